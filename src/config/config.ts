@@ -1,0 +1,121 @@
+/**
+ * Loads `.tugtool/config.toml` from the main repo root (04-git.md §8).
+ * Precedence: flag (applied by callers) > environment `TUGCODE_<TABLE>_<KEY>` (kernel keys also `TUG_*`)
+ * > file > defaults. Malformed files and wrong types are ConfigInvalid; unknown keys are warnings.
+ * smol-toml and zod load only when a file or an environment override exists, so the common hot path
+ * (no config file) pays for neither.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import type { WarningSink } from '../contract/envelope.js';
+import { CONFIG_DEFAULTS, CONFIG_KEYS, type ConfigShape } from './defaults.js';
+
+export type Config = ConfigShape;
+
+/** Kernel keys also honoured under their TUG_* names (05-kernel.md §3.1). */
+const TUG_ALIASES: Record<string, string> = {
+  verify: 'TUG_VERIFY',
+  test_command: 'TUG_TEST_COMMAND',
+  test_timeout: 'TUG_TEST_TIMEOUT',
+  safety: 'TUG_SAFETY',
+  python: 'TUG_PYTHON',
+  rust_analyzer: 'TUG_RA_PATH',
+  lock_timeout: 'TUG_LOCK_TIMEOUT',
+};
+
+function envValue(raw: string, sample: unknown, name: string): unknown {
+  if (typeof sample === 'number') {
+    if (!/^-?\d+$/.test(raw.trim())) throw new TugError('ConfigInvalid', { source: name, reason: `${JSON.stringify(raw)} is not an integer` });
+    return Number(raw);
+  }
+  if (typeof sample === 'boolean') {
+    if (/^(1|true|yes|on)$/i.test(raw)) return true;
+    if (/^(0|false|no|off)$/i.test(raw)) return false;
+    throw new TugError('ConfigInvalid', { source: name, reason: `${JSON.stringify(raw)} is not a boolean` });
+  }
+  if (Array.isArray(sample)) {
+    try {
+      const v: unknown = JSON.parse(raw);
+      return v;
+    } catch {
+      throw new TugError('ConfigInvalid', { source: name, reason: `${JSON.stringify(raw)} is not a JSON array of strings` });
+    }
+  }
+  return raw;
+}
+
+function envOverrides(env: NodeJS.ProcessEnv): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [table, keys] of Object.entries(CONFIG_KEYS)) {
+    for (const key of keys) {
+      const name = `TUGCODE_${table.toUpperCase()}_${key.toUpperCase()}`;
+      const alias = table === 'kernel' ? TUG_ALIASES[key] : undefined;
+      const raw = env[name] ?? (alias ? env[alias] : undefined);
+      if (raw === undefined) continue;
+      const sample = (CONFIG_DEFAULTS as Record<string, Record<string, unknown>>)[table]![key];
+      (out[table] ??= {})[key] = envValue(raw, sample, env[name] !== undefined ? name : alias!);
+    }
+  }
+  return out;
+}
+
+/** Parse and validate the TOML text; exported for tests and `doctor`. */
+export async function parseConfigText(
+  text: string,
+  source: string,
+  warnings?: WarningSink,
+  overrides: Record<string, Record<string, unknown>> = {},
+): Promise<Config> {
+  let doc: Record<string, unknown> = {};
+  if (text !== '') {
+    const { parse } = await import('smol-toml');
+    try {
+      doc = parse(text) as Record<string, unknown>;
+    } catch (e) {
+      const m = e as { message?: string; line?: number };
+      throw new TugError('ConfigInvalid', { source, reason: `malformed TOML: ${(m.message ?? String(e)).split('\n')[0]}`, line: m.line });
+    }
+  }
+  // Unknown tables and keys: warnings, then dropped so validation accepts the rest.
+  const known: Record<string, Record<string, unknown>> = {};
+  for (const [table, value] of Object.entries(doc)) {
+    const keys = (CONFIG_KEYS as Record<string, readonly string[]>)[table];
+    if (!keys) {
+      warnings?.add('ConfigUnknownKey', `${source}: unknown table [${table}] ignored`, { key: table });
+      continue;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new TugError('ConfigInvalid', { source, reason: `[${table}] must be a table` });
+    }
+    known[table] = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      if (!keys.includes(k)) warnings?.add('ConfigUnknownKey', `${source}: unknown key ${table}.${k} ignored`, { key: `${table}.${k}` });
+      else known[table]![k] = v;
+    }
+  }
+  for (const [table, values] of Object.entries(overrides)) known[table] = { ...known[table], ...values };
+  const { configSchema } = await import('./schema.js');
+  const r = configSchema.safeParse(known);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    throw new TugError('ConfigInvalid', { source, key: issue.path.join('.'), reason: `${issue.path.join('.')}: ${issue.message}` });
+  }
+  return r.data as Config;
+}
+
+export async function loadConfig(mainRoot: string, env: NodeJS.ProcessEnv = process.env, warnings?: WarningSink): Promise<Config> {
+  const file = join(mainRoot, '.tugtool', 'config.toml');
+  const overrides = envOverrides(env);
+  const hasFile = existsSync(file);
+  if (!hasFile && Object.keys(overrides).length === 0) return structuredClone(CONFIG_DEFAULTS) as Config;
+  let text = '';
+  if (hasFile) {
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new TugError('ConfigInvalid', { source: file, reason: `cannot read: ${(e as Error).message}` });
+    }
+  }
+  return parseConfigText(text, hasFile ? '.tugtool/config.toml' : 'environment', warnings, overrides);
+}

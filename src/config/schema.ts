@@ -1,0 +1,64 @@
+/**
+ * The schema of `.tugtool/config.toml` (04-git.md §8, kernel keys 05-kernel.md §3.1).
+ * The single source of truth for keys, types and defaults; `tugcode init` writes its template from it.
+ */
+import { z } from 'zod';
+
+const argv = z.array(z.string());
+const posInt = z.number().int().positive();
+const nonNegInt = z.number().int().nonnegative();
+
+export const stateSchema = z
+  .object({
+    lease_seconds: posInt.default(7200).describe('claim lease in seconds, renewed by heartbeat'),
+    max_attempts: posInt.default(3).describe('given-up attempts before a step becomes failed'),
+  })
+  .strict();
+
+export const runSchema = z
+  .object({
+    workers: posInt.default(2).describe('parallel workers of tugcode run'),
+    implementer: z.string().default('').describe('argv string run per step (06-run.md §2); empty = no implementer'),
+    heartbeat_seconds: posInt.default(60).describe('heartbeat interval while a step runs'),
+    step_timeout_seconds: posInt.default(3600).describe('wall-clock limit per step attempt'),
+    run_checkpoints: z.boolean().default(true).describe('run checkpoint commands as verification'),
+    base_branch: z.string().min(1).default('main').describe('branch plans start from and merge back into'),
+    setup_command: argv.default([]).describe('argv run in each new or reset worker worktree; empty = link node_modules/.venv'),
+    no_verify: z.boolean().default(false).describe("true: the driver's commits and rebases skip git hooks"),
+  })
+  .strict();
+
+export const validateSchema = z
+  .object({
+    level: z.enum(['lenient', 'normal', 'strict']).default('normal').describe('default level of tugcode validate'),
+  })
+  .strict();
+
+export const kernelSchema = z
+  .object({
+    verify: z.enum(['none', 'syntax', 'tests', 'typecheck']).default('syntax').describe('verification mode of refactors'),
+    test_command: argv.default([]).describe('argv array; {python} placeholder allowed; empty = detect'),
+    test_timeout: z.number().int().min(1).max(3600).default(300).describe('seconds'),
+    typecheck_command: argv.default([]).describe('empty = the built-in checkers'),
+    typecheck_timeout: posInt.default(600).describe('seconds'),
+    safety: z.enum(['strict', 'safe', 'aggressive']).default('strict').describe('strict (= safe) or aggressive'),
+    include: z.array(z.string()).default([]).describe('globs added to the source set'),
+    exclude: z.array(z.string()).default([]).describe('globs removed from the source set'),
+    python: z.string().default('').describe('empty = resolved (05-kernel.md §6.3)'),
+    rust_analyzer: z.string().default('').describe('empty = resolved (05-kernel.md §6.4)'),
+    lock_timeout: nonNegInt.default(30).describe('seconds to wait for the session lock'),
+    max_files_affected: posInt.default(50).describe('Gate A: files a refactor may touch'),
+    max_edits: posInt.default(500).describe('Gate A: edits a refactor may make'),
+    max_concurrent_sessions: posInt.default(2).describe('kernel slots shared by worktrees'),
+  })
+  .strict();
+
+export const configSchema = z.object({
+  state: stateSchema.default({}),
+  run: runSchema.default({}),
+  validate: validateSchema.default({}),
+  kernel: kernelSchema.default({}),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export const CONFIG_TABLES = { state: stateSchema, run: runSchema, validate: validateSchema, kernel: kernelSchema } as const;

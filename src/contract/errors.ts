@@ -1,0 +1,291 @@
+/**
+ * The one error type of tugcode and its catalogue (spec 03-contract.md §3, §4).
+ *
+ * Core code throws `new TugError(code, details)`; the CLI and MCP layers turn it into an envelope and an
+ * exit code. Each code has exactly one entry here: its exit code, a message built from the details, and a
+ * hint naming the command that fixes it where one exists.
+ */
+
+export type Details = Record<string, unknown>;
+
+interface CatalogueEntry {
+  exit: number;
+  /** When the error is raised (documentation, docs/errors.md). */
+  when: string;
+  message: (d: Details) => string;
+  hint?: (d: Details) => string | undefined;
+}
+
+const s = (v: unknown, fallback = '?'): string => (v === undefined || v === null ? fallback : String(v));
+const plan = (d: Details) => s(d.plan_path ?? d.plan, '<plan>');
+
+export const CATALOGUE = {
+  InvalidArgument: {
+    exit: 2,
+    when: 'a flag, value or argument is invalid (unknown flag, bad number, NUL byte, ordinal out of range, stdin on a TTY, …)',
+    message: (d) => s(d.reason, 'invalid argument'),
+  },
+  InvalidStatus: {
+    exit: 2,
+    when: 'an item status that does not exist',
+    message: (d) =>
+      `invalid status ${JSON.stringify(d.value)}; expected one of ${s((d.allowed as string[] | undefined)?.join(', '))}`,
+  },
+  InvalidBatch: {
+    exit: 2,
+    when: '`--batch` input is not a JSON array of valid entries, or repeats a `(kind, ordinal)`',
+    message: (d) => `invalid --batch input: ${s(d.reason)}`,
+    hint: () => `pass a JSON array like [{"kind":"task","ordinal":0,"status":"completed"}] on stdin`,
+  },
+  UnknownCommand: {
+    exit: 2,
+    when: 'no such command',
+    message: (d) => `unknown command ${JSON.stringify(d.command)}`,
+    hint: () => 'tugcode --help',
+  },
+  ConfigInvalid: {
+    exit: 2,
+    when: 'malformed `config.toml`, a value of the wrong type, an invalid `TUGCODE_NOW`',
+    message: (d) => `${s(d.source, 'configuration')}: ${s(d.reason)}`,
+    hint: (d) => (d.hint as string | undefined) ?? 'fix the value, or delete the key to use its default',
+  },
+  NotAGitRepository: {
+    exit: 3,
+    when: 'not inside a git work tree (04-git.md §1)',
+    message: (d) => `${s(d.path, 'the current directory')} is not inside a git work tree${d.reason ? ` (${s(d.reason)})` : ''}`,
+    hint: () => 'run tugcode inside a git repository (git init), or pass -C <dir>',
+  },
+  NotInitialized: {
+    exit: 3,
+    when: 'the main root has no `.tugtool/` (02-state.md §1)',
+    message: (d) => `${s(d.repo_root, 'the repository')} has no .tugtool/ directory`,
+    hint: () => 'tugcode init',
+  },
+  PlanNotFound: {
+    exit: 3,
+    when: 'the plan argument names no plan, or the plan file is gone from the worktree',
+    message: (d) => `no plan matches ${JSON.stringify(d.plan ?? d.plan_path)}${d.reason ? ` (${s(d.reason)})` : ''}`,
+    hint: (d) =>
+      Array.isArray(d.candidates) && d.candidates.length > 0
+        ? `known plans: ${(d.candidates as string[]).join(', ')}`
+        : 'tugcode validate   (lists the plans under .tugtool/)',
+  },
+  PlanNotInitialized: {
+    exit: 3,
+    when: 'the plan has no row in state.db',
+    message: (d) => `${plan(d)} is not initialized in state.db`,
+    hint: (d) => `tugcode state init ${plan(d)}`,
+  },
+  StepNotFound: {
+    exit: 3,
+    when: 'the step is not a step of the plan',
+    message: (d) => `${s(d.step_anchor)} is not a step of ${plan(d)}`,
+    hint: (d) => `tugcode state show ${plan(d)}`,
+  },
+  WorktreeNotFound: {
+    exit: 3,
+    when: '`--worktree` is not the main checkout or a linked worktree of this repository (§5)',
+    message: (d) => `${s(d.worktree)} is not the main checkout or a linked worktree of ${s(d.repo_root, 'this repository')}`,
+    hint: () => 'git worktree list   (pass the root of one of these)',
+  },
+  AmbiguousPlan: {
+    exit: 3,
+    when: 'a plan argument matches more than one plan',
+    message: (d) => `${JSON.stringify(d.plan)} matches several plans: ${s((d.candidates as string[] | undefined)?.join(', '))}`,
+    hint: () => 'pass the plan path instead of the slug',
+  },
+  NotOwner: {
+    exit: 4,
+    when: 'the caller does not own the step (02-state.md §4)',
+    message: (d) =>
+      `${s(d.worktree)} does not own ${s(d.step_anchor)} of ${plan(d)}` +
+      (d.claimed_by ? ` (claimed by ${s(d.claimed_by)}, lease until ${s(d.lease_expires_at)})` : ' (it is not claimed)'),
+    hint: (d) => `tugcode state claim ${plan(d)} --worktree <your worktree>`,
+  },
+  LeaseExpired: {
+    exit: 4,
+    when: "the caller's claim on the step has ended (02-state.md §4)",
+    message: (d) =>
+      `the claim of ${s(d.worktree)} on ${s(d.step_anchor)} of ${plan(d)} has ended` +
+      (d.claimed_by ? ` (now claimed by ${s(d.claimed_by)})` : ''),
+    hint: (d) => `drop this step and claim again: tugcode state claim ${plan(d)} --worktree ${s(d.worktree, '<wt>')}`,
+  },
+  AttemptMismatch: {
+    exit: 4,
+    when: '`--attempt` is not the step\'s current attempt',
+    message: (d) => `--attempt ${s(d.given)} is not the current attempt ${s(d.current)} of ${s(d.step_anchor)} in ${plan(d)}`,
+    hint: () => 'this attempt was discarded; claim again',
+  },
+  InvalidTransition: {
+    exit: 4,
+    when: "the step's or item's status forbids the change",
+    message: (d) => s(d.reason, `${s(d.step_anchor)} of ${plan(d)}: status ${s(d.status)} forbids this change`),
+  },
+  PlanInvalid: {
+    exit: 4,
+    when: 'the plan has validator errors (01-plan-format.md §3)',
+    message: (d) => {
+      const diags = (d.diagnostics as { code: string; line?: number; message: string }[] | undefined) ?? [];
+      const first = diags[0];
+      return `${plan(d)} has ${diags.length} validation error(s)` + (first ? `; first: ${first.code} line ${s(first.line)}: ${first.message}` : '');
+    },
+    hint: (d) => `tugcode validate ${plan(d)}`,
+  },
+  PlanDrift: {
+    exit: 4,
+    when: "the plan's structure changed since `state init` (02-state.md §3), or changed on the base branch during `run`",
+    message: (d) => `the structure of ${plan(d)} changed since state init${d.summary ? `: ${s(d.summary)}` : ''}`,
+    hint: (d) => `tugcode state init ${plan(d)} --force`,
+  },
+  PlanNotCommitted: {
+    exit: 4,
+    when: "`worktree create`/`run`: the plan is not committed on the base branch, or the main checkout's copy differs (04-git.md §3)",
+    message: (d) => `${plan(d)} is not committed on ${s(d.base_branch, 'the base branch')}${d.reason ? ` (${s(d.reason)})` : ''}`,
+    hint: (d) => `git add ${plan(d)} && git commit`,
+  },
+  ChecklistIncomplete: {
+    exit: 4,
+    when: 'strict `state complete` (02-state.md §3): open checklist items',
+    message: (d) => `${s(d.step_anchor)} has ${(d.open_items as unknown[] | undefined)?.length ?? '?'} open checklist item(s); complete them, defer them, or use --force <reason>`,
+    hint: (d) => `tugcode state update ${plan(d)} ${s(d.step_anchor)} --worktree <wt> --complete-remaining`,
+  },
+  SubstepsIncomplete: {
+    exit: 4,
+    when: 'strict `state complete` (02-state.md §3): substeps not completed',
+    message: (d) => `${s(d.step_anchor)} has ${(d.incomplete_substeps as unknown[] | undefined)?.length ?? '?'} substep(s) not completed`,
+    hint: (d) => `tugcode state update ${plan(d)} ${s(d.step_anchor)} --worktree <wt> --complete-remaining`,
+  },
+  RefactorsIncomplete: {
+    exit: 4,
+    when: 'strict `state complete` (02-state.md §3): refactor rows neither applied nor skipped',
+    message: (d) => `${s(d.step_anchor)} has ${(d.open_refactors as unknown[] | undefined)?.length ?? '?'} refactor(s) neither applied nor skipped`,
+    hint: (d) => `tugcode refactor run-step ${plan(d)} ${s(d.step_anchor)} --worktree <wt>`,
+  },
+  PlanIncomplete: {
+    exit: 4,
+    when: '`run` stopped with failed or blocked steps (06-run.md §1); `merge` of a plan with steps not completed (04-git.md §5)',
+    message: (d) => `${plan(d)} is not complete${d.reason ? `: ${s(d.reason)}` : ''}`,
+    hint: (d) => `tugcode state show ${plan(d)}`,
+  },
+  CommitNotIntegrated: {
+    exit: 4,
+    when: "`merge`: a completed step's commit is not reachable from the branch to merge (04-git.md §5)",
+    message: (d) => `the commit of ${s(d.step_anchor)} (${s(d.commit_hash)}) is not reachable from ${s(d.branch)}`,
+  },
+  Busy: {
+    exit: 4,
+    when: 'state.db stayed locked past the busy timeout (02-state.md §1)',
+    message: (d) => `${s(d.db_path, 'state.db')} stayed locked for more than ${s(d.timeout_ms)} ms`,
+    hint: () => 'retry in a moment; if it persists, look for a stuck tugcode process',
+  },
+  SchemaTooNew: {
+    exit: 4,
+    when: 'state.db was written by a newer tugcode',
+    message: (d) => `${s(d.db_path, 'state.db')} has schema version ${s(d.found)}, newer than this tugcode supports (${s(d.supported)})`,
+    hint: () => 'upgrade tugcode (npm install tugcode@latest)',
+  },
+  WorktreeExists: {
+    exit: 4,
+    when: '`worktree create`: a live worktree for the plan exists, or its branch or directory name is taken (04-git.md §3)',
+    message: (d) => `${s(d.reason, 'a worktree for this plan already exists')}${d.worktree_path ? `: ${s(d.worktree_path)}` : ''}`,
+    hint: () => 'pass --reuse to continue in it, or --new to make another',
+  },
+  WorktreeDirty: {
+    exit: 4,
+    when: '`worktree remove` of a tree with uncommitted changes',
+    message: (d) => `${s(d.worktree_path)} has uncommitted changes`,
+    hint: () => 'commit or stash them, or pass --force',
+  },
+  WorktreeUnmerged: {
+    exit: 4,
+    when: '`worktree remove` of a tree whose branch has commits in neither the integration branch nor the base',
+    message: (d) => `branch ${s(d.branch)} of ${s(d.worktree_path)} has ${s(d.count)} commit(s) merged nowhere`,
+    hint: () => 'tugcode merge <plan>, or pass --force',
+  },
+  WorktreeHasClaims: {
+    exit: 4,
+    when: '`worktree remove` of a tree that holds a live claim',
+    message: (d) => `${s(d.worktree_path)} holds live claims: ${s((d.claims as string[] | undefined)?.join(', '))}`,
+    hint: () => 'tugcode state release <plan> <step> --worktree <wt>, or pass --force',
+  },
+  MainCheckoutRefused: {
+    exit: 4,
+    when: '`commit` in the main checkout without `--allow-main` (04-git.md §4)',
+    message: (d) => `refusing to auto-stage and commit in the main checkout ${s(d.worktree)}`,
+    hint: () => 'run it in a worktree (tugcode worktree create), or pass --allow-main',
+  },
+  NothingToCommit: {
+    exit: 4,
+    when: '`commit` with no changes and no `--allow-empty`',
+    message: (d) => `nothing to commit in ${s(d.worktree)}`,
+    hint: () => 'pass --allow-empty to record the step without changes',
+  },
+  MergeConflict: {
+    exit: 4,
+    when: '`merge` hit a conflict and was aborted cleanly',
+    message: (d) => `merging ${s(d.branch)} into ${s(d.into)} conflicts in ${s((d.files as string[] | undefined)?.join(', '))}; the merge was aborted`,
+  },
+  RunInProgress: {
+    exit: 4,
+    when: 'another `run` of the plan holds its lock (06-run.md §1)',
+    message: (d) => `another tugcode run of ${plan(d)} is in progress`,
+  },
+  DoctorFailed: {
+    exit: 4,
+    when: 'a `doctor` check failed (04-git.md §7)',
+    message: (d) => `${s(d.failed, 'some')} doctor check(s) failed`,
+    hint: () => "apply each failed check's fix",
+  },
+  InternalError: {
+    exit: 10,
+    when: 'a bug (§4)',
+    message: (d) => `internal error: ${s(d.reason, 'unexpected exception')}`,
+    hint: () => 'this is a bug in tugcode; rerun with --verbose and report it',
+  },
+  DatabaseError: {
+    exit: 10,
+    when: 'state.db is corrupt, unreadable or has no `schema_version`',
+    message: (d) => `${s(d.db_path, 'state.db')}: ${s(d.reason, 'database error')}`,
+    hint: (d) =>
+      `move ${s(d.db_path, 'state.db')} aside, then tugcode state init <plan> and tugcode state reconcile <plan> (see tugcode doctor)`,
+  },
+  GitError: {
+    exit: 10,
+    when: 'a git command failed unexpectedly',
+    message: (d) => `git ${s((d.args as string[] | undefined)?.join(' '), '')} failed: ${s(d.stderr ?? d.reason, '').trim()}`,
+  },
+} satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof CATALOGUE;
+
+export const ERROR_CODES = Object.keys(CATALOGUE) as ErrorCode[];
+
+export class TugError extends Error {
+  readonly code: ErrorCode;
+  readonly exitCode: number;
+  readonly details: Details;
+  readonly hint: string | undefined;
+
+  constructor(code: ErrorCode, details: Details = {}, opts: { message?: string; hint?: string; cause?: unknown } = {}) {
+    const entry: CatalogueEntry = CATALOGUE[code];
+    super(opts.message ?? entry.message(details), opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'TugError';
+    this.code = code;
+    this.exitCode = entry.exit;
+    this.details = details;
+    this.hint = opts.hint ?? entry.hint?.(details);
+  }
+
+  toJSON(): { code: string; message: string; details: Details; hint?: string } {
+    return { code: this.code, message: this.message, details: this.details, ...(this.hint ? { hint: this.hint } : {}) };
+  }
+}
+
+export function isTugError(e: unknown): e is TugError {
+  return e instanceof TugError;
+}
+
+/** Shorthand for the most common error. */
+export function invalidArgument(reason: string, details: Details = {}): TugError {
+  return new TugError('InvalidArgument', { reason, ...details });
+}

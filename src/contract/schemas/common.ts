@@ -1,0 +1,53 @@
+/**
+ * Shared zod pieces of every command's JSON output (03-contract.md §2).
+ * Loaded only by `tugcode schema` and by tests: hot commands never import zod for their output.
+ */
+import { z } from 'zod';
+
+/** A bare anchor: `step-2`, never `#step-2`. */
+export const anchor = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'bare anchor');
+/** ISO 8601 UTC with milliseconds. */
+export const timestamp = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'ISO 8601 UTC timestamp with milliseconds');
+/** Repo-relative path with `/` separators. */
+export const repoPath = z.string().refine((p) => !p.startsWith('/') && !p.includes('\\'), 'repo-relative path');
+export const absPath = z.string().refine((p) => p.startsWith('/'), 'absolute path');
+export const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+export const commitHash = z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/);
+
+export const warning = z.object({ code: z.string(), message: z.string(), details: z.record(z.unknown()).optional() }).strict();
+
+export const diagnostic = z
+  .object({
+    code: z.string(),
+    severity: z.enum(['error', 'warning', 'info']),
+    message: z.string(),
+    line: z.number().int().positive().optional(),
+    anchor: z.string().optional(),
+  })
+  .strict();
+
+/** The error envelope, identical for every command. */
+export const errorEnvelope = z
+  .object({
+    status: z.literal('error'),
+    schema_version: z.literal('1'),
+    command: z.string(),
+    error: z
+      .object({ code: z.string(), message: z.string(), details: z.record(z.unknown()), hint: z.string().optional() })
+      .strict(),
+    warnings: z.array(warning),
+  })
+  .strict();
+
+/** Wrap a command's flat fields into its success envelope. */
+export function okEnvelope<T extends z.ZodRawShape>(command: string, fields: T) {
+  return z
+    .object({
+      status: z.literal('ok'),
+      schema_version: z.literal('1'),
+      command: z.literal(command),
+      warnings: z.array(warning),
+    })
+    .extend(fields)
+    .strict();
+}

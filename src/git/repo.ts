@@ -1,0 +1,183 @@
+/**
+ * The one repository resolver (04-git.md §1).
+ *
+ * From a directory it finds the current work tree root (main checkout or linked worktree) and the main
+ * repo root (the main checkout), both canonical (realpath). It reads git's documented layout without
+ * spawning git where it can, and falls back to `git rev-parse` / `git worktree list` otherwise.
+ */
+import { existsSync, lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import { gitTry } from './exec.js';
+
+export interface Repo {
+  /** Canonical directory the command runs from. */
+  cwd: string;
+  /** Root of the work tree containing cwd (main checkout or linked worktree). */
+  worktreeRoot: string;
+  /** Root of the main checkout: where `.tugtool/state.db` lives. */
+  mainRoot: string;
+  /** The common git directory shared by all worktrees. */
+  commonDir: string;
+  /** True when worktreeRoot is a linked worktree. */
+  isLinkedWorktree: boolean;
+}
+
+function canonical(p: string): string {
+  try {
+    return realpathSync.native(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
+function readGitdirFile(file: string): string | null {
+  try {
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(file, 'utf8'));
+    if (!m || !m[1]) return null;
+    return resolve(dirname(file), m[1]);
+  } catch {
+    return null;
+  }
+}
+
+/** Fast path: walk up to the first `.git` entry. Returns null when the fallback must decide. */
+function resolveFromLayout(start: string): Omit<Repo, 'cwd'> | null {
+  let dir = start;
+  for (;;) {
+    if (basename(dir) === '.git') return null; // inside a git directory: let git decide (and refuse)
+    const dotGit = join(dir, '.git');
+    let st;
+    try {
+      st = lstatSync(dotGit);
+    } catch {
+      st = null;
+    }
+    if (st) {
+      if (st.isDirectory()) {
+        if (!existsSync(join(dotGit, 'HEAD'))) return null;
+        const root = canonical(dir);
+        return { worktreeRoot: root, mainRoot: root, commonDir: canonical(dotGit), isLinkedWorktree: false };
+      }
+      if (st.isFile()) {
+        const gitDir = readGitdirFile(dotGit);
+        if (!gitDir) return null;
+        const commondirFile = join(gitDir, 'commondir');
+        if (!existsSync(commondirFile)) return null; // submodule or --separate-git-dir: ask git for the main root
+        const common = canonical(resolve(gitDir, readFileSync(commondirFile, 'utf8').trim()));
+        if (basename(common) !== '.git') return null;
+        return {
+          worktreeRoot: canonical(dir),
+          mainRoot: dirname(common),
+          commonDir: common,
+          isLinkedWorktree: true,
+        };
+      }
+      return null;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+function resolveWithGit(start: string): Omit<Repo, 'cwd'> {
+  const r = gitTry(['rev-parse', '--is-bare-repository', '--is-inside-git-dir', '--show-toplevel', '--path-format=absolute', '--git-common-dir'], start);
+  if (r.status !== 0) {
+    throw new TugError('NotAGitRepository', { path: start, reason: r.stderr.trim().split('\n')[0] || undefined });
+  }
+  const lines = r.stdout.split('\n');
+  if (lines[0] === 'true') throw new TugError('NotAGitRepository', { path: start, reason: 'bare repositories have no work tree' });
+  if (lines[1] === 'true') throw new TugError('NotAGitRepository', { path: start, reason: 'running inside the .git directory' });
+  const top = lines[2];
+  const common = lines[3];
+  if (!top || !common) throw new TugError('NotAGitRepository', { path: start });
+  const worktreeRoot = canonical(top);
+  const wl = gitTry(['worktree', 'list', '--porcelain'], start);
+  let mainRoot = worktreeRoot;
+  if (wl.status === 0) {
+    const first = /^worktree (.+)$/m.exec(wl.stdout);
+    if (first?.[1]) mainRoot = canonical(first[1]);
+  }
+  return { worktreeRoot, mainRoot, commonDir: canonical(common), isLinkedWorktree: worktreeRoot !== mainRoot };
+}
+
+const cache = new Map<string, Repo>();
+
+/** Resolve the repository containing `dir` (default: the process cwd). */
+export function resolveRepo(dir: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): Repo {
+  let start: string;
+  try {
+    start = realpathSync.native(dir);
+    if (!statSync(start).isDirectory()) throw new Error('not a directory');
+  } catch {
+    throw new TugError('InvalidArgument', { reason: `directory ${dir} does not exist`, path: dir });
+  }
+  const hit = cache.get(start);
+  if (hit) return hit;
+  const useGit = Boolean(env.GIT_DIR || env.GIT_WORK_TREE || env.GIT_CEILING_DIRECTORIES);
+  const found = (useGit ? null : resolveFromLayout(start)) ?? resolveWithGit(start);
+  const repo: Repo = { cwd: start, ...found };
+  cache.set(start, repo);
+  return repo;
+}
+
+/** Repo-relative path with `/` separators, or null when `abs` lies outside `root`. */
+export function relativeToRoot(root: string, abs: string): string | null {
+  const a = resolve(abs);
+  if (a === root) return '';
+  if (!a.startsWith(root + sep)) return null;
+  return a.slice(root.length + 1).split(sep).join('/');
+}
+
+export function isAbsolutePath(p: string): boolean {
+  return isAbsolute(p);
+}
+
+/** The work trees of the repository (canonical roots), from `git worktree list --porcelain`. */
+export function listWorktrees(repo: Repo): { path: string; head: string | null; branch: string | null; bare: boolean; prunable: boolean }[] {
+  const r = gitTry(['worktree', 'list', '--porcelain'], repo.mainRoot);
+  if (r.status !== 0) throw new TugError('GitError', { args: ['worktree', 'list', '--porcelain'], stderr: r.stderr });
+  const out: { path: string; head: string | null; branch: string | null; bare: boolean; prunable: boolean }[] = [];
+  for (const block of r.stdout.split('\n\n')) {
+    const path = /^worktree (.+)$/m.exec(block)?.[1];
+    if (!path) continue;
+    out.push({
+      path: canonical(path),
+      head: /^HEAD ([0-9a-f]+)$/m.exec(block)?.[1] ?? null,
+      branch: /^branch refs\/heads\/(.+)$/m.exec(block)?.[1] ?? null,
+      bare: /^bare$/m.test(block),
+      prunable: /^prunable/m.test(block),
+    });
+  }
+  return out;
+}
+
+/**
+ * Canonicalize a `--worktree` argument (03-contract.md §5): realpath, then it must be the root of the
+ * main checkout or of a linked worktree of this repository, else WorktreeNotFound.
+ * The fast path avoids spawning git: the main root itself, or a directory whose `.git` file points
+ * into this repository's common directory.
+ */
+export function resolveWorktreeArg(repo: Repo, arg: string, cwd: string = repo.cwd): string {
+  const abs = resolve(cwd, arg);
+  let canon: string;
+  try {
+    canon = realpathSync.native(abs);
+  } catch {
+    throw new TugError('WorktreeNotFound', { worktree: abs, repo_root: repo.mainRoot, reason: 'no such directory' });
+  }
+  if (canon === repo.mainRoot) return canon;
+  const gitDir = readGitdirFile(join(canon, '.git'));
+  if (gitDir && existsSync(join(gitDir, 'commondir'))) {
+    const common = canonical(resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()));
+    if (common === repo.commonDir) return canon;
+  }
+  if (listWorktrees(repo).some((w) => w.path === canon && !w.bare)) return canon;
+  throw new TugError('WorktreeNotFound', { worktree: canon, repo_root: repo.mainRoot });
+}
+
+/** For tests: forget cached resolutions. */
+export function clearRepoCache(): void {
+  cache.clear();
+}

@@ -1,0 +1,48 @@
+/**
+ * Real git repositories in temp dirs.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll } from 'vitest';
+
+const made: string[] = [];
+afterAll(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' },
+  });
+}
+
+export function tempDir(prefix = 'tugcode-test-'): string {
+  const d = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  made.push(d);
+  return d;
+}
+
+/** A new git repository on branch main with one commit. Returns its canonical root. */
+export function tempRepo(files: Record<string, string> = {}): string {
+  const root = tempDir();
+  git(root, 'init', '-q', '-b', 'main');
+  git(root, 'config', 'user.name', 'Test');
+  git(root, 'config', 'user.email', 'test@example.com');
+  git(root, 'config', 'commit.gpgsign', 'false');
+  writeFiles(root, { 'README.md': '# test\n', ...files });
+  git(root, 'add', '-A');
+  git(root, 'commit', '-q', '-m', 'initial');
+  return root;
+}
+
+export function writeFiles(root: string, files: Record<string, string>): void {
+  for (const [rel, text] of Object.entries(files)) {
+    const p = join(root, rel);
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, text);
+  }
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['tests/**/*.test.ts'],
+    pool: 'forks',
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Tests spawn real CLI processes and git; on 2 cores more workers only add contention.
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+  },
+});
