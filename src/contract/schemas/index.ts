@@ -7,9 +7,13 @@ import type { z } from 'zod';
 import { TugError } from '../errors.js';
 import { errorEnvelope } from './common.js';
 import { miscSchemas } from './misc.js';
+import { stateSchemas } from './state.js';
+import { gitSchemas } from './git.js';
 
 export const OUTPUT_SCHEMAS: Record<string, z.ZodTypeAny> = {
   ...miscSchemas,
+  ...stateSchemas,
+  ...gitSchemas,
 };
 
 export { errorEnvelope };

@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// Runs every bench/*.bench.mjs (or those named on the command line), prints one table and writes
+// bench/results.json. Each bench module exports `run()` resolving to
+// { name, rows: [{ metric, value, unit, target?, ok? }], notes?: string[] }.
+// Benchmarks print ratios measured side by side in one run; absolute times on shared machines are noise.
+import { readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const only = process.argv.slice(2);
+const files = readdirSync(here)
+  .filter((f) => f.endsWith('.bench.mjs'))
+  .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
+  .sort();
+const results = [];
+for (const f of files) {
+  const mod = await import(pathToFileURL(join(here, f)).href);
+  process.stderr.write(`bench: ${f} …\n`);
+  const r = await mod.run();
+  results.push(r);
+  for (const row of r.rows) {
+    const target = row.target ?? '';
+    const verdict = row.ok === undefined ? '' : row.ok ? 'ok' : 'MISS';
+    console.log(`${r.name.padEnd(12)} ${row.metric.padEnd(44)} ${String(row.value).padStart(12)} ${String(row.unit ?? '').padEnd(8)} ${String(target).padEnd(12)} ${verdict}`);
+  }
+  for (const n of r.notes ?? []) console.log(`${''.padEnd(12)} note: ${n}`);
+}
+writeFileSync(join(here, 'results.json'), JSON.stringify({ at: new Date().toISOString(), node: process.version, results }, null, 2) + '\n');

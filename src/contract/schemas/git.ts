@@ -1,0 +1,3 @@
+import type { z } from 'zod';
+
+export const gitSchemas: Record<string, z.ZodTypeAny> = {};
