@@ -24,7 +24,11 @@ export function renderError(command: string, err: TugError, warnings: Warning[],
   let stderr = json ? '' : warnings.map((w) => `tugcode: warning: ${w.code}: ${w.message}\n`).join('');
   stderr += `tugcode: ${err.code}: ${err.message.replace(/\n/g, ' ')}\n`;
   if (err.hint) stderr += `hint: ${err.hint}\n`;
-  const stdout = json ? JSON.stringify(fail(command, err, warnings), null, 2) + '\n' : '';
+  const stdout = json
+    ? JSON.stringify(fail(command, err, warnings), null, 2) + '\n'
+    : err.text
+      ? err.text.replace(/\n?$/, '\n')
+      : '';
   return { stdout, stderr, exitCode: err.exitCode };
 }
 

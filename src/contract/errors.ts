@@ -265,8 +265,10 @@ export class TugError extends Error {
   readonly exitCode: number;
   readonly details: Details;
   readonly hint: string | undefined;
+  /** Optional human text for stdout in text mode (e.g. every validator issue); JSON carries it in details. */
+  readonly text: string | undefined;
 
-  constructor(code: ErrorCode, details: Details = {}, opts: { message?: string; hint?: string; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, details: Details = {}, opts: { message?: string; hint?: string; cause?: unknown; text?: string } = {}) {
     const entry: CatalogueEntry = CATALOGUE[code];
     super(opts.message ?? entry.message(details), opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'TugError';
@@ -274,6 +276,7 @@ export class TugError extends Error {
     this.exitCode = entry.exit;
     this.details = details;
     this.hint = opts.hint ?? entry.hint?.(details);
+    this.text = opts.text;
   }
 
   toJSON(): { code: string; message: string; details: Details; hint?: string } {

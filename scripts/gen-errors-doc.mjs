@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+// Regenerates docs/errors.md from the error catalogue (src/contract/errors.ts, built to dist/).
+// A test (tests/contract/errors-doc.test.ts) fails when the two disagree.
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const { CATALOGUE } = await import(join(root, 'dist', 'contract', 'errors.js'));
+const EXITS = {
+  0: 'success (including "nothing to claim": `claimed: false`)',
+  2: 'invalid arguments or input',
+  3: 'resolution: the thing named does not exist or is ambiguous',
+  4: 'refused: the state does not allow it (nothing was changed)',
+  5: 'verification failed (`tugcode refactor`)',
+  10: 'internal error (a bug), or an environment failure',
+};
+const lines = [
+  '# tugcode error codes',
+  '',
+  'Generated from `src/contract/errors.ts` by `node scripts/gen-errors-doc.mjs`; a test keeps the two in sync.',
+  'Every error is reported as the JSON error envelope under `--json` and as one stderr line',
+  '`tugcode: <Code>: <message>` (plus an optional `hint:` line). Exit code 1 is never used on purpose;',
+  '130/143 mean interrupted by SIGINT/SIGTERM. The refactor kernel (`tug`, `tugcode refactor`) has its own',
+  'codes (spec 05-kernel.md §5).',
+  '',
+  '## Exit codes',
+  '',
+  '| exit | meaning |',
+  '|---|---|',
+  ...Object.entries(EXITS).map(([k, v]) => `| ${k} | ${v} |`),
+  '',
+  '## Codes',
+  '',
+  '| code | exit | when |',
+  '|---|---|---|',
+  ...Object.entries(CATALOGUE).map(([code, e]) => `| \`${code}\` | ${e.exit} | ${e.when.replace(/\|/g, '\\|')} |`),
+  '',
+];
+writeFileSync(join(root, 'docs', 'errors.md'), lines.join('\n'));
+console.log(`docs/errors.md: ${Object.keys(CATALOGUE).length} codes`);

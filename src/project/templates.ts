@@ -1,0 +1,150 @@
+/**
+ * Files written by `tugcode init` (04-git.md §2). The skeleton plan shows every construct of
+ * 01-plan-format.md and validates with no warnings (a test checks it at the strict level).
+ */
+import { CONFIG_DEFAULTS } from '../config/defaults.js';
+
+export function skeletonPlan(today: string): string {
+  return `## Phase 1.0: Greeting command {#phase-greeting}
+
+**Purpose:** Ship a \`hello\` subcommand. This skeleton shows every construct tugcode understands;
+copy it to \`.tugtool/tugplan-<slug>.md\` and edit.
+
+### Plan Metadata {#plan-metadata}
+
+| Field | Value |
+|------|-------|
+| Owner | ada |
+| Status | draft |
+| Target branch | main |
+| Last updated | ${today} |
+
+### Phase Overview {#phase-overview}
+
+#### Context {#context}
+
+Prose outside the steps is for humans: tugcode ignores it, and editing it never counts as drift.
+
+### Design Decisions {#design-decisions}
+
+#### [D01] The greeting is a constant (DECIDED) {#d01-constant-greeting}
+
+A constant keeps the first step small.
+
+### Execution Steps {#execution-steps}
+
+#### Step 1: Add the command {#step-1}
+
+**Commit:** \`feat(cli): add hello\`
+
+**References:** [D01] The greeting is a constant, (#context)
+
+**Tasks:**
+- [ ] Register \`hello\` in the command table
+- [ ] Print the greeting
+  - [ ] Nested checkboxes are items too (depth 1)
+
+**Tests:**
+- [ ] Unit test: stdout equals "hello"
+
+**Checkpoint:**
+- [ ] \`npm test\`
+
+**Refactors:**
+- [ ] \`rename-symbol --symbol src/greet.ts::sayHi --to sayHello\` (executed by tugcode refactor run-step)
+
+#### Step 2: Document it {#step-2}
+
+**Depends on:** #step-1
+
+**Commit:** \`docs: describe hello\`
+
+**References:** [D01] The greeting is a constant
+
+**Tasks:**
+- [ ] Describe the command
+
+**Tests:**
+- [ ] The README example runs
+
+**Checkpoint:**
+- [ ] \`npm test\`
+
+##### Step 2.1: README section {#step-2-1}
+
+**References:** (#context)
+
+**Tasks:**
+- [ ] Add a README section
+
+**Tests:**
+- [ ] The README renders
+
+**Checkpoint:**
+- [ ] A reviewer read it
+
+### Deliverables {#deliverables}
+
+Checkboxes after the last step belong to no step:
+
+- [ ] \`tugcode hello\` prints the greeting
+`;
+}
+
+export const IMPLEMENTATION_LOG_INDEX = `# Implementation log
+
+One file per completed step lives under \`.tugtool/implementation-log/<slug>/<step-anchor>.md\`,
+written by \`tugcode commit\`; \`tugcode merge\` regenerates this index from those files.
+`;
+
+const COMMENTS: Record<string, string> = {
+  'state.lease_seconds': 'claim lease in seconds, renewed by heartbeat',
+  'state.max_attempts': 'given-up attempts before a step becomes failed',
+  'run.workers': 'parallel workers of tugcode run',
+  'run.implementer': 'argv string run per step; empty = no implementer',
+  'run.heartbeat_seconds': 'heartbeat interval while a step runs',
+  'run.step_timeout_seconds': 'wall-clock limit per step attempt',
+  'run.run_checkpoints': 'run checkpoint commands as verification',
+  'run.base_branch': 'branch plans start from and merge back into',
+  'run.setup_command': 'argv run in each new or reset worker worktree; empty = link node_modules/.venv',
+  'run.no_verify': "true: the driver's commits and rebases skip git hooks",
+  'validate.level': 'lenient | normal | strict',
+  'kernel.verify': 'none | syntax | tests | typecheck',
+  'kernel.test_command': 'argv array; {python} placeholder allowed; empty = detect',
+  'kernel.test_timeout': 'seconds (1-3600)',
+  'kernel.typecheck_command': 'argv array; empty = the built-in checkers',
+  'kernel.typecheck_timeout': 'seconds',
+  'kernel.safety': 'strict (= safe) | aggressive',
+  'kernel.include': 'globs added to the source set',
+  'kernel.exclude': 'globs removed from the source set',
+  'kernel.python': 'interpreter path; empty = resolved',
+  'kernel.rust_analyzer': 'rust-analyzer path; empty = resolved',
+  'kernel.lock_timeout': 'seconds to wait for the session lock',
+  'kernel.max_files_affected': 'refactor gate: files one operation may touch',
+  'kernel.max_edits': 'refactor gate: edits one operation may make',
+  'kernel.max_concurrent_sessions': 'kernel slots shared by all worktrees',
+};
+
+function toml(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map((x) => JSON.stringify(x)).join(', ')}]`;
+  if (typeof v === 'string') return JSON.stringify(v);
+  return String(v);
+}
+
+/** Every key with its default, commented out, so the file documents itself and changes nothing. */
+export function configTemplate(): string {
+  const out = [
+    '# tugcode configuration. Every key is shown with its default; uncomment to change it.',
+    '# Precedence: command-line flag > environment (TUGCODE_<TABLE>_<KEY>) > this file > defaults.',
+    '',
+  ];
+  for (const [table, keys] of Object.entries(CONFIG_DEFAULTS)) {
+    out.push(`[${table}]`);
+    for (const [key, value] of Object.entries(keys)) {
+      const line = `# ${key} = ${toml(value)}`;
+      out.push(`${line.padEnd(36)} # ${COMMENTS[`${table}.${key}`] ?? ''}`.trimEnd());
+    }
+    out.push('');
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config/schema.js';
+import { CONFIG_DEFAULTS } from '../../src/config/defaults.js';
+import { loadConfig, parseConfigText } from '../../src/config/config.js';
+import { WarningSink } from '../../src/contract/envelope.js';
+import { TugError } from '../../src/contract/errors.js';
+import { configTemplate } from '../../src/project/templates.js';
+import { tempDir, writeFiles } from '../helpers/repo.js';
+
+async function configError(p: Promise<unknown>): Promise<TugError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(TugError);
+    return e as TugError;
+  }
+  throw new Error('expected ConfigInvalid');
+}
+
+describe('config', () => {
+  it('keeps the plain-data defaults equal to the zod schema defaults', () => {
+    expect(configSchema.parse({})).toEqual(CONFIG_DEFAULTS);
+  });
+
+  it('uses the defaults when there is no config.toml', async () => {
+    expect(await loadConfig(tempDir(), {})).toEqual(CONFIG_DEFAULTS);
+  });
+
+  it('reads values from .tugtool/config.toml', async () => {
+    const root = tempDir();
+    writeFiles(root, { '.tugtool/config.toml': '[state]\nlease_seconds = 60\n[kernel]\ntest_command = ["npm", "test"]\n' });
+    const c = await loadConfig(root, {});
+    expect(c.state.lease_seconds).toBe(60);
+    expect(c.state.max_attempts).toBe(3);
+    expect(c.kernel.test_command).toEqual(['npm', 'test']);
+  });
+
+  it('lets the environment override the file, TUGCODE_ names winning over TUG_ names', async () => {
+    const root = tempDir();
+    writeFiles(root, { '.tugtool/config.toml': '[state]\nlease_seconds = 60\n' });
+    const c = await loadConfig(root, { TUGCODE_STATE_LEASE_SECONDS: '90', TUG_VERIFY: 'tests', TUGCODE_KERNEL_SAFETY: 'aggressive', TUG_SAFETY: 'strict' });
+    expect(c.state.lease_seconds).toBe(90);
+    expect(c.kernel.verify).toBe('tests');
+    expect(c.kernel.safety).toBe('aggressive');
+  });
+
+  it('refuses malformed TOML with ConfigInvalid (exit 2)', async () => {
+    const e = await configError(parseConfigText('[state\nlease_seconds = ', '.tugtool/config.toml'));
+    expect(e.code).toBe('ConfigInvalid');
+    expect(e.exitCode).toBe(2);
+    expect(e.message).toContain('malformed TOML');
+  });
+
+  it('refuses a value of the wrong type and names the key', async () => {
+    const e = await configError(parseConfigText('[state]\nlease_seconds = "long"\n', '.tugtool/config.toml'));
+    expect(e.code).toBe('ConfigInvalid');
+    expect(e.details.key).toBe('state.lease_seconds');
+  });
+
+  it('refuses a malformed environment value', async () => {
+    const e = await configError(loadConfig(tempDir(), { TUGCODE_STATE_LEASE_SECONDS: 'soon' }));
+    expect(e.code).toBe('ConfigInvalid');
+    expect(e.message).toContain('TUGCODE_STATE_LEASE_SECONDS');
+  });
+
+  it('warns about unknown keys and tables instead of failing', async () => {
+    const w = new WarningSink();
+    const c = await parseConfigText('[state]\nlease = 5\n[nonsense]\nx = 1\n', 'config.toml', w);
+    expect(c).toEqual(CONFIG_DEFAULTS);
+    expect(w.items.map((i) => i.details?.key)).toEqual(['state.lease', 'nonsense']);
+  });
+
+  it('writes a template whose every key is commented out and which parses to the defaults', async () => {
+    const text = configTemplate();
+    const w = new WarningSink();
+    expect(await parseConfigText(text, 'template', w)).toEqual(CONFIG_DEFAULTS);
+    expect(w.items).toEqual([]);
+    // Uncommenting every key gives the defaults too: the template documents real keys and values.
+    const uncommented = text.replace(/^# ([a-z_]+ = .*?)\s+#.*$/gm, '$1');
+    expect(await parseConfigText(uncommented, 'template', w)).toEqual(CONFIG_DEFAULTS);
+    expect(w.items).toEqual([]);
+    for (const [table, keys] of Object.entries(CONFIG_DEFAULTS)) {
+      for (const key of Object.keys(keys)) expect(text, `${table}.${key}`).toMatch(new RegExp(`^# ${key} = `, 'm'));
+    }
+  });
+});

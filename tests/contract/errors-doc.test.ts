@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CATALOGUE, ERROR_CODES, TugError } from '../../src/contract/errors.js';
+import { ROOT } from '../helpers/cli.js';
+
+describe('error catalogue', () => {
+  it('documents every code with its exit code in docs/errors.md, and nothing else', () => {
+    const doc = readFileSync(join(ROOT, 'docs', 'errors.md'), 'utf8');
+    const documented = new Map<string, number>();
+    for (const m of doc.matchAll(/^\| `([A-Za-z]+)` \| (\d+) \|/gm)) documented.set(m[1]!, Number(m[2]));
+    const inSource = new Map(ERROR_CODES.map((c) => [c as string, CATALOGUE[c].exit as number]));
+    expect(Object.fromEntries(documented), 'run: node scripts/gen-errors-doc.mjs').toEqual(Object.fromEntries(inSource));
+  });
+
+  it('gives every code a PascalCase name, an exit code of the contract and a message naming its subject', () => {
+    for (const code of ERROR_CODES) {
+      expect(code).toMatch(/^[A-Z][A-Za-z]+$/);
+      expect([2, 3, 4, 10]).toContain(CATALOGUE[code].exit);
+      const e = new TugError(code, { plan_path: '.tugtool/tugplan-x.md', step_anchor: 'step-1', worktree: '/w' });
+      expect(e.message.length).toBeGreaterThan(5);
+      expect(e.exitCode).toBe(CATALOGUE[code].exit);
+    }
+  });
+
+  it('serializes to the error object of the envelope', () => {
+    const e = new TugError('StepNotFound', { plan_path: '.tugtool/tugplan-x.md', step_anchor: 'step-9' });
+    expect(e.toJSON()).toEqual({
+      code: 'StepNotFound',
+      message: 'step-9 is not a step of .tugtool/tugplan-x.md',
+      details: { plan_path: '.tugtool/tugplan-x.md', step_anchor: 'step-9' },
+      hint: 'tugcode state show .tugtool/tugplan-x.md',
+    });
+  });
+});
