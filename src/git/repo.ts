@@ -82,24 +82,39 @@ function resolveFromLayout(start: string): Omit<Repo, 'cwd'> | null {
 }
 
 function resolveWithGit(start: string): Omit<Repo, 'cwd'> {
-  const r = gitTry(['rev-parse', '--is-bare-repository', '--is-inside-git-dir', '--show-toplevel', '--path-format=absolute', '--git-common-dir'], start);
+  const r = gitTry(
+    ['rev-parse', '--is-bare-repository', '--is-inside-git-dir', '--show-toplevel', '--path-format=absolute', '--git-common-dir', '--absolute-git-dir'],
+    start,
+  );
   if (r.status !== 0) {
     throw new TugError('NotAGitRepository', { path: start, reason: r.stderr.trim().split('\n')[0] || undefined });
   }
   const lines = r.stdout.split('\n');
   if (lines[0] === 'true') throw new TugError('NotAGitRepository', { path: start, reason: 'bare repositories have no work tree' });
   if (lines[1] === 'true') throw new TugError('NotAGitRepository', { path: start, reason: 'running inside the .git directory' });
-  const top = lines[2];
-  const common = lines[3];
-  if (!top || !common) throw new TugError('NotAGitRepository', { path: start });
+  const [top, common, gitDir] = [lines[2], lines[3], lines[4]];
+  if (!top || !common || !gitDir) throw new TugError('NotAGitRepository', { path: start });
   const worktreeRoot = canonical(top);
+  const commonDir = canonical(common);
+  // In the main checkout the git dir is the common dir: it is its own main root, whatever the
+  // common dir is called (submodule, --separate-git-dir).
+  if (canonical(gitDir) === commonDir) return { worktreeRoot, mainRoot: worktreeRoot, commonDir, isLinkedWorktree: false };
+  // In a linked worktree the main checkout is the first entry of `git worktree list`. git reports the
+  // common dir itself there when it cannot know the main work tree (--separate-git-dir); then only
+  // core.worktree can tell, and the common dir's parent is never guessed.
   const wl = gitTry(['worktree', 'list', '--porcelain'], start);
-  let mainRoot = worktreeRoot;
-  if (wl.status === 0) {
-    const first = /^worktree (.+)$/m.exec(wl.stdout);
-    if (first?.[1]) mainRoot = canonical(first[1]);
+  let mainRoot = wl.status === 0 ? /^worktree (.+)$/m.exec(wl.stdout)?.[1] : undefined;
+  if (mainRoot && canonical(mainRoot) === commonDir) {
+    const cw = gitTry(['config', '--file', join(commonDir, 'config'), '--get', 'core.worktree'], start);
+    mainRoot = cw.status === 0 && cw.stdout.trim() ? resolve(commonDir, cw.stdout.trim()) : undefined;
   }
-  return { worktreeRoot, mainRoot, commonDir: canonical(common), isLinkedWorktree: worktreeRoot !== mainRoot };
+  if (!mainRoot) {
+    throw new TugError('NotAGitRepository', {
+      path: start,
+      reason: 'cannot locate the main checkout of this linked worktree; run from the main checkout or set TUGCODE_STATE_DB',
+    });
+  }
+  return { worktreeRoot, mainRoot: canonical(mainRoot), commonDir, isLinkedWorktree: true };
 }
 
 const cache = new Map<string, Repo>();
