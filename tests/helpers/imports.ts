@@ -1,0 +1,22 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI, ROOT } from './cli.js';
+import { tempDir } from './repo.js';
+
+/** The packages (node_modules/<name>) a CLI invocation loads through the ESM loader. */
+export function packagesLoaded(args: string[], cwd: string, env: Record<string, string> = {}): Set<string> {
+  const file = join(tempDir(), 'imports.txt');
+  spawnSync(process.execPath, ['--import', join(ROOT, 'tests', 'helpers', 'trace-imports.mjs'), CLI, ...args], {
+    cwd,
+    env: { ...process.env, ...env, TUGCODE_TRACE_IMPORTS: file },
+    encoding: 'utf8',
+  });
+  const out = new Set<string>();
+  if (!existsSync(file)) return out;
+  for (const url of readFileSync(file, 'utf8').split('\n')) {
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+    if (m?.[1]) out.add(m[1]);
+  }
+  return out;
+}
