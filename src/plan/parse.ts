@@ -1,0 +1,387 @@
+/**
+ * The tugplan parser (01-plan-format.md §2) on markdown-it tokens. `parsePlan` never throws: anything it
+ * cannot understand becomes a diagnostic. Hot state commands must reach this module through a dynamic
+ * `import()` (it loads markdown-it).
+ */
+import { sha256Hex } from '../util/hash.js';
+import { DepResolver, tokenizeDepends, type DepToken } from './deps.js';
+import { tokenize, type Token } from './markdown.js';
+import { structureHash } from './structure.js';
+import {
+  deriveStepAnchor,
+  isExecutionStepsHeading,
+  isStepNearMiss,
+  joinLines,
+  knownLabel,
+  labelHeading,
+  matchCheckbox,
+  matchDecision,
+  matchStepHeading,
+  planTitle,
+  splitAnchor,
+  type ChecklistSection,
+} from './syntax.js';
+import type { Diagnostic, ParsedPlan, PlanAnchor, PlanDecision, PlanStep } from './types.js';
+
+interface OpenStep {
+  step: PlanStep;
+  level: number;
+  section: ChecklistSection | null;
+  deps: { tokens: DepToken[]; line: number }[];
+  hasDependsLine: boolean;
+}
+
+interface Label {
+  /** Bold text without the colon, trimmed. */
+  name: string;
+  /** Raw source after the bold label. */
+  rest: string;
+  /** Inline children after the bold label. */
+  after: Token[];
+}
+
+const FENCE_HEADING_RE = /^ {0,3}(#{2,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/;
+const LABEL_RAW_RE = /^(\*\*|__)([\s\S]*?:\s*)\1/;
+
+/** Parses a plan. Never throws; `source` may be any bytes (decoded as UTF-8 with replacement). */
+export function parsePlan(source: string | Uint8Array): ParsedPlan {
+  const bytes = typeof source === 'string' ? Buffer.from(source, 'utf8') : source;
+  const plan_hash = sha256Hex(bytes);
+  try {
+    let text = typeof source === 'string' ? source : new TextDecoder('utf-8', { fatal: false }).decode(source);
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    return new PlanBuilder(plan_hash).run(text);
+  } catch (e) {
+    // Defensive: a bug (or a stack overflow on a pathological input) must not escape as an exception.
+    return {
+      ...emptyPlan(plan_hash),
+      diagnostics: [
+        { code: 'E000', severity: 'error', message: `the plan could not be parsed: ${(e as Error)?.message ?? String(e)}`, line: 1 },
+      ],
+    };
+  }
+}
+
+function emptyPlan(plan_hash: string): ParsedPlan {
+  const base = { steps: [] as PlanStep[], edges: [] as [string, string][] };
+  return {
+    title: null,
+    purpose: null,
+    metadata: {},
+    steps: base.steps,
+    decisions: [],
+    anchors: [],
+    implicit_sequential: false,
+    diagnostics: [],
+    edges: base.edges,
+    structure_hash: structureHash(base),
+    plan_hash,
+  };
+}
+
+/** One parse. Holds the walk state; `run` returns the plan. */
+class PlanBuilder {
+  private title: string | null = null;
+  private purpose: string | null = null;
+  private metadata: Record<string, string> | null = null;
+  private readonly steps: PlanStep[] = [];
+  private readonly open: OpenStep[] = [];
+  private readonly all: OpenStep[] = [];
+  private readonly decisions: PlanDecision[] = [];
+  private readonly anchors: PlanAnchor[] = [];
+  private readonly diagnostics: Diagnostic[] = [];
+  /** 'none' = no Execution Steps heading in the plan: every step heading counts. */
+  private scope: 'none' | 'before' | 'in' | 'after' = 'none';
+  private scopeLevel = 0;
+  private listDepth = 0;
+  private itemDepth = 0;
+
+  constructor(private readonly plan_hash: string) {}
+
+  run(text: string): ParsedPlan {
+    const tokens = tokenize(text);
+    if (tokens.some((t, i) => t.type === 'heading_open' && isExecutionStepsHeading(tokens[i + 1]?.content ?? ''))) {
+      this.scope = 'before';
+    }
+    for (let i = 0; i < tokens.length; i++) {
+      const t = tokens[i]!;
+      switch (t.type) {
+        case 'heading_open':
+          this.heading(t, tokens[i + 1]);
+          break;
+        case 'paragraph_open':
+          if (this.itemDepth === 0) this.paragraph(t, tokens[i + 1]);
+          break;
+        case 'bullet_list_open':
+        case 'ordered_list_open':
+          this.listDepth++;
+          break;
+        case 'bullet_list_close':
+        case 'ordered_list_close':
+          this.listDepth--;
+          break;
+        case 'list_item_open':
+          this.itemDepth++;
+          if (tokens[i + 1]?.type === 'paragraph_open' && tokens[i + 2]?.type === 'inline') this.listItem(t, tokens[i + 2]!);
+          break;
+        case 'list_item_close':
+          this.itemDepth--;
+          break;
+        case 'fence':
+          this.fence(t);
+          break;
+        case 'table_open':
+          i = this.table(tokens, i);
+          break;
+        default:
+          break;
+      }
+    }
+    return this.finish();
+  }
+
+  private get current(): OpenStep | undefined {
+    return this.open[this.open.length - 1];
+  }
+
+  private stepsCount(): boolean {
+    return this.scope === 'none' || this.scope === 'in';
+  }
+
+  private heading(open: Token, inline: Token | undefined): void {
+    const level = Number(open.tag.slice(1)) || 1;
+    const line = lineOf(open);
+    const raw = inline?.content ?? '';
+    const { text, anchor } = splitAnchor(raw);
+    if (this.title === null && level <= 2) this.title = planTitle(raw);
+
+    if (this.scope === 'in' && level <= this.scopeLevel) this.scope = 'after';
+    if (this.scope === 'before' && isExecutionStepsHeading(raw)) {
+      this.scope = 'in';
+      this.scopeLevel = level;
+    }
+    while (this.open.length > 0 && this.current!.level >= level) this.open.pop();
+
+    const decision = matchDecision(text);
+    if (decision) this.decisions.push({ ...decision, anchor, line });
+
+    const step = this.stepsCount() && level >= 2 ? matchStepHeading(text) : null;
+    if (step) {
+      const stepAnchor = anchor ?? deriveStepAnchor(step.id);
+      this.anchors.push({ anchor: stepAnchor, line });
+      const parent = this.current;
+      const s: PlanStep = {
+        anchor: stepAnchor,
+        id: step.id,
+        title: step.title,
+        level,
+        parent_anchor: parent ? parent.step.anchor : null,
+        step_index: this.steps.length,
+        depends_on: [],
+        commit_message: null,
+        references: null,
+        items: [],
+        refactors: [],
+        line,
+      };
+      const o: OpenStep = { step: s, level, section: null, deps: [], hasDependsLine: false };
+      this.steps.push(s);
+      this.all.push(o);
+      this.open.push(o);
+      return;
+    }
+    if (anchor !== null) this.anchors.push({ anchor, line });
+    if (this.stepsCount() && isStepNearMiss(text)) {
+      this.diag('P001', 'warning', `heading "${clip(text)}" looks like a step but is not one (expected "Step <id>: <title>")`, line);
+    }
+    const cur = this.current;
+    if (cur) cur.section = labelHeading(text);
+  }
+
+  private paragraph(open: Token, inline: Token | undefined): void {
+    if (!inline) return;
+    const label = readLabel(inline);
+    if (!label) return;
+    const cur = this.current;
+    if (!cur) {
+      if (this.purpose === null && label.name.toLowerCase() === 'purpose') this.purpose = joinLines(label.rest) || null;
+      return;
+    }
+    const known = knownLabel(label.name);
+    if (known === null) return;
+    const line = lineOf(open);
+    switch (known) {
+      case 'depends':
+        cur.section = null;
+        cur.hasDependsLine = true;
+        cur.deps.push({ tokens: tokenizeDepends(label.rest), line });
+        break;
+      case 'commit':
+        cur.section = null;
+        if (cur.step.commit_message === null) cur.step.commit_message = commitMessage(label);
+        break;
+      case 'references':
+        cur.section = null;
+        if (cur.step.references === null) cur.step.references = joinLines(label.rest) || null;
+        break;
+      default:
+        cur.section = known;
+    }
+  }
+
+  private listItem(open: Token, inline: Token): void {
+    const cur = this.current;
+    if (!cur) return;
+    const box = matchCheckbox(inline.content);
+    if (!box) return;
+    const line = lineOf(open);
+    const text = joinLines(inline.content).slice(3).trimStart();
+    const step = cur.step;
+    if (cur.section === 'refactor') {
+      const spans = (inline.children ?? []).filter((c) => c.type === 'code_inline');
+      const command = spans.length === 1 ? spans[0]!.content.trim() : null;
+      step.refactors.push({ ordinal: step.refactors.length, text, command, line });
+      return;
+    }
+    const kind = cur.section ?? 'task';
+    if (cur.section === null) {
+      this.diag('P008', 'warning', `checkbox in ${step.anchor} outside any Tasks/Tests/Checkpoint section (counted as a task)`, line, step.anchor);
+    }
+    const ordinal = step.items.reduce((n, it) => (it.kind === kind ? n + 1 : n), 0);
+    step.items.push({ kind, ordinal, depth: Math.max(0, this.listDepth - 1), text, checked: box.checked, line });
+  }
+
+  private fence(t: Token): void {
+    if (!this.stepsCount() || !t.map) return;
+    const lines = t.content.split('\n');
+    for (let k = 0; k < lines.length; k++) {
+      const m = FENCE_HEADING_RE.exec(lines[k]!);
+      if (!m) continue;
+      const { text } = splitAnchor(m[2] ?? '');
+      if (matchStepHeading(text)) {
+        this.diag('P009', 'warning', `step heading "${clip(text)}" inside a code fence is ignored`, t.map[0] + 2 + k);
+      }
+    }
+  }
+
+  /** Reads a table; the first `Field | Value` table becomes the metadata. Returns the table_close index. */
+  private table(tokens: Token[], start: number): number {
+    const rows: string[][] = [];
+    let row: string[] | null = null;
+    let i = start;
+    for (; i < tokens.length; i++) {
+      const t = tokens[i]!;
+      if (t.type === 'table_close') break;
+      if (t.type === 'tr_open') row = [];
+      else if (t.type === 'tr_close' && row) rows.push(row);
+      else if (t.type === 'inline' && row) row.push(t.content.trim());
+    }
+    const header = rows[0];
+    if (
+      this.metadata === null &&
+      header?.length === 2 &&
+      header[0]!.toLowerCase() === 'field' &&
+      header[1]!.toLowerCase() === 'value'
+    ) {
+      const md: Record<string, string> = {};
+      for (const r of rows.slice(1)) {
+        const key = (r[0] ?? '').trim().toLowerCase();
+        if (key !== '' && !(key in md)) md[key] = (r[1] ?? '').trim();
+      }
+      this.metadata = md;
+    }
+    return i;
+  }
+
+  private finish(): ParsedPlan {
+    const resolver = new DepResolver(this.steps);
+    let anyDepends = false;
+    for (const o of this.all) {
+      if (o.hasDependsLine) anyDepends = true;
+      const deps: string[] = [];
+      for (const { tokens, line } of o.deps) {
+        for (const tok of tokens) {
+          const target = resolver.resolve(tok);
+          if (target === null) {
+            this.diag('E010', 'error', `${o.step.anchor} depends on "${tok.raw}", which names no step`, line, o.step.anchor);
+          } else if (!deps.includes(target)) {
+            deps.push(target);
+          }
+        }
+      }
+      o.step.depends_on = deps;
+    }
+    const implicit_sequential = this.steps.length > 0 && !anyDepends;
+    const edges: [string, string][] = [];
+    for (const s of this.steps) for (const d of s.depends_on) edges.push([s.anchor, d]);
+    if (implicit_sequential) {
+      const tops = this.steps.filter((s) => s.parent_anchor === null);
+      for (let k = 1; k < tops.length; k++) edges.push([tops[k]!.anchor, tops[k - 1]!.anchor]);
+    }
+    const diagnostics = this.diagnostics.slice().sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+    return {
+      title: this.title,
+      purpose: this.purpose,
+      metadata: this.metadata ?? {},
+      steps: this.steps,
+      decisions: this.decisions,
+      anchors: this.anchors,
+      implicit_sequential,
+      diagnostics,
+      edges,
+      structure_hash: structureHash({ steps: this.steps, edges }),
+      plan_hash: this.plan_hash,
+    };
+  }
+
+  private diag(code: string, severity: Diagnostic['severity'], message: string, line: number, anchor?: string): void {
+    this.diagnostics.push(anchor === undefined ? { code, severity, message, line } : { code, severity, message, line, anchor });
+  }
+}
+
+function lineOf(t: Token): number {
+  return (t.map?.[0] ?? 0) + 1;
+}
+
+function clip(s: string, n = 80): string {
+  return s.length > n ? s.slice(0, n - 1) + '…' : s;
+}
+
+/**
+ * A label paragraph: inline content that starts with bold text which, trimmed, ends with `:`. Returns the
+ * label name (without the colon) and what follows it, or null.
+ */
+function readLabel(inline: Token): Label | null {
+  const content = inline.content;
+  if (!(content.startsWith('**') || content.startsWith('__'))) return null;
+  const children = inline.children ?? [];
+  let k = 0;
+  while (k < children.length && children[k]!.type === 'text' && children[k]!.content === '') k++;
+  if (children[k]?.type !== 'strong_open') return null;
+  let depth = 0;
+  let bold = '';
+  let end = -1;
+  for (let j = k; j < children.length; j++) {
+    const c = children[j]!;
+    if (c.type === 'strong_open') depth++;
+    else if (c.type === 'strong_close') {
+      depth--;
+      if (depth === 0) {
+        end = j;
+        break;
+      }
+    } else bold += c.content;
+  }
+  const name = bold.trim();
+  if (end < 0 || !name.endsWith(':')) return null;
+  const raw = LABEL_RAW_RE.exec(content);
+  return { name: name.slice(0, -1).trim(), rest: raw ? content.slice(raw[0].length) : '', after: children.slice(end + 1) };
+}
+
+/** `**Commit:** \`msg\`` (backticks optional); `N/A…` or empty means no commit message. */
+function commitMessage(label: Label): string | null {
+  const code = label.after.find((c) => c.type === 'code_inline');
+  const msg = (code ? code.content : joinLines(label.rest)).trim();
+  if (msg === '' || /^n\/a\b/i.test(msg)) return null;
+  return msg;
+}
