@@ -1,0 +1,166 @@
+/**
+ * Patch IR types and construction (05-kernel.md §9.1, §9.3): exact-span anchors with SHA-256, sorted
+ * deterministic edits, duplicate merging and overlap detection.
+ */
+import { KernelError } from '../errors.js';
+import { compareUtf8, sha256Hex } from '../ids.js';
+import { LineIndex, type FileText } from './positions.js';
+
+export interface PatchEdit {
+  seq: number;
+  path: string;
+  kind: 'insert' | 'delete' | 'replace';
+  start: number;
+  end: number;
+  /** SHA-256 of bytes [start,end) at snapshot time ("" for inserts). */
+  anchor_sha256: string;
+  new_bytes: Uint8Array;
+  old_text: string;
+  new_text: string;
+  line: number;
+  col: number;
+  labels?: { op_hash: string; symbol_id?: string; reason?: string };
+}
+
+export interface PatchSet {
+  snapshot_id: string;
+  files: { path: string; before_sha256: string }[];
+  edits: PatchEdit[];
+}
+
+/** The JSON form of an edit (§4.1). */
+export interface EditJson {
+  file: string;
+  span: { start: number; end: number };
+  old_text: string;
+  new_text: string;
+  line: number;
+  col: number;
+}
+
+/** A byte-addressed edit before it becomes a PatchEdit. */
+export interface ByteEdit {
+  path: string;
+  start: number;
+  end: number;
+  newText: string;
+  labels?: PatchEdit['labels'];
+}
+
+const dec = new TextDecoder('utf-8', { ignoreBOM: true });
+
+export function compareEdits(a: { path: string; start: number; end: number; seq?: number }, b: typeof a): number {
+  return compareUtf8(a.path, b.path) || a.start - b.start || a.end - b.end || (a.seq ?? 0) - (b.seq ?? 0);
+}
+
+/**
+ * Build a PatchSet from byte edits over the snapshot's file texts. Sorts, merges exact duplicates and
+ * fails with ConflictingEdits on overlaps (touching edits are fine).
+ */
+export function buildPatchSet(snapshotId: string, files: Map<string, FileText>, edits: ByteEdit[]): PatchSet {
+  const indexes = new Map<string, LineIndex>();
+  const out: PatchEdit[] = [];
+  edits.forEach((e, i) => {
+    const f = files.get(e.path);
+    if (!f) throw new KernelError('InternalError', `edit for unknown file ${e.path}`, { file: e.path });
+    if (e.start < 0 || e.end < e.start || e.end > f.bytes.length) {
+      throw new KernelError('InternalError', `edit span out of bounds in ${e.path}`, { file: e.path, span: { start: e.start, end: e.end } });
+    }
+    if (e.start === e.end && e.newText === '') {
+      throw new KernelError('InternalError', `empty edit in ${e.path}`, { file: e.path, span: { start: e.start, end: e.end } });
+    }
+    let idx = indexes.get(e.path);
+    if (!idx) indexes.set(e.path, (idx = new LineIndex(f)));
+    const oldBytes = f.bytes.subarray(e.start, e.end);
+    const { line, col } = idx.lineCol(e.start);
+    const pe: PatchEdit = {
+      seq: i,
+      path: e.path,
+      kind: e.start === e.end ? 'insert' : e.newText === '' ? 'delete' : 'replace',
+      start: e.start,
+      end: e.end,
+      anchor_sha256: e.start === e.end ? '' : sha256Hex(oldBytes),
+      new_bytes: Buffer.from(e.newText, 'utf8'),
+      old_text: dec.decode(oldBytes),
+      new_text: e.newText,
+      line,
+      col,
+    };
+    if (e.labels) pe.labels = e.labels;
+    out.push(pe);
+  });
+  out.sort(compareEdits);
+  const merged: PatchEdit[] = [];
+  for (const e of out) {
+    const prev = merged[merged.length - 1];
+    if (prev && prev.path === e.path && prev.start === e.start && prev.end === e.end && prev.new_text === e.new_text) continue;
+    merged.push(e);
+  }
+  checkConflicts(merged);
+  merged.forEach((e, i) => (e.seq = i));
+  const paths = [...new Set(merged.map((e) => e.path))];
+  return {
+    snapshot_id: snapshotId,
+    files: paths.map((p) => ({ path: p, before_sha256: sha256Hex(files.get(p)!.bytes) })),
+    edits: merged,
+  };
+}
+
+/** Overlaps (`a.end > b.start`) and two different inserts at one offset are ConflictingEdits. */
+export function checkConflicts(sorted: PatchEdit[]): void {
+  const groups: PatchEdit[][] = [];
+  let group: PatchEdit[] = [];
+  let groupEnd = -1;
+  let groupPath = '';
+  const flush = () => {
+    if (group.length > 1) groups.push(group);
+    group = [];
+  };
+  for (const e of sorted) {
+    const overlaps =
+      group.length > 0 &&
+      e.path === groupPath &&
+      (groupEnd > e.start || (e.start === e.end && group.some((g) => g.start === g.end && g.start === e.start)));
+    if (!overlaps) {
+      flush();
+      groupPath = e.path;
+      groupEnd = e.end;
+      group = [e];
+    } else {
+      group.push(e);
+      groupEnd = Math.max(groupEnd, e.end);
+    }
+  }
+  flush();
+  if (groups.length > 0) {
+    const conflicts = groups.flat().map(editJson);
+    throw new KernelError('ConflictingEdits', `${conflicts.length} edits overlap`, { conflicts });
+  }
+}
+
+export function editJson(e: PatchEdit): EditJson {
+  return { file: e.path, span: { start: e.start, end: e.end }, old_text: e.old_text, new_text: e.new_text, line: e.line, col: e.col };
+}
+
+export function summarize(ps: PatchSet): { files_changed: number; edits_count: number; bytes_added: number; bytes_removed: number } {
+  let added = 0;
+  let removed = 0;
+  for (const e of ps.edits) {
+    added += e.new_bytes.length;
+    removed += e.end - e.start;
+  }
+  return { files_changed: ps.files.length, edits_count: ps.edits.length, bytes_added: added, bytes_removed: removed };
+}
+
+/** Splice one file's edits (sorted, non-overlapping) into its bytes, from the end backwards. */
+export function spliceBytes(bytes: Uint8Array, edits: PatchEdit[]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  let pos = bytes.length;
+  for (let i = edits.length - 1; i >= 0; i--) {
+    const e = edits[i]!;
+    parts.push(bytes.subarray(e.end, pos), e.new_bytes);
+    pos = e.start;
+  }
+  parts.push(bytes.subarray(0, pos));
+  return Buffer.concat(parts.reverse());
+}

@@ -1,0 +1,54 @@
+/**
+ * Kernel test helpers: temp workspaces and byte-level tree snapshots.
+ */
+import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, readFileSync, lstatSync, cpSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+export function tempWs(files: Record<string, string | Uint8Array> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tug-test-'));
+  writeTree(dir, files);
+  return dir;
+}
+
+export function writeTree(dir: string, files: Record<string, string | Uint8Array>): void {
+  for (const [p, c] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, p)), { recursive: true });
+    writeFileSync(join(dir, p), c);
+  }
+}
+
+export function copyTree(src: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tug-test-'));
+  cpSync(src, dir, { recursive: true });
+  return dir;
+}
+
+/** Every file under dir (relative path → bytes as hex-free Buffer string), skipping excluded dirs. */
+export function readTree(dir: string, skip: string[] = ['.git', '.tug']): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (rel: string) => {
+    for (const name of readdirSync(join(dir, rel)).sort()) {
+      const r = rel ? `${rel}/${name}` : name;
+      if (skip.includes(name)) continue;
+      const st = lstatSync(join(dir, r));
+      if (st.isDirectory()) walk(r);
+      else out[r] = readFileSync(join(dir, r)).toString('latin1');
+    }
+  };
+  walk('');
+  return out;
+}
+
+export function git(cwd: string, ...args: string[]): string {
+  const r = spawnSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+export function gitInit(cwd: string): void {
+  git(cwd, 'init', '-q');
+  git(cwd, 'add', '-A');
+  git(cwd, 'commit', '-qm', 'init', '--no-gpg-sign');
+}
