@@ -41,6 +41,7 @@ interface Label {
 }
 
 const FENCE_HEADING_RE = /^ {0,3}(#{2,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/;
+const LINE_ANCHOR_RE = /\{#([^{}\s]*)\}\s*$/;
 const LABEL_RAW_RE = /^(\*\*|__)([\s\S]*?:\s*)\1/;
 
 /** Parses a plan. Never throws; `source` may be any bytes (decoded as UTF-8 with replacement). */
@@ -110,6 +111,7 @@ class PlanBuilder {
           this.heading(t, tokens[i + 1]);
           break;
         case 'paragraph_open':
+          this.paragraphAnchors(tokens[i + 1]);
           if (this.itemDepth === 0) this.paragraph(t, tokens[i + 1]);
           break;
         case 'bullet_list_open':
@@ -198,6 +200,20 @@ class PlanBuilder {
     if (cur) cur.section = labelHeading(text);
   }
 
+  /** A `{#anchor}` at the end of a paragraph line (`**Spec S01: Title** {#s01-title}`), outside code spans. */
+  private paragraphAnchors(inline: Token | undefined): void {
+    if (!inline?.map || !inline.content.includes('{#')) return;
+    const lines = inline.content.split('\n');
+    let plain: string | null = null;
+    for (let k = 0; k < lines.length; k++) {
+      const m = LINE_ANCHOR_RE.exec(lines[k]!);
+      if (!m) continue;
+      plain ??= (inline.children ?? []).map((c) => (c.type === 'text' ? c.content : '\n')).join('');
+      if (!plain.includes(m[0].trim())) continue;
+      this.anchors.push({ anchor: m[1]!, line: inline.map[0] + 1 + k });
+    }
+  }
+
   private paragraph(open: Token, inline: Token | undefined): void {
     if (!inline) return;
     const label = readLabel(inline);
@@ -214,6 +230,7 @@ class PlanBuilder {
       case 'depends':
         cur.section = null;
         cur.hasDependsLine = true;
+        if (cur.step.depends_line === undefined) cur.step.depends_line = line;
         cur.deps.push({ tokens: tokenizeDepends(label.rest), line });
         break;
       case 'commit':
@@ -222,7 +239,10 @@ class PlanBuilder {
         break;
       case 'references':
         cur.section = null;
-        if (cur.step.references === null) cur.step.references = joinLines(label.rest) || null;
+        if (cur.step.references_line === undefined) {
+          cur.step.references = joinLines(label.rest) || null;
+          cur.step.references_line = line;
+        }
         break;
       default:
         cur.section = known;

@@ -47,8 +47,12 @@ export interface PlanStep {
   step_index: number;
   /** Declared dependencies (bare anchors, resolved), before implicit order and lifting. */
   depends_on: string[];
+  /** Line of the step's first `**Depends on:**` paragraph (for diagnostics); absent when it has none. */
+  depends_line?: number;
   commit_message: string | null;
   references: string | null;
+  /** Line of the step's `**References:**` paragraph (for diagnostics); absent when it has none. */
+  references_line?: number;
   items: PlanItem[];
   refactors: PlanRefactor[];
   line: number;

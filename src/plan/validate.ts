@@ -1,0 +1,192 @@
+/**
+ * The plan validator (01-plan-format.md §3). Pure: takes a `ParsedPlan` (with the parser's own
+ * diagnostics: E000, E010, P001, P008, P009) and returns every issue, filtered by level and sorted by line.
+ *
+ * Levels: `lenient` reports errors only; `normal` errors and warnings; `strict` adds info and treats
+ * warnings as errors (`valid: false` when there is any warning).
+ */
+import { parseOpText } from '../kernel/opspec.js';
+import { buildGraph, findCycles } from './graph.js';
+import { liftEdges, topLevelMap } from './lift.js';
+import { ANCHOR_RE } from './syntax.js';
+import type { Diagnostic, ParsedPlan, PlanStep, Severity } from './types.js';
+
+export type ValidationLevel = 'lenient' | 'normal' | 'strict';
+export const VALIDATION_LEVELS: readonly ValidationLevel[] = ['lenient', 'normal', 'strict'];
+
+export interface ValidationResult {
+  valid: boolean;
+  diagnostics: Diagnostic[];
+}
+
+export function validatePlan(plan: ParsedPlan, level: ValidationLevel = 'normal'): ValidationResult {
+  const all = [...plan.diagnostics, ...checkPlan(plan)];
+  const shown = all.filter((d) => d.severity === 'error' || (d.severity === 'warning' && level !== 'lenient') || (d.severity === 'info' && level === 'strict'));
+  shown.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+  const valid = !shown.some((d) => d.severity === 'error' || (level === 'strict' && d.severity === 'warning'));
+  return { valid, diagnostics: shown };
+}
+
+/** Every validator finding (all severities), unsorted, excluding the parser's own diagnostics. */
+export function checkPlan(plan: ParsedPlan): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const add = (code: string, severity: Severity, message: string, line?: number, anchor?: string): void => {
+    const d: Diagnostic = { code, severity, message };
+    if (line !== undefined) d.line = line;
+    if (anchor !== undefined) d.anchor = anchor;
+    out.push(d);
+  };
+
+  if (plan.steps.length === 0) add('E001', 'error', 'no steps found (expected headings like "#### Step 1: Title")');
+  checkAnchors(plan, add);
+  checkDependencies(plan, add);
+  const known = { decisions: new Set(plan.decisions.map((d) => d.id)), anchors: new Set(plan.anchors.map((a) => a.anchor)) };
+  for (const s of plan.steps) checkStep(known, s, add);
+  checkMetadata(plan, add);
+  if (plan.implicit_sequential) {
+    add('I001', 'info', 'the plan has no Depends-on lines: top-level steps run in document order (implicit sequential order)');
+  }
+  return out;
+}
+
+type Add = (code: string, severity: Severity, message: string, line?: number, anchor?: string) => void;
+
+function checkAnchors(plan: ParsedPlan, add: Add): void {
+  const first = new Map<string, number>();
+  for (const { anchor, line } of plan.anchors) {
+    if (!ANCHOR_RE.test(anchor)) {
+      add('E007', 'error', `anchor "${anchor}" has an invalid form (expected lowercase letters, digits and "-", e.g. {#step-1})`, line, anchor);
+    }
+    const prev = first.get(anchor);
+    if (prev === undefined) first.set(anchor, line);
+    else add('E006', 'error', `duplicate anchor "${anchor}" on line ${line} (first defined on line ${prev})`, line, anchor);
+  }
+}
+
+function checkDependencies(plan: ParsedPlan, add: Add): void {
+  const byAnchor = new Map<string, PlanStep>();
+  for (const s of plan.steps) if (!byAnchor.has(s.anchor)) byAnchor.set(s.anchor, s);
+  const top = topLevelMap(plan);
+  const ancestors = (a: string): Set<string> => {
+    const set = new Set<string>();
+    let cur = byAnchor.get(a)?.parent_anchor ?? null;
+    while (cur !== null && !set.has(cur)) {
+      set.add(cur);
+      cur = byAnchor.get(cur)?.parent_anchor ?? null;
+    }
+    return set;
+  };
+  for (const s of plan.steps) {
+    const line = s.depends_line ?? s.line;
+    const mine = ancestors(s.anchor);
+    for (const d of s.depends_on) {
+      if (mine.has(d)) {
+        add('E012', 'error', `${s.anchor} depends on its own ancestor ${d}`, line, s.anchor);
+        continue;
+      }
+      if (ancestors(d).has(s.anchor)) {
+        add('E012', 'error', `${s.anchor} depends on its own descendant ${d}`, line, s.anchor);
+        continue;
+      }
+      const target = byAnchor.get(d);
+      if (target && target.parent_anchor !== null && top.get(d) !== top.get(s.anchor)) {
+        add(
+          'W007',
+          'warning',
+          `${s.anchor} depends on ${d}, a substep of ${top.get(d)}; it is scheduled as a dependency on ${top.get(d)}`,
+          line,
+          s.anchor,
+        );
+      }
+    }
+  }
+
+  const order = (a: string): number => byAnchor.get(a)?.step_index ?? Number.MAX_SAFE_INTEGER;
+  const lineOf = (a: string): number => {
+    const s = byAnchor.get(a);
+    return s?.depends_line ?? s?.line ?? 1;
+  };
+  // Declared (and implicit) edges.
+  const declared = findCycles(buildGraph(byAnchor.keys(), plan.edges), order);
+  const covered: Set<string>[] = [];
+  for (const { members, cycle } of declared) {
+    add('E011', 'error', `dependency cycle: ${cycle.join(' -> ')}`, lineOf(cycle[0]!), cycle[0]);
+    covered.push(new Set(members.map((m) => top.get(m) ?? m)));
+  }
+  // After lifting: only cycles that are not the image of a declared cycle.
+  const tops = plan.steps.filter((s) => s.parent_anchor === null).map((s) => s.anchor);
+  const lifted = findCycles(buildGraph(tops, liftEdges(plan).cross), order);
+  for (const { members, cycle } of lifted) {
+    const same = covered.some((c) => c.size === members.length && members.every((m) => c.has(m)));
+    if (same) continue;
+    add(
+      'E011',
+      'error',
+      `dependency cycle after lifting substep dependencies to their top-level steps: ${cycle.join(' -> ')}`,
+      lineOf(cycle[0]!),
+      cycle[0],
+    );
+  }
+}
+
+interface Known {
+  decisions: ReadonlySet<string>;
+  anchors: ReadonlySet<string>;
+}
+
+function checkStep(known: Known, s: PlanStep, add: Add): void {
+  const counts = { task: 0, test: 0, checkpoint: 0 };
+  for (const it of s.items) counts[it.kind]++;
+  if (counts.task === 0) add('W001', 'warning', `${s.anchor} has no tasks`, s.line, s.anchor);
+  if (counts.test === 0) add('W002', 'warning', `${s.anchor} has no tests`, s.line, s.anchor);
+  if (counts.checkpoint === 0) add('W003', 'warning', `${s.anchor} has no checkpoints`, s.line, s.anchor);
+  if (s.references === null) add('W004', 'warning', `${s.anchor} has no References line`, s.line, s.anchor);
+  else checkCitations(known, s, add);
+
+  for (const r of s.refactors) {
+    const where = `${s.anchor} Refactors item ${r.ordinal}`;
+    if (r.command === null) {
+      add('E020', 'error', `${where} must contain exactly one backticked kernel command`, r.line, s.anchor);
+      continue;
+    }
+    const parsed = parseOpText(r.command);
+    if (!parsed.ok) {
+      add('E020', 'error', `${where}: ${parsed.reason} (in \`${r.command}\`)`, r.line, s.anchor);
+    } else if (parsed.op === 'rename-symbol' && parsed.args.at) {
+      add('W008', 'warning', `${where} uses --at; positions drift, prefer --symbol FILE::Name`, r.line, s.anchor);
+    }
+  }
+}
+
+const DECISION_CITE_RE = /\[([DQ]\d+[a-z]?)\]/g;
+const ANCHOR_CITE_RE = /(?:^|[\s(,;[])#([a-z0-9][a-z0-9-]*)/g;
+
+function checkCitations({ decisions, anchors }: Known, s: PlanStep, add: Add): void {
+  const refs = s.references ?? '';
+  const line = s.references_line ?? s.line;
+  const seen = new Set<string>();
+  for (const m of refs.matchAll(DECISION_CITE_RE)) {
+    const id = m[1]!;
+    if (decisions.has(id) || seen.has(id)) continue;
+    seen.add(id);
+    add('W005', 'warning', `${s.anchor} cites [${id}], which is never defined`, line, s.anchor);
+  }
+  for (const m of refs.matchAll(ANCHOR_CITE_RE)) {
+    const a = m[1]!;
+    // `#123` is an issue or PR number, not an anchor.
+    if (/^[0-9]+$/.test(a) || anchors.has(a) || seen.has('#' + a)) continue;
+    seen.add('#' + a);
+    add('W005', 'warning', `${s.anchor} cites #${a}, which is not defined`, line, s.anchor);
+  }
+}
+
+const REQUIRED_METADATA = ['owner', 'status', 'last updated'];
+
+function checkMetadata(plan: ParsedPlan, add: Add): void {
+  for (const key of REQUIRED_METADATA) {
+    const v = (plan.metadata[key] ?? '').trim();
+    const label = key[0]!.toUpperCase() + key.slice(1);
+    if (v === '') add('W006', 'warning', `metadata ${label} is missing`);
+    else if (/<[^<>]*>/.test(v)) add('W006', 'warning', `metadata ${label} is a placeholder (${v})`);
+  }
+}
