@@ -1,0 +1,201 @@
+/**
+ * The one plan-argument resolver (03-contract.md §5, 02-state.md §4) and plan listing. Cheap to import
+ * (no markdown-it): hot state commands use it.
+ *
+ * A plan argument is a path (absolute, or relative: `./x` and `../x` to the current directory, anything
+ * else to the current directory first and then to the work tree root) inside the repository or the work
+ * tree, or a slug (`foo` → `.tugtool/tugplan-foo.md`). It names a plan when the file exists in the work
+ * tree or the plan is known to state.db; otherwise `PlanNotFound`. Nothing is ever auto-selected.
+ */
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { TugError } from '../contract/errors.js';
+
+export const PLAN_DIR = '.tugtool';
+export const RESERVED_PLAN_FILES: readonly string[] = ['tugplan-skeleton.md', 'tugplan-implementation-log.md'];
+const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
+const PLAN_FILE_RE = /^tugplan-(.+)\.md$/;
+
+export interface ResolvePlanOptions {
+  /** Main repository root (where `.tugtool/state.db` lives). */
+  repoRoot: string;
+  /** The work tree the plan is read from (the main root or a linked worktree). */
+  workTree: string;
+  /** Plan paths with rows in state.db: such a plan names a plan even when its file is gone. */
+  knownPlanPaths?: readonly string[];
+  /** Base for relative paths; defaults to `process.cwd()`. */
+  cwd?: string;
+}
+
+export interface ResolvedPlan {
+  /** Repo-relative, `/` separators. */
+  plan_path: string;
+  /** Absolute path of the plan file in the work tree. */
+  abs_path: string;
+  /** Whether the file exists (as a regular file) in the work tree. */
+  exists: boolean;
+}
+
+/** `^[a-z0-9][a-z0-9-]{0,63}$` without `--` (reserved for worktree and branch names). */
+export function isValidSlug(s: string): boolean {
+  return SLUG_RE.test(s) && !s.includes('--');
+}
+
+/** `.tugtool/tugplan-<slug>.md`. */
+export function planPathForSlug(slug: string): string {
+  return `${PLAN_DIR}/tugplan-${slug}.md`;
+}
+
+/** The slug of `.tugtool/tugplan-<slug>.md`, else null. */
+export function slugOfPlanPath(planPath: string): string | null {
+  const m = PLAN_FILE_RE.exec(basename(planPath));
+  return m ? m[1]! : null;
+}
+
+/** `#step-2` → `step-2` (one leading `#` removed, whitespace trimmed). */
+export function normalizeAnchor(anchor: string): string {
+  const t = anchor.trim();
+  return t.startsWith('#') ? t.slice(1) : t;
+}
+
+/** Repo-relative paths of `.tugtool/tugplan-*.md` in the work tree, reserved names excluded, sorted. */
+export function listPlans(workTree: string): string[] {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = readdirSync(join(workTree, PLAN_DIR), { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((e) => e.isFile() && PLAN_FILE_RE.test(e.name) && !RESERVED_PLAN_FILES.includes(e.name))
+    .map((e) => `${PLAN_DIR}/${e.name}`)
+    .sort();
+}
+
+/** Resolves a plan argument; throws `InvalidArgument` or `PlanNotFound`. */
+export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedPlan {
+  if (arg.trim() === '' || arg.includes('\0')) {
+    throw new TugError('InvalidArgument', { reason: 'the plan argument is empty or contains a NUL byte', argument: 'plan', value: arg });
+  }
+  const known = new Set(opts.knownPlanPaths ?? []);
+  const roots = new Roots(opts.workTree, opts.repoRoot);
+  const notFound = (planPath: string | null, reason?: string): TugError =>
+    new TugError('PlanNotFound', {
+      plan: arg,
+      ...(planPath ? { plan_path: planPath } : {}),
+      ...(reason ? { reason } : {}),
+      candidates: listPlans(opts.workTree),
+    });
+
+  if (looksLikeSlug(arg)) {
+    if (!isValidSlug(arg)) {
+      throw new TugError('InvalidArgument', {
+        reason: `"${arg}" is not a valid plan slug (lowercase letters, digits and single "-", at most 64 characters)`,
+        argument: 'plan',
+        value: arg,
+      });
+    }
+    const planPath = planPathForSlug(arg);
+    if (RESERVED_PLAN_FILES.includes(basename(planPath))) {
+      throw notFound(planPath, `${basename(planPath)} is a reserved name, not a plan; name it by path`);
+    }
+    return finish(planPath, roots, known, notFound);
+  }
+
+  const cwd = opts.cwd ?? process.cwd();
+  const explicitRelative = /^\.\.?([/\\]|$)/.test(arg);
+  const candidates: string[] = [];
+  if (isAbsolute(arg)) candidates.push(resolve(arg));
+  else {
+    candidates.push(resolve(cwd, arg));
+    if (!explicitRelative) candidates.push(resolve(opts.workTree, arg));
+  }
+  let firstInside: string | null = null;
+  for (const abs of candidates) {
+    const planPath = roots.planPathOf(abs);
+    if (planPath === null) continue;
+    firstInside ??= planPath;
+    if (isFile(roots.inWorkTree(planPath)) || known.has(planPath)) return finish(planPath, roots, known, notFound);
+  }
+  if (firstInside === null) {
+    throw new TugError('InvalidArgument', { reason: `plan path "${arg}" is outside the repository`, argument: 'plan', value: arg });
+  }
+  throw notFound(firstInside);
+}
+
+function finish(planPath: string, roots: Roots, known: ReadonlySet<string>, notFound: (p: string) => TugError): ResolvedPlan {
+  const abs = roots.inWorkTree(planPath);
+  const exists = isFile(abs);
+  if (exists) {
+    // A symlink (the file itself or a directory on the way) must not lead out of the repository.
+    if (!roots.containsReal(abs)) {
+      throw new TugError('InvalidArgument', { reason: `plan path "${planPath}" leads outside the repository (symlink)`, argument: 'plan', value: planPath });
+    }
+  } else if (!known.has(planPath)) {
+    throw notFound(planPath);
+  }
+  return { plan_path: planPath, abs_path: abs, exists };
+}
+
+/** The work tree and repo roots, as given and as real paths. */
+class Roots {
+  private readonly lexical: string[];
+  private readonly real: string[];
+
+  constructor(private readonly workTree: string, repoRoot: string) {
+    this.lexical = [resolve(workTree), resolve(repoRoot)];
+    this.real = [realish(workTree), realish(repoRoot)];
+  }
+
+  /**
+   * Repo-relative `/` path of `abs` when it lies inside the work tree (preferred) or the repo root, judged
+   * on the path as written, else with the directories' symlinks resolved (the file name is kept, so a plan
+   * that is a symlink keeps its own path). Null when outside.
+   */
+  planPathOf(abs: string): string | null {
+    return relInside(abs, this.lexical) ?? relInside(join(realish(dirname(abs)), basename(abs)), this.real);
+  }
+
+  inWorkTree(planPath: string): string {
+    return join(resolve(this.workTree), ...planPath.split('/'));
+  }
+
+  /** True when the fully resolved path lies inside one of the real roots. */
+  containsReal(abs: string): boolean {
+    return relInside(realish(abs), this.real) !== null;
+  }
+}
+
+function relInside(abs: string, roots: readonly string[]): string | null {
+  for (const root of roots) {
+    const rel = relative(root, abs);
+    if (rel === '' || rel === '..' || rel.startsWith('..' + sep) || isAbsolute(rel)) continue;
+    return rel.split(sep).join('/');
+  }
+  return null;
+}
+
+/** A bare word (no path separator, no dot): read as a slug. */
+function looksLikeSlug(arg: string): boolean {
+  return !/[/\\.]/.test(arg) && !isAbsolute(arg);
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** realpath of the longest existing prefix, plus the rest (so missing files still compare correctly). */
+function realish(p: string): string {
+  const abs = resolve(p);
+  try {
+    return realpathSync.native(abs);
+  } catch {
+    const parent = dirname(abs);
+    if (parent === abs) return abs;
+    return join(realish(parent), basename(abs));
+  }
+}
