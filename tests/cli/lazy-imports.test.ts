@@ -1,10 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { packagesLoaded } from '../helpers/imports.js';
-import { tempDir } from '../helpers/repo.js';
+import { tempDir, tempRepo } from '../helpers/repo.js';
 
 describe('startup', () => {
   it('loads nothing heavy for --help', () => {
     const loaded = packagesLoaded(['--help'], tempDir());
     expect([...loaded].sort()).toEqual(['commander']);
+  });
+
+  it('validates plans without loading SQLite, the kernel or MCP', () => {
+    const root = tempRepo({ '.tugtool/tugplan-a.md': '# A\n\n#### Step 1: One\n\n**Tasks:**\n- [ ] x\n' });
+    const loaded = packagesLoaded(['validate', 'a'], root);
+    expect(loaded.has('markdown-it')).toBe(true);
+    for (const heavy of ['better-sqlite3', 'typescript', '@modelcontextprotocol/sdk', 'zod']) expect(loaded.has(heavy), heavy).toBe(false);
   });
 });
