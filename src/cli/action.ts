@@ -33,6 +33,8 @@ export function action(name: string, body: Body): (...a: unknown[]) => Promise<v
     let ctx: CliContext | undefined;
     try {
       ctx = new CliContext(globals);
+      // Test hook (NODE_ENV=test only): an unexpected exception, to test the top-level handler.
+      if (process.env.NODE_ENV === 'test' && process.env.TUGCODE_FAULT === 'exception') throw new Error('injected fault');
       const r = await body(ctx, args, opts, cmd);
       const rendered = renderOk(name, r.data, ctx.warnings.items, globals.json, globals.quiet, r.text);
       if (r.exitCode !== undefined) rendered.exitCode = r.exitCode;

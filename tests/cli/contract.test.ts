@@ -25,3 +25,24 @@ describe('output contract', () => {
     expect(r.stdout).toContain('Usage: tugcode');
   });
 });
+
+describe('unexpected exceptions', () => {
+  it('become InternalError (exit 10) with one JSON envelope and no stack on stdout', () => {
+    const r = runJson('schema', ['schema', 'validate'], { cwd: tempDir(), env: { TUGCODE_FAULT: 'exception' } });
+    expectError(r, 'InternalError', 10);
+    expect(r.json.error.details.stack).toBeUndefined();
+    expect(r.stderr).toBe('tugcode: InternalError: internal error: injected fault\nhint: this is a bug in tugcode; rerun with --verbose and report it\n');
+  });
+
+  it('carry the stack in details.stack under --verbose', () => {
+    const r = runJson('schema', ['schema', 'validate', '--verbose'], { cwd: tempDir(), env: { TUGCODE_FAULT: 'exception' } });
+    expectError(r, 'InternalError', 10);
+    expect(r.json.error.details.stack).toContain('injected fault');
+  });
+
+  it('print text errors on stderr only, as one line plus a hint', () => {
+    const r = runCli(['no-such-command'], { cwd: tempDir() });
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('tugcode: UnknownCommand: unknown command "no-such-command"\nhint: tugcode --help\n');
+  });
+});
