@@ -1,22 +1,10 @@
 /**
  * Content-derived identifiers (05-kernel.md §9.6): canonical JSON, op_hash, symbol ids, undo tokens.
  */
-import { createHash } from 'node:crypto';
+import { canonicalJson } from '../util/canonical-json.js';
+import { sha256Hex } from '../util/hash.js';
 
-export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
-}
-
-/** Keys sorted recursively, no whitespace. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return '[' + value.map((v) => canonicalJson(v === undefined ? null : v)).join(',') + ']';
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  return '{' + keys.map((k) => JSON.stringify(k) + ':' + canonicalJson(obj[k])).join(',') + '}';
-}
+export { canonicalJson, sha256Hex };
 
 export type OpTarget = { at: { file: string; line: number; col: number } } | { symbol: string } | { file: string };
 

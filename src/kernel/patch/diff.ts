@@ -58,7 +58,7 @@ export function fileDiff(path: string, before: Uint8Array, edits: PatchEdit[]): 
       if (e.end > e.start && b < n && e.end === starts[b] && e.new_bytes[e.new_bytes.length - 1] !== 0x0a) b++;
     }
     const last = regions[regions.length - 1];
-    if (last && (a < last.b || (a === last.b && a === last.a && last.a === last.b))) {
+    if (last && a <= last.b) {
       last.b = Math.max(last.b, b);
       last.edits.push(e);
     } else regions.push({ a, b, edits: [e] });

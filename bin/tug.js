@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+// The `tug` refactor kernel CLI (05-kernel.md §3). Loads only the kernel; typescript is imported lazily.
+import { runKernelCli } from '../dist/kernel/cli/tug.js';
+
+process.stdout.on('error', (e) => {
+  if (e.code === 'EPIPE') process.exit(0);
+});
+
+try {
+  const r = await runKernelCli(process.argv.slice(2), { prog: 'tug', env: process.env, cwd: process.cwd() });
+  if (r.stdout) process.stdout.write(r.stdout);
+  if (r.stderr) process.stderr.write(r.stderr);
+  process.exitCode = r.exitCode;
+} catch (e) {
+  process.stderr.write(`tug: InternalError: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exitCode = 10;
+}

@@ -1,0 +1,70 @@
+/**
+ * The language backend interface (05-kernel.md §6.1). TypeScript runs in-process; Python and Rust (issue 6)
+ * plug in through the same shapes over LSP.
+ */
+import type { KernelWarning } from '../envelope.js';
+import type { Language } from '../snapshot.js';
+
+export type SymbolKind =
+  | 'function' | 'method' | 'class' | 'interface' | 'type' | 'enum' | 'enum_member' | 'variable' | 'parameter'
+  | 'property' | 'module' | 'import';
+
+export type ReferenceKind = 'definition' | 'call' | 'reference' | 'import' | 'attribute';
+
+/** What a backend sees of the workspace: BOM-stripped texts of the source set, keyed by relative path. */
+export interface WorkspaceView {
+  root: string;
+  texts: Map<string, { text: string; version: string }>;
+}
+
+export interface Span16 {
+  file: string;
+  start16: number;
+  end16: number;
+}
+
+export interface ResolvedTarget {
+  file: string;
+  offset16: number;
+  name: string;
+  kind: SymbolKind;
+  /** All declarations of the symbol (sorted). */
+  declarations: Span16[];
+}
+
+export interface OutlineItem {
+  name: string;
+  kind: SymbolKind;
+  /** Declaration name span in the file. */
+  name16: { start16: number; end16: number };
+  qualified_name: string;
+  container: string | null;
+}
+
+export type RawEdit =
+  | { file: string; unit: 'utf16-offset'; start: number; end: number; newText: string; refKind?: ReferenceKind; jsxTag?: boolean }
+  | { file: string; unit: 'lsp-utf16' | 'lsp-utf8'; start: { line: number; character: number }; end: { line: number; character: number }; newText: string; refKind?: ReferenceKind; jsxTag?: boolean };
+
+export interface BackendProbe {
+  available: boolean;
+  version: string | null;
+  reason: string | null;
+}
+
+export interface BackendSession {
+  identifierAt(file: string, offset16: number): { start16: number; end16: number; text: string } | null;
+  resolveAt(file: string, offset16: number, warnings: KernelWarning[]): Promise<ResolvedTarget>;
+  outline(file: string): Promise<OutlineItem[]>;
+  renameEdits(t: ResolvedTarget, newName: string): Promise<RawEdit[]>;
+  organizeImports?(file: string, mode: 'all' | 'sort' | 'remove-unused'): Promise<RawEdit[]>;
+  /** String literals equal to `name` in `file` (for SkippedStringLiteral), as UTF-16 spans. */
+  stringLiterals?(file: string, name: string): { start16: number; end16: number }[];
+  sync(changed: Map<string, { text: string; version: string } | null>): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface LanguageBackend {
+  lang: Language;
+  probe(): Promise<BackendProbe>;
+  open(ws: WorkspaceView): Promise<BackendSession>;
+}

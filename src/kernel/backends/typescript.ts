@@ -1,0 +1,305 @@
+/**
+ * The in-process TypeScript/JavaScript backend (05-kernel.md §6.2, §6.5): rename via the LanguageService
+ * with prefix/suffix text and the re-export closure, outlines from the navigation tree, organize-imports.
+ */
+import type * as TS from 'typescript';
+import { createRequire } from 'node:module';
+import { KernelError } from '../errors.js';
+import type { KernelWarning } from '../envelope.js';
+import { compareUtf8 } from '../ids.js';
+import { ProjectHost, configFiles, toAbs, toRel, type TsModule, type TsProject } from './ts-project.js';
+import type { BackendSession, LanguageBackend, OutlineItem, RawEdit, ReferenceKind, ResolvedTarget, Span16, SymbolKind, WorkspaceView } from './types.js';
+
+let tsPromise: Promise<TsModule> | null = null;
+
+/** Load the bundled typescript lazily (never at CLI start). */
+export function loadTs(): Promise<TsModule> {
+  tsPromise ??= Promise.resolve().then(() => createRequire(import.meta.url)('typescript') as TsModule);
+  return tsPromise;
+}
+
+export function symbolKindOf(k: string): SymbolKind {
+  switch (k) {
+    case 'function':
+    case 'local function':
+      return 'function';
+    case 'method':
+      return 'method';
+    case 'class':
+    case 'local class':
+      return 'class';
+    case 'interface':
+      return 'interface';
+    case 'type':
+    case 'type parameter':
+      return 'type';
+    case 'enum':
+      return 'enum';
+    case 'enum member':
+      return 'enum_member';
+    case 'property':
+    case 'getter':
+    case 'setter':
+    case 'JSX attribute':
+      return 'property';
+    case 'parameter':
+      return 'parameter';
+    case 'module':
+      return 'module';
+    case 'alias':
+      return 'import';
+    default:
+      return 'variable';
+  }
+}
+
+function isLibrary(fileName: string): boolean {
+  return fileName.includes('/node_modules/') || /\/typescript\/lib\/lib\.[^/]*\.d\.ts$/.test(fileName);
+}
+
+export class TypeScriptSession implements BackendSession {
+  private host: ProjectHost;
+  private current: TsProject | null = null;
+
+  constructor(readonly ts: TsModule, private view: WorkspaceView) {
+    this.host = new ProjectHost(ts, view);
+    const K = ts.SyntaxKind;
+    DECLARATION_KINDS = new Set([K.MethodDeclaration, K.PropertyDeclaration, K.MethodSignature, K.PropertySignature, K.FunctionDeclaration, K.ClassDeclaration, K.InterfaceDeclaration, K.TypeAliasDeclaration, K.EnumDeclaration, K.EnumMember, K.VariableDeclaration, K.Parameter, K.GetAccessor, K.SetAccessor, K.ModuleDeclaration]);
+  }
+
+  project(fileRel: string): TsProject {
+    if (this.current?.fileNames.has(toAbs(this.view.root, fileRel))) return this.current;
+    this.current = this.host.projectFor(fileRel);
+    return this.current;
+  }
+
+  /** Other tsconfig projects than the one used (ProjectBoundary). */
+  otherProjects(): string[] {
+    const used = this.current?.configPath ?? null;
+    return configFiles(this.view).filter((c) => c !== used && /tsconfig[^/]*\.json$/.test(c));
+  }
+
+  sourceFile(fileRel: string): TS.SourceFile {
+    const abs = toAbs(this.view.root, fileRel);
+    const sf = this.project(fileRel).ls.getProgram()?.getSourceFile(abs);
+    if (sf) return sf;
+    const text = this.view.texts.get(fileRel)?.text ?? '';
+    return this.ts.createSourceFile(abs, text, this.ts.ScriptTarget.Latest, true);
+  }
+
+  /** The deepest identifier whose [start, end] contains the offset; one starting there wins. */
+  private identifierNode(sf: TS.SourceFile, pos: number): TS.Node | null {
+    const ts = this.ts;
+    let best: TS.Node | null = null;
+    const visit = (node: TS.Node) => {
+      ts.forEachChild(node, (child) => {
+        const start = child.getStart(sf);
+        if (start > pos || child.end < pos) return;
+        if (ts.isIdentifier(child) || ts.isPrivateIdentifier(child)) {
+          if (!best || start === pos) best = child;
+        } else visit(child);
+      });
+    };
+    visit(sf);
+    return best;
+  }
+
+  identifierAt(file: string, offset16: number): { start16: number; end16: number; text: string } | null {
+    const sf = this.sourceFile(file);
+    const n = this.identifierNode(sf, offset16);
+    if (!n) return null;
+    const start16 = n.getStart(sf);
+    return { start16, end16: n.end, text: n.getText(sf) };
+  }
+
+  async resolveAt(file: string, offset16: number, _warnings: KernelWarning[]): Promise<ResolvedTarget> {
+    const ts = this.ts;
+    const root = this.view.root;
+    const ls = this.project(file).ls;
+    const abs = toAbs(root, file);
+    const id = this.identifierAt(file, offset16);
+    if (!id) throw new KernelError('SymbolNotFound', `no identifier in ${file}`, { reason: 'no_identifier' });
+    const info = ls.getRenameInfo(abs, id.start16, { allowRenameOfImportPath: false });
+    if (!info.canRename) {
+      const lib = /standard TypeScript library|node_modules/.test(info.localizedErrorMessage);
+      throw new KernelError('NotRenameable', `cannot rename ${id.text}: ${info.localizedErrorMessage}`, {
+        name: id.text,
+        reason: lib ? 'library_symbol' : 'backend_refused',
+        backend_message: info.localizedErrorMessage,
+      });
+    }
+    if (info.fileToRename) {
+      throw new KernelError('NotRenameable', `renaming ${id.text} would rename a file`, { name: id.text, reason: 'file_rename', backend_message: null });
+    }
+    let start = { file, offset16: id.start16 };
+    const defs = ls.getDefinitionAtPosition(abs, id.start16) ?? [];
+    const inWs = defs.filter((d) => !isLibrary(d.fileName) && this.view.texts.has(toRel(root, d.fileName)));
+    if (defs.length > 0 && inWs.length === 0) {
+      throw new KernelError('NotRenameable', `${id.text} is defined outside the workspace`, { name: id.text, reason: 'library_symbol', backend_message: null });
+    }
+    const same = inWs.filter((d) => d.name === id.text);
+    let declarations: Span16[] = [];
+    let kindStr = info.kind as string;
+    if (same.length > 0 && same.length === inWs.length) {
+      declarations = same.map((d) => ({ file: toRel(root, d.fileName), start16: d.textSpan.start, end16: d.textSpan.start + d.textSpan.length }));
+      declarations.sort((a, b) => compareUtf8(a.file, b.file) || a.start16 - b.start16);
+      const first = declarations[0]!;
+      start = { file: first.file, offset16: first.start16 };
+      kindStr = same.find((d) => toRel(root, d.fileName) === first.file && d.textSpan.start === first.start16)?.kind ?? kindStr;
+      if (kindStr === 'alias') kindStr = info.kind;
+    } else {
+      declarations = [{ file, start16: id.start16, end16: id.end16 }];
+    }
+    return { file: start.file, offset16: start.offset16, name: id.text, kind: symbolKindOf(kindStr), declarations };
+  }
+
+  private locations(fileRel: string, pos: number): readonly TS.RenameLocation[] {
+    const ls = this.project(fileRel).ls;
+    return ls.findRenameLocations(toAbs(this.view.root, fileRel), pos, false, false, { providePrefixAndSuffixTextForRename: true }) ?? [];
+  }
+
+  async renameEdits(t: ResolvedTarget, newName: string): Promise<RawEdit[]> {
+    const ts = this.ts;
+    const root = this.view.root;
+    const out = new Map<string, RawEdit>();
+    const queue: { file: string; pos: number }[] = [{ file: t.file, pos: t.offset16 }];
+    const visited = new Set<string>();
+    while (queue.length > 0) {
+      const q = queue.shift()!;
+      const key = `${q.file}:${q.pos}`;
+      if (visited.has(key)) continue;
+      visited.add(key);
+      for (const loc of this.locations(q.file, q.pos)) {
+        const file = toRel(root, loc.fileName);
+        const start = loc.textSpan.start;
+        const k = `${file}:${start}`;
+        let newText = (loc.prefixText ?? '') + newName + (loc.suffixText ?? '');
+        const sf = this.sourceFile(file);
+        const node = this.identifierNode(sf, start);
+        const parent = node?.parent;
+        if (loc.suffixText === ` as ${t.name}` && !loc.prefixText && parent && ts.isExportSpecifier(parent) && !parent.propertyName) {
+          // Re-export closure: rename through the barrel instead of aliasing.
+          newText = newName;
+          queue.push({ file, pos: start });
+        }
+        if (out.has(k) && out.get(k)!.newText === newName) continue;
+        out.set(k, { file, unit: 'utf16-offset', start, end: start + loc.textSpan.length, newText, refKind: this.refKind(sf, node, t, file, start), jsxTag: !!node && isJsxTag(ts, node) });
+      }
+    }
+    return [...out.values()];
+  }
+
+  private refKind(sf: TS.SourceFile, node: TS.Node | null, t: ResolvedTarget, file: string, start: number): ReferenceKind {
+    const ts = this.ts;
+    if (t.declarations.some((d) => d.file === file && d.start16 === start)) return 'definition';
+    if (!node) return 'reference';
+    for (let p: TS.Node | undefined = node.parent; p; p = p.parent) {
+      if (ts.isImportDeclaration(p) || ts.isExportDeclaration(p) || ts.isImportEqualsDeclaration(p)) return 'import';
+      if (ts.isStatement(p) || ts.isSourceFile(p)) break;
+    }
+    const parent = node.parent;
+    if (parent && (parent as TS.NamedDeclaration).name === node && DECLARATION_KINDS.has(parent.kind)) return 'definition';
+    if (isJsxTag(ts, node)) return 'call';
+    let callee: TS.Node = node;
+    if (parent && ts.isPropertyAccessExpression(parent) && parent.name === node) callee = parent;
+    const cp = callee.parent;
+    if (cp && (ts.isCallExpression(cp) || ts.isNewExpression(cp) || ts.isDecorator(cp)) && cp.expression === callee) return 'call';
+    if (parent && ts.isPropertyAccessExpression(parent) && parent.name === node) return 'attribute';
+    void sf;
+    return 'reference';
+  }
+
+  async outline(file: string): Promise<OutlineItem[]> {
+    const ls = this.project(file).ls;
+    const tree = ls.getNavigationTree(toAbs(this.view.root, file));
+    const out: OutlineItem[] = [];
+    const walk = (items: readonly TS.NavigationTree[] | undefined, path: string[]) => {
+      for (const it of items ?? []) {
+        if (!it.nameSpan || it.text === '<function>' || it.text === '<class>') continue;
+        const q = [...path, it.text];
+        out.push({
+          name: it.text,
+          kind: symbolKindOf(it.kind),
+          name16: { start16: it.nameSpan.start, end16: it.nameSpan.start + it.nameSpan.length },
+          qualified_name: q.join('.'),
+          container: path.length ? path.join('.') : null,
+        });
+        walk(it.childItems, q);
+      }
+    };
+    walk(tree.childItems, []);
+    return out;
+  }
+
+  async organizeImports(file: string, mode: 'all' | 'sort' | 'remove-unused'): Promise<RawEdit[]> {
+    const ts = this.ts;
+    const ls = this.project(file).ls;
+    const text = this.view.texts.get(file)?.text ?? '';
+    const nl = /\r\n|\n/.exec(text)?.[0] ?? '\n';
+    const m = { all: ts.OrganizeImportsMode.All, sort: ts.OrganizeImportsMode.SortAndCombine, 'remove-unused': ts.OrganizeImportsMode.RemoveUnused }[mode];
+    const changes = ls.organizeImports({ type: 'file', fileName: toAbs(this.view.root, file), mode: m }, { ...ts.getDefaultFormatCodeSettings(nl) }, {});
+    const out: RawEdit[] = [];
+    for (const fc of changes) {
+      for (const c of fc.textChanges) {
+        out.push({ file: toRel(this.view.root, fc.fileName), unit: 'utf16-offset', start: c.span.start, end: c.span.start + c.span.length, newText: c.newText });
+      }
+    }
+    return out;
+  }
+
+  stringLiterals(file: string, name: string): { start16: number; end16: number }[] {
+    const ts = this.ts;
+    const sf = this.sourceFile(file);
+    const out: { start16: number; end16: number }[] = [];
+    const visit = (n: TS.Node) => {
+      if ((ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) && n.text === name) out.push({ start16: n.getStart(sf) + 1, end16: n.end - 1 });
+      ts.forEachChild(n, visit);
+    };
+    visit(sf);
+    return out;
+  }
+
+  async sync(changed: Map<string, { text: string; version: string } | null>): Promise<void> {
+    let setChanged = false;
+    for (const [p, v] of changed) {
+      if (v === null) {
+        setChanged ||= this.view.texts.delete(p);
+      } else {
+        if (!this.view.texts.has(p)) setChanged = true;
+        this.view.texts.set(p, v);
+      }
+    }
+    if (setChanged) {
+      this.host.reset();
+      this.current = null;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.host.dispose();
+    this.current = null;
+  }
+}
+
+let DECLARATION_KINDS: Set<number> = new Set();
+
+function isJsxTag(ts: TsModule, node: TS.Node): boolean {
+  const p = node.parent;
+  return !!p && (ts.isJsxOpeningElement(p) || ts.isJsxClosingElement(p) || ts.isJsxSelfClosingElement(p)) && p.tagName === node;
+}
+
+export const typescriptBackend: LanguageBackend = {
+  lang: 'typescript',
+  async probe() {
+    try {
+      const ts = await loadTs();
+      const ok = /^5\./.test(ts.version) && typeof ts.createLanguageService === 'function';
+      return { available: ok, version: ts.version, reason: ok ? null : `unsupported typescript ${ts.version}` };
+    } catch (e) {
+      return { available: false, version: null, reason: (e as Error).message };
+    }
+  },
+  async open(view: WorkspaceView) {
+    return new TypeScriptSession(await loadTs(), view);
+  },
+};

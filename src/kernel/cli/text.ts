@@ -1,0 +1,43 @@
+/**
+ * `--text` summaries (05-kernel.md §3.4). The exit code is unchanged; only stdout differs.
+ */
+type Env = Record<string, any>;
+
+function verifyPart(v: Env | undefined): string {
+  if (!v) return '';
+  return v.status === 'skipped' ? `verify ${v.mode} skipped` : `verify ${v.mode} ${v.status}`;
+}
+
+export function renderText(command: string, env: Env): string {
+  if (env.status === 'error') {
+    const e = env.error as Env;
+    const loc = e.location ? ` at ${e.location.file}:${e.location.line}:${e.location.col}` : '';
+    return `error ${e.code}: ${e.message}${loc && !String(e.message).includes(e.location.file) ? loc : ''}\n`;
+  }
+  switch (command) {
+    case 'analyze-impact': {
+      const i = env.impact as Env;
+      const what = env.operation === 'rename-symbol' ? `rename-symbol ${env.symbol.name} -> ${env.new_name}` : `organize-imports ${env.file}`;
+      return `${what}: ${i.files_affected} files, ${i.references_count} references, ${i.edits_estimated} edits\n`;
+    }
+    case 'run': {
+      const s = env.summary as Env;
+      const what = env.operation === 'rename-symbol' ? `rename-symbol ${env.symbol?.name} -> ${env.patch.edits[0]?.new_text ?? '?'}` : 'organize-imports';
+      return `${what}: ${s.files_changed} files, ${s.edits_count} edits, ${verifyPart(env.verification)} (${env.applied ? 'applied' : 'dry run'})\n`;
+    }
+    case 'verify':
+      return `verify ${env.mode} passed (${(env.verification?.checks ?? []).map((c: Env) => c.name).join(', ') || 'no checks'})\n`;
+    case 'snapshot':
+      return `${env.snapshot_id}: ${env.file_count} files, ${env.total_bytes} bytes\n`;
+    case 'session status':
+      return `session ${env.session.path}: ${env.session.exists ? 'exists' : 'absent'}, lock ${env.lock.held ? `held by ${env.lock.holder_pid}` : 'free'}, current ${env.snapshots.current ?? 'none'}\n`;
+    case 'session clean':
+      return `removed ${env.removed.length} entries, ${env.bytes_freed} bytes freed\n`;
+    case 'doctor': {
+      const s = env.summary as Env;
+      return `doctor: ${s.passed} passed, ${s.warnings} warnings, ${s.failed} failed\n` + (env.checks as Env[]).map((c) => `  ${c.status.padEnd(7)} ${c.name}: ${c.message}`).join('\n') + '\n';
+    }
+    default:
+      return JSON.stringify(env) + '\n';
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The kernel front door (05-kernel.md §3): argv → one JSON envelope (or `--text`), one stderr line on
+ * errors, and the exit code. Pure: returns what to print; `bin/tug.js` and `tugcode refactor` print it.
+ */
+import { errorEnvelope } from '../envelope.js';
+import { KernelError, toKernelError } from '../errors.js';
+import { parseArgs, type ParsedArgs } from './args.js';
+import { renderText } from './text.js';
+
+export const KERNEL_CLI_VERSION = '0.1.0';
+
+export interface CliOutput {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+export const HELP = `usage: tug <command> [flags] [<op> <op-args>]
+
+commands:
+  analyze-impact <op> <op-args>                 resolve the target and compute the edit set
+  run [--apply] [--verify none|syntax|tests|typecheck] <op> <op-args>
+  verify <syntax|tests|typecheck>               verify the current content in a sandbox
+  snapshot                                      compute and store the snapshot
+  session status | session clean [--all]
+  doctor                                        probe backends and verifiers
+
+operations:
+  rename-symbol (--at FILE:LINE:COL [--expect OLD] | --symbol FILE::Qualified.Name) --to NEW
+  organize-imports --file FILE [--mode all|sort|remove-unused]
+
+global flags: --workspace DIR --session-dir DIR --fresh --no-wait --lock-timeout S --safety strict|aggressive
+  --include GLOB --exclude GLOB --text --json --log-level LEVEL --test-command JSON --test-timeout S
+  --snapshot-id ID --keep-sandbox
+
+Output is one JSON document on stdout; exit codes 0, 2, 3, 4, 5, 10 (see docs).
+`;
+
+function stderrLine(prog: string, e: KernelError): string {
+  const line = `${prog}: ${e.code}: ${e.message}`.replace(/[\r\n]+/g, ' ');
+  return (line.length > 500 ? line.slice(0, 500) : line) + '\n';
+}
+
+/** Run the kernel CLI on argv (the words after `tug` or `tugcode refactor`). */
+export async function runKernelCli(argv: string[], o: { prog: 'tug' | 'tugcode'; env: Record<string, string | undefined>; cwd: string }): Promise<CliOutput> {
+  let args: ParsedArgs | null = null;
+  const wantsText = argv.includes('--text');
+  let command = 'unknown';
+  try {
+    args = parseArgs(argv, o.env);
+    if (args.command === 'help') return { stdout: HELP, stderr: '', exitCode: 0 };
+    if (args.command === 'version') return { stdout: `${o.prog === 'tug' ? 'tug' : 'tugcode refactor'} ${KERNEL_CLI_VERSION}\n`, stderr: '', exitCode: 0 };
+    command = args.command;
+    const { executeCommand } = await import('./commands.js');
+    const env = await executeCommand(args, { env: o.env, cwd: o.cwd });
+    const stdout = wantsText ? renderText(command, env) : JSON.stringify(env) + '\n';
+    return { stdout, stderr: '', exitCode: 0 };
+  } catch (e) {
+    const err = toKernelError(e, args?.logLevel === 'debug');
+    const env = errorEnvelope(err);
+    const stdout = wantsText ? renderText(command, env) : JSON.stringify(env) + '\n';
+    return { stdout, stderr: stderrLine(o.prog, err), exitCode: err.exitCode };
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * `doctor` (05-kernel.md §4.5): probe every backend and verifier by running it. Exits 0 whenever it ran;
+ * consumers read `summary.failed`. Missing Python, rust-analyzer, cargo or git are warnings.
+ */
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+type Status = 'passed' | 'warning' | 'failed';
+interface DoctorCheck {
+  name: string;
+  status: Status;
+  message: string;
+  duration_ms: number;
+}
+
+function probe(cmd: string, args: string[]): { ok: boolean; out: string; err: string | null } {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 10_000 });
+  if (r.error) return { ok: false, out: '', err: (r.error as NodeJS.ErrnoException).code ?? r.error.message };
+  return { ok: r.status === 0, out: `${r.stdout}${r.stderr}`.trim(), err: r.status === 0 ? null : `exit ${r.status}: ${`${r.stderr}`.trim().split('\n')[0]}` };
+}
+
+async function tsSmoke(): Promise<string | null> {
+  const { loadTs } = await import('./backends/typescript.js');
+  const ts = await loadTs();
+  const files: Record<string, string> = { '/smoke/a.ts': 'export function f() { return 1; }\n', '/smoke/b.ts': "import { f } from './a';\nf();\n" };
+  const host: import('typescript').LanguageServiceHost = {
+    getScriptFileNames: () => Object.keys(files),
+    getScriptVersion: () => '1',
+    getScriptSnapshot: (f) => (files[f] !== undefined ? ts.ScriptSnapshot.fromString(files[f]!) : undefined),
+    getCurrentDirectory: () => '/smoke',
+    getCompilationSettings: () => ({ noLib: true, noEmit: true, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler }),
+    getDefaultLibFileName: () => '/smoke/lib.d.ts',
+    fileExists: (f) => files[f] !== undefined,
+    readFile: (f) => files[f],
+  };
+  const ls = ts.createLanguageService(host);
+  const locs = ls.findRenameLocations('/smoke/a.ts', 16, false, false, { providePrefixAndSuffixTextForRename: true }) ?? [];
+  ls.dispose();
+  return locs.length === 3 ? null : `expected 3 rename locations, got ${locs.length}`;
+}
+
+export async function doctor(sessionDir: string, o: { python?: string; rustAnalyzer?: string }): Promise<Record<string, unknown>> {
+  const checks: DoctorCheck[] = [];
+  const run = async (name: string, f: () => Promise<{ status: Status; message: string }> | { status: Status; message: string }) => {
+    const t0 = Date.now();
+    let r: { status: Status; message: string };
+    try {
+      r = await f();
+    } catch (e) {
+      r = { status: 'failed', message: (e as Error).message };
+    }
+    checks.push({ name, status: r.status, message: r.message, duration_ms: Date.now() - t0 });
+    return r;
+  };
+  const major = Number(process.versions.node.split('.')[0]);
+  await run('node-version', () => (major >= 20 ? { status: 'passed', message: `node ${process.versions.node}` } : { status: 'failed', message: `node ${process.versions.node} < 20` }));
+  let tsVersion: string | null = null;
+  let tsReason: string | null = null;
+  const api = await run('typescript-api', async () => {
+    const { loadTs } = await import('./backends/typescript.js');
+    const ts = await loadTs();
+    tsVersion = ts.version;
+    const ok = /^5\./.test(ts.version) && typeof ts.createLanguageService === 'function';
+    if (!ok) tsReason = `typescript ${ts.version} lacks a usable LanguageService`;
+    return ok ? { status: 'passed', message: `typescript ${ts.version}` } : { status: 'failed', message: tsReason! };
+  });
+  const smoke = await run('typescript-rename-smoke', async () => {
+    const err = await tsSmoke();
+    return err ? { status: 'failed', message: err } : { status: 'passed', message: 'in-memory two-file rename ok' };
+  });
+  if (smoke.status !== 'passed') tsReason ??= smoke.message;
+  const notBuilt = 'the pyright backend is not part of this build yet';
+  await run('pyright-langserver', () => ({ status: 'warning', message: notBuilt }));
+  await run('pyright-typeshed', () => ({ status: 'warning', message: notBuilt }));
+  const pyCandidates = [o.python, 'python3', 'python'].filter((x): x is string => !!x);
+  let pyPath: string | null = null;
+  let pyVersion: string | null = null;
+  await run('python-interpreter', () => {
+    for (const c of pyCandidates) {
+      const r = probe(c, ['-c', 'import sys;print(sys.version.split()[0])']);
+      if (r.ok) {
+        pyPath = c;
+        pyVersion = r.out;
+        return { status: 'passed', message: `${c} ${r.out}` };
+      }
+    }
+    return { status: 'warning', message: 'no python interpreter found' };
+  });
+  const ra = o.rustAnalyzer ?? 'rust-analyzer';
+  const raR = probe(ra, ['--version']);
+  await run('rust-analyzer', () => (raR.ok ? { status: 'passed', message: raR.out } : { status: 'warning', message: `${ra}: ${raR.err}` }));
+  const cargo = probe('cargo', ['--version']);
+  await run('cargo', () => (cargo.ok ? { status: 'passed', message: cargo.out } : { status: 'warning', message: `cargo: ${cargo.err}` }));
+  const gitR = probe('git', ['--version']);
+  await run('git', () => (gitR.ok ? { status: 'passed', message: gitR.out } : { status: 'warning', message: `git: ${gitR.err}` }));
+  await run('session-dir-writable', () => {
+    const dir = existsSync(sessionDir) ? sessionDir : dirname(sessionDir);
+    if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+    return { status: 'passed', message: `${sessionDir} is writable` };
+  });
+  await run('apply-journal', () =>
+    existsSync(join(sessionDir, 'apply.journal.json'))
+      ? { status: 'warning', message: 'an interrupted apply is pending; the next command recovers it' }
+      : { status: 'passed', message: 'no pending apply journal' },
+  );
+  const tsOk = api.status === 'passed' && smoke.status === 'passed';
+  const summary = {
+    total: checks.length,
+    passed: checks.filter((c) => c.status === 'passed').length,
+    warnings: checks.filter((c) => c.status === 'warning').length,
+    failed: checks.filter((c) => c.status === 'failed').length,
+  };
+  const unavailable = { available: false, command: null, reason: notBuilt };
+  return {
+    checks,
+    backends: {
+      typescript: { available: tsOk, version: tsVersion, reason: tsOk ? null : tsReason },
+      python: { available: false, pyright_version: null, typeshed_ok: false, interpreter: pyPath, python_version: pyVersion, interpreter_source: pyPath ? 'path' : null, reason: notBuilt },
+      rust: { available: false, rust_analyzer: raR.ok ? ra : null, version: raR.ok ? raR.out : null, cargo_version: cargo.ok ? cargo.out : null, reason: 'the rust-analyzer backend is not part of this build yet' },
+    },
+    verifiers: {
+      'ts-syntax': { available: tsOk, command: null, reason: tsOk ? null : tsReason },
+      tsc: { available: tsOk, command: ['tsc', '--noEmit', '--pretty', 'false', '-p', '<tsconfig>'], reason: tsOk ? null : tsReason },
+      'py-compile': pyPath ? { available: true, command: [pyPath, '-c', '<compile script>'], reason: null } : { available: false, command: null, reason: 'no python interpreter found' },
+      pyright: unavailable,
+      'cargo-check': cargo.ok ? { available: true, command: ['cargo', 'check', '--all-targets', '--message-format=json'], reason: null } : { available: false, command: null, reason: `cargo: ${cargo.err}` },
+      tests: { available: true, command: null, reason: 'resolved per workspace (--test-command, config test_command, or detection)' },
+    },
+    summary,
+  };
+}

@@ -1,0 +1,306 @@
+/**
+ * The kernel (05-kernel.md §2.3, §6.1): open once (session + lock), then snapshot / analyze / prepare /
+ * verify / apply with a warm TypeScript backend kept across operations.
+ */
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { KernelError } from './errors.js';
+import type { KernelWarning } from './envelope.js';
+import { sortWarnings } from './envelope.js';
+import { undoToken } from './ids.js';
+import { validateNewName } from './names.js';
+import { editJson, resolvePatch, writeResolved } from './patch/index.js';
+import { buildPatch, opHashOf, splitSelector, summarize } from './prepare.js';
+import { Session } from './session.js';
+import { changedFiles, filesByLanguage, sessionRelative, takeSnapshot, type Snapshot } from './snapshot.js';
+import { normalizeFileArg, WorkspaceFiles } from './workspace.js';
+import type { BackendSession, WorkspaceView } from './backends/types.js';
+import { planRename } from './ops/rename.js';
+import { planOrganize } from './ops/organize.js';
+import { verifyPatch, verifyWorkspace } from './verify/run.js';
+import type { AnalyzeResult, ApplyResult, KernelOptions, OpSpec, Prepared, RunResult, SnapshotResult, VerifyMode, VerifyResult } from './types.js';
+
+export interface Kernel {
+  readonly workspace: string;
+  readonly sessionDir: string;
+  snapshot(): Promise<SnapshotResult>;
+  analyzeImpact(op: OpSpec): Promise<AnalyzeResult>;
+  prepare(op: OpSpec, o?: { snapshotId?: string }): Promise<Prepared>;
+  verifyPrepared(p: Prepared, mode: VerifyMode): Promise<import('./types.js').Verification>;
+  apply(p: Prepared): Promise<ApplyResult>;
+  run(op: OpSpec, o: { apply: boolean; verify: VerifyMode; snapshotId?: string }): Promise<RunResult>;
+  verify(mode: Exclude<VerifyMode, 'none'>): Promise<VerifyResult>;
+  close(): Promise<void>;
+}
+
+export function resolveWorkspace(dir: string): string {
+  const abs = resolve(dir);
+  if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new KernelError('WorkspaceNotFound', `workspace not found: ${dir}`, { path: abs });
+  return realpathSync(abs);
+}
+
+export async function openKernel(o: KernelOptions): Promise<Kernel> {
+  const ws = resolveWorkspace(o.workspace);
+  const sessionDir = resolve(o.sessionDir ?? join(ws, '.tug'));
+  const warnings: KernelWarning[] = [];
+  const session = await Session.open({ workspace: ws, sessionDir, fresh: o.fresh, lockTimeoutS: o.lockTimeoutS, noWait: o.noWait, command: o.command }, warnings);
+  return new KernelImpl(ws, sessionDir, session, o, warnings);
+}
+
+class KernelImpl implements Kernel {
+  private ts: BackendSession | null = null;
+  private view: WorkspaceView | null = null;
+  private viewSnap: Snapshot | null = null;
+
+  constructor(
+    readonly workspace: string,
+    readonly sessionDir: string,
+    private readonly session: Session,
+    private readonly o: KernelOptions,
+    private pendingWarnings: KernelWarning[],
+  ) {}
+
+  /** Warnings of one call, starting with those of opening the session. */
+  private warnings(): KernelWarning[] {
+    const w = this.pendingWarnings;
+    this.pendingWarnings = [];
+    return [...w];
+  }
+
+  private takeSnapshot(): Snapshot {
+    return takeSnapshot(this.workspace, { sessionRel: sessionRelative(this.workspace, this.sessionDir), include: this.o.include, exclude: this.o.exclude });
+  }
+
+  private async tsBackend(snap: Snapshot, files: WorkspaceFiles): Promise<BackendSession> {
+    const { typescriptBackend } = await import('./backends/typescript.js');
+    if (!this.ts || !this.view || !this.viewSnap) {
+      const texts = new Map<string, { text: string; version: string }>();
+      for (const [p, meta] of snap.files) {
+        const f = files.tryFile(p);
+        if (f) texts.set(p, { text: f.text, version: meta.sha256 });
+      }
+      this.view = { root: this.workspace, texts };
+      this.ts = await typescriptBackend.open(this.view);
+      this.viewSnap = snap;
+      return this.ts;
+    }
+    if (this.viewSnap.id !== snap.id) {
+      const changed = new Map<string, { text: string; version: string } | null>();
+      for (const p of changedFiles(this.viewSnap.files, snap.files)) {
+        const meta = snap.files.get(p);
+        const f = meta ? files.tryFile(p) : null;
+        changed.set(p, f && meta ? { text: f.text, version: meta.sha256 } : null);
+      }
+      await this.ts.sync(changed);
+      this.viewSnap = snap;
+    }
+    return this.ts;
+  }
+
+  private async backendFor(lang: string, snap: Snapshot, files: WorkspaceFiles): Promise<BackendSession> {
+    if (lang === 'typescript') return this.tsBackend(snap, files);
+    const backend = lang === 'python' ? 'pyright' : 'rust-analyzer';
+    throw new KernelError('BackendUnavailable', `the ${backend} backend is not available in this build`, { backend, searched: [], probe_error: 'not implemented' });
+  }
+
+  async snapshot(): Promise<SnapshotResult> {
+    const warnings = this.warnings();
+    const snap = this.takeSnapshot();
+    this.session.storeSnapshot(snap);
+    return { snapshot_id: snap.id, file_count: snap.files.size, total_bytes: snap.total_bytes, files_by_language: filesByLanguage(snap), stored: true, warnings: sortWarnings(warnings) };
+  }
+
+  private async prepareWith(op: OpSpec, warnings: KernelWarning[], o: { snapshotId?: string; checkAnalysis?: boolean }): Promise<Prepared> {
+    const safety = (op.op === 'rename-symbol' ? op.safety : undefined) ?? this.o.safety ?? 'strict';
+    const opHashValue = opHashOf(op, safety);
+    // 1. arguments and the new name's syntax
+    let fileArg: string;
+    let symbolSel: { file: string; qname: string; selector: string } | undefined;
+    if (op.op === 'rename-symbol') {
+      if (op.symbol !== undefined) {
+        const s = splitSelector(op.symbol);
+        symbolSel = { ...s, selector: op.symbol };
+        fileArg = s.file;
+      } else fileArg = op.at!.file;
+    } else fileArg = op.file;
+    const { path: file, language } = normalizeFileArg(this.workspace, fileArg, op.op === 'organize-imports' ? '--file' : op.symbol !== undefined ? '--symbol' : '--at');
+    if (op.op === 'organize-imports' && language !== 'typescript') {
+      throw new KernelError('UnsupportedOperation', `organize-imports is not supported for ${language}`, {
+        operation: 'organize-imports',
+        language,
+        reason: 'language',
+        fallback: language === 'python' ? `ruff check --select I --fix ${file}` : 'cargo fmt',
+      });
+    }
+    if (op.op === 'rename-symbol') {
+      const isId = language === 'typescript' ? await tsIdentifierCheck() : undefined;
+      validateNewName(language, op.to, isId);
+    }
+    // 3. snapshot and freshness
+    const snap = this.takeSnapshot();
+    try {
+      if (o.snapshotId && o.snapshotId !== snap.id) this.mismatch(o.snapshotId, snap, 'snapshot_id');
+      if (o.checkAnalysis) {
+        const analyzed = this.session.analysisSnapshot(opHashValue);
+        if (analyzed && analyzed !== snap.id) this.mismatch(analyzed, snap, 'analysis');
+      }
+      this.session.storeSnapshot(snap);
+      if (!snap.files.has(file)) throw new KernelError('FileNotFound', `${file} is not in the source set (ignored or excluded)`, { path: file });
+      const files = new WorkspaceFiles(this.workspace, snap);
+      const backend = await this.backendFor(language, snap, files);
+      const ctx = { files, backend, snapshotId: snap.id, warnings };
+      if (op.op === 'rename-symbol') {
+        const at = op.at ? { file, line: op.at.line, col: op.at.col } : undefined;
+        const plan = await planRename(ctx, { at, symbol: symbolSel ? { ...symbolSel, file } : undefined, to: op.to, expect: op.expect }, language);
+        const project = (backend as { otherProjects?: () => string[] }).otherProjects?.() ?? [];
+        if (project.length > 0) warnings.push({ code: 'ProjectBoundary', message: `other TypeScript projects were not searched: ${project.join(', ')}` });
+        const built = buildPatch(snap, new Map([...new Set(plan.edits.map((e) => e.path))].map((p) => [p, files.file(p)])), plan.edits, { op_hash: opHashValue, symbol_id: plan.symbol.id });
+        return this.prepared(op, snap.id, opHashValue, built, warnings, { symbol: plan.symbol, oldName: plan.oldName, newName: op.to, references: plan.references });
+      }
+      const edits = await planOrganize(ctx, file, op.mode);
+      const built = buildPatch(snap, new Map([[file, files.file(file)]]), edits, { op_hash: opHashValue });
+      return this.prepared(op, snap.id, opHashValue, built, warnings, { references: [] });
+    } catch (e) {
+      if (e instanceof KernelError && !e.snapshotId) e.snapshotId = snap.id;
+      throw e;
+    }
+  }
+
+  private prepared(op: OpSpec, snapshotId: string, hash: string, built: ReturnType<typeof buildPatch>, warnings: KernelWarning[], extra: Partial<Prepared>): Prepared {
+    return {
+      op,
+      snapshot_id: snapshotId,
+      operation: op.op,
+      op_hash: hash,
+      ...extra,
+      references: extra.references ?? [],
+      patchSet: built.patchSet,
+      edits: built.patchSet.edits.map(editJson),
+      unified_diff: built.unified_diff,
+      summary: summarize(built.patchSet),
+      snapshot_after: built.snapshot_after,
+      warnings: sortWarnings(warnings),
+      before: built.before,
+    };
+  }
+
+  private mismatch(expected: string, snap: Snapshot, why: string): never {
+    const inv = this.session.loadInventory(expected);
+    const changed = inv ? changedFiles(inv, snap.files) : [];
+    const details: Record<string, unknown> = { expected_snapshot_id: expected, actual_snapshot_id: snap.id, changed_files: changed };
+    if (!inv) details.reason = 'unknown_snapshot';
+    throw new KernelError('SnapshotMismatch', `the workspace changed since ${expected} (${why})`, details, { snapshotId: snap.id });
+  }
+
+  async analyzeImpact(op: OpSpec): Promise<AnalyzeResult> {
+    const p = await this.prepareWith(op, this.warnings(), {});
+    this.session.recordAnalysis(p.op_hash, p.snapshot_id);
+    const base = { snapshot_id: p.snapshot_id, operation: p.operation, op_hash: p.op_hash };
+    if (op.op === 'organize-imports') {
+      return { ...base, file: p.patchSet.files[0]?.path ?? normalizeFileArg(this.workspace, op.file, '--file').path, impact: { files_affected: p.summary.files_changed, references_count: 0, edits_estimated: p.summary.edits_count }, warnings: p.warnings };
+    }
+    return {
+      ...base,
+      symbol: p.symbol!,
+      new_name: p.newName!,
+      references: p.references,
+      impact: { files_affected: p.summary.files_changed, references_count: p.references.length, edits_estimated: p.summary.edits_count },
+      warnings: p.warnings,
+    };
+  }
+
+  async prepare(op: OpSpec, o: { snapshotId?: string } = {}): Promise<Prepared> {
+    return this.prepareWith(op, this.warnings(), { snapshotId: o.snapshotId, checkAnalysis: true });
+  }
+
+  async verifyPrepared(p: Prepared, mode: VerifyMode) {
+    return verifyPatch(this.verifyContext(), p, mode);
+  }
+
+  private verifyContext() {
+    return { workspace: this.workspace, sessionDir: this.sessionDir, options: this.o, sessionRel: sessionRelative(this.workspace, this.sessionDir) };
+  }
+
+  async apply(p: Prepared): Promise<ApplyResult> {
+    if (p.patchSet.edits.length === 0) return { snapshot_id: p.snapshot_id, applied: false, files_written: [], snapshot_after: p.snapshot_after };
+    // Phase A re-hashes the whole source set (closes the window of long sandbox runs).
+    const now = this.takeSnapshot();
+    if (now.id !== p.snapshot_id) this.mismatch(p.snapshot_id, now, 'apply');
+    try {
+      const resolved = resolvePatch(this.workspace, p.patchSet);
+      const written = writeResolved(this.workspace, resolved, { sessionDir: this.sessionDir, opHash: p.op_hash });
+      const after = this.takeSnapshot();
+      this.session.storeSnapshot(after);
+      this.session.dropAnalysis(p.op_hash);
+      if (this.ts && this.viewSnap) {
+        const files = new WorkspaceFiles(this.workspace, after);
+        await this.tsBackend(after, files);
+      }
+      return { snapshot_id: p.snapshot_id, applied: true, files_written: written, snapshot_after: after.id };
+    } catch (e) {
+      if (e instanceof KernelError && !e.snapshotId) e.snapshotId = p.snapshot_id;
+      throw e;
+    }
+  }
+
+  async run(op: OpSpec, o: { apply: boolean; verify: VerifyMode; snapshotId?: string }): Promise<RunResult> {
+    const p = await this.prepare(op, { snapshotId: o.snapshotId });
+    const base = {
+      snapshot_id: p.snapshot_id,
+      operation: p.operation,
+      op_hash: p.op_hash,
+      symbol: p.symbol,
+      patch: { edits: p.edits, unified_diff: p.unified_diff },
+      summary: p.summary,
+    };
+    const tail = { undo_token: undoToken(p.snapshot_id, p.op_hash), applied: false, files_written: [] as string[], snapshot_after: p.snapshot_after };
+    let verification;
+    try {
+      verification = await this.verifyPrepared(p, o.verify);
+    } catch (e) {
+      if (e instanceof KernelError && e.exitCode === 5) {
+        e.snapshotId ??= p.snapshot_id;
+        e.extra = { ...base, verification: e.extra?.verification, warnings: p.warnings, ...tail };
+        delete (e.extra as Record<string, unknown>).snapshot_id;
+      }
+      throw e;
+    }
+    if (!o.apply || p.patchSet.edits.length === 0) return { ...base, verification, warnings: p.warnings, ...tail };
+    const a = await this.apply(p);
+    return { ...base, verification, warnings: p.warnings, ...tail, applied: a.applied, files_written: a.files_written, snapshot_after: a.snapshot_after };
+  }
+
+  async verify(mode: Exclude<VerifyMode, 'none'>): Promise<VerifyResult> {
+    const warnings = this.warnings();
+    const snap = this.takeSnapshot();
+    this.session.storeSnapshot(snap);
+    try {
+      const verification = await verifyWorkspace(this.verifyContext(), snap, mode);
+      return { snapshot_id: snap.id, mode, passed: true, verification, warnings: sortWarnings(warnings) };
+    } catch (e) {
+      if (e instanceof KernelError) {
+        e.snapshotId ??= snap.id;
+        if (e.exitCode === 5) e.extra = { mode, passed: false, verification: e.extra?.verification };
+      }
+      throw e;
+    }
+  }
+
+  async close(): Promise<void> {
+    const ts = this.ts;
+    this.ts = null;
+    if (ts) await ts.close();
+    await this.session.close();
+  }
+}
+
+async function tsIdentifierCheck(): Promise<(n: string) => boolean> {
+  const { loadTs } = await import('./backends/typescript.js');
+  const ts = await loadTs();
+  const isId = (ts as unknown as { isIdentifierText?: (n: string, t: number) => boolean }).isIdentifierText;
+  if (typeof isId === 'function') return (n: string) => isId(n, ts.ScriptTarget.ESNext);
+  return (n: string) => {
+    const s = ts.createScanner(ts.ScriptTarget.ESNext, false, ts.LanguageVariant.Standard, n);
+    return s.scan() === ts.SyntaxKind.Identifier && s.getTokenEnd() === n.length;
+  };
+}

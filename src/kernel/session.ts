@@ -1,0 +1,240 @@
+/**
+ * Sessions and locking (05-kernel.md §12): the `.tug/` directory, the proper-lockfile lock with a bounded
+ * wait, `session.json`, journal recovery on open, and snapshot/analysis storage (§10.2).
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import lockfile from 'proper-lockfile';
+import { KernelError } from './errors.js';
+import type { KernelWarning } from './envelope.js';
+import { sha256Hex } from './ids.js';
+import { recoverJournal } from './patch/apply.js';
+import type { Snapshot } from './snapshot.js';
+
+export const KERNEL_VERSION = '0.1.0';
+
+export function nowIso(): string {
+  const fixed = process.env.TUG_NOW ?? process.env.TUGCODE_NOW;
+  return fixed && !Number.isNaN(Date.parse(fixed)) ? new Date(fixed).toISOString() : new Date().toISOString();
+}
+
+export function writeAtomic(path: string, data: string | Uint8Array): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, data);
+  renameSync(tmp, path);
+}
+
+function readJson(path: string): any {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+export interface SessionOptions {
+  workspace: string;
+  sessionDir: string;
+  fresh?: boolean;
+  lockTimeoutS?: number;
+  noWait?: boolean;
+  command?: string;
+}
+
+export interface LockInfo {
+  held: boolean;
+  holder_pid: number | null;
+  holder_command: string | null;
+  since: string | null;
+}
+
+export function readLockInfo(sessionDir: string): LockInfo {
+  const held = existsSync(join(sessionDir, 'lock.lock'));
+  const info = held ? readJson(join(sessionDir, 'lock.json')) : null;
+  return {
+    held,
+    holder_pid: typeof info?.pid === 'number' ? info.pid : null,
+    holder_command: typeof info?.command === 'string' ? info.command : null,
+    since: typeof info?.acquired_at === 'string' ? info.acquired_at : null,
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class Session {
+  private release: (() => Promise<void>) | null = null;
+  compromised = false;
+  waitedSeconds = 0;
+
+  private constructor(readonly dir: string, readonly workspace: string) {}
+
+  /** Open (create, lock, validate, recover) per §12.2. Warnings are appended to `warnings`. */
+  static async open(o: SessionOptions, warnings: KernelWarning[]): Promise<Session> {
+    const s = new Session(o.sessionDir, o.workspace);
+    try {
+      mkdirSync(o.sessionDir, { recursive: true });
+      if (!existsSync(join(o.sessionDir, '.gitignore'))) writeAtomic(join(o.sessionDir, '.gitignore'), '*\n');
+    } catch (e) {
+      throw new KernelError('SessionCorrupt', `cannot create session dir ${o.sessionDir}`, { path: o.sessionDir, reason: String(e) });
+    }
+    await s.lock(o);
+    try {
+      if (o.fresh) s.wipe(false);
+      s.validate(warnings);
+      if (recoverJournal(o.workspace, o.sessionDir)) {
+        warnings.push({ code: 'RecoveredInterruptedApply', message: 'an interrupted apply was rolled back' });
+      }
+      s.touch();
+    } catch (e) {
+      await s.close();
+      throw e;
+    }
+    return s;
+  }
+
+  private async lock(o: SessionOptions): Promise<void> {
+    const target = join(o.sessionDir, 'lock');
+    const timeoutMs = o.noWait ? 0 : Math.max(0, (o.lockTimeoutS ?? 30) * 1000);
+    const started = Date.now();
+    for (;;) {
+      try {
+        this.release = await lockfile.lock(target, {
+          realpath: false,
+          stale: 30000,
+          update: 5000,
+          retries: 0,
+          onCompromised: () => {
+            this.compromised = true;
+          },
+        });
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ELOCKED') {
+          throw new KernelError('SessionCorrupt', `cannot lock ${target}: ${(e as Error).message}`, { path: target, reason: String(e) });
+        }
+        if (Date.now() - started >= timeoutMs) {
+          const info = readLockInfo(o.sessionDir);
+          const waited = Math.round((Date.now() - started) / 100) / 10;
+          throw new KernelError('SessionLocked', `session ${o.sessionDir} is locked by another process`, {
+            lock_holder_pid: info.holder_pid,
+            waited_seconds: waited,
+            session_dir: o.sessionDir,
+          });
+        }
+        await sleep(200);
+      }
+    }
+    this.waitedSeconds = Math.round((Date.now() - started) / 100) / 10;
+    writeAtomic(
+      join(o.sessionDir, 'lock.json'),
+      JSON.stringify({ pid: process.pid, command: o.command ?? 'kernel', hostname: hostname(), acquired_at: nowIso() }),
+    );
+  }
+
+  private validate(warnings: KernelWarning[]): void {
+    const real = realpathSync(this.workspace);
+    const cur = readJson(join(this.dir, 'session.json'));
+    if (cur && cur.workspace_root === real && cur.version === '1') return;
+    if (existsSync(join(this.dir, 'session.json'))) {
+      this.wipe(false);
+      warnings.push({ code: 'SessionReset', message: 'the session was recreated (moved workspace or unreadable session.json)' });
+    }
+    const now = nowIso();
+    writeAtomic(
+      join(this.dir, 'session.json'),
+      JSON.stringify({ version: '1', created_at: now, last_accessed: now, workspace_root: real, workspace_root_hash: sha256Hex(real).slice(0, 12), kernel_version: KERNEL_VERSION }),
+    );
+  }
+
+  private touch(): void {
+    const cur = readJson(join(this.dir, 'session.json'));
+    if (cur) writeAtomic(join(this.dir, 'session.json'), JSON.stringify({ ...cur, last_accessed: nowIso() }));
+  }
+
+  /** Remove caches (or everything but the lock artefacts when `all`). Returns removed names and bytes. */
+  wipe(cachesOnly: boolean): { removed: string[]; bytes: number } {
+    const keep = new Set(['lock', 'lock.lock', 'lock.json', '.gitignore', 'apply.journal.json', 'apply-backup']);
+    const caches = new Set(['snapshots', 'analyses', 'baselines', 'logs', 'cargo-target']);
+    const removed: string[] = [];
+    let bytes = 0;
+    for (const name of readdirSync(this.dir)) {
+      if (keep.has(name)) continue;
+      if (cachesOnly && !caches.has(name)) continue;
+      bytes += dirBytes(join(this.dir, name));
+      rmSync(join(this.dir, name), { recursive: true, force: true });
+      removed.push(name);
+    }
+    return { removed: removed.sort(), bytes };
+  }
+
+  storeSnapshot(s: Snapshot): void {
+    const dir = join(this.dir, 'snapshots');
+    mkdirSync(dir, { recursive: true });
+    const files: Record<string, { sha256: string; size: number }> = {};
+    for (const [p, v] of s.files) files[p] = v;
+    writeAtomic(join(dir, `${s.id}.json`), JSON.stringify({ snapshot_id: s.id, created_at: nowIso(), file_count: s.files.size, total_bytes: s.total_bytes, files }));
+    writeAtomic(join(dir, 'current'), s.id);
+    const stored = listSnapshots(this.dir);
+    for (const old of stored.slice(5)) rmSync(join(dir, `${old}.json`), { force: true });
+  }
+
+  loadInventory(id: string): Map<string, { sha256: string; size: number }> | null {
+    const j = readJson(join(this.dir, 'snapshots', `${id}.json`));
+    if (!j?.files) return null;
+    return new Map(Object.entries(j.files as Record<string, { sha256: string; size: number }>));
+  }
+
+  recordAnalysis(opHash: string, snapshotId: string): void {
+    const dir = join(this.dir, 'analyses');
+    mkdirSync(dir, { recursive: true });
+    writeAtomic(join(dir, `${opHash}.json`), JSON.stringify({ snapshot_id: snapshotId, created_at: nowIso() }));
+    const all = readdirSync(dir)
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => ({ n, t: statSync(join(dir, n)).mtimeMs }))
+      .sort((a, b) => b.t - a.t || (a.n < b.n ? -1 : 1));
+    for (const old of all.slice(50)) rmSync(join(dir, old.n), { force: true });
+  }
+
+  analysisSnapshot(opHash: string): string | null {
+    return readJson(join(this.dir, 'analyses', `${opHash}.json`))?.snapshot_id ?? null;
+  }
+
+  dropAnalysis(opHash: string): void {
+    rmSync(join(this.dir, 'analyses', `${opHash}.json`), { force: true });
+  }
+
+  async close(): Promise<void> {
+    const rel = this.release;
+    this.release = null;
+    if (rel) {
+      rmSync(join(this.dir, 'lock.json'), { force: true });
+      await rel().catch(() => undefined);
+    }
+  }
+}
+
+/** Stored snapshot ids, most recent first. */
+export function listSnapshots(sessionDir: string): string[] {
+  const dir = join(sessionDir, 'snapshots');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((n) => n.startsWith('snap_') && n.endsWith('.json'))
+    .map((n) => ({ id: n.slice(0, -5), t: statSync(join(dir, n)).mtimeMs }))
+    .sort((a, b) => b.t - a.t || (a.id < b.id ? -1 : 1))
+    .map((x) => x.id);
+}
+
+export function dirBytes(p: string): number {
+  try {
+    const st = statSync(p);
+    if (!st.isDirectory()) return st.size;
+    return readdirSync(p).reduce((n, c) => n + dirBytes(join(p, c)), 0);
+  } catch {
+    return 0;
+  }
+}
+
+export function readSessionJson(sessionDir: string): any {
+  return readJson(join(sessionDir, 'session.json'));
+}

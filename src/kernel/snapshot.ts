@@ -1,0 +1,201 @@
+/**
+ * The file universe and snapshots (05-kernel.md §10): workspace listing (git or a .gitignore-aware walk),
+ * the source set, the content-derived `snapshot_id`, and its storage in the session.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import ignore, { type Ignore } from 'ignore';
+import { compareUtf8, sha256Hex } from './ids.js';
+
+export type Language = 'typescript' | 'python' | 'rust';
+
+const TS_EXT = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
+const CONFIG_NAMES = new Set([
+  'package.json', 'jsconfig.json', 'pyproject.toml', 'setup.cfg', 'setup.py', 'pytest.ini', 'tox.ini',
+  'pyrightconfig.json', 'Cargo.toml', 'Cargo.lock', 'rust-toolchain', 'rust-toolchain.toml',
+]);
+const EXCLUDED_DIRS = new Set([
+  '.git', 'node_modules', '.tugtree', '.tug', '__pycache__', '.venv', 'venv', 'target', '.mypy_cache',
+  '.pytest_cache', '.tox', '.nox',
+]);
+
+export function languageOf(path: string): Language | null {
+  if (TS_EXT.test(path)) return 'typescript';
+  if (/\.pyi?$/.test(path)) return 'python';
+  if (path.endsWith('.rs')) return 'rust';
+  return null;
+}
+
+function baseName(p: string): string {
+  const i = p.lastIndexOf('/');
+  return i === -1 ? p : p.slice(i + 1);
+}
+
+export function isConfigPath(p: string): boolean {
+  const b = baseName(p);
+  return CONFIG_NAMES.has(b) || /^tsconfig.*\.json$/.test(b) || p === '.cargo/config.toml' || p.endsWith('/.cargo/config.toml');
+}
+
+export function isSourcePath(p: string): boolean {
+  return languageOf(p) !== null || isConfigPath(p);
+}
+
+export function languageBucket(p: string): 'typescript' | 'javascript' | 'python' | 'rust' | 'config' {
+  if (/\.(js|jsx|mjs|cjs)$/.test(p)) return 'javascript';
+  return languageOf(p) ?? 'config';
+}
+
+export interface ListOptions {
+  /** Workspace-relative session dir (excluded), if inside the workspace. */
+  sessionRel?: string | null;
+  include?: string[];
+  exclude?: string[];
+}
+
+/** A minimal glob (`**`, `*`, `?`) → RegExp. */
+export function globToRegExp(glob: string): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*' && glob[i + 1] === '*') {
+      re += glob[i + 2] === '/' ? '(?:.*/)?' : '.*';
+      i += glob[i + 2] === '/' ? 2 : 1;
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}(?:/.*)?$`);
+}
+
+function alwaysExcluded(p: string, sessionRel: string | null | undefined): boolean {
+  const parts = p.split('/');
+  for (let i = 0; i < parts.length - 1; i++) {
+    const d = parts[i]!;
+    if (EXCLUDED_DIRS.has(d) || d.endsWith('.egg-info')) return true;
+  }
+  if (/^\.tugtool\/state\.db(-wal|-shm)?$/.test(p)) return true;
+  if (sessionRel && (p === sessionRel || p.startsWith(sessionRel + '/'))) return true;
+  return false;
+}
+
+function gitListing(ws: string): string[] | null {
+  try {
+    const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+      cwd: ws,
+      stdio: ['ignore', 'pipe', 'ignore'],
+      maxBuffer: 256 * 1024 * 1024,
+    });
+    return [...new Set(out.toString('utf8').split('\0').filter((p) => p !== ''))];
+  } catch {
+    return null;
+  }
+}
+
+function walkListing(ws: string): string[] {
+  const out: string[] = [];
+  const walk = (rel: string, rules: { base: string; ig: Ignore }[]) => {
+    const abs = rel ? join(ws, rel) : ws;
+    let names: string[];
+    try {
+      names = readdirSync(abs);
+    } catch {
+      return;
+    }
+    if (rel && names.includes('.git')) return; // nested repo or linked worktree
+    const gi = join(abs, '.gitignore');
+    const here = existsSync(gi) ? [...rules, { base: rel, ig: ignore().add(readFileSync(gi, 'utf8')) }] : rules;
+    for (const name of names) {
+      const r = rel ? `${rel}/${name}` : name;
+      let st;
+      try {
+        st = lstatSync(join(ws, r));
+      } catch {
+        continue;
+      }
+      const isDir = st.isDirectory();
+      if (isDir && EXCLUDED_DIRS.has(name)) continue;
+      const ignored = here.some(({ base, ig }) => {
+        const sub = base ? r.slice(base.length + 1) : r;
+        return ig.ignores(isDir ? sub + '/' : sub);
+      });
+      if (ignored) continue;
+      if (isDir) walk(r, here);
+      else out.push(r);
+    }
+  };
+  walk('', []);
+  return out;
+}
+
+/** Every workspace file (§10.1), sorted by UTF-8 bytes; symlinks included (callers filter them). */
+export function listWorkspaceFiles(ws: string, o: ListOptions = {}): { path: string; symlink: boolean }[] {
+  const listed = gitListing(ws) ?? walkListing(ws);
+  const inc = (o.include ?? []).map(globToRegExp);
+  const exc = (o.exclude ?? []).map(globToRegExp);
+  const out: { path: string; symlink: boolean }[] = [];
+  for (const p of listed) {
+    if (p.endsWith('/') || alwaysExcluded(p, o.sessionRel)) continue;
+    if (inc.length > 0 && !inc.some((r) => r.test(p))) continue;
+    if (exc.some((r) => r.test(p))) continue;
+    let st;
+    try {
+      st = lstatSync(join(ws, p));
+    } catch {
+      continue;
+    }
+    if (st.isDirectory()) continue;
+    out.push({ path: p, symlink: st.isSymbolicLink() });
+  }
+  out.sort((a, b) => compareUtf8(a.path, b.path));
+  return out;
+}
+
+export interface Snapshot {
+  id: string;
+  files: Map<string, { sha256: string; size: number }>;
+  bytes: Map<string, Uint8Array>;
+  total_bytes: number;
+}
+
+export function sessionRelative(ws: string, sessionDir: string): string | null {
+  const r = relative(ws, sessionDir);
+  return r.startsWith('..') || r === '' ? null : r.split(sep).join('/');
+}
+
+/** Hash the source set: `snap_` + 12 hex of sha256 over `path\nsha\n` records. */
+export function takeSnapshot(ws: string, o: ListOptions = {}): Snapshot {
+  const files = new Map<string, { sha256: string; size: number }>();
+  const bytes = new Map<string, Uint8Array>();
+  let record = '';
+  let total = 0;
+  for (const f of listWorkspaceFiles(ws, o)) {
+    if (f.symlink || !isSourcePath(f.path)) continue;
+    let b: Uint8Array;
+    try {
+      b = readFileSync(join(ws, f.path));
+    } catch {
+      continue;
+    }
+    const h = sha256Hex(b);
+    files.set(f.path, { sha256: h, size: b.length });
+    bytes.set(f.path, b);
+    total += b.length;
+    record += `${f.path}\n${h}\n`;
+  }
+  return { id: 'snap_' + sha256Hex(record).slice(0, 12), files, bytes, total_bytes: total };
+}
+
+/** Files whose hash differs between two inventories (added, removed or changed), sorted. */
+export function changedFiles(a: Map<string, { sha256: string }>, b: Map<string, { sha256: string }>): string[] {
+  const out = new Set<string>();
+  for (const [p, v] of a) if (b.get(p)?.sha256 !== v.sha256) out.add(p);
+  for (const p of b.keys()) if (!a.has(p)) out.add(p);
+  return [...out].sort(compareUtf8);
+}
+
+export function filesByLanguage(s: Snapshot): Record<'typescript' | 'javascript' | 'python' | 'rust' | 'config', number> {
+  const r = { typescript: 0, javascript: 0, python: 0, rust: 0, config: 0 };
+  for (const p of s.files.keys()) r[languageBucket(p)]++;
+  return r;
+}

@@ -1,0 +1,156 @@
+/**
+ * Public kernel types (05-kernel.md §2.3, §4): op specs, options, and the result shapes the CLI serializes.
+ */
+import type { KernelWarning } from './envelope.js';
+import type { KernelLocation } from './errors.js';
+import type { EditJson, PatchSet } from './patch/ir.js';
+import type { ReferenceKind, SymbolKind } from './backends/types.js';
+
+export type VerifyMode = 'none' | 'syntax' | 'tests' | 'typecheck';
+export type OrganizeMode = 'all' | 'sort' | 'remove-unused';
+export type OpSpec =
+  | { op: 'rename-symbol'; at?: { file: string; line: number; col: number }; symbol?: string; to: string; expect?: string; safety?: 'strict' | 'aggressive' }
+  | { op: 'organize-imports'; file: string; mode: OrganizeMode };
+
+export interface KernelOptions {
+  workspace: string;
+  sessionDir?: string;
+  fresh?: boolean;
+  lockTimeoutS?: number;
+  noWait?: boolean;
+  python?: string;
+  rustAnalyzer?: string;
+  safety?: 'strict' | 'aggressive';
+  include?: string[];
+  exclude?: string[];
+  testCommand?: string[];
+  testTimeoutS?: number;
+  typecheckCommand?: string[];
+  typecheckTimeoutS?: number;
+  keepSandbox?: boolean;
+  logLevel?: 'error' | 'warn' | 'info' | 'debug';
+  /** Recorded in lock.json. */
+  command?: string;
+}
+
+export interface SymbolInfo {
+  id: string;
+  name: string;
+  kind: SymbolKind;
+  location: KernelLocation;
+  qualified_name: string | null;
+  container: string | null;
+  selector: string | null;
+}
+
+export interface Reference {
+  location: KernelLocation;
+  kind: ReferenceKind;
+}
+
+export interface Summary {
+  files_changed: number;
+  edits_count: number;
+  bytes_added: number;
+  bytes_removed: number;
+}
+
+export interface Diagnostic {
+  file: string;
+  line: number;
+  col: number | null;
+  code: string | null;
+  message: string;
+}
+
+export type CheckName = 'ts-syntax' | 'py-compile' | 'cargo-check' | 'tests' | 'tsc' | 'pyright' | 'typecheck-command';
+
+export interface Check {
+  name: CheckName;
+  language: 'typescript' | 'python' | 'rust' | null;
+  status: 'passed' | 'failed' | 'unavailable';
+  command: string[] | null;
+  exit_code: number | null;
+  duration_ms: number;
+  baseline: { diagnostics: number } | null;
+  diagnostics: Diagnostic[];
+  output: string | null;
+  reason: string | null;
+}
+
+export interface Verification {
+  status: 'passed' | 'failed' | 'skipped';
+  mode: VerifyMode;
+  sandbox: 'minimal' | 'full' | null;
+  checks: Check[];
+}
+
+export interface AnalyzeResult {
+  snapshot_id: string;
+  operation: 'rename-symbol' | 'organize-imports';
+  op_hash: string;
+  symbol?: SymbolInfo;
+  new_name?: string;
+  file?: string;
+  references?: Reference[];
+  impact: { files_affected: number; references_count: number; edits_estimated: number };
+  warnings: KernelWarning[];
+}
+
+export interface Prepared {
+  op: OpSpec;
+  snapshot_id: string;
+  operation: 'rename-symbol' | 'organize-imports';
+  op_hash: string;
+  symbol?: SymbolInfo;
+  oldName?: string;
+  newName?: string;
+  references: Reference[];
+  patchSet: PatchSet;
+  edits: EditJson[];
+  unified_diff: string;
+  summary: Summary;
+  snapshot_after: string;
+  warnings: KernelWarning[];
+  /** Before bytes of every changed file. */
+  before: Map<string, Uint8Array>;
+}
+
+export interface RunResult {
+  snapshot_id: string;
+  operation: 'rename-symbol' | 'organize-imports';
+  op_hash: string;
+  symbol?: SymbolInfo;
+  patch: { edits: EditJson[]; unified_diff: string };
+  summary: Summary;
+  verification: Verification;
+  warnings: KernelWarning[];
+  undo_token: string;
+  applied: boolean;
+  files_written: string[];
+  snapshot_after: string;
+}
+
+export interface ApplyResult {
+  snapshot_id: string;
+  applied: boolean;
+  files_written: string[];
+  snapshot_after: string;
+}
+
+export interface VerifyResult {
+  snapshot_id: string;
+  mode: 'syntax' | 'tests' | 'typecheck';
+  passed: true;
+  verification: Verification;
+  warnings: KernelWarning[];
+}
+
+export interface SnapshotResult {
+  snapshot_id: string;
+  file_count: number;
+  total_bytes: number;
+  files_by_language: { typescript: number; javascript: number; python: number; rust: number; config: number };
+  stored: true;
+  warnings: KernelWarning[];
+}

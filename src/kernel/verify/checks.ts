@@ -1,0 +1,131 @@
+/**
+ * Individual checks (05-kernel.md §11.2–11.3): ts-syntax (syntactic diagnostics), tsc, and the test
+ * command, each run inside a sandbox root. Subprocesses get argv arrays, never a shell.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { decodeFile, LineIndex } from '../patch/positions.js';
+import type { Diagnostic } from '../types.js';
+
+const TAIL = 16 * 1024;
+
+export interface ProcResult {
+  exit_code: number | null;
+  signal: string | null;
+  timed_out: boolean;
+  output: string;
+  spawn_error: string | null;
+}
+
+/** Run argv in cwd; the process group is killed on timeout. ENOENT is reported as spawn_error. */
+export function runProcess(argv: string[], cwd: string, timeoutMs: number): Promise<ProcResult> {
+  return new Promise((resolve) => {
+    let out = '';
+    let timedOut = false;
+    const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...process.env, TUG_SANDBOX: '1' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const add = (d: Buffer) => {
+      out += d.toString('utf8');
+      if (out.length > 4 * TAIL) out = out.slice(-TAIL);
+    };
+    child.stdout?.on('data', add);
+    child.stderr?.on('data', add);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }, timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      resolve({ exit_code: null, signal: null, timed_out: false, output: '', spawn_error: (e as NodeJS.ErrnoException).code ?? e.message });
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ exit_code: code, signal, timed_out: timedOut, output: out.slice(-TAIL), spawn_error: null });
+    });
+  });
+}
+
+type TsModule = typeof import('typescript');
+
+/** Syntactic diagnostics of `files` (relative to root), one noResolve/noLib program. */
+export function tsSyntaxDiagnostics(ts: TsModule, root: string, files: string[]): Diagnostic[] {
+  if (files.length === 0) return [];
+  const options = { noResolve: true, noLib: true, allowJs: true, jsx: ts.JsxEmit.Preserve, noEmit: true, types: [], target: ts.ScriptTarget.ESNext };
+  const host = ts.createCompilerHost(options, true);
+  const program = ts.createProgram(files.map((f) => join(root, f)), options, host);
+  const out: Diagnostic[] = [];
+  for (const f of files) {
+    const sf = program.getSourceFile(join(root, f));
+    if (!sf) continue;
+    const ft = decodeFile(f, readFileSync(join(root, f)));
+    const idx = ft ? new LineIndex(ft) : null;
+    for (const d of program.getSyntacticDiagnostics(sf)) {
+      const lc = idx && d.start !== undefined ? idx.lineCol(idx.toByte(Math.min(d.start, ft!.text.length))) : null;
+      out.push({ file: f, line: lc?.line ?? 1, col: lc?.col ?? null, code: `TS${d.code}`, message: ts.flattenDiagnosticMessageText(d.messageText, ' ') });
+    }
+  }
+  return out;
+}
+
+/** The tsc to run: the workspace's own (node_modules/typescript) if present, else the bundled one. */
+export function tscPath(root: string): string {
+  const own = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  if (existsSync(own)) return own;
+  return createRequire(import.meta.url).resolve('typescript/bin/tsc');
+}
+
+const TSC_LINE = /^(.+)\((\d+),(\d+)\): error (TS\d+): (.*)$/;
+
+export function parseTscOutput(output: string): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const line of output.split(/\r?\n/)) {
+    const m = TSC_LINE.exec(line);
+    if (m) out.push({ file: m[1]!.replace(/\\/g, '/'), line: Number(m[2]), col: Number(m[3]), code: m[4]!, message: m[5]! });
+  }
+  return out;
+}
+
+export async function runTsc(root: string, cfg: string, timeoutMs: number): Promise<{ proc: ProcResult; diagnostics: Diagnostic[] }> {
+  const proc = await runProcess([process.execPath, tscPath(root), '--noEmit', '--pretty', 'false', '-p', cfg], root, timeoutMs);
+  return { proc, diagnostics: parseTscOutput(proc.output) };
+}
+
+const NPM_PLACEHOLDER = 'echo "Error: no test specified" && exit 1';
+
+/** Detected TS/JS test command (§11.3), or null. */
+export function detectTsTestCommand(root: string): string[] | null {
+  try {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    const t = pkg?.scripts?.test;
+    if (typeof t === 'string' && t.trim() !== '' && t.trim() !== NPM_PLACEHOLDER) return ['npm', 'test', '--silent'];
+  } catch {
+    return null;
+  }
+  return null;
+}
+
+/** Diagnostic identity for baselines: (file, code, message) with old/new names replaced. */
+export function diagnosticKey(d: Diagnostic, names: string[]): string {
+  let msg = d.message;
+  for (const n of names) if (n) msg = msg.replace(new RegExp(`(?<![\\w$])${n.replace(/[$]/g, '\\$')}(?![\\w$])`, 'g'), '<renamed>');
+  return `${d.file}\0${d.code}\0${msg}`;
+}
+
+/** Diagnostics of `after` that the baseline multiset lacks. */
+export function newDiagnostics(baseline: Diagnostic[], after: Diagnostic[], names: string[]): Diagnostic[] {
+  const counts = new Map<string, number>();
+  for (const d of baseline) counts.set(diagnosticKey(d, names), (counts.get(diagnosticKey(d, names)) ?? 0) + 1);
+  const out: Diagnostic[] = [];
+  for (const d of after) {
+    const k = diagnosticKey(d, names);
+    const c = counts.get(k) ?? 0;
+    if (c > 0) counts.set(k, c - 1);
+    else out.push(d);
+  }
+  return out;
+}

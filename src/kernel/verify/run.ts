@@ -1,0 +1,187 @@
+/**
+ * Verification orchestration (05-kernel.md §11): stages syntax → tests → typecheck, baselines for
+ * diagnostic checks in `run`, fail-closed for missing verifiers, and the exit-5 error of the first failure.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { KernelError, type KernelErrorCode } from '../errors.js';
+import { createSandbox, type Sandbox } from '../sandbox.js';
+import { languageOf, type Snapshot } from '../snapshot.js';
+import type { Check, Diagnostic, KernelOptions, Prepared, Verification, VerifyMode } from '../types.js';
+import { detectTsTestCommand, newDiagnostics, runProcess, runTsc, tsSyntaxDiagnostics } from './checks.js';
+
+export interface VerifyContext {
+  workspace: string;
+  sessionDir: string;
+  sessionRel: string | null;
+  options: KernelOptions;
+}
+
+const MAX_DIAGS = 100;
+
+function check(name: Check['name'], fields: Partial<Check>): Check {
+  return {
+    name,
+    language: fields.language ?? null,
+    status: fields.status ?? 'passed',
+    command: fields.command ?? null,
+    exit_code: fields.exit_code ?? null,
+    duration_ms: fields.duration_ms ?? 0,
+    baseline: fields.baseline ?? null,
+    diagnostics: (fields.diagnostics ?? []).slice(0, MAX_DIAGS),
+    output: fields.output ?? null,
+    reason: fields.reason ?? null,
+  };
+}
+
+/** Nearest tsconfig.json at or above each file, inside the sandbox. */
+function tsconfigsFor(root: string, files: string[]): string[] | null {
+  const out = new Set<string>();
+  for (const f of files) {
+    let dir = dirname(f);
+    let found: string | null = null;
+    for (;;) {
+      const c = dir === '.' ? 'tsconfig.json' : `${dir}/tsconfig.json`;
+      if (existsSync(join(root, c))) {
+        found = c;
+        break;
+      }
+      if (dir === '.' || dir === '') break;
+      dir = dirname(dir);
+    }
+    if (!found) return null;
+    out.add(found);
+  }
+  return [...out].sort();
+}
+
+class Run {
+  checks: Check[] = [];
+  constructor(readonly mode: VerifyMode, readonly sandbox: Sandbox) {}
+
+  verification(status: Verification['status']): Verification {
+    return { status, mode: this.mode, sandbox: this.sandbox.kind, checks: this.checks };
+  }
+
+  fail(code: KernelErrorCode, message: string, details: Record<string, unknown>, keep: boolean): never {
+    const kept = this.sandbox.dispose(keep);
+    if (kept) details.sandbox_path = kept;
+    throw new KernelError(code, message, details, { extra: { verification: this.verification('failed') } });
+  }
+
+  unavailable(c: Check, tool: string | null, keep: boolean): never {
+    this.checks.push(c);
+    this.fail('VerificationUnavailable', `${c.name} is unavailable: ${c.reason}`, { check: c.name, tool, reason: c.reason }, keep);
+  }
+}
+
+async function loadTs() {
+  return (await import('../backends/typescript.js')).loadTs();
+}
+
+async function testsStage(r: Run, o: KernelOptions, root: string, keep: boolean): Promise<void> {
+  const argv = o.testCommand ?? detectTsTestCommand(root);
+  if (!argv) return r.unavailable(check('tests', { status: 'unavailable', reason: 'no test command configured or detected' }), null, keep);
+  const cmd = argv.map((a) => a.replace(/\{workspace\}/g, root));
+  const t0 = Date.now();
+  const p = await runProcess(cmd, root, (o.testTimeoutS ?? 300) * 1000);
+  const base = { language: 'typescript' as const, command: argv, exit_code: p.exit_code, duration_ms: Date.now() - t0, output: p.output };
+  if (p.spawn_error) r.unavailable(check('tests', { ...base, status: 'unavailable', reason: `cannot run ${argv[0]}: ${p.spawn_error}` }), argv[0] ?? null, keep);
+  if (p.exit_code !== 0 || p.timed_out) {
+    r.checks.push(check('tests', { ...base, status: 'failed', reason: p.timed_out ? 'timed out' : `exit code ${p.exit_code}` }));
+    const failed = [...p.output.matchAll(/^FAILED (\S+)/gm), ...p.output.matchAll(/^test (\S+) \.\.\. FAILED/gm)].map((m) => m[1]!);
+    r.fail('TestsFailed', p.timed_out ? 'tests timed out' : `tests failed (exit ${p.exit_code})`, { command: argv, exit_code: p.exit_code, timed_out: p.timed_out, output: p.output, failed_tests: failed }, keep);
+  }
+  r.checks.push(check('tests', base));
+}
+
+/** Verify a prepared patch in a sandbox (run). Throws the exit-5 error of the first failing check. */
+export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyMode): Promise<Verification> {
+  if (mode === 'none' || p.patchSet.edits.length === 0) return { status: 'skipped', mode, sandbox: null, checks: [] };
+  const changed = p.patchSet.files.map((f) => f.path);
+  const tsFiles = changed.filter((f) => languageOf(f) === 'typescript');
+  const minimal = mode === 'syntax' && changed.every((f) => languageOf(f) === 'typescript' || languageOf(f) === 'python');
+  const sb = createSandbox(ctx.workspace, minimal ? 'minimal' : 'full', { sessionRel: ctx.sessionRel, minimalFiles: p.before });
+  const r = new Run(mode, sb);
+  const keep = !!ctx.options.keepSandbox;
+  const names = [p.oldName ?? '', p.newName ?? ''];
+  const o = ctx.options;
+  const ts = await loadTs();
+  // Baselines on the unpatched content.
+  const t0 = Date.now();
+  const synBase = tsSyntaxDiagnostics(ts, sb.root, tsFiles);
+  const synBaseMs = Date.now() - t0;
+  let tscBase: { cfgs: string[] | null; diags: Diagnostic[]; exit: number | null } | null = null;
+  if (mode === 'typecheck' && tsFiles.length > 0) {
+    const cfgs = tsconfigsFor(sb.root, tsFiles);
+    const diags: Diagnostic[] = [];
+    let exit: number | null = 0;
+    for (const c of cfgs ?? []) {
+      const res = await runTsc(sb.root, c, (o.typecheckTimeoutS ?? 600) * 1000);
+      diags.push(...res.diagnostics);
+      if (res.proc.exit_code !== 0) exit = res.proc.exit_code;
+    }
+    tscBase = { cfgs, diags, exit };
+  }
+  sb.applyPatch(p.patchSet);
+  // Stage 1: syntax.
+  if (tsFiles.length > 0) {
+    const t1 = Date.now();
+    const after = tsSyntaxDiagnostics(ts, sb.root, tsFiles);
+    const fresh = newDiagnostics(synBase, after, names);
+    const c = check('ts-syntax', { language: 'typescript', status: fresh.length ? 'failed' : 'passed', duration_ms: synBaseMs + Date.now() - t1, baseline: { diagnostics: synBase.length }, diagnostics: fresh });
+    r.checks.push(c);
+    if (fresh.length) r.fail('SyntaxError', `${fresh.length} new syntax error(s)`, { errors: c.diagnostics }, keep);
+  }
+  if (mode === 'tests' || mode === 'typecheck') await testsStage(r, o, sb.root, keep);
+  if (mode === 'typecheck' && tscBase) {
+    const cfgs = tscBase.cfgs;
+    if (!cfgs) return r.unavailable(check('tsc', { language: 'typescript', status: 'unavailable', reason: 'no tsconfig.json for the changed files' }), 'tsc', keep);
+    const t2 = Date.now();
+    const after: Diagnostic[] = [];
+    let out = '';
+    let exit: number | null = 0;
+    for (const c of cfgs) {
+      const res = await runTsc(sb.root, c, (o.typecheckTimeoutS ?? 600) * 1000);
+      if (res.proc.spawn_error) r.unavailable(check('tsc', { language: 'typescript', status: 'unavailable', reason: res.proc.spawn_error }), 'tsc', keep);
+      after.push(...res.diagnostics);
+      out += res.proc.output;
+      if (res.proc.exit_code !== 0) exit = res.proc.exit_code;
+    }
+    const fresh = newDiagnostics(tscBase.diags, after, names);
+    const command = ['tsc', '--noEmit', '--pretty', 'false', '-p', cfgs.join(',')];
+    const c = check('tsc', { language: 'typescript', status: fresh.length ? 'failed' : 'passed', command, exit_code: exit, duration_ms: Date.now() - t2, baseline: { diagnostics: tscBase.diags.length }, diagnostics: fresh, output: out.slice(-16384) || null });
+    r.checks.push(c);
+    if (fresh.length) r.fail('TypecheckFailed', `${fresh.length} new type error(s)`, { errors: c.diagnostics, baseline_count: tscBase.diags.length, new_count: fresh.length }, keep);
+  }
+  sb.dispose(keep);
+  return r.verification('passed');
+}
+
+/** Verify the current content (verify command): a full sandbox, no baseline, any diagnostic fails. */
+export async function verifyWorkspace(ctx: VerifyContext, snap: Snapshot, mode: 'syntax' | 'tests' | 'typecheck'): Promise<Verification> {
+  const sb = createSandbox(ctx.workspace, 'full', { sessionRel: ctx.sessionRel });
+  const r = new Run(mode, sb);
+  const keep = !!ctx.options.keepSandbox;
+  const ts = await loadTs();
+  const tsFiles = [...snap.files.keys()].filter((f) => languageOf(f) === 'typescript');
+  if (tsFiles.length > 0) {
+    const t0 = Date.now();
+    const d = tsSyntaxDiagnostics(ts, sb.root, tsFiles);
+    const c = check('ts-syntax', { language: 'typescript', status: d.length ? 'failed' : 'passed', duration_ms: Date.now() - t0, diagnostics: d });
+    r.checks.push(c);
+    if (d.length) r.fail('SyntaxError', `${d.length} syntax error(s)`, { errors: c.diagnostics }, keep);
+  }
+  if (mode === 'tests' || mode === 'typecheck') await testsStage(r, ctx.options, sb.root, keep);
+  if (mode === 'typecheck' && tsFiles.length > 0) {
+    if (!existsSync(join(sb.root, 'tsconfig.json'))) r.unavailable(check('tsc', { language: 'typescript', status: 'unavailable', reason: 'no tsconfig.json at the workspace root' }), 'tsc', keep);
+    const t1 = Date.now();
+    const res = await runTsc(sb.root, 'tsconfig.json', (ctx.options.typecheckTimeoutS ?? 600) * 1000);
+    const failed = res.proc.exit_code !== 0 || res.diagnostics.length > 0;
+    const c = check('tsc', { language: 'typescript', status: failed ? 'failed' : 'passed', command: ['tsc', '--noEmit', '--pretty', 'false', '-p', 'tsconfig.json'], exit_code: res.proc.exit_code, duration_ms: Date.now() - t1, diagnostics: res.diagnostics, output: res.proc.output || null });
+    r.checks.push(c);
+    if (failed) r.fail('TypecheckFailed', `${res.diagnostics.length} type error(s)`, { errors: c.diagnostics, baseline_count: 0, new_count: res.diagnostics.length }, keep);
+  }
+  sb.dispose(keep);
+  return r.verification('passed');
+}

@@ -1,0 +1,73 @@
+/**
+ * One operation's view of the workspace: the snapshot, decoded file texts, line indexes, and path
+ * normalization for user-supplied FILE arguments (05-kernel.md §3.2).
+ */
+import { existsSync, statSync } from 'node:fs';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { KernelError } from './errors.js';
+import { decodeFile, LineIndex, type FileText } from './patch/positions.js';
+import { languageOf, type Language, type Snapshot } from './snapshot.js';
+
+export class WorkspaceFiles {
+  private readonly decoded = new Map<string, FileText>();
+  private readonly indexes = new Map<string, LineIndex>();
+
+  constructor(readonly root: string, readonly snap: Snapshot) {}
+
+  has(path: string): boolean {
+    return this.snap.bytes.has(path);
+  }
+
+  /** Decoded text of a source-set file; UnsupportedOperation (encoding) when it is not UTF-8. */
+  file(path: string): FileText {
+    let f = this.decoded.get(path);
+    if (f) return f;
+    const bytes = this.snap.bytes.get(path);
+    if (!bytes) throw new KernelError('FileNotFound', `file not found: ${path}`, { path });
+    const d = decodeFile(path, bytes);
+    if (!d) {
+      throw new KernelError('UnsupportedOperation', `${path} is not valid UTF-8`, { operation: null, language: languageOf(path), reason: 'encoding', fallback: 'edit by hand, then run `tug verify syntax`' });
+    }
+    this.decoded.set(path, (f = d));
+    return f;
+  }
+
+  /** Decoded text or null for non-UTF-8 files (for building backend views). */
+  tryFile(path: string): FileText | null {
+    try {
+      return this.file(path);
+    } catch {
+      return null;
+    }
+  }
+
+  index(path: string): LineIndex {
+    let i = this.indexes.get(path);
+    if (!i) this.indexes.set(path, (i = new LineIndex(this.file(path))));
+    return i;
+  }
+}
+
+/**
+ * A FILE argument → workspace-relative path with `/` separators. Outside the workspace is InvalidArgument;
+ * missing or not a regular file is FileNotFound. Returns the language too.
+ */
+export function normalizeFileArg(root: string, arg: string, argument: string): { path: string; language: Language } {
+  const abs = isAbsolute(arg) ? resolve(arg) : resolve(root, arg);
+  const rel = relative(root, abs);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
+    throw new KernelError('InvalidArgument', `${arg} is outside the workspace`, { argument, value: arg, reason: 'outside_workspace' });
+  }
+  const path = rel.split(sep).join('/');
+  if (!existsSync(abs) || !statSync(abs).isFile()) throw new KernelError('FileNotFound', `file not found: ${path}`, { path });
+  const language = languageOf(path);
+  if (!language) {
+    throw new KernelError('UnsupportedOperation', `no refactoring backend for ${path}`, {
+      operation: null,
+      language: null,
+      reason: 'language',
+      fallback: 'edit by hand, then run `tug verify syntax`',
+    });
+  }
+  return { path, language };
+}
