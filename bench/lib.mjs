@@ -1,0 +1,52 @@
+// Shared helpers for bench scripts: median wall time of processes measured side by side.
+import { spawnSync, execFileSync } from 'node:child_process';
+import { mkdtempSync, realpathSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const CLI = join(ROOT, 'bin', 'tugcode.js');
+
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+/** Time one process run in ms (wall). */
+export function timeProcess(argv, opts = {}) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8', ...opts });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0 && !opts.allowFail) throw new Error(`${argv.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+
+/**
+ * Measure several commands interleaved (round-robin), so machine noise hits them alike.
+ * `cmds` is { name: () => argv | { argv, opts, before?() } }. Returns { name: medianMs }.
+ */
+export function interleaved(cmds, runs = 21) {
+  const times = Object.fromEntries(Object.keys(cmds).map((k) => [k, []]));
+  for (let i = 0; i < runs; i++) {
+    for (const [name, make] of Object.entries(cmds)) {
+      const spec = make();
+      spec.before?.();
+      times[name].push(timeProcess(spec.argv, spec.opts));
+    }
+  }
+  return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v.slice(1))]));
+}
+
+export function tempRepo(files = {}) {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'tugcode-bench-')));
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@e', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@e' };
+  execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: root, env });
+  for (const [rel, text] of Object.entries({ 'README.md': '# bench\n', ...files })) {
+    mkdirSync(dirname(join(root, rel)), { recursive: true });
+    writeFileSync(join(root, rel), text);
+  }
+  execFileSync('git', ['add', '-A'], { cwd: root, env });
+  execFileSync('git', ['commit', '-q', '-m', 'init'], { cwd: root, env });
+  return root;
+}
