@@ -26,4 +26,6 @@ await build({
   logLevel: 'warning',
   // Chunks keep import.meta.url semantics relative to dist/bundle/, the same depth as dist/<module>/.
   chunkNames: 'chunk-[hash]',
+  // commander is CommonJS: give the ESM bundle a real `require` for its node: built-ins.
+  banner: { js: "import { createRequire as __tugCreateRequire } from 'node:module'; const require = __tugCreateRequire(import.meta.url);" },
 });
