@@ -1,6 +1,15 @@
 #!/usr/bin/env node
-// The bundled CLI (dist/bundle, see scripts/bundle.mjs) starts faster; dist/cli is the unbundled build.
-import { existsSync } from 'node:fs';
+// Runs the bundled CLI (dist/bundle, see scripts/bundle.mjs), which starts faster, unless a later plain
+// `tsc` build made it stale; dist/cli is the unbundled build of the same sources.
+import { statSync } from 'node:fs';
 
 const bundled = new URL('../dist/bundle/main.js', import.meta.url);
-await import(existsSync(bundled) ? bundled.href : new URL('../dist/cli/main.js', import.meta.url).href);
+const plain = new URL('../dist/cli/main.js', import.meta.url);
+const mtime = (u) => {
+  try {
+    return statSync(u).mtimeMs;
+  } catch {
+    return -1;
+  }
+};
+await import(mtime(bundled) >= mtime(plain) ? bundled.href : plain.href);
