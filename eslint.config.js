@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'tests/fixtures/', '.tugtree/', '.tug/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'tests/fixtures/', 'tests/kernel/fixtures/', 'tests/kernel/e2e/', '.tugtree/', '.tug/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

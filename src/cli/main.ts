@@ -8,6 +8,7 @@ import { TugError } from '../contract/errors.js';
 import { outcome } from './action.js';
 import { renderError, toTugError } from './output.js';
 import { registerAll } from './commands/index.js';
+import { runRefactor, splitRefactorArgv } from '../commands/refactor.js';
 
 const VERSION = '0.1.0';
 
@@ -56,6 +57,14 @@ function commanderToTugError(e: CommanderError, argv: string[]): TugError {
 }
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<number> {
+  // `tugcode refactor …` bypasses commander: the kernel front door owns its argv (05-kernel.md §3.1).
+  const refactor = splitRefactorArgv(argv, process.cwd());
+  if (refactor) {
+    const r = await runRefactor(refactor.rest, refactor.cwd, process.env);
+    if (r.stdout) process.stdout.write(r.stdout);
+    if (r.stderr) process.stderr.write(r.stderr);
+    return r.exitCode;
+  }
   const json = argv.includes('--json');
   const verbose = argv.includes('--verbose') || argv.includes('-v');
   const program = buildProgram();

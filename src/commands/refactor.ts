@@ -1,4 +1,55 @@
+/**
+ * `tugcode refactor …` (05-kernel.md §2.1, §3): the same command table as `tug`, with byte-identical
+ * stdout and exit codes; stderr says `tugcode:`. main.ts hands the raw argv after `refactor` here before
+ * commander runs, so parse failures are kernel envelopes, never usage text. The kernel loads lazily.
+ */
 import type { Command } from 'commander';
+import { resolve } from 'node:path';
 
-/** Registers `tugcode refactor …` (05-kernel.md). */
-export function registerRefactor(_program: Command): void {}
+/** Registers `refactor` for `tugcode --help` only; main.ts dispatches it before commander parses. */
+export function registerRefactor(program: Command): void {
+  program
+    .command('refactor')
+    .description('semantic, verified refactors (same commands as `tug`: analyze-impact, run, verify, snapshot, session, doctor)')
+    .allowUnknownOption(true)
+    .helpOption(false);
+}
+
+/**
+ * If argv (after tugcode's global flags) is `refactor …`, returns the kernel argv and the effective cwd.
+ * Global flags: `--json`, `-q/--quiet`, `-v/--verbose`, `-C/--dir DIR`.
+ */
+export function splitRefactorArgv(argv: string[], cwd: string): { rest: string[]; cwd: string; json: boolean } | null {
+  let dir = cwd;
+  let json = false;
+  for (let i = 0; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (w === '--json') json = true;
+    else if (w === '-q' || w === '--quiet' || w === '-v' || w === '--verbose') continue;
+    else if (w === '-C' || w === '--dir') {
+      const v = argv[++i];
+      if (v === undefined) return null;
+      dir = resolve(dir, v);
+    } else if (w.startsWith('--dir=')) dir = resolve(dir, w.slice(6));
+    else if (w === 'refactor') return { rest: argv.slice(i + 1), cwd: dir, json };
+    else return null;
+  }
+  return null;
+}
+
+/** TUGCODE_KERNEL_X is honoured as TUG_X when TUG_X is unset (04-git.md §8). */
+export function kernelEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = { ...env };
+  for (const [k, v] of Object.entries(env)) {
+    if (k.startsWith('TUGCODE_KERNEL_')) {
+      const name = 'TUG_' + k.slice('TUGCODE_KERNEL_'.length);
+      if (out[name] === undefined) out[name] = v;
+    }
+  }
+  return out;
+}
+
+export async function runRefactor(argv: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; exitCode: number }> {
+  const { runKernelCli } = await import('../kernel/cli/tug.js');
+  return runKernelCli(argv, { prog: 'tugcode', env: kernelEnv(env), cwd });
+}

@@ -45,12 +45,16 @@ export function configCandidates(view: WorkspaceView, targetRel: string): string
   return [...nearest, ...others];
 }
 
+/** One document registry per process: lib files are parsed once across kernels and operations. */
+let sharedRegistry: TS.DocumentRegistry | null = null;
+
 export class ProjectHost {
   private readonly registry: TS.DocumentRegistry;
   private readonly projects = new Map<string, TsProject>();
 
   constructor(private readonly ts: TsModule, private readonly view: WorkspaceView) {
-    this.registry = ts.createDocumentRegistry();
+    sharedRegistry ??= ts.createDocumentRegistry();
+    this.registry = sharedRegistry;
   }
 
   private textOf(abs: string): string | undefined {
