@@ -1,0 +1,201 @@
+/**
+ * `tugcode commit` (04-git.md §4, seed 003 "Cross-System Atomicity"): the git commit is the source of truth,
+ * the state completion the coordination record. Everything that can refuse is decided before a file is
+ * written; a failing `git add`/`git commit` restores the index and the log entry. Once the commit exists,
+ * integration or completion failures are reported (`state_update_failed`) with exit 0, and
+ * `state reconcile` heals them later from the trailers.
+ */
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fail, type ErrorEnvelope } from '../contract/envelope.js';
+import { TugError } from '../contract/errors.js';
+import { entryPath, writeEntry } from '../project/implementation-log.js';
+import { getBranchPlan } from './branch-config.js';
+import { git, gitTry } from './exec.js';
+import type { FlowCtx } from './flow-context.js';
+import { integrate } from './integrate.js';
+import { integrationBranch, slugOfPlan } from './naming.js';
+import { resolvePlanPath } from './plan-file.js';
+import { branchExists, currentBranch, headCommit, requireGitVersion, statusEntries } from './refs.js';
+import { resolveWorktreeArg } from './repo.js';
+import { ALL_BUT_RUNTIME } from './runtime-files.js';
+import * as state from './state-bridge.js';
+import { withTugTrailers } from './trailer-write.js';
+
+export interface CommitInput {
+  worktree?: string | undefined;
+  plan: string;
+  step: string;
+  message: string;
+  summary?: string | undefined;
+  attempt?: number | undefined;
+  integrate?: boolean | undefined;
+  allowMain?: boolean | undefined;
+  allowEmpty?: boolean | undefined;
+  /** Extra `Tug-Refactor:` trailer values (05-kernel.md §7.4). */
+  refactors?: string[] | undefined;
+}
+
+export type StateFailureReason = 'open_items' | 'substeps' | 'refactors' | 'ownership' | 'drift' | 'integration_conflict' | 'db_error';
+
+export interface CommitData {
+  committed: boolean;
+  commit_hash: string;
+  branch: string;
+  files_staged: string[];
+  log_entry_path: string;
+  integrated: boolean;
+  integration_branch: string | null;
+  state_updated: boolean;
+  state_update_failed: boolean;
+  state_failure_reason: StateFailureReason | null;
+  state_error: ErrorEnvelope | null;
+  plan_completed: boolean;
+}
+
+/** Which `state_failure_reason` an error of the completion (or integration) path maps to. */
+export function failureReason(e: TugError): StateFailureReason {
+  switch (e.code) {
+    case 'ChecklistIncomplete':
+      return 'open_items';
+    case 'SubstepsIncomplete':
+      return 'substeps';
+    case 'RefactorsIncomplete':
+      return 'refactors';
+    case 'NotOwner':
+    case 'LeaseExpired':
+    case 'AttemptMismatch':
+    case 'InvalidTransition':
+      return 'ownership';
+    case 'PlanDrift':
+    case 'PlanNotFound':
+      return 'drift';
+    case 'MergeConflict':
+      return 'integration_conflict';
+    default:
+      return 'db_error';
+  }
+}
+
+export function normalizeAnchor(step: string): string {
+  const a = step.startsWith('#') ? step.slice(1) : step;
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(a)) throw new TugError('InvalidArgument', { reason: `${JSON.stringify(step)} is not a step anchor` });
+  return a;
+}
+
+/** Paths from `git status --porcelain=v1 -z` entries (`XY path`). */
+function pathsOf(entries: string[]): string[] {
+  return [...new Set(entries.map((e) => e.slice(3)))].sort();
+}
+
+export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<CommitData> {
+  requireGitVersion();
+  const { repo } = ctx;
+  const W = resolveWorktreeArg(repo, input.worktree ?? repo.worktreeRoot);
+  if (W === repo.mainRoot && !input.allowMain) throw new TugError('MainCheckoutRefused', { worktree: W });
+  const step = normalizeAnchor(input.step);
+  const branch = currentBranch(W);
+  if (!branch) {
+    throw new TugError('InvalidArgument', { reason: `${W} has a detached HEAD; a step commit must land on a branch`, worktree: W }, { hint: `git -C ${W} switch <branch>` });
+  }
+  const planPath = await resolvePlanPath(repo, input.plan, W);
+  const slug = slugOfPlan(planPath);
+  const { parsePlan } = await import('../plan/parse.js');
+  const planBytes = readFileSync(join(W, planPath));
+  const stepRow = parsePlan(planBytes).steps.find((s) => s.anchor === step);
+  if (!stepRow) throw new TugError('StepNotFound', { plan_path: planPath, step_anchor: step });
+
+  // Decided first: when it fires, nothing has been written.
+  const changes = statusEntries(W, { pathspec: ALL_BUT_RUNTIME });
+  if (changes.length === 0 && !input.allowEmpty) throw new TugError('NothingToCommit', { worktree: W });
+
+  const trailers = [
+    { key: 'Tug-Step', value: step },
+    { key: 'Tug-Plan', value: planPath },
+    ...(input.refactors ?? []).map((r) => ({ key: 'Tug-Refactor', value: r })),
+  ];
+  const message = withTugTrailers(input.message, trailers, W); // validates the message before any write
+  const logRel = entryPath(slug, step);
+  const logAbs = join(W, logRel);
+  const previousEntry = existsSync(logAbs) ? readFileSync(logAbs) : null;
+  const indexTree = git(['write-tree'], W).trim();
+  let commitHash: string;
+  let staged: string[];
+  try {
+    writeEntry(W, {
+      planPath,
+      slug,
+      stepAnchor: step,
+      stepTitle: stepRow.title,
+      date: ctx.clock.now(),
+      summary: input.summary ?? input.message.replace(/\r\n/g, '\n').split('\n')[0]!,
+      filesChanged: pathsOf(changes).filter((p) => p !== logRel),
+    });
+    git(['add', '-A', '--', ...ALL_BUT_RUNTIME], W);
+    staged = git(['diff', '--cached', '--name-only', '-z'], W).split('\0').filter(Boolean).sort();
+    const args = ['commit', '--quiet', '--cleanup=verbatim', '-F', '-'];
+    if (input.allowEmpty) args.push('--allow-empty');
+    git(args, W, { input: message });
+    commitHash = headCommit(W)!;
+  } catch (e) {
+    // Nothing committed: put the index and the log entry back as they were.
+    gitTry(['read-tree', indexTree], W);
+    gitTry(['update-index', '-q', '--refresh'], W);
+    if (previousEntry) writeFileSync(logAbs, previousEntry);
+    else rmSync(logAbs, { force: true });
+    throw e;
+  }
+
+  const data: CommitData = {
+    committed: true,
+    commit_hash: commitHash,
+    branch,
+    files_staged: staged,
+    log_entry_path: logRel,
+    integrated: false,
+    integration_branch: null,
+    state_updated: false,
+    state_update_failed: false,
+    state_failure_reason: null,
+    state_error: null,
+    plan_completed: false,
+  };
+  const stepRef = { planPath, step, worktree: W, attempt: input.attempt };
+  let failure: TugError | null = null;
+
+  const integ = integrationBranch(slug);
+  try {
+    if (input.integrate || branchExists(repo.mainRoot, integ)) {
+      data.integration_branch = integ;
+      failure = await state.completionBlocker(ctx, stepRef);
+      if (!failure) {
+        const base = getBranchPlan(repo.mainRoot, branch)?.base_branch ?? ctx.config.run.base_branch;
+        const r = await integrate({
+          repo,
+          worktree: W,
+          integrationBranch: integ,
+          createFrom: { base, planPath },
+          heartbeat: () => state.heartbeat(ctx, stepRef),
+        });
+        if (r.integrated) {
+          data.integrated = true;
+          data.commit_hash = r.head;
+        } else failure = r.error;
+      }
+    }
+    if (!failure) {
+      const done = await state.complete(ctx, { ...stepRef, commit: data.commit_hash });
+      data.state_updated = true;
+      data.plan_completed = done.plan_completed;
+    }
+  } catch (e) {
+    // The commit exists: whatever failed after it is reported, never thrown (exit 0).
+    failure = e instanceof TugError ? e : new TugError('DatabaseError', { reason: e instanceof Error ? e.message : String(e) });
+  }
+  if (failure) {
+    data.state_update_failed = true;
+    data.state_failure_reason = failureReason(failure);
+    data.state_error = fail('state complete', failure);
+  }
+  return data;
+}

@@ -1,0 +1,118 @@
+/**
+ * Integration (06-run.md §1 item 4.7, 04-git.md §4 step 5): under the repo-wide integration lock, rebase a
+ * worktree's new commits onto the plan's integration branch `tugplan/<slug>` and fast-forward that branch,
+ * so parallel worktrees build on each other's completed steps. A conflict aborts the rebase and leaves
+ * the worktree's branch exactly as it was.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import { git, gitTry } from './exec.js';
+import { setBranchPlan } from './branch-config.js';
+import { branchExists, branchTip, currentBranch, headCommit, isAncestor } from './refs.js';
+import { listWorktrees, type Repo } from './repo.js';
+
+export const INTEGRATION_LOCK = '.tugtool/integration.lock';
+
+/**
+ * Run `fn` holding `<main root>/.tugtool/integration.lock` (proper-lockfile, stale detection). The lock
+ * is shared with `tugcode run`. Waiting longer than `timeoutMs` is `Busy`.
+ */
+export async function withIntegrationLock<T>(mainRoot: string, fn: () => Promise<T> | T, timeoutMs = 60_000): Promise<T> {
+  const lockfile = await import('proper-lockfile');
+  mkdirSync(join(mainRoot, '.tugtool'), { recursive: true });
+  const target = join(mainRoot, '.tugtool', 'integration');
+  const lockfilePath = join(mainRoot, INTEGRATION_LOCK);
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(target, {
+      realpath: false,
+      lockfilePath,
+      stale: 15_000,
+      update: 5_000,
+      retries: { retries: Math.max(1, Math.ceil(timeoutMs / 250)), factor: 1, minTimeout: 50, maxTimeout: 250 },
+      onCompromised: () => {
+        /* a compromised lock is reported by the release below; never crash the process from a timer */
+      },
+    });
+  } catch (e) {
+    throw new TugError('Busy', { db_path: lockfilePath, timeout_ms: timeoutMs, reason: (e as Error).message }, { hint: 'another tugcode commit or run is integrating; retry in a moment' });
+  }
+  try {
+    return await fn();
+  } finally {
+    await release().catch(() => undefined);
+  }
+}
+
+export interface IntegrateInput {
+  repo: Repo;
+  /** The worktree whose branch (checked out there) carries the new commits. */
+  worktree: string;
+  integrationBranch: string;
+  /** Create the integration branch from this base when it is missing (`--integrate`). */
+  createFrom?: { base: string; planPath: string } | undefined;
+  /** Renew the claim (with `--attempt`) after taking the lock; throwing stops the integration. */
+  heartbeat?: (() => Promise<void> | void) | undefined;
+}
+
+export type IntegrateResult =
+  | { integrated: true; head: string; integration_tip: string; rebased: boolean }
+  | { integrated: false; reason: 'integration_conflict'; error: TugError }
+  | { integrated: false; reason: 'ownership'; error: TugError };
+
+/** Rebase the worktree's branch onto the integration tip and fast-forward the integration branch. */
+export async function integrate(input: IntegrateInput): Promise<IntegrateResult> {
+  const { repo, worktree: W, integrationBranch: integ } = input;
+  return withIntegrationLock(repo.mainRoot, async () => {
+    if (input.heartbeat) {
+      try {
+        await input.heartbeat();
+      } catch (e) {
+        if (e instanceof TugError) return { integrated: false as const, reason: 'ownership' as const, error: e };
+        throw e;
+      }
+    }
+    if (!branchExists(repo.mainRoot, integ)) {
+      if (!input.createFrom) throw new TugError('InvalidArgument', { reason: `integration branch ${integ} does not exist` });
+      git(['branch', '--no-track', integ, `refs/heads/${input.createFrom.base}`], repo.mainRoot);
+      setBranchPlan(repo.mainRoot, integ, input.createFrom.planPath, input.createFrom.base);
+    }
+    const tip = branchTip(repo.mainRoot, integ)!;
+    const before = headCommit(W)!;
+    let rebased = false;
+    if (!isAncestor(W, tip, before)) {
+      const r = gitTry(['rebase', '--quiet', '--no-autosquash', '--no-autostash', tip], W, { env: { GIT_EDITOR: 'true' } });
+      if (r.status !== 0) {
+        const files = gitTry(['diff', '--name-only', '--diff-filter=U'], W).stdout.split('\n').filter(Boolean);
+        gitTry(['rebase', '--abort'], W);
+        const branch = currentBranch(W);
+        return {
+          integrated: false as const,
+          reason: 'integration_conflict' as const,
+          error: new TugError('MergeConflict', {
+            branch: branch ?? W,
+            into: integ,
+            files,
+            reason: 'rebase onto the integration branch conflicted; the rebase was aborted and the commit stays on the worktree branch',
+          }),
+        };
+      }
+      rebased = true;
+    }
+    const head = headCommit(W)!;
+    fastForward(repo, integ, tip, head);
+    return { integrated: true as const, head, integration_tip: head, rebased };
+  });
+}
+
+/** Move `branch` from `from` to `to` (a descendant), atomically; a checked-out branch is merged --ff-only there. */
+function fastForward(repo: Repo, branch: string, from: string, to: string): void {
+  if (from === to) return;
+  const holder = listWorktrees(repo).find((w) => w.branch === branch && !w.prunable);
+  if (holder) {
+    git(['merge', '--ff-only', '--quiet', to], holder.path);
+    return;
+  }
+  git(['update-ref', '-m', 'tugcode: integrate', `refs/heads/${branch}`, to, from], repo.mainRoot);
+}

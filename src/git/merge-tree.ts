@@ -1,0 +1,85 @@
+/**
+ * Merges computed without touching any work tree (`git merge-tree --write-tree`, git >= 2.38), and tree
+ * edits through a temporary index. A conflict check can run in a quarantine object directory, so a refused
+ * merge does not even leave objects behind.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import { git, gitBytes, gitTry } from './exec.js';
+import type { Repo } from './repo.js';
+
+export type MergeTreeResult = { clean: true; tree: string } | { clean: false; files: string[] };
+
+function withTempDir<T>(fn: (dir: string) => T): T {
+  const dir = mkdtempSync(join(tmpdir(), 'tugcode-merge-'));
+  try {
+    return fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function runMergeTree(repo: Repo, ours: string, theirs: string, env?: NodeJS.ProcessEnv): MergeTreeResult {
+  const args = ['merge-tree', '--write-tree', '--name-only', '--no-messages', ours, theirs];
+  const r = gitTry(args, repo.mainRoot, env ? { env } : {});
+  if (r.status === 0) return { clean: true, tree: r.stdout.split('\n')[0]!.trim() };
+  if (r.status === 1) {
+    const lines = r.stdout.split('\n');
+    const files: string[] = [];
+    for (const l of lines.slice(1)) {
+      if (l === '') break;
+      if (!files.includes(l)) files.push(l);
+    }
+    return { clean: false, files };
+  }
+  throw new TugError('GitError', { args, stderr: r.stderr, exit_code: r.status });
+}
+
+/** Would merging `theirs` into `ours` conflict? Writes nothing into the repository. */
+export function checkMerge(repo: Repo, ours: string, theirs: string): MergeTreeResult {
+  return withTempDir((dir) =>
+    runMergeTree(repo, ours, theirs, { GIT_OBJECT_DIRECTORY: dir, GIT_ALTERNATE_OBJECT_DIRECTORIES: join(repo.commonDir, 'objects') }),
+  );
+}
+
+/** The merged tree (objects written to the repository). */
+export function mergeTree(repo: Repo, ours: string, theirs: string): MergeTreeResult {
+  return runMergeTree(repo, ours, theirs);
+}
+
+/** `tree` with `path` set to `content` (regular file), via a temporary index. */
+export function treeWithFile(repo: Repo, tree: string, path: string, content: string): string {
+  const blob = git(['hash-object', '-w', '--stdin'], repo.mainRoot, { input: content }).trim();
+  return withTempDir((dir) => {
+    const env = { GIT_INDEX_FILE: join(dir, 'index') };
+    git(['read-tree', tree], repo.mainRoot, { env });
+    git(['update-index', '--add', '--cacheinfo', `100644,${blob},${path}`], repo.mainRoot, { env });
+    return git(['write-tree'], repo.mainRoot, { env }).trim();
+  });
+}
+
+/** Files under `dir` in `tree` with their text. */
+export function readTreeFiles(repo: Repo, tree: string, dir: string): { path: string; text: string }[] {
+  const names = git(['ls-tree', '-r', '-z', '--name-only', tree, '--', dir], repo.mainRoot).split('\0').filter(Boolean);
+  if (names.length === 0) return [];
+  // Batch output: "<oid> blob <size>\n<content>\n" per object; sizes are in bytes.
+  const buf = gitBytes(['cat-file', '--batch'], repo.mainRoot, { input: names.map((n) => `${tree}:${n}`).join('\n') + '\n' });
+  const files: { path: string; text: string }[] = [];
+  let pos = 0;
+  for (const name of names) {
+    const nl = buf.indexOf(10, pos);
+    const header = buf.subarray(pos, nl).toString('utf8').split(' ');
+    const size = Number(header[2]);
+    files.push({ path: name, text: buf.subarray(nl + 1, nl + 1 + size).toString('utf8') });
+    pos = nl + 1 + size + 1;
+  }
+  return files;
+}
+
+/** The text of `path` in `tree`, or null. */
+export function fileAt(repo: Repo, tree: string, path: string): string | null {
+  const r = gitTry(['cat-file', 'blob', `${tree}:${path}`], repo.mainRoot);
+  return r.status === 0 ? r.stdout : null;
+}

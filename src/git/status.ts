@@ -1,0 +1,114 @@
+/**
+ * `tugcode status [plan]` (04-git.md §6, seed "Integration Points"): one progress line per plan from
+ * state.db, falling back to the plan's checkboxes when the plan has no state. Read-only: state.db is
+ * opened read-only and never created or migrated.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import type { FlowCtx } from './flow-context.js';
+import { resolvePlanPath } from './plan-file.js';
+import * as state from './state-bridge.js';
+
+export interface PlanStatusLine {
+  plan_path: string;
+  source: 'state' | 'checkboxes';
+  status: string;
+  steps_completed: number;
+  steps_total: number;
+  percent: number;
+  claimed_steps: string[];
+  failed_steps: string[];
+}
+
+export interface StatusData {
+  plans: PlanStatusLine[];
+}
+
+const pct = (done: number, total: number): number => (total === 0 ? 0 : Math.floor((100 * done) / total));
+
+/** Progress from the plan's own checkboxes: a top-level step is done when it and its substeps have items, all checked. */
+async function fromCheckboxes(root: string, planPath: string): Promise<PlanStatusLine> {
+  const { parsePlan } = await import('../plan/parse.js');
+  const plan = parsePlan(readFileSync(join(root, planPath)));
+  const top = plan.steps.filter((s) => s.parent_anchor === null);
+  const topOf = new Map<string, string>();
+  for (const s of plan.steps) {
+    let a: string = s.anchor;
+    let p: string | null = s.parent_anchor;
+    while (p !== null) {
+      a = p;
+      p = plan.steps.find((x) => x.anchor === p)?.parent_anchor ?? null;
+    }
+    topOf.set(s.anchor, a);
+  }
+  let done = 0;
+  for (const t of top) {
+    const items = plan.steps.filter((s) => topOf.get(s.anchor) === t.anchor).flatMap((s) => s.items);
+    if (items.length > 0 && items.every((i) => i.checked)) done++;
+  }
+  return {
+    plan_path: planPath,
+    source: 'checkboxes',
+    status: top.length > 0 && done === top.length ? 'done' : 'active',
+    steps_completed: done,
+    steps_total: top.length,
+    percent: pct(done, top.length),
+    claimed_steps: [],
+    failed_steps: [],
+  };
+}
+
+function fromState(planPath: string, status: string, steps: state.StepState[]): PlanStatusLine {
+  const top = steps.filter((s) => s.parent_anchor === null);
+  const done = top.filter((s) => s.status === 'completed').length;
+  return {
+    plan_path: planPath,
+    source: 'state',
+    status,
+    steps_completed: done,
+    steps_total: top.length,
+    percent: pct(done, top.length),
+    claimed_steps: top.filter((s) => s.status === 'claimed' || s.status === 'in_progress').map((s) => s.anchor),
+    failed_steps: top.filter((s) => s.status === 'failed').map((s) => s.anchor),
+  };
+}
+
+export async function planStatus(ctx: FlowCtx, plan?: string): Promise<StatusData> {
+  const root = ctx.repo.worktreeRoot;
+  const known = await state.planRows(ctx);
+  const byPath = new Map(known.map((p) => [p.plan_path, p]));
+  const lineFor = async (planPath: string): Promise<PlanStatusLine> => {
+    const row = byPath.get(planPath);
+    if (row) return fromState(planPath, row.status, row.steps);
+    if (!existsSync(join(root, planPath))) throw new TugError('PlanNotFound', { plan: planPath, plan_path: planPath });
+    return fromCheckboxes(root, planPath);
+  };
+  if (plan !== undefined) {
+    const planPath = await resolvePlanPath(ctx.repo, plan, root, known.map((p) => p.plan_path));
+    return { plans: [await lineFor(planPath)] };
+  }
+  const { listPlans } = await import('../plan/resolve.js');
+  const paths = new Set([...known.filter((p) => p.status !== 'archived').map((p) => p.plan_path), ...listPlans(root)]);
+  const plans: PlanStatusLine[] = [];
+  for (const p of [...paths].sort()) plans.push(await lineFor(p));
+  return { plans };
+}
+
+const BAR = 12;
+export function renderStatus(d: StatusData): string {
+  if (d.plans.length === 0) return 'no plans (.tugtool/tugplan-*.md)';
+  const width = Math.max(...d.plans.map((p) => p.plan_path.length));
+  return d.plans
+    .map((p) => {
+      const filled = Math.floor((BAR * p.percent) / 100);
+      const bar = '█'.repeat(filled) + '░'.repeat(BAR - filled);
+      const extra = [
+        p.claimed_steps.length ? `claimed: ${p.claimed_steps.join(', ')}` : '',
+        p.failed_steps.length ? `failed: ${p.failed_steps.join(', ')}` : '',
+        p.source === 'checkboxes' ? '(from checkboxes; no state)' : '',
+      ].filter(Boolean);
+      return `${p.plan_path.padEnd(width)}  ${String(p.steps_completed).padStart(3)}/${p.steps_total} steps  ${bar} ${String(p.percent).padStart(3)}%  ${p.status}${extra.length ? '  ' + extra.join('  ') : ''}`;
+    })
+    .join('\n');
+}

@@ -1,0 +1,61 @@
+/**
+ * Writes the Tug-* trailers of a step commit with git's own trailer support (`git interpret-trailers`),
+ * so the block is found and formatted exactly as git (and reconcile's `%(trailers)`) reads it.
+ * Existing Tug-* trailers are replaced; every other line of the message is kept byte for byte.
+ */
+import { TugError } from '../contract/errors.js';
+import { git } from './exec.js';
+
+export interface TrailerSpec {
+  key: string;
+  value: string;
+}
+
+/** Reject values that would break a trailer line. */
+function checkValue(t: TrailerSpec): void {
+  if (/[\r\n\0]/.test(t.value) || t.value.trim() === '') {
+    throw new TugError('InvalidArgument', { reason: `trailer ${t.key} needs a one-line, non-empty value`, value: t.value });
+  }
+}
+
+/** The trailers git sees in `message`, as `[key, value]` pairs (continuation lines unfolded). */
+export function parseTrailers(message: string, cwd: string): [string, string][] {
+  const out = git(['interpret-trailers', '--parse', '--no-divider'], cwd, { input: message });
+  const pairs: [string, string][] = [];
+  for (const line of out.split('\n')) {
+    const i = line.indexOf(':');
+    if (i <= 0) continue;
+    pairs.push([line.slice(0, i).trim(), line.slice(i + 1).trim()]);
+  }
+  return pairs;
+}
+
+/** Normalize a user message: no NUL, CRLF → LF, no trailing blank lines; must not be empty. */
+export function normalizeMessage(message: string): string {
+  if (message.includes('\0')) throw new TugError('InvalidArgument', { reason: 'the commit message contains a NUL byte' });
+  const m = message.replace(/\r\n/g, '\n').replace(/\s+$/, '');
+  if (m.trim() === '') throw new TugError('InvalidArgument', { reason: 'the commit message is empty' });
+  return m.replace(/^\n+/, '') + '\n';
+}
+
+/**
+ * Returns `message` with every Tug-* trailer removed and `trailers` appended (in order), using
+ * `git interpret-trailers`. Removal replaces one existing Tug-* trailer with an empty value at a time
+ * (`--if-exists replace` + `--trim-empty`), so git decides what the trailer block is.
+ */
+export function withTugTrailers(message: string, trailers: TrailerSpec[], cwd: string): string {
+  trailers.forEach(checkValue);
+  let msg = normalizeMessage(message);
+  let existing = parseTrailers(msg, cwd).filter(([k]) => /^tug-/i.test(k));
+  for (let guard = existing.length + 1; existing.length > 0 && guard > 0; guard--) {
+    const key = existing[0]![0];
+    msg = git(['interpret-trailers', '--no-divider', '--if-exists', 'replace', '--trim-empty', '--trailer', `${key}: `], cwd, { input: msg });
+    existing = parseTrailers(msg, cwd).filter(([k]) => /^tug-/i.test(k));
+  }
+  if (existing.length > 0) {
+    throw new TugError('GitError', { args: ['interpret-trailers'], reason: 'could not remove the existing Tug-* trailers', trailers: existing });
+  }
+  const args = ['interpret-trailers', '--no-divider', '--if-exists', 'add', '--if-missing', 'add', '--where', 'end'];
+  for (const t of trailers) args.push('--trailer', `${t.key}: ${t.value}`);
+  return git(args, cwd, { input: msg });
+}

@@ -1,0 +1,162 @@
+/**
+ * `tugcode worktree list` (read-only) and `tugcode worktree remove` (04-git.md §3). Removal refuses a dirty
+ * tree, commits merged nowhere and live claims unless `--force`; it only ever touches the one worktree and
+ * its own branch (R32, R33).
+ */
+import { existsSync, realpathSync } from 'node:fs';
+import { basename, join, resolve, sep } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import { getBranchPlan } from './branch-config.js';
+import { git, gitTry } from './exec.js';
+import type { FlowCtx } from './flow-context.js';
+import { integrationBranch, slugOfPlan, worktreeDir } from './naming.js';
+import { branchExists, commitsNotIn, commitsWithoutEquivalent, requireGitVersion, statusEntries } from './refs.js';
+import { listWorktrees } from './repo.js';
+import { ALL_BUT_RUNTIME } from './runtime-files.js';
+import * as state from './state-bridge.js';
+
+export interface WorktreeInfo {
+  worktree_path: string;
+  branch: string | null;
+  head: string | null;
+  dirty: boolean;
+  missing: boolean;
+  plan_path: string | null;
+  base_branch: string | null;
+  claimed_steps: { plan_path: string; step_anchor: string; status: string; lease_expires_at: string | null; lease_expired: boolean }[];
+}
+
+function underTugtree(mainRoot: string, path: string): boolean {
+  return path.startsWith(join(mainRoot, '.tugtree') + sep);
+}
+
+/** Every registered worktree under `.tugtree/`, with its plan (branch config) and held claims. */
+export async function listTugWorktrees(ctx: FlowCtx): Promise<{ worktrees: WorktreeInfo[] }> {
+  const { repo } = ctx;
+  const out: WorktreeInfo[] = [];
+  for (const w of listWorktrees(repo)) {
+    if (w.bare || !underTugtree(repo.mainRoot, w.path)) continue;
+    const missing = !existsSync(w.path);
+    const cfg = w.branch ? getBranchPlan(repo.mainRoot, w.branch) : null;
+    const claims = await state.claimsHeldBy(ctx, w.path);
+    out.push({
+      worktree_path: w.path,
+      branch: w.branch,
+      head: w.head,
+      dirty: missing ? false : statusEntries(w.path, { pathspec: ALL_BUT_RUNTIME }).length > 0,
+      missing,
+      plan_path: cfg?.plan_path ?? null,
+      base_branch: cfg?.base_branch ?? null,
+      claimed_steps: claims.map((c) => ({ plan_path: c.plan_path, step_anchor: c.step_anchor, status: c.status, lease_expires_at: c.lease_expires_at, lease_expired: !c.live })),
+    });
+  }
+  out.sort((a, b) => (a.worktree_path < b.worktree_path ? -1 : 1));
+  return { worktrees: out };
+}
+
+export interface RemoveData {
+  removed: boolean;
+  worktree_path: string;
+  branch: string | null;
+  branch_deleted: boolean;
+  /** The deleted branch's last commit, so even a forced removal can be undone (`git branch <b> <tip>`). */
+  branch_tip: string | null;
+  released_claims: { plan_path: string; step_anchor: string }[];
+  forced: boolean;
+}
+
+/** A `<path|name>` argument → the registered worktree under `.tugtree/`, else WorktreeNotFound. */
+function findTarget(ctx: FlowCtx, arg: string) {
+  const { repo } = ctx;
+  const all = listWorktrees(repo).filter((w) => !w.bare);
+  const candidates = new Set<string>();
+  const asPath = resolve(repo.cwd, arg);
+  candidates.add(asPath);
+  try {
+    candidates.add(realpathSync.native(asPath));
+  } catch {
+    /* a missing directory can still be a registered worktree */
+  }
+  if (!arg.includes(sep) || arg.startsWith('tugplan/')) {
+    candidates.add(join(repo.mainRoot, '.tugtree', arg));
+    candidates.add(worktreeDir(repo.mainRoot, arg));
+  }
+  const hit = all.find((w) => candidates.has(w.path) || (w.branch !== null && w.branch === arg));
+  if (!hit || !underTugtree(repo.mainRoot, hit.path)) {
+    throw new TugError('WorktreeNotFound', {
+      worktree: hit?.path ?? asPath,
+      repo_root: repo.mainRoot,
+      reason: hit ? 'only worktrees under .tugtree/ are removed by tugcode' : 'no such worktree',
+    }, { hint: 'tugcode worktree list' });
+  }
+  return hit;
+}
+
+/** Commits of `tip` contained (or patch-equivalent) in none of the plan's integration branch and base. */
+export function unmergedCommits(cwd: string, tip: string, upstreams: string[]): string[] {
+  const existing = upstreams.filter((u) => branchExists(cwd, u)).map((u) => `refs/heads/${u}`);
+  if (existing.length === 0) return commitsNotIn(cwd, tip, []);
+  const candidates = commitsNotIn(cwd, tip, existing);
+  if (candidates.length === 0) return [];
+  const lacking = existing.map((u) => new Set(commitsWithoutEquivalent(cwd, u, tip)));
+  return candidates.filter((c) => lacking.every((set) => set.has(c)));
+}
+
+export async function removeWorktree(ctx: FlowCtx, arg: string, opts: { force?: boolean } = {}): Promise<RemoveData> {
+  requireGitVersion();
+  const { repo } = ctx;
+  const w = findTarget(ctx, arg);
+  const force = Boolean(opts.force);
+  const missing = !existsSync(w.path);
+  const cfg = w.branch ? getBranchPlan(repo.mainRoot, w.branch) : null;
+  const tip = w.head;
+
+  if (!force) {
+    if (!missing && statusEntries(w.path, { pathspec: ALL_BUT_RUNTIME }).length > 0) {
+      throw new TugError('WorktreeDirty', { worktree_path: w.path, branch: w.branch });
+    }
+    if (tip) {
+      const base = cfg?.base_branch ?? ctx.config.run.base_branch;
+      const upstreams = [base, ...(cfg ? [integrationBranch(slugOfPlan(cfg.plan_path))] : [])];
+      const unmerged = unmergedCommits(repo.mainRoot, tip, upstreams);
+      if (unmerged.length > 0) {
+        throw new TugError('WorktreeUnmerged', { worktree_path: w.path, branch: w.branch ?? tip, count: unmerged.length, commits: unmerged, upstreams });
+      }
+    }
+  }
+  const claims = await state.claimsHeldBy(ctx, w.path);
+  const live = claims.filter((c) => c.live);
+  if (!force && live.length > 0) {
+    throw new TugError('WorktreeHasClaims', { worktree_path: w.path, claims: live.map((c) => `${c.plan_path}:${c.step_anchor}`) });
+  }
+  const released: RemoveData['released_claims'] = [];
+  // Only a forced removal releases claims (as an admin action); expired claims of a plain removal stay
+  // until someone takes them over (seed Q2).
+  for (const c of force ? claims : []) {
+    await state.adminRelease(ctx, c.plan_path, c.step_anchor, w.path);
+    released.push({ plan_path: c.plan_path, step_anchor: c.step_anchor });
+  }
+
+  const args = ['worktree', 'remove', '--force'];
+  if (force) args.push('--force'); // also a locked worktree
+  git([...args, w.path], repo.mainRoot);
+  let branchDeleted = false;
+  // Only the branch tugcode made for this worktree (it has a tugplan entry) is deleted, never another.
+  if (w.branch && cfg && branchExists(repo.mainRoot, w.branch)) {
+    const r = gitTry(['branch', '-D', w.branch], repo.mainRoot);
+    branchDeleted = r.status === 0;
+  }
+  return {
+    removed: true,
+    worktree_path: w.path,
+    branch: w.branch,
+    branch_deleted: branchDeleted,
+    branch_tip: tip,
+    released_claims: released,
+    forced: force,
+  };
+}
+
+export function worktreeName(path: string): string {
+  return basename(path);
+}

@@ -1,0 +1,148 @@
+/**
+ * `tugcode worktree create` (04-git.md §3): a branch + worktree per plan, its state initialized and
+ * reconciled. Everything is checked before `git worktree add`; any failure after it removes what it
+ * made (worktree, branch, branch config, ignore lines), so a failed create leaves no debris.
+ */
+import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import { git, gitTry } from './exec.js';
+import type { FlowCtx } from './flow-context.js';
+import { listBranchPlans, setBranchPlan } from './branch-config.js';
+import { checkName, integrationBranch, isCreateBranch, slugOfPlan, timestampName, worktreeBranch, worktreeDir } from './naming.js';
+import { committedPlan, parseAndValidate, resolvePlanPath } from './plan-file.js';
+import { branchExists, requireGitVersion } from './refs.js';
+import { listWorktrees } from './repo.js';
+import { ensureRuntimeExclude } from './runtime-files.js';
+import * as state from './state-bridge.js';
+
+export interface CreateInput {
+  plan: string;
+  base?: string | undefined;
+  name?: string | undefined;
+  reuse?: boolean | undefined;
+  new?: boolean | undefined;
+}
+
+export interface CreateData {
+  worktree_path: string;
+  branch_name: string;
+  base_branch: string;
+  plan_path: string;
+  all_steps: string[];
+  ready_steps: string[];
+  state_initialized: boolean;
+  reused: boolean;
+}
+
+export interface PlanWorktree {
+  path: string;
+  branch: string;
+  head: string | null;
+  plan_path: string;
+  base_branch: string | null;
+}
+
+/** Live worktrees made by `worktree create` for this plan (registered in git and present on disk). */
+export function planWorktrees(ctx: FlowCtx, planPath: string): PlanWorktree[] {
+  const slug = slugOfPlan(planPath);
+  const configs = new Map(listBranchPlans(ctx.repo.mainRoot).map((b) => [b.branch, b]));
+  return listWorktrees(ctx.repo)
+    .filter((w) => w.branch && !w.prunable && existsSync(w.path) && isCreateBranch(w.branch, slug))
+    .flatMap((w) => {
+      const cfg = configs.get(w.branch!);
+      return cfg && cfg.plan_path === planPath ? [{ path: w.path, branch: w.branch!, head: w.head, plan_path: planPath, base_branch: cfg.base_branch }] : [];
+    });
+}
+
+/** The refs whose trailers heal this plan's state: its integration branch (when it exists) and `branch`. */
+export function reconcileRefs(ctx: FlowCtx, slug: string, branch: string): string[] {
+  const integ = integrationBranch(slug);
+  return branchExists(ctx.repo.mainRoot, integ) ? [integ, branch] : [branch];
+}
+
+export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<CreateData> {
+  requireGitVersion();
+  if (input.reuse && input.new) throw new TugError('InvalidArgument', { reason: '--reuse and --new exclude each other' });
+  if (input.name !== undefined) checkName(input.name);
+  const { repo } = ctx;
+  const planPath = await resolvePlanPath(repo, input.plan);
+  const slug = slugOfPlan(planPath);
+  const base = input.base ?? ctx.config.run.base_branch;
+  if (!branchExists(repo.mainRoot, base)) {
+    throw new TugError(
+      'InvalidArgument',
+      { reason: `base branch ${base} does not exist`, base_branch: base },
+      { hint: 'pass --base <branch>, or set run.base_branch in .tugtool/config.toml' },
+    );
+  }
+  const blob = committedPlan(repo, planPath, base);
+  const mainCopy = existsSync(join(repo.mainRoot, planPath)) ? readFileSync(join(repo.mainRoot, planPath)) : null;
+  if (!mainCopy || !mainCopy.equals(blob)) {
+    throw new TugError('PlanNotCommitted', {
+      plan_path: planPath,
+      base_branch: base,
+      reason: mainCopy ? `the main checkout's copy differs from ${base}` : `the main checkout has no ${planPath}`,
+    });
+  }
+  await parseAndValidate(planPath, blob);
+
+  const existing = planWorktrees(ctx, planPath).sort((a, b) => (a.branch < b.branch ? 1 : -1));
+  if (existing.length > 0 && !input.new) {
+    const w = existing[0]!;
+    if (!input.reuse) {
+      throw new TugError('WorktreeExists', {
+        reason: `a worktree for ${planPath} already exists`,
+        worktree_path: w.path,
+        branch: w.branch,
+        plan_path: planPath,
+      });
+    }
+    ensureRuntimeExclude(repo.commonDir);
+    const st = await state.initAndReconcile(ctx, planPath, blob, reconcileRefs(ctx, slug, w.branch));
+    return { worktree_path: w.path, branch_name: w.branch, base_branch: w.base_branch ?? base, plan_path: planPath, ...st, reused: true };
+  }
+
+  const branch = worktreeBranch(slug, input.name ?? timestampName(ctx.clock.now()));
+  const dir = worktreeDir(repo.mainRoot, branch);
+  if (branchExists(repo.mainRoot, branch)) throw new TugError('WorktreeExists', { reason: `branch ${branch} already exists`, branch });
+  if (existsSync(dir)) throw new TugError('WorktreeExists', { reason: `directory ${dir} already exists`, worktree_path: dir });
+
+  const tugtree = join(repo.mainRoot, '.tugtree');
+  const madeTugtree = !existsSync(tugtree);
+  const exclude = ensureRuntimeExclude(repo.commonDir);
+  let added = false;
+  try {
+    git(['worktree', 'add', '--quiet', '--no-track', '-b', branch, dir, `refs/heads/${base}`], repo.mainRoot);
+    added = true;
+    setBranchPlan(repo.mainRoot, branch, planPath, base);
+    const st = await state.initAndReconcile(ctx, planPath, blob, reconcileRefs(ctx, slug, branch));
+    return { worktree_path: dir, branch_name: branch, base_branch: base, plan_path: planPath, ...st, reused: false };
+  } catch (e) {
+    undoCreate(repo.mainRoot, dir, branch, added);
+    exclude.undo();
+    if (madeTugtree) removeIfEmpty(tugtree);
+    throw e;
+  }
+}
+
+/** Remove the worktree and branch a failed create made (never anything else). */
+function undoCreate(mainRoot: string, dir: string, branch: string, added: boolean): void {
+  if (added || existsSync(dir)) {
+    gitTry(['worktree', 'remove', '--force', '--force', dir], mainRoot);
+    if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+  }
+  // `git branch -D` also drops the branch's config section (tugplan/tugbase).
+  if (gitTry(['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], mainRoot).status === 0) {
+    gitTry(['branch', '-D', branch], mainRoot);
+  }
+  gitTry(['config', '--remove-section', `branch.${branch}`], mainRoot);
+}
+
+function removeIfEmpty(dir: string): void {
+  try {
+    if (readdirSync(dir).length === 0) rmdirSync(dir);
+  } catch {
+    /* already gone */
+  }
+}

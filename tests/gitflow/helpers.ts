@@ -1,0 +1,130 @@
+/**
+ * Shared setup for the git-flow tests: a real repository with `.tugtool/` and a committed plan, a FlowCtx
+ * for in-process library calls, and the state calls an agent makes between `worktree create` and `commit`.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fixedClock, parseInstant } from '../../src/clock.js';
+import { CONFIG_DEFAULTS } from '../../src/config/defaults.js';
+import type { Config } from '../../src/config/config.js';
+import { WarningSink } from '../../src/contract/envelope.js';
+import type { FlowCtx } from '../../src/git/flow-context.js';
+import { resolveRepo } from '../../src/git/repo.js';
+import { initProject } from '../../src/project/init.js';
+import { closeStateContext, openStateContext } from '../../src/state/context.js';
+import { git, tempRepo, writeFiles } from '../helpers/repo.js';
+
+export const T0 = '2026-03-01T10:00:00.000Z';
+
+export const PLAN = `## Phase 1.0: Demo {#phase-demo}
+
+**Purpose:** exercise the git flow.
+
+### Execution Steps {#execution-steps}
+
+#### Step 1: Add alpha {#step-1}
+
+**Commit:** \`feat: alpha\`
+
+**Tasks:**
+- [ ] write alpha
+
+#### Step 2: Add beta {#step-2}
+
+**Depends on:** #step-1
+
+**Commit:** \`feat: beta\`
+
+**Tasks:**
+- [ ] write beta
+`;
+
+export const PLAN_PATH = '.tugtool/tugplan-demo.md';
+
+/** A repository on `main` with `tugcode init` done and the demo plan committed. */
+export function planRepo(plan = PLAN, slug = 'demo'): string {
+  const root = tempRepo();
+  initProject(resolveRepo(root), fixedClock(Date.parse(T0)));
+  writeFiles(root, { [`.tugtool/tugplan-${slug}.md`]: plan });
+  git(root, 'add', '-A');
+  git(root, 'commit', '-q', '-m', 'add plan');
+  return root;
+}
+
+export function flowCtx(cwd: string, now = T0, env: NodeJS.ProcessEnv = {}): FlowCtx {
+  const config = structuredClone(CONFIG_DEFAULTS) as Config;
+  return { repo: resolveRepo(cwd), config, clock: fixedClock(parseInstant(now)!), warnings: new WarningSink(), env: { ...process.env, NODE_ENV: 'test', ...env } };
+}
+
+async function withState<T>(ctx: FlowCtx, worktree: string, fn: (s: ReturnType<typeof openStateContext>) => Promise<T> | T): Promise<T> {
+  const s = openStateContext({
+    repoRoot: ctx.repo.mainRoot,
+    workTree: worktree,
+    clock: ctx.clock,
+    config: ctx.config,
+    warnings: ctx.warnings,
+    command: 'test',
+    mode: 'write',
+    env: ctx.env,
+  });
+  try {
+    return await fn(s);
+  } finally {
+    closeStateContext(s);
+  }
+}
+
+/** What an agent does between claim and commit: claim the step, start it, tick every item. */
+export async function workOn(ctx: FlowCtx, worktree: string, step: string, planPath = PLAN_PATH): Promise<number> {
+  const { claim } = await import('../../src/state/claim.js');
+  const { start } = await import('../../src/state/start.js');
+  const { update } = await import('../../src/state/update.js');
+  return withState(ctx, worktree, async (s) => {
+    const c = await claim(s, { plan: planPath, worktree, step });
+    if (!c.claimed) throw new Error(`could not claim ${step}: ${JSON.stringify(c)}`);
+    start(s, { plan: planPath, step, worktree });
+    await update(s, { plan: planPath, step, worktree, complete_remaining: true });
+    return c.attempt;
+  });
+}
+
+export async function claimOnly(ctx: FlowCtx, worktree: string, step: string, planPath = PLAN_PATH): Promise<void> {
+  const { claim } = await import('../../src/state/claim.js');
+  await withState(ctx, worktree, async (s) => {
+    const c = await claim(s, { plan: planPath, worktree, step });
+    if (!c.claimed) throw new Error(`could not claim ${step}`);
+  });
+}
+
+export async function stepRows(ctx: FlowCtx, planPath = PLAN_PATH) {
+  const { planSteps } = await import('../../src/git/state-bridge.js');
+  return (await planSteps(ctx, planPath)) ?? [];
+}
+
+/**
+ * Everything a refused command could have changed: the work tree files (outside .git, runtime files
+ * excluded), the index, every ref, HEAD, the config and the worktree registrations.
+ */
+export function snapshot(root: string): string {
+  const files: string[] = [];
+  const walk = (dir: string, rel: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      if (name === '.git' && rel === '') continue;
+      const abs = join(dir, name);
+      const r = rel ? `${rel}/${name}` : name;
+      if (/^\.tugtool\/(state\.db|.*\.lock)/.test(r)) continue;
+      const st = statSync(abs);
+      if (st.isDirectory()) walk(abs, r);
+      else files.push(`${r}:${readFileSync(abs).toString('base64')}`);
+    }
+  };
+  walk(root, '');
+  const gitDir = join(root, '.git');
+  const refs = git(root, 'for-each-ref', '--format=%(refname) %(objectname)');
+  const head = readFileSync(join(gitDir, 'HEAD'), 'utf8');
+  const index = readFileSync(join(gitDir, 'index')).toString('base64');
+  const config = readFileSync(join(gitDir, 'config'), 'utf8');
+  const worktrees = git(root, 'worktree', 'list', '--porcelain');
+  const objects = git(root, 'count-objects', '-v');
+  return JSON.stringify({ files, refs, head, index, config, worktrees, objects });
+}
