@@ -5,7 +5,7 @@
  */
 import { sha256Hex } from '../util/hash.js';
 import { DepResolver, tokenizeDepends, type DepToken } from './deps.js';
-import { tokenize, type Token } from './markdown.js';
+import { inlineChildren, tokenize, type Token } from './markdown.js';
 import { structureHash } from './structure.js';
 import {
   deriveStepAnchor,
@@ -208,7 +208,9 @@ class PlanBuilder {
     for (let k = 0; k < lines.length; k++) {
       const m = LINE_ANCHOR_RE.exec(lines[k]!);
       if (!m) continue;
-      plain ??= (inline.children ?? []).map((c) => (c.type === 'text' ? c.content : '\n')).join('');
+      plain ??= inlineChildren(inline)
+        .map((c) => (c.type === 'text' || c.type === 'text_special' ? c.content : '\n'))
+        .join('');
       if (!plain.includes(m[0].trim())) continue;
       this.anchors.push({ anchor: m[1]!, line: inline.map[0] + 1 + k });
     }
@@ -258,7 +260,7 @@ class PlanBuilder {
     const text = joinLines(inline.content).slice(3).trimStart();
     const step = cur.step;
     if (cur.section === 'refactor') {
-      const spans = (inline.children ?? []).filter((c) => c.type === 'code_inline');
+      const spans = inlineChildren(inline).filter((c) => c.type === 'code_inline');
       const command = spans.length === 1 ? spans[0]!.content.trim() : null;
       step.refactors.push({ ordinal: step.refactors.length, text, command, line });
       return;
@@ -374,7 +376,7 @@ function clip(s: string, n = 80): string {
 function readLabel(inline: Token): Label | null {
   const content = inline.content;
   if (!(content.startsWith('**') || content.startsWith('__'))) return null;
-  const children = inline.children ?? [];
+  const children = inlineChildren(inline);
   let k = 0;
   while (k < children.length && children[k]!.type === 'text' && children[k]!.content === '') k++;
   if (children[k]?.type !== 'strong_open') return null;
