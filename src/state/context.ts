@@ -1,0 +1,92 @@
+/**
+ * The state library's context (02-state.md §7): everything an operation needs, passed explicitly, so the
+ * CLI, the driver (`tugcode run`) and an MCP server call the same functions in-process.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Clock } from '../clock.js';
+import type { WarningSink } from '../contract/envelope.js';
+import { TugError } from '../contract/errors.js';
+import { openRead, openWrite, stateDbPath, type OpenedDb } from './db.js';
+
+/** The configuration keys the state library reads (a subset of the full Config). */
+export interface StateConfig {
+  state: { lease_seconds: number; max_attempts: number };
+  validate?: { level: 'lenient' | 'normal' | 'strict' };
+}
+
+export interface StateContext {
+  /** The open database; null when a reader found no state.db (read-only commands then report nothing). */
+  store: OpenedDb | null;
+  clock: Clock;
+  /** Canonical main repo root (where `.tugtool/state.db` lives). */
+  repoRoot: string;
+  /** Canonical root of the work tree the command runs in (plans are read from here without --worktree). */
+  workTree: string;
+  config: StateConfig;
+  warnings: WarningSink;
+  /** The event `command` of changes made through this context: `state claim`, `run`, `commit`, … */
+  command: string;
+  /** Base directory for relative plan paths (default: the process cwd). */
+  cwd?: string | undefined;
+  /** Where state.db lives (it may not exist yet). */
+  dbPath: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export type OpenMode = 'read' | 'write' | 'create';
+
+export interface OpenOptions {
+  repoRoot: string;
+  workTree: string;
+  clock: Clock;
+  config: StateConfig;
+  warnings: WarningSink;
+  command: string;
+  mode: OpenMode;
+  env?: NodeJS.ProcessEnv;
+  /** Override the DB path (else TUGCODE_STATE_DB, else <repoRoot>/.tugtool/state.db). */
+  dbPath?: string;
+  cwd?: string;
+}
+
+/**
+ * Open state.db for one command. `create` (state init) makes `.tugtool/` and the DB; `write` opens an
+ * existing DB and migrates it (a missing file gives `store: null`: no plan is initialized); `read` opens
+ * read-only and never creates or migrates. Without TUGCODE_STATE_DB, a main root without `.tugtool/` is
+ * NotInitialized for `write` (state init creates it).
+ */
+export function openStateContext(o: OpenOptions): StateContext {
+  const env = o.env ?? process.env;
+  const overridden = Boolean(o.dbPath ?? env.TUGCODE_STATE_DB);
+  const path = o.dbPath ?? stateDbPath(o.repoRoot, env);
+  let store: OpenedDb | null = null;
+  if (o.mode === 'create') {
+    mkdirSync(dirname(path), { recursive: true });
+    store = openWrite(path, { create: true, env });
+  } else if (o.mode === 'write') {
+    if (!overridden && !existsSync(join(o.repoRoot, '.tugtool'))) throw new TugError('NotInitialized', { repo_root: o.repoRoot });
+    store = existsSync(path) ? openWrite(path, { env }) : null;
+  } else {
+    store = openRead(path, { env });
+  }
+  return { store, clock: o.clock, repoRoot: o.repoRoot, workTree: o.workTree, config: o.config, warnings: o.warnings, command: o.command, cwd: o.cwd, dbPath: path, env };
+}
+
+/**
+ * Make sure the context holds a writable store, creating `.tugtool/` and state.db when `create` (state
+ * init, after it validated its input, so a refused init creates nothing).
+ */
+export function ensureWriter(ctx: StateContext, create: boolean): OpenedDb {
+  if (ctx.store && !ctx.store.db.readonly) return ctx.store;
+  if (!create && !existsSync(ctx.dbPath)) throw new TugError('InternalError', { reason: 'state.db does not exist' });
+  if (create) mkdirSync(dirname(ctx.dbPath), { recursive: true });
+  const w = openWrite(ctx.dbPath, { create, env: ctx.env });
+  if (ctx.store?.db.open) ctx.store.db.close();
+  ctx.store = w;
+  return w;
+}
+
+export function closeStateContext(ctx: StateContext): void {
+  if (ctx.store?.db.open) ctx.store.db.close();
+}

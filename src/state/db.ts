@@ -1,0 +1,120 @@
+/**
+ * Opening state.db (02-state.md §1): the busy timeout goes into the constructor before anything else, then
+ * WAL, synchronous=FULL and foreign_keys=ON. Writers migrate; readers open read-only and never create or
+ * migrate. SQLite failures become `Busy` (the lock outlasted the timeout) or `DatabaseError` (corrupt,
+ * unreadable, not SQLite); the file is never overwritten.
+ */
+import Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import { migrate, readSchemaVersion, LATEST_SCHEMA_VERSION } from './migrate.js';
+
+export type Db = Database.Database;
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+/** `<main root>/.tugtool/state.db`, or TUGCODE_STATE_DB. */
+export function stateDbPath(mainRoot: string, env: NodeJS.ProcessEnv = process.env): string {
+  const override = env.TUGCODE_STATE_DB;
+  return override ? resolve(override) : join(mainRoot, '.tugtool', 'state.db');
+}
+
+/** 5000 ms; TUGCODE_BUSY_TIMEOUT_MS lowers it, honoured only under NODE_ENV=test. */
+export function busyTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  if (env.NODE_ENV === 'test' && env.TUGCODE_BUSY_TIMEOUT_MS && /^\d+$/.test(env.TUGCODE_BUSY_TIMEOUT_MS)) {
+    return Math.min(Number(env.TUGCODE_BUSY_TIMEOUT_MS), DEFAULT_BUSY_TIMEOUT_MS);
+  }
+  return DEFAULT_BUSY_TIMEOUT_MS;
+}
+
+const CORRUPT = /^SQLITE_(NOTADB|CORRUPT|CANTOPEN|IOERR|FULL|READONLY|PERM|AUTH|PROTOCOL|FORMAT)/;
+
+/** Maps a SQLite failure to the catalogue; anything else is rethrown unchanged. */
+export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number): unknown {
+  if (e instanceof TugError) return e;
+  const code = (e as { code?: unknown })?.code;
+  if (typeof code !== 'string') return e;
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return new TugError('Busy', { db_path: dbPath, timeout_ms: timeoutMs, sqlite_code: code });
+  }
+  if (CORRUPT.test(code)) {
+    return new TugError('DatabaseError', { db_path: dbPath, reason: `${(e as Error).message} (${code})`, sqlite_code: code });
+  }
+  return e;
+}
+
+export interface OpenedDb {
+  db: Db;
+  path: string;
+  timeoutMs: number;
+  /** Schema version found on open (after migration for writers). */
+  version: number;
+}
+
+/**
+ * Open for writing: the file must exist unless `create` (only `state init` creates it), then migrate.
+ * A DB whose version is newer than this code is refused (SchemaTooNew).
+ */
+export function openWrite(path: string, opts: { create?: boolean; env?: NodeJS.ProcessEnv; migrationsDir?: string } = {}): OpenedDb {
+  const timeoutMs = busyTimeoutMs(opts.env);
+  let db: Db | undefined;
+  try {
+    db = new Database(path, { timeout: timeoutMs, fileMustExist: !opts.create });
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    const version = migrate(db, { dbPath: path, allowCreate: Boolean(opts.create), dir: opts.migrationsDir });
+    return { db, path, timeoutMs, version };
+  } catch (e) {
+    db?.close();
+    throw sqliteToTugError(e, path, timeoutMs);
+  }
+}
+
+/**
+ * Open read-only; null when the file does not exist (never created). A newer schema is read best-effort
+ * (the returned version says so); a DB without `schema_version` is a DatabaseError.
+ */
+export function openRead(path: string, opts: { env?: NodeJS.ProcessEnv } = {}): OpenedDb | null {
+  if (!existsSync(path)) return null;
+  const timeoutMs = busyTimeoutMs(opts.env);
+  let db: Db | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: timeoutMs });
+    const version = readSchemaVersion(db);
+    if (version === null) {
+      throw new TugError('DatabaseError', { db_path: path, reason: 'no schema_version table: not a tugcode state database' });
+    }
+    return { db, path, timeoutMs, version };
+  } catch (e) {
+    db?.close();
+    throw sqliteToTugError(e, path, timeoutMs);
+  }
+}
+
+/** True when a reader must not trust every column (written by a newer tugcode). */
+export function isNewerSchema(version: number): boolean {
+  return version > LATEST_SCHEMA_VERSION;
+}
+
+/**
+ * Runs `fn` in one IMMEDIATE transaction (every read-then-write, 02-state.md §1); SQLite failures are
+ * mapped to Busy / DatabaseError.
+ */
+export function immediate<T>(o: OpenedDb, fn: () => T): T {
+  try {
+    return o.db.transaction(fn).immediate();
+  } catch (e) {
+    throw sqliteToTugError(e, o.path, o.timeoutMs);
+  }
+}
+
+/** Runs a read (no transaction needed for a single statement, or a deferred one for several). */
+export function read<T>(o: OpenedDb, fn: () => T): T {
+  try {
+    return o.db.transaction(fn).deferred();
+  } catch (e) {
+    throw sqliteToTugError(e, o.path, o.timeoutMs);
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The migration ladder (02-state.md §2). `migrations/000N_<name>.sql` holds schema version N. On open for
+ * writing, every migration above the current version runs in its own IMMEDIATE transaction together with
+ * the version bump; the transaction re-reads `schema_version` first, so two processes opening an old DB at
+ * once never apply a migration twice. A migration whose first line is `-- tugcode:foreign_keys=off`
+ * (a table rebuild) runs with foreign keys off (set outside the transaction, as SQLite requires) and
+ * `PRAGMA foreign_key_check` inside it.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type BetterSqlite3 from 'better-sqlite3';
+import { TugError } from '../contract/errors.js';
+
+type Db = BetterSqlite3.Database;
+
+/** The newest schema this code knows; a test checks it equals the newest file in migrations/. */
+export const LATEST_SCHEMA_VERSION = 1;
+
+/** `migrations/` ships in the package: dist/state/migrate.js (or src/state/migrate.ts) → ../../migrations. */
+export function migrationsDir(): string {
+  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+}
+
+export interface Migration {
+  version: number;
+  name: string;
+  file: string;
+}
+
+export function listMigrations(dir: string = migrationsDir()): Migration[] {
+  const out: Migration[] = [];
+  for (const f of readdirSync(dir)) {
+    const m = /^(\d{4})_([a-z0-9_]+)\.sql$/.exec(f);
+    if (m) out.push({ version: Number(m[1]), name: m[2]!, file: join(dir, f) });
+  }
+  out.sort((a, b) => a.version - b.version);
+  out.forEach((m, i) => {
+    if (m.version !== i + 1) throw new TugError('InternalError', { reason: `migrations are not numbered 1..n: ${m.file}` });
+  });
+  return out;
+}
+
+/** The version row, or null when the table does not exist. */
+export function readSchemaVersion(db: Db): number | null {
+  const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").get();
+  if (!hasTable) return null;
+  const row = db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null };
+  return row.v ?? 0;
+}
+
+function tableCount(db: Db): number {
+  return (db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n;
+}
+
+/**
+ * Bring the DB to LATEST_SCHEMA_VERSION. An empty DB is created from 0001 only when `allowCreate`
+ * (state init); a DB with tables but no `schema_version` is a DatabaseError; a newer one is SchemaTooNew.
+ * Returns the resulting version.
+ */
+export function migrate(db: Db, opts: { dbPath: string; allowCreate: boolean; dir?: string | undefined; target?: number }): number {
+  const target = opts.target ?? LATEST_SCHEMA_VERSION;
+  const current = readSchemaVersion(db);
+  if (current === null && tableCount(db) > 0) {
+    throw new TugError('DatabaseError', { db_path: opts.dbPath, reason: 'no schema_version table: not a tugcode state database' });
+  }
+  if (current === null && !opts.allowCreate) {
+    throw new TugError('DatabaseError', { db_path: opts.dbPath, reason: 'empty database without schema_version' });
+  }
+  if (current !== null && current > LATEST_SCHEMA_VERSION) {
+    throw new TugError('SchemaTooNew', { db_path: opts.dbPath, found: current, supported: LATEST_SCHEMA_VERSION });
+  }
+  if (current !== null && current >= target) return current;
+  let version = current ?? 0;
+  for (const m of listMigrations(opts.dir)) {
+    if (m.version <= version || m.version > target) continue;
+    const sql = readFileSync(m.file, 'utf8');
+    const fkOff = /^--\s*tugcode:foreign_keys=off/.test(sql);
+    if (fkOff) db.pragma('foreign_keys = OFF');
+    try {
+      db.transaction(() => {
+        // Re-read inside the lock: another process may have applied this step meanwhile.
+        const now = readSchemaVersion(db) ?? 0;
+        if (now >= m.version) return;
+        db.exec(sql);
+        if (fkOff) {
+          const bad = db.pragma('foreign_key_check') as unknown[];
+          if (bad.length > 0) {
+            throw new TugError('DatabaseError', { db_path: opts.dbPath, reason: `migration ${m.version} broke ${bad.length} foreign key(s)` });
+          }
+        }
+        db.prepare('DELETE FROM schema_version').run();
+        db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(m.version);
+      }).immediate();
+    } finally {
+      if (fkOff) db.pragma('foreign_keys = ON');
+    }
+    version = readSchemaVersion(db) ?? version;
+  }
+  return version;
+}

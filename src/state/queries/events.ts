@@ -1,0 +1,73 @@
+/** SQL for the append-only `events` table and `step_artifacts`. */
+import type { ArtifactRow, EventRow } from '../types.js';
+import { stmt, type Db } from './stmt.js';
+
+export interface NewEvent {
+  at: string;
+  plan_path: string | null;
+  step_anchor: string | null;
+  command: string;
+  actor: string;
+  attempt: number | null;
+  details: Record<string, unknown>;
+}
+
+export function appendEvent(db: Db, e: NewEvent): number {
+  return Number(
+    stmt(
+      db,
+      `INSERT INTO events (at, plan_path, step_anchor, command, actor, attempt, details_json)
+       VALUES (@at, @plan_path, @step_anchor, @command, @actor, @attempt, @details_json)`,
+    ).run({ at: e.at, plan_path: e.plan_path, step_anchor: e.step_anchor, command: e.command, actor: e.actor, attempt: e.attempt, details_json: JSON.stringify(e.details) })
+      .lastInsertRowid,
+  );
+}
+
+/** Did `actor` ever hold a claim on this step? (claim events carry `claimed: true`.) */
+export function everClaimed(db: Db, plan_path: string, anchor: string, actor: string): boolean {
+  return (
+    stmt(
+      db,
+      `SELECT 1 FROM events WHERE plan_path = ? AND step_anchor = ? AND actor = ? AND json_extract(details_json, '$.claimed') = 1 LIMIT 1`,
+    ).get(plan_path, anchor, actor) !== undefined
+  );
+}
+
+export interface EventFilter {
+  plan_path?: string | undefined;
+  step_anchor?: string | undefined;
+  after_id?: number | undefined;
+  since?: string | undefined;
+  limit: number;
+}
+
+/** Without after_id: the latest `limit` events (returned ascending); with it: the first `limit` after it. */
+export function listEvents(db: Db, f: EventFilter): EventRow[] {
+  const where: string[] = [];
+  if (f.plan_path !== undefined) where.push('plan_path = @plan_path');
+  if (f.step_anchor !== undefined) where.push('step_anchor = @step_anchor');
+  if (f.since !== undefined) where.push('at >= @since');
+  if (f.after_id !== undefined) where.push('id > @after_id');
+  const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
+  const params = { plan_path: f.plan_path, step_anchor: f.step_anchor, since: f.since, after_id: f.after_id, limit: f.limit };
+  for (const k of Object.keys(params) as (keyof typeof params)[]) if (params[k] === undefined) delete params[k];
+  if (f.after_id !== undefined) {
+    return stmt(db, `SELECT * FROM events ${w} ORDER BY id ASC LIMIT @limit`).all(params) as EventRow[];
+  }
+  const rows = stmt(db, `SELECT * FROM events ${w} ORDER BY id DESC LIMIT @limit`).all(params) as EventRow[];
+  return rows.reverse();
+}
+
+export function insertArtifact(db: Db, a: Omit<ArtifactRow, 'id'>): number {
+  return Number(
+    stmt(
+      db,
+      `INSERT INTO step_artifacts (plan_path, step_anchor, kind, summary, content, recorded_at)
+       VALUES (@plan_path, @step_anchor, @kind, @summary, @content, @recorded_at)`,
+    ).run(a).lastInsertRowid,
+  );
+}
+
+export function artifactsOfPlan(db: Db, plan_path: string): ArtifactRow[] {
+  return stmt(db, 'SELECT * FROM step_artifacts WHERE plan_path = ? ORDER BY id').all(plan_path) as ArtifactRow[];
+}

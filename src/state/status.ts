@@ -1,0 +1,80 @@
+/**
+ * Statuses and the rules every query and display shares (02-state.md §2–§3): TERMINAL is defined once
+ * here, and so is the one lease-expiry comparison (`lease_expires_at < now`; at equality a lease is live).
+ */
+
+export const STEP_STATUSES = ['pending', 'claimed', 'in_progress', 'completed', 'failed'] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+export const ITEM_STATUSES = ['open', 'in_progress', 'completed', 'deferred'] as const;
+export type ItemStatus = (typeof ITEM_STATUSES)[number];
+
+export const ITEM_KINDS = ['task', 'test', 'checkpoint'] as const;
+export type ItemKind = (typeof ITEM_KINDS)[number];
+/** JSON/plural names of the kinds, in display order. */
+export const KIND_PLURAL: Record<ItemKind, 'tasks' | 'tests' | 'checkpoints'> = { task: 'tasks', test: 'tests', checkpoint: 'checkpoints' };
+
+export const REFACTOR_STATUSES = ['open', 'applied', 'failed', 'skipped'] as const;
+export type RefactorStatus = (typeof REFACTOR_STATUSES)[number];
+
+export const PLAN_STATUSES = ['active', 'done', 'archived'] as const;
+export type PlanStatus = (typeof PLAN_STATUSES)[number];
+
+/** An item is done when completed or deferred. */
+export const TERMINAL: ReadonlySet<ItemStatus> = new Set<ItemStatus>(['completed', 'deferred']);
+/** The same set as a SQL list, for `status IN ${TERMINAL_SQL}`. */
+export const TERMINAL_SQL = "('completed', 'deferred')";
+
+export function isTerminal(status: string): boolean {
+  return TERMINAL.has(status as ItemStatus);
+}
+
+/** A refactor row is done when applied or skipped. */
+export const REFACTOR_DONE: ReadonlySet<RefactorStatus> = new Set<RefactorStatus>(['applied', 'skipped']);
+export const REFACTOR_DONE_SQL = "('applied', 'skipped')";
+
+/** A top-level step holding a claim (live or expired). */
+export const HELD: ReadonlySet<StepStatus> = new Set<StepStatus>(['claimed', 'in_progress']);
+export const HELD_SQL = "('claimed', 'in_progress')";
+
+export function isHeld(status: string): boolean {
+  return HELD.has(status as StepStatus);
+}
+
+/** THE lease-expiry comparison (timestamps are fixed-width UTC, so string order is time order). */
+export function isExpired(leaseExpiresAt: string | null, now: string): boolean {
+  return leaseExpiresAt !== null && leaseExpiresAt < now;
+}
+
+/** The same comparison in SQL, against the named parameter `@now`. */
+export function expiredSql(column = 'lease_expires_at'): string {
+  return `${column} < @now`;
+}
+
+export function isItemStatus(s: string): s is ItemStatus {
+  return (ITEM_STATUSES as readonly string[]).includes(s);
+}
+
+export function isItemKind(s: string): s is ItemKind {
+  return (ITEM_KINDS as readonly string[]).includes(s);
+}
+
+/** Plural kind name (`tasks`) or singular (`task`) → kind. */
+export function kindFromName(s: string): ItemKind | null {
+  const k = s.endsWith('s') ? s.slice(0, -1) : s;
+  return isItemKind(k) ? k : null;
+}
+
+export const ARTIFACT_KINDS = [
+  'architect_strategy',
+  'reviewer_verdict',
+  'auditor_summary',
+  'coder_report',
+  'refactor_report',
+  'verification_report',
+  'note',
+] as const;
+export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];
+
+export const SUMMARY_MAX_CODE_POINTS = 500;
+export const CONTENT_MAX_CODE_POINTS = 64 * 1024;
