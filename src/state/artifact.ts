@@ -1,0 +1,63 @@
+/**
+ * `state artifact` (02-state.md §4): the owner records an audit breadcrumb. The summary is cut to 500 code
+ * points and the content to 64 KiB of code points (never splitting a character).
+ */
+import { TugError } from '../contract/errors.js';
+import { recordEvent } from './attempt.js';
+import type { StateContext } from './context.js';
+import { immediate } from './db.js';
+import { checkOwner, checkText, findStep, ownerPlan, stepArg } from './owner.js';
+import { insertArtifact } from './queries/events.js';
+import { ARTIFACT_KINDS, CONTENT_MAX_CODE_POINTS, SUMMARY_MAX_CODE_POINTS, type ArtifactKind } from './status.js';
+import type { OwnerInput } from './start.js';
+
+export interface ArtifactInput extends OwnerInput {
+  kind: string;
+  summary: string;
+  content?: string | undefined;
+}
+
+export interface ArtifactResult {
+  recorded: boolean;
+  step_anchor: string;
+  kind: ArtifactKind;
+  artifact_id: number;
+  truncated: boolean;
+}
+
+/** Cut to at most `max` code points; returns the text and whether it was cut. */
+export function truncateCodePoints(text: string, max: number): { text: string; truncated: boolean } {
+  if (text.length <= max) return { text, truncated: false };
+  let count = 0;
+  let i = 0;
+  while (i < text.length && count < max) {
+    const cp = text.codePointAt(i)!;
+    i += cp > 0xffff ? 2 : 1;
+    count++;
+  }
+  return i >= text.length ? { text, truncated: false } : { text: text.slice(0, i), truncated: true };
+}
+
+export function artifact(ctx: StateContext, input: ArtifactInput): ArtifactResult {
+  const anchor = stepArg(input.step);
+  if (!(ARTIFACT_KINDS as readonly string[]).includes(input.kind)) {
+    throw new TugError('InvalidArgument', { reason: `unknown artifact kind ${JSON.stringify(input.kind)}; expected one of ${ARTIFACT_KINDS.join(', ')}`, argument: '--kind' });
+  }
+  const kind = input.kind as ArtifactKind;
+  checkText('summary', input.summary, { nonEmpty: true });
+  if (input.content !== undefined) checkText('content', input.content);
+  const summary = truncateCodePoints(input.summary, SUMMARY_MAX_CODE_POINTS);
+  const content = input.content === undefined ? null : truncateCodePoints(input.content, CONTENT_MAX_CODE_POINTS);
+  const truncated = summary.truncated || Boolean(content?.truncated);
+  const { ref, store } = ownerPlan(ctx, input);
+  const plan_path = ref.plan_path;
+  return immediate(store, () => {
+    const db = store.db;
+    const now = ctx.clock.now();
+    const s = findStep(db, plan_path, anchor);
+    checkOwner(db, plan_path, s, input.worktree, input.attempt);
+    const id = insertArtifact(db, { plan_path, step_anchor: anchor, kind, summary: summary.text, content: content?.text ?? null, recorded_at: now });
+    recordEvent(ctx, db, { at: now, plan_path, step_anchor: anchor, actor: input.worktree, attempt: s.top.attempt, details: { artifact_id: id, kind, truncated } });
+    return { recorded: true, step_anchor: anchor, kind, artifact_id: id, truncated };
+  });
+}

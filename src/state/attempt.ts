@@ -1,0 +1,39 @@
+/**
+ * Discarding an attempt (02-state.md §3): takeover, release, fail and reset. In the top-level step and
+ * its non-completed descendants every item returns to `open` (reason cleared) and the descendants return
+ * to `pending`; completed descendants keep their items; refactor rows follow 05-kernel.md §7.2.
+ */
+import type { Db } from './queries/stmt.js';
+import { discardItems } from './queries/items.js';
+import { descendantsToPending } from './queries/steps.js';
+import { discardRefactors } from './queries/refactors.js';
+import { appendEvent } from './queries/events.js';
+import type { StateContext } from './context.js';
+
+export interface Discarded {
+  /** Items that went back to open: `step_anchor`, kind, ordinal and the status they had. */
+  items_reopened: { step_anchor: string; kind: string; ordinal: number; previous_status: string }[];
+  /** Substeps that were in progress and went back to pending. */
+  substeps_reset: string[];
+  refactors_reset: number;
+}
+
+export function discardAttempt(db: Db, plan_path: string, top_anchor: string, now: string): Discarded {
+  const items = discardItems(db, plan_path, top_anchor, now);
+  const substeps = descendantsToPending(db, plan_path, top_anchor);
+  const refactors = discardRefactors(db, plan_path, top_anchor, now);
+  return {
+    items_reopened: items.map((i) => ({ step_anchor: i.step_anchor, kind: i.kind, ordinal: i.ordinal, previous_status: i.status })),
+    substeps_reset: substeps,
+    refactors_reset: refactors,
+  };
+}
+
+/** Append an event through the context (command defaults to the context's). */
+export function recordEvent(
+  ctx: StateContext,
+  db: Db,
+  e: { at: string; plan_path: string | null; step_anchor: string | null; actor: string; attempt: number | null; details: Record<string, unknown>; command?: string },
+): number {
+  return appendEvent(db, { ...e, command: e.command ?? ctx.command });
+}

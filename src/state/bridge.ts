@@ -1,0 +1,89 @@
+/**
+ * Library entry points for other in-process callers (git flows, the driver, MCP) that have no CLI command
+ * of their own: the claims a worktree holds, an admin release, and the strict-completion check as a
+ * question ("would `complete` refuse, and why?").
+ */
+import { TugError } from '../contract/errors.js';
+import { discardAttempt, recordEvent } from './attempt.js';
+import type { StateContext } from './context.js';
+import { immediate, read } from './db.js';
+import { complete, CompletionDryRun, type CompleteInput } from './complete.js';
+import { findStep, requireTopLevel, stepArg } from './owner.js';
+import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
+import { stmt } from './queries/stmt.js';
+import { endClaim } from './queries/steps.js';
+import { HELD_SQL, isExpired } from './status.js';
+import type { StepRow } from './types.js';
+
+export interface HeldClaim {
+  plan_path: string;
+  step_anchor: string;
+  status: string;
+  lease_expires_at: string | null;
+  attempt: number;
+  live: boolean;
+}
+
+/** Top-level steps held (claimed or in progress, live or expired) by `worktree`, in every plan. */
+export function claimsHeldBy(ctx: StateContext, worktree: string): HeldClaim[] {
+  const store = ctx.store;
+  if (!store) return [];
+  const now = ctx.clock.now();
+  const rows = read(store, () =>
+    stmt(store.db, `SELECT * FROM steps WHERE parent_anchor IS NULL AND status IN ${HELD_SQL} AND claimed_by = ? ORDER BY plan_path, step_index`).all(worktree),
+  ) as StepRow[];
+  return rows.map((r) => ({
+    plan_path: r.plan_path,
+    step_anchor: r.anchor,
+    status: r.status,
+    lease_expires_at: r.lease_expires_at,
+    attempt: r.attempt,
+    live: !isExpired(r.lease_expires_at, now),
+  }));
+}
+
+/**
+ * Admin release (`worktree remove --force`): ends `worktree`'s claim on a top-level step, discarding the
+ * attempt; `failures` unchanged; actor `admin`. Returns false when the worktree does not hold the step.
+ */
+export function adminRelease(ctx: StateContext, input: { plan: string; step: string; worktree: string }): { released: boolean } {
+  const anchor = stepArg(input.step);
+  const ref = resolvePlanRef(ctx, input.plan);
+  requirePlanRow(ctx, ref);
+  const store = writeStore(ctx);
+  return immediate(store, () => {
+    const db = store.db;
+    const now = ctx.clock.now();
+    const s = findStep(db, ref.plan_path, anchor);
+    requireTopLevel(s, ref.plan_path, 'state release');
+    if (s.step.claimed_by !== input.worktree) return { released: false };
+    const discarded = discardAttempt(db, ref.plan_path, anchor, now);
+    if (endClaim(db, { plan_path: ref.plan_path, anchor, worktree: input.worktree, status: 'pending', failures_delta: 0, fail_reason: null }) !== 1) {
+      return { released: false };
+    }
+    recordEvent(ctx, db, {
+      at: now,
+      plan_path: ref.plan_path,
+      step_anchor: anchor,
+      actor: 'admin',
+      attempt: s.step.attempt,
+      details: { released: true, previous_owner: input.worktree, ...discarded },
+    });
+    return { released: true };
+  });
+}
+
+/**
+ * The error strict `complete` would raise now (NotOwner, ChecklistIncomplete, PlanDrift, …), or null when it
+ * would succeed. Runs the real completion in a transaction that is always rolled back.
+ */
+export async function completionBlocker(ctx: StateContext, input: Omit<CompleteInput, 'force' | 'dry_run'>): Promise<TugError | null> {
+  try {
+    await complete(ctx, { ...input, dry_run: true });
+    return null;
+  } catch (e) {
+    if (e instanceof CompletionDryRun) return null;
+    if (e instanceof TugError) return e;
+    throw e;
+  }
+}

@@ -1,0 +1,251 @@
+/**
+ * `state claim` (02-state.md §3–§4): atomically resume the caller's own claim, or claim the next ready
+ * top-level step (pending, or an expired claim of another worktree: a takeover), in step_index order.
+ * One IMMEDIATE transaction; readiness is an indexed lookup on `unmet_deps`, so the cost stays flat with
+ * plan size (07-quality.md §2).
+ */
+import { addSeconds } from '../clock.js';
+import { TugError } from '../contract/errors.js';
+import { discardAttempt, recordEvent } from './attempt.js';
+import type { StateContext } from './context.js';
+import { immediate } from './db.js';
+import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
+import { resolvePlanRef, requirePlanRow, writeStore } from './plan-ref.js';
+import { getPlan } from './queries/plans.js';
+import {
+  claimPending,
+  countReady,
+  expiredReady,
+  failExpired,
+  getStep,
+  heldBy,
+  nextPending,
+  renewLease,
+  takeover,
+  unmetLiftedDeps,
+} from './queries/steps.js';
+import type { Db } from './queries/stmt.js';
+import { categorizePlan } from './ready.js';
+import { isExpired, isHeld } from './status.js';
+import type { PlanRow, StepRow } from './types.js';
+
+export interface ClaimInput {
+  plan: string;
+  /** Canonical worktree path of the claimer. */
+  worktree: string;
+  lease_seconds?: number | undefined;
+  /** Claim only this top-level step. */
+  step?: string | undefined;
+  /** The integration branch and its tip, read by the caller before the transaction. */
+  integration?: { branch: string; tip: string } | null | undefined;
+  /** Skip the drift check (benchmarks; callers that checked the plan themselves). Default false. */
+  skip_drift?: boolean | undefined;
+}
+
+export interface ClaimedResult {
+  claimed: true;
+  step_anchor: string;
+  step_title: string;
+  step_index: number;
+  attempt: number;
+  failures: number;
+  remaining_ready: number;
+  total_remaining: number;
+  lease_expires_at: string;
+  reclaimed_from_expired: boolean;
+  previous_owner: string | null;
+  resumed: boolean;
+  integration_branch: string | null;
+  integration_tip: string | null;
+}
+
+export interface NotClaimedResult {
+  claimed: false;
+  reason: 'no_ready_steps' | 'all_completed' | 'not_ready';
+  all_completed: boolean;
+  blocked_steps: string[];
+  failed_steps: string[];
+  claimed_steps: string[];
+  /** Only with `--step`: the lifted dependencies of the step that are not completed. */
+  blocked_by?: string[];
+  /** Only with `--step`: the owner of a live claim on it, else null. */
+  claimed_by?: string | null;
+}
+
+export type ClaimResult = ClaimedResult | NotClaimedResult;
+
+export async function claim(ctx: StateContext, input: ClaimInput): Promise<ClaimResult> {
+  const ref = resolvePlanRef(ctx, input.plan, input.worktree);
+  const planRow = requirePlanRow(ctx, ref);
+  const store = writeStore(ctx);
+  const leaseSeconds = input.lease_seconds ?? ctx.config.state.lease_seconds;
+  const run = (snap: PlanSnapshot | null) => immediate(store, () => claimTx(ctx, store.db, ref.plan_path, input, leaseSeconds, snap));
+  if (input.skip_drift) return run(null);
+  return withSnapshot(ref.plan_path, ref.abs_path, planRow.plan_hash, run);
+}
+
+function claimTx(ctx: StateContext, db: Db, plan_path: string, input: ClaimInput, leaseSeconds: number, snap: PlanSnapshot | null): ClaimResult {
+  const now = ctx.clock.now();
+  const plan = getPlan(db, plan_path);
+  if (!plan) throw new TugError('PlanNotInitialized', { plan_path });
+  const prose = snap ? checkDrift(ctx, db, plan, snap, now) === 'prose' : false;
+  const lease = addSeconds(now, leaseSeconds);
+  const w = input.worktree;
+  const events: Record<string, unknown>[] = [];
+  const done = (step: StepRow, extra: { resumed: boolean; reclaimed: boolean }): ClaimedResult => {
+    const fresh = getStep(db, plan_path, step.anchor)!;
+    const p = getPlan(db, plan_path)!;
+    recordEvent(ctx, db, {
+      at: now,
+      plan_path,
+      step_anchor: fresh.anchor,
+      actor: w,
+      attempt: fresh.attempt,
+      details: { claimed: true, resumed: extra.resumed, reclaimed_from_expired: extra.reclaimed, lease_expires_at: lease, ...(prose ? { prose_refreshed: true } : {}), ...(events.length ? { failed_steps: events } : {}) },
+    });
+    return {
+      claimed: true,
+      step_anchor: fresh.anchor,
+      step_title: fresh.title,
+      step_index: fresh.step_index,
+      attempt: fresh.attempt,
+      failures: fresh.failures,
+      remaining_ready: countReady(db, plan_path, now),
+      total_remaining: p.steps_total - p.steps_completed,
+      lease_expires_at: lease,
+      reclaimed_from_expired: extra.reclaimed,
+      previous_owner: extra.reclaimed || extra.resumed ? fresh.previous_owner : null,
+      resumed: extra.resumed,
+      integration_branch: input.integration?.branch ?? null,
+      integration_tip: input.integration?.tip ?? null,
+    };
+  };
+
+  // Selection validity of --step comes before resume (a substep is never claimable).
+  let wanted: StepRow | undefined;
+  if (input.step !== undefined) {
+    wanted = getStep(db, plan_path, input.step);
+    if (!wanted) throw new TugError('StepNotFound', { plan_path, step_anchor: input.step });
+    if (wanted.parent_anchor !== null) {
+      throw new TugError(
+        'InvalidArgument',
+        { reason: `${wanted.anchor} is a substep; claims are made on its top-level step ${wanted.top_anchor}`, plan_path, step_anchor: wanted.anchor },
+        { hint: `tugcode state claim ${plan_path} --step ${wanted.top_anchor} --worktree <wt>` },
+      );
+    }
+  }
+
+  // Idempotent resume: the caller's own claim (live or expired) comes back, lease renewed.
+  const held = heldBy(db, plan_path, w);
+  if (held) {
+    if (wanted && wanted.anchor !== held.anchor) {
+      throw new TugError('InvalidTransition', {
+        plan_path,
+        step_anchor: wanted.anchor,
+        status: wanted.status,
+        held_step: held.anchor,
+        reason: `${w} already holds ${held.anchor} of ${plan_path}; complete, release or fail it before claiming ${wanted.anchor}`,
+      });
+    }
+    renewLease(db, { plan_path, anchor: held.anchor, worktree: w, now, lease, heartbeat: false });
+    return done(held, { resumed: true, reclaimed: false });
+  }
+
+  const maxAttempts = ctx.config.state.max_attempts;
+  /** Try to take `s`; returns false when the takeover reached the cap (the step failed instead). */
+  const take = (s: StepRow): boolean => {
+    if (s.status === 'pending') {
+      if (claimPending(db, { plan_path, anchor: s.anchor, worktree: w, now, lease }) !== 1) throw raceBug(s);
+      return true;
+    }
+    const old = s.claimed_by!;
+    if (s.failures + 1 >= maxAttempts) {
+      if (failExpired(db, { plan_path, anchor: s.anchor, old_owner: old, now, reason: 'lease expired' }) !== 1) throw raceBug(s);
+      const discarded = discardAttempt(db, plan_path, s.anchor, now);
+      const detail = { step_anchor: s.anchor, previous_owner: old, previous_attempt: s.attempt, failures: s.failures + 1, fail_reason: 'lease expired' };
+      recordEvent(ctx, db, { command: 'step_failed', at: now, plan_path, step_anchor: s.anchor, actor: w, attempt: s.attempt, details: { ...detail, ...discarded } });
+      events.push(detail);
+      return false;
+    }
+    if (takeover(db, { plan_path, anchor: s.anchor, worktree: w, now, lease, old_owner: old }) !== 1) throw raceBug(s);
+    const discarded = discardAttempt(db, plan_path, s.anchor, now);
+    recordEvent(ctx, db, {
+      command: 'takeover',
+      at: now,
+      plan_path,
+      step_anchor: s.anchor,
+      actor: w,
+      attempt: s.attempt + 1,
+      details: { previous_owner: old, previous_attempt: s.attempt, ...discarded },
+    });
+    return true;
+  };
+
+  if (wanted) {
+    const s = wanted;
+    const readyNow = s.unmet_deps === 0 && (s.status === 'pending' || (isHeld(s.status) && isExpired(s.lease_expires_at, now)));
+    if (readyNow && take(s)) return done(s, { resumed: false, reclaimed: s.status !== 'pending' });
+    const after = getStep(db, plan_path, s.anchor)!;
+    return notClaimed(ctx, db, plan, now, events, prose, w, {
+      reason: 'not_ready',
+      blocked_by: unmetLiftedDeps(db, plan_path, s.anchor),
+      claimed_by: isHeld(after.status) && !isExpired(after.lease_expires_at, now) ? after.claimed_by : null,
+    });
+  }
+
+  // The first pending candidate is one indexed lookup; expired claims are few. Merge them by step_index;
+  // a takeover that reaches the cap fails that step and moves on.
+  const expired = expiredReady(db, plan_path, now);
+  const pending = nextPending(db, plan_path, -1);
+  for (let ei = 0; ; ei++) {
+    const e = expired[ei];
+    if (pending && (!e || pending.step_index < e.step_index)) {
+      take(pending);
+      return done(pending, { resumed: false, reclaimed: false });
+    }
+    if (!e) break;
+    if (take(e)) return done(e, { resumed: false, reclaimed: true });
+  }
+  return notClaimed(ctx, db, plan, now, events, prose, w, {});
+}
+
+function notClaimed(
+  ctx: StateContext,
+  db: Db,
+  plan: PlanRow,
+  now: string,
+  failed: Record<string, unknown>[],
+  prose: boolean,
+  actor: string,
+  extra: { reason?: 'not_ready'; blocked_by?: string[]; claimed_by?: string | null },
+): NotClaimedResult {
+  const cats = categorizePlan(db, plan.plan_path, now);
+  const allCompleted = cats.completed_steps.length === cats.all_steps.length;
+  if (failed.length > 0 || prose) {
+    recordEvent(ctx, db, {
+      at: now,
+      plan_path: plan.plan_path,
+      step_anchor: null,
+      actor,
+      attempt: null,
+      details: { claimed: false, ...(failed.length ? { failed_steps: failed } : {}), ...(prose ? { prose_refreshed: true } : {}) },
+    });
+  }
+  const r: NotClaimedResult = {
+    claimed: false,
+    reason: extra.reason ?? (allCompleted ? 'all_completed' : 'no_ready_steps'),
+    all_completed: allCompleted,
+    blocked_steps: cats.blocked_steps,
+    failed_steps: cats.failed_steps,
+    claimed_steps: cats.claimed_steps,
+  };
+  if (extra.reason === 'not_ready') {
+    r.blocked_by = extra.blocked_by ?? [];
+    r.claimed_by = extra.claimed_by ?? null;
+  }
+  return r;
+}
+
+function raceBug(s: StepRow): TugError {
+  return new TugError('InternalError', { reason: `guarded claim of ${s.anchor} changed no row inside the transaction` });
+}

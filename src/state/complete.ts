@@ -1,0 +1,181 @@
+/**
+ * `state complete` (02-state.md §3–§4): strict by default (every item terminal, every descendant completed,
+ * every refactor applied or skipped), `force` completes the rest and records the reason. Completing a top-
+ * level step releases its dependents (`unmet_deps`) and may complete the plan.
+ */
+import { TugError } from '../contract/errors.js';
+import { recordEvent } from './attempt.js';
+import type { StateContext } from './context.js';
+import { immediate } from './db.js';
+import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
+import { checkOwner, checkText, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
+import { completeNonTerminal, openItemsOfStep } from './queries/items.js';
+import { countCompleted, getPlan, setPlanStatus } from './queries/plans.js';
+import { openRefactorsOfStep, skipRemaining } from './queries/refactors.js';
+import { completeRow, releaseDependents, setCommitHash, subtree } from './queries/steps.js';
+import type { Db } from './queries/stmt.js';
+import { isHeld } from './status.js';
+import { Subtree } from './tree.js';
+import type { StepRow } from './types.js';
+import type { OwnerInput } from './start.js';
+
+export interface CompleteInput extends OwnerInput {
+  /** Full commit object name, resolved by the caller (`git rev-parse --verify H^{commit}`). */
+  commit?: string | undefined;
+  /** `--force REASON`. */
+  force?: string | undefined;
+  skip_drift?: boolean | undefined;
+  /** Run every check and write, then roll back (see completionBlocker). */
+  dry_run?: boolean | undefined;
+}
+
+/** Thrown at the end of a dry-run completion so its transaction rolls back. */
+export class CompletionDryRun extends Error {}
+
+export interface CompleteResult {
+  completed: boolean;
+  step_anchor: string;
+  commit_hash: string | null;
+  forced: boolean;
+  force_reason: string | null;
+  completed_via: 'complete' | 'force' | 'reconcile';
+  incomplete_items_auto_completed: number;
+  already_completed: boolean;
+  plan_completed: boolean;
+  remaining_steps: number;
+}
+
+export async function complete(ctx: StateContext, input: CompleteInput): Promise<CompleteResult> {
+  const anchor = stepArg(input.step);
+  if (input.force !== undefined) checkText('--force reason', input.force, { nonEmpty: true });
+  if (input.commit !== undefined && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(input.commit)) {
+    throw new TugError('InvalidArgument', { reason: `--commit must be a full commit object name, got ${JSON.stringify(input.commit)}` });
+  }
+  const { ref, row, store } = ownerPlan(ctx, input);
+  const run = (snap: PlanSnapshot | null) => immediate(store, () => completeTx(ctx, store.db, ref.plan_path, anchor, input, snap));
+  if (input.skip_drift) return run(null);
+  return withSnapshot(ref.plan_path, ref.abs_path, row.plan_hash, run);
+}
+
+function completeTx(ctx: StateContext, db: Db, plan_path: string, anchor: string, input: CompleteInput, snap: PlanSnapshot | null): CompleteResult {
+  const now = ctx.clock.now();
+  const s = findStep(db, plan_path, anchor);
+  const { step, top } = s;
+  const remaining = () => {
+    const p = getPlan(db, plan_path)!;
+    return { remaining_steps: p.steps_total - p.steps_completed, plan_done: p.status === 'done' };
+  };
+  if (step.status === 'completed') return alreadyCompleted(ctx, db, plan_path, step, input, now, remaining());
+  checkOwner(db, plan_path, s, input.worktree, input.attempt);
+  if (!isHeld(top.status)) throw invalidTransition(plan_path, top, `the top-level step ${top.anchor} is ${top.status}`);
+  const plan = getPlan(db, plan_path)!;
+  const prose = snap ? checkDrift(ctx, db, plan, snap, now) === 'prose' : false;
+
+  const tree = new Subtree(subtree(db, plan_path, top.anchor));
+  const openDescendants = tree.descendants(anchor).filter((d) => d.status !== 'completed');
+  const force = input.force;
+  let autoCompleted = 0;
+  if (force === undefined) {
+    const open_items = openItemsOfStep(db, plan_path, anchor).map((i) => ({ kind: i.kind, ordinal: i.ordinal, text: i.text, status: i.status }));
+    const incomplete_substeps = openDescendants.map((d) => d.anchor);
+    const open_refactors = openRefactorsOfStep(db, plan_path, anchor).map((r) => ({ ordinal: r.ordinal, op_text: r.op_text, status: r.status }));
+    const details = { plan_path, step_anchor: anchor, open_items, incomplete_substeps, open_refactors };
+    if (open_items.length > 0) throw new TugError('ChecklistIncomplete', details);
+    if (incomplete_substeps.length > 0) throw new TugError('SubstepsIncomplete', details);
+    if (open_refactors.length > 0) throw new TugError('RefactorsIncomplete', details);
+  } else {
+    const anchors = [anchor, ...openDescendants.map((d) => d.anchor)];
+    autoCompleted = completeNonTerminal(db, plan_path, anchors, now);
+    skipRemaining(db, plan_path, anchors, `forced: ${force}`, now);
+    for (const d of [...openDescendants].sort((a, b) => b.depth - a.depth || b.step_index - a.step_index)) {
+      completeRow(db, { plan_path, anchor: d.anchor, now, commit_hash: null, reason: force, via: 'force', owner: null });
+    }
+  }
+  const via = force === undefined ? 'complete' : 'force';
+  const changed = completeRow(db, { plan_path, anchor, now, commit_hash: input.commit ?? null, reason: force ?? null, via, owner: input.worktree });
+  if (changed !== 1) throw new TugError('InternalError', { reason: 'guarded completion changed no row' });
+  let planCompleted = false;
+  if (step.parent_anchor === null) planCompleted = completeTopLevel(ctx, db, plan_path, anchor, input.worktree, step.attempt, now);
+  if (input.dry_run) throw new CompletionDryRun();
+  const r = remaining();
+  recordEvent(ctx, db, {
+    at: now,
+    plan_path,
+    step_anchor: anchor,
+    actor: input.worktree,
+    attempt: top.attempt,
+    details: {
+      completed: true,
+      completed_via: via,
+      commit_hash: input.commit ?? null,
+      ...(force !== undefined ? { force_reason: force, incomplete_items_auto_completed: autoCompleted, substeps_forced: openDescendants.map((d) => d.anchor) } : {}),
+      ...(prose ? { prose_refreshed: true } : {}),
+    },
+  });
+  return {
+    completed: true,
+    step_anchor: anchor,
+    commit_hash: input.commit ?? null,
+    forced: force !== undefined,
+    force_reason: force ?? null,
+    completed_via: via,
+    incomplete_items_auto_completed: autoCompleted,
+    already_completed: false,
+    plan_completed: planCompleted,
+    remaining_steps: r.remaining_steps,
+  };
+}
+
+/**
+ * Bookkeeping after a top-level step became completed (also used by reconcile): dependents lose one unmet
+ * dependency, the plan counter moves, and the plan becomes `done` with its last step. Returns plan_completed.
+ */
+export function completeTopLevel(ctx: StateContext, db: Db, plan_path: string, anchor: string, actor: string, attempt: number | null, now: string): boolean {
+  releaseDependents(db, plan_path, anchor);
+  countCompleted(db, plan_path, now);
+  const p = getPlan(db, plan_path)!;
+  if (p.steps_completed === p.steps_total && p.status === 'active') {
+    setPlanStatus(db, plan_path, 'done', now);
+    recordEvent(ctx, db, { command: 'plan_done', at: now, plan_path, step_anchor: anchor, actor, attempt, details: { steps_completed: p.steps_completed } });
+    return true;
+  }
+  return false;
+}
+
+function alreadyCompleted(
+  ctx: StateContext,
+  db: Db,
+  plan_path: string,
+  step: StepRow,
+  input: CompleteInput,
+  now: string,
+  r: { remaining_steps: number; plan_done: boolean },
+): CompleteResult {
+  let hash = step.commit_hash;
+  if (input.commit !== undefined) {
+    if (hash === null) {
+      setCommitHash(db, plan_path, step.anchor, input.commit);
+      hash = input.commit;
+      recordEvent(ctx, db, { at: now, plan_path, step_anchor: step.anchor, actor: input.worktree, attempt: null, details: { commit_hash: input.commit, already_completed: true } });
+    } else if (hash !== input.commit) {
+      ctx.warnings.add('CommitMismatch', `${step.anchor} is already completed with commit ${hash}; ${input.commit} was not recorded`, {
+        step_anchor: step.anchor,
+        commit_hash: hash,
+        given: input.commit,
+      });
+    }
+  }
+  const via = step.completed_via ?? 'complete';
+  return {
+    completed: true,
+    step_anchor: step.anchor,
+    commit_hash: hash,
+    forced: via === 'force',
+    force_reason: via === 'force' ? step.complete_reason : null,
+    completed_via: via,
+    incomplete_items_auto_completed: 0,
+    already_completed: true,
+    plan_completed: false,
+    remaining_steps: r.remaining_steps,
+  };
+}

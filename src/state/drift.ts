@@ -1,0 +1,147 @@
+/**
+ * Drift detection (02-state.md §3). The plan file is read and hashed before the transaction; the parser is
+ * loaded (dynamically: it pulls in markdown-it) only when the bytes differ from the stored hash. Inside the
+ * transaction `checkDrift` decides: same bytes → nothing; same structure → warning PlanProseChanged and the
+ * DB copies of the prose are refreshed; different structure → PlanDrift; file gone → PlanNotFound.
+ */
+import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { TugError } from '../contract/errors.js';
+import type { ParsedPlan } from '../plan/types.js';
+import type { StateContext } from './context.js';
+import type { Db } from './queries/stmt.js';
+import { refreshPlanProse } from './queries/plans.js';
+import { stepsOfPlan, updateStepProse, depsOfPlan } from './queries/steps.js';
+import { itemsOfPlan, setItemProse } from './queries/items.js';
+import { refactorsOfPlan } from './queries/refactors.js';
+import type { PlanRow } from './types.js';
+
+export interface PlanSnapshot {
+  plan_path: string;
+  abs_path: string;
+  exists: boolean;
+  bytes_hash: string | null;
+  /** Present when the bytes differed from the stored hash seen before the transaction (or on request). */
+  parsed?: ParsedPlan;
+}
+
+/** Thrown inside a transaction when the stored hash changed since the snapshot was taken without a parse. */
+export class NeedsParse extends Error {}
+
+export async function parseSource(bytes: Uint8Array): Promise<ParsedPlan> {
+  const { parsePlan } = await import('../plan/parse.js');
+  return parsePlan(bytes);
+}
+
+export async function readPlanSnapshot(plan_path: string, abs_path: string, storedHash: string | null, forceParse = false): Promise<PlanSnapshot> {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(abs_path);
+  } catch {
+    return { plan_path, abs_path, exists: false, bytes_hash: null };
+  }
+  const bytes_hash = createHash('sha256').update(bytes).digest('hex');
+  const snap: PlanSnapshot = { plan_path, abs_path, exists: true, bytes_hash };
+  if (forceParse || bytes_hash !== storedHash) snap.parsed = await parseSource(bytes);
+  return snap;
+}
+
+/**
+ * Runs `fn` with a snapshot; when the transaction finds that it needs the parse after all (the stored hash
+ * changed between the pre-read and the lock), it reads again with the parse and runs `fn` once more.
+ */
+export async function withSnapshot<T>(
+  plan_path: string,
+  abs_path: string,
+  storedHash: string | null,
+  fn: (snap: PlanSnapshot) => T,
+): Promise<T> {
+  const first = await readPlanSnapshot(plan_path, abs_path, storedHash);
+  try {
+    return fn(first);
+  } catch (e) {
+    if (!(e instanceof NeedsParse)) throw e;
+  }
+  return fn(await readPlanSnapshot(plan_path, abs_path, storedHash, true));
+}
+
+/** Inside the transaction. Returns 'same' or 'prose' (refreshed); throws PlanNotFound / PlanDrift. */
+export function checkDrift(ctx: StateContext, db: Db, plan: PlanRow, snap: PlanSnapshot, now: string): 'same' | 'prose' {
+  if (!snap.exists || snap.bytes_hash === null) {
+    throw new TugError('PlanNotFound', { plan: plan.plan_path, plan_path: plan.plan_path, reason: `the file is gone from ${snap.abs_path}` });
+  }
+  if (snap.bytes_hash === plan.plan_hash) return 'same';
+  if (!snap.parsed) throw new NeedsParse();
+  if (snap.parsed.structure_hash !== plan.structure_hash) {
+    const diff = structureDiff(db, plan.plan_path, snap.parsed);
+    throw new TugError('PlanDrift', { plan_path: plan.plan_path, summary: diff.summary, ...diff.details });
+  }
+  refreshProse(db, plan.plan_path, snap.parsed, snap.bytes_hash, now);
+  ctx.warnings.add('PlanProseChanged', `${plan.plan_path}: the prose changed since state init (structure unchanged); titles and texts refreshed`, {
+    plan_path: plan.plan_path,
+  });
+  return 'prose';
+}
+
+/** Copy titles, labels, commit messages, item texts and the bytes hash from a same-structure parse. */
+export function refreshProse(db: Db, plan_path: string, parsed: ParsedPlan, bytes_hash: string, now: string): void {
+  refreshPlanProse(db, plan_path, bytes_hash, parsed.title, now);
+  const seen = new Set<string>();
+  for (const s of parsed.steps) {
+    if (seen.has(s.anchor)) continue;
+    seen.add(s.anchor);
+    updateStepProse(db, plan_path, s.anchor, s.title, s.id, s.commit_message);
+  }
+  const byKey = new Map<string, { text: string; depth: number }>();
+  for (const s of parsed.steps) for (const it of s.items) byKey.set(`${s.anchor}\0${it.kind}\0${it.ordinal}`, it);
+  for (const row of itemsOfPlan(db, plan_path)) {
+    const it = byKey.get(`${row.step_anchor}\0${row.kind}\0${row.ordinal}`);
+    if (it && (it.text !== row.text || it.depth !== row.depth)) setItemProse(db, row.id, it.text, it.depth);
+  }
+}
+
+export interface DriftDetails {
+  summary: string;
+  details: { added_steps: string[]; removed_steps: string[]; changed_steps: { step_anchor: string; changes: string[] }[] };
+}
+
+/** What changed between the DB's structure and a parse (for the PlanDrift message). */
+export function structureDiff(db: Db, plan_path: string, parsed: ParsedPlan): DriftDetails {
+  const dbSteps = stepsOfPlan(db, plan_path);
+  const dbItems = itemsOfPlan(db, plan_path);
+  const dbDeps = depsOfPlan(db, plan_path);
+  const dbRefs = refactorsOfPlan(db, plan_path);
+  const count = (rows: { kind: string }[], kind: string) => rows.filter((r) => r.kind === kind).length;
+  const newByAnchor = new Map(parsed.steps.map((s) => [s.anchor, s]));
+  const oldByAnchor = new Map(dbSteps.map((s) => [s.anchor, s]));
+  const added = parsed.steps.filter((s) => !oldByAnchor.has(s.anchor)).map((s) => s.anchor);
+  const removed = dbSteps.filter((s) => !newByAnchor.has(s.anchor)).map((s) => s.anchor);
+  const changed: { step_anchor: string; changes: string[] }[] = [];
+  for (const old of dbSteps) {
+    const s = newByAnchor.get(old.anchor);
+    if (!s) continue;
+    const changes: string[] = [];
+    if (s.parent_anchor !== old.parent_anchor) changes.push(`parent ${old.parent_anchor ?? 'none'}→${s.parent_anchor ?? 'none'}`);
+    const items = dbItems.filter((i) => i.step_anchor === old.anchor);
+    for (const kind of ['task', 'test', 'checkpoint']) {
+      const a = count(items, kind);
+      const b = count(s.items, kind);
+      if (a !== b) changes.push(`${kind}s ${a}→${b}`);
+    }
+    const oldDeps = dbDeps.filter((d) => d.step_anchor === old.anchor).map((d) => d.depends_on).sort();
+    const newDeps = parsed.edges.filter(([f]) => f === old.anchor).map(([, t]) => t).sort();
+    if (oldDeps.join(',') !== newDeps.join(',')) changes.push(`depends on ${oldDeps.join(', ') || 'none'}→${newDeps.join(', ') || 'none'}`);
+    const oldOps = dbRefs.filter((r) => r.step_anchor === old.anchor).map((r) => r.op_text);
+    const newOps = s.refactors.map((r) => r.command ?? r.text);
+    if (oldOps.join('\n') !== newOps.join('\n')) changes.push('refactors');
+    if (changes.length > 0) changed.push({ step_anchor: old.anchor, changes });
+  }
+  const parts: string[] = [];
+  if (added.length) parts.push(`added ${added.join(', ')}`);
+  if (removed.length) parts.push(`removed ${removed.join(', ')}`);
+  if (changed.length) parts.push(`changed ${changed.map((c) => `${c.step_anchor} (${c.changes.join('; ')})`).join(', ')}`);
+  return {
+    summary: parts.join('; ') || 'the dependency structure changed',
+    details: { added_steps: added, removed_steps: removed, changed_steps: changed },
+  };
+}

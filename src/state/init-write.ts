@@ -1,0 +1,200 @@
+/**
+ * The writes of `state init`: a fresh insert, and the `--force` re-initialization (02-state.md §4) that
+ * keeps completed steps and live claims, resets everything else, deletes removed steps and recomputes
+ * step_index, dependencies, unmet_deps and counters, all inside the caller's transaction.
+ */
+import { liftedDependencies, topLevelMap } from '../plan/lift.js';
+import type { ParsedPlan, PlanStep } from '../plan/types.js';
+import type { Db } from './queries/stmt.js';
+import { insertPlan, recountPlan, setPlanStatus, updatePlanHeader, getPlan } from './queries/plans.js';
+import {
+  clearClaimColumns,
+  deleteDeps,
+  deleteStep,
+  insertDep,
+  insertLiftedDep,
+  insertStep,
+  recomputeUnmet,
+  resetStepFully,
+  stepsOfPlan,
+  updateStepStructure,
+} from './queries/steps.js';
+import { deleteItemsOfStep, insertItem, itemsOfPlan } from './queries/items.js';
+import { deleteRefactorsOfStep, insertRefactor, refactorsOfPlan } from './queries/refactors.js';
+import { isExpired, isHeld } from './status.js';
+import type { ItemRow, RefactorRow, StepRow } from './types.js';
+
+export interface InitCounts {
+  steps_created: number;
+  checklist_items_created: number;
+  refactors_created: number;
+}
+
+function stepShape(plan_path: string, s: PlanStep, top: Map<string, string>, depth: Map<string, number>) {
+  return {
+    plan_path,
+    anchor: s.anchor,
+    parent_anchor: s.parent_anchor,
+    top_anchor: top.get(s.anchor) ?? s.anchor,
+    step_id: s.id,
+    step_index: s.step_index,
+    depth: depth.get(s.anchor) ?? 0,
+    title: s.title,
+    commit_message: s.commit_message,
+  };
+}
+
+function depths(parsed: ParsedPlan): Map<string, number> {
+  const d = new Map<string, number>();
+  for (const s of parsed.steps) d.set(s.anchor, s.parent_anchor === null ? 0 : (d.get(s.parent_anchor) ?? 0) + 1);
+  return d;
+}
+
+function uniqueSteps(parsed: ParsedPlan): PlanStep[] {
+  const seen = new Set<string>();
+  return parsed.steps.filter((s) => (seen.has(s.anchor) ? false : (seen.add(s.anchor), true)));
+}
+
+function writeEdges(db: Db, plan_path: string, parsed: ParsedPlan): void {
+  for (const [from, to] of parsed.edges) insertDep(db, plan_path, from, to);
+  for (const [from, tos] of liftedDependencies(parsed)) for (const to of tos) insertLiftedDep(db, plan_path, from, to);
+}
+
+/** A plan seen for the first time: every row, items open, refactors open. */
+export function insertFresh(db: Db, plan_path: string, parsed: ParsedPlan, bytesHash: string, now: string): InitCounts {
+  insertPlan(db, { plan_path, plan_hash: bytesHash, structure_hash: parsed.structure_hash, phase_title: parsed.title, implicit_sequential: parsed.implicit_sequential, now });
+  const top = topLevelMap(parsed);
+  const depth = depths(parsed);
+  const counts: InitCounts = { steps_created: 0, checklist_items_created: 0, refactors_created: 0 };
+  for (const s of uniqueSteps(parsed)) {
+    insertStep(db, stepShape(plan_path, s, top, depth));
+    counts.steps_created++;
+    for (const it of s.items) {
+      insertItem(db, { plan_path, step_anchor: s.anchor, kind: it.kind, ordinal: it.ordinal, depth: it.depth, text: it.text, status: 'open', reason: null, updated_at: null });
+      counts.checklist_items_created++;
+    }
+    for (const r of s.refactors) {
+      insertRefactor(db, {
+        plan_path, step_anchor: s.anchor, ordinal: r.ordinal, op_text: r.command ?? r.text, status: 'open',
+        snapshot_before: null, snapshot_after: null, exit_code: null, result_json: null, updated_at: now,
+      });
+      counts.refactors_created++;
+    }
+  }
+  writeEdges(db, plan_path, parsed);
+  recomputeUnmet(db, plan_path);
+  recountPlan(db, plan_path);
+  return counts;
+}
+
+type Mode = 'completed' | 'kept' | 'reset';
+
+export interface ReinitReport extends InitCounts {
+  kept_completed: string[];
+  kept_claims: string[];
+  reset_steps: string[];
+  removed_steps: string[];
+}
+
+/** `state init --force` (and reactivation of an archived plan). Foreign keys are checked at commit. */
+export function reinitialize(db: Db, plan_path: string, parsed: ParsedPlan, bytesHash: string, now: string, releaseClaims: boolean): ReinitReport {
+  db.pragma('defer_foreign_keys = ON');
+  const old = new Map(stepsOfPlan(db, plan_path).map((s) => [s.anchor, s]));
+  const oldItems = groupBy(itemsOfPlan(db, plan_path), (i) => i.step_anchor);
+  const oldRefs = groupBy(refactorsOfPlan(db, plan_path), (r) => r.step_anchor);
+  const top = topLevelMap(parsed);
+  const depth = depths(parsed);
+  const report: ReinitReport = { steps_created: 0, checklist_items_created: 0, refactors_created: 0, kept_completed: [], kept_claims: [], reset_steps: [], removed_steps: [] };
+  deleteDeps(db, plan_path);
+  const steps = uniqueSteps(parsed);
+  const live = (row: StepRow | undefined) => Boolean(row && row.parent_anchor === null && isHeld(row.status) && !isExpired(row.lease_expires_at, now));
+  for (const s of steps) {
+    const shape = stepShape(plan_path, s, top, depth);
+    const o = old.get(s.anchor);
+    const keepClaim = !releaseClaims && live(old.get(shape.top_anchor));
+    let mode: Mode;
+    if (o) {
+      mode = o.status === 'completed' ? 'completed' : keepClaim && o.status !== 'failed' ? 'kept' : 'reset';
+      // Order matters for the row CHECKs: clear claim columns before a row becomes a substep.
+      if (mode === 'reset') resetStepFully(db, plan_path, s.anchor);
+      if (o.parent_anchor === null && shape.parent_anchor !== null) clearClaimColumns(db, plan_path, s.anchor, shape.parent_anchor);
+      updateStepStructure(db, shape);
+    } else {
+      insertStep(db, shape);
+      report.steps_created++;
+      mode = 'reset';
+    }
+    if (o && mode === 'completed') report.kept_completed.push(s.anchor);
+    else if (o && mode === 'kept') report.kept_claims.push(s.anchor);
+    else if (o) report.reset_steps.push(s.anchor);
+    rewriteItems(db, plan_path, s, mode, oldItems.get(s.anchor) ?? [], report);
+    rewriteRefactors(db, plan_path, s, mode, oldRefs.get(s.anchor) ?? [], now, report);
+  }
+  const keep = new Set(steps.map((s) => s.anchor));
+  const removed = [...old.values()].filter((s) => !keep.has(s.anchor)).sort((a, b) => b.depth - a.depth || b.step_index - a.step_index);
+  for (const s of removed) {
+    deleteStep(db, plan_path, s.anchor);
+    report.removed_steps.push(s.anchor);
+  }
+  writeEdges(db, plan_path, parsed);
+  recomputeUnmet(db, plan_path);
+  recountPlan(db, plan_path);
+  updatePlanHeader(db, { plan_path, plan_hash: bytesHash, structure_hash: parsed.structure_hash, phase_title: parsed.title, implicit_sequential: parsed.implicit_sequential, now });
+  const p = getPlan(db, plan_path)!;
+  setPlanStatus(db, plan_path, p.steps_total > 0 && p.steps_completed === p.steps_total ? 'done' : 'active', now);
+  return report;
+}
+
+function rewriteItems(db: Db, plan_path: string, s: PlanStep, mode: Mode, oldItems: ItemRow[], report: InitCounts): void {
+  const byKey = new Map(oldItems.map((i) => [`${i.kind}:${i.ordinal}`, i]));
+  deleteItemsOfStep(db, plan_path, s.anchor);
+  for (const it of s.items) {
+    const o = byKey.get(`${it.kind}:${it.ordinal}`);
+    if (!o) report.checklist_items_created++;
+    const carry = o && mode !== 'reset';
+    insertItem(db, {
+      plan_path,
+      step_anchor: s.anchor,
+      kind: it.kind,
+      ordinal: it.ordinal,
+      depth: it.depth,
+      text: it.text,
+      // A completed step stays consistent: an item added to it starts completed.
+      status: carry ? o.status : mode === 'completed' ? 'completed' : 'open',
+      reason: carry ? o.reason : null,
+      updated_at: carry ? o.updated_at : null,
+    });
+  }
+}
+
+function rewriteRefactors(db: Db, plan_path: string, s: PlanStep, mode: Mode, oldRows: RefactorRow[], now: string, report: InitCounts): void {
+  const byKey = new Map(oldRows.map((r) => [`${r.ordinal}\0${r.op_text}`, r]));
+  deleteRefactorsOfStep(db, plan_path, s.anchor);
+  for (const r of s.refactors) {
+    const op_text = r.command ?? r.text;
+    const o = byKey.get(`${r.ordinal}\0${op_text}`);
+    if (!o) report.refactors_created++;
+    if (o && mode !== 'reset') {
+      insertRefactor(db, { ...o, plan_path, step_anchor: s.anchor });
+      continue;
+    }
+    const skipped = mode === 'completed';
+    insertRefactor(db, {
+      plan_path, step_anchor: s.anchor, ordinal: r.ordinal, op_text, status: skipped ? 'skipped' : 'open',
+      snapshot_before: null, snapshot_after: null, exit_code: null,
+      result_json: skipped ? JSON.stringify({ skipped_reason: 'added to a completed step by state init --force' }) : null,
+      updated_at: now,
+    });
+  }
+}
+
+function groupBy<T>(rows: T[], key: (r: T) => string): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const r of rows) {
+    const k = key(r);
+    const list = m.get(k);
+    if (list) list.push(r);
+    else m.set(k, [r]);
+  }
+  return m;
+}

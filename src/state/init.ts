@@ -1,0 +1,109 @@
+/**
+ * `state init <plan> [--force [--release-claims]]` (02-state.md §4). Reads, parses and validates the plan
+ * before touching anything (a refused init creates no file), then writes everything in one transaction and
+ * makes sure `.gitignore` of the main root lists state.db and its WAL files.
+ */
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { TugError } from '../contract/errors.js';
+import type { ParsedPlan } from '../plan/types.js';
+import { ensureGitignoreLines, STATE_DB_IGNORE_LINES } from '../util/gitignore.js';
+import { recordEvent } from './attempt.js';
+import { ensureWriter, type StateContext } from './context.js';
+import { immediate } from './db.js';
+import { parseSource, refreshProse, structureDiff } from './drift.js';
+import { insertFresh, reinitialize, type InitCounts } from './init-write.js';
+import { resolvePlanRef, type PlanRef } from './plan-ref.js';
+import { getPlan } from './queries/plans.js';
+
+export interface InitInput {
+  plan: string;
+  force?: boolean | undefined;
+  release_claims?: boolean | undefined;
+  /**
+   * The plan's bytes when they do not come from the work tree (e.g. the blob committed on the base branch);
+   * `plan` is then the repo-relative plan path.
+   */
+  source?: Uint8Array | undefined;
+}
+
+export interface InitResult extends InitCounts {
+  plan_path: string;
+  plan_hash: string;
+  structure_hash: string;
+  already_initialized: boolean;
+  reinitialized: boolean;
+  implicit_sequential: boolean;
+  /** Lines this call added to the main root's .gitignore (not part of the JSON contract). */
+  gitignore_added: string[];
+}
+
+export async function init(ctx: StateContext, input: InitInput): Promise<InitResult> {
+  const ref = input.source ? sourceRef(ctx, input.plan) : resolvePlanRef(ctx, input.plan);
+  if (!ref.exists) throw new TugError('PlanNotFound', { plan: input.plan, plan_path: ref.plan_path, reason: `no file at ${ref.abs_path}` });
+  const bytes = input.source ?? readFileSync(ref.abs_path);
+  const bytesHash = createHash('sha256').update(bytes).digest('hex');
+  const existing = ctx.store ? getPlan(ctx.store.db, ref.plan_path) : undefined;
+  const unchanged = existing && existing.plan_hash === bytesHash && existing.status !== 'archived' && !input.force;
+  let parsed: ParsedPlan | null = null;
+  if (!unchanged) {
+    parsed = await parseSource(bytes);
+    const { validatePlan } = await import('../plan/validate.js');
+    const v = validatePlan(parsed, ctx.config.validate?.level ?? 'normal');
+    const errors = v.diagnostics.filter((d) => d.severity === 'error');
+    if (errors.length > 0) throw new TugError('PlanInvalid', { plan_path: ref.plan_path, diagnostics: errors });
+  }
+  const store = ensureWriter(ctx, true);
+  const result = immediate(store, () => {
+    const db = store.db;
+    const now = ctx.clock.now();
+    const row = getPlan(db, ref.plan_path);
+    const base = { plan_path: ref.plan_path, plan_hash: bytesHash, steps_created: 0, checklist_items_created: 0, refactors_created: 0, gitignore_added: [] as string[] };
+    if (row && row.plan_hash === bytesHash && row.status !== 'archived' && !input.force) {
+      return { ...base, structure_hash: row.structure_hash, already_initialized: true, reinitialized: false, implicit_sequential: row.implicit_sequential === 1 };
+    }
+    if (!parsed) throw new TugError('InternalError', { reason: 'plan changed during state init; retry' });
+    const out = { ...base, structure_hash: parsed.structure_hash, implicit_sequential: parsed.implicit_sequential };
+    const actor = 'admin';
+    if (!row) {
+      const counts = insertFresh(db, ref.plan_path, parsed, bytesHash, now);
+      recordEvent(ctx, db, { at: now, plan_path: ref.plan_path, step_anchor: null, actor, attempt: null, details: { ...counts, plan_hash: bytesHash } });
+      return { ...out, ...counts, already_initialized: false, reinitialized: false };
+    }
+    if (row.status !== 'archived' && !input.force) {
+      if (parsed.structure_hash !== row.structure_hash) {
+        const diff = structureDiff(db, ref.plan_path, parsed);
+        throw new TugError('PlanDrift', { plan_path: ref.plan_path, summary: diff.summary, ...diff.details });
+      }
+      refreshProse(db, ref.plan_path, parsed, bytesHash, now);
+      ctx.warnings.add('PlanProseChanged', `${ref.plan_path}: the prose changed (structure unchanged); titles and texts refreshed`, { plan_path: ref.plan_path });
+      recordEvent(ctx, db, { at: now, plan_path: ref.plan_path, step_anchor: null, actor, attempt: null, details: { prose_refreshed: true, plan_hash: bytesHash } });
+      return { ...out, already_initialized: true, reinitialized: false };
+    }
+    if (row.status === 'archived') {
+      recordEvent(ctx, db, { command: 'plan_reactivated', at: now, plan_path: ref.plan_path, step_anchor: null, actor, attempt: null, details: {} });
+    }
+    const report = reinitialize(db, ref.plan_path, parsed, bytesHash, now, Boolean(input.release_claims));
+    recordEvent(ctx, db, {
+      at: now,
+      plan_path: ref.plan_path,
+      step_anchor: null,
+      actor,
+      attempt: null,
+      details: { reinitialized: true, release_claims: Boolean(input.release_claims), plan_hash: bytesHash, ...report },
+    });
+    const { kept_completed: _a, kept_claims: _b, reset_steps: _c, removed_steps: _d, ...counts } = report;
+    return { ...out, ...counts, already_initialized: false, reinitialized: true };
+  });
+  result.gitignore_added = ensureGitignoreLines(join(ctx.repoRoot, '.gitignore'), STATE_DB_IGNORE_LINES);
+  return result;
+}
+
+function sourceRef(ctx: StateContext, plan: string): PlanRef {
+  const p = plan.replace(/^\.\//, '');
+  if (p === '' || isAbsolute(p) || p.includes('\\') || p.split('/').some((x) => x === '..' || x === '')) {
+    throw new TugError('InvalidArgument', { reason: `with source bytes the plan must be a repo-relative path, got ${JSON.stringify(plan)}` });
+  }
+  return { plan_path: p, abs_path: join(ctx.workTree, ...p.split('/')), exists: true };
+}

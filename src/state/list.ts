@@ -1,0 +1,38 @@
+/** `state list` (02-state.md §4): one line per plan with step and item totals and its live claims. */
+import type { StateContext } from './context.js';
+import { read } from './db.js';
+import { plansItemTotals } from './queries/items.js';
+import { listPlans } from './queries/plans.js';
+import { topSteps } from './queries/steps.js';
+import { isExpired, isHeld, type PlanStatus } from './status.js';
+
+export interface ListedPlan {
+  plan_path: string;
+  status: PlanStatus;
+  steps_completed: number;
+  steps_total: number;
+  items_completed: number;
+  items_total: number;
+  claimed_steps: string[];
+}
+
+export function list(ctx: StateContext): { plans: ListedPlan[] } {
+  const store = ctx.store;
+  if (!store) return { plans: [] };
+  const now = ctx.clock.now();
+  return read(store, () => ({
+    plans: listPlans(store.db).map((p) => {
+      const items = plansItemTotals(store.db, p.plan_path);
+      const claimed = topSteps(store.db, p.plan_path).filter((s) => isHeld(s.status) && !isExpired(s.lease_expires_at, now));
+      return {
+        plan_path: p.plan_path,
+        status: p.status,
+        steps_completed: p.steps_completed,
+        steps_total: p.steps_total,
+        items_completed: items.done,
+        items_total: items.total,
+        claimed_steps: claimed.map((s) => s.anchor),
+      };
+    }),
+  }));
+}

@@ -1,0 +1,63 @@
+/**
+ * `state log` (02-state.md §4): without `after_id` the latest `limit` events (default 50, at most 1000)
+ * in ascending id order; with it the first `limit` events after that id. `next_after_id` pages forward.
+ */
+import { TugError } from '../contract/errors.js';
+import type { StateContext } from './context.js';
+import { read } from './db.js';
+import { stepArg } from './owner.js';
+import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
+import { listEvents } from './queries/events.js';
+
+export interface LogInput {
+  plan?: string | undefined;
+  step?: string | undefined;
+  limit?: number | undefined;
+  after_id?: number | undefined;
+  /** ISO instant, already normalized. */
+  since?: string | undefined;
+}
+
+export interface LogEvent {
+  id: number;
+  at: string;
+  plan_path: string | null;
+  step_anchor: string | null;
+  command: string;
+  actor: string;
+  attempt: number | null;
+  details: Record<string, unknown>;
+}
+
+export const LOG_DEFAULT_LIMIT = 50;
+export const LOG_MAX_LIMIT = 1000;
+
+export function log(ctx: StateContext, input: LogInput = {}): { events: LogEvent[]; next_after_id: number | null } {
+  const limit = input.limit ?? LOG_DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > LOG_MAX_LIMIT) {
+    throw new TugError('InvalidArgument', { reason: `--limit must be an integer from 1 to ${LOG_MAX_LIMIT}`, argument: '--limit' });
+  }
+  if (input.step !== undefined && input.plan === undefined) throw new TugError('InvalidArgument', { reason: '--step needs a plan argument' });
+  let plan_path: string | undefined;
+  if (input.plan !== undefined) {
+    const ref = resolvePlanRef(ctx, input.plan);
+    requirePlanRow(ctx, ref);
+    plan_path = ref.plan_path;
+  }
+  const store = ctx.store;
+  if (!store) return { events: [], next_after_id: input.after_id ?? null };
+  const step_anchor = input.step === undefined ? undefined : stepArg(input.step);
+  const rows = read(store, () => listEvents(store.db, { plan_path, step_anchor, after_id: input.after_id, since: input.since, limit }));
+  const events = rows.map((r) => ({
+    id: r.id,
+    at: r.at,
+    plan_path: r.plan_path,
+    step_anchor: r.step_anchor,
+    command: r.command,
+    actor: r.actor,
+    attempt: r.attempt,
+    details: JSON.parse(r.details_json) as Record<string, unknown>,
+  }));
+  const last = events[events.length - 1];
+  return { events, next_after_id: last ? last.id : (input.after_id ?? null) };
+}

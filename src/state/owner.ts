@@ -1,0 +1,83 @@
+/**
+ * Ownership (02-state.md §3–§4): every owner command resolves the step, then checks ownership, lease and
+ * `--attempt` on its top-level ancestor, in the evaluation order of §4.
+ */
+import { TugError } from '../contract/errors.js';
+import { normalizeAnchor } from '../plan/resolve.js';
+import type { StateContext } from './context.js';
+import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
+import type { Db } from './queries/stmt.js';
+import { getStep } from './queries/steps.js';
+import { everClaimed } from './queries/events.js';
+import type { StepRow } from './types.js';
+
+export interface StepAndTop {
+  step: StepRow;
+  /** The top-level ancestor (the step itself when top-level). */
+  top: StepRow;
+}
+
+/** Step 3 of the evaluation order: StepNotFound. */
+export function findStep(db: Db, plan_path: string, anchor: string): StepAndTop {
+  const step = getStep(db, plan_path, anchor);
+  if (!step) throw new TugError('StepNotFound', { plan_path, step_anchor: anchor });
+  const top = step.parent_anchor === null ? step : getStep(db, plan_path, step.top_anchor);
+  if (!top) throw new TugError('InternalError', { reason: `top-level step ${step.top_anchor} of ${anchor} is missing` });
+  return { step, top };
+}
+
+/** `release`, `fail` and `reset` accept only top-level anchors. */
+export function requireTopLevel(s: StepAndTop, plan_path: string, command: string): void {
+  if (s.step.parent_anchor !== null) {
+    throw new TugError(
+      'InvalidArgument',
+      { reason: `${s.step.anchor} is a substep; ${command} acts on the top-level step ${s.top.anchor}`, plan_path, step_anchor: s.step.anchor, top_anchor: s.top.anchor },
+      { hint: `tugcode ${command} ${plan_path} ${s.top.anchor}` },
+    );
+  }
+}
+
+/** Steps 5–6: ownership on the top-level ancestor (NotOwner / LeaseExpired), then AttemptMismatch. */
+export function checkOwner(db: Db, plan_path: string, s: StepAndTop, worktree: string, attempt: number | undefined): void {
+  const { top } = s;
+  if (top.claimed_by !== worktree) {
+    const details = {
+      plan_path,
+      step_anchor: s.step.anchor,
+      worktree,
+      claimed_by: top.claimed_by,
+      lease_expires_at: top.lease_expires_at,
+      status: top.status,
+    };
+    if (everClaimed(db, plan_path, top.anchor, worktree)) throw new TugError('LeaseExpired', details);
+    throw new TugError('NotOwner', details);
+  }
+  if (attempt !== undefined && attempt !== top.attempt) {
+    throw new TugError('AttemptMismatch', { plan_path, step_anchor: s.step.anchor, given: attempt, current: top.attempt });
+  }
+}
+
+export function invalidTransition(plan_path: string, step: StepRow, reason: string, extra: Record<string, unknown> = {}): TugError {
+  return new TugError('InvalidTransition', { plan_path, step_anchor: step.anchor, status: step.status, reason, ...extra });
+}
+
+/** Steps 1–2 for owner commands: the plan (read from the caller's worktree) and its row. */
+export function ownerPlan(ctx: StateContext, input: { plan: string; worktree: string }) {
+  const ref = resolvePlanRef(ctx, input.plan, input.worktree);
+  const row = requirePlanRow(ctx, ref);
+  return { ref, row, store: writeStore(ctx) };
+}
+
+/** `#step-2` → `step-2`; an empty anchor is InvalidArgument. */
+export function stepArg(anchor: string): string {
+  const a = normalizeAnchor(anchor);
+  if (a === '' || a.includes('\0')) throw new TugError('InvalidArgument', { reason: 'the step argument is empty or contains a NUL byte', argument: 'step' });
+  return a;
+}
+
+/** Text inputs (reasons, summaries) are UTF-8 without NUL bytes (03-contract.md §5). */
+export function checkText(name: string, value: string, opts: { nonEmpty?: boolean } = {}): string {
+  if (value.includes('\0')) throw new TugError('InvalidArgument', { reason: `${name} contains a NUL byte`, argument: name });
+  if (opts.nonEmpty && value.trim() === '') throw new TugError('InvalidArgument', { reason: `${name} must not be empty`, argument: name });
+  return value;
+}

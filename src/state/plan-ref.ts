@@ -1,0 +1,39 @@
+/**
+ * Plan arguments → a plan row (02-state.md §1, §4). Resolution itself is the one plan resolver
+ * (src/plan/resolve.ts); this adds the state rules: a plan with no row is PlanNotInitialized when its file
+ * exists, else PlanNotFound.
+ */
+import { resolvePlanArg } from '../plan/resolve.js';
+import { TugError } from '../contract/errors.js';
+import type { StateContext } from './context.js';
+import { getPlan, listPlanPaths } from './queries/plans.js';
+import type { PlanRow } from './types.js';
+
+export interface PlanRef {
+  /** Repo-relative path, the key in state.db. */
+  plan_path: string;
+  /** Absolute path of the file in the work tree it is read from. */
+  abs_path: string;
+  exists: boolean;
+}
+
+/** Resolve a plan argument against the work tree the plan is read from (default: the current one). */
+export function resolvePlanRef(ctx: StateContext, arg: string, workTree: string = ctx.workTree): PlanRef {
+  const knownPlanPaths = ctx.store ? listPlanPaths(ctx.store.db) : [];
+  const r = resolvePlanArg(arg, { repoRoot: ctx.repoRoot, workTree, knownPlanPaths, ...(ctx.cwd ? { cwd: ctx.cwd } : {}) });
+  return { plan_path: r.plan_path, abs_path: r.abs_path, exists: r.exists };
+}
+
+/** The plan's row, read outside a transaction (callers re-read inside theirs). */
+export function requirePlanRow(ctx: StateContext, ref: PlanRef): PlanRow {
+  const row = ctx.store ? getPlan(ctx.store.db, ref.plan_path) : undefined;
+  if (row) return row;
+  if (ref.exists) throw new TugError('PlanNotInitialized', { plan_path: ref.plan_path });
+  throw new TugError('PlanNotFound', { plan: ref.plan_path, plan_path: ref.plan_path });
+}
+
+/** The store of a writer; callers reach this only after requirePlanRow succeeded. */
+export function writeStore(ctx: StateContext) {
+  if (!ctx.store) throw new TugError('InternalError', { reason: 'state.db is not open' });
+  return ctx.store;
+}

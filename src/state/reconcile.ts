@@ -1,0 +1,130 @@
+/**
+ * `state reconcile` (02-state.md §6): heal the DB from commits carrying `Tug-Step`/`Tug-Plan` trailers.
+ * The caller lists the commits (git runs before the transaction); for each step the newest commit (by
+ * committer date, then the caller's order, which is git's topology order) wins. Idempotent.
+ */
+import { normalizeAnchor } from '../plan/resolve.js';
+import { recordEvent } from './attempt.js';
+import { completeTopLevel } from './complete.js';
+import type { StateContext } from './context.js';
+import { immediate } from './db.js';
+import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
+import { completeNonTerminal } from './queries/items.js';
+import { completeRow, getStep, setCommitHash, stepsOfPlan } from './queries/steps.js';
+import { isExpired, isHeld } from './status.js';
+import { Subtree } from './tree.js';
+import type { StepRow } from './types.js';
+
+/** One commit with trailers, as the caller listed it (src/git/trailers.ts has the same shape). */
+export interface TrailerCommit {
+  /** Full object name. */
+  hash: string;
+  /** Committer time, seconds since the epoch. */
+  committer_time: number;
+  /** `Tug-Step` values (several allowed). */
+  steps: string[];
+  /** `Tug-Plan` values. */
+  plans: string[];
+}
+
+export interface ReconcileInput {
+  plan: string;
+  /** Commits in git log order (newest first, topologically). */
+  commits: TrailerCommit[];
+  /** How many commits were scanned (default: commits.length). */
+  scanned_commits?: number | undefined;
+  force?: boolean | undefined;
+}
+
+export interface ReconcileResult {
+  reconciled: { step_anchor: string; commit_hash: string; previous_status: string }[];
+  skipped_mismatches: { step_anchor: string; db_hash: string; git_hash: string }[];
+  skipped_steps: { step_anchor: string; status: string; reason: string }[];
+  unknown_steps: string[];
+  scanned_commits: number;
+}
+
+const normPath = (p: string) => p.trim().replace(/^\.\//, '');
+
+/** For each anchor named by a commit of this plan: the winning commit. */
+export function winningCommits(plan_path: string, commits: TrailerCommit[]): Map<string, TrailerCommit> {
+  const wins = new Map<string, { c: TrailerCommit; order: number }>();
+  commits.forEach((c, order) => {
+    if (!c.plans.some((p) => normPath(p) === plan_path)) return;
+    for (const raw of c.steps) {
+      const a = normalizeAnchor(raw);
+      if (!a) continue;
+      const cur = wins.get(a);
+      if (!cur || c.committer_time > cur.c.committer_time) wins.set(a, { c, order });
+    }
+  });
+  return new Map([...wins].map(([a, w]) => [a, w.c]));
+}
+
+export function reconcile(ctx: StateContext, input: ReconcileInput): ReconcileResult {
+  const ref = resolvePlanRef(ctx, input.plan);
+  requirePlanRow(ctx, ref);
+  const store = writeStore(ctx);
+  const plan_path = ref.plan_path;
+  const wins = winningCommits(plan_path, input.commits);
+  const force = Boolean(input.force);
+  return immediate(store, () => {
+    const db = store.db;
+    const now = ctx.clock.now();
+    const steps = stepsOfPlan(db, plan_path);
+    const known = new Set(steps.map((s) => s.anchor));
+    const out: ReconcileResult = {
+      reconciled: [],
+      skipped_mismatches: [],
+      skipped_steps: [],
+      unknown_steps: [...wins.keys()].filter((a) => !known.has(a)),
+      scanned_commits: input.scanned_commits ?? input.commits.length,
+    };
+    const byTop = new Map<string, Subtree>();
+    const treeOf = (s: StepRow) => {
+      let t = byTop.get(s.top_anchor);
+      if (!t) byTop.set(s.top_anchor, (t = new Subtree(steps.filter((x) => x.top_anchor === s.top_anchor))));
+      return t;
+    };
+    for (const original of steps) {
+      const win = wins.get(original.anchor);
+      if (!win) continue;
+      const row = getStep(db, plan_path, original.anchor)!;
+      const hash = win.hash;
+      if (row.status === 'completed') {
+        if (row.commit_hash === hash) continue;
+        if (row.commit_hash === null || force) {
+          setCommitHash(db, plan_path, row.anchor, hash);
+          out.reconciled.push({ step_anchor: row.anchor, commit_hash: hash, previous_status: row.status });
+        } else {
+          out.skipped_mismatches.push({ step_anchor: row.anchor, db_hash: row.commit_hash, git_hash: hash });
+        }
+        continue;
+      }
+      const top = getStep(db, plan_path, row.top_anchor)!;
+      const live = isHeld(top.status) && !isExpired(top.lease_expires_at, now);
+      if (!force && (top.status === 'failed' || live)) {
+        out.skipped_steps.push({ step_anchor: row.anchor, status: row.status, reason: top.status === 'failed' ? 'failed' : `claimed by ${top.claimed_by} with a live lease` });
+        continue;
+      }
+      // The step and its non-completed descendants without a trailer of their own.
+      const cascade = treeOf(row)
+        .descendants(row.anchor)
+        .filter((d) => !wins.has(d.anchor))
+        .map((d) => getStep(db, plan_path, d.anchor)!)
+        .filter((d) => d.status !== 'completed');
+      completeNonTerminal(db, plan_path, [row.anchor, ...cascade.map((d) => d.anchor)], now);
+      for (const d of [...cascade].sort((a, b) => b.depth - a.depth || b.step_index - a.step_index)) {
+        completeRow(db, { plan_path, anchor: d.anchor, now, commit_hash: hash, reason: 'reconciled', via: 'reconcile', owner: null });
+        out.reconciled.push({ step_anchor: d.anchor, commit_hash: hash, previous_status: d.status });
+      }
+      completeRow(db, { plan_path, anchor: row.anchor, now, commit_hash: hash, reason: 'reconciled', via: 'reconcile', owner: null });
+      out.reconciled.push({ step_anchor: row.anchor, commit_hash: hash, previous_status: row.status });
+      if (row.parent_anchor === null) completeTopLevel(ctx, db, plan_path, row.anchor, 'admin', row.attempt, now);
+    }
+    if (out.reconciled.length > 0) {
+      recordEvent(ctx, db, { at: now, plan_path, step_anchor: null, actor: 'admin', attempt: null, details: { reconciled: out.reconciled, force } });
+    }
+    return out;
+  });
+}

@@ -1,0 +1,84 @@
+/**
+ * `state release` and `state fail` (02-state.md §3–§4): the owner ends its claim on a top-level step. The
+ * attempt is discarded; release returns the step to pending with `failures` unchanged; fail adds one to
+ * `failures` and the step becomes `failed` when that reaches `max_attempts`.
+ */
+import { TugError } from '../contract/errors.js';
+import { discardAttempt, recordEvent } from './attempt.js';
+import type { StateContext } from './context.js';
+import { immediate } from './db.js';
+import { checkOwner, checkText, findStep, invalidTransition, ownerPlan, requireTopLevel, stepArg } from './owner.js';
+import { endClaim } from './queries/steps.js';
+import { isHeld } from './status.js';
+import type { OwnerInput } from './start.js';
+
+export interface ReleaseResult {
+  released: boolean;
+  step_anchor: string;
+}
+
+export function release(ctx: StateContext, input: OwnerInput): ReleaseResult {
+  const anchor = stepArg(input.step);
+  const { ref, store } = ownerPlan(ctx, input);
+  const plan_path = ref.plan_path;
+  return immediate(store, () => {
+    const db = store.db;
+    const now = ctx.clock.now();
+    const s = findStep(db, plan_path, anchor);
+    requireTopLevel(s, plan_path, 'state release');
+    checkOwner(db, plan_path, s, input.worktree, input.attempt);
+    if (!isHeld(s.step.status)) throw invalidTransition(plan_path, s.step, `${anchor} is ${s.step.status}; only a claimed or in-progress step can be released`);
+    const discarded = discardAttempt(db, plan_path, anchor, now);
+    if (endClaim(db, { plan_path, anchor, worktree: input.worktree, status: 'pending', failures_delta: 0, fail_reason: null }) !== 1) {
+      throw new TugError('InternalError', { reason: 'guarded release changed no row' });
+    }
+    recordEvent(ctx, db, { at: now, plan_path, step_anchor: anchor, actor: input.worktree, attempt: s.step.attempt, details: { released: true, ...discarded } });
+    return { released: true, step_anchor: anchor };
+  });
+}
+
+export interface FailInput extends OwnerInput {
+  reason: string;
+}
+
+export interface FailResult {
+  failed_attempt: boolean;
+  step_anchor: string;
+  attempt: number;
+  failures: number;
+  step_status: 'pending' | 'failed';
+}
+
+export function fail(ctx: StateContext, input: FailInput): FailResult {
+  const anchor = stepArg(input.step);
+  const reason = checkText('--reason', input.reason, { nonEmpty: true });
+  const { ref, store } = ownerPlan(ctx, input);
+  const plan_path = ref.plan_path;
+  return immediate(store, () => {
+    const db = store.db;
+    const now = ctx.clock.now();
+    const s = findStep(db, plan_path, anchor);
+    requireTopLevel(s, plan_path, 'state fail');
+    checkOwner(db, plan_path, s, input.worktree, input.attempt);
+    const step = s.step;
+    if (!isHeld(step.status)) throw invalidTransition(plan_path, step, `${anchor} is ${step.status}; only a claimed or in-progress step can fail an attempt`);
+    const failures = step.failures + 1;
+    const status = failures >= ctx.config.state.max_attempts ? 'failed' : 'pending';
+    const discarded = discardAttempt(db, plan_path, anchor, now);
+    if (endClaim(db, { plan_path, anchor, worktree: input.worktree, status, failures_delta: 1, fail_reason: status === 'failed' ? reason : null }) !== 1) {
+      throw new TugError('InternalError', { reason: 'guarded fail changed no row' });
+    }
+    if (status === 'failed') {
+      recordEvent(ctx, db, { command: 'step_failed', at: now, plan_path, step_anchor: anchor, actor: input.worktree, attempt: step.attempt, details: { failures, fail_reason: reason } });
+    }
+    recordEvent(ctx, db, {
+      at: now,
+      plan_path,
+      step_anchor: anchor,
+      actor: input.worktree,
+      attempt: step.attempt,
+      details: { failed_attempt: true, reason, failures, step_status: status, ...discarded },
+    });
+    return { failed_attempt: true, step_anchor: anchor, attempt: step.attempt, failures, step_status: status };
+  });
+}

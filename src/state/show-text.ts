@@ -1,0 +1,108 @@
+/**
+ * The text of `state show` (02-state.md §5; seed 003's mock): 12-cell bars with floored fill and percent,
+ * substeps indented under their parent, items listed for the steps the data carries items for, leases as
+ * "expires in 1h 45m" / "EXPIRED 5m ago", and an `Overall:` footer per plan. Pure: returns a string.
+ */
+import { humanDuration } from '../clock.js';
+import { percent, type ShowPlan, type ShowResult, type ShowStep } from './show.js';
+import type { Counts } from './types.js';
+
+export interface TextOptions {
+  /** Current time (lease texts). */
+  now: string;
+  /** ANSI colour (only when stdout is a TTY and NO_COLOR is unset; decided by the caller). */
+  color: boolean;
+}
+
+const BAR_CELLS = 12;
+const LABEL_WIDTH = 13;
+const RULE = '─'.repeat(72);
+
+const COLORS: Record<string, string> = {
+  completed: '32',
+  in_progress: '33',
+  claimed: '36',
+  failed: '31',
+  pending: '2',
+  active: '36',
+  done: '32',
+  archived: '2',
+};
+
+export function bar(done: number, total: number): string {
+  const filled = total === 0 ? 0 : Math.floor((BAR_CELLS * done) / total);
+  return '█'.repeat(filled) + '░'.repeat(BAR_CELLS - filled);
+}
+
+/** `Tasks:       1/3  ████░░░░░░░░  33%` */
+export function progressLine(label: string, done: number, total: number): string {
+  return `${`${label}:`.padEnd(LABEL_WIDTH)}${done}/${total}  ${bar(done, total)} ${String(percent(done, total)).padStart(3)}%`;
+}
+
+function paint(text: string, code: string | undefined, on: boolean): string {
+  return on && code ? `\u001b[${code}m${text}\u001b[0m` : text;
+}
+
+function owner(path: string): string {
+  const parts = path.split('/').filter(Boolean);
+  return parts[parts.length - 1] ?? path;
+}
+
+const done = (c: Counts) => c.completed + c.deferred;
+const total = (c: Counts) => c.open + c.in_progress + c.completed + c.deferred;
+
+function stepLines(s: ShowStep, o: TextOptions): string[] {
+  const pad = '  '.repeat(s.depth);
+  const top = s.parent_anchor === null;
+  const held = s.status === 'claimed' || s.status === 'in_progress';
+  let head = `${pad}Step ${s.id}: ${s.title} [${paint(s.status, COLORS[s.status], o.color)}]`;
+  if (top && held && s.claimed_by) head += ` (claimed by ${owner(s.claimed_by)})`;
+  if ((s.status === 'pending' || (top && s.lease_expired)) && s.blocked_by.length > 0) head += ` (blocked by: ${s.blocked_by.join(', ')})`;
+  if (s.completed_via === 'force') head += ` (forced: ${JSON.stringify(s.complete_reason ?? '')})`;
+  if (s.completed_via === 'reconcile') head += ' (reconciled)';
+  if (s.status === 'failed') head += ` (failed: ${JSON.stringify(s.fail_reason ?? '')})`;
+  if (top && s.attempt > 1) head += ` (attempt ${s.attempt})`;
+  if (top && s.failures > 0) head += ` (failures: ${s.failures})`;
+  const lines = [head];
+  const kinds: [string, 'tasks' | 'tests' | 'checkpoints', string][] = [
+    ['Tasks', 'tasks', 'task'],
+    ['Tests', 'tests', 'test'],
+    ['Checkpoints', 'checkpoints', 'checkpoint'],
+  ];
+  for (const [label, key, kind] of kinds) {
+    const c = s.counts[key];
+    if (total(c) === 0) continue;
+    lines.push(`${pad}  ${progressLine(label, done(c), total(c))}`);
+    for (const it of s.items.filter((i) => i.kind === kind)) {
+      const ipad = `${pad}    ${'  '.repeat(it.depth)}`;
+      if (it.status === 'completed') lines.push(`${ipad}[x] ${it.text}`);
+      else if (it.status === 'deferred') lines.push(`${ipad}[~] ${it.text} (deferred: ${it.reason ?? ''})`);
+      else if (it.status === 'in_progress') lines.push(`${ipad}[ ] ${it.text}    ← in_progress`);
+      else lines.push(`${ipad}[ ] ${it.text}`);
+    }
+  }
+  const r = s.counts.refactors;
+  const rTotal = r.open + r.applied + r.failed + r.skipped;
+  if (rTotal > 0) lines.push(`${pad}  ${progressLine('Refactors', r.applied + r.skipped, rTotal)}`);
+  if (top && held && s.lease_expires_at) {
+    const ms = Date.parse(s.lease_expires_at) - Date.parse(o.now);
+    lines.push(`${pad}  Lease: ${s.lease_expired ? paint(`EXPIRED ${humanDuration(-ms)} ago`, '31', o.color) : `expires in ${humanDuration(ms)}`}`);
+  }
+  if (s.status === 'completed' && s.commit_hash) lines.push(`${pad}  Commit: ${s.commit_hash.slice(0, 7)}`);
+  return lines;
+}
+
+export function renderPlan(p: ShowPlan, o: TextOptions): string {
+  const out = [`Plan: ${p.plan_path} [${paint(p.status, COLORS[p.status], o.color)}]`, ''];
+  for (const s of p.steps) {
+    out.push(...stepLines(s, o), '');
+  }
+  const { steps_completed, steps_total, percent: pct } = p.overall;
+  out.push(`Overall: ${steps_completed}/${steps_total} steps complete (${pct}%)`);
+  return out.join('\n') + '\n';
+}
+
+export function renderShow(r: ShowResult, o: TextOptions): string {
+  if (r.plans.length === 0) return 'No plans in state.db (tugcode state init <plan>).\n';
+  return r.plans.map((p) => renderPlan(p, o)).join(`\n${RULE}\n\n`);
+}

@@ -1,0 +1,209 @@
+/**
+ * `state show` data (02-state.md §5): every active and done plan (or one plan, or one step's subtree),
+ * with per-step status, owner and lease (a substep's are those of its top-level step), lifted blockers,
+ * per-kind counts and the items the text lists. Read-only; the text is rendered by show-text.ts.
+ */
+import { TugError } from '../contract/errors.js';
+import type { StateContext } from './context.js';
+import { read } from './db.js';
+import { stepArg } from './owner.js';
+import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
+import { itemsOfPlan } from './queries/items.js';
+import { getPlan, listPlans } from './queries/plans.js';
+import { refactorsOfPlan } from './queries/refactors.js';
+import { depsOfPlan, liftedDepsOfPlan, stepsOfPlan } from './queries/steps.js';
+import type { Db } from './queries/stmt.js';
+import { isExpired, isHeld, KIND_PLURAL, type ItemKind, type RefactorStatus } from './status.js';
+import { emptyCounts, type Counts, type PlanRow, type StepRow } from './types.js';
+
+export type ItemsMode = 'active' | 'all' | 'none';
+
+export interface ShowInput {
+  plan?: string | undefined;
+  items?: ItemsMode | undefined;
+  step?: string | undefined;
+}
+
+export interface ShowItem {
+  kind: ItemKind;
+  ordinal: number;
+  depth: number;
+  text: string;
+  status: string;
+  reason: string | null;
+}
+
+export interface ShowRefactor {
+  ordinal: number;
+  op_text: string;
+  status: RefactorStatus;
+  exit_code: number | null;
+  snapshot_before: string | null;
+  snapshot_after: string | null;
+}
+
+export interface ShowStep {
+  anchor: string;
+  id: string;
+  title: string;
+  parent_anchor: string | null;
+  step_index: number;
+  depth: number;
+  status: string;
+  attempt: number;
+  failures: number;
+  claimed_by: string | null;
+  previous_owner: string | null;
+  lease_expires_at: string | null;
+  lease_expired: boolean;
+  heartbeat_at: string | null;
+  started_at: string | null;
+  completed_at: string | null;
+  commit_hash: string | null;
+  completed_via: string | null;
+  complete_reason: string | null;
+  fail_reason: string | null;
+  depends_on: string[];
+  blocked_by: string[];
+  counts: { tasks: Counts; tests: Counts; checkpoints: Counts; refactors: Record<RefactorStatus, number> };
+  items: ShowItem[];
+  refactors: ShowRefactor[];
+}
+
+export interface ShowPlan {
+  plan_path: string;
+  phase_title: string | null;
+  status: string;
+  steps: ShowStep[];
+  overall: { steps_completed: number; steps_total: number; percent: number };
+}
+
+export interface ShowResult {
+  plans: ShowPlan[];
+}
+
+export function percent(done: number, total: number): number {
+  return total === 0 ? 0 : Math.floor((100 * done) / total);
+}
+
+export function show(ctx: StateContext, input: ShowInput = {}): ShowResult {
+  const mode = input.items ?? 'active';
+  const now = ctx.clock.now();
+  if (input.plan === undefined) {
+    if (input.step !== undefined) throw new TugError('InvalidArgument', { reason: '--step needs a plan argument' });
+    const store = ctx.store;
+    if (!store) return { plans: [] };
+    return read(store, () => ({
+      plans: listPlans(store.db)
+        .filter((p) => p.status !== 'archived')
+        .map((p) => planView(store.db, p, mode, now)),
+    }));
+  }
+  const ref = resolvePlanRef(ctx, input.plan);
+  requirePlanRow(ctx, ref);
+  const store = ctx.store!;
+  const step = input.step === undefined ? undefined : stepArg(input.step);
+  return read(store, () => {
+    const view = planView(store.db, getPlan(store.db, ref.plan_path)!, mode, now);
+    if (step !== undefined) {
+      const target = view.steps.find((s) => s.anchor === step);
+      if (!target) throw new TugError('StepNotFound', { plan_path: ref.plan_path, step_anchor: step });
+      const keep = new Set([step]);
+      for (const s of view.steps) if (s.parent_anchor !== null && keep.has(s.parent_anchor)) keep.add(s.anchor);
+      view.steps = view.steps.filter((s) => keep.has(s.anchor));
+    }
+    return { plans: [view] };
+  });
+}
+
+export function planView(db: Db, plan: PlanRow, mode: ItemsMode, now: string): ShowPlan {
+  const rows = stepsOfPlan(db, plan.plan_path);
+  const byAnchor = new Map(rows.map((r) => [r.anchor, r]));
+  const deps = group(depsOfPlan(db, plan.plan_path));
+  const lifted = group(liftedDepsOfPlan(db, plan.plan_path));
+  const items = groupBy(itemsOfPlan(db, plan.plan_path));
+  const refactors = groupBy(refactorsOfPlan(db, plan.plan_path));
+  const steps = rows.map((r) => {
+    const top = byAnchor.get(r.top_anchor) ?? r;
+    const held = isHeld(top.status);
+    const expired = held && isExpired(top.lease_expires_at, now);
+    const counts = { tasks: emptyCounts(), tests: emptyCounts(), checkpoints: emptyCounts(), refactors: { open: 0, applied: 0, failed: 0, skipped: 0 } };
+    const own = items.get(r.anchor) ?? [];
+    for (const i of own) counts[KIND_PLURAL[i.kind]][i.status]++;
+    const ownRefs = refactors.get(r.anchor) ?? [];
+    for (const x of ownRefs) counts.refactors[x.status]++;
+    const listed = mode === 'all' || (mode === 'active' && r.parent_anchor === null && held);
+    const view: ShowStep = {
+      anchor: r.anchor,
+      id: r.step_id,
+      title: r.title,
+      parent_anchor: r.parent_anchor,
+      step_index: r.step_index,
+      depth: r.depth,
+      status: r.status,
+      attempt: top.attempt,
+      failures: top.failures,
+      claimed_by: top.claimed_by,
+      previous_owner: top.previous_owner,
+      lease_expires_at: top.lease_expires_at,
+      lease_expired: expired,
+      heartbeat_at: top.heartbeat_at,
+      started_at: r.started_at,
+      completed_at: r.completed_at,
+      commit_hash: r.commit_hash,
+      completed_via: r.completed_via,
+      complete_reason: r.complete_reason,
+      fail_reason: r.fail_reason,
+      depends_on: deps.get(r.anchor) ?? [],
+      blocked_by: r.status === 'completed' ? [] : blockers(r, byAnchor, deps, lifted),
+      counts,
+      items: listed ? own.map((i) => ({ kind: i.kind, ordinal: i.ordinal, depth: i.depth, text: i.text, status: i.status, reason: i.reason })) : [],
+      refactors: ownRefs.map((x) => ({ ordinal: x.ordinal, op_text: x.op_text, status: x.status, exit_code: x.exit_code, snapshot_before: x.snapshot_before, snapshot_after: x.snapshot_after })),
+    };
+    return view;
+  });
+  return {
+    plan_path: plan.plan_path,
+    phase_title: plan.phase_title,
+    status: plan.status,
+    steps,
+    overall: { steps_completed: plan.steps_completed, steps_total: plan.steps_total, percent: percent(plan.steps_completed, plan.steps_total) },
+  };
+}
+
+/** Lifted blockers: for a top-level step its lifted dependencies not completed; for a substep its own
+ * dependencies inside the subtree, and the top-level ancestors of those outside it, not completed. */
+function blockers(r: StepRow, byAnchor: Map<string, StepRow>, deps: Map<string, string[]>, lifted: Map<string, string[]>): string[] {
+  const out: string[] = [];
+  const add = (a: string) => {
+    const t = byAnchor.get(a);
+    if (t && t.status !== 'completed' && !out.includes(a)) out.push(a);
+  };
+  if (r.parent_anchor === null) for (const d of lifted.get(r.anchor) ?? []) add(d);
+  else
+    for (const d of deps.get(r.anchor) ?? []) {
+      const t = byAnchor.get(d);
+      if (t) add(t.top_anchor === r.top_anchor ? d : t.top_anchor);
+    }
+  return out;
+}
+
+function group(rows: { step_anchor: string; depends_on: string }[]): Map<string, string[]> {
+  const m = new Map<string, string[]>();
+  for (const r of rows) {
+    const l = m.get(r.step_anchor);
+    if (l) l.push(r.depends_on);
+    else m.set(r.step_anchor, [r.depends_on]);
+  }
+  return m;
+}
+
+function groupBy<T extends { step_anchor: string }>(rows: T[]): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const r of rows) {
+    const l = m.get(r.step_anchor);
+    if (l) l.push(r);
+    else m.set(r.step_anchor, [r]);
+  }
+  return m;
+}

@@ -1,0 +1,178 @@
+/**
+ * `state update` (02-state.md §3–§4): change checklist items of one step or substep, optionally finish the
+ * rest (`--complete-remaining`, which also covers non-completed descendants), then auto-complete every
+ * substep of the subtree and every substep ancestor whose items, refactors and descendants are done.
+ * Everything is validated before anything changes.
+ */
+import { TugError } from '../contract/errors.js';
+import { recordEvent } from './attempt.js';
+import type { StateContext } from './context.js';
+import { immediate } from './db.js';
+import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
+import { checkOwner, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
+import { completeNonTerminal, itemsOfStep, itemsOfSubtree, setItemStatus } from './queries/items.js';
+import { refactorsOfPlan } from './queries/refactors.js';
+import { completeRow, startSub, subtree } from './queries/steps.js';
+import type { Db } from './queries/stmt.js';
+import { getPlan } from './queries/plans.js';
+import { isHeld, isTerminal, KIND_PLURAL, REFACTOR_DONE, type ItemStatus } from './status.js';
+import { Subtree } from './tree.js';
+import { emptyCounts, type Counts, type ItemRow } from './types.js';
+import { validateChanges, type BulkChange, type ItemChange } from './update-input.js';
+import type { OwnerInput } from './start.js';
+
+export interface UpdateInput extends OwnerInput {
+  /** Per-item changes (flags or `--batch`). */
+  items?: ItemChange[] | undefined;
+  /** `--all-tasks` … `--all`. */
+  bulk?: BulkChange[] | undefined;
+  /** Reason for `deferred` set through per-item or bulk flags. */
+  reason?: string | undefined;
+  complete_remaining?: boolean | undefined;
+  /** The items came from `--batch` (their errors are InvalidBatch). */
+  batch?: boolean | undefined;
+  skip_drift?: boolean | undefined;
+}
+
+export interface UpdateResult {
+  updated: number;
+  step_anchor: string;
+  tasks: Counts;
+  tests: Counts;
+  checkpoints: Counts;
+  step_auto_completed: boolean;
+  auto_completed_steps: string[];
+}
+
+export async function update(ctx: StateContext, input: UpdateInput): Promise<UpdateResult> {
+  const anchor = stepArg(input.step);
+  const items = input.items ?? [];
+  const bulk = input.bulk ?? [];
+  const batch = Boolean(input.batch);
+  if (batch && bulk.length > 0) throw new TugError('InvalidArgument', { reason: '--batch cannot be combined with per-item or --all* flags' });
+  if (items.length === 0 && bulk.length === 0 && !input.complete_remaining && !batch) {
+    throw new TugError('InvalidArgument', { reason: 'nothing to update: give --task/--test/--checkpoint, --all*, --batch or --complete-remaining' });
+  }
+  validateChanges(items, bulk, input.reason, batch);
+  const { ref, row, store } = ownerPlan(ctx, input);
+  const run = (snap: PlanSnapshot | null) => immediate(store, () => updateTx(ctx, store.db, ref.plan_path, anchor, input, items, bulk, snap));
+  if (input.skip_drift) return run(null);
+  return withSnapshot(ref.plan_path, ref.abs_path, row.plan_hash, run);
+}
+
+function updateTx(
+  ctx: StateContext,
+  db: Db,
+  plan_path: string,
+  anchor: string,
+  input: UpdateInput,
+  items: ItemChange[],
+  bulk: BulkChange[],
+  snap: PlanSnapshot | null,
+): UpdateResult {
+  const now = ctx.clock.now();
+  const s = findStep(db, plan_path, anchor);
+  checkOwner(db, plan_path, s, input.worktree, input.attempt);
+  const { step, top } = s;
+  if (step.status === 'completed') throw invalidTransition(plan_path, step, `${anchor} is completed; its items can no longer change`);
+  if (!isHeld(top.status)) throw invalidTransition(plan_path, top, `the top-level step ${top.anchor} is ${top.status}`);
+  const plan = getPlan(db, plan_path)!;
+  const prose = snap ? checkDrift(ctx, db, plan, snap, now) === 'prose' : false;
+
+  // Ordinals must exist (checked after drift: ordinals only mean something for the same structure).
+  const current = itemsOfStep(db, plan_path, anchor);
+  const byKey = new Map(current.map((i) => [`${i.kind}:${i.ordinal}`, i]));
+  for (const c of items) {
+    if (!byKey.has(`${c.kind}:${c.ordinal}`)) {
+      const n = current.filter((i) => i.kind === c.kind).length;
+      const why = `${c.kind} ${c.ordinal} does not exist: ${anchor} has ${n} ${KIND_PLURAL[c.kind]}${n > 0 ? ` (ordinals 0-${n - 1})` : ''}`;
+      throw new TugError(input.batch ? 'InvalidBatch' : 'InvalidArgument', { reason: why, plan_path, step_anchor: anchor, kind: c.kind, ordinal: c.ordinal });
+    }
+  }
+
+  // Targets: explicit beats bulk for the kind, which beats --all. Explicit changes may not reopen a done
+  // item; bulk changes simply skip done items for open/in_progress.
+  const explicit = new Map(items.map((c) => [`${c.kind}:${c.ordinal}`, c]));
+  const plans: { item: ItemRow; status: ItemStatus; reason: string | null }[] = [];
+  for (const item of current) {
+    const e = explicit.get(`${item.kind}:${item.ordinal}`);
+    const b = bulk.find((x) => x.kind === item.kind) ?? bulk.find((x) => x.kind === 'all');
+    const status = e?.status ?? b?.status;
+    if (status === undefined) continue;
+    const reopening = isTerminal(item.status) && !isTerminal(status);
+    if (reopening) {
+      if (e) {
+        throw new TugError('InvalidTransition', {
+          plan_path,
+          step_anchor: anchor,
+          kind: item.kind,
+          ordinal: item.ordinal,
+          status: item.status,
+          reason: `${item.kind} ${item.ordinal} of ${anchor} is ${item.status}; it cannot go back to ${status}`,
+        });
+      }
+      continue;
+    }
+    const reason = status === 'deferred' ? (e?.reason ?? input.reason ?? null) : null;
+    plans.push({ item, status, reason });
+  }
+
+  let updated = 0;
+  const changes: { kind: string; ordinal: number; from: string; to: string; step_anchor?: string }[] = [];
+  for (const p of plans) {
+    if (p.item.status === p.status && p.item.reason === p.reason) continue;
+    setItemStatus(db, p.item.id, p.status, p.reason, now);
+    if (p.item.status !== p.status) {
+      updated++;
+      changes.push({ kind: p.item.kind, ordinal: p.item.ordinal, from: p.item.status, to: p.status });
+    }
+  }
+  if (step.parent_anchor !== null && step.status === 'pending') startSub(db, { plan_path, anchor, now });
+
+  let tree = new Subtree(subtree(db, plan_path, top.anchor));
+  if (input.complete_remaining) {
+    const targets = [anchor, ...tree.descendants(anchor).filter((d) => d.status !== 'completed').map((d) => d.anchor)];
+    const before = itemsOfSubtree(db, plan_path, top.anchor).filter((i) => targets.includes(i.step_anchor) && !isTerminal(i.status));
+    completeNonTerminal(db, plan_path, targets, now);
+    for (const i of before) changes.push({ kind: i.kind, ordinal: i.ordinal, from: i.status, to: 'completed', ...(i.step_anchor !== anchor ? { step_anchor: i.step_anchor } : {}) });
+    updated += before.length;
+  }
+
+  // Auto-complete, deepest first: substeps of the updated step's subtree and its substep ancestors.
+  tree = new Subtree(subtree(db, plan_path, top.anchor));
+  const auto = autoComplete(ctx, db, plan_path, tree, anchor, input.worktree, top.attempt, now);
+  const counts = { tasks: emptyCounts(), tests: emptyCounts(), checkpoints: emptyCounts() };
+  for (const i of itemsOfStep(db, plan_path, anchor)) counts[KIND_PLURAL[i.kind]][i.status]++;
+  recordEvent(ctx, db, {
+    at: now,
+    plan_path,
+    step_anchor: anchor,
+    actor: input.worktree,
+    attempt: top.attempt,
+    details: { updated, changes, complete_remaining: Boolean(input.complete_remaining), auto_completed_steps: auto, ...(prose ? { prose_refreshed: true } : {}) },
+  });
+  return { updated, step_anchor: anchor, ...counts, step_auto_completed: auto.includes(anchor), auto_completed_steps: auto };
+}
+
+function autoComplete(ctx: StateContext, db: Db, plan_path: string, tree: Subtree, anchor: string, actor: string, attempt: number, now: string): string[] {
+  const self = tree.byAnchor.get(anchor)!;
+  const candidates = [...tree.descendants(anchor), ...(self.parent_anchor !== null ? [self] : []), ...tree.substepAncestors(anchor)].filter(
+    (r) => r.parent_anchor !== null && r.status !== 'completed',
+  );
+  candidates.sort((a, b) => b.depth - a.depth || b.step_index - a.step_index);
+  const items = itemsOfSubtree(db, plan_path, self.top_anchor);
+  const refactors = refactorsOfPlan(db, plan_path).filter((r) => tree.byAnchor.has(r.step_anchor));
+  const completed = new Set(tree.rows.filter((r) => r.status === 'completed').map((r) => r.anchor));
+  const out: string[] = [];
+  for (const c of candidates) {
+    const itemsDone = items.every((i) => i.step_anchor !== c.anchor || isTerminal(i.status));
+    const refsDone = refactors.every((r) => r.step_anchor !== c.anchor || REFACTOR_DONE.has(r.status));
+    const kidsDone = tree.descendants(c.anchor).every((d) => completed.has(d.anchor));
+    if (!itemsDone || !refsDone || !kidsDone) continue;
+    completeRow(db, { plan_path, anchor: c.anchor, now, commit_hash: null, reason: null, via: 'complete', owner: null });
+    completed.add(c.anchor);
+    out.push(c.anchor);
+    recordEvent(ctx, db, { command: 'substep_auto_completed', at: now, plan_path, step_anchor: c.anchor, actor, attempt, details: { step_anchor: c.anchor } });
+  }
+  return out;
+}
