@@ -2,6 +2,7 @@
 // one warm-up, module load excluded. Also reports the plan_hash-only check that drift detection does
 // first (02-state.md §3: hash the bytes, parse only when they differ).
 import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -46,6 +47,8 @@ export async function run() {
       { metric: 'validate seed plan, strict (median of 10)', value: round(validate), unit: 'ms' },
       { metric: 'sha256 of seed plan bytes (median of 10)', value: round(hash), unit: 'ms' },
     ],
-    notes: [`seed plan: ${bytes.length} bytes, ${plan.steps.length} steps, ${plan.steps.reduce((n, s) => n + s.items.length, 0)} items`],
+    notes: [
+      `seed plan: ${bytes.length} bytes, ${plan.steps.length} steps, ${plan.steps.reduce((n, s) => n + s.items.length, 0)} items`,
+    ],
   };
 }

@@ -12,7 +12,9 @@ const { parsePlan } = await import(join(root, 'dist/plan/parse.js'));
 const { summarizePlan } = await import(join(root, 'dist/plan/summary.js'));
 const dir = join(root, 'tests/fixtures/corpus');
 const snapshot = {};
-for (const f of readdirSync(dir).filter((n) => /\.(md|txt)$/.test(n) && !n.startsWith('LICENSE')).sort()) {
+for (const f of readdirSync(dir)
+  .filter((n) => /\.(md|txt)$/.test(n) && !n.startsWith('LICENSE'))
+  .sort()) {
   snapshot[f] = summarizePlan(parsePlan(readFileSync(join(dir, f))));
 }
 writeFileSync(join(root, 'tests/fixtures/corpus-snapshot.json'), JSON.stringify(snapshot, null, 2) + '\n');

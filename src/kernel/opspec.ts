@@ -16,7 +16,13 @@
 export const SUPPORTED_OPS = ['rename-symbol', 'organize-imports'] as const;
 export type SupportedOp = (typeof SUPPORTED_OPS)[number];
 /** Operations known to the kernel but refused (`UnsupportedOperation`) before their arguments are read. */
-export const UNSUPPORTED_OPS = ['move-symbol', 'change-signature', 'extract-function', 'extract-variable', 'inline-function'] as const;
+export const UNSUPPORTED_OPS = [
+  'move-symbol',
+  'change-signature',
+  'extract-function',
+  'extract-variable',
+  'inline-function',
+] as const;
 
 export const VERIFY_MODES = ['none', 'syntax', 'tests', 'typecheck'] as const;
 export type VerifyMode = (typeof VERIFY_MODES)[number];
@@ -59,7 +65,9 @@ export interface OrganizeImportsArgs extends OpOptions {
   mode: OrganizeMode;
 }
 
-export type ParsedOp = { ok: true; op: 'rename-symbol'; args: RenameSymbolArgs } | { ok: true; op: 'organize-imports'; args: OrganizeImportsArgs };
+export type ParsedOp =
+  | { ok: true; op: 'rename-symbol'; args: RenameSymbolArgs }
+  | { ok: true; op: 'organize-imports'; args: OrganizeImportsArgs };
 
 export interface OpParseFailure {
   ok: false;
@@ -167,8 +175,10 @@ export function parseOpArgv(argv: readonly string[]): OpParseResult {
   }
   if (opIndex < 0) return fail('no operation given');
   const op = argv[opIndex]!;
-  if ((UNSUPPORTED_OPS as readonly string[]).includes(op)) return fail(`operation ${op} is not supported`, 'unsupported_operation', op);
-  if (!(SUPPORTED_OPS as readonly string[]).includes(op)) return fail(`unknown operation ${JSON.stringify(op)}`, 'unknown_operation', op);
+  if ((UNSUPPORTED_OPS as readonly string[]).includes(op))
+    return fail(`operation ${op} is not supported`, 'unsupported_operation', op);
+  if (!(SUPPORTED_OPS as readonly string[]).includes(op))
+    return fail(`unknown operation ${JSON.stringify(op)}`, 'unknown_operation', op);
   const sop = op as SupportedOp;
   const valueFlags = new Set([...COMMON_VALUE_FLAGS, ...OP_VALUE_FLAGS[sop]]);
   const values = new Map<string, string>();
@@ -204,12 +214,14 @@ function parseOptions(values: Map<string, string>, bools: Set<string>): OpOption
   const o: OpOptions = {};
   const verify = values.get('--verify');
   if (verify !== undefined) {
-    if (!(VERIFY_MODES as readonly string[]).includes(verify)) return fail(`--verify must be one of ${VERIFY_MODES.join(', ')}`);
+    if (!(VERIFY_MODES as readonly string[]).includes(verify))
+      return fail(`--verify must be one of ${VERIFY_MODES.join(', ')}`);
     o.verify = verify as VerifyMode;
   }
   const safety = values.get('--safety');
   if (safety !== undefined) {
-    if (safety !== 'strict' && safety !== 'aggressive' && safety !== 'safe') return fail('--safety must be strict, aggressive or safe');
+    if (safety !== 'strict' && safety !== 'aggressive' && safety !== 'safe')
+      return fail('--safety must be strict, aggressive or safe');
     o.safety = safety === 'aggressive' ? 'aggressive' : 'strict';
   }
   const tc = values.get('--test-command');
@@ -260,7 +272,8 @@ function parseRename(values: Map<string, string>, options: OpOptions): OpParseRe
   const to = values.get('--to');
   const expect = values.get('--expect');
   if (at !== undefined && symbol !== undefined) return fail('give either --at or --symbol, not both');
-  if (at === undefined && symbol === undefined) return fail('rename-symbol needs --at FILE:LINE:COL or --symbol FILE::Name');
+  if (at === undefined && symbol === undefined)
+    return fail('rename-symbol needs --at FILE:LINE:COL or --symbol FILE::Name');
   if (expect !== undefined && at === undefined) return fail('--expect is only valid with --at');
   if (to === undefined || to.trim() === '') return fail('rename-symbol needs --to NEW');
   const args: RenameSymbolArgs = { ...options, to };
@@ -284,6 +297,7 @@ function parseOrganize(values: Map<string, string>, options: OpOptions): OpParse
   const file = values.get('--file');
   if (file === undefined || file === '') return fail('organize-imports needs --file FILE');
   const mode = values.get('--mode') ?? 'all';
-  if (!(ORGANIZE_MODES as readonly string[]).includes(mode)) return fail(`--mode must be one of ${ORGANIZE_MODES.join(', ')}`);
+  if (!(ORGANIZE_MODES as readonly string[]).includes(mode))
+    return fail(`--mode must be one of ${ORGANIZE_MODES.join(', ')}`);
   return { ok: true, op: 'organize-imports', args: { ...options, file, mode: mode as OrganizeMode } };
 }

@@ -5,6 +5,7 @@
  */
 import { sha256Hex } from '../util/hash.js';
 import { DepResolver, tokenizeDepends, type DepToken } from './deps.js';
+import { commitMessage, readLabel } from './labels.js';
 import { inlineChildren, tokenize, type Token } from './markdown.js';
 import { structureHash } from './structure.js';
 import {
@@ -31,18 +32,8 @@ interface OpenStep {
   hasDependsLine: boolean;
 }
 
-interface Label {
-  /** Bold text without the colon, trimmed. */
-  name: string;
-  /** Raw source after the bold label. */
-  rest: string;
-  /** Inline children after the bold label. */
-  after: Token[];
-}
-
 const FENCE_HEADING_RE = /^ {0,3}(#{2,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/;
 const LINE_ANCHOR_RE = /\{#([^{}\s]*)\}\s*$/;
-const LABEL_RAW_RE = /^(\*\*|__)([\s\S]*?:\s*)\1/;
 
 /** Parses a plan. Never throws; `source` may be any bytes (decoded as UTF-8 with replacement). */
 export function parsePlan(source: string | Uint8Array): ParsedPlan {
@@ -57,7 +48,12 @@ export function parsePlan(source: string | Uint8Array): ParsedPlan {
     return {
       ...emptyPlan(plan_hash),
       diagnostics: [
-        { code: 'E000', severity: 'error', message: `the plan could not be parsed: ${(e as Error)?.message ?? String(e)}`, line: 1 },
+        {
+          code: 'E000',
+          severity: 'error',
+          message: `the plan could not be parsed: ${(e as Error)?.message ?? String(e)}`,
+          line: 1,
+        },
       ],
     };
   }
@@ -124,7 +120,8 @@ class PlanBuilder {
           break;
         case 'list_item_open':
           this.itemDepth++;
-          if (tokens[i + 1]?.type === 'paragraph_open' && tokens[i + 2]?.type === 'inline') this.listItem(t, tokens[i + 2]!);
+          if (tokens[i + 1]?.type === 'paragraph_open' && tokens[i + 2]?.type === 'inline')
+            this.listItem(t, tokens[i + 2]!);
           break;
         case 'list_item_close':
           this.itemDepth--;
@@ -194,7 +191,12 @@ class PlanBuilder {
     }
     if (anchor !== null) this.anchors.push({ anchor, line });
     if (this.stepsCount() && isStepNearMiss(text)) {
-      this.diag('P001', 'warning', `heading "${clip(text)}" looks like a step but is not one (expected "Step <id>: <title>")`, line);
+      this.diag(
+        'P001',
+        'warning',
+        `heading "${clip(text)}" looks like a step but is not one (expected "Step <id>: <title>")`,
+        line,
+      );
     }
     const cur = this.current;
     if (cur) cur.section = labelHeading(text);
@@ -267,7 +269,13 @@ class PlanBuilder {
     }
     const kind = cur.section ?? 'task';
     if (cur.section === null) {
-      this.diag('P008', 'warning', `checkbox in ${step.anchor} outside any Tasks/Tests/Checkpoint section (counted as a task)`, line, step.anchor);
+      this.diag(
+        'P008',
+        'warning',
+        `checkbox in ${step.anchor} outside any Tasks/Tests/Checkpoint section (counted as a task)`,
+        line,
+        step.anchor,
+      );
     }
     const ordinal = step.items.reduce((n, it) => (it.kind === kind ? n + 1 : n), 0);
     step.items.push({ kind, ordinal, depth: Math.max(0, this.listDepth - 1), text, checked: box.checked, line });
@@ -325,7 +333,13 @@ class PlanBuilder {
         for (const tok of tokens) {
           const target = resolver.resolve(tok);
           if (target === null) {
-            this.diag('E010', 'error', `${o.step.anchor} depends on "${tok.raw}", which names no step`, line, o.step.anchor);
+            this.diag(
+              'E010',
+              'error',
+              `${o.step.anchor} depends on "${tok.raw}", which names no step`,
+              line,
+              o.step.anchor,
+            );
           } else if (!deps.includes(target)) {
             deps.push(target);
           }
@@ -357,7 +371,9 @@ class PlanBuilder {
   }
 
   private diag(code: string, severity: Diagnostic['severity'], message: string, line: number, anchor?: string): void {
-    this.diagnostics.push(anchor === undefined ? { code, severity, message, line } : { code, severity, message, line, anchor });
+    this.diagnostics.push(
+      anchor === undefined ? { code, severity, message, line } : { code, severity, message, line, anchor },
+    );
   }
 }
 
@@ -367,43 +383,4 @@ function lineOf(t: Token): number {
 
 function clip(s: string, n = 80): string {
   return s.length > n ? s.slice(0, n - 1) + '…' : s;
-}
-
-/**
- * A label paragraph: inline content that starts with bold text which, trimmed, ends with `:`. Returns the
- * label name (without the colon) and what follows it, or null.
- */
-function readLabel(inline: Token): Label | null {
-  const content = inline.content;
-  if (!(content.startsWith('**') || content.startsWith('__'))) return null;
-  const children = inlineChildren(inline);
-  let k = 0;
-  while (k < children.length && children[k]!.type === 'text' && children[k]!.content === '') k++;
-  if (children[k]?.type !== 'strong_open') return null;
-  let depth = 0;
-  let bold = '';
-  let end = -1;
-  for (let j = k; j < children.length; j++) {
-    const c = children[j]!;
-    if (c.type === 'strong_open') depth++;
-    else if (c.type === 'strong_close') {
-      depth--;
-      if (depth === 0) {
-        end = j;
-        break;
-      }
-    } else bold += c.content;
-  }
-  const name = bold.trim();
-  if (end < 0 || !name.endsWith(':')) return null;
-  const raw = LABEL_RAW_RE.exec(content);
-  return { name: name.slice(0, -1).trim(), rest: raw ? content.slice(raw[0].length) : '', after: children.slice(end + 1) };
-}
-
-/** `**Commit:** \`msg\`` (backticks optional); `N/A…` or empty means no commit message. */
-function commitMessage(label: Label): string | null {
-  const code = label.after.find((c) => c.type === 'code_inline');
-  const msg = (code ? code.content : joinLines(label.rest)).trim();
-  if (msg === '' || /^n\/a\b/i.test(msg)) return null;
-  return msg;
 }

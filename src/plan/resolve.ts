@@ -75,7 +75,11 @@ export function listPlans(workTree: string): string[] {
 /** Resolves a plan argument; throws `InvalidArgument` or `PlanNotFound`. */
 export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedPlan {
   if (arg.trim() === '' || arg.includes('\0')) {
-    throw new TugError('InvalidArgument', { reason: 'the plan argument is empty or contains a NUL byte', argument: 'plan', value: arg });
+    throw new TugError('InvalidArgument', {
+      reason: 'the plan argument is empty or contains a NUL byte',
+      argument: 'plan',
+      value: arg,
+    });
   }
   const known = new Set(opts.knownPlanPaths ?? []);
   const roots = new Roots(opts.workTree, opts.repoRoot);
@@ -118,18 +122,31 @@ export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedP
     if (isFile(roots.inWorkTree(planPath)) || known.has(planPath)) return finish(planPath, roots, known, notFound);
   }
   if (firstInside === null) {
-    throw new TugError('InvalidArgument', { reason: `plan path "${arg}" is outside the repository`, argument: 'plan', value: arg });
+    throw new TugError('InvalidArgument', {
+      reason: `plan path "${arg}" is outside the repository`,
+      argument: 'plan',
+      value: arg,
+    });
   }
   throw notFound(firstInside);
 }
 
-function finish(planPath: string, roots: Roots, known: ReadonlySet<string>, notFound: (p: string) => TugError): ResolvedPlan {
+function finish(
+  planPath: string,
+  roots: Roots,
+  known: ReadonlySet<string>,
+  notFound: (p: string) => TugError,
+): ResolvedPlan {
   const abs = roots.inWorkTree(planPath);
   const exists = isFile(abs);
   if (exists) {
     // A symlink (the file itself or a directory on the way) must not lead out of the repository.
     if (!roots.containsReal(abs)) {
-      throw new TugError('InvalidArgument', { reason: `plan path "${planPath}" leads outside the repository (symlink)`, argument: 'plan', value: planPath });
+      throw new TugError('InvalidArgument', {
+        reason: `plan path "${planPath}" leads outside the repository (symlink)`,
+        argument: 'plan',
+        value: planPath,
+      });
     }
   } else if (!known.has(planPath)) {
     throw notFound(planPath);
@@ -142,7 +159,10 @@ class Roots {
   private readonly lexical: string[];
   private readonly real: string[];
 
-  constructor(private readonly workTree: string, repoRoot: string) {
+  constructor(
+    private readonly workTree: string,
+    repoRoot: string,
+  ) {
     this.lexical = [resolve(workTree), resolve(repoRoot)];
     this.real = [realish(workTree), realish(repoRoot)];
   }

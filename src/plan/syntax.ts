@@ -121,7 +121,9 @@ export function matchDecision(text: string): DecisionHeading | null {
   if (!m) return null;
   const rest = m[2] ?? '';
   const s = DECISION_STATUS_RE.exec(rest);
-  return s ? { id: m[1] ?? '', title: (s[1] ?? '').trim(), status: s[2] ?? null } : { id: m[1] ?? '', title: rest, status: null };
+  return s
+    ? { id: m[1] ?? '', title: (s[1] ?? '').trim(), status: s[2] ?? null }
+    : { id: m[1] ?? '', title: rest, status: null };
 }
 
 /** Joins source lines: CRLF → LF, each line trimmed, empty lines dropped, joined with one space. */

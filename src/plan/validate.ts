@@ -21,7 +21,12 @@ export interface ValidationResult {
 
 export function validatePlan(plan: ParsedPlan, level: ValidationLevel = 'normal'): ValidationResult {
   const all = [...plan.diagnostics, ...checkPlan(plan)];
-  const shown = all.filter((d) => d.severity === 'error' || (d.severity === 'warning' && level !== 'lenient') || (d.severity === 'info' && level === 'strict'));
+  const shown = all.filter(
+    (d) =>
+      d.severity === 'error' ||
+      (d.severity === 'warning' && level !== 'lenient') ||
+      (d.severity === 'info' && level === 'strict'),
+  );
   shown.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
   const valid = !shown.some((d) => d.severity === 'error' || (level === 'strict' && d.severity === 'warning'));
   return { valid, diagnostics: shown };
@@ -40,11 +45,18 @@ export function checkPlan(plan: ParsedPlan): Diagnostic[] {
   if (plan.steps.length === 0) add('E001', 'error', 'no steps found (expected headings like "#### Step 1: Title")');
   checkAnchors(plan, add);
   checkDependencies(plan, add);
-  const known = { decisions: new Set(plan.decisions.map((d) => d.id)), anchors: new Set(plan.anchors.map((a) => a.anchor)) };
+  const known = {
+    decisions: new Set(plan.decisions.map((d) => d.id)),
+    anchors: new Set(plan.anchors.map((a) => a.anchor)),
+  };
   for (const s of plan.steps) checkStep(known, s, add);
   checkMetadata(plan, add);
   if (plan.implicit_sequential) {
-    add('I001', 'info', 'the plan has no Depends-on lines: top-level steps run in document order (implicit sequential order)');
+    add(
+      'I001',
+      'info',
+      'the plan has no Depends-on lines: top-level steps run in document order (implicit sequential order)',
+    );
   }
   return out;
 }
@@ -55,11 +67,24 @@ function checkAnchors(plan: ParsedPlan, add: Add): void {
   const first = new Map<string, number>();
   for (const { anchor, line } of plan.anchors) {
     if (!ANCHOR_RE.test(anchor)) {
-      add('E007', 'error', `anchor "${anchor}" has an invalid form (expected lowercase letters, digits and "-", e.g. {#step-1})`, line, anchor);
+      add(
+        'E007',
+        'error',
+        `anchor "${anchor}" has an invalid form (expected lowercase letters, digits and "-", e.g. {#step-1})`,
+        line,
+        anchor,
+      );
     }
     const prev = first.get(anchor);
     if (prev === undefined) first.set(anchor, line);
-    else add('E006', 'error', `duplicate anchor "${anchor}" on line ${line} (first defined on line ${prev})`, line, anchor);
+    else
+      add(
+        'E006',
+        'error',
+        `duplicate anchor "${anchor}" on line ${line} (first defined on line ${prev})`,
+        line,
+        anchor,
+      );
   }
 }
 

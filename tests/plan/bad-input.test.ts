@@ -8,7 +8,10 @@ import { parsePlan } from '../../src/plan/parse.js';
 import { validatePlan } from '../../src/plan/validate.js';
 import type { ParsedPlan } from '../../src/plan/types.js';
 
-function parseAndValidate(src: string | Uint8Array): { plan: ParsedPlan; diagnostics: ReturnType<typeof validatePlan>['diagnostics'] } {
+function parseAndValidate(src: string | Uint8Array): {
+  plan: ParsedPlan;
+  diagnostics: ReturnType<typeof validatePlan>['diagnostics'];
+} {
   const plan = parsePlan(src);
   const { diagnostics } = validatePlan(plan, 'strict');
   expect(plan.plan_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -25,14 +28,25 @@ describe('bad input', () => {
   });
 
   it('decodes invalid UTF-8 with replacement characters and keeps the plan hash of the raw bytes', () => {
-    const bytes = new Uint8Array([...Buffer.from('#### Step 1: caf'), 0xc3, 0x28, 0xff, 0x0a, 0x00, 0x0a, ...Buffer.from('**Tasks:**\n- [ ] x\n')]);
+    const bytes = new Uint8Array([
+      ...Buffer.from('#### Step 1: caf'),
+      0xc3,
+      0x28,
+      0xff,
+      0x0a,
+      0x00,
+      0x0a,
+      ...Buffer.from('**Tasks:**\n- [ ] x\n'),
+    ]);
     const { plan } = parseAndValidate(bytes);
     expect(plan.steps.map((s) => [s.anchor, s.title])).toEqual([['step-1', 'caf\uFFFD(\uFFFD']]);
     expect(plan.steps[0]!.items.map((i) => i.line)).toEqual([4]);
   });
 
   it('parses a truncated plan (cut in the middle of a list item and a table)', () => {
-    const { plan } = parseAndValidate('## T\n| Field | Value |\n|---|---|\n| Owner | a\n#### Step 1: One\n**Tasks:**\n- [ ');
+    const { plan } = parseAndValidate(
+      '## T\n| Field | Value |\n|---|---|\n| Owner | a\n#### Step 1: One\n**Tasks:**\n- [ ',
+    );
     expect(plan.steps.map((s) => s.anchor)).toEqual(['step-1']);
   });
 
@@ -49,7 +63,9 @@ describe('bad input', () => {
     const { plan, diagnostics } = parseAndValidate(parts.join(''));
     expect(plan.steps.length).toBe(parts.length - 1);
     // step-0 depends on itself: exactly one cycle, reported with its line.
-    expect(diagnostics.filter((d) => d.code === 'E011')).toEqual([expect.objectContaining({ line: 4, message: 'dependency cycle: step-0 -> step-0' })]);
+    expect(diagnostics.filter((d) => d.code === 'E011')).toEqual([
+      expect.objectContaining({ line: 4, message: 'dependency cycle: step-0 -> step-0' }),
+    ]);
   });
 
   it('parses 200-level nested lists and blockquotes', () => {

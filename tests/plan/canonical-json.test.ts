@@ -4,15 +4,19 @@ import { sha256Canonical, sha256Hex } from '../../src/util/hash.js';
 
 describe('canonical JSON', () => {
   it('sorts keys recursively, keeps array order and writes no whitespace', () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: 'x' } })).toBe('{"a":{"c":"x","d":[3,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: 'x' } })).toBe(
+      '{"a":{"c":"x","d":[3,{"y":2,"z":1}]},"b":1}',
+    );
   });
 
   it('drops undefined members and writes null for undefined slots and non-finite numbers, like JSON.stringify', () => {
-    expect(canonicalJson({ a: undefined, b: [undefined, NaN, Infinity], c: null })).toBe('{"b":[null,null,null],"c":null}');
+    expect(canonicalJson({ a: undefined, b: [undefined, NaN, Infinity], c: null })).toBe(
+      '{"b":[null,null,null],"c":null}',
+    );
   });
 
   it('escapes strings as JSON does and keeps non-ASCII as UTF-8', () => {
-    expect(canonicalJson({ 'é': 'a"b\n—' })).toBe('{"é":"a\\"b\\n—"}');
+    expect(canonicalJson({ é: 'a"b\n—' })).toBe('{"é":"a\\"b\\n—"}');
   });
 
   it('gives equal text for equal values built in a different key order', () => {

@@ -33,7 +33,9 @@ describe('corpus copies', () => {
   });
 
   it('parse without an exception and match the committed snapshot', () => {
-    const snapshot = JSON.parse(readFileSync(join(ROOT, 'tests', 'fixtures', 'corpus-snapshot.json'), 'utf8')) as Record<string, unknown>;
+    const snapshot = JSON.parse(
+      readFileSync(join(ROOT, 'tests', 'fixtures', 'corpus-snapshot.json'), 'utf8'),
+    ) as Record<string, unknown>;
     expect(Object.keys(snapshot).sort()).toEqual(copies);
     const actual: Record<string, unknown> = {};
     for (const f of copies) actual[f] = summarizePlan(parseClean(readFileSync(join(COPIES, f))));
@@ -89,7 +91,18 @@ describe('the seed plan', () => {
   it('is implicitly sequential over its top-level steps only', () => {
     expect(plan.implicit_sequential).toBe(true);
     const tops = plan.steps.filter((s) => s.parent_anchor === null).map((s) => s.anchor);
-    expect(tops).toEqual(['step-0', 'step-1', 'step-2', 'step-2-5', 'step-3', 'step-4', 'step-5', 'step-pre-6', 'step-6', 'step-7']);
+    expect(tops).toEqual([
+      'step-0',
+      'step-1',
+      'step-2',
+      'step-2-5',
+      'step-3',
+      'step-4',
+      'step-5',
+      'step-pre-6',
+      'step-6',
+      'step-7',
+    ]);
     expect(plan.edges).toEqual(tops.slice(1).map((a, i) => [a, tops[i]]));
   });
 
@@ -112,7 +125,10 @@ describe('the seed plan', () => {
     const deliverables = 8267;
     const last = plan.steps.flatMap((s) => [...s.items.map((i) => i.line), ...s.refactors.map((r) => r.line)]);
     expect(Math.max(...last)).toBeLessThan(deliverables);
-    const raw = readFileSync(join(COPIES, SEED), 'utf8').split('\n').slice(deliverables).filter((l) => /^\s*- \[[ xX]\]/.test(l));
+    const raw = readFileSync(join(COPIES, SEED), 'utf8')
+      .split('\n')
+      .slice(deliverables)
+      .filter((l) => /^\s*- \[[ xX]\]/.test(l));
     expect(raw.length).toBeGreaterThan(0);
   });
 

@@ -14,7 +14,27 @@ const files = readdirSync(DIR)
   .filter((f) => f.endsWith('.md'))
   .sort();
 
-const ALL_CODES = ['E001', 'E006', 'E007', 'E010', 'E011', 'E012', 'E020', 'W001', 'W002', 'W003', 'W004', 'W005', 'W006', 'W007', 'W008', 'P001', 'P008', 'P009', 'I001'];
+const ALL_CODES = [
+  'E001',
+  'E006',
+  'E007',
+  'E010',
+  'E011',
+  'E012',
+  'E020',
+  'W001',
+  'W002',
+  'W003',
+  'W004',
+  'W005',
+  'W006',
+  'W007',
+  'W008',
+  'P001',
+  'P008',
+  'P009',
+  'I001',
+];
 
 function expectation(text: string): { code: string; line: number | undefined } | null {
   const m = /^<!-- expect: (none|([A-Z]\d{3}) (?:line (\d+)|no line)) -->/.exec(text);

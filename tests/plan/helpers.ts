@@ -3,7 +3,7 @@ import { parsePlan } from '../../src/plan/parse.js';
 import type { ParsedPlan, PlanStep } from '../../src/plan/types.js';
 
 /** Removes the common leading indentation and the first newline of a template literal. */
-export function md(strings: TemplateStringsArray, ...values: unknown[]): string {
+export function doc(strings: TemplateStringsArray, ...values: unknown[]): string {
   let text = strings.reduce((acc, s, i) => acc + s + (i < values.length ? String(values[i]) : ''), '');
   text = text.replace(/^\n/, '');
   const indents = text

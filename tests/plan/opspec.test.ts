@@ -37,23 +37,44 @@ describe('parseOpText', () => {
   });
 
   it('parses organize-imports with the default mode and explicit modes', () => {
-    expect(parseOpText('organize-imports --file src/a.ts')).toEqual({ ok: true, op: 'organize-imports', args: { file: 'src/a.ts', mode: 'all' } });
-    expect(parseOpText('organize-imports --file=src/a.ts --mode remove-unused')).toMatchObject({ ok: true, args: { mode: 'remove-unused' } });
+    expect(parseOpText('organize-imports --file src/a.ts')).toEqual({
+      ok: true,
+      op: 'organize-imports',
+      args: { file: 'src/a.ts', mode: 'all' },
+    });
+    expect(parseOpText('organize-imports --file=src/a.ts --mode remove-unused')).toMatchObject({
+      ok: true,
+      args: { mode: 'remove-unused' },
+    });
   });
 
   it('accepts the plan options anywhere, before or after the operation name', () => {
-    const r = parseOpText(`--verify tests rename-symbol --symbol a.ts::f --to g --safety safe --test-command '["npm","test"]' --allow-large`);
+    const r = parseOpText(
+      `--verify tests rename-symbol --symbol a.ts::f --to g --safety safe --test-command '["npm","test"]' --allow-large`,
+    );
     expect(r).toEqual({
       ok: true,
       op: 'rename-symbol',
-      args: { symbol: { file: 'a.ts', name: 'f' }, to: 'g', verify: 'tests', safety: 'strict', test_command: ['npm', 'test'], allow_large: true },
+      args: {
+        symbol: { file: 'a.ts', name: 'f' },
+        to: 'g',
+        verify: 'tests',
+        safety: 'strict',
+        test_command: ['npm', 'test'],
+        allow_large: true,
+      },
     });
     expect(parseOpText('--to g rename-symbol --symbol a.ts::f')).toMatchObject({ ok: true, op: 'rename-symbol' });
   });
 
   it('refuses unsupported operations before looking at their arguments', () => {
     for (const op of ['move-symbol', 'change-signature', 'extract-function', 'extract-variable', 'inline-function']) {
-      expect(parseOpText(`${op} --whatever`)).toEqual({ ok: false, kind: 'unsupported_operation', op, reason: `operation ${op} is not supported` });
+      expect(parseOpText(`${op} --whatever`)).toEqual({
+        ok: false,
+        kind: 'unsupported_operation',
+        op,
+        reason: `operation ${op} is not supported`,
+      });
     }
   });
 

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { liftedDependencies, topLevelOf } from '../../src/plan/lift.js';
 import { structureOf } from '../../src/plan/structure.js';
 import { sha256Hex } from '../../src/util/hash.js';
-import { md, parse, step } from './helpers.js';
+import { doc, parse, step } from './helpers.js';
 
 describe('Depends on (rule 7)', () => {
   it('resolves #anchor, bare anchor and "Step <id>" tokens separated by commas or spaces', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 1: One {#one}
       #### Step 2.1: Two
       #### Step PRE-6: Pre
@@ -19,7 +19,7 @@ describe('Depends on (rule 7)', () => {
   });
 
   it('merges several Depends-on lines of one step, without duplicates', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 1: One
       #### Step 2: Two
       #### Step 3: Three
@@ -33,7 +33,7 @@ describe('Depends on (rule 7)', () => {
   });
 
   it('treats none as no dependency and reports an unresolvable token as E010 on its line', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 1: One
 
       **Depends on:** none
@@ -58,7 +58,7 @@ describe('Depends on (rule 7)', () => {
 
 describe('implicit order and edges (rule 8)', () => {
   it('makes top-level steps sequential when the plan has no Depends-on line, never substeps', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 1: One
       #### Step 2: Two
       ##### Step 2.1: Sub
@@ -81,7 +81,7 @@ describe('implicit order and edges (rule 8)', () => {
 });
 
 describe('lifting', () => {
-  const plan = parse(md`
+  const plan = parse(doc`
     #### Step 1: One
     ##### Step 1.1: One one
     #### Step 2: Two
@@ -112,7 +112,7 @@ describe('lifting', () => {
 });
 
 describe('structure hash and plan hash', () => {
-  const base = md`
+  const base = doc`
     ## Phase 1: Title
     Intro prose.
     #### Step 1: One
@@ -137,7 +137,12 @@ describe('structure hash and plan hash', () => {
     expect(structureOf(p)).toEqual({
       v: 1,
       steps: [
-        { anchor: 'step-1', parent: null, counts: { task: 1, test: 0, checkpoint: 0 }, refactors: ['organize-imports --file a.ts'] },
+        {
+          anchor: 'step-1',
+          parent: null,
+          counts: { task: 1, test: 0, checkpoint: 0 },
+          refactors: ['organize-imports --file a.ts'],
+        },
         { anchor: 'step-2', parent: null, counts: { task: 0, test: 0, checkpoint: 0 }, refactors: [] },
         { anchor: 'step-2-1', parent: 'step-2', counts: { task: 0, test: 0, checkpoint: 0 }, refactors: [] },
       ],

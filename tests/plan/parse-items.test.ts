@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { codes, counts, md, parse, step } from './helpers.js';
+import { codes, counts, doc, parse, step } from './helpers.js';
 
 describe('checklist sections (rule 5)', () => {
   it('starts sections at Tasks, Tests, Checkpoint and Checkpoints labels, case-insensitively', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 1: One
       **Tasks:**
       - [ ] t
@@ -26,7 +26,7 @@ describe('checklist sections (rule 5)', () => {
   });
 
   it('accepts label headings, with or without a leading "Step <id>" and an anchor', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 4: Four
       ##### Step 4.2: Sub
       ###### Tasks
@@ -40,7 +40,7 @@ describe('checklist sections (rule 5)', () => {
   });
 
   it('gives a label heading at the level of a finished substep to the enclosing step', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 4: Four
       ##### Step 4.1: Sub
       ###### Step 4.1a: Subsub
@@ -54,7 +54,7 @@ describe('checklist sections (rule 5)', () => {
   });
 
   it('keeps a section open across unknown labels and ends it at known labels and non-label headings', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 1: One
       **Tests:**
       - [ ] a
@@ -86,7 +86,7 @@ describe('checklist sections (rule 5)', () => {
   });
 
   it('requires the bold label text to end with a colon and to start the paragraph', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 1: One
       **Tasks:**
       - [ ] a
@@ -109,7 +109,7 @@ describe('checklist sections (rule 5)', () => {
   });
 
   it('ignores label-like bold text inside list items', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 1: One
       **Tasks:**
       - **Tests:** warn
@@ -121,7 +121,7 @@ describe('checklist sections (rule 5)', () => {
 
 describe('checkbox items (rule 6)', () => {
   it('collects checkboxes of every list style at any depth with kind, ordinal, depth, text, checked and line', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 1: One
       **Tasks:**
       - [ ] first
@@ -158,7 +158,7 @@ describe('checkbox items (rule 6)', () => {
   });
 
   it('counts checkboxes in a step outside any section as tasks with P008, and ignores those outside steps', () => {
-    const p = parse(md`
+    const p = parse(doc`
       - [ ] before any step
       #### Step 1: One
       - [ ] stray
@@ -176,7 +176,7 @@ describe('checkbox items (rule 6)', () => {
   });
 
   it('gives checkboxes under a substep heading to the substep', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 2: Two
       **Tasks:**
       - [ ] parent task
@@ -191,7 +191,7 @@ describe('checkbox items (rule 6)', () => {
 
 describe('refactors (rule 13)', () => {
   it('puts Refactors checkboxes into refactors[] with the single code span as command, never into items', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 1: One
       **Refactors:**
       - [ ] \`  rename-symbol --symbol src/a.ts::f --to g  \` then commentary
@@ -203,7 +203,12 @@ describe('refactors (rule 13)', () => {
     `);
     const s = step(p, 'step-1');
     expect(s.refactors).toEqual([
-      { ordinal: 0, text: '`  rename-symbol --symbol src/a.ts::f --to g  ` then commentary', command: 'rename-symbol --symbol src/a.ts::f --to g', line: 3 },
+      {
+        ordinal: 0,
+        text: '`  rename-symbol --symbol src/a.ts::f --to g  ` then commentary',
+        command: 'rename-symbol --symbol src/a.ts::f --to g',
+        line: 3,
+      },
       { ordinal: 1, text: 'no code span', command: null, line: 4 },
       { ordinal: 2, text: '`one` and `two`', command: null, line: 5 },
     ]);
@@ -218,7 +223,7 @@ describe('refactors (rule 13)', () => {
 
 describe('commit, references, purpose, metadata, decisions (rules 9–12)', () => {
   it('reads the commit message from the code span, or the bare text, and N/A as no message', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 1: One
       **Commit:** \`feat(cli): add hello\`
       #### Step 2: Two
@@ -242,7 +247,7 @@ describe('commit, references, purpose, metadata, decisions (rules 9–12)', () =
   });
 
   it('reads the first Field | Value table as metadata with lowercased keys, unknown fields kept', () => {
-    const p = parse(md`
+    const p = parse(doc`
       | Field | Value |
       |------|-------|
       | Owner | ada |
@@ -259,11 +264,17 @@ describe('commit, references, purpose, metadata, decisions (rules 9–12)', () =
       |---|---|
       | Owner | other table |
     `);
-    expect(p.metadata).toEqual({ owner: 'ada', status: 'active', 'target branch': 'main', 'last updated': '2026-03-01', reviewer: 'bob' });
+    expect(p.metadata).toEqual({
+      owner: 'ada',
+      status: 'active',
+      'target branch': 'main',
+      'last updated': '2026-03-01',
+      reviewer: 'bob',
+    });
   });
 
   it('collects [Dnn] and [Qnn] headings with title, status and anchor', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### [D01] Steps start at 1, not 0 (DECIDED) {#d01-steps}
       #### [Q02] Open question (OPEN)
       #### [D03] No status
@@ -278,7 +289,7 @@ describe('commit, references, purpose, metadata, decisions (rules 9–12)', () =
 
 describe('parse diagnostics', () => {
   it('sorts diagnostics by line', () => {
-    const p = parse(md`
+    const p = parse(doc`
       ### Execution Steps
       #### Step 1: One
       **Depends on:** #nope

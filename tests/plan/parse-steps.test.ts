@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codes, md, parse, step } from './helpers.js';
+import { codes, doc, parse, step } from './helpers.js';
 
 describe('plan title (rule 1)', () => {
   it('takes the first level-1 or level-2 heading without its Phase prefix and anchor', () => {
@@ -12,7 +12,7 @@ describe('plan title (rule 1)', () => {
 
 describe('step headings (rule 2)', () => {
   it('recognises Step <id> with a colon, an em dash or a hyphen at levels 2 to 6, case-insensitively', () => {
-    const p = parse(md`
+    const p = parse(doc`
       ## Step 1: Colon
       ### step 2 — Em dash
       #### STEP 3 - Hyphen
@@ -29,7 +29,7 @@ describe('step headings (rule 2)', () => {
   });
 
   it('does not treat "Step 2 Summary", a level-1 heading or a heading without a title as a step', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 1: Real
       #### Step 2 Summary
       # Step 3: Level one
@@ -39,7 +39,7 @@ describe('step headings (rule 2)', () => {
   });
 
   it('counts only step headings inside the first Execution Steps section when the plan has one', () => {
-    const p = parse(md`
+    const p = parse(doc`
       ## Plan
       ### Walkthrough
       ##### Step 1: Agent locates the symbol
@@ -58,7 +58,7 @@ describe('step headings (rule 2)', () => {
   });
 
   it('ignores step headings in code fences (backticks and tildes), inline code and HTML blocks', () => {
-    const p = parse(md`
+    const p = parse(doc`
       ### Execution Steps
       #### Step 1: Real
       \`\`\`md
@@ -81,7 +81,7 @@ describe('step headings (rule 2)', () => {
 
 describe('anchors (rule 3)', () => {
   it('uses an explicit trailing anchor, else derives step- + the lowercased id with dots as hyphens', () => {
-    const p = parse(md`
+    const p = parse(doc`
       ### Step 1: Explicit {#first-step}
       ### Step 2.1: Derived
       ### Step PRE-6: Prefixed
@@ -92,7 +92,7 @@ describe('anchors (rule 3)', () => {
   });
 
   it('lists every explicit and derived anchor in document order, duplicates kept, including paragraph anchors', () => {
-    const p = parse(md`
+    const p = parse(doc`
       ## Title {#top}
       ### Context {#context}
       **Spec S01: Format** {#s01-format}
@@ -113,7 +113,7 @@ describe('anchors (rule 3)', () => {
 
 describe('nesting (rule 4) and step_index (rule 14)', () => {
   it('makes a deeper step heading inside a step a substep of the innermost enclosing step', () => {
-    const p = parse(md`
+    const p = parse(doc`
       ### Execution Steps
       #### Step 1: One
       ##### Step 1.1: One one
@@ -131,7 +131,7 @@ describe('nesting (rule 4) and step_index (rule 14)', () => {
   });
 
   it('ends a step scope at the next heading of the same or a higher level, so ids never imply a parent', () => {
-    const p = parse(md`
+    const p = parse(doc`
       ### Execution Steps
       #### Step 2: Two
       ##### Step 2.1: Sub
@@ -144,7 +144,7 @@ describe('nesting (rule 4) and step_index (rule 14)', () => {
   });
 
   it('attaches content after the last step scope to no step', () => {
-    const p = parse(md`
+    const p = parse(doc`
       ### Execution Steps
       #### Step 1: One
       **Tasks:**
@@ -156,7 +156,7 @@ describe('nesting (rule 4) and step_index (rule 14)', () => {
   });
 
   it('keeps a step open across deeper ordinary headings', () => {
-    const p = parse(md`
+    const p = parse(doc`
       #### Step 1: One
       ###### Notes
       **Tasks:**
@@ -168,7 +168,7 @@ describe('nesting (rule 4) and step_index (rule 14)', () => {
 
 describe('P001', () => {
   it('warns on headings that start with the word Step but are neither steps nor "Step <id> <words>"', () => {
-    const p = parse(md`
+    const p = parse(doc`
       ### Execution Steps
       #### step three
       #### Step: x

@@ -57,7 +57,11 @@ describe('resolvePlanArg', () => {
   it('fails with PlanNotFound listing the existing plans, never picking one', () => {
     const e = caught(() => resolvePlanArg('baz', opts));
     expect(e.code).toBe('PlanNotFound');
-    expect(e.details).toMatchObject({ plan: 'baz', plan_path: '.tugtool/tugplan-baz.md', candidates: ['.tugtool/tugplan-bar.md', '.tugtool/tugplan-foo.md'] });
+    expect(e.details).toMatchObject({
+      plan: 'baz',
+      plan_path: '.tugtool/tugplan-baz.md',
+      candidates: ['.tugtool/tugplan-bar.md', '.tugtool/tugplan-foo.md'],
+    });
   });
 
   it('names a plan known to state.db even when its file is gone', () => {
@@ -107,7 +111,11 @@ describe('resolvePlanArg', () => {
     git(root, 'worktree', 'add', '-q', wt);
     writeFiles(wt, { '.tugtool/tugplan-new.md': PLAN });
     const inWt = { repoRoot: root, workTree: wt, cwd: wt };
-    expect(resolvePlanArg('new', inWt)).toEqual({ plan_path: '.tugtool/tugplan-new.md', abs_path: join(wt, '.tugtool/tugplan-new.md'), exists: true });
+    expect(resolvePlanArg('new', inWt)).toEqual({
+      plan_path: '.tugtool/tugplan-new.md',
+      abs_path: join(wt, '.tugtool/tugplan-new.md'),
+      exists: true,
+    });
     expect(resolvePlanArg(join(root, '.tugtool/tugplan-foo.md'), inWt)).toEqual({
       plan_path: '.tugtool/tugplan-foo.md',
       abs_path: join(wt, '.tugtool/tugplan-foo.md'),

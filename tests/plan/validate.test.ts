@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { validatePlan } from '../../src/plan/validate.js';
-import { md, parse } from './helpers.js';
+import { doc, parse } from './helpers.js';
 
 /** A clean step: no warnings of its own. */
 function cleanStep(id: string, deps = 'none', level = 4): string {
-  return md`
+  return doc`
     ${'#'.repeat(level)} Step ${id}: Step ${id}
 
     **Depends on:** ${deps}
@@ -22,7 +22,7 @@ function cleanStep(id: string, deps = 'none', level = 4): string {
   `;
 }
 
-const HEAD = md`
+const HEAD = doc`
   ## Plan
   ### Context {#context}
 
@@ -40,7 +40,9 @@ function check(body: string, level: 'lenient' | 'normal' | 'strict' = 'normal') 
 }
 
 describe('validation levels', () => {
-  const body = cleanStep('1') + '\n#### Step 2: No tests\n\n**Depends on:** #nope\n\n**References:** (#context)\n\n**Tasks:**\n- [ ] t\n\n**Checkpoint:**\n- [ ] c\n';
+  const body =
+    cleanStep('1') +
+    '\n#### Step 2: No tests\n\n**Depends on:** #nope\n\n**References:** (#context)\n\n**Tasks:**\n- [ ] t\n\n**Checkpoint:**\n- [ ] c\n';
 
   it('reports only errors at lenient, and the plan is invalid only through errors', () => {
     const r = check(body, 'lenient');
@@ -58,10 +60,21 @@ describe('validation levels', () => {
   });
 
   it('adds info at strict and treats warnings as errors', () => {
-    const implicit = validatePlan(parse(HEAD + '#### Step 1: A\n\n**References:** (#context)\n\n**Tasks:**\n- [ ] t\n\n**Tests:**\n- [ ] t\n\n**Checkpoint:**\n- [ ] c\n'), 'strict');
-    expect(implicit).toEqual({ valid: true, diagnostics: [expect.objectContaining({ code: 'I001', severity: 'info' })] });
+    const implicit = validatePlan(
+      parse(
+        HEAD +
+          '#### Step 1: A\n\n**References:** (#context)\n\n**Tasks:**\n- [ ] t\n\n**Tests:**\n- [ ] t\n\n**Checkpoint:**\n- [ ] c\n',
+      ),
+      'strict',
+    );
+    expect(implicit).toEqual({
+      valid: true,
+      diagnostics: [expect.objectContaining({ code: 'I001', severity: 'info' })],
+    });
     expect(check(cleanStep('1') + '\n#### Step 2: Bare\n', 'strict').valid).toBe(false);
-    expect(validatePlan(parse(HEAD + '#### Step 1: A\n'), 'normal').diagnostics.map((d) => d.code)).not.toContain('I001');
+    expect(validatePlan(parse(HEAD + '#### Step 1: A\n'), 'normal').diagnostics.map((d) => d.code)).not.toContain(
+      'I001',
+    );
   });
 
   it('sorts diagnostics by line, unlocated ones first', () => {
@@ -86,19 +99,28 @@ describe('errors', () => {
   });
 
   it('E011 shows the declared cycle path, including a self-dependency, one diagnostic per cycle', () => {
-    const r = check(cleanStep('1', '#step-3') + cleanStep('2', '#step-1') + cleanStep('3', '#step-2') + cleanStep('4', '#step-4'));
+    const r = check(
+      cleanStep('1', '#step-3') + cleanStep('2', '#step-1') + cleanStep('3', '#step-2') + cleanStep('4', '#step-4'),
+    );
     const e = r.diagnostics.filter((d) => d.code === 'E011');
-    expect(e.map((d) => d.message)).toEqual(['dependency cycle: step-1 -> step-3 -> step-2 -> step-1', 'dependency cycle: step-4 -> step-4']);
+    expect(e.map((d) => d.message)).toEqual([
+      'dependency cycle: step-1 -> step-3 -> step-2 -> step-1',
+      'dependency cycle: step-4 -> step-4',
+    ]);
     expect(e[0]!.line).toBe(13);
   });
 
   it('E011 finds cycles that appear only after lifting, without repeating declared ones', () => {
-    const lifted = check(cleanStep('1', '#step-3') + cleanStep('2', '#step-1') + cleanStep('3') + cleanStep('3.1', '#step-2', 5));
+    const lifted = check(
+      cleanStep('1', '#step-3') + cleanStep('2', '#step-1') + cleanStep('3') + cleanStep('3.1', '#step-2', 5),
+    );
     expect(lifted.diagnostics.filter((d) => d.code === 'E011').map((d) => d.message)).toEqual([
       'dependency cycle after lifting substep dependencies to their top-level steps: step-1 -> step-3 -> step-2 -> step-1',
     ]);
     const declared = check(cleanStep('1', '#step-2-1') + cleanStep('2') + cleanStep('2.1', '#step-1', 5));
-    expect(declared.diagnostics.filter((d) => d.code === 'E011').map((d) => d.message)).toEqual(['dependency cycle: step-1 -> step-2-1 -> step-1']);
+    expect(declared.diagnostics.filter((d) => d.code === 'E011').map((d) => d.message)).toEqual([
+      'dependency cycle: step-1 -> step-2-1 -> step-1',
+    ]);
   });
 
   it('E012 flags a dependency on an ancestor or a descendant', () => {
@@ -110,7 +132,7 @@ describe('errors', () => {
   });
 
   it('E020 flags refactor items without exactly one code span, unparsable commands and unknown or unsupported ops', () => {
-    const refactors = md`
+    const refactors = doc`
       **Refactors:**
       - [ ] no span
       - [ ] \`one\` \`two\`
@@ -134,12 +156,24 @@ describe('errors', () => {
 describe('warnings', () => {
   it('W005 flags undefined decisions and anchors cited in References, but not issue numbers', () => {
     const p = HEAD.replace('### Context {#context}', '### Context {#context}\n#### [D01] Defined (DECIDED)');
-    const r = validatePlan(parse(p + cleanStep('1').replace('(#context)', '[D01], [D02] x, (#context, #missing) see #123')), 'normal');
-    expect(r.diagnostics.map((d) => d.message)).toEqual(['step-1 cites [D02], which is never defined', 'step-1 cites #missing, which is not defined']);
+    const r = validatePlan(
+      parse(p + cleanStep('1').replace('(#context)', '[D01], [D02] x, (#context, #missing) see #123')),
+      'normal',
+    );
+    expect(r.diagnostics.map((d) => d.message)).toEqual([
+      'step-1 cites [D02], which is never defined',
+      'step-1 cites #missing, which is not defined',
+    ]);
   });
 
   it('W006 flags missing or placeholder Owner, Status and Last updated', () => {
-    const r = validatePlan(parse('| Field | Value |\n|---|---|\n| Owner | <name> |\n| Status | |\n\n' + cleanStep('1').replace('(#context)', 'x')), 'normal');
+    const r = validatePlan(
+      parse(
+        '| Field | Value |\n|---|---|\n| Owner | <name> |\n| Status | |\n\n' +
+          cleanStep('1').replace('(#context)', 'x'),
+      ),
+      'normal',
+    );
     expect(r.diagnostics.map((d) => d.message)).toEqual([
       'metadata Owner is a placeholder (<name>)',
       'metadata Status is missing',
@@ -158,7 +192,9 @@ describe('warnings', () => {
   });
 
   it('passes the parser diagnostics through', () => {
-    const r = check(cleanStep('1') + '\n- [ ] stray after Checkpoint? no: still a checkpoint\n\n**Commit:** `x`\n\n- [ ] stray\n');
+    const r = check(
+      cleanStep('1') + '\n- [ ] stray after Checkpoint? no: still a checkpoint\n\n**Commit:** `x`\n\n- [ ] stray\n',
+    );
     expect(r.diagnostics.map((d) => d.code)).toEqual(['P008']);
   });
 });
