@@ -118,7 +118,17 @@ function summarize(checks: DoctorCheck[]): DoctorData['summary'] {
 }
 
 /** Runs every check; throws DoctorFailed (with all checks in details) when one fails. */
-export async function runDoctor(o: { cwd: string; env: NodeJS.ProcessEnv; clock: Clock; warnings: WarningSink; loadConfig: (repo: Repo) => Promise<Config> }): Promise<DoctorData> {
+export interface DoctorInput {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  warnings: WarningSink;
+  loadConfig: (repo: Repo) => Promise<Config>;
+  /** Probe the refactor kernel's backends (slow: it runs them). Default true. */
+  kernel?: boolean;
+}
+
+export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
   const checks: DoctorCheck[] = [];
   const v = gitVersion();
   checks.push(
@@ -149,7 +159,7 @@ export async function runDoctor(o: { cwd: string; env: NodeJS.ProcessEnv; clock:
       const { stateChecks } = await import('./doctor-state.js');
       const state = await stateChecks(ctx);
       checks.splice(checks.findIndex((c) => c.name === 'state-files-untracked'), 0, ...state);
-      checks.push(await kernelCheck(ctx));
+      if (o.kernel !== false) checks.push(await kernelCheck(ctx));
     }
   }
   const summary = summarize(checks);

@@ -128,3 +128,22 @@ export function snapshot(root: string): string {
   const objects = git(root, 'count-objects', '-v');
   return JSON.stringify({ files, refs, head, index, config, worktrees, objects });
 }
+
+/** Create a worktree for the demo plan and commit both steps in it, writing `files[i]` for step i+1. */
+export async function finishPlan(root: string, files: Record<string, string>[], opts: { integrate?: boolean; now?: string } = {}) {
+  const { createWorktree } = await import('../../src/git/worktree.js');
+  const { commitStep } = await import('../../src/git/commit.js');
+  const ctx = flowCtx(root, opts.now);
+  const created = await createWorktree(ctx, { plan: 'demo', new: true });
+  const wt = created.worktree_path;
+  const hashes: string[] = [];
+  for (const [i, step] of ['step-1', 'step-2'].entries()) {
+    const attempt = await workOn(ctx, wt, step);
+    const f = files[i];
+    writeFiles(wt, f && Object.keys(f).length > 0 ? f : { [`f${i}.txt`]: `${i}\n` });
+    const c = await commitStep(flowCtx(wt, opts.now), { worktree: wt, plan: PLAN_PATH, step, message: `feat: step ${i + 1}`, attempt, integrate: opts.integrate });
+    if (c.state_update_failed) throw new Error(`completion failed: ${JSON.stringify(c.state_error)}`);
+    hashes.push(c.commit_hash);
+  }
+  return { wt, branch: created.branch_name, hashes };
+}

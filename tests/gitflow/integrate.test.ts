@@ -1,0 +1,87 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { commitStep } from '../../src/git/commit.js';
+import { mergePlan } from '../../src/git/merge.js';
+import { createWorktree } from '../../src/git/worktree.js';
+import { git } from '../helpers/repo.js';
+import { flowCtx, PLAN_PATH, planRepo, stepRows, workOn } from './helpers.js';
+
+describe('integration branch (commit --integrate)', () => {
+  it('lets two worktrees build on each other, and merge brings the integration branch back', async () => {
+    const root = planRepo();
+    const a = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
+    const b = (await createWorktree(flowCtx(root, '2026-03-01T10:01:00.000Z'), { plan: 'demo', new: true })).worktree_path;
+
+    const att1 = await workOn(flowCtx(root), a, 'step-1');
+    writeFileSync(join(a, 'alpha.txt'), 'alpha\n');
+    const c1 = await commitStep(flowCtx(a), { worktree: a, plan: PLAN_PATH, step: 'step-1', message: 'feat: alpha', attempt: att1, integrate: true });
+    expect(c1).toMatchObject({ integrated: true, integration_branch: 'tugplan/demo', state_updated: true });
+    expect(git(root, 'rev-parse', 'tugplan/demo').trim()).toBe(c1.commit_hash);
+    expect(git(root, 'config', 'branch.tugplan/demo.tugplan').trim()).toBe(PLAN_PATH);
+
+    // B never passes --integrate: the existing integration branch is enough. Its step commit is rebased
+    // onto step-1, so B builds on A's work.
+    const att2 = await workOn(flowCtx(root), b, 'step-2');
+    writeFileSync(join(b, 'beta.txt'), 'beta\n');
+    const c2 = await commitStep(flowCtx(b), { worktree: b, plan: PLAN_PATH, step: 'step-2', message: 'feat: beta', attempt: att2 });
+    expect(c2).toMatchObject({ integrated: true, state_updated: true, plan_completed: true });
+    expect(git(root, 'rev-parse', 'tugplan/demo').trim()).toBe(c2.commit_hash);
+    expect(readFileSync(join(b, 'alpha.txt'), 'utf8')).toBe('alpha\n');
+    expect((await stepRows(flowCtx(root))).map((s) => s.commit_hash)).toEqual([c1.commit_hash, c2.commit_hash]);
+
+    const m = await mergePlan(flowCtx(root), { plan: 'demo' });
+    expect(m).toMatchObject({ merged: true, branch: 'tugplan/demo', into: 'main' });
+    expect(m.branches_deleted.sort()).toEqual(['tugplan/demo', 'tugplan/demo--20260301-100000', 'tugplan/demo--20260301-100100']);
+    expect(m.worktrees_removed.sort()).toEqual([a, b].sort());
+  });
+
+  it('a rebase conflict aborts, keeps the commit on the worktree branch and reports integration_conflict', async () => {
+    const root = planRepo();
+    const a = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
+    const b = (await createWorktree(flowCtx(root, '2026-03-01T10:01:00.000Z'), { plan: 'demo', new: true })).worktree_path;
+    const att1 = await workOn(flowCtx(root), a, 'step-1');
+    writeFileSync(join(a, 'shared.txt'), 'from a\n');
+    await commitStep(flowCtx(a), { worktree: a, plan: PLAN_PATH, step: 'step-1', message: 'feat: a', attempt: att1, integrate: true });
+    const integTip = git(root, 'rev-parse', 'tugplan/demo').trim();
+
+    const att2 = await workOn(flowCtx(root), b, 'step-2');
+    writeFileSync(join(b, 'shared.txt'), 'from b\n');
+    const c2 = await commitStep(flowCtx(b), { worktree: b, plan: PLAN_PATH, step: 'step-2', message: 'feat: b', attempt: att2 });
+    expect(c2).toMatchObject({ committed: true, integrated: false, state_update_failed: true, state_failure_reason: 'integration_conflict' });
+    expect(c2.state_error?.error.details).toMatchObject({ files: ['shared.txt'] });
+    expect(git(b, 'rev-parse', 'HEAD').trim()).toBe(c2.commit_hash);
+    expect(git(b, 'status', '--porcelain')).toBe('');
+    expect(git(root, 'rev-parse', 'tugplan/demo').trim()).toBe(integTip);
+    expect((await stepRows(flowCtx(root))).find((s) => s.anchor === 'step-2')?.status).toBe('in_progress');
+  });
+
+  it('skips integration when strict completion would refuse', async () => {
+    const root = planRepo();
+    const a = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
+    writeFileSync(join(a, 'alpha.txt'), 'alpha\n');
+    const c = await commitStep(flowCtx(a), { worktree: a, plan: PLAN_PATH, step: 'step-1', message: 'feat: alpha', integrate: true });
+    expect(c).toMatchObject({ integrated: false, integration_branch: 'tugplan/demo', state_update_failed: true, state_failure_reason: 'ownership' });
+    expect(git(root, 'branch', '--list', 'tugplan/demo')).toBe('');
+  });
+});
+
+describe('reconcile after a rebase', () => {
+  it('finds the step by its trailers under the new hash', async () => {
+    const root = planRepo();
+    const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
+    await workOn(flowCtx(root), wt, 'step-1');
+    writeFileSync(join(wt, 'alpha.txt'), 'a\n');
+    git(wt, 'add', '-A');
+    git(wt, 'commit', '-q', '-m', 'feat: alpha\n\nTug-Step: step-1\nTug-Plan: .tugtool/tugplan-demo.md');
+    const old = git(wt, 'rev-parse', 'HEAD').trim();
+    writeFileSync(join(root, 'main.txt'), 'm\n');
+    git(root, 'add', '-A');
+    git(root, 'commit', '-q', '-m', 'main moves on');
+    git(wt, 'rebase', '-q', 'main');
+    const rebased = git(wt, 'rev-parse', 'HEAD').trim();
+    expect(rebased).not.toBe(old);
+    await createWorktree(flowCtx(root, '2026-03-01T13:00:00.000Z'), { plan: 'demo', reuse: true });
+    expect((await stepRows(flowCtx(root))).find((s) => s.anchor === 'step-1')).toMatchObject({ status: 'completed', commit_hash: rebased });
+  });
+});

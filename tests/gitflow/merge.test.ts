@@ -1,0 +1,123 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { mergePlan } from '../../src/git/merge.js';
+import { createWorktree } from '../../src/git/worktree.js';
+import { git, writeFiles } from '../helpers/repo.js';
+import { finishPlan, flowCtx, planRepo, snapshot, stepRows, workOn } from './helpers.js';
+
+describe('tugcode merge refusals', () => {
+  it('refuses a plan whose steps are not all completed, and changes nothing', async () => {
+    const root = planRepo();
+    const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
+    await workOn(flowCtx(root), wt, 'step-1');
+    const before = snapshot(root);
+    await expect(mergePlan(flowCtx(root), { plan: 'demo' })).rejects.toMatchObject({
+      code: 'PlanIncomplete',
+      exitCode: 4,
+      details: expect.objectContaining({ incomplete_steps: [{ step_anchor: 'step-1', status: 'in_progress' }, { step_anchor: 'step-2', status: 'pending' }] }),
+    });
+    expect(snapshot(root)).toBe(before);
+  });
+
+  it('refuses a plan that was never initialized', async () => {
+    const root = planRepo();
+    await expect(mergePlan(flowCtx(root), { plan: 'demo' })).rejects.toMatchObject({ code: 'PlanNotInitialized', exitCode: 3 });
+  });
+
+  it('aborts a conflicting merge cleanly: the repository is byte-identical afterwards', async () => {
+    const root = planRepo();
+    const { wt, branch } = await finishPlan(root, [{ 'README.md': 'from the plan\n' }, { 'b.txt': 'b\n' }]);
+    writeFileSync(join(root, 'README.md'), 'from main\n');
+    git(root, 'commit', '-q', '-am', 'main moves on');
+    const before = snapshot(root);
+    await expect(mergePlan(flowCtx(root), { plan: 'demo' })).rejects.toMatchObject({ code: 'MergeConflict', exitCode: 4, details: expect.objectContaining({ files: ['README.md'], branch, into: 'main' }) });
+    expect(snapshot(root)).toBe(before);
+    expect(existsSync(wt)).toBe(true);
+    await expect(mergePlan(flowCtx(root), { plan: 'demo', dryRun: true })).rejects.toMatchObject({ code: 'MergeConflict' });
+    expect(snapshot(root)).toBe(before);
+  });
+
+  it("refuses when a completed step's commit is not on the branch being merged", async () => {
+    const root = planRepo();
+    const { hashes } = await finishPlan(root, [{}, {}]);
+    const other = await createWorktree(flowCtx(root, '2026-03-01T10:30:00.000Z'), { plan: 'demo', new: true });
+    const before = snapshot(root);
+    await expect(mergePlan(flowCtx(root), { plan: 'demo', branch: other.branch_name })).rejects.toMatchObject({
+      code: 'CommitNotIntegrated',
+      exitCode: 4,
+      details: expect.objectContaining({ step_anchor: 'step-1', commit_hash: hashes[0] }),
+    });
+    expect(snapshot(root)).toBe(before);
+  });
+
+  it('refuses to merge into a checkout with uncommitted changes to tracked files', async () => {
+    const root = planRepo();
+    await finishPlan(root, [{}, {}]);
+    writeFileSync(join(root, 'README.md'), 'local edit\n');
+    const before = snapshot(root);
+    await expect(mergePlan(flowCtx(root), { plan: 'demo' })).rejects.toMatchObject({ code: 'WorktreeDirty', exitCode: 4 });
+    expect(snapshot(root)).toBe(before);
+  });
+});
+
+describe('tugcode merge', () => {
+  it('--dry-run reports the merge and the cleanup without changing anything', async () => {
+    const root = planRepo();
+    const { wt, branch } = await finishPlan(root, [{}, {}]);
+    const before = snapshot(root);
+    const r = await mergePlan(flowCtx(root), { plan: 'demo', dryRun: true });
+    expect(r).toMatchObject({ merged: false, merge_commit: null, dry_run: true, branch, into: 'main', steps_included: ['step-1', 'step-2'], worktrees_removed: [wt], branches_deleted: [branch] });
+    expect(snapshot(root)).toBe(before);
+  });
+
+  it('verifies a rebased branch by its Tug-Step trailers (patch-equivalent commits)', async () => {
+    const root = planRepo();
+    const { wt, hashes } = await finishPlan(root, [{ 'a.txt': 'a\n' }, { 'b.txt': 'b\n' }]);
+    writeFileSync(join(root, 'main.txt'), 'm\n');
+    git(root, 'add', '-A');
+    git(root, 'commit', '-q', '-m', 'main moves on');
+    git(wt, 'rebase', '-q', 'main');
+    const rebased = git(wt, 'rev-parse', 'HEAD').trim();
+    expect(rebased).not.toBe(hashes[1]);
+    const r = await mergePlan(flowCtx(root), { plan: 'demo' });
+    expect(r.merged).toBe(true);
+    expect(r.step_commits['step-2']).toBe(rebased);
+    expect(git(root, 'merge-base', '--is-ancestor', rebased, 'main')).toBe('');
+  });
+
+  it('keeps a worktree with uncommitted changes and a branch with commits not in the merge', async () => {
+    const root = planRepo();
+    const { wt, branch } = await finishPlan(root, [{}, {}]);
+    writeFileSync(join(wt, 'scratch.txt'), 'wip');
+    const r = await mergePlan(flowCtx(root), { plan: 'demo' });
+    expect(r.merged).toBe(true);
+    expect(r.worktrees_removed).toEqual([]);
+    expect(r.kept).toEqual([{ branch, worktree_path: wt, reason: 'worktree has uncommitted changes' }]);
+    expect(existsSync(join(wt, 'scratch.txt'))).toBe(true);
+  });
+
+  it('merges into a branch that is not checked out anywhere, and regenerates the log index in the merge commit', async () => {
+    const root = planRepo();
+    git(root, 'branch', 'release');
+    await finishPlan(root, [{}, {}]);
+    const head = git(root, 'rev-parse', 'HEAD').trim();
+    const r = await mergePlan(flowCtx(root), { plan: 'demo', into: 'release' });
+    expect(r).toMatchObject({ merged: true, into: 'release' });
+    expect(git(root, 'rev-parse', 'HEAD').trim()).toBe(head);
+    expect(git(root, 'show', 'release:.tugtool/tugplan-implementation-log.md')).toContain('[step-1: Add alpha]');
+    expect(git(root, 'log', '-1', '--format=%s', 'release').trim()).toMatch(/^Merge tugplan\/demo--.*: demo$/);
+    expect(git(root, 'status', '--porcelain')).toBe('');
+  });
+
+  it('--force merges an incomplete plan', async () => {
+    const root = planRepo();
+    const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
+    writeFiles(wt, { 'x.txt': 'x' });
+    git(wt, 'add', '-A');
+    git(wt, 'commit', '-q', '-m', 'partial');
+    const r = await mergePlan(flowCtx(root), { plan: 'demo', force: true });
+    expect(r).toMatchObject({ merged: true, steps_included: [] });
+    expect((await stepRows(flowCtx(root))).every((s) => s.status === 'pending')).toBe(true);
+  });
+});
