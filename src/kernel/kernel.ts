@@ -9,7 +9,7 @@ import type { KernelWarning } from './envelope.js';
 import { sortWarnings } from './envelope.js';
 import { undoToken } from './ids.js';
 import { validateNewName } from './names.js';
-import { editJson, resolvePatch, writeResolved } from './patch/index.js';
+import { editJson, realIo, resolvePatch, writeResolved, type ApplyIo } from './patch/index.js';
 import { buildPatch, opHashOf, splitSelector, summarize } from './prepare.js';
 import { Session } from './session.js';
 import { changedFiles, filesByLanguage, sessionRelative, takeSnapshot, type Snapshot } from './snapshot.js';
@@ -228,7 +228,7 @@ class KernelImpl implements Kernel {
     if (now.id !== p.snapshot_id) this.mismatch(p.snapshot_id, now, 'apply');
     try {
       const resolved = resolvePatch(this.workspace, p.patchSet);
-      const written = writeResolved(this.workspace, resolved, { sessionDir: this.sessionDir, opHash: p.op_hash });
+      const written = writeResolved(this.workspace, resolved, { sessionDir: this.sessionDir, opHash: p.op_hash, io: faultIo() });
       const after = this.takeSnapshot();
       this.session.storeSnapshot(after);
       this.session.dropAnalysis(p.op_hash);
@@ -292,6 +292,21 @@ class KernelImpl implements Kernel {
     if (ts) await ts.close();
     await this.session.close();
   }
+}
+
+/** Test seam (NODE_ENV=test only): TUG_FAULT=write:<k> fails the k-th rename of an apply. */
+function faultIo(): ApplyIo | undefined {
+  const m = process.env.NODE_ENV === 'test' ? /^write:(\d+)$/.exec(process.env.TUG_FAULT ?? '') : null;
+  if (!m) return undefined;
+  let n = 0;
+  const k = Number(m[1]);
+  return {
+    ...realIo,
+    rename: (a, b) => {
+      if (++n === k) throw new Error('injected write failure (TUG_FAULT)');
+      realIo.rename(a, b);
+    },
+  };
 }
 
 async function tsIdentifierCheck(): Promise<(n: string) => boolean> {

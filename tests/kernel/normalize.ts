@@ -11,11 +11,16 @@ export function normalizeEnvelope(value: unknown, ws: string[]): unknown {
       if (key === 'version' || key === 'kernel_version' || key === 'python_version' || key === 'pyright_version' || key === 'cargo_version') return '<version>';
       return s;
     }
+    if (typeof v === 'number' && (key === 'lock_holder_pid' || key === 'holder_pid' || key === 'pid')) return '<pid>';
     if (Array.isArray(v)) return v.map((x) => walk(x, null));
     if (v && typeof v === 'object') {
       const out: Record<string, unknown> = {};
       for (const [k, x] of Object.entries(v)) {
-        if (k === 'duration_ms' || k.endsWith('_at') || k === 'since') continue;
+        if (k === 'duration_ms' || k.endsWith('_at') || k === 'since' || k === 'last_accessed') continue;
+        if (k === 'session_bytes') {
+          out[k] = '<bytes>';
+          continue;
+        }
         out[k] = walk(x, k);
       }
       return out;
