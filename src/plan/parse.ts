@@ -37,9 +37,9 @@ const LINE_ANCHOR_RE = /\{#([^{}\s]*)\}\s*$/;
 
 /** Parses a plan. Never throws; `source` may be any bytes (decoded as UTF-8 with replacement). */
 export function parsePlan(source: string | Uint8Array): ParsedPlan {
-  const bytes = typeof source === 'string' ? Buffer.from(source, 'utf8') : source;
-  const plan_hash = sha256Hex(bytes);
+  let plan_hash = sha256Hex('');
   try {
+    plan_hash = sha256Hex(typeof source === 'string' ? Buffer.from(source, 'utf8') : source);
     let text = typeof source === 'string' ? source : new TextDecoder('utf-8', { fatal: false }).decode(source);
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     return new PlanBuilder(plan_hash).run(text);
