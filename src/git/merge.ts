@@ -19,7 +19,8 @@ import { branchExists, branchTip, isAncestor, requireGitVersion, statusEntries }
 import { listWorktrees } from './repo.js';
 import { ALL_BUT_RUNTIME } from './runtime-files.js';
 import * as state from './state-bridge.js';
-import { findStepCommit, scanTrailerCommits } from './trailer-scan.js';
+import { listTrailerCommits } from './log.js';
+import type { TrailerCommit } from './trailers.js';
 
 export interface MergeInput {
   plan: string;
@@ -139,7 +140,7 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
 /** Every completed step's commit is reachable from the branch, or has a patch-equivalent with its trailer. */
 function verifySteps(ctx: FlowCtx, planPath: string, completed: state.StepState[], branch: string, source: string): Included[] {
   const root = ctx.repo.mainRoot;
-  let scanned: ReturnType<typeof scanTrailerCommits> | null = null;
+  let scanned: TrailerCommit[] | null = null;
   const out: Included[] = [];
   for (const s of completed) {
     if (!s.commit_hash) {
@@ -151,8 +152,9 @@ function verifySteps(ctx: FlowCtx, planPath: string, completed: state.StepState[
       out.push({ step_anchor: s.anchor, commit_hash: s.commit_hash });
       continue;
     }
-    scanned ??= scanTrailerCommits(root, [source]);
-    const equivalent = findStepCommit(scanned, planPath, s.anchor);
+    scanned ??= listTrailerCommits(root, [source]).commits;
+    // The newest commit on the branch whose trailers name this plan and step (a rebase or cherry-pick keeps them).
+    const equivalent = scanned.find((c) => c.steps.includes(s.anchor) && c.plans.includes(planPath));
     if (!equivalent) throw new TugError('CommitNotIntegrated', { plan_path: planPath, step_anchor: s.anchor, commit_hash: s.commit_hash, branch });
     out.push({ step_anchor: s.anchor, commit_hash: equivalent.hash });
   }

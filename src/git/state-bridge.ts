@@ -7,7 +7,8 @@
 import type { TugError } from '../contract/errors.js';
 import type { StateContext, OpenMode } from '../state/context.js';
 import type { FlowCtx } from './flow-context.js';
-import { scanTrailerCommits } from './trailer-scan.js';
+import { listTrailerCommits } from './log.js';
+import type { TrailerCommit } from './trailers.js';
 
 export interface StepRef {
   planPath: string;
@@ -61,31 +62,30 @@ async function withState<T>(ctx: FlowCtx, mode: OpenMode, command: string, workT
 }
 
 /**
- * `state init` of the plan as committed (the caller checked that the main checkout's file equals the
- * committed blob, so it is read from the main root), then `state reconcile` over the trailer commits
+ * `state init` of the plan from its committed blob (`git show <base>:<plan>`), then `state reconcile` over the trailer commits
  * reachable from `refs`; returns the plan's step lists.
  */
 export async function initAndReconcile(
   ctx: FlowCtx,
   planPath: string,
-  _bytes: Uint8Array,
+  bytes: Uint8Array,
   refs: string[],
   command = 'worktree create',
 ): Promise<{ all_steps: string[]; ready_steps: string[]; state_initialized: boolean }> {
-  const commits = scanTrailerCommits(ctx.repo.mainRoot, refs.map((r) => `refs/heads/${r}`));
+  const { commits, scanned } = listTrailerCommits(ctx.repo.mainRoot, refs.map((r) => `refs/heads/${r}`));
   return withState(ctx, 'read', command, ctx.repo.mainRoot, async (s) => {
     const { init } = await import('../state/init.js');
-    await init(s, { plan: planPath });
-    await reconcileCommits(s, planPath, commits);
+    await init(s, { plan: planPath, source: bytes });
+    await reconcileCommits(s, planPath, commits, scanned);
     const { ready } = await import('../state/ready.js');
     const c = ready(s, { plan: planPath });
     return { all_steps: c.all_steps, ready_steps: c.ready_steps, state_initialized: true };
   });
 }
 
-async function reconcileCommits(s: StateContext, planPath: string, commits: ReturnType<typeof scanTrailerCommits>): Promise<void> {
+async function reconcileCommits(s: StateContext, planPath: string, commits: TrailerCommit[], scanned: number): Promise<void> {
   const { reconcile } = await import('../state/index.js');
-  reconcile(s, { plan: planPath, commits });
+  reconcile(s, { plan: planPath, commits, scanned_commits: scanned });
 }
 
 /** The reason strict completion would refuse now (ownership, fencing, drift, open items, …), or null. */
