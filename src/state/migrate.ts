@@ -54,7 +54,7 @@ function tableCount(db: Db): number {
 }
 
 /**
- * Bring the DB to LATEST_SCHEMA_VERSION. An empty DB is created from 0001 only when `allowCreate`
+ * Bring the DB to `target` (default LATEST_SCHEMA_VERSION; tests pass their own ladder). An empty DB is created from 0001 only when `allowCreate`
  * (state init); a DB with tables but no `schema_version` is a DatabaseError; a newer one is SchemaTooNew.
  * Returns the resulting version.
  */
@@ -67,8 +67,8 @@ export function migrate(db: Db, opts: { dbPath: string; allowCreate: boolean; di
   if (current === null && !opts.allowCreate) {
     throw new TugError('DatabaseError', { db_path: opts.dbPath, reason: 'empty database without schema_version' });
   }
-  if (current !== null && current > LATEST_SCHEMA_VERSION) {
-    throw new TugError('SchemaTooNew', { db_path: opts.dbPath, found: current, supported: LATEST_SCHEMA_VERSION });
+  if (current !== null && current > target) {
+    throw new TugError('SchemaTooNew', { db_path: opts.dbPath, found: current, supported: target });
   }
   if (current !== null && current >= target) return current;
   let version = current ?? 0;

@@ -159,7 +159,7 @@ function autoComplete(ctx: StateContext, db: Db, plan_path: string, tree: Subtre
   const candidates = [...tree.descendants(anchor), ...(self.parent_anchor !== null ? [self] : []), ...tree.substepAncestors(anchor)].filter(
     (r) => r.parent_anchor !== null && r.status !== 'completed',
   );
-  candidates.sort((a, b) => b.depth - a.depth || b.step_index - a.step_index);
+  candidates.sort((a, b) => b.depth - a.depth || a.step_index - b.step_index);
   const items = itemsOfSubtree(db, plan_path, self.top_anchor);
   const refactors = refactorsOfPlan(db, plan_path).filter((r) => tree.byAnchor.has(r.step_anchor));
   const completed = new Set(tree.rows.filter((r) => r.status === 'completed').map((r) => r.anchor));

@@ -1,3 +1,214 @@
-import type { z } from 'zod';
+/**
+ * Output schemas of the `tugcode state` commands (02-state.md §4–§6). The single source of truth for the
+ * JSON fields; tests parse every real output with them. Loaded only by `tugcode schema` and tests.
+ */
+import { z } from 'zod';
+import { absPath, anchor, commitHash, okEnvelope, repoPath, sha256, timestamp } from './common.js';
 
-export const stateSchemas: Record<string, z.ZodTypeAny> = {};
+const count = z.number().int().nonnegative();
+const anchors = z.array(anchor);
+const itemStatus = z.enum(['open', 'in_progress', 'completed', 'deferred']);
+const stepStatus = z.enum(['pending', 'claimed', 'in_progress', 'completed', 'failed']);
+const refactorStatus = z.enum(['open', 'applied', 'failed', 'skipped']);
+const completedVia = z.enum(['complete', 'force', 'reconcile']);
+const counts = z.object({ open: count, in_progress: count, completed: count, deferred: count }).strict();
+
+const claimed = {
+  claimed: z.literal(true),
+  step_anchor: anchor,
+  step_title: z.string(),
+  step_index: count,
+  attempt: z.number().int().positive(),
+  failures: count,
+  remaining_ready: count,
+  total_remaining: count,
+  lease_expires_at: timestamp,
+  reclaimed_from_expired: z.boolean(),
+  previous_owner: absPath.nullable(),
+  resumed: z.boolean(),
+  integration_branch: z.string().nullable(),
+  integration_tip: commitHash.nullable(),
+};
+
+const notClaimed = {
+  claimed: z.literal(false),
+  reason: z.enum(['no_ready_steps', 'all_completed', 'not_ready']),
+  all_completed: z.boolean(),
+  blocked_steps: anchors,
+  failed_steps: anchors,
+  claimed_steps: anchors,
+  blocked_by: anchors.optional(),
+  claimed_by: absPath.nullable().optional(),
+};
+
+const showItem = z
+  .object({ kind: z.enum(['task', 'test', 'checkpoint']), ordinal: count, depth: count, text: z.string(), status: itemStatus, reason: z.string().nullable() })
+  .strict();
+
+const showRefactor = z
+  .object({
+    ordinal: count,
+    op_text: z.string(),
+    status: refactorStatus,
+    exit_code: z.number().int().nullable(),
+    snapshot_before: z.string().nullable(),
+    snapshot_after: z.string().nullable(),
+  })
+  .strict();
+
+const showStep = z
+  .object({
+    anchor,
+    id: z.string(),
+    title: z.string(),
+    parent_anchor: anchor.nullable(),
+    step_index: count,
+    depth: count,
+    status: stepStatus,
+    attempt: count,
+    failures: count,
+    claimed_by: absPath.nullable(),
+    previous_owner: absPath.nullable(),
+    lease_expires_at: timestamp.nullable(),
+    lease_expired: z.boolean(),
+    heartbeat_at: timestamp.nullable(),
+    started_at: timestamp.nullable(),
+    completed_at: timestamp.nullable(),
+    commit_hash: commitHash.nullable(),
+    completed_via: completedVia.nullable(),
+    complete_reason: z.string().nullable(),
+    fail_reason: z.string().nullable(),
+    depends_on: anchors,
+    blocked_by: anchors,
+    counts: z
+      .object({
+        tasks: counts,
+        tests: counts,
+        checkpoints: counts,
+        refactors: z.object({ open: count, applied: count, failed: count, skipped: count }).strict(),
+      })
+      .strict(),
+    items: z.array(showItem),
+    refactors: z.array(showRefactor),
+  })
+  .strict();
+
+const event = z
+  .object({
+    id: z.number().int().positive(),
+    at: timestamp,
+    plan_path: repoPath.nullable(),
+    step_anchor: anchor.nullable(),
+    command: z.string(),
+    actor: z.string(),
+    attempt: z.number().int().nullable(),
+    details: z.record(z.unknown()),
+  })
+  .strict();
+
+export const stateSchemas: Record<string, z.ZodTypeAny> = {
+  'state init': okEnvelope('state init', {
+    plan_path: repoPath,
+    plan_hash: sha256,
+    structure_hash: sha256,
+    steps_created: count,
+    checklist_items_created: count,
+    refactors_created: count,
+    already_initialized: z.boolean(),
+    reinitialized: z.boolean(),
+    implicit_sequential: z.boolean(),
+  }),
+  'state claim': z.union([okEnvelope('state claim', claimed), okEnvelope('state claim', notClaimed)]),
+  'state start': okEnvelope('state start', { started: z.literal(true), step_anchor: anchor, started_at: timestamp, already_started: z.boolean() }),
+  'state heartbeat': okEnvelope('state heartbeat', { renewed: z.literal(true), step_anchor: anchor, lease_expires_at: timestamp }),
+  'state update': okEnvelope('state update', {
+    updated: count,
+    step_anchor: anchor,
+    tasks: counts,
+    tests: counts,
+    checkpoints: counts,
+    step_auto_completed: z.boolean(),
+    auto_completed_steps: anchors,
+  }),
+  'state artifact': okEnvelope('state artifact', {
+    recorded: z.literal(true),
+    step_anchor: anchor,
+    kind: z.enum(['architect_strategy', 'reviewer_verdict', 'auditor_summary', 'coder_report', 'refactor_report', 'verification_report', 'note']),
+    artifact_id: z.number().int().positive(),
+    truncated: z.boolean(),
+  }),
+  'state complete': okEnvelope('state complete', {
+    completed: z.literal(true),
+    step_anchor: anchor,
+    commit_hash: commitHash.nullable(),
+    forced: z.boolean(),
+    force_reason: z.string().nullable(),
+    completed_via: completedVia,
+    incomplete_items_auto_completed: count,
+    already_completed: z.boolean(),
+    plan_completed: z.boolean(),
+    remaining_steps: count,
+  }),
+  'state release': okEnvelope('state release', { released: z.literal(true), step_anchor: anchor }),
+  'state fail': okEnvelope('state fail', {
+    failed_attempt: z.literal(true),
+    step_anchor: anchor,
+    attempt: z.number().int().positive(),
+    failures: z.number().int().positive(),
+    step_status: z.enum(['pending', 'failed']),
+  }),
+  'state show': okEnvelope('state show', {
+    plans: z.array(
+      z
+        .object({
+          plan_path: repoPath,
+          phase_title: z.string().nullable(),
+          status: z.enum(['active', 'done', 'archived']),
+          steps: z.array(showStep),
+          overall: z.object({ steps_completed: count, steps_total: count, percent: z.number().int().min(0).max(100) }).strict(),
+        })
+        .strict(),
+    ),
+  }),
+  'state ready': okEnvelope('state ready', {
+    all_steps: anchors,
+    ready_steps: anchors,
+    completed_steps: anchors,
+    failed_steps: anchors,
+    claimed_steps: anchors,
+    blocked_steps: anchors,
+    expired_claims: anchors,
+    failures: z.record(z.number().int().positive()),
+  }),
+  'state reset': okEnvelope('state reset', { reset: z.literal(true), step_anchor: anchor, previous_status: stepStatus }),
+  'state reconcile': okEnvelope('state reconcile', {
+    reconciled: z.array(z.object({ step_anchor: anchor, commit_hash: commitHash, previous_status: stepStatus }).strict()),
+    skipped_mismatches: z.array(z.object({ step_anchor: anchor, db_hash: z.string(), git_hash: commitHash }).strict()),
+    skipped_steps: z.array(z.object({ step_anchor: anchor, status: stepStatus, reason: z.string() }).strict()),
+    unknown_steps: z.array(z.string()),
+    scanned_commits: count,
+  }),
+  'state prune': okEnvelope('state prune', { pruned: z.array(repoPath), dry_run: z.boolean() }),
+  'state log': okEnvelope('state log', { events: z.array(event), next_after_id: z.number().int().nonnegative().nullable() }),
+  'state list': okEnvelope('state list', {
+    plans: z.array(
+      z
+        .object({
+          plan_path: repoPath,
+          status: z.enum(['active', 'done', 'archived']),
+          steps_completed: count,
+          steps_total: count,
+          items_completed: count,
+          items_total: count,
+          claimed_steps: anchors,
+        })
+        .strict(),
+    ),
+  }),
+  'state graph': okEnvelope('state graph', {
+    format: z.enum(['mermaid', 'dot']),
+    text: z.string(),
+    nodes: z.array(z.object({ anchor, status: stepStatus }).strict()),
+    edges: z.array(z.tuple([anchor, anchor])),
+  }),
+};
