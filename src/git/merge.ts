@@ -120,7 +120,7 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
       kept: [],
     };
     if (input.dryRun) {
-      planCleanup(ctx, planPath, slug, into, [source, target], data, true);
+      await planCleanup(ctx, planPath, slug, into, [source, target], data, true);
       return data;
     }
     let result = target;
@@ -131,7 +131,7 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
       data.merge_commit = result;
     }
     data.merged = true;
-    planCleanup(ctx, planPath, slug, into, [result], data, false);
+    await planCleanup(ctx, planPath, slug, into, [result], data, false);
     return data;
   };
   return input.dryRun ? run() : withIntegrationLock(repo.mainRoot, run);
@@ -192,10 +192,11 @@ function publish(ctx: FlowCtx, into: string, from: string, to: string, holder: s
 }
 
 /**
- * Remove the plan's worktrees and branches whose tips are contained in `tips` (the merge result), and
- * whose worktree is clean; everything else is kept and reported. With `dryRun`, only report.
+ * Remove the plan's worktrees and branches whose tips are contained in `tips` (the merge result), whose
+ * worktree is clean and holds no live claim; everything else is kept and reported. With `dryRun`, only
+ * report.
  */
-function planCleanup(ctx: FlowCtx, planPath: string, slug: string, into: string, tips: string[], data: MergeData, dryRun: boolean): void {
+async function planCleanup(ctx: FlowCtx, planPath: string, slug: string, into: string, tips: string[], data: MergeData, dryRun: boolean): Promise<void> {
   const { repo } = ctx;
   const root = repo.mainRoot;
   const worktrees = listWorktrees(repo);
@@ -216,6 +217,10 @@ function planCleanup(ctx: FlowCtx, planPath: string, slug: string, into: string,
     }
     if (wt && !wt.prunable && statusEntries(wt.path, { pathspec: ALL_BUT_RUNTIME }).length > 0) {
       data.kept.push({ branch: b, worktree_path: wt.path, reason: 'worktree has uncommitted changes' });
+      continue;
+    }
+    if (wt && (await state.claimsHeldBy(ctx, wt.path)).some((c) => c.live)) {
+      data.kept.push({ branch: b, worktree_path: wt.path, reason: 'worktree holds a live claim' });
       continue;
     }
     if (!dryRun) {

@@ -85,3 +85,56 @@ describe('reconcile after a rebase', () => {
     expect((await stepRows(flowCtx(root))).find((s) => s.anchor === 'step-1')).toMatchObject({ status: 'completed', commit_hash: rebased });
   });
 });
+
+const PARALLEL_PLAN = `## Phase 1.0: Parallel {#phase-par}
+
+**Purpose:** two independent steps.
+
+### Execution Steps {#execution-steps}
+
+#### Step 1: Left {#step-1}
+
+**Depends on:** (none)
+
+**Tasks:**
+- [ ] left
+
+#### Step 2: Right {#step-2}
+
+**Depends on:** (none)
+
+**Tasks:**
+- [ ] right
+`;
+
+describe('parallel commits by hand', () => {
+  it('two tugcode commit processes integrating at once both land on the integration branch', async () => {
+    const { spawn } = await import('node:child_process');
+    const { CLI } = await import('../helpers/cli.js');
+    const root = planRepo(PARALLEL_PLAN);
+    const a = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
+    const b = (await createWorktree(flowCtx(root, '2026-03-01T10:01:00.000Z'), { plan: 'demo', new: true })).worktree_path;
+    const att = [await workOn(flowCtx(root), a, 'step-1'), await workOn(flowCtx(root), b, 'step-2')];
+    writeFileSync(join(a, 'left.txt'), 'l\n');
+    writeFileSync(join(b, 'right.txt'), 'r\n');
+    const run = (wt: string, step: string, attempt: number) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const p = spawn(process.execPath, [CLI, 'commit', '--json', '--integrate', '--plan', 'demo', '--step', step, '--message', `feat: ${step}`, '--attempt', String(attempt)], {
+          cwd: wt,
+          env: { ...process.env, NODE_ENV: 'test', TUGCODE_NOW: '2026-03-01T10:05:00.000Z' },
+        });
+        let out = '';
+        p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        p.on('close', (code) => resolve({ code, out }));
+      });
+    const [ra, rb] = await Promise.all([run(a, 'step-1', att[0]!), run(b, 'step-2', att[1]!)]);
+    const ja = JSON.parse(ra.out);
+    const jb = JSON.parse(rb.out);
+    expect([ra.code, rb.code]).toEqual([0, 0]);
+    expect([ja.integrated, jb.integrated, ja.state_updated, jb.state_updated]).toEqual([true, true, true, true]);
+    const onInteg = git(root, 'log', '--format=%(trailers:key=Tug-Step,valueonly)', 'tugplan/demo').split('\n').filter(Boolean).sort();
+    expect(onInteg).toEqual(['step-1', 'step-2']);
+    expect(git(root, 'ls-tree', '--name-only', 'tugplan/demo').split('\n')).toEqual(expect.arrayContaining(['left.txt', 'right.txt']));
+    expect([ja.plan_completed || jb.plan_completed]).toEqual([true]);
+  });
+});

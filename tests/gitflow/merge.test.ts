@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { mergePlan } from '../../src/git/merge.js';
 import { createWorktree } from '../../src/git/worktree.js';
 import { git, writeFiles } from '../helpers/repo.js';
-import { finishPlan, flowCtx, planRepo, snapshot, stepRows, workOn } from './helpers.js';
+import { claimOnly, finishPlan, flowCtx, planRepo, snapshot, stepRows, workOn } from './helpers.js';
 
 describe('tugcode merge refusals', () => {
   it('refuses a plan whose steps are not all completed, and changes nothing', async () => {
@@ -110,14 +110,16 @@ describe('tugcode merge', () => {
     expect(git(root, 'status', '--porcelain')).toBe('');
   });
 
-  it('--force merges an incomplete plan', async () => {
+  it('--force merges an incomplete plan and keeps the worktree that holds a live claim', async () => {
     const root = planRepo();
     const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
+    await claimOnly(flowCtx(root), wt, 'step-1');
     writeFiles(wt, { 'x.txt': 'x' });
     git(wt, 'add', '-A');
     git(wt, 'commit', '-q', '-m', 'partial');
     const r = await mergePlan(flowCtx(root), { plan: 'demo', force: true });
-    expect(r).toMatchObject({ merged: true, steps_included: [] });
-    expect((await stepRows(flowCtx(root))).every((s) => s.status === 'pending')).toBe(true);
+    expect(r).toMatchObject({ merged: true, steps_included: [], worktrees_removed: [], kept: [{ worktree_path: wt, reason: 'worktree holds a live claim' }] });
+    expect(existsSync(wt)).toBe(true);
+    expect((await stepRows(flowCtx(root))).map((s) => s.status)).toEqual(['claimed', 'pending']);
   });
 });

@@ -101,6 +101,12 @@ describe('worktree list and remove', () => {
     other = (await createWorktree(flowCtx(root, '2026-03-01T10:05:00.000Z'), { plan: 'demo', new: true })).worktree_path;
   });
 
+  it('lists nothing, and creates no state.db, in a repository without worktrees', async () => {
+    const fresh = planRepo();
+    expect(await listTugWorktrees(flowCtx(fresh))).toEqual({ worktrees: [] });
+    expect(existsSync(join(fresh, '.tugtool/state.db'))).toBe(false);
+  });
+
   it('lists both worktrees with their plan, dirty flag and held steps', async () => {
     await claimOnly(flowCtx(root), other, 'step-1');
     writeFileSync(join(wt, 'scratch.txt'), 'x');
@@ -146,6 +152,15 @@ describe('worktree list and remove', () => {
     expect(existsSync(wt)).toBe(true);
     expect(git(root, 'branch', '--list', '--format=%(refname:short)', 'tugplan/*').trim()).toBe('tugplan/demo--20260301-100000');
     expect((await stepRows(flowCtx(root))).find((s) => s.anchor === 'step-1')).toMatchObject({ status: 'pending', claimed_by: null });
+    const { log, openStateContext, closeStateContext } = await import('../../src/state/index.js');
+    const ctx = flowCtx(root);
+    const s = openStateContext({ repoRoot: root, workTree: root, clock: ctx.clock, config: ctx.config, warnings: ctx.warnings, command: 'test', mode: 'read', env: ctx.env });
+    try {
+      const events = log(s, { plan: '.tugtool/tugplan-demo.md' }).events;
+      expect(events.at(-1)).toMatchObject({ command: 'worktree remove', actor: 'admin', step_anchor: 'step-1' });
+    } finally {
+      closeStateContext(s);
+    }
   });
 
   it('removes a clean, merged worktree without --force', async () => {
