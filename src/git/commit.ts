@@ -36,7 +36,8 @@ export interface CommitInput {
   refactors?: string[] | undefined;
 }
 
-export type StateFailureReason = 'open_items' | 'substeps' | 'refactors' | 'ownership' | 'drift' | 'integration_conflict' | 'db_error';
+export type StateFailureReason =
+  'open_items' | 'substeps' | 'refactors' | 'ownership' | 'drift' | 'integration_conflict' | 'db_error';
 
 export interface CommitData {
   committed: boolean;
@@ -79,7 +80,8 @@ export function failureReason(e: TugError): StateFailureReason {
 
 export function normalizeAnchor(step: string): string {
   const a = step.startsWith('#') ? step.slice(1) : step;
-  if (!/^[a-z0-9][a-z0-9-]*$/.test(a)) throw new TugError('InvalidArgument', { reason: `${JSON.stringify(step)} is not a step anchor` });
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(a))
+    throw new TugError('InvalidArgument', { reason: `${JSON.stringify(step)} is not a step anchor` });
   return a;
 }
 
@@ -96,7 +98,11 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   const step = normalizeAnchor(input.step);
   const branch = currentBranch(W);
   if (!branch) {
-    throw new TugError('InvalidArgument', { reason: `${W} has a detached HEAD; a step commit must land on a branch`, worktree: W }, { hint: `git -C ${W} switch <branch>` });
+    throw new TugError(
+      'InvalidArgument',
+      { reason: `${W} has a detached HEAD; a step commit must land on a branch`, worktree: W },
+      { hint: `git -C ${W} switch <branch>` },
+    );
   }
   const planPath = await resolvePlanPath(repo, input.plan, W);
   const slug = slugOfPlan(planPath);
@@ -190,7 +196,8 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     }
   } catch (e) {
     // The commit exists: whatever failed after it is reported, never thrown (exit 0).
-    failure = e instanceof TugError ? e : new TugError('DatabaseError', { reason: e instanceof Error ? e.message : String(e) });
+    failure =
+      e instanceof TugError ? e : new TugError('DatabaseError', { reason: e instanceof Error ? e.message : String(e) });
   }
   if (failure) {
     data.state_update_failed = true;

@@ -22,19 +22,40 @@ export async function stateChecks(ctx: FlowCtx): Promise<DoctorCheck[]> {
   const path = stateDbPath(mainRoot, ctx.env);
   const rel = path.startsWith(mainRoot + '/') ? path.slice(mainRoot.length + 1) : path;
   const recover = `move ${rel} aside (mv ${rel} ${rel}.bad), then tugcode state init <plan> and tugcode state reconcile <plan> for each plan`;
-  const names = ['state-db-integrity', 'state-db-schema', 'state-db-wal', 'orphaned-plans', 'expired-leases', 'failed-steps'];
+  const names = [
+    'state-db-integrity',
+    'state-db-schema',
+    'state-db-wal',
+    'orphaned-plans',
+    'expired-leases',
+    'failed-steps',
+  ];
   const skipped = (why: string): DoctorCheck[] => names.map((n) => pass(n, `skipped: ${why}`, 'none needed'));
 
   if (!existsSync(path)) {
-    return [warn('state-db-opens', `no state database at ${rel} yet`, 'tugcode state init <plan> (or tugcode worktree create <plan>) creates it'), ...skipped('no state.db')];
+    return [
+      warn(
+        'state-db-opens',
+        `no state database at ${rel} yet`,
+        'tugcode state init <plan> (or tugcode worktree create <plan>) creates it',
+      ),
+      ...skipped('no state.db'),
+    ];
   }
   let store;
   try {
     store = openRead(path, { env: ctx.env });
   } catch (e) {
-    return [failed('state-db-opens', `${rel} cannot be read: ${(e as Error).message}`, recover), ...skipped('state.db does not open')];
+    return [
+      failed('state-db-opens', `${rel} cannot be read: ${(e as Error).message}`, recover),
+      ...skipped('state.db does not open'),
+    ];
   }
-  if (!store) return [warn('state-db-opens', `no state database at ${rel}`, 'tugcode state init <plan>'), ...skipped('no state.db')];
+  if (!store)
+    return [
+      warn('state-db-opens', `no state database at ${rel}`, 'tugcode state init <plan>'),
+      ...skipped('no state.db'),
+    ];
   const checks: DoctorCheck[] = [pass('state-db-opens', `${rel} opens read-only`, 'none needed')];
   try {
     const { db } = store;
@@ -44,21 +65,49 @@ export async function stateChecks(ctx: FlowCtx): Promise<DoctorCheck[]> {
     } catch (e) {
       integrity = (e as Error).message;
     }
-    checks.push(integrity === 'ok' ? pass('state-db-integrity', 'PRAGMA integrity_check: ok', 'none needed') : failed('state-db-integrity', `PRAGMA integrity_check: ${integrity}`, recover));
+    checks.push(
+      integrity === 'ok'
+        ? pass('state-db-integrity', 'PRAGMA integrity_check: ok', 'none needed')
+        : failed('state-db-integrity', `PRAGMA integrity_check: ${integrity}`, recover),
+    );
     if (isNewerSchema(store.version)) {
-      checks.push(failed('state-db-schema', `schema version ${store.version} is newer than this tugcode (${LATEST_SCHEMA_VERSION})`, 'upgrade tugcode (npm install tugcode@latest)'));
+      checks.push(
+        failed(
+          'state-db-schema',
+          `schema version ${store.version} is newer than this tugcode (${LATEST_SCHEMA_VERSION})`,
+          'upgrade tugcode (npm install tugcode@latest)',
+        ),
+      );
     } else if (store.version < LATEST_SCHEMA_VERSION) {
-      checks.push(warn('state-db-schema', `schema version ${store.version}; ${LATEST_SCHEMA_VERSION} is current`, 'any state-changing tugcode command migrates it (e.g. tugcode state init <plan>)'));
+      checks.push(
+        warn(
+          'state-db-schema',
+          `schema version ${store.version}; ${LATEST_SCHEMA_VERSION} is current`,
+          'any state-changing tugcode command migrates it (e.g. tugcode state init <plan>)',
+        ),
+      );
     } else checks.push(pass('state-db-schema', `schema version ${store.version} (current)`, 'none needed'));
     const mode = String(db.pragma('journal_mode', { simple: true }));
-    checks.push(mode === 'wal' ? pass('state-db-wal', 'journal_mode = wal', 'none needed') : warn('state-db-wal', `journal_mode = ${mode}`, 'any state-changing tugcode command switches it to WAL'));
+    checks.push(
+      mode === 'wal'
+        ? pass('state-db-wal', 'journal_mode = wal', 'none needed')
+        : warn('state-db-wal', `journal_mode = ${mode}`, 'any state-changing tugcode command switches it to WAL'),
+    );
 
     const plans = listPlans(db);
-    const roots = listWorktrees(ctx.repo).filter((w) => !w.bare).map((w) => w.path);
-    const orphaned = plans.filter((p) => p.status !== 'archived' && !roots.some((r) => existsSync(join(r, p.plan_path)))).map((p) => p.plan_path);
+    const roots = listWorktrees(ctx.repo)
+      .filter((w) => !w.bare)
+      .map((w) => w.path);
+    const orphaned = plans
+      .filter((p) => p.status !== 'archived' && !roots.some((r) => existsSync(join(r, p.plan_path))))
+      .map((p) => p.plan_path);
     checks.push(
       orphaned.length
-        ? warn('orphaned-plans', `plan file gone for: ${orphaned.join(', ')}`, 'tugcode state prune   (archives them; --purge deletes their rows)')
+        ? warn(
+            'orphaned-plans',
+            `plan file gone for: ${orphaned.join(', ')}`,
+            'tugcode state prune   (archives them; --purge deletes their rows)',
+          )
         : pass('orphaned-plans', `${plans.length} plan(s), every file present`, 'none needed'),
     );
     const now = ctx.clock.now();
@@ -67,18 +116,28 @@ export async function stateChecks(ctx: FlowCtx): Promise<DoctorCheck[]> {
     for (const p of plans.filter((x) => x.status !== 'archived')) {
       for (const s of stepsOfPlan(db, p.plan_path)) {
         if (s.parent_anchor !== null) continue;
-        if (isHeld(s.status) && isExpired(s.lease_expires_at, now)) expired.push(`${p.plan_path} ${s.anchor} (${s.claimed_by}, expired ${s.lease_expires_at})`);
-        if (s.status === 'failed') failedSteps.push(`${p.plan_path} ${s.anchor}${s.fail_reason ? ` (${s.fail_reason})` : ''}`);
+        if (isHeld(s.status) && isExpired(s.lease_expires_at, now))
+          expired.push(`${p.plan_path} ${s.anchor} (${s.claimed_by}, expired ${s.lease_expires_at})`);
+        if (s.status === 'failed')
+          failedSteps.push(`${p.plan_path} ${s.anchor}${s.fail_reason ? ` (${s.fail_reason})` : ''}`);
       }
     }
     checks.push(
       expired.length
-        ? warn('expired-leases', `expired claims: ${expired.join('; ')}`, 'the next tugcode state claim takes them over; or release them: tugcode state reset <plan> <step>')
+        ? warn(
+            'expired-leases',
+            `expired claims: ${expired.join('; ')}`,
+            'the next tugcode state claim takes them over; or release them: tugcode state reset <plan> <step>',
+          )
         : pass('expired-leases', 'no expired claims', 'none needed'),
     );
     checks.push(
       failedSteps.length
-        ? warn('failed-steps', `failed steps: ${failedSteps.join('; ')}`, 'read the reason (tugcode state show <plan> --step <step>), fix the cause, then tugcode state reset <plan> <step>')
+        ? warn(
+            'failed-steps',
+            `failed steps: ${failedSteps.join('; ')}`,
+            'read the reason (tugcode state show <plan> --step <step>), fix the cause, then tugcode state reset <plan> <step>',
+          )
         : pass('failed-steps', 'no failed steps', 'none needed'),
     );
   } finally {

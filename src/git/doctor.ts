@@ -36,9 +36,16 @@ function gitChecks(repo: Repo): DoctorCheck[] {
   out.push(
     existsSync(join(root, '.tugtool'))
       ? { name: 'tugtool-initialized', status: 'pass', message: '.tugtool/ exists in the main checkout', fix: NONE }
-      : { name: 'tugtool-initialized', status: 'fail', message: `${root} has no .tugtool/ directory`, fix: 'tugcode init' },
+      : {
+          name: 'tugtool-initialized',
+          status: 'fail',
+          message: `${root} has no .tugtool/ directory`,
+          fix: 'tugcode init',
+        },
   );
-  const tracked = gitTry(['ls-files', '--', ...STATE_FILES], root).stdout.split('\n').filter(Boolean);
+  const tracked = gitTry(['ls-files', '--', ...STATE_FILES], root)
+    .stdout.split('\n')
+    .filter(Boolean);
   const ignored = gitTry(['check-ignore', '-q', '--no-index', '.tugtool/state.db'], root).status === 0;
   if (tracked.length > 0) {
     out.push({
@@ -48,8 +55,19 @@ function gitChecks(repo: Repo): DoctorCheck[] {
       fix: `git rm --cached ${tracked.join(' ')} && git commit -m "chore: untrack tugcode state"; then tugcode init (adds the ignore lines)`,
     });
   } else if (!ignored) {
-    out.push({ name: 'state-files-untracked', status: 'warn', message: '.tugtool/state.db is not ignored by git', fix: 'tugcode init   (adds the runtime files to .gitignore and info/exclude)' });
-  } else out.push({ name: 'state-files-untracked', status: 'pass', message: 'state files are ignored and untracked', fix: NONE });
+    out.push({
+      name: 'state-files-untracked',
+      status: 'warn',
+      message: '.tugtool/state.db is not ignored by git',
+      fix: 'tugcode init   (adds the runtime files to .gitignore and info/exclude)',
+    });
+  } else
+    out.push({
+      name: 'state-files-untracked',
+      status: 'pass',
+      message: 'state files are ignored and untracked',
+      fix: NONE,
+    });
 
   const worktrees = listWorktrees(repo).filter((w) => !w.bare);
   const missing = worktrees.filter((w) => !existsSync(w.path));
@@ -61,7 +79,12 @@ function gitChecks(repo: Repo): DoctorCheck[] {
           message: `worktrees registered in git but missing on disk: ${missing.map((w) => `${w.path}${w.branch ? ` (${w.branch})` : ''}`).join(', ')}`,
           fix: `tugcode worktree remove <path> for each (keeps unmerged branches), or git worktree prune`,
         }
-      : { name: 'worktrees-present', status: 'pass', message: `${worktrees.length} worktree(s), all present on disk`, fix: NONE },
+      : {
+          name: 'worktrees-present',
+          status: 'pass',
+          message: `${worktrees.length} worktree(s), all present on disk`,
+          fix: NONE,
+        },
   );
   const tugtree = join(root, '.tugtree');
   let stray: string[] = [];
@@ -75,15 +98,27 @@ function gitChecks(repo: Repo): DoctorCheck[] {
   }
   out.push(
     stray.length
-      ? { name: 'tugtree-registered', status: 'warn', message: `directories under .tugtree/ that git does not know: ${stray.join(', ')}`, fix: `inspect them, copy out anything you need, then delete them (rm -rf ${stray.join(' ')})` }
-      : { name: 'tugtree-registered', status: 'pass', message: 'every .tugtree/ directory is a registered worktree', fix: NONE },
+      ? {
+          name: 'tugtree-registered',
+          status: 'warn',
+          message: `directories under .tugtree/ that git does not know: ${stray.join(', ')}`,
+          fix: `inspect them, copy out anything you need, then delete them (rm -rf ${stray.join(' ')})`,
+        }
+      : {
+          name: 'tugtree-registered',
+          status: 'pass',
+          message: 'every .tugtree/ directory is a registered worktree',
+          fix: NONE,
+        },
   );
   return out;
 }
 
 async function kernelCheck(ctx: FlowCtx): Promise<DoctorCheck> {
   const name = 'kernel-backends';
-  let probe: ((sessionDir: string, o: { python?: string; rustAnalyzer?: string }) => Promise<Record<string, unknown>>) | undefined;
+  let probe:
+    | ((sessionDir: string, o: { python?: string; rustAnalyzer?: string }) => Promise<Record<string, unknown>>)
+    | undefined;
   try {
     // Resolved at run time: the kernel is optional in a build.
     const spec = '../kernel/doctor.js';
@@ -91,17 +126,38 @@ async function kernelCheck(ctx: FlowCtx): Promise<DoctorCheck> {
   } catch {
     probe = undefined;
   }
-  if (!probe) return { name, status: 'warn', message: 'kernel not available in this build', fix: 'install a tugcode build that includes the refactor kernel' };
+  if (!probe)
+    return {
+      name,
+      status: 'warn',
+      message: 'kernel not available in this build',
+      fix: 'install a tugcode build that includes the refactor kernel',
+    };
   try {
     const o: { python?: string; rustAnalyzer?: string } = {};
     if (ctx.config.kernel.python) o.python = ctx.config.kernel.python;
     if (ctx.config.kernel.rust_analyzer) o.rustAnalyzer = ctx.config.kernel.rust_analyzer;
-    const r = (await probe(join(ctx.repo.worktreeRoot, '.tug'), o)) as { summary?: { failed?: number; warnings?: number; total?: number }; checks?: { name: string; status: string; message: string }[] };
+    const r = (await probe(join(ctx.repo.worktreeRoot, '.tug'), o)) as {
+      summary?: { failed?: number; warnings?: number; total?: number };
+      checks?: { name: string; status: string; message: string }[];
+    };
     const failed = (r.checks ?? []).filter((c) => c.status === 'failed');
     const warned = (r.checks ?? []).filter((c) => c.status === 'warning');
     const list = (cs: { name: string; message: string }[]) => cs.map((c) => `${c.name}: ${c.message}`).join('; ');
-    if (failed.length) return { name, status: 'fail', message: list(failed), fix: 'tug doctor shows every backend probe; install or repair the failing ones' };
-    if (warned.length) return { name, status: 'warn', message: list(warned), fix: 'optional backends: install them to refactor those languages (tug doctor)' };
+    if (failed.length)
+      return {
+        name,
+        status: 'fail',
+        message: list(failed),
+        fix: 'tug doctor shows every backend probe; install or repair the failing ones',
+      };
+    if (warned.length)
+      return {
+        name,
+        status: 'warn',
+        message: list(warned),
+        fix: 'optional backends: install them to refactor those languages (tug doctor)',
+      };
     return { name, status: 'pass', message: `${r.checks?.length ?? 0} kernel probe(s) passed`, fix: NONE };
   } catch (e) {
     return { name, status: 'warn', message: `kernel probe failed to run: ${(e as Error).message}`, fix: 'tug doctor' };
@@ -133,17 +189,32 @@ export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
   const v = gitVersion();
   checks.push(
     !v
-      ? { name: 'git-version', status: 'fail', message: 'git is not installed or cannot run', fix: `install git ${versionString(MIN_GIT_VERSION)} or newer` }
+      ? {
+          name: 'git-version',
+          status: 'fail',
+          message: 'git is not installed or cannot run',
+          fix: `install git ${versionString(MIN_GIT_VERSION)} or newer`,
+        }
       : versionAtLeast(v, MIN_GIT_VERSION)
         ? { name: 'git-version', status: 'pass', message: `git ${versionString(v)}`, fix: NONE }
-        : { name: 'git-version', status: 'fail', message: `git ${versionString(v)} is older than ${versionString(MIN_GIT_VERSION)}`, fix: `install git ${versionString(MIN_GIT_VERSION)} or newer` },
+        : {
+            name: 'git-version',
+            status: 'fail',
+            message: `git ${versionString(v)} is older than ${versionString(MIN_GIT_VERSION)}`,
+            fix: `install git ${versionString(MIN_GIT_VERSION)} or newer`,
+          },
   );
   let repo: Repo | null = null;
   try {
     repo = resolveRepo(o.cwd, o.env);
     checks.push({ name: 'repo-found', status: 'pass', message: `main checkout ${repo.mainRoot}`, fix: NONE });
   } catch (e) {
-    checks.push({ name: 'repo-found', status: 'fail', message: (e as Error).message, fix: 'run tugcode inside a git repository (git init), or pass -C <dir>' });
+    checks.push({
+      name: 'repo-found',
+      status: 'fail',
+      message: (e as Error).message,
+      fix: 'run tugcode inside a git repository (git init), or pass -C <dir>',
+    });
   }
   if (repo) {
     let config: Config | null = null;
@@ -151,27 +222,46 @@ export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
       config = await o.loadConfig(repo);
       checks.push({ name: 'config', status: 'pass', message: 'configuration is valid', fix: NONE });
     } catch (e) {
-      checks.push({ name: 'config', status: 'fail', message: (e as Error).message, fix: 'fix .tugtool/config.toml (tugcode init --force rewrites a template)' });
+      checks.push({
+        name: 'config',
+        status: 'fail',
+        message: (e as Error).message,
+        fix: 'fix .tugtool/config.toml (tugcode init --force rewrites a template)',
+      });
     }
     checks.push(...gitChecks(repo));
     if (config) {
       const ctx: FlowCtx = { repo, config, clock: o.clock, warnings: o.warnings, env: o.env };
       const { stateChecks } = await import('./doctor-state.js');
       const state = await stateChecks(ctx);
-      checks.splice(checks.findIndex((c) => c.name === 'state-files-untracked'), 0, ...state);
+      checks.splice(
+        checks.findIndex((c) => c.name === 'state-files-untracked'),
+        0,
+        ...state,
+      );
       if (o.kernel !== false) checks.push(await kernelCheck(ctx));
     }
   }
   const summary = summarize(checks);
   if (summary.fail > 0) {
-    throw new TugError('DoctorFailed', { failed: summary.fail, checks, summary }, { text: renderDoctor({ checks, summary }) });
+    throw new TugError(
+      'DoctorFailed',
+      { failed: summary.fail, checks, summary },
+      { text: renderDoctor({ checks, summary }) },
+    );
   }
   return { checks, summary };
 }
 
 export function renderDoctor(d: DoctorData): string {
   const mark: Record<CheckStatus, string> = { pass: 'ok  ', warn: 'WARN', fail: 'FAIL' };
-  const lines = d.checks.flatMap((c) => [`${mark[c.status]}  ${c.name}: ${c.message}`, ...(c.status === 'pass' ? [] : [`      fix: ${c.fix}`])]);
-  lines.push('', `${d.summary.total} checks: ${d.summary.pass} ok, ${d.summary.warn} warning(s), ${d.summary.fail} failed`);
+  const lines = d.checks.flatMap((c) => [
+    `${mark[c.status]}  ${c.name}: ${c.message}`,
+    ...(c.status === 'pass' ? [] : [`      fix: ${c.fix}`]),
+  ]);
+  lines.push(
+    '',
+    `${d.summary.total} checks: ${d.summary.pass} ok, ${d.summary.warn} warning(s), ${d.summary.fail} failed`,
+  );
   return lines.join('\n');
 }

@@ -18,7 +18,11 @@ export const INTEGRATION_LOCK = '.tugtool/integration.lock';
  * Run `fn` holding `<main root>/.tugtool/integration.lock` (proper-lockfile, stale detection). The lock
  * is shared with `tugcode run`. Waiting longer than `timeoutMs` is `Busy`.
  */
-export async function withIntegrationLock<T>(mainRoot: string, fn: () => Promise<T> | T, timeoutMs = 60_000): Promise<T> {
+export async function withIntegrationLock<T>(
+  mainRoot: string,
+  fn: () => Promise<T> | T,
+  timeoutMs = 60_000,
+): Promise<T> {
   const lockfile = await import('proper-lockfile');
   mkdirSync(join(mainRoot, '.tugtool'), { recursive: true });
   const target = join(mainRoot, '.tugtool', 'integration');
@@ -36,7 +40,11 @@ export async function withIntegrationLock<T>(mainRoot: string, fn: () => Promise
       },
     });
   } catch (e) {
-    throw new TugError('Busy', { db_path: lockfilePath, timeout_ms: timeoutMs, reason: (e as Error).message }, { hint: 'another tugcode commit or run is integrating; retry in a moment' });
+    throw new TugError(
+      'Busy',
+      { db_path: lockfilePath, timeout_ms: timeoutMs, reason: (e as Error).message },
+      { hint: 'another tugcode commit or run is integrating; retry in a moment' },
+    );
   }
   try {
     return await fn();
@@ -74,7 +82,8 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
       }
     }
     if (!branchExists(repo.mainRoot, integ)) {
-      if (!input.createFrom) throw new TugError('InvalidArgument', { reason: `integration branch ${integ} does not exist` });
+      if (!input.createFrom)
+        throw new TugError('InvalidArgument', { reason: `integration branch ${integ} does not exist` });
       git(['branch', '--no-track', integ, `refs/heads/${input.createFrom.base}`], repo.mainRoot);
       setBranchPlan(repo.mainRoot, integ, input.createFrom.planPath, input.createFrom.base);
     }
@@ -82,7 +91,9 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
     const before = headCommit(W)!;
     let rebased = false;
     if (!isAncestor(W, tip, before)) {
-      const r = gitTry(['rebase', '--quiet', '--no-autosquash', '--no-autostash', tip], W, { env: { GIT_EDITOR: 'true' } });
+      const r = gitTry(['rebase', '--quiet', '--no-autosquash', '--no-autostash', tip], W, {
+        env: { GIT_EDITOR: 'true' },
+      });
       if (r.status !== 0) {
         const files = gitTry(['diff', '--name-only', '--diff-filter=U'], W).stdout.split('\n').filter(Boolean);
         gitTry(['rebase', '--abort'], W);
@@ -94,7 +105,8 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
             branch: branch ?? W,
             into: integ,
             files,
-            reason: 'rebase onto the integration branch conflicted; the rebase was aborted and the commit stays on the worktree branch',
+            reason:
+              'rebase onto the integration branch conflicted; the rebase was aborted and the commit stays on the worktree branch',
           }),
         };
       }

@@ -40,7 +40,10 @@ function runMergeTree(repo: Repo, ours: string, theirs: string, env?: NodeJS.Pro
 /** Would merging `theirs` into `ours` conflict? Writes nothing into the repository. */
 export function checkMerge(repo: Repo, ours: string, theirs: string): MergeTreeResult {
   return withTempDir((dir) =>
-    runMergeTree(repo, ours, theirs, { GIT_OBJECT_DIRECTORY: dir, GIT_ALTERNATE_OBJECT_DIRECTORIES: join(repo.commonDir, 'objects') }),
+    runMergeTree(repo, ours, theirs, {
+      GIT_OBJECT_DIRECTORY: dir,
+      GIT_ALTERNATE_OBJECT_DIRECTORIES: join(repo.commonDir, 'objects'),
+    }),
   );
 }
 
@@ -65,7 +68,9 @@ export function readTreeFiles(repo: Repo, tree: string, dir: string): { path: st
   const names = git(['ls-tree', '-r', '-z', '--name-only', tree, '--', dir], repo.mainRoot).split('\0').filter(Boolean);
   if (names.length === 0) return [];
   // Batch output: "<oid> blob <size>\n<content>\n" per object; sizes are in bytes.
-  const buf = gitBytes(['cat-file', '--batch'], repo.mainRoot, { input: names.map((n) => `${tree}:${n}`).join('\n') + '\n' });
+  const buf = gitBytes(['cat-file', '--batch'], repo.mainRoot, {
+    input: names.map((n) => `${tree}:${n}`).join('\n') + '\n',
+  });
   const files: { path: string; text: string }[] = [];
   let pos = 0;
   for (const name of names) {

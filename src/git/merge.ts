@@ -48,23 +48,38 @@ export interface MergeData {
 function sourceBranch(ctx: FlowCtx, planPath: string, slug: string, explicit?: string): string {
   const root = ctx.repo.mainRoot;
   if (explicit) {
-    if (!branchExists(root, explicit)) throw new TugError('InvalidArgument', { reason: `branch ${explicit} does not exist`, branch: explicit });
+    if (!branchExists(root, explicit))
+      throw new TugError('InvalidArgument', { reason: `branch ${explicit} does not exist`, branch: explicit });
     return explicit;
   }
   const integ = integrationBranch(slug);
   if (branchExists(root, integ)) return integ;
-  const own = listBranchPlans(root).filter((b) => b.plan_path === planPath && isCreateBranch(b.branch, slug) && branchExists(root, b.branch));
+  const own = listBranchPlans(root).filter(
+    (b) => b.plan_path === planPath && isCreateBranch(b.branch, slug) && branchExists(root, b.branch),
+  );
   if (own.length === 1) return own[0]!.branch;
   throw new TugError('InvalidArgument', {
-    reason: own.length === 0 ? `${planPath} has no integration branch ${integ} and no worktree branch to merge` : `${planPath} has several worktree branches; pass --branch`,
+    reason:
+      own.length === 0
+        ? `${planPath} has no integration branch ${integ} and no worktree branch to merge`
+        : `${planPath} has several worktree branches; pass --branch`,
     plan_path: planPath,
     candidates: own.map((b) => b.branch),
   });
 }
 
-function mergeMessage(planPath: string, slug: string, branch: string, steps: Included[], titles: Map<string, string>): string {
+function mergeMessage(
+  planPath: string,
+  slug: string,
+  branch: string,
+  steps: Included[],
+  titles: Map<string, string>,
+): string {
   const lines = [`Merge ${branch}: ${slug}`, '', `Plan: ${planPath}`, '', 'Steps:'];
-  for (const s of steps) lines.push(`- ${s.step_anchor}${titles.get(s.step_anchor) ? `: ${titles.get(s.step_anchor)}` : ''}${s.commit_hash ? ` (${s.commit_hash.slice(0, 12)})` : ''}`);
+  for (const s of steps)
+    lines.push(
+      `- ${s.step_anchor}${titles.get(s.step_anchor) ? `: ${titles.get(s.step_anchor)}` : ''}${s.commit_hash ? ` (${s.commit_hash.slice(0, 12)})` : ''}`,
+    );
   return lines.join('\n') + '\n';
 }
 
@@ -82,24 +97,39 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
   if (!steps) throw new TugError('PlanNotInitialized', { plan_path: planPath });
   const incomplete = steps.filter((s) => s.status !== 'completed');
   if (incomplete.length > 0 && !input.force) {
-    throw new TugError('PlanIncomplete', {
-      plan_path: planPath,
-      reason: `${incomplete.length} step(s) not completed: ${incomplete.map((s) => s.anchor).join(', ')}`,
-      incomplete_steps: incomplete.map((s) => ({ step_anchor: s.anchor, status: s.status })),
-    }, { hint: `tugcode state show ${planPath}   (or tugcode merge --force)` });
+    throw new TugError(
+      'PlanIncomplete',
+      {
+        plan_path: planPath,
+        reason: `${incomplete.length} step(s) not completed: ${incomplete.map((s) => s.anchor).join(', ')}`,
+        incomplete_steps: incomplete.map((s) => ({ step_anchor: s.anchor, status: s.status })),
+      },
+      { hint: `tugcode state show ${planPath}   (or tugcode merge --force)` },
+    );
   }
   const branch = sourceBranch(ctx, planPath, slug, input.branch);
   const into = input.into ?? getBranchPlan(repo.mainRoot, branch)?.base_branch ?? ctx.config.run.base_branch;
-  if (!branchExists(repo.mainRoot, into)) throw new TugError('InvalidArgument', { reason: `target branch ${into} does not exist`, branch: into });
+  if (!branchExists(repo.mainRoot, into))
+    throw new TugError('InvalidArgument', { reason: `target branch ${into} does not exist`, branch: into });
   if (into === branch) throw new TugError('InvalidArgument', { reason: `cannot merge ${branch} into itself` });
 
   const run = async (): Promise<MergeData> => {
     const source = branchTip(repo.mainRoot, branch)!;
     const target = branchTip(repo.mainRoot, into)!;
-    const included = verifySteps(ctx, planPath, steps.filter((s) => s.status === 'completed'), branch, source);
+    const included = verifySteps(
+      ctx,
+      planPath,
+      steps.filter((s) => s.status === 'completed'),
+      branch,
+      source,
+    );
     const holder = listWorktrees(repo).find((w) => w.branch === into && !w.prunable);
     if (holder && statusEntries(holder.path, { untracked: false, pathspec: ALL_BUT_RUNTIME }).length > 0) {
-      throw new TugError('WorktreeDirty', { worktree_path: holder.path, branch: into, reason: `${into} is checked out there with uncommitted changes` }, { hint: `commit or stash the changes in ${holder.path}, then merge again` });
+      throw new TugError(
+        'WorktreeDirty',
+        { worktree_path: holder.path, branch: into, reason: `${into} is checked out there with uncommitted changes` },
+        { hint: `commit or stash the changes in ${holder.path}, then merge again` },
+      );
     }
     const already = isAncestor(repo.mainRoot, source, target);
     if (!already) {
@@ -138,7 +168,13 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
 }
 
 /** Every completed step's commit is reachable from the branch, or has a patch-equivalent with its trailer. */
-function verifySteps(ctx: FlowCtx, planPath: string, completed: state.StepState[], branch: string, source: string): Included[] {
+function verifySteps(
+  ctx: FlowCtx,
+  planPath: string,
+  completed: state.StepState[],
+  branch: string,
+  source: string,
+): Included[] {
   const root = ctx.repo.mainRoot;
   let scanned: TrailerCommit[] | null = null;
   const out: Included[] = [];
@@ -155,7 +191,13 @@ function verifySteps(ctx: FlowCtx, planPath: string, completed: state.StepState[
     scanned ??= listTrailerCommits(root, [source]).commits;
     // The newest commit on the branch whose trailers name this plan and step (a rebase or cherry-pick keeps them).
     const equivalent = scanned.find((c) => c.steps.includes(s.anchor) && c.plans.includes(planPath));
-    if (!equivalent) throw new TugError('CommitNotIntegrated', { plan_path: planPath, step_anchor: s.anchor, commit_hash: s.commit_hash, branch });
+    if (!equivalent)
+      throw new TugError('CommitNotIntegrated', {
+        plan_path: planPath,
+        step_anchor: s.anchor,
+        commit_hash: s.commit_hash,
+        branch,
+      });
     out.push({ step_anchor: s.anchor, commit_hash: equivalent.hash });
   }
   return out;
@@ -181,13 +223,21 @@ function publish(ctx: FlowCtx, into: string, from: string, to: string, holder: s
   if (holder) {
     const r = gitTry(['read-tree', '-m', '-u', from, to], holder);
     if (r.status !== 0) {
-      throw new TugError('WorktreeDirty', { worktree_path: holder, branch: into, reason: r.stderr.trim().split('\n')[0] ?? 'files would be overwritten' });
+      throw new TugError('WorktreeDirty', {
+        worktree_path: holder,
+        branch: into,
+        reason: r.stderr.trim().split('\n')[0] ?? 'files would be overwritten',
+      });
     }
   }
   const u = gitTry(['update-ref', '-m', `tugcode merge into ${into}`, `refs/heads/${into}`, to, from], root);
   if (u.status !== 0) {
     if (holder) gitTry(['read-tree', '-m', '-u', to, from], holder);
-    throw new TugError('GitError', { args: ['update-ref', `refs/heads/${into}`], stderr: u.stderr, reason: `${into} moved during the merge; nothing was changed` });
+    throw new TugError('GitError', {
+      args: ['update-ref', `refs/heads/${into}`],
+      stderr: u.stderr,
+      reason: `${into} moved during the merge; nothing was changed`,
+    });
   }
 }
 
@@ -196,12 +246,25 @@ function publish(ctx: FlowCtx, into: string, from: string, to: string, holder: s
  * worktree is clean and holds no live claim; everything else is kept and reported. With `dryRun`, only
  * report.
  */
-async function planCleanup(ctx: FlowCtx, planPath: string, slug: string, into: string, tips: string[], data: MergeData, dryRun: boolean): Promise<void> {
+async function planCleanup(
+  ctx: FlowCtx,
+  planPath: string,
+  slug: string,
+  into: string,
+  tips: string[],
+  data: MergeData,
+  dryRun: boolean,
+): Promise<void> {
   const { repo } = ctx;
   const root = repo.mainRoot;
   const worktrees = listWorktrees(repo);
   const branches = listBranchPlans(root)
-    .filter((b) => b.plan_path === planPath && b.branch !== into && (b.branch === integrationBranch(slug) || b.branch.startsWith(`tugplan/${slug}--`)))
+    .filter(
+      (b) =>
+        b.plan_path === planPath &&
+        b.branch !== into &&
+        (b.branch === integrationBranch(slug) || b.branch.startsWith(`tugplan/${slug}--`)),
+    )
     .map((b) => b.branch)
     .filter((b) => branchExists(root, b));
   for (const b of branches) {

@@ -28,7 +28,13 @@ export function timestampName(iso: string): string {
 }
 
 export function checkName(name: string): void {
-  if (!NAME_RE.test(name) || name.includes('--') || /^w\d+$/.test(name) || name.endsWith('.lock') || name.includes('..')) {
+  if (
+    !NAME_RE.test(name) ||
+    name.includes('--') ||
+    /^w\d+$/.test(name) ||
+    name.endsWith('.lock') ||
+    name.includes('..')
+  ) {
     throw new TugError('InvalidArgument', {
       reason: `--name ${JSON.stringify(name)} must be one segment of letters, digits, ".", "_" or "-", without "--", and not w<k> (reserved for run workers)`,
     });

@@ -7,7 +7,11 @@ import type { ParsedPlan } from '../plan/types.js';
 import type { Repo } from './repo.js';
 import { showBlob } from './refs.js';
 
-export async function parseAndValidate(planPath: string, bytes: Uint8Array, level: 'lenient' | 'normal' | 'strict' = 'lenient'): Promise<ParsedPlan> {
+export async function parseAndValidate(
+  planPath: string,
+  bytes: Uint8Array,
+  level: 'lenient' | 'normal' | 'strict' = 'lenient',
+): Promise<ParsedPlan> {
   const { parsePlan } = await import('../plan/parse.js');
   const { validatePlan } = await import('../plan/validate.js');
   const plan = parsePlan(bytes);
@@ -20,7 +24,12 @@ export async function parseAndValidate(planPath: string, bytes: Uint8Array, leve
 /** The plan's bytes on `branch`, or PlanNotCommitted. */
 export function committedPlan(repo: Repo, planPath: string, branch: string): Buffer {
   const blob = showBlob(repo.mainRoot, `refs/heads/${branch}`, planPath);
-  if (!blob) throw new TugError('PlanNotCommitted', { plan_path: planPath, base_branch: branch, reason: `${planPath} does not exist on ${branch}` });
+  if (!blob)
+    throw new TugError('PlanNotCommitted', {
+      plan_path: planPath,
+      base_branch: branch,
+      reason: `${planPath} does not exist on ${branch}`,
+    });
   return blob;
 }
 
@@ -28,7 +37,12 @@ export function committedPlan(repo: Repo, planPath: string, branch: string): Buf
  * The plan argument as a repo-relative path, read from the work tree `root` (04-git.md §1), through the
  * one plan resolver. `knownPlanPaths` (plans with rows in state.db) name a plan even when its file is gone.
  */
-export async function resolvePlanPath(repo: Repo, arg: string, root: string = repo.worktreeRoot, knownPlanPaths: string[] = []): Promise<string> {
+export async function resolvePlanPath(
+  repo: Repo,
+  arg: string,
+  root: string = repo.worktreeRoot,
+  knownPlanPaths: string[] = [],
+): Promise<string> {
   const { resolvePlanArg } = await import('../plan/resolve.js');
   return resolvePlanArg(arg, { repoRoot: repo.mainRoot, workTree: root, cwd: repo.cwd, knownPlanPaths }).plan_path;
 }

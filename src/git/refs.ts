@@ -28,7 +28,12 @@ export function requireGitVersion(): void {
   if (!versionAtLeast(v, MIN_GIT_VERSION)) {
     throw new TugError(
       'GitError',
-      { args: ['--version'], found: versionString(v), required: versionString(MIN_GIT_VERSION), reason: `git ${versionString(v)} is older than the required ${versionString(MIN_GIT_VERSION)}` },
+      {
+        args: ['--version'],
+        found: versionString(v),
+        required: versionString(MIN_GIT_VERSION),
+        reason: `git ${versionString(v)} is older than the required ${versionString(MIN_GIT_VERSION)}`,
+      },
       { hint: `install git ${versionString(MIN_GIT_VERSION)} or newer` },
     );
   }
@@ -62,7 +67,11 @@ export function isAncestor(cwd: string, ancestor: string, descendant: string): b
   const r = gitTry(['merge-base', '--is-ancestor', ancestor, descendant], cwd);
   if (r.status === 0) return true;
   if (r.status === 1) return false;
-  throw new TugError('GitError', { args: ['merge-base', '--is-ancestor', ancestor, descendant], stderr: r.stderr, cwd });
+  throw new TugError('GitError', {
+    args: ['merge-base', '--is-ancestor', ancestor, descendant],
+    stderr: r.stderr,
+    cwd,
+  });
 }
 
 /** `git status --porcelain` entries (untracked included, ignored excluded). */

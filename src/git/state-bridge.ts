@@ -41,7 +41,13 @@ export interface PlanState {
   steps: StepState[];
 }
 
-async function withState<T>(ctx: FlowCtx, mode: OpenMode, command: string, workTree: string, fn: (s: StateContext) => Promise<T> | T): Promise<T> {
+async function withState<T>(
+  ctx: FlowCtx,
+  mode: OpenMode,
+  command: string,
+  workTree: string,
+  fn: (s: StateContext) => Promise<T> | T,
+): Promise<T> {
   const { openStateContext, closeStateContext } = await import('../state/context.js');
   const s = openStateContext({
     repoRoot: ctx.repo.mainRoot,
@@ -72,7 +78,10 @@ export async function initAndReconcile(
   refs: string[],
   command = 'worktree create',
 ): Promise<{ all_steps: string[]; ready_steps: string[]; state_initialized: boolean }> {
-  const { commits, scanned } = listTrailerCommits(ctx.repo.mainRoot, refs.map((r) => `refs/heads/${r}`));
+  const { commits, scanned } = listTrailerCommits(
+    ctx.repo.mainRoot,
+    refs.map((r) => `refs/heads/${r}`),
+  );
   return withState(ctx, 'read', command, ctx.repo.mainRoot, async (s) => {
     const { init } = await import('../state/init.js');
     await init(s, { plan: planPath, source: bytes });
@@ -83,7 +92,12 @@ export async function initAndReconcile(
   });
 }
 
-async function reconcileCommits(s: StateContext, planPath: string, commits: TrailerCommit[], scanned: number): Promise<void> {
+async function reconcileCommits(
+  s: StateContext,
+  planPath: string,
+  commits: TrailerCommit[],
+  scanned: number,
+): Promise<void> {
   const { reconcile } = await import('../state/index.js');
   reconcile(s, { plan: planPath, commits, scanned_commits: scanned });
 }
@@ -92,7 +106,12 @@ async function reconcileCommits(s: StateContext, planPath: string, commits: Trai
 export async function completionBlocker(ctx: FlowCtx, ref: StepRef): Promise<TugError | null> {
   return withState(ctx, 'write', 'commit', ref.worktree, async (s) => {
     const lib = await import('../state/index.js');
-    return lib.completionBlocker(s, { plan: ref.planPath, step: ref.step, worktree: ref.worktree, attempt: ref.attempt });
+    return lib.completionBlocker(s, {
+      plan: ref.planPath,
+      step: ref.step,
+      worktree: ref.worktree,
+      attempt: ref.attempt,
+    });
   });
 }
 
@@ -106,7 +125,13 @@ export async function heartbeat(ctx: FlowCtx, ref: StepRef): Promise<void> {
 export async function complete(ctx: FlowCtx, ref: StepRef & { commit: string }): Promise<{ plan_completed: boolean }> {
   return withState(ctx, 'write', 'commit', ref.worktree, async (s) => {
     const { complete: done } = await import('../state/index.js');
-    const r = await done(s, { plan: ref.planPath, step: ref.step, worktree: ref.worktree, attempt: ref.attempt, commit: ref.commit });
+    const r = await done(s, {
+      plan: ref.planPath,
+      step: ref.step,
+      worktree: ref.worktree,
+      attempt: ref.attempt,
+      commit: ref.commit,
+    });
     return { plan_completed: r.plan_completed };
   });
 }

@@ -85,7 +85,12 @@ export async function planStatus(ctx: FlowCtx, plan?: string): Promise<StatusDat
     return fromCheckboxes(root, planPath);
   };
   if (plan !== undefined) {
-    const planPath = await resolvePlanPath(ctx.repo, plan, root, known.map((p) => p.plan_path));
+    const planPath = await resolvePlanPath(
+      ctx.repo,
+      plan,
+      root,
+      known.map((p) => p.plan_path),
+    );
     return { plans: [await lineFor(planPath)] };
   }
   const { listPlans } = await import('../plan/resolve.js');

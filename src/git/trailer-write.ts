@@ -14,7 +14,10 @@ export interface TrailerSpec {
 /** Reject values that would break a trailer line. */
 function checkValue(t: TrailerSpec): void {
   if (/[\r\n\0]/.test(t.value) || t.value.trim() === '') {
-    throw new TugError('InvalidArgument', { reason: `trailer ${t.key} needs a one-line, non-empty value`, value: t.value });
+    throw new TugError('InvalidArgument', {
+      reason: `trailer ${t.key} needs a one-line, non-empty value`,
+      value: t.value,
+    });
   }
 }
 
@@ -32,7 +35,8 @@ export function parseTrailers(message: string, cwd: string): [string, string][] 
 
 /** Normalize a user message: no NUL, CRLF → LF, no trailing blank lines; must not be empty. */
 export function normalizeMessage(message: string): string {
-  if (message.includes('\0')) throw new TugError('InvalidArgument', { reason: 'the commit message contains a NUL byte' });
+  if (message.includes('\0'))
+    throw new TugError('InvalidArgument', { reason: 'the commit message contains a NUL byte' });
   const m = message.replace(/\r\n/g, '\n').replace(/\s+$/, '');
   if (m.trim() === '') throw new TugError('InvalidArgument', { reason: 'the commit message is empty' });
   return m.replace(/^\n+/, '') + '\n';
@@ -49,11 +53,19 @@ export function withTugTrailers(message: string, trailers: TrailerSpec[], cwd: s
   let existing = parseTrailers(msg, cwd).filter(([k]) => /^tug-/i.test(k));
   for (let guard = existing.length + 1; existing.length > 0 && guard > 0; guard--) {
     const key = existing[0]![0];
-    msg = git(['interpret-trailers', '--no-divider', '--if-exists', 'replace', '--trim-empty', '--trailer', `${key}: `], cwd, { input: msg });
+    msg = git(
+      ['interpret-trailers', '--no-divider', '--if-exists', 'replace', '--trim-empty', '--trailer', `${key}: `],
+      cwd,
+      { input: msg },
+    );
     existing = parseTrailers(msg, cwd).filter(([k]) => /^tug-/i.test(k));
   }
   if (existing.length > 0) {
-    throw new TugError('GitError', { args: ['interpret-trailers'], reason: 'could not remove the existing Tug-* trailers', trailers: existing });
+    throw new TugError('GitError', {
+      args: ['interpret-trailers'],
+      reason: 'could not remove the existing Tug-* trailers',
+      trailers: existing,
+    });
   }
   const args = ['interpret-trailers', '--no-divider', '--if-exists', 'add', '--if-missing', 'add', '--where', 'end'];
   for (const t of trailers) args.push('--trailer', `${t.key}: ${t.value}`);

@@ -23,7 +23,13 @@ export interface WorktreeInfo {
   missing: boolean;
   plan_path: string | null;
   base_branch: string | null;
-  claimed_steps: { plan_path: string; step_anchor: string; status: string; lease_expires_at: string | null; lease_expired: boolean }[];
+  claimed_steps: {
+    plan_path: string;
+    step_anchor: string;
+    status: string;
+    lease_expires_at: string | null;
+    lease_expired: boolean;
+  }[];
 }
 
 function underTugtree(mainRoot: string, path: string): boolean {
@@ -47,7 +53,13 @@ export async function listTugWorktrees(ctx: FlowCtx): Promise<{ worktrees: Workt
       missing,
       plan_path: cfg?.plan_path ?? null,
       base_branch: cfg?.base_branch ?? null,
-      claimed_steps: claims.map((c) => ({ plan_path: c.plan_path, step_anchor: c.step_anchor, status: c.status, lease_expires_at: c.lease_expires_at, lease_expired: !c.live })),
+      claimed_steps: claims.map((c) => ({
+        plan_path: c.plan_path,
+        step_anchor: c.step_anchor,
+        status: c.status,
+        lease_expires_at: c.lease_expires_at,
+        lease_expired: !c.live,
+      })),
     });
   }
   out.sort((a, b) => (a.worktree_path < b.worktree_path ? -1 : 1));
@@ -83,11 +95,15 @@ function findTarget(ctx: FlowCtx, arg: string) {
   }
   const hit = all.find((w) => candidates.has(w.path) || (w.branch !== null && w.branch === arg));
   if (!hit || !underTugtree(repo.mainRoot, hit.path)) {
-    throw new TugError('WorktreeNotFound', {
-      worktree: hit?.path ?? asPath,
-      repo_root: repo.mainRoot,
-      reason: hit ? 'only worktrees under .tugtree/ are removed by tugcode' : 'no such worktree',
-    }, { hint: 'tugcode worktree list' });
+    throw new TugError(
+      'WorktreeNotFound',
+      {
+        worktree: hit?.path ?? asPath,
+        repo_root: repo.mainRoot,
+        reason: hit ? 'only worktrees under .tugtree/ are removed by tugcode' : 'no such worktree',
+      },
+      { hint: 'tugcode worktree list' },
+    );
   }
   return hit;
 }
@@ -120,14 +136,23 @@ export async function removeWorktree(ctx: FlowCtx, arg: string, opts: { force?: 
       const upstreams = [base, ...(cfg ? [integrationBranch(slugOfPlan(cfg.plan_path))] : [])];
       const unmerged = unmergedCommits(repo.mainRoot, tip, upstreams);
       if (unmerged.length > 0) {
-        throw new TugError('WorktreeUnmerged', { worktree_path: w.path, branch: w.branch ?? tip, count: unmerged.length, commits: unmerged, upstreams });
+        throw new TugError('WorktreeUnmerged', {
+          worktree_path: w.path,
+          branch: w.branch ?? tip,
+          count: unmerged.length,
+          commits: unmerged,
+          upstreams,
+        });
       }
     }
   }
   const claims = await state.claimsHeldBy(ctx, w.path);
   const live = claims.filter((c) => c.live);
   if (!force && live.length > 0) {
-    throw new TugError('WorktreeHasClaims', { worktree_path: w.path, claims: live.map((c) => `${c.plan_path}:${c.step_anchor}`) });
+    throw new TugError('WorktreeHasClaims', {
+      worktree_path: w.path,
+      claims: live.map((c) => `${c.plan_path}:${c.step_anchor}`),
+    });
   }
   const released: RemoveData['released_claims'] = [];
   // Only a forced removal releases claims (as an admin action); expired claims of a plain removal stay

@@ -9,7 +9,15 @@ import { TugError } from '../contract/errors.js';
 import { git, gitTry } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { listBranchPlans, setBranchPlan } from './branch-config.js';
-import { checkName, integrationBranch, isCreateBranch, slugOfPlan, timestampName, worktreeBranch, worktreeDir } from './naming.js';
+import {
+  checkName,
+  integrationBranch,
+  isCreateBranch,
+  slugOfPlan,
+  timestampName,
+  worktreeBranch,
+  worktreeDir,
+} from './naming.js';
 import { committedPlan, parseAndValidate, resolvePlanPath } from './plan-file.js';
 import { branchExists, requireGitVersion } from './refs.js';
 import { listWorktrees } from './repo.js';
@@ -51,7 +59,9 @@ export function planWorktrees(ctx: FlowCtx, planPath: string): PlanWorktree[] {
     .filter((w) => w.branch && !w.prunable && existsSync(w.path) && isCreateBranch(w.branch, slug))
     .flatMap((w) => {
       const cfg = configs.get(w.branch!);
-      return cfg && cfg.plan_path === planPath ? [{ path: w.path, branch: w.branch!, head: w.head, plan_path: planPath, base_branch: cfg.base_branch }] : [];
+      return cfg && cfg.plan_path === planPath
+        ? [{ path: w.path, branch: w.branch!, head: w.head, plan_path: planPath, base_branch: cfg.base_branch }]
+        : [];
     });
 }
 
@@ -63,7 +73,8 @@ export function reconcileRefs(ctx: FlowCtx, slug: string, branch: string): strin
 
 export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<CreateData> {
   requireGitVersion();
-  if (input.reuse && input.new) throw new TugError('InvalidArgument', { reason: '--reuse and --new exclude each other' });
+  if (input.reuse && input.new)
+    throw new TugError('InvalidArgument', { reason: '--reuse and --new exclude each other' });
   if (input.name !== undefined) checkName(input.name);
   const { repo } = ctx;
   const planPath = await resolvePlanPath(repo, input.plan);
@@ -100,13 +111,22 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
     }
     ensureRuntimeExclude(repo.commonDir);
     const st = await state.initAndReconcile(ctx, planPath, blob, reconcileRefs(ctx, slug, w.branch));
-    return { worktree_path: w.path, branch_name: w.branch, base_branch: w.base_branch ?? base, plan_path: planPath, ...st, reused: true };
+    return {
+      worktree_path: w.path,
+      branch_name: w.branch,
+      base_branch: w.base_branch ?? base,
+      plan_path: planPath,
+      ...st,
+      reused: true,
+    };
   }
 
   const branch = worktreeBranch(slug, input.name ?? timestampName(ctx.clock.now()));
   const dir = worktreeDir(repo.mainRoot, branch);
-  if (branchExists(repo.mainRoot, branch)) throw new TugError('WorktreeExists', { reason: `branch ${branch} already exists`, branch });
-  if (existsSync(dir)) throw new TugError('WorktreeExists', { reason: `directory ${dir} already exists`, worktree_path: dir });
+  if (branchExists(repo.mainRoot, branch))
+    throw new TugError('WorktreeExists', { reason: `branch ${branch} already exists`, branch });
+  if (existsSync(dir))
+    throw new TugError('WorktreeExists', { reason: `directory ${dir} already exists`, worktree_path: dir });
 
   const tugtree = join(repo.mainRoot, '.tugtree');
   const madeTugtree = !existsSync(tugtree);

@@ -84,7 +84,9 @@ export function renderIndex(entries: { path: string; text: string }[]): string {
   const out = [IMPLEMENTATION_LOG_INDEX.replace(/\s+$/, ''), ''];
   for (const slug of [...bySlug.keys()].sort()) {
     out.push(`## ${slug}`, '');
-    const list = bySlug.get(slug)!.sort((a, b) => (a.date ?? '').localeCompare(b.date ?? '') || a.anchor.localeCompare(b.anchor));
+    const list = bySlug
+      .get(slug)!
+      .sort((a, b) => (a.date ?? '').localeCompare(b.date ?? '') || a.anchor.localeCompare(b.anchor));
     for (const r of list) {
       const rel = r.path.slice('.tugtool/'.length);
       out.push(`- ${r.date ? `${r.date.slice(0, 10)} ` : ''}[${r.anchor}${r.title ? `: ${r.title}` : ''}](${rel})`);

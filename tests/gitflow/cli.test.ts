@@ -42,7 +42,13 @@ describe('worktree create / list (CLI)', () => {
     const before = snapshot(root);
     const r = runJson('worktree list', ['worktree', 'list'], { cwd: root, env });
     expect(r.json.worktrees).toHaveLength(1);
-    expect(r.json.worktrees[0]).toMatchObject({ branch: 'tugplan/demo--20260301-100000', plan_path: PLAN_PATH, dirty: false, missing: false, claimed_steps: [] });
+    expect(r.json.worktrees[0]).toMatchObject({
+      branch: 'tugplan/demo--20260301-100000',
+      plan_path: PLAN_PATH,
+      dirty: false,
+      missing: false,
+      claimed_steps: [],
+    });
     expect(snapshot(root)).toBe(before);
   });
 
@@ -54,7 +60,11 @@ describe('worktree create / list (CLI)', () => {
     ['PlanNotFound', 3, ['worktree', 'create', 'nope']],
   ] as const)('refuses with %s (exit %i) and changes nothing: %j', (code, exit, args) => {
     const before = snapshot(root);
-    expectError(runJson('worktree create', [...args], { cwd: root, env: { TUGCODE_NOW: '2026-03-01T11:00:00.000Z' } }), code, exit);
+    expectError(
+      runJson('worktree create', [...args], { cwd: root, env: { TUGCODE_NOW: '2026-03-01T11:00:00.000Z' } }),
+      code,
+      exit,
+    );
     expect(snapshot(root)).toBe(before);
   });
 
@@ -70,10 +80,16 @@ describe('worktree create / list (CLI)', () => {
   it('refuses a git older than 2.38 with GitError, creating nothing', () => {
     const bin = tempDir();
     const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
-    writeFileSync(join(bin, 'git'), `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "git version 2.30.1"; exit 0; fi\nexec ${realGit} "$@"\n`);
+    writeFileSync(
+      join(bin, 'git'),
+      `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "git version 2.30.1"; exit 0; fi\nexec ${realGit} "$@"\n`,
+    );
     chmodSync(join(bin, 'git'), 0o755);
     const before = snapshot(root);
-    const r = runJson('worktree create', ['worktree', 'create', 'demo', '--new'], { cwd: root, env: { ...env, PATH: `${bin}:${process.env.PATH}` } });
+    const r = runJson('worktree create', ['worktree', 'create', 'demo', '--new'], {
+      cwd: root,
+      env: { ...env, PATH: `${bin}:${process.env.PATH}` },
+    });
     expectError(r, 'GitError', 10);
     expect(r.json.error.details).toMatchObject({ found: '2.30.1', required: '2.38.0' });
     expect(snapshot(root)).toBe(before);
@@ -92,24 +108,68 @@ describe('commit (CLI)', () => {
     const attempt = await workOn(flowCtx(root), wt, 'step-1');
     writeFiles(wt, { 'a.txt': 'a\n' });
     const message = 'feat: alpha ✓\n\nmulti-line\nbody\n';
-    const r = runJson('commit', ['commit', '--plan', 'demo', '--step', 'step-1', '--message-file', '-', '--attempt', String(attempt)], { cwd: wt, env, input: message });
-    expect(r.json).toMatchObject({ committed: true, state_updated: true, state_update_failed: false, state_error: null, files_staged: ['.tugtool/implementation-log/demo/step-1.md', 'a.txt'] });
-    expect(git(wt, 'log', '-1', '--format=%B').trim()).toBe('feat: alpha ✓\n\nmulti-line\nbody\n\nTug-Step: step-1\nTug-Plan: .tugtool/tugplan-demo.md');
+    const r = runJson(
+      'commit',
+      ['commit', '--plan', 'demo', '--step', 'step-1', '--message-file', '-', '--attempt', String(attempt)],
+      { cwd: wt, env, input: message },
+    );
+    expect(r.json).toMatchObject({
+      committed: true,
+      state_updated: true,
+      state_update_failed: false,
+      state_error: null,
+      files_staged: ['.tugtool/implementation-log/demo/step-1.md', 'a.txt'],
+    });
+    expect(git(wt, 'log', '-1', '--format=%B').trim()).toBe(
+      'feat: alpha ✓\n\nmulti-line\nbody\n\nTug-Step: step-1\nTug-Plan: .tugtool/tugplan-demo.md',
+    );
   });
 
   it('exits 0 with state_update_failed when completion refuses', () => {
     writeFiles(wt, { 'b.txt': 'b\n' });
-    const r = runJson('commit', ['commit', '--worktree', wt, '--plan', 'demo', '--step', 'step-2', '--message', 'feat: beta'], { cwd: root, env });
+    const r = runJson(
+      'commit',
+      ['commit', '--worktree', wt, '--plan', 'demo', '--step', 'step-2', '--message', 'feat: beta'],
+      { cwd: root, env },
+    );
     expect(r.json).toMatchObject({ committed: true, state_update_failed: true, state_failure_reason: 'ownership' });
     expect(r.json.state_error.error.code).toBe('NotOwner');
   });
 
   it.each([
-    ['NothingToCommit', 4, (w: string) => ['commit', '--worktree', w, '--plan', 'demo', '--step', 'step-2', '--message', 'x']],
+    [
+      'NothingToCommit',
+      4,
+      (w: string) => ['commit', '--worktree', w, '--plan', 'demo', '--step', 'step-2', '--message', 'x'],
+    ],
     ['MainCheckoutRefused', 4, () => ['commit', '--plan', 'demo', '--step', 'step-2', '--message', 'x']],
-    ['StepNotFound', 3, (w: string) => ['commit', '--worktree', w, '--plan', 'demo', '--step', 'step-9', '--message', 'x']],
-    ['WorktreeNotFound', 3, () => ['commit', '--worktree', '/', '--plan', 'demo', '--step', 'step-2', '--message', 'x']],
-    ['InvalidArgument', 2, (w: string) => ['commit', '--worktree', w, '--plan', 'demo', '--step', 'step-2', '--message', 'x', '--attempt', '-1']],
+    [
+      'StepNotFound',
+      3,
+      (w: string) => ['commit', '--worktree', w, '--plan', 'demo', '--step', 'step-9', '--message', 'x'],
+    ],
+    [
+      'WorktreeNotFound',
+      3,
+      () => ['commit', '--worktree', '/', '--plan', 'demo', '--step', 'step-2', '--message', 'x'],
+    ],
+    [
+      'InvalidArgument',
+      2,
+      (w: string) => [
+        'commit',
+        '--worktree',
+        w,
+        '--plan',
+        'demo',
+        '--step',
+        'step-2',
+        '--message',
+        'x',
+        '--attempt',
+        '-1',
+      ],
+    ],
   ] as const)('refuses with %s (exit %i) and changes nothing', (code, exit, args) => {
     if (code !== 'NothingToCommit') writeFiles(wt, { 'c.txt': 'c\n' });
     const before = snapshot(root);
@@ -125,13 +185,25 @@ describe('worktree remove, merge, status, doctor (CLI)', () => {
   beforeAll(async () => {
     root = planRepo();
     done = await finishPlan(root, [{ 'README.md': 'plan edit\n' }, {}]);
-    spare = (await createWorktree(flowCtx(root, '2026-03-01T10:30:00.000Z'), { plan: 'demo', new: true })).worktree_path;
+    spare = (await createWorktree(flowCtx(root, '2026-03-01T10:30:00.000Z'), { plan: 'demo', new: true }))
+      .worktree_path;
   });
 
   it('status and doctor succeed and are read-only', () => {
     const before = snapshot(root);
     const s = runJson('status', ['status'], { cwd: root, env });
-    expect(s.json.plans).toEqual([{ plan_path: PLAN_PATH, source: 'state', status: 'done', steps_completed: 2, steps_total: 2, percent: 100, claimed_steps: [], failed_steps: [] }]);
+    expect(s.json.plans).toEqual([
+      {
+        plan_path: PLAN_PATH,
+        source: 'state',
+        status: 'done',
+        steps_completed: 2,
+        steps_total: 2,
+        percent: 100,
+        claimed_steps: [],
+        failed_steps: [],
+      },
+    ]);
     expectError(runJson('status', ['status', 'nope'], { cwd: root, env }), 'PlanNotFound', 3);
     const d = runJson('doctor', ['doctor'], { cwd: root, env });
     expect(d.json.summary.fail).toBe(0);

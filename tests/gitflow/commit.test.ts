@@ -15,8 +15,11 @@ describe('commit message trailers', () => {
   ];
 
   it('replaces every existing Tug-* trailer and keeps the other trailers', () => {
-    const msg = 'feat: x\n\nbody\n\nTug-Step: old\nSigned-off-by: A <a@b>\ntug-step: older\nTug-Refactor: rename\nTug-Plan: other.md\n';
-    expect(withTugTrailers(msg, tug, cwd)).toBe('feat: x\n\nbody\n\nSigned-off-by: A <a@b>\nTug-Step: step-2\nTug-Plan: .tugtool/tugplan-demo.md\n');
+    const msg =
+      'feat: x\n\nbody\n\nTug-Step: old\nSigned-off-by: A <a@b>\ntug-step: older\nTug-Refactor: rename\nTug-Plan: other.md\n';
+    expect(withTugTrailers(msg, tug, cwd)).toBe(
+      'feat: x\n\nbody\n\nSigned-off-by: A <a@b>\nTug-Step: step-2\nTug-Plan: .tugtool/tugplan-demo.md\n',
+    );
   });
 
   it('keeps multi-line bodies, markdown headings and non-ASCII text byte for byte', () => {
@@ -25,7 +28,9 @@ describe('commit message trailers', () => {
   });
 
   it('adds a trailer block to a subject-only message', () => {
-    expect(withTugTrailers('chore: one line', tug, cwd)).toBe('chore: one line\n\nTug-Step: step-2\nTug-Plan: .tugtool/tugplan-demo.md\n');
+    expect(withTugTrailers('chore: one line', tug, cwd)).toBe(
+      'chore: one line\n\nTug-Step: step-2\nTug-Plan: .tugtool/tugplan-demo.md\n',
+    );
   });
 
   it('refuses an empty message or a NUL byte', () => {
@@ -47,8 +52,22 @@ describe('tugcode commit', () => {
     const attempt = await workOn(flowCtx(root), wt, 'step-1');
     writeFileSync(join(wt, 'alpha.txt'), 'α\n');
     const message = 'feat(α): Grüße\n\nZeile eins\n\n# not a comment\n\nTug-Step: wrong\nCo-authored-by: B <b@c>\n';
-    const r = await commitStep(flowCtx(wt), { worktree: wt, plan: 'demo', step: '#step-1', message, attempt, summary: 'Did α.\nSecond line.' });
-    expect(r).toMatchObject({ committed: true, state_updated: true, state_update_failed: false, state_failure_reason: null, integrated: false, integration_branch: null });
+    const r = await commitStep(flowCtx(wt), {
+      worktree: wt,
+      plan: 'demo',
+      step: '#step-1',
+      message,
+      attempt,
+      summary: 'Did α.\nSecond line.',
+    });
+    expect(r).toMatchObject({
+      committed: true,
+      state_updated: true,
+      state_update_failed: false,
+      state_failure_reason: null,
+      integrated: false,
+      integration_branch: null,
+    });
     expect(r.files_staged).toEqual(['.tugtool/implementation-log/demo/step-1.md', 'alpha.txt']);
     expect(git(wt, 'cat-file', 'commit', r.commit_hash).split('\n\n').slice(1).join('\n\n')).toBe(
       'feat(α): Grüße\n\nZeile eins\n\n# not a comment\n\nCo-authored-by: B <b@c>\nTug-Step: step-1\nTug-Plan: .tugtool/tugplan-demo.md\n',
@@ -80,20 +99,31 @@ describe('tugcode commit', () => {
     });
     expect(r.files_staged).toEqual(['.tugtool/implementation-log/x/step-1.md', 'src.txt']);
     expect(r.state_update_failed).toBe(true);
-    expect(git(bare, 'ls-files').split('\n').filter((f) => f.startsWith('.tug'))).toEqual(['.tugtool/implementation-log/x/step-1.md', '.tugtool/tugplan-x.md']);
+    expect(
+      git(bare, 'ls-files')
+        .split('\n')
+        .filter((f) => f.startsWith('.tug')),
+    ).toEqual(['.tugtool/implementation-log/x/step-1.md', '.tugtool/tugplan-x.md']);
   });
 
   it('refuses NothingToCommit before writing anything', async () => {
     const before = snapshot(root);
-    await expect(commitStep(flowCtx(wt), { worktree: wt, plan: 'demo', step: 'step-2', message: 'feat: nothing' })).rejects.toMatchObject({ code: 'NothingToCommit', exitCode: 4 });
+    await expect(
+      commitStep(flowCtx(wt), { worktree: wt, plan: 'demo', step: 'step-2', message: 'feat: nothing' }),
+    ).rejects.toMatchObject({ code: 'NothingToCommit', exitCode: 4 });
     expect(snapshot(root)).toBe(before);
   });
 
   it('refuses the main checkout without --allow-main, and a step the plan does not have', async () => {
     writeFileSync(join(wt, 'beta.txt'), 'b\n');
     const before = snapshot(root);
-    await expect(commitStep(flowCtx(root), { plan: 'demo', step: 'step-2', message: 'x' })).rejects.toMatchObject({ code: 'MainCheckoutRefused', exitCode: 4 });
-    await expect(commitStep(flowCtx(wt), { worktree: wt, plan: 'demo', step: 'step-9', message: 'x' })).rejects.toMatchObject({ code: 'StepNotFound', exitCode: 3 });
+    await expect(commitStep(flowCtx(root), { plan: 'demo', step: 'step-2', message: 'x' })).rejects.toMatchObject({
+      code: 'MainCheckoutRefused',
+      exitCode: 4,
+    });
+    await expect(
+      commitStep(flowCtx(wt), { worktree: wt, plan: 'demo', step: 'step-9', message: 'x' }),
+    ).rejects.toMatchObject({ code: 'StepNotFound', exitCode: 3 });
     expect(snapshot(root)).toBe(before);
   });
 
@@ -101,7 +131,9 @@ describe('tugcode commit', () => {
     git(wt, 'switch', '-q', '--detach');
     const before = snapshot(root);
     try {
-      await expect(commitStep(flowCtx(wt), { worktree: wt, plan: 'demo', step: 'step-2', message: 'x' })).rejects.toMatchObject({ code: 'InvalidArgument', exitCode: 2 });
+      await expect(
+        commitStep(flowCtx(wt), { worktree: wt, plan: 'demo', step: 'step-2', message: 'x' }),
+      ).rejects.toMatchObject({ code: 'InvalidArgument', exitCode: 2 });
       expect(snapshot(root)).toBe(before);
     } finally {
       git(wt, 'switch', '-q', '-');
@@ -111,7 +143,12 @@ describe('tugcode commit', () => {
   it('still commits when strict completion refuses, and reports why (exit 0)', async () => {
     await claimOnly(flowCtx(root), wt, 'step-2'); // claimed, items still open
     const r = await commitStep(flowCtx(wt), { worktree: wt, plan: 'demo', step: 'step-2', message: 'feat: beta' });
-    expect(r).toMatchObject({ committed: true, state_updated: false, state_update_failed: true, state_failure_reason: 'open_items' });
+    expect(r).toMatchObject({
+      committed: true,
+      state_updated: false,
+      state_update_failed: true,
+      state_failure_reason: 'open_items',
+    });
     expect(r.state_error?.error.code).toBe('ChecklistIncomplete');
     expect(git(wt, 'log', '-1', '--format=%H').trim()).toBe(r.commit_hash);
     expect((await stepRows(flowCtx(root))).find((s) => s.anchor === 'step-2')?.status).toBe('claimed');
@@ -119,7 +156,13 @@ describe('tugcode commit', () => {
 
   it('reports an ownership failure for a step it does not hold, and AttemptMismatch as ownership', async () => {
     writeFileSync(join(wt, 'gamma.txt'), 'g\n');
-    const r = await commitStep(flowCtx(wt), { worktree: wt, plan: 'demo', step: 'step-2', message: 'feat: gamma', attempt: 99 });
+    const r = await commitStep(flowCtx(wt), {
+      worktree: wt,
+      plan: 'demo',
+      step: 'step-2',
+      message: 'feat: gamma',
+      attempt: 99,
+    });
     expect(r).toMatchObject({ state_update_failed: true, state_failure_reason: 'ownership' });
     expect(r.state_error?.error.code).toBe('AttemptMismatch');
     expect(existsSync(join(wt, '.tugtool/implementation-log/demo/step-2.md'))).toBe(true);

@@ -41,8 +41,20 @@ describe('tugcode doctor', () => {
     expect(d.summary.fail).toBe(0);
     expect(d.checks.every((c) => c.fix.length > 0)).toBe(true);
     expect(d.checks.map((c) => c.name)).toEqual([
-      'git-version', 'repo-found', 'config', 'tugtool-initialized', 'state-db-opens', 'state-db-integrity', 'state-db-schema', 'state-db-wal',
-      'orphaned-plans', 'expired-leases', 'failed-steps', 'state-files-untracked', 'worktrees-present', 'tugtree-registered',
+      'git-version',
+      'repo-found',
+      'config',
+      'tugtool-initialized',
+      'state-db-opens',
+      'state-db-integrity',
+      'state-db-schema',
+      'state-db-wal',
+      'orphaned-plans',
+      'expired-leases',
+      'failed-steps',
+      'state-files-untracked',
+      'worktrees-present',
+      'tugtree-registered',
     ]);
     expect(snapshot(root)).toBe(before);
   });
@@ -57,14 +69,29 @@ describe('tugcode doctor', () => {
     });
     // The owner gives up with max_attempts = 1: the step becomes failed.
     const ctx = flowCtx(root, later);
-    const s = openStateContext({ repoRoot: root, workTree: wtA, clock: ctx.clock, config: { ...ctx.config, state: { ...ctx.config.state, max_attempts: 1 } }, warnings: ctx.warnings, command: 'test', mode: 'write', env: ctx.env });
+    const s = openStateContext({
+      repoRoot: root,
+      workTree: wtA,
+      clock: ctx.clock,
+      config: { ...ctx.config, state: { ...ctx.config.state, max_attempts: 1 } },
+      warnings: ctx.warnings,
+      command: 'test',
+      mode: 'write',
+      env: ctx.env,
+    });
     try {
-      expect(fail(s, { plan: PLAN_PATH, step: 'step-1', worktree: wtA, reason: 'tests keep failing' }).step_status).toBe('failed');
+      expect(
+        fail(s, { plan: PLAN_PATH, step: 'step-1', worktree: wtA, reason: 'tests keep failing' }).step_status,
+      ).toBe('failed');
     } finally {
       closeStateContext(s);
     }
     const c = byName((await doctor(root, later)).checks);
-    expect(c['failed-steps']).toMatchObject({ status: 'warn', message: expect.stringContaining('step-1 (tests keep failing)'), fix: expect.stringContaining('tugcode state reset <plan> <step>') });
+    expect(c['failed-steps']).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('step-1 (tests keep failing)'),
+      fix: expect.stringContaining('tugcode state reset <plan> <step>'),
+    });
     expect(c['expired-leases']?.status).toBe('pass');
   });
 
@@ -73,8 +100,16 @@ describe('tugcode doctor', () => {
     mkdirSync(join(root, '.tugtree', 'leftover'));
     const d = await doctor(root);
     const c = byName(d.checks);
-    expect(c['worktrees-present']).toMatchObject({ status: 'warn', message: expect.stringContaining(wtB), fix: expect.stringContaining('git worktree prune') });
-    expect(c['tugtree-registered']).toMatchObject({ status: 'warn', message: expect.stringContaining('.tugtree/leftover'), fix: expect.stringContaining('rm -rf .tugtree/leftover') });
+    expect(c['worktrees-present']).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining(wtB),
+      fix: expect.stringContaining('git worktree prune'),
+    });
+    expect(c['tugtree-registered']).toMatchObject({
+      status: 'warn',
+      message: expect.stringContaining('.tugtree/leftover'),
+      fix: expect.stringContaining('rm -rf .tugtree/leftover'),
+    });
     rmSync(join(root, '.tugtree', 'leftover'), { recursive: true });
   });
 
@@ -88,7 +123,10 @@ describe('tugcode doctor', () => {
       expect(err).toMatchObject({ code: 'DoctorFailed', exitCode: 4 });
       const details = (err as { details: { checks: DoctorCheck[]; summary: { fail: number } } }).details;
       expect(details.summary.fail).toBe(1);
-      expect(byName(details.checks)['state-files-untracked']).toMatchObject({ status: 'fail', fix: expect.stringContaining('git rm --cached .tugtool/state.db') });
+      expect(byName(details.checks)['state-files-untracked']).toMatchObject({
+        status: 'fail',
+        fix: expect.stringContaining('git rm --cached .tugtool/state.db'),
+      });
     } finally {
       git(root, 'rm', '-q', '--cached', '.tugtool/state.db');
     }
@@ -99,7 +137,10 @@ describe('tugcode doctor', () => {
     writeFileSync(join(repo, '.tugtool/state.db'), 'garbage, not sqlite');
     const err = (await doctor(repo).catch((e: unknown) => e)) as { code: string; details: { checks: DoctorCheck[] } };
     expect(err.code).toBe('DoctorFailed');
-    expect(byName(err.details.checks)['state-db-opens']).toMatchObject({ status: 'fail', fix: expect.stringContaining('tugcode state init <plan> and tugcode state reconcile <plan>') });
+    expect(byName(err.details.checks)['state-db-opens']).toMatchObject({
+      status: 'fail',
+      fix: expect.stringContaining('tugcode state init <plan> and tugcode state reconcile <plan>'),
+    });
     const { readFileSync } = await import('node:fs');
     expect(readFileSync(join(repo, '.tugtool/state.db'), 'utf8')).toBe('garbage, not sqlite');
   });
@@ -121,18 +162,51 @@ describe('tugcode status', () => {
   it('reads progress from state.db, else from the checkboxes, and never creates state.db', async () => {
     const root = planRepo();
     const { writeFiles } = await import('../helpers/repo.js');
-    writeFiles(root, { '.tugtool/tugplan-ticked.md': (await import('./helpers.js')).PLAN.replace('- [ ] write alpha', '- [x] write alpha') });
+    writeFiles(root, {
+      '.tugtool/tugplan-ticked.md': (await import('./helpers.js')).PLAN.replace(
+        '- [ ] write alpha',
+        '- [x] write alpha',
+      ),
+    });
     const before = await planStatus(flowCtx(root));
     expect(existsSync(join(root, '.tugtool/state.db'))).toBe(false);
     expect(before.plans).toEqual([
-      { plan_path: PLAN_PATH, source: 'checkboxes', status: 'active', steps_completed: 0, steps_total: 2, percent: 0, claimed_steps: [], failed_steps: [] },
-      { plan_path: '.tugtool/tugplan-ticked.md', source: 'checkboxes', status: 'active', steps_completed: 1, steps_total: 2, percent: 50, claimed_steps: [], failed_steps: [] },
+      {
+        plan_path: PLAN_PATH,
+        source: 'checkboxes',
+        status: 'active',
+        steps_completed: 0,
+        steps_total: 2,
+        percent: 0,
+        claimed_steps: [],
+        failed_steps: [],
+      },
+      {
+        plan_path: '.tugtool/tugplan-ticked.md',
+        source: 'checkboxes',
+        status: 'active',
+        steps_completed: 1,
+        steps_total: 2,
+        percent: 50,
+        claimed_steps: [],
+        failed_steps: [],
+      },
     ]);
     const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
     await claimOnly(flowCtx(root), wt, 'step-1');
     const after = await planStatus(flowCtx(root), 'demo');
-    expect(after.plans).toEqual([{ plan_path: PLAN_PATH, source: 'state', status: 'active', steps_completed: 0, steps_total: 2, percent: 0, claimed_steps: ['step-1'], failed_steps: [] }]);
+    expect(after.plans).toEqual([
+      {
+        plan_path: PLAN_PATH,
+        source: 'state',
+        status: 'active',
+        steps_completed: 0,
+        steps_total: 2,
+        percent: 0,
+        claimed_steps: ['step-1'],
+        failed_steps: [],
+      },
+    ]);
     await expect(planStatus(flowCtx(root), 'nope')).rejects.toMatchObject({ code: 'PlanNotFound' });
   });
 });
-

@@ -22,7 +22,13 @@ describe('create → commit two steps → merge', () => {
     for (const [i, step] of ['step-1', 'step-2'].entries()) {
       const attempt = await workOn(ctx, wt, step);
       writeFileSync(join(wt, `file${i}.txt`), `content ${i}\n`);
-      const c = await commitStep(flowCtx(wt), { worktree: wt, plan: PLAN_PATH, step, message: `feat: step ${i + 1}`, attempt });
+      const c = await commitStep(flowCtx(wt), {
+        worktree: wt,
+        plan: PLAN_PATH,
+        step,
+        message: `feat: step ${i + 1}`,
+        attempt,
+      });
       expect(c.state_update_failed, JSON.stringify(c.state_error)).toBe(false);
       hashes.push(c.commit_hash);
     }

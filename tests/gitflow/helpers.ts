@@ -53,10 +53,20 @@ export function planRepo(plan = PLAN, slug = 'demo'): string {
 
 export function flowCtx(cwd: string, now = T0, env: NodeJS.ProcessEnv = {}): FlowCtx {
   const config = structuredClone(CONFIG_DEFAULTS) as Config;
-  return { repo: resolveRepo(cwd), config, clock: fixedClock(parseInstant(now)!), warnings: new WarningSink(), env: { ...process.env, NODE_ENV: 'test', ...env } };
+  return {
+    repo: resolveRepo(cwd),
+    config,
+    clock: fixedClock(parseInstant(now)!),
+    warnings: new WarningSink(),
+    env: { ...process.env, NODE_ENV: 'test', ...env },
+  };
 }
 
-async function withState<T>(ctx: FlowCtx, worktree: string, fn: (s: ReturnType<typeof openStateContext>) => Promise<T> | T): Promise<T> {
+async function withState<T>(
+  ctx: FlowCtx,
+  worktree: string,
+  fn: (s: ReturnType<typeof openStateContext>) => Promise<T> | T,
+): Promise<T> {
   const s = openStateContext({
     repoRoot: ctx.repo.mainRoot,
     workTree: worktree,
@@ -130,7 +140,11 @@ export function snapshot(root: string): string {
 }
 
 /** Create a worktree for the demo plan and commit both steps in it, writing `files[i]` for step i+1. */
-export async function finishPlan(root: string, files: Record<string, string>[], opts: { integrate?: boolean; now?: string } = {}) {
+export async function finishPlan(
+  root: string,
+  files: Record<string, string>[],
+  opts: { integrate?: boolean; now?: string } = {},
+) {
   const { createWorktree } = await import('../../src/git/worktree.js');
   const { commitStep } = await import('../../src/git/commit.js');
   const ctx = flowCtx(root, opts.now);
@@ -141,7 +155,14 @@ export async function finishPlan(root: string, files: Record<string, string>[], 
     const attempt = await workOn(ctx, wt, step);
     const f = files[i];
     writeFiles(wt, f && Object.keys(f).length > 0 ? f : { [`f${i}.txt`]: `${i}\n` });
-    const c = await commitStep(flowCtx(wt, opts.now), { worktree: wt, plan: PLAN_PATH, step, message: `feat: step ${i + 1}`, attempt, integrate: opts.integrate });
+    const c = await commitStep(flowCtx(wt, opts.now), {
+      worktree: wt,
+      plan: PLAN_PATH,
+      step,
+      message: `feat: step ${i + 1}`,
+      attempt,
+      integrate: opts.integrate,
+    });
     if (c.state_update_failed) throw new Error(`completion failed: ${JSON.stringify(c.state_error)}`);
     hashes.push(c.commit_hash);
   }

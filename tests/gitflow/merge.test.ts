@@ -15,14 +15,22 @@ describe('tugcode merge refusals', () => {
     await expect(mergePlan(flowCtx(root), { plan: 'demo' })).rejects.toMatchObject({
       code: 'PlanIncomplete',
       exitCode: 4,
-      details: expect.objectContaining({ incomplete_steps: [{ step_anchor: 'step-1', status: 'in_progress' }, { step_anchor: 'step-2', status: 'pending' }] }),
+      details: expect.objectContaining({
+        incomplete_steps: [
+          { step_anchor: 'step-1', status: 'in_progress' },
+          { step_anchor: 'step-2', status: 'pending' },
+        ],
+      }),
     });
     expect(snapshot(root)).toBe(before);
   });
 
   it('refuses a plan that was never initialized', async () => {
     const root = planRepo();
-    await expect(mergePlan(flowCtx(root), { plan: 'demo' })).rejects.toMatchObject({ code: 'PlanNotInitialized', exitCode: 3 });
+    await expect(mergePlan(flowCtx(root), { plan: 'demo' })).rejects.toMatchObject({
+      code: 'PlanNotInitialized',
+      exitCode: 3,
+    });
   });
 
   it('aborts a conflicting merge cleanly: the repository is byte-identical afterwards', async () => {
@@ -31,10 +39,16 @@ describe('tugcode merge refusals', () => {
     writeFileSync(join(root, 'README.md'), 'from main\n');
     git(root, 'commit', '-q', '-am', 'main moves on');
     const before = snapshot(root);
-    await expect(mergePlan(flowCtx(root), { plan: 'demo' })).rejects.toMatchObject({ code: 'MergeConflict', exitCode: 4, details: expect.objectContaining({ files: ['README.md'], branch, into: 'main' }) });
+    await expect(mergePlan(flowCtx(root), { plan: 'demo' })).rejects.toMatchObject({
+      code: 'MergeConflict',
+      exitCode: 4,
+      details: expect.objectContaining({ files: ['README.md'], branch, into: 'main' }),
+    });
     expect(snapshot(root)).toBe(before);
     expect(existsSync(wt)).toBe(true);
-    await expect(mergePlan(flowCtx(root), { plan: 'demo', dryRun: true })).rejects.toMatchObject({ code: 'MergeConflict' });
+    await expect(mergePlan(flowCtx(root), { plan: 'demo', dryRun: true })).rejects.toMatchObject({
+      code: 'MergeConflict',
+    });
     expect(snapshot(root)).toBe(before);
   });
 
@@ -56,7 +70,10 @@ describe('tugcode merge refusals', () => {
     await finishPlan(root, [{}, {}]);
     writeFileSync(join(root, 'README.md'), 'local edit\n');
     const before = snapshot(root);
-    await expect(mergePlan(flowCtx(root), { plan: 'demo' })).rejects.toMatchObject({ code: 'WorktreeDirty', exitCode: 4 });
+    await expect(mergePlan(flowCtx(root), { plan: 'demo' })).rejects.toMatchObject({
+      code: 'WorktreeDirty',
+      exitCode: 4,
+    });
     expect(snapshot(root)).toBe(before);
   });
 });
@@ -67,7 +84,16 @@ describe('tugcode merge', () => {
     const { wt, branch } = await finishPlan(root, [{}, {}]);
     const before = snapshot(root);
     const r = await mergePlan(flowCtx(root), { plan: 'demo', dryRun: true });
-    expect(r).toMatchObject({ merged: false, merge_commit: null, dry_run: true, branch, into: 'main', steps_included: ['step-1', 'step-2'], worktrees_removed: [wt], branches_deleted: [branch] });
+    expect(r).toMatchObject({
+      merged: false,
+      merge_commit: null,
+      dry_run: true,
+      branch,
+      into: 'main',
+      steps_included: ['step-1', 'step-2'],
+      worktrees_removed: [wt],
+      branches_deleted: [branch],
+    });
     expect(snapshot(root)).toBe(before);
   });
 
@@ -118,7 +144,12 @@ describe('tugcode merge', () => {
     git(wt, 'add', '-A');
     git(wt, 'commit', '-q', '-m', 'partial');
     const r = await mergePlan(flowCtx(root), { plan: 'demo', force: true });
-    expect(r).toMatchObject({ merged: true, steps_included: [], worktrees_removed: [], kept: [{ worktree_path: wt, reason: 'worktree holds a live claim' }] });
+    expect(r).toMatchObject({
+      merged: true,
+      steps_included: [],
+      worktrees_removed: [],
+      kept: [{ worktree_path: wt, reason: 'worktree holds a live claim' }],
+    });
     expect(existsSync(wt)).toBe(true);
     expect((await stepRows(flowCtx(root))).map((s) => s.status)).toEqual(['claimed', 'pending']);
   });

@@ -16,7 +16,10 @@ describe('worktree create refusals leave nothing behind', () => {
   it('refuses a plan that is not committed on the base branch', async () => {
     writeFiles(root, { '.tugtool/tugplan-fresh.md': PLAN });
     const before = snapshot(root);
-    await expect(createWorktree(flowCtx(root), { plan: 'fresh' })).rejects.toMatchObject({ code: 'PlanNotCommitted', exitCode: 4 });
+    await expect(createWorktree(flowCtx(root), { plan: 'fresh' })).rejects.toMatchObject({
+      code: 'PlanNotCommitted',
+      exitCode: 4,
+    });
     expect(snapshot(root)).toBe(before);
     rmSync(join(root, '.tugtool/tugplan-fresh.md'));
   });
@@ -24,17 +27,30 @@ describe('worktree create refusals leave nothing behind', () => {
   it("refuses when the main checkout's copy differs from the commit", async () => {
     writeFiles(root, { '.tugtool/tugplan-demo.md': PLAN + '\nedited\n' });
     const before = snapshot(root);
-    await expect(createWorktree(flowCtx(root), { plan: 'demo' })).rejects.toMatchObject({ code: 'PlanNotCommitted', details: expect.objectContaining({ reason: expect.stringContaining('differs') }) });
+    await expect(createWorktree(flowCtx(root), { plan: 'demo' })).rejects.toMatchObject({
+      code: 'PlanNotCommitted',
+      details: expect.objectContaining({ reason: expect.stringContaining('differs') }),
+    });
     expect(snapshot(root)).toBe(before);
     git(root, 'checkout', '--', '.tugtool/tugplan-demo.md');
   });
 
   it('refuses a missing base branch, a plan path outside the repository and an invalid plan', async () => {
     const before = snapshot(root);
-    await expect(createWorktree(flowCtx(root), { plan: 'demo', base: 'nope' })).rejects.toMatchObject({ code: 'InvalidArgument', exitCode: 2, details: expect.objectContaining({ base_branch: 'nope' }) });
-    await expect(createWorktree(flowCtx(root), { plan: '../../etc/passwd.md' })).rejects.toMatchObject({ code: 'InvalidArgument' });
-    await expect(createWorktree(flowCtx(root), { plan: 'demo', name: 'w1' })).rejects.toMatchObject({ code: 'InvalidArgument' });
-    await expect(createWorktree(flowCtx(root), { plan: 'demo', reuse: true, new: true })).rejects.toMatchObject({ code: 'InvalidArgument' });
+    await expect(createWorktree(flowCtx(root), { plan: 'demo', base: 'nope' })).rejects.toMatchObject({
+      code: 'InvalidArgument',
+      exitCode: 2,
+      details: expect.objectContaining({ base_branch: 'nope' }),
+    });
+    await expect(createWorktree(flowCtx(root), { plan: '../../etc/passwd.md' })).rejects.toMatchObject({
+      code: 'InvalidArgument',
+    });
+    await expect(createWorktree(flowCtx(root), { plan: 'demo', name: 'w1' })).rejects.toMatchObject({
+      code: 'InvalidArgument',
+    });
+    await expect(createWorktree(flowCtx(root), { plan: 'demo', reuse: true, new: true })).rejects.toMatchObject({
+      code: 'InvalidArgument',
+    });
     expect(snapshot(root)).toBe(before);
   });
 
@@ -43,7 +59,10 @@ describe('worktree create refusals leave nothing behind', () => {
     git(root, 'add', '-A');
     git(root, 'commit', '-q', '-m', 'broken plan');
     const before = snapshot(root);
-    await expect(createWorktree(flowCtx(root), { plan: 'broken' })).rejects.toMatchObject({ code: 'PlanInvalid', exitCode: 4 });
+    await expect(createWorktree(flowCtx(root), { plan: 'broken' })).rejects.toMatchObject({
+      code: 'PlanInvalid',
+      exitCode: 4,
+    });
     expect(snapshot(root)).toBe(before);
   });
 
@@ -72,13 +91,23 @@ describe('a second worktree for the same plan', () => {
 
   it('is refused with WorktreeExists, and nothing changes', async () => {
     const before = snapshot(root);
-    await expect(createWorktree(flowCtx(root, '2026-03-01T11:00:00.000Z'), { plan: 'demo' })).rejects.toMatchObject({ code: 'WorktreeExists', exitCode: 4, details: expect.objectContaining({ worktree_path: first }) });
+    await expect(createWorktree(flowCtx(root, '2026-03-01T11:00:00.000Z'), { plan: 'demo' })).rejects.toMatchObject({
+      code: 'WorktreeExists',
+      exitCode: 4,
+      details: expect.objectContaining({ worktree_path: first }),
+    });
     expect(snapshot(root)).toBe(before);
   });
 
   it('is the same one with --reuse', async () => {
     const r = await createWorktree(flowCtx(root, '2026-03-01T11:00:00.000Z'), { plan: 'demo', reuse: true });
-    expect(r).toMatchObject({ worktree_path: first, reused: true, state_initialized: true, all_steps: ['step-1', 'step-2'], ready_steps: ['step-1'] });
+    expect(r).toMatchObject({
+      worktree_path: first,
+      reused: true,
+      state_initialized: true,
+      all_steps: ['step-1', 'step-2'],
+      ready_steps: ['step-1'],
+    });
   });
 
   it('is a new one with --new, unless the name is taken', async () => {
@@ -86,7 +115,9 @@ describe('a second worktree for the same plan', () => {
     expect(r.branch_name).toBe('tugplan/demo--20260301-110000');
     expect(r.reused).toBe(false);
     const before = snapshot(root);
-    await expect(createWorktree(flowCtx(root, '2026-03-01T11:00:00.000Z'), { plan: 'demo', new: true })).rejects.toMatchObject({ code: 'WorktreeExists', details: expect.objectContaining({ branch: r.branch_name }) });
+    await expect(
+      createWorktree(flowCtx(root, '2026-03-01T11:00:00.000Z'), { plan: 'demo', new: true }),
+    ).rejects.toMatchObject({ code: 'WorktreeExists', details: expect.objectContaining({ branch: r.branch_name }) });
     expect(snapshot(root)).toBe(before);
   });
 });
@@ -98,7 +129,8 @@ describe('worktree list and remove', () => {
   beforeAll(async () => {
     root = planRepo();
     wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
-    other = (await createWorktree(flowCtx(root, '2026-03-01T10:05:00.000Z'), { plan: 'demo', new: true })).worktree_path;
+    other = (await createWorktree(flowCtx(root, '2026-03-01T10:05:00.000Z'), { plan: 'demo', new: true }))
+      .worktree_path;
   });
 
   it('lists nothing, and creates no state.db, in a repository without worktrees', async () => {
@@ -111,7 +143,9 @@ describe('worktree list and remove', () => {
     await claimOnly(flowCtx(root), other, 'step-1');
     writeFileSync(join(wt, 'scratch.txt'), 'x');
     const { worktrees } = await listTugWorktrees(flowCtx(root));
-    expect(worktrees.map((w) => [w.worktree_path, w.dirty, w.plan_path, w.claimed_steps.map((c) => c.step_anchor)])).toEqual([
+    expect(
+      worktrees.map((w) => [w.worktree_path, w.dirty, w.plan_path, w.claimed_steps.map((c) => c.step_anchor)]),
+    ).toEqual([
       [wt, true, '.tugtool/tugplan-demo.md', []],
       [other, false, '.tugtool/tugplan-demo.md', ['step-1']],
     ]);
@@ -129,13 +163,20 @@ describe('worktree list and remove', () => {
     git(wt, 'add', '-A');
     git(wt, 'commit', '-q', '-m', 'unmerged work');
     const before = snapshot(root);
-    await expect(removeWorktree(flowCtx(root), wt)).rejects.toMatchObject({ code: 'WorktreeUnmerged', exitCode: 4, details: expect.objectContaining({ count: 1 }) });
+    await expect(removeWorktree(flowCtx(root), wt)).rejects.toMatchObject({
+      code: 'WorktreeUnmerged',
+      exitCode: 4,
+      details: expect.objectContaining({ count: 1 }),
+    });
     expect(snapshot(root)).toBe(before);
   });
 
   it('refuses a tree that holds a live claim', async () => {
     const before = snapshot(root);
-    await expect(removeWorktree(flowCtx(root), 'tugplan__demo--20260301-100500')).rejects.toMatchObject({ code: 'WorktreeHasClaims', exitCode: 4 });
+    await expect(removeWorktree(flowCtx(root), 'tugplan__demo--20260301-100500')).rejects.toMatchObject({
+      code: 'WorktreeHasClaims',
+      exitCode: 4,
+    });
     expect(snapshot(root)).toBe(before);
   });
 
@@ -147,14 +188,35 @@ describe('worktree list and remove', () => {
   it('--force releases the claim, removes only that worktree and its branch, and reports the tip', async () => {
     const tip = git(other, 'rev-parse', 'HEAD').trim();
     const r = await removeWorktree(flowCtx(root), 'tugplan/demo--20260301-100500', { force: true });
-    expect(r).toMatchObject({ removed: true, worktree_path: other, branch: 'tugplan/demo--20260301-100500', branch_deleted: true, branch_tip: tip, released_claims: [{ plan_path: '.tugtool/tugplan-demo.md', step_anchor: 'step-1' }] });
+    expect(r).toMatchObject({
+      removed: true,
+      worktree_path: other,
+      branch: 'tugplan/demo--20260301-100500',
+      branch_deleted: true,
+      branch_tip: tip,
+      released_claims: [{ plan_path: '.tugtool/tugplan-demo.md', step_anchor: 'step-1' }],
+    });
     expect(existsSync(other)).toBe(false);
     expect(existsSync(wt)).toBe(true);
-    expect(git(root, 'branch', '--list', '--format=%(refname:short)', 'tugplan/*').trim()).toBe('tugplan/demo--20260301-100000');
-    expect((await stepRows(flowCtx(root))).find((s) => s.anchor === 'step-1')).toMatchObject({ status: 'pending', claimed_by: null });
+    expect(git(root, 'branch', '--list', '--format=%(refname:short)', 'tugplan/*').trim()).toBe(
+      'tugplan/demo--20260301-100000',
+    );
+    expect((await stepRows(flowCtx(root))).find((s) => s.anchor === 'step-1')).toMatchObject({
+      status: 'pending',
+      claimed_by: null,
+    });
     const { log, openStateContext, closeStateContext } = await import('../../src/state/index.js');
     const ctx = flowCtx(root);
-    const s = openStateContext({ repoRoot: root, workTree: root, clock: ctx.clock, config: ctx.config, warnings: ctx.warnings, command: 'test', mode: 'read', env: ctx.env });
+    const s = openStateContext({
+      repoRoot: root,
+      workTree: root,
+      clock: ctx.clock,
+      config: ctx.config,
+      warnings: ctx.warnings,
+      command: 'test',
+      mode: 'read',
+      env: ctx.env,
+    });
     try {
       const events = log(s, { plan: '.tugtool/tugplan-demo.md' }).events;
       expect(events.at(-1)).toMatchObject({ command: 'worktree remove', actor: 'admin', step_anchor: 'step-1' });
@@ -185,7 +247,10 @@ describe('healing a commit whose completion never ran', () => {
     // Three hours later the lease has expired, so reconcile may settle the step.
     const r = await createWorktree(flowCtx(root, '2026-03-01T13:00:00.000Z'), { plan: 'demo', reuse: true });
     expect(r.ready_steps).toEqual(['step-2']);
-    expect((await stepRows(flowCtx(root))).find((s) => s.anchor === 'step-1')).toMatchObject({ status: 'completed', commit_hash: hash });
+    expect((await stepRows(flowCtx(root))).find((s) => s.anchor === 'step-1')).toMatchObject({
+      status: 'completed',
+      commit_hash: hash,
+    });
   });
 });
 

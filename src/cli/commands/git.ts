@@ -15,7 +15,12 @@ async function flow(ctx: CliContext): Promise<FlowCtx> {
 }
 
 /** Text from `--x` or `--x-file PATH|-` (at most one of them; stdin only when named). */
-function textOption(opts: Record<string, unknown>, name: string, fileName: string, required: boolean): string | undefined {
+function textOption(
+  opts: Record<string, unknown>,
+  name: string,
+  fileName: string,
+  required: boolean,
+): string | undefined {
   const direct = opts[name] as string | undefined;
   const file = opts[fileName] as string | undefined;
   const flag = (n: string) => '--' + n.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
@@ -25,7 +30,8 @@ function textOption(opts: Record<string, unknown>, name: string, fileName: strin
   let text = direct;
   if (file !== undefined) {
     if (file === '-') {
-      if (process.stdin.isTTY) throw new TugError('InvalidArgument', { reason: `${flag(fileName)} - reads stdin, which is a terminal` });
+      if (process.stdin.isTTY)
+        throw new TugError('InvalidArgument', { reason: `${flag(fileName)} - reads stdin, which is a terminal` });
       text = readFileSync(0, 'utf8');
       if (text === '') throw new TugError('InvalidArgument', { reason: `${flag(fileName)} -: stdin is empty` });
     } else {
@@ -36,9 +42,12 @@ function textOption(opts: Record<string, unknown>, name: string, fileName: strin
       }
     }
   }
-  if (text !== undefined && text.includes('\0')) throw new TugError('InvalidArgument', { reason: `${flag(name)} contains a NUL byte` });
+  if (text !== undefined && text.includes('\0'))
+    throw new TugError('InvalidArgument', { reason: `${flag(name)} contains a NUL byte` });
   if (required && (text === undefined || text.trim() === '')) {
-    throw new TugError('InvalidArgument', { reason: `${flag(name)} (or ${flag(fileName)}) is required and must not be empty` });
+    throw new TugError('InvalidArgument', {
+      reason: `${flag(name)} (or ${flag(fileName)}) is required and must not be empty`,
+    });
   }
   return text;
 }
@@ -46,7 +55,10 @@ function textOption(opts: Record<string, unknown>, name: string, fileName: strin
 function attemptOption(v: unknown): number | undefined {
   if (v === undefined) return undefined;
   const s = String(v);
-  if (!/^\d{1,9}$/.test(s)) throw new TugError('InvalidArgument', { reason: `--attempt must be a non-negative integer, got ${JSON.stringify(s)}` });
+  if (!/^\d{1,9}$/.test(s))
+    throw new TugError('InvalidArgument', {
+      reason: `--attempt must be a non-negative integer, got ${JSON.stringify(s)}`,
+    });
   return Number(s);
 }
 
@@ -86,7 +98,9 @@ function registerWorktree(program: Command): void {
           ? data.worktrees
               .map((w) => {
                 const flags = [w.missing ? 'MISSING' : '', w.dirty ? 'dirty' : ''].filter(Boolean).join(',');
-                const held = w.claimed_steps.map((c) => `${c.step_anchor}${c.lease_expired ? ' (expired)' : ''}`).join(', ');
+                const held = w.claimed_steps
+                  .map((c) => `${c.step_anchor}${c.lease_expired ? ' (expired)' : ''}`)
+                  .join(', ');
                 return `${w.worktree_path}  ${w.branch ?? '(detached)'}  ${w.head?.slice(0, 12) ?? '-'}${flags ? `  [${flags}]` : ''}  ${w.plan_path ?? '(no plan)'}${held ? `  holds: ${held}` : ''}`;
               })
               .join('\n')
@@ -95,7 +109,9 @@ function registerWorktree(program: Command): void {
       }),
     );
   wt.command('remove <worktree>')
-    .description('remove one worktree (path, directory name or branch) and its branch; refuses dirty, unmerged or claimed trees')
+    .description(
+      'remove one worktree (path, directory name or branch) and its branch; refuses dirty, unmerged or claimed trees',
+    )
     .option('--force', 'remove anyway and release its claims (admin action)')
     .action(
       action('worktree remove', async (ctx, args, opts) => {
@@ -103,7 +119,9 @@ function registerWorktree(program: Command): void {
         const data = await removeWorktree(await flow(ctx), args[0]!, { force: Boolean(opts.force) });
         const text = [
           `removed ${data.worktree_path}`,
-          data.branch_deleted ? `deleted branch ${data.branch} (was ${data.branch_tip?.slice(0, 12)}; restore with git branch ${data.branch} ${data.branch_tip})` : '',
+          data.branch_deleted
+            ? `deleted branch ${data.branch} (was ${data.branch_tip?.slice(0, 12)}; restore with git branch ${data.branch} ${data.branch_tip})`
+            : '',
           data.released_claims.length ? `released: ${data.released_claims.map((c) => c.step_anchor).join(', ')}` : '',
         ]
           .filter(Boolean)
@@ -132,7 +150,10 @@ export function registerGit(program: Command): void {
     .option('--allow-empty', 'record the step even without changes')
     .action(
       action('commit', async (ctx, _args, opts) => {
-        if (opts.messageFile === '-' && opts.summaryFile === '-') throw new TugError('InvalidArgument', { reason: 'only one of --message-file and --summary-file may read stdin' });
+        if (opts.messageFile === '-' && opts.summaryFile === '-')
+          throw new TugError('InvalidArgument', {
+            reason: 'only one of --message-file and --summary-file may read stdin',
+          });
         const message = textOption(opts, 'message', 'messageFile', true)!;
         const summary = textOption(opts, 'summary', 'summaryFile', false);
         const attempt = attemptOption(opts.attempt);
@@ -152,7 +173,9 @@ export function registerGit(program: Command): void {
           `committed ${data.commit_hash.slice(0, 12)} on ${data.branch} (${data.files_staged.length} file(s))`,
           data.integrated ? `integrated into ${data.integration_branch}` : '',
           data.state_updated ? `state: step completed${data.plan_completed ? '; plan completed' : ''}` : '',
-          data.state_update_failed ? `state NOT updated (${data.state_failure_reason}): ${data.state_error?.error.message}\n  heal later with: tugcode state reconcile <plan>` : '',
+          data.state_update_failed
+            ? `state NOT updated (${data.state_failure_reason}): ${data.state_error?.error.message}\n  heal later with: tugcode state reconcile <plan>`
+            : '',
         ]
           .filter(Boolean)
           .join('\n');
@@ -162,9 +185,14 @@ export function registerGit(program: Command): void {
 
   program
     .command('merge <plan>')
-    .description('merge a completed plan back into its base (--no-ff), verifying every step commit; then remove merged worktrees')
+    .description(
+      'merge a completed plan back into its base (--no-ff), verifying every step commit; then remove merged worktrees',
+    )
     .option('--into <branch>', 'target branch (default: the base recorded for the plan branch)')
-    .option('--branch <branch>', 'the branch to merge when the plan has several worktree branches and no integration branch')
+    .option(
+      '--branch <branch>',
+      'the branch to merge when the plan has several worktree branches and no integration branch',
+    )
     .option('--dry-run', 'report what would happen, change nothing')
     .option('--force', 'merge even when steps are not completed')
     .action(
@@ -206,7 +234,13 @@ export function registerGit(program: Command): void {
       action('doctor', async (ctx) => {
         const { runDoctor, renderDoctor } = await import('../../git/doctor.js');
         const { loadConfig } = await import('../../config/config.js');
-        const data = await runDoctor({ cwd: ctx.cwd, env: ctx.env, clock: ctx.clock, warnings: ctx.warnings, loadConfig: (repo) => loadConfig(repo.mainRoot, ctx.env, ctx.warnings) });
+        const data = await runDoctor({
+          cwd: ctx.cwd,
+          env: ctx.env,
+          clock: ctx.clock,
+          warnings: ctx.warnings,
+          loadConfig: (repo) => loadConfig(repo.mainRoot, ctx.env, ctx.warnings),
+        });
         return { data, text: renderDoctor(data) };
       }),
     );

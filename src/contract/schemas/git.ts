@@ -17,18 +17,33 @@ const worktreeInfo = z
     base_branch: branchName.nullable(),
     claimed_steps: z.array(
       z
-        .object({ plan_path: repoPath, step_anchor: anchor, status: z.enum(['claimed', 'in_progress']), lease_expires_at: timestamp.nullable(), lease_expired: z.boolean() })
+        .object({
+          plan_path: repoPath,
+          step_anchor: anchor,
+          status: z.enum(['claimed', 'in_progress']),
+          lease_expires_at: timestamp.nullable(),
+          lease_expired: z.boolean(),
+        })
         .strict(),
     ),
   })
   .strict();
 
-const doctorCheck = z.object({ name: z.string(), status: z.enum(['pass', 'warn', 'fail']), message: z.string(), fix: z.string().min(1) }).strict();
+const doctorCheck = z
+  .object({ name: z.string(), status: z.enum(['pass', 'warn', 'fail']), message: z.string(), fix: z.string().min(1) })
+  .strict();
 export const doctorSummary = z
-  .object({ total: z.number().int().nonnegative(), pass: z.number().int().nonnegative(), warn: z.number().int().nonnegative(), fail: z.number().int().nonnegative() })
+  .object({
+    total: z.number().int().nonnegative(),
+    pass: z.number().int().nonnegative(),
+    warn: z.number().int().nonnegative(),
+    fail: z.number().int().nonnegative(),
+  })
   .strict();
 /** `details` of the DoctorFailed error envelope. */
-export const doctorFailedDetails = z.object({ failed: z.number().int().positive(), checks: z.array(doctorCheck), summary: doctorSummary }).strict();
+export const doctorFailedDetails = z
+  .object({ failed: z.number().int().positive(), checks: z.array(doctorCheck), summary: doctorSummary })
+  .strict();
 
 export const gitSchemas: Record<string, z.ZodTypeAny> = {
   'worktree create': okEnvelope('worktree create', {
@@ -61,7 +76,9 @@ export const gitSchemas: Record<string, z.ZodTypeAny> = {
     integration_branch: branchName.nullable(),
     state_updated: z.boolean(),
     state_update_failed: z.boolean(),
-    state_failure_reason: z.enum(['open_items', 'substeps', 'refactors', 'ownership', 'drift', 'integration_conflict', 'db_error']).nullable(),
+    state_failure_reason: z
+      .enum(['open_items', 'substeps', 'refactors', 'ownership', 'drift', 'integration_conflict', 'db_error'])
+      .nullable(),
     state_error: errorEnvelope.nullable(),
     plan_completed: z.boolean(),
   }),
