@@ -87,7 +87,7 @@ function completeTx(ctx: StateContext, db: Db, plan_path: string, anchor: string
     const anchors = [anchor, ...openDescendants.map((d) => d.anchor)];
     autoCompleted = completeNonTerminal(db, plan_path, anchors, now);
     skipRemaining(db, plan_path, anchors, `forced: ${force}`, now);
-    for (const d of [...openDescendants].sort((a, b) => b.depth - a.depth || b.step_index - a.step_index)) {
+    for (const d of [...openDescendants].sort((a, b) => b.depth - a.depth || a.step_index - b.step_index)) {
       completeRow(db, { plan_path, anchor: d.anchor, now, commit_hash: null, reason: force, via: 'force', owner: null });
     }
   }

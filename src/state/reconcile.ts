@@ -114,7 +114,7 @@ export function reconcile(ctx: StateContext, input: ReconcileInput): ReconcileRe
         .map((d) => getStep(db, plan_path, d.anchor)!)
         .filter((d) => d.status !== 'completed');
       completeNonTerminal(db, plan_path, [row.anchor, ...cascade.map((d) => d.anchor)], now);
-      for (const d of [...cascade].sort((a, b) => b.depth - a.depth || b.step_index - a.step_index)) {
+      for (const d of [...cascade].sort((a, b) => b.depth - a.depth || a.step_index - b.step_index)) {
         completeRow(db, { plan_path, anchor: d.anchor, now, commit_hash: hash, reason: 'reconciled', via: 'reconcile', owner: null });
         out.reconciled.push({ step_anchor: d.anchor, commit_hash: hash, previous_status: d.status });
       }
