@@ -6,12 +6,12 @@
  * `state reconcile` heals them later from the trailers.
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fail, type ErrorEnvelope } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
 import { entryPath, writeEntry } from '../project/implementation-log.js';
 import { getBranchPlan } from './branch-config.js';
-import { git, gitTry } from './exec.js';
+import { git } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { integrate } from './integrate.js';
 import { integrationBranch, slugOfPlan } from './naming.js';
@@ -124,7 +124,9 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   const logRel = entryPath(slug, step);
   const logAbs = join(W, logRel);
   const previousEntry = existsSync(logAbs) ? readFileSync(logAbs) : null;
-  const indexTree = git(['write-tree'], W).trim();
+  // The index as it is, byte for byte, so a failing add or commit (a hook, say) can put it back.
+  const indexFile = resolve(W, git(['rev-parse', '--git-path', 'index'], W).trim());
+  const previousIndex = existsSync(indexFile) ? readFileSync(indexFile) : null;
   let commitHash: string;
   let staged: string[];
   try {
@@ -145,8 +147,8 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     commitHash = headCommit(W)!;
   } catch (e) {
     // Nothing committed: put the index and the log entry back as they were.
-    gitTry(['read-tree', indexTree], W);
-    gitTry(['update-index', '-q', '--refresh'], W);
+    if (previousIndex) writeFileSync(indexFile, previousIndex);
+    else rmSync(indexFile, { force: true });
     if (previousEntry) writeFileSync(logAbs, previousEntry);
     else rmSync(logAbs, { force: true });
     throw e;

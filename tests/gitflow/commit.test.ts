@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { commitStep } from '../../src/git/commit.js';
 import { withTugTrailers } from '../../src/git/trailer-write.js';
@@ -104,6 +104,34 @@ describe('tugcode commit', () => {
         .split('\n')
         .filter((f) => f.startsWith('.tug')),
     ).toEqual(['.tugtool/implementation-log/x/step-1.md', '.tugtool/tugplan-x.md']);
+  });
+
+  it('puts the index and the log entry back when git commit fails (a failing pre-commit hook)', async () => {
+    const { chmodSync, mkdirSync } = await import('node:fs');
+    const hooks = join(root, '.git', 'hooks');
+    mkdirSync(hooks, { recursive: true });
+    writeFileSync(join(hooks, 'pre-commit'), '#!/bin/sh\necho "hook says no" >&2\nexit 1\n');
+    chmodSync(join(hooks, 'pre-commit'), 0o755);
+    writeFileSync(join(wt, 'staged.txt'), 'staged\n');
+    git(wt, 'add', 'staged.txt');
+    writeFileSync(join(wt, 'unstaged.txt'), 'unstaged\n');
+    const wtIndex = git(wt, 'rev-parse', '--git-path', 'index').trim();
+    const indexBefore = readFileSync(resolve(wt, wtIndex));
+    // git add writes blobs before the hook refuses: unreachable objects are the only trace.
+    const before = snapshot(root, { objects: false });
+    try {
+      await expect(
+        commitStep(flowCtx(wt), { worktree: wt, plan: 'demo', step: 'step-2', message: 'feat: hooked' }),
+      ).rejects.toMatchObject({ code: 'GitError', exitCode: 10 });
+      expect(snapshot(root, { objects: false })).toBe(before);
+      expect(readFileSync(resolve(wt, wtIndex)).equals(indexBefore)).toBe(true);
+    } finally {
+      const { rmSync } = await import('node:fs');
+      rmSync(join(hooks, 'pre-commit'));
+      git(wt, 'rm', '-q', '--cached', 'staged.txt');
+      rmSync(join(wt, 'staged.txt'));
+      rmSync(join(wt, 'unstaged.txt'));
+    }
   });
 
   it('refuses NothingToCommit before writing anything', async () => {

@@ -113,9 +113,10 @@ export async function stepRows(ctx: FlowCtx, planPath = PLAN_PATH) {
 
 /**
  * Everything a refused command could have changed: the work tree files (outside .git, runtime files
- * excluded), the index, every ref, HEAD, the config and the worktree registrations.
+ * excluded), the index, every ref, HEAD, the config, the worktree registrations and (unless
+ * `objects: false`) the object count.
  */
-export function snapshot(root: string): string {
+export function snapshot(root: string, opts: { objects?: boolean } = {}): string {
   const files: string[] = [];
   const walk = (dir: string, rel: string) => {
     for (const name of readdirSync(dir).sort()) {
@@ -135,7 +136,7 @@ export function snapshot(root: string): string {
   const index = readFileSync(join(gitDir, 'index')).toString('base64');
   const config = readFileSync(join(gitDir, 'config'), 'utf8');
   const worktrees = git(root, 'worktree', 'list', '--porcelain');
-  const objects = git(root, 'count-objects', '-v');
+  const objects = opts.objects === false ? '' : git(root, 'count-objects', '-v');
   return JSON.stringify({ files, refs, head, index, config, worktrees, objects });
 }
 

@@ -212,3 +212,27 @@ describe('parallel commits by hand', () => {
     expect([ja.plan_completed || jb.plan_completed]).toEqual([true]);
   });
 });
+
+describe('the integration lock', () => {
+  it('is Busy (exit 4) when another process holds it past the timeout, and runs nothing', async () => {
+    const { withIntegrationLock } = await import('../../src/git/integrate.js');
+    const root = planRepo();
+    let ran = false;
+    await withIntegrationLock(root, async () => {
+      await expect(
+        withIntegrationLock(
+          root,
+          () => {
+            ran = true;
+          },
+          300,
+        ),
+      ).rejects.toMatchObject({ code: 'Busy', exitCode: 4 });
+    });
+    expect(ran).toBe(false);
+    await withIntegrationLock(root, () => {
+      ran = true;
+    });
+    expect(ran).toBe(true);
+  });
+});
