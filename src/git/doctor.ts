@@ -120,9 +120,7 @@ async function kernelCheck(ctx: FlowCtx): Promise<DoctorCheck> {
     | ((sessionDir: string, o: { python?: string; rustAnalyzer?: string }) => Promise<Record<string, unknown>>)
     | undefined;
   try {
-    // Resolved at run time: the kernel is optional in a build.
-    const spec = '../kernel/doctor.js';
-    probe = ((await import(spec)) as { doctor?: typeof probe }).doctor;
+    probe = (await import('../kernel/doctor.js')).doctor;
   } catch {
     probe = undefined;
   }
