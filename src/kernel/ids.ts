@@ -20,8 +20,20 @@ export function undoToken(snapshotId: string, opHashValue: string): string {
   return `undo_${snapshotId}_${opHashValue}`;
 }
 
-/** Compare strings by their UTF-8 bytes (path ordering of §9.3 and §10.1). */
+/** Compare strings by their UTF-8 bytes (path ordering of §9.3 and §10.1) without allocating. */
 export function compareUtf8(a: string, b: string): number {
   if (a === b) return 0;
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    // UTF-16 order equals code point (= UTF-8 byte) order except that surrogates sort above U+E000–U+FFFF.
+    if (x >= 0xd800 && x <= 0xdfff) x += 0x2000;
+    else if (x >= 0xe000) x -= 0x800;
+    if (y >= 0xd800 && y <= 0xdfff) y += 0x2000;
+    else if (y >= 0xe000) y -= 0x800;
+    return x - y;
+  }
+  return a.length - b.length;
 }

@@ -39,9 +39,15 @@ export function buildPatch(snap: Snapshot, files: Map<string, import('./patch/po
   const before = new Map<string, Uint8Array>();
   const after = new Map<string, Uint8Array>();
   const sections: { path: string; before: Uint8Array; edits: typeof ps.edits }[] = [];
+  const byFile = new Map<string, typeof ps.edits>();
+  for (const e of ps.edits) {
+    let list = byFile.get(e.path);
+    if (!list) byFile.set(e.path, (list = []));
+    list.push(e);
+  }
   for (const f of ps.files) {
     const b = snap.bytes.get(f.path)!;
-    const fe = ps.edits.filter((e) => e.path === f.path);
+    const fe = byFile.get(f.path) ?? [];
     before.set(f.path, b);
     after.set(f.path, spliceBytes(b, fe));
     sections.push({ path: f.path, before: b, edits: fe });

@@ -6,7 +6,7 @@ import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readlinkSy
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { listWorkspaceFiles } from './snapshot.js';
-import { resolvePatch, writeResolved } from './patch/apply.js';
+import { realIo, resolvePatch, writeResolved } from './patch/apply.js';
 import type { PatchSet } from './patch/ir.js';
 
 export interface Sandbox {
@@ -41,7 +41,8 @@ export function createSandbox(ws: string, kind: 'minimal' | 'full', o: { session
     root,
     kind,
     applyPatch(ps: PatchSet) {
-      writeResolved(root, resolvePatch(root, ps));
+      // A sandbox is disposable: same engine, no journal, no fsync.
+      writeResolved(root, resolvePatch(root, ps), { io: { ...realIo, fsync: () => undefined } });
     },
     dispose(keep = false) {
       if (keep) return root;

@@ -17,10 +17,12 @@ export interface TsProject {
 }
 
 export function toAbs(root: string, rel: string): string {
+  if (rel !== '' && !rel.startsWith('/') && !rel.startsWith('.') && !rel.includes('/.') && !rel.includes('\\') && sep === '/') return `${root}/${rel}`;
   return resolve(root, rel).split(sep).join('/');
 }
 
 export function toRel(root: string, abs: string): string {
+  if (abs.length > root.length && abs.startsWith(root) && abs[root.length] === '/' && !abs.includes('/.', root.length)) return abs.slice(root.length + 1);
   return relative(root, abs).split(sep).join('/');
 }
 

@@ -67,10 +67,20 @@ export class TypeScriptSession implements BackendSession {
     DECLARATION_KINDS = new Set([K.MethodDeclaration, K.PropertyDeclaration, K.MethodSignature, K.PropertySignature, K.FunctionDeclaration, K.ClassDeclaration, K.InterfaceDeclaration, K.TypeAliasDeclaration, K.EnumDeclaration, K.EnumMember, K.VariableDeclaration, K.Parameter, K.GetAccessor, K.SetAccessor, K.ModuleDeclaration]);
   }
 
+  private program: TS.Program | null = null;
+
   project(fileRel: string): TsProject {
     if (this.current?.fileNames.has(toAbs(this.view.root, fileRel))) return this.current;
     this.current = this.host.projectFor(fileRel);
+    this.program = null;
     return this.current;
+  }
+
+  /** The current project's program, cached until the next sync or project switch. */
+  private programFor(fileRel: string): TS.Program | undefined {
+    const p = this.project(fileRel);
+    this.program ??= p.ls.getProgram() ?? null;
+    return this.program ?? undefined;
   }
 
   /** Other tsconfig projects than the one used (ProjectBoundary). */
@@ -81,7 +91,7 @@ export class TypeScriptSession implements BackendSession {
 
   sourceFile(fileRel: string): TS.SourceFile {
     const abs = toAbs(this.view.root, fileRel);
-    const sf = this.project(fileRel).ls.getProgram()?.getSourceFile(abs);
+    const sf = this.programFor(fileRel)?.getSourceFile(abs);
     if (sf) return sf;
     const text = this.view.texts.get(fileRel)?.text ?? '';
     return this.ts.createSourceFile(abs, text, this.ts.ScriptTarget.Latest, true);
@@ -90,6 +100,16 @@ export class TypeScriptSession implements BackendSession {
   /** The deepest identifier whose [start, end] contains the offset; one starting there wins. */
   private identifierNode(sf: TS.SourceFile, pos: number): TS.Node | null {
     const ts = this.ts;
+    const tokenAt = (ts as unknown as { getTokenAtPosition?: (sf: TS.SourceFile, pos: number) => TS.Node }).getTokenAtPosition;
+    if (tokenAt) {
+      const t = tokenAt(sf, pos);
+      if ((ts.isIdentifier(t) || ts.isPrivateIdentifier(t)) && t.getStart(sf) <= pos) return t;
+      if (pos > 0) {
+        const prev = tokenAt(sf, pos - 1);
+        if ((ts.isIdentifier(prev) || ts.isPrivateIdentifier(prev)) && prev.end === pos) return prev;
+      }
+      if (!ts.isJsxText(t) && t.kind !== ts.SyntaxKind.EndOfFileToken) return null;
+    }
     let best: TS.Node | null = null;
     const visit = (node: TS.Node) => {
       ts.forEachChild(node, (child) => {
@@ -164,6 +184,12 @@ export class TypeScriptSession implements BackendSession {
     const out = new Map<string, RawEdit>();
     const queue: { file: string; pos: number }[] = [{ file: t.file, pos: t.offset16 }];
     const visited = new Set<string>();
+    const sfs = new Map<string, TS.SourceFile>();
+    const sfOf = (f: string) => {
+      let sf = sfs.get(f);
+      if (!sf) sfs.set(f, (sf = this.sourceFile(f)));
+      return sf;
+    };
     while (queue.length > 0) {
       const q = queue.shift()!;
       const key = `${q.file}:${q.pos}`;
@@ -174,7 +200,7 @@ export class TypeScriptSession implements BackendSession {
         const start = loc.textSpan.start;
         const k = `${file}:${start}`;
         let newText = (loc.prefixText ?? '') + newName + (loc.suffixText ?? '');
-        const sf = this.sourceFile(file);
+        const sf = sfOf(file);
         const node = this.identifierNode(sf, start);
         const parent = node?.parent;
         if (loc.suffixText === ` as ${t.name}` && !loc.prefixText && parent && ts.isExportSpecifier(parent) && !parent.propertyName) {
@@ -269,6 +295,7 @@ export class TypeScriptSession implements BackendSession {
         this.view.texts.set(p, v);
       }
     }
+    this.program = null;
     if (setChanged) {
       this.host.reset();
       this.current = null;

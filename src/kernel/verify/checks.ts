@@ -52,20 +52,21 @@ export function runProcess(argv: string[], cwd: string, timeoutMs: number): Prom
 
 type TsModule = typeof import('typescript');
 
-/** Syntactic diagnostics of `files` (relative to root), one noResolve/noLib program. */
+/** Syntactic diagnostics of `files` (relative to root): each file parsed alone (no resolution, no lib). */
 export function tsSyntaxDiagnostics(ts: TsModule, root: string, files: string[]): Diagnostic[] {
-  if (files.length === 0) return [];
-  const options = { noResolve: true, noLib: true, allowJs: true, jsx: ts.JsxEmit.Preserve, noEmit: true, types: [], target: ts.ScriptTarget.ESNext };
-  const host = ts.createCompilerHost(options, true);
-  const program = ts.createProgram(files.map((f) => join(root, f)), options, host);
   const out: Diagnostic[] = [];
   for (const f of files) {
-    const sf = program.getSourceFile(join(root, f));
-    if (!sf) continue;
     const ft = decodeFile(f, readFileSync(join(root, f)));
-    const idx = ft ? new LineIndex(ft) : null;
-    for (const d of program.getSyntacticDiagnostics(sf)) {
-      const lc = idx && d.start !== undefined ? idx.lineCol(idx.toByte(Math.min(d.start, ft!.text.length))) : null;
+    if (!ft) {
+      out.push({ file: f, line: 1, col: null, code: null, message: 'file is not valid UTF-8' });
+      continue;
+    }
+    const sf = ts.createSourceFile(join(root, f), ft.text, ts.ScriptTarget.ESNext, false);
+    const parsed = (sf as unknown as { parseDiagnostics?: readonly import('typescript').Diagnostic[] }).parseDiagnostics;
+    const diags = parsed ?? ts.createProgram([join(root, f)], { noResolve: true, noLib: true, allowJs: true, noEmit: true, types: [] }).getSyntacticDiagnostics();
+    const idx = new LineIndex(ft);
+    for (const d of diags) {
+      const lc = d.start !== undefined ? idx.lineCol(idx.toByte(Math.min(d.start, ft.text.length))) : null;
       out.push({ file: f, line: lc?.line ?? 1, col: lc?.col ?? null, code: `TS${d.code}`, message: ts.flattenDiagnosticMessageText(d.messageText, ' ') });
     }
   }
