@@ -1,0 +1,126 @@
+/**
+ * Every state error code through the real CLI: the code, the exit code, and a dump of every table that
+ * shows nothing changed.
+ */
+import Database from 'better-sqlite3';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir, tempRepo } from '../helpers/repo.js';
+import { runJson } from '../helpers/cli.js';
+import { DEMO, DEMO_PATH, DEMO_STEPS, at, dbPathOf, planRepo, planText } from './helpers.js';
+import { cliRepo, refusedCli, st } from './cli-helpers.js';
+
+describe('tugcode state errors (CLI)', () => {
+  it('rejects bad arguments with exit 2 and changes nothing', () => {
+    const { root, w1 } = cliRepo();
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    const upd = ['update', 'demo', 'step-0', '--worktree', w1];
+    refusedCli(root, ['claim', 'demo', '--worktree', w1, '--bogus'], 'InvalidArgument', 2);
+    refusedCli(root, ['claim', 'demo', '--worktree', w1, '--lease-duration', '-5'], 'InvalidArgument', 2);
+    refusedCli(root, ['claim', 'demo', '--worktree', w1, '--lease-duration', 'soon'], 'InvalidArgument', 2);
+    refusedCli(root, [...upd, '--task', '99', 'completed'], 'InvalidArgument', 2);
+    refusedCli(root, [...upd, '--task', '0', 'completed', 'extra'], 'InvalidArgument', 2);
+    refusedCli(root, [...upd, '--task', '0'], 'InvalidArgument', 2);
+    refusedCli(root, [...upd, '--task', '0', 'done'], 'InvalidStatus', 2);
+    refusedCli(root, [...upd, '--all', 'finished'], 'InvalidStatus', 2);
+    refusedCli(root, [...upd, '--task', '0', 'deferred'], 'InvalidArgument', 2);
+    refusedCli(root, [...upd, '--batch', '--task', '0', 'completed'], 'InvalidArgument', 2, { input: '[]' });
+    refusedCli(root, [...upd, '--batch'], 'InvalidBatch', 2, { input: '{"kind":"task"}' });
+    refusedCli(root, [...upd, '--batch'], 'InvalidBatch', 2, { input: '' });
+    refusedCli(root, [...upd, '--batch'], 'InvalidBatch', 2, { input: '[{"kind":"task","ordinal":0,"status":"completed"},{"kind":"task","ordinal":0,"status":"deferred","reason":"x"}]' });
+    refusedCli(root, [...upd, '--batch'], 'InvalidBatch', 2, { input: '[{"kind":"task","ordinal":0,"status":"deferred"}]' });
+    refusedCli(root, ['artifact', 'demo', 'step-0', '--worktree', w1, '--kind', 'note', '--summary-file', '-'], 'InvalidArgument', 2, { input: 'a\u0000b' });
+    refusedCli(root, ['artifact', 'demo', 'step-0', '--worktree', w1, '--kind', 'note', '--summary', 'x', '--summary-file', '-'], 'InvalidArgument', 2);
+    refusedCli(root, ['complete', 'demo', 'step-0', '--worktree', w1, '--commit', 'no-such-rev'], 'InvalidArgument', 2);
+    refusedCli(root, ['show', '--watch', '1'], 'InvalidArgument', 2);
+    refusedCli(root, ['log', '--limit', '0'], 'InvalidArgument', 2);
+    const unknown = runJson('state', ['state', 'frobnicate'], { cwd: root });
+    expect([unknown.json.error.code, unknown.code]).toEqual(['UnknownCommand', 2]);
+    refusedCli(root, ['claim', 'demo', '--worktree', w1], 'ConfigInvalid', 2, { env: { TUGCODE_NOW: 'yesterday' } });
+  });
+
+  it('reports what cannot be found with exit 3', () => {
+    const { root, w1 } = cliRepo({ [DEMO_PATH]: DEMO, '.tugtool/tugplan-other.md': DEMO });
+    const outside = tempDir();
+    expect(st(outside, ['claim', 'demo', '--worktree', '.']).json.error.code).toBe('NotAGitRepository');
+    const bare = tempRepo();
+    const r = st(bare, ['claim', 'demo', '--worktree', bare]);
+    expect([r.json.error.code, r.code]).toEqual(['NotInitialized', 3]);
+    refusedCli(root, ['claim', 'nope', '--worktree', w1], 'PlanNotFound', 3);
+    refusedCli(root, ['claim', 'other', '--worktree', w1], 'PlanNotInitialized', 3);
+    refusedCli(root, ['show', 'other'], 'PlanNotInitialized', 3);
+    refusedCli(root, ['start', 'demo', 'step-99', '--worktree', w1], 'StepNotFound', 3);
+    refusedCli(root, ['claim', 'demo', '--worktree', outside], 'WorktreeNotFound', 3);
+  });
+
+  it('refuses what the state does not allow with exit 4', () => {
+    const { root, w1, w2 } = cliRepo({
+      [DEMO_PATH]: planText([
+        { id: '0', deps: [], tasks: ['a'] },
+        { id: '1', deps: ['step-0'], tasks: ['b'], refactors: ['organize-imports --file src/x.ts'] },
+        { id: '1.1', level: 5, tasks: ['c'] },
+      ]),
+    });
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    refusedCli(root, ['start', 'demo', 'step-0', '--worktree', w2], 'NotOwner', 4);
+    refusedCli(root, ['start', 'demo', 'step-0', '--worktree', w1, '--attempt', '7'], 'AttemptMismatch', 4);
+    refusedCli(root, ['complete', 'demo', 'step-0', '--worktree', w1], 'ChecklistIncomplete', 4);
+    st(root, ['release', 'demo', 'step-0', '--worktree', w1]);
+    refusedCli(root, ['heartbeat', 'demo', 'step-0', '--worktree', w1], 'LeaseExpired', 4);
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    st(root, ['complete', 'demo', 'step-0', '--worktree', w1, '--force', 'trivial']);
+    refusedCli(root, ['reset', 'demo', 'step-0'], 'InvalidTransition', 4);
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    st(root, ['update', 'demo', 'step-1', '--worktree', w1, '--all', 'completed']);
+    refusedCli(root, ['complete', 'demo', 'step-1', '--worktree', w1], 'SubstepsIncomplete', 4);
+    st(root, ['update', 'demo', 'step-1-1', '--worktree', w1, '--complete-remaining']);
+    refusedCli(root, ['complete', 'demo', 'step-1', '--worktree', w1], 'RefactorsIncomplete', 4);
+    writeFileSync(join(w1, DEMO_PATH), readFileSync(join(w1, DEMO_PATH), 'utf8') + '\n#### Step 9: Extra {#step-9}\n\n**Tasks:**\n- [ ] more\n');
+    refusedCli(root, ['update', 'demo', 'step-1', '--worktree', w1, '--all', 'completed'], 'PlanDrift', 4);
+  });
+
+  it('refuses an invalid plan with PlanInvalid and creates no state.db', () => {
+    const root = planRepo({ '.tugtool/tugplan-bad.md': '# Just a title\n\nNo steps.\n' });
+    const r = st(root, ['init', 'bad']);
+    expect([r.json.error.code, r.code]).toEqual(['PlanInvalid', 4]);
+    expect(existsSync(dbPathOf(root))).toBe(false);
+  });
+
+  it('reports Busy when state.db stays locked past the timeout, and changes nothing', () => {
+    const { root, w1 } = cliRepo();
+    const holder = new Database(dbPathOf(root));
+    holder.prepare('BEGIN IMMEDIATE').run();
+    try {
+      const r = st(root, ['claim', 'demo', '--worktree', w1], { env: { TUGCODE_BUSY_TIMEOUT_MS: '200' } });
+      expect([r.json.error.code, r.code]).toEqual(['Busy', 4]);
+    } finally {
+      holder.prepare('ROLLBACK').run();
+      holder.close();
+    }
+    expect(st(root, ['ready', 'demo']).json.claimed_steps).toEqual([]);
+  });
+
+  it('refuses a database from a newer tugcode with SchemaTooNew, and a corrupt one with DatabaseError, never overwriting it', () => {
+    const { root, w1 } = cliRepo();
+    const db = new Database(dbPathOf(root));
+    db.prepare('UPDATE schema_version SET version = 42').run();
+    db.close();
+    refusedCli(root, ['claim', 'demo', '--worktree', w1], 'SchemaTooNew', 4);
+    expect(st(root, ['ready', 'demo']).json.all_steps).toEqual(['step-0', 'step-1', 'step-2']);
+
+    const junkRoot = planRepo();
+    mkdirSync(join(junkRoot, '.tugtool'), { recursive: true });
+    const junk = 'this is not a database, just text that happens to be long enough to look like a header\n'.repeat(20);
+    writeFileSync(dbPathOf(junkRoot), junk);
+    for (const args of [['claim', 'demo', '--worktree', junkRoot], ['show'], ['init', 'demo']]) {
+      const r = st(junkRoot, args);
+      expect([r.json.error.code, r.code], JSON.stringify(r.json)).toEqual(['DatabaseError', 10]);
+      expect(r.json.error.message).toContain(dbPathOf(junkRoot));
+      expect(r.json.error.hint).toContain('state reconcile');
+    }
+    expect(readFileSync(dbPathOf(junkRoot), 'utf8')).toBe(junk);
+    void at;
+    void DEMO_STEPS;
+  });
+});

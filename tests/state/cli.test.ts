@@ -1,0 +1,83 @@
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { git } from '../helpers/repo.js';
+import { DEMO_PATH, at, sql } from './helpers.js';
+import { cliRepo, st, stText } from './cli-helpers.js';
+
+describe('tugcode state (CLI contract)', () => {
+  it('runs a step from claim to completion with every output matching its schema', () => {
+    const { root, w1, w2 } = cliRepo();
+    expect(readFileSync(join(root, '.gitignore'), 'utf8')).toContain('.tugtool/state.db-shm');
+    const c = st(root, ['claim', 'demo', '--worktree', w1, '--lease-duration', '600']).json;
+    expect(c).toMatchObject({ claimed: true, step_anchor: 'step-0', attempt: 1, lease_expires_at: at(600), integration_branch: null });
+    expect(st(root, ['claim', DEMO_PATH, '--worktree', w2]).json).toMatchObject({ claimed: false, reason: 'no_ready_steps', claimed_steps: ['step-0'] });
+    expect(st(root, ['start', 'demo', 'step-0', '--worktree', w1, '--attempt', '1']).json).toMatchObject({ started: true, already_started: false });
+    expect(st(root, ['heartbeat', 'demo', '#step-0', '--worktree', w1], { now: at(60) }).json).toMatchObject({ renewed: true, lease_expires_at: at(60 + 7200) });
+    const u = st(root, ['update', 'demo', 'step-0', '--worktree', w1, '--task', '0', 'completed', '--task', '1:in_progress', '--test', '0', 'deferred', '--reason', 'no fixture yet']).json;
+    expect(u).toMatchObject({ updated: 3, tasks: { open: 0, in_progress: 1, completed: 1, deferred: 0 }, tests: { deferred: 1 } });
+    const b = st(root, ['update', 'demo', 'step-0', '--worktree', w1, '--batch'], { input: '[{"kind":"checkpoint","ordinal":1,"status":"deferred","reason":"manual"}]' }).json;
+    expect(b.checkpoints).toEqual({ open: 1, in_progress: 0, completed: 0, deferred: 1 });
+    expect(st(root, ['update', 'demo', 'step-0', '--worktree', w1, '--complete-remaining']).json.updated).toBe(2);
+    const a = st(root, ['artifact', 'demo', 'step-0', '--worktree', w1, '--kind', 'coder_report', '--summary-file', '-'], { input: '## Done\n\n- all good\n' }).json;
+    expect(a).toMatchObject({ recorded: true, kind: 'coder_report', artifact_id: 1, truncated: false });
+    git(w1, 'commit', '-q', '--allow-empty', '-m', 'feat: client');
+    const head = git(w1, 'rev-parse', 'HEAD').trim();
+    const done = st(root, ['complete', 'demo', 'step-0', '--worktree', w1, '--commit', 'HEAD']).json;
+    expect(done).toMatchObject({ completed: true, commit_hash: head, completed_via: 'complete', remaining_steps: 2, already_completed: false });
+    const again = st(root, ['complete', 'demo', 'step-0', '--worktree', w2]).json;
+    expect(again).toMatchObject({ already_completed: true, commit_hash: head });
+  });
+
+  it('releases, fails and resets through the CLI', () => {
+    const { root, w1 } = cliRepo();
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    expect(st(root, ['release', 'demo', 'step-0', '--worktree', w1]).json).toMatchObject({ released: true, step_anchor: 'step-0' });
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    expect(st(root, ['fail', 'demo', 'step-0', '--worktree', w1, '--reason', 'tests red']).json).toMatchObject({ failed_attempt: true, attempt: 2, failures: 1, step_status: 'pending' });
+    expect(st(root, ['reset', 'demo', 'step-0']).json).toEqual(expect.objectContaining({ reset: true, previous_status: 'pending' }));
+    expect(sql(root, "SELECT attempt, failures FROM steps WHERE anchor = 'step-0'")).toEqual([{ attempt: 0, failures: 0 }]);
+  });
+
+  it('answers the read-only commands: show, ready, log, list, graph', () => {
+    const { root, w1 } = cliRepo();
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    const show = st(root, ['show', 'demo', '--items', 'all']).json;
+    expect(show.plans[0].steps).toHaveLength(5);
+    expect(show.plans[0].steps[0]).toMatchObject({ claimed_by: w1, status: 'claimed' });
+    expect(st(root, ['show']).json.plans).toHaveLength(1);
+    expect(st(root, ['show', 'demo', '--step', 'step-1', '--items', 'none']).json.plans[0].steps.map((s: { anchor: string }) => s.anchor)).toEqual(['step-1', 'step-1-1', 'step-1-2']);
+    const text = stText(root, ['show', 'demo'], { now: at(15 * 60) });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('Lease: expires in 1h 45m');
+    expect(text.stdout).not.toContain('\u001b[');
+    expect(st(root, ['ready', 'demo']).json).toMatchObject({ all_steps: ['step-0', 'step-1', 'step-2'], claimed_steps: ['step-0'], blocked_steps: ['step-1', 'step-2'], ready_steps: [] });
+    const log = st(root, ['log', 'demo', '--limit', '1']).json;
+    expect(log.events).toHaveLength(1);
+    expect(log.events[0]).toMatchObject({ command: 'state claim', actor: w1, step_anchor: 'step-0', details: { claimed: true } });
+    expect(st(root, ['log', '--after-id', '0']).json.next_after_id).toBe(2);
+    expect(st(root, ['list']).json.plans).toEqual([{ plan_path: DEMO_PATH, status: 'active', steps_completed: 0, steps_total: 3, items_completed: 0, items_total: 20, claimed_steps: ['step-0'] }]);
+    const g = st(root, ['graph', 'demo', '--format', 'dot']).json;
+    expect(g.edges).toContainEqual(['step-0', 'step-1']);
+    expect(g.text).toMatch(/^digraph/);
+    expect(st(root, ['graph', 'demo']).json.text).toMatch(/^flowchart TD/);
+  });
+
+  it('reconciles from commits with trailers and prunes plans whose file is gone', () => {
+    const { root } = cliRepo();
+    git(root, 'commit', '-q', '--allow-empty', '-m', `feat: client\n\nTug-Step: step-0\nTug-Plan: ${DEMO_PATH}`);
+    const r = st(root, ['reconcile', 'demo']).json;
+    expect(r.reconciled.map((x: { step_anchor: string }) => x.step_anchor)).toEqual(['step-0']);
+    expect(st(root, ['reconcile', 'demo', '--ref', 'HEAD', '--all-branches']).json.reconciled).toEqual([]);
+    expect(st(root, ['prune', '--dry-run']).json).toEqual(expect.objectContaining({ pruned: [], dry_run: true }));
+  });
+
+  it('reports read-only results without creating state.db', () => {
+    const { root } = cliRepo();
+    rmSync(join(root, '.tugtool', 'state.db'));
+    expect(st(root, ['show']).json.plans).toEqual([]);
+    expect(st(root, ['list']).json.plans).toEqual([]);
+    expect(st(root, ['log']).json.events).toEqual([]);
+    expect(existsSync(join(root, '.tugtool', 'state.db'))).toBe(false);
+  });
+});
