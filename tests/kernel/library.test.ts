@@ -1,0 +1,144 @@
+/**
+ * The library API (05-kernel.md §2.3), sessions and locking (§12), the source set (§10.1) and new-name
+ * validation (§3.3), tested in-process.
+ */
+import { describe, it, expect } from 'vitest';
+import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openKernel } from '../../src/kernel/index.js';
+import { runKernelCli } from '../../src/kernel/cli/tug.js';
+import { takeSnapshot, listWorkspaceFiles } from '../../src/kernel/snapshot.js';
+import { validateNewName, validateForSymbol } from '../../src/kernel/names.js';
+import { KernelError } from '../../src/kernel/errors.js';
+import { gitInit, tempWs } from './helpers.js';
+
+const TSCONFIG = JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', lib: ['ES2022'], noEmit: true } });
+const FILES = {
+  'tsconfig.json': TSCONFIG,
+  'src/a.ts': 'export function alpha(): number {\n  return 1;\n}\nexport class Box {\n  size = 1;\n}\n',
+  'src/b.ts': "import { alpha, Box } from './a';\n\nexport const v = alpha() + new Box().size;\n",
+};
+
+function codeOf(f: () => unknown): string {
+  try {
+    f();
+  } catch (e) {
+    return `${(e as KernelError).code}:${String((e as KernelError).details.reason)}`;
+  }
+  return 'ok';
+}
+
+describe('library API', () => {
+  it('runs several operations on one warm kernel and sees its own applied edits', async () => {
+    const ws = realpathSync(tempWs(FILES));
+    const k = await openKernel({ workspace: ws });
+    try {
+      const an = await k.analyzeImpact({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' });
+      expect(an.impact).toEqual({ files_affected: 2, references_count: 3, edits_estimated: 3 });
+      const r1 = await k.run({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' }, { apply: true, verify: 'syntax' });
+      expect(r1.files_written).toEqual(['src/a.ts', 'src/b.ts']);
+      const p2 = await k.prepare({ op: 'rename-symbol', symbol: 'src/a.ts::Box.size', to: 'volume' });
+      expect(p2.snapshot_id).toBe(r1.snapshot_after);
+      expect(p2.edits.map((e) => e.file)).toEqual(['src/a.ts', 'src/b.ts']);
+      const v = await k.verifyPrepared(p2, 'none');
+      expect(v).toEqual({ status: 'skipped', mode: 'none', sandbox: null, checks: [] });
+      const a2 = await k.apply(p2);
+      expect(a2.applied).toBe(true);
+      expect(readFileSync(join(ws, 'src/b.ts'), 'utf8')).toBe("import { first, Box } from './a';\n\nexport const v = first() + new Box().volume;\n");
+      // An empty patch is a valid no-op.
+      const noop = await k.run({ op: 'organize-imports', file: 'src/a.ts', mode: 'all' }, { apply: true, verify: 'syntax' });
+      expect([noop.applied, noop.summary.edits_count, noop.patch.unified_diff, noop.verification.status]).toEqual([false, 0, '', 'skipped']);
+    } finally {
+      await k.close();
+    }
+  });
+
+  it('refuses a patch whose files changed after prepare', async () => {
+    const ws = realpathSync(tempWs(FILES));
+    const k = await openKernel({ workspace: ws });
+    try {
+      const p = await k.prepare({ op: 'rename-symbol', at: { file: 'src/a.ts', line: 1, col: 17 }, to: 'first' });
+      writeFileSync(join(ws, 'src/b.ts'), readFileSync(join(ws, 'src/b.ts'), 'utf8') + '// edited\n');
+      await expect(k.apply(p)).rejects.toMatchObject({ code: 'SnapshotMismatch', details: { changed_files: ['src/b.ts'] } });
+      expect(readFileSync(join(ws, 'src/a.ts'), 'utf8')).toContain('alpha');
+    } finally {
+      await k.close();
+    }
+  });
+
+  it('serializes a second caller behind the session lock', async () => {
+    const ws = realpathSync(tempWs(FILES));
+    const k = await openKernel({ workspace: ws });
+    const second = runKernelCli(['snapshot', '--lock-timeout', '30'], { prog: 'tug', env: {}, cwd: ws });
+    let done = false;
+    void second.then(() => (done = true));
+    await new Promise((r) => setImmediate(r));
+    expect(done).toBe(false);
+    await k.close();
+    const r = await second;
+    expect(r.exitCode).toBe(0);
+  });
+});
+
+describe('source set and snapshots', () => {
+  const files = {
+    ...FILES,
+    '.gitignore': 'ignored.ts\nbuild/\n',
+    'ignored.ts': 'export const x = 1;\n',
+    'build/out.ts': 'export const y = 1;\n',
+    'node_modules/dep/index.ts': 'export const z = 1;\n',
+    '.tugtree/wt/src/a.ts': 'export const w = 1;\n',
+    'target/t.rs': 'fn f() {}\n',
+    'README.md': '# readme\n',
+  };
+
+  it('honours .gitignore and the always-excluded paths, with and without git', () => {
+    const plain = realpathSync(tempWs(files));
+    const repo = realpathSync(tempWs(files));
+    gitInit(repo);
+    for (const ws of [plain, repo]) {
+      const s = takeSnapshot(ws);
+      expect([...s.files.keys()]).toEqual(['src/a.ts', 'src/b.ts', 'tsconfig.json']);
+      expect(listWorkspaceFiles(ws).map((f) => f.path)).toEqual(['.gitignore', 'README.md', 'src/a.ts', 'src/b.ts', 'tsconfig.json']);
+    }
+    expect(takeSnapshot(plain).id).toBe(takeSnapshot(repo).id);
+  });
+
+  it('derives the id from content only and leaves symlinks out', () => {
+    const a = realpathSync(tempWs(FILES));
+    const b = realpathSync(tempWs(FILES));
+    mkdirSync(join(b, 'more'));
+    symlinkSync(join(b, 'src/a.ts'), join(b, 'more/link.ts'));
+    expect(takeSnapshot(a).id).toBe(takeSnapshot(b).id);
+    writeFileSync(join(b, 'src/a.ts'), 'changed\n');
+    expect(takeSnapshot(a).id).not.toBe(takeSnapshot(b).id);
+  });
+});
+
+describe('new-name validation', () => {
+  it('checks TS, Python and Rust names', () => {
+    const cases: [Parameters<typeof validateNewName>[0], string, string][] = [
+      ['typescript', 'loadConfig', 'ok'],
+      ['typescript', 'naïve', 'ok'],
+      ['typescript', '$el', 'ok'],
+      ['typescript', 'class', 'InvalidArgument:reserved_word'],
+      ['typescript', 'eval', 'InvalidArgument:reserved_word'],
+      ['typescript', '1abc', 'InvalidArgument:not_an_identifier'],
+      ['typescript', 'a-b', 'InvalidArgument:not_an_identifier'],
+      ['python', 'match', 'ok'],
+      ['python', '_', 'ok'],
+      ['python', 'None', 'InvalidArgument:reserved_word'],
+      ['python', 'ﬁle', 'InvalidArgument:not_nfkc'],
+      ['python', '1abc', 'InvalidArgument:not_an_identifier'],
+      ['rust', 'snake_case', 'ok'],
+      ['rust', '_', 'InvalidArgument:reserved_word'],
+      ['rust', 'r#type', 'InvalidArgument:raw_identifier'],
+      ['rust', 'fn', 'InvalidArgument:reserved_word'],
+      ['rust', 'naïve', 'InvalidArgument:not_an_identifier'],
+    ];
+    for (const [lang, name, want] of cases) expect(codeOf(() => validateNewName(lang, name)), `${lang} ${name}`).toBe(want);
+    expect(codeOf(() => validateForSymbol('typescript', 'alpha', 'alpha', 'function'))).toBe('InvalidArgument:unchanged');
+    expect(codeOf(() => validateForSymbol('typescript', 'string', 'Box', 'class'))).toBe('InvalidArgument:reserved_type_name');
+    expect(codeOf(() => validateForSymbol('typescript', 'string', 'box', 'variable'))).toBe('ok');
+  });
+});
