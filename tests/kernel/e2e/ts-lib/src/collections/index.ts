@@ -1,0 +1,2 @@
+export { List } from './list';
+export { LruCache } from './lru';

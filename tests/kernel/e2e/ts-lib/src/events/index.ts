@@ -1,0 +1,2 @@
+export { Emitter } from './emitter';
+export { Store } from './store';

@@ -1,0 +1,2 @@
+export { formatValue, pad, table } from './format';
+export { slugify, describeList } from './slug';
