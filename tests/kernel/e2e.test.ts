@@ -63,7 +63,7 @@ describe('vendored TypeScript package', () => {
     const r2 = await runKernelCli(['run', '--apply', '--verify', 'typecheck', 'rename-symbol', '--symbol', 'src/text/format.ts::formatValue', '--to', 'renderValue'], { prog: 'tug', env: {}, cwd: ws });
     expect(r2.exitCode, r2.stdout).toBe(0);
     const e2 = JSON.parse(r2.stdout);
-    expect(e2.files_written).toEqual(['src/text/format.ts', 'src/text/index.ts', 'src/text/slug.ts', 'src/ui/view.tsx', 'tests/text.test.ts']);
+    expect(e2.files_written).toEqual(['src/text/format.ts', 'src/text/index.ts', 'src/text/slug.ts', 'src/ui/view.tsx', 'tests/text.check.ts']);
     expect(e2.patch.unified_diff).not.toMatch(/ as formatValue/);
     assertClean(ws, e2);
   });

@@ -1,5 +1,5 @@
 // Transpiles src/ and tests/ with the TypeScript compiler named by TS_LIB_TYPESCRIPT (or a local one) and
-// runs every tests/*.test.ts module. A test module exports `tests`: an object of name → function.
+// runs every tests/*.check.ts module. A test module exports `tests`: an object of name → function.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -25,7 +25,7 @@ for (const f of [...walk(join(root, 'src')), ...walk(join(root, 'tests'))]) {
 }
 let failed = 0;
 let passed = 0;
-for (const f of readdirSync(join(out, 'tests')).filter((n) => n.endsWith('.test.js')).sort()) {
+for (const f of readdirSync(join(out, 'tests')).filter((n) => n.endsWith('.check.js')).sort()) {
   const mod = await import(pathToFileURL(join(out, 'tests', f)).href);
   for (const [name, fn] of Object.entries(mod.tests)) {
     try {
