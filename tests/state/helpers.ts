@@ -92,7 +92,7 @@ export function chainPlan(n: number, gap = 1, itemsPerStep = 1): string {
 
 /** A repo with `.tugtool/` and the given plans (path → text), committed. */
 export function planRepo(plans: Record<string, string> = { [DEMO_PATH]: DEMO }): string {
-  return tempRepo({ '.tugtool/config.toml': '', ...plans });
+  return tempRepo(plans);
 }
 
 export interface CtxOptions {

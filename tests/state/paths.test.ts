@@ -1,0 +1,43 @@
+/** One state.db for the whole repository, whichever directory or worktree path a command starts from. */
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/repo.js';
+import { DEMO_PATH, planRepo } from './helpers.js';
+import { addWorktree, st } from './cli-helpers.js';
+
+describe('locating state.db and canonical owners', () => {
+  it('reaches the same state.db from a subdirectory and from inside a linked worktree', () => {
+    const root = planRepo();
+    const w1 = addWorktree(root, 'one');
+    mkdirSync(join(root, 'src', 'deep'), { recursive: true });
+    expect(st(root, ['init', 'demo'], { cwd: join(root, 'src', 'deep') }).json.plan_path).toBe(DEMO_PATH);
+    const c = st(root, ['claim', 'demo', '--worktree', '.'], { cwd: w1 }).json;
+    expect(c).toMatchObject({ claimed: true, step_anchor: 'step-0' });
+    const fromMain = st(root, ['show', 'demo']).json.plans[0].steps[0];
+    expect(fromMain).toMatchObject({ status: 'claimed', claimed_by: w1 });
+    mkdirSync(join(w1, 'lib'), { recursive: true });
+    expect(st(root, ['ready', DEMO_PATH], { cwd: join(w1, 'lib') }).json.claimed_steps).toEqual(['step-0']);
+  });
+
+  it('treats a symlink to a worktree and a relative path as the same owner', () => {
+    const root = planRepo();
+    const w1 = addWorktree(root, 'one');
+    const link = join(tempDir(), 'link-to-one');
+    symlinkSync(w1, link);
+    st(root, ['init', 'demo']);
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    expect(st(root, ['heartbeat', 'demo', 'step-0', '--worktree', link]).json.renewed).toBe(true);
+    expect(st(root, ['claim', 'demo', '--worktree', link]).json).toMatchObject({ resumed: true, step_anchor: 'step-0' });
+    expect(st(root, ['start', 'demo', 'step-0', '--worktree', relative(root, link)]).json.started).toBe(true);
+  });
+
+  it('honours TUGCODE_STATE_DB', () => {
+    const root = planRepo();
+    const elsewhere = join(tempDir(), 'custom.db');
+    const env = { TUGCODE_STATE_DB: elsewhere };
+    st(root, ['init', 'demo'], { env });
+    expect(st(root, ['list'], { env }).json.plans).toHaveLength(1);
+    expect(st(root, ['list']).json.plans).toHaveLength(0);
+  });
+});
