@@ -76,11 +76,12 @@ export async function planRename(ctx: TargetContext, input: RenameInput, lang: '
 function scanStrings(ctx: TargetContext, oldName: string, edits: ByteEdit[]): void {
   const scan = ctx.backend.stringLiterals?.bind(ctx.backend);
   if (!scan) return;
-  const needle = Buffer.from(oldName, 'utf8');
-  const editFiles = new Set(edits.map((e) => e.path));
+  // Only files where the name appears right after a quote can hold such a literal (escapes aside).
+  const needles = ["'", '"', '`'].map((q) => Buffer.from(q + oldName, 'utf8'));
   for (const [path, bytes] of ctx.files.snap.bytes) {
     if (languageOf(path) !== 'typescript') continue;
-    if (!editFiles.has(path) && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(needle) === -1) continue;
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (!needles.some((n) => buf.indexOf(n) !== -1)) continue;
     if (!ctx.files.tryFile(path)) continue;
     for (const s of scan(path, oldName)) {
       const loc = locationOf(ctx.files, path, s.start16);
