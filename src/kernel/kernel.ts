@@ -12,6 +12,7 @@ import { validateNewName } from './names.js';
 import { editJson, realIo, resolvePatch, writeResolved, type ApplyIo } from './patch/index.js';
 import { buildPatch, opHashOf, splitSelector, summarize } from './prepare.js';
 import { Session } from './session.js';
+import { applySettings, flagsOf, loadKernelConfig, withFlags, type KernelSettings } from './config.js';
 import { changedFiles, filesByLanguage, sessionRelative, takeSnapshot, type Snapshot } from './snapshot.js';
 import { normalizeFileArg, WorkspaceFiles } from './workspace.js';
 import type { BackendSession, WorkspaceView } from './backends/types.js';
@@ -23,6 +24,8 @@ import type { AnalyzeResult, ApplyResult, KernelOptions, OpSpec, Prepared, RunRe
 export interface Kernel {
   readonly workspace: string;
   readonly sessionDir: string;
+  /** Resolved configuration (flags/options > env > [kernel] > pyproject [tool.tug] > defaults). */
+  readonly settings: KernelSettings;
   snapshot(): Promise<SnapshotResult>;
   analyzeImpact(op: OpSpec): Promise<AnalyzeResult>;
   prepare(op: OpSpec, o?: { snapshotId?: string }): Promise<Prepared>;
@@ -39,12 +42,14 @@ export function resolveWorkspace(dir: string): string {
   return realpathSync(abs);
 }
 
-export async function openKernel(o: KernelOptions): Promise<Kernel> {
-  const ws = resolveWorkspace(o.workspace);
+export async function openKernel(opts: KernelOptions): Promise<Kernel> {
+  const ws = resolveWorkspace(opts.workspace);
+  const settings = opts.settings ?? withFlags(await loadKernelConfig(ws, { env: opts.env, prog: opts.prog }), flagsOf(opts)).settings;
+  const o = applySettings(opts, settings);
   const sessionDir = resolve(o.sessionDir ?? join(ws, '.tug'));
   const warnings: KernelWarning[] = [];
   const session = await Session.open({ workspace: ws, sessionDir, fresh: o.fresh, lockTimeoutS: o.lockTimeoutS, noWait: o.noWait, command: o.command }, warnings);
-  return new KernelImpl(ws, sessionDir, session, o, warnings);
+  return new KernelImpl(ws, sessionDir, session, o, warnings, settings);
 }
 
 class KernelImpl implements Kernel {
@@ -58,6 +63,7 @@ class KernelImpl implements Kernel {
     private readonly session: Session,
     private readonly o: KernelOptions,
     private pendingWarnings: KernelWarning[],
+    readonly settings: KernelSettings,
   ) {}
 
   /** Warnings of one call, starting with those of opening the session. */

@@ -31,6 +31,11 @@ export interface KernelOptions {
   logLevel?: 'error' | 'warn' | 'info' | 'debug';
   /** Recorded in lock.json. */
   command?: string;
+  /** Environment for configuration (default process.env) and the front door whose env names apply. */
+  env?: Record<string, string | undefined>;
+  prog?: 'tug' | 'tugcode';
+  /** Already resolved settings (the CLI resolves them once); skips reading the configuration. */
+  settings?: import('./config.js').KernelSettings;
 }
 
 export interface SymbolInfo {

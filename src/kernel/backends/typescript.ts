@@ -133,7 +133,6 @@ export class TypeScriptSession implements BackendSession {
   }
 
   async resolveAt(file: string, offset16: number, _warnings: KernelWarning[]): Promise<ResolvedTarget> {
-    const ts = this.ts;
     const root = this.view.root;
     const ls = this.project(file).ls;
     const abs = toAbs(root, file);

@@ -89,16 +89,18 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
   out.all = seen.has('--all');
   out.workspace = values.get('--workspace');
   out.sessionDir = values.get('--session-dir') ?? env.TUG_SESSION_DIR;
-  const lt = values.get('--lock-timeout') ?? env.TUG_LOCK_TIMEOUT;
+  // Config keys (lock timeout, python, …) take only flags here; the environment and config files are
+  // layered under them by ../config.ts. TUG_SESSION_DIR and TUG_LOG_LEVEL are not config keys.
+  const lt = values.get('--lock-timeout');
   if (lt !== undefined) out.lockTimeoutS = num('--lock-timeout', lt, 0, 86400);
-  out.python = values.get('--python') ?? env.TUG_PYTHON;
-  out.rustAnalyzer = values.get('--rust-analyzer') ?? env.TUG_RA_PATH;
+  out.python = values.get('--python');
+  out.rustAnalyzer = values.get('--rust-analyzer');
   const ll = values.get('--log-level') ?? env.TUG_LOG_LEVEL;
   if (ll !== undefined) {
     if (!['error', 'warn', 'info', 'debug'].includes(ll)) throw bad('--log-level', ll, 'invalid_choice', '--log-level must be error, warn, info or debug');
     out.logLevel = ll as ParsedArgs['logLevel'];
   }
-  const tt = values.get('--test-timeout') ?? env.TUG_TEST_TIMEOUT;
+  const tt = values.get('--test-timeout');
   if (tt !== undefined) out.testTimeoutS = num('--test-timeout', tt, 1, 3600);
   out.snapshotId = values.get('--snapshot-id');
 
@@ -119,9 +121,9 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
       const { op, verify, testCommand, safety } = parseOp(tail);
       out.op = op;
       if (verify && cmd !== 'run') throw bad('--verify', verify, 'not_allowed', '--verify is only valid with run');
-      out.verify = verify ?? envVerify(env);
-      out.testCommand = testCommand ?? envTestCommand(env);
-      out.safety = safety ?? envSafety(env);
+      out.verify = verify;
+      out.testCommand = testCommand;
+      out.safety = safety;
       return out;
     }
     case 'verify': {
@@ -134,7 +136,7 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
       if (tcIdx >= 0) {
         out.testCommand = testCmd(more[tcIdx + 1]);
         more.splice(tcIdx, 2);
-      } else out.testCommand = envTestCommand(env);
+      }
       noMore('verify', more);
       out.verifyMode = mode;
       return out;
@@ -161,29 +163,6 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
 function testCmd(v: string | undefined): string[] {
   const argv = v === undefined ? null : parseTestCommand(v);
   if (!argv) throw bad('--test-command', v ?? null, 'not_json_argv', '--test-command must be a JSON array of strings');
-  return argv;
-}
-
-function envVerify(env: Record<string, string | undefined>): VerifyMode | undefined {
-  const v = env.TUG_VERIFY;
-  if (v === undefined) return undefined;
-  if (!['none', 'syntax', 'tests', 'typecheck'].includes(v)) throw new KernelError('ConfigInvalid', `TUG_VERIFY must be none, syntax, tests or typecheck`, { path: 'TUG_VERIFY', key: 'verify', reason: 'invalid_choice' });
-  return v as VerifyMode;
-}
-
-function envSafety(env: Record<string, string | undefined>): 'strict' | 'aggressive' | undefined {
-  const v = env.TUG_SAFETY;
-  if (v === undefined) return undefined;
-  if (v === 'safe' || v === 'strict') return 'strict';
-  if (v === 'aggressive') return 'aggressive';
-  throw new KernelError('ConfigInvalid', 'TUG_SAFETY must be strict or aggressive', { path: 'TUG_SAFETY', key: 'safety', reason: 'invalid_choice' });
-}
-
-function envTestCommand(env: Record<string, string | undefined>): string[] | undefined {
-  const v = env.TUG_TEST_COMMAND;
-  if (v === undefined) return undefined;
-  const argv = parseTestCommand(v);
-  if (!argv) throw new KernelError('ConfigInvalid', 'TUG_TEST_COMMAND must be a JSON array of strings', { path: 'TUG_TEST_COMMAND', key: 'test_command', reason: 'not_json_argv' });
   return argv;
 }
 

@@ -6,12 +6,14 @@ import { resolve } from 'node:path';
 import { KernelError } from '../errors.js';
 import { okEnvelope, sortWarnings, type KernelWarning } from '../envelope.js';
 import { openKernel, resolveWorkspace } from '../kernel.js';
+import { applySettings, loadKernelConfig, withFlags, type KernelSettings } from '../config.js';
 import type { KernelOptions } from '../types.js';
 import type { ParsedArgs } from './args.js';
 
 export interface CommandEnv {
   env: Record<string, string | undefined>;
   cwd: string;
+  prog?: 'tug' | 'tugcode';
 }
 
 function omitSnapshot(r: Record<string, unknown>): { id: string | undefined; fields: Record<string, unknown> } {
@@ -19,24 +21,38 @@ function omitSnapshot(r: Record<string, unknown>): { id: string | undefined; fie
   return { id: snapshot_id as string | undefined, fields };
 }
 
-function kernelOptions(a: ParsedArgs, ws: string, command: string): KernelOptions {
-  return {
-    workspace: ws,
-    sessionDir: a.sessionDir ? resolve(a.sessionDir) : undefined,
-    fresh: a.fresh,
-    lockTimeoutS: a.lockTimeoutS,
-    noWait: a.noWait,
+/** Flags over the environment and config files (05-kernel.md §3.1). */
+async function settingsFor(a: ParsedArgs, ws: string, ce: CommandEnv): Promise<KernelSettings> {
+  const loaded = await loadKernelConfig(ws, { env: ce.env, prog: ce.prog ?? 'tug' });
+  return withFlags(loaded, {
+    verify: a.verify,
+    lock_timeout: a.lockTimeoutS,
     python: a.python,
-    rustAnalyzer: a.rustAnalyzer,
+    rust_analyzer: a.rustAnalyzer,
     safety: a.safety,
     include: a.include,
     exclude: a.exclude,
-    testCommand: a.testCommand,
-    testTimeoutS: a.testTimeoutS,
-    keepSandbox: a.keepSandbox,
-    logLevel: a.logLevel,
-    command,
-  };
+    test_command: a.testCommand,
+    test_timeout: a.testTimeoutS,
+  }).settings;
+}
+
+function kernelOptions(a: ParsedArgs, ws: string, command: string, settings: KernelSettings, ce: CommandEnv): KernelOptions {
+  return applySettings<KernelOptions>(
+    {
+      workspace: ws,
+      sessionDir: a.sessionDir ? resolve(a.sessionDir) : undefined,
+      fresh: a.fresh,
+      noWait: a.noWait,
+      keepSandbox: a.keepSandbox,
+      logLevel: a.logLevel,
+      command,
+      env: ce.env,
+      prog: ce.prog ?? 'tug',
+      settings,
+    },
+    settings,
+  );
 }
 
 /** Run one parsed command; returns the ok envelope or throws a KernelError. */
@@ -44,6 +60,7 @@ export async function executeCommand(a: ParsedArgs, ce: CommandEnv): Promise<Rec
   const ws = resolveWorkspace(a.workspace ? resolve(ce.cwd, a.workspace) : ce.cwd);
   const sessionDir = a.sessionDir ? resolve(ce.cwd, a.sessionDir) : resolve(ws, '.tug');
   if (ce.env.NODE_ENV === 'test' && ce.env.TUG_FAULT === 'internal') throw new Error('injected internal fault (TUG_FAULT=internal)');
+  const settings = await settingsFor(a, ws, ce);
   switch (a.command) {
     case 'session status': {
       const { sessionStatus } = await import('../status.js');
@@ -52,17 +69,17 @@ export async function executeCommand(a: ParsedArgs, ce: CommandEnv): Promise<Rec
     case 'session clean': {
       const { sessionClean } = await import('../status.js');
       const warnings: KernelWarning[] = [];
-      const r = await sessionClean({ workspace: ws, sessionDir, all: a.all, lockTimeoutS: a.lockTimeoutS, noWait: a.noWait }, warnings);
+      const r = await sessionClean({ workspace: ws, sessionDir, all: a.all, lockTimeoutS: settings.lock_timeout, noWait: a.noWait }, warnings);
       return okEnvelope(undefined, { ...r, warnings: sortWarnings(warnings) });
     }
     case 'doctor': {
       const { doctor } = await import('../doctor.js');
-      return okEnvelope(undefined, { ...(await doctor(sessionDir, { python: a.python, rustAnalyzer: a.rustAnalyzer })), warnings: [] });
+      return okEnvelope(undefined, { ...(await doctor(sessionDir, { python: settings.python ?? undefined, rustAnalyzer: settings.rust_analyzer ?? undefined })), warnings: [] });
     }
     default:
       break;
   }
-  const kernel = await openKernel({ ...kernelOptions(a, ws, a.command), sessionDir });
+  const kernel = await openKernel({ ...kernelOptions(a, ws, a.command, settings, ce), sessionDir });
   try {
     let r: Record<string, unknown>;
     switch (a.command) {
@@ -73,7 +90,7 @@ export async function executeCommand(a: ParsedArgs, ce: CommandEnv): Promise<Rec
         r = { ...(await kernel.analyzeImpact(a.op!)) };
         break;
       case 'run':
-        r = { ...(await kernel.run(a.op!, { apply: a.apply, verify: a.verify ?? 'syntax', snapshotId: a.snapshotId })) };
+        r = { ...(await kernel.run(a.op!, { apply: a.apply, verify: settings.verify, snapshotId: a.snapshotId })) };
         break;
       case 'verify':
         r = { ...(await kernel.verify(a.verifyMode!)) };

@@ -52,7 +52,7 @@ export async function runKernelCli(argv: string[], o: { prog: 'tug' | 'tugcode';
     if (args.command === 'version') return { stdout: `${o.prog === 'tug' ? 'tug' : 'tugcode refactor'} ${KERNEL_CLI_VERSION}\n`, stderr: '', exitCode: 0 };
     command = args.command;
     const { executeCommand } = await import('./commands.js');
-    const env = await executeCommand(args, { env: o.env, cwd: o.cwd });
+    const env = await executeCommand(args, { env: o.env, cwd: o.cwd, prog: o.prog });
     const stdout = wantsText ? renderText(command, env) : JSON.stringify(env) + '\n';
     return { stdout, stderr: '', exitCode: 0 };
   } catch (e) {

@@ -8,7 +8,8 @@ import { KernelError, type KernelErrorCode } from '../errors.js';
 import { createSandbox, type Sandbox } from '../sandbox.js';
 import { languageOf, type Snapshot } from '../snapshot.js';
 import type { Check, Diagnostic, KernelOptions, Prepared, Verification, VerifyMode } from '../types.js';
-import { detectTsTestCommand, newDiagnostics, runProcess, runTsc, tsSyntaxDiagnostics } from './checks.js';
+import { detectTsTestCommand, newDiagnostics, runProcess, runTsc, tsSyntaxDiagnostics, type ProcResult } from './checks.js';
+import { diagnosticsOf, judge, normalizedLines, runTypecheckCommand, type CommandBaseline } from './typecheck-command.js';
 
 export interface VerifyContext {
   workspace: string;
@@ -112,7 +113,14 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
   const synBase = tsSyntaxDiagnostics(ts, sb.root, tsFiles);
   const synBaseMs = Date.now() - t0;
   let tscBase: { cfgs: string[] | null; diags: Diagnostic[]; exit: number | null } | null = null;
-  if (mode === 'typecheck' && tsFiles.length > 0) {
+  // A configured typecheck_command replaces the built-in checkers (§11.2).
+  const tcCmd = mode === 'typecheck' ? o.typecheckCommand : undefined;
+  let tcBase: CommandBaseline | null = null;
+  if (tcCmd) {
+    const b = await runTypecheckCommand(tcCmd, sb.root, (o.typecheckTimeoutS ?? 600) * 1000, o.python);
+    tcBase = { exit_code: b.spawn_error ? null : b.exit_code, lines: normalizedLines(b.output, names, sb.root) };
+  }
+  if (mode === 'typecheck' && tsFiles.length > 0 && !tcCmd) {
     const cfgs = tsconfigsFor(sb.root, tsFiles);
     const diags: Diagnostic[] = [];
     let exit: number | null = 0;
@@ -134,6 +142,7 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
     if (fresh.length) r.fail('SyntaxError', `${fresh.length} new syntax error(s)`, { errors: c.diagnostics }, keep);
   }
   if (mode === 'tests' || mode === 'typecheck') await testsStage(r, o, sb.root, keep);
+  if (tcCmd) typecheckCommandStage(r, tcCmd, tcBase, await runTypecheckCommand(tcCmd, sb.root, (o.typecheckTimeoutS ?? 600) * 1000, o.python), names, sb.root, keep);
   if (mode === 'typecheck' && tscBase) {
     const cfgs = tscBase.cfgs;
     if (!cfgs) return r.unavailable(check('tsc', { language: 'typescript', status: 'unavailable', reason: 'no tsconfig.json for the changed files' }), 'tsc', keep);
@@ -173,7 +182,11 @@ export async function verifyWorkspace(ctx: VerifyContext, snap: Snapshot, mode: 
     if (d.length) r.fail('SyntaxError', `${d.length} syntax error(s)`, { errors: c.diagnostics }, keep);
   }
   if (mode === 'tests' || mode === 'typecheck') await testsStage(r, ctx.options, sb.root, keep);
-  if (mode === 'typecheck' && tsFiles.length > 0) {
+  const tcCmd = mode === 'typecheck' ? ctx.options.typecheckCommand : undefined;
+  if (tcCmd) {
+    const t = ctx.options.typecheckTimeoutS ?? 600;
+    typecheckCommandStage(r, tcCmd, null, await runTypecheckCommand(tcCmd, sb.root, t * 1000, ctx.options.python), [], sb.root, keep);
+  } else if (mode === 'typecheck' && tsFiles.length > 0) {
     if (!existsSync(join(sb.root, 'tsconfig.json'))) r.unavailable(check('tsc', { language: 'typescript', status: 'unavailable', reason: 'no tsconfig.json at the workspace root' }), 'tsc', keep);
     const t1 = Date.now();
     const res = await runTsc(sb.root, 'tsconfig.json', (ctx.options.typecheckTimeoutS ?? 600) * 1000);
@@ -184,4 +197,17 @@ export async function verifyWorkspace(ctx: VerifyContext, snap: Snapshot, mode: 
   }
   sb.dispose(keep);
   return r.verification('passed');
+}
+
+/** The `typecheck-command` check: unavailable when it cannot be spawned, failed per `judge`. */
+function typecheckCommandStage(r: Run, argv: string[], base: CommandBaseline | null, p: ProcResult & { duration_ms: number }, names: string[], root: string, keep: boolean): void {
+  const fields = { command: argv, exit_code: p.exit_code, duration_ms: p.duration_ms, output: p.output.slice(-16384) || null };
+  if (p.spawn_error || (base && base.exit_code === null)) {
+    r.unavailable(check('typecheck-command', { ...fields, status: 'unavailable', reason: `cannot run ${argv[0]}: ${p.spawn_error ?? 'spawn failed'}` }), argv[0] ?? null, keep);
+  }
+  const j = judge(base, p, names, root);
+  const diagnostics = diagnosticsOf(j.fresh.join('\n'), root);
+  const c = check('typecheck-command', { ...fields, status: j.failed ? 'failed' : 'passed', baseline: base ? { diagnostics: base.lines.length } : null, diagnostics, reason: j.reason });
+  r.checks.push(c);
+  if (j.failed) r.fail('TypecheckFailed', `typecheck command failed: ${j.reason}`, { errors: c.diagnostics, baseline_count: base?.lines.length ?? 0, new_count: j.fresh.length || 1 }, keep);
 }
