@@ -9,6 +9,7 @@ CREATE TABLE schema_version (
 CREATE TABLE plans (
   plan_path           TEXT PRIMARY KEY,                 -- repo-relative, e.g. .tugtool/tugplan-foo.md
   plan_hash           TEXT NOT NULL,                    -- SHA-256 of the file bytes
+  plan_source         BLOB NOT NULL,                    -- the file bytes themselves (drift: unchanged bytes need no hash)
   structure_hash      TEXT NOT NULL,                    -- SHA-256 of the canonical structure (01-plan-format.md §2)
   phase_title         TEXT,
   status              TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'done', 'archived')),
@@ -71,7 +72,7 @@ CREATE TABLE step_deps (
   FOREIGN KEY (plan_path, step_anchor) REFERENCES steps(plan_path, anchor),
   FOREIGN KEY (plan_path, depends_on) REFERENCES steps(plan_path, anchor)
 );
-CREATE INDEX idx_step_deps_target ON step_deps(plan_path, depends_on);
+CREATE INDEX idx_step_deps_target ON step_deps(plan_path, depends_on, step_anchor);
 
 -- Lifted dependencies of the claim units (02-state.md §3): top-level step → top-level step.
 CREATE TABLE step_lifted_deps (
@@ -82,7 +83,7 @@ CREATE TABLE step_lifted_deps (
   FOREIGN KEY (plan_path, step_anchor) REFERENCES steps(plan_path, anchor),
   FOREIGN KEY (plan_path, depends_on) REFERENCES steps(plan_path, anchor)
 );
-CREATE INDEX idx_step_lifted_deps_target ON step_lifted_deps(plan_path, depends_on);
+CREATE INDEX idx_step_lifted_deps_target ON step_lifted_deps(plan_path, depends_on, step_anchor);
 
 CREATE TABLE checklist_items (
   id          INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -3,7 +3,7 @@
  * points and the content to 64 KiB of code points (never splitting a character).
  */
 import { TugError } from '../contract/errors.js';
-import { recordEvent } from './attempt.js';
+import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
 import { checkOwner, checkText, findStep, ownerPlan, stepArg } from './owner.js';

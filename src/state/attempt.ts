@@ -7,8 +7,6 @@ import type { Db } from './queries/stmt.js';
 import { discardItems } from './queries/items.js';
 import { descendantsToPending } from './queries/steps.js';
 import { discardRefactors } from './queries/refactors.js';
-import { appendEvent } from './queries/events.js';
-import type { StateContext } from './context.js';
 
 export interface Discarded {
   /** Items that went back to open: `step_anchor`, kind, ordinal and the status they had. */
@@ -27,13 +25,4 @@ export function discardAttempt(db: Db, plan_path: string, top_anchor: string, no
     substeps_reset: substeps,
     refactors_reset: refactors,
   };
-}
-
-/** Append an event through the context (command defaults to the context's). */
-export function recordEvent(
-  ctx: StateContext,
-  db: Db,
-  e: { at: string; plan_path: string | null; step_anchor: string | null; actor: string; attempt: number | null; details: Record<string, unknown>; command?: string },
-): number {
-  return appendEvent(db, { ...e, command: e.command ?? ctx.command });
 }

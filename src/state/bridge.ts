@@ -4,7 +4,8 @@
  * question ("would `complete` refuse, and why?").
  */
 import { TugError } from '../contract/errors.js';
-import { discardAttempt, recordEvent } from './attempt.js';
+import { discardAttempt } from './attempt.js';
+import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate, read } from './db.js';
 import { complete, CompletionDryRun, type CompleteInput } from './complete.js';

@@ -6,7 +6,8 @@
  */
 import { addSeconds } from '../clock.js';
 import { TugError } from '../contract/errors.js';
-import { discardAttempt, recordEvent } from './attempt.js';
+import { discardAttempt } from './attempt.js';
+import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
@@ -81,7 +82,7 @@ export async function claim(ctx: StateContext, input: ClaimInput): Promise<Claim
   const leaseSeconds = input.lease_seconds ?? ctx.config.state.lease_seconds;
   const run = (snap: PlanSnapshot | null) => immediate(store, () => claimTx(ctx, store.db, ref.plan_path, input, leaseSeconds, snap));
   if (input.skip_drift) return run(null);
-  return withSnapshot(ref.plan_path, ref.abs_path, planRow.plan_hash, run);
+  return withSnapshot(store.db, ref.plan_path, ref.abs_path, run);
 }
 
 function claimTx(ctx: StateContext, db: Db, plan_path: string, input: ClaimInput, leaseSeconds: number, snap: PlanSnapshot | null): ClaimResult {

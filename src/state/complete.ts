@@ -4,7 +4,7 @@
  * level step releases its dependents (`unmet_deps`) and may complete the plan.
  */
 import { TugError } from '../contract/errors.js';
-import { recordEvent } from './attempt.js';
+import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
@@ -54,7 +54,7 @@ export async function complete(ctx: StateContext, input: CompleteInput): Promise
   const { ref, row, store } = ownerPlan(ctx, input);
   const run = (snap: PlanSnapshot | null) => immediate(store, () => completeTx(ctx, store.db, ref.plan_path, anchor, input, snap));
   if (input.skip_drift) return run(null);
-  return withSnapshot(ref.plan_path, ref.abs_path, row.plan_hash, run);
+  return withSnapshot(store.db, ref.plan_path, ref.abs_path, run);
 }
 
 function completeTx(ctx: StateContext, db: Db, plan_path: string, anchor: string, input: CompleteInput, snap: PlanSnapshot | null): CompleteResult {

@@ -1,16 +1,16 @@
 /**
- * Drift detection (02-state.md §3). The plan file is read and hashed before the transaction; the parser is
- * loaded (dynamically: it pulls in markdown-it) only when the bytes differ from the stored hash. Inside the
- * transaction `checkDrift` decides: same bytes → nothing; same structure → warning PlanProseChanged and the
- * DB copies of the prose are refreshed; different structure → PlanDrift; file gone → PlanNotFound.
+ * Drift detection (02-state.md §3). The plan file is read before the transaction and compared with the bytes
+ * stored at init (equal bytes ⇔ equal hash, without loading node:crypto on the hot path); the parser is
+ * loaded (dynamically: it pulls in markdown-it) only when they differ. Inside the transaction `checkDrift`
+ * decides: same bytes → nothing; same structure → warning PlanProseChanged and the DB copies of the prose
+ * and bytes are refreshed; different structure → PlanDrift; file gone → PlanNotFound.
  */
 import { readFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
 import { TugError } from '../contract/errors.js';
 import type { ParsedPlan } from '../plan/types.js';
 import type { StateContext } from './context.js';
 import type { Db } from './queries/stmt.js';
-import { refreshPlanProse } from './queries/plans.js';
+import { planSource, refreshPlanProse } from './queries/plans.js';
 import { stepsOfPlan, updateStepProse, depsOfPlan } from './queries/steps.js';
 import { itemsOfPlan, setItemProse } from './queries/items.js';
 import { refactorsOfPlan } from './queries/refactors.js';
@@ -19,9 +19,9 @@ import type { PlanRow } from './types.js';
 export interface PlanSnapshot {
   plan_path: string;
   abs_path: string;
-  exists: boolean;
-  bytes_hash: string | null;
-  /** Present when the bytes differed from the stored hash seen before the transaction (or on request). */
+  /** The file's bytes, or null when it does not exist. */
+  bytes: Buffer | null;
+  /** Present when the bytes differed from the stored ones seen before the transaction (or on request). */
   parsed?: ParsedPlan;
 }
 
@@ -33,59 +33,55 @@ export async function parseSource(bytes: Uint8Array): Promise<ParsedPlan> {
   return parsePlan(bytes);
 }
 
-export async function readPlanSnapshot(plan_path: string, abs_path: string, storedHash: string | null, forceParse = false): Promise<PlanSnapshot> {
+export async function readPlanSnapshot(plan_path: string, abs_path: string, stored: Uint8Array | null, forceParse = false): Promise<PlanSnapshot> {
   let bytes: Buffer;
   try {
     bytes = readFileSync(abs_path);
   } catch {
-    return { plan_path, abs_path, exists: false, bytes_hash: null };
+    return { plan_path, abs_path, bytes: null };
   }
-  const bytes_hash = createHash('sha256').update(bytes).digest('hex');
-  const snap: PlanSnapshot = { plan_path, abs_path, exists: true, bytes_hash };
-  if (forceParse || bytes_hash !== storedHash) snap.parsed = await parseSource(bytes);
+  const snap: PlanSnapshot = { plan_path, abs_path, bytes };
+  if (forceParse || !stored || !bytes.equals(stored)) snap.parsed = await parseSource(bytes);
   return snap;
 }
 
 /**
- * Runs `fn` with a snapshot; when the transaction finds that it needs the parse after all (the stored hash
- * changed between the pre-read and the lock), it reads again with the parse and runs `fn` once more.
+ * Runs `fn` with a snapshot taken against the stored bytes; when the transaction finds that it needs the
+ * parse after all (the stored bytes changed between the pre-read and the lock), it reads again with the
+ * parse and runs `fn` once more.
  */
-export async function withSnapshot<T>(
-  plan_path: string,
-  abs_path: string,
-  storedHash: string | null,
-  fn: (snap: PlanSnapshot) => T,
-): Promise<T> {
-  const first = await readPlanSnapshot(plan_path, abs_path, storedHash);
+export async function withSnapshot<T>(db: Db, plan_path: string, abs_path: string, fn: (snap: PlanSnapshot) => T): Promise<T> {
+  const first = await readPlanSnapshot(plan_path, abs_path, planSource(db, plan_path));
   try {
     return fn(first);
   } catch (e) {
     if (!(e instanceof NeedsParse)) throw e;
   }
-  return fn(await readPlanSnapshot(plan_path, abs_path, storedHash, true));
+  return fn(await readPlanSnapshot(plan_path, abs_path, null, true));
 }
 
 /** Inside the transaction. Returns 'same' or 'prose' (refreshed); throws PlanNotFound / PlanDrift. */
 export function checkDrift(ctx: StateContext, db: Db, plan: PlanRow, snap: PlanSnapshot, now: string): 'same' | 'prose' {
-  if (!snap.exists || snap.bytes_hash === null) {
+  if (snap.bytes === null) {
     throw new TugError('PlanNotFound', { plan: plan.plan_path, plan_path: plan.plan_path, reason: `the file is gone from ${snap.abs_path}` });
   }
-  if (snap.bytes_hash === plan.plan_hash) return 'same';
+  const stored = planSource(db, plan.plan_path);
+  if (stored && snap.bytes.equals(stored)) return 'same';
   if (!snap.parsed) throw new NeedsParse();
   if (snap.parsed.structure_hash !== plan.structure_hash) {
     const diff = structureDiff(db, plan.plan_path, snap.parsed);
     throw new TugError('PlanDrift', { plan_path: plan.plan_path, summary: diff.summary, ...diff.details });
   }
-  refreshProse(db, plan.plan_path, snap.parsed, snap.bytes_hash, now);
+  refreshProse(db, plan.plan_path, snap.parsed, snap.bytes, now);
   ctx.warnings.add('PlanProseChanged', `${plan.plan_path}: the prose changed since state init (structure unchanged); titles and texts refreshed`, {
     plan_path: plan.plan_path,
   });
   return 'prose';
 }
 
-/** Copy titles, labels, commit messages, item texts and the bytes hash from a same-structure parse. */
-export function refreshProse(db: Db, plan_path: string, parsed: ParsedPlan, bytes_hash: string, now: string): void {
-  refreshPlanProse(db, plan_path, bytes_hash, parsed.title, now);
+/** Copy titles, labels, commit messages, item texts and the bytes (and hash) from a same-structure parse. */
+export function refreshProse(db: Db, plan_path: string, parsed: ParsedPlan, bytes: Uint8Array, now: string): void {
+  refreshPlanProse(db, plan_path, parsed.plan_hash, bytes, parsed.title, now);
   const seen = new Set<string>();
   for (const s of parsed.steps) {
     if (seen.has(s.anchor)) continue;

@@ -4,7 +4,7 @@
  * appends an event.
  */
 import { addSeconds } from '../clock.js';
-import { recordEvent } from './attempt.js';
+import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
 import { checkOwner, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';

@@ -6,7 +6,7 @@
 import { liftedDependencies, topLevelMap } from '../plan/lift.js';
 import type { ParsedPlan, PlanStep } from '../plan/types.js';
 import type { Db } from './queries/stmt.js';
-import { insertPlan, recountPlan, setPlanStatus, updatePlanHeader, getPlan } from './queries/plans.js';
+import { insertPlan, recountPlan, setPlanStatus, updatePlanHeader, getPlan, type PlanHeader } from './queries/plans.js';
 import {
   clearClaimColumns,
   deleteDeps,
@@ -61,8 +61,12 @@ function writeEdges(db: Db, plan_path: string, parsed: ParsedPlan): void {
 }
 
 /** A plan seen for the first time: every row, items open, refactors open. */
-export function insertFresh(db: Db, plan_path: string, parsed: ParsedPlan, bytesHash: string, now: string): InitCounts {
-  insertPlan(db, { plan_path, plan_hash: bytesHash, structure_hash: parsed.structure_hash, phase_title: parsed.title, implicit_sequential: parsed.implicit_sequential, now });
+function header(plan_path: string, parsed: ParsedPlan, bytes: Uint8Array, now: string): PlanHeader {
+  return { plan_path, plan_hash: parsed.plan_hash, plan_source: bytes, structure_hash: parsed.structure_hash, phase_title: parsed.title, implicit_sequential: parsed.implicit_sequential, now };
+}
+
+export function insertFresh(db: Db, plan_path: string, parsed: ParsedPlan, bytes: Uint8Array, now: string): InitCounts {
+  insertPlan(db, header(plan_path, parsed, bytes, now));
   const top = topLevelMap(parsed);
   const depth = depths(parsed);
   const counts: InitCounts = { steps_created: 0, checklist_items_created: 0, refactors_created: 0 };
@@ -97,7 +101,7 @@ export interface ReinitReport extends InitCounts {
 }
 
 /** `state init --force` (and reactivation of an archived plan). Foreign keys are checked at commit. */
-export function reinitialize(db: Db, plan_path: string, parsed: ParsedPlan, bytesHash: string, now: string, releaseClaims: boolean): ReinitReport {
+export function reinitialize(db: Db, plan_path: string, parsed: ParsedPlan, bytes: Uint8Array, now: string, releaseClaims: boolean): ReinitReport {
   db.pragma('defer_foreign_keys = ON');
   const old = new Map(stepsOfPlan(db, plan_path).map((s) => [s.anchor, s]));
   const oldItems = groupBy(itemsOfPlan(db, plan_path), (i) => i.step_anchor);
@@ -139,7 +143,7 @@ export function reinitialize(db: Db, plan_path: string, parsed: ParsedPlan, byte
   writeEdges(db, plan_path, parsed);
   recomputeUnmet(db, plan_path);
   recountPlan(db, plan_path);
-  updatePlanHeader(db, { plan_path, plan_hash: bytesHash, structure_hash: parsed.structure_hash, phase_title: parsed.title, implicit_sequential: parsed.implicit_sequential, now });
+  updatePlanHeader(db, header(plan_path, parsed, bytes, now));
   const p = getPlan(db, plan_path)!;
   setPlanStatus(db, plan_path, p.steps_total > 0 && p.steps_completed === p.steps_total ? 'done' : 'active', now);
   return report;

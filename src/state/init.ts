@@ -5,17 +5,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { createHash } from 'node:crypto';
 import { TugError } from '../contract/errors.js';
 import type { ParsedPlan } from '../plan/types.js';
 import { ensureGitignoreLines, STATE_DB_IGNORE_LINES } from '../util/gitignore.js';
-import { recordEvent } from './attempt.js';
+import { recordEvent } from './record.js';
 import { ensureWriter, type StateContext } from './context.js';
 import { immediate } from './db.js';
 import { parseSource, refreshProse, structureDiff } from './drift.js';
 import { insertFresh, reinitialize, type InitCounts } from './init-write.js';
 import { resolvePlanRef, type PlanRef } from './plan-ref.js';
-import { getPlan } from './queries/plans.js';
+import { getPlan, planSource } from './queries/plans.js';
+import type { Db } from './queries/stmt.js';
 
 export interface InitInput {
   plan: string;
@@ -42,10 +42,10 @@ export interface InitResult extends InitCounts {
 export async function init(ctx: StateContext, input: InitInput): Promise<InitResult> {
   const ref = input.source ? sourceRef(ctx, input.plan) : resolvePlanRef(ctx, input.plan);
   if (!ref.exists) throw new TugError('PlanNotFound', { plan: input.plan, plan_path: ref.plan_path, reason: `no file at ${ref.abs_path}` });
-  const bytes = input.source ?? readFileSync(ref.abs_path);
-  const bytesHash = createHash('sha256').update(bytes).digest('hex');
+  const bytes = Buffer.from(input.source ?? readFileSync(ref.abs_path));
   const existing = ctx.store ? getPlan(ctx.store.db, ref.plan_path) : undefined;
-  const unchanged = existing && existing.plan_hash === bytesHash && existing.status !== 'archived' && !input.force;
+  const same = (db: Db) => bytes.equals(planSource(db, ref.plan_path) ?? Buffer.alloc(0));
+  const unchanged = existing && ctx.store && same(ctx.store.db) && existing.status !== 'archived' && !input.force;
   let parsed: ParsedPlan | null = null;
   if (!unchanged) {
     parsed = await parseSource(bytes);
@@ -59,15 +59,16 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
     const db = store.db;
     const now = ctx.clock.now();
     const row = getPlan(db, ref.plan_path);
-    const base = { plan_path: ref.plan_path, plan_hash: bytesHash, steps_created: 0, checklist_items_created: 0, refactors_created: 0, gitignore_added: [] as string[] };
-    if (row && row.plan_hash === bytesHash && row.status !== 'archived' && !input.force) {
-      return { ...base, structure_hash: row.structure_hash, already_initialized: true, reinitialized: false, implicit_sequential: row.implicit_sequential === 1 };
+    const base = { plan_path: ref.plan_path, steps_created: 0, checklist_items_created: 0, refactors_created: 0, gitignore_added: [] as string[] };
+    if (row && same(db) && row.status !== 'archived' && !input.force) {
+      return { ...base, plan_hash: row.plan_hash, structure_hash: row.structure_hash, already_initialized: true, reinitialized: false, implicit_sequential: row.implicit_sequential === 1 };
     }
     if (!parsed) throw new TugError('InternalError', { reason: 'plan changed during state init; retry' });
-    const out = { ...base, structure_hash: parsed.structure_hash, implicit_sequential: parsed.implicit_sequential };
+    const bytesHash = parsed.plan_hash;
+    const out = { ...base, plan_hash: bytesHash, structure_hash: parsed.structure_hash, implicit_sequential: parsed.implicit_sequential };
     const actor = 'admin';
     if (!row) {
-      const counts = insertFresh(db, ref.plan_path, parsed, bytesHash, now);
+      const counts = insertFresh(db, ref.plan_path, parsed, bytes, now);
       recordEvent(ctx, db, { at: now, plan_path: ref.plan_path, step_anchor: null, actor, attempt: null, details: { ...counts, plan_hash: bytesHash } });
       return { ...out, ...counts, already_initialized: false, reinitialized: false };
     }
@@ -76,7 +77,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
         const diff = structureDiff(db, ref.plan_path, parsed);
         throw new TugError('PlanDrift', { plan_path: ref.plan_path, summary: diff.summary, ...diff.details });
       }
-      refreshProse(db, ref.plan_path, parsed, bytesHash, now);
+      refreshProse(db, ref.plan_path, parsed, bytes, now);
       ctx.warnings.add('PlanProseChanged', `${ref.plan_path}: the prose changed (structure unchanged); titles and texts refreshed`, { plan_path: ref.plan_path });
       recordEvent(ctx, db, { at: now, plan_path: ref.plan_path, step_anchor: null, actor, attempt: null, details: { prose_refreshed: true, plan_hash: bytesHash } });
       return { ...out, already_initialized: true, reinitialized: false };
@@ -84,7 +85,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
     if (row.status === 'archived') {
       recordEvent(ctx, db, { command: 'plan_reactivated', at: now, plan_path: ref.plan_path, step_anchor: null, actor, attempt: null, details: {} });
     }
-    const report = reinitialize(db, ref.plan_path, parsed, bytesHash, now, Boolean(input.release_claims));
+    const report = reinitialize(db, ref.plan_path, parsed, bytes, now, Boolean(input.release_claims));
     recordEvent(ctx, db, {
       at: now,
       plan_path: ref.plan_path,

@@ -7,8 +7,7 @@
  * `PRAGMA foreign_key_check` inside it.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { TugError } from '../contract/errors.js';
 
@@ -19,7 +18,8 @@ export const LATEST_SCHEMA_VERSION = 1;
 
 /** `migrations/` ships in the package: dist/state/migrate.js (or src/state/migrate.ts) → ../../migrations. */
 export function migrationsDir(): string {
-  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+  // URL arithmetic instead of node:url's fileURLToPath: one module fewer on every command's startup.
+  return decodeURIComponent(new URL('../../migrations', import.meta.url).pathname);
 }
 
 export interface Migration {

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { recordEvent } from './attempt.js';
+import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate, read } from './db.js';
 import { listPlans, purgePlan, setPlanStatus } from './queries/plans.js';

@@ -4,7 +4,7 @@
  * committer date, then the caller's order, which is git's topology order) wins. Idempotent.
  */
 import { normalizeAnchor } from '../plan/resolve.js';
-import { recordEvent } from './attempt.js';
+import { recordEvent } from './record.js';
 import { completeTopLevel } from './complete.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';

@@ -4,7 +4,8 @@
  * `failures` and the step becomes `failed` when that reaches `max_attempts`.
  */
 import { TugError } from '../contract/errors.js';
-import { discardAttempt, recordEvent } from './attempt.js';
+import { discardAttempt } from './attempt.js';
+import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
 import { checkOwner, checkText, findStep, invalidTransition, ownerPlan, requireTopLevel, stepArg } from './owner.js';

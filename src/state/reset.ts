@@ -4,7 +4,8 @@
  * are refused.
  */
 import { TugError } from '../contract/errors.js';
-import { discardAttempt, recordEvent } from './attempt.js';
+import { discardAttempt } from './attempt.js';
+import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
 import { findStep, invalidTransition, requireTopLevel, stepArg } from './owner.js';

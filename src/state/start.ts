@@ -1,5 +1,5 @@
 /** `state start` (02-state.md §3–§4): claimed → in_progress; a substep pending → in_progress. */
-import { recordEvent } from './attempt.js';
+import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
 import { checkOwner, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';

@@ -5,7 +5,7 @@
  * Everything is validated before anything changes.
  */
 import { TugError } from '../contract/errors.js';
-import { recordEvent } from './attempt.js';
+import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
@@ -57,7 +57,7 @@ export async function update(ctx: StateContext, input: UpdateInput): Promise<Upd
   const { ref, row, store } = ownerPlan(ctx, input);
   const run = (snap: PlanSnapshot | null) => immediate(store, () => updateTx(ctx, store.db, ref.plan_path, anchor, input, items, bulk, snap));
   if (input.skip_drift) return run(null);
-  return withSnapshot(ref.plan_path, ref.abs_path, row.plan_hash, run);
+  return withSnapshot(store.db, ref.plan_path, ref.abs_path, run);
 }
 
 function updateTx(

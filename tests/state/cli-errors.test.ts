@@ -3,12 +3,13 @@
  * shows nothing changed.
  */
 import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir, tempRepo } from '../helpers/repo.js';
-import { runJson } from '../helpers/cli.js';
-import { DEMO, DEMO_PATH, DEMO_STEPS, at, dbPathOf, planRepo, planText } from './helpers.js';
+import { CLI, runJson } from '../helpers/cli.js';
+import { DEMO, DEMO_PATH, DEMO_STEPS, at, dbPathOf, dump, planRepo, planText } from './helpers.js';
 import { cliRepo, refusedCli, st } from './cli-helpers.js';
 
 describe('tugcode state errors (CLI)', () => {
@@ -43,10 +44,13 @@ describe('tugcode state errors (CLI)', () => {
   it('reports what cannot be found with exit 3', () => {
     const { root, w1 } = cliRepo({ [DEMO_PATH]: DEMO, '.tugtool/tugplan-other.md': DEMO });
     const outside = tempDir();
-    expect(st(outside, ['claim', 'demo', '--worktree', '.']).json.error.code).toBe('NotAGitRepository');
+    const n = st(outside, ['claim', 'demo', '--worktree', '.']);
+    expect([n.json.error.code, n.code]).toEqual(['NotAGitRepository', 3]);
+    expect(existsSync(join(outside, '.tugtool'))).toBe(false);
     const bare = tempRepo();
     const r = st(bare, ['claim', 'demo', '--worktree', bare]);
     expect([r.json.error.code, r.code]).toEqual(['NotInitialized', 3]);
+    expect(existsSync(join(bare, '.tugtool'))).toBe(false);
     refusedCli(root, ['claim', 'nope', '--worktree', w1], 'PlanNotFound', 3);
     refusedCli(root, ['claim', 'other', '--worktree', w1], 'PlanNotInitialized', 3);
     refusedCli(root, ['show', 'other'], 'PlanNotInitialized', 3);
@@ -122,5 +126,22 @@ describe('tugcode state errors (CLI)', () => {
     expect(readFileSync(dbPathOf(junkRoot), 'utf8')).toBe(junk);
     void at;
     void DEMO_STEPS;
+  });
+});
+
+describe('stdin rules (CLI)', () => {
+  const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+  it.skipIf(!hasScript)('refuses --batch with InvalidArgument when stdin is a terminal, instead of waiting', () => {
+    const { root, w1 } = cliRepo();
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    const before = dump(dbPathOf(root));
+    const cmd = [process.execPath, CLI, 'state', 'update', 'demo', 'step-0', '--worktree', w1, '--batch', '--json'].map((a) => `'${a}'`).join(' ');
+    // `script` gives the command a pseudo-terminal as stdin.
+    const r = spawnSync('script', ['-qec', cmd, '/dev/null'], { cwd: root, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NODE_ENV: 'test' } });
+    const doc = /^\{[\s\S]*?^\}/m.exec(r.stdout.replace(/\r/g, ''));
+    const json = JSON.parse(doc![0]);
+    expect([json.error.code, r.status]).toEqual(['InvalidArgument', 2]);
+    expect(json.error.message).toContain('terminal');
+    expect(dump(dbPathOf(root))).toEqual(before);
   });
 });

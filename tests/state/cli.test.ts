@@ -1,7 +1,9 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { git } from '../helpers/repo.js';
+import { CLI } from '../helpers/cli.js';
 import { DEMO_PATH, at, sql } from './helpers.js';
 import { cliRepo, st, stText } from './cli-helpers.js';
 
@@ -79,5 +81,21 @@ describe('tugcode state (CLI contract)', () => {
     expect(st(root, ['list']).json.plans).toEqual([]);
     expect(st(root, ['log']).json.events).toEqual([]);
     expect(existsSync(join(root, '.tugtool', 'state.db'))).toBe(false);
+  });
+
+  it('redraws with --watch until interrupted, then exits 130', async () => {
+    const { root } = cliRepo();
+    const p = spawn(process.execPath, [CLI, 'state', 'show', '--watch', '0.2'], { cwd: root, env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1' } });
+    let out = '';
+    const code = await new Promise<number | null>((resolve) => {
+      p.stdout.on('data', (d) => {
+        out += d;
+        // Interrupt once two frames were drawn (no timing assumption beyond "it keeps redrawing").
+        if ((out.match(/Overall:/g) ?? []).length >= 2) p.kill('SIGINT');
+      });
+      p.on('close', (c) => resolve(c));
+    });
+    expect(code).toBe(130);
+    expect(out).toContain('Plan: .tugtool/tugplan-demo.md [active]');
   });
 });

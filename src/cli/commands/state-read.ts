@@ -35,23 +35,27 @@ export async function show(cli: CliContext, args: string[], opts: O): Promise<Co
 
 async function watchLoop(render: () => Promise<string>, seconds: number): Promise<CommandResult> {
   let stop = false;
+  let timer: NodeJS.Timeout | undefined;
   let wake: (() => void) | undefined;
   const onSignal = () => {
     stop = true;
+    if (timer) clearTimeout(timer);
     wake?.();
   };
   process.once('SIGINT', onSignal);
   try {
     while (!stop) {
       process.stdout.write('\u001b[2J\u001b[H' + (await render()));
+      if (stop) break;
       await new Promise<void>((res) => {
         wake = res;
-        setTimeout(res, seconds * 1000).unref?.();
+        timer = setTimeout(res, seconds * 1000);
       });
     }
   } finally {
     process.removeListener('SIGINT', onSignal);
   }
+  // Interrupted by SIGINT (03-contract.md §3): exit 130, nothing more to print.
   return { data: {}, text: '', exitCode: 130 };
 }
 

@@ -1,15 +1,12 @@
 /**
  * Helpers of the `tugcode state` command bodies: open the state context from the CLI context, validate
- * numbers, canonicalize `--worktree`, read stdin safely, and parse the per-item `update` flags from the raw
- * argv (commander's variadic options lose the grouping across repeats). Loaded lazily by the bodies.
+ * numbers, canonicalize `--worktree`, read stdin safely. Loaded lazily by the bodies; kept small, since
+ * every state command loads it.
  */
 import { readFileSync } from 'node:fs';
-import type { Command } from 'commander';
 import { TugError } from '../../contract/errors.js';
 import { resolveWorktreeArg, type Repo } from '../../git/repo.js';
 import { openStateContext, type OpenMode, type StateContext } from '../../state/context.js';
-import { checkStatus, type ItemChange } from '../../state/update-input.js';
-import type { ItemKind } from '../../state/status.js';
 import type { CliContext } from '../context.js';
 
 export async function openState(cli: CliContext, command: string, mode: OpenMode): Promise<{ ctx: StateContext; repo: Repo }> {
@@ -87,48 +84,6 @@ export function readTextFile(flag: string, path: string): string {
   } catch (e) {
     throw new TugError('InvalidArgument', { reason: `${flag} ${path}: ${(e as Error).message}`, argument: flag });
   }
-}
-
-function rootOf(cmd: Command): Command {
-  let c = cmd;
-  while (c.parent) c = c.parent;
-  return c;
-}
-
-const ITEM_FLAGS: Record<string, ItemKind> = { '--task': 'task', '--test': 'test', '--checkpoint': 'checkpoint' };
-
-/**
- * `--task ORD STATUS` / `--task ORD:STATUS`, repeatable, likewise `--test` and `--checkpoint`: each flag
- * takes the tokens up to the next flag; one token `ORD:STATUS` or two tokens; anything else is
- * InvalidArgument.
- */
-export function itemFlags(cmd: Command): ItemChange[] {
-  // commander keeps the full user argv on the root command (not in its public typings).
-  const argv = (rootOf(cmd) as unknown as { rawArgs: string[] }).rawArgs;
-  const out: ItemChange[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const tok = argv[i]!;
-    if (tok === '--') break;
-    const eq = tok.indexOf('=');
-    const flag = eq > 0 ? tok.slice(0, eq) : tok;
-    const kind = ITEM_FLAGS[flag];
-    if (!kind) continue;
-    const values: string[] = eq > 0 ? [tok.slice(eq + 1)] : [];
-    while (i + 1 < argv.length && !argv[i + 1]!.startsWith('-')) values.push(argv[++i]!);
-    let ord: string | undefined;
-    let status: string | undefined;
-    if (values.length === 1 && values[0]!.includes(':')) [ord, status] = values[0]!.split(/:(.*)/s) as [string, string];
-    else if (values.length === 2 && !values[0]!.includes(':')) [ord, status] = values as [string, string];
-    else {
-      throw new TugError('InvalidArgument', {
-        reason: `${flag} takes ORD STATUS or ORD:STATUS, got ${values.length === 0 ? 'nothing' : JSON.stringify(values.join(' '))}`,
-        argument: flag,
-      });
-    }
-    if (!/^\d+$/.test(ord)) throw new TugError('InvalidArgument', { reason: `${flag}: the ordinal must be a non-negative integer, got ${JSON.stringify(ord)}`, argument: flag });
-    out.push({ kind, ordinal: Number(ord), status: checkStatus(status, false) });
-  }
-  return out;
 }
 
 /** Colour only when stdout is a TTY and NO_COLOR is unset (02-state.md §5). */

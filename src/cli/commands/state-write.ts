@@ -1,17 +1,14 @@
 /**
  * Bodies of the `tugcode state` commands that change state (02-state.md §4). Each maps flags to the
  * library input, gathers git facts first when needed, and renders a short text; the library does the rest.
+ * Every body imports what only it needs, so the hot commands load as few modules as possible.
  */
 import type { Command } from 'commander';
 import { TugError } from '../../contract/errors.js';
-import { listWorktrees } from '../../git/repo.js';
-import { branchTipFast, listTrailerCommits, localBranches, resolveCommitish } from '../../git/log.js';
-import { slugOfPlanPath } from '../../plan/resolve.js';
 import type { CliContext } from '../context.js';
 import type { CommandResult } from '../action.js';
-import { resolvePlanRef } from '../../state/plan-ref.js';
-import { checkStatus, parseBatch, type BulkChange } from '../../state/update-input.js';
-import { attemptOpt, itemFlags, leaseOpt, readStdin, readTextFile, withState, worktreeArg } from './state-support.js';
+import type { BulkChange } from '../../state/update-input.js';
+import { attemptOpt, leaseOpt, readStdin, readTextFile, withState, worktreeArg } from './state-support.js';
 
 type O = Record<string, unknown>;
 const str = (v: unknown): string | undefined => (v === undefined ? undefined : String(v));
@@ -31,6 +28,9 @@ export async function init(cli: CliContext, args: string[], opts: O): Promise<Co
 export async function claim(cli: CliContext, args: string[], opts: O): Promise<CommandResult> {
   const lease = leaseOpt(opts.leaseDuration);
   const { claim } = await import('../../state/claim.js');
+  const { resolvePlanRef } = await import('../../state/plan-ref.js');
+  const { slugOfPlanPath } = await import('../../plan/resolve.js');
+  const { branchTipFast } = await import('../../git/log.js');
   const r = await withState(cli, 'state claim', 'write', async (ctx, repo) => {
     const worktree = worktreeArg(repo, String(opts.worktree), cli);
     const ref = resolvePlanRef(ctx, args[0]!, worktree);
@@ -76,6 +76,8 @@ export async function heartbeat(cli: CliContext, args: string[], opts: O): Promi
 
 export async function update(cli: CliContext, args: string[], opts: O, cmd: Command): Promise<CommandResult> {
   const { attempt } = owner(opts);
+  const { itemFlags } = await import('./state-update-flags.js');
+  const { checkStatus, parseBatch } = await import('../../state/update-input.js');
   let items = itemFlags(cmd);
   const bulk: BulkChange[] = [];
   for (const [flag, kind] of [['allTasks', 'task'], ['allTests', 'test'], ['allCheckpoints', 'checkpoint'], ['all', 'all']] as const) {
@@ -132,12 +134,13 @@ export async function complete(cli: CliContext, args: string[], opts: O): Promis
   const { attempt } = owner(opts);
   const force = str(opts.force);
   const { complete } = await import('../../state/complete.js');
+  const { resolveCommitish } = opts.commit === undefined ? { resolveCommitish: null } : await import('../../git/log.js');
   const r = await withState(cli, 'state complete', 'write', (ctx, repo) => {
     const worktree = worktreeArg(repo, String(opts.worktree), cli);
     let commit: string | undefined;
     if (opts.commit !== undefined) {
       const rev = String(opts.commit);
-      const full = rev.startsWith('-') ? null : resolveCommitish(worktree, rev);
+      const full = rev.startsWith('-') ? null : resolveCommitish!(worktree, rev);
       if (!full) throw new TugError('InvalidArgument', { reason: `--commit ${JSON.stringify(rev)} does not name a commit in ${worktree}`, argument: '--commit' });
       commit = full;
     }
@@ -175,6 +178,10 @@ export async function reset(cli: CliContext, args: string[]): Promise<CommandRes
 
 export async function reconcile(cli: CliContext, args: string[], opts: O): Promise<CommandResult> {
   const { reconcile } = await import('../../state/reconcile.js');
+  const { resolvePlanRef } = await import('../../state/plan-ref.js');
+  const { slugOfPlanPath } = await import('../../plan/resolve.js');
+  const { branchTipFast, listTrailerCommits, localBranches, resolveCommitish } = await import('../../git/log.js');
+  const { listWorktrees } = await import('../../git/repo.js');
   const r = await withState(cli, 'state reconcile', 'write', (ctx, repo) => {
     const ref = resolvePlanRef(ctx, args[0]!);
     const refs = [...((opts.ref as string[] | undefined) ?? [])];
@@ -204,6 +211,7 @@ export async function reconcile(cli: CliContext, args: string[], opts: O): Promi
 
 export async function prune(cli: CliContext, _args: string[], opts: O): Promise<CommandResult> {
   const { prune } = await import('../../state/prune.js');
+  const { listWorktrees } = await import('../../git/repo.js');
   const r = await withState(cli, 'state prune', 'write', (ctx, repo) =>
     prune(ctx, { work_trees: ctx.store ? listWorktrees(repo).map((w) => w.path) : [], dry_run: Boolean(opts.dryRun), purge: Boolean(opts.purge) }),
   );

@@ -3,44 +3,58 @@ import type { PlanRow } from '../types.js';
 import type { PlanStatus } from '../status.js';
 import { stmt, type Db } from './stmt.js';
 
+/** Every column but the (large) plan_source. */
+const PLAN_COLUMNS =
+  'plan_path, plan_hash, structure_hash, phase_title, status, implicit_sequential, steps_total, steps_completed, created_at, updated_at';
+
 export function getPlan(db: Db, plan_path: string): PlanRow | undefined {
-  return stmt(db, 'SELECT * FROM plans WHERE plan_path = ?').get(plan_path) as PlanRow | undefined;
+  return stmt(db, `SELECT ${PLAN_COLUMNS} FROM plans WHERE plan_path = ?`).get(plan_path) as PlanRow | undefined;
 }
 
 export function listPlans(db: Db): PlanRow[] {
-  return stmt(db, 'SELECT * FROM plans ORDER BY plan_path').all() as PlanRow[];
+  return stmt(db, `SELECT ${PLAN_COLUMNS} FROM plans ORDER BY plan_path`).all() as PlanRow[];
+}
+
+/** The plan's bytes as last initialized or refreshed. */
+export function planSource(db: Db, plan_path: string): Buffer | null {
+  const r = stmt(db, 'SELECT plan_source FROM plans WHERE plan_path = ?').get(plan_path) as { plan_source: Buffer } | undefined;
+  return r ? r.plan_source : null;
 }
 
 export function listPlanPaths(db: Db): string[] {
   return (stmt(db, 'SELECT plan_path FROM plans ORDER BY plan_path').all() as { plan_path: string }[]).map((r) => r.plan_path);
 }
 
-export function insertPlan(
-  db: Db,
-  p: { plan_path: string; plan_hash: string; structure_hash: string; phase_title: string | null; implicit_sequential: boolean; now: string },
-): void {
+export interface PlanHeader {
+  plan_path: string;
+  plan_hash: string;
+  plan_source: Uint8Array;
+  structure_hash: string;
+  phase_title: string | null;
+  implicit_sequential: boolean;
+  now: string;
+}
+
+export function insertPlan(db: Db, p: PlanHeader): void {
   stmt(
     db,
-    `INSERT INTO plans (plan_path, plan_hash, structure_hash, phase_title, status, implicit_sequential, created_at, updated_at)
-     VALUES (@plan_path, @plan_hash, @structure_hash, @phase_title, 'active', @implicit, @now, @now)`,
+    `INSERT INTO plans (plan_path, plan_hash, plan_source, structure_hash, phase_title, status, implicit_sequential, created_at, updated_at)
+     VALUES (@plan_path, @plan_hash, @plan_source, @structure_hash, @phase_title, 'active', @implicit, @now, @now)`,
   ).run({ ...p, implicit: p.implicit_sequential ? 1 : 0 });
 }
 
 /** After a re-initialization: new hashes and title, status recomputed by the caller. */
-export function updatePlanHeader(
-  db: Db,
-  p: { plan_path: string; plan_hash: string; structure_hash: string; phase_title: string | null; implicit_sequential: boolean; now: string },
-): void {
+export function updatePlanHeader(db: Db, p: PlanHeader): void {
   stmt(
     db,
-    `UPDATE plans SET plan_hash = @plan_hash, structure_hash = @structure_hash, phase_title = @phase_title,
+    `UPDATE plans SET plan_hash = @plan_hash, plan_source = @plan_source, structure_hash = @structure_hash, phase_title = @phase_title,
        implicit_sequential = @implicit, updated_at = @now WHERE plan_path = @plan_path`,
   ).run({ ...p, implicit: p.implicit_sequential ? 1 : 0 });
 }
 
-/** A prose-only change: new bytes hash and title (the structure hash is unchanged). */
-export function refreshPlanProse(db: Db, plan_path: string, plan_hash: string, phase_title: string | null, now: string): void {
-  stmt(db, 'UPDATE plans SET plan_hash = ?, phase_title = ?, updated_at = ? WHERE plan_path = ?').run(plan_hash, phase_title, now, plan_path);
+/** A prose-only change: new bytes, their hash and the title (the structure hash is unchanged). */
+export function refreshPlanProse(db: Db, plan_path: string, plan_hash: string, plan_source: Uint8Array, phase_title: string | null, now: string): void {
+  stmt(db, 'UPDATE plans SET plan_hash = ?, plan_source = ?, phase_title = ?, updated_at = ? WHERE plan_path = ?').run(plan_hash, plan_source, phase_title, now, plan_path);
 }
 
 /** Recount the top-level steps (after init). */

@@ -1,0 +1,58 @@
+// Shared by the state benchmarks: temp repos with plans, plan texts, and the built library.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const CLI = join(ROOT, 'bin', 'tugcode.js');
+export const lib = (p) => import(pathToFileURL(join(ROOT, 'dist', p)).href);
+
+/** A plan of n top-level steps; step i depends on step i-gap (gap 0: no dependencies). */
+export function planText(n, gap = 0, items = 1) {
+  const out = ['## Phase 1.0: Bench {#phase-bench}', '', '**Purpose:** benchmark.', '', '### Execution Steps {#execution-steps}', ''];
+  for (let i = 1; i <= n; i++) {
+    out.push(`#### Step ${i}: Step ${i} {#step-${i}}`, '');
+    out.push(`**Depends on:** ${gap > 0 && i > gap ? `#step-${i - gap}` : 'none'}`, '');
+    out.push('**Tasks:**', ...Array.from({ length: items }, (_, k) => `- [ ] task ${k}`), '');
+  }
+  return out.join('\n') + '\n';
+}
+
+export function tempRepo(files) {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'tugcode-bench-')));
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@e', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@e' };
+  execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: root });
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, rel)), { recursive: true });
+    writeFileSync(join(root, rel), text);
+  }
+  execFileSync('git', ['add', '-A'], { cwd: root });
+  execFileSync('git', ['commit', '-q', '-m', 'bench'], { cwd: root, env });
+  return root;
+}
+
+export function cli(args, cwd, env = {}) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...env } });
+  if (r.status !== 0) throw new Error(`tugcode ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return r.stdout;
+}
+
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** A state context on `root` for in-process calls (system clock). */
+export async function stateCtx(root, command = 'bench') {
+  const { openStateContext } = await lib('state/context.js');
+  const { WarningSink } = await lib('contract/envelope.js');
+  const { CONFIG_DEFAULTS } = await lib('config/defaults.js');
+  const { systemClock } = await lib('clock.js');
+  return openStateContext({
+    repoRoot: root, workTree: root, clock: systemClock(), config: structuredClone(CONFIG_DEFAULTS), warnings: new WarningSink(),
+    command, mode: 'write', env: process.env, cwd: root,
+  });
+}
