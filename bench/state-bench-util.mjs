@@ -52,7 +52,7 @@ export async function stateCtx(root, command = 'bench') {
   const { CONFIG_DEFAULTS } = await lib('config/defaults.js');
   const { systemClock } = await lib('clock.js');
   return openStateContext({
-    repoRoot: root, workTree: root, clock: systemClock(), config: structuredClone(CONFIG_DEFAULTS), warnings: new WarningSink(),
+    repoRoot: root, workTree: root, clock: systemClock(), config: JSON.parse(JSON.stringify(CONFIG_DEFAULTS)), warnings: new WarningSink(),
     command, mode: 'write', env: process.env, cwd: root,
   });
 }

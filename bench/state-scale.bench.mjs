@@ -1,6 +1,7 @@
 // scale (07-quality.md §2): in-process claim and complete (no drift check) at 10, 100, 1k and 10k steps per
 // plan, each step depending on the step 4 before it (at most 4 ready at once); `show` time at the same
 // sizes. Target: per-claim cost at 10k steps ≤ 3 × the cost at 10 steps.
+import { performance } from 'node:perf_hooks';
 import { median, planText, stateCtx, tempRepo, lib } from './state-bench-util.mjs';
 
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10,100,1000,10000').split(',').map(Number);

@@ -16,6 +16,7 @@ import { applySettings, flagsOf, loadKernelConfig, withFlags, type KernelSetting
 import { changedFiles, filesByLanguage, sessionRelative, takeSnapshot, type Snapshot } from './snapshot.js';
 import { normalizeFileArg, WorkspaceFiles } from './workspace.js';
 import type { BackendSession, WorkspaceView } from './backends/types.js';
+import { WarmBackends } from './backends/lsp/warm.js';
 import { planRename } from './ops/rename.js';
 import { planOrganize } from './ops/organize.js';
 import { verifyPatch, verifyWorkspace } from './verify/run.js';
@@ -56,6 +57,8 @@ class KernelImpl implements Kernel {
   private ts: BackendSession | null = null;
   private view: WorkspaceView | null = null;
   private viewSnap: Snapshot | null = null;
+  /** pyright / rust-analyzer, started lazily and kept warm (issue 6). */
+  private lsp: WarmBackends | null = null;
 
   constructor(
     readonly workspace: string,
@@ -103,10 +106,10 @@ class KernelImpl implements Kernel {
     return this.ts;
   }
 
-  private async backendFor(lang: string, snap: Snapshot, files: WorkspaceFiles): Promise<BackendSession> {
+  private async backendFor(lang: string, snap: Snapshot, files: WorkspaceFiles, warnings: KernelWarning[]): Promise<BackendSession> {
     if (lang === 'typescript') return this.tsBackend(snap, files);
-    const backend = lang === 'python' ? 'pyright' : 'rust-analyzer';
-    throw new KernelError('BackendUnavailable', `the ${backend} backend is not available in this build`, { backend, searched: [], probe_error: 'not implemented' });
+    this.lsp ??= new WarmBackends(this.workspace, this.sessionDir, this.o);
+    return this.lsp.get(lang === 'python' ? 'python' : 'rust', snap, files, warnings);
   }
 
   async snapshot(): Promise<SnapshotResult> {
@@ -153,11 +156,11 @@ class KernelImpl implements Kernel {
       this.session.storeSnapshot(snap);
       if (!snap.files.has(file)) throw new KernelError('FileNotFound', `${file} is not in the source set (ignored or excluded)`, { path: file });
       const files = new WorkspaceFiles(this.workspace, snap);
-      const backend = await this.backendFor(language, snap, files);
+      const backend = await this.backendFor(language, snap, files, warnings);
       const ctx = { files, backend, snapshotId: snap.id, warnings };
       if (op.op === 'rename-symbol') {
         const at = op.at ? { file, line: op.at.line, col: op.at.col } : undefined;
-        const plan = await planRename(ctx, { at, symbol: symbolSel ? { ...symbolSel, file } : undefined, to: op.to, expect: op.expect }, language);
+        const plan = await planRename(ctx, { at, symbol: symbolSel ? { ...symbolSel, file } : undefined, to: op.to, expect: op.expect, safety }, language);
         const project = (backend as { otherProjects?: () => string[] }).otherProjects?.() ?? [];
         if (project.length > 0) warnings.push({ code: 'ProjectBoundary', message: `other TypeScript projects were not searched: ${project.join(', ')}` });
         const built = buildPatch(snap, new Map([...new Set(plan.edits.map((e) => e.path))].map((p) => [p, files.file(p)])), plan.edits, { op_hash: opHashValue, symbol_id: plan.symbol.id });
@@ -242,6 +245,7 @@ class KernelImpl implements Kernel {
         const files = new WorkspaceFiles(this.workspace, after);
         await this.tsBackend(after, files);
       }
+      if (this.lsp) await this.lsp.syncAll(after, new WorkspaceFiles(this.workspace, after));
       return { snapshot_id: p.snapshot_id, applied: true, files_written: written, snapshot_after: after.id };
     } catch (e) {
       if (e instanceof KernelError && !e.snapshotId) e.snapshotId = p.snapshot_id;
@@ -293,6 +297,9 @@ class KernelImpl implements Kernel {
   }
 
   async close(): Promise<void> {
+    const lsp = this.lsp;
+    this.lsp = null;
+    if (lsp) await lsp.closeAll();
     const ts = this.ts;
     this.ts = null;
     if (ts) await ts.close();

@@ -11,10 +11,8 @@ import { immediate, read } from './db.js';
 import { complete, CompletionDryRun, type CompleteInput } from './complete.js';
 import { findStep, requireTopLevel, stepArg } from './owner.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
-import { stmt } from './queries/stmt.js';
-import { endClaim } from './queries/steps.js';
-import { HELD_SQL, isExpired } from './status.js';
-import type { StepRow } from './types.js';
+import { endClaim, heldAnywhereBy } from './queries/steps.js';
+import { isExpired } from './status.js';
 
 export interface HeldClaim {
   plan_path: string;
@@ -30,9 +28,7 @@ export function claimsHeldBy(ctx: StateContext, worktree: string): HeldClaim[] {
   const store = ctx.store;
   if (!store) return [];
   const now = ctx.clock.now();
-  const rows = read(store, () =>
-    stmt(store.db, `SELECT * FROM steps WHERE parent_anchor IS NULL AND status IN ${HELD_SQL} AND claimed_by = ? ORDER BY plan_path, step_index`).all(worktree),
-  ) as StepRow[];
+  const rows = read(store, () => heldAnywhereBy(store.db, worktree));
   return rows.map((r) => ({
     plan_path: r.plan_path,
     step_anchor: r.anchor,

@@ -77,7 +77,7 @@ export type ClaimResult = ClaimedResult | NotClaimedResult;
 
 export async function claim(ctx: StateContext, input: ClaimInput): Promise<ClaimResult> {
   const ref = resolvePlanRef(ctx, input.plan, input.worktree);
-  const planRow = requirePlanRow(ctx, ref);
+  requirePlanRow(ctx, ref);
   const store = writeStore(ctx);
   const leaseSeconds = input.lease_seconds ?? ctx.config.state.lease_seconds;
   const run = (snap: PlanSnapshot | null) => immediate(store, () => claimTx(ctx, store.db, ref.plan_path, input, leaseSeconds, snap));

@@ -51,7 +51,7 @@ export async function complete(ctx: StateContext, input: CompleteInput): Promise
   if (input.commit !== undefined && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(input.commit)) {
     throw new TugError('InvalidArgument', { reason: `--commit must be a full commit object name, got ${JSON.stringify(input.commit)}` });
   }
-  const { ref, row, store } = ownerPlan(ctx, input);
+  const { ref, store } = ownerPlan(ctx, input);
   const run = (snap: PlanSnapshot | null) => immediate(store, () => completeTx(ctx, store.db, ref.plan_path, anchor, input, snap));
   if (input.skip_drift) return run(null);
   return withSnapshot(store.db, ref.plan_path, ref.abs_path, run);

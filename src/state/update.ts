@@ -54,7 +54,7 @@ export async function update(ctx: StateContext, input: UpdateInput): Promise<Upd
     throw new TugError('InvalidArgument', { reason: 'nothing to update: give --task/--test/--checkpoint, --all*, --batch or --complete-remaining' });
   }
   validateChanges(items, bulk, input.reason, batch);
-  const { ref, row, store } = ownerPlan(ctx, input);
+  const { ref, store } = ownerPlan(ctx, input);
   const run = (snap: PlanSnapshot | null) => immediate(store, () => updateTx(ctx, store.db, ref.plan_path, anchor, input, items, bulk, snap));
   if (input.skip_drift) return run(null);
   return withSnapshot(store.db, ref.plan_path, ref.abs_path, run);

@@ -98,4 +98,24 @@ describe('tugcode state (CLI contract)', () => {
     expect(code).toBe(130);
     expect(out).toContain('Plan: .tugtool/tugplan-demo.md [active]');
   });
+
+  it('names the integration branch and its tip, from loose and packed refs', () => {
+    const { root, w1, w2 } = cliRepo();
+    git(root, 'branch', 'tugplan/demo');
+    const tip = git(root, 'rev-parse', 'tugplan/demo').trim();
+    expect(st(root, ['claim', 'demo', '--worktree', w1]).json).toMatchObject({ integration_branch: 'tugplan/demo', integration_tip: tip });
+    git(root, 'pack-refs', '--all');
+    expect(st(root, ['claim', 'demo', '--worktree', w1]).json).toMatchObject({ resumed: true, integration_tip: tip });
+    expect(st(root, ['claim', 'demo', '--worktree', w2]).json.claimed).toBe(false);
+  });
+
+  it('lets another worktree take over an expired lease (time set with TUGCODE_NOW)', () => {
+    const { root, w1, w2 } = cliRepo();
+    st(root, ['claim', 'demo', '--worktree', w1, '--lease-duration', '60']);
+    expect(st(root, ['claim', 'demo', '--worktree', w2], { now: at(60) }).json.claimed).toBe(false);
+    const t = st(root, ['claim', 'demo', '--worktree', w2], { now: at(61) }).json;
+    expect(t).toMatchObject({ claimed: true, step_anchor: 'step-0', reclaimed_from_expired: true, previous_owner: w1, attempt: 2, failures: 1 });
+    const e = st(root, ['heartbeat', 'demo', 'step-0', '--worktree', w1], { now: at(62) });
+    expect([e.json.error.code, e.code]).toEqual(['LeaseExpired', 4]);
+  });
 });

@@ -147,4 +147,21 @@ describe('owner commands', () => {
     await refused(root, 'InvalidTransition', () => withCtx(root, {}, (ctx) => heartbeat(ctx, step0())));
     void T0;
   });
+
+  it('lists the claims a worktree holds and releases them as an admin (actor admin, failures kept)', async () => {
+    const root = await claimed();
+    const { claimsHeldBy, adminRelease, completionBlocker } = await import('../../src/state/bridge.js');
+    await withCtx(root, { now: at(7201) }, async (ctx) => {
+      expect(claimsHeldBy(ctx, W1)).toEqual([{ plan_path: '.tugtool/tugplan-demo.md', step_anchor: 'step-0', status: 'claimed', lease_expires_at: at(7200), attempt: 1, live: false }]);
+      expect(await completionBlocker(ctx, step0())).toMatchObject({ code: 'ChecklistIncomplete' });
+      await update(ctx, { ...step0(), complete_remaining: true });
+      expect(await completionBlocker(ctx, step0())).toBeNull();
+      expect(adminRelease(ctx, { plan: 'demo', step: 'step-0', worktree: W2 })).toEqual({ released: false });
+      expect(adminRelease(ctx, { plan: 'demo', step: 'step-0', worktree: W1 })).toEqual({ released: true });
+      expect(claimsHeldBy(ctx, W1)).toEqual([]);
+    });
+    expect(sql(root, "SELECT status, failures FROM steps WHERE anchor = 'step-0'")).toEqual([{ status: 'pending', failures: 0 }]);
+    expect(sql(root, 'SELECT actor FROM events ORDER BY id DESC LIMIT 1')).toEqual([{ actor: 'admin' }]);
+    expect(sql(root, "SELECT COUNT(*) AS n FROM checklist_items WHERE step_anchor = 'step-0' AND status <> 'open'")).toEqual([{ n: 0 }]);
+  });
 });

@@ -18,6 +18,7 @@ export interface RenameInput {
   symbol?: { file: string; qname: string; selector: string };
   to: string;
   expect?: string;
+  safety?: 'strict' | 'aggressive';
 }
 
 export interface RenamePlan {
@@ -60,10 +61,23 @@ export async function planRename(ctx: TargetContext, input: RenameInput, lang: '
   const symbol = await symbolInfo(ctx, target);
   const oldName = target.name;
   validateForSymbol(lang, input.to, oldName, target.kind);
-  const raw = await ctx.backend.renameEdits(target, input.to);
+  let raw = await ctx.backend.renameEdits(target, input.to);
+  if (ctx.backend.afterRename) {
+    // Language-specific closure and scans (Python: override closure, dynamic patterns, heuristics).
+    const after = await ctx.backend.afterRename(target, input.to, raw, { safety: input.safety ?? 'strict' });
+    raw = after.edits;
+    for (const w of after.warnings) {
+      const loc = w.file !== undefined && w.offset16 !== undefined && ctx.files.has(w.file) ? locationOf(ctx.files, w.file, w.offset16) : null;
+      const kw: KernelWarning = { code: w.code, message: w.message };
+      if (loc) kw.location = { file: loc.file, line: loc.line, col: loc.col };
+      if (w.pattern !== undefined) kw.pattern = w.pattern;
+      if (w.suggestion !== undefined) kw.suggestion = w.suggestion;
+      ctx.warnings.push(kw);
+    }
+  }
   if (raw.some((r) => r.jsxTag)) validateJsxTag(input.to);
   const { edits, kept } = toByteEdits(ctx, raw, oldName, ctx.warnings);
-  const references: Reference[] = kept.map((r) => ({
+  const references: Reference[] = kept.filter((r) => !r.heuristic).map((r) => ({
     location: locationOf(ctx.files, r.file, r.unit === 'utf16-offset' ? r.start : 0),
     kind: r.refKind ?? 'reference',
   }));

@@ -32,6 +32,14 @@ export function heldBy(db: Db, plan_path: string, worktree: string): StepRow | u
   ).get(plan_path, worktree) as StepRow | undefined;
 }
 
+/** Top-level steps `worktree` holds in any plan (claimed or in progress, live or expired). */
+export function heldAnywhereBy(db: Db, worktree: string): StepRow[] {
+  return stmt(
+    db,
+    `SELECT * FROM steps WHERE parent_anchor IS NULL AND status IN ${HELD_SQL} AND claimed_by = ? ORDER BY plan_path, step_index`,
+  ).all(worktree) as StepRow[];
+}
+
 /** The first pending top-level step after `after` whose lifted dependencies are all completed. */
 export function nextPending(db: Db, plan_path: string, after: number): StepRow | undefined {
   return stmt(
