@@ -64,7 +64,7 @@ describe('migrations', () => {
     const path = dbAtVersion(1, dir);
     const db = new Database(path);
     db.pragma('foreign_keys = ON');
-    db.exec("INSERT INTO plans (plan_path, plan_hash, structure_hash, created_at, updated_at) VALUES ('p', 'h', 's', 't', 't')");
+    db.exec("INSERT INTO plans (plan_path, plan_hash, plan_source, structure_hash, created_at, updated_at) VALUES ('p', 'h', x'00', 's', 't', 't')");
     db.exec("INSERT INTO steps (plan_path, anchor, top_anchor, step_id, step_index, title) VALUES ('p', 'step-1', 'step-1', '1', 0, 'x')");
     db.exec("INSERT INTO step_artifacts (plan_path, step_anchor, kind, summary, recorded_at) VALUES ('p', 'step-1', 'note', 'kept', 't')");
     expect(migrate(db, { dbPath: path, allowCreate: false, dir, target: 2 })).toBe(2);
