@@ -1,6 +1,13 @@
 #!/usr/bin/env node
 // The `tug` refactor kernel CLI (05-kernel.md §3). Loads only the kernel; typescript is imported lazily.
 import { runKernelCli } from '../dist/kernel/cli/tug.js';
+import { installSignalHandlers } from '../dist/kernel/cli/signals.js';
+
+// SIGINT/SIGTERM: backends, verifier processes, sandboxes and the lock are released, then 130/143.
+installSignalHandlers((code, errors) => {
+  for (const e of errors) process.stderr.write(`tug: cleanup failed: ${e}\n`);
+  process.exit(code);
+});
 
 process.stdout.on('error', (e) => {
   if (e.code === 'EPIPE') process.exit(0);

@@ -11,7 +11,8 @@ import { undoToken } from './ids.js';
 import { validateNewName } from './names.js';
 import { editJson, realIo, resolvePatch, writeResolved, type ApplyIo } from './patch/index.js';
 import { buildPatch, opHashOf, splitSelector, summarize } from './prepare.js';
-import { Session } from './session.js';
+import { recordToolchain, removePidFile, Session, writePidFile } from './session.js';
+import { Logger } from './log.js';
 import { applySettings, flagsOf, loadKernelConfig, withFlags, type KernelSettings } from './config.js';
 import { changedFiles, filesByLanguage, sessionRelative, takeSnapshot, type Snapshot } from './snapshot.js';
 import { normalizeFileArg, WorkspaceFiles } from './workspace.js';
@@ -45,12 +46,20 @@ export function resolveWorkspace(dir: string): string {
 
 export async function openKernel(opts: KernelOptions): Promise<Kernel> {
   const ws = resolveWorkspace(opts.workspace);
-  const settings = opts.settings ?? withFlags(await loadKernelConfig(ws, { env: opts.env, prog: opts.prog }), flagsOf(opts)).settings;
+  const log = opts.logger ?? new Logger(opts.logLevel ?? 'error', opts.logSink);
+  let settings = opts.settings;
+  if (!settings) {
+    const loaded = await loadKernelConfig(ws, { env: opts.env, prog: opts.prog });
+    for (const n of loaded.notes) log.warn(n);
+    settings = withFlags(loaded, flagsOf(opts)).settings;
+  }
   const o = applySettings(opts, settings);
   const sessionDir = resolve(o.sessionDir ?? join(ws, '.tug'));
   const warnings: KernelWarning[] = [];
-  const session = await Session.open({ workspace: ws, sessionDir, fresh: o.fresh, lockTimeoutS: o.lockTimeoutS, noWait: o.noWait, command: o.command }, warnings);
-  return new KernelImpl(ws, sessionDir, session, o, warnings, settings);
+  const session = await Session.open({ workspace: ws, sessionDir, fresh: o.fresh, lockTimeoutS: o.lockTimeoutS, noWait: o.noWait, command: o.command, log }, warnings);
+  log.attach(sessionDir);
+  log.info('kernel open', { workspace: ws, command: o.command ?? null, settings });
+  return new KernelImpl(ws, sessionDir, session, o, warnings, settings, log);
 }
 
 class KernelImpl implements Kernel {
@@ -67,6 +76,7 @@ class KernelImpl implements Kernel {
     private readonly o: KernelOptions,
     private pendingWarnings: KernelWarning[],
     readonly settings: KernelSettings,
+    private readonly log: Logger,
   ) {}
 
   /** Warnings of one call, starting with those of opening the session. */
@@ -77,6 +87,12 @@ class KernelImpl implements Kernel {
   }
 
   private takeSnapshot(): Snapshot {
+    if (this.log.enabled('info')) {
+      const t0 = performance.now();
+      const s = takeSnapshot(this.workspace, { sessionRel: sessionRelative(this.workspace, this.sessionDir), include: this.o.include, exclude: this.o.exclude });
+      this.log.info('snapshot', { id: s.id, files: s.files.size, ms: Math.round(performance.now() - t0) });
+      return s;
+    }
     return takeSnapshot(this.workspace, { sessionRel: sessionRelative(this.workspace, this.sessionDir), include: this.o.include, exclude: this.o.exclude });
   }
 
@@ -89,7 +105,11 @@ class KernelImpl implements Kernel {
         if (f) texts.set(p, { text: f.text, version: meta.sha256 });
       }
       this.view = { root: this.workspace, texts };
-      this.ts = await typescriptBackend.open(this.view);
+      this.ts = await this.log.time('typescript backend open', () => typescriptBackend.open(this.view!), () => ({ files: texts.size }));
+      // In-process backend: the pid file names this process (session status, orphan cleanup).
+      writePidFile(this.sessionDir, 'typescript', process.pid);
+      const probe = await typescriptBackend.probe();
+      if (probe.version) recordToolchain(this.sessionDir, 'typescript', { version: probe.version });
       this.viewSnap = snap;
       return this.ts;
     }
@@ -219,11 +239,11 @@ class KernelImpl implements Kernel {
   }
 
   async prepare(op: OpSpec, o: { snapshotId?: string } = {}): Promise<Prepared> {
-    return this.prepareWith(op, this.warnings(), { snapshotId: o.snapshotId, checkAnalysis: true });
+    return this.log.time(`prepare ${op.op}`, () => this.prepareWith(op, this.warnings(), { snapshotId: o.snapshotId, checkAnalysis: true }), (p) => ({ op_hash: p.op_hash, ...p.summary, warnings: p.warnings.length }));
   }
 
   async verifyPrepared(p: Prepared, mode: VerifyMode) {
-    return verifyPatch(this.verifyContext(), p, mode);
+    return this.log.time(`verify ${mode}`, () => verifyPatch(this.verifyContext(), p, mode), (v) => ({ status: v.status, checks: v.checks.map((c) => `${c.name}:${c.status}`) }));
   }
 
   private verifyContext() {
@@ -238,6 +258,7 @@ class KernelImpl implements Kernel {
     try {
       const resolved = resolvePatch(this.workspace, p.patchSet);
       const written = writeResolved(this.workspace, resolved, { sessionDir: this.sessionDir, opHash: p.op_hash, io: faultIo() });
+      this.log.info('applied', { op_hash: p.op_hash, files_written: written });
       const after = this.takeSnapshot();
       this.session.storeSnapshot(after);
       this.session.dropAnalysis(p.op_hash);
@@ -302,7 +323,11 @@ class KernelImpl implements Kernel {
     if (lsp) await lsp.closeAll();
     const ts = this.ts;
     this.ts = null;
-    if (ts) await ts.close();
+    if (ts) {
+      await ts.close();
+      removePidFile(this.sessionDir, 'typescript');
+    }
+    this.log.info('kernel close');
     await this.session.close();
   }
 }

@@ -5,6 +5,7 @@
 import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { onAbort } from './lifecycle.js';
 import { listWorkspaceFiles } from './snapshot.js';
 import { realIo, resolvePatch, writeResolved } from './patch/apply.js';
 import type { PatchSet } from './patch/ir.js';
@@ -19,6 +20,8 @@ export interface Sandbox {
 
 export function createSandbox(ws: string, kind: 'minimal' | 'full', o: { sessionRel: string | null; minimalFiles?: Map<string, Uint8Array> }): Sandbox {
   const base = mkdtempSync(join(tmpdir(), 'tug-sbx-'));
+  // An interrupted call removes its sandbox (05-kernel.md §3.4), kept or not.
+  const unregister = onAbort('sandbox', () => rmSync(base, { recursive: true, force: true }));
   const root = join(base, 'ws');
   mkdirSync(root);
   if (kind === 'minimal') {
@@ -45,6 +48,7 @@ export function createSandbox(ws: string, kind: 'minimal' | 'full', o: { session
       writeResolved(root, resolvePatch(root, ps), { io: { ...realIo, fsync: () => undefined } });
     },
     dispose(keep = false) {
+      unregister();
       if (keep) return root;
       rmSync(base, { recursive: true, force: true });
       return null;

@@ -9,6 +9,8 @@ import lockfile from 'proper-lockfile';
 import { KernelError } from './errors.js';
 import type { KernelWarning } from './envelope.js';
 import { sha256Hex } from './ids.js';
+import { onAbort } from './lifecycle.js';
+import type { Logger } from './log.js';
 import { recoverJournal } from './patch/apply.js';
 import type { Snapshot } from './snapshot.js';
 
@@ -40,6 +42,7 @@ export interface SessionOptions {
   lockTimeoutS?: number;
   noWait?: boolean;
   command?: string;
+  log?: Logger;
 }
 
 export interface LockInfo {
@@ -64,8 +67,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class Session {
   private release: (() => Promise<void>) | null = null;
+  private unregisterAbort: (() => void) | null = null;
   compromised = false;
   waitedSeconds = 0;
+  /** Pid files removed on open (session-relative), for `session clean`. */
+  removedPidFiles: string[] = [];
 
   private constructor(readonly dir: string, readonly workspace: string) {}
 
@@ -80,12 +86,18 @@ export class Session {
     }
     await s.lock(o);
     try {
+      // §12.2 step 5 runs first so that --fresh or a reset never forgets a live orphan's pid file.
+      const pids = cleanPidFiles(o.sessionDir);
+      s.removedPidFiles = pids.removed.map((n) => `backends/${n}.pid`);
+      if (pids.stopped.length > 0) o.log?.warn('stopped orphaned backends', { backends: pids.stopped });
       if (o.fresh) s.wipe(false);
       s.validate(warnings);
       if (recoverJournal(o.workspace, o.sessionDir)) {
         warnings.push({ code: 'RecoveredInterruptedApply', message: 'an interrupted apply was rolled back' });
+        o.log?.warn('recovered an interrupted apply');
       }
       s.touch();
+      o.log?.info('session open', { session: o.sessionDir, waited_seconds: s.waitedSeconds });
     } catch (e) {
       await s.close();
       throw e;
@@ -126,6 +138,23 @@ export class Session {
       }
     }
     this.waitedSeconds = Math.round((Date.now() - started) / 100) / 10;
+    // On SIGINT/SIGTERM the CLI releases the lock synchronously before exiting (lifecycle.ts).
+    this.unregisterAbort = onAbort('session lock', () => {
+      this.release = null;
+      // Backend processes of this session (pid files) stop with it; then the lock goes.
+      for (const b of readPidFiles(o.sessionDir)) {
+        if (b.pid !== process.pid && b.alive) {
+          try {
+            process.kill(b.pid, 'SIGTERM');
+          } catch {
+            // already gone
+          }
+        }
+        removePidFile(o.sessionDir, b.name);
+      }
+      rmSync(join(o.sessionDir, 'lock.json'), { force: true });
+      lockfile.unlockSync(target, { realpath: false });
+    });
     writeAtomic(
       join(o.sessionDir, 'lock.json'),
       JSON.stringify({ pid: process.pid, command: o.command ?? 'kernel', hostname: hostname(), acquired_at: nowIso() }),
@@ -158,6 +187,15 @@ export class Session {
     const caches = new Set(['snapshots', 'analyses', 'baselines', 'logs', 'cargo-target']);
     const removed: string[] = [];
     let bytes = 0;
+    if (cachesOnly) {
+      // Stale pid files (dead processes); live ones belong to this session's open backends.
+      for (const b of readPidFiles(this.dir)) {
+        if (b.alive) continue;
+        bytes += dirBytes(join(this.dir, 'backends', `${b.name}.pid`));
+        removePidFile(this.dir, b.name);
+        removed.push(`backends/${b.name}.pid`);
+      }
+    }
     for (const name of readdirSync(this.dir)) {
       if (keep.has(name)) continue;
       if (cachesOnly && !caches.has(name)) continue;
@@ -207,6 +245,8 @@ export class Session {
   async close(): Promise<void> {
     const rel = this.release;
     this.release = null;
+    this.unregisterAbort?.();
+    this.unregisterAbort = null;
     if (rel) {
       rmSync(join(this.dir, 'lock.json'), { force: true });
       await rel().catch(() => undefined);
@@ -237,4 +277,117 @@ export function dirBytes(p: string): number {
 
 export function readSessionJson(sessionDir: string): any {
   return readJson(join(sessionDir, 'session.json'));
+}
+
+/* ---------------------------------------------------------------------------------------------------
+ * Toolchains (§12.3): sticky tool paths and versions in toolchains.json.
+ * ------------------------------------------------------------------------------------------------- */
+
+export type ToolchainName = 'typescript' | 'pyright' | 'python' | 'rust_analyzer' | 'cargo';
+
+export function readToolchains(sessionDir: string): Partial<Record<ToolchainName, Record<string, string>>> {
+  const j = readJson(join(sessionDir, 'toolchains.json'));
+  return j && typeof j === 'object' && !Array.isArray(j) ? j : {};
+}
+
+/** Record (or replace) one tool's sticky values; written only when they change. */
+export function recordToolchain(sessionDir: string, name: ToolchainName, value: Record<string, string>): void {
+  const cur = readToolchains(sessionDir);
+  if (JSON.stringify(cur[name]) === JSON.stringify(value)) return;
+  cur[name] = value;
+  try {
+    writeAtomic(join(sessionDir, 'toolchains.json'), JSON.stringify(cur));
+  } catch {
+    // the session dir vanished (session clean --all by another process): the value is simply not sticky
+  }
+}
+
+/* ---------------------------------------------------------------------------------------------------
+ * Backend pid files (§12.1, §12.3): `backends/<name>.pid` holds "<pid>\n<start>\n", where <start> is the
+ * process start time from /proc (Linux) so that a reused pid is never mistaken for the backend.
+ * ------------------------------------------------------------------------------------------------- */
+
+function startTimeOf(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
+  } catch {
+    return '';
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Write `backends/<name>.pid` for a live backend (in-process backends record the kernel's own pid). */
+export function writePidFile(sessionDir: string, name: string, pid: number): void {
+  try {
+    mkdirSync(join(sessionDir, 'backends'), { recursive: true });
+    writeAtomic(join(sessionDir, 'backends', `${name}.pid`), `${pid}\n${startTimeOf(pid)}\n`);
+  } catch {
+    // best effort: the pid file only serves status and orphan cleanup
+  }
+}
+
+export function removePidFile(sessionDir: string, name: string): void {
+  rmSync(join(sessionDir, 'backends', `${name}.pid`), { force: true });
+}
+
+export interface BackendPid {
+  name: string;
+  pid: number;
+  alive: boolean;
+}
+
+/** Pid files, sorted by name; `alive` also checks that the pid was not reused (Linux). */
+export function readPidFiles(sessionDir: string): BackendPid[] {
+  const dir = join(sessionDir, 'backends');
+  if (!existsSync(dir)) return [];
+  const out: BackendPid[] = [];
+  for (const n of readdirSync(dir).filter((n) => n.endsWith('.pid')).sort()) {
+    let text = '';
+    try {
+      text = readFileSync(join(dir, n), 'utf8');
+    } catch {
+      continue;
+    }
+    const [p, start] = text.split('\n');
+    const pid = Number(p);
+    if (!Number.isSafeInteger(pid) || pid <= 0) {
+      out.push({ name: n.slice(0, -4), pid: 0, alive: false });
+      continue;
+    }
+    const now = startTimeOf(pid);
+    out.push({ name: n.slice(0, -4), pid, alive: isAlive(pid) && (!start || !now || start === now) });
+  }
+  return out;
+}
+
+/**
+ * §12.2 step 5, with the lock held: remove pid files of dead processes and SIGTERM live ones (orphans of a
+ * process that lost the lock). The current process's own entries are left alone.
+ */
+export function cleanPidFiles(sessionDir: string): { stopped: string[]; removed: string[] } {
+  const stopped: string[] = [];
+  const removed: string[] = [];
+  for (const b of readPidFiles(sessionDir)) {
+    if (b.pid === process.pid) continue;
+    if (b.alive) {
+      try {
+        process.kill(b.pid, 'SIGTERM');
+        stopped.push(b.name);
+      } catch {
+        // already gone
+      }
+    }
+    removePidFile(sessionDir, b.name);
+    removed.push(b.name);
+  }
+  return { stopped, removed };
 }

@@ -5,18 +5,17 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { KernelError } from './errors.js';
 import type { KernelWarning } from './envelope.js';
-import { dirBytes, KERNEL_VERSION, listSnapshots, readLockInfo, readSessionJson, Session } from './session.js';
+import { dirBytes, KERNEL_VERSION, listSnapshots, readLockInfo, readPidFiles, readSessionJson, readToolchains, Session } from './session.js';
 import { readFileSync } from 'node:fs';
 
 export function sessionStatus(workspace: string, sessionDir: string): Record<string, unknown> {
   const exists = existsSync(sessionDir);
   const sj = exists ? readSessionJson(sessionDir) : null;
-  let tool: Record<string, unknown> = {};
-  try {
-    tool = JSON.parse(readFileSync(join(sessionDir, 'toolchains.json'), 'utf8'));
-  } catch {
-    tool = {};
-  }
+  const tool = exists ? readToolchains(sessionDir) : {};
+  const pick = <K extends string>(v: Record<string, string> | undefined, keys: K[]): Record<K, string> | null => {
+    if (!v || keys.some((k) => typeof v[k] !== 'string')) return null;
+    return Object.fromEntries(keys.map((k) => [k, v[k]])) as Record<K, string>;
+  };
   let current: string | null = null;
   try {
     current = readFileSync(join(sessionDir, 'snapshots', 'current'), 'utf8').trim() || null;
@@ -33,14 +32,14 @@ export function sessionStatus(workspace: string, sessionDir: string): Record<str
       kernel_version: KERNEL_VERSION,
     },
     toolchains: {
-      typescript: (tool.typescript as { version: string } | undefined) ?? null,
-      pyright: null,
-      python: null,
-      rust_analyzer: null,
-      cargo: null,
+      typescript: pick(tool.typescript, ['version']),
+      pyright: pick(tool.pyright, ['version']),
+      python: pick(tool.python, ['interpreter', 'version', 'source']),
+      rust_analyzer: pick(tool.rust_analyzer, ['path', 'version']),
+      cargo: pick(tool.cargo, ['version']),
     },
     lock: readLockInfo(sessionDir),
-    backends: [],
+    backends: exists ? readPidFiles(sessionDir) : [],
     snapshots: { current, stored: exists ? listSnapshots(sessionDir) : [] },
     journal_pending: existsSync(join(sessionDir, 'apply.journal.json')),
     disk: { session_bytes: exists ? dirBytes(sessionDir) : 0 },
@@ -62,7 +61,7 @@ export async function sessionClean(
   if (!o.all) {
     const r = session.wipe(true);
     await session.close();
-    return { all: false, removed: r.removed, bytes_freed: r.bytes };
+    return { all: false, removed: [...r.removed, ...session.removedPidFiles].sort(), bytes_freed: r.bytes };
   }
   const r = session.wipe(false);
   await session.close();

@@ -29,6 +29,10 @@ export interface KernelOptions {
   typecheckTimeoutS?: number;
   keepSandbox?: boolean;
   logLevel?: 'error' | 'warn' | 'info' | 'debug';
+  /** Receives each log line (the CLI writes them to stderr); the session's logs/kernel.log gets them too. */
+  logSink?: (line: string) => void;
+  /** A logger made by the caller (the CLI logs config notes before the kernel opens); wins over logLevel. */
+  logger?: import('./log.js').Logger;
   /** Recorded in lock.json. */
   command?: string;
   /** Environment for configuration (default process.env) and the front door whose env names apply. */

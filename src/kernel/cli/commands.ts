@@ -7,6 +7,7 @@ import { KernelError } from '../errors.js';
 import { okEnvelope, sortWarnings, type KernelWarning } from '../envelope.js';
 import { openKernel, resolveWorkspace } from '../kernel.js';
 import { applySettings, loadKernelConfig, withFlags, type KernelSettings } from '../config.js';
+import { Logger } from '../log.js';
 import type { KernelOptions } from '../types.js';
 import type { ParsedArgs } from './args.js';
 
@@ -14,6 +15,8 @@ export interface CommandEnv {
   env: Record<string, string | undefined>;
   cwd: string;
   prog?: 'tug' | 'tugcode';
+  /** Receives log lines (stderr), at the --log-level / TUG_LOG_LEVEL level. */
+  logSink?: (line: string) => void;
 }
 
 function omitSnapshot(r: Record<string, unknown>): { id: string | undefined; fields: Record<string, unknown> } {
@@ -22,8 +25,10 @@ function omitSnapshot(r: Record<string, unknown>): { id: string | undefined; fie
 }
 
 /** Flags over the environment and config files (05-kernel.md §3.1). */
-async function settingsFor(a: ParsedArgs, ws: string, ce: CommandEnv): Promise<KernelSettings> {
+async function settingsFor(a: ParsedArgs, ws: string, ce: CommandEnv, log: Logger): Promise<KernelSettings> {
   const loaded = await loadKernelConfig(ws, { env: ce.env, prog: ce.prog ?? 'tug' });
+  for (const n of loaded.notes) log.warn(n);
+  if (loaded.files.length > 0) log.info('configuration', { files: loaded.files, sources: loaded.sources });
   return withFlags(loaded, {
     verify: a.verify,
     lock_timeout: a.lockTimeoutS,
@@ -37,7 +42,7 @@ async function settingsFor(a: ParsedArgs, ws: string, ce: CommandEnv): Promise<K
   }).settings;
 }
 
-function kernelOptions(a: ParsedArgs, ws: string, command: string, settings: KernelSettings, ce: CommandEnv): KernelOptions {
+function kernelOptions(a: ParsedArgs, ws: string, command: string, settings: KernelSettings, ce: CommandEnv, logger: Logger): KernelOptions {
   return applySettings<KernelOptions>(
     {
       workspace: ws,
@@ -46,6 +51,7 @@ function kernelOptions(a: ParsedArgs, ws: string, command: string, settings: Ker
       noWait: a.noWait,
       keepSandbox: a.keepSandbox,
       logLevel: a.logLevel,
+      logger,
       command,
       env: ce.env,
       prog: ce.prog ?? 'tug',
@@ -60,7 +66,8 @@ export async function executeCommand(a: ParsedArgs, ce: CommandEnv): Promise<Rec
   const ws = resolveWorkspace(a.workspace ? resolve(ce.cwd, a.workspace) : ce.cwd);
   const sessionDir = a.sessionDir ? resolve(ce.cwd, a.sessionDir) : resolve(ws, '.tug');
   if (ce.env.NODE_ENV === 'test' && ce.env.TUG_FAULT === 'internal') throw new Error('injected internal fault (TUG_FAULT=internal)');
-  const settings = await settingsFor(a, ws, ce);
+  const log = new Logger(a.logLevel ?? 'error', ce.logSink);
+  const settings = await settingsFor(a, ws, ce, log);
   switch (a.command) {
     case 'session status': {
       const { sessionStatus } = await import('../status.js');
@@ -79,7 +86,7 @@ export async function executeCommand(a: ParsedArgs, ce: CommandEnv): Promise<Rec
     default:
       break;
   }
-  const kernel = await openKernel({ ...kernelOptions(a, ws, a.command, settings, ce), sessionDir });
+  const kernel = await openKernel({ ...kernelOptions(a, ws, a.command, settings, ce, log), sessionDir });
   try {
     let r: Record<string, unknown>;
     switch (a.command) {

@@ -46,19 +46,21 @@ export async function runKernelCli(argv: string[], o: { prog: 'tug' | 'tugcode';
   let args: ParsedArgs | null = null;
   const wantsText = argv.includes('--text');
   let command = 'unknown';
+  const logs: string[] = [];
+  const logSink = (line: string) => void logs.push(`${o.prog}: ${line}\n`);
   try {
     args = parseArgs(argv, o.env);
     if (args.command === 'help') return { stdout: HELP, stderr: '', exitCode: 0 };
     if (args.command === 'version') return { stdout: `${o.prog === 'tug' ? 'tug' : 'tugcode refactor'} ${KERNEL_CLI_VERSION}\n`, stderr: '', exitCode: 0 };
     command = args.command;
     const { executeCommand } = await import('./commands.js');
-    const env = await executeCommand(args, { env: o.env, cwd: o.cwd, prog: o.prog });
+    const env = await executeCommand(args, { env: o.env, cwd: o.cwd, prog: o.prog, logSink });
     const stdout = wantsText ? renderText(command, env) : JSON.stringify(env) + '\n';
-    return { stdout, stderr: '', exitCode: 0 };
+    return { stdout, stderr: logs.join(''), exitCode: 0 };
   } catch (e) {
     const err = toKernelError(e, args?.logLevel === 'debug');
     const env = errorEnvelope(err);
     const stdout = wantsText ? renderText(command, env) : JSON.stringify(env) + '\n';
-    return { stdout, stderr: stderrLine(o.prog, err), exitCode: err.exitCode };
+    return { stdout, stderr: logs.join('') + stderrLine(o.prog, err), exitCode: err.exitCode };
   }
 }

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { onAbort } from '../lifecycle.js';
 import { decodeFile, LineIndex } from '../patch/positions.js';
 import type { Diagnostic } from '../types.js';
 
@@ -25,6 +26,10 @@ export function runProcess(argv: string[], cwd: string, timeoutMs: number): Prom
     let out = '';
     let timedOut = false;
     const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...process.env, TUG_SANDBOX: '1' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The child runs in its own process group; an interrupted call kills the whole group.
+    const unregister = onAbort(`process ${argv[0]}`, () => {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    });
     const add = (d: Buffer) => {
       out += d.toString('utf8');
       if (out.length > 4 * TAIL) out = out.slice(-TAIL);
@@ -41,10 +46,12 @@ export function runProcess(argv: string[], cwd: string, timeoutMs: number): Prom
     }, timeoutMs);
     child.on('error', (e) => {
       clearTimeout(timer);
+      unregister();
       resolve({ exit_code: null, signal: null, timed_out: false, output: '', spawn_error: (e as NodeJS.ErrnoException).code ?? e.message });
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      unregister();
       resolve({ exit_code: code, signal, timed_out: timedOut, output: out.slice(-TAIL), spawn_error: null });
     });
   });
