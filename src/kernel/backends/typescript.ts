@@ -272,9 +272,35 @@ export class TypeScriptSession implements BackendSession {
     return out;
   }
 
+  /** A source file of the current program, without switching projects (scans never rebuild programs). */
+  private scanSource(file: string): { sf: TS.SourceFile; checker: TS.TypeChecker | null } {
+    const abs = toAbs(this.view.root, file);
+    const inCurrent = this.current?.fileNames.has(abs) ? this.programFor(file) : undefined;
+    const sf = inCurrent?.getSourceFile(abs);
+    if (inCurrent && sf) return { sf, checker: inCurrent.getTypeChecker() };
+    const text = this.view.texts.get(file)?.text ?? '';
+    return { sf: this.ts.createSourceFile(abs, text, this.ts.ScriptTarget.Latest, true), checker: null };
+  }
+
+  /** `.name` property accesses (also `?.name`) in a file, and whether the checker resolves each (§6.6). */
+  memberAccesses(file: string, name: string): { start16: number; end16: number; resolved: boolean }[] {
+    const ts = this.ts;
+    const { sf, checker } = this.scanSource(file);
+    const out: { start16: number; end16: number; resolved: boolean }[] = [];
+    const visit = (n: TS.Node) => {
+      if (ts.isPropertyAccessExpression(n) && n.name.text === name) {
+        const sym = checker?.getSymbolAtLocation(n.name);
+        out.push({ start16: n.name.getStart(sf), end16: n.name.end, resolved: !!sym && (sym.declarations?.length ?? 0) > 0 });
+      }
+      ts.forEachChild(n, visit);
+    };
+    visit(sf);
+    return out;
+  }
+
   stringLiterals(file: string, name: string): { start16: number; end16: number }[] {
     const ts = this.ts;
-    const sf = this.sourceFile(file);
+    const { sf } = this.scanSource(file);
     const out: { start16: number; end16: number }[] = [];
     const visit = (n: TS.Node) => {
       if ((ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) && n.text === name) out.push({ start16: n.getStart(sf) + 1, end16: n.end - 1 });

@@ -12,6 +12,7 @@ import type { RawEdit, ResolvedTarget } from '../backends/types.js';
 import type { Reference, SymbolInfo } from '../types.js';
 import { languageOf } from '../snapshot.js';
 import { locationOf, resolveAt, resolveSymbol, symbolInfo, type TargetContext } from './target.js';
+import { scanMemberReferences } from '../scans/members.js';
 
 export interface RenameInput {
   at?: { file: string; line: number; col: number };
@@ -83,6 +84,7 @@ export async function planRename(ctx: TargetContext, input: RenameInput, lang: '
   }));
   references.sort((a, b) => compareUtf8(a.location.file, b.location.file) || a.location.line - b.location.line || a.location.col - b.location.col);
   scanStrings(ctx, oldName, edits);
+  ctx.warnings.push(...scanMemberReferences(ctx, target, oldName, edits));
   return { target, symbol, oldName, references, edits };
 }
 
