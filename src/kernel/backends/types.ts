@@ -42,8 +42,8 @@ export interface OutlineItem {
 }
 
 export type RawEdit =
-  | { file: string; unit: 'utf16-offset'; start: number; end: number; newText: string; refKind?: ReferenceKind; jsxTag?: boolean }
-  | { file: string; unit: 'lsp-utf16' | 'lsp-utf8'; start: { line: number; character: number }; end: { line: number; character: number }; newText: string; refKind?: ReferenceKind; jsxTag?: boolean };
+  | { file: string; unit: 'utf16-offset'; start: number; end: number; newText: string; refKind?: ReferenceKind; jsxTag?: boolean; heuristic?: boolean }
+  | { file: string; unit: 'lsp-utf16' | 'lsp-utf8'; start: { line: number; character: number }; end: { line: number; character: number }; newText: string; refKind?: ReferenceKind; jsxTag?: boolean; heuristic?: boolean };
 
 export interface BackendProbe {
   available: boolean;
@@ -51,11 +51,38 @@ export interface BackendProbe {
   reason: string | null;
 }
 
+/** What LSP backends need besides the view (05-kernel.md §6.3–6.4, §12.3). */
+export interface BackendOpenOptions {
+  sessionDir?: string | null;
+  /** The resolved Python interpreter (pyright's `pythonPath`), if any. */
+  python?: string | null;
+  /** `--rust-analyzer` / `TUG_RA_PATH` / config. */
+  rustAnalyzer?: string | null;
+  /** Files of the view whose bytes start with a BOM (sent to the server BOM-stripped). */
+  bomFiles?: Set<string>;
+  env?: Record<string, string | undefined>;
+}
+
+/** A warning found by a backend's post-rename pass, located by UTF-16 offset. */
+export interface BackendWarning {
+  code: string;
+  message: string;
+  file?: string;
+  offset16?: number;
+  pattern?: string;
+  suggestion?: string;
+}
+
 export interface BackendSession {
   identifierAt(file: string, offset16: number): { start16: number; end16: number; text: string } | null;
   resolveAt(file: string, offset16: number, warnings: KernelWarning[]): Promise<ResolvedTarget>;
   outline(file: string): Promise<OutlineItem[]>;
   renameEdits(t: ResolvedTarget, newName: string): Promise<RawEdit[]>;
+  /**
+   * Language-specific closure and scans after `renameEdits` (§6.6; Python: override closure, dynamic
+   * patterns, string literals, member accesses, aggressive heuristics). Returns the final edits.
+   */
+  afterRename?(t: ResolvedTarget, newName: string, edits: RawEdit[], o: { safety: 'strict' | 'aggressive' }): Promise<{ edits: RawEdit[]; warnings: BackendWarning[] }>;
   organizeImports?(file: string, mode: 'all' | 'sort' | 'remove-unused'): Promise<RawEdit[]>;
   /** String literals equal to `name` in `file` (for SkippedStringLiteral), as UTF-16 spans. */
   stringLiterals?(file: string, name: string): { start16: number; end16: number }[];
@@ -66,5 +93,5 @@ export interface BackendSession {
 export interface LanguageBackend {
   lang: Language;
   probe(): Promise<BackendProbe>;
-  open(ws: WorkspaceView): Promise<BackendSession>;
+  open(ws: WorkspaceView, o?: BackendOpenOptions): Promise<BackendSession>;
 }

@@ -21,11 +21,11 @@ export interface ProcResult {
 }
 
 /** Run argv in cwd; the process group is killed on timeout. ENOENT is reported as spawn_error. */
-export function runProcess(argv: string[], cwd: string, timeoutMs: number): Promise<ProcResult> {
+export function runProcess(argv: string[], cwd: string, timeoutMs: number, extraEnv: Record<string, string> = {}): Promise<ProcResult> {
   return new Promise((resolve) => {
     let out = '';
     let timedOut = false;
-    const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...process.env, TUG_SANDBOX: '1' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...process.env, TUG_SANDBOX: '1', ...extraEnv }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     // The child runs in its own process group; an interrupted call kills the whole group.
     const unregister = onAbort(`process ${argv[0]}`, () => {
       if (child.pid) process.kill(-child.pid, 'SIGKILL');

@@ -8,8 +8,9 @@ import { KernelError, type KernelErrorCode } from '../errors.js';
 import { createSandbox, type Sandbox } from '../sandbox.js';
 import { languageOf, type Snapshot } from '../snapshot.js';
 import type { Check, Diagnostic, KernelOptions, Prepared, Verification, VerifyMode } from '../types.js';
-import { detectTsTestCommand, newDiagnostics, runProcess, runTsc, tsSyntaxDiagnostics, type ProcResult } from './checks.js';
+import { newDiagnostics, runProcess, runTsc, tsSyntaxDiagnostics, type ProcResult } from './checks.js';
 import { diagnosticsOf, judge, normalizedLines, runTypecheckCommand, type CommandBaseline } from './typecheck-command.js';
+import { LangVerifier, pythonForVerify, pytestCollectedNothing, resolveTestCommand, type StageResult } from './langs.js';
 
 export interface VerifyContext {
   workspace: string;
@@ -76,18 +77,30 @@ class Run {
   }
 }
 
+/** Record a Python/Rust stage result: unavailable and failed results end the run (§11.4). */
+function settle(r: Run, res: StageResult, keep: boolean): void {
+  if (res.check.status === 'unavailable') r.unavailable(res.check, res.tool ?? null, keep);
+  r.checks.push(res.check);
+  if (res.failure) r.fail(res.failure.code, res.failure.message, res.failure.details, keep);
+}
+
 async function loadTs() {
   return (await import('../backends/typescript.js')).loadTs();
 }
 
-async function testsStage(r: Run, o: KernelOptions, root: string, keep: boolean): Promise<void> {
-  const argv = o.testCommand ?? detectTsTestCommand(root);
-  if (!argv) return r.unavailable(check('tests', { status: 'unavailable', reason: 'no test command configured or detected' }), null, keep);
-  const cmd = argv.map((a) => a.replace(/\{workspace\}/g, root));
+async function testsStage(r: Run, ctx: VerifyContext, root: string, keep: boolean, files: string[]): Promise<void> {
+  const o = ctx.options;
+  const langs = [...new Set(files.map(languageOf).filter((l) => l !== null))];
+  const tc = resolveTestCommand(ctx, root, langs);
+  const argv = tc.argv;
+  if (!argv) return r.unavailable(check('tests', { language: tc.language, status: 'unavailable', reason: 'no test command configured or detected' }), null, keep);
+  if (tc.unavailable) return r.unavailable(check('tests', { language: tc.language, status: 'unavailable', command: argv, reason: tc.unavailable }), 'python', keep);
+  const cmd = tc.cmd;
   const t0 = Date.now();
-  const p = await runProcess(cmd, root, (o.testTimeoutS ?? 300) * 1000);
-  const base = { language: 'typescript' as const, command: argv, exit_code: p.exit_code, duration_ms: Date.now() - t0, output: p.output };
+  const p = await runProcess(cmd, root, (o.testTimeoutS ?? 300) * 1000, tc.env);
+  const base = { language: tc.language, command: argv, exit_code: p.exit_code, duration_ms: Date.now() - t0, output: p.output };
   if (p.spawn_error) r.unavailable(check('tests', { ...base, status: 'unavailable', reason: `cannot run ${argv[0]}: ${p.spawn_error}` }), argv[0] ?? null, keep);
+  if (pytestCollectedNothing(argv, p.exit_code)) r.unavailable(check('tests', { ...base, status: 'unavailable', reason: 'pytest collected no tests (exit 5)' }), 'pytest', keep);
   if (p.exit_code !== 0 || p.timed_out) {
     r.checks.push(check('tests', { ...base, status: 'failed', reason: p.timed_out ? 'timed out' : `exit code ${p.exit_code}` }));
     const failed = [...p.output.matchAll(/^FAILED (\S+)/gm), ...p.output.matchAll(/^test (\S+) \.\.\. FAILED/gm)].map((m) => m[1]!);
@@ -117,7 +130,7 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
   const tcCmd = mode === 'typecheck' ? o.typecheckCommand : undefined;
   let tcBase: CommandBaseline | null = null;
   if (tcCmd) {
-    const b = await runTypecheckCommand(tcCmd, sb.root, (o.typecheckTimeoutS ?? 600) * 1000, o.python);
+    const b = await runTypecheckCommand(tcCmd, sb.root, (o.typecheckTimeoutS ?? 600) * 1000, pythonForVerify(ctx) ?? undefined);
     tcBase = { exit_code: b.spawn_error ? null : b.exit_code, lines: normalizedLines(b.output, names, sb.root) };
   }
   if (mode === 'typecheck' && tsFiles.length > 0 && !tcCmd) {
@@ -131,6 +144,8 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
     }
     tscBase = { cfgs, diags, exit };
   }
+  const langsV = new LangVerifier(ctx, sb.root, changed, mode, names, { baseline: true, typecheckCommand: !!tcCmd });
+  await langsV.baselines();
   sb.applyPatch(p.patchSet);
   // Stage 1: syntax.
   if (tsFiles.length > 0) {
@@ -141,8 +156,9 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
     r.checks.push(c);
     if (fresh.length) r.fail('SyntaxError', `${fresh.length} new syntax error(s)`, { errors: c.diagnostics }, keep);
   }
-  if (mode === 'tests' || mode === 'typecheck') await testsStage(r, o, sb.root, keep);
-  if (tcCmd) typecheckCommandStage(r, tcCmd, tcBase, await runTypecheckCommand(tcCmd, sb.root, (o.typecheckTimeoutS ?? 600) * 1000, o.python), names, sb.root, keep);
+  for await (const res of langsV.syntax()) settle(r, res, keep);
+  if (mode === 'tests' || mode === 'typecheck') await testsStage(r, ctx, sb.root, keep, changed);
+  if (tcCmd) typecheckCommandStage(r, tcCmd, tcBase, await runTypecheckCommand(tcCmd, sb.root, (o.typecheckTimeoutS ?? 600) * 1000, pythonForVerify(ctx) ?? undefined), names, sb.root, keep);
   if (mode === 'typecheck' && tscBase) {
     const cfgs = tscBase.cfgs;
     if (!cfgs) return r.unavailable(check('tsc', { language: 'typescript', status: 'unavailable', reason: 'no tsconfig.json for the changed files' }), 'tsc', keep);
@@ -163,6 +179,7 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
     r.checks.push(c);
     if (fresh.length) r.fail('TypecheckFailed', `${fresh.length} new type error(s)`, { errors: c.diagnostics, baseline_count: tscBase.diags.length, new_count: fresh.length }, keep);
   }
+  if (mode === 'typecheck') for await (const res of langsV.typecheck()) settle(r, res, keep);
   sb.dispose(keep);
   return r.verification('passed');
 }
@@ -181,11 +198,14 @@ export async function verifyWorkspace(ctx: VerifyContext, snap: Snapshot, mode: 
     r.checks.push(c);
     if (d.length) r.fail('SyntaxError', `${d.length} syntax error(s)`, { errors: c.diagnostics }, keep);
   }
-  if (mode === 'tests' || mode === 'typecheck') await testsStage(r, ctx.options, sb.root, keep);
+  const allFiles = [...snap.files.keys()];
+  const langsV = new LangVerifier(ctx, sb.root, allFiles, mode, [], { baseline: false, typecheckCommand: mode === 'typecheck' && !!ctx.options.typecheckCommand });
+  for await (const res of langsV.syntax()) settle(r, res, keep);
+  if (mode === 'tests' || mode === 'typecheck') await testsStage(r, ctx, sb.root, keep, allFiles);
   const tcCmd = mode === 'typecheck' ? ctx.options.typecheckCommand : undefined;
   if (tcCmd) {
     const t = ctx.options.typecheckTimeoutS ?? 600;
-    typecheckCommandStage(r, tcCmd, null, await runTypecheckCommand(tcCmd, sb.root, t * 1000, ctx.options.python), [], sb.root, keep);
+    typecheckCommandStage(r, tcCmd, null, await runTypecheckCommand(tcCmd, sb.root, t * 1000, pythonForVerify(ctx) ?? undefined), [], sb.root, keep);
   } else if (mode === 'typecheck' && tsFiles.length > 0) {
     if (!existsSync(join(sb.root, 'tsconfig.json'))) r.unavailable(check('tsc', { language: 'typescript', status: 'unavailable', reason: 'no tsconfig.json at the workspace root' }), 'tsc', keep);
     const t1 = Date.now();
@@ -195,6 +215,7 @@ export async function verifyWorkspace(ctx: VerifyContext, snap: Snapshot, mode: 
     r.checks.push(c);
     if (failed) r.fail('TypecheckFailed', `${res.diagnostics.length} type error(s)`, { errors: c.diagnostics, baseline_count: 0, new_count: res.diagnostics.length }, keep);
   }
+  if (mode === 'typecheck') for await (const res of langsV.typecheck()) settle(r, res, keep);
   sb.dispose(keep);
   return r.verification('passed');
 }
