@@ -1,0 +1,146 @@
+/**
+ * Python interpreter resolution (05-kernel.md §6.3, seed 000 D10 extended) and sticky toolchain records
+ * (§12.3). Candidates in order: `--python`/`TUG_PYTHON` (explicit), config `python`, `$VIRTUAL_ENV/bin/python`,
+ * `$CONDA_PREFIX/bin/python`, `<workspace>/.venv/bin/python`, then `python3` and `python` on PATH. The first
+ * that answers `-c "import sys;print(sys.version.split()[0])"` wins and is recorded in `toolchains.json`;
+ * later calls reuse it unless an explicit value replaces it, or it vanished (then `ToolchainChanged`).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
+import type { KernelWarning } from '../../envelope.js';
+
+export type PythonSource = 'flag' | 'config' | 'virtual_env' | 'conda' | 'workspace_venv' | 'path';
+
+export interface PythonInfo {
+  path: string;
+  version: string;
+  source: PythonSource;
+}
+
+export interface ResolveOptions {
+  workspace: string;
+  sessionDir?: string | null;
+  /** `--python` or `TUG_PYTHON`. */
+  explicit?: string | null;
+  /** Config key `python`. */
+  config?: string | null;
+  env?: Record<string, string | undefined>;
+}
+
+const VERSION_SCRIPT = 'import sys;print(sys.version.split()[0])';
+
+/** Run the version probe; the version string or null. */
+export function probePython(path: string): { version: string | null; error: string | null } {
+  const r = spawnSync(path, ['-c', VERSION_SCRIPT], { encoding: 'utf8', timeout: 10_000 });
+  if (r.error) return { version: null, error: (r.error as NodeJS.ErrnoException).code ?? r.error.message };
+  if (r.status !== 0)
+    return { version: null, error: `exit ${r.status}: ${`${r.stderr}`.trim().split('\n').pop() ?? ''}` };
+  const v = `${r.stdout}`.trim();
+  return /^\d+\.\d+/.test(v)
+    ? { version: v, error: null }
+    : { version: null, error: `unexpected output ${JSON.stringify(v)}` };
+}
+
+/** The first executable named `name` on PATH, or null. */
+export function which(name: string, env: Record<string, string | undefined> = process.env): string | null {
+  if (name.includes('/')) return existsSync(name) ? name : null;
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const p = join(dir, name);
+    if (existsSync(p)) return p;
+  }
+  return null;
+}
+
+export function candidates(o: ResolveOptions): { path: string; source: PythonSource }[] {
+  const env = o.env ?? process.env;
+  const out: { path: string; source: PythonSource }[] = [];
+  const abs = (p: string) => (isAbsolute(p) || !p.includes('/') ? p : join(o.workspace, p));
+  if (o.explicit) out.push({ path: abs(o.explicit), source: 'flag' });
+  if (o.config) out.push({ path: abs(o.config), source: 'config' });
+  if (env.VIRTUAL_ENV) out.push({ path: join(env.VIRTUAL_ENV, 'bin', 'python'), source: 'virtual_env' });
+  if (env.CONDA_PREFIX) out.push({ path: join(env.CONDA_PREFIX, 'bin', 'python'), source: 'conda' });
+  out.push({ path: join(o.workspace, '.venv', 'bin', 'python'), source: 'workspace_venv' });
+  for (const n of ['python3', 'python']) {
+    const p = which(n, env);
+    if (p) out.push({ path: p, source: 'path' });
+  }
+  return out;
+}
+
+function toolchainsPath(sessionDir: string): string {
+  return join(sessionDir, 'toolchains.json');
+}
+
+export function readToolchains(sessionDir: string | null | undefined): Record<string, unknown> {
+  if (!sessionDir) return {};
+  try {
+    const v = JSON.parse(readFileSync(toolchainsPath(sessionDir), 'utf8'));
+    return v && typeof v === 'object' ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Merge one entry into toolchains.json (atomic write; best effort). */
+export function recordToolchain(sessionDir: string | null | undefined, key: string, value: unknown): void {
+  if (!sessionDir || !existsSync(sessionDir)) return;
+  const cur = readToolchains(sessionDir);
+  if (JSON.stringify(cur[key]) === JSON.stringify(value)) return;
+  cur[key] = value;
+  const keys = Object.keys(cur).sort();
+  const sorted: Record<string, unknown> = {};
+  for (const k of keys) sorted[k] = cur[k];
+  try {
+    mkdirSync(sessionDir, { recursive: true });
+    const tmp = `${toolchainsPath(sessionDir)}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(sorted, null, 2) + '\n');
+    renameSync(tmp, toolchainsPath(sessionDir));
+  } catch {
+    /* best effort */
+  }
+}
+
+const memo = new Map<string, PythonInfo | null>();
+
+/**
+ * Resolve the interpreter (sticky per session). Returns null when no candidate answers; renames still
+ * work, the checks that need Python report `unavailable`.
+ */
+export function resolvePython(o: ResolveOptions, warnings: KernelWarning[] = []): PythonInfo | null {
+  const key = `${o.sessionDir ?? ''}\0${o.workspace}\0${o.explicit ?? ''}\0${o.config ?? ''}`;
+  if (memo.has(key)) return memo.get(key)!;
+  let found: PythonInfo | null = null;
+  const recorded = readToolchains(o.sessionDir).python as Partial<PythonInfo> | undefined;
+  if (!o.explicit && recorded && typeof recorded.path === 'string') {
+    if (existsSync(recorded.path)) {
+      const p = probePython(recorded.path);
+      if (p.version)
+        found = { path: recorded.path, version: p.version, source: (recorded.source as PythonSource) ?? 'path' };
+    }
+    if (!found)
+      warnings.push({
+        code: 'ToolchainChanged',
+        message: `the recorded python ${recorded.path} is gone; resolved again`,
+      });
+  }
+  if (!found) {
+    for (const c of candidates(o)) {
+      if (c.path.includes('/') && !existsSync(c.path)) continue;
+      const p = probePython(c.path);
+      if (p.version) {
+        found = { path: c.path, version: p.version, source: c.source };
+        break;
+      }
+    }
+  }
+  if (found) recordToolchain(o.sessionDir, 'python', found);
+  memo.set(key, found);
+  return found;
+}
+
+/** Forget memoized resolutions (tests). */
+export function clearPythonMemo(): void {
+  memo.clear();
+}

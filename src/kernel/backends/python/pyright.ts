@@ -1,0 +1,349 @@
+/**
+ * The Python backend: the pyright language server over stdio (05-kernel.md §6.3). Launched through
+ * `pyright/langserver.index.js` (never `dist/…`, which loses the bundled typeshed). Targets are found with
+ * the kernel's own tokenizer, followed to their definitions, checked with `prepareRename` (after `didOpen`,
+ * one retry after 500 ms) and renamed with `rename`. `afterRename` adds the override closure and the scans
+ * of §6.6 (see closure.ts).
+ */
+import { createRequire } from 'node:module';
+import { KernelError } from '../../errors.js';
+import type { KernelWarning } from '../../envelope.js';
+import { compareUtf8 } from '../../ids.js';
+import { LspClient } from '../lsp/client.js';
+import { LspDocuments } from '../lsp/documents.js';
+import {
+  definitionLocations,
+  flattenWorkspaceEdit,
+  positionOf,
+  rangeTo16,
+  toRawEdits,
+  uriToRel,
+  type PositionEncoding,
+} from '../lsp/edits.js';
+import {
+  clientCapabilities,
+  LspSymbolKind,
+  Method,
+  type DefinitionResult,
+  type DocumentSymbol,
+  type PrepareRenameResult,
+  type SymbolInformation,
+  type WorkspaceEdit,
+} from '../lsp/protocol.js';
+import type {
+  BackendOpenOptions,
+  BackendSession,
+  BackendWarning,
+  LanguageBackend,
+  OutlineItem,
+  RawEdit,
+  ResolvedTarget,
+  Span16,
+  SymbolKind,
+  WorkspaceView,
+} from '../types.js';
+import { afterRenamePython } from './closure.js';
+import { PyModule } from './pymodule.js';
+
+const require = createRequire(import.meta.url);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Absolute path of pyright's language-server entry. */
+export function pyrightLangserver(): string {
+  return require.resolve('pyright/langserver.index.js');
+}
+
+/** Absolute path of pyright's CLI entry. */
+export function pyrightCli(): string {
+  return require.resolve('pyright/index.js');
+}
+
+export function pyrightVersion(): string | null {
+  try {
+    return (require('pyright/package.json') as { version: string }).version;
+  } catch {
+    return null;
+  }
+}
+
+export class PyrightSession implements BackendSession {
+  private client: LspClient | null = null;
+  private ready: Promise<LspClient> | null = null;
+  private enc: PositionEncoding = 'utf-16';
+  private readonly docs: LspDocuments;
+  private readonly mods = new Map<string, { version: string; mod: PyModule }>();
+
+  constructor(
+    readonly view: WorkspaceView,
+    private readonly o: BackendOpenOptions,
+  ) {
+    this.docs = new LspDocuments(view, 'python');
+  }
+
+  get alive(): boolean {
+    return !this.client || this.client.alive;
+  }
+
+  /** Start the server (once) and finish the handshake; BOM files are opened BOM-stripped. */
+  start(): Promise<LspClient> {
+    this.ready ??= (async () => {
+      const root = this.view.root;
+      const client = new LspClient({
+        backend: 'pyright',
+        argv: [process.execPath, pyrightLangserver(), '--stdio'],
+        cwd: root,
+        sessionDir: this.o.sessionDir ?? null,
+        onRequest: (method, params) => this.serverRequest(method, params),
+      });
+      this.client = client;
+      const folder = this.docs.uri('.').replace(/\/\.?$/, '');
+      const init = await client.request<{ capabilities?: { positionEncoding?: string } }>(Method.initialize, {
+        processId: process.pid,
+        clientInfo: { name: 'tug' },
+        rootUri: folder,
+        workspaceFolders: [{ uri: folder, name: 'workspace' }],
+        capabilities: clientCapabilities(),
+      });
+      this.enc = init?.capabilities?.positionEncoding === 'utf-8' ? 'utf-8' : 'utf-16';
+      client.notify(Method.initialized, {});
+      for (const f of [...(this.o.bomFiles ?? [])].sort(compareUtf8))
+        if (this.view.texts.has(f)) this.docs.open(client, f);
+      return client;
+    })();
+    return this.ready;
+  }
+
+  private serverRequest(method: string, params: unknown): unknown {
+    switch (method) {
+      case Method.configuration: {
+        const items = (params as { items?: { section?: string }[] })?.items ?? [];
+        return items.map((it) => {
+          if (it.section === 'python') return this.o.python ? { pythonPath: this.o.python } : {};
+          if (it.section === 'python.analysis')
+            return { autoSearchPaths: true, useLibraryCodeForTypes: true, diagnosticMode: 'openFilesOnly' };
+          return null;
+        });
+      }
+      case Method.registerCapability:
+      case Method.unregisterCapability:
+      case Method.workDoneProgressCreate:
+        return null;
+      case Method.applyEdit:
+        return { applied: false };
+      default:
+        return undefined;
+    }
+  }
+
+  /** The tokenized module of a view file (cached per content version). */
+  module(file: string): PyModule | null {
+    const t = this.view.texts.get(file);
+    if (!t) return null;
+    const c = this.mods.get(file);
+    if (c && c.version === t.version) return c.mod;
+    const mod = new PyModule(t.text);
+    this.mods.set(file, { version: t.version, mod });
+    return mod;
+  }
+
+  text(file: string): string {
+    return this.view.texts.get(file)?.text ?? '';
+  }
+
+  private async opened(file: string): Promise<LspClient> {
+    const c = await this.start();
+    this.docs.open(c, file);
+    return c;
+  }
+
+  private where(file: string, o16: number) {
+    return { textDocument: { uri: this.docs.uri(file) }, position: positionOf(this.text(file), o16, this.enc) };
+  }
+
+  identifierAt(file: string, offset16: number): { start16: number; end16: number; text: string } | null {
+    const tk = this.module(file)?.tok.identifierAt(offset16);
+    return tk ? { start16: tk.start, end16: tk.end, text: tk.text } : null;
+  }
+
+  /** textDocument/definition → spans in the view (in-view) and whether any lay outside it. */
+  async definitions(file: string, o16: number): Promise<{ inView: Span16[]; outside: number }> {
+    const c = await this.opened(file);
+    const locs = definitionLocations(await c.request<DefinitionResult>(Method.definition, this.where(file, o16)));
+    const inView: Span16[] = [];
+    let outside = 0;
+    for (const l of locs) {
+      const rel = uriToRel(this.view.root, l.uri);
+      if (rel === null || !this.view.texts.has(rel)) {
+        outside++;
+        continue;
+      }
+      const s = rangeTo16(this.text(rel), l.range, this.enc);
+      inView.push({ file: rel, start16: s.start16, end16: s.end16 });
+    }
+    return { inView, outside };
+  }
+
+  private async prepare(file: string, o16: number): Promise<boolean> {
+    const c = await this.opened(file);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const r = await c.request<PrepareRenameResult>(Method.prepareRename, this.where(file, o16));
+      if (r) return true;
+      if (attempt === 0) await sleep(500);
+    }
+    return false;
+  }
+
+  async resolveAt(file: string, offset16: number, _warnings: KernelWarning[]): Promise<ResolvedTarget> {
+    const id = this.identifierAt(file, offset16);
+    if (!id) throw new KernelError('SymbolNotFound', `no identifier in ${file}`, { reason: 'no_identifier' });
+    const defs = await this.definitions(file, id.start16);
+    if (defs.outside > 0 && defs.inView.length === 0) {
+      throw new KernelError('NotRenameable', `${id.text} is defined outside the workspace`, {
+        name: id.text,
+        reason: 'library_symbol',
+        backend_message: null,
+      });
+    }
+    const same = defs.inView.filter((d) => this.text(d.file).slice(d.start16, d.end16) === id.text);
+    let declarations: Span16[];
+    if (same.length > 0 && same.length === defs.inView.length) {
+      const seen = new Set<string>();
+      declarations = same.filter((d) => !seen.has(`${d.file}:${d.start16}`) && seen.add(`${d.file}:${d.start16}`));
+      declarations.sort((a, b) => compareUtf8(a.file, b.file) || a.start16 - b.start16);
+    } else declarations = [{ file, start16: id.start16, end16: id.end16 }];
+    const first = declarations[0]!;
+    if (!(await this.prepare(first.file, first.start16))) {
+      throw new KernelError('NotRenameable', `pyright cannot rename ${id.text}`, {
+        name: id.text,
+        reason: 'backend_refused',
+        backend_message: 'prepareRename returned null',
+      });
+    }
+    const kind: SymbolKind = this.module(first.file)?.declKind(first.start16) ?? 'variable';
+    return { file: first.file, offset16: first.start16, name: id.text, kind, declarations };
+  }
+
+  /** One pyright rename at a position, as raw edits with reference kinds. */
+  async renameAt(file: string, o16: number, newName: string, decls: Span16[]): Promise<RawEdit[]> {
+    const c = await this.opened(file);
+    const we = await c.request<WorkspaceEdit | null>(Method.rename, { ...this.where(file, o16), newName });
+    if (!we)
+      throw new KernelError('NotRenameable', `pyright refused to rename at ${file}`, {
+        name: this.identifierAt(file, o16)?.text ?? null,
+        reason: 'backend_refused',
+        backend_message: 'rename returned null',
+      });
+    const raw = toRawEdits(
+      flattenWorkspaceEdit(this.view.root, we, 'pyright', []),
+      (f) => this.view.texts.get(f)?.text,
+      this.enc,
+    );
+    for (const r of raw) {
+      if (r.unit !== 'utf16-offset') continue;
+      r.refKind = decls.some((d) => d.file === r.file && d.start16 === r.start)
+        ? 'definition'
+        : (this.module(r.file)?.refKind(r.start) ?? 'reference');
+    }
+    return raw;
+  }
+
+  async renameEdits(t: ResolvedTarget, newName: string): Promise<RawEdit[]> {
+    return this.renameAt(t.file, t.offset16, newName, t.declarations);
+  }
+
+  async afterRename(
+    t: ResolvedTarget,
+    newName: string,
+    edits: RawEdit[],
+    o: { safety: 'strict' | 'aggressive' },
+  ): Promise<{ edits: RawEdit[]; warnings: BackendWarning[] }> {
+    return afterRenamePython(this, t, newName, edits, o.safety);
+  }
+
+  async outline(file: string): Promise<OutlineItem[]> {
+    const c = await this.opened(file);
+    const res = await c.request<(DocumentSymbol | SymbolInformation)[] | null>(Method.documentSymbol, {
+      textDocument: { uri: this.docs.uri(file) },
+    });
+    const out: OutlineItem[] = [];
+    const text = this.text(file);
+    const walk = (items: DocumentSymbol[], path: string[], parentKind: number | null) => {
+      for (const it of items) {
+        if (!('selectionRange' in it)) continue;
+        const inFunction = parentKind === LspSymbolKind.Function || parentKind === LspSymbolKind.Method;
+        const isScope =
+          it.kind === LspSymbolKind.Class || it.kind === LspSymbolKind.Function || it.kind === LspSymbolKind.Method;
+        if (inFunction && !isScope) continue; // locals and parameters need --at
+        const s = rangeTo16(text, it.selectionRange, this.enc);
+        const q = [...path, it.name];
+        out.push({
+          name: it.name,
+          kind: outlineKind(it.kind, parentKind),
+          name16: { start16: s.start16, end16: s.end16 },
+          qualified_name: q.join('.'),
+          container: path.length ? path.join('.') : null,
+        });
+        walk(it.children ?? [], q, it.kind);
+      }
+    };
+    walk(
+      (res ?? []).filter((x): x is DocumentSymbol => 'selectionRange' in x),
+      [],
+      null,
+    );
+    return out;
+  }
+
+  stringLiterals(file: string, name: string): { start16: number; end16: number }[] {
+    return this.module(file)?.stringLiterals(name) ?? [];
+  }
+
+  async sync(changed: Map<string, { text: string; version: string } | null>): Promise<void> {
+    this.docs.sync(this.client, changed);
+    for (const p of changed.keys()) this.mods.delete(p);
+  }
+
+  async close(): Promise<void> {
+    const c = this.client;
+    this.client = null;
+    this.ready = null;
+    if (c) await c.close();
+  }
+}
+
+function outlineKind(k: number, parent: number | null): SymbolKind {
+  const inClass = parent === LspSymbolKind.Class;
+  switch (k) {
+    case LspSymbolKind.Class:
+      return 'class';
+    case LspSymbolKind.Method:
+      return 'method';
+    case LspSymbolKind.Function:
+      return inClass ? 'method' : 'function';
+    case LspSymbolKind.Property:
+    case LspSymbolKind.Field:
+      return 'property';
+    case LspSymbolKind.Module:
+      return 'module';
+    default:
+      return inClass ? 'property' : 'variable';
+  }
+}
+
+export const pyrightBackend: LanguageBackend = {
+  lang: 'python',
+  async probe() {
+    try {
+      pyrightLangserver();
+      return { available: true, version: pyrightVersion(), reason: null };
+    } catch (e) {
+      return { available: false, version: null, reason: (e as Error).message };
+    }
+  },
+  async open(view: WorkspaceView, o: BackendOpenOptions = {}) {
+    const s = new PyrightSession(view, o);
+    // Start the server now: its start-up overlaps with the kernel's own work on the target.
+    s.start().catch(() => undefined);
+    return s;
+  },
+};
