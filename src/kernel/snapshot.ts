@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
+import picomatch from 'picomatch';
 import { compareUtf8, sha256Hex } from './ids.js';
 
 export type Language = 'typescript' | 'python' | 'rust';
@@ -53,19 +54,18 @@ export interface ListOptions {
   exclude?: string[];
 }
 
-/** A minimal glob (`**`, `*`, `?`) → RegExp. */
-export function globToRegExp(glob: string): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*' && glob[i + 1] === '*') {
-      re += glob[i + 2] === '/' ? '(?:.*/)?' : '.*';
-      i += glob[i + 2] === '/' ? 2 : 1;
-    } else if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${re}(?:/.*)?$`);
+/**
+ * `--include`/`--exclude` globs (picomatch, `dot: true`). A glob matching a directory covers everything
+ * below it, so `--exclude gen` and `--exclude 'gen/**'` agree. Null when there are no globs.
+ */
+export function globMatcher(globs: string[] | undefined): ((path: string) => boolean) | null {
+  if (!globs || globs.length === 0) return null;
+  const m = picomatch(globs, { dot: true });
+  return (p: string) => {
+    if (m(p)) return true;
+    for (let i = p.lastIndexOf('/'); i > 0; i = p.lastIndexOf('/', i - 1)) if (m(p.slice(0, i))) return true;
+    return false;
+  };
 }
 
 function alwaysExcluded(p: string, sessionRel: string | null | undefined): boolean {
@@ -131,13 +131,13 @@ function walkListing(ws: string): string[] {
 /** Every workspace file (§10.1), sorted by UTF-8 bytes; symlinks included (callers filter them). */
 export function listWorkspaceFiles(ws: string, o: ListOptions = {}): { path: string; symlink: boolean }[] {
   const listed = gitListing(ws) ?? walkListing(ws);
-  const inc = (o.include ?? []).map(globToRegExp);
-  const exc = (o.exclude ?? []).map(globToRegExp);
+  const inc = globMatcher(o.include);
+  const exc = globMatcher(o.exclude);
   const out: { path: string; symlink: boolean }[] = [];
   for (const p of listed) {
     if (p.endsWith('/') || alwaysExcluded(p, o.sessionRel)) continue;
-    if (inc.length > 0 && !inc.some((r) => r.test(p))) continue;
-    if (exc.some((r) => r.test(p))) continue;
+    if (inc && !inc(p)) continue;
+    if (exc && exc(p)) continue;
     let st;
     try {
       st = lstatSync(join(ws, p));

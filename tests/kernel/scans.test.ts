@@ -28,7 +28,7 @@ describe('member reference scan', () => {
     const k = await openKernel({ workspace: ws, env: {} });
     try {
       const r = await k.analyzeImpact({ op: 'rename-symbol', symbol: 'src/base.ts::Base.process', to: 'handle' });
-      expect(r.references.map((x) => `${x.location.file}:${x.location.line}:${x.kind}`)).toEqual(['src/base.ts:2:definition', 'src/use.ts:3:call']);
+      expect(r.references!.map((x) => `${x.location.file}:${x.location.line}:${x.kind}`)).toEqual(['src/base.ts:2:definition', 'src/use.ts:3:call']);
       const ws2 = r.warnings.map((w) => `${w.code} ${w.location?.file}:${w.location?.line}:${w.location?.col}`);
       expect(ws2).toEqual([
         'UnresolvedMemberReference src/js.js:2:12',

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { onAbort } from '../lifecycle.js';
 import { decodeFile, LineIndex } from '../patch/positions.js';
+import { toByteColumns } from './columns.js';
 import type { Diagnostic } from '../types.js';
 
 const TAIL = 16 * 1024;
@@ -100,7 +101,7 @@ export function parseTscOutput(output: string): Diagnostic[] {
 
 export async function runTsc(root: string, cfg: string, timeoutMs: number): Promise<{ proc: ProcResult; diagnostics: Diagnostic[] }> {
   const proc = await runProcess([process.execPath, tscPath(root), '--noEmit', '--pretty', 'false', '-p', cfg], root, timeoutMs);
-  return { proc, diagnostics: parseTscOutput(proc.output) };
+  return { proc, diagnostics: toByteColumns(root, parseTscOutput(proc.output)) };
 }
 
 const NPM_PLACEHOLDER = 'echo "Error: no test specified" && exit 1';
