@@ -2,7 +2,7 @@
 // the floor: a node process that loads better-sqlite3, opens the same DB and runs one IMMEDIATE transaction.
 // Floor and command runs are interleaved, so machine load affects both alike. Target: ratio ≤ 1.5.
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, ROOT, cli, median, planText, stateCtx, tempRepo, lib } from './state-bench-util.mjs';
 
@@ -67,7 +67,9 @@ export async function run() {
       c.push(timed([CLI, ...args], root));
     }
     floorAll.push(...f);
-    const ratio = median(c) / median(f);
+    // Each command run is paired with the floor run just before it; the median of the pair ratios cancels
+    // most of the drift in machine load over the run.
+    const ratio = median(c.map((x, i) => x / f[i]));
     rows.push({ metric: `${name} median (floor ${median(f).toFixed(0)} ms)`, value: Number(median(c).toFixed(1)), unit: 'ms' });
     rows.push({ metric: `${name} / floor`, value: Number(ratio.toFixed(2)), unit: 'x', target: '<= 1.5', ok: ratio <= 1.5 });
   }
@@ -82,10 +84,12 @@ export async function run() {
       f.push(timed([floorFile, db, PLAN], root));
       c.push(timed([CLI, 'state', 'heartbeat', 'bench', held, '--worktree', root, '--json'], root));
     }
-    rows.push({ metric: 'heartbeat / floor with a config.toml (info)', value: Number((median(c) / median(f)).toFixed(2)), unit: 'x' });
+    rows.push({ metric: 'heartbeat / floor with a config.toml (info)', value: Number(median(c.map((x, i) => x / f[i])).toFixed(2)), unit: 'x' });
   }
   const empty = [];
   for (let i = 0; i < 11; i++) empty.push(timed(['-e', '0'], root));
+  const mtime = (p) => { try { return statSync(join(ROOT, p)).mtimeMs; } catch { return -1; } };
+  notes.push(`CLI build used by bin/tugcode.js: ${mtime('dist/bundle/main.js') >= mtime('dist/cli/main.js') ? 'esbuild bundle (dist/bundle)' : 'plain tsc output (dist/cli; the bundle is stale)'}`);
   notes.push(`runs per command: ${RUNS}; empty node ${median(empty).toFixed(0)} ms; floor overall ${median(floorAll).toFixed(0)} ms`);
   notes.push('plan bytes unchanged since state init (the parser is not loaded); no .tugtool/config.toml');
   void CLI;
