@@ -51,8 +51,8 @@ function owner(path: string): string {
 const done = (c: Counts) => c.completed + c.deferred;
 const total = (c: Counts) => c.open + c.in_progress + c.completed + c.deferred;
 
-function stepLines(s: ShowStep, o: TextOptions): string[] {
-  const pad = '  '.repeat(s.depth);
+function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
+  const pad = '  '.repeat(depth);
   const top = s.parent_anchor === null;
   const held = s.status === 'claimed' || s.status === 'in_progress';
   let head = `${pad}Step ${s.id}: ${s.title} [${paint(s.status, COLORS[s.status], o.color)}]`;
@@ -94,8 +94,12 @@ function stepLines(s: ShowStep, o: TextOptions): string[] {
 
 export function renderPlan(p: ShowPlan, o: TextOptions): string {
   const out = [`Plan: ${p.plan_path} [${paint(p.status, COLORS[p.status], o.color)}]`, ''];
+  // Indentation follows nesting; with --step the shown subtree starts at depth 0.
+  const depth = new Map<string, number>();
   for (const s of p.steps) {
-    out.push(...stepLines(s, o), '');
+    const d = s.parent_anchor !== null && depth.has(s.parent_anchor) ? depth.get(s.parent_anchor)! + 1 : 0;
+    depth.set(s.anchor, d);
+    out.push(...stepLines(s, d, o), '');
   }
   const { steps_completed, steps_total, percent: pct } = p.overall;
   out.push(`Overall: ${steps_completed}/${steps_total} steps complete (${pct}%)`);

@@ -48,7 +48,6 @@ export interface ShowStep {
   title: string;
   parent_anchor: string | null;
   step_index: number;
-  depth: number;
   status: string;
   attempt: number;
   failures: number;
@@ -139,7 +138,6 @@ export function planView(db: Db, plan: PlanRow, mode: ItemsMode, now: string): S
       title: r.title,
       parent_anchor: r.parent_anchor,
       step_index: r.step_index,
-      depth: r.depth,
       status: r.status,
       attempt: top.attempt,
       failures: top.failures,

@@ -63,7 +63,6 @@ const showStep = z
     title: z.string(),
     parent_anchor: anchor.nullable(),
     step_index: count,
-    depth: count,
     status: stepStatus,
     attempt: count,
     failures: count,
