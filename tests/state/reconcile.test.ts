@@ -5,7 +5,7 @@ import { claim } from '../../src/state/claim.js';
 import { update } from '../../src/state/update.js';
 import { reconcile } from '../../src/state/reconcile.js';
 import { listTrailerCommits } from '../../src/git/log.js';
-import { DEMO_PATH, dbPathOf, dump, fakeWorktrees, planRepo, sql, withCtx } from './helpers.js';
+import { DEMO_PATH, at, dbPathOf, dump, fakeWorktrees, planRepo, sql, withCtx } from './helpers.js';
 
 /** An empty commit with trailers and a fixed committer date; returns its full hash. */
 function commit(root: string, subject: string, trailers: string[], date = '2026-03-01T10:00:00Z'): string {
@@ -78,5 +78,19 @@ describe('state reconcile', () => {
     const f = await run(root, true);
     expect(f.reconciled).toEqual([{ step_anchor: 'step-0', commit_hash: h, previous_status: 'claimed' }]);
     expect(sql(root, "SELECT kind, status FROM checklist_items WHERE step_anchor = 'step-0' AND status <> 'completed'")).toEqual([{ kind: 'test', status: 'deferred' }]);
+  });
+
+  it('heals a crash between commit and completion once the dead worker\'s lease has expired', async () => {
+    const root = planRepo();
+    const [W] = fakeWorktrees(root, 1) as [string];
+    await withCtx(root, {}, async (ctx) => {
+      await init(ctx, { plan: 'demo' });
+      await claim(ctx, { plan: 'demo', worktree: W, lease_seconds: 60 });
+    });
+    const h = commit(root, 'feat: client', ['Tug-Step: step-0', `Tug-Plan: ${DEMO_PATH}`]);
+    const { commits } = listTrailerCommits(root, ['HEAD']);
+    const r = await withCtx(root, { now: at(61) }, (ctx) => reconcile(ctx, { plan: 'demo', commits }));
+    expect(r.reconciled).toEqual([{ step_anchor: 'step-0', commit_hash: h, previous_status: 'claimed' }]);
+    expect(sql(root, "SELECT status, commit_hash, completed_via FROM steps WHERE anchor = 'step-0'")).toEqual([{ status: 'completed', commit_hash: h, completed_via: 'reconcile' }]);
   });
 });
