@@ -1,6 +1,6 @@
 // Shared by the state benchmarks: temp repos with plans, plan texts, and the built library.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -20,8 +20,21 @@ export function planText(n, gap = 0, items = 1) {
   return out.join('\n') + '\n';
 }
 
+const made = [];
+process.on('exit', () => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
+/** A temp directory removed when the process exits. */
+export function tempDir(prefix = 'tugcode-bench-') {
+  const d = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  made.push(d);
+  return d;
+}
+
 export function tempRepo(files) {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'tugcode-bench-')));
+  const root = join(tempDir(), 'repo');
+  mkdirSync(root);
   const env = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@e', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@e' };
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: root });
   for (const [rel, text] of Object.entries(files)) {

@@ -31,7 +31,7 @@ function timed(argv, cwd) {
 
 export async function run() {
   const root = tempRepo({ [PLAN]: planText(RUNS + 10, 0, 3) });
-  const floorFile = join(root, '..', `floor-${process.pid}.mjs`);
+  const floorFile = join(root, '..', 'floor.mjs');
   writeFileSync(floorFile, FLOOR);
   const db = join(root, '.tugtool', 'state.db');
   cli(['state', 'init', 'bench'], root);

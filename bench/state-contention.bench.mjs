@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROOT, cli, planText, tempRepo } from './state-bench-util.mjs';
+import { ROOT, cli, planText, tempDir, tempRepo } from './state-bench-util.mjs';
 
 const PROCS = Number(process.env.BENCH_PROCS ?? 16);
 const STEPS = Number(process.env.BENCH_STEPS ?? 400);
@@ -47,7 +47,7 @@ export async function run() {
   cli(['state', 'init', 'bench'], root);
   const scripts = [];
   for (let i = 0; i < PROCS; i++) {
-    const wt = join(root, '..', `${root.split('/').pop()}-wt${i}`);
+    const wt = join(tempDir('tugcode-bench-wt-'), 'wt');
     mkdirSync(wt, { recursive: true });
     cpSync(join(root, '.tugtool', 'tugplan-bench.md'), join(wt, '.tugtool', 'tugplan-bench.md'));
     const file = join(wt, 'worker.mjs');

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CLI, ROOT } from '../helpers/cli.js';
+import { tempDir } from '../helpers/repo.js';
 import { DEMO_PATH, chainPlan, dbPathOf, fakeWorktrees, planRepo, sql, withCtx } from './helpers.js';
 import { checkInvariants } from './invariants.js';
 import { st } from './cli-helpers.js';
@@ -84,7 +85,7 @@ describe('SIGKILL during state transactions', () => {
     st(root, ['init', 'demo'], { now: new Date().toISOString() });
     st(root, ['init', 'big'], { now: new Date().toISOString() });
     const [w] = fakeWorktrees(root, 1) as [string];
-    const script = join(root, '..', `kill-worker-${seed}.mjs`);
+    const script = join(tempDir('tugcode-kill-'), `kill-worker-${seed}.mjs`);
     writeFileSync(script, workerScript(root, w));
     const bigPath = join(root, '.tugtool', 'tugplan-big.md');
     const variants = [big.toString('utf8'), big.toString('utf8').replace(/^(#### Step 1:.*)$/m, '$1\n\n**Tasks:**\n- [ ] an extra task')];
