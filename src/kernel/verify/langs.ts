@@ -11,7 +11,7 @@ import { languageOf, type Language } from '../snapshot.js';
 import type { Check, Diagnostic, KernelOptions, VerifyMode } from '../types.js';
 import { detectTsTestCommand, newDiagnostics } from './checks.js';
 import { detectPythonTestCommand, pyCompile, pyrightCli, verifyPython } from './python.js';
-import { cargoCheck, cargoEnv, CARGO_CHECK_ARGV } from './rust.js';
+import { cargoCheck, cargoEnv, cargoRoots, CARGO_CHECK_ARGV } from './rust.js';
 
 export interface StageResult {
   check: Check;
@@ -50,7 +50,7 @@ export function pythonForVerify(ctx: LangContext): string | null {
 
 export class LangVerifier {
   private readonly py: string[];
-  private readonly rust: boolean;
+  private readonly rust: string[];
   private pyBase: Diagnostic[] | null = null;
   private pyBaseMs = 0;
   private rsBase: Diagnostic[] | null = null;
@@ -68,7 +68,7 @@ export class LangVerifier {
     private readonly o: { baseline: boolean; typecheckCommand: boolean },
   ) {
     this.py = files.filter((f) => languageOf(f) === 'python');
-    this.rust = files.some((f) => languageOf(f) === 'rust');
+    this.rust = cargoRoots(root, files);
   }
 
   private get timeoutMs(): number {
@@ -87,8 +87,8 @@ export class LangVerifier {
       const b = await pyCompile(python, this.root, this.py, this.timeoutMs);
       if (!b.unavailable) [this.pyBase, this.pyBaseMs] = [b.diagnostics, b.proc.duration_ms];
     }
-    if (this.rust) {
-      const b = await cargoCheck(this.root, this.ctx.sessionDir, this.timeoutMs);
+    if (this.rust.length) {
+      const b = await cargoCheck(this.root, this.rust, this.ctx.sessionDir, this.timeoutMs);
       if (!b.unavailable) [this.rsBase, this.rsBaseMs] = [b.diagnostics, b.proc.duration_ms];
     }
     if (this.pyright) {
@@ -151,12 +151,12 @@ export class LangVerifier {
           });
       }
     }
-    if (this.rust) yield await this.cargo();
+    if (this.rust.length) yield await this.cargo();
   }
 
   private async cargo(): Promise<StageResult> {
     if (this.rsAfter) return this.rsAfter;
-    const r = await cargoCheck(this.root, this.ctx.sessionDir, this.timeoutMs);
+    const r = await cargoCheck(this.root, this.rust, this.ctx.sessionDir, this.timeoutMs);
     const f = {
       command: CARGO_CHECK_ARGV,
       exit_code: r.proc.exit_code,

@@ -93,7 +93,7 @@ async function testsStage(r: Run, ctx: VerifyContext, root: string, keep: boolea
   const langs = [...new Set(files.map(languageOf).filter((l) => l !== null))];
   const tc = resolveTestCommand(ctx, root, langs);
   const argv = tc.argv;
-  if (!argv) return r.unavailable(check('tests', { language: tc.language, status: 'unavailable', reason: 'no test command configured or detected' }), null, keep);
+  if (!argv) return r.unavailable(check('tests', { status: 'unavailable', reason: 'no test command configured or detected' }), null, keep);
   if (tc.unavailable) return r.unavailable(check('tests', { language: tc.language, status: 'unavailable', command: argv, reason: tc.unavailable }), 'python', keep);
   const cmd = tc.cmd;
   const t0 = Date.now();

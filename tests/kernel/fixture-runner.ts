@@ -1,0 +1,132 @@
+/**
+ * The manifest-driven fixture runner (05-kernel.md §13.1), shared by the per-language entry files so that
+ * vitest runs the languages in parallel. Per entry: copy the workspace, run the CLI in-process, check exit
+ * code and counts, compare normalized JSON and the patch with their goldens, `git apply` the patch to a
+ * pristine copy and compare with what `--apply` writes, re-run for determinism, and (when flagged) run the
+ * real binary once. Entries whose `requires` tool is missing are skipped loudly (`SKIP <name>: <reason>` on
+ * stderr and a skipped test naming the reason); TUG_REQUIRE_PYTHON=1 / TUG_REQUIRE_RUST=1 make them fail.
+ */
+import { describe, it, expect } from 'vitest';
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { runKernelCli } from '../../src/kernel/cli/tug.js';
+import { probeRustAnalyzer } from '../../src/kernel/backends/rust/discovery.js';
+import { copyTree, gitInit, readTree } from './helpers.js';
+import { normalizedText } from './normalize.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(HERE, '..', '..');
+const UPDATE = process.env.TUG_UPDATE_GOLDEN === '1';
+
+export interface Entry {
+  name: string;
+  workspace: string;
+  argv: string[];
+  expect: { exit_code: number; edits?: number; files?: number; warnings: string[]; error_code?: string };
+  golden_json: string;
+  golden_patch?: string;
+  requires: string[];
+  git?: boolean;
+  subprocess?: boolean;
+}
+
+function golden(rel: string, actual: string): void {
+  const p = join(HERE, 'golden', rel);
+  if (UPDATE || !existsSync(p)) {
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, actual);
+    if (!UPDATE) throw new Error(`golden ${rel} was missing and has been written; review it`);
+    return;
+  }
+  expect(actual).toBe(readFileSync(p, 'utf8'));
+}
+
+async function run(argv: string[], cwd: string) {
+  return runKernelCli(argv, { prog: 'tug', env: { NODE_ENV: 'test', TUG_RA_PATH: process.env.TUG_RA_PATH }, cwd });
+}
+
+const probes = new Map<string, string | null>();
+
+/** Why a required tool is unavailable, or null when it runs. */
+export function missingTool(tool: string): string | null {
+  if (probes.has(tool)) return probes.get(tool)!;
+  let why: string | null = null;
+  if (tool === 'python3') {
+    const r = spawnSync('python3', ['-c', 'import sys;print(sys.version.split()[0])'], { encoding: 'utf8' });
+    why = r.status === 0 ? null : `python3: ${r.error ? (r.error as NodeJS.ErrnoException).code : `exit ${r.status}`}`;
+  } else if (tool === 'rust-analyzer') {
+    const p = probeRustAnalyzer(process.env.TUG_RA_PATH ?? null);
+    why = p.available ? null : (p.probe_error ?? 'rust-analyzer unavailable');
+  } else why = `unknown required tool ${tool}`;
+  probes.set(tool, why);
+  return why;
+}
+
+function required(tool: string): boolean {
+  if (tool === 'rust-analyzer') return process.env.TUG_REQUIRE_RUST === '1';
+  if (tool === 'python3') return process.env.TUG_REQUIRE_PYTHON === '1';
+  return false;
+}
+
+export function runManifest(lang: string): void {
+  const manifest: Entry[] = JSON.parse(readFileSync(join(HERE, 'fixtures', lang, 'manifest.json'), 'utf8'));
+  describe(`${lang} fixtures`, () => {
+    for (const e of manifest) {
+      const missing = e.requires.map((t) => ({ t, why: missingTool(t) })).find((x) => x.why !== null);
+      const title = `${e.name}: matches its golden JSON and patch, and the patch equals what --apply writes`;
+      if (missing && !required(missing.t)) {
+        process.stderr.write(`SKIP ${e.name}: ${missing.why}\n`);
+        it.skip(`${e.name} — SKIPPED: ${missing.t} unavailable (${missing.why})`, () => undefined);
+        continue;
+      }
+      it(title, async () => {
+        if (missing) throw new Error(`${e.name} requires ${missing.t}, which is unavailable: ${missing.why}`);
+        await runEntry(lang, e);
+      });
+    }
+  });
+}
+
+async function runEntry(lang: string, e: Entry): Promise<void> {
+  const src = join(HERE, 'fixtures', lang, e.workspace);
+  const ws = realpathSync(copyTree(src));
+  if (e.git) gitInit(ws);
+  const r = await run(e.argv, ws);
+  expect(r.exitCode, r.stdout).toBe(e.expect.exit_code);
+  const env = JSON.parse(r.stdout);
+  expect(Object.keys(env).slice(0, 3)).toEqual(['status', 'schema_version', 'snapshot_id']);
+  expect([...new Set(env.warnings.map((w: { code: string }) => w.code))].sort()).toEqual(e.expect.warnings);
+  golden(e.golden_json, normalizedText(r.stdout, [ws]));
+  if (e.expect.exit_code !== 0) {
+    expect(env.error.code).toBe(e.expect.error_code);
+    return;
+  }
+  expect(env.summary.edits_count).toBe(e.expect.edits);
+  expect(env.summary.files_changed).toBe(e.expect.files);
+  golden(e.golden_patch!, env.patch.unified_diff);
+
+  // git apply on a pristine copy gives exactly what --apply writes.
+  const pristine = copyTree(src);
+  const chk = spawnSync('git', ['apply', '--check', '-'], { cwd: pristine, input: env.patch.unified_diff, encoding: 'utf8' });
+  expect(chk.status, chk.stderr).toBe(0);
+  spawnSync('git', ['apply', '-'], { cwd: pristine, input: env.patch.unified_diff });
+  const applied = realpathSync(copyTree(src));
+  const ra = await run([...e.argv, '--apply'], applied);
+  expect(ra.exitCode, ra.stdout).toBe(0);
+  const ja = JSON.parse(ra.stdout);
+  expect(ja.applied).toBe(true);
+  expect(ja.snapshot_after).toBe(env.snapshot_after);
+  expect(readTree(applied)).toEqual(readTree(pristine));
+
+  // Determinism: the same command again gives the same normalized stdout.
+  const again = await run(e.argv, ws);
+  expect(normalizedText(again.stdout, [ws])).toBe(normalizedText(r.stdout, [ws]));
+
+  if (e.subprocess) {
+    const p = spawnSync(process.execPath, [join(ROOT, 'bin', 'tug.js'), ...e.argv], { cwd: ws, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'test' } });
+    expect(p.status).toBe(e.expect.exit_code);
+    expect(normalizedText(p.stdout, [ws])).toBe(normalizedText(r.stdout, [ws]));
+  }
+}
