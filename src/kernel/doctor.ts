@@ -4,7 +4,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 type Status = 'passed' | 'warning' | 'failed';
 interface DoctorCheck {
@@ -70,26 +70,47 @@ export async function doctor(sessionDir: string, o: { python?: string; rustAnaly
     return err ? { status: 'failed', message: err } : { status: 'passed', message: 'in-memory two-file rename ok' };
   });
   if (smoke.status !== 'passed') tsReason ??= smoke.message;
-  const notBuilt = 'the pyright backend is not part of this build yet';
-  await run('pyright-langserver', () => ({ status: 'warning', message: notBuilt }));
-  await run('pyright-typeshed', () => ({ status: 'warning', message: notBuilt }));
-  const pyCandidates = [o.python, 'python3', 'python'].filter((x): x is string => !!x);
+  // Python (pyright) and Rust (rust-analyzer): probed by running them (issue 6).
+  const { candidates, probePython } = await import('./backends/python/interpreter.js');
+  const { probePyrightLangserver, probePyrightTypeshed } = await import('./backends/python/probes.js');
+  const { probeRustAnalyzer } = await import('./backends/rust/discovery.js');
   let pyPath: string | null = null;
   let pyVersion: string | null = null;
-  await run('python-interpreter', () => {
-    for (const c of pyCandidates) {
-      const r = probe(c, ['-c', 'import sys;print(sys.version.split()[0])']);
-      if (r.ok) {
-        pyPath = c;
-        pyVersion = r.out;
-        return { status: 'passed', message: `${c} ${r.out}` };
-      }
+  let pySource: string | null = null;
+  const workspace = basename(sessionDir) === '.tug' ? dirname(sessionDir) : process.cwd();
+  const pyTried: string[] = [];
+  for (const c of candidates({ workspace, explicit: o.python })) {
+    if (c.path.includes('/') && !existsSync(c.path)) continue;
+    pyTried.push(c.path);
+    const v = probePython(c.path);
+    if (v.version) {
+      [pyPath, pyVersion, pySource] = [c.path, v.version, c.source];
+      break;
     }
-    return { status: 'warning', message: 'no python interpreter found' };
+  }
+  // The two pyright probes run concurrently; their checks are listed in order.
+  const langserver = probePyrightLangserver();
+  const typeshed = probePyrightTypeshed(pyPath);
+  const ls = await run('pyright-langserver', async () => {
+    const r = await langserver;
+    return { status: r.ok ? 'passed' : 'failed', message: r.message };
   });
-  const ra = o.rustAnalyzer ?? 'rust-analyzer';
-  const raR = probe(ra, ['--version']);
-  await run('rust-analyzer', () => (raR.ok ? { status: 'passed', message: raR.out } : { status: 'warning', message: `${ra}: ${raR.err}` }));
+  const tsd = await run('pyright-typeshed', async () => {
+    const r = await typeshed;
+    return { status: r.ok ? 'passed' : 'failed', message: r.message };
+  });
+  const pyrightVersion = (await langserver).version;
+  await run('python-interpreter', () =>
+    pyPath
+      ? { status: 'passed', message: `${pyPath} ${pyVersion} (${pySource})` }
+      : { status: 'warning', message: `no python interpreter found (tried ${pyTried.join(', ') || 'nothing'}); renames work, py-compile and Python tests are unavailable` },
+  );
+  const raP = probeRustAnalyzer(o.rustAnalyzer ?? null);
+  const raR = { ok: raP.available, out: raP.version ?? '', err: raP.probe_error };
+  const ra = raP.path ?? o.rustAnalyzer ?? 'rust-analyzer';
+  await run('rust-analyzer', () =>
+    raR.ok ? { status: 'passed', message: raR.out } : { status: 'warning', message: `rust-analyzer unavailable, Rust renames answer BackendUnavailable: ${raR.err}` },
+  );
   const cargo = probe('cargo', ['--version']);
   await run('cargo', () => (cargo.ok ? { status: 'passed', message: cargo.out } : { status: 'warning', message: `cargo: ${cargo.err}` }));
   const gitR = probe('git', ['--version']);
@@ -112,19 +133,19 @@ export async function doctor(sessionDir: string, o: { python?: string; rustAnaly
     warnings: checks.filter((c) => c.status === 'warning').length,
     failed: checks.filter((c) => c.status === 'failed').length,
   };
-  const unavailable = { available: false, command: null, reason: notBuilt };
+  const pyOk = ls.status === 'passed' && tsd.status === 'passed';
   return {
     checks,
     backends: {
       typescript: { available: tsOk, version: tsVersion, reason: tsOk ? null : tsReason },
-      python: { available: false, pyright_version: null, typeshed_ok: false, interpreter: pyPath, python_version: pyVersion, interpreter_source: pyPath ? 'path' : null, reason: notBuilt },
-      rust: { available: false, rust_analyzer: raR.ok ? ra : null, version: raR.ok ? raR.out : null, cargo_version: cargo.ok ? cargo.out : null, reason: 'the rust-analyzer backend is not part of this build yet' },
+      python: { available: pyOk, pyright_version: pyrightVersion, typeshed_ok: tsd.status === 'passed', interpreter: pyPath, python_version: pyVersion, interpreter_source: pySource, reason: pyOk ? null : ls.status !== 'passed' ? ls.message : tsd.message },
+      rust: { available: raR.ok, rust_analyzer: raR.ok ? ra : null, version: raR.ok ? raR.out : null, cargo_version: cargo.ok ? cargo.out : null, reason: raR.ok ? null : raR.err },
     },
     verifiers: {
       'ts-syntax': { available: tsOk, command: null, reason: tsOk ? null : tsReason },
       tsc: { available: tsOk, command: ['tsc', '--noEmit', '--pretty', 'false', '-p', '<tsconfig>'], reason: tsOk ? null : tsReason },
-      'py-compile': pyPath ? { available: true, command: [pyPath, '-c', '<compile script>'], reason: null } : { available: false, command: null, reason: 'no python interpreter found' },
-      pyright: unavailable,
+      'py-compile': pyPath ? { available: true, command: [pyPath, '-c', '<py-compile script>'], reason: null } : { available: false, command: null, reason: 'no python interpreter found' },
+      pyright: tsd.status === 'passed' ? { available: true, command: ['pyright', '--outputjson', ...(pyPath ? ['--pythonpath', pyPath] : [])], reason: null } : { available: false, command: null, reason: tsd.message },
       'cargo-check': cargo.ok ? { available: true, command: ['cargo', 'check', '--all-targets', '--message-format=json'], reason: null } : { available: false, command: null, reason: `cargo: ${cargo.err}` },
       tests: { available: true, command: null, reason: 'resolved per workspace (--test-command, config test_command, or detection)' },
     },
