@@ -3,4 +3,5 @@ export * from './collections';
 export * from './schema';
 export * from './text';
 export * from './events';
-export { Card, ItemList, Price, h } from './ui/view';
+export * from './query';
+export { Card, ItemList, Price, Report, h } from './ui/view';

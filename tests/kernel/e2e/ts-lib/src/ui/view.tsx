@@ -1,4 +1,5 @@
-import { formatValue } from '../text';
+import { formatValue, truncate } from '../text';
+import type { Schema } from '../schema';
 
 // A tiny local JSX runtime: elements render to strings; the JSX namespace lives on the factory.
 export function h(tag: string | ((props: any) => string), props: Record<string, unknown> | null, ...children: unknown[]): string {
@@ -15,6 +16,11 @@ export namespace h {
       span: { class?: string };
       li: {};
       ul: {};
+      table: { class?: string };
+      tr: {};
+      td: { class?: string };
+      th: {};
+      p: { class?: string };
     }
   }
 }
@@ -40,6 +46,49 @@ export function Card(props: { title: string; amount: number }): Element {
     <div class="card">
       {props.title}
       <Price amount={props.amount} />
+    </div>
+  );
+}
+
+export interface Column<T> {
+  title: string;
+  cell: (row: T) => string | number;
+}
+
+export function Table<T>(props: { columns: Column<T>[]; rows: T[] }): Element {
+  return (
+    <table>
+      <tr>
+        {props.columns.map((c) => (
+          <th>{c.title}</th>
+        ))}
+      </tr>
+      {props.rows.map((r) => (
+        <tr>
+          {props.columns.map((c) => {
+            const v = c.cell(r);
+            return <td class={typeof v === 'number' ? 'num' : 'text'}>{typeof v === 'number' ? formatValue(v, 2) : truncate(v, 20)}</td>;
+          })}
+        </tr>
+      ))}
+    </table>
+  );
+}
+
+/** A report over raw rows: only rows the schema accepts are shown; the rest are counted. */
+export function Report<T>(props: { title: string; schema: Schema<T>; rows: unknown[]; columns: Column<T>[] }): Element {
+  const valid: T[] = [];
+  let rejected = 0;
+  for (const raw of props.rows) {
+    const r = props.schema.parse(raw);
+    if (r.ok) valid.push(r.value);
+    else rejected++;
+  }
+  return (
+    <div class="report">
+      <p class="title">{props.title}</p>
+      <Table columns={props.columns} rows={valid} />
+      {rejected > 0 ? <p class="rejected">{formatValue(rejected)} rejected</p> : ''}
     </div>
   );
 }
