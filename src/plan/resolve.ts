@@ -115,12 +115,17 @@ export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedP
     if (!explicitRelative) candidates.push(resolve(opts.workTree, arg));
   }
   let firstInside: string | null = null;
+  const matches: string[] = [];
   for (const abs of candidates) {
     const planPath = roots.planPathOf(abs);
     if (planPath === null) continue;
     firstInside ??= planPath;
-    if (isFile(roots.inWorkTree(planPath)) || known.has(planPath)) return finish(planPath, roots, known, notFound);
+    if ((isFile(roots.inWorkTree(planPath)) || known.has(planPath)) && !matches.includes(planPath)) matches.push(planPath);
   }
+  // A relative path read from a subdirectory and from the work tree root may name two different plans:
+  // never guess which one was meant.
+  if (matches.length > 1) throw new TugError('AmbiguousPlan', { plan: arg, candidates: matches });
+  if (matches[0] !== undefined) return finish(matches[0], roots, known, notFound);
   if (firstInside === null) {
     throw new TugError('InvalidArgument', {
       reason: `plan path "${arg}" is outside the repository`,

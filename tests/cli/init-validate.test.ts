@@ -81,6 +81,13 @@ describe('tugcode validate', () => {
     expectError(runJson('validate', ['validate', 'other'], { cwd: root }), 'PlanNotFound', 3);
   });
 
+  it('refuses a relative path naming different plans from the subdirectory and the root with AmbiguousPlan (exit 3)', () => {
+    const root = tempRepo({ '.tugtool/tugplan-a.md': bad, 'sub/.tugtool/tugplan-a.md': bad });
+    const r = runJson('validate', ['validate', '.tugtool/tugplan-a.md'], { cwd: join(root, 'sub') });
+    expectError(r, 'AmbiguousPlan', 3);
+    expect(r.json.error.details.candidates).toEqual(['sub/.tugtool/tugplan-a.md', '.tugtool/tugplan-a.md']);
+  });
+
   it('refuses an invalid --level with InvalidArgument (exit 2)', () => {
     const root = tempRepo();
     expectError(runJson('validate', ['validate', '--level', 'pedantic'], { cwd: root }), 'InvalidArgument', 2);
