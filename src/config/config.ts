@@ -117,5 +117,20 @@ export async function loadConfig(mainRoot: string, env: NodeJS.ProcessEnv = proc
       throw new TugError('ConfigInvalid', { source: file, reason: `cannot read: ${(e as Error).message}` });
     }
   }
+  // Fast path: the file `tugcode init` writes has every key commented out. Recognizing that needs neither
+  // the TOML parser nor zod (about 20 ms of a CLI start, 07-quality.md §2).
+  if (Object.keys(overrides).length === 0 && setsNothing(text)) return structuredClone(CONFIG_DEFAULTS) as Config;
   return parseConfigText(text, hasFile ? '.tugtool/config.toml' : 'environment', warnings, overrides);
+}
+
+/** True when every line is blank, a comment, or a header of a known table: the file sets no value. */
+export function setsNothing(text: string): boolean {
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    const header = /^\[\s*([A-Za-z0-9_-]+)\s*\]\s*(#.*)?$/.exec(line);
+    if (header && header[1]! in CONFIG_KEYS) continue;
+    return false;
+  }
+  return true;
 }

@@ -84,3 +84,14 @@ describe('config', () => {
     }
   });
 });
+
+describe('config fast path', () => {
+  it('recognizes the init template as setting nothing, and anything else as setting something', async () => {
+    const { setsNothing } = await import('../../src/config/config.js');
+    expect(setsNothing(configTemplate())).toBe(true);
+    expect(setsNothing('[state]\nlease_seconds = 5\n')).toBe(false);
+    expect(setsNothing('[bogus]\n')).toBe(false);
+    expect(setsNothing('[state\n')).toBe(false);
+    expect(setsNothing('  # only a comment\n\n')).toBe(true);
+  });
+});
