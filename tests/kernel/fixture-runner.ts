@@ -109,7 +109,11 @@ async function runEntry(lang: string, e: Entry): Promise<void> {
 
   // git apply on a pristine copy gives exactly what --apply writes.
   const pristine = copyTree(src);
-  const chk = spawnSync('git', ['apply', '--check', '-'], { cwd: pristine, input: env.patch.unified_diff, encoding: 'utf8' });
+  const chk = spawnSync('git', ['apply', '--check', '-'], {
+    cwd: pristine,
+    input: env.patch.unified_diff,
+    encoding: 'utf8',
+  });
   expect(chk.status, chk.stderr).toBe(0);
   spawnSync('git', ['apply', '-'], { cwd: pristine, input: env.patch.unified_diff });
   const applied = realpathSync(copyTree(src));
@@ -125,7 +129,11 @@ async function runEntry(lang: string, e: Entry): Promise<void> {
   expect(normalizedText(again.stdout, [ws])).toBe(normalizedText(r.stdout, [ws]));
 
   if (e.subprocess) {
-    const p = spawnSync(process.execPath, [join(ROOT, 'bin', 'tug.js'), ...e.argv], { cwd: ws, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'test' } });
+    const p = spawnSync(process.execPath, [join(ROOT, 'bin', 'tug.js'), ...e.argv], {
+      cwd: ws,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_ENV: 'test' },
+    });
     expect(p.status).toBe(e.expect.exit_code);
     expect(normalizedText(p.stdout, [ws])).toBe(normalizedText(r.stdout, [ws]));
   }

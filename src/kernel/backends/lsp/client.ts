@@ -192,6 +192,8 @@ export class LspClient {
     params: unknown,
     timeoutMs = method === Method.initialize ? this.initializeTimeoutMs : this.requestTimeoutMs,
   ): Promise<T> {
+    // A process that never started (ENOENT) has no pid; its 'error' event arrives on the next tick.
+    if (this.child.pid === undefined) throw this.crashed(await this.whenExited());
     if (this.exited) throw this.crashed(this.exited);
     const cts = new rpc.CancellationTokenSource();
     const sent = this.conn.sendRequest(method, params, cts.token) as Promise<T>;
@@ -231,7 +233,7 @@ export class LspClient {
   }
 
   notify(method: string, params?: unknown): void {
-    if (this.exited) return;
+    if (this.exited || this.child.pid === undefined) return;
     void this.conn.sendNotification(method, params).catch(() => undefined);
   }
 
