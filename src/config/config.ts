@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { CONFIG_DEFAULTS, CONFIG_KEYS, type ConfigShape } from './defaults.js';
+import { fastMerge } from './rules.js';
 
 export type Config = ConfigShape;
 
@@ -95,6 +96,8 @@ export async function parseConfigText(
     }
   }
   for (const [table, values] of Object.entries(overrides)) known[table] = { ...known[table], ...values };
+  const fast = fastMerge(known, CONFIG_DEFAULTS);
+  if (fast) return fast as Config;
   const { configSchema } = await import('./schema.js');
   const r = configSchema.safeParse(known);
   if (!r.success) {

@@ -95,3 +95,22 @@ describe('config fast path', () => {
     expect(setsNothing('  # only a comment\n\n')).toBe(true);
   });
 });
+
+describe('config rules without zod', () => {
+  it('accept exactly what the zod schema accepts, key by key', async () => {
+    const { CONFIG_RULES, satisfies } = await import('../../src/config/rules.js');
+    const { CONFIG_TABLES } = await import('../../src/config/schema.js');
+    const samples: unknown[] = [-1, 0, 1, 2, 30, 300, 3600, 3601, 1.5, 7200, '', 'x', 'main', 'normal', 'strict', 'lenient', 'pedantic',
+      'none', 'syntax', 'tests', 'typecheck', 'safe', 'aggressive', true, false, null, [], ['a'], [1], {}, 'npm test'];
+    for (const [table, schema] of Object.entries(CONFIG_TABLES)) {
+      const rules = (CONFIG_RULES as Record<string, Record<string, Parameters<typeof satisfies>[0]>>)[table]!;
+      expect(Object.keys(rules).sort()).toEqual(Object.keys(schema.shape).sort());
+      for (const key of Object.keys(rules)) {
+        for (const v of samples) {
+          const zodOk = schema.safeParse({ [key]: v }).success;
+          expect(satisfies(rules[key]!, v), `${table}.${key} = ${JSON.stringify(v)}`).toBe(zodOk);
+        }
+      }
+    }
+  });
+});
