@@ -74,7 +74,7 @@ describe('python interpreter resolution', () => {
       join(a, 'bin', 'python'),
     );
     expect(JSON.parse(readFileSync(join(session, 'toolchains.json'), 'utf8')).python).toEqual({
-      path: join(a, 'bin', 'python'),
+      interpreter: join(a, 'bin', 'python'),
       version: '3.11.0',
       source: 'virtual_env',
     });
@@ -89,7 +89,7 @@ describe('python interpreter resolution', () => {
       resolvePython({ workspace: ws, sessionDir: session, explicit: join(b, 'bin', 'python'), env: { PATH: '' } })
         ?.source,
     ).toBe('flag');
-    expect(JSON.parse(readFileSync(join(session, 'toolchains.json'), 'utf8')).python.path).toBe(
+    expect(JSON.parse(readFileSync(join(session, 'toolchains.json'), 'utf8')).python.interpreter).toBe(
       join(b, 'bin', 'python'),
     );
     clearPythonMemo();

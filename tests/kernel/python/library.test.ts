@@ -161,7 +161,7 @@ describe('python renames in one warm kernel', () => {
       ['class', 'reserved_word'],
       ['1abc', 'not_an_identifier'],
       ['ﬁle', 'not_nfkc'],
-    ]) {
+    ] as const) {
       const e = await failure(k.prepare({ op: 'rename-symbol', at: { file: 'pkg/core.py', line: 14, col: 5 }, to }));
       expect([e.code, e.details.reason]).toEqual(['InvalidArgument', reason]);
     }

@@ -6,10 +6,12 @@
  * `BackendError` (callers may map it further). Stderr goes to `<session>/logs/<backend>.log`, capped at 1 MiB.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as rpc from 'vscode-jsonrpc/node.js';
 import { KernelError } from '../../errors.js';
+import { onAbort } from '../../lifecycle.js';
+import { removePidFile, writePidFile } from '../../session.js';
 import { LspErrorCode, Method } from './protocol.js';
 
 export const INITIALIZE_TIMEOUT_MS = 30_000;
@@ -110,14 +112,19 @@ export class LspClient {
         ).unref();
     });
     this.conn.listen();
-    if (o.sessionDir && this.child.pid) {
-      try {
-        mkdirSync(join(o.sessionDir, 'backends'), { recursive: true });
-        writeFileSync(join(o.sessionDir, 'backends', `${o.backend}.pid`), `${this.child.pid}\n`);
-      } catch {
-        /* best effort */
-      }
-    }
+    if (o.sessionDir && this.child.pid) writePidFile(o.sessionDir, o.backend, this.child.pid);
+    // An interrupted CLI call (SIGINT/SIGTERM) must not leave the server running.
+    this.unregisterAbort = onAbort(`${o.backend} language server`, () => {
+      if (!this.exited) this.child.kill('SIGKILL');
+    });
+  }
+
+  private readonly unregisterAbort: () => void;
+
+  private released(): void {
+    this.unregisterAbort();
+    this.conn.dispose();
+    if (this.o.sessionDir) removePidFile(this.o.sessionDir, this.o.backend);
   }
 
   get pid(): number | undefined {
@@ -259,8 +266,7 @@ export class LspClient {
       await this.whenExited();
       clearTimeout(t);
     }
-    this.conn.dispose();
-    if (this.o.sessionDir) rmSync(join(this.o.sessionDir, 'backends', `${this.o.backend}.pid`), { force: true });
+    this.released();
   }
 
   /** Kill without the shutdown handshake (a backend that already failed). */
@@ -270,7 +276,6 @@ export class LspClient {
       this.child.kill('SIGKILL');
       await this.whenExited();
     }
-    this.conn.dispose();
-    if (this.o.sessionDir) rmSync(join(this.o.sessionDir, 'backends', `${this.o.backend}.pid`), { force: true });
+    this.released();
   }
 }

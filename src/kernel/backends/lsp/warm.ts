@@ -5,6 +5,7 @@
  * loads them.
  */
 import type { KernelWarning } from '../../envelope.js';
+import { recordToolchain } from '../../session.js';
 import { hasBom } from '../../patch/positions.js';
 import { changedFiles, languageOf, type Snapshot } from '../../snapshot.js';
 import type { KernelOptions } from '../../types.js';
@@ -66,6 +67,9 @@ export class WarmBackends {
       opts.python =
         resolvePython({ workspace: this.workspace, sessionDir: this.sessionDir, explicit: this.o.python }, warnings)
           ?.path ?? null;
+      const { pyrightVersion } = await import('../python/pyright.js');
+      const v = pyrightVersion();
+      if (v) recordToolchain(this.sessionDir, 'pyright', { version: v });
     } else {
       const { rustAnalyzerBackend } = await import('../rust/rust-analyzer.js');
       session = await rustAnalyzerBackend.open(view, {
@@ -73,6 +77,8 @@ export class WarmBackends {
         rustAnalyzer: this.o.rustAnalyzer ?? null,
         bomFiles: bom,
       });
+      const ra = (session as { ra?: { path: string | null; version: string | null } }).ra;
+      if (ra?.path) recordToolchain(this.sessionDir, 'rust_analyzer', { path: ra.path, version: ra.version ?? '' });
     }
     this.warm.set(lang, { session, snap });
     return session;

@@ -6,9 +6,10 @@
  * later calls reuse it unless an explicit value replaces it, or it vanished (then `ToolchainChanged`).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { KernelWarning } from '../../envelope.js';
+import { readToolchains, recordToolchain } from '../../session.js';
 
 export type PythonSource = 'flag' | 'config' | 'virtual_env' | 'conda' | 'workspace_venv' | 'path';
 
@@ -69,39 +70,6 @@ export function candidates(o: ResolveOptions): { path: string; source: PythonSou
   return out;
 }
 
-function toolchainsPath(sessionDir: string): string {
-  return join(sessionDir, 'toolchains.json');
-}
-
-export function readToolchains(sessionDir: string | null | undefined): Record<string, unknown> {
-  if (!sessionDir) return {};
-  try {
-    const v = JSON.parse(readFileSync(toolchainsPath(sessionDir), 'utf8'));
-    return v && typeof v === 'object' ? v : {};
-  } catch {
-    return {};
-  }
-}
-
-/** Merge one entry into toolchains.json (atomic write; best effort). */
-export function recordToolchain(sessionDir: string | null | undefined, key: string, value: unknown): void {
-  if (!sessionDir || !existsSync(sessionDir)) return;
-  const cur = readToolchains(sessionDir);
-  if (JSON.stringify(cur[key]) === JSON.stringify(value)) return;
-  cur[key] = value;
-  const keys = Object.keys(cur).sort();
-  const sorted: Record<string, unknown> = {};
-  for (const k of keys) sorted[k] = cur[k];
-  try {
-    mkdirSync(sessionDir, { recursive: true });
-    const tmp = `${toolchainsPath(sessionDir)}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(sorted, null, 2) + '\n');
-    renameSync(tmp, toolchainsPath(sessionDir));
-  } catch {
-    /* best effort */
-  }
-}
-
 const memo = new Map<string, PythonInfo | null>();
 
 /**
@@ -112,17 +80,17 @@ export function resolvePython(o: ResolveOptions, warnings: KernelWarning[] = [])
   const key = `${o.sessionDir ?? ''}\0${o.workspace}\0${o.explicit ?? ''}\0${o.config ?? ''}`;
   if (memo.has(key)) return memo.get(key)!;
   let found: PythonInfo | null = null;
-  const recorded = readToolchains(o.sessionDir).python as Partial<PythonInfo> | undefined;
-  if (!o.explicit && recorded && typeof recorded.path === 'string') {
-    if (existsSync(recorded.path)) {
-      const p = probePython(recorded.path);
+  const recorded = o.sessionDir ? readToolchains(o.sessionDir).python : undefined;
+  if (!o.explicit && recorded && typeof recorded.interpreter === 'string') {
+    if (existsSync(recorded.interpreter)) {
+      const p = probePython(recorded.interpreter);
       if (p.version)
-        found = { path: recorded.path, version: p.version, source: (recorded.source as PythonSource) ?? 'path' };
+        found = { path: recorded.interpreter, version: p.version, source: (recorded.source as PythonSource) ?? 'path' };
     }
     if (!found)
       warnings.push({
         code: 'ToolchainChanged',
-        message: `the recorded python ${recorded.path} is gone; resolved again`,
+        message: `the recorded python ${recorded.interpreter} is gone; resolved again`,
       });
   }
   if (!found) {
@@ -135,7 +103,9 @@ export function resolvePython(o: ResolveOptions, warnings: KernelWarning[] = [])
       }
     }
   }
-  if (found) recordToolchain(o.sessionDir, 'python', found);
+  if (found && o.sessionDir && existsSync(o.sessionDir)) {
+    recordToolchain(o.sessionDir, 'python', { interpreter: found.path, version: found.version, source: found.source });
+  }
   memo.set(key, found);
   return found;
 }

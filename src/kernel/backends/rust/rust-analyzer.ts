@@ -73,7 +73,7 @@ export class RustAnalyzerSession implements BackendSession {
   constructor(
     readonly view: WorkspaceView,
     private readonly o: BackendOpenOptions,
-    private readonly ra: RaProbe,
+    readonly ra: RaProbe,
   ) {
     this.docs = new LspDocuments(view, 'rust');
   }
