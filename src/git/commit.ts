@@ -115,10 +115,13 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   const changes = statusEntries(W, { pathspec: ALL_BUT_RUNTIME });
   if (changes.length === 0 && !input.allowEmpty) throw new TugError('NothingToCommit', { worktree: W });
 
+  // One Tug-Refactor trailer per applied refactor row, in ordinal order, from state.db (05-kernel.md §7.4).
+  const applied = await state.refactorTrailers(ctx, { planPath, step, worktree: W, attempt: input.attempt });
+  const refactors = [...applied, ...(input.refactors ?? []).filter((r) => !applied.includes(r))];
   const trailers = [
     { key: 'Tug-Step', value: step },
     { key: 'Tug-Plan', value: planPath },
-    ...(input.refactors ?? []).map((r) => ({ key: 'Tug-Refactor', value: r })),
+    ...refactors.map((r) => ({ key: 'Tug-Refactor', value: r })),
   ];
   const message = withTugTrailers(input.message, trailers, W); // validates the message before any write
   const logRel = entryPath(slug, step);

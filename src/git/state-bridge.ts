@@ -136,6 +136,23 @@ export async function complete(ctx: FlowCtx, ref: StepRef & { commit: string }):
   });
 }
 
+/**
+ * `Tug-Refactor` trailer values of the step's applied refactor rows, in ordinal order (05-kernel.md §7.4).
+ * Read-only; a repository without state.db, or a plan or step it does not know, has none.
+ */
+export async function refactorTrailers(ctx: FlowCtx, ref: StepRef): Promise<string[]> {
+  return withState(ctx, 'read', 'commit', ref.worktree, async (s) => {
+    const { refactorRows, refactorTrailers: trailers } = await import('../state/refactors.js');
+    try {
+      return trailers(refactorRows(s, { plan: ref.planPath, step: ref.step, worktree: ref.worktree }));
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code === 'PlanNotInitialized' || code === 'PlanNotFound' || code === 'StepNotFound') return [];
+      throw e;
+    }
+  });
+}
+
 /** Every plan in state.db that is not archived, with its steps (read-only; empty without a DB). */
 export async function planRows(ctx: FlowCtx): Promise<PlanState[]> {
   return withState(ctx, 'read', 'status', ctx.repo.worktreeRoot, async (s) => {

@@ -6,6 +6,7 @@
 
 export const TUG_STEP = 'Tug-Step';
 export const TUG_PLAN = 'Tug-Plan';
+export const TUG_REFACTOR = 'Tug-Refactor';
 
 export interface TrailerCommit {
   /** Full object name. */
@@ -16,14 +17,17 @@ export interface TrailerCommit {
   steps: string[];
   /** `Tug-Plan` values, trimmed. */
   plans: string[];
+  /** `Tug-Refactor` values (`<op_hash> <snapshot_before>..<snapshot_after>`, 05-kernel.md §7.4), trimmed. */
+  refactors: string[];
 }
 
 const FS = '%x00';
 const RS = '%x1e';
 
-/** `git log --format=…`: hash, committer time, the two trailer lists (unit-separated), one record each. */
+/** `git log --format=…`: hash, committer time, the three trailer lists (unit-separated), one record each. */
 export const TRAILER_LOG_FORMAT =
-  `%H${FS}%ct${FS}%(trailers:key=${TUG_STEP},valueonly,separator=%x1f)${FS}%(trailers:key=${TUG_PLAN},valueonly,separator=%x1f)${RS}`;
+  `%H${FS}%ct${FS}%(trailers:key=${TUG_STEP},valueonly,separator=%x1f)${FS}%(trailers:key=${TUG_PLAN},valueonly,separator=%x1f)` +
+  `${FS}%(trailers:key=${TUG_REFACTOR},valueonly,separator=%x1f)${RS}`;
 
 function values(field: string | undefined): string[] {
   return (field ?? '')
@@ -43,11 +47,11 @@ export function parseTrailerLog(stdout: string): { scanned: number; commits: Tra
     const rec = raw.replace(/^\n+/, '');
     if (rec === '') continue;
     scanned++;
-    const [hash, ct, steps, plans] = rec.split('\0');
+    const [hash, ct, steps, plans, refactors] = rec.split('\0');
     if (!hash) continue;
     const s = values(steps).map((v) => v.replace(/^#/, ''));
     if (s.length === 0) continue;
-    commits.push({ hash, committer_time: Number(ct) || 0, steps: s, plans: values(plans) });
+    commits.push({ hash, committer_time: Number(ct) || 0, steps: s, plans: values(plans), refactors: values(refactors) });
   }
   return { scanned, commits };
 }

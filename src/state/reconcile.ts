@@ -11,6 +11,9 @@ import { immediate } from './db.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
 import { completeNonTerminal } from './queries/items.js';
 import { completeRow, getStep, setCommitHash, stepsOfPlan } from './queries/steps.js';
+import { refactorsOfStep, setRefactor } from './queries/refactors.js';
+import type { Db } from './queries/stmt.js';
+import { candidateOpHashes } from '../refactor/op-hash.js';
 import { isExpired, isHeld } from './status.js';
 import { Subtree } from './tree.js';
 import type { StepRow } from './types.js';
@@ -25,6 +28,8 @@ export interface TrailerCommit {
   steps: string[];
   /** `Tug-Plan` values. */
   plans: string[];
+  /** `Tug-Refactor` values: `<op_hash> <snapshot_before>..<snapshot_after>` (05-kernel.md §7.4). */
+  refactors?: string[] | undefined;
 }
 
 export interface ReconcileInput {
@@ -80,6 +85,8 @@ export function reconcile(ctx: StateContext, input: ReconcileInput): ReconcileRe
       unknown_steps: [...wins.keys()].filter((a) => !known.has(a)),
       scanned_commits: input.scanned_commits ?? input.commits.length,
     };
+    const refactorsApplied: { step_anchor: string; ordinal: number; op_hash: string; previous_status: string }[] = [];
+    const healRefactors = (anchor: string, c: TrailerCommit) => refactorsApplied.push(...applyRefactorTrailers(db, plan_path, anchor, c, now));
     const byTop = new Map<string, Subtree>();
     const treeOf = (s: StepRow) => {
       let t = byTop.get(s.top_anchor);
@@ -92,9 +99,13 @@ export function reconcile(ctx: StateContext, input: ReconcileInput): ReconcileRe
       const row = getStep(db, plan_path, original.anchor)!;
       const hash = win.hash;
       if (row.status === 'completed') {
-        if (row.commit_hash === hash) continue;
+        if (row.commit_hash === hash) {
+          healRefactors(row.anchor, win);
+          continue;
+        }
         if (row.commit_hash === null || force) {
           setCommitHash(db, plan_path, row.anchor, hash);
+          healRefactors(row.anchor, win);
           out.reconciled.push({ step_anchor: row.anchor, commit_hash: hash, previous_status: row.status });
         } else {
           out.skipped_mismatches.push({ step_anchor: row.anchor, db_hash: row.commit_hash, git_hash: hash });
@@ -119,12 +130,41 @@ export function reconcile(ctx: StateContext, input: ReconcileInput): ReconcileRe
         out.reconciled.push({ step_anchor: d.anchor, commit_hash: hash, previous_status: d.status });
       }
       completeRow(db, { plan_path, anchor: row.anchor, now, commit_hash: hash, reason: 'reconciled', via: 'reconcile', owner: null });
+      healRefactors(row.anchor, win);
       out.reconciled.push({ step_anchor: row.anchor, commit_hash: hash, previous_status: row.status });
       if (row.parent_anchor === null) completeTopLevel(ctx, db, plan_path, row.anchor, 'admin', row.attempt, now);
     }
-    if (out.reconciled.length > 0) {
-      recordEvent(ctx, db, { at: now, plan_path, step_anchor: null, actor: 'admin', attempt: null, details: { reconciled: out.reconciled, force } });
+    if (out.reconciled.length > 0 || refactorsApplied.length > 0) {
+      const details = { reconciled: out.reconciled, force, ...(refactorsApplied.length ? { refactors_applied: refactorsApplied } : {}) };
+      recordEvent(ctx, db, { at: now, plan_path, step_anchor: null, actor: 'admin', attempt: null, details });
     }
     return out;
   });
+}
+
+const TRAILER = /^([0-9a-f]{12})\s+(\S+)\.\.(\S+)$/;
+
+/**
+ * 05-kernel.md §7.4: a refactor row of the step that is neither applied nor skipped becomes `applied` when
+ * its op_hash, recomputed from `op_text`, appears in a `Tug-Refactor` trailer of the step's commit; it takes
+ * the trailer's snapshots. Each trailer marks one row (rows in ordinal order, trailers in commit order).
+ */
+function applyRefactorTrailers(db: Db, plan_path: string, anchor: string, c: TrailerCommit, now: string) {
+  const trailers = (c.refactors ?? []).map((v) => TRAILER.exec(v.trim())).filter((m): m is RegExpExecArray => m !== null);
+  const used = new Set<number>();
+  const out: { step_anchor: string; ordinal: number; op_hash: string; previous_status: string }[] = [];
+  if (trailers.length === 0) return out;
+  for (const r of refactorsOfStep(db, plan_path, anchor)) {
+    if (r.status === 'applied' || r.status === 'skipped') continue;
+    const hashes = candidateOpHashes(r.op_text);
+    const i = trailers.findIndex((m, k) => !used.has(k) && hashes.includes(m[1]!));
+    if (i < 0) continue;
+    used.add(i);
+    const [, op_hash, before, after] = trailers[i]!;
+    const previous = r.result_json === null ? undefined : (JSON.parse(r.result_json) as Record<string, unknown>);
+    const result = JSON.stringify({ op_hash, reconciled: true, commit_hash: c.hash, ...(previous ? { previous: { ...previous, previous: undefined } } : {}) });
+    setRefactor(db, { ...r, status: 'applied', snapshot_before: before!, snapshot_after: after!, exit_code: 0, result_json: result, updated_at: now });
+    out.push({ step_anchor: anchor, ordinal: r.ordinal, op_hash: op_hash!, previous_status: r.status });
+  }
+  return out;
 }

@@ -1,0 +1,161 @@
+/**
+ * The front door of `tugcode refactor run-step` and `tugcode refactor skip` (05-kernel.md §7.3–§7.4):
+ * argv → one kernel-style JSON envelope (or `--text`), a `tugcode: Code: message` stderr line on errors,
+ * and the exit code. Pure: returns what to print (src/commands/refactor.ts hands argv here).
+ */
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { clockFromEnv } from '../clock.js';
+import { WarningSink } from '../contract/envelope.js';
+import { TugError } from '../contract/errors.js';
+import type { VerifyMode } from '../kernel/types.js';
+import { errorObjectOf } from './run-step.js';
+import { runStepEnvelope, type RunStepResult } from './result.js';
+import type { SkipResult } from '../state/refactors.js';
+
+export interface CliOutput {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+interface Spec {
+  values: string[];
+  bools: string[];
+  positionals: number;
+}
+
+const SPECS: Record<'run-step' | 'skip', Spec> = {
+  'run-step': { values: ['--worktree', '--attempt', '--verify'], bools: ['--retry-failed', '--json', '--text'], positionals: 2 },
+  skip: { values: ['--worktree', '--attempt', '--ordinal', '--reason'], bools: ['--json', '--text'], positionals: 2 },
+};
+
+export const RUN_STEP_HELP = `usage: tugcode refactor run-step <plan> <step> --worktree W [--attempt N] [--retry-failed] [--verify none|syntax|tests|typecheck] [--text]
+       tugcode refactor skip <plan> <step> --worktree W --ordinal N --reason TEXT [--attempt N] [--text]
+
+run-step executes the step's open **Refactors:** rows in W (the step must be claimed by W); skip marks an
+open or failed row skipped. Output is one JSON document (kernel envelope); exit codes 0, 2, 3, 4, 5, 10.
+`;
+
+const bad = (reason: string, argument?: string) => new TugError('InvalidArgument', argument ? { reason, argument } : { reason });
+
+function parse(command: 'run-step' | 'skip', argv: string[]): { pos: string[]; values: Map<string, string>; bools: Set<string> } {
+  const spec = SPECS[command];
+  const pos: string[] = [];
+  const values = new Map<string, string>();
+  const bools = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (!w.startsWith('--') || w === '--') {
+      pos.push(w);
+      continue;
+    }
+    const eq = w.indexOf('=');
+    const name = eq >= 0 ? w.slice(0, eq) : w;
+    if (spec.bools.includes(name)) {
+      if (eq >= 0) throw bad(`${name} takes no value`, name);
+      bools.add(name);
+    } else if (spec.values.includes(name)) {
+      const v = eq >= 0 ? w.slice(eq + 1) : argv[++i];
+      if (v === undefined) throw bad(`${name} needs a value`, name);
+      if (values.has(name)) throw bad(`${name} given twice`, name);
+      values.set(name, v);
+    } else throw bad(`unknown flag ${name} for refactor ${command}`, name);
+  }
+  if (pos.length !== spec.positionals) throw bad(`refactor ${command} needs <plan> <step>, got ${pos.length} argument(s)`);
+  if (!values.has('--worktree')) throw bad(`refactor ${command} needs --worktree W`, '--worktree');
+  return { pos, values, bools };
+}
+
+function intArg(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(Number(v))) throw bad(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`, name);
+  return Number(v);
+}
+
+const VERIFY: readonly string[] = ['none', 'syntax', 'tests', 'typecheck'];
+
+/** Repo, canonical worktree, config and an open state context for W (05-kernel.md §7.3 setup 1). */
+async function open(command: string, worktreeArg: string, cwd: string, env: NodeJS.ProcessEnv) {
+  const abs = resolve(cwd, worktreeArg);
+  try {
+    if (!statSync(abs).isDirectory()) throw new Error('not a directory');
+  } catch {
+    throw new TugError('WorktreeNotFound', { worktree: abs, reason: 'no such directory' });
+  }
+  const { resolveRepo, resolveWorktreeArg } = await import('../git/repo.js');
+  const { loadConfig } = await import('../config/config.js');
+  const { openStateContext } = await import('../state/context.js');
+  const repo = resolveRepo(abs, env);
+  const worktree = resolveWorktreeArg(repo, abs, cwd);
+  const warnings = new WarningSink();
+  const config = await loadConfig(repo.mainRoot, env, warnings);
+  const ctx = openStateContext({ repoRoot: repo.mainRoot, workTree: worktree, clock: clockFromEnv(env), config, warnings, command, mode: 'write', env, cwd });
+  return { ctx, config, worktree };
+}
+
+function errorOutput(e: unknown, text: boolean): CliOutput {
+  const { error, exit } = errorObjectOf(e);
+  const env = { status: 'error', schema_version: '1', ...(snapshotOf(e) ? { snapshot_id: snapshotOf(e) } : {}), error, warnings: [] };
+  const line = `tugcode: ${error.code}: ${error.message}`.replace(/[\r\n]+/g, ' ').slice(0, 500) + '\n';
+  return { stdout: text ? `error: ${error.code}: ${error.message}\n` : JSON.stringify(env) + '\n', stderr: line, exitCode: exit };
+}
+
+function snapshotOf(e: unknown): string | undefined {
+  return e instanceof Error && e.name === 'KernelError' ? (e as { snapshotId?: string }).snapshotId : undefined;
+}
+
+function runStepText(r: RunStepResult): string {
+  const lines = [`${r.step_anchor}: ${r.summary.applied} applied, ${r.summary.failed} failed, ${r.summary.skipped} skipped, ${r.summary.open} open (${r.summary.executed} executed)`];
+  for (const op of r.ops) {
+    let l = `  [${op.ordinal}] ${op.status.padEnd(7)} ${op.op_text}`;
+    if (op.snapshot_before || op.snapshot_after) l += `  ${op.snapshot_before ?? '-'}..${op.snapshot_after ?? '-'}`;
+    if (op.error) l += `  ${op.error.code}: ${op.error.message}`;
+    lines.push(l);
+  }
+  if (r.error && !r.ops.some((o) => o.error)) lines.push(`error: ${r.error.code}: ${r.error.message}`);
+  return lines.join('\n') + '\n';
+}
+
+/** `tugcode refactor run-step|skip …` (argv starts with the subcommand). */
+export async function runRefactorStepCommand(argv: string[], cwd: string, env: NodeJS.ProcessEnv, kernelEnv: Record<string, string | undefined>): Promise<CliOutput> {
+  const command = argv[0] as 'run-step' | 'skip';
+  const rest = argv.slice(1);
+  if (rest.includes('--help') || rest.includes('-h')) return { stdout: RUN_STEP_HELP, stderr: '', exitCode: 0 };
+  const text = rest.includes('--text');
+  let ctx: Awaited<ReturnType<typeof open>>['ctx'] | null = null;
+  try {
+    const a = parse(command, rest);
+    const [plan, step] = a.pos as [string, string];
+    const attempt = intArg('--attempt', a.values.get('--attempt'));
+    if (command === 'run-step') {
+      const verify = a.values.get('--verify');
+      if (verify !== undefined && !VERIFY.includes(verify)) throw bad(`--verify must be one of ${VERIFY.join(', ')}`, '--verify');
+      const o = await open('refactor run-step', a.values.get('--worktree')!, cwd, env);
+      ctx = o.ctx;
+      const { runStep } = await import('./run-step.js');
+      const r = await runStep(
+        o.ctx,
+        { plan, step, worktree: o.worktree, attempt, retry_failed: a.bools.has('--retry-failed'), verify: verify as VerifyMode | undefined },
+        { heartbeat_seconds: o.config.run.heartbeat_seconds, max_concurrent_sessions: o.config.kernel.max_concurrent_sessions, kernel: { env: kernelEnv } },
+      );
+      const stderr = r.error ? `tugcode: ${r.error.code}: ${r.error.message}`.replace(/[\r\n]+/g, ' ').slice(0, 500) + '\n' : '';
+      return { stdout: text ? runStepText(r) : JSON.stringify(runStepEnvelope(r)) + '\n', stderr, exitCode: r.exit_code };
+    }
+    const ordinal = intArg('--ordinal', a.values.get('--ordinal'));
+    if (ordinal === undefined) throw bad('refactor skip needs --ordinal N', '--ordinal');
+    const reason = a.values.get('--reason');
+    if (reason === undefined || reason.trim() === '') throw bad('refactor skip needs a non-empty --reason', '--reason');
+    const o = await open('refactor skip', a.values.get('--worktree')!, cwd, env);
+    ctx = o.ctx;
+    const { skipRefactor } = await import('../state/refactors.js');
+    const r: SkipResult = skipRefactor(o.ctx, { plan, step, worktree: o.worktree, attempt, ordinal, reason });
+    const envelope = { status: 'ok', schema_version: '1', ...r, warnings: o.ctx.warnings.items.map((w) => ({ code: w.code, message: w.message })) };
+    const line = r.already_skipped ? `refactor ${r.ordinal} of ${r.step_anchor} was already skipped\n` : `Skipped refactor ${r.ordinal} of ${r.step_anchor} (was ${r.previous_status}): ${r.op_text}\n`;
+    return { stdout: text ? line : JSON.stringify(envelope) + '\n', stderr: '', exitCode: 0 };
+  } catch (e) {
+    return errorOutput(e, text);
+  } finally {
+    if (ctx?.store?.db.open) ctx.store.db.close();
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * A refactor row's `op_text` → the kernel's OpSpec plus the plan-only options (05-kernel.md §7.1):
+ * tokenized shell-style, parsed by the kernel's own op parser, so a bad op_text fails exactly as the
+ * kernel CLI would (`InvalidArgument` / `UnsupportedOperation`, exit 2).
+ */
+import { KernelError } from '../kernel/errors.js';
+import { parseOp } from '../kernel/cli/args.js';
+import { parseOpText, tokenizeShell } from '../kernel/opspec.js';
+import type { OpSpec, VerifyMode } from '../kernel/types.js';
+
+export interface RowOp {
+  op: OpSpec;
+  verify?: VerifyMode | undefined;
+  test_command?: string[] | undefined;
+  allow_large: boolean;
+}
+
+export function parseRowOp(opText: string): RowOp {
+  const tok = tokenizeShell(opText);
+  if (!tok.ok) throw new KernelError('InvalidArgument', `op_text: ${tok.reason}`, { argument: 'op_text', value: opText, reason: 'syntax' });
+  const { op, verify, testCommand } = parseOp(tok.tokens);
+  const full = parseOpText(opText);
+  return { op, verify, test_command: testCommand, allow_large: full.ok ? Boolean(full.args.allow_large) : false };
+}

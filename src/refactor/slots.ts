@@ -1,0 +1,66 @@
+/**
+ * Kernel concurrency slots across worktrees (05-kernel.md §7.6): `max_concurrent_sessions` proper-lockfile
+ * locks on `os.tmpdir()/tugcode-kernel-slots-<sha12(repo-root realpath)>/slot-<i>`. Taking a slot waits
+ * as long as it takes (the caller's `onWait` keeps the lease alive); a crashed holder's lock goes stale.
+ */
+import { mkdirSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sha256Hex } from '../util/hash.js';
+
+export interface Slot {
+  index: number;
+  path: string;
+  release(): Promise<void>;
+}
+
+export function slotDir(repoRoot: string): string {
+  let real = repoRoot;
+  try {
+    real = realpathSync.native(repoRoot);
+  } catch {
+    // keep the given path
+  }
+  return join(tmpdir(), `tugcode-kernel-slots-${sha256Hex(real).slice(0, 12)}`);
+}
+
+export interface SlotOptions {
+  repoRoot: string;
+  slots: number;
+  /** Called between polls while every slot is busy; it may throw to abort the wait (a lost lease). */
+  onWait?: () => void | Promise<void>;
+  pollMs?: number;
+  /** Lock staleness (a holder that stopped refreshing its lock this long ago is dead). */
+  staleMs?: number;
+}
+
+export async function acquireSlot(o: SlotOptions): Promise<Slot> {
+  const lockfile = await import('proper-lockfile');
+  const dir = slotDir(o.repoRoot);
+  mkdirSync(dir, { recursive: true });
+  const n = Math.max(1, Math.floor(o.slots));
+  const stale = o.staleMs ?? 20_000;
+  for (;;) {
+    for (let i = 0; i < n; i++) {
+      const path = join(dir, `slot-${i}`);
+      try {
+        const release = await lockfile.lock(path, { realpath: false, stale, update: Math.floor(stale / 4), retries: 0, onCompromised: () => {} });
+        return {
+          index: i,
+          path,
+          release: async () => {
+            try {
+              await release();
+            } catch {
+              // already released or compromised: nothing left to free
+            }
+          },
+        };
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ELOCKED') throw e;
+      }
+    }
+    await o.onWait?.();
+    await new Promise((r) => setTimeout(r, o.pollMs ?? 200));
+  }
+}
