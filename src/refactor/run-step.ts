@@ -84,7 +84,11 @@ function verificationFailure(v: Verification): ErrorObject {
 
 export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStepOptions): Promise<RunStepResult> {
   // Setup 1–2: plan, step, ownership and fencing, transition. Nothing changes on failure.
-  const { scope } = refactorScope(ctx, input);
+  const { scope, rows } = refactorScope(ctx, input);
+  // Nothing to execute: no slot, no kernel (the driver calls run-step for every step).
+  if (!rows.some((r) => r.status === 'open' || (input.retry_failed && r.status === 'failed'))) {
+    return finish(ctx, scope, rows, new Map(), null, null, 0);
+  }
   const beat = () => void heartbeat(ctx, { plan: scope.plan_path, step: scope.top_anchor, worktree: scope.worktree, attempt: scope.attempt });
   const interval = Math.max(1, o.heartbeat_seconds) * 1000;
   let lastBeat = Date.now();
@@ -158,19 +162,7 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
       if (out.failure) failure = out.failure;
     }
     const final = refactorRows(ctx, { plan: scope.plan_path, step: scope.step_anchor, worktree: scope.worktree });
-    const ops = final.map((r) => reports.get(r.ordinal) ?? reportOfRow(r, opHashOfText(r.op_text, safety)));
-    return {
-      status: failure ? 'error' : 'ok',
-      snapshot_id: snapshotId,
-      error: failure?.error ?? null,
-      plan_path: scope.plan_path,
-      step_anchor: scope.step_anchor,
-      worktree: scope.worktree,
-      ops,
-      summary: summarizeRows(final, executed),
-      warnings: ctx.warnings.items.map((w) => ({ code: w.code, message: w.message })),
-      exit_code: failure?.exit ?? 0,
-    };
+    return finish(ctx, scope, final, reports, failure, snapshotId, executed, safety);
   } finally {
     clearInterval(timer);
     try {
@@ -179,6 +171,30 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
       await slot.release();
     }
   }
+}
+
+function finish(
+  ctx: StateContext,
+  scope: RefactorScope,
+  final: RefactorView[],
+  reports: Map<number, OpReport>,
+  failure: { error: ErrorObject; exit: number } | null,
+  snapshotId: string | null,
+  executed: number,
+  safety: 'strict' | 'aggressive' = 'strict',
+): RunStepResult {
+  return {
+    status: failure ? 'error' : 'ok',
+    snapshot_id: snapshotId,
+    error: failure?.error ?? null,
+    plan_path: scope.plan_path,
+    step_anchor: scope.step_anchor,
+    worktree: scope.worktree,
+    ops: final.map((r) => reports.get(r.ordinal) ?? reportOfRow(r, opHashOfText(r.op_text, safety))),
+    summary: summarizeRows(final, executed),
+    warnings: ctx.warnings.items.map((w) => ({ code: w.code, message: w.message })),
+    exit_code: failure?.exit ?? 0,
+  };
 }
 
 interface RowContext {

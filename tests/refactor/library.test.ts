@@ -3,7 +3,7 @@
  * discarded-attempt reset, pending-write recovery, --retry-failed, the automatic retry after exit 4,
  * Gate A, reconcile from trailers, the op_hash helper, compact results and slots.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openKernel } from '../../src/kernel/index.js';
@@ -153,6 +153,14 @@ describe('run-step in-process', () => {
     await withCtx(root, wt, { command: 'refactor skip' }, (ctx) => skipRefactor(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt, ordinal: 0, reason: 'too big' }));
     const r2 = await runStepLib(root, wt);
     expect([r2.exit_code, r2.ops[1]!.status, r2.ops[1]!.summary?.files_changed]).toEqual([0, 'applied', 2]);
+  });
+
+  it('opens neither a slot nor a kernel when the step has nothing to run', async () => {
+    const { root, wt } = setup([]);
+    await initAndClaim(root, wt);
+    const r = await runStepLib(root, wt);
+    expect(r).toMatchObject({ status: 'ok', exit_code: 0, snapshot_id: null, ops: [], summary: { total: 0, executed: 0 } });
+    expect(existsSync(join(wt, '.tug'))).toBe(false);
   });
 
   it('refuses a caller whose claim was taken over, before touching anything', async () => {

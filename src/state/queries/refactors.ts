@@ -60,7 +60,7 @@ export function skipRemaining(db: Db, plan_path: string, anchors: string[], reas
   const s = stmt(
     db,
     `UPDATE step_refactors SET status = 'skipped', updated_at = @now,
-       result_json = json_set(COALESCE(result_json, '{}'), '$.skipped_reason', @reason)
+       result_json = json_set(json_remove(COALESCE(result_json, '{}'), '$.pending'), '$.skipped_reason', @reason)
      WHERE plan_path = @p AND step_anchor = @a AND status NOT IN ${REFACTOR_DONE_SQL}`,
   );
   let n = 0;
