@@ -13,6 +13,7 @@ import { refactorErrorEnvelope, runStepEnvelope, skipEnvelope } from '../../src/
 import { openStateContext, type StateContext } from '../../src/state/context.js';
 import { runStep, type RunStepInput } from '../../src/refactor/run-step.js';
 import type { RunStepResult } from '../../src/refactor/result.js';
+import type { KernelOptions } from '../../src/kernel/types.js';
 import { checkSchema, runCli, type CliResult } from '../helpers/cli.js';
 import { git, tempDir, tempRepo } from '../helpers/repo.js';
 import { planText, type StepSpec } from '../state/helpers.js';
@@ -93,9 +94,9 @@ export async function initAndClaim(root: string, wt: string, step = 'step-1'): P
 }
 
 /** run-step in-process, as the driver calls it. */
-export async function runStepLib(root: string, wt: string, input: Partial<RunStepInput> = {}, now = T0): Promise<RunStepResult> {
+export async function runStepLib(root: string, wt: string, input: Partial<RunStepInput> = {}, now = T0, kernel: Partial<KernelOptions> = {}): Promise<RunStepResult> {
   return withCtx(root, wt, { now, command: 'refactor run-step' }, (ctx) =>
-    runStep(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt, ...input }, { heartbeat_seconds: 60, max_concurrent_sessions: 2, kernel: { env: { NODE_ENV: 'test' } } }),
+    runStep(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt, ...input }, { heartbeat_seconds: 60, max_concurrent_sessions: 1, kernel: { env: { NODE_ENV: 'test' }, ...kernel } }),
   );
 }
 

@@ -60,6 +60,33 @@ describe('refactor rows of a discarded attempt', () => {
   });
 });
 
+describe('refactor row writes after the claim moved', () => {
+  it('refuses the pending write and the result of an attempt that was taken over or re-claimed, changing nothing', async () => {
+    const { root, wt } = setup([RENAME]);
+    await initAndClaim(root, wt);
+    const scope = await scopeOf(root, wt);
+    const pending = { op_hash: 'aaaaaaaaaaaa', snapshot_before: 'snap_aaaaaaaaaaaa', snapshot_after: 'snap_bbbbbbbbbbbb', worktree: wt, attempt: scope.attempt };
+    const outcome = { ordinal: 0, status: 'applied' as const, snapshot_before: 'snap_aaaaaaaaaaaa', snapshot_after: 'snap_bbbbbbbbbbbb', exit_code: 0, result: {}, artifact: { summary: 'x' } };
+    // The same worktree released and claimed again: the old attempt is fenced off.
+    const { claim } = await import('../../src/state/claim.js');
+    await withCtx(root, wt, {}, (ctx) => release(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt }));
+    await withCtx(root, wt, {}, (ctx) => claim(ctx, { plan: PLAN_PATH, worktree: wt, step: 'step-1' }));
+    const before = sql(root, 'SELECT * FROM step_refactors');
+    await withCtx(root, wt, {}, (ctx) => {
+      expect(() => writePending(ctx, scope, 0, pending)).toThrow(expect.objectContaining({ code: 'AttemptMismatch' }));
+      expect(() => recordRefactorResult(ctx, scope, outcome)).toThrow(expect.objectContaining({ code: 'AttemptMismatch' }));
+    });
+    // Another worktree takes the expired claim over.
+    const later = '2026-03-01T13:00:00.000Z';
+    await withCtx(root, root, { now: later }, (ctx) => claim(ctx, { plan: PLAN_PATH, worktree: root, step: 'step-1' }));
+    await withCtx(root, wt, { now: later }, (ctx) => {
+      expect(() => writePending(ctx, { ...scope, attempt: scope.attempt + 1 }, 0, pending)).toThrow(expect.objectContaining({ code: 'LeaseExpired' }));
+    });
+    expect(sql(root, 'SELECT * FROM step_refactors')).toEqual(before);
+    expect(sql(root, 'SELECT * FROM step_artifacts')).toEqual([]);
+  });
+});
+
 describe('run-step in-process', () => {
   it('recovers a pending write that reached the disk as applied, without applying it twice', async () => {
     const { root, wt } = setup([RENAME]);
@@ -153,6 +180,20 @@ describe('run-step in-process', () => {
     await withCtx(root, wt, { command: 'refactor skip' }, (ctx) => skipRefactor(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt, ordinal: 0, reason: 'too big' }));
     const r2 = await runStepLib(root, wt);
     expect([r2.exit_code, r2.ops[1]!.status, r2.ops[1]!.summary?.files_changed]).toEqual([0, 'applied', 2]);
+  });
+
+  it('gives SessionLocked when the worktree\'s kernel session is busy, changing no row and freeing its slot', async () => {
+    const { root, wt } = setup([RENAME]);
+    await initAndClaim(root, wt);
+    const holder = await openKernel({ workspace: wt });
+    try {
+      await expect(runStepLib(root, wt, {}, undefined, { noWait: true })).rejects.toMatchObject({ code: 'SessionLocked' });
+    } finally {
+      await holder.close();
+    }
+    expect(rows(root).map((r) => [r.status, r.result_json])).toEqual([['open', null]]);
+    // The single slot was released: the next run gets it and applies the row.
+    expect((await runStepLib(root, wt)).ops[0]!.status).toBe('applied');
   });
 
   it('opens neither a slot nor a kernel when the step has nothing to run', async () => {
