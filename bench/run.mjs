@@ -3,7 +3,7 @@
 // bench/results.json. Each bench module exports `run()` resolving to
 // { name, rows: [{ metric, value, unit, target?, ok? }], notes?: string[] }.
 // Benchmarks print ratios measured side by side in one run; absolute times on shared machines are noise.
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -26,4 +26,15 @@ for (const f of files) {
   }
   for (const n of r.notes ?? []) console.log(`${''.padEnd(12)} note: ${n}`);
 }
-writeFileSync(join(here, 'results.json'), JSON.stringify({ at: new Date().toISOString(), node: process.version, results }, null, 2) + '\n');
+// A partial run (`node bench/run.mjs parse`) replaces only the benchmarks it ran.
+const file = join(here, 'results.json');
+let previous = [];
+try {
+  previous = JSON.parse(readFileSync(file, 'utf8')).results ?? [];
+} catch {
+  /* first run */
+}
+const at = new Date().toISOString();
+const merged = [...previous.filter((p) => !results.some((r) => r.name === p.name)), ...results.map((r) => ({ ...r, at }))];
+merged.sort((a, b) => a.name.localeCompare(b.name));
+writeFileSync(file, JSON.stringify({ at, node: process.version, results: merged }, null, 2) + '\n');
