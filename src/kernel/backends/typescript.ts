@@ -7,15 +7,26 @@ import { createRequire } from 'node:module';
 import { KernelError } from '../errors.js';
 import type { KernelWarning } from '../envelope.js';
 import { compareUtf8 } from '../ids.js';
+import { loadWithCodeCache } from './ts-load.js';
 import { ProjectHost, configFiles, toAbs, toRel, type TsModule, type TsProject } from './ts-project.js';
 import type { BackendSession, LanguageBackend, OutlineItem, RawEdit, ReferenceKind, ResolvedTarget, Span16, SymbolKind, WorkspaceView } from './types.js';
 
 let tsPromise: Promise<TsModule> | null = null;
+let tsLoaded: { saveCache(): void } | null = null;
 
-/** Load the bundled typescript lazily (never at CLI start). */
+/** Load the bundled typescript lazily (never at CLI start), through the V8 code cache of ./ts-load.ts. */
 export function loadTs(): Promise<TsModule> {
-  tsPromise ??= Promise.resolve().then(() => createRequire(import.meta.url)('typescript') as TsModule);
+  tsPromise ??= Promise.resolve().then(() => {
+    const l = loadWithCodeCache<TsModule>(createRequire(import.meta.url).resolve('typescript'));
+    tsLoaded = l;
+    return l.module;
+  });
   return tsPromise;
+}
+
+/** Persist the code cache once TypeScript has done a whole operation's work (first run only). */
+export function saveTsCodeCache(): void {
+  tsLoaded?.saveCache();
 }
 
 export function symbolKindOf(k: string): SymbolKind {
@@ -172,12 +183,61 @@ export class TypeScriptSession implements BackendSession {
     return { file: start.file, offset16: start.offset16, name: id.text, kind: symbolKindOf(kindStr), declarations };
   }
 
-  private locations(fileRel: string, pos: number): readonly TS.RenameLocation[] {
+  private locations(fileRel: string, pos: number, prefixAndSuffix = true): readonly TS.RenameLocation[] {
     const ls = this.project(fileRel).ls;
-    return ls.findRenameLocations(toAbs(this.view.root, fileRel), pos, false, false, { providePrefixAndSuffixTextForRename: true }) ?? [];
+    return ls.findRenameLocations(toAbs(this.view.root, fileRel), pos, false, false, { providePrefixAndSuffixTextForRename: prefixAndSuffix }) ?? [];
   }
 
+  /** `TUG_TS_RENAME=closure` forces the prefix/suffix search with the re-export closure (tests, diagnosis). */
+  fastRename = process.env.TUG_TS_RENAME !== 'closure';
+
   async renameEdits(t: ResolvedTarget, newName: string): Promise<RawEdit[]> {
+    return (this.fastRename ? this.renameInOneSearch(t, newName) : null) ?? this.renameWithClosure(t, newName);
+  }
+
+  /**
+   * One search without prefix/suffix text: TypeScript then renames straight through re-exports, which is
+   * exactly what the re-export closure computes with one search per barrel. The two differ only where
+   * prefix/suffix text matters — shorthand properties and object destructuring, where a search without it
+   * also renames the property. So the result stands only if no location is such a site (or unknown);
+   * otherwise the closure search runs (null). So does any location holding another name: without
+   * prefix/suffix text TypeScript also renames through existing aliases (`export { x as y }` renames `y`).
+   */
+  private renameInOneSearch(t: ResolvedTarget, newName: string): RawEdit[] | null {
+    const ts = this.ts;
+    const root = this.view.root;
+    const locs = this.locations(t.file, t.offset16, false);
+    const byFile = new Map<string, number[]>();
+    for (const loc of locs) {
+      if (loc.prefixText || loc.suffixText) return null;
+      const file = toRel(root, loc.fileName);
+      let l = byFile.get(file);
+      if (!l) byFile.set(file, (l = []));
+      l.push(loc.textSpan.start);
+    }
+    const sfs = new Map<string, TS.SourceFile>();
+    const nodes = new Map<string, Map<number, TS.Node>>();
+    for (const [file, starts] of byFile) {
+      const sf = this.sourceFile(file);
+      sfs.set(file, sf);
+      nodes.set(file, identifiersAt(ts, sf, starts));
+    }
+    const out = new Map<string, RawEdit>();
+    for (const loc of locs) {
+      const file = toRel(root, loc.fileName);
+      const start = loc.textSpan.start;
+      const node = nodes.get(file)!.get(start);
+      // Another name (an alias `export { x as y }` renamed through) or a prefix-sensitive site: closure search.
+      if (!node || prefixSensitive(ts, node) || (node as TS.Identifier).text !== t.name) return null;
+      const k = `${file}:${start}`;
+      if (out.has(k)) continue;
+      out.set(k, { file, unit: 'utf16-offset', start, end: start + loc.textSpan.length, newText: newName, refKind: this.refKind(sfs.get(file)!, node, t, file, start), jsxTag: isJsxTag(ts, node) });
+    }
+    return [...out.values()];
+  }
+
+  /** The §6.2 algorithm: prefix/suffix search, then the re-export closure, one search per barrel. */
+  private async renameWithClosure(t: ResolvedTarget, newName: string): Promise<RawEdit[]> {
     const ts = this.ts;
     const root = this.view.root;
     const out = new Map<string, RawEdit>();
@@ -194,13 +254,24 @@ export class TypeScriptSession implements BackendSession {
       const key = `${q.file}:${q.pos}`;
       if (visited.has(key)) continue;
       visited.add(key);
-      for (const loc of this.locations(q.file, q.pos)) {
+      const locs = this.locations(q.file, q.pos);
+      // One pruned AST descent per file finds the identifier of every location (not a token lookup each).
+      const byFile = new Map<string, number[]>();
+      for (const loc of locs) {
+        const file = toRel(root, loc.fileName);
+        let l = byFile.get(file);
+        if (!l) byFile.set(file, (l = []));
+        l.push(loc.textSpan.start);
+      }
+      const nodes = new Map<string, Map<number, TS.Node>>();
+      for (const [file, starts] of byFile) nodes.set(file, identifiersAt(ts, sfOf(file), starts));
+      for (const loc of locs) {
         const file = toRel(root, loc.fileName);
         const start = loc.textSpan.start;
         const k = `${file}:${start}`;
         let newText = (loc.prefixText ?? '') + newName + (loc.suffixText ?? '');
         const sf = sfOf(file);
-        const node = this.identifierNode(sf, start);
+        const node = nodes.get(file)!.get(start) ?? this.identifierNode(sf, start);
         const parent = node?.parent;
         if (loc.suffixText === ` as ${t.name}` && !loc.prefixText && parent && ts.isExportSpecifier(parent) && !parent.propertyName) {
           // Re-export closure: rename through the barrel instead of aliasing.
@@ -330,10 +401,54 @@ export class TypeScriptSession implements BackendSession {
   async close(): Promise<void> {
     this.host.dispose();
     this.current = null;
+    saveTsCodeCache();
   }
 }
 
 let DECLARATION_KINDS: Set<number> = new Set();
+
+/** Sites where a rename with prefix/suffix text keeps a name: `{ x }`, `{ x } = o`, `<T x />`, `a as x`. */
+function prefixSensitive(ts: TsModule, node: TS.Node): boolean {
+  const p = node.parent;
+  if (!p) return false;
+  if (ts.isShorthandPropertyAssignment(p)) return true;
+  if (ts.isBindingElement(p) && !p.propertyName && ts.isObjectBindingPattern(p.parent)) return true;
+  if (ts.isJsxAttribute(p) && !p.initializer) return true;
+  // The alias side of `x as y`: renaming an existing alias keeps it (§6.2), which only the closure search does.
+  if ((ts.isExportSpecifier(p) || ts.isImportSpecifier(p)) && p.propertyName && p.name === node) return true;
+  return false;
+}
+
+/**
+ * The identifiers (or private identifiers) starting at each of `starts`, found by one descent that only
+ * enters nodes whose range holds a wanted position. Positions without one are absent (JSDoc, oddities).
+ */
+export function identifiersAt(ts: TsModule, sf: TS.SourceFile, starts: number[]): Map<number, TS.Node> {
+  const wanted = [...new Set(starts)].sort((a, b) => a - b);
+  const out = new Map<number, TS.Node>();
+  // First index in wanted[lo, hi) with value >= x.
+  const lower = (x: number, lo: number, hi: number) => {
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (wanted[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const visit = (node: TS.Node, lo: number, hi: number): void => {
+    ts.forEachChild(node, (child) => {
+      const a = lower(child.pos, lo, hi);
+      if (a >= hi || wanted[a]! >= child.end) return;
+      const b = lower(child.end, a, hi);
+      if (ts.isIdentifier(child) || ts.isPrivateIdentifier(child)) {
+        const start = child.getStart(sf);
+        if (wanted[a] === start || (b - a > 1 && wanted.slice(a, b).includes(start))) out.set(start, child);
+      } else visit(child, a, b);
+    });
+  };
+  visit(sf, 0, wanted.length);
+  return out;
+}
 
 function isJsxTag(ts: TsModule, node: TS.Node): boolean {
   const p = node.parent;

@@ -75,6 +75,14 @@ export function resolvePatch(root: string, ps: PatchSet, io: ApplyIo = realIo): 
     byFile.set(e.path, list);
   }
   const out: ResolvedFile[] = [];
+  // Spans of a rename repeat one old text: hash each distinct byte string once.
+  const hashes = new Map<string, string>();
+  const spanHash = (span: Uint8Array) => {
+    const key = Buffer.from(span.buffer, span.byteOffset, span.byteLength).toString('latin1');
+    let h = hashes.get(key);
+    if (h === undefined) hashes.set(key, (h = sha256Hex(span)));
+    return h;
+  };
   for (const f of ps.files) {
     const bytes = current.get(f.path)!;
     const edits = byFile.get(f.path) ?? [];
@@ -87,7 +95,7 @@ export function resolvePatch(root: string, ps: PatchSet, io: ApplyIo = realIo): 
           actual_text: null,
         });
       }
-      const actual = e.start === e.end ? '' : sha256Hex(bytes.subarray(e.start, e.end));
+      const actual = e.start === e.end ? '' : spanHash(bytes.subarray(e.start, e.end));
       if (actual !== e.anchor_sha256) {
         throw new KernelError('AnchorMismatch', `anchor mismatch in ${e.path} at ${e.line}:${e.col}`, {
           edit: editJson(e),

@@ -12,7 +12,9 @@ function lineStarts(bytes: Uint8Array): number[] {
   const starts: number[] = [];
   if (bytes.length === 0) return starts;
   starts.push(0);
-  for (let i = 0; i < bytes.length - 1; i++) if (bytes[i] === 0x0a) starts.push(i + 1);
+  // Buffer#indexOf is a native memchr: far faster than a byte loop on whole files.
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let i = buf.indexOf(0x0a); i !== -1 && i < bytes.length - 1; i = buf.indexOf(0x0a, i + 1)) starts.push(i + 1);
   return starts;
 }
 
@@ -63,7 +65,8 @@ export function fileDiff(path: string, before: Uint8Array, edits: PatchEdit[]): 
       last.edits.push(e);
     } else regions.push({ a, b, edits: [e] });
   }
-  const oldLines = splitLines(before);
+  // Old lines are sliced on demand: a hunk needs a few lines, not the whole file.
+  const oldLines = { at: (k: number) => before.subarray(starts[k]!, k + 1 < n ? starts[k + 1]! : before.length) };
   const byteAt = (line: number) => (line < n ? starts[line]! : before.length);
   // New lines of each region.
   const regionNew = regions.map((r) => {
@@ -94,7 +97,7 @@ export function fileDiff(path: string, before: Uint8Array, edits: PatchEdit[]): 
     let newCount = 0;
     const ctx = (from: number, to: number) => {
       for (let k = from; k < to; k++) {
-        body.push(' ' + dec.decode(oldLines[k]) + (isLastOld(k) ? '\n\\ No newline at end of file\n' : ''));
+        body.push(' ' + dec.decode(oldLines.at(k)) + (isLastOld(k) ? '\n\\ No newline at end of file\n' : ''));
         oldCount++;
         newCount++;
       }
@@ -105,7 +108,7 @@ export function fileDiff(path: string, before: Uint8Array, edits: PatchEdit[]): 
       const r = regions[k]!;
       if (k > i) ctx(regions[k - 1]!.b, r.a);
       for (let m = r.a; m < r.b; m++) {
-        body.push('-' + dec.decode(oldLines[m]) + (isLastOld(m) ? '\n\\ No newline at end of file\n' : ''));
+        body.push('-' + dec.decode(oldLines.at(m)) + (isLastOld(m) ? '\n\\ No newline at end of file\n' : ''));
         oldCount++;
       }
       const nl = regionNew[k]!;

@@ -60,6 +60,9 @@ export function compareEdits(a: { path: string; start: number; end: number; seq?
 export function buildPatchSet(snapshotId: string, files: Map<string, FileText>, edits: ByteEdit[]): PatchSet {
   const indexes = new Map<string, LineIndex>();
   const out: PatchEdit[] = [];
+  // A rename repeats one old text and one new text thousands of times: hash and decode each once.
+  const olds = new Map<string, { sha: string; text: string }>();
+  const news = new Map<string, Uint8Array>();
   edits.forEach((e, i) => {
     const f = files.get(e.path);
     if (!f) throw new KernelError('InternalError', `edit for unknown file ${e.path}`, { file: e.path });
@@ -72,6 +75,11 @@ export function buildPatchSet(snapshotId: string, files: Map<string, FileText>, 
     let idx = indexes.get(e.path);
     if (!idx) indexes.set(e.path, (idx = new LineIndex(f)));
     const oldBytes = f.bytes.subarray(e.start, e.end);
+    const oldKey = Buffer.from(oldBytes.buffer, oldBytes.byteOffset, oldBytes.byteLength).toString('latin1');
+    let old = olds.get(oldKey);
+    if (!old) olds.set(oldKey, (old = { sha: e.start === e.end ? '' : sha256Hex(oldBytes), text: dec.decode(oldBytes) }));
+    let newBytes = news.get(e.newText);
+    if (!newBytes) news.set(e.newText, (newBytes = Buffer.from(e.newText, 'utf8')));
     const { line, col } = idx.lineCol(e.start);
     const pe: PatchEdit = {
       seq: i,
@@ -79,9 +87,9 @@ export function buildPatchSet(snapshotId: string, files: Map<string, FileText>, 
       kind: e.start === e.end ? 'insert' : e.newText === '' ? 'delete' : 'replace',
       start: e.start,
       end: e.end,
-      anchor_sha256: e.start === e.end ? '' : sha256Hex(oldBytes),
-      new_bytes: Buffer.from(e.newText, 'utf8'),
-      old_text: dec.decode(oldBytes),
+      anchor_sha256: old.sha,
+      new_bytes: newBytes,
+      old_text: old.text,
       new_text: e.newText,
       line,
       col,

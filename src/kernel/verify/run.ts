@@ -10,6 +10,7 @@ import { languageOf, type Snapshot } from '../snapshot.js';
 import type { Check, Diagnostic, KernelOptions, Prepared, Verification, VerifyMode } from '../types.js';
 import { newDiagnostics, runProcess, runTsc, tsSyntaxDiagnostics, type ProcResult } from './checks.js';
 import { diagnosticsOf, judge, normalizedLines, runTypecheckCommand, type CommandBaseline } from './typecheck-command.js';
+import { BaselineCache, tscVersion } from './baselines.js';
 import { LangVerifier, pythonForVerify, pytestCollectedNothing, resolveTestCommand, type StageResult } from './langs.js';
 
 export interface VerifyContext {
@@ -121,9 +122,11 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
   const names = [p.oldName ?? '', p.newName ?? ''];
   const o = ctx.options;
   const ts = await loadTs();
-  // Baselines on the unpatched content.
+  // Baselines on the unpatched content (cached per snapshot in <session>/baselines/).
+  const cache = new BaselineCache(join(ctx.sessionDir, 'baselines'));
   const t0 = Date.now();
-  const synBase = tsSyntaxDiagnostics(ts, sb.root, tsFiles);
+  const synKey = { snapshot_id: p.snapshot_id, check: 'ts-syntax', tool_version: ts.version, argv: tsFiles };
+  const synBase = tsFiles.length === 0 ? [] : (await cache.through(synKey, () => ({ diagnostics: tsSyntaxDiagnostics(ts, sb.root, tsFiles), exit_code: null }))).diagnostics;
   const synBaseMs = Date.now() - t0;
   let tscBase: { cfgs: string[] | null; diags: Diagnostic[]; exit: number | null } | null = null;
   // A configured typecheck_command replaces the built-in checkers (§11.2).
@@ -135,14 +138,20 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
   }
   if (mode === 'typecheck' && tsFiles.length > 0 && !tcCmd) {
     const cfgs = tsconfigsFor(sb.root, tsFiles);
-    const diags: Diagnostic[] = [];
-    let exit: number | null = 0;
-    for (const c of cfgs ?? []) {
-      const res = await runTsc(sb.root, c, (o.typecheckTimeoutS ?? 600) * 1000);
-      diags.push(...res.diagnostics);
-      if (res.proc.exit_code !== 0) exit = res.proc.exit_code;
-    }
-    tscBase = { cfgs, diags, exit };
+    const key = { snapshot_id: p.snapshot_id, check: 'tsc', tool_version: tscVersion(ctx.workspace, ts.version), argv: cfgs ?? [] };
+    const base = await cache.through(key, async () => {
+      const diags: Diagnostic[] = [];
+      let exit: number | null = 0;
+      let cacheable = true;
+      for (const c of cfgs ?? []) {
+        const res = await runTsc(sb.root, c, (o.typecheckTimeoutS ?? 600) * 1000);
+        diags.push(...res.diagnostics);
+        if (res.proc.exit_code !== 0) exit = res.proc.exit_code;
+        if (res.proc.spawn_error || res.proc.timed_out) cacheable = false;
+      }
+      return { diagnostics: diags, exit_code: exit, cacheable };
+    });
+    tscBase = { cfgs, diags: base.diagnostics, exit: base.exit_code };
   }
   const langsV = new LangVerifier(ctx, sb.root, changed, mode, names, { baseline: true, typecheckCommand: !!tcCmd });
   await langsV.baselines();
