@@ -56,6 +56,8 @@ export interface BackendOpenOptions {
   sessionDir?: string | null;
   /** The resolved Python interpreter (pyright's `pythonPath`), if any. */
   python?: string | null;
+  /** The interpreter while it is still being probed; configuration requests wait for it. */
+  pythonPending?: Promise<string | null>;
   /** `--rust-analyzer` / `TUG_RA_PATH` / config. */
   rustAnalyzer?: string | null;
   /** Files of the view whose bytes start with a BOM (sent to the server BOM-stripped). */

@@ -7,7 +7,6 @@
 import { isAbsolute, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { KernelError } from '../../errors.js';
-import { lspToUtf16 } from '../../patch/positions.js';
 import type { RawEdit } from '../types.js';
 import type { DefinitionResult, Location, Range, TextEdit, WorkspaceEdit } from './protocol.js';
 
@@ -76,27 +75,78 @@ export function flattenWorkspaceEdit(
   return out;
 }
 
+/** LSP line starts of a text (lines end at \r\n, \n or \r), for O(line) position conversion. */
+export class LspLines {
+  readonly starts: number[] = [0];
+  /** Content end (terminator excluded) of each line. */
+  readonly ends: number[] = [];
+
+  constructor(readonly text: string) {
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 0x0a || c === 0x0d) {
+        this.ends.push(i);
+        if (c === 0x0d && text.charCodeAt(i + 1) === 0x0a) i++;
+        this.starts.push(i + 1);
+      }
+    }
+    this.ends.push(text.length);
+  }
+
+  /** LSP position → UTF-16 offset; `character` clamps to the line end, a line past the end to the text end. */
+  toOffset(line: number, character: number, enc: PositionEncoding): number {
+    if (line >= this.starts.length) return this.text.length;
+    const s = this.starts[line]!;
+    const e = this.ends[line]!;
+    if (enc === 'utf-16') return Math.min(s + character, e);
+    let bytes = 0;
+    let i = s;
+    while (i < e && bytes < character) {
+      const cp = this.text.codePointAt(i)!;
+      bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+      i += cp >= 0x10000 ? 2 : 1;
+    }
+    return i;
+  }
+
+  /** UTF-16 offset → LSP position. */
+  toPosition(o16: number, enc: PositionEncoding): { line: number; character: number } {
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.starts[mid]! <= o16) lo = mid;
+      else hi = mid - 1;
+    }
+    const seg = this.text.slice(this.starts[lo]!, o16);
+    return { line: lo, character: enc === 'utf-16' ? seg.length : Buffer.byteLength(seg, 'utf8') };
+  }
+}
+
+const linesCache = new Map<string, LspLines>();
+
+/** Line tables of a text, cached by content (a few hundred entries). */
+export function linesOf(text: string): LspLines {
+  let l = linesCache.get(text);
+  if (!l) {
+    if (linesCache.size >= 1024) linesCache.clear();
+    linesCache.set(text, (l = new LspLines(text)));
+  }
+  return l;
+}
+
 /** LSP range → UTF-16 offsets in `text`. */
 export function rangeTo16(text: string, r: Range, enc: PositionEncoding): { start16: number; end16: number } {
+  const l = linesOf(text);
   return {
-    start16: lspToUtf16(text, r.start.line, r.start.character, enc),
-    end16: lspToUtf16(text, r.end.line, r.end.character, enc),
+    start16: l.toOffset(r.start.line, r.start.character, enc),
+    end16: l.toOffset(r.end.line, r.end.character, enc),
   };
 }
 
 /** UTF-16 offset in `text` → LSP position. */
 export function positionOf(text: string, o16: number, enc: PositionEncoding): { line: number; character: number } {
-  let line = 0;
-  let start = 0;
-  for (let i = 0; i < o16 && i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x0a || (c === 0x0d && text.charCodeAt(i + 1) !== 0x0a)) {
-      line++;
-      start = i + 1;
-    }
-  }
-  const seg = text.slice(start, o16);
-  return { line, character: enc === 'utf-16' ? seg.length : Buffer.byteLength(seg, 'utf8') };
+  return linesOf(text).toPosition(o16, enc);
 }
 
 /** Edits → RawEdits: offsets for files in the view, LSP positions (dropped later as SkippedFile) otherwise. */

@@ -56,17 +56,15 @@ export class WarmBackends {
     let session: BackendSession;
     if (lang === 'python') {
       const { pyrightBackend } = await import('../python/pyright.js');
-      const { resolvePython } = await import('../python/interpreter.js');
-      // Spawn pyright first; the interpreter probe runs while it boots and is read at `workspace/configuration`.
-      const opts: { sessionDir: string; python: string | null; bomFiles: Set<string> } = {
-        sessionDir: this.sessionDir,
-        python: null,
-        bomFiles: bom,
-      };
-      session = await pyrightBackend.open(view, opts);
-      opts.python =
-        resolvePython({ workspace: this.workspace, sessionDir: this.sessionDir, explicit: this.o.python }, warnings)
-          ?.path ?? null;
+      const { resolvePythonAsync } = await import('../python/interpreter.js');
+      // The interpreter is probed while pyright boots; its configuration request waits for the answer.
+      const pythonPending = resolvePythonAsync(
+        { workspace: this.workspace, sessionDir: this.sessionDir, explicit: this.o.python },
+        warnings,
+      )
+        .then((p) => p?.path ?? null)
+        .catch(() => null);
+      session = await pyrightBackend.open(view, { sessionDir: this.sessionDir, pythonPending, bomFiles: bom });
       const { pyrightVersion } = await import('../python/pyright.js');
       const v = pyrightVersion();
       if (v) recordToolchain(this.sessionDir, 'pyright', { version: v });

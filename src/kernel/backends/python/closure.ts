@@ -5,7 +5,7 @@
  * set), the family grows from the target's class to every candidate that is an ancestor or descendant of a
  * member, and each added class is renamed at its method (`OverrideIncluded`). Then the scans: dynamic
  * patterns and star imports in every scanned file, string literals equal to the old name, and `.old`
- * member accesses outside the edit set (`UnresolvedMemberReference`). Under `aggressive` safety the
+ * member accesses (reported by the kernel's member scan as `UnresolvedMemberReference`). Under `aggressive` safety the
  * getattr-family string arguments and those member accesses are edited too, each with `HeuristicFallback`.
  */
 import { compareUtf8 } from '../../ids.js';
@@ -164,18 +164,11 @@ export async function afterRenamePython(
     if (safety === 'aggressive')
       for (const sp of mod.attrStringArgs(t.name))
         if (!edited.has(`${f}:${sp.start16}`)) heur(f, sp, 'string argument of a getattr-family call');
-    if (t.kind === 'method' || t.kind === 'property') {
+    // Under strict safety the kernel's member scan (scans/members.ts, via `memberAccesses`) reports the
+    // `.old` accesses left out; aggressive safety edits them here instead.
+    if (safety === 'aggressive' && (t.kind === 'method' || t.kind === 'property')) {
       for (const sp of mod.memberAccesses(t.name)) {
-        if (edited.has(`${f}:${sp.start16}`)) continue;
-        if (safety === 'aggressive') heur(f, sp, 'member access on a receiver of unknown type');
-        else
-          warnings.push({
-            code: 'UnresolvedMemberReference',
-            message: `.${t.name} here was not renamed: its receiver's type is unknown`,
-            file: f,
-            offset16: sp.start16,
-            suggestion: 'check the receiver, or use --safety aggressive',
-          });
+        if (!edited.has(`${f}:${sp.start16}`)) heur(f, sp, 'member access on a receiver of unknown type');
       }
     }
     for (const sp of mod.stringLiterals(t.name)) {

@@ -5,7 +5,7 @@
  * that answers `-c "import sys;print(sys.version.split()[0])"` wins and is recorded in `toolchains.json`;
  * later calls reuse it unless an explicit value replaces it, or it vanished (then `ToolchainChanged`).
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { KernelWarning } from '../../envelope.js';
@@ -71,28 +71,41 @@ export function candidates(o: ResolveOptions): { path: string; source: PythonSou
 }
 
 const memo = new Map<string, PythonInfo | null>();
+const keyOf = (o: ResolveOptions) => `${o.sessionDir ?? ''}\0${o.workspace}\0${o.explicit ?? ''}\0${o.config ?? ''}`;
+
+/** The recorded interpreter when it still exists (§12.3: reused without a new probe), else null. */
+function fromRecord(o: ResolveOptions, warnings: KernelWarning[]): PythonInfo | null {
+  const recorded = o.sessionDir ? readToolchains(o.sessionDir).python : undefined;
+  if (o.explicit || !recorded || typeof recorded.interpreter !== 'string') return null;
+  if (existsSync(recorded.interpreter)) {
+    return {
+      path: recorded.interpreter,
+      version: recorded.version ?? '',
+      source: (recorded.source as PythonSource) ?? 'path',
+    };
+  }
+  warnings.push({
+    code: 'ToolchainChanged',
+    message: `the recorded python ${recorded.interpreter} is gone; resolved again`,
+  });
+  return null;
+}
+
+function remember(o: ResolveOptions, found: PythonInfo | null): PythonInfo | null {
+  if (found && o.sessionDir && existsSync(o.sessionDir)) {
+    recordToolchain(o.sessionDir, 'python', { interpreter: found.path, version: found.version, source: found.source });
+  }
+  memo.set(keyOf(o), found);
+  return found;
+}
 
 /**
  * Resolve the interpreter (sticky per session). Returns null when no candidate answers; renames still
  * work, the checks that need Python report `unavailable`.
  */
 export function resolvePython(o: ResolveOptions, warnings: KernelWarning[] = []): PythonInfo | null {
-  const key = `${o.sessionDir ?? ''}\0${o.workspace}\0${o.explicit ?? ''}\0${o.config ?? ''}`;
-  if (memo.has(key)) return memo.get(key)!;
-  let found: PythonInfo | null = null;
-  const recorded = o.sessionDir ? readToolchains(o.sessionDir).python : undefined;
-  if (!o.explicit && recorded && typeof recorded.interpreter === 'string') {
-    if (existsSync(recorded.interpreter)) {
-      const p = probePython(recorded.interpreter);
-      if (p.version)
-        found = { path: recorded.interpreter, version: p.version, source: (recorded.source as PythonSource) ?? 'path' };
-    }
-    if (!found)
-      warnings.push({
-        code: 'ToolchainChanged',
-        message: `the recorded python ${recorded.interpreter} is gone; resolved again`,
-      });
-  }
+  if (memo.has(keyOf(o))) return memo.get(keyOf(o))!;
+  let found = fromRecord(o, warnings);
   if (!found) {
     for (const c of candidates(o)) {
       if (c.path.includes('/') && !existsSync(c.path)) continue;
@@ -103,11 +116,43 @@ export function resolvePython(o: ResolveOptions, warnings: KernelWarning[] = [])
       }
     }
   }
-  if (found && o.sessionDir && existsSync(o.sessionDir)) {
-    recordToolchain(o.sessionDir, 'python', { interpreter: found.path, version: found.version, source: found.source });
+  return remember(o, found);
+}
+
+/** The version probe without blocking the event loop (a language server may be starting meanwhile). */
+export function probePythonAsync(path: string): Promise<{ version: string | null; error: string | null }> {
+  return new Promise((resolve) => {
+    execFile(path, ['-c', VERSION_SCRIPT], { encoding: 'utf8', timeout: 10_000 }, (err, stdout) => {
+      const v = `${stdout ?? ''}`.trim();
+      if (err) resolve({ version: null, error: (err as NodeJS.ErrnoException).code?.toString() ?? err.message });
+      else
+        resolve(
+          /^\d+\.\d+/.test(v)
+            ? { version: v, error: null }
+            : { version: null, error: `unexpected output ${JSON.stringify(v)}` },
+        );
+    });
+  });
+}
+
+/** `resolvePython` with asynchronous probes (same order, record and memo). */
+export async function resolvePythonAsync(
+  o: ResolveOptions,
+  warnings: KernelWarning[] = [],
+): Promise<PythonInfo | null> {
+  if (memo.has(keyOf(o))) return memo.get(keyOf(o))!;
+  let found = fromRecord(o, warnings);
+  if (!found) {
+    for (const c of candidates(o)) {
+      if (c.path.includes('/') && !existsSync(c.path)) continue;
+      const p = await probePythonAsync(c.path);
+      if (p.version) {
+        found = { path: c.path, version: p.version, source: c.source };
+        break;
+      }
+    }
   }
-  memo.set(key, found);
-  return found;
+  return remember(o, found);
 }
 
 /** Forget memoized resolutions (tests). */

@@ -82,13 +82,31 @@ export class PyTokens {
     this.run();
   }
 
-  private push(t: Omit<Token, 'line' | 'depth'> & { depth?: number }): Token {
-    if (this.atLineStart && t.type !== 'comment') {
+  private push(
+    type: TokenType,
+    start: number,
+    end: number,
+    inField: boolean,
+    extra?: { content: { start: number; end: number }; fstring?: boolean; bytes?: boolean },
+  ): Token {
+    if (this.atLineStart) {
       this.atLineStart = false;
       this.lineFirst = this.tokens.length;
-      this.lineIndent = this.indentAt(t.start);
+      this.lineIndent = this.indentAt(start);
     }
-    const tok: Token = { ...t, line: this.lineIndex, depth: t.depth ?? this.depth };
+    // One object shape for every token keeps property access monomorphic.
+    const tok: Token = {
+      type,
+      start,
+      end,
+      text: this.text.slice(start, end),
+      line: this.lineIndex,
+      depth: this.depth,
+      content: extra?.content,
+      fstring: extra?.fstring,
+      bytes: extra?.bytes,
+      inFString: inField || undefined,
+    };
     this.tokens.push(tok);
     return tok;
   }
@@ -110,96 +128,116 @@ export class PyTokens {
 
   private run(): void {
     const t = this.text;
-    while (this.i < t.length) {
-      const c = t[this.i]!;
-      if (c === '\n' || c === '\r') {
-        this.i += c === '\r' && t[this.i + 1] === '\n' ? 2 : 1;
+    const n = t.length;
+    while (this.i < n) {
+      const c = t.charCodeAt(this.i);
+      if (c === 0x0a || c === 0x0d) {
+        this.i += c === 0x0d && t.charCodeAt(this.i + 1) === 0x0a ? 2 : 1;
         if (this.depth === 0) this.endLine();
         continue;
       }
-      if (c === ' ' || c === '\t' || c === '\f') {
+      if (c === 0x20 || c === 0x09 || c === 0x0c) {
         this.i++;
         continue;
       }
-      if (c === '\\' && (t[this.i + 1] === '\n' || t[this.i + 1] === '\r')) {
-        this.i += t[this.i + 1] === '\r' && t[this.i + 2] === '\n' ? 3 : 2;
-        continue;
+      if (c === 0x5c /* \ */) {
+        const d = t.charCodeAt(this.i + 1);
+        if (d === 0x0a || d === 0x0d) {
+          this.i += d === 0x0d && t.charCodeAt(this.i + 2) === 0x0a ? 3 : 2;
+          continue;
+        }
       }
       this.token(false);
     }
     this.endLine();
-    // Comments are dropped from logical-line token ranges by construction below.
   }
 
-  /** Lex one token at this.i. In an f-string field, `}` at depth 0 is not consumed (returns false). */
-  private token(inField: boolean): boolean {
+  /** Lex one token at this.i (inside an f-string replacement field when `inField`). */
+  private token(inField: boolean): void {
     const t = this.text;
-    const c = t[this.i]!;
-    if (c === '#') {
-      let e = this.i;
-      while (e < t.length && t[e] !== '\n' && t[e] !== '\r') e++;
+    const start = this.i;
+    const c = t.charCodeAt(start);
+    if (c === 0x23 /* # */) {
       // Comments are kept out of the token list so that neighbours are the real ones.
+      let e = start;
+      while (e < t.length && t.charCodeAt(e) !== 0x0a && t.charCodeAt(e) !== 0x0d) e++;
       this.i = e;
-      return true;
+      return;
     }
-    NAME.lastIndex = this.i;
-    const nm = NAME.exec(t);
-    if (nm) {
-      const word = nm[0];
-      const after = this.i + word.length;
-      if (STRING_PREFIX.test(word) && (t[after] === '"' || t[after] === "'")) {
-        this.string(this.i, word, inField);
-        return true;
+    let end = -1;
+    if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f) {
+      // ASCII fast path; a non-ASCII continuation falls back to the Unicode pattern.
+      end = start + 1;
+      for (;;) {
+        const d = t.charCodeAt(end);
+        if ((d >= 0x61 && d <= 0x7a) || (d >= 0x41 && d <= 0x5a) || (d >= 0x30 && d <= 0x39) || d === 0x5f) end++;
+        else if (d >= 0x80) {
+          end = -1;
+          break;
+        } else break;
       }
-      this.push({
-        type: KEYWORDS.has(word) ? 'keyword' : 'name',
-        start: this.i,
-        end: after,
-        text: word,
-        inFString: inField || undefined,
-      });
-      this.i = after;
-      return true;
     }
-    if (c === '"' || c === "'") {
-      this.string(this.i, '', inField);
-      return true;
+    if (end === -1 && (c >= 0x80 || (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f)) {
+      NAME.lastIndex = start;
+      const nm = NAME.exec(t);
+      if (nm) end = start + nm[0].length;
     }
-    if (/[0-9]/.test(c) || (c === '.' && /[0-9]/.test(t[this.i + 1] ?? ''))) {
-      NUMBER.lastIndex = this.i;
+    if (end !== -1) {
+      const q = t.charCodeAt(end);
+      const word = t.slice(start, end);
+      if ((q === 0x22 || q === 0x27) && end - start <= 2 && STRING_PREFIX.test(word)) {
+        this.string(start, word, inField);
+        return;
+      }
+      this.push(KEYWORDS.has(word) ? 'keyword' : 'name', start, end, inField);
+      this.i = end;
+      return;
+    }
+    if (c === 0x22 || c === 0x27) {
+      this.string(start, '', inField);
+      return;
+    }
+    const next = t.charCodeAt(start + 1);
+    if ((c >= 0x30 && c <= 0x39) || (c === 0x2e && next >= 0x30 && next <= 0x39)) {
+      NUMBER.lastIndex = start;
       const m = NUMBER.exec(t);
       const len = m ? m[0].length : 1;
-      this.push({
-        type: 'number',
-        start: this.i,
-        end: this.i + len,
-        text: t.slice(this.i, this.i + len),
-        inFString: inField || undefined,
-      });
-      this.i += len;
-      return true;
+      this.push('number', start, start + len, inField);
+      this.i = start + len;
+      return;
     }
-    const three = t.slice(this.i, this.i + 3);
-    const two = t.slice(this.i, this.i + 2);
-    const op = OPS3.has(three) ? three : OPS2.has(two) ? two : c;
-    if (op === '(' || op === '[' || op === '{') {
-      this.push({ type: 'op', start: this.i, end: this.i + 1, text: op, inFString: inField || undefined });
+    const ch = t[start]!;
+    if (ch === '(' || ch === '[' || ch === '{') {
+      this.push('op', start, start + 1, inField);
       this.depth++;
-    } else if (op === ')' || op === ']' || op === '}') {
-      // A closing bracket carries the depth of its contents, like the commas inside it.
-      this.push({ type: 'op', start: this.i, end: this.i + 1, text: op, inFString: inField || undefined });
-      this.depth = Math.max(0, this.depth - 1);
-    } else {
-      this.push({ type: 'op', start: this.i, end: this.i + op.length, text: op, inFString: inField || undefined });
+      this.i = start + 1;
+      return;
     }
-    this.i += op.length;
-    return true;
+    if (ch === ')' || ch === ']' || ch === '}') {
+      // A closing bracket carries the depth of its contents, like the commas inside it.
+      this.push('op', start, start + 1, inField);
+      this.depth = Math.max(0, this.depth - 1);
+      this.i = start + 1;
+      return;
+    }
+    let len = 1;
+    if (next === 0x3d /* = */ || next === 0x3e || next === 0x2a || next === 0x2f || next === 0x3c || next === 0x2e) {
+      const three = t.slice(start, start + 3);
+      len = OPS3.has(three) ? 3 : OPS2.has(three.slice(0, 2)) ? 2 : 1;
+    }
+    this.push('op', start, start + len, inField);
+    this.i = start + len;
   }
 
   private string(start: number, prefix: string, inField: boolean): void {
     const t = this.text;
+    if (this.atLineStart) {
+      // Field tokens are lexed before the string token is pushed: the line starts at the string.
+      this.atLineStart = false;
+      this.lineFirst = this.tokens.length;
+      this.lineIndent = this.indentAt(start);
+    }
     const p = prefix.toLowerCase();
-    const raw = p.includes('r');
     const f = p.includes('f') || p.includes('t');
     let i = start + prefix.length;
     const q = t[i]!;
@@ -232,16 +270,10 @@ export class PyTokens {
       i++;
     }
     if (contentEnd === -1) contentEnd = i;
-    void raw;
-    const tok = this.push({
-      type: 'string',
-      start,
-      end: i,
-      text: t.slice(start, i),
+    const tok = this.push('string', start, i, inField, {
       content: { start: contentStart, end: contentEnd },
       fstring: f || undefined,
       bytes: p.includes('b') || undefined,
-      inFString: inField || undefined,
     });
     // Field tokens were lexed into a side list; move them after the string token so order stays by start.
     if (fieldTokens.length) {

@@ -172,8 +172,15 @@ export class PyModule {
     return 'reference';
   }
 
-  /** Dynamic patterns, custom attribute protocols and star imports (§5.3). */
+  private sites: ScanSite[] | null = null;
+
+  /** Dynamic patterns, custom attribute protocols and star imports (§5.3); computed once per module. */
   scanSites(): ScanSite[] {
+    this.sites ??= this.findSites();
+    return this.sites;
+  }
+
+  private findSites(): ScanSite[] {
     const ts = this.t;
     const out: ScanSite[] = [];
     const site = (tk: Token, code: ScanSite['code'], pattern: string, message: string) =>

@@ -72,6 +72,7 @@ export class PyrightSession implements BackendSession {
   private enc: PositionEncoding = 'utf-16';
   private readonly docs: LspDocuments;
   private readonly mods = new Map<string, { version: string; mod: PyModule }>();
+  private readonly outlines = new Map<string, { version: string; items: OutlineItem[] }>();
 
   constructor(
     readonly view: WorkspaceView,
@@ -117,12 +118,16 @@ export class PyrightSession implements BackendSession {
     switch (method) {
       case Method.configuration: {
         const items = (params as { items?: { section?: string }[] })?.items ?? [];
-        return items.map((it) => {
-          if (it.section === 'python') return this.o.python ? { pythonPath: this.o.python } : {};
-          if (it.section === 'python.analysis')
-            return { autoSearchPaths: true, useLibraryCodeForTypes: true, diagnosticMode: 'openFilesOnly' };
-          return null;
-        });
+        const answer = (python: string | null) =>
+          items.map((it) => {
+            if (it.section === 'python') return python ? { pythonPath: python } : {};
+            if (it.section === 'python.analysis')
+              return { autoSearchPaths: true, useLibraryCodeForTypes: true, diagnosticMode: 'openFilesOnly' };
+            return null;
+          });
+        return this.o.pythonPending
+          ? this.o.pythonPending.then(answer, () => answer(null))
+          : answer(this.o.python ?? null);
       }
       case Method.registerCapability:
       case Method.unregisterCapability:
@@ -248,7 +253,24 @@ export class PyrightSession implements BackendSession {
   }
 
   async renameEdits(t: ResolvedTarget, newName: string): Promise<RawEdit[]> {
-    return this.renameAt(t.file, t.offset16, newName, t.declarations);
+    const edits = this.renameAt(t.file, t.offset16, newName, t.declarations);
+    // While pyright searches, tokenize the files the scans will read (those holding the old name).
+    let stop = false;
+    const prewarm = (async () => {
+      for (const [f, v] of this.view.texts) {
+        if (stop) return;
+        if (!this.mods.has(f) && v.text.includes(t.name)) {
+          this.module(f);
+          await new Promise((r) => setImmediate(r));
+        }
+      }
+    })();
+    try {
+      return await edits;
+    } finally {
+      stop = true;
+      await prewarm;
+    }
   }
 
   async afterRename(
@@ -260,7 +282,17 @@ export class PyrightSession implements BackendSession {
     return afterRenamePython(this, t, newName, edits, o.safety);
   }
 
+  /** The documentSymbol outline, cached per content version (a prepare asks for it twice). */
   async outline(file: string): Promise<OutlineItem[]> {
+    const version = this.view.texts.get(file)?.version ?? '';
+    const hit = this.outlines.get(file);
+    if (hit && hit.version === version) return hit.items;
+    const items = await this.fetchOutline(file);
+    this.outlines.set(file, { version, items });
+    return items;
+  }
+
+  private async fetchOutline(file: string): Promise<OutlineItem[]> {
     const c = await this.opened(file);
     const res = await c.request<(DocumentSymbol | SymbolInformation)[] | null>(Method.documentSymbol, {
       textDocument: { uri: this.docs.uri(file) },
@@ -292,6 +324,11 @@ export class PyrightSession implements BackendSession {
       null,
     );
     return out;
+  }
+
+  /** `.name` accesses for the kernel's UnresolvedMemberReference scan; the tokenizer cannot resolve them. */
+  memberAccesses(file: string, name: string): { start16: number; end16: number; resolved: boolean }[] {
+    return (this.module(file)?.memberAccesses(name) ?? []).map((sp) => ({ ...sp, resolved: false }));
   }
 
   stringLiterals(file: string, name: string): { start16: number; end16: number }[] {
