@@ -1,0 +1,131 @@
+// Python kernel benchmark (05-kernel.md §8, the Python twin): on a generated 300-file package, cold
+// `tug run --verify none rename-symbol --symbol pkg/util.py::parse_config` next to a fresh node process
+// driving pyright's language server directly for the same rename (bench/kernel/py-direct.mjs), both
+// measured in the same run, interleaved; then warm renames of other symbols in one Kernel through the
+// library API, and the pyright server's peak RSS. Run alone with `node bench/run.mjs kernel-python`
+// (after `npm run build`).
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { generate } from './kernel/gen-py-project.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const RUNS = Number(process.env.TUG_BENCH_RUNS ?? 7);
+
+function wall(argv, cwd) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, argv, {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) throw new Error(`${argv.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return { ms, stdout: r.stdout };
+}
+
+function stats(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return { median: s[Math.floor(s.length / 2)], p90: s[Math.min(s.length - 1, Math.ceil(s.length * 0.9) - 1)] };
+}
+
+/** Interleave the measured commands so machine noise hits all of them alike. */
+function measure(cmds, cwd) {
+  const last = cmds.map((c) => wall(c.argv, cwd).stdout); // warm-up (file cache)
+  const samples = cmds.map(() => []);
+  for (let i = 0; i < RUNS; i++) {
+    cmds.forEach((c, j) => {
+      const r = wall(c.argv, cwd);
+      samples[j].push(r.ms);
+      last[j] = r.stdout;
+    });
+  }
+  return { stats: samples.map(stats), samples, last };
+}
+
+const WARM_TARGETS = [
+  'pkg/util.py::Registry',
+  'pkg/util.py::Config',
+  'pkg/util.py::Registry.register',
+  'pkg/util.py::Registry.lookup',
+  'pkg/m/mod_010.py::Service010',
+  'pkg/m/mod_020.py::fn_020_a',
+  'pkg/m/mod_030.py::Service030.load',
+];
+
+function warm(dir) {
+  const script = `
+    const { openKernel } = await import(${JSON.stringify(pathToFileURL(join(root, 'dist/kernel/index.js')).href)});
+    const k = await openKernel({ workspace: ${JSON.stringify(dir)} });
+    await k.prepare({ op: 'rename-symbol', symbol: 'pkg/util.py::parse_config', to: 'load_config' });
+    const times = [];
+    const edits = [];
+    for (const s of ${JSON.stringify(WARM_TARGETS)}) {
+      const t0 = performance.now();
+      const p = await k.prepare({ op: 'rename-symbol', symbol: s, to: 'renamed_symbol' });
+      times.push(performance.now() - t0);
+      edits.push(p.summary.edits_count);
+    }
+    await k.close();
+    process.stdout.write(JSON.stringify({ times, edits }));
+  `;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`warm run failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+export async function run() {
+  const dir = generate({ files: 300, seed: 1 });
+  try {
+    const tug = join(root, 'bin', 'tug.js');
+    const op = ['rename-symbol', '--symbol', 'pkg/util.py::parse_config', '--to', 'load_config'];
+    const m = measure(
+      [{ argv: [join(here, 'kernel', 'py-direct.mjs'), dir] }, { argv: [tug, 'run', '--verify', 'none', ...op] }],
+      dir,
+    );
+    const [base, none] = m.stats;
+    const direct = JSON.parse(m.last[0]);
+    const env = JSON.parse(m.last[1]);
+    if (env.summary.edits_count !== direct.edits)
+      throw new Error(`edit counts differ: tug ${env.summary.edits_count}, pyright ${direct.edits}`);
+    const w = warm(dir);
+    const warmMed = stats(w.times).median;
+    const ratio = none.median / base.median;
+    const rssMb = direct.rss_kb ? Math.round(direct.rss_kb / 1024) : null;
+    return {
+      name: 'kernel-py',
+      rows: [
+        { metric: 'baseline py-direct median (300 files)', value: Math.round(base.median), unit: 'ms' },
+        { metric: 'cold run --verify none median', value: Math.round(none.median), unit: 'ms' },
+        {
+          metric: 'cold run --verify none / baseline',
+          value: Number(ratio.toFixed(2)),
+          unit: 'x',
+          target: '<= 1.3',
+          ok: ratio <= 1.3,
+        },
+        {
+          metric: 'warm rename (library, 2nd+ symbol) median',
+          value: Math.round(warmMed),
+          unit: 'ms',
+          target: '<= 150',
+          ok: warmMed <= 150,
+        },
+        ...(rssMb === null
+          ? []
+          : [{ metric: 'peak RSS, pyright langserver', value: rssMb, unit: 'MB', target: '<= 400', ok: rssMb <= 400 }]),
+      ],
+      notes: [
+        `${env.summary.edits_count} edits in ${env.summary.files_changed} files; p90: baseline ${Math.round(base.p90)} ms, tug ${Math.round(none.p90)} ms; ${RUNS} runs + 1 warm-up, interleaved`,
+        `baseline samples (ms): ${m.samples[0].map((t) => Math.round(t)).join(', ')}`,
+        `tug samples (ms): ${m.samples[1].map((t) => Math.round(t)).join(', ')}`,
+        `warm samples (ms): ${w.times.map((t) => Math.round(t)).join(', ')} for ${WARM_TARGETS.join(', ')} (edits ${w.edits.join(', ')})`,
+      ],
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
