@@ -154,6 +154,66 @@ describe('rust-analyzer rename', () => {
     expect(readFileSync(join(ws, 'src/lib.rs'), 'utf8')).toBe(LIB.split('process_data').join('transform_data'));
   });
 
+  it('selects --symbol through the documentSymbol outline, where impl T counts as T', async () => {
+    const ws = crate();
+    const sel = (l: number, a: number, b: number) => ({
+      start: { line: l, character: a },
+      end: { line: l, character: b },
+    });
+    const outline = [
+      { name: 'process_data', kind: 12, range: sel(0, 0, 1), selectionRange: sel(0, 7, 19), children: [] },
+      {
+        name: 'impl Tool for Engine',
+        kind: 19,
+        range: sel(4, 0, 1),
+        selectionRange: sel(4, 0, 4),
+        children: [{ name: 'use_it', kind: 6, range: sel(4, 0, 1), selectionRange: sel(4, 7, 13) }],
+      },
+    ];
+    const def = sel(4, 7, 13);
+    withScript({
+      ...READY,
+      methods: {
+        'textDocument/documentSymbol': { result: outline },
+        'textDocument/definition': { result: [{ uri: '{root}/src/lib.rs', range: def }] },
+        'textDocument/prepareRename': { result: def },
+        'textDocument/rename': { result: { changes: { '{root}/src/lib.rs': [{ range: def, newText: 'run_it' }] } } },
+      },
+    });
+    const r = await tug(ws, [
+      'run',
+      '--verify',
+      'none',
+      'rename-symbol',
+      '--symbol',
+      'src/lib.rs::Engine.use_it',
+      '--to',
+      'run_it',
+    ]);
+    expect(r.exitCode, r.stdout).toBe(0);
+    expect(r.env.symbol).toMatchObject({
+      name: 'use_it',
+      qualified_name: 'Engine.use_it',
+      container: 'Engine',
+      selector: 'src/lib.rs::Engine.use_it',
+    });
+    const miss = await tug(ws, [
+      'run',
+      '--verify',
+      'none',
+      'rename-symbol',
+      '--symbol',
+      'src/lib.rs::Engine.nope',
+      '--to',
+      'run_it',
+    ]);
+    expect([miss.exitCode, miss.env.error.code, miss.env.error.details.reason]).toEqual([
+      3,
+      'SymbolNotFound',
+      'no_match',
+    ]);
+  });
+
   it('retries a null prepareRename once, and refuses after a second null', async () => {
     const ws = crate();
     const ok = {
