@@ -4,7 +4,7 @@
  * reference kinds, classes with bases and methods, and the scans.
  */
 import { describe, it, expect } from 'vitest';
-import { PyModule } from '../../../src/kernel/backends/python/pymodule.js';
+import { PyModule, quickRefKind } from '../../../src/kernel/backends/python/pymodule.js';
 
 const at = (src: string, needle: string, nth = 0) => {
   let i = -1;
@@ -85,6 +85,21 @@ describe('kinds', () => {
     expect(m.refKind(at(src, 'argv)'))).toBe('reference');
     expect(m.refKind(at(src, '"main"') + 1)).toBe('import');
     expect(m.refKind(at(src, 'state'))).toBe('attribute');
+  });
+
+  it('agrees with the tokenizer whenever the text-only reference kind answers', () => {
+    const multi = src + '\nfrom pkg import (\n    thing,\n    main,\n)\nvalue = combine(\n    main,\n    total)\n';
+    const mm = new PyModule(multi);
+    let answered = 0;
+    for (const tk of mm.tok.tokens) {
+      if (tk.type !== 'name' || tk.inFString) continue;
+      const q = quickRefKind(multi, tk.start, tk.end);
+      if (q === null) continue;
+      answered++;
+      expect([tk.text, q]).toEqual([tk.text, mm.refKind(tk.start)]);
+    }
+    expect(answered).toBeGreaterThan(20);
+    expect(quickRefKind(multi, multi.lastIndexOf('thing'), multi.lastIndexOf('thing') + 5)).toBeNull();
   });
 
   it('lists classes with their base names (keyword arguments skipped) and direct methods', () => {

@@ -10,7 +10,7 @@
  */
 import { compareUtf8 } from '../../ids.js';
 import type { BackendWarning, RawEdit, ResolvedTarget } from '../types.js';
-import type { PyClass, Span } from './pymodule.js';
+import { mayHaveSites, mayHaveStringLiteral, type PyClass, type Span } from './pymodule.js';
 import type { PyrightSession } from './pyright.js';
 
 interface ClassRef {
@@ -69,8 +69,10 @@ async function overrideClosure(
   if (!own) return out;
   const target: ClassRef = { file: decl.file, cls: own };
   const candidates: ClassRef[] = [];
+  // A cheap test before tokenizing: the file has `def <name>` (names hold no regex metacharacters).
+  const defines = new RegExp(`(?<![\\p{L}\\p{N}_])def\\s+${t.name}(?![\\p{L}\\p{N}_])`, 'u');
   for (const f of pythonFiles(s)) {
-    if (!s.text(f).includes(t.name)) continue;
+    if (!defines.test(s.text(f))) continue;
     for (const cls of s.module(f)?.classes ?? []) {
       if (!cls.methods.has(t.name)) continue;
       const r = { file: f, cls };
@@ -157,21 +159,36 @@ export async function afterRenamePython(
     });
   };
   for (const f of scanned) {
+    // Tokenize only files where a scan can find something (most files merely mention the name).
+    const text = s.text(f);
+    const sites = mayHaveSites(text);
+    const strings = mayHaveStringLiteral(text, t.name);
+    const members =
+      safety === 'aggressive' && (t.kind === 'method' || t.kind === 'property') && text.includes(`.${t.name}`);
+    if (!sites && !strings && !members) continue;
     const mod = s.module(f);
     if (!mod) continue;
-    for (const site of mod.scanSites())
-      warnings.push({ code: site.code, message: site.message, file: f, offset16: site.start16, pattern: site.pattern });
-    if (safety === 'aggressive')
-      for (const sp of mod.attrStringArgs(t.name))
-        if (!edited.has(`${f}:${sp.start16}`)) heur(f, sp, 'string argument of a getattr-family call');
+    if (sites) {
+      for (const site of mod.scanSites())
+        warnings.push({
+          code: site.code,
+          message: site.message,
+          file: f,
+          offset16: site.start16,
+          pattern: site.pattern,
+        });
+      if (safety === 'aggressive')
+        for (const sp of mod.attrStringArgs(t.name))
+          if (!edited.has(`${f}:${sp.start16}`)) heur(f, sp, 'string argument of a getattr-family call');
+    }
     // Under strict safety the kernel's member scan (scans/members.ts, via `memberAccesses`) reports the
     // `.old` accesses left out; aggressive safety edits them here instead.
-    if (safety === 'aggressive' && (t.kind === 'method' || t.kind === 'property')) {
+    if (members) {
       for (const sp of mod.memberAccesses(t.name)) {
         if (!edited.has(`${f}:${sp.start16}`)) heur(f, sp, 'member access on a receiver of unknown type');
       }
     }
-    for (const sp of mod.stringLiterals(t.name)) {
+    for (const sp of strings ? mod.stringLiterals(t.name) : []) {
       if (edited.has(`${f}:${sp.start16}`)) continue;
       warnings.push({
         code: 'SkippedStringLiteral',

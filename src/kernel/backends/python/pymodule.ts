@@ -306,3 +306,46 @@ export class PyModule {
     return null;
   }
 }
+
+/** Words whose presence makes a file worth tokenizing for the §5.3 scan sites. */
+const SITE_HINT = /getattr|setattr|hasattr|delattr|globals|locals|vars|eval|exec|__import__|import_module|import\s*\*/;
+
+/** Whether `scanSites` can find anything in this text (a cheap test before tokenizing). */
+export function mayHaveSites(text: string): boolean {
+  return SITE_HINT.test(text);
+}
+
+/** Whether a string literal whose whole content is `name` can occur (a quote right before the name). */
+export function mayHaveStringLiteral(text: string, name: string): boolean {
+  return text.includes(`"${name}`) || text.includes(`'${name}`);
+}
+
+const isBlank = (c: string | undefined) => c === ' ' || c === '\t';
+
+/**
+ * The reference kind of an edit span from the text around it, without tokenizing the file; null when only
+ * the tokenizer can tell (continuation lines inside brackets, string contents other than `__all__`).
+ */
+export function quickRefKind(text: string, start: number, end: number): ReferenceKind | null {
+  let ls = start;
+  while (ls > 0 && text[ls - 1] !== '\n' && text[ls - 1] !== '\r') ls--;
+  // A line continuing an open bracket or a backslash belongs to an earlier logical line.
+  let p = ls - 1;
+  while (p >= 0 && (text[p] === '\n' || text[p] === '\r' || isBlank(text[p]))) p--;
+  if (p >= 0 && '([{,\\'.includes(text[p]!)) return null;
+  let i = ls;
+  while (i < start && isBlank(text[i])) i++;
+  if (i < start && (text[i] === ')' || text[i] === ']' || text[i] === '}')) return null;
+  const head = text.slice(i, i + 8);
+  if (/^(?:from|import)\b/.test(head)) return 'import';
+  const prev = text[start - 1];
+  if (prev === '"' || prev === "'") return /^__all__\b/.test(head) ? 'import' : null;
+  let a = end;
+  while (isBlank(text[a])) a++;
+  if (text[a] === '(') return 'call';
+  if (text[i] === '@' && (a >= text.length || text[a] === '\n' || text[a] === '\r' || text[a] === '#')) return 'call';
+  let b = start - 1;
+  while (b >= ls && isBlank(text[b])) b--;
+  if (text[b] === '.') return 'attribute';
+  return 'reference';
+}

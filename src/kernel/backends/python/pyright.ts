@@ -43,7 +43,7 @@ import type {
   WorkspaceView,
 } from '../types.js';
 import { afterRenamePython } from './closure.js';
-import { PyModule } from './pymodule.js';
+import { PyModule, quickRefKind } from './pymodule.js';
 
 const require = createRequire(import.meta.url);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -247,30 +247,13 @@ export class PyrightSession implements BackendSession {
       if (r.unit !== 'utf16-offset') continue;
       r.refKind = decls.some((d) => d.file === r.file && d.start16 === r.start)
         ? 'definition'
-        : (this.module(r.file)?.refKind(r.start) ?? 'reference');
+        : (quickRefKind(this.text(r.file), r.start, r.end) ?? this.module(r.file)?.refKind(r.start) ?? 'reference');
     }
     return raw;
   }
 
   async renameEdits(t: ResolvedTarget, newName: string): Promise<RawEdit[]> {
-    const edits = this.renameAt(t.file, t.offset16, newName, t.declarations);
-    // While pyright searches, tokenize the files the scans will read (those holding the old name).
-    let stop = false;
-    const prewarm = (async () => {
-      for (const [f, v] of this.view.texts) {
-        if (stop) return;
-        if (!this.mods.has(f) && v.text.includes(t.name)) {
-          this.module(f);
-          await new Promise((r) => setImmediate(r));
-        }
-      }
-    })();
-    try {
-      return await edits;
-    } finally {
-      stop = true;
-      await prewarm;
-    }
+    return this.renameAt(t.file, t.offset16, newName, t.declarations);
   }
 
   async afterRename(
@@ -328,6 +311,7 @@ export class PyrightSession implements BackendSession {
 
   /** `.name` accesses for the kernel's UnresolvedMemberReference scan; the tokenizer cannot resolve them. */
   memberAccesses(file: string, name: string): { start16: number; end16: number; resolved: boolean }[] {
+    if (!this.text(file).includes(`.${name}`)) return [];
     return (this.module(file)?.memberAccesses(name) ?? []).map((sp) => ({ ...sp, resolved: false }));
   }
 
