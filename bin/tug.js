@@ -1,7 +1,19 @@
 #!/usr/bin/env node
 // The `tug` refactor kernel CLI (05-kernel.md §3). Loads only the kernel; typescript is imported lazily.
-import { runKernelCli } from '../dist/kernel/cli/tug.js';
-import { installSignalHandlers } from '../dist/kernel/cli/signals.js';
+import { statSync } from 'node:fs';
+
+// The bundle (dist/bundle-tug, scripts/bundle.mjs) starts faster; a later plain `tsc` build makes it stale.
+const mtime = (u) => {
+  try {
+    return statSync(u).mtimeMs;
+  } catch {
+    return -1;
+  }
+};
+const bundled = new URL('../dist/bundle-tug/tug.js', import.meta.url);
+const dir = mtime(bundled) >= mtime(new URL('../dist/kernel/cli/tug.js', import.meta.url)) ? '../dist/bundle-tug/' : '../dist/kernel/cli/';
+const { runKernelCli } = await import(new URL(dir + 'tug.js', import.meta.url).href);
+const { installSignalHandlers } = await import(new URL(dir + 'signals.js', import.meta.url).href);
 
 // SIGINT/SIGTERM: backends, verifier processes, sandboxes and the lock are released, then 130/143.
 installSignalHandlers((code, errors) => {

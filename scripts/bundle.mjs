@@ -29,3 +29,20 @@ await build({
   // commander is CommonJS: give the ESM bundle a real `require` for its node: built-ins.
   banner: { js: "import { createRequire as __tugCreateRequire } from 'node:module'; const require = __tugCreateRequire(import.meta.url);" },
 });
+
+// The `tug` binary (05-kernel.md §2.1) gets its own bundle: the kernel's ~40 modules load as a few chunks,
+// ~10% of a cold `tug run` (bench/kernel.bench.mjs). Every runtime dependency stays external.
+const tugOut = join(root, 'dist', 'bundle-tug');
+rmSync(tugOut, { recursive: true, force: true });
+await build({
+  entryPoints: { tug: join(root, 'dist', 'kernel', 'cli', 'tug.js'), signals: join(root, 'dist', 'kernel', 'cli', 'signals.js') },
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  outdir: tugOut,
+  external: Object.keys(pkg.dependencies ?? {}),
+  logLevel: 'warning',
+  chunkNames: 'chunk-[hash]',
+});

@@ -1,13 +1,14 @@
 /**
  * Verification sandboxes (05-kernel.md §11.1): a temp copy of the changed files (minimal) or of the whole
- * workspace (full), where the patch is applied with the same engine, without the journal.
+ * workspace (full), where the patch is applied with the same engine, without the journal. A minimal
+ * sandbox holds the changed files as the patch leaves them: their unpatched bytes are only in memory.
  */
-import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { onAbort } from './lifecycle.js';
 import { listWorkspaceFiles } from './snapshot.js';
-import { realIo, resolvePatch, writeResolved } from './patch/apply.js';
+import { realIo, resolvePatch, writeResolved, type ApplyIo } from './patch/apply.js';
 import type { PatchSet } from './patch/ir.js';
 
 export interface Sandbox {
@@ -24,15 +25,25 @@ export function createSandbox(ws: string, kind: 'minimal' | 'full', o: { session
   const unregister = onAbort('sandbox', () => rmSync(base, { recursive: true, force: true }));
   const root = join(base, 'ws');
   mkdirSync(root);
+  // Bytes this sandbox wrote itself (minimal kind): the apply engine reads them back from memory.
+  const written = new Map<string, Uint8Array>();
+  const made = new Set<string>();
+  const mkdir = (d: string) => {
+    if (made.has(d)) return;
+    mkdirSync(d, { recursive: true });
+    made.add(d);
+  };
   if (kind === 'minimal') {
     for (const [p, bytes] of o.minimalFiles ?? new Map()) {
-      mkdirSync(dirname(join(root, p)), { recursive: true });
-      writeFileSync(join(root, p), bytes);
+      // The unpatched bytes stay in memory (the engine resolves against them); applying the patch writes
+      // each changed file once. Checks that need the unpatched content read it from memory too.
+      mkdir(dirname(join(root, p)));
+      written.set(join(root, p), bytes);
     }
   } else {
     for (const f of listWorkspaceFiles(ws, { sessionRel: o.sessionRel })) {
       const dst = join(root, f.path);
-      mkdirSync(dirname(dst), { recursive: true });
+      mkdir(dirname(dst));
       if (f.symlink) symlinkSync(readlinkSync(join(ws, f.path)), dst);
       else copyFileSync(join(ws, f.path), dst, constants.COPYFILE_FICLONE);
     }
@@ -44,14 +55,42 @@ export function createSandbox(ws: string, kind: 'minimal' | 'full', o: { session
     root,
     kind,
     applyPatch(ps: PatchSet) {
-      // A sandbox is disposable: same engine, no journal, no fsync.
-      writeResolved(root, resolvePatch(root, ps), { io: { ...realIo, fsync: () => undefined } });
+      writeResolved(root, resolvePatch(root, ps, sandboxIo(written)), { io: sandboxIo(written) });
     },
     dispose(keep = false) {
       unregister();
       if (keep) return root;
       rmSync(base, { recursive: true, force: true });
       return null;
+    },
+  };
+}
+
+/**
+ * The apply engine's I/O inside a disposable sandbox (same engine, no journal): no fsync; files the sandbox
+ * wrote are read back from memory; a temp file stays in memory and its rename writes the target in place,
+ * which keeps the target's mode (copied from the workspace), so no chmod is needed. One write per file
+ * instead of stat + write + chmod + rename: sandboxes of hundreds of files cost a fraction.
+ */
+function sandboxIo(written: Map<string, Uint8Array>): ApplyIo {
+  const temps = new Map<string, Uint8Array | string>();
+  return {
+    ...realIo,
+    readFile: (p) => written.get(p) ?? realIo.readFile(p),
+    writeFile: (p, d) => void temps.set(p, d),
+    fsync: () => undefined,
+    chmod: (p, m) => {
+      if (!temps.has(p)) realIo.chmod(p, m);
+    },
+    mode: () => 0,
+    rename: (from, to) => {
+      const d = temps.get(from);
+      if (d === undefined) return realIo.rename(from, to);
+      temps.delete(from);
+      realIo.writeFile(to, d);
+    },
+    unlink: (p) => {
+      if (!temps.delete(p)) realIo.unlink(p);
     },
   };
 }

@@ -126,7 +126,7 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
   const cache = new BaselineCache(join(ctx.sessionDir, 'baselines'));
   const t0 = Date.now();
   const synKey = { snapshot_id: p.snapshot_id, check: 'ts-syntax', tool_version: ts.version, argv: tsFiles };
-  const synBase = tsFiles.length === 0 ? [] : (await cache.through(synKey, () => ({ diagnostics: tsSyntaxDiagnostics(ts, sb.root, tsFiles), exit_code: null }))).diagnostics;
+  const synBase = tsFiles.length === 0 ? [] : (await cache.through(synKey, () => ({ diagnostics: tsSyntaxDiagnostics(ts, sb.root, tsFiles, (f) => p.before.get(f)!), exit_code: null }))).diagnostics;
   const synBaseMs = Date.now() - t0;
   let tscBase: { cfgs: string[] | null; diags: Diagnostic[]; exit: number | null } | null = null;
   // A configured typecheck_command replaces the built-in checkers (§11.2).
