@@ -92,6 +92,8 @@ export async function run() {
     if (env.summary.edits_count !== direct.edits)
       throw new Error(`edit counts differ: tug ${env.summary.edits_count}, pyright ${direct.edits}`);
     const w = warm(dir);
+    const directWarm = JSON.parse(wall([join(here, 'kernel', 'py-direct.mjs'), dir, '--warm'], dir).stdout).warm_ms;
+    const directWarmMed = stats(directWarm).median;
     const warmMed = stats(w.times).median;
     const ratio = none.median / base.median;
     const rssMb = direct.rss_kb ? Math.round(direct.rss_kb / 1024) : null;
@@ -114,6 +116,7 @@ export async function run() {
           target: '<= 150',
           ok: warmMed <= 150,
         },
+        { metric: 'warm pyright-direct (same targets) median', value: Math.round(directWarmMed), unit: 'ms' },
         ...(rssMb === null
           ? []
           : [{ metric: 'peak RSS, pyright langserver', value: rssMb, unit: 'MB', target: '<= 400', ok: rssMb <= 400 }]),
@@ -122,6 +125,7 @@ export async function run() {
         `${env.summary.edits_count} edits in ${env.summary.files_changed} files; p90: baseline ${Math.round(base.p90)} ms, tug ${Math.round(none.p90)} ms; ${RUNS} runs + 1 warm-up, interleaved`,
         `baseline samples (ms): ${m.samples[0].map((t) => Math.round(t)).join(', ')}`,
         `tug samples (ms): ${m.samples[1].map((t) => Math.round(t)).join(', ')}`,
+        `pyright-direct warm samples (ms): ${directWarm.map((t) => Math.round(t)).join(', ')} (prepareRename + rename, same server)`,
         `warm samples (ms): ${w.times.map((t) => Math.round(t)).join(', ')} for ${WARM_TARGETS.join(', ')} (edits ${w.edits.join(', ')})`,
       ],
     };
