@@ -8,8 +8,9 @@ import { KernelError } from '../errors.js';
 import type { KernelWarning } from '../envelope.js';
 import { compareUtf8 } from '../ids.js';
 import { loadWithCodeCache } from './ts-load.js';
+import { escapeRe, identifiersAt, isJsxTag, nodesAt, prefixSensitive, symbolKindOf } from './ts-nodes.js';
 import { ProjectHost, configFiles, toAbs, toRel, type TsModule, type TsProject } from './ts-project.js';
-import type { BackendSession, LanguageBackend, OutlineItem, RawEdit, ReferenceKind, ResolvedTarget, Span16, SymbolKind, WorkspaceView } from './types.js';
+import type { BackendSession, LanguageBackend, OutlineItem, RawEdit, ReferenceKind, ResolvedTarget, Span16, WorkspaceView } from './types.js';
 
 let tsPromise: Promise<TsModule> | null = null;
 let tsLoaded: { saveCache(): void } | null = null;
@@ -27,41 +28,6 @@ export function loadTs(): Promise<TsModule> {
 /** Persist the code cache once TypeScript has done a whole operation's work (first run only). */
 export function saveTsCodeCache(): void {
   tsLoaded?.saveCache();
-}
-
-export function symbolKindOf(k: string): SymbolKind {
-  switch (k) {
-    case 'function':
-    case 'local function':
-      return 'function';
-    case 'method':
-      return 'method';
-    case 'class':
-    case 'local class':
-      return 'class';
-    case 'interface':
-      return 'interface';
-    case 'type':
-    case 'type parameter':
-      return 'type';
-    case 'enum':
-      return 'enum';
-    case 'enum member':
-      return 'enum_member';
-    case 'property':
-    case 'getter':
-    case 'setter':
-    case 'JSX attribute':
-      return 'property';
-    case 'parameter':
-      return 'parameter';
-    case 'module':
-      return 'module';
-    case 'alias':
-      return 'import';
-    default:
-      return 'variable';
-  }
 }
 
 function isLibrary(fileName: string): boolean {
@@ -353,32 +319,44 @@ export class TypeScriptSession implements BackendSession {
     return { sf: this.ts.createSourceFile(abs, text, this.ts.ScriptTarget.Latest, true), checker: null };
   }
 
-  /** `.name` property accesses (also `?.name`) in a file, and whether the checker resolves each (§6.6). */
-  memberAccesses(file: string, name: string): { start16: number; end16: number; resolved: boolean }[] {
+  /**
+   * `.name` property accesses (also `?.name`) in a file, and whether the checker resolves each (§6.6).
+   * Candidates come from the text; `covered` (UTF-16 starts already in the edit set) are not resolved.
+   */
+  memberAccesses(file: string, name: string, covered?: (start16: number) => boolean): { start16: number; end16: number; resolved: boolean }[] {
     const ts = this.ts;
+    const text = this.view.texts.get(file)?.text ?? '';
+    const re = new RegExp(`\\.\\s*${escapeRe(name)}(?![\\w$\\u0080-\\uffff])`, 'g');
+    const starts = [...text.matchAll(re)].map((m) => m.index! + m[0].length - name.length);
+    if (starts.length === 0) return [];
     const { sf, checker } = this.scanSource(file);
     const out: { start16: number; end16: number; resolved: boolean }[] = [];
-    const visit = (n: TS.Node) => {
-      if (ts.isPropertyAccessExpression(n) && n.name.text === name) {
-        const sym = checker?.getSymbolAtLocation(n.name);
-        out.push({ start16: n.name.getStart(sf), end16: n.name.end, resolved: !!sym && (sym.declarations?.length ?? 0) > 0 });
+    for (const [start, n] of nodesAt(ts, sf, starts, (x) => ts.isIdentifier(x) || ts.isPrivateIdentifier(x))) {
+      const p = n.parent;
+      if (!p || !ts.isPropertyAccessExpression(p) || p.name !== n) continue;
+      if (covered?.(start)) {
+        out.push({ start16: start, end16: n.end, resolved: true });
+        continue;
       }
-      ts.forEachChild(n, visit);
-    };
-    visit(sf);
-    return out;
+      const sym = checker?.getSymbolAtLocation(n);
+      out.push({ start16: start, end16: n.end, resolved: !!sym && (sym.declarations?.length ?? 0) > 0 });
+    }
+    return out.sort((x, y) => x.start16 - y.start16);
   }
 
+  /** String literals whose whole content is `name` (SkippedStringLiteral); candidates come from the text. */
   stringLiterals(file: string, name: string): { start16: number; end16: number }[] {
     const ts = this.ts;
+    const text = this.view.texts.get(file)?.text ?? '';
+    const re = new RegExp(`(['"\`])${escapeRe(name)}\\1`, 'g');
+    const starts = [...text.matchAll(re)].map((m) => m.index!);
+    if (starts.length === 0) return [];
     const { sf } = this.scanSource(file);
     const out: { start16: number; end16: number }[] = [];
-    const visit = (n: TS.Node) => {
-      if ((ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) && n.text === name) out.push({ start16: n.getStart(sf) + 1, end16: n.end - 1 });
-      ts.forEachChild(n, visit);
-    };
-    visit(sf);
-    return out;
+    for (const [start, n] of nodesAt(ts, sf, starts, (x) => ts.isStringLiteral(x) || ts.isNoSubstitutionTemplateLiteral(x))) {
+      if ((n as TS.StringLiteral).text === name) out.push({ start16: start + 1, end16: n.end - 1 });
+    }
+    return out.sort((x, y) => x.start16 - y.start16);
   }
 
   async sync(changed: Map<string, { text: string; version: string } | null>): Promise<void> {
@@ -406,54 +384,6 @@ export class TypeScriptSession implements BackendSession {
 }
 
 let DECLARATION_KINDS: Set<number> = new Set();
-
-/** Sites where a rename with prefix/suffix text keeps a name: `{ x }`, `{ x } = o`, `<T x />`, `a as x`. */
-function prefixSensitive(ts: TsModule, node: TS.Node): boolean {
-  const p = node.parent;
-  if (!p) return false;
-  if (ts.isShorthandPropertyAssignment(p)) return true;
-  if (ts.isBindingElement(p) && !p.propertyName && ts.isObjectBindingPattern(p.parent)) return true;
-  if (ts.isJsxAttribute(p) && !p.initializer) return true;
-  // The alias side of `x as y`: renaming an existing alias keeps it (§6.2), which only the closure search does.
-  if ((ts.isExportSpecifier(p) || ts.isImportSpecifier(p)) && p.propertyName && p.name === node) return true;
-  return false;
-}
-
-/**
- * The identifiers (or private identifiers) starting at each of `starts`, found by one descent that only
- * enters nodes whose range holds a wanted position. Positions without one are absent (JSDoc, oddities).
- */
-export function identifiersAt(ts: TsModule, sf: TS.SourceFile, starts: number[]): Map<number, TS.Node> {
-  const wanted = [...new Set(starts)].sort((a, b) => a - b);
-  const out = new Map<number, TS.Node>();
-  // First index in wanted[lo, hi) with value >= x.
-  const lower = (x: number, lo: number, hi: number) => {
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (wanted[mid]! < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-  const visit = (node: TS.Node, lo: number, hi: number): void => {
-    ts.forEachChild(node, (child) => {
-      const a = lower(child.pos, lo, hi);
-      if (a >= hi || wanted[a]! >= child.end) return;
-      const b = lower(child.end, a, hi);
-      if (ts.isIdentifier(child) || ts.isPrivateIdentifier(child)) {
-        const start = child.getStart(sf);
-        if (wanted[a] === start || (b - a > 1 && wanted.slice(a, b).includes(start))) out.set(start, child);
-      } else visit(child, a, b);
-    });
-  };
-  visit(sf, 0, wanted.length);
-  return out;
-}
-
-function isJsxTag(ts: TsModule, node: TS.Node): boolean {
-  const p = node.parent;
-  return !!p && (ts.isJsxOpeningElement(p) || ts.isJsxClosingElement(p) || ts.isJsxSelfClosingElement(p)) && p.tagName === node;
-}
 
 export const typescriptBackend: LanguageBackend = {
   lang: 'typescript',

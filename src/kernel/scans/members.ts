@@ -18,7 +18,7 @@ export interface MemberAccess {
   resolved: boolean;
 }
 
-type MemberAccessScanner = (file: string, name: string) => MemberAccess[];
+type MemberAccessScanner = (file: string, name: string, covered?: (start16: number) => boolean) => MemberAccess[];
 
 /** Files to scan: the edit set's, plus same-language files whose bytes contain the name. */
 export function scannedFiles(ctx: TargetContext, lang: string, name: string, edits: ByteEdit[]): string[] {
@@ -43,8 +43,9 @@ export function scanMemberReferences(ctx: TargetContext, target: ResolvedTarget,
   for (const file of scannedFiles(ctx, lang, oldName, edits)) {
     if (!ctx.files.tryFile(file)) continue;
     const idx = ctx.files.index(file);
-    for (const a of scan(file, oldName)) {
-      if (a.resolved || covered.has(`${file}\0${idx.toByte(a.start16)}`)) continue;
+    const isCovered = (start16: number) => covered.has(`${file}\0${idx.toByte(start16)}`);
+    for (const a of scan(file, oldName, isCovered)) {
+      if (a.resolved || isCovered(a.start16)) continue;
       const loc = locationOf(ctx.files, file, a.start16);
       out.push({
         code: 'UnresolvedMemberReference',
