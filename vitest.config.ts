@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
     pool: 'forks',
+    reporters: ['default', './tests/helpers/summary-reporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Tests spawn real CLI processes and git; on 2 cores more workers only add contention.
