@@ -86,14 +86,15 @@ class KernelImpl implements Kernel {
     return [...w];
   }
 
+  /** The last snapshot: unchanged files (stat-equal, not racy) are not read again by the next one. */
+  private lastSnap: Snapshot | null = null;
+
   private takeSnapshot(): Snapshot {
-    if (this.log.enabled('info')) {
-      const t0 = performance.now();
-      const s = takeSnapshot(this.workspace, { sessionRel: sessionRelative(this.workspace, this.sessionDir), include: this.o.include, exclude: this.o.exclude });
-      this.log.info('snapshot', { id: s.id, files: s.files.size, ms: Math.round(performance.now() - t0) });
-      return s;
-    }
-    return takeSnapshot(this.workspace, { sessionRel: sessionRelative(this.workspace, this.sessionDir), include: this.o.include, exclude: this.o.exclude });
+    const t0 = performance.now();
+    const s = takeSnapshot(this.workspace, { sessionRel: sessionRelative(this.workspace, this.sessionDir), include: this.o.include, exclude: this.o.exclude }, this.lastSnap);
+    this.lastSnap = s;
+    this.log.info('snapshot', { id: s.id, files: s.files.size, ms: Math.round(performance.now() - t0) });
+    return s;
   }
 
   private async tsBackend(snap: Snapshot, files: WorkspaceFiles): Promise<BackendSession> {

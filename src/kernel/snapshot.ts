@@ -129,11 +129,11 @@ function walkListing(ws: string): string[] {
 }
 
 /** Every workspace file (§10.1), sorted by UTF-8 bytes; symlinks included (callers filter them). */
-export function listWorkspaceFiles(ws: string, o: ListOptions = {}): { path: string; symlink: boolean }[] {
+export function listWorkspaceFiles(ws: string, o: ListOptions = {}): { path: string; symlink: boolean; stat: FileStat }[] {
   const listed = gitListing(ws) ?? walkListing(ws);
   const inc = globMatcher(o.include);
   const exc = globMatcher(o.exclude);
-  const out: { path: string; symlink: boolean }[] = [];
+  const out: { path: string; symlink: boolean; stat: FileStat }[] = [];
   for (const p of listed) {
     if (p.endsWith('/') || alwaysExcluded(p, o.sessionRel)) continue;
     if (inc && !inc(p)) continue;
@@ -145,10 +145,17 @@ export function listWorkspaceFiles(ws: string, o: ListOptions = {}): { path: str
       continue;
     }
     if (st.isDirectory()) continue;
-    out.push({ path: p, symlink: st.isSymbolicLink() });
+    out.push({ path: p, symlink: st.isSymbolicLink(), stat: { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino } });
   }
   out.sort((a, b) => compareUtf8(a.path, b.path));
   return out;
+}
+
+export interface FileStat {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
 }
 
 export interface Snapshot {
@@ -156,34 +163,56 @@ export interface Snapshot {
   files: Map<string, { sha256: string; size: number }>;
   bytes: Map<string, Uint8Array>;
   total_bytes: number;
+  /** lstat of each file when it was read, and when the snapshot was taken (for `prev` reuse). */
+  stats?: Map<string, FileStat>;
+  takenAt?: number;
 }
+
+/** Files changed less than this before a snapshot are re-read even when their stat looks unchanged. */
+const RACY_MS = 2000;
 
 export function sessionRelative(ws: string, sessionDir: string): string | null {
   const r = relative(ws, sessionDir);
   return r.startsWith('..') || r === '' ? null : r.split(sep).join('/');
 }
 
-/** Hash the source set: `snap_` + 12 hex of sha256 over `path\nsha\n` records. */
-export function takeSnapshot(ws: string, o: ListOptions = {}): Snapshot {
+/**
+ * Hash the source set: `snap_` + 12 hex of sha256 over `path\nsha\n` records. With `prev` (a warm
+ * kernel's last snapshot), a file whose (size, mtime, ctime, inode) are unchanged and that was not
+ * modified within RACY_MS of `prev` is not read again (§10.1 allows this content-hash cache).
+ */
+export function takeSnapshot(ws: string, o: ListOptions = {}, prev?: Snapshot | null, racyMs = RACY_MS): Snapshot {
+  const takenAt = Date.now();
   const files = new Map<string, { sha256: string; size: number }>();
   const bytes = new Map<string, Uint8Array>();
+  const stats = new Map<string, FileStat>();
   let record = '';
   let total = 0;
   for (const f of listWorkspaceFiles(ws, o)) {
     if (f.symlink || !isSourcePath(f.path)) continue;
+    const old = prev?.stats?.get(f.path);
+    const same =
+      !!old && !!prev?.takenAt && old.size === f.stat.size && old.mtimeMs === f.stat.mtimeMs && old.ctimeMs === f.stat.ctimeMs && old.ino === f.stat.ino && Math.max(f.stat.mtimeMs, f.stat.ctimeMs) < prev.takenAt - racyMs;
     let b: Uint8Array;
-    try {
-      b = readFileSync(join(ws, f.path));
-    } catch {
-      continue;
+    let h: string;
+    if (same && prev!.bytes.has(f.path) && prev!.files.has(f.path)) {
+      b = prev!.bytes.get(f.path)!;
+      h = prev!.files.get(f.path)!.sha256;
+    } else {
+      try {
+        b = readFileSync(join(ws, f.path));
+      } catch {
+        continue;
+      }
+      h = sha256Hex(b);
     }
-    const h = sha256Hex(b);
     files.set(f.path, { sha256: h, size: b.length });
     bytes.set(f.path, b);
+    stats.set(f.path, f.stat);
     total += b.length;
     record += `${f.path}\n${h}\n`;
   }
-  return { id: 'snap_' + sha256Hex(record).slice(0, 12), files, bytes, total_bytes: total };
+  return { id: 'snap_' + sha256Hex(record).slice(0, 12), files, bytes, total_bytes: total, stats, takenAt };
 }
 
 /** Files whose hash differs between two inventories (added, removed or changed), sorted. */
