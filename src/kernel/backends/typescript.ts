@@ -50,6 +50,7 @@ export class TypeScriptSession implements BackendSession {
     if (this.current?.fileNames.has(toAbs(this.view.root, fileRel))) return this.current;
     this.current = this.host.projectFor(fileRel);
     this.program = null;
+    this.outlines.clear();
     return this.current;
   }
 
@@ -173,10 +174,16 @@ export class TypeScriptSession implements BackendSession {
     const ts = this.ts;
     const root = this.view.root;
     const locs = this.locations(t.file, t.offset16, false);
+    const rels = new Map<string, string>();
+    const relOf = (abs: string) => {
+      let r = rels.get(abs);
+      if (r === undefined) rels.set(abs, (r = toRel(root, abs)));
+      return r;
+    };
     const byFile = new Map<string, number[]>();
     for (const loc of locs) {
       if (loc.prefixText || loc.suffixText) return null;
-      const file = toRel(root, loc.fileName);
+      const file = relOf(loc.fileName);
       let l = byFile.get(file);
       if (!l) byFile.set(file, (l = []));
       l.push(loc.textSpan.start);
@@ -188,18 +195,19 @@ export class TypeScriptSession implements BackendSession {
       sfs.set(file, sf);
       nodes.set(file, identifiersAt(ts, sf, starts));
     }
-    const out = new Map<string, RawEdit>();
+    const out: RawEdit[] = [];
+    const seen = new Set<TS.Node>();
     for (const loc of locs) {
-      const file = toRel(root, loc.fileName);
+      const file = relOf(loc.fileName);
       const start = loc.textSpan.start;
       const node = nodes.get(file)!.get(start);
       // Another name (an alias `export { x as y }` renamed through) or a prefix-sensitive site: closure search.
       if (!node || prefixSensitive(ts, node) || (node as TS.Identifier).text !== t.name) return null;
-      const k = `${file}:${start}`;
-      if (out.has(k)) continue;
-      out.set(k, { file, unit: 'utf16-offset', start, end: start + loc.textSpan.length, newText: newName, refKind: this.refKind(sfs.get(file)!, node, t, file, start), jsxTag: isJsxTag(ts, node) });
+      if (seen.has(node)) continue;
+      seen.add(node);
+      out.push({ file, unit: 'utf16-offset', start, end: start + loc.textSpan.length, newText: newName, refKind: this.refKind(sfs.get(file)!, node, t, file, start), jsxTag: isJsxTag(ts, node) });
     }
-    return [...out.values()];
+    return out;
   }
 
   /** The §6.2 algorithm: prefix/suffix search, then the re-export closure, one search per barrel. */
@@ -271,8 +279,20 @@ export class TypeScriptSession implements BackendSession {
     return 'reference';
   }
 
+  /** Outlines per project and file (resolveSymbol and symbolInfo both ask); cleared by sync and project switches. */
+  private outlines = new Map<string, OutlineItem[]>();
+
   async outline(file: string): Promise<OutlineItem[]> {
     const ls = this.project(file).ls;
+    const key = `${this.current?.key ?? ''}\0${file}`;
+    const hit = this.outlines.get(key);
+    if (hit) return hit;
+    const items = this.outlineOf(ls, file);
+    this.outlines.set(key, items);
+    return items;
+  }
+
+  private outlineOf(ls: TS.LanguageService, file: string): OutlineItem[] {
     const tree = ls.getNavigationTree(toAbs(this.view.root, file));
     const out: OutlineItem[] = [];
     const walk = (items: readonly TS.NavigationTree[] | undefined, path: string[]) => {
@@ -370,6 +390,7 @@ export class TypeScriptSession implements BackendSession {
       }
     }
     this.program = null;
+    this.outlines.clear();
     if (setChanged) {
       this.host.reset();
       this.current = null;

@@ -34,6 +34,7 @@ export interface RenamePlan {
 export function toByteEdits(ctx: TargetContext, raw: RawEdit[], expected: string | null, warnings: KernelWarning[]): { edits: ByteEdit[]; kept: RawEdit[] } {
   const edits: ByteEdit[] = [];
   const kept: RawEdit[] = [];
+  const expectedBytes = expected === null ? null : Buffer.from(expected, 'utf8');
   for (const r of raw) {
     if (!ctx.files.has(r.file)) {
       warnings.push({ code: 'SkippedFile', message: `edit outside the source set dropped: ${r.file}`, suggestion: 'check the file is in the workspace and not excluded' });
@@ -45,11 +46,9 @@ export function toByteEdits(ctx: TargetContext, raw: RawEdit[], expected: string
     const e16 = r.unit === 'utf16-offset' ? r.end : lspToUtf16(f.text, r.end.line, r.end.character, r.unit === 'lsp-utf8' ? 'utf-8' : 'utf-16');
     const start = idx.toByte(s16);
     const end = idx.toByte(e16);
-    if (expected !== null) {
+    if (expected !== null && (end - start !== expectedBytes!.length || Buffer.compare(f.bytes.subarray(start, end), expectedBytes!) !== 0)) {
       const actual = Buffer.from(f.bytes.subarray(start, end)).toString('utf8');
-      if (actual !== expected) {
-        throw new KernelError('InternalError', `backend span in ${r.file} does not hold ${expected}`, { file: r.file, span: { start, end }, expected, actual, backend: languageOf(r.file) });
-      }
+      throw new KernelError('InternalError', `backend span in ${r.file} does not hold ${expected}`, { file: r.file, span: { start, end }, expected, actual, backend: languageOf(r.file) });
     }
     edits.push({ path: r.file, start, end, newText: r.newText });
     kept.push(r);
