@@ -9,21 +9,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { WarningSink } from '../contract/envelope.js';
-import { CONFIG_DEFAULTS, CONFIG_KEYS, type ConfigShape } from './defaults.js';
+import { CONFIG_DEFAULTS, CONFIG_KEYS, KERNEL_TUG_ENV, type ConfigShape } from './defaults.js';
 import { fastMerge } from './rules.js';
 
 export type Config = ConfigShape;
 
-/** Kernel keys also honoured under their TUG_* names (05-kernel.md §3.1). */
-const TUG_ALIASES: Record<string, string> = {
-  verify: 'TUG_VERIFY',
-  test_command: 'TUG_TEST_COMMAND',
-  test_timeout: 'TUG_TEST_TIMEOUT',
-  safety: 'TUG_SAFETY',
-  python: 'TUG_PYTHON',
-  rust_analyzer: 'TUG_RA_PATH',
-  lock_timeout: 'TUG_LOCK_TIMEOUT',
-};
 
 function envValue(raw: string, sample: unknown, name: string): unknown {
   if (typeof sample === 'number') {
@@ -51,7 +41,7 @@ function envOverrides(env: NodeJS.ProcessEnv): Record<string, Record<string, unk
   for (const [table, keys] of Object.entries(CONFIG_KEYS)) {
     for (const key of keys) {
       const name = `TUGCODE_${table.toUpperCase()}_${key.toUpperCase()}`;
-      const alias = table === 'kernel' ? TUG_ALIASES[key] : undefined;
+      const alias = table === 'kernel' ? (KERNEL_TUG_ENV as Record<string, string | undefined>)[key] : undefined;
       const raw = env[name] ?? (alias ? env[alias] : undefined);
       if (raw === undefined) continue;
       const sample = (CONFIG_DEFAULTS as Record<string, Record<string, unknown>>)[table]![key];

@@ -41,3 +41,14 @@ export const CONFIG_KEYS: { [T in keyof ConfigShape]: readonly (keyof ConfigShap
   validate: Object.keys(CONFIG_DEFAULTS.validate) as (keyof ConfigShape['validate'])[],
   kernel: Object.keys(CONFIG_DEFAULTS.kernel) as (keyof ConfigShape['kernel'])[],
 };
+
+/** Kernel keys also honoured under their `TUG_*` names (05-kernel.md §3.1); `TUGCODE_KERNEL_*` wins. */
+export const KERNEL_TUG_ENV: Partial<Record<keyof ConfigShape['kernel'], string>> = {
+  verify: 'TUG_VERIFY',
+  test_command: 'TUG_TEST_COMMAND',
+  test_timeout: 'TUG_TEST_TIMEOUT',
+  safety: 'TUG_SAFETY',
+  python: 'TUG_PYTHON',
+  rust_analyzer: 'TUG_RA_PATH',
+  lock_timeout: 'TUG_LOCK_TIMEOUT',
+};

@@ -11,6 +11,7 @@
  */
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { KERNEL_TUG_ENV } from '../config/defaults.js';
 import { KernelError } from './errors.js';
 import type { VerifyMode } from './types.js';
 
@@ -66,16 +67,8 @@ export const SETTING_DEFAULTS: KernelSettings = {
 
 const KEYS = Object.keys(SETTING_DEFAULTS) as SettingKey[];
 
-/** The `TUG_*` names of config keys (05-kernel.md §3.1); the same table as src/config/config.ts. */
-const TUG_ENV: Partial<Record<SettingKey, string>> = {
-  verify: 'TUG_VERIFY',
-  test_command: 'TUG_TEST_COMMAND',
-  test_timeout: 'TUG_TEST_TIMEOUT',
-  safety: 'TUG_SAFETY',
-  python: 'TUG_PYTHON',
-  rust_analyzer: 'TUG_RA_PATH',
-  lock_timeout: 'TUG_LOCK_TIMEOUT',
-};
+/** The `TUG_*` names of config keys (05-kernel.md §3.1), shared with src/config/config.ts. */
+const TUG_ENV = KERNEL_TUG_ENV as Partial<Record<SettingKey, string>>;
 
 const tugcodeName = (k: SettingKey) => `TUGCODE_KERNEL_${k.toUpperCase()}`;
 
