@@ -3,7 +3,8 @@
  * workspace (full), where the patch is applied with the same engine, without the journal. A minimal
  * sandbox holds the changed files as the patch leaves them: their unpatched bytes are only in memory.
  */
-import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { onAbort } from './lifecycle.js';
@@ -15,7 +16,11 @@ export interface Sandbox {
   root: string;
   kind: 'minimal' | 'full';
   applyPatch(ps: PatchSet): void;
-  /** Remove the sandbox unless kept; returns the kept path or null. */
+  /** A file's current bytes (what the engine last wrote, else what the sandbox holds). */
+  read(rel: string): Uint8Array;
+  /** Wait until every file the engine wrote is on disk (before running tools in the sandbox). */
+  flush(): Promise<void>;
+  /** Remove the sandbox unless kept; returns the kept path or null. Call after `flush`. */
   dispose(keep?: boolean): string | null;
 }
 
@@ -27,6 +32,9 @@ export function createSandbox(ws: string, kind: 'minimal' | 'full', o: { session
   mkdirSync(root);
   // Bytes this sandbox wrote itself (minimal kind): the apply engine reads them back from memory.
   const written = new Map<string, Uint8Array>();
+  // Files the engine wrote: kept in memory for the checks while their disk writes run in the background.
+  const landed = new Map<string, Uint8Array>();
+  const pending: Promise<void>[] = [];
   const made = new Set<string>();
   const mkdir = (d: string) => {
     if (made.has(d)) return;
@@ -55,7 +63,15 @@ export function createSandbox(ws: string, kind: 'minimal' | 'full', o: { session
     root,
     kind,
     applyPatch(ps: PatchSet) {
-      writeResolved(root, resolvePatch(root, ps, sandboxIo(written)), { io: sandboxIo(written) });
+      const io = sandboxIo(written, landed, pending);
+      writeResolved(root, resolvePatch(root, ps, io), { io });
+    },
+    read(rel: string) {
+      const abs = join(root, rel);
+      return landed.get(abs) ?? written.get(abs) ?? readFileSync(abs);
+    },
+    async flush() {
+      while (pending.length > 0) await Promise.all(pending.splice(0));
     },
     dispose(keep = false) {
       unregister();
@@ -68,15 +84,15 @@ export function createSandbox(ws: string, kind: 'minimal' | 'full', o: { session
 
 /**
  * The apply engine's I/O inside a disposable sandbox (same engine, no journal): no fsync; files the sandbox
- * wrote are read back from memory; a temp file stays in memory and its rename writes the target in place,
- * which keeps the target's mode (copied from the workspace), so no chmod is needed. One write per file
- * instead of stat + write + chmod + rename: sandboxes of hundreds of files cost a fraction.
+ * wrote are read back from memory; a temp file stays in memory and its rename writes the target in place
+ * (keeping the target's mode, copied from the workspace, so no chmod), asynchronously: checks read the new
+ * bytes from memory while the writes land, and `flush` waits for them before any tool runs.
  */
-function sandboxIo(written: Map<string, Uint8Array>): ApplyIo {
+function sandboxIo(written: Map<string, Uint8Array>, landed: Map<string, Uint8Array>, pending: Promise<void>[]): ApplyIo {
   const temps = new Map<string, Uint8Array | string>();
   return {
     ...realIo,
-    readFile: (p) => written.get(p) ?? realIo.readFile(p),
+    readFile: (p) => landed.get(p) ?? written.get(p) ?? realIo.readFile(p),
     writeFile: (p, d) => void temps.set(p, d),
     fsync: () => undefined,
     chmod: (p, m) => {
@@ -87,7 +103,9 @@ function sandboxIo(written: Map<string, Uint8Array>): ApplyIo {
       const d = temps.get(from);
       if (d === undefined) return realIo.rename(from, to);
       temps.delete(from);
-      realIo.writeFile(to, d);
+      const bytes = typeof d === 'string' ? Buffer.from(d, 'utf8') : d;
+      landed.set(to, bytes);
+      pending.push(writeFile(to, bytes));
     },
     unlink: (p) => {
       if (!temps.delete(p)) realIo.unlink(p);

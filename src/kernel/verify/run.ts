@@ -156,15 +156,17 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
   const langsV = new LangVerifier(ctx, sb.root, changed, mode, names, { baseline: true, typecheckCommand: !!tcCmd });
   await langsV.baselines();
   sb.applyPatch(p.patchSet);
-  // Stage 1: syntax.
+  // Stage 1: syntax. The engine's writes land on disk while TypeScript parses the new bytes from memory.
   if (tsFiles.length > 0) {
     const t1 = Date.now();
-    const after = tsSyntaxDiagnostics(ts, sb.root, tsFiles);
+    const after = tsSyntaxDiagnostics(ts, sb.root, tsFiles, (f) => sb.read(f));
+    await sb.flush();
     const fresh = newDiagnostics(synBase, after, names);
     const c = check('ts-syntax', { language: 'typescript', status: fresh.length ? 'failed' : 'passed', duration_ms: synBaseMs + Date.now() - t1, baseline: { diagnostics: synBase.length }, diagnostics: fresh });
     r.checks.push(c);
     if (fresh.length) r.fail('SyntaxError', `${fresh.length} new syntax error(s)`, { errors: c.diagnostics }, keep);
   }
+  await sb.flush();
   for await (const res of langsV.syntax()) settle(r, res, keep);
   if (mode === 'tests' || mode === 'typecheck') await testsStage(r, ctx, sb.root, keep, changed);
   if (tcCmd) typecheckCommandStage(r, tcCmd, tcBase, await runTypecheckCommand(tcCmd, sb.root, (o.typecheckTimeoutS ?? 600) * 1000, pythonForVerify(ctx) ?? undefined), names, sb.root, keep);
