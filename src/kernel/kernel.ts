@@ -141,6 +141,7 @@ class KernelImpl implements Kernel {
   }
 
   private async prepareWith(op: OpSpec, warnings: KernelWarning[], o: { snapshotId?: string; checkAnalysis?: boolean }): Promise<Prepared> {
+    this.session.assertLockHeld();
     const safety = (op.op === 'rename-symbol' ? op.safety : undefined) ?? this.o.safety ?? 'strict';
     const opHashValue = opHashOf(op, safety);
     // 1. arguments and the new name's syntax
@@ -253,6 +254,7 @@ class KernelImpl implements Kernel {
 
   async apply(p: Prepared): Promise<ApplyResult> {
     if (p.patchSet.edits.length === 0) return { snapshot_id: p.snapshot_id, applied: false, files_written: [], snapshot_after: p.snapshot_after };
+    this.session.assertLockHeld();
     // Phase A re-hashes the whole source set (closes the window of long sandbox runs).
     const now = this.takeSnapshot();
     if (now.id !== p.snapshot_id) this.mismatch(p.snapshot_id, now, 'apply');

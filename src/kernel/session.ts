@@ -116,8 +116,10 @@ export class Session {
           stale: 30000,
           update: 5000,
           retries: 0,
-          onCompromised: () => {
+          // §12.2: a lost lock aborts the command (assertLockHeld before every write and operation).
+          onCompromised: (err) => {
             this.compromised = true;
+            o.log?.warn('session lock compromised', { reason: err?.message ?? null });
           },
         });
         break;
@@ -179,6 +181,13 @@ export class Session {
   private touch(): void {
     const cur = readJson(join(this.dir, 'session.json'));
     if (cur) writeAtomic(join(this.dir, 'session.json'), JSON.stringify({ ...cur, last_accessed: nowIso() }));
+  }
+
+  /** InternalError once proper-lockfile reports the lock compromised (another process may own it now). */
+  assertLockHeld(): void {
+    if (this.compromised) {
+      throw new KernelError('InternalError', `the session lock on ${this.dir} was compromised; nothing was written`, { message: 'session lock compromised' });
+    }
   }
 
   /** Remove caches (or everything but the lock artefacts when `all`). Returns removed names and bytes. */

@@ -97,6 +97,26 @@ describe('session files', () => {
   });
 });
 
+describe('lock loss', () => {
+  it('refuses to prepare or apply once the lock is reported compromised, writing nothing', async () => {
+    const ws = realpathSync(tempWs(FILES));
+    const before = readTree(ws);
+    const k = await openKernel({ workspace: ws, env: {} });
+    try {
+      const p = await k.prepare({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' });
+      // What proper-lockfile's onCompromised does when another process took the lock over.
+      (k as unknown as { session: { compromised: boolean } }).session.compromised = true;
+      for (const call of [() => k.apply(p), () => k.prepare({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' })]) {
+        const e = await call().catch((x) => x);
+        expect([e.code, e.details.message]).toEqual(['InternalError', 'session lock compromised']);
+      }
+      expect(readTree(ws)).toEqual(before);
+    } finally {
+      await k.close();
+    }
+  });
+});
+
 describe('signals', () => {
   // Real child processes of the built CLI (npx tsc -p tsconfig.build.json first).
   for (const [sig, code] of [
