@@ -8,7 +8,8 @@ import { KernelError } from '../errors.js';
 import type { KernelWarning } from '../envelope.js';
 import { compareUtf8 } from '../ids.js';
 import { loadWithCodeCache } from './ts-load.js';
-import { escapeRe, identifiersAt, isJsxTag, nodesAt, prefixSensitive, symbolKindOf } from './ts-nodes.js';
+import { identifiersAt, isJsxTag, prefixSensitive, symbolKindOf } from './ts-nodes.js';
+import { tsMemberAccesses, tsStringLiterals } from '../scans/ts-scan.js';
 import { ProjectHost, configFiles, toAbs, toRel, type TsModule, type TsProject } from './ts-project.js';
 import type { BackendSession, LanguageBackend, OutlineItem, RawEdit, ReferenceKind, ResolvedTarget, Span16, WorkspaceView } from './types.js';
 
@@ -339,44 +340,16 @@ export class TypeScriptSession implements BackendSession {
     return { sf: this.ts.createSourceFile(abs, text, this.ts.ScriptTarget.Latest, true), checker: null };
   }
 
-  /**
-   * `.name` property accesses (also `?.name`) in a file, and whether the checker resolves each (§6.6).
-   * Candidates come from the text; `covered` (UTF-16 starts already in the edit set) are not resolved.
-   */
+  /** `.name` property accesses in a file and whether each resolves (§6.6; see ../scans/ts-scan.ts). */
   memberAccesses(file: string, name: string, covered?: (start16: number) => boolean): { start16: number; end16: number; resolved: boolean }[] {
-    const ts = this.ts;
     const text = this.view.texts.get(file)?.text ?? '';
-    const re = new RegExp(`\\.\\s*${escapeRe(name)}(?![\\w$\\u0080-\\uffff])`, 'g');
-    const starts = [...text.matchAll(re)].map((m) => m.index! + m[0].length - name.length);
-    if (starts.length === 0) return [];
-    const { sf, checker } = this.scanSource(file);
-    const out: { start16: number; end16: number; resolved: boolean }[] = [];
-    for (const [start, n] of nodesAt(ts, sf, starts, (x) => ts.isIdentifier(x) || ts.isPrivateIdentifier(x))) {
-      const p = n.parent;
-      if (!p || !ts.isPropertyAccessExpression(p) || p.name !== n) continue;
-      if (covered?.(start)) {
-        out.push({ start16: start, end16: n.end, resolved: true });
-        continue;
-      }
-      const sym = checker?.getSymbolAtLocation(n);
-      out.push({ start16: start, end16: n.end, resolved: !!sym && (sym.declarations?.length ?? 0) > 0 });
-    }
-    return out.sort((x, y) => x.start16 - y.start16);
+    return tsMemberAccesses(this.ts, text, name, () => this.scanSource(file), covered);
   }
 
-  /** String literals whose whole content is `name` (SkippedStringLiteral); candidates come from the text. */
+  /** String literals whose whole content is `name` (SkippedStringLiteral). */
   stringLiterals(file: string, name: string): { start16: number; end16: number }[] {
-    const ts = this.ts;
     const text = this.view.texts.get(file)?.text ?? '';
-    const re = new RegExp(`(['"\`])${escapeRe(name)}\\1`, 'g');
-    const starts = [...text.matchAll(re)].map((m) => m.index!);
-    if (starts.length === 0) return [];
-    const { sf } = this.scanSource(file);
-    const out: { start16: number; end16: number }[] = [];
-    for (const [start, n] of nodesAt(ts, sf, starts, (x) => ts.isStringLiteral(x) || ts.isNoSubstitutionTemplateLiteral(x))) {
-      if ((n as TS.StringLiteral).text === name) out.push({ start16: start + 1, end16: n.end - 1 });
-    }
-    return out.sort((x, y) => x.start16 - y.start16);
+    return tsStringLiterals(this.ts, text, name, () => this.scanSource(file).sf);
   }
 
   async sync(changed: Map<string, { text: string; version: string } | null>): Promise<void> {
