@@ -15,7 +15,10 @@ export async function run() {
   const m = interleaved({
     node: () => ({ argv: [process.execPath, '-e', '0'] }),
     help: () => ({ argv: [process.execPath, CLI, '--help'] }),
-    validate: () => ({ argv: [process.execPath, CLI, 'validate', 'p', '--level', 'lenient'], opts: { cwd: repo, allowFail: true } }),
+    validate: () => ({
+      argv: [process.execPath, CLI, 'validate', 'p', '--level', 'lenient'],
+      opts: { cwd: repo, allowFail: true },
+    }),
   });
   return {
     name: 'startup',

@@ -40,7 +40,13 @@ export function interleaved(cmds, runs = 21) {
 
 export function tempRepo(files = {}) {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'tugcode-bench-')));
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@e', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@e' };
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'b',
+    GIT_AUTHOR_EMAIL: 'b@e',
+    GIT_COMMITTER_NAME: 'b',
+    GIT_COMMITTER_EMAIL: 'b@e',
+  };
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: root, env });
   for (const [rel, text] of Object.entries({ 'README.md': '# bench\n', ...files })) {
     mkdirSync(dirname(join(root, rel)), { recursive: true });

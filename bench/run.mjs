@@ -22,7 +22,9 @@ for (const f of files) {
   for (const row of r.rows) {
     const target = row.target ?? '';
     const verdict = row.ok === undefined ? '' : row.ok ? 'ok' : 'MISS';
-    console.log(`${r.name.padEnd(12)} ${row.metric.padEnd(44)} ${String(row.value).padStart(12)} ${String(row.unit ?? '').padEnd(8)} ${String(target).padEnd(12)} ${verdict}`);
+    console.log(
+      `${r.name.padEnd(12)} ${row.metric.padEnd(44)} ${String(row.value).padStart(12)} ${String(row.unit ?? '').padEnd(8)} ${String(target).padEnd(12)} ${verdict}`,
+    );
   }
   for (const n of r.notes ?? []) console.log(`${''.padEnd(12)} note: ${n}`);
 }
@@ -35,6 +37,9 @@ try {
   /* first run */
 }
 const at = new Date().toISOString();
-const merged = [...previous.filter((p) => !results.some((r) => r.name === p.name)), ...results.map((r) => ({ ...r, at }))];
+const merged = [
+  ...previous.filter((p) => !results.some((r) => r.name === p.name)),
+  ...results.map((r) => ({ ...r, at })),
+];
 merged.sort((a, b) => a.name.localeCompare(b.name));
 writeFileSync(file, JSON.stringify({ at, node: process.version, results: merged }, null, 2) + '\n');

@@ -11,7 +11,14 @@ export const lib = (p) => import(pathToFileURL(join(ROOT, 'dist', p)).href);
 
 /** A plan of n top-level steps; step i depends on step i-gap (gap 0: no dependencies). */
 export function planText(n, gap = 0, items = 1) {
-  const out = ['## Phase 1.0: Bench {#phase-bench}', '', '**Purpose:** benchmark.', '', '### Execution Steps {#execution-steps}', ''];
+  const out = [
+    '## Phase 1.0: Bench {#phase-bench}',
+    '',
+    '**Purpose:** benchmark.',
+    '',
+    '### Execution Steps {#execution-steps}',
+    '',
+  ];
   for (let i = 1; i <= n; i++) {
     out.push(`#### Step ${i}: Step ${i} {#step-${i}}`, '');
     out.push(`**Depends on:** ${gap > 0 && i > gap ? `#step-${i - gap}` : 'none'}`, '');
@@ -35,7 +42,13 @@ export function tempDir(prefix = 'tugcode-bench-') {
 export function tempRepo(files) {
   const root = join(tempDir(), 'repo');
   mkdirSync(root);
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@e', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@e' };
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'b',
+    GIT_AUTHOR_EMAIL: 'b@e',
+    GIT_COMMITTER_NAME: 'b',
+    GIT_COMMITTER_EMAIL: 'b@e',
+  };
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: root });
   for (const [rel, text] of Object.entries(files)) {
     mkdirSync(dirname(join(root, rel)), { recursive: true });
@@ -65,7 +78,14 @@ export async function stateCtx(root, command = 'bench') {
   const { CONFIG_DEFAULTS } = await lib('config/defaults.js');
   const { systemClock } = await lib('clock.js');
   return openStateContext({
-    repoRoot: root, workTree: root, clock: systemClock(), config: JSON.parse(JSON.stringify(CONFIG_DEFAULTS)), warnings: new WarningSink(),
-    command, mode: 'write', env: process.env, cwd: root,
+    repoRoot: root,
+    workTree: root,
+    clock: systemClock(),
+    config: JSON.parse(JSON.stringify(CONFIG_DEFAULTS)),
+    warnings: new WarningSink(),
+    command,
+    mode: 'write',
+    env: process.env,
+    cwd: root,
   });
 }

@@ -70,8 +70,18 @@ export async function run() {
     // Each command run is paired with the floor run just before it; the median of the pair ratios cancels
     // most of the drift in machine load over the run.
     const ratio = median(c.map((x, i) => x / f[i]));
-    rows.push({ metric: `${name} median (floor ${median(f).toFixed(0)} ms)`, value: Number(median(c).toFixed(1)), unit: 'ms' });
-    rows.push({ metric: `${name} / floor`, value: Number(ratio.toFixed(2)), unit: 'x', target: '<= 1.5', ok: ratio <= 1.5 });
+    rows.push({
+      metric: `${name} median (floor ${median(f).toFixed(0)} ms)`,
+      value: Number(median(c).toFixed(1)),
+      unit: 'ms',
+    });
+    rows.push({
+      metric: `${name} / floor`,
+      value: Number(ratio.toFixed(2)),
+      unit: 'x',
+      target: '<= 1.5',
+      ok: ratio <= 1.5,
+    });
   }
   // Information only: with a .tugtool/config.toml (tugcode init writes one), the config loader also loads
   // smol-toml and zod on every command.
@@ -84,13 +94,27 @@ export async function run() {
       f.push(timed([floorFile, db, PLAN], root));
       c.push(timed([CLI, 'state', 'heartbeat', 'bench', held, '--worktree', root, '--json'], root));
     }
-    rows.push({ metric: 'heartbeat / floor with a config.toml (info)', value: Number(median(c.map((x, i) => x / f[i])).toFixed(2)), unit: 'x' });
+    rows.push({
+      metric: 'heartbeat / floor with a config.toml (info)',
+      value: Number(median(c.map((x, i) => x / f[i])).toFixed(2)),
+      unit: 'x',
+    });
   }
   const empty = [];
   for (let i = 0; i < 11; i++) empty.push(timed(['-e', '0'], root));
-  const mtime = (p) => { try { return statSync(join(ROOT, p)).mtimeMs; } catch { return -1; } };
-  notes.push(`CLI build used by bin/tugcode.js: ${mtime('dist/bundle/main.js') >= mtime('dist/cli/main.js') ? 'esbuild bundle (dist/bundle)' : 'plain tsc output (dist/cli; the bundle is stale)'}`);
-  notes.push(`runs per command: ${RUNS}; empty node ${median(empty).toFixed(0)} ms; floor overall ${median(floorAll).toFixed(0)} ms`);
+  const mtime = (p) => {
+    try {
+      return statSync(join(ROOT, p)).mtimeMs;
+    } catch {
+      return -1;
+    }
+  };
+  notes.push(
+    `CLI build used by bin/tugcode.js: ${mtime('dist/bundle/main.js') >= mtime('dist/cli/main.js') ? 'esbuild bundle (dist/bundle)' : 'plain tsc output (dist/cli; the bundle is stale)'}`,
+  );
+  notes.push(
+    `runs per command: ${RUNS}; empty node ${median(empty).toFixed(0)} ms; floor overall ${median(floorAll).toFixed(0)} ms`,
+  );
   notes.push('plan bytes unchanged since state init (the parser is not loaded); no .tugtool/config.toml');
   void CLI;
   return { name: 'cli-floor', rows, notes };
@@ -98,6 +122,7 @@ export async function run() {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await run();
-  for (const row of r.rows) console.log(row.metric.padEnd(40), row.value, row.unit, row.ok === undefined ? '' : row.ok ? 'ok' : 'MISS');
+  for (const row of r.rows)
+    console.log(row.metric.padEnd(40), row.value, row.unit, row.ok === undefined ? '' : row.ok ? 'ok' : 'MISS');
   for (const n of r.notes) console.log('note:', n);
 }

@@ -82,17 +82,26 @@ export async function run() {
   return {
     name: 'contention',
     rows: [
-      { metric: `steps claimed (of ${STEPS})`, value: claims.size, unit: 'steps', target: `= ${STEPS}`, ok: claims.size === STEPS },
+      {
+        metric: `steps claimed (of ${STEPS})`,
+        value: claims.size,
+        unit: 'steps',
+        target: `= ${STEPS}`,
+        ok: claims.size === STEPS,
+      },
       { metric: 'double claims', value: doubles, unit: 'steps', target: '= 0', ok: doubles === 0 },
       { metric: 'Busy errors', value: busy, unit: 'errors', target: '= 0', ok: busy === 0 },
       { metric: `claims/s (${PROCS} processes)`, value: Number((STEPS / wall).toFixed(0)), unit: '/s' },
       { metric: 'wall time', value: Number(wall.toFixed(2)), unit: 's' },
     ],
-    notes: [`${PROCS} long-lived processes calling the library (claim → start → complete --force); step i depends on step i-${PROCS}`],
+    notes: [
+      `${PROCS} long-lived processes calling the library (claim → start → complete --force); step i depends on step i-${PROCS}`,
+    ],
   };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await run();
-  for (const row of r.rows) console.log(row.metric.padEnd(40), row.value, row.unit, row.ok === undefined ? '' : row.ok ? 'ok' : 'MISS');
+  for (const row of r.rows)
+    console.log(row.metric.padEnd(40), row.value, row.unit, row.ok === undefined ? '' : row.ok ? 'ok' : 'MISS');
 }

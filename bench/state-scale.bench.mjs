@@ -52,19 +52,40 @@ export async function run() {
     }
     ctx.store.db.close();
     perClaim[n] = median(claims);
-    rows.push({ metric: `${n} steps: claim (median of ${cycles})`, value: Number((median(claims) * 1000).toFixed(0)), unit: 'µs' });
-    rows.push({ metric: `${n} steps: complete (median)`, value: Number((median(completes) * 1000).toFixed(0)), unit: 'µs' });
+    rows.push({
+      metric: `${n} steps: claim (median of ${cycles})`,
+      value: Number((median(claims) * 1000).toFixed(0)),
+      unit: 'µs',
+    });
+    rows.push({
+      metric: `${n} steps: complete (median)`,
+      value: Number((median(completes) * 1000).toFixed(0)),
+      unit: 'µs',
+    });
     rows.push({ metric: `${n} steps: show (median of 5)`, value: Number(median(shows).toFixed(1)), unit: 'ms' });
     rows.push({ metric: `${n} steps: state init (parse + insert)`, value: Number(initMs.toFixed(0)), unit: 'ms' });
   }
   const lo = SIZES[0];
   const hi = SIZES[SIZES.length - 1];
   const ratio = perClaim[hi] / perClaim[lo];
-  rows.push({ metric: `claim cost ${hi}/${lo}`, value: Number(ratio.toFixed(2)), unit: 'x', target: '<= 3', ok: ratio <= 3 });
-  return { name: 'scale', rows, notes: ['claim = the whole library call (plan resolution, IMMEDIATE transaction, event); complete uses --force (no item updates)'] };
+  rows.push({
+    metric: `claim cost ${hi}/${lo}`,
+    value: Number(ratio.toFixed(2)),
+    unit: 'x',
+    target: '<= 3',
+    ok: ratio <= 3,
+  });
+  return {
+    name: 'scale',
+    rows,
+    notes: [
+      'claim = the whole library call (plan resolution, IMMEDIATE transaction, event); complete uses --force (no item updates)',
+    ],
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await run();
-  for (const row of r.rows) console.log(row.metric.padEnd(44), row.value, row.unit, row.ok === undefined ? '' : row.ok ? 'ok' : 'MISS');
+  for (const row of r.rows)
+    console.log(row.metric.padEnd(44), row.value, row.unit, row.ok === undefined ? '' : row.ok ? 'ok' : 'MISS');
 }

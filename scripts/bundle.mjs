@@ -27,7 +27,9 @@ await build({
   // Chunks keep import.meta.url semantics relative to dist/bundle/, the same depth as dist/<module>/.
   chunkNames: 'chunk-[hash]',
   // commander is CommonJS: give the ESM bundle a real `require` for its node: built-ins.
-  banner: { js: "import { createRequire as __tugCreateRequire } from 'node:module'; const require = __tugCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __tugCreateRequire } from 'node:module'; const require = __tugCreateRequire(import.meta.url);",
+  },
 });
 
 // The `tug` binary (05-kernel.md §2.1) gets its own bundle: the kernel's ~40 modules load as a few chunks,
@@ -35,7 +37,10 @@ await build({
 const tugOut = join(root, 'dist', 'bundle-tug');
 rmSync(tugOut, { recursive: true, force: true });
 await build({
-  entryPoints: { tug: join(root, 'dist', 'kernel', 'cli', 'tug.js'), signals: join(root, 'dist', 'kernel', 'cli', 'signals.js') },
+  entryPoints: {
+    tug: join(root, 'dist', 'kernel', 'cli', 'tug.js'),
+    signals: join(root, 'dist', 'kernel', 'cli', 'signals.js'),
+  },
   bundle: true,
   splitting: true,
   format: 'esm',

@@ -14,14 +14,24 @@ export interface CommandResult<T extends object = object> {
   exitCode?: number;
 }
 
-export type Body = (ctx: CliContext, args: string[], opts: Record<string, unknown>, cmd: Command) => Promise<CommandResult> | CommandResult;
+export type Body = (
+  ctx: CliContext,
+  args: string[],
+  opts: Record<string, unknown>,
+  cmd: Command,
+) => Promise<CommandResult> | CommandResult;
 
 /** Set by main.ts before parsing, so a body can tell whether its output is the whole story. */
 export const outcome: { rendered?: Rendered } = {};
 
 export function globalsOf(cmd: Command): GlobalOptions {
   const o = cmd.optsWithGlobals() as Record<string, unknown>;
-  return { json: Boolean(o.json), quiet: Boolean(o.quiet), verbose: Boolean(o.verbose), dir: o.dir as string | undefined };
+  return {
+    json: Boolean(o.json),
+    quiet: Boolean(o.quiet),
+    verbose: Boolean(o.verbose),
+    dir: o.dir as string | undefined,
+  };
 }
 
 export function action(name: string, body: Body): (...a: unknown[]) => Promise<void> {
@@ -34,14 +44,16 @@ export function action(name: string, body: Body): (...a: unknown[]) => Promise<v
     try {
       ctx = new CliContext(globals);
       // Test hook (NODE_ENV=test only): an unexpected exception, to test the top-level handler.
-      if (process.env.NODE_ENV === 'test' && process.env.TUGCODE_FAULT === 'exception') throw new Error('injected fault');
+      if (process.env.NODE_ENV === 'test' && process.env.TUGCODE_FAULT === 'exception')
+        throw new Error('injected fault');
       const r = await body(ctx, args, opts, cmd);
       const rendered = renderOk(name, r.data, ctx.warnings.items, globals.json, globals.quiet, r.text);
       if (r.exitCode !== undefined) rendered.exitCode = r.exitCode;
       outcome.rendered = rendered;
     } catch (e) {
       const err = toTugError(e, globals.verbose);
-      if (globals.verbose && !(e as { code?: unknown })?.code && e instanceof Error && e.stack) process.stderr.write(e.stack + '\n');
+      if (globals.verbose && !(e as { code?: unknown })?.code && e instanceof Error && e.stack)
+        process.stderr.write(e.stack + '\n');
       outcome.rendered = renderError(name, err, ctx?.warnings.items ?? [], globals.json);
     }
   };

@@ -26,7 +26,11 @@ function buildProgram(): Command {
   registerAll(program);
   // Every subcommand inherits the error handling (commander configures each separately).
   const configure = (c: Command) => {
-    c.exitOverride().configureOutput({ writeErr: () => {}, outputError: () => {}, writeOut: (s) => process.stdout.write(s) });
+    c.exitOverride().configureOutput({
+      writeErr: () => {},
+      outputError: () => {},
+      writeOut: (s) => process.stdout.write(s),
+    });
     c.commands.forEach(configure);
   };
   program.commands.forEach(configure);
@@ -83,7 +87,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help')
+        return 0;
       // A group called without a subcommand (e.g. `tugcode state`) prints its help, exit 2.
       outcome.rendered = renderError(commandNameFromArgv(program, argv), commanderToTugError(e, argv), [], json);
     } else {

@@ -11,12 +11,19 @@ export interface Rendered {
   exitCode: number;
 }
 
-export function renderOk(command: string, data: object, warnings: Warning[], json: boolean, quiet: boolean, text?: string): Rendered {
+export function renderOk(
+  command: string,
+  data: object,
+  warnings: Warning[],
+  json: boolean,
+  quiet: boolean,
+  text?: string,
+): Rendered {
   if (json) {
     return { stdout: JSON.stringify(ok(command, data, warnings), null, 2) + '\n', stderr: '', exitCode: 0 };
   }
   const stderr = warnings.map((w) => `tugcode: warning: ${w.code}: ${w.message}\n`).join('');
-  const body = quiet ? '' : text ?? '';
+  const body = quiet ? '' : (text ?? '');
   return { stdout: body === '' || body.endsWith('\n') ? body : body + '\n', stderr, exitCode: 0 };
 }
 

@@ -10,7 +10,9 @@ import { resolve } from 'node:path';
 export function registerRefactor(program: Command): void {
   program
     .command('refactor')
-    .description('semantic, verified refactors (same commands as `tug`: analyze-impact, run, verify, snapshot, session, doctor; plus run-step and skip for plan steps)')
+    .description(
+      'semantic, verified refactors (same commands as `tug`: analyze-impact, run, verify, snapshot, session, doctor; plus run-step and skip for plan steps)',
+    )
     .allowUnknownOption(true)
     .helpOption(false);
 }
@@ -49,7 +51,11 @@ export function kernelEnv(env: NodeJS.ProcessEnv): Record<string, string | undef
   return out;
 }
 
-export async function runRefactor(argv: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; exitCode: number }> {
+export async function runRefactor(
+  argv: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ stdout: string; stderr: string; exitCode: number }> {
   // Plan integration (05-kernel.md §7.3–§7.4): tugcode's own subcommands on top of the kernel's table.
   if (argv[0] === 'run-step' || argv[0] === 'skip') {
     const { runRefactorStepCommand } = await import('../refactor/cli.js');

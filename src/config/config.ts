@@ -14,10 +14,10 @@ import { fastMerge } from './rules.js';
 
 export type Config = ConfigShape;
 
-
 function envValue(raw: string, sample: unknown, name: string): unknown {
   if (typeof sample === 'number') {
-    if (!/^-?\d+$/.test(raw.trim())) throw new TugError('ConfigInvalid', { source: name, reason: `${JSON.stringify(raw)} is not an integer` });
+    if (!/^-?\d+$/.test(raw.trim()))
+      throw new TugError('ConfigInvalid', { source: name, reason: `${JSON.stringify(raw)} is not an integer` });
     return Number(raw);
   }
   if (typeof sample === 'boolean') {
@@ -30,7 +30,10 @@ function envValue(raw: string, sample: unknown, name: string): unknown {
       const v: unknown = JSON.parse(raw);
       return v;
     } catch {
-      throw new TugError('ConfigInvalid', { source: name, reason: `${JSON.stringify(raw)} is not a JSON array of strings` });
+      throw new TugError('ConfigInvalid', {
+        source: name,
+        reason: `${JSON.stringify(raw)} is not a JSON array of strings`,
+      });
     }
   }
   return raw;
@@ -65,7 +68,11 @@ export async function parseConfigText(
       doc = parse(text) as Record<string, unknown>;
     } catch (e) {
       const m = e as { message?: string; line?: number };
-      throw new TugError('ConfigInvalid', { source, reason: `malformed TOML: ${(m.message ?? String(e)).split('\n')[0]}`, line: m.line });
+      throw new TugError('ConfigInvalid', {
+        source,
+        reason: `malformed TOML: ${(m.message ?? String(e)).split('\n')[0]}`,
+        line: m.line,
+      });
     }
   }
   // Unknown tables and keys: warnings, then dropped so validation accepts the rest.
@@ -81,7 +88,8 @@ export async function parseConfigText(
     }
     known[table] = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      if (!keys.includes(k)) warnings?.add('ConfigUnknownKey', `${source}: unknown key ${table}.${k} ignored`, { key: `${table}.${k}` });
+      if (!keys.includes(k))
+        warnings?.add('ConfigUnknownKey', `${source}: unknown key ${table}.${k} ignored`, { key: `${table}.${k}` });
       else known[table]![k] = v;
     }
   }
@@ -92,12 +100,20 @@ export async function parseConfigText(
   const r = configSchema.safeParse(known);
   if (!r.success) {
     const issue = r.error.issues[0]!;
-    throw new TugError('ConfigInvalid', { source, key: issue.path.join('.'), reason: `${issue.path.join('.')}: ${issue.message}` });
+    throw new TugError('ConfigInvalid', {
+      source,
+      key: issue.path.join('.'),
+      reason: `${issue.path.join('.')}: ${issue.message}`,
+    });
   }
   return r.data as Config;
 }
 
-export async function loadConfig(mainRoot: string, env: NodeJS.ProcessEnv = process.env, warnings?: WarningSink): Promise<Config> {
+export async function loadConfig(
+  mainRoot: string,
+  env: NodeJS.ProcessEnv = process.env,
+  warnings?: WarningSink,
+): Promise<Config> {
   const file = join(mainRoot, '.tugtool', 'config.toml');
   const overrides = envOverrides(env);
   const hasFile = existsSync(file);

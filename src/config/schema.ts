@@ -23,7 +23,9 @@ export const runSchema = z
     step_timeout_seconds: posInt.default(3600).describe('wall-clock limit per step attempt'),
     run_checkpoints: z.boolean().default(true).describe('run checkpoint commands as verification'),
     base_branch: z.string().min(1).default('main').describe('branch plans start from and merge back into'),
-    setup_command: argv.default([]).describe('argv run in each new or reset worker worktree; empty = link node_modules/.venv'),
+    setup_command: argv
+      .default([])
+      .describe('argv run in each new or reset worker worktree; empty = link node_modules/.venv'),
     no_verify: z.boolean().default(false).describe("true: the driver's commits and rebases skip git hooks"),
   })
   .strict();
@@ -36,7 +38,10 @@ export const validateSchema = z
 
 export const kernelSchema = z
   .object({
-    verify: z.enum(['none', 'syntax', 'tests', 'typecheck']).default('syntax').describe('verification mode of refactors'),
+    verify: z
+      .enum(['none', 'syntax', 'tests', 'typecheck'])
+      .default('syntax')
+      .describe('verification mode of refactors'),
     test_command: argv.default([]).describe('argv array; {python} placeholder allowed; empty = detect'),
     test_timeout: z.number().int().min(1).max(3600).default(300).describe('seconds'),
     typecheck_command: argv.default([]).describe('empty = the built-in checkers'),
@@ -61,4 +66,9 @@ export const configSchema = z.object({
 });
 
 export type Config = z.infer<typeof configSchema>;
-export const CONFIG_TABLES = { state: stateSchema, run: runSchema, validate: validateSchema, kernel: kernelSchema } as const;
+export const CONFIG_TABLES = {
+  state: stateSchema,
+  run: runSchema,
+  validate: validateSchema,
+  kernel: kernelSchema,
+} as const;

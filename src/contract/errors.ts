@@ -52,7 +52,8 @@ export const CATALOGUE = {
   NotAGitRepository: {
     exit: 3,
     when: 'not inside a git work tree (04-git.md §1)',
-    message: (d) => `${s(d.path, 'the current directory')} is not inside a git work tree${d.reason ? ` (${s(d.reason)})` : ''}`,
+    message: (d) =>
+      `${s(d.path, 'the current directory')} is not inside a git work tree${d.reason ? ` (${s(d.reason)})` : ''}`,
     hint: () => 'run tugcode inside a git repository (git init), or pass -C <dir>',
   },
   NotInitialized: {
@@ -85,13 +86,15 @@ export const CATALOGUE = {
   WorktreeNotFound: {
     exit: 3,
     when: '`--worktree` is not the main checkout or a linked worktree of this repository (§5)',
-    message: (d) => `${s(d.worktree)} is not the main checkout or a linked worktree of ${s(d.repo_root, 'this repository')}`,
+    message: (d) =>
+      `${s(d.worktree)} is not the main checkout or a linked worktree of ${s(d.repo_root, 'this repository')}`,
     hint: () => 'git worktree list   (pass the root of one of these)',
   },
   AmbiguousPlan: {
     exit: 3,
     when: 'a plan argument matches more than one plan',
-    message: (d) => `${JSON.stringify(d.plan)} matches several plans: ${s((d.candidates as string[] | undefined)?.join(', '))}`,
+    message: (d) =>
+      `${JSON.stringify(d.plan)} matches several plans: ${s((d.candidates as string[] | undefined)?.join(', '))}`,
     hint: () => 'pass the plan path instead of the slug',
   },
   NotOwner: {
@@ -99,7 +102,9 @@ export const CATALOGUE = {
     when: 'the caller does not own the step (02-state.md §4)',
     message: (d) =>
       `${s(d.worktree)} does not own ${s(d.step_anchor)} of ${plan(d)}` +
-      (d.claimed_by ? ` (claimed by ${s(d.claimed_by)}, lease until ${s(d.lease_expires_at)})` : ' (it is not claimed)'),
+      (d.claimed_by
+        ? ` (claimed by ${s(d.claimed_by)}, lease until ${s(d.lease_expires_at)})`
+        : ' (it is not claimed)'),
     hint: (d) => `tugcode state claim ${plan(d)} --worktree <your worktree>`,
   },
   LeaseExpired: {
@@ -112,8 +117,9 @@ export const CATALOGUE = {
   },
   AttemptMismatch: {
     exit: 4,
-    when: '`--attempt` is not the step\'s current attempt',
-    message: (d) => `--attempt ${s(d.given)} is not the current attempt ${s(d.current)} of ${s(d.step_anchor)} in ${plan(d)}`,
+    when: "`--attempt` is not the step's current attempt",
+    message: (d) =>
+      `--attempt ${s(d.given)} is not the current attempt ${s(d.current)} of ${s(d.step_anchor)} in ${plan(d)}`,
     hint: () => 'this attempt was discarded; claim again',
   },
   InvalidTransition: {
@@ -127,7 +133,10 @@ export const CATALOGUE = {
     message: (d) => {
       const diags = (d.diagnostics as { code: string; line?: number; message: string }[] | undefined) ?? [];
       const first = diags[0];
-      return `${plan(d)} has ${diags.length} validation error(s)` + (first ? `; first: ${first.code} line ${s(first.line)}: ${first.message}` : '');
+      return (
+        `${plan(d)} has ${diags.length} validation error(s)` +
+        (first ? `; first: ${first.code} line ${s(first.line)}: ${first.message}` : '')
+      );
     },
     hint: (d) => `tugcode validate ${plan(d)}`,
   },
@@ -140,25 +149,29 @@ export const CATALOGUE = {
   PlanNotCommitted: {
     exit: 4,
     when: "`worktree create`/`run`: the plan is not committed on the base branch, or the main checkout's copy differs (04-git.md §3)",
-    message: (d) => `${plan(d)} is not committed on ${s(d.base_branch, 'the base branch')}${d.reason ? ` (${s(d.reason)})` : ''}`,
+    message: (d) =>
+      `${plan(d)} is not committed on ${s(d.base_branch, 'the base branch')}${d.reason ? ` (${s(d.reason)})` : ''}`,
     hint: (d) => `git add ${plan(d)} && git commit`,
   },
   ChecklistIncomplete: {
     exit: 4,
     when: 'strict `state complete` (02-state.md §3): open checklist items',
-    message: (d) => `${s(d.step_anchor)} has ${(d.open_items as unknown[] | undefined)?.length ?? '?'} open checklist item(s); complete them, defer them, or use --force <reason>`,
+    message: (d) =>
+      `${s(d.step_anchor)} has ${(d.open_items as unknown[] | undefined)?.length ?? '?'} open checklist item(s); complete them, defer them, or use --force <reason>`,
     hint: (d) => `tugcode state update ${plan(d)} ${s(d.step_anchor)} --worktree <wt> --complete-remaining`,
   },
   SubstepsIncomplete: {
     exit: 4,
     when: 'strict `state complete` (02-state.md §3): substeps not completed',
-    message: (d) => `${s(d.step_anchor)} has ${(d.incomplete_substeps as unknown[] | undefined)?.length ?? '?'} substep(s) not completed`,
+    message: (d) =>
+      `${s(d.step_anchor)} has ${(d.incomplete_substeps as unknown[] | undefined)?.length ?? '?'} substep(s) not completed`,
     hint: (d) => `tugcode state update ${plan(d)} ${s(d.step_anchor)} --worktree <wt> --complete-remaining`,
   },
   RefactorsIncomplete: {
     exit: 4,
     when: 'strict `state complete` (02-state.md §3): refactor rows neither applied nor skipped',
-    message: (d) => `${s(d.step_anchor)} has ${(d.open_refactors as unknown[] | undefined)?.length ?? '?'} refactor(s) neither applied nor skipped`,
+    message: (d) =>
+      `${s(d.step_anchor)} has ${(d.open_refactors as unknown[] | undefined)?.length ?? '?'} refactor(s) neither applied nor skipped`,
     hint: (d) => `tugcode refactor run-step ${plan(d)} ${s(d.step_anchor)} --worktree <wt>`,
   },
   PlanIncomplete: {
@@ -181,13 +194,15 @@ export const CATALOGUE = {
   SchemaTooNew: {
     exit: 4,
     when: 'state.db was written by a newer tugcode',
-    message: (d) => `${s(d.db_path, 'state.db')} has schema version ${s(d.found)}, newer than this tugcode supports (${s(d.supported)})`,
+    message: (d) =>
+      `${s(d.db_path, 'state.db')} has schema version ${s(d.found)}, newer than this tugcode supports (${s(d.supported)})`,
     hint: () => 'upgrade tugcode (npm install tugcode@latest)',
   },
   WorktreeExists: {
     exit: 4,
     when: '`worktree create`: a live worktree for the plan exists, or its branch or directory name is taken (04-git.md §3)',
-    message: (d) => `${s(d.reason, 'a worktree for this plan already exists')}${d.worktree_path ? `: ${s(d.worktree_path)}` : ''}`,
+    message: (d) =>
+      `${s(d.reason, 'a worktree for this plan already exists')}${d.worktree_path ? `: ${s(d.worktree_path)}` : ''}`,
     hint: () => 'pass --reuse to continue in it, or --new to make another',
   },
   WorktreeDirty: {
@@ -223,7 +238,8 @@ export const CATALOGUE = {
   MergeConflict: {
     exit: 4,
     when: '`merge` hit a conflict and was aborted cleanly',
-    message: (d) => `merging ${s(d.branch)} into ${s(d.into)} conflicts in ${s((d.files as string[] | undefined)?.join(', '))}; the merge was aborted`,
+    message: (d) =>
+      `merging ${s(d.branch)} into ${s(d.into)} conflicts in ${s((d.files as string[] | undefined)?.join(', '))}; the merge was aborted`,
   },
   RunInProgress: {
     exit: 4,
@@ -252,7 +268,8 @@ export const CATALOGUE = {
   GitError: {
     exit: 10,
     when: 'a git command failed unexpectedly',
-    message: (d) => `git ${s((d.args as string[] | undefined)?.join(' '), '')} failed: ${s(d.stderr ?? d.reason, '').trim()}`,
+    message: (d) =>
+      `git ${s((d.args as string[] | undefined)?.join(' '), '')} failed: ${s(d.stderr ?? d.reason, '').trim()}`,
   },
 } satisfies Record<string, CatalogueEntry>;
 
@@ -268,7 +285,11 @@ export class TugError extends Error {
   /** Optional human text for stdout in text mode (e.g. every validator issue); JSON carries it in details. */
   readonly text: string | undefined;
 
-  constructor(code: ErrorCode, details: Details = {}, opts: { message?: string; hint?: string; cause?: unknown; text?: string } = {}) {
+  constructor(
+    code: ErrorCode,
+    details: Details = {},
+    opts: { message?: string; hint?: string; cause?: unknown; text?: string } = {},
+  ) {
     const entry: CatalogueEntry = CATALOGUE[code];
     super(opts.message ?? entry.message(details), opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'TugError';

@@ -50,7 +50,13 @@ export function gitVersion(): [number, number, number] | null {
 
 /** Run git and return stdout as bytes (blobs, plan files hashed as bytes); a non-zero exit is GitError. */
 export function gitBytes(args: string[], cwd: string, opts: { env?: NodeJS.ProcessEnv; input?: string } = {}): Buffer {
-  const r = spawnSync('git', args, { cwd, env: gitEnv(opts.env), input: opts.input ?? '', maxBuffer: 256 * 1024 * 1024, stdio: ['pipe', 'pipe', 'pipe'] });
+  const r = spawnSync('git', args, {
+    cwd,
+    env: gitEnv(opts.env),
+    input: opts.input ?? '',
+    maxBuffer: 256 * 1024 * 1024,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   if (r.error) throw new TugError('GitError', { args, reason: r.error.message });
   if (r.status !== 0) throw new TugError('GitError', { args, stderr: String(r.stderr), exit_code: r.status, cwd });
   return r.stdout;

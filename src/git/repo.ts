@@ -83,22 +83,33 @@ function resolveFromLayout(start: string): Omit<Repo, 'cwd'> | null {
 
 function resolveWithGit(start: string): Omit<Repo, 'cwd'> {
   const r = gitTry(
-    ['rev-parse', '--is-bare-repository', '--is-inside-git-dir', '--show-toplevel', '--path-format=absolute', '--git-common-dir', '--absolute-git-dir'],
+    [
+      'rev-parse',
+      '--is-bare-repository',
+      '--is-inside-git-dir',
+      '--show-toplevel',
+      '--path-format=absolute',
+      '--git-common-dir',
+      '--absolute-git-dir',
+    ],
     start,
   );
   if (r.status !== 0) {
     throw new TugError('NotAGitRepository', { path: start, reason: r.stderr.trim().split('\n')[0] || undefined });
   }
   const lines = r.stdout.split('\n');
-  if (lines[0] === 'true') throw new TugError('NotAGitRepository', { path: start, reason: 'bare repositories have no work tree' });
-  if (lines[1] === 'true') throw new TugError('NotAGitRepository', { path: start, reason: 'running inside the .git directory' });
+  if (lines[0] === 'true')
+    throw new TugError('NotAGitRepository', { path: start, reason: 'bare repositories have no work tree' });
+  if (lines[1] === 'true')
+    throw new TugError('NotAGitRepository', { path: start, reason: 'running inside the .git directory' });
   const [top, common, gitDir] = [lines[2], lines[3], lines[4]];
   if (!top || !common || !gitDir) throw new TugError('NotAGitRepository', { path: start });
   const worktreeRoot = canonical(top);
   const commonDir = canonical(common);
   // In the main checkout the git dir is the common dir: it is its own main root, whatever the
   // common dir is called (submodule, --separate-git-dir).
-  if (canonical(gitDir) === commonDir) return { worktreeRoot, mainRoot: worktreeRoot, commonDir, isLinkedWorktree: false };
+  if (canonical(gitDir) === commonDir)
+    return { worktreeRoot, mainRoot: worktreeRoot, commonDir, isLinkedWorktree: false };
   // In a linked worktree the main checkout is the first entry of `git worktree list`. git reports the
   // common dir itself there when it cannot know the main work tree (--separate-git-dir); then only
   // core.worktree can tell, and the common dir's parent is never guessed.
@@ -111,7 +122,8 @@ function resolveWithGit(start: string): Omit<Repo, 'cwd'> {
   if (!mainRoot) {
     throw new TugError('NotAGitRepository', {
       path: start,
-      reason: 'cannot locate the main checkout of this linked worktree; run from the main checkout or set TUGCODE_STATE_DB',
+      reason:
+        'cannot locate the main checkout of this linked worktree; run from the main checkout or set TUGCODE_STATE_DB',
     });
   }
   return { worktreeRoot, mainRoot: canonical(mainRoot), commonDir, isLinkedWorktree: true };
@@ -142,7 +154,10 @@ export function relativeToRoot(root: string, abs: string): string | null {
   const a = resolve(abs);
   if (a === root) return '';
   if (!a.startsWith(root + sep)) return null;
-  return a.slice(root.length + 1).split(sep).join('/');
+  return a
+    .slice(root.length + 1)
+    .split(sep)
+    .join('/');
 }
 
 export function isAbsolutePath(p: string): boolean {
@@ -150,7 +165,9 @@ export function isAbsolutePath(p: string): boolean {
 }
 
 /** The work trees of the repository (canonical roots), from `git worktree list --porcelain`. */
-export function listWorktrees(repo: Repo): { path: string; head: string | null; branch: string | null; bare: boolean; prunable: boolean }[] {
+export function listWorktrees(
+  repo: Repo,
+): { path: string; head: string | null; branch: string | null; bare: boolean; prunable: boolean }[] {
   const r = gitTry(['worktree', 'list', '--porcelain'], repo.mainRoot);
   if (r.status !== 0) throw new TugError('GitError', { args: ['worktree', 'list', '--porcelain'], stderr: r.stderr });
   const out: { path: string; head: string | null; branch: string | null; bare: boolean; prunable: boolean }[] = [];

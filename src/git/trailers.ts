@@ -51,7 +51,13 @@ export function parseTrailerLog(stdout: string): { scanned: number; commits: Tra
     if (!hash) continue;
     const s = values(steps).map((v) => v.replace(/^#/, ''));
     if (s.length === 0) continue;
-    commits.push({ hash, committer_time: Number(ct) || 0, steps: s, plans: values(plans), refactors: values(refactors) });
+    commits.push({
+      hash,
+      committer_time: Number(ct) || 0,
+      steps: s,
+      plans: values(plans),
+      refactors: values(refactors),
+    });
   }
   return { scanned, commits };
 }

@@ -120,7 +120,8 @@ export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedP
     const planPath = roots.planPathOf(abs);
     if (planPath === null) continue;
     firstInside ??= planPath;
-    if ((isFile(roots.inWorkTree(planPath)) || known.has(planPath)) && !matches.includes(planPath)) matches.push(planPath);
+    if ((isFile(roots.inWorkTree(planPath)) || known.has(planPath)) && !matches.includes(planPath))
+      matches.push(planPath);
   }
   // A relative path read from a subdirectory and from the work tree root may name two different plans:
   // never guess which one was meant.

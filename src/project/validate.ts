@@ -78,8 +78,11 @@ export function renderValidate(r: { plans: PlanReport[]; level: Level }): string
   for (const p of r.plans) {
     const shape = `${p.steps} steps${p.substeps ? `, ${p.substeps} substeps` : ''}`;
     const counts = `${p.error_count} errors, ${p.warning_count} warnings`;
-    lines.push(`${p.valid ? 'ok' : 'INVALID'}  ${p.plan_path}  (${shape}; ${counts}${p.implicit_sequential ? '; implicit sequential order' : ''})`);
-    for (const d of p.diagnostics) lines.push(`  ${p.plan_path}:${d.line ?? '-'}: ${d.severity} ${d.code}: ${d.message}`);
+    lines.push(
+      `${p.valid ? 'ok' : 'INVALID'}  ${p.plan_path}  (${shape}; ${counts}${p.implicit_sequential ? '; implicit sequential order' : ''})`,
+    );
+    for (const d of p.diagnostics)
+      lines.push(`  ${p.plan_path}:${d.line ?? '-'}: ${d.severity} ${d.code}: ${d.message}`);
   }
   return lines.join('\n');
 }

@@ -26,7 +26,11 @@ interface Spec {
 }
 
 const SPECS: Record<'run-step' | 'skip', Spec> = {
-  'run-step': { values: ['--worktree', '--attempt', '--verify'], bools: ['--retry-failed', '--json', '--text'], positionals: 2 },
+  'run-step': {
+    values: ['--worktree', '--attempt', '--verify'],
+    bools: ['--retry-failed', '--json', '--text'],
+    positionals: 2,
+  },
   skip: { values: ['--worktree', '--attempt', '--ordinal', '--reason'], bools: ['--json', '--text'], positionals: 2 },
 };
 
@@ -37,9 +41,13 @@ run-step executes the step's open **Refactors:** rows in W (the step must be cla
 open or failed row skipped. Output is one JSON document (kernel envelope); exit codes 0, 2, 3, 4, 5, 10.
 `;
 
-const bad = (reason: string, argument?: string) => new TugError('InvalidArgument', argument ? { reason, argument } : { reason });
+const bad = (reason: string, argument?: string) =>
+  new TugError('InvalidArgument', argument ? { reason, argument } : { reason });
 
-function parse(command: 'run-step' | 'skip', argv: string[]): { pos: string[]; values: Map<string, string>; bools: Set<string> } {
+function parse(
+  command: 'run-step' | 'skip',
+  argv: string[],
+): { pos: string[]; values: Map<string, string>; bools: Set<string> } {
   const spec = SPECS[command];
   const pos: string[] = [];
   const values = new Map<string, string>();
@@ -62,14 +70,16 @@ function parse(command: 'run-step' | 'skip', argv: string[]): { pos: string[]; v
       values.set(name, v);
     } else throw bad(`unknown flag ${name} for refactor ${command}`, name);
   }
-  if (pos.length !== spec.positionals) throw bad(`refactor ${command} needs <plan> <step>, got ${pos.length} argument(s)`);
+  if (pos.length !== spec.positionals)
+    throw bad(`refactor ${command} needs <plan> <step>, got ${pos.length} argument(s)`);
   if (!values.has('--worktree')) throw bad(`refactor ${command} needs --worktree W`, '--worktree');
   return { pos, values, bools };
 }
 
 function intArg(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(Number(v))) throw bad(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`, name);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(Number(v)))
+    throw bad(`${name} must be a non-negative integer, got ${JSON.stringify(v)}`, name);
   return Number(v);
 }
 
@@ -90,15 +100,35 @@ async function open(command: string, worktreeArg: string, cwd: string, env: Node
   const worktree = resolveWorktreeArg(repo, abs, cwd);
   const warnings = new WarningSink();
   const config = await loadConfig(repo.mainRoot, env, warnings);
-  const ctx = openStateContext({ repoRoot: repo.mainRoot, workTree: worktree, clock: clockFromEnv(env), config, warnings, command, mode: 'write', env, cwd });
+  const ctx = openStateContext({
+    repoRoot: repo.mainRoot,
+    workTree: worktree,
+    clock: clockFromEnv(env),
+    config,
+    warnings,
+    command,
+    mode: 'write',
+    env,
+    cwd,
+  });
   return { ctx, config, worktree };
 }
 
 function errorOutput(e: unknown, text: boolean): CliOutput {
   const { error, exit } = errorObjectOf(e);
-  const env = { status: 'error', schema_version: '1', ...(snapshotOf(e) ? { snapshot_id: snapshotOf(e) } : {}), error, warnings: [] };
+  const env = {
+    status: 'error',
+    schema_version: '1',
+    ...(snapshotOf(e) ? { snapshot_id: snapshotOf(e) } : {}),
+    error,
+    warnings: [],
+  };
   const line = `tugcode: ${error.code}: ${error.message}`.replace(/[\r\n]+/g, ' ').slice(0, 500) + '\n';
-  return { stdout: text ? `error: ${error.code}: ${error.message}\n` : JSON.stringify(env) + '\n', stderr: line, exitCode: exit };
+  return {
+    stdout: text ? `error: ${error.code}: ${error.message}\n` : JSON.stringify(env) + '\n',
+    stderr: line,
+    exitCode: exit,
+  };
 }
 
 function snapshotOf(e: unknown): string | undefined {
@@ -106,7 +136,9 @@ function snapshotOf(e: unknown): string | undefined {
 }
 
 function runStepText(r: RunStepResult): string {
-  const lines = [`${r.step_anchor}: ${r.summary.applied} applied, ${r.summary.failed} failed, ${r.summary.skipped} skipped, ${r.summary.open} open (${r.summary.executed} executed)`];
+  const lines = [
+    `${r.step_anchor}: ${r.summary.applied} applied, ${r.summary.failed} failed, ${r.summary.skipped} skipped, ${r.summary.open} open (${r.summary.executed} executed)`,
+  ];
   for (const op of r.ops) {
     let l = `  [${op.ordinal}] ${op.status.padEnd(7)} ${op.op_text}`;
     if (op.snapshot_before || op.snapshot_after) l += `  ${op.snapshot_before ?? '-'}..${op.snapshot_after ?? '-'}`;
@@ -118,7 +150,12 @@ function runStepText(r: RunStepResult): string {
 }
 
 /** `tugcode refactor run-step|skip …` (argv starts with the subcommand). */
-export async function runRefactorStepCommand(argv: string[], cwd: string, env: NodeJS.ProcessEnv, kernelEnv: Record<string, string | undefined>): Promise<CliOutput> {
+export async function runRefactorStepCommand(
+  argv: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  kernelEnv: Record<string, string | undefined>,
+): Promise<CliOutput> {
   const command = argv[0] as 'run-step' | 'skip';
   const rest = argv.slice(1);
   if (rest.includes('--help') || rest.includes('-h')) return { stdout: RUN_STEP_HELP, stderr: '', exitCode: 0 };
@@ -130,17 +167,35 @@ export async function runRefactorStepCommand(argv: string[], cwd: string, env: N
     const attempt = intArg('--attempt', a.values.get('--attempt'));
     if (command === 'run-step') {
       const verify = a.values.get('--verify');
-      if (verify !== undefined && !VERIFY.includes(verify)) throw bad(`--verify must be one of ${VERIFY.join(', ')}`, '--verify');
+      if (verify !== undefined && !VERIFY.includes(verify))
+        throw bad(`--verify must be one of ${VERIFY.join(', ')}`, '--verify');
       const o = await open('refactor run-step', a.values.get('--worktree')!, cwd, env);
       ctx = o.ctx;
       const { runStep } = await import('./run-step.js');
       const r = await runStep(
         o.ctx,
-        { plan, step, worktree: o.worktree, attempt, retry_failed: a.bools.has('--retry-failed'), verify: verify as VerifyMode | undefined },
-        { heartbeat_seconds: o.config.run.heartbeat_seconds, max_concurrent_sessions: o.config.kernel.max_concurrent_sessions, kernel: { env: kernelEnv } },
+        {
+          plan,
+          step,
+          worktree: o.worktree,
+          attempt,
+          retry_failed: a.bools.has('--retry-failed'),
+          verify: verify as VerifyMode | undefined,
+        },
+        {
+          heartbeat_seconds: o.config.run.heartbeat_seconds,
+          max_concurrent_sessions: o.config.kernel.max_concurrent_sessions,
+          kernel: { env: kernelEnv },
+        },
       );
-      const stderr = r.error ? `tugcode: ${r.error.code}: ${r.error.message}`.replace(/[\r\n]+/g, ' ').slice(0, 500) + '\n' : '';
-      return { stdout: text ? runStepText(r) : JSON.stringify(runStepEnvelope(r)) + '\n', stderr, exitCode: r.exit_code };
+      const stderr = r.error
+        ? `tugcode: ${r.error.code}: ${r.error.message}`.replace(/[\r\n]+/g, ' ').slice(0, 500) + '\n'
+        : '';
+      return {
+        stdout: text ? runStepText(r) : JSON.stringify(runStepEnvelope(r)) + '\n',
+        stderr,
+        exitCode: r.exit_code,
+      };
     }
     const ordinal = intArg('--ordinal', a.values.get('--ordinal'));
     if (ordinal === undefined) throw bad('refactor skip needs --ordinal N', '--ordinal');
@@ -150,8 +205,15 @@ export async function runRefactorStepCommand(argv: string[], cwd: string, env: N
     ctx = o.ctx;
     const { skipRefactor } = await import('../state/refactors.js');
     const r: SkipResult = skipRefactor(o.ctx, { plan, step, worktree: o.worktree, attempt, ordinal, reason });
-    const envelope = { status: 'ok', schema_version: '1', ...r, warnings: o.ctx.warnings.items.map((w) => ({ code: w.code, message: w.message })) };
-    const line = r.already_skipped ? `refactor ${r.ordinal} of ${r.step_anchor} was already skipped\n` : `Skipped refactor ${r.ordinal} of ${r.step_anchor} (was ${r.previous_status}): ${r.op_text}\n`;
+    const envelope = {
+      status: 'ok',
+      schema_version: '1',
+      ...r,
+      warnings: o.ctx.warnings.items.map((w) => ({ code: w.code, message: w.message })),
+    };
+    const line = r.already_skipped
+      ? `refactor ${r.ordinal} of ${r.step_anchor} was already skipped\n`
+      : `Skipped refactor ${r.ordinal} of ${r.step_anchor} (was ${r.previous_status}): ${r.op_text}\n`;
     return { stdout: text ? line : JSON.stringify(envelope) + '\n', stderr: '', exitCode: 0 };
   } catch (e) {
     return errorOutput(e, text);

@@ -15,7 +15,9 @@ function hashOf(op: string, target: unknown, args: Record<string, unknown>): str
 export function opHashOfParsed(p: ParsedOp, defaultSafety: SafetyMode = 'strict'): string {
   if (p.op === 'organize-imports') return hashOf(p.op, { file: p.args.file }, { mode: p.args.mode });
   const a = p.args;
-  const target = a.at ? { at: { file: a.at.file, line: a.at.line, col: a.at.col } } : { symbol: `${a.symbol!.file}::${a.symbol!.name}` };
+  const target = a.at
+    ? { at: { file: a.at.file, line: a.at.line, col: a.at.col } }
+    : { symbol: `${a.symbol!.file}::${a.symbol!.name}` };
   return hashOf(p.op, target, { to: a.to, expect: a.expect, safety: a.safety ?? defaultSafety });
 }
 

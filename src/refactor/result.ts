@@ -97,7 +97,11 @@ export function compactResult(p: ResultParts): Record<string, unknown> {
     files_changed: p.summary?.files_changed ?? 0,
     edits_count: p.summary?.edits_count ?? 0,
     verification: p.verification
-      ? { mode: p.verification.mode, status: p.verification.status, checks: p.verification.checks.map((c) => ({ name: c.name, status: c.status })) }
+      ? {
+          mode: p.verification.mode,
+          status: p.verification.status,
+          checks: p.verification.checks.map((c) => ({ name: c.name, status: c.status })),
+        }
       : null,
     warnings: [...new Set(p.warnings)].sort(),
     duration_ms: Math.round(p.duration_ms),
@@ -108,7 +112,8 @@ export function compactResult(p: ResultParts): Record<string, unknown> {
   if (bytes(r) > RESULT_MAX_BYTES) {
     const files = p.files_written;
     let keep = files.length;
-    while (keep > 0 && bytes({ ...r, files_written: files.slice(0, keep) }) > RESULT_MAX_BYTES) keep = Math.floor(keep / 2);
+    while (keep > 0 && bytes({ ...r, files_written: files.slice(0, keep) }) > RESULT_MAX_BYTES)
+      keep = Math.floor(keep / 2);
     r.files_written = files.slice(0, keep);
   }
   if (bytes(r) > RESULT_MAX_BYTES && r.error) {

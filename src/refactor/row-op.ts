@@ -17,7 +17,12 @@ export interface RowOp {
 
 export function parseRowOp(opText: string): RowOp {
   const tok = tokenizeShell(opText);
-  if (!tok.ok) throw new KernelError('InvalidArgument', `op_text: ${tok.reason}`, { argument: 'op_text', value: opText, reason: 'syntax' });
+  if (!tok.ok)
+    throw new KernelError('InvalidArgument', `op_text: ${tok.reason}`, {
+      argument: 'op_text',
+      value: opText,
+      reason: 'syntax',
+    });
   const { op, verify, testCommand } = parseOp(tok.tokens);
   const full = parseOpText(opText);
   return { op, verify, test_command: testCommand, allow_large: full.ok ? Boolean(full.args.allow_large) : false };

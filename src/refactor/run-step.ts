@@ -25,7 +25,15 @@ import {
   type RefactorView,
 } from '../state/refactors.js';
 import { opHashOfText } from './op-hash.js';
-import { compactResult, reportLine, reportOfRow, summarizeRows, type ErrorObject, type OpReport, type RunStepResult } from './result.js';
+import {
+  compactResult,
+  reportLine,
+  reportOfRow,
+  summarizeRows,
+  type ErrorObject,
+  type OpReport,
+  type RunStepResult,
+} from './result.js';
 import { acquireSlot } from './slots.js';
 import { parseRowOp } from './row-op.js';
 
@@ -57,7 +65,8 @@ function isKernelError(e: unknown): e is KernelErr {
 }
 
 export function errorObjectOf(e: unknown): { error: ErrorObject; exit: number } {
-  if (e instanceof TugError) return { error: { code: e.code, message: e.message, details: e.details }, exit: e.exitCode };
+  if (e instanceof TugError)
+    return { error: { code: e.code, message: e.message, details: e.details }, exit: e.exitCode };
   if (isKernelError(e)) {
     const error: ErrorObject = { code: e.code, message: e.message, details: e.details ?? {} };
     if (e.location) error.location = e.location;
@@ -72,13 +81,26 @@ function verificationFailure(v: Verification): ErrorObject {
   const failed = v.checks.find((c) => c.status === 'failed');
   const unavailable = v.checks.find((c) => c.status === 'unavailable');
   if (failed) {
-    const code = failed.name === 'tests' ? 'TestsFailed' : failed.name === 'ts-syntax' || failed.name === 'py-compile' ? 'SyntaxError' : 'TypecheckFailed';
-    return { code, message: `verification failed: ${failed.name}`, details: { check: failed.name, exit_code: failed.exit_code, errors: failed.diagnostics.slice(0, 20) } };
+    const code =
+      failed.name === 'tests'
+        ? 'TestsFailed'
+        : failed.name === 'ts-syntax' || failed.name === 'py-compile'
+          ? 'SyntaxError'
+          : 'TypecheckFailed';
+    return {
+      code,
+      message: `verification failed: ${failed.name}`,
+      details: { check: failed.name, exit_code: failed.exit_code, errors: failed.diagnostics.slice(0, 20) },
+    };
   }
   return {
     code: 'VerificationUnavailable',
     message: `verification ${v.mode} is ${v.status}`,
-    details: { check: unavailable?.name ?? v.mode, tool: unavailable?.command?.[0] ?? null, reason: unavailable?.reason ?? `verification status ${v.status}` },
+    details: {
+      check: unavailable?.name ?? v.mode,
+      tool: unavailable?.command?.[0] ?? null,
+      reason: unavailable?.reason ?? `verification status ${v.status}`,
+    },
   };
 }
 
@@ -89,7 +111,13 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
   if (!rows.some((r) => r.status === 'open' || (input.retry_failed && r.status === 'failed'))) {
     return finish(ctx, scope, rows, new Map(), null, null, 0);
   }
-  const beat = () => void heartbeat(ctx, { plan: scope.plan_path, step: scope.top_anchor, worktree: scope.worktree, attempt: scope.attempt });
+  const beat = () =>
+    void heartbeat(ctx, {
+      plan: scope.plan_path,
+      step: scope.top_anchor,
+      worktree: scope.worktree,
+      attempt: scope.attempt,
+    });
   const interval = Math.max(1, o.heartbeat_seconds) * 1000;
   let lastBeat = Date.now();
   // Setup 3: a concurrency slot (heartbeating while waiting), then the kernel.
@@ -142,7 +170,10 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
     const before = refactorRows(ctx, { plan: scope.plan_path, step: scope.step_anchor, worktree: scope.worktree });
     let current: string | null = null;
     if (before.some((r) => ownPending(r, scope))) current = snapshotId = (await kernel.snapshot()).snapshot_id;
-    const start = startRefactorRun(ctx, scope, { retry_failed: Boolean(input.retry_failed), current_snapshot: current });
+    const start = startRefactorRun(ctx, scope, {
+      retry_failed: Boolean(input.retry_failed),
+      current_snapshot: current,
+    });
 
     const reports = new Map<number, OpReport>();
     let failure: { error: ErrorObject; exit: number } | null = null;
@@ -227,7 +258,12 @@ async function executeRow(rc: RowContext): Promise<RowOutcome> {
     let summary: Summary | null = null;
     let verification: Verification | null = null;
     const warnings: string[] = [];
-    const report = (status: OpReport['status'], exit: number, after: string | null, error: ErrorObject | null): OpReport => ({
+    const report = (
+      status: OpReport['status'],
+      exit: number,
+      after: string | null,
+      error: ErrorObject | null,
+    ): OpReport => ({
       ordinal: row.ordinal,
       op_text: row.op_text,
       op_hash: opHash,
@@ -241,11 +277,47 @@ async function executeRow(rc: RowContext): Promise<RowOutcome> {
       warnings: [...new Set(warnings)].sort(),
       error,
     });
-    const record = (status: 'applied' | 'failed', exit: number, after: string | null, files: string[], error: ErrorObject | null) => {
-      const result = compactResult({ op_hash: opHash, files_written: files, summary, verification, warnings, duration_ms: performance.now() - t0, attempts, error });
-      const line = reportLine({ operation: op?.op ?? row.op_text.split(/\s+/)[0] ?? 'refactor', summary, mode, verificationStatus: verification?.status ?? null, snapshot_before: snapshotBefore, snapshot_after: after, warnings, error });
-      const content = JSON.stringify({ op_text: row.op_text, ...result, ...(error ? { error } : {}), ...(verification ? { verification } : {}) }, null, 2);
-      recordRefactorResult(ctx, scope, { ordinal: row.ordinal, status, snapshot_before: snapshotBefore, snapshot_after: after, exit_code: exit, result, artifact: { summary: line, content } });
+    const record = (
+      status: 'applied' | 'failed',
+      exit: number,
+      after: string | null,
+      files: string[],
+      error: ErrorObject | null,
+    ) => {
+      const result = compactResult({
+        op_hash: opHash,
+        files_written: files,
+        summary,
+        verification,
+        warnings,
+        duration_ms: performance.now() - t0,
+        attempts,
+        error,
+      });
+      const line = reportLine({
+        operation: op?.op ?? row.op_text.split(/\s+/)[0] ?? 'refactor',
+        summary,
+        mode,
+        verificationStatus: verification?.status ?? null,
+        snapshot_before: snapshotBefore,
+        snapshot_after: after,
+        warnings,
+        error,
+      });
+      const content = JSON.stringify(
+        { op_text: row.op_text, ...result, ...(error ? { error } : {}), ...(verification ? { verification } : {}) },
+        null,
+        2,
+      );
+      recordRefactorResult(ctx, scope, {
+        ordinal: row.ordinal,
+        status,
+        snapshot_before: snapshotBefore,
+        snapshot_after: after,
+        exit_code: exit,
+        result,
+        artifact: { summary: line, content },
+      });
     };
     try {
       // 1. Heartbeat: a lost lease stops the run before any write (the row stays open).
@@ -263,12 +335,21 @@ async function executeRow(rc: RowContext): Promise<RowOutcome> {
       opHash = an.op_hash;
       warnings.push(...an.warnings.map((w) => w.code));
       const { max_files_affected, max_edits } = kernel.settings;
-      if (op.op === 'rename-symbol' && !parsed.allow_large && (an.impact.files_affected > max_files_affected || an.impact.edits_estimated > max_edits)) {
+      if (
+        op.op === 'rename-symbol' &&
+        !parsed.allow_large &&
+        (an.impact.files_affected > max_files_affected || an.impact.edits_estimated > max_edits)
+      ) {
         const { KernelError } = await import('../kernel/errors.js');
         throw new KernelError(
           'ImpactThresholdExceeded',
           `the rename touches ${an.impact.files_affected} files with ${an.impact.edits_estimated} edits (limits ${max_files_affected} files, ${max_edits} edits); add --allow-large to the op`,
-          { files_affected: an.impact.files_affected, edits_estimated: an.impact.edits_estimated, max_files_affected, max_edits },
+          {
+            files_affected: an.impact.files_affected,
+            edits_estimated: an.impact.edits_estimated,
+            max_files_affected,
+            max_edits,
+          },
           { snapshotId: snapshotBefore },
         );
       }
@@ -283,14 +364,22 @@ async function executeRow(rc: RowContext): Promise<RowOutcome> {
         if (v) verification = v;
         throw e;
       }
-      const accepted = verification.status === 'passed' || (verification.status === 'skipped' && (mode === 'none' || p.patchSet.edits.length === 0));
+      const accepted =
+        verification.status === 'passed' ||
+        (verification.status === 'skipped' && (mode === 'none' || p.patchSet.edits.length === 0));
       if (!accepted) {
         const error = verificationFailure(verification);
         record('failed', 5, null, [], error);
         return { report: report('failed', 5, null, error), failure: { error, exit: 5 }, snapshot_id: snapshotId };
       }
       // 6. Pending write + heartbeat + ownership (one transaction), then apply the prepared patch.
-      writePending(ctx, scope, row.ordinal, { op_hash: p.op_hash, snapshot_before: p.snapshot_id, snapshot_after: p.snapshot_after, worktree: scope.worktree, attempt: scope.attempt });
+      writePending(ctx, scope, row.ordinal, {
+        op_hash: p.op_hash,
+        snapshot_before: p.snapshot_id,
+        snapshot_after: p.snapshot_after,
+        worktree: scope.worktree,
+        attempt: scope.attempt,
+      });
       const a = await kernel.apply(p);
       snapshotId = a.snapshot_after;
       // 7. Record applied (+ artifact + heartbeat).

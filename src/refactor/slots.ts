@@ -44,7 +44,13 @@ export async function acquireSlot(o: SlotOptions): Promise<Slot> {
     for (let i = 0; i < n; i++) {
       const path = join(dir, `slot-${i}`);
       try {
-        const release = await lockfile.lock(path, { realpath: false, stale, update: Math.floor(stale / 4), retries: 0, onCompromised: () => {} });
+        const release = await lockfile.lock(path, {
+          realpath: false,
+          stale,
+          update: Math.floor(stale / 4),
+          retries: 0,
+          onCompromised: () => {},
+        });
         return {
           index: i,
           path,

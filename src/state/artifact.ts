@@ -41,7 +41,10 @@ export function truncateCodePoints(text: string, max: number): { text: string; t
 export function artifact(ctx: StateContext, input: ArtifactInput): ArtifactResult {
   const anchor = stepArg(input.step);
   if (!(ARTIFACT_KINDS as readonly string[]).includes(input.kind)) {
-    throw new TugError('InvalidArgument', { reason: `unknown artifact kind ${JSON.stringify(input.kind)}; expected one of ${ARTIFACT_KINDS.join(', ')}`, argument: '--kind' });
+    throw new TugError('InvalidArgument', {
+      reason: `unknown artifact kind ${JSON.stringify(input.kind)}; expected one of ${ARTIFACT_KINDS.join(', ')}`,
+      argument: '--kind',
+    });
   }
   const kind = input.kind as ArtifactKind;
   checkText('summary', input.summary, { nonEmpty: true });
@@ -56,8 +59,22 @@ export function artifact(ctx: StateContext, input: ArtifactInput): ArtifactResul
     const now = ctx.clock.now();
     const s = findStep(db, plan_path, anchor);
     checkOwner(db, plan_path, s, input.worktree, input.attempt);
-    const id = insertArtifact(db, { plan_path, step_anchor: anchor, kind, summary: summary.text, content: content?.text ?? null, recorded_at: now });
-    recordEvent(ctx, db, { at: now, plan_path, step_anchor: anchor, actor: input.worktree, attempt: s.top.attempt, details: { artifact_id: id, kind, truncated } });
+    const id = insertArtifact(db, {
+      plan_path,
+      step_anchor: anchor,
+      kind,
+      summary: summary.text,
+      content: content?.text ?? null,
+      recorded_at: now,
+    });
+    recordEvent(ctx, db, {
+      at: now,
+      plan_path,
+      step_anchor: anchor,
+      actor: input.worktree,
+      attempt: s.top.attempt,
+      details: { artifact_id: id, kind, truncated },
+    });
     return { recorded: true, step_anchor: anchor, kind, artifact_id: id, truncated };
   });
 }

@@ -21,7 +21,12 @@ export function discardAttempt(db: Db, plan_path: string, top_anchor: string, no
   const substeps = descendantsToPending(db, plan_path, top_anchor);
   const refactors = discardRefactors(db, plan_path, top_anchor, now);
   return {
-    items_reopened: items.map((i) => ({ step_anchor: i.step_anchor, kind: i.kind, ordinal: i.ordinal, previous_status: i.status })),
+    items_reopened: items.map((i) => ({
+      step_anchor: i.step_anchor,
+      kind: i.kind,
+      ordinal: i.ordinal,
+      previous_status: i.status,
+    })),
     substeps_reset: substeps,
     refactors_reset: refactors,
   };

@@ -43,7 +43,10 @@ export function claimsHeldBy(ctx: StateContext, worktree: string): HeldClaim[] {
  * Admin release (`worktree remove --force`): ends `worktree`'s claim on a top-level step, discarding the
  * attempt; `failures` unchanged; actor `admin`. Returns false when the worktree does not hold the step.
  */
-export function adminRelease(ctx: StateContext, input: { plan: string; step: string; worktree: string }): { released: boolean } {
+export function adminRelease(
+  ctx: StateContext,
+  input: { plan: string; step: string; worktree: string },
+): { released: boolean } {
   const anchor = stepArg(input.step);
   const ref = resolvePlanRef(ctx, input.plan);
   requirePlanRow(ctx, ref);
@@ -55,7 +58,16 @@ export function adminRelease(ctx: StateContext, input: { plan: string; step: str
     requireTopLevel(s, ref.plan_path, 'state release');
     if (s.step.claimed_by !== input.worktree) return { released: false };
     const discarded = discardAttempt(db, ref.plan_path, anchor, now);
-    if (endClaim(db, { plan_path: ref.plan_path, anchor, worktree: input.worktree, status: 'pending', failures_delta: 0, fail_reason: null }) !== 1) {
+    if (
+      endClaim(db, {
+        plan_path: ref.plan_path,
+        anchor,
+        worktree: input.worktree,
+        status: 'pending',
+        failures_delta: 0,
+        fail_reason: null,
+      }) !== 1
+    ) {
       return { released: false };
     }
     recordEvent(ctx, db, {
@@ -74,7 +86,10 @@ export function adminRelease(ctx: StateContext, input: { plan: string; step: str
  * The error strict `complete` would raise now (NotOwner, ChecklistIncomplete, PlanDrift, …), or null when it
  * would succeed. Runs the real completion in a transaction that is always rolled back.
  */
-export async function completionBlocker(ctx: StateContext, input: Omit<CompleteInput, 'force' | 'dry_run'>): Promise<TugError | null> {
+export async function completionBlocker(
+  ctx: StateContext,
+  input: Omit<CompleteInput, 'force' | 'dry_run'>,
+): Promise<TugError | null> {
   try {
     await complete(ctx, { ...input, dry_run: true });
     return null;

@@ -80,12 +80,20 @@ export async function claim(ctx: StateContext, input: ClaimInput): Promise<Claim
   requirePlanRow(ctx, ref);
   const store = writeStore(ctx);
   const leaseSeconds = input.lease_seconds ?? ctx.config.state.lease_seconds;
-  const run = (snap: PlanSnapshot | null) => immediate(store, () => claimTx(ctx, store.db, ref.plan_path, input, leaseSeconds, snap));
+  const run = (snap: PlanSnapshot | null) =>
+    immediate(store, () => claimTx(ctx, store.db, ref.plan_path, input, leaseSeconds, snap));
   if (input.skip_drift) return run(null);
   return withSnapshot(store.db, ref.plan_path, ref.abs_path, run);
 }
 
-function claimTx(ctx: StateContext, db: Db, plan_path: string, input: ClaimInput, leaseSeconds: number, snap: PlanSnapshot | null): ClaimResult {
+function claimTx(
+  ctx: StateContext,
+  db: Db,
+  plan_path: string,
+  input: ClaimInput,
+  leaseSeconds: number,
+  snap: PlanSnapshot | null,
+): ClaimResult {
   const now = ctx.clock.now();
   const plan = getPlan(db, plan_path);
   if (!plan) throw new TugError('PlanNotInitialized', { plan_path });
@@ -102,7 +110,14 @@ function claimTx(ctx: StateContext, db: Db, plan_path: string, input: ClaimInput
       step_anchor: fresh.anchor,
       actor: w,
       attempt: fresh.attempt,
-      details: { claimed: true, resumed: extra.resumed, reclaimed_from_expired: extra.reclaimed, lease_expires_at: lease, ...(prose ? { prose_refreshed: true } : {}), ...(events.length ? { failed_steps: events } : {}) },
+      details: {
+        claimed: true,
+        resumed: extra.resumed,
+        reclaimed_from_expired: extra.reclaimed,
+        lease_expires_at: lease,
+        ...(prose ? { prose_refreshed: true } : {}),
+        ...(events.length ? { failed_steps: events } : {}),
+      },
     });
     return {
       claimed: true,
@@ -130,7 +145,11 @@ function claimTx(ctx: StateContext, db: Db, plan_path: string, input: ClaimInput
     if (wanted.parent_anchor !== null) {
       throw new TugError(
         'InvalidArgument',
-        { reason: `${wanted.anchor} is a substep; claims are made on its top-level step ${wanted.top_anchor}`, plan_path, step_anchor: wanted.anchor },
+        {
+          reason: `${wanted.anchor} is a substep; claims are made on its top-level step ${wanted.top_anchor}`,
+          plan_path,
+          step_anchor: wanted.anchor,
+        },
         { hint: `tugcode state claim ${plan_path} --step ${wanted.top_anchor} --worktree <wt>` },
       );
     }
@@ -161,10 +180,25 @@ function claimTx(ctx: StateContext, db: Db, plan_path: string, input: ClaimInput
     }
     const old = s.claimed_by!;
     if (s.failures + 1 >= maxAttempts) {
-      if (failExpired(db, { plan_path, anchor: s.anchor, old_owner: old, now, reason: 'lease expired' }) !== 1) throw raceBug(s);
+      if (failExpired(db, { plan_path, anchor: s.anchor, old_owner: old, now, reason: 'lease expired' }) !== 1)
+        throw raceBug(s);
       const discarded = discardAttempt(db, plan_path, s.anchor, now);
-      const detail = { step_anchor: s.anchor, previous_owner: old, previous_attempt: s.attempt, failures: s.failures + 1, fail_reason: 'lease expired' };
-      recordEvent(ctx, db, { command: 'step_failed', at: now, plan_path, step_anchor: s.anchor, actor: w, attempt: s.attempt, details: { ...detail, ...discarded } });
+      const detail = {
+        step_anchor: s.anchor,
+        previous_owner: old,
+        previous_attempt: s.attempt,
+        failures: s.failures + 1,
+        fail_reason: 'lease expired',
+      };
+      recordEvent(ctx, db, {
+        command: 'step_failed',
+        at: now,
+        plan_path,
+        step_anchor: s.anchor,
+        actor: w,
+        attempt: s.attempt,
+        details: { ...detail, ...discarded },
+      });
       events.push(detail);
       return false;
     }
@@ -184,7 +218,8 @@ function claimTx(ctx: StateContext, db: Db, plan_path: string, input: ClaimInput
 
   if (wanted) {
     const s = wanted;
-    const readyNow = s.unmet_deps === 0 && (s.status === 'pending' || (isHeld(s.status) && isExpired(s.lease_expires_at, now)));
+    const readyNow =
+      s.unmet_deps === 0 && (s.status === 'pending' || (isHeld(s.status) && isExpired(s.lease_expires_at, now)));
     if (readyNow && take(s)) return done(s, { resumed: false, reclaimed: s.status !== 'pending' });
     const after = getStep(db, plan_path, s.anchor)!;
     return notClaimed(ctx, db, plan, now, events, prose, w, {
@@ -229,7 +264,11 @@ function notClaimed(
       step_anchor: null,
       actor,
       attempt: null,
-      details: { claimed: false, ...(failed.length ? { failed_steps: failed } : {}), ...(prose ? { prose_refreshed: true } : {}) },
+      details: {
+        claimed: false,
+        ...(failed.length ? { failed_steps: failed } : {}),
+        ...(prose ? { prose_refreshed: true } : {}),
+      },
     });
   }
   const r: NotClaimedResult = {
@@ -248,5 +287,7 @@ function notClaimed(
 }
 
 function raceBug(s: StepRow): TugError {
-  return new TugError('InternalError', { reason: `guarded claim of ${s.anchor} changed no row inside the transaction` });
+  return new TugError('InternalError', {
+    reason: `guarded claim of ${s.anchor} changed no row inside the transaction`,
+  });
 }

@@ -49,15 +49,25 @@ export async function complete(ctx: StateContext, input: CompleteInput): Promise
   const anchor = stepArg(input.step);
   if (input.force !== undefined) checkText('--force reason', input.force, { nonEmpty: true });
   if (input.commit !== undefined && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(input.commit)) {
-    throw new TugError('InvalidArgument', { reason: `--commit must be a full commit object name, got ${JSON.stringify(input.commit)}` });
+    throw new TugError('InvalidArgument', {
+      reason: `--commit must be a full commit object name, got ${JSON.stringify(input.commit)}`,
+    });
   }
   const { ref, store } = ownerPlan(ctx, input);
-  const run = (snap: PlanSnapshot | null) => immediate(store, () => completeTx(ctx, store.db, ref.plan_path, anchor, input, snap));
+  const run = (snap: PlanSnapshot | null) =>
+    immediate(store, () => completeTx(ctx, store.db, ref.plan_path, anchor, input, snap));
   if (input.skip_drift) return run(null);
   return withSnapshot(store.db, ref.plan_path, ref.abs_path, run);
 }
 
-function completeTx(ctx: StateContext, db: Db, plan_path: string, anchor: string, input: CompleteInput, snap: PlanSnapshot | null): CompleteResult {
+function completeTx(
+  ctx: StateContext,
+  db: Db,
+  plan_path: string,
+  anchor: string,
+  input: CompleteInput,
+  snap: PlanSnapshot | null,
+): CompleteResult {
   const now = ctx.clock.now();
   const s = findStep(db, plan_path, anchor);
   const { step, top } = s;
@@ -76,9 +86,18 @@ function completeTx(ctx: StateContext, db: Db, plan_path: string, anchor: string
   const force = input.force;
   let autoCompleted = 0;
   if (force === undefined) {
-    const open_items = openItemsOfStep(db, plan_path, anchor).map((i) => ({ kind: i.kind, ordinal: i.ordinal, text: i.text, status: i.status }));
+    const open_items = openItemsOfStep(db, plan_path, anchor).map((i) => ({
+      kind: i.kind,
+      ordinal: i.ordinal,
+      text: i.text,
+      status: i.status,
+    }));
     const incomplete_substeps = openDescendants.map((d) => d.anchor);
-    const open_refactors = openRefactorsOfStep(db, plan_path, anchor).map((r) => ({ ordinal: r.ordinal, op_text: r.op_text, status: r.status }));
+    const open_refactors = openRefactorsOfStep(db, plan_path, anchor).map((r) => ({
+      ordinal: r.ordinal,
+      op_text: r.op_text,
+      status: r.status,
+    }));
     const details = { plan_path, step_anchor: anchor, open_items, incomplete_substeps, open_refactors };
     if (open_items.length > 0) throw new TugError('ChecklistIncomplete', details);
     if (incomplete_substeps.length > 0) throw new TugError('SubstepsIncomplete', details);
@@ -88,14 +107,31 @@ function completeTx(ctx: StateContext, db: Db, plan_path: string, anchor: string
     autoCompleted = completeNonTerminal(db, plan_path, anchors, now);
     skipRemaining(db, plan_path, anchors, `forced: ${force}`, now);
     for (const d of [...openDescendants].sort((a, b) => b.depth - a.depth || a.step_index - b.step_index)) {
-      completeRow(db, { plan_path, anchor: d.anchor, now, commit_hash: null, reason: force, via: 'force', owner: null });
+      completeRow(db, {
+        plan_path,
+        anchor: d.anchor,
+        now,
+        commit_hash: null,
+        reason: force,
+        via: 'force',
+        owner: null,
+      });
     }
   }
   const via = force === undefined ? 'complete' : 'force';
-  const changed = completeRow(db, { plan_path, anchor, now, commit_hash: input.commit ?? null, reason: force ?? null, via, owner: input.worktree });
+  const changed = completeRow(db, {
+    plan_path,
+    anchor,
+    now,
+    commit_hash: input.commit ?? null,
+    reason: force ?? null,
+    via,
+    owner: input.worktree,
+  });
   if (changed !== 1) throw new TugError('InternalError', { reason: 'guarded completion changed no row' });
   let planCompleted = false;
-  if (step.parent_anchor === null) planCompleted = completeTopLevel(ctx, db, plan_path, anchor, input.worktree, step.attempt, now);
+  if (step.parent_anchor === null)
+    planCompleted = completeTopLevel(ctx, db, plan_path, anchor, input.worktree, step.attempt, now);
   if (input.dry_run) throw new CompletionDryRun();
   const r = remaining();
   recordEvent(ctx, db, {
@@ -108,7 +144,13 @@ function completeTx(ctx: StateContext, db: Db, plan_path: string, anchor: string
       completed: true,
       completed_via: via,
       commit_hash: input.commit ?? null,
-      ...(force !== undefined ? { force_reason: force, incomplete_items_auto_completed: autoCompleted, substeps_forced: openDescendants.map((d) => d.anchor) } : {}),
+      ...(force !== undefined
+        ? {
+            force_reason: force,
+            incomplete_items_auto_completed: autoCompleted,
+            substeps_forced: openDescendants.map((d) => d.anchor),
+          }
+        : {}),
       ...(prose ? { prose_refreshed: true } : {}),
     },
   });
@@ -130,13 +172,29 @@ function completeTx(ctx: StateContext, db: Db, plan_path: string, anchor: string
  * Bookkeeping after a top-level step became completed (also used by reconcile): dependents lose one unmet
  * dependency, the plan counter moves, and the plan becomes `done` with its last step. Returns plan_completed.
  */
-export function completeTopLevel(ctx: StateContext, db: Db, plan_path: string, anchor: string, actor: string, attempt: number | null, now: string): boolean {
+export function completeTopLevel(
+  ctx: StateContext,
+  db: Db,
+  plan_path: string,
+  anchor: string,
+  actor: string,
+  attempt: number | null,
+  now: string,
+): boolean {
   releaseDependents(db, plan_path, anchor);
   countCompleted(db, plan_path, now);
   const p = getPlan(db, plan_path)!;
   if (p.steps_completed === p.steps_total && p.status === 'active') {
     setPlanStatus(db, plan_path, 'done', now);
-    recordEvent(ctx, db, { command: 'plan_done', at: now, plan_path, step_anchor: anchor, actor, attempt, details: { steps_completed: p.steps_completed } });
+    recordEvent(ctx, db, {
+      command: 'plan_done',
+      at: now,
+      plan_path,
+      step_anchor: anchor,
+      actor,
+      attempt,
+      details: { steps_completed: p.steps_completed },
+    });
     return true;
   }
   return false;
@@ -156,13 +214,24 @@ function alreadyCompleted(
     if (hash === null) {
       setCommitHash(db, plan_path, step.anchor, input.commit);
       hash = input.commit;
-      recordEvent(ctx, db, { at: now, plan_path, step_anchor: step.anchor, actor: input.worktree, attempt: null, details: { commit_hash: input.commit, already_completed: true } });
-    } else if (hash !== input.commit) {
-      ctx.warnings.add('CommitMismatch', `${step.anchor} is already completed with commit ${hash}; ${input.commit} was not recorded`, {
+      recordEvent(ctx, db, {
+        at: now,
+        plan_path,
         step_anchor: step.anchor,
-        commit_hash: hash,
-        given: input.commit,
+        actor: input.worktree,
+        attempt: null,
+        details: { commit_hash: input.commit, already_completed: true },
       });
+    } else if (hash !== input.commit) {
+      ctx.warnings.add(
+        'CommitMismatch',
+        `${step.anchor} is already completed with commit ${hash}; ${input.commit} was not recorded`,
+        {
+          step_anchor: step.anchor,
+          commit_hash: hash,
+          given: input.commit,
+        },
+      );
     }
   }
   const via = step.completed_via ?? 'complete';

@@ -65,12 +65,24 @@ export function openStateContext(o: OpenOptions): StateContext {
     mkdirSync(dirname(path), { recursive: true });
     store = openWrite(path, { create: true, env });
   } else if (o.mode === 'write') {
-    if (!overridden && !existsSync(join(o.repoRoot, '.tugtool'))) throw new TugError('NotInitialized', { repo_root: o.repoRoot });
+    if (!overridden && !existsSync(join(o.repoRoot, '.tugtool')))
+      throw new TugError('NotInitialized', { repo_root: o.repoRoot });
     store = existsSync(path) ? openWrite(path, { env }) : null;
   } else {
     store = openRead(path, { env });
   }
-  return { store, clock: o.clock, repoRoot: o.repoRoot, workTree: o.workTree, config: o.config, warnings: o.warnings, command: o.command, cwd: o.cwd, dbPath: path, env };
+  return {
+    store,
+    clock: o.clock,
+    repoRoot: o.repoRoot,
+    workTree: o.workTree,
+    config: o.config,
+    warnings: o.warnings,
+    command: o.command,
+    cwd: o.cwd,
+    dbPath: path,
+    env,
+  };
 }
 
 /**

@@ -39,7 +39,11 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
     return new TugError('Busy', { db_path: dbPath, timeout_ms: timeoutMs, sqlite_code: code });
   }
   if (CORRUPT.test(code)) {
-    return new TugError('DatabaseError', { db_path: dbPath, reason: `${(e as Error).message} (${code})`, sqlite_code: code });
+    return new TugError('DatabaseError', {
+      db_path: dbPath,
+      reason: `${(e as Error).message} (${code})`,
+      sqlite_code: code,
+    });
   }
   return e;
 }
@@ -56,7 +60,10 @@ export interface OpenedDb {
  * Open for writing: the file must exist unless `create` (only `state init` creates it), then migrate.
  * A DB whose version is newer than this code is refused (SchemaTooNew).
  */
-export function openWrite(path: string, opts: { create?: boolean; env?: NodeJS.ProcessEnv; migrationsDir?: string } = {}): OpenedDb {
+export function openWrite(
+  path: string,
+  opts: { create?: boolean; env?: NodeJS.ProcessEnv; migrationsDir?: string } = {},
+): OpenedDb {
   const timeoutMs = busyTimeoutMs(opts.env);
   let db: Db | undefined;
   try {
@@ -84,7 +91,10 @@ export function openRead(path: string, opts: { env?: NodeJS.ProcessEnv } = {}): 
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: timeoutMs });
     const version = readSchemaVersion(db);
     if (version === null) {
-      throw new TugError('DatabaseError', { db_path: path, reason: 'no schema_version table: not a tugcode state database' });
+      throw new TugError('DatabaseError', {
+        db_path: path,
+        reason: 'no schema_version table: not a tugcode state database',
+      });
     }
     return { db, path, timeoutMs, version };
   } catch (e) {

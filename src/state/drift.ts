@@ -33,7 +33,12 @@ export async function parseSource(bytes: Uint8Array): Promise<ParsedPlan> {
   return parsePlan(bytes);
 }
 
-export async function readPlanSnapshot(plan_path: string, abs_path: string, stored: Uint8Array | null, forceParse = false): Promise<PlanSnapshot> {
+export async function readPlanSnapshot(
+  plan_path: string,
+  abs_path: string,
+  stored: Uint8Array | null,
+  forceParse = false,
+): Promise<PlanSnapshot> {
   let bytes: Buffer;
   try {
     bytes = readFileSync(abs_path);
@@ -50,7 +55,12 @@ export async function readPlanSnapshot(plan_path: string, abs_path: string, stor
  * parse after all (the stored bytes changed between the pre-read and the lock), it reads again with the
  * parse and runs `fn` once more.
  */
-export async function withSnapshot<T>(db: Db, plan_path: string, abs_path: string, fn: (snap: PlanSnapshot) => T): Promise<T> {
+export async function withSnapshot<T>(
+  db: Db,
+  plan_path: string,
+  abs_path: string,
+  fn: (snap: PlanSnapshot) => T,
+): Promise<T> {
   const first = await readPlanSnapshot(plan_path, abs_path, planSource(db, plan_path));
   try {
     return fn(first);
@@ -61,9 +71,19 @@ export async function withSnapshot<T>(db: Db, plan_path: string, abs_path: strin
 }
 
 /** Inside the transaction. Returns 'same' or 'prose' (refreshed); throws PlanNotFound / PlanDrift. */
-export function checkDrift(ctx: StateContext, db: Db, plan: PlanRow, snap: PlanSnapshot, now: string): 'same' | 'prose' {
+export function checkDrift(
+  ctx: StateContext,
+  db: Db,
+  plan: PlanRow,
+  snap: PlanSnapshot,
+  now: string,
+): 'same' | 'prose' {
   if (snap.bytes === null) {
-    throw new TugError('PlanNotFound', { plan: plan.plan_path, plan_path: plan.plan_path, reason: `the file is gone from ${snap.abs_path}` });
+    throw new TugError('PlanNotFound', {
+      plan: plan.plan_path,
+      plan_path: plan.plan_path,
+      reason: `the file is gone from ${snap.abs_path}`,
+    });
   }
   const stored = planSource(db, plan.plan_path);
   if (stored && snap.bytes.equals(stored)) return 'same';
@@ -73,9 +93,13 @@ export function checkDrift(ctx: StateContext, db: Db, plan: PlanRow, snap: PlanS
     throw new TugError('PlanDrift', { plan_path: plan.plan_path, summary: diff.summary, ...diff.details });
   }
   refreshProse(db, plan.plan_path, snap.parsed, snap.bytes, now);
-  ctx.warnings.add('PlanProseChanged', `${plan.plan_path}: the prose changed since state init (structure unchanged); titles and texts refreshed`, {
-    plan_path: plan.plan_path,
-  });
+  ctx.warnings.add(
+    'PlanProseChanged',
+    `${plan.plan_path}: the prose changed since state init (structure unchanged); titles and texts refreshed`,
+    {
+      plan_path: plan.plan_path,
+    },
+  );
   return 'prose';
 }
 
@@ -98,7 +122,11 @@ export function refreshProse(db: Db, plan_path: string, parsed: ParsedPlan, byte
 
 export interface DriftDetails {
   summary: string;
-  details: { added_steps: string[]; removed_steps: string[]; changed_steps: { step_anchor: string; changes: string[] }[] };
+  details: {
+    added_steps: string[];
+    removed_steps: string[];
+    changed_steps: { step_anchor: string; changes: string[] }[];
+  };
 }
 
 /** What changed between the DB's structure and a parse (for the PlanDrift message). */
@@ -117,16 +145,24 @@ export function structureDiff(db: Db, plan_path: string, parsed: ParsedPlan): Dr
     const s = newByAnchor.get(old.anchor);
     if (!s) continue;
     const changes: string[] = [];
-    if (s.parent_anchor !== old.parent_anchor) changes.push(`parent ${old.parent_anchor ?? 'none'}→${s.parent_anchor ?? 'none'}`);
+    if (s.parent_anchor !== old.parent_anchor)
+      changes.push(`parent ${old.parent_anchor ?? 'none'}→${s.parent_anchor ?? 'none'}`);
     const items = dbItems.filter((i) => i.step_anchor === old.anchor);
     for (const kind of ['task', 'test', 'checkpoint']) {
       const a = count(items, kind);
       const b = count(s.items, kind);
       if (a !== b) changes.push(`${kind}s ${a}→${b}`);
     }
-    const oldDeps = dbDeps.filter((d) => d.step_anchor === old.anchor).map((d) => d.depends_on).sort();
-    const newDeps = parsed.edges.filter(([f]) => f === old.anchor).map(([, t]) => t).sort();
-    if (oldDeps.join(',') !== newDeps.join(',')) changes.push(`depends on ${oldDeps.join(', ') || 'none'}→${newDeps.join(', ') || 'none'}`);
+    const oldDeps = dbDeps
+      .filter((d) => d.step_anchor === old.anchor)
+      .map((d) => d.depends_on)
+      .sort();
+    const newDeps = parsed.edges
+      .filter(([f]) => f === old.anchor)
+      .map(([, t]) => t)
+      .sort();
+    if (oldDeps.join(',') !== newDeps.join(','))
+      changes.push(`depends on ${oldDeps.join(', ') || 'none'}→${newDeps.join(', ') || 'none'}`);
     const oldOps = dbRefs.filter((r) => r.step_anchor === old.anchor).map((r) => r.op_text);
     const newOps = s.refactors.map((r) => r.command ?? r.text);
     if (oldOps.join('\n') !== newOps.join('\n')) changes.push('refactors');
@@ -135,7 +171,8 @@ export function structureDiff(db: Db, plan_path: string, parsed: ParsedPlan): Dr
   const parts: string[] = [];
   if (added.length) parts.push(`added ${added.join(', ')}`);
   if (removed.length) parts.push(`removed ${removed.join(', ')}`);
-  if (changed.length) parts.push(`changed ${changed.map((c) => `${c.step_anchor} (${c.changes.join('; ')})`).join(', ')}`);
+  if (changed.length)
+    parts.push(`changed ${changed.map((c) => `${c.step_anchor} (${c.changes.join('; ')})`).join(', ')}`);
   return {
     summary: parts.join('; ') || 'the dependency structure changed',
     details: { added_steps: added, removed_steps: removed, changed_steps: changed },

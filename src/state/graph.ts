@@ -17,15 +17,25 @@ export interface GraphResult {
   edges: [string, string][];
 }
 
-const FILL: Record<string, string> = { completed: '#c8e6c9', in_progress: '#fff59d', claimed: '#b3e5fc', failed: '#ffcdd2', pending: '#eeeeee' };
+const FILL: Record<string, string> = {
+  completed: '#c8e6c9',
+  in_progress: '#fff59d',
+  claimed: '#b3e5fc',
+  failed: '#ffcdd2',
+  pending: '#eeeeee',
+};
 
 export function graph(ctx: StateContext, input: { plan: string; format?: GraphFormat | undefined }): GraphResult {
   const format = input.format ?? 'mermaid';
-  if (format !== 'mermaid' && format !== 'dot') throw new TugError('InvalidArgument', { reason: `--format must be mermaid or dot, got ${JSON.stringify(format)}` });
+  if (format !== 'mermaid' && format !== 'dot')
+    throw new TugError('InvalidArgument', { reason: `--format must be mermaid or dot, got ${JSON.stringify(format)}` });
   const ref = resolvePlanRef(ctx, input.plan);
   requirePlanRow(ctx, ref);
   const store = ctx.store!;
-  const { steps, deps } = read(store, () => ({ steps: stepsOfPlan(store.db, ref.plan_path), deps: depsOfPlan(store.db, ref.plan_path) }));
+  const { steps, deps } = read(store, () => ({
+    steps: stepsOfPlan(store.db, ref.plan_path),
+    deps: depsOfPlan(store.db, ref.plan_path),
+  }));
   const nodes = steps.map((s) => ({ anchor: s.anchor, status: s.status }));
   const edges = deps.map((d) => [d.depends_on, d.step_anchor] as [string, string]);
   const label = (s: (typeof steps)[number]) => `Step ${s.step_id}: ${s.title}`.replace(/["\\]/g, "'");
@@ -39,7 +49,10 @@ export function graph(ctx: StateContext, input: { plan: string; format?: GraphFo
     text = lines.join('\n') + '\n';
   } else {
     const lines = [`digraph ${JSON.stringify(ref.plan_path)} {`, '  rankdir=TB;', '  node [shape=box, style=filled];'];
-    for (const s of steps) lines.push(`  ${JSON.stringify(s.anchor)} [label=${JSON.stringify(`${label(s)}\n[${s.status}]`)}, fillcolor=${JSON.stringify(FILL[s.status] ?? '#ffffff')}];`);
+    for (const s of steps)
+      lines.push(
+        `  ${JSON.stringify(s.anchor)} [label=${JSON.stringify(`${label(s)}\n[${s.status}]`)}, fillcolor=${JSON.stringify(FILL[s.status] ?? '#ffffff')}];`,
+      );
     for (const [a, b] of edges) lines.push(`  ${JSON.stringify(a)} -> ${JSON.stringify(b)};`);
     lines.push('}');
     text = lines.join('\n') + '\n';

@@ -33,7 +33,12 @@ export function heartbeat(ctx: StateContext, input: HeartbeatInput): HeartbeatRe
     const s = findStep(db, plan_path, anchor);
     checkOwner(db, plan_path, s, input.worktree, input.attempt);
     const { top } = s;
-    if (!isHeld(top.status)) throw invalidTransition(plan_path, top, `${top.anchor} is ${top.status}; only a claimed or in-progress step has a lease`);
+    if (!isHeld(top.status))
+      throw invalidTransition(
+        plan_path,
+        top,
+        `${top.anchor} is ${top.status}; only a claimed or in-progress step has a lease`,
+      );
     const lease = addSeconds(now, seconds);
     const revived = isExpired(top.lease_expires_at, now);
     renewLease(db, { plan_path, anchor: top.anchor, worktree: input.worktree, now, lease, heartbeat: true });

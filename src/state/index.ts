@@ -8,7 +8,14 @@
  *   const ctx = openStateContext({ repoRoot, workTree, clock, config, warnings, command: 'run', mode: 'write' });
  *   try { const r = await claim(ctx, { plan, worktree }); … } finally { closeStateContext(ctx); }
  */
-export { openStateContext, closeStateContext, ensureWriter, type StateContext, type StateConfig, type OpenMode } from './context.js';
+export {
+  openStateContext,
+  closeStateContext,
+  ensureWriter,
+  type StateContext,
+  type StateConfig,
+  type OpenMode,
+} from './context.js';
 export { stateDbPath, busyTimeoutMs, type OpenedDb } from './db.js';
 export { LATEST_SCHEMA_VERSION, migrationsDir } from './migrate.js';
 export { TERMINAL, isTerminal, isExpired, STEP_STATUSES, ITEM_STATUSES, ITEM_KINDS, ARTIFACT_KINDS } from './status.js';
@@ -25,7 +32,13 @@ export { reset, type ResetInput, type ResetResult } from './reset.js';
 export { ready, categorize, type Categories, type ReadyInput } from './ready.js';
 export { show, type ShowInput, type ShowResult, type ShowPlan, type ShowStep, type ItemsMode } from './show.js';
 export { renderShow, renderPlan, type TextOptions } from './show-text.js';
-export { reconcile, winningCommits, type ReconcileInput, type ReconcileResult, type TrailerCommit } from './reconcile.js';
+export {
+  reconcile,
+  winningCommits,
+  type ReconcileInput,
+  type ReconcileResult,
+  type TrailerCommit,
+} from './reconcile.js';
 export { prune, type PruneInput } from './prune.js';
 export { log, type LogInput, type LogEvent } from './log.js';
 export { list, type ListedPlan } from './list.js';

@@ -62,7 +62,15 @@ function writeEdges(db: Db, plan_path: string, parsed: ParsedPlan): void {
 
 /** A plan seen for the first time: every row, items open, refactors open. */
 function header(plan_path: string, parsed: ParsedPlan, bytes: Uint8Array, now: string): PlanHeader {
-  return { plan_path, plan_hash: parsed.plan_hash, plan_source: bytes, structure_hash: parsed.structure_hash, phase_title: parsed.title, implicit_sequential: parsed.implicit_sequential, now };
+  return {
+    plan_path,
+    plan_hash: parsed.plan_hash,
+    plan_source: bytes,
+    structure_hash: parsed.structure_hash,
+    phase_title: parsed.title,
+    implicit_sequential: parsed.implicit_sequential,
+    now,
+  };
 }
 
 export function insertFresh(db: Db, plan_path: string, parsed: ParsedPlan, bytes: Uint8Array, now: string): InitCounts {
@@ -74,13 +82,31 @@ export function insertFresh(db: Db, plan_path: string, parsed: ParsedPlan, bytes
     insertStep(db, stepShape(plan_path, s, top, depth));
     counts.steps_created++;
     for (const it of s.items) {
-      insertItem(db, { plan_path, step_anchor: s.anchor, kind: it.kind, ordinal: it.ordinal, depth: it.depth, text: it.text, status: 'open', reason: null, updated_at: null });
+      insertItem(db, {
+        plan_path,
+        step_anchor: s.anchor,
+        kind: it.kind,
+        ordinal: it.ordinal,
+        depth: it.depth,
+        text: it.text,
+        status: 'open',
+        reason: null,
+        updated_at: null,
+      });
       counts.checklist_items_created++;
     }
     for (const r of s.refactors) {
       insertRefactor(db, {
-        plan_path, step_anchor: s.anchor, ordinal: r.ordinal, op_text: r.command ?? r.text, status: 'open',
-        snapshot_before: null, snapshot_after: null, exit_code: null, result_json: null, updated_at: now,
+        plan_path,
+        step_anchor: s.anchor,
+        ordinal: r.ordinal,
+        op_text: r.command ?? r.text,
+        status: 'open',
+        snapshot_before: null,
+        snapshot_after: null,
+        exit_code: null,
+        result_json: null,
+        updated_at: now,
       });
       counts.refactors_created++;
     }
@@ -101,17 +127,33 @@ export interface ReinitReport extends InitCounts {
 }
 
 /** `state init --force` (and reactivation of an archived plan). Foreign keys are checked at commit. */
-export function reinitialize(db: Db, plan_path: string, parsed: ParsedPlan, bytes: Uint8Array, now: string, releaseClaims: boolean): ReinitReport {
+export function reinitialize(
+  db: Db,
+  plan_path: string,
+  parsed: ParsedPlan,
+  bytes: Uint8Array,
+  now: string,
+  releaseClaims: boolean,
+): ReinitReport {
   db.pragma('defer_foreign_keys = ON');
   const old = new Map(stepsOfPlan(db, plan_path).map((s) => [s.anchor, s]));
   const oldItems = groupBy(itemsOfPlan(db, plan_path), (i) => i.step_anchor);
   const oldRefs = groupBy(refactorsOfPlan(db, plan_path), (r) => r.step_anchor);
   const top = topLevelMap(parsed);
   const depth = depths(parsed);
-  const report: ReinitReport = { steps_created: 0, checklist_items_created: 0, refactors_created: 0, kept_completed: [], kept_claims: [], reset_steps: [], removed_steps: [] };
+  const report: ReinitReport = {
+    steps_created: 0,
+    checklist_items_created: 0,
+    refactors_created: 0,
+    kept_completed: [],
+    kept_claims: [],
+    reset_steps: [],
+    removed_steps: [],
+  };
   deleteDeps(db, plan_path);
   const steps = uniqueSteps(parsed);
-  const live = (row: StepRow | undefined) => Boolean(row && row.parent_anchor === null && isHeld(row.status) && !isExpired(row.lease_expires_at, now));
+  const live = (row: StepRow | undefined) =>
+    Boolean(row && row.parent_anchor === null && isHeld(row.status) && !isExpired(row.lease_expires_at, now));
   for (const s of steps) {
     const shape = stepShape(plan_path, s, top, depth);
     const o = old.get(s.anchor);
@@ -121,7 +163,8 @@ export function reinitialize(db: Db, plan_path: string, parsed: ParsedPlan, byte
       mode = o.status === 'completed' ? 'completed' : keepClaim && o.status !== 'failed' ? 'kept' : 'reset';
       // Order matters for the row CHECKs: clear claim columns before a row becomes a substep.
       if (mode === 'reset') resetStepFully(db, plan_path, s.anchor);
-      if (o.parent_anchor === null && shape.parent_anchor !== null) clearClaimColumns(db, plan_path, s.anchor, shape.parent_anchor);
+      if (o.parent_anchor === null && shape.parent_anchor !== null)
+        clearClaimColumns(db, plan_path, s.anchor, shape.parent_anchor);
       updateStepStructure(db, shape);
     } else {
       insertStep(db, shape);
@@ -135,7 +178,9 @@ export function reinitialize(db: Db, plan_path: string, parsed: ParsedPlan, byte
     rewriteRefactors(db, plan_path, s, mode, oldRefs.get(s.anchor) ?? [], now, report);
   }
   const keep = new Set(steps.map((s) => s.anchor));
-  const removed = [...old.values()].filter((s) => !keep.has(s.anchor)).sort((a, b) => b.depth - a.depth || b.step_index - a.step_index);
+  const removed = [...old.values()]
+    .filter((s) => !keep.has(s.anchor))
+    .sort((a, b) => b.depth - a.depth || b.step_index - a.step_index);
   for (const s of removed) {
     deleteStep(db, plan_path, s.anchor);
     report.removed_steps.push(s.anchor);
@@ -149,7 +194,14 @@ export function reinitialize(db: Db, plan_path: string, parsed: ParsedPlan, byte
   return report;
 }
 
-function rewriteItems(db: Db, plan_path: string, s: PlanStep, mode: Mode, oldItems: ItemRow[], report: InitCounts): void {
+function rewriteItems(
+  db: Db,
+  plan_path: string,
+  s: PlanStep,
+  mode: Mode,
+  oldItems: ItemRow[],
+  report: InitCounts,
+): void {
   const byKey = new Map(oldItems.map((i) => [`${i.kind}:${i.ordinal}`, i]));
   deleteItemsOfStep(db, plan_path, s.anchor);
   for (const it of s.items) {
@@ -171,7 +223,15 @@ function rewriteItems(db: Db, plan_path: string, s: PlanStep, mode: Mode, oldIte
   }
 }
 
-function rewriteRefactors(db: Db, plan_path: string, s: PlanStep, mode: Mode, oldRows: RefactorRow[], now: string, report: InitCounts): void {
+function rewriteRefactors(
+  db: Db,
+  plan_path: string,
+  s: PlanStep,
+  mode: Mode,
+  oldRows: RefactorRow[],
+  now: string,
+  report: InitCounts,
+): void {
   const byKey = new Map(oldRows.map((r) => [`${r.ordinal}\0${r.op_text}`, r]));
   deleteRefactorsOfStep(db, plan_path, s.anchor);
   for (const r of s.refactors) {
@@ -184,9 +244,17 @@ function rewriteRefactors(db: Db, plan_path: string, s: PlanStep, mode: Mode, ol
     }
     const skipped = mode === 'completed';
     insertRefactor(db, {
-      plan_path, step_anchor: s.anchor, ordinal: r.ordinal, op_text, status: skipped ? 'skipped' : 'open',
-      snapshot_before: null, snapshot_after: null, exit_code: null,
-      result_json: skipped ? JSON.stringify({ skipped_reason: 'added to a completed step by state init --force' }) : null,
+      plan_path,
+      step_anchor: s.anchor,
+      ordinal: r.ordinal,
+      op_text,
+      status: skipped ? 'skipped' : 'open',
+      snapshot_before: null,
+      snapshot_after: null,
+      exit_code: null,
+      result_json: skipped
+        ? JSON.stringify({ skipped_reason: 'added to a completed step by state init --force' })
+        : null,
       updated_at: now,
     });
   }

@@ -41,7 +41,12 @@ export interface InitResult extends InitCounts {
 
 export async function init(ctx: StateContext, input: InitInput): Promise<InitResult> {
   const ref = input.source ? sourceRef(ctx, input.plan) : resolvePlanRef(ctx, input.plan);
-  if (!ref.exists) throw new TugError('PlanNotFound', { plan: input.plan, plan_path: ref.plan_path, reason: `no file at ${ref.abs_path}` });
+  if (!ref.exists)
+    throw new TugError('PlanNotFound', {
+      plan: input.plan,
+      plan_path: ref.plan_path,
+      reason: `no file at ${ref.abs_path}`,
+    });
   const bytes = Buffer.from(input.source ?? readFileSync(ref.abs_path));
   const existing = ctx.store ? getPlan(ctx.store.db, ref.plan_path) : undefined;
   const same = (db: Db) => bytes.equals(planSource(db, ref.plan_path) ?? Buffer.alloc(0));
@@ -59,17 +64,42 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
     const db = store.db;
     const now = ctx.clock.now();
     const row = getPlan(db, ref.plan_path);
-    const base = { plan_path: ref.plan_path, steps_created: 0, checklist_items_created: 0, refactors_created: 0, gitignore_added: [] as string[] };
+    const base = {
+      plan_path: ref.plan_path,
+      steps_created: 0,
+      checklist_items_created: 0,
+      refactors_created: 0,
+      gitignore_added: [] as string[],
+    };
     if (row && same(db) && row.status !== 'archived' && !input.force) {
-      return { ...base, plan_hash: row.plan_hash, structure_hash: row.structure_hash, already_initialized: true, reinitialized: false, implicit_sequential: row.implicit_sequential === 1 };
+      return {
+        ...base,
+        plan_hash: row.plan_hash,
+        structure_hash: row.structure_hash,
+        already_initialized: true,
+        reinitialized: false,
+        implicit_sequential: row.implicit_sequential === 1,
+      };
     }
     if (!parsed) throw new TugError('InternalError', { reason: 'plan changed during state init; retry' });
     const bytesHash = parsed.plan_hash;
-    const out = { ...base, plan_hash: bytesHash, structure_hash: parsed.structure_hash, implicit_sequential: parsed.implicit_sequential };
+    const out = {
+      ...base,
+      plan_hash: bytesHash,
+      structure_hash: parsed.structure_hash,
+      implicit_sequential: parsed.implicit_sequential,
+    };
     const actor = 'admin';
     if (!row) {
       const counts = insertFresh(db, ref.plan_path, parsed, bytes, now);
-      recordEvent(ctx, db, { at: now, plan_path: ref.plan_path, step_anchor: null, actor, attempt: null, details: { ...counts, plan_hash: bytesHash } });
+      recordEvent(ctx, db, {
+        at: now,
+        plan_path: ref.plan_path,
+        step_anchor: null,
+        actor,
+        attempt: null,
+        details: { ...counts, plan_hash: bytesHash },
+      });
       return { ...out, ...counts, already_initialized: false, reinitialized: false };
     }
     if (row.status !== 'archived' && !input.force) {
@@ -78,12 +108,31 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
         throw new TugError('PlanDrift', { plan_path: ref.plan_path, summary: diff.summary, ...diff.details });
       }
       refreshProse(db, ref.plan_path, parsed, bytes, now);
-      ctx.warnings.add('PlanProseChanged', `${ref.plan_path}: the prose changed (structure unchanged); titles and texts refreshed`, { plan_path: ref.plan_path });
-      recordEvent(ctx, db, { at: now, plan_path: ref.plan_path, step_anchor: null, actor, attempt: null, details: { prose_refreshed: true, plan_hash: bytesHash } });
+      ctx.warnings.add(
+        'PlanProseChanged',
+        `${ref.plan_path}: the prose changed (structure unchanged); titles and texts refreshed`,
+        { plan_path: ref.plan_path },
+      );
+      recordEvent(ctx, db, {
+        at: now,
+        plan_path: ref.plan_path,
+        step_anchor: null,
+        actor,
+        attempt: null,
+        details: { prose_refreshed: true, plan_hash: bytesHash },
+      });
       return { ...out, already_initialized: true, reinitialized: false };
     }
     if (row.status === 'archived') {
-      recordEvent(ctx, db, { command: 'plan_reactivated', at: now, plan_path: ref.plan_path, step_anchor: null, actor, attempt: null, details: {} });
+      recordEvent(ctx, db, {
+        command: 'plan_reactivated',
+        at: now,
+        plan_path: ref.plan_path,
+        step_anchor: null,
+        actor,
+        attempt: null,
+        details: {},
+      });
     }
     const report = reinitialize(db, ref.plan_path, parsed, bytes, now, Boolean(input.release_claims));
     recordEvent(ctx, db, {
@@ -104,7 +153,9 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
 function sourceRef(ctx: StateContext, plan: string): PlanRef {
   const p = plan.replace(/^\.\//, '');
   if (p === '' || isAbsolute(p) || p.includes('\\') || p.split('/').some((x) => x === '..' || x === '')) {
-    throw new TugError('InvalidArgument', { reason: `with source bytes the plan must be a repo-relative path, got ${JSON.stringify(plan)}` });
+    throw new TugError('InvalidArgument', {
+      reason: `with source bytes the plan must be a repo-relative path, got ${JSON.stringify(plan)}`,
+    });
   }
   return { plan_path: p, abs_path: join(ctx.workTree, ...p.split('/')), exists: true };
 }

@@ -23,7 +23,9 @@ export function list(ctx: StateContext): { plans: ListedPlan[] } {
   return read(store, () => ({
     plans: listPlans(store.db).map((p) => {
       const items = plansItemTotals(store.db, p.plan_path);
-      const claimed = topSteps(store.db, p.plan_path).filter((s) => isHeld(s.status) && !isExpired(s.lease_expires_at, now));
+      const claimed = topSteps(store.db, p.plan_path).filter(
+        (s) => isHeld(s.status) && !isExpired(s.lease_expires_at, now),
+      );
       return {
         plan_path: p.plan_path,
         status: p.status,

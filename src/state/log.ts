@@ -35,9 +35,13 @@ export const LOG_MAX_LIMIT = 1000;
 export function log(ctx: StateContext, input: LogInput = {}): { events: LogEvent[]; next_after_id: number | null } {
   const limit = input.limit ?? LOG_DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > LOG_MAX_LIMIT) {
-    throw new TugError('InvalidArgument', { reason: `--limit must be an integer from 1 to ${LOG_MAX_LIMIT}`, argument: '--limit' });
+    throw new TugError('InvalidArgument', {
+      reason: `--limit must be an integer from 1 to ${LOG_MAX_LIMIT}`,
+      argument: '--limit',
+    });
   }
-  if (input.step !== undefined && input.plan === undefined) throw new TugError('InvalidArgument', { reason: '--step needs a plan argument' });
+  if (input.step !== undefined && input.plan === undefined)
+    throw new TugError('InvalidArgument', { reason: '--step needs a plan argument' });
   let plan_path: string | undefined;
   if (input.plan !== undefined) {
     const ref = resolvePlanRef(ctx, input.plan);
@@ -47,7 +51,9 @@ export function log(ctx: StateContext, input: LogInput = {}): { events: LogEvent
   const store = ctx.store;
   if (!store) return { events: [], next_after_id: input.after_id ?? null };
   const step_anchor = input.step === undefined ? undefined : stepArg(input.step);
-  const rows = read(store, () => listEvents(store.db, { plan_path, step_anchor, after_id: input.after_id, since: input.since, limit }));
+  const rows = read(store, () =>
+    listEvents(store.db, { plan_path, step_anchor, after_id: input.after_id, since: input.since, limit }),
+  );
   const events = rows.map((r) => ({
     id: r.id,
     at: r.at,

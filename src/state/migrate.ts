@@ -36,7 +36,8 @@ export function listMigrations(dir: string = migrationsDir()): Migration[] {
   }
   out.sort((a, b) => a.version - b.version);
   out.forEach((m, i) => {
-    if (m.version !== i + 1) throw new TugError('InternalError', { reason: `migrations are not numbered 1..n: ${m.file}` });
+    if (m.version !== i + 1)
+      throw new TugError('InternalError', { reason: `migrations are not numbered 1..n: ${m.file}` });
   });
   return out;
 }
@@ -58,11 +59,17 @@ function tableCount(db: Db): number {
  * (state init); a DB with tables but no `schema_version` is a DatabaseError; a newer one is SchemaTooNew.
  * Returns the resulting version.
  */
-export function migrate(db: Db, opts: { dbPath: string; allowCreate: boolean; dir?: string | undefined; target?: number }): number {
+export function migrate(
+  db: Db,
+  opts: { dbPath: string; allowCreate: boolean; dir?: string | undefined; target?: number },
+): number {
   const target = opts.target ?? LATEST_SCHEMA_VERSION;
   const current = readSchemaVersion(db);
   if (current === null && tableCount(db) > 0) {
-    throw new TugError('DatabaseError', { db_path: opts.dbPath, reason: 'no schema_version table: not a tugcode state database' });
+    throw new TugError('DatabaseError', {
+      db_path: opts.dbPath,
+      reason: 'no schema_version table: not a tugcode state database',
+    });
   }
   if (current === null && !opts.allowCreate) {
     throw new TugError('DatabaseError', { db_path: opts.dbPath, reason: 'empty database without schema_version' });
@@ -86,7 +93,10 @@ export function migrate(db: Db, opts: { dbPath: string; allowCreate: boolean; di
         if (fkOff) {
           const bad = db.pragma('foreign_key_check') as unknown[];
           if (bad.length > 0) {
-            throw new TugError('DatabaseError', { db_path: opts.dbPath, reason: `migration ${m.version} broke ${bad.length} foreign key(s)` });
+            throw new TugError('DatabaseError', {
+              db_path: opts.dbPath,
+              reason: `migration ${m.version} broke ${bad.length} foreign key(s)`,
+            });
           }
         }
         db.prepare('DELETE FROM schema_version').run();

@@ -22,7 +22,8 @@ export function findStep(db: Db, plan_path: string, anchor: string): StepAndTop 
   const step = getStep(db, plan_path, anchor);
   if (!step) throw new TugError('StepNotFound', { plan_path, step_anchor: anchor });
   const top = step.parent_anchor === null ? step : getStep(db, plan_path, step.top_anchor);
-  if (!top) throw new TugError('InternalError', { reason: `top-level step ${step.top_anchor} of ${anchor} is missing` });
+  if (!top)
+    throw new TugError('InternalError', { reason: `top-level step ${step.top_anchor} of ${anchor} is missing` });
   return { step, top };
 }
 
@@ -31,14 +32,25 @@ export function requireTopLevel(s: StepAndTop, plan_path: string, command: strin
   if (s.step.parent_anchor !== null) {
     throw new TugError(
       'InvalidArgument',
-      { reason: `${s.step.anchor} is a substep; ${command} acts on the top-level step ${s.top.anchor}`, plan_path, step_anchor: s.step.anchor, top_anchor: s.top.anchor },
+      {
+        reason: `${s.step.anchor} is a substep; ${command} acts on the top-level step ${s.top.anchor}`,
+        plan_path,
+        step_anchor: s.step.anchor,
+        top_anchor: s.top.anchor,
+      },
       { hint: `tugcode ${command} ${plan_path} ${s.top.anchor}` },
     );
   }
 }
 
 /** Steps 5–6: ownership on the top-level ancestor (NotOwner / LeaseExpired), then AttemptMismatch. */
-export function checkOwner(db: Db, plan_path: string, s: StepAndTop, worktree: string, attempt: number | undefined): void {
+export function checkOwner(
+  db: Db,
+  plan_path: string,
+  s: StepAndTop,
+  worktree: string,
+  attempt: number | undefined,
+): void {
   const { top } = s;
   if (top.claimed_by !== worktree) {
     const details = {
@@ -53,12 +65,28 @@ export function checkOwner(db: Db, plan_path: string, s: StepAndTop, worktree: s
     throw new TugError('NotOwner', details);
   }
   if (attempt !== undefined && attempt !== top.attempt) {
-    throw new TugError('AttemptMismatch', { plan_path, step_anchor: s.step.anchor, given: attempt, current: top.attempt });
+    throw new TugError('AttemptMismatch', {
+      plan_path,
+      step_anchor: s.step.anchor,
+      given: attempt,
+      current: top.attempt,
+    });
   }
 }
 
-export function invalidTransition(plan_path: string, step: StepRow, reason: string, extra: Record<string, unknown> = {}): TugError {
-  return new TugError('InvalidTransition', { plan_path, step_anchor: step.anchor, status: step.status, reason, ...extra });
+export function invalidTransition(
+  plan_path: string,
+  step: StepRow,
+  reason: string,
+  extra: Record<string, unknown> = {},
+): TugError {
+  return new TugError('InvalidTransition', {
+    plan_path,
+    step_anchor: step.anchor,
+    status: step.status,
+    reason,
+    ...extra,
+  });
 }
 
 /** Steps 1–2 for owner commands: the plan (read from the caller's worktree) and its row. */
@@ -71,13 +99,19 @@ export function ownerPlan(ctx: StateContext, input: { plan: string; worktree: st
 /** `#step-2` → `step-2`; an empty anchor is InvalidArgument. */
 export function stepArg(anchor: string): string {
   const a = normalizeAnchor(anchor);
-  if (a === '' || a.includes('\0')) throw new TugError('InvalidArgument', { reason: 'the step argument is empty or contains a NUL byte', argument: 'step' });
+  if (a === '' || a.includes('\0'))
+    throw new TugError('InvalidArgument', {
+      reason: 'the step argument is empty or contains a NUL byte',
+      argument: 'step',
+    });
   return a;
 }
 
 /** Text inputs (reasons, summaries) are UTF-8 without NUL bytes (03-contract.md §5). */
 export function checkText(name: string, value: string, opts: { nonEmpty?: boolean } = {}): string {
-  if (value.includes('\0')) throw new TugError('InvalidArgument', { reason: `${name} contains a NUL byte`, argument: name });
-  if (opts.nonEmpty && value.trim() === '') throw new TugError('InvalidArgument', { reason: `${name} must not be empty`, argument: name });
+  if (value.includes('\0'))
+    throw new TugError('InvalidArgument', { reason: `${name} contains a NUL byte`, argument: name });
+  if (opts.nonEmpty && value.trim() === '')
+    throw new TugError('InvalidArgument', { reason: `${name} must not be empty`, argument: name });
   return value;
 }

@@ -20,7 +20,12 @@ export interface PlanRef {
 /** Resolve a plan argument against the work tree the plan is read from (default: the current one). */
 export function resolvePlanRef(ctx: StateContext, arg: string, workTree: string = ctx.workTree): PlanRef {
   const knownPlanPaths = ctx.store ? listPlanPaths(ctx.store.db) : [];
-  const r = resolvePlanArg(arg, { repoRoot: ctx.repoRoot, workTree, knownPlanPaths, ...(ctx.cwd ? { cwd: ctx.cwd } : {}) });
+  const r = resolvePlanArg(arg, {
+    repoRoot: ctx.repoRoot,
+    workTree,
+    knownPlanPaths,
+    ...(ctx.cwd ? { cwd: ctx.cwd } : {}),
+  });
   return { plan_path: r.plan_path, abs_path: r.abs_path, exists: r.exists };
 }
 

@@ -28,7 +28,9 @@ export function prune(ctx: StateContext, input: PruneInput): { pruned: string[];
     .filter((p) => gone(p.plan_path))
     .map((p) => p.plan_path);
   const pick = (plans: ReturnType<typeof listPlans>) =>
-    plans.filter((p) => candidates.includes(p.plan_path) && (input.purge || p.status !== 'archived')).map((p) => p.plan_path);
+    plans
+      .filter((p) => candidates.includes(p.plan_path) && (input.purge || p.status !== 'archived'))
+      .map((p) => p.plan_path);
   if (dry_run) return { pruned: read(store, () => pick(listPlans(store.db))), dry_run };
   return immediate(store, () => {
     const db = store.db;
@@ -39,7 +41,14 @@ export function prune(ctx: StateContext, input: PruneInput): { pruned: string[];
       if (input.purge) purgePlan(db, p);
       else setPlanStatus(db, p, 'archived', now);
     }
-    recordEvent(ctx, db, { at: now, plan_path: null, step_anchor: null, actor: 'admin', attempt: null, details: input.purge ? { purged: pruned } : { archived: pruned } });
+    recordEvent(ctx, db, {
+      at: now,
+      plan_path: null,
+      step_anchor: null,
+      actor: 'admin',
+      attempt: null,
+      details: input.purge ? { purged: pruned } : { archived: pruned },
+    });
     return { pruned, dry_run };
   });
 }

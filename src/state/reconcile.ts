@@ -86,7 +86,8 @@ export function reconcile(ctx: StateContext, input: ReconcileInput): ReconcileRe
       scanned_commits: input.scanned_commits ?? input.commits.length,
     };
     const refactorsApplied: { step_anchor: string; ordinal: number; op_hash: string; previous_status: string }[] = [];
-    const healRefactors = (anchor: string, c: TrailerCommit) => refactorsApplied.push(...applyRefactorTrailers(db, plan_path, anchor, c, now));
+    const healRefactors = (anchor: string, c: TrailerCommit) =>
+      refactorsApplied.push(...applyRefactorTrailers(db, plan_path, anchor, c, now));
     const byTop = new Map<string, Subtree>();
     const treeOf = (s: StepRow) => {
       let t = byTop.get(s.top_anchor);
@@ -115,7 +116,11 @@ export function reconcile(ctx: StateContext, input: ReconcileInput): ReconcileRe
       const top = getStep(db, plan_path, row.top_anchor)!;
       const live = isHeld(top.status) && !isExpired(top.lease_expires_at, now);
       if (!force && (top.status === 'failed' || live)) {
-        out.skipped_steps.push({ step_anchor: row.anchor, status: row.status, reason: top.status === 'failed' ? 'failed' : `claimed by ${top.claimed_by} with a live lease` });
+        out.skipped_steps.push({
+          step_anchor: row.anchor,
+          status: row.status,
+          reason: top.status === 'failed' ? 'failed' : `claimed by ${top.claimed_by} with a live lease`,
+        });
         continue;
       }
       // The step and its non-completed descendants without a trailer of their own.
@@ -126,16 +131,36 @@ export function reconcile(ctx: StateContext, input: ReconcileInput): ReconcileRe
         .filter((d) => d.status !== 'completed');
       completeNonTerminal(db, plan_path, [row.anchor, ...cascade.map((d) => d.anchor)], now);
       for (const d of [...cascade].sort((a, b) => b.depth - a.depth || a.step_index - b.step_index)) {
-        completeRow(db, { plan_path, anchor: d.anchor, now, commit_hash: hash, reason: 'reconciled', via: 'reconcile', owner: null });
+        completeRow(db, {
+          plan_path,
+          anchor: d.anchor,
+          now,
+          commit_hash: hash,
+          reason: 'reconciled',
+          via: 'reconcile',
+          owner: null,
+        });
         out.reconciled.push({ step_anchor: d.anchor, commit_hash: hash, previous_status: d.status });
       }
-      completeRow(db, { plan_path, anchor: row.anchor, now, commit_hash: hash, reason: 'reconciled', via: 'reconcile', owner: null });
+      completeRow(db, {
+        plan_path,
+        anchor: row.anchor,
+        now,
+        commit_hash: hash,
+        reason: 'reconciled',
+        via: 'reconcile',
+        owner: null,
+      });
       healRefactors(row.anchor, win);
       out.reconciled.push({ step_anchor: row.anchor, commit_hash: hash, previous_status: row.status });
       if (row.parent_anchor === null) completeTopLevel(ctx, db, plan_path, row.anchor, 'admin', row.attempt, now);
     }
     if (out.reconciled.length > 0 || refactorsApplied.length > 0) {
-      const details = { reconciled: out.reconciled, force, ...(refactorsApplied.length ? { refactors_applied: refactorsApplied } : {}) };
+      const details = {
+        reconciled: out.reconciled,
+        force,
+        ...(refactorsApplied.length ? { refactors_applied: refactorsApplied } : {}),
+      };
       recordEvent(ctx, db, { at: now, plan_path, step_anchor: null, actor: 'admin', attempt: null, details });
     }
     return out;
@@ -150,7 +175,9 @@ const TRAILER = /^([0-9a-f]{12})\s+(\S+)\.\.(\S+)$/;
  * the trailer's snapshots. Each trailer marks one row (rows in ordinal order, trailers in commit order).
  */
 function applyRefactorTrailers(db: Db, plan_path: string, anchor: string, c: TrailerCommit, now: string) {
-  const trailers = (c.refactors ?? []).map((v) => TRAILER.exec(v.trim())).filter((m): m is RegExpExecArray => m !== null);
+  const trailers = (c.refactors ?? [])
+    .map((v) => TRAILER.exec(v.trim()))
+    .filter((m): m is RegExpExecArray => m !== null);
   const used = new Set<number>();
   const out: { step_anchor: string; ordinal: number; op_hash: string; previous_status: string }[] = [];
   if (trailers.length === 0) return out;
@@ -162,8 +189,21 @@ function applyRefactorTrailers(db: Db, plan_path: string, anchor: string, c: Tra
     used.add(i);
     const [, op_hash, before, after] = trailers[i]!;
     const previous = r.result_json === null ? undefined : (JSON.parse(r.result_json) as Record<string, unknown>);
-    const result = JSON.stringify({ op_hash, reconciled: true, commit_hash: c.hash, ...(previous ? { previous: { ...previous, previous: undefined } } : {}) });
-    setRefactor(db, { ...r, status: 'applied', snapshot_before: before!, snapshot_after: after!, exit_code: 0, result_json: result, updated_at: now });
+    const result = JSON.stringify({
+      op_hash,
+      reconciled: true,
+      commit_hash: c.hash,
+      ...(previous ? { previous: { ...previous, previous: undefined } } : {}),
+    });
+    setRefactor(db, {
+      ...r,
+      status: 'applied',
+      snapshot_before: before!,
+      snapshot_after: after!,
+      exit_code: 0,
+      result_json: result,
+      updated_at: now,
+    });
     out.push({ step_anchor: anchor, ordinal: r.ordinal, op_hash: op_hash!, previous_status: r.status });
   }
   return out;

@@ -6,7 +6,15 @@ import type { Db } from './queries/stmt.js';
 export function recordEvent(
   ctx: StateContext,
   db: Db,
-  e: { at: string; plan_path: string | null; step_anchor: string | null; actor: string; attempt: number | null; details: Record<string, unknown>; command?: string },
+  e: {
+    at: string;
+    plan_path: string | null;
+    step_anchor: string | null;
+    actor: string;
+    attempt: number | null;
+    details: Record<string, unknown>;
+    command?: string;
+  },
 ): number {
   return appendEvent(db, { ...e, command: e.command ?? ctx.command });
 }

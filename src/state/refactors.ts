@@ -72,16 +72,32 @@ function withoutPending(r: Record<string, unknown> | null): Record<string, unkno
 }
 
 /** Ownership on the top-level step, the attempt fence, and a step that can still run refactors. */
-function owned(db: Db, scope: { plan_path: string; step_anchor: string; worktree: string }, attempt: number | undefined): StepAndTop {
+function owned(
+  db: Db,
+  scope: { plan_path: string; step_anchor: string; worktree: string },
+  attempt: number | undefined,
+): StepAndTop {
   const s = findStep(db, scope.plan_path, scope.step_anchor);
   checkOwner(db, scope.plan_path, s, scope.worktree, attempt);
-  if (!isHeld(s.top.status)) throw invalidTransition(scope.plan_path, s.top, `the top-level step ${s.top.anchor} is ${s.top.status}; only a claimed or in-progress step runs refactors`);
-  if (s.step.status === 'completed') throw invalidTransition(scope.plan_path, s.step, `${s.step.anchor} is already completed`);
+  if (!isHeld(s.top.status))
+    throw invalidTransition(
+      scope.plan_path,
+      s.top,
+      `the top-level step ${s.top.anchor} is ${s.top.status}; only a claimed or in-progress step runs refactors`,
+    );
+  if (s.step.status === 'completed')
+    throw invalidTransition(scope.plan_path, s.step, `${s.step.anchor} is already completed`);
   return s;
 }
 
 /** Renew the lease inside a write (heartbeat semantics; a revival is noted in the event's details). */
-function renew(ctx: StateContext, db: Db, s: StepAndTop, worktree: string, now: string): { lease_expires_at: string; revived: boolean } {
+function renew(
+  ctx: StateContext,
+  db: Db,
+  s: StepAndTop,
+  worktree: string,
+  now: string,
+): { lease_expires_at: string; revived: boolean } {
   const lease = addSeconds(now, ctx.config.state.lease_seconds);
   const revived = isExpired(s.top.lease_expires_at, now);
   renewLease(db, { plan_path: s.top.plan_path, anchor: s.top.anchor, worktree, now, lease, heartbeat: true });
@@ -93,19 +109,31 @@ function renew(ctx: StateContext, db: Db, s: StepAndTop, worktree: string, now: 
  * checks it (NotOwner / LeaseExpired, then AttemptMismatch), then the transition (the top-level step is
  * claimed or in progress and the step is not completed). Changes nothing.
  */
-export function refactorScope(ctx: StateContext, input: RefactorScopeInput): { scope: RefactorScope; rows: RefactorView[] } {
+export function refactorScope(
+  ctx: StateContext,
+  input: RefactorScopeInput,
+): { scope: RefactorScope; rows: RefactorView[] } {
   const anchor = stepArg(input.step);
   const { ref, store } = ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
   return read(store, () => {
     const s = owned(store.db, { plan_path, step_anchor: anchor, worktree: input.worktree }, input.attempt);
-    const scope: RefactorScope = { plan_path, step_anchor: anchor, top_anchor: s.top.anchor, worktree: input.worktree, attempt: s.top.attempt };
+    const scope: RefactorScope = {
+      plan_path,
+      step_anchor: anchor,
+      top_anchor: s.top.anchor,
+      worktree: input.worktree,
+      attempt: s.top.attempt,
+    };
     return { scope, rows: refactorsOfStep(store.db, plan_path, anchor).map(view) };
   });
 }
 
 /** The step's rows, read-only and without ownership (display, commit trailers). Empty without state.db. */
-export function refactorRows(ctx: StateContext, input: { plan: string; step: string; worktree?: string }): RefactorView[] {
+export function refactorRows(
+  ctx: StateContext,
+  input: { plan: string; step: string; worktree?: string },
+): RefactorView[] {
   if (!ctx.store) return [];
   const anchor = stepArg(input.step);
   const ref = resolvePlanRef(ctx, input.plan, input.worktree);
@@ -153,7 +181,11 @@ export function ownPending(r: RefactorView, scope: RefactorScope): PendingWrite 
  * against `current_snapshot` (applied with `recovered: true`, pending cleared, or failed with
  * SnapshotMismatch). Appends one event when a row changed.
  */
-export function startRefactorRun(ctx: StateContext, scope: RefactorScope, o: { retry_failed: boolean; current_snapshot: string | null }): RunStart {
+export function startRefactorRun(
+  ctx: StateContext,
+  scope: RefactorScope,
+  o: { retry_failed: boolean; current_snapshot: string | null },
+): RunStart {
   const store = writeStore(ctx);
   return immediate(store, () => {
     const db = store.db;
@@ -162,7 +194,15 @@ export function startRefactorRun(ctx: StateContext, scope: RefactorScope, o: { r
     const out: RunStart = { rows: [], retried: [], recovered: [] };
     for (const r of refactorsOfStep(db, scope.plan_path, scope.step_anchor).map(view)) {
       if (o.retry_failed && r.status === 'failed') {
-        setRefactor(db, { ...r, status: 'open', snapshot_before: null, snapshot_after: null, exit_code: null, result_json: json({ previous: withoutPrevious(r.result) }), updated_at: now });
+        setRefactor(db, {
+          ...r,
+          status: 'open',
+          snapshot_before: null,
+          snapshot_after: null,
+          exit_code: null,
+          result_json: json({ previous: withoutPrevious(r.result) }),
+          updated_at: now,
+        });
         out.retried.push(r.ordinal);
         continue;
       }
@@ -170,23 +210,56 @@ export function startRefactorRun(ctx: StateContext, scope: RefactorScope, o: { r
       if (!p) continue;
       const rest = withoutPending(r.result);
       if (o.current_snapshot === p.snapshot_after) {
-        setRefactor(db, { ...r, status: 'applied', snapshot_before: p.snapshot_before, snapshot_after: p.snapshot_after, exit_code: 0, result_json: json({ ...rest, op_hash: p.op_hash, recovered: true }), updated_at: now });
+        setRefactor(db, {
+          ...r,
+          status: 'applied',
+          snapshot_before: p.snapshot_before,
+          snapshot_after: p.snapshot_after,
+          exit_code: 0,
+          result_json: json({ ...rest, op_hash: p.op_hash, recovered: true }),
+          updated_at: now,
+        });
         out.recovered.push({ ordinal: r.ordinal, outcome: 'applied' });
       } else if (o.current_snapshot === p.snapshot_before) {
-        setRefactor(db, { ...r, snapshot_before: null, result_json: Object.keys(rest).length ? json(rest) : null, updated_at: now });
+        setRefactor(db, {
+          ...r,
+          snapshot_before: null,
+          result_json: Object.keys(rest).length ? json(rest) : null,
+          updated_at: now,
+        });
         out.recovered.push({ ordinal: r.ordinal, outcome: 'cleared' });
       } else {
         const error = {
           code: 'SnapshotMismatch',
           message: `the workspace is neither before nor after the interrupted write of refactor ${r.ordinal}`,
-          details: { expected_snapshot_id: p.snapshot_after, actual_snapshot_id: o.current_snapshot, changed_files: [], reason: 'pending_write' },
+          details: {
+            expected_snapshot_id: p.snapshot_after,
+            actual_snapshot_id: o.current_snapshot,
+            changed_files: [],
+            reason: 'pending_write',
+          },
         };
-        setRefactor(db, { ...r, status: 'failed', snapshot_before: p.snapshot_before, snapshot_after: null, exit_code: 4, result_json: json({ ...rest, op_hash: p.op_hash, error }), updated_at: now });
+        setRefactor(db, {
+          ...r,
+          status: 'failed',
+          snapshot_before: p.snapshot_before,
+          snapshot_after: null,
+          exit_code: 4,
+          result_json: json({ ...rest, op_hash: p.op_hash, error }),
+          updated_at: now,
+        });
         out.recovered.push({ ordinal: r.ordinal, outcome: 'failed' });
       }
     }
     if (out.retried.length || out.recovered.length) {
-      recordEvent(ctx, db, { at: now, plan_path: scope.plan_path, step_anchor: scope.step_anchor, actor: scope.worktree, attempt: s.top.attempt, details: { retried: out.retried, recovered: out.recovered } });
+      recordEvent(ctx, db, {
+        at: now,
+        plan_path: scope.plan_path,
+        step_anchor: scope.step_anchor,
+        actor: scope.worktree,
+        attempt: s.top.attempt,
+        details: { retried: out.retried, recovered: out.recovered },
+      });
     }
     out.rows = refactorsOfStep(db, scope.plan_path, scope.step_anchor).map(view);
     return out;
@@ -210,17 +283,29 @@ export function writePending(ctx: StateContext, scope: RefactorScope, ordinal: n
     const now = ctx.clock.now();
     const s = owned(db, scope, scope.attempt);
     const r = getRefactor(db, scope.plan_path, scope.step_anchor, ordinal);
-    if (!r) throw new TugError('InternalError', { reason: `refactor row ${ordinal} of ${scope.step_anchor} is missing` });
-    if (r.status !== 'open') throw invalidTransition(scope.plan_path, s.step, `refactor ${ordinal} is ${r.status}`, { ordinal });
+    if (!r)
+      throw new TugError('InternalError', { reason: `refactor row ${ordinal} of ${scope.step_anchor} is missing` });
+    if (r.status !== 'open')
+      throw invalidTransition(scope.plan_path, s.step, `refactor ${ordinal} is ${r.status}`, { ordinal });
     const lease = renew(ctx, db, s, scope.worktree, now);
-    setRefactor(db, { ...r, snapshot_before: pending.snapshot_before, result_json: json({ ...withoutPending(view(r).result), pending }), updated_at: now });
+    setRefactor(db, {
+      ...r,
+      snapshot_before: pending.snapshot_before,
+      result_json: json({ ...withoutPending(view(r).result), pending }),
+      updated_at: now,
+    });
     recordEvent(ctx, db, {
       at: now,
       plan_path: scope.plan_path,
       step_anchor: scope.step_anchor,
       actor: scope.worktree,
       attempt: s.top.attempt,
-      details: { ordinal, pending, lease_expires_at: lease.lease_expires_at, ...(lease.revived ? { revived: true } : {}) },
+      details: {
+        ordinal,
+        pending,
+        lease_expires_at: lease.lease_expires_at,
+        ...(lease.revived ? { revived: true } : {}),
+      },
     });
   });
 }
@@ -248,13 +333,31 @@ export function recordRefactorResult(ctx: StateContext, scope: RefactorScope, o:
     const now = ctx.clock.now();
     const s = owned(db, scope, scope.attempt);
     const r = getRefactor(db, scope.plan_path, scope.step_anchor, o.ordinal);
-    if (!r) throw new TugError('InternalError', { reason: `refactor row ${o.ordinal} of ${scope.step_anchor} is missing` });
-    if (r.status !== 'open') throw invalidTransition(scope.plan_path, s.step, `refactor ${o.ordinal} is ${r.status}`, { ordinal: o.ordinal });
+    if (!r)
+      throw new TugError('InternalError', { reason: `refactor row ${o.ordinal} of ${scope.step_anchor} is missing` });
+    if (r.status !== 'open')
+      throw invalidTransition(scope.plan_path, s.step, `refactor ${o.ordinal} is ${r.status}`, { ordinal: o.ordinal });
     const result = withoutPending(o.result);
-    setRefactor(db, { ...r, status: o.status, snapshot_before: o.snapshot_before, snapshot_after: o.snapshot_after, exit_code: o.exit_code, result_json: json(result), updated_at: now });
+    setRefactor(db, {
+      ...r,
+      status: o.status,
+      snapshot_before: o.snapshot_before,
+      snapshot_after: o.snapshot_after,
+      exit_code: o.exit_code,
+      result_json: json(result),
+      updated_at: now,
+    });
     const summary = truncateCodePoints(o.artifact.summary, SUMMARY_MAX_CODE_POINTS).text;
-    const content = o.artifact.content === undefined ? null : truncateCodePoints(o.artifact.content, CONTENT_MAX_CODE_POINTS).text;
-    const artifact_id = insertArtifact(db, { plan_path: scope.plan_path, step_anchor: scope.step_anchor, kind: 'refactor_report', summary, content, recorded_at: now });
+    const content =
+      o.artifact.content === undefined ? null : truncateCodePoints(o.artifact.content, CONTENT_MAX_CODE_POINTS).text;
+    const artifact_id = insertArtifact(db, {
+      plan_path: scope.plan_path,
+      step_anchor: scope.step_anchor,
+      kind: 'refactor_report',
+      summary,
+      content,
+      recorded_at: now,
+    });
     const lease = renew(ctx, db, s, scope.worktree, now);
     recordEvent(ctx, db, {
       at: now,
@@ -300,7 +403,11 @@ export interface SkipResult {
  */
 export function skipRefactor(ctx: StateContext, input: SkipInput): SkipResult {
   const anchor = stepArg(input.step);
-  if (!Number.isSafeInteger(input.ordinal) || input.ordinal < 0) throw new TugError('InvalidArgument', { reason: `--ordinal must be a non-negative integer, got ${input.ordinal}`, argument: '--ordinal' });
+  if (!Number.isSafeInteger(input.ordinal) || input.ordinal < 0)
+    throw new TugError('InvalidArgument', {
+      reason: `--ordinal must be a non-negative integer, got ${input.ordinal}`,
+      argument: '--ordinal',
+    });
   checkText('--reason', input.reason, { nonEmpty: true });
   const { ref, store } = ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
@@ -311,16 +418,49 @@ export function skipRefactor(ctx: StateContext, input: SkipInput): SkipResult {
     const r = getRefactor(db, plan_path, anchor, input.ordinal);
     if (!r) {
       const count = refactorsOfStep(db, plan_path, anchor).length;
-      throw new TugError('InvalidArgument', { reason: `${anchor} has ${count} refactor row(s); there is no ordinal ${input.ordinal}`, argument: '--ordinal', plan_path, step_anchor: anchor });
+      throw new TugError('InvalidArgument', {
+        reason: `${anchor} has ${count} refactor row(s); there is no ordinal ${input.ordinal}`,
+        argument: '--ordinal',
+        plan_path,
+        step_anchor: anchor,
+      });
     }
-    const base = { plan_path, step_anchor: anchor, worktree: input.worktree, ordinal: r.ordinal, op_text: r.op_text, previous_status: r.status };
-    if (r.status === 'applied') throw invalidTransition(plan_path, s.step, `refactor ${r.ordinal} is already applied; an applied refactor cannot be skipped`, { ordinal: r.ordinal });
+    const base = {
+      plan_path,
+      step_anchor: anchor,
+      worktree: input.worktree,
+      ordinal: r.ordinal,
+      op_text: r.op_text,
+      previous_status: r.status,
+    };
+    if (r.status === 'applied')
+      throw invalidTransition(
+        plan_path,
+        s.step,
+        `refactor ${r.ordinal} is already applied; an applied refactor cannot be skipped`,
+        { ordinal: r.ordinal },
+      );
     if (r.status === 'skipped') {
       const old = view(r).result?.skipped_reason;
       return { ...base, skipped_reason: typeof old === 'string' ? old : '', already_skipped: true };
     }
-    setRefactor(db, { ...r, status: 'skipped', snapshot_before: null, snapshot_after: null, exit_code: null, result_json: json({ ...withoutPending(view(r).result), skipped_reason: input.reason }), updated_at: now });
-    recordEvent(ctx, db, { at: now, plan_path, step_anchor: anchor, actor: input.worktree, attempt: s.top.attempt, details: { ordinal: r.ordinal, previous_status: r.status, skipped_reason: input.reason } });
+    setRefactor(db, {
+      ...r,
+      status: 'skipped',
+      snapshot_before: null,
+      snapshot_after: null,
+      exit_code: null,
+      result_json: json({ ...withoutPending(view(r).result), skipped_reason: input.reason }),
+      updated_at: now,
+    });
+    recordEvent(ctx, db, {
+      at: now,
+      plan_path,
+      step_anchor: anchor,
+      actor: input.worktree,
+      attempt: s.top.attempt,
+      details: { ordinal: r.ordinal, previous_status: r.status, skipped_reason: input.reason },
+    });
     return { ...base, skipped_reason: input.reason, already_skipped: false };
   });
 }

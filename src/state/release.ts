@@ -28,12 +28,33 @@ export function release(ctx: StateContext, input: OwnerInput): ReleaseResult {
     const s = findStep(db, plan_path, anchor);
     requireTopLevel(s, plan_path, 'state release');
     checkOwner(db, plan_path, s, input.worktree, input.attempt);
-    if (!isHeld(s.step.status)) throw invalidTransition(plan_path, s.step, `${anchor} is ${s.step.status}; only a claimed or in-progress step can be released`);
+    if (!isHeld(s.step.status))
+      throw invalidTransition(
+        plan_path,
+        s.step,
+        `${anchor} is ${s.step.status}; only a claimed or in-progress step can be released`,
+      );
     const discarded = discardAttempt(db, plan_path, anchor, now);
-    if (endClaim(db, { plan_path, anchor, worktree: input.worktree, status: 'pending', failures_delta: 0, fail_reason: null }) !== 1) {
+    if (
+      endClaim(db, {
+        plan_path,
+        anchor,
+        worktree: input.worktree,
+        status: 'pending',
+        failures_delta: 0,
+        fail_reason: null,
+      }) !== 1
+    ) {
       throw new TugError('InternalError', { reason: 'guarded release changed no row' });
     }
-    recordEvent(ctx, db, { at: now, plan_path, step_anchor: anchor, actor: input.worktree, attempt: s.step.attempt, details: { released: true, ...discarded } });
+    recordEvent(ctx, db, {
+      at: now,
+      plan_path,
+      step_anchor: anchor,
+      actor: input.worktree,
+      attempt: s.step.attempt,
+      details: { released: true, ...discarded },
+    });
     return { released: true, step_anchor: anchor };
   });
 }
@@ -62,15 +83,37 @@ export function fail(ctx: StateContext, input: FailInput): FailResult {
     requireTopLevel(s, plan_path, 'state fail');
     checkOwner(db, plan_path, s, input.worktree, input.attempt);
     const step = s.step;
-    if (!isHeld(step.status)) throw invalidTransition(plan_path, step, `${anchor} is ${step.status}; only a claimed or in-progress step can fail an attempt`);
+    if (!isHeld(step.status))
+      throw invalidTransition(
+        plan_path,
+        step,
+        `${anchor} is ${step.status}; only a claimed or in-progress step can fail an attempt`,
+      );
     const failures = step.failures + 1;
     const status = failures >= ctx.config.state.max_attempts ? 'failed' : 'pending';
     const discarded = discardAttempt(db, plan_path, anchor, now);
-    if (endClaim(db, { plan_path, anchor, worktree: input.worktree, status, failures_delta: 1, fail_reason: status === 'failed' ? reason : null }) !== 1) {
+    if (
+      endClaim(db, {
+        plan_path,
+        anchor,
+        worktree: input.worktree,
+        status,
+        failures_delta: 1,
+        fail_reason: status === 'failed' ? reason : null,
+      }) !== 1
+    ) {
       throw new TugError('InternalError', { reason: 'guarded fail changed no row' });
     }
     if (status === 'failed') {
-      recordEvent(ctx, db, { command: 'step_failed', at: now, plan_path, step_anchor: anchor, actor: input.worktree, attempt: step.attempt, details: { failures, fail_reason: reason } });
+      recordEvent(ctx, db, {
+        command: 'step_failed',
+        at: now,
+        plan_path,
+        step_anchor: anchor,
+        actor: input.worktree,
+        attempt: step.attempt,
+        details: { failures, fail_reason: reason },
+      });
     }
     recordEvent(ctx, db, {
       at: now,

@@ -36,12 +36,14 @@ export function reset(ctx: StateContext, input: ResetInput): ResetResult {
     const s = findStep(db, plan_path, anchor);
     requireTopLevel(s, plan_path, 'state reset');
     const step = s.step;
-    if (step.status === 'completed') throw invalidTransition(plan_path, step, `${anchor} is completed; a completed step cannot be reset`);
+    if (step.status === 'completed')
+      throw invalidTransition(plan_path, step, `${anchor} is completed; a completed step cannot be reset`);
     if (step.status === 'pending' && step.attempt === 0 && step.failures === 0) {
       return { reset: true, step_anchor: anchor, previous_status: step.status };
     }
     const discarded = step.status === 'pending' ? null : discardAttempt(db, plan_path, anchor, now);
-    if (resetTop(db, plan_path, anchor) !== 1) throw new TugError('InternalError', { reason: 'guarded reset changed no row' });
+    if (resetTop(db, plan_path, anchor) !== 1)
+      throw new TugError('InternalError', { reason: 'guarded reset changed no row' });
     recordEvent(ctx, db, {
       at: now,
       plan_path,

@@ -57,7 +57,8 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
   const held = s.status === 'claimed' || s.status === 'in_progress';
   let head = `${pad}Step ${s.id}: ${s.title} [${paint(s.status, COLORS[s.status], o.color)}]`;
   if (top && held && s.claimed_by) head += ` (claimed by ${owner(s.claimed_by)})`;
-  if ((s.status === 'pending' || (top && s.lease_expired)) && s.blocked_by.length > 0) head += ` (blocked by: ${s.blocked_by.join(', ')})`;
+  if ((s.status === 'pending' || (top && s.lease_expired)) && s.blocked_by.length > 0)
+    head += ` (blocked by: ${s.blocked_by.join(', ')})`;
   if (s.completed_via === 'force') head += ` (forced: ${JSON.stringify(s.complete_reason ?? '')})`;
   if (s.completed_via === 'reconcile') head += ' (reconciled)';
   if (s.status === 'failed') head += ` (failed: ${JSON.stringify(s.fail_reason ?? '')})`;
@@ -86,7 +87,9 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
   if (rTotal > 0) lines.push(`${pad}  ${progressLine('Refactors', r.applied + r.skipped, rTotal)}`);
   if (top && held && s.lease_expires_at) {
     const ms = Date.parse(s.lease_expires_at) - Date.parse(o.now);
-    lines.push(`${pad}  Lease: ${s.lease_expired ? paint(`EXPIRED ${humanDuration(-ms)} ago`, '31', o.color) : `expires in ${humanDuration(ms)}`}`);
+    lines.push(
+      `${pad}  Lease: ${s.lease_expired ? paint(`EXPIRED ${humanDuration(-ms)} ago`, '31', o.color) : `expires in ${humanDuration(ms)}`}`,
+    );
   }
   if (s.status === 'completed' && s.commit_hash) lines.push(`${pad}  Commit: ${s.commit_hash.slice(0, 7)}`);
   return lines;

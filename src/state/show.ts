@@ -126,7 +126,12 @@ export function planView(db: Db, plan: PlanRow, mode: ItemsMode, now: string): S
     const top = byAnchor.get(r.top_anchor) ?? r;
     const held = isHeld(top.status);
     const expired = held && isExpired(top.lease_expires_at, now);
-    const counts = { tasks: emptyCounts(), tests: emptyCounts(), checkpoints: emptyCounts(), refactors: { open: 0, applied: 0, failed: 0, skipped: 0 } };
+    const counts = {
+      tasks: emptyCounts(),
+      tests: emptyCounts(),
+      checkpoints: emptyCounts(),
+      refactors: { open: 0, applied: 0, failed: 0, skipped: 0 },
+    };
     const own = items.get(r.anchor) ?? [];
     for (const i of own) counts[KIND_PLURAL[i.kind]][i.status]++;
     const ownRefs = refactors.get(r.anchor) ?? [];
@@ -155,8 +160,24 @@ export function planView(db: Db, plan: PlanRow, mode: ItemsMode, now: string): S
       depends_on: deps.get(r.anchor) ?? [],
       blocked_by: r.status === 'completed' ? [] : blockers(r, byAnchor, deps, lifted),
       counts,
-      items: listed ? own.map((i) => ({ kind: i.kind, ordinal: i.ordinal, depth: i.depth, text: i.text, status: i.status, reason: i.reason })) : [],
-      refactors: ownRefs.map((x) => ({ ordinal: x.ordinal, op_text: x.op_text, status: x.status, exit_code: x.exit_code, snapshot_before: x.snapshot_before, snapshot_after: x.snapshot_after })),
+      items: listed
+        ? own.map((i) => ({
+            kind: i.kind,
+            ordinal: i.ordinal,
+            depth: i.depth,
+            text: i.text,
+            status: i.status,
+            reason: i.reason,
+          }))
+        : [],
+      refactors: ownRefs.map((x) => ({
+        ordinal: x.ordinal,
+        op_text: x.op_text,
+        status: x.status,
+        exit_code: x.exit_code,
+        snapshot_before: x.snapshot_before,
+        snapshot_after: x.snapshot_after,
+      })),
     };
     return view;
   });
@@ -165,13 +186,22 @@ export function planView(db: Db, plan: PlanRow, mode: ItemsMode, now: string): S
     phase_title: plan.phase_title,
     status: plan.status,
     steps,
-    overall: { steps_completed: plan.steps_completed, steps_total: plan.steps_total, percent: percent(plan.steps_completed, plan.steps_total) },
+    overall: {
+      steps_completed: plan.steps_completed,
+      steps_total: plan.steps_total,
+      percent: percent(plan.steps_completed, plan.steps_total),
+    },
   };
 }
 
 /** Lifted blockers: for a top-level step its lifted dependencies not completed; for a substep its own
  * dependencies inside the subtree, and the top-level ancestors of those outside it, not completed. */
-function blockers(r: StepRow, byAnchor: Map<string, StepRow>, deps: Map<string, string[]>, lifted: Map<string, string[]>): string[] {
+function blockers(
+  r: StepRow,
+  byAnchor: Map<string, StepRow>,
+  deps: Map<string, string[]>,
+  lifted: Map<string, string[]>,
+): string[] {
   const out: string[] = [];
   const add = (a: string) => {
     const t = byAnchor.get(a);

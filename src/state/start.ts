@@ -32,21 +32,34 @@ export function start(ctx: StateContext, input: OwnerInput): StartResult {
     const s = findStep(db, plan_path, anchor);
     checkOwner(db, plan_path, s, input.worktree, input.attempt);
     const { step, top } = s;
-    if (step.status === 'in_progress') return { started: true, step_anchor: anchor, started_at: step.started_at ?? now, already_started: true };
+    if (step.status === 'in_progress')
+      return { started: true, step_anchor: anchor, started_at: step.started_at ?? now, already_started: true };
     const startedTop: string[] = [];
     if (step.parent_anchor === null) {
-      if (step.status !== 'claimed') throw invalidTransition(plan_path, step, `${anchor} is ${step.status}; only a claimed step can start`);
+      if (step.status !== 'claimed')
+        throw invalidTransition(plan_path, step, `${anchor} is ${step.status}; only a claimed step can start`);
       startTop(db, { plan_path, anchor, worktree: input.worktree, attempt: top.attempt, now });
     } else {
-      if (!isHeld(top.status)) throw invalidTransition(plan_path, step, `the top-level step ${top.anchor} is ${top.status}`, { top_anchor: top.anchor });
-      if (step.status !== 'pending') throw invalidTransition(plan_path, step, `${anchor} is ${step.status}; only a pending substep can start`);
+      if (!isHeld(top.status))
+        throw invalidTransition(plan_path, step, `the top-level step ${top.anchor} is ${top.status}`, {
+          top_anchor: top.anchor,
+        });
+      if (step.status !== 'pending')
+        throw invalidTransition(plan_path, step, `${anchor} is ${step.status}; only a pending substep can start`);
       startSub(db, { plan_path, anchor, now });
       if (top.status === 'claimed') {
         startTop(db, { plan_path, anchor: top.anchor, worktree: input.worktree, attempt: top.attempt, now });
         startedTop.push(top.anchor);
       }
     }
-    recordEvent(ctx, db, { at: now, plan_path, step_anchor: anchor, actor: input.worktree, attempt: top.attempt, details: { started: anchor, also_started: startedTop } });
+    recordEvent(ctx, db, {
+      at: now,
+      plan_path,
+      step_anchor: anchor,
+      actor: input.worktree,
+      attempt: top.attempt,
+      details: { started: anchor, also_started: startedTop },
+    });
     return { started: true, step_anchor: anchor, started_at: now, already_started: false };
   });
 }

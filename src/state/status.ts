@@ -12,7 +12,11 @@ export type ItemStatus = (typeof ITEM_STATUSES)[number];
 export const ITEM_KINDS = ['task', 'test', 'checkpoint'] as const;
 export type ItemKind = (typeof ITEM_KINDS)[number];
 /** JSON/plural names of the kinds, in display order. */
-export const KIND_PLURAL: Record<ItemKind, 'tasks' | 'tests' | 'checkpoints'> = { task: 'tasks', test: 'tests', checkpoint: 'checkpoints' };
+export const KIND_PLURAL: Record<ItemKind, 'tasks' | 'tests' | 'checkpoints'> = {
+  task: 'tasks',
+  test: 'tests',
+  checkpoint: 'checkpoints',
+};
 
 export const REFACTOR_STATUSES = ['open', 'applied', 'failed', 'skipped'] as const;
 export type RefactorStatus = (typeof REFACTOR_STATUSES)[number];

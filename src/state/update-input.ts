@@ -20,7 +20,10 @@ export interface BulkChange {
 
 export function checkStatus(value: string, batch: boolean): ItemStatus {
   if (isItemStatus(value)) return value;
-  if (batch) throw new TugError('InvalidBatch', { reason: `invalid status ${JSON.stringify(value)}; expected one of ${ITEM_STATUSES.join(', ')}` });
+  if (batch)
+    throw new TugError('InvalidBatch', {
+      reason: `invalid status ${JSON.stringify(value)}; expected one of ${ITEM_STATUSES.join(', ')}`,
+    });
   throw new TugError('InvalidStatus', { value, allowed: [...ITEM_STATUSES] });
 }
 
@@ -39,13 +42,16 @@ export function parseBatch(text: string): ItemChange[] {
     const bad = (why: string) => new TugError('InvalidBatch', { reason: `entry ${i}: ${why}`, index: i });
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw bad('not an object');
     const e = entry as Record<string, unknown>;
-    for (const k of Object.keys(e)) if (!['kind', 'ordinal', 'status', 'reason'].includes(k)) throw bad(`unknown field ${JSON.stringify(k)}`);
+    for (const k of Object.keys(e))
+      if (!['kind', 'ordinal', 'status', 'reason'].includes(k)) throw bad(`unknown field ${JSON.stringify(k)}`);
     const kind = typeof e.kind === 'string' ? kindFromName(e.kind) : null;
     if (!kind) throw bad(`kind must be task, test or checkpoint, got ${JSON.stringify(e.kind)}`);
-    if (typeof e.ordinal !== 'number' || !Number.isInteger(e.ordinal) || e.ordinal < 0) throw bad(`ordinal must be a non-negative integer, got ${JSON.stringify(e.ordinal)}`);
+    if (typeof e.ordinal !== 'number' || !Number.isInteger(e.ordinal) || e.ordinal < 0)
+      throw bad(`ordinal must be a non-negative integer, got ${JSON.stringify(e.ordinal)}`);
     if (typeof e.status !== 'string') throw bad('status must be a string');
     const status = checkStatus(e.status, true);
-    if (e.reason !== undefined && e.reason !== null && typeof e.reason !== 'string') throw bad('reason must be a string');
+    if (e.reason !== undefined && e.reason !== null && typeof e.reason !== 'string')
+      throw bad('reason must be a string');
     const change: ItemChange = { kind, ordinal: e.ordinal, status };
     if (typeof e.reason === 'string') change.reason = e.reason;
     return change;
@@ -53,8 +59,14 @@ export function parseBatch(text: string): ItemChange[] {
 }
 
 /** Duplicates, deferred without reason, NUL bytes; errors are InvalidBatch for batch input. */
-export function validateChanges(items: ItemChange[], bulk: BulkChange[], reason: string | undefined, batch: boolean): void {
-  const err = (why: string, code: 'InvalidArgument' | 'InvalidBatch' = batch ? 'InvalidBatch' : 'InvalidArgument') => new TugError(code, { reason: why });
+export function validateChanges(
+  items: ItemChange[],
+  bulk: BulkChange[],
+  reason: string | undefined,
+  batch: boolean,
+): void {
+  const err = (why: string, code: 'InvalidArgument' | 'InvalidBatch' = batch ? 'InvalidBatch' : 'InvalidArgument') =>
+    new TugError(code, { reason: why });
   if (reason !== undefined && reason.includes('\0')) throw err('--reason contains a NUL byte', 'InvalidArgument');
   const seen = new Set<string>();
   for (const c of items) {
@@ -63,12 +75,15 @@ export function validateChanges(items: ItemChange[], bulk: BulkChange[], reason:
     seen.add(key);
     const r = c.reason ?? reason;
     if (r !== undefined && r.includes('\0')) throw err(`the reason of ${c.kind} ${c.ordinal} contains a NUL byte`);
-    if (c.status === 'deferred' && (r === undefined || r.trim() === '')) throw err(`deferring ${c.kind} ${c.ordinal} needs a non-empty reason`);
+    if (c.status === 'deferred' && (r === undefined || r.trim() === ''))
+      throw err(`deferring ${c.kind} ${c.ordinal} needs a non-empty reason`);
   }
   const bulkKinds = new Set<string>();
   for (const b of bulk) {
-    if (bulkKinds.has(b.kind)) throw err(`--all${b.kind === 'all' ? '' : `-${b.kind}s`} is given more than once`, 'InvalidArgument');
+    if (bulkKinds.has(b.kind))
+      throw err(`--all${b.kind === 'all' ? '' : `-${b.kind}s`} is given more than once`, 'InvalidArgument');
     bulkKinds.add(b.kind);
-    if (b.status === 'deferred' && (reason === undefined || reason.trim() === '')) throw err('deferring items needs --reason', 'InvalidArgument');
+    if (b.status === 'deferred' && (reason === undefined || reason.trim() === ''))
+      throw err('deferring items needs --reason', 'InvalidArgument');
   }
 }

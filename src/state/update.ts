@@ -49,13 +49,17 @@ export async function update(ctx: StateContext, input: UpdateInput): Promise<Upd
   const items = input.items ?? [];
   const bulk = input.bulk ?? [];
   const batch = Boolean(input.batch);
-  if (batch && bulk.length > 0) throw new TugError('InvalidArgument', { reason: '--batch cannot be combined with per-item or --all* flags' });
+  if (batch && bulk.length > 0)
+    throw new TugError('InvalidArgument', { reason: '--batch cannot be combined with per-item or --all* flags' });
   if (items.length === 0 && bulk.length === 0 && !input.complete_remaining && !batch) {
-    throw new TugError('InvalidArgument', { reason: 'nothing to update: give --task/--test/--checkpoint, --all*, --batch or --complete-remaining' });
+    throw new TugError('InvalidArgument', {
+      reason: 'nothing to update: give --task/--test/--checkpoint, --all*, --batch or --complete-remaining',
+    });
   }
   validateChanges(items, bulk, input.reason, batch);
   const { ref, store } = ownerPlan(ctx, input);
-  const run = (snap: PlanSnapshot | null) => immediate(store, () => updateTx(ctx, store.db, ref.plan_path, anchor, input, items, bulk, snap));
+  const run = (snap: PlanSnapshot | null) =>
+    immediate(store, () => updateTx(ctx, store.db, ref.plan_path, anchor, input, items, bulk, snap));
   if (input.skip_drift) return run(null);
   return withSnapshot(store.db, ref.plan_path, ref.abs_path, run);
 }
@@ -74,7 +78,8 @@ function updateTx(
   const s = findStep(db, plan_path, anchor);
   checkOwner(db, plan_path, s, input.worktree, input.attempt);
   const { step, top } = s;
-  if (step.status === 'completed') throw invalidTransition(plan_path, step, `${anchor} is completed; its items can no longer change`);
+  if (step.status === 'completed')
+    throw invalidTransition(plan_path, step, `${anchor} is completed; its items can no longer change`);
   if (!isHeld(top.status)) throw invalidTransition(plan_path, top, `the top-level step ${top.anchor} is ${top.status}`);
   const plan = getPlan(db, plan_path)!;
   const prose = snap ? checkDrift(ctx, db, plan, snap, now) === 'prose' : false;
@@ -86,7 +91,13 @@ function updateTx(
     if (!byKey.has(`${c.kind}:${c.ordinal}`)) {
       const n = current.filter((i) => i.kind === c.kind).length;
       const why = `${c.kind} ${c.ordinal} does not exist: ${anchor} has ${n} ${KIND_PLURAL[c.kind]}${n > 0 ? ` (ordinals 0-${n - 1})` : ''}`;
-      throw new TugError(input.batch ? 'InvalidBatch' : 'InvalidArgument', { reason: why, plan_path, step_anchor: anchor, kind: c.kind, ordinal: c.ordinal });
+      throw new TugError(input.batch ? 'InvalidBatch' : 'InvalidArgument', {
+        reason: why,
+        plan_path,
+        step_anchor: anchor,
+        kind: c.kind,
+        ordinal: c.ordinal,
+      });
     }
   }
 
@@ -131,10 +142,25 @@ function updateTx(
 
   let tree = new Subtree(subtree(db, plan_path, top.anchor));
   if (input.complete_remaining) {
-    const targets = [anchor, ...tree.descendants(anchor).filter((d) => d.status !== 'completed').map((d) => d.anchor)];
-    const before = itemsOfSubtree(db, plan_path, top.anchor).filter((i) => targets.includes(i.step_anchor) && !isTerminal(i.status));
+    const targets = [
+      anchor,
+      ...tree
+        .descendants(anchor)
+        .filter((d) => d.status !== 'completed')
+        .map((d) => d.anchor),
+    ];
+    const before = itemsOfSubtree(db, plan_path, top.anchor).filter(
+      (i) => targets.includes(i.step_anchor) && !isTerminal(i.status),
+    );
     completeNonTerminal(db, plan_path, targets, now);
-    for (const i of before) changes.push({ kind: i.kind, ordinal: i.ordinal, from: i.status, to: 'completed', ...(i.step_anchor !== anchor ? { step_anchor: i.step_anchor } : {}) });
+    for (const i of before)
+      changes.push({
+        kind: i.kind,
+        ordinal: i.ordinal,
+        from: i.status,
+        to: 'completed',
+        ...(i.step_anchor !== anchor ? { step_anchor: i.step_anchor } : {}),
+      });
     updated += before.length;
   }
 
@@ -149,16 +175,39 @@ function updateTx(
     step_anchor: anchor,
     actor: input.worktree,
     attempt: top.attempt,
-    details: { updated, changes, complete_remaining: Boolean(input.complete_remaining), auto_completed_steps: auto, ...(prose ? { prose_refreshed: true } : {}) },
+    details: {
+      updated,
+      changes,
+      complete_remaining: Boolean(input.complete_remaining),
+      auto_completed_steps: auto,
+      ...(prose ? { prose_refreshed: true } : {}),
+    },
   });
-  return { updated, step_anchor: anchor, ...counts, step_auto_completed: auto.includes(anchor), auto_completed_steps: auto };
+  return {
+    updated,
+    step_anchor: anchor,
+    ...counts,
+    step_auto_completed: auto.includes(anchor),
+    auto_completed_steps: auto,
+  };
 }
 
-function autoComplete(ctx: StateContext, db: Db, plan_path: string, tree: Subtree, anchor: string, actor: string, attempt: number, now: string): string[] {
+function autoComplete(
+  ctx: StateContext,
+  db: Db,
+  plan_path: string,
+  tree: Subtree,
+  anchor: string,
+  actor: string,
+  attempt: number,
+  now: string,
+): string[] {
   const self = tree.byAnchor.get(anchor)!;
-  const candidates = [...tree.descendants(anchor), ...(self.parent_anchor !== null ? [self] : []), ...tree.substepAncestors(anchor)].filter(
-    (r) => r.parent_anchor !== null && r.status !== 'completed',
-  );
+  const candidates = [
+    ...tree.descendants(anchor),
+    ...(self.parent_anchor !== null ? [self] : []),
+    ...tree.substepAncestors(anchor),
+  ].filter((r) => r.parent_anchor !== null && r.status !== 'completed');
   candidates.sort((a, b) => b.depth - a.depth || a.step_index - b.step_index);
   const items = itemsOfSubtree(db, plan_path, self.top_anchor);
   const refactors = refactorsOfPlan(db, plan_path).filter((r) => tree.byAnchor.has(r.step_anchor));
@@ -169,10 +218,26 @@ function autoComplete(ctx: StateContext, db: Db, plan_path: string, tree: Subtre
     const refsDone = refactors.every((r) => r.step_anchor !== c.anchor || REFACTOR_DONE.has(r.status));
     const kidsDone = tree.descendants(c.anchor).every((d) => completed.has(d.anchor));
     if (!itemsDone || !refsDone || !kidsDone) continue;
-    completeRow(db, { plan_path, anchor: c.anchor, now, commit_hash: null, reason: null, via: 'complete', owner: null });
+    completeRow(db, {
+      plan_path,
+      anchor: c.anchor,
+      now,
+      commit_hash: null,
+      reason: null,
+      via: 'complete',
+      owner: null,
+    });
     completed.add(c.anchor);
     out.push(c.anchor);
-    recordEvent(ctx, db, { command: 'substep_auto_completed', at: now, plan_path, step_anchor: c.anchor, actor, attempt, details: { step_anchor: c.anchor } });
+    recordEvent(ctx, db, {
+      command: 'substep_auto_completed',
+      at: now,
+      plan_path,
+      step_anchor: c.anchor,
+      actor,
+      attempt,
+      details: { step_anchor: c.anchor },
+    });
   }
   return out;
 }

@@ -19,7 +19,11 @@ export const RUNTIME_IGNORE_LINES = [
 export const STATE_DB_IGNORE_LINES = RUNTIME_IGNORE_LINES.slice(0, 3);
 
 /** Append the lines not already present (exact line match, trimmed) to `file`; returns the lines added. */
-export function ensureGitignoreLines(file: string, lines: readonly string[], header = '# tugcode runtime files'): string[] {
+export function ensureGitignoreLines(
+  file: string,
+  lines: readonly string[],
+  header = '# tugcode runtime files',
+): string[] {
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const present = new Set(text.split(/\r?\n/).map((l) => l.trim()));
   const missing = lines.filter((l) => !present.has(l));

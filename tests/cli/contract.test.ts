@@ -31,11 +31,16 @@ describe('unexpected exceptions', () => {
     const r = runJson('schema', ['schema', 'validate'], { cwd: tempDir(), env: { TUGCODE_FAULT: 'exception' } });
     expectError(r, 'InternalError', 10);
     expect(r.json.error.details.stack).toBeUndefined();
-    expect(r.stderr).toBe('tugcode: InternalError: internal error: injected fault\nhint: this is a bug in tugcode; rerun with --verbose and report it\n');
+    expect(r.stderr).toBe(
+      'tugcode: InternalError: internal error: injected fault\nhint: this is a bug in tugcode; rerun with --verbose and report it\n',
+    );
   });
 
   it('carry the stack in details.stack under --verbose', () => {
-    const r = runJson('schema', ['schema', 'validate', '--verbose'], { cwd: tempDir(), env: { TUGCODE_FAULT: 'exception' } });
+    const r = runJson('schema', ['schema', 'validate', '--verbose'], {
+      cwd: tempDir(),
+      env: { TUGCODE_FAULT: 'exception' },
+    });
     expectError(r, 'InternalError', 10);
     expect(r.json.error.details.stack).toContain('injected fault');
   });

@@ -14,7 +14,8 @@ describe('startup', () => {
     const root = tempRepo({ '.tugtool/tugplan-a.md': '# A\n\n#### Step 1: One\n\n**Tasks:**\n- [ ] x\n' });
     const loaded = packagesLoaded(['validate', 'a'], root);
     expect(loaded.has('markdown-it')).toBe(true);
-    for (const heavy of ['better-sqlite3', 'typescript', '@modelcontextprotocol/sdk', 'zod']) expect(loaded.has(heavy), heavy).toBe(false);
+    for (const heavy of ['better-sqlite3', 'typescript', '@modelcontextprotocol/sdk', 'zod'])
+      expect(loaded.has(heavy), heavy).toBe(false);
   });
 
   it('heartbeats without the parser, zod or the TOML parser when config.toml is the init template', () => {

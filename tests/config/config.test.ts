@@ -28,7 +28,9 @@ describe('config', () => {
 
   it('reads values from .tugtool/config.toml', async () => {
     const root = tempDir();
-    writeFiles(root, { '.tugtool/config.toml': '[state]\nlease_seconds = 60\n[kernel]\ntest_command = ["npm", "test"]\n' });
+    writeFiles(root, {
+      '.tugtool/config.toml': '[state]\nlease_seconds = 60\n[kernel]\ntest_command = ["npm", "test"]\n',
+    });
     const c = await loadConfig(root, {});
     expect(c.state.lease_seconds).toBe(60);
     expect(c.state.max_attempts).toBe(3);
@@ -38,7 +40,12 @@ describe('config', () => {
   it('lets the environment override the file, TUGCODE_ names winning over TUG_ names', async () => {
     const root = tempDir();
     writeFiles(root, { '.tugtool/config.toml': '[state]\nlease_seconds = 60\n' });
-    const c = await loadConfig(root, { TUGCODE_STATE_LEASE_SECONDS: '90', TUG_VERIFY: 'tests', TUGCODE_KERNEL_SAFETY: 'aggressive', TUG_SAFETY: 'strict' });
+    const c = await loadConfig(root, {
+      TUGCODE_STATE_LEASE_SECONDS: '90',
+      TUG_VERIFY: 'tests',
+      TUGCODE_KERNEL_SAFETY: 'aggressive',
+      TUG_SAFETY: 'strict',
+    });
     expect(c.state.lease_seconds).toBe(90);
     expect(c.kernel.verify).toBe('tests');
     expect(c.kernel.safety).toBe('aggressive');
@@ -100,8 +107,39 @@ describe('config rules without zod', () => {
   it('accept exactly what the zod schema accepts, key by key', async () => {
     const { CONFIG_RULES, satisfies } = await import('../../src/config/rules.js');
     const { CONFIG_TABLES } = await import('../../src/config/schema.js');
-    const samples: unknown[] = [-1, 0, 1, 2, 30, 300, 3600, 3601, 1.5, 7200, '', 'x', 'main', 'normal', 'strict', 'lenient', 'pedantic',
-      'none', 'syntax', 'tests', 'typecheck', 'safe', 'aggressive', true, false, null, [], ['a'], [1], {}, 'npm test'];
+    const samples: unknown[] = [
+      -1,
+      0,
+      1,
+      2,
+      30,
+      300,
+      3600,
+      3601,
+      1.5,
+      7200,
+      '',
+      'x',
+      'main',
+      'normal',
+      'strict',
+      'lenient',
+      'pedantic',
+      'none',
+      'syntax',
+      'tests',
+      'typecheck',
+      'safe',
+      'aggressive',
+      true,
+      false,
+      null,
+      [],
+      ['a'],
+      [1],
+      {},
+      'npm test',
+    ];
     for (const [table, schema] of Object.entries(CONFIG_TABLES)) {
       const rules = (CONFIG_RULES as Record<string, Record<string, Parameters<typeof satisfies>[0]>>)[table]!;
       expect(Object.keys(rules).sort()).toEqual(Object.keys(schema.shape).sort());

@@ -10,7 +10,9 @@ describe('error catalogue', () => {
     const documented = new Map<string, number>();
     for (const m of doc.matchAll(/^\| `([A-Za-z]+)` \| (\d+) \|/gm)) documented.set(m[1]!, Number(m[2]));
     const inSource = new Map(ERROR_CODES.map((c) => [c as string, CATALOGUE[c].exit as number]));
-    expect(Object.fromEntries(documented), 'run: node scripts/gen-errors-doc.mjs').toEqual(Object.fromEntries(inSource));
+    expect(Object.fromEntries(documented), 'run: node scripts/gen-errors-doc.mjs').toEqual(
+      Object.fromEntries(inSource),
+    );
   });
 
   it('gives every code a PascalCase name, an exit code of the contract and a message naming its subject', () => {

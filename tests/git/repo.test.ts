@@ -21,7 +21,12 @@ describe('repo resolver', () => {
     const root = tempRepo();
     mkdirSync(join(root, 'a', 'b'), { recursive: true });
     const r = resolveRepo(join(root, 'a', 'b'), {});
-    expect(r).toMatchObject({ worktreeRoot: root, mainRoot: root, commonDir: join(root, '.git'), isLinkedWorktree: false });
+    expect(r).toMatchObject({
+      worktreeRoot: root,
+      mainRoot: root,
+      commonDir: join(root, '.git'),
+      isLinkedWorktree: false,
+    });
   });
 
   it('finds the main root from inside a linked worktree', () => {

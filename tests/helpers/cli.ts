@@ -66,7 +66,9 @@ export function runJson(command: string, args: string[], opts: RunOpts): CliResu
 export function checkSchema(schema: z.ZodTypeAny, value: unknown): void {
   const res = schema.safeParse(value);
   if (!res.success) {
-    throw new Error(`output does not match its schema: ${JSON.stringify(res.error.issues.slice(0, 5), null, 2)}\n${JSON.stringify(value, null, 2).slice(0, 3000)}`);
+    throw new Error(
+      `output does not match its schema: ${JSON.stringify(res.error.issues.slice(0, 5), null, 2)}\n${JSON.stringify(value, null, 2).slice(0, 3000)}`,
+    );
   }
 }
 

@@ -22,8 +22,11 @@ export const T0 = '2026-03-01T10:00:00.000Z';
 export const PLAN_PATH = '.tugtool/tugplan-demo.md';
 
 export const TS_FILES = {
-  'tsconfig.json': JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', noEmit: true } }),
-  'src/util.ts': 'export function parseConfig(s: string): number {\n  return s.length;\n}\n\nexport function helper(): number {\n  return 2;\n}\n',
+  'tsconfig.json': JSON.stringify({
+    compilerOptions: { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', noEmit: true },
+  }),
+  'src/util.ts':
+    'export function parseConfig(s: string): number {\n  return s.length;\n}\n\nexport function helper(): number {\n  return 2;\n}\n',
   'src/main.ts': "import { parseConfig, helper } from './util';\n\nexport const n = parseConfig('x') + helper();\n",
 };
 
@@ -58,7 +61,11 @@ export function config(): Config {
   return structuredClone(CONFIG_DEFAULTS) as Config;
 }
 
-export function ctxAt(root: string, workTree: string, o: { now?: string; command?: string; mode?: 'write' | 'create' } = {}): StateContext {
+export function ctxAt(
+  root: string,
+  workTree: string,
+  o: { now?: string; command?: string; mode?: 'write' | 'create' } = {},
+): StateContext {
   return openStateContext({
     repoRoot: root,
     workTree,
@@ -72,7 +79,12 @@ export function ctxAt(root: string, workTree: string, o: { now?: string; command
   });
 }
 
-export async function withCtx<T>(root: string, workTree: string, o: { now?: string; command?: string; mode?: 'write' | 'create' }, fn: (ctx: StateContext) => T | Promise<T>): Promise<T> {
+export async function withCtx<T>(
+  root: string,
+  workTree: string,
+  o: { now?: string; command?: string; mode?: 'write' | 'create' },
+  fn: (ctx: StateContext) => T | Promise<T>,
+): Promise<T> {
   const ctx = ctxAt(root, workTree, o);
   try {
     return await fn(ctx);
@@ -94,9 +106,19 @@ export async function initAndClaim(root: string, wt: string, step = 'step-1'): P
 }
 
 /** run-step in-process, as the driver calls it. */
-export async function runStepLib(root: string, wt: string, input: Partial<RunStepInput> = {}, now = T0, kernel: Partial<KernelOptions> = {}): Promise<RunStepResult> {
+export async function runStepLib(
+  root: string,
+  wt: string,
+  input: Partial<RunStepInput> = {},
+  now = T0,
+  kernel: Partial<KernelOptions> = {},
+): Promise<RunStepResult> {
   return withCtx(root, wt, { now, command: 'refactor run-step' }, (ctx) =>
-    runStep(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt, ...input }, { heartbeat_seconds: 60, max_concurrent_sessions: 1, kernel: { env: { NODE_ENV: 'test' }, ...kernel } }),
+    runStep(
+      ctx,
+      { plan: PLAN_PATH, step: 'step-1', worktree: wt, ...input },
+      { heartbeat_seconds: 60, max_concurrent_sessions: 1, kernel: { env: { NODE_ENV: 'test' }, ...kernel } },
+    ),
   );
 }
 

@@ -15,13 +15,30 @@ import { compactResult, RESULT_MAX_BYTES } from '../../src/refactor/result.js';
 import { acquireSlot } from '../../src/refactor/slots.js';
 import { release } from '../../src/state/release.js';
 import { reconcile } from '../../src/state/reconcile.js';
-import { recordRefactorResult, refactorScope, skipRefactor, writePending, type RefactorScope } from '../../src/state/refactors.js';
+import {
+  recordRefactorResult,
+  refactorScope,
+  skipRefactor,
+  writePending,
+  type RefactorScope,
+} from '../../src/state/refactors.js';
 import { writeFiles } from '../helpers/repo.js';
 import { sql } from '../state/helpers.js';
 import { initAndClaim, MISSING, PLAN_PATH, RENAME, RENAME_HELPER, runStepLib, setup, withCtx } from './helpers.js';
 
-type Row = { ordinal: number; status: string; snapshot_before: string | null; snapshot_after: string | null; exit_code: number | null; result_json: string | null };
-const rows = (root: string) => sql<Row>(root, 'SELECT ordinal, status, snapshot_before, snapshot_after, exit_code, result_json FROM step_refactors ORDER BY step_anchor, ordinal');
+type Row = {
+  ordinal: number;
+  status: string;
+  snapshot_before: string | null;
+  snapshot_after: string | null;
+  exit_code: number | null;
+  result_json: string | null;
+};
+const rows = (root: string) =>
+  sql<Row>(
+    root,
+    'SELECT ordinal, status, snapshot_before, snapshot_after, exit_code, result_json FROM step_refactors ORDER BY step_anchor, ordinal',
+  );
 const result = (r: Row) => (r.result_json === null ? null : JSON.parse(r.result_json));
 
 async function scopeOf(root: string, wt: string, step = 'step-1'): Promise<RefactorScope> {
@@ -39,12 +56,34 @@ describe('refactor rows of a discarded attempt', () => {
     const scope = await scopeOf(root, wt);
     await withCtx(root, wt, { command: 'refactor run-step' }, (ctx) => {
       const base = { snapshot_before: 'snap_aaaaaaaaaaaa', artifact: { summary: 'x' } };
-      recordRefactorResult(ctx, scope, { ...base, ordinal: 0, status: 'applied', snapshot_after: 'snap_bbbbbbbbbbbb', exit_code: 0, result: { op_hash: 'aaaaaaaaaaaa', attempts: 1 } });
-      recordRefactorResult(ctx, scope, { ...base, ordinal: 1, status: 'failed', snapshot_after: null, exit_code: 3, result: { op_hash: 'bbbbbbbbbbbb', error: { code: 'SymbolNotFound' } } });
-      writePending(ctx, scope, 2, { op_hash: 'cccccccccccc', snapshot_before: 'snap_bbbbbbbbbbbb', snapshot_after: 'snap_cccccccccccc', worktree: wt, attempt: scope.attempt });
+      recordRefactorResult(ctx, scope, {
+        ...base,
+        ordinal: 0,
+        status: 'applied',
+        snapshot_after: 'snap_bbbbbbbbbbbb',
+        exit_code: 0,
+        result: { op_hash: 'aaaaaaaaaaaa', attempts: 1 },
+      });
+      recordRefactorResult(ctx, scope, {
+        ...base,
+        ordinal: 1,
+        status: 'failed',
+        snapshot_after: null,
+        exit_code: 3,
+        result: { op_hash: 'bbbbbbbbbbbb', error: { code: 'SymbolNotFound' } },
+      });
+      writePending(ctx, scope, 2, {
+        op_hash: 'cccccccccccc',
+        snapshot_before: 'snap_bbbbbbbbbbbb',
+        snapshot_after: 'snap_cccccccccccc',
+        worktree: wt,
+        attempt: scope.attempt,
+      });
       skipRefactor(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt, ordinal: 3, reason: 'not needed' });
     });
-    await withCtx(root, wt, { command: 'state release' }, (ctx) => release(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt }));
+    await withCtx(root, wt, { command: 'state release' }, (ctx) =>
+      release(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt }),
+    );
     const after = rows(root);
     expect(after.map((r) => [r.status, r.snapshot_before, r.snapshot_after, r.exit_code])).toEqual([
       ['open', null, null, null],
@@ -65,8 +104,22 @@ describe('refactor row writes after the claim moved', () => {
     const { root, wt } = setup([RENAME]);
     await initAndClaim(root, wt);
     const scope = await scopeOf(root, wt);
-    const pending = { op_hash: 'aaaaaaaaaaaa', snapshot_before: 'snap_aaaaaaaaaaaa', snapshot_after: 'snap_bbbbbbbbbbbb', worktree: wt, attempt: scope.attempt };
-    const outcome = { ordinal: 0, status: 'applied' as const, snapshot_before: 'snap_aaaaaaaaaaaa', snapshot_after: 'snap_bbbbbbbbbbbb', exit_code: 0, result: {}, artifact: { summary: 'x' } };
+    const pending = {
+      op_hash: 'aaaaaaaaaaaa',
+      snapshot_before: 'snap_aaaaaaaaaaaa',
+      snapshot_after: 'snap_bbbbbbbbbbbb',
+      worktree: wt,
+      attempt: scope.attempt,
+    };
+    const outcome = {
+      ordinal: 0,
+      status: 'applied' as const,
+      snapshot_before: 'snap_aaaaaaaaaaaa',
+      snapshot_after: 'snap_bbbbbbbbbbbb',
+      exit_code: 0,
+      result: {},
+      artifact: { summary: 'x' },
+    };
     // The same worktree released and claimed again: the old attempt is fenced off.
     const { claim } = await import('../../src/state/claim.js');
     await withCtx(root, wt, {}, (ctx) => release(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt }));
@@ -74,13 +127,17 @@ describe('refactor row writes after the claim moved', () => {
     const before = sql(root, 'SELECT * FROM step_refactors');
     await withCtx(root, wt, {}, (ctx) => {
       expect(() => writePending(ctx, scope, 0, pending)).toThrow(expect.objectContaining({ code: 'AttemptMismatch' }));
-      expect(() => recordRefactorResult(ctx, scope, outcome)).toThrow(expect.objectContaining({ code: 'AttemptMismatch' }));
+      expect(() => recordRefactorResult(ctx, scope, outcome)).toThrow(
+        expect.objectContaining({ code: 'AttemptMismatch' }),
+      );
     });
     // Another worktree takes the expired claim over.
     const later = '2026-03-01T13:00:00.000Z';
     await withCtx(root, root, { now: later }, (ctx) => claim(ctx, { plan: PLAN_PATH, worktree: root, step: 'step-1' }));
     await withCtx(root, wt, { now: later }, (ctx) => {
-      expect(() => writePending(ctx, { ...scope, attempt: scope.attempt + 1 }, 0, pending)).toThrow(expect.objectContaining({ code: 'LeaseExpired' }));
+      expect(() => writePending(ctx, { ...scope, attempt: scope.attempt + 1 }, 0, pending)).toThrow(
+        expect.objectContaining({ code: 'LeaseExpired' }),
+      );
     });
     expect(sql(root, 'SELECT * FROM step_refactors')).toEqual(before);
     expect(sql(root, 'SELECT * FROM step_artifacts')).toEqual([]);
@@ -97,7 +154,13 @@ describe('run-step in-process', () => {
       const { op } = parseOp((tokenizeShell(RENAME) as { tokens: string[] }).tokens);
       const p = await k.prepare(op);
       await withCtx(root, wt, { command: 'refactor run-step' }, (ctx) =>
-        writePending(ctx, scope, 0, { op_hash: p.op_hash, snapshot_before: p.snapshot_id, snapshot_after: p.snapshot_after, worktree: wt, attempt: scope.attempt }),
+        writePending(ctx, scope, 0, {
+          op_hash: p.op_hash,
+          snapshot_before: p.snapshot_id,
+          snapshot_after: p.snapshot_after,
+          worktree: wt,
+          attempt: scope.attempt,
+        }),
       );
       await k.apply(p); // the process "dies" here, before recording the row
     } finally {
@@ -122,11 +185,20 @@ describe('run-step in-process', () => {
     const snap = (await k.snapshot()).snapshot_id;
     await k.close();
     await withCtx(root, wt, { command: 'refactor run-step' }, (ctx) =>
-      writePending(ctx, scope, 0, { op_hash: 'ce42cca08121', snapshot_before: snap, snapshot_after: 'snap_000000000000', worktree: wt, attempt: scope.attempt }),
+      writePending(ctx, scope, 0, {
+        op_hash: 'ce42cca08121',
+        snapshot_before: snap,
+        snapshot_after: 'snap_000000000000',
+        worktree: wt,
+        attempt: scope.attempt,
+      }),
     );
     const r = await runStepLib(root, wt);
     expect(r.exit_code).toBe(0);
-    expect(r.ops.map((o) => [o.status, o.attempts])).toEqual([['applied', 1], ['applied', 1]]);
+    expect(r.ops.map((o) => [o.status, o.attempts])).toEqual([
+      ['applied', 1],
+      ['applied', 1],
+    ]);
     expect(result(rows(root)[0]!).recovered).toBeUndefined();
 
     // A second setup: the pending write names snapshots the workspace is in neither of.
@@ -134,11 +206,20 @@ describe('run-step in-process', () => {
     await initAndClaim(s2.root, s2.wt);
     const scope2 = await scopeOf(s2.root, s2.wt);
     await withCtx(s2.root, s2.wt, { command: 'refactor run-step' }, (ctx) =>
-      writePending(ctx, scope2, 0, { op_hash: 'ce42cca08121', snapshot_before: 'snap_111111111111', snapshot_after: 'snap_222222222222', worktree: s2.wt, attempt: scope2.attempt }),
+      writePending(ctx, scope2, 0, {
+        op_hash: 'ce42cca08121',
+        snapshot_before: 'snap_111111111111',
+        snapshot_after: 'snap_222222222222',
+        worktree: s2.wt,
+        attempt: scope2.attempt,
+      }),
     );
     const bad = await runStepLib(s2.root, s2.wt);
     expect(bad.exit_code).toBe(4);
-    expect(bad.error).toMatchObject({ code: 'SnapshotMismatch', details: { expected_snapshot_id: 'snap_222222222222', reason: 'pending_write' } });
+    expect(bad.error).toMatchObject({
+      code: 'SnapshotMismatch',
+      details: { expected_snapshot_id: 'snap_222222222222', reason: 'pending_write' },
+    });
     expect(bad.ops.map((o) => o.status)).toEqual(['failed', 'open']);
     expect(readFileSync(join(s2.wt, 'src/main.ts'), 'utf8')).toContain('parseConfig');
   });
@@ -148,13 +229,18 @@ describe('run-step in-process', () => {
     await initAndClaim(root, wt);
     const first = await runStepLib(root, wt);
     expect([first.exit_code, first.ops[0]!.status, first.ops[0]!.error?.code]).toEqual([3, 'failed', 'SymbolNotFound']);
-    writeFiles(wt, { 'src/util.ts': readFileSync(join(wt, 'src/util.ts'), 'utf8') + '\nexport function nothingHere(): void {}\n' });
+    writeFiles(wt, {
+      'src/util.ts': readFileSync(join(wt, 'src/util.ts'), 'utf8') + '\nexport function nothingHere(): void {}\n',
+    });
     const again = await runStepLib(root, wt);
     expect([again.status, again.exit_code, again.summary.executed, again.summary.failed]).toEqual(['ok', 0, 0, 1]);
     const retried = await runStepLib(root, wt, { retry_failed: true });
     expect([retried.exit_code, retried.ops[0]!.status, retried.summary.executed]).toEqual([0, 'applied', 1]);
     expect(readFileSync(join(wt, 'src/util.ts'), 'utf8')).toContain('export function other(): void {}');
-    const events = sql<{ details_json: string }>(root, "SELECT details_json FROM events WHERE command = 'refactor run-step' AND details_json LIKE '%retried%'");
+    const events = sql<{ details_json: string }>(
+      root,
+      "SELECT details_json FROM events WHERE command = 'refactor run-step' AND details_json LIKE '%retried%'",
+    );
     expect(events.map((e) => JSON.parse(e.details_json).retried)).toEqual([[0]]);
   });
 
@@ -171,23 +257,32 @@ describe('run-step in-process', () => {
   });
 
   it('applies Gate A to renames unless the op says --allow-large', async () => {
-    const { root, wt } = setup([RENAME_HELPER, `${RENAME} --allow-large`], { '.tugtool/config.toml': '[kernel]\nmax_files_affected = 1\n' });
+    const { root, wt } = setup([RENAME_HELPER, `${RENAME} --allow-large`], {
+      '.tugtool/config.toml': '[kernel]\nmax_files_affected = 1\n',
+    });
     await initAndClaim(root, wt);
     const r = await runStepLib(root, wt);
     expect(r.exit_code).toBe(2);
-    expect(r.ops[0]!.error).toMatchObject({ code: 'ImpactThresholdExceeded', details: { files_affected: 2, edits_estimated: 3, max_files_affected: 1, max_edits: 500 } });
+    expect(r.ops[0]!.error).toMatchObject({
+      code: 'ImpactThresholdExceeded',
+      details: { files_affected: 2, edits_estimated: 3, max_files_affected: 1, max_edits: 500 },
+    });
     expect(r.ops[1]!.status).toBe('open');
-    await withCtx(root, wt, { command: 'refactor skip' }, (ctx) => skipRefactor(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt, ordinal: 0, reason: 'too big' }));
+    await withCtx(root, wt, { command: 'refactor skip' }, (ctx) =>
+      skipRefactor(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt, ordinal: 0, reason: 'too big' }),
+    );
     const r2 = await runStepLib(root, wt);
     expect([r2.exit_code, r2.ops[1]!.status, r2.ops[1]!.summary?.files_changed]).toEqual([0, 'applied', 2]);
   });
 
-  it('gives SessionLocked when the worktree\'s kernel session is busy, changing no row and freeing its slot', async () => {
+  it("gives SessionLocked when the worktree's kernel session is busy, changing no row and freeing its slot", async () => {
     const { root, wt } = setup([RENAME]);
     await initAndClaim(root, wt);
     const holder = await openKernel({ workspace: wt });
     try {
-      await expect(runStepLib(root, wt, {}, undefined, { noWait: true })).rejects.toMatchObject({ code: 'SessionLocked' });
+      await expect(runStepLib(root, wt, {}, undefined, { noWait: true })).rejects.toMatchObject({
+        code: 'SessionLocked',
+      });
     } finally {
       await holder.close();
     }
@@ -200,7 +295,13 @@ describe('run-step in-process', () => {
     const { root, wt } = setup([]);
     await initAndClaim(root, wt);
     const r = await runStepLib(root, wt);
-    expect(r).toMatchObject({ status: 'ok', exit_code: 0, snapshot_id: null, ops: [], summary: { total: 0, executed: 0 } });
+    expect(r).toMatchObject({
+      status: 'ok',
+      exit_code: 0,
+      snapshot_id: null,
+      ops: [],
+      summary: { total: 0, executed: 0 },
+    });
     expect(existsSync(join(wt, '.tug'))).toBe(false);
   });
 
@@ -239,17 +340,29 @@ describe('reconcile and op hashes', () => {
   it('marks only the rows whose op_hash is in a Tug-Refactor trailer of the step commit', async () => {
     const { root, wt } = setup([RENAME, MISSING, RENAME]);
     await initAndClaim(root, wt);
-    await withCtx(root, root, { command: 'state release' }, (ctx) => release(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt }));
+    await withCtx(root, root, { command: 'state release' }, (ctx) =>
+      release(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt }),
+    );
     const h = opHashOfText(RENAME)!;
-    const commit = { hash: 'a'.repeat(40), committer_time: 1, steps: ['step-1'], plans: [PLAN_PATH], refactors: [`${h} snap_111111111111..snap_222222222222`, 'garbage'] };
-    await withCtx(root, root, { command: 'state reconcile' }, (ctx) => reconcile(ctx, { plan: PLAN_PATH, commits: [commit] }));
+    const commit = {
+      hash: 'a'.repeat(40),
+      committer_time: 1,
+      steps: ['step-1'],
+      plans: [PLAN_PATH],
+      refactors: [`${h} snap_111111111111..snap_222222222222`, 'garbage'],
+    };
+    await withCtx(root, root, { command: 'state reconcile' }, (ctx) =>
+      reconcile(ctx, { plan: PLAN_PATH, commits: [commit] }),
+    );
     expect(rows(root).map((r) => [r.status, r.snapshot_before, r.snapshot_after, r.exit_code])).toEqual([
       ['applied', 'snap_111111111111', 'snap_222222222222', 0],
       ['open', null, null, null],
       ['open', null, null, null], // one trailer marks one row
     ]);
     const ev = sql<{ details_json: string }>(root, "SELECT details_json FROM events WHERE command = 'state reconcile'");
-    expect(JSON.parse(ev[0]!.details_json).refactors_applied).toEqual([{ step_anchor: 'step-1', ordinal: 0, op_hash: h, previous_status: 'open' }]);
+    expect(JSON.parse(ev[0]!.details_json).refactors_applied).toEqual([
+      { step_anchor: 'step-1', ordinal: 0, op_hash: h, previous_status: 'open' },
+    ]);
   });
 });
 
@@ -263,7 +376,11 @@ describe('result and slots', () => {
       warnings: ['B', 'A', 'B'],
       duration_ms: 12.7,
       attempts: 1,
-      error: { code: 'TestsFailed', message: 'tests failed', details: { command: ['npm', 'test'], output: 'x'.repeat(100_000), failed_tests: ['a'] } },
+      error: {
+        code: 'TestsFailed',
+        message: 'tests failed',
+        details: { command: ['npm', 'test'], output: 'x'.repeat(100_000), failed_tests: ['a'] },
+      },
     });
     expect(Buffer.byteLength(JSON.stringify(r))).toBeLessThanOrEqual(RESULT_MAX_BYTES);
     const details = (r.error as { details: Record<string, unknown> }).details;
@@ -285,7 +402,16 @@ describe('result and slots', () => {
       },
     });
     expect([a.index, b.index, waits]).toEqual([0, 0, 2]);
-    await expect(acquireSlot({ repoRoot, slots: 1, pollMs: 1, onWait: () => { throw new Error('lease lost'); } })).rejects.toThrow('lease lost');
+    await expect(
+      acquireSlot({
+        repoRoot,
+        slots: 1,
+        pollMs: 1,
+        onWait: () => {
+          throw new Error('lease lost');
+        },
+      }),
+    ).rejects.toThrow('lease lost');
     await b.release();
     const c = await acquireSlot({ repoRoot, slots: 2 });
     await c.release();

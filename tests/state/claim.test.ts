@@ -19,26 +19,51 @@ async function setup(plan?: string) {
   return root;
 }
 
-const claimAt = (root: string, now: string, worktree: string, extra: Record<string, unknown> = {}, o: { maxAttempts?: number } = {}) =>
-  withCtx(root, { now, ...o }, (ctx) => claim(ctx, { plan: 'demo', worktree, ...extra }));
+const claimAt = (
+  root: string,
+  now: string,
+  worktree: string,
+  extra: Record<string, unknown> = {},
+  o: { maxAttempts?: number } = {},
+) => withCtx(root, { now, ...o }, (ctx) => claim(ctx, { plan: 'demo', worktree, ...extra }));
 
 describe('state claim', () => {
   it('claims ready top-level steps in step_index order, never a substep', async () => {
     const root = await setup();
     const a = (await claimAt(root, T0, W1)) as ClaimedResult;
-    expect(a).toMatchObject({ claimed: true, step_anchor: 'step-0', attempt: 1, failures: 0, resumed: false, reclaimed_from_expired: false });
+    expect(a).toMatchObject({
+      claimed: true,
+      step_anchor: 'step-0',
+      attempt: 1,
+      failures: 0,
+      resumed: false,
+      reclaimed_from_expired: false,
+    });
     expect(a.total_remaining).toBe(3);
     expect(a.remaining_ready).toBe(0);
     expect(a.lease_expires_at).toBe(at(7200));
     const b = (await claimAt(root, T0, W2)) as NotClaimedResult;
-    expect(b).toEqual({ claimed: false, reason: 'no_ready_steps', all_completed: false, blocked_steps: ['step-1', 'step-2'], failed_steps: [], claimed_steps: ['step-0'] });
+    expect(b).toEqual({
+      claimed: false,
+      reason: 'no_ready_steps',
+      all_completed: false,
+      blocked_steps: ['step-1', 'step-2'],
+      failed_steps: [],
+      claimed_steps: ['step-0'],
+    });
   });
 
   it('gives the caller its own claim back instead of a second step, with the lease renewed', async () => {
     const root = await setup(chainPlan(3, 5));
     const first = (await claimAt(root, T0, W1)) as ClaimedResult;
     const again = (await claimAt(root, at(60), W1)) as ClaimedResult;
-    expect(again).toMatchObject({ claimed: true, step_anchor: first.step_anchor, attempt: 1, resumed: true, lease_expires_at: at(60 + 7200) });
+    expect(again).toMatchObject({
+      claimed: true,
+      step_anchor: first.step_anchor,
+      attempt: 1,
+      resumed: true,
+      lease_expires_at: at(60 + 7200),
+    });
     // An expired own claim is resumed as well.
     const late = (await claimAt(root, at(99999), W1)) as ClaimedResult;
     expect(late).toMatchObject({ step_anchor: first.step_anchor, resumed: true, attempt: 1 });
@@ -52,18 +77,44 @@ describe('state claim', () => {
     expect(r.claimed_steps).toEqual(['step-0']);
   });
 
-  it('takes over an expired claim of another worktree and reopens exactly that attempt\'s items', async () => {
+  it("takes over an expired claim of another worktree and reopens exactly that attempt's items", async () => {
     const root = await setup();
     await claimAt(root, T0, W1);
     await withCtx(root, {}, async (ctx) => {
-      await update(ctx, { plan: 'demo', step: 'step-0', worktree: W1, items: [{ kind: 'task', ordinal: 0, status: 'completed' }, { kind: 'test', ordinal: 0, status: 'deferred', reason: 'flaky' }] });
-      await update(ctx, { plan: 'demo', step: 'step-0', worktree: W1, items: [{ kind: 'task', ordinal: 1, status: 'in_progress' }] });
+      await update(ctx, {
+        plan: 'demo',
+        step: 'step-0',
+        worktree: W1,
+        items: [
+          { kind: 'task', ordinal: 0, status: 'completed' },
+          { kind: 'test', ordinal: 0, status: 'deferred', reason: 'flaky' },
+        ],
+      });
+      await update(ctx, {
+        plan: 'demo',
+        step: 'step-0',
+        worktree: W1,
+        items: [{ kind: 'task', ordinal: 1, status: 'in_progress' }],
+      });
     });
     const r = (await claimAt(root, at(7201), W2)) as ClaimedResult;
-    expect(r).toMatchObject({ claimed: true, step_anchor: 'step-0', reclaimed_from_expired: true, previous_owner: W1, attempt: 2, failures: 1 });
-    const items = sql<{ kind: string; ordinal: number; status: string; reason: string | null }>(root, "SELECT kind, ordinal, status, reason FROM checklist_items WHERE step_anchor = 'step-0' ORDER BY id");
+    expect(r).toMatchObject({
+      claimed: true,
+      step_anchor: 'step-0',
+      reclaimed_from_expired: true,
+      previous_owner: W1,
+      attempt: 2,
+      failures: 1,
+    });
+    const items = sql<{ kind: string; ordinal: number; status: string; reason: string | null }>(
+      root,
+      "SELECT kind, ordinal, status, reason FROM checklist_items WHERE step_anchor = 'step-0' ORDER BY id",
+    );
     expect(items.every((i) => i.status === 'open' && i.reason === null)).toBe(true);
-    const ev = sql<{ command: string; details_json: string }>(root, "SELECT command, details_json FROM events WHERE command = 'takeover'");
+    const ev = sql<{ command: string; details_json: string }>(
+      root,
+      "SELECT command, details_json FROM events WHERE command = 'takeover'",
+    );
     expect(ev).toHaveLength(1);
     const details = JSON.parse(ev[0]!.details_json);
     expect(details.previous_owner).toBe(W1);
@@ -82,12 +133,25 @@ describe('state claim', () => {
       await complete(ctx, { plan: 'demo', step: 'step-0', worktree: W1 });
       await claim(ctx, { plan: 'demo', worktree: W1 });
       await update(ctx, { plan: 'demo', step: 'step-1-1', worktree: W1, complete_remaining: true });
-      await update(ctx, { plan: 'demo', step: 'step-1-2', worktree: W1, items: [{ kind: 'task', ordinal: 0, status: 'completed' }] });
-      await update(ctx, { plan: 'demo', step: 'step-1', worktree: W1, items: [{ kind: 'task', ordinal: 2, status: 'completed' }] });
+      await update(ctx, {
+        plan: 'demo',
+        step: 'step-1-2',
+        worktree: W1,
+        items: [{ kind: 'task', ordinal: 0, status: 'completed' }],
+      });
+      await update(ctx, {
+        plan: 'demo',
+        step: 'step-1',
+        worktree: W1,
+        items: [{ kind: 'task', ordinal: 2, status: 'completed' }],
+      });
     });
     const r = (await claimAt(root, at(8000), W2)) as ClaimedResult;
     expect(r).toMatchObject({ step_anchor: 'step-1', reclaimed_from_expired: true, previous_owner: W1 });
-    const steps = sql<{ anchor: string; status: string }>(root, "SELECT anchor, status FROM steps WHERE top_anchor = 'step-1' ORDER BY step_index");
+    const steps = sql<{ anchor: string; status: string }>(
+      root,
+      "SELECT anchor, status FROM steps WHERE top_anchor = 'step-1' ORDER BY step_index",
+    );
     expect(steps).toEqual([
       { anchor: 'step-1', status: 'claimed' },
       { anchor: 'step-1-1', status: 'completed' },
@@ -112,7 +176,10 @@ describe('state claim', () => {
       const hb = heartbeat(ctx, { plan: 'demo', step: 'step-0', worktree: W1, lease_seconds: 60 });
       expect(hb.lease_expires_at).toBe(at(180));
     });
-    const revived = sql(root, "SELECT * FROM events WHERE command = 'test' AND json_extract(details_json, '$.revived') = 1");
+    const revived = sql(
+      root,
+      "SELECT * FROM events WHERE command = 'test' AND json_extract(details_json, '$.revived') = 1",
+    );
     expect(revived).toHaveLength(1);
     const other = (await claimAt(root, at(150), W2)) as NotClaimedResult;
     expect(other.claimed).toBe(false);
@@ -123,7 +190,10 @@ describe('state claim', () => {
     await claimAt(root, T0, W1, { lease_seconds: 10 }, { maxAttempts: 1 });
     const r = (await claimAt(root, at(11), W2, {}, { maxAttempts: 1 })) as ClaimedResult;
     expect(r).toMatchObject({ claimed: true, step_anchor: 'step-2', reclaimed_from_expired: false });
-    const s1 = sql<{ status: string; failures: number; claimed_by: string | null; fail_reason: string }>(root, "SELECT status, failures, claimed_by, fail_reason FROM steps WHERE anchor = 'step-1'")[0]!;
+    const s1 = sql<{ status: string; failures: number; claimed_by: string | null; fail_reason: string }>(
+      root,
+      "SELECT status, failures, claimed_by, fail_reason FROM steps WHERE anchor = 'step-1'",
+    )[0]!;
     expect(s1).toEqual({ status: 'failed', failures: 1, claimed_by: null, fail_reason: 'lease expired' });
     const cmds = sql<{ command: string }>(root, 'SELECT command FROM events ORDER BY id').map((e) => e.command);
     expect(cmds.slice(-2)).toEqual(['step_failed', 'test']);
@@ -137,7 +207,10 @@ describe('state claim', () => {
     const taken = (await claimAt(root, T0, W2, { step: 'step-0' })) as NotClaimedResult;
     expect(taken).toMatchObject({ reason: 'not_ready', blocked_by: [], claimed_by: W1 });
     await expect(claimAt(root, T0, W2, { step: 'step-1-1' })).rejects.toMatchObject({ code: 'InvalidArgument' });
-    await expect(claimAt(root, T0, W1, { step: 'step-1' })).rejects.toMatchObject({ code: 'InvalidTransition', details: { held_step: 'step-0' } });
+    await expect(claimAt(root, T0, W1, { step: 'step-1' })).rejects.toMatchObject({
+      code: 'InvalidTransition',
+      details: { held_step: 'step-0' },
+    });
     await expect(claimAt(root, T0, W1, { step: 'step-9' })).rejects.toMatchObject({ code: 'StepNotFound' });
   });
 
@@ -163,14 +236,23 @@ describe('state claim', () => {
     });
     const before = sql(root, 'SELECT COUNT(*) AS n FROM events');
     const r = (await claimAt(root, T0, W2)) as NotClaimedResult;
-    expect(r).toEqual({ claimed: false, reason: 'all_completed', all_completed: true, blocked_steps: [], failed_steps: [], claimed_steps: [] });
+    expect(r).toEqual({
+      claimed: false,
+      reason: 'all_completed',
+      all_completed: true,
+      blocked_steps: [],
+      failed_steps: [],
+      claimed_steps: [],
+    });
     expect(sql(root, 'SELECT COUNT(*) AS n FROM events')).toEqual(before);
   });
 
   it('echoes the integration branch and tip it is given', async () => {
     const root = await setup();
     const tip = git(root, 'rev-parse', 'HEAD').trim();
-    const r = (await withCtx(root, {}, (ctx) => claim(ctx, { plan: 'demo', worktree: W1, integration: { branch: 'tugplan/demo', tip } }))) as ClaimedResult;
+    const r = (await withCtx(root, {}, (ctx) =>
+      claim(ctx, { plan: 'demo', worktree: W1, integration: { branch: 'tugplan/demo', tip } }),
+    )) as ClaimedResult;
     expect(r).toMatchObject({ integration_branch: 'tugplan/demo', integration_tip: tip });
   });
 });

@@ -29,10 +29,26 @@ describe('tugcode state errors (CLI)', () => {
     refusedCli(root, [...upd, '--batch', '--task', '0', 'completed'], 'InvalidArgument', 2, { input: '[]' });
     refusedCli(root, [...upd, '--batch'], 'InvalidBatch', 2, { input: '{"kind":"task"}' });
     refusedCli(root, [...upd, '--batch'], 'InvalidBatch', 2, { input: '' });
-    refusedCli(root, [...upd, '--batch'], 'InvalidBatch', 2, { input: '[{"kind":"task","ordinal":0,"status":"completed"},{"kind":"task","ordinal":0,"status":"deferred","reason":"x"}]' });
-    refusedCli(root, [...upd, '--batch'], 'InvalidBatch', 2, { input: '[{"kind":"task","ordinal":0,"status":"deferred"}]' });
-    refusedCli(root, ['artifact', 'demo', 'step-0', '--worktree', w1, '--kind', 'note', '--summary-file', '-'], 'InvalidArgument', 2, { input: 'a\u0000b' });
-    refusedCli(root, ['artifact', 'demo', 'step-0', '--worktree', w1, '--kind', 'note', '--summary', 'x', '--summary-file', '-'], 'InvalidArgument', 2);
+    refusedCli(root, [...upd, '--batch'], 'InvalidBatch', 2, {
+      input:
+        '[{"kind":"task","ordinal":0,"status":"completed"},{"kind":"task","ordinal":0,"status":"deferred","reason":"x"}]',
+    });
+    refusedCli(root, [...upd, '--batch'], 'InvalidBatch', 2, {
+      input: '[{"kind":"task","ordinal":0,"status":"deferred"}]',
+    });
+    refusedCli(
+      root,
+      ['artifact', 'demo', 'step-0', '--worktree', w1, '--kind', 'note', '--summary-file', '-'],
+      'InvalidArgument',
+      2,
+      { input: 'a\u0000b' },
+    );
+    refusedCli(
+      root,
+      ['artifact', 'demo', 'step-0', '--worktree', w1, '--kind', 'note', '--summary', 'x', '--summary-file', '-'],
+      'InvalidArgument',
+      2,
+    );
     refusedCli(root, ['complete', 'demo', 'step-0', '--worktree', w1, '--commit', 'no-such-rev'], 'InvalidArgument', 2);
     refusedCli(root, ['show', '--watch', '1'], 'InvalidArgument', 2);
     refusedCli(root, ['log', '--limit', '0'], 'InvalidArgument', 2);
@@ -80,7 +96,10 @@ describe('tugcode state errors (CLI)', () => {
     refusedCli(root, ['complete', 'demo', 'step-1', '--worktree', w1], 'SubstepsIncomplete', 4);
     st(root, ['update', 'demo', 'step-1-1', '--worktree', w1, '--complete-remaining']);
     refusedCli(root, ['complete', 'demo', 'step-1', '--worktree', w1], 'RefactorsIncomplete', 4);
-    writeFileSync(join(w1, DEMO_PATH), readFileSync(join(w1, DEMO_PATH), 'utf8') + '\n#### Step 9: Extra {#step-9}\n\n**Tasks:**\n- [ ] more\n');
+    writeFileSync(
+      join(w1, DEMO_PATH),
+      readFileSync(join(w1, DEMO_PATH), 'utf8') + '\n#### Step 9: Extra {#step-9}\n\n**Tasks:**\n- [ ] more\n',
+    );
     refusedCli(root, ['update', 'demo', 'step-1', '--worktree', w1, '--all', 'completed'], 'PlanDrift', 4);
   });
 
@@ -135,9 +154,16 @@ describe('stdin rules (CLI)', () => {
     const { root, w1 } = cliRepo();
     st(root, ['claim', 'demo', '--worktree', w1]);
     const before = dump(dbPathOf(root));
-    const cmd = [process.execPath, CLI, 'state', 'update', 'demo', 'step-0', '--worktree', w1, '--batch', '--json'].map((a) => `'${a}'`).join(' ');
+    const cmd = [process.execPath, CLI, 'state', 'update', 'demo', 'step-0', '--worktree', w1, '--batch', '--json']
+      .map((a) => `'${a}'`)
+      .join(' ');
     // `script` gives the command a pseudo-terminal as stdin.
-    const r = spawnSync('script', ['-qec', cmd, '/dev/null'], { cwd: root, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NODE_ENV: 'test' } });
+    const r = spawnSync('script', ['-qec', cmd, '/dev/null'], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, NODE_ENV: 'test' },
+    });
     const doc = /^\{[\s\S]*?^\}/m.exec(r.stdout.replace(/\r/g, ''));
     const json = JSON.parse(doc![0]);
     expect([json.error.code, r.status]).toEqual(['InvalidArgument', 2]);

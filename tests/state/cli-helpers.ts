@@ -14,12 +14,20 @@ export interface RunOptions {
 
 /** `tugcode state <sub> …args --json`, checked against the command's schema. */
 export function st(root: string, args: string[], o: RunOptions = {}): CliResult {
-  return runJson(`state ${args[0]}`, ['state', ...args], { cwd: o.cwd ?? root, env: { TUGCODE_NOW: o.now ?? T0, ...o.env }, input: o.input });
+  return runJson(`state ${args[0]}`, ['state', ...args], {
+    cwd: o.cwd ?? root,
+    env: { TUGCODE_NOW: o.now ?? T0, ...o.env },
+    input: o.input,
+  });
 }
 
 /** Text mode (no --json). */
 export function stText(root: string, args: string[], o: RunOptions = {}): CliResult {
-  return runCli(['state', ...args], { cwd: o.cwd ?? root, env: { TUGCODE_NOW: o.now ?? T0, ...o.env }, input: o.input });
+  return runCli(['state', ...args], {
+    cwd: o.cwd ?? root,
+    env: { TUGCODE_NOW: o.now ?? T0, ...o.env },
+    input: o.input,
+  });
 }
 
 /** A linked worktree of `root` on a new branch; returns its canonical path. */

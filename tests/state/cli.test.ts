@@ -12,21 +12,69 @@ describe('tugcode state (CLI contract)', () => {
     const { root, w1, w2 } = cliRepo();
     expect(readFileSync(join(root, '.gitignore'), 'utf8')).toContain('.tugtool/state.db-shm');
     const c = st(root, ['claim', 'demo', '--worktree', w1, '--lease-duration', '600']).json;
-    expect(c).toMatchObject({ claimed: true, step_anchor: 'step-0', attempt: 1, lease_expires_at: at(600), integration_branch: null });
-    expect(st(root, ['claim', DEMO_PATH, '--worktree', w2]).json).toMatchObject({ claimed: false, reason: 'no_ready_steps', claimed_steps: ['step-0'] });
-    expect(st(root, ['start', 'demo', 'step-0', '--worktree', w1, '--attempt', '1']).json).toMatchObject({ started: true, already_started: false });
-    expect(st(root, ['heartbeat', 'demo', '#step-0', '--worktree', w1], { now: at(60) }).json).toMatchObject({ renewed: true, lease_expires_at: at(60 + 7200) });
-    const u = st(root, ['update', 'demo', 'step-0', '--worktree', w1, '--task', '0', 'completed', '--task', '1:in_progress', '--test', '0', 'deferred', '--reason', 'no fixture yet']).json;
-    expect(u).toMatchObject({ updated: 3, tasks: { open: 0, in_progress: 1, completed: 1, deferred: 0 }, tests: { deferred: 1 } });
-    const b = st(root, ['update', 'demo', 'step-0', '--worktree', w1, '--batch'], { input: '[{"kind":"checkpoint","ordinal":1,"status":"deferred","reason":"manual"}]' }).json;
+    expect(c).toMatchObject({
+      claimed: true,
+      step_anchor: 'step-0',
+      attempt: 1,
+      lease_expires_at: at(600),
+      integration_branch: null,
+    });
+    expect(st(root, ['claim', DEMO_PATH, '--worktree', w2]).json).toMatchObject({
+      claimed: false,
+      reason: 'no_ready_steps',
+      claimed_steps: ['step-0'],
+    });
+    expect(st(root, ['start', 'demo', 'step-0', '--worktree', w1, '--attempt', '1']).json).toMatchObject({
+      started: true,
+      already_started: false,
+    });
+    expect(st(root, ['heartbeat', 'demo', '#step-0', '--worktree', w1], { now: at(60) }).json).toMatchObject({
+      renewed: true,
+      lease_expires_at: at(60 + 7200),
+    });
+    const u = st(root, [
+      'update',
+      'demo',
+      'step-0',
+      '--worktree',
+      w1,
+      '--task',
+      '0',
+      'completed',
+      '--task',
+      '1:in_progress',
+      '--test',
+      '0',
+      'deferred',
+      '--reason',
+      'no fixture yet',
+    ]).json;
+    expect(u).toMatchObject({
+      updated: 3,
+      tasks: { open: 0, in_progress: 1, completed: 1, deferred: 0 },
+      tests: { deferred: 1 },
+    });
+    const b = st(root, ['update', 'demo', 'step-0', '--worktree', w1, '--batch'], {
+      input: '[{"kind":"checkpoint","ordinal":1,"status":"deferred","reason":"manual"}]',
+    }).json;
     expect(b.checkpoints).toEqual({ open: 1, in_progress: 0, completed: 0, deferred: 1 });
     expect(st(root, ['update', 'demo', 'step-0', '--worktree', w1, '--complete-remaining']).json.updated).toBe(2);
-    const a = st(root, ['artifact', 'demo', 'step-0', '--worktree', w1, '--kind', 'coder_report', '--summary-file', '-'], { input: '## Done\n\n- all good\n' }).json;
+    const a = st(
+      root,
+      ['artifact', 'demo', 'step-0', '--worktree', w1, '--kind', 'coder_report', '--summary-file', '-'],
+      { input: '## Done\n\n- all good\n' },
+    ).json;
     expect(a).toMatchObject({ recorded: true, kind: 'coder_report', artifact_id: 1, truncated: false });
     git(w1, 'commit', '-q', '--allow-empty', '-m', 'feat: client');
     const head = git(w1, 'rev-parse', 'HEAD').trim();
     const done = st(root, ['complete', 'demo', 'step-0', '--worktree', w1, '--commit', 'HEAD']).json;
-    expect(done).toMatchObject({ completed: true, commit_hash: head, completed_via: 'complete', remaining_steps: 2, already_completed: false });
+    expect(done).toMatchObject({
+      completed: true,
+      commit_hash: head,
+      completed_via: 'complete',
+      remaining_steps: 2,
+      already_completed: false,
+    });
     const again = st(root, ['complete', 'demo', 'step-0', '--worktree', w2]).json;
     expect(again).toMatchObject({ already_completed: true, commit_hash: head });
   });
@@ -34,11 +82,23 @@ describe('tugcode state (CLI contract)', () => {
   it('releases, fails and resets through the CLI', () => {
     const { root, w1 } = cliRepo();
     st(root, ['claim', 'demo', '--worktree', w1]);
-    expect(st(root, ['release', 'demo', 'step-0', '--worktree', w1]).json).toMatchObject({ released: true, step_anchor: 'step-0' });
+    expect(st(root, ['release', 'demo', 'step-0', '--worktree', w1]).json).toMatchObject({
+      released: true,
+      step_anchor: 'step-0',
+    });
     st(root, ['claim', 'demo', '--worktree', w1]);
-    expect(st(root, ['fail', 'demo', 'step-0', '--worktree', w1, '--reason', 'tests red']).json).toMatchObject({ failed_attempt: true, attempt: 2, failures: 1, step_status: 'pending' });
-    expect(st(root, ['reset', 'demo', 'step-0']).json).toEqual(expect.objectContaining({ reset: true, previous_status: 'pending' }));
-    expect(sql(root, "SELECT attempt, failures FROM steps WHERE anchor = 'step-0'")).toEqual([{ attempt: 0, failures: 0 }]);
+    expect(st(root, ['fail', 'demo', 'step-0', '--worktree', w1, '--reason', 'tests red']).json).toMatchObject({
+      failed_attempt: true,
+      attempt: 2,
+      failures: 1,
+      step_status: 'pending',
+    });
+    expect(st(root, ['reset', 'demo', 'step-0']).json).toEqual(
+      expect.objectContaining({ reset: true, previous_status: 'pending' }),
+    );
+    expect(sql(root, "SELECT attempt, failures FROM steps WHERE anchor = 'step-0'")).toEqual([
+      { attempt: 0, failures: 0 },
+    ]);
   });
 
   it('answers the read-only commands: show, ready, log, list, graph', () => {
@@ -48,17 +108,41 @@ describe('tugcode state (CLI contract)', () => {
     expect(show.plans[0].steps).toHaveLength(5);
     expect(show.plans[0].steps[0]).toMatchObject({ claimed_by: w1, status: 'claimed' });
     expect(st(root, ['show']).json.plans).toHaveLength(1);
-    expect(st(root, ['show', 'demo', '--step', 'step-1', '--items', 'none']).json.plans[0].steps.map((s: { anchor: string }) => s.anchor)).toEqual(['step-1', 'step-1-1', 'step-1-2']);
+    expect(
+      st(root, ['show', 'demo', '--step', 'step-1', '--items', 'none']).json.plans[0].steps.map(
+        (s: { anchor: string }) => s.anchor,
+      ),
+    ).toEqual(['step-1', 'step-1-1', 'step-1-2']);
     const text = stText(root, ['show', 'demo'], { now: at(15 * 60) });
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('Lease: expires in 1h 45m');
     expect(text.stdout).not.toContain('\u001b[');
-    expect(st(root, ['ready', 'demo']).json).toMatchObject({ all_steps: ['step-0', 'step-1', 'step-2'], claimed_steps: ['step-0'], blocked_steps: ['step-1', 'step-2'], ready_steps: [] });
+    expect(st(root, ['ready', 'demo']).json).toMatchObject({
+      all_steps: ['step-0', 'step-1', 'step-2'],
+      claimed_steps: ['step-0'],
+      blocked_steps: ['step-1', 'step-2'],
+      ready_steps: [],
+    });
     const log = st(root, ['log', 'demo', '--limit', '1']).json;
     expect(log.events).toHaveLength(1);
-    expect(log.events[0]).toMatchObject({ command: 'state claim', actor: w1, step_anchor: 'step-0', details: { claimed: true } });
+    expect(log.events[0]).toMatchObject({
+      command: 'state claim',
+      actor: w1,
+      step_anchor: 'step-0',
+      details: { claimed: true },
+    });
     expect(st(root, ['log', '--after-id', '0']).json.next_after_id).toBe(2);
-    expect(st(root, ['list']).json.plans).toEqual([{ plan_path: DEMO_PATH, status: 'active', steps_completed: 0, steps_total: 3, items_completed: 0, items_total: 20, claimed_steps: ['step-0'] }]);
+    expect(st(root, ['list']).json.plans).toEqual([
+      {
+        plan_path: DEMO_PATH,
+        status: 'active',
+        steps_completed: 0,
+        steps_total: 3,
+        items_completed: 0,
+        items_total: 20,
+        claimed_steps: ['step-0'],
+      },
+    ]);
     const g = st(root, ['graph', 'demo', '--format', 'dot']).json;
     expect(g.edges).toContainEqual(['step-0', 'step-1']);
     expect(g.text).toMatch(/^digraph/);
@@ -85,7 +169,10 @@ describe('tugcode state (CLI contract)', () => {
 
   it('redraws with --watch until interrupted, then exits 130', async () => {
     const { root } = cliRepo();
-    const p = spawn(process.execPath, [CLI, 'state', 'show', '--watch', '0.2'], { cwd: root, env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1' } });
+    const p = spawn(process.execPath, [CLI, 'state', 'show', '--watch', '0.2'], {
+      cwd: root,
+      env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1' },
+    });
     let out = '';
     const code = await new Promise<number | null>((resolve) => {
       p.stdout.on('data', (d) => {
@@ -103,7 +190,10 @@ describe('tugcode state (CLI contract)', () => {
     const { root, w1, w2 } = cliRepo();
     git(root, 'branch', 'tugplan/demo');
     const tip = git(root, 'rev-parse', 'tugplan/demo').trim();
-    expect(st(root, ['claim', 'demo', '--worktree', w1]).json).toMatchObject({ integration_branch: 'tugplan/demo', integration_tip: tip });
+    expect(st(root, ['claim', 'demo', '--worktree', w1]).json).toMatchObject({
+      integration_branch: 'tugplan/demo',
+      integration_tip: tip,
+    });
     git(root, 'pack-refs', '--all');
     expect(st(root, ['claim', 'demo', '--worktree', w1]).json).toMatchObject({ resumed: true, integration_tip: tip });
     expect(st(root, ['claim', 'demo', '--worktree', w2]).json.claimed).toBe(false);
@@ -114,7 +204,14 @@ describe('tugcode state (CLI contract)', () => {
     st(root, ['claim', 'demo', '--worktree', w1, '--lease-duration', '60']);
     expect(st(root, ['claim', 'demo', '--worktree', w2], { now: at(60) }).json.claimed).toBe(false);
     const t = st(root, ['claim', 'demo', '--worktree', w2], { now: at(61) }).json;
-    expect(t).toMatchObject({ claimed: true, step_anchor: 'step-0', reclaimed_from_expired: true, previous_owner: w1, attempt: 2, failures: 1 });
+    expect(t).toMatchObject({
+      claimed: true,
+      step_anchor: 'step-0',
+      reclaimed_from_expired: true,
+      previous_owner: w1,
+      attempt: 2,
+      failures: 1,
+    });
     const e = st(root, ['heartbeat', 'demo', 'step-0', '--worktree', w1], { now: at(62) });
     expect([e.json.error.code, e.code]).toEqual(['LeaseExpired', 4]);
   });

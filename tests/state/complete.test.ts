@@ -22,7 +22,8 @@ async function setup(plan = DEMO) {
   return root;
 }
 
-const done = (root: string, step: string, extra: Record<string, unknown> = {}) => withCtx(root, {}, (ctx) => complete(ctx, { plan: 'demo', step, worktree: W, ...extra }));
+const done = (root: string, step: string, extra: Record<string, unknown> = {}) =>
+  withCtx(root, {}, (ctx) => complete(ctx, { plan: 'demo', step, worktree: W, ...extra }));
 
 async function refused(root: string, code: string, fn: () => Promise<unknown>) {
   const before = dump(dbPathOf(root));
@@ -48,12 +49,20 @@ describe('state complete', () => {
       { kind: 'task', ordinal: 1, text: 'b', status: 'open' },
     ]);
     expect(e1.details.incomplete_substeps).toEqual(['step-1-1']);
-    expect(e1.details.open_refactors).toEqual([{ ordinal: 0, op_text: 'organize-imports --file src/x.ts', status: 'open' }]);
-    await withCtx(root, {}, (ctx) => update(ctx, { plan: 'demo', step: 'step-1', worktree: W, bulk: [{ kind: 'all', status: 'completed' }] }));
+    expect(e1.details.open_refactors).toEqual([
+      { ordinal: 0, op_text: 'organize-imports --file src/x.ts', status: 'open' },
+    ]);
+    await withCtx(root, {}, (ctx) =>
+      update(ctx, { plan: 'demo', step: 'step-1', worktree: W, bulk: [{ kind: 'all', status: 'completed' }] }),
+    );
     await refused(root, 'SubstepsIncomplete', () => done(root, 'step-1'));
-    await withCtx(root, {}, (ctx) => update(ctx, { plan: 'demo', step: 'step-1-1', worktree: W, complete_remaining: true }));
+    await withCtx(root, {}, (ctx) =>
+      update(ctx, { plan: 'demo', step: 'step-1-1', worktree: W, complete_remaining: true }),
+    );
     await refused(root, 'RefactorsIncomplete', () => done(root, 'step-1'));
-    expect(await withCtx(root, {}, (ctx) => completionBlocker(ctx, { plan: 'demo', step: 'step-1', worktree: W }))).toMatchObject({ code: 'RefactorsIncomplete' });
+    expect(
+      await withCtx(root, {}, (ctx) => completionBlocker(ctx, { plan: 'demo', step: 'step-1', worktree: W })),
+    ).toMatchObject({ code: 'RefactorsIncomplete' });
   });
 
   it('forces completion: remaining items completed (deferred kept), substeps completed, refactors skipped, reason recorded', async () => {
@@ -62,7 +71,14 @@ describe('state complete', () => {
       { id: '1.1', level: 5, tasks: ['c'] },
     ]);
     const root = await setup(plan);
-    await withCtx(root, {}, (ctx) => update(ctx, { plan: 'demo', step: 'step-1', worktree: W, items: [{ kind: 'task', ordinal: 1, status: 'deferred', reason: 'later' }] }));
+    await withCtx(root, {}, (ctx) =>
+      update(ctx, {
+        plan: 'demo',
+        step: 'step-1',
+        worktree: W,
+        items: [{ kind: 'task', ordinal: 1, status: 'deferred', reason: 'later' }],
+      }),
+    );
     const r = await done(root, 'step-1', { force: 'reviewer approved', commit: HASH_A });
     expect(r).toEqual({
       completed: true,
@@ -81,14 +97,22 @@ describe('state complete', () => {
       { step_anchor: 'step-1', status: 'deferred' },
       { step_anchor: 'step-1-1', status: 'completed' },
     ]);
-    expect(sql(root, 'SELECT status, json_extract(result_json, \'$.skipped_reason\') AS why FROM step_refactors')).toEqual([{ status: 'skipped', why: 'forced: reviewer approved' }]);
+    expect(
+      sql(root, "SELECT status, json_extract(result_json, '$.skipped_reason') AS why FROM step_refactors"),
+    ).toEqual([{ status: 'skipped', why: 'forced: reviewer approved' }]);
     expect(sql(root, 'SELECT status FROM plans')).toEqual([{ status: 'done' }]);
-    expect(sql<{ command: string }>(root, 'SELECT command FROM events ORDER BY id').map((e) => e.command).slice(-2)).toEqual(['plan_done', 'test']);
+    expect(
+      sql<{ command: string }>(root, 'SELECT command FROM events ORDER BY id')
+        .map((e) => e.command)
+        .slice(-2),
+    ).toEqual(['plan_done', 'test']);
   });
 
   it('treats completing a completed step as success, records a missing hash, and warns on a different one', async () => {
     const root = await setup();
-    await withCtx(root, {}, (ctx) => update(ctx, { plan: 'demo', step: 'step-0', worktree: W, complete_remaining: true }));
+    await withCtx(root, {}, (ctx) =>
+      update(ctx, { plan: 'demo', step: 'step-0', worktree: W, complete_remaining: true }),
+    );
     await done(root, 'step-0');
     const again = await done(root, 'step-0', { commit: HASH_A, worktree: '/elsewhere' });
     expect(again).toMatchObject({ completed: true, already_completed: true, commit_hash: HASH_A, forced: false });
@@ -104,9 +128,11 @@ describe('state complete', () => {
 
   it('releases dependents: completing step-0 makes step-1 claimable', async () => {
     const root = await setup();
-    await withCtx(root, {}, (ctx) => update(ctx, { plan: 'demo', step: 'step-0', worktree: W, complete_remaining: true }));
+    await withCtx(root, {}, (ctx) =>
+      update(ctx, { plan: 'demo', step: 'step-0', worktree: W, complete_remaining: true }),
+    );
     expect(await done(root, 'step-0')).toMatchObject({ remaining_steps: 2, plan_completed: false });
-    expect(sql(root, "SELECT anchor, unmet_deps FROM steps WHERE parent_anchor IS NULL ORDER BY step_index")).toEqual([
+    expect(sql(root, 'SELECT anchor, unmet_deps FROM steps WHERE parent_anchor IS NULL ORDER BY step_index')).toEqual([
       { anchor: 'step-0', unmet_deps: 0 },
       { anchor: 'step-1', unmet_deps: 0 },
       { anchor: 'step-2', unmet_deps: 1 },
@@ -122,7 +148,9 @@ describe('state complete', () => {
       return ctx.warnings.items.map((w) => w.code);
     });
     expect(r).toEqual(['PlanProseChanged']);
-    expect(sql(root, "SELECT text FROM checklist_items WHERE step_anchor = 'step-0' AND kind = 'task' AND ordinal = 0")).toEqual([{ text: 'Write the API client' }]);
+    expect(
+      sql(root, "SELECT text FROM checklist_items WHERE step_anchor = 'step-0' AND kind = 'task' AND ordinal = 0"),
+    ).toEqual([{ text: 'Write the API client' }]);
     writeFileSync(file, planText([...DEMO_STEPS, { id: '3', deps: ['step-2'], tasks: ['new'] }]));
     const e = await refused(root, 'PlanDrift', () => done(root, 'step-0'));
     expect(e.details.added_steps).toEqual(['step-3']);

@@ -64,18 +64,49 @@ export function planText(steps: StepSpec[], title = 'Demo plan'): string {
     section('Tasks', s.tasks);
     section('Tests', s.tests);
     section('Checkpoint', s.checkpoints);
-    section('Refactors', s.refactors?.map((r) => `\`${r}\``));
+    section(
+      'Refactors',
+      s.refactors?.map((r) => `\`${r}\``),
+    );
   }
   return out.join('\n') + '\n';
 }
 
 /** The seed mock's shape: step-0, step-1 with two substeps, step-2 depending on step-1. */
 export const DEMO_STEPS: StepSpec[] = [
-  { id: '0', title: 'Create API client', deps: [], tasks: ['Write the client', 'Wire the client'], tests: ['Client test'], checkpoints: ['npm test', 'npm run lint'] },
-  { id: '1', title: 'Add caching layer', deps: ['step-0'], tasks: ['Implement cache store', 'Add cache invalidation', 'Wire up to API client'], tests: ['Cache test'], checkpoints: ['npm test'] },
+  {
+    id: '0',
+    title: 'Create API client',
+    deps: [],
+    tasks: ['Write the client', 'Wire the client'],
+    tests: ['Client test'],
+    checkpoints: ['npm test', 'npm run lint'],
+  },
+  {
+    id: '1',
+    title: 'Add caching layer',
+    deps: ['step-0'],
+    tasks: ['Implement cache store', 'Add cache invalidation', 'Wire up to API client'],
+    tests: ['Cache test'],
+    checkpoints: ['npm test'],
+  },
   { id: '1.1', title: 'Cache store implementation', level: 5, tasks: ['Store a', 'Store b'], tests: ['Store test'] },
-  { id: '1.2', title: 'Cache invalidation', level: 5, deps: ['step-1-1'], tasks: ['Invalidate a', 'Invalidate b'], tests: ['Invalidation test'] },
-  { id: '2', title: 'Add monitoring', deps: ['step-1'], tasks: ['Metrics', 'Alerts'], tests: ['Monitor test'], checkpoints: ['dashboards load'] },
+  {
+    id: '1.2',
+    title: 'Cache invalidation',
+    level: 5,
+    deps: ['step-1-1'],
+    tasks: ['Invalidate a', 'Invalidate b'],
+    tests: ['Invalidation test'],
+  },
+  {
+    id: '2',
+    title: 'Add monitoring',
+    deps: ['step-1'],
+    tasks: ['Metrics', 'Alerts'],
+    tests: ['Monitor test'],
+    checkpoints: ['dashboards load'],
+  },
 ];
 
 export const DEMO = planText(DEMO_STEPS);
@@ -85,7 +116,11 @@ export const DEMO_PATH = '.tugtool/tugplan-demo.md';
 export function chainPlan(n: number, gap = 1, itemsPerStep = 1): string {
   const steps: StepSpec[] = [];
   for (let i = 1; i <= n; i++) {
-    steps.push({ id: String(i), deps: i > gap ? [`step-${i - gap}`] : [], tasks: Array.from({ length: itemsPerStep }, (_, k) => `task ${k}`) });
+    steps.push({
+      id: String(i),
+      deps: i > gap ? [`step-${i - gap}`] : [],
+      tasks: Array.from({ length: itemsPerStep }, (_, k) => `task ${k}`),
+    });
   }
   return planText(steps);
 }
@@ -132,7 +167,17 @@ export async function withCtx<T>(root: string, o: CtxOptions, fn: (ctx: StateCon
   }
 }
 
-export const TABLES = ['schema_version', 'plans', 'steps', 'step_deps', 'step_lifted_deps', 'checklist_items', 'step_artifacts', 'step_refactors', 'events'];
+export const TABLES = [
+  'schema_version',
+  'plans',
+  'steps',
+  'step_deps',
+  'step_lifted_deps',
+  'checklist_items',
+  'step_artifacts',
+  'step_refactors',
+  'events',
+];
 
 /** Every row of every table, in a stable order (null when the DB does not exist). */
 export function dump(dbPath: string): Record<string, unknown[]> | null {
@@ -169,7 +214,10 @@ export function fakeWorktrees(root: string, n: number): string[] {
   const out: string[] = [];
   for (let i = 0; i < n; i++) {
     const d = tempDir('tugcode-wt-');
-    cpSync(join(root, '.tugtool'), join(d, '.tugtool'), { recursive: true, filter: (src) => !src.includes('state.db') });
+    cpSync(join(root, '.tugtool'), join(d, '.tugtool'), {
+      recursive: true,
+      filter: (src) => !src.includes('state.db'),
+    });
     out.push(d);
   }
   return out;

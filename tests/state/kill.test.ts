@@ -58,7 +58,11 @@ for (let i = 0; ; i++) {
 
 function killAfter(cmd: string[], cwd: string, delayMs: number, waitFor?: string): Promise<void> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, cmd, { cwd, env: { ...process.env, NODE_ENV: 'test' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, cmd, {
+      cwd,
+      env: { ...process.env, NODE_ENV: 'test' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let timer: NodeJS.Timeout | undefined;
     const arm = () => (timer = setTimeout(() => p.kill('SIGKILL'), delayMs));
     if (waitFor) {
@@ -88,7 +92,10 @@ describe('SIGKILL during state transactions', () => {
     const script = join(tempDir('tugcode-kill-'), `kill-worker-${seed}.mjs`);
     writeFileSync(script, workerScript(root, w));
     const bigPath = join(root, '.tugtool', 'tugplan-big.md');
-    const variants = [big.toString('utf8'), big.toString('utf8').replace(/^(#### Step 1:.*)$/m, '$1\n\n**Tasks:**\n- [ ] an extra task')];
+    const variants = [
+      big.toString('utf8'),
+      big.toString('utf8').replace(/^(#### Step 1:.*)$/m, '$1\n\n**Tasks:**\n- [ ] an extra task'),
+    ];
     const events = () => sql<{ n: number }>(root, 'SELECT COUNT(*) AS n FROM events')[0]!.n;
     const before = events();
     for (let k = 0; k < KILLS; k++) {
@@ -102,7 +109,9 @@ describe('SIGKILL during state transactions', () => {
     }
     // The killed processes did real work (so the kills landed among transactions, not before any).
     expect(events()).toBeGreaterThan(before + KILLS);
-    const r = await withCtx(root, { now: new Date().toISOString() }, (ctx) => claim(ctx, { plan: 'big', worktree: w, skip_drift: true }));
+    const r = await withCtx(root, { now: new Date().toISOString() }, (ctx) =>
+      claim(ctx, { plan: 'big', worktree: w, skip_drift: true }),
+    );
     expect(r.claimed === true || r.reason === 'no_ready_steps').toBe(true);
     expect(st(root, ['show', 'big']).json.plans[0].steps.length).toBeGreaterThan(50);
     checkInvariants(dbPathOf(root));

@@ -4,7 +4,13 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } fro
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { LATEST_SCHEMA_VERSION, listMigrations, migrate, migrationsDir, readSchemaVersion } from '../../src/state/migrate.js';
+import {
+  LATEST_SCHEMA_VERSION,
+  listMigrations,
+  migrate,
+  migrationsDir,
+  readSchemaVersion,
+} from '../../src/state/migrate.js';
 import { openRead, openWrite } from '../../src/state/db.js';
 import { ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/repo.js';
@@ -64,9 +70,15 @@ describe('migrations', () => {
     const path = dbAtVersion(1, dir);
     const db = new Database(path);
     db.pragma('foreign_keys = ON');
-    db.exec("INSERT INTO plans (plan_path, plan_hash, plan_source, structure_hash, created_at, updated_at) VALUES ('p', 'h', x'00', 's', 't', 't')");
-    db.exec("INSERT INTO steps (plan_path, anchor, top_anchor, step_id, step_index, title) VALUES ('p', 'step-1', 'step-1', '1', 0, 'x')");
-    db.exec("INSERT INTO step_artifacts (plan_path, step_anchor, kind, summary, recorded_at) VALUES ('p', 'step-1', 'note', 'kept', 't')");
+    db.exec(
+      "INSERT INTO plans (plan_path, plan_hash, plan_source, structure_hash, created_at, updated_at) VALUES ('p', 'h', x'00', 's', 't', 't')",
+    );
+    db.exec(
+      "INSERT INTO steps (plan_path, anchor, top_anchor, step_id, step_index, title) VALUES ('p', 'step-1', 'step-1', '1', 0, 'x')",
+    );
+    db.exec(
+      "INSERT INTO step_artifacts (plan_path, step_anchor, kind, summary, recorded_at) VALUES ('p', 'step-1', 'note', 'kept', 't')",
+    );
     expect(migrate(db, { dbPath: path, allowCreate: false, dir, target: 2 })).toBe(2);
     expect(db.prepare('SELECT summary, tag FROM step_artifacts').all()).toEqual([{ summary: 'kept', tag: null }]);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
@@ -80,7 +92,9 @@ describe('migrations', () => {
     const db = new Database(path);
     db.prepare('UPDATE schema_version SET version = 99').run();
     db.close();
-    expect(() => openWrite(path)).toThrow(expect.objectContaining({ code: 'SchemaTooNew', details: expect.objectContaining({ found: 99 }) }));
+    expect(() => openWrite(path)).toThrow(
+      expect.objectContaining({ code: 'SchemaTooNew', details: expect.objectContaining({ found: 99 }) }),
+    );
     const r = openRead(path)!;
     expect(r.version).toBe(99);
     r.db.close();
@@ -101,14 +115,18 @@ describe('migrations', () => {
     const path = join(dir, 'x', 'state.db');
     const dbModule = pathToFileURL(join(ROOT, 'dist', 'state', 'db.js')).href;
     const script = `import { openWrite } from ${JSON.stringify(dbModule)}; const o = openWrite(${JSON.stringify(path)}, { create: true }); console.log(o.version); o.db.close();`;
-    const runs = Array.from({ length: 4 }, () =>
-      new Promise<{ code: number | null; out: string }>((resolve) => {
-        const p = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
-        let out = '';
-        p.stdout.on('data', (d) => (out += d));
-        p.stderr.on('data', (d) => (out += d));
-        p.on('close', (code) => resolve({ code, out }));
-      }),
+    const runs = Array.from(
+      { length: 4 },
+      () =>
+        new Promise<{ code: number | null; out: string }>((resolve) => {
+          const p = spawn(process.execPath, ['--input-type=module', '-e', script], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+          let out = '';
+          p.stdout.on('data', (d) => (out += d));
+          p.stderr.on('data', (d) => (out += d));
+          p.on('close', (code) => resolve({ code, out }));
+        }),
     );
     const results = await Promise.all(runs);
     for (const r of results) expect(r, r.out).toMatchObject({ code: 0, out: `${LATEST_SCHEMA_VERSION}\n` });

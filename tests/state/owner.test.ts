@@ -41,8 +41,18 @@ describe('owner commands', () => {
   it('starts a claimed step once and reports a repeated start as already started', async () => {
     const root = await claimed();
     await withCtx(root, { now: at(5) }, (ctx) => {
-      expect(start(ctx, step0())).toEqual({ started: true, step_anchor: 'step-0', started_at: at(5), already_started: false });
-      expect(start(ctx, step0())).toEqual({ started: true, step_anchor: 'step-0', started_at: at(5), already_started: true });
+      expect(start(ctx, step0())).toEqual({
+        started: true,
+        step_anchor: 'step-0',
+        started_at: at(5),
+        already_started: false,
+      });
+      expect(start(ctx, step0())).toEqual({
+        started: true,
+        step_anchor: 'step-0',
+        started_at: at(5),
+        already_started: true,
+      });
     });
   });
 
@@ -77,16 +87,26 @@ describe('owner commands', () => {
   it('refuses a stale attempt with AttemptMismatch after ownership', async () => {
     const root = await claimed();
     await refused(root, 'AttemptMismatch', () => withCtx(root, {}, (ctx) => start(ctx, { ...step0(), attempt: 2 })));
-    await refused(root, 'NotOwner', () => withCtx(root, {}, (ctx) => start(ctx, { ...step0(), worktree: W2, attempt: 2 })));
+    await refused(root, 'NotOwner', () =>
+      withCtx(root, {}, (ctx) => start(ctx, { ...step0(), worktree: W2, attempt: 2 })),
+    );
     await withCtx(root, {}, (ctx) => expect(start(ctx, { ...step0(), attempt: 1 }).started).toBe(true));
   });
 
   it('reports StepNotFound before anything else, and a substep given to release, fail or reset as InvalidArgument', async () => {
     const root = await claimed();
-    await refused(root, 'StepNotFound', () => withCtx(root, {}, (ctx) => release(ctx, { ...step0(), step: 'step-7', worktree: W2 })));
-    await refused(root, 'InvalidArgument', () => withCtx(root, {}, (ctx) => release(ctx, { ...step0(), step: 'step-1-1' })));
-    await refused(root, 'InvalidArgument', () => withCtx(root, {}, (ctx) => fail(ctx, { ...step0(), step: 'step-1-1', reason: 'x' })));
-    await refused(root, 'InvalidArgument', () => withCtx(root, {}, (ctx) => reset(ctx, { plan: 'demo', step: 'step-1-1' })));
+    await refused(root, 'StepNotFound', () =>
+      withCtx(root, {}, (ctx) => release(ctx, { ...step0(), step: 'step-7', worktree: W2 })),
+    );
+    await refused(root, 'InvalidArgument', () =>
+      withCtx(root, {}, (ctx) => release(ctx, { ...step0(), step: 'step-1-1' })),
+    );
+    await refused(root, 'InvalidArgument', () =>
+      withCtx(root, {}, (ctx) => fail(ctx, { ...step0(), step: 'step-1-1', reason: 'x' })),
+    );
+    await refused(root, 'InvalidArgument', () =>
+      withCtx(root, {}, (ctx) => reset(ctx, { plan: 'demo', step: 'step-1-1' })),
+    );
   });
 
   it('releases a claim: items back to open, step pending, failures unchanged', async () => {
@@ -95,46 +115,83 @@ describe('owner commands', () => {
       await update(ctx, { ...step0(), items: [{ kind: 'task', ordinal: 0, status: 'completed' }] });
       expect(release(ctx, step0())).toEqual({ released: true, step_anchor: 'step-0' });
     });
-    expect(sql(root, "SELECT status, claimed_by, attempt, failures FROM steps WHERE anchor = 'step-0'")).toEqual([{ status: 'pending', claimed_by: null, attempt: 1, failures: 0 }]);
-    expect(sql(root, "SELECT COUNT(*) AS n FROM checklist_items WHERE step_anchor = 'step-0' AND status <> 'open'")).toEqual([{ n: 0 }]);
+    expect(sql(root, "SELECT status, claimed_by, attempt, failures FROM steps WHERE anchor = 'step-0'")).toEqual([
+      { status: 'pending', claimed_by: null, attempt: 1, failures: 0 },
+    ]);
+    expect(
+      sql(root, "SELECT COUNT(*) AS n FROM checklist_items WHERE step_anchor = 'step-0' AND status <> 'open'"),
+    ).toEqual([{ n: 0 }]);
   });
 
   it('counts failed attempts and fails the step at max_attempts, until an admin reset clears both counters', async () => {
     const root = await claimed();
     await withCtx(root, { maxAttempts: 2 }, (ctx) => {
-      expect(fail(ctx, { ...step0(), reason: 'tests red' })).toEqual({ failed_attempt: true, step_anchor: 'step-0', attempt: 1, failures: 1, step_status: 'pending' });
+      expect(fail(ctx, { ...step0(), reason: 'tests red' })).toEqual({
+        failed_attempt: true,
+        step_anchor: 'step-0',
+        attempt: 1,
+        failures: 1,
+        step_status: 'pending',
+      });
     });
     await withCtx(root, { maxAttempts: 2 }, async (ctx) => {
       await claim(ctx, { plan: 'demo', worktree: W1 });
-      expect(fail(ctx, { ...step0(), reason: 'still red' })).toMatchObject({ attempt: 2, failures: 2, step_status: 'failed' });
-      expect(await claim(ctx, { plan: 'demo', worktree: W2 })).toMatchObject({ claimed: false, failed_steps: ['step-0'] });
+      expect(fail(ctx, { ...step0(), reason: 'still red' })).toMatchObject({
+        attempt: 2,
+        failures: 2,
+        step_status: 'failed',
+      });
+      expect(await claim(ctx, { plan: 'demo', worktree: W2 })).toMatchObject({
+        claimed: false,
+        failed_steps: ['step-0'],
+      });
     });
-    expect(sql(root, "SELECT status, fail_reason FROM steps WHERE anchor = 'step-0'")).toEqual([{ status: 'failed', fail_reason: 'still red' }]);
-    await withCtx(root, {}, (ctx) => expect(reset(ctx, { plan: 'demo', step: 'step-0' })).toEqual({ reset: true, step_anchor: 'step-0', previous_status: 'failed' }));
-    expect(sql(root, "SELECT status, attempt, failures, fail_reason FROM steps WHERE anchor = 'step-0'")).toEqual([{ status: 'pending', attempt: 0, failures: 0, fail_reason: null }]);
+    expect(sql(root, "SELECT status, fail_reason FROM steps WHERE anchor = 'step-0'")).toEqual([
+      { status: 'failed', fail_reason: 'still red' },
+    ]);
+    await withCtx(root, {}, (ctx) =>
+      expect(reset(ctx, { plan: 'demo', step: 'step-0' })).toEqual({
+        reset: true,
+        step_anchor: 'step-0',
+        previous_status: 'failed',
+      }),
+    );
+    expect(sql(root, "SELECT status, attempt, failures, fail_reason FROM steps WHERE anchor = 'step-0'")).toEqual([
+      { status: 'pending', attempt: 0, failures: 0, fail_reason: null },
+    ]);
   });
 
   it('resets a pending step without an event when there is nothing to clear, and refuses completed steps', async () => {
     const root = await claimed();
     const before = dump(dbPathOf(root));
-    await withCtx(root, {}, (ctx) => expect(reset(ctx, { plan: 'demo', step: 'step-2' })).toMatchObject({ previous_status: 'pending' }));
+    await withCtx(root, {}, (ctx) =>
+      expect(reset(ctx, { plan: 'demo', step: 'step-2' })).toMatchObject({ previous_status: 'pending' }),
+    );
     expect(dump(dbPathOf(root))).toEqual(before);
     await withCtx(root, {}, async (ctx) => {
       const { complete } = await import('../../src/state/complete.js');
       await complete(ctx, { ...step0(), force: 'skip' });
     });
-    await refused(root, 'InvalidTransition', () => withCtx(root, {}, (ctx) => reset(ctx, { plan: 'demo', step: 'step-0' })));
+    await refused(root, 'InvalidTransition', () =>
+      withCtx(root, {}, (ctx) => reset(ctx, { plan: 'demo', step: 'step-0' })),
+    );
   });
 
   it('truncates artifact summaries and contents by code points, never splitting a character', async () => {
     const root = await claimed();
-    const r = await withCtx(root, {}, (ctx) => artifact(ctx, { ...step0(), kind: 'coder_report', summary: '😀'.repeat(600), content: 'x' }));
+    const r = await withCtx(root, {}, (ctx) =>
+      artifact(ctx, { ...step0(), kind: 'coder_report', summary: '😀'.repeat(600), content: 'x' }),
+    );
     expect(r).toMatchObject({ recorded: true, kind: 'coder_report', truncated: true });
     const row = sql<{ summary: string }>(root, 'SELECT summary FROM step_artifacts')[0]!;
     expect([...row.summary]).toHaveLength(500);
     expect(row.summary.endsWith('😀')).toBe(true);
-    await refused(root, 'InvalidArgument', () => withCtx(root, {}, (ctx) => artifact(ctx, { ...step0(), kind: 'poem', summary: 'x' })));
-    await refused(root, 'InvalidArgument', () => withCtx(root, {}, (ctx) => artifact(ctx, { ...step0(), kind: 'note', summary: 'a\0b' })));
+    await refused(root, 'InvalidArgument', () =>
+      withCtx(root, {}, (ctx) => artifact(ctx, { ...step0(), kind: 'poem', summary: 'x' })),
+    );
+    await refused(root, 'InvalidArgument', () =>
+      withCtx(root, {}, (ctx) => artifact(ctx, { ...step0(), kind: 'note', summary: 'a\0b' })),
+    );
   });
 
   it('refuses start on a step that is no longer claimable with InvalidTransition', async () => {
@@ -152,7 +209,16 @@ describe('owner commands', () => {
     const root = await claimed();
     const { claimsHeldBy, adminRelease, completionBlocker } = await import('../../src/state/bridge.js');
     await withCtx(root, { now: at(7201) }, async (ctx) => {
-      expect(claimsHeldBy(ctx, W1)).toEqual([{ plan_path: '.tugtool/tugplan-demo.md', step_anchor: 'step-0', status: 'claimed', lease_expires_at: at(7200), attempt: 1, live: false }]);
+      expect(claimsHeldBy(ctx, W1)).toEqual([
+        {
+          plan_path: '.tugtool/tugplan-demo.md',
+          step_anchor: 'step-0',
+          status: 'claimed',
+          lease_expires_at: at(7200),
+          attempt: 1,
+          live: false,
+        },
+      ]);
       expect(await completionBlocker(ctx, step0())).toMatchObject({ code: 'ChecklistIncomplete' });
       await update(ctx, { ...step0(), complete_remaining: true });
       expect(await completionBlocker(ctx, step0())).toBeNull();
@@ -160,8 +226,12 @@ describe('owner commands', () => {
       expect(adminRelease(ctx, { plan: 'demo', step: 'step-0', worktree: W1 })).toEqual({ released: true });
       expect(claimsHeldBy(ctx, W1)).toEqual([]);
     });
-    expect(sql(root, "SELECT status, failures FROM steps WHERE anchor = 'step-0'")).toEqual([{ status: 'pending', failures: 0 }]);
+    expect(sql(root, "SELECT status, failures FROM steps WHERE anchor = 'step-0'")).toEqual([
+      { status: 'pending', failures: 0 },
+    ]);
     expect(sql(root, 'SELECT actor FROM events ORDER BY id DESC LIMIT 1')).toEqual([{ actor: 'admin' }]);
-    expect(sql(root, "SELECT COUNT(*) AS n FROM checklist_items WHERE step_anchor = 'step-0' AND status <> 'open'")).toEqual([{ n: 0 }]);
+    expect(
+      sql(root, "SELECT COUNT(*) AS n FROM checklist_items WHERE step_anchor = 'step-0' AND status <> 'open'"),
+    ).toEqual([{ n: 0 }]);
   });
 });

@@ -28,7 +28,10 @@ describe('locating state.db and canonical owners', () => {
     st(root, ['init', 'demo']);
     st(root, ['claim', 'demo', '--worktree', w1]);
     expect(st(root, ['heartbeat', 'demo', 'step-0', '--worktree', link]).json.renewed).toBe(true);
-    expect(st(root, ['claim', 'demo', '--worktree', link]).json).toMatchObject({ resumed: true, step_anchor: 'step-0' });
+    expect(st(root, ['claim', 'demo', '--worktree', link]).json).toMatchObject({
+      resumed: true,
+      step_anchor: 'step-0',
+    });
     expect(st(root, ['start', 'demo', 'step-0', '--worktree', relative(root, link)]).json.started).toBe(true);
   });
 

@@ -48,13 +48,22 @@ async function race(root: string, worktrees: string[]) {
 /** Complete the claimed steps in-process (the race is about claiming). */
 async function completeAll(root: string, wins: { worktree: string; step_anchor: string }[]) {
   await withCtx(root, { now: new Date().toISOString() }, async (ctx) => {
-    for (const w of wins) await complete(ctx, { plan: 'demo', step: w.step_anchor, worktree: w.worktree, force: 'race test', skip_drift: true });
+    for (const w of wins)
+      await complete(ctx, {
+        plan: 'demo',
+        step: w.step_anchor,
+        worktree: w.worktree,
+        force: 'race test',
+        skip_drift: true,
+      });
   });
 }
 
 describe('claim races between processes', () => {
   it('gives each of 40 steps to exactly one of 16 racing claimers', async () => {
-    const root = planRepo({ [DEMO_PATH]: planText(Array.from({ length: 40 }, (_, i) => ({ id: String(i + 1), deps: [], tasks: ['t'] }))) });
+    const root = planRepo({
+      [DEMO_PATH]: planText(Array.from({ length: 40 }, (_, i) => ({ id: String(i + 1), deps: [], tasks: ['t'] }))),
+    });
     st(root, ['init', 'demo'], { now: new Date().toISOString() });
     const worktrees = Array.from({ length: PROCS }, (_, i) => addWorktree(root, `w${i}`));
     const claimedBy = new Map<string, string[]>();
@@ -81,7 +90,11 @@ describe('claim races between processes', () => {
       const results = await race(root, worktrees);
       const wins = results.filter((r) => r.claimed);
       expect(wins.map((w) => w.step_anchor)).toEqual([`step-${round}`]);
-      expect(results.filter((r) => !r.claimed).every((r) => r.reason === 'no_ready_steps' && r.claimed_steps[0] === `step-${round}`)).toBe(true);
+      expect(
+        results
+          .filter((r) => !r.claimed)
+          .every((r) => r.reason === 'no_ready_steps' && r.claimed_steps[0] === `step-${round}`),
+      ).toBe(true);
       await completeAll(root, wins);
     }
   });

@@ -9,8 +9,19 @@ import { DEMO_PATH, at, dbPathOf, dump, fakeWorktrees, planRepo, sql, withCtx } 
 
 /** An empty commit with trailers and a fixed committer date; returns its full hash. */
 function commit(root: string, subject: string, trailers: string[], date = '2026-03-01T10:00:00Z'): string {
-  const env = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e', GIT_COMMITTER_DATE: date, GIT_AUTHOR_DATE: date };
-  execFileSync('git', ['commit', '-q', '--allow-empty', '-m', `${subject}\n\nBody text.\n\n${trailers.join('\n')}`], { cwd: root, env });
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 't',
+    GIT_AUTHOR_EMAIL: 't@e',
+    GIT_COMMITTER_NAME: 't',
+    GIT_COMMITTER_EMAIL: 't@e',
+    GIT_COMMITTER_DATE: date,
+    GIT_AUTHOR_DATE: date,
+  };
+  execFileSync('git', ['commit', '-q', '--allow-empty', '-m', `${subject}\n\nBody text.\n\n${trailers.join('\n')}`], {
+    cwd: root,
+    env,
+  });
   return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
 }
 
@@ -39,11 +50,18 @@ describe('state reconcile', () => {
       unknown_steps: ['step-9'],
       scanned_commits: 4,
     });
-    expect(sql(root, "SELECT anchor, status, completed_via, complete_reason FROM steps WHERE anchor IN ('step-0', 'step-2') ORDER BY step_index")).toEqual([
+    expect(
+      sql(
+        root,
+        "SELECT anchor, status, completed_via, complete_reason FROM steps WHERE anchor IN ('step-0', 'step-2') ORDER BY step_index",
+      ),
+    ).toEqual([
       { anchor: 'step-0', status: 'completed', completed_via: 'reconcile', complete_reason: 'reconciled' },
       { anchor: 'step-2', status: 'pending', completed_via: null, complete_reason: null },
     ]);
-    expect(sql(root, "SELECT COUNT(*) AS n FROM checklist_items WHERE step_anchor <> 'step-2' AND status <> 'completed'")).toEqual([{ n: 0 }]);
+    expect(
+      sql(root, "SELECT COUNT(*) AS n FROM checklist_items WHERE step_anchor <> 'step-2' AND status <> 'completed'"),
+    ).toEqual([{ n: 0 }]);
     expect(sql(root, "SELECT unmet_deps FROM steps WHERE anchor = 'step-2'")).toEqual([{ unmet_deps: 0 }]);
     const before = dump(dbPathOf(root));
     const again = await run(root);
@@ -56,7 +74,9 @@ describe('state reconcile', () => {
     await withCtx(root, {}, (ctx) => init(ctx, { plan: 'demo' }));
     const old = commit(root, 'first try', ['Tug-Step: step-0', `Tug-Plan: ${DEMO_PATH}`], '2026-03-01T10:00:00Z');
     const newer = commit(root, 'second try', ['Tug-Step: step-0', `Tug-Plan: ./${DEMO_PATH}`], '2026-03-01T11:00:00Z');
-    expect((await run(root)).reconciled).toEqual([{ step_anchor: 'step-0', commit_hash: newer, previous_status: 'pending' }]);
+    expect((await run(root)).reconciled).toEqual([
+      { step_anchor: 'step-0', commit_hash: newer, previous_status: 'pending' },
+    ]);
     execFileSync('git', ['reset', '-q', '--hard', old], { cwd: root });
     const r = await run(root);
     expect(r.skipped_mismatches).toEqual([{ step_anchor: 'step-0', db_hash: newer, git_hash: old }]);
@@ -70,17 +90,26 @@ describe('state reconcile', () => {
     await withCtx(root, {}, async (ctx) => {
       await init(ctx, { plan: 'demo' });
       await claim(ctx, { plan: 'demo', worktree: W });
-      await update(ctx, { plan: 'demo', step: 'step-0', worktree: W, items: [{ kind: 'test', ordinal: 0, status: 'deferred', reason: 'no fixture' }] });
+      await update(ctx, {
+        plan: 'demo',
+        step: 'step-0',
+        worktree: W,
+        items: [{ kind: 'test', ordinal: 0, status: 'deferred', reason: 'no fixture' }],
+      });
     });
     const h = commit(root, 'feat: client', ['Tug-Step: step-0', `Tug-Plan: ${DEMO_PATH}`]);
     const r = await run(root);
-    expect(r.skipped_steps).toEqual([{ step_anchor: 'step-0', status: 'claimed', reason: `claimed by ${W} with a live lease` }]);
+    expect(r.skipped_steps).toEqual([
+      { step_anchor: 'step-0', status: 'claimed', reason: `claimed by ${W} with a live lease` },
+    ]);
     const f = await run(root, true);
     expect(f.reconciled).toEqual([{ step_anchor: 'step-0', commit_hash: h, previous_status: 'claimed' }]);
-    expect(sql(root, "SELECT kind, status FROM checklist_items WHERE step_anchor = 'step-0' AND status <> 'completed'")).toEqual([{ kind: 'test', status: 'deferred' }]);
+    expect(
+      sql(root, "SELECT kind, status FROM checklist_items WHERE step_anchor = 'step-0' AND status <> 'completed'"),
+    ).toEqual([{ kind: 'test', status: 'deferred' }]);
   });
 
-  it('heals a crash between commit and completion once the dead worker\'s lease has expired', async () => {
+  it("heals a crash between commit and completion once the dead worker's lease has expired", async () => {
     const root = planRepo();
     const [W] = fakeWorktrees(root, 1) as [string];
     await withCtx(root, {}, async (ctx) => {
@@ -91,6 +120,8 @@ describe('state reconcile', () => {
     const { commits } = listTrailerCommits(root, ['HEAD']);
     const r = await withCtx(root, { now: at(61) }, (ctx) => reconcile(ctx, { plan: 'demo', commits }));
     expect(r.reconciled).toEqual([{ step_anchor: 'step-0', commit_hash: h, previous_status: 'claimed' }]);
-    expect(sql(root, "SELECT status, commit_hash, completed_via FROM steps WHERE anchor = 'step-0'")).toEqual([{ status: 'completed', commit_hash: h, completed_via: 'reconcile' }]);
+    expect(sql(root, "SELECT status, commit_hash, completed_via FROM steps WHERE anchor = 'step-0'")).toEqual([
+      { status: 'completed', commit_hash: h, completed_via: 'reconcile' },
+    ]);
   });
 });

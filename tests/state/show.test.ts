@@ -69,22 +69,41 @@ describe('state show', () => {
       await claim(ctx, p);
       await update(ctx, { ...p, step: 'step-1-1', complete_remaining: true });
       start(ctx, { ...p, step: 'step-1-2' });
-      await update(ctx, { ...p, step: 'step-1', items: [{ kind: 'task', ordinal: 0, status: 'completed' }, { kind: 'task', ordinal: 1, status: 'in_progress' }] });
+      await update(ctx, {
+        ...p,
+        step: 'step-1',
+        items: [
+          { kind: 'task', ordinal: 0, status: 'completed' },
+          { kind: 'task', ordinal: 1, status: 'in_progress' },
+        ],
+      });
     });
     const now = at(15 * 60);
-    const text = await withCtx(root, { now, mode: 'read' }, (ctx) => renderShow(show(ctx, { plan: 'demo' }), { now, color: false }));
+    const text = await withCtx(root, { now, mode: 'read' }, (ctx) =>
+      renderShow(show(ctx, { plan: 'demo' }), { now, color: false }),
+    );
     expect(text).toBe(SEED_MOCK);
   });
 
   it('annotates forced, reconciled, failed and expired steps, attempts and failures', async () => {
-    const plan = planText(['1', '2', '3', '4', '5'].map((id) => ({ id, title: `Step title ${id}`, deps: [], tasks: ['t'] })));
+    const plan = planText(
+      ['1', '2', '3', '4', '5'].map((id) => ({ id, title: `Step title ${id}`, deps: [], tasks: ['t'] })),
+    );
     const root = planRepo({ '.tugtool/tugplan-demo.md': plan });
     const [W1, W2, W3] = fakeWorktrees(root, 3) as [string, string, string];
     await withCtx(root, { now: T0, maxAttempts: 2 }, async (ctx) => {
       await init(ctx, { plan: 'demo' });
       await claim(ctx, { plan: 'demo', worktree: W1, step: 'step-1' });
-      await complete(ctx, { plan: 'demo', step: 'step-1', worktree: W1, force: 'reviewer approved with minor caveats' });
-      reconcile(ctx, { plan: 'demo', commits: [{ hash: 'f'.repeat(40), committer_time: 1, steps: ['step-2'], plans: ['.tugtool/tugplan-demo.md'] }] });
+      await complete(ctx, {
+        plan: 'demo',
+        step: 'step-1',
+        worktree: W1,
+        force: 'reviewer approved with minor caveats',
+      });
+      reconcile(ctx, {
+        plan: 'demo',
+        commits: [{ hash: 'f'.repeat(40), committer_time: 1, steps: ['step-2'], plans: ['.tugtool/tugplan-demo.md'] }],
+      });
       await claim(ctx, { plan: 'demo', worktree: W2, step: 'step-3', lease_seconds: 60 });
       await claim(ctx, { plan: 'demo', worktree: W3, step: 'step-4' });
       fail(ctx, { plan: 'demo', step: 'step-4', worktree: W3, reason: 'tests red' });
@@ -95,7 +114,9 @@ describe('state show', () => {
       await claim(ctx, { plan: 'demo', worktree: W1, step: 'step-3', lease_seconds: 60 });
     });
     const now = at(120 + 60 + 300);
-    const text = await withCtx(root, { now, mode: 'read' }, (ctx) => renderShow(show(ctx, { plan: 'demo', items: 'none' }), { now, color: false }));
+    const text = await withCtx(root, { now, mode: 'read' }, (ctx) =>
+      renderShow(show(ctx, { plan: 'demo', items: 'none' }), { now, color: false }),
+    );
     const owner = W1.split('/').pop();
     expect(text).toBe(`Plan: .tugtool/tugplan-demo.md [active]
 
@@ -131,7 +152,14 @@ Overall: 2/5 steps complete (40%)
     expect(r.plans[0]!.steps.map((s) => s.anchor)).toEqual(['step-1', 'step-1-1', 'step-1-2']);
     const all = await withCtx(root, { now: T0, mode: 'read' }, (ctx) => show(ctx, {}));
     const s0 = all.plans[0]!.steps[0]!;
-    expect(s0).toMatchObject({ anchor: 'step-0', status: 'claimed', claimed_by: W, lease_expires_at: at(7200), lease_expired: false, attempt: 1 });
+    expect(s0).toMatchObject({
+      anchor: 'step-0',
+      status: 'claimed',
+      claimed_by: W,
+      lease_expires_at: at(7200),
+      lease_expired: false,
+      attempt: 1,
+    });
     expect(s0.items).toHaveLength(5);
     expect(all.plans[0]!.steps[1]!.items).toEqual([]);
     expect(all.plans[0]!.steps[4]!.blocked_by).toEqual(['step-1']);
@@ -142,7 +170,11 @@ Overall: 2/5 steps complete (40%)
     const root = planRepo();
     const r = await withCtx(root, { mode: 'read' }, (ctx) => show(ctx, {}));
     expect(r).toEqual({ plans: [] });
-    await expect(withCtx(root, { mode: 'read' }, (ctx) => show(ctx, { plan: 'demo' }))).rejects.toMatchObject({ code: 'PlanNotInitialized' });
-    await expect(withCtx(root, { mode: 'read' }, (ctx) => show(ctx, { plan: 'nope' }))).rejects.toMatchObject({ code: 'PlanNotFound' });
+    await expect(withCtx(root, { mode: 'read' }, (ctx) => show(ctx, { plan: 'demo' }))).rejects.toMatchObject({
+      code: 'PlanNotInitialized',
+    });
+    await expect(withCtx(root, { mode: 'read' }, (ctx) => show(ctx, { plan: 'nope' }))).rejects.toMatchObject({
+      code: 'PlanNotFound',
+    });
   });
 });

@@ -22,7 +22,8 @@ describe('state command startup', () => {
     for (const args of hot) {
       const loaded = packagesLoaded([...args, '--json'], root);
       expect(loaded.has('better-sqlite3'), args.join(' ')).toBe(true);
-      for (const heavy of ['markdown-it', 'zod', 'execa', 'simple-git', 'smol-toml', 'typescript']) expect(loaded.has(heavy), `${args.join(' ')} loads ${heavy}`).toBe(false);
+      for (const heavy of ['markdown-it', 'zod', 'execa', 'simple-git', 'smol-toml', 'typescript'])
+        expect(loaded.has(heavy), `${args.join(' ')} loads ${heavy}`).toBe(false);
     }
   });
 

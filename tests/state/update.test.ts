@@ -22,7 +22,8 @@ async function claimedStep1() {
   return root;
 }
 
-const up = (root: string, step: string, input: Partial<UpdateInput>) => withCtx(root, {}, (ctx) => update(ctx, { plan: 'demo', step, worktree: W, ...input }));
+const up = (root: string, step: string, input: Partial<UpdateInput>) =>
+  withCtx(root, {}, (ctx) => update(ctx, { plan: 'demo', step, worktree: W, ...input }));
 
 async function refused(root: string, code: string, fn: () => Promise<unknown>) {
   const before = dump(dbPathOf(root));
@@ -50,24 +51,52 @@ describe('state update', () => {
       step_auto_completed: false,
       auto_completed_steps: [],
     });
-    expect(sql(root, "SELECT reason FROM checklist_items WHERE step_anchor = 'step-1' AND kind = 'test'")).toEqual([{ reason: 'needs a fixture' }]);
+    expect(sql(root, "SELECT reason FROM checklist_items WHERE step_anchor = 'step-1' AND kind = 'test'")).toEqual([
+      { reason: 'needs a fixture' },
+    ]);
   });
 
   it('validates everything before changing anything', async () => {
     const root = await claimedStep1();
-    await refused(root, 'InvalidArgument', () => up(root, 'step-1', { items: [{ kind: 'task', ordinal: 99, status: 'completed' }] }));
-    await refused(root, 'InvalidArgument', () => up(root, 'step-1', { items: [{ kind: 'task', ordinal: 0, status: 'completed' }, { kind: 'test', ordinal: 0, status: 'deferred' }] }));
-    await refused(root, 'InvalidBatch', () => up(root, 'step-1', { items: [{ kind: 'task', ordinal: 0, status: 'completed' }, { kind: 'task', ordinal: 0, status: 'open' }] }));
-    await refused(root, 'InvalidBatch', () => up(root, 'step-1', { batch: true, items: [{ kind: 'task', ordinal: 5, status: 'completed' }] }));
+    await refused(root, 'InvalidArgument', () =>
+      up(root, 'step-1', { items: [{ kind: 'task', ordinal: 99, status: 'completed' }] }),
+    );
+    await refused(root, 'InvalidArgument', () =>
+      up(root, 'step-1', {
+        items: [
+          { kind: 'task', ordinal: 0, status: 'completed' },
+          { kind: 'test', ordinal: 0, status: 'deferred' },
+        ],
+      }),
+    );
+    await refused(root, 'InvalidBatch', () =>
+      up(root, 'step-1', {
+        items: [
+          { kind: 'task', ordinal: 0, status: 'completed' },
+          { kind: 'task', ordinal: 0, status: 'open' },
+        ],
+      }),
+    );
+    await refused(root, 'InvalidBatch', () =>
+      up(root, 'step-1', { batch: true, items: [{ kind: 'task', ordinal: 5, status: 'completed' }] }),
+    );
     await refused(root, 'InvalidArgument', () => up(root, 'step-1', {}));
     await up(root, 'step-1', { items: [{ kind: 'task', ordinal: 0, status: 'completed' }] });
-    await refused(root, 'InvalidTransition', () => up(root, 'step-1', { items: [{ kind: 'task', ordinal: 0, status: 'open' }] }));
+    await refused(root, 'InvalidTransition', () =>
+      up(root, 'step-1', { items: [{ kind: 'task', ordinal: 0, status: 'open' }] }),
+    );
   });
 
   it('lets per-item changes override bulk ones, and skips done items for a bulk reopen', async () => {
     const root = await claimedStep1();
     await up(root, 'step-1', { items: [{ kind: 'task', ordinal: 2, status: 'completed' }] });
-    const r = await up(root, 'step-1', { bulk: [{ kind: 'task', status: 'in_progress' }, { kind: 'all', status: 'completed' }], items: [{ kind: 'test', ordinal: 0, status: 'in_progress' }] });
+    const r = await up(root, 'step-1', {
+      bulk: [
+        { kind: 'task', status: 'in_progress' },
+        { kind: 'all', status: 'completed' },
+      ],
+      items: [{ kind: 'test', ordinal: 0, status: 'in_progress' }],
+    });
     expect(r.tasks).toEqual({ open: 0, in_progress: 2, completed: 1, deferred: 0 });
     expect(r.tests).toEqual({ open: 0, in_progress: 1, completed: 0, deferred: 0 });
     expect(r.checkpoints).toEqual({ open: 0, in_progress: 0, completed: 1, deferred: 0 });
@@ -94,16 +123,36 @@ describe('state update', () => {
     const b = await up(root, 'step-1-1', { complete_remaining: true });
     expect(b.auto_completed_steps).toEqual(['step-1-1-1', 'step-1-1-2', 'step-1-1']);
     expect(b.step_auto_completed).toBe(true);
-    await refused(root, 'InvalidTransition', () => up(root, 'step-1-1', { items: [{ kind: 'task', ordinal: 0, status: 'completed' }] }));
+    await refused(root, 'InvalidTransition', () =>
+      up(root, 'step-1-1', { items: [{ kind: 'task', ordinal: 0, status: 'completed' }] }),
+    );
     // --complete-remaining on the top-level step finishes the remaining substep too; the parent never auto-completes.
     const c = await up(root, 'step-1', { complete_remaining: true });
     expect(c.auto_completed_steps).toEqual(['step-1-2']);
-    expect(sql(root, "SELECT anchor, status FROM steps ORDER BY step_index").map((r) => r.status)).toEqual(['claimed', 'completed', 'completed', 'completed', 'completed']);
+    expect(sql(root, 'SELECT anchor, status FROM steps ORDER BY step_index').map((r) => r.status)).toEqual([
+      'claimed',
+      'completed',
+      'completed',
+      'completed',
+      'completed',
+    ]);
   });
 
   it('parses --batch documents and rejects anything that is not an array of valid entries', () => {
-    expect(parseBatch('[{"kind":"tasks","ordinal":1,"status":"deferred","reason":"r"}]')).toEqual([{ kind: 'task', ordinal: 1, status: 'deferred', reason: 'r' }]);
-    for (const bad of ['', '   ', '{}', 'nope', '[1]', '[{"kind":"x","ordinal":0,"status":"completed"}]', '[{"kind":"task","ordinal":-1,"status":"completed"}]', '[{"kind":"task","ordinal":0,"status":"done"}]', '[{"kind":"task","ordinal":0,"status":"open","extra":1}]']) {
+    expect(parseBatch('[{"kind":"tasks","ordinal":1,"status":"deferred","reason":"r"}]')).toEqual([
+      { kind: 'task', ordinal: 1, status: 'deferred', reason: 'r' },
+    ]);
+    for (const bad of [
+      '',
+      '   ',
+      '{}',
+      'nope',
+      '[1]',
+      '[{"kind":"x","ordinal":0,"status":"completed"}]',
+      '[{"kind":"task","ordinal":-1,"status":"completed"}]',
+      '[{"kind":"task","ordinal":0,"status":"done"}]',
+      '[{"kind":"task","ordinal":0,"status":"open","extra":1}]',
+    ]) {
       expect(() => parseBatch(bad), bad).toThrow(expect.objectContaining({ code: 'InvalidBatch' }));
     }
   });
@@ -115,21 +164,33 @@ describe('state update', () => {
     const sizes = { task: 3, test: 1, checkpoint: 1 };
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ kind: fc.constantFrom(...kinds), ordinal: fc.nat(3), status: fc.constantFrom(...statuses) }), { minLength: 1, maxLength: 3 }),
+        fc.array(
+          fc.record({ kind: fc.constantFrom(...kinds), ordinal: fc.nat(3), status: fc.constantFrom(...statuses) }),
+          { minLength: 1, maxLength: 3 },
+        ),
         async (changes) => {
-          const before = sql<{ kind: string; ordinal: number; status: string }>(root, "SELECT kind, ordinal, status FROM checklist_items WHERE step_anchor = 'step-1'");
+          const before = sql<{ kind: string; ordinal: number; status: string }>(
+            root,
+            "SELECT kind, ordinal, status FROM checklist_items WHERE step_anchor = 'step-1'",
+          );
           let r;
           try {
             r = await up(root, 'step-1', { items: changes, reason: 'r' });
           } catch (e) {
             expect(['InvalidArgument', 'InvalidBatch', 'InvalidTransition']).toContain((e as { code: string }).code);
-            expect(sql(root, "SELECT kind, ordinal, status FROM checklist_items WHERE step_anchor = 'step-1'")).toEqual(before);
+            expect(sql(root, "SELECT kind, ordinal, status FROM checklist_items WHERE step_anchor = 'step-1'")).toEqual(
+              before,
+            );
             return;
           }
-          const after = sql<{ kind: string; ordinal: number; status: string }>(root, "SELECT kind, ordinal, status FROM checklist_items WHERE step_anchor = 'step-1'");
+          const after = sql<{ kind: string; ordinal: number; status: string }>(
+            root,
+            "SELECT kind, ordinal, status FROM checklist_items WHERE step_anchor = 'step-1'",
+          );
           for (const b of before) {
             const a = after.find((x) => x.kind === b.kind && x.ordinal === b.ordinal)!;
-            if (b.status === 'completed' || b.status === 'deferred') expect(['completed', 'deferred']).toContain(a.status);
+            if (b.status === 'completed' || b.status === 'deferred')
+              expect(['completed', 'deferred']).toContain(a.status);
           }
           for (const k of kinds) {
             const c = r[`${k}s` as 'tasks'];

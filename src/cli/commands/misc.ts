@@ -4,7 +4,7 @@ import { action } from '../action.js';
 export function registerMisc(program: Command): void {
   program
     .command('schema <command...>')
-    .description('print the JSON Schema of a command\'s --json output')
+    .description("print the JSON Schema of a command's --json output")
     .action(
       action('schema', async (_ctx, args) => {
         const { jsonSchemaFor } = await import('../../contract/schemas/index.js');

@@ -25,7 +25,13 @@ export function registerPlan(program: Command): void {
   program
     .command('validate [plan]')
     .description('validate one plan (path or slug) or every plan under .tugtool/')
-    .addOption(new Option('--level <level>', 'lenient | normal | strict (default: config validate.level)').choices(['lenient', 'normal', 'strict']))
+    .addOption(
+      new Option('--level <level>', 'lenient | normal | strict (default: config validate.level)').choices([
+        'lenient',
+        'normal',
+        'strict',
+      ]),
+    )
     .action(
       action('validate', async (ctx, args, opts) => {
         const { repo, config } = await ctx.load();

@@ -14,18 +14,29 @@ const str = (v: unknown): string | undefined => (v === undefined ? undefined : S
 export async function show(cli: CliContext, args: string[], opts: O): Promise<CommandResult> {
   const items = str(opts.items) ?? 'active';
   if (items !== 'active' && items !== 'all' && items !== 'none') {
-    throw new TugError('InvalidArgument', { reason: `--items must be active, all or none, got ${JSON.stringify(items)}`, argument: '--items' });
+    throw new TugError('InvalidArgument', {
+      reason: `--items must be active, all or none, got ${JSON.stringify(items)}`,
+      argument: '--items',
+    });
   }
   const watch = opts.watch === undefined ? undefined : opts.watch === true ? 2 : Number(opts.watch);
   if (watch !== undefined) {
-    if (cli.globals.json) throw new TugError('InvalidArgument', { reason: '--watch redraws text and cannot be combined with --json', argument: '--watch' });
-    if (!Number.isFinite(watch) || watch <= 0 || watch > 86400) throw new TugError('InvalidArgument', { reason: `--watch takes a number of seconds, got ${JSON.stringify(opts.watch)}` });
+    if (cli.globals.json)
+      throw new TugError('InvalidArgument', {
+        reason: '--watch redraws text and cannot be combined with --json',
+        argument: '--watch',
+      });
+    if (!Number.isFinite(watch) || watch <= 0 || watch > 86400)
+      throw new TugError('InvalidArgument', {
+        reason: `--watch takes a number of seconds, got ${JSON.stringify(opts.watch)}`,
+      });
   }
   const { show } = await import('../../state/show.js');
   const { renderShow } = await import('../../state/show-text.js');
   const input = { plan: args[0], items: items as 'active' | 'all' | 'none', step: str(opts.step) };
   const frame = () => withState(cli, 'state show', 'read', (ctx) => show(ctx, input));
-  const text = (r: Awaited<ReturnType<typeof frame>>) => renderShow(r, { now: cli.clock.now(), color: useColor(cli.env) });
+  const text = (r: Awaited<ReturnType<typeof frame>>) =>
+    renderShow(r, { now: cli.clock.now(), color: useColor(cli.env) });
   if (watch === undefined) {
     const r = await frame();
     return { data: r, text: text(r) };
@@ -80,14 +91,23 @@ export async function log(cli: CliContext, args: string[], opts: O): Promise<Com
   let since: string | undefined;
   if (opts.since !== undefined) {
     const ms = parseInstant(String(opts.since));
-    if (ms === null) throw new TugError('InvalidArgument', { reason: `--since must be an ISO 8601 instant, got ${JSON.stringify(opts.since)}`, argument: '--since' });
+    if (ms === null)
+      throw new TugError('InvalidArgument', {
+        reason: `--since must be an ISO 8601 instant, got ${JSON.stringify(opts.since)}`,
+        argument: '--since',
+      });
     since = formatTimestamp(ms);
   }
   const { log } = await import('../../state/log.js');
-  const r = await withState(cli, 'state log', 'read', (ctx) => log(ctx, { plan: args[0], step: str(opts.step), limit, after_id, since }));
+  const r = await withState(cli, 'state log', 'read', (ctx) =>
+    log(ctx, { plan: args[0], step: str(opts.step), limit, after_id, since }),
+  );
   const text = r.events.length
     ? r.events
-        .map((e) => `${String(e.id).padStart(5)}  ${e.at}  ${e.command.padEnd(16)} ${(e.plan_path ?? '-')} ${e.step_anchor ?? ''}  ${e.actor}`)
+        .map(
+          (e) =>
+            `${String(e.id).padStart(5)}  ${e.at}  ${e.command.padEnd(16)} ${e.plan_path ?? '-'} ${e.step_anchor ?? ''}  ${e.actor}`,
+        )
         .join('\n')
     : 'No events';
   return { data: r, text };
@@ -98,7 +118,10 @@ export async function list(cli: CliContext): Promise<CommandResult> {
   const r = await withState(cli, 'state list', 'read', (ctx) => list(ctx));
   const text = r.plans.length
     ? r.plans
-        .map((p) => `${p.plan_path} [${p.status}] steps ${p.steps_completed}/${p.steps_total}, items ${p.items_completed}/${p.items_total}${p.claimed_steps.length ? `, claimed: ${p.claimed_steps.join(', ')}` : ''}`)
+        .map(
+          (p) =>
+            `${p.plan_path} [${p.status}] steps ${p.steps_completed}/${p.steps_total}, items ${p.items_completed}/${p.items_total}${p.claimed_steps.length ? `, claimed: ${p.claimed_steps.join(', ')}` : ''}`,
+        )
         .join('\n')
     : 'No plans in state.db';
   return { data: r, text };
@@ -106,7 +129,11 @@ export async function list(cli: CliContext): Promise<CommandResult> {
 
 export async function graph(cli: CliContext, args: string[], opts: O): Promise<CommandResult> {
   const format = str(opts.format) ?? 'mermaid';
-  if (format !== 'mermaid' && format !== 'dot') throw new TugError('InvalidArgument', { reason: `--format must be mermaid or dot, got ${JSON.stringify(format)}`, argument: '--format' });
+  if (format !== 'mermaid' && format !== 'dot')
+    throw new TugError('InvalidArgument', {
+      reason: `--format must be mermaid or dot, got ${JSON.stringify(format)}`,
+      argument: '--format',
+    });
   const { graph } = await import('../../state/graph.js');
   const r = await withState(cli, 'state graph', 'read', (ctx) => graph(ctx, { plan: args[0]!, format }));
   return { data: r, text: r.text };

@@ -9,7 +9,11 @@ import { resolveWorktreeArg, type Repo } from '../../git/repo.js';
 import { openStateContext, type OpenMode, type StateContext } from '../../state/context.js';
 import type { CliContext } from '../context.js';
 
-export async function openState(cli: CliContext, command: string, mode: OpenMode): Promise<{ ctx: StateContext; repo: Repo }> {
+export async function openState(
+  cli: CliContext,
+  command: string,
+  mode: OpenMode,
+): Promise<{ ctx: StateContext; repo: Repo }> {
   const { repo, config } = await cli.load();
   const ctx = openStateContext({
     repoRoot: repo.mainRoot,
@@ -26,7 +30,12 @@ export async function openState(cli: CliContext, command: string, mode: OpenMode
 }
 
 /** Runs `fn` with an open state context and always closes it. */
-export async function withState<T>(cli: CliContext, command: string, mode: OpenMode, fn: (ctx: StateContext, repo: Repo) => Promise<T> | T): Promise<T> {
+export async function withState<T>(
+  cli: CliContext,
+  command: string,
+  mode: OpenMode,
+  fn: (ctx: StateContext, repo: Repo) => Promise<T> | T,
+): Promise<T> {
   const { ctx, repo } = await openState(cli, command, mode);
   try {
     return await fn(ctx, repo);
@@ -44,7 +53,10 @@ export function intOpt(name: string, value: unknown, min: number, max: number): 
   if (value === undefined) return undefined;
   const s = String(value).trim();
   if (!/^\d+$/.test(s) || Number(s) < min || Number(s) > max) {
-    throw new TugError('InvalidArgument', { reason: `${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`, argument: name });
+    throw new TugError('InvalidArgument', {
+      reason: `${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`,
+      argument: name,
+    });
   }
   return Number(s);
 }
@@ -65,7 +77,9 @@ export function attemptOpt(value: unknown): number | undefined {
  */
 export function readStdin(what: string): string {
   if (process.stdin.isTTY) {
-    throw new TugError('InvalidArgument', { reason: `${what} reads stdin, but stdin is a terminal; pipe the input in` });
+    throw new TugError('InvalidArgument', {
+      reason: `${what} reads stdin, but stdin is a terminal; pipe the input in`,
+    });
   }
   try {
     return readFileSync(0, 'utf8');

@@ -43,7 +43,11 @@ export function itemFlags(cmd: Command): ItemChange[] {
         argument: flag,
       });
     }
-    if (!/^\d+$/.test(ord)) throw new TugError('InvalidArgument', { reason: `${flag}: the ordinal must be a non-negative integer, got ${JSON.stringify(ord)}`, argument: flag });
+    if (!/^\d+$/.test(ord))
+      throw new TugError('InvalidArgument', {
+        reason: `${flag}: the ordinal must be a non-negative integer, got ${JSON.stringify(ord)}`,
+        argument: flag,
+      });
     out.push({ kind, ordinal: Number(ord), status: checkStatus(status, false) });
   }
   return out;

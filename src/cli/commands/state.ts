@@ -20,8 +20,13 @@ const readOnly: Lazy = (name) => async (cli, args, opts, cmd) => {
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 export function registerState(program: Command): void {
-  const state = program.command('state').description('the shared state database: claims, leases, checklists, completion');
-  const owner = (c: Command) => c.requiredOption('--worktree <path>', 'the caller\'s worktree (main checkout or linked worktree root)').option('--attempt <n>', 'fencing token: refuse unless it is the current attempt');
+  const state = program
+    .command('state')
+    .description('the shared state database: claims, leases, checklists, completion');
+  const owner = (c: Command) =>
+    c
+      .requiredOption('--worktree <path>', "the caller's worktree (main checkout or linked worktree root)")
+      .option('--attempt <n>', 'fencing token: refuse unless it is the current attempt');
 
   state
     .command('init <plan>')
@@ -33,18 +38,24 @@ export function registerState(program: Command): void {
   state
     .command('claim <plan>')
     .description('atomically claim the next ready step (or resume your own claim)')
-    .requiredOption('--worktree <path>', 'the claimer\'s worktree')
+    .requiredOption('--worktree <path>', "the claimer's worktree")
     .option('--lease-duration <seconds>', 'lease length (default: config state.lease_seconds)')
     .option('--step <anchor>', 'claim only this top-level step')
     .action(action('state claim', write('claim')));
 
-  owner(state.command('start <plan> <step>').description('claimed → in_progress (a substep: pending → in_progress)')).action(action('state start', write('start')));
+  owner(
+    state.command('start <plan> <step>').description('claimed → in_progress (a substep: pending → in_progress)'),
+  ).action(action('state start', write('start')));
 
   owner(state.command('heartbeat <plan> <step>').description('renew the lease of your claim'))
     .option('--lease-duration <seconds>', 'lease length (default: config state.lease_seconds)')
     .action(action('state heartbeat', write('heartbeat')));
 
-  owner(state.command('update <plan> <step>').description('change checklist items (--task ORD STATUS or ORD:STATUS, repeatable)'))
+  owner(
+    state
+      .command('update <plan> <step>')
+      .description('change checklist items (--task ORD STATUS or ORD:STATUS, repeatable)'),
+  )
     .option('--task <ord-status...>', 'a task: ORD STATUS or ORD:STATUS (0-based ordinal)')
     .option('--test <ord-status...>', 'a test: ORD STATUS or ORD:STATUS')
     .option('--checkpoint <ord-status...>', 'a checkpoint: ORD STATUS or ORD:STATUS')
@@ -58,18 +69,23 @@ export function registerState(program: Command): void {
     .action(action('state update', write('update')));
 
   owner(state.command('artifact <plan> <step>').description('record an audit breadcrumb for the step'))
-    .requiredOption('--kind <kind>', 'architect_strategy, reviewer_verdict, auditor_summary, coder_report, refactor_report, verification_report, note')
+    .requiredOption(
+      '--kind <kind>',
+      'architect_strategy, reviewer_verdict, auditor_summary, coder_report, refactor_report, verification_report, note',
+    )
     .option('--summary <text>', 'short summary (at most 500 characters kept)')
     .option('--summary-file <path>', 'read the summary from a file, or - for stdin')
     .option('--content-file <path>', 'long content from a file, or - for stdin (at most 64 KiB kept)')
     .action(action('state artifact', write('artifact')));
 
   owner(state.command('complete <plan> <step>').description('complete the step (strict unless --force REASON)'))
-    .option('--commit <rev>', 'the step\'s commit (stored as its full object name)')
+    .option('--commit <rev>', "the step's commit (stored as its full object name)")
     .option('--force <reason>', 'complete anyway; the reason is recorded')
     .action(action('state complete', write('complete')));
 
-  owner(state.command('release <plan> <step>').description('hand your claim back (the attempt is discarded)')).action(action('state release', write('release')));
+  owner(state.command('release <plan> <step>').description('hand your claim back (the attempt is discarded)')).action(
+    action('state release', write('release')),
+  );
 
   owner(state.command('fail <plan> <step>').description('give up this attempt (failures + 1)'))
     .requiredOption('--reason <text>', 'why the attempt failed')
@@ -103,7 +119,10 @@ export function registerState(program: Command): void {
     .option('--watch [seconds]', 'redraw every SECONDS (default 2) until interrupted')
     .action(action('state show', readOnly('show')));
 
-  state.command('ready <plan>').description('which steps are ready, claimed, blocked, completed or failed').action(action('state ready', readOnly('ready')));
+  state
+    .command('ready <plan>')
+    .description('which steps are ready, claimed, blocked, completed or failed')
+    .action(action('state ready', readOnly('ready')));
 
   state
     .command('log [plan]')
@@ -114,7 +133,10 @@ export function registerState(program: Command): void {
     .option('--since <iso>', 'only events at or after this instant')
     .action(action('state log', readOnly('log')));
 
-  state.command('list').description('every plan in state.db with its progress').action(action('state list', readOnly('list')));
+  state
+    .command('list')
+    .description('every plan in state.db with its progress')
+    .action(action('state list', readOnly('list')));
 
   state
     .command('graph <plan>')

@@ -7,14 +7,18 @@ import { z } from 'zod';
 /** A bare anchor: `step-2`, never `#step-2`. */
 export const anchor = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'bare anchor');
 /** ISO 8601 UTC with milliseconds. */
-export const timestamp = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'ISO 8601 UTC timestamp with milliseconds');
+export const timestamp = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'ISO 8601 UTC timestamp with milliseconds');
 /** Repo-relative path with `/` separators. */
 export const repoPath = z.string().refine((p) => !p.startsWith('/') && !p.includes('\\'), 'repo-relative path');
 export const absPath = z.string().refine((p) => p.startsWith('/'), 'absolute path');
 export const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 export const commitHash = z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/);
 
-export const warning = z.object({ code: z.string(), message: z.string(), details: z.record(z.unknown()).optional() }).strict();
+export const warning = z
+  .object({ code: z.string(), message: z.string(), details: z.record(z.unknown()).optional() })
+  .strict();
 
 export const diagnostic = z
   .object({

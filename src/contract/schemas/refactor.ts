@@ -13,16 +13,32 @@ const verifyMode = z.enum(['none', 'syntax', 'tests', 'typecheck']);
 const rowStatus = z.enum(['open', 'applied', 'failed', 'skipped']);
 
 const location = z
-  .object({ file: z.string(), line: z.number().int().positive(), col: z.number().int().positive(), byte_start: count.optional(), byte_end: count.optional() })
+  .object({
+    file: z.string(),
+    line: z.number().int().positive(),
+    col: z.number().int().positive(),
+    byte_start: count.optional(),
+    byte_end: count.optional(),
+  })
   .strict();
 
-export const kernelErrorObject = z.object({ code: z.string(), message: z.string(), details: z.record(z.unknown()), location: location.optional() }).strict();
+export const kernelErrorObject = z
+  .object({ code: z.string(), message: z.string(), details: z.record(z.unknown()), location: location.optional() })
+  .strict();
 
 const kernelWarning = z
-  .object({ code: z.string(), message: z.string(), location: location.optional(), pattern: z.string().optional(), suggestion: z.string().optional() })
+  .object({
+    code: z.string(),
+    message: z.string(),
+    location: location.optional(),
+    pattern: z.string().optional(),
+    suggestion: z.string().optional(),
+  })
   .strict();
 
-const summary = z.object({ files_changed: count, edits_count: count, bytes_added: count, bytes_removed: count }).strict();
+const summary = z
+  .object({ files_changed: count, edits_count: count, bytes_added: count, bytes_removed: count })
+  .strict();
 
 export const runStepOp = z
   .object({
@@ -48,7 +64,9 @@ const runStepFields = {
   step_anchor: anchor,
   worktree: absPath,
   ops: z.array(runStepOp),
-  summary: z.object({ total: count, executed: count, applied: count, failed: count, skipped: count, open: count }).strict(),
+  summary: z
+    .object({ total: count, executed: count, applied: count, failed: count, skipped: count, open: count })
+    .strict(),
   warnings: z.array(kernelWarning),
 };
 
@@ -60,7 +78,13 @@ export const runStepEnvelope = z.union([
 
 /** Setup failures (plan, step, ownership, slot, kernel lock): the plain kernel error envelope. */
 export const refactorErrorEnvelope = z
-  .object({ status: z.literal('error'), schema_version: z.literal('1'), snapshot_id: snapshotId.optional(), error: kernelErrorObject, warnings: z.array(kernelWarning) })
+  .object({
+    status: z.literal('error'),
+    schema_version: z.literal('1'),
+    snapshot_id: snapshotId.optional(),
+    error: kernelErrorObject,
+    warnings: z.array(kernelWarning),
+  })
   .strict();
 
 export const skipEnvelope = z

@@ -42,7 +42,14 @@ const notClaimed = {
 };
 
 const showItem = z
-  .object({ kind: z.enum(['task', 'test', 'checkpoint']), ordinal: count, depth: count, text: z.string(), status: itemStatus, reason: z.string().nullable() })
+  .object({
+    kind: z.enum(['task', 'test', 'checkpoint']),
+    ordinal: count,
+    depth: count,
+    text: z.string(),
+    status: itemStatus,
+    reason: z.string().nullable(),
+  })
   .strict();
 
 const showRefactor = z
@@ -118,8 +125,17 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
     implicit_sequential: z.boolean(),
   }),
   'state claim': z.union([okEnvelope('state claim', claimed), okEnvelope('state claim', notClaimed)]),
-  'state start': okEnvelope('state start', { started: z.literal(true), step_anchor: anchor, started_at: timestamp, already_started: z.boolean() }),
-  'state heartbeat': okEnvelope('state heartbeat', { renewed: z.literal(true), step_anchor: anchor, lease_expires_at: timestamp }),
+  'state start': okEnvelope('state start', {
+    started: z.literal(true),
+    step_anchor: anchor,
+    started_at: timestamp,
+    already_started: z.boolean(),
+  }),
+  'state heartbeat': okEnvelope('state heartbeat', {
+    renewed: z.literal(true),
+    step_anchor: anchor,
+    lease_expires_at: timestamp,
+  }),
   'state update': okEnvelope('state update', {
     updated: count,
     step_anchor: anchor,
@@ -132,7 +148,15 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
   'state artifact': okEnvelope('state artifact', {
     recorded: z.literal(true),
     step_anchor: anchor,
-    kind: z.enum(['architect_strategy', 'reviewer_verdict', 'auditor_summary', 'coder_report', 'refactor_report', 'verification_report', 'note']),
+    kind: z.enum([
+      'architect_strategy',
+      'reviewer_verdict',
+      'auditor_summary',
+      'coder_report',
+      'refactor_report',
+      'verification_report',
+      'note',
+    ]),
     artifact_id: z.number().int().positive(),
     truncated: z.boolean(),
   }),
@@ -164,7 +188,9 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
           phase_title: z.string().nullable(),
           status: z.enum(['active', 'done', 'archived']),
           steps: z.array(showStep),
-          overall: z.object({ steps_completed: count, steps_total: count, percent: z.number().int().min(0).max(100) }).strict(),
+          overall: z
+            .object({ steps_completed: count, steps_total: count, percent: z.number().int().min(0).max(100) })
+            .strict(),
         })
         .strict(),
     ),
@@ -179,16 +205,25 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
     expired_claims: anchors,
     failures: z.record(z.number().int().positive()),
   }),
-  'state reset': okEnvelope('state reset', { reset: z.literal(true), step_anchor: anchor, previous_status: stepStatus }),
+  'state reset': okEnvelope('state reset', {
+    reset: z.literal(true),
+    step_anchor: anchor,
+    previous_status: stepStatus,
+  }),
   'state reconcile': okEnvelope('state reconcile', {
-    reconciled: z.array(z.object({ step_anchor: anchor, commit_hash: commitHash, previous_status: stepStatus }).strict()),
+    reconciled: z.array(
+      z.object({ step_anchor: anchor, commit_hash: commitHash, previous_status: stepStatus }).strict(),
+    ),
     skipped_mismatches: z.array(z.object({ step_anchor: anchor, db_hash: z.string(), git_hash: commitHash }).strict()),
     skipped_steps: z.array(z.object({ step_anchor: anchor, status: stepStatus, reason: z.string() }).strict()),
     unknown_steps: z.array(z.string()),
     scanned_commits: count,
   }),
   'state prune': okEnvelope('state prune', { pruned: z.array(repoPath), dry_run: z.boolean() }),
-  'state log': okEnvelope('state log', { events: z.array(event), next_after_id: z.number().int().nonnegative().nullable() }),
+  'state log': okEnvelope('state log', {
+    events: z.array(event),
+    next_after_id: z.number().int().nonnegative().nullable(),
+  }),
   'state list': okEnvelope('state list', {
     plans: z.array(
       z

@@ -18,8 +18,15 @@ export function appendEvent(db: Db, e: NewEvent): number {
       db,
       `INSERT INTO events (at, plan_path, step_anchor, command, actor, attempt, details_json)
        VALUES (@at, @plan_path, @step_anchor, @command, @actor, @attempt, @details_json)`,
-    ).run({ at: e.at, plan_path: e.plan_path, step_anchor: e.step_anchor, command: e.command, actor: e.actor, attempt: e.attempt, details_json: JSON.stringify(e.details) })
-      .lastInsertRowid,
+    ).run({
+      at: e.at,
+      plan_path: e.plan_path,
+      step_anchor: e.step_anchor,
+      command: e.command,
+      actor: e.actor,
+      attempt: e.attempt,
+      details_json: JSON.stringify(e.details),
+    }).lastInsertRowid,
   );
 }
 
@@ -49,7 +56,13 @@ export function listEvents(db: Db, f: EventFilter): EventRow[] {
   if (f.since !== undefined) where.push('at >= @since');
   if (f.after_id !== undefined) where.push('id > @after_id');
   const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
-  const params = { plan_path: f.plan_path, step_anchor: f.step_anchor, since: f.since, after_id: f.after_id, limit: f.limit };
+  const params = {
+    plan_path: f.plan_path,
+    step_anchor: f.step_anchor,
+    since: f.since,
+    after_id: f.after_id,
+    limit: f.limit,
+  };
   for (const k of Object.keys(params) as (keyof typeof params)[]) if (params[k] === undefined) delete params[k];
   if (f.after_id !== undefined) {
     return stmt(db, `SELECT * FROM events ${w} ORDER BY id ASC LIMIT @limit`).all(params) as EventRow[];

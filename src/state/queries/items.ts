@@ -6,10 +6,10 @@ import { stmt, type Db } from './stmt.js';
 const KIND_ORDER = "CASE kind WHEN 'task' THEN 0 WHEN 'test' THEN 1 ELSE 2 END";
 
 export function itemsOfStep(db: Db, plan_path: string, anchor: string): ItemRow[] {
-  return stmt(db, `SELECT * FROM checklist_items WHERE plan_path = ? AND step_anchor = ? ORDER BY ${KIND_ORDER}, ordinal`).all(
-    plan_path,
-    anchor,
-  ) as ItemRow[];
+  return stmt(
+    db,
+    `SELECT * FROM checklist_items WHERE plan_path = ? AND step_anchor = ? ORDER BY ${KIND_ORDER}, ordinal`,
+  ).all(plan_path, anchor) as ItemRow[];
 }
 
 /** Items of a top-level step and all its descendants. */
@@ -30,7 +30,10 @@ export function itemsOfPlan(db: Db, plan_path: string): ItemRow[] {
 }
 
 /** (step, kind, status) → count for a whole plan. */
-export function itemCountsOfPlan(db: Db, plan_path: string): { step_anchor: string; kind: string; status: string; n: number }[] {
+export function itemCountsOfPlan(
+  db: Db,
+  plan_path: string,
+): { step_anchor: string; kind: string; status: string; n: number }[] {
   return stmt(
     db,
     'SELECT step_anchor, kind, status, COUNT(*) AS n FROM checklist_items WHERE plan_path = ? GROUP BY step_anchor, kind, status',
@@ -39,7 +42,10 @@ export function itemCountsOfPlan(db: Db, plan_path: string): { step_anchor: stri
 
 export function insertItem(
   db: Db,
-  i: Pick<ItemRow, 'plan_path' | 'step_anchor' | 'kind' | 'ordinal' | 'depth' | 'text' | 'status' | 'reason' | 'updated_at'>,
+  i: Pick<
+    ItemRow,
+    'plan_path' | 'step_anchor' | 'kind' | 'ordinal' | 'depth' | 'text' | 'status' | 'reason' | 'updated_at'
+  >,
 ): void {
   stmt(
     db,
@@ -49,7 +55,12 @@ export function insertItem(
 }
 
 export function setItemStatus(db: Db, id: number, status: string, reason: string | null, now: string): void {
-  stmt(db, 'UPDATE checklist_items SET status = ?, reason = ?, updated_at = ? WHERE id = ?').run(status, reason, now, id);
+  stmt(db, 'UPDATE checklist_items SET status = ?, reason = ?, updated_at = ? WHERE id = ?').run(
+    status,
+    reason,
+    now,
+    id,
+  );
 }
 
 export function setItemProse(db: Db, id: number, text: string, depth: number): void {
@@ -67,9 +78,16 @@ export function deleteItemsOfStep(db: Db, plan_path: string, anchor: string): vo
 export function discardItems(db: Db, plan_path: string, top_anchor: string, now: string): ItemRow[] {
   const where = `plan_path = @p AND step_anchor IN (SELECT anchor FROM steps WHERE plan_path = @p AND top_anchor = @top AND status <> 'completed')
        AND (status <> 'open' OR reason IS NOT NULL)`;
-  const changed = stmt(db, `SELECT * FROM checklist_items WHERE ${where} ORDER BY id`).all({ p: plan_path, top: top_anchor }) as ItemRow[];
+  const changed = stmt(db, `SELECT * FROM checklist_items WHERE ${where} ORDER BY id`).all({
+    p: plan_path,
+    top: top_anchor,
+  }) as ItemRow[];
   if (changed.length > 0) {
-    stmt(db, `UPDATE checklist_items SET status = 'open', reason = NULL, updated_at = @now WHERE ${where}`).run({ p: plan_path, top: top_anchor, now });
+    stmt(db, `UPDATE checklist_items SET status = 'open', reason = NULL, updated_at = @now WHERE ${where}`).run({
+      p: plan_path,
+      top: top_anchor,
+      now,
+    });
   }
   return changed;
 }
@@ -77,7 +95,10 @@ export function discardItems(db: Db, plan_path: string, top_anchor: string, now:
 /** Every non-terminal item of the given steps becomes completed; returns how many changed. */
 export function completeNonTerminal(db: Db, plan_path: string, anchors: string[], now: string): number {
   let n = 0;
-  const s = stmt(db, `UPDATE checklist_items SET status = 'completed', updated_at = ? WHERE plan_path = ? AND step_anchor = ? AND status NOT IN ${TERMINAL_SQL}`);
+  const s = stmt(
+    db,
+    `UPDATE checklist_items SET status = 'completed', updated_at = ? WHERE plan_path = ? AND step_anchor = ? AND status NOT IN ${TERMINAL_SQL}`,
+  );
   for (const a of anchors) n += s.run(now, plan_path, a).changes;
   return n;
 }

@@ -17,12 +17,15 @@ export function listPlans(db: Db): PlanRow[] {
 
 /** The plan's bytes as last initialized or refreshed. */
 export function planSource(db: Db, plan_path: string): Buffer | null {
-  const r = stmt(db, 'SELECT plan_source FROM plans WHERE plan_path = ?').get(plan_path) as { plan_source: Buffer } | undefined;
+  const r = stmt(db, 'SELECT plan_source FROM plans WHERE plan_path = ?').get(plan_path) as
+    { plan_source: Buffer } | undefined;
   return r ? r.plan_source : null;
 }
 
 export function listPlanPaths(db: Db): string[] {
-  return (stmt(db, 'SELECT plan_path FROM plans ORDER BY plan_path').all() as { plan_path: string }[]).map((r) => r.plan_path);
+  return (stmt(db, 'SELECT plan_path FROM plans ORDER BY plan_path').all() as { plan_path: string }[]).map(
+    (r) => r.plan_path,
+  );
 }
 
 export interface PlanHeader {
@@ -53,8 +56,21 @@ export function updatePlanHeader(db: Db, p: PlanHeader): void {
 }
 
 /** A prose-only change: new bytes, their hash and the title (the structure hash is unchanged). */
-export function refreshPlanProse(db: Db, plan_path: string, plan_hash: string, plan_source: Uint8Array, phase_title: string | null, now: string): void {
-  stmt(db, 'UPDATE plans SET plan_hash = ?, plan_source = ?, phase_title = ?, updated_at = ? WHERE plan_path = ?').run(plan_hash, plan_source, phase_title, now, plan_path);
+export function refreshPlanProse(
+  db: Db,
+  plan_path: string,
+  plan_hash: string,
+  plan_source: Uint8Array,
+  phase_title: string | null,
+  now: string,
+): void {
+  stmt(db, 'UPDATE plans SET plan_hash = ?, plan_source = ?, phase_title = ?, updated_at = ? WHERE plan_path = ?').run(
+    plan_hash,
+    plan_source,
+    phase_title,
+    now,
+    plan_path,
+  );
 }
 
 /** Recount the top-level steps (after init). */
@@ -70,11 +86,19 @@ export function recountPlan(db: Db, plan_path: string): void {
 
 /** One more top-level step completed. */
 export function countCompleted(db: Db, plan_path: string, now: string): void {
-  stmt(db, 'UPDATE plans SET steps_completed = steps_completed + 1, updated_at = ? WHERE plan_path = ?').run(now, plan_path);
+  stmt(db, 'UPDATE plans SET steps_completed = steps_completed + 1, updated_at = ? WHERE plan_path = ?').run(
+    now,
+    plan_path,
+  );
 }
 
 export function setPlanStatus(db: Db, plan_path: string, status: PlanStatus, now: string): number {
-  return stmt(db, 'UPDATE plans SET status = ?, updated_at = ? WHERE plan_path = ? AND status <> ?').run(status, now, plan_path, status).changes;
+  return stmt(db, 'UPDATE plans SET status = ?, updated_at = ? WHERE plan_path = ? AND status <> ?').run(
+    status,
+    now,
+    plan_path,
+    status,
+  ).changes;
 }
 
 export function touchPlan(db: Db, plan_path: string, now: string): void {
@@ -88,7 +112,8 @@ export function purgePlan(db: Db, plan_path: string): void {
   }
   // Children before parents (self-referencing foreign key).
   const del = stmt(db, 'DELETE FROM steps WHERE plan_path = ? AND depth = ?');
-  const maxDepth = (stmt(db, 'SELECT MAX(depth) AS d FROM steps WHERE plan_path = ?').get(plan_path) as { d: number | null }).d ?? 0;
+  const maxDepth =
+    (stmt(db, 'SELECT MAX(depth) AS d FROM steps WHERE plan_path = ?').get(plan_path) as { d: number | null }).d ?? 0;
   for (let d = maxDepth; d >= 0; d--) del.run(plan_path, d);
   stmt(db, 'DELETE FROM plans WHERE plan_path = ?').run(plan_path);
 }

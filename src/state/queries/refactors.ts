@@ -4,7 +4,10 @@ import { REFACTOR_DONE_SQL } from '../status.js';
 import { stmt, type Db } from './stmt.js';
 
 export function refactorsOfStep(db: Db, plan_path: string, anchor: string): RefactorRow[] {
-  return stmt(db, 'SELECT * FROM step_refactors WHERE plan_path = ? AND step_anchor = ? ORDER BY ordinal').all(plan_path, anchor) as RefactorRow[];
+  return stmt(db, 'SELECT * FROM step_refactors WHERE plan_path = ? AND step_anchor = ? ORDER BY ordinal').all(
+    plan_path,
+    anchor,
+  ) as RefactorRow[];
 }
 
 export function refactorsOfPlan(db: Db, plan_path: string): RefactorRow[] {
@@ -24,7 +27,19 @@ export function openRefactorsOfStep(db: Db, plan_path: string, anchor: string): 
 
 export function insertRefactor(
   db: Db,
-  r: Pick<RefactorRow, 'plan_path' | 'step_anchor' | 'ordinal' | 'op_text' | 'status' | 'snapshot_before' | 'snapshot_after' | 'exit_code' | 'result_json' | 'updated_at'>,
+  r: Pick<
+    RefactorRow,
+    | 'plan_path'
+    | 'step_anchor'
+    | 'ordinal'
+    | 'op_text'
+    | 'status'
+    | 'snapshot_before'
+    | 'snapshot_after'
+    | 'exit_code'
+    | 'result_json'
+    | 'updated_at'
+  >,
 ): void {
   stmt(
     db,
@@ -69,13 +84,28 @@ export function skipRemaining(db: Db, plan_path: string, anchors: string[], reas
 }
 
 export function getRefactor(db: Db, plan_path: string, anchor: string, ordinal: number): RefactorRow | undefined {
-  return stmt(db, 'SELECT * FROM step_refactors WHERE plan_path = ? AND step_anchor = ? AND ordinal = ?').get(plan_path, anchor, ordinal) as RefactorRow | undefined;
+  return stmt(db, 'SELECT * FROM step_refactors WHERE plan_path = ? AND step_anchor = ? AND ordinal = ?').get(
+    plan_path,
+    anchor,
+    ordinal,
+  ) as RefactorRow | undefined;
 }
 
 /** Overwrite a row's mutable columns (the caller decides the transition). Returns rows changed (0 or 1). */
 export function setRefactor(
   db: Db,
-  r: Pick<RefactorRow, 'plan_path' | 'step_anchor' | 'ordinal' | 'status' | 'snapshot_before' | 'snapshot_after' | 'exit_code' | 'result_json' | 'updated_at'>,
+  r: Pick<
+    RefactorRow,
+    | 'plan_path'
+    | 'step_anchor'
+    | 'ordinal'
+    | 'status'
+    | 'snapshot_before'
+    | 'snapshot_after'
+    | 'exit_code'
+    | 'result_json'
+    | 'updated_at'
+  >,
 ): number {
   return stmt(
     db,

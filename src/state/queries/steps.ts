@@ -7,7 +7,8 @@ import { expiredSql, HELD_SQL } from '../status.js';
 import { stmt, type Db } from './stmt.js';
 
 export function getStep(db: Db, plan_path: string, anchor: string): StepRow | undefined {
-  return stmt(db, 'SELECT * FROM steps WHERE plan_path = ? AND anchor = ?').get(plan_path, anchor) as StepRow | undefined;
+  return stmt(db, 'SELECT * FROM steps WHERE plan_path = ? AND anchor = ?').get(plan_path, anchor) as
+    StepRow | undefined;
 }
 
 export function stepsOfPlan(db: Db, plan_path: string): StepRow[] {
@@ -15,12 +16,17 @@ export function stepsOfPlan(db: Db, plan_path: string): StepRow[] {
 }
 
 export function topSteps(db: Db, plan_path: string): StepRow[] {
-  return stmt(db, 'SELECT * FROM steps WHERE plan_path = ? AND parent_anchor IS NULL ORDER BY step_index').all(plan_path) as StepRow[];
+  return stmt(db, 'SELECT * FROM steps WHERE plan_path = ? AND parent_anchor IS NULL ORDER BY step_index').all(
+    plan_path,
+  ) as StepRow[];
 }
 
 /** A top-level step and all its descendants, in step_index order. */
 export function subtree(db: Db, plan_path: string, top_anchor: string): StepRow[] {
-  return stmt(db, 'SELECT * FROM steps WHERE plan_path = ? AND top_anchor = ? ORDER BY step_index').all(plan_path, top_anchor) as StepRow[];
+  return stmt(db, 'SELECT * FROM steps WHERE plan_path = ? AND top_anchor = ? ORDER BY step_index').all(
+    plan_path,
+    top_anchor,
+  ) as StepRow[];
 }
 
 /** The top-level step this worktree holds (claimed or in progress, live or expired), if any. */
@@ -72,7 +78,18 @@ export function countReady(db: Db, plan_path: string, now: string): number {
 
 export function insertStep(
   db: Db,
-  s: Pick<StepRow, 'plan_path' | 'anchor' | 'parent_anchor' | 'top_anchor' | 'step_id' | 'step_index' | 'depth' | 'title' | 'commit_message'>,
+  s: Pick<
+    StepRow,
+    | 'plan_path'
+    | 'anchor'
+    | 'parent_anchor'
+    | 'top_anchor'
+    | 'step_id'
+    | 'step_index'
+    | 'depth'
+    | 'title'
+    | 'commit_message'
+  >,
 ): void {
   stmt(
     db,
@@ -84,7 +101,18 @@ export function insertStep(
 /** Re-initialization: structure columns of a kept row (status and claim handled separately). */
 export function updateStepStructure(
   db: Db,
-  s: Pick<StepRow, 'plan_path' | 'anchor' | 'parent_anchor' | 'top_anchor' | 'step_id' | 'step_index' | 'depth' | 'title' | 'commit_message'>,
+  s: Pick<
+    StepRow,
+    | 'plan_path'
+    | 'anchor'
+    | 'parent_anchor'
+    | 'top_anchor'
+    | 'step_id'
+    | 'step_index'
+    | 'depth'
+    | 'title'
+    | 'commit_message'
+  >,
 ): void {
   stmt(
     db,
@@ -94,8 +122,21 @@ export function updateStepStructure(
 }
 
 /** Prose refresh: titles, labels and commit messages only. */
-export function updateStepProse(db: Db, plan_path: string, anchor: string, title: string, step_id: string, commit_message: string | null): void {
-  stmt(db, 'UPDATE steps SET title = ?, step_id = ?, commit_message = ? WHERE plan_path = ? AND anchor = ?').run(title, step_id, commit_message, plan_path, anchor);
+export function updateStepProse(
+  db: Db,
+  plan_path: string,
+  anchor: string,
+  title: string,
+  step_id: string,
+  commit_message: string | null,
+): void {
+  stmt(db, 'UPDATE steps SET title = ?, step_id = ?, commit_message = ? WHERE plan_path = ? AND anchor = ?').run(
+    title,
+    step_id,
+    commit_message,
+    plan_path,
+    anchor,
+  );
 }
 
 /** Back to a fresh pending row with both counters at 0 (init --force). */
@@ -157,7 +198,10 @@ export function takeover(db: Db, p: ClaimParams & { old_owner: string }): number
 }
 
 /** A takeover that reaches the cap: the step fails instead (claim cleared, failures + 1). */
-export function failExpired(db: Db, p: { plan_path: string; anchor: string; old_owner: string; now: string; reason: string }): number {
+export function failExpired(
+  db: Db,
+  p: { plan_path: string; anchor: string; old_owner: string; now: string; reason: string },
+): number {
   return stmt(
     db,
     `UPDATE steps SET status = 'failed', previous_owner = claimed_by, claimed_by = NULL, claimed_at = NULL,
@@ -178,7 +222,10 @@ export function renewLease(db: Db, p: ClaimParams & { heartbeat: boolean }): num
 }
 
 /** claimed → in_progress for the owner. */
-export function startTop(db: Db, p: { plan_path: string; anchor: string; worktree: string; attempt: number; now: string }): number {
+export function startTop(
+  db: Db,
+  p: { plan_path: string; anchor: string; worktree: string; attempt: number; now: string },
+): number {
   return stmt(
     db,
     `UPDATE steps SET status = 'in_progress', started_at = @now
@@ -202,7 +249,15 @@ export function startSub(db: Db, p: { plan_path: string; anchor: string; now: st
  */
 export function completeRow(
   db: Db,
-  p: { plan_path: string; anchor: string; now: string; commit_hash: string | null; reason: string | null; via: 'complete' | 'force' | 'reconcile'; owner: string | null },
+  p: {
+    plan_path: string;
+    anchor: string;
+    now: string;
+    commit_hash: string | null;
+    reason: string | null;
+    via: 'complete' | 'force' | 'reconcile';
+    owner: string | null;
+  },
 ): number {
   return stmt(
     db,
@@ -214,13 +269,24 @@ export function completeRow(
 }
 
 export function setCommitHash(db: Db, plan_path: string, anchor: string, hash: string): number {
-  return stmt(db, "UPDATE steps SET commit_hash = ? WHERE plan_path = ? AND anchor = ? AND status = 'completed'").run(hash, plan_path, anchor).changes;
+  return stmt(db, "UPDATE steps SET commit_hash = ? WHERE plan_path = ? AND anchor = ? AND status = 'completed'").run(
+    hash,
+    plan_path,
+    anchor,
+  ).changes;
 }
 
 /** End a held claim: back to pending (release, fail below the cap) or failed; claim cleared. */
 export function endClaim(
   db: Db,
-  p: { plan_path: string; anchor: string; worktree: string; status: 'pending' | 'failed'; failures_delta: number; fail_reason: string | null },
+  p: {
+    plan_path: string;
+    anchor: string;
+    worktree: string;
+    status: 'pending' | 'failed';
+    failures_delta: number;
+    fail_reason: string | null;
+  },
 ): number {
   return stmt(
     db,
@@ -259,11 +325,19 @@ export function descendantsToPending(db: Db, plan_path: string, top_anchor: stri
 // ---- dependencies ---------------------------------------------------------------------------------
 
 export function insertDep(db: Db, plan_path: string, step_anchor: string, depends_on: string): void {
-  stmt(db, 'INSERT OR IGNORE INTO step_deps (plan_path, step_anchor, depends_on) VALUES (?, ?, ?)').run(plan_path, step_anchor, depends_on);
+  stmt(db, 'INSERT OR IGNORE INTO step_deps (plan_path, step_anchor, depends_on) VALUES (?, ?, ?)').run(
+    plan_path,
+    step_anchor,
+    depends_on,
+  );
 }
 
 export function insertLiftedDep(db: Db, plan_path: string, step_anchor: string, depends_on: string): void {
-  stmt(db, 'INSERT OR IGNORE INTO step_lifted_deps (plan_path, step_anchor, depends_on) VALUES (?, ?, ?)').run(plan_path, step_anchor, depends_on);
+  stmt(db, 'INSERT OR IGNORE INTO step_lifted_deps (plan_path, step_anchor, depends_on) VALUES (?, ?, ?)').run(
+    plan_path,
+    step_anchor,
+    depends_on,
+  );
 }
 
 export function deleteDeps(db: Db, plan_path: string): void {
