@@ -21,13 +21,36 @@ export function generate({ files = 300, seed = 1, out } = {}) {
   const dir = out ?? mkdtempSync(join(tmpdir(), 'tug-bench-'));
   const rnd = prng(seed);
   mkdirSync(join(dir, 'src', 'm'), { recursive: true });
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', noEmit: true, lib: ['ES2022'] }, include: ['src'] }, null, 2) + '\n');
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'bench-project', private: true, type: 'module' }, null, 2) + '\n');
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify(
+      {
+        compilerOptions: {
+          strict: true,
+          target: 'ES2022',
+          module: 'ESNext',
+          moduleResolution: 'Bundler',
+          noEmit: true,
+          lib: ['ES2022'],
+        },
+        include: ['src'],
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'bench-project', private: true, type: 'module' }, null, 2) + '\n',
+  );
   writeFileSync(
     join(dir, 'src', 'util.ts'),
     `export interface Config {\n  name: string;\n  values: Record<string, number>;\n}\n\nexport function parseConfig(text: string): Config {\n  const values: Record<string, number> = {};\n  for (const line of text.split('\\n')) {\n    const [k, v] = line.split('=');\n    if (k && v) values[k.trim()] = Number(v);\n  }\n  return { name: 'cfg', values };\n}\n\nexport class Registry {\n  private items = new Map<string, Config>();\n  register(key: string, c: Config): void {\n    this.items.set(key, c);\n  }\n  lookup(key: string): Config | undefined {\n    return this.items.get(key);\n  }\n}\n`,
   );
-  writeFileSync(join(dir, 'src', 'index.ts'), `export { parseConfig, Registry } from './util';\nexport type { Config } from './util';\n`);
+  writeFileSync(
+    join(dir, 'src', 'index.ts'),
+    `export { parseConfig, Registry } from './util';\nexport type { Config } from './util';\n`,
+  );
   const n = files - 2;
   const pad = (i) => String(i).padStart(3, '0');
   for (let i = 1; i <= n; i++) {
@@ -43,7 +66,8 @@ export function generate({ files = 300, seed = 1, out } = {}) {
     for (const suffix of ['a', 'b', 'c']) {
       lines.push(`export function fn_${pad(i)}_${suffix}(input: string): number {`);
       lines.push(`  const c: Config = parseConfig(input);`);
-      for (let k = 0; k < 5; k++) lines.push(`  const v${k} = parseConfig(input + '${k}=${Math.floor(rnd() * 100)}').values['${k}'] ?? ${k};`);
+      for (let k = 0; k < 5; k++)
+        lines.push(`  const v${k} = parseConfig(input + '${k}=${Math.floor(rnd() * 100)}').values['${k}'] ?? ${k};`);
       lines.push(`  return Object.keys(c.values).length + v0 + v1 + v2 + v3 + v4;`);
       lines.push('}');
       lines.push('');
@@ -64,7 +88,9 @@ export function generate({ files = 300, seed = 1, out } = {}) {
     const calls = [];
     if (a !== i) calls.push(`fn_${pad(a)}_a('x=1')`);
     if (b !== i && b !== a) calls.push(`fn_${pad(b)}_b('y=2')`);
-    lines.push(`  return s.load('a=1') + s.query('b=2') + parseConfig('z=3').name.length${calls.length ? ' + ' + calls.join(' + ') : ''};`);
+    lines.push(
+      `  return s.load('a=1') + s.query('b=2') + parseConfig('z=3').name.length${calls.length ? ' + ' + calls.join(' + ') : ''};`,
+    );
     lines.push('}');
     while (lines.length < 100) lines.push(`// filler ${lines.length}: ${Math.floor(rnd() * 1e6)}`);
     writeFileSync(join(dir, 'src', 'm', `mod_${pad(i)}.ts`), lines.join('\n') + '\n');

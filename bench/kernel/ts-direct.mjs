@@ -8,7 +8,11 @@ import { join } from 'node:path';
 const require = createRequire(import.meta.url);
 const ts = require('typescript');
 const dir = process.argv[2];
-const cfg = ts.getParsedCommandLineOfConfigFile(join(dir, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
+const cfg = ts.getParsedCommandLineOfConfigFile(
+  join(dir, 'tsconfig.json'),
+  {},
+  { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+);
 const files = new Map(cfg.fileNames.map((f) => [f, ts.sys.readFile(f)]));
 const host = {
   getScriptFileNames: () => cfg.fileNames,

@@ -142,7 +142,10 @@ function normalize(key: SettingKey, v: unknown): unknown {
   return v;
 }
 
-async function readPyproject(workspace: string, notes: string[]): Promise<{ path: string; values: Partial<Record<SettingKey, unknown>> } | null> {
+async function readPyproject(
+  workspace: string,
+  notes: string[],
+): Promise<{ path: string; values: Partial<Record<SettingKey, unknown>> } | null> {
   const path = join(workspace, 'pyproject.toml');
   if (!existsSync(path)) return null;
   let text: string;
@@ -161,7 +164,8 @@ async function readPyproject(workspace: string, notes: string[]): Promise<{ path
   }
   const table = (doc.tool as Record<string, unknown> | undefined)?.tug;
   if (table === undefined) return null;
-  if (typeof table !== 'object' || table === null || Array.isArray(table)) throw configInvalid(path, 'tool.tug', '[tool.tug] must be a table');
+  if (typeof table !== 'object' || table === null || Array.isArray(table))
+    throw configInvalid(path, 'tool.tug', '[tool.tug] must be a table');
   const known: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(table)) {
     if ((KEYS as string[]).includes(k)) known[k] = v;
@@ -186,7 +190,10 @@ async function kernelKeysIn(text: string): Promise<Set<string>> {
 }
 
 /** Load the kernel settings for a workspace (without flags). Throws ConfigInvalid. */
-export async function loadKernelConfig(workspace: string, o: { env?: Env; prog?: 'tug' | 'tugcode' } = {}): Promise<LoadedConfig> {
+export async function loadKernelConfig(
+  workspace: string,
+  o: { env?: Env; prog?: 'tug' | 'tugcode' } = {},
+): Promise<LoadedConfig> {
   const env = o.env ?? process.env;
   const prog = o.prog ?? 'tug';
   const notes: string[] = [];

@@ -17,32 +17,51 @@ interface DoctorCheck {
 function probe(cmd: string, args: string[]): { ok: boolean; out: string; err: string | null } {
   const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 10_000 });
   if (r.error) return { ok: false, out: '', err: (r.error as NodeJS.ErrnoException).code ?? r.error.message };
-  return { ok: r.status === 0, out: `${r.stdout}${r.stderr}`.trim(), err: r.status === 0 ? null : `exit ${r.status}: ${`${r.stderr}`.trim().split('\n')[0]}` };
+  return {
+    ok: r.status === 0,
+    out: `${r.stdout}${r.stderr}`.trim(),
+    err: r.status === 0 ? null : `exit ${r.status}: ${`${r.stderr}`.trim().split('\n')[0]}`,
+  };
 }
 
 async function tsSmoke(): Promise<string | null> {
   const { loadTs } = await import('./backends/typescript.js');
   const ts = await loadTs();
-  const files: Record<string, string> = { '/smoke/a.ts': 'export function f() { return 1; }\n', '/smoke/b.ts': "import { f } from './a';\nf();\n" };
+  const files: Record<string, string> = {
+    '/smoke/a.ts': 'export function f() { return 1; }\n',
+    '/smoke/b.ts': "import { f } from './a';\nf();\n",
+  };
   const host: import('typescript').LanguageServiceHost = {
     getScriptFileNames: () => Object.keys(files),
     getScriptVersion: () => '1',
     getScriptSnapshot: (f) => (files[f] !== undefined ? ts.ScriptSnapshot.fromString(files[f]!) : undefined),
     getCurrentDirectory: () => '/smoke',
-    getCompilationSettings: () => ({ noLib: true, noEmit: true, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler }),
+    getCompilationSettings: () => ({
+      noLib: true,
+      noEmit: true,
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+    }),
     getDefaultLibFileName: () => '/smoke/lib.d.ts',
     fileExists: (f) => files[f] !== undefined,
     readFile: (f) => files[f],
   };
   const ls = ts.createLanguageService(host);
-  const locs = ls.findRenameLocations('/smoke/a.ts', 16, false, false, { providePrefixAndSuffixTextForRename: true }) ?? [];
+  const locs =
+    ls.findRenameLocations('/smoke/a.ts', 16, false, false, { providePrefixAndSuffixTextForRename: true }) ?? [];
   ls.dispose();
   return locs.length === 3 ? null : `expected 3 rename locations, got ${locs.length}`;
 }
 
-export async function doctor(sessionDir: string, o: { python?: string; rustAnalyzer?: string }): Promise<Record<string, unknown>> {
+export async function doctor(
+  sessionDir: string,
+  o: { python?: string; rustAnalyzer?: string },
+): Promise<Record<string, unknown>> {
   const checks: DoctorCheck[] = [];
-  const run = async (name: string, f: () => Promise<{ status: Status; message: string }> | { status: Status; message: string }) => {
+  const run = async (
+    name: string,
+    f: () => Promise<{ status: Status; message: string }> | { status: Status; message: string },
+  ) => {
     const t0 = Date.now();
     let r: { status: Status; message: string };
     try {
@@ -54,7 +73,11 @@ export async function doctor(sessionDir: string, o: { python?: string; rustAnaly
     return r;
   };
   const major = Number(process.versions.node.split('.')[0]);
-  await run('node-version', () => (major >= 20 ? { status: 'passed', message: `node ${process.versions.node}` } : { status: 'failed', message: `node ${process.versions.node} < 20` }));
+  await run('node-version', () =>
+    major >= 20
+      ? { status: 'passed', message: `node ${process.versions.node}` }
+      : { status: 'failed', message: `node ${process.versions.node} < 20` },
+  );
   let tsVersion: string | null = null;
   let tsReason: string | null = null;
   const api = await run('typescript-api', async () => {
@@ -103,18 +126,27 @@ export async function doctor(sessionDir: string, o: { python?: string; rustAnaly
   await run('python-interpreter', () =>
     pyPath
       ? { status: 'passed', message: `${pyPath} ${pyVersion} (${pySource})` }
-      : { status: 'warning', message: `no python interpreter found (tried ${pyTried.join(', ') || 'nothing'}); renames work, py-compile and Python tests are unavailable` },
+      : {
+          status: 'warning',
+          message: `no python interpreter found (tried ${pyTried.join(', ') || 'nothing'}); renames work, py-compile and Python tests are unavailable`,
+        },
   );
   const raP = probeRustAnalyzer(o.rustAnalyzer ?? null);
   const raR = { ok: raP.available, out: raP.version ?? '', err: raP.probe_error };
   const ra = raP.path ?? o.rustAnalyzer ?? 'rust-analyzer';
   await run('rust-analyzer', () =>
-    raR.ok ? { status: 'passed', message: raR.out } : { status: 'warning', message: `rust-analyzer unavailable, Rust renames answer BackendUnavailable: ${raR.err}` },
+    raR.ok
+      ? { status: 'passed', message: raR.out }
+      : { status: 'warning', message: `rust-analyzer unavailable, Rust renames answer BackendUnavailable: ${raR.err}` },
   );
   const cargo = probe('cargo', ['--version']);
-  await run('cargo', () => (cargo.ok ? { status: 'passed', message: cargo.out } : { status: 'warning', message: `cargo: ${cargo.err}` }));
+  await run('cargo', () =>
+    cargo.ok ? { status: 'passed', message: cargo.out } : { status: 'warning', message: `cargo: ${cargo.err}` },
+  );
   const gitR = probe('git', ['--version']);
-  await run('git', () => (gitR.ok ? { status: 'passed', message: gitR.out } : { status: 'warning', message: `git: ${gitR.err}` }));
+  await run('git', () =>
+    gitR.ok ? { status: 'passed', message: gitR.out } : { status: 'warning', message: `git: ${gitR.err}` },
+  );
   await run('session-dir-writable', () => {
     const dir = existsSync(sessionDir) ? sessionDir : dirname(sessionDir);
     if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
@@ -138,16 +170,49 @@ export async function doctor(sessionDir: string, o: { python?: string; rustAnaly
     checks,
     backends: {
       typescript: { available: tsOk, version: tsVersion, reason: tsOk ? null : tsReason },
-      python: { available: pyOk, pyright_version: pyrightVersion, typeshed_ok: tsd.status === 'passed', interpreter: pyPath, python_version: pyVersion, interpreter_source: pySource, reason: pyOk ? null : ls.status !== 'passed' ? ls.message : tsd.message },
-      rust: { available: raR.ok, rust_analyzer: raR.ok ? ra : null, version: raR.ok ? raR.out : null, cargo_version: cargo.ok ? cargo.out : null, reason: raR.ok ? null : raR.err },
+      python: {
+        available: pyOk,
+        pyright_version: pyrightVersion,
+        typeshed_ok: tsd.status === 'passed',
+        interpreter: pyPath,
+        python_version: pyVersion,
+        interpreter_source: pySource,
+        reason: pyOk ? null : ls.status !== 'passed' ? ls.message : tsd.message,
+      },
+      rust: {
+        available: raR.ok,
+        rust_analyzer: raR.ok ? ra : null,
+        version: raR.ok ? raR.out : null,
+        cargo_version: cargo.ok ? cargo.out : null,
+        reason: raR.ok ? null : raR.err,
+      },
     },
     verifiers: {
       'ts-syntax': { available: tsOk, command: null, reason: tsOk ? null : tsReason },
-      tsc: { available: tsOk, command: ['tsc', '--noEmit', '--pretty', 'false', '-p', '<tsconfig>'], reason: tsOk ? null : tsReason },
-      'py-compile': pyPath ? { available: true, command: [pyPath, '-c', '<py-compile script>'], reason: null } : { available: false, command: null, reason: 'no python interpreter found' },
-      pyright: tsd.status === 'passed' ? { available: true, command: ['pyright', '--outputjson', ...(pyPath ? ['--pythonpath', pyPath] : [])], reason: null } : { available: false, command: null, reason: tsd.message },
-      'cargo-check': cargo.ok ? { available: true, command: ['cargo', 'check', '--all-targets', '--message-format=json'], reason: null } : { available: false, command: null, reason: `cargo: ${cargo.err}` },
-      tests: { available: true, command: null, reason: 'resolved per workspace (--test-command, config test_command, or detection)' },
+      tsc: {
+        available: tsOk,
+        command: ['tsc', '--noEmit', '--pretty', 'false', '-p', '<tsconfig>'],
+        reason: tsOk ? null : tsReason,
+      },
+      'py-compile': pyPath
+        ? { available: true, command: [pyPath, '-c', '<py-compile script>'], reason: null }
+        : { available: false, command: null, reason: 'no python interpreter found' },
+      pyright:
+        tsd.status === 'passed'
+          ? {
+              available: true,
+              command: ['pyright', '--outputjson', ...(pyPath ? ['--pythonpath', pyPath] : [])],
+              reason: null,
+            }
+          : { available: false, command: null, reason: tsd.message },
+      'cargo-check': cargo.ok
+        ? { available: true, command: ['cargo', 'check', '--all-targets', '--message-format=json'], reason: null }
+        : { available: false, command: null, reason: `cargo: ${cargo.err}` },
+      tests: {
+        available: true,
+        command: null,
+        reason: 'resolved per workspace (--test-command, config test_command, or detection)',
+      },
     },
     summary,
   };

@@ -21,7 +21,17 @@ import { WarmBackends } from './backends/lsp/warm.js';
 import { planRename } from './ops/rename.js';
 import { planOrganize } from './ops/organize.js';
 import { verifyPatch, verifyWorkspace } from './verify/run.js';
-import type { AnalyzeResult, ApplyResult, KernelOptions, OpSpec, Prepared, RunResult, SnapshotResult, VerifyMode, VerifyResult } from './types.js';
+import type {
+  AnalyzeResult,
+  ApplyResult,
+  KernelOptions,
+  OpSpec,
+  Prepared,
+  RunResult,
+  SnapshotResult,
+  VerifyMode,
+  VerifyResult,
+} from './types.js';
 
 export interface Kernel {
   readonly workspace: string;
@@ -40,7 +50,8 @@ export interface Kernel {
 
 export function resolveWorkspace(dir: string): string {
   const abs = resolve(dir);
-  if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new KernelError('WorkspaceNotFound', `workspace not found: ${dir}`, { path: abs });
+  if (!existsSync(abs) || !statSync(abs).isDirectory())
+    throw new KernelError('WorkspaceNotFound', `workspace not found: ${dir}`, { path: abs });
   return realpathSync(abs);
 }
 
@@ -56,7 +67,18 @@ export async function openKernel(opts: KernelOptions): Promise<Kernel> {
   const o = applySettings(opts, settings);
   const sessionDir = resolve(o.sessionDir ?? join(ws, '.tug'));
   const warnings: KernelWarning[] = [];
-  const session = await Session.open({ workspace: ws, sessionDir, fresh: o.fresh, lockTimeoutS: o.lockTimeoutS, noWait: o.noWait, command: o.command, log }, warnings);
+  const session = await Session.open(
+    {
+      workspace: ws,
+      sessionDir,
+      fresh: o.fresh,
+      lockTimeoutS: o.lockTimeoutS,
+      noWait: o.noWait,
+      command: o.command,
+      log,
+    },
+    warnings,
+  );
   log.attach(sessionDir);
   log.info('kernel open', { workspace: ws, command: o.command ?? null, settings });
   return new KernelImpl(ws, sessionDir, session, o, warnings, settings, log);
@@ -91,7 +113,15 @@ class KernelImpl implements Kernel {
 
   private takeSnapshot(): Snapshot {
     const t0 = performance.now();
-    const s = takeSnapshot(this.workspace, { sessionRel: sessionRelative(this.workspace, this.sessionDir), include: this.o.include, exclude: this.o.exclude }, this.lastSnap);
+    const s = takeSnapshot(
+      this.workspace,
+      {
+        sessionRel: sessionRelative(this.workspace, this.sessionDir),
+        include: this.o.include,
+        exclude: this.o.exclude,
+      },
+      this.lastSnap,
+    );
     this.lastSnap = s;
     this.log.info('snapshot', { id: s.id, files: s.files.size, ms: Math.round(performance.now() - t0) });
     return s;
@@ -106,7 +136,11 @@ class KernelImpl implements Kernel {
         if (f) texts.set(p, { text: f.text, version: meta.sha256 });
       }
       this.view = { root: this.workspace, texts };
-      this.ts = await this.log.time('typescript backend open', () => typescriptBackend.open(this.view!), () => ({ files: texts.size }));
+      this.ts = await this.log.time(
+        'typescript backend open',
+        () => typescriptBackend.open(this.view!),
+        () => ({ files: texts.size }),
+      );
       // In-process backend: the pid file names this process (session status, orphan cleanup).
       writePidFile(this.sessionDir, 'typescript', process.pid);
       const probe = await typescriptBackend.probe();
@@ -127,7 +161,12 @@ class KernelImpl implements Kernel {
     return this.ts;
   }
 
-  private async backendFor(lang: string, snap: Snapshot, files: WorkspaceFiles, warnings: KernelWarning[]): Promise<BackendSession> {
+  private async backendFor(
+    lang: string,
+    snap: Snapshot,
+    files: WorkspaceFiles,
+    warnings: KernelWarning[],
+  ): Promise<BackendSession> {
     if (lang === 'typescript') return this.tsBackend(snap, files);
     this.lsp ??= new WarmBackends(this.workspace, this.sessionDir, this.o);
     return this.lsp.get(lang === 'python' ? 'python' : 'rust', snap, files, warnings);
@@ -137,10 +176,21 @@ class KernelImpl implements Kernel {
     const warnings = this.warnings();
     const snap = this.takeSnapshot();
     this.session.storeSnapshot(snap);
-    return { snapshot_id: snap.id, file_count: snap.files.size, total_bytes: snap.total_bytes, files_by_language: filesByLanguage(snap), stored: true, warnings: sortWarnings(warnings) };
+    return {
+      snapshot_id: snap.id,
+      file_count: snap.files.size,
+      total_bytes: snap.total_bytes,
+      files_by_language: filesByLanguage(snap),
+      stored: true,
+      warnings: sortWarnings(warnings),
+    };
   }
 
-  private async prepareWith(op: OpSpec, warnings: KernelWarning[], o: { snapshotId?: string; checkAnalysis?: boolean }): Promise<Prepared> {
+  private async prepareWith(
+    op: OpSpec,
+    warnings: KernelWarning[],
+    o: { snapshotId?: string; checkAnalysis?: boolean },
+  ): Promise<Prepared> {
     this.session.assertLockHeld();
     const safety = (op.op === 'rename-symbol' ? op.safety : undefined) ?? this.o.safety ?? 'strict';
     const opHashValue = opHashOf(op, safety);
@@ -154,7 +204,11 @@ class KernelImpl implements Kernel {
         fileArg = s.file;
       } else fileArg = op.at!.file;
     } else fileArg = op.file;
-    const { path: file, language } = normalizeFileArg(this.workspace, fileArg, op.op === 'organize-imports' ? '--file' : op.symbol !== undefined ? '--symbol' : '--at');
+    const { path: file, language } = normalizeFileArg(
+      this.workspace,
+      fileArg,
+      op.op === 'organize-imports' ? '--file' : op.symbol !== undefined ? '--symbol' : '--at',
+    );
     if (op.op === 'organize-imports' && language !== 'typescript') {
       throw new KernelError('UnsupportedOperation', `organize-imports is not supported for ${language}`, {
         operation: 'organize-imports',
@@ -176,17 +230,36 @@ class KernelImpl implements Kernel {
         if (analyzed && analyzed !== snap.id) this.mismatch(analyzed, snap, 'analysis');
       }
       this.session.storeSnapshot(snap);
-      if (!snap.files.has(file)) throw new KernelError('FileNotFound', `${file} is not in the source set (ignored or excluded)`, { path: file });
+      if (!snap.files.has(file))
+        throw new KernelError('FileNotFound', `${file} is not in the source set (ignored or excluded)`, { path: file });
       const files = new WorkspaceFiles(this.workspace, snap);
       const backend = await this.backendFor(language, snap, files, warnings);
       const ctx = { files, backend, snapshotId: snap.id, warnings };
       if (op.op === 'rename-symbol') {
         const at = op.at ? { file, line: op.at.line, col: op.at.col } : undefined;
-        const plan = await planRename(ctx, { at, symbol: symbolSel ? { ...symbolSel, file } : undefined, to: op.to, expect: op.expect, safety }, language);
+        const plan = await planRename(
+          ctx,
+          { at, symbol: symbolSel ? { ...symbolSel, file } : undefined, to: op.to, expect: op.expect, safety },
+          language,
+        );
         const project = (backend as { otherProjects?: () => string[] }).otherProjects?.() ?? [];
-        if (project.length > 0) warnings.push({ code: 'ProjectBoundary', message: `other TypeScript projects were not searched: ${project.join(', ')}` });
-        const built = buildPatch(snap, new Map([...new Set(plan.edits.map((e) => e.path))].map((p) => [p, files.file(p)])), plan.edits, { op_hash: opHashValue, symbol_id: plan.symbol.id });
-        return this.prepared(op, snap.id, opHashValue, built, warnings, { symbol: plan.symbol, oldName: plan.oldName, newName: op.to, references: plan.references });
+        if (project.length > 0)
+          warnings.push({
+            code: 'ProjectBoundary',
+            message: `other TypeScript projects were not searched: ${project.join(', ')}`,
+          });
+        const built = buildPatch(
+          snap,
+          new Map([...new Set(plan.edits.map((e) => e.path))].map((p) => [p, files.file(p)])),
+          plan.edits,
+          { op_hash: opHashValue, symbol_id: plan.symbol.id },
+        );
+        return this.prepared(op, snap.id, opHashValue, built, warnings, {
+          symbol: plan.symbol,
+          oldName: plan.oldName,
+          newName: op.to,
+          references: plan.references,
+        });
       }
       const edits = await planOrganize(ctx, file, op.mode);
       const built = buildPatch(snap, new Map([[file, files.file(file)]]), edits, { op_hash: opHashValue });
@@ -197,7 +270,14 @@ class KernelImpl implements Kernel {
     }
   }
 
-  private prepared(op: OpSpec, snapshotId: string, hash: string, built: ReturnType<typeof buildPatch>, warnings: KernelWarning[], extra: Partial<Prepared>): Prepared {
+  private prepared(
+    op: OpSpec,
+    snapshotId: string,
+    hash: string,
+    built: ReturnType<typeof buildPatch>,
+    warnings: KernelWarning[],
+    extra: Partial<Prepared>,
+  ): Prepared {
     return {
       op,
       snapshot_id: snapshotId,
@@ -218,9 +298,15 @@ class KernelImpl implements Kernel {
   private mismatch(expected: string, snap: Snapshot, why: string): never {
     const inv = this.session.loadInventory(expected);
     const changed = inv ? changedFiles(inv, snap.files) : [];
-    const details: Record<string, unknown> = { expected_snapshot_id: expected, actual_snapshot_id: snap.id, changed_files: changed };
+    const details: Record<string, unknown> = {
+      expected_snapshot_id: expected,
+      actual_snapshot_id: snap.id,
+      changed_files: changed,
+    };
     if (!inv) details.reason = 'unknown_snapshot';
-    throw new KernelError('SnapshotMismatch', `the workspace changed since ${expected} (${why})`, details, { snapshotId: snap.id });
+    throw new KernelError('SnapshotMismatch', `the workspace changed since ${expected} (${why})`, details, {
+      snapshotId: snap.id,
+    });
   }
 
   async analyzeImpact(op: OpSpec): Promise<AnalyzeResult> {
@@ -228,39 +314,70 @@ class KernelImpl implements Kernel {
     this.session.recordAnalysis(p.op_hash, p.snapshot_id);
     const base = { snapshot_id: p.snapshot_id, operation: p.operation, op_hash: p.op_hash };
     if (op.op === 'organize-imports') {
-      return { ...base, file: p.patchSet.files[0]?.path ?? normalizeFileArg(this.workspace, op.file, '--file').path, impact: { files_affected: p.summary.files_changed, references_count: 0, edits_estimated: p.summary.edits_count }, warnings: p.warnings };
+      return {
+        ...base,
+        file: p.patchSet.files[0]?.path ?? normalizeFileArg(this.workspace, op.file, '--file').path,
+        impact: {
+          files_affected: p.summary.files_changed,
+          references_count: 0,
+          edits_estimated: p.summary.edits_count,
+        },
+        warnings: p.warnings,
+      };
     }
     return {
       ...base,
       symbol: p.symbol!,
       new_name: p.newName!,
       references: p.references,
-      impact: { files_affected: p.summary.files_changed, references_count: p.references.length, edits_estimated: p.summary.edits_count },
+      impact: {
+        files_affected: p.summary.files_changed,
+        references_count: p.references.length,
+        edits_estimated: p.summary.edits_count,
+      },
       warnings: p.warnings,
     };
   }
 
   async prepare(op: OpSpec, o: { snapshotId?: string } = {}): Promise<Prepared> {
-    return this.log.time(`prepare ${op.op}`, () => this.prepareWith(op, this.warnings(), { snapshotId: o.snapshotId, checkAnalysis: true }), (p) => ({ op_hash: p.op_hash, ...p.summary, warnings: p.warnings.length }));
+    return this.log.time(
+      `prepare ${op.op}`,
+      () => this.prepareWith(op, this.warnings(), { snapshotId: o.snapshotId, checkAnalysis: true }),
+      (p) => ({ op_hash: p.op_hash, ...p.summary, warnings: p.warnings.length }),
+    );
   }
 
   async verifyPrepared(p: Prepared, mode: VerifyMode) {
-    return this.log.time(`verify ${mode}`, () => verifyPatch(this.verifyContext(), p, mode), (v) => ({ status: v.status, checks: v.checks.map((c) => `${c.name}:${c.status}`) }));
+    return this.log.time(
+      `verify ${mode}`,
+      () => verifyPatch(this.verifyContext(), p, mode),
+      (v) => ({ status: v.status, checks: v.checks.map((c) => `${c.name}:${c.status}`) }),
+    );
   }
 
   private verifyContext() {
-    return { workspace: this.workspace, sessionDir: this.sessionDir, options: this.o, sessionRel: sessionRelative(this.workspace, this.sessionDir) };
+    return {
+      workspace: this.workspace,
+      sessionDir: this.sessionDir,
+      options: this.o,
+      sessionRel: sessionRelative(this.workspace, this.sessionDir),
+    };
   }
 
   async apply(p: Prepared): Promise<ApplyResult> {
-    if (p.patchSet.edits.length === 0) return { snapshot_id: p.snapshot_id, applied: false, files_written: [], snapshot_after: p.snapshot_after };
+    if (p.patchSet.edits.length === 0)
+      return { snapshot_id: p.snapshot_id, applied: false, files_written: [], snapshot_after: p.snapshot_after };
     this.session.assertLockHeld();
     // Phase A re-hashes the whole source set (closes the window of long sandbox runs).
     const now = this.takeSnapshot();
     if (now.id !== p.snapshot_id) this.mismatch(p.snapshot_id, now, 'apply');
     try {
       const resolved = resolvePatch(this.workspace, p.patchSet);
-      const written = writeResolved(this.workspace, resolved, { sessionDir: this.sessionDir, opHash: p.op_hash, io: faultIo() });
+      const written = writeResolved(this.workspace, resolved, {
+        sessionDir: this.sessionDir,
+        opHash: p.op_hash,
+        io: faultIo(),
+      });
       this.log.info('applied', { op_hash: p.op_hash, files_written: written });
       const after = this.takeSnapshot();
       this.session.storeSnapshot(after);
@@ -287,7 +404,12 @@ class KernelImpl implements Kernel {
       patch: { edits: p.edits, unified_diff: p.unified_diff },
       summary: p.summary,
     };
-    const tail = { undo_token: undoToken(p.snapshot_id, p.op_hash), applied: false, files_written: [] as string[], snapshot_after: p.snapshot_after };
+    const tail = {
+      undo_token: undoToken(p.snapshot_id, p.op_hash),
+      applied: false,
+      files_written: [] as string[],
+      snapshot_after: p.snapshot_after,
+    };
     let verification;
     try {
       verification = await this.verifyPrepared(p, o.verify);
@@ -301,7 +423,15 @@ class KernelImpl implements Kernel {
     }
     if (!o.apply || p.patchSet.edits.length === 0) return { ...base, verification, warnings: p.warnings, ...tail };
     const a = await this.apply(p);
-    return { ...base, verification, warnings: p.warnings, ...tail, applied: a.applied, files_written: a.files_written, snapshot_after: a.snapshot_after };
+    return {
+      ...base,
+      verification,
+      warnings: p.warnings,
+      ...tail,
+      applied: a.applied,
+      files_written: a.files_written,
+      snapshot_after: a.snapshot_after,
+    };
   }
 
   async verify(mode: Exclude<VerifyMode, 'none'>): Promise<VerifyResult> {

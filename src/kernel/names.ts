@@ -6,24 +6,36 @@ import { KernelError } from './errors.js';
 import type { Language } from './snapshot.js';
 
 const TS_RESERVED = new Set(
-  ('break case catch class const continue debugger default delete do else enum export extends false finally for ' +
+  (
+    'break case catch class const continue debugger default delete do else enum export extends false finally for ' +
     'function if import in instanceof new null return super switch this throw true try typeof var void while with ' +
-    'implements interface let package private protected public static yield await arguments eval').split(' '),
+    'implements interface let package private protected public static yield await arguments eval'
+  ).split(' '),
 );
-const TS_TYPE_RESERVED = new Set('any unknown never void undefined null object string number bigint boolean symbol'.split(' '));
+const TS_TYPE_RESERVED = new Set(
+  'any unknown never void undefined null object string number bigint boolean symbol'.split(' '),
+);
 const PY_KEYWORDS = new Set(
-  ('False None True and as assert async await break class continue def del elif else except finally for from global ' +
-    'if import in is lambda nonlocal not or pass raise return try while with yield').split(' '),
+  (
+    'False None True and as assert async await break class continue def del elif else except finally for from global ' +
+    'if import in is lambda nonlocal not or pass raise return try while with yield'
+  ).split(' '),
 );
 const RS_KEYWORDS = new Set(
-  ('as async await break const continue crate dyn else enum extern false fn for if impl in let loop match mod move mut ' +
+  (
+    'as async await break const continue crate dyn else enum extern false fn for if impl in let loop match mod move mut ' +
     'pub ref return self Self static struct super trait true type unsafe use where while abstract become box do final ' +
-    'gen macro override priv try typeof unsized virtual yield').split(' '),
+    'gen macro override priv try typeof unsized virtual yield'
+  ).split(' '),
 );
 const PY_IDENT = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*$/u;
 
 function bad(value: string, reason: string): KernelError {
-  return new KernelError('InvalidArgument', `invalid new name ${JSON.stringify(value)}: ${reason}`, { argument: '--to', value, reason });
+  return new KernelError('InvalidArgument', `invalid new name ${JSON.stringify(value)}: ${reason}`, {
+    argument: '--to',
+    value,
+    reason,
+  });
 }
 
 export type IsIdentifierText = (name: string) => boolean;

@@ -12,7 +12,9 @@ import type { OpSpec } from './types.js';
 /** The op_hash of §9.6 (verification options and the workspace are excluded). */
 export function opHashOf(op: OpSpec, safety: string): string {
   if (op.op === 'organize-imports') return opHash(op.op, { file: op.file }, { mode: op.mode });
-  const target: OpTarget = op.at ? { at: { file: op.at.file, line: op.at.line, col: op.at.col } } : { symbol: op.symbol ?? '' };
+  const target: OpTarget = op.at
+    ? { at: { file: op.at.file, line: op.at.line, col: op.at.col } }
+    : { symbol: op.symbol ?? '' };
   return opHash(op.op, target, { to: op.to, expect: op.expect, safety });
 }
 
@@ -20,7 +22,11 @@ export function opHashOf(op: OpSpec, safety: string): string {
 export function splitSelector(sel: string): { file: string; qname: string } {
   const i = sel.indexOf('::');
   if (i <= 0 || i + 2 >= sel.length) {
-    throw new KernelError('InvalidArgument', `--symbol must be FILE::Qualified.Name, got ${sel}`, { argument: '--symbol', value: sel, reason: 'malformed_selector' });
+    throw new KernelError('InvalidArgument', `--symbol must be FILE::Qualified.Name, got ${sel}`, {
+      argument: '--symbol',
+      value: sel,
+      reason: 'malformed_selector',
+    });
   }
   return { file: sel.slice(0, i), qname: sel.slice(i + 2) };
 }
@@ -34,8 +40,17 @@ export interface BuiltPatch {
 }
 
 /** Build the PatchSet, the diff, and the snapshot id the workspace will have after applying it. */
-export function buildPatch(snap: Snapshot, files: Map<string, import('./patch/positions.js').FileText>, edits: ByteEdit[], labels: { op_hash: string; symbol_id?: string }): BuiltPatch {
-  const ps = buildPatchSet(snap.id, files, edits.map((e) => ({ ...e, labels })));
+export function buildPatch(
+  snap: Snapshot,
+  files: Map<string, import('./patch/positions.js').FileText>,
+  edits: ByteEdit[],
+  labels: { op_hash: string; symbol_id?: string },
+): BuiltPatch {
+  const ps = buildPatchSet(
+    snap.id,
+    files,
+    edits.map((e) => ({ ...e, labels })),
+  );
   const before = new Map<string, Uint8Array>();
   const after = new Map<string, Uint8Array>();
   const sections: { path: string; before: Uint8Array; edits: typeof ps.edits }[] = [];
@@ -57,7 +72,13 @@ export function buildPatch(snap: Snapshot, files: Map<string, import('./patch/po
     const a = after.get(p);
     record += `${p}\n${a ? sha256Hex(a) : snap.files.get(p)!.sha256}\n`;
   }
-  return { patchSet: ps, unified_diff: unifiedDiff(sections), before, after, snapshot_after: 'snap_' + sha256Hex(record).slice(0, 12) };
+  return {
+    patchSet: ps,
+    unified_diff: unifiedDiff(sections),
+    before,
+    after,
+    snapshot_after: 'snap_' + sha256Hex(record).slice(0, 12),
+  };
 }
 
 export { editJson, summarize };

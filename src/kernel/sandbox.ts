@@ -3,7 +3,17 @@
  * workspace (full), where the patch is applied with the same engine, without the journal. A minimal
  * sandbox holds the changed files as the patch leaves them: their unpatched bytes are only in memory.
  */
-import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -24,7 +34,11 @@ export interface Sandbox {
   dispose(keep?: boolean): string | null;
 }
 
-export function createSandbox(ws: string, kind: 'minimal' | 'full', o: { sessionRel: string | null; minimalFiles?: Map<string, Uint8Array> }): Sandbox {
+export function createSandbox(
+  ws: string,
+  kind: 'minimal' | 'full',
+  o: { sessionRel: string | null; minimalFiles?: Map<string, Uint8Array> },
+): Sandbox {
   const base = mkdtempSync(join(tmpdir(), 'tug-sbx-'));
   // An interrupted call removes its sandbox (05-kernel.md §3.4), kept or not.
   const unregister = onAbort('sandbox', () => rmSync(base, { recursive: true, force: true }));
@@ -88,7 +102,11 @@ export function createSandbox(ws: string, kind: 'minimal' | 'full', o: { session
  * (keeping the target's mode, copied from the workspace, so no chmod), asynchronously: checks read the new
  * bytes from memory while the writes land, and `flush` waits for them before any tool runs.
  */
-function sandboxIo(written: Map<string, Uint8Array>, landed: Map<string, Uint8Array>, pending: Promise<void>[]): ApplyIo {
+function sandboxIo(
+  written: Map<string, Uint8Array>,
+  landed: Map<string, Uint8Array>,
+  pending: Promise<void>[],
+): ApplyIo {
   const temps = new Map<string, Uint8Array | string>();
   return {
     ...realIo,

@@ -85,7 +85,9 @@ export function readPidFiles(sessionDir: string): BackendPid[] {
   const dir = join(sessionDir, 'backends');
   if (!existsSync(dir)) return [];
   const out: BackendPid[] = [];
-  for (const n of readdirSync(dir).filter((n) => n.endsWith('.pid')).sort()) {
+  for (const n of readdirSync(dir)
+    .filter((n) => n.endsWith('.pid'))
+    .sort()) {
     let text = '';
     try {
       text = readFileSync(join(dir, n), 'utf8');

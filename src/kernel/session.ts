@@ -2,7 +2,17 @@
  * Sessions and locking (05-kernel.md §12): the `.tug/` directory, the proper-lockfile lock with a bounded
  * wait, `session.json`, journal recovery on open, and snapshot/analysis storage (§10.2).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -74,7 +84,10 @@ export class Session {
   /** Pid files removed on open (session-relative), for `session clean`. */
   removedPidFiles: string[] = [];
 
-  private constructor(readonly dir: string, readonly workspace: string) {}
+  private constructor(
+    readonly dir: string,
+    readonly workspace: string,
+  ) {}
 
   /** Open (create, lock, validate, recover) per §12.2. Warnings are appended to `warnings`. */
   static async open(o: SessionOptions, warnings: KernelWarning[]): Promise<Session> {
@@ -83,7 +96,10 @@ export class Session {
       mkdirSync(o.sessionDir, { recursive: true });
       if (!existsSync(join(o.sessionDir, '.gitignore'))) writeAtomic(join(o.sessionDir, '.gitignore'), '*\n');
     } catch (e) {
-      throw new KernelError('SessionCorrupt', `cannot create session dir ${o.sessionDir}`, { path: o.sessionDir, reason: String(e) });
+      throw new KernelError('SessionCorrupt', `cannot create session dir ${o.sessionDir}`, {
+        path: o.sessionDir,
+        reason: String(e),
+      });
     }
     await s.lock(o);
     try {
@@ -126,7 +142,10 @@ export class Session {
         break;
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'ELOCKED') {
-          throw new KernelError('SessionCorrupt', `cannot lock ${target}: ${(e as Error).message}`, { path: target, reason: String(e) });
+          throw new KernelError('SessionCorrupt', `cannot lock ${target}: ${(e as Error).message}`, {
+            path: target,
+            reason: String(e),
+          });
         }
         if (Date.now() - started >= timeoutMs) {
           const info = readLockInfo(o.sessionDir);
@@ -170,12 +189,22 @@ export class Session {
     if (cur && cur.workspace_root === real && cur.version === '1') return;
     if (existsSync(join(this.dir, 'session.json'))) {
       this.wipe(false);
-      warnings.push({ code: 'SessionReset', message: 'the session was recreated (moved workspace or unreadable session.json)' });
+      warnings.push({
+        code: 'SessionReset',
+        message: 'the session was recreated (moved workspace or unreadable session.json)',
+      });
     }
     const now = nowIso();
     writeAtomic(
       join(this.dir, 'session.json'),
-      JSON.stringify({ version: '1', created_at: now, last_accessed: now, workspace_root: real, workspace_root_hash: sha256Hex(real).slice(0, 12), kernel_version: KERNEL_VERSION }),
+      JSON.stringify({
+        version: '1',
+        created_at: now,
+        last_accessed: now,
+        workspace_root: real,
+        workspace_root_hash: sha256Hex(real).slice(0, 12),
+        kernel_version: KERNEL_VERSION,
+      }),
     );
   }
 
@@ -187,7 +216,9 @@ export class Session {
   /** InternalError once proper-lockfile reports the lock compromised (another process may own it now). */
   assertLockHeld(): void {
     if (this.compromised) {
-      throw new KernelError('InternalError', `the session lock on ${this.dir} was compromised; nothing was written`, { message: 'session lock compromised' });
+      throw new KernelError('InternalError', `the session lock on ${this.dir} was compromised; nothing was written`, {
+        message: 'session lock compromised',
+      });
     }
   }
 
@@ -221,7 +252,16 @@ export class Session {
     mkdirSync(dir, { recursive: true });
     const files: Record<string, { sha256: string; size: number }> = {};
     for (const [p, v] of s.files) files[p] = v;
-    writeAtomic(join(dir, `${s.id}.json`), JSON.stringify({ snapshot_id: s.id, created_at: nowIso(), file_count: s.files.size, total_bytes: s.total_bytes, files }));
+    writeAtomic(
+      join(dir, `${s.id}.json`),
+      JSON.stringify({
+        snapshot_id: s.id,
+        created_at: nowIso(),
+        file_count: s.files.size,
+        total_bytes: s.total_bytes,
+        files,
+      }),
+    );
     writeAtomic(join(dir, 'current'), s.id);
     const stored = listSnapshots(this.dir);
     for (const old of stored.slice(5)) rmSync(join(dir, `${old}.json`), { force: true });
@@ -289,4 +329,13 @@ export function readSessionJson(sessionDir: string): any {
   return readJson(join(sessionDir, 'session.json'));
 }
 
-export { readToolchains, recordToolchain, writePidFile, removePidFile, readPidFiles, cleanPidFiles, type ToolchainName, type BackendPid } from './session-files.js';
+export {
+  readToolchains,
+  recordToolchain,
+  writePidFile,
+  removePidFile,
+  readPidFiles,
+  cleanPidFiles,
+  type ToolchainName,
+  type BackendPid,
+} from './session-files.js';

@@ -13,12 +13,32 @@ export type Language = 'typescript' | 'python' | 'rust';
 
 const TS_EXT = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
 const CONFIG_NAMES = new Set([
-  'package.json', 'jsconfig.json', 'pyproject.toml', 'setup.cfg', 'setup.py', 'pytest.ini', 'tox.ini',
-  'pyrightconfig.json', 'Cargo.toml', 'Cargo.lock', 'rust-toolchain', 'rust-toolchain.toml',
+  'package.json',
+  'jsconfig.json',
+  'pyproject.toml',
+  'setup.cfg',
+  'setup.py',
+  'pytest.ini',
+  'tox.ini',
+  'pyrightconfig.json',
+  'Cargo.toml',
+  'Cargo.lock',
+  'rust-toolchain',
+  'rust-toolchain.toml',
 ]);
 const EXCLUDED_DIRS = new Set([
-  '.git', 'node_modules', '.tugtree', '.tug', '__pycache__', '.venv', 'venv', 'target', '.mypy_cache',
-  '.pytest_cache', '.tox', '.nox',
+  '.git',
+  'node_modules',
+  '.tugtree',
+  '.tug',
+  '__pycache__',
+  '.venv',
+  'venv',
+  'target',
+  '.mypy_cache',
+  '.pytest_cache',
+  '.tox',
+  '.nox',
 ]);
 
 export function languageOf(path: string): Language | null {
@@ -35,7 +55,12 @@ function baseName(p: string): string {
 
 export function isConfigPath(p: string): boolean {
   const b = baseName(p);
-  return CONFIG_NAMES.has(b) || /^tsconfig.*\.json$/.test(b) || p === '.cargo/config.toml' || p.endsWith('/.cargo/config.toml');
+  return (
+    CONFIG_NAMES.has(b) ||
+    /^tsconfig.*\.json$/.test(b) ||
+    p === '.cargo/config.toml' ||
+    p.endsWith('/.cargo/config.toml')
+  );
 }
 
 export function isSourcePath(p: string): boolean {
@@ -82,7 +107,7 @@ function alwaysExcluded(p: string, sessionRel: string | null | undefined): boole
 /** Whether a `.git` entry exists at or above `dir` (else git is not spawned at all). */
 function underGit(dir: string): boolean {
   if (process.env.GIT_DIR) return true;
-  for (let d = dir; ; ) {
+  for (let d = dir; ;) {
     if (existsSync(join(d, '.git'))) return true;
     const up = dirname(d);
     if (up === d) return false;
@@ -98,7 +123,14 @@ function gitListing(ws: string): string[] | null {
       stdio: ['ignore', 'pipe', 'ignore'],
       maxBuffer: 256 * 1024 * 1024,
     });
-    return [...new Set(out.toString('utf8').split('\0').filter((p) => p !== ''))];
+    return [
+      ...new Set(
+        out
+          .toString('utf8')
+          .split('\0')
+          .filter((p) => p !== ''),
+      ),
+    ];
   } catch {
     return null;
   }
@@ -141,7 +173,10 @@ function walkListing(ws: string): string[] {
 }
 
 /** Every workspace file (§10.1), sorted by UTF-8 bytes; symlinks included (callers filter them). */
-export function listWorkspaceFiles(ws: string, o: ListOptions = {}): { path: string; symlink: boolean; stat: FileStat }[] {
+export function listWorkspaceFiles(
+  ws: string,
+  o: ListOptions = {},
+): { path: string; symlink: boolean; stat: FileStat }[] {
   const listed = gitListing(ws) ?? walkListing(ws);
   const inc = globMatcher(o.include);
   const exc = globMatcher(o.exclude);
@@ -157,7 +192,11 @@ export function listWorkspaceFiles(ws: string, o: ListOptions = {}): { path: str
       continue;
     }
     if (st.isDirectory()) continue;
-    out.push({ path: p, symlink: st.isSymbolicLink(), stat: { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino } });
+    out.push({
+      path: p,
+      symlink: st.isSymbolicLink(),
+      stat: { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino },
+    });
   }
   out.sort((a, b) => compareUtf8(a.path, b.path));
   return out;
@@ -204,7 +243,13 @@ export function takeSnapshot(ws: string, o: ListOptions = {}, prev?: Snapshot | 
     if (f.symlink || !isSourcePath(f.path)) continue;
     const old = prev?.stats?.get(f.path);
     const same =
-      !!old && !!prev?.takenAt && old.size === f.stat.size && old.mtimeMs === f.stat.mtimeMs && old.ctimeMs === f.stat.ctimeMs && old.ino === f.stat.ino && Math.max(f.stat.mtimeMs, f.stat.ctimeMs) < prev.takenAt - racyMs;
+      !!old &&
+      !!prev?.takenAt &&
+      old.size === f.stat.size &&
+      old.mtimeMs === f.stat.mtimeMs &&
+      old.ctimeMs === f.stat.ctimeMs &&
+      old.ino === f.stat.ino &&
+      Math.max(f.stat.mtimeMs, f.stat.ctimeMs) < prev.takenAt - racyMs;
     let b: Uint8Array;
     let h: string;
     if (same && prev!.bytes.has(f.path) && prev!.files.has(f.path)) {
@@ -235,7 +280,9 @@ export function changedFiles(a: Map<string, { sha256: string }>, b: Map<string, 
   return [...out].sort(compareUtf8);
 }
 
-export function filesByLanguage(s: Snapshot): Record<'typescript' | 'javascript' | 'python' | 'rust' | 'config', number> {
+export function filesByLanguage(
+  s: Snapshot,
+): Record<'typescript' | 'javascript' | 'python' | 'rust' | 'config', number> {
   const r = { typescript: 0, javascript: 0, python: 0, rust: 0, config: 0 };
   for (const p of s.files.keys()) r[languageBucket(p)]++;
   return r;

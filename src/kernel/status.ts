@@ -5,7 +5,16 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { KernelError } from './errors.js';
 import type { KernelWarning } from './envelope.js';
-import { dirBytes, KERNEL_VERSION, listSnapshots, readLockInfo, readPidFiles, readSessionJson, readToolchains, Session } from './session.js';
+import {
+  dirBytes,
+  KERNEL_VERSION,
+  listSnapshots,
+  readLockInfo,
+  readPidFiles,
+  readSessionJson,
+  readToolchains,
+  Session,
+} from './session.js';
 import { readFileSync } from 'node:fs';
 
 export function sessionStatus(workspace: string, sessionDir: string): Record<string, unknown> {
@@ -53,7 +62,16 @@ export async function sessionClean(
   if (!existsSync(o.sessionDir)) return { all: o.all, removed: [], bytes_freed: 0 };
   let session: Session;
   try {
-    session = await Session.open({ workspace: o.workspace, sessionDir: o.sessionDir, lockTimeoutS: o.lockTimeoutS, noWait: o.noWait, command: 'session clean' }, warnings);
+    session = await Session.open(
+      {
+        workspace: o.workspace,
+        sessionDir: o.sessionDir,
+        lockTimeoutS: o.lockTimeoutS,
+        noWait: o.noWait,
+        command: 'session clean',
+      },
+      warnings,
+    );
   } catch (e) {
     if (e instanceof KernelError && e.code === 'SessionCorrupt') throw e;
     throw e;

@@ -9,7 +9,14 @@ import type { ReferenceKind, SymbolKind } from './backends/types.js';
 export type VerifyMode = 'none' | 'syntax' | 'tests' | 'typecheck';
 export type OrganizeMode = 'all' | 'sort' | 'remove-unused';
 export type OpSpec =
-  | { op: 'rename-symbol'; at?: { file: string; line: number; col: number }; symbol?: string; to: string; expect?: string; safety?: 'strict' | 'aggressive' }
+  | {
+      op: 'rename-symbol';
+      at?: { file: string; line: number; col: number };
+      symbol?: string;
+      to: string;
+      expect?: string;
+      safety?: 'strict' | 'aggressive';
+    }
   | { op: 'organize-imports'; file: string; mode: OrganizeMode };
 
 export interface KernelOptions {

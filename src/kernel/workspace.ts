@@ -12,7 +12,10 @@ export class WorkspaceFiles {
   private readonly decoded = new Map<string, FileText>();
   private readonly indexes = new Map<string, LineIndex>();
 
-  constructor(readonly root: string, readonly snap: Snapshot) {}
+  constructor(
+    readonly root: string,
+    readonly snap: Snapshot,
+  ) {}
 
   has(path: string): boolean {
     return this.snap.bytes.has(path);
@@ -26,7 +29,12 @@ export class WorkspaceFiles {
     if (!bytes) throw new KernelError('FileNotFound', `file not found: ${path}`, { path });
     const d = decodeFile(path, bytes);
     if (!d) {
-      throw new KernelError('UnsupportedOperation', `${path} is not valid UTF-8`, { operation: null, language: languageOf(path), reason: 'encoding', fallback: 'edit by hand, then run `tug verify syntax`' });
+      throw new KernelError('UnsupportedOperation', `${path} is not valid UTF-8`, {
+        operation: null,
+        language: languageOf(path),
+        reason: 'encoding',
+        fallback: 'edit by hand, then run `tug verify syntax`',
+      });
     }
     this.decoded.set(path, (f = d));
     return f;
@@ -56,10 +64,15 @@ export function normalizeFileArg(root: string, arg: string, argument: string): {
   const abs = isAbsolute(arg) ? resolve(arg) : resolve(root, arg);
   const rel = relative(root, abs);
   if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
-    throw new KernelError('InvalidArgument', `${arg} is outside the workspace`, { argument, value: arg, reason: 'outside_workspace' });
+    throw new KernelError('InvalidArgument', `${arg} is outside the workspace`, {
+      argument,
+      value: arg,
+      reason: 'outside_workspace',
+    });
   }
   const path = rel.split(sep).join('/');
-  if (!existsSync(abs) || !statSync(abs).isFile()) throw new KernelError('FileNotFound', `file not found: ${path}`, { path });
+  if (!existsSync(abs) || !statSync(abs).isFile())
+    throw new KernelError('FileNotFound', `file not found: ${path}`, { path });
   const language = languageOf(path);
   if (!language) {
     throw new KernelError('UnsupportedOperation', `no refactoring backend for ${path}`, {

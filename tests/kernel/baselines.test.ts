@@ -8,14 +8,24 @@ import { join } from 'node:path';
 import { openKernel } from '../../src/kernel/index.js';
 import { tempWs } from './helpers.js';
 
-const TSCONFIG = JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', lib: ['ES2022'], noEmit: true } });
+const TSCONFIG = JSON.stringify({
+  compilerOptions: {
+    strict: true,
+    target: 'ES2022',
+    module: 'ESNext',
+    moduleResolution: 'Bundler',
+    lib: ['ES2022'],
+    noEmit: true,
+  },
+});
 
 describe('baseline cache', () => {
   it('reuses the tsc and ts-syntax baselines of a snapshot', async () => {
     const ws = realpathSync(
       tempWs({
         'tsconfig.json': TSCONFIG,
-        'src/a.ts': 'export function alpha(): number {\n  return 1;\n}\nexport function beta(): number {\n  return 2;\n}\n',
+        'src/a.ts':
+          'export function alpha(): number {\n  return 1;\n}\nexport function beta(): number {\n  return 2;\n}\n',
         'src/b.ts': "import { alpha } from './a';\nexport const v = alpha();\n",
       }),
     );
@@ -30,9 +40,16 @@ describe('baseline cache', () => {
       expect(entries.every((x) => x.v.key.snapshot_id === e1.snapshotId)).toBe(true);
       // Put the new errors into the cached tsc baseline: the next run on this snapshot must use it.
       const tsc = entries.find((x) => x.v.key.check === 'tsc')!;
-      writeFileSync(join(dir, tsc.n), JSON.stringify({ ...tsc.v, diagnostics: [...tsc.v.diagnostics, ...e1.details.errors] }));
+      writeFileSync(
+        join(dir, tsc.n),
+        JSON.stringify({ ...tsc.v, diagnostics: [...tsc.v.diagnostics, ...e1.details.errors] }),
+      );
       const r2 = await k.run(op, { apply: false, verify: 'typecheck' });
-      expect(r2.verification.checks.map((c) => [c.name, c.status])).toEqual([['ts-syntax', 'passed'], ['tests', 'passed'], ['tsc', 'passed']]);
+      expect(r2.verification.checks.map((c) => [c.name, c.status])).toEqual([
+        ['ts-syntax', 'passed'],
+        ['tests', 'passed'],
+        ['tsc', 'passed'],
+      ]);
       expect(r2.verification.checks[2]!.baseline).toEqual({ diagnostics: e1.details.errors.length });
     } finally {
       await k.close();

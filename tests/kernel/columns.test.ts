@@ -8,17 +8,39 @@ import { openKernel } from '../../src/kernel/index.js';
 import { toByteColumns } from '../../src/kernel/verify/columns.js';
 import { tempWs } from './helpers.js';
 
-const TSCONFIG = JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', lib: ['ES2022'], noEmit: true } });
+const TSCONFIG = JSON.stringify({
+  compilerOptions: {
+    strict: true,
+    target: 'ES2022',
+    module: 'ESNext',
+    moduleResolution: 'Bundler',
+    lib: ['ES2022'],
+    noEmit: true,
+  },
+});
 
 describe('tsc diagnostic columns', () => {
   it('counts UTF-8 bytes after a BOM on CRLF lines with 2- and 4-byte characters', async () => {
-    const ws = realpathSync(tempWs({ 'tsconfig.json': TSCONFIG, 'src/a.ts': '\uFEFF// naïve\r\nconst s = "é😀"; const n: number = s;\r\nexport { n };\r\n' }));
+    const ws = realpathSync(
+      tempWs({
+        'tsconfig.json': TSCONFIG,
+        'src/a.ts': '\uFEFF// naïve\r\nconst s = "é😀"; const n: number = s;\r\nexport { n };\r\n',
+      }),
+    );
     const k = await openKernel({ workspace: ws, env: {}, testCommand: ['node', '-e', ''] });
     try {
       const e = await k.verify('typecheck').catch((x) => x);
       expect(e.code).toBe('TypecheckFailed');
       // `n` is UTF-16 character 24 of line 2; "é" adds 1 byte and "😀" 2 more (4 bytes for 2 units).
-      expect(e.details.errors).toEqual([{ file: 'src/a.ts', line: 2, col: 27, code: 'TS2322', message: "Type 'string' is not assignable to type 'number'." }]);
+      expect(e.details.errors).toEqual([
+        {
+          file: 'src/a.ts',
+          line: 2,
+          col: 27,
+          code: 'TS2322',
+          message: "Type 'string' is not assignable to type 'number'.",
+        },
+      ]);
     } finally {
       await k.close();
     }

@@ -10,14 +10,24 @@ import { openKernel } from '../../src/kernel/index.js';
 import { runKernelCli } from '../../src/kernel/cli/tug.js';
 import { git, gitInit, readTree, tempWs } from './helpers.js';
 
-const TSCONFIG = JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', lib: ['ES2022'], noEmit: true } });
+const TSCONFIG = JSON.stringify({
+  compilerOptions: {
+    strict: true,
+    target: 'ES2022',
+    module: 'ESNext',
+    moduleResolution: 'Bundler',
+    lib: ['ES2022'],
+    noEmit: true,
+  },
+});
 const SRC = {
   'tsconfig.json': TSCONFIG,
   'src/a.ts': 'export function alpha(): number {\n  return 1;\n}\n',
   'src/b.ts': "import { alpha } from './a';\nexport const v = alpha();\n",
   'gen/c.ts': 'export const c = 1;\n',
 };
-const cli = (argv: string[], cwd: string, env: Record<string, string> = {}, prog: 'tug' | 'tugcode' = 'tug') => runKernelCli(argv, { prog, env, cwd });
+const cli = (argv: string[], cwd: string, env: Record<string, string> = {}, prog: 'tug' | 'tugcode' = 'tug') =>
+  runKernelCli(argv, { prog, env, cwd });
 
 describe('kernel configuration', () => {
   it('layers flag over environment over [kernel] over pyproject [tool.tug] over defaults', async () => {
@@ -25,14 +35,33 @@ describe('kernel configuration', () => {
       tempWs({
         ...SRC,
         '.tugtool/config.toml': '[kernel]\nverify = "tests"\ntest_timeout = 42\ninclude = ["src/**"]\n',
-        'pyproject.toml': '[project]\nname = "x"\n\n[tool.tug]\nverify = "typecheck"\ntest_timeout = 7\nmax_edits = 9\nsafety = "safe"\n',
+        'pyproject.toml':
+          '[project]\nname = "x"\n\n[tool.tug]\nverify = "typecheck"\ntest_timeout = 7\nmax_edits = 9\nsafety = "safe"\n',
       }),
     );
     const c = await loadKernelConfig(ws, { env: { TUG_TEST_TIMEOUT: '11' } });
-    expect(c.settings).toMatchObject({ verify: 'tests', test_timeout: 11, max_edits: 9, safety: 'strict', include: ['src/**'], lock_timeout: 30, test_command: null });
-    expect(c.sources).toMatchObject({ verify: 'config', test_timeout: 'env', max_edits: 'pyproject', safety: 'pyproject', include: 'config', lock_timeout: 'default' });
+    expect(c.settings).toMatchObject({
+      verify: 'tests',
+      test_timeout: 11,
+      max_edits: 9,
+      safety: 'strict',
+      include: ['src/**'],
+      lock_timeout: 30,
+      test_command: null,
+    });
+    expect(c.sources).toMatchObject({
+      verify: 'config',
+      test_timeout: 'env',
+      max_edits: 'pyproject',
+      safety: 'pyproject',
+      include: 'config',
+      lock_timeout: 'default',
+    });
     // The flag wins over everything.
-    const r = await cli(['run', '--verify', 'none', 'rename-symbol', '--symbol', 'src/a.ts::alpha', '--to', 'first'], ws);
+    const r = await cli(
+      ['run', '--verify', 'none', 'rename-symbol', '--symbol', 'src/a.ts::alpha', '--to', 'first'],
+      ws,
+    );
     expect(JSON.parse(r.stdout).verification.mode).toBe('none');
     // Without the flag, [kernel] verify = "tests" applies, with the configured include set.
     const s = await cli(['snapshot'], ws);
@@ -53,7 +82,9 @@ describe('kernel configuration', () => {
     } finally {
       await k.close();
     }
-    const plain = realpathSync(tempWs({ ...SRC, '.tugtool/config.toml': '[kernel]\nlock_timeout = 3\nmax_files_affected = 4\n' }));
+    const plain = realpathSync(
+      tempWs({ ...SRC, '.tugtool/config.toml': '[kernel]\nlock_timeout = 3\nmax_files_affected = 4\n' }),
+    );
     const c = await loadKernelConfig(plain, { env: {} });
     expect([c.settings.lock_timeout, c.settings.max_files_affected]).toEqual([3, 4]);
   });
@@ -72,13 +103,29 @@ describe('kernel configuration', () => {
   it('answers ConfigInvalid (exit 2) for a malformed file, a wrong type or a bad variable, and writes nothing', async () => {
     const cases: [Record<string, string>, Record<string, string>, { path: RegExp; key: string | null }][] = [
       [{ '.tugtool/config.toml': '[kernel\nverify = 1\n' }, {}, { path: /\.tugtool\/config\.toml$/, key: null }],
-      [{ '.tugtool/config.toml': '[kernel]\nverify = "fast"\n' }, {}, { path: /\.tugtool\/config\.toml$/, key: 'kernel.verify' }],
-      [{ '.tugtool/config.toml': '[kernel]\ntest_command = "npm test"\n' }, {}, { path: /\.tugtool\/config\.toml$/, key: 'kernel.test_command' }],
-      [{ 'pyproject.toml': '[tool.tug]\ntest_timeout = "soon"\n' }, {}, { path: /pyproject\.toml$/, key: 'tool.tug.test_timeout' }],
+      [
+        { '.tugtool/config.toml': '[kernel]\nverify = "fast"\n' },
+        {},
+        { path: /\.tugtool\/config\.toml$/, key: 'kernel.verify' },
+      ],
+      [
+        { '.tugtool/config.toml': '[kernel]\ntest_command = "npm test"\n' },
+        {},
+        { path: /\.tugtool\/config\.toml$/, key: 'kernel.test_command' },
+      ],
+      [
+        { 'pyproject.toml': '[tool.tug]\ntest_timeout = "soon"\n' },
+        {},
+        { path: /pyproject\.toml$/, key: 'tool.tug.test_timeout' },
+      ],
       [{ 'pyproject.toml': '[tool.tug\n' }, {}, { path: /pyproject\.toml$/, key: null }],
       [{}, { TUG_VERIFY: 'fast' }, { path: /^TUG_VERIFY$/, key: 'verify' }],
       [{}, { TUG_TEST_COMMAND: 'npm test' }, { path: /^TUG_TEST_COMMAND$/, key: 'test_command' }],
-      [{ '.tugtool/config.toml': '[kernel]\nverify = "none"\n' }, { TUG_LOCK_TIMEOUT: 'soon' }, { path: /^TUG_LOCK_TIMEOUT$/, key: 'lock_timeout' }],
+      [
+        { '.tugtool/config.toml': '[kernel]\nverify = "none"\n' },
+        { TUG_LOCK_TIMEOUT: 'soon' },
+        { path: /^TUG_LOCK_TIMEOUT$/, key: 'lock_timeout' },
+      ],
     ];
     for (const [files, env, want] of cases) {
       const ws = realpathSync(tempWs({ ...SRC, ...files }));
@@ -101,9 +148,17 @@ describe('kernel configuration', () => {
         '.tugtool/config.toml': '[kernel]\ntest_command = ["node", "-e", "process.exit(3)"]\nlock_timeout = 0\n',
       }),
     );
-    const t = await cli(['run', '--verify', 'tests', 'rename-symbol', '--symbol', 'src/a.ts::alpha', '--to', 'first'], ws);
+    const t = await cli(
+      ['run', '--verify', 'tests', 'rename-symbol', '--symbol', 'src/a.ts::alpha', '--to', 'first'],
+      ws,
+    );
     const te = JSON.parse(t.stdout);
-    expect([t.exitCode, te.error.code, te.error.details.exit_code, te.error.details.command]).toEqual([5, 'TestsFailed', 3, ['node', '-e', 'process.exit(3)']]);
+    expect([t.exitCode, te.error.code, te.error.details.exit_code, te.error.details.command]).toEqual([
+      5,
+      'TestsFailed',
+      3,
+      ['node', '-e', 'process.exit(3)'],
+    ]);
     const holder = await openKernel({ workspace: ws, env: {} });
     try {
       const l = await cli(['snapshot'], ws);
@@ -114,16 +169,35 @@ describe('kernel configuration', () => {
     }
     // typecheck_command replaces tsc: exits 0 on the baseline and non-zero once `first` exists.
     mkdirSync(join(ws, 'scripts'), { recursive: true });
-    const script = "const t=require('fs').readFileSync('src/a.ts','utf8');if(/first/.test(t)){console.log('src/a.ts:1:17: error: renamed');process.exit(1)}";
-    const k = await openKernel({ workspace: ws, env: {}, typecheckCommand: ['node', '-e', script], testCommand: ['node', '-e', ''] });
+    const script =
+      "const t=require('fs').readFileSync('src/a.ts','utf8');if(/first/.test(t)){console.log('src/a.ts:1:17: error: renamed');process.exit(1)}";
+    const k = await openKernel({
+      workspace: ws,
+      env: {},
+      typecheckCommand: ['node', '-e', script],
+      testCommand: ['node', '-e', ''],
+    });
     try {
-      const err = await k.run({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' }, { apply: true, verify: 'typecheck' }).catch((e) => e);
+      const err = await k
+        .run({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' }, { apply: true, verify: 'typecheck' })
+        .catch((e) => e);
       expect(err.code).toBe('TypecheckFailed');
       const checks = err.extra.verification.checks.map((c: any) => [c.name, c.status]);
-      expect(checks).toEqual([['ts-syntax', 'passed'], ['tests', 'passed'], ['typecheck-command', 'failed']]);
+      expect(checks).toEqual([
+        ['ts-syntax', 'passed'],
+        ['tests', 'passed'],
+        ['typecheck-command', 'failed'],
+      ]);
       expect(err.details.errors).toEqual([{ file: 'src/a.ts', line: 1, col: 17, code: null, message: 'renamed' }]);
-      const ok = await k.run({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'second' }, { apply: false, verify: 'typecheck' });
-      expect(ok.verification.checks.map((c) => [c.name, c.status, c.baseline])).toEqual([['ts-syntax', 'passed', { diagnostics: 0 }], ['tests', 'passed', null], ['typecheck-command', 'passed', { diagnostics: 0 }]]);
+      const ok = await k.run(
+        { op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'second' },
+        { apply: false, verify: 'typecheck' },
+      );
+      expect(ok.verification.checks.map((c) => [c.name, c.status, c.baseline])).toEqual([
+        ['ts-syntax', 'passed', { diagnostics: 0 }],
+        ['tests', 'passed', null],
+        ['typecheck-command', 'passed', { diagnostics: 0 }],
+      ]);
     } finally {
       await k.close();
     }

@@ -19,7 +19,11 @@ process.env.TS_LIB_TYPESCRIPT = require.resolve('typescript');
 
 /** Rename locations straight from a LanguageService over the package's tsconfig. */
 function directLocations(ws: string, file: string, needle: string): string[] {
-  const cfg = ts.getParsedCommandLineOfConfigFile(join(ws, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!;
+  const cfg = ts.getParsedCommandLineOfConfigFile(
+    join(ws, 'tsconfig.json'),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+  )!;
   const host: ts.LanguageServiceHost = {
     getScriptFileNames: () => cfg.fileNames,
     getScriptVersion: () => '1',
@@ -32,7 +36,10 @@ function directLocations(ws: string, file: string, needle: string): string[] {
   };
   const ls = ts.createLanguageService(host);
   const abs = join(ws, file);
-  const locs = ls.findRenameLocations(abs, readFileSync(abs, 'utf8').indexOf(needle), false, false, { providePrefixAndSuffixTextForRename: true }) ?? [];
+  const locs =
+    ls.findRenameLocations(abs, readFileSync(abs, 'utf8').indexOf(needle), false, false, {
+      providePrefixAndSuffixTextForRename: true,
+    }) ?? [];
   return locs.map((l) => `${relative(ws, l.fileName)}:${l.textSpan.start}`).sort();
 }
 
@@ -53,7 +60,11 @@ async function assertClean(ws: string, env: any): Promise<void> {
   expect(tests.status, tests.out).toBe(0);
   expect(git(ws, 'diff', '--name-only').trim().split('\n')).toEqual(env.files_written);
   // git adds function context after the hunk header; the kernel's headers are bare (05 §9.5).
-  expect(git(ws, 'diff').replace(/^(@@ [^@]+ @@).*$/gm, '$1').replace(/^index .*\n/gm, '')).toBe(env.patch.unified_diff);
+  expect(
+    git(ws, 'diff')
+      .replace(/^(@@ [^@]+ @@).*$/gm, '$1')
+      .replace(/^index .*\n/gm, ''),
+  ).toBe(env.patch.unified_diff);
 }
 
 describe('vendored TypeScript package', () => {
@@ -61,10 +72,27 @@ describe('vendored TypeScript package', () => {
     const ws = realpathSync(copyTree(join(HERE, 'e2e', 'ts-lib')));
     gitInit(ws);
     const expected = directLocations(ws, 'src/schema/base.ts', 'parse(input: unknown');
-    const r1 = await runKernelCli(['run', '--apply', '--verify', 'typecheck', 'rename-symbol', '--symbol', 'src/schema/base.ts::Schema.parse', '--to', 'validate'], { prog: 'tug', env: {}, cwd: ws });
+    const r1 = await runKernelCli(
+      [
+        'run',
+        '--apply',
+        '--verify',
+        'typecheck',
+        'rename-symbol',
+        '--symbol',
+        'src/schema/base.ts::Schema.parse',
+        '--to',
+        'validate',
+      ],
+      { prog: 'tug', env: {}, cwd: ws },
+    );
     expect(r1.exitCode, r1.stdout).toBe(0);
     const e1 = JSON.parse(r1.stdout);
-    expect(e1.verification.checks.map((c: any) => [c.name, c.status])).toEqual([['ts-syntax', 'passed'], ['tests', 'passed'], ['tsc', 'passed']]);
+    expect(e1.verification.checks.map((c: any) => [c.name, c.status])).toEqual([
+      ['ts-syntax', 'passed'],
+      ['tests', 'passed'],
+      ['tsc', 'passed'],
+    ]);
     expect(e1.patch.edits.map((e: any) => `${e.file}:${e.span.start}`).sort()).toEqual(expected);
     // Schema.parse is overridden by every schema class and called across the package (12 files, 65 edits).
     expect([e1.summary.files_changed, e1.summary.edits_count, e1.warnings]).toEqual([12, 65, []]);
@@ -72,10 +100,31 @@ describe('vendored TypeScript package', () => {
     git(ws, 'commit', '-qam', 'rename parse', '--no-gpg-sign');
 
     // The second rename only needs the syntax check: assertClean runs tsc and the package's tests itself.
-    const r2 = await runKernelCli(['run', '--apply', '--verify', 'syntax', 'rename-symbol', '--symbol', 'src/text/format.ts::formatValue', '--to', 'renderValue'], { prog: 'tug', env: {}, cwd: ws });
+    const r2 = await runKernelCli(
+      [
+        'run',
+        '--apply',
+        '--verify',
+        'syntax',
+        'rename-symbol',
+        '--symbol',
+        'src/text/format.ts::formatValue',
+        '--to',
+        'renderValue',
+      ],
+      { prog: 'tug', env: {}, cwd: ws },
+    );
     expect(r2.exitCode, r2.stdout).toBe(0);
     const e2 = JSON.parse(r2.stdout);
-    expect(e2.files_written).toEqual(['src/text/csv.ts', 'src/text/format.ts', 'src/text/index.ts', 'src/text/slug.ts', 'src/text/template.ts', 'src/ui/view.tsx', 'tests/text.check.ts']);
+    expect(e2.files_written).toEqual([
+      'src/text/csv.ts',
+      'src/text/format.ts',
+      'src/text/index.ts',
+      'src/text/slug.ts',
+      'src/text/template.ts',
+      'src/ui/view.tsx',
+      'tests/text.check.ts',
+    ]);
     expect(e2.patch.unified_diff).not.toMatch(/ as formatValue/);
     await assertClean(ws, e2);
   });

@@ -6,14 +6,30 @@ import { describe, it, expect } from 'vitest';
 import { globMatcher, listWorkspaceFiles } from '../../src/kernel/snapshot.js';
 import { tempWs } from './helpers.js';
 
-const FILES = ['src/a.ts', 'src/b.ts', 'src/m1.ts', 'src/a.test.ts', 'src/deep/c.test.ts', 'gen/x.ts', '.config/y.ts', 'README.md'];
+const FILES = [
+  'src/a.ts',
+  'src/b.ts',
+  'src/m1.ts',
+  'src/a.test.ts',
+  'src/deep/c.test.ts',
+  'gen/x.ts',
+  '.config/y.ts',
+  'README.md',
+];
 
 describe('include and exclude globs', () => {
   it('matches braces, classes, globstars, dotfiles and whole directories', () => {
     const ws = tempWs(Object.fromEntries(FILES.map((f) => [f, 'export {};\n'])));
-    const list = (include: string[], exclude: string[]) => listWorkspaceFiles(ws, { include, exclude }).map((f) => f.path);
+    const list = (include: string[], exclude: string[]) =>
+      listWorkspaceFiles(ws, { include, exclude }).map((f) => f.path);
     expect(list(['src/{a,b}.ts', 'src/m[0-9].ts'], [])).toEqual(['src/a.ts', 'src/b.ts', 'src/m1.ts']);
-    expect(list([], ['**/*.test.ts', 'gen'])).toEqual(['.config/y.ts', 'README.md', 'src/a.ts', 'src/b.ts', 'src/m1.ts']);
+    expect(list([], ['**/*.test.ts', 'gen'])).toEqual([
+      '.config/y.ts',
+      'README.md',
+      'src/a.ts',
+      'src/b.ts',
+      'src/m1.ts',
+    ]);
     expect(list(['**/*.ts'], ['src/**'])).toEqual(['.config/y.ts', 'gen/x.ts']);
     expect(globMatcher([])).toBeNull();
     expect(globMatcher(['gen/**'])!('gen')).toBe(true);

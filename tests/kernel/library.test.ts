@@ -12,7 +12,16 @@ import { validateNewName, validateForSymbol } from '../../src/kernel/names.js';
 import { KernelError } from '../../src/kernel/errors.js';
 import { gitInit, tempWs } from './helpers.js';
 
-const TSCONFIG = JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', lib: ['ES2022'], noEmit: true } });
+const TSCONFIG = JSON.stringify({
+  compilerOptions: {
+    strict: true,
+    target: 'ES2022',
+    module: 'ESNext',
+    moduleResolution: 'Bundler',
+    lib: ['ES2022'],
+    noEmit: true,
+  },
+});
 const FILES = {
   'tsconfig.json': TSCONFIG,
   'src/a.ts': 'export function alpha(): number {\n  return 1;\n}\nexport class Box {\n  size = 1;\n}\n',
@@ -35,7 +44,10 @@ describe('library API', () => {
     try {
       const an = await k.analyzeImpact({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' });
       expect(an.impact).toEqual({ files_affected: 2, references_count: 3, edits_estimated: 3 });
-      const r1 = await k.run({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' }, { apply: true, verify: 'syntax' });
+      const r1 = await k.run(
+        { op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' },
+        { apply: true, verify: 'syntax' },
+      );
       expect(r1.files_written).toEqual(['src/a.ts', 'src/b.ts']);
       const p2 = await k.prepare({ op: 'rename-symbol', symbol: 'src/a.ts::Box.size', to: 'volume' });
       expect(p2.snapshot_id).toBe(r1.snapshot_after);
@@ -44,10 +56,20 @@ describe('library API', () => {
       expect(v).toEqual({ status: 'skipped', mode: 'none', sandbox: null, checks: [] });
       const a2 = await k.apply(p2);
       expect(a2.applied).toBe(true);
-      expect(readFileSync(join(ws, 'src/b.ts'), 'utf8')).toBe("import { first, Box } from './a';\n\nexport const v = first() + new Box().volume;\n");
+      expect(readFileSync(join(ws, 'src/b.ts'), 'utf8')).toBe(
+        "import { first, Box } from './a';\n\nexport const v = first() + new Box().volume;\n",
+      );
       // An empty patch is a valid no-op.
-      const noop = await k.run({ op: 'organize-imports', file: 'src/a.ts', mode: 'all' }, { apply: true, verify: 'syntax' });
-      expect([noop.applied, noop.summary.edits_count, noop.patch.unified_diff, noop.verification.status]).toEqual([false, 0, '', 'skipped']);
+      const noop = await k.run(
+        { op: 'organize-imports', file: 'src/a.ts', mode: 'all' },
+        { apply: true, verify: 'syntax' },
+      );
+      expect([noop.applied, noop.summary.edits_count, noop.patch.unified_diff, noop.verification.status]).toEqual([
+        false,
+        0,
+        '',
+        'skipped',
+      ]);
     } finally {
       await k.close();
     }
@@ -59,7 +81,10 @@ describe('library API', () => {
     try {
       const p = await k.prepare({ op: 'rename-symbol', at: { file: 'src/a.ts', line: 1, col: 17 }, to: 'first' });
       writeFileSync(join(ws, 'src/b.ts'), readFileSync(join(ws, 'src/b.ts'), 'utf8') + '// edited\n');
-      await expect(k.apply(p)).rejects.toMatchObject({ code: 'SnapshotMismatch', details: { changed_files: ['src/b.ts'] } });
+      await expect(k.apply(p)).rejects.toMatchObject({
+        code: 'SnapshotMismatch',
+        details: { changed_files: ['src/b.ts'] },
+      });
       expect(readFileSync(join(ws, 'src/a.ts'), 'utf8')).toContain('alpha');
     } finally {
       await k.close();
@@ -99,7 +124,13 @@ describe('source set and snapshots', () => {
     for (const ws of [plain, repo]) {
       const s = takeSnapshot(ws);
       expect([...s.files.keys()]).toEqual(['src/a.ts', 'src/b.ts', 'tsconfig.json']);
-      expect(listWorkspaceFiles(ws).map((f) => f.path)).toEqual(['.gitignore', 'README.md', 'src/a.ts', 'src/b.ts', 'tsconfig.json']);
+      expect(listWorkspaceFiles(ws).map((f) => f.path)).toEqual([
+        '.gitignore',
+        'README.md',
+        'src/a.ts',
+        'src/b.ts',
+        'tsconfig.json',
+      ]);
     }
     expect(takeSnapshot(plain).id).toBe(takeSnapshot(repo).id);
   });
@@ -136,9 +167,17 @@ describe('new-name validation', () => {
       ['rust', 'fn', 'InvalidArgument:reserved_word'],
       ['rust', 'naïve', 'InvalidArgument:not_an_identifier'],
     ];
-    for (const [lang, name, want] of cases) expect(codeOf(() => validateNewName(lang, name)), `${lang} ${name}`).toBe(want);
-    expect(codeOf(() => validateForSymbol('typescript', 'alpha', 'alpha', 'function'))).toBe('InvalidArgument:unchanged');
-    expect(codeOf(() => validateForSymbol('typescript', 'string', 'Box', 'class'))).toBe('InvalidArgument:reserved_type_name');
+    for (const [lang, name, want] of cases)
+      expect(
+        codeOf(() => validateNewName(lang, name)),
+        `${lang} ${name}`,
+      ).toBe(want);
+    expect(codeOf(() => validateForSymbol('typescript', 'alpha', 'alpha', 'function'))).toBe(
+      'InvalidArgument:unchanged',
+    );
+    expect(codeOf(() => validateForSymbol('typescript', 'string', 'Box', 'class'))).toBe(
+      'InvalidArgument:reserved_type_name',
+    );
     expect(codeOf(() => validateForSymbol('typescript', 'string', 'box', 'variable'))).toBe('ok');
   });
 });

@@ -8,7 +8,14 @@ export function normalizeEnvelope(value: unknown, ws: string[]): unknown {
       let s = v;
       for (const w of ws) s = s.split(w).join('<WS>');
       if (key === 'output' && v !== null) return '<output>';
-      if (key === 'version' || key === 'kernel_version' || key === 'python_version' || key === 'pyright_version' || key === 'cargo_version') return '<version>';
+      if (
+        key === 'version' ||
+        key === 'kernel_version' ||
+        key === 'python_version' ||
+        key === 'pyright_version' ||
+        key === 'cargo_version'
+      )
+        return '<version>';
       return s;
     }
     if (typeof v === 'number' && (key === 'lock_holder_pid' || key === 'holder_pid' || key === 'pid')) return '<pid>';

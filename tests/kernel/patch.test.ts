@@ -26,7 +26,13 @@ function diffFor(ws: string, edits: ByteEdit[]) {
   const paths = [...new Set(edits.map((e) => e.path))];
   const files = filesOf(ws, paths);
   const ps = buildPatchSet('snap_x', files, edits);
-  const diff = unifiedDiff(ps.files.map((f) => ({ path: f.path, before: files.get(f.path)!.bytes, edits: ps.edits.filter((e) => e.path === f.path) })));
+  const diff = unifiedDiff(
+    ps.files.map((f) => ({
+      path: f.path,
+      before: files.get(f.path)!.bytes,
+      edits: ps.edits.filter((e) => e.path === f.path),
+    })),
+  );
   return { ps, diff, files };
 }
 
@@ -102,12 +108,44 @@ describe('patch set construction', () => {
   });
 
   it('rejects overlapping, nested and same-offset inserts but accepts touching edits', () => {
-    expect(code(() => buildPatchSet('s', files, [{ path: 'a.ts', start: 6, end: 9, newText: 'x' }, { path: 'a.ts', start: 8, end: 10, newText: 'y' }]))).toBe('ConflictingEdits');
-    expect(code(() => buildPatchSet('s', files, [{ path: 'a.ts', start: 6, end: 12, newText: 'x' }, { path: 'a.ts', start: 7, end: 8, newText: 'y' }]))).toBe('ConflictingEdits');
-    expect(code(() => buildPatchSet('s', files, [{ path: 'a.ts', start: 6, end: 6, newText: 'x' }, { path: 'a.ts', start: 6, end: 6, newText: 'y' }]))).toBe('ConflictingEdits');
-    expect(code(() => buildPatchSet('s', files, [{ path: 'a.ts', start: 6, end: 9, newText: 'x' }, { path: 'a.ts', start: 9, end: 10, newText: 'y' }]))).toBe('none');
-    expect(code(() => buildPatchSet('s', files, [{ path: 'a.ts', start: 3, end: 3, newText: '' }]))).toBe('InternalError');
-    expect(code(() => buildPatchSet('s', files, [{ path: 'a.ts', start: 3, end: 99, newText: 'x' }]))).toBe('InternalError');
+    expect(
+      code(() =>
+        buildPatchSet('s', files, [
+          { path: 'a.ts', start: 6, end: 9, newText: 'x' },
+          { path: 'a.ts', start: 8, end: 10, newText: 'y' },
+        ]),
+      ),
+    ).toBe('ConflictingEdits');
+    expect(
+      code(() =>
+        buildPatchSet('s', files, [
+          { path: 'a.ts', start: 6, end: 12, newText: 'x' },
+          { path: 'a.ts', start: 7, end: 8, newText: 'y' },
+        ]),
+      ),
+    ).toBe('ConflictingEdits');
+    expect(
+      code(() =>
+        buildPatchSet('s', files, [
+          { path: 'a.ts', start: 6, end: 6, newText: 'x' },
+          { path: 'a.ts', start: 6, end: 6, newText: 'y' },
+        ]),
+      ),
+    ).toBe('ConflictingEdits');
+    expect(
+      code(() =>
+        buildPatchSet('s', files, [
+          { path: 'a.ts', start: 6, end: 9, newText: 'x' },
+          { path: 'a.ts', start: 9, end: 10, newText: 'y' },
+        ]),
+      ),
+    ).toBe('none');
+    expect(code(() => buildPatchSet('s', files, [{ path: 'a.ts', start: 3, end: 3, newText: '' }]))).toBe(
+      'InternalError',
+    );
+    expect(code(() => buildPatchSet('s', files, [{ path: 'a.ts', start: 3, end: 99, newText: 'x' }]))).toBe(
+      'InternalError',
+    );
   });
 
   it('gives the same diff and JSON for the same edits', () => {
@@ -246,7 +284,10 @@ describe('unified diff', () => {
     const ws = tempWs({ 'a.ts': Array.from({ length: 20 }, (_, i) => `line${i} foo\n`).join('') });
     const t = readFileSync(join(ws, 'a.ts'), 'utf8');
     const at = (line: number) => t.indexOf(`line${line} foo`) + `line${line} `.length;
-    const diff = checkDiffApplies(ws, [0, 3, 14, 19].map((l) => ({ path: 'a.ts', start: at(l), end: at(l) + 3, newText: 'barbaz' })));
+    const diff = checkDiffApplies(
+      ws,
+      [0, 3, 14, 19].map((l) => ({ path: 'a.ts', start: at(l), end: at(l) + 3, newText: 'barbaz' })),
+    );
     expect(diff.match(/^@@/gm)?.length).toBe(2);
     expect(diff).toContain('@@ -1,7 +1,7 @@\n');
     expect(diff).toContain('@@ -12,9 +12,9 @@\n');
@@ -257,7 +298,10 @@ describe('unified diff', () => {
     const t = readFileSync(join(ws, 'a.ts'));
     const idxs: number[] = [];
     for (let i = t.indexOf('naïve'); i !== -1; i = t.indexOf('naïve', i + 1)) idxs.push(i);
-    const diff = checkDiffApplies(ws, idxs.map((i) => ({ path: 'a.ts', start: i, end: i + 6, newText: 'simple' })));
+    const diff = checkDiffApplies(
+      ws,
+      idxs.map((i) => ({ path: 'a.ts', start: i, end: i + 6, newText: 'simple' })),
+    );
     expect(diff).toContain('\r\n');
     expect(diff).toContain('\\ No newline at end of file\n');
   });

@@ -14,12 +14,22 @@ import { typescriptBackend } from '../../src/kernel/backends/typescript.js';
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 /** Positions to try: outline items, or (everyIdentifier) the start of every identifier-like word. */
-async function positions(be: any, file: string, text: string, everyIdentifier: boolean): Promise<{ pos: number; label: string }[]> {
-  if (!everyIdentifier) return (await be.outline(file)).map((o: any) => ({ pos: o.name16.start16, label: o.qualified_name }));
+async function positions(
+  be: any,
+  file: string,
+  text: string,
+  everyIdentifier: boolean,
+): Promise<{ pos: number; label: string }[]> {
+  if (!everyIdentifier)
+    return (await be.outline(file)).map((o: any) => ({ pos: o.name16.start16, label: o.qualified_name }));
   return [...text.matchAll(/[A-Za-z_$][\w$]*/g)].map((m) => ({ pos: m.index!, label: `${m[0]}@${m.index}` }));
 }
 
-async function compareAll(ws: string, only: (p: string) => boolean, everyIdentifier = false): Promise<{ symbols: number; fast: number }> {
+async function compareAll(
+  ws: string,
+  only: (p: string) => boolean,
+  everyIdentifier = false,
+): Promise<{ symbols: number; fast: number }> {
   const snap = takeSnapshot(ws);
   const files = new WorkspaceFiles(ws, snap);
   const texts = new Map<string, { text: string; version: string }>();
@@ -44,7 +54,8 @@ async function compareAll(ws: string, only: (p: string) => boolean, everyIdentif
         if (seen.has(`${t.file}:${t.offset16}`)) continue;
         seen.add(`${t.file}:${t.offset16}`);
         symbols++;
-        const key = (es: any[]) => es.map((e) => `${e.file}:${e.start}:${e.end}:${e.newText}:${e.refKind}:${e.jsxTag}`).sort();
+        const key = (es: any[]) =>
+          es.map((e) => `${e.file}:${e.start}:${e.end}:${e.newText}:${e.refKind}:${e.jsxTag}`).sort();
         const one = be.renameInOneSearch(t, 'renamedX');
         const closure = await be.renameWithClosure(t, 'renamedX');
         if (one) {
@@ -64,7 +75,12 @@ describe('one-search rename', () => {
     const root = join(HERE, 'fixtures', 'typescript');
     let total = 0;
     let fast = 0;
-    const walk = (d: string): string[] => (readdirSync(d).some((n) => n.endsWith('.ts') || n.endsWith('.tsx') || n.endsWith('.js')) ? [d] : readdirSync(d).filter((n) => statSync(join(d, n)).isDirectory()).flatMap((n) => walk(join(d, n))));
+    const walk = (d: string): string[] =>
+      readdirSync(d).some((n) => n.endsWith('.ts') || n.endsWith('.tsx') || n.endsWith('.js'))
+        ? [d]
+        : readdirSync(d)
+            .filter((n) => statSync(join(d, n)).isDirectory())
+            .flatMap((n) => walk(join(d, n)));
     for (const ws of walk(root)) {
       const r = await compareAll(realpathSync(ws), () => true, true);
       total += r.symbols;

@@ -7,14 +7,24 @@ import { realpathSync } from 'node:fs';
 import { openKernel } from '../../src/kernel/index.js';
 import { tempWs } from './helpers.js';
 
-const TSCONFIG = JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', lib: ['ES2022'], noEmit: true } });
+const TSCONFIG = JSON.stringify({
+  compilerOptions: {
+    strict: true,
+    target: 'ES2022',
+    module: 'ESNext',
+    moduleResolution: 'Bundler',
+    lib: ['ES2022'],
+    noEmit: true,
+  },
+});
 
 describe('member reference scan', () => {
   it('warns for an untyped .old access the rename cannot reach, not for typed or unrelated ones', async () => {
     const ws = realpathSync(
       tempWs({
         'tsconfig.json': TSCONFIG,
-        'src/base.ts': 'export class Base {\n  process(): number {\n    return 1;\n  }\n}\nexport class Other {\n  process(): string {\n    return "";\n  }\n}\n',
+        'src/base.ts':
+          'export class Base {\n  process(): number {\n    return 1;\n  }\n}\nexport class Other {\n  process(): string {\n    return "";\n  }\n}\n',
         'src/use.ts':
           "import { Base, Other } from './base';\n" +
           'export function typed(b: Base): number {\n  return b.process();\n}\n' +
@@ -28,7 +38,10 @@ describe('member reference scan', () => {
     const k = await openKernel({ workspace: ws, env: {} });
     try {
       const r = await k.analyzeImpact({ op: 'rename-symbol', symbol: 'src/base.ts::Base.process', to: 'handle' });
-      expect(r.references!.map((x) => `${x.location.file}:${x.location.line}:${x.kind}`)).toEqual(['src/base.ts:2:definition', 'src/use.ts:3:call']);
+      expect(r.references!.map((x) => `${x.location.file}:${x.location.line}:${x.kind}`)).toEqual([
+        'src/base.ts:2:definition',
+        'src/use.ts:3:call',
+      ]);
       const ws2 = r.warnings.map((w) => `${w.code} ${w.location?.file}:${w.location?.line}:${w.location?.col}`);
       expect(ws2).toEqual([
         'UnresolvedMemberReference src/js.js:2:12',

@@ -12,7 +12,16 @@ import { runKernelCli } from '../../src/kernel/cli/tug.js';
 import { readTree, tempWs } from './helpers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const TSCONFIG = JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', lib: ['ES2022'], noEmit: true } });
+const TSCONFIG = JSON.stringify({
+  compilerOptions: {
+    strict: true,
+    target: 'ES2022',
+    module: 'ESNext',
+    moduleResolution: 'Bundler',
+    lib: ['ES2022'],
+    noEmit: true,
+  },
+});
 const FILES = {
   'tsconfig.json': TSCONFIG,
   'src/a.ts': 'export function alpha(): number {\n  return 1;\n}\n',
@@ -56,7 +65,11 @@ describe('session files', () => {
       await k.close();
     }
     const after = await status(ws);
-    expect([after.backends, after.lock.held, after.toolchains.typescript?.version]).toEqual([[], false, (await import('typescript')).default.version]);
+    expect([after.backends, after.lock.held, after.toolchains.typescript?.version]).toEqual([
+      [],
+      false,
+      (await import('typescript')).default.version,
+    ]);
     expect(JSON.parse(readFileSync(join(ws, '.tug', 'toolchains.json'), 'utf8'))).toHaveProperty('typescript');
   });
 
@@ -81,16 +94,46 @@ describe('session files', () => {
 
   it('logs to logs/kernel.log and stderr at --log-level info, and nowhere at the default level', async () => {
     const ws = realpathSync(tempWs(FILES));
-    const quiet = await cli(['run', '--verify', 'none', 'rename-symbol', '--symbol', 'src/a.ts::alpha', '--to', 'first'], ws);
+    const quiet = await cli(
+      ['run', '--verify', 'none', 'rename-symbol', '--symbol', 'src/a.ts::alpha', '--to', 'first'],
+      ws,
+    );
     expect([quiet.exitCode, quiet.stderr, existsSync(join(ws, '.tug', 'logs'))]).toEqual([0, '', false]);
-    const loud = await cli(['--log-level', 'info', 'run', '--verify', 'syntax', 'rename-symbol', '--symbol', 'src/a.ts::alpha', '--to', 'first'], ws);
+    const loud = await cli(
+      [
+        '--log-level',
+        'info',
+        'run',
+        '--verify',
+        'syntax',
+        'rename-symbol',
+        '--symbol',
+        'src/a.ts::alpha',
+        '--to',
+        'first',
+      ],
+      ws,
+    );
     expect(loud.exitCode).toBe(0);
     expect(JSON.parse(loud.stdout).status).toBe('ok');
     const log = readFileSync(join(ws, '.tug', 'logs', 'kernel.log'), 'utf8');
-    for (const what of ['session open', 'kernel open', 'snapshot', 'typescript backend open', 'prepare rename-symbol', 'verify syntax', 'kernel close']) {
+    for (const what of [
+      'session open',
+      'kernel open',
+      'snapshot',
+      'typescript backend open',
+      'prepare rename-symbol',
+      'verify syntax',
+      'kernel close',
+    ]) {
       expect(log, what).toContain(` info [${process.pid}] ${what}`);
     }
-    expect(loud.stderr.split('\n').filter(Boolean).every((l) => l.startsWith('tug: info: '))).toBe(true);
+    expect(
+      loud.stderr
+        .split('\n')
+        .filter(Boolean)
+        .every((l) => l.startsWith('tug: info: ')),
+    ).toBe(true);
     expect(loud.stderr).toContain('tug: info: verify syntax');
     const dbg = await cli(['--log-level', 'warn', 'snapshot'], ws);
     expect(dbg.stderr).toBe('');
@@ -106,7 +149,10 @@ describe('lock loss', () => {
       const p = await k.prepare({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' });
       // What proper-lockfile's onCompromised does when another process took the lock over.
       (k as unknown as { session: { compromised: boolean } }).session.compromised = true;
-      for (const call of [() => k.apply(p), () => k.prepare({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' })]) {
+      for (const call of [
+        () => k.apply(p),
+        () => k.prepare({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' }),
+      ]) {
         const e = await call().catch((x) => x);
         expect([e.code, e.details.message]).toEqual(['InternalError', 'session lock compromised']);
       }
@@ -128,7 +174,24 @@ describe('signals', () => {
       const before = readTree(ws);
       const marker = join(ws, '..', `marker-${process.pid}-${sig}-${Math.random().toString(16).slice(2)}.json`);
       const script = `require('fs').writeFileSync(${JSON.stringify(marker)}, JSON.stringify({pid: process.pid, cwd: process.cwd()})); setInterval(() => {}, 1000);`;
-      const child = spawn(process.execPath, [join(ROOT, 'bin', 'tug.js'), 'run', '--apply', '--verify', 'tests', '--test-command', JSON.stringify(['node', '-e', script]), 'rename-symbol', '--symbol', 'src/a.ts::alpha', '--to', 'first'], { cwd: ws, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [
+          join(ROOT, 'bin', 'tug.js'),
+          'run',
+          '--apply',
+          '--verify',
+          'tests',
+          '--test-command',
+          JSON.stringify(['node', '-e', script]),
+          'rename-symbol',
+          '--symbol',
+          'src/a.ts::alpha',
+          '--to',
+          'first',
+        ],
+        { cwd: ws, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
       const m = await until(() => existsSync(marker) && readFileSync(marker, 'utf8'), 'the test command to start');
       const { pid, cwd } = JSON.parse(m);

@@ -34,7 +34,13 @@ describe('snapshot reuse', () => {
   });
 
   it('sees a file edited between two operations of one kernel', async () => {
-    const ws = realpathSync(tempWs({ 'tsconfig.json': '{}', 'a.ts': 'export function alpha() {\n  return 1;\n}\n', 'b.ts': "import { alpha } from './a';\nalpha();\n" }));
+    const ws = realpathSync(
+      tempWs({
+        'tsconfig.json': '{}',
+        'a.ts': 'export function alpha() {\n  return 1;\n}\n',
+        'b.ts': "import { alpha } from './a';\nalpha();\n",
+      }),
+    );
     const k = await openKernel({ workspace: ws, env: {} });
     try {
       const p1 = await k.prepare({ op: 'rename-symbol', symbol: 'a.ts::alpha', to: 'first' });

@@ -37,7 +37,10 @@ export function loadWithCodeCache<T>(file: string, env: Record<string, string | 
     return { module: existing ? existing.exports : (createRequire(file)(file) as T), saveCache: () => undefined };
   }
   const st = statSync(file);
-  const key = createHash('sha256').update(`${file}\n${st.size}\n${st.mtimeMs}\n${process.version}\n${process.arch}\n${cachedDataVersionTag()}`).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(`${file}\n${st.size}\n${st.mtimeMs}\n${process.version}\n${process.arch}\n${cachedDataVersionTag()}`)
+    .digest('hex')
+    .slice(0, 16);
   const cacheDir = join(tmpdir(), 'tug-v8-cache');
   const cacheFile = join(cacheDir, `${key}.bin`);
   let cached: Buffer | undefined;
@@ -52,7 +55,13 @@ export function loadWithCodeCache<T>(file: string, env: Record<string, string | 
   mod.paths = M._nodeModulePaths(dirname(file));
   M._cache[file] = mod;
   try {
-    const fn = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: unknown, filename: string, dirname: string) => void;
+    const fn = script.runInThisContext() as (
+      exports: unknown,
+      require: NodeJS.Require,
+      module: unknown,
+      filename: string,
+      dirname: string,
+    ) => void;
     fn.call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
   } catch (e) {
     delete M._cache[file];

@@ -62,7 +62,12 @@ export function escapeRe(s: string): string {
  * Nodes accepted by `accept` that start (after trivia) at one of `starts`, found by one descent that only
  * enters nodes whose range holds a wanted position. Accepted nodes are not descended into.
  */
-export function nodesAt(ts: TsModule, sf: TS.SourceFile, starts: number[], accept: (n: TS.Node) => boolean): Map<number, TS.Node> {
+export function nodesAt(
+  ts: TsModule,
+  sf: TS.SourceFile,
+  starts: number[],
+  accept: (n: TS.Node) => boolean,
+): Map<number, TS.Node> {
   const wanted = [...new Set(starts)].sort((a, b) => a - b);
   const out = new Map<number, TS.Node>();
   // First index in wanted[lo, hi) with value >= x.
@@ -96,5 +101,9 @@ export function identifiersAt(ts: TsModule, sf: TS.SourceFile, starts: number[])
 
 export function isJsxTag(ts: TsModule, node: TS.Node): boolean {
   const p = node.parent;
-  return !!p && (ts.isJsxOpeningElement(p) || ts.isJsxClosingElement(p) || ts.isJsxSelfClosingElement(p)) && p.tagName === node;
+  return (
+    !!p &&
+    (ts.isJsxOpeningElement(p) || ts.isJsxClosingElement(p) || ts.isJsxSelfClosingElement(p)) &&
+    p.tagName === node
+  );
 }

@@ -17,12 +17,21 @@ export interface TsProject {
 }
 
 export function toAbs(root: string, rel: string): string {
-  if (rel !== '' && !rel.startsWith('/') && !rel.startsWith('.') && !rel.includes('/.') && !rel.includes('\\') && sep === '/') return `${root}/${rel}`;
+  if (
+    rel !== '' &&
+    !rel.startsWith('/') &&
+    !rel.startsWith('.') &&
+    !rel.includes('/.') &&
+    !rel.includes('\\') &&
+    sep === '/'
+  )
+    return `${root}/${rel}`;
   return resolve(root, rel).split(sep).join('/');
 }
 
 export function toRel(root: string, abs: string): string {
-  if (abs.length > root.length && abs.startsWith(root) && abs[root.length] === '/' && !abs.includes('/.', root.length)) return abs.slice(root.length + 1);
+  if (abs.length > root.length && abs.startsWith(root) && abs[root.length] === '/' && !abs.includes('/.', root.length))
+    return abs.slice(root.length + 1);
   return relative(root, abs).split(sep).join('/');
 }
 
@@ -40,7 +49,8 @@ export function configCandidates(view: WorkspaceView, targetRel: string): string
   for (;;) {
     const prefix = dir === '.' ? '' : dir + '/';
     for (const n of ['tsconfig.json', 'jsconfig.json']) if (all.has(prefix + n)) nearest.push(prefix + n);
-    for (const c of [...all].filter((c) => dirname(c) === dir && !/(^|\/)(tsconfig|jsconfig)\.json$/.test(c)).sort()) others.push(c);
+    for (const c of [...all].filter((c) => dirname(c) === dir && !/(^|\/)(tsconfig|jsconfig)\.json$/.test(c)).sort())
+      others.push(c);
     if (dir === '.' || dir === '') break;
     dir = dirname(dir);
   }
@@ -54,7 +64,10 @@ export class ProjectHost {
   private readonly registry: TS.DocumentRegistry;
   private readonly projects = new Map<string, TsProject>();
 
-  constructor(private readonly ts: TsModule, private readonly view: WorkspaceView) {
+  constructor(
+    private readonly ts: TsModule,
+    private readonly view: WorkspaceView,
+  ) {
     sharedRegistry ??= ts.createDocumentRegistry();
     this.registry = sharedRegistry;
   }
@@ -102,7 +115,11 @@ export class ProjectHost {
     };
   }
 
-  private create(key: string, configPath: string | null, p: { options: TS.CompilerOptions; fileNames: string[] }): TsProject {
+  private create(
+    key: string,
+    configPath: string | null,
+    p: { options: TS.CompilerOptions; fileNames: string[] },
+  ): TsProject {
     const ts = this.ts;
     const root = this.view.root;
     const files = p.fileNames;

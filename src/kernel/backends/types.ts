@@ -6,8 +6,18 @@ import type { KernelWarning } from '../envelope.js';
 import type { Language } from '../snapshot.js';
 
 export type SymbolKind =
-  | 'function' | 'method' | 'class' | 'interface' | 'type' | 'enum' | 'enum_member' | 'variable' | 'parameter'
-  | 'property' | 'module' | 'import';
+  | 'function'
+  | 'method'
+  | 'class'
+  | 'interface'
+  | 'type'
+  | 'enum'
+  | 'enum_member'
+  | 'variable'
+  | 'parameter'
+  | 'property'
+  | 'module'
+  | 'import';
 
 export type ReferenceKind = 'definition' | 'call' | 'reference' | 'import' | 'attribute';
 
@@ -42,8 +52,26 @@ export interface OutlineItem {
 }
 
 export type RawEdit =
-  | { file: string; unit: 'utf16-offset'; start: number; end: number; newText: string; refKind?: ReferenceKind; jsxTag?: boolean; heuristic?: boolean }
-  | { file: string; unit: 'lsp-utf16' | 'lsp-utf8'; start: { line: number; character: number }; end: { line: number; character: number }; newText: string; refKind?: ReferenceKind; jsxTag?: boolean; heuristic?: boolean };
+  | {
+      file: string;
+      unit: 'utf16-offset';
+      start: number;
+      end: number;
+      newText: string;
+      refKind?: ReferenceKind;
+      jsxTag?: boolean;
+      heuristic?: boolean;
+    }
+  | {
+      file: string;
+      unit: 'lsp-utf16' | 'lsp-utf8';
+      start: { line: number; character: number };
+      end: { line: number; character: number };
+      newText: string;
+      refKind?: ReferenceKind;
+      jsxTag?: boolean;
+      heuristic?: boolean;
+    };
 
 export interface BackendProbe {
   available: boolean;
@@ -84,7 +112,12 @@ export interface BackendSession {
    * Language-specific closure and scans after `renameEdits` (§6.6; Python: override closure, dynamic
    * patterns, string literals, member accesses, aggressive heuristics). Returns the final edits.
    */
-  afterRename?(t: ResolvedTarget, newName: string, edits: RawEdit[], o: { safety: 'strict' | 'aggressive' }): Promise<{ edits: RawEdit[]; warnings: BackendWarning[] }>;
+  afterRename?(
+    t: ResolvedTarget,
+    newName: string,
+    edits: RawEdit[],
+    o: { safety: 'strict' | 'aggressive' },
+  ): Promise<{ edits: RawEdit[]; warnings: BackendWarning[] }>;
   organizeImports?(file: string, mode: 'all' | 'sort' | 'remove-unused'): Promise<RawEdit[]>;
   /** String literals equal to `name` in `file` (for SkippedStringLiteral), as UTF-16 spans. */
   stringLiterals?(file: string, name: string): { start16: number; end16: number }[];

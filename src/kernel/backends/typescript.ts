@@ -11,7 +11,16 @@ import { loadWithCodeCache } from './ts-load.js';
 import { identifiersAt, isJsxTag, prefixSensitive, symbolKindOf } from './ts-nodes.js';
 import { tsMemberAccesses, tsStringLiterals } from '../scans/ts-scan.js';
 import { ProjectHost, configFiles, toAbs, toRel, type TsModule, type TsProject } from './ts-project.js';
-import type { BackendSession, LanguageBackend, OutlineItem, RawEdit, ReferenceKind, ResolvedTarget, Span16, WorkspaceView } from './types.js';
+import type {
+  BackendSession,
+  LanguageBackend,
+  OutlineItem,
+  RawEdit,
+  ReferenceKind,
+  ResolvedTarget,
+  Span16,
+  WorkspaceView,
+} from './types.js';
 
 let tsPromise: Promise<TsModule> | null = null;
 let tsLoaded: { saveCache(): void } | null = null;
@@ -39,10 +48,29 @@ export class TypeScriptSession implements BackendSession {
   private host: ProjectHost;
   private current: TsProject | null = null;
 
-  constructor(readonly ts: TsModule, private view: WorkspaceView) {
+  constructor(
+    readonly ts: TsModule,
+    private view: WorkspaceView,
+  ) {
     this.host = new ProjectHost(ts, view);
     const K = ts.SyntaxKind;
-    DECLARATION_KINDS = new Set([K.MethodDeclaration, K.PropertyDeclaration, K.MethodSignature, K.PropertySignature, K.FunctionDeclaration, K.ClassDeclaration, K.InterfaceDeclaration, K.TypeAliasDeclaration, K.EnumDeclaration, K.EnumMember, K.VariableDeclaration, K.Parameter, K.GetAccessor, K.SetAccessor, K.ModuleDeclaration]);
+    DECLARATION_KINDS = new Set([
+      K.MethodDeclaration,
+      K.PropertyDeclaration,
+      K.MethodSignature,
+      K.PropertySignature,
+      K.FunctionDeclaration,
+      K.ClassDeclaration,
+      K.InterfaceDeclaration,
+      K.TypeAliasDeclaration,
+      K.EnumDeclaration,
+      K.EnumMember,
+      K.VariableDeclaration,
+      K.Parameter,
+      K.GetAccessor,
+      K.SetAccessor,
+      K.ModuleDeclaration,
+    ]);
   }
 
   private program: TS.Program | null = null;
@@ -79,7 +107,8 @@ export class TypeScriptSession implements BackendSession {
   /** The deepest identifier whose [start, end] contains the offset; one starting there wins. */
   private identifierNode(sf: TS.SourceFile, pos: number): TS.Node | null {
     const ts = this.ts;
-    const tokenAt = (ts as unknown as { getTokenAtPosition?: (sf: TS.SourceFile, pos: number) => TS.Node }).getTokenAtPosition;
+    const tokenAt = (ts as unknown as { getTokenAtPosition?: (sf: TS.SourceFile, pos: number) => TS.Node })
+      .getTokenAtPosition;
     if (tokenAt) {
       const t = tokenAt(sf, pos);
       if ((ts.isIdentifier(t) || ts.isPrivateIdentifier(t)) && t.getStart(sf) <= pos) return t;
@@ -127,23 +156,36 @@ export class TypeScriptSession implements BackendSession {
       });
     }
     if (info.fileToRename) {
-      throw new KernelError('NotRenameable', `renaming ${id.text} would rename a file`, { name: id.text, reason: 'file_rename', backend_message: null });
+      throw new KernelError('NotRenameable', `renaming ${id.text} would rename a file`, {
+        name: id.text,
+        reason: 'file_rename',
+        backend_message: null,
+      });
     }
     let start = { file, offset16: id.start16 };
     const defs = ls.getDefinitionAtPosition(abs, id.start16) ?? [];
     const inWs = defs.filter((d) => !isLibrary(d.fileName) && this.view.texts.has(toRel(root, d.fileName)));
     if (defs.length > 0 && inWs.length === 0) {
-      throw new KernelError('NotRenameable', `${id.text} is defined outside the workspace`, { name: id.text, reason: 'library_symbol', backend_message: null });
+      throw new KernelError('NotRenameable', `${id.text} is defined outside the workspace`, {
+        name: id.text,
+        reason: 'library_symbol',
+        backend_message: null,
+      });
     }
     const same = inWs.filter((d) => d.name === id.text);
     let declarations: Span16[] = [];
     let kindStr = info.kind as string;
     if (same.length > 0 && same.length === inWs.length) {
-      declarations = same.map((d) => ({ file: toRel(root, d.fileName), start16: d.textSpan.start, end16: d.textSpan.start + d.textSpan.length }));
+      declarations = same.map((d) => ({
+        file: toRel(root, d.fileName),
+        start16: d.textSpan.start,
+        end16: d.textSpan.start + d.textSpan.length,
+      }));
       declarations.sort((a, b) => compareUtf8(a.file, b.file) || a.start16 - b.start16);
       const first = declarations[0]!;
       start = { file: first.file, offset16: first.start16 };
-      kindStr = same.find((d) => toRel(root, d.fileName) === first.file && d.textSpan.start === first.start16)?.kind ?? kindStr;
+      kindStr =
+        same.find((d) => toRel(root, d.fileName) === first.file && d.textSpan.start === first.start16)?.kind ?? kindStr;
       if (kindStr === 'alias') kindStr = info.kind;
     } else {
       declarations = [{ file, start16: id.start16, end16: id.end16 }];
@@ -153,7 +195,11 @@ export class TypeScriptSession implements BackendSession {
 
   private locations(fileRel: string, pos: number, prefixAndSuffix = true): readonly TS.RenameLocation[] {
     const ls = this.project(fileRel).ls;
-    return ls.findRenameLocations(toAbs(this.view.root, fileRel), pos, false, false, { providePrefixAndSuffixTextForRename: prefixAndSuffix }) ?? [];
+    return (
+      ls.findRenameLocations(toAbs(this.view.root, fileRel), pos, false, false, {
+        providePrefixAndSuffixTextForRename: prefixAndSuffix,
+      }) ?? []
+    );
   }
 
   /** `TUG_TS_RENAME=closure` forces the prefix/suffix search with the re-export closure (tests, diagnosis). */
@@ -206,7 +252,15 @@ export class TypeScriptSession implements BackendSession {
       if (!node || prefixSensitive(ts, node) || (node as TS.Identifier).text !== t.name) return null;
       if (seen.has(node)) continue;
       seen.add(node);
-      out.push({ file, unit: 'utf16-offset', start, end: start + loc.textSpan.length, newText: newName, refKind: this.refKind(sfs.get(file)!, node, t, file, start), jsxTag: isJsxTag(ts, node) });
+      out.push({
+        file,
+        unit: 'utf16-offset',
+        start,
+        end: start + loc.textSpan.length,
+        newText: newName,
+        refKind: this.refKind(sfs.get(file)!, node, t, file, start),
+        jsxTag: isJsxTag(ts, node),
+      });
     }
     return out;
   }
@@ -248,19 +302,39 @@ export class TypeScriptSession implements BackendSession {
         const sf = sfOf(file);
         const node = nodes.get(file)!.get(start) ?? this.identifierNode(sf, start);
         const parent = node?.parent;
-        if (loc.suffixText === ` as ${t.name}` && !loc.prefixText && parent && ts.isExportSpecifier(parent) && !parent.propertyName) {
+        if (
+          loc.suffixText === ` as ${t.name}` &&
+          !loc.prefixText &&
+          parent &&
+          ts.isExportSpecifier(parent) &&
+          !parent.propertyName
+        ) {
           // Re-export closure: rename through the barrel instead of aliasing.
           newText = newName;
           queue.push({ file, pos: start });
         }
         if (out.has(k) && out.get(k)!.newText === newName) continue;
-        out.set(k, { file, unit: 'utf16-offset', start, end: start + loc.textSpan.length, newText, refKind: this.refKind(sf, node, t, file, start), jsxTag: !!node && isJsxTag(ts, node) });
+        out.set(k, {
+          file,
+          unit: 'utf16-offset',
+          start,
+          end: start + loc.textSpan.length,
+          newText,
+          refKind: this.refKind(sf, node, t, file, start),
+          jsxTag: !!node && isJsxTag(ts, node),
+        });
       }
     }
     return [...out.values()];
   }
 
-  private refKind(sf: TS.SourceFile, node: TS.Node | null, t: ResolvedTarget, file: string, start: number): ReferenceKind {
+  private refKind(
+    sf: TS.SourceFile,
+    node: TS.Node | null,
+    t: ResolvedTarget,
+    file: string,
+    start: number,
+  ): ReferenceKind {
     const ts = this.ts;
     if (t.declarations.some((d) => d.file === file && d.start16 === start)) return 'definition';
     if (!node) return 'reference';
@@ -269,12 +343,14 @@ export class TypeScriptSession implements BackendSession {
       if (ts.isStatement(p) || ts.isSourceFile(p)) break;
     }
     const parent = node.parent;
-    if (parent && (parent as TS.NamedDeclaration).name === node && DECLARATION_KINDS.has(parent.kind)) return 'definition';
+    if (parent && (parent as TS.NamedDeclaration).name === node && DECLARATION_KINDS.has(parent.kind))
+      return 'definition';
     if (isJsxTag(ts, node)) return 'call';
     let callee: TS.Node = node;
     if (parent && ts.isPropertyAccessExpression(parent) && parent.name === node) callee = parent;
     const cp = callee.parent;
-    if (cp && (ts.isCallExpression(cp) || ts.isNewExpression(cp) || ts.isDecorator(cp)) && cp.expression === callee) return 'call';
+    if (cp && (ts.isCallExpression(cp) || ts.isNewExpression(cp) || ts.isDecorator(cp)) && cp.expression === callee)
+      return 'call';
     if (parent && ts.isPropertyAccessExpression(parent) && parent.name === node) return 'attribute';
     void sf;
     return 'reference';
@@ -319,12 +395,26 @@ export class TypeScriptSession implements BackendSession {
     const ls = this.project(file).ls;
     const text = this.view.texts.get(file)?.text ?? '';
     const nl = /\r\n|\n/.exec(text)?.[0] ?? '\n';
-    const m = { all: ts.OrganizeImportsMode.All, sort: ts.OrganizeImportsMode.SortAndCombine, 'remove-unused': ts.OrganizeImportsMode.RemoveUnused }[mode];
-    const changes = ls.organizeImports({ type: 'file', fileName: toAbs(this.view.root, file), mode: m }, { ...ts.getDefaultFormatCodeSettings(nl) }, {});
+    const m = {
+      all: ts.OrganizeImportsMode.All,
+      sort: ts.OrganizeImportsMode.SortAndCombine,
+      'remove-unused': ts.OrganizeImportsMode.RemoveUnused,
+    }[mode];
+    const changes = ls.organizeImports(
+      { type: 'file', fileName: toAbs(this.view.root, file), mode: m },
+      { ...ts.getDefaultFormatCodeSettings(nl) },
+      {},
+    );
     const out: RawEdit[] = [];
     for (const fc of changes) {
       for (const c of fc.textChanges) {
-        out.push({ file: toRel(this.view.root, fc.fileName), unit: 'utf16-offset', start: c.span.start, end: c.span.start + c.span.length, newText: c.newText });
+        out.push({
+          file: toRel(this.view.root, fc.fileName),
+          unit: 'utf16-offset',
+          start: c.span.start,
+          end: c.span.start + c.span.length,
+          newText: c.newText,
+        });
       }
     }
     return out;
@@ -341,7 +431,11 @@ export class TypeScriptSession implements BackendSession {
   }
 
   /** `.name` property accesses in a file and whether each resolves (§6.6; see ../scans/ts-scan.ts). */
-  memberAccesses(file: string, name: string, covered?: (start16: number) => boolean): { start16: number; end16: number; resolved: boolean }[] {
+  memberAccesses(
+    file: string,
+    name: string,
+    covered?: (start16: number) => boolean,
+  ): { start16: number; end16: number; resolved: boolean }[] {
     const text = this.view.texts.get(file)?.text ?? '';
     return tsMemberAccesses(this.ts, text, name, () => this.scanSource(file), covered);
   }

@@ -7,7 +7,8 @@ import { KernelError } from '../errors.js';
 import { parseOpArgv, parseTestCommand, UNSUPPORTED_OPS } from '../opspec.js';
 import type { OpSpec, VerifyMode } from '../types.js';
 
-export type CommandName = 'analyze-impact' | 'run' | 'verify' | 'snapshot' | 'session status' | 'session clean' | 'doctor';
+export type CommandName =
+  'analyze-impact' | 'run' | 'verify' | 'snapshot' | 'session status' | 'session clean' | 'doctor';
 
 export interface ParsedArgs {
   command: CommandName | 'help' | 'version';
@@ -34,14 +35,47 @@ export interface ParsedArgs {
   verifyMode?: 'syntax' | 'tests' | 'typecheck';
 }
 
-const VALUE_FLAGS = new Set(['--workspace', '--session-dir', '--lock-timeout', '--python', '--rust-analyzer', '--include', '--exclude', '--log-level', '--test-timeout', '--snapshot-id']);
-const BOOL_FLAGS = new Set(['--fresh', '--no-wait', '--text', '--json', '--apply', '--keep-sandbox', '--all', '--help', '-h', '--version']);
+const VALUE_FLAGS = new Set([
+  '--workspace',
+  '--session-dir',
+  '--lock-timeout',
+  '--python',
+  '--rust-analyzer',
+  '--include',
+  '--exclude',
+  '--log-level',
+  '--test-timeout',
+  '--snapshot-id',
+]);
+const BOOL_FLAGS = new Set([
+  '--fresh',
+  '--no-wait',
+  '--text',
+  '--json',
+  '--apply',
+  '--keep-sandbox',
+  '--all',
+  '--help',
+  '-h',
+  '--version',
+]);
 const REPEATABLE = new Set(['--include', '--exclude']);
 /** Flags the op grammar owns (they may sit anywhere in argv). */
-const OP_VALUE_FLAGS = new Set(['--at', '--expect', '--symbol', '--to', '--file', '--mode', '--verify', '--safety', '--test-command']);
+const OP_VALUE_FLAGS = new Set([
+  '--at',
+  '--expect',
+  '--symbol',
+  '--to',
+  '--file',
+  '--mode',
+  '--verify',
+  '--safety',
+  '--test-command',
+]);
 
 export const UNSUPPORTED_FALLBACK: Record<string, string> = {
-  'change-signature': 'list the call sites with `tug analyze-impact rename-symbol --at <decl> --to <any>`, edit by hand, then run `tug verify syntax`',
+  'change-signature':
+    'list the call sites with `tug analyze-impact rename-symbol --at <decl> --to <any>`, edit by hand, then run `tug verify syntax`',
 };
 
 function bad(argument: string, value: string | null, reason: string, message: string): KernelError {
@@ -50,12 +84,23 @@ function bad(argument: string, value: string | null, reason: string, message: st
 
 function num(flag: string, v: string, min: number, max: number): number {
   const n = Number(v);
-  if (!/^\d+(\.\d+)?$/.test(v) || !Number.isFinite(n) || n < min || n > max) throw bad(flag, v, 'out_of_range', `${flag} must be a number between ${min} and ${max}`);
+  if (!/^\d+(\.\d+)?$/.test(v) || !Number.isFinite(n) || n < min || n > max)
+    throw bad(flag, v, 'out_of_range', `${flag} must be a number between ${min} and ${max}`);
   return n;
 }
 
 export function parseArgs(argv: string[], env: Record<string, string | undefined> = {}): ParsedArgs {
-  const out: ParsedArgs = { command: 'help', fresh: false, noWait: false, include: [], exclude: [], text: false, apply: false, keepSandbox: false, all: false };
+  const out: ParsedArgs = {
+    command: 'help',
+    fresh: false,
+    noWait: false,
+    include: [],
+    exclude: [],
+    text: false,
+    apply: false,
+    keepSandbox: false,
+    all: false,
+  };
   const values = new Map<string, string>();
   const seen = new Set<string>();
   const rest: string[] = [];
@@ -97,7 +142,8 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
   out.rustAnalyzer = values.get('--rust-analyzer');
   const ll = values.get('--log-level') ?? env.TUG_LOG_LEVEL;
   if (ll !== undefined) {
-    if (!['error', 'warn', 'info', 'debug'].includes(ll)) throw bad('--log-level', ll, 'invalid_choice', '--log-level must be error, warn, info or debug');
+    if (!['error', 'warn', 'info', 'debug'].includes(ll))
+      throw bad('--log-level', ll, 'invalid_choice', '--log-level must be error, warn, info or debug');
     out.logLevel = ll as ParsedArgs['logLevel'];
   }
   const tt = values.get('--test-timeout');
@@ -105,7 +151,8 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
   out.snapshotId = values.get('--snapshot-id');
 
   const cmd = rest[0];
-  if (cmd === undefined) throw bad('command', null, 'missing', 'no command given (analyze-impact, run, verify, snapshot, session, doctor)');
+  if (cmd === undefined)
+    throw bad('command', null, 'missing', 'no command given (analyze-impact, run, verify, snapshot, session, doctor)');
   const tail = rest.slice(1);
   const noMore = (c: string, extra: string[]) => {
     if (extra.length > 0) throw bad(extra[0]!, extra[0]!, 'unexpected', `unexpected argument ${extra[0]} for ${c}`);
@@ -130,7 +177,8 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
       out.command = 'verify';
       opOnly(cmd);
       const mode = tail[0];
-      if (mode !== 'syntax' && mode !== 'tests' && mode !== 'typecheck') throw bad('mode', mode ?? null, 'invalid_choice', 'verify needs a mode: syntax, tests or typecheck');
+      if (mode !== 'syntax' && mode !== 'tests' && mode !== 'typecheck')
+        throw bad('mode', mode ?? null, 'invalid_choice', 'verify needs a mode: syntax, tests or typecheck');
       const more = tail.slice(1);
       const tcIdx = more.indexOf('--test-command');
       if (tcIdx >= 0) {
@@ -149,7 +197,8 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
       return out;
     case 'session': {
       const sub = tail[0];
-      if (sub !== 'status' && sub !== 'clean') throw bad('command', sub ?? null, 'unknown_command', 'session needs status or clean');
+      if (sub !== 'status' && sub !== 'clean')
+        throw bad('command', sub ?? null, 'unknown_command', 'session needs status or clean');
       opOnly(cmd);
       noMore(`session ${sub}`, tail.slice(1));
       out.command = sub === 'status' ? 'session status' : 'session clean';
@@ -167,7 +216,12 @@ function testCmd(v: string | undefined): string[] {
 }
 
 /** The op and its op-level options, through the shared op grammar. */
-export function parseOp(tokens: string[]): { op: OpSpec; verify?: VerifyMode; testCommand?: string[]; safety?: 'strict' | 'aggressive' } {
+export function parseOp(tokens: string[]): {
+  op: OpSpec;
+  verify?: VerifyMode;
+  testCommand?: string[];
+  safety?: 'strict' | 'aggressive';
+} {
   const name = tokens.find((t, i) => !t.startsWith('--') && (i === 0 || !OP_VALUE_FLAGS.has(tokens[i - 1]!)));
   if (name && (UNSUPPORTED_OPS as readonly string[]).includes(name)) {
     throw new KernelError('UnsupportedOperation', `${name} is not supported`, {
@@ -180,10 +234,19 @@ export function parseOp(tokens: string[]): { op: OpSpec; verify?: VerifyMode; te
   const r = parseOpArgv(tokens);
   if (!r.ok) {
     const argument = r.kind === 'syntax' ? argumentOf(r.reason) : 'operation';
-    throw new KernelError('InvalidArgument', r.reason, { argument, value: r.op ?? valueOf(tokens, argument), reason: r.kind === 'syntax' ? 'syntax' : r.kind });
+    throw new KernelError('InvalidArgument', r.reason, {
+      argument,
+      value: r.op ?? valueOf(tokens, argument),
+      reason: r.kind === 'syntax' ? 'syntax' : r.kind,
+    });
   }
   if (r.op === 'organize-imports') {
-    return { op: { op: 'organize-imports', file: r.args.file, mode: r.args.mode }, verify: r.args.verify, testCommand: r.args.test_command, safety: r.args.safety };
+    return {
+      op: { op: 'organize-imports', file: r.args.file, mode: r.args.mode },
+      verify: r.args.verify,
+      testCommand: r.args.test_command,
+      safety: r.args.safety,
+    };
   }
   const a = r.args;
   const op: OpSpec = { op: 'rename-symbol', to: a.to };

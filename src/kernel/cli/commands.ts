@@ -42,7 +42,14 @@ async function settingsFor(a: ParsedArgs, ws: string, ce: CommandEnv, log: Logge
   }).settings;
 }
 
-function kernelOptions(a: ParsedArgs, ws: string, command: string, settings: KernelSettings, ce: CommandEnv, logger: Logger): KernelOptions {
+function kernelOptions(
+  a: ParsedArgs,
+  ws: string,
+  command: string,
+  settings: KernelSettings,
+  ce: CommandEnv,
+  logger: Logger,
+): KernelOptions {
   return applySettings<KernelOptions>(
     {
       workspace: ws,
@@ -65,7 +72,8 @@ function kernelOptions(a: ParsedArgs, ws: string, command: string, settings: Ker
 export async function executeCommand(a: ParsedArgs, ce: CommandEnv): Promise<Record<string, unknown>> {
   const ws = resolveWorkspace(a.workspace ? resolve(ce.cwd, a.workspace) : ce.cwd);
   const sessionDir = a.sessionDir ? resolve(ce.cwd, a.sessionDir) : resolve(ws, '.tug');
-  if (ce.env.NODE_ENV === 'test' && ce.env.TUG_FAULT === 'internal') throw new Error('injected internal fault (TUG_FAULT=internal)');
+  if (ce.env.NODE_ENV === 'test' && ce.env.TUG_FAULT === 'internal')
+    throw new Error('injected internal fault (TUG_FAULT=internal)');
   const log = new Logger(a.logLevel ?? 'error', ce.logSink);
   const settings = await settingsFor(a, ws, ce, log);
   switch (a.command) {
@@ -76,12 +84,21 @@ export async function executeCommand(a: ParsedArgs, ce: CommandEnv): Promise<Rec
     case 'session clean': {
       const { sessionClean } = await import('../status.js');
       const warnings: KernelWarning[] = [];
-      const r = await sessionClean({ workspace: ws, sessionDir, all: a.all, lockTimeoutS: settings.lock_timeout, noWait: a.noWait }, warnings);
+      const r = await sessionClean(
+        { workspace: ws, sessionDir, all: a.all, lockTimeoutS: settings.lock_timeout, noWait: a.noWait },
+        warnings,
+      );
       return okEnvelope(undefined, { ...r, warnings: sortWarnings(warnings) });
     }
     case 'doctor': {
       const { doctor } = await import('../doctor.js');
-      return okEnvelope(undefined, { ...(await doctor(sessionDir, { python: settings.python ?? undefined, rustAnalyzer: settings.rust_analyzer ?? undefined })), warnings: [] });
+      return okEnvelope(undefined, {
+        ...(await doctor(sessionDir, {
+          python: settings.python ?? undefined,
+          rustAnalyzer: settings.rust_analyzer ?? undefined,
+        })),
+        warnings: [],
+      });
     }
     default:
       break;
@@ -103,7 +120,9 @@ export async function executeCommand(a: ParsedArgs, ce: CommandEnv): Promise<Rec
         r = { ...(await kernel.verify(a.verifyMode!)) };
         break;
       default:
-        throw new KernelError('InternalError', `unhandled command ${a.command}`, { message: `unhandled command ${a.command}` });
+        throw new KernelError('InternalError', `unhandled command ${a.command}`, {
+          message: `unhandled command ${a.command}`,
+        });
     }
     const { id, fields } = omitSnapshot(r);
     return okEnvelope(id, fields);

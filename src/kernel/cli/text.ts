@@ -17,12 +17,18 @@ export function renderText(command: string, env: Env): string {
   switch (command) {
     case 'analyze-impact': {
       const i = env.impact as Env;
-      const what = env.operation === 'rename-symbol' ? `rename-symbol ${env.symbol.name} -> ${env.new_name}` : `organize-imports ${env.file}`;
+      const what =
+        env.operation === 'rename-symbol'
+          ? `rename-symbol ${env.symbol.name} -> ${env.new_name}`
+          : `organize-imports ${env.file}`;
       return `${what}: ${i.files_affected} files, ${i.references_count} references, ${i.edits_estimated} edits\n`;
     }
     case 'run': {
       const s = env.summary as Env;
-      const what = env.operation === 'rename-symbol' ? `rename-symbol ${env.symbol?.name} -> ${env.patch.edits[0]?.new_text ?? '?'}` : 'organize-imports';
+      const what =
+        env.operation === 'rename-symbol'
+          ? `rename-symbol ${env.symbol?.name} -> ${env.patch.edits[0]?.new_text ?? '?'}`
+          : 'organize-imports';
       return `${what}: ${s.files_changed} files, ${s.edits_count} edits, ${verifyPart(env.verification)} (${env.applied ? 'applied' : 'dry run'})\n`;
     }
     case 'verify':
@@ -35,7 +41,11 @@ export function renderText(command: string, env: Env): string {
       return `removed ${env.removed.length} entries, ${env.bytes_freed} bytes freed\n`;
     case 'doctor': {
       const s = env.summary as Env;
-      return `doctor: ${s.passed} passed, ${s.warnings} warnings, ${s.failed} failed\n` + (env.checks as Env[]).map((c) => `  ${c.status.padEnd(7)} ${c.name}: ${c.message}`).join('\n') + '\n';
+      return (
+        `doctor: ${s.passed} passed, ${s.warnings} warnings, ${s.failed} failed\n` +
+        (env.checks as Env[]).map((c) => `  ${c.status.padEnd(7)} ${c.name}: ${c.message}`).join('\n') +
+        '\n'
+      );
     }
     default:
       return JSON.stringify(env) + '\n';

@@ -42,7 +42,10 @@ function stderrLine(prog: string, e: KernelError): string {
 }
 
 /** Run the kernel CLI on argv (the words after `tug` or `tugcode refactor`). */
-export async function runKernelCli(argv: string[], o: { prog: 'tug' | 'tugcode'; env: Record<string, string | undefined>; cwd: string }): Promise<CliOutput> {
+export async function runKernelCli(
+  argv: string[],
+  o: { prog: 'tug' | 'tugcode'; env: Record<string, string | undefined>; cwd: string },
+): Promise<CliOutput> {
   let args: ParsedArgs | null = null;
   const wantsText = argv.includes('--text');
   let command = 'unknown';
@@ -51,7 +54,12 @@ export async function runKernelCli(argv: string[], o: { prog: 'tug' | 'tugcode';
   try {
     args = parseArgs(argv, o.env);
     if (args.command === 'help') return { stdout: HELP, stderr: '', exitCode: 0 };
-    if (args.command === 'version') return { stdout: `${o.prog === 'tug' ? 'tug' : 'tugcode refactor'} ${KERNEL_CLI_VERSION}\n`, stderr: '', exitCode: 0 };
+    if (args.command === 'version')
+      return {
+        stdout: `${o.prog === 'tug' ? 'tug' : 'tugcode refactor'} ${KERNEL_CLI_VERSION}\n`,
+        stderr: '',
+        exitCode: 0,
+      };
     command = args.command;
     const { executeCommand } = await import('./commands.js');
     const env = await executeCommand(args, { env: o.env, cwd: o.cwd, prog: o.prog, logSink });

@@ -10,7 +10,12 @@ import type { TargetContext } from './target.js';
 
 export async function planOrganize(ctx: TargetContext, file: string, mode: OrganizeMode): Promise<ByteEdit[]> {
   if (!ctx.backend.organizeImports) {
-    throw new KernelError('UnsupportedOperation', 'organize-imports is not supported by this backend', { operation: 'organize-imports', language: null, reason: 'backend', fallback: 'edit by hand, then run `tug verify syntax`' });
+    throw new KernelError('UnsupportedOperation', 'organize-imports is not supported by this backend', {
+      operation: 'organize-imports',
+      language: null,
+      reason: 'backend',
+      fallback: 'edit by hand, then run `tug verify syntax`',
+    });
   }
   const raw = await ctx.backend.organizeImports(file, mode);
   const edits = toByteEdits(ctx, raw, null, ctx.warnings).edits.sort((a, b) => a.start - b.start || a.end - b.end);

@@ -17,19 +17,44 @@ export interface TargetContext {
 }
 
 /** `--at` on a file of the snapshot → the resolved target (InvalidPosition / SymbolNotFound on failure). */
-export async function resolveAt(ctx: TargetContext, at: { file: string; line: number; col: number }, expect?: string): Promise<ResolvedTarget> {
+export async function resolveAt(
+  ctx: TargetContext,
+  at: { file: string; line: number; col: number },
+  expect?: string,
+): Promise<ResolvedTarget> {
   const idx = ctx.files.index(at.file);
   const location = { file: at.file, line: at.line, col: at.col };
   const pos = idx.fromLineCol(at.line, at.col);
   if ('error' in pos) {
-    const why = pos.error === 'line' ? 'line past the end of the file' : pos.error === 'col' ? 'column past the end of the line' : 'column inside a multi-byte character';
-    throw new KernelError('InvalidPosition', `invalid position ${at.file}:${at.line}:${at.col}: ${why}`, { location, file_lines: idx.lineCount }, { location });
+    const why =
+      pos.error === 'line'
+        ? 'line past the end of the file'
+        : pos.error === 'col'
+          ? 'column past the end of the line'
+          : 'column inside a multi-byte character';
+    throw new KernelError(
+      'InvalidPosition',
+      `invalid position ${at.file}:${at.line}:${at.col}: ${why}`,
+      { location, file_lines: idx.lineCount },
+      { location },
+    );
   }
   const o16 = idx.toUtf16(pos.byte);
   const id = o16 === null ? null : ctx.backend.identifierAt(at.file, o16);
-  if (!id) throw new KernelError('SymbolNotFound', `no symbol at ${at.file}:${at.line}:${at.col}`, { location, reason: 'no_identifier' }, { location });
+  if (!id)
+    throw new KernelError(
+      'SymbolNotFound',
+      `no symbol at ${at.file}:${at.line}:${at.col}`,
+      { location, reason: 'no_identifier' },
+      { location },
+    );
   if (expect !== undefined && id.text !== expect) {
-    throw new KernelError('SymbolNotFound', `expected ${expect} at ${at.file}:${at.line}:${at.col}, found ${id.text}`, { location, reason: 'expect_mismatch', found: id.text }, { location });
+    throw new KernelError(
+      'SymbolNotFound',
+      `expected ${expect} at ${at.file}:${at.line}:${at.col}, found ${id.text}`,
+      { location, reason: 'expect_mismatch', found: id.text },
+      { location },
+    );
   }
   try {
     return await ctx.backend.resolveAt(at.file, id.start16, ctx.warnings);
@@ -45,7 +70,11 @@ export function locationOf(files: WorkspaceFiles, file: string, start16: number,
   const idx = files.index(file);
   const b = idx.toByte(start16);
   const lc = idx.lineCol(b);
-  const loc: { file: string; line: number; col: number; byte_start?: number; byte_end?: number } = { file, line: lc.line, col: lc.col };
+  const loc: { file: string; line: number; col: number; byte_start?: number; byte_end?: number } = {
+    file,
+    line: lc.line,
+    col: lc.col,
+  };
   if (end16 !== undefined) {
     loc.byte_start = b;
     loc.byte_end = idx.toByte(end16);
@@ -72,18 +101,37 @@ export async function symbolInfo(ctx: TargetContext, t: ResolvedTarget): Promise
 }
 
 /** `--symbol FILE::Q.Name` → one target, or SymbolNotFound / AmbiguousSymbol. */
-export async function resolveSymbol(ctx: TargetContext, file: string, qname: string, selector: string): Promise<ResolvedTarget> {
+export async function resolveSymbol(
+  ctx: TargetContext,
+  file: string,
+  qname: string,
+  selector: string,
+): Promise<ResolvedTarget> {
   const outline = await ctx.backend.outline(file);
   const matches = outline.filter((o) => o.qualified_name === qname);
-  if (matches.length === 0) throw new KernelError('SymbolNotFound', `no symbol matches ${selector}`, { selector, reason: 'no_match' });
+  if (matches.length === 0)
+    throw new KernelError('SymbolNotFound', `no symbol matches ${selector}`, { selector, reason: 'no_match' });
   const targets: ResolvedTarget[] = [];
   for (const m of matches) targets.push(await ctx.backend.resolveAt(file, m.name16.start16, ctx.warnings));
   if (targets.length === 1) return targets[0]!;
   // Group: two matches are one symbol when one's rename set contains the other's declaration span.
-  const sets = await Promise.all(targets.map(async (t) => new Set((await ctx.backend.renameEdits(t, t.name)).map((e) => (e.unit === 'utf16-offset' ? `${e.file}:${e.start}` : '')))));
+  const sets = await Promise.all(
+    targets.map(
+      async (t) =>
+        new Set(
+          (await ctx.backend.renameEdits(t, t.name)).map((e) =>
+            e.unit === 'utf16-offset' ? `${e.file}:${e.start}` : '',
+          ),
+        ),
+    ),
+  );
   const groups: number[][] = [];
   targets.forEach((t, i) => {
-    const g = groups.find((grp) => grp.some((j) => sets[j]!.has(`${t.file}:${t.offset16}`) || sets[i]!.has(`${targets[j]!.file}:${targets[j]!.offset16}`)));
+    const g = groups.find((grp) =>
+      grp.some(
+        (j) => sets[j]!.has(`${t.file}:${t.offset16}`) || sets[i]!.has(`${targets[j]!.file}:${targets[j]!.offset16}`),
+      ),
+    );
     if (g) g.push(i);
     else groups.push([i]);
   });

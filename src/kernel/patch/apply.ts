@@ -138,7 +138,11 @@ export function writeResolved(root: string, files: ResolvedFile[], o: WriteOptio
       tryDo(() => io.unlink(journalPath));
       tryDo(() => io.unlink(backupDir));
     }
-    throw new KernelError('WriteError', `could not write ${path}: ${reason}`, { path, reason, rolled_back: rolledBack });
+    throw new KernelError('WriteError', `could not write ${path}: ${reason}`, {
+      path,
+      reason,
+      rolled_back: rolledBack,
+    });
   };
   let current = files[0]!.path;
   try {
@@ -148,9 +152,18 @@ export function writeResolved(root: string, files: ResolvedFile[], o: WriteOptio
       const entries = files.map((f, i) => {
         io.writeFile(join(backupDir, String(i)), f.before);
         io.fsync(join(backupDir, String(i)));
-        return { path: f.path, before_sha256: f.before_sha256, after_sha256: f.after_sha256, backup: `${BACKUP_DIR}/${i}` };
+        return {
+          path: f.path,
+          before_sha256: f.before_sha256,
+          after_sha256: f.after_sha256,
+          backup: `${BACKUP_DIR}/${i}`,
+        };
       });
-      const journal = { op_hash: o.opHash ?? null, started_at: (o.now ?? (() => new Date().toISOString()))(), files: entries };
+      const journal = {
+        op_hash: o.opHash ?? null,
+        started_at: (o.now ?? (() => new Date().toISOString()))(),
+        files: entries,
+      };
       io.writeFile(journalPath, JSON.stringify(journal));
       io.fsync(journalPath);
     }
@@ -158,7 +171,10 @@ export function writeResolved(root: string, files: ResolvedFile[], o: WriteOptio
     for (const f of files) {
       current = f.path;
       const target = join(root, f.path);
-      const tmp = join(dirname(target), `.${basename(target)}.tug-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+      const tmp = join(
+        dirname(target),
+        `.${basename(target)}.tug-${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
+      );
       const mode = io.mode(target);
       temps.push(tmp);
       io.writeFile(tmp, f.after);
@@ -235,15 +251,22 @@ export function recoverJournal(root: string, sessionDir: string, io: ApplyIo = r
     if (cur === f.after_sha256) {
       const backup = io.readFile(join(sessionDir, f.backup));
       if (sha256Hex(backup) !== f.before_sha256) {
-        throw new KernelError('SessionCorrupt', `backup of ${f.path} does not match the journal`, { path: journalPath, reason: 'backup_mismatch' });
+        throw new KernelError('SessionCorrupt', `backup of ${f.path} does not match the journal`, {
+          path: journalPath,
+          reason: 'backup_mismatch',
+        });
       }
       plan.push({ target, backup });
       continue;
     }
-    throw new KernelError('SessionCorrupt', `${f.path} is in neither the before nor the after state of an interrupted apply`, {
-      path: journalPath,
-      reason: 'unknown_state',
-    });
+    throw new KernelError(
+      'SessionCorrupt',
+      `${f.path} is in neither the before nor the after state of an interrupted apply`,
+      {
+        path: journalPath,
+        reason: 'unknown_state',
+      },
+    );
   }
   for (const p of plan) {
     const tmp = join(dirname(p.target), `.${basename(p.target)}.tug-${process.pid}-recover.tmp`);

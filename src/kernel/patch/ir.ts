@@ -67,17 +67,24 @@ export function buildPatchSet(snapshotId: string, files: Map<string, FileText>, 
     const f = files.get(e.path);
     if (!f) throw new KernelError('InternalError', `edit for unknown file ${e.path}`, { file: e.path });
     if (e.start < 0 || e.end < e.start || e.end > f.bytes.length) {
-      throw new KernelError('InternalError', `edit span out of bounds in ${e.path}`, { file: e.path, span: { start: e.start, end: e.end } });
+      throw new KernelError('InternalError', `edit span out of bounds in ${e.path}`, {
+        file: e.path,
+        span: { start: e.start, end: e.end },
+      });
     }
     if (e.start === e.end && e.newText === '') {
-      throw new KernelError('InternalError', `empty edit in ${e.path}`, { file: e.path, span: { start: e.start, end: e.end } });
+      throw new KernelError('InternalError', `empty edit in ${e.path}`, {
+        file: e.path,
+        span: { start: e.start, end: e.end },
+      });
     }
     let idx = indexes.get(e.path);
     if (!idx) indexes.set(e.path, (idx = new LineIndex(f)));
     const oldBytes = f.bytes.subarray(e.start, e.end);
     const oldKey = Buffer.from(oldBytes.buffer, oldBytes.byteOffset, oldBytes.byteLength).toString('latin1');
     let old = olds.get(oldKey);
-    if (!old) olds.set(oldKey, (old = { sha: e.start === e.end ? '' : sha256Hex(oldBytes), text: dec.decode(oldBytes) }));
+    if (!old)
+      olds.set(oldKey, (old = { sha: e.start === e.end ? '' : sha256Hex(oldBytes), text: dec.decode(oldBytes) }));
     let newBytes = news.get(e.newText);
     if (!newBytes) news.set(e.newText, (newBytes = Buffer.from(e.newText, 'utf8')));
     const { line, col } = idx.lineCol(e.start);
@@ -101,7 +108,8 @@ export function buildPatchSet(snapshotId: string, files: Map<string, FileText>, 
   const merged: PatchEdit[] = [];
   for (const e of out) {
     const prev = merged[merged.length - 1];
-    if (prev && prev.path === e.path && prev.start === e.start && prev.end === e.end && prev.new_text === e.new_text) continue;
+    if (prev && prev.path === e.path && prev.start === e.start && prev.end === e.end && prev.new_text === e.new_text)
+      continue;
     merged.push(e);
   }
   checkConflicts(merged);
@@ -147,10 +155,22 @@ export function checkConflicts(sorted: PatchEdit[]): void {
 }
 
 export function editJson(e: PatchEdit): EditJson {
-  return { file: e.path, span: { start: e.start, end: e.end }, old_text: e.old_text, new_text: e.new_text, line: e.line, col: e.col };
+  return {
+    file: e.path,
+    span: { start: e.start, end: e.end },
+    old_text: e.old_text,
+    new_text: e.new_text,
+    line: e.line,
+    col: e.col,
+  };
 }
 
-export function summarize(ps: PatchSet): { files_changed: number; edits_count: number; bytes_added: number; bytes_removed: number } {
+export function summarize(ps: PatchSet): {
+  files_changed: number;
+  edits_count: number;
+  bytes_added: number;
+  bytes_removed: number;
+} {
   let added = 0;
   let removed = 0;
   for (const e of ps.edits) {

@@ -89,7 +89,10 @@ export class LineIndex {
   toByte(o: number): number {
     const t = this.file.text;
     if (o < 0 || o > t.length) {
-      throw new KernelError('InternalError', `offset ${o} out of range in ${this.file.path}`, { file: this.file.path, offset: o });
+      throw new KernelError('InternalError', `offset ${o} out of range in ${this.file.path}`, {
+        file: this.file.path,
+        offset: o,
+      });
     }
     if (o > 0 && o < t.length) {
       const prev = t.charCodeAt(o - 1);

@@ -32,7 +32,12 @@ export function scannedFiles(ctx: TargetContext, lang: string, name: string, edi
 }
 
 /** Warnings for `.old` accesses outside the edit set (method and property symbols only). */
-export function scanMemberReferences(ctx: TargetContext, target: ResolvedTarget, oldName: string, edits: ByteEdit[]): KernelWarning[] {
+export function scanMemberReferences(
+  ctx: TargetContext,
+  target: ResolvedTarget,
+  oldName: string,
+  edits: ByteEdit[],
+): KernelWarning[] {
   if (target.kind !== 'method' && target.kind !== 'property') return [];
   const scan = (ctx.backend as { memberAccesses?: MemberAccessScanner }).memberAccesses?.bind(ctx.backend);
   if (!scan) return [];

@@ -34,13 +34,23 @@ export function tsMemberAccesses(
 }
 
 /** String and no-substitution template literals whose value is exactly `name`, as inner UTF-16 spans. */
-export function tsStringLiterals(ts: TsModule, text: string, name: string, source: () => TS.SourceFile): { start16: number; end16: number }[] {
+export function tsStringLiterals(
+  ts: TsModule,
+  text: string,
+  name: string,
+  source: () => TS.SourceFile,
+): { start16: number; end16: number }[] {
   const re = new RegExp(`(['"\`])${escapeRe(name)}\\1`, 'g');
   const starts = [...text.matchAll(re)].map((m) => m.index!);
   if (starts.length === 0) return [];
   const sf = source();
   const out: { start16: number; end16: number }[] = [];
-  for (const [start, n] of nodesAt(ts, sf, starts, (x) => ts.isStringLiteral(x) || ts.isNoSubstitutionTemplateLiteral(x))) {
+  for (const [start, n] of nodesAt(
+    ts,
+    sf,
+    starts,
+    (x) => ts.isStringLiteral(x) || ts.isNoSubstitutionTemplateLiteral(x),
+  )) {
     if ((n as TS.StringLiteral).text === name) out.push({ start16: start + 1, end16: n.end - 1 });
   }
   return out.sort((x, y) => x.start16 - y.start16);

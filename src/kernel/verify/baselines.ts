@@ -53,7 +53,9 @@ export class BaselineCache {
       writeAtomic(this.file(k), JSON.stringify({ key: k, ...v }));
       const all = readdirSync(this.dir).filter((n) => n.endsWith('.json'));
       if (all.length <= KEEP) return;
-      const byAge = all.map((n) => ({ n, t: statSync(join(this.dir!, n)).mtimeMs })).sort((a, b) => b.t - a.t || (a.n < b.n ? -1 : 1));
+      const byAge = all
+        .map((n) => ({ n, t: statSync(join(this.dir!, n)).mtimeMs }))
+        .sort((a, b) => b.t - a.t || (a.n < b.n ? -1 : 1));
       for (const old of byAge.slice(KEEP)) rmSync(join(this.dir, old.n), { force: true });
     } catch {
       // a cache that cannot be written only costs time
@@ -61,7 +63,10 @@ export class BaselineCache {
   }
 
   /** Compute on a miss; a hit skips the work. Results marked `cacheable: false` (spawn failures, timeouts) are not stored. */
-  async through(k: BaselineKey, compute: () => Promise<BaselineValue & { cacheable?: boolean }> | (BaselineValue & { cacheable?: boolean })): Promise<BaselineValue> {
+  async through(
+    k: BaselineKey,
+    compute: () => Promise<BaselineValue & { cacheable?: boolean }> | (BaselineValue & { cacheable?: boolean }),
+  ): Promise<BaselineValue> {
     const hit = this.get(k);
     if (hit) return hit;
     const { cacheable, ...v } = await compute();

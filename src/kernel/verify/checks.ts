@@ -22,11 +22,21 @@ export interface ProcResult {
 }
 
 /** Run argv in cwd; the process group is killed on timeout. ENOENT is reported as spawn_error. */
-export function runProcess(argv: string[], cwd: string, timeoutMs: number, extraEnv: Record<string, string> = {}): Promise<ProcResult> {
+export function runProcess(
+  argv: string[],
+  cwd: string,
+  timeoutMs: number,
+  extraEnv: Record<string, string> = {},
+): Promise<ProcResult> {
   return new Promise((resolve) => {
     let out = '';
     let timedOut = false;
-    const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...process.env, TUG_SANDBOX: '1', ...extraEnv }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(argv[0]!, argv.slice(1), {
+      cwd,
+      env: { ...process.env, TUG_SANDBOX: '1', ...extraEnv },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     // The child runs in its own process group; an interrupted call kills the whole group.
     const unregister = onAbort(`process ${argv[0]}`, () => {
       if (child.pid) process.kill(-child.pid, 'SIGKILL');
@@ -48,7 +58,13 @@ export function runProcess(argv: string[], cwd: string, timeoutMs: number, extra
     child.on('error', (e) => {
       clearTimeout(timer);
       unregister();
-      resolve({ exit_code: null, signal: null, timed_out: false, output: '', spawn_error: (e as NodeJS.ErrnoException).code ?? e.message });
+      resolve({
+        exit_code: null,
+        signal: null,
+        timed_out: false,
+        output: '',
+        spawn_error: (e as NodeJS.ErrnoException).code ?? e.message,
+      });
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -61,7 +77,12 @@ export function runProcess(argv: string[], cwd: string, timeoutMs: number, extra
 type TsModule = typeof import('typescript');
 
 /** Syntactic diagnostics of `files` (relative to root): each file parsed alone (no resolution, no lib). */
-export function tsSyntaxDiagnostics(ts: TsModule, root: string, files: string[], read: (f: string) => Uint8Array = (f) => readFileSync(join(root, f))): Diagnostic[] {
+export function tsSyntaxDiagnostics(
+  ts: TsModule,
+  root: string,
+  files: string[],
+  read: (f: string) => Uint8Array = (f) => readFileSync(join(root, f)),
+): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const f of files) {
     const ft = decodeFile(f, read(f));
@@ -70,13 +91,29 @@ export function tsSyntaxDiagnostics(ts: TsModule, root: string, files: string[],
       continue;
     }
     // JSDoc is never parsed: its errors are not syntactic diagnostics, and skipping it makes parsing faster.
-    const sf = ts.createSourceFile(join(root, f), ft.text, { languageVersion: ts.ScriptTarget.ESNext, jsDocParsingMode: ts.JSDocParsingMode.ParseNone }, false);
-    const parsed = (sf as unknown as { parseDiagnostics?: readonly import('typescript').Diagnostic[] }).parseDiagnostics;
-    const diags = parsed ?? ts.createProgram([join(root, f)], { noResolve: true, noLib: true, allowJs: true, noEmit: true, types: [] }).getSyntacticDiagnostics();
+    const sf = ts.createSourceFile(
+      join(root, f),
+      ft.text,
+      { languageVersion: ts.ScriptTarget.ESNext, jsDocParsingMode: ts.JSDocParsingMode.ParseNone },
+      false,
+    );
+    const parsed = (sf as unknown as { parseDiagnostics?: readonly import('typescript').Diagnostic[] })
+      .parseDiagnostics;
+    const diags =
+      parsed ??
+      ts
+        .createProgram([join(root, f)], { noResolve: true, noLib: true, allowJs: true, noEmit: true, types: [] })
+        .getSyntacticDiagnostics();
     const idx = new LineIndex(ft);
     for (const d of diags) {
       const lc = d.start !== undefined ? idx.lineCol(idx.toByte(Math.min(d.start, ft.text.length))) : null;
-      out.push({ file: f, line: lc?.line ?? 1, col: lc?.col ?? null, code: `TS${d.code}`, message: ts.flattenDiagnosticMessageText(d.messageText, ' ') });
+      out.push({
+        file: f,
+        line: lc?.line ?? 1,
+        col: lc?.col ?? null,
+        code: `TS${d.code}`,
+        message: ts.flattenDiagnosticMessageText(d.messageText, ' '),
+      });
     }
   }
   return out;
@@ -95,13 +132,22 @@ export function parseTscOutput(output: string): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const line of output.split(/\r?\n/)) {
     const m = TSC_LINE.exec(line);
-    if (m) out.push({ file: m[1]!.replace(/\\/g, '/'), line: Number(m[2]), col: Number(m[3]), code: m[4]!, message: m[5]! });
+    if (m)
+      out.push({ file: m[1]!.replace(/\\/g, '/'), line: Number(m[2]), col: Number(m[3]), code: m[4]!, message: m[5]! });
   }
   return out;
 }
 
-export async function runTsc(root: string, cfg: string, timeoutMs: number): Promise<{ proc: ProcResult; diagnostics: Diagnostic[] }> {
-  const proc = await runProcess([process.execPath, tscPath(root), '--noEmit', '--pretty', 'false', '-p', cfg], root, timeoutMs);
+export async function runTsc(
+  root: string,
+  cfg: string,
+  timeoutMs: number,
+): Promise<{ proc: ProcResult; diagnostics: Diagnostic[] }> {
+  const proc = await runProcess(
+    [process.execPath, tscPath(root), '--noEmit', '--pretty', 'false', '-p', cfg],
+    root,
+    timeoutMs,
+  );
   return { proc, diagnostics: toByteColumns(root, parseTscOutput(proc.output)) };
 }
 
@@ -122,7 +168,8 @@ export function detectTsTestCommand(root: string): string[] | null {
 /** Diagnostic identity for baselines: (file, code, message) with old/new names replaced. */
 export function diagnosticKey(d: Diagnostic, names: string[]): string {
   let msg = d.message;
-  for (const n of names) if (n) msg = msg.replace(new RegExp(`(?<![\\w$])${n.replace(/[$]/g, '\\$')}(?![\\w$])`, 'g'), '<renamed>');
+  for (const n of names)
+    if (n) msg = msg.replace(new RegExp(`(?<![\\w$])${n.replace(/[$]/g, '\\$')}(?![\\w$])`, 'g'), '<renamed>');
   return `${d.file}\0${d.code}\0${msg}`;
 }
 

@@ -9,9 +9,21 @@ import { createSandbox, type Sandbox } from '../sandbox.js';
 import { languageOf, type Snapshot } from '../snapshot.js';
 import type { Check, Diagnostic, KernelOptions, Prepared, Verification, VerifyMode } from '../types.js';
 import { newDiagnostics, runProcess, runTsc, tsSyntaxDiagnostics, type ProcResult } from './checks.js';
-import { diagnosticsOf, judge, normalizedLines, runTypecheckCommand, type CommandBaseline } from './typecheck-command.js';
+import {
+  diagnosticsOf,
+  judge,
+  normalizedLines,
+  runTypecheckCommand,
+  type CommandBaseline,
+} from './typecheck-command.js';
 import { BaselineCache, tscVersion } from './baselines.js';
-import { LangVerifier, pythonForVerify, pytestCollectedNothing, resolveTestCommand, type StageResult } from './langs.js';
+import {
+  LangVerifier,
+  pythonForVerify,
+  pytestCollectedNothing,
+  resolveTestCommand,
+  type StageResult,
+} from './langs.js';
 
 export interface VerifyContext {
   workspace: string;
@@ -60,7 +72,10 @@ function tsconfigsFor(root: string, files: string[]): string[] | null {
 
 class Run {
   checks: Check[] = [];
-  constructor(readonly mode: VerifyMode, readonly sandbox: Sandbox) {}
+  constructor(
+    readonly mode: VerifyMode,
+    readonly sandbox: Sandbox,
+  ) {}
 
   verification(status: Verification['status']): Verification {
     return { status, mode: this.mode, sandbox: this.sandbox.kind, checks: this.checks };
@@ -74,7 +89,12 @@ class Run {
 
   unavailable(c: Check, tool: string | null, keep: boolean): never {
     this.checks.push(c);
-    this.fail('VerificationUnavailable', `${c.name} is unavailable: ${c.reason}`, { check: c.name, tool, reason: c.reason }, keep);
+    this.fail(
+      'VerificationUnavailable',
+      `${c.name} is unavailable: ${c.reason}`,
+      { check: c.name, tool, reason: c.reason },
+      keep,
+    );
   }
 }
 
@@ -94,18 +114,53 @@ async function testsStage(r: Run, ctx: VerifyContext, root: string, keep: boolea
   const langs = [...new Set(files.map(languageOf).filter((l) => l !== null))];
   const tc = resolveTestCommand(ctx, root, langs);
   const argv = tc.argv;
-  if (!argv) return r.unavailable(check('tests', { status: 'unavailable', reason: 'no test command configured or detected' }), null, keep);
-  if (tc.unavailable) return r.unavailable(check('tests', { language: tc.language, status: 'unavailable', command: argv, reason: tc.unavailable }), 'python', keep);
+  if (!argv)
+    return r.unavailable(
+      check('tests', { status: 'unavailable', reason: 'no test command configured or detected' }),
+      null,
+      keep,
+    );
+  if (tc.unavailable)
+    return r.unavailable(
+      check('tests', { language: tc.language, status: 'unavailable', command: argv, reason: tc.unavailable }),
+      'python',
+      keep,
+    );
   const cmd = tc.cmd;
   const t0 = Date.now();
   const p = await runProcess(cmd, root, (o.testTimeoutS ?? 300) * 1000, tc.env);
-  const base = { language: tc.language, command: argv, exit_code: p.exit_code, duration_ms: Date.now() - t0, output: p.output };
-  if (p.spawn_error) r.unavailable(check('tests', { ...base, status: 'unavailable', reason: `cannot run ${argv[0]}: ${p.spawn_error}` }), argv[0] ?? null, keep);
-  if (pytestCollectedNothing(argv, p.exit_code)) r.unavailable(check('tests', { ...base, status: 'unavailable', reason: 'pytest collected no tests (exit 5)' }), 'pytest', keep);
+  const base = {
+    language: tc.language,
+    command: argv,
+    exit_code: p.exit_code,
+    duration_ms: Date.now() - t0,
+    output: p.output,
+  };
+  if (p.spawn_error)
+    r.unavailable(
+      check('tests', { ...base, status: 'unavailable', reason: `cannot run ${argv[0]}: ${p.spawn_error}` }),
+      argv[0] ?? null,
+      keep,
+    );
+  if (pytestCollectedNothing(argv, p.exit_code))
+    r.unavailable(
+      check('tests', { ...base, status: 'unavailable', reason: 'pytest collected no tests (exit 5)' }),
+      'pytest',
+      keep,
+    );
   if (p.exit_code !== 0 || p.timed_out) {
-    r.checks.push(check('tests', { ...base, status: 'failed', reason: p.timed_out ? 'timed out' : `exit code ${p.exit_code}` }));
-    const failed = [...p.output.matchAll(/^FAILED (\S+)/gm), ...p.output.matchAll(/^test (\S+) \.\.\. FAILED/gm)].map((m) => m[1]!);
-    r.fail('TestsFailed', p.timed_out ? 'tests timed out' : `tests failed (exit ${p.exit_code})`, { command: argv, exit_code: p.exit_code, timed_out: p.timed_out, output: p.output, failed_tests: failed }, keep);
+    r.checks.push(
+      check('tests', { ...base, status: 'failed', reason: p.timed_out ? 'timed out' : `exit code ${p.exit_code}` }),
+    );
+    const failed = [...p.output.matchAll(/^FAILED (\S+)/gm), ...p.output.matchAll(/^test (\S+) \.\.\. FAILED/gm)].map(
+      (m) => m[1]!,
+    );
+    r.fail(
+      'TestsFailed',
+      p.timed_out ? 'tests timed out' : `tests failed (exit ${p.exit_code})`,
+      { command: argv, exit_code: p.exit_code, timed_out: p.timed_out, output: p.output, failed_tests: failed },
+      keep,
+    );
   }
   r.checks.push(check('tests', base));
 }
@@ -115,8 +170,12 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
   if (mode === 'none' || p.patchSet.edits.length === 0) return { status: 'skipped', mode, sandbox: null, checks: [] };
   const changed = p.patchSet.files.map((f) => f.path);
   const tsFiles = changed.filter((f) => languageOf(f) === 'typescript');
-  const minimal = mode === 'syntax' && changed.every((f) => languageOf(f) === 'typescript' || languageOf(f) === 'python');
-  const sb = createSandbox(ctx.workspace, minimal ? 'minimal' : 'full', { sessionRel: ctx.sessionRel, minimalFiles: p.before });
+  const minimal =
+    mode === 'syntax' && changed.every((f) => languageOf(f) === 'typescript' || languageOf(f) === 'python');
+  const sb = createSandbox(ctx.workspace, minimal ? 'minimal' : 'full', {
+    sessionRel: ctx.sessionRel,
+    minimalFiles: p.before,
+  });
   const r = new Run(mode, sb);
   const keep = !!ctx.options.keepSandbox;
   const names = [p.oldName ?? '', p.newName ?? ''];
@@ -126,19 +185,37 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
   const cache = new BaselineCache(join(ctx.sessionDir, 'baselines'));
   const t0 = Date.now();
   const synKey = { snapshot_id: p.snapshot_id, check: 'ts-syntax', tool_version: ts.version, argv: tsFiles };
-  const synBase = tsFiles.length === 0 ? [] : (await cache.through(synKey, () => ({ diagnostics: tsSyntaxDiagnostics(ts, sb.root, tsFiles, (f) => p.before.get(f)!), exit_code: null }))).diagnostics;
+  const synBase =
+    tsFiles.length === 0
+      ? []
+      : (
+          await cache.through(synKey, () => ({
+            diagnostics: tsSyntaxDiagnostics(ts, sb.root, tsFiles, (f) => p.before.get(f)!),
+            exit_code: null,
+          }))
+        ).diagnostics;
   const synBaseMs = Date.now() - t0;
   let tscBase: { cfgs: string[] | null; diags: Diagnostic[]; exit: number | null } | null = null;
   // A configured typecheck_command replaces the built-in checkers (§11.2).
   const tcCmd = mode === 'typecheck' ? o.typecheckCommand : undefined;
   let tcBase: CommandBaseline | null = null;
   if (tcCmd) {
-    const b = await runTypecheckCommand(tcCmd, sb.root, (o.typecheckTimeoutS ?? 600) * 1000, pythonForVerify(ctx) ?? undefined);
+    const b = await runTypecheckCommand(
+      tcCmd,
+      sb.root,
+      (o.typecheckTimeoutS ?? 600) * 1000,
+      pythonForVerify(ctx) ?? undefined,
+    );
     tcBase = { exit_code: b.spawn_error ? null : b.exit_code, lines: normalizedLines(b.output, names, sb.root) };
   }
   if (mode === 'typecheck' && tsFiles.length > 0 && !tcCmd) {
     const cfgs = tsconfigsFor(sb.root, tsFiles);
-    const key = { snapshot_id: p.snapshot_id, check: 'tsc', tool_version: tscVersion(ctx.workspace, ts.version), argv: cfgs ?? [] };
+    const key = {
+      snapshot_id: p.snapshot_id,
+      check: 'tsc',
+      tool_version: tscVersion(ctx.workspace, ts.version),
+      argv: cfgs ?? [],
+    };
     const base = await cache.through(key, async () => {
       const diags: Diagnostic[] = [];
       let exit: number | null = 0;
@@ -162,33 +239,77 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
     const after = tsSyntaxDiagnostics(ts, sb.root, tsFiles, (f) => sb.read(f));
     await sb.flush();
     const fresh = newDiagnostics(synBase, after, names);
-    const c = check('ts-syntax', { language: 'typescript', status: fresh.length ? 'failed' : 'passed', duration_ms: synBaseMs + Date.now() - t1, baseline: { diagnostics: synBase.length }, diagnostics: fresh });
+    const c = check('ts-syntax', {
+      language: 'typescript',
+      status: fresh.length ? 'failed' : 'passed',
+      duration_ms: synBaseMs + Date.now() - t1,
+      baseline: { diagnostics: synBase.length },
+      diagnostics: fresh,
+    });
     r.checks.push(c);
     if (fresh.length) r.fail('SyntaxError', `${fresh.length} new syntax error(s)`, { errors: c.diagnostics }, keep);
   }
   await sb.flush();
   for await (const res of langsV.syntax()) settle(r, res, keep);
   if (mode === 'tests' || mode === 'typecheck') await testsStage(r, ctx, sb.root, keep, changed);
-  if (tcCmd) typecheckCommandStage(r, tcCmd, tcBase, await runTypecheckCommand(tcCmd, sb.root, (o.typecheckTimeoutS ?? 600) * 1000, pythonForVerify(ctx) ?? undefined), names, sb.root, keep);
+  if (tcCmd)
+    typecheckCommandStage(
+      r,
+      tcCmd,
+      tcBase,
+      await runTypecheckCommand(tcCmd, sb.root, (o.typecheckTimeoutS ?? 600) * 1000, pythonForVerify(ctx) ?? undefined),
+      names,
+      sb.root,
+      keep,
+    );
   if (mode === 'typecheck' && tscBase) {
     const cfgs = tscBase.cfgs;
-    if (!cfgs) return r.unavailable(check('tsc', { language: 'typescript', status: 'unavailable', reason: 'no tsconfig.json for the changed files' }), 'tsc', keep);
+    if (!cfgs)
+      return r.unavailable(
+        check('tsc', {
+          language: 'typescript',
+          status: 'unavailable',
+          reason: 'no tsconfig.json for the changed files',
+        }),
+        'tsc',
+        keep,
+      );
     const t2 = Date.now();
     const after: Diagnostic[] = [];
     let out = '';
     let exit: number | null = 0;
     for (const c of cfgs) {
       const res = await runTsc(sb.root, c, (o.typecheckTimeoutS ?? 600) * 1000);
-      if (res.proc.spawn_error) r.unavailable(check('tsc', { language: 'typescript', status: 'unavailable', reason: res.proc.spawn_error }), 'tsc', keep);
+      if (res.proc.spawn_error)
+        r.unavailable(
+          check('tsc', { language: 'typescript', status: 'unavailable', reason: res.proc.spawn_error }),
+          'tsc',
+          keep,
+        );
       after.push(...res.diagnostics);
       out += res.proc.output;
       if (res.proc.exit_code !== 0) exit = res.proc.exit_code;
     }
     const fresh = newDiagnostics(tscBase.diags, after, names);
     const command = ['tsc', '--noEmit', '--pretty', 'false', '-p', cfgs.join(',')];
-    const c = check('tsc', { language: 'typescript', status: fresh.length ? 'failed' : 'passed', command, exit_code: exit, duration_ms: Date.now() - t2, baseline: { diagnostics: tscBase.diags.length }, diagnostics: fresh, output: out.slice(-16384) || null });
+    const c = check('tsc', {
+      language: 'typescript',
+      status: fresh.length ? 'failed' : 'passed',
+      command,
+      exit_code: exit,
+      duration_ms: Date.now() - t2,
+      baseline: { diagnostics: tscBase.diags.length },
+      diagnostics: fresh,
+      output: out.slice(-16384) || null,
+    });
     r.checks.push(c);
-    if (fresh.length) r.fail('TypecheckFailed', `${fresh.length} new type error(s)`, { errors: c.diagnostics, baseline_count: tscBase.diags.length, new_count: fresh.length }, keep);
+    if (fresh.length)
+      r.fail(
+        'TypecheckFailed',
+        `${fresh.length} new type error(s)`,
+        { errors: c.diagnostics, baseline_count: tscBase.diags.length, new_count: fresh.length },
+        keep,
+      );
   }
   if (mode === 'typecheck') for await (const res of langsV.typecheck()) settle(r, res, keep);
   sb.dispose(keep);
@@ -196,7 +317,11 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
 }
 
 /** Verify the current content (verify command): a full sandbox, no baseline, any diagnostic fails. */
-export async function verifyWorkspace(ctx: VerifyContext, snap: Snapshot, mode: 'syntax' | 'tests' | 'typecheck'): Promise<Verification> {
+export async function verifyWorkspace(
+  ctx: VerifyContext,
+  snap: Snapshot,
+  mode: 'syntax' | 'tests' | 'typecheck',
+): Promise<Verification> {
   const sb = createSandbox(ctx.workspace, 'full', { sessionRel: ctx.sessionRel });
   const r = new Run(mode, sb);
   const keep = !!ctx.options.keepSandbox;
@@ -205,26 +330,65 @@ export async function verifyWorkspace(ctx: VerifyContext, snap: Snapshot, mode: 
   if (tsFiles.length > 0) {
     const t0 = Date.now();
     const d = tsSyntaxDiagnostics(ts, sb.root, tsFiles);
-    const c = check('ts-syntax', { language: 'typescript', status: d.length ? 'failed' : 'passed', duration_ms: Date.now() - t0, diagnostics: d });
+    const c = check('ts-syntax', {
+      language: 'typescript',
+      status: d.length ? 'failed' : 'passed',
+      duration_ms: Date.now() - t0,
+      diagnostics: d,
+    });
     r.checks.push(c);
     if (d.length) r.fail('SyntaxError', `${d.length} syntax error(s)`, { errors: c.diagnostics }, keep);
   }
   const allFiles = [...snap.files.keys()];
-  const langsV = new LangVerifier(ctx, sb.root, allFiles, mode, [], { baseline: false, typecheckCommand: mode === 'typecheck' && !!ctx.options.typecheckCommand });
+  const langsV = new LangVerifier(ctx, sb.root, allFiles, mode, [], {
+    baseline: false,
+    typecheckCommand: mode === 'typecheck' && !!ctx.options.typecheckCommand,
+  });
   for await (const res of langsV.syntax()) settle(r, res, keep);
   if (mode === 'tests' || mode === 'typecheck') await testsStage(r, ctx, sb.root, keep, allFiles);
   const tcCmd = mode === 'typecheck' ? ctx.options.typecheckCommand : undefined;
   if (tcCmd) {
     const t = ctx.options.typecheckTimeoutS ?? 600;
-    typecheckCommandStage(r, tcCmd, null, await runTypecheckCommand(tcCmd, sb.root, t * 1000, pythonForVerify(ctx) ?? undefined), [], sb.root, keep);
+    typecheckCommandStage(
+      r,
+      tcCmd,
+      null,
+      await runTypecheckCommand(tcCmd, sb.root, t * 1000, pythonForVerify(ctx) ?? undefined),
+      [],
+      sb.root,
+      keep,
+    );
   } else if (mode === 'typecheck' && tsFiles.length > 0) {
-    if (!existsSync(join(sb.root, 'tsconfig.json'))) r.unavailable(check('tsc', { language: 'typescript', status: 'unavailable', reason: 'no tsconfig.json at the workspace root' }), 'tsc', keep);
+    if (!existsSync(join(sb.root, 'tsconfig.json')))
+      r.unavailable(
+        check('tsc', {
+          language: 'typescript',
+          status: 'unavailable',
+          reason: 'no tsconfig.json at the workspace root',
+        }),
+        'tsc',
+        keep,
+      );
     const t1 = Date.now();
     const res = await runTsc(sb.root, 'tsconfig.json', (ctx.options.typecheckTimeoutS ?? 600) * 1000);
     const failed = res.proc.exit_code !== 0 || res.diagnostics.length > 0;
-    const c = check('tsc', { language: 'typescript', status: failed ? 'failed' : 'passed', command: ['tsc', '--noEmit', '--pretty', 'false', '-p', 'tsconfig.json'], exit_code: res.proc.exit_code, duration_ms: Date.now() - t1, diagnostics: res.diagnostics, output: res.proc.output || null });
+    const c = check('tsc', {
+      language: 'typescript',
+      status: failed ? 'failed' : 'passed',
+      command: ['tsc', '--noEmit', '--pretty', 'false', '-p', 'tsconfig.json'],
+      exit_code: res.proc.exit_code,
+      duration_ms: Date.now() - t1,
+      diagnostics: res.diagnostics,
+      output: res.proc.output || null,
+    });
     r.checks.push(c);
-    if (failed) r.fail('TypecheckFailed', `${res.diagnostics.length} type error(s)`, { errors: c.diagnostics, baseline_count: 0, new_count: res.diagnostics.length }, keep);
+    if (failed)
+      r.fail(
+        'TypecheckFailed',
+        `${res.diagnostics.length} type error(s)`,
+        { errors: c.diagnostics, baseline_count: 0, new_count: res.diagnostics.length },
+        keep,
+      );
   }
   if (mode === 'typecheck') for await (const res of langsV.typecheck()) settle(r, res, keep);
   sb.dispose(keep);
@@ -232,14 +396,47 @@ export async function verifyWorkspace(ctx: VerifyContext, snap: Snapshot, mode: 
 }
 
 /** The `typecheck-command` check: unavailable when it cannot be spawned, failed per `judge`. */
-function typecheckCommandStage(r: Run, argv: string[], base: CommandBaseline | null, p: ProcResult & { duration_ms: number }, names: string[], root: string, keep: boolean): void {
-  const fields = { command: argv, exit_code: p.exit_code, duration_ms: p.duration_ms, output: p.output.slice(-16384) || null };
+function typecheckCommandStage(
+  r: Run,
+  argv: string[],
+  base: CommandBaseline | null,
+  p: ProcResult & { duration_ms: number },
+  names: string[],
+  root: string,
+  keep: boolean,
+): void {
+  const fields = {
+    command: argv,
+    exit_code: p.exit_code,
+    duration_ms: p.duration_ms,
+    output: p.output.slice(-16384) || null,
+  };
   if (p.spawn_error || (base && base.exit_code === null)) {
-    r.unavailable(check('typecheck-command', { ...fields, status: 'unavailable', reason: `cannot run ${argv[0]}: ${p.spawn_error ?? 'spawn failed'}` }), argv[0] ?? null, keep);
+    r.unavailable(
+      check('typecheck-command', {
+        ...fields,
+        status: 'unavailable',
+        reason: `cannot run ${argv[0]}: ${p.spawn_error ?? 'spawn failed'}`,
+      }),
+      argv[0] ?? null,
+      keep,
+    );
   }
   const j = judge(base, p, names, root);
   const diagnostics = diagnosticsOf(j.fresh.join('\n'), root);
-  const c = check('typecheck-command', { ...fields, status: j.failed ? 'failed' : 'passed', baseline: base ? { diagnostics: base.lines.length } : null, diagnostics, reason: j.reason });
+  const c = check('typecheck-command', {
+    ...fields,
+    status: j.failed ? 'failed' : 'passed',
+    baseline: base ? { diagnostics: base.lines.length } : null,
+    diagnostics,
+    reason: j.reason,
+  });
   r.checks.push(c);
-  if (j.failed) r.fail('TypecheckFailed', `typecheck command failed: ${j.reason}`, { errors: c.diagnostics, baseline_count: base?.lines.length ?? 0, new_count: j.fresh.length || 1 }, keep);
+  if (j.failed)
+    r.fail(
+      'TypecheckFailed',
+      `typecheck command failed: ${j.reason}`,
+      { errors: c.diagnostics, baseline_count: base?.lines.length ?? 0, new_count: j.fresh.length || 1 },
+      keep,
+    );
 }

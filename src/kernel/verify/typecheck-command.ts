@@ -19,8 +19,13 @@ export function expandArgv(argv: string[], root: string, python?: string): strin
 
 /** One output line as compared across runs: positions stripped, names substituted. */
 function normalizeLine(raw: string, names: string[], root: string): string {
-  let l = raw.split(root).join('<WS>').replace(/:\d+(:\d+)?/g, '').trimEnd();
-  for (const n of names) if (n) l = l.replace(new RegExp(`(?<![\\w$])${n.replace(/[$]/g, '\\$')}(?![\\w$])`, 'g'), '<renamed>');
+  let l = raw
+    .split(root)
+    .join('<WS>')
+    .replace(/:\d+(:\d+)?/g, '')
+    .trimEnd();
+  for (const n of names)
+    if (n) l = l.replace(new RegExp(`(?<![\\w$])${n.replace(/[$]/g, '\\$')}(?![\\w$])`, 'g'), '<renamed>');
   return l;
 }
 
@@ -45,7 +50,10 @@ export function newLines(baseline: string[], after: string, names: string[], roo
   return out;
 }
 
-const DIAG_LINE = [/^(.+?)\((\d+),(\d+)\): (?:error )?(TS\d+)?:? ?(.*)$/, /^(.+?):(\d+)(?::(\d+))?: (?:(?:error|warning)(?:\[(\w+)\])?: )?(.*)$/];
+const DIAG_LINE = [
+  /^(.+?)\((\d+),(\d+)\): (?:error )?(TS\d+)?:? ?(.*)$/,
+  /^(.+?):(\d+)(?::(\d+))?: (?:(?:error|warning)(?:\[(\w+)\])?: )?(.*)$/,
+];
 
 /** Best-effort diagnostics from raw output lines (`file(l,c): …` or `file:l:c: …`). */
 export function diagnosticsOf(output: string, root: string): Diagnostic[] {
@@ -55,25 +63,45 @@ export function diagnosticsOf(output: string, root: string): Diagnostic[] {
     for (const re of DIAG_LINE) {
       const m = re.exec(line);
       if (!m) continue;
-      out.push({ file: m[1]!, line: Number(m[2]), col: m[3] ? Number(m[3]) : null, code: m[4] ?? null, message: m[5]! });
+      out.push({
+        file: m[1]!,
+        line: Number(m[2]),
+        col: m[3] ? Number(m[3]) : null,
+        code: m[4] ?? null,
+        message: m[5]!,
+      });
       break;
     }
   }
   return out;
 }
 
-export async function runTypecheckCommand(argv: string[], root: string, timeoutMs: number, python?: string): Promise<ProcResult & { duration_ms: number }> {
+export async function runTypecheckCommand(
+  argv: string[],
+  root: string,
+  timeoutMs: number,
+  python?: string,
+): Promise<ProcResult & { duration_ms: number }> {
   const t0 = Date.now();
   const p = await runProcess(expandArgv(argv, root, python), root, timeoutMs);
   return { ...p, duration_ms: Date.now() - t0 };
 }
 
 /** Decide a patched run against its baseline: failed, with the new lines, or passed. */
-export function judge(base: CommandBaseline | null, after: ProcResult, names: string[], root: string): { failed: boolean; fresh: string[]; reason: string | null } {
+export function judge(
+  base: CommandBaseline | null,
+  after: ProcResult,
+  names: string[],
+  root: string,
+): { failed: boolean; fresh: string[]; reason: string | null } {
   if (after.timed_out) return { failed: true, fresh: rawLines(after.output), reason: 'timed out' };
-  if (!base) return after.exit_code !== 0 ? { failed: true, fresh: rawLines(after.output), reason: `exit code ${after.exit_code}` } : { failed: false, fresh: [], reason: null };
+  if (!base)
+    return after.exit_code !== 0
+      ? { failed: true, fresh: rawLines(after.output), reason: `exit code ${after.exit_code}` }
+      : { failed: false, fresh: [], reason: null };
   const fresh = newLines(base.lines, after.output, names, root);
-  if (after.exit_code !== 0 && base.exit_code === 0) return { failed: true, fresh, reason: `exit code ${after.exit_code} (baseline 0)` };
+  if (after.exit_code !== 0 && base.exit_code === 0)
+    return { failed: true, fresh, reason: `exit code ${after.exit_code} (baseline 0)` };
   if (fresh.length > 0) return { failed: true, fresh, reason: `${fresh.length} new output line(s)` };
   return { failed: false, fresh: [], reason: null };
 }
