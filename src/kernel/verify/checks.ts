@@ -2,16 +2,13 @@
  * Individual checks (05-kernel.md §11.2–11.3): ts-syntax (syntactic diagnostics), tsc, and the test
  * command, each run inside a sandbox root. Subprocesses get argv arrays, never a shell.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { onAbort } from '../lifecycle.js';
+import { runCapture } from './proc.js';
 import { decodeFile, LineIndex } from '../patch/positions.js';
 import { toByteColumns } from './columns.js';
 import type { Diagnostic } from '../types.js';
-
-const TAIL = 16 * 1024;
 
 export interface ProcResult {
   exit_code: number | null;
@@ -21,57 +18,21 @@ export interface ProcResult {
   spawn_error: string | null;
 }
 
-/** Run argv in cwd; the process group is killed on timeout. ENOENT is reported as spawn_error. */
-export function runProcess(
+/** Run argv in cwd for its exit status and output tail (proc.ts runCapture, without keeping stdout). */
+export async function runProcess(
   argv: string[],
   cwd: string,
   timeoutMs: number,
   extraEnv: Record<string, string> = {},
 ): Promise<ProcResult> {
-  return new Promise((resolve) => {
-    let out = '';
-    let timedOut = false;
-    const child = spawn(argv[0]!, argv.slice(1), {
-      cwd,
-      env: { ...process.env, TUG_SANDBOX: '1', ...extraEnv },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    // The child runs in its own process group; an interrupted call kills the whole group.
-    const unregister = onAbort(`process ${argv[0]}`, () => {
-      if (child.pid) process.kill(-child.pid, 'SIGKILL');
-    });
-    const add = (d: Buffer) => {
-      out += d.toString('utf8');
-      if (out.length > 4 * TAIL) out = out.slice(-TAIL);
-    };
-    child.stdout?.on('data', add);
-    child.stderr?.on('data', add);
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-    }, timeoutMs);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      unregister();
-      resolve({
-        exit_code: null,
-        signal: null,
-        timed_out: false,
-        output: '',
-        spawn_error: (e as NodeJS.ErrnoException).code ?? e.message,
-      });
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      unregister();
-      resolve({ exit_code: code, signal, timed_out: timedOut, output: out.slice(-TAIL), spawn_error: null });
-    });
-  });
+  const c = await runCapture(argv, cwd, timeoutMs, extraEnv, { keepStdout: false });
+  return {
+    exit_code: c.exit_code,
+    signal: c.signal,
+    timed_out: c.timed_out,
+    output: c.output,
+    spawn_error: c.spawn_error,
+  };
 }
 
 type TsModule = typeof import('typescript');

@@ -1,9 +1,10 @@
 /**
- * A subprocess whose whole stdout is needed (JSON reports of py-compile, the pyright CLI and cargo):
- * argv only, never a shell; its own process group, killed on timeout; stdout kept up to 64 MiB and a
- * 16 KiB tail of stdout+stderr for the check's `output`.
+ * The one subprocess runner of the verifiers: argv only, never a shell; its own process group, killed on
+ * timeout and on an interrupted call; a 16 KiB tail of stdout+stderr for the check's `output`, and, when the
+ * caller needs it (JSON reports of py-compile, the pyright CLI and cargo), stdout itself up to 64 MiB.
  */
 import { spawn } from 'node:child_process';
+import { onAbort } from '../lifecycle.js';
 
 const TAIL = 16 * 1024;
 const MAX_STDOUT = 64 * 1024 * 1024;
@@ -23,7 +24,9 @@ export function runCapture(
   cwd: string,
   timeoutMs: number,
   env: Record<string, string> = {},
+  opts: { keepStdout?: boolean } = {},
 ): Promise<Captured> {
+  const keepStdout = opts.keepStdout ?? true;
   const t0 = Date.now();
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
@@ -36,11 +39,15 @@ export function runCapture(
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // The child runs in its own process group; an interrupted call kills the whole group.
+    const unregister = onAbort(`process ${argv[0]}`, () => {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    });
     const addTail = (d: Buffer) => {
       tail = (tail + d.toString('utf8')).slice(-TAIL);
     };
     child.stdout?.on('data', (d: Buffer) => {
-      if (size < MAX_STDOUT) {
+      if (keepStdout && size < MAX_STDOUT) {
         chunks.push(d);
         size += d.length;
       }
@@ -57,6 +64,7 @@ export function runCapture(
     }, timeoutMs);
     child.on('error', (e) => {
       clearTimeout(timer);
+      unregister();
       resolve({
         exit_code: null,
         signal: null,
@@ -69,6 +77,7 @@ export function runCapture(
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      unregister();
       resolve({
         exit_code: code,
         signal,
