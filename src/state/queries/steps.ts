@@ -76,21 +76,21 @@ export function countReady(db: Db, plan_path: string, now: string): number {
   return r.n;
 }
 
-export function insertStep(
-  db: Db,
-  s: Pick<
-    StepRow,
-    | 'plan_path'
-    | 'anchor'
-    | 'parent_anchor'
-    | 'top_anchor'
-    | 'step_id'
-    | 'step_index'
-    | 'depth'
-    | 'title'
-    | 'commit_message'
-  >,
-): void {
+/** The columns a plan defines for a step (everything but status and claim). */
+export type StepStructure = Pick<
+  StepRow,
+  | 'plan_path'
+  | 'anchor'
+  | 'parent_anchor'
+  | 'top_anchor'
+  | 'step_id'
+  | 'step_index'
+  | 'depth'
+  | 'title'
+  | 'commit_message'
+>;
+
+export function insertStep(db: Db, s: StepStructure): void {
   stmt(
     db,
     `INSERT INTO steps (plan_path, anchor, parent_anchor, top_anchor, step_id, step_index, depth, title, commit_message)
@@ -99,21 +99,7 @@ export function insertStep(
 }
 
 /** Re-initialization: structure columns of a kept row (status and claim handled separately). */
-export function updateStepStructure(
-  db: Db,
-  s: Pick<
-    StepRow,
-    | 'plan_path'
-    | 'anchor'
-    | 'parent_anchor'
-    | 'top_anchor'
-    | 'step_id'
-    | 'step_index'
-    | 'depth'
-    | 'title'
-    | 'commit_message'
-  >,
-): void {
+export function updateStepStructure(db: Db, s: StepStructure): void {
   stmt(
     db,
     `UPDATE steps SET parent_anchor = @parent_anchor, top_anchor = @top_anchor, step_id = @step_id, step_index = @step_index,
