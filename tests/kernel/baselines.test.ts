@@ -6,18 +6,7 @@ import { describe, it, expect } from 'vitest';
 import { readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openKernel } from '../../src/kernel/index.js';
-import { tempWs } from './helpers.js';
-
-const TSCONFIG = JSON.stringify({
-  compilerOptions: {
-    strict: true,
-    target: 'ES2022',
-    module: 'ESNext',
-    moduleResolution: 'Bundler',
-    lib: ['ES2022'],
-    noEmit: true,
-  },
-});
+import { tempWs, TSCONFIG } from './helpers.js';
 
 describe('baseline cache', () => {
   it('reuses the tsc and ts-syntax baselines of a snapshot', async () => {

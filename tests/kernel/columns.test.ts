@@ -6,18 +6,7 @@ import { describe, it, expect } from 'vitest';
 import { realpathSync } from 'node:fs';
 import { openKernel } from '../../src/kernel/index.js';
 import { toByteColumns } from '../../src/kernel/verify/columns.js';
-import { tempWs } from './helpers.js';
-
-const TSCONFIG = JSON.stringify({
-  compilerOptions: {
-    strict: true,
-    target: 'ES2022',
-    module: 'ESNext',
-    moduleResolution: 'Bundler',
-    lib: ['ES2022'],
-    noEmit: true,
-  },
-});
+import { tempWs, TSCONFIG } from './helpers.js';
 
 describe('tsc diagnostic columns', () => {
   it('counts UTF-8 bytes after a BOM on CRLF lines with 2- and 4-byte characters', async () => {

@@ -8,18 +8,8 @@ import { join } from 'node:path';
 import { loadKernelConfig } from '../../src/kernel/config.js';
 import { openKernel } from '../../src/kernel/index.js';
 import { runKernelCli } from '../../src/kernel/cli/tug.js';
-import { git, gitInit, readTree, tempWs } from './helpers.js';
+import { git, gitInit, readTree, tempWs, TSCONFIG } from './helpers.js';
 
-const TSCONFIG = JSON.stringify({
-  compilerOptions: {
-    strict: true,
-    target: 'ES2022',
-    module: 'ESNext',
-    moduleResolution: 'Bundler',
-    lib: ['ES2022'],
-    noEmit: true,
-  },
-});
 const SRC = {
   'tsconfig.json': TSCONFIG,
   'src/a.ts': 'export function alpha(): number {\n  return 1;\n}\n',

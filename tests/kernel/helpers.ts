@@ -62,3 +62,15 @@ export function gitInit(cwd: string): void {
   git(cwd, 'add', '-A');
   git(cwd, 'commit', '-qm', 'init', '--no-gpg-sign');
 }
+
+/** A strict, emit-free tsconfig.json shared by the kernel's TypeScript fixtures. */
+export const TSCONFIG = JSON.stringify({
+  compilerOptions: {
+    strict: true,
+    target: 'ES2022',
+    module: 'ESNext',
+    moduleResolution: 'Bundler',
+    lib: ['ES2022'],
+    noEmit: true,
+  },
+});

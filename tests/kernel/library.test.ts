@@ -10,18 +10,8 @@ import { runKernelCli } from '../../src/kernel/cli/tug.js';
 import { takeSnapshot, listWorkspaceFiles } from '../../src/kernel/snapshot.js';
 import { validateNewName, validateForSymbol } from '../../src/kernel/names.js';
 import { KernelError } from '../../src/kernel/errors.js';
-import { gitInit, tempWs } from './helpers.js';
+import { gitInit, tempWs, TSCONFIG } from './helpers.js';
 
-const TSCONFIG = JSON.stringify({
-  compilerOptions: {
-    strict: true,
-    target: 'ES2022',
-    module: 'ESNext',
-    moduleResolution: 'Bundler',
-    lib: ['ES2022'],
-    noEmit: true,
-  },
-});
 const FILES = {
   'tsconfig.json': TSCONFIG,
   'src/a.ts': 'export function alpha(): number {\n  return 1;\n}\nexport class Box {\n  size = 1;\n}\n',

@@ -5,18 +5,7 @@
 import { describe, it, expect } from 'vitest';
 import { realpathSync } from 'node:fs';
 import { openKernel } from '../../src/kernel/index.js';
-import { tempWs } from './helpers.js';
-
-const TSCONFIG = JSON.stringify({
-  compilerOptions: {
-    strict: true,
-    target: 'ES2022',
-    module: 'ESNext',
-    moduleResolution: 'Bundler',
-    lib: ['ES2022'],
-    noEmit: true,
-  },
-});
+import { tempWs, TSCONFIG } from './helpers.js';
 
 describe('member reference scan', () => {
   it('warns for an untyped .old access the rename cannot reach, not for typed or unrelated ones', async () => {

@@ -9,19 +9,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openKernel } from '../../src/kernel/index.js';
 import { runKernelCli } from '../../src/kernel/cli/tug.js';
-import { readTree, tempWs } from './helpers.js';
+import { readTree, tempWs, TSCONFIG } from './helpers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const TSCONFIG = JSON.stringify({
-  compilerOptions: {
-    strict: true,
-    target: 'ES2022',
-    module: 'ESNext',
-    moduleResolution: 'Bundler',
-    lib: ['ES2022'],
-    noEmit: true,
-  },
-});
 const FILES = {
   'tsconfig.json': TSCONFIG,
   'src/a.ts': 'export function alpha(): number {\n  return 1;\n}\n',
