@@ -1,7 +1,8 @@
 // Startup cost of commands that do not touch state.db, against an empty node process.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, ROOT, interleaved, tempRepo } from './lib.mjs';
+import { CLI, ROOT, interleaved } from './lib.mjs';
+import { tempRepo } from './state-bench-util.mjs';
 
 export async function run() {
   const corpus = join(ROOT, 'tests', 'fixtures', 'corpus');

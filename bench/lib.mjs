@@ -1,16 +1,16 @@
 // Shared helpers for bench scripts: median wall time of processes measured side by side.
-import { spawnSync, execFileSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = join(ROOT, 'bin', 'tugcode.js');
 
+/** The median (the mean of the two middle values for an even count). */
 export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 /** Time one process run in ms (wall). */
@@ -36,23 +36,4 @@ export function interleaved(cmds, runs = 21) {
     }
   }
   return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v.slice(1))]));
-}
-
-export function tempRepo(files = {}) {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'tugcode-bench-')));
-  const env = {
-    ...process.env,
-    GIT_AUTHOR_NAME: 'b',
-    GIT_AUTHOR_EMAIL: 'b@e',
-    GIT_COMMITTER_NAME: 'b',
-    GIT_COMMITTER_EMAIL: 'b@e',
-  };
-  execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: root, env });
-  for (const [rel, text] of Object.entries({ 'README.md': '# bench\n', ...files })) {
-    mkdirSync(dirname(join(root, rel)), { recursive: true });
-    writeFileSync(join(root, rel), text);
-  }
-  execFileSync('git', ['add', '-A'], { cwd: root, env });
-  execFileSync('git', ['commit', '-q', '-m', 'init'], { cwd: root, env });
-  return root;
 }

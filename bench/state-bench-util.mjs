@@ -65,11 +65,7 @@ export function cli(args, cwd, env = {}) {
   return r.stdout;
 }
 
-export function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
+export { median } from './lib.mjs';
 
 /** A state context on `root` for in-process calls (system clock). */
 export async function stateCtx(root, command = 'bench') {
