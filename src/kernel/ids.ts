@@ -1,10 +1,22 @@
 /**
- * Content-derived identifiers (05-kernel.md §9.6): canonical JSON, op_hash, symbol ids, undo tokens.
+ * Content-derived identifiers (05-kernel.md §9.6): canonical JSON, SHA-256, op_hash, symbol ids, undo tokens.
+ * tugcode's own hashes (plan structure, op hashes of plan refactors) use these too, so there is one
+ * definition of canonical JSON in the package (dependencies point into the kernel, never out of it).
  */
-import { canonicalJson } from '../util/canonical-json.js';
-import { sha256Hex } from '../util/hash.js';
+import { createHash } from 'node:crypto';
+import { canonicalJson } from './canonical-json.js';
 
-export { canonicalJson, sha256Hex };
+export { canonicalJson };
+
+/** Lower-case hex SHA-256 of the bytes (a string is UTF-8 encoded first). */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** Lower-case hex SHA-256 of the canonical JSON of `value`. */
+export function sha256Canonical(value: unknown): string {
+  return sha256Hex(canonicalJson(value));
+}
 
 export type OpTarget = { at: { file: string; line: number; col: number } } | { symbol: string } | { file: string };
 

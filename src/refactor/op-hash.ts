@@ -4,8 +4,7 @@
  * `Tug-Refactor` trailers; a test keeps it equal to the kernel's own `opHashOf`.
  */
 import { parseOpText, type ParsedOp, type SafetyMode } from '../kernel/opspec.js';
-import { canonicalJson } from '../util/canonical-json.js';
-import { sha256Hex } from '../util/hash.js';
+import { canonicalJson, sha256Hex } from '../kernel/ids.js';
 
 function hashOf(op: string, target: unknown, args: Record<string, unknown>): string {
   return sha256Hex(canonicalJson({ op, target, args })).slice(0, 12);

@@ -6,7 +6,7 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sha256Hex } from '../util/hash.js';
+import { sha256Hex } from '../kernel/ids.js';
 
 export interface Slot {
   index: number;

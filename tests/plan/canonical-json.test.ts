@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/util/canonical-json.js';
-import { sha256Canonical, sha256Hex } from '../../src/util/hash.js';
+import { canonicalJson, sha256Canonical, sha256Hex } from '../../src/kernel/ids.js';
 
 describe('canonical JSON', () => {
   it('sorts keys recursively, keeps array order and writes no whitespace', () => {

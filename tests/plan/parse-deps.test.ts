@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { liftedDependencies, topLevelOf } from '../../src/plan/lift.js';
 import { structureOf } from '../../src/plan/structure.js';
-import { sha256Hex } from '../../src/util/hash.js';
+import { sha256Hex } from '../../src/kernel/ids.js';
 import { doc, parse, step } from './helpers.js';
 
 describe('Depends on (rule 7)', () => {
