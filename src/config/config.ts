@@ -11,32 +11,14 @@ import { TugError } from '../contract/errors.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { CONFIG_DEFAULTS, CONFIG_KEYS, KERNEL_TUG_ENV, type ConfigShape } from './defaults.js';
 import { fastMerge } from './rules.js';
+import { envValue, setsNoValue } from '../kernel/config-keys.js';
 
 export type Config = ConfigShape;
 
-function envValue(raw: string, sample: unknown, name: string): unknown {
-  if (typeof sample === 'number') {
-    if (!/^-?\d+$/.test(raw.trim()))
-      throw new TugError('ConfigInvalid', { source: name, reason: `${JSON.stringify(raw)} is not an integer` });
-    return Number(raw);
-  }
-  if (typeof sample === 'boolean') {
-    if (/^(1|true|yes|on)$/i.test(raw)) return true;
-    if (/^(0|false|no|off)$/i.test(raw)) return false;
-    throw new TugError('ConfigInvalid', { source: name, reason: `${JSON.stringify(raw)} is not a boolean` });
-  }
-  if (Array.isArray(sample)) {
-    try {
-      const v: unknown = JSON.parse(raw);
-      return v;
-    } catch {
-      throw new TugError('ConfigInvalid', {
-        source: name,
-        reason: `${JSON.stringify(raw)} is not a JSON array of strings`,
-      });
-    }
-  }
-  return raw;
+function envValueOf(raw: string, sample: unknown, name: string): unknown {
+  const r = envValue(raw, sample);
+  if ('reason' in r) throw new TugError('ConfigInvalid', { source: name, reason: r.reason });
+  return r.value;
 }
 
 function envOverrides(env: NodeJS.ProcessEnv): Record<string, Record<string, unknown>> {
@@ -48,7 +30,7 @@ function envOverrides(env: NodeJS.ProcessEnv): Record<string, Record<string, unk
       const raw = env[name] ?? (alias ? env[alias] : undefined);
       if (raw === undefined) continue;
       const sample = (CONFIG_DEFAULTS as Record<string, Record<string, unknown>>)[table]![key];
-      (out[table] ??= {})[key] = envValue(raw, sample, env[name] !== undefined ? name : alias!);
+      (out[table] ??= {})[key] = envValueOf(raw, sample, env[name] !== undefined ? name : alias!);
     }
   }
   return out;
@@ -134,12 +116,5 @@ export async function loadConfig(
 
 /** True when every line is blank, a comment, or a header of a known table: the file sets no value. */
 export function setsNothing(text: string): boolean {
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) continue;
-    const header = /^\[\s*([A-Za-z0-9_-]+)\s*\]\s*(#.*)?$/.exec(line);
-    if (header && header[1]! in CONFIG_KEYS) continue;
-    return false;
-  }
-  return true;
+  return setsNoValue(text, (table) => table in CONFIG_KEYS);
 }

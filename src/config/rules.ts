@@ -5,12 +5,9 @@
  * rules accept exactly what the schema accepts.
  */
 import type { ConfigShape } from './defaults.js';
+import { KERNEL_RULES, satisfies, type Rule } from '../kernel/config-keys.js';
 
-export type Rule =
-  | { t: 'int'; min: number; max?: number }
-  | { t: 'bool' }
-  | { t: 'str'; min?: number; enum?: readonly string[] }
-  | { t: 'strs' };
+export { satisfies, type Rule };
 
 const pos: Rule = { t: 'int', min: 1 };
 const str: Rule = { t: 'str' };
@@ -29,36 +26,8 @@ export const CONFIG_RULES: { [T in keyof ConfigShape]: { [K in keyof ConfigShape
     no_verify: { t: 'bool' },
   },
   validate: { level: { t: 'str', enum: ['lenient', 'normal', 'strict'] } },
-  kernel: {
-    verify: { t: 'str', enum: ['none', 'syntax', 'tests', 'typecheck'] },
-    test_command: strs,
-    test_timeout: { t: 'int', min: 1, max: 3600 },
-    typecheck_command: strs,
-    typecheck_timeout: pos,
-    safety: { t: 'str', enum: ['strict', 'safe', 'aggressive'] },
-    include: strs,
-    exclude: strs,
-    python: str,
-    rust_analyzer: str,
-    lock_timeout: { t: 'int', min: 0 },
-    max_files_affected: pos,
-    max_edits: pos,
-    max_concurrent_sessions: pos,
-  },
+  kernel: KERNEL_RULES,
 };
-
-export function satisfies(rule: Rule, v: unknown): boolean {
-  switch (rule.t) {
-    case 'int':
-      return typeof v === 'number' && Number.isInteger(v) && v >= rule.min && (rule.max === undefined || v <= rule.max);
-    case 'bool':
-      return typeof v === 'boolean';
-    case 'str':
-      return typeof v === 'string' && v.length >= (rule.min ?? 0) && (rule.enum === undefined || rule.enum.includes(v));
-    case 'strs':
-      return Array.isArray(v) && v.every((x) => typeof x === 'string');
-  }
-}
 
 /** Defaults merged with `known` when every value passes its rule, else null (validate with zod then). */
 export function fastMerge(known: Record<string, Record<string, unknown>>, defaults: ConfigShape): ConfigShape | null {

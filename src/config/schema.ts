@@ -3,10 +3,12 @@
  * The single source of truth for keys, types and defaults; `tugcode init` writes its template from it.
  */
 import { z } from 'zod';
+import { kernelSchema } from '../kernel/config-schema.js';
+
+export { kernelSchema };
 
 const argv = z.array(z.string());
 const posInt = z.number().int().positive();
-const nonNegInt = z.number().int().nonnegative();
 
 export const stateSchema = z
   .object({
@@ -33,28 +35,6 @@ export const runSchema = z
 export const validateSchema = z
   .object({
     level: z.enum(['lenient', 'normal', 'strict']).default('normal').describe('default level of tugcode validate'),
-  })
-  .strict();
-
-export const kernelSchema = z
-  .object({
-    verify: z
-      .enum(['none', 'syntax', 'tests', 'typecheck'])
-      .default('syntax')
-      .describe('verification mode of refactors'),
-    test_command: argv.default([]).describe('argv array; {python} placeholder allowed; empty = detect'),
-    test_timeout: z.number().int().min(1).max(3600).default(300).describe('seconds'),
-    typecheck_command: argv.default([]).describe('empty = the built-in checkers'),
-    typecheck_timeout: posInt.default(600).describe('seconds'),
-    safety: z.enum(['strict', 'safe', 'aggressive']).default('strict').describe('strict (= safe) or aggressive'),
-    include: z.array(z.string()).default([]).describe('globs added to the source set'),
-    exclude: z.array(z.string()).default([]).describe('globs removed from the source set'),
-    python: z.string().default('').describe('empty = resolved (05-kernel.md §6.3)'),
-    rust_analyzer: z.string().default('').describe('empty = resolved (05-kernel.md §6.4)'),
-    lock_timeout: nonNegInt.default(30).describe('seconds to wait for the session lock'),
-    max_files_affected: posInt.default(50).describe('Gate A: files a refactor may touch'),
-    max_edits: posInt.default(500).describe('Gate A: edits a refactor may make'),
-    max_concurrent_sessions: posInt.default(2).describe('kernel slots shared by worktrees'),
   })
   .strict();
 

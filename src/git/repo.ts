@@ -5,10 +5,11 @@
  * repo root (the main checkout), both canonical (realpath). It reads git's documented layout without
  * spawning git where it can, and falls back to `git rev-parse` / `git worktree list` otherwise.
  */
-import { existsSync, lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { gitTry } from './exec.js';
+import { canonicalPath, gitLayout, readGitdirFile } from '../kernel/repo-layout.js';
 
 export interface Repo {
   /** Canonical directory the command runs from. */
@@ -23,63 +24,7 @@ export interface Repo {
   isLinkedWorktree: boolean;
 }
 
-function canonical(p: string): string {
-  try {
-    return realpathSync.native(p);
-  } catch {
-    return resolve(p);
-  }
-}
-
-function readGitdirFile(file: string): string | null {
-  try {
-    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(file, 'utf8'));
-    if (!m || !m[1]) return null;
-    return resolve(dirname(file), m[1]);
-  } catch {
-    return null;
-  }
-}
-
-/** Fast path: walk up to the first `.git` entry. Returns null when the fallback must decide. */
-function resolveFromLayout(start: string): Omit<Repo, 'cwd'> | null {
-  let dir = start;
-  for (;;) {
-    if (basename(dir) === '.git') return null; // inside a git directory: let git decide (and refuse)
-    const dotGit = join(dir, '.git');
-    let st;
-    try {
-      st = lstatSync(dotGit);
-    } catch {
-      st = null;
-    }
-    if (st) {
-      if (st.isDirectory()) {
-        if (!existsSync(join(dotGit, 'HEAD'))) return null;
-        const root = canonical(dir);
-        return { worktreeRoot: root, mainRoot: root, commonDir: canonical(dotGit), isLinkedWorktree: false };
-      }
-      if (st.isFile()) {
-        const gitDir = readGitdirFile(dotGit);
-        if (!gitDir) return null;
-        const commondirFile = join(gitDir, 'commondir');
-        if (!existsSync(commondirFile)) return null; // submodule or --separate-git-dir: ask git for the main root
-        const common = canonical(resolve(gitDir, readFileSync(commondirFile, 'utf8').trim()));
-        if (basename(common) !== '.git') return null;
-        return {
-          worktreeRoot: canonical(dir),
-          mainRoot: dirname(common),
-          commonDir: common,
-          isLinkedWorktree: true,
-        };
-      }
-      return null;
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return null;
-    dir = parent;
-  }
-}
+const canonical = canonicalPath;
 
 function resolveWithGit(start: string): Omit<Repo, 'cwd'> {
   const r = gitTry(
@@ -143,7 +88,7 @@ export function resolveRepo(dir: string = process.cwd(), env: NodeJS.ProcessEnv 
   const hit = cache.get(start);
   if (hit) return hit;
   const useGit = Boolean(env.GIT_DIR || env.GIT_WORK_TREE || env.GIT_CEILING_DIRECTORIES);
-  const found = (useGit ? null : resolveFromLayout(start)) ?? resolveWithGit(start);
+  const found = (useGit ? null : gitLayout(start)) ?? resolveWithGit(start);
   const repo: Repo = { cwd: start, ...found };
   cache.set(start, repo);
   return repo;

@@ -4,14 +4,24 @@
  * [tool.tug]` > defaults. The config file is the main repo root's when the workspace is in a git repository
  * (04-git.md §1), else the workspace's own.
  *
- * Parsing and validation reuse the project's one loader (`src/config/config.ts` `loadConfig`, schema in
- * `src/config/schema.ts`) and repo resolver (`src/git/repo.ts`): those are leaf modules without SQLite, and
- * they load lazily — only when a config file, a `[tool.tug]` table or an environment override exists.
- * Any malformed file or value is `ConfigInvalid` (exit 2). Flags are applied by the caller (`withFlags`).
+ * The kernel reads only its own table, with its own key table (./config-keys.ts, which tugcode's loader
+ * shares) and git-layout reader (./repo-layout.ts): src/kernel never imports tugcode (§2.1). smol-toml loads
+ * only when a config file sets something, zod only when a value fails the zod-free rules (for the precise
+ * message) or a `[tool.tug]` table exists. Other tables of config.toml are tugcode's to judge. Any malformed
+ * file or value is `ConfigInvalid` (exit 2). Flags are applied by the caller (`withFlags`).
  */
-import { existsSync, lstatSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { KERNEL_TUG_ENV } from '../config/defaults.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import {
+  envValue,
+  KERNEL_FILE_DEFAULTS,
+  KERNEL_RULES,
+  KERNEL_TUG_ENV,
+  satisfies,
+  setsNoValue,
+} from './config-keys.js';
+import { canonicalPath, gitLayout, insideGit } from './repo-layout.js';
 import { KernelError } from './errors.js';
 import type { VerifyMode } from './types.js';
 
@@ -67,7 +77,6 @@ export const SETTING_DEFAULTS: KernelSettings = {
 
 const KEYS = Object.keys(SETTING_DEFAULTS) as SettingKey[];
 
-/** The `TUG_*` names of config keys (05-kernel.md §3.1), shared with src/config/config.ts. */
 const TUG_ENV = KERNEL_TUG_ENV as Partial<Record<SettingKey, string>>;
 
 const tugcodeName = (k: SettingKey) => `TUGCODE_KERNEL_${k.toUpperCase()}`;
@@ -84,54 +93,26 @@ function envNames(key: SettingKey, prog: 'tug' | 'tugcode'): string[] {
 }
 
 /**
- * The directory whose `.tugtool/config.toml` applies: the main repo root when the workspace is inside a
- * git work tree (no `.git` above it means no repository, and git is never spawned), else the workspace.
+ * The directory whose `.tugtool/config.toml` applies: the main checkout when the workspace is inside a git
+ * work tree (no `.git` above it means no repository, and git is never spawned), else the workspace. Layouts
+ * only git can read (submodule, `--separate-git-dir`, `GIT_DIR`) ask `git rev-parse` for the work tree root.
  */
-async function configRoot(workspace: string, env: Env): Promise<string> {
-  let dir = workspace;
-  let inGit = Boolean(env.GIT_DIR);
-  for (;;) {
-    try {
-      lstatSync(join(dir, '.git'));
-      inGit = true;
-      break;
-    } catch {
-      const up = dirname(dir);
-      if (up === dir) break;
-      dir = up;
-    }
-  }
-  if (!inGit) return workspace;
-  try {
-    const { resolveRepo } = await import('../git/repo.js');
-    return resolveRepo(workspace, env as NodeJS.ProcessEnv).mainRoot;
-  } catch {
-    return workspace; // a `.git` that git does not recognise: behave as outside git
-  }
+function configRoot(workspace: string, env: Env): string {
+  if (!env.GIT_DIR && !insideGit(workspace)) return workspace;
+  const layout = env.GIT_DIR || env.GIT_WORK_TREE ? null : gitLayout(canonicalPath(workspace));
+  if (layout) return layout.mainRoot;
+  const r = spawnSync('git', ['rev-parse', '--show-toplevel'], {
+    cwd: workspace,
+    encoding: 'utf8',
+    env: env as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const top = r.status === 0 ? r.stdout.trim() : '';
+  return top ? canonicalPath(top) : workspace; // a `.git` that git does not recognise: behave as outside git
 }
 
 function configInvalid(path: string, key: string | null, reason: string): KernelError {
   return new KernelError('ConfigInvalid', `${path}: ${reason}`, { path, key, reason });
-}
-
-/**
- * The loader's TugError('ConfigInvalid', {source, key?, reason}) → the kernel's ConfigInvalid, naming the
- * environment variable when the bad value came from one.
- */
-function loaderError(e: unknown, file: string, envNameOf: (k: SettingKey) => string | null): KernelError {
-  const err = e as { code?: string; details?: Record<string, unknown>; message?: string };
-  if (err.code !== 'ConfigInvalid') return configInvalid(file, null, err.message ?? String(e));
-  const d = err.details ?? {};
-  const source = typeof d.source === 'string' ? d.source : '';
-  const reason = String(d.reason ?? 'invalid value');
-  const fromSource = /^TUGCODE_KERNEL_([A-Z_]+)$/.exec(source)?.[1]?.toLowerCase() as SettingKey | undefined;
-  const dotted = typeof d.key === 'string' && d.key !== '' ? d.key : null;
-  const fromKey = dotted?.startsWith('kernel.') ? (dotted.slice(7) as SettingKey) : undefined;
-  for (const k of [fromSource, fromKey]) {
-    const name = k && (KEYS as string[]).includes(k) ? envNameOf(k) : null;
-    if (name) return configInvalid(name, k!, reason.replace(/^kernel\.[a-z_]+: /, ''));
-  }
-  return configInvalid(file, dotted, reason);
 }
 
 /** `[]` and `""` mean unset (04-git.md §8); `safe` is `strict`. */
@@ -171,22 +152,68 @@ async function readPyproject(
     if ((KEYS as string[]).includes(k)) known[k] = v;
     else notes.push(`${path}: unknown key tool.tug.${k} ignored`);
   }
-  const { kernelSchema } = await import('../config/schema.js');
-  const r = kernelSchema.partial().safeParse(known);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    const key = `tool.tug.${issue.path.join('.')}`;
-    throw configInvalid(path, key, `${key}: ${issue.message}`);
-  }
-  return { path, values: r.data as Partial<Record<SettingKey, unknown>> };
+  await validate(known, (key, message) => {
+    const dotted = `tool.tug.${key}`;
+    return configInvalid(path, dotted, `${dotted}: ${message}`);
+  });
+  return { path, values: known as Partial<Record<SettingKey, unknown>> };
 }
 
-/** Keys of the `[kernel]` table actually written in the file (the loader fills in defaults). */
-async function kernelKeysIn(text: string): Promise<Set<string>> {
+/**
+ * Check values against the zod-free rules; on the first failure, ask the zod schema for the precise message
+ * and throw what `fail(key, message)` builds.
+ */
+async function validate(values: Record<string, unknown>, fail: (key: string, message: string) => KernelError) {
+  const bad = Object.entries(values).find(([k, v]) => !satisfies(KERNEL_RULES[k as SettingKey], v));
+  if (!bad) return;
+  const { kernelSchema } = await import('./config-schema.js');
+  const r = kernelSchema.partial().safeParse({ [bad[0]]: bad[1] });
+  const issue = r.success ? null : r.error.issues[0]!;
+  throw fail(issue ? issue.path.join('.') || bad[0] : bad[0], issue ? issue.message : 'invalid value');
+}
+
+/** The `[kernel]` table of config.toml: known keys (validated) and notes for unknown ones. */
+async function readKernelTable(file: string, notes: string[]): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw configInvalid(file, null, `cannot read: ${(e as Error).message}`);
+  }
+  // No "kernel" anywhere means no [kernel] table; a file of comments and headers sets nothing.
+  if (!text.includes('kernel') || setsNoValue(text)) return {};
   const { parse } = await import('smol-toml');
-  const doc = parse(text) as Record<string, unknown>;
-  const k = doc.kernel;
-  return new Set(k && typeof k === 'object' && !Array.isArray(k) ? Object.keys(k) : []);
+  let doc: Record<string, unknown>;
+  try {
+    doc = parse(text) as Record<string, unknown>;
+  } catch (e) {
+    throw configInvalid(file, null, `malformed TOML: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
+  }
+  const table = doc.kernel;
+  if (table === undefined) return {};
+  if (typeof table !== 'object' || table === null || Array.isArray(table))
+    throw configInvalid(file, 'kernel', '[kernel] must be a table');
+  const known: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(table)) {
+    if ((KEYS as string[]).includes(k)) known[k] = v;
+    else notes.push(`${file}: unknown key kernel.${k} ignored`);
+  }
+  await validate(known, (key, message) => configInvalid(file, `kernel.${key}`, `kernel.${key}: ${message}`));
+  return known;
+}
+
+/** The environment's values, strongest name first per key; a bad value is ConfigInvalid naming the variable. */
+async function readEnv(env: Env, prog: 'tug' | 'tugcode'): Promise<Partial<Record<SettingKey, unknown>>> {
+  const out: Partial<Record<SettingKey, unknown>> = {};
+  for (const k of KEYS) {
+    const name = envNames(k, prog).find((n) => env[n] !== undefined);
+    if (!name) continue;
+    const parsed = envValue(env[name]!, KERNEL_FILE_DEFAULTS[k]);
+    if ('reason' in parsed) throw configInvalid(name, k, parsed.reason);
+    await validate({ [k]: parsed.value }, (_key, message) => configInvalid(name, k, message));
+    out[k] = parsed.value;
+  }
+  return out;
 }
 
 /** Load the kernel settings for a workspace (without flags). Throws ConfigInvalid. */
@@ -211,47 +238,18 @@ export async function loadKernelConfig(
     }
   }
 
-  const root = await configRoot(workspace, env);
-  const file = join(root, '.tugtool', 'config.toml');
-  const hasFile = existsSync(file);
-  // Only the kernel's own names reach the shared loader: the chosen TUGCODE_KERNEL_* (tugcode only) and TUG_*.
-  const loaderEnv: Env = {};
-  const fromEnv = new Set<SettingKey>();
-  for (const k of KEYS) {
-    for (const name of envNames(k, prog)) {
-      if (env[name] === undefined) continue;
-      fromEnv.add(k);
-      // The loader reads TUGCODE_KERNEL_<KEY> before the TUG_* alias, so pass the winner under that name.
-      if (loaderEnv[tugcodeName(k)] === undefined) loaderEnv[tugcodeName(k)] = env[name];
-      break;
-    }
-  }
-  if (!hasFile && fromEnv.size === 0) return { settings, sources, files, notes };
-
-  let text = '';
-  if (hasFile) {
+  const fromEnv = await readEnv(env, prog);
+  const file = join(configRoot(workspace, env), '.tugtool', 'config.toml');
+  if (existsSync(file)) {
     files.push(file);
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (e) {
-      throw configInvalid(file, null, `cannot read: ${(e as Error).message}`);
+    for (const [k, v] of Object.entries(await readKernelTable(file, notes)) as [SettingKey, unknown][]) {
+      (settings as unknown as Record<string, unknown>)[k] = normalize(k, v);
+      sources[k] = 'config';
     }
   }
-  const { loadConfig } = await import('../config/config.js');
-  const sink = { add: (_code: string, message: string) => void notes.push(message) };
-  let loaded;
-  try {
-    loaded = await loadConfig(root, loaderEnv as NodeJS.ProcessEnv, sink as never);
-  } catch (e) {
-    throw loaderError(e, file, (k) => (fromEnv.has(k) ? envNames(k, prog).find((n) => env[n] !== undefined)! : null));
-  }
-  const written = hasFile ? await kernelKeysIn(text) : new Set<string>();
-  const kernel = loaded.kernel as unknown as Record<string, unknown>;
-  for (const k of KEYS) {
-    const src: SettingSource | null = fromEnv.has(k) ? 'env' : written.has(k) ? 'config' : null;
-    if (!src) continue;
-    (settings as unknown as Record<string, unknown>)[k] = normalize(k, kernel[k]);
-    sources[k] = src;
+  for (const [k, v] of Object.entries(fromEnv) as [SettingKey, unknown][]) {
+    (settings as unknown as Record<string, unknown>)[k] = normalize(k, v);
+    sources[k] = 'env';
   }
   return { settings, sources, files, notes };
 }

@@ -79,6 +79,24 @@ describe('kernel configuration', () => {
     expect([c.settings.lock_timeout, c.settings.max_files_affected]).toEqual([3, 4]);
   });
 
+  it("reads only its own [kernel] table: other tables are tugcode's, unknown kernel keys are notes", async () => {
+    const ws = realpathSync(
+      tempWs({
+        ...SRC,
+        '.tugtool/config.toml': '[state]\nlease_seconds = "soon"\n\n[kernel]\nmax_edits = 7\nspeed = 3\n',
+      }),
+    );
+    const c = await loadKernelConfig(ws, { env: {} });
+    expect([c.settings.max_edits, c.sources.max_edits]).toEqual([7, 'config']);
+    expect(c.notes).toEqual([`${join(ws, '.tugtool', 'config.toml')}: unknown key kernel.speed ignored`]);
+    // The init template (headers and comments only) sets nothing and needs no TOML parser.
+    const t = realpathSync(
+      tempWs({ ...SRC, '.tugtool/config.toml': '# tugcode\n[state]\n# lease_seconds = 1\n[kernel]\n' }),
+    );
+    const d = await loadKernelConfig(t, { env: {} });
+    expect(Object.values(d.sources).every((s) => s === 'default')).toBe(true);
+  });
+
   it('lets TUGCODE_KERNEL_* win over TUG_* under tugcode refactor only', async () => {
     const ws = realpathSync(tempWs(SRC));
     const env = { TUG_VERIFY: 'syntax', TUGCODE_KERNEL_VERIFY: 'none', TUGCODE_KERNEL_MAX_EDITS: '3' };

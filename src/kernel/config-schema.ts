@@ -1,0 +1,32 @@
+/**
+ * The zod schema of the `[kernel]` table (05-kernel.md §3.1): types, defaults and the precise messages of
+ * ConfigInvalid. Loaded lazily, only when a value fails the zod-free rules of ./config-keys.ts or a
+ * `pyproject.toml [tool.tug]` table exists. tugcode's config schema embeds it as its `kernel` table.
+ */
+import { z } from 'zod';
+
+const argv = z.array(z.string());
+const posInt = z.number().int().positive();
+const nonNegInt = z.number().int().nonnegative();
+
+export const kernelSchema = z
+  .object({
+    verify: z
+      .enum(['none', 'syntax', 'tests', 'typecheck'])
+      .default('syntax')
+      .describe('verification mode of refactors'),
+    test_command: argv.default([]).describe('argv array; {python} placeholder allowed; empty = detect'),
+    test_timeout: z.number().int().min(1).max(3600).default(300).describe('seconds'),
+    typecheck_command: argv.default([]).describe('empty = the built-in checkers'),
+    typecheck_timeout: posInt.default(600).describe('seconds'),
+    safety: z.enum(['strict', 'safe', 'aggressive']).default('strict').describe('strict (= safe) or aggressive'),
+    include: z.array(z.string()).default([]).describe('globs added to the source set'),
+    exclude: z.array(z.string()).default([]).describe('globs removed from the source set'),
+    python: z.string().default('').describe('empty = resolved (05-kernel.md §6.3)'),
+    rust_analyzer: z.string().default('').describe('empty = resolved (05-kernel.md §6.4)'),
+    lock_timeout: nonNegInt.default(30).describe('seconds to wait for the session lock'),
+    max_files_affected: posInt.default(50).describe('Gate A: files a refactor may touch'),
+    max_edits: posInt.default(500).describe('Gate A: edits a refactor may make'),
+    max_concurrent_sessions: posInt.default(2).describe('kernel slots shared by worktrees'),
+  })
+  .strict();
