@@ -11,7 +11,10 @@ const mtime = (u) => {
   }
 };
 const bundled = new URL('../dist/bundle-tug/tug.js', import.meta.url);
-const dir = mtime(bundled) >= mtime(new URL('../dist/kernel/cli/tug.js', import.meta.url)) ? '../dist/bundle-tug/' : '../dist/kernel/cli/';
+const dir =
+  mtime(bundled) >= mtime(new URL('../dist/kernel/cli/tug.js', import.meta.url))
+    ? '../dist/bundle-tug/'
+    : '../dist/kernel/cli/';
 const { runKernelCli } = await import(new URL(dir + 'tug.js', import.meta.url).href);
 const { installSignalHandlers } = await import(new URL(dir + 'signals.js', import.meta.url).href);
 
@@ -26,7 +29,12 @@ process.stdout.on('error', (e) => {
 });
 
 try {
-  const r = await runKernelCli(process.argv.slice(2), { prog: 'tug', env: process.env, cwd: process.cwd() });
+  const r = await runKernelCli(process.argv.slice(2), {
+    prog: 'tug',
+    env: process.env,
+    cwd: process.cwd(),
+    writeLog: (line) => process.stderr.write(line),
+  });
   if (r.stdout) process.stdout.write(r.stdout);
   if (r.stderr) process.stderr.write(r.stderr);
   process.exitCode = r.exitCode;

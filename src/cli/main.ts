@@ -70,7 +70,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
       for (const e of errors) process.stderr.write(`tugcode: cleanup failed: ${e}\n`);
       process.exit(code);
     });
-    const r = await runRefactor(refactor.rest, refactor.cwd, process.env);
+    const r = await runRefactor(refactor.rest, refactor.cwd, process.env, (line) => process.stderr.write(line));
     off();
     if (r.stdout) process.stdout.write(r.stdout);
     if (r.stderr) process.stderr.write(r.stderr);

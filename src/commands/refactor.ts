@@ -55,6 +55,7 @@ export async function runRefactor(
   argv: string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
+  writeLog?: (line: string) => void,
 ): Promise<{ stdout: string; stderr: string; exitCode: number }> {
   // Plan integration (05-kernel.md §7.3–§7.4): tugcode's own subcommands on top of the kernel's table.
   if (argv[0] === 'run-step' || argv[0] === 'skip') {
@@ -62,5 +63,5 @@ export async function runRefactor(
     return runRefactorStepCommand(argv, cwd, env, kernelEnv(env));
   }
   const { runKernelCli } = await import('../kernel/cli/tug.js');
-  return runKernelCli(argv, { prog: 'tugcode', env: kernelEnv(env), cwd });
+  return runKernelCli(argv, { prog: 'tugcode', env: kernelEnv(env), cwd, writeLog });
 }

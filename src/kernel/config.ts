@@ -13,14 +13,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import {
-  envValue,
-  KERNEL_FILE_DEFAULTS,
-  KERNEL_RULES,
-  KERNEL_TUG_ENV,
-  satisfies,
-  setsNoValue,
-} from './config-keys.js';
+import { envValue, KERNEL_FILE_DEFAULTS, KERNEL_RULES, KERNEL_TUG_ENV, satisfies, setsNoValue } from './config-keys.js';
 import { canonicalPath, gitLayout, insideGit } from './repo-layout.js';
 import { KernelError } from './errors.js';
 import type { VerifyMode } from './types.js';

@@ -127,6 +127,18 @@ describe('session files', () => {
     expect(loud.stderr).toContain('tug: info: verify syntax');
     const dbg = await cli(['--log-level', 'warn', 'snapshot'], ws);
     expect(dbg.stderr).toBe('');
+    // The binaries pass a live writer: lines reach stderr while the command runs, not at its end.
+    let done = false;
+    const live: [string, boolean][] = [];
+    const streamed = await runKernelCli(['--log-level', 'info', 'snapshot'], {
+      prog: 'tug',
+      env: {},
+      cwd: ws,
+      writeLog: (line) => live.push([line, done]),
+    }).finally(() => (done = true));
+    expect(streamed.stderr).toBe('');
+    expect(live.length).toBeGreaterThan(0);
+    expect(live.every(([line, after]) => line.startsWith('tug: info: ') && !after)).toBe(true);
   });
 });
 

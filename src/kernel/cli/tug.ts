@@ -44,13 +44,22 @@ function stderrLine(prog: string, e: KernelError): string {
 /** Run the kernel CLI on argv (the words after `tug` or `tugcode refactor`). */
 export async function runKernelCli(
   argv: string[],
-  o: { prog: 'tug' | 'tugcode'; env: Record<string, string | undefined>; cwd: string },
+  o: {
+    prog: 'tug' | 'tugcode';
+    env: Record<string, string | undefined>;
+    cwd: string;
+    /** Where log lines go as they happen (the binaries pass stderr); without it they are collected in `stderr`. */
+    writeLog?: (line: string) => void;
+  },
 ): Promise<CliOutput> {
   let args: ParsedArgs | null = null;
   const wantsText = argv.includes('--text');
   let command = 'unknown';
   const logs: string[] = [];
-  const logSink = (line: string) => void logs.push(`${o.prog}: ${line}\n`);
+  const logSink = (line: string) => {
+    if (o.writeLog) o.writeLog(`${o.prog}: ${line}\n`);
+    else logs.push(`${o.prog}: ${line}\n`);
+  };
   try {
     args = parseArgs(argv, o.env);
     if (args.command === 'help') return { stdout: HELP, stderr: '', exitCode: 0 };
