@@ -107,9 +107,13 @@ function verificationFailure(v: Verification): ErrorObject {
 export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStepOptions): Promise<RunStepResult> {
   // Setup 1–2: plan, step, ownership and fencing, transition. Nothing changes on failure.
   const { scope, rows } = refactorScope(ctx, input);
+  // A failed row blocks the rows after it until it is retried or skipped (§7.5: the run stops there); the
+  // answer repeats its recorded error and exit code, so a re-run never looks like success.
+  const blocked = input.retry_failed ? null : rows.find((r) => r.status === 'failed');
+  const blockedBy = blocked ? recordedFailure(blocked) : null;
   // Nothing to execute: no slot, no kernel (the driver calls run-step for every step).
-  if (!rows.some((r) => r.status === 'open' || (input.retry_failed && r.status === 'failed'))) {
-    return finish(ctx, scope, rows, new Map(), null, null, 0);
+  if (blockedBy || !rows.some((r) => r.status === 'open' || (input.retry_failed && r.status === 'failed'))) {
+    return finish(ctx, scope, rows, new Map(), blockedBy, null, 0);
   }
   const beat = () =>
     void heartbeat(ctx, {
@@ -177,14 +181,10 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
 
     const reports = new Map<number, OpReport>();
     let failure: { error: ErrorObject; exit: number } | null = null;
-    const recoveredFailure = start.recovered.find((r) => r.outcome === 'failed');
-    if (recoveredFailure) {
-      const row = start.rows.find((r) => r.ordinal === recoveredFailure.ordinal)!;
-      failure = { error: row.result!.error as ErrorObject, exit: 4 };
-    }
     let executed = 0;
     for (const row of start.rows) {
       if (failure) break;
+      if (row.status === 'failed') failure = recordedFailure(row); // recovered as failed just now
       if (row.status !== 'open') continue;
       executed++;
       const out = await executeRow({ ctx, scope, row, input, kernelFor, beat, safety, lostLease: () => lost });
@@ -202,6 +202,16 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
       await slot.release();
     }
   }
+}
+
+/** The error and exit code a failed row recorded. */
+function recordedFailure(row: RefactorView): { error: ErrorObject; exit: number } {
+  const error = (row.result?.error as ErrorObject | undefined) ?? {
+    code: 'InternalError',
+    message: `refactor row ${row.ordinal} is failed without a recorded error`,
+    details: { ordinal: row.ordinal },
+  };
+  return { error, exit: row.exit_code ?? 10 };
 }
 
 function finish(

@@ -224,7 +224,7 @@ describe('run-step in-process', () => {
     expect(readFileSync(join(s2.wt, 'src/main.ts'), 'utf8')).toContain('parseConfig');
   });
 
-  it('leaves failed rows alone until --retry-failed reopens them', async () => {
+  it("keeps answering with a failed row's error until --retry-failed reopens it", async () => {
     const { root, wt } = setup([MISSING]);
     await initAndClaim(root, wt);
     const first = await runStepLib(root, wt);
@@ -232,8 +232,15 @@ describe('run-step in-process', () => {
     writeFiles(wt, {
       'src/util.ts': readFileSync(join(wt, 'src/util.ts'), 'utf8') + '\nexport function nothingHere(): void {}\n',
     });
+    // A plain re-run executes nothing and repeats the recorded failure: it never looks like success.
     const again = await runStepLib(root, wt);
-    expect([again.status, again.exit_code, again.summary.executed, again.summary.failed]).toEqual(['ok', 0, 0, 1]);
+    expect([again.status, again.exit_code, again.error?.code, again.summary.executed, again.summary.failed]).toEqual([
+      'error',
+      3,
+      'SymbolNotFound',
+      0,
+      1,
+    ]);
     const retried = await runStepLib(root, wt, { retry_failed: true });
     expect([retried.exit_code, retried.ops[0]!.status, retried.summary.executed]).toEqual([0, 'applied', 1]);
     expect(readFileSync(join(wt, 'src/util.ts'), 'utf8')).toContain('export function other(): void {}');
