@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs every bench/*.bench.mjs (or those named on the command line), prints one table and writes
-// bench/results.json. Each bench module exports `run()` resolving to
+// bench/results.json (`--json`: the table goes to stderr and a JSON report to stdout). Exits 1 when a
+// target is missed. Each bench module exports `run()` resolving to
 // { name, rows: [{ metric, value, unit, target?, ok? }], notes?: string[] }.
 // Benchmarks print ratios measured side by side in one run; absolute times on shared machines are noise.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -8,7 +9,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const only = process.argv.slice(2);
+const json = process.argv.includes('--json');
+const only = process.argv.slice(2).filter((a) => a !== '--json');
 const files = readdirSync(here)
   .filter((f) => f.endsWith('.bench.mjs'))
   .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
@@ -22,11 +24,11 @@ for (const f of files) {
   for (const row of r.rows) {
     const target = row.target ?? '';
     const verdict = row.ok === undefined ? '' : row.ok ? 'ok' : 'MISS';
-    console.log(
+    (json ? console.error : console.log)(
       `${r.name.padEnd(12)} ${row.metric.padEnd(44)} ${String(row.value).padStart(12)} ${String(row.unit ?? '').padEnd(8)} ${String(target).padEnd(12)} ${verdict}`,
     );
   }
-  for (const n of r.notes ?? []) console.log(`${''.padEnd(12)} note: ${n}`);
+  for (const n of r.notes ?? []) (json ? console.error : console.log)(`${''.padEnd(12)} note: ${n}`);
 }
 // A partial run (`node bench/run.mjs parse`) replaces only the benchmarks it ran.
 const file = join(here, 'results.json');
@@ -43,3 +45,10 @@ const merged = [
 ];
 merged.sort((a, b) => a.name.localeCompare(b.name));
 writeFileSync(file, JSON.stringify({ at, node: process.version, results: merged }, null, 2) + '\n');
+if (json) console.log(JSON.stringify({ at, node: process.version, results }, null, 2));
+// A missed target is a failed benchmark run (05-kernel.md §8), never a failed test.
+const missed = results.flatMap((r) => r.rows.filter((row) => row.ok === false).map((row) => `${r.name}: ${row.metric}`));
+if (missed.length) {
+  console.error(`bench: ${missed.length} target(s) missed: ${missed.join('; ')}`);
+  process.exitCode = 1;
+}
