@@ -56,6 +56,8 @@ export interface RunStepOptions {
   kernel?: Partial<KernelOptions> | undefined;
   /** Poll interval while every slot is taken (default 200 ms). */
   slot_poll_ms?: number | undefined;
+  /** Called after each executed row is recorded (the driver's progress; awaited before the next row). */
+  onRow?: ((report: OpReport) => void | Promise<void>) | undefined;
 }
 
 type KernelErr = KernelError & { exitCode: number };
@@ -191,6 +193,7 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
       if (out.snapshot_id) snapshotId = out.snapshot_id;
       if (out.report) reports.set(row.ordinal, out.report);
       if (out.failure) failure = out.failure;
+      if (out.report && o.onRow) await o.onRow(out.report);
     }
     const final = refactorRows(ctx, { plan: scope.plan_path, step: scope.step_anchor, worktree: scope.worktree });
     return finish(ctx, scope, final, reports, failure, snapshotId, executed, safety);
