@@ -140,6 +140,22 @@ export class TypeScriptSession implements BackendSession {
     return { start16, end16: n.end, text: n.getText(sf) };
   }
 
+  /** The name of the import/export alias declaration that binds the identifier at `offset16`, in `file`. */
+  private aliasDeclaration(file: string, offset16: number, name: string): Span16 | null {
+    const program = this.programFor(file);
+    const sf = program?.getSourceFile(toAbs(this.view.root, file));
+    const node = sf ? this.identifierNode(sf, offset16) : null;
+    if (!program || !sf || !node) return null;
+    const sym = program.getTypeChecker().getSymbolAtLocation(node);
+    if (!sym || !(sym.flags & this.ts.SymbolFlags.Alias)) return null;
+    for (const d of sym.declarations ?? []) {
+      const n = (d as TS.NamedDeclaration).name;
+      if (!n || d.getSourceFile() !== sf || n.getText(sf) !== name) continue;
+      return { file, start16: n.getStart(sf), end16: n.end };
+    }
+    return null;
+  }
+
   async resolveAt(file: string, offset16: number, _warnings: KernelWarning[]): Promise<ResolvedTarget> {
     const root = this.view.root;
     const ls = this.project(file).ls;
@@ -188,7 +204,11 @@ export class TypeScriptSession implements BackendSession {
         same.find((d) => toRel(root, d.fileName) === first.file && d.textSpan.start === first.start16)?.kind ?? kindStr;
       if (kindStr === 'alias') kindStr = info.kind;
     } else {
-      declarations = [{ file, start16: id.start16, end16: id.end16 }];
+      // An explicit alias (`import { x as pd }`) selected at a use: the alias is the declaration, so the
+      // symbol (location, id) is the same whichever reference was selected.
+      const alias = this.aliasDeclaration(file, id.start16, id.text);
+      declarations = [alias ?? { file, start16: id.start16, end16: id.end16 }];
+      start = { file, offset16: declarations[0]!.start16 };
     }
     return { file: start.file, offset16: start.offset16, name: id.text, kind: symbolKindOf(kindStr), declarations };
   }
