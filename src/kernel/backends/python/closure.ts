@@ -1,16 +1,18 @@
 /**
  * Python's post-rename pass (05-kernel.md §6.6). pyright renames a method without its overrides, so the
- * kernel closes the gap: the workspace classes defining the same method name are candidates, their
- * ancestry comes from `textDocument/definition` on each base-list identifier (recursively, with a visited
- * set), the family grows from the target's class to every candidate that is an ancestor or descendant of a
- * member, and each added class is renamed at its method (`OverrideIncluded`). Then the scans: dynamic
- * patterns and star imports in every scanned file, string literals equal to the old name, and `.old`
- * member accesses (reported by the kernel's member scan as `UnresolvedMemberReference`). Under `aggressive` safety the
- * getattr-family string arguments and those member accesses are edited too, each with `HeuristicFallback`.
+ * kernel closes the gap: the workspace classes defining the same method name (found on tree-sitter trees)
+ * are candidates, their ancestry comes from `textDocument/definition` on each base-list identifier
+ * (recursively, with a visited set), the family grows from the target's class to every candidate that is an
+ * ancestor or descendant of a member, and each added class is renamed at its method (`OverrideIncluded`).
+ * Then the scans (scans/python-scan.ts): dynamic patterns and star imports in every scanned file, string
+ * literals equal to the old name, and `.old` member accesses (reported by the kernel's member scan as
+ * `UnresolvedMemberReference`). Under `aggressive` safety the getattr-family string arguments and those
+ * member accesses are edited too, each with `HeuristicFallback`.
  */
 import { compareUtf8 } from '../../ids.js';
 import type { BackendWarning, RawEdit, ResolvedTarget } from '../types.js';
-import { mayHaveSites, mayHaveStringLiteral, type PyClass, type Span } from './pymodule.js';
+import type { PyClass, Span } from '../../scans/python.js';
+import { mayHaveSites } from '../../scans/python-scan.js';
 import type { PyrightSession } from './pyright.js';
 
 interface ClassRef {
@@ -34,7 +36,7 @@ async function basesOf(s: PyrightSession, r: ClassRef, memo: Map<string, ClassRe
   for (const b of r.cls.bases) {
     const defs = await s.definitions(r.file, b.start16);
     for (const d of defs.inView) {
-      const cls = s.module(d.file)?.classAt(d.start16);
+      const cls = s.pyFile(d.file)?.classAt(d.start16);
       if (cls) out.push({ file: d.file, cls });
     }
   }
@@ -42,7 +44,13 @@ async function basesOf(s: PyrightSession, r: ClassRef, memo: Map<string, ClassRe
   return out;
 }
 
-async function ancestorsOf(s: PyrightSession, r: ClassRef, memo: Map<string, ClassRef[]>): Promise<Set<string>> {
+/** Keys of every workspace ancestor of a class; `reached` collects the ancestors themselves. */
+async function ancestorsOf(
+  s: PyrightSession,
+  r: ClassRef,
+  memo: Map<string, ClassRef[]>,
+  reached: Map<string, ClassRef>,
+): Promise<Set<string>> {
   const seen = new Set<string>();
   const queue = [r];
   while (queue.length) {
@@ -51,11 +59,15 @@ async function ancestorsOf(s: PyrightSession, r: ClassRef, memo: Map<string, Cla
       const k = keyOf(b);
       if (seen.has(k) || k === keyOf(r)) continue;
       seen.add(k);
+      reached.set(k, b);
       queue.push(b);
     }
   }
   return seen;
 }
+
+/** A class header with something after its name (a base list or type parameters): text worth parsing. */
+const BASED_CLASS = /(?<![\p{L}\p{N}_])class\s+[\p{L}\p{N}_]+\s*[[(]/u;
 
 /** The override closure of a method rename: extra edits and one OverrideIncluded per added class. */
 async function overrideClosure(
@@ -65,24 +77,41 @@ async function overrideClosure(
 ): Promise<{ edits: RawEdit[]; warnings: BackendWarning[] }> {
   const out = { edits: [] as RawEdit[], warnings: [] as BackendWarning[] };
   const decl = t.declarations[0] ?? { file: t.file, start16: t.offset16, end16: t.offset16 + t.name.length };
-  const own = s.module(decl.file)?.classOfMethod(decl.start16);
+  const own = s.pyFile(decl.file)?.classOfMethod(decl.start16);
   if (!own) return out;
   const target: ClassRef = { file: decl.file, cls: own };
-  const candidates: ClassRef[] = [];
-  // A cheap test before tokenizing: the file has `def <name>` (names hold no regex metacharacters).
+  // Candidates are parsed only from files that define the method and hold a class with a base list: a
+  // class without bases has no ancestors, so it can join the family only as an ancestor of a member,
+  // and every such ancestor is reached below through the members' base lists.
   const defines = new RegExp(`(?<![\\p{L}\\p{N}_])def\\s+${t.name}(?![\\p{L}\\p{N}_])`, 'u');
+  const byKey = new Map<string, ClassRef>();
+  let unparsed = false;
   for (const f of pythonFiles(s)) {
-    if (!defines.test(s.text(f))) continue;
-    for (const cls of s.module(f)?.classes ?? []) {
-      if (!cls.methods.has(t.name)) continue;
-      const r = { file: f, cls };
-      if (keyOf(r) !== keyOf(target)) candidates.push(r);
+    const text = s.text(f);
+    if (!defines.test(text)) continue;
+    if (f !== decl.file && !BASED_CLASS.test(text)) {
+      unparsed = true;
+      continue;
     }
+    for (const cls of s.pyFile(f)?.classes ?? [])
+      if (cls.methods.has(t.name)) byKey.set(keyOf({ file: f, cls }), { file: f, cls });
   }
-  if (candidates.length === 0) return out;
+  byKey.delete(keyOf(target));
+  // Nothing can join: no parsed candidate, and the target has no ancestors that unparsed files could hold.
+  if (byKey.size === 0 && (!unparsed || own.bases.length === 0)) return out;
   const memo = new Map<string, ClassRef[]>();
   const anc = new Map<string, Set<string>>();
-  for (const r of [target, ...candidates]) anc.set(keyOf(r), await ancestorsOf(s, r, memo));
+  const reached = new Map<string, ClassRef>();
+  for (const r of [target, ...byKey.values()]) anc.set(keyOf(r), await ancestorsOf(s, r, memo, reached));
+  for (const [k, r] of reached) {
+    if (byKey.has(k) || k === keyOf(target) || !r.cls.methods.has(t.name)) continue;
+    byKey.set(k, r);
+    anc.set(k, await ancestorsOf(s, r, memo, new Map()));
+  }
+  const candidates = [...byKey.values()].sort(
+    (a, b) => compareUtf8(a.file, b.file) || a.cls.name16.start16 - b.cls.name16.start16,
+  );
+  if (candidates.length === 0) return out;
   const family = new Set([keyOf(target)]);
   const added: ClassRef[] = [];
   for (let grew = true; grew;) {
@@ -158,18 +187,14 @@ export async function afterRenamePython(
       offset16: sp.start16,
     });
   };
+  const members = safety === 'aggressive' && (t.kind === 'method' || t.kind === 'property');
   for (const f of scanned) {
-    // Tokenize only files where a scan can find something (most files merely mention the name).
-    const text = s.text(f);
-    const sites = mayHaveSites(text);
-    const strings = mayHaveStringLiteral(text, t.name);
-    const members =
-      safety === 'aggressive' && (t.kind === 'method' || t.kind === 'property') && text.includes(`.${t.name}`);
-    if (!sites && !strings && !members) continue;
-    const mod = s.module(f);
-    if (!mod) continue;
-    if (sites) {
-      for (const site of mod.scanSites())
+    // Each scan parses only when the text holds a candidate (most files merely mention the name).
+    const file = s.pyFile(f);
+    if (!file) continue;
+    const covered = (o16: number) => edited.has(`${f}:${o16}`);
+    if (mayHaveSites(file.text)) {
+      for (const site of file.scanSites())
         warnings.push({
           code: site.code,
           message: site.message,
@@ -178,18 +203,14 @@ export async function afterRenamePython(
           pattern: site.pattern,
         });
       if (safety === 'aggressive')
-        for (const sp of mod.attrStringArgs(t.name))
-          if (!edited.has(`${f}:${sp.start16}`)) heur(f, sp, 'string argument of a getattr-family call');
+        for (const sp of file.attrStringArgs(t.name))
+          if (!covered(sp.start16)) heur(f, sp, 'string argument of a getattr-family call');
     }
     // Under strict safety the kernel's member scan (scans/members.ts, via `memberAccesses`) reports the
     // `.old` accesses left out; aggressive safety edits them here instead.
-    if (members) {
-      for (const sp of mod.memberAccesses(t.name)) {
-        if (!edited.has(`${f}:${sp.start16}`)) heur(f, sp, 'member access on a receiver of unknown type');
-      }
-    }
-    for (const sp of strings ? mod.stringLiterals(t.name) : []) {
-      if (edited.has(`${f}:${sp.start16}`)) continue;
+    if (members)
+      for (const sp of file.memberAccesses(t.name, covered)) heur(f, sp, 'member access on a receiver of unknown type');
+    for (const sp of file.stringLiterals(t.name, covered)) {
       warnings.push({
         code: 'SkippedStringLiteral',
         message: `string literal "${t.name}" was not renamed`,

@@ -1,9 +1,9 @@
 /**
  * The Python backend: the pyright language server over stdio (05-kernel.md §6.3). Launched through
- * `pyright/langserver.index.js` (never `dist/…`, which loses the bundled typeshed). Targets are found with
- * the kernel's own tokenizer, followed to their definitions, checked with `prepareRename` (after `didOpen`,
- * one retry after 500 ms) and renamed with `rename`. `afterRename` adds the override closure and the scans
- * of §6.6 (see closure.ts).
+ * `pyright/langserver.index.js` (never `dist/…`, which loses the bundled typeshed). Targets are found on
+ * tree-sitter trees (scans/python.ts), followed to their definitions, checked with `prepareRename` (after
+ * `didOpen`, one retry after 500 ms) and renamed with `rename`. `afterRename` adds the override closure and
+ * the scans of §6.6 (see closure.ts).
  */
 import { createRequire } from 'node:module';
 import { KernelError } from '../../errors.js';
@@ -42,8 +42,9 @@ import type {
   SymbolKind,
   WorkspaceView,
 } from '../types.js';
+import { PyFile } from '../../scans/python.js';
+import { loadSyntax, type Syntax } from '../../scans/tree-sitter.js';
 import { afterRenamePython } from './closure.js';
-import { PyModule, quickRefKind } from './pymodule.js';
 
 const require = createRequire(import.meta.url);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -71,7 +72,8 @@ export class PyrightSession implements BackendSession {
   private ready: Promise<LspClient> | null = null;
   private enc: PositionEncoding = 'utf-16';
   private readonly docs: LspDocuments;
-  private readonly mods = new Map<string, { version: string; mod: PyModule }>();
+  private syntax: Syntax | null = null;
+  private readonly files = new Map<string, { version: string; file: PyFile }>();
   private readonly outlines = new Map<string, { version: string; items: OutlineItem[] }>();
 
   constructor(
@@ -140,15 +142,21 @@ export class PyrightSession implements BackendSession {
     }
   }
 
-  /** The tokenized module of a view file (cached per content version). */
-  module(file: string): PyModule | null {
+  /** Load the Python grammar (before any syntax question; `open` does this). */
+  async loadSyntax(): Promise<void> {
+    this.syntax ??= await loadSyntax('python');
+  }
+
+  /** The syntax of a view file (one per content version; parsed only when asked). */
+  pyFile(file: string): PyFile | null {
     const t = this.view.texts.get(file);
     if (!t) return null;
-    const c = this.mods.get(file);
-    if (c && c.version === t.version) return c.mod;
-    const mod = new PyModule(t.text);
-    this.mods.set(file, { version: t.version, mod });
-    return mod;
+    const c = this.files.get(file);
+    if (c && c.version === t.version) return c.file;
+    if (!this.syntax) throw new KernelError('InternalError', 'Python syntax used before it was loaded', {});
+    const f = new PyFile(this.syntax, t.text, t.version);
+    this.files.set(file, { version: t.version, file: f });
+    return f;
   }
 
   text(file: string): string {
@@ -166,8 +174,7 @@ export class PyrightSession implements BackendSession {
   }
 
   identifierAt(file: string, offset16: number): { start16: number; end16: number; text: string } | null {
-    const tk = this.module(file)?.tok.identifierAt(offset16);
-    return tk ? { start16: tk.start, end16: tk.end, text: tk.text } : null;
+    return this.pyFile(file)?.identifierAt(offset16) ?? null;
   }
 
   /** textDocument/definition → spans in the view (in-view) and whether any lay outside it. */
@@ -224,7 +231,7 @@ export class PyrightSession implements BackendSession {
         backend_message: 'prepareRename returned null',
       });
     }
-    const kind: SymbolKind = this.module(first.file)?.declKind(first.start16) ?? 'variable';
+    const kind: SymbolKind = this.pyFile(first.file)?.declKind(first.start16) ?? 'variable';
     return { file: first.file, offset16: first.start16, name: id.text, kind, declarations };
   }
 
@@ -247,7 +254,7 @@ export class PyrightSession implements BackendSession {
       if (r.unit !== 'utf16-offset') continue;
       r.refKind = decls.some((d) => d.file === r.file && d.start16 === r.start)
         ? 'definition'
-        : (quickRefKind(this.text(r.file), r.start, r.end) ?? this.module(r.file)?.refKind(r.start) ?? 'reference');
+        : (this.pyFile(r.file)?.refKind(r.start, r.end) ?? 'reference');
     }
     return raw;
   }
@@ -309,19 +316,21 @@ export class PyrightSession implements BackendSession {
     return out;
   }
 
-  /** `.name` accesses for the kernel's UnresolvedMemberReference scan; the tokenizer cannot resolve them. */
-  memberAccesses(file: string, name: string): { start16: number; end16: number; resolved: boolean }[] {
-    if (!this.text(file).includes(`.${name}`)) return [];
-    return (this.module(file)?.memberAccesses(name) ?? []).map((sp) => ({ ...sp, resolved: false }));
-  }
-
-  stringLiterals(file: string, name: string): { start16: number; end16: number }[] {
-    return this.module(file)?.stringLiterals(name) ?? [];
+  /**
+   * `.name` accesses outside `covered` for the kernel's UnresolvedMemberReference scan; syntax alone
+   * cannot resolve them.
+   */
+  memberAccesses(
+    file: string,
+    name: string,
+    covered?: (start16: number) => boolean,
+  ): { start16: number; end16: number; resolved: boolean }[] {
+    return (this.pyFile(file)?.memberAccesses(name, covered) ?? []).map((sp) => ({ ...sp, resolved: false }));
   }
 
   async sync(changed: Map<string, { text: string; version: string } | null>): Promise<void> {
     this.docs.sync(this.client, changed);
-    for (const p of changed.keys()) this.mods.delete(p);
+    for (const p of changed.keys()) this.files.delete(p);
   }
 
   async close(): Promise<void> {
@@ -363,8 +372,14 @@ export const pyrightBackend: LanguageBackend = {
   },
   async open(view: WorkspaceView, o: BackendOpenOptions = {}) {
     const s = new PyrightSession(view, o);
-    // Start the server now: its start-up overlaps with the kernel's own work on the target.
+    // Start the server now: its start-up overlaps with loading the grammar and the kernel's own work.
     s.start().catch(() => undefined);
+    try {
+      await s.loadSyntax();
+    } catch (e) {
+      await s.close().catch(() => undefined);
+      throw e;
+    }
     return s;
   },
 };

@@ -4,7 +4,7 @@
  * with `quiescent: true` (300 s → `IndexingTimeout`; `health: "error"` → `BackendCrashed`). Rename follows
  * the Python sequence (didOpen, prepareRename with one retry, rename); WorkspaceEdits become raw edits in
  * the negotiated position encoding, resource operations are `UnsupportedOperation`, and rename errors map
- * per `mapRenameError`.
+ * per `mapRenameError`. Identifiers and kinds come from tree-sitter trees (scans/rust.ts).
  */
 import { KernelError, type KernelLocation } from '../../errors.js';
 import type { KernelWarning } from '../../envelope.js';
@@ -42,7 +42,8 @@ import type {
   WorkspaceView,
 } from '../types.js';
 import { cargoRoot, mapRenameError, probeRustAnalyzer, unavailableError, type RaProbe } from './discovery.js';
-import { RsTokens } from './lexer.js';
+import { RsFile } from '../../scans/rust.js';
+import { loadSyntax, type Syntax } from '../../scans/tree-sitter.js';
 
 export const INDEXING_TIMEOUT_S = 300;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -68,7 +69,8 @@ export class RustAnalyzerSession implements BackendSession {
   private ready: Promise<LspClient> | null = null;
   private enc: PositionEncoding = 'utf-16';
   private readonly docs: LspDocuments;
-  private readonly toks = new Map<string, { version: string; tokens: RsTokens }>();
+  private syntax: Syntax | null = null;
+  private readonly files = new Map<string, { version: string; file: RsFile }>();
 
   constructor(
     readonly view: WorkspaceView,
@@ -175,14 +177,21 @@ export class RustAnalyzerSession implements BackendSession {
     return this.view.texts.get(file)?.text ?? '';
   }
 
-  tokens(file: string): RsTokens | null {
+  /** Load the Rust grammar (before any syntax question; `open` does this). */
+  async loadSyntax(): Promise<void> {
+    this.syntax ??= await loadSyntax('rust');
+  }
+
+  /** The syntax of a view file (one per content version; parsed only when asked). */
+  rsFile(file: string): RsFile | null {
     const t = this.view.texts.get(file);
     if (!t) return null;
-    const c = this.toks.get(file);
-    if (c && c.version === t.version) return c.tokens;
-    const tokens = new RsTokens(t.text);
-    this.toks.set(file, { version: t.version, tokens });
-    return tokens;
+    const c = this.files.get(file);
+    if (c && c.version === t.version) return c.file;
+    if (!this.syntax) throw new KernelError('InternalError', 'Rust syntax used before it was loaded', {});
+    const f = new RsFile(this.syntax, t.text, t.version);
+    this.files.set(file, { version: t.version, file: f });
+    return f;
   }
 
   private where(file: string, o16: number) {
@@ -190,8 +199,7 @@ export class RustAnalyzerSession implements BackendSession {
   }
 
   identifierAt(file: string, offset16: number): { start16: number; end16: number; text: string } | null {
-    const tk = this.tokens(file)?.identifierAt(offset16);
-    return tk ? { start16: tk.start, end16: tk.end, text: tk.text } : null;
+    return this.rsFile(file)?.identifierAt(offset16) ?? null;
   }
 
   /** A request whose error responses are rename refusals (mapped per §6.4). */
@@ -260,7 +268,7 @@ export class RustAnalyzerSession implements BackendSession {
         reason: 'backend_refused',
         backend_message: 'prepareRename returned null',
       });
-    const kind: SymbolKind = this.tokens(first.file)?.declKind(first.start16) ?? 'variable';
+    const kind: SymbolKind = this.rsFile(first.file)?.declKind(first.start16) ?? 'variable';
     return { file: first.file, offset16: first.start16, name: id.text, kind, declarations };
   }
 
@@ -286,7 +294,7 @@ export class RustAnalyzerSession implements BackendSession {
       if (r.unit !== 'utf16-offset') continue;
       r.refKind = t.declarations.some((d) => d.file === r.file && d.start16 === r.start)
         ? 'definition'
-        : (this.tokens(r.file)?.refKind(r.start) ?? 'reference');
+        : (this.rsFile(r.file)?.refKind(r.start) ?? 'reference');
     }
     return raw;
   }
@@ -312,7 +320,7 @@ export class RustAnalyzerSession implements BackendSession {
         const q = [...path, it.name];
         out.push({
           name: it.name,
-          kind: this.tokens(file)?.declKind(s.start16) ?? 'variable',
+          kind: this.rsFile(file)?.declKind(s.start16) ?? 'variable',
           name16: { start16: s.start16, end16: s.end16 },
           qualified_name: q.join('.'),
           container: path.length ? path.join('.') : null,
@@ -326,7 +334,7 @@ export class RustAnalyzerSession implements BackendSession {
 
   async sync(changed: Map<string, { text: string; version: string } | null>): Promise<void> {
     this.docs.sync(this.client, changed);
-    for (const p of changed.keys()) this.toks.delete(p);
+    for (const p of changed.keys()) this.files.delete(p);
   }
 
   async close(): Promise<void> {
@@ -347,6 +355,8 @@ export const rustAnalyzerBackend: LanguageBackend = {
   async open(view: WorkspaceView, o: BackendOpenOptions = {}) {
     const p = probeRustAnalyzer(o.rustAnalyzer ?? null, { ...process.env, ...(o.env ?? {}) });
     if (!p.available) throw unavailableError(p);
-    return new RustAnalyzerSession(view, o, p);
+    const s = new RustAnalyzerSession(view, o, p);
+    await s.loadSyntax();
+    return s;
   },
 };

@@ -1,0 +1,228 @@
+/**
+ * Syntactic facts of one Python file from its tree-sitter tree (05-kernel.md §6.5–6.6): the identifier at
+ * a position, declaration kinds (the §6.5 table, Python column), reference kinds (rules 2–5), classes with
+ * their base lists and methods (the override closure's candidates), and the scans of python-scan.ts.
+ * Offsets are UTF-16 indices into the BOM-stripped text. A file is parsed only when a question needs its
+ * tree; the scans first look for candidates in the text.
+ */
+import type { ReferenceKind, SymbolKind } from '../backends/types.js';
+import {
+  attrStringArgs,
+  memberAccesses,
+  quickRefKind,
+  quickRefKindSafe,
+  scanSites,
+  scopeOf,
+  stringLiterals,
+  type ScanSite,
+} from './python-scan.js';
+import {
+  ancestorOf,
+  identifierNodeAt,
+  identifierStartingAt,
+  isField,
+  nodeAt,
+  spanOf,
+  type Span,
+  type Syntax,
+  type SyntaxNode,
+} from './tree-sitter.js';
+
+export type { ScanSite, Span };
+
+export interface PyClass {
+  name: string;
+  name16: Span;
+  /** The name of each base expression (`pkg.Base` → `Base`, `Generic[T]` → `Generic`); keywords skipped. */
+  bases: (Span & { text: string })[];
+  /** Methods defined in the class's own scope (every definition of each name). */
+  methods: Map<string, Span[]>;
+}
+
+const IMPORTS = new Set(['import_statement', 'import_from_statement', 'future_import_statement']);
+const PARAMETER_LISTS = new Set(['parameters', 'lambda_parameters']);
+const SPLATS = new Set(['list_splat_pattern', 'dictionary_splat_pattern']);
+const DEFAULTS = new Set(['default_parameter', 'typed_default_parameter']);
+
+export const isPyIdentifier = (n: SyntaxNode): boolean => n.type === 'identifier';
+
+/** Whether an identifier is a parameter name (def and lambda parameter lists, defaults, splats, annotations). */
+function isParameter(n: SyntaxNode): boolean {
+  let p = n.parent;
+  if (p && SPLATS.has(p.type)) p = p.parent;
+  if (p && p.type === 'typed_parameter') p = p.parent;
+  else if (p && DEFAULTS.has(p.type)) {
+    if (!isField(p, 'name', n)) return false;
+    p = p.parent;
+  }
+  return !!p && PARAMETER_LISTS.has(p.type);
+}
+
+/** The statement holding a node: its ancestor whose parent is a block or the module. */
+function statementOf(n: SyntaxNode): SyntaxNode {
+  let s = n;
+  while (s.parent && s.parent.type !== 'block' && s.parent.type !== 'module') s = s.parent;
+  return s;
+}
+
+/** The name of a base-list expression: the last name before any subscript or call. */
+function baseName(e: SyntaxNode): SyntaxNode | null {
+  let x: SyntaxNode | null = e;
+  while (x && (x.type === 'subscript' || x.type === 'call' || x.type === 'generic_type'))
+    x = x.childForFieldName(x.type === 'call' ? 'function' : 'value') ?? x.namedChild(0);
+  if (x?.type === 'attribute') return x.childForFieldName('attribute');
+  return x?.type === 'identifier' ? x : null;
+}
+
+function classesOf(root: SyntaxNode): PyClass[] {
+  const out: PyClass[] = [];
+  const byStart = new Map<number, PyClass>();
+  for (const c of root.descendantsOfType('class_definition')) {
+    const name = c.childForFieldName('name');
+    if (!name) continue;
+    const bases: PyClass['bases'] = [];
+    for (const arg of c.childForFieldName('superclasses')?.namedChildren ?? []) {
+      if (!arg || arg.type === 'keyword_argument' || arg.type === 'comment') continue;
+      if (arg.type === 'list_splat' || arg.type === 'dictionary_splat') continue;
+      const b = baseName(arg);
+      if (b) bases.push({ ...spanOf(b), text: b.text });
+    }
+    const cls: PyClass = { name: name.text, name16: spanOf(name), bases, methods: new Map() };
+    out.push(cls);
+    byStart.set(c.startIndex, cls);
+  }
+  if (out.length === 0) return out;
+  for (const f of root.descendantsOfType('function_definition')) {
+    const scope = f ? scopeOf(f) : null;
+    const name = f?.childForFieldName('name');
+    if (!scope || scope.type !== 'class_definition' || !name) continue;
+    const cls = byStart.get(scope.startIndex);
+    if (!cls) continue;
+    const list = cls.methods.get(name.text) ?? [];
+    list.push(spanOf(name));
+    cls.methods.set(name.text, list);
+  }
+  return out;
+}
+
+/** The kind of the declaration whose name starts at `start16` (§6.5 table, Python column). */
+function declKindAt(root: SyntaxNode, start16: number): SymbolKind {
+  const n = identifierStartingAt(root, start16, isPyIdentifier);
+  if (!n) return 'variable';
+  const p = n.parent;
+  if (p?.type === 'function_definition' && isField(p, 'name', n))
+    return scopeOf(p)?.type === 'class_definition' ? 'method' : 'function';
+  if (p?.type === 'class_definition' && isField(p, 'name', n)) return 'class';
+  if (ancestorOf(n, IMPORTS)) return 'import';
+  if (isParameter(n)) return 'parameter';
+  if (p?.type === 'attribute' && isField(p, 'attribute', n)) return 'property';
+  // A class-body assignment target (`limit: int = 3`, `count = 0`), not a chained or nested one.
+  if (p?.type === 'assignment' && isField(p, 'left', n) && p.parent?.type === 'expression_statement')
+    if (scopeOf(p)?.type === 'class_definition') return 'property';
+  return 'variable';
+}
+
+/** Reference kind of a span that is not a declaration, from the tree (§6.5 rules 2–5). */
+function refKindAt(root: SyntaxNode, text: string, start16: number): ReferenceKind {
+  const n = nodeAt(root, start16);
+  if (n.type !== 'identifier' || n.startIndex !== start16) {
+    // A span inside a string: an `__all__` entry is an import.
+    const inString = n.type === 'string' || n.type === 'string_content' || n.parent?.type === 'string';
+    if (
+      inString &&
+      /^__all__(?![\p{L}\p{N}_])/u.test(text.slice(statementOf(n).startIndex, statementOf(n).startIndex + 8))
+    )
+      return 'import';
+    return 'reference';
+  }
+  if (ancestorOf(n, IMPORTS)) return 'import';
+  const p = n.parent;
+  if (p?.type === 'decorator') return 'call';
+  if (p?.type === 'call' && isField(p, 'function', n)) return 'call';
+  if (p?.type === 'attribute' && isField(p, 'attribute', n)) {
+    const g = p.parent;
+    if (g?.type === 'decorator' || (g?.type === 'call' && isField(g, 'function', p))) return 'call';
+    return 'attribute';
+  }
+  return 'reference';
+}
+
+/** One Python file's syntax; derived facts are memoized, the tree itself lives in the shared cache. */
+export class PyFile {
+  private classList: PyClass[] | null = null;
+  private sites: ScanSite[] | null = null;
+  private quickSafe: boolean | null = null;
+
+  constructor(
+    private readonly syntax: Syntax,
+    readonly text: string,
+    /** Content hash of `text` (the snapshot's sha256), the tree cache key; computed when null. */
+    readonly key: string | null = null,
+  ) {}
+
+  /** Run `fn` on the file's tree (plain data out, never nodes). */
+  tree<T>(fn: (root: SyntaxNode) => T): T {
+    return this.syntax.withTree(this.text, this.key, fn);
+  }
+
+  /** The identifier at `offset16` per §3.2 (f-string fields included; strings, comments, keywords not). */
+  identifierAt(offset16: number): { start16: number; end16: number; text: string } | null {
+    return this.tree((root) => {
+      const n = identifierNodeAt(root, offset16, isPyIdentifier);
+      return n ? { start16: n.startIndex, end16: n.endIndex, text: n.text } : null;
+    });
+  }
+
+  declKind(start16: number): SymbolKind {
+    return this.tree((root) => declKindAt(root, start16));
+  }
+
+  /** Reference kind of an edit span: the text answers single-line cases; the tree answers the rest. */
+  refKind(start16: number, end16: number): ReferenceKind {
+    this.quickSafe ??= quickRefKindSafe(this.text);
+    return (this.quickSafe ? quickRefKind(this.text, start16, end16) : null) ?? this.treeRefKind(start16);
+  }
+
+  /** Reference kind from the tree alone. */
+  treeRefKind(start16: number): ReferenceKind {
+    return this.tree((root) => refKindAt(root, this.text, start16));
+  }
+
+  get classes(): PyClass[] {
+    this.classList ??= this.tree(classesOf);
+    return this.classList;
+  }
+
+  /** The class whose name starts at offset. */
+  classAt(start16: number): PyClass | null {
+    return this.classes.find((c) => c.name16.start16 === start16) ?? null;
+  }
+
+  /** The class whose own scope defines a method named at offset. */
+  classOfMethod(start16: number): PyClass | null {
+    for (const c of this.classes)
+      for (const spans of c.methods.values()) if (spans.some((s) => s.start16 === start16)) return c;
+    return null;
+  }
+
+  /** Dynamic patterns, custom attribute protocols and star imports (§5.3), sorted by offset. */
+  scanSites(): ScanSite[] {
+    this.sites ??= this.tree(scanSites);
+    return this.sites;
+  }
+
+  /** String literals whose whole content is `name` (content spans), except at `covered` starts. */
+  stringLiterals(name: string, covered?: (start16: number) => boolean): Span[] {
+    return stringLiterals(this.syntax, this, name, covered);
+  }
+
+  /** `.name` attribute accesses (the name spans), except at `covered` starts. */
+  memberAccesses(name: string, covered?: (start16: number) => boolean): Span[] {
+    return memberAccesses(this.syntax, this, name, covered);
+  }
+
+  /** String arguments equal to `name` in the attribute position of getattr/setattr/hasattr/delattr calls. */
+  attrStringArgs(name: string): Span[] {
+    return this.tree((root) => attrStringArgs(root, name));
+  }
+}

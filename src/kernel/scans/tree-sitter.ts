@@ -1,0 +1,211 @@
+/**
+ * web-tree-sitter for the kernel's Python and Rust syntax work (05-kernel.md §2.2, §6.5–6.6). The package
+ * is imported lazily, initialised once per process, and each grammar (`tree-sitter-python`,
+ * `tree-sitter-rust`, their shipped `.wasm`) is loaded once; a TypeScript rename never loads any of it.
+ *
+ * Positions: web-tree-sitter parses JS strings as UTF-16, so `startIndex`/`endIndex` are UTF-16 offsets
+ * into the text parsed — the unit backends speak (the BOM-stripped text); the Patch IR's conversion to
+ * UTF-8 bytes happens later, in patch/positions.ts.
+ *
+ * Memory: trees live in wasm memory, which is not garbage-collected. Parsed trees are kept in one
+ * process-wide LRU keyed by language and content hash, bounded by count and by text size; an evicted tree
+ * is deleted. Nodes are only valid inside the callback that received them, so callers turn them into
+ * plain data before returning.
+ */
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type * as WTS from 'web-tree-sitter';
+import { KernelError } from '../errors.js';
+
+export type SyntaxLang = 'python' | 'rust';
+export type SyntaxNode = WTS.Node;
+
+const GRAMMAR: Record<SyntaxLang, string> = {
+  python: 'tree-sitter-python/tree-sitter-python.wasm',
+  rust: 'tree-sitter-rust/tree-sitter-rust.wasm',
+};
+
+/** At most this many trees, and this much parsed text (UTF-16 units), stay cached. */
+export const TREE_CACHE_MAX_TREES = 64;
+export const TREE_CACHE_MAX_CHARS = 4 << 20;
+
+const require = createRequire(import.meta.url);
+let runtime: Promise<typeof WTS> | null = null;
+const languages = new Map<SyntaxLang, Promise<Syntax>>();
+
+/** Load web-tree-sitter (once per process) and the grammar of `lang` (once per language). */
+export function loadSyntax(lang: SyntaxLang): Promise<Syntax> {
+  let p = languages.get(lang);
+  if (!p) {
+    p = (async () => {
+      runtime ??= (async () => {
+        const mod = await import('web-tree-sitter');
+        // The runtime's own wasm is named explicitly, so bundling the JS cannot break its lookup.
+        await mod.Parser.init({ locateFile: (name: string) => require.resolve(`web-tree-sitter/${name}`) });
+        return mod;
+      })().catch((e: unknown) => {
+        runtime = null;
+        throw e;
+      });
+      const mod = await runtime;
+      const language = await mod.Language.load(require.resolve(GRAMMAR[lang]));
+      const parser = new mod.Parser();
+      parser.setLanguage(language);
+      return new Syntax(lang, parser);
+    })();
+    p.catch(() => languages.delete(lang));
+    languages.set(lang, p);
+  }
+  return p.catch((e: unknown) => {
+    throw new KernelError('InternalError', `tree-sitter (${lang}) failed to load: ${(e as Error).message}`, {
+      language: lang,
+    });
+  });
+}
+
+interface Cached {
+  tree: WTS.Tree;
+  chars: number;
+}
+
+const cache = new Map<string, Cached>();
+const busy = new Set<string>();
+let cachedChars = 0;
+
+function evict(): void {
+  for (const [k, c] of cache) {
+    if (cache.size <= TREE_CACHE_MAX_TREES && cachedChars <= TREE_CACHE_MAX_CHARS) return;
+    if (busy.has(k)) continue;
+    cache.delete(k);
+    cachedChars -= c.chars;
+    c.tree.delete();
+  }
+}
+
+/** Delete every cached tree (tests; a process that wants its wasm memory back). */
+export function clearSyntaxCache(): void {
+  for (const [k, c] of cache) if (!busy.has(k)) c.tree.delete();
+  cache.clear();
+  cachedChars = 0;
+}
+
+/** Number of cached trees (tests). */
+export function syntaxCacheSize(): number {
+  return cache.size;
+}
+
+export const contentKey = (text: string): string => createHash('sha1').update(text).digest('hex');
+
+/** A UTF-16 span of the parsed text. */
+export interface Span {
+  start16: number;
+  end16: number;
+}
+
+/** One grammar with its parser. */
+export class Syntax {
+  constructor(
+    readonly lang: SyntaxLang,
+    private readonly parser: WTS.Parser,
+  ) {}
+
+  private parse(text: string, ranges?: WTS.Range[]): WTS.Tree {
+    const tree = this.parser.parse(text, null, ranges ? { includedRanges: ranges } : undefined);
+    if (!tree) throw new KernelError('InternalError', `tree-sitter (${this.lang}) returned no tree`, {});
+    return tree;
+  }
+
+  /**
+   * Run `fn` on the root of `text`'s tree, parsed once per content (`key`: a content hash such as the
+   * snapshot's sha256; computed when absent). `fn` must return plain data, never nodes.
+   */
+  withTree<T>(text: string, key: string | null, fn: (root: SyntaxNode) => T): T {
+    const k = `${this.lang}:${key ?? contentKey(text)}`;
+    let c = cache.get(k);
+    if (c) {
+      cache.delete(k); // most recently used last
+      cache.set(k, c);
+    } else {
+      c = { tree: this.parse(text), chars: text.length };
+      cache.set(k, c);
+      cachedChars += c.chars;
+    }
+    busy.add(k);
+    try {
+      return fn(c.tree.rootNode);
+    } finally {
+      busy.delete(k);
+      evict();
+    }
+  }
+
+  /**
+   * Parse only the given spans of `text` (tree-sitter's included ranges; sorted, non-overlapping) and run
+   * `fn` on the root; nodes keep their offsets in the whole text. The tree is deleted afterwards.
+   */
+  withRanges<T>(text: string, spans: Span[], fn: (root: SyntaxNode) => T): T {
+    const zero = { row: 0, column: 0 };
+    const ranges = spans.map((s) => ({
+      startIndex: s.start16,
+      endIndex: s.end16,
+      startPosition: zero,
+      endPosition: zero,
+    }));
+    const tree = this.parse(text, ranges);
+    try {
+      return fn(tree.rootNode);
+    } finally {
+      tree.delete();
+    }
+  }
+}
+
+// --- node helpers shared by the Python and Rust syntax modules -------------------------------------------
+
+/** The smallest node covering the character at `offset` (the root past the end). */
+export function nodeAt(root: SyntaxNode, offset: number): SyntaxNode {
+  return root.descendantForIndex(offset, offset + 1) ?? root;
+}
+
+/**
+ * The identifier at `offset` per §3.2: a node whose [start, end] contains it; one starting there wins over
+ * one ending there.
+ */
+export function identifierNodeAt(
+  root: SyntaxNode,
+  offset: number,
+  isIdentifier: (n: SyntaxNode) => boolean,
+): SyntaxNode | null {
+  const here = nodeAt(root, offset);
+  if (isIdentifier(here) && here.startIndex <= offset && offset < here.endIndex) return here;
+  if (offset > 0) {
+    const before = nodeAt(root, offset - 1);
+    if (isIdentifier(before) && before.endIndex === offset) return before;
+  }
+  return null;
+}
+
+/** The identifier starting exactly at `offset`, or null. */
+export function identifierStartingAt(
+  root: SyntaxNode,
+  offset: number,
+  isIdentifier: (n: SyntaxNode) => boolean,
+): SyntaxNode | null {
+  const n = nodeAt(root, offset);
+  return isIdentifier(n) && n.startIndex === offset ? n : null;
+}
+
+/** Whether `n` is `parent`'s child in field `field`. */
+export function isField(parent: SyntaxNode | null, field: string, n: SyntaxNode): boolean {
+  if (!parent) return false;
+  const c = parent.childForFieldName(field);
+  return !!c && c.id === n.id;
+}
+
+/** The nearest ancestor (self excluded) whose type is in `types`, or null. */
+export function ancestorOf(n: SyntaxNode, types: ReadonlySet<string>): SyntaxNode | null {
+  for (let p = n.parent; p; p = p.parent) if (types.has(p.type)) return p;
+  return null;
+}
+
+export const spanOf = (n: SyntaxNode): Span => ({ start16: n.startIndex, end16: n.endIndex });
