@@ -4,10 +4,15 @@ import { join } from 'node:path';
 import { CLI, ROOT } from './cli.js';
 import { tempDir } from './repo.js';
 
-/** The packages (node_modules/<name>) a CLI invocation loads through the ESM loader. */
-export function packagesLoaded(args: string[], cwd: string, env: Record<string, string> = {}): Set<string> {
+/** The packages (node_modules/<name>) a CLI invocation loads through the ESM loader (`cli`: tugcode by default). */
+export function packagesLoaded(
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+  cli: string = CLI,
+): Set<string> {
   const file = join(tempDir(), 'imports.txt');
-  spawnSync(process.execPath, ['--import', join(ROOT, 'tests', 'helpers', 'trace-imports.mjs'), CLI, ...args], {
+  spawnSync(process.execPath, ['--import', join(ROOT, 'tests', 'helpers', 'trace-imports.mjs'), cli, ...args], {
     cwd,
     env: { ...process.env, ...env, TUGCODE_TRACE_IMPORTS: file },
     encoding: 'utf8',
