@@ -1,26 +1,13 @@
 /**
  * The Python scans of 05-kernel.md §6.6 on tree-sitter trees: dynamic patterns (getattr-family calls,
- * `globals()[…]`-style lookups, eval/exec/imports chosen at run time), custom attribute protocols, star
- * imports, string literals equal to a name, `.name` accesses and the getattr-family string arguments that
- * `aggressive` safety edits.
- *
- * Speed comes from the text: a file is parsed only when its text holds a candidate (a cheap, conservative
- * test), and candidates that the edit set already covers are dropped first. When a file has no construct
- * that spans lines lexically (triple-quoted strings, backslash continuations, f-string fields left open at
- * a line end), every physical line lexes on its own, so only the candidates' lines are parsed (tree-sitter
- * included ranges); a line that does not parse cleanly alone falls back to the whole file.
+ * `globals()[…]`-style lookups, eval/exec/imports chosen at run time), custom attribute protocols and star
+ * imports, and the getattr-family string arguments that `aggressive` safety edits (the name scans are in
+ * python-names.ts). A file is parsed only when its text holds a site word (a cheap, conservative test).
+ * Also the text-only reference kind used before any tree.
  */
 import type { ReferenceKind } from '../backends/types.js';
-import type { PyFile } from './python.js';
-import {
-  ancestorOf,
-  identifierStartingAt,
-  isField,
-  spanOf,
-  type Span,
-  type Syntax,
-  type SyntaxNode,
-} from './tree-sitter.js';
+import { stringParts } from './python-names.js';
+import { ancestorOf, isField, spanOf, type Span, type SyntaxNode } from './tree-sitter.js';
 
 export interface ScanSite extends Span {
   code:
@@ -101,14 +88,6 @@ export function scanSites(root: SyntaxNode): ScanSite[] {
   return out.sort((a, b) => a.start16 - b.start16);
 }
 
-/** A string node's content span (between prefix+quote and quote) and its prefix. */
-function stringParts(s: SyntaxNode): { content: Span; prefix: string } | null {
-  const open = s.firstChild;
-  const close = s.lastChild;
-  if (open?.type !== 'string_start' || close?.type !== 'string_end') return null;
-  return { content: { start16: open.endIndex, end16: close.startIndex }, prefix: open.text.replace(/["']+$/, '') };
-}
-
 /** String arguments equal to `name` in the attribute position of getattr-family calls (not bytes or f-strings). */
 export function attrStringArgs(root: SyntaxNode, name: string): Span[] {
   const out: Span[] = [];
@@ -124,117 +103,6 @@ export function attrStringArgs(root: SyntaxNode, name: string): Span[] {
       out.push(parts.content);
   }
   return out;
-}
-
-// --- candidates from the text, confirmed on the tree ----------------------------------------------------
-
-const MULTILINE_LEXEME = /"""|'''|\\(?:\r|\n)/;
-const OPEN_FSTRING_FIELD = /(?:^|[^\p{L}\p{N}_])(?:[fFtT][rR]?|[rR][fFtT])["'][^\r\n]*\{[^}\r\n]*$/mu;
-
-/** Whether every physical line of `text` starts outside any string, so a line parses alone as it lexes. */
-export function linesLexIndependently(text: string): boolean {
-  return !MULTILINE_LEXEME.test(text) && !OPEN_FSTRING_FIELD.test(text);
-}
-
-/** The spans of the lines holding `offsets` (from the first non-blank character, line end included). */
-function lineSpans(text: string, offsets: number[]): Span[] {
-  const out: Span[] = [];
-  for (const o of [...offsets].sort((a, b) => a - b)) {
-    let s = o;
-    while (s > 0 && text[s - 1] !== '\n' && text[s - 1] !== '\r') s--;
-    while (text[s] === ' ' || text[s] === '\t' || text[s] === '\f') s++;
-    let e = o;
-    while (e < text.length && text[e] !== '\n' && text[e] !== '\r') e++;
-    e += text.startsWith('\r\n', e) ? 2 : e < text.length ? 1 : 0;
-    const last = out[out.length - 1];
-    if (last && last.end16 >= s) last.end16 = Math.max(last.end16, e);
-    else out.push({ start16: s, end16: e });
-  }
-  return out;
-}
-
-/**
- * Run `check` over the tree of only the candidates' lines when that is exact (see the file comment and
- * `linesLexIndependently`) and the lines parse cleanly, else over the whole file's tree.
- */
-function confirm<T>(
-  syntax: Syntax,
-  file: PyFile,
-  offsets: number[],
-  lineLocal: boolean,
-  check: (root: SyntaxNode) => T,
-): T {
-  if (lineLocal && linesLexIndependently(file.text)) {
-    const r = syntax.withRanges(file.text, lineSpans(file.text, offsets), (root) =>
-      root.hasError ? null : { value: check(root) },
-    );
-    if (r) return r.value;
-  }
-  return file.tree(check);
-}
-
-function indexesOf(text: string, needle: string): number[] {
-  const out: number[] = [];
-  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + 1)) out.push(i);
-  return out;
-}
-
-/** String literals (bytes excluded) whose whole content is `name`, as content spans. */
-export function stringLiterals(
-  syntax: Syntax,
-  file: PyFile,
-  name: string,
-  covered?: (start16: number) => boolean,
-): Span[] {
-  const text = file.text;
-  const starts = [...indexesOf(text, `"${name}"`), ...indexesOf(text, `'${name}'`)]
-    .map((i) => i + 1)
-    .filter((s) => !covered?.(s))
-    .sort((a, b) => a - b);
-  if (starts.length === 0) return [];
-  return confirm(syntax, file, starts, true, (root) => {
-    const out: Span[] = [];
-    for (const s of starts) {
-      const n = root.descendantForIndex(s, s + name.length);
-      const str = n?.type === 'string_content' ? n.parent : null;
-      const parts = str?.type === 'string' ? stringParts(str) : null;
-      if (!parts || /[bB]/.test(parts.prefix)) continue;
-      if (parts.content.start16 === s && parts.content.end16 === s + name.length) out.push(parts.content);
-    }
-    return out;
-  });
-}
-
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** `.name` attribute accesses, as name spans. */
-export function memberAccesses(
-  syntax: Syntax,
-  file: PyFile,
-  name: string,
-  covered?: (start16: number) => boolean,
-): Span[] {
-  const text = file.text;
-  if (!text.includes(name)) return [];
-  const re = new RegExp(`\\.[\\s\\\\]*${escapeRe(name)}(?![\\p{L}\\p{N}_])`, 'gu');
-  let lineLocal = true;
-  const starts: number[] = [];
-  for (const m of text.matchAll(re)) {
-    const s = m.index + m[0].length - name.length;
-    if (covered?.(s)) continue;
-    if (/[\r\n]/.test(m[0])) lineLocal = false;
-    starts.push(s);
-  }
-  if (starts.length === 0) return [];
-  return confirm(syntax, file, starts, lineLocal, (root) => {
-    const out: Span[] = [];
-    for (const s of starts) {
-      const n = identifierStartingAt(root, s, (x) => x.type === 'identifier');
-      if (n && n.endIndex === s + name.length && n.parent?.type === 'attribute' && isField(n.parent, 'attribute', n))
-        out.push(spanOf(n));
-    }
-    return out;
-  });
 }
 
 // --- reference kinds from the text ----------------------------------------------------------------------

@@ -1,21 +1,23 @@
 /**
  * Syntactic facts of one Python file from its tree-sitter tree (05-kernel.md §6.5–6.6): the identifier at
  * a position, declaration kinds (the §6.5 table, Python column), reference kinds (rules 2–5), classes with
- * their base lists and methods (the override closure's candidates), and the scans of python-scan.ts.
+ * their base lists and methods (the override closure's candidates), and the scans of python-scan.ts and
+ * python-names.ts.
  * Offsets are UTF-16 indices into the BOM-stripped text. A file is parsed only when a question needs its
  * tree; the scans first look for candidates in the text.
  */
 import type { ReferenceKind, SymbolKind } from '../backends/types.js';
 import {
-  attrStringArgs,
-  memberAccesses,
-  quickRefKind,
-  quickRefKindSafe,
-  scanSites,
-  scopeOf,
-  stringLiterals,
-  type ScanSite,
-} from './python-scan.js';
+  confirmNames,
+  confirmNamesBatch,
+  linesLexIndependently,
+  mergeSites,
+  nameCandidates,
+  quickNames,
+  type NameCandidates,
+  type NameSites,
+} from './python-names.js';
+import { attrStringArgs, quickRefKind, quickRefKindSafe, scanSites, scopeOf, type ScanSite } from './python-scan.js';
 import {
   ancestorOf,
   identifierNodeAt,
@@ -28,7 +30,7 @@ import {
   type SyntaxNode,
 } from './tree-sitter.js';
 
-export type { ScanSite, Span };
+export type { NameSites, ScanSite, Span };
 
 export interface PyClass {
   name: string;
@@ -43,6 +45,13 @@ const IMPORTS = new Set(['import_statement', 'import_from_statement', 'future_im
 const PARAMETER_LISTS = new Set(['parameters', 'lambda_parameters']);
 const SPLATS = new Set(['list_splat_pattern', 'dictionary_splat_pattern']);
 const DEFAULTS = new Set(['default_parameter', 'typed_default_parameter']);
+
+/** A name scan's memo: candidates the text decided, the rest for a tree, and all sites once confirmed. */
+interface NameEntry {
+  known: NameSites;
+  rest: NameCandidates;
+  sites: NameSites | null;
+}
 
 export const isPyIdentifier = (n: SyntaxNode): boolean => n.type === 'identifier';
 
@@ -152,6 +161,9 @@ export class PyFile {
   private classList: PyClass[] | null = null;
   private sites: ScanSite[] | null = null;
   private quickSafe: boolean | null = null;
+  private independent: boolean | null = null;
+  /** Name scans of the last few names: text candidates, and the sites once confirmed on a tree. */
+  private readonly names = new Map<string, NameEntry>();
 
   constructor(
     private readonly syntax: Syntax,
@@ -211,14 +223,70 @@ export class PyFile {
     return this.sites;
   }
 
-  /** String literals whose whole content is `name` (content spans), except at `covered` starts. */
+  /** Whether every physical line lexes on its own (python-names.ts `linesLexIndependently`). */
+  get linesLexIndependently(): boolean {
+    this.independent ??= linesLexIndependently(this.text);
+    return this.independent;
+  }
+
+  /** String literals whose whole content is `name` (content spans, bytes excluded), except at `covered` starts. */
   stringLiterals(name: string, covered?: (start16: number) => boolean): Span[] {
-    return stringLiterals(this.syntax, this, name, covered);
+    return this.nameSites(name, 'strings', covered);
   }
 
   /** `.name` attribute accesses (the name spans), except at `covered` starts. */
   memberAccesses(name: string, covered?: (start16: number) => boolean): Span[] {
-    return memberAccesses(this.syntax, this, name, covered);
+    return this.nameSites(name, 'members', covered);
+  }
+
+  /** The name-scan memo of `name` (the last few names are kept). */
+  private nameEntry(name: string): NameEntry {
+    let e = this.names.get(name);
+    if (!e) {
+      if (this.names.size >= 4) this.names.delete(this.names.keys().next().value!);
+      const cand = nameCandidates(this.text, name);
+      const q =
+        cand.lineLocal && this.linesLexIndependently
+          ? quickNames(this.text, name, cand)
+          : { known: { strings: [], members: [] }, rest: cand };
+      e = { ...q, sites: null };
+      this.names.set(name, e);
+    }
+    return e;
+  }
+
+  /** Whether scanning `kinds` of `name` would parse: an uncovered candidate that the text cannot decide. */
+  needsNameSites(name: string, kinds: (keyof NameSites)[], covered?: (start16: number) => boolean): boolean {
+    const e = this.nameEntry(name);
+    return !e.sites && kinds.some((k) => e.rest[k].some((s) => !covered?.(s)));
+  }
+
+  /**
+   * One kind of name site. Nothing is parsed unless an undecided candidate of that kind is uncovered;
+   * then every undecided candidate of both kinds is confirmed on one tree, so the other scan of the same
+   * name parses nothing.
+   */
+  private nameSites(name: string, kind: keyof NameSites, covered?: (start16: number) => boolean): Span[] {
+    const e = this.nameEntry(name);
+    if (!e.sites && e.rest[kind].some((s) => !covered?.(s)))
+      e.sites = mergeSites(e.known, confirmNames(this.syntax, this, name, e.rest));
+    return (e.sites ?? e.known)[kind].filter((s) => !covered?.(s.start16));
+  }
+
+  /** Confirm the name sites of many files in as few parses as possible (python-names.ts). */
+  static prefetchNameSites(
+    syntax: Syntax,
+    files: { file: PyFile; covered?: (start16: number) => boolean }[],
+    name: string,
+    kinds: (keyof NameSites)[],
+  ): void {
+    const todo = files.filter(({ file, covered }) => file.needsNameSites(name, kinds, covered)).map((x) => x.file);
+    if (todo.length < 2) return;
+    const entries = todo.map((file) => file.nameEntry(name));
+    const items = todo.map((file, i) => ({ file, cand: entries[i]!.rest }));
+    confirmNamesBatch(syntax, items, name).forEach(
+      (sites, i) => (entries[i]!.sites = mergeSites(entries[i]!.known, sites)),
+    );
   }
 
   /** String arguments equal to `name` in the attribute position of getattr/setattr/hasattr/delattr calls. */

@@ -109,7 +109,7 @@ export class Syntax {
     private readonly parser: WTS.Parser,
   ) {}
 
-  private parse(text: string, ranges?: WTS.Range[]): WTS.Tree {
+  private parse(text: string | ((index: number) => string), ranges?: WTS.Range[]): WTS.Tree {
     const tree = this.parser.parse(text, null, ranges ? { includedRanges: ranges } : undefined);
     if (!tree) throw new KernelError('InternalError', `tree-sitter (${this.lang}) returned no tree`, {});
     return tree;
@@ -151,7 +151,15 @@ export class Syntax {
       startPosition: zero,
       endPosition: zero,
     }));
-    const tree = this.parse(text, ranges);
+    // Hand the parser each range's text alone: a string input would copy the whole rest of the file at
+    // every read.
+    let k = 0;
+    const read = (i: number) => {
+      if (k > 0 && spans[k - 1]!.end16 > i) k = 0; // reads may step back
+      while (k < spans.length && spans[k]!.end16 <= i) k++;
+      return k < spans.length ? text.slice(i, spans[k]!.end16) : '';
+    };
+    const tree = this.parse(read, ranges);
     try {
       return fn(tree.rootNode);
     } finally {

@@ -7,7 +7,15 @@
 import { beforeAll, describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { PyFile } from '../../../src/kernel/scans/python.js';
-import { linesLexIndependently, mayHaveSites } from '../../../src/kernel/scans/python-scan.js';
+import {
+  confirmNames,
+  linesLexIndependently,
+  nameCandidates,
+  quickNames,
+} from '../../../src/kernel/scans/python-names.js';
+import { decodeFile } from '../../../src/kernel/patch/positions.js';
+import { fixtureFiles } from './fixture-files.js';
+import { mayHaveSites } from '../../../src/kernel/scans/python-scan.js';
 import {
   clearSyntaxCache,
   loadSyntax,
@@ -167,10 +175,30 @@ describe('names in strings and member accesses', () => {
     // A triple-quoted string at the end forces a whole-file parse without moving any offset.
     const whole = src + '\n"""\nx\n"""\n';
     expect(linesLexIndependently(whole)).toBe(false);
-    for (const name of ['process', 'o', 'processed']) {
-      expect(py(src).stringLiterals(name)).toEqual(py(whole).stringLiterals(name));
-      expect(py(src).memberAccesses(name)).toEqual(py(whole).memberAccesses(name));
-    }
+    // Many candidate lines, between lines without any.
+    const many = Array.from({ length: 60 }, (_, i) =>
+      i % 3 === 0
+        ? `v${i} = o.process("process") + 1`
+        : i % 3 === 1
+          ? `w${i} = "é" * ${i}`
+          : `x${i} = ["process", o.process]`,
+    ).join('\n');
+    for (const [a, b] of [
+      [src, whole],
+      [many, many + '\n"""\nx\n"""\n'],
+    ])
+      for (const name of ['process', 'o', 'processed']) {
+        expect(py(a!).stringLiterals(name)).toEqual(py(b!).stringLiterals(name));
+        expect(py(a!).memberAccesses(name)).toEqual(py(b!).memberAccesses(name));
+      }
+    expect(py(many).stringLiterals('process')).toHaveLength(40);
+    expect(py(many).memberAccesses('process')).toHaveLength(40);
+    // The line-local path leaves no whole-file tree behind; the fallback does.
+    clearSyntaxCache();
+    py(many).stringLiterals('process');
+    expect(syntaxCacheSize()).toBe(0);
+    py(many + '\n"""\nx\n"""\n').stringLiterals('process');
+    expect(syntaxCacheSize()).toBe(1);
   });
 
   it('falls back to the whole file when a candidate line does not parse alone', () => {
@@ -189,6 +217,139 @@ describe('names in strings and member accesses', () => {
         .stringLiterals('process')
         .map((x) => lineOf(s, x.start16)),
     ).toEqual([6]);
+  });
+});
+
+describe('name scans over many files', () => {
+  it('confirms many files in one batch with the answers of one file at a time', () => {
+    const files = [
+      'a = o.process("process")\n',
+      'class K:\n    def f(self):\n        return self.process, "process"',
+      'table = {\n    "process": o.process,\n}\n', // a line that does not parse alone
+      'doc = """\n"process"\n"""\nx = o.process\n', // not line-local
+      "t = ('process', b'process', o.processed)\n",
+      'nothing = 1\n',
+    ];
+    const alone = files.map((f) => [py(f).stringLiterals('process'), py(f).memberAccesses('process')]);
+    clearSyntaxCache();
+    const batch = files.map((f) => py(f));
+    PyFile.prefetchNameSites(
+      syntax,
+      batch.map((file) => ({ file })),
+      'process',
+      ['strings', 'members'],
+    );
+    // Only the two files that could not be confirmed line by line were parsed whole.
+    expect(syntaxCacheSize()).toBe(2);
+    expect(batch.map((m) => [m.stringLiterals('process'), m.memberAccesses('process')])).toEqual(alone);
+    expect(syntaxCacheSize()).toBe(2);
+    expect(alone.map(([s, m]) => [s!.length, m!.length])).toEqual([
+      [1, 1],
+      [1, 1],
+      [1, 1],
+      [0, 1],
+      [1, 0],
+      [0, 0],
+    ]);
+  });
+
+  it('parses nothing when every candidate is covered', () => {
+    clearSyntaxCache();
+    const m = py('a = o.process("process")\n');
+    const all = () => true;
+    PyFile.prefetchNameSites(
+      syntax,
+      [
+        { file: m, covered: all },
+        { file: py('b = o.process\n'), covered: all },
+      ],
+      'process',
+      ['strings', 'members'],
+    );
+    expect([m.stringLiterals('process', all), m.memberAccesses('process', all), syntaxCacheSize()]).toEqual([
+      [],
+      [],
+      0,
+    ]);
+  });
+});
+
+describe('the text-decided name sites', () => {
+  const tricky = [
+    'from .process import process',
+    'import pkg.process as process',
+    'x = o.process + o . process + (a).process + b[0].process',
+    'y = 1 .process + f(o).process  # o.process in a comment',
+    'z = "process" + b"process" + rb"process" + f"process" + Rb"process" + u"process" + fr"process"',
+    "w = 'process' + 'o.process' + \"it's\" + o.process",
+    'v = {"a": o.process, "process": 1}',
+    'match cmd:',
+    '    case Color.process:',
+    '        pass',
+    '    case "process":',
+    '        pass',
+    '@deco.process',
+    'def f(process=o.process): return process',
+    'elif_ = x if y else"process"',
+  ].join('\n');
+
+  function agree(path: string, text: string): number {
+    const file = py(text);
+    if (!file.linesLexIndependently) return 0;
+    let decided = 0;
+    const names = new Set(file.tree((root) => root.descendantsOfType('identifier').map((n) => n!.text)));
+    for (const name of names) {
+      const cand = nameCandidates(text, name);
+      if (!cand.lineLocal) continue;
+      const { known, rest } = quickNames(text, name, cand);
+      // A closing triple-quoted string makes the file parse whole, with the same offsets.
+      const tree = confirmNames(syntax, py(text + '\n"""\n"""\n'), name, cand);
+      for (const kind of ['strings', 'members'] as const) {
+        const undecided = new Set(rest[kind]);
+        const truth = new Set(tree[kind].map((s) => s.start16));
+        for (const o of cand[kind]) {
+          if (undecided.has(o)) continue;
+          decided++;
+          expect([path, name, kind, o, known[kind].some((s) => s.start16 === o)]).toEqual([
+            path,
+            name,
+            kind,
+            o,
+            truth.has(o),
+          ]);
+        }
+      }
+    }
+    return decided;
+  }
+
+  it('agrees with the tree on every candidate it decides, in every Python fixture and tricky lines', () => {
+    // A module in the benchmark's shape: names in strings and member accesses on most lines.
+    const module = Array.from({ length: 8 }, (_, i) =>
+      [
+        `class Service${i}:`,
+        '    def load(self, text: str) -> int:',
+        '        c = parse_config(text)',
+        '        self.reg.register("load", c)',
+        `        return len(parse_config(text + "\\nload=${i}").values) + self.load(text) + s.query("load")`,
+      ].join('\n'),
+    ).join('\n');
+    let decided = agree('tricky', tricky) + agree('module', module);
+    for (const path of fixtureFiles()) {
+      const f = decodeFile(path, readFileSync(path));
+      if (f) decided += agree(path, f.text);
+    }
+    expect(decided).toBeGreaterThan(30);
+  });
+
+  it('leaves import, case, prefixed and commented candidates to the tree', () => {
+    const cand = nameCandidates(tricky, 'process');
+    const { known, rest } = quickNames(tricky, 'process', cand);
+    const lines = (xs: number[]) => [...new Set(xs.map((o) => lineOf(tricky, o)))];
+    expect(lines(rest.members)).toEqual([1, 2, 4, 6, 7, 9]);
+    // A quote before a string candidate (later literals of a line, dict keys) or an unknown prefix.
+    expect(lines(rest.strings)).toEqual([5, 7, 15]);
+    expect(lines(known.strings.map((x) => x.start16))).toEqual([5, 6, 11]);
   });
 });
 

@@ -4,12 +4,12 @@
  * methods, and UTF-16 positions on non-ASCII, CRLF and BOM text.
  */
 import { beforeAll, describe, it, expect } from 'vitest';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { PyFile } from '../../../src/kernel/scans/python.js';
 import { quickRefKind } from '../../../src/kernel/scans/python-scan.js';
 import { loadSyntax, type Syntax } from '../../../src/kernel/scans/tree-sitter.js';
 import { decodeFile, LineIndex } from '../../../src/kernel/patch/positions.js';
+import { fixtureFiles } from './fixture-files.js';
 
 let syntax: Syntax;
 beforeAll(async () => {
@@ -161,17 +161,6 @@ describe('kinds', () => {
     expect(m.classAt(at(src, 'Tagged'))?.bases).toEqual([]);
   });
 });
-
-/** Every .py file of the fixtures (the Python manifest's workspaces, and any added later). */
-function fixtureFiles(dir = 'tests/kernel/fixtures/python'): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...fixtureFiles(p));
-    else if (name.endsWith('.py')) out.push(p);
-  }
-  return out;
-}
 
 describe('the text-only reference kind', () => {
   it('agrees with the tree wherever it answers, on every identifier of every Python fixture', () => {

@@ -4,10 +4,10 @@
  * are candidates, their ancestry comes from `textDocument/definition` on each base-list identifier
  * (recursively, with a visited set), the family grows from the target's class to every candidate that is an
  * ancestor or descendant of a member, and each added class is renamed at its method (`OverrideIncluded`).
- * Then the scans (scans/python-scan.ts): dynamic patterns and star imports in every scanned file, string
- * literals equal to the old name, and `.old` member accesses (reported by the kernel's member scan as
- * `UnresolvedMemberReference`). Under `aggressive` safety the getattr-family string arguments and those
- * member accesses are edited too, each with `HeuristicFallback`.
+ * Then the scans (scans/python-scan.ts, scans/python-names.ts): dynamic patterns and star imports in every
+ * scanned file, string literals equal to the old name, and `.old` member accesses (reported by the kernel's
+ * member scan as `UnresolvedMemberReference`). Under `aggressive` safety the getattr-family string
+ * arguments and those member accesses are edited too, each with `HeuristicFallback`.
  */
 import { compareUtf8 } from '../../ids.js';
 import type { BackendWarning, RawEdit, ResolvedTarget } from '../types.js';
@@ -187,7 +187,15 @@ export async function afterRenamePython(
       offset16: sp.start16,
     });
   };
-  const members = safety === 'aggressive' && (t.kind === 'method' || t.kind === 'property');
+  const isMember = t.kind === 'method' || t.kind === 'property';
+  const members = safety === 'aggressive' && isMember;
+  // One parse confirms the string literals (and, for members, the accesses) of all scanned files at once.
+  s.prefetchNameSites(
+    scanned,
+    t.name,
+    isMember ? ['strings', 'members'] : ['strings'],
+    (f) => (o16) => edited.has(`${f}:${o16}`),
+  );
   for (const f of scanned) {
     // Each scan parses only when the text holds a candidate (most files merely mention the name).
     const file = s.pyFile(f);

@@ -42,7 +42,7 @@ import type {
   SymbolKind,
   WorkspaceView,
 } from '../types.js';
-import { PyFile } from '../../scans/python.js';
+import { PyFile, type NameSites } from '../../scans/python.js';
 import { loadSyntax, type Syntax } from '../../scans/tree-sitter.js';
 import { afterRenamePython } from './closure.js';
 
@@ -157,6 +157,21 @@ export class PyrightSession implements BackendSession {
     const f = new PyFile(this.syntax, t.text, t.version);
     this.files.set(file, { version: t.version, file: f });
     return f;
+  }
+
+  /** Confirm the name scans of many view files at once (one parse for all that allow it). */
+  prefetchNameSites(
+    files: string[],
+    name: string,
+    kinds: (keyof NameSites)[],
+    covered: (file: string) => (start16: number) => boolean,
+  ): void {
+    if (!this.syntax) return;
+    const items = files.flatMap((f) => {
+      const file = this.pyFile(f);
+      return file ? [{ file, covered: covered(f) }] : [];
+    });
+    PyFile.prefetchNameSites(this.syntax, items, name, kinds);
   }
 
   text(file: string): string {
