@@ -15,7 +15,7 @@ import { recordToolchain, removePidFile, Session, writePidFile } from './session
 import { Logger } from './log.js';
 import { applySettings, flagsOf, loadKernelConfig, withFlags, type KernelSettings } from './config.js';
 import { changedFiles, filesByLanguage, sessionRelative, takeSnapshot, type Snapshot } from './snapshot.js';
-import { normalizeFileArg, WorkspaceFiles } from './workspace.js';
+import { normalizeFileArg, FileCache, WorkspaceFiles } from './workspace.js';
 import type { BackendSession, WorkspaceView } from './backends/types.js';
 import { WarmBackends } from './backends/lsp/warm.js';
 import { planRename } from './ops/rename.js';
@@ -85,6 +85,8 @@ export async function openKernel(opts: KernelOptions): Promise<Kernel> {
 }
 
 class KernelImpl implements Kernel {
+  /** Decoded texts and line indexes reused across operations (content-checked). */
+  private readonly fileCache = new FileCache();
   private ts: BackendSession | null = null;
   private view: WorkspaceView | null = null;
   private viewSnap: Snapshot | null = null;
@@ -230,9 +232,10 @@ class KernelImpl implements Kernel {
         if (analyzed && analyzed !== snap.id) this.mismatch(analyzed, snap, 'analysis');
       }
       this.session.storeSnapshot(snap);
+      this.fileCache.prune(snap);
       if (!snap.files.has(file))
         throw new KernelError('FileNotFound', `${file} is not in the source set (ignored or excluded)`, { path: file });
-      const files = new WorkspaceFiles(this.workspace, snap);
+      const files = new WorkspaceFiles(this.workspace, snap, this.fileCache);
       const backend = await this.backendFor(language, snap, files, warnings);
       const ctx = { files, backend, snapshotId: snap.id, warnings };
       if (op.op === 'rename-symbol') {
@@ -253,6 +256,7 @@ class KernelImpl implements Kernel {
           new Map([...new Set(plan.edits.map((e) => e.path))].map((p) => [p, files.file(p)])),
           plan.edits,
           { op_hash: opHashValue, symbol_id: plan.symbol.id },
+          (p) => files.index(p),
         );
         return this.prepared(op, snap.id, opHashValue, built, warnings, {
           symbol: plan.symbol,
@@ -262,7 +266,9 @@ class KernelImpl implements Kernel {
         });
       }
       const edits = await planOrganize(ctx, file, op.mode);
-      const built = buildPatch(snap, new Map([[file, files.file(file)]]), edits, { op_hash: opHashValue });
+      const built = buildPatch(snap, new Map([[file, files.file(file)]]), edits, { op_hash: opHashValue }, (p) =>
+        files.index(p),
+      );
       return this.prepared(op, snap.id, opHashValue, built, warnings, { references: [] });
     } catch (e) {
       if (e instanceof KernelError && !e.snapshotId) e.snapshotId = snap.id;
@@ -287,7 +293,9 @@ class KernelImpl implements Kernel {
       references: extra.references ?? [],
       patchSet: built.patchSet,
       edits: built.patchSet.edits.map(editJson),
-      unified_diff: built.unified_diff,
+      get unified_diff() {
+        return built.unified_diff; // rendered when first read
+      },
       summary: summarize(built.patchSet),
       snapshot_after: built.snapshot_after,
       warnings: sortWarnings(warnings),
@@ -383,10 +391,10 @@ class KernelImpl implements Kernel {
       this.session.storeSnapshot(after);
       this.session.dropAnalysis(p.op_hash);
       if (this.ts && this.viewSnap) {
-        const files = new WorkspaceFiles(this.workspace, after);
+        const files = new WorkspaceFiles(this.workspace, after, this.fileCache);
         await this.tsBackend(after, files);
       }
-      if (this.lsp) await this.lsp.syncAll(after, new WorkspaceFiles(this.workspace, after));
+      if (this.lsp) await this.lsp.syncAll(after, new WorkspaceFiles(this.workspace, after, this.fileCache));
       return { snapshot_id: p.snapshot_id, applied: true, files_written: written, snapshot_after: after.id };
     } catch (e) {
       if (e instanceof KernelError && !e.snapshotId) e.snapshotId = p.snapshot_id;

@@ -6,6 +6,7 @@ import { KernelError } from './errors.js';
 import { compareUtf8, opHash, sha256Hex, type OpTarget } from './ids.js';
 import { buildPatchSet, editJson, spliceBytes, summarize, type ByteEdit, type PatchSet } from './patch/ir.js';
 import { unifiedDiff } from './patch/diff.js';
+import type { LineIndex } from './patch/positions.js';
 import type { Snapshot } from './snapshot.js';
 import type { OpSpec } from './types.js';
 
@@ -33,7 +34,8 @@ export function splitSelector(sel: string): { file: string; qname: string } {
 
 export interface BuiltPatch {
   patchSet: PatchSet;
-  unified_diff: string;
+  /** The unified diff, rendered on first use (a library caller that only applies never pays for it). */
+  readonly unified_diff: string;
   before: Map<string, Uint8Array>;
   after: Map<string, Uint8Array>;
   snapshot_after: string;
@@ -45,11 +47,13 @@ export function buildPatch(
   files: Map<string, import('./patch/positions.js').FileText>,
   edits: ByteEdit[],
   labels: { op_hash: string; symbol_id?: string },
+  index?: (path: string) => LineIndex,
 ): BuiltPatch {
   const ps = buildPatchSet(
     snap.id,
     files,
     edits.map((e) => ({ ...e, labels })),
+    { index, sha256: (p) => snap.files.get(p)?.sha256 },
   );
   const before = new Map<string, Uint8Array>();
   const after = new Map<string, Uint8Array>();
@@ -72,9 +76,12 @@ export function buildPatch(
     const a = after.get(p);
     record += `${p}\n${a ? sha256Hex(a) : snap.files.get(p)!.sha256}\n`;
   }
+  let diff: string | null = null;
   return {
     patchSet: ps,
-    unified_diff: unifiedDiff(sections),
+    get unified_diff() {
+      return (diff ??= unifiedDiff(sections));
+    },
     before,
     after,
     snapshot_after: 'snap_' + sha256Hex(record).slice(0, 12),

@@ -247,8 +247,12 @@ export class Session {
     return { removed: removed.sort(), bytes };
   }
 
+  /** The id this session last stored: a warm kernel re-snapshots before every operation, mostly unchanged. */
+  private storedId: string | null = null;
+
   storeSnapshot(s: Snapshot): void {
     const dir = join(this.dir, 'snapshots');
+    if (s.id === this.storedId && existsSync(join(dir, `${s.id}.json`))) return;
     mkdirSync(dir, { recursive: true });
     const files: Record<string, { sha256: string; size: number }> = {};
     for (const [p, v] of s.files) files[p] = v;
@@ -265,6 +269,7 @@ export class Session {
     writeAtomic(join(dir, 'current'), s.id);
     const stored = listSnapshots(this.dir);
     for (const old of stored.slice(5)) rmSync(join(dir, `${old}.json`), { force: true });
+    this.storedId = s.id;
   }
 
   loadInventory(id: string): Map<string, { sha256: string; size: number }> | null {

@@ -8,6 +8,20 @@ import { KernelError } from './errors.js';
 import { decodeFile, LineIndex, type FileText } from './patch/positions.js';
 import { languageOf, type Language, type Snapshot } from './snapshot.js';
 
+/**
+ * Decoded texts and line indexes kept across the operations of one warm kernel, keyed by path and checked
+ * against the content hash: files rarely change between two renames, and re-decoding and re-indexing a
+ * few hundred files is most of a warm operation's own work.
+ */
+export class FileCache {
+  readonly entries = new Map<string, { sha256: string; text: FileText; index: LineIndex | null }>();
+
+  /** Forget files that are no longer in the snapshot. */
+  prune(snap: Snapshot): void {
+    for (const p of this.entries.keys()) if (!snap.files.has(p)) this.entries.delete(p);
+  }
+}
+
 export class WorkspaceFiles {
   private readonly decoded = new Map<string, FileText>();
   private readonly indexes = new Map<string, LineIndex>();
@@ -15,7 +29,13 @@ export class WorkspaceFiles {
   constructor(
     readonly root: string,
     readonly snap: Snapshot,
+    private readonly cache: FileCache | null = null,
   ) {}
+
+  private cached(path: string) {
+    const e = this.cache?.entries.get(path);
+    return e && e.sha256 === this.snap.files.get(path)?.sha256 ? e : null;
+  }
 
   has(path: string): boolean {
     return this.snap.bytes.has(path);
@@ -23,8 +43,11 @@ export class WorkspaceFiles {
 
   /** Decoded text of a source-set file; UnsupportedOperation (encoding) when it is not UTF-8. */
   file(path: string): FileText {
-    let f = this.decoded.get(path);
-    if (f) return f;
+    let f = this.decoded.get(path) ?? this.cached(path)?.text;
+    if (f) {
+      this.decoded.set(path, f);
+      return f;
+    }
     const bytes = this.snap.bytes.get(path);
     if (!bytes) throw new KernelError('FileNotFound', `file not found: ${path}`, { path });
     const d = decodeFile(path, bytes);
@@ -37,6 +60,8 @@ export class WorkspaceFiles {
       });
     }
     this.decoded.set(path, (f = d));
+    const sha256 = this.snap.files.get(path)?.sha256;
+    if (this.cache && sha256) this.cache.entries.set(path, { sha256, text: f, index: null });
     return f;
   }
 
@@ -51,7 +76,12 @@ export class WorkspaceFiles {
 
   index(path: string): LineIndex {
     let i = this.indexes.get(path);
-    if (!i) this.indexes.set(path, (i = new LineIndex(this.file(path))));
+    if (i) return i;
+    const file = this.file(path);
+    const e = this.cached(path);
+    i = e?.index && e.index.file === file ? e.index : new LineIndex(file);
+    if (e) e.index = i;
+    this.indexes.set(path, i);
     return i;
   }
 }

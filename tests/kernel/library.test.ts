@@ -65,6 +65,31 @@ describe('library API', () => {
     }
   });
 
+  it('sees a file edited outside the kernel between two operations (cached texts are checked by content)', async () => {
+    const ws = realpathSync(tempWs(FILES));
+    const k = await openKernel({ workspace: ws });
+    try {
+      const op = { op: 'rename-symbol' as const, symbol: 'src/a.ts::alpha', to: 'first' };
+      const before = await k.prepare(op);
+      expect(before.summary.edits_count).toBe(3);
+      // Another line and another use above the old ones: every cached offset and line would now be wrong.
+      writeFileSync(
+        join(ws, 'src/b.ts'),
+        "import { alpha, Box } from './a';\n\nexport const w = alpha();\nexport const v = alpha() + new Box().size;\n",
+      );
+      const after = await k.prepare(op);
+      expect(after.summary.edits_count).toBe(4);
+      expect(after.edits.filter((e) => e.file === 'src/b.ts').map((e) => [e.line, e.col])).toEqual([
+        [1, 10],
+        [3, 18],
+        [4, 18],
+      ]);
+      expect(after.unified_diff).toContain('+export const w = first();');
+    } finally {
+      await k.close();
+    }
+  });
+
   it('refuses a patch whose files changed after prepare', async () => {
     const ws = realpathSync(tempWs(FILES));
     const k = await openKernel({ workspace: ws });

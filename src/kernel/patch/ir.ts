@@ -57,7 +57,17 @@ export function compareEdits(a: { path: string; start: number; end: number; seq?
  * Build a PatchSet from byte edits over the snapshot's file texts. Sorts, merges exact duplicates and
  * fails with ConflictingEdits on overlaps (touching edits are fine).
  */
-export function buildPatchSet(snapshotId: string, files: Map<string, FileText>, edits: ByteEdit[]): PatchSet {
+export function buildPatchSet(
+  snapshotId: string,
+  files: Map<string, FileText>,
+  edits: ByteEdit[],
+  known: {
+    /** A ready line index of a file (a warm kernel keeps them across operations). */
+    index?: (path: string) => LineIndex | undefined;
+    /** A file's content hash when already known (the snapshot's). */
+    sha256?: (path: string) => string | undefined;
+  } = {},
+): PatchSet {
   const indexes = new Map<string, LineIndex>();
   const out: PatchEdit[] = [];
   // A rename repeats one old text and one new text thousands of times: hash and decode each once.
@@ -79,7 +89,7 @@ export function buildPatchSet(snapshotId: string, files: Map<string, FileText>, 
       });
     }
     let idx = indexes.get(e.path);
-    if (!idx) indexes.set(e.path, (idx = new LineIndex(f)));
+    if (!idx) indexes.set(e.path, (idx = known.index?.(e.path) ?? new LineIndex(f)));
     const oldBytes = f.bytes.subarray(e.start, e.end);
     const oldKey = Buffer.from(oldBytes.buffer, oldBytes.byteOffset, oldBytes.byteLength).toString('latin1');
     let old = olds.get(oldKey);
@@ -117,7 +127,7 @@ export function buildPatchSet(snapshotId: string, files: Map<string, FileText>, 
   const paths = [...new Set(merged.map((e) => e.path))];
   return {
     snapshot_id: snapshotId,
-    files: paths.map((p) => ({ path: p, before_sha256: sha256Hex(files.get(p)!.bytes) })),
+    files: paths.map((p) => ({ path: p, before_sha256: known.sha256?.(p) ?? sha256Hex(files.get(p)!.bytes) })),
     edits: merged,
   };
 }

@@ -17,7 +17,15 @@ import {
   type NameCandidates,
   type NameSites,
 } from './python-names.js';
-import { attrStringArgs, quickRefKind, quickRefKindSafe, scanSites, scopeOf, type ScanSite } from './python-scan.js';
+import {
+  attrStringArgs,
+  mayHaveSites,
+  quickRefKind,
+  quickRefKindSafe,
+  scanSites,
+  scopeOf,
+  type ScanSite,
+} from './python-scan.js';
 import {
   ancestorOf,
   identifierNodeAt,
@@ -160,6 +168,7 @@ function refKindAt(root: SyntaxNode, text: string, start16: number): ReferenceKi
 export class PyFile {
   private classList: PyClass[] | null = null;
   private sites: ScanSite[] | null = null;
+  private siteHints: boolean | null = null;
   private quickSafe: boolean | null = null;
   private independent: boolean | null = null;
   /** Name scans of the last few names: text candidates, and the sites once confirmed on a tree. */
@@ -217,6 +226,12 @@ export class PyFile {
     return null;
   }
 
+  /** Whether the text may hold a scan site at all (`mayHaveSites`, memoized: it does not depend on a name). */
+  get mayHaveSites(): boolean {
+    this.siteHints ??= mayHaveSites(this.text);
+    return this.siteHints;
+  }
+
   /** Dynamic patterns, custom attribute protocols and star imports (§5.3), sorted by offset. */
   scanSites(): ScanSite[] {
     this.sites ??= this.tree(scanSites);
@@ -237,6 +252,16 @@ export class PyFile {
   /** `.name` attribute accesses (the name spans), except at `covered` starts. */
   memberAccesses(name: string, covered?: (start16: number) => boolean): Span[] {
     return this.nameSites(name, 'members', covered);
+  }
+
+  /**
+   * Text-only work for a rename of `name` (name candidates, the quick reference-kind and scan checks), done
+   * ahead while the backend computes the rename: nothing here depends on the edit set.
+   */
+  warmFor(name: string): void {
+    this.quickSafe ??= quickRefKindSafe(this.text);
+    void this.mayHaveSites;
+    this.nameEntry(name);
   }
 
   /** The name-scan memo of `name` (the last few names are kept). */

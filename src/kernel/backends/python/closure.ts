@@ -12,7 +12,6 @@
 import { compareUtf8 } from '../../ids.js';
 import type { BackendWarning, RawEdit, ResolvedTarget } from '../types.js';
 import type { PyClass, Span } from '../../scans/python.js';
-import { mayHaveSites } from '../../scans/python-scan.js';
 import type { PyrightSession } from './pyright.js';
 
 interface ClassRef {
@@ -201,7 +200,7 @@ export async function afterRenamePython(
     const file = s.pyFile(f);
     if (!file) continue;
     const covered = (o16: number) => edited.has(`${f}:${o16}`);
-    if (mayHaveSites(file.text)) {
+    if (file.mayHaveSites) {
       for (const site of file.scanSites())
         warnings.push({
           code: site.code,

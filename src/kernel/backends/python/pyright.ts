@@ -251,9 +251,20 @@ export class PyrightSession implements BackendSession {
   }
 
   /** One pyright rename at a position, as raw edits with reference kinds. */
-  async renameAt(file: string, o16: number, newName: string, decls: Span16[]): Promise<RawEdit[]> {
+  async renameAt(
+    file: string,
+    o16: number,
+    newName: string,
+    decls: Span16[],
+    whileWaiting?: () => void,
+  ): Promise<RawEdit[]> {
     const c = await this.opened(file);
-    const we = await c.request<WorkspaceEdit | null>(Method.rename, { ...this.where(file, o16), newName });
+    const pending = c.request<WorkspaceEdit | null>(Method.rename, { ...this.where(file, o16), newName });
+    if (whileWaiting) {
+      await new Promise((r) => setImmediate(r)); // the request is on its way to pyright
+      whileWaiting();
+    }
+    const we = await pending;
     if (!we)
       throw new KernelError('NotRenameable', `pyright refused to rename at ${file}`, {
         name: this.identifierAt(file, o16)?.text ?? null,
@@ -275,7 +286,11 @@ export class PyrightSession implements BackendSession {
   }
 
   async renameEdits(t: ResolvedTarget, newName: string): Promise<RawEdit[]> {
-    return this.renameAt(t.file, t.offset16, newName, t.declarations);
+    // pyright's rename takes 10–200 ms on another core: prepare the text side of the scans meanwhile.
+    return this.renameAt(t.file, t.offset16, newName, t.declarations, () => {
+      for (const f of this.view.texts.keys())
+        if (f.endsWith('.py') || f.endsWith('.pyi')) if (this.text(f).includes(t.name)) this.pyFile(f)?.warmFor(t.name);
+    });
   }
 
   async afterRename(
