@@ -3,7 +3,8 @@
  * are those of the edit set plus every same-language source-set file whose bytes contain the old name. A
  * `.old` access that the edit set does not cover gets a warning — for TypeScript, only when the type
  * checker cannot resolve it (an `any`/untyped receiver or an error): an access that resolves to another
- * declaration is a different member, not a missed reference.
+ * declaration is a different member, not a missed reference. Python accesses come from the syntax tree,
+ * which knows no types: every access pyright left out is reported, worded so as not to claim why.
  */
 import type { KernelWarning } from '../envelope.js';
 import type { ByteEdit } from '../patch/ir.js';
@@ -54,7 +55,10 @@ export function scanMemberReferences(
       const loc = locationOf(ctx.files, file, a.start16);
       out.push({
         code: 'UnresolvedMemberReference',
-        message: `.${oldName} access not renamed: its receiver's type is unknown`,
+        message:
+          lang === 'typescript'
+            ? `.${oldName} access not renamed: its receiver's type is unknown`
+            : `.${oldName} access not renamed: the rename did not resolve it to this symbol (a receiver of another or an unknown type)`,
         location: { file: loc.file, line: loc.line, col: loc.col },
         suggestion: 'check the receiver; type it, or rename this access by hand',
       });

@@ -198,6 +198,18 @@ export class PyFile {
     return this.tree((root) => declKindAt(root, start16));
   }
 
+  /** The `as NAME` of the one import alias binding `name` in this file (`import m as NAME`, `from m import x as NAME`). */
+  aliasDeclaration(name: string): { start16: number; end16: number } | null {
+    if (!this.text.includes(name)) return null;
+    return this.tree((root) => {
+      const found = root
+        .descendantsOfType('aliased_import')
+        .map((n) => n?.childForFieldName('alias'))
+        .filter((a): a is SyntaxNode => !!a && a.text === name);
+      return found.length === 1 ? spanOf(found[0]!) : null;
+    });
+  }
+
   /** Reference kind of an edit span: the text answers single-line cases; the tree answers the rest. */
   refKind(start16: number, end16: number): ReferenceKind {
     this.quickSafe ??= quickRefKindSafe(this.text);

@@ -237,7 +237,12 @@ export class PyrightSession implements BackendSession {
       const seen = new Set<string>();
       declarations = same.filter((d) => !seen.has(`${d.file}:${d.start16}`) && seen.add(`${d.file}:${d.start16}`));
       declarations.sort((a, b) => compareUtf8(a.file, b.file) || a.start16 - b.start16);
-    } else declarations = [{ file, start16: id.start16, end16: id.end16 }];
+    } else {
+      // An explicit alias (`from m import f as g`) selected at a use: pyright's definition is the aliased
+      // name, so the alias is the declaration, and the symbol is the same whichever reference was selected.
+      const alias = this.pyFile(file)?.aliasDeclaration(id.text);
+      declarations = [alias ? { file, ...alias } : { file, start16: id.start16, end16: id.end16 }];
+    }
     const first = declarations[0]!;
     if (!(await this.prepare(first.file, first.start16))) {
       throw new KernelError('NotRenameable', `pyright cannot rename ${id.text}`, {
