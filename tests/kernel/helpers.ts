@@ -74,3 +74,11 @@ export const TSCONFIG = JSON.stringify({
     noEmit: true,
   },
 });
+
+/** UTF-16 offset of the `nth` (0-based) occurrence of `needle` in `src`; throws when there is none. */
+export function offsetOf(src: string, needle: string, nth = 0): number {
+  let i = -1;
+  for (let k = 0; k <= nth; k++) i = src.indexOf(needle, i + 1);
+  if (i === -1) throw new Error(`${needle} not found`);
+  return i;
+}

@@ -23,18 +23,14 @@ import {
   TREE_CACHE_MAX_TREES,
   type Syntax,
 } from '../../../src/kernel/scans/tree-sitter.js';
+import { offsetOf } from '../helpers.js';
 
 let syntax: Syntax;
 beforeAll(async () => {
   syntax = await loadSyntax('python');
 });
 const py = (src: string) => new PyFile(syntax, src);
-const at = (src: string, needle: string, nth = 0) => {
-  let i = -1;
-  for (let k = 0; k <= nth; k++) i = src.indexOf(needle, i + 1);
-  if (i === -1) throw new Error(`${needle} not found`);
-  return i;
-};
+const at = offsetOf;
 const lineOf = (src: string, o: number) => src.slice(0, o).split('\n').length;
 
 /** A dynamic-attribute example with the twelve sites of the research notes' dynamic_attr case (§3.5). */

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { PyFile } from '../../../src/kernel/scans/python.js';
 import { quickRefKind } from '../../../src/kernel/scans/python-scan.js';
 import { loadSyntax, type Syntax } from '../../../src/kernel/scans/tree-sitter.js';
+import { offsetOf } from '../helpers.js';
 import { decodeFile, LineIndex } from '../../../src/kernel/patch/positions.js';
 import { fixtureFiles } from './fixture-files.js';
 
@@ -17,12 +18,7 @@ beforeAll(async () => {
 });
 const py = (src: string) => new PyFile(syntax, src);
 
-const at = (src: string, needle: string, nth = 0) => {
-  let i = -1;
-  for (let k = 0; k <= nth; k++) i = src.indexOf(needle, i + 1);
-  if (i === -1) throw new Error(`${needle} not found`);
-  return i;
-};
+const at = offsetOf;
 
 describe('identifiers', () => {
   const src =

@@ -5,18 +5,14 @@
 import { beforeAll, describe, it, expect } from 'vitest';
 import { RsFile } from '../../../src/kernel/scans/rust.js';
 import { loadSyntax, type Syntax } from '../../../src/kernel/scans/tree-sitter.js';
+import { offsetOf } from '../helpers.js';
 
 let syntax: Syntax;
 beforeAll(async () => {
   syntax = await loadSyntax('rust');
 });
 const rs = (src: string) => new RsFile(syntax, src);
-const at = (src: string, needle: string, nth = 0) => {
-  let i = -1;
-  for (let k = 0; k <= nth; k++) i = src.indexOf(needle, i + 1);
-  if (i === -1) throw new Error(`${needle} not found`);
-  return i;
-};
+const at = offsetOf;
 
 const SRC = [
   'use crate::geometry::{Shape as Form, area};',
