@@ -1,8 +1,9 @@
 // Python kernel benchmark (05-kernel.md §8, the Python twin): on a generated 300-file package, cold
 // `tug run --verify none rename-symbol --symbol pkg/util.py::parse_config` next to a fresh node process
 // driving pyright's language server directly for the same rename (bench/kernel/py-direct.mjs), both
-// measured in the same run, interleaved; then warm renames of other symbols in one Kernel through the
-// library API, and the pyright server's peak RSS. Run alone with `node bench/run.mjs kernel-python`
+// measured in the same run, interleaved; then warm renames of 7 other symbols in one Kernel through the
+// library API (3 rounds in fresh processes, each next to the direct baseline), and the pyright server's peak
+// RSS. Run alone with `node bench/run.mjs kernel-python`
 // (after `npm run build`).
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -45,6 +46,8 @@ function measure(cmds, cwd) {
   }
   return { stats: samples.map(stats), samples, last };
 }
+
+const WARM_ROUNDS = 3;
 
 const WARM_TARGETS = [
   'pkg/util.py::Registry',
@@ -91,8 +94,17 @@ export async function run() {
     const env = JSON.parse(m.last[1]);
     if (env.summary.edits_count !== direct.edits)
       throw new Error(`edit counts differ: tug ${env.summary.edits_count}, pyright ${direct.edits}`);
-    const w = warm(dir);
-    const directWarm = JSON.parse(wall([join(here, 'kernel', 'py-direct.mjs'), dir, '--warm'], dir).stdout).warm_ms;
+    // One sample per target is noisy (pyright's own time for one target varies by ±40%): the warm protocol
+    // runs WARM_ROUNDS times, each in a fresh process, interleaved with the direct baseline, and reports the
+    // median of every 2nd+ rename sample of all rounds.
+    const rounds = [];
+    const directRounds = [];
+    for (let i = 0; i < WARM_ROUNDS; i++) {
+      rounds.push(warm(dir));
+      directRounds.push(JSON.parse(wall([join(here, 'kernel', 'py-direct.mjs'), dir, '--warm'], dir).stdout).warm_ms);
+    }
+    const w = { times: rounds.flatMap((r) => r.times), edits: rounds[0].edits };
+    const directWarm = directRounds.flat();
     const directWarmMed = stats(directWarm).median;
     const warmMed = stats(w.times).median;
     const ratio = none.median / base.median;
@@ -125,8 +137,8 @@ export async function run() {
         `${env.summary.edits_count} edits in ${env.summary.files_changed} files; p90: baseline ${Math.round(base.p90)} ms, tug ${Math.round(none.p90)} ms; ${RUNS} runs + 1 warm-up, interleaved`,
         `baseline samples (ms): ${m.samples[0].map((t) => Math.round(t)).join(', ')}`,
         `tug samples (ms): ${m.samples[1].map((t) => Math.round(t)).join(', ')}`,
-        `pyright-direct warm samples (ms): ${directWarm.map((t) => Math.round(t)).join(', ')} (prepareRename + rename, same server)`,
-        `warm samples (ms): ${w.times.map((t) => Math.round(t)).join(', ')} for ${WARM_TARGETS.join(', ')} (edits ${w.edits.join(', ')})`,
+        `pyright-direct warm samples (ms), ${WARM_ROUNDS} rounds: ${directRounds.map((r) => r.map((t) => Math.round(t)).join(', ')).join(' | ')} (prepareRename + rename, same server)`,
+        `warm samples (ms), ${WARM_ROUNDS} rounds: ${rounds.map((r) => r.times.map((t) => Math.round(t)).join(', ')).join(' | ')} for ${WARM_TARGETS.join(', ')} (edits ${w.edits.join(', ')})`,
       ],
     };
   } finally {

@@ -198,6 +198,33 @@ export class PyFile {
     return this.tree((root) => declKindAt(root, start16));
   }
 
+  /**
+   * Whether the identifier at `start16` names a def or class that is the only binding of its name in the
+   * text of its scope: no other def or class of that name, no assignment, import, `as`, `global`, loop or
+   * walrus binding of it, no `@overload`. pyright's definition of such a name is the name itself, so the
+   * kernel need not ask (a conservative text check: any doubt means ask).
+   */
+  soleDeclaration(start16: number): boolean {
+    return this.tree((root) => {
+      const n = identifierStartingAt(root, start16, isPyIdentifier);
+      const d = n?.parent;
+      if (!n || !d || (d.type !== 'function_definition' && d.type !== 'class_definition')) return false;
+      if (!isField(d, 'name', n)) return false;
+      const def = d.parent?.type === 'decorated_definition' ? d.parent : d;
+      if (def !== d && /overload/.test(this.text.slice(def.startIndex, d.startIndex))) return false;
+      const scope = def.parent;
+      if (!scope) return false;
+      const body = this.text.slice(scope.startIndex, scope.endIndex);
+      const id = `(?<![\\p{L}\\p{N}_])${n.text}(?![\\p{L}\\p{N}_])`;
+      const decls = body.match(new RegExp(`\\b(?:def|class)\\s+${id}`, 'gu'))?.length ?? 0;
+      const other = new RegExp(
+        `${id}\\s*(?::[^=\\n]*)?(?<![=!<>])=(?!=)|${id}\\s*:=|\\b(?:import|global|nonlocal|as|for)\\b[^\\n]*${id}`,
+        'u',
+      );
+      return decls === 1 && !other.test(body);
+    });
+  }
+
   /** The `as NAME` of the one import alias binding `name` in this file (`import m as NAME`, `from m import x as NAME`). */
   aliasDeclaration(name: string): { start16: number; end16: number } | null {
     if (!this.text.includes(name)) return null;

@@ -190,3 +190,22 @@ describe('the text-only reference kind', () => {
     expect(m.refKind(o, o + 4)).toBe('reference');
   });
 });
+
+describe('sole declarations (pyright is not asked for their definition)', () => {
+  const sole = (src: string, needle: string, nth = 0) => py(src).soleDeclaration(at(src, needle, nth));
+  it('accepts a def or class that is the only binding of its name in its scope', () => {
+    const src = 'class Box:\n    def size(self):\n        return 1\n\n\ndef make():\n    return Box().size()\n';
+    expect(sole(src, 'Box')).toBe(true);
+    expect(sole(src, 'size')).toBe(true);
+    expect(sole(src, 'make')).toBe(true);
+  });
+  it('asks whenever the name has another binding, an overload, or is not a declaration name', () => {
+    expect(sole('def f():\n    pass\n\n\ndef f(x):\n    pass\n', 'f():')).toBe(false);
+    expect(sole('def f():\n    pass\n\n\nf = wrap(f)\n', 'f():')).toBe(false);
+    expect(sole('from m import f\n\n\ndef f():\n    pass\n', 'f():')).toBe(false);
+    expect(sole('import m as f\n\n\ndef f():\n    pass\n', 'f():')).toBe(false);
+    expect(sole('@overload\ndef f(x: int) -> int: ...\n', 'f(')).toBe(false);
+    expect(sole('def f():\n    pass\n\n\nf()\n', 'f()\n')).toBe(false); // a use, not the declaration
+    expect(sole('x = 1\n', 'x')).toBe(false); // only def and class names
+  });
+});

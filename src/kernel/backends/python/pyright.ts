@@ -223,7 +223,10 @@ export class PyrightSession implements BackendSession {
   async resolveAt(file: string, offset16: number, _warnings: KernelWarning[]): Promise<ResolvedTarget> {
     const id = this.identifierAt(file, offset16);
     if (!id) throw new KernelError('SymbolNotFound', `no identifier in ${file}`, { reason: 'no_identifier' });
-    const defs = await this.definitions(file, id.start16);
+    // A def or class that is the only binding of its name is its own definition: pyright is not asked.
+    const defs = this.pyFile(file)?.soleDeclaration(id.start16)
+      ? { inView: [{ file, start16: id.start16, end16: id.end16 }], outside: 0 }
+      : await this.definitions(file, id.start16);
     if (defs.outside > 0 && defs.inView.length === 0) {
       throw new KernelError('NotRenameable', `${id.text} is defined outside the workspace`, {
         name: id.text,
