@@ -28,13 +28,13 @@ import {
 } from './python-scan.js';
 import {
   ancestorOf,
-  identifierNodeAt,
   identifierStartingAt,
   isField,
   nodeAt,
-  spanOf,
   type Span,
+  spanOf,
   type Syntax,
+  SyntaxFile,
   type SyntaxNode,
 } from './tree-sitter.js';
 
@@ -165,7 +165,7 @@ function refKindAt(root: SyntaxNode, text: string, start16: number): ReferenceKi
 }
 
 /** One Python file's syntax; derived facts are memoized, the tree itself lives in the shared cache. */
-export class PyFile {
+export class PyFile extends SyntaxFile {
   private classList: PyClass[] | null = null;
   private sites: ScanSite[] | null = null;
   private siteHints: boolean | null = null;
@@ -174,24 +174,9 @@ export class PyFile {
   /** Name scans of the last few names: text candidates, and the sites once confirmed on a tree. */
   private readonly names = new Map<string, NameEntry>();
 
-  constructor(
-    private readonly syntax: Syntax,
-    readonly text: string,
-    /** Content hash of `text` (the snapshot's sha256), the tree cache key; computed when null. */
-    readonly key: string | null = null,
-  ) {}
-
-  /** Run `fn` on the file's tree (plain data out, never nodes). */
-  tree<T>(fn: (root: SyntaxNode) => T): T {
-    return this.syntax.withTree(this.text, this.key, fn);
-  }
-
-  /** The identifier at `offset16` per §3.2 (f-string fields included; strings, comments, keywords not). */
-  identifierAt(offset16: number): { start16: number; end16: number; text: string } | null {
-    return this.tree((root) => {
-      const n = identifierNodeAt(root, offset16, isPyIdentifier);
-      return n ? { start16: n.startIndex, end16: n.endIndex, text: n.text } : null;
-    });
+  /** f-string replacement fields hold identifiers too; string text, comments and keywords do not. */
+  protected isIdentifier(n: SyntaxNode): boolean {
+    return isPyIdentifier(n);
   }
 
   declKind(start16: number): SymbolKind {

@@ -5,14 +5,7 @@
  * attribute. Offsets are UTF-16 indices into the BOM-stripped text.
  */
 import type { ReferenceKind, SymbolKind } from '../backends/types.js';
-import {
-  ancestorOf,
-  identifierNodeAt,
-  identifierStartingAt,
-  isField,
-  type Syntax,
-  type SyntaxNode,
-} from './tree-sitter.js';
+import { ancestorOf, identifierStartingAt, isField, SyntaxFile, type SyntaxNode } from './tree-sitter.js';
 
 const IDENTIFIERS = new Set([
   'identifier',
@@ -105,23 +98,9 @@ function refKindAt(root: SyntaxNode, start16: number): ReferenceKind {
 }
 
 /** One Rust file's syntax; the tree lives in the shared cache. */
-export class RsFile {
-  constructor(
-    private readonly syntax: Syntax,
-    readonly text: string,
-    /** Content hash of `text`, the tree cache key; computed when null. */
-    readonly key: string | null = null,
-  ) {}
-
-  private tree<T>(fn: (root: SyntaxNode) => T): T {
-    return this.syntax.withTree(this.text, this.key, fn);
-  }
-
-  identifierAt(offset16: number): { start16: number; end16: number; text: string } | null {
-    return this.tree((root) => {
-      const n = identifierNodeAt(root, offset16, isRsIdentifier);
-      return n ? { start16: n.startIndex, end16: n.endIndex, text: n.text } : null;
-    });
+export class RsFile extends SyntaxFile {
+  protected isIdentifier(n: SyntaxNode): boolean {
+    return isRsIdentifier(n);
   }
 
   /** The kind of the declaration whose name starts at `start16` (§6.5 table, Rust column). */

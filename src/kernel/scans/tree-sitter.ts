@@ -217,3 +217,32 @@ export function ancestorOf(n: SyntaxNode, types: ReadonlySet<string>): SyntaxNod
 }
 
 export const spanOf = (n: SyntaxNode): Span => ({ start16: n.startIndex, end16: n.endIndex });
+
+/**
+ * One file's syntax in some language: the tree lives in the shared cache and is reached only through
+ * `tree()` (plain data out, never nodes); subclasses memoize derived facts.
+ */
+export abstract class SyntaxFile {
+  constructor(
+    protected readonly syntax: Syntax,
+    readonly text: string,
+    /** Content hash of `text` (the snapshot's sha256), the tree cache key; computed when null. */
+    readonly key: string | null = null,
+  ) {}
+
+  /** What counts as an identifier node in this language. */
+  protected abstract isIdentifier(n: SyntaxNode): boolean;
+
+  /** Run `fn` on the file's tree (plain data out, never nodes). */
+  tree<T>(fn: (root: SyntaxNode) => T): T {
+    return this.syntax.withTree(this.text, this.key, fn);
+  }
+
+  /** The identifier at `offset16` per §3.2 (strings, comments and keywords are not identifiers). */
+  identifierAt(offset16: number): { start16: number; end16: number; text: string } | null {
+    return this.tree((root) => {
+      const n = identifierNodeAt(root, offset16, (x) => this.isIdentifier(x));
+      return n ? { start16: n.startIndex, end16: n.endIndex, text: n.text } : null;
+    });
+  }
+}
