@@ -11,15 +11,8 @@ import type { KernelWarning } from '../../envelope.js';
 import { compareUtf8 } from '../../ids.js';
 import { LspClient } from '../lsp/client.js';
 import { LspDocuments } from '../lsp/documents.js';
-import {
-  definitionLocations,
-  flattenWorkspaceEdit,
-  positionOf,
-  rangeTo16,
-  toRawEdits,
-  uriToRel,
-  type PositionEncoding,
-} from '../lsp/edits.js';
+import { assertNotLibrary, definitionSpans, prepareRenameOrRefuse, sameNamedDefinitions } from '../lsp/resolve.js';
+import { flattenWorkspaceEdit, positionOf, rangeTo16, toRawEdits, type PositionEncoding } from '../lsp/edits.js';
 import {
   clientCapabilities,
   LspSymbolKind,
@@ -47,7 +40,6 @@ import { loadSyntax, type Syntax } from '../../scans/tree-sitter.js';
 import { afterRenamePython } from './closure.js';
 
 const require = createRequire(import.meta.url);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Absolute path of pyright's language-server entry. */
 export function pyrightLangserver(): string {
@@ -195,29 +187,11 @@ export class PyrightSession implements BackendSession {
   /** textDocument/definition → spans in the view (in-view) and whether any lay outside it. */
   async definitions(file: string, o16: number): Promise<{ inView: Span16[]; outside: number }> {
     const c = await this.opened(file);
-    const locs = definitionLocations(await c.request<DefinitionResult>(Method.definition, this.where(file, o16)));
-    const inView: Span16[] = [];
-    let outside = 0;
-    for (const l of locs) {
-      const rel = uriToRel(this.view.root, l.uri);
-      if (rel === null || !this.view.texts.has(rel)) {
-        outside++;
-        continue;
-      }
-      const s = rangeTo16(this.text(rel), l.range, this.enc);
-      inView.push({ file: rel, start16: s.start16, end16: s.end16 });
-    }
-    return { inView, outside };
-  }
-
-  private async prepare(file: string, o16: number): Promise<boolean> {
-    const c = await this.opened(file);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const r = await c.request<PrepareRenameResult>(Method.prepareRename, this.where(file, o16));
-      if (r) return true;
-      if (attempt === 0) await sleep(500);
-    }
-    return false;
+    return definitionSpans(
+      this.view,
+      await c.request<DefinitionResult>(Method.definition, this.where(file, o16)),
+      this.enc,
+    );
   }
 
   async resolveAt(file: string, offset16: number, _warnings: KernelWarning[]): Promise<ResolvedTarget> {
@@ -227,33 +201,23 @@ export class PyrightSession implements BackendSession {
     const defs = this.pyFile(file)?.soleDeclaration(id.start16)
       ? { inView: [{ file, start16: id.start16, end16: id.end16 }], outside: 0 }
       : await this.definitions(file, id.start16);
-    if (defs.outside > 0 && defs.inView.length === 0) {
-      throw new KernelError('NotRenameable', `${id.text} is defined outside the workspace`, {
-        name: id.text,
-        reason: 'library_symbol',
-        backend_message: null,
-      });
-    }
-    const same = defs.inView.filter((d) => this.text(d.file).slice(d.start16, d.end16) === id.text);
-    let declarations: Span16[];
-    if (same.length > 0 && same.length === defs.inView.length) {
-      const seen = new Set<string>();
-      declarations = same.filter((d) => !seen.has(`${d.file}:${d.start16}`) && seen.add(`${d.file}:${d.start16}`));
-      declarations.sort((a, b) => compareUtf8(a.file, b.file) || a.start16 - b.start16);
-    } else {
-      // An explicit alias (`from m import f as g`) selected at a use: pyright's definition is the aliased
-      // name, so the alias is the declaration, and the symbol is the same whichever reference was selected.
-      const alias = this.pyFile(file)?.aliasDeclaration(id.text);
-      declarations = [alias ? { file, ...alias } : { file, start16: id.start16, end16: id.end16 }];
-    }
+    assertNotLibrary(defs, id.text);
+    // An explicit alias (`from m import f as g`) selected at a use: pyright's definition is the aliased
+    // name, so the alias is the declaration, and the symbol is the same whichever reference was selected.
+    const alias = () => this.pyFile(file)?.aliasDeclaration(id.text);
+    const declarations = sameNamedDefinitions(this.view, defs.inView, id.text) ?? [
+      { file, ...(alias() ?? { start16: id.start16, end16: id.end16 }) },
+    ];
     const first = declarations[0]!;
-    if (!(await this.prepare(first.file, first.start16))) {
-      throw new KernelError('NotRenameable', `pyright cannot rename ${id.text}`, {
-        name: id.text,
-        reason: 'backend_refused',
-        backend_message: 'prepareRename returned null',
-      });
-    }
+    await prepareRenameOrRefuse(
+      async () =>
+        (await this.opened(first.file)).request<PrepareRenameResult>(
+          Method.prepareRename,
+          this.where(first.file, first.start16),
+        ),
+      id.text,
+      'pyright',
+    );
     const kind: SymbolKind = this.pyFile(first.file)?.declKind(first.start16) ?? 'variable';
     return { file: first.file, offset16: first.start16, name: id.text, kind, declarations };
   }

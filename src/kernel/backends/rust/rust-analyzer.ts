@@ -11,14 +11,13 @@ import type { KernelWarning } from '../../envelope.js';
 import { compareUtf8 } from '../../ids.js';
 import { LspClient } from '../lsp/client.js';
 import { LspDocuments } from '../lsp/documents.js';
+import { assertNotLibrary, definitionSpans, prepareRenameOrRefuse, sameNamedDefinitions } from '../lsp/resolve.js';
 import {
-  definitionLocations,
   fileUri,
   flattenWorkspaceEdit,
   positionOf,
   rangeTo16,
   toRawEdits,
-  uriToRel,
   type PositionEncoding,
 } from '../lsp/edits.js';
 import {
@@ -37,7 +36,6 @@ import type {
   OutlineItem,
   RawEdit,
   ResolvedTarget,
-  Span16,
   SymbolKind,
   WorkspaceView,
 } from '../types.js';
@@ -46,7 +44,6 @@ import { RsFile } from '../../scans/rust.js';
 import { loadSyntax, type Syntax } from '../../scans/tree-sitter.js';
 
 export const INDEXING_TIMEOUT_S = 300;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** User-facing line/col (col in UTF-8 bytes) of a UTF-16 offset in BOM-stripped text. */
 function locate(file: string, text: string, o16: number): KernelLocation {
@@ -228,46 +225,27 @@ export class RustAnalyzerSession implements BackendSession {
     const id = this.identifierAt(file, offset16);
     if (!id) throw new KernelError('SymbolNotFound', `no identifier in ${file}`, { reason: 'no_identifier' });
     const c = await this.opened(file);
-    const locs = definitionLocations(
+    const defs = definitionSpans(
+      this.view,
       await c.request<DefinitionResult>(Method.definition, this.where(file, id.start16)),
+      this.enc,
     );
-    const inView: Span16[] = [];
-    for (const l of locs) {
-      const rel = uriToRel(this.view.root, l.uri);
-      if (rel === null || !this.view.texts.has(rel)) continue;
-      const s = rangeTo16(this.text(rel), l.range, this.enc);
-      inView.push({ file: rel, ...s });
-    }
-    if (locs.length > 0 && inView.length === 0) {
-      throw new KernelError('NotRenameable', `${id.text} is defined outside the workspace`, {
-        name: id.text,
-        reason: 'library_symbol',
-        backend_message: null,
-      });
-    }
-    const same = inView.filter((d) => this.text(d.file).slice(d.start16, d.end16) === id.text);
-    const declarations =
-      same.length > 0 && same.length === inView.length
-        ? same.sort((a, b) => compareUtf8(a.file, b.file) || a.start16 - b.start16)
-        : [{ file, start16: id.start16, end16: id.end16 }];
+    assertNotLibrary(defs, id.text);
+    const declarations = sameNamedDefinitions(this.view, defs.inView, id.text) ?? [
+      { file, start16: id.start16, end16: id.end16 },
+    ];
     const first = declarations[0]!;
-    let ok = false;
-    for (let attempt = 0; attempt < 2 && !ok; attempt++) {
-      const r = await this.renameRequest<PrepareRenameResult>(
-        Method.prepareRename,
-        this.where(first.file, first.start16),
-        first.file,
-        first.start16,
-      );
-      ok = !!r;
-      if (!ok && attempt === 0) await sleep(500);
-    }
-    if (!ok)
-      throw new KernelError('NotRenameable', `rust-analyzer cannot rename ${id.text}`, {
-        name: id.text,
-        reason: 'backend_refused',
-        backend_message: 'prepareRename returned null',
-      });
+    await prepareRenameOrRefuse(
+      () =>
+        this.renameRequest<PrepareRenameResult>(
+          Method.prepareRename,
+          this.where(first.file, first.start16),
+          first.file,
+          first.start16,
+        ),
+      id.text,
+      'rust-analyzer',
+    );
     const kind: SymbolKind = this.rsFile(first.file)?.declKind(first.start16) ?? 'variable';
     return { file: first.file, offset16: first.start16, name: id.text, kind, declarations };
   }
