@@ -16,7 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { envValue, KERNEL_FILE_DEFAULTS, KERNEL_RULES, KERNEL_TUG_ENV, satisfies, setsNoValue } from './config-keys.js';
 import { canonicalPath, gitLayout, insideGit } from './repo-layout.js';
 import { KernelError } from './errors.js';
-import type { VerifyMode } from './types.js';
+import type { KernelOptions, VerifyMode } from './types.js';
 
 export type Safety = 'strict' | 'aggressive';
 
@@ -260,19 +260,20 @@ export function withFlags(c: LoadedConfig, flags: Partial<KernelSettings>): Load
   return { ...c, settings, sources };
 }
 
-/** The subset of KernelOptions that config keys govern (kept structural to avoid an import cycle). */
-export interface ConfigurableOptions {
-  lockTimeoutS?: number;
-  python?: string;
-  rustAnalyzer?: string;
-  safety?: Safety;
-  include?: string[];
-  exclude?: string[];
-  testCommand?: string[];
-  testTimeoutS?: number;
-  typecheckCommand?: string[];
-  typecheckTimeoutS?: number;
-}
+/** The subset of KernelOptions that config keys govern. */
+export type ConfigurableOptions = Pick<
+  KernelOptions,
+  | 'lockTimeoutS'
+  | 'python'
+  | 'rustAnalyzer'
+  | 'safety'
+  | 'include'
+  | 'exclude'
+  | 'testCommand'
+  | 'testTimeoutS'
+  | 'typecheckCommand'
+  | 'typecheckTimeoutS'
+>;
 
 /** Explicit library/CLI options, as flags over the configuration. */
 export function flagsOf(o: ConfigurableOptions): Partial<KernelSettings> {
