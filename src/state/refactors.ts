@@ -252,17 +252,29 @@ export function startRefactorRun(
       }
     }
     if (out.retried.length || out.recovered.length) {
-      recordEvent(ctx, db, {
-        at: now,
-        plan_path: scope.plan_path,
-        step_anchor: scope.step_anchor,
-        actor: scope.worktree,
-        attempt: s.top.attempt,
-        details: { retried: out.retried, recovered: out.recovered },
-      });
+      recordScopeEvent(ctx, db, scope, s.top.attempt, now, { retried: out.retried, recovered: out.recovered });
     }
     out.rows = refactorsOfStep(db, scope.plan_path, scope.step_anchor).map(view);
     return out;
+  });
+}
+
+/** An event of a run-step transaction, attributed to the scope's worktree and the step's attempt. */
+function recordScopeEvent(
+  ctx: StateContext,
+  db: Db,
+  scope: RefactorScope,
+  attempt: number | null,
+  at: string,
+  details: Record<string, unknown>,
+): void {
+  recordEvent(ctx, db, {
+    at,
+    plan_path: scope.plan_path,
+    step_anchor: scope.step_anchor,
+    actor: scope.worktree,
+    attempt,
+    details,
   });
 }
 
@@ -294,18 +306,11 @@ export function writePending(ctx: StateContext, scope: RefactorScope, ordinal: n
       result_json: json({ ...withoutPending(view(r).result), pending }),
       updated_at: now,
     });
-    recordEvent(ctx, db, {
-      at: now,
-      plan_path: scope.plan_path,
-      step_anchor: scope.step_anchor,
-      actor: scope.worktree,
-      attempt: s.top.attempt,
-      details: {
-        ordinal,
-        pending,
-        lease_expires_at: lease.lease_expires_at,
-        ...(lease.revived ? { revived: true } : {}),
-      },
+    recordScopeEvent(ctx, db, scope, s.top.attempt, now, {
+      ordinal,
+      pending,
+      lease_expires_at: lease.lease_expires_at,
+      ...(lease.revived ? { revived: true } : {}),
     });
   });
 }
@@ -359,23 +364,16 @@ export function recordRefactorResult(ctx: StateContext, scope: RefactorScope, o:
       recorded_at: now,
     });
     const lease = renew(ctx, db, s, scope.worktree, now);
-    recordEvent(ctx, db, {
-      at: now,
-      plan_path: scope.plan_path,
-      step_anchor: scope.step_anchor,
-      actor: scope.worktree,
-      attempt: s.top.attempt,
-      details: {
-        ordinal: o.ordinal,
-        status: o.status,
-        exit_code: o.exit_code,
-        op_hash: result.op_hash ?? null,
-        snapshot_before: o.snapshot_before,
-        snapshot_after: o.snapshot_after,
-        artifact_id,
-        ...(o.status === 'failed' ? { error_code: (result.error as { code?: string } | undefined)?.code ?? null } : {}),
-        lease_expires_at: lease.lease_expires_at,
-      },
+    recordScopeEvent(ctx, db, scope, s.top.attempt, now, {
+      ordinal: o.ordinal,
+      status: o.status,
+      exit_code: o.exit_code,
+      op_hash: result.op_hash ?? null,
+      snapshot_before: o.snapshot_before,
+      snapshot_after: o.snapshot_after,
+      artifact_id,
+      ...(o.status === 'failed' ? { error_code: (result.error as { code?: string } | undefined)?.code ?? null } : {}),
+      lease_expires_at: lease.lease_expires_at,
     });
     return view(getRefactor(db, scope.plan_path, scope.step_anchor, o.ordinal)!);
   });
