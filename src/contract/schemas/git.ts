@@ -3,6 +3,7 @@
  */
 import { z } from 'zod';
 import { absPath, anchor, commitHash, errorEnvelope, okEnvelope, repoPath, timestamp } from './common.js';
+import { PLAN_STATUSES } from '../../state/status.js';
 
 const branchName = z.string().min(1);
 
@@ -101,7 +102,7 @@ export const gitSchemas: Record<string, z.ZodTypeAny> = {
         .object({
           plan_path: repoPath,
           source: z.enum(['state', 'checkboxes']),
-          status: z.enum(['active', 'done', 'archived']),
+          status: z.enum(PLAN_STATUSES),
           steps_completed: z.number().int().nonnegative(),
           steps_total: z.number().int().nonnegative(),
           percent: z.number().int().min(0).max(100),

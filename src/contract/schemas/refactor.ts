@@ -5,12 +5,13 @@
  */
 import { z } from 'zod';
 import { absPath, anchor, repoPath } from './common.js';
+import { REFACTOR_STATUSES } from '../../state/status.js';
 
 const count = z.number().int().nonnegative();
 const snapshotId = z.string().regex(/^snap_[0-9a-f]{12}$/);
 const opHash = z.string().regex(/^[0-9a-f]{12}$/);
 const verifyMode = z.enum(['none', 'syntax', 'tests', 'typecheck']);
-const rowStatus = z.enum(['open', 'applied', 'failed', 'skipped']);
+const rowStatus = z.enum(REFACTOR_STATUSES);
 
 const location = z
   .object({

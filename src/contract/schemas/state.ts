@@ -4,12 +4,21 @@
  */
 import { z } from 'zod';
 import { absPath, anchor, commitHash, okEnvelope, repoPath, sha256, timestamp } from './common.js';
+import {
+  ARTIFACT_KINDS,
+  ITEM_KINDS,
+  ITEM_STATUSES,
+  PLAN_STATUSES,
+  REFACTOR_STATUSES,
+  STEP_STATUSES,
+} from '../../state/status.js';
 
 const count = z.number().int().nonnegative();
 const anchors = z.array(anchor);
-const itemStatus = z.enum(['open', 'in_progress', 'completed', 'deferred']);
-const stepStatus = z.enum(['pending', 'claimed', 'in_progress', 'completed', 'failed']);
-const refactorStatus = z.enum(['open', 'applied', 'failed', 'skipped']);
+const itemStatus = z.enum(ITEM_STATUSES);
+const stepStatus = z.enum(STEP_STATUSES);
+const refactorStatus = z.enum(REFACTOR_STATUSES);
+const planStatus = z.enum(PLAN_STATUSES);
 const completedVia = z.enum(['complete', 'force', 'reconcile']);
 const counts = z.object({ open: count, in_progress: count, completed: count, deferred: count }).strict();
 
@@ -43,7 +52,7 @@ const notClaimed = {
 
 const showItem = z
   .object({
-    kind: z.enum(['task', 'test', 'checkpoint']),
+    kind: z.enum(ITEM_KINDS),
     ordinal: count,
     depth: count,
     text: z.string(),
@@ -148,15 +157,7 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
   'state artifact': okEnvelope('state artifact', {
     recorded: z.literal(true),
     step_anchor: anchor,
-    kind: z.enum([
-      'architect_strategy',
-      'reviewer_verdict',
-      'auditor_summary',
-      'coder_report',
-      'refactor_report',
-      'verification_report',
-      'note',
-    ]),
+    kind: z.enum(ARTIFACT_KINDS),
     artifact_id: z.number().int().positive(),
     truncated: z.boolean(),
   }),
@@ -186,7 +187,7 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
         .object({
           plan_path: repoPath,
           phase_title: z.string().nullable(),
-          status: z.enum(['active', 'done', 'archived']),
+          status: planStatus,
           steps: z.array(showStep),
           overall: z
             .object({ steps_completed: count, steps_total: count, percent: z.number().int().min(0).max(100) })
@@ -229,7 +230,7 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
       z
         .object({
           plan_path: repoPath,
-          status: z.enum(['active', 'done', 'archived']),
+          status: planStatus,
           steps_completed: count,
           steps_total: count,
           items_completed: count,
