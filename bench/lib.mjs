@@ -1,7 +1,7 @@
 // Shared helpers for bench scripts: median wall time of processes measured side by side.
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = join(ROOT, 'bin', 'tugcode.js');
@@ -36,4 +36,25 @@ export function interleaved(cmds, runs = 21) {
     }
   }
   return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v.slice(1))]));
+}
+
+/** A seeded xorshift PRNG in [0, 1): generated bench projects are the same on every machine. */
+export function prng(seed) {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 4294967296;
+  };
+}
+
+/** Run a project generator from the command line (`--files N --seed S [--out DIR]`) when `meta` is the entry. */
+export function generatorMain(meta, generate) {
+  if (meta.url !== pathToFileURL(process.argv[1] ?? '').href) return;
+  const arg = (k, d) => {
+    const i = process.argv.indexOf(k);
+    return i >= 0 ? process.argv[i + 1] : d;
+  };
+  console.log(generate({ files: Number(arg('--files', 300)), seed: Number(arg('--seed', 1)), out: arg('--out') }));
 }

@@ -8,17 +8,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-
-function prng(seed) {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 4294967296;
-  };
-}
+import { generatorMain, prng } from '../lib.mjs';
 
 const UTIL = `"""Configuration parsing shared by every module."""
 
@@ -105,10 +95,4 @@ export function generate({ files = 300, seed = 1, out } = {}) {
   return dir;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const arg = (k, d) => {
-    const i = process.argv.indexOf(k);
-    return i >= 0 ? process.argv[i + 1] : d;
-  };
-  console.log(generate({ files: Number(arg('--files', 300)), seed: Number(arg('--seed', 1)), out: arg('--out') }));
-}
+generatorMain(import.meta, generate);
