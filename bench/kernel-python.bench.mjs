@@ -10,42 +10,11 @@ import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generate } from './kernel/gen-py-project.mjs';
+import { measureNode, nodeWall, spread } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 const RUNS = Number(process.env.TUG_BENCH_RUNS ?? 7);
-
-function wall(argv, cwd) {
-  const t0 = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, argv, {
-    cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    encoding: 'utf8',
-    maxBuffer: 256 * 1024 * 1024,
-  });
-  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  if (r.status !== 0) throw new Error(`${argv.join(' ')} exited ${r.status}: ${r.stderr}`);
-  return { ms, stdout: r.stdout };
-}
-
-function stats(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return { median: s[Math.floor(s.length / 2)], p90: s[Math.min(s.length - 1, Math.ceil(s.length * 0.9) - 1)] };
-}
-
-/** Interleave the measured commands so machine noise hits all of them alike. */
-function measure(cmds, cwd) {
-  const last = cmds.map((c) => wall(c.argv, cwd).stdout); // warm-up (file cache)
-  const samples = cmds.map(() => []);
-  for (let i = 0; i < RUNS; i++) {
-    cmds.forEach((c, j) => {
-      const r = wall(c.argv, cwd);
-      samples[j].push(r.ms);
-      last[j] = r.stdout;
-    });
-  }
-  return { stats: samples.map(stats), samples, last };
-}
 
 const WARM_ROUNDS = 3;
 
@@ -85,9 +54,11 @@ export async function run() {
   try {
     const tug = join(root, 'bin', 'tug.js');
     const op = ['rename-symbol', '--symbol', 'pkg/util.py::parse_config', '--to', 'load_config'];
-    const m = measure(
+    const m = measureNode(
       [{ argv: [join(here, 'kernel', 'py-direct.mjs'), dir] }, { argv: [tug, 'run', '--verify', 'none', ...op] }],
       dir,
+      RUNS,
+      { stdout: 'pipe' },
     );
     const [base, none] = m.stats;
     const direct = JSON.parse(m.last[0]);
@@ -101,12 +72,15 @@ export async function run() {
     const directRounds = [];
     for (let i = 0; i < WARM_ROUNDS; i++) {
       rounds.push(warm(dir));
-      directRounds.push(JSON.parse(wall([join(here, 'kernel', 'py-direct.mjs'), dir, '--warm'], dir).stdout).warm_ms);
+      directRounds.push(
+        JSON.parse(nodeWall([join(here, 'kernel', 'py-direct.mjs'), dir, '--warm'], dir, { stdout: 'pipe' }).stdout)
+          .warm_ms,
+      );
     }
     const w = { times: rounds.flatMap((r) => r.times), edits: rounds[0].edits };
     const directWarm = directRounds.flat();
-    const directWarmMed = stats(directWarm).median;
-    const warmMed = stats(w.times).median;
+    const directWarmMed = spread(directWarm).median;
+    const warmMed = spread(w.times).median;
     const ratio = none.median / base.median;
     const rssMb = direct.rss_kb ? Math.round(direct.rss_kb / 1024) : null;
     return {

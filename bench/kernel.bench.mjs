@@ -6,33 +6,13 @@ import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generate } from './kernel/gen-ts-project.mjs';
+import { measureNode, spread } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 const RUNS = Number(process.env.TUG_BENCH_RUNS ?? 7);
 // TUG_BENCH_BEFORE=<dir of an older checkout, built>: measure its `tug` side by side in the same run.
 const BEFORE = process.env.TUG_BENCH_BEFORE ?? null;
-
-function wall(argv, cwd) {
-  const t0 = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, argv, { cwd, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
-  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  if (r.status !== 0) throw new Error(`${argv.join(' ')} exited ${r.status}: ${r.stderr}`);
-  return ms;
-}
-
-function stats(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return { median: s[Math.floor(s.length / 2)], p90: s[Math.min(s.length - 1, Math.ceil(s.length * 0.9) - 1)] };
-}
-
-/** Interleave the measured commands so machine noise hits all of them alike. */
-function measure(cmds, cwd) {
-  for (const c of cmds) wall(c.argv, cwd); // warm-up
-  const samples = cmds.map(() => []);
-  for (let i = 0; i < RUNS; i++) cmds.forEach((c, j) => samples[j].push(wall(c.argv, cwd)));
-  return samples.map(stats);
-}
 
 async function warm(dir, from = root) {
   const script = `
@@ -68,10 +48,10 @@ export async function run() {
       const old = join(BEFORE, 'bin', 'tug.js');
       cmds.push({ argv: [old, 'run', '--verify', 'none', ...op] }, { argv: [old, 'run', '--verify', 'syntax', ...op] });
     }
-    const [base, none, syntax, oldNone, oldSyntax] = measure(cmds, dir);
+    const [base, none, syntax, oldNone, oldSyntax] = measureNode(cmds, dir, RUNS).stats;
     const w = await warm(dir);
     const wOld = BEFORE ? await warm(dir, BEFORE) : null;
-    const warmMed = stats(w.times).median;
+    const warmMed = spread(w.times).median;
     const rssMb = Math.round(w.rss / 1024);
     const r1 = none.median / base.median;
     const r2 = syntax.median / base.median;
@@ -113,7 +93,7 @@ export async function run() {
       notes: [
         ...(BEFORE
           ? [
-              `before (${BEFORE}), same run: none ${Math.round(oldNone.median)} ms = ${(oldNone.median / base.median).toFixed(2)}x, syntax ${Math.round(oldSyntax.median)} ms = ${(oldSyntax.median / base.median).toFixed(2)}x, warm median ${Math.round(stats(wOld.times).median)} ms (${wOld.times.map((t) => Math.round(t)).join(', ')})`,
+              `before (${BEFORE}), same run: none ${Math.round(oldNone.median)} ms = ${(oldNone.median / base.median).toFixed(2)}x, syntax ${Math.round(oldSyntax.median)} ms = ${(oldSyntax.median / base.median).toFixed(2)}x, warm median ${Math.round(spread(wOld.times).median)} ms (${wOld.times.map((t) => Math.round(t)).join(', ')})`,
             ]
           : []),
         `p90: baseline ${Math.round(base.p90)} ms, none ${Math.round(none.p90)} ms, syntax ${Math.round(syntax.p90)} ms; ${RUNS} runs + 1 warm-up, interleaved`,

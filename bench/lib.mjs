@@ -58,3 +58,43 @@ export function generatorMain(meta, generate) {
   };
   console.log(generate({ files: Number(arg('--files', 300)), seed: Number(arg('--seed', 1)), out: arg('--out') }));
 }
+
+/**
+ * Wall time in ms of `node ...argv` in `cwd`. Stdout goes to /dev/null unless `stdout: 'pipe'` asks for it
+ * (a megabyte of JSON through a pipe is part of what gets timed).
+ */
+export function nodeWall(argv, cwd, { stdout = 'ignore' } = {}) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, argv, {
+    cwd,
+    stdio: ['ignore', stdout, 'pipe'],
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) throw new Error(`${argv.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return { ms, stdout: r.stdout ?? null };
+}
+
+/** Median (the upper middle for an even count) and p90 of samples. */
+export function spread(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return { median: s[Math.floor(s.length / 2)], p90: s[Math.min(s.length - 1, Math.ceil(s.length * 0.9) - 1)] };
+}
+
+/**
+ * One warm-up run of each command, then `runs` rounds interleaved so machine noise hits all of them alike.
+ * Returns per command its spread, its samples and the stdout of its last run (with `stdout: 'pipe'`).
+ */
+export function measureNode(cmds, cwd, runs, o = {}) {
+  const last = cmds.map((c) => nodeWall(c.argv, cwd, o).stdout);
+  const samples = cmds.map(() => []);
+  for (let i = 0; i < runs; i++) {
+    cmds.forEach((c, j) => {
+      const r = nodeWall(c.argv, cwd, o);
+      samples[j].push(r.ms);
+      last[j] = r.stdout;
+    });
+  }
+  return { stats: samples.map(spread), samples, last };
+}
