@@ -4,9 +4,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
+import { insideGit } from './repo-layout.js';
 import { compareUtf8, sha256Hex } from './ids.js';
 
 export type Language = 'typescript' | 'python' | 'rust';
@@ -104,19 +105,9 @@ function alwaysExcluded(p: string, sessionRel: string | null | undefined): boole
   return false;
 }
 
-/** Whether a `.git` entry exists at or above `dir` (else git is not spawned at all). */
-function underGit(dir: string): boolean {
-  if (process.env.GIT_DIR) return true;
-  for (let d = dir; ;) {
-    if (existsSync(join(d, '.git'))) return true;
-    const up = dirname(d);
-    if (up === d) return false;
-    d = up;
-  }
-}
-
 function gitListing(ws: string): string[] | null {
-  if (!underGit(ws)) return null;
+  // No `.git` entry at or above the workspace: not a repository, and git is not spawned at all.
+  if (!process.env.GIT_DIR && !insideGit(ws)) return null;
   try {
     const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
       cwd: ws,

@@ -36,6 +36,7 @@ import type {
   WorkspaceView,
 } from '../types.js';
 import { PyFile, type NameSites } from '../../scans/python.js';
+import { languageOf } from '../../snapshot.js';
 import { loadSyntax, type Syntax } from '../../scans/tree-sitter.js';
 import { afterRenamePython } from './closure.js';
 
@@ -261,7 +262,7 @@ export class PyrightSession implements BackendSession {
     // pyright's rename takes 10–200 ms on another core: prepare the text side of the scans meanwhile.
     return this.renameAt(t.file, t.offset16, newName, t.declarations, () => {
       for (const f of this.view.texts.keys())
-        if (f.endsWith('.py') || f.endsWith('.pyi')) if (this.text(f).includes(t.name)) this.pyFile(f)?.warmFor(t.name);
+        if (languageOf(f) === 'python' && this.text(f).includes(t.name)) this.pyFile(f)?.warmFor(t.name);
     });
   }
 
