@@ -5,6 +5,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, readFileSync, lstat
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { KernelError } from '../../src/kernel/errors.js';
 
 export function tempWs(files: Record<string, string | Uint8Array> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'tug-test-'));
@@ -81,4 +82,15 @@ export function offsetOf(src: string, needle: string, nth = 0): number {
   for (let k = 0; k <= nth; k++) i = src.indexOf(needle, i + 1);
   if (i === -1) throw new Error(`${needle} not found`);
   return i;
+}
+
+/** The KernelError a promise rejects with (any other rejection, or none, fails the test). */
+export async function failure(p: Promise<unknown>): Promise<KernelError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof KernelError) return e;
+    throw e;
+  }
+  throw new Error('expected a KernelError');
 }

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { LspClient } from '../../../src/kernel/backends/lsp/client.js';
-import { KernelError } from '../../../src/kernel/errors.js';
+import { failure } from '../helpers.js';
 import { FAKE_SERVER, withScript } from './script.js';
 
 const clients: LspClient[] = [];
@@ -33,16 +33,6 @@ function start(
   });
   clients.push(c);
   return c;
-}
-
-async function failure(p: Promise<unknown>): Promise<KernelError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(KernelError);
-    return e as KernelError;
-  }
-  throw new Error('expected a failure');
 }
 
 describe('LspClient', () => {

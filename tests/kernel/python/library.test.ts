@@ -8,8 +8,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { openKernel, type Kernel } from '../../../src/kernel/index.js';
-import { KernelError } from '../../../src/kernel/errors.js';
-import { tempWs } from '../helpers.js';
+import { failure, tempWs } from '../helpers.js';
 
 const FILES = {
   'pkg/__init__.py': 'from .core import process_data as pd\n\n__all__ = ["pd"]\n',
@@ -58,16 +57,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await k?.close();
 });
-
-async function failure(p: Promise<unknown>): Promise<KernelError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof KernelError) return e;
-    throw e;
-  }
-  throw new Error('expected a KernelError');
-}
 
 const pid = () => readFileSync(join(ws, '.tug', 'backends', 'pyright.pid'), 'utf8').split('\n')[0];
 

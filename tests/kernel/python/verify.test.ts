@@ -9,18 +9,8 @@ import { join } from 'node:path';
 import { openKernel } from '../../../src/kernel/index.js';
 import { KernelError } from '../../../src/kernel/errors.js';
 import type { Verification } from '../../../src/kernel/types.js';
-import { tempWs } from '../helpers.js';
+import { failure, tempWs } from '../helpers.js';
 import { missingTool } from '../fixture-runner.js';
-
-async function failure(p: Promise<unknown>): Promise<KernelError> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof KernelError) return e;
-    throw e;
-  }
-  throw new Error('expected a KernelError');
-}
 
 const checks = (v: Verification | undefined) => (v?.checks ?? []).map((c) => [c.name, c.status]);
 
