@@ -3,7 +3,7 @@
  * the source set, the content-derived `snapshot_id`, and its storage in the session.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
@@ -131,30 +131,34 @@ function walkListing(ws: string): string[] {
   const out: string[] = [];
   const walk = (rel: string, rules: { base: string; ig: Ignore }[]) => {
     const abs = rel ? join(ws, rel) : ws;
-    let names: string[];
+    let entries: Dirent[];
     try {
-      names = readdirSync(abs);
+      entries = readdirSync(abs, { withFileTypes: true });
     } catch {
       return;
     }
-    if (rel && names.includes('.git')) return; // nested repo or linked worktree
-    const gi = join(abs, '.gitignore');
-    const here = existsSync(gi) ? [...rules, { base: rel, ig: ignore().add(readFileSync(gi, 'utf8')) }] : rules;
-    for (const name of names) {
-      const r = rel ? `${rel}/${name}` : name;
-      let st;
-      try {
-        st = lstatSync(join(ws, r));
-      } catch {
-        continue;
+    if (rel && entries.some((e) => e.name === '.git')) return; // nested repo or linked worktree
+    const gi = entries.some((e) => e.name === '.gitignore' && !e.isDirectory()) ? join(abs, '.gitignore') : null;
+    const here = gi ? [...rules, { base: rel, ig: ignore().add(readFileSync(gi, 'utf8')) }] : rules;
+    for (const e of entries) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      // The directory entry's type (no lstat); a file system that does not report it gets an lstat.
+      let isDir = e.isDirectory();
+      if (!isDir && !e.isFile() && !e.isSymbolicLink()) {
+        try {
+          isDir = lstatSync(join(ws, r)).isDirectory();
+        } catch {
+          continue;
+        }
       }
-      const isDir = st.isDirectory();
-      if (isDir && EXCLUDED_DIRS.has(name)) continue;
-      const ignored = here.some(({ base, ig }) => {
-        const sub = base ? r.slice(base.length + 1) : r;
-        return ig.ignores(isDir ? sub + '/' : sub);
-      });
-      if (ignored) continue;
+      if (isDir && EXCLUDED_DIRS.has(e.name)) continue;
+      if (here.length > 0) {
+        const ignored = here.some(({ base, ig }) => {
+          const sub = base ? r.slice(base.length + 1) : r;
+          return ig.ignores(isDir ? sub + '/' : sub);
+        });
+        if (ignored) continue;
+      }
       if (isDir) walk(r, here);
       else out.push(r);
     }
@@ -163,17 +167,21 @@ function walkListing(ws: string): string[] {
   return out;
 }
 
-/** Every workspace file (§10.1), sorted by UTF-8 bytes; symlinks included (callers filter them). */
+/**
+ * Every workspace file (§10.1), sorted by UTF-8 bytes; symlinks included (callers filter them). `keep`
+ * filters paths before they are stat-ed (the snapshot keeps source files only).
+ */
 export function listWorkspaceFiles(
   ws: string,
   o: ListOptions = {},
+  keep?: (path: string) => boolean,
 ): { path: string; symlink: boolean; stat: FileStat }[] {
   const listed = gitListing(ws) ?? walkListing(ws);
   const inc = globMatcher(o.include);
   const exc = globMatcher(o.exclude);
   const out: { path: string; symlink: boolean; stat: FileStat }[] = [];
   for (const p of listed) {
-    if (p.endsWith('/') || alwaysExcluded(p, o.sessionRel)) continue;
+    if (p.endsWith('/') || (keep && !keep(p)) || alwaysExcluded(p, o.sessionRel)) continue;
     if (inc && !inc(p)) continue;
     if (exc && exc(p)) continue;
     let st;
@@ -230,8 +238,8 @@ export function takeSnapshot(ws: string, o: ListOptions = {}, prev?: Snapshot | 
   const stats = new Map<string, FileStat>();
   let record = '';
   let total = 0;
-  for (const f of listWorkspaceFiles(ws, o)) {
-    if (f.symlink || !isSourcePath(f.path)) continue;
+  for (const f of listWorkspaceFiles(ws, o, isSourcePath)) {
+    if (f.symlink) continue;
     const old = prev?.stats?.get(f.path);
     const same =
       !!old &&
