@@ -73,6 +73,7 @@ export function buildPatchSet(
   // A rename repeats one old text and one new text thousands of times: hash and decode each once.
   const olds = new Map<string, { sha: string; text: string }>();
   const news = new Map<string, Uint8Array>();
+  let last: { bytes: Uint8Array; old: { sha: string; text: string } } | null = null;
   edits.forEach((e, i) => {
     const f = files.get(e.path);
     if (!f) throw new KernelError('InternalError', `edit for unknown file ${e.path}`, { file: e.path });
@@ -90,11 +91,15 @@ export function buildPatchSet(
     }
     let idx = indexes.get(e.path);
     if (!idx) indexes.set(e.path, (idx = known.index?.(e.path) ?? new LineIndex(f)));
-    const oldBytes = f.bytes.subarray(e.start, e.end);
-    const oldKey = Buffer.from(oldBytes.buffer, oldBytes.byteOffset, oldBytes.byteLength).toString('latin1');
-    let old = olds.get(oldKey);
-    if (!old)
-      olds.set(oldKey, (old = { sha: e.start === e.end ? '' : sha256Hex(oldBytes), text: dec.decode(oldBytes) }));
+    let old = last && sameBytes(last.bytes, f.bytes, e.start, e.end) ? last.old : undefined;
+    if (!old) {
+      const oldBytes = f.bytes.subarray(e.start, e.end);
+      const oldKey = Buffer.from(oldBytes.buffer, oldBytes.byteOffset, oldBytes.byteLength).toString('latin1');
+      old = olds.get(oldKey);
+      if (!old)
+        olds.set(oldKey, (old = { sha: e.start === e.end ? '' : sha256Hex(oldBytes), text: dec.decode(oldBytes) }));
+      last = { bytes: oldBytes, old };
+    }
     let newBytes = news.get(e.newText);
     if (!newBytes) news.set(e.newText, (newBytes = Buffer.from(e.newText, 'utf8')));
     const { line, col } = idx.lineCol(e.start);
@@ -130,6 +135,13 @@ export function buildPatchSet(
     files: paths.map((p) => ({ path: p, before_sha256: known.sha256?.(p) ?? sha256Hex(files.get(p)!.bytes) })),
     edits: merged,
   };
+}
+
+/** Whether `b[start, end)` holds exactly the bytes `a` (no allocation: a rename repeats one old text). */
+function sameBytes(a: Uint8Array, b: Uint8Array, start: number, end: number): boolean {
+  if (a.length !== end - start) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[start + i]) return false;
+  return true;
 }
 
 /** Overlaps (`a.end > b.start`) and two different inserts at one offset are ConflictingEdits. */
@@ -190,15 +202,20 @@ export function summarize(ps: PatchSet): {
   return { files_changed: ps.files.length, edits_count: ps.edits.length, bytes_added: added, bytes_removed: removed };
 }
 
-/** Splice one file's edits (sorted, non-overlapping) into its bytes, from the end backwards. */
+/** Splice one file's edits (sorted, non-overlapping) into its bytes, in one allocation. */
 export function spliceBytes(bytes: Uint8Array, edits: PatchEdit[]): Uint8Array {
-  const parts: Uint8Array[] = [];
-  let pos = bytes.length;
-  for (let i = edits.length - 1; i >= 0; i--) {
-    const e = edits[i]!;
-    parts.push(bytes.subarray(e.end, pos), e.new_bytes);
-    pos = e.start;
+  let size = bytes.length;
+  for (const e of edits) size += e.new_bytes.length - (e.end - e.start);
+  const out = Buffer.allocUnsafe(size);
+  let pos = 0;
+  let at = 0;
+  for (const e of edits) {
+    out.set(bytes.subarray(pos, e.start), at);
+    at += e.start - pos;
+    out.set(e.new_bytes, at);
+    at += e.new_bytes.length;
+    pos = e.end;
   }
-  parts.push(bytes.subarray(0, pos));
-  return Buffer.concat(parts.reverse());
+  out.set(bytes.subarray(pos), at);
+  return out;
 }

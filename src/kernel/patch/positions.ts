@@ -40,9 +40,12 @@ export class LineIndex {
   readonly starts16: number[] = [0];
   /** Absolute byte offset (BOM included) of each line start. */
   readonly startsByte: number[];
+  /** Every character is one byte (most source files): offsets convert by adding the BOM length. */
+  private readonly ascii: boolean;
 
   constructor(readonly file: FileText) {
     const t = file.text;
+    this.ascii = file.bytes.length - file.bom === t.length;
     this.startsByte = [file.bom];
     let byte = file.bom;
     let last = 0;
@@ -94,6 +97,7 @@ export class LineIndex {
         offset: o,
       });
     }
+    if (this.ascii) return o + this.file.bom;
     if (o > 0 && o < t.length) {
       const prev = t.charCodeAt(o - 1);
       const cur = t.charCodeAt(o);
@@ -111,6 +115,7 @@ export class LineIndex {
   /** Absolute byte offset → UTF-16 offset; null when the byte is inside a multi-byte character or the BOM. */
   toUtf16(b: number): number | null {
     if (b < this.file.bom || b > this.file.bytes.length) return null;
+    if (this.ascii) return b - this.file.bom;
     const line = this.lineOfByte(b);
     const t = this.file.text;
     let byte = this.startsByte[line]!;
