@@ -16,8 +16,23 @@ export function fileUri(abs: string): string {
   return pathToFileURL(abs).href;
 }
 
-/** A file URI → `/`-separated path relative to root (`../…` when outside), or null for non-file URIs. */
+const relCache = new Map<string, string | null>();
+
+/**
+ * A file URI → `/`-separated path relative to root (`../…` when outside), or null for non-file URIs.
+ * Cached per (root, uri): a rename answers with the same few hundred URIs again and again.
+ */
 export function uriToRel(root: string, uri: string): string | null {
+  const key = root + '\0' + uri;
+  let rel = relCache.get(key);
+  if (rel === undefined) {
+    if (relCache.size >= 8192) relCache.clear();
+    relCache.set(key, (rel = uriToRelUncached(root, uri)));
+  }
+  return rel;
+}
+
+function uriToRelUncached(root: string, uri: string): string | null {
   if (!uri.startsWith('file:')) return null;
   let abs: string;
   try {

@@ -161,10 +161,17 @@ export async function afterRenamePython(
   let all = edits;
   if (t.kind === 'method') {
     const c = await overrideClosure(s, t, newName);
-    all = union(all, c.edits);
+    if (c.edits.length > 0) all = union(all, c.edits);
     warnings.push(...c.warnings);
   }
-  const edited = new Set(all.map((e) => (e.unit === 'utf16-offset' ? `${e.file}:${e.start}` : '')));
+  // Edited offsets per file (numbers, not `file:offset` strings: a rename can have thousands of edits).
+  const edited = new Map<string, Set<number>>();
+  const markEdited = (file: string, o16: number) => {
+    let set = edited.get(file);
+    if (!set) edited.set(file, (set = new Set()));
+    set.add(o16);
+  };
+  for (const e of all) if (e.unit === 'utf16-offset') markEdited(e.file, e.start);
   const editFiles = new Set(all.map((e) => e.file));
   const scanned = pythonFiles(s).filter((f) => editFiles.has(f) || s.text(f).includes(t.name));
   const heuristic: RawEdit[] = [];
@@ -178,7 +185,7 @@ export async function afterRenamePython(
       refKind: 'reference',
       heuristic: true,
     });
-    edited.add(`${file}:${sp.start16}`);
+    markEdited(file, sp.start16);
     warnings.push({
       code: 'HeuristicFallback',
       message: `heuristic edit (${why}): ${t.name} -> ${newName}`,
@@ -193,13 +200,13 @@ export async function afterRenamePython(
     scanned,
     t.name,
     isMember ? ['strings', 'members'] : ['strings'],
-    (f) => (o16) => edited.has(`${f}:${o16}`),
+    (f) => (o16) => edited.get(f)?.has(o16) ?? false,
   );
   for (const f of scanned) {
     // Each scan parses only when the text holds a candidate (most files merely mention the name).
     const file = s.pyFile(f);
     if (!file) continue;
-    const covered = (o16: number) => edited.has(`${f}:${o16}`);
+    const covered = (o16: number) => edited.get(f)?.has(o16) ?? false;
     if (file.mayHaveSites) {
       for (const site of file.scanSites())
         warnings.push({
@@ -226,5 +233,5 @@ export async function afterRenamePython(
       });
     }
   }
-  return { edits: union(all, heuristic), warnings };
+  return { edits: heuristic.length > 0 ? union(all, heuristic) : all, warnings };
 }
