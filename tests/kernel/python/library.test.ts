@@ -172,3 +172,26 @@ describe('python renames in one warm kernel', () => {
     ]);
   });
 });
+
+describe('a name pyright will not rename', () => {
+  it('is NotRenameable (backend_refused) after the prepareRename retry, and the server keeps working', async () => {
+    // An unresolved import binds `thing` to import declarations only: pyright's rename and prepareRename
+    // both answer null, so the refusal comes from §6.3 step 2 (a retry after 500 ms, then NotRenameable).
+    const dir = realpathSync(
+      tempWs({ 'a.py': 'from missing_mod import thing\n\nprint(thing)\n', 'b.py': 'def helper():\n    return 1\n' }),
+    );
+    const kk = await openKernel({ workspace: dir });
+    try {
+      const e = await failure(kk.prepare({ op: 'rename-symbol', at: { file: 'a.py', line: 3, col: 7 }, to: 'other' }));
+      expect([e.code, e.details.reason, e.details.backend_message]).toEqual([
+        'NotRenameable',
+        'backend_refused',
+        'prepareRename returned null',
+      ]);
+      const ok = await kk.prepare({ op: 'rename-symbol', symbol: 'b.py::helper', to: 'assist' });
+      expect(ok.summary.edits_count).toBe(1);
+    } finally {
+      await kk.close();
+    }
+  });
+});

@@ -210,15 +210,7 @@ export class PyrightSession implements BackendSession {
       { file, ...(alias() ?? { start16: id.start16, end16: id.end16 }) },
     ];
     const first = declarations[0]!;
-    await prepareRenameOrRefuse(
-      async () =>
-        (await this.opened(first.file)).request<PrepareRenameResult>(
-          Method.prepareRename,
-          this.where(first.file, first.start16),
-        ),
-      id.text,
-      'pyright',
-    );
+    // prepareRename (§6.3 step 2) is asked by renameAt, only when rename itself answers null.
     const kind: SymbolKind = this.pyFile(first.file)?.declKind(first.start16) ?? 'variable';
     return { file: first.file, offset16: first.start16, name: id.text, kind, declarations };
   }
@@ -237,7 +229,18 @@ export class PyrightSession implements BackendSession {
       await new Promise((r) => setImmediate(r)); // the request is on its way to pyright
       whileWaiting();
     }
-    const we = await pending;
+    let we = await pending;
+    if (!we) {
+      // pyright's rename starts with the very check prepareRename makes (RenameProvider.canRenameSymbol), so
+      // the happy path skips prepareRename; a null answer runs §6.3 step 2 as written (a cold server can
+      // answer null once: retry after 500 ms, then refuse) and renames again.
+      await prepareRenameOrRefuse(
+        () => c.request<PrepareRenameResult>(Method.prepareRename, this.where(file, o16)),
+        this.identifierAt(file, o16)?.text ?? '',
+        'pyright',
+      );
+      we = await c.request<WorkspaceEdit | null>(Method.rename, { ...this.where(file, o16), newName });
+    }
     if (!we)
       throw new KernelError('NotRenameable', `pyright refused to rename at ${file}`, {
         name: this.identifierAt(file, o16)?.text ?? null,
