@@ -297,7 +297,9 @@ class KernelImpl implements Kernel {
         return built.unified_diff; // rendered when first read
       },
       summary: summarize(built.patchSet),
-      snapshot_after: built.snapshot_after,
+      get snapshot_after() {
+        return built.snapshot_after; // predicted when first read
+      },
       warnings: sortWarnings(warnings),
       before: built.before,
     };

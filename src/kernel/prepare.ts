@@ -3,8 +3,16 @@
  * op_hash, the PatchSet, unified diff, summary and the predicted `snapshot_after`.
  */
 import { KernelError } from './errors.js';
-import { compareUtf8, opHash, sha256Hex, type OpTarget } from './ids.js';
-import { buildPatchSet, editJson, spliceBytes, summarize, type ByteEdit, type PatchSet } from './patch/ir.js';
+import { opHash, sha256Hex, type OpTarget } from './ids.js';
+import {
+  buildPatchSet,
+  editJson,
+  spliceBytes,
+  summarize,
+  type ByteEdit,
+  type PatchEdit,
+  type PatchSet,
+} from './patch/ir.js';
 import { unifiedDiff } from './patch/diff.js';
 import type { LineIndex } from './patch/positions.js';
 import type { Snapshot } from './snapshot.js';
@@ -37,8 +45,8 @@ export interface BuiltPatch {
   /** The unified diff, rendered on first use (a library caller that only applies never pays for it). */
   readonly unified_diff: string;
   before: Map<string, Uint8Array>;
-  after: Map<string, Uint8Array>;
-  snapshot_after: string;
+  /** The snapshot id after applying, computed on first use (it splices and hashes every changed file). */
+  readonly snapshot_after: string;
 }
 
 /** Build the PatchSet, the diff, and the snapshot id the workspace will have after applying it. */
@@ -49,14 +57,8 @@ export function buildPatch(
   labels: { op_hash: string; symbol_id?: string },
   index?: (path: string) => LineIndex,
 ): BuiltPatch {
-  const ps = buildPatchSet(
-    snap.id,
-    files,
-    edits.map((e) => ({ ...e, labels })),
-    { index, sha256: (p) => snap.files.get(p)?.sha256 },
-  );
+  const ps = buildPatchSet(snap.id, files, edits, { index, sha256: (p) => snap.files.get(p)?.sha256, labels });
   const before = new Map<string, Uint8Array>();
-  const after = new Map<string, Uint8Array>();
   const sections: { path: string; before: Uint8Array; edits: typeof ps.edits }[] = [];
   const byFile = new Map<string, typeof ps.edits>();
   for (const e of ps.edits) {
@@ -66,26 +68,30 @@ export function buildPatch(
   }
   for (const f of ps.files) {
     const b = snap.bytes.get(f.path)!;
-    const fe = byFile.get(f.path) ?? [];
     before.set(f.path, b);
-    after.set(f.path, spliceBytes(b, fe));
-    sections.push({ path: f.path, before: b, edits: fe });
-  }
-  let record = '';
-  for (const p of [...snap.files.keys()].sort(compareUtf8)) {
-    const a = after.get(p);
-    record += `${p}\n${a ? sha256Hex(a) : snap.files.get(p)!.sha256}\n`;
+    sections.push({ path: f.path, before: b, edits: byFile.get(f.path) ?? [] });
   }
   let diff: string | null = null;
+  let snapshotAfter: string | null = null;
   return {
     patchSet: ps,
     get unified_diff() {
       return (diff ??= unifiedDiff(sections));
     },
     before,
-    after,
-    snapshot_after: 'snap_' + sha256Hex(record).slice(0, 12),
+    get snapshot_after() {
+      return (snapshotAfter ??= predictSnapshot(snap, sections));
+    },
   };
+}
+
+/** The id takeSnapshot will give the workspace once `sections` are applied (§10.1 records, in UTF-8 order). */
+function predictSnapshot(snap: Snapshot, sections: { path: string; before: Uint8Array; edits: PatchEdit[] }[]) {
+  const after = new Map(sections.map((s) => [s.path, sha256Hex(spliceBytes(s.before, s.edits))]));
+  // The snapshot lists its files in UTF-8 order already (takeSnapshot).
+  let record = '';
+  for (const [p, meta] of snap.files) record += `${p}\n${after.get(p) ?? meta.sha256}\n`;
+  return 'snap_' + sha256Hex(record).slice(0, 12);
 }
 
 export { editJson, summarize };

@@ -6,7 +6,7 @@ import { KernelError } from '../errors.js';
 import type { KernelWarning } from '../envelope.js';
 import { compareUtf8 } from '../ids.js';
 import { validateForSymbol, validateJsxTag } from '../names.js';
-import type { ByteEdit } from '../patch/ir.js';
+import { sameBytes, type ByteEdit } from '../patch/ir.js';
 import { lspToUtf16 } from '../patch/positions.js';
 import type { RawEdit, ResolvedTarget } from '../backends/types.js';
 import type { Reference, SymbolInfo } from '../types.js';
@@ -61,10 +61,7 @@ export function toByteEdits(
         : lspToUtf16(f.text, r.end.line, r.end.character, r.unit === 'lsp-utf8' ? 'utf-8' : 'utf-16');
     const start = idx.toByte(s16);
     const end = idx.toByte(e16);
-    if (
-      expected !== null &&
-      (end - start !== expectedBytes!.length || Buffer.compare(f.bytes.subarray(start, end), expectedBytes!) !== 0)
-    ) {
+    if (expected !== null && !sameBytes(expectedBytes!, f.bytes, start, end)) {
       const actual = Buffer.from(f.bytes.subarray(start, end)).toString('utf8');
       throw new KernelError('InternalError', `backend span in ${r.file} does not hold ${expected}`, {
         file: r.file,

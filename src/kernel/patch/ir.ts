@@ -66,6 +66,8 @@ export function buildPatchSet(
     index?: (path: string) => LineIndex | undefined;
     /** A file's content hash when already known (the snapshot's). */
     sha256?: (path: string) => string | undefined;
+    /** Labels for every edit that carries none of its own. */
+    labels?: PatchEdit['labels'];
   } = {},
 ): PatchSet {
   const indexes = new Map<string, LineIndex>();
@@ -116,7 +118,8 @@ export function buildPatchSet(
       line,
       col,
     };
-    if (e.labels) pe.labels = e.labels;
+    const labels = e.labels ?? known.labels;
+    if (labels) pe.labels = labels;
     out.push(pe);
   });
   out.sort(compareEdits);
@@ -138,7 +141,7 @@ export function buildPatchSet(
 }
 
 /** Whether `b[start, end)` holds exactly the bytes `a` (no allocation: a rename repeats one old text). */
-function sameBytes(a: Uint8Array, b: Uint8Array, start: number, end: number): boolean {
+export function sameBytes(a: Uint8Array, b: Uint8Array, start: number, end: number): boolean {
   if (a.length !== end - start) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[start + i]) return false;
   return true;
