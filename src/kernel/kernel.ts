@@ -1,6 +1,6 @@
 /**
  * The kernel (05-kernel.md §2.3, §6.1): open once (session + lock), then snapshot / analyze / prepare /
- * verify / apply with a warm TypeScript backend kept across operations.
+ * verify / apply with warm backends kept across operations (./backend-pool.ts).
  */
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -8,16 +8,15 @@ import { KernelError } from './errors.js';
 import type { KernelWarning } from './envelope.js';
 import { sortWarnings } from './envelope.js';
 import { undoToken } from './ids.js';
-import { validateNewName } from './names.js';
-import { editJson, realIo, resolvePatch, writeResolved, type ApplyIo } from './patch/index.js';
-import { buildPatch, opHashOf, splitSelector, summarize } from './prepare.js';
-import { recordToolchain, removePidFile, Session, writePidFile } from './session.js';
+import { realIo, resolvePatch, writeResolved, type ApplyIo } from './patch/index.js';
+import { buildPatch, opHashOf } from './prepare.js';
+import { opTargetOf, preparedOf } from './prepare-steps.js';
+import { Session } from './session.js';
 import { Logger } from './log.js';
 import { applySettings, flagsOf, loadKernelConfig, withFlags, type KernelSettings } from './config.js';
 import { changedFiles, filesByLanguage, sessionRelative, takeSnapshot, type Snapshot } from './snapshot.js';
 import { normalizeFileArg, FileCache, WorkspaceFiles } from './workspace.js';
-import type { BackendSession, WorkspaceView } from './backends/types.js';
-import { WarmBackends } from './backends/lsp/warm.js';
+import { BackendPool } from './backend-pool.js';
 import { planRename } from './ops/rename.js';
 import { planOrganize } from './ops/organize.js';
 import { verifyPatch, verifyWorkspace } from './verify/run.js';
@@ -87,11 +86,8 @@ export async function openKernel(opts: KernelOptions): Promise<Kernel> {
 class KernelImpl implements Kernel {
   /** Decoded texts and line indexes reused across operations (content-checked). */
   private readonly fileCache = new FileCache();
-  private ts: BackendSession | null = null;
-  private view: WorkspaceView | null = null;
-  private viewSnap: Snapshot | null = null;
-  /** pyright / rust-analyzer, started lazily and kept warm (issue 6). */
-  private lsp: WarmBackends | null = null;
+  /** The warm backends (TypeScript in process, pyright / rust-analyzer), kept across operations. */
+  private readonly backends: BackendPool;
 
   constructor(
     readonly workspace: string,
@@ -101,7 +97,9 @@ class KernelImpl implements Kernel {
     private pendingWarnings: KernelWarning[],
     readonly settings: KernelSettings,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.backends = new BackendPool(workspace, sessionDir, o, log, this.fileCache);
+  }
 
   /** Warnings of one call, starting with those of opening the session. */
   private warnings(): KernelWarning[] {
@@ -129,51 +127,6 @@ class KernelImpl implements Kernel {
     return s;
   }
 
-  private async tsBackend(snap: Snapshot, files: WorkspaceFiles): Promise<BackendSession> {
-    const { typescriptBackend } = await import('./backends/typescript.js');
-    if (!this.ts || !this.view || !this.viewSnap) {
-      const texts = new Map<string, { text: string; version: string }>();
-      for (const [p, meta] of snap.files) {
-        const f = files.tryFile(p);
-        if (f) texts.set(p, { text: f.text, version: meta.sha256 });
-      }
-      this.view = { root: this.workspace, texts };
-      this.ts = await this.log.time(
-        'typescript backend open',
-        () => typescriptBackend.open(this.view!),
-        () => ({ files: texts.size }),
-      );
-      // In-process backend: the pid file names this process (session status, orphan cleanup).
-      writePidFile(this.sessionDir, 'typescript', process.pid);
-      const probe = await typescriptBackend.probe();
-      if (probe.version) recordToolchain(this.sessionDir, 'typescript', { version: probe.version });
-      this.viewSnap = snap;
-      return this.ts;
-    }
-    if (this.viewSnap.id !== snap.id) {
-      const changed = new Map<string, { text: string; version: string } | null>();
-      for (const p of changedFiles(this.viewSnap.files, snap.files)) {
-        const meta = snap.files.get(p);
-        const f = meta ? files.tryFile(p) : null;
-        changed.set(p, f && meta ? { text: f.text, version: meta.sha256 } : null);
-      }
-      await this.ts.sync(changed);
-      this.viewSnap = snap;
-    }
-    return this.ts;
-  }
-
-  private async backendFor(
-    lang: string,
-    snap: Snapshot,
-    files: WorkspaceFiles,
-    warnings: KernelWarning[],
-  ): Promise<BackendSession> {
-    if (lang === 'typescript') return this.tsBackend(snap, files);
-    this.lsp ??= new WarmBackends(this.workspace, this.sessionDir, this.o);
-    return this.lsp.get(lang === 'python' ? 'python' : 'rust', snap, files, warnings);
-  }
-
   async snapshot(): Promise<SnapshotResult> {
     const warnings = this.warnings();
     const snap = this.takeSnapshot();
@@ -197,32 +150,7 @@ class KernelImpl implements Kernel {
     const safety = (op.op === 'rename-symbol' ? op.safety : undefined) ?? this.o.safety ?? 'strict';
     const opHashValue = opHashOf(op, safety);
     // 1. arguments and the new name's syntax
-    let fileArg: string;
-    let symbolSel: { file: string; qname: string; selector: string } | undefined;
-    if (op.op === 'rename-symbol') {
-      if (op.symbol !== undefined) {
-        const s = splitSelector(op.symbol);
-        symbolSel = { ...s, selector: op.symbol };
-        fileArg = s.file;
-      } else fileArg = op.at!.file;
-    } else fileArg = op.file;
-    const { path: file, language } = normalizeFileArg(
-      this.workspace,
-      fileArg,
-      op.op === 'organize-imports' ? '--file' : op.symbol !== undefined ? '--symbol' : '--at',
-    );
-    if (op.op === 'organize-imports' && language !== 'typescript') {
-      throw new KernelError('UnsupportedOperation', `organize-imports is not supported for ${language}`, {
-        operation: 'organize-imports',
-        language,
-        reason: 'language',
-        fallback: language === 'python' ? `ruff check --select I --fix ${file}` : 'cargo fmt',
-      });
-    }
-    if (op.op === 'rename-symbol') {
-      const isId = language === 'typescript' ? await tsIdentifierCheck() : undefined;
-      validateNewName(language, op.to, isId);
-    }
+    const { file, language, symbolSel } = await opTargetOf(this.workspace, op);
     // 3. snapshot and freshness
     const snap = this.takeSnapshot();
     try {
@@ -236,7 +164,7 @@ class KernelImpl implements Kernel {
       if (!snap.files.has(file))
         throw new KernelError('FileNotFound', `${file} is not in the source set (ignored or excluded)`, { path: file });
       const files = new WorkspaceFiles(this.workspace, snap, this.fileCache);
-      const backend = await this.backendFor(language, snap, files, warnings);
+      const backend = await this.backends.get(language, snap, files, warnings);
       const ctx = { files, backend, snapshotId: snap.id, warnings };
       if (op.op === 'rename-symbol') {
         const at = op.at ? { file, line: op.at.line, col: op.at.col } : undefined;
@@ -258,7 +186,7 @@ class KernelImpl implements Kernel {
           { op_hash: opHashValue, symbol_id: plan.symbol.id },
           (p) => files.index(p),
         );
-        return this.prepared(op, snap.id, opHashValue, built, warnings, {
+        return preparedOf(op, snap.id, opHashValue, built, warnings, {
           symbol: plan.symbol,
           oldName: plan.oldName,
           newName: op.to,
@@ -269,40 +197,11 @@ class KernelImpl implements Kernel {
       const built = buildPatch(snap, new Map([[file, files.file(file)]]), edits, { op_hash: opHashValue }, (p) =>
         files.index(p),
       );
-      return this.prepared(op, snap.id, opHashValue, built, warnings, { references: [] });
+      return preparedOf(op, snap.id, opHashValue, built, warnings, { references: [] });
     } catch (e) {
       if (e instanceof KernelError && !e.snapshotId) e.snapshotId = snap.id;
       throw e;
     }
-  }
-
-  private prepared(
-    op: OpSpec,
-    snapshotId: string,
-    hash: string,
-    built: ReturnType<typeof buildPatch>,
-    warnings: KernelWarning[],
-    extra: Partial<Prepared>,
-  ): Prepared {
-    return {
-      op,
-      snapshot_id: snapshotId,
-      operation: op.op,
-      op_hash: hash,
-      ...extra,
-      references: extra.references ?? [],
-      patchSet: built.patchSet,
-      edits: built.patchSet.edits.map(editJson),
-      get unified_diff() {
-        return built.unified_diff; // rendered when first read
-      },
-      summary: summarize(built.patchSet),
-      get snapshot_after() {
-        return built.snapshot_after; // predicted when first read
-      },
-      warnings: sortWarnings(warnings),
-      before: built.before,
-    };
   }
 
   private mismatch(expected: string, snap: Snapshot, why: string): never {
@@ -392,11 +291,7 @@ class KernelImpl implements Kernel {
       const after = this.takeSnapshot();
       this.session.storeSnapshot(after);
       this.session.dropAnalysis(p.op_hash);
-      if (this.ts && this.viewSnap) {
-        const files = new WorkspaceFiles(this.workspace, after, this.fileCache);
-        await this.tsBackend(after, files);
-      }
-      if (this.lsp) await this.lsp.syncAll(after, new WorkspaceFiles(this.workspace, after, this.fileCache));
+      await this.backends.syncAfterApply(after);
       return { snapshot_id: p.snapshot_id, applied: true, files_written: written, snapshot_after: after.id };
     } catch (e) {
       if (e instanceof KernelError && !e.snapshotId) e.snapshotId = p.snapshot_id;
@@ -461,15 +356,7 @@ class KernelImpl implements Kernel {
   }
 
   async close(): Promise<void> {
-    const lsp = this.lsp;
-    this.lsp = null;
-    if (lsp) await lsp.closeAll();
-    const ts = this.ts;
-    this.ts = null;
-    if (ts) {
-      await ts.close();
-      removePidFile(this.sessionDir, 'typescript');
-    }
+    await this.backends.close();
     this.log.info('kernel close');
     await this.session.close();
   }
@@ -487,16 +374,5 @@ function faultIo(): ApplyIo | undefined {
       if (++n === k) throw new Error('injected write failure (TUG_FAULT)');
       realIo.rename(a, b);
     },
-  };
-}
-
-async function tsIdentifierCheck(): Promise<(n: string) => boolean> {
-  const { loadTs } = await import('./backends/typescript.js');
-  const ts = await loadTs();
-  const isId = (ts as unknown as { isIdentifierText?: (n: string, t: number) => boolean }).isIdentifierText;
-  if (typeof isId === 'function') return (n: string) => isId(n, ts.ScriptTarget.ESNext);
-  return (n: string) => {
-    const s = ts.createScanner(ts.ScriptTarget.ESNext, false, ts.LanguageVariant.Standard, n);
-    return s.scan() === ts.SyntaxKind.Identifier && s.getTokenEnd() === n.length;
   };
 }

@@ -1,0 +1,94 @@
+/**
+ * Steps of the Kernel's prepare pipeline (05-kernel.md §6.1) around ./prepare.ts: the operation's file,
+ * language and symbol selector from its arguments (with the new name's syntax check), and the Prepared
+ * result around a built patch.
+ */
+import { KernelError } from './errors.js';
+import type { KernelWarning } from './envelope.js';
+import { sortWarnings } from './envelope.js';
+import { validateNewName } from './names.js';
+import { editJson } from './patch/index.js';
+import { buildPatch, splitSelector, summarize } from './prepare.js';
+import type { Language } from './snapshot.js';
+import { normalizeFileArg } from './workspace.js';
+import type { OpSpec, Prepared } from './types.js';
+
+export interface OpTarget {
+  /** Workspace-relative file the operation starts from. */
+  file: string;
+  language: Language;
+  /** The `--symbol` selector, split (rename by symbol only). */
+  symbolSel?: { file: string; qname: string; selector: string };
+}
+
+/** Step 1 of prepare: arguments and the new name's syntax. */
+export async function opTargetOf(workspace: string, op: OpSpec): Promise<OpTarget> {
+  let fileArg: string;
+  let symbolSel: { file: string; qname: string; selector: string } | undefined;
+  if (op.op === 'rename-symbol') {
+    if (op.symbol !== undefined) {
+      const s = splitSelector(op.symbol);
+      symbolSel = { ...s, selector: op.symbol };
+      fileArg = s.file;
+    } else fileArg = op.at!.file;
+  } else fileArg = op.file;
+  const { path: file, language } = normalizeFileArg(
+    workspace,
+    fileArg,
+    op.op === 'organize-imports' ? '--file' : op.symbol !== undefined ? '--symbol' : '--at',
+  );
+  if (op.op === 'organize-imports' && language !== 'typescript') {
+    throw new KernelError('UnsupportedOperation', `organize-imports is not supported for ${language}`, {
+      operation: 'organize-imports',
+      language,
+      reason: 'language',
+      fallback: language === 'python' ? `ruff check --select I --fix ${file}` : 'cargo fmt',
+    });
+  }
+  if (op.op === 'rename-symbol') {
+    const isId = language === 'typescript' ? await tsIdentifierCheck() : undefined;
+    validateNewName(language, op.to, isId);
+  }
+  return { file, language, symbolSel };
+}
+
+/** The Prepared result of an operation around its built patch (diff and snapshot_after computed lazily). */
+export function preparedOf(
+  op: OpSpec,
+  snapshotId: string,
+  hash: string,
+  built: ReturnType<typeof buildPatch>,
+  warnings: KernelWarning[],
+  extra: Partial<Prepared>,
+): Prepared {
+  return {
+    op,
+    snapshot_id: snapshotId,
+    operation: op.op,
+    op_hash: hash,
+    ...extra,
+    references: extra.references ?? [],
+    patchSet: built.patchSet,
+    edits: built.patchSet.edits.map(editJson),
+    get unified_diff() {
+      return built.unified_diff; // rendered when first read
+    },
+    summary: summarize(built.patchSet),
+    get snapshot_after() {
+      return built.snapshot_after; // predicted when first read
+    },
+    warnings: sortWarnings(warnings),
+    before: built.before,
+  };
+}
+
+async function tsIdentifierCheck(): Promise<(n: string) => boolean> {
+  const { loadTs } = await import('./backends/typescript.js');
+  const ts = await loadTs();
+  const isId = (ts as unknown as { isIdentifierText?: (n: string, t: number) => boolean }).isIdentifierText;
+  if (typeof isId === 'function') return (n: string) => isId(n, ts.ScriptTarget.ESNext);
+  return (n: string) => {
+    const s = ts.createScanner(ts.ScriptTarget.ESNext, false, ts.LanguageVariant.Standard, n);
+    return s.scan() === ts.SyntaxKind.Identifier && s.getTokenEnd() === n.length;
+  };
+}
