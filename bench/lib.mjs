@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const CLI = join(ROOT, 'bin', 'tugcode.js');
+export const CLI = join(ROOT, 'bin', 'tugcode.cjs');
 
 /** The median (the mean of the two middle values for an even count). */
 export function median(xs) {

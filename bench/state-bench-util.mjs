@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const CLI = join(ROOT, 'bin', 'tugcode.js');
+export const CLI = join(ROOT, 'bin', 'tugcode.cjs');
 export const lib = (p) => import(pathToFileURL(join(ROOT, 'dist', p)).href);
 
 /** A plan of n top-level steps; step i depends on step i-gap (gap 0: no dependencies). */

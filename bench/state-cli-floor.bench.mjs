@@ -110,7 +110,7 @@ export async function run() {
     }
   };
   notes.push(
-    `CLI build used by bin/tugcode.js: ${mtime('dist/bundle/main.js') >= mtime('dist/cli/main.js') ? 'esbuild bundle (dist/bundle)' : 'plain tsc output (dist/cli; the bundle is stale)'}`,
+    `CLI build used by bin/tugcode.cjs: ${mtime('dist/bundle/tugcode.cjs') >= mtime('dist/cli/main.js') ? 'esbuild bundle (dist/bundle)' : 'plain tsc output (dist/cli; the bundle is stale)'}`,
   );
   notes.push(
     `runs per command: ${RUNS}; empty node ${median(empty).toFixed(0)} ms; floor overall ${median(floorAll).toFixed(0)} ms`,

@@ -1,11 +1,18 @@
 #!/usr/bin/env node
-// Bundles the CLI entry (dist/cli/main.js, emitted by tsc) into dist/bundle/ with esbuild, keeping every
-// dynamic import() as its own chunk, so commands still load only what they need. One file graph instead of
-// dozens of small ESM modules cuts ~30 ms from every CLI start (bench/cli-startup.bench.mjs), which
-// matters for a CLI called hundreds of times per plan. Runtime dependencies stay external (native or large)
-// except commander, which every command needs.
+// Bundles the CLI entry (dist/cli/main.js, emitted by tsc) into one CommonJS file, dist/bundle/tugcode.cjs,
+// which bin/tugcode.cjs runs through a V8 code cache (Node 20 has no module compile cache). A CLI called
+// hundreds of times per plan pays its start-up every time: one CJS file loads without the ESM loader's
+// per-module resolve/link work, and the code cache skips compiling it (`state heartbeat`: 112–116 ms as
+// ~20 ESM chunks, 108 ms as one file without the cache, 89–92 ms with it; an empty node is ~63 ms).
+// Imports that are dynamic in the sources stay lazy (esbuild wraps those modules in init functions), so a
+// command still loads only the packages it needs. Runtime dependencies stay external (native or large)
+// except commander, which every command needs; the bundle loads them with `require` (a script run from a
+// code cache cannot use `import()` on Node 20), so each must be loadable by `require`, which the build
+// checks. `import.meta.url` becomes the bundle's own file URL: the bundle sits at dist/bundle/, the same
+// depth as dist/<module>/, so relative paths keep their meaning.
 import { build } from 'esbuild';
 import { readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,22 +22,30 @@ const external = Object.keys(pkg.dependencies ?? {}).filter((d) => d !== 'comman
 const outdir = join(root, 'dist', 'bundle');
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { main: join(root, 'dist', 'cli', 'main.js') },
+  entryPoints: { tugcode: join(root, 'dist', 'cli', 'main.js') },
   bundle: true,
-  splitting: true,
-  format: 'esm',
+  format: 'cjs',
   platform: 'node',
   target: 'node20',
   outdir,
+  outExtension: { '.js': '.cjs' },
   external,
   logLevel: 'warning',
-  // Chunks keep import.meta.url semantics relative to dist/bundle/, the same depth as dist/<module>/.
-  chunkNames: 'chunk-[hash]',
-  // commander is CommonJS: give the ESM bundle a real `require` for its node: built-ins.
-  banner: {
-    js: "import { createRequire as __tugCreateRequire } from 'node:module'; const require = __tugCreateRequire(import.meta.url);",
-  },
+  supported: { 'dynamic-import': false },
+  define: { 'import.meta.url': '__tugImportMetaUrl' },
+  banner: { js: "const __tugImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
+// An ESM-only dependency would fail only when its command runs: fail the build instead.
+const cliBundle = join(outdir, 'tugcode.cjs');
+const requireFromBundle = createRequire(cliBundle);
+for (const [, dep] of readFileSync(cliBundle, 'utf8').matchAll(/\brequire\("([^"]+)"\)/g)) {
+  if (dep.startsWith('node:')) continue;
+  try {
+    requireFromBundle(dep);
+  } catch (e) {
+    throw new Error(`dist/bundle/tugcode.cjs requires ${dep}, which require() cannot load (${e.code ?? e.message})`);
+  }
+}
 
 // The `tug` binary (05-kernel.md §2.1) gets its own bundle: the kernel's ~40 modules load as a few chunks,
 // ~10% of a cold `tug run` (bench/kernel.bench.mjs). Every runtime dependency stays external.

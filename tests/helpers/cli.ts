@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { schemaFor, errorEnvelope } from '../../src/contract/schemas/index.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const CLI = join(ROOT, 'bin', 'tugcode.js');
+export const CLI = join(ROOT, 'bin', 'tugcode.cjs');
 
 export interface CliResult {
   code: number;

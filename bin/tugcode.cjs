@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+'use strict';
+// Runs the bundled CLI (dist/bundle/tugcode.cjs, see scripts/bundle.mjs) through a V8 code cache, unless a
+// later plain `tsc` build made the bundle stale; dist/cli is the unbundled build of the same sources.
+//
+// This file is CommonJS on purpose: an ES module entry would start Node's ESM loader, ~15 ms of every call.
+// The code cache is what Node 22's `module.enableCompileCache()` does, done by hand for Node 20 (as
+// src/kernel/backends/ts-load.ts does for typescript): the first run compiles the bundle and, at exit,
+// stores the compiled code of everything it ran in `os.tmpdir()/tug-v8-cache/`; later runs skip compiling.
+// The cache is keyed by the bundle's path, size and mtime, the Node version and V8's cache tag; it is
+// written atomically (temp file + rename), a rejected or unreadable cache only costs speed, and
+// `TUG_NO_CODE_CACHE=1` turns it off. The bundle never calls `import()` (scripts/bundle.mjs), which a
+// script compiled through node:vm could not do without an experimental option.
+const { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } = require('node:fs');
+const Module = require('node:module');
+const { tmpdir } = require('node:os');
+const { dirname, join } = require('node:path');
+const { pathToFileURL } = require('node:url');
+const { cachedDataVersionTag } = require('node:v8');
+const vm = require('node:vm');
+
+const bundle = join(__dirname, '..', 'dist', 'bundle', 'tugcode.cjs');
+const plain = join(__dirname, '..', 'dist', 'cli', 'main.js');
+const stat = (p) => {
+  try {
+    return statSync(p);
+  } catch {
+    return null;
+  }
+};
+
+/** FNV-1a, 32 bits: a cache file name without loading node:crypto. */
+function fnv(s) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, '0');
+}
+
+function runBundle(file, st) {
+  if (process.env.TUG_NO_CODE_CACHE === '1') {
+    require(file);
+    return;
+  }
+  const key = [file, st.size, st.mtimeMs, process.version, process.arch, cachedDataVersionTag()].join('\n');
+  const cacheFile = join(tmpdir(), 'tug-v8-cache', `tugcode-${fnv(key)}.bin`);
+  let cached;
+  try {
+    cached = readFileSync(cacheFile);
+  } catch {
+    cached = undefined;
+  }
+  const script = new vm.Script(Module.wrap(readFileSync(file, 'utf8')), { filename: file, cachedData: cached });
+  const mod = new Module(file, module);
+  mod.filename = file;
+  mod.paths = Module._nodeModulePaths(dirname(file));
+  Module._cache[file] = mod;
+  if (!cached || script.cachedDataRejected) {
+    // At exit the cache holds the code of every function this run compiled, not only the top level.
+    process.once('exit', () => {
+      try {
+        mkdirSync(dirname(cacheFile), { recursive: true });
+        const tmp = `${cacheFile}.${process.pid}.tmp`;
+        writeFileSync(tmp, script.createCachedData());
+        renameSync(tmp, cacheFile);
+      } catch {
+        // a cache that cannot be written only costs speed
+      }
+    });
+  }
+  script.runInThisContext().call(mod.exports, mod.exports, Module.createRequire(file), mod, file, dirname(file));
+  mod.loaded = true;
+}
+
+const st = stat(bundle);
+const plainSt = stat(plain);
+if (st && (!plainSt || st.mtimeMs >= plainSt.mtimeMs)) runBundle(bundle, st);
+else import(pathToFileURL(plain).href);
