@@ -42,10 +42,13 @@ function runBundle(file, st) {
     return;
   }
   const key = [file, st.size, st.mtimeMs, process.version, process.arch, cachedDataVersionTag()].join('\n');
-  const cacheFile = join(tmpdir(), 'tug-v8-cache', `tugcode-${fnv(key)}.bin`);
+  const cacheDir = join(tmpdir(), 'tug-v8-cache');
+  const cacheFile = join(cacheDir, `tugcode-${fnv(key)}.bin`);
   let cached;
   try {
-    cached = readFileSync(cacheFile);
+    // Only a cache directory that is this user's and writable by no one else is trusted: cached code runs.
+    const d = statSync(cacheDir);
+    if (d.uid === process.getuid?.() && (d.mode & 0o022) === 0) cached = readFileSync(cacheFile);
   } catch {
     cached = undefined;
   }
@@ -58,7 +61,7 @@ function runBundle(file, st) {
     // At exit the cache holds the code of every function this run compiled, not only the top level.
     process.once('exit', () => {
       try {
-        mkdirSync(dirname(cacheFile), { recursive: true });
+        mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
         const tmp = `${cacheFile}.${process.pid}.tmp`;
         writeFileSync(tmp, script.createCachedData());
         renameSync(tmp, cacheFile);

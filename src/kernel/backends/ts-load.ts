@@ -45,7 +45,10 @@ export function loadWithCodeCache<T>(file: string, env: Record<string, string | 
   const cacheFile = join(cacheDir, `${key}.bin`);
   let cached: Buffer | undefined;
   try {
-    cached = existsSync(cacheFile) ? readFileSync(cacheFile) : undefined;
+    // Only a cache directory that is this user's and writable by no one else is trusted: cached code runs.
+    const d = statSync(cacheDir);
+    const trusted = d.uid === process.getuid?.() && (d.mode & 0o022) === 0;
+    cached = trusted && existsSync(cacheFile) ? readFileSync(cacheFile) : undefined;
   } catch {
     cached = undefined;
   }
@@ -76,7 +79,7 @@ export function loadWithCodeCache<T>(file: string, env: Record<string, string | 
       if (!needsWrite || saved) return;
       saved = true;
       try {
-        mkdirSync(cacheDir, { recursive: true });
+        mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
         const tmp = `${cacheFile}.${process.pid}.tmp`;
         writeFileSync(tmp, script.createCachedData());
         renameSync(tmp, cacheFile);
