@@ -11,7 +11,7 @@
 // checks. `import.meta.url` becomes the bundle's own file URL: the bundle sits at dist/bundle/, the same
 // depth as dist/<module>/, so relative paths keep their meaning.
 import { build } from 'esbuild';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,16 +35,30 @@ await build({
   define: { 'import.meta.url': '__tugImportMetaUrl' },
   banner: { js: "const __tugImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
 });
-// An ESM-only dependency would fail only when its command runs: fail the build instead.
+// An ESM-only dependency would fail only when its command runs (Node 20 before 20.19 cannot require an ES
+// module): fail the build instead.
 const cliBundle = join(outdir, 'tugcode.cjs');
 const requireFromBundle = createRequire(cliBundle);
+/** Whether a resolved file is an ES module (by extension, else by the nearest package.json `type`). */
+function isEsm(file) {
+  if (file.endsWith('.mjs')) return true;
+  if (file.endsWith('.cjs')) return false;
+  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
+    const pj = join(dir, 'package.json');
+    if (existsSync(pj)) return JSON.parse(readFileSync(pj, 'utf8')).type === 'module';
+  }
+  return false;
+}
 for (const [, dep] of readFileSync(cliBundle, 'utf8').matchAll(/\brequire\("([^"]+)"\)/g)) {
   if (dep.startsWith('node:')) continue;
+  let file;
   try {
-    requireFromBundle(dep);
+    file = requireFromBundle.resolve(dep);
   } catch (e) {
-    throw new Error(`dist/bundle/tugcode.cjs requires ${dep}, which require() cannot load (${e.code ?? e.message})`);
+    throw new Error(`dist/bundle/tugcode.cjs requires ${dep}, which cannot be resolved (${e.code ?? e.message})`);
   }
+  if (isEsm(file))
+    throw new Error(`dist/bundle/tugcode.cjs requires ${dep}, an ES module (${file}): Node 20 < 20.19 cannot`);
 }
 
 // The `tug` binary (05-kernel.md §2.1) gets its own bundle: the kernel's ~40 modules load as a few chunks,
