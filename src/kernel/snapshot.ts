@@ -127,6 +127,15 @@ function gitListing(ws: string): string[] | null {
   }
 }
 
+/** A directory's `.gitignore`, or null when it cannot be read (a dangling symlink, no permission). */
+function readIgnoreFile(dir: string): string | null {
+  try {
+    return readFileSync(join(dir, '.gitignore'), 'utf8');
+  } catch {
+    return null;
+  }
+}
+
 function walkListing(ws: string): string[] {
   const out: string[] = [];
   const walk = (rel: string, rules: { base: string; ig: Ignore }[]) => {
@@ -138,8 +147,8 @@ function walkListing(ws: string): string[] {
       return;
     }
     if (rel && entries.some((e) => e.name === '.git')) return; // nested repo or linked worktree
-    const gi = entries.some((e) => e.name === '.gitignore' && !e.isDirectory()) ? join(abs, '.gitignore') : null;
-    const here = gi ? [...rules, { base: rel, ig: ignore().add(readFileSync(gi, 'utf8')) }] : rules;
+    const gi = entries.some((e) => e.name === '.gitignore' && !e.isDirectory()) ? readIgnoreFile(abs) : null;
+    const here = gi !== null ? [...rules, { base: rel, ig: ignore().add(gi) }] : rules;
     for (const e of entries) {
       const r = rel ? `${rel}/${e.name}` : e.name;
       // The directory entry's type (no lstat); a file system that does not report it gets an lstat.

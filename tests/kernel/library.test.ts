@@ -150,6 +150,13 @@ describe('source set and snapshots', () => {
     expect(takeSnapshot(plain).id).toBe(takeSnapshot(repo).id);
   });
 
+  it('reads a workspace whose .gitignore is a dangling symlink, without git', () => {
+    const ws = realpathSync(tempWs(FILES));
+    mkdirSync(join(ws, 'sub'));
+    symlinkSync(join(ws, 'nowhere'), join(ws, 'sub', '.gitignore'));
+    expect([...takeSnapshot(ws).files.keys()]).toEqual(['src/a.ts', 'src/b.ts', 'tsconfig.json']);
+  });
+
   it('derives the id from content only and leaves symlinks out', () => {
     const a = realpathSync(tempWs(FILES));
     const b = realpathSync(tempWs(FILES));

@@ -11,7 +11,7 @@ import { lspToUtf16 } from '../patch/positions.js';
 import type { RawEdit, ResolvedTarget } from '../backends/types.js';
 import type { Reference, SymbolInfo } from '../types.js';
 import { languageOf } from '../snapshot.js';
-import { locationOf, resolveAt, resolveSymbol, symbolInfo, type TargetContext } from './target.js';
+import { atLocation, locationOf, resolveAt, resolveSymbol, symbolInfo, type TargetContext } from './target.js';
 import { scanMemberReferences } from '../scans/members.js';
 
 export interface RenameInput {
@@ -88,7 +88,7 @@ export async function planRename(
   const symbol = await symbolInfo(ctx, target);
   const oldName = target.name;
   validateForSymbol(lang, input.to, oldName, target.kind);
-  let raw = await ctx.backend.renameEdits(target, input.to);
+  let raw = await atLocation(input.at, () => ctx.backend.renameEdits(target, input.to));
   if (ctx.backend.afterRename) {
     // Language-specific closure and scans (Python: override closure, dynamic patterns, heuristics).
     const after = await ctx.backend.afterRename(target, input.to, raw, { safety: input.safety ?? 'strict' });

@@ -56,10 +56,22 @@ export async function resolveAt(
       { location },
     );
   }
+  return atLocation(at, () => ctx.backend.resolveAt(at.file, id.start16, ctx.warnings));
+}
+
+/**
+ * Run a backend step for an `--at` target: a NotRenameable or SymbolNotFound without a location gets the
+ * `--at` location (a backend may refuse while resolving or, like pyright, only when asked to rename).
+ */
+export async function atLocation<T>(
+  at: { file: string; line: number; col: number } | undefined,
+  step: () => Promise<T>,
+): Promise<T> {
   try {
-    return await ctx.backend.resolveAt(at.file, id.start16, ctx.warnings);
+    return await step();
   } catch (e) {
-    if (e instanceof KernelError && !e.location && (e.code === 'NotRenameable' || e.code === 'SymbolNotFound')) {
+    if (at && e instanceof KernelError && !e.location && (e.code === 'NotRenameable' || e.code === 'SymbolNotFound')) {
+      const location = { file: at.file, line: at.line, col: at.col };
       throw new KernelError(e.code, e.message, { location, ...e.details }, { location });
     }
     throw e;

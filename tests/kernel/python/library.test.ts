@@ -188,6 +188,7 @@ describe('a name pyright will not rename', () => {
         'backend_refused',
         'prepareRename returned null',
       ]);
+      expect(e.location).toEqual({ file: 'a.py', line: 3, col: 7 });
       const ok = await kk.prepare({ op: 'rename-symbol', symbol: 'b.py::helper', to: 'assist' });
       expect(ok.summary.edits_count).toBe(1);
     } finally {

@@ -20,7 +20,10 @@ interface ClassRef {
 }
 
 const keyOf = (r: ClassRef) => `${r.file}:${r.cls.name16.start16}`;
-const editKey = (e: RawEdit) => (e.unit === 'utf16-offset' ? `${e.file}:${e.start}:${e.end}` : `${e.file}:?`);
+const editKey = (e: RawEdit) =>
+  e.unit === 'utf16-offset'
+    ? `${e.file}:${e.start}:${e.end}`
+    : `${e.file}:${e.start.line}.${e.start.character}:${e.end.line}.${e.end.character}`;
 
 function pythonFiles(s: PyrightSession): string[] {
   return [...s.view.texts.keys()].filter((f) => /\.pyi?$/.test(f)).sort(compareUtf8);
