@@ -7,11 +7,12 @@
 // The code cache is what Node 22's `module.enableCompileCache()` does, done by hand for Node 20 (as
 // src/kernel/backends/ts-load.ts does for typescript): the first run compiles the bundle and, at exit,
 // stores the compiled code of everything it ran in `os.tmpdir()/tug-v8-cache/`; later runs skip compiling.
-// The cache is keyed by the bundle's path, size and mtime, the Node version and V8's cache tag; it is
-// written atomically (temp file + rename), a rejected or unreadable cache only costs speed, and
-// `TUG_NO_CODE_CACHE=1` turns it off. The bundle never calls `import()` (scripts/bundle.mjs), which a
+// The cache is keyed by the bundle's path, size, mtime, ctime and inode, the Node version and V8's cache tag;
+// only a private directory of this user is used, files are written atomically (new temp file + rename), a
+// rejected or unreadable cache only costs speed, and `TUG_NO_CODE_CACHE=1` turns it off. The bundle never
+// calls `import()` (scripts/bundle.mjs), which a
 // script compiled through node:vm could not do without an experimental option.
-const { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } = require('node:fs');
+const { chmodSync, lstatSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } = require('node:fs');
 const Module = require('node:module');
 const { tmpdir } = require('node:os');
 const { dirname, join } = require('node:path');
@@ -36,22 +37,42 @@ function fnv(s) {
   return h.toString(16).padStart(8, '0');
 }
 
+/**
+ * Whether the cache directory is safe to use (cached code runs): a real directory, owned by this user and
+ * writable by no one else. A directory of this user that others could write is first made private.
+ */
+function trustedDir(dir) {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const d = lstatSync(dir);
+    if (!d.isDirectory() || d.uid !== process.getuid?.()) return false;
+    if ((d.mode & 0o022) !== 0) chmodSync(dir, 0o700);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A cache file of this user, never through a symlink; undefined when there is none. */
+function readOwn(file) {
+  try {
+    const f = lstatSync(file);
+    return f.isFile() && f.uid === process.getuid?.() ? readFileSync(file) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function runBundle(file, st) {
-  if (process.env.TUG_NO_CODE_CACHE === '1') {
+  const cacheDir = join(tmpdir(), 'tug-v8-cache');
+  if (process.env.TUG_NO_CODE_CACHE === '1' || !trustedDir(cacheDir)) {
     require(file);
     return;
   }
-  const key = [file, st.size, st.mtimeMs, process.version, process.arch, cachedDataVersionTag()].join('\n');
-  const cacheDir = join(tmpdir(), 'tug-v8-cache');
-  const cacheFile = join(cacheDir, `tugcode-${fnv(key)}.bin`);
-  let cached;
-  try {
-    // Only a cache directory that is this user's and writable by no one else is trusted: cached code runs.
-    const d = statSync(cacheDir);
-    if (d.uid === process.getuid?.() && (d.mode & 0o022) === 0) cached = readFileSync(cacheFile);
-  } catch {
-    cached = undefined;
-  }
+  // ctime and inode change with every write or copy, so a same-size rebuild never meets an old cache.
+  const key = [file, st.size, st.mtimeMs, st.ctimeMs, st.ino, process.version, process.arch, cachedDataVersionTag()];
+  const cacheFile = join(cacheDir, `tugcode-${fnv(key.join('\n'))}.bin`);
+  const cached = readOwn(cacheFile);
   const script = new vm.Script(Module.wrap(readFileSync(file, 'utf8')), { filename: file, cachedData: cached });
   const mod = new Module(file, module);
   mod.filename = file;
@@ -61,9 +82,8 @@ function runBundle(file, st) {
     // At exit the cache holds the code of every function this run compiled, not only the top level.
     process.once('exit', () => {
       try {
-        mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
-        const tmp = `${cacheFile}.${process.pid}.tmp`;
-        writeFileSync(tmp, script.createCachedData());
+        const tmp = join(cacheDir, `.tugcode-${process.pid}-${Math.random().toString(36).slice(2)}.tmp`);
+        writeFileSync(tmp, script.createCachedData(), { flag: 'wx', mode: 0o600 });
         renameSync(tmp, cacheFile);
       } catch {
         // a cache that cannot be written only costs speed

@@ -11,7 +11,7 @@
 // checks. `import.meta.url` becomes the bundle's own file URL: the bundle sits at dist/bundle/, the same
 // depth as dist/<module>/, so relative paths keep their meaning.
 import { build } from 'esbuild';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,8 +20,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const external = Object.keys(pkg.dependencies ?? {}).filter((d) => d !== 'commander');
 const outdir = join(root, 'dist', 'bundle');
+const cliBundle = join(outdir, 'tugcode.cjs');
 rmSync(outdir, { recursive: true, force: true });
-await build({
+const cli = await build({
   entryPoints: { tugcode: join(root, 'dist', 'cli', 'main.js') },
   bundle: true,
   format: 'cjs',
@@ -31,13 +32,18 @@ await build({
   outExtension: { '.js': '.cjs' },
   external,
   logLevel: 'warning',
+  write: false,
   supported: { 'dynamic-import': false },
   define: { 'import.meta.url': '__tugImportMetaUrl' },
-  banner: { js: "const __tugImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  // "use strict" first: the ES modules this is built from were strict, and a banner line before esbuild's
+  // own directive would turn that into a plain expression.
+  banner: { js: '"use strict";\nconst __tugImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
 });
+const code = cli.outputFiles.find((f) => f.path === cliBundle)?.text;
+if (code === undefined) throw new Error(`esbuild wrote no ${cliBundle}`);
+
 // An ESM-only dependency would fail only when its command runs (Node 20 before 20.19 cannot require an ES
-// module): fail the build instead.
-const cliBundle = join(outdir, 'tugcode.cjs');
+// module): fail the build instead, before a bundle exists that bin/tugcode.cjs would prefer to dist/cli.
 const requireFromBundle = createRequire(cliBundle);
 /** Whether a resolved file is an ES module (by extension, else by the nearest package.json `type`). */
 function isEsm(file) {
@@ -49,7 +55,7 @@ function isEsm(file) {
   }
   return false;
 }
-for (const [, dep] of readFileSync(cliBundle, 'utf8').matchAll(/\brequire\("([^"]+)"\)/g)) {
+for (const [, dep] of code.matchAll(/\brequire\("([^"]+)"\)/g)) {
   if (dep.startsWith('node:')) continue;
   let file;
   try {
@@ -60,6 +66,10 @@ for (const [, dep] of readFileSync(cliBundle, 'utf8').matchAll(/\brequire\("([^"
   if (isEsm(file))
     throw new Error(`dist/bundle/tugcode.cjs requires ${dep}, an ES module (${file}): Node 20 < 20.19 cannot`);
 }
+// Written atomically: a CLI call during a build sees the old bundle or the new one, never half of one.
+mkdirSync(outdir, { recursive: true });
+writeFileSync(`${cliBundle}.${process.pid}.tmp`, code);
+renameSync(`${cliBundle}.${process.pid}.tmp`, cliBundle);
 
 // The `tug` binary (05-kernel.md §2.1) gets its own bundle: the kernel's ~40 modules load as a few chunks,
 // ~10% of a cold `tug run` (bench/kernel.bench.mjs). Every runtime dependency stays external.

@@ -4,13 +4,14 @@
  * cold `tug` call, and lazily compiling the functions a rename needs costs more. After the first run the
  * cache holds the compiled code of everything that run used, so later processes skip both.
  *
- * The cache lives in `os.tmpdir()/tug-v8-cache/`, keyed by the module file (path, size, mtime), the Node
- * version and V8's cache version tag; it is written atomically, a rejected or corrupt cache just falls
- * back to compiling, and `TUG_NO_CODE_CACHE=1` disables it. The loaded module is registered in Node's
+ * The cache lives in `os.tmpdir()/tug-v8-cache/` (used only when it is a private directory of this user),
+ * keyed by the module file (path, size, mtime, ctime, inode), the Node version and V8's cache version tag;
+ * it is written atomically, a rejected or corrupt cache just falls back to compiling, and
+ * `TUG_NO_CODE_CACHE=1` disables it. The loaded module is registered in Node's
  * require cache, so any later `require('typescript')` in the process gets the same instance.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire, Module } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -29,6 +30,33 @@ type ModuleInternals = typeof Module & {
   wrap(src: string): string;
 };
 
+/**
+ * Whether the cache directory is safe to use (cached code runs): a real directory, owned by this user and
+ * writable by no one else. A directory of this user that others could write is first made private.
+ * (bin/tugcode.cjs repeats this check: it must start without loading any of dist/.)
+ */
+function trustedCacheDir(dir: string): boolean {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const d = lstatSync(dir);
+    if (!d.isDirectory() || d.uid !== process.getuid?.()) return false;
+    if ((d.mode & 0o022) !== 0) chmodSync(dir, 0o700);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A cache file of this user, never through a symlink; undefined when there is none. */
+function readOwnFile(file: string): Buffer | undefined {
+  try {
+    const f = lstatSync(file);
+    return f.isFile() && f.uid === process.getuid?.() ? readFileSync(file) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Load a CommonJS module file with a V8 code cache. */
 export function loadWithCodeCache<T>(file: string, env: Record<string, string | undefined> = process.env): Loaded<T> {
   const M = Module as ModuleInternals;
@@ -36,22 +64,18 @@ export function loadWithCodeCache<T>(file: string, env: Record<string, string | 
   if (existing || env.TUG_NO_CODE_CACHE === '1') {
     return { module: existing ? existing.exports : (createRequire(file)(file) as T), saveCache: () => undefined };
   }
+  const cacheDir = join(tmpdir(), 'tug-v8-cache');
+  if (!trustedCacheDir(cacheDir)) return { module: createRequire(file)(file) as T, saveCache: () => undefined };
   const st = statSync(file);
+  // ctime and inode change with every write or copy, so a same-size reinstall never meets an old cache.
   const key = createHash('sha256')
-    .update(`${file}\n${st.size}\n${st.mtimeMs}\n${process.version}\n${process.arch}\n${cachedDataVersionTag()}`)
+    .update(
+      [file, st.size, st.mtimeMs, st.ctimeMs, st.ino, process.version, process.arch, cachedDataVersionTag()].join('\n'),
+    )
     .digest('hex')
     .slice(0, 16);
-  const cacheDir = join(tmpdir(), 'tug-v8-cache');
   const cacheFile = join(cacheDir, `${key}.bin`);
-  let cached: Buffer | undefined;
-  try {
-    // Only a cache directory that is this user's and writable by no one else is trusted: cached code runs.
-    const d = statSync(cacheDir);
-    const trusted = d.uid === process.getuid?.() && (d.mode & 0o022) === 0;
-    cached = trusted && existsSync(cacheFile) ? readFileSync(cacheFile) : undefined;
-  } catch {
-    cached = undefined;
-  }
+  const cached = readOwnFile(cacheFile);
   const script = new vm.Script(M.wrap(readFileSync(file, 'utf8')), { filename: file, cachedData: cached });
   const mod = new Module(file) as Module & { filename: string; paths: string[]; loaded: boolean; exports: T };
   mod.filename = file;
@@ -79,9 +103,8 @@ export function loadWithCodeCache<T>(file: string, env: Record<string, string | 
       if (!needsWrite || saved) return;
       saved = true;
       try {
-        mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
-        const tmp = `${cacheFile}.${process.pid}.tmp`;
-        writeFileSync(tmp, script.createCachedData());
+        const tmp = join(cacheDir, `.${key}-${process.pid}-${Math.random().toString(36).slice(2)}.tmp`);
+        writeFileSync(tmp, script.createCachedData(), { flag: 'wx', mode: 0o600 });
         renameSync(tmp, cacheFile);
       } catch {
         // a cache that cannot be written only costs speed
