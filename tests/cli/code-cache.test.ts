@@ -1,9 +1,9 @@
 /**
  * bin/tugcode.cjs runs the CLI bundle through a V8 code cache in `<tmpdir>/tug-v8-cache`: the first run
- * writes it, later runs use it, and a cache that is corrupt, or in a directory other users can write, never
- * changes what a command does.
+ * writes it, later runs use it, and a corrupt cache or an unsafe cache directory never changes what a
+ * command does.
  */
-import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -24,21 +24,29 @@ describe('the CLI code cache', () => {
     expect(first.code).toBe(0);
   });
 
-  it('ignores a corrupt cache and a cache directory that others can write', () => {
+  it('survives a corrupt cache, makes a group-writable cache directory private, and never follows a symlink', () => {
     const root = tempRepo(PLAN);
     const expected = runCli(['validate', 'a', '--json'], { cwd: root, env: { TUG_NO_CODE_CACHE: '1' } });
-    // A corrupt file in a trusted directory: V8 rejects it, the run compiles and rewrites it.
+    // A corrupt file: V8 rejects it, the run compiles and rewrites it.
     const tmp = tempDir();
     const cacheDir = join(tmp, 'tug-v8-cache');
     runCli(['validate', 'a', '--json'], { cwd: root, env: { TMPDIR: tmp } });
     for (const f of readdirSync(cacheDir)) writeFileSync(join(cacheDir, f), 'not a code cache');
     const corrupt = runCli(['validate', 'a', '--json'], { cwd: root, env: { TMPDIR: tmp } });
     expect([corrupt.code, corrupt.stdout]).toEqual([expected.code, expected.stdout]);
-    // A world-writable directory is not read at all.
+    // This user's directory that others could write becomes private before it is used.
     const open = tempDir();
     mkdirSync(join(open, 'tug-v8-cache'));
     chmodSync(join(open, 'tug-v8-cache'), 0o777);
     const r = runCli(['validate', 'a', '--json'], { cwd: root, env: { TMPDIR: open } });
     expect([r.code, r.stdout]).toEqual([expected.code, expected.stdout]);
+    expect(statSync(join(open, 'tug-v8-cache')).mode & 0o077).toBe(0);
+    // A cache directory that is a symlink is not used, and nothing is written through it.
+    const linked = tempDir();
+    const elsewhere = tempDir();
+    symlinkSync(elsewhere, join(linked, 'tug-v8-cache'));
+    const l = runCli(['validate', 'a', '--json'], { cwd: root, env: { TMPDIR: linked } });
+    expect([l.code, l.stdout]).toEqual([expected.code, expected.stdout]);
+    expect(readdirSync(elsewhere)).toEqual([]);
   });
 });
