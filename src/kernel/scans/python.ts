@@ -59,7 +59,12 @@ interface NameEntry {
   known: NameSites;
   rest: NameCandidates;
   sites: NameSites | null;
+  /** Whether the text holds `def NAME` (override-closure candidates), once asked. */
+  defines?: boolean;
 }
+
+/** A class header with something after its name (a base list or type parameters): text worth parsing. */
+const BASED_CLASS = /(?<![\p{L}\p{N}_])class\s+[\p{L}\p{N}_]+\s*[[(]/u;
 
 export const isPyIdentifier = (n: SyntaxNode): boolean => n.type === 'identifier';
 
@@ -171,6 +176,7 @@ export class PyFile extends SyntaxFile {
   private siteHints: boolean | null = null;
   private quickSafe: boolean | null = null;
   private independent: boolean | null = null;
+  private based: boolean | null = null;
   /** Name scans of the last few names: text candidates, and the sites once confirmed on a tree. */
   private readonly names = new Map<string, NameEntry>();
 
@@ -282,10 +288,25 @@ export class PyFile extends SyntaxFile {
    * Text-only work for a rename of `name` (name candidates, the quick reference-kind and scan checks), done
    * ahead while the backend computes the rename: nothing here depends on the edit set.
    */
-  warmFor(name: string): void {
+  warmFor(name: string, o: { method?: boolean } = {}): void {
     this.quickSafe ??= quickRefKindSafe(this.text);
     void this.mayHaveSites;
     this.nameEntry(name);
+    if (o.method && this.definesDef(name)) void this.hasBasedClass;
+  }
+
+  /** Whether the text holds `def NAME` anywhere (a text check; the override closure's candidate filter). */
+  definesDef(name: string): boolean {
+    if (!this.text.includes(name)) return false;
+    const e = this.nameEntry(name);
+    e.defines ??= new RegExp(`(?<![\\p{L}\\p{N}_])def\\s+${name}(?![\\p{L}\\p{N}_])`, 'u').test(this.text);
+    return e.defines;
+  }
+
+  /** Whether a class header here has a base list or type parameters (text only). */
+  get hasBasedClass(): boolean {
+    this.based ??= BASED_CLASS.test(this.text);
+    return this.based;
   }
 
   /** The name-scan memo of `name` (the last few names are kept). */

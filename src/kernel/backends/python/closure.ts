@@ -68,9 +68,6 @@ async function ancestorsOf(
   return seen;
 }
 
-/** A class header with something after its name (a base list or type parameters): text worth parsing. */
-const BASED_CLASS = /(?<![\p{L}\p{N}_])class\s+[\p{L}\p{N}_]+\s*[[(]/u;
-
 /** The override closure of a method rename: extra edits and one OverrideIncluded per added class. */
 async function overrideClosure(
   s: PyrightSession,
@@ -85,18 +82,17 @@ async function overrideClosure(
   // Candidates are parsed only from files that define the method and hold a class with a base list: a
   // class without bases has no ancestors, so it can join the family only as an ancestor of a member,
   // and every such ancestor is reached below through the members' base lists.
-  const defines = new RegExp(`(?<![\\p{L}\\p{N}_])def\\s+${t.name}(?![\\p{L}\\p{N}_])`, 'u');
+  // (Both text checks are memoized per file and usually done while pyright renames: PyFile.warmFor.)
   const byKey = new Map<string, ClassRef>();
   let unparsed = false;
   for (const f of pythonFiles(s)) {
-    const text = s.text(f);
-    if (!defines.test(text)) continue;
-    if (f !== decl.file && !BASED_CLASS.test(text)) {
+    const file = s.pyFile(f);
+    if (!file?.definesDef(t.name)) continue;
+    if (f !== decl.file && !file.hasBasedClass) {
       unparsed = true;
       continue;
     }
-    for (const cls of s.pyFile(f)?.classes ?? [])
-      if (cls.methods.has(t.name)) byKey.set(keyOf({ file: f, cls }), { file: f, cls });
+    for (const cls of file.classes) if (cls.methods.has(t.name)) byKey.set(keyOf({ file: f, cls }), { file: f, cls });
   }
   byKey.delete(keyOf(target));
   // Nothing can join: no parsed candidate, and the target has no ancestors that unparsed files could hold.

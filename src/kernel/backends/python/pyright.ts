@@ -266,7 +266,8 @@ export class PyrightSession implements BackendSession {
     // pyright's rename takes 10–200 ms on another core: prepare the text side of the scans meanwhile.
     return this.renameAt(t.file, t.offset16, newName, t.declarations, () => {
       for (const f of this.view.texts.keys())
-        if (languageOf(f) === 'python' && this.text(f).includes(t.name)) this.pyFile(f)?.warmFor(t.name);
+        if (languageOf(f) === 'python' && this.text(f).includes(t.name))
+          this.pyFile(f)?.warmFor(t.name, { method: t.kind === 'method' });
     });
   }
 
