@@ -9,10 +9,20 @@
 // stores the compiled code of everything it ran in `os.tmpdir()/tug-v8-cache/`; later runs skip compiling.
 // The cache is keyed by the bundle's path, size, mtime, ctime and inode, the Node version and V8's cache tag;
 // only a private directory of this user is used, files are written atomically (new temp file + rename), a
-// rejected or unreadable cache only costs speed, and `TUG_NO_CODE_CACHE=1` turns it off. The bundle never
-// calls `import()` (scripts/bundle.mjs), which a
-// script compiled through node:vm could not do without an experimental option.
-const { chmodSync, lstatSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } = require('node:fs');
+// rejected or unreadable cache only costs speed, the 16 newest cache files are kept, and
+// `TUG_NO_CODE_CACHE=1` turns it off. The bundle never calls `import()` (scripts/bundle.mjs), which a script
+// compiled through node:vm could not do without an experimental option.
+const {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} = require('node:fs');
 const Module = require('node:module');
 const { tmpdir } = require('node:os');
 const { dirname, join } = require('node:path');
@@ -63,6 +73,15 @@ function readOwn(file) {
   }
 }
 
+/** Every rebuild gets a new cache file: keep the `keep` most recent of them. */
+function prune(dir, keep) {
+  const files = readdirSync(dir)
+    .filter((n) => /^tugcode-[0-9a-f]{8}\.bin$/.test(n))
+    .map((n) => ({ path: join(dir, n), mtime: lstatSync(join(dir, n)).mtimeMs }))
+    .sort((a, b) => b.mtime - a.mtime);
+  for (const f of files.slice(keep)) unlinkSync(f.path);
+}
+
 function runBundle(file, st) {
   const cacheDir = join(tmpdir(), 'tug-v8-cache');
   if (process.env.TUG_NO_CODE_CACHE === '1' || !trustedDir(cacheDir)) {
@@ -85,6 +104,7 @@ function runBundle(file, st) {
         const tmp = join(cacheDir, `.tugcode-${process.pid}-${Math.random().toString(36).slice(2)}.tmp`);
         writeFileSync(tmp, script.createCachedData(), { flag: 'wx', mode: 0o600 });
         renameSync(tmp, cacheFile);
+        prune(cacheDir, 16);
       } catch {
         // a cache that cannot be written only costs speed
       }

@@ -3,7 +3,7 @@
  * writes it, later runs use it, and a corrupt cache or an unsafe cache directory never changes what a
  * command does.
  */
-import { chmodSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -48,5 +48,21 @@ describe('the CLI code cache', () => {
     const l = runCli(['validate', 'a', '--json'], { cwd: root, env: { TMPDIR: linked } });
     expect([l.code, l.stdout]).toEqual([expected.code, expected.stdout]);
     expect(readdirSync(elsewhere)).toEqual([]);
+  });
+
+  it('keeps the 16 newest cache files', () => {
+    const root = tempRepo(PLAN);
+    const tmp = tempDir();
+    const cacheDir = join(tmp, 'tug-v8-cache');
+    mkdirSync(cacheDir, { mode: 0o700 });
+    for (let i = 1; i <= 20; i++) {
+      const f = join(cacheDir, `tugcode-${i.toString(16).padStart(8, '0')}.bin`);
+      writeFileSync(f, 'old');
+      utimesSync(f, new Date(Date.now() - i * 3600_000), new Date(Date.now() - i * 3600_000));
+    }
+    expect(runCli(['validate', 'a', '--json'], { cwd: root, env: { TMPDIR: tmp } }).code).toBe(0);
+    const left = readdirSync(cacheDir);
+    expect(left).toHaveLength(16);
+    expect(left).not.toContain('tugcode-00000014.bin'); // the oldest went first
   });
 });
