@@ -246,3 +246,46 @@ export abstract class SyntaxFile {
     });
   }
 }
+
+/**
+ * The syntax files of a backend's view: one per content version, created on first use (parsing stays lazy,
+ * in the shared tree cache), forgotten when the view changes. `load()` runs before any `file()`.
+ */
+export class ViewSyntax<F extends SyntaxFile> {
+  private loaded: Syntax | null = null;
+  private readonly files = new Map<string, { version: string; file: F }>();
+
+  constructor(
+    private readonly lang: SyntaxLang,
+    /** The view's texts (the backend updates this map in place on sync). */
+    private readonly texts: Map<string, { text: string; version: string }>,
+    private readonly make: (syntax: Syntax, text: string, version: string) => F,
+  ) {}
+
+  /** Load the grammar (once). */
+  async load(): Promise<Syntax> {
+    return (this.loaded ??= await loadSyntax(this.lang));
+  }
+
+  /** The loaded grammar, or null before `load()`. */
+  get syntax(): Syntax | null {
+    return this.loaded;
+  }
+
+  /** The syntax of a view file at its current version; null when the view has no such file. */
+  file(path: string): F | null {
+    const t = this.texts.get(path);
+    if (!t) return null;
+    const c = this.files.get(path);
+    if (c && c.version === t.version) return c.file;
+    if (!this.loaded) throw new KernelError('InternalError', `${this.lang} syntax used before it was loaded`, {});
+    const f = this.make(this.loaded, t.text, t.version);
+    this.files.set(path, { version: t.version, file: f });
+    return f;
+  }
+
+  /** Drop the files of changed paths. */
+  forget(paths: Iterable<string>): void {
+    for (const p of paths) this.files.delete(p);
+  }
+}

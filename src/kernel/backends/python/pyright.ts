@@ -38,7 +38,7 @@ import type {
 } from '../types.js';
 import { PyFile, type NameSites } from '../../scans/python.js';
 import { languageOf } from '../../snapshot.js';
-import { loadSyntax, type Syntax } from '../../scans/tree-sitter.js';
+import { ViewSyntax } from '../../scans/tree-sitter.js';
 import { afterRenamePython } from './closure.js';
 
 const require = createRequire(import.meta.url);
@@ -66,8 +66,7 @@ export class PyrightSession implements BackendSession {
   private ready: Promise<LspClient> | null = null;
   private enc: PositionEncoding = 'utf-16';
   private readonly docs: LspDocuments;
-  private syntax: Syntax | null = null;
-  private readonly files = new Map<string, { version: string; file: PyFile }>();
+  private readonly syntax: ViewSyntax<PyFile>;
   private readonly outlines = new Map<string, { version: string; items: OutlineItem[] }>();
 
   constructor(
@@ -75,6 +74,7 @@ export class PyrightSession implements BackendSession {
     private readonly o: BackendOpenOptions,
   ) {
     this.docs = new LspDocuments(view, 'python');
+    this.syntax = new ViewSyntax('python', view.texts, (syntax, text, version) => new PyFile(syntax, text, version));
   }
 
   get alive(): boolean {
@@ -138,19 +138,12 @@ export class PyrightSession implements BackendSession {
 
   /** Load the Python grammar (before any syntax question; `open` does this). */
   async loadSyntax(): Promise<void> {
-    this.syntax ??= await loadSyntax('python');
+    await this.syntax.load();
   }
 
   /** The syntax of a view file (one per content version; parsed only when asked). */
   pyFile(file: string): PyFile | null {
-    const t = this.view.texts.get(file);
-    if (!t) return null;
-    const c = this.files.get(file);
-    if (c && c.version === t.version) return c.file;
-    if (!this.syntax) throw new KernelError('InternalError', 'Python syntax used before it was loaded', {});
-    const f = new PyFile(this.syntax, t.text, t.version);
-    this.files.set(file, { version: t.version, file: f });
-    return f;
+    return this.syntax.file(file);
   }
 
   /** Confirm the name scans of many view files at once (one parse for all that allow it). */
@@ -160,12 +153,13 @@ export class PyrightSession implements BackendSession {
     kinds: (keyof NameSites)[],
     covered: (file: string) => (start16: number) => boolean,
   ): void {
-    if (!this.syntax) return;
+    const syntax = this.syntax.syntax;
+    if (!syntax) return;
     const items = files.flatMap((f) => {
       const file = this.pyFile(f);
       return file ? [{ file, covered: covered(f) }] : [];
     });
-    PyFile.prefetchNameSites(this.syntax, items, name, kinds);
+    PyFile.prefetchNameSites(syntax, items, name, kinds);
   }
 
   text(file: string): string {
@@ -338,7 +332,7 @@ export class PyrightSession implements BackendSession {
 
   async sync(changed: Map<string, { text: string; version: string } | null>): Promise<void> {
     this.docs.sync(this.client, changed);
-    for (const p of changed.keys()) this.files.delete(p);
+    this.syntax.forget(changed.keys());
   }
 
   async close(): Promise<void> {

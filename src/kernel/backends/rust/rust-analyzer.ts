@@ -41,7 +41,7 @@ import type {
 } from '../types.js';
 import { cargoRoot, mapRenameError, probeRustAnalyzer, unavailableError, type RaProbe } from './discovery.js';
 import { RsFile } from '../../scans/rust.js';
-import { loadSyntax, type Syntax } from '../../scans/tree-sitter.js';
+import { ViewSyntax } from '../../scans/tree-sitter.js';
 
 export const INDEXING_TIMEOUT_S = 300;
 
@@ -66,8 +66,7 @@ export class RustAnalyzerSession implements BackendSession {
   private ready: Promise<LspClient> | null = null;
   private enc: PositionEncoding = 'utf-16';
   private readonly docs: LspDocuments;
-  private syntax: Syntax | null = null;
-  private readonly files = new Map<string, { version: string; file: RsFile }>();
+  private readonly syntax: ViewSyntax<RsFile>;
 
   constructor(
     readonly view: WorkspaceView,
@@ -75,6 +74,7 @@ export class RustAnalyzerSession implements BackendSession {
     readonly ra: RaProbe,
   ) {
     this.docs = new LspDocuments(view, 'rust');
+    this.syntax = new ViewSyntax('rust', view.texts, (syntax, text, version) => new RsFile(syntax, text, version));
   }
 
   get alive(): boolean {
@@ -176,19 +176,12 @@ export class RustAnalyzerSession implements BackendSession {
 
   /** Load the Rust grammar (before any syntax question; `open` does this). */
   async loadSyntax(): Promise<void> {
-    this.syntax ??= await loadSyntax('rust');
+    await this.syntax.load();
   }
 
   /** The syntax of a view file (one per content version; parsed only when asked). */
   rsFile(file: string): RsFile | null {
-    const t = this.view.texts.get(file);
-    if (!t) return null;
-    const c = this.files.get(file);
-    if (c && c.version === t.version) return c.file;
-    if (!this.syntax) throw new KernelError('InternalError', 'Rust syntax used before it was loaded', {});
-    const f = new RsFile(this.syntax, t.text, t.version);
-    this.files.set(file, { version: t.version, file: f });
-    return f;
+    return this.syntax.file(file);
   }
 
   private where(file: string, o16: number) {
@@ -312,7 +305,7 @@ export class RustAnalyzerSession implements BackendSession {
 
   async sync(changed: Map<string, { text: string; version: string } | null>): Promise<void> {
     this.docs.sync(this.client, changed);
-    for (const p of changed.keys()) this.files.delete(p);
+    this.syntax.forget(changed.keys());
   }
 
   async close(): Promise<void> {
