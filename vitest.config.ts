@@ -1,6 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // src/kernel/code-cache.cts is CommonJS TypeScript (bin/tugcode.cjs requires its build output).
+  esbuild: { include: /\.(m?ts|cts|[jt]sx)$/ },
   test: {
     include: ['tests/**/*.test.ts'],
     pool: 'forks',

@@ -89,4 +89,8 @@ await build({
   external: Object.keys(pkg.dependencies ?? {}),
   logLevel: 'warning',
   chunkNames: 'chunk-[hash]',
+  // src/kernel/code-cache.cts is CommonJS: give its `require` calls a real `require` in these ES modules.
+  banner: {
+    js: "import { createRequire as __tugCreateRequire } from 'node:module'; const require = __tugCreateRequire(import.meta.url);",
+  },
 });

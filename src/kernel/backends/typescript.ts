@@ -7,7 +7,7 @@
 import type * as TS from 'typescript';
 import { createRequire } from 'node:module';
 import type { KernelWarning } from '../envelope.js';
-import { loadWithCodeCache } from './ts-load.js';
+import { loadWithCodeCache } from '../code-cache.cjs';
 import { symbolKindOf } from './ts-nodes.js';
 import { tsMemberAccesses, tsStringLiterals } from '../scans/ts-scan.js';
 import { ProjectHost, configFiles, toAbs, toRel, type TsModule, type TsProject } from './ts-project.js';
@@ -18,10 +18,12 @@ import type { BackendSession, LanguageBackend, OutlineItem, RawEdit, ResolvedTar
 let tsPromise: Promise<TsModule> | null = null;
 let tsLoaded: { saveCache(): void } | null = null;
 
-/** Load the bundled typescript lazily (never at CLI start), through the V8 code cache of ./ts-load.ts. */
+/** Load the bundled typescript lazily (never at CLI start), through the V8 code cache of ../code-cache.cts. */
 export function loadTs(): Promise<TsModule> {
   tsPromise ??= Promise.resolve().then(() => {
-    const l = loadWithCodeCache<TsModule>(createRequire(import.meta.url).resolve('typescript'));
+    const l = loadWithCodeCache<TsModule>(createRequire(import.meta.url).resolve('typescript'), {
+      prefix: 'typescript',
+    });
     tsLoaded = l;
     return l.module;
   });
