@@ -1,6 +1,6 @@
 /**
  * Loading a CommonJS file with a V8 code cache (what Node 22's `module.enableCompileCache()` does, done by
- * hand for Node 20). Used for the bundled `typescript` (backends/ts-load.ts: ~9 MB whose compilation costs
+ * hand for Node 20). Used for the bundled `typescript` (backends/typescript.ts: ~9 MB whose compilation costs
  * 150–250 ms of every cold `tug` call) and by bin/tugcode.cjs for the CLI bundle (~20 ms of every call).
  * After the first run the cache holds the compiled code of everything that run used, so later processes
  * skip compiling it.
