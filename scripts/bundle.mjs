@@ -18,7 +18,10 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const external = Object.keys(pkg.dependencies ?? {}).filter((d) => d !== 'commander');
+// commander is bundled because every command needs it; execa because it is an ES module only, which the
+// bundle could not `require` on Node 20 before 20.19 (it stays lazy: only the modules that import it load it).
+const BUNDLED = new Set(['commander', 'execa']);
+const external = Object.keys(pkg.dependencies ?? {}).filter((d) => !BUNDLED.has(d));
 const outdir = join(root, 'dist', 'bundle');
 const cliBundle = join(outdir, 'tugcode.cjs');
 rmSync(outdir, { recursive: true, force: true });
