@@ -5,14 +5,14 @@
  */
 import { Command, CommanderError } from 'commander';
 import { TugError } from '../contract/errors.js';
-import { outcome } from './action.js';
-import { renderError, toTugError } from './output.js';
+import { CliApp } from './define.js';
+import { renderError, toTugError, type Rendered } from './output.js';
 import { registerAll } from './commands/index.js';
 import { runRefactor, splitRefactorArgv } from '../commands/refactor.js';
 
 const VERSION = '0.1.0';
 
-function buildProgram(): Command {
+function buildProgram(app: CliApp): Command {
   const program = new Command('tugcode')
     .description('Coordinate AI coding agents implementing one plan in parallel git worktrees.')
     .version(VERSION, '-V, --version')
@@ -23,7 +23,7 @@ function buildProgram(): Command {
     .showHelpAfterError(false)
     .exitOverride()
     .configureOutput({ writeErr: () => {}, outputError: () => {} });
-  registerAll(program);
+  registerAll(program, app);
   // Every subcommand inherits the error handling (commander configures each separately).
   const configure = (c: Command) => {
     c.exitOverride().configureOutput({
@@ -78,25 +78,42 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
   }
   const json = argv.includes('--json');
   const verbose = argv.includes('--verbose') || argv.includes('-v');
-  const program = buildProgram();
+  const app = new CliApp(process.cwd(), process.env, {
+    stdinIsTTY: Boolean(process.stdin.isTTY),
+    stdoutIsTTY: Boolean(process.stdout.isTTY),
+  });
+  const program = buildProgram(app);
+  let r: Rendered | undefined;
   try {
     if (argv.length === 0) {
       process.stdout.write(program.helpInformation());
       return 0;
     }
     await program.parseAsync(argv, { from: 'user' });
+    r = app.rendered;
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help')
+      const asked = argv.includes('-h') || argv.includes('--help') || argv[0] === 'help';
+      if (
+        e.code === 'commander.version' ||
+        (asked && (e.code === 'commander.helpDisplayed' || e.code === 'commander.help'))
+      )
         return 0;
-      // A group called without a subcommand (e.g. `tugcode state`) prints its help, exit 2.
-      outcome.rendered = renderError(commandNameFromArgv(program, argv), commanderToTugError(e, argv), [], json);
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.help') {
+        // A group called without a subcommand (`tugcode state`, `tugcode --json`): its help, exit 2.
+        const name = commandNameFromArgv(program, argv);
+        const group = name === 'tugcode' ? program : program.commands.find((c) => c.name() === name.split(' ')[0]);
+        const err = new TugError('InvalidArgument', {
+          reason: `${name === 'tugcode' ? 'no command given' : `${name} needs a subcommand`}; see tugcode ${name === 'tugcode' ? '' : name + ' '}--help`,
+        });
+        r = renderError(name, err, [], json);
+        if (!json && group) r.stderr = group.helpInformation() + r.stderr;
+      } else r = renderError(commandNameFromArgv(program, argv), commanderToTugError(e, argv), [], json);
     } else {
-      outcome.rendered = renderError(commandNameFromArgv(program, argv), toTugError(e, verbose), [], json);
+      r = renderError(commandNameFromArgv(program, argv), toTugError(e, verbose), [], json);
     }
   }
-  const r = outcome.rendered;
-  if (!r) return 0;
+  if (!r) return 0; // --help or --version, already printed
   if (r.stdout) process.stdout.write(r.stdout);
   if (r.stderr) process.stderr.write(r.stderr);
   return r.exitCode;

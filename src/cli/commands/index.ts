@@ -1,18 +1,17 @@
 /**
- * Registers every command group. Each group module only declares commands and flags (cheap); its
- * bodies import the libraries lazily.
+ * Registers every command group. Each group module only declares commands from their input tables
+ * (cheap); operations and renderers load on first use.
  */
 import type { Command } from 'commander';
-import { registerMisc } from './misc.js';
+import type { CliApp } from '../define.js';
 import { registerPlan } from './plan.js';
 import { registerState } from './state.js';
 import { registerGit } from './git.js';
 import { registerRefactor } from '../../commands/refactor.js';
 
-export function registerAll(program: Command): void {
-  registerPlan(program);
-  registerState(program);
-  registerGit(program);
+export function registerAll(program: Command, app: CliApp): void {
+  registerPlan(program, app);
+  registerState(program, app);
+  registerGit(program, app);
   registerRefactor(program);
-  registerMisc(program);
 }

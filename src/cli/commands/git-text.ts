@@ -1,0 +1,96 @@
+/** Text renderings of the git-flow operations' results. */
+import type { CliEnv } from '../define.js';
+import { table } from '../table.js';
+
+type R = any; // each renderer gets its operation's result
+
+export const worktreeCreate = (d: R): string =>
+  [
+    `${d.reused ? 'reusing' : 'created'} ${d.worktree_path}`,
+    `branch ${d.branch_name} (from ${d.base_branch}), plan ${d.plan_path}`,
+    `ready: ${d.ready_steps.join(', ') || '(none)'}   all: ${d.all_steps.length} step(s)`,
+  ].join('\n');
+
+export async function worktreeList(d: R, cli: CliEnv): Promise<string> {
+  if (!d.worktrees.length) return 'no worktrees under .tugtree/';
+  return table(
+    ['worktree', 'branch', 'head', 'flags', 'plan', 'holds'],
+    d.worktrees.map((w: R) => [
+      w.worktree_path,
+      w.branch ?? '(detached)',
+      w.head?.slice(0, 12) ?? '-',
+      [w.missing ? 'MISSING' : '', w.dirty ? 'dirty' : ''].filter(Boolean).join(',') || '-',
+      w.plan_path ?? '(no plan)',
+      w.claimed_steps.map((c: R) => `${c.step_anchor}${c.lease_expired ? ' (expired)' : ''}`).join(', ') || '-',
+    ]),
+    cli,
+  );
+}
+
+export const worktreeRemove = (d: R): string =>
+  [
+    `removed ${d.worktree_path}`,
+    d.branch_deleted
+      ? `deleted branch ${d.branch} (was ${d.branch_tip?.slice(0, 12)}; restore with git branch ${d.branch} ${d.branch_tip})`
+      : '',
+    d.released_claims.length ? `released: ${d.released_claims.map((c: R) => c.step_anchor).join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+
+export const commit = (d: R): string =>
+  [
+    `committed ${d.commit_hash.slice(0, 12)} on ${d.branch} (${d.files_staged.length} file(s))`,
+    d.integrated ? `integrated into ${d.integration_branch}` : '',
+    d.state_updated ? `state: step completed${d.plan_completed ? '; plan completed' : ''}` : '',
+    d.state_update_failed
+      ? `state NOT updated (${d.state_failure_reason}): ${d.state_error?.error.message}\n  heal later with: tugcode state reconcile <plan>`
+      : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+
+export function merge(d: R): string {
+  const verb = d.dry_run ? 'would merge' : d.already_merged ? 'already merged' : 'merged';
+  return [
+    `${verb} ${d.branch} into ${d.into}${d.merge_commit ? ` (${d.merge_commit.slice(0, 12)})` : ''}: ${d.steps_included.length} step(s)`,
+    ...d.worktrees_removed.map((w: R) => `${d.dry_run ? 'would remove' : 'removed'} worktree ${w}`),
+    ...d.branches_deleted.map((b: R) => `${d.dry_run ? 'would delete' : 'deleted'} branch ${b}`),
+    ...d.kept.map((k: R) => `kept ${k.branch}${k.worktree_path ? ` (${k.worktree_path})` : ''}: ${k.reason}`),
+  ].join('\n');
+}
+
+const BAR = 12;
+export async function status(d: R, cli: CliEnv): Promise<string> {
+  if (d.plans.length === 0) return 'no plans (.tugtool/tugplan-*.md)';
+  return table(
+    ['plan', 'steps', 'progress', 'status', 'notes'],
+    d.plans.map((p: R) => {
+      const filled = Math.floor((BAR * p.percent) / 100);
+      const notes = [
+        p.claimed_steps.length ? `claimed: ${p.claimed_steps.join(', ')}` : '',
+        p.failed_steps.length ? `failed: ${p.failed_steps.join(', ')}` : '',
+        p.source === 'checkboxes' ? '(from checkboxes; no state)' : '',
+      ].filter(Boolean);
+      return [
+        p.plan_path,
+        `${p.steps_completed}/${p.steps_total}`,
+        `${'█'.repeat(filled)}${'░'.repeat(BAR - filled)} ${String(p.percent).padStart(3)}%`,
+        p.status,
+        notes.join('  ') || '-',
+      ];
+    }),
+    cli,
+  );
+}
+
+export async function doctor(d: R, cli: CliEnv): Promise<string> {
+  const mark: Record<string, string> = { pass: 'ok', warn: 'WARN', fail: 'FAIL' };
+  const rows = d.checks.map((c: R) => [
+    mark[c.status] ?? c.status,
+    c.name,
+    c.status === 'pass' ? c.message : `${c.message}\nfix: ${c.fix}`,
+  ]);
+  const summary = `${d.summary.total} checks: ${d.summary.pass} ok, ${d.summary.warn} warning(s), ${d.summary.fail} failed`;
+  return `${await table(['', 'check', 'result'], rows, cli)}\n\n${summary}`;
+}

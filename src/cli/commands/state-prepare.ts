@@ -1,0 +1,74 @@
+/**
+ * The CLI-only parts of some `state` commands: per-item flags from the raw argv, the `--batch` document
+ * on stdin, the artifact's summary rules, and `state show --watch`.
+ */
+import { TugError } from '../../contract/errors.js';
+import { MAX_INPUT_BYTES } from '../../contract/inputs/limits.js';
+import type { CliEnv } from '../define.js';
+import { itemFlags } from './state-update-flags.js';
+
+type Raw = Record<string, unknown>;
+
+export async function updateInput(raw: Raw, cli: CliEnv): Promise<Raw> {
+  let items = itemFlags(cli.cmd);
+  const bulk = ['all_tasks', 'all_tests', 'all_checkpoints', 'all'].some((k) => raw[k] !== undefined);
+  const { task: _t, test: _s, checkpoint: _c, ...rest } = raw;
+  if (raw.batch) {
+    if (items.length > 0 || bulk)
+      throw new TugError('InvalidArgument', { reason: '--batch cannot be combined with per-item or --all* flags' });
+    const { readStdinBounded } = await import('../read-input.js');
+    const { parseBatch } = await import('../../state/update-input.js');
+    items = parseBatch(readStdinBounded('--batch', MAX_INPUT_BYTES, cli.stdinIsTTY));
+  }
+  return { ...rest, items };
+}
+
+export function artifactInput(raw: Raw): Raw {
+  if (raw.summary === undefined)
+    throw new TugError('InvalidArgument', { reason: 'give exactly one of --summary and --summary-file' });
+  return raw;
+}
+
+export async function showText(data: unknown, cli: CliEnv): Promise<string> {
+  const { renderShow } = await import('../../state/show-text.js');
+  return renderShow(data as never, { now: cli.now(), color: cli.color });
+}
+
+/** `state show --watch [SECONDS]`: redraw until SIGINT, then exit 130 (03-contract.md §3). */
+export async function watchShow(input: unknown, watchOpt: unknown, cli: CliEnv): Promise<number> {
+  const watch = watchOpt === true ? 2 : Number(watchOpt);
+  if (cli.globals.json)
+    throw new TugError('InvalidArgument', {
+      reason: '--watch redraws text and cannot be combined with --json',
+      argument: '--watch',
+    });
+  if (!Number.isFinite(watch) || watch <= 0 || watch > 86400)
+    throw new TugError('InvalidArgument', {
+      reason: `--watch takes a number of seconds, got ${JSON.stringify(watchOpt)}`,
+    });
+  const { stateShow } = await import('../../ops/state-read.js');
+  const { newCall } = await import('../../ops/context.js');
+  const frame = async () => showText(await stateShow(cli.ctx, input as never, newCall('state show')), cli);
+  let stop = false;
+  let timer: NodeJS.Timeout | undefined;
+  let wake: (() => void) | undefined;
+  const onSignal = () => {
+    stop = true;
+    if (timer) clearTimeout(timer);
+    wake?.();
+  };
+  process.once('SIGINT', onSignal);
+  try {
+    while (!stop) {
+      process.stdout.write('\u001b[2J\u001b[H' + (await frame()));
+      if (stop) break;
+      await new Promise<void>((res) => {
+        wake = res;
+        timer = setTimeout(res, watch * 1000);
+      });
+    }
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+  }
+  return 130;
+}

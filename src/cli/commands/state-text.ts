@@ -1,0 +1,116 @@
+/** Text renderings of the `state` operations' results (the JSON carries the same facts). */
+import type { CliEnv } from '../define.js';
+
+type R = any; // each renderer gets its operation's result; the operation's own type checks the fields
+
+export function init(r: R): string {
+  const what = r.reinitialized ? 'Re-initialized' : r.already_initialized ? 'Already initialized' : 'Initialized';
+  let text = `${what} ${r.plan_path}: ${r.steps_created} steps, ${r.checklist_items_created} checklist items, ${r.refactors_created} refactors created`;
+  if (r.implicit_sequential) text += ' (no Depends-on lines: steps run in order)';
+  if (r.gitignore_added?.length) text += `\nAdded to .gitignore: ${r.gitignore_added.join(', ')}`;
+  return text;
+}
+
+export function claim(r: R): string {
+  return r.claimed
+    ? `${r.resumed ? 'Resumed' : 'Claimed'} ${r.step_anchor}: ${r.step_title} (attempt ${r.attempt}${r.reclaimed_from_expired ? `, taken over from ${r.previous_owner}` : ''})\n` +
+        `Lease expires ${r.lease_expires_at}; ${r.remaining_ready} more ready, ${r.total_remaining} not completed`
+    : `Nothing claimed (${r.reason})` +
+        (r.blocked_by?.length ? `; blocked by: ${r.blocked_by.join(', ')}` : '') +
+        (r.claimed_by ? `; claimed by ${r.claimed_by}` : '') +
+        (r.blocked_steps.length ? `\nBlocked: ${r.blocked_steps.join(', ')}` : '') +
+        (r.claimed_steps.length ? `\nClaimed: ${r.claimed_steps.join(', ')}` : '') +
+        (r.failed_steps.length ? `\nFailed: ${r.failed_steps.join(', ')}` : '');
+}
+
+export const start = (r: R): string =>
+  r.already_started ? `${r.step_anchor} was already in progress (since ${r.started_at})` : `Started ${r.step_anchor}`;
+
+export const heartbeat = (r: R): string => `Lease of ${r.step_anchor} renewed until ${r.lease_expires_at}`;
+
+export function update(r: R): string {
+  const c = (k: { open: number; in_progress: number; completed: number; deferred: number }) =>
+    `${k.completed + k.deferred}/${k.open + k.in_progress + k.completed + k.deferred}`;
+  let text = `Updated ${r.updated} item(s) of ${r.step_anchor}: tasks ${c(r.tasks)}, tests ${c(r.tests)}, checkpoints ${c(r.checkpoints)}`;
+  if (r.auto_completed_steps.length) text += `\nAuto-completed: ${r.auto_completed_steps.join(', ')}`;
+  return text;
+}
+
+export const artifact = (r: R): string =>
+  `Recorded ${r.kind} #${r.artifact_id} for ${r.step_anchor}${r.truncated ? ' (truncated)' : ''}`;
+
+export function complete(r: R): string {
+  let text = r.already_completed
+    ? `${r.step_anchor} was already completed`
+    : `Completed ${r.step_anchor}${r.forced ? ` (forced: ${r.force_reason})` : ''}`;
+  if (r.commit_hash) text += ` at ${r.commit_hash.slice(0, 12)}`;
+  text += r.plan_completed ? '\nThe plan is complete.' : `\n${r.remaining_steps} step(s) not completed`;
+  return text;
+}
+
+export const release = (r: R): string => `Released ${r.step_anchor}`;
+
+export const fail = (r: R): string =>
+  `Attempt ${r.attempt} of ${r.step_anchor} failed (${r.failures} failure(s)); the step is ${r.step_status}`;
+
+export const reset = (r: R): string => `Reset ${r.step_anchor} (was ${r.previous_status})`;
+
+export function reconcile(r: R): string {
+  const lines = [`Scanned ${r.scanned_commits} commit(s); reconciled ${r.reconciled.length} step(s)`];
+  for (const x of r.reconciled)
+    lines.push(`  ${x.step_anchor}: ${x.previous_status} → completed at ${x.commit_hash.slice(0, 12)}`);
+  for (const x of r.skipped_mismatches)
+    lines.push(`  ${x.step_anchor}: skipped, DB has ${x.db_hash.slice(0, 12)}, git has ${x.git_hash.slice(0, 12)}`);
+  for (const x of r.skipped_steps) lines.push(`  ${x.step_anchor}: skipped (${x.reason})`);
+  if (r.unknown_steps.length) lines.push(`  unknown anchors: ${r.unknown_steps.join(', ')}`);
+  return lines.join('\n');
+}
+
+export function prune(r: R, cli: CliEnv): string {
+  const purge = Boolean((cli.cmd.opts() as { purge?: boolean }).purge);
+  const verb = purge ? 'purge' : 'archive';
+  return r.pruned.length === 0
+    ? 'Nothing to prune'
+    : `${r.dry_run ? `Would ${verb}` : purge ? 'Purged' : 'Archived'}: ${r.pruned.join(', ')}`;
+}
+
+export function ready(r: R): string {
+  const line = (name: string, l: string[]) => `${name.padEnd(10)} ${l.length ? l.join(', ') : '-'}`;
+  return [
+    line('ready:', r.ready_steps),
+    line('claimed:', r.claimed_steps),
+    line('blocked:', r.blocked_steps),
+    line('completed:', r.completed_steps),
+    line('failed:', r.failed_steps),
+    ...(r.expired_claims.length ? [line('expired:', r.expired_claims)] : []),
+  ].join('\n');
+}
+
+export function log(r: R): string {
+  return r.events.length
+    ? r.events
+        .map(
+          (e: R) =>
+            `${String(e.id).padStart(5)}  ${e.at}  ${e.command.padEnd(16)} ${e.plan_path ?? '-'} ${e.step_anchor ?? ''}  ${e.actor}`,
+        )
+        .join('\n')
+    : 'No events';
+}
+
+export async function list(r: R, cli: CliEnv): Promise<string> {
+  if (!r.plans.length) return 'No plans in state.db';
+  const { table } = await import('../table.js');
+  return table(
+    ['plan', 'status', 'steps', 'items', 'claimed'],
+    r.plans.map((p: R) => [
+      p.plan_path,
+      p.status,
+      `${p.steps_completed}/${p.steps_total}`,
+      `${p.items_completed}/${p.items_total}`,
+      p.claimed_steps.join(', ') || '-',
+    ]),
+    cli,
+  );
+}
+
+export const graph = (r: R): string => r.text;

@@ -1,0 +1,209 @@
+/**
+ * One table per command drives the CLI (contract/inputs): commander's options and arguments are declared
+ * from it, and flags are validated with it before the operation runs. The runner builds the process's one
+ * OpsContext, calls the operation, renders the envelope or text, and keeps the result for main.ts (the
+ * only place that writes and sets the exit code).
+ */
+import { resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { flagOf, validateInput, type Field, type InputTable } from '../contract/inputs/fields.js';
+import { MAX_INPUT_BYTES } from '../contract/inputs/limits.js';
+import { TugError } from '../contract/errors.js';
+import type { Call, OpsContext } from '../ops/context.js';
+import { renderError, renderOk, toTugError, type Rendered } from './output.js';
+
+export interface Globals {
+  json: boolean;
+  quiet: boolean;
+  verbose: boolean;
+  dir?: string | undefined;
+}
+
+/** What a text renderer or a CLI-only preparation may know about the invocation. */
+export interface CliEnv {
+  globals: Globals;
+  env: NodeJS.ProcessEnv;
+  now: () => string;
+  /** Colour only when stdout is a TTY and NO_COLOR is unset (02-state.md §5). */
+  color: boolean;
+  stdinIsTTY: boolean;
+  stdoutIsTTY: boolean;
+  cmd: Command;
+  ctx: OpsContext;
+}
+
+export type OpFn<I, O> = (ctx: OpsContext, input: I, call: Call) => Promise<O>;
+
+export interface CliCommand<I = any, O = any> {
+  table: InputTable;
+  /** The operation, loaded on first use (so `state heartbeat` loads only what it needs). */
+  op: () => Promise<OpFn<I, O>>;
+  /** CLI-only inputs (stdin documents, raw argv) → fields, after the table's file flags were read. */
+  prepare?: (raw: Record<string, unknown>, cli: CliEnv) => Promise<Record<string, unknown>> | Record<string, unknown>;
+  /** Human rendering of the same data (no fact only in text). */
+  text?: (data: O, cli: CliEnv) => Promise<string> | string;
+  /** The JSON document's fields, when not all of the result (a fact shown only as a side note in text). */
+  json?: (data: O) => object;
+  /** Instead of one result: a loop that renders frames itself (`state show --watch`); returns the exit code. */
+  loop?: (input: I, cli: CliEnv) => Promise<number> | undefined;
+}
+
+/** `--lease-duration` → `leaseDuration` (commander's attribute name). */
+function attr(flag: string): string {
+  return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+function declare(c: Command, name: string, f: Field): void {
+  if (f.arg !== undefined) return;
+  const flag = flagOf(name, f);
+  if (f.type === 'string' && f.fileOnly) {
+    c.option(`${f.fileFlag} <path>`, `${f.description}; from a file, or - for stdin`);
+    return;
+  }
+  if (f.type === 'bool') {
+    c.option(flag, f.description);
+    return;
+  }
+  const spec = `${flag} ${f.placeholder ?? '<value>'}`;
+  if (f.type === 'enum') c.addOption(new Option(spec, f.description).choices([...f.values]));
+  else if (f.type === 'list' && !(f.placeholder ?? '').includes('...')) c.option(spec, f.description, collect);
+  else if (f.required) c.requiredOption(spec, f.description);
+  else c.option(spec, f.description);
+  if (f.type === 'string' && f.fileFlag)
+    c.option(`${f.fileFlag} <path>`, `read ${name.replace(/_/g, ' ')} from a file, or - for stdin`);
+}
+
+/** `state claim` + table → `claim <plan>` (with `[plan]` for an optional positional). */
+function usageOf(table: InputTable): string {
+  const word = table.command.split(' ').pop()!;
+  const pos = Object.entries(table.fields)
+    .filter(([, f]) => f.arg !== undefined)
+    .sort((a, b) => a[1].arg! - b[1].arg!)
+    .map(([n, f]) => {
+      const v = f.type === 'list' ? `${n}...` : n;
+      return f.required ? `<${v}>` : `[${v}]`;
+    });
+  return [word, ...pos].join(' ');
+}
+
+/** The raw values of a call: positionals, flags, and the text of `--x-file` flags (bounded reads). */
+async function collectRaw(table: InputTable, args: unknown[], opts: Record<string, unknown>, cli: CliEnv) {
+  const raw: Record<string, unknown> = {};
+  const stdinReaders = Object.values(table.fields)
+    .filter((f) => f.type === 'string' && f.fileFlag && opts[attr(f.fileFlag)] === '-')
+    .map((f) => (f as { fileFlag: string }).fileFlag);
+  if (stdinReaders.length > 1)
+    throw new TugError('InvalidArgument', { reason: `only one of ${stdinReaders.join(' and ')} may read stdin` });
+  for (const [name, f] of Object.entries(table.fields)) {
+    if (f.arg !== undefined) {
+      if (args[f.arg] !== undefined) raw[name] = args[f.arg];
+      continue;
+    }
+    const direct = f.type === 'string' && f.fileOnly ? undefined : opts[attr(flagOf(name, f))];
+    if (f.type === 'string' && f.fileFlag) {
+      const file = opts[attr(f.fileFlag)] as string | undefined;
+      if (file !== undefined) {
+        if (direct !== undefined)
+          throw new TugError('InvalidArgument', {
+            reason: `pass either ${flagOf(name, f)} or ${f.fileFlag}, not both`,
+          });
+        const { readFileBounded } = await import('./read-input.js');
+        const text = readFileBounded(f.fileFlag, file, Math.min(MAX_INPUT_BYTES, f.max * 4), cli.stdinIsTTY);
+        if (file === '-' && text === '')
+          throw new TugError('InvalidArgument', { reason: `${f.fileFlag} -: stdin is empty`, argument: f.fileFlag });
+        raw[name] = text;
+        continue;
+      }
+    }
+    if (direct !== undefined) raw[name] = direct;
+  }
+  return raw;
+}
+
+/**
+ * Operations name their arguments by field (`lease_seconds`); on the command line the user typed a flag.
+ * An InvalidArgument whose `argument` is a field of the table is reworded with the flag.
+ */
+function withFlagNames(e: unknown, table: InputTable): unknown {
+  if (!(e instanceof TugError) || e.code !== 'InvalidArgument') return e;
+  const arg = e.details.argument;
+  if (typeof arg !== 'string' || arg.startsWith('-')) return e;
+  const f = table.fields[arg];
+  if (!f) return e;
+  const label = f.arg !== undefined ? arg : flagOf(arg, f);
+  const reason =
+    typeof e.details.reason === 'string' ? e.details.reason.replace(new RegExp(`^${arg}\\b`), label) : e.details.reason;
+  return new TugError('InvalidArgument', { ...e.details, reason, argument: label }, { hint: e.hint });
+}
+
+export class CliApp {
+  rendered?: Rendered;
+
+  constructor(
+    readonly processCwd: string,
+    readonly env: NodeJS.ProcessEnv,
+    readonly io: { stdinIsTTY: boolean; stdoutIsTTY: boolean },
+  ) {}
+
+  /** Declares `spec` under `parent` (the program or a group) and wires its action. */
+  register(parent: Command, spec: CliCommand): Command {
+    const c = parent.command(usageOf(spec.table)).description(spec.table.description);
+    for (const [name, f] of Object.entries(spec.table.fields)) declare(c, name, f);
+    c.action((...a: unknown[]) => this.run(spec, a));
+    return c;
+  }
+
+  private async run(spec: CliCommand, a: unknown[]): Promise<void> {
+    const cmd = a[a.length - 1] as Command;
+    const opts = (a[a.length - 2] ?? {}) as Record<string, unknown>;
+    const args = a.slice(0, -2);
+    const o = cmd.optsWithGlobals() as Record<string, unknown>;
+    const globals: Globals = {
+      json: Boolean(o.json),
+      quiet: Boolean(o.quiet),
+      verbose: Boolean(o.verbose),
+      dir: o.dir as string | undefined,
+    };
+    const name = spec.table.command;
+    const { OpsContext, newCall } = await import('../ops/context.js');
+    const ctx = new OpsContext({ cwd: resolve(this.processCwd, globals.dir ?? '.'), env: this.env });
+    const call = newCall(name);
+    const noColor = this.env.NO_COLOR !== undefined && this.env.NO_COLOR !== '';
+    const cli: CliEnv = {
+      globals,
+      env: this.env,
+      now: () => ctx.clock.now(),
+      color: this.io.stdoutIsTTY && !noColor,
+      stdinIsTTY: this.io.stdinIsTTY,
+      stdoutIsTTY: this.io.stdoutIsTTY,
+      cmd,
+      ctx,
+    };
+    try {
+      // Test hook (NODE_ENV=test only): an unexpected exception, to test the top-level handler.
+      if (this.env.NODE_ENV === 'test' && this.env.TUGCODE_FAULT === 'exception') throw new Error('injected fault');
+      let raw = await collectRaw(spec.table, args, opts, cli);
+      if (spec.prepare) raw = await spec.prepare(raw, cli);
+      const input = validateInput(spec.table, raw, 'cli');
+      const looped = spec.loop?.(input, cli);
+      if (looped) {
+        this.rendered = { stdout: '', stderr: '', exitCode: await looped };
+        return;
+      }
+      const op = await spec.op();
+      const data = await op(ctx, input, call);
+      const text = spec.text && !globals.json && !globals.quiet ? await spec.text(data, cli) : undefined;
+      const doc = spec.json ? spec.json(data) : (data as object);
+      this.rendered = renderOk(name, doc, call.warnings.items, globals.json, globals.quiet, text);
+    } catch (e) {
+      const err = toTugError(withFlagNames(e, spec.table), globals.verbose);
+      if (globals.verbose && !(e as { code?: unknown })?.code && e instanceof Error && e.stack)
+        process.stderr.write(e.stack + '\n');
+      this.rendered = renderError(name, err, call.warnings.items, globals.json);
+    } finally {
+      await ctx.close();
+    }
+  }
+}

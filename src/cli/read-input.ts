@@ -1,0 +1,66 @@
+/**
+ * Text inputs from a file or stdin, read up to a bound and no further (07-quality.md: every input has a
+ * bound): `/dev/zero` or an endless pipe ends in InvalidArgument after `maxBytes`, never in a hang or an
+ * out-of-memory abort. A terminal on stdin is refused (a command never waits for typing).
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { TugError } from '../contract/errors.js';
+
+const CHUNK = 64 * 1024;
+
+function readFd(fd: number, maxBytes: number, what: string): string {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const buf = Buffer.allocUnsafe(Math.min(CHUNK, maxBytes + 1 - total));
+    let n: number;
+    try {
+      n = readSync(fd, buf, 0, buf.length, null);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      // A non-blocking stdin with nothing in it, or a closed one: what was read is the input.
+      if (code === 'EAGAIN' || code === 'EOF') break;
+      throw e;
+    }
+    if (n === 0) break;
+    chunks.push(buf.subarray(0, n));
+    total += n;
+    if (total > maxBytes)
+      throw new TugError('InvalidArgument', { reason: `${what} is larger than ${maxBytes} bytes; nothing was read` });
+  }
+  return Buffer.concat(chunks, total).toString('utf8');
+}
+
+/** Read stdin (documented stdin inputs only), at most `maxBytes`. */
+export function readStdinBounded(what: string, maxBytes: number, isTTY: boolean): string {
+  if (isTTY) {
+    throw new TugError('InvalidArgument', {
+      reason: `${what} reads stdin, but stdin is a terminal; pipe the input in`,
+    });
+  }
+  try {
+    return readFd(0, maxBytes, `stdin of ${what}`);
+  } catch (e) {
+    if (e instanceof TugError) throw e;
+    throw new TugError('InvalidArgument', { reason: `cannot read stdin for ${what}: ${(e as Error).message}` });
+  }
+}
+
+/** A file argument (`-` = stdin), at most `maxBytes`. */
+export function readFileBounded(flag: string, path: string, maxBytes: number, stdinIsTTY: boolean): string {
+  if (path === '-') return readStdinBounded(flag, maxBytes, stdinIsTTY);
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    throw new TugError('InvalidArgument', { reason: `${flag} ${path}: ${(e as Error).message}`, argument: flag });
+  }
+  try {
+    return readFd(fd, maxBytes, `${flag} ${path}`);
+  } catch (e) {
+    if (e instanceof TugError) throw new TugError('InvalidArgument', { ...e.details, argument: flag });
+    throw new TugError('InvalidArgument', { reason: `${flag} ${path}: ${(e as Error).message}`, argument: flag });
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The one context of a process (style.md §6): a CLI call, the driver or the MCP server opens it once and
+ * passes it to every operation. It holds the environment, the clock, the repository and its config
+ * (resolved on first use, so commands that need no repository never look for one) and the open state
+ * store. Each call passes its own `Call`: the event `command` and a warnings sink.
+ */
+import { clockFromEnv, type Clock } from '../clock.js';
+import { WarningSink } from '../contract/envelope.js';
+import type { Config } from '../config/config.js';
+import type { Repo } from '../git/repo.js';
+import type { StateCall, StateStore } from '../state/store.js';
+
+export interface OpenOptions {
+  /** The directory the process works in (`-C DIR` already applied). */
+  cwd: string;
+  /** The environment: the only one any operation reads (git and child processes get exactly this). */
+  env: NodeJS.ProcessEnv;
+  /** Default: TUGCODE_NOW from `env`, else the system clock. */
+  clock?: Clock;
+}
+
+/** What one operation call brings. */
+export interface Call {
+  command: string;
+  warnings: WarningSink;
+}
+
+export function newCall(command: string): Call {
+  return { command, warnings: new WarningSink() };
+}
+
+export class OpsContext {
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly clock: Clock;
+  private loaded?: Promise<{ repo: Repo; config: Config }>;
+  private storeP?: Promise<StateStore>;
+
+  constructor(o: OpenOptions) {
+    this.cwd = o.cwd;
+    this.env = o.env;
+    this.clock = o.clock ?? clockFromEnv(o.env);
+  }
+
+  /**
+   * The repository and its configuration, resolved once. A malformed config.toml is ConfigInvalid for
+   * every command that works in a repository (04-git.md §8); its warnings go to the first call's sink.
+   */
+  load(call: Call): Promise<{ repo: Repo; config: Config }> {
+    this.loaded ??= (async () => {
+      const { resolveRepo } = await import('../git/repo.js');
+      const { loadConfig } = await import('../config/config.js');
+      const repo = resolveRepo(this.cwd, this.env);
+      const config = await loadConfig(repo.mainRoot, this.env, call.warnings);
+      return { repo, config };
+    })();
+    // A failed load is not cached: the next call tries again (a long-lived process may see it fixed).
+    this.loaded.catch(() => (this.loaded = undefined));
+    return this.loaded;
+  }
+
+  /** The state store, opened on first use and kept until close(). */
+  async store(call: Call): Promise<StateStore> {
+    this.storeP ??= (async () => {
+      const { repo, config } = await this.load(call);
+      const { SqliteStateStore } = await import('../state/store.js');
+      return new SqliteStateStore({ repoRoot: repo.mainRoot, clock: this.clock, config, env: this.env });
+    })();
+    this.storeP.catch(() => (this.storeP = undefined));
+    return this.storeP;
+  }
+
+  /** A state call in the current work tree (or `workTree`). */
+  async stateCall(call: Call, workTree?: string): Promise<StateCall> {
+    const { repo } = await this.load(call);
+    return { command: call.command, warnings: call.warnings, workTree: workTree ?? repo.worktreeRoot, cwd: this.cwd };
+  }
+
+  /** Closes the state store; the context can be opened again by the next call. */
+  async close(): Promise<void> {
+    const s = this.storeP;
+    this.storeP = undefined;
+    if (s) (await s.catch(() => null))?.close();
+  }
+}

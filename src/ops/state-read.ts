@@ -1,0 +1,60 @@
+/**
+ * The read-only `state` operations (02-state.md §4–§5): they open state.db read-only, never create or
+ * migrate it, and without a DB report nothing (a plan argument is still resolved).
+ */
+import { TugError } from '../contract/errors.js';
+import type { Call, OpsContext } from './context.js';
+import { stateOf } from './support.js';
+
+export async function stateShow(ctx: OpsContext, input: { plan?: string; items?: string; step?: string }, call: Call) {
+  const items = input.items ?? 'active';
+  if (items !== 'active' && items !== 'all' && items !== 'none') {
+    throw new TugError('InvalidArgument', {
+      reason: `--items must be active, all or none, got ${JSON.stringify(items)}`,
+      argument: '--items',
+    });
+  }
+  const { store, sc } = await stateOf(ctx, call);
+  return store.run(sc, 'show', { plan: input.plan, items, step: input.step });
+}
+
+export async function stateReady(ctx: OpsContext, input: { plan: string }, call: Call) {
+  const { store, sc } = await stateOf(ctx, call);
+  return store.run(sc, 'ready', { plan: input.plan });
+}
+
+export async function stateLog(
+  ctx: OpsContext,
+  input: { plan?: string; step?: string; limit?: number; after_id?: number; since?: string },
+  call: Call,
+) {
+  let since: string | undefined;
+  if (input.since !== undefined) {
+    const { formatTimestamp, parseInstant } = await import('../clock.js');
+    const ms = parseInstant(input.since);
+    if (ms === null)
+      throw new TugError('InvalidArgument', {
+        reason: `--since must be an ISO 8601 instant, got ${JSON.stringify(input.since)}`,
+        argument: '--since',
+      });
+    since = formatTimestamp(ms);
+  }
+  const { store, sc } = await stateOf(ctx, call);
+  return store.run(sc, 'log', { ...input, since });
+}
+
+export async function stateList(ctx: OpsContext, _input: Record<string, never>, call: Call) {
+  const { store, sc } = await stateOf(ctx, call);
+  return store.run(sc, 'list', {});
+}
+
+export async function stateGraph(ctx: OpsContext, input: { plan: string; format?: string }, call: Call) {
+  const format = input.format ?? 'mermaid';
+  if (format !== 'mermaid' && format !== 'dot')
+    throw new TugError('InvalidArgument', {
+      reason: `--format must be mermaid or dot, got ${JSON.stringify(format)}`,
+      argument: '--format',
+    });
+  const { store, sc } = await stateOf(ctx, call);
+  return store.run(sc, 'graph', { plan: input.plan, format });
+}

@@ -1,0 +1,216 @@
+/**
+ * The `state` operations that change state (02-state.md §4): each resolves what the command needs (the
+ * worktree, the plan's integration branch and its tip, commits), then calls the state store. Git facts are
+ * gathered before the store call, so no git runs inside a write transaction.
+ */
+import { TugError } from '../contract/errors.js';
+import type { BulkChange, ItemChange } from '../state/update-input.js';
+import type { Call, OpsContext } from './context.js';
+import { stateOf, worktreeOf } from './support.js';
+
+export interface OwnerArgs {
+  plan: string;
+  step: string;
+  /** As given: absolute, or relative to the context's directory. */
+  worktree: string;
+  attempt?: number | undefined;
+}
+
+export async function stateInit(
+  ctx: OpsContext,
+  input: { plan: string; force?: boolean; release_claims?: boolean },
+  call: Call,
+) {
+  if (input.release_claims && !input.force)
+    throw new TugError('InvalidArgument', { reason: '--release-claims requires --force' });
+  const { store, sc } = await stateOf(ctx, call);
+  return store.run(sc, 'init', {
+    plan: input.plan,
+    force: Boolean(input.force),
+    release_claims: Boolean(input.release_claims),
+  });
+}
+
+/** The plan's integration branch `tugplan/<slug>` and its tip, when both exist (06-run.md §1). */
+async function integrationOf(ctx: OpsContext, call: Call, plan: string, workTree: string) {
+  const { repo } = await ctx.load(call);
+  const { resolvePlanArg, slugOfPlanPath } = await import('../plan/resolve.js');
+  let planPath: string;
+  try {
+    planPath = resolvePlanArg(plan, { repoRoot: repo.mainRoot, workTree, cwd: ctx.cwd }).plan_path;
+  } catch {
+    return null; // the state store reports the plan argument's problem
+  }
+  const slug = slugOfPlanPath(planPath);
+  if (!slug) return null;
+  const { integrationBranch } = await import('../git/naming.js');
+  const { branchTipFast } = await import('../git/log.js');
+  const branch = integrationBranch(slug);
+  const tip = await branchTipFast(repo.commonDir, branch, repo.worktreeRoot);
+  return tip ? { branch, tip } : null;
+}
+
+export async function stateClaim(
+  ctx: OpsContext,
+  input: { plan: string; worktree: string; lease_seconds?: number; step?: string },
+  call: Call,
+) {
+  const { store, sc, repo } = await stateOf(ctx, call);
+  const worktree = await worktreeOf(ctx, repo, input.worktree);
+  return store.run(sc, 'claim', {
+    plan: input.plan,
+    worktree,
+    lease_seconds: input.lease_seconds,
+    step: input.step,
+    integration: await integrationOf(ctx, call, input.plan, worktree),
+  });
+}
+
+export async function stateStart(ctx: OpsContext, input: OwnerArgs, call: Call) {
+  const { store, sc, repo } = await stateOf(ctx, call);
+  return store.run(sc, 'start', { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
+}
+
+export async function stateHeartbeat(ctx: OpsContext, input: OwnerArgs & { lease_seconds?: number }, call: Call) {
+  const { store, sc, repo } = await stateOf(ctx, call);
+  return store.run(sc, 'heartbeat', { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
+}
+
+export interface UpdateArgs extends OwnerArgs {
+  items?: ItemChange[];
+  all_tasks?: string;
+  all_tests?: string;
+  all_checkpoints?: string;
+  all?: string;
+  reason?: string;
+  /** The items came from one JSON document (`--batch`): its errors are InvalidBatch. */
+  batch?: boolean;
+  complete_remaining?: boolean;
+}
+
+export async function stateUpdate(ctx: OpsContext, input: UpdateArgs, call: Call) {
+  const { checkStatus } = await import('../state/update-input.js');
+  const bulk: BulkChange[] = [];
+  for (const [key, kind] of [
+    ['all_tasks', 'task'],
+    ['all_tests', 'test'],
+    ['all_checkpoints', 'checkpoint'],
+    ['all', 'all'],
+  ] as const) {
+    const v = input[key];
+    if (v !== undefined) bulk.push({ kind, status: checkStatus(v, false) });
+  }
+  const items = input.items ?? [];
+  if (input.batch && bulk.length > 0)
+    throw new TugError('InvalidArgument', { reason: '--batch cannot be combined with per-item or --all* flags' });
+  const { store, sc, repo } = await stateOf(ctx, call);
+  return store.run(sc, 'update', {
+    plan: input.plan,
+    step: input.step,
+    worktree: await worktreeOf(ctx, repo, input.worktree),
+    attempt: input.attempt,
+    items,
+    bulk,
+    reason: input.reason,
+    batch: Boolean(input.batch),
+    complete_remaining: Boolean(input.complete_remaining),
+  });
+}
+
+export async function stateArtifact(
+  ctx: OpsContext,
+  input: OwnerArgs & { kind: string; summary: string; content?: string },
+  call: Call,
+) {
+  const { store, sc, repo } = await stateOf(ctx, call);
+  return store.run(sc, 'artifact', { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
+}
+
+export async function stateComplete(
+  ctx: OpsContext,
+  input: OwnerArgs & { commit?: string; force?: string },
+  call: Call,
+) {
+  const { store, sc, repo } = await stateOf(ctx, call);
+  const worktree = await worktreeOf(ctx, repo, input.worktree);
+  let commit: string | undefined;
+  if (input.commit !== undefined) {
+    const rev = input.commit;
+    const { resolveCommitish } = await import('../git/log.js');
+    const full = rev.startsWith('-') ? null : await resolveCommitish(worktree, rev);
+    if (!full)
+      throw new TugError('InvalidArgument', {
+        reason: `--commit ${JSON.stringify(rev)} does not name a commit in ${worktree}`,
+        argument: '--commit',
+      });
+    commit = full;
+  }
+  return store.run(sc, 'complete', {
+    plan: input.plan,
+    step: input.step,
+    worktree,
+    attempt: input.attempt,
+    commit,
+    force: input.force,
+  });
+}
+
+export async function stateRelease(ctx: OpsContext, input: OwnerArgs, call: Call) {
+  const { store, sc, repo } = await stateOf(ctx, call);
+  return store.run(sc, 'release', { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
+}
+
+export async function stateFail(ctx: OpsContext, input: OwnerArgs & { reason: string }, call: Call) {
+  const { store, sc, repo } = await stateOf(ctx, call);
+  return store.run(sc, 'fail', { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
+}
+
+export async function stateReset(ctx: OpsContext, input: { plan: string; step: string; force?: boolean }, call: Call) {
+  const { store, sc } = await stateOf(ctx, call);
+  return store.run(sc, 'reset', input);
+}
+
+export async function stateReconcile(
+  ctx: OpsContext,
+  input: { plan: string; ref?: string[]; all_branches?: boolean; force?: boolean },
+  call: Call,
+) {
+  const { store, sc, repo } = await stateOf(ctx, call);
+  const { listTrailerCommits, localBranches, resolveCommitish } = await import('../git/log.js');
+  const refs = [...(input.ref ?? [])];
+  if (input.all_branches) {
+    const { listWorktrees } = await import('../git/repo.js');
+    refs.push(...(await localBranches(repo.worktreeRoot)).map((b) => `refs/heads/${b}`));
+    for (const w of await listWorktrees(repo)) if (w.head) refs.push(w.head);
+  }
+  if (refs.length === 0) {
+    const integration = await integrationOf(ctx, call, input.plan, repo.worktreeRoot);
+    refs.push(integration ? `refs/heads/${integration.branch}` : 'HEAD');
+  }
+  for (const r of refs) {
+    if (r.startsWith('-'))
+      throw new TugError('InvalidArgument', { reason: `--ref ${JSON.stringify(r)} is not a ref`, argument: '--ref' });
+    if (!(await resolveCommitish(repo.worktreeRoot, r)))
+      throw new TugError('InvalidArgument', {
+        reason: `--ref ${JSON.stringify(r)} does not name a commit`,
+        argument: '--ref',
+      });
+  }
+  const { commits, scanned } = await listTrailerCommits(repo.worktreeRoot, [...new Set(refs)]);
+  return store.run(sc, 'reconcile', {
+    plan: input.plan,
+    commits,
+    scanned_commits: scanned,
+    force: Boolean(input.force),
+  });
+}
+
+export async function statePrune(ctx: OpsContext, input: { dry_run?: boolean; purge?: boolean }, call: Call) {
+  const { store, sc, repo } = await stateOf(ctx, call);
+  const { listWorktrees } = await import('../git/repo.js');
+  return store.run(sc, 'prune', {
+    work_trees: (await listWorktrees(repo)).map((w) => w.path),
+    dry_run: Boolean(input.dry_run),
+    purge: Boolean(input.purge),
+  });
+}

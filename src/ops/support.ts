@@ -1,0 +1,17 @@
+/** Small helpers every operation shares: the state store of a call and the `worktree` argument. */
+import type { Repo } from '../git/repo.js';
+import type { StateCall, StateStore } from '../state/store.js';
+import type { Call, OpsContext } from './context.js';
+
+/** The store, the state call in the current work tree, and the repository. */
+export async function stateOf(ctx: OpsContext, call: Call): Promise<{ store: StateStore; sc: StateCall; repo: Repo }> {
+  const { repo } = await ctx.load(call);
+  const store = await ctx.store(call);
+  return { store, sc: await ctx.stateCall(call), repo };
+}
+
+/** A `worktree` argument → the canonical root of that work tree (main checkout or linked worktree). */
+export async function worktreeOf(ctx: OpsContext, repo: Repo, arg: string): Promise<string> {
+  const { resolveWorktreeArg } = await import('../git/repo.js');
+  return resolveWorktreeArg(repo, arg, ctx.cwd);
+}

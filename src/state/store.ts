@@ -1,0 +1,210 @@
+/**
+ * The state store behind one interface (02-state.md §7–§8): the operations layer calls `run(call, op,
+ * input)` and never sees SQLite. `SqliteStateStore` is the embedded default; a PostgreSQL store implements
+ * the same interface. A store is opened once per process (a CLI call, the driver, the MCP server) and
+ * reused by every call; each call brings its own event `command`, warnings sink and work tree.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Clock } from '../clock.js';
+import type { WarningSink } from '../contract/envelope.js';
+import { TugError } from '../contract/errors.js';
+import type { StateConfig, StateContext } from './context.js';
+import { openRead, openWrite, stateDbPath, type OpenedDb } from './db.js';
+import type { InitInput, InitResult } from './init.js';
+import type { ClaimInput, ClaimResult } from './claim.js';
+import type { OwnerInput, StartResult } from './start.js';
+import type { HeartbeatInput, HeartbeatResult } from './heartbeat.js';
+import type { UpdateInput, UpdateResult } from './update.js';
+import type { ArtifactInput, ArtifactResult } from './artifact.js';
+import type { CompleteInput, CompleteResult } from './complete.js';
+import type { FailInput, FailResult, ReleaseResult } from './release.js';
+import type { ResetInput, ResetResult } from './reset.js';
+import type { ReconcileInput, ReconcileResult } from './reconcile.js';
+import type { PruneInput } from './prune.js';
+import type { ShowInput, ShowResult } from './show.js';
+import type { Categories, ReadyInput } from './ready.js';
+import type { LogInput, LogEvent } from './log.js';
+import type { ListedPlan } from './list.js';
+import type { GraphFormat, GraphResult } from './graph.js';
+import type { HeldClaim } from './bridge.js';
+
+/** What one call brings: its event `command`, where its warnings go, the work tree it runs in. */
+export interface StateCall {
+  command: string;
+  warnings: WarningSink;
+  /** Canonical root of the caller's work tree (plans are read from here). */
+  workTree: string;
+  /** Base directory for relative plan paths. */
+  cwd: string;
+}
+
+type Op<I, O> = (input: I) => O;
+/** Every operation of the state library, by name: input → result. */
+export interface StateOps {
+  init: Op<InitInput, InitResult>;
+  claim: Op<ClaimInput, ClaimResult>;
+  start: Op<OwnerInput, StartResult>;
+  heartbeat: Op<HeartbeatInput, HeartbeatResult>;
+  update: Op<UpdateInput, UpdateResult>;
+  artifact: Op<ArtifactInput, ArtifactResult>;
+  complete: Op<CompleteInput, CompleteResult>;
+  release: Op<OwnerInput, ReleaseResult>;
+  fail: Op<FailInput, FailResult>;
+  reset: Op<ResetInput, ResetResult>;
+  reconcile: Op<ReconcileInput, ReconcileResult>;
+  prune: Op<PruneInput, { pruned: string[]; dry_run: boolean }>;
+  show: Op<ShowInput, ShowResult>;
+  ready: Op<ReadyInput, Categories>;
+  log: Op<LogInput, { events: LogEvent[] } & Record<string, unknown>>;
+  list: Op<Record<string, never>, { plans: ListedPlan[] }>;
+  graph: Op<{ plan: string; format: GraphFormat }, GraphResult>;
+  claimsHeldBy: Op<{ worktree: string }, HeldClaim[]>;
+  adminRelease: Op<{ plan: string; step: string; worktree: string }, { released: boolean }>;
+  completionBlocker: Op<Omit<CompleteInput, 'force' | 'dry_run'>, TugError | null>;
+}
+export type OpName = keyof StateOps;
+export type OpInput<K extends OpName> = Parameters<StateOps[K]>[0];
+export type OpResult<K extends OpName> = Awaited<ReturnType<StateOps[K]>>;
+
+export interface StateStore {
+  readonly backend: 'sqlite' | 'postgres';
+  run<K extends OpName>(call: StateCall, op: K, input: OpInput<K>): Promise<OpResult<K>>;
+  /**
+   * The library context for code that works on the embedded store directly (the refactor rows of
+   * `refactor run-step`): `read` never creates or migrates, `write` needs an initialized repository.
+   */
+  withContext<T>(call: StateCall, mode: 'read' | 'write', fn: (ctx: StateContext) => Promise<T> | T): Promise<T>;
+  close(): void;
+}
+
+type Mode = 'read' | 'write';
+/** Read-only operations open state.db read-only and never create or migrate it. */
+const MODES: Record<OpName, Mode> = {
+  init: 'read', // state init upgrades to a writer itself, after validating the plan (a refused init creates nothing)
+  claim: 'write',
+  start: 'write',
+  heartbeat: 'write',
+  update: 'write',
+  artifact: 'write',
+  complete: 'write',
+  release: 'write',
+  fail: 'write',
+  reset: 'write',
+  reconcile: 'write',
+  prune: 'write',
+  show: 'read',
+  ready: 'read',
+  log: 'read',
+  list: 'read',
+  graph: 'read',
+  claimsHeldBy: 'read',
+  adminRelease: 'write',
+  completionBlocker: 'write',
+};
+
+type Impl = (ctx: StateContext, input: never) => unknown;
+/** Each operation's module loads on first use, so `state heartbeat` never loads the plan parser. */
+const IMPLS: Record<OpName, () => Promise<Impl>> = {
+  init: async () => (await import('./init.js')).init,
+  claim: async () => (await import('./claim.js')).claim,
+  start: async () => (await import('./start.js')).start,
+  heartbeat: async () => (await import('./heartbeat.js')).heartbeat,
+  update: async () => (await import('./update.js')).update,
+  artifact: async () => (await import('./artifact.js')).artifact,
+  complete: async () => (await import('./complete.js')).complete,
+  release: async () => (await import('./release.js')).release,
+  fail: async () => (await import('./release.js')).fail,
+  reset: async () => (await import('./reset.js')).reset,
+  reconcile: async () => (await import('./reconcile.js')).reconcile,
+  prune: async () => (await import('./prune.js')).prune,
+  show: async () => (await import('./show.js')).show,
+  ready: async () => (await import('./ready.js')).ready,
+  log: async () => (await import('./log.js')).log,
+  list: async () => (await import('./list.js')).list,
+  graph: async () => (await import('./graph.js')).graph,
+  claimsHeldBy: async () => {
+    const { claimsHeldBy } = await import('./bridge.js');
+    return (ctx: StateContext, input: { worktree: string }) => claimsHeldBy(ctx, input.worktree);
+  },
+  adminRelease: async () => (await import('./bridge.js')).adminRelease,
+  completionBlocker: async () => (await import('./bridge.js')).completionBlocker,
+};
+
+export interface SqliteStoreOptions {
+  /** Canonical main repo root (where `.tugtool/state.db` lives). */
+  repoRoot: string;
+  clock: Clock;
+  config: StateConfig;
+  env: NodeJS.ProcessEnv;
+  /** Override the DB path (else TUGCODE_STATE_DB, else <repoRoot>/.tugtool/state.db). */
+  dbPath?: string;
+}
+
+/** The embedded store: one better-sqlite3 connection, opened on first use and kept until close(). */
+export class SqliteStateStore implements StateStore {
+  readonly backend = 'sqlite' as const;
+  readonly dbPath: string;
+  private db: OpenedDb | null = null;
+  private readonly overridden: boolean;
+
+  constructor(private readonly o: SqliteStoreOptions) {
+    this.overridden = Boolean(o.dbPath ?? o.env.TUGCODE_STATE_DB);
+    this.dbPath = o.dbPath ?? stateDbPath(o.repoRoot, o.env);
+  }
+
+  /** The connection for `mode`: a writer serves reads too; a reader is replaced by a writer when needed. */
+  private open(mode: Mode): OpenedDb | null {
+    if (this.db && !this.db.db.open) this.db = null;
+    if (mode === 'read') {
+      this.db ??= openRead(this.dbPath, { env: this.o.env });
+      return this.db;
+    }
+    if (this.db && !this.db.db.readonly) return this.db;
+    if (!this.overridden && !existsSync(join(this.o.repoRoot, '.tugtool')))
+      throw new TugError('NotInitialized', { repo_root: this.o.repoRoot });
+    if (!existsSync(this.dbPath)) return null;
+    const w = openWrite(this.dbPath, { env: this.o.env });
+    this.close();
+    this.db = w;
+    return w;
+  }
+
+  private context(call: StateCall, mode: Mode): StateContext {
+    return {
+      store: this.open(mode),
+      clock: this.o.clock,
+      repoRoot: this.o.repoRoot,
+      workTree: call.workTree,
+      config: this.o.config,
+      warnings: call.warnings,
+      command: call.command,
+      cwd: call.cwd,
+      dbPath: this.dbPath,
+      env: this.o.env,
+    };
+  }
+
+  async withContext<T>(call: StateCall, mode: Mode, fn: (ctx: StateContext) => Promise<T> | T): Promise<T> {
+    const ctx = this.context(call, mode);
+    try {
+      return await fn(ctx);
+    } finally {
+      // An operation may have upgraded the context to a writer (state init): keep that connection.
+      if (ctx.store && ctx.store !== this.db) {
+        this.close();
+        this.db = ctx.store;
+      }
+    }
+  }
+
+  async run<K extends OpName>(call: StateCall, op: K, input: OpInput<K>): Promise<OpResult<K>> {
+    const impl = await IMPLS[op]();
+    return this.withContext(call, MODES[op], (ctx) => impl(ctx, input as never) as OpResult<K>);
+  }
+
+  close(): void {
+    if (this.db?.db.open) this.db.db.close();
+    this.db = null;
+  }
+}
