@@ -148,6 +148,8 @@ export function validateInput<T>(table: InputTable, raw: Record<string, unknown>
     if (v === undefined || v === null) {
       if (f.required) {
         const what = label(name, f, naming);
+        if (naming === 'cli' && f.type === 'string' && f.fileFlag)
+          throw invalid(`${what} (or ${f.fileFlag}) is required and must not be empty`, what);
         throw invalid(`${table.command} needs ${what}`, what);
       }
       if (f.type === 'enum' && f.default !== undefined) out[name] = f.default;

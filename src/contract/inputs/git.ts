@@ -63,6 +63,7 @@ export const commit = t(
     message: {
       type: 'string',
       required: true,
+      nonEmpty: true,
       max: MAX_MESSAGE,
       placeholder: '<text>',
       fileFlag: '--message-file',
