@@ -9,7 +9,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fail, type ErrorEnvelope } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
-import { entryPath, writeEntry } from '../project/implementation-log.js';
+import { entryPath, writeEntry } from './implementation-log.js';
 import { getBranchPlan } from './branch-config.js';
 import { git } from './exec.js';
 import type { FlowCtx } from './flow-context.js';

@@ -7,7 +7,7 @@
  * removed afterwards.
  */
 import { TugError } from '../contract/errors.js';
-import { LOG_DIR, LOG_INDEX, renderIndex } from '../project/implementation-log.js';
+import { LOG_DIR, LOG_INDEX, renderIndex } from './implementation-log.js';
 import { getBranchPlan, listBranchPlans } from './branch-config.js';
 import { git, gitTry } from './exec.js';
 import type { FlowCtx } from './flow-context.js';

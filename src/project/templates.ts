@@ -2,6 +2,7 @@
  * Files written by `tugcode init` (04-git.md §2). The skeleton plan shows every construct of
  * 01-plan-format.md and validates with no warnings (a test checks it at the strict level).
  */
+export { IMPLEMENTATION_LOG_INDEX } from '../git/implementation-log.js';
 import { CONFIG_DEFAULTS } from '../config/defaults.js';
 
 export function skeletonPlan(today: string): string {
@@ -90,12 +91,6 @@ Checkboxes after the last step belong to no step:
 - [ ] \`tugcode hello\` prints the greeting
 `;
 }
-
-export const IMPLEMENTATION_LOG_INDEX = `# Implementation log
-
-One file per completed step lives under \`.tugtool/implementation-log/<slug>/<step-anchor>.md\`,
-written by \`tugcode commit\`; \`tugcode merge\` regenerates this index from those files.
-`;
 
 const COMMENTS: Record<string, string> = {
   'state.lease_seconds': 'claim lease in seconds, renewed by heartbeat',

@@ -9,7 +9,7 @@ import type { KernelError } from '../kernel/errors.js';
 import type { OpSpec, Prepared, Summary, Verification, VerifyMode } from '../kernel/types.js';
 import type { StateContext } from '../state/context.js';
 import { recordRefactorResult, writePending, type RefactorScope, type RefactorView } from '../state/refactors.js';
-import { opHashOfText } from './op-hash.js';
+import { opHashOfText } from '../state/op-hash.js';
 import { compactResult, reportLine, type ErrorObject, type OpReport } from './result.js';
 import { parseRowOp } from './row-op.js';
 import type { RunStepInput } from './run-step.js';

@@ -22,7 +22,7 @@ import {
   type RefactorScope,
   type RefactorView,
 } from '../state/refactors.js';
-import { opHashOfText } from './op-hash.js';
+import { opHashOfText } from '../state/op-hash.js';
 import { reportOfRow, summarizeRows, type ErrorObject, type OpReport, type RunStepResult } from './result.js';
 import { acquireSlot } from './slots.js';
 import { executeRow } from './run-row.js';

@@ -13,7 +13,7 @@ import { completeNonTerminal } from './queries/items.js';
 import { completeRow, getStep, setCommitHash, stepsOfPlan } from './queries/steps.js';
 import { refactorsOfStep, setRefactor } from './queries/refactors.js';
 import type { Db } from './queries/stmt.js';
-import { candidateOpHashes } from '../refactor/op-hash.js';
+import { candidateOpHashes } from './op-hash.js';
 import { isExpired, isHeld } from './status.js';
 import { Subtree } from './tree.js';
 import type { StepRow } from './types.js';

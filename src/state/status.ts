@@ -2,27 +2,30 @@
  * Statuses and the rules every query and display shares (02-state.md §2–§3): TERMINAL is defined once
  * here, and so is the one lease-expiry comparison (`lease_expires_at < now`; at equality a lease is live).
  */
+import {
+  ITEM_KINDS,
+  ITEM_STATUSES,
+  type ItemKind,
+  type ItemStatus,
+  type RefactorStatus,
+  type StepStatus,
+} from '../contract/status.js';
+export {
+  STEP_STATUSES,
+  ITEM_STATUSES,
+  ITEM_KINDS,
+  REFACTOR_STATUSES,
+  PLAN_STATUSES,
+  ARTIFACT_KINDS,
+} from '../contract/status.js';
+export type { StepStatus, ItemStatus, ItemKind, RefactorStatus, PlanStatus, ArtifactKind } from '../contract/status.js';
 
-export const STEP_STATUSES = ['pending', 'claimed', 'in_progress', 'completed', 'failed'] as const;
-export type StepStatus = (typeof STEP_STATUSES)[number];
-
-export const ITEM_STATUSES = ['open', 'in_progress', 'completed', 'deferred'] as const;
-export type ItemStatus = (typeof ITEM_STATUSES)[number];
-
-export const ITEM_KINDS = ['task', 'test', 'checkpoint'] as const;
-export type ItemKind = (typeof ITEM_KINDS)[number];
 /** JSON/plural names of the kinds, in display order. */
 export const KIND_PLURAL: Record<ItemKind, 'tasks' | 'tests' | 'checkpoints'> = {
   task: 'tasks',
   test: 'tests',
   checkpoint: 'checkpoints',
 };
-
-export const REFACTOR_STATUSES = ['open', 'applied', 'failed', 'skipped'] as const;
-export type RefactorStatus = (typeof REFACTOR_STATUSES)[number];
-
-export const PLAN_STATUSES = ['active', 'done', 'archived'] as const;
-export type PlanStatus = (typeof PLAN_STATUSES)[number];
 
 /** An item is done when completed or deferred. */
 export const TERMINAL: ReadonlySet<ItemStatus> = new Set<ItemStatus>(['completed', 'deferred']);
@@ -68,17 +71,6 @@ export function kindFromName(s: string): ItemKind | null {
   const k = s.endsWith('s') ? s.slice(0, -1) : s;
   return isItemKind(k) ? k : null;
 }
-
-export const ARTIFACT_KINDS = [
-  'architect_strategy',
-  'reviewer_verdict',
-  'auditor_summary',
-  'coder_report',
-  'refactor_report',
-  'verification_report',
-  'note',
-] as const;
-export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];
 
 export const SUMMARY_MAX_CODE_POINTS = 500;
 export const CONTENT_MAX_CODE_POINTS = 64 * 1024;

@@ -10,7 +10,7 @@ import { openKernel } from '../../src/kernel/index.js';
 import { opHashOf } from '../../src/kernel/prepare.js';
 import { parseOp } from '../../src/kernel/cli/args.js';
 import { tokenizeShell } from '../../src/kernel/opspec.js';
-import { candidateOpHashes, opHashOfText } from '../../src/refactor/op-hash.js';
+import { candidateOpHashes, opHashOfText } from '../../src/state/op-hash.js';
 import { compactResult, RESULT_MAX_BYTES } from '../../src/refactor/result.js';
 import { acquireSlot } from '../../src/refactor/slots.js';
 import { release } from '../../src/state/release.js';

@@ -3,7 +3,7 @@
  */
 import { z } from 'zod';
 import { absPath, anchor, commitHash, errorEnvelope, okEnvelope, repoPath, timestamp } from './common.js';
-import { PLAN_STATUSES } from '../../state/status.js';
+import { PLAN_STATUSES } from '../status.js';
 
 const branchName = z.string().min(1);
 

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { absPath, anchor, repoPath } from './common.js';
-import { REFACTOR_STATUSES } from '../../state/status.js';
+import { REFACTOR_STATUSES } from '../status.js';
 
 const count = z.number().int().nonnegative();
 const snapshotId = z.string().regex(/^snap_[0-9a-f]{12}$/);

@@ -11,7 +11,7 @@ import {
   PLAN_STATUSES,
   REFACTOR_STATUSES,
   STEP_STATUSES,
-} from '../../state/status.js';
+} from '../status.js';
 
 const count = z.number().int().nonnegative();
 const anchors = z.array(anchor);
