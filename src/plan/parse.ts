@@ -22,7 +22,7 @@ import {
   splitAnchor,
   type ChecklistSection,
 } from './syntax.js';
-import type { Diagnostic, ParsedPlan, PlanAnchor, PlanDecision, PlanStep } from './types.js';
+import type { Diagnostic, ItemKind, ParsedPlan, PlanAnchor, PlanDecision, PlanStep } from './types.js';
 
 interface OpenStep {
   step: PlanStep;
@@ -30,6 +30,8 @@ interface OpenStep {
   section: ChecklistSection | null;
   deps: { tokens: DepToken[]; line: number }[];
   hasDependsLine: boolean;
+  /** Items so far per kind: the next item's ordinal (a running count keeps the parse linear). */
+  counts: Record<ItemKind, number>;
 }
 
 const FENCE_HEADING_RE = /^ {0,3}(#{2,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/;
@@ -183,7 +185,14 @@ class PlanBuilder {
         refactors: [],
         line,
       };
-      const o: OpenStep = { step: s, level, section: null, deps: [], hasDependsLine: false };
+      const o: OpenStep = {
+        step: s,
+        level,
+        section: null,
+        deps: [],
+        hasDependsLine: false,
+        counts: { task: 0, test: 0, checkpoint: 0 },
+      };
       this.steps.push(s);
       this.all.push(o);
       this.open.push(o);
@@ -277,7 +286,7 @@ class PlanBuilder {
         step.anchor,
       );
     }
-    const ordinal = step.items.reduce((n, it) => (it.kind === kind ? n + 1 : n), 0);
+    const ordinal = cur.counts[kind]++;
     step.items.push({ kind, ordinal, depth: Math.max(0, this.listDepth - 1), text, checked: box.checked, line });
   }
 
