@@ -6,7 +6,7 @@
 import { sha256Hex } from '../kernel/ids.js';
 import { DepResolver, tokenizeDepends, type DepToken } from './deps.js';
 import { commitMessage, readLabel } from './labels.js';
-import { inlineChildren, tokenize, type Token } from './markdown.js';
+import { inlineChildren, MAX_NESTING, tokenize, type Token } from './markdown.js';
 import { structureHash } from './structure.js';
 import {
   deriveStepAnchor,
@@ -98,7 +98,15 @@ class PlanBuilder {
   constructor(private readonly plan_hash: string) {}
 
   run(text: string): ParsedPlan {
-    const tokens = tokenize(text);
+    const { tokens, nestingCutLine } = tokenize(text);
+    if (nestingCutLine !== null) {
+      this.diag(
+        'E002',
+        'error',
+        `lists or block quotes are nested too deeply (at most ${MAX_NESTING} levels, a list counting two): line ${nestingCutLine} and everything after it in the enclosing block (usually the rest of the plan) cannot be read`,
+        nestingCutLine,
+      );
+    }
     if (tokens.some((t, i) => t.type === 'heading_open' && isExecutionStepsHeading(tokens[i + 1]?.content ?? ''))) {
       this.scope = 'before';
     }

@@ -39,3 +39,39 @@ describe('one step with 100k checklist items', () => {
     expect(plan.steps[1]!.items.map((it) => [it.kind, it.ordinal, it.text])).toEqual([['task', 0, 'last']]);
   });
 });
+
+describe('lists nested beyond the nesting limit', () => {
+  const deepList = (depth: number): string => {
+    let s = '### Execution Steps\n\n#### Step 1: One {#step-1}\n\n**Tasks:**\n';
+    for (let i = 0; i < depth; i++) s += '  '.repeat(i) + `- [ ] item ${i}\n`;
+    return s + '\n#### Step 2: Two {#step-2}\n\n**Tasks:**\n- [ ] x\n';
+  };
+
+  it('parses 49 levels completely, later steps included', () => {
+    const plan = parsePlan(deepList(49));
+    expect(plan.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(plan.steps.map((s) => [s.anchor, s.items.length])).toEqual([
+      ['step-1', 49],
+      ['step-2', 1],
+    ]);
+    expect(plan.steps[0]!.items.every((it, k) => it.depth === k)).toBe(true);
+  });
+
+  it('reports the first line it cannot read as an error (E002), so the plan is invalid, not silently cut', () => {
+    for (const depth of [50, 60, 500]) {
+      const plan = parsePlan(deepList(depth));
+      const { valid, diagnostics } = validatePlan(plan, 'lenient');
+      expect(valid).toBe(false);
+      // Item 49 is on line 6 + 49: the 50th list level is the first one markdown-it does not read.
+      expect(diagnostics.map((d) => [d.code, d.line])).toEqual([['E002', 55]]);
+      expect(diagnostics[0]!.message).toMatch(/nested too deeply.*line 55/);
+    }
+  });
+
+  it('reports block quotes nested beyond the limit the same way', () => {
+    let s = '#### Step 1: One\n\n**Tasks:**\n- [ ] a\n\n';
+    s += '>'.repeat(150) + ' deep\n\n#### Step 2: Two\n';
+    const plan = parsePlan(s);
+    expect(plan.diagnostics.map((d) => [d.code, d.line])).toEqual([['E002', 6]]);
+  });
+});
