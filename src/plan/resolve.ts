@@ -10,10 +10,10 @@
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import { isValidSlug } from './anchors.js';
 
 export const PLAN_DIR = '.tugtool';
 export const RESERVED_PLAN_FILES: readonly string[] = ['tugplan-skeleton.md', 'tugplan-implementation-log.md'];
-const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
 const PLAN_FILE_RE = /^tugplan-(.+)\.md$/;
 
 export interface ResolvePlanOptions {
@@ -36,11 +36,6 @@ export interface ResolvedPlan {
   exists: boolean;
 }
 
-/** `^[a-z0-9][a-z0-9-]{0,63}$` without `--` (reserved for worktree and branch names). */
-export function isValidSlug(s: string): boolean {
-  return SLUG_RE.test(s) && !s.includes('--');
-}
-
 /** `.tugtool/tugplan-<slug>.md`. */
 export function planPathForSlug(slug: string): string {
   return `${PLAN_DIR}/tugplan-${slug}.md`;
@@ -50,12 +45,6 @@ export function planPathForSlug(slug: string): string {
 export function slugOfPlanPath(planPath: string): string | null {
   const m = PLAN_FILE_RE.exec(basename(planPath));
   return m ? m[1]! : null;
-}
-
-/** `#step-2` → `step-2` (one leading `#` removed, whitespace trimmed). */
-export function normalizeAnchor(anchor: string): string {
-  const t = anchor.trim();
-  return t.startsWith('#') ? t.slice(1) : t;
 }
 
 /** Repo-relative paths of `.tugtool/tugplan-*.md` in the work tree, reserved names excluded, sorted. */

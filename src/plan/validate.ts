@@ -6,9 +6,9 @@
  * warnings as errors (`valid: false` when there is any warning).
  */
 import { parseOpText } from '../kernel/opspec.js';
+import { isAnchor } from './anchors.js';
 import { buildGraph, findCycles } from './graph.js';
 import { liftEdges, topLevelMap } from './lift.js';
-import { ANCHOR_RE } from './syntax.js';
 import type { Diagnostic, ParsedPlan, PlanStep, Severity } from './types.js';
 
 export type ValidationLevel = 'lenient' | 'normal' | 'strict';
@@ -66,7 +66,7 @@ type Add = (code: string, severity: Severity, message: string, line?: number, an
 function checkAnchors(plan: ParsedPlan, add: Add): void {
   const first = new Map<string, number>();
   for (const { anchor, line } of plan.anchors) {
-    if (!ANCHOR_RE.test(anchor)) {
+    if (!isAnchor(anchor)) {
       add(
         'E007',
         'error',
