@@ -3,7 +3,7 @@
  * cannot understand becomes a diagnostic. Hot state commands must reach this module through a dynamic
  * `import()` (it loads markdown-it).
  */
-import { sha256Hex } from '../kernel/ids.js';
+import { sha256Hex } from '../util/hash.js';
 import { DepResolver, tokenizeDepends, type DepToken } from './deps.js';
 import { commitMessage, readLabel } from './labels.js';
 import { inlineChildren, MAX_NESTING, tokenize, type Token } from './markdown.js';
