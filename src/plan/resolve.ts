@@ -23,8 +23,8 @@ export interface ResolvePlanOptions {
   workTree: string;
   /** Plan paths with rows in state.db: such a plan names a plan even when its file is gone. */
   knownPlanPaths?: readonly string[];
-  /** Base for relative paths; defaults to `process.cwd()`. */
-  cwd?: string;
+  /** Base directory for relative paths (the caller's current directory; the library never reads it). */
+  cwd: string;
 }
 
 export interface ResolvedPlan {
@@ -57,6 +57,24 @@ export function listPlans(workTree: string): string[] {
   }
   return entries
     .filter((e) => e.isFile() && PLAN_FILE_RE.test(e.name) && !RESERVED_PLAN_FILES.includes(e.name))
+    .map((e) => `${PLAN_DIR}/${e.name}`)
+    .sort();
+}
+
+/**
+ * Repo-relative paths of `.tugtool/tugplan-*.md` entries in the work tree that are symlinks (reserved names
+ * excluded, sorted). `listPlans` leaves them out; whether one names a plan is up to `resolvePlanArg` (a
+ * symlink out of the repository does not).
+ */
+export function listPlanLinks(workTree: string): string[] {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = readdirSync(join(workTree, PLAN_DIR), { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((e) => e.isSymbolicLink() && PLAN_FILE_RE.test(e.name) && !RESERVED_PLAN_FILES.includes(e.name))
     .map((e) => `${PLAN_DIR}/${e.name}`)
     .sort();
 }
@@ -95,7 +113,7 @@ export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedP
     return finish(planPath, roots, known, notFound);
   }
 
-  const cwd = opts.cwd ?? process.cwd();
+  const cwd = opts.cwd;
   const explicitRelative = /^\.\.?([/\\]|$)/.test(arg);
   const candidates: string[] = [];
   if (isAbsolute(arg)) candidates.push(resolve(arg));
