@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { fail, type ErrorEnvelope } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
 import { entryPath, writeEntry } from './implementation-log.js';
+import { requireAnchor } from '../plan/anchors.js';
 import { getBranchPlan } from './branch-config.js';
 import { git } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
@@ -78,13 +79,6 @@ export function failureReason(e: TugError): StateFailureReason {
   }
 }
 
-export function normalizeAnchor(step: string): string {
-  const a = step.startsWith('#') ? step.slice(1) : step;
-  if (!/^[a-z0-9][a-z0-9-]*$/.test(a))
-    throw new TugError('InvalidArgument', { reason: `${JSON.stringify(step)} is not a step anchor` });
-  return a;
-}
-
 /** Paths from `git status --porcelain=v1 -z` entries (`XY path`). */
 function pathsOf(entries: string[]): string[] {
   return [...new Set(entries.map((e) => e.slice(3)))].sort();
@@ -95,7 +89,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   const { repo } = ctx;
   const W = resolveWorktreeArg(repo, input.worktree ?? repo.worktreeRoot);
   if (W === repo.mainRoot && !input.allowMain) throw new TugError('MainCheckoutRefused', { worktree: W });
-  const step = normalizeAnchor(input.step);
+  const step = requireAnchor(input.step);
   const branch = currentBranch(W);
   if (!branch) {
     throw new TugError(

@@ -4,8 +4,8 @@
  */
 import { basename, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import { isValidSlug } from '../plan/anchors.js';
 
-export const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
 /** A `--name` value: one path segment, no `--` (reserved), not a worker name of `run`. */
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -13,7 +13,7 @@ const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export function slugOfPlan(planPath: string): string {
   const m = /^tugplan-(.+)\.md$/.exec(basename(planPath));
   const slug = m?.[1];
-  if (!slug || !SLUG_RE.test(slug) || slug.includes('--')) {
+  if (!slug || !isValidSlug(slug)) {
     throw new TugError('InvalidArgument', {
       reason: `${planPath} is not named .tugtool/tugplan-<slug>.md with a slug of [a-z0-9-] without "--"`,
       plan_path: planPath,

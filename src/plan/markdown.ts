@@ -14,19 +14,56 @@ export type { Token };
 
 let instance: MarkdownItType | null = null;
 
+/** Block nesting (lists, list items, block quotes each count one) beyond which markdown-it stops reading. */
+export const MAX_NESTING = 100;
+
+/** The parse environment: where markdown-it stopped reading because of `MAX_NESTING` (0-based line). */
+type Env = { nestingCut?: number };
+
+interface BlockState {
+  level: number;
+  blkIndent: number;
+  sCount: number[];
+  env: Env;
+  skipEmptyLines(from: number): number;
+}
+
 export function markdown(): MarkdownItType {
   if (!instance) {
-    const md = new MarkdownIt('default', { html: true, linkify: false, typographer: false });
+    const md = new MarkdownIt('default', { html: true, linkify: false, typographer: false, maxNesting: MAX_NESTING });
     // Inline content is parsed lazily (inlineChildren); the remaining core rules only post-process it.
     md.core.ruler.disable(['inline', 'linkify', 'replacements', 'smartquotes', 'text_join']);
+    // At the nesting limit markdown-it's block tokenizer skips the rest of its range without a trace (a
+    // list item then swallows every later line of the document). Record the first line skipped so the
+    // parser can report it instead of losing it.
+    const block = md.block as unknown as { tokenize(state: BlockState, start: number, end: number): void };
+    const tokenizeBlocks = block.tokenize.bind(block);
+    block.tokenize = (state, start, end) => {
+      if (state.level >= MAX_NESTING && state.env.nestingCut === undefined) {
+        const line = state.skipEmptyLines(start);
+        if (line < end && state.sCount[line]! >= state.blkIndent) state.env.nestingCut = line;
+      }
+      tokenizeBlocks(state, start, end);
+    };
     instance = md;
   }
   return instance;
 }
 
-/** Block tokens of `src` (CRLF and NUL normalized by markdown-it); inline tokens have no children yet. */
-export function tokenize(src: string): Token[] {
-  return markdown().parse(src, {});
+export interface Tokenized {
+  /** Block tokens (CRLF and NUL normalized by markdown-it); inline tokens have no children yet. */
+  tokens: Token[];
+  /**
+   * 1-based line from which markdown-it read nothing more because blocks were nested deeper than
+   * `MAX_NESTING`, or null.
+   */
+  nestingCutLine: number | null;
+}
+
+export function tokenize(src: string): Tokenized {
+  const env: Env = {};
+  const tokens = markdown().parse(src, env);
+  return { tokens, nestingCutLine: env.nestingCut === undefined ? null : env.nestingCut + 1 };
 }
 
 /**

@@ -3,10 +3,10 @@
  * cannot understand becomes a diagnostic. Hot state commands must reach this module through a dynamic
  * `import()` (it loads markdown-it).
  */
-import { sha256Hex } from '../kernel/ids.js';
+import { sha256Hex } from '../util/hash.js';
 import { DepResolver, tokenizeDepends, type DepToken } from './deps.js';
 import { commitMessage, readLabel } from './labels.js';
-import { inlineChildren, tokenize, type Token } from './markdown.js';
+import { inlineChildren, MAX_NESTING, tokenize, type Token } from './markdown.js';
 import { structureHash } from './structure.js';
 import {
   deriveStepAnchor,
@@ -22,7 +22,7 @@ import {
   splitAnchor,
   type ChecklistSection,
 } from './syntax.js';
-import type { Diagnostic, ParsedPlan, PlanAnchor, PlanDecision, PlanStep } from './types.js';
+import type { Diagnostic, ItemKind, ParsedPlan, PlanAnchor, PlanDecision, PlanStep } from './types.js';
 
 interface OpenStep {
   step: PlanStep;
@@ -30,6 +30,8 @@ interface OpenStep {
   section: ChecklistSection | null;
   deps: { tokens: DepToken[]; line: number }[];
   hasDependsLine: boolean;
+  /** Items so far per kind: the next item's ordinal (a running count keeps the parse linear). */
+  counts: Record<ItemKind, number>;
 }
 
 const FENCE_HEADING_RE = /^ {0,3}(#{2,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/;
@@ -96,7 +98,15 @@ class PlanBuilder {
   constructor(private readonly plan_hash: string) {}
 
   run(text: string): ParsedPlan {
-    const tokens = tokenize(text);
+    const { tokens, nestingCutLine } = tokenize(text);
+    if (nestingCutLine !== null) {
+      this.diag(
+        'E002',
+        'error',
+        `lists or block quotes are nested too deeply (at most ${MAX_NESTING} levels, a list counting two): line ${nestingCutLine} and everything after it in the enclosing block (usually the rest of the plan) cannot be read`,
+        nestingCutLine,
+      );
+    }
     if (tokens.some((t, i) => t.type === 'heading_open' && isExecutionStepsHeading(tokens[i + 1]?.content ?? ''))) {
       this.scope = 'before';
     }
@@ -183,7 +193,14 @@ class PlanBuilder {
         refactors: [],
         line,
       };
-      const o: OpenStep = { step: s, level, section: null, deps: [], hasDependsLine: false };
+      const o: OpenStep = {
+        step: s,
+        level,
+        section: null,
+        deps: [],
+        hasDependsLine: false,
+        counts: { task: 0, test: 0, checkpoint: 0 },
+      };
       this.steps.push(s);
       this.all.push(o);
       this.open.push(o);
@@ -277,7 +294,7 @@ class PlanBuilder {
         step.anchor,
       );
     }
-    const ordinal = step.items.reduce((n, it) => (it.kind === kind ? n + 1 : n), 0);
+    const ordinal = cur.counts[kind]++;
     step.items.push({ kind, ordinal, depth: Math.max(0, this.listDepth - 1), text, checked: box.checked, line });
   }
 

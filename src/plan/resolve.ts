@@ -10,10 +10,10 @@
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import { isValidSlug } from './anchors.js';
 
 export const PLAN_DIR = '.tugtool';
 export const RESERVED_PLAN_FILES: readonly string[] = ['tugplan-skeleton.md', 'tugplan-implementation-log.md'];
-const SLUG_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
 const PLAN_FILE_RE = /^tugplan-(.+)\.md$/;
 
 export interface ResolvePlanOptions {
@@ -23,8 +23,8 @@ export interface ResolvePlanOptions {
   workTree: string;
   /** Plan paths with rows in state.db: such a plan names a plan even when its file is gone. */
   knownPlanPaths?: readonly string[];
-  /** Base for relative paths; defaults to `process.cwd()`. */
-  cwd?: string;
+  /** Base directory for relative paths (the caller's current directory; the library never reads it). */
+  cwd: string;
 }
 
 export interface ResolvedPlan {
@@ -34,11 +34,6 @@ export interface ResolvedPlan {
   abs_path: string;
   /** Whether the file exists (as a regular file) in the work tree. */
   exists: boolean;
-}
-
-/** `^[a-z0-9][a-z0-9-]{0,63}$` without `--` (reserved for worktree and branch names). */
-export function isValidSlug(s: string): boolean {
-  return SLUG_RE.test(s) && !s.includes('--');
 }
 
 /** `.tugtool/tugplan-<slug>.md`. */
@@ -52,12 +47,6 @@ export function slugOfPlanPath(planPath: string): string | null {
   return m ? m[1]! : null;
 }
 
-/** `#step-2` → `step-2` (one leading `#` removed, whitespace trimmed). */
-export function normalizeAnchor(anchor: string): string {
-  const t = anchor.trim();
-  return t.startsWith('#') ? t.slice(1) : t;
-}
-
 /** Repo-relative paths of `.tugtool/tugplan-*.md` in the work tree, reserved names excluded, sorted. */
 export function listPlans(workTree: string): string[] {
   let entries: import('node:fs').Dirent[];
@@ -68,6 +57,24 @@ export function listPlans(workTree: string): string[] {
   }
   return entries
     .filter((e) => e.isFile() && PLAN_FILE_RE.test(e.name) && !RESERVED_PLAN_FILES.includes(e.name))
+    .map((e) => `${PLAN_DIR}/${e.name}`)
+    .sort();
+}
+
+/**
+ * Repo-relative paths of `.tugtool/tugplan-*.md` entries in the work tree that are symlinks (reserved names
+ * excluded, sorted). `listPlans` leaves them out; whether one names a plan is up to `resolvePlanArg` (a
+ * symlink out of the repository does not).
+ */
+export function listPlanLinks(workTree: string): string[] {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = readdirSync(join(workTree, PLAN_DIR), { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((e) => e.isSymbolicLink() && PLAN_FILE_RE.test(e.name) && !RESERVED_PLAN_FILES.includes(e.name))
     .map((e) => `${PLAN_DIR}/${e.name}`)
     .sort();
 }
@@ -106,7 +113,7 @@ export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedP
     return finish(planPath, roots, known, notFound);
   }
 
-  const cwd = opts.cwd ?? process.cwd();
+  const cwd = opts.cwd;
   const explicitRelative = /^\.\.?([/\\]|$)/.test(arg);
   const candidates: string[] = [];
   if (isAbsolute(arg)) candidates.push(resolve(arg));

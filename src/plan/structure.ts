@@ -4,7 +4,7 @@
  * implicit order and lifting, per-step item counts by kind, and refactor op_texts. Prose (titles, item
  * texts, commit messages, references, purpose, text outside steps) is not part of it.
  */
-import { sha256Canonical } from '../kernel/ids.js';
+import { sha256Canonical } from '../util/hash.js';
 import { liftEdges } from './lift.js';
 import type { ParsedPlan } from './types.js';
 

@@ -6,8 +6,6 @@
 
 /** A step id: `1`, `2.1`, `4.1a`, `PRE-6`, `4.3.5`. */
 export const STEP_ID_SOURCE = '[0-9A-Za-z]+(?:[.-][0-9A-Za-z]+)*';
-/** A valid anchor name. */
-export const ANCHOR_RE = /^[a-z0-9][a-z0-9-]*$/;
 
 /** `Step <id>` + separator (`:`, `—`, `–`, `-`) + title. Case-insensitive. */
 const STEP_HEADING_RE = new RegExp(`^step\\s+(${STEP_ID_SOURCE})\\s*[:\\u2014\\u2013-]\\s*(.*)$`, 'is');

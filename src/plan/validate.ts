@@ -6,9 +6,9 @@
  * warnings as errors (`valid: false` when there is any warning).
  */
 import { parseOpText } from '../kernel/opspec.js';
+import { isAnchor } from './anchors.js';
 import { buildGraph, findCycles } from './graph.js';
 import { liftEdges, topLevelMap } from './lift.js';
-import { ANCHOR_RE } from './syntax.js';
 import type { Diagnostic, ParsedPlan, PlanStep, Severity } from './types.js';
 
 export type ValidationLevel = 'lenient' | 'normal' | 'strict';
@@ -66,7 +66,7 @@ type Add = (code: string, severity: Severity, message: string, line?: number, an
 function checkAnchors(plan: ParsedPlan, add: Add): void {
   const first = new Map<string, number>();
   for (const { anchor, line } of plan.anchors) {
-    if (!ANCHOR_RE.test(anchor)) {
+    if (!isAnchor(anchor)) {
       add(
         'E007',
         'error',
@@ -131,16 +131,20 @@ function checkDependencies(plan: ParsedPlan, add: Add): void {
     const s = byAnchor.get(a);
     return s?.depends_line ?? s?.line ?? 1;
   };
+  // A step whose anchor an earlier step already has is reported as E006; its edges would join the two
+  // steps into one node and show a cycle that is only the duplicate (two steps `step-1` in implicit order
+  // give `step-1 -> step-1`). Cycles are looked for among the first step of each anchor only.
+  const graphPlan = plan.steps.length === byAnchor.size ? plan : withoutDuplicateSteps(plan, byAnchor);
   // Declared (and implicit) edges.
-  const declared = findCycles(buildGraph(byAnchor.keys(), plan.edges), order);
+  const declared = findCycles(buildGraph(byAnchor.keys(), graphPlan.edges), order);
   const covered: Set<string>[] = [];
   for (const { members, cycle } of declared) {
     add('E011', 'error', `dependency cycle: ${cycle.join(' -> ')}`, lineOf(cycle[0]!), cycle[0]);
     covered.push(new Set(members.map((m) => top.get(m) ?? m)));
   }
   // After lifting: only cycles that are not the image of a declared cycle.
-  const tops = plan.steps.filter((s) => s.parent_anchor === null).map((s) => s.anchor);
-  const lifted = findCycles(buildGraph(tops, liftEdges(plan).cross), order);
+  const tops = graphPlan.steps.filter((s) => s.parent_anchor === null).map((s) => s.anchor);
+  const lifted = findCycles(buildGraph(tops, liftEdges(graphPlan).cross), order);
   for (const { members, cycle } of lifted) {
     const same = covered.some((c) => c.size === members.length && members.every((m) => c.has(m)));
     if (same) continue;
@@ -152,6 +156,24 @@ function checkDependencies(plan: ParsedPlan, add: Add): void {
       cycle[0],
     );
   }
+}
+
+/**
+ * The plan with only the first step of each anchor: its declared dependencies, and the implicit order
+ * of its top-level steps when the plan has no Depends-on line (as the parser builds `edges`).
+ */
+function withoutDuplicateSteps(
+  plan: ParsedPlan,
+  first: ReadonlyMap<string, PlanStep>,
+): Pick<ParsedPlan, 'steps' | 'edges'> {
+  const steps = plan.steps.filter((s) => first.get(s.anchor) === s);
+  const edges: [string, string][] = [];
+  for (const s of steps) for (const d of s.depends_on) edges.push([s.anchor, d]);
+  if (plan.implicit_sequential) {
+    const tops = steps.filter((s) => s.parent_anchor === null);
+    for (let k = 1; k < tops.length; k++) edges.push([tops[k]!.anchor, tops[k - 1]!.anchor]);
+  }
+  return { steps, edges };
 }
 
 interface Known {

@@ -6,7 +6,7 @@ import type { Repo } from '../git/repo.js';
 import type { Diagnostic } from '../plan/types.js';
 import { parsePlan } from '../plan/parse.js';
 import { validatePlan } from '../plan/validate.js';
-import { listPlans, resolvePlanArg } from '../plan/resolve.js';
+import { listPlanLinks, listPlans, resolvePlanArg } from '../plan/resolve.js';
 import { TugError } from '../contract/errors.js';
 import { join } from 'node:path';
 
@@ -45,12 +45,46 @@ export function validateOne(planPath: string, bytes: Uint8Array, level: Level): 
   };
 }
 
-/** Validate; throws PlanInvalid (with every report in details) when any plan is invalid. */
+/** A plan file that cannot be read as a plan (E003): a report with that one error. */
+function unreadable(planPath: string, message: string): PlanReport {
+  return {
+    plan_path: planPath,
+    valid: false,
+    steps: 0,
+    substeps: 0,
+    implicit_sequential: false,
+    error_count: 1,
+    warning_count: 0,
+    diagnostics: [{ code: 'E003', severity: 'error', message }],
+  };
+}
+
+/**
+ * Validate; throws PlanInvalid (with every report in details) when any plan is invalid. Without a plan
+ * argument every plan under `.tugtool/` is validated, symlinked ones too: a symlink that resolves to a plan
+ * inside the repository is validated like a file, one that leads outside it (or nowhere) is an E003 error
+ * naming the file, as every command would refuse it.
+ */
 export function validatePlans(repo: Repo, planArg: string | undefined, level: Level): ValidateResult {
-  const paths = planArg
-    ? [resolvePlanArg(planArg, { repoRoot: repo.mainRoot, workTree: repo.worktreeRoot, cwd: repo.cwd }).plan_path]
-    : listPlans(repo.worktreeRoot);
+  const opts = { repoRoot: repo.mainRoot, workTree: repo.worktreeRoot, cwd: repo.cwd };
+  const paths = planArg ? [resolvePlanArg(planArg, opts).plan_path] : listPlans(repo.worktreeRoot);
+  const links = new Map<string, string | null>();
+  if (!planArg) {
+    for (const link of listPlanLinks(repo.worktreeRoot)) {
+      try {
+        resolvePlanArg(link, opts);
+        links.set(link, null);
+      } catch (e) {
+        if (!(e instanceof TugError)) throw e;
+        links.set(link, `${link} is a symlink tugcode cannot read as a plan: ${e.message}`);
+      }
+      paths.push(link);
+    }
+    paths.sort();
+  }
   const plans = paths.map((p) => {
+    const problem = links.get(p);
+    if (problem) return unreadable(p, problem);
     let bytes: Uint8Array;
     try {
       bytes = readFileSync(join(repo.worktreeRoot, p));

@@ -11,6 +11,7 @@ import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
+import { stepArg } from './owner.js';
 import { resolvePlanRef, requirePlanRow, writeStore } from './plan-ref.js';
 import { getPlan } from './queries/plans.js';
 import {
@@ -76,6 +77,7 @@ export interface NotClaimedResult {
 export type ClaimResult = ClaimedResult | NotClaimedResult;
 
 export async function claim(ctx: StateContext, input: ClaimInput): Promise<ClaimResult> {
+  if (input.step !== undefined) input = { ...input, step: stepArg(input.step) };
   const ref = resolvePlanRef(ctx, input.plan, input.worktree);
   requirePlanRow(ctx, ref);
   const store = writeStore(ctx);

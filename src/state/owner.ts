@@ -3,7 +3,7 @@
  * `--attempt` on its top-level ancestor, in the evaluation order of §4.
  */
 import { TugError } from '../contract/errors.js';
-import { normalizeAnchor } from '../plan/resolve.js';
+import { normalizeAnchor } from '../plan/anchors.js';
 import type { StateContext } from './context.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
 import type { Db } from './queries/stmt.js';

@@ -24,7 +24,8 @@ export function resolvePlanRef(ctx: StateContext, arg: string, workTree: string 
     repoRoot: ctx.repoRoot,
     workTree,
     knownPlanPaths,
-    ...(ctx.cwd ? { cwd: ctx.cwd } : {}),
+    // Relative paths are read from the caller's directory; a context opened without one uses its work tree.
+    cwd: ctx.cwd ?? ctx.workTree,
   });
   return { plan_path: r.plan_path, abs_path: r.abs_path, exists: r.exists };
 }

@@ -3,7 +3,7 @@
  * The caller lists the commits (git runs before the transaction); for each step the newest commit (by
  * committer date, then the caller's order, which is git's topology order) wins. Idempotent.
  */
-import { normalizeAnchor } from '../plan/resolve.js';
+import { normalizeAnchor } from '../plan/anchors.js';
 import { recordEvent } from './record.js';
 import { completeTopLevel } from './complete.js';
 import type { StateContext } from './context.js';

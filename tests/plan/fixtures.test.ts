@@ -16,6 +16,7 @@ const files = readdirSync(DIR)
 
 const ALL_CODES = [
   'E001',
+  'E002',
   'E006',
   'E007',
   'E010',

@@ -2,7 +2,8 @@ import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TugError } from '../../src/contract/errors.js';
-import { isValidSlug, listPlans, normalizeAnchor, resolvePlanArg } from '../../src/plan/resolve.js';
+import { isValidSlug, normalizeAnchor } from '../../src/plan/anchors.js';
+import { listPlans, resolvePlanArg } from '../../src/plan/resolve.js';
 import { git, tempDir, tempRepo, writeFiles } from '../helpers/repo.js';
 
 const PLAN = '## P\n#### Step 1: a\n';

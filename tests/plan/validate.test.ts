@@ -208,3 +208,24 @@ describe('scale', () => {
     expect(r.diagnostics[0]!.message).toMatch(/^dependency cycle: step-1 -> step-2 -> .* -> step-5000 -> step-1$/);
   });
 });
+
+describe('duplicate step anchors', () => {
+  const lenient = (body: string) =>
+    check(body, 'lenient').diagnostics.map((d) => [d.code, d.line, d.message.replace(/ \(.*/, '')]);
+
+  it('are reported as E006, not as the cycle the shared anchor would make (implicit order)', () => {
+    const body = '#### Step 1: A {#step-1}\n\n#### Step 2: B {#step-1}\n';
+    expect(lenient(body)).toEqual([['E006', 13, 'duplicate anchor "step-1" on line 13']]);
+  });
+
+  it('are reported as E006 when the duplicate depends on the first step of that anchor', () => {
+    const body = cleanStep('1') + '\n#### Step 2: B {#step-1}\n\n**Depends on:** #step-1\n';
+    expect(lenient(body).map(([code]) => code)).toEqual(['E006']);
+  });
+
+  it('keep real cycles among the first steps of each anchor', () => {
+    const body =
+      '#### Step 1: A {#step-1}\n\n**Depends on:** #step-2\n\n#### Step 2: B {#step-2}\n\n**Depends on:** #step-1\n\n#### Step 3: C {#step-2}\n';
+    expect(lenient(body).map(([code]) => code)).toEqual(['E011', 'E006']);
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * `tugcode validate` and `tugcode state init` as processes of the built CLI, for the plan problems that used
+ * to be silent or misreported: lists nested too deeply (E002), a duplicate step anchor reported as a cycle,
+ * and plans symlinked out of the repository (E003).
+ */
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { expectError, runJson } from '../helpers/cli.js';
+import { tempDir, tempRepo } from '../helpers/repo.js';
+
+const deepPlan = (depth: number): string => {
+  let s = '## Plan\n\n### Execution Steps\n\n#### Step 1: One {#step-1}\n\n**Tasks:**\n';
+  for (let i = 0; i < depth; i++) s += '  '.repeat(i) + `- [ ] item ${i}\n`;
+  return s + '\n#### Step 2: Two {#step-2}\n\n**Tasks:**\n- [ ] x\n';
+};
+const dupPlan =
+  '## Plan\n\n### Execution Steps\n\n#### Step 1: A {#step-1}\n\n**Tasks:**\n- [ ] a\n\n#### Step 2: B {#step-1}\n\n**Tasks:**\n- [ ] b\n';
+
+describe('tugcode validate and state init on plan problems', () => {
+  it('refuses lists nested too deeply with E002 and its line, never a silently shorter plan', () => {
+    const root = tempRepo({ '.tugtool/tugplan-deep.md': deepPlan(60) });
+    const v = runJson('validate', ['validate', 'deep', '--level', 'lenient'], { cwd: root });
+    expectError(v, 'PlanInvalid', 4);
+    expect(v.json.error.details.diagnostics).toEqual([expect.objectContaining({ code: 'E002', line: 57 })]);
+    expect(v.json.error.message).toContain('first: E002 line 57');
+    expectError(runJson('state init', ['state', 'init', 'deep'], { cwd: root }), 'PlanInvalid', 4);
+  });
+
+  it('reports a duplicate step anchor as E006, not as a dependency cycle', () => {
+    const root = tempRepo({ '.tugtool/tugplan-dup.md': dupPlan });
+    const v = runJson('validate', ['validate', 'dup', '--level', 'lenient'], { cwd: root });
+    expectError(v, 'PlanInvalid', 4);
+    expect(v.json.error.details.diagnostics.map((d: { code: string }) => d.code)).toEqual(['E006']);
+    const init = runJson('state init', ['state', 'init', 'dup'], { cwd: root });
+    expectError(init, 'PlanInvalid', 4);
+    expect(init.json.error.message).toContain('first: E006 line 10');
+  });
+
+  it('reports a plan symlinked out of the repository (E003 naming the file) and validates one symlinked inside', () => {
+    const root = tempRepo({ 'docs/plan.md': deepPlan(1) });
+    const outside = join(tempDir(), 'plan.md');
+    writeFileSync(outside, deepPlan(1));
+    mkdirSync(join(root, '.tugtool'));
+    symlinkSync(outside, join(root, '.tugtool', 'tugplan-out.md'));
+    symlinkSync('../docs/plan.md', join(root, '.tugtool', 'tugplan-in.md'));
+    const v = runJson('validate', ['validate', '--level', 'lenient'], { cwd: root });
+    expectError(v, 'PlanInvalid', 4);
+    const plans = v.json.error.details.plans as { plan_path: string; valid: boolean; diagnostics: unknown[] }[];
+    expect(plans.map((p) => [p.plan_path, p.valid])).toEqual([
+      ['.tugtool/tugplan-in.md', true],
+      ['.tugtool/tugplan-out.md', false],
+    ]);
+    expect(plans[1]!.diagnostics).toEqual([
+      expect.objectContaining({
+        code: 'E003',
+        message: expect.stringMatching(/tugplan-out\.md.*outside the repository/),
+      }),
+    ]);
+    // Named explicitly, the same plan is refused as before.
+    expectError(runJson('validate', ['validate', '.tugtool/tugplan-out.md'], { cwd: root }), 'InvalidArgument', 2);
+  });
+});
