@@ -38,7 +38,7 @@ export function truncateCodePoints(text: string, max: number): { text: string; t
   return i >= text.length ? { text, truncated: false } : { text: text.slice(0, i), truncated: true };
 }
 
-export function artifact(ctx: StateContext, input: ArtifactInput): ArtifactResult {
+export async function artifact(ctx: StateContext, input: ArtifactInput): Promise<ArtifactResult> {
   const anchor = stepArg(input.step);
   if (!(ARTIFACT_KINDS as readonly string[]).includes(input.kind)) {
     throw new TugError('InvalidArgument', {

@@ -22,7 +22,7 @@ export interface HeartbeatResult {
   lease_expires_at: string;
 }
 
-export function heartbeat(ctx: StateContext, input: HeartbeatInput): HeartbeatResult {
+export async function heartbeat(ctx: StateContext, input: HeartbeatInput): Promise<HeartbeatResult> {
   const anchor = stepArg(input.step);
   const { ref, store } = ownerPlan(ctx, input);
   const plan_path = ref.plan_path;

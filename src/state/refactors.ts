@@ -85,7 +85,7 @@ export interface SkipResult {
  * `refactor skip` (05-kernel.md §7.4): the owner marks an open or failed row skipped with a reason. An
  * applied row is InvalidTransition; a row already skipped succeeds and changes nothing.
  */
-export function skipRefactor(ctx: StateContext, input: SkipInput): SkipResult {
+export async function skipRefactor(ctx: StateContext, input: SkipInput): Promise<SkipResult> {
   const anchor = stepArg(input.step);
   if (!Number.isSafeInteger(input.ordinal) || input.ordinal < 0)
     throw new TugError('InvalidArgument', {

@@ -18,7 +18,7 @@ export interface ReleaseResult {
   step_anchor: string;
 }
 
-export function release(ctx: StateContext, input: OwnerInput): ReleaseResult {
+export async function release(ctx: StateContext, input: OwnerInput): Promise<ReleaseResult> {
   const anchor = stepArg(input.step);
   const { ref, store } = ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
@@ -71,7 +71,7 @@ export interface FailResult {
   step_status: 'pending' | 'failed';
 }
 
-export function fail(ctx: StateContext, input: FailInput): FailResult {
+export async function fail(ctx: StateContext, input: FailInput): Promise<FailResult> {
   const anchor = stepArg(input.step);
   const reason = checkText('--reason', input.reason, { nonEmpty: true });
   const { ref, store } = ownerPlan(ctx, input);

@@ -24,7 +24,7 @@ export interface ResetResult {
   previous_status: StepStatus;
 }
 
-export function reset(ctx: StateContext, input: ResetInput): ResetResult {
+export async function reset(ctx: StateContext, input: ResetInput): Promise<ResetResult> {
   const anchor = stepArg(input.step);
   const ref = resolvePlanRef(ctx, input.plan);
   requirePlanRow(ctx, ref);
