@@ -154,10 +154,51 @@ describe('owner commands', () => {
         reset: true,
         step_anchor: 'step-0',
         previous_status: 'failed',
+        previous_owner: null,
       }),
     );
     expect(sql(root, "SELECT status, attempt, failures, fail_reason FROM steps WHERE anchor = 'step-0'")).toEqual([
       { status: 'pending', attempt: 2, failures: 0, fail_reason: null },
+    ]);
+  });
+
+  it('refuses to reset a live claim unless forced; an expired one needs no force; attempt never goes down', async () => {
+    const root = await claimed();
+    await refused(root, 'InvalidTransition', () =>
+      withCtx(root, { now: at(7200) }, (ctx) => reset(ctx, { plan: 'demo', step: 'step-0' })),
+    );
+    await withCtx(root, { now: at(60) }, async (ctx) => {
+      await start(ctx, step0());
+      expect(await reset(ctx, { plan: 'demo', step: 'step-0', force: true })).toEqual({
+        reset: true,
+        step_anchor: 'step-0',
+        previous_status: 'in_progress',
+        previous_owner: W1,
+      });
+      const c = await claim(ctx, { plan: 'demo', worktree: W1 });
+      expect(c).toMatchObject({ claimed: true, step_anchor: 'step-0', attempt: 2 });
+    });
+    // The stale holder of attempt 1 (same worktree) is fenced off.
+    await refused(root, 'AttemptMismatch', () =>
+      withCtx(root, { now: at(61) }, (ctx) => heartbeat(ctx, { ...step0(), attempt: 1 })),
+    );
+    // An expired claim is reset without force.
+    await withCtx(root, { now: at(60 + 7201) }, async (ctx) =>
+      expect(await reset(ctx, { plan: 'demo', step: 'step-0' })).toMatchObject({
+        previous_status: 'claimed',
+        previous_owner: W1,
+      }),
+    );
+    expect(sql(root, "SELECT status, attempt, claimed_by FROM steps WHERE anchor = 'step-0'")).toEqual([
+      { status: 'pending', attempt: 2, claimed_by: null },
+    ]);
+    const events = sql<{ details_json: string }>(
+      root,
+      "SELECT details_json FROM events WHERE json_extract(details_json, '$.reset') = 1 ORDER BY id",
+    ).map((e) => JSON.parse(e.details_json));
+    expect(events.map((e) => [e.previous_owner, e.live_claim ?? false])).toEqual([
+      [W1, true],
+      [W1, false],
     ]);
   });
 

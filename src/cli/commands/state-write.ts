@@ -226,10 +226,13 @@ export async function fail(cli: CliContext, args: string[], opts: O): Promise<Co
   };
 }
 
-export async function reset(cli: CliContext, args: string[]): Promise<CommandResult> {
+export async function reset(cli: CliContext, args: string[], opts: O): Promise<CommandResult> {
   const { reset } = await import('../../state/reset.js');
-  const r = await withState(cli, 'state reset', 'write', (ctx) => reset(ctx, { plan: args[0]!, step: args[1]! }));
-  return { data: r, text: `Reset ${r.step_anchor} (was ${r.previous_status})` };
+  const r = await withState(cli, 'state reset', 'write', (ctx) =>
+    reset(ctx, { plan: args[0]!, step: args[1]!, force: Boolean(opts.force) }),
+  );
+  const owner = r.previous_owner ? `, claimed by ${r.previous_owner}` : '';
+  return { data: r, text: `Reset ${r.step_anchor} (was ${r.previous_status}${owner})` };
 }
 
 export async function reconcile(cli: CliContext, args: string[], opts: O): Promise<CommandResult> {

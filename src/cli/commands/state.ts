@@ -94,6 +94,7 @@ export function registerState(program: Command): void {
   state
     .command('reset <plan> <step>')
     .description('admin: return a claimed, in-progress or failed step to pending')
+    .option('--force', 'also reset a claim whose lease is still live')
     .action(action('state reset', write('reset')));
 
   state
