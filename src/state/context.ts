@@ -8,6 +8,7 @@ import type { Clock } from '../clock.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
 import { openRead, openWrite, stateDbPath, type OpenedDb } from './db.js';
+import { checkStateConfig } from './lease.js';
 
 /** The configuration keys the state library reads (a subset of the full Config). */
 export interface StateConfig {
@@ -57,6 +58,7 @@ export interface OpenOptions {
  * NotInitialized for `write` (state init creates it).
  */
 export function openStateContext(o: OpenOptions): StateContext {
+  checkStateConfig(o.config);
   const env = o.env ?? process.env;
   const overridden = Boolean(o.dbPath ?? env.TUGCODE_STATE_DB);
   const path = o.dbPath ?? stateDbPath(o.repoRoot, env);

@@ -276,3 +276,19 @@ describe('owner commands', () => {
     ).toEqual([{ n: 0 }]);
   });
 });
+
+describe('bounds of library inputs', () => {
+  it('refuses a lease outside 1 s..366 days and an out-of-range configuration, changing nothing', async () => {
+    const root = await claimed();
+    await refused(root, 'InvalidArgument', () =>
+      withCtx(root, {}, (ctx) => heartbeat(ctx, { ...step0(), lease_seconds: 999999999999 })),
+    );
+    await refused(root, 'InvalidArgument', () =>
+      withCtx(root, {}, (ctx) => claim(ctx, { plan: 'demo', worktree: W2, lease_seconds: 0 })),
+    );
+    await refused(root, 'ConfigInvalid', () => withCtx(root, { leaseSeconds: 999999999999 }, () => undefined));
+    await refused(root, 'ConfigInvalid', () => withCtx(root, { maxAttempts: 0 }, () => undefined));
+    const r = await withCtx(root, {}, (ctx) => heartbeat(ctx, { ...step0(), lease_seconds: 366 * 24 * 3600 }));
+    expect(r.lease_expires_at).toBe('2027-03-02T10:00:00.000Z');
+  });
+});

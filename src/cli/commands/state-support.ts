@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { TugError } from '../../contract/errors.js';
+import { MAX_LEASE_SECONDS } from '../../config/defaults.js';
 import { resolveWorktreeArg, type Repo } from '../../git/repo.js';
 import { openStateContext, type OpenMode, type StateContext } from '../../state/context.js';
 import type { CliContext } from '../context.js';
@@ -61,7 +62,6 @@ export function intOpt(name: string, value: unknown, min: number, max: number): 
   return Number(s);
 }
 
-export const MAX_LEASE_SECONDS = 366 * 24 * 3600;
 
 export function leaseOpt(value: unknown): number | undefined {
   return intOpt('--lease-duration', value, 1, MAX_LEASE_SECONDS);
