@@ -11,7 +11,7 @@
 import { TugError } from '../contract/errors.js';
 import type { StateContext } from './context.js';
 import { immediate, read } from './db.js';
-import { checkText, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
+import { capReason, checkText, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
 import { requirePlanRow, resolvePlanRef } from './plan-ref.js';
 import { recordEvent } from './record.js';
 import { getRefactor, refactorsOfStep, setRefactor } from './queries/refactors.js';
@@ -93,6 +93,7 @@ export async function skipRefactor(ctx: StateContext, input: SkipInput): Promise
       argument: '--ordinal',
     });
   checkText('--reason', input.reason, { nonEmpty: true });
+  input = { ...input, reason: capReason(ctx, 'reason', input.reason) };
   const { ref, store } = ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
   return immediate(store, () => {

@@ -8,7 +8,7 @@ import { discardAttempt } from './attempt.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
-import { checkOwner, checkText, findStep, invalidTransition, ownerPlan, requireTopLevel, stepArg } from './owner.js';
+import { capReason, checkOwner, checkText, findStep, invalidTransition, ownerPlan, requireTopLevel, stepArg } from './owner.js';
 import { endClaim } from './queries/steps.js';
 import { isHeld } from './status.js';
 import type { OwnerInput } from './start.js';
@@ -73,7 +73,7 @@ export interface FailResult {
 
 export async function fail(ctx: StateContext, input: FailInput): Promise<FailResult> {
   const anchor = stepArg(input.step);
-  const reason = checkText('--reason', input.reason, { nonEmpty: true });
+  const reason = capReason(ctx, 'reason', checkText('--reason', input.reason, { nonEmpty: true }));
   const { ref, store } = ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
   return immediate(store, () => {
