@@ -2,7 +2,7 @@
  * The state library's context (02-state.md §7): everything an operation needs, passed explicitly, so the
  * CLI, the driver (`tugcode run`) and an MCP server call the same functions in-process.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { WarningSink } from '../contract/envelope.js';
@@ -62,13 +62,13 @@ export function openStateContext(o: OpenOptions): StateContext {
   const env = o.env ?? process.env;
   const overridden = Boolean(o.dbPath ?? env.TUGCODE_STATE_DB);
   const path = o.dbPath ?? stateDbPath(o.repoRoot, env);
+  const hasDir = overridden || tugtoolDir(o.repoRoot);
   let store: OpenedDb | null = null;
   if (o.mode === 'create') {
     mkdirSync(dirname(path), { recursive: true });
     store = openWrite(path, { create: true, env });
   } else if (o.mode === 'write') {
-    if (!overridden && !existsSync(join(o.repoRoot, '.tugtool')))
-      throw new TugError('NotInitialized', { repo_root: o.repoRoot });
+    if (!hasDir) throw new TugError('NotInitialized', { repo_root: o.repoRoot });
     store = existsSync(path) ? openWrite(path, { env }) : null;
   } else {
     store = openRead(path, { env });
@@ -85,6 +85,23 @@ export function openStateContext(o: OpenOptions): StateContext {
     dbPath: path,
     env,
   };
+}
+
+/**
+ * Whether `<repoRoot>/.tugtool/` exists. Anything else by that name (a regular file, a symlink to one) is
+ * NotInitialized with the reason, never an empty state: readers would otherwise answer "no plans".
+ */
+function tugtoolDir(repoRoot: string): boolean {
+  const dir = join(repoRoot, '.tugtool');
+  const st = statSync(dir, { throwIfNoEntry: false });
+  if (st && !st.isDirectory()) {
+    throw new TugError('NotInitialized', {
+      repo_root: repoRoot,
+      path: dir,
+      reason: `${dir} is a file, not a directory`,
+    });
+  }
+  return st !== undefined;
 }
 
 /**

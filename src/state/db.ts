@@ -41,6 +41,8 @@ export function busyTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 const CORRUPT = /^SQLITE_(NOTADB|CORRUPT|CANTOPEN|IOERR|FULL|READONLY|PERM|AUTH|PROTOCOL|FORMAT)/;
+/** The file or its directory cannot be written: a permissions problem (the catalogue's hint says so). */
+const NOT_WRITABLE = /^SQLITE_(READONLY|PERM)/;
 
 /** Maps a SQLite failure to the catalogue; anything else is rethrown unchanged. */
 export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number): unknown {
@@ -51,9 +53,12 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
     return new TugError('Busy', { db_path: dbPath, timeout_ms: timeoutMs, sqlite_code: code });
   }
   if (CORRUPT.test(code)) {
+    const notWritable = NOT_WRITABLE.test(code);
     return new TugError('DatabaseError', {
       db_path: dbPath,
-      reason: `${(e as Error).message} (${code})`,
+      reason: notWritable
+        ? `cannot write: the file or its directory is read-only for this user (${code})`
+        : `${(e as Error).message} (${code})`,
       sqlite_code: code,
     });
   }
@@ -104,7 +109,7 @@ export function openRead(path: string, opts: { env?: NodeJS.ProcessEnv } = {}): 
   let db: Db | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: timeoutMs });
-    const version = readSchemaVersion(db);
+    const version = readSchemaVersion(db, path);
     if (version === null) {
       throw new TugError('DatabaseError', {
         db_path: path,
