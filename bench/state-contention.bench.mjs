@@ -33,7 +33,7 @@ for (;;) {
   }
   process.stdout.write(JSON.stringify({ step: c.step_anchor, attempt: c.attempt }) + '\\n');
   try {
-    start(ctx, { plan: 'bench', step: c.step_anchor, worktree: w });
+    await start(ctx, { plan: 'bench', step: c.step_anchor, worktree: w });
     await complete(ctx, { plan: 'bench', step: c.step_anchor, worktree: w, force: 'bench' });
   } catch (e) { if (e.code === 'Busy') busy++; else throw e; }
 }

@@ -10,14 +10,41 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { CONFIG_DEFAULTS, CONFIG_KEYS, KERNEL_TUG_ENV, type ConfigShape } from './defaults.js';
-import { fastMerge } from './rules.js';
+import { CONFIG_RULES, fastMerge, satisfies, type Rule } from './rules.js';
 import { envValue, setsNoValue } from '../kernel/config-keys.js';
 
 export type Config = ConfigShape;
 
-function envValueOf(raw: string, sample: unknown, name: string): unknown {
+/** What a rule accepts, in words (the reason of a ConfigInvalid naming an environment variable). */
+function expected(rule: Rule): string {
+  switch (rule.t) {
+    case 'int':
+      return rule.max === undefined ? `an integer of at least ${rule.min}` : `an integer from ${rule.min} to ${rule.max}`;
+    case 'bool':
+      return 'true or false';
+    case 'str':
+      return rule.enum ? `one of ${rule.enum.join(', ')}` : rule.min ? 'a non-empty string' : 'a string';
+    case 'strs':
+      return 'a JSON array of strings';
+  }
+}
+
+/**
+ * The value of one environment override, checked against the same rule as the file's value, so a bad
+ * value is always blamed on the variable that set it (never on config.toml).
+ */
+function envValueOf(raw: string, table: string, key: string, name: string): unknown {
+  const sample = (CONFIG_DEFAULTS as Record<string, Record<string, unknown>>)[table]![key];
   const r = envValue(raw, sample);
-  if ('reason' in r) throw new TugError('ConfigInvalid', { source: name, reason: r.reason });
+  if ('reason' in r) throw new TugError('ConfigInvalid', { source: name, key: `${table}.${key}`, reason: r.reason });
+  const rule = (CONFIG_RULES as unknown as Record<string, Record<string, Rule>>)[table]![key]!;
+  if (!satisfies(rule, r.value)) {
+    throw new TugError('ConfigInvalid', {
+      source: name,
+      key: `${table}.${key}`,
+      reason: `${JSON.stringify(raw)} is not valid: ${table}.${key} must be ${expected(rule)}`,
+    });
+  }
   return r.value;
 }
 
@@ -29,8 +56,7 @@ function envOverrides(env: NodeJS.ProcessEnv): Record<string, Record<string, unk
       const alias = table === 'kernel' ? (KERNEL_TUG_ENV as Record<string, string | undefined>)[key] : undefined;
       const raw = env[name] ?? (alias ? env[alias] : undefined);
       if (raw === undefined) continue;
-      const sample = (CONFIG_DEFAULTS as Record<string, Record<string, unknown>>)[table]![key];
-      (out[table] ??= {})[key] = envValueOf(raw, sample, env[name] !== undefined ? name : alias!);
+      (out[table] ??= {})[key] = envValueOf(raw, table, key, env[name] !== undefined ? name : alias!);
     }
   }
   return out;

@@ -1,3 +1,4 @@
+import { MAX_LEASE_SECONDS } from '../contract/inputs/limits.js';
 import { KERNEL_FILE_DEFAULTS } from '../kernel/config-keys.js';
 
 export { KERNEL_TUG_ENV } from '../kernel/config-keys.js';
@@ -7,6 +8,23 @@ export { KERNEL_TUG_ENV } from '../kernel/config-keys.js';
  * A test checks that this equals `configSchema.parse({})` (src/config/schema.ts is the source of truth).
  * The `[kernel]` table belongs to the kernel (src/kernel/config-keys.ts), which never imports tugcode.
  */
+/**
+ * The longest claim lease, in seconds (366 days), from any source: `--lease-duration`, `state.lease_seconds`
+ * in config.toml, `TUGCODE_STATE_LEASE_SECONDS`, or a library caller. Longer leases would not mean "held"
+ * anyway, and past year 9999 the stored timestamp would stop sorting as time.
+ */
+export { MAX_LEASE_SECONDS };
+
+/**
+ * Upper bounds of the numeric keys (the lower bound is 1). Every source of a value — config.toml, the
+ * environment, a flag — gets the same bound. Durations that feed a timer stay far below Node's 2^31-1 ms
+ * timer limit (24.8 days), past which a timer fires at once.
+ */
+export const CONFIG_MAX = {
+  state: { lease_seconds: MAX_LEASE_SECONDS, max_attempts: 1000 },
+  run: { workers: 64, heartbeat_seconds: 24 * 3600, step_timeout_seconds: 7 * 24 * 3600 },
+} as const;
+
 export const CONFIG_DEFAULTS = {
   state: { lease_seconds: 7200, max_attempts: 3 },
   run: {

@@ -4,22 +4,24 @@
  * (src/config/schema.ts, the source of truth) for the precise error. A property test checks that these
  * rules accept exactly what the schema accepts.
  */
-import type { ConfigShape } from './defaults.js';
+import { CONFIG_MAX, type ConfigShape } from './defaults.js';
 import { KERNEL_RULES, satisfies, type Rule } from '../kernel/config-keys.js';
 
 export { satisfies, type Rule };
 
-const pos: Rule = { t: 'int', min: 1 };
+const upTo = (max: number): Rule => ({ t: 'int', min: 1, max });
+const S = CONFIG_MAX.state;
+const R = CONFIG_MAX.run;
 const str: Rule = { t: 'str' };
 const strs: Rule = { t: 'strs' };
 
 export const CONFIG_RULES: { [T in keyof ConfigShape]: { [K in keyof ConfigShape[T]]: Rule } } = {
-  state: { lease_seconds: pos, max_attempts: pos },
+  state: { lease_seconds: upTo(S.lease_seconds), max_attempts: upTo(S.max_attempts) },
   run: {
-    workers: pos,
+    workers: upTo(R.workers),
     implementer: str,
-    heartbeat_seconds: pos,
-    step_timeout_seconds: pos,
+    heartbeat_seconds: upTo(R.heartbeat_seconds),
+    step_timeout_seconds: upTo(R.step_timeout_seconds),
     run_checkpoints: { t: 'bool' },
     base_branch: { t: 'str', min: 1 },
     setup_command: strs,

@@ -4,25 +4,29 @@
  */
 import { z } from 'zod';
 import { kernelSchema } from '../kernel/config-schema.js';
+import { CONFIG_MAX } from './defaults.js';
 
 export { kernelSchema };
 
 const argv = z.array(z.string());
 const posInt = z.number().int().positive();
+const upTo = (max: number) => posInt.max(max);
+const S = CONFIG_MAX.state;
+const R = CONFIG_MAX.run;
 
 export const stateSchema = z
   .object({
-    lease_seconds: posInt.default(7200).describe('claim lease in seconds, renewed by heartbeat'),
-    max_attempts: posInt.default(3).describe('given-up attempts before a step becomes failed'),
+    lease_seconds: upTo(S.lease_seconds).default(7200).describe('claim lease in seconds, renewed by heartbeat'),
+    max_attempts: upTo(S.max_attempts).default(3).describe('given-up attempts before a step becomes failed'),
   })
   .strict();
 
 export const runSchema = z
   .object({
-    workers: posInt.default(2).describe('parallel workers of tugcode run'),
+    workers: upTo(R.workers).default(2).describe('parallel workers of tugcode run'),
     implementer: z.string().default('').describe('argv string run per step (06-run.md §2); empty = no implementer'),
-    heartbeat_seconds: posInt.default(60).describe('heartbeat interval while a step runs'),
-    step_timeout_seconds: posInt.default(3600).describe('wall-clock limit per step attempt'),
+    heartbeat_seconds: upTo(R.heartbeat_seconds).default(60).describe('heartbeat interval while a step runs'),
+    step_timeout_seconds: upTo(R.step_timeout_seconds).default(3600).describe('wall-clock limit per step attempt'),
     run_checkpoints: z.boolean().default(true).describe('run checkpoint commands as verification'),
     base_branch: z.string().min(1).default('main').describe('branch plans start from and merge back into'),
     setup_command: argv

@@ -34,8 +34,11 @@ export const CATALOGUE = {
   InvalidBatch: {
     exit: 2,
     when: '`--batch` input is not a JSON array of valid entries, or repeats a `(kind, ordinal)`',
-    message: (d) => `invalid --batch input: ${s(d.reason)}`,
-    hint: () => `pass a JSON array like [{"kind":"task","ordinal":0,"status":"completed"}] on stdin`,
+    message: (d) => `${d.input === 'flags' ? 'invalid item changes' : 'invalid --batch input'}: ${s(d.reason)}`,
+    hint: (d) =>
+      d.input === 'flags'
+        ? 'name each item once per call'
+        : `pass a JSON array like [{"kind":"task","ordinal":0,"status":"completed"}] on stdin`,
   },
   UnknownCommand: {
     exit: 2,
@@ -59,8 +62,9 @@ export const CATALOGUE = {
   NotInitialized: {
     exit: 3,
     when: 'the main root has no `.tugtool/` (02-state.md §1)',
-    message: (d) => `${s(d.repo_root, 'the repository')} has no .tugtool/ directory`,
-    hint: () => 'tugcode init',
+    message: (d) =>
+      `${s(d.repo_root, 'the repository')} has no .tugtool/ directory${d.reason ? ` (${s(d.reason)})` : ''}`,
+    hint: (d) => (d.reason ? `move ${s(d.path, '.tugtool')} aside, then tugcode init` : 'tugcode init'),
   },
   PlanNotFound: {
     exit: 3,
@@ -263,7 +267,9 @@ export const CATALOGUE = {
     when: 'state.db is corrupt, unreadable or has no `schema_version`',
     message: (d) => `${s(d.db_path, 'state.db')}: ${s(d.reason, 'database error')}`,
     hint: (d) =>
-      `move ${s(d.db_path, 'state.db')} aside, then tugcode state init <plan> and tugcode state reconcile <plan> (see tugcode doctor)`,
+      /^SQLITE_(READONLY|PERM)/.test(s(d.sqlite_code, ''))
+        ? `a permissions problem, not a damaged database: keep ${s(d.db_path, 'state.db')} (it holds the live claims); make it, its -wal and -shm files and its directory writable by this user (ls -l, then chown or chmod u+w), and retry`
+        : `move ${s(d.db_path, 'state.db')} aside, then tugcode state init <plan> and tugcode state reconcile <plan> (see tugcode doctor)`,
   },
   GitError: {
     exit: 10,

@@ -99,7 +99,7 @@ async function reconcileCommits(
   scanned: number,
 ): Promise<void> {
   const { reconcile } = await import('../state/index.js');
-  reconcile(s, { plan: planPath, commits, scanned_commits: scanned });
+  await reconcile(s, { plan: planPath, commits, scanned_commits: scanned });
 }
 
 /** The reason strict completion would refuse now (ownership, fencing, drift, open items, …), or null. */
@@ -118,7 +118,7 @@ export async function completionBlocker(ctx: FlowCtx, ref: StepRef): Promise<Tug
 export async function heartbeat(ctx: FlowCtx, ref: StepRef): Promise<void> {
   await withState(ctx, 'write', 'commit', ref.worktree, async (s) => {
     const { heartbeat: hb } = await import('../state/index.js');
-    hb(s, { plan: ref.planPath, step: ref.step, worktree: ref.worktree, attempt: ref.attempt });
+    await hb(s, { plan: ref.planPath, step: ref.step, worktree: ref.worktree, attempt: ref.attempt });
   });
 }
 
@@ -200,6 +200,6 @@ export async function claimsHeldBy(ctx: FlowCtx, worktree: string): Promise<Held
 export async function adminRelease(ctx: FlowCtx, planPath: string, step: string, worktree: string): Promise<boolean> {
   return withState(ctx, 'write', 'worktree remove', ctx.repo.mainRoot, async (s) => {
     const lib = await import('../state/index.js');
-    return lib.adminRelease(s, { plan: planPath, step, worktree }).released;
+    return (await lib.adminRelease(s, { plan: planPath, step, worktree })).released;
   });
 }

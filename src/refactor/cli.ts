@@ -204,7 +204,7 @@ export async function runRefactorStepCommand(
     const o = await open('refactor skip', a.values.get('--worktree')!, cwd, env);
     ctx = o.ctx;
     const { skipRefactor } = await import('../state/refactors.js');
-    const r: SkipResult = skipRefactor(o.ctx, { plan, step, worktree: o.worktree, attempt, ordinal, reason });
+    const r: SkipResult = await skipRefactor(o.ctx, { plan, step, worktree: o.worktree, attempt, ordinal, reason });
     const envelope = {
       status: 'ok',
       schema_version: '1',

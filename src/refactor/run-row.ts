@@ -66,7 +66,7 @@ export interface RowContext {
   row: RefactorView;
   input: RunStepInput;
   kernelFor: (testCommand: string[] | undefined) => Promise<Kernel>;
-  beat: () => void;
+  beat: () => Promise<void>;
   safety: 'strict' | 'aggressive';
   lostLease: () => unknown;
 }
@@ -109,7 +109,7 @@ export async function executeRow(rc: RowContext): Promise<RowOutcome> {
       warnings: [...new Set(warnings)].sort(),
       error,
     });
-    const record = (
+    const record = async (
       status: 'applied' | 'failed',
       exit: number,
       after: string | null,
@@ -141,7 +141,7 @@ export async function executeRow(rc: RowContext): Promise<RowOutcome> {
         null,
         2,
       );
-      recordRefactorResult(ctx, scope, {
+      await recordRefactorResult(ctx, scope, {
         ordinal: row.ordinal,
         status,
         snapshot_before: snapshotBefore,
@@ -154,7 +154,7 @@ export async function executeRow(rc: RowContext): Promise<RowOutcome> {
     try {
       // 1. Heartbeat: a lost lease stops the run before any write (the row stays open).
       if (rc.lostLease()) throw rc.lostLease();
-      rc.beat();
+      await rc.beat();
       // 2. Parse; the verify mode is the op's, else run-step's, else the config's, else syntax.
       const parsed = parseRowOp(row.op_text);
       op = parsed.op;
@@ -201,11 +201,11 @@ export async function executeRow(rc: RowContext): Promise<RowOutcome> {
         (verification.status === 'skipped' && (mode === 'none' || p.patchSet.edits.length === 0));
       if (!accepted) {
         const error = verificationFailure(verification);
-        record('failed', 5, null, [], error);
+        await record('failed', 5, null, [], error);
         return { report: report('failed', 5, null, error), failure: { error, exit: 5 }, snapshot_id: snapshotId };
       }
       // 6. Pending write + heartbeat + ownership (one transaction), then apply the prepared patch.
-      writePending(ctx, scope, row.ordinal, {
+      await writePending(ctx, scope, row.ordinal, {
         op_hash: p.op_hash,
         snapshot_before: p.snapshot_id,
         snapshot_after: p.snapshot_after,
@@ -215,7 +215,7 @@ export async function executeRow(rc: RowContext): Promise<RowOutcome> {
       const a = await kernel.apply(p);
       snapshotId = a.snapshot_after;
       // 7. Record applied (+ artifact + heartbeat).
-      record('applied', 0, a.snapshot_after, a.files_written, null);
+      await record('applied', 0, a.snapshot_after, a.files_written, null);
       return { report: report('applied', 0, a.snapshot_after, null), failure: null, snapshot_id: snapshotId };
     } catch (e) {
       const { error, exit } = errorObjectOf(e);
@@ -224,7 +224,7 @@ export async function executeRow(rc: RowContext): Promise<RowOutcome> {
       if (e instanceof TugError) return { report: null, failure: { error, exit }, snapshot_id: snapshotId };
       if (exit === 4 && attempts === 1) continue;
       try {
-        record('failed', exit, null, [], error);
+        await record('failed', exit, null, [], error);
       } catch (stateError) {
         return { report: null, failure: errorObjectOf(stateError), snapshot_id: snapshotId };
       }

@@ -63,13 +63,17 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
   if (blockedBy || !rows.some((r) => r.status === 'open' || (input.retry_failed && r.status === 'failed'))) {
     return finish(ctx, scope, rows, new Map(), blockedBy, null, 0);
   }
-  const beat = () =>
-    void heartbeat(ctx, {
+  const beat = async (): Promise<void> => {
+    await heartbeat(ctx, {
       plan: scope.plan_path,
       step: scope.top_anchor,
       worktree: scope.worktree,
       attempt: scope.attempt,
     });
+  };
+  let lost: unknown = null;
+  // A background heartbeat that fails (lost lease, fencing, busy DB) is remembered; the row loop stops on it.
+  const beatInBackground = () => void beat().catch((e: unknown) => (lost ??= e));
   const interval = Math.max(1, o.heartbeat_seconds) * 1000;
   let lastBeat = Date.now();
   // Setup 3: a concurrency slot (heartbeating while waiting), then the kernel.
@@ -77,23 +81,16 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
     repoRoot: ctx.repoRoot,
     slots: o.max_concurrent_sessions,
     pollMs: o.slot_poll_ms,
-    onWait: () => {
+    onWait: async () => {
       if (Date.now() - lastBeat >= interval) {
-        beat();
+        await beat();
         lastBeat = Date.now();
       }
     },
   });
   let kernel: Kernel | null = null;
   let kernelTests: string | null = null;
-  let lost: unknown = null;
-  const timer = setInterval(() => {
-    try {
-      beat();
-    } catch (e) {
-      lost ??= e;
-    }
-  }, interval);
+  const timer = setInterval(beatInBackground, interval);
   timer.unref();
   try {
     const { openKernel } = await import('../kernel/index.js');
@@ -122,7 +119,7 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
     const before = refactorRows(ctx, { plan: scope.plan_path, step: scope.step_anchor, worktree: scope.worktree });
     let current: string | null = null;
     if (before.some((r) => ownPending(r, scope))) current = snapshotId = (await kernel.snapshot()).snapshot_id;
-    const start = startRefactorRun(ctx, scope, {
+    const start = await startRefactorRun(ctx, scope, {
       retry_failed: Boolean(input.retry_failed),
       current_snapshot: current,
     });

@@ -8,7 +8,15 @@ import type { StateContext } from './context.js';
 import { immediate } from './db.js';
 import { checkOwner, checkText, findStep, ownerPlan, stepArg } from './owner.js';
 import { insertArtifact } from './queries/events.js';
-import { ARTIFACT_KINDS, CONTENT_MAX_CODE_POINTS, SUMMARY_MAX_CODE_POINTS, type ArtifactKind } from './status.js';
+import {
+  ARTIFACT_KINDS,
+  CONTENT_MAX_CODE_POINTS,
+  SUMMARY_MAX_CODE_POINTS,
+  truncateCodePoints,
+  type ArtifactKind,
+} from './status.js';
+
+export { truncateCodePoints };
 import type { OwnerInput } from './start.js';
 
 export interface ArtifactInput extends OwnerInput {
@@ -25,20 +33,8 @@ export interface ArtifactResult {
   truncated: boolean;
 }
 
-/** Cut to at most `max` code points; returns the text and whether it was cut. */
-export function truncateCodePoints(text: string, max: number): { text: string; truncated: boolean } {
-  if (text.length <= max) return { text, truncated: false };
-  let count = 0;
-  let i = 0;
-  while (i < text.length && count < max) {
-    const cp = text.codePointAt(i)!;
-    i += cp > 0xffff ? 2 : 1;
-    count++;
-  }
-  return i >= text.length ? { text, truncated: false } : { text: text.slice(0, i), truncated: true };
-}
 
-export function artifact(ctx: StateContext, input: ArtifactInput): ArtifactResult {
+export async function artifact(ctx: StateContext, input: ArtifactInput): Promise<ArtifactResult> {
   const anchor = stepArg(input.step);
   if (!(ARTIFACT_KINDS as readonly string[]).includes(input.kind)) {
     throw new TugError('InvalidArgument', {

@@ -43,10 +43,10 @@ export function claimsHeldBy(ctx: StateContext, worktree: string): HeldClaim[] {
  * Admin release (`worktree remove --force`): ends `worktree`'s claim on a top-level step, discarding the
  * attempt; `failures` unchanged; actor `admin`. Returns false when the worktree does not hold the step.
  */
-export function adminRelease(
+export async function adminRelease(
   ctx: StateContext,
   input: { plan: string; step: string; worktree: string },
-): { released: boolean } {
+): Promise<{ released: boolean }> {
   const anchor = stepArg(input.step);
   const ref = resolvePlanRef(ctx, input.plan);
   requirePlanRow(ctx, ref);

@@ -7,6 +7,7 @@
 import { addSeconds } from '../clock.js';
 import { TugError } from '../contract/errors.js';
 import { discardAttempt } from './attempt.js';
+import { leaseSeconds as leaseOf } from './lease.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
@@ -81,7 +82,7 @@ export async function claim(ctx: StateContext, input: ClaimInput): Promise<Claim
   const ref = resolvePlanRef(ctx, input.plan, input.worktree);
   requirePlanRow(ctx, ref);
   const store = writeStore(ctx);
-  const leaseSeconds = input.lease_seconds ?? ctx.config.state.lease_seconds;
+  const leaseSeconds = leaseOf(ctx.config, input.lease_seconds);
   const run = (snap: PlanSnapshot | null) =>
     immediate(store, () => claimTx(ctx, store.db, ref.plan_path, input, leaseSeconds, snap));
   if (input.skip_drift) return run(null);

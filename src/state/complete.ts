@@ -8,7 +8,7 @@ import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
-import { checkOwner, checkText, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
+import { capReason, checkOwner, checkText, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
 import { completeNonTerminal, openItemsOfStep } from './queries/items.js';
 import { countCompleted, getPlan, setPlanStatus } from './queries/plans.js';
 import { openRefactorsOfStep, skipRemaining } from './queries/refactors.js';
@@ -47,7 +47,10 @@ export interface CompleteResult {
 
 export async function complete(ctx: StateContext, input: CompleteInput): Promise<CompleteResult> {
   const anchor = stepArg(input.step);
-  if (input.force !== undefined) checkText('--force reason', input.force, { nonEmpty: true });
+  if (input.force !== undefined) {
+    checkText('--force reason', input.force, { nonEmpty: true });
+    input = { ...input, force: capReason(ctx, 'force reason', input.force) };
+  }
   if (input.commit !== undefined && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(input.commit)) {
     throw new TugError('InvalidArgument', {
       reason: `--commit must be a full commit object name, got ${JSON.stringify(input.commit)}`,

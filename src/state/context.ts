@@ -2,12 +2,13 @@
  * The state library's context (02-state.md §7): everything an operation needs, passed explicitly, so the
  * CLI, the driver (`tugcode run`) and an MCP server call the same functions in-process.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
 import { openRead, openWrite, stateDbPath, type OpenedDb } from './db.js';
+import { checkStateConfig } from './lease.js';
 
 /** The configuration keys the state library reads (a subset of the full Config). */
 export interface StateConfig {
@@ -57,20 +58,11 @@ export interface OpenOptions {
  * NotInitialized for `write` (state init creates it).
  */
 export function openStateContext(o: OpenOptions): StateContext {
+  checkStateConfig(o.config);
   const env = o.env ?? process.env;
-  const overridden = Boolean(o.dbPath ?? env.TUGCODE_STATE_DB);
   const path = o.dbPath ?? stateDbPath(o.repoRoot, env);
-  let store: OpenedDb | null = null;
-  if (o.mode === 'create') {
-    mkdirSync(dirname(path), { recursive: true });
-    store = openWrite(path, { create: true, env });
-  } else if (o.mode === 'write') {
-    if (!overridden && !existsSync(join(o.repoRoot, '.tugtool')))
-      throw new TugError('NotInitialized', { repo_root: o.repoRoot });
-    store = existsSync(path) ? openWrite(path, { env }) : null;
-  } else {
-    store = openRead(path, { env });
-  }
+  const overridden = Boolean(o.dbPath ?? env.TUGCODE_STATE_DB);
+  const store = openStore(o.mode, { repoRoot: o.repoRoot, path, env, overridden });
   return {
     store,
     clock: o.clock,
@@ -83,6 +75,43 @@ export function openStateContext(o: OpenOptions): StateContext {
     dbPath: path,
     env,
   };
+}
+
+/**
+ * The connection for one mode (see openStateContext); null when a reader or writer finds no state.db.
+ * `overridden`: the path came from TUGCODE_STATE_DB or the caller, so `.tugtool/` need not exist.
+ */
+export function openStore(
+  mode: OpenMode,
+  o: { repoRoot: string; path: string; env: NodeJS.ProcessEnv; overridden: boolean },
+): OpenedDb | null {
+  const hasDir = o.overridden || tugtoolDir(o.repoRoot);
+  if (mode === 'create') {
+    mkdirSync(dirname(o.path), { recursive: true });
+    return openWrite(o.path, { create: true, env: o.env });
+  }
+  if (mode === 'write') {
+    if (!hasDir) throw new TugError('NotInitialized', { repo_root: o.repoRoot });
+    return existsSync(o.path) ? openWrite(o.path, { env: o.env }) : null;
+  }
+  return openRead(o.path, { env: o.env });
+}
+
+/**
+ * Whether `<repoRoot>/.tugtool/` exists. Anything else by that name (a regular file, a symlink to one) is
+ * NotInitialized with the reason, never an empty state: readers would otherwise answer "no plans".
+ */
+function tugtoolDir(repoRoot: string): boolean {
+  const dir = join(repoRoot, '.tugtool');
+  const st = statSync(dir, { throwIfNoEntry: false });
+  if (st && !st.isDirectory()) {
+    throw new TugError('NotInitialized', {
+      repo_root: repoRoot,
+      path: dir,
+      reason: `${dir} is a file, not a directory`,
+    });
+  }
+  return st !== undefined;
 }
 
 /**

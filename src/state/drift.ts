@@ -59,11 +59,11 @@ export async function withSnapshot<T>(
   db: Db,
   plan_path: string,
   abs_path: string,
-  fn: (snap: PlanSnapshot) => T,
+  fn: (snap: PlanSnapshot) => T | Promise<T>,
 ): Promise<T> {
   const first = await readPlanSnapshot(plan_path, abs_path, planSource(db, plan_path));
   try {
-    return fn(first);
+    return await fn(first);
   } catch (e) {
     if (!(e instanceof NeedsParse)) throw e;
   }

@@ -4,6 +4,7 @@
  * appends an event.
  */
 import { addSeconds } from '../clock.js';
+import { leaseSeconds } from './lease.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
@@ -22,11 +23,11 @@ export interface HeartbeatResult {
   lease_expires_at: string;
 }
 
-export function heartbeat(ctx: StateContext, input: HeartbeatInput): HeartbeatResult {
+export async function heartbeat(ctx: StateContext, input: HeartbeatInput): Promise<HeartbeatResult> {
   const anchor = stepArg(input.step);
   const { ref, store } = ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
-  const seconds = input.lease_seconds ?? ctx.config.state.lease_seconds;
+  const seconds = leaseSeconds(ctx.config, input.lease_seconds);
   return immediate(store, () => {
     const db = store.db;
     const now = ctx.clock.now();

@@ -60,7 +60,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
     if (errors.length > 0) throw new TugError('PlanInvalid', { plan_path: ref.plan_path, diagnostics: errors });
   }
   const store = ensureWriter(ctx, true);
-  const result = immediate(store, () => {
+  const result = await immediate(store, () => {
     const db = store.db;
     const now = ctx.clock.now();
     const row = getPlan(db, ref.plan_path);

@@ -42,12 +42,22 @@ export function listMigrations(dir: string = migrationsDir()): Migration[] {
   return out;
 }
 
-/** The version row, or null when the table does not exist. */
-export function readSchemaVersion(db: Db): number | null {
+/**
+ * The version row, or null when the table does not exist. A table that exists but holds no positive
+ * integer version (empty, 0, text, several rows) is damaged: DatabaseError, never a migration from 0.
+ */
+export function readSchemaVersion(db: Db, dbPath = db.name): number | null {
   const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").get();
   if (!hasTable) return null;
-  const row = db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null };
-  return row.v ?? 0;
+  const rows = db.prepare('SELECT version AS v FROM schema_version').all() as { v: unknown }[];
+  const v = rows.length === 1 ? rows[0]!.v : undefined;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) {
+    throw new TugError('DatabaseError', {
+      db_path: dbPath,
+      reason: `schema_version is damaged: expected one positive integer row, found ${JSON.stringify(rows.map((r) => r.v))}`,
+    });
+  }
+  return v;
 }
 
 function tableCount(db: Db): number {
@@ -64,7 +74,7 @@ export function migrate(
   opts: { dbPath: string; allowCreate: boolean; dir?: string | undefined; target?: number },
 ): number {
   const target = opts.target ?? LATEST_SCHEMA_VERSION;
-  const current = readSchemaVersion(db);
+  const current = readSchemaVersion(db, opts.dbPath);
   if (current === null && tableCount(db) > 0) {
     throw new TugError('DatabaseError', {
       db_path: opts.dbPath,
@@ -87,7 +97,7 @@ export function migrate(
     try {
       db.transaction(() => {
         // Re-read inside the lock: another process may have applied this step meanwhile.
-        const now = readSchemaVersion(db) ?? 0;
+        const now = readSchemaVersion(db, opts.dbPath) ?? 0;
         if (now >= m.version) return;
         db.exec(sql);
         if (fkOff) {
@@ -105,7 +115,7 @@ export function migrate(
     } finally {
       if (fkOff) db.pragma('foreign_keys = ON');
     }
-    version = readSchemaVersion(db) ?? version;
+    version = readSchemaVersion(db, opts.dbPath) ?? version;
   }
   return version;
 }

@@ -9,6 +9,7 @@ import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
 import type { Db } from './queries/stmt.js';
 import { getStep } from './queries/steps.js';
 import { everClaimed } from './queries/events.js';
+import { REASON_MAX_CODE_POINTS, truncateCodePoints } from './status.js';
 import type { StepRow } from './types.js';
 
 export interface StepAndTop {
@@ -105,6 +106,21 @@ export function stepArg(anchor: string): string {
       argument: 'step',
     });
   return a;
+}
+
+/**
+ * A reason about to be stored, cut to REASON_MAX_CODE_POINTS; a cut adds the warning `TextTruncated`
+ * naming the field.
+ */
+export function capReason(ctx: StateContext, field: string, value: string): string {
+  const t = truncateCodePoints(value, REASON_MAX_CODE_POINTS);
+  if (t.truncated) {
+    ctx.warnings.add('TextTruncated', `${field} was cut to ${REASON_MAX_CODE_POINTS} characters`, {
+      field,
+      max_code_points: REASON_MAX_CODE_POINTS,
+    });
+  }
+  return t.text;
 }
 
 /** Text inputs (reasons, summaries) are UTF-8 without NUL bytes (03-contract.md §5). */

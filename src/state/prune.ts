@@ -17,7 +17,7 @@ export interface PruneInput {
   purge?: boolean | undefined;
 }
 
-export function prune(ctx: StateContext, input: PruneInput): { pruned: string[]; dry_run: boolean } {
+export async function prune(ctx: StateContext, input: PruneInput): Promise<{ pruned: string[]; dry_run: boolean }> {
   const dry_run = Boolean(input.dry_run);
   const store = ctx.store;
   if (!store) return { pruned: [], dry_run };

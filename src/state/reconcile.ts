@@ -66,7 +66,7 @@ export function winningCommits(plan_path: string, commits: TrailerCommit[]): Map
   return new Map([...wins].map(([a, w]) => [a, w.c]));
 }
 
-export function reconcile(ctx: StateContext, input: ReconcileInput): ReconcileResult {
+export async function reconcile(ctx: StateContext, input: ReconcileInput): Promise<ReconcileResult> {
   const ref = resolvePlanRef(ctx, input.plan);
   requirePlanRow(ctx, ref);
   const store = writeStore(ctx);

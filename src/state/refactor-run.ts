@@ -47,11 +47,11 @@ export function ownPending(r: RefactorView, scope: RefactorScope): PendingWrite 
  * against `current_snapshot` (applied with `recovered: true`, pending cleared, or failed with
  * SnapshotMismatch). Appends one event when a row changed.
  */
-export function startRefactorRun(
+export async function startRefactorRun(
   ctx: StateContext,
   scope: RefactorScope,
   o: { retry_failed: boolean; current_snapshot: string | null },
-): RunStart {
+): Promise<RunStart> {
   const store = writeStore(ctx);
   return immediate(store, () => {
     const db = store.db;
@@ -135,9 +135,9 @@ function withoutPrevious(r: Record<string, unknown> | null): Record<string, unkn
  * run-step row step 6, before `apply`: in one transaction re-check ownership, write `pending` on the open
  * row, and renew the lease. A lost lease throws the ownership error and writes nothing.
  */
-export function writePending(ctx: StateContext, scope: RefactorScope, ordinal: number, pending: PendingWrite): void {
+export async function writePending(ctx: StateContext, scope: RefactorScope, ordinal: number, pending: PendingWrite): Promise<void> {
   const store = writeStore(ctx);
-  immediate(store, () => {
+  await immediate(store, () => {
     const db = store.db;
     const now = ctx.clock.now();
     const s = owned(db, scope, scope.attempt);
@@ -178,7 +178,7 @@ export interface RefactorOutcome {
  * run-step row step 7 (and failures): record the row, its `refactor_report` artifact and a lease renewal in
  * one transaction, after re-checking ownership. Returns the stored row.
  */
-export function recordRefactorResult(ctx: StateContext, scope: RefactorScope, o: RefactorOutcome): RefactorView {
+export async function recordRefactorResult(ctx: StateContext, scope: RefactorScope, o: RefactorOutcome): Promise<RefactorView> {
   const store = writeStore(ctx);
   return immediate(store, () => {
     const db = store.db;

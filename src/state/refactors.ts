@@ -11,7 +11,7 @@
 import { TugError } from '../contract/errors.js';
 import type { StateContext } from './context.js';
 import { immediate, read } from './db.js';
-import { checkText, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
+import { capReason, checkText, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
 import { requirePlanRow, resolvePlanRef } from './plan-ref.js';
 import { recordEvent } from './record.js';
 import { getRefactor, refactorsOfStep, setRefactor } from './queries/refactors.js';
@@ -85,7 +85,7 @@ export interface SkipResult {
  * `refactor skip` (05-kernel.md §7.4): the owner marks an open or failed row skipped with a reason. An
  * applied row is InvalidTransition; a row already skipped succeeds and changes nothing.
  */
-export function skipRefactor(ctx: StateContext, input: SkipInput): SkipResult {
+export async function skipRefactor(ctx: StateContext, input: SkipInput): Promise<SkipResult> {
   const anchor = stepArg(input.step);
   if (!Number.isSafeInteger(input.ordinal) || input.ordinal < 0)
     throw new TugError('InvalidArgument', {
@@ -93,6 +93,7 @@ export function skipRefactor(ctx: StateContext, input: SkipInput): SkipResult {
       argument: '--ordinal',
     });
   checkText('--reason', input.reason, { nonEmpty: true });
+  input = { ...input, reason: capReason(ctx, 'reason', input.reason) };
   const { ref, store } = ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
   return immediate(store, () => {

@@ -8,7 +8,7 @@ import { discardAttempt } from './attempt.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
-import { checkOwner, checkText, findStep, invalidTransition, ownerPlan, requireTopLevel, stepArg } from './owner.js';
+import { capReason, checkOwner, checkText, findStep, invalidTransition, ownerPlan, requireTopLevel, stepArg } from './owner.js';
 import { endClaim } from './queries/steps.js';
 import { isHeld } from './status.js';
 import type { OwnerInput } from './start.js';
@@ -18,7 +18,7 @@ export interface ReleaseResult {
   step_anchor: string;
 }
 
-export function release(ctx: StateContext, input: OwnerInput): ReleaseResult {
+export async function release(ctx: StateContext, input: OwnerInput): Promise<ReleaseResult> {
   const anchor = stepArg(input.step);
   const { ref, store } = ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
@@ -71,9 +71,9 @@ export interface FailResult {
   step_status: 'pending' | 'failed';
 }
 
-export function fail(ctx: StateContext, input: FailInput): FailResult {
+export async function fail(ctx: StateContext, input: FailInput): Promise<FailResult> {
   const anchor = stepArg(input.step);
-  const reason = checkText('--reason', input.reason, { nonEmpty: true });
+  const reason = capReason(ctx, 'reason', checkText('--reason', input.reason, { nonEmpty: true }));
   const { ref, store } = ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
   return immediate(store, () => {

@@ -1,7 +1,9 @@
 /**
  * `state reset` (02-state.md §4): the admin escape hatch. A claimed, in-progress or failed top-level step
- * returns to pending: attempt discarded, claim and fail_reason cleared, both counters 0. Completed steps
- * are refused.
+ * returns to pending: attempt discarded, claim and fail_reason cleared, `failures` 0. `attempt` is a
+ * fencing token and never goes down, so a stale holder of an earlier attempt can never match again. A live
+ * claim is reset only with `force`; the result names the owner whose claim ended. Completed steps are
+ * refused.
  */
 import { TugError } from '../contract/errors.js';
 import { discardAttempt } from './attempt.js';
@@ -11,20 +13,24 @@ import { immediate } from './db.js';
 import { findStep, invalidTransition, requireTopLevel, stepArg } from './owner.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
 import { resetTop } from './queries/steps.js';
-import type { StepStatus } from './status.js';
+import { isExpired, isHeld, type StepStatus } from './status.js';
 
 export interface ResetInput {
   plan: string;
   step: string;
+  /** Also reset a live (unexpired) claim; without it that is InvalidTransition. */
+  force?: boolean | undefined;
 }
 
 export interface ResetResult {
   reset: boolean;
   step_anchor: string;
   previous_status: StepStatus;
+  /** The worktree whose claim the reset ended, else null. */
+  previous_owner: string | null;
 }
 
-export function reset(ctx: StateContext, input: ResetInput): ResetResult {
+export async function reset(ctx: StateContext, input: ResetInput): Promise<ResetResult> {
   const anchor = stepArg(input.step);
   const ref = resolvePlanRef(ctx, input.plan);
   requirePlanRow(ctx, ref);
@@ -38,9 +44,18 @@ export function reset(ctx: StateContext, input: ResetInput): ResetResult {
     const step = s.step;
     if (step.status === 'completed')
       throw invalidTransition(plan_path, step, `${anchor} is completed; a completed step cannot be reset`);
-    if (step.status === 'pending' && step.attempt === 0 && step.failures === 0) {
-      return { reset: true, step_anchor: anchor, previous_status: step.status };
+    const live = isHeld(step.status) && !isExpired(step.lease_expires_at, now);
+    if (live && !input.force) {
+      throw invalidTransition(
+        plan_path,
+        step,
+        `${anchor} is ${step.status} by ${step.claimed_by} with a live lease until ${step.lease_expires_at}; a live claim is reset only when forced`,
+        { claimed_by: step.claimed_by, lease_expires_at: step.lease_expires_at },
+      );
     }
+    const previous_owner = isHeld(step.status) ? step.claimed_by : null;
+    const result = { reset: true, step_anchor: anchor, previous_status: step.status, previous_owner };
+    if (step.status === 'pending' && step.failures === 0) return result;
     const discarded = step.status === 'pending' ? null : discardAttempt(db, plan_path, anchor, now);
     if (resetTop(db, plan_path, anchor) !== 1)
       throw new TugError('InternalError', { reason: 'guarded reset changed no row' });
@@ -56,9 +71,10 @@ export function reset(ctx: StateContext, input: ResetInput): ResetResult {
         previous_owner: step.claimed_by,
         previous_attempt: step.attempt,
         previous_failures: step.failures,
+        ...(live ? { live_claim: true } : {}),
         ...(discarded ?? {}),
       },
     });
-    return { reset: true, step_anchor: anchor, previous_status: step.status };
+    return result;
   });
 }

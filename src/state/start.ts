@@ -22,7 +22,7 @@ export interface StartResult {
   already_started: boolean;
 }
 
-export function start(ctx: StateContext, input: OwnerInput): StartResult {
+export async function start(ctx: StateContext, input: OwnerInput): Promise<StartResult> {
   const anchor = stepArg(input.step);
   const { ref, store } = ownerPlan(ctx, input);
   const plan_path = ref.plan_path;

@@ -72,5 +72,26 @@ export function kindFromName(s: string): ItemKind | null {
   return isItemKind(k) ? k : null;
 }
 
+/**
+ * Caps of the text the state library stores (docs/state-notes.md). Short texts — artifact summaries and
+ * every reason (a deferred item's, `fail`'s, a forced completion's, a skipped refactor's) — keep at most
+ * 500 code points; long texts (artifact contents) at most 64 Ki code points. Longer input is cut by code
+ * points, never inside a character: artifacts say `truncated: true`, reasons add a `TextTruncated` warning.
+ */
 export const SUMMARY_MAX_CODE_POINTS = 500;
+export const REASON_MAX_CODE_POINTS = SUMMARY_MAX_CODE_POINTS;
 export const CONTENT_MAX_CODE_POINTS = 64 * 1024;
+
+/** Cut to at most `max` code points; returns the text and whether it was cut. */
+export function truncateCodePoints(text: string, max: number): { text: string; truncated: boolean } {
+  if (text.length <= max) return { text, truncated: false };
+  let count = 0;
+  let i = 0;
+  while (i < text.length && count < max) {
+    const cp = text.codePointAt(i)!;
+    i += cp > 0xffff ? 2 : 1;
+    count++;
+  }
+  return i >= text.length ? { text, truncated: false } : { text: text.slice(0, i), truncated: true };
+}
+

@@ -4,13 +4,12 @@
  * the same interface. A store is opened once per process (a CLI call, the driver, the MCP server) and
  * reused by every call; each call brings its own event `command`, warnings sink and work tree.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
-import type { StateConfig, StateContext } from './context.js';
-import { openRead, openWrite, stateDbPath, type OpenedDb } from './db.js';
+import { openStore, type StateConfig, type StateContext } from './context.js';
+import { checkStateConfig } from './lease.js';
+import { stateDbPath, type OpenedDb } from './db.js';
 import type { InitInput, InitResult } from './init.js';
 import type { ClaimInput, ClaimResult } from './claim.js';
 import type { OwnerInput, StartResult } from './start.js';
@@ -149,6 +148,7 @@ export class SqliteStateStore implements StateStore {
   private readonly overridden: boolean;
 
   constructor(private readonly o: SqliteStoreOptions) {
+    checkStateConfig(o.config);
     this.overridden = Boolean(o.dbPath ?? o.env.TUGCODE_STATE_DB);
     this.dbPath = o.dbPath ?? stateDbPath(o.repoRoot, o.env);
   }
@@ -156,18 +156,18 @@ export class SqliteStateStore implements StateStore {
   /** The connection for `mode`: a writer serves reads too; a reader is replaced by a writer when needed. */
   private open(mode: Mode): OpenedDb | null {
     if (this.db && !this.db.db.open) this.db = null;
-    if (mode === 'read') {
-      this.db ??= openRead(this.dbPath, { env: this.o.env });
-      return this.db;
+    if (this.db && (mode === 'read' || !this.db.db.readonly)) return this.db;
+    const opened = openStore(mode, {
+      repoRoot: this.o.repoRoot,
+      path: this.dbPath,
+      env: this.o.env,
+      overridden: this.overridden,
+    });
+    if (opened) {
+      this.close();
+      this.db = opened;
     }
-    if (this.db && !this.db.db.readonly) return this.db;
-    if (!this.overridden && !existsSync(join(this.o.repoRoot, '.tugtool')))
-      throw new TugError('NotInitialized', { repo_root: this.o.repoRoot });
-    if (!existsSync(this.dbPath)) return null;
-    const w = openWrite(this.dbPath, { env: this.o.env });
-    this.close();
-    this.db = w;
-    return w;
+    return opened;
   }
 
   private context(call: StateCall, mode: Mode): StateContext {

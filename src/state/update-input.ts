@@ -71,7 +71,12 @@ export function validateChanges(
   const seen = new Set<string>();
   for (const c of items) {
     const key = `${c.kind}:${c.ordinal}`;
-    if (seen.has(key)) throw new TugError('InvalidBatch', { reason: `${c.kind} ${c.ordinal} is named more than once` });
+    if (seen.has(key))
+      throw new TugError('InvalidBatch', {
+        reason: `${c.kind} ${c.ordinal} is named more than once`,
+        // Per-item flags, not --batch: the message must not blame stdin.
+        input: batch ? 'batch' : 'flags',
+      });
     seen.add(key);
     const r = c.reason ?? reason;
     if (r !== undefined && r.includes('\0')) throw err(`the reason of ${c.kind} ${c.ordinal} contains a NUL byte`);

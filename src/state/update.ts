@@ -9,7 +9,7 @@ import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
-import { checkOwner, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
+import { capReason, checkOwner, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
 import { completeNonTerminal, itemsOfStep, itemsOfSubtree, setItemStatus } from './queries/items.js';
 import { refactorsOfPlan } from './queries/refactors.js';
 import { completeRow, startSub, subtree } from './queries/steps.js';
@@ -57,11 +57,23 @@ export async function update(ctx: StateContext, input: UpdateInput): Promise<Upd
     });
   }
   validateChanges(items, bulk, input.reason, batch);
+  const capped = capReasons(ctx, input, items);
   const { ref, store } = ownerPlan(ctx, input);
   const run = (snap: PlanSnapshot | null) =>
-    immediate(store, () => updateTx(ctx, store.db, ref.plan_path, anchor, input, items, bulk, snap));
+    immediate(store, () => updateTx(ctx, store.db, ref.plan_path, anchor, capped.input, capped.items, bulk, snap));
   if (input.skip_drift) return run(null);
   return withSnapshot(store.db, ref.plan_path, ref.abs_path, run);
+}
+
+/** Every reason of the update, cut to the stored cap (02-state.md §2, docs/state-notes.md). */
+function capReasons(ctx: StateContext, input: UpdateInput, items: ItemChange[]) {
+  const reason = input.reason === undefined ? undefined : capReason(ctx, 'reason', input.reason);
+  return {
+    input: reason === input.reason ? input : { ...input, reason },
+    items: items.map((c) =>
+      c.reason === undefined ? c : { ...c, reason: capReason(ctx, `reason of ${c.kind} ${c.ordinal}`, c.reason) },
+    ),
+  };
 }
 
 function updateTx(

@@ -70,6 +70,49 @@ describe('config', () => {
     expect(e.message).toContain('TUGCODE_STATE_LEASE_SECONDS');
   });
 
+  it('bounds every numeric key the same from the file and the environment, naming the source that was wrong', async () => {
+    const { MAX_LEASE_SECONDS } = await import('../../src/config/defaults.js');
+    expect(MAX_LEASE_SECONDS).toBe(366 * 24 * 3600);
+    const file = '.tugtool/config.toml';
+    const cases: [string, string, number][] = [
+      ['state', 'lease_seconds', MAX_LEASE_SECONDS],
+      ['state', 'max_attempts', 1000],
+      ['run', 'workers', 64],
+      ['run', 'heartbeat_seconds', 86400],
+      ['run', 'step_timeout_seconds', 7 * 86400],
+    ];
+    for (const [table, key, max] of cases) {
+      const ok = await parseConfigText(`[${table}]\n${key} = ${max}\n`, file);
+      expect((ok as any)[table][key]).toBe(max);
+      for (const bad of [max + 1, 999999999999, 0]) {
+        const e = await configError(parseConfigText(`[${table}]\n${key} = ${bad}\n`, file));
+        expect([e.code, e.exitCode, e.details.source, e.details.key]).toEqual(['ConfigInvalid', 2, file, `${table}.${key}`]);
+        expect(e.message).toContain(`${file}: ${table}.${key}`);
+      }
+      const name = `TUGCODE_${table.toUpperCase()}_${key.toUpperCase()}`;
+      expect(((await loadConfig(tempDir(), { [name]: String(max) })) as any)[table][key]).toBe(max);
+      for (const bad of [String(max + 1), '999999999999', '99999999999999999999999', '0', '-5']) {
+        const e = await configError(loadConfig(tempDir(), { [name]: bad }));
+        expect([e.code, e.details.source, e.details.key]).toEqual(['ConfigInvalid', name, `${table}.${key}`]);
+        expect(e.message).toContain(name);
+        expect(e.message).toContain(`from 1 to ${max}`);
+      }
+    }
+  });
+
+  it('blames a bad environment value on the variable even when config.toml exists, and a bad file value on the file', async () => {
+    const root = tempDir();
+    writeFiles(root, { '.tugtool/config.toml': '[state]\nmax_attempts = 5\n' });
+    const env = await configError(loadConfig(root, { TUGCODE_STATE_LEASE_SECONDS: '999999999999' }));
+    expect(env.details.source).toBe('TUGCODE_STATE_LEASE_SECONDS');
+    const bad = tempDir();
+    writeFiles(bad, { '.tugtool/config.toml': '[state]\nlease_seconds = 999999999999\n' });
+    const file = await configError(loadConfig(bad, { TUGCODE_STATE_MAX_ATTEMPTS: '4' }));
+    expect([file.details.source, file.details.key]).toEqual(['.tugtool/config.toml', 'state.lease_seconds']);
+    const alias = await configError(loadConfig(tempDir(), { TUG_VERIFY: 'everything' }));
+    expect([alias.details.source, alias.details.key]).toEqual(['TUG_VERIFY', 'kernel.verify']);
+  });
+
   it('warns about unknown keys and tables instead of failing', async () => {
     const w = new WarningSink();
     const c = await parseConfigText('[state]\nlease = 5\n[nonsense]\nx = 1\n', 'config.toml', w);
@@ -118,6 +161,17 @@ describe('config rules without zod', () => {
       3601,
       1.5,
       7200,
+      64,
+      65,
+      1000,
+      1001,
+      86400,
+      86401,
+      604800,
+      604801,
+      31622400,
+      31622401,
+      999999999999,
       '',
       'x',
       'main',

@@ -81,7 +81,7 @@ describe('tugcode doctor', () => {
     });
     try {
       expect(
-        fail(s, { plan: PLAN_PATH, step: 'step-1', worktree: wtA, reason: 'tests keep failing' }).step_status,
+        (await fail(s, { plan: PLAN_PATH, step: 'step-1', worktree: wtA, reason: 'tests keep failing' })).step_status,
       ).toBe('failed');
     } finally {
       closeStateContext(s);

@@ -92,7 +92,7 @@ export async function workOn(ctx: FlowCtx, worktree: string, step: string, planP
   return withState(ctx, worktree, async (s) => {
     const c = await claim(s, { plan: planPath, worktree, step });
     if (!c.claimed) throw new Error(`could not claim ${step}: ${JSON.stringify(c)}`);
-    start(s, { plan: planPath, step, worktree });
+    await start(s, { plan: planPath, step, worktree });
     await update(s, { plan: planPath, step, worktree, complete_remaining: true });
     return c.attempt;
   });

@@ -54,9 +54,9 @@ describe('refactor rows of a discarded attempt', () => {
     const { root, wt } = setup([RENAME, MISSING, RENAME_HELPER, 'organize-imports --file src/main.ts']);
     await initAndClaim(root, wt);
     const scope = await scopeOf(root, wt);
-    await withCtx(root, wt, { command: 'refactor run-step' }, (ctx) => {
+    await withCtx(root, wt, { command: 'refactor run-step' }, async (ctx) => {
       const base = { snapshot_before: 'snap_aaaaaaaaaaaa', artifact: { summary: 'x' } };
-      recordRefactorResult(ctx, scope, {
+      await recordRefactorResult(ctx, scope, {
         ...base,
         ordinal: 0,
         status: 'applied',
@@ -64,7 +64,7 @@ describe('refactor rows of a discarded attempt', () => {
         exit_code: 0,
         result: { op_hash: 'aaaaaaaaaaaa', attempts: 1 },
       });
-      recordRefactorResult(ctx, scope, {
+      await recordRefactorResult(ctx, scope, {
         ...base,
         ordinal: 1,
         status: 'failed',
@@ -72,14 +72,14 @@ describe('refactor rows of a discarded attempt', () => {
         exit_code: 3,
         result: { op_hash: 'bbbbbbbbbbbb', error: { code: 'SymbolNotFound' } },
       });
-      writePending(ctx, scope, 2, {
+      await writePending(ctx, scope, 2, {
         op_hash: 'cccccccccccc',
         snapshot_before: 'snap_bbbbbbbbbbbb',
         snapshot_after: 'snap_cccccccccccc',
         worktree: wt,
         attempt: scope.attempt,
       });
-      skipRefactor(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt, ordinal: 3, reason: 'not needed' });
+      await skipRefactor(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt, ordinal: 3, reason: 'not needed' });
     });
     await withCtx(root, wt, { command: 'state release' }, (ctx) =>
       release(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt }),
@@ -125,17 +125,17 @@ describe('refactor row writes after the claim moved', () => {
     await withCtx(root, wt, {}, (ctx) => release(ctx, { plan: PLAN_PATH, step: 'step-1', worktree: wt }));
     await withCtx(root, wt, {}, (ctx) => claim(ctx, { plan: PLAN_PATH, worktree: wt, step: 'step-1' }));
     const before = sql(root, 'SELECT * FROM step_refactors');
-    await withCtx(root, wt, {}, (ctx) => {
-      expect(() => writePending(ctx, scope, 0, pending)).toThrow(expect.objectContaining({ code: 'AttemptMismatch' }));
-      expect(() => recordRefactorResult(ctx, scope, outcome)).toThrow(
+    await withCtx(root, wt, {}, async (ctx) => {
+      await expect(writePending(ctx, scope, 0, pending)).rejects.toThrow(expect.objectContaining({ code: 'AttemptMismatch' }));
+      await expect(recordRefactorResult(ctx, scope, outcome)).rejects.toThrow(
         expect.objectContaining({ code: 'AttemptMismatch' }),
       );
     });
     // Another worktree takes the expired claim over.
     const later = '2026-03-01T13:00:00.000Z';
     await withCtx(root, root, { now: later }, (ctx) => claim(ctx, { plan: PLAN_PATH, worktree: root, step: 'step-1' }));
-    await withCtx(root, wt, { now: later }, (ctx) => {
-      expect(() => writePending(ctx, { ...scope, attempt: scope.attempt + 1 }, 0, pending)).toThrow(
+    await withCtx(root, wt, { now: later }, async (ctx) => {
+      await expect(writePending(ctx, { ...scope, attempt: scope.attempt + 1 }, 0, pending)).rejects.toThrow(
         expect.objectContaining({ code: 'LeaseExpired' }),
       );
     });

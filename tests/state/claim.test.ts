@@ -172,8 +172,8 @@ describe('state claim', () => {
     const root = await setup();
     await claimAt(root, T0, W1, { lease_seconds: 60 });
     await withCtx(root, { now: at(120) }, async (ctx) => {
-      expect(start(ctx, { plan: 'demo', step: 'step-0', worktree: W1 }).started).toBe(true);
-      const hb = heartbeat(ctx, { plan: 'demo', step: 'step-0', worktree: W1, lease_seconds: 60 });
+      expect((await start(ctx, { plan: 'demo', step: 'step-0', worktree: W1 })).started).toBe(true);
+      const hb = await heartbeat(ctx, { plan: 'demo', step: 'step-0', worktree: W1, lease_seconds: 60 });
       expect(hb.lease_expires_at).toBe(at(180));
     });
     const revived = sql(

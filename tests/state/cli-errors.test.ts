@@ -57,6 +57,23 @@ describe('tugcode state errors (CLI)', () => {
     refusedCli(root, ['claim', 'demo', '--worktree', w1], 'ConfigInvalid', 2, { env: { TUGCODE_NOW: 'yesterday' } });
   });
 
+  it('bounds the lease from config.toml and the environment like the flag, naming the source', () => {
+    const { root, w1 } = cliRepo();
+    const r = refusedCli(root, ['claim', 'demo', '--worktree', w1], 'ConfigInvalid', 2, {
+      env: { TUGCODE_STATE_LEASE_SECONDS: '999999999999' },
+    });
+    expect(r.json.error.message).toContain('TUGCODE_STATE_LEASE_SECONDS');
+    refusedCli(root, ['claim', 'demo', '--worktree', w1], 'ConfigInvalid', 2, {
+      env: { TUGCODE_STATE_LEASE_SECONDS: '99999999999999999999999' },
+    });
+    refusedCli(root, ['claim', 'demo', '--worktree', w1, '--lease-duration', '999999999999'], 'InvalidArgument', 2);
+    writeFileSync(join(root, '.tugtool', 'config.toml'), '[state]\nlease_seconds = 999999999999\n');
+    const f = refusedCli(root, ['claim', 'demo', '--worktree', w1], 'ConfigInvalid', 2);
+    expect(f.json.error.message).toContain('.tugtool/config.toml: state.lease_seconds');
+    writeFileSync(join(root, '.tugtool', 'config.toml'), '[state]\nmax_attempts = 99999999999\n');
+    refusedCli(root, ['claim', 'demo', '--worktree', w1], 'ConfigInvalid', 2);
+  });
+
   it('reports what cannot be found with exit 3', () => {
     const { root, w1 } = cliRepo({ [DEMO_PATH]: DEMO, '.tugtool/tugplan-other.md': DEMO });
     const outside = tempDir();

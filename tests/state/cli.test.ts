@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { git } from '../helpers/repo.js';
 import { CLI } from '../helpers/cli.js';
 import { DEMO_PATH, at, sql } from './helpers.js';
-import { cliRepo, st, stText } from './cli-helpers.js';
+import { cliRepo, refusedCli, st, stText } from './cli-helpers.js';
 
 describe('tugcode state (CLI contract)', () => {
   it('runs a step from claim to completion with every output matching its schema', () => {
@@ -96,9 +96,26 @@ describe('tugcode state (CLI contract)', () => {
     expect(st(root, ['reset', 'demo', 'step-0']).json).toEqual(
       expect.objectContaining({ reset: true, previous_status: 'pending' }),
     );
+    // The attempt is a fencing token: reset zeroes the failures but never lowers it.
     expect(sql(root, "SELECT attempt, failures FROM steps WHERE anchor = 'step-0'")).toEqual([
-      { attempt: 0, failures: 0 },
+      { attempt: 2, failures: 0 },
     ]);
+  });
+
+  it('resets a live claim only with --force, names its owner, and fences the stale attempt off', () => {
+    const { root, w1 } = cliRepo();
+    expect(st(root, ['claim', 'demo', '--worktree', w1]).json).toMatchObject({ attempt: 1 });
+    const refused = refusedCli(root, ['reset', 'demo', 'step-0'], 'InvalidTransition', 4);
+    expect(refused.json.error.details).toMatchObject({ claimed_by: w1, lease_expires_at: expect.any(String) });
+    expect(refused.json.error.message).toContain(w1);
+    expect(st(root, ['reset', 'demo', 'step-0', '--force']).json).toEqual(
+      expect.objectContaining({ reset: true, previous_status: 'claimed', previous_owner: w1 }),
+    );
+    expect(stText(root, ['reset', 'demo', 'step-0']).stdout).toContain('Reset step-0 (was pending)');
+    // The same worktree claims again: a new attempt, and the holder of attempt 1 no longer matches.
+    expect(st(root, ['claim', 'demo', '--worktree', w1]).json).toMatchObject({ step_anchor: 'step-0', attempt: 2 });
+    refusedCli(root, ['heartbeat', 'demo', 'step-0', '--worktree', w1, '--attempt', '1'], 'AttemptMismatch', 4);
+    refusedCli(root, ['start', 'demo', 'step-0', '--worktree', w1, '--attempt', '1'], 'AttemptMismatch', 4);
   });
 
   it('answers the read-only commands: show, ready, log, list, graph', () => {

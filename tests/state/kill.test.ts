@@ -49,9 +49,9 @@ for (let i = 0; ; i++) {
   const c = await claim(ctx, { plan: 'demo', worktree: w, skip_drift: true });
   if (!c.claimed) { await init(ctx, { plan: 'demo', force: true, release_claims: true }); continue; }
   await update(ctx, { plan: 'demo', step: c.step_anchor, worktree: w, complete_remaining: true, skip_drift: true });
-  if (i % 3 === 0) release({ ...ctx }, { plan: 'demo', step: c.step_anchor, worktree: w });
+  if (i % 3 === 0) await release({ ...ctx }, { plan: 'demo', step: c.step_anchor, worktree: w });
   else await complete(ctx, { plan: 'demo', step: c.step_anchor, worktree: w, skip_drift: true });
-  if (i % 7 === 0) try { reset(ctx, { plan: 'demo', step: c.step_anchor }); } catch {}
+  if (i % 7 === 0) try { await reset(ctx, { plan: 'demo', step: c.step_anchor }); } catch {}
 }
 `;
 }

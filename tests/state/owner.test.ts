@@ -40,14 +40,14 @@ const step0 = () => ({ plan: 'demo', step: 'step-0', worktree: W1 });
 describe('owner commands', () => {
   it('starts a claimed step once and reports a repeated start as already started', async () => {
     const root = await claimed();
-    await withCtx(root, { now: at(5) }, (ctx) => {
-      expect(start(ctx, step0())).toEqual({
+    await withCtx(root, { now: at(5) }, async (ctx) => {
+      expect(await start(ctx, step0())).toEqual({
         started: true,
         step_anchor: 'step-0',
         started_at: at(5),
         already_started: false,
       });
-      expect(start(ctx, step0())).toEqual({
+      expect(await start(ctx, step0())).toEqual({
         started: true,
         step_anchor: 'step-0',
         started_at: at(5),
@@ -66,7 +66,7 @@ describe('owner commands', () => {
       const { complete } = await import('../../src/state/complete.js');
       await complete(ctx, { plan: 'demo', step: 'step-0', worktree: W1 });
       await claim(ctx, { plan: 'demo', worktree: W1 });
-      expect(start(ctx, { plan: 'demo', step: '#step-1-2', worktree: W1 }).step_anchor).toBe('step-1-2');
+      expect((await start(ctx, { plan: 'demo', step: '#step-1-2', worktree: W1 })).step_anchor).toBe('step-1-2');
     });
     expect(sql(root, "SELECT anchor, status FROM steps WHERE top_anchor = 'step-1' ORDER BY step_index")).toEqual([
       { anchor: 'step-1', status: 'in_progress' },
@@ -90,7 +90,7 @@ describe('owner commands', () => {
     await refused(root, 'NotOwner', () =>
       withCtx(root, {}, (ctx) => start(ctx, { ...step0(), worktree: W2, attempt: 2 })),
     );
-    await withCtx(root, {}, (ctx) => expect(start(ctx, { ...step0(), attempt: 1 }).started).toBe(true));
+    await withCtx(root, {}, async (ctx) => expect((await start(ctx, { ...step0(), attempt: 1 })).started).toBe(true));
   });
 
   it('reports StepNotFound before anything else, and a substep given to release, fail or reset as InvalidArgument', async () => {
@@ -113,7 +113,7 @@ describe('owner commands', () => {
     const root = await claimed();
     await withCtx(root, {}, async (ctx) => {
       await update(ctx, { ...step0(), items: [{ kind: 'task', ordinal: 0, status: 'completed' }] });
-      expect(release(ctx, step0())).toEqual({ released: true, step_anchor: 'step-0' });
+      expect(await release(ctx, step0())).toEqual({ released: true, step_anchor: 'step-0' });
     });
     expect(sql(root, "SELECT status, claimed_by, attempt, failures FROM steps WHERE anchor = 'step-0'")).toEqual([
       { status: 'pending', claimed_by: null, attempt: 1, failures: 0 },
@@ -125,8 +125,8 @@ describe('owner commands', () => {
 
   it('counts failed attempts and fails the step at max_attempts, until an admin reset clears both counters', async () => {
     const root = await claimed();
-    await withCtx(root, { maxAttempts: 2 }, (ctx) => {
-      expect(fail(ctx, { ...step0(), reason: 'tests red' })).toEqual({
+    await withCtx(root, { maxAttempts: 2 }, async (ctx) => {
+      expect(await fail(ctx, { ...step0(), reason: 'tests red' })).toEqual({
         failed_attempt: true,
         step_anchor: 'step-0',
         attempt: 1,
@@ -136,7 +136,7 @@ describe('owner commands', () => {
     });
     await withCtx(root, { maxAttempts: 2 }, async (ctx) => {
       await claim(ctx, { plan: 'demo', worktree: W1 });
-      expect(fail(ctx, { ...step0(), reason: 'still red' })).toMatchObject({
+      expect(await fail(ctx, { ...step0(), reason: 'still red' })).toMatchObject({
         attempt: 2,
         failures: 2,
         step_status: 'failed',
@@ -149,23 +149,64 @@ describe('owner commands', () => {
     expect(sql(root, "SELECT status, fail_reason FROM steps WHERE anchor = 'step-0'")).toEqual([
       { status: 'failed', fail_reason: 'still red' },
     ]);
-    await withCtx(root, {}, (ctx) =>
-      expect(reset(ctx, { plan: 'demo', step: 'step-0' })).toEqual({
+    await withCtx(root, {}, async (ctx) =>
+      expect(await reset(ctx, { plan: 'demo', step: 'step-0' })).toEqual({
         reset: true,
         step_anchor: 'step-0',
         previous_status: 'failed',
+        previous_owner: null,
       }),
     );
     expect(sql(root, "SELECT status, attempt, failures, fail_reason FROM steps WHERE anchor = 'step-0'")).toEqual([
-      { status: 'pending', attempt: 0, failures: 0, fail_reason: null },
+      { status: 'pending', attempt: 2, failures: 0, fail_reason: null },
+    ]);
+  });
+
+  it('refuses to reset a live claim unless forced; an expired one needs no force; attempt never goes down', async () => {
+    const root = await claimed();
+    await refused(root, 'InvalidTransition', () =>
+      withCtx(root, { now: at(7200) }, (ctx) => reset(ctx, { plan: 'demo', step: 'step-0' })),
+    );
+    await withCtx(root, { now: at(60) }, async (ctx) => {
+      await start(ctx, step0());
+      expect(await reset(ctx, { plan: 'demo', step: 'step-0', force: true })).toEqual({
+        reset: true,
+        step_anchor: 'step-0',
+        previous_status: 'in_progress',
+        previous_owner: W1,
+      });
+      const c = await claim(ctx, { plan: 'demo', worktree: W1 });
+      expect(c).toMatchObject({ claimed: true, step_anchor: 'step-0', attempt: 2 });
+    });
+    // The stale holder of attempt 1 (same worktree) is fenced off.
+    await refused(root, 'AttemptMismatch', () =>
+      withCtx(root, { now: at(61) }, (ctx) => heartbeat(ctx, { ...step0(), attempt: 1 })),
+    );
+    // An expired claim is reset without force.
+    await withCtx(root, { now: at(60 + 7201) }, async (ctx) =>
+      expect(await reset(ctx, { plan: 'demo', step: 'step-0' })).toMatchObject({
+        previous_status: 'claimed',
+        previous_owner: W1,
+      }),
+    );
+    expect(sql(root, "SELECT status, attempt, claimed_by FROM steps WHERE anchor = 'step-0'")).toEqual([
+      { status: 'pending', attempt: 2, claimed_by: null },
+    ]);
+    const events = sql<{ details_json: string }>(
+      root,
+      "SELECT details_json FROM events WHERE json_extract(details_json, '$.reset') = 1 ORDER BY id",
+    ).map((e) => JSON.parse(e.details_json));
+    expect(events.map((e) => [e.previous_owner, e.live_claim ?? false])).toEqual([
+      [W1, true],
+      [W1, false],
     ]);
   });
 
   it('resets a pending step without an event when there is nothing to clear, and refuses completed steps', async () => {
     const root = await claimed();
     const before = dump(dbPathOf(root));
-    await withCtx(root, {}, (ctx) =>
-      expect(reset(ctx, { plan: 'demo', step: 'step-2' })).toMatchObject({ previous_status: 'pending' }),
+    await withCtx(root, {}, async (ctx) =>
+      expect(await reset(ctx, { plan: 'demo', step: 'step-2' })).toMatchObject({ previous_status: 'pending' }),
     );
     expect(dump(dbPathOf(root))).toEqual(before);
     await withCtx(root, {}, async (ctx) => {
@@ -222,8 +263,8 @@ describe('owner commands', () => {
       expect(await completionBlocker(ctx, step0())).toMatchObject({ code: 'ChecklistIncomplete' });
       await update(ctx, { ...step0(), complete_remaining: true });
       expect(await completionBlocker(ctx, step0())).toBeNull();
-      expect(adminRelease(ctx, { plan: 'demo', step: 'step-0', worktree: W2 })).toEqual({ released: false });
-      expect(adminRelease(ctx, { plan: 'demo', step: 'step-0', worktree: W1 })).toEqual({ released: true });
+      expect(await adminRelease(ctx, { plan: 'demo', step: 'step-0', worktree: W2 })).toEqual({ released: false });
+      expect(await adminRelease(ctx, { plan: 'demo', step: 'step-0', worktree: W1 })).toEqual({ released: true });
       expect(claimsHeldBy(ctx, W1)).toEqual([]);
     });
     expect(sql(root, "SELECT status, failures FROM steps WHERE anchor = 'step-0'")).toEqual([
@@ -233,5 +274,21 @@ describe('owner commands', () => {
     expect(
       sql(root, "SELECT COUNT(*) AS n FROM checklist_items WHERE step_anchor = 'step-0' AND status <> 'open'"),
     ).toEqual([{ n: 0 }]);
+  });
+});
+
+describe('bounds of library inputs', () => {
+  it('refuses a lease outside 1 s..366 days and an out-of-range configuration, changing nothing', async () => {
+    const root = await claimed();
+    await refused(root, 'InvalidArgument', () =>
+      withCtx(root, {}, (ctx) => heartbeat(ctx, { ...step0(), lease_seconds: 999999999999 })),
+    );
+    await refused(root, 'InvalidArgument', () =>
+      withCtx(root, {}, (ctx) => claim(ctx, { plan: 'demo', worktree: W2, lease_seconds: 0 })),
+    );
+    await refused(root, 'ConfigInvalid', () => withCtx(root, { leaseSeconds: 999999999999 }, () => undefined));
+    await refused(root, 'ConfigInvalid', () => withCtx(root, { maxAttempts: 0 }, () => undefined));
+    const r = await withCtx(root, {}, (ctx) => heartbeat(ctx, { ...step0(), lease_seconds: 366 * 24 * 3600 }));
+    expect(r.lease_expires_at).toBe('2027-03-02T10:00:00.000Z');
   });
 });

@@ -68,7 +68,7 @@ describe('state show', () => {
       await complete(ctx, { ...p, step: 'step-0', commit: 'abc123d'.padEnd(40, '0') });
       await claim(ctx, p);
       await update(ctx, { ...p, step: 'step-1-1', complete_remaining: true });
-      start(ctx, { ...p, step: 'step-1-2' });
+      await start(ctx, { ...p, step: 'step-1-2' });
       await update(ctx, {
         ...p,
         step: 'step-1',
@@ -100,17 +100,17 @@ describe('state show', () => {
         worktree: W1,
         force: 'reviewer approved with minor caveats',
       });
-      reconcile(ctx, {
+      await reconcile(ctx, {
         plan: 'demo',
         commits: [{ hash: 'f'.repeat(40), committer_time: 1, steps: ['step-2'], plans: ['.tugtool/tugplan-demo.md'] }],
       });
       await claim(ctx, { plan: 'demo', worktree: W2, step: 'step-3', lease_seconds: 60 });
       await claim(ctx, { plan: 'demo', worktree: W3, step: 'step-4' });
-      fail(ctx, { plan: 'demo', step: 'step-4', worktree: W3, reason: 'tests red' });
+      await fail(ctx, { plan: 'demo', step: 'step-4', worktree: W3, reason: 'tests red' });
     });
     await withCtx(root, { now: at(120), maxAttempts: 2 }, async (ctx) => {
       await claim(ctx, { plan: 'demo', worktree: W3, step: 'step-4' });
-      fail(ctx, { plan: 'demo', step: 'step-4', worktree: W3, reason: 'still red' });
+      await fail(ctx, { plan: 'demo', step: 'step-4', worktree: W3, reason: 'still red' });
       await claim(ctx, { plan: 'demo', worktree: W1, step: 'step-3', lease_seconds: 60 });
     });
     const now = at(120 + 60 + 300);

@@ -53,7 +53,8 @@ export const release = (r: R): string => `Released ${r.step_anchor}`;
 export const fail = (r: R): string =>
   `Attempt ${r.attempt} of ${r.step_anchor} failed (${r.failures} failure(s)); the step is ${r.step_status}`;
 
-export const reset = (r: R): string => `Reset ${r.step_anchor} (was ${r.previous_status})`;
+export const reset = (r: R): string =>
+  `Reset ${r.step_anchor} (was ${r.previous_status}${r.previous_owner ? `, claimed by ${r.previous_owner}` : ''})`;
 
 export function reconcile(r: R): string {
   const lines = [`Scanned ${r.scanned_commits} commit(s); reconciled ${r.reconciled.length} step(s)`];

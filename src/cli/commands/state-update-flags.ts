@@ -13,6 +13,8 @@ function rootOf(cmd: Command): Command {
   return c;
 }
 
+const isFlag = (tok: string): boolean => tok.startsWith('-') && !/^-\d/.test(tok);
+
 const ITEM_FLAGS: Record<string, ItemKind> = { '--task': 'task', '--test': 'test', '--checkpoint': 'checkpoint' };
 
 /**
@@ -32,7 +34,8 @@ export function itemFlags(cmd: Command): ItemChange[] {
     const kind = ITEM_FLAGS[flag];
     if (!kind) continue;
     const values: string[] = eq > 0 ? [tok.slice(eq + 1)] : [];
-    while (i + 1 < argv.length && !argv[i + 1]!.startsWith('-')) values.push(argv[++i]!);
+    // A value is any token up to the next flag; `-1` is a (bad) ordinal, not a flag.
+    while (i + 1 < argv.length && !isFlag(argv[i + 1]!)) values.push(argv[++i]!);
     let ord: string | undefined;
     let status: string | undefined;
     if (values.length === 1 && values[0]!.includes(':')) [ord, status] = values[0]!.split(/:(.*)/s) as [string, string];

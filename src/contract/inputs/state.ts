@@ -163,6 +163,7 @@ export const stateFail = t('state fail', 'give up this attempt (failures + 1)', 
 export const stateReset = t('state reset', 'admin: return a claimed, in-progress or failed step to pending', {
   plan,
   step,
+  force: { type: 'bool', description: 'also reset a claim whose lease is still live' },
 });
 
 export const stateReconcile = t('state reconcile', 'complete steps from commits carrying Tug-Step/Tug-Plan trailers', {

@@ -210,6 +210,7 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
     reset: z.literal(true),
     step_anchor: anchor,
     previous_status: stepStatus,
+    previous_owner: z.string().nullable(),
   }),
   'state reconcile': okEnvelope('state reconcile', {
     reconciled: z.array(

@@ -288,7 +288,7 @@ export function resetTop(db: Db, plan_path: string, anchor: string): number {
   return stmt(
     db,
     `UPDATE steps SET status = 'pending', claimed_by = NULL, claimed_at = NULL, lease_expires_at = NULL, heartbeat_at = NULL,
-       started_at = NULL, fail_reason = NULL, attempt = 0, failures = 0
+       started_at = NULL, fail_reason = NULL, failures = 0
      WHERE plan_path = ? AND anchor = ? AND parent_anchor IS NULL AND status <> 'completed'`,
   ).run(plan_path, anchor).changes;
 }

@@ -1,0 +1,114 @@
+/**
+ * Smaller refusals with the right code and words (issue 11): a damaged schema_version table, a read-only
+ * state.db (a permissions problem: the hint must not say "move it aside"), `.tugtool` as a regular file,
+ * and the messages of bad per-item flags of `state update`.
+ */
+import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
+import { DEMO_PATH, dbPathOf, dump, planRepo } from './helpers.js';
+import { cliRepo, refusedCli, st } from './cli-helpers.js';
+
+describe('a damaged schema_version table', () => {
+  for (const [what, damage] of [
+    ['empty', 'DELETE FROM schema_version'],
+    ['0', 'UPDATE schema_version SET version = 0'],
+    ['text', "UPDATE schema_version SET version = 'one'"],
+    ['two rows', 'INSERT INTO schema_version (version) VALUES (1)'],
+  ] as const) {
+    it(`(${what}) is DatabaseError for writers and readers, and the file is kept`, () => {
+      const { root, w1 } = cliRepo();
+      const db = new Database(dbPathOf(root));
+      db.exec(damage);
+      db.close();
+      const before = dump(dbPathOf(root));
+      for (const args of [['claim', 'demo', '--worktree', w1], ['show'], ['ready', 'demo'], ['init', 'demo']]) {
+        const r = st(root, args);
+        expect([r.json.error.code, r.code], JSON.stringify(r.json)).toEqual(['DatabaseError', 10]);
+        expect(r.json.error.message).toContain('schema_version is damaged');
+      }
+      expect(dump(dbPathOf(root))).toEqual(before);
+    });
+  }
+});
+
+describe('a read-only state.db', () => {
+  it('is a permissions problem: the hint keeps the file (it holds live claims) and says how to fix it', () => {
+    const { root, w1 } = cliRepo();
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    const db = dbPathOf(root);
+    for (const f of readdirSync(join(root, '.tugtool'))) if (f.startsWith('state.db-')) rmSync(join(root, '.tugtool', f));
+    const before = dump(db);
+    chmodSync(db, 0o444);
+    // Root ignores file modes: run the CLI as an unprivileged user then, with the tree readable to it.
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot) {
+      for (const dir of [root, w1]) {
+        spawnSync('chmod', ['-R', 'a+rwX', dir]);
+        for (let d = dir; d !== '/'; d = join(d, '..')) if (statSync(d).uid === 0) chmodSync(d, (statSync(d).mode & 0o7777) | 0o005);
+      }
+      chmodSync(db, 0o444);
+    }
+    const r = spawnSync(process.execPath, [CLI, 'state', 'heartbeat', 'demo', 'step-0', '--worktree', w1, '--json'], {
+      cwd: root,
+      encoding: 'utf8',
+      env: {
+        PATH: process.env.PATH,
+        HOME: root,
+        NODE_ENV: 'test',
+        GIT_CONFIG_COUNT: '1',
+        GIT_CONFIG_KEY_0: 'safe.directory',
+        GIT_CONFIG_VALUE_0: '*',
+      },
+      ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+    });
+    const out = JSON.parse(r.stdout);
+    expect([out.error?.code, r.status], r.stdout + r.stderr).toEqual(['DatabaseError', 10]);
+    expect(out.error.details.sqlite_code).toMatch(/^SQLITE_READONLY/);
+    expect(out.error.message).toContain('read-only');
+    expect(out.error.hint).toContain('permissions');
+    expect(out.error.hint).toContain('chmod');
+    expect(out.error.hint).not.toContain('aside');
+    chmodSync(db, 0o644);
+    expect(dump(db)).toEqual(before);
+  });
+});
+
+describe('.tugtool as a regular file', () => {
+  it('is NotInitialized naming the file, for readers and writers, never an ok empty answer', () => {
+    const root = planRepo({ 'README.md': '# x\n' });
+    writeFileSync(join(root, '.tugtool'), 'not a directory\n');
+    for (const args of [['show'], ['list'], ['log'], ['claim', 'demo', '--worktree', root], ['init', DEMO_PATH]]) {
+      const r = st(root, args);
+      expect([r.json.error?.code, r.code], JSON.stringify(r.json)).toEqual(['NotInitialized', 3]);
+      expect(r.json.error.message).toContain('is a file, not a directory');
+      expect(r.json.error.hint).toContain('aside');
+    }
+  });
+});
+
+describe('messages of bad item flags', () => {
+  it('names a negative ordinal, and a repeated item without blaming --batch', () => {
+    const { root, w1 } = cliRepo();
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    const upd = ['update', 'demo', 'step-0', '--worktree', w1];
+    for (const flags of [
+      ['--task', '-1', 'completed'],
+      ['--task', '-1:completed'],
+    ]) {
+      const neg = refusedCli(root, [...upd, ...flags], 'InvalidArgument', 2);
+      expect(neg.json.error.message).toContain('non-negative integer, got "-1"');
+    }
+    const dup = refusedCli(root, [...upd, '--task', '0', 'completed', '--task', '0', 'open'], 'InvalidBatch', 2);
+    expect(dup.json.error.message).toBe('invalid item changes: task 0 is named more than once');
+    expect(dup.json.error.message).not.toContain('--batch');
+    expect(dup.json.error.hint).not.toContain('stdin');
+    const batch = refusedCli(root, [...upd, '--batch'], 'InvalidBatch', 2, {
+      input: '[{"kind":"task","ordinal":0,"status":"completed"},{"kind":"task","ordinal":0,"status":"open"}]',
+    });
+    expect(batch.json.error.message).toContain('invalid --batch input');
+  });
+});
