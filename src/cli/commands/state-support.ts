@@ -45,7 +45,7 @@ export async function withState<T>(
 }
 
 export function worktreeArg(repo: Repo, arg: string, cli: CliContext): string {
-  return resolveWorktreeArg(repo, arg, cli.cwd);
+  return resolveWorktreeArg(repo, arg, cli.cwd, cli.env);
 }
 
 /** A non-negative integer option within bounds; undefined when absent. */

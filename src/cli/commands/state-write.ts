@@ -39,7 +39,7 @@ export async function claim(cli: CliContext, args: string[], opts: O): Promise<C
     const ref = resolvePlanRef(ctx, args[0]!, worktree);
     const slug = slugOfPlanPath(ref.plan_path);
     const branch = slug ? `tugplan/${slug}` : null;
-    const tip = branch ? branchTipFast(repo.commonDir, branch, repo.worktreeRoot) : null;
+    const tip = branch ? branchTipFast(repo.commonDir, branch, repo.worktreeRoot, cli.env) : null;
     return claim(ctx, {
       plan: ref.plan_path,
       worktree,
@@ -181,7 +181,7 @@ export async function complete(cli: CliContext, args: string[], opts: O): Promis
     let commit: string | undefined;
     if (opts.commit !== undefined) {
       const rev = String(opts.commit);
-      const full = rev.startsWith('-') ? null : resolveCommitish!(worktree, rev);
+      const full = rev.startsWith('-') ? null : resolveCommitish!(worktree, rev, cli.env);
       if (!full)
         throw new TugError('InvalidArgument', {
           reason: `--commit ${JSON.stringify(rev)} does not name a commit in ${worktree}`,
@@ -242,24 +242,26 @@ export async function reconcile(cli: CliContext, args: string[], opts: O): Promi
     const ref = resolvePlanRef(ctx, args[0]!);
     const refs = [...((opts.ref as string[] | undefined) ?? [])];
     if (opts.allBranches) {
-      refs.push(...localBranches(repo.worktreeRoot).map((b) => `refs/heads/${b}`));
-      for (const w of listWorktrees(repo)) if (w.head) refs.push(w.head);
+      refs.push(...localBranches(repo.worktreeRoot, cli.env).map((b) => `refs/heads/${b}`));
+      for (const w of listWorktrees(repo, cli.env)) if (w.head) refs.push(w.head);
     }
     if (refs.length === 0) {
       const slug = slugOfPlanPath(ref.plan_path);
       const branch = slug ? `tugplan/${slug}` : null;
-      refs.push(branch && branchTipFast(repo.commonDir, branch, repo.worktreeRoot) ? `refs/heads/${branch}` : 'HEAD');
+      refs.push(
+        branch && branchTipFast(repo.commonDir, branch, repo.worktreeRoot, cli.env) ? `refs/heads/${branch}` : 'HEAD',
+      );
     }
     for (const r of refs) {
       if (r.startsWith('-'))
         throw new TugError('InvalidArgument', { reason: `--ref ${JSON.stringify(r)} is not a ref`, argument: '--ref' });
-      if (!resolveCommitish(repo.worktreeRoot, r))
+      if (!resolveCommitish(repo.worktreeRoot, r, cli.env))
         throw new TugError('InvalidArgument', {
           reason: `--ref ${JSON.stringify(r)} does not name a commit`,
           argument: '--ref',
         });
     }
-    const { commits, scanned } = listTrailerCommits(repo.worktreeRoot, [...new Set(refs)]);
+    const { commits, scanned } = listTrailerCommits(repo.worktreeRoot, [...new Set(refs)], cli.env);
     return reconcile(ctx, { plan: ref.plan_path, commits, scanned_commits: scanned, force: Boolean(opts.force) });
   });
   const lines = [`Scanned ${r.scanned_commits} commit(s); reconciled ${r.reconciled.length} step(s)`];
@@ -277,7 +279,7 @@ export async function prune(cli: CliContext, _args: string[], opts: O): Promise<
   const { listWorktrees } = await import('../../git/repo.js');
   const r = await withState(cli, 'state prune', 'write', (ctx, repo) =>
     prune(ctx, {
-      work_trees: ctx.store ? listWorktrees(repo).map((w) => w.path) : [],
+      work_trees: ctx.store ? listWorktrees(repo, cli.env).map((w) => w.path) : [],
       dry_run: Boolean(opts.dryRun),
       purge: Boolean(opts.purge),
     }),
