@@ -13,7 +13,7 @@
  * as bytes) back through one error type, so the callers here see git's exit status as it is — many plumbing
  * commands answer "no" with exit 1 and nothing on stderr, which simple-git would otherwise report as success.
  */
-import type { SimpleGit } from 'simple-git';
+import type { SimpleGit, SimpleGitOptions } from 'simple-git';
 import { TugError } from '../contract/errors.js';
 import { gitChildEnv, type GitEnv, type GitResult } from './env.js';
 
@@ -99,7 +99,7 @@ const TRUSTED = {
   allowUnsafeInclude: true,
   allowUnsafeSubmodule: true,
   allowUnsafeUrlRewrite: true,
-};
+} satisfies SimpleGitOptions['unsafe'];
 
 async function client(env: GitEnv, input?: string | Buffer): Promise<SimpleGit> {
   const { mod, Captured } = await load();
