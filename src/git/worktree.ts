@@ -18,7 +18,7 @@ import {
   worktreeBranch,
   worktreeDir,
 } from './naming.js';
-import { committedPlan, parseAndValidate, resolvePlanInMain } from './plan-file.js';
+import { committedPlan, parseAndValidate, resolvePlanInMain, resolvePlanPath } from './plan-file.js';
 import { branchExists, requireGitVersion } from './refs.js';
 import { gitWorktrees } from './repo.js';
 import { ensureRuntimeExclude } from './runtime-files.js';
@@ -80,7 +80,12 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
   if (input.name !== undefined) checkName(input.name);
   const { repo } = ctx;
   // Resolved against the main checkout, also from a linked worktree (04-git.md §3).
-  const planPath = await resolvePlanInMain(repo, input.plan);
+  // A plan only the linked worktree has is named from there, and refused below as not committed.
+  const planPath = await resolvePlanInMain(repo, input.plan).catch((e: unknown) => {
+    if (repo.isLinkedWorktree && (e as { code?: string }).code === 'PlanNotFound')
+      return resolvePlanPath(repo, input.plan);
+    throw e;
+  });
   const slug = slugOfPlan(planPath);
   const base = input.base ?? ctx.config.run.base_branch;
   if (!(await branchExists(g, repo.mainRoot, base))) {

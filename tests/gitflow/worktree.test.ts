@@ -289,5 +289,12 @@ describe('worktree create run inside a linked worktree', () => {
       name: 'sub',
     });
     expect(r.plan_path).toBe('.tugtool/tugplan-demo.md');
+
+    // A plan that only the worktree has is not committed on the base branch.
+    writeFiles(first, { '.tugtool/tugplan-mine.md': PLAN });
+    await expect(createWorktree(flowCtx(first), { plan: 'mine', new: true })).rejects.toMatchObject({
+      code: 'PlanNotCommitted',
+      details: expect.objectContaining({ plan_path: '.tugtool/tugplan-mine.md' }),
+    });
   });
 });
