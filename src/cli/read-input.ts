@@ -7,10 +7,18 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { TugError } from '../contract/errors.js';
 
 const CHUNK = 64 * 1024;
+/** A non-blocking stdin that has no data yet: how long to wait for its writer, before and between chunks. */
+const FIRST_DATA_MS = 2_000;
+const NEXT_DATA_MS = 30_000;
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
 
 function readFd(fd: number, maxBytes: number, what: string): string {
   const chunks: Buffer[] = [];
   let total = 0;
+  let waited = 0;
   for (;;) {
     const buf = Buffer.allocUnsafe(Math.min(CHUNK, maxBytes + 1 - total));
     let n: number;
@@ -18,15 +26,25 @@ function readFd(fd: number, maxBytes: number, what: string): string {
       n = readSync(fd, buf, 0, buf.length, null);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      // A non-blocking stdin with nothing in it, or a closed one: what was read is the input.
-      if (code === 'EAGAIN' || code === 'EOF') break;
+      if (code === 'EOF') break;
+      // A non-blocking pipe whose writer has not written yet: wait for it, a bounded time (a silent pipe
+      // that never closes counts as empty before any data, and as ended after NEXT_DATA_MS of silence).
+      if (code === 'EAGAIN' && waited < (total === 0 ? FIRST_DATA_MS : NEXT_DATA_MS)) {
+        sleepSync(10);
+        waited += 10;
+        continue;
+      }
+      if (code === 'EAGAIN') break;
       throw e;
     }
     if (n === 0) break;
+    waited = 0;
     chunks.push(buf.subarray(0, n));
     total += n;
     if (total > maxBytes)
-      throw new TugError('InvalidArgument', { reason: `${what} is larger than ${maxBytes} bytes; nothing was read` });
+      throw new TugError('InvalidArgument', {
+        reason: `${what} is larger than ${maxBytes} bytes; nothing was changed`,
+      });
   }
   return Buffer.concat(chunks, total).toString('utf8');
 }

@@ -3,7 +3,7 @@
  * `branch.<b>.tugbase` in the repository config. `worktree list`, `worktree remove` and `merge` read the
  * plan from here, never from the branch name.
  */
-import { git, gitTry } from './exec.js';
+import type { GitRunner } from './exec.js';
 
 export interface BranchPlan {
   branch: string;
@@ -11,21 +11,27 @@ export interface BranchPlan {
   base_branch: string | null;
 }
 
-export function setBranchPlan(cwd: string, branch: string, planPath: string, base: string): void {
-  git(['config', `branch.${branch}.tugplan`, planPath], cwd);
-  git(['config', `branch.${branch}.tugbase`, base], cwd);
+export async function setBranchPlan(
+  g: GitRunner,
+  cwd: string,
+  branch: string,
+  planPath: string,
+  base: string,
+): Promise<void> {
+  await g.run(['config', `branch.${branch}.tugplan`, planPath], cwd);
+  await g.run(['config', `branch.${branch}.tugbase`, base], cwd);
 }
 
-export function getBranchPlan(cwd: string, branch: string): BranchPlan | null {
-  const plan = gitTry(['config', '--get', `branch.${branch}.tugplan`], cwd);
+export async function getBranchPlan(g: GitRunner, cwd: string, branch: string): Promise<BranchPlan | null> {
+  const plan = await g.tryRun(['config', '--get', `branch.${branch}.tugplan`], cwd);
   if (plan.status !== 0) return null;
-  const base = gitTry(['config', '--get', `branch.${branch}.tugbase`], cwd);
+  const base = await g.tryRun(['config', '--get', `branch.${branch}.tugbase`], cwd);
   return { branch, plan_path: plan.stdout.trim(), base_branch: base.status === 0 ? base.stdout.trim() || null : null };
 }
 
 /** Every branch that has a `tugplan` entry, sorted by branch name. */
-export function listBranchPlans(cwd: string): BranchPlan[] {
-  const r = gitTry(['config', '-z', '--get-regexp', '^branch\\..*\\.tug(plan|base)$'], cwd);
+export async function listBranchPlans(g: GitRunner, cwd: string): Promise<BranchPlan[]> {
+  const r = await g.tryRun(['config', '-z', '--get-regexp', '^branch\\..*\\.tug(plan|base)$'], cwd);
   if (r.status !== 0) return [];
   const map = new Map<string, { plan?: string; base?: string }>();
   for (const entry of r.stdout.split('\0')) {
@@ -47,7 +53,7 @@ export function listBranchPlans(cwd: string): BranchPlan[] {
 }
 
 /** Remove the tug keys of a branch (git also drops the section when the branch is deleted). */
-export function clearBranchPlan(cwd: string, branch: string): void {
-  gitTry(['config', '--unset', `branch.${branch}.tugplan`], cwd);
-  gitTry(['config', '--unset', `branch.${branch}.tugbase`], cwd);
+export async function clearBranchPlan(g: GitRunner, cwd: string, branch: string): Promise<void> {
+  await g.tryRun(['config', '--unset', `branch.${branch}.tugplan`], cwd);
+  await g.tryRun(['config', '--unset', `branch.${branch}.tugbase`], cwd);
 }

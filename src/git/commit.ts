@@ -5,19 +5,19 @@
  * integration or completion failures are reported (`state_update_failed`) with exit 0, and
  * `state reconcile` heals them later from the trailers.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fail, type ErrorEnvelope } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
 import { entryPath, writeEntry } from './implementation-log.js';
 import { requireAnchor } from '../plan/anchors.js';
 import { getBranchPlan } from './branch-config.js';
-import { git } from './exec.js';
+import { gitRunner, type GitRunner } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { integrate } from './integrate.js';
 import { integrationBranch, slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
-import { branchExists, currentBranch, headCommit, requireGitVersion, statusEntries } from './refs.js';
+import { branchExists, currentBranch, headCommit, requireGitVersion, statusDetails, type StatusEntry } from './refs.js';
 import { resolveWorktreeArg } from './repo.js';
 import { ALL_BUT_RUNTIME } from './runtime-files.js';
 import * as state from './state-bridge.js';
@@ -79,18 +79,55 @@ export function failureReason(e: TugError): StateFailureReason {
   }
 }
 
-/** Paths from `git status --porcelain=v1 -z` entries (`XY path`). */
-function pathsOf(entries: string[]): string[] {
-  return [...new Set(entries.map((e) => e.slice(3)))].sort();
+/** The paths of status entries, sorted and unique. */
+function pathsOf(entries: StatusEntry[]): string[] {
+  return [...new Set(entries.map((e) => e.path))].sort();
+}
+
+/**
+ * `git add -A` of everything but the runtime files. The paths come from `git status` with the runtime
+ * exclude pathspecs (which status accepts), and are staged literally: git 2.39 refuses
+ * `git add -A -- . ':(exclude)<p>'` when <p> exists and is ignored — `.tug/` after any kernel call,
+ * `state.db` in the main checkout — so the exclusions never reach `git add` itself.
+ */
+async function stageAllButRuntime(g: GitRunner, W: string): Promise<void> {
+  // Only paths whose work tree differs from the index: an entry staged already (`D `, `R `) may name a
+  // path that is in neither, which git add would refuse as a pathspec matching nothing.
+  const pending = (await statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME })).filter((e) => e.xy[1] !== ' ');
+  const paths = pathsOf(pending);
+  // An empty pathspec list would mean "everything" to git add.
+  if (paths.length === 0) return;
+  await g.run(['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], W, {
+    input: paths.join('\0'),
+    env: { GIT_LITERAL_PATHSPECS: '1' },
+  });
+}
+
+/** The directories from `dir` up to (not including) `root` that do not exist yet, deepest first. */
+function missingDirs(root: string, dir: string): string[] {
+  const out: string[] = [];
+  for (let d = dir; d !== root && d.startsWith(root) && !existsSync(d); d = dirname(d)) out.push(d);
+  return out;
+}
+
+function removeEmptyDirs(dirs: string[]): void {
+  for (const d of dirs) {
+    try {
+      if (readdirSync(d).length === 0) rmdirSync(d);
+    } catch {
+      /* gone already, or not empty */
+    }
+  }
 }
 
 export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<CommitData> {
-  requireGitVersion();
+  const g = gitRunner(ctx.env);
+  await requireGitVersion(g);
   const { repo } = ctx;
-  const W = resolveWorktreeArg(repo, input.worktree ?? repo.worktreeRoot);
+  const W = resolveWorktreeArg(repo, input.worktree ?? repo.worktreeRoot, repo.cwd, ctx.env);
   if (W === repo.mainRoot && !input.allowMain) throw new TugError('MainCheckoutRefused', { worktree: W });
   const step = requireAnchor(input.step);
-  const branch = currentBranch(W);
+  const branch = await currentBranch(g, W);
   if (!branch) {
     throw new TugError(
       'InvalidArgument',
@@ -106,7 +143,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   if (!stepRow) throw new TugError('StepNotFound', { plan_path: planPath, step_anchor: step });
 
   // Decided first: when it fires, nothing has been written.
-  const changes = statusEntries(W, { pathspec: ALL_BUT_RUNTIME });
+  const changes = await statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME });
   if (changes.length === 0 && !input.allowEmpty) throw new TugError('NothingToCommit', { worktree: W });
 
   // One Tug-Refactor trailer per applied refactor row, in ordinal order, from state.db (05-kernel.md §7.4).
@@ -117,12 +154,13 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     { key: 'Tug-Plan', value: planPath },
     ...refactors.map((r) => ({ key: 'Tug-Refactor', value: r })),
   ];
-  const message = withTugTrailers(input.message, trailers, W); // validates the message before any write
+  const message = await withTugTrailers(g, input.message, trailers, W); // validates the message before any write
   const logRel = entryPath(slug, step);
   const logAbs = join(W, logRel);
   const previousEntry = existsSync(logAbs) ? readFileSync(logAbs) : null;
+  const newDirs = missingDirs(W, dirname(logAbs));
   // The index as it is, byte for byte, so a failing add or commit (a hook, say) can put it back.
-  const indexFile = resolve(W, git(['rev-parse', '--git-path', 'index'], W).trim());
+  const indexFile = resolve(W, (await g.run(['rev-parse', '--git-path', 'index'], W)).trim());
   const previousIndex = existsSync(indexFile) ? readFileSync(indexFile) : null;
   let commitHash: string;
   let staged: string[];
@@ -136,18 +174,20 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
       summary: input.summary ?? input.message.replace(/\r\n/g, '\n').split('\n')[0]!,
       filesChanged: pathsOf(changes).filter((p) => p !== logRel),
     });
-    git(['add', '-A', '--', ...ALL_BUT_RUNTIME], W);
-    staged = git(['diff', '--cached', '--name-only', '-z'], W).split('\0').filter(Boolean).sort();
+    await stageAllButRuntime(g, W);
+    staged = (await g.run(['diff', '--cached', '--name-only', '-z'], W)).split('\0').filter(Boolean).sort();
     const args = ['commit', '--quiet', '--cleanup=verbatim', '-F', '-'];
     if (input.allowEmpty) args.push('--allow-empty');
-    git(args, W, { input: message });
-    commitHash = headCommit(W)!;
+    await g.run(args, W, { input: message });
+    commitHash = (await headCommit(g, W))!;
   } catch (e) {
-    // Nothing committed: put the index and the log entry back as they were.
+    // Nothing committed: put the index and the log entry back as they were, and remove the directories
+    // the entry needed.
     if (previousIndex) writeFileSync(indexFile, previousIndex);
     else rmSync(indexFile, { force: true });
     if (previousEntry) writeFileSync(logAbs, previousEntry);
     else rmSync(logAbs, { force: true });
+    removeEmptyDirs(newDirs);
     throw e;
   }
 
@@ -170,12 +210,13 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
 
   const integ = integrationBranch(slug);
   try {
-    if (input.integrate || branchExists(repo.mainRoot, integ)) {
+    if (input.integrate || (await branchExists(g, repo.mainRoot, integ))) {
       data.integration_branch = integ;
       failure = await state.completionBlocker(ctx, stepRef);
       if (!failure) {
-        const base = getBranchPlan(repo.mainRoot, branch)?.base_branch ?? ctx.config.run.base_branch;
+        const base = (await getBranchPlan(g, repo.mainRoot, branch))?.base_branch ?? ctx.config.run.base_branch;
         const r = await integrate({
+          git: g,
           repo,
           worktree: W,
           integrationBranch: integ,

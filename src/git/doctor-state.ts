@@ -6,7 +6,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DoctorCheck } from './doctor.js';
 import type { FlowCtx } from './flow-context.js';
-import { listWorktrees } from './repo.js';
+import { gitRunner } from './exec.js';
+import { gitWorktrees } from './repo.js';
 
 const pass = (name: string, message: string, fix: string): DoctorCheck => ({ name, status: 'pass', message, fix });
 const warn = (name: string, message: string, fix: string): DoctorCheck => ({ name, status: 'warn', message, fix });
@@ -95,9 +96,7 @@ export async function stateChecks(ctx: FlowCtx): Promise<DoctorCheck[]> {
     );
 
     const plans = listPlans(db);
-    const roots = listWorktrees(ctx.repo)
-      .filter((w) => !w.bare)
-      .map((w) => w.path);
+    const roots = (await gitWorktrees(gitRunner(ctx.env), ctx.repo)).filter((w) => !w.bare).map((w) => w.path);
     const orphaned = plans
       .filter((p) => p.status !== 'archived' && !roots.some((r) => existsSync(join(r, p.plan_path))))
       .map((p) => p.plan_path);

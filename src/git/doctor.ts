@@ -8,10 +8,10 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
-import { gitTry, gitVersion } from './exec.js';
+import { gitRunner, gitVersion, type GitRunner } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { MIN_GIT_VERSION, versionAtLeast, versionString } from './refs.js';
-import { listWorktrees, resolveRepo, type Repo } from './repo.js';
+import { gitWorktrees, resolveRepo, type Repo } from './repo.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
@@ -30,7 +30,7 @@ export interface DoctorData {
 const NONE = 'none needed';
 const STATE_FILES = ['.tugtool/state.db', '.tugtool/state.db-wal', '.tugtool/state.db-shm'];
 
-function gitChecks(repo: Repo): DoctorCheck[] {
+async function gitChecks(g: GitRunner, repo: Repo): Promise<DoctorCheck[]> {
   const out: DoctorCheck[] = [];
   const root = repo.mainRoot;
   out.push(
@@ -43,10 +43,8 @@ function gitChecks(repo: Repo): DoctorCheck[] {
           fix: 'tugcode init',
         },
   );
-  const tracked = gitTry(['ls-files', '--', ...STATE_FILES], root)
-    .stdout.split('\n')
-    .filter(Boolean);
-  const ignored = gitTry(['check-ignore', '-q', '--no-index', '.tugtool/state.db'], root).status === 0;
+  const tracked = (await g.tryRun(['ls-files', '--', ...STATE_FILES], root)).stdout.split('\n').filter(Boolean);
+  const ignored = (await g.tryRun(['check-ignore', '-q', '--no-index', '.tugtool/state.db'], root)).status === 0;
   if (tracked.length > 0) {
     out.push({
       name: 'state-files-untracked',
@@ -69,7 +67,7 @@ function gitChecks(repo: Repo): DoctorCheck[] {
       fix: NONE,
     });
 
-  const worktrees = listWorktrees(repo).filter((w) => !w.bare);
+  const worktrees = (await gitWorktrees(g, repo)).filter((w) => !w.bare);
   const missing = worktrees.filter((w) => !existsSync(w.path));
   out.push(
     missing.length
@@ -184,7 +182,8 @@ export interface DoctorInput {
 
 export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
   const checks: DoctorCheck[] = [];
-  const v = gitVersion();
+  const g = gitRunner(o.env);
+  const v = await gitVersion(g);
   checks.push(
     !v
       ? {
@@ -227,7 +226,7 @@ export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
         fix: 'fix .tugtool/config.toml (tugcode init --force rewrites a template)',
       });
     }
-    checks.push(...gitChecks(repo));
+    checks.push(...(await gitChecks(g, repo)));
     if (config) {
       const ctx: FlowCtx = { repo, config, clock: o.clock, warnings: o.warnings, env: o.env };
       const { stateChecks } = await import('./doctor-state.js');

@@ -7,10 +7,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
-import { git, gitTry } from './exec.js';
+import type { GitRunner } from './exec.js';
 import { setBranchPlan } from './branch-config.js';
 import { branchExists, branchTip, currentBranch, headCommit, isAncestor } from './refs.js';
-import { listWorktrees, type Repo } from './repo.js';
+import { gitWorktrees, type Repo } from './repo.js';
 
 export const INTEGRATION_LOCK = '.tugtool/integration.lock';
 
@@ -54,6 +54,7 @@ export async function withIntegrationLock<T>(
 }
 
 export interface IntegrateInput {
+  git: GitRunner;
   repo: Repo;
   /** The worktree whose branch (checked out there) carries the new commits. */
   worktree: string;
@@ -71,7 +72,7 @@ export type IntegrateResult =
 
 /** Rebase the worktree's branch onto the integration tip and fast-forward the integration branch. */
 export async function integrate(input: IntegrateInput): Promise<IntegrateResult> {
-  const { repo, worktree: W, integrationBranch: integ } = input;
+  const { git: g, repo, worktree: W, integrationBranch: integ } = input;
   return withIntegrationLock(repo.mainRoot, async () => {
     if (input.heartbeat) {
       try {
@@ -81,23 +82,25 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
         throw e;
       }
     }
-    if (!branchExists(repo.mainRoot, integ)) {
+    if (!(await branchExists(g, repo.mainRoot, integ))) {
       if (!input.createFrom)
         throw new TugError('InvalidArgument', { reason: `integration branch ${integ} does not exist` });
-      git(['branch', '--no-track', integ, `refs/heads/${input.createFrom.base}`], repo.mainRoot);
-      setBranchPlan(repo.mainRoot, integ, input.createFrom.planPath, input.createFrom.base);
+      await g.run(['branch', '--no-track', integ, `refs/heads/${input.createFrom.base}`], repo.mainRoot);
+      await setBranchPlan(g, repo.mainRoot, integ, input.createFrom.planPath, input.createFrom.base);
     }
-    const tip = branchTip(repo.mainRoot, integ)!;
-    const before = headCommit(W)!;
+    const tip = (await branchTip(g, repo.mainRoot, integ))!;
+    const before = (await headCommit(g, W))!;
     let rebased = false;
-    if (!isAncestor(W, tip, before)) {
-      const r = gitTry(['rebase', '--quiet', '--no-autosquash', '--no-autostash', tip], W, {
+    if (!(await isAncestor(g, W, tip, before))) {
+      const r = await g.tryRun(['rebase', '--quiet', '--no-autosquash', '--no-autostash', tip], W, {
         env: { GIT_EDITOR: 'true' },
       });
       if (r.status !== 0) {
-        const files = gitTry(['diff', '--name-only', '--diff-filter=U'], W).stdout.split('\n').filter(Boolean);
-        gitTry(['rebase', '--abort'], W);
-        const branch = currentBranch(W);
+        const files = (await g.tryRun(['diff', '--name-only', '--diff-filter=U'], W)).stdout
+          .split('\n')
+          .filter(Boolean);
+        await g.tryRun(['rebase', '--abort'], W);
+        const branch = await currentBranch(g, W);
         return {
           integrated: false as const,
           reason: 'integration_conflict' as const,
@@ -112,19 +115,19 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
       }
       rebased = true;
     }
-    const head = headCommit(W)!;
-    fastForward(repo, integ, tip, head);
+    const head = (await headCommit(g, W))!;
+    await fastForward(g, repo, integ, tip, head);
     return { integrated: true as const, head, integration_tip: head, rebased };
   });
 }
 
 /** Move `branch` from `from` to `to` (a descendant), atomically; a checked-out branch is merged --ff-only there. */
-function fastForward(repo: Repo, branch: string, from: string, to: string): void {
+async function fastForward(g: GitRunner, repo: Repo, branch: string, from: string, to: string): Promise<void> {
   if (from === to) return;
-  const holder = listWorktrees(repo).find((w) => w.branch === branch && !w.prunable);
+  const holder = (await gitWorktrees(g, repo)).find((w) => w.branch === branch && !w.prunable);
   if (holder) {
-    git(['merge', '--ff-only', '--quiet', to], holder.path);
+    await g.run(['merge', '--ff-only', '--quiet', to], holder.path);
     return;
   }
-  git(['update-ref', '-m', 'tugcode: integrate', `refs/heads/${branch}`, to, from], repo.mainRoot);
+  await g.run(['update-ref', '-m', 'tugcode: integrate', `refs/heads/${branch}`, to, from], repo.mainRoot);
 }

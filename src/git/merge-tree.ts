@@ -7,23 +7,29 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
-import { git, gitBytes, gitTry } from './exec.js';
+import type { GitRunner } from './exec.js';
 import type { Repo } from './repo.js';
 
 export type MergeTreeResult = { clean: true; tree: string } | { clean: false; files: string[] };
 
-function withTempDir<T>(fn: (dir: string) => T): T {
+async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'tugcode-merge-'));
   try {
-    return fn(dir);
+    return await fn(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-function runMergeTree(repo: Repo, ours: string, theirs: string, env?: NodeJS.ProcessEnv): MergeTreeResult {
+async function runMergeTree(
+  g: GitRunner,
+  repo: Repo,
+  ours: string,
+  theirs: string,
+  env?: Record<string, string>,
+): Promise<MergeTreeResult> {
   const args = ['merge-tree', '--write-tree', '--name-only', '--no-messages', ours, theirs];
-  const r = gitTry(args, repo.mainRoot, env ? { env } : {});
+  const r = await g.tryRun(args, repo.mainRoot, env ? { env } : {});
   if (r.status === 0) return { clean: true, tree: r.stdout.split('\n')[0]!.trim() };
   if (r.status === 1) {
     const lines = r.stdout.split('\n');
@@ -38,9 +44,9 @@ function runMergeTree(repo: Repo, ours: string, theirs: string, env?: NodeJS.Pro
 }
 
 /** Would merging `theirs` into `ours` conflict? Writes nothing into the repository. */
-export function checkMerge(repo: Repo, ours: string, theirs: string): MergeTreeResult {
+export function checkMerge(g: GitRunner, repo: Repo, ours: string, theirs: string): Promise<MergeTreeResult> {
   return withTempDir((dir) =>
-    runMergeTree(repo, ours, theirs, {
+    runMergeTree(g, repo, ours, theirs, {
       GIT_OBJECT_DIRECTORY: dir,
       GIT_ALTERNATE_OBJECT_DIRECTORIES: join(repo.commonDir, 'objects'),
     }),
@@ -48,27 +54,40 @@ export function checkMerge(repo: Repo, ours: string, theirs: string): MergeTreeR
 }
 
 /** The merged tree (objects written to the repository). */
-export function mergeTree(repo: Repo, ours: string, theirs: string): MergeTreeResult {
-  return runMergeTree(repo, ours, theirs);
+export function mergeTree(g: GitRunner, repo: Repo, ours: string, theirs: string): Promise<MergeTreeResult> {
+  return runMergeTree(g, repo, ours, theirs);
 }
 
 /** `tree` with `path` set to `content` (regular file), via a temporary index. */
-export function treeWithFile(repo: Repo, tree: string, path: string, content: string): string {
-  const blob = git(['hash-object', '-w', '--stdin'], repo.mainRoot, { input: content }).trim();
-  return withTempDir((dir) => {
+export async function treeWithFile(
+  g: GitRunner,
+  repo: Repo,
+  tree: string,
+  path: string,
+  content: string,
+): Promise<string> {
+  const blob = (await g.run(['hash-object', '-w', '--stdin'], repo.mainRoot, { input: content })).trim();
+  return withTempDir(async (dir) => {
     const env = { GIT_INDEX_FILE: join(dir, 'index') };
-    git(['read-tree', tree], repo.mainRoot, { env });
-    git(['update-index', '--add', '--cacheinfo', `100644,${blob},${path}`], repo.mainRoot, { env });
-    return git(['write-tree'], repo.mainRoot, { env }).trim();
+    await g.run(['read-tree', tree], repo.mainRoot, { env });
+    await g.run(['update-index', '--add', '--cacheinfo', `100644,${blob},${path}`], repo.mainRoot, { env });
+    return (await g.run(['write-tree'], repo.mainRoot, { env })).trim();
   });
 }
 
 /** Files under `dir` in `tree` with their text. */
-export function readTreeFiles(repo: Repo, tree: string, dir: string): { path: string; text: string }[] {
-  const names = git(['ls-tree', '-r', '-z', '--name-only', tree, '--', dir], repo.mainRoot).split('\0').filter(Boolean);
+export async function readTreeFiles(
+  g: GitRunner,
+  repo: Repo,
+  tree: string,
+  dir: string,
+): Promise<{ path: string; text: string }[]> {
+  const names = (await g.run(['ls-tree', '-r', '-z', '--name-only', tree, '--', dir], repo.mainRoot))
+    .split('\0')
+    .filter(Boolean);
   if (names.length === 0) return [];
   // Batch output: "<oid> blob <size>\n<content>\n" per object; sizes are in bytes.
-  const buf = gitBytes(['cat-file', '--batch'], repo.mainRoot, {
+  const buf = await g.bytes(['cat-file', '--batch'], repo.mainRoot, {
     input: names.map((n) => `${tree}:${n}`).join('\n') + '\n',
   });
   const files: { path: string; text: string }[] = [];
@@ -84,7 +103,7 @@ export function readTreeFiles(repo: Repo, tree: string, dir: string): { path: st
 }
 
 /** The text of `path` in `tree`, or null. */
-export function fileAt(repo: Repo, tree: string, path: string): string | null {
-  const r = gitTry(['cat-file', 'blob', `${tree}:${path}`], repo.mainRoot);
+export async function fileAt(g: GitRunner, repo: Repo, tree: string, path: string): Promise<string | null> {
+  const r = await g.tryRun(['cat-file', 'blob', `${tree}:${path}`], repo.mainRoot);
   return r.status === 0 ? r.stdout : null;
 }

@@ -8,18 +8,18 @@
  */
 import { TugError } from '../contract/errors.js';
 import { LOG_DIR, LOG_INDEX, renderIndex } from './implementation-log.js';
-import { getBranchPlan, listBranchPlans } from './branch-config.js';
-import { git, gitTry } from './exec.js';
+import { getBranchPlan, listBranchPlans, type BranchPlan } from './branch-config.js';
+import { gitRunner, type GitRunner } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { withIntegrationLock } from './integrate.js';
 import { checkMerge, fileAt, mergeTree, readTreeFiles, treeWithFile } from './merge-tree.js';
 import { integrationBranch, isCreateBranch, slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
 import { branchExists, branchTip, isAncestor, requireGitVersion, statusEntries } from './refs.js';
-import { listWorktrees } from './repo.js';
+import { gitWorktrees } from './repo.js';
 import { ALL_BUT_RUNTIME } from './runtime-files.js';
 import * as state from './state-bridge.js';
-import { listTrailerCommits } from './log.js';
+import { readTrailerCommits } from './log.js';
 import type { TrailerCommit } from './trailers.js';
 
 export interface MergeInput {
@@ -45,18 +45,25 @@ export interface MergeData {
 }
 
 /** The branch that carries the plan: its integration branch, else its one worktree branch. */
-function sourceBranch(ctx: FlowCtx, planPath: string, slug: string, explicit?: string): string {
+async function sourceBranch(
+  g: GitRunner,
+  ctx: FlowCtx,
+  planPath: string,
+  slug: string,
+  explicit?: string,
+): Promise<string> {
   const root = ctx.repo.mainRoot;
   if (explicit) {
-    if (!branchExists(root, explicit))
+    if (!(await branchExists(g, root, explicit)))
       throw new TugError('InvalidArgument', { reason: `branch ${explicit} does not exist`, branch: explicit });
     return explicit;
   }
   const integ = integrationBranch(slug);
-  if (branchExists(root, integ)) return integ;
-  const own = listBranchPlans(root).filter(
-    (b) => b.plan_path === planPath && isCreateBranch(b.branch, slug) && branchExists(root, b.branch),
-  );
+  if (await branchExists(g, root, integ)) return integ;
+  const own: BranchPlan[] = [];
+  for (const b of await listBranchPlans(g, root))
+    if (b.plan_path === planPath && isCreateBranch(b.branch, slug) && (await branchExists(g, root, b.branch)))
+      own.push(b);
   if (own.length === 1) return own[0]!.branch;
   throw new TugError('InvalidArgument', {
     reason:
@@ -89,7 +96,8 @@ interface Included {
 }
 
 export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeData> {
-  requireGitVersion();
+  const g = gitRunner(ctx.env);
+  await requireGitVersion(g);
   const { repo } = ctx;
   const planPath = await resolvePlanPath(repo, input.plan, repo.worktreeRoot, await state.knownPlans(ctx));
   const slug = slugOfPlan(planPath);
@@ -107,33 +115,34 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
       { hint: `tugcode state show ${planPath}   (or tugcode merge --force)` },
     );
   }
-  const branch = sourceBranch(ctx, planPath, slug, input.branch);
-  const into = input.into ?? getBranchPlan(repo.mainRoot, branch)?.base_branch ?? ctx.config.run.base_branch;
-  if (!branchExists(repo.mainRoot, into))
+  const branch = await sourceBranch(g, ctx, planPath, slug, input.branch);
+  const into = input.into ?? (await getBranchPlan(g, repo.mainRoot, branch))?.base_branch ?? ctx.config.run.base_branch;
+  if (!(await branchExists(g, repo.mainRoot, into)))
     throw new TugError('InvalidArgument', { reason: `target branch ${into} does not exist`, branch: into });
   if (into === branch) throw new TugError('InvalidArgument', { reason: `cannot merge ${branch} into itself` });
 
   const run = async (): Promise<MergeData> => {
-    const source = branchTip(repo.mainRoot, branch)!;
-    const target = branchTip(repo.mainRoot, into)!;
-    const included = verifySteps(
+    const source = (await branchTip(g, repo.mainRoot, branch))!;
+    const target = (await branchTip(g, repo.mainRoot, into))!;
+    const included = await verifySteps(
+      g,
       ctx,
       planPath,
       steps.filter((s) => s.status === 'completed'),
       branch,
       source,
     );
-    const holder = listWorktrees(repo).find((w) => w.branch === into && !w.prunable);
-    if (holder && statusEntries(holder.path, { untracked: false, pathspec: ALL_BUT_RUNTIME }).length > 0) {
+    const holder = (await gitWorktrees(g, repo)).find((w) => w.branch === into && !w.prunable);
+    if (holder && (await statusEntries(g, holder.path, { untracked: false, pathspec: ALL_BUT_RUNTIME })).length > 0) {
       throw new TugError(
         'WorktreeDirty',
         { worktree_path: holder.path, branch: into, reason: `${into} is checked out there with uncommitted changes` },
         { hint: `commit or stash the changes in ${holder.path}, then merge again` },
       );
     }
-    const already = isAncestor(repo.mainRoot, source, target);
+    const already = await isAncestor(g, repo.mainRoot, source, target);
     if (!already) {
-      const check = checkMerge(repo, target, source);
+      const check = await checkMerge(g, repo, target, source);
       if (!check.clean) throw new TugError('MergeConflict', { branch, into, files: check.files, plan_path: planPath });
     }
     const data: MergeData = {
@@ -150,31 +159,32 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
       kept: [],
     };
     if (input.dryRun) {
-      await planCleanup(ctx, planPath, slug, into, [source, target], data, true);
+      await planCleanup(g, ctx, planPath, slug, into, [source, target], data, true);
       return data;
     }
     let result = target;
     if (!already) {
       const titles = new Map(steps.map((s) => [s.anchor, s.title]));
-      result = commitMerge(ctx, target, source, mergeMessage(planPath, slug, branch, included, titles));
-      publish(ctx, into, target, result, holder?.path ?? null);
+      result = await commitMerge(g, ctx, target, source, mergeMessage(planPath, slug, branch, included, titles));
+      await publish(g, ctx, { into, branch }, target, result, holder?.path ?? null);
       data.merge_commit = result;
     }
     data.merged = true;
-    await planCleanup(ctx, planPath, slug, into, [result], data, false);
+    await planCleanup(g, ctx, planPath, slug, into, [result], data, false);
     return data;
   };
   return input.dryRun ? run() : withIntegrationLock(repo.mainRoot, run);
 }
 
 /** Every completed step's commit is reachable from the branch, or has a patch-equivalent with its trailer. */
-function verifySteps(
+async function verifySteps(
+  g: GitRunner,
   ctx: FlowCtx,
   planPath: string,
   completed: state.StepState[],
   branch: string,
   source: string,
-): Included[] {
+): Promise<Included[]> {
   const root = ctx.repo.mainRoot;
   let scanned: TrailerCommit[] | null = null;
   const out: Included[] = [];
@@ -183,12 +193,12 @@ function verifySteps(
       out.push({ step_anchor: s.anchor, commit_hash: null });
       continue;
     }
-    const reachable = gitTry(['merge-base', '--is-ancestor', s.commit_hash, source], root).status === 0;
+    const reachable = (await g.tryRun(['merge-base', '--is-ancestor', s.commit_hash, source], root)).status === 0;
     if (reachable) {
       out.push({ step_anchor: s.anchor, commit_hash: s.commit_hash });
       continue;
     }
-    scanned ??= listTrailerCommits(root, [source]).commits;
+    scanned ??= (await readTrailerCommits(g, root, [source])).commits;
     // The newest commit on the branch whose trailers name this plan and step (a rebase or cherry-pick keeps them).
     const equivalent = scanned.find((c) => c.steps.includes(s.anchor) && c.plans.includes(planPath));
     if (!equivalent)
@@ -204,35 +214,86 @@ function verifySteps(
 }
 
 /** The merge commit: merged tree + regenerated implementation-log index, parents target and source. */
-function commitMerge(ctx: FlowCtx, target: string, source: string, message: string): string {
+async function commitMerge(
+  g: GitRunner,
+  ctx: FlowCtx,
+  target: string,
+  source: string,
+  message: string,
+): Promise<string> {
   const { repo } = ctx;
-  const merged = mergeTree(repo, target, source);
+  const merged = await mergeTree(g, repo, target, source);
   if (!merged.clean) throw new TugError('MergeConflict', { branch: source, into: target, files: merged.files });
   let tree = merged.tree;
-  const entries = readTreeFiles(repo, tree, LOG_DIR);
+  const entries = await readTreeFiles(g, repo, tree, LOG_DIR);
   if (entries.length > 0) {
     const index = renderIndex(entries);
-    if (fileAt(repo, tree, LOG_INDEX) !== index) tree = treeWithFile(repo, tree, LOG_INDEX, index);
+    if ((await fileAt(g, repo, tree, LOG_INDEX)) !== index) tree = await treeWithFile(g, repo, tree, LOG_INDEX, index);
   }
-  return git(['commit-tree', tree, '-p', target, '-p', source, '-F', '-'], repo.mainRoot, { input: message }).trim();
+  const args = ['commit-tree', tree, '-p', target, '-p', source, '-F', '-'];
+  return (await g.run(args, repo.mainRoot, { input: message })).trim();
 }
 
-/** Move `into` from `from` to `to`; a checked-out target's index and files follow (two-tree read-tree). */
-function publish(ctx: FlowCtx, into: string, from: string, to: string, holder: string | null): void {
+/** `error: Untracked working tree file 'x' would be overwritten by merge.` lines of git → the paths. */
+export function untrackedInTheWay(stderr: string): string[] {
+  const out: string[] = [];
+  for (const m of stderr.matchAll(/Untracked working tree file '(.+)' would be (?:overwritten|removed) by merge/g))
+    out.push(m[1]!);
+  // git 2.39 lists them after a header when there are several.
+  const block = /untracked working tree files would be (?:overwritten|removed) by merge:\n((?:\t.+\n?)+)/.exec(stderr);
+  if (block) for (const l of block[1]!.split('\n')) if (l.trim()) out.push(l.trim());
+  return [...new Set(out)];
+}
+
+/**
+ * Move `into` from `from` to `to`; a checked-out target's index and files follow (two-tree read-tree), which
+ * refuses — changing nothing — when the merge would overwrite a file there. `--force` does not help with
+ * that, so the refusal names the files and what to do instead.
+ */
+async function publish(
+  g: GitRunner,
+  ctx: FlowCtx,
+  names: { into: string; branch: string },
+  from: string,
+  to: string,
+  holder: string | null,
+): Promise<void> {
+  const { into, branch } = names;
   const root = ctx.repo.mainRoot;
   if (holder) {
-    const r = gitTry(['read-tree', '-m', '-u', from, to], holder);
+    const r = await g.tryRun(['read-tree', '-m', '-u', from, to], holder);
     if (r.status !== 0) {
-      throw new TugError('WorktreeDirty', {
-        worktree_path: holder,
-        branch: into,
-        reason: r.stderr.trim().split('\n')[0] ?? 'files would be overwritten',
-      });
+      const untracked = untrackedInTheWay(r.stderr);
+      if (untracked.length > 0) {
+        const list = untracked.join(', ');
+        throw new TugError(
+          'WorktreeDirty',
+          {
+            worktree_path: holder,
+            branch: into,
+            untracked_files: untracked,
+            reason: `untracked file(s) in ${holder} would be overwritten by merging ${branch}: ${list}`,
+          },
+          {
+            message: `merging ${branch} into ${into} would overwrite untracked file(s) in ${holder}: ${list}`,
+            hint: `move or delete ${untracked.length > 1 ? 'them' : 'it'} (the merge brings ${untracked.length > 1 ? 'its own copies' : 'its own copy'}), then run tugcode merge again`,
+          },
+        );
+      }
+      const reason = r.stderr.trim().split('\n')[0] || 'files would be overwritten';
+      throw new TugError(
+        'WorktreeDirty',
+        { worktree_path: holder, branch: into, reason },
+        {
+          message: `cannot update ${into} checked out in ${holder}: ${reason}`,
+          hint: `commit or stash the changes in ${holder}, then run tugcode merge again`,
+        },
+      );
     }
   }
-  const u = gitTry(['update-ref', '-m', `tugcode merge into ${into}`, `refs/heads/${into}`, to, from], root);
+  const u = await g.tryRun(['update-ref', '-m', `tugcode merge into ${into}`, `refs/heads/${into}`, to, from], root);
   if (u.status !== 0) {
-    if (holder) gitTry(['read-tree', '-m', '-u', to, from], holder);
+    if (holder) await g.tryRun(['read-tree', '-m', '-u', to, from], holder);
     throw new TugError('GitError', {
       args: ['update-ref', `refs/heads/${into}`],
       stderr: u.stderr,
@@ -247,6 +308,7 @@ function publish(ctx: FlowCtx, into: string, from: string, to: string, holder: s
  * report.
  */
 async function planCleanup(
+  g: GitRunner,
   ctx: FlowCtx,
   planPath: string,
   slug: string,
@@ -257,28 +319,30 @@ async function planCleanup(
 ): Promise<void> {
   const { repo } = ctx;
   const root = repo.mainRoot;
-  const worktrees = listWorktrees(repo);
-  const branches = listBranchPlans(root)
-    .filter(
-      (b) =>
-        b.plan_path === planPath &&
-        b.branch !== into &&
-        (b.branch === integrationBranch(slug) || b.branch.startsWith(`tugplan/${slug}--`)),
+  const worktrees = await gitWorktrees(g, repo);
+  const branches: string[] = [];
+  for (const b of await listBranchPlans(g, root))
+    if (
+      b.plan_path === planPath &&
+      b.branch !== into &&
+      (b.branch === integrationBranch(slug) || b.branch.startsWith(`tugplan/${slug}--`)) &&
+      (await branchExists(g, root, b.branch))
     )
-    .map((b) => b.branch)
-    .filter((b) => branchExists(root, b));
+      branches.push(b.branch);
   for (const b of branches) {
-    const tip = branchTip(root, b)!;
+    const tip = (await branchTip(g, root, b))!;
     const wt = worktrees.find((w) => w.branch === b);
     if (wt?.path === root) {
       data.kept.push({ branch: b, worktree_path: wt.path, reason: 'checked out in the main checkout' });
       continue;
     }
-    if (!tips.some((t) => isAncestor(root, tip, t))) {
+    let contained = false;
+    for (const t of tips) if (!contained && (await isAncestor(g, root, tip, t))) contained = true;
+    if (!contained) {
       data.kept.push({ branch: b, worktree_path: wt?.path ?? null, reason: 'has commits not in the merge' });
       continue;
     }
-    if (wt && !wt.prunable && statusEntries(wt.path, { pathspec: ALL_BUT_RUNTIME }).length > 0) {
+    if (wt && !wt.prunable && (await statusEntries(g, wt.path, { pathspec: ALL_BUT_RUNTIME })).length > 0) {
       data.kept.push({ branch: b, worktree_path: wt.path, reason: 'worktree has uncommitted changes' });
       continue;
     }
@@ -287,8 +351,8 @@ async function planCleanup(
       continue;
     }
     if (!dryRun) {
-      if (wt) git(['worktree', 'remove', '--force', wt.path], root);
-      git(['branch', '-D', b], root);
+      if (wt) await g.run(['worktree', 'remove', '--force', wt.path], root);
+      await g.run(['branch', '-D', b], root);
     }
     if (wt) data.worktrees_removed.push(wt.path);
     data.branches_deleted.push(b);

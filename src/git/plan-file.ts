@@ -2,9 +2,11 @@
  * Plan files as the git flows need them: the argument resolved to a repo-relative path (through the
  * one plan resolver), the committed blob on a branch, parsed and validated.
  */
+import { isAbsolute, join, resolve } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { ParsedPlan } from '../plan/types.js';
-import type { Repo } from './repo.js';
+import type { GitRunner } from './exec.js';
+import { relativeToRoot, type Repo } from './repo.js';
 import { showBlob } from './refs.js';
 
 export async function parseAndValidate(
@@ -22,8 +24,8 @@ export async function parseAndValidate(
 }
 
 /** The plan's bytes on `branch`, or PlanNotCommitted. */
-export function committedPlan(repo: Repo, planPath: string, branch: string): Buffer {
-  const blob = showBlob(repo.mainRoot, `refs/heads/${branch}`, planPath);
+export async function committedPlan(g: GitRunner, repo: Repo, planPath: string, branch: string): Promise<Buffer> {
+  const blob = await showBlob(g, repo.mainRoot, `refs/heads/${branch}`, planPath);
   if (!blob)
     throw new TugError('PlanNotCommitted', {
       plan_path: planPath,
@@ -45,4 +47,26 @@ export async function resolvePlanPath(
 ): Promise<string> {
   const { resolvePlanArg } = await import('../plan/resolve.js');
   return resolvePlanArg(arg, { repoRoot: repo.mainRoot, workTree: root, cwd: repo.cwd, knownPlanPaths }).plan_path;
+}
+
+/**
+ * The plan argument resolved against the main checkout (`worktree create`, 04-git.md §3: the plan must be
+ * committed on the base branch and equal to the main checkout's copy). Run from a linked worktree, the
+ * current directory and an absolute path inside that worktree stand for the same place in the main
+ * checkout, so `.tugtool/tugplan-x.md` never names the worktree's own copy as a second candidate.
+ */
+export async function resolvePlanInMain(repo: Repo, arg: string, knownPlanPaths: string[] = []): Promise<string> {
+  const onMain = (p: string): string => {
+    if (!repo.isLinkedWorktree) return p;
+    const rel = relativeToRoot(repo.worktreeRoot, p);
+    return rel === null ? p : join(repo.mainRoot, ...rel.split('/').filter(Boolean));
+  };
+  const { resolvePlanArg } = await import('../plan/resolve.js');
+  const planArg = isAbsolute(arg) ? onMain(resolve(arg)) : arg;
+  return resolvePlanArg(planArg, {
+    repoRoot: repo.mainRoot,
+    workTree: repo.mainRoot,
+    cwd: onMain(repo.cwd),
+    knownPlanPaths,
+  }).plan_path;
 }

@@ -1,9 +1,9 @@
 /**
- * Small read-only git queries shared by worktree, commit, merge, status and doctor.
- * Every call goes through exec.ts.
+ * Small read-only git queries shared by worktree, commit, merge, status and doctor. Every call goes through
+ * a GitRunner (exec.ts): asynchronous, with the caller's environment.
  */
 import { TugError } from '../contract/errors.js';
-import { git, gitBytes, gitTry, gitVersion } from './exec.js';
+import { gitVersion, type GitRunner } from './exec.js';
 
 /** git features used here: `merge-tree --write-tree` and worktree/trailer options need 2.38. */
 export const MIN_GIT_VERSION: [number, number, number] = [2, 38, 0];
@@ -22,8 +22,8 @@ export function versionAtLeast(v: readonly number[], min: readonly number[]): bo
 }
 
 /** Refuse to work with a git older than MIN_GIT_VERSION (an environment failure, GitError exit 10). */
-export function requireGitVersion(): void {
-  const v = gitVersion();
+export async function requireGitVersion(g: GitRunner): Promise<void> {
+  const v = await gitVersion(g);
   if (!v) throw new TugError('GitError', { args: ['--version'], reason: 'git is not installed or cannot run' });
   if (!versionAtLeast(v, MIN_GIT_VERSION)) {
     throw new TugError(
@@ -39,32 +39,32 @@ export function requireGitVersion(): void {
   }
 }
 
-export function branchExists(cwd: string, branch: string): boolean {
-  return gitTry(['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], cwd).status === 0;
+export async function branchExists(g: GitRunner, cwd: string, branch: string): Promise<boolean> {
+  return (await g.tryRun(['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], cwd)).status === 0;
 }
 
 /** Full object name of a commit-ish, or null. */
-export function resolveCommit(cwd: string, rev: string): string | null {
-  const r = gitTry(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], cwd);
+export async function resolveCommit(g: GitRunner, cwd: string, rev: string): Promise<string | null> {
+  const r = await g.tryRun(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], cwd);
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
-export function branchTip(cwd: string, branch: string): string | null {
-  return resolveCommit(cwd, `refs/heads/${branch}`);
+export function branchTip(g: GitRunner, cwd: string, branch: string): Promise<string | null> {
+  return resolveCommit(g, cwd, `refs/heads/${branch}`);
 }
 
 /** The branch checked out in the work tree at `cwd`, or null for a detached HEAD. */
-export function currentBranch(cwd: string): string | null {
-  const r = gitTry(['symbolic-ref', '--quiet', '--short', 'HEAD'], cwd);
+export async function currentBranch(g: GitRunner, cwd: string): Promise<string | null> {
+  const r = await g.tryRun(['symbolic-ref', '--quiet', '--short', 'HEAD'], cwd);
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
-export function headCommit(cwd: string): string | null {
-  return resolveCommit(cwd, 'HEAD');
+export function headCommit(g: GitRunner, cwd: string): Promise<string | null> {
+  return resolveCommit(g, cwd, 'HEAD');
 }
 
-export function isAncestor(cwd: string, ancestor: string, descendant: string): boolean {
-  const r = gitTry(['merge-base', '--is-ancestor', ancestor, descendant], cwd);
+export async function isAncestor(g: GitRunner, cwd: string, ancestor: string, descendant: string): Promise<boolean> {
+  const r = await g.tryRun(['merge-base', '--is-ancestor', ancestor, descendant], cwd);
   if (r.status === 0) return true;
   if (r.status === 1) return false;
   throw new TugError('GitError', {
@@ -74,36 +74,55 @@ export function isAncestor(cwd: string, ancestor: string, descendant: string): b
   });
 }
 
-/** `git status --porcelain` entries (untracked included, ignored excluded). */
-export function statusEntries(cwd: string, opts: { untracked?: boolean; pathspec?: string[] } = {}): string[] {
+/** One `git status --porcelain=v1 -z` entry: `XY path`, and for a rename or copy the source path. */
+export interface StatusEntry {
+  xy: string;
+  path: string;
+  from: string | null;
+}
+
+/** `git status --porcelain` entries (untracked included unless `untracked: false`, ignored excluded). */
+export async function statusEntries(
+  g: GitRunner,
+  cwd: string,
+  opts: { untracked?: boolean; pathspec?: string[] } = {},
+): Promise<string[]> {
+  return (await statusDetails(g, cwd, opts)).map((e) => `${e.xy} ${e.path}`);
+}
+
+export async function statusDetails(
+  g: GitRunner,
+  cwd: string,
+  opts: { untracked?: boolean; pathspec?: string[] } = {},
+): Promise<StatusEntry[]> {
   const args = ['status', '--porcelain=v1', '-z', `--untracked-files=${opts.untracked === false ? 'no' : 'all'}`];
   if (opts.pathspec) args.push('--', ...opts.pathspec);
-  const out = git(args, cwd);
-  const entries: string[] = [];
-  const parts = out.split('\0');
+  const parts = (await g.run(args, cwd)).split('\0');
+  const entries: StatusEntry[] = [];
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i]!;
     if (p === '') continue;
-    entries.push(p);
     // Renames and copies carry the source path as the next NUL-separated field.
-    if (p[0] === 'R' || p[0] === 'C') i++;
+    const renamed = p[0] === 'R' || p[0] === 'C';
+    entries.push({ xy: p.slice(0, 2), path: p.slice(3), from: renamed ? (parts[++i] ?? null) : null });
   }
   return entries;
 }
 
-export function isDirty(cwd: string, opts: { untracked?: boolean } = {}): boolean {
-  return statusEntries(cwd, opts).length > 0;
-}
-
 /** Commits reachable from `tip` and from none of `exclude` (oldest first). */
-export function commitsNotIn(cwd: string, tip: string, exclude: string[]): string[] {
-  const out = git(['rev-list', '--reverse', tip, '--not', ...exclude, '--'], cwd).trim();
+export async function commitsNotIn(g: GitRunner, cwd: string, tip: string, exclude: string[]): Promise<string[]> {
+  const out = (await g.run(['rev-list', '--reverse', tip, '--not', ...exclude, '--'], cwd)).trim();
   return out ? out.split('\n') : [];
 }
 
 /** Commits of `tip` that have no patch-equivalent in `upstream` (`git cherry`, '+' lines). */
-export function commitsWithoutEquivalent(cwd: string, upstream: string, tip: string): string[] {
-  const out = git(['cherry', upstream, tip], cwd).trim();
+export async function commitsWithoutEquivalent(
+  g: GitRunner,
+  cwd: string,
+  upstream: string,
+  tip: string,
+): Promise<string[]> {
+  const out = (await g.run(['cherry', upstream, tip], cwd)).trim();
   if (!out) return [];
   return out
     .split('\n')
@@ -112,7 +131,7 @@ export function commitsWithoutEquivalent(cwd: string, upstream: string, tip: str
 }
 
 /** The bytes of `<rev>:<path>`, or null when the path does not exist there. */
-export function showBlob(cwd: string, rev: string, path: string): Buffer | null {
-  if (gitTry(['cat-file', '-e', `${rev}:${path}`], cwd).status !== 0) return null;
-  return gitBytes(['cat-file', 'blob', `${rev}:${path}`], cwd);
+export async function showBlob(g: GitRunner, cwd: string, rev: string, path: string): Promise<Buffer | null> {
+  if ((await g.tryRun(['cat-file', '-e', `${rev}:${path}`], cwd)).status !== 0) return null;
+  return g.bytes(['cat-file', 'blob', `${rev}:${path}`], cwd);
 }

@@ -8,8 +8,11 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
-import { gitTry } from './exec.js';
+import type { GitRunner } from './exec.js';
+import { listWorktrees, parseWorktreeList, resolveRepoWithGit, type WorktreeEntry } from './fast.js';
 import { canonicalPath, gitLayout, readGitdirFile } from '../kernel/repo-layout.js';
+
+export { listWorktrees, type WorktreeEntry } from './fast.js';
 
 export interface Repo {
   /** Canonical directory the command runs from. */
@@ -26,58 +29,14 @@ export interface Repo {
 
 const canonical = canonicalPath;
 
-function resolveWithGit(start: string): Omit<Repo, 'cwd'> {
-  const r = gitTry(
-    [
-      'rev-parse',
-      '--is-bare-repository',
-      '--is-inside-git-dir',
-      '--show-toplevel',
-      '--path-format=absolute',
-      '--git-common-dir',
-      '--absolute-git-dir',
-    ],
-    start,
-  );
-  if (r.status !== 0) {
-    throw new TugError('NotAGitRepository', { path: start, reason: r.stderr.trim().split('\n')[0] || undefined });
-  }
-  const lines = r.stdout.split('\n');
-  if (lines[0] === 'true')
-    throw new TugError('NotAGitRepository', { path: start, reason: 'bare repositories have no work tree' });
-  if (lines[1] === 'true')
-    throw new TugError('NotAGitRepository', { path: start, reason: 'running inside the .git directory' });
-  const [top, common, gitDir] = [lines[2], lines[3], lines[4]];
-  if (!top || !common || !gitDir) throw new TugError('NotAGitRepository', { path: start });
-  const worktreeRoot = canonical(top);
-  const commonDir = canonical(common);
-  // In the main checkout the git dir is the common dir: it is its own main root, whatever the
-  // common dir is called (submodule, --separate-git-dir).
-  if (canonical(gitDir) === commonDir)
-    return { worktreeRoot, mainRoot: worktreeRoot, commonDir, isLinkedWorktree: false };
-  // In a linked worktree the main checkout is the first entry of `git worktree list`. git reports the
-  // common dir itself there when it cannot know the main work tree (--separate-git-dir); then only
-  // core.worktree can tell, and the common dir's parent is never guessed.
-  const wl = gitTry(['worktree', 'list', '--porcelain'], start);
-  let mainRoot = wl.status === 0 ? /^worktree (.+)$/m.exec(wl.stdout)?.[1] : undefined;
-  if (mainRoot && canonical(mainRoot) === commonDir) {
-    const cw = gitTry(['config', '--file', join(commonDir, 'config'), '--get', 'core.worktree'], start);
-    mainRoot = cw.status === 0 && cw.stdout.trim() ? resolve(commonDir, cw.stdout.trim()) : undefined;
-  }
-  if (!mainRoot) {
-    throw new TugError('NotAGitRepository', {
-      path: start,
-      reason:
-        'cannot locate the main checkout of this linked worktree; run from the main checkout or set TUGCODE_STATE_DB',
-    });
-  }
-  return { worktreeRoot, mainRoot: canonical(mainRoot), commonDir, isLinkedWorktree: true };
-}
-
 const cache = new Map<string, Repo>();
 
-/** Resolve the repository containing `dir` (default: the process cwd). */
-export function resolveRepo(dir: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): Repo {
+/**
+ * Resolve the repository containing `dir`. `env` is the caller's environment: it decides whether git's
+ * layout may be read from the files (GIT_DIR & co. unset), and is the whole environment of the git
+ * fallback (fast.ts: synchronous, since every command, the hot ones included, starts here).
+ */
+export function resolveRepo(dir: string, env: NodeJS.ProcessEnv = {}): Repo {
   let start: string;
   try {
     start = realpathSync.native(dir);
@@ -88,7 +47,7 @@ export function resolveRepo(dir: string = process.cwd(), env: NodeJS.ProcessEnv 
   const hit = cache.get(start);
   if (hit) return hit;
   const useGit = Boolean(env.GIT_DIR || env.GIT_WORK_TREE || env.GIT_CEILING_DIRECTORIES);
-  const found = (useGit ? null : gitLayout(start)) ?? resolveWithGit(start);
+  const found = (useGit ? null : gitLayout(start)) ?? resolveRepoWithGit(start, env);
   const repo: Repo = { cwd: start, ...found };
   cache.set(start, repo);
   return repo;
@@ -110,33 +69,25 @@ export function isAbsolutePath(p: string): boolean {
 }
 
 /** The work trees of the repository (canonical roots), from `git worktree list --porcelain`. */
-export function listWorktrees(
-  repo: Repo,
-): { path: string; head: string | null; branch: string | null; bare: boolean; prunable: boolean }[] {
-  const r = gitTry(['worktree', 'list', '--porcelain'], repo.mainRoot);
+export async function gitWorktrees(g: GitRunner, repo: Repo): Promise<WorktreeEntry[]> {
+  const r = await g.tryRun(['worktree', 'list', '--porcelain'], repo.mainRoot);
   if (r.status !== 0) throw new TugError('GitError', { args: ['worktree', 'list', '--porcelain'], stderr: r.stderr });
-  const out: { path: string; head: string | null; branch: string | null; bare: boolean; prunable: boolean }[] = [];
-  for (const block of r.stdout.split('\n\n')) {
-    const path = /^worktree (.+)$/m.exec(block)?.[1];
-    if (!path) continue;
-    out.push({
-      path: canonical(path),
-      head: /^HEAD ([0-9a-f]+)$/m.exec(block)?.[1] ?? null,
-      branch: /^branch refs\/heads\/(.+)$/m.exec(block)?.[1] ?? null,
-      bare: /^bare$/m.test(block),
-      prunable: /^prunable/m.test(block),
-    });
-  }
-  return out;
+  return parseWorktreeList(r.stdout);
 }
 
 /**
  * Canonicalize a `--worktree` argument (03-contract.md §5): realpath, then it must be the root of the
  * main checkout or of a linked worktree of this repository, else WorktreeNotFound.
  * The fast path avoids spawning git: the main root itself, or a directory whose `.git` file points
- * into this repository's common directory.
+ * into this repository's common directory; otherwise `git worktree list` runs (synchronously, fast.ts:
+ * the state commands need this) with exactly `env`.
  */
-export function resolveWorktreeArg(repo: Repo, arg: string, cwd: string = repo.cwd): string {
+export function resolveWorktreeArg(
+  repo: Repo,
+  arg: string,
+  cwd: string = repo.cwd,
+  env: NodeJS.ProcessEnv = {},
+): string {
   const abs = resolve(cwd, arg);
   let canon: string;
   try {
@@ -150,7 +101,7 @@ export function resolveWorktreeArg(repo: Repo, arg: string, cwd: string = repo.c
     const common = canonical(resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()));
     if (common === repo.commonDir) return canon;
   }
-  if (listWorktrees(repo).some((w) => w.path === canon && !w.bare)) return canon;
+  if (listWorktrees(repo, env).some((w) => w.path === canon && !w.bare)) return canon;
   throw new TugError('WorktreeNotFound', { worktree: canon, repo_root: repo.mainRoot });
 }
 

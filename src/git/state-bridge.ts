@@ -7,7 +7,8 @@
 import type { TugError } from '../contract/errors.js';
 import type { StateContext, OpenMode } from '../state/context.js';
 import type { FlowCtx } from './flow-context.js';
-import { listTrailerCommits } from './log.js';
+import { gitRunner } from './exec.js';
+import { readTrailerCommits } from './log.js';
 import type { TrailerCommit } from './trailers.js';
 
 export interface StepRef {
@@ -58,7 +59,9 @@ async function withState<T>(
     command,
     mode,
     env: ctx.env,
-    cwd: ctx.repo.cwd,
+    // The flows pass repo-relative plan paths, resolved against `workTree`; the caller's directory (maybe a
+    // linked worktree holding its own copy of the plan) must not make them ambiguous.
+    cwd: workTree,
   });
   try {
     return await fn(s);
@@ -78,7 +81,8 @@ export async function initAndReconcile(
   refs: string[],
   command = 'worktree create',
 ): Promise<{ all_steps: string[]; ready_steps: string[]; state_initialized: boolean }> {
-  const { commits, scanned } = listTrailerCommits(
+  const { commits, scanned } = await readTrailerCommits(
+    gitRunner(ctx.env),
     ctx.repo.mainRoot,
     refs.map((r) => `refs/heads/${r}`),
   );

@@ -4,7 +4,7 @@
  * Existing Tug-* trailers are replaced; every other line of the message is kept byte for byte.
  */
 import { TugError } from '../contract/errors.js';
-import { git } from './exec.js';
+import type { GitRunner } from './exec.js';
 
 export interface TrailerSpec {
   key: string;
@@ -22,8 +22,8 @@ function checkValue(t: TrailerSpec): void {
 }
 
 /** The trailers git sees in `message`, as `[key, value]` pairs (continuation lines unfolded). */
-export function parseTrailers(message: string, cwd: string): [string, string][] {
-  const out = git(['interpret-trailers', '--parse', '--no-divider'], cwd, { input: message });
+export async function parseTrailers(g: GitRunner, message: string, cwd: string): Promise<[string, string][]> {
+  const out = await g.run(['interpret-trailers', '--parse', '--no-divider'], cwd, { input: message });
   const pairs: [string, string][] = [];
   for (const line of out.split('\n')) {
     const i = line.indexOf(':');
@@ -47,18 +47,23 @@ export function normalizeMessage(message: string): string {
  * `git interpret-trailers`. Removal replaces one existing Tug-* trailer with an empty value at a time
  * (`--if-exists replace` + `--trim-empty`), so git decides what the trailer block is.
  */
-export function withTugTrailers(message: string, trailers: TrailerSpec[], cwd: string): string {
+export async function withTugTrailers(
+  g: GitRunner,
+  message: string,
+  trailers: TrailerSpec[],
+  cwd: string,
+): Promise<string> {
   trailers.forEach(checkValue);
   let msg = normalizeMessage(message);
-  let existing = parseTrailers(msg, cwd).filter(([k]) => /^tug-/i.test(k));
+  let existing = (await parseTrailers(g, msg, cwd)).filter(([k]) => /^tug-/i.test(k));
   for (let guard = existing.length + 1; existing.length > 0 && guard > 0; guard--) {
     const key = existing[0]![0];
-    msg = git(
+    msg = await g.run(
       ['interpret-trailers', '--no-divider', '--if-exists', 'replace', '--trim-empty', '--trailer', `${key}: `],
       cwd,
       { input: msg },
     );
-    existing = parseTrailers(msg, cwd).filter(([k]) => /^tug-/i.test(k));
+    existing = (await parseTrailers(g, msg, cwd)).filter(([k]) => /^tug-/i.test(k));
   }
   if (existing.length > 0) {
     throw new TugError('GitError', {
@@ -69,5 +74,5 @@ export function withTugTrailers(message: string, trailers: TrailerSpec[], cwd: s
   }
   const args = ['interpret-trailers', '--no-divider', '--if-exists', 'add', '--if-missing', 'add', '--where', 'end'];
   for (const t of trailers) args.push('--trailer', `${t.key}: ${t.value}`);
-  return git(args, cwd, { input: msg });
+  return g.run(args, cwd, { input: msg });
 }

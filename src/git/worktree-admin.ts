@@ -7,11 +7,11 @@ import { existsSync, realpathSync } from 'node:fs';
 import { basename, join, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { getBranchPlan } from './branch-config.js';
-import { git, gitTry } from './exec.js';
+import { gitRunner, type GitRunner } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { integrationBranch, slugOfPlan, worktreeDir } from './naming.js';
 import { branchExists, commitsNotIn, commitsWithoutEquivalent, requireGitVersion, statusEntries } from './refs.js';
-import { listWorktrees } from './repo.js';
+import { gitWorktrees } from './repo.js';
 import { ALL_BUT_RUNTIME } from './runtime-files.js';
 import * as state from './state-bridge.js';
 
@@ -39,17 +39,18 @@ function underTugtree(mainRoot: string, path: string): boolean {
 /** Every registered worktree under `.tugtree/`, with its plan (branch config) and held claims. */
 export async function listTugWorktrees(ctx: FlowCtx): Promise<{ worktrees: WorktreeInfo[] }> {
   const { repo } = ctx;
+  const g = gitRunner(ctx.env);
   const out: WorktreeInfo[] = [];
-  for (const w of listWorktrees(repo)) {
+  for (const w of await gitWorktrees(g, repo)) {
     if (w.bare || !underTugtree(repo.mainRoot, w.path)) continue;
     const missing = !existsSync(w.path);
-    const cfg = w.branch ? getBranchPlan(repo.mainRoot, w.branch) : null;
+    const cfg = w.branch ? await getBranchPlan(g, repo.mainRoot, w.branch) : null;
     const claims = await state.claimsHeldBy(ctx, w.path);
     out.push({
       worktree_path: w.path,
       branch: w.branch,
       head: w.head,
-      dirty: missing ? false : statusEntries(w.path, { pathspec: ALL_BUT_RUNTIME }).length > 0,
+      dirty: missing ? false : (await statusEntries(g, w.path, { pathspec: ALL_BUT_RUNTIME })).length > 0,
       missing,
       plan_path: cfg?.plan_path ?? null,
       base_branch: cfg?.base_branch ?? null,
@@ -78,9 +79,9 @@ export interface RemoveData {
 }
 
 /** A `<path|name>` argument → the registered worktree under `.tugtree/`, else WorktreeNotFound. */
-function findTarget(ctx: FlowCtx, arg: string) {
+async function findTarget(g: GitRunner, ctx: FlowCtx, arg: string) {
   const { repo } = ctx;
-  const all = listWorktrees(repo).filter((w) => !w.bare);
+  const all = (await gitWorktrees(g, repo)).filter((w) => !w.bare);
   const candidates = new Set<string>();
   const asPath = resolve(repo.cwd, arg);
   candidates.add(asPath);
@@ -94,14 +95,30 @@ function findTarget(ctx: FlowCtx, arg: string) {
     candidates.add(worktreeDir(repo.mainRoot, arg));
   }
   const hit = all.find((w) => candidates.has(w.path) || (w.branch !== null && w.branch === arg));
-  if (!hit || !underTugtree(repo.mainRoot, hit.path)) {
+  if (hit?.path === repo.mainRoot) {
     throw new TugError(
       'WorktreeNotFound',
+      { worktree: hit.path, repo_root: repo.mainRoot, reason: 'cannot remove the main checkout' },
       {
-        worktree: hit?.path ?? asPath,
-        repo_root: repo.mainRoot,
-        reason: hit ? 'only worktrees under .tugtree/ are removed by tugcode' : 'no such worktree',
+        message: `cannot remove the main checkout ${repo.mainRoot}: tugcode removes only the worktrees under .tugtree/`,
+        hint: 'tugcode worktree list   (names the worktrees that can be removed)',
       },
+    );
+  }
+  if (hit && !underTugtree(repo.mainRoot, hit.path)) {
+    throw new TugError(
+      'WorktreeNotFound',
+      { worktree: hit.path, repo_root: repo.mainRoot, reason: 'only worktrees under .tugtree/ are removed by tugcode' },
+      {
+        message: `${hit.path} is a linked worktree outside .tugtree/; tugcode removes only the worktrees it made`,
+        hint: `git worktree remove ${hit.path}   (if you really mean to remove it)`,
+      },
+    );
+  }
+  if (!hit) {
+    throw new TugError(
+      'WorktreeNotFound',
+      { worktree: asPath, repo_root: repo.mainRoot, reason: 'no such worktree' },
       { hint: 'tugcode worktree list' },
     );
   }
@@ -109,32 +126,35 @@ function findTarget(ctx: FlowCtx, arg: string) {
 }
 
 /** Commits of `tip` contained (or patch-equivalent) in none of the plan's integration branch and base. */
-export function unmergedCommits(cwd: string, tip: string, upstreams: string[]): string[] {
-  const existing = upstreams.filter((u) => branchExists(cwd, u)).map((u) => `refs/heads/${u}`);
-  if (existing.length === 0) return commitsNotIn(cwd, tip, []);
-  const candidates = commitsNotIn(cwd, tip, existing);
+export async function unmergedCommits(g: GitRunner, cwd: string, tip: string, upstreams: string[]): Promise<string[]> {
+  const existing: string[] = [];
+  for (const u of upstreams) if (await branchExists(g, cwd, u)) existing.push(`refs/heads/${u}`);
+  if (existing.length === 0) return commitsNotIn(g, cwd, tip, []);
+  const candidates = await commitsNotIn(g, cwd, tip, existing);
   if (candidates.length === 0) return [];
-  const lacking = existing.map((u) => new Set(commitsWithoutEquivalent(cwd, u, tip)));
+  const lacking: Set<string>[] = [];
+  for (const u of existing) lacking.push(new Set(await commitsWithoutEquivalent(g, cwd, u, tip)));
   return candidates.filter((c) => lacking.every((set) => set.has(c)));
 }
 
 export async function removeWorktree(ctx: FlowCtx, arg: string, opts: { force?: boolean } = {}): Promise<RemoveData> {
-  requireGitVersion();
+  const g = gitRunner(ctx.env);
+  await requireGitVersion(g);
   const { repo } = ctx;
-  const w = findTarget(ctx, arg);
+  const w = await findTarget(g, ctx, arg);
   const force = Boolean(opts.force);
   const missing = !existsSync(w.path);
-  const cfg = w.branch ? getBranchPlan(repo.mainRoot, w.branch) : null;
+  const cfg = w.branch ? await getBranchPlan(g, repo.mainRoot, w.branch) : null;
   const tip = w.head;
 
   if (!force) {
-    if (!missing && statusEntries(w.path, { pathspec: ALL_BUT_RUNTIME }).length > 0) {
+    if (!missing && (await statusEntries(g, w.path, { pathspec: ALL_BUT_RUNTIME })).length > 0) {
       throw new TugError('WorktreeDirty', { worktree_path: w.path, branch: w.branch });
     }
     if (tip) {
       const base = cfg?.base_branch ?? ctx.config.run.base_branch;
       const upstreams = [base, ...(cfg ? [integrationBranch(slugOfPlan(cfg.plan_path))] : [])];
-      const unmerged = unmergedCommits(repo.mainRoot, tip, upstreams);
+      const unmerged = await unmergedCommits(g, repo.mainRoot, tip, upstreams);
       if (unmerged.length > 0) {
         throw new TugError('WorktreeUnmerged', {
           worktree_path: w.path,
@@ -164,11 +184,11 @@ export async function removeWorktree(ctx: FlowCtx, arg: string, opts: { force?: 
 
   const args = ['worktree', 'remove', '--force'];
   if (force) args.push('--force'); // also a locked worktree
-  git([...args, w.path], repo.mainRoot);
+  await g.run([...args, w.path], repo.mainRoot);
   let branchDeleted = false;
   // Only the branch tugcode made for this worktree (it has a tugplan entry) is deleted, never another.
-  if (w.branch && cfg && branchExists(repo.mainRoot, w.branch)) {
-    const r = gitTry(['branch', '-D', w.branch], repo.mainRoot);
+  if (w.branch && cfg && (await branchExists(g, repo.mainRoot, w.branch))) {
+    const r = await g.tryRun(['branch', '-D', w.branch], repo.mainRoot);
     branchDeleted = r.status === 0;
   }
   return {

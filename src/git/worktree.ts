@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
-import { git, gitTry } from './exec.js';
+import { gitRunner, type GitRunner } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { listBranchPlans, setBranchPlan } from './branch-config.js';
 import {
@@ -18,9 +18,9 @@ import {
   worktreeBranch,
   worktreeDir,
 } from './naming.js';
-import { committedPlan, parseAndValidate, resolvePlanPath } from './plan-file.js';
+import { committedPlan, parseAndValidate, resolvePlanInMain, resolvePlanPath } from './plan-file.js';
 import { branchExists, requireGitVersion } from './refs.js';
-import { listWorktrees } from './repo.js';
+import { gitWorktrees } from './repo.js';
 import { ensureRuntimeExclude } from './runtime-files.js';
 import * as state from './state-bridge.js';
 
@@ -52,10 +52,11 @@ export interface PlanWorktree {
 }
 
 /** Live worktrees made by `worktree create` for this plan (registered in git and present on disk). */
-export function planWorktrees(ctx: FlowCtx, planPath: string): PlanWorktree[] {
+export async function planWorktrees(ctx: FlowCtx, planPath: string): Promise<PlanWorktree[]> {
+  const g = gitRunner(ctx.env);
   const slug = slugOfPlan(planPath);
-  const configs = new Map(listBranchPlans(ctx.repo.mainRoot).map((b) => [b.branch, b]));
-  return listWorktrees(ctx.repo)
+  const configs = new Map((await listBranchPlans(g, ctx.repo.mainRoot)).map((b) => [b.branch, b]));
+  return (await gitWorktrees(g, ctx.repo))
     .filter((w) => w.branch && !w.prunable && existsSync(w.path) && isCreateBranch(w.branch, slug))
     .flatMap((w) => {
       const cfg = configs.get(w.branch!);
@@ -66,28 +67,35 @@ export function planWorktrees(ctx: FlowCtx, planPath: string): PlanWorktree[] {
 }
 
 /** The refs whose trailers heal this plan's state: its integration branch (when it exists) and `branch`. */
-export function reconcileRefs(ctx: FlowCtx, slug: string, branch: string): string[] {
+export async function reconcileRefs(ctx: FlowCtx, slug: string, branch: string): Promise<string[]> {
   const integ = integrationBranch(slug);
-  return branchExists(ctx.repo.mainRoot, integ) ? [integ, branch] : [branch];
+  return (await branchExists(gitRunner(ctx.env), ctx.repo.mainRoot, integ)) ? [integ, branch] : [branch];
 }
 
 export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<CreateData> {
-  requireGitVersion();
+  const g = gitRunner(ctx.env);
+  await requireGitVersion(g);
   if (input.reuse && input.new)
     throw new TugError('InvalidArgument', { reason: '--reuse and --new exclude each other' });
   if (input.name !== undefined) checkName(input.name);
   const { repo } = ctx;
-  const planPath = await resolvePlanPath(repo, input.plan);
+  // Resolved against the main checkout, also from a linked worktree (04-git.md §3).
+  // A plan only the linked worktree has is named from there, and refused below as not committed.
+  const planPath = await resolvePlanInMain(repo, input.plan).catch((e: unknown) => {
+    if (repo.isLinkedWorktree && (e as { code?: string }).code === 'PlanNotFound')
+      return resolvePlanPath(repo, input.plan);
+    throw e;
+  });
   const slug = slugOfPlan(planPath);
   const base = input.base ?? ctx.config.run.base_branch;
-  if (!branchExists(repo.mainRoot, base)) {
+  if (!(await branchExists(g, repo.mainRoot, base))) {
     throw new TugError(
       'InvalidArgument',
       { reason: `base branch ${base} does not exist`, base_branch: base },
       { hint: 'pass --base <branch>, or set run.base_branch in .tugtool/config.toml' },
     );
   }
-  const blob = committedPlan(repo, planPath, base);
+  const blob = await committedPlan(g, repo, planPath, base);
   const mainCopy = existsSync(join(repo.mainRoot, planPath)) ? readFileSync(join(repo.mainRoot, planPath)) : null;
   if (!mainCopy || !mainCopy.equals(blob)) {
     throw new TugError('PlanNotCommitted', {
@@ -98,7 +106,7 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
   }
   await parseAndValidate(planPath, blob);
 
-  const existing = planWorktrees(ctx, planPath).sort((a, b) => (a.branch < b.branch ? 1 : -1));
+  const existing = (await planWorktrees(ctx, planPath)).sort((a, b) => (a.branch < b.branch ? 1 : -1));
   if (existing.length > 0 && !input.new) {
     const w = existing[0]!;
     if (!input.reuse) {
@@ -110,7 +118,7 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
       });
     }
     ensureRuntimeExclude(repo.commonDir);
-    const st = await state.initAndReconcile(ctx, planPath, blob, reconcileRefs(ctx, slug, w.branch));
+    const st = await state.initAndReconcile(ctx, planPath, blob, await reconcileRefs(ctx, slug, w.branch));
     return {
       worktree_path: w.path,
       branch_name: w.branch,
@@ -123,7 +131,7 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
 
   const branch = worktreeBranch(slug, input.name ?? timestampName(ctx.clock.now()));
   const dir = worktreeDir(repo.mainRoot, branch);
-  if (branchExists(repo.mainRoot, branch))
+  if (await branchExists(g, repo.mainRoot, branch))
     throw new TugError('WorktreeExists', { reason: `branch ${branch} already exists`, branch });
   if (existsSync(dir))
     throw new TugError('WorktreeExists', { reason: `directory ${dir} already exists`, worktree_path: dir });
@@ -133,13 +141,13 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
   const exclude = ensureRuntimeExclude(repo.commonDir);
   let added = false;
   try {
-    git(['worktree', 'add', '--quiet', '--no-track', '-b', branch, dir, `refs/heads/${base}`], repo.mainRoot);
+    await g.run(['worktree', 'add', '--quiet', '--no-track', '-b', branch, dir, `refs/heads/${base}`], repo.mainRoot);
     added = true;
-    setBranchPlan(repo.mainRoot, branch, planPath, base);
-    const st = await state.initAndReconcile(ctx, planPath, blob, reconcileRefs(ctx, slug, branch));
+    await setBranchPlan(g, repo.mainRoot, branch, planPath, base);
+    const st = await state.initAndReconcile(ctx, planPath, blob, await reconcileRefs(ctx, slug, branch));
     return { worktree_path: dir, branch_name: branch, base_branch: base, plan_path: planPath, ...st, reused: false };
   } catch (e) {
-    undoCreate(repo.mainRoot, dir, branch, added);
+    await undoCreate(g, repo.mainRoot, dir, branch, added);
     exclude.undo();
     if (madeTugtree) removeIfEmpty(tugtree);
     throw e;
@@ -147,16 +155,14 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
 }
 
 /** Remove the worktree and branch a failed create made (never anything else). */
-function undoCreate(mainRoot: string, dir: string, branch: string, added: boolean): void {
+async function undoCreate(g: GitRunner, mainRoot: string, dir: string, branch: string, added: boolean): Promise<void> {
   if (added || existsSync(dir)) {
-    gitTry(['worktree', 'remove', '--force', '--force', dir], mainRoot);
+    await g.tryRun(['worktree', 'remove', '--force', '--force', dir], mainRoot);
     if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   }
   // `git branch -D` also drops the branch's config section (tugplan/tugbase).
-  if (gitTry(['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], mainRoot).status === 0) {
-    gitTry(['branch', '-D', branch], mainRoot);
-  }
-  gitTry(['config', '--remove-section', `branch.${branch}`], mainRoot);
+  if (await branchExists(g, mainRoot, branch)) await g.tryRun(['branch', '-D', branch], mainRoot);
+  await g.tryRun(['config', '--remove-section', `branch.${branch}`], mainRoot);
 }
 
 function removeIfEmpty(dir: string): void {

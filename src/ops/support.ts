@@ -13,5 +13,5 @@ export async function stateOf(ctx: OpsContext, call: Call): Promise<{ store: Sta
 /** A `worktree` argument → the canonical root of that work tree (main checkout or linked worktree). */
 export async function worktreeOf(ctx: OpsContext, repo: Repo, arg: string): Promise<string> {
   const { resolveWorktreeArg } = await import('../git/repo.js');
-  return resolveWorktreeArg(repo, arg, ctx.cwd);
+  return resolveWorktreeArg(repo, arg, ctx.cwd, ctx.env);
 }

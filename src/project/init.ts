@@ -1,10 +1,13 @@
 /**
  * `tugcode init` (04-git.md §2): the `.tugtool/` skeleton, config, log index and ignore lines.
- * Idempotent: existing files are left alone unless `force`.
+ * Idempotent: existing files are left alone unless `force`. Every target is checked before anything is
+ * written: init writes only inside the repository, through no symlink that leads out of it, and refuses a
+ * `.tugtool` that is not a directory.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, relative } from 'node:path';
 import type { Clock } from '../clock.js';
+import { TugError } from '../contract/errors.js';
 import type { Repo } from '../git/repo.js';
 import { ensureGitignoreLines, RUNTIME_IGNORE_LINES } from '../util/gitignore.js';
 import { configTemplate, IMPLEMENTATION_LOG_INDEX, skeletonPlan } from './templates.js';
@@ -17,6 +20,45 @@ export interface InitResult {
   exclude_added: string[];
 }
 
+function inside(root: string, p: string): boolean {
+  const rel = relative(root, p);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/**
+ * Refuse `abs` (an existing `.tugtool`, a file init writes, `.gitignore`) when it is not of the `kind`
+ * expected, or when it is a symlink whose target lies outside every root of the repository. A missing
+ * path is fine: init creates it.
+ */
+function checkTarget(abs: string, kind: 'dir' | 'file', roots: string[]): void {
+  let link;
+  try {
+    link = lstatSync(abs);
+  } catch {
+    return;
+  }
+  const refuse = (reason: string, hint: string) => {
+    throw new TugError('InvalidArgument', { reason, path: abs }, { hint });
+  };
+  const what = kind === 'dir' ? 'a directory' : 'a regular file';
+  if (link.isSymbolicLink()) {
+    let real: string;
+    try {
+      real = realpathSync.native(abs);
+    } catch {
+      return refuse(`${abs} is a symlink to nothing`, `remove it (rm ${abs}), then run tugcode init again`);
+    }
+    if (!roots.some((r) => inside(r, real)))
+      return refuse(
+        `${abs} is a symlink to ${real}, outside the repository; tugcode init writes only inside the repository`,
+        `replace the symlink with ${what} (rm ${abs}), then run tugcode init again`,
+      );
+    link = statSync(real);
+  }
+  if (kind === 'dir' ? !link.isDirectory() : !link.isFile())
+    refuse(`${abs} is not ${what}`, `move it aside (mv ${abs} ${abs}.bak), then run tugcode init again`);
+}
+
 export function initProject(repo: Repo, clock: Clock, opts: { force?: boolean } = {}): InitResult {
   const today = clock.now().slice(0, 10);
   const files: { root: string; rel: string; text: string }[] = [
@@ -25,6 +67,12 @@ export function initProject(repo: Repo, clock: Clock, opts: { force?: boolean } 
     // config.toml is read only from the main root, so it always goes there (also from a linked worktree).
     { root: repo.mainRoot, rel: '.tugtool/config.toml', text: configTemplate() },
   ];
+  const roots = [...new Set([repo.worktreeRoot, repo.mainRoot])];
+  for (const root of roots) checkTarget(join(root, '.tugtool'), 'dir', roots);
+  for (const f of files) checkTarget(join(f.root, f.rel), 'file', roots);
+  const gitignore = join(repo.worktreeRoot, '.gitignore');
+  checkTarget(gitignore, 'file', roots);
+
   const created: string[] = [];
   const skipped: string[] = [];
   for (const f of files) {
@@ -37,7 +85,7 @@ export function initProject(repo: Repo, clock: Clock, opts: { force?: boolean } 
     writeFileSync(abs, f.text);
     created.push(f.rel);
   }
-  const gitignore_added = ensureGitignoreLines(join(repo.worktreeRoot, '.gitignore'), RUNTIME_IGNORE_LINES);
+  const gitignore_added = ensureGitignoreLines(gitignore, RUNTIME_IGNORE_LINES);
   // info/exclude is shared by all worktrees: runtime files stay out of step commits even before
   // .gitignore is committed.
   const exclude_added = ensureGitignoreLines(join(repo.commonDir, 'info', 'exclude'), RUNTIME_IGNORE_LINES);

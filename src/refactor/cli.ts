@@ -97,7 +97,7 @@ async function open(command: string, worktreeArg: string, cwd: string, env: Node
   const { loadConfig } = await import('../config/config.js');
   const { openStateContext } = await import('../state/context.js');
   const repo = resolveRepo(abs, env);
-  const worktree = resolveWorktreeArg(repo, abs, cwd);
+  const worktree = resolveWorktreeArg(repo, abs, cwd, env);
   const warnings = new WarningSink();
   const config = await loadConfig(repo.mainRoot, env, warnings);
   const ctx = openStateContext({

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { commitStep } from '../../src/git/commit.js';
+import { gitRunner } from '../../src/git/exec.js';
 import { withTugTrailers } from '../../src/git/trailer-write.js';
 import { createWorktree } from '../../src/git/worktree.js';
 import { git, tempRepo } from '../helpers/repo.js';
@@ -9,33 +10,40 @@ import { claimOnly, flowCtx, PLAN_PATH, planRepo, snapshot, stepRows, workOn } f
 
 describe('commit message trailers', () => {
   const cwd = tempRepo();
+  const g = gitRunner({ ...process.env });
   const tug = [
     { key: 'Tug-Step', value: 'step-2' },
     { key: 'Tug-Plan', value: '.tugtool/tugplan-demo.md' },
   ];
 
-  it('replaces every existing Tug-* trailer and keeps the other trailers', () => {
+  it('replaces every existing Tug-* trailer and keeps the other trailers', async () => {
     const msg =
       'feat: x\n\nbody\n\nTug-Step: old\nSigned-off-by: A <a@b>\ntug-step: older\nTug-Refactor: rename\nTug-Plan: other.md\n';
-    expect(withTugTrailers(msg, tug, cwd)).toBe(
+    expect(await withTugTrailers(g, msg, tug, cwd)).toBe(
       'feat: x\n\nbody\n\nSigned-off-by: A <a@b>\nTug-Step: step-2\nTug-Plan: .tugtool/tugplan-demo.md\n',
     );
   });
 
-  it('keeps multi-line bodies, markdown headings and non-ASCII text byte for byte', () => {
+  it('keeps multi-line bodies, markdown headings and non-ASCII text byte for byte', async () => {
     const msg = 'fix: Grüße 🚀 über alles\n\n# Heading kept\n\nline one\n  indented line two\n\n- item: with colon\n';
-    expect(withTugTrailers(msg, tug, cwd)).toBe(`${msg}\nTug-Step: step-2\nTug-Plan: .tugtool/tugplan-demo.md\n`);
+    expect(await withTugTrailers(g, msg, tug, cwd)).toBe(
+      `${msg}\nTug-Step: step-2\nTug-Plan: .tugtool/tugplan-demo.md\n`,
+    );
   });
 
-  it('adds a trailer block to a subject-only message', () => {
-    expect(withTugTrailers('chore: one line', tug, cwd)).toBe(
+  it('adds a trailer block to a subject-only message', async () => {
+    expect(await withTugTrailers(g, 'chore: one line', tug, cwd)).toBe(
       'chore: one line\n\nTug-Step: step-2\nTug-Plan: .tugtool/tugplan-demo.md\n',
     );
   });
 
-  it('refuses an empty message or a NUL byte', () => {
-    expect(() => withTugTrailers('  \n', tug, cwd)).toThrow(expect.objectContaining({ code: 'InvalidArgument' }));
-    expect(() => withTugTrailers('a\0b', tug, cwd)).toThrow(expect.objectContaining({ code: 'InvalidArgument' }));
+  it('refuses an empty message or a NUL byte', async () => {
+    await expect(withTugTrailers(g, '  \n', tug, cwd)).rejects.toThrow(
+      expect.objectContaining({ code: 'InvalidArgument' }),
+    );
+    await expect(withTugTrailers(g, 'a\0b', tug, cwd)).rejects.toThrow(
+      expect.objectContaining({ code: 'InvalidArgument' }),
+    );
   });
 });
 

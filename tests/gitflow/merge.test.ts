@@ -76,6 +76,29 @@ describe('tugcode merge refusals', () => {
     });
     expect(snapshot(root)).toBe(before);
   });
+
+  it('names the untracked file a merge would overwrite, and does not offer --force (which cannot help)', async () => {
+    const root = planRepo();
+    const { branch } = await finishPlan(root, [{ 'a.txt': 'a\n' }, { 'b.txt': 'b\n' }]);
+    writeFileSync(join(root, 'b.txt'), 'mine, untracked\n');
+    const before = snapshot(root, { objects: false });
+    for (const force of [false, true]) {
+      const e = await mergePlan(flowCtx(root), { plan: 'demo', force }).then(
+        () => null,
+        (x: unknown) => x as { code: string; exitCode: number; message: string; hint?: string; details: object },
+      );
+      expect(e).toMatchObject({
+        code: 'WorktreeDirty',
+        exitCode: 4,
+        details: expect.objectContaining({ worktree_path: root, branch: 'main', untracked_files: ['b.txt'] }),
+      });
+      expect(e!.message).toBe(`merging ${branch} into main would overwrite untracked file(s) in ${root}: b.txt`);
+      expect(e!.message).not.toContain('uncommitted');
+      expect(e!.hint).toContain('move or delete it');
+      expect(e!.hint).not.toContain('--force');
+      expect(snapshot(root, { objects: false })).toBe(before);
+    }
+  });
 });
 
 describe('tugcode merge', () => {

@@ -185,6 +185,16 @@ describe('worktree list and remove', () => {
     await expect(removeWorktree(flowCtx(root), 'no-such-tree')).rejects.toMatchObject({ code: 'WorktreeNotFound' });
   });
 
+  it('says "cannot remove the main checkout" for the main root, not that it is no worktree', async () => {
+    const before = snapshot(root);
+    const e = await removeWorktree(flowCtx(root), root).catch((x: Error) => x);
+    expect(e).toMatchObject({ code: 'WorktreeNotFound', details: expect.objectContaining({ worktree: root }) });
+    expect((e as Error).message).toBe(
+      `cannot remove the main checkout ${root}: tugcode removes only the worktrees under .tugtree/`,
+    );
+    expect(snapshot(root)).toBe(before);
+  });
+
   it('--force releases the claim, removes only that worktree and its branch, and reports the tip', async () => {
     const tip = git(other, 'rev-parse', 'HEAD').trim();
     const r = await removeWorktree(flowCtx(root), 'tugplan/demo--20260301-100500', { force: true });
@@ -256,3 +266,35 @@ describe('healing a commit whose completion never ran', () => {
 
 void T0;
 void commitStep;
+
+describe('worktree create run inside a linked worktree', () => {
+  it("resolves the plan against the main checkout, never against the worktree's own copy", async () => {
+    const root = planRepo();
+    const first = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
+    const args = ['demo', '.tugtool/tugplan-demo.md', join(first, '.tugtool', 'tugplan-demo.md')];
+    for (const [i, plan] of args.entries()) {
+      const r = await createWorktree(flowCtx(first), { plan, new: true, name: `n${i}` });
+      expect(r).toMatchObject({
+        worktree_path: join(root, '.tugtree', `tugplan__demo--n${i}`),
+        plan_path: '.tugtool/tugplan-demo.md',
+        base_branch: 'main',
+        ready_steps: ['step-1'],
+        reused: false,
+      });
+    }
+    // From a subdirectory of the worktree, a path relative to it.
+    const r = await createWorktree(flowCtx(join(first, '.tugtool')), {
+      plan: './tugplan-demo.md',
+      new: true,
+      name: 'sub',
+    });
+    expect(r.plan_path).toBe('.tugtool/tugplan-demo.md');
+
+    // A plan that only the worktree has is not committed on the base branch.
+    writeFiles(first, { '.tugtool/tugplan-mine.md': PLAN });
+    await expect(createWorktree(flowCtx(first), { plan: 'mine', new: true })).rejects.toMatchObject({
+      code: 'PlanNotCommitted',
+      details: expect.objectContaining({ plan_path: '.tugtool/tugplan-mine.md' }),
+    });
+  });
+});

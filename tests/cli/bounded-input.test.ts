@@ -1,0 +1,42 @@
+/**
+ * Inputs are read up to their cap and no further (issue 11, "also fix" 4): an endless file or stdin
+ * ends in InvalidArgument with one JSON document, never a hang or an out-of-memory abort, and nothing
+ * changes.
+ */
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
+import { cliRepo, st } from '../state/cli-helpers.js';
+import { dbPathOf, dump } from '../state/helpers.js';
+
+function shell(cwd: string, cmd: string) {
+  const r = spawnSync('sh', ['-c', cmd], {
+    cwd,
+    env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1', TUGCODE_NOW: '2026-03-01T10:00:00.000Z' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: r.status, json: JSON.parse(r.stdout) };
+}
+
+describe('bounded inputs', () => {
+  it('refuses endless files and stdin with InvalidArgument, changing nothing', () => {
+    const { root } = cliRepo();
+    expect(st(root, ['claim', 'demo', '--worktree', '.']).json.claimed).toBe(true);
+    const before = dump(dbPathOf(root));
+    const tug = `"${process.execPath}" "${CLI}"`;
+    const owner = 'demo step-1 --worktree . --json';
+    for (const cmd of [
+      `${tug} state artifact ${owner} --kind note --summary-file /dev/zero`,
+      `${tug} state artifact ${owner} --kind note --summary s --content-file /dev/urandom`,
+      `${tug} state update ${owner} --batch < /dev/zero`,
+      `${tug} commit --plan demo --step step-1 --allow-main --message-file - --json < /dev/zero`,
+    ]) {
+      const r = shell(root, cmd);
+      expect(r.code, cmd).toBe(2);
+      expect(r.json.error.code).toBe('InvalidArgument');
+      expect(r.json.error.message).toMatch(/is larger than \d+ bytes/);
+    }
+    expect(dump(dbPathOf(root))).toEqual(before);
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * How the flows run git (src/git/exec.ts, simple-git) and the hot path's plain calls (src/git/fast.ts):
+ * git children get exactly the caller's environment (plus GIT_TERMINAL_PROMPT=0 and LC_ALL=C), never this
+ * process's; exit codes come back as they are; and a slow git never blocks the event loop.
+ */
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { gitRunner, gitVersion } from '../../src/git/exec.js';
+import { gitSync } from '../../src/git/fast.js';
+import { git, tempRepo } from '../helpers/repo.js';
+
+/** The environment a git child sees: an alias running `env` (git adds a few GIT_* variables of its own). */
+const ENV_ARGS = ['-c', 'alias.dumpenv=!env', 'dumpenv'];
+
+function parseEnv(out: string): Record<string, string> {
+  return Object.fromEntries(
+    out
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+}
+
+describe('the environment of git children', () => {
+  const saved = process.env.TUG_TEST_LEAK;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.TUG_TEST_LEAK;
+    else process.env.TUG_TEST_LEAK = saved;
+  });
+
+  it("is exactly the caller's, plus GIT_TERMINAL_PROMPT=0 and LC_ALL=C (simple-git and the sync path)", async () => {
+    const root = tempRepo();
+    process.env.TUG_TEST_LEAK = 'from this process';
+    const caller = { PATH: process.env.PATH, TUG_TEST_MINE: 'from the caller', LC_ALL: 'de_DE.UTF-8' };
+    const viaSimpleGit = parseEnv(await gitRunner(caller).run(ENV_ARGS, root));
+    const viaSync = parseEnv(gitSync(ENV_ARGS, root, caller).stdout);
+    for (const seen of [viaSimpleGit, viaSync]) {
+      expect(seen).toMatchObject({ TUG_TEST_MINE: 'from the caller', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' });
+      expect(seen.TUG_TEST_LEAK).toBeUndefined();
+      expect(seen.HOME).toBeUndefined();
+    }
+  });
+
+  it('passes the git variables of the caller on (author identity, GIT_EDITOR, a config path)', async () => {
+    const root = tempRepo();
+    const caller = {
+      PATH: process.env.PATH,
+      GIT_AUTHOR_NAME: 'Ada',
+      GIT_AUTHOR_EMAIL: 'ada@example.com',
+      GIT_EDITOR: 'true',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      EDITOR: 'vi',
+    };
+    const ident = await gitRunner(caller).run(['var', 'GIT_AUTHOR_IDENT'], root);
+    expect(ident).toMatch(/^Ada <ada@example\.com> /);
+  });
+});
+
+describe('GitRunner', () => {
+  it('returns exit codes as they are, also a silent exit 1', async () => {
+    const root = tempRepo();
+    const g = gitRunner({ PATH: process.env.PATH });
+    const head = git(root, 'rev-parse', 'HEAD').trim();
+    expect(await g.tryRun(['merge-base', '--is-ancestor', head, head], root)).toEqual({
+      status: 0,
+      stdout: '',
+      stderr: '',
+    });
+    expect((await g.tryRun(['rev-parse', '--verify', '--quiet', 'nope'], root)).status).toBe(1);
+    await expect(g.run(['rev-parse', '--verify', 'nope'], root)).rejects.toMatchObject({
+      code: 'GitError',
+      details: expect.objectContaining({ exit_code: 128 }),
+    });
+    expect(await gitVersion(g)).toEqual([expect.any(Number), expect.any(Number), expect.any(Number)]);
+  });
+
+  it('writes stdin and reads bytes', async () => {
+    const root = tempRepo();
+    const g = gitRunner({ PATH: process.env.PATH });
+    const bytes = Buffer.from([0, 1, 2, 255, 254, 10]);
+    const oid = (await g.run(['hash-object', '-w', '--stdin'], root, { input: bytes })).trim();
+    expect((await g.bytes(['cat-file', 'blob', oid], root)).equals(bytes)).toBe(true);
+  });
+
+  it('does not wait extra for a git that prints nothing (simple-git would add 50 ms)', async () => {
+    const root = tempRepo();
+    const g = gitRunner({ PATH: process.env.PATH });
+    const median = async (args: string[]): Promise<number> => {
+      const t: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        const t0 = performance.now();
+        await g.tryRun(args, root);
+        t.push(performance.now() - t0);
+      }
+      return t.sort((a, b) => a - b)[3]!;
+    };
+    const printing = await median(['rev-parse', 'HEAD']);
+    const silent = await median(['merge-base', '--is-ancestor', 'HEAD', 'HEAD']);
+    expect(silent).toBeLessThan(printing + 35);
+  });
+
+  it('is GitError, not a crash, when git cannot start', async () => {
+    const g = gitRunner({ PATH: '/nonexistent' });
+    await expect(g.tryRun(['status'], '/')).rejects.toMatchObject({ code: 'GitError' });
+    expect(await gitVersion(g)).toBeNull();
+  });
+
+  it('never blocks the event loop: a 2 s pre-commit hook does not delay a 100 ms timer', async () => {
+    const root = tempRepo();
+    mkdirSync(join(root, '.git', 'hooks'), { recursive: true });
+    writeFileSync(join(root, '.git', 'hooks', 'pre-commit'), '#!/bin/sh\nsleep 2\n');
+    chmodSync(join(root, '.git', 'hooks', 'pre-commit'), 0o755);
+    const g = gitRunner({ ...process.env });
+    let last = Date.now();
+    let worst = 0;
+    let ticks = 0;
+    const timer = setInterval(() => {
+      const now = Date.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+      ticks++;
+    }, 100);
+    try {
+      const t0 = Date.now();
+      await g.run(['commit', '--allow-empty', '-q', '-m', 'slow hook'], root);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(2000);
+    } finally {
+      clearInterval(timer);
+    }
+    expect(ticks).toBeGreaterThanOrEqual(15);
+    expect(worst).toBeLessThan(400);
+  });
+});
