@@ -4,15 +4,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeAtomic } from './session.js';
-
-function readJson(path: string): any {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    return null;
-  }
-}
+import { readJsonFile as readJson, writeAtomic } from './atomic.js';
 
 /* ---------------------------------------------------------------------------------------------------
  * Toolchains (§12.3): sticky tool paths and versions in toolchains.json.

@@ -6,16 +6,14 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
-  readFileSync,
   realpathSync,
-  renameSync,
   rmSync,
   statSync,
-  writeFileSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
+import { readJsonFile, writeAtomic } from './atomic.js';
 import { KernelError } from './errors.js';
 import type { KernelWarning } from './envelope.js';
 import { sha256Hex } from './ids.js';
@@ -32,19 +30,7 @@ export function nowIso(): string {
   return fixed && !Number.isNaN(Date.parse(fixed)) ? new Date(fixed).toISOString() : new Date().toISOString();
 }
 
-export function writeAtomic(path: string, data: string | Uint8Array): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, data);
-  renameSync(tmp, path);
-}
-
-function readJson(path: string): any {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    return null;
-  }
-}
+const readJson = readJsonFile;
 
 export interface SessionOptions {
   workspace: string;
