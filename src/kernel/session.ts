@@ -2,14 +2,7 @@
  * Sessions and locking (05-kernel.md §12): the `.tug/` directory, the proper-lockfile lock with a bounded
  * wait, `session.json`, journal recovery on open, and snapshot/analysis storage (§10.2).
  */
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  realpathSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';

@@ -45,7 +45,9 @@ function runtimeImportsOf(file: string): string[] {
   return out
     .filter((s) => s.startsWith('.'))
     .map((s) => {
-      const base = resolve(dirname(file), s).replace(/\.js$/, '.ts').replace(/\.cjs$/, '.cts');
+      const base = resolve(dirname(file), s)
+        .replace(/\.js$/, '.ts')
+        .replace(/\.cjs$/, '.cts');
       return existsSync(base) ? base : join(base.replace(/\.ts$/, ''), 'index.ts');
     });
 }
