@@ -109,6 +109,7 @@ class KernelImpl implements Kernel {
   /** Whether an operation has succeeded: a kernel that only refused leaves no session it created (close). */
   private succeeded = false;
   private attempted = false;
+  private nesting = 0;
 
   /**
    * One operation under the session lock (re-entrant: `run` nests prepare, verify and apply). Without
@@ -117,11 +118,14 @@ class KernelImpl implements Kernel {
   private async locked<T>(f: () => Promise<T>): Promise<T> {
     this.attempted = true;
     await this.session.acquire(this.pendingWarnings);
+    this.nesting++;
     try {
       const r = await f();
-      this.succeeded = true;
+      // Only a whole call counts: `run` whose prepare passed but whose verification failed was refused.
+      if (this.nesting === 1) this.succeeded = true;
       return r;
     } finally {
+      this.nesting--;
       await this.session.done();
     }
   }

@@ -56,6 +56,9 @@ function isAlive(pid: number): boolean {
 
 /** Write `backends/<name>.pid` for a live backend (in-process backends record the kernel's own pid). */
 export function writePidFile(sessionDir: string, name: string, pid: number): void {
+  // Another live kernel process's backend of the same name keeps its file (kernels share a session dir
+  // now that the lock is taken per operation); this one then goes unrecorded.
+  if (ownedByOtherLiveProcess(sessionDir, name)) return;
   try {
     mkdirSync(join(sessionDir, 'backends'), { recursive: true });
     const owner = `${process.pid}\n${startTimeOf(process.pid)}\n`;
@@ -65,7 +68,9 @@ export function writePidFile(sessionDir: string, name: string, pid: number): voi
   }
 }
 
+/** Remove a pid file, unless it belongs to another live kernel process (see writePidFile). */
 export function removePidFile(sessionDir: string, name: string): void {
+  if (ownedByOtherLiveProcess(sessionDir, name)) return;
   rmSync(join(sessionDir, 'backends', `${name}.pid`), { force: true });
 }
 

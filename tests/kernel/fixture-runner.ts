@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runKernelCli } from '../../src/kernel/cli/tug.js';
-import { copyTree, gitInit, readTree } from './helpers.js';
+import { copyTree, gitInit, kernelEnv, readTree } from './helpers.js';
 import { normalizedText } from './normalize.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -43,7 +43,11 @@ function golden(rel: string, actual: string): void {
 }
 
 async function run(argv: string[], cwd: string) {
-  return runKernelCli(argv, { prog: 'tug', env: { NODE_ENV: 'test', TUG_RA_PATH: process.env.TUG_RA_PATH }, cwd });
+  return runKernelCli(argv, {
+    prog: 'tug',
+    env: kernelEnv({ NODE_ENV: 'test', TUG_RA_PATH: process.env.TUG_RA_PATH }),
+    cwd,
+  });
 }
 
 const probes = new Map<string, string | null>();

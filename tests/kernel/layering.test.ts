@@ -115,6 +115,22 @@ describe('kernel layering', () => {
     expect(cyclesOf(graph)).toEqual([]);
   });
 
+  it('never blocks the event loop on a child process, and reads process.env only at its front door', () => {
+    const blocking: string[] = [];
+    const env: string[] = [];
+    for (const file of sources(KERNEL)) {
+      const where = relative(KERNEL, file);
+      const code = readFileSync(file, 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/^\s*\/\/.*$/gm, '');
+      if (/\b(spawnSync|execSync|execFileSync)\b/.test(code)) blocking.push(where);
+      // cli/ is the front door; code-cache.cts is the process-wide loader that bin/tugcode.cjs shares.
+      if (/\bprocess\.env\b/.test(code) && !where.startsWith('cli/') && where !== 'code-cache.cts') env.push(where);
+    }
+    expect(blocking).toEqual([]);
+    expect(env).toEqual([]);
+  });
+
   it('sees dynamic imports too (the check would catch a lazy import of tugcode)', () => {
     const probe = join(KERNEL, 'config.ts');
     expect(importsOf(probe)).toEqual(expect.arrayContaining(['./config-keys.js', './repo-layout.js']));
