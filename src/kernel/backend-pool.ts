@@ -46,7 +46,7 @@ export class BackendPool {
       this.view = { root: this.workspace, texts };
       this.ts = await this.log.time(
         'typescript backend open',
-        () => typescriptBackend.open(this.view!),
+        () => typescriptBackend.open(this.view!, { env: this.o.env ?? {} }),
         () => ({ files: texts.size }),
       );
       // In-process backend: the pid file names this process (session status, orphan cleanup).

@@ -12,10 +12,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { envValue, KERNEL_FILE_DEFAULTS, KERNEL_RULES, KERNEL_TUG_ENV, satisfies, setsNoValue } from './config-keys.js';
 import { canonicalPath, gitLayout, insideGit } from './repo-layout.js';
 import { KernelError } from './errors.js';
+import { gitOutput } from './exec.js';
 import type { KernelOptions, VerifyMode } from './types.js';
 
 export type Safety = 'strict' | 'aggressive';
@@ -90,17 +90,12 @@ function envNames(key: SettingKey, prog: 'tug' | 'tugcode'): string[] {
  * work tree (no `.git` above it means no repository, and git is never spawned), else the workspace. Layouts
  * only git can read (submodule, `--separate-git-dir`, `GIT_DIR`) ask `git rev-parse` for the work tree root.
  */
-function configRoot(workspace: string, env: Env): string {
+async function configRoot(workspace: string, env: Env): Promise<string> {
   if (!env.GIT_DIR && !insideGit(workspace)) return workspace;
   const layout = env.GIT_DIR || env.GIT_WORK_TREE ? null : gitLayout(canonicalPath(workspace));
   if (layout) return layout.mainRoot;
-  const r = spawnSync('git', ['rev-parse', '--show-toplevel'], {
-    cwd: workspace,
-    encoding: 'utf8',
-    env: env as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  const top = r.status === 0 ? r.stdout.trim() : '';
+  const out = await gitOutput(['rev-parse', '--show-toplevel'], { cwd: workspace, env, timeoutMs: 30_000 });
+  const top = out ? out.toString('utf8').trim() : '';
   return top ? canonicalPath(top) : workspace; // a `.git` that git does not recognise: behave as outside git
 }
 
@@ -209,12 +204,12 @@ async function readEnv(env: Env, prog: 'tug' | 'tugcode'): Promise<Partial<Recor
   return out;
 }
 
-/** Load the kernel settings for a workspace (without flags). Throws ConfigInvalid. */
+/** Load the kernel settings for a workspace (without flags) from `env` (default: empty). Throws ConfigInvalid. */
 export async function loadKernelConfig(
   workspace: string,
   o: { env?: Env; prog?: 'tug' | 'tugcode' } = {},
 ): Promise<LoadedConfig> {
-  const env = o.env ?? process.env;
+  const env = o.env ?? {};
   const prog = o.prog ?? 'tug';
   const notes: string[] = [];
   const files: string[] = [];
@@ -232,7 +227,7 @@ export async function loadKernelConfig(
   }
 
   const fromEnv = await readEnv(env, prog);
-  const file = join(configRoot(workspace, env), '.tugtool', 'config.toml');
+  const file = join(await configRoot(workspace, env), '.tugtool', 'config.toml');
   if (existsSync(file)) {
     files.push(file);
     for (const [k, v] of Object.entries(await readKernelTable(file, notes)) as [SettingKey, unknown][]) {

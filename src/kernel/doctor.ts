@@ -2,9 +2,10 @@
  * `doctor` (05-kernel.md §4.5): probe every backend and verifier by running it. Exits 0 whenever it ran;
  * consumers read `summary.failed`. Missing Python, rust-analyzer, cargo or git are warnings.
  */
-import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { execCapture } from './exec.js';
 
 type Status = 'passed' | 'warning' | 'failed';
 interface DoctorCheck {
@@ -14,13 +15,18 @@ interface DoctorCheck {
   duration_ms: number;
 }
 
-function probe(cmd: string, args: string[]): { ok: boolean; out: string; err: string | null } {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 10_000 });
-  if (r.error) return { ok: false, out: '', err: (r.error as NodeJS.ErrnoException).code ?? r.error.message };
+async function probe(
+  cmd: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ ok: boolean; out: string; err: string | null }> {
+  const r = await execCapture([cmd, ...args], { cwd: tmpdir(), env, timeoutMs: 10_000, keepStderr: true });
+  if (r.spawn_error) return { ok: false, out: '', err: r.spawn_error };
+  if (r.timed_out) return { ok: false, out: '', err: 'timed out' };
   return {
-    ok: r.status === 0,
+    ok: r.exit_code === 0,
     out: `${r.stdout}${r.stderr}`.trim(),
-    err: r.status === 0 ? null : `exit ${r.status}: ${`${r.stderr}`.trim().split('\n')[0]}`,
+    err: r.exit_code === 0 ? null : `exit ${r.exit_code}: ${r.stderr.trim().split('\n')[0]}`,
   };
 }
 
@@ -53,10 +59,15 @@ async function tsSmoke(): Promise<string | null> {
   return locs.length === 3 ? null : `expected 3 rename locations, got ${locs.length}`;
 }
 
+/**
+ * `env`: the environment every probe runs with (the caller's; the kernel never reads process.env), default
+ * empty. `workspace`: where a workspace `.venv` is looked for, default the session dir's parent.
+ */
 export async function doctor(
   sessionDir: string,
-  o: { python?: string; rustAnalyzer?: string },
+  o: { python?: string; rustAnalyzer?: string; env?: Record<string, string | undefined>; workspace?: string },
 ): Promise<Record<string, unknown>> {
+  const env = o.env ?? {};
   const checks: DoctorCheck[] = [];
   const run = async (
     name: string,
@@ -100,20 +111,20 @@ export async function doctor(
   let pyPath: string | null = null;
   let pyVersion: string | null = null;
   let pySource: string | null = null;
-  const workspace = basename(sessionDir) === '.tug' ? dirname(sessionDir) : process.cwd();
+  const workspace = o.workspace ?? dirname(sessionDir);
   const pyTried: string[] = [];
-  for (const c of candidates({ workspace, explicit: o.python })) {
+  for (const c of candidates({ workspace, explicit: o.python, env })) {
     if (c.path.includes('/') && !existsSync(c.path)) continue;
     pyTried.push(c.path);
-    const v = probePython(c.path);
+    const v = await probePython(c.path, env);
     if (v.version) {
       [pyPath, pyVersion, pySource] = [c.path, v.version, c.source];
       break;
     }
   }
   // The two pyright probes run concurrently; their checks are listed in order.
-  const langserver = probePyrightLangserver();
-  const typeshed = probePyrightTypeshed(pyPath);
+  const langserver = probePyrightLangserver(env);
+  const typeshed = probePyrightTypeshed(pyPath, env);
   const ls = await run('pyright-langserver', async () => {
     const r = await langserver;
     return { status: r.ok ? 'passed' : 'failed', message: r.message };
@@ -131,7 +142,7 @@ export async function doctor(
           message: `no python interpreter found (tried ${pyTried.join(', ') || 'nothing'}); renames work, py-compile and Python tests are unavailable`,
         },
   );
-  const raP = probeRustAnalyzer(o.rustAnalyzer ?? null);
+  const raP = await probeRustAnalyzer(o.rustAnalyzer ?? null, env);
   const raR = { ok: raP.available, out: raP.version ?? '', err: raP.probe_error };
   const ra = raP.path ?? o.rustAnalyzer ?? 'rust-analyzer';
   await run('rust-analyzer', () =>
@@ -139,11 +150,11 @@ export async function doctor(
       ? { status: 'passed', message: raR.out }
       : { status: 'warning', message: `rust-analyzer unavailable, Rust renames answer BackendUnavailable: ${raR.err}` },
   );
-  const cargo = probe('cargo', ['--version']);
+  const cargo = await probe('cargo', ['--version'], env);
   await run('cargo', () =>
     cargo.ok ? { status: 'passed', message: cargo.out } : { status: 'warning', message: `cargo: ${cargo.err}` },
   );
-  const gitR = probe('git', ['--version']);
+  const gitR = await probe('git', ['--version'], env);
   await run('git', () =>
     gitR.ok ? { status: 'passed', message: gitR.out } : { status: 'warning', message: `git: ${gitR.err}` },
   );

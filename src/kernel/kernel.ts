@@ -11,7 +11,7 @@ import { undoToken } from './ids.js';
 import { realIo, resolvePatch, writeResolved, type ApplyIo } from './patch/index.js';
 import { buildPatch, opHashOf } from './prepare.js';
 import { opTargetOf, preparedOf } from './prepare-steps.js';
-import { Session } from './session.js';
+import { Session, SYSTEM_CLOCK } from './session.js';
 import { Logger } from './log.js';
 import { applySettings, flagsOf, loadKernelConfig, withFlags, type KernelSettings } from './config.js';
 import { changedFiles, filesByLanguage, sessionRelative, takeSnapshot, type Snapshot } from './snapshot.js';
@@ -19,10 +19,11 @@ import { normalizeFileArg, FileCache, WorkspaceFiles } from './workspace.js';
 import { BackendPool } from './backend-pool.js';
 import { planRename } from './ops/rename.js';
 import { planOrganize } from './ops/organize.js';
-import { verifyPatch, verifyWorkspace } from './verify/run.js';
+import { verifyPatch, verifyWorkspace, type VerifyContext } from './verify/run.js';
 import type {
   AnalyzeResult,
   ApplyResult,
+  KernelClock,
   KernelOptions,
   OpSpec,
   Prepared,
@@ -56,10 +57,11 @@ export function resolveWorkspace(dir: string): string {
 
 export async function openKernel(opts: KernelOptions): Promise<Kernel> {
   const ws = resolveWorkspace(opts.workspace);
-  const log = opts.logger ?? new Logger(opts.logLevel ?? 'error', opts.logSink);
+  const clock = opts.clock ?? SYSTEM_CLOCK;
+  const log = opts.logger ?? new Logger(opts.logLevel ?? 'error', opts.logSink, () => clock.now());
   let settings = opts.settings;
   if (!settings) {
-    const loaded = await loadKernelConfig(ws, { env: opts.env, prog: opts.prog });
+    const loaded = await loadKernelConfig(ws, { env: opts.env ?? {}, prog: opts.prog });
     for (const n of loaded.notes) log.warn(n);
     settings = withFlags(loaded, flagsOf(opts)).settings;
   }
@@ -75,12 +77,14 @@ export async function openKernel(opts: KernelOptions): Promise<Kernel> {
       noWait: o.noWait,
       command: o.command,
       log,
+      clock,
+      hold: o.holdLock,
     },
     warnings,
   );
   log.attach(sessionDir);
   log.info('kernel open', { workspace: ws, command: o.command ?? null, settings });
-  return new KernelImpl(ws, sessionDir, session, o, warnings, settings, log);
+  return new KernelImpl(ws, sessionDir, session, o, warnings, settings, log, clock);
 }
 
 class KernelImpl implements Kernel {
@@ -97,8 +101,33 @@ class KernelImpl implements Kernel {
     private pendingWarnings: KernelWarning[],
     readonly settings: KernelSettings,
     private readonly log: Logger,
+    private readonly clock: KernelClock,
   ) {
     this.backends = new BackendPool(workspace, sessionDir, o, log, this.fileCache);
+  }
+
+  /** Whether an operation has succeeded: a kernel that only refused leaves no session it created (close). */
+  private succeeded = false;
+  private attempted = false;
+  private nesting = 0;
+
+  /**
+   * One operation under the session lock (re-entrant: `run` nests prepare, verify and apply). Without
+   * `holdLock` the lock is taken here and released at the end, so other `tug` calls get in between.
+   */
+  private async locked<T>(f: () => Promise<T>): Promise<T> {
+    this.attempted = true;
+    await this.session.acquire(this.pendingWarnings);
+    this.nesting++;
+    try {
+      const r = await f();
+      // Only a whole call counts: `run` whose prepare passed but whose verification failed was refused.
+      if (this.nesting === 1) this.succeeded = true;
+      return r;
+    } finally {
+      this.nesting--;
+      await this.session.done();
+    }
   }
 
   /** Warnings of one call, starting with those of opening the session. */
@@ -111,14 +140,15 @@ class KernelImpl implements Kernel {
   /** The last snapshot: unchanged files (stat-equal, not racy) are not read again by the next one. */
   private lastSnap: Snapshot | null = null;
 
-  private takeSnapshot(): Snapshot {
+  private async takeSnapshot(): Promise<Snapshot> {
     const t0 = performance.now();
-    const s = takeSnapshot(
+    const s = await takeSnapshot(
       this.workspace,
       {
         sessionRel: sessionRelative(this.workspace, this.sessionDir),
         include: this.o.include,
         exclude: this.o.exclude,
+        env: this.o.env ?? {},
       },
       this.lastSnap,
     );
@@ -127,9 +157,13 @@ class KernelImpl implements Kernel {
     return s;
   }
 
-  async snapshot(): Promise<SnapshotResult> {
+  snapshot(): Promise<SnapshotResult> {
+    return this.locked(() => this.snapshotLocked());
+  }
+
+  private async snapshotLocked(): Promise<SnapshotResult> {
     const warnings = this.warnings();
-    const snap = this.takeSnapshot();
+    const snap = await this.takeSnapshot();
     this.session.storeSnapshot(snap);
     return {
       snapshot_id: snap.id,
@@ -152,14 +186,13 @@ class KernelImpl implements Kernel {
     // 1. arguments and the new name's syntax
     const { file, language, symbolSel } = await opTargetOf(this.workspace, op);
     // 3. snapshot and freshness
-    const snap = this.takeSnapshot();
+    const snap = await this.takeSnapshot();
     try {
       if (o.snapshotId && o.snapshotId !== snap.id) this.mismatch(o.snapshotId, snap, 'snapshot_id');
       if (o.checkAnalysis) {
         const analyzed = this.session.analysisSnapshot(opHashValue);
         if (analyzed && analyzed !== snap.id) this.mismatch(analyzed, snap, 'analysis');
       }
-      this.session.storeSnapshot(snap);
       this.fileCache.prune(snap);
       if (!snap.files.has(file))
         throw new KernelError('FileNotFound', `${file} is not in the source set (ignored or excluded)`, { path: file });
@@ -186,6 +219,8 @@ class KernelImpl implements Kernel {
           { op_hash: opHashValue, symbol_id: plan.symbol.id },
           (p) => files.index(p),
         );
+        // Stored once the operation is accepted: a refused one writes nothing.
+        this.session.storeSnapshot(snap);
         return preparedOf(op, snap.id, opHashValue, built, warnings, {
           symbol: plan.symbol,
           oldName: plan.oldName,
@@ -197,6 +232,7 @@ class KernelImpl implements Kernel {
       const built = buildPatch(snap, new Map([[file, files.file(file)]]), edits, { op_hash: opHashValue }, (p) =>
         files.index(p),
       );
+      this.session.storeSnapshot(snap);
       return preparedOf(op, snap.id, opHashValue, built, warnings, { references: [] });
     } catch (e) {
       if (e instanceof KernelError && !e.snapshotId) e.snapshotId = snap.id;
@@ -218,7 +254,11 @@ class KernelImpl implements Kernel {
     });
   }
 
-  async analyzeImpact(op: OpSpec): Promise<AnalyzeResult> {
+  analyzeImpact(op: OpSpec): Promise<AnalyzeResult> {
+    return this.locked(() => this.analyzeLocked(op));
+  }
+
+  private async analyzeLocked(op: OpSpec): Promise<AnalyzeResult> {
     const p = await this.prepareWith(op, this.warnings(), {});
     this.session.recordAnalysis(p.op_hash, p.snapshot_id);
     const base = { snapshot_id: p.snapshot_id, operation: p.operation, op_hash: p.op_hash };
@@ -248,47 +288,59 @@ class KernelImpl implements Kernel {
     };
   }
 
-  async prepare(op: OpSpec, o: { snapshotId?: string } = {}): Promise<Prepared> {
-    return this.log.time(
-      `prepare ${op.op}`,
-      () => this.prepareWith(op, this.warnings(), { snapshotId: o.snapshotId, checkAnalysis: true }),
-      (p) => ({ op_hash: p.op_hash, ...p.summary, warnings: p.warnings.length }),
+  prepare(op: OpSpec, o: { snapshotId?: string } = {}): Promise<Prepared> {
+    return this.locked(() =>
+      this.log.time(
+        `prepare ${op.op}`,
+        () => this.prepareWith(op, this.warnings(), { snapshotId: o.snapshotId, checkAnalysis: true }),
+        (p) => ({ op_hash: p.op_hash, ...p.summary, warnings: p.warnings.length }),
+      ),
     );
   }
 
-  async verifyPrepared(p: Prepared, mode: VerifyMode) {
-    return this.log.time(
-      `verify ${mode}`,
-      () => verifyPatch(this.verifyContext(), p, mode),
-      (v) => ({ status: v.status, checks: v.checks.map((c) => `${c.name}:${c.status}`) }),
+  verifyPrepared(p: Prepared, mode: VerifyMode): Promise<import('./types.js').Verification> {
+    return this.locked(() =>
+      this.log.time(
+        `verify ${mode}`,
+        () => verifyPatch(this.verifyContext(p.warnings), p, mode),
+        (v) => ({ status: v.status, checks: v.checks.map((c) => `${c.name}:${c.status}`) }),
+      ),
     );
   }
 
-  private verifyContext() {
+  /** What the verifiers need; `warnings` receives theirs (a skipped lower stage, §11.4). */
+  private verifyContext(warnings: KernelWarning[]): VerifyContext {
     return {
       workspace: this.workspace,
       sessionDir: this.sessionDir,
       options: this.o,
+      env: this.o.env ?? {},
       sessionRel: sessionRelative(this.workspace, this.sessionDir),
+      warnings,
     };
   }
 
-  async apply(p: Prepared): Promise<ApplyResult> {
+  apply(p: Prepared): Promise<ApplyResult> {
+    return this.locked(() => this.applyLocked(p));
+  }
+
+  private async applyLocked(p: Prepared): Promise<ApplyResult> {
     if (p.patchSet.edits.length === 0)
       return { snapshot_id: p.snapshot_id, applied: false, files_written: [], snapshot_after: p.snapshot_after };
     this.session.assertLockHeld();
     // Phase A re-hashes the whole source set (closes the window of long sandbox runs).
-    const now = this.takeSnapshot();
+    const now = await this.takeSnapshot();
     if (now.id !== p.snapshot_id) this.mismatch(p.snapshot_id, now, 'apply');
     try {
       const resolved = resolvePatch(this.workspace, p.patchSet);
       const written = writeResolved(this.workspace, resolved, {
         sessionDir: this.sessionDir,
         opHash: p.op_hash,
-        io: faultIo(),
+        io: faultIo(this.o.env ?? {}),
+        now: () => this.clock.now(),
       });
       this.log.info('applied', { op_hash: p.op_hash, files_written: written });
-      const after = this.takeSnapshot();
+      const after = await this.takeSnapshot();
       this.session.storeSnapshot(after);
       this.session.dropAnalysis(p.op_hash);
       await this.backends.syncAfterApply(after);
@@ -299,7 +351,14 @@ class KernelImpl implements Kernel {
     }
   }
 
-  async run(op: OpSpec, o: { apply: boolean; verify: VerifyMode; snapshotId?: string }): Promise<RunResult> {
+  run(op: OpSpec, o: { apply: boolean; verify: VerifyMode; snapshotId?: string }): Promise<RunResult> {
+    return this.locked(() => this.runLocked(op, o));
+  }
+
+  private async runLocked(
+    op: OpSpec,
+    o: { apply: boolean; verify: VerifyMode; snapshotId?: string },
+  ): Promise<RunResult> {
     const p = await this.prepare(op, { snapshotId: o.snapshotId });
     const base = {
       snapshot_id: p.snapshot_id,
@@ -339,12 +398,16 @@ class KernelImpl implements Kernel {
     };
   }
 
-  async verify(mode: Exclude<VerifyMode, 'none'>): Promise<VerifyResult> {
+  verify(mode: Exclude<VerifyMode, 'none'>): Promise<VerifyResult> {
+    return this.locked(() => this.verifyLocked(mode));
+  }
+
+  private async verifyLocked(mode: Exclude<VerifyMode, 'none'>): Promise<VerifyResult> {
     const warnings = this.warnings();
-    const snap = this.takeSnapshot();
+    const snap = await this.takeSnapshot();
     this.session.storeSnapshot(snap);
     try {
-      const verification = await verifyWorkspace(this.verifyContext(), snap, mode);
+      const verification = await verifyWorkspace(this.verifyContext(warnings), snap, mode);
       return { snapshot_id: snap.id, mode, passed: true, verification, warnings: sortWarnings(warnings) };
     } catch (e) {
       if (e instanceof KernelError) {
@@ -355,16 +418,20 @@ class KernelImpl implements Kernel {
     }
   }
 
+  /**
+   * Stop the backends and release the lock. A kernel whose every operation was refused (and that made at
+   * least one attempt) removes the session directory its open created: a refused command writes nothing.
+   */
   async close(): Promise<void> {
     await this.backends.close();
     this.log.info('kernel close');
-    await this.session.close();
+    await this.session.close({ discard: this.attempted && !this.succeeded });
   }
 }
 
 /** Test seam (NODE_ENV=test only): TUG_FAULT=write:<k> fails the k-th rename of an apply. */
-function faultIo(): ApplyIo | undefined {
-  const m = process.env.NODE_ENV === 'test' ? /^write:(\d+)$/.exec(process.env.TUG_FAULT ?? '') : null;
+function faultIo(env: Record<string, string | undefined>): ApplyIo | undefined {
+  const m = env.NODE_ENV === 'test' ? /^write:(\d+)$/.exec(env.TUG_FAULT ?? '') : null;
   if (!m) return undefined;
   let n = 0;
   const k = Number(m[1]);

@@ -34,11 +34,11 @@ export interface Sandbox {
   dispose(keep?: boolean): string | null;
 }
 
-export function createSandbox(
+export async function createSandbox(
   ws: string,
   kind: 'minimal' | 'full',
-  o: { sessionRel: string | null; minimalFiles?: Map<string, Uint8Array> },
-): Sandbox {
+  o: { sessionRel: string | null; minimalFiles?: Map<string, Uint8Array>; env?: Record<string, string | undefined> },
+): Promise<Sandbox> {
   const base = mkdtempSync(join(tmpdir(), 'tug-sbx-'));
   // An interrupted call removes its sandbox (05-kernel.md §3.4), kept or not.
   const unregister = onAbort('sandbox', () => rmSync(base, { recursive: true, force: true }));
@@ -63,7 +63,7 @@ export function createSandbox(
       written.set(join(root, p), bytes);
     }
   } else {
-    for (const f of listWorkspaceFiles(ws, { sessionRel: o.sessionRel })) {
+    for (const f of await listWorkspaceFiles(ws, { sessionRel: o.sessionRel, env: o.env })) {
       const dst = join(root, f.path);
       mkdir(dirname(dst));
       if (f.symlink) symlinkSync(readlinkSync(join(ws, f.path)), dst);

@@ -4,15 +4,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeAtomic } from './session.js';
-
-function readJson(path: string): any {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    return null;
-  }
-}
+import { readJsonFile as readJson, writeAtomic } from './atomic.js';
 
 /* ---------------------------------------------------------------------------------------------------
  * Toolchains (§12.3): sticky tool paths and versions in toolchains.json.
@@ -38,8 +30,10 @@ export function recordToolchain(sessionDir: string, name: ToolchainName, value: 
 }
 
 /* ---------------------------------------------------------------------------------------------------
- * Backend pid files (§12.1, §12.3): `backends/<name>.pid` holds "<pid>\n<start>\n", where <start> is the
- * process start time from /proc (Linux) so that a reused pid is never mistaken for the backend.
+ * Backend pid files (§12.1, §12.3): `backends/<name>.pid` holds "<pid>\n<start>\n<owner>\n<owner start>\n",
+ * where <start> is the process start time from /proc (Linux), so that a reused pid is never mistaken for the
+ * backend, and <owner> the kernel process that runs it. A kernel holds the lock per operation, so a live
+ * owner's backends are warm, not orphans, even while another process holds the lock.
  * ------------------------------------------------------------------------------------------------- */
 
 function startTimeOf(pid: number): string {
@@ -62,15 +56,21 @@ function isAlive(pid: number): boolean {
 
 /** Write `backends/<name>.pid` for a live backend (in-process backends record the kernel's own pid). */
 export function writePidFile(sessionDir: string, name: string, pid: number): void {
+  // Another live kernel process's backend of the same name keeps its file (kernels share a session dir
+  // now that the lock is taken per operation); this one then goes unrecorded.
+  if (ownedByOtherLiveProcess(sessionDir, name)) return;
   try {
     mkdirSync(join(sessionDir, 'backends'), { recursive: true });
-    writeAtomic(join(sessionDir, 'backends', `${name}.pid`), `${pid}\n${startTimeOf(pid)}\n`);
+    const owner = `${process.pid}\n${startTimeOf(process.pid)}\n`;
+    writeAtomic(join(sessionDir, 'backends', `${name}.pid`), `${pid}\n${startTimeOf(pid)}\n${owner}`);
   } catch {
     // best effort: the pid file only serves status and orphan cleanup
   }
 }
 
+/** Remove a pid file, unless it belongs to another live kernel process (see writePidFile). */
 export function removePidFile(sessionDir: string, name: string): void {
+  if (ownedByOtherLiveProcess(sessionDir, name)) return;
   rmSync(join(sessionDir, 'backends', `${name}.pid`), { force: true });
 }
 
@@ -106,15 +106,41 @@ export function readPidFiles(sessionDir: string): BackendPid[] {
   return out;
 }
 
+function readLines(sessionDir: string, name: string): string[] | null {
+  try {
+    return readFileSync(join(sessionDir, 'backends', `${name}.pid`), 'utf8').split('\n');
+  } catch {
+    return null;
+  }
+}
+
+/** The kernel process that wrote a pid file, or null for a file without an owner line. */
+export function pidFileOwner(sessionDir: string, name: string): number | null {
+  const owner = Number(readLines(sessionDir, name)?.[2]);
+  return Number.isSafeInteger(owner) && owner > 0 ? owner : null;
+}
+
+/** Whether the owner of a pid file is a live process other than this one (its start time checked too). */
+function ownedByOtherLiveProcess(sessionDir: string, name: string): boolean {
+  const lines = readLines(sessionDir, name);
+  const owner = pidFileOwner(sessionDir, name);
+  if (owner === null || owner === process.pid || !isAlive(owner)) return false;
+  const start = lines?.[3] ?? '';
+  const now = startTimeOf(owner);
+  return !start || !now || start === now;
+}
+
 /**
  * §12.2 step 5, with the lock held: remove pid files of dead processes and SIGTERM live ones (orphans of a
- * process that lost the lock). The current process's own entries are left alone.
+ * process that lost the lock or died). The current process's own entries, and those of another live kernel
+ * process (warm between its operations), are left alone.
  */
 export function cleanPidFiles(sessionDir: string): { stopped: string[]; removed: string[] } {
   const stopped: string[] = [];
   const removed: string[] = [];
   for (const b of readPidFiles(sessionDir)) {
-    if (b.pid === process.pid) continue;
+    if (b.pid === process.pid || pidFileOwner(sessionDir, b.name) === process.pid) continue;
+    if (ownedByOtherLiveProcess(sessionDir, b.name)) continue;
     if (b.alive) {
       try {
         process.kill(b.pid, 'SIGTERM');

@@ -2,49 +2,27 @@
  * Sessions and locking (05-kernel.md §12): the `.tug/` directory, the proper-lockfile lock with a bounded
  * wait, `session.json`, journal recovery on open, and snapshot/analysis storage (§10.2).
  */
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
+import { readJsonFile, writeAtomic } from './atomic.js';
 import { KernelError } from './errors.js';
 import type { KernelWarning } from './envelope.js';
 import { sha256Hex } from './ids.js';
 import { onAbort } from './lifecycle.js';
-import { cleanPidFiles, readPidFiles, removePidFile } from './session-files.js';
+import { cleanPidFiles, pidFileOwner, readPidFiles, removePidFile } from './session-files.js';
 import type { Logger } from './log.js';
 import { recoverJournal } from './patch/apply.js';
 import type { Snapshot } from './snapshot.js';
+import type { KernelClock } from './types.js';
 
 export const KERNEL_VERSION = '0.1.0';
 
-export function nowIso(): string {
-  const fixed = process.env.TUG_NOW ?? process.env.TUGCODE_NOW;
-  return fixed && !Number.isNaN(Date.parse(fixed)) ? new Date(fixed).toISOString() : new Date().toISOString();
-}
+/** The system clock, for callers that inject none. Fixed clocks (TUG_NOW) are the front door's business. */
+export const SYSTEM_CLOCK: KernelClock = { now: () => new Date().toISOString() };
 
-export function writeAtomic(path: string, data: string | Uint8Array): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, data);
-  renameSync(tmp, path);
-}
-
-function readJson(path: string): any {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    return null;
-  }
-}
+const readJson = readJsonFile;
 
 export interface SessionOptions {
   workspace: string;
@@ -54,6 +32,13 @@ export interface SessionOptions {
   noWait?: boolean;
   command?: string;
   log?: Logger;
+  clock?: KernelClock;
+  /**
+   * Hold the lock from open to close (a one-shot CLI call, run-step §12.2). Otherwise the lock is taken by
+   * each operation (`acquire` / `release`), so a long-lived process with a warm kernel locks nobody out
+   * between operations.
+   */
+  hold?: boolean;
 }
 
 export interface LockInfo {
@@ -79,19 +64,52 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class Session {
   private release: (() => Promise<void>) | null = null;
   private unregisterAbort: (() => void) | null = null;
+  /** Operations in progress that hold the lock (re-entrant: `run` is prepare → verify → apply). */
+  private depth = 0;
   compromised = false;
   waitedSeconds = 0;
   /** Pid files removed on open (session-relative), for `session clean`. */
   removedPidFiles: string[] = [];
+  /** Whether this session's open created the directory (a refused command then leaves nothing behind). */
+  created = false;
+  private readonly clock: KernelClock;
 
   private constructor(
     readonly dir: string,
     readonly workspace: string,
-  ) {}
+    private readonly o: SessionOptions,
+  ) {
+    this.clock = o.clock ?? SYSTEM_CLOCK;
+  }
 
   /** Open (create, lock, validate, recover) per §12.2. Warnings are appended to `warnings`. */
   static async open(o: SessionOptions, warnings: KernelWarning[]): Promise<Session> {
-    const s = new Session(o.sessionDir, o.workspace);
+    const s = new Session(o.sessionDir, o.workspace, o);
+    s.created = !existsSync(o.sessionDir);
+    await s.lock(o, warnings, true);
+    if (!o.hold) await s.unlock();
+    return s;
+  }
+
+  /** Take the lock for one operation (a no-op when it is already held); every call pairs with `done()`. */
+  async acquire(warnings: KernelWarning[]): Promise<void> {
+    if (this.depth++ > 0 || this.release) return;
+    try {
+      await this.lock(this.o, warnings, false);
+    } catch (e) {
+      this.depth = 0;
+      throw e;
+    }
+  }
+
+  /** The end of an operation: the lock goes with the last one, unless the session holds it until close. */
+  async done(): Promise<void> {
+    if (this.depth > 0) this.depth--;
+    if (this.depth === 0 && !this.o.hold) await this.unlock();
+  }
+
+  /** Create the directory, lock, then §12.2 steps 3–6 (`first`: the open, with --fresh). */
+  private async lock(o: SessionOptions, warnings: KernelWarning[], first: boolean): Promise<void> {
     try {
       mkdirSync(o.sessionDir, { recursive: true });
       if (!existsSync(join(o.sessionDir, '.gitignore'))) writeAtomic(join(o.sessionDir, '.gitignore'), '*\n');
@@ -101,31 +119,31 @@ export class Session {
         reason: String(e),
       });
     }
-    await s.lock(o);
+    await this.takeLock(o);
     try {
       // §12.2 step 5 runs first so that --fresh or a reset never forgets a live orphan's pid file.
       const pids = cleanPidFiles(o.sessionDir);
-      s.removedPidFiles = pids.removed.map((n) => `backends/${n}.pid`);
+      if (first) this.removedPidFiles = pids.removed.map((n) => `backends/${n}.pid`);
       if (pids.stopped.length > 0) o.log?.warn('stopped orphaned backends', { backends: pids.stopped });
-      if (o.fresh) s.wipe(false);
-      s.validate(warnings);
+      if (first && o.fresh) this.wipe(false);
+      this.validate(warnings);
       if (recoverJournal(o.workspace, o.sessionDir)) {
         warnings.push({ code: 'RecoveredInterruptedApply', message: 'an interrupted apply was rolled back' });
         o.log?.warn('recovered an interrupted apply');
       }
-      s.touch();
-      o.log?.info('session open', { session: o.sessionDir, waited_seconds: s.waitedSeconds });
+      this.touch();
+      o.log?.info('session open', { session: o.sessionDir, waited_seconds: this.waitedSeconds });
     } catch (e) {
-      await s.close();
+      await this.close();
       throw e;
     }
-    return s;
   }
 
-  private async lock(o: SessionOptions): Promise<void> {
+  private async takeLock(o: SessionOptions): Promise<void> {
     const target = join(o.sessionDir, 'lock');
     const timeoutMs = o.noWait ? 0 : Math.max(0, (o.lockTimeoutS ?? 30) * 1000);
     const started = Date.now();
+    this.compromised = false;
     for (;;) {
       try {
         this.release = await lockfile.lock(target, {
@@ -163,23 +181,28 @@ export class Session {
     // On SIGINT/SIGTERM the CLI releases the lock synchronously before exiting (lifecycle.ts).
     this.unregisterAbort = onAbort('session lock', () => {
       this.release = null;
-      // Backend processes of this session (pid files) stop with it; then the lock goes.
+      // This process's backends (pid files it owns) stop with it; then the lock goes.
       for (const b of readPidFiles(o.sessionDir)) {
-        if (b.pid !== process.pid && b.alive) {
+        if (b.pid !== process.pid && b.alive && ownedHere(o.sessionDir, b.name)) {
           try {
             process.kill(b.pid, 'SIGTERM');
           } catch {
             // already gone
           }
         }
-        removePidFile(o.sessionDir, b.name);
+        if (ownedHere(o.sessionDir, b.name)) removePidFile(o.sessionDir, b.name);
       }
       rmSync(join(o.sessionDir, 'lock.json'), { force: true });
       lockfile.unlockSync(target, { realpath: false });
     });
     writeAtomic(
       join(o.sessionDir, 'lock.json'),
-      JSON.stringify({ pid: process.pid, command: o.command ?? 'kernel', hostname: hostname(), acquired_at: nowIso() }),
+      JSON.stringify({
+        pid: process.pid,
+        command: o.command ?? 'kernel',
+        hostname: hostname(),
+        acquired_at: this.clock.now(),
+      }),
     );
   }
 
@@ -194,7 +217,7 @@ export class Session {
         message: 'the session was recreated (moved workspace or unreadable session.json)',
       });
     }
-    const now = nowIso();
+    const now = this.clock.now();
     writeAtomic(
       join(this.dir, 'session.json'),
       JSON.stringify({
@@ -210,7 +233,7 @@ export class Session {
 
   private touch(): void {
     const cur = readJson(join(this.dir, 'session.json'));
-    if (cur) writeAtomic(join(this.dir, 'session.json'), JSON.stringify({ ...cur, last_accessed: nowIso() }));
+    if (cur) writeAtomic(join(this.dir, 'session.json'), JSON.stringify({ ...cur, last_accessed: this.clock.now() }));
   }
 
   /** InternalError once proper-lockfile reports the lock compromised (another process may own it now). */
@@ -260,7 +283,7 @@ export class Session {
       join(dir, `${s.id}.json`),
       JSON.stringify({
         snapshot_id: s.id,
-        created_at: nowIso(),
+        created_at: this.clock.now(),
         file_count: s.files.size,
         total_bytes: s.total_bytes,
         files,
@@ -281,7 +304,7 @@ export class Session {
   recordAnalysis(opHash: string, snapshotId: string): void {
     const dir = join(this.dir, 'analyses');
     mkdirSync(dir, { recursive: true });
-    writeAtomic(join(dir, `${opHash}.json`), JSON.stringify({ snapshot_id: snapshotId, created_at: nowIso() }));
+    writeAtomic(join(dir, `${opHash}.json`), JSON.stringify({ snapshot_id: snapshotId, created_at: this.clock.now() }));
     const all = readdirSync(dir)
       .filter((n) => n.endsWith('.json'))
       .map((n) => ({ n, t: statSync(join(dir, n)).mtimeMs }))
@@ -297,7 +320,7 @@ export class Session {
     rmSync(join(this.dir, 'analyses', `${opHash}.json`), { force: true });
   }
 
-  async close(): Promise<void> {
+  private async unlock(): Promise<void> {
     const rel = this.release;
     this.release = null;
     this.unregisterAbort?.();
@@ -307,6 +330,37 @@ export class Session {
       await rel().catch(() => undefined);
     }
   }
+
+  /**
+   * Release the lock. `discard` (a refused command): a session directory this session created is removed
+   * again, so a refused command leaves nothing behind; its contents go while the lock is still held, the
+   * lock artefacts and the directory after (the directory only if nobody else has put anything in it).
+   */
+  async close(o: { discard?: boolean } = {}): Promise<void> {
+    this.depth = 0;
+    const discard = o.discard && this.created && this.release !== null;
+    if (discard) {
+      for (const name of readdirSync(this.dir)) {
+        if (name === 'lock' || name === 'lock.lock' || name === 'lock.json') continue;
+        rmSync(join(this.dir, name), { recursive: true, force: true });
+      }
+    }
+    await this.unlock();
+    if (discard) {
+      rmSync(join(this.dir, 'lock'), { force: true });
+      try {
+        rmdirSync(this.dir);
+      } catch {
+        // another process started using the directory: it is theirs now
+      }
+    }
+  }
+}
+
+/** Whether a pid file was written by this process (its owner line), or has no owner line (legacy). */
+function ownedHere(sessionDir: string, name: string): boolean {
+  const owner = pidFileOwner(sessionDir, name);
+  return owner === null || owner === process.pid;
 }
 
 /** Stored snapshot ids, most recent first. */
@@ -335,6 +389,7 @@ export function readSessionJson(sessionDir: string): any {
 }
 
 export {
+  pidFileOwner,
   readToolchains,
   recordToolchain,
   writePidFile,

@@ -2,11 +2,11 @@
  * The file universe and snapshots (05-kernel.md §10): workspace listing (git or a .gitignore-aware walk),
  * the source set, the content-derived `snapshot_id`, and its storage in the session.
  */
-import { execFileSync } from 'node:child_process';
 import { lstatSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
+import { gitOutput } from './exec.js';
 import { insideGit } from './repo-layout.js';
 import { compareUtf8, sha256Hex } from './ids.js';
 
@@ -78,6 +78,8 @@ export interface ListOptions {
   sessionRel?: string | null;
   include?: string[];
   exclude?: string[];
+  /** The kernel's environment (GIT_DIR, and git's own); the kernel never reads process.env. Default: empty. */
+  env?: Record<string, string | undefined>;
 }
 
 /**
@@ -105,26 +107,23 @@ function alwaysExcluded(p: string, sessionRel: string | null | undefined): boole
   return false;
 }
 
-function gitListing(ws: string): string[] | null {
+async function gitListing(ws: string, env: Record<string, string | undefined>): Promise<string[] | null> {
   // No `.git` entry at or above the workspace: not a repository, and git is not spawned at all.
-  if (!process.env.GIT_DIR && !insideGit(ws)) return null;
-  try {
-    const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
-      cwd: ws,
-      stdio: ['ignore', 'pipe', 'ignore'],
-      maxBuffer: 256 * 1024 * 1024,
-    });
-    return [
-      ...new Set(
-        out
-          .toString('utf8')
-          .split('\0')
-          .filter((p) => p !== ''),
-      ),
-    ];
-  } catch {
-    return null;
-  }
+  if (!env.GIT_DIR && !insideGit(ws)) return null;
+  const out = await gitOutput(['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ws,
+    env,
+    timeoutMs: 120_000,
+  });
+  if (!out) return null;
+  return [
+    ...new Set(
+      out
+        .toString('utf8')
+        .split('\0')
+        .filter((p) => p !== ''),
+    ),
+  ];
 }
 
 /** A directory's `.gitignore`, or null when it cannot be read (a dangling symlink, no permission). */
@@ -180,12 +179,12 @@ function walkListing(ws: string): string[] {
  * Every workspace file (§10.1), sorted by UTF-8 bytes; symlinks included (callers filter them). `keep`
  * filters paths before they are stat-ed (the snapshot keeps source files only).
  */
-export function listWorkspaceFiles(
+export async function listWorkspaceFiles(
   ws: string,
   o: ListOptions = {},
   keep?: (path: string) => boolean,
-): { path: string; symlink: boolean; stat: FileStat }[] {
-  const listed = gitListing(ws) ?? walkListing(ws);
+): Promise<{ path: string; symlink: boolean; stat: FileStat }[]> {
+  const listed = (await gitListing(ws, o.env ?? {})) ?? walkListing(ws);
   const inc = globMatcher(o.include);
   const exc = globMatcher(o.exclude);
   const out: { path: string; symlink: boolean; stat: FileStat }[] = [];
@@ -240,14 +239,19 @@ export function sessionRelative(ws: string, sessionDir: string): string | null {
  * kernel's last snapshot), a file whose (size, mtime, ctime, inode) are unchanged and that was not
  * modified within RACY_MS of `prev` is not read again (§10.1 allows this content-hash cache).
  */
-export function takeSnapshot(ws: string, o: ListOptions = {}, prev?: Snapshot | null, racyMs = RACY_MS): Snapshot {
+export async function takeSnapshot(
+  ws: string,
+  o: ListOptions = {},
+  prev?: Snapshot | null,
+  racyMs = RACY_MS,
+): Promise<Snapshot> {
   const takenAt = Date.now();
   const files = new Map<string, { sha256: string; size: number }>();
   const bytes = new Map<string, Uint8Array>();
   const stats = new Map<string, FileStat>();
   let record = '';
   let total = 0;
-  for (const f of listWorkspaceFiles(ws, o, isSourcePath)) {
+  for (const f of await listWorkspaceFiles(ws, o, isSourcePath)) {
     if (f.symlink) continue;
     const old = prev?.stats?.get(f.path);
     const same =

@@ -5,6 +5,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { KernelError } from './errors.js';
 import type { KernelWarning } from './envelope.js';
+import type { KernelClock } from './types.js';
 import {
   dirBytes,
   KERNEL_VERSION,
@@ -56,7 +57,14 @@ export function sessionStatus(workspace: string, sessionDir: string): Record<str
 }
 
 export async function sessionClean(
-  o: { workspace: string; sessionDir: string; all: boolean; lockTimeoutS?: number; noWait?: boolean },
+  o: {
+    workspace: string;
+    sessionDir: string;
+    all: boolean;
+    lockTimeoutS?: number;
+    noWait?: boolean;
+    clock?: KernelClock;
+  },
   warnings: KernelWarning[],
 ): Promise<Record<string, unknown>> {
   if (!existsSync(o.sessionDir)) return { all: o.all, removed: [], bytes_freed: 0 };
@@ -69,6 +77,8 @@ export async function sessionClean(
         lockTimeoutS: o.lockTimeoutS,
         noWait: o.noWait,
         command: 'session clean',
+        clock: o.clock,
+        hold: true,
       },
       warnings,
     );

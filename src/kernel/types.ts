@@ -6,6 +6,11 @@ import type { KernelLocation } from './errors.js';
 import type { EditJson, PatchSet } from './patch/ir.js';
 import type { ReferenceKind, SymbolKind } from './backends/types.js';
 
+/** The kernel's clock, injected by its front door: `now()` is ISO 8601 UTC with milliseconds. */
+export interface KernelClock {
+  now(): string;
+}
+
 export type VerifyMode = 'none' | 'syntax' | 'tests' | 'typecheck';
 export type OrganizeMode = 'all' | 'sort' | 'remove-unused';
 export type OpSpec =
@@ -42,8 +47,20 @@ export interface KernelOptions {
   logger?: import('./log.js').Logger;
   /** Recorded in lock.json. */
   command?: string;
-  /** Environment for configuration (default process.env) and the front door whose env names apply. */
+  /**
+   * The front door's environment (the kernel never reads process.env): configuration (TUG_*, under tugcode
+   * also TUGCODE_KERNEL_*), test seams, and the base environment of every child process (verifiers,
+   * language servers, git). Default: empty.
+   */
   env?: Record<string, string | undefined>;
+  /** The clock for session files, lock.json, journals and logs (tugcode's Clock fits). Default: the system's. */
+  clock?: KernelClock;
+  /**
+   * Hold the session lock from open to close (a one-shot CLI call; run-step, §12.2). By default the lock is
+   * taken per operation (snapshot, analyzeImpact, prepare, verifyPrepared, apply, run, verify), so a warm
+   * kernel in a long-lived process never locks out another `tug` call between its operations.
+   */
+  holdLock?: boolean;
   prog?: 'tug' | 'tugcode';
   /** Already resolved settings (the CLI resolves them once); skips reading the configuration. */
   settings?: import('./config.js').KernelSettings;
@@ -84,7 +101,8 @@ export type CheckName = 'ts-syntax' | 'py-compile' | 'cargo-check' | 'tests' | '
 export interface Check {
   name: CheckName;
   language: 'typescript' | 'python' | 'rust' | null;
-  status: 'passed' | 'failed' | 'unavailable';
+  /** `skipped`: a lower stage with nothing to run in a cumulative mode (§11.4). */
+  status: 'passed' | 'failed' | 'unavailable' | 'skipped';
   command: string[] | null;
   exit_code: number | null;
   duration_ms: number;

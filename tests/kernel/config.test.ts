@@ -167,7 +167,7 @@ describe('kernel configuration', () => {
       3,
       ['node', '-e', 'process.exit(3)'],
     ]);
-    const holder = await openKernel({ workspace: ws, env: {} });
+    const holder = await openKernel({ workspace: ws, env: {}, holdLock: true });
     try {
       const l = await cli(['snapshot'], ws);
       const le = JSON.parse(l.stdout);

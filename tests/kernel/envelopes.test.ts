@@ -47,10 +47,10 @@ function golden(name: string, actual: string): void {
   expect(actual).toBe(readFileSync(p, 'utf8'));
 }
 
-async function both(argv: string[], cwd: string) {
-  const t = await runKernelCli(argv, { prog: 'tug', env: {}, cwd });
+async function both(argv: string[], cwd: string, env: Record<string, string> = {}) {
+  const t = await runKernelCli(argv, { prog: 'tug', env, cwd });
   if (argv.includes('--apply') && t.exitCode === 0) return t; // a second apply would be a different command
-  const u = await runKernelCli(argv, { prog: 'tugcode', env: {}, cwd });
+  const u = await runKernelCli(argv, { prog: 'tugcode', env, cwd });
   const strip = (x: string) => x.replace(/"duration_ms":\d+/g, '"duration_ms":0');
   expect(strip(u.stdout)).toBe(strip(t.stdout));
   expect(u.stderr).toBe(t.stderr.replace(/^tug:/, 'tugcode:'));
@@ -58,9 +58,16 @@ async function both(argv: string[], cwd: string) {
 }
 
 /** Run a case, check exit, code, key order and stderr; compare with its golden; return the envelope. */
-async function check(name: string, argv: string[], cwd: string, exit: number, code?: string) {
+async function check(
+  name: string,
+  argv: string[],
+  cwd: string,
+  exit: number,
+  code?: string,
+  kernelEnv: Record<string, string> = {},
+) {
   const before = readTree(cwd);
-  const r = await both(argv, cwd);
+  const r = await both(argv, cwd, kernelEnv);
   expect(r.exitCode, r.stdout).toBe(exit);
   const env = JSON.parse(r.stdout);
   const keys = Object.keys(env);
@@ -248,7 +255,7 @@ describe('exit 4 envelopes', () => {
 
   it('fails at once with --no-wait while another kernel holds the lock', async () => {
     const w = realpathSync(tempWs(FILES));
-    holder = await openKernel({ workspace: w });
+    holder = await openKernel({ workspace: w, holdLock: true });
     const e = await check('session_locked', ['snapshot', '--no-wait'], w, 4, 'SessionLocked');
     expect(e.error.details.lock_holder_pid).toBe(process.pid);
     await holder.close();
@@ -258,19 +265,16 @@ describe('exit 4 envelopes', () => {
   it('rolls back an injected write failure', async () => {
     const w = realpathSync(tempWs(FILES));
     const before = readTree(w);
-    process.env.TUG_FAULT = 'write:2';
-    try {
-      const e = await check(
-        'write_error',
-        ['run', '--apply', '--verify', 'none', 'rename-symbol', '--at', 'src/a.ts:1:17', '--to', 'loadConfig'],
-        w,
-        4,
-        'WriteError',
-      );
-      expect(e.error.details.rolled_back).toBe(true);
-    } finally {
-      delete process.env.TUG_FAULT;
-    }
+    // The fault seam is read from the kernel's injected environment, never from process.env.
+    const e = await check(
+      'write_error',
+      ['run', '--apply', '--verify', 'none', 'rename-symbol', '--at', 'src/a.ts:1:17', '--to', 'loadConfig'],
+      w,
+      4,
+      'WriteError',
+      { NODE_ENV: 'test', TUG_FAULT: 'write:2' },
+    );
+    expect(e.error.details.rolled_back).toBe(true);
     expect(readTree(w)).toEqual(before);
   });
 });

@@ -12,8 +12,7 @@ import { dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runKernelCli } from '../../src/kernel/cli/tug.js';
-import { probeRustAnalyzer } from '../../src/kernel/backends/rust/discovery.js';
-import { copyTree, gitInit, readTree } from './helpers.js';
+import { copyTree, gitInit, kernelEnv, readTree } from './helpers.js';
 import { normalizedText } from './normalize.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -44,7 +43,11 @@ function golden(rel: string, actual: string): void {
 }
 
 async function run(argv: string[], cwd: string) {
-  return runKernelCli(argv, { prog: 'tug', env: { NODE_ENV: 'test', TUG_RA_PATH: process.env.TUG_RA_PATH }, cwd });
+  return runKernelCli(argv, {
+    prog: 'tug',
+    env: kernelEnv({ NODE_ENV: 'test', TUG_RA_PATH: process.env.TUG_RA_PATH }),
+    cwd,
+  });
 }
 
 const probes = new Map<string, string | null>();
@@ -57,8 +60,10 @@ export function missingTool(tool: string): string | null {
     const r = spawnSync('python3', ['-c', 'import sys;print(sys.version.split()[0])'], { encoding: 'utf8' });
     why = r.status === 0 ? null : `python3: ${r.error ? (r.error as NodeJS.ErrnoException).code : `exit ${r.status}`}`;
   } else if (tool === 'rust-analyzer') {
-    const p = probeRustAnalyzer(process.env.TUG_RA_PATH ?? null);
-    why = p.available ? null : (p.probe_error ?? 'rust-analyzer unavailable');
+    // The kernel's probe is asynchronous (discovery.ts); manifests are built synchronously, so probe here.
+    const ra = process.env.TUG_RA_PATH || 'rust-analyzer';
+    const r = spawnSync(ra, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+    why = r.status === 0 ? null : `${ra}: ${r.error ? (r.error as NodeJS.ErrnoException).code : `exit ${r.status}`}`;
   } else why = `unknown required tool ${tool}`;
   probes.set(tool, why);
   return why;

@@ -94,3 +94,13 @@ export async function failure(p: Promise<unknown>): Promise<KernelError> {
   }
   throw new Error('expected a KernelError');
 }
+
+/**
+ * The environment a front door would inject (the kernel never reads process.env): this process's, without
+ * the kernel's own TUG_* / TUGCODE_* variables, so a developer's settings never reach a test.
+ */
+export function kernelEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^(TUG_|TUGCODE_)/.test(k)) out[k] = v;
+  return { ...out, ...extra };
+}

@@ -132,14 +132,14 @@ describe('source set and snapshots', () => {
     'README.md': '# readme\n',
   };
 
-  it('honours .gitignore and the always-excluded paths, with and without git', () => {
+  it('honours .gitignore and the always-excluded paths, with and without git', async () => {
     const plain = realpathSync(tempWs(files));
     const repo = realpathSync(tempWs(files));
     gitInit(repo);
     for (const ws of [plain, repo]) {
-      const s = takeSnapshot(ws);
+      const s = await takeSnapshot(ws);
       expect([...s.files.keys()]).toEqual(['src/a.ts', 'src/b.ts', 'tsconfig.json']);
-      expect(listWorkspaceFiles(ws).map((f) => f.path)).toEqual([
+      expect((await listWorkspaceFiles(ws)).map((f) => f.path)).toEqual([
         '.gitignore',
         'README.md',
         'src/a.ts',
@@ -147,24 +147,24 @@ describe('source set and snapshots', () => {
         'tsconfig.json',
       ]);
     }
-    expect(takeSnapshot(plain).id).toBe(takeSnapshot(repo).id);
+    expect((await takeSnapshot(plain)).id).toBe((await takeSnapshot(repo)).id);
   });
 
-  it('reads a workspace whose .gitignore is a dangling symlink, without git', () => {
+  it('reads a workspace whose .gitignore is a dangling symlink, without git', async () => {
     const ws = realpathSync(tempWs(FILES));
     mkdirSync(join(ws, 'sub'));
     symlinkSync(join(ws, 'nowhere'), join(ws, 'sub', '.gitignore'));
-    expect([...takeSnapshot(ws).files.keys()]).toEqual(['src/a.ts', 'src/b.ts', 'tsconfig.json']);
+    expect([...(await takeSnapshot(ws)).files.keys()]).toEqual(['src/a.ts', 'src/b.ts', 'tsconfig.json']);
   });
 
-  it('derives the id from content only and leaves symlinks out', () => {
+  it('derives the id from content only and leaves symlinks out', async () => {
     const a = realpathSync(tempWs(FILES));
     const b = realpathSync(tempWs(FILES));
     mkdirSync(join(b, 'more'));
     symlinkSync(join(b, 'src/a.ts'), join(b, 'more/link.ts'));
-    expect(takeSnapshot(a).id).toBe(takeSnapshot(b).id);
+    expect((await takeSnapshot(a)).id).toBe((await takeSnapshot(b)).id);
     writeFileSync(join(b, 'src/a.ts'), 'changed\n');
-    expect(takeSnapshot(a).id).not.toBe(takeSnapshot(b).id);
+    expect((await takeSnapshot(a)).id).not.toBe((await takeSnapshot(b)).id);
   });
 });
 

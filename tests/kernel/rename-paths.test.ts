@@ -30,7 +30,7 @@ async function compareAll(
   only: (p: string) => boolean,
   everyIdentifier = false,
 ): Promise<{ symbols: number; fast: number }> {
-  const snap = takeSnapshot(ws);
+  const snap = await takeSnapshot(ws);
   const files = new WorkspaceFiles(ws, snap);
   const texts = new Map<string, { text: string; version: string }>();
   for (const [p, m] of snap.files) {

@@ -44,7 +44,7 @@ describe('session files', () => {
     const ws = realpathSync(tempWs(FILES));
     const fresh = await status(ws);
     expect([fresh.session.exists, fresh.toolchains.typescript, fresh.backends]).toEqual([false, null, []]);
-    const k = await openKernel({ workspace: ws, env: {} });
+    const k = await openKernel({ workspace: ws, env: {}, holdLock: true });
     try {
       await k.analyzeImpact({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' });
       const during = await status(ws);
@@ -146,7 +146,7 @@ describe('lock loss', () => {
   it('refuses to prepare or apply once the lock is reported compromised, writing nothing', async () => {
     const ws = realpathSync(tempWs(FILES));
     const before = readTree(ws);
-    const k = await openKernel({ workspace: ws, env: {} });
+    const k = await openKernel({ workspace: ws, env: {}, holdLock: true });
     try {
       const p = await k.prepare({ op: 'rename-symbol', symbol: 'src/a.ts::alpha', to: 'first' });
       // What proper-lockfile's onCompromised does when another process took the lock over.

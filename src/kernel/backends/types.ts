@@ -127,6 +127,7 @@ export interface BackendSession {
 
 export interface LanguageBackend {
   lang: Language;
-  probe(): Promise<BackendProbe>;
+  /** `env`: the kernel's environment (the kernel never reads process.env). */
+  probe(env?: Record<string, string | undefined>): Promise<BackendProbe>;
   open(ws: WorkspaceView, o?: BackendOpenOptions): Promise<BackendSession>;
 }

@@ -13,7 +13,15 @@ import { tsMemberAccesses, tsStringLiterals } from '../scans/ts-scan.js';
 import { ProjectHost, configFiles, toAbs, toRel, type TsModule, type TsProject } from './ts-project.js';
 import { renameInOneSearch, renameWithClosure } from './ts-rename.js';
 import { identifierAt, resolveTarget, type TsSessionParts } from './ts-target.js';
-import type { BackendSession, LanguageBackend, OutlineItem, RawEdit, ResolvedTarget, WorkspaceView } from './types.js';
+import type {
+  BackendOpenOptions,
+  BackendSession,
+  LanguageBackend,
+  OutlineItem,
+  RawEdit,
+  ResolvedTarget,
+  WorkspaceView,
+} from './types.js';
 
 let tsPromise: Promise<TsModule> | null = null;
 let tsLoaded: { saveCache(): void } | null = null;
@@ -85,8 +93,8 @@ export class TypeScriptSession implements BackendSession, TsSessionParts {
     return resolveTarget(this, file, offset16);
   }
 
-  /** `TUG_TS_RENAME=closure` forces the prefix/suffix search with the re-export closure (tests, diagnosis). */
-  fastRename = process.env.TUG_TS_RENAME !== 'closure';
+  /** `TUG_TS_RENAME=closure` (the kernel's env) forces the prefix/suffix search with the re-export closure. */
+  fastRename = true;
 
   async renameEdits(t: ResolvedTarget, newName: string): Promise<RawEdit[]> {
     return (this.fastRename ? this.renameInOneSearch(t, newName) : null) ?? this.renameWithClosure(t, newName);
@@ -228,7 +236,9 @@ export const typescriptBackend: LanguageBackend = {
       return { available: false, version: null, reason: (e as Error).message };
     }
   },
-  async open(view: WorkspaceView) {
-    return new TypeScriptSession(await loadTs(), view);
+  async open(view: WorkspaceView, o: BackendOpenOptions = {}) {
+    const s = new TypeScriptSession(await loadTs(), view);
+    s.fastRename = o.env?.TUG_TS_RENAME !== 'closure';
+    return s;
   },
 };

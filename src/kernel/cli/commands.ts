@@ -2,13 +2,13 @@
  * The one command table shared by `tug` and `tugcode refactor` (05-kernel.md §2.1, §3.1): each command
  * returns its key-ordered envelope; rendering (JSON / --text) and exit codes live in `tug.ts`.
  */
-import { resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { KernelError } from '../errors.js';
 import { okEnvelope, sortWarnings, type KernelWarning } from '../envelope.js';
 import { openKernel, resolveWorkspace } from '../kernel.js';
 import { applySettings, loadKernelConfig, withFlags, type KernelSettings } from '../config.js';
 import { Logger } from '../log.js';
-import type { KernelOptions } from '../types.js';
+import type { KernelClock, KernelOptions } from '../types.js';
 import type { ParsedArgs } from './args.js';
 
 export interface CommandEnv {
@@ -42,6 +42,19 @@ async function settingsFor(a: ParsedArgs, ws: string, ce: CommandEnv, log: Logge
   }).settings;
 }
 
+/**
+ * The clock of a CLI call: `TUG_NOW` (or `TUGCODE_NOW`, tugcode's) when it is a valid instant, else the
+ * system clock. The front door is the one place the kernel's time and environment are read.
+ */
+export function cliClock(env: Record<string, string | undefined>): KernelClock {
+  const fixed = env.TUG_NOW ?? env.TUGCODE_NOW;
+  if (fixed && !Number.isNaN(Date.parse(fixed))) {
+    const iso = new Date(fixed).toISOString();
+    return { now: () => iso };
+  }
+  return { now: () => new Date().toISOString() };
+}
+
 function kernelOptions(
   a: ParsedArgs,
   ws: string,
@@ -53,6 +66,9 @@ function kernelOptions(
   return applySettings<KernelOptions>(
     {
       workspace: ws,
+      clock: cliClock(ce.env),
+      // One command, one lock: held from open to close, as §3.1 describes.
+      holdLock: true,
       sessionDir: a.sessionDir ? resolve(a.sessionDir) : undefined,
       fresh: a.fresh,
       noWait: a.noWait,
@@ -74,7 +90,8 @@ export async function executeCommand(a: ParsedArgs, ce: CommandEnv): Promise<Rec
   const sessionDir = a.sessionDir ? resolve(ce.cwd, a.sessionDir) : resolve(ws, '.tug');
   if (ce.env.NODE_ENV === 'test' && ce.env.TUG_FAULT === 'internal')
     throw new Error('injected internal fault (TUG_FAULT=internal)');
-  const log = new Logger(a.logLevel ?? 'error', ce.logSink);
+  const clock = cliClock(ce.env);
+  const log = new Logger(a.logLevel ?? 'error', ce.logSink, () => clock.now());
   const settings = await settingsFor(a, ws, ce, log);
   switch (a.command) {
     case 'session status': {
@@ -85,7 +102,7 @@ export async function executeCommand(a: ParsedArgs, ce: CommandEnv): Promise<Rec
       const { sessionClean } = await import('../status.js');
       const warnings: KernelWarning[] = [];
       const r = await sessionClean(
-        { workspace: ws, sessionDir, all: a.all, lockTimeoutS: settings.lock_timeout, noWait: a.noWait },
+        { workspace: ws, sessionDir, all: a.all, lockTimeoutS: settings.lock_timeout, noWait: a.noWait, clock },
         warnings,
       );
       return okEnvelope(undefined, { ...r, warnings: sortWarnings(warnings) });
@@ -96,6 +113,8 @@ export async function executeCommand(a: ParsedArgs, ce: CommandEnv): Promise<Rec
         ...(await doctor(sessionDir, {
           python: settings.python ?? undefined,
           rustAnalyzer: settings.rust_analyzer ?? undefined,
+          env: ce.env,
+          workspace: basename(sessionDir) === '.tug' ? dirname(sessionDir) : ce.cwd,
         })),
         warnings: [],
       });

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, uti
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { canonicalJson, sha256Hex } from '../ids.js';
-import { writeAtomic } from '../session.js';
+import { writeAtomic } from '../atomic.js';
 import type { Diagnostic } from '../types.js';
 
 export interface BaselineKey {

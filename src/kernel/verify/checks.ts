@@ -18,14 +18,14 @@ export interface ProcResult {
   spawn_error: string | null;
 }
 
-/** Run argv in cwd for its exit status and output tail (proc.ts runCapture, without keeping stdout). */
+/** Run argv in cwd with `env` for its exit status and output tail (proc.ts runCapture, without stdout). */
 export async function runProcess(
   argv: string[],
   cwd: string,
   timeoutMs: number,
-  extraEnv: Record<string, string> = {},
+  env: Record<string, string | undefined>,
 ): Promise<ProcResult> {
-  const c = await runCapture(argv, cwd, timeoutMs, extraEnv, { keepStdout: false });
+  const c = await runCapture(argv, cwd, timeoutMs, env, { keepStdout: false });
   return {
     exit_code: c.exit_code,
     signal: c.signal,
@@ -103,11 +103,13 @@ export async function runTsc(
   root: string,
   cfg: string,
   timeoutMs: number,
+  env: Record<string, string | undefined>,
 ): Promise<{ proc: ProcResult; diagnostics: Diagnostic[] }> {
   const proc = await runProcess(
     [process.execPath, tscPath(root), '--noEmit', '--pretty', 'false', '-p', cfg],
     root,
     timeoutMs,
+    env,
   );
   return { proc, diagnostics: toByteColumns(root, parseTscOutput(proc.output)) };
 }

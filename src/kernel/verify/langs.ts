@@ -6,6 +6,7 @@
  * with `{python}` → the resolved interpreter and `{workspace}` → the sandbox root. A check that cannot run
  * is `unavailable`, never a pass.
  */
+import type { KernelWarning } from '../envelope.js';
 import type { KernelErrorCode } from '../errors.js';
 import { languageOf, type Language } from '../snapshot.js';
 import type { Check, Diagnostic, KernelOptions, VerifyMode } from '../types.js';
@@ -23,6 +24,15 @@ export interface LangContext {
   workspace: string;
   sessionDir: string;
   options: KernelOptions;
+  /** The kernel's environment: the base of every verifier's (the kernel never reads process.env). */
+  env: Record<string, string | undefined>;
+}
+
+/** What a verification run needs: the session-relative path (sandbox exclusion) and a warnings sink. */
+export interface VerifyContext extends LangContext {
+  sessionRel: string | null;
+  /** Receives the run's warnings (a skipped lower stage, §11.4). */
+  warnings: KernelWarning[];
 }
 
 const NO_PYTHON =
@@ -44,8 +54,8 @@ function mk(name: Check['name'], language: Check['language'], f: Partial<Check>)
 }
 
 /** The interpreter for `{python}` and the Python checks (resolved and sticky per session), or null. */
-export function pythonForVerify(ctx: LangContext): string | null {
-  return verifyPython(ctx.workspace, ctx.sessionDir, ctx.options.python)?.path ?? null;
+export async function pythonForVerify(ctx: LangContext): Promise<string | null> {
+  return (await verifyPython(ctx.workspace, ctx.sessionDir, ctx.options.python, ctx.env))?.path ?? null;
 }
 
 export class LangVerifier {
@@ -82,17 +92,17 @@ export class LangVerifier {
   /** Baselines on the unpatched sandbox (run only). */
   async baselines(): Promise<void> {
     if (!this.o.baseline) return;
-    const python = this.py.length ? pythonForVerify(this.ctx) : null;
+    const python = this.py.length ? await pythonForVerify(this.ctx) : null;
     if (python && this.py.length) {
-      const b = await pyCompile(python, this.root, this.py, this.timeoutMs);
+      const b = await pyCompile(python, this.root, this.py, this.timeoutMs, this.ctx.env);
       if (!b.unavailable) [this.pyBase, this.pyBaseMs] = [b.diagnostics, b.proc.duration_ms];
     }
     if (this.rust.length) {
-      const b = await cargoCheck(this.root, this.rust, this.ctx.sessionDir, this.timeoutMs);
+      const b = await cargoCheck(this.root, this.rust, this.ctx.sessionDir, this.timeoutMs, this.ctx.env);
       if (!b.unavailable) [this.rsBase, this.rsBaseMs] = [b.diagnostics, b.proc.duration_ms];
     }
     if (this.pyright) {
-      const b = await pyrightCli(this.root, python, this.timeoutMs);
+      const b = await pyrightCli(this.root, python, this.timeoutMs, this.ctx.env);
       if (!b.unavailable) [this.prBase, this.prBaseMs] = [b.diagnostics, b.proc.duration_ms];
     }
   }
@@ -127,11 +137,11 @@ export class LangVerifier {
   /** Syntax stage after the TS check: py-compile, then cargo-check. */
   async *syntax(): AsyncGenerator<StageResult> {
     if (this.py.length) {
-      const python = pythonForVerify(this.ctx);
+      const python = await pythonForVerify(this.ctx);
       if (!python)
         yield { check: mk('py-compile', 'python', { status: 'unavailable', reason: NO_PYTHON }), tool: 'python' };
       else {
-        const r = await pyCompile(python, this.root, this.py, this.timeoutMs);
+        const r = await pyCompile(python, this.root, this.py, this.timeoutMs, this.ctx.env);
         const command = ['{python}', '-c', '<py-compile script>', ...this.py];
         if (r.unavailable)
           yield {
@@ -156,7 +166,7 @@ export class LangVerifier {
 
   private async cargo(): Promise<StageResult> {
     if (this.rsAfter) return this.rsAfter;
-    const r = await cargoCheck(this.root, this.rust, this.ctx.sessionDir, this.timeoutMs);
+    const r = await cargoCheck(this.root, this.rust, this.ctx.sessionDir, this.timeoutMs, this.ctx.env);
     const f = {
       command: CARGO_CHECK_ARGV,
       exit_code: r.proc.exit_code,
@@ -172,8 +182,8 @@ export class LangVerifier {
   /** Typecheck stage after tsc: pyright (unless a typecheck_command replaces it); cargo-check is reused. */
   async *typecheck(): AsyncGenerator<StageResult> {
     if (!this.pyright) return;
-    const python = pythonForVerify(this.ctx);
-    const r = await pyrightCli(this.root, python, this.timeoutMs);
+    const python = await pythonForVerify(this.ctx);
+    const r = await pyrightCli(this.root, python, this.timeoutMs, this.ctx.env);
     const command = ['pyright', '--outputjson', ...(python ? ['--pythonpath', '{python}'] : [])];
     if (r.unavailable) {
       yield {
@@ -207,7 +217,7 @@ export interface TestCommand {
 }
 
 /** Resolve the test command (§11.3) for the given languages, in detection order TS, Python, Rust. */
-export function resolveTestCommand(ctx: LangContext, root: string, langs: Language[]): TestCommand {
+export async function resolveTestCommand(ctx: LangContext, root: string, langs: Language[]): Promise<TestCommand> {
   const order = (['typescript', 'python', 'rust'] as const).filter((l) => langs.includes(l));
   let argv: string[] | null = ctx.options.testCommand ?? null;
   let language: Check['language'] = order[0] ?? null;
@@ -218,7 +228,7 @@ export function resolveTestCommand(ctx: LangContext, root: string, langs: Langua
         l === 'typescript'
           ? detectTsTestCommand(root)
           : l === 'python'
-            ? detectPythonTestCommand(root, python())
+            ? await detectPythonTestCommand(root, await python(), ctx.env)
             : ['cargo', 'test', '--quiet'];
       if (argv) {
         language = l;
@@ -229,7 +239,7 @@ export function resolveTestCommand(ctx: LangContext, root: string, langs: Langua
   const env = order.includes('rust') ? cargoEnv(ctx.sessionDir) : {};
   if (!argv) return { argv: null, cmd: [], language, env, unavailable: null };
   const needsPy = argv.some((a) => a.includes('{python}'));
-  const py = needsPy ? python() : null;
+  const py = needsPy ? await python() : null;
   if (needsPy && !py) return { argv, cmd: [], language, env, unavailable: NO_PYTHON };
   const cmd = argv.map((a) => a.replace(/\{workspace\}/g, root).replace(/\{python\}/g, py ?? '{python}'));
   return { argv, cmd, language, env, unavailable: null };

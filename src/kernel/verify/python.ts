@@ -4,11 +4,11 @@
  * prints JSON diagnostics; `pyright` runs the bundled pyright CLI with `--outputjson` (errors only); test
  * detection yields pytest or unittest argv with the `{python}` placeholder.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import { resolvePython, type PythonInfo } from '../backends/python/interpreter.js';
+import { execCapture } from '../exec.js';
 import type { Diagnostic } from '../types.js';
 import { runCapture, type Captured } from './proc.js';
 
@@ -26,8 +26,13 @@ export const PY_COMPILE_SCRIPT = [
 ].join('\n');
 
 /** The interpreter for verification (resolved once per session, §12.3), or null. */
-export function verifyPython(workspace: string, sessionDir: string, explicit?: string): PythonInfo | null {
-  return resolvePython({ workspace, sessionDir, explicit });
+export function verifyPython(
+  workspace: string,
+  sessionDir: string,
+  explicit: string | undefined,
+  env: Record<string, string | undefined>,
+): Promise<PythonInfo | null> {
+  return resolvePython({ workspace, sessionDir, explicit, env });
 }
 
 export interface PyCompileResult {
@@ -42,9 +47,11 @@ export async function pyCompile(
   python: string,
   root: string,
   files: string[],
-  timeoutMs = 300_000,
+  timeoutMs: number,
+  env: Record<string, string | undefined>,
 ): Promise<PyCompileResult> {
   const proc = await runCapture([python, '-c', PY_COMPILE_SCRIPT, ...files], root, timeoutMs, {
+    ...env,
     PYTHONDONTWRITEBYTECODE: '1',
   });
   if (proc.spawn_error) return { proc, diagnostics: [], unavailable: `cannot run ${python}: ${proc.spawn_error}` };
@@ -87,9 +94,14 @@ export interface PyrightCliResult {
 }
 
 /** The pyright CLI over the sandbox: `--outputjson [--pythonpath PY]`, error-severity diagnostics only. */
-export async function pyrightCli(root: string, python: string | null, timeoutMs: number): Promise<PyrightCliResult> {
+export async function pyrightCli(
+  root: string,
+  python: string | null,
+  timeoutMs: number,
+  env: Record<string, string | undefined>,
+): Promise<PyrightCliResult> {
   const argv = [process.execPath, pyrightCliPath(), '--outputjson', ...(python ? ['--pythonpath', python] : [])];
-  const proc = await runCapture(argv, root, timeoutMs);
+  const proc = await runCapture(argv, root, timeoutMs, env);
   if (proc.spawn_error) return { proc, diagnostics: [], unavailable: `cannot run pyright: ${proc.spawn_error}` };
   let report: {
     generalDiagnostics?: {
@@ -137,7 +149,11 @@ function fileHas(path: string, re: RegExp): boolean {
 }
 
 /** Detected Python test argv (with `{python}`), or null (§11.3). */
-export function detectPythonTestCommand(root: string, python: string | null): string[] | null {
+export async function detectPythonTestCommand(
+  root: string,
+  python: string | null,
+  env: Record<string, string | undefined>,
+): Promise<string[] | null> {
   const testsDir = existsSync(join(root, 'tests')) && statSync(join(root, 'tests')).isDirectory();
   const configured =
     fileHas(join(root, 'pyproject.toml'), /^\s*\[tool\.pytest/m) ||
@@ -145,7 +161,8 @@ export function detectPythonTestCommand(root: string, python: string | null): st
     fileHas(join(root, 'setup.cfg'), /^\s*\[tool:pytest\]/m);
   if (!configured && !testsDir) return null;
   const hasPytest = python
-    ? spawnSync(python, ['-c', 'import pytest'], { cwd: root, stdio: 'ignore', timeout: 30_000 }).status === 0
+    ? (await execCapture([python, '-c', 'import pytest'], { cwd: root, env, timeoutMs: 30_000, keepStdout: false }))
+        .exit_code === 0
     : true;
   if (hasPytest) return ['{python}', '-m', 'pytest', '-q'];
   if (testsDir) return ['{python}', '-m', 'unittest', 'discover'];

@@ -10,15 +10,10 @@ import type { Diagnostic, KernelOptions, Prepared, Verification, VerifyMode } fr
 import { newDiagnostics, runTsc, tsSyntaxDiagnostics } from './checks.js';
 import { normalizedLines, runTypecheckCommand, type CommandBaseline } from './typecheck-command.js';
 import { BaselineCache, tscVersion } from './baselines.js';
-import { LangVerifier, pythonForVerify } from './langs.js';
+import { LangVerifier, pythonForVerify, type VerifyContext } from './langs.js';
 import { check, Run, settle, testsStage, tsconfigsFor, typecheckCommandStage } from './stages.js';
 
-export interface VerifyContext {
-  workspace: string;
-  sessionDir: string;
-  sessionRel: string | null;
-  options: KernelOptions;
-}
+export type { VerifyContext } from './langs.js';
 
 async function loadTs() {
   return (await import('../backends/typescript.js')).loadTs();
@@ -31,9 +26,10 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
   const tsFiles = changed.filter((f) => languageOf(f) === 'typescript');
   const minimal =
     mode === 'syntax' && changed.every((f) => languageOf(f) === 'typescript' || languageOf(f) === 'python');
-  const sb = createSandbox(ctx.workspace, minimal ? 'minimal' : 'full', {
+  const sb = await createSandbox(ctx.workspace, minimal ? 'minimal' : 'full', {
     sessionRel: ctx.sessionRel,
     minimalFiles: p.before,
+    env: ctx.env,
   });
   const r = new Run(mode, sb);
   const keep = !!ctx.options.keepSandbox;
@@ -63,7 +59,8 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
       tcCmd,
       sb.root,
       (o.typecheckTimeoutS ?? 600) * 1000,
-      pythonForVerify(ctx) ?? undefined,
+      (await pythonForVerify(ctx)) ?? undefined,
+      ctx.env,
     );
     tcBase = { exit_code: b.spawn_error ? null : b.exit_code, lines: normalizedLines(b.output, names, sb.root) };
   }
@@ -80,7 +77,7 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
       let exit: number | null = 0;
       let cacheable = true;
       for (const c of cfgs ?? []) {
-        const res = await runTsc(sb.root, c, (o.typecheckTimeoutS ?? 600) * 1000);
+        const res = await runTsc(sb.root, c, (o.typecheckTimeoutS ?? 600) * 1000, ctx.env);
         diags.push(...res.diagnostics);
         if (res.proc.exit_code !== 0) exit = res.proc.exit_code;
         if (res.proc.spawn_error || res.proc.timed_out) cacheable = false;
@@ -116,7 +113,13 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
       r,
       tcCmd,
       tcBase,
-      await runTypecheckCommand(tcCmd, sb.root, (o.typecheckTimeoutS ?? 600) * 1000, pythonForVerify(ctx) ?? undefined),
+      await runTypecheckCommand(
+        tcCmd,
+        sb.root,
+        (o.typecheckTimeoutS ?? 600) * 1000,
+        (await pythonForVerify(ctx)) ?? undefined,
+        ctx.env,
+      ),
       names,
       sb.root,
       keep,
@@ -138,7 +141,7 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
     let out = '';
     let exit: number | null = 0;
     for (const c of cfgs) {
-      const res = await runTsc(sb.root, c, (o.typecheckTimeoutS ?? 600) * 1000);
+      const res = await runTsc(sb.root, c, (o.typecheckTimeoutS ?? 600) * 1000, ctx.env);
       if (res.proc.spawn_error)
         r.unavailable(
           check('tsc', { language: 'typescript', status: 'unavailable', reason: res.proc.spawn_error }),
@@ -181,7 +184,7 @@ export async function verifyWorkspace(
   snap: Snapshot,
   mode: 'syntax' | 'tests' | 'typecheck',
 ): Promise<Verification> {
-  const sb = createSandbox(ctx.workspace, 'full', { sessionRel: ctx.sessionRel });
+  const sb = await createSandbox(ctx.workspace, 'full', { sessionRel: ctx.sessionRel, env: ctx.env });
   const r = new Run(mode, sb);
   const keep = !!ctx.options.keepSandbox;
   const ts = await loadTs();
@@ -212,7 +215,7 @@ export async function verifyWorkspace(
       r,
       tcCmd,
       null,
-      await runTypecheckCommand(tcCmd, sb.root, t * 1000, pythonForVerify(ctx) ?? undefined),
+      await runTypecheckCommand(tcCmd, sb.root, t * 1000, (await pythonForVerify(ctx)) ?? undefined, ctx.env),
       [],
       sb.root,
       keep,
@@ -229,7 +232,7 @@ export async function verifyWorkspace(
         keep,
       );
     const t1 = Date.now();
-    const res = await runTsc(sb.root, 'tsconfig.json', (ctx.options.typecheckTimeoutS ?? 600) * 1000);
+    const res = await runTsc(sb.root, 'tsconfig.json', (ctx.options.typecheckTimeoutS ?? 600) * 1000, ctx.env);
     const failed = res.proc.exit_code !== 0 || res.diagnostics.length > 0;
     const c = check('tsc', {
       language: 'typescript',

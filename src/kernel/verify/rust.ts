@@ -78,6 +78,7 @@ export async function cargoCheck(
   cargoDirs: string[],
   sessionDir: string,
   timeoutMs: number,
+  env: Record<string, string | undefined>,
 ): Promise<CargoCheckResult> {
   const diagnostics: Diagnostic[] = [];
   let exit: number | null = 0;
@@ -85,7 +86,10 @@ export async function cargoCheck(
   let duration = 0;
   let last: Captured | null = null;
   for (const d of cargoDirs) {
-    const proc = await runCapture(CARGO_CHECK_ARGV, join(root, d), timeoutMs, cargoEnv(sessionDir));
+    const proc = await runCapture(CARGO_CHECK_ARGV, join(root, d), timeoutMs, {
+      ...env,
+      ...cargoEnv(sessionDir),
+    });
     last = proc;
     duration += proc.duration_ms;
     if (proc.spawn_error) return { proc, diagnostics: [], unavailable: `cannot run cargo: ${proc.spawn_error}` };

@@ -80,10 +80,11 @@ export async function runTypecheckCommand(
   argv: string[],
   root: string,
   timeoutMs: number,
-  python?: string,
+  python: string | undefined,
+  env: Record<string, string | undefined>,
 ): Promise<ProcResult & { duration_ms: number }> {
   const t0 = Date.now();
-  const p = await runProcess(expandArgv(argv, root, python), root, timeoutMs);
+  const p = await runProcess(expandArgv(argv, root, python), root, timeoutMs, env);
   return { ...p, duration_ms: Date.now() - t0 };
 }
 

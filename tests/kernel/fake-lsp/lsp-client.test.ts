@@ -27,6 +27,8 @@ function start(
     backend: 'fake',
     argv: [process.execPath, FAKE_SERVER],
     cwd: tmpdir(),
+    // The fake server reads its script from FAKE_LSP_SCRIPT: the client passes only the env it is given.
+    env: process.env,
     initializeTimeoutMs: 5000,
     requestTimeoutMs: o.requestTimeoutMs ?? 5000,
     onRequest: o.onRequest,

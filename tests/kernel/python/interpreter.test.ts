@@ -43,11 +43,11 @@ describe('python interpreter resolution', () => {
     ]);
   });
 
-  it('takes the first candidate that answers and skips the ones that do not', () => {
+  it('takes the first candidate that answers and skips the ones that do not', async () => {
     const ws = tempWs({});
     const venv = tempWs({});
     fakePython(join(venv, 'bin', 'python'), '3.10.1');
-    const p = resolvePython({
+    const p = await resolvePython({
       workspace: ws,
       explicit: join(ws, 'missing-python'),
       env: { VIRTUAL_ENV: venv, PATH: '' },
@@ -55,14 +55,14 @@ describe('python interpreter resolution', () => {
     expect(p).toEqual({ path: join(venv, 'bin', 'python'), version: '3.10.1', source: 'virtual_env' });
     clearPythonMemo();
     fakePython(join(ws, '.venv', 'bin', 'python'), '3.13.0');
-    expect(resolvePython({ workspace: ws, env: { PATH: '' } })?.source).toBe('workspace_venv');
+    expect((await resolvePython({ workspace: ws, env: { PATH: '' } }))?.source).toBe('workspace_venv');
   });
 
-  it('returns null when nothing answers (renames still work; checks report unavailable)', () => {
-    expect(resolvePython({ workspace: tempWs({}), env: { PATH: '' } })).toBeNull();
+  it('returns null when nothing answers (renames still work; checks report unavailable)', async () => {
+    expect(await resolvePython({ workspace: tempWs({}), env: { PATH: '' } })).toBeNull();
   });
 
-  it('keeps the first resolution in toolchains.json and re-resolves a vanished one with ToolchainChanged', () => {
+  it('keeps the first resolution in toolchains.json and re-resolves a vanished one with ToolchainChanged', async () => {
     const ws = tempWs({});
     const session = join(ws, '.tug');
     mkdirSync(session);
@@ -70,7 +70,7 @@ describe('python interpreter resolution', () => {
     const b = tempWs({});
     fakePython(join(a, 'bin', 'python'), '3.11.0');
     fakePython(join(b, 'bin', 'python'), '3.12.0');
-    expect(resolvePython({ workspace: ws, sessionDir: session, env: { VIRTUAL_ENV: a, PATH: '' } })?.path).toBe(
+    expect((await resolvePython({ workspace: ws, sessionDir: session, env: { VIRTUAL_ENV: a, PATH: '' } }))?.path).toBe(
       join(a, 'bin', 'python'),
     );
     expect(JSON.parse(readFileSync(join(session, 'toolchains.json'), 'utf8')).python).toEqual({
@@ -80,14 +80,20 @@ describe('python interpreter resolution', () => {
     });
     clearPythonMemo();
     // Sticky: another activated venv does not change the session's interpreter...
-    expect(resolvePython({ workspace: ws, sessionDir: session, env: { VIRTUAL_ENV: b, PATH: '' } })?.path).toBe(
+    expect((await resolvePython({ workspace: ws, sessionDir: session, env: { VIRTUAL_ENV: b, PATH: '' } }))?.path).toBe(
       join(a, 'bin', 'python'),
     );
     clearPythonMemo();
     // ...an explicit one does, and is recorded.
     expect(
-      resolvePython({ workspace: ws, sessionDir: session, explicit: join(b, 'bin', 'python'), env: { PATH: '' } })
-        ?.source,
+      (
+        await resolvePython({
+          workspace: ws,
+          sessionDir: session,
+          explicit: join(b, 'bin', 'python'),
+          env: { PATH: '' },
+        })
+      )?.source,
     ).toBe('flag');
     expect(JSON.parse(readFileSync(join(session, 'toolchains.json'), 'utf8')).python.interpreter).toBe(
       join(b, 'bin', 'python'),
@@ -96,7 +102,7 @@ describe('python interpreter resolution', () => {
     rmSync(b, { recursive: true, force: true });
     const warnings: KernelWarning[] = [];
     expect(
-      resolvePython({ workspace: ws, sessionDir: session, env: { VIRTUAL_ENV: a, PATH: '' } }, warnings)?.path,
+      (await resolvePython({ workspace: ws, sessionDir: session, env: { VIRTUAL_ENV: a, PATH: '' } }, warnings))?.path,
     ).toBe(join(a, 'bin', 'python'));
     expect(warnings.map((w) => w.code)).toEqual(['ToolchainChanged']);
   });

@@ -8,7 +8,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { openKernel, type Kernel } from '../../../src/kernel/index.js';
-import { failure, tempWs } from '../helpers.js';
+import { failure, kernelEnv, tempWs } from '../helpers.js';
 
 const FILES = {
   'pkg/__init__.py': 'from .core import process_data as pd\n\n__all__ = ["pd"]\n',
@@ -52,7 +52,7 @@ let k: Kernel;
 
 beforeAll(async () => {
   ws = realpathSync(tempWs(FILES));
-  k = await openKernel({ workspace: ws });
+  k = await openKernel({ workspace: ws, env: kernelEnv() });
 });
 afterAll(async () => {
   await k?.close();
@@ -180,7 +180,7 @@ describe('a name pyright will not rename', () => {
     const dir = realpathSync(
       tempWs({ 'a.py': 'from missing_mod import thing\n\nprint(thing)\n', 'b.py': 'def helper():\n    return 1\n' }),
     );
-    const kk = await openKernel({ workspace: dir });
+    const kk = await openKernel({ workspace: dir, env: kernelEnv() });
     try {
       const e = await failure(kk.prepare({ op: 'rename-symbol', at: { file: 'a.py', line: 3, col: 7 }, to: 'other' }));
       expect([e.code, e.details.reason, e.details.backend_message]).toEqual([

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { openKernel } from '../../../src/kernel/index.js';
 import { KernelError } from '../../../src/kernel/errors.js';
 import type { Verification } from '../../../src/kernel/types.js';
-import { failure, tempWs } from '../helpers.js';
+import { failure, kernelEnv, tempWs } from '../helpers.js';
 import { missingTool } from '../fixture-runner.js';
 
 const checks = (v: Verification | undefined) => (v?.checks ?? []).map((c) => [c.name, c.status]);
@@ -22,7 +22,7 @@ const suite = noPython && process.env.TUG_REQUIRE_PYTHON !== '1' ? describe.skip
 suite('python verification', () => {
   it('reports syntax errors of every Python file in verify, including an IndentationError', async () => {
     const ws = realpathSync(tempWs({ 'ok.py': 'x = 1\n', 'bad.py': 'def f():\nreturn 1\n' }));
-    const k = await openKernel({ workspace: ws });
+    const k = await openKernel({ workspace: ws, env: kernelEnv() });
     try {
       const e = await failure(k.verify('syntax'));
       expect(e.code).toBe('SyntaxError');
@@ -49,7 +49,7 @@ suite('python verification', () => {
           'import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n\n\ndef test_by_name():\n    assert getattr(calc, "add")(2, 2) == 4\n',
       }),
     );
-    const k = await openKernel({ workspace: ws });
+    const k = await openKernel({ workspace: ws, env: kernelEnv() });
     try {
       const ok = await k
         .run(
@@ -75,7 +75,7 @@ suite('python verification', () => {
     const empty = realpathSync(
       tempWs({ 'calc.py': 'def add(a, b):\n    return a + b\n', 'tests/helpers.py': 'X = 1\n' }),
     );
-    const k2 = await openKernel({ workspace: empty });
+    const k2 = await openKernel({ workspace: empty, env: kernelEnv() });
     try {
       const e = await failure(
         k2.run(
@@ -97,7 +97,7 @@ suite('python verification', () => {
         'main.py': 'from calc import add\nprint(add(1, 2))\n',
       }),
     );
-    const k = await openKernel({ workspace: ws, testCommand: ['{python}', '{workspace}/main.py'] });
+    const k = await openKernel({ workspace: ws, env: kernelEnv(), testCommand: ['{python}', '{workspace}/main.py'] });
     try {
       const r = await k.run(
         { op: 'rename-symbol', at: { file: 'calc.py', line: 1, col: 5 }, to: 'plus' },
@@ -121,7 +121,7 @@ suite('python verification', () => {
           'def a() -> int:\n    return 1\n\n\ndef b() -> str:\n    return "b"\n\n\nx: int = a()\ny: int = "old error"\n',
       }),
     );
-    const k = await openKernel({ workspace: ws, testCommand: ['{python}', '-c', 'pass'] });
+    const k = await openKernel({ workspace: ws, env: kernelEnv(), testCommand: ['{python}', '-c', 'pass'] });
     try {
       const e = await failure(
         k.run(

@@ -27,6 +27,7 @@ export interface LspClientOptions {
   backend: string;
   argv: string[];
   cwd: string;
+  /** The server's whole environment (the caller's; the kernel never reads process.env). Default: empty. */
   env?: NodeJS.ProcessEnv;
   /** Session dir: stderr goes to logs/<backend>.log and the pid to backends/<backend>.pid. */
   sessionDir?: string | null;
@@ -68,7 +69,7 @@ export class LspClient {
     }
     this.child = spawn(o.argv[0]!, o.argv.slice(1), {
       cwd: o.cwd,
-      env: o.env ?? process.env,
+      env: o.env ?? {},
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.child.on('error', (e) => {

@@ -59,12 +59,17 @@ export class WarmBackends {
       const { resolvePythonAsync } = await import('../python/interpreter.js');
       // The interpreter is probed while pyright boots; its configuration request waits for the answer.
       const pythonPending = resolvePythonAsync(
-        { workspace: this.workspace, sessionDir: this.sessionDir, explicit: this.o.python },
+        { workspace: this.workspace, sessionDir: this.sessionDir, explicit: this.o.python, env: this.o.env ?? {} },
         warnings,
       )
         .then((p) => p?.path ?? null)
         .catch(() => null);
-      session = await pyrightBackend.open(view, { sessionDir: this.sessionDir, pythonPending, bomFiles: bom });
+      session = await pyrightBackend.open(view, {
+        sessionDir: this.sessionDir,
+        pythonPending,
+        bomFiles: bom,
+        env: this.o.env ?? {},
+      });
       const { pyrightVersion } = await import('../python/pyright.js');
       const v = pyrightVersion();
       if (v) recordToolchain(this.sessionDir, 'pyright', { version: v });
@@ -74,6 +79,7 @@ export class WarmBackends {
         sessionDir: this.sessionDir,
         rustAnalyzer: this.o.rustAnalyzer ?? null,
         bomFiles: bom,
+        env: this.o.env ?? {},
       });
       const ra = (session as { ra?: { path: string | null; version: string | null } }).ra;
       if (ra?.path) recordToolchain(this.sessionDir, 'rust_analyzer', { path: ra.path, version: ra.version ?? '' });

@@ -5,10 +5,11 @@
  * that answers `-c "import sys;print(sys.version.split()[0])"` wins and is recorded in `toolchains.json`;
  * later calls reuse it unless an explicit value replaces it, or it vanished (then `ToolchainChanged`).
  */
-import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { KernelWarning } from '../../envelope.js';
+import { execCapture } from '../../exec.js';
 import { readToolchains, recordToolchain } from '../../session.js';
 
 export type PythonSource = 'flag' | 'config' | 'virtual_env' | 'conda' | 'workspace_venv' | 'path';
@@ -31,20 +32,29 @@ export interface ResolveOptions {
 
 const VERSION_SCRIPT = 'import sys;print(sys.version.split()[0])';
 
-/** Run the version probe; the version string or null. */
-export function probePython(path: string): { version: string | null; error: string | null } {
-  const r = spawnSync(path, ['-c', VERSION_SCRIPT], { encoding: 'utf8', timeout: 10_000 });
-  if (r.error) return { version: null, error: (r.error as NodeJS.ErrnoException).code ?? r.error.message };
-  if (r.status !== 0)
-    return { version: null, error: `exit ${r.status}: ${`${r.stderr}`.trim().split('\n').pop() ?? ''}` };
-  const v = `${r.stdout}`.trim();
+/** Run the version probe (../../exec.ts: never blocks the event loop); the version string or null. */
+export async function probePython(
+  path: string,
+  env: Record<string, string | undefined> = {},
+): Promise<{ version: string | null; error: string | null }> {
+  const r = await execCapture([path, '-c', VERSION_SCRIPT], {
+    cwd: tmpdir(),
+    env,
+    timeoutMs: 10_000,
+    keepStderr: true,
+  });
+  if (r.spawn_error) return { version: null, error: r.spawn_error };
+  if (r.timed_out) return { version: null, error: 'timed out' };
+  if (r.exit_code !== 0)
+    return { version: null, error: `exit ${r.exit_code}: ${r.stderr.trim().split('\n').pop() ?? ''}` };
+  const v = r.stdout.trim();
   return /^\d+\.\d+/.test(v)
     ? { version: v, error: null }
     : { version: null, error: `unexpected output ${JSON.stringify(v)}` };
 }
 
 /** The first executable named `name` on PATH, or null. */
-export function which(name: string, env: Record<string, string | undefined> = process.env): string | null {
+export function which(name: string, env: Record<string, string | undefined>): string | null {
   if (name.includes('/')) return existsSync(name) ? name : null;
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
@@ -55,7 +65,7 @@ export function which(name: string, env: Record<string, string | undefined> = pr
 }
 
 export function candidates(o: ResolveOptions): { path: string; source: PythonSource }[] {
-  const env = o.env ?? process.env;
+  const env = o.env ?? {};
   const out: { path: string; source: PythonSource }[] = [];
   const abs = (p: string) => (isAbsolute(p) || !p.includes('/') ? p : join(o.workspace, p));
   if (o.explicit) out.push({ path: abs(o.explicit), source: 'flag' });
@@ -71,7 +81,10 @@ export function candidates(o: ResolveOptions): { path: string; source: PythonSou
 }
 
 const memo = new Map<string, PythonInfo | null>();
-const keyOf = (o: ResolveOptions) => `${o.sessionDir ?? ''}\0${o.workspace}\0${o.explicit ?? ''}\0${o.config ?? ''}`;
+const keyOf = (o: ResolveOptions) =>
+  [o.sessionDir, o.workspace, o.explicit, o.config, o.env?.PATH, o.env?.VIRTUAL_ENV, o.env?.CONDA_PREFIX]
+    .map((v) => v ?? '')
+    .join('\0');
 
 /** The recorded interpreter when it still exists (§12.3: reused without a new probe), else null. */
 function fromRecord(o: ResolveOptions, warnings: KernelWarning[]): PythonInfo | null {
@@ -100,16 +113,17 @@ function remember(o: ResolveOptions, found: PythonInfo | null): PythonInfo | nul
 }
 
 /**
- * Resolve the interpreter (sticky per session). Returns null when no candidate answers; renames still
- * work, the checks that need Python report `unavailable`.
+ * Resolve the interpreter (sticky per session), probing candidates without blocking the event loop.
+ * Returns null when no candidate answers; renames still work, the checks that need Python report
+ * `unavailable`.
  */
-export function resolvePython(o: ResolveOptions, warnings: KernelWarning[] = []): PythonInfo | null {
+export async function resolvePython(o: ResolveOptions, warnings: KernelWarning[] = []): Promise<PythonInfo | null> {
   if (memo.has(keyOf(o))) return memo.get(keyOf(o))!;
   let found = fromRecord(o, warnings);
   if (!found) {
     for (const c of candidates(o)) {
       if (c.path.includes('/') && !existsSync(c.path)) continue;
-      const p = probePython(c.path);
+      const p = await probePython(c.path, o.env ?? {});
       if (p.version) {
         found = { path: c.path, version: p.version, source: c.source };
         break;
@@ -119,41 +133,8 @@ export function resolvePython(o: ResolveOptions, warnings: KernelWarning[] = [])
   return remember(o, found);
 }
 
-/** The version probe without blocking the event loop (a language server may be starting meanwhile). */
-export function probePythonAsync(path: string): Promise<{ version: string | null; error: string | null }> {
-  return new Promise((resolve) => {
-    execFile(path, ['-c', VERSION_SCRIPT], { encoding: 'utf8', timeout: 10_000 }, (err, stdout) => {
-      const v = `${stdout ?? ''}`.trim();
-      if (err) resolve({ version: null, error: (err as NodeJS.ErrnoException).code?.toString() ?? err.message });
-      else
-        resolve(
-          /^\d+\.\d+/.test(v)
-            ? { version: v, error: null }
-            : { version: null, error: `unexpected output ${JSON.stringify(v)}` },
-        );
-    });
-  });
-}
-
-/** `resolvePython` with asynchronous probes (same order, record and memo). */
-export async function resolvePythonAsync(
-  o: ResolveOptions,
-  warnings: KernelWarning[] = [],
-): Promise<PythonInfo | null> {
-  if (memo.has(keyOf(o))) return memo.get(keyOf(o))!;
-  let found = fromRecord(o, warnings);
-  if (!found) {
-    for (const c of candidates(o)) {
-      if (c.path.includes('/') && !existsSync(c.path)) continue;
-      const p = await probePythonAsync(c.path);
-      if (p.version) {
-        found = { path: c.path, version: p.version, source: c.source };
-        break;
-      }
-    }
-  }
-  return remember(o, found);
-}
+/** The same as `resolvePython` (the name its asynchronous variant had). */
+export const resolvePythonAsync = resolvePython;
 
 /** Forget memoized resolutions (tests). */
 export function clearPythonMemo(): void {

@@ -14,7 +14,9 @@ export interface ProbeResult {
   message: string;
 }
 
-export async function probePyrightLangserver(): Promise<ProbeResult & { version: string | null }> {
+export async function probePyrightLangserver(
+  env: Record<string, string | undefined>,
+): Promise<ProbeResult & { version: string | null }> {
   const { pyrightLangserver, pyrightVersion } = await import('./pyright.js');
   const { LspClient } = await import('../lsp/client.js');
   const { clientCapabilities, Method } = await import('../lsp/protocol.js');
@@ -24,6 +26,7 @@ export async function probePyrightLangserver(): Promise<ProbeResult & { version:
     backend: 'pyright',
     argv: [process.execPath, pyrightLangserver(), '--stdio'],
     cwd: dir,
+    env: env as NodeJS.ProcessEnv,
     initializeTimeoutMs: 30_000,
     onRequest: () => null,
   });
@@ -49,12 +52,15 @@ export async function probePyrightLangserver(): Promise<ProbeResult & { version:
   }
 }
 
-export async function probePyrightTypeshed(python: string | null): Promise<ProbeResult> {
+export async function probePyrightTypeshed(
+  python: string | null,
+  env: Record<string, string | undefined>,
+): Promise<ProbeResult> {
   const { pyrightCli } = await import('../../verify/python.js');
   const dir = mkdtempSync(join(tmpdir(), 'tug-doctor-'));
   try {
     writeFileSync(join(dir, 'probe.py'), 'x: int = len([1])\nprint(x)\n');
-    const r = await pyrightCli(dir, python, 60_000);
+    const r = await pyrightCli(dir, python, 60_000, env);
     if (r.unavailable) return { ok: false, message: r.unavailable };
     if (r.diagnostics.length > 0)
       return {

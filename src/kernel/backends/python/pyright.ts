@@ -89,6 +89,7 @@ export class PyrightSession implements BackendSession {
         backend: 'pyright',
         argv: [process.execPath, pyrightLangserver(), '--stdio'],
         cwd: root,
+        env: (this.o.env ?? {}) as NodeJS.ProcessEnv,
         sessionDir: this.o.sessionDir ?? null,
         onRequest: (method, params) => this.serverRequest(method, params),
       });

@@ -3,10 +3,11 @@
  * `<ra> --version` exits 0 within 10 s — a rustup proxy without the component is found on PATH but fails
  * this probe. Candidates: `--rust-analyzer` / `TUG_RA_PATH` / config (one explicit value), then PATH.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { KernelError, type KernelLocation } from '../../errors.js';
+import { execCapture } from '../../exec.js';
 import { which } from '../python/interpreter.js';
 
 export interface RaProbe {
@@ -21,11 +22,11 @@ function firstLine(s: string): string {
   return s.trim().split('\n')[0]?.trim() ?? '';
 }
 
-/** Run `<ra> --version` (10 s). */
-export function probeRustAnalyzer(
+/** Run `<ra> --version` (10 s) with the kernel's environment, without blocking the event loop. */
+export async function probeRustAnalyzer(
   explicit: string | null | undefined,
-  env: Record<string, string | undefined> = process.env,
-): RaProbe {
+  env: Record<string, string | undefined>,
+): Promise<RaProbe> {
   const searched: string[] = [];
   const cands: string[] = [];
   if (explicit) cands.push(explicit);
@@ -37,14 +38,14 @@ export function probeRustAnalyzer(
   let lastError: string | null = explicit ? null : 'rust-analyzer not found on PATH';
   for (const c of cands) {
     searched.push(c);
-    const r = spawnSync(c, ['--version'], { encoding: 'utf8', timeout: 10_000, env: env as NodeJS.ProcessEnv });
-    if (r.error) {
-      lastError = `${c}: ${(r.error as NodeJS.ErrnoException).code ?? r.error.message}`;
+    const r = await execCapture([c, '--version'], { cwd: tmpdir(), env, timeoutMs: 10_000, keepStderr: true });
+    if (r.spawn_error) {
+      lastError = `${c}: ${r.spawn_error}`;
       continue;
     }
-    if (r.status === 0)
-      return { available: true, path: c, version: firstLine(`${r.stdout}`) || null, searched, probe_error: null };
-    lastError = `${c} --version exited ${r.status ?? r.signal}: ${firstLine(`${r.stderr}`) || firstLine(`${r.stdout}`)}`;
+    if (r.exit_code === 0)
+      return { available: true, path: c, version: firstLine(r.stdout) || null, searched, probe_error: null };
+    lastError = `${c} --version exited ${r.exit_code ?? r.signal}: ${firstLine(r.stderr) || firstLine(r.stdout)}`;
   }
   return { available: false, path: null, version: null, searched, probe_error: lastError };
 }

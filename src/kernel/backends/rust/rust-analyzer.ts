@@ -54,9 +54,9 @@ function locate(file: string, text: string, o16: number): KernelLocation {
 }
 
 /** Test seam (NODE_ENV=test): TUG_RA_INDEX_TIMEOUT_S and TUG_LSP_TIMEOUT_S shorten the waits. */
-function testSeconds(name: string): number | null {
-  if (process.env.NODE_ENV !== 'test') return null;
-  const v = Number(process.env[name]);
+function testSeconds(env: Record<string, string | undefined>, name: string): number | null {
+  if (env.NODE_ENV !== 'test') return null;
+  const v = Number(env[name]);
   return Number.isFinite(v) && v > 0 ? v : null;
 }
 
@@ -94,12 +94,12 @@ export class RustAnalyzerSession implements BackendSession {
       });
     this.root = root;
     this.ready = (async () => {
-      const lsTimeout = testSeconds('TUG_LSP_TIMEOUT_S');
+      const lsTimeout = testSeconds(this.o.env ?? {}, 'TUG_LSP_TIMEOUT_S');
       const client = new LspClient({
         backend: 'rust-analyzer',
         argv: [this.ra.path!],
         cwd: root,
-        env: { ...process.env, ...(this.o.env ?? {}) } as NodeJS.ProcessEnv,
+        env: (this.o.env ?? {}) as NodeJS.ProcessEnv,
         sessionDir: this.o.sessionDir ?? null,
         initializeTimeoutMs: lsTimeout ? lsTimeout * 1000 : undefined,
         requestTimeoutMs: lsTimeout ? lsTimeout * 1000 : undefined,
@@ -147,7 +147,7 @@ export class RustAnalyzerSession implements BackendSession {
       });
       this.enc = init?.capabilities?.positionEncoding === 'utf-8' ? 'utf-8' : 'utf-16';
       client.notify(Method.initialized, {});
-      const waitS = testSeconds('TUG_RA_INDEX_TIMEOUT_S') ?? INDEXING_TIMEOUT_S;
+      const waitS = testSeconds(this.o.env ?? {}, 'TUG_RA_INDEX_TIMEOUT_S') ?? INDEXING_TIMEOUT_S;
       await client.race(
         status,
         waitS * 1000,
@@ -319,12 +319,12 @@ export class RustAnalyzerSession implements BackendSession {
 
 export const rustAnalyzerBackend: LanguageBackend = {
   lang: 'rust',
-  async probe() {
-    const p = probeRustAnalyzer(null);
+  async probe(env: Record<string, string | undefined> = {}) {
+    const p = await probeRustAnalyzer(null, env);
     return { available: p.available, version: p.version, reason: p.probe_error };
   },
   async open(view: WorkspaceView, o: BackendOpenOptions = {}) {
-    const p = probeRustAnalyzer(o.rustAnalyzer ?? null, { ...process.env, ...(o.env ?? {}) });
+    const p = await probeRustAnalyzer(o.rustAnalyzer ?? null, o.env ?? {});
     if (!p.available) throw unavailableError(p);
     const s = new RustAnalyzerSession(view, o, p);
     await s.loadSyntax();

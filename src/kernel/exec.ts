@@ -1,0 +1,139 @@
+/**
+ * The kernel's one runner for child processes that are not language servers (issue 11: nothing blocks the
+ * event loop): verifiers, test commands, probes, git. Through execa, loaded on first use so it stays off the
+ * start-up path; argv only, never a shell; the environment is the caller's (the kernel never reads
+ * process.env). Each child leads its own process group, which is killed as a whole on timeout and on an
+ * interrupted call (lifecycle.ts), so a test runner's grandchildren do not outlive it.
+ */
+import { onAbort } from './lifecycle.js';
+
+const TAIL = 16 * 1024;
+const MAX_STDOUT = 64 * 1024 * 1024;
+
+export interface ExecOptions {
+  cwd: string;
+  /** The complete environment of the child. */
+  env: Record<string, string | undefined>;
+  timeoutMs: number;
+  /** Keep stdout (up to 64 MiB); otherwise only the tail of stdout+stderr is kept. Default true. */
+  keepStdout?: boolean;
+  /** Keep stderr separately (up to 64 MiB). Default false. */
+  keepStderr?: boolean;
+}
+
+export interface ExecResult {
+  exit_code: number | null;
+  signal: string | null;
+  timed_out: boolean;
+  stdout: string;
+  stderr: string;
+  /** The last 16 KiB of stdout and stderr, interleaved as they arrived. */
+  output: string;
+  /** The spawn failure's code (`ENOENT`, `EACCES`, …), or null when the process ran. */
+  spawn_error: string | null;
+  duration_ms: number;
+}
+
+function killGroup(pid: number | undefined): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Run argv to completion; never rejects (a spawn failure is `spawn_error`). */
+export async function execCapture(argv: string[], o: ExecOptions): Promise<ExecResult> {
+  const { execa } = await import('execa');
+  const t0 = Date.now();
+  const keepStdout = o.keepStdout ?? true;
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  let outSize = 0;
+  let errSize = 0;
+  let tail = '';
+  let timedOut = false;
+  const child = execa(argv[0]!, argv.slice(1), {
+    cwd: o.cwd,
+    env: o.env,
+    extendEnv: false,
+    detached: true,
+    stdin: 'ignore',
+    buffer: false,
+    reject: false,
+    stripFinalNewline: false,
+  });
+  const unregister = onAbort(`process ${argv[0]}`, () => killGroup(child.pid));
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(child.pid);
+  }, o.timeoutMs);
+  const addTail = (d: Buffer) => {
+    tail = (tail + d.toString('utf8')).slice(-TAIL);
+  };
+  child.stdout?.on('data', (d: Buffer) => {
+    if (keepStdout && outSize < MAX_STDOUT) {
+      out.push(d);
+      outSize += d.length;
+    }
+    addTail(d);
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    if (o.keepStderr && errSize < MAX_STDOUT) {
+      err.push(d);
+      errSize += d.length;
+    }
+    addTail(d);
+  });
+  try {
+    const r = await child;
+    const spawned = r.exitCode !== undefined || r.signal !== undefined;
+    return {
+      exit_code: r.exitCode ?? null,
+      signal: r.signal ?? null,
+      timed_out: timedOut,
+      stdout: spawned ? Buffer.concat(out).toString('utf8') : '',
+      stderr: spawned ? Buffer.concat(err).toString('utf8') : '',
+      output: spawned ? tail : '',
+      spawn_error: spawned ? null : ((r as { code?: string }).code ?? r.shortMessage ?? 'spawn failed'),
+      duration_ms: Date.now() - t0,
+    };
+  } finally {
+    clearTimeout(timer);
+    unregister();
+  }
+}
+
+/**
+ * stdout of a short git query, or null when git fails. The kernel's one plain child-process call: node's
+ * asynchronous execFile rather than execa, because it runs on every snapshot (the start of every `tug`
+ * command in a repository) and execa's first import costs ~65 ms, a large share of a cold `tug` call
+ * (measured on Node 20: `await import('execa')` 64–76 ms). It never blocks the event loop either, and
+ * git spawns no process group worth killing.
+ */
+export async function gitOutput(
+  args: string[],
+  o: { cwd: string; env: Record<string, string | undefined>; timeoutMs: number },
+): Promise<Buffer | null> {
+  const { execFile } = await import('node:child_process');
+  return new Promise((resolve) => {
+    execFile(
+      'git',
+      args,
+      {
+        cwd: o.cwd,
+        env: o.env as NodeJS.ProcessEnv,
+        encoding: 'buffer',
+        maxBuffer: 256 * 1024 * 1024,
+        timeout: o.timeoutMs,
+        killSignal: 'SIGKILL',
+      },
+      (err, stdout) => resolve(err ? null : stdout),
+    );
+  });
+}
