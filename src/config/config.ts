@@ -19,7 +19,9 @@ export type Config = ConfigShape;
 function expected(rule: Rule): string {
   switch (rule.t) {
     case 'int':
-      return rule.max === undefined ? `an integer of at least ${rule.min}` : `an integer from ${rule.min} to ${rule.max}`;
+      return rule.max === undefined
+        ? `an integer of at least ${rule.min}`
+        : `an integer from ${rule.min} to ${rule.max}`;
     case 'bool':
       return 'true or false';
     case 'str':

@@ -33,7 +33,6 @@ export interface ArtifactResult {
   truncated: boolean;
 }
 
-
 export async function artifact(ctx: StateContext, input: ArtifactInput): Promise<ArtifactResult> {
   const anchor = stepArg(input.step);
   if (!(ARTIFACT_KINDS as readonly string[]).includes(input.kind)) {

@@ -135,7 +135,12 @@ function withoutPrevious(r: Record<string, unknown> | null): Record<string, unkn
  * run-step row step 6, before `apply`: in one transaction re-check ownership, write `pending` on the open
  * row, and renew the lease. A lost lease throws the ownership error and writes nothing.
  */
-export async function writePending(ctx: StateContext, scope: RefactorScope, ordinal: number, pending: PendingWrite): Promise<void> {
+export async function writePending(
+  ctx: StateContext,
+  scope: RefactorScope,
+  ordinal: number,
+  pending: PendingWrite,
+): Promise<void> {
   const store = writeStore(ctx);
   await immediate(store, () => {
     const db = store.db;
@@ -178,7 +183,11 @@ export interface RefactorOutcome {
  * run-step row step 7 (and failures): record the row, its `refactor_report` artifact and a lease renewal in
  * one transaction, after re-checking ownership. Returns the stored row.
  */
-export async function recordRefactorResult(ctx: StateContext, scope: RefactorScope, o: RefactorOutcome): Promise<RefactorView> {
+export async function recordRefactorResult(
+  ctx: StateContext,
+  scope: RefactorScope,
+  o: RefactorOutcome,
+): Promise<RefactorView> {
   const store = writeStore(ctx);
   return immediate(store, () => {
     const db = store.db;

@@ -8,7 +8,16 @@ import { discardAttempt } from './attempt.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { immediate } from './db.js';
-import { capReason, checkOwner, checkText, findStep, invalidTransition, ownerPlan, requireTopLevel, stepArg } from './owner.js';
+import {
+  capReason,
+  checkOwner,
+  checkText,
+  findStep,
+  invalidTransition,
+  ownerPlan,
+  requireTopLevel,
+  stepArg,
+} from './owner.js';
 import { endClaim } from './queries/steps.js';
 import { isHeld } from './status.js';
 import type { OwnerInput } from './start.js';

@@ -94,4 +94,3 @@ export function truncateCodePoints(text: string, max: number): { text: string; t
   }
   return i >= text.length ? { text, truncated: false } : { text: text.slice(0, i), truncated: true };
 }
-

@@ -86,7 +86,12 @@ describe('config', () => {
       expect((ok as any)[table][key]).toBe(max);
       for (const bad of [max + 1, 999999999999, 0]) {
         const e = await configError(parseConfigText(`[${table}]\n${key} = ${bad}\n`, file));
-        expect([e.code, e.exitCode, e.details.source, e.details.key]).toEqual(['ConfigInvalid', 2, file, `${table}.${key}`]);
+        expect([e.code, e.exitCode, e.details.source, e.details.key]).toEqual([
+          'ConfigInvalid',
+          2,
+          file,
+          `${table}.${key}`,
+        ]);
         expect(e.message).toContain(`${file}: ${table}.${key}`);
       }
       const name = `TUGCODE_${table.toUpperCase()}_${key.toUpperCase()}`;

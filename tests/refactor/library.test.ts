@@ -126,7 +126,9 @@ describe('refactor row writes after the claim moved', () => {
     await withCtx(root, wt, {}, (ctx) => claim(ctx, { plan: PLAN_PATH, worktree: wt, step: 'step-1' }));
     const before = sql(root, 'SELECT * FROM step_refactors');
     await withCtx(root, wt, {}, async (ctx) => {
-      await expect(writePending(ctx, scope, 0, pending)).rejects.toThrow(expect.objectContaining({ code: 'AttemptMismatch' }));
+      await expect(writePending(ctx, scope, 0, pending)).rejects.toThrow(
+        expect.objectContaining({ code: 'AttemptMismatch' }),
+      );
       await expect(recordRefactorResult(ctx, scope, outcome)).rejects.toThrow(
         expect.objectContaining({ code: 'AttemptMismatch' }),
       );

@@ -42,7 +42,9 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /** Runs `fn` while a 100 ms interval ticks; returns its outcome and the longest gap between ticks. */
-async function withTicker<T>(fn: () => Promise<T>): Promise<{ result: PromiseSettledResult<T>; maxGap: number; elapsed: number }> {
+async function withTicker<T>(
+  fn: () => Promise<T>,
+): Promise<{ result: PromiseSettledResult<T>; maxGap: number; elapsed: number }> {
   const ticks: number[] = [];
   const t0 = performance.now();
   ticks.push(t0);
@@ -64,7 +66,9 @@ describe('state writes under a held lock', () => {
     const ctx = stateCtx(root, { mode: 'write' });
     try {
       const { result, maxGap, elapsed } = await withTicker(() => claim(ctx, { plan: DEMO_PATH, worktree: root }));
-      console.log(`[busy] wait for a 2 s lock: elapsed ${elapsed.toFixed(0)} ms, longest timer gap ${maxGap.toFixed(0)} ms`);
+      console.log(
+        `[busy] wait for a 2 s lock: elapsed ${elapsed.toFixed(0)} ms, longest timer gap ${maxGap.toFixed(0)} ms`,
+      );
       expect(result.status).toBe('fulfilled');
       expect(maxGap).toBeLessThan(400);
     } finally {
@@ -92,7 +96,9 @@ describe('state writes under a held lock', () => {
     });
     try {
       const { result, maxGap, elapsed } = await withTicker(() => claim(ctx, { plan: DEMO_PATH, worktree: root }));
-      console.log(`[busy] 1 s timeout against a 3 s lock: Busy after ${elapsed.toFixed(0)} ms, longest timer gap ${maxGap.toFixed(0)} ms`);
+      console.log(
+        `[busy] 1 s timeout against a 3 s lock: Busy after ${elapsed.toFixed(0)} ms, longest timer gap ${maxGap.toFixed(0)} ms`,
+      );
       expect(result.status).toBe('rejected');
       expect((result as PromiseRejectedResult).reason).toMatchObject({
         code: 'Busy',

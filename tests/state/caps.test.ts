@@ -33,7 +33,12 @@ describe('caps of stored text', () => {
         batch: true,
         items: [{ kind: 'task', ordinal: 0, status: 'deferred', reason: HUGE }],
       });
-      await update(ctx, { ...p, step: 'step-0', items: [{ kind: 'task', ordinal: 1, status: 'deferred' }], reason: HUGE });
+      await update(ctx, {
+        ...p,
+        step: 'step-0',
+        items: [{ kind: 'task', ordinal: 1, status: 'deferred' }],
+        reason: HUGE,
+      });
       await fail(ctx, { ...p, step: 'step-0', reason: HUGE });
       await claim(ctx, { ...p, step: 'step-0' });
       const r = await complete(ctx, { ...p, step: 'step-0', force: HUGE });

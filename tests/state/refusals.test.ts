@@ -40,7 +40,8 @@ describe('a read-only state.db', () => {
     const { root, w1 } = cliRepo();
     st(root, ['claim', 'demo', '--worktree', w1]);
     const db = dbPathOf(root);
-    for (const f of readdirSync(join(root, '.tugtool'))) if (f.startsWith('state.db-')) rmSync(join(root, '.tugtool', f));
+    for (const f of readdirSync(join(root, '.tugtool')))
+      if (f.startsWith('state.db-')) rmSync(join(root, '.tugtool', f));
     const before = dump(db);
     chmodSync(db, 0o444);
     // Root ignores file modes: run the CLI as an unprivileged user then, with the tree readable to it.
@@ -48,7 +49,8 @@ describe('a read-only state.db', () => {
     if (asRoot) {
       for (const dir of [root, w1]) {
         spawnSync('chmod', ['-R', 'a+rwX', dir]);
-        for (let d = dir; d !== '/'; d = join(d, '..')) if (statSync(d).uid === 0) chmodSync(d, (statSync(d).mode & 0o7777) | 0o005);
+        for (let d = dir; d !== '/'; d = join(d, '..'))
+          if (statSync(d).uid === 0) chmodSync(d, (statSync(d).mode & 0o7777) | 0o005);
       }
       chmodSync(db, 0o444);
     }
