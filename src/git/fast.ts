@@ -7,10 +7,10 @@
  * of 1.2× a bare node + SQLite process (07-quality.md §2). Loading simple-git alone costs more than that
  * budget leaves, so these few calls spawn git directly with `child_process.spawnSync` (and most of the time
  * spawn nothing: branch tips are read from git's ref files, the repo root from the `.git` layout).
- * Measured on the 2-core target (under load, so the minimum of each series is quoted): importing simple-git
- * costs 24 ms (median 39), one `git rev-parse` through it in a fresh process 47 ms against 3 ms through
- * spawnSync; `tugcode state heartbeat` takes 97 ms as built and 126 ms with simple-git merely loaded
- * (61 runs each) — past the 1.2× budget on its own.
+ * Measured on the 2-core target (medians of 41 interleaved runs): `tugcode state heartbeat` takes 99 ms as
+ * built and 114 ms with simple-git merely loaded (`node -r simple-git`), +15 % against a 1.2× budget that
+ * the hot commands already use up to 1.17×; a fresh node running one `git rev-parse` takes 66 ms through
+ * spawnSync and 140 ms through simple-git (its import alone is 24–39 ms).
  *
  * Keep this module small: a call belongs here only when the hot state path needs it. Flows (worktree,
  * commit, merge, status, doctor, integrate) use the asynchronous equivalents in exec.ts, log.ts, repo.ts.
