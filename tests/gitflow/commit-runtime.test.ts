@@ -1,6 +1,6 @@
 /**
- * `tugcode commit` next to the runtime files that are ignored and present: `.tug/` after any kernel call
- * (even a refused one), `state.db` in the main checkout. git 2.39 refused the old
+ * `tugcode commit` next to the runtime files that are ignored and present: `.tug/` after a kernel call,
+ * `state.db` in the main checkout. git 2.39 refused the old
  * `git add -A -- . ':(exclude).tug'` in both cases (issue 11, harm #1). And a commit that fails leaves
  * nothing behind.
  */
@@ -16,14 +16,15 @@ import { flowCtx, PLAN_PATH, planRepo, snapshot, stepRows, T0, workOn } from './
 
 const env = { TUGCODE_NOW: T0 };
 
-/** A refused kernel call (`tug run rename-symbol` on a file no backend knows): it still creates `.tug/`. */
+/** A kernel call that keeps its session in `.tug/` (a refused one writes nothing, 05-kernel.md §3). */
 function kernelCall(cwd: string): void {
-  const r = spawnSync(
-    process.execPath,
-    [join(ROOT, 'bin', 'tug.js'), 'run', 'rename-symbol', '--at', 'alpha.txt:1:1', '--to', 'beta'],
-    { cwd, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'test' }, timeout: 60_000 },
-  );
-  expect(r.status, r.stdout + r.stderr).not.toBe(0);
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'tug.js'), 'snapshot'], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_ENV: 'test' },
+    timeout: 60_000,
+  });
+  expect(r.status, r.stdout + r.stderr).toBe(0);
   expect(existsSync(join(cwd, '.tug'))).toBe(true);
 }
 

@@ -256,8 +256,8 @@ describe('run-step in-process', () => {
   it('retries an exit-4 failure once, then records it failed with attempts 2 and an untouched tree', async () => {
     const { root, wt } = setup([RENAME, RENAME_HELPER]);
     await initAndClaim(root, wt);
-    process.env.TUG_FAULT = 'write:1'; // the kernel's test seam: every apply fails its first rename
-    const r = await runStepLib(root, wt);
+    // The kernel's test seam, in the environment its front door passes: every apply fails its first rename.
+    const r = await runStepLib(root, wt, {}, undefined, { env: { NODE_ENV: 'test', TUG_FAULT: 'write:1' } });
     expect(r.exit_code).toBe(4);
     expect(r.ops[0]).toMatchObject({ status: 'failed', exit_code: 4, attempts: 2, error: { code: 'WriteError' } });
     expect(r.ops[1]!.status).toBe('open');
@@ -287,7 +287,8 @@ describe('run-step in-process', () => {
   it("gives SessionLocked when the worktree's kernel session is busy, changing no row and freeing its slot", async () => {
     const { root, wt } = setup([RENAME]);
     await initAndClaim(root, wt);
-    const holder = await openKernel({ workspace: wt });
+    // A kernel that holds its session lock between operations (the default takes it per operation).
+    const holder = await openKernel({ workspace: wt, holdLock: true });
     try {
       await expect(runStepLib(root, wt, {}, undefined, { noWait: true })).rejects.toMatchObject({
         code: 'SessionLocked',
