@@ -4,7 +4,7 @@
  */
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execCapture } from './exec.js';
 
 type Status = 'passed' | 'warning' | 'failed';

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSandbox } from '../sandbox.js';
 import { languageOf, type Snapshot } from '../snapshot.js';
-import type { Diagnostic, KernelOptions, Prepared, Verification, VerifyMode } from '../types.js';
+import type { Diagnostic, Prepared, Verification, VerifyMode } from '../types.js';
 import { newDiagnostics, runTsc, tsSyntaxDiagnostics } from './checks.js';
 import { normalizedLines, runTypecheckCommand, type CommandBaseline } from './typecheck-command.js';
 import { BaselineCache, tscVersion } from './baselines.js';
