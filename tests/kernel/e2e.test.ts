@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { runKernelCli } from '../../src/kernel/cli/tug.js';
-import { copyTree, git, gitInit } from './helpers.js';
+import { copyTree, git, gitInit, kernelEnv } from './helpers.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -84,7 +84,7 @@ describe('vendored TypeScript package', () => {
         '--to',
         'validate',
       ],
-      { prog: 'tug', env: {}, cwd: ws },
+      { prog: 'tug', env: kernelEnv(), cwd: ws },
     );
     expect(r1.exitCode, r1.stdout).toBe(0);
     const e1 = JSON.parse(r1.stdout);
@@ -112,7 +112,7 @@ describe('vendored TypeScript package', () => {
         '--to',
         'renderValue',
       ],
-      { prog: 'tug', env: {}, cwd: ws },
+      { prog: 'tug', env: kernelEnv(), cwd: ws },
     );
     expect(r2.exitCode, r2.stdout).toBe(0);
     const e2 = JSON.parse(r2.stdout);

@@ -9,7 +9,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { runKernelCli } from '../../../src/kernel/cli/tug.js';
-import { tempWs } from '../helpers.js';
+import { kernelEnv, tempWs } from '../helpers.js';
 import { FAKE_SERVER, withScript } from '../fake-lsp/script.js';
 
 const LIB =
@@ -43,7 +43,12 @@ const RESOLVE = {
 async function tug(ws: string, argv: string[]) {
   const r = await runKernelCli([...argv.slice(0, 1), '--rust-analyzer', FAKE_SERVER, ...argv.slice(1)], {
     prog: 'tug',
-    env: { NODE_ENV: 'test' },
+    // The kernel's environment, injected: the fake server's script and the test seams travel through it.
+    env: kernelEnv({
+      NODE_ENV: 'test',
+      TUG_RA_INDEX_TIMEOUT_S: process.env.TUG_RA_INDEX_TIMEOUT_S,
+      TUG_LSP_TIMEOUT_S: process.env.TUG_LSP_TIMEOUT_S,
+    }),
     cwd: ws,
   });
   return { ...r, env: JSON.parse(r.stdout) };
@@ -76,7 +81,11 @@ describe('rust-analyzer availability', () => {
     expect(r.env.error.details.backend).toBe('rust-analyzer');
     expect(r.env.error.details.searched).toEqual([FAKE_SERVER]);
     expect(r.env.error.details.probe_error).toContain("Unknown binary 'rust-analyzer'");
-    const d = await runKernelCli(['doctor', '--rust-analyzer', FAKE_SERVER], { prog: 'tug', env: {}, cwd: ws });
+    const d = await runKernelCli(['doctor', '--rust-analyzer', FAKE_SERVER], {
+      prog: 'tug',
+      env: kernelEnv(),
+      cwd: ws,
+    });
     const doc = JSON.parse(d.stdout);
     const check = doc.checks.find((c: { name: string }) => c.name === 'rust-analyzer');
     expect(check.status).toBe('warning');
