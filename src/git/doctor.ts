@@ -115,7 +115,10 @@ async function gitChecks(g: GitRunner, repo: Repo): Promise<DoctorCheck[]> {
 async function kernelCheck(ctx: FlowCtx): Promise<DoctorCheck> {
   const name = 'kernel-backends';
   let probe:
-    | ((sessionDir: string, o: { python?: string; rustAnalyzer?: string }) => Promise<Record<string, unknown>>)
+    | ((
+        sessionDir: string,
+        o: { python?: string; rustAnalyzer?: string; env?: Record<string, string | undefined>; workspace?: string },
+      ) => Promise<Record<string, unknown>>)
     | undefined;
   try {
     probe = (await import('../kernel/doctor.js')).doctor;
@@ -130,7 +133,12 @@ async function kernelCheck(ctx: FlowCtx): Promise<DoctorCheck> {
       fix: 'install a tugcode build that includes the refactor kernel',
     };
   try {
-    const o: { python?: string; rustAnalyzer?: string } = {};
+    // The kernel reads no process environment of its own: its probes get the caller's.
+    const o: { python?: string; rustAnalyzer?: string; env?: Record<string, string | undefined>; workspace?: string } =
+      {
+        env: ctx.env,
+        workspace: ctx.repo.worktreeRoot,
+      };
     if (ctx.config.kernel.python) o.python = ctx.config.kernel.python;
     if (ctx.config.kernel.rust_analyzer) o.rustAnalyzer = ctx.config.kernel.rust_analyzer;
     const r = (await probe(join(ctx.repo.worktreeRoot, '.tug'), o)) as {

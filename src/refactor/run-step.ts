@@ -97,6 +97,9 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
     const kernelOpts = (testCommand: string[] | undefined): KernelOptions => ({
       command: 'refactor run-step',
       prog: 'tugcode',
+      // 05-kernel.md §12.2: run-step holds the session lock for its whole invocation; its time is tugcode's.
+      holdLock: true,
+      clock: ctx.clock,
       ...o.kernel,
       workspace: scope.worktree,
       ...(testCommand ? { testCommand } : {}),
