@@ -1,0 +1,104 @@
+/**
+ * The driver's shared shapes (06-run.md §1–§3): events, the step brief, the summary. Plain types; the
+ * zod schemas of the events live in src/contract/schemas/run.ts and are checked against these by a test.
+ */
+
+export type Phase =
+  'reset' | 'setup' | 'refactors' | 'implementer' | 'checkpoints' | 'commit' | 'integrate' | 'complete';
+
+/** The `reason_code` of `attempt_failed` and the first word of the `state fail` reason (06-run.md §1). */
+export type FailCode =
+  | 'ImplementerFailed'
+  | 'StepTimeout'
+  | 'RefactorFailed'
+  | 'CheckpointFailed'
+  | 'HookFailed'
+  | 'ChecklistIncomplete'
+  | 'SubstepsIncomplete'
+  | 'RefactorsIncomplete'
+  | 'IntegrationConflict';
+
+/** A worker's name: `w1`, `w2`, … (its worktree is `.tugtree/tugplan__<slug>--w<k>`). */
+export type WorkerName = string;
+
+export type RunEvent =
+  | {
+      type: 'run_started';
+      at: string;
+      plan_path: string;
+      integration_branch: string;
+      base_branch: string;
+      workers: number;
+    }
+  | {
+      type: 'claimed';
+      at: string;
+      worker: WorkerName;
+      step_anchor: string;
+      attempt: number;
+      resumed: boolean;
+      reclaimed_from_expired: boolean;
+    }
+  | { type: 'phase'; at: string; worker: WorkerName; step_anchor: string; phase: Phase }
+  | { type: 'step_completed'; at: string; worker: WorkerName; step_anchor: string; commit_hash: string | null }
+  | {
+      type: 'attempt_failed';
+      at: string;
+      worker: WorkerName;
+      step_anchor: string;
+      attempt: number;
+      reason_code: FailCode;
+      reason: string;
+    }
+  | { type: 'claim_lost'; at: string; worker: WorkerName; step_anchor: string; attempt: number; error_code: string }
+  | { type: 'waiting'; at: string; worker: WorkerName }
+  | { type: 'worker_stopped'; at: string; worker: WorkerName; reason: 'done' | 'signal' }
+  | ({ type: 'summary'; at: string } & RunSummary);
+
+export interface RunSummary {
+  status: 'ok' | 'error';
+  steps_completed: string[];
+  failed_steps: { step_anchor: string; reason: string }[];
+  blocked_steps: string[];
+  commits: string[];
+  wall_ms: number;
+  workers: { worker: WorkerName; busy_ms: number }[];
+  /** When status is `error`: the error object of 03-contract.md §2. */
+  error?: { code: string; message: string; details: Record<string, unknown>; hint?: string };
+}
+
+/** One checklist item of a brief. */
+export interface BriefItem {
+  kind: 'task' | 'test' | 'checkpoint';
+  ordinal: number;
+  text: string;
+  status: 'open' | 'in_progress' | 'completed' | 'deferred';
+}
+
+/** The step brief (06-run.md §2): on the implementer's stdin and in the file `TUG_STEP_JSON` names. */
+export interface StepBrief {
+  plan_path: string;
+  step_anchor: string;
+  title: string;
+  attempt: number;
+  commit_message: string | null;
+  references: string | null;
+  depends_on: string[];
+  items: BriefItem[];
+  substeps: StepBrief[];
+  previous_failures: { attempt: number; reason: string }[];
+}
+
+/** What the driver reports of one child process (implementer or checkpoint command). */
+export interface ChildOutcome {
+  /** Exit 0 and not killed. */
+  ok: boolean;
+  exit_code: number | null;
+  timed_out: boolean;
+  /** Killed because the caller aborted (lost lease, signal). */
+  aborted: boolean;
+  /** The last 4 KiB of stdout+stderr, interleaved as written. */
+  tail: string;
+  /** The last non-empty line of the output ('' when none). */
+  last_line: string;
+}
