@@ -36,8 +36,8 @@ export type OpFn<I, O> = (ctx: OpsContext, input: I, call: Call) => Promise<O>;
 
 export interface CliCommand<I = any, O = any> {
   table: InputTable;
-  /** The operation, loaded on first use (so `state heartbeat` loads only what it needs). */
-  op: () => Promise<OpFn<I, O>>;
+  /** The operation, loaded on first use (so `state heartbeat` loads only what it needs); absent with `loop`. */
+  op?: () => Promise<OpFn<I, O>>;
   /** CLI-only inputs (stdin documents, raw argv) → fields, after the table's file flags were read. */
   prepare?: (raw: Record<string, unknown>, cli: CliEnv) => Promise<Record<string, unknown>> | Record<string, unknown>;
   /** Human rendering of the same data (no fact only in text). */
@@ -192,6 +192,7 @@ export class CliApp {
         this.rendered = { stdout: '', stderr: '', exitCode: await looped };
         return;
       }
+      if (!spec.op) throw new TugError('InternalError', { reason: `${name} has no operation` });
       const op = await spec.op();
       const data = await op(ctx, input, call);
       const text = spec.text && !globals.json && !globals.quiet ? await spec.text(data, cli) : undefined;

@@ -245,6 +245,12 @@ export const CATALOGUE = {
     message: (d) =>
       `merging ${s(d.branch)} into ${s(d.into)} conflicts in ${s((d.files as string[] | undefined)?.join(', '))}; the merge was aborted`,
   },
+  Interrupted: {
+    exit: 130,
+    when: '`run` stopped by SIGINT (130) or SIGTERM (143) before the plan was done (06-run.md §1 item 5)',
+    message: (d) => `the run of ${plan(d)} was interrupted${d.signal ? ` by ${s(d.signal)}` : ''}; held claims were released`,
+    hint: (d) => `tugcode run ${plan(d)} (it resumes where this run stopped)`,
+  },
   RunInProgress: {
     exit: 4,
     when: 'another `run` of the plan holds its lock (06-run.md §1)',

@@ -35,6 +35,8 @@ export interface CommitInput {
   allowEmpty?: boolean | undefined;
   /** Extra `Tug-Refactor:` trailer values (05-kernel.md §7.4). */
   refactors?: string[] | undefined;
+  /** Commit only (04-git.md §4 steps 1–4: log entry, trailers, commit): the driver integrates and completes. */
+  commitOnly?: boolean | undefined;
 }
 
 export type StateFailureReason =
@@ -205,6 +207,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     state_error: null,
     plan_completed: false,
   };
+  if (input.commitOnly) return data;
   const stepRef = { planPath, step, worktree: W, attempt: input.attempt };
   let failure: TugError | null = null;
 

@@ -8,10 +8,12 @@ import { registerPlan } from './plan.js';
 import { registerState } from './state.js';
 import { registerGit } from './git.js';
 import { registerRefactor } from '../../commands/refactor.js';
+import { registerRun } from './run.js';
 
 export function registerAll(program: Command, app: CliApp): void {
   registerPlan(program, app);
   registerState(program, app);
   registerGit(program, app);
+  registerRun(program, app);
   registerRefactor(program);
 }

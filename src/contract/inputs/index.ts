@@ -3,9 +3,10 @@ import { TugError } from '../errors.js';
 import type { InputTable } from './fields.js';
 import * as git from './git.js';
 import * as state from './state.js';
+import * as run from './run.js';
 
 export const INPUT_TABLES: Record<string, InputTable> = Object.fromEntries(
-  [...Object.values(state), ...Object.values(git)].map((t) => [t.command, t]),
+  [...Object.values(state), ...Object.values(git), ...Object.values(run)].map((t) => [t.command, t]),
 );
 
 export function inputTableFor(command: string): InputTable {

@@ -1,0 +1,63 @@
+/**
+ * `tugcode demo [DIR] [--workers N] [--keep]` (06-run.md §4): a fresh repository with a small TypeScript
+ * project and a plan, run with parallel workers and the live view, then the plan's state and the
+ * integration branch's log with its trailers. Needs only Node and git.
+ */
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { CliEnv } from '../define.js';
+import type { RunInput } from '../../run/driver.js';
+
+type RunCommand = (input: RunInput, cli: CliEnv, extra?: { quietSummary?: boolean }) => Promise<number>;
+
+export async function runDemo(
+  input: { dir?: string; workers?: number; keep?: boolean },
+  cli: CliEnv,
+  runCommand: RunCommand,
+): Promise<number> {
+  const out = (s: string) => {
+    if (!cli.globals.json) process.stdout.write(s);
+  };
+  const temp = input.dir === undefined;
+  const dir = temp ? realpathSync(mkdtempSync(join(tmpdir(), 'tugcode-demo-'))) : resolve(cli.ctx.cwd, input.dir!);
+  const { createDemoRepo } = await import('../../demo/project.js');
+  const { OpsContext } = await import('../../ops/context.js');
+  let code = 10;
+  try {
+    const demo = await createDemoRepo(dir, { env: cli.env });
+    out(`demo repository: ${demo.root}\nplan: ${demo.plan_path} — running it with ${input.workers ?? 3} workers\n\n`);
+    const ctx = new OpsContext({ cwd: demo.root, env: cli.env });
+    const here: CliEnv = { ...cli, ctx };
+    try {
+      code = await runCommand({ plan: demo.slug, workers: input.workers ?? 3, implementer: demo.implementer }, here);
+      if (!cli.globals.json) out(await epilogue(here, demo.slug));
+    } finally {
+      await ctx.close();
+    }
+  } finally {
+    if (temp && !input.keep) {
+      rmSync(dir, { recursive: true, force: true });
+      out(`\n(removed ${dir}; pass --keep to look around)\n`);
+    } else out(`\nthe demo repository is at ${dir}\n`);
+  }
+  return code;
+}
+
+/** `state show` of the plan and the integration branch's log with its trailers. */
+async function epilogue(cli: CliEnv, slug: string): Promise<string> {
+  const { newCall } = await import('../../ops/context.js');
+  const { stateShow } = await import('../../ops/state-read.js');
+  const { renderShow } = await import('../../state/show-text.js');
+  const { gitRunner } = await import('../../git/exec.js');
+  const show = await stateShow(cli.ctx, { plan: slug, items: 'none' }, newCall('state show'));
+  const log = await gitRunner(cli.env).run(
+    ['log', '--format=%h %s%n%(trailers:key=Tug-Step,key=Tug-Plan,key=Tug-Refactor,separator=%x0a)', `tugplan/${slug}`],
+    cli.ctx.cwd,
+  );
+  const indented = log
+    .split('\n')
+    .map((l) => (/^[0-9a-f]{7,} /.test(l) ? l : l ? `    ${l}` : l))
+    .join('\n');
+  return `\n$ tugcode state show ${slug}\n${renderShow(show, { now: cli.now(), color: cli.color })}\n\n$ git log --oneline tugplan/${slug} (with trailers)\n${indented}\n`;
+}

@@ -1,0 +1,126 @@
+/**
+ * The streaming part of `tugcode run` / `demo`: signals (the first SIGINT/SIGTERM stops the run and
+ * releases held claims, a second exits at once), the renderer, the final summary, and the exit code.
+ */
+import { CATALOGUE, TugError } from '../../contract/errors.js';
+import { fail } from '../../contract/envelope.js';
+import type { CliEnv } from '../define.js';
+import type { RunInput } from '../../run/driver.js';
+import type { RunEvent, RunSummary } from '../../run/types.js';
+
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+
+function onSignals(stop: AbortController): { which: () => 'SIGINT' | 'SIGTERM' | null; off: () => void } {
+  let got: 'SIGINT' | 'SIGTERM' | null = null;
+  const handler = (sig: 'SIGINT' | 'SIGTERM') => () => {
+    if (got) process.exit(SIGNAL_EXIT[sig]); // a second signal: leases then expire normally
+    got = sig;
+    stop.abort();
+  };
+  const hi = handler('SIGINT');
+  const ht = handler('SIGTERM');
+  process.on('SIGINT', hi);
+  process.on('SIGTERM', ht);
+  return {
+    which: () => got,
+    off: () => {
+      process.removeListener('SIGINT', hi);
+      process.removeListener('SIGTERM', ht);
+    },
+  };
+}
+
+function write(s: string): void {
+  process.stdout.write(s);
+}
+
+/** Exit code of a finished run (06-run.md §1 "Exit codes"). */
+function exitOf(summary: RunSummary, signal: 'SIGINT' | 'SIGTERM' | null): number {
+  if (signal) return SIGNAL_EXIT[signal];
+  if (summary.status === 'ok') return 0;
+  const code = summary.error?.code as keyof typeof CATALOGUE | undefined;
+  return (code && CATALOGUE[code]?.exit) || 10;
+}
+
+export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: CliEnv, extra?: { quietSummary?: boolean }): Promise<number> {
+  const { newCall } = await import('../../ops/context.js');
+  const call = newCall('run');
+  const json = cli.globals.json;
+  const t0 = Date.now();
+  if (input.dry_run) return dryRun(input, cli);
+  const stop = new AbortController();
+  const sig = onSignals(stop);
+  const { createRenderer, summaryText } = await import('../../run/render.js');
+  let renderer: ReturnType<typeof createRenderer> | null = null;
+  const pending: RunEvent[] = [];
+  const emit = (e: RunEvent) => {
+    if (renderer) renderer.event(e);
+    else pending.push(e);
+  };
+  let summary: RunSummary;
+  try {
+    const { runPlan } = await import('../../run/driver.js');
+    summary = await runPlan(cli.ctx, input, call, {
+      signal: stop.signal,
+      onEvent: emit,
+      onStart: (info) => {
+        const mode = json ? 'json' : cli.stdoutIsTTY ? 'live' : 'lines';
+        renderer = createRenderer(mode, { write, color: cli.color, now: () => Date.now(), ...info });
+        for (const e of pending.splice(0)) renderer.event(e);
+      },
+    });
+  } catch (e) {
+    const err = e instanceof TugError ? e : new TugError('InternalError', { reason: e instanceof Error ? e.message : String(e) });
+    summary = {
+      status: 'error',
+      steps_completed: [],
+      failed_steps: [],
+      blocked_steps: [],
+      commits: [],
+      wall_ms: Date.now() - t0,
+      workers: [],
+      error: err.toJSON(),
+    };
+  } finally {
+    sig.off();
+    (renderer as ReturnType<typeof createRenderer> | null)?.close();
+  }
+  const code = exitOf(summary, sig.which());
+  const at = cli.now();
+  if (json) write(JSON.stringify({ type: 'summary', at, ...summary }) + '\n');
+  else {
+    if (!extra?.quietSummary || summary.status !== 'ok') write((await summaryText(summary, { color: cli.color })) + '\n');
+    if (summary.error) {
+      const doc = fail('run', new TugError(summary.error.code as never, summary.error.details, { message: summary.error.message, hint: summary.error.hint }));
+      process.stderr.write(`tugcode: ${doc.error.code}: ${doc.error.message}\n${doc.error.hint ? `hint: ${doc.error.hint}\n` : ''}`);
+    }
+  }
+  return code;
+}
+
+async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
+  const { newCall } = await import('../../ops/context.js');
+  const call = newCall('run');
+  try {
+    const { prepareRun } = await import('../../run/driver.js');
+    const { flow, prep } = await prepareRun(cli.ctx, input, call);
+    const { schedule, scheduleText } = await import('../../run/schedule.js');
+    const implementer = (input.implementer ?? flow.config.run.implementer) || null;
+    const s = schedule(prep.plan, { implementer, checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints });
+    if (cli.globals.json) {
+      const { ok } = await import('../../contract/envelope.js');
+      write(JSON.stringify(ok('run', { dry_run: true, plan_path: prep.planPath, ...s }, call.warnings.items), null, 2) + '\n');
+    } else write(scheduleText(s) + '\n');
+    return 0;
+  } catch (e) {
+    const err = e instanceof TugError ? e : new TugError('InternalError', { reason: String(e) });
+    if (cli.globals.json) write(JSON.stringify(fail('run', err, call.warnings.items), null, 2) + '\n');
+    else process.stderr.write(`tugcode: ${err.code}: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`);
+    return err.exitCode;
+  }
+}
+
+export async function demoCommand(input: { dir?: string; workers?: number; keep?: boolean }, cli: CliEnv): Promise<number> {
+  const { runDemo } = await import('./demo.js');
+  return runDemo(input, cli, runCommand);
+}

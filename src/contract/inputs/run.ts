@@ -1,0 +1,66 @@
+/** Input tables of `tugcode run` and `tugcode demo` (06-run.md §1, §4). */
+import type { Field, InputTable } from './fields.js';
+import { MAX_LEASE_SECONDS, MAX_PATH, MAX_PLAN } from './limits.js';
+
+const seconds = (description: string, max: number): Field => ({
+  type: 'int',
+  min: 1,
+  max,
+  placeholder: '<seconds>',
+  description,
+});
+
+export const run: InputTable = {
+  command: 'run',
+  description: 'run a plan to completion with N parallel workers, each in its own worktree',
+  fields: {
+    plan: { type: 'string', arg: 0, required: true, max: MAX_PLAN, description: 'plan path or slug' },
+    workers: { type: 'int', min: 1, max: 64, placeholder: '<n>', description: 'parallel workers (default: config run.workers)' },
+    implementer: {
+      type: 'string',
+      max: 8192,
+      placeholder: '<argv>',
+      description: 'command run per step in its worktree, split shell-style (default: config run.implementer)',
+    },
+    base: { type: 'string', max: MAX_PATH, placeholder: '<branch>', description: 'base branch (default: config run.base_branch)' },
+    lease_seconds: {
+      ...seconds('lease length of each claim (default: config state.lease_seconds)', MAX_LEASE_SECONDS),
+      flag: '--lease-duration',
+    },
+    heartbeat_seconds: {
+      ...seconds('heartbeat interval while a step runs (default: config run.heartbeat_seconds)', 86_400),
+      flag: '--heartbeat',
+    },
+    step_timeout_seconds: {
+      ...seconds('wall-clock limit per step attempt (default: config run.step_timeout_seconds)', 7 * 86_400),
+      flag: '--step-timeout',
+    },
+    max_attempts: {
+      type: 'int',
+      min: 1,
+      max: 1000,
+      placeholder: '<n>',
+      description: 'failed attempts before a step is failed (default: config state.max_attempts)',
+    },
+    no_checkpoints: { type: 'bool', description: 'do not run checkpoint commands' },
+    merge: { type: 'bool', description: 'merge the integration branch into the base when the plan is done' },
+    keep_worktrees: { type: 'bool', description: 'keep the worker worktrees after a successful run' },
+    dry_run: { type: 'bool', description: 'print the schedule (waves, critical path, what each step runs); change nothing' },
+  },
+};
+
+export const demo: InputTable = {
+  command: 'demo',
+  description: 'create a small TypeScript repository with a plan and run it with parallel workers',
+  fields: {
+    dir: {
+      type: 'string',
+      arg: 0,
+      max: MAX_PATH,
+      description: 'where to create the demo repository (must not exist or be empty; default: a temporary directory)',
+    },
+    workers: { type: 'int', min: 1, max: 8, placeholder: '<n>', description: 'parallel workers (default 3)' },
+    keep: { type: 'bool', description: 'keep the temporary repository' },
+  },
+};
+

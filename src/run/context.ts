@@ -1,0 +1,63 @@
+/** What every worker of one run shares (06-run.md §1): the contexts, the plan, the options, the tallies. */
+import type { GitRunner } from '../git/exec.js';
+import type { FlowCtx } from '../git/flow-context.js';
+import type { Call, OpsContext } from '../ops/context.js';
+import type { StateCall, StateStore } from '../state/store.js';
+import type { Prepared } from './preflight.js';
+import type { RunEvent } from './types.js';
+
+/** An event without its `at` (the run stamps it). */
+export type EventInput = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'at'> : never) : never;
+
+export interface RunOptions {
+  implementer: string | null;
+  heartbeatMs: number;
+  stepTimeoutMs: number;
+  leaseSeconds: number | undefined;
+  checkpoints: boolean;
+  setupCommand: string[];
+  maxAttempts: number;
+}
+
+export interface Held {
+  step: string;
+  attempt: number;
+  worktree: string;
+}
+
+export interface RunCtx {
+  ops: OpsContext;
+  call: Call;
+  flow: FlowCtx;
+  g: GitRunner;
+  store: StateStore;
+  prep: Prepared;
+  opts: RunOptions;
+  /** Aborted on SIGINT/SIGTERM (or a fatal error): workers stop claiming and kill their children. */
+  stop: AbortController;
+  emit(e: EventInput): void;
+  /** Claims held right now, by worker (released on a signal). */
+  held: Map<string, Held>;
+  completed: string[];
+  commits: string[];
+  /** A fatal error that ended the run (PlanDrift, …). */
+  fatal: unknown;
+}
+
+/** A state call made by a worker in its worktree. */
+export function stateCallIn(rc: RunCtx, worktree: string): StateCall {
+  return { command: 'run', warnings: rc.call.warnings, workTree: worktree, cwd: worktree };
+}
+
+export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
+  new Promise((res) => {
+    const t = setTimeout(res, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        res();
+      },
+      { once: true },
+    );
+  });

@@ -1,0 +1,208 @@
+/**
+ * `tugcode run <plan>` (06-run.md §1): N workers, each in its own worktree, coordinated only through the
+ * state store, until the plan is done. One front door over the same operations as the CLI: the driver
+ * never spawns the tugcode CLI, and nothing a worker does blocks another worker's heartbeat (git through
+ * simple-git, children through execa, SQLite lock waits in short slices).
+ */
+import { TugError } from '../contract/errors.js';
+import type { FlowCtx } from '../git/flow-context.js';
+import type { Call, OpsContext } from '../ops/context.js';
+import type { RunCtx, EventInput } from './context.js';
+import { stateCallIn } from './context.js';
+import { ensureIntegrationBranch, initState, preflight, type Prepared } from './preflight.js';
+import type { RunEvent, RunSummary } from './types.js';
+import { leftoverTrees, resetTree } from './worktrees.js';
+
+export interface RunInput {
+  plan: string;
+  workers?: number | undefined;
+  implementer?: string | undefined;
+  base?: string | undefined;
+  lease_seconds?: number | undefined;
+  heartbeat_seconds?: number | undefined;
+  step_timeout_seconds?: number | undefined;
+  max_attempts?: number | undefined;
+  no_checkpoints?: boolean | undefined;
+  keep_worktrees?: boolean | undefined;
+  merge?: boolean | undefined;
+}
+
+export interface RunHooks {
+  onEvent(e: RunEvent): void;
+  /** Aborting stops the run: no new claims, children killed, held claims released. */
+  signal?: AbortSignal | undefined;
+  /** Called once the plan is checked and the lock held, with what the renderer needs. */
+  onStart?(info: { plan_path: string; steps_total: number; steps_done: number; workers: string[] }): void;
+}
+
+async function flowOf(ctx: OpsContext, call: Call): Promise<FlowCtx> {
+  const { repo, config } = await ctx.load(call);
+  return { repo, config, clock: ctx.clock, warnings: call.warnings, env: ctx.env };
+}
+
+/** Check the plan and resolve what a run (or a dry run) needs, changing nothing. */
+export async function prepareRun(ctx: OpsContext, input: RunInput, call: Call): Promise<{ flow: FlowCtx; prep: Prepared }> {
+  const flow = await flowOf(ctx, call);
+  const { gitRunner } = await import('../git/exec.js');
+  const prep = await preflight(flow, gitRunner(ctx.env), input.plan, input.base);
+  return { flow, prep };
+}
+
+export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hooks: RunHooks): Promise<RunSummary> {
+  const t0 = Date.now();
+  const { gitRunner } = await import('../git/exec.js');
+  const { flow, prep } = await prepareRun(ctx, input, call);
+  const g = gitRunner(ctx.env);
+  const config = flow.config;
+  if (input.max_attempts !== undefined) config.state = { ...config.state, max_attempts: input.max_attempts };
+  const workers = input.workers ?? config.run.workers;
+  const { acquireRunLock } = await import('./lock.js');
+  const lock = await acquireRunLock(flow.repo.mainRoot, prep.slug, prep.planPath, ctx.clock.now());
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  hooks.signal?.addEventListener('abort', onAbort, { once: true });
+  const rc: RunCtx = {
+    ops: ctx,
+    call,
+    flow,
+    g,
+    store: await ctx.store(call),
+    prep,
+    opts: {
+      implementer: (input.implementer ?? config.run.implementer) || null,
+      heartbeatMs: (input.heartbeat_seconds ?? config.run.heartbeat_seconds) * 1000,
+      stepTimeoutMs: (input.step_timeout_seconds ?? config.run.step_timeout_seconds) * 1000,
+      leaseSeconds: input.lease_seconds,
+      checkpoints: !input.no_checkpoints && config.run.run_checkpoints,
+      setupCommand: config.run.setup_command,
+      maxAttempts: config.state.max_attempts,
+    },
+    stop,
+    emit: (e: EventInput) => hooks.onEvent({ ...e, at: ctx.clock.now() } as RunEvent),
+    held: new Map(),
+    completed: [],
+    commits: [],
+    fatal: null,
+  };
+  let results: { worker: string; busy_ms: number }[] = [];
+  try {
+    await initState(flow, g, prep);
+    const tip = await ensureIntegrationBranch(flow, g, prep);
+    await adoptLeftovers(rc, tip);
+    const names = Array.from({ length: workers }, (_, i) => `w${i + 1}`);
+    const before = await rc.store.run(stateCallIn(rc, flow.repo.mainRoot), 'ready', { plan: prep.planPath });
+    hooks.onStart?.({
+      plan_path: prep.planPath,
+      steps_total: before.all_steps.length,
+      steps_done: before.completed_steps.length,
+      workers: names,
+    });
+    rc.emit({
+      type: 'run_started',
+      plan_path: prep.planPath,
+      integration_branch: prep.integration,
+      base_branch: prep.base,
+      workers,
+    });
+    const { runWorker } = await import('./worker.js');
+    results = await Promise.all(
+      names.map((_, i) =>
+        runWorker(rc, i + 1).catch((e: unknown) => {
+          rc.fatal ??= e;
+          stop.abort();
+          return { worker: `w${i + 1}`, busy_ms: 0 };
+        }),
+      ),
+    );
+  } finally {
+    hooks.signal?.removeEventListener('abort', onAbort);
+    await releaseHeld(rc);
+  }
+  try {
+    await reconcileFromIntegration(rc);
+    const summary = await summarize(rc, results, Date.now() - t0);
+    if (summary.status === 'ok' && !input.keep_worktrees) await removeWorkerTrees(rc);
+    if (summary.status === 'ok' && input.merge) {
+      const { mergePlan } = await import('../git/merge.js');
+      await mergePlan(flow, { plan: prep.planPath, into: prep.base, dryRun: false, force: false });
+    }
+    return summary;
+  } finally {
+    await lock.release();
+  }
+}
+
+/** Worker worktrees of an earlier run: their claims released, their trees reset to the integration tip. */
+async function adoptLeftovers(rc: RunCtx, tip: string): Promise<void> {
+  for (const t of await leftoverTrees(rc.g, rc.flow.repo, rc.prep.slug)) {
+    const sc = stateCallIn(rc, t.path);
+    for (const h of await rc.store.run(sc, 'claimsHeldBy', { worktree: t.path })) {
+      if (h.plan_path !== rc.prep.planPath) continue;
+      await rc.store.run(sc, 'release', { plan: h.plan_path, step: h.step_anchor, worktree: t.path }).catch(() => undefined);
+    }
+    await resetTree(rc.g, t.path, tip);
+  }
+}
+
+async function releaseHeld(rc: RunCtx): Promise<void> {
+  for (const [, h] of rc.held) {
+    await rc.store
+      .run(stateCallIn(rc, h.worktree), 'release', {
+        plan: rc.prep.planPath,
+        step: h.step,
+        worktree: h.worktree,
+        attempt: h.attempt,
+      })
+      .catch(() => undefined);
+  }
+  rc.held.clear();
+}
+
+/** `state reconcile --ref tugplan/<slug>`: settles completions refused after a fast-forward. */
+async function reconcileFromIntegration(rc: RunCtx): Promise<void> {
+  const { readTrailerCommits } = await import('../git/log.js');
+  const { commits, scanned } = await readTrailerCommits(rc.g, rc.flow.repo.mainRoot, [`refs/heads/${rc.prep.integration}`]);
+  await rc.store.run(stateCallIn(rc, rc.flow.repo.mainRoot), 'reconcile', {
+    plan: rc.prep.planPath,
+    commits,
+    scanned_commits: scanned,
+  });
+}
+
+async function summarize(rc: RunCtx, results: { worker: string; busy_ms: number }[], wall_ms: number): Promise<RunSummary> {
+  const sc = stateCallIn(rc, rc.flow.repo.mainRoot);
+  const cat = await rc.store.run(sc, 'ready', { plan: rc.prep.planPath });
+  const show = await rc.store.run(sc, 'show', { plan: rc.prep.planPath, items: 'none' });
+  const steps = show.plans[0]?.steps ?? [];
+  const failed_steps = cat.failed_steps.map((a) => ({
+    step_anchor: a,
+    reason: steps.find((s) => s.anchor === a)?.fail_reason ?? 'failed',
+  }));
+  const base = {
+    steps_completed: [...rc.completed],
+    failed_steps,
+    blocked_steps: cat.blocked_steps,
+    commits: [...rc.commits],
+    wall_ms,
+    workers: results,
+  };
+  const done = cat.all_steps.length === cat.completed_steps.length;
+  let err: TugError | null = null;
+  if (rc.fatal) err = rc.fatal instanceof TugError ? rc.fatal : new TugError('InternalError', { reason: String(rc.fatal) });
+  else if (rc.stop.signal.aborted && !done) err = new TugError('Interrupted', { plan_path: rc.prep.planPath });
+  else if (!done)
+    err = new TugError('PlanIncomplete', {
+      plan_path: rc.prep.planPath,
+      reason: `${failed_steps.length} failed, ${cat.blocked_steps.length} blocked`,
+      failed_steps,
+      blocked_steps: cat.blocked_steps,
+    });
+  return err ? { status: 'error', ...base, error: err.toJSON() } : { status: 'ok', ...base };
+}
+
+async function removeWorkerTrees(rc: RunCtx): Promise<void> {
+  for (const t of await leftoverTrees(rc.g, rc.flow.repo, rc.prep.slug)) {
+    await rc.g.tryRun(['worktree', 'remove', '--force', t.path], rc.flow.repo.mainRoot);
+    await rc.g.tryRun(['branch', '-D', t.branch], rc.flow.repo.mainRoot);
+  }
+}

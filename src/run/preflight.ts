@@ -1,0 +1,71 @@
+/**
+ * Before any worker starts (06-run.md §1 items 1–2): the plan must be committed on the base branch and
+ * equal to the main checkout's copy; it is validated (errors are fatal), `state init` from the committed
+ * blob, reconciled from the integration branch, and the integration branch `tugplan/<slug>` is created from
+ * the base when missing.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import type { GitRunner } from '../git/exec.js';
+import type { FlowCtx } from '../git/flow-context.js';
+import type { ParsedPlan } from '../plan/types.js';
+
+export interface Prepared {
+  planPath: string;
+  slug: string;
+  base: string;
+  integration: string;
+  plan: ParsedPlan;
+  blob: Buffer;
+}
+
+export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, baseArg?: string): Promise<Prepared> {
+  const { repo } = ctx;
+  const { requireGitVersion, branchExists } = await import('../git/refs.js');
+  const { resolvePlanInMain, committedPlan, parseAndValidate } = await import('../git/plan-file.js');
+  const { slugOfPlan, integrationBranch } = await import('../git/naming.js');
+  await requireGitVersion(g);
+  const planPath = await resolvePlanInMain(repo, planArg);
+  const slug = slugOfPlan(planPath);
+  const base = baseArg ?? ctx.config.run.base_branch;
+  if (!(await branchExists(g, repo.mainRoot, base)))
+    throw new TugError(
+      'InvalidArgument',
+      { reason: `base branch ${base} does not exist`, base_branch: base },
+      { hint: 'pass --base <branch>, or set run.base_branch in .tugtool/config.toml' },
+    );
+  const blob = await committedPlan(g, repo, planPath, base);
+  const main = join(repo.mainRoot, planPath);
+  const mainCopy = existsSync(main) ? readFileSync(main) : null;
+  if (!mainCopy || !mainCopy.equals(blob))
+    throw new TugError('PlanNotCommitted', {
+      plan_path: planPath,
+      base_branch: base,
+      reason: mainCopy ? `the main checkout's copy differs from ${base}` : `the main checkout has no ${planPath}`,
+    });
+  const plan = await parseAndValidate(planPath, blob);
+  return { planPath, slug, base, integration: integrationBranch(slug), plan, blob };
+}
+
+/** `state init` from the committed blob and reconcile from the integration branch (heals a crash). */
+export async function initState(ctx: FlowCtx, g: GitRunner, p: Prepared): Promise<void> {
+  const { branchExists } = await import('../git/refs.js');
+  const { initAndReconcile } = await import('../git/state-bridge.js');
+  const refs = (await branchExists(g, ctx.repo.mainRoot, p.integration)) ? [p.integration] : [];
+  await initAndReconcile(ctx, p.planPath, p.blob, refs, 'run');
+}
+
+/** The integration branch, created from the base when missing; returns its tip. */
+export async function ensureIntegrationBranch(ctx: FlowCtx, g: GitRunner, p: Prepared): Promise<string> {
+  const { branchExists, branchTip } = await import('../git/refs.js');
+  const { setBranchPlan } = await import('../git/branch-config.js');
+  const { withIntegrationLock } = await import('../git/integrate.js');
+  const root = ctx.repo.mainRoot;
+  await withIntegrationLock(root, async () => {
+    if (await branchExists(g, root, p.integration)) return;
+    await g.run(['branch', '--no-track', p.integration, `refs/heads/${p.base}`], root);
+    await setBranchPlan(g, root, p.integration, p.planPath, p.base);
+  });
+  return (await branchTip(g, root, p.integration))!;
+}

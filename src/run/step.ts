@@ -1,0 +1,225 @@
+/**
+ * One claimed step, executed in the worker's worktree (06-run.md §1 item 4.4–4.5, §2, §3): its substeps
+ * first (topological order inside the subtree, ties by step_index), then the step; for each, the declared
+ * refactors, the implementer, the command checkpoints, `--complete-remaining`, and a commit on the worker
+ * branch. Any failure is a StepFailure with its reason code; a lost claim or a stop aborts.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import type { PlanStep } from '../plan/types.js';
+import type { Beat } from './heartbeat.js';
+import type { RunCtx } from './context.js';
+import { stateCallIn } from './context.js';
+import type { ChildOutcome, FailCode } from './types.js';
+import type { WorkerTree } from './worktrees.js';
+
+export class StepFailure extends Error {
+  constructor(
+    readonly code: FailCode,
+    readonly reason: string,
+    readonly output: ChildOutcome | null = null,
+    readonly artifact: 'coder_report' | 'verification_report' = 'coder_report',
+  ) {
+    super(`${code}: ${reason}`);
+  }
+}
+
+/** The claim was lost or the run is stopping: no commit, no fail. */
+export class Aborted extends Error {}
+
+/** The substeps of `top` in execution order, then `top` itself. */
+export function executionOrder(steps: PlanStep[], top: PlanStep): PlanStep[] {
+  const inTree = new Map<string, PlanStep>();
+  const collect = (anchor: string) => {
+    for (const s of steps)
+      if (s.parent_anchor === anchor) {
+        inTree.set(s.anchor, s);
+        collect(s.anchor);
+      }
+  };
+  collect(top.anchor);
+  const done = new Set<string>();
+  const out: PlanStep[] = [];
+  const pending = [...inTree.values()].sort((a, b) => a.step_index - b.step_index);
+  while (pending.length) {
+    const i = pending.findIndex((s) => s.depends_on.every((d) => !inTree.has(d) || done.has(d)));
+    const next = pending.splice(i < 0 ? 0 : i, 1)[0]!; // a cycle inside the subtree cannot pass validation
+    done.add(next.anchor);
+    out.push(next);
+  }
+  // Deeper substeps before their parents (a parent's commit comes after its children's).
+  out.sort((a, b) => depth(steps, b) - depth(steps, a) || out.indexOf(a) - out.indexOf(b));
+  return [...out, top];
+}
+
+function depth(steps: PlanStep[], s: PlanStep): number {
+  let d = 0;
+  for (let p = s.parent_anchor; p; p = steps.find((x) => x.anchor === p)?.parent_anchor ?? null) d++;
+  return d;
+}
+
+export function logPathOf(rc: RunCtx, anchor: string, attempt: number, what = 'attempt'): string {
+  const dir = join(rc.flow.repo.mainRoot, '.tugtool', 'logs', rc.prep.slug);
+  mkdirSync(dir, { recursive: true });
+  return join(dir, `${anchor}-${what}${attempt}.log`);
+}
+
+function throwIfAborted(beat: Beat): void {
+  if (beat.signal.aborted) throw new Aborted();
+}
+
+/** Execute `top` (claimed at `attempt`) and its substeps; returns the units in commit order. */
+export async function executeStep(
+  rc: RunCtx,
+  tree: WorkerTree,
+  top: PlanStep,
+  attempt: number,
+  beat: Beat,
+  phase: (p: 'refactors' | 'implementer' | 'checkpoints' | 'commit') => void,
+): Promise<PlanStep[]> {
+  const W = tree.path;
+  const sc = stateCallIn(rc, W);
+  const plan = rc.prep.planPath;
+  const units = executionOrder(rc.prep.plan.steps, top);
+  const deadline = Date.now() + rc.opts.stepTimeoutMs;
+  const left = () => Math.max(1000, deadline - Date.now());
+  for (const u of units) {
+    throwIfAborted(beat);
+    if (u !== top) await rc.store.run(sc, 'start', { plan, step: u.anchor, worktree: W, attempt });
+    if (u.refactors.length > 0) {
+      phase('refactors');
+      const { runStep } = await import('../refactor/run-step.js');
+      const r = await rc.store.withContext(sc, 'write', (ctx) =>
+        runStep(
+          ctx,
+          { plan, step: u.anchor, worktree: W, attempt },
+          {
+            heartbeat_seconds: Math.max(1, Math.round(rc.opts.heartbeatMs / 1000)),
+            max_concurrent_sessions: rc.flow.config.kernel.max_concurrent_sessions,
+            kernel: { env: rc.ops.env },
+          },
+        ),
+      );
+      if (r.exit_code !== 0)
+        throw new StepFailure('RefactorFailed', `${u.anchor}: ${r.error?.code ?? 'error'}: ${r.error?.message ?? ''}`);
+    }
+    throwIfAborted(beat);
+    if (rc.opts.implementer) {
+      phase('implementer');
+      const { runImplementer } = await import('./implementer.js');
+      const { stepBrief } = await import('./brief.js');
+      const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: plan, attempt });
+      const out = await runImplementer({
+        argv: rc.opts.implementer,
+        cwd: W,
+        baseEnv: rc.ops.env,
+        vars: {
+          plan_path: plan,
+          plan_abs: join(W, plan),
+          step_anchor: u.anchor,
+          step_title: u.title,
+          attempt,
+          worktree: W,
+          repo_root: rc.flow.repo.mainRoot,
+          state_db: join(rc.flow.repo.mainRoot, '.tugtool', 'state.db'),
+        },
+        brief,
+        briefPath: logPathOf(rc, u.anchor, attempt, 'brief').replace(/\.log$/, '.json'),
+        timeoutMs: left(),
+        logPath: logPathOf(rc, u.anchor, attempt),
+        signal: beat.signal,
+      });
+      if (out.aborted || beat.signal.aborted) throw new Aborted();
+      if (out.timed_out) throw new StepFailure('StepTimeout', `${u.anchor}: the implementer ran past the step timeout`, out);
+      if (!out.ok)
+        throw new StepFailure('ImplementerFailed', `${u.anchor}: the implementer exited ${out.exit_code}: ${out.last_line}`, out);
+    }
+    throwIfAborted(beat);
+    if (rc.opts.checkpoints) await runCheckpoints(rc, W, u, attempt, beat, left, phase);
+    await rc.store.run(sc, 'update', {
+      plan,
+      step: u.anchor,
+      worktree: W,
+      attempt,
+      items: [],
+      bulk: [],
+      batch: false,
+      complete_remaining: true,
+    });
+    throwIfAborted(beat);
+    const message = u.commit_message ?? `chore(${rc.prep.slug}): ${u.title}`;
+    if (message.trim() === 'N/A') continue;
+    phase('commit');
+    const { commitStep } = await import('../git/commit.js');
+    try {
+      await commitStep(rc.flow, {
+        worktree: W,
+        plan,
+        step: u.anchor,
+        message,
+        attempt,
+        commitOnly: true,
+        allowEmpty: true,
+      });
+    } catch (e) {
+      if (e instanceof TugError && e.code === 'GitError')
+        throw new StepFailure('HookFailed', `${u.anchor}: git commit failed: ${String(e.details.stderr ?? e.message).trim()}`);
+      throw e;
+    }
+  }
+  return units;
+}
+
+async function runCheckpoints(
+  rc: RunCtx,
+  W: string,
+  u: PlanStep,
+  attempt: number,
+  beat: Beat,
+  left: () => number,
+  phase: (p: 'checkpoints') => void,
+): Promise<void> {
+  const { checkpointCommand, runCheckpoint } = await import('./checkpoints.js');
+  const commands = u.items.flatMap((i) => {
+    const cmd = i.kind === 'checkpoint' ? checkpointCommand(i.text) : null;
+    return cmd ? [{ ordinal: i.ordinal, cmd }] : [];
+  });
+  if (commands.length === 0) return;
+  phase('checkpoints');
+  const sc = stateCallIn(rc, W);
+  const show = await rc.store.run(sc, 'show', { plan: rc.prep.planPath, items: 'all', step: u.anchor });
+  const deferred = new Set(
+    (show.plans[0]?.steps ?? [])
+      .filter((s) => s.anchor === u.anchor)
+      .flatMap((s) => (s.items ?? []).filter((i) => i.kind === 'checkpoint' && i.status === 'deferred').map((i) => i.ordinal)),
+  );
+  for (const c of commands) {
+    if (deferred.has(c.ordinal)) continue;
+    const out = await runCheckpoint({
+      command: c.cmd,
+      cwd: W,
+      env: rc.ops.env,
+      timeoutMs: left(),
+      logPath: logPathOf(rc, u.anchor, attempt, `checkpoint${c.ordinal}-attempt`),
+      signal: beat.signal,
+    });
+    if (out.aborted || beat.signal.aborted) throw new Aborted();
+    if (!out.ok)
+      throw new StepFailure(
+        out.timed_out ? 'StepTimeout' : 'CheckpointFailed',
+        `${u.anchor}: checkpoint \`${c.cmd}\` ${out.timed_out ? 'timed out' : `exited ${out.exit_code}`}: ${out.last_line}`,
+        out,
+        'verification_report',
+      );
+    await rc.store.run(sc, 'update', {
+      plan: rc.prep.planPath,
+      step: u.anchor,
+      worktree: W,
+      attempt,
+      items: [{ kind: 'checkpoint', ordinal: c.ordinal, status: 'completed' }],
+      bulk: [],
+      batch: false,
+    });
+  }
+}

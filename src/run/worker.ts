@@ -1,0 +1,220 @@
+/**
+ * One worker (06-run.md §1 item 4): claim → reset to the integration tip → start → heartbeat → execute
+ * (refactors, implementer, checkpoints, commit) → completion preconditions → integrate under the lock →
+ * complete (substeps first, with their rebased hashes) → claim again, until the plan has nothing left.
+ * Failures fail the attempt (`state fail` + the output tail as an artifact); a lost claim is dropped
+ * without committing; a stop releases the claim.
+ */
+import { TugError } from '../contract/errors.js';
+import type { PlanStep } from '../plan/types.js';
+import { sleep, stateCallIn, type RunCtx } from './context.js';
+import { startHeartbeat, type Beat } from './heartbeat.js';
+import { Aborted, executeStep, StepFailure } from './step.js';
+import type { Phase } from './types.js';
+import { linkDependencies, resetTree, workerTree, type WorkerTree } from './worktrees.js';
+
+export interface WorkerResult {
+  worker: string;
+  busy_ms: number;
+}
+
+async function integrationTip(rc: RunCtx): Promise<string> {
+  const { branchTip } = await import('../git/refs.js');
+  return (await branchTip(rc.g, rc.flow.repo.mainRoot, rc.prep.integration))!;
+}
+
+/** Reset to the integration tip, then the setup when the tree is new or a lockfile changed. */
+async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Promise<void> {
+  const changed = await resetTree(rc.g, tree.path, await integrationTip(rc));
+  if (!created && !changed) return;
+  if (rc.opts.setupCommand.length === 0) {
+    linkDependencies(rc.flow.repo.mainRoot, tree.path);
+    return;
+  }
+  const { runChild } = await import('./child.js');
+  const [file, ...args] = rc.opts.setupCommand;
+  const out = await runChild({
+    file: file!,
+    args,
+    cwd: tree.path,
+    env: rc.ops.env,
+    timeoutMs: rc.opts.stepTimeoutMs,
+    logPath: (await import('./step.js')).logPathOf(rc, tree.worker, 0, 'setup'),
+    signal: rc.stop.signal,
+  });
+  if (!out.ok) throw new TugError('InvalidArgument', { reason: `run.setup_command failed in ${tree.path}: ${out.last_line}` });
+}
+
+export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
+  const worker = `w${k}`;
+  let busy = 0;
+  const made = await workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, await integrationTip(rc));
+  const tree = made.tree;
+  let fresh = made.created;
+  let backoff = 100;
+  const sc = stateCallIn(rc, tree.path);
+  while (!rc.stop.signal.aborted) {
+    const r = await rc.store.run(sc, 'claim', {
+      plan: rc.prep.planPath,
+      worktree: tree.path,
+      lease_seconds: rc.opts.leaseSeconds,
+    });
+    if (!r.claimed) {
+      if (r.all_completed || r.claimed_steps.length === 0) break;
+      rc.emit({ type: 'waiting', worker });
+      await sleep(backoff, rc.stop.signal);
+      backoff = Math.min(2000, backoff * 2);
+      continue;
+    }
+    backoff = 100;
+    const t0 = Date.now();
+    const step = rc.prep.plan.steps.find((s) => s.anchor === r.step_anchor)!;
+    rc.emit({
+      type: 'claimed',
+      worker,
+      step_anchor: r.step_anchor,
+      attempt: r.attempt,
+      resumed: r.resumed,
+      reclaimed_from_expired: r.reclaimed_from_expired,
+    });
+    rc.held.set(worker, { step: r.step_anchor, attempt: r.attempt, worktree: tree.path });
+    try {
+      await runClaimed(rc, tree, fresh, step, r.attempt);
+    } finally {
+      rc.held.delete(worker);
+      fresh = false;
+      busy += Date.now() - t0;
+    }
+  }
+  rc.emit({ type: 'worker_stopped', worker, reason: rc.stop.signal.aborted ? 'signal' : 'done' });
+  return { worker, busy_ms: busy };
+}
+
+async function runClaimed(rc: RunCtx, tree: WorkerTree, fresh: boolean, step: PlanStep, attempt: number): Promise<void> {
+  const worker = tree.worker;
+  const W = tree.path;
+  const sc = stateCallIn(rc, W);
+  const plan = rc.prep.planPath;
+  const phase = (p: Phase) => rc.emit({ type: 'phase', worker, step_anchor: step.anchor, phase: p });
+  phase('reset');
+  await prepareTree(rc, tree, fresh);
+  await rc.store.run(sc, 'start', { plan, step: step.anchor, worktree: W, attempt });
+  const beat = startHeartbeat(rc, W, step.anchor, attempt);
+  try {
+    const units = await executeStep(rc, tree, step, attempt, beat, phase);
+    await checkPreconditions(rc, W, units, attempt);
+    phase('integrate');
+    const head = await integrateStep(rc, W, beat);
+    phase('complete');
+    const hash = await completeUnits(rc, W, units, attempt, head.before, head.after);
+    rc.completed.push(step.anchor);
+    if (hash) rc.commits.push(hash);
+    rc.emit({ type: 'step_completed', worker, step_anchor: step.anchor, commit_hash: hash });
+  } catch (e) {
+    await handleFailure(rc, tree, step, attempt, beat, e);
+  } finally {
+    beat.stop();
+  }
+}
+
+/** The strict completion checks of every unit, before integrating (a parent's substeps complete later). */
+async function checkPreconditions(rc: RunCtx, W: string, units: PlanStep[], attempt: number): Promise<void> {
+  const sc = stateCallIn(rc, W);
+  for (const u of units) {
+    const blocker = await rc.store.run(sc, 'completionBlocker', { plan: rc.prep.planPath, step: u.anchor, worktree: W, attempt });
+    if (!blocker || (blocker.code === 'SubstepsIncomplete' && u === units[units.length - 1])) continue;
+    if (['ChecklistIncomplete', 'SubstepsIncomplete', 'RefactorsIncomplete'].includes(blocker.code))
+      throw new StepFailure(blocker.code as 'ChecklistIncomplete', `${u.anchor}: ${blocker.message}`);
+    throw blocker;
+  }
+}
+
+async function integrateStep(rc: RunCtx, W: string, beat: Beat): Promise<{ before: string; after: string }> {
+  const { integrate } = await import('../git/integrate.js');
+  const before = await integrationTip(rc);
+  const r = await integrate({
+    git: rc.g,
+    repo: rc.flow.repo,
+    worktree: W,
+    integrationBranch: rc.prep.integration,
+    heartbeat: () => beat.now(),
+  });
+  if (r.integrated) return { before, after: r.head };
+  if (r.reason === 'ownership') throw new Aborted();
+  const files = (r.error.details.files as string[] | undefined) ?? [];
+  throw new StepFailure('IntegrationConflict', `rebase onto ${rc.prep.integration} conflicted in ${files.join(', ') || 'the tree'}`);
+}
+
+/** Complete the substeps (their rebased hashes, by Tug-Step trailer), then the step; returns its hash. */
+async function completeUnits(
+  rc: RunCtx,
+  W: string,
+  units: PlanStep[],
+  attempt: number,
+  before: string,
+  after: string,
+): Promise<string | null> {
+  const out = await rc.g.run(['log', '--format=%H %(trailers:key=Tug-Step,valueonly,separator=%x2C)', `${before}..${after}`], W);
+  const byStep = new Map<string, string>();
+  for (const line of out.split('\n').filter(Boolean)) {
+    const [hash, anchor] = line.split(' ') as [string, string | undefined];
+    if (anchor && !byStep.has(anchor.trim())) byStep.set(anchor.trim(), hash);
+  }
+  const sc = stateCallIn(rc, W);
+  let top: string | null = null;
+  for (const u of units) {
+    const commit = byStep.get(u.anchor);
+    try {
+      await rc.store.run(sc, 'complete', { plan: rc.prep.planPath, step: u.anchor, worktree: W, attempt, commit });
+    } catch (e) {
+      // After the fast-forward a refusal is not a failure: reconcile from the trailers settles it.
+      if (!(e instanceof TugError)) throw e;
+    }
+    top = commit ?? null;
+  }
+  return top;
+}
+
+async function handleFailure(
+  rc: RunCtx,
+  tree: WorkerTree,
+  step: PlanStep,
+  attempt: number,
+  beat: Beat,
+  e: unknown,
+): Promise<void> {
+  const worker = tree.worker;
+  const W = tree.path;
+  const sc = stateCallIn(rc, W);
+  const plan = rc.prep.planPath;
+  const lost = beat.lost();
+  if (lost || (e instanceof TugError && ['NotOwner', 'LeaseExpired', 'AttemptMismatch'].includes(e.code))) {
+    rc.emit({ type: 'claim_lost', worker, step_anchor: step.anchor, attempt, error_code: (lost ?? (e as TugError)).code });
+    await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
+    return;
+  }
+  if (e instanceof Aborted || rc.stop.signal.aborted) return; // the run releases held claims on a stop
+  if (!(e instanceof StepFailure)) {
+    rc.fatal ??= e;
+    rc.stop.abort();
+    return;
+  }
+  rc.emit({ type: 'attempt_failed', worker, step_anchor: step.anchor, attempt, reason_code: e.code, reason: e.reason });
+  try {
+    if (e.output) {
+      await rc.store.run(sc, 'artifact', {
+        plan,
+        step: step.anchor,
+        worktree: W,
+        attempt,
+        kind: e.artifact,
+        summary: e.output.last_line || e.reason,
+        content: e.output.tail,
+      });
+    }
+    await rc.store.run(sc, 'fail', { plan, step: step.anchor, worktree: W, attempt, reason: `${e.code}: ${e.reason}` });
+  } catch (err) {
+    if (!(err instanceof TugError)) throw err;
+  }
+  await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
+}

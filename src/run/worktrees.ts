@@ -1,0 +1,82 @@
+/**
+ * Worker worktrees (06-run.md §1 item 3): worker k owns `.tugtree/tugplan__<slug>--w<k>` on branch
+ * `tugplan/<slug>--w<k>`, created on first use and reused while the run lasts; leftovers of an earlier run
+ * are adopted (reset, their claims released). Between steps a worktree is reset to the integration tip;
+ * after a creation, or a reset that changed a lockfile, the setup runs (`run.setup_command`, else links to
+ * the main checkout's `node_modules` and `.venv`).
+ */
+import { existsSync, lstatSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import type { GitRunner } from '../git/exec.js';
+import type { Repo } from '../git/repo.js';
+
+const LOCKFILES = ['package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'poetry.lock', 'uv.lock'];
+
+export interface WorkerTree {
+  worker: string;
+  k: number;
+  path: string;
+  branch: string;
+}
+
+/** The worktree of worker k: existing (adopted) or created at `tip`. Returns whether it was created. */
+export async function workerTree(
+  g: GitRunner,
+  repo: Repo,
+  slug: string,
+  planPath: string,
+  base: string,
+  k: number,
+  tip: string,
+): Promise<{ tree: WorkerTree; created: boolean }> {
+  const { workerBranch, worktreeDir } = await import('../git/naming.js');
+  const { setBranchPlan } = await import('../git/branch-config.js');
+  const branch = workerBranch(slug, k);
+  const path = worktreeDir(repo.mainRoot, branch);
+  const tree = { worker: `w${k}`, k, path, branch };
+  const { gitWorktrees } = await import('../git/repo.js');
+  const registered = (await gitWorktrees(g, repo)).some((w) => w.path === path && !w.prunable);
+  if (registered && existsSync(path)) return { tree, created: false };
+  await g.tryRun(['worktree', 'prune'], repo.mainRoot);
+  await g.run(['worktree', 'add', '--quiet', '--force', '--no-track', '-B', branch, path, tip], repo.mainRoot);
+  await setBranchPlan(g, repo.mainRoot, branch, planPath, base);
+  return { tree, created: true };
+}
+
+/** Worker worktrees of this plan left by an earlier run (any k). */
+export async function leftoverTrees(g: GitRunner, repo: Repo, slug: string): Promise<WorkerTree[]> {
+  const { gitWorktrees } = await import('../git/repo.js');
+  const re = new RegExp(`^tugplan/${slug}--w(\\d+)$`);
+  return (await gitWorktrees(g, repo)).flatMap((w) => {
+    const m = w.branch ? re.exec(w.branch) : null;
+    return m && existsSync(w.path) ? [{ worker: `w${m[1]}`, k: Number(m[1]), path: w.path, branch: w.branch! }] : [];
+  });
+}
+
+/**
+ * `git reset --hard <tip>` + `git clean -fd`: the tree is the worker's own and holds no uncommitted work
+ * between steps. Returns whether a lockfile changed (the setup then runs again).
+ */
+export async function resetTree(g: GitRunner, path: string, tip: string): Promise<boolean> {
+  const before = (await g.tryRun(['rev-parse', '--verify', '--quiet', 'HEAD'], path)).stdout.trim();
+  await g.run(['reset', '--quiet', '--hard', tip], path);
+  await g.run(['clean', '-fdq'], path);
+  if (!before || before === tip) return false;
+  const changed = await g.tryRun(['diff', '--name-only', before, tip, '--', ...LOCKFILES.map((f) => `:(glob)**/${f}`)], path);
+  return changed.stdout.trim() !== '';
+}
+
+/** Link the main checkout's `node_modules` and `.venv` into the worktree when it has none of its own. */
+export function linkDependencies(mainRoot: string, path: string): void {
+  for (const name of ['node_modules', '.venv']) {
+    const src = join(mainRoot, name);
+    const dst = join(path, name);
+    if (!existsSync(src)) continue;
+    try {
+      lstatSync(dst);
+      continue; // there already (a link, or the worktree's own)
+    } catch {
+      symlinkSync(src, dst, 'dir');
+    }
+  }
+}

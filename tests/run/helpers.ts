@@ -1,0 +1,142 @@
+/** Helpers of the driver tests: a repository with a committed plan, a scripted implementer, the CLI run. */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI } from '../helpers/cli.js';
+import { git, tempDir, tempRepo, writeFiles } from '../helpers/repo.js';
+import { initProject } from '../../src/project/init.js';
+import { resolveRepo } from '../../src/git/repo.js';
+import { fixedClock } from '../../src/clock.js';
+
+export const T0 = '2026-03-01T10:00:00.000Z';
+
+export function step(n: number, title: string, o: { deps?: number[]; checkpoint?: string; body?: string } = {}): string {
+  return [
+    `#### Step ${n}: ${title} {#step-${n}}`,
+    '',
+    ...(o.deps?.length ? [`**Depends on:** ${o.deps.map((d) => `#step-${d}`).join(', ')}`, ''] : []),
+    `**Commit:** \`feat: ${title.toLowerCase()}\``,
+    '',
+    '**Tasks:**',
+    `- [ ] write ${title.toLowerCase()}`,
+    '',
+    ...(o.checkpoint ? ['**Checkpoint:**', `- [ ] \`${o.checkpoint}\``, ''] : []),
+    ...(o.body ? [o.body, ''] : []),
+  ].join('\n');
+}
+
+export function planText(steps: string[]): string {
+  return ['## Phase 1.0: Driver test {#phase-test}', '', '### Execution Steps {#execution-steps}', '', ...steps].join('\n');
+}
+
+/** A repository on main with `tugcode init` done and the plan committed as `.tugtool/tugplan-<slug>.md`. */
+export function runRepo(plan: string, slug = 'demo', files: Record<string, string> = {}): string {
+  const root = tempRepo();
+  initProject(resolveRepo(root), fixedClock(Date.parse(T0)));
+  writeFiles(root, { [`.tugtool/tugplan-${slug}.md`]: plan, ...files });
+  git(root, 'add', '-A');
+  git(root, 'commit', '-q', '-m', 'add plan');
+  return root;
+}
+
+/**
+ * A scripted implementer (node): writes `<step>.txt`, records which step files it saw in `$SEEN_DIR`,
+ * and fails while `$FAIL_DIR/<step>` exists (one failure per file line, then succeeds).
+ */
+export function implementerScript(): { argv: string; seen: string; failDir: string } {
+  const dir = tempDir('tugcode-impl-');
+  const seen = join(dir, 'seen');
+  const failDir = join(dir, 'fail');
+  mkdirSync(seen);
+  mkdirSync(failDir);
+  const script = join(dir, 'impl.mjs');
+  writeFileSync(
+    script,
+    `import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+const step = process.env.TUG_STEP, wt = process.env.TUG_WORKTREE;
+const brief = JSON.parse(readFileSync(0, 'utf8'));
+if (brief.step_anchor !== step) { console.error('brief mismatch'); process.exit(3); }
+const files = readdirSync(wt).filter((f) => /^step-[0-9-]+\\.txt$/.test(f)).sort();
+appendFileSync(join(${JSON.stringify(seen)}, step), JSON.stringify({ attempt: Number(process.env.TUG_ATTEMPT), files }) + '\\n');
+const fail = join(${JSON.stringify(failDir)}, step);
+if (existsSync(fail)) {
+  const n = Number(readFileSync(fail, 'utf8') || '1');
+  if (n <= 1) rmSync(fail); else writeFileSync(fail, String(n - 1));
+  console.log('working on ' + step); console.error('implementer failed on purpose'); process.exit(1);
+}
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+console.log('done ' + step);
+`,
+  );
+  return { argv: `node ${JSON.stringify(script)}`, seen, failDir };
+}
+
+export function seenBy(seen: string): Record<string, { attempt: number; files: string[] }[]> {
+  const out: Record<string, { attempt: number; files: string[] }[]> = {};
+  for (const f of readdirSync(seen))
+    out[f] = readFileSync(join(seen, f), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+  return out;
+}
+
+export interface RunResult {
+  code: number | null;
+  events: any[];
+  stdout: string;
+  stderr: string;
+}
+
+const baseEnv = (env: Record<string, string> = {}) => ({
+  ...process.env,
+  NODE_ENV: 'test',
+  NO_COLOR: '1',
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@example.invalid',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@example.invalid',
+  ...env,
+});
+
+/** `tugcode run … --json` to the end: its JSON Lines parsed. */
+export function runJsonl(cwd: string, args: string[], env: Record<string, string> = {}): RunResult {
+  const r = spawnSync(process.execPath, [CLI, 'run', ...args, '--json'], {
+    cwd,
+    env: baseEnv(env),
+    encoding: 'utf8',
+    timeout: 180_000,
+  });
+  return { code: r.status, events: parseLines(r.stdout), stdout: r.stdout, stderr: r.stderr };
+}
+
+export function parseLines(stdout: string): any[] {
+  return stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+}
+
+/** Start `tugcode run … --json` in the background; resolves when it exits. */
+export function startRun(cwd: string, args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [CLI, 'run', ...args, '--json'], { cwd, env: baseEnv(env) });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const done = new Promise<RunResult>((res) =>
+    child.on('exit', (code, signal) =>
+      res({ code: code ?? (signal ? -1 : null), events: parseLines(stdout), stdout, stderr }),
+    ),
+  );
+  return { child, done, events: () => parseLines(stdout.split('\n').slice(0, -1).join('\n')) };
+}
+
+/** `Tug-Step` trailers of the commits on `branch`, oldest first. */
+export function stepCommits(root: string, branch: string): string[] {
+  return git(root, 'log', '--reverse', '--format=%(trailers:key=Tug-Step,valueonly)', branch)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+}
