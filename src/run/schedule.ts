@@ -154,14 +154,18 @@ function criticalPath(
   const length = new Map<string, number>();
   const prev = new Map<string, string | null>();
   for (const wave of waves) {
+    const settled: [string, string | null][] = [];
     for (const n of wave) {
       let best: string | null = null;
       for (const d of [...(deps.get(n) ?? [])].sort(order)) {
         const l = length.get(d);
-        // Only dependencies in earlier waves count (a cycle's last wave has none resolved).
+        // Only dependencies in earlier waves count (in a cycle's wave, the members' edges among them do not).
         if (l === undefined) continue;
         if (best === null || l > length.get(best)!) best = d;
       }
+      settled.push([n, best]);
+    }
+    for (const [n, best] of settled) {
       length.set(n, best === null ? 1 : length.get(best)! + 1);
       prev.set(n, best);
     }
