@@ -164,9 +164,9 @@ function clip(line: string, width: number): string {
   let visible = 0;
   let i = 0;
   while (i < line.length) {
-    const sgr = /^\x1b\[[0-9;]*m/.exec(line.slice(i));
-    if (sgr) {
-      i += sgr[0].length;
+    if (line.startsWith('\x1b[', i)) {
+      const end = line.indexOf('m', i);
+      i = end < 0 ? line.length : end + 1;
       continue;
     }
     if (visible === width) return line.slice(0, i) + (line.includes('\x1b[') ? '\x1b[0m' : '');

@@ -116,9 +116,7 @@ export const runSummaryFields = {
     .optional(),
 };
 
-const summary = z
-  .object({ type: z.literal('summary'), at: timestamp, ...runSummaryFields })
-  .strict();
+const summary = z.object({ type: z.literal('summary'), at: timestamp, ...runSummaryFields }).strict();
 
 /** One line of `tugcode run --json`. */
 export const runEventSchema = z.discriminatedUnion('type', [
