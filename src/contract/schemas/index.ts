@@ -9,11 +9,13 @@ import { errorEnvelope } from './common.js';
 import { miscSchemas } from './misc.js';
 import { stateSchemas } from './state.js';
 import { gitSchemas } from './git.js';
+import { runSchemas } from './run.js';
 
 export const OUTPUT_SCHEMAS: Record<string, z.ZodTypeAny> = {
   ...miscSchemas,
   ...stateSchemas,
   ...gitSchemas,
+  ...runSchemas,
 };
 
 export { errorEnvelope };

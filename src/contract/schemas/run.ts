@@ -1,0 +1,160 @@
+/**
+ * The driver's outputs (06-run.md §1): the JSON Lines event stream of `tugcode run --json`
+ * (`runEventSchema`, one object per line, discriminated by `type`) and the envelope of
+ * `tugcode run --dry-run --json` (`runDryRunSchema`, registered as the `run` output schema).
+ * tests/contract/run-schema.test.ts checks these against the plain types of src/run/types.ts.
+ */
+import { z } from 'zod';
+import { anchor, commitHash, okEnvelope, repoPath, timestamp } from './common.js';
+
+export const RUN_PHASES = [
+  'reset',
+  'setup',
+  'refactors',
+  'implementer',
+  'checkpoints',
+  'commit',
+  'integrate',
+  'complete',
+] as const;
+
+export const FAIL_CODES = [
+  'ImplementerFailed',
+  'StepTimeout',
+  'RefactorFailed',
+  'CheckpointFailed',
+  'HookFailed',
+  'ChecklistIncomplete',
+  'SubstepsIncomplete',
+  'RefactorsIncomplete',
+  'IntegrationConflict',
+] as const;
+
+const count = z.number().int().nonnegative();
+const attempt = z.number().int().positive();
+/** `w1`, `w2`, … */
+const worker = z.string().regex(/^w[1-9][0-9]*$/, 'worker name w<k>');
+
+const runStarted = z
+  .object({
+    type: z.literal('run_started'),
+    at: timestamp,
+    plan_path: repoPath,
+    integration_branch: z.string().min(1),
+    base_branch: z.string().min(1),
+    workers: z.number().int().positive(),
+  })
+  .strict();
+
+const claimed = z
+  .object({
+    type: z.literal('claimed'),
+    at: timestamp,
+    worker,
+    step_anchor: anchor,
+    attempt,
+    resumed: z.boolean(),
+    reclaimed_from_expired: z.boolean(),
+  })
+  .strict();
+
+const phase = z
+  .object({ type: z.literal('phase'), at: timestamp, worker, step_anchor: anchor, phase: z.enum(RUN_PHASES) })
+  .strict();
+
+const stepCompleted = z
+  .object({
+    type: z.literal('step_completed'),
+    at: timestamp,
+    worker,
+    step_anchor: anchor,
+    commit_hash: commitHash.nullable(),
+  })
+  .strict();
+
+const attemptFailed = z
+  .object({
+    type: z.literal('attempt_failed'),
+    at: timestamp,
+    worker,
+    step_anchor: anchor,
+    attempt,
+    reason_code: z.enum(FAIL_CODES),
+    reason: z.string(),
+  })
+  .strict();
+
+const claimLost = z
+  .object({
+    type: z.literal('claim_lost'),
+    at: timestamp,
+    worker,
+    step_anchor: anchor,
+    attempt,
+    error_code: z.string().min(1),
+  })
+  .strict();
+
+const waiting = z.object({ type: z.literal('waiting'), at: timestamp, worker }).strict();
+
+const workerStopped = z
+  .object({ type: z.literal('worker_stopped'), at: timestamp, worker, reason: z.enum(['done', 'signal']) })
+  .strict();
+
+/** The fields of RunSummary (06-run.md §1 item 6), shared by the `summary` event. */
+export const runSummaryFields = {
+  status: z.enum(['ok', 'error']),
+  steps_completed: z.array(anchor),
+  failed_steps: z.array(z.object({ step_anchor: anchor, reason: z.string() }).strict()),
+  blocked_steps: z.array(anchor),
+  commits: z.array(commitHash),
+  wall_ms: count,
+  workers: z.array(z.object({ worker, busy_ms: count }).strict()),
+  error: z
+    .object({ code: z.string(), message: z.string(), details: z.record(z.unknown()), hint: z.string().optional() })
+    .strict()
+    .optional(),
+};
+
+const summary = z.object({ type: z.literal('summary'), at: timestamp, ...runSummaryFields }).strict();
+
+/** One line of `tugcode run --json`. */
+export const runEventSchema = z.discriminatedUnion('type', [
+  runStarted,
+  claimed,
+  phase,
+  stepCompleted,
+  attemptFailed,
+  claimLost,
+  waiting,
+  workerStopped,
+  summary,
+]);
+
+/** One top-level step of the dry-run schedule (src/run/schedule.ts `ScheduledStep`). */
+const scheduledStep = z
+  .object({
+    step_anchor: anchor,
+    title: z.string(),
+    /** 1-based: the step is in `waves[wave - 1]`. */
+    wave: z.number().int().positive(),
+    depends_on: z.array(anchor),
+    refactors: z.array(z.string()),
+    implementer: z.string().nullable(),
+    checkpoint_commands: z.array(z.string()),
+    substeps: z.array(anchor),
+  })
+  .strict();
+
+/** The schedule (src/run/schedule.ts `Schedule`). */
+export const scheduleFields = {
+  waves: z.array(z.array(anchor)),
+  critical_path: z.array(anchor),
+  steps: z.array(scheduledStep),
+  done: z.array(anchor),
+};
+
+/** `tugcode run --dry-run --json`: the schedule, nothing changed. */
+export const runDryRunSchema = okEnvelope('run', { dry_run: z.literal(true), plan_path: repoPath, ...scheduleFields });
+
+export const runSchemas = { run: runDryRunSchema };

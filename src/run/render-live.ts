@@ -1,0 +1,177 @@
+/**
+ * The live view of `tugcode run` on a TTY (06-run.md §1): one line per worker (step, phase, elapsed) and
+ * the plan's progress bar, redrawn in place with ANSI cursor movement (no dependency). Failures, lost
+ * claims and completed steps are also printed as permanent lines above the block.
+ */
+import { duration, eventLine, paint } from './render-text.js';
+import type { RunEvent, WorkerName } from './types.js';
+
+export interface LiveOptions {
+  write: (s: string) => void;
+  color: boolean;
+  /** Milliseconds; injected so frames are deterministic in tests. */
+  now: () => number;
+  steps_total: number;
+  steps_done: number;
+  workers: WorkerName[];
+  plan_path: string;
+  /** Terminal width: frame lines are clipped to it so a wrapped line cannot break the redraw. */
+  columns?: number;
+}
+
+type WorkerState =
+  | { kind: 'idle'; since: number }
+  | { kind: 'waiting'; since: number }
+  | { kind: 'busy'; step: string; attempt: number; phase: string; since: number; claimed: number }
+  | { kind: 'stopped'; reason: 'done' | 'signal' };
+
+const BAR_WIDTH = 24;
+
+export class LiveView {
+  private readonly workers = new Map<WorkerName, WorkerState>();
+  private readonly started: number;
+  private done: number;
+  private failedAttempts = 0;
+  /** Lines of the block currently on screen (the cursor sits just below it). */
+  private shown = 0;
+  private timer: ReturnType<typeof setInterval> | null;
+  private closed = false;
+
+  constructor(private readonly o: LiveOptions) {
+    this.started = o.now();
+    this.done = o.steps_done;
+    for (const w of o.workers) this.workers.set(w, { kind: 'idle', since: this.started });
+    this.timer = setInterval(() => this.draw(), 1000);
+    this.timer.unref?.();
+  }
+
+  event(e: RunEvent): void {
+    if (this.closed) return;
+    const now = this.o.now();
+    let permanent: string | null = null;
+    switch (e.type) {
+      case 'run_started':
+        permanent = eventLine(e, this.o.color);
+        break;
+      case 'claimed':
+        this.workers.set(e.worker, {
+          kind: 'busy',
+          step: e.step_anchor,
+          attempt: e.attempt,
+          phase: 'claimed',
+          since: now,
+          claimed: now,
+        });
+        break;
+      case 'phase': {
+        const w = this.workers.get(e.worker);
+        const claimed = w?.kind === 'busy' && w.step === e.step_anchor ? w.claimed : now;
+        const attempt = w?.kind === 'busy' ? w.attempt : 1;
+        this.workers.set(e.worker, { kind: 'busy', step: e.step_anchor, attempt, phase: e.phase, since: now, claimed });
+        break;
+      }
+      case 'step_completed':
+        this.done = Math.min(this.o.steps_total, this.done + 1);
+        this.workers.set(e.worker, { kind: 'idle', since: now });
+        permanent = eventLine(e, this.o.color);
+        break;
+      case 'attempt_failed':
+        this.failedAttempts++;
+        this.workers.set(e.worker, { kind: 'idle', since: now });
+        permanent = eventLine(e, this.o.color);
+        break;
+      case 'claim_lost':
+        this.workers.set(e.worker, { kind: 'idle', since: now });
+        permanent = eventLine(e, this.o.color);
+        break;
+      case 'waiting':
+        if (this.workers.get(e.worker)?.kind !== 'waiting') this.workers.set(e.worker, { kind: 'waiting', since: now });
+        break;
+      case 'worker_stopped':
+        this.workers.set(e.worker, { kind: 'stopped', reason: e.reason });
+        break;
+      case 'summary':
+        break;
+    }
+    this.draw(permanent);
+  }
+
+  /** Stops the timer and leaves the final frame on screen, the cursor on the line below it. */
+  close(): void {
+    if (this.closed) return;
+    this.draw();
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** The block's lines for the current state, without newlines. */
+  frame(): string[] {
+    const now = this.o.now();
+    const names = [...this.workers.keys()];
+    const nameW = Math.max(0, ...names.map((n) => n.length));
+    const stepW = Math.max(0, ...[...this.workers.values()].map((w) => (w.kind === 'busy' ? w.step.length : 0)));
+    const c = this.o.color;
+    const lines = names.map((name) => {
+      const w = this.workers.get(name)!;
+      const head = paint(c, 'bold', name.padEnd(nameW));
+      switch (w.kind) {
+        case 'busy': {
+          const phase = paint(c, 'cyan', w.phase.padEnd(11));
+          const attempt = w.attempt > 1 ? paint(c, 'yellow', `  attempt ${w.attempt}`) : '';
+          return `${head}  ${w.step.padEnd(stepW)}  ${phase}  ${duration(now - w.since)}${attempt}`;
+        }
+        case 'waiting':
+          return `${head}  ${paint(c, 'dim', 'waiting for a ready step')}  ${duration(now - w.since)}`;
+        case 'idle':
+          return `${head}  ${paint(c, 'dim', 'idle')}`;
+        case 'stopped':
+          return `${head}  ${w.reason === 'done' ? paint(c, 'green', 'done') : paint(c, 'yellow', 'stopped')}`;
+      }
+    });
+    lines.push(this.bar(now));
+    const cols = this.o.columns;
+    return cols && cols > 1 ? lines.map((l) => clip(l, cols - 1)) : lines;
+  }
+
+  private bar(now: number): string {
+    const total = this.o.steps_total;
+    const filled = total > 0 ? Math.round((this.done / total) * BAR_WIDTH) : BAR_WIDTH;
+    const c = this.o.color;
+    const bar = paint(c, 'green', '█'.repeat(filled)) + paint(c, 'dim', '░'.repeat(BAR_WIDTH - filled));
+    const failed =
+      this.failedAttempts > 0
+        ? paint(c, 'red', `  ${this.failedAttempts} failed attempt${this.failedAttempts === 1 ? '' : 's'}`)
+        : '';
+    const plan = this.o.plan_path.slice(this.o.plan_path.lastIndexOf('/') + 1);
+    return `[${bar}] ${this.done}/${total} steps  ${plan}  ${duration(now - this.started)}${failed}`;
+  }
+
+  private draw(permanent: string | null = null): void {
+    if (this.closed) return;
+    // Back to the top of the block, erase it and everything below, then print anew in one write.
+    let out = this.shown > 0 ? `\x1b[${this.shown}A\r\x1b[0J` : '';
+    if (permanent !== null) out += permanent + '\n';
+    const lines = this.frame();
+    out += lines.map((l) => l + '\n').join('');
+    this.shown = lines.length;
+    this.o.write(out);
+  }
+}
+
+/** Clips a line to `width` visible characters, skipping SGR sequences, and resets colour when it cut. */
+function clip(line: string, width: number): string {
+  let visible = 0;
+  let i = 0;
+  while (i < line.length) {
+    if (line.startsWith('\x1b[', i)) {
+      const end = line.indexOf('m', i);
+      i = end < 0 ? line.length : end + 1;
+      continue;
+    }
+    if (visible === width) return line.slice(0, i) + (line.includes('\x1b[') ? '\x1b[0m' : '');
+    visible++;
+    i += line.codePointAt(i)! > 0xffff ? 2 : 1;
+  }
+  return line;
+}

@@ -1,0 +1,80 @@
+/**
+ * The final summary of `tugcode run` in text mode (06-run.md §1 item 6): a table of the steps this run
+ * settled (completed, failed with reason, blocked), a table of per-worker utilisation, then commits, wall
+ * time and the error, if any. cli-table3 is loaded only here, when the table is drawn; the style follows
+ * src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
+ */
+import { duration, paint, shortHash } from './render-text.js';
+import type { RunSummary } from './types.js';
+
+export async function summaryText(s: RunSummary, o: { color: boolean }): Promise<string> {
+  const c = o.color;
+  const blocks: string[] = [];
+  const stepRows: string[][] = [
+    ...s.steps_completed.map((a) => [a, paint(c, 'green', 'completed'), '']),
+    ...s.failed_steps.map((f) => [f.step_anchor, paint(c, 'red', 'failed'), firstLine(f.reason)]),
+    ...s.blocked_steps.map((a) => [a, paint(c, 'yellow', 'blocked'), '']),
+  ];
+  if (stepRows.length > 0) blocks.push(await plainTable(['step', 'result', 'detail'], stepRows, c));
+  if (s.workers.length > 0) {
+    const rows = s.workers.map((w) => [
+      w.worker,
+      duration(w.busy_ms),
+      s.wall_ms > 0 ? `${Math.min(100, Math.round((w.busy_ms / s.wall_ms) * 100))}%` : '-',
+    ]);
+    blocks.push(await plainTable(['worker', 'busy', 'utilisation'], rows, c));
+  }
+  const counts = [
+    `${s.steps_completed.length} completed`,
+    ...(s.failed_steps.length > 0 ? [`${s.failed_steps.length} failed`] : []),
+    ...(s.blocked_steps.length > 0 ? [`${s.blocked_steps.length} blocked`] : []),
+  ];
+  const tail = [
+    `${counts.join(', ')} · ${s.commits.length} commit${s.commits.length === 1 ? '' : 's'} · wall ${duration(s.wall_ms)}`,
+  ];
+  if (s.commits.length > 0) tail.push(`commits: ${s.commits.map(shortHash).join(' ')}`);
+  if (s.status === 'error' && s.error) {
+    tail.push(`${paint(c, 'red', 'error')}: ${s.error.code}: ${s.error.message}`);
+    if (s.error.hint) tail.push(`hint: ${s.error.hint}`);
+  }
+  return [...blocks, tail.join('\n')].join('\n\n') + '\n';
+}
+
+function firstLine(s: string): string {
+  const l = (s.split('\n').find((x) => x.trim() !== '') ?? '').trim();
+  return l.length > 120 ? l.slice(0, 119) + '…' : l;
+}
+
+const NO_BORDER = {
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
+  middle: '',
+};
+
+async function plainTable(head: string[], rows: string[][], color: boolean): Promise<string> {
+  const { default: Table } = await import('cli-table3');
+  const t = new Table({
+    head,
+    style: { head: color ? ['bold'] : [], border: [], compact: true, 'padding-left': 0, 'padding-right': 2 },
+    chars: NO_BORDER,
+  });
+  t.push(...rows);
+  // cli-table3 pads every cell, so lines end in spaces: trim them.
+  return t
+    .toString()
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .join('\n');
+}

@@ -1,0 +1,78 @@
+/**
+ * Text pieces shared by the driver's renderers: one readable line per event, durations, short hashes and
+ * SGR colours (only when the caller says so: NO_COLOR and non-TTY output get none).
+ */
+import type { RunEvent } from './types.js';
+
+const SGR = { red: 31, green: 32, yellow: 33, cyan: 36, dim: 2, bold: 1 } as const;
+export type Paint = keyof typeof SGR;
+
+export function paint(color: boolean, how: Paint, s: string): string {
+  return color ? `\x1b[${SGR[how]}m${s}\x1b[0m` : s;
+}
+
+/** `850ms`, `12s`, `1m05s`, `2h03m`. */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+/** The first 12 hex digits of a commit. */
+export function shortHash(h: string): string {
+  return h.slice(0, 12);
+}
+
+/** The first line of a reason, without a leading copy of its code, clipped to `max` characters. */
+export function reasonLine(code: string, reason: string, max = 200): string {
+  let r = (reason.split('\n').find((l) => l.trim() !== '') ?? '').trim();
+  if (r === code) r = '';
+  else if (r.startsWith(code + ':') || r.startsWith(code + ' ')) r = r.slice(code.length + 1).trim();
+  return r.length > max ? r.slice(0, max - 1) + '…' : r;
+}
+
+/**
+ * One readable line for an event (no newline), or null for `summary` (the caller prints the summary
+ * table). `w1 step-2 claimed (attempt 1)`, `w1 step-2 → implementer`, `w2 step-3 completed abc123456789`,
+ * `w1 step-2 attempt 1 failed: CheckpointFailed npm test exited 1`.
+ */
+export function eventLine(e: RunEvent, color: boolean): string | null {
+  switch (e.type) {
+    case 'run_started':
+      return (
+        `run ${e.plan_path}: ${e.workers} worker${e.workers === 1 ? '' : 's'}, ` +
+        `integrating into ${e.integration_branch} (base ${e.base_branch})`
+      );
+    case 'claimed': {
+      const notes = [`attempt ${e.attempt}`];
+      if (e.resumed) notes.push('resumed');
+      if (e.reclaimed_from_expired) notes.push('taken over from an expired lease');
+      return `${e.worker} ${e.step_anchor} claimed (${notes.join(', ')})`;
+    }
+    case 'phase':
+      return `${e.worker} ${e.step_anchor} → ${e.phase}`;
+    case 'step_completed':
+      return (
+        `${e.worker} ${e.step_anchor} ${paint(color, 'green', 'completed')}` +
+        (e.commit_hash === null ? ' (no commit)' : ` ${shortHash(e.commit_hash)}`)
+      );
+    case 'attempt_failed': {
+      const why = reasonLine(e.reason_code, e.reason);
+      return (
+        `${e.worker} ${e.step_anchor} attempt ${e.attempt} ${paint(color, 'red', 'failed')}: ` +
+        `${paint(color, 'red', e.reason_code)}${why === '' ? '' : ' ' + why}`
+      );
+    }
+    case 'claim_lost':
+      return `${e.worker} ${e.step_anchor} attempt ${e.attempt} ${paint(color, 'yellow', 'lost its claim')}: ${e.error_code}`;
+    case 'waiting':
+      return `${e.worker} waiting`;
+    case 'worker_stopped':
+      return `${e.worker} stopped (${e.reason})`;
+    case 'summary':
+      return null;
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * What a user sees while `tugcode run` works (06-run.md §1): `json` writes the JSON Lines event stream
+ * (`--json`; every event, the summary last), `lines` one readable line per event (off a TTY), `live` the
+ * in-place worker view with the plan's progress bar (on a TTY). The renderer only writes through
+ * `o.write`; it never touches `process`. In `lines` and `live` the summary event is not printed: the
+ * caller prints `summaryText` (a table) after `close()`.
+ */
+import { LiveView } from './render-live.js';
+import { eventLine } from './render-text.js';
+import type { RunEvent, WorkerName } from './types.js';
+
+export { summaryText } from './render-summary.js';
+export { eventLine } from './render-text.js';
+
+export type RenderMode = 'json' | 'lines' | 'live';
+
+export interface RenderOptions {
+  write: (s: string) => void;
+  /** Colour codes allowed (a TTY without NO_COLOR). `live` still moves the cursor without colour. */
+  color: boolean;
+  /** Milliseconds, for elapsed times; injected so tests are deterministic. */
+  now: () => number;
+  steps_total: number;
+  /** Steps already completed when the run starts (the bar starts there). */
+  steps_done: number;
+  workers: WorkerName[];
+  plan_path: string;
+  /** `live` only: terminal width; frame lines are clipped to it. */
+  columns?: number;
+}
+
+export interface Renderer {
+  event(e: RunEvent): void;
+  /** `live`: stops the 1 s redraw timer and leaves the final frame, the cursor on the line after it. */
+  close(): void;
+}
+
+export function createRenderer(mode: RenderMode, o: RenderOptions): Renderer {
+  switch (mode) {
+    case 'json':
+      return { event: (e) => o.write(JSON.stringify(e) + '\n'), close: () => {} };
+    case 'lines':
+      return {
+        event: (e) => {
+          const line = eventLine(e, o.color);
+          if (line !== null) o.write(line + '\n');
+        },
+        close: () => {},
+      };
+    case 'live': {
+      const view = new LiveView(o);
+      return { event: (e) => view.event(e), close: () => view.close() };
+    }
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * The schedule `tugcode run --dry-run` prints (06-run.md §1): the waves of top-level steps that can run
+ * together, the critical path, and per step what it will execute. Pure: a parsed plan in, data out.
+ *
+ * Claim units are top-level steps; a substep's dependencies are lifted to top-level ancestors
+ * (02-state.md §3, src/plan/lift.ts), and substeps are listed under their parent in the order the
+ * driver runs them inside the claim (topological over the subtree's own edges, ties by `step_index`).
+ */
+import { liftEdges, liftedDependencies, topLevelMap } from '../plan/lift.js';
+import type { ParsedPlan, PlanStep } from '../plan/types.js';
+
+export interface ScheduledStep {
+  step_anchor: string;
+  title: string;
+  /** 1-based wave number: the step is in `waves[wave - 1]`. */
+  wave: number;
+  /** Lifted dependencies (top-level anchors), `step_index` order, including completed ones. */
+  depends_on: string[];
+  /** Each declared refactor's op text (its backticked command, else the item's text). */
+  refactors: string[];
+  implementer: string | null;
+  /** The step's own checkpoint items that are commands (06-run.md §3); empty when checkpoints are off. */
+  checkpoint_commands: string[];
+  /** Every descendant substep, in execution order inside the claim. */
+  substeps: string[];
+}
+
+export interface Schedule {
+  /** Topological layers of the steps still to run (Kahn), each in `step_index` order. */
+  waves: string[][];
+  /** The longest dependency chain among the steps still to run (by step count), first step first. */
+  critical_path: string[];
+  /** Every top-level step still to run, in `step_index` order. */
+  steps: ScheduledStep[];
+  /** Top-level steps left out because they are already completed (`o.done`), `step_index` order. */
+  done: string[];
+}
+
+export interface ScheduleOptions {
+  implementer: string | null;
+  checkpoints: boolean;
+  /** Anchors of top-level steps already completed: left out, their dependents treated as unblocked. */
+  done?: Set<string>;
+}
+
+type Plan = Pick<ParsedPlan, 'steps' | 'edges'>;
+
+export function schedule(plan: Plan, o: ScheduleOptions): Schedule {
+  const done = o.done ?? new Set<string>();
+  const tops = uniqueSteps(plan).filter((s) => s.parent_anchor === null);
+  const index = new Map(uniqueSteps(plan).map((s) => [s.anchor, s.step_index]));
+  const byIndex = (a: string, b: string) => (index.get(a) ?? 0) - (index.get(b) ?? 0);
+  const lifted = liftedDependencies(plan);
+  const todo = tops.filter((s) => !done.has(s.anchor));
+  const todoSet = new Set(todo.map((s) => s.anchor));
+  // Dependencies that still matter: on steps that are themselves still to run.
+  const open = new Map(todo.map((s) => [s.anchor, (lifted.get(s.anchor) ?? []).filter((d) => todoSet.has(d))]));
+
+  const waves = layers(
+    todo.map((s) => s.anchor),
+    open,
+    byIndex,
+  );
+  const waveOf = new Map<string, number>();
+  waves.forEach((w, i) => w.forEach((a) => waveOf.set(a, i + 1)));
+
+  const substeps = substepOrder(plan, byIndex);
+  const steps: ScheduledStep[] = todo.map((s) => ({
+    step_anchor: s.anchor,
+    title: s.title,
+    wave: waveOf.get(s.anchor) ?? waves.length,
+    depends_on: lifted.get(s.anchor) ?? [],
+    refactors: s.refactors.map((r) => r.command ?? r.text),
+    implementer: o.implementer,
+    checkpoint_commands: o.checkpoints ? commandsOf(s) : [],
+    substeps: substeps.get(s.anchor) ?? [],
+  }));
+
+  return {
+    waves,
+    critical_path: criticalPath(waves, open, byIndex),
+    steps,
+    done: tops.filter((s) => done.has(s.anchor)).map((s) => s.anchor),
+  };
+}
+
+/**
+ * The command a checkpoint item runs (06-run.md §3): its text, trimmed, is exactly one code span and
+ * nothing else, and the span's content does not start with `<`. Returns the span's content (trimmed), or
+ * null when the item is commentary left to the implementer.
+ */
+function checkpointCommand(text: string): string | null {
+  const t = text.trim();
+  const open = /^`+/.exec(t)?.[0];
+  if (!open) return null;
+  const n = open.length;
+  if (t.length < 2 * n + 1 || !t.endsWith(open) || t[t.length - n - 1] === '`') return null;
+  const inner = t.slice(n, t.length - n);
+  // A backtick run of the opening length inside would close the span early: then there are several spans.
+  for (const run of inner.match(/`+/g) ?? []) if (run.length === n) return null;
+  const cmd = inner.trim();
+  if (cmd === '' || cmd.startsWith('<')) return null;
+  return cmd;
+}
+
+function commandsOf(s: PlanStep): string[] {
+  const out: string[] = [];
+  for (const it of s.items) {
+    if (it.kind !== 'checkpoint') continue;
+    const cmd = checkpointCommand(it.text);
+    if (cmd !== null) out.push(cmd);
+  }
+  return out;
+}
+
+/** Steps with duplicate anchors (an invalid plan) keep their first occurrence, as lifting does. */
+function uniqueSteps(plan: Plan): PlanStep[] {
+  const seen = new Set<string>();
+  return plan.steps.filter((s) => {
+    if (seen.has(s.anchor)) return false;
+    seen.add(s.anchor);
+    return true;
+  });
+}
+
+/**
+ * Kahn's algorithm by layers: a node's layer is one more than its deepest dependency's. Nodes left in a
+ * cycle (an invalid plan; the driver validates first) form one last layer rather than vanish.
+ */
+function layers(nodes: string[], deps: Map<string, string[]>, order: (a: string, b: string) => number): string[][] {
+  const pending = new Map(nodes.map((n) => [n, new Set(deps.get(n) ?? [])]));
+  const out: string[][] = [];
+  while (pending.size > 0) {
+    let wave = [...pending.keys()].filter((n) => pending.get(n)!.size === 0);
+    if (wave.length === 0) wave = [...pending.keys()];
+    wave.sort(order);
+    for (const n of wave) pending.delete(n);
+    for (const left of pending.values()) for (const n of wave) left.delete(n);
+    out.push(wave);
+  }
+  return out;
+}
+
+/**
+ * Longest chain by step count: walking the waves in order, each step's chain extends its longest
+ * dependency's chain (ties: the dependency with the lower `step_index`); the path ends at the step with
+ * the longest chain (ties: lower `step_index`).
+ */
+function criticalPath(
+  waves: string[][],
+  deps: Map<string, string[]>,
+  order: (a: string, b: string) => number,
+): string[] {
+  const length = new Map<string, number>();
+  const prev = new Map<string, string | null>();
+  for (const wave of waves) {
+    const settled: [string, string | null][] = [];
+    for (const n of wave) {
+      let best: string | null = null;
+      for (const d of [...(deps.get(n) ?? [])].sort(order)) {
+        const l = length.get(d);
+        // Only dependencies in earlier waves count (in a cycle's wave, the members' edges among them do not).
+        if (l === undefined) continue;
+        if (best === null || l > length.get(best)!) best = d;
+      }
+      settled.push([n, best]);
+    }
+    for (const [n, best] of settled) {
+      length.set(n, best === null ? 1 : length.get(best)! + 1);
+      prev.set(n, best);
+    }
+  }
+  let end: string | null = null;
+  for (const n of [...length.keys()].sort(order)) if (end === null || length.get(n)! > length.get(end)!) end = n;
+  const path: string[] = [];
+  for (let cur = end; cur !== null; cur = prev.get(cur) ?? null) path.unshift(cur);
+  return path;
+}
+
+/** Top-level anchor → its descendants in execution order (topological over intra-subtree edges). */
+function substepOrder(plan: Plan, order: (a: string, b: string) => number): Map<string, string[]> {
+  const top = topLevelMap(plan);
+  const members = new Map<string, string[]>();
+  for (const s of uniqueSteps(plan)) {
+    if (s.parent_anchor === null) continue;
+    const t = top.get(s.anchor)!;
+    members.set(t, [...(members.get(t) ?? []), s.anchor]);
+  }
+  const deps = new Map<string, string[]>();
+  for (const [from, to] of liftEdges(plan).intra) deps.set(from, [...(deps.get(from) ?? []), to]);
+  const out = new Map<string, string[]>();
+  for (const [t, subs] of members) {
+    const inTree = new Set(subs);
+    const local = new Map(subs.map((a) => [a, (deps.get(a) ?? []).filter((d) => inTree.has(d))]));
+    out.set(t, sequence(subs, local, order));
+  }
+  return out;
+}
+
+/** A topological sequence taking, at each point, the ready node with the lowest `step_index`. */
+function sequence(nodes: string[], deps: Map<string, string[]>, order: (a: string, b: string) => number): string[] {
+  const pending = new Map(nodes.map((n) => [n, new Set(deps.get(n) ?? [])]));
+  const out: string[] = [];
+  while (pending.size > 0) {
+    const ready = [...pending.keys()].filter((n) => pending.get(n)!.size === 0).sort(order);
+    const next = ready[0] ?? [...pending.keys()].sort(order)[0]!;
+    pending.delete(next);
+    for (const left of pending.values()) left.delete(next);
+    out.push(next);
+  }
+  return out;
+}
+
+/** Readable text of a schedule: waves, critical path, then per step what runs. */
+export function scheduleText(s: Schedule): string {
+  const lines: string[] = [];
+  if (s.steps.length === 0) {
+    lines.push(s.done.length > 0 ? 'nothing to run: every step is completed' : 'nothing to run: the plan has no steps');
+    return lines.join('\n') + '\n';
+  }
+  const total = s.steps.length;
+  lines.push(`${total} step${total === 1 ? '' : 's'} in ${s.waves.length} wave${s.waves.length === 1 ? '' : 's'}`);
+  if (s.done.length > 0) lines.push(`already completed: ${s.done.join(', ')}`);
+  lines.push('');
+  s.waves.forEach((w, i) => lines.push(`wave ${i + 1}: ${w.join(', ')}`));
+  const n = s.critical_path.length;
+  lines.push(`critical path: ${s.critical_path.join(' → ')} (${n} step${n === 1 ? '' : 's'})`);
+  for (const st of s.steps) {
+    lines.push('');
+    lines.push(`${st.step_anchor}  ${st.title}  (wave ${st.wave})`);
+    lines.push(`  depends on:   ${st.depends_on.length > 0 ? st.depends_on.join(', ') : 'none'}`);
+    if (st.substeps.length > 0) lines.push(`  substeps:     ${st.substeps.join(', ')}`);
+    for (const r of st.refactors) lines.push(`  refactor:     ${r}`);
+    lines.push(`  implementer:  ${st.implementer ?? 'none'}`);
+    for (const c of st.checkpoint_commands) lines.push(`  checkpoint:   ${c}`);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { runDryRunSchema, runEventSchema } from '../../src/contract/schemas/run.js';
+import { jsonSchemaFor, schemaFor } from '../../src/contract/schemas/index.js';
+import type { RunEvent } from '../../src/run/types.js';
+import type { Schedule } from '../../src/run/schedule.js';
+
+// Type-level: the zod schemas and the plain types of src/run/types.ts accept exactly the same values,
+// so neither can drift without `tsc --noEmit` failing.
+type Inferred = z.infer<typeof runEventSchema>;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const eventsMatch: Same<Inferred, RunEvent> = true;
+type DryRun = z.infer<typeof runDryRunSchema>;
+const scheduleMatches: Same<Pick<DryRun, keyof Schedule>, Schedule> = true;
+
+const at = '2026-01-02T03:04:05.678Z';
+const hash = 'a'.repeat(40);
+
+/** One sample per event type: the mapped type makes a missing or extra type a compile error. */
+const samples: { [K in RunEvent['type']]: Extract<RunEvent, { type: K }> } = {
+  run_started: {
+    type: 'run_started',
+    at,
+    plan_path: '.tugtool/tugplan-demo.md',
+    integration_branch: 'tugplan/demo',
+    base_branch: 'main',
+    workers: 3,
+  },
+  claimed: {
+    type: 'claimed',
+    at,
+    worker: 'w1',
+    step_anchor: 'step-1',
+    attempt: 1,
+    resumed: false,
+    reclaimed_from_expired: false,
+  },
+  phase: { type: 'phase', at, worker: 'w1', step_anchor: 'step-1', phase: 'implementer' },
+  step_completed: { type: 'step_completed', at, worker: 'w2', step_anchor: 'step-3', commit_hash: hash },
+  attempt_failed: {
+    type: 'attempt_failed',
+    at,
+    worker: 'w1',
+    step_anchor: 'step-2',
+    attempt: 2,
+    reason_code: 'CheckpointFailed',
+    reason: 'CheckpointFailed: `npm test` exited 1',
+  },
+  claim_lost: { type: 'claim_lost', at, worker: 'w3', step_anchor: 'step-4', attempt: 1, error_code: 'LeaseExpired' },
+  waiting: { type: 'waiting', at, worker: 'w2' },
+  worker_stopped: { type: 'worker_stopped', at, worker: 'w1', reason: 'done' },
+  summary: {
+    type: 'summary',
+    at,
+    status: 'error',
+    steps_completed: ['step-1'],
+    failed_steps: [{ step_anchor: 'step-2', reason: 'ImplementerFailed: exit 1' }],
+    blocked_steps: ['step-4'],
+    commits: [hash],
+    wall_ms: 1234,
+    workers: [{ worker: 'w1', busy_ms: 1000 }],
+    error: { code: 'PlanIncomplete', message: 'm', details: { failed_steps: ['step-2'] }, hint: 'h' },
+  },
+};
+
+describe('run event schemas', () => {
+  it('match the TS types (checked by tsc)', () => {
+    expect(eventsMatch && scheduleMatches).toBe(true);
+  });
+
+  it('parse a sample of every event type, unchanged', () => {
+    for (const e of Object.values(samples)) expect(runEventSchema.parse(e)).toEqual(e);
+  });
+
+  it('accept a null commit hash and a summary without error', () => {
+    expect(runEventSchema.safeParse({ ...samples.step_completed, commit_hash: null }).success).toBe(true);
+    const { error: _e, ...ok } = samples.summary;
+    expect(runEventSchema.safeParse({ ...ok, status: 'ok' }).success).toBe(true);
+  });
+
+  it('reject unknown fields, unknown types, bad timestamps, phases and reason codes', () => {
+    const bad: unknown[] = [
+      { ...samples.waiting, extra: 1 },
+      { type: 'nope', at },
+      { ...samples.waiting, at: '2026-01-02T03:04:05Z' },
+      { ...samples.phase, phase: 'lunch' },
+      { ...samples.attempt_failed, reason_code: 'Oops' },
+      { ...samples.claimed, step_anchor: '#step-1' },
+      { ...samples.claimed, attempt: 0 },
+      { ...samples.summary, workers: [{ worker: 'w1' }] },
+    ];
+    for (const b of bad) expect(runEventSchema.safeParse(b).success, JSON.stringify(b)).toBe(false);
+  });
+
+  it('register the --dry-run envelope as the `run` output schema, with a JSON Schema', async () => {
+    expect(schemaFor('run')).toBe(runDryRunSchema);
+    const value = {
+      status: 'ok',
+      schema_version: '1',
+      command: 'run',
+      warnings: [],
+      dry_run: true,
+      plan_path: '.tugtool/tugplan-demo.md',
+      waves: [['step-1'], ['step-2']],
+      critical_path: ['step-1', 'step-2'],
+      done: [],
+      steps: [
+        {
+          step_anchor: 'step-1',
+          title: 'One',
+          wave: 1,
+          depends_on: [],
+          refactors: ['rename-symbol a b'],
+          implementer: null,
+          checkpoint_commands: ['npm test'],
+          substeps: ['step-1-1'],
+        },
+      ],
+    };
+    expect(runDryRunSchema.parse(value)).toEqual(value);
+    const js = await jsonSchemaFor('run');
+    expect(js.type).toBe('object');
+  });
+});
