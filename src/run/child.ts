@@ -11,7 +11,7 @@
  *   gigabytes. The tail (the last 4 KiB of this run's output) is read back from the file at the end.
  * - **Never blocks the event loop**: every step is asynchronous, so other workers keep heartbeating.
  */
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Options } from 'execa';
 import type { ChildOutcome } from './types.js';
@@ -45,6 +45,34 @@ function signalGroup(pid: number, sig: NodeJS.Signals | 0): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether the group still has a live member. A member that has died but is not yet reaped (a zombie) still
+ * keeps the group id in use, and where PID 1 reaps orphans slowly (containers) that lasts a second or more:
+ * on Linux the members' states are read from /proc so zombies do not count.
+ */
+async function groupLive(pgid: number): Promise<boolean> {
+  if (!signalGroup(pgid, 0)) return false;
+  if (process.platform !== 'linux') return true;
+  let pids: string[];
+  try {
+    pids = (await readdir('/proc')).filter((d) => /^\d+$/.test(d));
+  } catch {
+    return true;
+  }
+  for (const p of pids) {
+    let stat: string;
+    try {
+      stat = await readFile(`/proc/${p}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(f[2]) === pgid && f[0] !== 'Z') return true;
+  }
+  return false;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -125,12 +153,12 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     }
 
     // The leader is gone; end what it left in its group (grandchildren), then report.
-    if (pid !== undefined && signalGroup(pid, 0)) {
+    if (pid !== undefined && (await groupLive(pid))) {
       if (termAt === null) {
         termAt = Date.now();
         signalGroup(pid, 'SIGTERM');
       }
-      while (signalGroup(pid, 0) && Date.now() - termAt < grace) await sleep(25);
+      while (Date.now() - termAt < grace && (await groupLive(pid))) await sleep(25);
       signalGroup(pid, 'SIGKILL');
     }
     if (hardKill) clearTimeout(hardKill);
