@@ -56,9 +56,7 @@ export function stepBrief(plan: ParsedPlan, anchor: string, o: StepBriefOptions)
       text: it.text,
       status: o.statuses?.get(itemKey(s.anchor, it.kind, it.ordinal)) ?? 'open',
     })),
-    substeps: [...(children.get(s.anchor) ?? [])]
-      .sort((a, b) => a.step_index - b.step_index)
-      .map((c) => build(c, [])),
+    substeps: [...(children.get(s.anchor) ?? [])].sort((a, b) => a.step_index - b.step_index).map((c) => build(c, [])),
     previous_failures: failures,
   });
   return build(step, o.previous_failures ?? []);

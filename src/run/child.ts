@@ -108,20 +108,6 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     if (o.signal?.aborted) return await outcome(log, start, { exit_code: null, timed_out: false, aborted: true });
 
     const { execa } = await import('execa');
-    /** What ended the child early (the first cause wins). */
-    let killedBy: 'timeout' | 'abort' | null = null;
-    let termAt: number | null = null;
-    let pid: number | undefined;
-    let hardKill: NodeJS.Timeout | undefined;
-    const terminate = (cause: 'timeout' | 'abort') => {
-      if (termAt !== null || pid === undefined) return;
-      killedBy = cause;
-      termAt = Date.now();
-      const p = pid;
-      signalGroup(p, 'SIGTERM');
-      hardKill = setTimeout(() => signalGroup(p, 'SIGKILL'), grace);
-    };
-
     const options = {
       cwd: o.cwd,
       env: o.env,
@@ -138,11 +124,24 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
       cleanup: false,
     } satisfies Options;
     const child = execa(o.argv[0]!, o.argv.slice(1), options);
-    pid = child.pid;
+    const pid = child.pid;
 
+    /** What ended the child early (the first cause wins). */
+    let killedBy: 'timeout' | 'abort' | null = null;
+    let termAt: number | null = null;
+    let hardKill: NodeJS.Timeout | undefined;
+    const terminate = (cause: 'timeout' | 'abort') => {
+      if (termAt !== null || pid === undefined) return;
+      killedBy = cause;
+      termAt = Date.now();
+      signalGroup(pid, 'SIGTERM');
+      hardKill = setTimeout(() => signalGroup(pid, 'SIGKILL'), grace);
+    };
     const timer = setTimeout(() => terminate('timeout'), o.timeoutMs);
     const onAbort = () => terminate('abort');
     o.signal?.addEventListener('abort', onAbort, { once: true });
+    // An abort while execa was loading.
+    if (o.signal?.aborted) onAbort();
 
     let result: Awaited<typeof child>;
     try {

@@ -60,7 +60,11 @@ const brief = (over: Partial<StepBrief> = {}): StepBrief => ({
 
 function setup() {
   const dir = tempDir();
-  const vars: ImplementerVars = { worktree: join(dir, 'wt'), repo_root: join(dir, 'repo'), state_db: join(dir, 'state.db') };
+  const vars: ImplementerVars = {
+    worktree: join(dir, 'wt'),
+    repo_root: join(dir, 'repo'),
+    state_db: join(dir, 'state.db'),
+  };
   return {
     dir,
     vars,
@@ -132,9 +136,16 @@ describe('runImplementer', () => {
   it('rejects an empty or unparsable argv string with InvalidArgument', async () => {
     const { dir, vars, briefPath, logPath } = setup();
     for (const argv of ['', '   ', `sh -c "unterminated`, "''"]) {
-      const e = await runImplementer({ argv, cwd: dir, baseEnv: BASE_ENV, vars, brief: brief(), briefPath, timeoutMs: 1000, logPath }).catch(
-        (x: unknown) => x,
-      );
+      const e = await runImplementer({
+        argv,
+        cwd: dir,
+        baseEnv: BASE_ENV,
+        vars,
+        brief: brief(),
+        briefPath,
+        timeoutMs: 1000,
+        logPath,
+      }).catch((x: unknown) => x);
       expect(isTugError(e) && e.code).toBe('InvalidArgument');
     }
     expect(implementerArgv(`sh -c "echo 'hi' \\"x\\""`)).toEqual(['sh', '-c', `echo 'hi' "x"`]);
@@ -143,7 +154,16 @@ describe('runImplementer', () => {
   it('reports a failing implementer with its exit code, output tail and last non-empty line', async () => {
     const { dir, vars, briefPath, logPath } = setup();
     const s = script(dir, 'fail.sh', 'echo working\necho "broken: x" >&2\necho\nexit 1');
-    const r = await runImplementer({ argv: s, cwd: dir, baseEnv: BASE_ENV, vars, brief: brief(), briefPath, timeoutMs: 30_000, logPath });
+    const r = await runImplementer({
+      argv: s,
+      cwd: dir,
+      baseEnv: BASE_ENV,
+      vars,
+      brief: brief(),
+      briefPath,
+      timeoutMs: 30_000,
+      logPath,
+    });
     expect(r).toEqual({
       ok: false,
       exit_code: 1,
@@ -175,7 +195,16 @@ describe('runImplementer', () => {
     const { dir, vars, briefPath, logPath } = setup();
     const pids = join(dir, 'pids');
     const s = script(dir, 'slow.sh', `sleep 30 &\necho "$! $$" > "${pids}"\necho started\nsleep 30`);
-    const r = await runImplementer({ argv: s, cwd: dir, baseEnv: BASE_ENV, vars, brief: brief(), briefPath, timeoutMs: 500, logPath });
+    const r = await runImplementer({
+      argv: s,
+      cwd: dir,
+      baseEnv: BASE_ENV,
+      vars,
+      brief: brief(),
+      briefPath,
+      timeoutMs: 500,
+      logPath,
+    });
     expect(r).toMatchObject({ ok: false, exit_code: null, timed_out: true, aborted: false, last_line: 'started' });
     const [grandchild, shell] = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
     expect(await gone(shell!)).toBe(true);
@@ -211,7 +240,16 @@ describe('runImplementer', () => {
     const { dir, vars, briefPath, logPath } = setup();
     const pids = join(dir, 'pids');
     const s = script(dir, 'leak.sh', `sleep 30 > /dev/null 2>&1 &\necho "$!" > "${pids}"\necho ok`);
-    const r = await runImplementer({ argv: s, cwd: dir, baseEnv: BASE_ENV, vars, brief: brief(), briefPath, timeoutMs: 30_000, logPath });
+    const r = await runImplementer({
+      argv: s,
+      cwd: dir,
+      baseEnv: BASE_ENV,
+      vars,
+      brief: brief(),
+      briefPath,
+      timeoutMs: 30_000,
+      logPath,
+    });
     expect(r).toMatchObject({ ok: true, exit_code: 0 });
     expect(await gone(Number(readFileSync(pids, 'utf8').trim()))).toBe(true);
   });
@@ -226,7 +264,11 @@ describe('runChild', () => {
     writeFileSync(logPath, before);
     // 20000 numbered lines on stdout and stderr alternately: ~250 KB.
     const r = await runChild({
-      argv: ['sh', '-c', 'i=0; while [ $i -lt 20000 ]; do echo "line $i"; echo "err $i" >&2; i=$((i+2)); done; echo last'],
+      argv: [
+        'sh',
+        '-c',
+        'i=0; while [ $i -lt 20000 ]; do echo "line $i"; echo "err $i" >&2; i=$((i+2)); done; echo last',
+      ],
       cwd: dir,
       env: BASE_ENV,
       timeoutMs: 60_000,
@@ -248,7 +290,13 @@ describe('runChild', () => {
     let ticks = 0;
     const iv = setInterval(() => ticks++, 100);
     try {
-      const r = await runChild({ argv: ['sleep', '1'], cwd: dir, env: BASE_ENV, timeoutMs: 30_000, logPath: join(dir, 'l.log') });
+      const r = await runChild({
+        argv: ['sleep', '1'],
+        cwd: dir,
+        env: BASE_ENV,
+        timeoutMs: 30_000,
+        logPath: join(dir, 'l.log'),
+      });
       expect(r.ok).toBe(true);
     } finally {
       clearInterval(iv);
