@@ -1,0 +1,199 @@
+/**
+ * The driver's one runner for the children it waits on (06-run.md §2–§3): the implementer and checkpoint
+ * commands. Through execa, loaded on first use; argv only (a shell runs only when argv names one).
+ *
+ * - **Its own process group.** The child is spawned detached, so it leads a group; a timeout or an abort
+ *   sends SIGTERM to the whole group, then SIGKILL after a grace period, so an implementer's grandchildren
+ *   (a test runner, `sleep 30 &`) never outlive it. When the child exits by itself, whatever it left running
+ *   in its group is ended the same way: a step is over when its implementer exits.
+ * - **Output.** stdout and stderr are both the log file's descriptor (opened for append), so they are
+ *   interleaved exactly as written and nothing passes through this process: an implementer may print
+ *   gigabytes. The tail (the last 4 KiB of this run's output) is read back from the file at the end.
+ * - **Never blocks the event loop**: every step is asynchronous, so other workers keep heartbeating.
+ */
+import { mkdir, open, readFile, readdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Options } from 'execa';
+import type { ChildOutcome } from './types.js';
+
+/** How much output `tail` keeps. */
+export const TAIL_BYTES = 4096;
+/** Default delay between SIGTERM and SIGKILL of a group. */
+export const KILL_GRACE_MS = 2000;
+
+export interface ChildOptions {
+  /** argv[0] is the program (looked up on the env's PATH); never run through a shell. */
+  argv: readonly string[];
+  cwd: string;
+  /** The complete environment of the child (nothing of this process's is added). */
+  env: Record<string, string | undefined>;
+  /** Written to the child's stdin, which is then closed; without it stdin is /dev/null. */
+  input?: string;
+  timeoutMs: number;
+  /** stdout+stderr are appended here; its directory is created. */
+  logPath: string;
+  signal?: AbortSignal;
+  /** Delay between SIGTERM and SIGKILL of the group (default 2 s). */
+  graceMs?: number;
+}
+
+/** Sends sig to the process group pid leads (to pid alone when the group is gone); false when none exists. */
+function signalGroup(pid: number, sig: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pid, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether the group still has a live member. A member that has died but is not yet reaped (a zombie) still
+ * keeps the group id in use, and where PID 1 reaps orphans slowly (containers) that lasts a second or more:
+ * on Linux the members' states are read from /proc so zombies do not count.
+ */
+async function groupLive(pgid: number): Promise<boolean> {
+  if (!signalGroup(pgid, 0)) return false;
+  if (process.platform !== 'linux') return true;
+  let pids: string[];
+  try {
+    pids = (await readdir('/proc')).filter((d) => /^\d+$/.test(d));
+  } catch {
+    return true;
+  }
+  for (const p of pids) {
+    let stat: string;
+    try {
+      stat = await readFile(`/proc/${p}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(f[2]) === pgid && f[0] !== 'Z') return true;
+  }
+  return false;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** The output's tail as text: a cut UTF-8 sequence at its start is dropped. */
+function decodeTail(buf: Buffer): string {
+  let i = 0;
+  while (i < buf.length && i < 4 && (buf[i]! & 0xc0) === 0x80) i++;
+  return buf.subarray(i).toString('utf8');
+}
+
+/** The last non-empty line of text ('' when none), without its line end. */
+export function lastLine(text: string): string {
+  const lines = text.split(/\r?\n/);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const l = lines[i]!.trimEnd();
+    if (l.trim() !== '') return l;
+  }
+  return '';
+}
+
+/**
+ * Runs one child to its end and reports it. Never rejects for the child's sake: a program that cannot be
+ * spawned is `ok: false` with the reason in the log and the tail. Rejects only when the log file cannot be
+ * opened.
+ */
+export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
+  const grace = o.graceMs ?? KILL_GRACE_MS;
+  await mkdir(dirname(o.logPath), { recursive: true });
+  const log = await open(o.logPath, 'a+');
+  try {
+    const start = (await log.stat()).size;
+    if (o.signal?.aborted) return await outcome(log, start, { exit_code: null, timed_out: false, aborted: true });
+
+    const { execa } = await import('execa');
+    const options = {
+      cwd: o.cwd,
+      env: o.env,
+      extendEnv: false,
+      detached: true,
+      stdin: o.input === undefined ? 'ignore' : 'pipe',
+      ...(o.input === undefined ? {} : { input: o.input }),
+      // Any descriptor works at run time (passed to spawn as is); execa's types only list 3–9.
+      stdout: log.fd as 3,
+      stderr: log.fd as 3,
+      buffer: false,
+      reject: false,
+      // execa's own cleanup would kill only the leader, and not at all when detached: the group is ours.
+      cleanup: false,
+    } satisfies Options;
+    const child = execa(o.argv[0]!, o.argv.slice(1), options);
+    const pid = child.pid;
+
+    /** What ended the child early (the first cause wins). */
+    let killedBy: 'timeout' | 'abort' | null = null;
+    let termAt: number | null = null;
+    let hardKill: NodeJS.Timeout | undefined;
+    const terminate = (cause: 'timeout' | 'abort') => {
+      if (termAt !== null || pid === undefined) return;
+      killedBy = cause;
+      termAt = Date.now();
+      signalGroup(pid, 'SIGTERM');
+      hardKill = setTimeout(() => signalGroup(pid, 'SIGKILL'), grace);
+    };
+    const timer = setTimeout(() => terminate('timeout'), o.timeoutMs);
+    const onAbort = () => terminate('abort');
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    // An abort while execa was loading.
+    if (o.signal?.aborted) onAbort();
+
+    let result: Awaited<typeof child>;
+    try {
+      result = await child;
+    } finally {
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
+    }
+
+    // The leader is gone; end what it left in its group (grandchildren), then report.
+    if (pid !== undefined && (await groupLive(pid))) {
+      if (termAt === null) {
+        termAt = Date.now();
+        signalGroup(pid, 'SIGTERM');
+      }
+      while (Date.now() - termAt < grace && (await groupLive(pid))) await sleep(25);
+      signalGroup(pid, 'SIGKILL');
+    }
+    if (hardKill) clearTimeout(hardKill);
+
+    const spawned = pid !== undefined && (result.exitCode !== undefined || result.signal !== undefined);
+    if (!spawned) {
+      const code = (result as { code?: string }).code;
+      const reason = `tugcode: cannot run ${o.argv[0]}: ${code ?? result.shortMessage ?? 'spawn failed'}\n`;
+      await log.appendFile(reason);
+    }
+    return await outcome(log, start, {
+      exit_code: result.exitCode ?? null,
+      timed_out: killedBy === 'timeout',
+      aborted: killedBy === 'abort',
+    });
+  } finally {
+    await log.close();
+  }
+}
+
+async function outcome(
+  log: import('node:fs/promises').FileHandle,
+  start: number,
+  r: { exit_code: number | null; timed_out: boolean; aborted: boolean },
+): Promise<ChildOutcome> {
+  const end = (await log.stat()).size;
+  const n = Math.max(0, Math.min(TAIL_BYTES, end - start));
+  const buf = Buffer.alloc(n);
+  if (n > 0) await log.read(buf, 0, n, end - n);
+  const tail = decodeTail(buf);
+  return {
+    ok: r.exit_code === 0 && !r.timed_out && !r.aborted,
+    exit_code: r.exit_code,
+    timed_out: r.timed_out,
+    aborted: r.aborted,
+    tail,
+    last_line: lastLine(tail),
+  };
+}
