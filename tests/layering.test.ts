@@ -38,7 +38,7 @@ const LAYERS: string[][] = [
   ['state', 'git'],
   ['refactor', 'project'],
   ['ops'],
-  ['cli', 'commands', 'run', 'mcp'],
+  ['cli', 'commands', 'run', 'mcp', 'demo'],
 ];
 const LAYER_OF = new Map(LAYERS.flatMap((mods, i) => mods.map((m) => [m, i] as const)));
 /** Modules that are one unit: imports between them are free. */

@@ -1,0 +1,2 @@
+/** The one currency the shop sells in. */
+export const CURRENCY = 'EUR';
