@@ -248,7 +248,8 @@ export const CATALOGUE = {
   Interrupted: {
     exit: 130,
     when: '`run` stopped by SIGINT (130) or SIGTERM (143) before the plan was done (06-run.md §1 item 5)',
-    message: (d) => `the run of ${plan(d)} was interrupted${d.signal ? ` by ${s(d.signal)}` : ''}; held claims were released`,
+    message: (d) =>
+      `the run of ${plan(d)} was interrupted${d.signal ? ` by ${s(d.signal)}` : ''}; held claims were released`,
     hint: (d) => `tugcode run ${plan(d)} (it resumes where this run stopped)`,
   },
   RunInProgress: {

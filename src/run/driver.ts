@@ -41,7 +41,11 @@ async function flowOf(ctx: OpsContext, call: Call): Promise<FlowCtx> {
 }
 
 /** Check the plan and resolve what a run (or a dry run) needs, changing nothing. */
-export async function prepareRun(ctx: OpsContext, input: RunInput, call: Call): Promise<{ flow: FlowCtx; prep: Prepared }> {
+export async function prepareRun(
+  ctx: OpsContext,
+  input: RunInput,
+  call: Call,
+): Promise<{ flow: FlowCtx; prep: Prepared }> {
   const flow = await flowOf(ctx, call);
   const { gitRunner } = await import('../git/exec.js');
   const prep = await preflight(flow, gitRunner(ctx.env), input.plan, input.base);
@@ -138,7 +142,9 @@ async function adoptLeftovers(rc: RunCtx, tip: string): Promise<void> {
     const sc = stateCallIn(rc, t.path);
     for (const h of await rc.store.run(sc, 'claimsHeldBy', { worktree: t.path })) {
       if (h.plan_path !== rc.prep.planPath) continue;
-      await rc.store.run(sc, 'release', { plan: h.plan_path, step: h.step_anchor, worktree: t.path }).catch(() => undefined);
+      await rc.store
+        .run(sc, 'release', { plan: h.plan_path, step: h.step_anchor, worktree: t.path })
+        .catch(() => undefined);
     }
     await resetTree(rc.g, t.path, tip);
   }
@@ -161,7 +167,9 @@ async function releaseHeld(rc: RunCtx): Promise<void> {
 /** `state reconcile --ref tugplan/<slug>`: settles completions refused after a fast-forward. */
 async function reconcileFromIntegration(rc: RunCtx): Promise<void> {
   const { readTrailerCommits } = await import('../git/log.js');
-  const { commits, scanned } = await readTrailerCommits(rc.g, rc.flow.repo.mainRoot, [`refs/heads/${rc.prep.integration}`]);
+  const { commits, scanned } = await readTrailerCommits(rc.g, rc.flow.repo.mainRoot, [
+    `refs/heads/${rc.prep.integration}`,
+  ]);
   await rc.store.run(stateCallIn(rc, rc.flow.repo.mainRoot), 'reconcile', {
     plan: rc.prep.planPath,
     commits,
@@ -169,7 +177,11 @@ async function reconcileFromIntegration(rc: RunCtx): Promise<void> {
   });
 }
 
-async function summarize(rc: RunCtx, results: { worker: string; busy_ms: number }[], wall_ms: number): Promise<RunSummary> {
+async function summarize(
+  rc: RunCtx,
+  results: { worker: string; busy_ms: number }[],
+  wall_ms: number,
+): Promise<RunSummary> {
   const sc = stateCallIn(rc, rc.flow.repo.mainRoot);
   const cat = await rc.store.run(sc, 'ready', { plan: rc.prep.planPath });
   const show = await rc.store.run(sc, 'show', { plan: rc.prep.planPath, items: 'none' });
@@ -188,7 +200,8 @@ async function summarize(rc: RunCtx, results: { worker: string; busy_ms: number 
   };
   const done = cat.all_steps.length === cat.completed_steps.length;
   let err: TugError | null = null;
-  if (rc.fatal) err = rc.fatal instanceof TugError ? rc.fatal : new TugError('InternalError', { reason: String(rc.fatal) });
+  if (rc.fatal)
+    err = rc.fatal instanceof TugError ? rc.fatal : new TugError('InternalError', { reason: String(rc.fatal) });
   else if (rc.stop.signal.aborted && !done) err = new TugError('Interrupted', { plan_path: rc.prep.planPath });
   else if (!done)
     err = new TugError('PlanIncomplete', {

@@ -8,6 +8,7 @@
  */
 import { liftEdges, liftedDependencies, topLevelMap } from '../plan/lift.js';
 import type { ParsedPlan, PlanStep } from '../plan/types.js';
+import { checkpointCommand } from './checkpoints.js';
 
 export interface ScheduledStep {
   step_anchor: string;
@@ -82,25 +83,6 @@ export function schedule(plan: Plan, o: ScheduleOptions): Schedule {
     steps,
     done: tops.filter((s) => done.has(s.anchor)).map((s) => s.anchor),
   };
-}
-
-/**
- * The command a checkpoint item runs (06-run.md §3): its text, trimmed, is exactly one code span and
- * nothing else, and the span's content does not start with `<`. Returns the span's content (trimmed), or
- * null when the item is commentary left to the implementer.
- */
-function checkpointCommand(text: string): string | null {
-  const t = text.trim();
-  const open = /^`+/.exec(t)?.[0];
-  if (!open) return null;
-  const n = open.length;
-  if (t.length < 2 * n + 1 || !t.endsWith(open) || t[t.length - n - 1] === '`') return null;
-  const inner = t.slice(n, t.length - n);
-  // A backtick run of the opening length inside would close the span early: then there are several spans.
-  for (const run of inner.match(/`+/g) ?? []) if (run.length === n) return null;
-  const cmd = inner.trim();
-  if (cmd === '' || cmd.startsWith('<')) return null;
-  return cmd;
 }
 
 function commandsOf(s: PlanStep): string[] {

@@ -115,11 +115,6 @@ export async function executeStep(
         cwd: W,
         baseEnv: rc.ops.env,
         vars: {
-          plan_path: plan,
-          plan_abs: join(W, plan),
-          step_anchor: u.anchor,
-          step_title: u.title,
-          attempt,
           worktree: W,
           repo_root: rc.flow.repo.mainRoot,
           state_db: join(rc.flow.repo.mainRoot, '.tugtool', 'state.db'),
@@ -131,9 +126,14 @@ export async function executeStep(
         signal: beat.signal,
       });
       if (out.aborted || beat.signal.aborted) throw new Aborted();
-      if (out.timed_out) throw new StepFailure('StepTimeout', `${u.anchor}: the implementer ran past the step timeout`, out);
+      if (out.timed_out)
+        throw new StepFailure('StepTimeout', `${u.anchor}: the implementer ran past the step timeout`, out);
       if (!out.ok)
-        throw new StepFailure('ImplementerFailed', `${u.anchor}: the implementer exited ${out.exit_code}: ${out.last_line}`, out);
+        throw new StepFailure(
+          'ImplementerFailed',
+          `${u.anchor}: the implementer exited ${out.exit_code}: ${out.last_line}`,
+          out,
+        );
     }
     throwIfAborted(beat);
     if (rc.opts.checkpoints) await runCheckpoints(rc, W, u, attempt, beat, left, phase);
@@ -164,7 +164,10 @@ export async function executeStep(
       });
     } catch (e) {
       if (e instanceof TugError && e.code === 'GitError')
-        throw new StepFailure('HookFailed', `${u.anchor}: git commit failed: ${String(e.details.stderr ?? e.message).trim()}`);
+        throw new StepFailure(
+          'HookFailed',
+          `${u.anchor}: git commit failed: ${String(e.details.stderr ?? e.message).trim()}`,
+        );
       throw e;
     }
   }
@@ -192,7 +195,9 @@ async function runCheckpoints(
   const deferred = new Set(
     (show.plans[0]?.steps ?? [])
       .filter((s) => s.anchor === u.anchor)
-      .flatMap((s) => (s.items ?? []).filter((i) => i.kind === 'checkpoint' && i.status === 'deferred').map((i) => i.ordinal)),
+      .flatMap((s) =>
+        (s.items ?? []).filter((i) => i.kind === 'checkpoint' && i.status === 'deferred').map((i) => i.ordinal),
+      ),
   );
   for (const c of commands) {
     if (deferred.has(c.ordinal)) continue;

@@ -32,23 +32,30 @@ async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Prom
     return;
   }
   const { runChild } = await import('./child.js');
-  const [file, ...args] = rc.opts.setupCommand;
   const out = await runChild({
-    file: file!,
-    args,
+    argv: rc.opts.setupCommand,
     cwd: tree.path,
     env: rc.ops.env,
     timeoutMs: rc.opts.stepTimeoutMs,
     logPath: (await import('./step.js')).logPathOf(rc, tree.worker, 0, 'setup'),
     signal: rc.stop.signal,
   });
-  if (!out.ok) throw new TugError('InvalidArgument', { reason: `run.setup_command failed in ${tree.path}: ${out.last_line}` });
+  if (!out.ok)
+    throw new TugError('InvalidArgument', { reason: `run.setup_command failed in ${tree.path}: ${out.last_line}` });
 }
 
 export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
   const worker = `w${k}`;
   let busy = 0;
-  const made = await workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, await integrationTip(rc));
+  const made = await workerTree(
+    rc.g,
+    rc.flow.repo,
+    rc.prep.slug,
+    rc.prep.planPath,
+    rc.prep.base,
+    k,
+    await integrationTip(rc),
+  );
   const tree = made.tree;
   let fresh = made.created;
   let backoff = 100;
@@ -90,7 +97,13 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
   return { worker, busy_ms: busy };
 }
 
-async function runClaimed(rc: RunCtx, tree: WorkerTree, fresh: boolean, step: PlanStep, attempt: number): Promise<void> {
+async function runClaimed(
+  rc: RunCtx,
+  tree: WorkerTree,
+  fresh: boolean,
+  step: PlanStep,
+  attempt: number,
+): Promise<void> {
   const worker = tree.worker;
   const W = tree.path;
   const sc = stateCallIn(rc, W);
@@ -121,7 +134,12 @@ async function runClaimed(rc: RunCtx, tree: WorkerTree, fresh: boolean, step: Pl
 async function checkPreconditions(rc: RunCtx, W: string, units: PlanStep[], attempt: number): Promise<void> {
   const sc = stateCallIn(rc, W);
   for (const u of units) {
-    const blocker = await rc.store.run(sc, 'completionBlocker', { plan: rc.prep.planPath, step: u.anchor, worktree: W, attempt });
+    const blocker = await rc.store.run(sc, 'completionBlocker', {
+      plan: rc.prep.planPath,
+      step: u.anchor,
+      worktree: W,
+      attempt,
+    });
     if (!blocker || (blocker.code === 'SubstepsIncomplete' && u === units[units.length - 1])) continue;
     if (['ChecklistIncomplete', 'SubstepsIncomplete', 'RefactorsIncomplete'].includes(blocker.code))
       throw new StepFailure(blocker.code as 'ChecklistIncomplete', `${u.anchor}: ${blocker.message}`);
@@ -142,7 +160,10 @@ async function integrateStep(rc: RunCtx, W: string, beat: Beat): Promise<{ befor
   if (r.integrated) return { before, after: r.head };
   if (r.reason === 'ownership') throw new Aborted();
   const files = (r.error.details.files as string[] | undefined) ?? [];
-  throw new StepFailure('IntegrationConflict', `rebase onto ${rc.prep.integration} conflicted in ${files.join(', ') || 'the tree'}`);
+  throw new StepFailure(
+    'IntegrationConflict',
+    `rebase onto ${rc.prep.integration} conflicted in ${files.join(', ') || 'the tree'}`,
+  );
 }
 
 /** Complete the substeps (their rebased hashes, by Tug-Step trailer), then the step; returns its hash. */
@@ -154,7 +175,10 @@ async function completeUnits(
   before: string,
   after: string,
 ): Promise<string | null> {
-  const out = await rc.g.run(['log', '--format=%H %(trailers:key=Tug-Step,valueonly,separator=%x2C)', `${before}..${after}`], W);
+  const out = await rc.g.run(
+    ['log', '--format=%H %(trailers:key=Tug-Step,valueonly,separator=%x2C)', `${before}..${after}`],
+    W,
+  );
   const byStep = new Map<string, string>();
   for (const line of out.split('\n').filter(Boolean)) {
     const [hash, anchor] = line.split(' ') as [string, string | undefined];
@@ -189,7 +213,13 @@ async function handleFailure(
   const plan = rc.prep.planPath;
   const lost = beat.lost();
   if (lost || (e instanceof TugError && ['NotOwner', 'LeaseExpired', 'AttemptMismatch'].includes(e.code))) {
-    rc.emit({ type: 'claim_lost', worker, step_anchor: step.anchor, attempt, error_code: (lost ?? (e as TugError)).code });
+    rc.emit({
+      type: 'claim_lost',
+      worker,
+      step_anchor: step.anchor,
+      attempt,
+      error_code: (lost ?? (e as TugError)).code,
+    });
     await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
     return;
   }

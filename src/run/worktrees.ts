@@ -62,7 +62,10 @@ export async function resetTree(g: GitRunner, path: string, tip: string): Promis
   await g.run(['reset', '--quiet', '--hard', tip], path);
   await g.run(['clean', '-fdq'], path);
   if (!before || before === tip) return false;
-  const changed = await g.tryRun(['diff', '--name-only', before, tip, '--', ...LOCKFILES.map((f) => `:(glob)**/${f}`)], path);
+  const changed = await g.tryRun(
+    ['diff', '--name-only', before, tip, '--', ...LOCKFILES.map((f) => `:(glob)**/${f}`)],
+    path,
+  );
   return changed.stdout.trim() !== '';
 }
 

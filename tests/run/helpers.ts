@@ -10,7 +10,11 @@ import { fixedClock } from '../../src/clock.js';
 
 export const T0 = '2026-03-01T10:00:00.000Z';
 
-export function step(n: number, title: string, o: { deps?: number[]; checkpoint?: string; body?: string } = {}): string {
+export function step(
+  n: number,
+  title: string,
+  o: { deps?: number[]; checkpoint?: string; body?: string } = {},
+): string {
   return [
     `#### Step ${n}: ${title} {#step-${n}}`,
     '',
@@ -26,7 +30,9 @@ export function step(n: number, title: string, o: { deps?: number[]; checkpoint?
 }
 
 export function planText(steps: string[]): string {
-  return ['## Phase 1.0: Driver test {#phase-test}', '', '### Execution Steps {#execution-steps}', '', ...steps].join('\n');
+  return ['## Phase 1.0: Driver test {#phase-test}', '', '### Execution Steps {#execution-steps}', '', ...steps].join(
+    '\n',
+  );
 }
 
 /** A repository on main with `tugcode init` done and the plan committed as `.tugtool/tugplan-<slug>.md`. */

@@ -56,7 +56,9 @@ describe('tugcode run', () => {
       error: { code: 'PlanIncomplete' },
       blocked_steps: ['step-4'],
     });
-    expect(summary.failed_steps).toEqual([{ step_anchor: 'step-2', reason: expect.stringMatching(/^ImplementerFailed/) }]);
+    expect(summary.failed_steps).toEqual([
+      { step_anchor: 'step-2', reason: expect.stringMatching(/^ImplementerFailed/) },
+    ]);
     expect([...summary.steps_completed].sort()).toEqual(['step-1', 'step-3']);
     const failures = r.events.filter((e) => e.type === 'attempt_failed');
     expect(failures.map((e) => [e.step_anchor, e.attempt, e.reason_code])).toEqual([

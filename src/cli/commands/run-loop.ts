@@ -42,7 +42,11 @@ function exitOf(summary: RunSummary, signal: 'SIGINT' | 'SIGTERM' | null): numbe
   return (code && CATALOGUE[code]?.exit) || 10;
 }
 
-export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: CliEnv, extra?: { quietSummary?: boolean }): Promise<number> {
+export async function runCommand(
+  input: RunInput & { dry_run?: boolean },
+  cli: CliEnv,
+  extra?: { quietSummary?: boolean },
+): Promise<number> {
   const { newCall } = await import('../../ops/context.js');
   const call = newCall('run');
   const json = cli.globals.json;
@@ -70,7 +74,8 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
       },
     });
   } catch (e) {
-    const err = e instanceof TugError ? e : new TugError('InternalError', { reason: e instanceof Error ? e.message : String(e) });
+    const err =
+      e instanceof TugError ? e : new TugError('InternalError', { reason: e instanceof Error ? e.message : String(e) });
     summary = {
       status: 'error',
       steps_completed: [],
@@ -89,10 +94,19 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
   const at = cli.now();
   if (json) write(JSON.stringify({ type: 'summary', at, ...summary }) + '\n');
   else {
-    if (!extra?.quietSummary || summary.status !== 'ok') write((await summaryText(summary, { color: cli.color })) + '\n');
+    if (!extra?.quietSummary || summary.status !== 'ok')
+      write((await summaryText(summary, { color: cli.color })) + '\n');
     if (summary.error) {
-      const doc = fail('run', new TugError(summary.error.code as never, summary.error.details, { message: summary.error.message, hint: summary.error.hint }));
-      process.stderr.write(`tugcode: ${doc.error.code}: ${doc.error.message}\n${doc.error.hint ? `hint: ${doc.error.hint}\n` : ''}`);
+      const doc = fail(
+        'run',
+        new TugError(summary.error.code as never, summary.error.details, {
+          message: summary.error.message,
+          hint: summary.error.hint,
+        }),
+      );
+      process.stderr.write(
+        `tugcode: ${doc.error.code}: ${doc.error.message}\n${doc.error.hint ? `hint: ${doc.error.hint}\n` : ''}`,
+      );
     }
   }
   return code;
@@ -106,10 +120,16 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     const { flow, prep } = await prepareRun(cli.ctx, input, call);
     const { schedule, scheduleText } = await import('../../run/schedule.js');
     const implementer = (input.implementer ?? flow.config.run.implementer) || null;
-    const s = schedule(prep.plan, { implementer, checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints });
+    const s = schedule(prep.plan, {
+      implementer,
+      checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,
+    });
     if (cli.globals.json) {
       const { ok } = await import('../../contract/envelope.js');
-      write(JSON.stringify(ok('run', { dry_run: true, plan_path: prep.planPath, ...s }, call.warnings.items), null, 2) + '\n');
+      write(
+        JSON.stringify(ok('run', { dry_run: true, plan_path: prep.planPath, ...s }, call.warnings.items), null, 2) +
+          '\n',
+      );
     } else write(scheduleText(s) + '\n');
     return 0;
   } catch (e) {
@@ -120,7 +140,10 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
   }
 }
 
-export async function demoCommand(input: { dir?: string; workers?: number; keep?: boolean }, cli: CliEnv): Promise<number> {
+export async function demoCommand(
+  input: { dir?: string; workers?: number; keep?: boolean },
+  cli: CliEnv,
+): Promise<number> {
   const { runDemo } = await import('./demo.js');
   return runDemo(input, cli, runCommand);
 }

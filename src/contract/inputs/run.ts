@@ -15,14 +15,25 @@ export const run: InputTable = {
   description: 'run a plan to completion with N parallel workers, each in its own worktree',
   fields: {
     plan: { type: 'string', arg: 0, required: true, max: MAX_PLAN, description: 'plan path or slug' },
-    workers: { type: 'int', min: 1, max: 64, placeholder: '<n>', description: 'parallel workers (default: config run.workers)' },
+    workers: {
+      type: 'int',
+      min: 1,
+      max: 64,
+      placeholder: '<n>',
+      description: 'parallel workers (default: config run.workers)',
+    },
     implementer: {
       type: 'string',
       max: 8192,
       placeholder: '<argv>',
       description: 'command run per step in its worktree, split shell-style (default: config run.implementer)',
     },
-    base: { type: 'string', max: MAX_PATH, placeholder: '<branch>', description: 'base branch (default: config run.base_branch)' },
+    base: {
+      type: 'string',
+      max: MAX_PATH,
+      placeholder: '<branch>',
+      description: 'base branch (default: config run.base_branch)',
+    },
     lease_seconds: {
       ...seconds('lease length of each claim (default: config state.lease_seconds)', MAX_LEASE_SECONDS),
       flag: '--lease-duration',
@@ -45,7 +56,10 @@ export const run: InputTable = {
     no_checkpoints: { type: 'bool', description: 'do not run checkpoint commands' },
     merge: { type: 'bool', description: 'merge the integration branch into the base when the plan is done' },
     keep_worktrees: { type: 'bool', description: 'keep the worker worktrees after a successful run' },
-    dry_run: { type: 'bool', description: 'print the schedule (waves, critical path, what each step runs); change nothing' },
+    dry_run: {
+      type: 'bool',
+      description: 'print the schedule (waves, critical path, what each step runs); change nothing',
+    },
   },
 };
 
@@ -63,4 +77,3 @@ export const demo: InputTable = {
     keep: { type: 'bool', description: 'keep the temporary repository' },
   },
 };
-
