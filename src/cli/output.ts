@@ -39,16 +39,4 @@ export function renderError(command: string, err: TugError, warnings: Warning[],
   return { stdout, stderr, exitCode: err.exitCode };
 }
 
-/** Any thrown value → TugError; unexpected ones become InternalError (stack only under --verbose). */
-export function toTugError(e: unknown, verbose: boolean): TugError {
-  if (e instanceof TugError) return e;
-  const err = e instanceof Error ? e : new Error(String(e));
-  const sqliteCode = (err as { code?: unknown }).code;
-  if (typeof sqliteCode === 'string' && sqliteCode.startsWith('SQLITE_BUSY')) {
-    return new TugError('Busy', { reason: err.message });
-  }
-  return new TugError('InternalError', {
-    reason: err.message,
-    ...(verbose && err.stack ? { stack: err.stack } : {}),
-  });
-}
+export { toTugError } from '../contract/errors.js';

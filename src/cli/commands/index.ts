@@ -9,11 +9,13 @@ import { registerState } from './state.js';
 import { registerGit } from './git.js';
 import { registerRefactor } from '../../commands/refactor.js';
 import { registerRun } from './run.js';
+import { registerMcp } from './mcp.js';
 
 export function registerAll(program: Command, app: CliApp): void {
   registerPlan(program, app);
   registerState(program, app);
   registerGit(program, app);
   registerRun(program, app);
+  registerMcp(program, app);
   registerRefactor(program);
 }

@@ -19,13 +19,13 @@ export interface CommandEnv {
   logSink?: (line: string) => void;
 }
 
-function omitSnapshot(r: Record<string, unknown>): { id: string | undefined; fields: Record<string, unknown> } {
+export function omitSnapshot(r: Record<string, unknown>): { id: string | undefined; fields: Record<string, unknown> } {
   const { snapshot_id, ...fields } = r;
   return { id: snapshot_id as string | undefined, fields };
 }
 
 /** Flags over the environment and config files (05-kernel.md §3.1). */
-async function settingsFor(a: ParsedArgs, ws: string, ce: CommandEnv, log: Logger): Promise<KernelSettings> {
+export async function settingsFor(a: ParsedArgs, ws: string, ce: CommandEnv, log: Logger): Promise<KernelSettings> {
   const loaded = await loadKernelConfig(ws, { env: ce.env, prog: ce.prog ?? 'tug' });
   for (const n of loaded.notes) log.warn(n);
   if (loaded.files.length > 0) log.info('configuration', { files: loaded.files, sources: loaded.sources });
@@ -55,7 +55,7 @@ export function cliClock(env: Record<string, string | undefined>): KernelClock {
   return { now: () => new Date().toISOString() };
 }
 
-function kernelOptions(
+export function kernelOptions(
   a: ParsedArgs,
   ws: string,
   command: string,

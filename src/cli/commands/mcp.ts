@@ -1,0 +1,23 @@
+/** `tugcode mcp` (06-run.md §5): the MCP server over stdio; it ignores --json (stdout is the protocol). */
+import type { Command } from 'commander';
+import type { CliApp } from '../define.js';
+
+export function registerMcp(program: Command, app: CliApp): void {
+  app.register(program, {
+    table: {
+      command: 'mcp',
+      description: 'serve the state and kernel tools over MCP (stdio) in this repository',
+      fields: {},
+    },
+    loop: async (_input, cli) => {
+      const { serveStdio } = await import('../../mcp/server.js');
+      await serveStdio({
+        cwd: cli.ctx.cwd,
+        env: cli.env,
+        version: '0.1.0',
+        log: (line) => process.stderr.write(line.endsWith('\n') ? line : line + '\n'),
+      });
+      return 0;
+    },
+  });
+}

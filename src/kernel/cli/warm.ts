@@ -1,0 +1,75 @@
+/**
+ * Warm kernels for a long-lived front door (the MCP server, 06-run.md §5): the same argv and envelopes as
+ * `tug`, but one kernel per workspace (and settings) stays open between calls, with its backends warm, and
+ * takes the session lock per operation, so a `tug` call in between is never locked out.
+ */
+import { resolve } from 'node:path';
+import { KernelError, toKernelError } from '../errors.js';
+import { errorEnvelope, okEnvelope } from '../envelope.js';
+import { openKernel, resolveWorkspace } from '../kernel.js';
+import { Logger } from '../log.js';
+import type { Kernel } from '../kernel.js';
+import { parseArgs } from './args.js';
+import { cliClock, kernelOptions, omitSnapshot, settingsFor, type CommandEnv } from './commands.js';
+
+export interface WarmResult {
+  envelope: Record<string, unknown>;
+  exitCode: number;
+}
+
+export class KernelHost {
+  private readonly kernels = new Map<string, Promise<Kernel>>();
+
+  constructor(private readonly ce: CommandEnv) {}
+
+  /** One `tug analyze-impact | run | verify …` argv, answered with the envelope `tug --json` prints. */
+  async call(argv: string[]): Promise<WarmResult> {
+    let debug = false;
+    try {
+      const a = parseArgs(argv, this.ce.env);
+      debug = a.logLevel === 'debug';
+      if (a.command !== 'analyze-impact' && a.command !== 'run' && a.command !== 'verify')
+        throw new KernelError(
+          'InvalidArgument',
+          `only analyze-impact, run and verify are served warm, not ${a.command}`,
+          {
+            message: `unsupported command ${a.command}`,
+          },
+        );
+      const ws = resolveWorkspace(a.workspace ? resolve(this.ce.cwd, a.workspace) : this.ce.cwd);
+      const sessionDir = a.sessionDir ? resolve(this.ce.cwd, a.sessionDir) : resolve(ws, '.tug');
+      const clock = cliClock(this.ce.env);
+      const log = new Logger(a.logLevel ?? 'error', this.ce.logSink, () => clock.now());
+      const settings = await settingsFor(a, ws, this.ce, log);
+      const key = JSON.stringify([ws, sessionDir, settings]);
+      let opening = this.kernels.get(key);
+      if (!opening) {
+        // Per-operation lock: the warm kernel never holds the session between calls.
+        opening = openKernel({
+          ...kernelOptions(a, ws, a.command, settings, this.ce, log),
+          holdLock: false,
+          sessionDir,
+        });
+        this.kernels.set(key, opening);
+        opening.catch(() => this.kernels.delete(key));
+      }
+      const kernel = await opening;
+      let r: Record<string, unknown>;
+      if (a.command === 'analyze-impact') r = { ...(await kernel.analyzeImpact(a.op!)) };
+      else if (a.command === 'run')
+        r = { ...(await kernel.run(a.op!, { apply: a.apply, verify: settings.verify, snapshotId: a.snapshotId })) };
+      else r = { ...(await kernel.verify(a.verifyMode!)) };
+      const { id, fields } = omitSnapshot(r);
+      return { envelope: okEnvelope(id, fields), exitCode: 0 };
+    } catch (e) {
+      const err = toKernelError(e, debug);
+      return { envelope: errorEnvelope(err) as Record<string, unknown>, exitCode: err.exitCode };
+    }
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.kernels.values()];
+    this.kernels.clear();
+    for (const k of all) await (await k.catch(() => null))?.close();
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * `tugcode mcp`: an MCP server over stdio (06-run.md §5). A protocol wrapper only: each tool is an
+ * operation of src/ops (the state tools) or a `tug` command served by a warm kernel (the kernel tools), with
+ * the CLI's input tables and output schemas; `structuredContent` is the CLI's JSON document, and errors are
+ * tool results with `isError: true` whose text is the CLI's error envelope. One OpsContext (and one open
+ * state store) and one set of warm kernels serve every call. Nothing but protocol reaches stdout; logs go
+ * to stderr.
+ */
+import { z } from 'zod';
+import { fail, ok } from '../contract/envelope.js';
+import { TugError, toTugError } from '../contract/errors.js';
+import { validateInput } from '../contract/inputs/fields.js';
+import { inputSchema } from '../contract/inputs/zod.js';
+import { schemaFor } from '../contract/schemas/index.js';
+import { tokenizeShell } from '../kernel/opspec.js';
+import { KernelHost } from '../kernel/cli/warm.js';
+import { OpsContext, newCall } from '../ops/context.js';
+import { STATE_TOOLS } from './tools.js';
+
+export interface McpOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  version: string;
+  /** Log lines (stderr). */
+  log: (line: string) => void;
+}
+
+type ToolResult = {
+  content: { type: 'text'; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+};
+
+const text = (doc: object) => [{ type: 'text' as const, text: JSON.stringify(doc, null, 2) }];
+
+/** The kernel's `tug` envelope: its fields are the kernel's (05-kernel.md §5); checked by the kernel's own tests. */
+const kernelEnvelope = z.object({ status: z.enum(['ok', 'error']), schema_version: z.string() }).passthrough();
+
+/**
+ * MCP wants an object schema for a tool's output. A command whose document has alternative shapes (`state
+ * claim`: claimed or not) is published as the envelope's common fields, open to the rest; the document
+ * itself is still the exact one the CLI prints (and the tests parse it with the full schema).
+ */
+function outputObject(schema: z.ZodTypeAny): z.AnyZodObject {
+  if (schema instanceof z.ZodObject) return schema;
+  const options = schema instanceof z.ZodUnion ? (schema.options as z.ZodTypeAny[]) : [];
+  const shapes = options
+    .filter((o): o is z.AnyZodObject => o instanceof z.ZodObject)
+    .map((o) => o.shape as Record<string, z.ZodTypeAny>);
+  const common = shapes.length
+    ? Object.keys(shapes[0]!).filter((k) =>
+        shapes.every((sh) => k in sh && JSON.stringify(sh[k]!._def) === JSON.stringify(shapes[0]![k]!._def)),
+      )
+    : [];
+  return z.object(Object.fromEntries(common.map((k) => [k, shapes[0]![k]!]))).passthrough();
+}
+
+/** TUGCODE_KERNEL_X is honoured as TUG_X when TUG_X is unset (04-git.md §8), as for `tugcode refactor`. */
+function kernelEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = { ...env };
+  for (const [k, v] of Object.entries(env))
+    if (k.startsWith('TUGCODE_KERNEL_')) out['TUG_' + k.slice('TUGCODE_KERNEL_'.length)] ??= v;
+  return out;
+}
+
+export async function createMcpServer(o: McpOptions) {
+  const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+  const server = new McpServer({ name: 'tugcode', version: o.version }, { capabilities: { tools: {} } });
+  const ctx = new OpsContext({ cwd: o.cwd, env: o.env });
+  const kernels = new KernelHost({ env: kernelEnv(o.env), cwd: o.cwd, prog: 'tugcode', logSink: o.log });
+
+  for (const tool of STATE_TOOLS) {
+    const command = tool.table.command;
+    server.registerTool(
+      tool.name,
+      {
+        title: `tugcode ${command}`,
+        description: `${tool.table.description} (the JSON of \`tugcode ${command} --json\`)`,
+        inputSchema: inputSchema(tool.table).shape,
+        outputSchema: outputObject(schemaFor(command)),
+        annotations: tool.annotations,
+      },
+      async (args: Record<string, unknown>): Promise<ToolResult> => {
+        const call = newCall(command);
+        try {
+          tool.check?.(args);
+          const input = validateInput<never>(tool.table, args, 'tool');
+          const op = await tool.op();
+          const doc = ok(command, await op(ctx, input, call), call.warnings.items);
+          return { content: text(doc), structuredContent: doc as Record<string, unknown> };
+        } catch (e) {
+          return { content: text(fail(command, toTugError(e, false), call.warnings.items)), isError: true };
+        }
+      },
+    );
+  }
+
+  const kernelTool = (
+    name: string,
+    description: string,
+    shape: Record<string, z.ZodTypeAny>,
+    annotations: Record<string, boolean>,
+    argv: (a: Record<string, unknown>) => string[],
+  ) =>
+    server.registerTool(
+      name,
+      { title: name, description, inputSchema: shape, outputSchema: kernelEnvelope, annotations },
+      async (args: Record<string, unknown>): Promise<ToolResult> => {
+        let r: { envelope: Record<string, unknown>; exitCode: number };
+        try {
+          const ws = typeof args.workspace === 'string' ? ['--workspace', args.workspace] : [];
+          r = await kernels.call([...argv(args), ...ws]);
+        } catch (e) {
+          const err = toTugError(e, false);
+          return { content: text(fail(name, err)), isError: true };
+        }
+        return r.exitCode === 0
+          ? { content: text(r.envelope), structuredContent: r.envelope }
+          : { content: text(r.envelope), isError: true };
+      },
+    );
+
+  const workspace = z.string().max(4096).optional().describe('the workspace (default: the server directory)');
+  const op = z
+    .string()
+    .max(4096)
+    .describe('an operation as in a **Refactors:** row, e.g. `rename-symbol --symbol src/a.ts::old --to new`');
+  const opArgv = (text: string): string[] => {
+    const t = tokenizeShell(text);
+    if (!t.ok) throw new TugError('InvalidArgument', { reason: `op: ${t.reason}`, argument: 'op' });
+    return t.tokens;
+  };
+  kernelTool(
+    'tug_analyze_impact',
+    'resolve a refactor target and compute its edit set without writing (`tug analyze-impact`)',
+    { op, workspace },
+    { readOnlyHint: true, openWorldHint: false },
+    (a) => ['analyze-impact', ...opArgv(String(a.op))],
+  );
+  kernelTool(
+    'tug_rename_symbol',
+    'rename a symbol semantically (TypeScript/JavaScript, Python, Rust); a dry run unless apply (`tug run rename-symbol`)',
+    {
+      at: z.string().max(4096).optional().describe('FILE:LINE:COL of the symbol (or use symbol)'),
+      symbol: z.string().max(4096).optional().describe('FILE::Qualified.Name of the symbol (or use at)'),
+      to: z.string().max(1024).describe('the new name'),
+      expect: z.string().max(1024).optional().describe('the name expected at `at` (refuses otherwise)'),
+      apply: z.boolean().optional().describe('write the files (default: dry run)'),
+      verify: z.enum(['none', 'syntax', 'tests', 'typecheck']).optional().describe('verification before apply'),
+      workspace,
+    },
+    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    (a) => [
+      'run',
+      ...(a.apply ? ['--apply'] : []),
+      ...(a.verify ? ['--verify', String(a.verify)] : []),
+      'rename-symbol',
+      ...(a.at !== undefined ? ['--at', String(a.at)] : []),
+      ...(a.symbol !== undefined ? ['--symbol', String(a.symbol)] : []),
+      ...(a.expect !== undefined ? ['--expect', String(a.expect)] : []),
+      '--to',
+      String(a.to),
+    ],
+  );
+  kernelTool(
+    'tug_verify',
+    'verify the current content in a sandbox (`tug verify syntax|tests|typecheck`)',
+    { mode: z.enum(['syntax', 'tests', 'typecheck']).describe('what to verify'), workspace },
+    { readOnlyHint: true, openWorldHint: false },
+    (a) => ['verify', String(a.mode)],
+  );
+
+  return {
+    server,
+    async close() {
+      await server.close().catch(() => undefined);
+      await kernels.close();
+      await ctx.close();
+    },
+  };
+}
+
+/** Serve on stdin/stdout until the client closes stdin. */
+export async function serveStdio(o: McpOptions): Promise<void> {
+  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
+  const mcp = await createMcpServer(o);
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((res) => {
+    transport.onclose = () => res();
+    process.stdin.once('end', () => res());
+  });
+  await mcp.server.connect(transport);
+  o.log(`tugcode mcp: serving ${o.cwd} on stdio`);
+  await closed;
+  await mcp.close();
+}

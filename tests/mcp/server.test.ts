@@ -1,0 +1,159 @@
+/**
+ * `tugcode mcp` with the SDK's own client (06-run.md §5): the tools, claim → start → update → complete
+ * giving the CLI's JSON, errors as `isError` results carrying the CLI's envelope, and a kernel rename
+ * applied and verified through MCP.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CLI, runJson } from '../helpers/cli.js';
+import { git, writeFiles } from '../helpers/repo.js';
+import { planRepo, T0 } from '../gitflow/helpers.js';
+
+const clients: Client[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.close();
+});
+
+async function connect(cwd: string, env: Record<string, string> = {}): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'mcp'],
+    cwd,
+    env: { ...(process.env as Record<string, string>), NODE_ENV: 'test', TUGCODE_NOW: T0, ...env },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'tugcode-test', version: '1.0.0' });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+const textOf = (r: any) => JSON.parse(r.content[0].text);
+
+describe('tugcode mcp', () => {
+  it('lists the state and kernel tools with input and output schemas and truthful annotations', async () => {
+    const root = planRepo();
+    const client = await connect(root);
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name).sort();
+    expect(names).toEqual(
+      [
+        'tug_analyze_impact',
+        'tug_rename_symbol',
+        'tug_state_artifact',
+        'tug_state_claim',
+        'tug_state_complete',
+        'tug_state_fail',
+        'tug_state_heartbeat',
+        'tug_state_ready',
+        'tug_state_release',
+        'tug_state_show',
+        'tug_state_start',
+        'tug_state_update',
+        'tug_verify',
+      ].sort(),
+    );
+    const claim = tools.find((t) => t.name === 'tug_state_claim')!;
+    expect(Object.keys(claim.inputSchema.properties ?? {}).sort()).toEqual([
+      'lease_seconds',
+      'plan',
+      'step',
+      'worktree',
+    ]);
+    expect(claim.inputSchema.required).toEqual(expect.arrayContaining(['plan', 'worktree']));
+    expect(claim.outputSchema).toBeDefined();
+    expect(tools.find((t) => t.name === 'tug_state_show')!.annotations).toMatchObject({ readOnlyHint: true });
+    expect(tools.find((t) => t.name === 'tug_state_release')!.annotations).toMatchObject({ destructiveHint: true });
+  });
+
+  it('gives the CLI JSON for claim → start → update → complete, and errors as isError envelopes', async () => {
+    const viaCli = planRepo();
+    const viaMcp = planRepo();
+    const env = { TUGCODE_NOW: T0 };
+    const cli = (args: string[]) => runJson(`state ${args[0]}`, ['state', ...args], { cwd: viaCli, env }).json;
+    cli(['init', 'demo']);
+    runJson('state init', ['state', 'init', 'demo'], { cwd: viaMcp, env });
+    const fromCli = [
+      cli(['claim', 'demo', '--worktree', '.']),
+      cli(['start', 'demo', 'step-1', '--worktree', '.', '--attempt', '1']),
+      cli(['update', 'demo', 'step-1', '--worktree', '.', '--task', '0', 'completed']),
+      cli(['complete', 'demo', 'step-1', '--worktree', '.', '--attempt', '1']),
+    ];
+    const client = await connect(viaMcp);
+    const owner = { plan: 'demo', step: 'step-1', worktree: '.', attempt: 1 };
+    const calls: [string, Record<string, unknown>][] = [
+      ['tug_state_claim', { plan: 'demo', worktree: '.' }],
+      ['tug_state_start', owner],
+      ['tug_state_update', { ...owner, items: [{ kind: 'task', ordinal: 0, status: 'completed' }] }],
+      ['tug_state_complete', owner],
+    ];
+    const fromMcp = [];
+    for (const [name, args] of calls) {
+      const r: any = await client.callTool({ name, arguments: args });
+      expect(r.isError, JSON.stringify(r)).toBeFalsy();
+      expect(r.structuredContent).toEqual(textOf(r));
+      fromMcp.push(r.structuredContent);
+    }
+    const norm = (docs: unknown[], root: string) => JSON.parse(JSON.stringify(docs).split(root).join('<ROOT>'));
+    expect(norm(fromMcp, viaMcp)).toEqual(norm(fromCli, viaCli));
+
+    // Not the owner (the claim is gone after completion): an isError result with the CLI's envelope.
+    const bad: any = await client.callTool({ name: 'tug_state_heartbeat', arguments: { ...owner, step: 'step-2' } });
+    expect(bad.isError).toBe(true);
+    const envelope = textOf(bad);
+    const viaCliErr = runJson(
+      'state heartbeat',
+      ['state', 'heartbeat', 'demo', 'step-2', '--worktree', '.', '--attempt', '1'],
+      {
+        cwd: viaCli,
+        env,
+      },
+    ).json;
+    expect(envelope).toMatchObject({
+      status: 'error',
+      command: 'state heartbeat',
+      error: { code: viaCliErr.error.code },
+    });
+    // A bad argument is refused with the field's name, never a crash.
+    const wrong: any = await client.callTool({
+      name: 'tug_state_claim',
+      arguments: { plan: 'demo', worktree: '.', lease_seconds: 0 },
+    });
+    expect(wrong.isError).toBe(true);
+  });
+
+  it('renames a TypeScript symbol through the warm kernel: analyze, dry run, apply with verification', async () => {
+    const root = planRepo();
+    writeFiles(root, {
+      'tsconfig.json': '{ "compilerOptions": { "strict": true, "module": "nodenext", "target": "es2022" } }\n',
+      'src/a.ts': 'export function oldName(x: number): number {\n  return x + 1;\n}\n',
+      'src/b.ts': "import { oldName } from './a.js';\nexport const y = oldName(1);\n",
+    });
+    git(root, 'add', '-A');
+    git(root, 'commit', '-q', '-m', 'code');
+    const client = await connect(root);
+    const analyzed: any = await client.callTool({
+      name: 'tug_analyze_impact',
+      arguments: { op: 'rename-symbol --symbol src/a.ts::oldName --to newName' },
+    });
+    expect(analyzed.isError, JSON.stringify(analyzed)).toBeFalsy();
+    expect(analyzed.structuredContent.status).toBe('ok');
+    const applied: any = await client.callTool({
+      name: 'tug_rename_symbol',
+      arguments: { symbol: 'src/a.ts::oldName', to: 'newName', apply: true, verify: 'syntax' },
+    });
+    expect(applied.isError, JSON.stringify(applied)).toBeFalsy();
+    expect(applied.structuredContent).toMatchObject({ status: 'ok', applied: true });
+    expect(readFileSync(join(root, 'src/b.ts'), 'utf8')).toContain('newName(1)');
+    // The warm kernel holds no lock between calls: the CLI can work on the same workspace meanwhile.
+    const again: any = await client.callTool({
+      name: 'tug_rename_symbol',
+      arguments: { symbol: 'src/a.ts::missingName', to: 'x' },
+    });
+    expect(again.isError).toBe(true);
+    expect(textOf(again)).toMatchObject({ status: 'error' });
+  });
+});
