@@ -124,7 +124,7 @@ function removeEmptyDirs(dirs: string[]): void {
 
 export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<CommitData> {
   const g = gitRunner(ctx.env);
-  await requireGitVersion(g);
+  if (!input.commitOnly) await requireGitVersion(g); // the driver checked it once at its start
   const { repo } = ctx;
   const W = resolveWorktreeArg(repo, input.worktree ?? repo.worktreeRoot, repo.cwd, ctx.env);
   if (W === repo.mainRoot && !input.allowMain) throw new TugError('MainCheckoutRefused', { worktree: W });

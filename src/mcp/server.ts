@@ -66,7 +66,7 @@ function kernelEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
 export async function createMcpServer(o: McpOptions) {
   const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
   const server = new McpServer({ name: 'tugcode', version: o.version }, { capabilities: { tools: {} } });
-  const ctx = new OpsContext({ cwd: o.cwd, env: o.env });
+  const ctx = new OpsContext({ cwd: o.cwd, env: o.env, longLived: true });
   const kernels = new KernelHost({ env: kernelEnv(o.env), cwd: o.cwd, prog: 'tugcode', logSink: o.log });
 
   for (const tool of STATE_TOOLS) {

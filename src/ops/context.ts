@@ -17,6 +17,11 @@ export interface OpenOptions {
   env: NodeJS.ProcessEnv;
   /** Default: TUGCODE_NOW from `env`, else the system clock. */
   clock?: Clock;
+  /**
+   * A process that serves many calls (the driver, the MCP server): git facts go through simple-git and
+   * never block the event loop. A CLI call (default) uses the faster synchronous calls.
+   */
+  longLived?: boolean;
 }
 
 /** What one operation call brings. */
@@ -33,6 +38,7 @@ export class OpsContext {
   readonly cwd: string;
   readonly env: NodeJS.ProcessEnv;
   readonly clock: Clock;
+  readonly longLived: boolean;
   private loaded?: Promise<{ repo: Repo; config: Config }>;
   private storeP?: Promise<StateStore>;
 
@@ -40,6 +46,7 @@ export class OpsContext {
     this.cwd = o.cwd;
     this.env = o.env;
     this.clock = o.clock ?? clockFromEnv(o.env);
+    this.longLived = Boolean(o.longLived);
   }
 
   /**

@@ -6,6 +6,7 @@
 import { TugError } from '../contract/errors.js';
 import type { BulkChange, ItemChange } from '../state/update-input.js';
 import type { Call, OpsContext } from './context.js';
+import { gitFacts } from './git-facts.js';
 import { stateOf, worktreeOf } from './support.js';
 
 export interface OwnerArgs {
@@ -44,9 +45,8 @@ async function integrationOf(ctx: OpsContext, call: Call, plan: string, workTree
   const slug = slugOfPlanPath(planPath);
   if (!slug) return null;
   const { integrationBranch } = await import('../git/naming.js');
-  const { branchTipFast } = await import('../git/fast.js');
   const branch = integrationBranch(slug);
-  const tip = await branchTipFast(repo.commonDir, branch, repo.worktreeRoot, ctx.env);
+  const tip = await (await gitFacts(ctx)).branchTip(repo, branch);
   return tip ? { branch, tip } : null;
 }
 
@@ -136,8 +136,7 @@ export async function stateComplete(
   let commit: string | undefined;
   if (input.commit !== undefined) {
     const rev = input.commit;
-    const { resolveCommitish } = await import('../git/fast.js');
-    const full = rev.startsWith('-') ? null : await resolveCommitish(worktree, rev, ctx.env);
+    const full = rev.startsWith('-') ? null : await (await gitFacts(ctx)).resolveCommit(worktree, rev);
     if (!full)
       throw new TugError('InvalidArgument', {
         reason: `--commit ${JSON.stringify(rev)} does not name a commit in ${worktree}`,
@@ -176,12 +175,11 @@ export async function stateReconcile(
   call: Call,
 ) {
   const { store, sc, repo } = await stateOf(ctx, call);
-  const { listTrailerCommits, localBranches, resolveCommitish } = await import('../git/fast.js');
+  const git = await gitFacts(ctx);
   const refs = [...(input.ref ?? [])];
   if (input.all_branches) {
-    const { listWorktrees } = await import('../git/fast.js');
-    refs.push(...(await localBranches(repo.worktreeRoot, ctx.env)).map((b) => `refs/heads/${b}`));
-    for (const w of await listWorktrees(repo, ctx.env)) if (w.head) refs.push(w.head);
+    refs.push(...(await git.localBranches(repo.worktreeRoot)).map((b) => `refs/heads/${b}`));
+    for (const w of await git.worktrees(repo)) if (w.head) refs.push(w.head);
   }
   if (refs.length === 0) {
     const integration = await integrationOf(ctx, call, input.plan, repo.worktreeRoot);
@@ -190,13 +188,13 @@ export async function stateReconcile(
   for (const r of refs) {
     if (r.startsWith('-'))
       throw new TugError('InvalidArgument', { reason: `--ref ${JSON.stringify(r)} is not a ref`, argument: '--ref' });
-    if (!(await resolveCommitish(repo.worktreeRoot, r, ctx.env)))
+    if (!(await git.resolveCommit(repo.worktreeRoot, r)))
       throw new TugError('InvalidArgument', {
         reason: `--ref ${JSON.stringify(r)} does not name a commit`,
         argument: '--ref',
       });
   }
-  const { commits, scanned } = await listTrailerCommits(repo.worktreeRoot, [...new Set(refs)], ctx.env);
+  const { commits, scanned } = await git.trailerCommits(repo.worktreeRoot, [...new Set(refs)]);
   return store.run(sc, 'reconcile', {
     plan: input.plan,
     commits,
@@ -207,9 +205,8 @@ export async function stateReconcile(
 
 export async function statePrune(ctx: OpsContext, input: { dry_run?: boolean; purge?: boolean }, call: Call) {
   const { store, sc, repo } = await stateOf(ctx, call);
-  const { listWorktrees } = await import('../git/fast.js');
   return store.run(sc, 'prune', {
-    work_trees: (await listWorktrees(repo, ctx.env)).map((w) => w.path),
+    work_trees: (await (await gitFacts(ctx)).worktrees(repo)).map((w) => w.path),
     dry_run: Boolean(input.dry_run),
     purge: Boolean(input.purge),
   });

@@ -42,22 +42,30 @@ export interface RunCtx {
   commits: string[];
   /** A fatal error that ended the run (PlanDrift, …). */
   fatal: unknown;
+  /** Fires when a step completed or an attempt ended: waiting workers claim again at once. */
+  changed: EventTarget;
+}
+
+/** Wait up to `ms` for a change of the plan's state (or the run's stop). */
+export function waitForChange(rc: RunCtx, ms: number): Promise<void> {
+  return new Promise((res) => {
+    const done = () => {
+      clearTimeout(t);
+      rc.changed.removeEventListener('change', done);
+      rc.stop.signal.removeEventListener('abort', done);
+      res();
+    };
+    const t = setTimeout(done, ms);
+    rc.changed.addEventListener('change', done, { once: true });
+    rc.stop.signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+export function announceChange(rc: RunCtx): void {
+  rc.changed.dispatchEvent(new Event('change'));
 }
 
 /** A state call made by a worker in its worktree. */
 export function stateCallIn(rc: RunCtx, worktree: string): StateCall {
   return { command: 'run', warnings: rc.call.warnings, workTree: worktree, cwd: worktree };
 }
-
-export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((res) => {
-    const t = setTimeout(res, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        res();
-      },
-      { once: true },
-    );
-  });

@@ -87,6 +87,7 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
     completed: [],
     commits: [],
     fatal: null,
+    changed: new EventTarget(),
   };
   let results: { worker: string; busy_ms: number }[] = [];
   try {

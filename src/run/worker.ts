@@ -7,7 +7,7 @@
  */
 import { TugError } from '../contract/errors.js';
 import type { PlanStep } from '../plan/types.js';
-import { sleep, stateCallIn, type RunCtx } from './context.js';
+import { announceChange, stateCallIn, waitForChange, type RunCtx } from './context.js';
 import { startHeartbeat, type Beat } from './heartbeat.js';
 import { Aborted, executeStep, StepFailure } from './step.js';
 import type { Phase } from './types.js';
@@ -69,7 +69,7 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
     if (!r.claimed) {
       if (r.all_completed || r.claimed_steps.length === 0) break;
       rc.emit({ type: 'waiting', worker });
-      await sleep(backoff, rc.stop.signal);
+      await waitForChange(rc, backoff);
       backoff = Math.min(2000, backoff * 2);
       continue;
     }
@@ -91,6 +91,7 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
       rc.held.delete(worker);
       fresh = false;
       busy += Date.now() - t0;
+      announceChange(rc);
     }
   }
   rc.emit({ type: 'worker_stopped', worker, reason: rc.stop.signal.aborted ? 'signal' : 'done' });

@@ -1,0 +1,45 @@
+/**
+ * The git facts the state operations gather before their store call (the integration tip, a commit's full
+ * name, branches, worktrees, trailer commits), in one of two ways. A CLI call uses the synchronous calls of
+ * src/git/fast.ts: loading simple-git would cost the hot commands their budget (07-quality.md §2). A
+ * long-lived process (the driver, the MCP server) uses simple-git, which never blocks the event loop, so
+ * one call's git never delays another's heartbeat.
+ */
+import type { Repo, WorktreeEntry } from '../git/repo.js';
+import type { TrailerCommit } from '../git/trailers.js';
+import type { OpsContext } from './context.js';
+
+export interface GitFacts {
+  branchTip(repo: Repo, branch: string): Promise<string | null>;
+  resolveCommit(cwd: string, rev: string): Promise<string | null>;
+  localBranches(cwd: string): Promise<string[]>;
+  worktrees(repo: Repo): Promise<WorktreeEntry[]>;
+  trailerCommits(cwd: string, refs: string[]): Promise<{ scanned: number; commits: TrailerCommit[] }>;
+}
+
+export async function gitFacts(ctx: OpsContext): Promise<GitFacts> {
+  const env = ctx.env;
+  if (!ctx.longLived) {
+    const f = await import('../git/fast.js');
+    return {
+      branchTip: async (repo, branch) => f.branchTipFast(repo.commonDir, branch, repo.worktreeRoot, env),
+      resolveCommit: async (cwd, rev) => f.resolveCommitish(cwd, rev, env),
+      localBranches: async (cwd) => f.localBranches(cwd, env),
+      worktrees: async (repo) => f.listWorktrees(repo, env),
+      trailerCommits: async (cwd, refs) => f.listTrailerCommits(cwd, refs, env),
+    };
+  }
+  const { gitRunner } = await import('../git/exec.js');
+  const refs = await import('../git/refs.js');
+  const { gitWorktrees } = await import('../git/repo.js');
+  const { readTrailerCommits } = await import('../git/log.js');
+  const g = gitRunner(env);
+  return {
+    branchTip: (repo, branch) => refs.branchTip(g, repo.worktreeRoot, branch),
+    resolveCommit: (cwd, rev) => refs.resolveCommit(g, cwd, rev),
+    localBranches: async (cwd) =>
+      (await g.run(['for-each-ref', '--format=%(refname:strip=2)', 'refs/heads/'], cwd)).split('\n').filter(Boolean),
+    worktrees: (repo) => gitWorktrees(g, repo),
+    trailerCommits: (cwd, r) => readTrailerCommits(g, cwd, r),
+  };
+}
