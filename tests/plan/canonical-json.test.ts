@@ -6,7 +6,7 @@ import { parsePlan } from '../../src/plan/parse.js';
 import { structureOf } from '../../src/plan/structure.js';
 import * as util from '../../src/util/hash.js';
 
-// The kernel and the layers below it (src/util/hash.ts, used by the plan) each hold one copy of the rule.
+// The kernel holds the one rule; src/util/hash.ts (used by the plan) re-exports it.
 describe.each([
   ['kernel', kernel],
   ['util', util],
