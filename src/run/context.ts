@@ -49,15 +49,17 @@ export function stateCallIn(rc: RunCtx, worktree: string): StateCall {
   return { command: 'run', warnings: rc.call.warnings, workTree: worktree, cwd: worktree };
 }
 
+/** Resolves after `ms`, or at once when `signal` aborts; leaves no listener on `signal` behind. */
 export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((res) => {
-    const t = setTimeout(res, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        res();
-      },
-      { once: true },
-    );
+    if (signal?.aborted) return res();
+    const onAbort = () => {
+      clearTimeout(t);
+      res();
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      res();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
