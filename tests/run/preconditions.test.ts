@@ -6,7 +6,8 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkSchema, runCli } from '../helpers/cli.js';
+import { checkSchema, runCli, runJson } from '../helpers/cli.js';
+import { schemaFor } from '../../src/contract/schemas/index.js';
 import { git, tempRepo, writeFiles } from '../helpers/repo.js';
 import { runEventSchema } from '../../src/contract/schemas/run.js';
 import { initProject } from '../../src/project/init.js';
@@ -16,6 +17,7 @@ import { dbPathOf, dump } from '../state/helpers.js';
 import {
   T0,
   gitSnapshot,
+  implementerScript,
   nodeImplementer,
   planText,
   runJsonl,
@@ -134,5 +136,69 @@ describe('tugcode run: a plan that is not committed', () => {
     expect(r.stderr).toContain('tugcode: PlanNotCommitted: ');
     expect(r.stderr).toContain('hint: git add .tugtool/tugplan-demo.md && git commit');
     expect(git(root, 'branch', '--list', 'tugplan/*')).toBe('');
+  });
+});
+
+const DIAMOND = planText([
+  step(1, 'Base', { checkpoint: 'test -f step-1.txt' }),
+  step(2, 'Left', { deps: [1] }),
+  step(3, 'Right', { deps: [1], checkpoint: 'test -f step-3.txt' }),
+  step(4, 'Join', { deps: [2, 3] }),
+]);
+
+describe('tugcode run --dry-run', () => {
+  it('prints the waves, the critical path and what each step runs, and changes nothing', () => {
+    const root = runRepo(DIAMOND);
+    const before = snapshot(root);
+    const r = runCli(['run', 'demo', '--dry-run', '--implementer', 'node impl.mjs'], { cwd: root });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('4 steps in 3 waves\n');
+    expect(r.stdout).toContain('wave 1: step-1\nwave 2: step-2, step-3\nwave 3: step-4\n');
+    expect(r.stdout).toMatch(/critical path: step-1 → step-[23] → step-4 \(3 steps\)/);
+    expect(r.stdout).toContain('step-3  Right  (wave 2)\n  depends on:   step-1\n  implementer:  node impl.mjs\n');
+    expect(r.stdout).toContain('  checkpoint:   test -f step-3.txt\n');
+    expect(snapshot(root)).toEqual(before);
+    expect(before.state).toBeNull();
+    expect(git(root, 'branch', '--list', 'tugplan/*')).toBe('');
+  });
+
+  it('--json: one envelope matching the run schema; nothing changed', () => {
+    const root = runRepo(DIAMOND);
+    const before = snapshot(root);
+    const r = runJson('run', ['run', 'demo', '--dry-run'], { cwd: root });
+    checkSchema(schemaFor('run'), r.json);
+    expect(r.json).toMatchObject({
+      status: 'ok',
+      command: 'run',
+      dry_run: true,
+      plan_path: '.tugtool/tugplan-demo.md',
+      waves: [['step-1'], ['step-2', 'step-3'], ['step-4']],
+      done: [],
+    });
+    expect(r.json.critical_path).toHaveLength(3);
+    expect(r.json.steps.find((s: any) => s.step_anchor === 'step-1')).toMatchObject({
+      wave: 1,
+      depends_on: [],
+      implementer: null,
+      checkpoint_commands: ['test -f step-1.txt'],
+    });
+    expect(snapshot(root)).toEqual(before);
+  });
+
+  it('leaves out the steps the state records as completed, reading the state without changing it', () => {
+    const root = runRepo(DIAMOND, 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' });
+    const impl = implementerScript();
+    writeFileSync(join(impl.failDir, 'step-2'), '1');
+    const run = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(run.code, run.stderr).toBe(4);
+    const before = snapshot(root);
+    expect(before.state).not.toBeNull();
+    const r = runJson('run', ['run', 'demo', '--dry-run'], { cwd: root });
+    expect(r.json).toMatchObject({ waves: [['step-2'], ['step-4']], done: ['step-1', 'step-3'] });
+    expect(r.json.steps.map((s: any) => s.step_anchor)).toEqual(['step-2', 'step-4']);
+    const text = runCli(['run', 'demo', '--dry-run'], { cwd: root });
+    expect(text.stdout).toContain('2 steps in 2 waves\nalready completed: step-1, step-3\n');
+    expect(snapshot(root)).toEqual(before);
   });
 });
