@@ -48,6 +48,7 @@ export interface RunCtx {
 
 /** Wait up to `ms` for a change of the plan's state (or the run's stop). */
 export function waitForChange(rc: RunCtx, ms: number): Promise<void> {
+  if (rc.stop.signal.aborted) return Promise.resolve();
   return new Promise((res) => {
     const done = () => {
       clearTimeout(t);

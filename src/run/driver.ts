@@ -52,6 +52,21 @@ export async function prepareRun(
   return { flow, prep };
 }
 
+/**
+ * Top-level steps the state already records as completed, for the dry run's schedule (they are left out
+ * of it). Read only: no state.db is created; a plan not initialised yet has none.
+ */
+export async function completedSteps(ctx: OpsContext, prep: Prepared, call: Call): Promise<Set<string>> {
+  try {
+    const store = await ctx.store(call);
+    const r = await store.run(await ctx.stateCall(call), 'ready', { plan: prep.planPath });
+    return new Set(r.completed_steps);
+  } catch (e) {
+    if (e instanceof TugError) return new Set();
+    throw e;
+  }
+}
+
 export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hooks: RunHooks): Promise<RunSummary> {
   const t0 = Date.now();
   const { gitRunner } = await import('../git/exec.js');

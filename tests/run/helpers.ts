@@ -146,3 +146,41 @@ export function stepCommits(root: string, branch: string): string[] {
     .map((l) => l.trim())
     .filter(Boolean);
 }
+
+/**
+ * A node implementer whose body is `code` (an ES module; `step`, `wt`, `attempt`, `dir` are in scope, and
+ * the node:fs / node:path functions below are imported). `dir` is a scratch directory outside the repo.
+ */
+export function nodeImplementer(code: string): { argv: string; dir: string } {
+  const dir = tempDir('tugcode-impl-');
+  const script = join(dir, 'impl.mjs');
+  writeFileSync(
+    script,
+    `import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+const step = process.env.TUG_STEP, wt = process.env.TUG_WORKTREE, attempt = Number(process.env.TUG_ATTEMPT);
+const dir = ${JSON.stringify(dir)};
+readFileSync(0, 'utf8');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+${code}
+`,
+  );
+  return { argv: `node ${JSON.stringify(script)}`, dir };
+}
+
+/** Every ref of the repository with its hash, and its worktrees: what "nothing changed" compares. */
+export function gitSnapshot(root: string): { refs: string; worktrees: string } {
+  return {
+    refs: git(root, 'for-each-ref', '--format=%(refname) %(objectname)'),
+    worktrees: git(root, 'worktree', 'list', '--porcelain'),
+  };
+}
+
+/** Wait until `pred` holds (polling), or throw after `ms`. */
+export async function waitFor(pred: () => boolean, ms = 20_000, what = 'condition'): Promise<void> {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -24,8 +24,10 @@ export async function runDemo(
   const { createDemoRepo } = await import('../../demo/project.js');
   const { OpsContext } = await import('../../ops/context.js');
   let code = 10;
+  let created = false;
   try {
     const demo = await createDemoRepo(dir, { env: cli.env });
+    created = true;
     out(`demo repository: ${demo.root}\nplan: ${demo.plan_path} — running it with ${input.workers ?? 3} workers\n\n`);
     const ctx = new OpsContext({ cwd: demo.root, env: cli.env });
     const here: CliEnv = { ...cli, ctx };
@@ -39,7 +41,7 @@ export async function runDemo(
     if (temp && !input.keep) {
       rmSync(dir, { recursive: true, force: true });
       out(`\n(removed ${dir}; pass --keep to look around)\n`);
-    } else out(`\nthe demo repository is at ${dir}\n`);
+    } else if (created) out(`\nthe demo repository is at ${dir}\n`);
   }
   return code;
 }

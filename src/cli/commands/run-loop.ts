@@ -116,13 +116,14 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
   const { newCall } = await import('../../ops/context.js');
   const call = newCall('run');
   try {
-    const { prepareRun } = await import('../../run/driver.js');
+    const { prepareRun, completedSteps } = await import('../../run/driver.js');
     const { flow, prep } = await prepareRun(cli.ctx, input, call);
     const { schedule, scheduleText } = await import('../../run/schedule.js');
     const implementer = (input.implementer ?? flow.config.run.implementer) || null;
     const s = schedule(prep.plan, {
       implementer,
       checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,
+      done: await completedSteps(cli.ctx, prep, call),
     });
     if (cli.globals.json) {
       const { ok } = await import('../../contract/envelope.js');

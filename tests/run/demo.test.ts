@@ -1,0 +1,99 @@
+/**
+ * `tugcode demo [DIR] [--workers N] [--keep]` end to end (06-run.md §4): the built CLI creates the demo
+ * repository, runs its plan with 3 workers and the bundled implementer, and shows the plan done with the
+ * kernel's rename among the steps. Text and --json.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { getEventListeners } from 'node:events';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI, checkSchema, runCli } from '../helpers/cli.js';
+import { git, tempDir } from '../helpers/repo.js';
+import { runEventSchema } from '../../src/contract/schemas/run.js';
+import { announceChange, waitForChange, type RunCtx } from '../../src/run/context.js';
+import { parseLines, stepCommits } from './helpers.js';
+
+const STEPS = ['step-1', 'step-2', 'step-3', 'step-4', 'step-5', 'step-6', 'step-7'];
+
+function demo(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [CLI, 'demo', ...args], {
+    env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1', ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('tugcode demo', () => {
+  it('runs the demo plan to the end with 3 workers and shows the state and the log with trailers', () => {
+    const dir = join(tempDir(), 'd');
+    const r = demo([dir, '--workers', '3']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stderr).toBe(''); // no warnings either (an abort-listener leak once printed one)
+    expect(r.stdout).toContain(`demo repository: ${dir}`);
+    expect(r.stdout).toContain('running it with 3 workers');
+    expect(r.stdout).toContain('$ tugcode state show demo');
+    expect(r.stdout).toContain('Overall: 7/7 steps complete (100%)');
+    // The rename step's commit carries the kernel's Tug-Refactor trailer in the printed log.
+    const log = r.stdout.slice(r.stdout.indexOf('$ git log --oneline tugplan/demo'));
+    const rename = /^[0-9a-f]{7,} refactor\(format\): rename formatCents to formatPrice\n((?: {4}.*\n)+)/m.exec(log);
+    expect(rename, log).not.toBeNull();
+    expect(rename![1]).toContain('Tug-Step: step-5');
+    expect(rename![1]).toMatch(/Tug-Refactor: [0-9a-f]+ snap_[0-9a-f]+\.\.snap_[0-9a-f]+/);
+    expect(r.stdout).toContain(`the demo repository is at ${dir}`);
+
+    // The repository is kept (DIR was given): one commit per step and substep, the state done.
+    const commits = stepCommits(dir, 'tugplan/demo');
+    expect([...commits].sort()).toEqual([...STEPS, 'step-4-1'].sort());
+    expect(git(dir, 'grep', '-l', 'formatPrice', 'tugplan/demo', '--', 'src')).not.toBe('');
+    const show = runCli(['state', 'show', 'demo', '--json'], { cwd: dir });
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.json.plans[0].status).toBe('done');
+    const steps = show.json.plans[0].steps as { anchor: string; status: string }[];
+    expect(steps.every((s) => s.status === 'completed')).toBe(true);
+    expect(steps.map((s) => s.anchor)).toEqual(expect.arrayContaining(STEPS));
+  }, 60_000);
+
+  it('--json: the JSON Lines event stream, ending in an ok summary; the temporary repository removed', () => {
+    const tmp = tempDir();
+    const r = demo(['--json'], { TMPDIR: tmp });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const events = parseLines(r.stdout);
+    for (const e of events) checkSchema(runEventSchema, e);
+    expect(events[0]).toMatchObject({ type: 'run_started', workers: 3, integration_branch: 'tugplan/demo' });
+    const summary = events.at(-1);
+    expect(summary).toMatchObject({ type: 'summary', status: 'ok', failed_steps: [], blocked_steps: [] });
+    expect([...summary.steps_completed].sort()).toEqual(STEPS);
+    expect(summary.commits).toHaveLength(7);
+    expect(events.filter((e) => e.type === 'summary')).toHaveLength(1);
+    expect(readdirSync(tmp).filter((f) => f.startsWith('tugcode-demo-'))).toEqual([]);
+  }, 60_000);
+
+  it('refuses a DIR that is not empty, and does not call it the demo repository', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'mine.txt'), 'x');
+    const r = demo([dir]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('tugcode: InvalidArgument: ');
+    expect(r.stdout).not.toContain('the demo repository is at');
+    expect(existsSync(join(dir, '.git'))).toBe(false);
+  });
+});
+
+describe('a waiting worker', () => {
+  it('leaves no listener behind, wakes on a change, and returns at once after a stop', async () => {
+    const rc = { changed: new EventTarget(), stop: new AbortController() } as unknown as RunCtx;
+    for (let i = 0; i < 20; i++) await waitForChange(rc, 1);
+    expect(getEventListeners(rc.stop.signal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(rc.changed, 'change')).toHaveLength(0);
+    const woken = waitForChange(rc, 60_000);
+    announceChange(rc);
+    await woken;
+    const pending = waitForChange(rc, 60_000);
+    rc.stop.abort();
+    await pending;
+    await waitForChange(rc, 60_000); // a stopped run: at once
+    expect(getEventListeners(rc.changed, 'change')).toHaveLength(0);
+  });
+});
