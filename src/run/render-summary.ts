@@ -6,6 +6,7 @@
  */
 import { duration, paint, shortHash } from './render-text.js';
 import type { RunSummary } from './types.js';
+import { table } from '../util/table.js';
 
 export async function summaryText(s: RunSummary, o: { color: boolean }): Promise<string> {
   const c = o.color;
@@ -15,14 +16,14 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
     ...s.failed_steps.map((f) => [f.step_anchor, paint(c, 'red', 'failed'), firstLine(f.reason)]),
     ...s.blocked_steps.map((a) => [a, paint(c, 'yellow', 'blocked'), '']),
   ];
-  if (stepRows.length > 0) blocks.push(await plainTable(['step', 'result', 'detail'], stepRows, c));
+  if (stepRows.length > 0) blocks.push(await table(['step', 'result', 'detail'], stepRows, { color: c }));
   if (s.workers.length > 0) {
     const rows = s.workers.map((w) => [
       w.worker,
       duration(w.busy_ms),
       s.wall_ms > 0 ? `${Math.min(100, Math.round((w.busy_ms / s.wall_ms) * 100))}%` : '-',
     ]);
-    blocks.push(await plainTable(['worker', 'busy', 'utilisation'], rows, c));
+    blocks.push(await table(['worker', 'busy', 'utilisation'], rows, { color: c }));
   }
   const counts = [
     `${s.steps_completed.length} completed`,
@@ -43,38 +44,4 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
 function firstLine(s: string): string {
   const l = (s.split('\n').find((x) => x.trim() !== '') ?? '').trim();
   return l.length > 120 ? l.slice(0, 119) + '…' : l;
-}
-
-const NO_BORDER = {
-  top: '',
-  'top-mid': '',
-  'top-left': '',
-  'top-right': '',
-  bottom: '',
-  'bottom-mid': '',
-  'bottom-left': '',
-  'bottom-right': '',
-  left: '',
-  'left-mid': '',
-  mid: '',
-  'mid-mid': '',
-  right: '',
-  'right-mid': '',
-  middle: '',
-};
-
-async function plainTable(head: string[], rows: string[][], color: boolean): Promise<string> {
-  const { default: Table } = await import('cli-table3');
-  const t = new Table({
-    head,
-    style: { head: color ? ['bold'] : [], border: [], compact: true, 'padding-left': 0, 'padding-right': 2 },
-    chars: NO_BORDER,
-  });
-  t.push(...rows);
-  // cli-table3 pads every cell, so lines end in spaces: trim them.
-  return t
-    .toString()
-    .split('\n')
-    .map((l) => l.trimEnd())
-    .join('\n');
 }

@@ -8,7 +8,7 @@
 import { TugError } from '../contract/errors.js';
 import type { PlanStep } from '../plan/types.js';
 import { announceChange, stateCallIn, waitForChange, type RunCtx } from './context.js';
-import { startHeartbeat, type Beat } from './heartbeat.js';
+import { LOST_CODES, startHeartbeat, type Beat } from './heartbeat.js';
 import { Aborted, executeStep, StepFailure } from './step.js';
 import type { Phase } from './types.js';
 import { linkDependencies, resetTree, workerTree, type WorkerTree } from './worktrees.js';
@@ -213,7 +213,7 @@ async function handleFailure(
   const sc = stateCallIn(rc, W);
   const plan = rc.prep.planPath;
   const lost = beat.lost();
-  if (lost || (e instanceof TugError && ['NotOwner', 'LeaseExpired', 'AttemptMismatch'].includes(e.code))) {
+  if (lost || (e instanceof TugError && LOST_CODES.has(e.code))) {
     rc.emit({
       type: 'claim_lost',
       worker,

@@ -1,6 +1,6 @@
 /** Text renderings of the git-flow operations' results. */
 import type { CliEnv } from '../define.js';
-import { table } from '../table.js';
+import { table } from '../../util/table.js';
 
 type R = any; // each renderer gets its operation's result
 

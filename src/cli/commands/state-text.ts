@@ -100,7 +100,7 @@ export function log(r: R): string {
 
 export async function list(r: R, cli: CliEnv): Promise<string> {
   if (!r.plans.length) return 'No plans in state.db';
-  const { table } = await import('../table.js');
+  const { table } = await import('../../util/table.js');
   return table(
     ['plan', 'status', 'steps', 'items', 'claimed'],
     r.plans.map((p: R) => [

@@ -2,9 +2,9 @@
  * Tabular text output through cli-table3 (loaded only when a table is drawn). On a TTY without NO_COLOR
  * the header is bold; otherwise the table is plain text with no escape codes, so pipes and logs stay clean.
  */
-import type { CliEnv } from './define.js';
 
-export async function table(head: string[], rows: string[][], cli: Pick<CliEnv, 'color'>): Promise<string> {
+/** `color`: bold header (a TTY without NO_COLOR). */
+export async function table(head: string[], rows: string[][], cli: { color: boolean }): Promise<string> {
   const { default: Table } = await import('cli-table3');
   const t = new Table({
     head,
