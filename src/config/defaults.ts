@@ -30,6 +30,7 @@ export const CONFIG_DEFAULTS = {
   run: {
     workers: 2,
     implementer: '',
+    agent: '' as '' | 'claude' | 'codex',
     heartbeat_seconds: 60,
     step_timeout_seconds: 3600,
     run_checkpoints: true,

@@ -25,6 +25,10 @@ export const runSchema = z
   .object({
     workers: upTo(R.workers).default(2).describe('parallel workers of tugcode run'),
     implementer: z.string().default('').describe('argv string run per step (06-run.md §2); empty = no implementer'),
+    agent: z
+      .enum(['', 'claude', 'codex'])
+      .default('')
+      .describe('agent implementer preset (claude | codex) instead of implementer; empty = none'),
     heartbeat_seconds: upTo(R.heartbeat_seconds).default(60).describe('heartbeat interval while a step runs'),
     step_timeout_seconds: upTo(R.step_timeout_seconds).default(3600).describe('wall-clock limit per step attempt'),
     run_checkpoints: z.boolean().default(true).describe('run checkpoint commands as verification'),

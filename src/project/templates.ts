@@ -97,6 +97,7 @@ const COMMENTS: Record<string, string> = {
   'state.max_attempts': 'given-up attempts before a step becomes failed',
   'run.workers': 'parallel workers of tugcode run',
   'run.implementer': 'argv string run per step; empty = no implementer',
+  'run.agent': 'agent implementer preset: claude | codex; empty = none (use implementer)',
   'run.heartbeat_seconds': 'heartbeat interval while a step runs',
   'run.step_timeout_seconds': 'wall-clock limit per step attempt',
   'run.run_checkpoints': 'run checkpoint commands as verification',

@@ -17,6 +17,8 @@ export interface RunInput {
   plan: string;
   workers?: number | undefined;
   implementer?: string | undefined;
+  /** An agent preset (`claude`, `codex`); exclusive with `implementer`. */
+  agent?: string | undefined;
   base?: string | undefined;
   lease_seconds?: number | undefined;
   heartbeat_seconds?: number | undefined;
@@ -73,6 +75,7 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   const { flow, prep } = await prepareRun(ctx, input, call);
   const g = gitRunner(ctx.env);
   const config = flow.config;
+  const impl = (await import('./agents.js')).resolveImplementer(input, config.run);
   if (input.max_attempts !== undefined) config.state = { ...config.state, max_attempts: input.max_attempts };
   const workers = input.workers ?? config.run.workers;
   const { acquireRunLock } = await import('./lock.js');
@@ -88,7 +91,7 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
     store: await ctx.store(call),
     prep,
     opts: {
-      implementer: (input.implementer ?? config.run.implementer) || null,
+      ...impl,
       heartbeatMs: (input.heartbeat_seconds ?? config.run.heartbeat_seconds) * 1000,
       stepTimeoutMs: (input.step_timeout_seconds ?? config.run.step_timeout_seconds) * 1000,
       leaseSeconds: input.lease_seconds,

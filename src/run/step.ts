@@ -105,13 +105,12 @@ export async function executeStep(
         throw new StepFailure('RefactorFailed', `${u.anchor}: ${r.error?.code ?? 'error'}: ${r.error?.message ?? ''}`);
     }
     throwIfAborted(beat);
-    if (rc.opts.implementer) {
+    if (rc.opts.implementer || rc.opts.agent) {
       phase('implementer');
-      const { runImplementer } = await import('./implementer.js');
+      const { runStepImplementer, coderReport } = await import('./agents.js');
       const { stepBrief } = await import('./brief.js');
       const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: plan, attempt });
-      const out = await runImplementer({
-        argv: rc.opts.implementer,
+      const out = await runStepImplementer(rc.opts, {
         cwd: W,
         baseEnv: rc.ops.env,
         vars: {
@@ -134,6 +133,16 @@ export async function executeStep(
           `${u.anchor}: the implementer exited ${out.exit_code}: ${out.last_line}`,
           out,
         );
+      const report = coderReport(out);
+      if (report)
+        await rc.store.run(sc, 'artifact', {
+          plan,
+          step: u.anchor,
+          worktree: W,
+          attempt,
+          kind: 'coder_report',
+          ...report,
+        });
     }
     throwIfAborted(beat);
     if (rc.opts.checkpoints) await runCheckpoints(rc, W, u, attempt, beat, left, phase);

@@ -119,7 +119,9 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     const { prepareRun, completedSteps } = await import('../../run/driver.js');
     const { flow, prep } = await prepareRun(cli.ctx, input, call);
     const { schedule, scheduleText } = await import('../../run/schedule.js');
-    const implementer = (input.implementer ?? flow.config.run.implementer) || null;
+    const { agentCommandLine, resolveImplementer } = await import('../../run/agents.js');
+    const which = resolveImplementer(input, flow.config.run);
+    const implementer = which.agent ? agentCommandLine(which.agent) : which.implementer;
     const s = schedule(prep.plan, {
       implementer,
       checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,

@@ -28,6 +28,12 @@ export const run: InputTable = {
       placeholder: '<argv>',
       description: 'command run per step in its worktree, split shell-style (default: config run.implementer)',
     },
+    agent: {
+      type: 'enum',
+      values: ['claude', 'codex'],
+      placeholder: '<name>',
+      description: 'agent implementer preset run per step instead of --implementer (default: config run.agent)',
+    },
     base: {
       type: 'string',
       max: MAX_PATH,

@@ -1,0 +1,97 @@
+/**
+ * The prompt an agent implementer preset gives its agent (06-run.md §2.1): the step brief as text — the
+ * title, the items as a task list, the references, the substeps, the earlier failures — and the rules of
+ * the implementer protocol (§2): edit only inside the worktree, never commit or push, and how to report
+ * through `tugcode state`. Pure: a brief in, text out.
+ */
+import type { BriefItem, StepBrief } from './types.js';
+
+/** Where the agent works: the worktree it is confined to. */
+export interface PromptContext {
+  /** The worker's worktree (absolute): TUG_WORKTREE. */
+  worktree: string;
+}
+
+const MARK: Record<BriefItem['status'], string> = { open: ' ', in_progress: ' ', completed: 'x', deferred: '-' };
+
+/** `- [ ] task 0 (open): text` — one line per item, continuation lines indented. */
+export function taskList(items: BriefItem[]): string[] {
+  return items.map(
+    (i) => `- [${MARK[i.status]}] ${i.kind} ${i.ordinal} (${i.status}): ${i.text.trim().replace(/\n/g, '\n  ')}`,
+  );
+}
+
+/** Single-quoted for a POSIX shell (the commands the prompt suggests are pasted into one). */
+function sq(s: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function substepLines(subs: StepBrief[], depth = 0): string[] {
+  return subs.flatMap((s) => [
+    `${'  '.repeat(depth)}- ${s.step_anchor}: ${s.title}`,
+    ...substepLines(s.substeps, depth + 1),
+  ]);
+}
+
+/** The whole prompt for one step (a substep gets its own prompt when its turn comes). */
+export function agentPrompt(brief: StepBrief, ctx: PromptContext): string {
+  const plan = sq(brief.plan_path);
+  const owner = `${plan} ${sq(brief.step_anchor)} --worktree "$TUG_WORKTREE" --attempt "$TUG_ATTEMPT"`;
+  const out: string[] = [
+    'You are the implementer of one step of a tugcode plan, running non-interactively: nobody will answer',
+    'questions. Do the work of the step below, then end with a short report.',
+    '',
+    `# ${brief.step_anchor}: ${brief.title}`,
+    '',
+    `Plan: ${brief.plan_path} (step ${brief.step_anchor}, attempt ${brief.attempt})`,
+    `Worktree: ${ctx.worktree}`,
+  ];
+  if (brief.depends_on.length)
+    out.push(`Depends on: ${brief.depends_on.join(', ')} (already done; their changes are in your worktree)`);
+  if (brief.commit_message) out.push(`Commit message (the driver commits for you): ${brief.commit_message}`);
+  out.push('', '## Task list', '');
+  out.push(...(brief.items.length ? taskList(brief.items) : ['(the step lists no items)']));
+  out.push(
+    '',
+    'Items marked [x] are already done and [-] are deferred. A checkpoint item that is a single command in',
+    'backticks is run by the driver after you finish; make it pass.',
+  );
+  if (brief.references?.trim()) out.push('', '## References', '', brief.references.trim());
+  if (brief.substeps.length)
+    out.push(
+      '',
+      '## Substeps (implemented in their own runs; do not do their work here)',
+      '',
+      ...substepLines(brief.substeps),
+    );
+  if (brief.previous_failures.length) {
+    out.push('', '## Previous failed attempts', '');
+    for (const f of brief.previous_failures) out.push(`- attempt ${f.attempt}: ${f.reason}`);
+    out.push('', 'Find out why they failed and do not repeat it.');
+  }
+  out.push(
+    '',
+    '## Rules',
+    '',
+    `- Edit only files inside the worktree ${ctx.worktree} (your current directory): create, change and`,
+    '  delete files there only, and touch nothing outside it.',
+    '- Do not commit, do not create or switch branches, do not rebase or reset, and never call `git push`:',
+    '  the driver commits your changes when you finish.',
+    '- You may record progress in the plan state (optional: when you finish successfully, every item you did',
+    '  not mark counts as completed; an item you defer stays deferred):',
+    '',
+    `      tugcode state update ${owner} --task ORD completed`,
+    `      tugcode state update ${owner} --test ORD deferred --reason "why"`,
+    `      tugcode state artifact ${owner} --kind note --summary "what you found"`,
+    `      tugcode state heartbeat ${owner}`,
+    '',
+    '  ORD is the item ordinal shown in the task list. The full brief is JSON in the file $TUG_STEP_JSON.',
+    '- If you cannot do the step, say why in your report and stop.',
+    '',
+    '## Report',
+    '',
+    'End with your report as your final message: its first line a one-line summary of what you did, then',
+    'the files you changed and anything left undone.',
+  );
+  return out.join('\n') + '\n';
+}
