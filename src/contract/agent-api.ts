@@ -24,19 +24,57 @@ export const MCP_TOOLS: { tool: string; command: string; kernel?: boolean; note:
   { tool: 'tug_state_fail', command: 'state fail', note: 'give up this attempt' },
   { tool: 'tug_state_show', command: 'state show', note: 'progress (read-only)' },
   { tool: 'tug_state_ready', command: 'state ready', note: 'ready / claimed / blocked steps (read-only)' },
-  { tool: 'tug_analyze_impact', command: 'tug analyze-impact', kernel: true, note: 'what a rename would touch (read-only)' },
-  { tool: 'tug_rename_symbol', command: 'tug run rename-symbol', kernel: true, note: 'dry run, or apply with verification' },
+  {
+    tool: 'tug_analyze_impact',
+    command: 'tug analyze-impact',
+    kernel: true,
+    note: 'what a rename would touch (read-only)',
+  },
+  {
+    tool: 'tug_rename_symbol',
+    command: 'tug run rename-symbol',
+    kernel: true,
+    note: 'dry run, or apply with verification',
+  },
   { tool: 'tug_verify', command: 'tug verify', kernel: true, note: 'verify the tree in a sandbox copy' },
 ];
 
 export const EXIT_PLAYBOOK: [number | string, string, string][] = [
-  [0, 'success', 'Parse stdout (one JSON document) and continue. `state claim` with `claimed: false` is a success: read `reason` (`all_completed` → done; `no_ready_steps` → wait or stop; `not_ready` → the `--step` you asked for is blocked). `commit` with `state_update_failed: true` is a success for git (the commit exists) but not for state: branch on `state_failure_reason` (below).'],
-  [2, 'invalid arguments or input', 'Your command line is wrong. Read `error.message` (it names the flag), fix the call, retry once. Never retry unchanged.'],
-  [3, 'resolution: not found or ambiguous', 'The plan, step or worktree you named does not exist (or matches several). Run the command in `error.hint`, usually `tugcode state show <plan>` or `tugcode worktree list`, then call again with the right name.'],
-  [4, 'refused: the state does not allow it', 'Nothing was changed. Branch on `error.code`: `NotOwner`, `LeaseExpired`, `AttemptMismatch` → your claim is gone: stop working on the step, discard the worktree\'s changes, claim again. `ChecklistIncomplete`, `SubstepsIncomplete`, `RefactorsIncomplete` → finish or defer the items named in `error.details`, then retry. `PlanDrift` → the plan changed: `tugcode state init --force <plan>`. `Busy`, `RunInProgress` → wait and retry later. Anything else: run `error.hint`.'],
-  [5, 'verification failed', 'Only the refactor kernel (`tug`, `tugcode refactor`) exits 5: nothing was applied. Show the failing check\'s output, fix the code or choose another verification mode; never apply anyway.'],
-  [10, 'internal or environment error', 'Stop. Report stderr and the JSON envelope; rerun with `--verbose` for the stack. Do not retry in a loop.'],
-  ['130 / 143', 'interrupted (SIGINT / SIGTERM)', 'The command was stopped; `tugcode run` released its claims. Rerun the same command to resume.'],
+  [
+    0,
+    'success',
+    'Parse stdout (one JSON document) and continue. `state claim` with `claimed: false` is a success: read `reason` (`all_completed` → done; `no_ready_steps` → wait or stop; `not_ready` → the `--step` you asked for is blocked). `commit` with `state_update_failed: true` is a success for git (the commit exists) but not for state: branch on `state_failure_reason` (below).',
+  ],
+  [
+    2,
+    'invalid arguments or input',
+    'Your command line is wrong. Read `error.message` (it names the flag), fix the call, retry once. Never retry unchanged.',
+  ],
+  [
+    3,
+    'resolution: not found or ambiguous',
+    'The plan, step or worktree you named does not exist (or matches several). Run the command in `error.hint`, usually `tugcode state show <plan>` or `tugcode worktree list`, then call again with the right name.',
+  ],
+  [
+    4,
+    'refused: the state does not allow it',
+    "Nothing was changed. Branch on `error.code`: `NotOwner`, `LeaseExpired`, `AttemptMismatch` → your claim is gone: stop working on the step, discard the worktree's changes, claim again. `ChecklistIncomplete`, `SubstepsIncomplete`, `RefactorsIncomplete` → finish or defer the items named in `error.details`, then retry. `PlanDrift` → the plan changed: `tugcode state init --force <plan>`. `Busy`, `RunInProgress` → wait and retry later. Anything else: run `error.hint`.",
+  ],
+  [
+    5,
+    'verification failed',
+    "Only the refactor kernel (`tug`, `tugcode refactor`) exits 5: nothing was applied. Show the failing check's output, fix the code or choose another verification mode; never apply anyway.",
+  ],
+  [
+    10,
+    'internal or environment error',
+    'Stop. Report stderr and the JSON envelope; rerun with `--verbose` for the stack. Do not retry in a loop.',
+  ],
+  [
+    '130 / 143',
+    'interrupted (SIGINT / SIGTERM)',
+    'The command was stopped; `tugcode run` released its claims. Rerun the same command to resume.',
+  ],
 ];
 
 /** What to do for each `state_failure_reason` of `tugcode commit` (exit 0, `state_update_failed: true`). */
@@ -167,7 +205,10 @@ function commandSection(t: InputTable): string[] {
   } else if (schema) {
     out.push(`Output (\`--json\`; \`tugcode schema ${t.command}\`):`, '', ...outputRows(schema), '');
   } else {
-    out.push('Output: text (it runs `tugcode run` on a generated repository and prints its live view and summary).', '');
+    out.push(
+      'Output: text (it runs `tugcode run` on a generated repository and prints its live view and summary).',
+      '',
+    );
   }
   return out;
 }
@@ -204,7 +245,7 @@ export function renderAgentApi(): string {
     '',
     'Everything an agent needs to drive tugcode without guessing: every command with its flags, its JSON',
     'output fields, the exit codes and error codes with their hints, the MCP tools, and what to do on each',
-    'exit code. `tugcode schema <command>` prints the JSON Schema of a command\'s output, and',
+    "exit code. `tugcode schema <command>` prints the JSON Schema of a command's output, and",
     '`tugcode schema --input <command>` the schema of its input (the MCP tool arguments).',
     '',
     '## Conventions',
@@ -226,7 +267,7 @@ export function renderAgentApi(): string {
     '|---|---|---|',
     ...EXIT_PLAYBOOK.map(([c, m, a]) => `| ${c} | ${m} | ${esc(a)} |`),
     '',
-    '### `tugcode commit`: `state_failure_reason`',
+    '### After a commit: `state_failure_reason`',
     '',
     '`tugcode commit` commits first and completes the step second. When the commit exists but completing',
     'failed, it still exits 0, with `state_update_failed: true`, a `state_failure_reason` and the refusal as',
@@ -251,14 +292,14 @@ export function renderAgentApi(): string {
     '|---|---|---|---|',
     ...ERROR_CODES.map((c) => {
       const h = hintOf(c);
-      return `| \`${c}\` | ${CATALOGUE[c].exit} | ${esc(CATALOGUE[c].when)} | ${h ? '`' + esc(h).replace(/`/g, "'") + '`' : ''} |`;
+      return `| \`${c}\` | ${CATALOGUE[c].exit} | ${esc(CATALOGUE[c].when)} | ${h ? hintCell(h) : ''} |`;
     }),
     '',
     '## MCP tools (`tugcode mcp`)',
     '',
-    '`tugcode mcp` is an MCP server over stdio. Each state tool takes the arguments of its command\'s input',
+    "`tugcode mcp` is an MCP server over stdio. Each state tool takes the arguments of its command's input",
     'table (the "MCP argument" column above; `tugcode schema --input <command>` prints them as JSON Schema) and',
-    'returns the same JSON as the command\'s `--json` output, as `structuredContent` and as text. An error is a',
+    "returns the same JSON as the command's `--json` output, as `structuredContent` and as text. An error is a",
     'tool result with `isError: true` whose text is the error envelope.',
     '',
     '| tool | same as | arguments | what |',
@@ -270,12 +311,20 @@ export function renderAgentApi(): string {
             .filter(([, f]) => !f.cliOnly)
             .map(([n, f]) => (f.required ? `\`${n}\`` : `\`${n}\`?`))
             .join(', ')
-        : 'the kernel operation\'s arguments';
+        : "the kernel operation's arguments";
       return `| \`${m.tool}\` | \`${m.kernel ? m.command : 'tugcode ' + m.command}\` | ${args} | ${esc(m.note)} |`;
     }),
     '',
   );
   return lines.join('\n');
+}
+
+/** A hint as code spans, one per clause (`a, or b` → two spans), so each command stands alone. */
+function hintCell(h: string): string {
+  return h
+    .split(/(, or |; |, then )/)
+    .map((part, i) => (i % 2 ? part : '`' + esc(part).replace(/`/g, "'") + '`'))
+    .join('');
 }
 
 function commitReasons(): string[] {
@@ -285,4 +334,3 @@ function commitReasons(): string[] {
   for (const r of reasons) if (!COMMIT_FAILURE_PLAYBOOK[r]) throw new Error(`no playbook entry for ${r}`);
   return reasons;
 }
-
