@@ -22,7 +22,7 @@ const out = [`Implement step ${b.step_anchor} "${b.title}" of the plan ${b.plan_
 const walk = (s) => { for (const i of s.items) if (i.status === "open" || i.status === "in_progress")
   out.push(`- [${s.step_anchor} ${i.kind} ${i.ordinal}] ${i.text}`); s.substeps.forEach(walk); };
 walk(b);
-if (b.references.length) out.push("", "References: " + b.references.join(", "));
+if (b.references) out.push("", "References: " + b.references);
 for (const f of b.previous_failures) out.push("", `Attempt ${f.attempt} failed: ${f.reason}`);
 process.stdout.write(out.join("\n") + "\n");
 ' "$brief")"
