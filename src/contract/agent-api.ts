@@ -1,0 +1,336 @@
+/**
+ * Renders docs/AGENT_API.md from the contract itself: the input tables (flags), the zod output schemas
+ * (JSON fields), the error catalogue (codes, exits, hints), the MCP tool list and the agent playbook.
+ * `npm run docs` writes it (scripts/gen-agent-api.mjs); tests/docs/agent-api.test.ts fails when the
+ * committed file differs. Pure: returns the text.
+ */
+import { CATALOGUE, ERROR_CODES, type Details } from './errors.js';
+import { flagOf, type Field, type InputTable } from './inputs/fields.js';
+import { INPUT_TABLES } from './inputs/index.js';
+import { OUTPUT_SCHEMAS } from './schemas/index.js';
+import { FAIL_CODES, runEventSchema } from './schemas/run.js';
+import { fieldRows, objectVariants } from './zod-fields.js';
+import type { z } from 'zod';
+
+/** The MCP tools of `tugcode mcp` (06-run.md §5): tool → the command whose input and output it shares. */
+export const MCP_TOOLS: { tool: string; command: string; kernel?: boolean; note: string }[] = [
+  { tool: 'tug_state_claim', command: 'state claim', note: 'claim the next ready step (or resume your own claim)' },
+  { tool: 'tug_state_start', command: 'state start', note: 'claimed → in_progress' },
+  { tool: 'tug_state_heartbeat', command: 'state heartbeat', note: 'renew the lease' },
+  { tool: 'tug_state_update', command: 'state update', note: 'change checklist items (`items`, `complete_remaining`)' },
+  { tool: 'tug_state_artifact', command: 'state artifact', note: 'record an audit breadcrumb' },
+  { tool: 'tug_state_complete', command: 'state complete', note: 'complete the step (strict unless `force`)' },
+  { tool: 'tug_state_release', command: 'state release', note: 'hand the claim back' },
+  { tool: 'tug_state_fail', command: 'state fail', note: 'give up this attempt' },
+  { tool: 'tug_state_show', command: 'state show', note: 'progress (read-only)' },
+  { tool: 'tug_state_ready', command: 'state ready', note: 'ready / claimed / blocked steps (read-only)' },
+  {
+    tool: 'tug_analyze_impact',
+    command: 'tug analyze-impact',
+    kernel: true,
+    note: 'what a rename would touch (read-only)',
+  },
+  {
+    tool: 'tug_rename_symbol',
+    command: 'tug run rename-symbol',
+    kernel: true,
+    note: 'dry run, or apply with verification',
+  },
+  { tool: 'tug_verify', command: 'tug verify', kernel: true, note: 'verify the tree in a sandbox copy' },
+];
+
+export const EXIT_PLAYBOOK: [number | string, string, string][] = [
+  [
+    0,
+    'success',
+    'Parse stdout (one JSON document) and continue. `state claim` with `claimed: false` is a success: read `reason` (`all_completed` → done; `no_ready_steps` → wait or stop; `not_ready` → the `--step` you asked for is blocked). `commit` with `state_update_failed: true` is a success for git (the commit exists) but not for state: branch on `state_failure_reason` (below).',
+  ],
+  [
+    2,
+    'invalid arguments or input',
+    'Your command line is wrong. Read `error.message` (it names the flag), fix the call, retry once. Never retry unchanged.',
+  ],
+  [
+    3,
+    'resolution: not found or ambiguous',
+    'The plan, step or worktree you named does not exist (or matches several). Run the command in `error.hint`, usually `tugcode state show <plan>` or `tugcode worktree list`, then call again with the right name.',
+  ],
+  [
+    4,
+    'refused: the state does not allow it',
+    "Nothing was changed. Branch on `error.code`: `NotOwner`, `LeaseExpired`, `AttemptMismatch` → your claim is gone: stop working on the step, discard the worktree's changes, claim again. `ChecklistIncomplete`, `SubstepsIncomplete`, `RefactorsIncomplete` → finish or defer the items named in `error.details`, then retry. `PlanDrift` → the plan changed: `tugcode state init --force <plan>`. `Busy`, `RunInProgress` → wait and retry later. Anything else: run `error.hint`.",
+  ],
+  [
+    5,
+    'verification failed',
+    "Only the refactor kernel (`tug`, `tugcode refactor`) exits 5: nothing was applied. Show the failing check's output, fix the code or choose another verification mode; never apply anyway.",
+  ],
+  [
+    10,
+    'internal or environment error',
+    'Stop. Report stderr and the JSON envelope; rerun with `--verbose` for the stack. Do not retry in a loop.',
+  ],
+  [
+    '130 / 143',
+    'interrupted (SIGINT / SIGTERM)',
+    'The command was stopped; `tugcode run` released its claims. Rerun the same command to resume.',
+  ],
+];
+
+/** What to do for each `state_failure_reason` of `tugcode commit` (exit 0, `state_update_failed: true`). */
+export const COMMIT_FAILURE_PLAYBOOK: Record<string, string> = {
+  open_items:
+    'Checklist items are neither completed nor deferred (`state_error.error.details`): `tugcode state update <plan> <step> --worktree W --complete-remaining` (defer what was not done), then `tugcode state complete <plan> <step> --worktree W --commit <commit_hash>`.',
+  substeps:
+    'A substep is not completed: complete it (`tugcode state complete <plan> <substep> --worktree W`), then complete the step with `--commit <commit_hash>`.',
+  refactors:
+    'A declared refactor row is neither applied nor skipped: `tugcode refactor run-step <plan> <step> --worktree W` (or `tugcode refactor skip … --ordinal N --reason …`), then complete the step with `--commit <commit_hash>`.',
+  ownership:
+    'Your claim is gone (lease expired, another worktree took it, or a stale `--attempt`): stop. The commit stays on your branch; do not complete. Claim again (`tugcode state claim`); `tugcode state reconcile <plan>` completes the step from the commit trailers once the commit is integrated.',
+  drift:
+    'The plan changed since `state init` (or the plan file is gone): `tugcode state init --force <plan>`, then `tugcode state reconcile <plan>`.',
+  integration_conflict:
+    'Rebasing onto the integration branch conflicted; the commit stays on your branch and the integration branch is untouched. `git rebase <integration_branch>` in the worktree, resolve, `git rebase --continue`, then `tugcode commit … --allow-empty` again.',
+  db_error:
+    'state.db could not be written (`state_error.error` says why): fix what it names (see `tugcode doctor`), then `tugcode state reconcile <plan>` to complete from the trailers.',
+};
+
+const esc = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+function fieldValue(f: Field): string {
+  switch (f.type) {
+    case 'bool':
+      return '';
+    case 'int':
+      return `\`${f.placeholder ?? '<n>'}\` (${f.max < 1e9 ? `${f.min}–${f.max}` : `≥ ${f.min}`})`;
+    case 'enum':
+      return f.values.map((v) => `\`${v}\``).join(' \\| ');
+    case 'items':
+      return '`<json>`';
+    default:
+      return f.arg !== undefined ? '' : `\`${f.placeholder ?? '<value>'}\``;
+  }
+}
+
+function usage(t: InputTable): string {
+  const pos = Object.entries(t.fields)
+    .filter(([, f]) => f.arg !== undefined)
+    .sort((a, b) => a[1].arg! - b[1].arg!)
+    .map(([n, f]) => (f.required ? `<${n}>` : `[${n}]`));
+  const req = Object.entries(t.fields)
+    .filter(([, f]) => f.arg === undefined && f.required)
+    .map(([n, f]) => `${flagOf(n, f)} ${f.placeholder ?? '<value>'}`);
+  return ['tugcode', t.command, ...pos, ...req, '[options]'].join(' ');
+}
+
+function argumentRows(t: InputTable): string[] {
+  const rows: string[] = [];
+  for (const [name, f] of Object.entries(t.fields)) {
+    const fileOnly = f.type === 'string' && f.fileOnly;
+    const what =
+      f.arg !== undefined
+        ? `\`<${name}>\` (positional)`
+        : fileOnly
+          ? `\`${f.fileFlag} <path\\|->\``
+          : `\`${flagOf(name, f)}\``;
+    const extra: string[] = [];
+    if (f.type === 'string' && f.fileFlag && !fileOnly) extra.push(`or \`${f.fileFlag} <path\\|->\``);
+    if (f.type === 'list' && f.arg === undefined) extra.push('repeatable');
+    const tool = f.cliOnly ? 'CLI only' : `\`${name}\``;
+    rows.push(
+      `| ${what}${extra.length ? ' ' + extra.join(', ') : ''} | ${fileOnly ? '' : fieldValue(f)} | ${f.required ? 'yes' : ''} | ${tool} | ${esc(f.description)} |`,
+    );
+  }
+  return rows;
+}
+
+function outputRows(s: z.ZodTypeAny): string[] {
+  const out: string[] = [];
+  const variants = objectVariants(s);
+  variants.forEach((v, i) => {
+    if (variants.length > 1) out.push('', `Variant ${i + 1}:`, '');
+    out.push('| field | type |', '|---|---|');
+    for (const r of fieldRows(v)) {
+      if (['status', 'schema_version', 'command', 'warnings'].includes(r.path) || r.path.startsWith('warnings['))
+        continue;
+      out.push(`| \`${r.path}\`${r.optional ? ' (optional)' : ''} | ${r.type} |`);
+    }
+  });
+  return out;
+}
+
+/** A readable hint: the catalogue's hint with placeholder details. */
+export function hintOf(code: keyof typeof CATALOGUE): string | undefined {
+  const entry = CATALOGUE[code] as { hint?: (d: Details) => string | undefined };
+  if (!entry.hint) return undefined;
+  const d: Details = {
+    plan_path: '<plan>',
+    step_anchor: '<step>',
+    worktree: '<worktree>',
+    db_path: '<state.db>',
+    branch: '<branch>',
+    integration_branch: '<integration_branch>',
+  };
+  try {
+    return entry.hint(d);
+  } catch {
+    return undefined;
+  }
+}
+
+function commandSection(t: InputTable): string[] {
+  const out = [`### \`tugcode ${t.command}\``, '', esc(t.description) + '.', '', '```', usage(t), '```', ''];
+  const args = argumentRows(t);
+  if (args.length)
+    out.push('| argument | value | required | MCP argument | description |', '|---|---|---|---|---|', ...args, '');
+  const schema = OUTPUT_SCHEMAS[t.command];
+  if (t.command === 'run') {
+    out.push(
+      'Output: with `--dry-run --json`, one document (`tugcode schema run`):',
+      '',
+      ...outputRows(schema!),
+      '',
+      'Otherwise, with `--json`, JSON Lines: one event per line, each with `type` and `at`; the last line is always `summary`. Attempt-failure `reason_code`s: ' +
+        FAIL_CODES.map((c) => `\`${c}\``).join(', ') +
+        '.',
+      '',
+    );
+    for (const v of objectVariants(runEventSchema)) {
+      const rows = fieldRows(v);
+      const type = rows.find((r) => r.path === 'type')!.type.replace(/"/g, '');
+      const fields = rows.filter((r) => r.path !== 'type' && r.path !== 'at');
+      out.push(`- \`${type}\`: ` + fields.map((r) => `\`${r.path}\`${r.optional ? '?' : ''} (${r.type})`).join(', '));
+    }
+    out.push('');
+  } else if (schema) {
+    out.push(`Output (\`--json\`; \`tugcode schema ${t.command}\`):`, '', ...outputRows(schema), '');
+  } else {
+    out.push(
+      'Output: text (it runs `tugcode run` on a generated repository and prints its live view and summary).',
+      '',
+    );
+  }
+  return out;
+}
+
+/** The order of the command sections: the working loop first, then the rest alphabetically. */
+const ORDER = [
+  'init',
+  'validate',
+  'worktree create',
+  'state init',
+  'state claim',
+  'state start',
+  'state heartbeat',
+  'state update',
+  'state artifact',
+  'state complete',
+  'state release',
+  'state fail',
+  'commit',
+  'run',
+  'demo',
+];
+
+export function renderAgentApi(): string {
+  const rank = (c: string) => (ORDER.includes(c) ? ORDER.indexOf(c) : ORDER.length);
+  const tables = Object.values(INPUT_TABLES).sort(
+    (a, b) => rank(a.command) - rank(b.command) || a.command.localeCompare(b.command),
+  );
+  const lines: string[] = [
+    '# tugcode agent API',
+    '',
+    '<!-- Generated by `npm run docs` (src/contract/agent-api.ts) from the input tables, the zod output schemas',
+    '     and the error catalogue. Do not edit by hand: tests/docs/agent-api.test.ts fails when it differs. -->',
+    '',
+    'Everything an agent needs to drive tugcode without guessing: every command with its flags, its JSON',
+    'output fields, the exit codes and error codes with their hints, the MCP tools, and what to do on each',
+    "exit code. `tugcode schema <command>` prints the JSON Schema of a command's output, and",
+    '`tugcode schema --input <command>` the schema of its input (the MCP tool arguments).',
+    '',
+    '## Conventions',
+    '',
+    '- Pass `--json` to every `tugcode` command: stdout is then exactly one JSON document (`tugcode run --json`',
+    '  writes JSON Lines instead). The kernel front doors (`tug …`, `tugcode refactor …`) print JSON by default.',
+    '- Success: `{"status": "ok", "schema_version": "1", "command": "<command>", …fields, "warnings": []}`; the',
+    '  fields are flat at the top level.',
+    '- Error: `{"status": "error", "schema_version": "1", "command": "<command>", "error": {"code", "message",',
+    '  "details", "hint"?}, "warnings": []}`, plus one stderr line `tugcode: <Code>: <message>`.',
+    '- Branch on the exit code first, then on `error.code`; show `error.message` verbatim; run `error.hint`',
+    '  when it is a command.',
+    '- Global flags: `--json`, `-q/--quiet`, `-v/--verbose`, `-C/--dir <dir>`.',
+    '- Anchors are bare (`step-2`); paths are repo-relative, except worktree paths (absolute).',
+    '',
+    '## Agent playbook: what to do on each exit code',
+    '',
+    '| exit | meaning | what the agent does |',
+    '|---|---|---|',
+    ...EXIT_PLAYBOOK.map(([c, m, a]) => `| ${c} | ${m} | ${esc(a)} |`),
+    '',
+    '### After a commit: `state_failure_reason`',
+    '',
+    '`tugcode commit` commits first and completes the step second. When the commit exists but completing',
+    'failed, it still exits 0, with `state_update_failed: true`, a `state_failure_reason` and the refusal as',
+    '`state_error` (an error envelope). It integrates (rebase onto and fast-forward `tugplan/<slug>`) when',
+    'the plan has an integration branch or `--integrate` is given.',
+    '',
+    '| `state_failure_reason` | what the agent does |',
+    '|---|---|',
+    ...commitReasons().map((r) => `| \`${r}\` | ${esc(COMMIT_FAILURE_PLAYBOOK[r]!)} |`),
+    '',
+    '## Commands',
+    '',
+  ];
+  for (const t of tables) lines.push(...commandSection(t));
+  lines.push(
+    '## Error codes',
+    '',
+    'Kernel error codes (`tug`, `tugcode refactor`) are listed by `tug --help` and in the kernel spec; they',
+    'use the same exit codes.',
+    '',
+    '| code | exit | when | hint |',
+    '|---|---|---|---|',
+    ...ERROR_CODES.map((c) => {
+      const h = hintOf(c);
+      return `| \`${c}\` | ${CATALOGUE[c].exit} | ${esc(CATALOGUE[c].when)} | ${h ? hintCell(h) : ''} |`;
+    }),
+    '',
+    '## MCP tools (`tugcode mcp`)',
+    '',
+    "`tugcode mcp` is an MCP server over stdio. Each state tool takes the arguments of its command's input",
+    'table (the "MCP argument" column above; `tugcode schema --input <command>` prints them as JSON Schema) and',
+    "returns the same JSON as the command's `--json` output, as `structuredContent` and as text. An error is a",
+    'tool result with `isError: true` whose text is the error envelope.',
+    '',
+    '| tool | same as | arguments | what |',
+    '|---|---|---|---|',
+    ...MCP_TOOLS.map((m) => {
+      const t = INPUT_TABLES[m.command];
+      const args = t
+        ? Object.entries(t.fields)
+            .filter(([, f]) => !f.cliOnly)
+            .map(([n, f]) => (f.required ? `\`${n}\`` : `\`${n}\`?`))
+            .join(', ')
+        : "the kernel operation's arguments";
+      return `| \`${m.tool}\` | \`${m.kernel ? m.command : 'tugcode ' + m.command}\` | ${args} | ${esc(m.note)} |`;
+    }),
+    '',
+  );
+  return lines.join('\n');
+}
+
+/** A hint as code spans, one per clause (`a, or b` → two spans), so each command stands alone. */
+function hintCell(h: string): string {
+  return h
+    .split(/(, or |; |, then )/)
+    .map((part, i) => (i % 2 ? part : '`' + esc(part).replace(/`/g, "'") + '`'))
+    .join('');
+}
+
+function commitReasons(): string[] {
+  const commit = OUTPUT_SCHEMAS.commit!;
+  const row = fieldRows(commit).find((r) => r.path === 'state_failure_reason')!;
+  const reasons = [...row.type.matchAll(/"([a-z_]+)"/g)].map((m) => m[1]!);
+  for (const r of reasons) if (!COMMIT_FAILURE_PLAYBOOK[r]) throw new Error(`no playbook entry for ${r}`);
+  return reasons;
+}

@@ -1,0 +1,47 @@
+/**
+ * docs/AGENT_API.md is generated from the contract (src/contract/agent-api.ts); the committed file must be
+ * exactly the generated text, and the generated text must cover every command, error code and MCP tool.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MCP_TOOLS, renderAgentApi } from '../../src/contract/agent-api.js';
+import { ERROR_CODES } from '../../src/contract/errors.js';
+import { INPUT_TABLES } from '../../src/contract/inputs/index.js';
+import { flagOf } from '../../src/contract/inputs/fields.js';
+import { ROOT } from '../helpers/cli.js';
+
+describe('docs/AGENT_API.md', () => {
+  const text = renderAgentApi();
+
+  it('is the generated text (regenerate with: npm run docs)', () => {
+    const committed = readFileSync(join(ROOT, 'docs', 'AGENT_API.md'), 'utf8');
+    // One assertion message that says how to fix it, not a 1000-line diff first.
+    expect(committed === text, 'docs/AGENT_API.md is stale: run `npm run docs` and commit the result').toBe(true);
+  });
+
+  it('documents every command with every flag, every error code with its exit, every MCP tool', () => {
+    for (const t of Object.values(INPUT_TABLES)) {
+      expect(text).toContain(`### \`tugcode ${t.command}\``);
+      const section = text.slice(text.indexOf(`### \`tugcode ${t.command}\``)).split('\n### ')[0]!;
+      for (const [name, f] of Object.entries(t.fields)) {
+        if (f.arg !== undefined) expect(section).toContain(`\`<${name}>\``);
+        else if (f.type === 'string' && f.fileOnly) expect(section).toContain(`\`${f.fileFlag} `);
+        else expect(section).toContain(`\`${flagOf(name, f)}\``);
+      }
+    }
+    for (const c of ERROR_CODES) expect(text).toMatch(new RegExp(`^\\| \`${c}\` \\| \\d+ \\|`, 'm'));
+    for (const m of MCP_TOOLS) expect(text).toContain(`| \`${m.tool}\` |`);
+    for (const exit of ['0', '2', '3', '4', '5', '10', '130 / 143'])
+      expect(text).toMatch(new RegExp(`^\\| ${exit} \\|`, 'm'));
+  });
+
+  it('lists the JSON output fields from the zod schemas', () => {
+    const claim = text.slice(text.indexOf('### `tugcode state claim`')).split('\n### ')[0]!;
+    for (const f of ['step_anchor', 'attempt', 'integration_tip', 'lease_expires_at', 'reason', 'claimed_steps'])
+      expect(claim).toContain(`| \`${f}\``);
+    const commit = text.slice(text.indexOf('### `tugcode commit`')).split('\n### ')[0]!;
+    expect(commit).toContain('| `state_failure_reason` |');
+    expect(commit).toContain('| `state_error.error.code` | string |');
+  });
+});
