@@ -8,6 +8,7 @@
 import { TugError } from '../contract/errors.js';
 import type { PlanStep } from '../plan/types.js';
 import { sleep, stateCallIn, type RunCtx } from './context.js';
+import { faultPoint } from './fault.js';
 import { startHeartbeat, type Beat } from './heartbeat.js';
 import { Aborted, executeStep, StepFailure } from './step.js';
 import type { Phase } from './types.js';
@@ -118,6 +119,7 @@ async function runClaimed(
     await checkPreconditions(rc, W, units, attempt);
     phase('integrate');
     const head = await integrateStep(rc, W, beat);
+    faultPoint(rc.ops.env, 'after-integrate', step.anchor);
     phase('complete');
     const hash = await completeUnits(rc, W, units, attempt, head.before, head.after);
     rc.completed.push(step.anchor);
