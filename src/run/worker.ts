@@ -45,17 +45,25 @@ async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Prom
     throw new TugError('InvalidArgument', { reason: `run.setup_command failed in ${tree.path}: ${out.last_line}` });
 }
 
+/**
+ * The workers of one run create their worktrees one at a time: `git worktree add` and the branch config
+ * both take `.git/config`'s lock, and git fails at once ("could not lock config file") instead of waiting.
+ */
+const creating = new WeakMap<RunCtx, Promise<unknown>>();
+function oneAtATime<T>(rc: RunCtx, fn: () => Promise<T>): Promise<T> {
+  const p = (creating.get(rc) ?? Promise.resolve()).then(fn, fn);
+  creating.set(
+    rc,
+    p.catch(() => undefined),
+  );
+  return p;
+}
+
 export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
   const worker = `w${k}`;
   let busy = 0;
-  const made = await workerTree(
-    rc.g,
-    rc.flow.repo,
-    rc.prep.slug,
-    rc.prep.planPath,
-    rc.prep.base,
-    k,
-    await integrationTip(rc),
+  const made = await oneAtATime(rc, async () =>
+    workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, await integrationTip(rc)),
   );
   const tree = made.tree;
   let fresh = made.created;
