@@ -94,10 +94,12 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
       reclaimed_from_expired: r.reclaimed_from_expired,
     });
     rc.held.set(worker, { step: r.step_anchor, attempt: r.attempt, worktree: tree.path });
+    let settled = false;
     try {
-      await runClaimed(rc, tree, fresh, step, r.attempt);
+      settled = await runClaimed(rc, tree, fresh, step, r.attempt);
     } finally {
-      rc.held.delete(worker);
+      // A claim left held (a stop, a fatal error) stays in rc.held: the run releases it at its end.
+      if (settled) rc.held.delete(worker);
       fresh = false;
       busy += Date.now() - t0;
     }
@@ -106,13 +108,14 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
   return { worker, busy_ms: busy };
 }
 
+/** Runs one claimed step; returns whether the claim is settled (completed, failed or lost), not still held. */
 async function runClaimed(
   rc: RunCtx,
   tree: WorkerTree,
   fresh: boolean,
   step: PlanStep,
   attempt: number,
-): Promise<void> {
+): Promise<boolean> {
   const worker = tree.worker;
   const W = tree.path;
   const sc = stateCallIn(rc, W);
@@ -133,8 +136,9 @@ async function runClaimed(
     rc.completed.push(step.anchor);
     if (hash) rc.commits.push(hash);
     rc.emit({ type: 'step_completed', worker, step_anchor: step.anchor, commit_hash: hash });
+    return true;
   } catch (e) {
-    await handleFailure(rc, tree, step, attempt, beat, e);
+    return await handleFailure(rc, tree, step, attempt, beat, e);
   } finally {
     beat.stop();
   }
@@ -216,7 +220,7 @@ async function handleFailure(
   attempt: number,
   beat: Beat,
   e: unknown,
-): Promise<void> {
+): Promise<boolean> {
   const worker = tree.worker;
   const W = tree.path;
   const sc = stateCallIn(rc, W);
@@ -231,13 +235,13 @@ async function handleFailure(
       error_code: (lost ?? (e as TugError)).code,
     });
     await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
-    return;
+    return true;
   }
-  if (e instanceof Aborted || rc.stop.signal.aborted) return; // the run releases held claims on a stop
+  if (e instanceof Aborted || rc.stop.signal.aborted) return false; // still held: the run releases it
   if (!(e instanceof StepFailure)) {
     rc.fatal ??= e;
     rc.stop.abort();
-    return;
+    return false;
   }
   rc.emit({ type: 'attempt_failed', worker, step_anchor: step.anchor, attempt, reason_code: e.code, reason: e.reason });
   try {
@@ -257,4 +261,5 @@ async function handleFailure(
     if (!(err instanceof TugError)) throw err;
   }
   await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
+  return true;
 }
