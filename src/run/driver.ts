@@ -65,6 +65,7 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
+  if (hooks.signal?.aborted) stop.abort(); // a signal that came during the preflight: no listener fires
   const rc: RunCtx = {
     ops: ctx,
     call,

@@ -8,6 +8,9 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git } from '../helpers/repo.js';
+import { newCall, OpsContext } from '../../src/ops/context.js';
+import { runPlan } from '../../src/run/driver.js';
+import type { RunEvent } from '../../src/run/types.js';
 import {
   groupAlive,
   holdingImplementer,
@@ -199,5 +202,26 @@ describe('tugcode run, killed and signalled', () => {
     expect(summary, JSON.stringify(summary?.error)).toMatchObject({ type: 'summary', status: 'ok' });
     expect(r.code).toBe(0);
     expect([...stepCommits(root, 'tugplan/demo')].sort()).toEqual([1, 2, 3, 4, 5, 6].map((n) => `step-${n}`));
+  });
+
+  it('a signal that came before the workers started (during the preflight) stops the run before any claim', async () => {
+    const root = runRepo(CHAIN);
+    const impl = holdingImplementer();
+    const ctx = new OpsContext({ cwd: root, env: { ...process.env, NODE_ENV: 'test' } });
+    const stop = new AbortController();
+    stop.abort();
+    const events: RunEvent[] = [];
+    try {
+      const summary = await runPlan(ctx, { plan: PLAN, workers: 1, implementer: impl.argv }, newCall('run'), {
+        onEvent: (e) => events.push(e),
+        signal: stop.signal,
+      });
+      expect(summary).toMatchObject({ status: 'error', error: { code: 'Interrupted' }, steps_completed: [] });
+    } finally {
+      await ctx.close();
+    }
+    expect(events.filter((e) => e.type === 'claimed')).toEqual([]);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+    expect(stepsOf(root).every((s) => s.status === 'pending')).toBe(true);
   });
 });
