@@ -83,6 +83,7 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
+  if (hooks.signal?.aborted) stop.abort(); // a signal that came during the preflight: no listener fires
   const rc: RunCtx = {
     ops: ctx,
     call,
@@ -111,7 +112,9 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   try {
     await initState(flow, g, prep);
     const tip = await ensureIntegrationBranch(flow, g, prep);
-    await adoptLeftovers(rc, tip);
+    // A killed run's claims kept its committed-but-not-completed steps out of the start-up reconcile (a
+    // live lease is skipped): once adoption released them, reconcile again.
+    if (await adoptLeftovers(rc, tip)) await reconcileFromIntegration(rc);
     const names = Array.from({ length: workers }, (_, i) => `w${i + 1}`);
     const before = await rc.store.run(stateCallIn(rc, flow.repo.mainRoot), 'ready', { plan: prep.planPath });
     hooks.onStart?.({
@@ -155,18 +158,24 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   }
 }
 
-/** Worker worktrees of an earlier run: their claims released, their trees reset to the integration tip. */
-async function adoptLeftovers(rc: RunCtx, tip: string): Promise<void> {
+/**
+ * Worker worktrees of an earlier run: their claims released, their trees reset to the integration tip.
+ * Returns whether a claim was released.
+ */
+async function adoptLeftovers(rc: RunCtx, tip: string): Promise<boolean> {
+  let released = false;
   for (const t of await leftoverTrees(rc.g, rc.flow.repo, rc.prep.slug)) {
     const sc = stateCallIn(rc, t.path);
     for (const h of await rc.store.run(sc, 'claimsHeldBy', { worktree: t.path })) {
       if (h.plan_path !== rc.prep.planPath) continue;
-      await rc.store
+      const r = await rc.store
         .run(sc, 'release', { plan: h.plan_path, step: h.step_anchor, worktree: t.path })
-        .catch(() => undefined);
+        .catch(() => null);
+      released ||= r?.released === true;
     }
     await resetTree(rc.g, t.path, tip);
   }
+  return released;
 }
 
 async function releaseHeld(rc: RunCtx): Promise<void> {

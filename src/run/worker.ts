@@ -8,6 +8,7 @@
 import { TugError } from '../contract/errors.js';
 import type { PlanStep } from '../plan/types.js';
 import { announceChange, stateCallIn, waitForChange, type RunCtx } from './context.js';
+import { faultPoint } from './fault.js';
 import { LOST_CODES, startHeartbeat, type Beat } from './heartbeat.js';
 import { Aborted, executeStep, StepFailure } from './step.js';
 import type { Phase } from './types.js';
@@ -44,17 +45,25 @@ async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Prom
     throw new TugError('InvalidArgument', { reason: `run.setup_command failed in ${tree.path}: ${out.last_line}` });
 }
 
+/**
+ * The workers of one run create their worktrees one at a time: `git worktree add` and the branch config
+ * both take `.git/config`'s lock, and git fails at once ("could not lock config file") instead of waiting.
+ */
+const creating = new WeakMap<RunCtx, Promise<unknown>>();
+function oneAtATime<T>(rc: RunCtx, fn: () => Promise<T>): Promise<T> {
+  const p = (creating.get(rc) ?? Promise.resolve()).then(fn, fn);
+  creating.set(
+    rc,
+    p.catch(() => undefined),
+  );
+  return p;
+}
+
 export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
   const worker = `w${k}`;
   let busy = 0;
-  const made = await workerTree(
-    rc.g,
-    rc.flow.repo,
-    rc.prep.slug,
-    rc.prep.planPath,
-    rc.prep.base,
-    k,
-    await integrationTip(rc),
+  const made = await oneAtATime(rc, async () =>
+    workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, await integrationTip(rc)),
   );
   const tree = made.tree;
   let fresh = made.created;
@@ -85,10 +94,12 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
       reclaimed_from_expired: r.reclaimed_from_expired,
     });
     rc.held.set(worker, { step: r.step_anchor, attempt: r.attempt, worktree: tree.path });
+    let settled = false;
     try {
-      await runClaimed(rc, tree, fresh, step, r.attempt);
+      settled = await runClaimed(rc, tree, fresh, step, r.attempt);
     } finally {
-      rc.held.delete(worker);
+      // A claim left held (a stop, a fatal error) stays in rc.held: the run releases it at its end.
+      if (settled) rc.held.delete(worker);
       fresh = false;
       busy += Date.now() - t0;
       announceChange(rc);
@@ -98,13 +109,14 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
   return { worker, busy_ms: busy };
 }
 
+/** Runs one claimed step; returns whether the claim is settled (completed, failed or lost), not still held. */
 async function runClaimed(
   rc: RunCtx,
   tree: WorkerTree,
   fresh: boolean,
   step: PlanStep,
   attempt: number,
-): Promise<void> {
+): Promise<boolean> {
   const worker = tree.worker;
   const W = tree.path;
   const sc = stateCallIn(rc, W);
@@ -119,13 +131,15 @@ async function runClaimed(
     await checkPreconditions(rc, W, units, attempt);
     phase('integrate');
     const head = await integrateStep(rc, W, beat);
+    faultPoint(rc.ops.env, 'after-integrate', step.anchor);
     phase('complete');
     const hash = await completeUnits(rc, W, units, attempt, head.before, head.after);
     rc.completed.push(step.anchor);
     if (hash) rc.commits.push(hash);
     rc.emit({ type: 'step_completed', worker, step_anchor: step.anchor, commit_hash: hash });
+    return true;
   } catch (e) {
-    await handleFailure(rc, tree, step, attempt, beat, e);
+    return await handleFailure(rc, tree, step, attempt, beat, e);
   } finally {
     beat.stop();
   }
@@ -207,7 +221,7 @@ async function handleFailure(
   attempt: number,
   beat: Beat,
   e: unknown,
-): Promise<void> {
+): Promise<boolean> {
   const worker = tree.worker;
   const W = tree.path;
   const sc = stateCallIn(rc, W);
@@ -222,13 +236,13 @@ async function handleFailure(
       error_code: (lost ?? (e as TugError)).code,
     });
     await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
-    return;
+    return true;
   }
-  if (e instanceof Aborted || rc.stop.signal.aborted) return; // the run releases held claims on a stop
+  if (e instanceof Aborted || rc.stop.signal.aborted) return false; // still held: the run releases it
   if (!(e instanceof StepFailure)) {
     rc.fatal ??= e;
     rc.stop.abort();
-    return;
+    return false;
   }
   rc.emit({ type: 'attempt_failed', worker, step_anchor: step.anchor, attempt, reason_code: e.code, reason: e.reason });
   try {
@@ -248,4 +262,5 @@ async function handleFailure(
     if (!(err instanceof TugError)) throw err;
   }
   await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
+  return true;
 }

@@ -64,7 +64,11 @@ function fakes(): { bin: string; rec: string; env: Record<string, string> } {
 
 /** The CLI with one JSON document (not JSON Lines) on stdout. */
 function tugcode(cwd: string, args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -184,3 +184,84 @@ export async function waitFor(pred: () => boolean, ms = 20_000, what = 'conditio
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Kill / signal tests (tests/run/kill.test.ts): an implementer that can be held mid-step, and polling.
+// ---------------------------------------------------------------------------------------------------------
+
+/**
+ * Like implementerScript, and it can be held: it first writes `$started/<step>-a<attempt>` (its pid), then,
+ * while `$hold/<step>-a<attempt>` exists, it sleeps (at most 120 s), then does the step's edit.
+ */
+export function holdingImplementer(): { argv: string; seen: string; started: string; hold: string } {
+  const dir = tempDir('tugcode-hold-');
+  const seen = join(dir, 'seen');
+  const started = join(dir, 'started');
+  const hold = join(dir, 'hold');
+  for (const d of [seen, started, hold]) mkdirSync(d);
+  const script = join(dir, 'impl.mjs');
+  writeFileSync(
+    script,
+    `import { appendFileSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+const step = process.env.TUG_STEP, wt = process.env.TUG_WORKTREE, attempt = process.env.TUG_ATTEMPT;
+const files = readdirSync(wt).filter((f) => /^step-[0-9-]+\\.txt$/.test(f)).sort();
+appendFileSync(join(${JSON.stringify(seen)}, step), JSON.stringify({ attempt: Number(attempt), files }) + '\\n');
+writeFileSync(join(${JSON.stringify(started)}, step + '-a' + attempt), String(process.pid));
+const hold = join(${JSON.stringify(hold)}, step + '-a' + attempt);
+const until = Date.now() + 120000;
+while (existsSync(hold) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+console.log('done ' + step);
+`,
+  );
+  return { argv: `node ${JSON.stringify(script)}`, seen, started, hold };
+}
+
+/** Polls `pred` every 50 ms until it returns a truthy value (returned), or throws after `ms`. */
+export async function waitUntil<T>(what: string, pred: () => T, ms = 60_000): Promise<NonNullable<T>> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = pred();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Whether process group `pgid` still has a member that is not a zombie (Linux /proc; else kill 0). */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    return false;
+  }
+  if (process.platform !== 'linux') return true;
+  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(f[2]) === pgid && f[0] !== 'Z') return true;
+  }
+  return false;
+}
+
+/** `tugcode <args> --json` (not `run`) in `cwd`, its JSON parsed. */
+export function tugJson(
+  cwd: string,
+  args: string[],
+  env: Record<string, string> = {},
+): { code: number | null; json: any; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args, '--json'], { cwd, env: baseEnv(env), encoding: 'utf8' });
+  let json: any;
+  try {
+    json = JSON.parse(r.stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code: r.status, json, stderr: r.stderr };
+}

@@ -1,0 +1,12 @@
+/**
+ * Fault injection for the crash tests of the driver, honoured only when the context's env has
+ * `NODE_ENV=test`: `TUGCODE_RUN_FAULT=<point>:<step>` kills this process with SIGKILL when a worker reaches
+ * `<point>` for `<step>` (points: `after-integrate`, right after the fast-forward and before `complete`).
+ * Reads the env it is given, never `process.env`.
+ */
+export type FaultPoint = 'after-integrate';
+
+export function faultPoint(env: Record<string, string | undefined>, point: FaultPoint, step: string): void {
+  if (env.NODE_ENV !== 'test' || env.TUGCODE_RUN_FAULT !== `${point}:${step}`) return;
+  process.kill(process.pid, 'SIGKILL');
+}
