@@ -18,13 +18,33 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-// commander is bundled because every command needs it; execa because it is an ES module only, which the
-// bundle could not `require` on Node 20 before 20.19 (it stays lazy: only the modules that import it load it).
+// commander is bundled because every command needs it. execa is an ES module only, which the bundle could
+// not `require` on Node 20 before 20.19: it is bundled on its own into dist/bundle/vendor-execa.cjs, which
+// the CLI bundle requires only when a command runs a child process (the driver, the MCP server), so the
+// hot commands do not load (or even read) its ~300 KB.
 const BUNDLED = new Set(['commander', 'execa']);
 const external = Object.keys(pkg.dependencies ?? {}).filter((d) => !BUNDLED.has(d));
 const outdir = join(root, 'dist', 'bundle');
 const cliBundle = join(outdir, 'tugcode.cjs');
 rmSync(outdir, { recursive: true, force: true });
+await build({
+  entryPoints: { 'vendor-execa': 'execa' },
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  outdir,
+  outExtension: { '.js': '.cjs' },
+  logLevel: 'warning',
+  absWorkingDir: root,
+});
+/** `import('execa')` in the sources → `require('./vendor-execa.cjs')` beside the bundle. */
+const vendorExeca = {
+  name: 'vendor-execa',
+  setup(b) {
+    b.onResolve({ filter: /^execa$/ }, () => ({ path: './vendor-execa.cjs', external: true }));
+  },
+};
 const cli = await build({
   entryPoints: { tugcode: join(root, 'dist', 'cli', 'main.js') },
   bundle: true,
@@ -34,6 +54,7 @@ const cli = await build({
   outdir,
   outExtension: { '.js': '.cjs' },
   external,
+  plugins: [vendorExeca],
   logLevel: 'warning',
   write: false,
   supported: { 'dynamic-import': false },
