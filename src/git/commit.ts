@@ -92,11 +92,11 @@ function pathsOf(entries: StatusEntry[]): string[] {
  * `git add -A -- . ':(exclude)<p>'` when <p> exists and is ignored — `.tug/` after any kernel call,
  * `state.db` in the main checkout — so the exclusions never reach `git add` itself.
  */
-async function stageAllButRuntime(g: GitRunner, W: string): Promise<void> {
+async function stageAllButRuntime(g: GitRunner, W: string, known?: StatusEntry[], also: string[] = []): Promise<void> {
   // Only paths whose work tree differs from the index: an entry staged already (`D `, `R `) may name a
   // path that is in neither, which git add would refuse as a pathspec matching nothing.
-  const pending = (await statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME })).filter((e) => e.xy[1] !== ' ');
-  const paths = pathsOf(pending);
+  const entries = known ?? (await statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME }));
+  const paths = [...new Set([...pathsOf(entries.filter((e) => e.xy[1] !== ' ')), ...also])].sort();
   // An empty pathspec list would mean "everything" to git add.
   if (paths.length === 0) return;
   await g.run(['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], W, {
@@ -176,7 +176,8 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
       summary: input.summary ?? input.message.replace(/\r\n/g, '\n').split('\n')[0]!,
       filesChanged: pathsOf(changes).filter((p) => p !== logRel),
     });
-    await stageAllButRuntime(g, W);
+    // The status read above plus the log entry just written: no second status.
+    await stageAllButRuntime(g, W, changes, [logRel]);
     staged = (await g.run(['diff', '--cached', '--name-only', '-z'], W)).split('\0').filter(Boolean).sort();
     const args = ['commit', '--quiet', '--cleanup=verbatim', '-F', '-'];
     if (input.allowEmpty) args.push('--allow-empty');

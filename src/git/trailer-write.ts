@@ -55,7 +55,8 @@ export async function withTugTrailers(
 ): Promise<string> {
   trailers.forEach(checkValue);
   let msg = normalizeMessage(message);
-  let existing = (await parseTrailers(g, msg, cwd)).filter(([k]) => /^tug-/i.test(k));
+  // No "tug-" anywhere: no Tug-* trailer to remove, and no git call to find out.
+  let existing = /tug-/i.test(msg) ? (await parseTrailers(g, msg, cwd)).filter(([k]) => /^tug-/i.test(k)) : [];
   for (let guard = existing.length + 1; existing.length > 0 && guard > 0; guard--) {
     const key = existing[0]![0];
     msg = await g.run(
