@@ -46,6 +46,8 @@ export interface RunCtx {
   fatal: unknown;
   /** Fires when a step completed or an attempt ended: waiting workers claim again at once. */
   changed: EventTarget;
+  /** Checked before each claim: the plan on the base branch keeps its structure. */
+  drift: { check(): Promise<void> };
 }
 
 /** Wait up to `ms` for a change of the plan's state (or the run's stop). */

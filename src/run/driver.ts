@@ -107,6 +107,7 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
     commits: [],
     fatal: null,
     changed: new EventTarget(),
+    drift: { check: async () => undefined },
   };
   let results: { worker: string; busy_ms: number }[] = [];
   try {
@@ -115,6 +116,7 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
     // A killed run's claims kept its committed-but-not-completed steps out of the start-up reconcile (a
     // live lease is skipped): once adoption released them, reconcile again.
     if (await adoptLeftovers(rc, tip)) await reconcileFromIntegration(rc);
+    rc.drift = await (await import('./drift.js')).watchDrift(rc);
     const names = Array.from({ length: workers }, (_, i) => `w${i + 1}`);
     const before = await rc.store.run(stateCallIn(rc, flow.repo.mainRoot), 'ready', { plan: prep.planPath });
     hooks.onStart?.({

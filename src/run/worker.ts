@@ -70,6 +70,7 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
   let backoff = 100;
   const sc = stateCallIn(rc, tree.path);
   while (!rc.stop.signal.aborted) {
+    await rc.drift.check(); // PlanDrift is fatal: the run stops claiming
     const r = await rc.store.run(sc, 'claim', {
       plan: rc.prep.planPath,
       worktree: tree.path,

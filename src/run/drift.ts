@@ -1,0 +1,39 @@
+/**
+ * The plan on the base branch during a run (06-run.md §1 item 4.1): before each claim the run compares
+ * the plan committed on the base branch with the structure it started from. Prose edits are fine; a
+ * changed structure stops the run with PlanDrift (`tugcode state init --force <plan>`, then run again).
+ */
+import { TugError } from '../contract/errors.js';
+import type { RunCtx } from './context.js';
+
+export interface DriftWatch {
+  /** Throws PlanDrift when the base branch's plan has another structure than at the start. */
+  check(): Promise<void>;
+}
+
+export async function watchDrift(rc: RunCtx): Promise<DriftWatch> {
+  const { structureHash } = await import('../plan/structure.js');
+  const spec = `refs/heads/${rc.prep.base}:${rc.prep.planPath}`;
+  const blobOf = async () =>
+    (await rc.g.tryRun(['rev-parse', '--verify', '--quiet', spec], rc.flow.repo.mainRoot)).stdout.trim();
+  let known = await blobOf();
+  const structure = structureHash(rc.prep.plan);
+  return {
+    async check() {
+      const now = await blobOf();
+      if (now === known) return;
+      const { showBlob } = await import('../git/refs.js');
+      const { parsePlan } = await import('../plan/parse.js');
+      const bytes = await showBlob(rc.g, rc.flow.repo.mainRoot, `refs/heads/${rc.prep.base}`, rc.prep.planPath);
+      const changed = !bytes || structureHash(parsePlan(bytes)) !== structure;
+      if (!changed) {
+        known = now; // a prose edit: nothing to do
+        return;
+      }
+      throw new TugError('PlanDrift', {
+        plan_path: rc.prep.planPath,
+        summary: `the plan on ${rc.prep.base} changed its structure during the run`,
+      });
+    },
+  };
+}
