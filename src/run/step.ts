@@ -109,7 +109,7 @@ export async function executeStep(
       phase('implementer');
       const { runStepImplementer, coderReport } = await import('./agents.js');
       const { stepBrief } = await import('./brief.js');
-      const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: plan, attempt });
+      const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: plan, attempt, ...(await briefState(rc, W, u)) });
       const out = await runStepImplementer(rc.opts, {
         cwd: W,
         baseEnv: rc.ops.env,
@@ -181,6 +181,29 @@ export async function executeStep(
     }
   }
   return units;
+}
+
+/** Item statuses of the unit's subtree and the step's earlier failed attempts, for the brief (06-run.md §2). */
+async function briefState(rc: RunCtx, W: string, u: PlanStep) {
+  const sc = stateCallIn(rc, W);
+  const { itemKey } = await import('./brief.js');
+  const show = await rc.store.run(sc, 'show', { plan: rc.prep.planPath, items: 'all', step: u.anchor });
+  const statuses = new Map<string, 'open' | 'in_progress' | 'completed' | 'deferred'>();
+  for (const s of show.plans[0]?.steps ?? [])
+    for (const i of s.items) statuses.set(itemKey(s.anchor, i.kind, i.ordinal), i.status as 'open');
+  const top = u.parent_anchor ? topOf(rc.prep.plan.steps, u) : u.anchor;
+  const log = await rc.store.run(sc, 'log', { plan: rc.prep.planPath, step: top, limit: 1000 });
+  const previous_failures = log.events
+    .filter((e) => e.details.failed_attempt === true && typeof e.details.reason === 'string')
+    .map((e) => ({ attempt: e.attempt ?? 0, reason: e.details.reason as string }));
+  return { statuses, previous_failures };
+}
+
+function topOf(steps: PlanStep[], u: PlanStep): string {
+  let s = u;
+  for (let p = steps.find((x) => x.anchor === s.parent_anchor); p; p = steps.find((x) => x.anchor === s.parent_anchor))
+    s = p;
+  return s.anchor;
 }
 
 async function runCheckpoints(

@@ -122,3 +122,27 @@ if (step === 'step-2' || step === 'step-3') {
     ]);
   });
 });
+
+describe('the step brief of a retry', () => {
+  it('carries the earlier failed attempts and the items as state.db has them', () => {
+    const root = runRepo(planText([step(1, 'One')]));
+    const impl = nodeImplementer(`
+const brief = JSON.parse(readFileSync(process.env.TUG_STEP_JSON, 'utf8'));
+writeFileSync(join(dir, 'brief-' + attempt + '.json'), JSON.stringify(brief));
+if (attempt === 1) { console.error('first try fails'); process.exit(1); }
+writeFileSync(join(wt, step + '.txt'), step);
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(r.code, r.stderr).toBe(0);
+    const first = JSON.parse(readFileSync(join(impl.dir, 'brief-1.json'), 'utf8'));
+    const second = JSON.parse(readFileSync(join(impl.dir, 'brief-2.json'), 'utf8'));
+    expect(first.previous_failures).toEqual([]);
+    expect(second.previous_failures).toEqual([
+      {
+        attempt: 1,
+        reason: expect.stringMatching(/^ImplementerFailed: step-1: the implementer exited 1: first try fails/),
+      },
+    ]);
+    expect(second.items).toEqual([{ kind: 'task', ordinal: 0, text: 'write one', status: 'open' }]);
+  });
+});
