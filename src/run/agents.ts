@@ -201,6 +201,7 @@ export async function runAgent(agent: AgentName, o: Omit<ImplementerOptions, 'ar
     timeoutMs: o.timeoutMs,
     logPath: o.logPath,
     ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.onSpawn ? { onSpawn: o.onSpawn } : {}),
   });
   if (agent === 'codex') {
     const text = await readFile(lastMessage, 'utf8').catch(() => null);

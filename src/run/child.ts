@@ -35,6 +35,8 @@ export interface ChildOptions {
   signal?: AbortSignal;
   /** Delay between SIGTERM and SIGKILL of the group (default 2 s). */
   graceMs?: number;
+  /** Told the child's pid (= its process group id) once it runs: the driver records it for a crash. */
+  onSpawn?: (pid: number) => void;
 }
 
 /** Sends sig to the process group pid leads (to pid alone when the group is gone); false when none exists. */
@@ -125,6 +127,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     } satisfies Options;
     const child = execa(o.argv[0]!, o.argv.slice(1), options);
     const pid = child.pid;
+    if (pid !== undefined) o.onSpawn?.(pid);
 
     /** What ended the child early (the first cause wins). */
     let killedBy: 'timeout' | 'abort' | null = null;

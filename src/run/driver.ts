@@ -11,6 +11,7 @@ import type { RunCtx, EventInput } from './context.js';
 import { stateCallIn } from './context.js';
 import { ensureIntegrationBranch, initState, preflight, type Prepared } from './preflight.js';
 import type { RunEvent, RunSummary } from './types.js';
+import { endOrphan, pgidFile } from './orphans.js';
 import { leftoverTrees, resetTree } from './worktrees.js';
 
 export interface RunInput {
@@ -167,6 +168,8 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
 async function adoptLeftovers(rc: RunCtx, tip: string): Promise<boolean> {
   let released = false;
   for (const t of await leftoverTrees(rc.g, rc.flow.repo, rc.prep.slug)) {
+    // An implementer a killed run left behind must not write into the tree we are about to reuse.
+    endOrphan(pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, t.worker), t.path);
     const sc = stateCallIn(rc, t.path);
     for (const h of await rc.store.run(sc, 'claimsHeldBy', { worktree: t.path })) {
       if (h.plan_path !== rc.prep.planPath) continue;

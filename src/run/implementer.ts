@@ -34,6 +34,8 @@ export interface ImplementerOptions {
   /** stdout+stderr are appended here (`.tugtool/logs/<slug>/<step>-attempt<N>.log`). */
   logPath: string;
   signal?: AbortSignal;
+  /** Told the implementer's process group id once it runs. */
+  onSpawn?: (pid: number) => void;
 }
 
 /**
@@ -85,5 +87,6 @@ export async function runImplementer(o: ImplementerOptions): Promise<ChildOutcom
     timeoutMs: o.timeoutMs,
     logPath: o.logPath,
     ...(o.signal ? { signal: o.signal } : {}),
+    ...(o.onSpawn ? { onSpawn: o.onSpawn } : {}),
   });
 }

@@ -109,6 +109,8 @@ export async function executeStep(
       phase('implementer');
       const { runStepImplementer, coderReport } = await import('./agents.js');
       const { stepBrief } = await import('./brief.js');
+      const { forgetGroup, pgidFile, recordGroup } = await import('./orphans.js');
+      const groupFile = pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
       const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: plan, attempt, ...(await briefState(rc, W, u)) });
       const out = await runStepImplementer(rc.opts, {
         cwd: W,
@@ -123,7 +125,8 @@ export async function executeStep(
         timeoutMs: left(),
         logPath: logPathOf(rc, u.anchor, attempt),
         signal: beat.signal,
-      });
+        onSpawn: (pid) => recordGroup(groupFile, pid, W),
+      }).finally(() => forgetGroup(groupFile));
       if (out.aborted || beat.signal.aborted) throw new Aborted();
       if (out.timed_out)
         throw new StepFailure('StepTimeout', `${u.anchor}: the implementer ran past the step timeout`, out);

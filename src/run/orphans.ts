@@ -1,0 +1,50 @@
+/**
+ * Implementers orphaned by a killed run (06-run.md §1 item 3). An implementer leads its own process group,
+ * so a SIGKILL of the driver leaves it running, and it could go on writing into a worktree the next run
+ * adopts. While it runs, the worker records its group in `.tugtool/logs/<slug>/<worker>.pgid`; adopting
+ * that worker's worktree ends the group — only when the process still runs in that worktree (a reused pid
+ * is left alone).
+ */
+import { readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export function pgidFile(mainRoot: string, slug: string, worker: string): string {
+  return join(mainRoot, '.tugtool', 'logs', slug, `${worker}.pgid`);
+}
+
+export function recordGroup(file: string, pid: number, worktree: string): void {
+  writeFileSync(file, JSON.stringify({ pid, worktree }) + '\n');
+}
+
+export function forgetGroup(file: string): void {
+  rmSync(file, { force: true });
+}
+
+/** The working directory of a live process (Linux /proc), else null. */
+function cwdOf(pid: number): string | null {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    return null;
+  }
+}
+
+/** End the group recorded in `file` when its leader still runs in `worktree`; returns whether it did. */
+export function endOrphan(file: string, worktree: string): boolean {
+  let rec: { pid: number; worktree: string };
+  try {
+    rec = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; worktree: string };
+  } catch {
+    return false;
+  }
+  forgetGroup(file);
+  if (!Number.isInteger(rec.pid) || rec.pid <= 1 || rec.worktree !== worktree) return false;
+  const cwd = cwdOf(rec.pid);
+  if (cwd === null || !(cwd === worktree || cwd.startsWith(worktree + '/'))) return false;
+  try {
+    process.kill(-rec.pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false;
+  }
+}
