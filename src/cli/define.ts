@@ -128,14 +128,21 @@ async function collectRaw(table: InputTable, args: unknown[], opts: Record<strin
  */
 function withFlagNames(e: unknown, table: InputTable): unknown {
   if (!(e instanceof TugError) || e.code !== 'InvalidArgument') return e;
-  const arg = e.details.argument;
-  if (typeof arg !== 'string' || arg.startsWith('-')) return e;
-  const f = table.fields[arg];
-  if (!f) return e;
-  const label = f.arg !== undefined ? arg : flagOf(arg, f);
-  const reason =
-    typeof e.details.reason === 'string' ? e.details.reason.replace(new RegExp(`^${arg}\\b`), label) : e.details.reason;
-  return new TugError('InvalidArgument', { ...e.details, reason, argument: label }, { hint: e.hint });
+  const { argument, fields, ...rest } = e.details as { argument?: unknown; fields?: unknown } & Record<string, unknown>;
+  const named = [...(Array.isArray(fields) ? fields : []), ...(typeof argument === 'string' ? [argument] : [])];
+  const flagOfField = (n: string): string | null => {
+    const f = table.fields[n];
+    return f ? (f.arg !== undefined ? n : flagOf(n, f)) : null;
+  };
+  if (!named.some((n) => typeof n === 'string' && flagOfField(n))) return e;
+  let reason = typeof rest.reason === 'string' ? rest.reason : undefined;
+  for (const n of named) {
+    const flag = typeof n === 'string' ? flagOfField(n) : null;
+    if (flag && reason !== undefined) reason = reason.replace(new RegExp(`(^|[^\\w-])${n}\\b`), `$1${flag}`);
+  }
+  const details: Record<string, unknown> = { ...rest, ...(reason !== undefined ? { reason } : {}) };
+  if (typeof argument === 'string') details.argument = flagOfField(argument) ?? argument;
+  return new TugError('InvalidArgument', details, { hint: e.hint });
 }
 
 export class CliApp {

@@ -10,8 +10,8 @@ export async function stateShow(ctx: OpsContext, input: { plan?: string; items?:
   const items = input.items ?? 'active';
   if (items !== 'active' && items !== 'all' && items !== 'none') {
     throw new TugError('InvalidArgument', {
-      reason: `--items must be active, all or none, got ${JSON.stringify(items)}`,
-      argument: '--items',
+      reason: `items must be active, all or none, got ${JSON.stringify(items)}`,
+      argument: 'items',
     });
   }
   const { store, sc } = await stateOf(ctx, call);
@@ -34,8 +34,8 @@ export async function stateLog(
     const ms = parseInstant(input.since);
     if (ms === null)
       throw new TugError('InvalidArgument', {
-        reason: `--since must be an ISO 8601 instant, got ${JSON.stringify(input.since)}`,
-        argument: '--since',
+        reason: `since must be an ISO 8601 instant, got ${JSON.stringify(input.since)}`,
+        argument: 'since',
       });
     since = formatTimestamp(ms);
   }
@@ -52,8 +52,8 @@ export async function stateGraph(ctx: OpsContext, input: { plan: string; format?
   const format = input.format ?? 'mermaid';
   if (format !== 'mermaid' && format !== 'dot')
     throw new TugError('InvalidArgument', {
-      reason: `--format must be mermaid or dot, got ${JSON.stringify(format)}`,
-      argument: '--format',
+      reason: `format must be mermaid or dot, got ${JSON.stringify(format)}`,
+      argument: 'format',
     });
   const { store, sc } = await stateOf(ctx, call);
   return store.run(sc, 'graph', { plan: input.plan, format });

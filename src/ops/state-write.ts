@@ -23,7 +23,10 @@ export async function stateInit(
   call: Call,
 ) {
   if (input.release_claims && !input.force)
-    throw new TugError('InvalidArgument', { reason: '--release-claims requires --force' });
+    throw new TugError('InvalidArgument', {
+      reason: 'release_claims requires force',
+      fields: ['release_claims', 'force'],
+    });
   const { store, sc } = await stateOf(ctx, call);
   return store.run(sc, 'init', {
     plan: input.plan,
@@ -102,7 +105,9 @@ export async function stateUpdate(ctx: OpsContext, input: UpdateArgs, call: Call
   }
   const items = input.items ?? [];
   if (input.batch && bulk.length > 0)
-    throw new TugError('InvalidArgument', { reason: '--batch cannot be combined with per-item or --all* flags' });
+    throw new TugError('InvalidArgument', {
+      reason: 'a batch of items cannot be combined with all_tasks, all_tests, all_checkpoints or all',
+    });
   const { store, sc, repo } = await stateOf(ctx, call);
   return store.run(sc, 'update', {
     plan: input.plan,
@@ -139,8 +144,8 @@ export async function stateComplete(
     const full = rev.startsWith('-') ? null : await (await gitFacts(ctx)).resolveCommit(worktree, rev);
     if (!full)
       throw new TugError('InvalidArgument', {
-        reason: `--commit ${JSON.stringify(rev)} does not name a commit in ${worktree}`,
-        argument: '--commit',
+        reason: `commit ${JSON.stringify(rev)} does not name a commit in ${worktree}`,
+        argument: 'commit',
       });
     commit = full;
   }
@@ -187,11 +192,11 @@ export async function stateReconcile(
   }
   for (const r of refs) {
     if (r.startsWith('-'))
-      throw new TugError('InvalidArgument', { reason: `--ref ${JSON.stringify(r)} is not a ref`, argument: '--ref' });
+      throw new TugError('InvalidArgument', { reason: `ref ${JSON.stringify(r)} is not a ref`, argument: 'ref' });
     if (!(await git.resolveCommit(repo.worktreeRoot, r)))
       throw new TugError('InvalidArgument', {
-        reason: `--ref ${JSON.stringify(r)} does not name a commit`,
-        argument: '--ref',
+        reason: `ref ${JSON.stringify(r)} does not name a commit`,
+        argument: 'ref',
       });
   }
   const { commits, scanned } = await git.trailerCommits(repo.worktreeRoot, [...new Set(refs)]);
