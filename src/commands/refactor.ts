@@ -59,7 +59,7 @@ export async function runRefactor(
 ): Promise<{ stdout: string; stderr: string; exitCode: number }> {
   // Plan integration (05-kernel.md §7.3–§7.4): tugcode's own subcommands on top of the kernel's table.
   if (argv[0] === 'run-step' || argv[0] === 'skip') {
-    const { runRefactorStepCommand } = await import('../refactor/cli.js');
+    const { runRefactorStepCommand } = await import('./refactor-step.js');
     return runRefactorStepCommand(argv, cwd, env, kernelEnv(env));
   }
   const { runKernelCli } = await import('../kernel/cli/tug.js');

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { registerAll } from '../../src/cli/commands/index.js';
 import { CliApp } from '../../src/cli/define.js';
-import { RUN_STEP_HELP } from '../../src/refactor/cli.js';
+import { RUN_STEP_HELP } from '../../src/commands/refactor-step.js';
 import { CLI, ROOT } from '../helpers/cli.js';
 
 export interface CmdNode {

@@ -5,12 +5,11 @@
  */
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { clockFromEnv } from '../clock.js';
-import { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
 import type { VerifyMode } from '../kernel/types.js';
-import { errorObjectOf } from './run-step.js';
-import { runStepEnvelope, type RunStepResult } from './result.js';
+import { errorObjectOf } from '../refactor/run-step.js';
+import { runStepEnvelope, type RunStepResult } from '../refactor/result.js';
+import type { StateContext } from '../state/context.js';
 import type { SkipResult } from '../state/refactors.js';
 
 export interface CliOutput {
@@ -85,7 +84,10 @@ function intArg(name: string, v: string | undefined): number | undefined {
 
 const VERIFY: readonly string[] = ['none', 'syntax', 'tests', 'typecheck'];
 
-/** Repo, canonical worktree, config and an open state context for W (05-kernel.md §7.3 setup 1). */
+/**
+ * The process context for W (05-kernel.md §7.3 setup 1): the one repo resolver, config and state store of
+ * src/ops, and a state call in W's canonical root.
+ */
 async function open(command: string, worktreeArg: string, cwd: string, env: NodeJS.ProcessEnv) {
   const abs = resolve(cwd, worktreeArg);
   try {
@@ -93,25 +95,22 @@ async function open(command: string, worktreeArg: string, cwd: string, env: Node
   } catch {
     throw new TugError('WorktreeNotFound', { worktree: abs, reason: 'no such directory' });
   }
-  const { resolveRepo, resolveWorktreeArg } = await import('../git/repo.js');
-  const { loadConfig } = await import('../config/config.js');
-  const { openStateContext } = await import('../state/context.js');
-  const repo = resolveRepo(abs, env);
-  const worktree = resolveWorktreeArg(repo, abs, cwd, env);
-  const warnings = new WarningSink();
-  const config = await loadConfig(repo.mainRoot, env, warnings);
-  const ctx = openStateContext({
-    repoRoot: repo.mainRoot,
-    workTree: worktree,
-    clock: clockFromEnv(env),
+  const { OpsContext, newCall } = await import('../ops/context.js');
+  const { worktreeOf } = await import('../ops/support.js');
+  const ops = new OpsContext({ cwd: abs, env });
+  const call = newCall(command);
+  const { repo, config } = await ops.load(call);
+  const worktree = await worktreeOf(ops, repo, abs);
+  const store = await ops.store(call);
+  const sc = { command, warnings: call.warnings, workTree: worktree, cwd };
+  return {
+    ops,
     config,
-    warnings,
-    command,
-    mode: 'write',
-    env,
-    cwd,
-  });
-  return { ctx, config, worktree };
+    worktree,
+    warnings: call.warnings,
+    /** Run `fn` with the state library's context in W (the refactor rows work on the embedded store). */
+    withState: <T>(fn: (ctx: StateContext) => Promise<T> | T) => store.withContext(sc, 'write', fn),
+  };
 }
 
 function errorOutput(e: unknown, text: boolean): CliOutput {
@@ -160,7 +159,7 @@ export async function runRefactorStepCommand(
   const rest = argv.slice(1);
   if (rest.includes('--help') || rest.includes('-h')) return { stdout: RUN_STEP_HELP, stderr: '', exitCode: 0 };
   const text = rest.includes('--text');
-  let ctx: Awaited<ReturnType<typeof open>>['ctx'] | null = null;
+  let opened: Awaited<ReturnType<typeof open>> | null = null;
   try {
     const a = parse(command, rest);
     const [plan, step] = a.pos as [string, string];
@@ -169,24 +168,25 @@ export async function runRefactorStepCommand(
       const verify = a.values.get('--verify');
       if (verify !== undefined && !VERIFY.includes(verify))
         throw bad(`--verify must be one of ${VERIFY.join(', ')}`, '--verify');
-      const o = await open('refactor run-step', a.values.get('--worktree')!, cwd, env);
-      ctx = o.ctx;
-      const { runStep } = await import('./run-step.js');
-      const r = await runStep(
-        o.ctx,
-        {
-          plan,
-          step,
-          worktree: o.worktree,
-          attempt,
-          retry_failed: a.bools.has('--retry-failed'),
-          verify: verify as VerifyMode | undefined,
-        },
-        {
-          heartbeat_seconds: o.config.run.heartbeat_seconds,
-          max_concurrent_sessions: o.config.kernel.max_concurrent_sessions,
-          kernel: { env: kernelEnv },
-        },
+      const o = (opened = await open('refactor run-step', a.values.get('--worktree')!, cwd, env));
+      const { runStep } = await import('../refactor/run-step.js');
+      const r = await o.withState((ctx) =>
+        runStep(
+          ctx,
+          {
+            plan,
+            step,
+            worktree: o.worktree,
+            attempt,
+            retry_failed: a.bools.has('--retry-failed'),
+            verify: verify as VerifyMode | undefined,
+          },
+          {
+            heartbeat_seconds: o.config.run.heartbeat_seconds,
+            max_concurrent_sessions: o.config.kernel.max_concurrent_sessions,
+            kernel: { env: kernelEnv },
+          },
+        ),
       );
       const stderr = r.error
         ? `tugcode: ${r.error.code}: ${r.error.message}`.replace(/[\r\n]+/g, ' ').slice(0, 500) + '\n'
@@ -201,15 +201,16 @@ export async function runRefactorStepCommand(
     if (ordinal === undefined) throw bad('refactor skip needs --ordinal N', '--ordinal');
     const reason = a.values.get('--reason');
     if (reason === undefined || reason.trim() === '') throw bad('refactor skip needs a non-empty --reason', '--reason');
-    const o = await open('refactor skip', a.values.get('--worktree')!, cwd, env);
-    ctx = o.ctx;
+    const o = (opened = await open('refactor skip', a.values.get('--worktree')!, cwd, env));
     const { skipRefactor } = await import('../state/refactors.js');
-    const r: SkipResult = await skipRefactor(o.ctx, { plan, step, worktree: o.worktree, attempt, ordinal, reason });
+    const r: SkipResult = await o.withState((ctx) =>
+      skipRefactor(ctx, { plan, step, worktree: o.worktree, attempt, ordinal, reason }),
+    );
     const envelope = {
       status: 'ok',
       schema_version: '1',
       ...r,
-      warnings: o.ctx.warnings.items.map((w) => ({ code: w.code, message: w.message })),
+      warnings: o.warnings.items.map((w) => ({ code: w.code, message: w.message })),
     };
     const line = r.already_skipped
       ? `refactor ${r.ordinal} of ${r.step_anchor} was already skipped\n`
@@ -218,6 +219,6 @@ export async function runRefactorStepCommand(
   } catch (e) {
     return errorOutput(e, text);
   } finally {
-    if (ctx?.store?.db.open) ctx.store.db.close();
+    await opened?.ops.close();
   }
 }
