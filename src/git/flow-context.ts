@@ -6,6 +6,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { WarningSink } from '../contract/envelope.js';
 import type { Repo } from './repo.js';
+import type { StateStore } from '../state/store.js';
 
 export interface FlowCtx {
   repo: Repo;
@@ -13,4 +14,6 @@ export interface FlowCtx {
   clock: Clock;
   warnings: WarningSink;
   env: NodeJS.ProcessEnv;
+  /** The process's state store (src/ops passes it): the flows' state calls share its connection. */
+  store?: StateStore | undefined;
 }

@@ -28,13 +28,9 @@ export interface StepState {
   lease_expires_at: string | null;
 }
 
-export interface HeldClaim {
-  plan_path: string;
-  step_anchor: string;
-  status: 'claimed' | 'in_progress';
-  lease_expires_at: string | null;
-  live: boolean;
-}
+/** The state library's own type: one HeldClaim for every caller. */
+import type { HeldClaim } from '../state/bridge.js';
+export type { HeldClaim };
 
 export interface PlanState {
   plan_path: string;
@@ -49,6 +45,11 @@ async function withState<T>(
   workTree: string,
   fn: (s: StateContext) => Promise<T> | T,
 ): Promise<T> {
+  // The process's store when the operations layer gave one (one connection per process); else its own.
+  // The flows pass repo-relative plan paths, resolved against `workTree`; the caller's directory (maybe a
+  // linked worktree holding its own copy of the plan) must not make them ambiguous.
+  if (ctx.store && mode !== 'create')
+    return ctx.store.withContext({ command, warnings: ctx.warnings, workTree, cwd: workTree }, mode, fn);
   const { openStateContext, closeStateContext } = await import('../state/context.js');
   const s = openStateContext({
     repoRoot: ctx.repo.mainRoot,
@@ -190,13 +191,7 @@ export async function planSteps(ctx: FlowCtx, planPath: string): Promise<StepSta
 export async function claimsHeldBy(ctx: FlowCtx, worktree: string): Promise<HeldClaim[]> {
   return withState(ctx, 'read', 'worktree list', ctx.repo.worktreeRoot, async (s) => {
     const lib = await import('../state/index.js');
-    return lib.claimsHeldBy(s, worktree).map((c) => ({
-      plan_path: c.plan_path,
-      step_anchor: c.step_anchor,
-      status: c.status as HeldClaim['status'],
-      lease_expires_at: c.lease_expires_at,
-      live: c.live,
-    }));
+    return lib.claimsHeldBy(s, worktree);
   });
 }
 

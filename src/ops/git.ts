@@ -7,7 +7,7 @@ import type { Call, OpsContext } from './context.js';
 
 async function flowOf(ctx: OpsContext, call: Call): Promise<FlowCtx> {
   const { repo, config } = await ctx.load(call);
-  return { repo, config, clock: ctx.clock, warnings: call.warnings, env: ctx.env };
+  return { repo, config, clock: ctx.clock, warnings: call.warnings, env: ctx.env, store: await ctx.store(call) };
 }
 
 export async function worktreeCreate(

@@ -40,7 +40,7 @@ export interface RunHooks {
 
 async function flowOf(ctx: OpsContext, call: Call): Promise<FlowCtx> {
   const { repo, config } = await ctx.load(call);
-  return { repo, config, clock: ctx.clock, warnings: call.warnings, env: ctx.env };
+  return { repo, config, clock: ctx.clock, warnings: call.warnings, env: ctx.env, store: await ctx.store(call) };
 }
 
 /** Check the plan and resolve what a run (or a dry run) needs, changing nothing. */
