@@ -46,6 +46,8 @@ export interface RunCtx {
   fatal: unknown;
   /** Fires when a step completed or an attempt ended: waiting workers claim again at once. */
   changed: EventTarget;
+  /** The integration tip when the workers started (where new worker worktrees branch from). */
+  startTip: string;
   /** Checked before each claim: the plan on the base branch keeps its structure. */
   drift: { check(): Promise<void> };
 }

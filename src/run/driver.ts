@@ -109,11 +109,13 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
     fatal: null,
     changed: new EventTarget(),
     drift: { check: async () => undefined },
+    startTip: '',
   };
   let results: { worker: string; busy_ms: number }[] = [];
   try {
     await initState(flow, g, prep);
     const tip = await ensureIntegrationBranch(flow, g, prep);
+    rc.startTip = tip;
     // A killed run's claims kept its committed-but-not-completed steps out of the start-up reconcile (a
     // live lease is skipped): once adoption released them, reconcile again.
     if (await adoptLeftovers(rc, tip)) await reconcileFromIntegration(rc);

@@ -63,7 +63,7 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
   const worker = `w${k}`;
   let busy = 0;
   const made = await oneAtATime(rc, async () =>
-    workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, await integrationTip(rc)),
+    workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, rc.startTip),
   );
   const tree = made.tree;
   let fresh = made.created;

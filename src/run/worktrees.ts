@@ -35,9 +35,10 @@ export async function workerTree(
   const path = worktreeDir(repo.mainRoot, branch);
   const tree = { worker: `w${k}`, k, path, branch };
   const { gitWorktrees } = await import('../git/repo.js');
-  const registered = (await gitWorktrees(g, repo)).some((w) => w.path === path && !w.prunable);
-  if (registered && existsSync(path)) return { tree, created: false };
-  await g.tryRun(['worktree', 'prune'], repo.mainRoot);
+  const known = (await gitWorktrees(g, repo)).find((w) => w.path === path);
+  if (known && !known.prunable && existsSync(path)) return { tree, created: false };
+  if (known) await g.tryRun(['worktree', 'prune'], repo.mainRoot); // registered, but its directory is gone
+  // Checked out: a claim reads the plan from the worker's tree.
   await g.run(['worktree', 'add', '--quiet', '--force', '--no-track', '-B', branch, path, tip], repo.mainRoot);
   await setBranchPlan(g, repo.mainRoot, branch, planPath, base);
   return { tree, created: true };
