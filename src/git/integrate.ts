@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { GitRunner } from './exec.js';
 import { setBranchPlan } from './branch-config.js';
-import { branchExists, branchTip, currentBranch, headCommit, isAncestor } from './refs.js';
+import { branchTip, currentBranch, headCommit, isAncestor } from './refs.js';
 import { gitWorktrees, type Repo } from './repo.js';
 
 export const INTEGRATION_LOCK = '.tugtool/integration.lock';
@@ -82,16 +82,16 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
         throw e;
       }
     }
-    if (!(await branchExists(g, repo.mainRoot, integ))) {
+    let tip = await branchTip(g, repo.mainRoot, integ);
+    if (tip === null) {
       if (!input.createFrom)
         throw new TugError('InvalidArgument', { reason: `integration branch ${integ} does not exist` });
       await g.run(['branch', '--no-track', integ, `refs/heads/${input.createFrom.base}`], repo.mainRoot);
       await setBranchPlan(g, repo.mainRoot, integ, input.createFrom.planPath, input.createFrom.base);
+      tip = (await branchTip(g, repo.mainRoot, integ))!;
     }
-    const tip = (await branchTip(g, repo.mainRoot, integ))!;
-    const before = (await headCommit(g, W))!;
     let rebased = false;
-    if (!(await isAncestor(g, W, tip, before))) {
+    if (!(await isAncestor(g, W, tip, 'HEAD'))) {
       const r = await g.tryRun(['rebase', '--quiet', '--no-autosquash', '--no-autostash', tip], W, {
         env: { GIT_EDITOR: 'true' },
       });
