@@ -62,8 +62,16 @@ function oneAtATime<T>(rc: RunCtx, fn: () => Promise<T>): Promise<T> {
 export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
   const worker = `w${k}`;
   let busy = 0;
-  const made = await oneAtATime(rc, async () =>
-    workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, rc.startTip),
+  // Worktrees are added in parallel (git allows it); only their branch-config writes take turns.
+  const made = await workerTree(
+    rc.g,
+    rc.flow.repo,
+    rc.prep.slug,
+    rc.prep.planPath,
+    rc.prep.base,
+    k,
+    rc.startTip,
+    (fn) => oneAtATime(rc, fn),
   );
   const tree = made.tree;
   let fresh = made.created;

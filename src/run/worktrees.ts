@@ -28,6 +28,8 @@ export async function workerTree(
   base: string,
   k: number,
   tip: string,
+  /** Runs the branch-config write: `git config` fails at once when another holds .git/config's lock. */
+  serializeConfig: <T>(fn: () => Promise<T>) => Promise<T>,
 ): Promise<{ tree: WorkerTree; created: boolean }> {
   const { workerBranch, worktreeDir } = await import('../git/naming.js');
   const { setBranchPlan } = await import('../git/branch-config.js');
@@ -40,7 +42,7 @@ export async function workerTree(
   if (known) await g.tryRun(['worktree', 'prune'], repo.mainRoot); // registered, but its directory is gone
   // Checked out: a claim reads the plan from the worker's tree.
   await g.run(['worktree', 'add', '--quiet', '--force', '--no-track', '-B', branch, path, tip], repo.mainRoot);
-  await setBranchPlan(g, repo.mainRoot, branch, planPath, base);
+  await serializeConfig(() => setBranchPlan(g, repo.mainRoot, branch, planPath, base));
   return { tree, created: true };
 }
 
