@@ -47,8 +47,8 @@ export function slugOfPlanPath(planPath: string): string | null {
   return m ? m[1]! : null;
 }
 
-/** Repo-relative paths of `.tugtool/tugplan-*.md` in the work tree, reserved names excluded, sorted. */
-export function listPlans(workTree: string): string[] {
+/** Plan-named entries of `.tugtool/` in the work tree that `keep` accepts, reserved names excluded, sorted. */
+function planEntries(workTree: string, keep: (e: import('node:fs').Dirent) => boolean): string[] {
   let entries: import('node:fs').Dirent[];
   try {
     entries = readdirSync(join(workTree, PLAN_DIR), { withFileTypes: true });
@@ -56,9 +56,14 @@ export function listPlans(workTree: string): string[] {
     return [];
   }
   return entries
-    .filter((e) => e.isFile() && PLAN_FILE_RE.test(e.name) && !RESERVED_PLAN_FILES.includes(e.name))
+    .filter((e) => keep(e) && PLAN_FILE_RE.test(e.name) && !RESERVED_PLAN_FILES.includes(e.name))
     .map((e) => `${PLAN_DIR}/${e.name}`)
     .sort();
+}
+
+/** Repo-relative paths of `.tugtool/tugplan-*.md` in the work tree, reserved names excluded, sorted. */
+export function listPlans(workTree: string): string[] {
+  return planEntries(workTree, (e) => e.isFile());
 }
 
 /**
@@ -67,16 +72,7 @@ export function listPlans(workTree: string): string[] {
  * symlink out of the repository does not).
  */
 export function listPlanLinks(workTree: string): string[] {
-  let entries: import('node:fs').Dirent[];
-  try {
-    entries = readdirSync(join(workTree, PLAN_DIR), { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return entries
-    .filter((e) => e.isSymbolicLink() && PLAN_FILE_RE.test(e.name) && !RESERVED_PLAN_FILES.includes(e.name))
-    .map((e) => `${PLAN_DIR}/${e.name}`)
-    .sort();
+  return planEntries(workTree, (e) => e.isSymbolicLink());
 }
 
 /** Resolves a plan argument; throws `InvalidArgument` or `PlanNotFound`. */

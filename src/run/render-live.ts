@@ -4,20 +4,11 @@
  * claims and completed steps are also printed as permanent lines above the block.
  */
 import { duration, eventLine, paint } from './render-text.js';
+import type { RenderOptions } from './render.js';
 import type { RunEvent, WorkerName } from './types.js';
 
-export interface LiveOptions {
-  write: (s: string) => void;
-  color: boolean;
-  /** Milliseconds; injected so frames are deterministic in tests. */
-  now: () => number;
-  steps_total: number;
-  steps_done: number;
-  workers: WorkerName[];
-  plan_path: string;
-  /** Terminal width: frame lines are clipped to it so a wrapped line cannot break the redraw. */
-  columns?: number;
-}
+/** The live view takes the renderer's options (src/run/render.ts). */
+export type LiveOptions = RenderOptions;
 
 type WorkerState =
   | { kind: 'idle'; since: number }
