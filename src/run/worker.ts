@@ -62,16 +62,10 @@ function oneAtATime<T>(rc: RunCtx, fn: () => Promise<T>): Promise<T> {
 export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
   const worker = `w${k}`;
   let busy = 0;
-  // Worktrees are added in parallel (git allows it); only their branch-config writes take turns.
-  const made = await workerTree(
-    rc.g,
-    rc.flow.repo,
-    rc.prep.slug,
-    rc.prep.planPath,
-    rc.prep.base,
-    k,
-    rc.startTip,
-    (fn) => oneAtATime(rc, fn),
+  // One at a time: a `git worktree add` reads the other worktrees' admin directories, and a half-made one
+  // fails it ("failed to read .git/worktrees/<w>/commondir"); the branch-config writes lock .git/config.
+  const made = await oneAtATime(rc, () =>
+    workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, rc.startTip, (fn) => fn()),
   );
   const tree = made.tree;
   let fresh = made.created;
