@@ -14,6 +14,8 @@ import { gitWorktrees, type Repo } from './repo.js';
 
 export const INTEGRATION_LOCK = '.tugtool/integration.lock';
 
+const OWNERSHIP = new Set(['NotOwner', 'LeaseExpired', 'AttemptMismatch', 'InvalidTransition', 'StepNotFound']);
+
 /**
  * Run `fn` holding `<main root>/.tugtool/integration.lock` (proper-lockfile, stale detection). The lock
  * is shared with `tugcode run`. Waiting longer than `timeoutMs` is `Busy`.
@@ -78,7 +80,9 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
       try {
         await input.heartbeat();
       } catch (e) {
-        if (e instanceof TugError) return { integrated: false as const, reason: 'ownership' as const, error: e };
+        // The claim is gone (taken over, fenced): not ours to integrate. Anything else (Busy) is an error.
+        if (e instanceof TugError && OWNERSHIP.has(e.code))
+          return { integrated: false as const, reason: 'ownership' as const, error: e };
         throw e;
       }
     }

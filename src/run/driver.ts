@@ -81,6 +81,30 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   const workers = input.workers ?? config.run.workers;
   const { acquireRunLock } = await import('./lock.js');
   const lock = await acquireRunLock(flow.repo.mainRoot, prep.slug, prep.planPath, ctx.clock.now());
+  // Whatever fails after this point, the run lock is released (a failed start must not block the next run).
+  try {
+    return await runLocked(ctx, input, call, hooks, { t0, flow, prep, g, config, impl, workers });
+  } finally {
+    await lock.release();
+  }
+}
+
+async function runLocked(
+  ctx: OpsContext,
+  input: RunInput,
+  call: Call,
+  hooks: RunHooks,
+  o: {
+    t0: number;
+    flow: FlowCtx;
+    prep: Prepared;
+    g: import('../git/exec.js').GitRunner;
+    config: FlowCtx['config'];
+    impl: Awaited<ReturnType<(typeof import('./agents.js'))['resolveImplementer']>>;
+    workers: number;
+  },
+): Promise<RunSummary> {
+  const { t0, flow, prep, g, config, impl, workers } = o;
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
@@ -149,18 +173,14 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
     hooks.signal?.removeEventListener('abort', onAbort);
     await releaseHeld(rc);
   }
-  try {
-    await reconcileFromIntegration(rc);
-    const summary = await summarize(rc, results, Date.now() - t0);
-    if (summary.status === 'ok' && !input.keep_worktrees) await removeWorkerTrees(rc);
-    if (summary.status === 'ok' && input.merge) {
-      const { mergePlan } = await import('../git/merge.js');
-      await mergePlan(flow, { plan: prep.planPath, into: prep.base, dryRun: false, force: false });
-    }
-    return summary;
-  } finally {
-    await lock.release();
+  await reconcileFromIntegration(rc);
+  const summary = await summarize(rc, results, Date.now() - t0);
+  if (summary.status === 'ok' && !input.keep_worktrees) await removeWorkerTrees(rc);
+  if (summary.status === 'ok' && input.merge) {
+    const { mergePlan } = await import('../git/merge.js');
+    await mergePlan(flow, { plan: prep.planPath, into: prep.base, dryRun: false, force: false });
   }
+  return summary;
 }
 
 /**

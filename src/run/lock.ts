@@ -37,7 +37,8 @@ export async function acquireRunLock(mainRoot: string, slug: string, planPath: s
   await mkdir(dir, { recursive: true });
   const target = join(dir, `run-${slug}`);
   const lockfilePath = join(dir, `run-${slug}.lock`);
-  const holderPath = join(dir, `run-${slug}.holder.json`);
+  // Named *.lock so the runtime ignore lines and exclude pathspecs cover it (04-git.md §2).
+  const holderPath = join(dir, `run-${slug}.holder.lock`);
   const me: Holder = { host: hostname(), pid: process.pid, started_at: now };
   const state = { compromised: false };
   const options = {

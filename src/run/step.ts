@@ -28,35 +28,35 @@ export class StepFailure extends Error {
 /** The claim was lost or the run is stopping: no commit, no fail. */
 export class Aborted extends Error {}
 
-/** The substeps of `top` in execution order, then `top` itself. */
+/**
+ * The substeps of `top` in execution order, then `top` itself (06-run.md §1 item 4.4): a topological order
+ * of the dependencies inside the subtree, where a parent also waits for its own substeps (its commit comes
+ * after theirs), ties broken by step_index.
+ */
 export function executionOrder(steps: PlanStep[], top: PlanStep): PlanStep[] {
-  const inTree = new Map<string, PlanStep>();
-  const collect = (anchor: string) => {
+  const inTree = new Map<string, PlanStep>([[top.anchor, top]]);
+  for (let grew = true; grew;) {
+    grew = false;
     for (const s of steps)
-      if (s.parent_anchor === anchor) {
+      if (s.parent_anchor && inTree.has(s.parent_anchor) && !inTree.has(s.anchor)) {
         inTree.set(s.anchor, s);
-        collect(s.anchor);
+        grew = true;
       }
-  };
-  collect(top.anchor);
+  }
+  const waitsFor = (s: PlanStep): string[] => [
+    ...s.depends_on.filter((d) => inTree.has(d)),
+    ...[...inTree.values()].filter((c) => c.parent_anchor === s.anchor).map((c) => c.anchor),
+  ];
   const done = new Set<string>();
   const out: PlanStep[] = [];
   const pending = [...inTree.values()].sort((a, b) => a.step_index - b.step_index);
   while (pending.length) {
-    const i = pending.findIndex((s) => s.depends_on.every((d) => !inTree.has(d) || done.has(d)));
+    const i = pending.findIndex((s) => waitsFor(s).every((d) => done.has(d)));
     const next = pending.splice(i < 0 ? 0 : i, 1)[0]!; // a cycle inside the subtree cannot pass validation
     done.add(next.anchor);
     out.push(next);
   }
-  // Deeper substeps before their parents (a parent's commit comes after its children's).
-  out.sort((a, b) => depth(steps, b) - depth(steps, a) || out.indexOf(a) - out.indexOf(b));
-  return [...out, top];
-}
-
-function depth(steps: PlanStep[], s: PlanStep): number {
-  let d = 0;
-  for (let p = s.parent_anchor; p; p = steps.find((x) => x.anchor === p)?.parent_anchor ?? null) d++;
-  return d;
+  return out;
 }
 
 export function logPathOf(rc: RunCtx, anchor: string, attempt: number, what = 'attempt'): string {

@@ -29,7 +29,7 @@ async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Prom
   const changed = await resetTree(rc.g, tree.path, await integrationTip(rc));
   if (!created && !changed) return;
   if (rc.opts.setupCommand.length === 0) {
-    linkDependencies(rc.flow.repo.mainRoot, tree.path);
+    linkDependencies(rc.flow.repo.mainRoot, rc.flow.repo.commonDir, tree.path);
     return;
   }
   const { runChild } = await import('./child.js');
@@ -41,6 +41,7 @@ async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Prom
     logPath: (await import('./step.js')).logPathOf(rc, tree.worker, 0, 'setup'),
     signal: rc.stop.signal,
   });
+  if (out.aborted) throw new Aborted();
   if (!out.ok)
     throw new TugError('InvalidArgument', { reason: `run.setup_command failed in ${tree.path}: ${out.last_line}` });
 }
@@ -125,11 +126,14 @@ async function runClaimed(
   const sc = stateCallIn(rc, W);
   const plan = rc.prep.planPath;
   const phase = (p: Phase) => rc.emit({ type: 'phase', worker, step_anchor: step.anchor, phase: p });
-  phase('reset');
-  await prepareTree(rc, tree, fresh);
-  await rc.store.run(sc, 'start', { plan, step: step.anchor, worktree: W, attempt });
+  // The heartbeat runs from the claim on: a slow setup must not let the lease lapse, and a claim lost
+  // during the reset, the setup or `start` is handled like any other lost claim.
   const beat = startHeartbeat(rc, W, step.anchor, attempt);
   try {
+    phase('reset');
+    await prepareTree(rc, tree, fresh);
+    if (beat.signal.aborted) throw new Aborted();
+    await rc.store.run(sc, 'start', { plan, step: step.anchor, worktree: W, attempt });
     const units = await executeStep(rc, tree, step, attempt, beat, phase);
     await checkPreconditions(rc, W, units, attempt);
     phase('integrate');
@@ -178,6 +182,8 @@ async function integrateStep(rc: RunCtx, W: string, beat: Beat): Promise<{ befor
   if (r.integrated) return { before, after: r.head };
   if (r.reason === 'ownership') throw new Aborted();
   const files = (r.error.details.files as string[] | undefined) ?? [];
+  if (files.length === 0)
+    throw new StepFailure('HookFailed', `rebase onto ${rc.prep.integration} failed without a conflict (a git hook?)`);
   throw new StepFailure(
     'IntegrationConflict',
     `rebase onto ${rc.prep.integration} conflicted in ${files.join(', ') || 'the tree'}`,
@@ -241,7 +247,14 @@ async function handleFailure(
     await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
     return true;
   }
-  if (e instanceof Aborted || rc.stop.signal.aborted) return false; // still held: the run releases it
+  if (rc.stop.signal.aborted) return false; // still held: the run releases it
+  if (e instanceof Aborted) {
+    // Not lost and not stopping (the heartbeat before integrating could not run): hand the claim back now,
+    // so its lease does not keep the step from every other worker.
+    await rc.store.run(sc, 'release', { plan, step: step.anchor, worktree: W, attempt }).catch(() => undefined);
+    await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
+    return true;
+  }
   if (!(e instanceof StepFailure)) {
     rc.fatal ??= e;
     rc.stop.abort();

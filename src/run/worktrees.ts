@@ -9,6 +9,7 @@ import { existsSync, lstatSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GitRunner } from '../git/exec.js';
 import type { Repo } from '../git/repo.js';
+import { ensureGitignoreLines } from '../util/gitignore.js';
 
 const LOCKFILES = ['package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'poetry.lock', 'uv.lock'];
 
@@ -72,8 +73,13 @@ export async function resetTree(g: GitRunner, path: string, tip: string): Promis
   return changed.stdout.trim() !== '';
 }
 
-/** Link the main checkout's `node_modules` and `.venv` into the worktree when it has none of its own. */
-export function linkDependencies(mainRoot: string, path: string): void {
+/**
+ * Link the main checkout's `node_modules` and `.venv` into the worktree when it has none of its own. The
+ * links are excluded in the shared `info/exclude` first: a `node_modules/` ignore line matches directories
+ * only, and a link is not one, so `git add -A` would otherwise commit an absolute symlink.
+ */
+export function linkDependencies(mainRoot: string, commonDir: string, path: string): void {
+  ensureGitignoreLines(join(commonDir, 'info', 'exclude'), ['/node_modules', '/.venv']);
   for (const name of ['node_modules', '.venv']) {
     const src = join(mainRoot, name);
     const dst = join(path, name);

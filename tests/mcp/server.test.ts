@@ -141,6 +141,13 @@ describe('tugcode mcp', () => {
     });
     expect(analyzed.isError, JSON.stringify(analyzed)).toBeFalsy();
     expect(analyzed.structuredContent.status).toBe('ok');
+    // The kernel's global flags cannot be smuggled in through `op` (a read-only tool stays read-only).
+    const smuggled: any = await client.callTool({
+      name: 'tug_analyze_impact',
+      arguments: { op: 'rename-symbol --symbol src/a.ts::oldName --to newName --session-dir /tmp/elsewhere' },
+    });
+    expect(smuggled.isError).toBe(true);
+    expect(textOf(smuggled).error.code).toBe('InvalidArgument');
     const applied: any = await client.callTool({
       name: 'tug_rename_symbol',
       arguments: { symbol: 'src/a.ts::oldName', to: 'newName', apply: true, verify: 'syntax' },

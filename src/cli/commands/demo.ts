@@ -33,7 +33,7 @@ export async function runDemo(
     const here: CliEnv = { ...cli, ctx };
     try {
       code = await runCommand({ plan: demo.slug, workers: input.workers ?? 3, implementer: demo.implementer }, here);
-      if (!cli.globals.json) out(await epilogue(here, demo.slug));
+      if (!cli.globals.json) out(await epilogue(here, demo.slug).catch(() => ''));
     } finally {
       await ctx.close();
     }

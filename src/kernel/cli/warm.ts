@@ -17,7 +17,11 @@ export interface WarmResult {
   exitCode: number;
 }
 
+/** Warm kernels kept at once (each holds backends: a TypeScript program, maybe language servers). */
+const MAX_WARM = 4;
+
 export class KernelHost {
+  /** In use order: the least recently used first. */
   private readonly kernels = new Map<string, Promise<Kernel>>();
 
   constructor(private readonly ce: CommandEnv) {}
@@ -43,16 +47,23 @@ export class KernelHost {
       const settings = await settingsFor(a, ws, this.ce, log);
       const key = JSON.stringify([ws, sessionDir, settings]);
       let opening = this.kernels.get(key);
-      if (!opening) {
+      if (opening)
+        this.kernels.delete(key); // re-inserted below: now the most recently used
+      else {
+        while (this.kernels.size >= MAX_WARM) {
+          const [oldest, k] = this.kernels.entries().next().value as [string, Promise<Kernel>];
+          this.kernels.delete(oldest);
+          void k.then((x) => x.close()).catch(() => undefined);
+        }
         // Per-operation lock: the warm kernel never holds the session between calls.
         opening = openKernel({
           ...kernelOptions(a, ws, a.command, settings, this.ce, log),
           holdLock: false,
           sessionDir,
         });
-        this.kernels.set(key, opening);
         opening.catch(() => this.kernels.delete(key));
       }
+      this.kernels.set(key, opening);
       const kernel = await opening;
       let r: Record<string, unknown>;
       if (a.command === 'analyze-impact') r = { ...(await kernel.analyzeImpact(a.op!)) };
