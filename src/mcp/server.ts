@@ -125,9 +125,23 @@ export async function createMcpServer(o: McpOptions) {
     .string()
     .max(4096)
     .describe('an operation as in a **Refactors:** row, e.g. `rename-symbol --symbol src/a.ts::old --to new`');
+  // Only the operation and its own flags: the kernel's global flags (--workspace, --session-dir, --apply, …)
+  // are not the caller's to smuggle in through `op` (a read-only tool must stay read-only).
+  const OP_FLAGS = new Set(['--at', '--symbol', '--expect', '--to', '--allow-large', '--safety', '--file', '--mode']);
   const opArgv = (text: string): string[] => {
     const t = tokenizeShell(text);
     if (!t.ok) throw new TugError('InvalidArgument', { reason: `op: ${t.reason}`, argument: 'op' });
+    const [name, ...rest] = t.tokens;
+    if (name !== 'rename-symbol' && name !== 'organize-imports')
+      throw new TugError('InvalidArgument', {
+        reason: 'op must start with rename-symbol or organize-imports',
+        argument: 'op',
+      });
+    for (const tok of rest) {
+      const flag = tok.startsWith('--') ? tok.split('=')[0]! : null;
+      if (flag && !OP_FLAGS.has(flag))
+        throw new TugError('InvalidArgument', { reason: `op: ${flag} is not a flag of the operation`, argument: 'op' });
+    }
     return t.tokens;
   };
   kernelTool(
