@@ -248,9 +248,9 @@ async function handleFailure(
     return true;
   }
   if (rc.stop.signal.aborted) return false; // still held: the run releases it
-  if (e instanceof Aborted) {
-    // Not lost and not stopping (the heartbeat before integrating could not run): hand the claim back now,
-    // so its lease does not keep the step from every other worker.
+  if (e instanceof Aborted || (e instanceof TugError && e.code === 'Busy')) {
+    // Not lost and not stopping (state.db stayed locked; the heartbeat before integrating could not run):
+    // hand the claim back now, so its lease does not keep the step from every other worker.
     await rc.store.run(sc, 'release', { plan, step: step.anchor, worktree: W, attempt }).catch(() => undefined);
     await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
     return true;
