@@ -43,21 +43,23 @@ export function benchPlan(n = STEPS) {
   return out.join('\n');
 }
 
-/** The implementer: sleeps, writes `<step>.txt`, appends its own lifetime to `times` (outside the repo). */
+/**
+ * The implementer: sleeps, writes `<step>.txt`, appends its own lifetime to `times` (outside the repo). A
+ * shell script, not node: a node process costs ~55 ms of CPU to start, and with 4 of them starting at once on
+ * a 2-core machine the row would measure that contention instead of the driver.
+ */
 function implementer(dir) {
-  const script = join(dir, 'impl.mjs');
+  const script = join(dir, 'impl.sh');
   writeFileSync(
     script,
-    `import { appendFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-setTimeout(() => {
-  const step = process.env.TUG_STEP;
-  writeFileSync(join(process.env.TUG_WORKTREE, step + '.txt'), step + '\\n');
-  appendFileSync(process.env.BENCH_TIMES, JSON.stringify({ step, start: performance.timeOrigin, end: Date.now() }) + '\\n');
-}, ${SLEEP_MS});
+    `start=$(date +%s%3N)
+sleep ${SLEEP_MS / 1000}
+printf '%s\\n' "$TUG_STEP" > "$TUG_WORKTREE/$TUG_STEP.txt"
+end=$(date +%s%3N)
+printf '{"step":"%s","start":%s,"end":%s}\\n' "$TUG_STEP" "$start" "$end" >> "$BENCH_TIMES"
 `,
   );
-  return `${JSON.stringify(process.execPath)} ${JSON.stringify(script)}`;
+  return `sh ${JSON.stringify(script)}`;
 }
 
 /** A fresh repository: git init, `tugcode init`, the plan, one commit. */

@@ -5,7 +5,7 @@
  * integration or completion failures are reported (`state_update_failed`) with exit 0, and
  * `state reconcile` heals them later from the trailers.
  */
-import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fail, type ErrorEnvelope } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
@@ -37,6 +37,8 @@ export interface CommitInput {
   refactors?: string[] | undefined;
   /** Commit only (04-git.md §4 steps 1–4: log entry, trailers, commit): the driver integrates and completes. */
   commitOnly?: boolean | undefined;
+  /** The branch checked out in the worktree, when the caller knows it (the driver's worker branch). */
+  branch?: string | undefined;
 }
 
 export type StateFailureReason =
@@ -105,6 +107,23 @@ async function stageAllButRuntime(g: GitRunner, W: string, known?: StatusEntry[]
   });
 }
 
+/**
+ * The index file of the work tree at `W` without a git process: `<W>/.git/index` for a main checkout,
+ * `<gitdir>/index` for a linked worktree (its `.git` file names the gitdir). Null when unusual (then git
+ * is asked).
+ */
+function indexPathOf(W: string): string | null {
+  const dotGit = join(W, '.git');
+  try {
+    const st = statSync(dotGit);
+    if (st.isDirectory()) return join(dotGit, 'index');
+    const m = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+    return m ? join(resolve(W, m[1]!.trim()), 'index') : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The directories from `dir` up to (not including) `root` that do not exist yet, deepest first. */
 function missingDirs(root: string, dir: string): string[] {
   const out: string[] = [];
@@ -129,7 +148,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   const W = resolveWorktreeArg(repo, input.worktree ?? repo.worktreeRoot, repo.cwd, ctx.env);
   if (W === repo.mainRoot && !input.allowMain) throw new TugError('MainCheckoutRefused', { worktree: W });
   const step = requireAnchor(input.step);
-  const branch = await currentBranch(g, W);
+  const branch = input.branch ?? (await currentBranch(g, W));
   if (!branch) {
     throw new TugError(
       'InvalidArgument',
@@ -162,7 +181,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   const previousEntry = existsSync(logAbs) ? readFileSync(logAbs) : null;
   const newDirs = missingDirs(W, dirname(logAbs));
   // The index as it is, byte for byte, so a failing add or commit (a hook, say) can put it back.
-  const indexFile = resolve(W, (await g.run(['rev-parse', '--git-path', 'index'], W)).trim());
+  const indexFile = indexPathOf(W) ?? resolve(W, (await g.run(['rev-parse', '--git-path', 'index'], W)).trim());
   const previousIndex = existsSync(indexFile) ? readFileSync(indexFile) : null;
   let commitHash: string;
   let staged: string[];

@@ -36,7 +36,8 @@ export async function withIntegrationLock<T>(
       lockfilePath,
       stale: 15_000,
       update: 5_000,
-      retries: { retries: Math.max(1, Math.ceil(timeoutMs / 250)), factor: 1, minTimeout: 50, maxTimeout: 250 },
+      // Integrations are short (~15–50 ms): a waiter polls from 5 ms up, or it would idle behind every one.
+      retries: { retries: Math.max(1, Math.ceil(timeoutMs / 100) + 10), factor: 1.5, minTimeout: 5, maxTimeout: 100 },
       onCompromised: () => {
         /* a compromised lock is reported by the release below; never crash the process from a timer */
       },

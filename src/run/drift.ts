@@ -14,12 +14,18 @@ export interface DriftWatch {
 export async function watchDrift(rc: RunCtx): Promise<DriftWatch> {
   const { structureHash } = await import('../plan/structure.js');
   const spec = `refs/heads/${rc.prep.base}:${rc.prep.planPath}`;
+  const { refTip } = await import('./refs.js');
+  // The base tip from its ref file: the plan's blob is looked up only when the base moved.
+  let baseTip = await refTip(rc.g, rc.flow.repo.commonDir, rc.flow.repo.mainRoot, rc.prep.base);
   const blobOf = async () =>
     (await rc.g.tryRun(['rev-parse', '--verify', '--quiet', spec], rc.flow.repo.mainRoot)).stdout.trim();
   let known = await blobOf();
   const structure = structureHash(rc.prep.plan);
   return {
     async check() {
+      const tip = await refTip(rc.g, rc.flow.repo.commonDir, rc.flow.repo.mainRoot, rc.prep.base);
+      if (tip === baseTip) return;
+      baseTip = tip;
       const now = await blobOf();
       if (now === known) return;
       const { showBlob } = await import('../git/refs.js');

@@ -173,6 +173,7 @@ export async function executeStep(
         attempt,
         commitOnly: true,
         allowEmpty: true,
+        branch: tree.branch,
       });
     } catch (e) {
       if (e instanceof TugError && e.code === 'GitError')

@@ -20,8 +20,8 @@ export interface WorkerResult {
 }
 
 async function integrationTip(rc: RunCtx): Promise<string> {
-  const { branchTip } = await import('../git/refs.js');
-  return (await branchTip(rc.g, rc.flow.repo.mainRoot, rc.prep.integration))!;
+  const { refTip } = await import('./refs.js');
+  return (await refTip(rc.g, rc.flow.repo.commonDir, rc.flow.repo.mainRoot, rc.prep.integration))!;
 }
 
 /** Reset to the integration tip, then the setup when the tree is new or a lockfile changed. */
@@ -199,6 +199,23 @@ async function completeUnits(
   before: string,
   after: string,
 ): Promise<string | null> {
+  // One commit (a step without substeps): it is the new head, no log to read.
+  if (units.length === 1) {
+    const only = units[0]!;
+    const commit = only.commit_message?.trim() === 'N/A' ? undefined : after;
+    try {
+      await rc.store.run(stateCallIn(rc, W), 'complete', {
+        plan: rc.prep.planPath,
+        step: only.anchor,
+        worktree: W,
+        attempt,
+        commit,
+      });
+    } catch (e) {
+      if (!(e instanceof TugError)) throw e; // after the fast-forward a refusal is settled by reconcile
+    }
+    return commit ?? null;
+  }
   const out = await rc.g.run(
     ['log', '--format=%H %(trailers:key=Tug-Step,valueonly,separator=%x2C)', `${before}..${after}`],
     W,
