@@ -27,8 +27,8 @@ const external = Object.keys(pkg.dependencies ?? {}).filter((d) => !BUNDLED.has(
 const outdir = join(root, 'dist', 'bundle');
 const cliBundle = join(outdir, 'tugcode.cjs');
 rmSync(outdir, { recursive: true, force: true });
-await build({
-  entryPoints: { 'vendor-execa': 'execa' },
+/** What both CommonJS outputs in dist/bundle/ share. */
+const cjs = {
   bundle: true,
   format: 'cjs',
   platform: 'node',
@@ -36,8 +36,8 @@ await build({
   outdir,
   outExtension: { '.js': '.cjs' },
   logLevel: 'warning',
-  absWorkingDir: root,
-});
+};
+await build({ ...cjs, entryPoints: { 'vendor-execa': 'execa' }, absWorkingDir: root });
 /** `import('execa')` in the sources → `require('./vendor-execa.cjs')` beside the bundle. */
 const vendorExeca = {
   name: 'vendor-execa',
@@ -46,16 +46,10 @@ const vendorExeca = {
   },
 };
 const cli = await build({
+  ...cjs,
   entryPoints: { tugcode: join(root, 'dist', 'cli', 'main.js') },
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  outdir,
-  outExtension: { '.js': '.cjs' },
   external,
   plugins: [vendorExeca],
-  logLevel: 'warning',
   write: false,
   supported: { 'dynamic-import': false },
   define: { 'import.meta.url': '__tugImportMetaUrl' },
