@@ -66,8 +66,11 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
   // One at a time: a `git worktree add` reads the other worktrees' admin directories, and a half-made one
   // fails it ("failed to read .git/worktrees/<w>/commondir"); the branch-config writes lock .git/config.
   const made = await oneAtATime(rc, () =>
-    workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, rc.startTip, (fn) => fn()),
+    workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, rc.startTip),
   );
+  // Written while the worker works (its config writes take turns with the others'), awaited before it stops.
+  const branchConfig = oneAtATime(rc, made.branchConfig);
+  branchConfig.catch(() => undefined); // handled: awaited below, and an early exit must not leave it unhandled
   const tree = made.tree;
   let fresh = made.created;
   let backoff = 100;
@@ -109,6 +112,7 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
       announceChange(rc);
     }
   }
+  await branchConfig;
   rc.emit({ type: 'worker_stopped', worker, reason: rc.stop.signal.aborted ? 'signal' : 'done' });
   return { worker, busy_ms: busy };
 }

@@ -5,8 +5,8 @@
  * after a creation, or a reset that changed a lockfile, the setup runs (`run.setup_command`, else links to
  * the main checkout's `node_modules` and `.venv`).
  */
-import { existsSync, lstatSync, symlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, readFileSync, symlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { GitRunner } from '../git/exec.js';
 import type { Repo } from '../git/repo.js';
 import { ensureGitignoreLines } from '../util/gitignore.js';
@@ -29,22 +29,33 @@ export async function workerTree(
   base: string,
   k: number,
   tip: string,
-  /** Runs the branch-config write: `git config` fails at once when another holds .git/config's lock. */
-  serializeConfig: <T>(fn: () => Promise<T>) => Promise<T>,
-): Promise<{ tree: WorkerTree; created: boolean }> {
+): Promise<{ tree: WorkerTree; created: boolean; branchConfig: () => Promise<void> }> {
   const { workerBranch, worktreeDir } = await import('../git/naming.js');
   const { setBranchPlan } = await import('../git/branch-config.js');
   const branch = workerBranch(slug, k);
   const path = worktreeDir(repo.mainRoot, branch);
   const tree = { worker: `w${k}`, k, path, branch };
+  const none = async () => undefined;
+  // A live worktree of an earlier run: its `.git` file names an admin directory that still exists.
+  if (adminDirOf(path)) return { tree, created: false, branchConfig: none };
   const { gitWorktrees } = await import('../git/repo.js');
-  const known = (await gitWorktrees(g, repo)).find((w) => w.path === path);
-  if (known && !known.prunable && existsSync(path)) return { tree, created: false };
-  if (known) await g.tryRun(['worktree', 'prune'], repo.mainRoot); // registered, but its directory is gone
+  if ((await gitWorktrees(g, repo)).some((w) => w.path === path)) await g.tryRun(['worktree', 'prune'], repo.mainRoot); // registered, but its directory is gone
   // Checked out: a claim reads the plan from the worker's tree.
   await g.run(['worktree', 'add', '--quiet', '--force', '--no-track', '-B', branch, path, tip], repo.mainRoot);
-  await serializeConfig(() => setBranchPlan(g, repo.mainRoot, branch, planPath, base));
-  return { tree, created: true };
+  // The branch config (04-git.md §3) is metadata for `worktree list` and `merge`: the caller writes it off
+  // the worker's critical path.
+  return { tree, created: true, branchConfig: () => setBranchPlan(g, repo.mainRoot, branch, planPath, base) };
+}
+
+/** The admin directory a worktree's `.git` file names, when both exist; else null. */
+function adminDirOf(path: string): string | null {
+  try {
+    const m = /^gitdir: (.+)$/m.exec(readFileSync(join(path, '.git'), 'utf8'));
+    const dir = m ? resolve(path, m[1]!.trim()) : null;
+    return dir && existsSync(dir) ? dir : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Worker worktrees of this plan left by an earlier run (any k). */
