@@ -39,6 +39,8 @@ export interface CommitInput {
   commitOnly?: boolean | undefined;
   /** The branch checked out in the worktree, when the caller knows it (the driver's worker branch). */
   branch?: string | undefined;
+  /** The step's title, when the caller parsed the plan already (the driver): the plan is not read again. */
+  stepTitle?: string | undefined;
 }
 
 export type StateFailureReason =
@@ -107,6 +109,14 @@ async function stageAllButRuntime(g: GitRunner, W: string, known?: StatusEntry[]
   });
 }
 
+/** The step's title from the plan in the work tree; StepNotFound when the plan has no such step. */
+async function stepTitleOf(W: string, planPath: string, step: string): Promise<string> {
+  const { parsePlan } = await import('../plan/parse.js');
+  const stepRow = parsePlan(readFileSync(join(W, planPath))).steps.find((s) => s.anchor === step);
+  if (!stepRow) throw new TugError('StepNotFound', { plan_path: planPath, step_anchor: step });
+  return stepRow.title;
+}
+
 /**
  * The index file of the work tree at `W` without a git process: `<W>/.git/index` for a main checkout,
  * `<gitdir>/index` for a linked worktree (its `.git` file names the gitdir). Null when unusual (then git
@@ -158,10 +168,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   }
   const planPath = await resolvePlanPath(repo, input.plan, W);
   const slug = slugOfPlan(planPath);
-  const { parsePlan } = await import('../plan/parse.js');
-  const planBytes = readFileSync(join(W, planPath));
-  const stepRow = parsePlan(planBytes).steps.find((s) => s.anchor === step);
-  if (!stepRow) throw new TugError('StepNotFound', { plan_path: planPath, step_anchor: step });
+  const stepTitle = input.stepTitle ?? (await stepTitleOf(W, planPath, step));
 
   // Decided first: when it fires, nothing has been written.
   const changes = await statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME });
@@ -190,7 +197,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
       planPath,
       slug,
       stepAnchor: step,
-      stepTitle: stepRow.title,
+      stepTitle,
       date: ctx.clock.now(),
       summary: input.summary ?? input.message.replace(/\r\n/g, '\n').split('\n')[0]!,
       filesChanged: pathsOf(changes).filter((p) => p !== logRel),

@@ -174,6 +174,7 @@ export async function executeStep(
         commitOnly: true,
         allowEmpty: true,
         branch: tree.branch,
+        stepTitle: u.title,
       });
     } catch (e) {
       if (e instanceof TugError && e.code === 'GitError')

@@ -26,7 +26,9 @@ async function integrationTip(rc: RunCtx): Promise<string> {
 
 /** Reset to the integration tip, then the setup when the tree is new or a lockfile changed. */
 async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Promise<void> {
-  const changed = await resetTree(rc.g, tree.path, await integrationTip(rc));
+  const head = tree.integratedHead;
+  tree.integratedHead = undefined;
+  const changed = await resetTree(rc.g, tree.path, await integrationTip(rc), head ? { head, clean: true } : undefined);
   if (!created && !changed) return;
   if (rc.opts.setupCommand.length === 0) {
     linkDependencies(rc.flow.repo.mainRoot, rc.flow.repo.commonDir, tree.path);
@@ -144,12 +146,14 @@ async function runClaimed(
     const head = await integrateStep(rc, W, beat);
     faultPoint(rc.ops.env, 'after-integrate', step.anchor);
     phase('complete');
+    tree.integratedHead = head.after;
     const hash = await completeUnits(rc, W, units, attempt, head.before, head.after);
     rc.completed.push(step.anchor);
     if (hash) rc.commits.push(hash);
     rc.emit({ type: 'step_completed', worker, step_anchor: step.anchor, commit_hash: hash });
     return true;
   } catch (e) {
+    tree.integratedHead = undefined;
     return await handleFailure(rc, tree, step, attempt, beat, e);
   } finally {
     beat.stop();

@@ -18,6 +18,8 @@ export interface WorkerTree {
   k: number;
   path: string;
   branch: string;
+  /** Set right after this tree's step was integrated: its HEAD, every change committed. */
+  integratedHead?: string | undefined;
 }
 
 /** The worktree of worker k: existing (adopted) or created at `tip`. Returns whether it was created. */
@@ -72,10 +74,21 @@ export async function leftoverTrees(g: GitRunner, repo: Repo, slug: string): Pro
  * `git reset --hard <tip>` + `git clean -fd`: the tree is the worker's own and holds no uncommitted work
  * between steps. Returns whether a lockfile changed (the setup then runs again).
  */
-export async function resetTree(g: GitRunner, path: string, tip: string): Promise<boolean> {
-  const before = (await g.tryRun(['rev-parse', '--verify', '--quiet', 'HEAD'], path)).stdout.trim();
+export async function resetTree(
+  g: GitRunner,
+  path: string,
+  tip: string,
+  /**
+   * What the caller knows: the tree's HEAD, and that it is clean (right after its own step was integrated,
+   * every change is committed), so neither the HEAD lookup nor `git clean` is needed, and nothing at all
+   * when HEAD is the tip already.
+   */
+  known?: { head: string; clean: true },
+): Promise<boolean> {
+  if (known && known.head === tip) return false;
+  const before = known?.head ?? (await g.tryRun(['rev-parse', '--verify', '--quiet', 'HEAD'], path)).stdout.trim();
   await g.run(['reset', '--quiet', '--hard', tip], path);
-  await g.run(['clean', '-fdq'], path);
+  if (!known) await g.run(['clean', '-fdq'], path);
   if (!before || before === tip) return false;
   const changed = await g.tryRun(
     ['diff', '--name-only', before, tip, '--', ...LOCKFILES.map((f) => `:(glob)**/${f}`)],
