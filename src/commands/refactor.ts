@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
+import { kernelEnv } from '../config/kernel-env.js';
 
 /** Registers `refactor` for `tugcode --help` only; main.ts dispatches it before commander parses. */
 export function registerRefactor(program: Command): void {
@@ -37,18 +38,6 @@ export function splitRefactorArgv(argv: string[], cwd: string): { rest: string[]
     else return null;
   }
   return null;
-}
-
-/** TUGCODE_KERNEL_X is honoured as TUG_X when TUG_X is unset (04-git.md §8). */
-export function kernelEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = { ...env };
-  for (const [k, v] of Object.entries(env)) {
-    if (k.startsWith('TUGCODE_KERNEL_')) {
-      const name = 'TUG_' + k.slice('TUGCODE_KERNEL_'.length);
-      if (out[name] === undefined) out[name] = v;
-    }
-  }
-  return out;
 }
 
 export async function runRefactor(

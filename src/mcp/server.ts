@@ -14,6 +14,7 @@ import { inputSchema } from '../contract/inputs/zod.js';
 import { schemaFor } from '../contract/schemas/index.js';
 import { tokenizeShell } from '../kernel/opspec.js';
 import { KernelHost } from '../kernel/cli/warm.js';
+import { kernelEnv } from '../config/kernel-env.js';
 import { OpsContext, newCall } from '../ops/context.js';
 import { STATE_TOOLS } from './tools.js';
 
@@ -53,14 +54,6 @@ function outputObject(schema: z.ZodTypeAny): z.AnyZodObject {
       )
     : [];
   return z.object(Object.fromEntries(common.map((k) => [k, shapes[0]![k]!]))).passthrough();
-}
-
-/** TUGCODE_KERNEL_X is honoured as TUG_X when TUG_X is unset (04-git.md §8), as for `tugcode refactor`. */
-function kernelEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = { ...env };
-  for (const [k, v] of Object.entries(env))
-    if (k.startsWith('TUGCODE_KERNEL_')) out['TUG_' + k.slice('TUGCODE_KERNEL_'.length)] ??= v;
-  return out;
 }
 
 export async function createMcpServer(o: McpOptions) {

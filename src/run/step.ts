@@ -6,6 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { kernelEnv } from '../config/kernel-env.js';
 import { TugError } from '../contract/errors.js';
 import type { PlanStep } from '../plan/types.js';
 import type { Beat } from './heartbeat.js';
@@ -97,7 +98,7 @@ export async function executeStep(
           {
             heartbeat_seconds: Math.max(1, Math.round(rc.opts.heartbeatMs / 1000)),
             max_concurrent_sessions: rc.flow.config.kernel.max_concurrent_sessions,
-            kernel: { env: rc.ops.env },
+            kernel: { env: kernelEnv(rc.ops.env) },
           },
         ),
       );
