@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
 
-type RunCommand = (input: RunInput, cli: CliEnv, extra?: { quietSummary?: boolean }) => Promise<number>;
+type RunCommand = (input: RunInput, cli: CliEnv) => Promise<number>;
 
 export async function runDemo(
   input: { dir?: string; workers?: number; keep?: boolean },

@@ -2,8 +2,8 @@
  * The streaming part of `tugcode run` / `demo`: signals (the first SIGINT/SIGTERM stops the run and
  * releases held claims, a second exits at once), the renderer, the final summary, and the exit code.
  */
-import { CATALOGUE, TugError } from '../../contract/errors.js';
-import { fail } from '../../contract/envelope.js';
+import { CATALOGUE, TugError, toTugError } from '../../contract/errors.js';
+import { renderError, renderOk } from '../output.js';
 import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
 import type { RunEvent, RunSummary } from '../../run/types.js';
@@ -42,11 +42,7 @@ function exitOf(summary: RunSummary, signal: 'SIGINT' | 'SIGTERM' | null): numbe
   return (code && CATALOGUE[code]?.exit) || 10;
 }
 
-export async function runCommand(
-  input: RunInput & { dry_run?: boolean },
-  cli: CliEnv,
-  extra?: { quietSummary?: boolean },
-): Promise<number> {
+export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: CliEnv): Promise<number> {
   const { newCall } = await import('../../ops/context.js');
   const call = newCall('run');
   const json = cli.globals.json;
@@ -74,8 +70,7 @@ export async function runCommand(
       },
     });
   } catch (e) {
-    const err =
-      e instanceof TugError ? e : new TugError('InternalError', { reason: e instanceof Error ? e.message : String(e) });
+    const err = toTugError(e, cli.globals.verbose);
     summary = {
       status: 'error',
       steps_completed: [],
@@ -94,19 +89,13 @@ export async function runCommand(
   const at = cli.now();
   if (json) write(JSON.stringify({ type: 'summary', at, ...summary }) + '\n');
   else {
-    if (!extra?.quietSummary || summary.status !== 'ok')
-      write((await summaryText(summary, { color: cli.color })) + '\n');
+    write((await summaryText(summary, { color: cli.color })) + '\n');
     if (summary.error) {
-      const doc = fail(
-        'run',
-        new TugError(summary.error.code as never, summary.error.details, {
-          message: summary.error.message,
-          hint: summary.error.hint,
-        }),
-      );
-      process.stderr.write(
-        `tugcode: ${doc.error.code}: ${doc.error.message}\n${doc.error.hint ? `hint: ${doc.error.hint}\n` : ''}`,
-      );
+      const err = new TugError(summary.error.code as never, summary.error.details, {
+        message: summary.error.message,
+        hint: summary.error.hint,
+      });
+      process.stderr.write(renderError('run', err, [], false).stderr);
     }
   }
   return code;
@@ -127,19 +116,17 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
       checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,
       done: await completedSteps(cli.ctx, prep, call),
     });
-    if (cli.globals.json) {
-      const { ok } = await import('../../contract/envelope.js');
-      write(
-        JSON.stringify(ok('run', { dry_run: true, plan_path: prep.planPath, ...s }, call.warnings.items), null, 2) +
-          '\n',
-      );
-    } else write(scheduleText(s) + '\n');
+    const data = { dry_run: true, plan_path: prep.planPath, ...s };
+    const g = cli.globals;
+    const r = renderOk('run', data, call.warnings.items, g.json, g.quiet, g.json ? undefined : scheduleText(s));
+    write(r.stdout);
+    process.stderr.write(r.stderr);
     return 0;
   } catch (e) {
-    const err = e instanceof TugError ? e : new TugError('InternalError', { reason: String(e) });
-    if (cli.globals.json) write(JSON.stringify(fail('run', err, call.warnings.items), null, 2) + '\n');
-    else process.stderr.write(`tugcode: ${err.code}: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`);
-    return err.exitCode;
+    const r = renderError('run', toTugError(e, cli.globals.verbose), call.warnings.items, cli.globals.json);
+    write(r.stdout);
+    process.stderr.write(r.stderr);
+    return r.exitCode;
   }
 }
 
