@@ -5,7 +5,7 @@
 import { basename, dirname, resolve } from 'node:path';
 import { KernelError } from '../errors.js';
 import { okEnvelope, sortWarnings, type KernelWarning } from '../envelope.js';
-import { openKernel, resolveWorkspace } from '../kernel.js';
+import { openKernel, resolveWorkspace, type Kernel } from '../kernel.js';
 import { applySettings, loadKernelConfig, withFlags, type KernelSettings } from '../config.js';
 import { Logger } from '../log.js';
 import type { KernelClock, KernelOptions } from '../types.js';
@@ -19,7 +19,7 @@ export interface CommandEnv {
   logSink?: (line: string) => void;
 }
 
-export function omitSnapshot(r: Record<string, unknown>): { id: string | undefined; fields: Record<string, unknown> } {
+function omitSnapshot(r: Record<string, unknown>): { id: string | undefined; fields: Record<string, unknown> } {
   const { snapshot_id, ...fields } = r;
   return { id: snapshot_id as string | undefined, fields };
 }
@@ -124,28 +124,37 @@ export async function executeCommand(a: ParsedArgs, ce: CommandEnv): Promise<Rec
   }
   const kernel = await openKernel({ ...kernelOptions(a, ws, a.command, settings, ce, log), sessionDir });
   try {
-    let r: Record<string, unknown>;
-    switch (a.command) {
-      case 'snapshot':
-        r = { ...(await kernel.snapshot()) };
-        break;
-      case 'analyze-impact':
-        r = { ...(await kernel.analyzeImpact(a.op!)) };
-        break;
-      case 'run':
-        r = { ...(await kernel.run(a.op!, { apply: a.apply, verify: settings.verify, snapshotId: a.snapshotId })) };
-        break;
-      case 'verify':
-        r = { ...(await kernel.verify(a.verifyMode!)) };
-        break;
-      default:
-        throw new KernelError('InternalError', `unhandled command ${a.command}`, {
-          message: `unhandled command ${a.command}`,
-        });
-    }
-    const { id, fields } = omitSnapshot(r);
-    return okEnvelope(id, fields);
+    return await runOnKernel(kernel, a, settings);
   } finally {
     await kernel.close();
   }
+}
+
+/** One kernel command on an open kernel (the CLI's, or a warm one of a long-lived front door): its envelope. */
+export async function runOnKernel(
+  kernel: Kernel,
+  a: ParsedArgs,
+  settings: KernelSettings,
+): Promise<Record<string, unknown>> {
+  let r: Record<string, unknown>;
+  switch (a.command) {
+    case 'snapshot':
+      r = { ...(await kernel.snapshot()) };
+      break;
+    case 'analyze-impact':
+      r = { ...(await kernel.analyzeImpact(a.op!)) };
+      break;
+    case 'run':
+      r = { ...(await kernel.run(a.op!, { apply: a.apply, verify: settings.verify, snapshotId: a.snapshotId })) };
+      break;
+    case 'verify':
+      r = { ...(await kernel.verify(a.verifyMode!)) };
+      break;
+    default:
+      throw new KernelError('InternalError', `unhandled command ${a.command}`, {
+        message: `unhandled command ${a.command}`,
+      });
+  }
+  const { id, fields } = omitSnapshot(r);
+  return okEnvelope(id, fields);
 }

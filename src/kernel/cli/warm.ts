@@ -5,12 +5,12 @@
  */
 import { resolve } from 'node:path';
 import { KernelError, toKernelError } from '../errors.js';
-import { errorEnvelope, okEnvelope } from '../envelope.js';
+import { errorEnvelope } from '../envelope.js';
 import { openKernel, resolveWorkspace } from '../kernel.js';
 import { Logger } from '../log.js';
 import type { Kernel } from '../kernel.js';
 import { parseArgs } from './args.js';
-import { cliClock, kernelOptions, omitSnapshot, settingsFor, type CommandEnv } from './commands.js';
+import { cliClock, kernelOptions, runOnKernel, settingsFor, type CommandEnv } from './commands.js';
 
 export interface WarmResult {
   envelope: Record<string, unknown>;
@@ -65,13 +65,7 @@ export class KernelHost {
       }
       this.kernels.set(key, opening);
       const kernel = await opening;
-      let r: Record<string, unknown>;
-      if (a.command === 'analyze-impact') r = { ...(await kernel.analyzeImpact(a.op!)) };
-      else if (a.command === 'run')
-        r = { ...(await kernel.run(a.op!, { apply: a.apply, verify: settings.verify, snapshotId: a.snapshotId })) };
-      else r = { ...(await kernel.verify(a.verifyMode!)) };
-      const { id, fields } = omitSnapshot(r);
-      return { envelope: okEnvelope(id, fields), exitCode: 0 };
+      return { envelope: await runOnKernel(kernel, a, settings), exitCode: 0 };
     } catch (e) {
       const err = toKernelError(e, debug);
       return { envelope: errorEnvelope(err) as Record<string, unknown>, exitCode: err.exitCode };
