@@ -59,7 +59,7 @@ export async function stateChecks(ctx: FlowCtx): Promise<DoctorCheck[]> {
     ];
   const checks: DoctorCheck[] = [pass('state-db-opens', `${rel} opens read-only`, 'none needed')];
   try {
-    const { db } = store;
+    const db = store.raw;
     let integrity: string;
     try {
       integrity = String(db.pragma('integrity_check', { simple: true }));
@@ -95,7 +95,7 @@ export async function stateChecks(ctx: FlowCtx): Promise<DoctorCheck[]> {
         : warn('state-db-wal', `journal_mode = ${mode}`, 'any state-changing tugcode command switches it to WAL'),
     );
 
-    const plans = listPlans(db);
+    const plans = await listPlans(store);
     const roots = (await gitWorktrees(gitRunner(ctx.env), ctx.repo)).filter((w) => !w.bare).map((w) => w.path);
     const orphaned = plans
       .filter((p) => p.status !== 'archived' && !roots.some((r) => existsSync(join(r, p.plan_path))))
@@ -113,7 +113,7 @@ export async function stateChecks(ctx: FlowCtx): Promise<DoctorCheck[]> {
     const expired: string[] = [];
     const failedSteps: string[] = [];
     for (const p of plans.filter((x) => x.status !== 'archived')) {
-      for (const s of stepsOfPlan(db, p.plan_path)) {
+      for (const s of await stepsOfPlan(store, p.plan_path)) {
         if (s.parent_anchor !== null) continue;
         if (isHeld(s.status) && isExpired(s.lease_expires_at, now))
           expired.push(`${p.plan_path} ${s.anchor} (${s.claimed_by}, expired ${s.lease_expires_at})`);
@@ -140,7 +140,7 @@ export async function stateChecks(ctx: FlowCtx): Promise<DoctorCheck[]> {
         : pass('failed-steps', 'no failed steps', 'none needed'),
     );
   } finally {
-    store.db.close();
+    await store.close();
   }
   return checks;
 }

@@ -67,7 +67,7 @@ async function withState<T>(
   try {
     return await fn(s);
   } finally {
-    closeStateContext(s);
+    await closeStateContext(s);
   }
 }
 
@@ -92,7 +92,7 @@ export async function initAndReconcile(
     await init(s, { plan: planPath, source: bytes });
     await reconcileCommits(s, planPath, commits, scanned);
     const { ready } = await import('../state/ready.js');
-    const c = ready(s, { plan: planPath });
+    const c = await ready(s, { plan: planPath });
     return { all_steps: c.all_steps, ready_steps: c.ready_steps, state_initialized: true };
   });
 }
@@ -149,7 +149,7 @@ export async function refactorTrailers(ctx: FlowCtx, ref: StepRef): Promise<stri
   return withState(ctx, 'read', 'commit', ref.worktree, async (s) => {
     const { refactorRows, refactorTrailers: trailers } = await import('../state/refactors.js');
     try {
-      return trailers(refactorRows(s, { plan: ref.planPath, step: ref.step, worktree: ref.worktree }));
+      return trailers(await refactorRows(s, { plan: ref.planPath, step: ref.step, worktree: ref.worktree }));
     } catch (e) {
       const code = (e as { code?: string }).code;
       if (code === 'PlanNotInitialized' || code === 'PlanNotFound' || code === 'StepNotFound') return [];
@@ -162,7 +162,7 @@ export async function refactorTrailers(ctx: FlowCtx, ref: StepRef): Promise<stri
 export async function planRows(ctx: FlowCtx): Promise<PlanState[]> {
   return withState(ctx, 'read', 'status', ctx.repo.worktreeRoot, async (s) => {
     const { show } = await import('../state/index.js');
-    return show(s, { items: 'none' }).plans.map((p) => ({
+    return (await show(s, { items: 'none' })).plans.map((p) => ({
       plan_path: p.plan_path,
       status: p.status as PlanState['status'],
       steps: p.steps.map((r) => ({

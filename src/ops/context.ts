@@ -87,6 +87,6 @@ export class OpsContext {
   async close(): Promise<void> {
     const s = this.storeP;
     this.storeP = undefined;
-    if (s) (await s.catch(() => null))?.close();
+    if (s) await (await s.catch(() => null))?.close();
   }
 }

@@ -54,7 +54,7 @@ export interface RunStepOptions {
 
 export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStepOptions): Promise<RunStepResult> {
   // Setup 1–2: plan, step, ownership and fencing, transition. Nothing changes on failure.
-  const { scope, rows } = refactorScope(ctx, input);
+  const { scope, rows } = await refactorScope(ctx, input);
   // A failed row blocks the rows after it until it is retried or skipped (§7.5: the run stops there); the
   // answer repeats its recorded error and exit code, so a re-run never looks like success.
   const blocked = input.retry_failed ? null : rows.find((r) => r.status === 'failed');
@@ -119,7 +119,11 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
     const safety = kernel.settings.safety;
     let snapshotId: string | null = null;
     // Setup 4–5: --retry-failed, then recovery of this worktree's and attempt's pending writes.
-    const before = refactorRows(ctx, { plan: scope.plan_path, step: scope.step_anchor, worktree: scope.worktree });
+    const before = await refactorRows(ctx, {
+      plan: scope.plan_path,
+      step: scope.step_anchor,
+      worktree: scope.worktree,
+    });
     let current: string | null = null;
     if (before.some((r) => ownPending(r, scope))) current = snapshotId = (await kernel.snapshot()).snapshot_id;
     const start = await startRefactorRun(ctx, scope, {
@@ -141,7 +145,7 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
       if (out.failure) failure = out.failure;
       if (out.report && o.onRow) await o.onRow(out.report);
     }
-    const final = refactorRows(ctx, { plan: scope.plan_path, step: scope.step_anchor, worktree: scope.worktree });
+    const final = await refactorRows(ctx, { plan: scope.plan_path, step: scope.step_anchor, worktree: scope.worktree });
     return finish(ctx, scope, final, reports, failure, snapshotId, executed, safety);
   } finally {
     clearInterval(timer);

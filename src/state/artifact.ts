@@ -5,7 +5,6 @@
 import { TugError } from '../contract/errors.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { immediate } from './db.js';
 import { checkOwner, checkText, findStep, ownerPlan, stepArg } from './owner.js';
 import { insertArtifact } from './queries/events.js';
 import {
@@ -47,14 +46,13 @@ export async function artifact(ctx: StateContext, input: ArtifactInput): Promise
   const summary = truncateCodePoints(input.summary, SUMMARY_MAX_CODE_POINTS);
   const content = input.content === undefined ? null : truncateCodePoints(input.content, CONTENT_MAX_CODE_POINTS);
   const truncated = summary.truncated || Boolean(content?.truncated);
-  const { ref, store } = ownerPlan(ctx, input);
+  const { ref, store } = await ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
-  return immediate(store, () => {
-    const db = store.db;
+  return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = findStep(db, plan_path, anchor);
-    checkOwner(db, plan_path, s, input.worktree, input.attempt);
-    const id = insertArtifact(db, {
+    const s = await findStep(c, plan_path, anchor);
+    await checkOwner(c, plan_path, s, input.worktree, input.attempt);
+    const id = await insertArtifact(c, {
       plan_path,
       step_anchor: anchor,
       kind,
@@ -62,7 +60,7 @@ export async function artifact(ctx: StateContext, input: ArtifactInput): Promise
       content: content?.text ?? null,
       recorded_at: now,
     });
-    recordEvent(ctx, db, {
+    await recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: anchor,

@@ -3,7 +3,7 @@
  * its non-completed descendants every item returns to `open` (reason cleared) and the descendants return
  * to `pending`; completed descendants keep their items; refactor rows follow 05-kernel.md §7.2.
  */
-import type { Db } from './queries/stmt.js';
+import type { Conn } from './sql/conn.js';
 import { discardItems } from './queries/items.js';
 import { descendantsToPending } from './queries/steps.js';
 import { discardRefactors } from './queries/refactors.js';
@@ -16,10 +16,10 @@ export interface Discarded {
   refactors_reset: number;
 }
 
-export function discardAttempt(db: Db, plan_path: string, top_anchor: string, now: string): Discarded {
-  const items = discardItems(db, plan_path, top_anchor, now);
-  const substeps = descendantsToPending(db, plan_path, top_anchor);
-  const refactors = discardRefactors(db, plan_path, top_anchor, now);
+export async function discardAttempt(c: Conn, plan_path: string, top_anchor: string, now: string): Promise<Discarded> {
+  const items = await discardItems(c, plan_path, top_anchor, now);
+  const substeps = await descendantsToPending(c, plan_path, top_anchor);
+  const refactors = await discardRefactors(c, plan_path, top_anchor, now);
   return {
     items_reopened: items.map((i) => ({
       step_anchor: i.step_anchor,

@@ -7,7 +7,6 @@ import { TugError } from '../contract/errors.js';
 import { discardAttempt } from './attempt.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { immediate, read } from './db.js';
 import { complete, CompletionDryRun, type CompleteInput } from './complete.js';
 import { findStep, requireTopLevel, stepArg } from './owner.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
@@ -24,11 +23,11 @@ export interface HeldClaim {
 }
 
 /** Top-level steps held (claimed or in progress, live or expired) by `worktree`, in every plan. */
-export function claimsHeldBy(ctx: StateContext, worktree: string): HeldClaim[] {
+export async function claimsHeldBy(ctx: StateContext, worktree: string): Promise<HeldClaim[]> {
   const store = ctx.store;
   if (!store) return [];
   const now = ctx.clock.now();
-  const rows = read(store, () => heldAnywhereBy(store.db, worktree));
+  const rows = await store.read((c) => heldAnywhereBy(c, worktree));
   return rows.map((r) => ({
     plan_path: r.plan_path,
     step_anchor: r.anchor,
@@ -48,29 +47,28 @@ export async function adminRelease(
   input: { plan: string; step: string; worktree: string },
 ): Promise<{ released: boolean }> {
   const anchor = stepArg(input.step);
-  const ref = resolvePlanRef(ctx, input.plan);
-  requirePlanRow(ctx, ref);
+  const ref = await resolvePlanRef(ctx, input.plan);
+  await requirePlanRow(ctx, ref);
   const store = writeStore(ctx);
-  return immediate(store, () => {
-    const db = store.db;
+  return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = findStep(db, ref.plan_path, anchor);
+    const s = await findStep(c, ref.plan_path, anchor);
     requireTopLevel(s, ref.plan_path, 'state release');
     if (s.step.claimed_by !== input.worktree) return { released: false };
-    const discarded = discardAttempt(db, ref.plan_path, anchor, now);
+    const discarded = await discardAttempt(c, ref.plan_path, anchor, now);
     if (
-      endClaim(db, {
+      (await endClaim(c, {
         plan_path: ref.plan_path,
         anchor,
         worktree: input.worktree,
         status: 'pending',
         failures_delta: 0,
         fail_reason: null,
-      }) !== 1
+      })) !== 1
     ) {
       return { released: false };
     }
-    recordEvent(ctx, db, {
+    await recordEvent(ctx, c, {
       at: now,
       plan_path: ref.plan_path,
       step_anchor: anchor,

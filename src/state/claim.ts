@@ -10,7 +10,6 @@ import { discardAttempt } from './attempt.js';
 import { leaseSeconds as leaseOf } from './lease.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { immediate } from './db.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
 import { stepArg } from './owner.js';
 import { resolvePlanRef, requirePlanRow, writeStore } from './plan-ref.js';
@@ -27,7 +26,7 @@ import {
   takeover,
   unmetLiftedDeps,
 } from './queries/steps.js';
-import type { Db } from './queries/stmt.js';
+import type { Conn } from './sql/conn.js';
 import { categorizePlan } from './ready.js';
 import { isExpired, isHeld } from './status.js';
 import type { PlanRow, StepRow } from './types.js';
@@ -79,35 +78,35 @@ export type ClaimResult = ClaimedResult | NotClaimedResult;
 
 export async function claim(ctx: StateContext, input: ClaimInput): Promise<ClaimResult> {
   if (input.step !== undefined) input = { ...input, step: stepArg(input.step) };
-  const ref = resolvePlanRef(ctx, input.plan, input.worktree);
-  requirePlanRow(ctx, ref);
+  const ref = await resolvePlanRef(ctx, input.plan, input.worktree);
+  await requirePlanRow(ctx, ref);
   const store = writeStore(ctx);
   const leaseSeconds = leaseOf(ctx.config, input.lease_seconds);
   const run = (snap: PlanSnapshot | null) =>
-    immediate(store, () => claimTx(ctx, store.db, ref.plan_path, input, leaseSeconds, snap));
+    store.write((c) => claimTx(ctx, c, ref.plan_path, input, leaseSeconds, snap), { shared: true });
   if (input.skip_drift) return run(null);
-  return withSnapshot(store.db, ref.plan_path, ref.abs_path, run);
+  return await withSnapshot(store, ref.plan_path, ref.abs_path, run);
 }
 
-function claimTx(
+async function claimTx(
   ctx: StateContext,
-  db: Db,
+  c: Conn,
   plan_path: string,
   input: ClaimInput,
   leaseSeconds: number,
   snap: PlanSnapshot | null,
-): ClaimResult {
+): Promise<ClaimResult> {
   const now = ctx.clock.now();
-  const plan = getPlan(db, plan_path);
+  const plan = await getPlan(c, plan_path);
   if (!plan) throw new TugError('PlanNotInitialized', { plan_path });
-  const prose = snap ? checkDrift(ctx, db, plan, snap, now) === 'prose' : false;
+  const prose = snap ? (await checkDrift(ctx, c, plan, snap, now)) === 'prose' : false;
   const lease = addSeconds(now, leaseSeconds);
   const w = input.worktree;
   const events: Record<string, unknown>[] = [];
-  const done = (step: StepRow, extra: { resumed: boolean; reclaimed: boolean }): ClaimedResult => {
-    const fresh = getStep(db, plan_path, step.anchor)!;
-    const p = getPlan(db, plan_path)!;
-    recordEvent(ctx, db, {
+  const done = async (step: StepRow, extra: { resumed: boolean; reclaimed: boolean }): Promise<ClaimedResult> => {
+    const fresh = (await getStep(c, plan_path, step.anchor))!;
+    const p = (await getPlan(c, plan_path))!;
+    await recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: fresh.anchor,
@@ -129,7 +128,7 @@ function claimTx(
       step_index: fresh.step_index,
       attempt: fresh.attempt,
       failures: fresh.failures,
-      remaining_ready: countReady(db, plan_path, now),
+      remaining_ready: await countReady(c, plan_path, now),
       total_remaining: p.steps_total - p.steps_completed,
       lease_expires_at: lease,
       reclaimed_from_expired: extra.reclaimed,
@@ -143,7 +142,7 @@ function claimTx(
   // Selection validity of --step comes before resume (a substep is never claimable).
   let wanted: StepRow | undefined;
   if (input.step !== undefined) {
-    wanted = getStep(db, plan_path, input.step);
+    wanted = await getStep(c, plan_path, input.step);
     if (!wanted) throw new TugError('StepNotFound', { plan_path, step_anchor: input.step });
     if (wanted.parent_anchor !== null) {
       throw new TugError(
@@ -159,7 +158,7 @@ function claimTx(
   }
 
   // Idempotent resume: the caller's own claim (live or expired) comes back, lease renewed.
-  const held = heldBy(db, plan_path, w);
+  const held = await heldBy(c, plan_path, w);
   if (held) {
     if (wanted && wanted.anchor !== held.anchor) {
       throw new TugError('InvalidTransition', {
@@ -170,22 +169,22 @@ function claimTx(
         reason: `${w} already holds ${held.anchor} of ${plan_path}; complete, release or fail it before claiming ${wanted.anchor}`,
       });
     }
-    renewLease(db, { plan_path, anchor: held.anchor, worktree: w, now, lease, heartbeat: false });
+    await renewLease(c, { plan_path, anchor: held.anchor, worktree: w, now, lease, heartbeat: false });
     return done(held, { resumed: true, reclaimed: false });
   }
 
   const maxAttempts = ctx.config.state.max_attempts;
   /** Try to take `s`; returns false when the takeover reached the cap (the step failed instead). */
-  const take = (s: StepRow): boolean => {
+  const take = async (s: StepRow): Promise<boolean> => {
     if (s.status === 'pending') {
-      if (claimPending(db, { plan_path, anchor: s.anchor, worktree: w, now, lease }) !== 1) throw raceBug(s);
+      if ((await claimPending(c, { plan_path, anchor: s.anchor, worktree: w, now, lease })) !== 1) throw raceBug(s);
       return true;
     }
     const old = s.claimed_by!;
     if (s.failures + 1 >= maxAttempts) {
-      if (failExpired(db, { plan_path, anchor: s.anchor, old_owner: old, now, reason: 'lease expired' }) !== 1)
+      if ((await failExpired(c, { plan_path, anchor: s.anchor, old_owner: old, now, reason: 'lease expired' })) !== 1)
         throw raceBug(s);
-      const discarded = discardAttempt(db, plan_path, s.anchor, now);
+      const discarded = await discardAttempt(c, plan_path, s.anchor, now);
       const detail = {
         step_anchor: s.anchor,
         previous_owner: old,
@@ -193,7 +192,7 @@ function claimTx(
         failures: s.failures + 1,
         fail_reason: 'lease expired',
       };
-      recordEvent(ctx, db, {
+      await recordEvent(ctx, c, {
         command: 'step_failed',
         at: now,
         plan_path,
@@ -205,9 +204,10 @@ function claimTx(
       events.push(detail);
       return false;
     }
-    if (takeover(db, { plan_path, anchor: s.anchor, worktree: w, now, lease, old_owner: old }) !== 1) throw raceBug(s);
-    const discarded = discardAttempt(db, plan_path, s.anchor, now);
-    recordEvent(ctx, db, {
+    if ((await takeover(c, { plan_path, anchor: s.anchor, worktree: w, now, lease, old_owner: old })) !== 1)
+      throw raceBug(s);
+    const discarded = await discardAttempt(c, plan_path, s.anchor, now);
+    await recordEvent(ctx, c, {
       command: 'takeover',
       at: now,
       plan_path,
@@ -223,45 +223,45 @@ function claimTx(
     const s = wanted;
     const readyNow =
       s.unmet_deps === 0 && (s.status === 'pending' || (isHeld(s.status) && isExpired(s.lease_expires_at, now)));
-    if (readyNow && take(s)) return done(s, { resumed: false, reclaimed: s.status !== 'pending' });
-    const after = getStep(db, plan_path, s.anchor)!;
-    return notClaimed(ctx, db, plan, now, events, prose, w, {
+    if (readyNow && (await take(s))) return done(s, { resumed: false, reclaimed: s.status !== 'pending' });
+    const after = (await getStep(c, plan_path, s.anchor))!;
+    return await notClaimed(ctx, c, plan, now, events, prose, w, {
       reason: 'not_ready',
-      blocked_by: unmetLiftedDeps(db, plan_path, s.anchor),
+      blocked_by: await unmetLiftedDeps(c, plan_path, s.anchor),
       claimed_by: isHeld(after.status) && !isExpired(after.lease_expires_at, now) ? after.claimed_by : null,
     });
   }
 
   // The first pending candidate is one indexed lookup; expired claims are few. Merge them by step_index;
   // a takeover that reaches the cap fails that step and moves on.
-  const expired = expiredReady(db, plan_path, now);
-  const pending = nextPending(db, plan_path, -1);
+  const expired = await expiredReady(c, plan_path, now);
+  const pending = await nextPending(c, plan_path, -1);
   for (let ei = 0; ; ei++) {
     const e = expired[ei];
     if (pending && (!e || pending.step_index < e.step_index)) {
-      take(pending);
+      await take(pending);
       return done(pending, { resumed: false, reclaimed: false });
     }
     if (!e) break;
-    if (take(e)) return done(e, { resumed: false, reclaimed: true });
+    if (await take(e)) return done(e, { resumed: false, reclaimed: true });
   }
-  return notClaimed(ctx, db, plan, now, events, prose, w, {});
+  return await notClaimed(ctx, c, plan, now, events, prose, w, {});
 }
 
-function notClaimed(
+async function notClaimed(
   ctx: StateContext,
-  db: Db,
+  c: Conn,
   plan: PlanRow,
   now: string,
   failed: Record<string, unknown>[],
   prose: boolean,
   actor: string,
   extra: { reason?: 'not_ready'; blocked_by?: string[]; claimed_by?: string | null },
-): NotClaimedResult {
-  const cats = categorizePlan(db, plan.plan_path, now);
+): Promise<NotClaimedResult> {
+  const cats = await categorizePlan(c, plan.plan_path, now);
   const allCompleted = cats.completed_steps.length === cats.all_steps.length;
   if (failed.length > 0 || prose) {
-    recordEvent(ctx, db, {
+    await recordEvent(ctx, c, {
       at: now,
       plan_path: plan.plan_path,
       step_anchor: null,

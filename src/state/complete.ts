@@ -6,14 +6,13 @@
 import { TugError } from '../contract/errors.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { immediate } from './db.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
 import { capReason, checkOwner, checkText, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
 import { completeNonTerminal, openItemsOfStep } from './queries/items.js';
 import { countCompleted, getPlan, setPlanStatus } from './queries/plans.js';
 import { openRefactorsOfStep, skipRemaining } from './queries/refactors.js';
 import { completeRow, releaseDependents, setCommitHash, subtree } from './queries/steps.js';
-import type { Db } from './queries/stmt.js';
+import type { Conn } from './sql/conn.js';
 import { isHeld } from './status.js';
 import { Subtree } from './tree.js';
 import type { StepRow } from './types.js';
@@ -56,47 +55,46 @@ export async function complete(ctx: StateContext, input: CompleteInput): Promise
       reason: `--commit must be a full commit object name, got ${JSON.stringify(input.commit)}`,
     });
   }
-  const { ref, store } = ownerPlan(ctx, input);
-  const run = (snap: PlanSnapshot | null) =>
-    immediate(store, () => completeTx(ctx, store.db, ref.plan_path, anchor, input, snap));
+  const { ref, store } = await ownerPlan(ctx, input);
+  const run = (snap: PlanSnapshot | null) => store.write((c) => completeTx(ctx, c, ref.plan_path, anchor, input, snap));
   if (input.skip_drift) return run(null);
-  return withSnapshot(store.db, ref.plan_path, ref.abs_path, run);
+  return await withSnapshot(store, ref.plan_path, ref.abs_path, run);
 }
 
-function completeTx(
+async function completeTx(
   ctx: StateContext,
-  db: Db,
+  c: Conn,
   plan_path: string,
   anchor: string,
   input: CompleteInput,
   snap: PlanSnapshot | null,
-): CompleteResult {
+): Promise<CompleteResult> {
   const now = ctx.clock.now();
-  const s = findStep(db, plan_path, anchor);
+  const s = await findStep(c, plan_path, anchor);
   const { step, top } = s;
-  const remaining = () => {
-    const p = getPlan(db, plan_path)!;
+  const remaining = async () => {
+    const p = (await getPlan(c, plan_path))!;
     return { remaining_steps: p.steps_total - p.steps_completed, plan_done: p.status === 'done' };
   };
-  if (step.status === 'completed') return alreadyCompleted(ctx, db, plan_path, step, input, now, remaining());
-  checkOwner(db, plan_path, s, input.worktree, input.attempt);
+  if (step.status === 'completed') return alreadyCompleted(ctx, c, plan_path, step, input, now, await remaining());
+  await checkOwner(c, plan_path, s, input.worktree, input.attempt);
   if (!isHeld(top.status)) throw invalidTransition(plan_path, top, `the top-level step ${top.anchor} is ${top.status}`);
-  const plan = getPlan(db, plan_path)!;
-  const prose = snap ? checkDrift(ctx, db, plan, snap, now) === 'prose' : false;
+  const plan = (await getPlan(c, plan_path))!;
+  const prose = snap ? (await checkDrift(ctx, c, plan, snap, now)) === 'prose' : false;
 
-  const tree = new Subtree(subtree(db, plan_path, top.anchor));
+  const tree = new Subtree(await subtree(c, plan_path, top.anchor));
   const openDescendants = tree.descendants(anchor).filter((d) => d.status !== 'completed');
   const force = input.force;
   let autoCompleted = 0;
   if (force === undefined) {
-    const open_items = openItemsOfStep(db, plan_path, anchor).map((i) => ({
+    const open_items = (await openItemsOfStep(c, plan_path, anchor)).map((i) => ({
       kind: i.kind,
       ordinal: i.ordinal,
       text: i.text,
       status: i.status,
     }));
     const incomplete_substeps = openDescendants.map((d) => d.anchor);
-    const open_refactors = openRefactorsOfStep(db, plan_path, anchor).map((r) => ({
+    const open_refactors = (await openRefactorsOfStep(c, plan_path, anchor)).map((r) => ({
       ordinal: r.ordinal,
       op_text: r.op_text,
       status: r.status,
@@ -107,10 +105,10 @@ function completeTx(
     if (open_refactors.length > 0) throw new TugError('RefactorsIncomplete', details);
   } else {
     const anchors = [anchor, ...openDescendants.map((d) => d.anchor)];
-    autoCompleted = completeNonTerminal(db, plan_path, anchors, now);
-    skipRemaining(db, plan_path, anchors, `forced: ${force}`, now);
+    autoCompleted = await completeNonTerminal(c, plan_path, anchors, now);
+    await skipRemaining(c, plan_path, anchors, `forced: ${force}`, now);
     for (const d of [...openDescendants].sort((a, b) => b.depth - a.depth || a.step_index - b.step_index)) {
-      completeRow(db, {
+      await completeRow(c, {
         plan_path,
         anchor: d.anchor,
         now,
@@ -122,7 +120,7 @@ function completeTx(
     }
   }
   const via = force === undefined ? 'complete' : 'force';
-  const changed = completeRow(db, {
+  const changed = await completeRow(c, {
     plan_path,
     anchor,
     now,
@@ -134,10 +132,10 @@ function completeTx(
   if (changed !== 1) throw new TugError('InternalError', { reason: 'guarded completion changed no row' });
   let planCompleted = false;
   if (step.parent_anchor === null)
-    planCompleted = completeTopLevel(ctx, db, plan_path, anchor, input.worktree, step.attempt, now);
+    planCompleted = await completeTopLevel(ctx, c, plan_path, anchor, input.worktree, step.attempt, now);
   if (input.dry_run) throw new CompletionDryRun();
-  const r = remaining();
-  recordEvent(ctx, db, {
+  const r = await remaining();
+  await recordEvent(ctx, c, {
     at: now,
     plan_path,
     step_anchor: anchor,
@@ -175,21 +173,21 @@ function completeTx(
  * Bookkeeping after a top-level step became completed (also used by reconcile): dependents lose one unmet
  * dependency, the plan counter moves, and the plan becomes `done` with its last step. Returns plan_completed.
  */
-export function completeTopLevel(
+export async function completeTopLevel(
   ctx: StateContext,
-  db: Db,
+  c: Conn,
   plan_path: string,
   anchor: string,
   actor: string,
   attempt: number | null,
   now: string,
-): boolean {
-  releaseDependents(db, plan_path, anchor);
-  countCompleted(db, plan_path, now);
-  const p = getPlan(db, plan_path)!;
+): Promise<boolean> {
+  await releaseDependents(c, plan_path, anchor);
+  await countCompleted(c, plan_path, now);
+  const p = (await getPlan(c, plan_path))!;
   if (p.steps_completed === p.steps_total && p.status === 'active') {
-    setPlanStatus(db, plan_path, 'done', now);
-    recordEvent(ctx, db, {
+    await setPlanStatus(c, plan_path, 'done', now);
+    await recordEvent(ctx, c, {
       command: 'plan_done',
       at: now,
       plan_path,
@@ -203,21 +201,21 @@ export function completeTopLevel(
   return false;
 }
 
-function alreadyCompleted(
+async function alreadyCompleted(
   ctx: StateContext,
-  db: Db,
+  c: Conn,
   plan_path: string,
   step: StepRow,
   input: CompleteInput,
   now: string,
   r: { remaining_steps: number; plan_done: boolean },
-): CompleteResult {
+): Promise<CompleteResult> {
   let hash = step.commit_hash;
   if (input.commit !== undefined) {
     if (hash === null) {
-      setCommitHash(db, plan_path, step.anchor, input.commit);
+      await setCommitHash(c, plan_path, step.anchor, input.commit);
       hash = input.commit;
-      recordEvent(ctx, db, {
+      await recordEvent(ctx, c, {
         at: now,
         plan_path,
         step_anchor: step.anchor,

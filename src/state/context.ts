@@ -7,7 +7,8 @@ import { dirname, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
-import { openRead, openWrite, stateDbPath, type OpenedDb } from './db.js';
+import { openRead, openWrite, stateDbPath } from './db.js';
+import type { Database } from './sql/conn.js';
 import { checkStateConfig } from './lease.js';
 
 /** The configuration keys the state library reads (a subset of the full Config). */
@@ -18,7 +19,7 @@ export interface StateConfig {
 
 export interface StateContext {
   /** The open database; null when a reader found no state.db (read-only commands then report nothing). */
-  store: OpenedDb | null;
+  store: Database | null;
   clock: Clock;
   /** Canonical main repo root (where `.tugtool/state.db` lives). */
   repoRoot: string;
@@ -84,7 +85,7 @@ export function openStateContext(o: OpenOptions): StateContext {
 export function openStore(
   mode: OpenMode,
   o: { repoRoot: string; path: string; env: NodeJS.ProcessEnv; overridden: boolean },
-): OpenedDb | null {
+): Database | null {
   const hasDir = o.overridden || tugtoolDir(o.repoRoot);
   if (mode === 'create') {
     mkdirSync(dirname(o.path), { recursive: true });
@@ -118,16 +119,16 @@ function tugtoolDir(repoRoot: string): boolean {
  * Make sure the context holds a writable store, creating `.tugtool/` and state.db when `create` (state
  * init, after it validated its input, so a refused init creates nothing).
  */
-export function ensureWriter(ctx: StateContext, create: boolean): OpenedDb {
-  if (ctx.store && !ctx.store.db.readonly) return ctx.store;
+export async function ensureWriter(ctx: StateContext, create: boolean): Promise<Database> {
+  if (ctx.store && !ctx.store.readonly) return ctx.store;
   if (!create && !existsSync(ctx.dbPath)) throw new TugError('InternalError', { reason: 'state.db does not exist' });
   if (create) mkdirSync(dirname(ctx.dbPath), { recursive: true });
   const w = openWrite(ctx.dbPath, { create, env: ctx.env });
-  if (ctx.store?.db.open) ctx.store.db.close();
+  await ctx.store?.close();
   ctx.store = w;
   return w;
 }
 
-export function closeStateContext(ctx: StateContext): void {
-  if (ctx.store?.db.open) ctx.store.db.close();
+export async function closeStateContext(ctx: StateContext): Promise<void> {
+  await ctx.store?.close();
 }

@@ -6,25 +6,16 @@
  */
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { join, resolve } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { migrate, readSchemaVersion, LATEST_SCHEMA_VERSION } from './migrate.js';
-import { stmt } from './queries/stmt.js';
+import { BUSY_SLICE_MS, SqliteDatabase, sqliteToTugError } from './sql/sqlite.js';
+
+export { sqliteToTugError };
 
 export type Db = Database.Database;
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
-
-/**
- * The longest a writer blocks the event loop in one try for the write lock (SQLite's busy handler runs in
- * the calling thread). Between tries `immediate` awaits a timer, so other tasks in the process (heartbeat
- * timers, the integration lock's refresh) keep running while it waits.
- */
-export const BUSY_SLICE_MS = 25;
-/** Pause between two tries for the write lock: doubles from the first value up to the last. */
-const BACKOFF_MIN_MS = 5;
-const BACKOFF_MAX_MS = 50;
 
 /** `<main root>/.tugtool/state.db`, or TUGCODE_STATE_DB. */
 export function stateDbPath(mainRoot: string, env: NodeJS.ProcessEnv = process.env): string {
@@ -40,38 +31,8 @@ export function busyTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
   return DEFAULT_BUSY_TIMEOUT_MS;
 }
 
-const CORRUPT = /^SQLITE_(NOTADB|CORRUPT|CANTOPEN|IOERR|FULL|READONLY|PERM|AUTH|PROTOCOL|FORMAT)/;
-/** The file or its directory cannot be written: a permissions problem (the catalogue's hint says so). */
-const NOT_WRITABLE = /^SQLITE_(READONLY|PERM)/;
-
-/** Maps a SQLite failure to the catalogue; anything else is rethrown unchanged. */
-export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number): unknown {
-  if (e instanceof TugError) return e;
-  const code = (e as { code?: unknown })?.code;
-  if (typeof code !== 'string') return e;
-  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
-    return new TugError('Busy', { db_path: dbPath, timeout_ms: timeoutMs, sqlite_code: code });
-  }
-  if (CORRUPT.test(code)) {
-    const notWritable = NOT_WRITABLE.test(code);
-    return new TugError('DatabaseError', {
-      db_path: dbPath,
-      reason: notWritable
-        ? `cannot write: the file or its directory is read-only for this user (${code})`
-        : `${(e as Error).message} (${code})`,
-      sqlite_code: code,
-    });
-  }
-  return e;
-}
-
-export interface OpenedDb {
-  db: Db;
-  path: string;
-  timeoutMs: number;
-  /** Schema version found on open (after migration for writers). */
-  version: number;
-}
+/** The embedded store's open database (sql/sqlite.ts). */
+export type OpenedDb = SqliteDatabase;
 
 /**
  * Open for writing: the file must exist unless `create` (only `state init` creates it), then migrate.
@@ -92,7 +53,7 @@ export function openWrite(
     // Opening (and a migration, once per upgrade) waits with the full timeout; from here on the writer
     // waits for the lock only in `immediate`, one short slice per try.
     db.pragma(`busy_timeout = ${Math.min(BUSY_SLICE_MS, timeoutMs)}`);
-    return { db, path, timeoutMs, version };
+    return new SqliteDatabase(db, path, timeoutMs, version);
   } catch (e) {
     db?.close();
     throw sqliteToTugError(e, path, timeoutMs);
@@ -116,7 +77,7 @@ export function openRead(path: string, opts: { env?: NodeJS.ProcessEnv } = {}): 
         reason: 'no schema_version table: not a tugcode state database',
       });
     }
-    return { db, path, timeoutMs, version };
+    return new SqliteDatabase(db, path, timeoutMs, version);
   } catch (e) {
     db?.close();
     throw sqliteToTugError(e, path, timeoutMs);
@@ -126,55 +87,4 @@ export function openRead(path: string, opts: { env?: NodeJS.ProcessEnv } = {}): 
 /** True when a reader must not trust every column (written by a newer tugcode). */
 export function isNewerSchema(version: number): boolean {
   return version > LATEST_SCHEMA_VERSION;
-}
-
-function isBusy(e: unknown): boolean {
-  const code = (e as { code?: unknown })?.code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
-}
-
-/**
- * Runs `fn` in one IMMEDIATE transaction (every read-then-write, 02-state.md §1); SQLite failures are
- * mapped to Busy / DatabaseError.
- *
- * Waiting for the write lock never blocks the event loop for long: each `BEGIN IMMEDIATE` waits at most
- * one busy slice (BUSY_SLICE_MS, set on the writer connection by `openWrite`), and between tries this
- * awaits a timer with backoff, until the total timeout (5 s, or TUGCODE_BUSY_TIMEOUT_MS under tests) has
- * passed: then `Busy`. Only `BEGIN IMMEDIATE` is retried: in WAL mode the write lock is taken there, so a
- * busy BEGIN changed nothing, and `fn` runs at most once — a transaction that began is never re-run, and
- * a failure inside it (Busy included) rolls back and is reported as is.
- */
-export async function immediate<T>(o: OpenedDb, fn: () => T): Promise<T> {
-  const db = o.db;
-  if (db.inTransaction) throw new TugError('InternalError', { reason: 'nested state transaction' });
-  const deadline = performance.now() + o.timeoutMs;
-  let pause = BACKOFF_MIN_MS;
-  for (;;) {
-    try {
-      stmt(db, 'BEGIN IMMEDIATE').run();
-      break;
-    } catch (e) {
-      const left = deadline - performance.now();
-      if (!isBusy(e) || left <= 0) throw sqliteToTugError(e, o.path, o.timeoutMs);
-      await sleep(Math.min(pause, left));
-      pause = Math.min(pause * 2, BACKOFF_MAX_MS);
-    }
-  }
-  try {
-    const result = fn();
-    stmt(db, 'COMMIT').run();
-    return result;
-  } catch (e) {
-    if (db.inTransaction) stmt(db, 'ROLLBACK').run();
-    throw sqliteToTugError(e, o.path, o.timeoutMs);
-  }
-}
-
-/** Runs a read (no transaction needed for a single statement, or a deferred one for several). */
-export function read<T>(o: OpenedDb, fn: () => T): T {
-  try {
-    return o.db.transaction(fn).deferred();
-  } catch (e) {
-    throw sqliteToTugError(e, o.path, o.timeoutMs);
-  }
 }

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { TugError } from '../contract/errors.js';
 import type { ParsedPlan } from '../plan/types.js';
 import type { StateContext } from './context.js';
-import type { Db } from './queries/stmt.js';
+import type { Conn } from './sql/conn.js';
 import { planSource, refreshPlanProse } from './queries/plans.js';
 import { stepsOfPlan, updateStepProse, depsOfPlan } from './queries/steps.js';
 import { itemsOfPlan, setItemProse } from './queries/items.js';
@@ -56,12 +56,12 @@ export async function readPlanSnapshot(
  * parse and runs `fn` once more.
  */
 export async function withSnapshot<T>(
-  db: Db,
+  c: Conn,
   plan_path: string,
   abs_path: string,
   fn: (snap: PlanSnapshot) => T | Promise<T>,
 ): Promise<T> {
-  const first = await readPlanSnapshot(plan_path, abs_path, planSource(db, plan_path));
+  const first = await readPlanSnapshot(plan_path, abs_path, await planSource(c, plan_path));
   try {
     return await fn(first);
   } catch (e) {
@@ -71,13 +71,13 @@ export async function withSnapshot<T>(
 }
 
 /** Inside the transaction. Returns 'same' or 'prose' (refreshed); throws PlanNotFound / PlanDrift. */
-export function checkDrift(
+export async function checkDrift(
   ctx: StateContext,
-  db: Db,
+  c: Conn,
   plan: PlanRow,
   snap: PlanSnapshot,
   now: string,
-): 'same' | 'prose' {
+): Promise<'same' | 'prose'> {
   if (snap.bytes === null) {
     throw new TugError('PlanNotFound', {
       plan: plan.plan_path,
@@ -85,14 +85,14 @@ export function checkDrift(
       reason: `the file is gone from ${snap.abs_path}`,
     });
   }
-  const stored = planSource(db, plan.plan_path);
+  const stored = await planSource(c, plan.plan_path);
   if (stored && snap.bytes.equals(stored)) return 'same';
   if (!snap.parsed) throw new NeedsParse();
   if (snap.parsed.structure_hash !== plan.structure_hash) {
-    const diff = structureDiff(db, plan.plan_path, snap.parsed);
+    const diff = await structureDiff(c, plan.plan_path, snap.parsed);
     throw new TugError('PlanDrift', { plan_path: plan.plan_path, summary: diff.summary, ...diff.details });
   }
-  refreshProse(db, plan.plan_path, snap.parsed, snap.bytes, now);
+  await refreshProse(c, plan.plan_path, snap.parsed, snap.bytes, now);
   ctx.warnings.add(
     'PlanProseChanged',
     `${plan.plan_path}: the prose changed since state init (structure unchanged); titles and texts refreshed`,
@@ -104,19 +104,25 @@ export function checkDrift(
 }
 
 /** Copy titles, labels, commit messages, item texts and the bytes (and hash) from a same-structure parse. */
-export function refreshProse(db: Db, plan_path: string, parsed: ParsedPlan, bytes: Uint8Array, now: string): void {
-  refreshPlanProse(db, plan_path, parsed.plan_hash, bytes, parsed.title, now);
+export async function refreshProse(
+  c: Conn,
+  plan_path: string,
+  parsed: ParsedPlan,
+  bytes: Uint8Array,
+  now: string,
+): Promise<void> {
+  await refreshPlanProse(c, plan_path, parsed.plan_hash, bytes, parsed.title, now);
   const seen = new Set<string>();
   for (const s of parsed.steps) {
     if (seen.has(s.anchor)) continue;
     seen.add(s.anchor);
-    updateStepProse(db, plan_path, s.anchor, s.title, s.id, s.commit_message);
+    await updateStepProse(c, plan_path, s.anchor, s.title, s.id, s.commit_message);
   }
   const byKey = new Map<string, { text: string; depth: number }>();
   for (const s of parsed.steps) for (const it of s.items) byKey.set(`${s.anchor}\0${it.kind}\0${it.ordinal}`, it);
-  for (const row of itemsOfPlan(db, plan_path)) {
+  for (const row of await itemsOfPlan(c, plan_path)) {
     const it = byKey.get(`${row.step_anchor}\0${row.kind}\0${row.ordinal}`);
-    if (it && (it.text !== row.text || it.depth !== row.depth)) setItemProse(db, row.id, it.text, it.depth);
+    if (it && (it.text !== row.text || it.depth !== row.depth)) await setItemProse(c, row.id, it.text, it.depth);
   }
 }
 
@@ -130,11 +136,11 @@ export interface DriftDetails {
 }
 
 /** What changed between the DB's structure and a parse (for the PlanDrift message). */
-export function structureDiff(db: Db, plan_path: string, parsed: ParsedPlan): DriftDetails {
-  const dbSteps = stepsOfPlan(db, plan_path);
-  const dbItems = itemsOfPlan(db, plan_path);
-  const dbDeps = depsOfPlan(db, plan_path);
-  const dbRefs = refactorsOfPlan(db, plan_path);
+export async function structureDiff(c: Conn, plan_path: string, parsed: ParsedPlan): Promise<DriftDetails> {
+  const dbSteps = await stepsOfPlan(c, plan_path);
+  const dbItems = await itemsOfPlan(c, plan_path);
+  const dbDeps = await depsOfPlan(c, plan_path);
+  const dbRefs = await refactorsOfPlan(c, plan_path);
   const count = (rows: { kind: string }[], kind: string) => rows.filter((r) => r.kind === kind).length;
   const newByAnchor = new Map(parsed.steps.map((s) => [s.anchor, s]));
   const oldByAnchor = new Map(dbSteps.map((s) => [s.anchor, s]));

@@ -4,7 +4,6 @@
  */
 import { TugError } from '../contract/errors.js';
 import type { StateContext } from './context.js';
-import { read } from './db.js';
 import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
 import { depsOfPlan, stepsOfPlan } from './queries/steps.js';
 
@@ -25,16 +24,19 @@ const FILL: Record<string, string> = {
   pending: '#eeeeee',
 };
 
-export function graph(ctx: StateContext, input: { plan: string; format?: GraphFormat | undefined }): GraphResult {
+export async function graph(
+  ctx: StateContext,
+  input: { plan: string; format?: GraphFormat | undefined },
+): Promise<GraphResult> {
   const format = input.format ?? 'mermaid';
   if (format !== 'mermaid' && format !== 'dot')
     throw new TugError('InvalidArgument', { reason: `--format must be mermaid or dot, got ${JSON.stringify(format)}` });
-  const ref = resolvePlanRef(ctx, input.plan);
-  requirePlanRow(ctx, ref);
+  const ref = await resolvePlanRef(ctx, input.plan);
+  await requirePlanRow(ctx, ref);
   const store = ctx.store!;
-  const { steps, deps } = read(store, () => ({
-    steps: stepsOfPlan(store.db, ref.plan_path),
-    deps: depsOfPlan(store.db, ref.plan_path),
+  const { steps, deps } = await store.read(async (c) => ({
+    steps: await stepsOfPlan(c, ref.plan_path),
+    deps: await depsOfPlan(c, ref.plan_path),
   }));
   const nodes = steps.map((s) => ({ anchor: s.anchor, status: s.status }));
   const edges = deps.map((d) => [d.depends_on, d.step_anchor] as [string, string]);

@@ -7,7 +7,6 @@ import { addSeconds } from '../clock.js';
 import { leaseSeconds } from './lease.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { immediate } from './db.js';
 import { checkOwner, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
 import { renewLease } from './queries/steps.js';
 import { isExpired, isHeld } from './status.js';
@@ -25,14 +24,13 @@ export interface HeartbeatResult {
 
 export async function heartbeat(ctx: StateContext, input: HeartbeatInput): Promise<HeartbeatResult> {
   const anchor = stepArg(input.step);
-  const { ref, store } = ownerPlan(ctx, input);
+  const { ref, store } = await ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
   const seconds = leaseSeconds(ctx.config, input.lease_seconds);
-  return immediate(store, () => {
-    const db = store.db;
+  return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = findStep(db, plan_path, anchor);
-    checkOwner(db, plan_path, s, input.worktree, input.attempt);
+    const s = await findStep(c, plan_path, anchor);
+    await checkOwner(c, plan_path, s, input.worktree, input.attempt);
     const { top } = s;
     if (!isHeld(top.status))
       throw invalidTransition(
@@ -42,9 +40,9 @@ export async function heartbeat(ctx: StateContext, input: HeartbeatInput): Promi
       );
     const lease = addSeconds(now, seconds);
     const revived = isExpired(top.lease_expires_at, now);
-    renewLease(db, { plan_path, anchor: top.anchor, worktree: input.worktree, now, lease, heartbeat: true });
+    await renewLease(c, { plan_path, anchor: top.anchor, worktree: input.worktree, now, lease, heartbeat: true });
     if (revived) {
-      recordEvent(ctx, db, {
+      await recordEvent(ctx, c, {
         at: now,
         plan_path,
         step_anchor: top.anchor,

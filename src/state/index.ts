@@ -6,7 +6,7 @@
  *
  * Typical use:
  *   const ctx = openStateContext({ repoRoot, workTree, clock, config, warnings, command: 'run', mode: 'write' });
- *   try { const r = await claim(ctx, { plan, worktree }); … } finally { closeStateContext(ctx); }
+ *   try { const r = await claim(ctx, { plan, worktree }); … } finally { await closeStateContext(ctx); }
  */
 export {
   openStateContext,

@@ -5,7 +5,7 @@
  */
 import { liftedDependencies, topLevelMap } from '../plan/lift.js';
 import type { ParsedPlan, PlanStep } from '../plan/types.js';
-import type { Db } from './queries/stmt.js';
+import type { Conn } from './sql/conn.js';
 import { insertPlan, recountPlan, setPlanStatus, updatePlanHeader, getPlan, type PlanHeader } from './queries/plans.js';
 import {
   clearClaimColumns,
@@ -55,9 +55,10 @@ function uniqueSteps(parsed: ParsedPlan): PlanStep[] {
   return parsed.steps.filter((s) => (seen.has(s.anchor) ? false : (seen.add(s.anchor), true)));
 }
 
-function writeEdges(db: Db, plan_path: string, parsed: ParsedPlan): void {
-  for (const [from, to] of parsed.edges) insertDep(db, plan_path, from, to);
-  for (const [from, tos] of liftedDependencies(parsed)) for (const to of tos) insertLiftedDep(db, plan_path, from, to);
+async function writeEdges(c: Conn, plan_path: string, parsed: ParsedPlan): Promise<void> {
+  for (const [from, to] of parsed.edges) await insertDep(c, plan_path, from, to);
+  for (const [from, tos] of liftedDependencies(parsed))
+    for (const to of tos) await insertLiftedDep(c, plan_path, from, to);
 }
 
 /** A plan seen for the first time: every row, items open, refactors open. */
@@ -73,16 +74,22 @@ function header(plan_path: string, parsed: ParsedPlan, bytes: Uint8Array, now: s
   };
 }
 
-export function insertFresh(db: Db, plan_path: string, parsed: ParsedPlan, bytes: Uint8Array, now: string): InitCounts {
-  insertPlan(db, header(plan_path, parsed, bytes, now));
+export async function insertFresh(
+  c: Conn,
+  plan_path: string,
+  parsed: ParsedPlan,
+  bytes: Uint8Array,
+  now: string,
+): Promise<InitCounts> {
+  await insertPlan(c, header(plan_path, parsed, bytes, now));
   const top = topLevelMap(parsed);
   const depth = depths(parsed);
   const counts: InitCounts = { steps_created: 0, checklist_items_created: 0, refactors_created: 0 };
   for (const s of uniqueSteps(parsed)) {
-    insertStep(db, stepShape(plan_path, s, top, depth));
+    await insertStep(c, stepShape(plan_path, s, top, depth));
     counts.steps_created++;
     for (const it of s.items) {
-      insertItem(db, {
+      await insertItem(c, {
         plan_path,
         step_anchor: s.anchor,
         kind: it.kind,
@@ -96,7 +103,7 @@ export function insertFresh(db: Db, plan_path: string, parsed: ParsedPlan, bytes
       counts.checklist_items_created++;
     }
     for (const r of s.refactors) {
-      insertRefactor(db, {
+      await insertRefactor(c, {
         plan_path,
         step_anchor: s.anchor,
         ordinal: r.ordinal,
@@ -111,9 +118,9 @@ export function insertFresh(db: Db, plan_path: string, parsed: ParsedPlan, bytes
       counts.refactors_created++;
     }
   }
-  writeEdges(db, plan_path, parsed);
-  recomputeUnmet(db, plan_path);
-  recountPlan(db, plan_path);
+  await writeEdges(c, plan_path, parsed);
+  await recomputeUnmet(c, plan_path);
+  await recountPlan(c, plan_path);
   return counts;
 }
 
@@ -127,18 +134,18 @@ export interface ReinitReport extends InitCounts {
 }
 
 /** `state init --force` (and reactivation of an archived plan). Foreign keys are checked at commit. */
-export function reinitialize(
-  db: Db,
+export async function reinitialize(
+  c: Conn,
   plan_path: string,
   parsed: ParsedPlan,
   bytes: Uint8Array,
   now: string,
   releaseClaims: boolean,
-): ReinitReport {
-  db.pragma('defer_foreign_keys = ON');
-  const old = new Map(stepsOfPlan(db, plan_path).map((s) => [s.anchor, s]));
-  const oldItems = groupBy(itemsOfPlan(db, plan_path), (i) => i.step_anchor);
-  const oldRefs = groupBy(refactorsOfPlan(db, plan_path), (r) => r.step_anchor);
+): Promise<ReinitReport> {
+  await c.run(c.dialect === 'sqlite' ? 'PRAGMA defer_foreign_keys = ON' : 'SET CONSTRAINTS ALL DEFERRED');
+  const old = new Map((await stepsOfPlan(c, plan_path)).map((s) => [s.anchor, s]));
+  const oldItems = groupBy(await itemsOfPlan(c, plan_path), (i) => i.step_anchor);
+  const oldRefs = groupBy(await refactorsOfPlan(c, plan_path), (r) => r.step_anchor);
   const top = topLevelMap(parsed);
   const depth = depths(parsed);
   const report: ReinitReport = {
@@ -150,7 +157,7 @@ export function reinitialize(
     reset_steps: [],
     removed_steps: [],
   };
-  deleteDeps(db, plan_path);
+  await deleteDeps(c, plan_path);
   const steps = uniqueSteps(parsed);
   const live = (row: StepRow | undefined) =>
     Boolean(row && row.parent_anchor === null && isHeld(row.status) && !isExpired(row.lease_expires_at, now));
@@ -162,53 +169,53 @@ export function reinitialize(
     if (o) {
       mode = o.status === 'completed' ? 'completed' : keepClaim && o.status !== 'failed' ? 'kept' : 'reset';
       // Order matters for the row CHECKs: clear claim columns before a row becomes a substep.
-      if (mode === 'reset') resetStepFully(db, plan_path, s.anchor);
+      if (mode === 'reset') await resetStepFully(c, plan_path, s.anchor);
       if (o.parent_anchor === null && shape.parent_anchor !== null)
-        clearClaimColumns(db, plan_path, s.anchor, shape.parent_anchor);
-      updateStepStructure(db, shape);
+        await clearClaimColumns(c, plan_path, s.anchor, shape.parent_anchor);
+      await updateStepStructure(c, shape);
     } else {
-      insertStep(db, shape);
+      await insertStep(c, shape);
       report.steps_created++;
       mode = 'reset';
     }
     if (o && mode === 'completed') report.kept_completed.push(s.anchor);
     else if (o && mode === 'kept') report.kept_claims.push(s.anchor);
     else if (o) report.reset_steps.push(s.anchor);
-    rewriteItems(db, plan_path, s, mode, oldItems.get(s.anchor) ?? [], report);
-    rewriteRefactors(db, plan_path, s, mode, oldRefs.get(s.anchor) ?? [], now, report);
+    await rewriteItems(c, plan_path, s, mode, oldItems.get(s.anchor) ?? [], report);
+    await rewriteRefactors(c, plan_path, s, mode, oldRefs.get(s.anchor) ?? [], now, report);
   }
   const keep = new Set(steps.map((s) => s.anchor));
   const removed = [...old.values()]
     .filter((s) => !keep.has(s.anchor))
     .sort((a, b) => b.depth - a.depth || b.step_index - a.step_index);
   for (const s of removed) {
-    deleteStep(db, plan_path, s.anchor);
+    await deleteStep(c, plan_path, s.anchor);
     report.removed_steps.push(s.anchor);
   }
-  writeEdges(db, plan_path, parsed);
-  recomputeUnmet(db, plan_path);
-  recountPlan(db, plan_path);
-  updatePlanHeader(db, header(plan_path, parsed, bytes, now));
-  const p = getPlan(db, plan_path)!;
-  setPlanStatus(db, plan_path, p.steps_total > 0 && p.steps_completed === p.steps_total ? 'done' : 'active', now);
+  await writeEdges(c, plan_path, parsed);
+  await recomputeUnmet(c, plan_path);
+  await recountPlan(c, plan_path);
+  await updatePlanHeader(c, header(plan_path, parsed, bytes, now));
+  const p = (await getPlan(c, plan_path))!;
+  await setPlanStatus(c, plan_path, p.steps_total > 0 && p.steps_completed === p.steps_total ? 'done' : 'active', now);
   return report;
 }
 
-function rewriteItems(
-  db: Db,
+async function rewriteItems(
+  c: Conn,
   plan_path: string,
   s: PlanStep,
   mode: Mode,
   oldItems: ItemRow[],
   report: InitCounts,
-): void {
+): Promise<void> {
   const byKey = new Map(oldItems.map((i) => [`${i.kind}:${i.ordinal}`, i]));
-  deleteItemsOfStep(db, plan_path, s.anchor);
+  await deleteItemsOfStep(c, plan_path, s.anchor);
   for (const it of s.items) {
     const o = byKey.get(`${it.kind}:${it.ordinal}`);
     if (!o) report.checklist_items_created++;
     const carry = o && mode !== 'reset';
-    insertItem(db, {
+    await insertItem(c, {
       plan_path,
       step_anchor: s.anchor,
       kind: it.kind,
@@ -223,27 +230,27 @@ function rewriteItems(
   }
 }
 
-function rewriteRefactors(
-  db: Db,
+async function rewriteRefactors(
+  c: Conn,
   plan_path: string,
   s: PlanStep,
   mode: Mode,
   oldRows: RefactorRow[],
   now: string,
   report: InitCounts,
-): void {
+): Promise<void> {
   const byKey = new Map(oldRows.map((r) => [`${r.ordinal}\0${r.op_text}`, r]));
-  deleteRefactorsOfStep(db, plan_path, s.anchor);
+  await deleteRefactorsOfStep(c, plan_path, s.anchor);
   for (const r of s.refactors) {
     const op_text = r.command ?? r.text;
     const o = byKey.get(`${r.ordinal}\0${op_text}`);
     if (!o) report.refactors_created++;
     if (o && mode !== 'reset') {
-      insertRefactor(db, { ...o, plan_path, step_anchor: s.anchor });
+      await insertRefactor(c, { ...o, plan_path, step_anchor: s.anchor });
       continue;
     }
     const skipped = mode === 'completed';
-    insertRefactor(db, {
+    await insertRefactor(c, {
       plan_path,
       step_anchor: s.anchor,
       ordinal: r.ordinal,

@@ -10,12 +10,11 @@ import type { ParsedPlan } from '../plan/types.js';
 import { ensureGitignoreLines, STATE_DB_IGNORE_LINES } from '../util/gitignore.js';
 import { recordEvent } from './record.js';
 import { ensureWriter, type StateContext } from './context.js';
-import { immediate } from './db.js';
 import { parseSource, refreshProse, structureDiff } from './drift.js';
 import { insertFresh, reinitialize, type InitCounts } from './init-write.js';
 import { resolvePlanRef, type PlanRef } from './plan-ref.js';
 import { getPlan, planSource } from './queries/plans.js';
-import type { Db } from './queries/stmt.js';
+import type { Conn } from './sql/conn.js';
 
 export interface InitInput {
   plan: string;
@@ -40,7 +39,7 @@ export interface InitResult extends InitCounts {
 }
 
 export async function init(ctx: StateContext, input: InitInput): Promise<InitResult> {
-  const ref = input.source ? sourceRef(ctx, input.plan) : resolvePlanRef(ctx, input.plan);
+  const ref = input.source ? sourceRef(ctx, input.plan) : await resolvePlanRef(ctx, input.plan);
   if (!ref.exists)
     throw new TugError('PlanNotFound', {
       plan: input.plan,
@@ -48,9 +47,9 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
       reason: `no file at ${ref.abs_path}`,
     });
   const bytes = Buffer.from(input.source ?? readFileSync(ref.abs_path));
-  const existing = ctx.store ? getPlan(ctx.store.db, ref.plan_path) : undefined;
-  const same = (db: Db) => bytes.equals(planSource(db, ref.plan_path) ?? Buffer.alloc(0));
-  const unchanged = existing && ctx.store && same(ctx.store.db) && existing.status !== 'archived' && !input.force;
+  const existing = ctx.store ? await getPlan(ctx.store, ref.plan_path) : undefined;
+  const same = async (c: Conn) => bytes.equals((await planSource(c, ref.plan_path)) ?? Buffer.alloc(0));
+  const unchanged = existing && ctx.store && (await same(ctx.store)) && existing.status !== 'archived' && !input.force;
   let parsed: ParsedPlan | null = null;
   if (!unchanged) {
     parsed = await parseSource(bytes);
@@ -59,11 +58,10 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
     const errors = v.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0) throw new TugError('PlanInvalid', { plan_path: ref.plan_path, diagnostics: errors });
   }
-  const store = ensureWriter(ctx, true);
-  const result = await immediate(store, () => {
-    const db = store.db;
+  const store = await ensureWriter(ctx, true);
+  const result = await store.write(async (c) => {
     const now = ctx.clock.now();
-    const row = getPlan(db, ref.plan_path);
+    const row = await getPlan(c, ref.plan_path);
     const base = {
       plan_path: ref.plan_path,
       steps_created: 0,
@@ -71,7 +69,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
       refactors_created: 0,
       gitignore_added: [] as string[],
     };
-    if (row && same(db) && row.status !== 'archived' && !input.force) {
+    if (row && (await same(c)) && row.status !== 'archived' && !input.force) {
       return {
         ...base,
         plan_hash: row.plan_hash,
@@ -91,8 +89,8 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
     };
     const actor = 'admin';
     if (!row) {
-      const counts = insertFresh(db, ref.plan_path, parsed, bytes, now);
-      recordEvent(ctx, db, {
+      const counts = await insertFresh(c, ref.plan_path, parsed, bytes, now);
+      await recordEvent(ctx, c, {
         at: now,
         plan_path: ref.plan_path,
         step_anchor: null,
@@ -104,16 +102,16 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
     }
     if (row.status !== 'archived' && !input.force) {
       if (parsed.structure_hash !== row.structure_hash) {
-        const diff = structureDiff(db, ref.plan_path, parsed);
+        const diff = await structureDiff(c, ref.plan_path, parsed);
         throw new TugError('PlanDrift', { plan_path: ref.plan_path, summary: diff.summary, ...diff.details });
       }
-      refreshProse(db, ref.plan_path, parsed, bytes, now);
+      await refreshProse(c, ref.plan_path, parsed, bytes, now);
       ctx.warnings.add(
         'PlanProseChanged',
         `${ref.plan_path}: the prose changed (structure unchanged); titles and texts refreshed`,
         { plan_path: ref.plan_path },
       );
-      recordEvent(ctx, db, {
+      await recordEvent(ctx, c, {
         at: now,
         plan_path: ref.plan_path,
         step_anchor: null,
@@ -124,7 +122,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
       return { ...out, already_initialized: true, reinitialized: false };
     }
     if (row.status === 'archived') {
-      recordEvent(ctx, db, {
+      await recordEvent(ctx, c, {
         command: 'plan_reactivated',
         at: now,
         plan_path: ref.plan_path,
@@ -134,8 +132,8 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
         details: {},
       });
     }
-    const report = reinitialize(db, ref.plan_path, parsed, bytes, now, Boolean(input.release_claims));
-    recordEvent(ctx, db, {
+    const report = await reinitialize(c, ref.plan_path, parsed, bytes, now, Boolean(input.release_claims));
+    await recordEvent(ctx, c, {
       at: now,
       plan_path: ref.plan_path,
       step_anchor: null,

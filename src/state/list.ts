@@ -1,6 +1,5 @@
 /** `state list` (02-state.md §4): one line per plan with step and item totals and its live claims. */
 import type { StateContext } from './context.js';
-import { read } from './db.js';
 import { plansItemTotals } from './queries/items.js';
 import { listPlans } from './queries/plans.js';
 import { topSteps } from './queries/steps.js';
@@ -16,17 +15,18 @@ export interface ListedPlan {
   claimed_steps: string[];
 }
 
-export function list(ctx: StateContext): { plans: ListedPlan[] } {
+export async function list(ctx: StateContext): Promise<{ plans: ListedPlan[] }> {
   const store = ctx.store;
   if (!store) return { plans: [] };
   const now = ctx.clock.now();
-  return read(store, () => ({
-    plans: listPlans(store.db).map((p) => {
-      const items = plansItemTotals(store.db, p.plan_path);
-      const claimed = topSteps(store.db, p.plan_path).filter(
+  return store.read(async (c) => {
+    const plans: ListedPlan[] = [];
+    for (const p of await listPlans(c)) {
+      const items = await plansItemTotals(c, p.plan_path);
+      const claimed = (await topSteps(c, p.plan_path)).filter(
         (s) => isHeld(s.status) && !isExpired(s.lease_expires_at, now),
       );
-      return {
+      plans.push({
         plan_path: p.plan_path,
         status: p.status,
         steps_completed: p.steps_completed,
@@ -34,7 +34,8 @@ export function list(ctx: StateContext): { plans: ListedPlan[] } {
         items_completed: items.done,
         items_total: items.total,
         claimed_steps: claimed.map((s) => s.anchor),
-      };
-    }),
-  }));
+      });
+    }
+    return { plans };
+  });
 }

@@ -4,7 +4,6 @@
  */
 import { TugError } from '../contract/errors.js';
 import type { StateContext } from './context.js';
-import { read } from './db.js';
 import { stepArg } from './owner.js';
 import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
 import { listEvents } from './queries/events.js';
@@ -32,7 +31,10 @@ export interface LogEvent {
 export const LOG_DEFAULT_LIMIT = 50;
 export const LOG_MAX_LIMIT = 1000;
 
-export function log(ctx: StateContext, input: LogInput = {}): { events: LogEvent[]; next_after_id: number | null } {
+export async function log(
+  ctx: StateContext,
+  input: LogInput = {},
+): Promise<{ events: LogEvent[]; next_after_id: number | null }> {
   const limit = input.limit ?? LOG_DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > LOG_MAX_LIMIT) {
     throw new TugError('InvalidArgument', {
@@ -44,15 +46,15 @@ export function log(ctx: StateContext, input: LogInput = {}): { events: LogEvent
     throw new TugError('InvalidArgument', { reason: '--step needs a plan argument' });
   let plan_path: string | undefined;
   if (input.plan !== undefined) {
-    const ref = resolvePlanRef(ctx, input.plan);
-    requirePlanRow(ctx, ref);
+    const ref = await resolvePlanRef(ctx, input.plan);
+    await requirePlanRow(ctx, ref);
     plan_path = ref.plan_path;
   }
   const store = ctx.store;
   if (!store) return { events: [], next_after_id: input.after_id ?? null };
   const step_anchor = input.step === undefined ? undefined : stepArg(input.step);
-  const rows = read(store, () =>
-    listEvents(store.db, { plan_path, step_anchor, after_id: input.after_id, since: input.since, limit }),
+  const rows = await store.read((c) =>
+    listEvents(c, { plan_path, step_anchor, after_id: input.after_id, since: input.since, limit }),
   );
   const events = rows.map((r) => ({
     id: r.id,

@@ -6,7 +6,7 @@ import { TugError } from '../contract/errors.js';
 import { normalizeAnchor } from '../plan/anchors.js';
 import type { StateContext } from './context.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
-import type { Db } from './queries/stmt.js';
+import type { Conn } from './sql/conn.js';
 import { getStep } from './queries/steps.js';
 import { everClaimed } from './queries/events.js';
 import { REASON_MAX_CODE_POINTS, truncateCodePoints } from './status.js';
@@ -19,10 +19,10 @@ export interface StepAndTop {
 }
 
 /** Step 3 of the evaluation order: StepNotFound. */
-export function findStep(db: Db, plan_path: string, anchor: string): StepAndTop {
-  const step = getStep(db, plan_path, anchor);
+export async function findStep(c: Conn, plan_path: string, anchor: string): Promise<StepAndTop> {
+  const step = await getStep(c, plan_path, anchor);
   if (!step) throw new TugError('StepNotFound', { plan_path, step_anchor: anchor });
-  const top = step.parent_anchor === null ? step : getStep(db, plan_path, step.top_anchor);
+  const top = step.parent_anchor === null ? step : await getStep(c, plan_path, step.top_anchor);
   if (!top)
     throw new TugError('InternalError', { reason: `top-level step ${step.top_anchor} of ${anchor} is missing` });
   return { step, top };
@@ -45,13 +45,13 @@ export function requireTopLevel(s: StepAndTop, plan_path: string, command: strin
 }
 
 /** Steps 5–6: ownership on the top-level ancestor (NotOwner / LeaseExpired), then AttemptMismatch. */
-export function checkOwner(
-  db: Db,
+export async function checkOwner(
+  c: Conn,
   plan_path: string,
   s: StepAndTop,
   worktree: string,
   attempt: number | undefined,
-): void {
+): Promise<void> {
   const { top } = s;
   if (top.claimed_by !== worktree) {
     const details = {
@@ -62,7 +62,7 @@ export function checkOwner(
       lease_expires_at: top.lease_expires_at,
       status: top.status,
     };
-    if (everClaimed(db, plan_path, top.anchor, worktree)) throw new TugError('LeaseExpired', details);
+    if (await everClaimed(c, plan_path, top.anchor, worktree)) throw new TugError('LeaseExpired', details);
     throw new TugError('NotOwner', details);
   }
   if (attempt !== undefined && attempt !== top.attempt) {
@@ -91,9 +91,9 @@ export function invalidTransition(
 }
 
 /** Steps 1–2 for owner commands: the plan (read from the caller's worktree) and its row. */
-export function ownerPlan(ctx: StateContext, input: { plan: string; worktree: string }) {
-  const ref = resolvePlanRef(ctx, input.plan, input.worktree);
-  const row = requirePlanRow(ctx, ref);
+export async function ownerPlan(ctx: StateContext, input: { plan: string; worktree: string }) {
+  const ref = await resolvePlanRef(ctx, input.plan, input.worktree);
+  const row = await requirePlanRow(ctx, ref);
   return { ref, row, store: writeStore(ctx) };
 }
 

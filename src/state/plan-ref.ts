@@ -18,8 +18,12 @@ export interface PlanRef {
 }
 
 /** Resolve a plan argument against the work tree the plan is read from (default: the current one). */
-export function resolvePlanRef(ctx: StateContext, arg: string, workTree: string = ctx.workTree): PlanRef {
-  const knownPlanPaths = ctx.store ? listPlanPaths(ctx.store.db) : [];
+export async function resolvePlanRef(
+  ctx: StateContext,
+  arg: string,
+  workTree: string = ctx.workTree,
+): Promise<PlanRef> {
+  const knownPlanPaths = ctx.store ? await listPlanPaths(ctx.store) : [];
   const r = resolvePlanArg(arg, {
     repoRoot: ctx.repoRoot,
     workTree,
@@ -31,8 +35,8 @@ export function resolvePlanRef(ctx: StateContext, arg: string, workTree: string 
 }
 
 /** The plan's row, read outside a transaction (callers re-read inside theirs). */
-export function requirePlanRow(ctx: StateContext, ref: PlanRef): PlanRow {
-  const row = ctx.store ? getPlan(ctx.store.db, ref.plan_path) : undefined;
+export async function requirePlanRow(ctx: StateContext, ref: PlanRef): Promise<PlanRow> {
+  const row = ctx.store ? await getPlan(ctx.store, ref.plan_path) : undefined;
   if (row) return row;
   if (ref.exists) throw new TugError('PlanNotInitialized', { plan_path: ref.plan_path });
   throw new TugError('PlanNotFound', { plan: ref.plan_path, plan_path: ref.plan_path });

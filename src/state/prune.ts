@@ -3,11 +3,11 @@
  * every worktree become `archived` (rows kept); `--purge` deletes their rows and events, leaving the prune
  * event itself (plan_path NULL) so `state log` shows the purge. The caller lists the work trees.
  */
+import type { PlanRow } from './types.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { immediate, read } from './db.js';
 import { listPlans, purgePlan, setPlanStatus } from './queries/plans.js';
 
 export interface PruneInput {
@@ -24,24 +24,21 @@ export async function prune(ctx: StateContext, input: PruneInput): Promise<{ pru
   const roots = [...new Set([ctx.repoRoot, ...input.work_trees])];
   const gone = (plan_path: string) => !roots.some((r) => existsSync(join(r, ...plan_path.split('/'))));
   // File checks happen before the transaction; inside it the candidates are re-read.
-  const candidates = read(store, () => listPlans(store.db))
-    .filter((p) => gone(p.plan_path))
-    .map((p) => p.plan_path);
-  const pick = (plans: ReturnType<typeof listPlans>) =>
+  const candidates = (await store.read((c) => listPlans(c))).filter((p) => gone(p.plan_path)).map((p) => p.plan_path);
+  const pick = (plans: PlanRow[]) =>
     plans
       .filter((p) => candidates.includes(p.plan_path) && (input.purge || p.status !== 'archived'))
       .map((p) => p.plan_path);
-  if (dry_run) return { pruned: read(store, () => pick(listPlans(store.db))), dry_run };
-  return immediate(store, () => {
-    const db = store.db;
+  if (dry_run) return { pruned: await store.read(async (c) => pick(await listPlans(c))), dry_run };
+  return store.write(async (c) => {
     const now = ctx.clock.now();
-    const pruned = pick(listPlans(db));
+    const pruned = pick(await listPlans(c));
     if (pruned.length === 0) return { pruned, dry_run };
     for (const p of pruned) {
-      if (input.purge) purgePlan(db, p);
-      else setPlanStatus(db, p, 'archived', now);
+      if (input.purge) await purgePlan(c, p);
+      else await setPlanStatus(c, p, 'archived', now);
     }
-    recordEvent(ctx, db, {
+    await recordEvent(ctx, c, {
       at: now,
       plan_path: null,
       step_anchor: null,

@@ -4,10 +4,9 @@
  * expired ones among ready and blocked.
  */
 import type { StateContext } from './context.js';
-import { read } from './db.js';
 import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
 import { topSteps } from './queries/steps.js';
-import type { Db } from './queries/stmt.js';
+import type { Conn } from './sql/conn.js';
 import { isExpired, isHeld } from './status.js';
 import type { StepRow } from './types.js';
 
@@ -48,17 +47,17 @@ export function categorize(steps: StepRow[], now: string): Categories {
   return c;
 }
 
-export function categorizePlan(db: Db, plan_path: string, now: string): Categories {
-  return categorize(topSteps(db, plan_path), now);
+export async function categorizePlan(c: Conn, plan_path: string, now: string): Promise<Categories> {
+  return categorize(await topSteps(c, plan_path), now);
 }
 
 export interface ReadyInput {
   plan: string;
 }
 
-export function ready(ctx: StateContext, input: ReadyInput): Categories {
-  const ref = resolvePlanRef(ctx, input.plan);
-  requirePlanRow(ctx, ref);
+export async function ready(ctx: StateContext, input: ReadyInput): Promise<Categories> {
+  const ref = await resolvePlanRef(ctx, input.plan);
+  await requirePlanRow(ctx, ref);
   const store = ctx.store!;
-  return read(store, () => categorizePlan(store.db, ref.plan_path, ctx.clock.now()));
+  return store.read((c) => categorizePlan(c, ref.plan_path, ctx.clock.now()));
 }

@@ -7,12 +7,11 @@ import { normalizeAnchor } from '../plan/anchors.js';
 import { recordEvent } from './record.js';
 import { completeTopLevel } from './complete.js';
 import type { StateContext } from './context.js';
-import { immediate } from './db.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
 import { completeNonTerminal } from './queries/items.js';
 import { completeRow, getStep, setCommitHash, stepsOfPlan } from './queries/steps.js';
 import { refactorsOfStep, setRefactor } from './queries/refactors.js';
-import type { Db } from './queries/stmt.js';
+import type { Conn } from './sql/conn.js';
 import { candidateOpHashes } from './op-hash.js';
 import { isExpired, isHeld } from './status.js';
 import { Subtree } from './tree.js';
@@ -67,16 +66,15 @@ export function winningCommits(plan_path: string, commits: TrailerCommit[]): Map
 }
 
 export async function reconcile(ctx: StateContext, input: ReconcileInput): Promise<ReconcileResult> {
-  const ref = resolvePlanRef(ctx, input.plan);
-  requirePlanRow(ctx, ref);
+  const ref = await resolvePlanRef(ctx, input.plan);
+  await requirePlanRow(ctx, ref);
   const store = writeStore(ctx);
   const plan_path = ref.plan_path;
   const wins = winningCommits(plan_path, input.commits);
   const force = Boolean(input.force);
-  return immediate(store, () => {
-    const db = store.db;
+  return store.write(async (c) => {
     const now = ctx.clock.now();
-    const steps = stepsOfPlan(db, plan_path);
+    const steps = await stepsOfPlan(c, plan_path);
     const known = new Set(steps.map((s) => s.anchor));
     const out: ReconcileResult = {
       reconciled: [],
@@ -86,8 +84,8 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
       scanned_commits: input.scanned_commits ?? input.commits.length,
     };
     const refactorsApplied: { step_anchor: string; ordinal: number; op_hash: string; previous_status: string }[] = [];
-    const healRefactors = (anchor: string, c: TrailerCommit) =>
-      refactorsApplied.push(...applyRefactorTrailers(db, plan_path, anchor, c, now));
+    const healRefactors = async (anchor: string, commit: TrailerCommit) =>
+      refactorsApplied.push(...(await applyRefactorTrailers(c, plan_path, anchor, commit, now)));
     const byTop = new Map<string, Subtree>();
     const treeOf = (s: StepRow) => {
       let t = byTop.get(s.top_anchor);
@@ -97,23 +95,23 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
     for (const original of steps) {
       const win = wins.get(original.anchor);
       if (!win) continue;
-      const row = getStep(db, plan_path, original.anchor)!;
+      const row = (await getStep(c, plan_path, original.anchor))!;
       const hash = win.hash;
       if (row.status === 'completed') {
         if (row.commit_hash === hash) {
-          healRefactors(row.anchor, win);
+          await healRefactors(row.anchor, win);
           continue;
         }
         if (row.commit_hash === null || force) {
-          setCommitHash(db, plan_path, row.anchor, hash);
-          healRefactors(row.anchor, win);
+          await setCommitHash(c, plan_path, row.anchor, hash);
+          await healRefactors(row.anchor, win);
           out.reconciled.push({ step_anchor: row.anchor, commit_hash: hash, previous_status: row.status });
         } else {
           out.skipped_mismatches.push({ step_anchor: row.anchor, db_hash: row.commit_hash, git_hash: hash });
         }
         continue;
       }
-      const top = getStep(db, plan_path, row.top_anchor)!;
+      const top = (await getStep(c, plan_path, row.top_anchor))!;
       const live = isHeld(top.status) && !isExpired(top.lease_expires_at, now);
       if (!force && (top.status === 'failed' || live)) {
         out.skipped_steps.push({
@@ -124,14 +122,15 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
         continue;
       }
       // The step and its non-completed descendants without a trailer of their own.
-      const cascade = treeOf(row)
-        .descendants(row.anchor)
-        .filter((d) => !wins.has(d.anchor))
-        .map((d) => getStep(db, plan_path, d.anchor)!)
-        .filter((d) => d.status !== 'completed');
-      completeNonTerminal(db, plan_path, [row.anchor, ...cascade.map((d) => d.anchor)], now);
+      const cascade: StepRow[] = [];
+      for (const d of treeOf(row).descendants(row.anchor)) {
+        if (wins.has(d.anchor)) continue;
+        const fresh = (await getStep(c, plan_path, d.anchor))!;
+        if (fresh.status !== 'completed') cascade.push(fresh);
+      }
+      await completeNonTerminal(c, plan_path, [row.anchor, ...cascade.map((d) => d.anchor)], now);
       for (const d of [...cascade].sort((a, b) => b.depth - a.depth || a.step_index - b.step_index)) {
-        completeRow(db, {
+        await completeRow(c, {
           plan_path,
           anchor: d.anchor,
           now,
@@ -142,7 +141,7 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
         });
         out.reconciled.push({ step_anchor: d.anchor, commit_hash: hash, previous_status: d.status });
       }
-      completeRow(db, {
+      await completeRow(c, {
         plan_path,
         anchor: row.anchor,
         now,
@@ -151,9 +150,9 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
         via: 'reconcile',
         owner: null,
       });
-      healRefactors(row.anchor, win);
+      await healRefactors(row.anchor, win);
       out.reconciled.push({ step_anchor: row.anchor, commit_hash: hash, previous_status: row.status });
-      if (row.parent_anchor === null) completeTopLevel(ctx, db, plan_path, row.anchor, 'admin', row.attempt, now);
+      if (row.parent_anchor === null) await completeTopLevel(ctx, c, plan_path, row.anchor, 'admin', row.attempt, now);
     }
     if (out.reconciled.length > 0 || refactorsApplied.length > 0) {
       const details = {
@@ -161,7 +160,7 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
         force,
         ...(refactorsApplied.length ? { refactors_applied: refactorsApplied } : {}),
       };
-      recordEvent(ctx, db, { at: now, plan_path, step_anchor: null, actor: 'admin', attempt: null, details });
+      await recordEvent(ctx, c, { at: now, plan_path, step_anchor: null, actor: 'admin', attempt: null, details });
     }
     return out;
   });
@@ -174,14 +173,14 @@ const TRAILER = /^([0-9a-f]{12})\s+(\S+)\.\.(\S+)$/;
  * its op_hash, recomputed from `op_text`, appears in a `Tug-Refactor` trailer of the step's commit; it takes
  * the trailer's snapshots. Each trailer marks one row (rows in ordinal order, trailers in commit order).
  */
-function applyRefactorTrailers(db: Db, plan_path: string, anchor: string, c: TrailerCommit, now: string) {
-  const trailers = (c.refactors ?? [])
+async function applyRefactorTrailers(c: Conn, plan_path: string, anchor: string, commit: TrailerCommit, now: string) {
+  const trailers = (commit.refactors ?? [])
     .map((v) => TRAILER.exec(v.trim()))
     .filter((m): m is RegExpExecArray => m !== null);
   const used = new Set<number>();
   const out: { step_anchor: string; ordinal: number; op_hash: string; previous_status: string }[] = [];
   if (trailers.length === 0) return out;
-  for (const r of refactorsOfStep(db, plan_path, anchor)) {
+  for (const r of await refactorsOfStep(c, plan_path, anchor)) {
     if (r.status === 'applied' || r.status === 'skipped') continue;
     const hashes = candidateOpHashes(r.op_text);
     const i = trailers.findIndex((m, k) => !used.has(k) && hashes.includes(m[1]!));
@@ -192,10 +191,10 @@ function applyRefactorTrailers(db: Db, plan_path: string, anchor: string, c: Tra
     const result = JSON.stringify({
       op_hash,
       reconciled: true,
-      commit_hash: c.hash,
+      commit_hash: commit.hash,
       ...(previous ? { previous: { ...previous, previous: undefined } } : {}),
     });
-    setRefactor(db, {
+    await setRefactor(c, {
       ...r,
       status: 'applied',
       snapshot_before: before!,

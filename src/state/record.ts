@@ -1,11 +1,11 @@
 /** Appending an event through the context (its `command` unless the event names a secondary change). */
 import type { StateContext } from './context.js';
 import { appendEvent } from './queries/events.js';
-import type { Db } from './queries/stmt.js';
+import type { Conn } from './sql/conn.js';
 
-export function recordEvent(
+export async function recordEvent(
   ctx: StateContext,
-  db: Db,
+  c: Conn,
   e: {
     at: string;
     plan_path: string | null;
@@ -15,6 +15,6 @@ export function recordEvent(
     details: Record<string, unknown>;
     command?: string;
   },
-): number {
-  return appendEvent(db, { ...e, command: e.command ?? ctx.command });
+): Promise<number> {
+  return await appendEvent(c, { ...e, command: e.command ?? ctx.command });
 }

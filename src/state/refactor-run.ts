@@ -6,7 +6,6 @@
  */
 import { TugError } from '../contract/errors.js';
 import type { StateContext } from './context.js';
-import { immediate } from './db.js';
 import { invalidTransition } from './owner.js';
 import { writeStore } from './plan-ref.js';
 import { insertArtifact } from './queries/events.js';
@@ -53,14 +52,13 @@ export async function startRefactorRun(
   o: { retry_failed: boolean; current_snapshot: string | null },
 ): Promise<RunStart> {
   const store = writeStore(ctx);
-  return immediate(store, () => {
-    const db = store.db;
+  return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = owned(db, scope, scope.attempt);
+    const s = await owned(c, scope, scope.attempt);
     const out: RunStart = { rows: [], retried: [], recovered: [] };
-    for (const r of refactorsOfStep(db, scope.plan_path, scope.step_anchor).map(view)) {
+    for (const r of (await refactorsOfStep(c, scope.plan_path, scope.step_anchor)).map(view)) {
       if (o.retry_failed && r.status === 'failed') {
-        setRefactor(db, {
+        await setRefactor(c, {
           ...r,
           status: 'open',
           snapshot_before: null,
@@ -76,7 +74,7 @@ export async function startRefactorRun(
       if (!p) continue;
       const rest = withoutPending(r.result);
       if (o.current_snapshot === p.snapshot_after) {
-        setRefactor(db, {
+        await setRefactor(c, {
           ...r,
           status: 'applied',
           snapshot_before: p.snapshot_before,
@@ -87,7 +85,7 @@ export async function startRefactorRun(
         });
         out.recovered.push({ ordinal: r.ordinal, outcome: 'applied' });
       } else if (o.current_snapshot === p.snapshot_before) {
-        setRefactor(db, {
+        await setRefactor(c, {
           ...r,
           snapshot_before: null,
           result_json: Object.keys(rest).length ? json(rest) : null,
@@ -105,7 +103,7 @@ export async function startRefactorRun(
             reason: 'pending_write',
           },
         };
-        setRefactor(db, {
+        await setRefactor(c, {
           ...r,
           status: 'failed',
           snapshot_before: p.snapshot_before,
@@ -118,9 +116,9 @@ export async function startRefactorRun(
       }
     }
     if (out.retried.length || out.recovered.length) {
-      recordScopeEvent(ctx, db, scope, s.top.attempt, now, { retried: out.retried, recovered: out.recovered });
+      await recordScopeEvent(ctx, c, scope, s.top.attempt, now, { retried: out.retried, recovered: out.recovered });
     }
-    out.rows = refactorsOfStep(db, scope.plan_path, scope.step_anchor).map(view);
+    out.rows = (await refactorsOfStep(c, scope.plan_path, scope.step_anchor)).map(view);
     return out;
   });
 }
@@ -142,23 +140,22 @@ export async function writePending(
   pending: PendingWrite,
 ): Promise<void> {
   const store = writeStore(ctx);
-  await immediate(store, () => {
-    const db = store.db;
+  await store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = owned(db, scope, scope.attempt);
-    const r = getRefactor(db, scope.plan_path, scope.step_anchor, ordinal);
+    const s = await owned(c, scope, scope.attempt);
+    const r = await getRefactor(c, scope.plan_path, scope.step_anchor, ordinal);
     if (!r)
       throw new TugError('InternalError', { reason: `refactor row ${ordinal} of ${scope.step_anchor} is missing` });
     if (r.status !== 'open')
       throw invalidTransition(scope.plan_path, s.step, `refactor ${ordinal} is ${r.status}`, { ordinal });
-    const lease = renew(ctx, db, s, scope.worktree, now);
-    setRefactor(db, {
+    const lease = await renew(ctx, c, s, scope.worktree, now);
+    await setRefactor(c, {
       ...r,
       snapshot_before: pending.snapshot_before,
       result_json: json({ ...withoutPending(view(r).result), pending }),
       updated_at: now,
     });
-    recordScopeEvent(ctx, db, scope, s.top.attempt, now, {
+    await recordScopeEvent(ctx, c, scope, s.top.attempt, now, {
       ordinal,
       pending,
       lease_expires_at: lease.lease_expires_at,
@@ -189,17 +186,16 @@ export async function recordRefactorResult(
   o: RefactorOutcome,
 ): Promise<RefactorView> {
   const store = writeStore(ctx);
-  return immediate(store, () => {
-    const db = store.db;
+  return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = owned(db, scope, scope.attempt);
-    const r = getRefactor(db, scope.plan_path, scope.step_anchor, o.ordinal);
+    const s = await owned(c, scope, scope.attempt);
+    const r = await getRefactor(c, scope.plan_path, scope.step_anchor, o.ordinal);
     if (!r)
       throw new TugError('InternalError', { reason: `refactor row ${o.ordinal} of ${scope.step_anchor} is missing` });
     if (r.status !== 'open')
       throw invalidTransition(scope.plan_path, s.step, `refactor ${o.ordinal} is ${r.status}`, { ordinal: o.ordinal });
     const result = withoutPending(o.result);
-    setRefactor(db, {
+    await setRefactor(c, {
       ...r,
       status: o.status,
       snapshot_before: o.snapshot_before,
@@ -211,7 +207,7 @@ export async function recordRefactorResult(
     const summary = truncateCodePoints(o.artifact.summary, SUMMARY_MAX_CODE_POINTS).text;
     const content =
       o.artifact.content === undefined ? null : truncateCodePoints(o.artifact.content, CONTENT_MAX_CODE_POINTS).text;
-    const artifact_id = insertArtifact(db, {
+    const artifact_id = await insertArtifact(c, {
       plan_path: scope.plan_path,
       step_anchor: scope.step_anchor,
       kind: 'refactor_report',
@@ -219,8 +215,8 @@ export async function recordRefactorResult(
       content,
       recorded_at: now,
     });
-    const lease = renew(ctx, db, s, scope.worktree, now);
-    recordScopeEvent(ctx, db, scope, s.top.attempt, now, {
+    const lease = await renew(ctx, c, s, scope.worktree, now);
+    await recordScopeEvent(ctx, c, scope, s.top.attempt, now, {
       ordinal: o.ordinal,
       status: o.status,
       exit_code: o.exit_code,
@@ -231,6 +227,6 @@ export async function recordRefactorResult(
       ...(o.status === 'failed' ? { error_code: (result.error as { code?: string } | undefined)?.code ?? null } : {}),
       lease_expires_at: lease.lease_expires_at,
     });
-    return view(getRefactor(db, scope.plan_path, scope.step_anchor, o.ordinal)!);
+    return view((await getRefactor(c, scope.plan_path, scope.step_anchor, o.ordinal))!);
   });
 }

@@ -5,12 +5,11 @@
  */
 import { addSeconds } from '../clock.js';
 import type { StateContext } from './context.js';
-import { read } from './db.js';
 import { checkOwner, findStep, invalidTransition, ownerPlan, stepArg, type StepAndTop } from './owner.js';
 import { recordEvent } from './record.js';
 import { refactorsOfStep } from './queries/refactors.js';
 import { renewLease } from './queries/steps.js';
-import type { Db } from './queries/stmt.js';
+import type { Conn } from './sql/conn.js';
 import { isExpired, isHeld } from './status.js';
 import type { RefactorRow } from './types.js';
 
@@ -67,13 +66,13 @@ export function withoutPending(r: Record<string, unknown> | null): Record<string
 }
 
 /** Ownership on the top-level step, the attempt fence, and a step that can still run refactors. */
-export function owned(
-  db: Db,
+export async function owned(
+  c: Conn,
   scope: { plan_path: string; step_anchor: string; worktree: string },
   attempt: number | undefined,
-): StepAndTop {
-  const s = findStep(db, scope.plan_path, scope.step_anchor);
-  checkOwner(db, scope.plan_path, s, scope.worktree, attempt);
+): Promise<StepAndTop> {
+  const s = await findStep(c, scope.plan_path, scope.step_anchor);
+  await checkOwner(c, scope.plan_path, s, scope.worktree, attempt);
   if (!isHeld(s.top.status))
     throw invalidTransition(
       scope.plan_path,
@@ -86,16 +85,16 @@ export function owned(
 }
 
 /** Renew the lease inside a write (heartbeat semantics; a revival is noted in the event's details). */
-export function renew(
+export async function renew(
   ctx: StateContext,
-  db: Db,
+  c: Conn,
   s: StepAndTop,
   worktree: string,
   now: string,
-): { lease_expires_at: string; revived: boolean } {
+): Promise<{ lease_expires_at: string; revived: boolean }> {
   const lease = addSeconds(now, ctx.config.state.lease_seconds);
   const revived = isExpired(s.top.lease_expires_at, now);
-  renewLease(db, { plan_path: s.top.plan_path, anchor: s.top.anchor, worktree, now, lease, heartbeat: true });
+  await renewLease(c, { plan_path: s.top.plan_path, anchor: s.top.anchor, worktree, now, lease, heartbeat: true });
   return { lease_expires_at: lease, revived };
 }
 
@@ -104,15 +103,15 @@ export function renew(
  * checks it (NotOwner / LeaseExpired, then AttemptMismatch), then the transition (the top-level step is
  * claimed or in progress and the step is not completed). Changes nothing.
  */
-export function refactorScope(
+export async function refactorScope(
   ctx: StateContext,
   input: RefactorScopeInput,
-): { scope: RefactorScope; rows: RefactorView[] } {
+): Promise<{ scope: RefactorScope; rows: RefactorView[] }> {
   const anchor = stepArg(input.step);
-  const { ref, store } = ownerPlan(ctx, input);
+  const { ref, store } = await ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
-  return read(store, () => {
-    const s = owned(store.db, { plan_path, step_anchor: anchor, worktree: input.worktree }, input.attempt);
+  return store.read(async (c) => {
+    const s = await owned(c, { plan_path, step_anchor: anchor, worktree: input.worktree }, input.attempt);
     const scope: RefactorScope = {
       plan_path,
       step_anchor: anchor,
@@ -120,20 +119,20 @@ export function refactorScope(
       worktree: input.worktree,
       attempt: s.top.attempt,
     };
-    return { scope, rows: refactorsOfStep(store.db, plan_path, anchor).map(view) };
+    return { scope, rows: (await refactorsOfStep(c, plan_path, anchor)).map(view) };
   });
 }
 
 /** An event of a run-step transaction, attributed to the scope's worktree and the step's attempt. */
-export function recordScopeEvent(
+export async function recordScopeEvent(
   ctx: StateContext,
-  db: Db,
+  c: Conn,
   scope: RefactorScope,
   attempt: number | null,
   at: string,
   details: Record<string, unknown>,
-): void {
-  recordEvent(ctx, db, {
+): Promise<void> {
+  await recordEvent(ctx, c, {
     at,
     plan_path: scope.plan_path,
     step_anchor: scope.step_anchor,

@@ -10,7 +10,6 @@
  */
 import { TugError } from '../contract/errors.js';
 import type { StateContext } from './context.js';
-import { immediate, read } from './db.js';
 import { capReason, checkText, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
 import { requirePlanRow, resolvePlanRef } from './plan-ref.js';
 import { recordEvent } from './record.js';
@@ -36,18 +35,18 @@ export {
 } from './refactor-run.js';
 
 /** The step's rows, read-only and without ownership (display, commit trailers). Empty without state.db. */
-export function refactorRows(
+export async function refactorRows(
   ctx: StateContext,
   input: { plan: string; step: string; worktree?: string },
-): RefactorView[] {
+): Promise<RefactorView[]> {
   if (!ctx.store) return [];
   const anchor = stepArg(input.step);
-  const ref = resolvePlanRef(ctx, input.plan, input.worktree);
-  requirePlanRow(ctx, ref);
+  const ref = await resolvePlanRef(ctx, input.plan, input.worktree);
+  await requirePlanRow(ctx, ref);
   const store = ctx.store;
-  return read(store, () => {
-    findStep(store.db, ref.plan_path, anchor);
-    return refactorsOfStep(store.db, ref.plan_path, anchor).map(view);
+  return store.read(async (c) => {
+    await findStep(c, ref.plan_path, anchor);
+    return (await refactorsOfStep(c, ref.plan_path, anchor)).map(view);
   });
 }
 
@@ -94,15 +93,14 @@ export async function skipRefactor(ctx: StateContext, input: SkipInput): Promise
     });
   checkText('--reason', input.reason, { nonEmpty: true });
   input = { ...input, reason: capReason(ctx, 'reason', input.reason) };
-  const { ref, store } = ownerPlan(ctx, input);
+  const { ref, store } = await ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
-  return immediate(store, () => {
-    const db = store.db;
+  return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = owned(db, { plan_path, step_anchor: anchor, worktree: input.worktree }, input.attempt);
-    const r = getRefactor(db, plan_path, anchor, input.ordinal);
+    const s = await owned(c, { plan_path, step_anchor: anchor, worktree: input.worktree }, input.attempt);
+    const r = await getRefactor(c, plan_path, anchor, input.ordinal);
     if (!r) {
-      const count = refactorsOfStep(db, plan_path, anchor).length;
+      const count = (await refactorsOfStep(c, plan_path, anchor)).length;
       throw new TugError('InvalidArgument', {
         reason: `${anchor} has ${count} refactor row(s); there is no ordinal ${input.ordinal}`,
         argument: '--ordinal',
@@ -129,7 +127,7 @@ export async function skipRefactor(ctx: StateContext, input: SkipInput): Promise
       const old = view(r).result?.skipped_reason;
       return { ...base, skipped_reason: typeof old === 'string' ? old : '', already_skipped: true };
     }
-    setRefactor(db, {
+    await setRefactor(c, {
       ...r,
       status: 'skipped',
       snapshot_before: null,
@@ -138,7 +136,7 @@ export async function skipRefactor(ctx: StateContext, input: SkipInput): Promise
       result_json: json({ ...withoutPending(view(r).result), skipped_reason: input.reason }),
       updated_at: now,
     });
-    recordEvent(ctx, db, {
+    await recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: anchor,

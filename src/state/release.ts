@@ -7,7 +7,6 @@ import { TugError } from '../contract/errors.js';
 import { discardAttempt } from './attempt.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { immediate } from './db.js';
 import {
   capReason,
   checkOwner,
@@ -29,34 +28,33 @@ export interface ReleaseResult {
 
 export async function release(ctx: StateContext, input: OwnerInput): Promise<ReleaseResult> {
   const anchor = stepArg(input.step);
-  const { ref, store } = ownerPlan(ctx, input);
+  const { ref, store } = await ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
-  return immediate(store, () => {
-    const db = store.db;
+  return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = findStep(db, plan_path, anchor);
+    const s = await findStep(c, plan_path, anchor);
     requireTopLevel(s, plan_path, 'state release');
-    checkOwner(db, plan_path, s, input.worktree, input.attempt);
+    await checkOwner(c, plan_path, s, input.worktree, input.attempt);
     if (!isHeld(s.step.status))
       throw invalidTransition(
         plan_path,
         s.step,
         `${anchor} is ${s.step.status}; only a claimed or in-progress step can be released`,
       );
-    const discarded = discardAttempt(db, plan_path, anchor, now);
+    const discarded = await discardAttempt(c, plan_path, anchor, now);
     if (
-      endClaim(db, {
+      (await endClaim(c, {
         plan_path,
         anchor,
         worktree: input.worktree,
         status: 'pending',
         failures_delta: 0,
         fail_reason: null,
-      }) !== 1
+      })) !== 1
     ) {
       throw new TugError('InternalError', { reason: 'guarded release changed no row' });
     }
-    recordEvent(ctx, db, {
+    await recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: anchor,
@@ -83,14 +81,13 @@ export interface FailResult {
 export async function fail(ctx: StateContext, input: FailInput): Promise<FailResult> {
   const anchor = stepArg(input.step);
   const reason = capReason(ctx, 'reason', checkText('--reason', input.reason, { nonEmpty: true }));
-  const { ref, store } = ownerPlan(ctx, input);
+  const { ref, store } = await ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
-  return immediate(store, () => {
-    const db = store.db;
+  return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = findStep(db, plan_path, anchor);
+    const s = await findStep(c, plan_path, anchor);
     requireTopLevel(s, plan_path, 'state fail');
-    checkOwner(db, plan_path, s, input.worktree, input.attempt);
+    await checkOwner(c, plan_path, s, input.worktree, input.attempt);
     const step = s.step;
     if (!isHeld(step.status))
       throw invalidTransition(
@@ -100,21 +97,21 @@ export async function fail(ctx: StateContext, input: FailInput): Promise<FailRes
       );
     const failures = step.failures + 1;
     const status = failures >= ctx.config.state.max_attempts ? 'failed' : 'pending';
-    const discarded = discardAttempt(db, plan_path, anchor, now);
+    const discarded = await discardAttempt(c, plan_path, anchor, now);
     if (
-      endClaim(db, {
+      (await endClaim(c, {
         plan_path,
         anchor,
         worktree: input.worktree,
         status,
         failures_delta: 1,
         fail_reason: status === 'failed' ? reason : null,
-      }) !== 1
+      })) !== 1
     ) {
       throw new TugError('InternalError', { reason: 'guarded fail changed no row' });
     }
     if (status === 'failed') {
-      recordEvent(ctx, db, {
+      await recordEvent(ctx, c, {
         command: 'step_failed',
         at: now,
         plan_path,
@@ -124,7 +121,7 @@ export async function fail(ctx: StateContext, input: FailInput): Promise<FailRes
         details: { failures, fail_reason: reason },
       });
     }
-    recordEvent(ctx, db, {
+    await recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: anchor,

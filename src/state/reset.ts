@@ -9,7 +9,6 @@ import { TugError } from '../contract/errors.js';
 import { discardAttempt } from './attempt.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { immediate } from './db.js';
 import { findStep, invalidTransition, requireTopLevel, stepArg } from './owner.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
 import { resetTop } from './queries/steps.js';
@@ -32,14 +31,13 @@ export interface ResetResult {
 
 export async function reset(ctx: StateContext, input: ResetInput): Promise<ResetResult> {
   const anchor = stepArg(input.step);
-  const ref = resolvePlanRef(ctx, input.plan);
-  requirePlanRow(ctx, ref);
+  const ref = await resolvePlanRef(ctx, input.plan);
+  await requirePlanRow(ctx, ref);
   const store = writeStore(ctx);
   const plan_path = ref.plan_path;
-  return immediate(store, () => {
-    const db = store.db;
+  return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = findStep(db, plan_path, anchor);
+    const s = await findStep(c, plan_path, anchor);
     requireTopLevel(s, plan_path, 'state reset');
     const step = s.step;
     if (step.status === 'completed')
@@ -56,10 +54,10 @@ export async function reset(ctx: StateContext, input: ResetInput): Promise<Reset
     const previous_owner = isHeld(step.status) ? step.claimed_by : null;
     const result = { reset: true, step_anchor: anchor, previous_status: step.status, previous_owner };
     if (step.status === 'pending' && step.failures === 0) return result;
-    const discarded = step.status === 'pending' ? null : discardAttempt(db, plan_path, anchor, now);
-    if (resetTop(db, plan_path, anchor) !== 1)
+    const discarded = step.status === 'pending' ? null : await discardAttempt(c, plan_path, anchor, now);
+    if ((await resetTop(c, plan_path, anchor)) !== 1)
       throw new TugError('InternalError', { reason: 'guarded reset changed no row' });
-    recordEvent(ctx, db, {
+    await recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: anchor,

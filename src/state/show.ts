@@ -5,14 +5,13 @@
  */
 import { TugError } from '../contract/errors.js';
 import type { StateContext } from './context.js';
-import { read } from './db.js';
 import { stepArg } from './owner.js';
 import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
 import { itemsOfPlan } from './queries/items.js';
 import { getPlan, listPlans } from './queries/plans.js';
 import { refactorsOfPlan } from './queries/refactors.js';
 import { depsOfPlan, liftedDepsOfPlan, stepsOfPlan } from './queries/steps.js';
-import type { Db } from './queries/stmt.js';
+import type { Conn } from './sql/conn.js';
 import { isExpired, isHeld, KIND_PLURAL, type ItemKind, type RefactorStatus } from './status.js';
 import { emptyCounts, type Counts, type PlanRow, type StepRow } from './types.js';
 
@@ -85,25 +84,25 @@ export function percent(done: number, total: number): number {
   return total === 0 ? 0 : Math.floor((100 * done) / total);
 }
 
-export function show(ctx: StateContext, input: ShowInput = {}): ShowResult {
+export async function show(ctx: StateContext, input: ShowInput = {}): Promise<ShowResult> {
   const mode = input.items ?? 'active';
   const now = ctx.clock.now();
   if (input.plan === undefined) {
     if (input.step !== undefined) throw new TugError('InvalidArgument', { reason: '--step needs a plan argument' });
     const store = ctx.store;
     if (!store) return { plans: [] };
-    return read(store, () => ({
-      plans: listPlans(store.db)
-        .filter((p) => p.status !== 'archived')
-        .map((p) => planView(store.db, p, mode, now)),
-    }));
+    return store.read(async (c) => {
+      const plans: ShowPlan[] = [];
+      for (const p of await listPlans(c)) if (p.status !== 'archived') plans.push(await planView(c, p, mode, now));
+      return { plans };
+    });
   }
-  const ref = resolvePlanRef(ctx, input.plan);
-  requirePlanRow(ctx, ref);
+  const ref = await resolvePlanRef(ctx, input.plan);
+  await requirePlanRow(ctx, ref);
   const store = ctx.store!;
   const step = input.step === undefined ? undefined : stepArg(input.step);
-  return read(store, () => {
-    const view = planView(store.db, getPlan(store.db, ref.plan_path)!, mode, now);
+  return store.read(async (c) => {
+    const view = await planView(c, (await getPlan(c, ref.plan_path))!, mode, now);
     if (step !== undefined) {
       const target = view.steps.find((s) => s.anchor === step);
       if (!target) throw new TugError('StepNotFound', { plan_path: ref.plan_path, step_anchor: step });
@@ -115,13 +114,13 @@ export function show(ctx: StateContext, input: ShowInput = {}): ShowResult {
   });
 }
 
-export function planView(db: Db, plan: PlanRow, mode: ItemsMode, now: string): ShowPlan {
-  const rows = stepsOfPlan(db, plan.plan_path);
+export async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string): Promise<ShowPlan> {
+  const rows = await stepsOfPlan(c, plan.plan_path);
   const byAnchor = new Map(rows.map((r) => [r.anchor, r]));
-  const deps = group(depsOfPlan(db, plan.plan_path));
-  const lifted = group(liftedDepsOfPlan(db, plan.plan_path));
-  const items = groupBy(itemsOfPlan(db, plan.plan_path));
-  const refactors = groupBy(refactorsOfPlan(db, plan.plan_path));
+  const deps = group(await depsOfPlan(c, plan.plan_path));
+  const lifted = group(await liftedDepsOfPlan(c, plan.plan_path));
+  const items = groupBy(await itemsOfPlan(c, plan.plan_path));
+  const refactors = groupBy(await refactorsOfPlan(c, plan.plan_path));
   const steps = rows.map((r) => {
     const top = byAnchor.get(r.top_anchor) ?? r;
     const held = isHeld(top.status);

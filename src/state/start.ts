@@ -1,7 +1,6 @@
 /** `state start` (02-state.md §3–§4): claimed → in_progress; a substep pending → in_progress. */
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { immediate } from './db.js';
 import { checkOwner, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
 import { startSub, startTop } from './queries/steps.js';
 import { isHeld } from './status.js';
@@ -24,13 +23,12 @@ export interface StartResult {
 
 export async function start(ctx: StateContext, input: OwnerInput): Promise<StartResult> {
   const anchor = stepArg(input.step);
-  const { ref, store } = ownerPlan(ctx, input);
+  const { ref, store } = await ownerPlan(ctx, input);
   const plan_path = ref.plan_path;
-  return immediate(store, () => {
-    const db = store.db;
+  return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = findStep(db, plan_path, anchor);
-    checkOwner(db, plan_path, s, input.worktree, input.attempt);
+    const s = await findStep(c, plan_path, anchor);
+    await checkOwner(c, plan_path, s, input.worktree, input.attempt);
     const { step, top } = s;
     if (step.status === 'in_progress')
       return { started: true, step_anchor: anchor, started_at: step.started_at ?? now, already_started: true };
@@ -38,7 +36,7 @@ export async function start(ctx: StateContext, input: OwnerInput): Promise<Start
     if (step.parent_anchor === null) {
       if (step.status !== 'claimed')
         throw invalidTransition(plan_path, step, `${anchor} is ${step.status}; only a claimed step can start`);
-      startTop(db, { plan_path, anchor, worktree: input.worktree, attempt: top.attempt, now });
+      await startTop(c, { plan_path, anchor, worktree: input.worktree, attempt: top.attempt, now });
     } else {
       if (!isHeld(top.status))
         throw invalidTransition(plan_path, step, `the top-level step ${top.anchor} is ${top.status}`, {
@@ -46,13 +44,13 @@ export async function start(ctx: StateContext, input: OwnerInput): Promise<Start
         });
       if (step.status !== 'pending')
         throw invalidTransition(plan_path, step, `${anchor} is ${step.status}; only a pending substep can start`);
-      startSub(db, { plan_path, anchor, now });
+      await startSub(c, { plan_path, anchor, now });
       if (top.status === 'claimed') {
-        startTop(db, { plan_path, anchor: top.anchor, worktree: input.worktree, attempt: top.attempt, now });
+        await startTop(c, { plan_path, anchor: top.anchor, worktree: input.worktree, attempt: top.attempt, now });
         startedTop.push(top.anchor);
       }
     }
-    recordEvent(ctx, db, {
+    await recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: anchor,

@@ -9,7 +9,8 @@ import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
 import { openStore, type StateConfig, type StateContext } from './context.js';
 import { checkStateConfig } from './lease.js';
-import { stateDbPath, type OpenedDb } from './db.js';
+import { stateDbPath } from './db.js';
+import type { Database } from './sql/conn.js';
 import type { InitInput, InitResult } from './init.js';
 import type { ClaimInput, ClaimResult } from './claim.js';
 import type { OwnerInput, StartResult } from './start.js';
@@ -74,7 +75,7 @@ export interface StateStore {
    * `refactor run-step`): `read` never creates or migrates, `write` needs an initialized repository.
    */
   withContext<T>(call: StateCall, mode: 'read' | 'write', fn: (ctx: StateContext) => Promise<T> | T): Promise<T>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 type Mode = 'read' | 'write';
@@ -144,7 +145,7 @@ export interface SqliteStoreOptions {
 export class SqliteStateStore implements StateStore {
   readonly backend = 'sqlite' as const;
   readonly dbPath: string;
-  private db: OpenedDb | null = null;
+  private db: Database | null = null;
   private readonly overridden: boolean;
 
   constructor(private readonly o: SqliteStoreOptions) {
@@ -154,9 +155,9 @@ export class SqliteStateStore implements StateStore {
   }
 
   /** The connection for `mode`: a writer serves reads too; a reader is replaced by a writer when needed. */
-  private open(mode: Mode): OpenedDb | null {
-    if (this.db && !this.db.db.open) this.db = null;
-    if (this.db && (mode === 'read' || !this.db.db.readonly)) return this.db;
+  private async open(mode: Mode): Promise<Database | null> {
+    if (this.db && !this.db.open) this.db = null;
+    if (this.db && (mode === 'read' || !this.db.readonly)) return this.db;
     const opened = openStore(mode, {
       repoRoot: this.o.repoRoot,
       path: this.dbPath,
@@ -164,15 +165,15 @@ export class SqliteStateStore implements StateStore {
       overridden: this.overridden,
     });
     if (opened) {
-      this.close();
+      await this.close();
       this.db = opened;
     }
     return opened;
   }
 
-  private context(call: StateCall, mode: Mode): StateContext {
+  private async context(call: StateCall, mode: Mode): Promise<StateContext> {
     return {
-      store: this.open(mode),
+      store: await this.open(mode),
       clock: this.o.clock,
       repoRoot: this.o.repoRoot,
       workTree: call.workTree,
@@ -186,13 +187,13 @@ export class SqliteStateStore implements StateStore {
   }
 
   async withContext<T>(call: StateCall, mode: Mode, fn: (ctx: StateContext) => Promise<T> | T): Promise<T> {
-    const ctx = this.context(call, mode);
+    const ctx = await this.context(call, mode);
     try {
       return await fn(ctx);
     } finally {
       // An operation may have upgraded the context to a writer (state init): keep that connection.
       if (ctx.store && ctx.store !== this.db) {
-        this.close();
+        await this.close();
         this.db = ctx.store;
       }
     }
@@ -203,8 +204,9 @@ export class SqliteStateStore implements StateStore {
     return this.withContext(call, MODES[op], (ctx) => impl(ctx, input as never) as OpResult<K>);
   }
 
-  close(): void {
-    if (this.db?.db.open) this.db.db.close();
+  async close(): Promise<void> {
+    const db = this.db;
     this.db = null;
+    await db?.close();
   }
 }

@@ -7,13 +7,12 @@
 import { TugError } from '../contract/errors.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { immediate } from './db.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
 import { capReason, checkOwner, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
 import { completeNonTerminal, itemsOfStep, itemsOfSubtree, setItemStatus } from './queries/items.js';
 import { refactorsOfPlan } from './queries/refactors.js';
 import { completeRow, startSub, subtree } from './queries/steps.js';
-import type { Db } from './queries/stmt.js';
+import type { Conn } from './sql/conn.js';
 import { getPlan } from './queries/plans.js';
 import { isHeld, isTerminal, KIND_PLURAL, REFACTOR_DONE, type ItemStatus } from './status.js';
 import { Subtree } from './tree.js';
@@ -58,11 +57,11 @@ export async function update(ctx: StateContext, input: UpdateInput): Promise<Upd
   }
   validateChanges(items, bulk, input.reason, batch);
   const capped = capReasons(ctx, input, items);
-  const { ref, store } = ownerPlan(ctx, input);
+  const { ref, store } = await ownerPlan(ctx, input);
   const run = (snap: PlanSnapshot | null) =>
-    immediate(store, () => updateTx(ctx, store.db, ref.plan_path, anchor, capped.input, capped.items, bulk, snap));
+    store.write((c) => updateTx(ctx, c, ref.plan_path, anchor, capped.input, capped.items, bulk, snap));
   if (input.skip_drift) return run(null);
-  return withSnapshot(store.db, ref.plan_path, ref.abs_path, run);
+  return await withSnapshot(store, ref.plan_path, ref.abs_path, run);
 }
 
 /** Every reason of the update, cut to the stored cap (02-state.md §2, docs/state-notes.md). */
@@ -76,28 +75,28 @@ function capReasons(ctx: StateContext, input: UpdateInput, items: ItemChange[]) 
   };
 }
 
-function updateTx(
+async function updateTx(
   ctx: StateContext,
-  db: Db,
+  c: Conn,
   plan_path: string,
   anchor: string,
   input: UpdateInput,
   items: ItemChange[],
   bulk: BulkChange[],
   snap: PlanSnapshot | null,
-): UpdateResult {
+): Promise<UpdateResult> {
   const now = ctx.clock.now();
-  const s = findStep(db, plan_path, anchor);
-  checkOwner(db, plan_path, s, input.worktree, input.attempt);
+  const s = await findStep(c, plan_path, anchor);
+  await checkOwner(c, plan_path, s, input.worktree, input.attempt);
   const { step, top } = s;
   if (step.status === 'completed')
     throw invalidTransition(plan_path, step, `${anchor} is completed; its items can no longer change`);
   if (!isHeld(top.status)) throw invalidTransition(plan_path, top, `the top-level step ${top.anchor} is ${top.status}`);
-  const plan = getPlan(db, plan_path)!;
-  const prose = snap ? checkDrift(ctx, db, plan, snap, now) === 'prose' : false;
+  const plan = (await getPlan(c, plan_path))!;
+  const prose = snap ? (await checkDrift(ctx, c, plan, snap, now)) === 'prose' : false;
 
   // Ordinals must exist (checked after drift: ordinals only mean something for the same structure).
-  const current = itemsOfStep(db, plan_path, anchor);
+  const current = await itemsOfStep(c, plan_path, anchor);
   const byKey = new Map(current.map((i) => [`${i.kind}:${i.ordinal}`, i]));
   for (const c of items) {
     if (!byKey.has(`${c.kind}:${c.ordinal}`)) {
@@ -144,15 +143,15 @@ function updateTx(
   const changes: { kind: string; ordinal: number; from: string; to: string; step_anchor?: string }[] = [];
   for (const p of plans) {
     if (p.item.status === p.status && p.item.reason === p.reason) continue;
-    setItemStatus(db, p.item.id, p.status, p.reason, now);
+    await setItemStatus(c, p.item.id, p.status, p.reason, now);
     if (p.item.status !== p.status) {
       updated++;
       changes.push({ kind: p.item.kind, ordinal: p.item.ordinal, from: p.item.status, to: p.status });
     }
   }
-  if (step.parent_anchor !== null && step.status === 'pending') startSub(db, { plan_path, anchor, now });
+  if (step.parent_anchor !== null && step.status === 'pending') await startSub(c, { plan_path, anchor, now });
 
-  let tree = new Subtree(subtree(db, plan_path, top.anchor));
+  let tree = new Subtree(await subtree(c, plan_path, top.anchor));
   if (input.complete_remaining) {
     const targets = [
       anchor,
@@ -161,10 +160,10 @@ function updateTx(
         .filter((d) => d.status !== 'completed')
         .map((d) => d.anchor),
     ];
-    const before = itemsOfSubtree(db, plan_path, top.anchor).filter(
+    const before = (await itemsOfSubtree(c, plan_path, top.anchor)).filter(
       (i) => targets.includes(i.step_anchor) && !isTerminal(i.status),
     );
-    completeNonTerminal(db, plan_path, targets, now);
+    await completeNonTerminal(c, plan_path, targets, now);
     for (const i of before)
       changes.push({
         kind: i.kind,
@@ -177,11 +176,11 @@ function updateTx(
   }
 
   // Auto-complete, deepest first: substeps of the updated step's subtree and its substep ancestors.
-  tree = new Subtree(subtree(db, plan_path, top.anchor));
-  const auto = autoComplete(ctx, db, plan_path, tree, anchor, input.worktree, top.attempt, now);
+  tree = new Subtree(await subtree(c, plan_path, top.anchor));
+  const auto = await autoComplete(ctx, c, plan_path, tree, anchor, input.worktree, top.attempt, now);
   const counts = { tasks: emptyCounts(), tests: emptyCounts(), checkpoints: emptyCounts() };
-  for (const i of itemsOfStep(db, plan_path, anchor)) counts[KIND_PLURAL[i.kind]][i.status]++;
-  recordEvent(ctx, db, {
+  for (const i of await itemsOfStep(c, plan_path, anchor)) counts[KIND_PLURAL[i.kind]][i.status]++;
+  await recordEvent(ctx, c, {
     at: now,
     plan_path,
     step_anchor: anchor,
@@ -204,16 +203,16 @@ function updateTx(
   };
 }
 
-function autoComplete(
+async function autoComplete(
   ctx: StateContext,
-  db: Db,
+  c: Conn,
   plan_path: string,
   tree: Subtree,
   anchor: string,
   actor: string,
   attempt: number,
   now: string,
-): string[] {
+): Promise<string[]> {
   const self = tree.byAnchor.get(anchor)!;
   const candidates = [
     ...tree.descendants(anchor),
@@ -221,34 +220,34 @@ function autoComplete(
     ...tree.substepAncestors(anchor),
   ].filter((r) => r.parent_anchor !== null && r.status !== 'completed');
   candidates.sort((a, b) => b.depth - a.depth || a.step_index - b.step_index);
-  const items = itemsOfSubtree(db, plan_path, self.top_anchor);
-  const refactors = refactorsOfPlan(db, plan_path).filter((r) => tree.byAnchor.has(r.step_anchor));
+  const items = await itemsOfSubtree(c, plan_path, self.top_anchor);
+  const refactors = (await refactorsOfPlan(c, plan_path)).filter((r) => tree.byAnchor.has(r.step_anchor));
   const completed = new Set(tree.rows.filter((r) => r.status === 'completed').map((r) => r.anchor));
   const out: string[] = [];
-  for (const c of candidates) {
-    const itemsDone = items.every((i) => i.step_anchor !== c.anchor || isTerminal(i.status));
-    const refsDone = refactors.every((r) => r.step_anchor !== c.anchor || REFACTOR_DONE.has(r.status));
-    const kidsDone = tree.descendants(c.anchor).every((d) => completed.has(d.anchor));
+  for (const cand of candidates) {
+    const itemsDone = items.every((i) => i.step_anchor !== cand.anchor || isTerminal(i.status));
+    const refsDone = refactors.every((r) => r.step_anchor !== cand.anchor || REFACTOR_DONE.has(r.status));
+    const kidsDone = tree.descendants(cand.anchor).every((d) => completed.has(d.anchor));
     if (!itemsDone || !refsDone || !kidsDone) continue;
-    completeRow(db, {
+    await completeRow(c, {
       plan_path,
-      anchor: c.anchor,
+      anchor: cand.anchor,
       now,
       commit_hash: null,
       reason: null,
       via: 'complete',
       owner: null,
     });
-    completed.add(c.anchor);
-    out.push(c.anchor);
-    recordEvent(ctx, db, {
+    completed.add(cand.anchor);
+    out.push(cand.anchor);
+    await recordEvent(ctx, c, {
       command: 'substep_auto_completed',
       at: now,
       plan_path,
-      step_anchor: c.anchor,
+      step_anchor: cand.anchor,
       actor,
       attempt,
-      details: { step_anchor: c.anchor },
+      details: { step_anchor: cand.anchor },
     });
   }
   return out;

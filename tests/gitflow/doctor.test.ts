@@ -84,7 +84,7 @@ describe('tugcode doctor', () => {
         (await fail(s, { plan: PLAN_PATH, step: 'step-1', worktree: wtA, reason: 'tests keep failing' })).step_status,
       ).toBe('failed');
     } finally {
-      closeStateContext(s);
+      await closeStateContext(s);
     }
     const c = byName((await doctor(root, later)).checks);
     expect(c['failed-steps']).toMatchObject({

@@ -80,7 +80,7 @@ async function withState<T>(
   try {
     return await fn(s);
   } finally {
-    closeStateContext(s);
+    await closeStateContext(s);
   }
 }
 

@@ -228,10 +228,10 @@ describe('worktree list and remove', () => {
       env: ctx.env,
     });
     try {
-      const events = log(s, { plan: '.tugtool/tugplan-demo.md' }).events;
+      const events = (await log(s, { plan: '.tugtool/tugplan-demo.md' })).events;
       expect(events.at(-1)).toMatchObject({ command: 'worktree remove', actor: 'admin', step_anchor: 'step-1' });
     } finally {
-      closeStateContext(s);
+      await closeStateContext(s);
     }
   });
 

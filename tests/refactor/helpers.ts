@@ -89,7 +89,7 @@ export async function withCtx<T>(
   try {
     return await fn(ctx);
   } finally {
-    if (ctx.store?.db.open) ctx.store.db.close();
+    await ctx.store?.close();
   }
 }
 

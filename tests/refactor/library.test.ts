@@ -42,7 +42,12 @@ const rows = (root: string) =>
 const result = (r: Row) => (r.result_json === null ? null : JSON.parse(r.result_json));
 
 async function scopeOf(root: string, wt: string, step = 'step-1'): Promise<RefactorScope> {
-  return withCtx(root, wt, {}, (ctx) => refactorScope(ctx, { plan: PLAN_PATH, step, worktree: wt }).scope);
+  return withCtx(
+    root,
+    wt,
+    {},
+    async (ctx) => (await refactorScope(ctx, { plan: PLAN_PATH, step, worktree: wt })).scope,
+  );
 }
 
 afterEach(() => {

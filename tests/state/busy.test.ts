@@ -13,7 +13,9 @@ import { fixedClock } from '../../src/clock.js';
 import { WarningSink } from '../../src/contract/envelope.js';
 import { CONFIG_DEFAULTS } from '../../src/config/defaults.js';
 import { openStateContext } from '../../src/state/context.js';
-import { BUSY_SLICE_MS, busyTimeoutMs } from '../../src/state/db.js';
+import { busyTimeoutMs } from '../../src/state/db.js';
+import { BUSY_SLICE_MS } from '../../src/state/sql/sqlite.js';
+import type { SqliteDatabase } from '../../src/state/sql/sqlite.js';
 import { DEMO_PATH, T0, dbPathOf, dump, planRepo, stateCtx, withCtx } from './helpers.js';
 
 const require = createRequire(import.meta.url);
@@ -72,7 +74,7 @@ describe('state writes under a held lock', () => {
       expect(result.status).toBe('fulfilled');
       expect(maxGap).toBeLessThan(400);
     } finally {
-      ctx.store?.db.close();
+      await ctx.store?.close();
       await exited(holder);
     }
   });
@@ -109,13 +111,13 @@ describe('state writes under a held lock', () => {
       expect(elapsed).toBeLessThan(2900);
       expect(maxGap).toBeLessThan(400);
     } finally {
-      ctx.store?.db.close();
+      await ctx.store?.close();
       await exited(holder);
     }
     expect(dump(dbPathOf(root))).toEqual(before);
   });
 
-  it('keep the 5 s total outside tests, and wait at most one short slice per try', () => {
+  it('keep the 5 s total outside tests, and wait at most one short slice per try', async () => {
     expect(busyTimeoutMs({})).toBe(5000);
     expect(busyTimeoutMs({ TUGCODE_BUSY_TIMEOUT_MS: '100' })).toBe(5000);
     expect(busyTimeoutMs({ NODE_ENV: 'test', TUGCODE_BUSY_TIMEOUT_MS: '100' })).toBe(100);
@@ -123,9 +125,9 @@ describe('state writes under a held lock', () => {
     const root = planRepo();
     const ctx = stateCtx(root, { mode: 'create' });
     try {
-      expect(ctx.store!.db.pragma('busy_timeout', { simple: true })).toBe(BUSY_SLICE_MS);
+      expect((ctx.store as SqliteDatabase).raw.pragma('busy_timeout', { simple: true })).toBe(BUSY_SLICE_MS);
     } finally {
-      ctx.store?.db.close();
+      await ctx.store?.close();
     }
   });
 });

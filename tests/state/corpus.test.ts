@@ -28,7 +28,9 @@ describe('real plans', () => {
     });
     expect(Object.keys(counts).length).toBeGreaterThanOrEqual(50);
     expect(counts['.tugtool/tugplan-seed.md']).toBe(79);
-    const text = await withCtx(root, { mode: 'read' }, (ctx) => renderShow(show(ctx, {}), { now: T0, color: false }));
+    const text = await withCtx(root, { mode: 'read' }, async (ctx) =>
+      renderShow(await show(ctx, {}), { now: T0, color: false }),
+    );
     expect(text.match(/^Overall: 0\/\d+ steps complete \(0%\)$/gm)).toHaveLength(Object.keys(files).length);
   });
 

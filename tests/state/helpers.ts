@@ -163,7 +163,7 @@ export async function withCtx<T>(root: string, o: CtxOptions, fn: (ctx: StateCon
   try {
     return await fn(ctx);
   } finally {
-    if (ctx.store?.db.open) ctx.store.db.close();
+    await ctx.store?.close();
   }
 }
 

@@ -55,11 +55,11 @@ describe('migrations', () => {
     const path = join(tempDir(), 'state.db');
     const o = openWrite(path, { create: true });
     expect(o.version).toBe(LATEST_SCHEMA_VERSION);
-    expect(readSchemaVersion(o.db)).toBe(LATEST_SCHEMA_VERSION);
-    expect(o.db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(o.db.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(o.db.pragma('synchronous', { simple: true })).toBe(2);
-    o.db.close();
+    expect(readSchemaVersion(o.raw)).toBe(LATEST_SCHEMA_VERSION);
+    expect(o.raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(o.raw.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(o.raw.pragma('synchronous', { simple: true })).toBe(2);
+    o.raw.close();
     const empty = join(tempDir(), 'state.db');
     new Database(empty).close();
     expect(() => openWrite(empty)).toThrow(expect.objectContaining({ code: 'DatabaseError' }));
@@ -97,7 +97,7 @@ describe('migrations', () => {
     );
     const r = openRead(path)!;
     expect(r.version).toBe(99);
-    r.db.close();
+    r.raw.close();
   });
 
   it('reports a database without schema_version as DatabaseError', () => {
@@ -114,7 +114,7 @@ describe('migrations', () => {
     mkdirSync(join(dir, 'x'));
     const path = join(dir, 'x', 'state.db');
     const dbModule = pathToFileURL(join(ROOT, 'dist', 'state', 'db.js')).href;
-    const script = `import { openWrite } from ${JSON.stringify(dbModule)}; const o = openWrite(${JSON.stringify(path)}, { create: true }); console.log(o.version); o.db.close();`;
+    const script = `import { openWrite } from ${JSON.stringify(dbModule)}; const o = openWrite(${JSON.stringify(path)}, { create: true }); console.log(o.version); o.raw.close();`;
     const runs = Array.from(
       { length: 4 },
       () =>

@@ -250,7 +250,7 @@ describe('owner commands', () => {
     const root = await claimed();
     const { claimsHeldBy, adminRelease, completionBlocker } = await import('../../src/state/bridge.js');
     await withCtx(root, { now: at(7201) }, async (ctx) => {
-      expect(claimsHeldBy(ctx, W1)).toEqual([
+      expect(await claimsHeldBy(ctx, W1)).toEqual([
         {
           plan_path: '.tugtool/tugplan-demo.md',
           step_anchor: 'step-0',
@@ -265,7 +265,7 @@ describe('owner commands', () => {
       expect(await completionBlocker(ctx, step0())).toBeNull();
       expect(await adminRelease(ctx, { plan: 'demo', step: 'step-0', worktree: W2 })).toEqual({ released: false });
       expect(await adminRelease(ctx, { plan: 'demo', step: 'step-0', worktree: W1 })).toEqual({ released: true });
-      expect(claimsHeldBy(ctx, W1)).toEqual([]);
+      expect(await claimsHeldBy(ctx, W1)).toEqual([]);
     });
     expect(sql(root, "SELECT status, failures FROM steps WHERE anchor = 'step-0'")).toEqual([
       { status: 'pending', failures: 0 },

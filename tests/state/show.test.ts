@@ -79,8 +79,8 @@ describe('state show', () => {
       });
     });
     const now = at(15 * 60);
-    const text = await withCtx(root, { now, mode: 'read' }, (ctx) =>
-      renderShow(show(ctx, { plan: 'demo' }), { now, color: false }),
+    const text = await withCtx(root, { now, mode: 'read' }, async (ctx) =>
+      renderShow(await show(ctx, { plan: 'demo' }), { now, color: false }),
     );
     expect(text).toBe(SEED_MOCK);
   });
@@ -114,8 +114,8 @@ describe('state show', () => {
       await claim(ctx, { plan: 'demo', worktree: W1, step: 'step-3', lease_seconds: 60 });
     });
     const now = at(120 + 60 + 300);
-    const text = await withCtx(root, { now, mode: 'read' }, (ctx) =>
-      renderShow(show(ctx, { plan: 'demo', items: 'none' }), { now, color: false }),
+    const text = await withCtx(root, { now, mode: 'read' }, async (ctx) =>
+      renderShow(await show(ctx, { plan: 'demo', items: 'none' }), { now, color: false }),
     );
     const owner = W1.split('/').pop();
     expect(text).toBe(`Plan: .tugtool/tugplan-demo.md [active]

@@ -1,6 +1,12 @@
 /** SQL for the append-only `events` table and `step_artifacts`. */
 import type { ArtifactRow, EventRow } from '../types.js';
-import { stmt, type Db } from './stmt.js';
+import type { Conn } from '../sql/conn.js';
+
+/** A claim event (its details carry `claimed: true`), in each dialect's JSON. */
+const CLAIMED_EVENT = {
+  sqlite: "json_extract(details_json, '$.claimed') = 1",
+  postgres: "(details_json::jsonb ->> 'claimed') = 'true'",
+} as const;
 
 export interface NewEvent {
   at: string;
@@ -12,31 +18,31 @@ export interface NewEvent {
   details: Record<string, unknown>;
 }
 
-export function appendEvent(db: Db, e: NewEvent): number {
+export async function appendEvent(c: Conn, e: NewEvent): Promise<number> {
   return Number(
-    stmt(
-      db,
+    (await c.get<{ id: number }>(
       `INSERT INTO events (at, plan_path, step_anchor, command, actor, attempt, details_json)
-       VALUES (@at, @plan_path, @step_anchor, @command, @actor, @attempt, @details_json)`,
-    ).run({
-      at: e.at,
-      plan_path: e.plan_path,
-      step_anchor: e.step_anchor,
-      command: e.command,
-      actor: e.actor,
-      attempt: e.attempt,
-      details_json: JSON.stringify(e.details),
-    }).lastInsertRowid,
+       VALUES (@at, @plan_path, @step_anchor, @command, @actor, @attempt, @details_json) RETURNING id`,
+      {
+        at: e.at,
+        plan_path: e.plan_path,
+        step_anchor: e.step_anchor,
+        command: e.command,
+        actor: e.actor,
+        attempt: e.attempt,
+        details_json: JSON.stringify(e.details),
+      },
+    ))!.id,
   );
 }
 
 /** Did `actor` ever hold a claim on this step? (claim events carry `claimed: true`.) */
-export function everClaimed(db: Db, plan_path: string, anchor: string, actor: string): boolean {
+export async function everClaimed(c: Conn, plan_path: string, anchor: string, actor: string): Promise<boolean> {
   return (
-    stmt(
-      db,
-      `SELECT 1 FROM events WHERE plan_path = ? AND step_anchor = ? AND actor = ? AND json_extract(details_json, '$.claimed') = 1 LIMIT 1`,
-    ).get(plan_path, anchor, actor) !== undefined
+    (await c.get(
+      `SELECT 1 FROM events WHERE plan_path = ? AND step_anchor = ? AND actor = ? AND ${CLAIMED_EVENT[c.dialect]} LIMIT 1`,
+      [plan_path, anchor, actor],
+    )) !== undefined
   );
 }
 
@@ -49,7 +55,7 @@ export interface EventFilter {
 }
 
 /** Without after_id: the latest `limit` events (returned ascending); with it: the first `limit` after it. */
-export function listEvents(db: Db, f: EventFilter): EventRow[] {
+export async function listEvents(c: Conn, f: EventFilter): Promise<EventRow[]> {
   const where: string[] = [];
   if (f.plan_path !== undefined) where.push('plan_path = @plan_path');
   if (f.step_anchor !== undefined) where.push('step_anchor = @step_anchor');
@@ -65,22 +71,22 @@ export function listEvents(db: Db, f: EventFilter): EventRow[] {
   };
   for (const k of Object.keys(params) as (keyof typeof params)[]) if (params[k] === undefined) delete params[k];
   if (f.after_id !== undefined) {
-    return stmt(db, `SELECT * FROM events ${w} ORDER BY id ASC LIMIT @limit`).all(params) as EventRow[];
+    return (await c.all(`SELECT * FROM events ${w} ORDER BY id ASC LIMIT @limit`, params)) as EventRow[];
   }
-  const rows = stmt(db, `SELECT * FROM events ${w} ORDER BY id DESC LIMIT @limit`).all(params) as EventRow[];
+  const rows = (await c.all(`SELECT * FROM events ${w} ORDER BY id DESC LIMIT @limit`, params)) as EventRow[];
   return rows.reverse();
 }
 
-export function insertArtifact(db: Db, a: Omit<ArtifactRow, 'id'>): number {
+export async function insertArtifact(c: Conn, a: Omit<ArtifactRow, 'id'>): Promise<number> {
   return Number(
-    stmt(
-      db,
+    (await c.get<{ id: number }>(
       `INSERT INTO step_artifacts (plan_path, step_anchor, kind, summary, content, recorded_at)
-       VALUES (@plan_path, @step_anchor, @kind, @summary, @content, @recorded_at)`,
-    ).run(a).lastInsertRowid,
+       VALUES (@plan_path, @step_anchor, @kind, @summary, @content, @recorded_at) RETURNING id`,
+      a,
+    ))!.id,
   );
 }
 
-export function artifactsOfPlan(db: Db, plan_path: string): ArtifactRow[] {
-  return stmt(db, 'SELECT * FROM step_artifacts WHERE plan_path = ? ORDER BY id').all(plan_path) as ArtifactRow[];
+export async function artifactsOfPlan(c: Conn, plan_path: string): Promise<ArtifactRow[]> {
+  return (await c.all('SELECT * FROM step_artifacts WHERE plan_path = ? ORDER BY id', [plan_path])) as ArtifactRow[];
 }

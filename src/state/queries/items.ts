@@ -1,89 +1,95 @@
 /** SQL for `checklist_items`. Items are ordered by kind (task, test, checkpoint), then ordinal. */
 import type { ItemRow } from '../types.js';
 import { TERMINAL_SQL } from '../status.js';
-import { stmt, type Db } from './stmt.js';
+import type { Conn } from '../sql/conn.js';
 
 const KIND_ORDER = "CASE kind WHEN 'task' THEN 0 WHEN 'test' THEN 1 ELSE 2 END";
 
-export function itemsOfStep(db: Db, plan_path: string, anchor: string): ItemRow[] {
-  return stmt(
-    db,
+export async function itemsOfStep(c: Conn, plan_path: string, anchor: string): Promise<ItemRow[]> {
+  return (await c.all(
     `SELECT * FROM checklist_items WHERE plan_path = ? AND step_anchor = ? ORDER BY ${KIND_ORDER}, ordinal`,
-  ).all(plan_path, anchor) as ItemRow[];
+    [plan_path, anchor],
+  )) as ItemRow[];
 }
 
 /** Items of a top-level step and all its descendants. */
-export function itemsOfSubtree(db: Db, plan_path: string, top_anchor: string): ItemRow[] {
-  return stmt(
-    db,
+export async function itemsOfSubtree(c: Conn, plan_path: string, top_anchor: string): Promise<ItemRow[]> {
+  return (await c.all(
     `SELECT i.* FROM checklist_items i JOIN steps s ON s.plan_path = i.plan_path AND s.anchor = i.step_anchor
      WHERE s.plan_path = ? AND s.top_anchor = ? ORDER BY s.step_index, ${KIND_ORDER.replace('kind', 'i.kind')}, i.ordinal`,
-  ).all(plan_path, top_anchor) as ItemRow[];
+    [plan_path, top_anchor],
+  )) as ItemRow[];
 }
 
-export function itemsOfPlan(db: Db, plan_path: string): ItemRow[] {
-  return stmt(
-    db,
+export async function itemsOfPlan(c: Conn, plan_path: string): Promise<ItemRow[]> {
+  return (await c.all(
     `SELECT i.* FROM checklist_items i JOIN steps s ON s.plan_path = i.plan_path AND s.anchor = i.step_anchor
      WHERE s.plan_path = ? ORDER BY s.step_index, ${KIND_ORDER.replace('kind', 'i.kind')}, i.ordinal`,
-  ).all(plan_path) as ItemRow[];
+    [plan_path],
+  )) as ItemRow[];
 }
 
 /** (step, kind, status) → count for a whole plan. */
-export function itemCountsOfPlan(
-  db: Db,
+export async function itemCountsOfPlan(
+  c: Conn,
   plan_path: string,
-): { step_anchor: string; kind: string; status: string; n: number }[] {
-  return stmt(
-    db,
+): Promise<{ step_anchor: string; kind: string; status: string; n: number }[]> {
+  return (await c.all(
     'SELECT step_anchor, kind, status, COUNT(*) AS n FROM checklist_items WHERE plan_path = ? GROUP BY step_anchor, kind, status',
-  ).all(plan_path) as { step_anchor: string; kind: string; status: string; n: number }[];
+    [plan_path],
+  )) as { step_anchor: string; kind: string; status: string; n: number }[];
 }
 
-export function insertItem(
-  db: Db,
+export async function insertItem(
+  c: Conn,
   i: Pick<
     ItemRow,
     'plan_path' | 'step_anchor' | 'kind' | 'ordinal' | 'depth' | 'text' | 'status' | 'reason' | 'updated_at'
   >,
-): void {
-  stmt(
-    db,
+): Promise<void> {
+  await c.run(
     `INSERT INTO checklist_items (plan_path, step_anchor, kind, ordinal, depth, text, status, reason, updated_at)
      VALUES (@plan_path, @step_anchor, @kind, @ordinal, @depth, @text, @status, @reason, @updated_at)`,
-  ).run(i);
+    i,
+  );
 }
 
-export function setItemStatus(db: Db, id: number, status: string, reason: string | null, now: string): void {
-  stmt(db, 'UPDATE checklist_items SET status = ?, reason = ?, updated_at = ? WHERE id = ?').run(
+export async function setItemStatus(
+  c: Conn,
+  id: number,
+  status: string,
+  reason: string | null,
+  now: string,
+): Promise<void> {
+  await c.run('UPDATE checklist_items SET status = ?, reason = ?, updated_at = ? WHERE id = ?', [
     status,
     reason,
     now,
     id,
-  );
+  ]);
 }
 
-export function setItemProse(db: Db, id: number, text: string, depth: number): void {
-  stmt(db, 'UPDATE checklist_items SET text = ?, depth = ? WHERE id = ?').run(text, depth, id);
+export async function setItemProse(c: Conn, id: number, text: string, depth: number): Promise<void> {
+  await c.run('UPDATE checklist_items SET text = ?, depth = ? WHERE id = ?', [text, depth, id]);
 }
 
-export function deleteItemsOfStep(db: Db, plan_path: string, anchor: string): void {
-  stmt(db, 'DELETE FROM checklist_items WHERE plan_path = ? AND step_anchor = ?').run(plan_path, anchor);
+export async function deleteItemsOfStep(c: Conn, plan_path: string, anchor: string): Promise<void> {
+  await c.run('DELETE FROM checklist_items WHERE plan_path = ? AND step_anchor = ?', [plan_path, anchor]);
 }
 
 /**
  * Discard an attempt's items: every item of the top-level step and of its non-completed descendants goes back
  * to `open` with its reason cleared. Returns the items that changed (before the change).
  */
-export function discardItems(db: Db, plan_path: string, top_anchor: string, now: string): ItemRow[] {
+export async function discardItems(c: Conn, plan_path: string, top_anchor: string, now: string): Promise<ItemRow[]> {
   const where = `plan_path = @p AND step_anchor IN (SELECT anchor FROM steps WHERE plan_path = @p AND top_anchor = @top AND status <> 'completed')
        AND (status <> 'open' OR reason IS NOT NULL)`;
-  const changed = stmt(db, `SELECT * FROM checklist_items WHERE ${where} ORDER BY id`).all({
+  const changed = (await c.all(`SELECT * FROM checklist_items WHERE ${where} ORDER BY id`, {
     p: plan_path,
     top: top_anchor,
-  }) as ItemRow[];
+  })) as ItemRow[];
   if (changed.length > 0) {
-    stmt(db, `UPDATE checklist_items SET status = 'open', reason = NULL, updated_at = @now WHERE ${where}`).run({
+    await c.run(`UPDATE checklist_items SET status = 'open', reason = NULL, updated_at = @now WHERE ${where}`, {
       p: plan_path,
       top: top_anchor,
       now,
@@ -93,27 +99,24 @@ export function discardItems(db: Db, plan_path: string, top_anchor: string, now:
 }
 
 /** Every non-terminal item of the given steps becomes completed; returns how many changed. */
-export function completeNonTerminal(db: Db, plan_path: string, anchors: string[], now: string): number {
+export async function completeNonTerminal(c: Conn, plan_path: string, anchors: string[], now: string): Promise<number> {
   let n = 0;
-  const s = stmt(
-    db,
-    `UPDATE checklist_items SET status = 'completed', updated_at = ? WHERE plan_path = ? AND step_anchor = ? AND status NOT IN ${TERMINAL_SQL}`,
-  );
-  for (const a of anchors) n += s.run(now, plan_path, a).changes;
+  const sql = `UPDATE checklist_items SET status = 'completed', updated_at = ? WHERE plan_path = ? AND step_anchor = ? AND status NOT IN ${TERMINAL_SQL}`;
+  for (const a of anchors) n += await c.run(sql, [now, plan_path, a]);
   return n;
 }
 
 /** Non-terminal items of one step (for strict completion). */
-export function openItemsOfStep(db: Db, plan_path: string, anchor: string): ItemRow[] {
-  return stmt(
-    db,
+export async function openItemsOfStep(c: Conn, plan_path: string, anchor: string): Promise<ItemRow[]> {
+  return (await c.all(
     `SELECT * FROM checklist_items WHERE plan_path = ? AND step_anchor = ? AND status NOT IN ${TERMINAL_SQL} ORDER BY ${KIND_ORDER}, ordinal`,
-  ).all(plan_path, anchor) as ItemRow[];
+    [plan_path, anchor],
+  )) as ItemRow[];
 }
 
-export function plansItemTotals(db: Db, plan_path: string): { total: number; done: number } {
-  return stmt(
-    db,
-    `SELECT COUNT(*) AS total, COALESCE(SUM(status IN ${TERMINAL_SQL}), 0) AS done FROM checklist_items WHERE plan_path = ?`,
-  ).get(plan_path) as { total: number; done: number };
+export async function plansItemTotals(c: Conn, plan_path: string): Promise<{ total: number; done: number }> {
+  return (await c.get(
+    `SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN status IN ${TERMINAL_SQL} THEN 1 ELSE 0 END), 0) AS done FROM checklist_items WHERE plan_path = ?`,
+    [plan_path],
+  )) as { total: number; done: number };
 }

@@ -1,0 +1,177 @@
+/**
+ * The SQLite side of the storage seam (sql/conn.ts): one better-sqlite3 connection. Statements run
+ * synchronously (prepared once per connection); transactions are serialized within the process, so the
+ * driver's workers, which share one connection, never interleave inside one.
+ */
+import type BetterSqlite3 from 'better-sqlite3';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TugError } from '../../contract/errors.js';
+import { TxQueue, type Conn, type Database, type Params, type TxOptions } from './conn.js';
+
+/**
+ * The longest a writer blocks the event loop in one try for the write lock (SQLite's busy handler runs in
+ * the calling thread). Between tries `write` awaits a timer, so other tasks in the process (heartbeat
+ * timers, the integration lock's refresh) keep running while it waits.
+ */
+export const BUSY_SLICE_MS = 25;
+/** Pause between two tries for the write lock: doubles from the first value up to the last. */
+const BACKOFF_MIN_MS = 5;
+const BACKOFF_MAX_MS = 50;
+
+const CORRUPT = /^SQLITE_(NOTADB|CORRUPT|CANTOPEN|IOERR|FULL|READONLY|PERM|AUTH|PROTOCOL|FORMAT)/;
+/** The file or its directory cannot be written: a permissions problem (the catalogue's hint says so). */
+const NOT_WRITABLE = /^SQLITE_(READONLY|PERM)/;
+
+/** Maps a SQLite failure to the catalogue; anything else is rethrown unchanged. */
+export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number): unknown {
+  if (e instanceof TugError) return e;
+  const code = (e as { code?: unknown })?.code;
+  if (typeof code !== 'string') return e;
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return new TugError('Busy', { db_path: dbPath, timeout_ms: timeoutMs, sqlite_code: code });
+  }
+  if (CORRUPT.test(code)) {
+    const notWritable = NOT_WRITABLE.test(code);
+    return new TugError('DatabaseError', {
+      db_path: dbPath,
+      reason: notWritable
+        ? `cannot write: the file or its directory is read-only for this user (${code})`
+        : `${(e as Error).message} (${code})`,
+      sqlite_code: code,
+    });
+  }
+  return e;
+}
+
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+type Statement = BetterSqlite3.Statement;
+
+function bind(params: Params | undefined): unknown[] {
+  if (params === undefined) return [];
+  return Array.isArray(params) ? (params as unknown[]) : [params];
+}
+
+export class SqliteDatabase implements Database {
+  readonly dialect = 'sqlite' as const;
+  private readonly stmts = new Map<string, Statement>();
+  private readonly queue = new TxQueue();
+
+  constructor(
+    /** The better-sqlite3 connection (migrations and doctor's checks use it directly). */
+    readonly raw: BetterSqlite3.Database,
+    readonly path: string,
+    readonly timeoutMs: number,
+    readonly version: number,
+  ) {}
+
+  get readonly(): boolean {
+    return this.raw.readonly;
+  }
+  get open(): boolean {
+    return this.raw.open;
+  }
+
+  private stmt(sql: string): Statement {
+    let s = this.stmts.get(sql);
+    if (!s) {
+      s = this.raw.prepare(sql);
+      this.stmts.set(sql, s);
+    }
+    return s;
+  }
+
+  private mapped(e: unknown): unknown {
+    return sqliteToTugError(e, this.path, this.timeoutMs);
+  }
+
+  get<T>(sql: string, params?: Params): Promise<T | undefined> {
+    try {
+      return Promise.resolve(this.stmt(sql).get(...bind(params)) as T | undefined);
+    } catch (e) {
+      return Promise.reject(this.mapped(e));
+    }
+  }
+
+  all<T>(sql: string, params?: Params): Promise<T[]> {
+    try {
+      return Promise.resolve(this.stmt(sql).all(...bind(params)) as T[]);
+    } catch (e) {
+      return Promise.reject(this.mapped(e));
+    }
+  }
+
+  run(sql: string, params?: Params): Promise<number> {
+    try {
+      return Promise.resolve(this.stmt(sql).run(...bind(params)).changes);
+    } catch (e) {
+      return Promise.reject(this.mapped(e));
+    }
+  }
+
+  /**
+   * One IMMEDIATE transaction (every read-then-write, 02-state.md §1). Waiting for the write lock never
+   * blocks the event loop for long: each `BEGIN IMMEDIATE` waits at most one busy slice (BUSY_SLICE_MS,
+   * set on the writer connection when it was opened), and between tries this awaits a timer with backoff,
+   * until the total timeout (5 s, or TUGCODE_BUSY_TIMEOUT_MS under tests) has passed: then `Busy`. Only
+   * `BEGIN IMMEDIATE` is retried: in WAL mode the write lock is taken there, so a busy BEGIN changed
+   * nothing, and `fn` runs at most once — a transaction that began is never re-run, and a failure inside it
+   * (Busy included) rolls back and is reported as is.
+   */
+  // Every SQLite writer runs alone (the database has one write lock): `shared` changes nothing here.
+  async write<T>(fn: (c: Conn) => Promise<T>, _opts?: TxOptions): Promise<T> {
+    const done = await this.queue.acquire();
+    try {
+      const deadline = performance.now() + this.timeoutMs;
+      let pause = BACKOFF_MIN_MS;
+      for (;;) {
+        try {
+          this.stmt('BEGIN IMMEDIATE').run();
+          break;
+        } catch (e) {
+          const left = deadline - performance.now();
+          if (!isBusy(e) || left <= 0) throw this.mapped(e);
+          await sleep(Math.min(pause, left));
+          pause = Math.min(pause * 2, BACKOFF_MAX_MS);
+        }
+      }
+      return await this.inTransaction(fn);
+    } finally {
+      done();
+    }
+  }
+
+  /** A deferred transaction: the reads of `fn` see one snapshot. */
+  async read<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
+    const done = await this.queue.acquire();
+    try {
+      try {
+        this.stmt('BEGIN DEFERRED').run();
+      } catch (e) {
+        throw this.mapped(e);
+      }
+      return await this.inTransaction(fn);
+    } finally {
+      done();
+    }
+  }
+
+  private async inTransaction<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
+    try {
+      const result = await fn(this);
+      this.stmt('COMMIT').run();
+      return result;
+    } catch (e) {
+      if (this.raw.inTransaction) this.stmt('ROLLBACK').run();
+      throw this.mapped(e);
+    }
+  }
+
+  close(): Promise<void> {
+    if (this.raw.open) this.raw.close();
+    return Promise.resolve();
+  }
+}
