@@ -355,6 +355,13 @@ export async function bootPgServer(info: PgServerInfo, ownerPid = process.pid): 
         '--no-sync',
         '--no-instructions',
       ]);
+    } catch (e) {
+      if (info.runAs && /permission denied/i.test((e as Error).message))
+        throw new Error(
+          `${(e as Error).message}\nThe postgres user (uid ${info.runAs.uid}) must be able to traverse every parent of ` +
+            `${info.baseDir} (mode o+x); a mode-700 tmpRoot does not work.`,
+        );
+      throw e;
     } finally {
       rmSync(pwFile, { force: true });
     }

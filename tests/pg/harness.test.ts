@@ -1,10 +1,19 @@
 /**
  * The test PostgreSQL itself: the shared server of the run, fresh databases, private servers that stop and restart.
  */
-import { execFile } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { chmodSync, existsSync, statSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, pgConnect, pgEnv, pgInfo, pgReady, pgUrl, startPrivatePg } from '../helpers/pg.js';
+import {
+  createPgServer,
+  destroyPgServer,
+  ensurePgServer,
+  pgServerUrl,
+  preparePgServer,
+  reapStalePgServers,
+} from '../helpers/pg-server.js';
+import { tempDir } from '../helpers/repo.js';
 
 async function connectError(url: string): Promise<NodeJS.ErrnoException & { code?: string }> {
   try {
@@ -120,5 +129,44 @@ describe('a private test PostgreSQL server', () => {
     await server.destroy();
     expect(existsSync(server.info.baseDir)).toBe(false);
     expect((await connectError(db.url)).code).toBe('ECONNREFUSED');
+  });
+});
+
+describe('the server lifecycle', () => {
+  it('boots a prepared server once however many processes ask at the same time', async () => {
+    const info = await preparePgServer();
+    try {
+      const got = await Promise.all([
+        ensurePgServer(info.baseDir),
+        ensurePgServer(info.baseDir),
+        ensurePgServer(info.baseDir),
+      ]);
+      expect(new Set(got.map((g) => g.port)).size).toBe(1);
+      const c = await pgConnect(pgServerUrl(got[0]!));
+      await c.end();
+    } finally {
+      await destroyPgServer(info);
+    }
+  });
+
+  it('reaps the servers of runs that died, and leaves those of live runs alone', async () => {
+    const tmpRoot = tempDir('tugcode-reap-test-');
+    chmodSync(tmpRoot, 0o755); // the postgres user must reach the server's directory
+    const deadPid = await new Promise<number>((resolve) => {
+      const child = spawn(process.execPath, ['-e', '0']);
+      child.on('exit', () => resolve(child.pid!));
+    });
+    const dead = await createPgServer({ tmpRoot, ownerPid: deadPid });
+    const live = await createPgServer({ tmpRoot });
+    try {
+      expect(await reapStalePgServers(tmpRoot)).toBe(1);
+      expect(existsSync(dead.baseDir)).toBe(false);
+      expect((await connectError(pgServerUrl(dead))).code).toBe('ECONNREFUSED');
+      const c = await pgConnect(pgServerUrl(live));
+      await c.end();
+    } finally {
+      await destroyPgServer(dead);
+      await destroyPgServer(live);
+    }
   });
 });
