@@ -6,6 +6,8 @@ export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
     pool: 'forks',
+    // One throwaway PostgreSQL server for the run (tests/helpers/pg.ts hands it to the tests).
+    globalSetup: ['./tests/helpers/pg-global-setup.ts'],
     reporters: ['default', './tests/helpers/summary-reporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
