@@ -107,8 +107,10 @@ async function open(command: string, worktreeArg: string, cwd: string, env: Node
     ops,
     config,
     worktree,
+    /** W as the store names its owners (`<host>:W` on PostgreSQL). */
+    owner: store.owner(worktree),
     warnings: call.warnings,
-    /** Run `fn` with the state library's context in W (the refactor rows work on the embedded store). */
+    /** Run `fn` with the state library's context in W. */
     withState: <T>(fn: (ctx: StateContext) => Promise<T> | T) => store.withContext(sc, 'write', fn),
   };
 }
@@ -176,7 +178,7 @@ export async function runRefactorStepCommand(
           {
             plan,
             step,
-            worktree: o.worktree,
+            worktree: o.owner,
             attempt,
             retry_failed: a.bools.has('--retry-failed'),
             verify: verify as VerifyMode | undefined,
@@ -204,7 +206,7 @@ export async function runRefactorStepCommand(
     const o = (opened = await open('refactor skip', a.values.get('--worktree')!, cwd, env));
     const { skipRefactor } = await import('../state/refactors.js');
     const r: SkipResult = await o.withState((ctx) =>
-      skipRefactor(ctx, { plan, step, worktree: o.worktree, attempt, ordinal, reason }),
+      skipRefactor(ctx, { plan, step, worktree: o.owner, attempt, ordinal, reason }),
     );
     const envelope = {
       status: 'ok',

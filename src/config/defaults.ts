@@ -26,7 +26,7 @@ export const CONFIG_MAX = {
 } as const;
 
 export const CONFIG_DEFAULTS = {
-  state: { lease_seconds: 7200, max_attempts: 3 },
+  state: { lease_seconds: 7200, max_attempts: 3, url: '', project: '', host: '' },
   run: {
     workers: 2,
     implementer: '',
@@ -37,6 +37,7 @@ export const CONFIG_DEFAULTS = {
     base_branch: 'main',
     setup_command: [] as string[],
     no_verify: false,
+    remote: '',
   },
   validate: { level: 'normal' as 'lenient' | 'normal' | 'strict' },
   kernel: KERNEL_FILE_DEFAULTS,

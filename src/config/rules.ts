@@ -16,7 +16,13 @@ const str: Rule = { t: 'str' };
 const strs: Rule = { t: 'strs' };
 
 export const CONFIG_RULES: { [T in keyof ConfigShape]: { [K in keyof ConfigShape[T]]: Rule } } = {
-  state: { lease_seconds: upTo(S.lease_seconds), max_attempts: upTo(S.max_attempts) },
+  state: {
+    lease_seconds: upTo(S.lease_seconds),
+    max_attempts: upTo(S.max_attempts),
+    url: str,
+    project: str,
+    host: str,
+  },
   run: {
     workers: upTo(R.workers),
     implementer: str,
@@ -27,6 +33,7 @@ export const CONFIG_RULES: { [T in keyof ConfigShape]: { [K in keyof ConfigShape
     base_branch: { t: 'str', min: 1 },
     setup_command: strs,
     no_verify: { t: 'bool' },
+    remote: str,
   },
   validate: { level: { t: 'str', enum: ['lenient', 'normal', 'strict'] } },
   kernel: KERNEL_RULES,

@@ -18,6 +18,15 @@ export const stateSchema = z
   .object({
     lease_seconds: upTo(S.lease_seconds).default(7200).describe('claim lease in seconds, renewed by heartbeat'),
     max_attempts: upTo(S.max_attempts).default(3).describe('given-up attempts before a step becomes failed'),
+    url: z
+      .string()
+      .default('')
+      .describe('postgres://user@host:port/db: keep the state on PostgreSQL; empty = .tugtool/state.db (SQLite)'),
+    project: z
+      .string()
+      .default('')
+      .describe('project id on a shared PostgreSQL; empty = the hash of the repository root commit'),
+    host: z.string().default('').describe('this machine in owner names (<host>:<worktree>); empty = the machine id'),
   })
   .strict();
 
@@ -37,6 +46,10 @@ export const runSchema = z
       .default([])
       .describe('argv run in each new or reset worker worktree; empty = link node_modules/.venv'),
     no_verify: z.boolean().default(false).describe("true: the driver's commits and rebases skip git hooks"),
+    remote: z
+      .string()
+      .default('')
+      .describe('git remote holding the integration branch, shared by hosts (02-state.md §8); empty = local'),
   })
   .strict();
 

@@ -70,8 +70,8 @@ export class OpsContext {
   async store(call: Call): Promise<StateStore> {
     this.storeP ??= (async () => {
       const { repo, config } = await this.load(call);
-      const { SqliteStateStore } = await import('../state/store.js');
-      return new SqliteStateStore({ repoRoot: repo.mainRoot, clock: this.clock, config, env: this.env });
+      const { openStateStore } = await import('./state-backend.js');
+      return openStateStore({ repo, config, clock: this.clock, env: this.env, longLived: this.longLived });
     })();
     this.storeP.catch(() => (this.storeP = undefined));
     return this.storeP;

@@ -15,7 +15,9 @@ export async function stateShow(ctx: OpsContext, input: { plan?: string; items?:
     });
   }
   const { store, sc } = await stateOf(ctx, call);
-  return store.run(sc, 'show', { plan: input.plan, items, step: input.step });
+  const shown = await store.run(sc, 'show', { plan: input.plan, items, step: input.step });
+  // Which backend answered (02-state.md §8): never the PostgreSQL password.
+  return { ...shown, backend: { kind: store.backend, location: store.location } };
 }
 
 export async function stateReady(ctx: OpsContext, input: { plan: string }, call: Call) {

@@ -12,7 +12,7 @@
  */
 import type { Kernel } from '../kernel/kernel.js';
 import type { KernelOptions, VerifyMode } from '../kernel/types.js';
-import type { StateContext } from '../state/context.js';
+import { ownerPath, type StateContext } from '../state/context.js';
 import { heartbeat } from '../state/heartbeat.js';
 import {
   refactorRows,
@@ -101,7 +101,7 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
       holdLock: true,
       clock: ctx.clock,
       ...o.kernel,
-      workspace: scope.worktree,
+      workspace: ownerPath(ctx, scope.worktree),
       ...(testCommand ? { testCommand } : {}),
     });
     kernel = await openKernel(kernelOpts(undefined));

@@ -94,7 +94,7 @@ export async function executeStep(
       const r = await rc.store.withContext(sc, 'write', (ctx) =>
         runStep(
           ctx,
-          { plan, step: u.anchor, worktree: W, attempt },
+          { plan, step: u.anchor, worktree: rc.store.owner(W), attempt },
           {
             heartbeat_seconds: Math.max(1, Math.round(rc.opts.heartbeatMs / 1000)),
             max_concurrent_sessions: rc.flow.config.kernel.max_concurrent_sessions,

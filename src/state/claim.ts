@@ -9,7 +9,7 @@ import { TugError } from '../contract/errors.js';
 import { discardAttempt } from './attempt.js';
 import { leaseSeconds as leaseOf } from './lease.js';
 import { recordEvent } from './record.js';
-import type { StateContext } from './context.js';
+import { ownerPath, type StateContext } from './context.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
 import { stepArg } from './owner.js';
 import { resolvePlanRef, requirePlanRow, writeStore } from './plan-ref.js';
@@ -21,6 +21,7 @@ import {
   failExpired,
   getStep,
   heldBy,
+  lockOwner,
   nextPending,
   renewLease,
   takeover,
@@ -78,7 +79,7 @@ export type ClaimResult = ClaimedResult | NotClaimedResult;
 
 export async function claim(ctx: StateContext, input: ClaimInput): Promise<ClaimResult> {
   if (input.step !== undefined) input = { ...input, step: stepArg(input.step) };
-  const ref = await resolvePlanRef(ctx, input.plan, input.worktree);
+  const ref = await resolvePlanRef(ctx, input.plan, ownerPath(ctx, input.worktree));
   await requirePlanRow(ctx, ref);
   const store = writeStore(ctx);
   const leaseSeconds = leaseOf(ctx.config, input.lease_seconds);
@@ -96,6 +97,7 @@ async function claimTx(
   leaseSeconds: number,
   snap: PlanSnapshot | null,
 ): Promise<ClaimResult> {
+  await lockOwner(c, input.worktree);
   const now = ctx.clock.now();
   const plan = await getPlan(c, plan_path);
   if (!plan) throw new TugError('PlanNotInitialized', { plan_path });

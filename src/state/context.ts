@@ -34,6 +34,17 @@ export interface StateContext {
   /** Where state.db lives (it may not exist yet). */
   dbPath: string;
   env: NodeJS.ProcessEnv;
+  /**
+   * What owner names carry before the worktree path: `<host>:` on PostgreSQL (02-state.md §8), nothing on
+   * SQLite. Inputs name owners; files are read from the path after it (ownerPath).
+   */
+  ownerPrefix?: string;
+}
+
+/** The worktree path of an owner name (plans and kernel workspaces are read from there). */
+export function ownerPath(ctx: Pick<StateContext, 'ownerPrefix'>, owner: string): string {
+  const p = ctx.ownerPrefix;
+  return p && owner.startsWith(p) ? owner.slice(p.length) : owner;
 }
 
 export type OpenMode = 'read' | 'write' | 'create';

@@ -4,7 +4,7 @@
  */
 import { TugError } from '../contract/errors.js';
 import { normalizeAnchor } from '../plan/anchors.js';
-import type { StateContext } from './context.js';
+import { ownerPath, type StateContext } from './context.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
 import type { Conn } from './sql/conn.js';
 import { getStep } from './queries/steps.js';
@@ -92,7 +92,7 @@ export function invalidTransition(
 
 /** Steps 1–2 for owner commands: the plan (read from the caller's worktree) and its row. */
 export async function ownerPlan(ctx: StateContext, input: { plan: string; worktree: string }) {
-  const ref = await resolvePlanRef(ctx, input.plan, input.worktree);
+  const ref = await resolvePlanRef(ctx, input.plan, ownerPath(ctx, input.worktree));
   const row = await requirePlanRow(ctx, ref);
   return { ref, row, store: writeStore(ctx) };
 }

@@ -9,7 +9,7 @@
  * refactor-scope.ts and run-step's transactions in refactor-run.ts, both re-exported from here.
  */
 import { TugError } from '../contract/errors.js';
-import type { StateContext } from './context.js';
+import { ownerPath, type StateContext } from './context.js';
 import { capReason, checkText, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
 import { requirePlanRow, resolvePlanRef } from './plan-ref.js';
 import { recordEvent } from './record.js';
@@ -41,7 +41,11 @@ export async function refactorRows(
 ): Promise<RefactorView[]> {
   if (!ctx.store) return [];
   const anchor = stepArg(input.step);
-  const ref = await resolvePlanRef(ctx, input.plan, input.worktree);
+  const ref = await resolvePlanRef(
+    ctx,
+    input.plan,
+    input.worktree === undefined ? undefined : ownerPath(ctx, input.worktree),
+  );
   await requirePlanRow(ctx, ref);
   const store = ctx.store;
   return store.read(async (c) => {

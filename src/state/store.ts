@@ -62,6 +62,8 @@ export interface StateOps {
   claimsHeldBy: Op<{ worktree: string }, HeldClaim[]>;
   adminRelease: Op<{ plan: string; step: string; worktree: string }, { released: boolean }>;
   completionBlocker: Op<Omit<CompleteInput, 'force' | 'dry_run'>, TugError | null>;
+  /** `Tug-Refactor` trailer values of a step's applied refactor rows (commit messages). */
+  refactorTrailers: Op<{ plan: string; step: string; worktree: string }, string[]>;
 }
 export type OpName = keyof StateOps;
 export type OpInput<K extends OpName> = Parameters<StateOps[K]>[0];
@@ -69,6 +71,14 @@ export type OpResult<K extends OpName> = Awaited<ReturnType<StateOps[K]>>;
 
 export interface StateStore {
   readonly backend: 'sqlite' | 'postgres';
+  /** Where the state lives, for people: the state.db path, or the PostgreSQL URL without its password. */
+  readonly location: string;
+  /**
+   * The owner name of a worktree in this store: its canonical path on SQLite, `<host>:<path>` on
+   * PostgreSQL (02-state.md §8). `run` applies it to every `worktree` input itself; callers of
+   * `withContext` apply it to theirs.
+   */
+  owner(worktree: string): string;
   run<K extends OpName>(call: StateCall, op: K, input: OpInput<K>): Promise<OpResult<K>>;
   /**
    * The library context for code that works on the embedded store directly (the refactor rows of
@@ -78,9 +88,9 @@ export interface StateStore {
   close(): Promise<void>;
 }
 
-type Mode = 'read' | 'write';
+export type Mode = 'read' | 'write';
 /** Read-only operations open state.db read-only and never create or migrate it. */
-const MODES: Record<OpName, Mode> = {
+export const MODES: Record<OpName, Mode> = {
   init: 'read', // state init upgrades to a writer itself, after validating the plan (a refused init creates nothing)
   claim: 'write',
   start: 'write',
@@ -101,11 +111,12 @@ const MODES: Record<OpName, Mode> = {
   claimsHeldBy: 'read',
   adminRelease: 'write',
   completionBlocker: 'write',
+  refactorTrailers: 'read',
 };
 
 type Impl = (ctx: StateContext, input: never) => unknown;
 /** Each operation's module loads on first use, so `state heartbeat` never loads the plan parser. */
-const IMPLS: Record<OpName, () => Promise<Impl>> = {
+export const IMPLS: Record<OpName, () => Promise<Impl>> = {
   init: async () => (await import('./init.js')).init,
   claim: async () => (await import('./claim.js')).claim,
   start: async () => (await import('./start.js')).start,
@@ -129,6 +140,11 @@ const IMPLS: Record<OpName, () => Promise<Impl>> = {
   },
   adminRelease: async () => (await import('./bridge.js')).adminRelease,
   completionBlocker: async () => (await import('./bridge.js')).completionBlocker,
+  refactorTrailers: async () => {
+    const { refactorRows, refactorTrailers } = await import('./refactors.js');
+    return async (ctx: StateContext, input: { plan: string; step: string; worktree: string }) =>
+      refactorTrailers(await refactorRows(ctx, input));
+  },
 };
 
 export interface SqliteStoreOptions {
@@ -145,6 +161,12 @@ export interface SqliteStoreOptions {
 export class SqliteStateStore implements StateStore {
   readonly backend = 'sqlite' as const;
   readonly dbPath: string;
+  get location(): string {
+    return this.dbPath;
+  }
+  owner(worktree: string): string {
+    return worktree;
+  }
   private db: Database | null = null;
   private readonly overridden: boolean;
 

@@ -31,7 +31,9 @@ export function artifactInput(raw: Raw): Raw {
 
 export async function showText(data: unknown, cli: CliEnv): Promise<string> {
   const { renderShow } = await import('../../state/show-text.js');
-  return renderShow(data as never, { now: cli.now(), color: cli.color });
+  const text = renderShow(data as never, { now: cli.now(), color: cli.color });
+  const backend = (data as { backend?: { kind: string; location: string } }).backend;
+  return backend?.kind === 'postgres' ? `${text.replace(/\n*$/, '\n')}State: PostgreSQL ${backend.location}\n` : text;
 }
 
 /** `state show --watch [SECONDS]`: redraw until SIGINT, then exit 130 (03-contract.md §3). */

@@ -13,6 +13,10 @@ export const timestamp = z
 /** Repo-relative path with `/` separators. */
 export const repoPath = z.string().refine((p) => !p.startsWith('/') && !p.includes('\\'), 'repo-relative path');
 export const absPath = z.string().refine((p) => p.startsWith('/'), 'absolute path');
+/** An owner: a worktree's canonical path, or `<host>:<path>` on the PostgreSQL backend (02-state.md §8). */
+export const ownerName = z
+  .string()
+  .refine((p) => p.startsWith('/') || /^[^/:\s]+:\//.test(p), 'absolute path or <host>:<absolute path>');
 export const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 export const commitHash = z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/);
 

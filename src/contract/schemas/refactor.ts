@@ -4,7 +4,7 @@
  * so they are kept apart from OUTPUT_SCHEMAS, whose entries are tugcode envelopes.
  */
 import { z } from 'zod';
-import { absPath, anchor, repoPath } from './common.js';
+import { anchor, ownerName, repoPath } from './common.js';
 import { REFACTOR_STATUSES } from '../status.js';
 
 const count = z.number().int().nonnegative();
@@ -63,7 +63,7 @@ const runStepFields = {
   snapshot_id: snapshotId.optional(),
   plan_path: repoPath,
   step_anchor: anchor,
-  worktree: absPath,
+  worktree: ownerName,
   ops: z.array(runStepOp),
   summary: z
     .object({ total: count, executed: count, applied: count, failed: count, skipped: count, open: count })
@@ -94,7 +94,7 @@ export const skipEnvelope = z
     schema_version: z.literal('1'),
     plan_path: repoPath,
     step_anchor: anchor,
-    worktree: absPath,
+    worktree: ownerName,
     ordinal: count,
     op_text: z.string(),
     previous_status: rowStatus,

@@ -3,7 +3,7 @@
  * JSON fields; tests parse every real output with them. Loaded only by `tugcode schema` and tests.
  */
 import { z } from 'zod';
-import { absPath, anchor, commitHash, okEnvelope, repoPath, sha256, timestamp } from './common.js';
+import { anchor, ownerName, commitHash, okEnvelope, repoPath, sha256, timestamp } from './common.js';
 import {
   ARTIFACT_KINDS,
   ITEM_KINDS,
@@ -33,7 +33,7 @@ const claimed = {
   total_remaining: count,
   lease_expires_at: timestamp,
   reclaimed_from_expired: z.boolean(),
-  previous_owner: absPath.nullable(),
+  previous_owner: ownerName.nullable(),
   resumed: z.boolean(),
   integration_branch: z.string().nullable(),
   integration_tip: commitHash.nullable(),
@@ -47,7 +47,7 @@ const notClaimed = {
   failed_steps: anchors,
   claimed_steps: anchors,
   blocked_by: anchors.optional(),
-  claimed_by: absPath.nullable().optional(),
+  claimed_by: ownerName.nullable().optional(),
 };
 
 const showItem = z
@@ -82,8 +82,8 @@ const showStep = z
     status: stepStatus,
     attempt: count,
     failures: count,
-    claimed_by: absPath.nullable(),
-    previous_owner: absPath.nullable(),
+    claimed_by: ownerName.nullable(),
+    previous_owner: ownerName.nullable(),
     lease_expires_at: timestamp.nullable(),
     lease_expired: z.boolean(),
     heartbeat_at: timestamp.nullable(),
@@ -182,6 +182,7 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
     step_status: z.enum(['pending', 'failed']),
   }),
   'state show': okEnvelope('state show', {
+    backend: z.object({ kind: z.enum(['sqlite', 'postgres']), location: z.string() }).strict(),
     plans: z.array(
       z
         .object({

@@ -6,6 +6,17 @@ import type { StepRow } from '../types.js';
 import { expiredSql, HELD_SQL } from '../status.js';
 import type { Conn } from '../sql/conn.js';
 
+/**
+ * Claims pick their row with this suffix: on PostgreSQL claims run side by side (sql/postgres.ts), and a row
+ * another claim holds is passed over instead of waited for; SQLite runs one writer at a time.
+ */
+const SKIP_LOCKED = { sqlite: '', postgres: ' FOR UPDATE SKIP LOCKED' } as const;
+
+/** Claims by one owner run one at a time (on SQLite every writer does), so an owner never holds two steps. */
+export async function lockOwner(c: Conn, owner: string): Promise<void> {
+  if (c.dialect === 'postgres') await c.get('SELECT pg_advisory_xact_lock(2, hashtext(?))', [`tugcode:owner:${owner}`]);
+}
+
 export async function getStep(c: Conn, plan_path: string, anchor: string): Promise<StepRow | undefined> {
   return (await c.get('SELECT * FROM steps WHERE plan_path = ? AND anchor = ?', [plan_path, anchor])) as
     StepRow | undefined;
@@ -50,7 +61,7 @@ export async function heldAnywhereBy(c: Conn, worktree: string): Promise<StepRow
 export async function nextPending(c: Conn, plan_path: string, after: number): Promise<StepRow | undefined> {
   return (await c.get(
     `SELECT * FROM steps WHERE plan_path = ? AND parent_anchor IS NULL AND status = 'pending' AND unmet_deps = 0
-       AND step_index > ? ORDER BY step_index LIMIT 1`,
+       AND step_index > ? ORDER BY step_index LIMIT 1${SKIP_LOCKED[c.dialect]}`,
     [plan_path, after],
   )) as StepRow | undefined;
 }
@@ -59,7 +70,7 @@ export async function nextPending(c: Conn, plan_path: string, after: number): Pr
 export async function expiredReady(c: Conn, plan_path: string, now: string): Promise<StepRow[]> {
   return (await c.all(
     `SELECT * FROM steps WHERE plan_path = @p AND parent_anchor IS NULL AND status IN ${HELD_SQL} AND unmet_deps = 0
-       AND ${expiredSql()} ORDER BY step_index`,
+       AND ${expiredSql()} ORDER BY step_index${SKIP_LOCKED[c.dialect]}`,
     { p: plan_path, now },
   )) as StepRow[];
 }

@@ -1,0 +1,150 @@
+/**
+ * The state store on PostgreSQL (02-state.md §8): the same operations as SqliteStateStore, run over a
+ * `pg` pool in the project's own schema. Owners are host-qualified (`<host>:<worktree>`), and "now" is
+ * the server's clock (TUGCODE_NOW still fixes it under tests). The pool opens on first use.
+ */
+import { formatTimestamp, type Clock } from '../clock.js';
+import { TugError } from '../contract/errors.js';
+import type { StateConfig, StateContext } from './context.js';
+import { checkStateConfig } from './lease.js';
+import { LATEST_SCHEMA_VERSION, migrationsDir } from './migrate.js';
+import { openPg, type PgDatabase } from './sql/postgres.js';
+import { pgTarget, type PgTarget } from './sql/pg-sql.js';
+import {
+  IMPLS,
+  MODES,
+  type Mode,
+  type OpInput,
+  type OpName,
+  type OpResult,
+  type StateCall,
+  type StateStore,
+} from './store.js';
+
+export interface PgStoreOptions {
+  url: string;
+  /** The project id (already resolved: `[state] project`, else the root commit's hash). */
+  project: string;
+  /** This machine in owner names. */
+  host: string;
+  repoRoot: string;
+  clock: Clock;
+  config: StateConfig;
+  env: NodeJS.ProcessEnv;
+  /** A process serving many calls (the driver, the MCP server) rides out a server restart. */
+  longLived: boolean;
+}
+
+/** How long a long-lived process retries a lost connection before DatabaseUnavailable. */
+const RETRY_MS_LONG_LIVED = 120_000;
+
+/** `tug_<id>`: the project's schema. Ids are lowercased; anything but [a-z0-9_] becomes `_`. */
+export function projectSchema(project: string): string {
+  const id = project
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 40);
+  if (!id) throw new TugError('ConfigInvalid', { source: 'state.project', reason: 'the project id is empty' });
+  return `tug_${id}`;
+}
+
+export class PgStateStore implements StateStore {
+  readonly backend = 'postgres' as const;
+  readonly target: PgTarget;
+  readonly schema: string;
+  private db: Promise<PgDatabase | null> | null = null;
+  private opened: PgDatabase | null = null;
+  private writer = false;
+
+  constructor(private readonly o: PgStoreOptions) {
+    checkStateConfig(o.config);
+    this.target = pgTarget(o.url, o.env);
+    this.schema = projectSchema(o.project);
+  }
+
+  get location(): string {
+    return `${this.target.label} (schema ${this.schema})`;
+  }
+
+  owner(worktree: string): string {
+    const prefix = `${this.o.host}:`;
+    return worktree.startsWith(prefix) ? worktree : prefix + worktree;
+  }
+
+  /** Server time minus local time (doctor's clock check); opens the pool if needed. */
+  async clockSkewMs(): Promise<number | null> {
+    const db = await this.open('read');
+    return db ? db.serverOffsetMs : null;
+  }
+
+  /** The open database; `read` finds none when the project has no schema yet. */
+  async open(mode: Mode): Promise<PgDatabase | null> {
+    if (this.opened?.open && (mode === 'read' || this.writer)) return this.opened;
+    if (!this.db || (mode === 'write' && !this.writer) || (this.opened && !this.opened.open)) {
+      const write = mode === 'write';
+      this.db = openPg(
+        {
+          url: this.o.url,
+          target: this.target,
+          schema: this.schema,
+          mode,
+          retryMs: this.o.longLived ? RETRY_MS_LONG_LIVED : 0,
+          migrationsDir: `${migrationsDir()}/pg`,
+        },
+        LATEST_SCHEMA_VERSION,
+      ).then(async (db) => {
+        await this.opened?.close();
+        this.opened = db;
+        this.writer = write && db !== null;
+        return db;
+      });
+      this.db.catch(() => (this.db = null));
+    }
+    return this.db;
+  }
+
+  /** The server's clock, unless TUGCODE_NOW fixed the process's. */
+  private clock(db: PgDatabase | null): Clock {
+    if (this.o.env.TUGCODE_NOW || !db) return this.o.clock;
+    const offset = db.serverOffsetMs;
+    return { now: () => formatTimestamp(Date.now() + offset), nowMs: () => Date.now() + offset };
+  }
+
+  async withContext<T>(call: StateCall, mode: Mode, fn: (ctx: StateContext) => Promise<T> | T): Promise<T> {
+    const db = await this.open(mode);
+    const ctx: StateContext = {
+      store: db,
+      clock: this.clock(db),
+      repoRoot: this.o.repoRoot,
+      workTree: call.workTree,
+      config: this.o.config,
+      warnings: call.warnings,
+      command: call.command,
+      cwd: call.cwd,
+      dbPath: this.location,
+      env: this.o.env,
+      ownerPrefix: `${this.o.host}:`,
+    };
+    return fn(ctx);
+  }
+
+  async run<K extends OpName>(call: StateCall, op: K, input: OpInput<K>): Promise<OpResult<K>> {
+    const impl = await IMPLS[op]();
+    const mode = op === 'init' ? 'write' : MODES[op];
+    const qualified = this.qualify(input);
+    return this.withContext(call, mode, (ctx) => impl(ctx, qualified as never) as OpResult<K>);
+  }
+
+  private qualify<I>(input: I): I {
+    const w = (input as { worktree?: unknown } | null)?.worktree;
+    return typeof w === 'string' ? { ...input, worktree: this.owner(w) } : input;
+  }
+
+  async close(): Promise<void> {
+    const db = this.opened;
+    this.opened = null;
+    this.db = null;
+    this.writer = false;
+    await db?.close();
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * What the PostgreSQL connection needs besides the driver: `?` / `@name` parameters rewritten to `$n`,
+ * the URL without its password for every message, the server named in errors, and the mapping of
+ * connection failures to `DatabaseUnavailable`. Nothing here loads `pg`.
+ */
+import { TugError } from '../../contract/errors.js';
+import type { Params } from './conn.js';
+
+interface Translated {
+  text: string;
+  /** Named parameters in `$n` order; null for positional `?` statements. */
+  names: string[] | null;
+}
+
+const cache = new Map<string, Translated>();
+
+/**
+ * `?` → `$1, $2, …` in order; `@name` → one `$n` per distinct name (so PostgreSQL infers its type from
+ * every use). Quoted strings and identifiers are left alone.
+ */
+export function translate(sql: string): Translated {
+  const hit = cache.get(sql);
+  if (hit) return hit;
+  let text = '';
+  let positional = 0;
+  const names: string[] = [];
+  for (let i = 0; i < sql.length; i++) {
+    const ch = sql[i]!;
+    if (ch === "'" || ch === '"') {
+      const end = sql.indexOf(ch, i + 1);
+      const stop = end < 0 ? sql.length : end + 1;
+      text += sql.slice(i, stop);
+      i = stop - 1;
+    } else if (ch === '?') {
+      text += `$${++positional}`;
+    } else if (ch === '@' && /[A-Za-z_]/.test(sql[i + 1] ?? '')) {
+      const m = /^[A-Za-z_]\w*/.exec(sql.slice(i + 1))!;
+      let n = names.indexOf(m[0]);
+      if (n < 0) n = names.push(m[0]) - 1;
+      text += `$${n + 1}`;
+      i += m[0].length;
+    } else text += ch;
+  }
+  const out = { text, names: names.length > 0 ? names : null };
+  cache.set(sql, out);
+  return out;
+}
+
+function value(v: unknown): unknown {
+  if (v === undefined) return null;
+  if (v instanceof Uint8Array && !Buffer.isBuffer(v)) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  return v;
+}
+
+/** The values of a translated statement, in `$n` order. */
+export function values(t: Translated, params: Params | undefined): unknown[] {
+  if (params === undefined) return [];
+  if (t.names) {
+    const named = params as Record<string, unknown>;
+    return t.names.map((n) => value(named[n]));
+  }
+  return (params as readonly unknown[]).map(value);
+}
+
+/** Where a PostgreSQL URL points, for messages: never the password. */
+export interface PgTarget {
+  host: string;
+  port: number;
+  database: string;
+  user: string | null;
+  /** The URL with its password replaced by `***` (what errors and `state show` name). */
+  label: string;
+  /** The password, if the URL carries one: scrubbed from every message that could echo it. */
+  secret: string | null;
+}
+
+/** Reads host, port, database and user from the URL, then the usual PG* variables, then libpq's defaults. */
+export function pgTarget(url: string, env: NodeJS.ProcessEnv): PgTarget {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new TugError('ConfigInvalid', {
+      source: 'state.url',
+      reason: 'not a valid URL (expected postgres://user@host:port/database)',
+    });
+  }
+  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') {
+    throw new TugError('ConfigInvalid', {
+      source: 'state.url',
+      reason: `unsupported scheme ${JSON.stringify(u.protocol)}: expected postgres:// or postgresql://`,
+    });
+  }
+  const secret = u.password ? decodeURIComponent(u.password) : null;
+  const user = u.username ? decodeURIComponent(u.username) : (env.PGUSER ?? null);
+  const host = u.hostname ? decodeURIComponent(u.hostname) : (env.PGHOST ?? 'localhost');
+  const port = Number(u.port || env.PGPORT || 5432);
+  const database = decodeURIComponent(u.pathname.replace(/^\//, '')) || env.PGDATABASE || user || 'postgres';
+  if (u.password) u.password = '***';
+  return { host, port, database, user, label: u.toString(), secret };
+}
+
+/** Removes the password (URL-encoded or not) from a message. */
+export function scrub(text: string, t: PgTarget): string {
+  if (!t.secret) return text;
+  let out = text.split(t.secret).join('***');
+  const enc = encodeURIComponent(t.secret);
+  if (enc !== t.secret) out = out.split(enc).join('***');
+  return out;
+}
+
+const NETWORK = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+]);
+
+/**
+ * A failure of the connection rather than of a statement: the network, the server going away
+ * (08*, 57P01–57P03), too many connections (53300), authentication (28*), a missing database (3D000).
+ */
+export function isUnavailable(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  if (typeof code === 'string' && (NETWORK.has(code) || /^(08|28|57P0[123]|53300|3D000)/.test(code))) return true;
+  const msg = e instanceof Error ? e.message : '';
+  return /Connection terminated|connection timeout|timeout expired|Client has encountered a connection error/i.test(
+    msg,
+  );
+}
+
+/** Maps a pg failure to the catalogue (`DatabaseUnavailable`, or `DatabaseError` naming the SQLSTATE). */
+export function pgToTugError(e: unknown, t: PgTarget): unknown {
+  if (e instanceof TugError) return e;
+  const code = (e as { code?: unknown })?.code;
+  const raw = e instanceof Error ? e.message : String(e);
+  const reason = scrub(raw || (typeof code === 'string' ? code : 'connection failed'), t);
+  if (isUnavailable(e)) {
+    return new TugError('DatabaseUnavailable', {
+      host: t.host,
+      port: t.port,
+      database: t.database,
+      reason,
+      ...(typeof code === 'string' ? { pg_code: code } : {}),
+    });
+  }
+  return new TugError('DatabaseError', {
+    db_path: t.label,
+    reason: typeof code === 'string' ? `${reason} (SQLSTATE ${code})` : reason,
+    ...(typeof code === 'string' ? { pg_code: code } : {}),
+  });
+}

@@ -1,0 +1,265 @@
+/**
+ * The PostgreSQL side of the storage seam (02-state.md §8). One `pg` pool per process; every project has
+ * its own schema (`search_path` is set when a connection starts), so the queries are the same text as on
+ * SQLite. Write transactions take a transaction-scoped advisory lock on the project: exclusive for every
+ * change, shared for claims, which pick their row with `FOR UPDATE SKIP LOCKED` and so run side by side.
+ * Times come from the server's clock (`serverOffsetMs`).
+ *
+ * Once a process has reached the server, a lost connection (a restart, a failover) is retried with backoff
+ * for up to `retryMs`: a transaction that failed that way rolled back, so it runs again from the start.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Pool, PoolClient, PoolConfig } from 'pg';
+import { TugError } from '../../contract/errors.js';
+import type { Conn, Database, Params, TxOptions } from './conn.js';
+import { pgToTugError, translate, values, type PgTarget } from './pg-sql.js';
+
+/** Connections a process opens at most (the driver's workers share them). */
+const POOL_MAX = 8;
+const CONNECT_TIMEOUT_MS = 5000;
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 2000;
+
+export interface PgOptions {
+  url: string;
+  target: PgTarget;
+  /** Schema of this project (a safe identifier, see projectSchema). */
+  schema: string;
+  /** `read` never creates the schema; `write` creates and migrates it. */
+  mode: 'read' | 'write';
+  /** How long a process that was connected keeps retrying a lost connection (0: never). */
+  retryMs: number;
+  migrationsDir: string;
+}
+
+type Query = (text: string, vals: unknown[]) => Promise<{ rows: unknown[]; rowCount: number | null }>;
+
+class PgConn implements Conn {
+  readonly dialect = 'postgres' as const;
+  constructor(
+    private readonly q: Query,
+    private readonly target: PgTarget,
+  ) {}
+
+  private async exec(sql: string, params: Params | undefined) {
+    const t = translate(sql);
+    try {
+      return await this.q(t.text, values(t, params));
+    } catch (e) {
+      throw pgToTugError(e, this.target);
+    }
+  }
+  async get<T>(sql: string, params?: Params): Promise<T | undefined> {
+    return (await this.exec(sql, params)).rows[0] as T | undefined;
+  }
+  async all<T>(sql: string, params?: Params): Promise<T[]> {
+    return (await this.exec(sql, params)).rows as T[];
+  }
+  async run(sql: string, params?: Params): Promise<number> {
+    return (await this.exec(sql, params)).rowCount ?? 0;
+  }
+}
+
+export class PgDatabase extends PgConn implements Database {
+  readonly readonly = false;
+  readonly timeoutMs: number;
+  /** Server time minus local time, measured when the pool first connected. */
+  serverOffsetMs = 0;
+  private closed = false;
+  private connected = false;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly o: PgOptions,
+    public version: number,
+  ) {
+    super((text, vals) => pool.query(text, vals), o.target);
+    this.timeoutMs = o.retryMs;
+  }
+
+  get path(): string {
+    return this.o.target.label;
+  }
+  get open(): boolean {
+    return !this.closed;
+  }
+
+  write<T>(fn: (c: Conn) => Promise<T>, opts?: TxOptions): Promise<T> {
+    const lock = opts?.shared ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+    return this.transaction('BEGIN', `SELECT ${lock}(1, hashtext($1))`, fn);
+  }
+
+  read<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
+    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', null, fn);
+  }
+
+  private async transaction<T>(begin: string, lock: string | null, fn: (c: Conn) => Promise<T>): Promise<T> {
+    const deadline = performance.now() + (this.connected ? this.o.retryMs : 0);
+    let pause = RETRY_MIN_MS;
+    for (;;) {
+      try {
+        return await this.once(begin, lock, fn);
+      } catch (e) {
+        const left = deadline - performance.now();
+        if (!(e instanceof TugError && e.code === 'DatabaseUnavailable') || left <= 0 || this.closed) throw e;
+        await sleep(Math.min(pause, left));
+        pause = Math.min(pause * 2, RETRY_MAX_MS);
+      }
+    }
+  }
+
+  private async once<T>(begin: string, lock: string | null, fn: (c: Conn) => Promise<T>): Promise<T> {
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      throw pgToTugError(e, this.o.target);
+    }
+    this.connected = true;
+    let broken = false;
+    try {
+      const tx = new PgConn((text, vals) => client.query(text, vals), this.o.target);
+      await tx.run(begin);
+      if (lock) await client.query(lock, [`tugcode:${this.o.schema}`]);
+      const result = await fn(tx);
+      await tx.run('COMMIT');
+      return result;
+    } catch (e) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true;
+      }
+      throw pgToTugError(e, this.o.target);
+    } finally {
+      client.release(broken || undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end().catch(() => undefined);
+  }
+
+  /** Marks the pool as having reached the server (a later lost connection is retried). */
+  markConnected(): void {
+    this.connected = true;
+  }
+}
+
+export interface PgMigration {
+  version: number;
+  file: string;
+}
+
+/** `migrations/pg/000N_<name>.sql`: schema version N on PostgreSQL (the same numbers as SQLite's). */
+export function listPgMigrations(dir: string): PgMigration[] {
+  const out: PgMigration[] = [];
+  for (const f of readdirSync(dir)) {
+    const m = /^(\d{4})_[a-z0-9_]+\.sql$/.exec(f);
+    if (m) out.push({ version: Number(m[1]), file: join(dir, f) });
+  }
+  return out.sort((a, b) => a.version - b.version);
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/**
+ * Open the pool and check the schema: `read` returns null when the project has no schema yet; `write`
+ * creates and migrates it under a session advisory lock (two processes migrating at once apply each
+ * step once). A schema newer than this code is SchemaTooNew for writers.
+ */
+export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase | null> {
+  const pg = (await import('pg')).default;
+  const config: PoolConfig = {
+    connectionString: o.url,
+    max: POOL_MAX,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    idleTimeoutMillis: 10_000,
+    options: `-c search_path=${quoteIdent(o.schema)}`,
+    // COUNT(*) and SUM are bigint (int8) and numeric: plain numbers here, as on SQLite.
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === 20 || oid === 1700
+          ? (v: string) => Number(v)
+          : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  };
+  const pool = new pg.Pool(config);
+  // An idle client losing its server must not crash the process; the next query reports it.
+  pool.on('error', () => undefined);
+  const db = new PgDatabase(pool, o, 0);
+  try {
+    const t0 = Date.now();
+    const head = await db.get<{ ms: number; v: number | null }>(
+      `SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS ms,
+        (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS v`,
+      [o.schema],
+    );
+    const t1 = Date.now();
+    db.markConnected();
+    db.serverOffsetMs = Math.round(head!.ms - (t0 + t1) / 2);
+    let version = head!.v === null ? null : await schemaVersion(db);
+    if (version === null && o.mode === 'read') {
+      await db.close();
+      return null;
+    }
+    if (version === null || version < latest) version = await migrate(pool, o, latest);
+    if (version > latest && o.mode === 'write') {
+      throw new TugError('SchemaTooNew', { db_path: o.target.label, found: version, supported: latest });
+    }
+    db.version = version;
+    return db;
+  } catch (e) {
+    await db.close();
+    throw pgToTugError(e, o.target);
+  }
+}
+
+async function schemaVersion(c: Conn): Promise<number | null> {
+  try {
+    const r = await c.get<{ version: number }>('SELECT version FROM schema_version');
+    return r ? r.version : null;
+  } catch (e) {
+    if (e instanceof TugError && e.details.pg_code === '42P01') return null;
+    throw e;
+  }
+}
+
+async function migrate(pool: Pool, o: PgOptions, latest: number): Promise<number> {
+  const client = await pool.connect();
+  const key = `tugcode:migrate:${o.schema}`;
+  try {
+    await client.query('SELECT pg_advisory_lock(3, hashtext($1))', [key]);
+    try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(o.schema)}`);
+      await client.query('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
+      const row = (await client.query('SELECT version FROM schema_version')).rows[0] as { version: number } | undefined;
+      let version = row?.version ?? 0;
+      for (const m of listPgMigrations(o.migrationsDir)) {
+        if (m.version <= version || m.version > latest) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(readFileSync(m.file, 'utf8'));
+          await client.query('DELETE FROM schema_version');
+          await client.query('INSERT INTO schema_version (version) VALUES ($1)', [m.version]);
+          await client.query('COMMIT');
+        } catch (e) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw e;
+        }
+        version = m.version;
+      }
+      return version;
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(3, hashtext($1))', [key]);
+    }
+  } finally {
+    client.release();
+  }
+}
