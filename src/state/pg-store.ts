@@ -53,8 +53,6 @@ export class PgStateStore implements StateStore {
   readonly target: PgTarget;
   readonly schema: string;
   private db: Promise<PgDatabase | null> | null = null;
-  private opened: PgDatabase | null = null;
-  private writer = false;
 
   constructor(private readonly o: PgStoreOptions) {
     checkStateConfig(o.config);
@@ -77,30 +75,36 @@ export class PgStateStore implements StateStore {
     return db ? db.serverOffsetMs : null;
   }
 
-  /** The open database; `read` finds none when the project has no schema yet. */
+  /**
+   * The open database; `read` finds none when the project has no schema yet. Any database opened is
+   * current (an older schema is migrated on open), so it serves reads and writes alike; a writer after a
+   * reader that found nothing opens again and creates the schema.
+   */
   async open(mode: Mode): Promise<PgDatabase | null> {
-    if (this.opened?.open && (mode === 'read' || this.writer)) return this.opened;
-    if (!this.db || (mode === 'write' && !this.writer) || (this.opened && !this.opened.open)) {
-      const write = mode === 'write';
-      this.db = openPg(
-        {
-          url: this.o.url,
-          target: this.target,
-          schema: this.schema,
-          mode,
-          retryMs: this.o.longLived ? RETRY_MS_LONG_LIVED : 0,
-          migrationsDir: `${migrationsDir()}/pg`,
-        },
-        LATEST_SCHEMA_VERSION,
-      ).then(async (db) => {
-        await this.opened?.close();
-        this.opened = db;
-        this.writer = write && db !== null;
-        return db;
-      });
-      this.db.catch(() => (this.db = null));
+    for (;;) {
+      if (!this.db) {
+        const p = openPg(
+          {
+            url: this.o.url,
+            target: this.target,
+            schema: this.schema,
+            mode,
+            retryMs: this.o.longLived ? RETRY_MS_LONG_LIVED : 0,
+            migrationsDir: `${migrationsDir()}/pg`,
+          },
+          LATEST_SCHEMA_VERSION,
+        );
+        this.db = p;
+        p.catch(() => {
+          if (this.db === p) this.db = null;
+        });
+      }
+      const p = this.db;
+      const db = await p;
+      if (db?.open) return db;
+      if (db === null && mode === 'read') return null;
+      if (this.db === p) this.db = null;
     }
-    return this.db;
   }
 
   /** The server's clock, unless TUGCODE_NOW fixed the process's. */
@@ -141,10 +145,9 @@ export class PgStateStore implements StateStore {
   }
 
   async close(): Promise<void> {
-    const db = this.opened;
-    this.opened = null;
+    const p = this.db;
     this.db = null;
-    this.writer = false;
+    const db = await p?.catch(() => null);
     await db?.close();
   }
 }
