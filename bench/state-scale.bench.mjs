@@ -23,7 +23,7 @@ export async function run() {
       const c = await claim(ctx, { plan: 'scale', worktree: root, skip_drift: true });
       await complete(ctx, { plan: 'scale', step: c.step_anchor, worktree: root, force: 'warm-up', skip_drift: true });
     }
-    ctx.store.db.close();
+    await ctx.store.close();
   }
   for (const n of SIZES) {
     const root = tempRepo({ '.tugtool/tugplan-scale.md': planText(n, 4, 1) });
@@ -47,10 +47,10 @@ export async function run() {
     const shows = [];
     for (let i = 0; i < 5; i++) {
       const t = performance.now();
-      show(ctx, { plan: 'scale' });
+      await show(ctx, { plan: 'scale' });
       shows.push(performance.now() - t);
     }
-    ctx.store.db.close();
+    await ctx.store.close();
     perClaim[n] = median(claims);
     rows.push({
       metric: `${n} steps: claim (median of ${cycles})`,
