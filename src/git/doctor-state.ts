@@ -10,9 +10,24 @@ import type { Conn } from '../state/sql/conn.js';
 import { gitRunner } from './exec.js';
 import { gitWorktrees } from './repo.js';
 
-export const pass = (name: string, message: string, fix: string): DoctorCheck => ({ name, status: 'pass', message, fix });
-export const warn = (name: string, message: string, fix: string): DoctorCheck => ({ name, status: 'warn', message, fix });
-export const failed = (name: string, message: string, fix: string): DoctorCheck => ({ name, status: 'fail', message, fix });
+export const pass = (name: string, message: string, fix: string): DoctorCheck => ({
+  name,
+  status: 'pass',
+  message,
+  fix,
+});
+export const warn = (name: string, message: string, fix: string): DoctorCheck => ({
+  name,
+  status: 'warn',
+  message,
+  fix,
+});
+export const failed = (name: string, message: string, fix: string): DoctorCheck => ({
+  name,
+  status: 'fail',
+  message,
+  fix,
+});
 
 export async function stateChecks(ctx: FlowCtx): Promise<DoctorCheck[]> {
   const { stateDbPath, openRead, isNewerSchema } = await import('../state/db.js');

@@ -74,7 +74,13 @@ function unwrapEnvelope(v: unknown): unknown {
 }
 
 function safePlanPath(p: string): boolean {
-  return p !== '' && !p.startsWith('/') && !p.includes('\\') && !p.includes('\0') && !p.split('/').some((s) => s === '' || s === '.' || s === '..');
+  return (
+    p !== '' &&
+    !p.startsWith('/') &&
+    !p.includes('\\') &&
+    !p.includes('\0') &&
+    !p.split('/').some((s) => s === '' || s === '.' || s === '..')
+  );
 }
 
 /** The rules between rows (keys, references, the steps table's CHECKs), and the plan bytes' hash. */
@@ -103,7 +109,8 @@ export function crossRowProblems(doc: StateExportDocument): string[] {
       else if (s.depth !== parent.depth + 1) out.push(`${at}: depth must be its parent's + 1`);
       const top = steps.get(s.top_anchor);
       if (!top || top.parent_anchor !== null) out.push(`${at}: top_anchor ${s.top_anchor} is not a top-level step`);
-      if (!['pending', 'in_progress', 'completed'].includes(s.status)) out.push(`${at}: a substep cannot be ${s.status}`);
+      if (!['pending', 'in_progress', 'completed'].includes(s.status))
+        out.push(`${at}: a substep cannot be ${s.status}`);
       if (s.claimed_by ?? s.claimed_at ?? s.lease_expires_at ?? s.heartbeat_at)
         out.push(`${at}: a substep has no claim columns`);
       if (s.attempt !== 0 || s.failures !== 0) out.push(`${at}: a substep has attempt 0 and failures 0`);
@@ -124,17 +131,41 @@ export function crossRowProblems(doc: StateExportDocument): string[] {
       if (!steps.has(a)) out.push(`${what}[${i}]: ${a} is not a step`);
     });
   for (const t of ['step_deps', 'step_lifted_deps'] as const) {
-    known(t, doc[t].flatMap((e) => [e.step_anchor, e.depends_on]));
-    unique(t, doc[t].map((e) => `${e.step_anchor} → ${e.depends_on}`));
+    known(
+      t,
+      doc[t].flatMap((e) => [e.step_anchor, e.depends_on]),
+    );
+    unique(
+      t,
+      doc[t].map((e) => `${e.step_anchor} → ${e.depends_on}`),
+    );
   }
-  known('checklist_items', doc.checklist_items.map((x) => x.step_anchor));
-  unique('checklist_items', doc.checklist_items.map((x) => `${x.step_anchor} ${x.kind} ${x.ordinal}`));
+  known(
+    'checklist_items',
+    doc.checklist_items.map((x) => x.step_anchor),
+  );
+  unique(
+    'checklist_items',
+    doc.checklist_items.map((x) => `${x.step_anchor} ${x.kind} ${x.ordinal}`),
+  );
   doc.checklist_items.forEach((x, i) => {
     if (x.status === 'deferred' && !x.reason) out.push(`checklist_items[${i}]: a deferred item needs a reason`);
   });
-  known('step_artifacts', doc.step_artifacts.map((x) => x.step_anchor));
-  known('step_refactors', doc.step_refactors.map((x) => x.step_anchor));
-  unique('step_refactors', doc.step_refactors.map((x) => `${x.step_anchor} ${x.ordinal}`));
-  unique('events', doc.events.map((e) => String(e.id)));
+  known(
+    'step_artifacts',
+    doc.step_artifacts.map((x) => x.step_anchor),
+  );
+  known(
+    'step_refactors',
+    doc.step_refactors.map((x) => x.step_anchor),
+  );
+  unique(
+    'step_refactors',
+    doc.step_refactors.map((x) => `${x.step_anchor} ${x.ordinal}`),
+  );
+  unique(
+    'events',
+    doc.events.map((e) => String(e.id)),
+  );
   return out;
 }

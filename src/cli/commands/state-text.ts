@@ -121,7 +121,9 @@ const countsText = (c: R): string =>
 
 /** Without --output the document itself is the output (`state export demo > demo.json`). */
 export const exported = (r: R): string =>
-  r.output === null ? JSON.stringify(r.document, null, 2) : `Exported ${r.plan_path} to ${r.output}: ${countsText(r.counts)}`;
+  r.output === null
+    ? JSON.stringify(r.document, null, 2)
+    : `Exported ${r.plan_path} to ${r.output}: ${countsText(r.counts)}`;
 
 export const imported = (r: R): string =>
   [

@@ -227,16 +227,20 @@ export const stateGraph = t('state graph', 'the dependency graph with statuses',
   format: { type: 'string', max: 64, placeholder: '<format>', description: 'mermaid (default) or dot' },
 });
 
-export const stateExport = t('state export', "a plan's rows and events as one JSON document (to move it to another backend)", {
-  plan,
-  output: {
-    type: 'string',
-    max: MAX_PATH,
-    noDash: true,
-    placeholder: '<file>',
-    description: 'write the document to this file (default: stdout)',
+export const stateExport = t(
+  'state export',
+  "a plan's rows and events as one JSON document (to move it to another backend)",
+  {
+    plan,
+    output: {
+      type: 'string',
+      max: MAX_PATH,
+      noDash: true,
+      placeholder: '<file>',
+      description: 'write the document to this file (default: stdout)',
+    },
   },
-});
+);
 
 export const stateImport = t('state import', 'load a state export document into this state store, in one transaction', {
   file: {

@@ -45,7 +45,10 @@ export async function readPlanRows(c: Conn, plan_path: string): Promise<PlanRows
 }
 
 /** How many rows the plan has here: its plans row, its steps and its events (refusal of `state import`). */
-export async function planFootprint(c: Conn, plan_path: string): Promise<{ plan: boolean; steps: number; events: number }> {
+export async function planFootprint(
+  c: Conn,
+  plan_path: string,
+): Promise<{ plan: boolean; steps: number; events: number }> {
   const n = async (sql: string) => Number((await c.get<{ n: number | string }>(sql, [plan_path]))!.n);
   return {
     plan: (await n('SELECT COUNT(*) AS n FROM plans WHERE plan_path = ?')) > 0,
