@@ -81,6 +81,13 @@ export const CATALOGUE = {
     message: (d) => `${plan(d)} is not initialized in state.db`,
     hint: (d) => `tugcode state init ${plan(d)}`,
   },
+  PlanExists: {
+    exit: 4,
+    when: '`state import`: the plan already has rows or events in this state store (02-state.md §8)',
+    message: (d) =>
+      `${plan(d)} already has state here (${s(d.steps, '0')} step row(s), ${s(d.events, '0')} event(s)); nothing was changed`,
+    hint: () => 'pass --replace to delete its rows and events here and load the document instead',
+  },
   StepNotFound: {
     exit: 3,
     when: 'the step is not a step of the plan',

@@ -6,19 +6,32 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DoctorCheck } from './doctor.js';
 import type { FlowCtx } from './flow-context.js';
+import type { Conn } from '../state/sql/conn.js';
 import { gitRunner } from './exec.js';
 import { gitWorktrees } from './repo.js';
 
-const pass = (name: string, message: string, fix: string): DoctorCheck => ({ name, status: 'pass', message, fix });
-const warn = (name: string, message: string, fix: string): DoctorCheck => ({ name, status: 'warn', message, fix });
-const failed = (name: string, message: string, fix: string): DoctorCheck => ({ name, status: 'fail', message, fix });
+export const pass = (name: string, message: string, fix: string): DoctorCheck => ({
+  name,
+  status: 'pass',
+  message,
+  fix,
+});
+export const warn = (name: string, message: string, fix: string): DoctorCheck => ({
+  name,
+  status: 'warn',
+  message,
+  fix,
+});
+export const failed = (name: string, message: string, fix: string): DoctorCheck => ({
+  name,
+  status: 'fail',
+  message,
+  fix,
+});
 
 export async function stateChecks(ctx: FlowCtx): Promise<DoctorCheck[]> {
   const { stateDbPath, openRead, isNewerSchema } = await import('../state/db.js');
   const { LATEST_SCHEMA_VERSION } = await import('../state/migrate.js');
-  const { listPlans } = await import('../state/queries/plans.js');
-  const { stepsOfPlan } = await import('../state/queries/steps.js');
-  const { isExpired, isHeld } = await import('../state/status.js');
   const mainRoot = ctx.repo.mainRoot;
   const path = stateDbPath(mainRoot, ctx.env);
   const rel = path.startsWith(mainRoot + '/') ? path.slice(mainRoot.length + 1) : path;
@@ -95,52 +108,64 @@ export async function stateChecks(ctx: FlowCtx): Promise<DoctorCheck[]> {
         : warn('state-db-wal', `journal_mode = ${mode}`, 'any state-changing tugcode command switches it to WAL'),
     );
 
-    const plans = await listPlans(store);
-    const roots = (await gitWorktrees(gitRunner(ctx.env), ctx.repo)).filter((w) => !w.bare).map((w) => w.path);
-    const orphaned = plans
-      .filter((p) => p.status !== 'archived' && !roots.some((r) => existsSync(join(r, p.plan_path))))
-      .map((p) => p.plan_path);
-    checks.push(
-      orphaned.length
-        ? warn(
-            'orphaned-plans',
-            `plan file gone for: ${orphaned.join(', ')}`,
-            'tugcode state prune   (archives them; --purge deletes their rows)',
-          )
-        : pass('orphaned-plans', `${plans.length} plan(s), every file present`, 'none needed'),
-    );
-    const now = ctx.clock.now();
-    const expired: string[] = [];
-    const failedSteps: string[] = [];
-    for (const p of plans.filter((x) => x.status !== 'archived')) {
-      for (const s of await stepsOfPlan(store, p.plan_path)) {
-        if (s.parent_anchor !== null) continue;
-        if (isHeld(s.status) && isExpired(s.lease_expires_at, now))
-          expired.push(`${p.plan_path} ${s.anchor} (${s.claimed_by}, expired ${s.lease_expires_at})`);
-        if (s.status === 'failed')
-          failedSteps.push(`${p.plan_path} ${s.anchor}${s.fail_reason ? ` (${s.fail_reason})` : ''}`);
-      }
-    }
-    checks.push(
-      expired.length
-        ? warn(
-            'expired-leases',
-            `expired claims: ${expired.join('; ')}`,
-            'the next tugcode state claim takes them over; or release them: tugcode state reset <plan> <step>',
-          )
-        : pass('expired-leases', 'no expired claims', 'none needed'),
-    );
-    checks.push(
-      failedSteps.length
-        ? warn(
-            'failed-steps',
-            `failed steps: ${failedSteps.join('; ')}`,
-            'read the reason (tugcode state show <plan> --step <step>), fix the cause, then tugcode state reset <plan> <step>',
-          )
-        : pass('failed-steps', 'no failed steps', 'none needed'),
-    );
+    checks.push(...(await planChecks(ctx, store, ctx.clock.now())));
   } finally {
     await store.close();
   }
+  return checks;
+}
+
+/**
+ * The checks of the plans in a state store, on either backend: orphaned plans (file gone), expired leases,
+ * failed steps. `now` is the store's time (the server's clock on PostgreSQL).
+ */
+export async function planChecks(ctx: FlowCtx, c: Conn, now: string): Promise<DoctorCheck[]> {
+  const { listPlans } = await import('../state/queries/plans.js');
+  const { stepsOfPlan } = await import('../state/queries/steps.js');
+  const { isExpired, isHeld } = await import('../state/status.js');
+  const checks: DoctorCheck[] = [];
+  const plans = await listPlans(c);
+  const roots = (await gitWorktrees(gitRunner(ctx.env), ctx.repo)).filter((w) => !w.bare).map((w) => w.path);
+  const orphaned = plans
+    .filter((p) => p.status !== 'archived' && !roots.some((r) => existsSync(join(r, p.plan_path))))
+    .map((p) => p.plan_path);
+  checks.push(
+    orphaned.length
+      ? warn(
+          'orphaned-plans',
+          `plan file gone for: ${orphaned.join(', ')}`,
+          'tugcode state prune   (archives them; --purge deletes their rows)',
+        )
+      : pass('orphaned-plans', `${plans.length} plan(s), every file present`, 'none needed'),
+  );
+  const expired: string[] = [];
+  const failedSteps: string[] = [];
+  for (const p of plans.filter((x) => x.status !== 'archived')) {
+    for (const s of await stepsOfPlan(c, p.plan_path)) {
+      if (s.parent_anchor !== null) continue;
+      if (isHeld(s.status) && isExpired(s.lease_expires_at, now))
+        expired.push(`${p.plan_path} ${s.anchor} (${s.claimed_by}, expired ${s.lease_expires_at})`);
+      if (s.status === 'failed')
+        failedSteps.push(`${p.plan_path} ${s.anchor}${s.fail_reason ? ` (${s.fail_reason})` : ''}`);
+    }
+  }
+  checks.push(
+    expired.length
+      ? warn(
+          'expired-leases',
+          `expired claims: ${expired.join('; ')}`,
+          'the next tugcode state claim takes them over; or release them: tugcode state reset <plan> <step>',
+        )
+      : pass('expired-leases', 'no expired claims', 'none needed'),
+  );
+  checks.push(
+    failedSteps.length
+      ? warn(
+          'failed-steps',
+          `failed steps: ${failedSteps.join('; ')}`,
+          'read the reason (tugcode state show <plan> --step <step>), fix the cause, then tugcode state reset <plan> <step>',
+        )
+      : pass('failed-steps', 'no failed steps', 'none needed'),
+  );
   return checks;
 }

@@ -12,6 +12,7 @@ import { gitRunner, gitVersion, type GitRunner } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { MIN_GIT_VERSION, versionAtLeast, versionString } from './refs.js';
 import { gitWorktrees, resolveRepo, type Repo } from './repo.js';
+import type { StateStore } from '../state/store.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
@@ -168,6 +169,17 @@ async function kernelCheck(ctx: FlowCtx): Promise<DoctorCheck> {
   }
 }
 
+/** state.db's checks, or the PostgreSQL server's when `[state] url` is set (02-state.md §8). */
+async function backendChecks(ctx: FlowCtx, o: DoctorInput): Promise<DoctorCheck[]> {
+  if (!ctx.config.state.url) return (await import('./doctor-state.js')).stateChecks(ctx);
+  const { pgStateChecks } = await import('./doctor-pg.js');
+  const open = o.openStore;
+  return pgStateChecks(ctx, async () => {
+    if (!open) throw new TugError('InternalError', { reason: 'doctor was not given a way to open the state store' });
+    return open(ctx.repo, ctx.config);
+  });
+}
+
 function summarize(checks: DoctorCheck[]): DoctorData['summary'] {
   return {
     total: checks.length,
@@ -186,6 +198,11 @@ export interface DoctorInput {
   loadConfig: (repo: Repo) => Promise<Config>;
   /** Probe the refactor kernel's backends (slow: it runs them). Default true. */
   kernel?: boolean;
+  /**
+   * Opens the repository's state store (the ops layer picks the backend). Needed when `[state] url` names
+   * PostgreSQL: the state checks are then the server's (doctor-pg.ts) instead of state.db's.
+   */
+  openStore?: (repo: Repo, config: Config) => Promise<StateStore>;
 }
 
 export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
@@ -237,8 +254,7 @@ export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
     checks.push(...(await gitChecks(g, repo)));
     if (config) {
       const ctx: FlowCtx = { repo, config, clock: o.clock, warnings: o.warnings, env: o.env };
-      const { stateChecks } = await import('./doctor-state.js');
-      const state = await stateChecks(ctx);
+      const state = await backendChecks(ctx, o);
       checks.splice(
         checks.findIndex((c) => c.name === 'state-files-untracked'),
         0,

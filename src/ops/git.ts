@@ -92,5 +92,9 @@ export async function doctor(ctx: OpsContext, _input: Record<string, never>, cal
     clock: ctx.clock,
     warnings: call.warnings,
     loadConfig: (repo) => loadConfig(repo.mainRoot, ctx.env, call.warnings),
+    openStore: async (repo, config) => {
+      const { openStateStore } = await import('./state-backend.js');
+      return openStateStore({ repo, config, clock: ctx.clock, env: ctx.env, longLived: false });
+    },
   });
 }

@@ -13,6 +13,7 @@ import { pgTarget, type PgTarget } from './sql/pg-sql.js';
 import {
   IMPLS,
   MODES,
+  UPGRADES_ITSELF,
   type Mode,
   type OpInput,
   type OpName,
@@ -134,7 +135,7 @@ export class PgStateStore implements StateStore {
 
   async run<K extends OpName>(call: StateCall, op: K, input: OpInput<K>): Promise<OpResult<K>> {
     const impl = await IMPLS[op]();
-    const mode = op === 'init' ? 'write' : MODES[op];
+    const mode = UPGRADES_ITSELF.has(op) ? 'write' : MODES[op];
     const qualified = this.qualify(input);
     return this.withContext(call, mode, (ctx) => impl(ctx, qualified as never) as OpResult<K>);
   }

@@ -28,6 +28,8 @@ import type { LogInput, LogEvent } from './log.js';
 import type { ListedPlan } from './list.js';
 import type { GraphFormat, GraphResult } from './graph.js';
 import type { HeldClaim } from './bridge.js';
+import type { StateExportDocument } from '../contract/schemas/state-export.js';
+import type { ExportInput, ImportInput, ImportResult } from './export.js';
 
 /** What one call brings: its event `command`, where its warnings go, the work tree it runs in. */
 export interface StateCall {
@@ -64,6 +66,10 @@ export interface StateOps {
   completionBlocker: Op<Omit<CompleteInput, 'force' | 'dry_run'>, TugError | null>;
   /** `Tug-Refactor` trailer values of a step's applied refactor rows (commit messages). */
   refactorTrailers: Op<{ plan: string; step: string; worktree: string }, string[]>;
+  /** `state export`: a plan's rows and events as one document (02-state.md §8). */
+  export: Op<ExportInput, StateExportDocument>;
+  /** `state import`: a document's rows into this store, in one transaction. */
+  import: Op<ImportInput, ImportResult>;
 }
 export type OpName = keyof StateOps;
 export type OpInput<K extends OpName> = Parameters<StateOps[K]>[0];
@@ -112,7 +118,12 @@ export const MODES: Record<OpName, Mode> = {
   adminRelease: 'write',
   completionBlocker: 'write',
   refactorTrailers: 'read',
+  export: 'read',
+  import: 'read', // upgrades to a writer itself after validating the document (a refused import creates nothing)
 };
+
+/** Read-mode operations that upgrade to a writer themselves: a server store opens them as writers. */
+export const UPGRADES_ITSELF: ReadonlySet<OpName> = new Set<OpName>(['init', 'import']);
 
 type Impl = (ctx: StateContext, input: never) => unknown;
 /** Each operation's module loads on first use, so `state heartbeat` never loads the plan parser. */
@@ -145,6 +156,8 @@ export const IMPLS: Record<OpName, () => Promise<Impl>> = {
     return async (ctx: StateContext, input: { plan: string; step: string; worktree: string }) =>
       refactorTrailers(await refactorRows(ctx, input));
   },
+  export: async () => (await import('./export.js')).exportPlan,
+  import: async () => (await import('./export.js')).importPlan,
 };
 
 export interface SqliteStoreOptions {

@@ -29,6 +29,24 @@ export function artifactInput(raw: Raw): Raw {
   return raw;
 }
 
+/** `state import [FILE|-]`: the document from the file, stdin, or `--document` (bounded reads). */
+export async function importInput(raw: Raw, cli: CliEnv): Promise<Raw> {
+  if (raw.document !== undefined) {
+    if (raw.file !== undefined)
+      throw new TugError('InvalidArgument', { reason: 'give either a file or --document, not both' });
+    return raw;
+  }
+  const file = typeof raw.file === 'string' ? raw.file : '-';
+  const { resolve } = await import('node:path');
+  const { readFileBounded } = await import('../read-input.js');
+  const { MAX_EXPORT_DOCUMENT } = await import('../../contract/inputs/limits.js');
+  const path = file === '-' ? '-' : resolve(cli.ctx.cwd, file);
+  const document = readFileBounded('state import', path, MAX_EXPORT_DOCUMENT, cli.stdinIsTTY);
+  if (document.trim() === '')
+    throw new TugError('InvalidArgument', { reason: `${file === '-' ? 'stdin' : file} is empty; nothing was changed` });
+  return { ...raw, document };
+}
+
 export async function showText(data: unknown, cli: CliEnv): Promise<string> {
   const { renderShow } = await import('../../state/show-text.js');
   const text = renderShow(data as never, { now: cli.now(), color: cli.color });

@@ -115,3 +115,19 @@ export async function list(r: R, cli: CliEnv): Promise<string> {
 }
 
 export const graph = (r: R): string => r.text;
+
+const countsText = (c: R): string =>
+  `${c.steps} step(s), ${c.checklist_items} item(s), ${c.step_artifacts} artifact(s), ${c.step_refactors} refactor(s), ${c.events} event(s)`;
+
+/** Without --output the document itself is the output (`state export demo > demo.json`). */
+export const exported = (r: R): string =>
+  r.output === null
+    ? JSON.stringify(r.document, null, 2)
+    : `Exported ${r.plan_path} to ${r.output}: ${countsText(r.counts)}`;
+
+export const imported = (r: R): string =>
+  [
+    `${r.replaced ? 'Replaced' : 'Imported'} ${r.plan_path}: ${countsText(r.imported)}`,
+    `From: ${r.source.backend} ${r.source.location}`,
+    `Into: ${r.backend.kind === 'postgres' ? 'PostgreSQL' : 'SQLite'} ${r.backend.location}`,
+  ].join('\n');

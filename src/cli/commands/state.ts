@@ -15,6 +15,10 @@ const readOp =
   (name: keyof typeof import('../../ops/state-read.js')): CliCommand['op'] =>
   async () =>
     (await import('../../ops/state-read.js'))[name] as never;
+const moveOp =
+  (name: keyof typeof import('../../ops/state-move.js')): CliCommand['op'] =>
+  async () =>
+    (await import('../../ops/state-move.js'))[name] as never;
 const text =
   (name: keyof typeof import('./state-text.js')): CliCommand['text'] =>
   async (data, cli) =>
@@ -68,4 +72,12 @@ export function registerState(program: Command, app: CliApp): void {
   reg({ table: T.stateLog, op: readOp('stateLog'), text: text('log') });
   reg({ table: T.stateList, op: readOp('stateList'), text: text('list') });
   reg({ table: T.stateGraph, op: readOp('stateGraph'), text: text('graph') });
+  // Without --output, the text output is the document itself (`state export demo > demo.json`).
+  reg({ table: T.stateExport, op: moveOp('stateExport'), text: text('exported') });
+  reg({
+    table: T.stateImport,
+    op: moveOp('stateImport'),
+    text: text('imported'),
+    prepare: async (raw, cli) => (await import('./state-prepare.js')).importInput(raw, cli),
+  });
 }

@@ -108,7 +108,11 @@ export const status = t('status', 'one progress line per plan (from state.db, el
   plan: { ...plan, required: false },
 });
 
-export const doctor = t('doctor', 'read-only health checks of git, .tugtool/, state.db, worktrees and the kernel', {});
+export const doctor = t(
+  'doctor',
+  'read-only health checks of git, .tugtool/, the state store (state.db or PostgreSQL), worktrees and the kernel',
+  {},
+);
 
 export const init = t('init', 'create .tugtool/ with a skeleton plan, config.toml and the ignore lines', {
   force: { type: 'bool', description: 'overwrite existing files' },

@@ -20,3 +20,5 @@ export const MAX_MESSAGE = 64 * 1024;
 export const MAX_CONTENT = 4 * 1024 * 1024;
 /** Bytes read from a file or stdin for any text input, before its own cap applies. */
 export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
+/** A `state export` document read by `state import` (bytes from a file or stdin; code points inline). */
+export const MAX_EXPORT_DOCUMENT = 64 * 1024 * 1024;

@@ -3,7 +3,16 @@
  * tool argument descriptions alike.
  */
 import type { Field, InputTable } from './fields.js';
-import { MAX_ANCHOR, MAX_CONTENT, MAX_COUNTER, MAX_LEASE_SECONDS, MAX_PATH, MAX_PLAN, MAX_REASON } from './limits.js';
+import {
+  MAX_ANCHOR,
+  MAX_CONTENT,
+  MAX_COUNTER,
+  MAX_EXPORT_DOCUMENT,
+  MAX_LEASE_SECONDS,
+  MAX_PATH,
+  MAX_PLAN,
+  MAX_REASON,
+} from './limits.js';
 
 const plan: Field = { type: 'string', arg: 0, required: true, max: MAX_PLAN, description: 'plan path or slug' };
 const optPlan: Field = { ...plan, required: false, description: 'plan path or slug (default: every plan)' };
@@ -216,4 +225,35 @@ export const stateList = t('state list', 'every plan in state.db with its progre
 export const stateGraph = t('state graph', 'the dependency graph with statuses', {
   plan,
   format: { type: 'string', max: 64, placeholder: '<format>', description: 'mermaid (default) or dot' },
+});
+
+export const stateExport = t(
+  'state export',
+  "a plan's rows and events as one JSON document (to move it to another backend)",
+  {
+    plan,
+    output: {
+      type: 'string',
+      max: MAX_PATH,
+      noDash: true,
+      placeholder: '<file>',
+      description: 'write the document to this file (default: stdout)',
+    },
+  },
+);
+
+export const stateImport = t('state import', 'load a state export document into this state store, in one transaction', {
+  file: {
+    type: 'string',
+    arg: 0,
+    max: MAX_PATH,
+    description: 'the document to load (default, or -: stdin)',
+  },
+  replace: { type: 'bool', description: 'the plan already has state here: delete its rows and events first' },
+  document: {
+    type: 'string',
+    max: MAX_EXPORT_DOCUMENT,
+    placeholder: '<json>',
+    description: 'the document itself, instead of a file',
+  },
 });

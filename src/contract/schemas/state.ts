@@ -3,7 +3,8 @@
  * JSON fields; tests parse every real output with them. Loaded only by `tugcode schema` and tests.
  */
 import { z } from 'zod';
-import { anchor, ownerName, commitHash, okEnvelope, repoPath, sha256, timestamp } from './common.js';
+import { absPath, anchor, ownerName, commitHash, okEnvelope, repoPath, sha256, timestamp } from './common.js';
+import { stateExportDocument } from './state-export.js';
 import {
   ARTIFACT_KINDS,
   ITEM_KINDS,
@@ -121,6 +122,13 @@ const event = z
   })
   .strict();
 
+/** Which store answered (02-state.md §8): never the PostgreSQL password. */
+const backend = z.object({ kind: z.enum(['sqlite', 'postgres']), location: z.string() }).strict();
+
+const exportCounts = z
+  .object({ steps: count, checklist_items: count, step_artifacts: count, step_refactors: count, events: count })
+  .strict();
+
 export const stateSchemas: Record<string, z.ZodTypeAny> = {
   'state init': okEnvelope('state init', {
     plan_path: repoPath,
@@ -182,7 +190,7 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
     step_status: z.enum(['pending', 'failed']),
   }),
   'state show': okEnvelope('state show', {
-    backend: z.object({ kind: z.enum(['sqlite', 'postgres']), location: z.string() }).strict(),
+    backend,
     plans: z.array(
       z
         .object({
@@ -241,6 +249,20 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
         })
         .strict(),
     ),
+  }),
+  'state export': okEnvelope('state export', {
+    plan_path: repoPath,
+    /** The file written (--output), or null: the document is then `document`. */
+    output: absPath.nullable(),
+    counts: exportCounts,
+    document: stateExportDocument.optional(),
+  }),
+  'state import': okEnvelope('state import', {
+    plan_path: repoPath,
+    replaced: z.boolean(),
+    imported: exportCounts,
+    source: z.object({ backend: z.enum(['sqlite', 'postgres']), location: z.string() }).strict(),
+    backend,
   }),
   'state graph': okEnvelope('state graph', {
     format: z.enum(['mermaid', 'dot']),

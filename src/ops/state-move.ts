@@ -1,0 +1,46 @@
+/**
+ * `state export` and `state import` (02-state.md §8): moving one plan's state between stores, e.g. from
+ * the embedded state.db to PostgreSQL. The document is validated before the store is opened for writing,
+ * so a malformed one creates nothing (not even the PostgreSQL schema).
+ */
+import { randomBytes } from 'node:crypto';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import type { Call, OpsContext } from './context.js';
+import { stateOf } from './support.js';
+
+export async function stateExport(ctx: OpsContext, input: { plan: string; output?: string }, call: Call) {
+  const { store, sc } = await stateOf(ctx, call);
+  const document = await store.run(sc, 'export', { plan: input.plan });
+  const { countsOf } = await import('../state/export.js');
+  const base = { plan_path: document.plan_path, counts: countsOf(document) };
+  if (input.output === undefined) return { ...base, output: null, document };
+  const path = resolve(ctx.cwd, input.output);
+  const tmp = `${path}.tmp-${randomBytes(4).toString('hex')}`;
+  try {
+    writeFileSync(tmp, JSON.stringify(document, null, 2) + '\n', { mode: 0o600 });
+    renameSync(tmp, path);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw new TugError('InvalidArgument', {
+      reason: `cannot write output ${path}: ${(e as Error).message}`,
+      argument: 'output',
+    });
+  }
+  return { ...base, output: path };
+}
+
+export async function stateImport(
+  ctx: OpsContext,
+  input: { document?: string; replace?: boolean; file?: string },
+  call: Call,
+) {
+  if (input.document === undefined)
+    throw new TugError('InvalidArgument', { reason: 'state import needs a document', argument: 'document' });
+  const { parseExportDocument } = await import('../state/export-check.js');
+  const document = await parseExportDocument(input.document);
+  const { store, sc } = await stateOf(ctx, call);
+  const result = await store.run(sc, 'import', { document, replace: input.replace });
+  return { ...result, backend: { kind: store.backend, location: store.location } };
+}

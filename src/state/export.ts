@@ -1,0 +1,155 @@
+/**
+ * `state export <plan>` and `state import` (02-state.md §8): one plan's rows and events as a versioned JSON
+ * document, and back into either backend in one transaction. This is how a plan started on one machine
+ * moves to PostgreSQL (or back). Owner names are kept as they are: a document from SQLite names owners by
+ * their plain worktree paths, one from PostgreSQL by `<host>:<path>`.
+ */
+import { join } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import type { StateExportDocument } from '../contract/schemas/state-export.js';
+import { ensureGitignoreLines, STATE_DB_IGNORE_LINES } from '../util/gitignore.js';
+import { ensureWriter, type StateContext } from './context.js';
+import { parseExportDocument } from './export-check.js';
+import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
+import { insertPlanRows, planFootprint, readPlanRows, type PlanRows } from './queries/export.js';
+import { purgePlan, recountPlan } from './queries/plans.js';
+import { recomputeUnmet } from './queries/steps.js';
+import { recordEvent } from './record.js';
+
+export interface ExportInput {
+  plan: string;
+}
+
+export interface ExportCounts {
+  steps: number;
+  checklist_items: number;
+  step_artifacts: number;
+  step_refactors: number;
+  events: number;
+}
+
+export function countsOf(doc: StateExportDocument): ExportCounts {
+  return {
+    steps: doc.steps.length,
+    checklist_items: doc.checklist_items.length,
+    step_artifacts: doc.step_artifacts.length,
+    step_refactors: doc.step_refactors.length,
+    events: doc.events.length,
+  };
+}
+
+/** The plan's rows and events, read in one consistent snapshot. */
+export async function exportPlan(ctx: StateContext, input: ExportInput): Promise<StateExportDocument> {
+  const ref = await resolvePlanRef(ctx, input.plan);
+  await requirePlanRow(ctx, ref);
+  const store = ctx.store!;
+  const rows = await store.read((c) => readPlanRows(c, ref.plan_path));
+  if (!rows) throw new TugError('PlanNotInitialized', { plan_path: ref.plan_path });
+  const { EXPORT_FORMAT, EXPORT_VERSION } = await import('../contract/schemas/state-export.js');
+  const { plan_path: _p, plan_source, implicit_sequential, ...plan } = rows.plan;
+  const strip = <T extends { plan_path: unknown; id?: unknown }>({ plan_path: _x, id: _i, ...rest }: T) => rest;
+  return {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    schema_version: store.version,
+    plan_path: ref.plan_path,
+    exported_at: ctx.clock.now(),
+    source: { backend: store.dialect, location: ctx.dbPath },
+    plan: {
+      ...plan,
+      plan_source: Buffer.from(plan_source).toString('base64'),
+      implicit_sequential: Number(implicit_sequential) === 1,
+    },
+    steps: rows.steps.map(({ plan_path: _x, ...s }) => s),
+    step_deps: rows.step_deps,
+    step_lifted_deps: rows.step_lifted_deps,
+    checklist_items: rows.checklist_items.map(strip),
+    step_artifacts: rows.step_artifacts.map(strip),
+    step_refactors: rows.step_refactors.map(({ plan_path: _x, ...r }) => r),
+    events: rows.events.map(({ plan_path: _x, details_json, ...e }) => ({
+      ...e,
+      id: Number(e.id),
+      details: JSON.parse(details_json) as Record<string, unknown>,
+    })),
+  };
+}
+
+export interface ImportInput {
+  /** The document: its JSON text (or the `state export --json` envelope), or a document already validated. */
+  document: string | StateExportDocument;
+  /** Delete the plan's rows and events here first, instead of refusing. */
+  replace?: boolean | undefined;
+}
+
+export interface ImportResult {
+  plan_path: string;
+  replaced: boolean;
+  imported: ExportCounts;
+  source: StateExportDocument['source'];
+}
+
+function rowsOf(doc: StateExportDocument): PlanRows {
+  const plan_path = doc.plan_path;
+  // Parents before children (the self-referencing foreign key), in declaration order.
+  const steps = [...doc.steps].sort((a, b) => a.depth - b.depth || a.step_index - b.step_index);
+  return {
+    plan: {
+      ...doc.plan,
+      plan_path,
+      plan_source: Buffer.from(doc.plan.plan_source, 'base64'),
+      implicit_sequential: doc.plan.implicit_sequential ? 1 : 0,
+    },
+    steps: steps.map((s) => ({ ...s, plan_path })),
+    step_deps: doc.step_deps,
+    step_lifted_deps: doc.step_lifted_deps,
+    checklist_items: doc.checklist_items.map((x) => ({ ...x, plan_path, id: 0 })),
+    step_artifacts: doc.step_artifacts.map((x) => ({ ...x, plan_path, id: 0 })),
+    step_refactors: doc.step_refactors.map((x) => ({ ...x, plan_path })),
+    events: [...doc.events]
+      .sort((a, b) => a.id - b.id)
+      .map(({ details, ...e }) => ({ ...e, plan_path, details_json: JSON.stringify(details) })),
+  };
+}
+
+/**
+ * Loads a document in one transaction. A plan that already has rows here is refused (PlanExists, nothing
+ * changed) unless `replace`: then its rows and events are deleted first, in the same transaction.
+ */
+export async function importPlan(ctx: StateContext, input: ImportInput): Promise<ImportResult> {
+  const doc = await parseExportDocument(input.document);
+  const plan_path = doc.plan_path;
+  const replace = Boolean(input.replace);
+  // Refuse before creating anything: an existing plan on an existing store.
+  if (ctx.store && !replace) await refuseExisting(ctx.store, plan_path);
+  const store = await ensureWriter(ctx, true);
+  const result = await store.write(async (c) => {
+    const here = await planFootprint(c, plan_path);
+    const replaced = here.plan || here.steps > 0 || here.events > 0;
+    if (replaced && !replace) throw planExists(plan_path, here);
+    if (replaced) await purgePlan(c, plan_path);
+    await insertPlanRows(c, rowsOf(doc));
+    await recomputeUnmet(c, plan_path);
+    await recountPlan(c, plan_path);
+    const imported = countsOf(doc);
+    await recordEvent(ctx, c, {
+      at: ctx.clock.now(),
+      plan_path,
+      step_anchor: null,
+      actor: 'admin',
+      attempt: null,
+      details: { imported, replaced, source: doc.source, exported_at: doc.exported_at },
+    });
+    return { plan_path, replaced, imported, source: doc.source };
+  });
+  if (store.dialect === 'sqlite') ensureGitignoreLines(join(ctx.repoRoot, '.gitignore'), STATE_DB_IGNORE_LINES);
+  return result;
+}
+
+async function refuseExisting(c: Parameters<typeof planFootprint>[0], plan_path: string): Promise<void> {
+  const here = await planFootprint(c, plan_path);
+  if (here.plan || here.steps > 0 || here.events > 0) throw planExists(plan_path, here);
+}
+
+function planExists(plan_path: string, here: { steps: number; events: number }): TugError {
+  return new TugError('PlanExists', { plan_path, steps: here.steps, events: here.events });
+}
