@@ -21,6 +21,7 @@ import { branchExists, currentBranch, headCommit, requireGitVersion, statusDetai
 import { resolveWorktreeArg } from './repo.js';
 import { ALL_BUT_RUNTIME } from './runtime-files.js';
 import * as state from './state-bridge.js';
+import { timed, type TraceFn } from './trace.js';
 import { withTugTrailers } from './trailer-write.js';
 
 export interface CommitInput {
@@ -41,6 +42,8 @@ export interface CommitInput {
   branch?: string | undefined;
   /** The step's title, when the caller parsed the plan already (the driver): the plan is not read again. */
   stepTitle?: string | undefined;
+  /** The opt-in timing trace of the commit's parts (the driver's). */
+  trace?: TraceFn | undefined;
 }
 
 export type StateFailureReason =
@@ -171,18 +174,22 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   const stepTitle = input.stepTitle ?? (await stepTitleOf(W, planPath, step));
 
   // Decided first: when it fires, nothing has been written.
-  const changes = await statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME });
+  const tr = input.trace;
+  const changes = await timed(tr, 'commit.status', () => statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME }));
   if (changes.length === 0 && !input.allowEmpty) throw new TugError('NothingToCommit', { worktree: W });
 
   // One Tug-Refactor trailer per applied refactor row, in ordinal order, from state.db (05-kernel.md §7.4).
-  const applied = await state.refactorTrailers(ctx, { planPath, step, worktree: W, attempt: input.attempt });
+  const applied = await timed(tr, 'commit.refactors', () =>
+    state.refactorTrailers(ctx, { planPath, step, worktree: W, attempt: input.attempt }),
+  );
   const refactors = [...applied, ...(input.refactors ?? []).filter((r) => !applied.includes(r))];
   const trailers = [
     { key: 'Tug-Step', value: step },
     { key: 'Tug-Plan', value: planPath },
     ...refactors.map((r) => ({ key: 'Tug-Refactor', value: r })),
   ];
-  const message = await withTugTrailers(g, input.message, trailers, W); // validates the message before any write
+  // Validates the message before any write.
+  const message = await timed(tr, 'commit.trailers', () => withTugTrailers(g, input.message, trailers, W));
   const logRel = entryPath(slug, step);
   const logAbs = join(W, logRel);
   const previousEntry = existsSync(logAbs) ? readFileSync(logAbs) : null;
@@ -203,12 +210,15 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
       filesChanged: pathsOf(changes).filter((p) => p !== logRel),
     });
     // The status read above plus the log entry just written: no second status.
-    await stageAllButRuntime(g, W, changes, [logRel]);
-    staged = (await g.run(['diff', '--cached', '--name-only', '-z'], W)).split('\0').filter(Boolean).sort();
+    await timed(tr, 'commit.add', () => stageAllButRuntime(g, W, changes, [logRel]));
+    staged = (await timed(tr, 'commit.staged', () => g.run(['diff', '--cached', '--name-only', '-z'], W)))
+      .split('\0')
+      .filter(Boolean)
+      .sort();
     const args = ['commit', '--quiet', '--cleanup=verbatim', '-F', '-'];
     if (input.allowEmpty) args.push('--allow-empty');
-    await g.run(args, W, { input: message });
-    commitHash = (await headCommit(g, W))!;
+    await timed(tr, 'commit.git', () => g.run(args, W, { input: message }));
+    commitHash = (await timed(tr, 'commit.head', () => headCommit(g, W)))!;
   } catch (e) {
     // Nothing committed: put the index and the log entry back as they were, and remove the directories
     // the entry needed.

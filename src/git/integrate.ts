@@ -11,6 +11,7 @@ import type { GitRunner } from './exec.js';
 import { setBranchPlan } from './branch-config.js';
 import { branchTip, currentBranch, headCommit, isAncestor } from './refs.js';
 import { gitWorktrees, type Repo } from './repo.js';
+import { timed, type TraceFn } from './trace.js';
 
 export const INTEGRATION_LOCK = '.tugtool/integration.lock';
 
@@ -66,6 +67,8 @@ export interface IntegrateInput {
   createFrom?: { base: string; planPath: string } | undefined;
   /** Renew the claim (with `--attempt`) after taking the lock; throwing stops the integration. */
   heartbeat?: (() => Promise<void> | void) | undefined;
+  /** The opt-in timing trace of the integration's parts (the driver's). */
+  trace?: TraceFn | undefined;
 }
 
 export type IntegrateResult =
@@ -75,11 +78,13 @@ export type IntegrateResult =
 
 /** Rebase the worktree's branch onto the integration tip and fast-forward the integration branch. */
 export async function integrate(input: IntegrateInput): Promise<IntegrateResult> {
-  const { git: g, repo, worktree: W, integrationBranch: integ } = input;
+  const { git: g, repo, worktree: W, integrationBranch: integ, trace: tr } = input;
+  const waiting = Date.now();
   return withIntegrationLock(repo.mainRoot, async () => {
+    tr?.('integrate.lock', waiting);
     if (input.heartbeat) {
       try {
-        await input.heartbeat();
+        await timed(tr, 'integrate.heartbeat', async () => input.heartbeat!());
       } catch (e) {
         // The claim is gone (taken over, fenced): not ours to integrate. Anything else (Busy) is an error.
         if (e instanceof TugError && OWNERSHIP.has(e.code))
@@ -87,7 +92,7 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
         throw e;
       }
     }
-    let tip = await branchTip(g, repo.mainRoot, integ);
+    let tip = await timed(tr, 'integrate.tip', () => branchTip(g, repo.mainRoot, integ));
     if (tip === null) {
       if (!input.createFrom)
         throw new TugError('InvalidArgument', { reason: `integration branch ${integ} does not exist` });
@@ -96,10 +101,12 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
       tip = (await branchTip(g, repo.mainRoot, integ))!;
     }
     let rebased = false;
-    if (!(await isAncestor(g, W, tip, 'HEAD'))) {
-      const r = await g.tryRun(['rebase', '--quiet', '--no-autosquash', '--no-autostash', tip], W, {
-        env: { GIT_EDITOR: 'true' },
-      });
+    if (!(await timed(tr, 'integrate.ancestor', () => isAncestor(g, W, tip, 'HEAD')))) {
+      const r = await timed(tr, 'integrate.rebase', () =>
+        g.tryRun(['rebase', '--quiet', '--no-autosquash', '--no-autostash', tip], W, {
+          env: { GIT_EDITOR: 'true' },
+        }),
+      );
       if (r.status !== 0) {
         const files = (await g.tryRun(['diff', '--name-only', '--diff-filter=U'], W)).stdout
           .split('\n')
@@ -120,8 +127,8 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
       }
       rebased = true;
     }
-    const head = (await headCommit(g, W))!;
-    await fastForward(g, repo, integ, tip, head);
+    const head = (await timed(tr, 'integrate.head', () => headCommit(g, W)))!;
+    await timed(tr, 'integrate.ff', () => fastForward(g, repo, integ, tip, head));
     return { integrated: true as const, head, integration_tip: head, rebased };
   });
 }

@@ -36,6 +36,8 @@ export interface RunHooks {
   signal?: AbortSignal | undefined;
   /** Called once the plan is checked and the lock held, with what the renderer needs. */
   onStart?(info: { plan_path: string; steps_total: number; steps_done: number; workers: string[] }): void;
+  /** The opt-in timing trace: every timed span of the workers' steps (off when absent). */
+  trace?: ((span: import('./context.js').TraceSpan) => void) | undefined;
 }
 
 async function flowOf(ctx: OpsContext, call: Call): Promise<FlowCtx> {
@@ -134,6 +136,7 @@ async function runLocked(
     changed: new EventTarget(),
     drift: { check: async () => undefined },
     startTip: '',
+    trace: hooks.trace,
   };
   let results: { worker: string; busy_ms: number }[] = [];
   try {

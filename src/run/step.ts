@@ -11,7 +11,7 @@ import { TugError } from '../contract/errors.js';
 import type { PlanStep } from '../plan/types.js';
 import type { Beat } from './heartbeat.js';
 import type { RunCtx } from './context.js';
-import { stateCallIn } from './context.js';
+import { stateCallIn, timed, type TraceFn } from './context.js';
 import type { ChildOutcome, FailCode } from './types.js';
 import type { WorkerTree } from './worktrees.js';
 
@@ -78,6 +78,7 @@ export async function executeStep(
   attempt: number,
   beat: Beat,
   phase: (p: 'refactors' | 'implementer' | 'checkpoints' | 'commit') => void,
+  tr?: TraceFn,
 ): Promise<PlanStep[]> {
   const W = tree.path;
   const sc = stateCallIn(rc, W);
@@ -112,7 +113,9 @@ export async function executeStep(
       const { stepBrief } = await import('./brief.js');
       const { forgetGroup, pgidFile, recordGroup } = await import('./orphans.js');
       const groupFile = pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
-      const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: plan, attempt, ...(await briefState(rc, W, u)) });
+      const state = await timed(tr, 'brief', () => briefState(rc, W, u));
+      const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: plan, attempt, ...state });
+      const t = Date.now();
       const out = await runStepImplementer(rc.opts, {
         cwd: W,
         baseEnv: rc.ops.env,
@@ -127,7 +130,10 @@ export async function executeStep(
         logPath: logPathOf(rc, u.anchor, attempt),
         signal: beat.signal,
         onSpawn: (pid) => recordGroup(groupFile, pid, W),
-      }).finally(() => forgetGroup(groupFile));
+      }).finally(() => {
+        forgetGroup(groupFile);
+        tr?.('implementer', t);
+      });
       if (out.aborted || beat.signal.aborted) throw new Aborted();
       if (out.timed_out)
         throw new StepFailure('StepTimeout', `${u.anchor}: the implementer ran past the step timeout`, out);
@@ -150,21 +156,24 @@ export async function executeStep(
     }
     throwIfAborted(beat);
     if (rc.opts.checkpoints) await runCheckpoints(rc, W, u, attempt, beat, left, phase);
-    await rc.store.run(sc, 'update', {
-      plan,
-      step: u.anchor,
-      worktree: W,
-      attempt,
-      items: [],
-      bulk: [],
-      batch: false,
-      complete_remaining: true,
-    });
+    await timed(tr, 'update', () =>
+      rc.store.run(sc, 'update', {
+        plan,
+        step: u.anchor,
+        worktree: W,
+        attempt,
+        items: [],
+        bulk: [],
+        batch: false,
+        complete_remaining: true,
+      }),
+    );
     throwIfAborted(beat);
     const message = u.commit_message ?? `chore(${rc.prep.slug}): ${u.title}`;
     if (message.trim() === 'N/A') continue;
     phase('commit');
     const { commitStep } = await import('../git/commit.js');
+    const tc = Date.now();
     try {
       await commitStep(rc.flow, {
         worktree: W,
@@ -176,7 +185,9 @@ export async function executeStep(
         allowEmpty: true,
         branch: tree.branch,
         stepTitle: u.title,
+        trace: tr,
       });
+      tr?.('commit', tc);
     } catch (e) {
       if (e instanceof TugError && e.code === 'GitError')
         throw new StepFailure(
