@@ -17,7 +17,8 @@ import type { FlowCtx } from './flow-context.js';
 import { integrate } from './integrate.js';
 import { integrationBranch, slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
-import { branchExists, currentBranch, headCommit, requireGitVersion, statusDetails, type StatusEntry } from './refs.js';
+import { headTip } from './ref-files.js';
+import { branchExists, currentBranch, requireGitVersion, statusDetails, type StatusEntry } from './refs.js';
 import { resolveWorktreeArg } from './repo.js';
 import { ALL_BUT_RUNTIME } from './runtime-files.js';
 import * as state from './state-bridge.js';
@@ -218,7 +219,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     const args = ['commit', '--quiet', '--cleanup=verbatim', '-F', '-'];
     if (input.allowEmpty) args.push('--allow-empty');
     await timed(tr, 'commit.git', () => g.run(args, W, { input: message }));
-    commitHash = (await timed(tr, 'commit.head', () => headCommit(g, W)))!;
+    commitHash = (await timed(tr, 'commit.head', () => headTip(g, W)))!;
   } catch (e) {
     // Nothing committed: put the index and the log entry back as they were, and remove the directories
     // the entry needed.

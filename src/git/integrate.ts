@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { GitRunner } from './exec.js';
 import { setBranchPlan } from './branch-config.js';
-import { branchTip, currentBranch, headCommit, isAncestor } from './refs.js';
+import { isAncestorFromFiles } from './ancestry.js';
+import { branchCheckedOut, filesUsable, headTip, refTip } from './ref-files.js';
+import { branchTip, currentBranch, isAncestor } from './refs.js';
 import { gitWorktrees, type Repo } from './repo.js';
 import { timed, type TraceFn } from './trace.js';
 
@@ -92,7 +94,7 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
         throw e;
       }
     }
-    let tip = await timed(tr, 'integrate.tip', () => branchTip(g, repo.mainRoot, integ));
+    let tip = await timed(tr, 'integrate.tip', () => refTip(g, repo.commonDir, repo.mainRoot, integ));
     if (tip === null) {
       if (!input.createFrom)
         throw new TugError('InvalidArgument', { reason: `integration branch ${integ} does not exist` });
@@ -101,7 +103,7 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
       tip = (await branchTip(g, repo.mainRoot, integ))!;
     }
     let rebased = false;
-    if (!(await timed(tr, 'integrate.ancestor', () => isAncestor(g, W, tip, 'HEAD')))) {
+    if (!(await timed(tr, 'integrate.ancestor', () => containsTip(g, repo, W, tip)))) {
       const r = await timed(tr, 'integrate.rebase', () =>
         g.tryRun(['rebase', '--quiet', '--no-autosquash', '--no-autostash', tip], W, {
           env: { GIT_EDITOR: 'true' },
@@ -127,16 +129,26 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
       }
       rebased = true;
     }
-    const head = (await timed(tr, 'integrate.head', () => headCommit(g, W)))!;
+    const head = (await timed(tr, 'integrate.head', () => headTip(g, W)))!;
     await timed(tr, 'integrate.ff', () => fastForward(g, repo, integ, tip, head));
     return { integrated: true as const, head, integration_tip: head, rebased };
   });
 }
 
+/** Whether `tip` is already in the history of the worktree's HEAD (no rebase needed). */
+async function containsTip(g: GitRunner, repo: Repo, W: string, tip: string): Promise<boolean> {
+  const head = filesUsable(g) ? await headTip(g, W) : null;
+  const known = head ? isAncestorFromFiles(repo.commonDir, tip, head) : null;
+  return known ?? isAncestor(g, W, tip, 'HEAD');
+}
+
 /** Move `branch` from `from` to `to` (a descendant), atomically; a checked-out branch is merged --ff-only there. */
 async function fastForward(g: GitRunner, repo: Repo, branch: string, from: string, to: string): Promise<void> {
   if (from === to) return;
-  const holder = (await gitWorktrees(g, repo)).find((w) => w.branch === branch && !w.prunable);
+  // Nobody has it checked out (read from the HEAD files): no `git worktree list` needed.
+  const held = branchCheckedOut(g, repo.commonDir, branch);
+  const holder =
+    held === false ? undefined : (await gitWorktrees(g, repo)).find((w) => w.branch === branch && !w.prunable);
   if (holder) {
     await g.run(['merge', '--ff-only', '--quiet', to], holder.path);
     return;
