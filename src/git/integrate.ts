@@ -20,18 +20,68 @@ export const INTEGRATION_LOCK = '.tugtool/integration.lock';
 const OWNERSHIP = new Set(['NotOwner', 'LeaseExpired', 'AttemptMismatch', 'InvalidTransition', 'StepNotFound']);
 
 /**
+ * Callers of this process waiting for the lock, per lock file: each waits for the one before it, so only
+ * the head of the line polls the file lock. Without it, a driver's workers poll the same file (5 ms, then
+ * ×1.5 up to 100 ms) and one integration waits up to a poll interval after the other's release.
+ */
+const lines = new Map<string, Promise<void>>();
+
+function busy(lockfilePath: string, timeoutMs: number, reason: string): TugError {
+  return new TugError(
+    'Busy',
+    { db_path: lockfilePath, timeout_ms: timeoutMs, reason },
+    { hint: 'another tugcode commit or run is integrating; retry in a moment' },
+  );
+}
+
+/** Wait for `p`, at most `ms`: false when the time ran out first. */
+async function within(p: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((res) => (timer = setTimeout(() => res(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Run `fn` holding `<main root>/.tugtool/integration.lock` (proper-lockfile, stale detection). The lock
- * is shared with `tugcode run`. Waiting longer than `timeoutMs` is `Busy`.
+ * is shared with `tugcode run`. Waiting longer than `timeoutMs` is `Busy`. Callers in one process queue
+ * up first (in order) and the file lock settles it between processes.
  */
 export async function withIntegrationLock<T>(
   mainRoot: string,
   fn: () => Promise<T> | T,
   timeoutMs = 60_000,
 ): Promise<T> {
+  const lockfilePath = join(mainRoot, INTEGRATION_LOCK);
+  const before = lines.get(lockfilePath) ?? Promise.resolve();
+  let leave!: () => void;
+  const mine = before.then(() => new Promise<void>((res) => (leave = res)));
+  lines.set(lockfilePath, mine);
+  const started = Date.now();
+  try {
+    if (!(await within(before, timeoutMs)))
+      throw busy(lockfilePath, timeoutMs, 'timed out behind another integration of this process');
+    return await withFileLock(mainRoot, lockfilePath, fn, Math.max(1, timeoutMs - (Date.now() - started)));
+  } finally {
+    // Once `before` settled `leave` is set; a caller that timed out leaves its place when `before` does.
+    void before.then(() => leave());
+    if (lines.get(lockfilePath) === mine)
+      void mine.then(() => lines.get(lockfilePath) === mine && lines.delete(lockfilePath));
+  }
+}
+
+async function withFileLock<T>(
+  mainRoot: string,
+  lockfilePath: string,
+  fn: () => Promise<T> | T,
+  timeoutMs: number,
+): Promise<T> {
   const lockfile = await import('proper-lockfile');
   mkdirSync(join(mainRoot, '.tugtool'), { recursive: true });
   const target = join(mainRoot, '.tugtool', 'integration');
-  const lockfilePath = join(mainRoot, INTEGRATION_LOCK);
   let release: () => Promise<void>;
   try {
     release = await lockfile.lock(target, {
@@ -46,11 +96,7 @@ export async function withIntegrationLock<T>(
       },
     });
   } catch (e) {
-    throw new TugError(
-      'Busy',
-      { db_path: lockfilePath, timeout_ms: timeoutMs, reason: (e as Error).message },
-      { hint: 'another tugcode commit or run is integrating; retry in a moment' },
-    );
+    throw busy(lockfilePath, timeoutMs, (e as Error).message);
   }
   try {
     return await fn();
