@@ -23,7 +23,7 @@ import { resolveWorktreeArg } from './repo.js';
 import { ALL_BUT_RUNTIME } from './runtime-files.js';
 import * as state from './state-bridge.js';
 import { timed, type TraceFn } from './trace.js';
-import { withTugTrailers } from './trailer-write.js';
+import { withTugTrailers, type TrailerSpec } from './trailer-write.js';
 
 export interface CommitInput {
   worktree?: string | undefined;
@@ -43,6 +43,8 @@ export interface CommitInput {
   branch?: string | undefined;
   /** The step's title, when the caller parsed the plan already (the driver): the plan is not read again. */
   stepTitle?: string | undefined;
+  /** The message made ahead by prepareMessage (used when its trailers still match). */
+  prepared?: PreparedMessage | undefined;
   /** The opt-in timing trace of the commit's parts (the driver's). */
   trace?: TraceFn | undefined;
 }
@@ -155,6 +157,42 @@ function removeEmptyDirs(dirs: string[]): void {
   }
 }
 
+/** The Tug-* trailers of a step commit: one Tug-Refactor per applied refactor row, in ordinal order, from state.db (05-kernel.md §7.4). */
+async function stepTrailers(ctx: FlowCtx, ref: state.StepRef, extra: string[] = []): Promise<TrailerSpec[]> {
+  const applied = await state.refactorTrailers(ctx, ref);
+  const refactors = [...applied, ...extra.filter((r) => !applied.includes(r))];
+  return [
+    { key: 'Tug-Step', value: ref.step },
+    { key: 'Tug-Plan', value: ref.planPath },
+    ...refactors.map((r) => ({ key: 'Tug-Refactor', value: r })),
+  ];
+}
+
+function messageKey(message: string, trailers: TrailerSpec[]): string {
+  return JSON.stringify([message, trailers]);
+}
+
+/** A step commit's message with its trailers, made ahead of the commit; used when the trailers still match. */
+export interface PreparedMessage {
+  key: string;
+  message: string;
+}
+
+/**
+ * The message `commitStep` would write for this step, made ahead (the driver: while the implementer runs,
+ * off the step's critical path). commitStep reads the trailers again and makes the message itself when
+ * they changed meanwhile (a refactor applied by the implementer). `planPath` is repo-relative.
+ */
+export async function prepareMessage(
+  ctx: FlowCtx,
+  input: { worktree: string; planPath: string; step: string; message: string; attempt?: number | undefined },
+): Promise<PreparedMessage> {
+  const ref = { planPath: input.planPath, step: input.step, worktree: input.worktree, attempt: input.attempt };
+  const trailers = await stepTrailers(ctx, ref);
+  const message = await withTugTrailers(gitRunner(ctx.env), input.message, trailers, input.worktree);
+  return { key: messageKey(input.message, trailers), message };
+}
+
 export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<CommitData> {
   const g = gitRunner(ctx.env);
   if (!input.commitOnly) await requireGitVersion(g); // the driver checked it once at its start
@@ -179,18 +217,13 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   const changes = await timed(tr, 'commit.status', () => statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME }));
   if (changes.length === 0 && !input.allowEmpty) throw new TugError('NothingToCommit', { worktree: W });
 
-  // One Tug-Refactor trailer per applied refactor row, in ordinal order, from state.db (05-kernel.md §7.4).
-  const applied = await timed(tr, 'commit.refactors', () =>
-    state.refactorTrailers(ctx, { planPath, step, worktree: W, attempt: input.attempt }),
+  const trailers = await timed(tr, 'commit.refactors', () =>
+    stepTrailers(ctx, { planPath, step, worktree: W, attempt: input.attempt }, input.refactors),
   );
-  const refactors = [...applied, ...(input.refactors ?? []).filter((r) => !applied.includes(r))];
-  const trailers = [
-    { key: 'Tug-Step', value: step },
-    { key: 'Tug-Plan', value: planPath },
-    ...refactors.map((r) => ({ key: 'Tug-Refactor', value: r })),
-  ];
-  // Validates the message before any write.
-  const message = await timed(tr, 'commit.trailers', () => withTugTrailers(g, input.message, trailers, W));
+  // Validates the message before any write (a prepared message passed the same validation).
+  const prepared = input.prepared?.key === messageKey(input.message, trailers) ? input.prepared.message : null;
+  const message =
+    prepared ?? (await timed(tr, 'commit.trailers', () => withTugTrailers(g, input.message, trailers, W)));
   const logRel = entryPath(slug, step);
   const logAbs = join(W, logRel);
   const previousEntry = existsSync(logAbs) ? readFileSync(logAbs) : null;

@@ -14,6 +14,7 @@ import type { RunCtx } from './context.js';
 import { stateCallIn, timed, type TraceFn } from './context.js';
 import type { ChildOutcome, FailCode } from './types.js';
 import type { WorkerTree } from './worktrees.js';
+import type { PreparedMessage } from '../git/commit.js';
 
 export class StepFailure extends Error {
   constructor(
@@ -107,6 +108,9 @@ export async function executeStep(
         throw new StepFailure('RefactorFailed', `${u.anchor}: ${r.error?.code ?? 'error'}: ${r.error?.message ?? ''}`);
     }
     throwIfAborted(beat);
+    const message = u.commit_message ?? `chore(${rc.prep.slug}): ${u.title}`;
+    // The message with its trailers is made while the implementer runs (commitStep checks it still fits).
+    const prepared = message.trim() === 'N/A' ? undefined : prepareMessage(rc, W, u.anchor, attempt, message);
     if (rc.opts.implementer || rc.opts.agent) {
       phase('implementer');
       const { runStepImplementer, coderReport } = await import('./agents.js');
@@ -169,8 +173,7 @@ export async function executeStep(
       }),
     );
     throwIfAborted(beat);
-    const message = u.commit_message ?? `chore(${rc.prep.slug}): ${u.title}`;
-    if (message.trim() === 'N/A') continue;
+    if (!prepared) continue; // `**Commit:** N/A`
     phase('commit');
     const { commitStep } = await import('../git/commit.js');
     const tc = Date.now();
@@ -185,6 +188,7 @@ export async function executeStep(
         allowEmpty: true,
         branch: tree.branch,
         stepTitle: u.title,
+        prepared: await prepared,
         trace: tr,
       });
       tr?.('commit', tc);
@@ -198,6 +202,22 @@ export async function executeStep(
     }
   }
   return units;
+}
+
+/** The unit's commit message with its trailers, made ahead; undefined when that failed (commitStep reports it). */
+async function prepareMessage(
+  rc: RunCtx,
+  W: string,
+  step: string,
+  attempt: number,
+  message: string,
+): Promise<PreparedMessage | undefined> {
+  try {
+    const { prepareMessage: prepare } = await import('../git/commit.js');
+    return await prepare(rc.flow, { worktree: W, planPath: rc.prep.planPath, step, message, attempt });
+  } catch {
+    return undefined;
+  }
 }
 
 /** Item statuses of the unit's subtree and the step's earlier failed attempts, for the brief (06-run.md §2). */
