@@ -43,6 +43,11 @@ export interface CommitInput {
   branch?: string | undefined;
   /** The step's title, when the caller parsed the plan already (the driver): the plan is not read again. */
   stepTitle?: string | undefined;
+  /**
+   * False: the commit does not start git's auto maintenance (`git maintenance run --auto`, a process of
+   * its own after every commit); the caller runs it once later (the driver: after the run).
+   */
+  autoMaintenance?: boolean | undefined;
   /** The message made ahead by prepareMessage (used when its trailers still match). */
   prepared?: PreparedMessage | undefined;
   /** The opt-in timing trace of the commit's parts (the driver's). */
@@ -249,7 +254,14 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
       .split('\0')
       .filter(Boolean)
       .sort();
-    const args = ['commit', '--quiet', '--cleanup=verbatim', '-F', '-'];
+    const args = [
+      ...(input.autoMaintenance === false ? ['-c', 'maintenance.auto=false'] : []),
+      'commit',
+      '--quiet',
+      '--cleanup=verbatim',
+      '-F',
+      '-',
+    ];
     if (input.allowEmpty) args.push('--allow-empty');
     await timed(tr, 'commit.git', () => g.run(args, W, { input: message }));
     commitHash = (await timed(tr, 'commit.head', () => headTip(g, W)))!;

@@ -178,6 +178,7 @@ async function runLocked(
   }
   await reconcileFromIntegration(rc);
   const summary = await summarize(rc, results, Date.now() - t0);
+  await autoMaintenance(rc);
   if (summary.status === 'ok' && !input.keep_worktrees) await removeWorkerTrees(rc);
   if (summary.status === 'ok' && input.merge) {
     const { mergePlan } = await import('../git/merge.js');
@@ -269,6 +270,17 @@ async function summarize(
       blocked_steps: cat.blocked_steps,
     });
   return err ? { status: 'error', ...base, error: err.toJSON() } : { status: 'ok', ...base };
+}
+
+/**
+ * The workers' commits skip git's auto maintenance (one more process after each); it runs here once
+ * instead, unless the repository turned it off (`maintenance.auto`, which each commit would have honoured).
+ */
+async function autoMaintenance(rc: RunCtx): Promise<void> {
+  const root = rc.flow.repo.mainRoot;
+  const on = await rc.g.tryRun(['config', '--type=bool', '--get', 'maintenance.auto'], root).catch(() => null);
+  if (!on || on.stdout.trim() === 'false') return;
+  await rc.g.tryRun(['maintenance', 'run', '--auto', '--quiet'], root).catch(() => undefined);
 }
 
 async function removeWorkerTrees(rc: RunCtx): Promise<void> {

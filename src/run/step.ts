@@ -189,6 +189,7 @@ export async function executeStep(
         branch: tree.branch,
         stepTitle: u.title,
         prepared: await prepared,
+        autoMaintenance: false, // once, after the run (driver.ts)
         trace: tr,
       });
       tr?.('commit', tc);
