@@ -120,3 +120,24 @@ export function branchCheckedOut(g: GitRunner, commonDir: string, branch: string
   }
   return false;
 }
+
+/**
+ * Whether `git worktree list` has a work tree at `path`, from the admin directories' `gitdir` files
+ * (`<path>/.git`); null when one cannot be read (git must be asked).
+ */
+export function worktreeRegistered(g: GitRunner, commonDir: string, path: string): boolean | null {
+  if (!filesUsable(g)) return null;
+  let ids: string[];
+  try {
+    ids = readdirSync(join(commonDir, 'worktrees'));
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? false : null;
+  }
+  const want = join(path, '.git');
+  for (const id of ids) {
+    const text = readText(join(commonDir, 'worktrees', id, 'gitdir'));
+    if (typeof text !== 'string') return null;
+    if (resolve(join(commonDir, 'worktrees', id), text.trim()) === want) return true;
+  }
+  return false;
+}

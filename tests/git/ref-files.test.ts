@@ -2,13 +2,13 @@
  * The driver's git answers read from git's files (src/git/ref-files.ts, src/git/ancestry.ts): each one
  * agrees with git, and hands back to git (null / a git call) whatever the files cannot prove.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isAncestorFromFiles } from '../../src/git/ancestry.js';
 import { gitRunner } from '../../src/git/exec.js';
 import { integrate } from '../../src/git/integrate.js';
-import { branchCheckedOut, headTip, refTip } from '../../src/git/ref-files.js';
+import { branchCheckedOut, headTip, refTip, worktreeRegistered } from '../../src/git/ref-files.js';
 import { resolveRepo } from '../../src/git/repo.js';
 import { git, tempDir, tempRepo } from '../helpers/repo.js';
 
@@ -110,6 +110,20 @@ describe('ref and HEAD files', () => {
     // A half-made admin directory (no HEAD yet): git decides.
     mkdirSync(join(commonDir, 'worktrees', 'half'));
     expect(branchCheckedOut(g, commonDir, 'free')).toBeNull();
+  });
+
+  it('say whether git has a work tree registered at a path, its directory there or not', () => {
+    const root = tempRepo();
+    const commonDir = join(root, '.git');
+    const wt = join(tempDir(), 'wt');
+    expect(worktreeRegistered(g, commonDir, wt)).toBe(false);
+    git(root, 'worktree', 'add', '-q', '-b', 'x', wt);
+    expect(worktreeRegistered(g, commonDir, wt)).toBe(true);
+    expect(worktreeRegistered(g, commonDir, join(tempDir(), 'other'))).toBe(false);
+    rmSync(wt, { recursive: true, force: true });
+    expect(worktreeRegistered(g, commonDir, wt)).toBe(true);
+    git(root, 'worktree', 'prune');
+    expect(worktreeRegistered(g, commonDir, wt)).toBe(false);
   });
 
   it('hand everything to git when GIT_DIR & co. relocate the repository', async () => {

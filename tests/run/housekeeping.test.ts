@@ -41,6 +41,23 @@ describe('git auto maintenance during a run', () => {
   });
 });
 
+describe('fresh worker worktrees', () => {
+  it('are used as checked out: no HEAD lookup, no clean, before their first step', () => {
+    const root = runRepo(PLAN);
+    const trace = join(tempDir(), 'git-trace');
+    const r = runJsonl(root, ['demo', '--workers', '2', '--implementer', implementerScript().argv], {
+      GIT_TRACE: trace,
+    });
+    expect(r.events.at(-1), r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    const gits = readFileSync(trace, 'utf8')
+      .split('\n')
+      .flatMap((l) => /trace: built-in: git (.*)$/.exec(l)?.[1] ?? []);
+    expect(gits.filter((a) => a.startsWith('clean'))).toEqual([]);
+    expect(gits.filter((a) => a.startsWith('rev-parse --verify --quiet HEAD'))).toEqual([]);
+    expect(gits.filter((a) => a.startsWith('worktree add'))).toHaveLength(2);
+  });
+});
+
 describe('TUGCODE_RUN_TRACE', () => {
   it('writes one JSON line per timed span of each step, and the run output stays the same', () => {
     const root = runRepo(PLAN);
