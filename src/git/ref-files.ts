@@ -17,7 +17,8 @@ function readText(file: string): string | null | undefined {
   }
 }
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { canonicalPath } from '../kernel/repo-layout.js';
 import type { GitRunner } from './exec.js';
 import { headCommit } from './refs.js';
 
@@ -140,4 +141,42 @@ export function worktreeRegistered(g: GitRunner, commonDir: string, path: string
     if (resolve(join(commonDir, 'worktrees', id), text.trim()) === want) return true;
   }
   return false;
+}
+
+/**
+ * The work trees with the branch each has checked out (null: detached), as `git worktree list` reports
+ * them (canonical paths; the main one first), read from HEAD and the admin directories' `gitdir` files;
+ * null when one cannot be read (git must be asked).
+ */
+export function worktreeBranches(
+  g: GitRunner,
+  commonDir: string,
+  mainRoot: string,
+): { path: string; branch: string | null }[] | null {
+  if (!filesUsable(g)) return null;
+  let ids: string[];
+  try {
+    ids = readdirSync(join(commonDir, 'worktrees'));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return null;
+    ids = [];
+  }
+  const branchOf = (head: string | null | undefined): string | null | undefined => {
+    if (typeof head !== 'string') return undefined;
+    const h = head.trim();
+    if (SHA.test(h)) return null;
+    const m = /^ref: refs\/heads\/(\S+)$/.exec(h);
+    return m ? m[1]! : undefined;
+  };
+  const main = branchOf(readText(join(commonDir, 'HEAD')));
+  if (main === undefined) return null;
+  const out = [{ path: mainRoot, branch: main }];
+  for (const id of ids) {
+    const admin = join(commonDir, 'worktrees', id);
+    const gitdir = readText(join(admin, 'gitdir'));
+    const branch = branchOf(readText(join(admin, 'HEAD')));
+    if (typeof gitdir !== 'string' || branch === undefined) return null;
+    out.push({ path: canonicalPath(dirname(resolve(admin, gitdir.trim()))), branch });
+  }
+  return out;
 }

@@ -71,9 +71,12 @@ function adminDirOf(path: string): string | null {
 
 /** Worker worktrees of this plan left by an earlier run (any k). */
 export async function leftoverTrees(g: GitRunner, repo: Repo, slug: string): Promise<WorkerTree[]> {
-  const { gitWorktrees } = await import('../git/repo.js');
+  const { worktreeBranches } = await import('../git/ref-files.js');
   const re = new RegExp(`^tugplan/${slug}--w(\\d+)$`);
-  return (await gitWorktrees(g, repo)).flatMap((w) => {
+  const trees =
+    worktreeBranches(g, repo.commonDir, repo.mainRoot) ??
+    (await (await import('../git/repo.js')).gitWorktrees(g, repo));
+  return trees.flatMap((w) => {
     const m = w.branch ? re.exec(w.branch) : null;
     return m && existsSync(w.path) ? [{ worker: `w${m[1]}`, k: Number(m[1]), path: w.path, branch: w.branch! }] : [];
   });

@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { isAncestorFromFiles } from '../../src/git/ancestry.js';
 import { gitRunner } from '../../src/git/exec.js';
 import { integrate } from '../../src/git/integrate.js';
-import { branchCheckedOut, headTip, refTip, worktreeRegistered } from '../../src/git/ref-files.js';
-import { resolveRepo } from '../../src/git/repo.js';
+import { branchCheckedOut, headTip, refTip, worktreeBranches, worktreeRegistered } from '../../src/git/ref-files.js';
+import { gitWorktrees, resolveRepo } from '../../src/git/repo.js';
 import { git, tempDir, tempRepo } from '../helpers/repo.js';
 
 const g = gitRunner({ ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e' });
@@ -124,6 +124,23 @@ describe('ref and HEAD files', () => {
     expect(worktreeRegistered(g, commonDir, wt)).toBe(true);
     git(root, 'worktree', 'prune');
     expect(worktreeRegistered(g, commonDir, wt)).toBe(false);
+  });
+
+  it('list the work trees and their branches as git worktree list does', async () => {
+    const root = tempRepo();
+    const commonDir = join(root, '.git');
+    const a = join(tempDir(), 'a');
+    const b = join(tempDir(), 'b');
+    const gone = join(tempDir(), 'gone');
+    git(root, 'worktree', 'add', '-q', '-b', 'tugplan/x--w1', a);
+    git(root, 'worktree', 'add', '-q', '--detach', b);
+    git(root, 'worktree', 'add', '-q', '-b', 'tugplan/x--w2', gone);
+    rmSync(gone, { recursive: true, force: true });
+    const byGit = (await gitWorktrees(g, resolveRepo(root))).map((w) => ({ path: w.path, branch: w.branch }));
+    const byFiles = worktreeBranches(g, commonDir, root);
+    const sort = (l: { path: string }[]) => [...l].sort((x, y) => x.path.localeCompare(y.path));
+    expect(sort(byFiles!)).toEqual(sort(byGit));
+    expect(byFiles).toHaveLength(4);
   });
 
   it('hand everything to git when GIT_DIR & co. relocate the repository', async () => {
