@@ -70,7 +70,7 @@ export interface RunCtx {
 }
 
 /** A TraceFn for one worker's step: a no-op when the run is not traced. */
-export function tracerOf(rc: RunCtx, worker: string, step: string): TraceFn | undefined {
+export function tracerOf(rc: Pick<RunCtx, 'trace'>, worker: string, step: string): TraceFn | undefined {
   const out = rc.trace;
   if (!out) return undefined;
   return (name, start) => out({ worker, step, name, start, ms: Date.now() - start });
