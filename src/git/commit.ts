@@ -48,6 +48,8 @@ export interface CommitInput {
    * its own after every commit); the caller runs it once later (the driver: after the run).
    */
   autoMaintenance?: boolean | undefined;
+  /** False: `files_staged` is left empty, one git process less (the driver, which does not report it). */
+  listStaged?: boolean | undefined;
   /** The message made ahead by prepareMessage (used when its trailers still match). */
   prepared?: PreparedMessage | undefined;
   /** The opt-in timing trace of the commit's parts (the driver's). */
@@ -250,10 +252,13 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     });
     // The status read above plus the log entry just written: no second status.
     await timed(tr, 'commit.add', () => stageAllButRuntime(g, W, changes, [logRel]));
-    staged = (await timed(tr, 'commit.staged', () => g.run(['diff', '--cached', '--name-only', '-z'], W)))
-      .split('\0')
-      .filter(Boolean)
-      .sort();
+    staged =
+      input.listStaged === false
+        ? []
+        : (await timed(tr, 'commit.staged', () => g.run(['diff', '--cached', '--name-only', '-z'], W)))
+            .split('\0')
+            .filter(Boolean)
+            .sort();
     const args = [
       ...(input.autoMaintenance === false ? ['-c', 'maintenance.auto=false'] : []),
       'commit',

@@ -190,6 +190,7 @@ export async function executeStep(
         stepTitle: u.title,
         prepared: await prepared,
         autoMaintenance: false, // once, after the run (driver.ts)
+        listStaged: false, // the run does not report the staged files
         trace: tr,
       });
       tr?.('commit', tc);

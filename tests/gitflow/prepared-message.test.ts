@@ -64,3 +64,16 @@ describe('prepareMessage', () => {
     );
   });
 });
+
+describe('listStaged: false (the driver)', () => {
+  it('commits the same files and leaves files_staged empty; by default they are listed', async () => {
+    const { wt, attempt } = await setUp();
+    const quiet = await commitStep(flowCtx(wt), { ...base(wt, attempt), listStaged: false });
+    expect(quiet.files_staged).toEqual([]);
+    const files = git(wt, 'show', '--name-only', '--format=', 'HEAD').trim().split('\n').sort();
+    expect(files).toEqual(['.tugtool/implementation-log/demo/step-1.md', 'alpha.txt'].sort());
+    writeFileSync(join(wt, 'beta.txt'), 'beta\n');
+    const listed = await commitStep(flowCtx(wt), base(wt, attempt));
+    expect(listed.files_staged).toEqual(['.tugtool/implementation-log/demo/step-1.md', 'beta.txt'].sort());
+  });
+});
