@@ -17,11 +17,13 @@ import type { FlowCtx } from './flow-context.js';
 import { integrate } from './integrate.js';
 import { integrationBranch, slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
-import { branchExists, currentBranch, headCommit, requireGitVersion, statusDetails, type StatusEntry } from './refs.js';
+import { headTip } from './ref-files.js';
+import { branchExists, currentBranch, requireGitVersion, statusDetails, type StatusEntry } from './refs.js';
 import { resolveWorktreeArg } from './repo.js';
 import { ALL_BUT_RUNTIME } from './runtime-files.js';
 import * as state from './state-bridge.js';
-import { withTugTrailers } from './trailer-write.js';
+import { timed, type TraceFn } from './trace.js';
+import { withTugTrailers, type TrailerSpec } from './trailer-write.js';
 
 export interface CommitInput {
   worktree?: string | undefined;
@@ -41,6 +43,17 @@ export interface CommitInput {
   branch?: string | undefined;
   /** The step's title, when the caller parsed the plan already (the driver): the plan is not read again. */
   stepTitle?: string | undefined;
+  /**
+   * False: the commit does not start git's auto maintenance (`git maintenance run --auto`, a process of
+   * its own after every commit); the caller runs it once later (the driver: after the run).
+   */
+  autoMaintenance?: boolean | undefined;
+  /** False: `files_staged` is left empty, one git process less (the driver, which does not report it). */
+  listStaged?: boolean | undefined;
+  /** The message made ahead by prepareMessage (used when its trailers still match). */
+  prepared?: PreparedMessage | undefined;
+  /** The opt-in timing trace of the commit's parts (the driver's). */
+  trace?: TraceFn | undefined;
 }
 
 export type StateFailureReason =
@@ -151,6 +164,42 @@ function removeEmptyDirs(dirs: string[]): void {
   }
 }
 
+/** The Tug-* trailers of a step commit: one Tug-Refactor per applied refactor row, in ordinal order, from state.db (05-kernel.md §7.4). */
+async function stepTrailers(ctx: FlowCtx, ref: state.StepRef, extra: string[] = []): Promise<TrailerSpec[]> {
+  const applied = await state.refactorTrailers(ctx, ref);
+  const refactors = [...applied, ...extra.filter((r) => !applied.includes(r))];
+  return [
+    { key: 'Tug-Step', value: ref.step },
+    { key: 'Tug-Plan', value: ref.planPath },
+    ...refactors.map((r) => ({ key: 'Tug-Refactor', value: r })),
+  ];
+}
+
+function messageKey(message: string, trailers: TrailerSpec[]): string {
+  return JSON.stringify([message, trailers]);
+}
+
+/** A step commit's message with its trailers, made ahead of the commit; used when the trailers still match. */
+export interface PreparedMessage {
+  key: string;
+  message: string;
+}
+
+/**
+ * The message `commitStep` would write for this step, made ahead (the driver: while the implementer runs,
+ * off the step's critical path). commitStep reads the trailers again and makes the message itself when
+ * they changed meanwhile (a refactor applied by the implementer). `planPath` is repo-relative.
+ */
+export async function prepareMessage(
+  ctx: FlowCtx,
+  input: { worktree: string; planPath: string; step: string; message: string; attempt?: number | undefined },
+): Promise<PreparedMessage> {
+  const ref = { planPath: input.planPath, step: input.step, worktree: input.worktree, attempt: input.attempt };
+  const trailers = await stepTrailers(ctx, ref);
+  const message = await withTugTrailers(gitRunner(ctx.env), input.message, trailers, input.worktree);
+  return { key: messageKey(input.message, trailers), message };
+}
+
 export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<CommitData> {
   const g = gitRunner(ctx.env);
   if (!input.commitOnly) await requireGitVersion(g); // the driver checked it once at its start
@@ -171,18 +220,17 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   const stepTitle = input.stepTitle ?? (await stepTitleOf(W, planPath, step));
 
   // Decided first: when it fires, nothing has been written.
-  const changes = await statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME });
+  const tr = input.trace;
+  const changes = await timed(tr, 'commit.status', () => statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME }));
   if (changes.length === 0 && !input.allowEmpty) throw new TugError('NothingToCommit', { worktree: W });
 
-  // One Tug-Refactor trailer per applied refactor row, in ordinal order, from state.db (05-kernel.md §7.4).
-  const applied = await state.refactorTrailers(ctx, { planPath, step, worktree: W, attempt: input.attempt });
-  const refactors = [...applied, ...(input.refactors ?? []).filter((r) => !applied.includes(r))];
-  const trailers = [
-    { key: 'Tug-Step', value: step },
-    { key: 'Tug-Plan', value: planPath },
-    ...refactors.map((r) => ({ key: 'Tug-Refactor', value: r })),
-  ];
-  const message = await withTugTrailers(g, input.message, trailers, W); // validates the message before any write
+  const trailers = await timed(tr, 'commit.refactors', () =>
+    stepTrailers(ctx, { planPath, step, worktree: W, attempt: input.attempt }, input.refactors),
+  );
+  // Validates the message before any write (a prepared message passed the same validation).
+  const prepared = input.prepared?.key === messageKey(input.message, trailers) ? input.prepared.message : null;
+  const message =
+    prepared ?? (await timed(tr, 'commit.trailers', () => withTugTrailers(g, input.message, trailers, W)));
   const logRel = entryPath(slug, step);
   const logAbs = join(W, logRel);
   const previousEntry = existsSync(logAbs) ? readFileSync(logAbs) : null;
@@ -203,12 +251,25 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
       filesChanged: pathsOf(changes).filter((p) => p !== logRel),
     });
     // The status read above plus the log entry just written: no second status.
-    await stageAllButRuntime(g, W, changes, [logRel]);
-    staged = (await g.run(['diff', '--cached', '--name-only', '-z'], W)).split('\0').filter(Boolean).sort();
-    const args = ['commit', '--quiet', '--cleanup=verbatim', '-F', '-'];
+    await timed(tr, 'commit.add', () => stageAllButRuntime(g, W, changes, [logRel]));
+    staged =
+      input.listStaged === false
+        ? []
+        : (await timed(tr, 'commit.staged', () => g.run(['diff', '--cached', '--name-only', '-z'], W)))
+            .split('\0')
+            .filter(Boolean)
+            .sort();
+    const args = [
+      ...(input.autoMaintenance === false ? ['-c', 'maintenance.auto=false'] : []),
+      'commit',
+      '--quiet',
+      '--cleanup=verbatim',
+      '-F',
+      '-',
+    ];
     if (input.allowEmpty) args.push('--allow-empty');
-    await g.run(args, W, { input: message });
-    commitHash = (await headCommit(g, W))!;
+    await timed(tr, 'commit.git', () => g.run(args, W, { input: message }));
+    commitHash = (await timed(tr, 'commit.head', () => headTip(g, W)))!;
   } catch (e) {
     // Nothing committed: put the index and the log entry back as they were, and remove the directories
     // the entry needed.

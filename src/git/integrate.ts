@@ -9,26 +9,79 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { GitRunner } from './exec.js';
 import { setBranchPlan } from './branch-config.js';
-import { branchTip, currentBranch, headCommit, isAncestor } from './refs.js';
+import { isAncestorFromFiles } from './ancestry.js';
+import { branchCheckedOut, filesUsable, headTip, refTip } from './ref-files.js';
+import { branchTip, currentBranch, isAncestor } from './refs.js';
 import { gitWorktrees, type Repo } from './repo.js';
+import { timed, type TraceFn } from './trace.js';
 
 export const INTEGRATION_LOCK = '.tugtool/integration.lock';
 
 const OWNERSHIP = new Set(['NotOwner', 'LeaseExpired', 'AttemptMismatch', 'InvalidTransition', 'StepNotFound']);
 
 /**
+ * Callers of this process waiting for the lock, per lock file: each waits for the one before it, so only
+ * the head of the line polls the file lock. Without it, a driver's workers poll the same file (5 ms, then
+ * ×1.5 up to 100 ms) and one integration waits up to a poll interval after the other's release.
+ */
+const lines = new Map<string, Promise<void>>();
+
+function busy(lockfilePath: string, timeoutMs: number, reason: string): TugError {
+  return new TugError(
+    'Busy',
+    { db_path: lockfilePath, timeout_ms: timeoutMs, reason },
+    { hint: 'another tugcode commit or run is integrating; retry in a moment' },
+  );
+}
+
+/** Wait for `p`, at most `ms`: false when the time ran out first. */
+async function within(p: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((res) => (timer = setTimeout(() => res(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Run `fn` holding `<main root>/.tugtool/integration.lock` (proper-lockfile, stale detection). The lock
- * is shared with `tugcode run`. Waiting longer than `timeoutMs` is `Busy`.
+ * is shared with `tugcode run`. Waiting longer than `timeoutMs` is `Busy`. Callers in one process queue
+ * up first (in order) and the file lock settles it between processes.
  */
 export async function withIntegrationLock<T>(
   mainRoot: string,
   fn: () => Promise<T> | T,
   timeoutMs = 60_000,
 ): Promise<T> {
+  const lockfilePath = join(mainRoot, INTEGRATION_LOCK);
+  const before = lines.get(lockfilePath) ?? Promise.resolve();
+  let leave!: () => void;
+  const mine = before.then(() => new Promise<void>((res) => (leave = res)));
+  lines.set(lockfilePath, mine);
+  const started = Date.now();
+  try {
+    if (!(await within(before, timeoutMs)))
+      throw busy(lockfilePath, timeoutMs, 'timed out behind another integration of this process');
+    return await withFileLock(mainRoot, lockfilePath, fn, Math.max(1, timeoutMs - (Date.now() - started)));
+  } finally {
+    // Once `before` settled `leave` is set; a caller that timed out leaves its place when `before` does.
+    void before.then(() => leave());
+    if (lines.get(lockfilePath) === mine)
+      void mine.then(() => lines.get(lockfilePath) === mine && lines.delete(lockfilePath));
+  }
+}
+
+async function withFileLock<T>(
+  mainRoot: string,
+  lockfilePath: string,
+  fn: () => Promise<T> | T,
+  timeoutMs: number,
+): Promise<T> {
   const lockfile = await import('proper-lockfile');
   mkdirSync(join(mainRoot, '.tugtool'), { recursive: true });
   const target = join(mainRoot, '.tugtool', 'integration');
-  const lockfilePath = join(mainRoot, INTEGRATION_LOCK);
   let release: () => Promise<void>;
   try {
     release = await lockfile.lock(target, {
@@ -43,11 +96,7 @@ export async function withIntegrationLock<T>(
       },
     });
   } catch (e) {
-    throw new TugError(
-      'Busy',
-      { db_path: lockfilePath, timeout_ms: timeoutMs, reason: (e as Error).message },
-      { hint: 'another tugcode commit or run is integrating; retry in a moment' },
-    );
+    throw busy(lockfilePath, timeoutMs, (e as Error).message);
   }
   try {
     return await fn();
@@ -66,6 +115,8 @@ export interface IntegrateInput {
   createFrom?: { base: string; planPath: string } | undefined;
   /** Renew the claim (with `--attempt`) after taking the lock; throwing stops the integration. */
   heartbeat?: (() => Promise<void> | void) | undefined;
+  /** The opt-in timing trace of the integration's parts (the driver's). */
+  trace?: TraceFn | undefined;
 }
 
 export type IntegrateResult =
@@ -75,11 +126,13 @@ export type IntegrateResult =
 
 /** Rebase the worktree's branch onto the integration tip and fast-forward the integration branch. */
 export async function integrate(input: IntegrateInput): Promise<IntegrateResult> {
-  const { git: g, repo, worktree: W, integrationBranch: integ } = input;
+  const { git: g, repo, worktree: W, integrationBranch: integ, trace: tr } = input;
+  const waiting = Date.now();
   return withIntegrationLock(repo.mainRoot, async () => {
+    tr?.('integrate.lock', waiting);
     if (input.heartbeat) {
       try {
-        await input.heartbeat();
+        await timed(tr, 'integrate.heartbeat', async () => input.heartbeat!());
       } catch (e) {
         // The claim is gone (taken over, fenced): not ours to integrate. Anything else (Busy) is an error.
         if (e instanceof TugError && OWNERSHIP.has(e.code))
@@ -87,7 +140,7 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
         throw e;
       }
     }
-    let tip = await branchTip(g, repo.mainRoot, integ);
+    let tip = await timed(tr, 'integrate.tip', () => refTip(g, repo.commonDir, repo.mainRoot, integ));
     if (tip === null) {
       if (!input.createFrom)
         throw new TugError('InvalidArgument', { reason: `integration branch ${integ} does not exist` });
@@ -96,10 +149,12 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
       tip = (await branchTip(g, repo.mainRoot, integ))!;
     }
     let rebased = false;
-    if (!(await isAncestor(g, W, tip, 'HEAD'))) {
-      const r = await g.tryRun(['rebase', '--quiet', '--no-autosquash', '--no-autostash', tip], W, {
-        env: { GIT_EDITOR: 'true' },
-      });
+    if (!(await timed(tr, 'integrate.ancestor', () => containsTip(g, repo, W, tip)))) {
+      const r = await timed(tr, 'integrate.rebase', () =>
+        g.tryRun(['rebase', '--quiet', '--no-autosquash', '--no-autostash', tip], W, {
+          env: { GIT_EDITOR: 'true' },
+        }),
+      );
       if (r.status !== 0) {
         const files = (await g.tryRun(['diff', '--name-only', '--diff-filter=U'], W)).stdout
           .split('\n')
@@ -120,16 +175,26 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
       }
       rebased = true;
     }
-    const head = (await headCommit(g, W))!;
-    await fastForward(g, repo, integ, tip, head);
+    const head = (await timed(tr, 'integrate.head', () => headTip(g, W)))!;
+    await timed(tr, 'integrate.ff', () => fastForward(g, repo, integ, tip, head));
     return { integrated: true as const, head, integration_tip: head, rebased };
   });
+}
+
+/** Whether `tip` is already in the history of the worktree's HEAD (no rebase needed). */
+async function containsTip(g: GitRunner, repo: Repo, W: string, tip: string): Promise<boolean> {
+  const head = filesUsable(g) ? await headTip(g, W) : null;
+  const known = head ? isAncestorFromFiles(repo.commonDir, tip, head) : null;
+  return known ?? isAncestor(g, W, tip, 'HEAD');
 }
 
 /** Move `branch` from `from` to `to` (a descendant), atomically; a checked-out branch is merged --ff-only there. */
 async function fastForward(g: GitRunner, repo: Repo, branch: string, from: string, to: string): Promise<void> {
   if (from === to) return;
-  const holder = (await gitWorktrees(g, repo)).find((w) => w.branch === branch && !w.prunable);
+  // Nobody has it checked out (read from the HEAD files): no `git worktree list` needed.
+  const held = branchCheckedOut(g, repo.commonDir, branch);
+  const holder =
+    held === false ? undefined : (await gitWorktrees(g, repo)).find((w) => w.branch === branch && !w.prunable);
   if (holder) {
     await g.run(['merge', '--ff-only', '--quiet', to], holder.path);
     return;

@@ -132,6 +132,11 @@ export async function commitsWithoutEquivalent(
 
 /** The bytes of `<rev>:<path>`, or null when the path does not exist there. */
 export async function showBlob(g: GitRunner, cwd: string, rev: string, path: string): Promise<Buffer | null> {
-  if ((await g.tryRun(['cat-file', '-e', `${rev}:${path}`], cwd)).status !== 0) return null;
-  return g.bytes(['cat-file', 'blob', `${rev}:${path}`], cwd);
+  try {
+    return await g.bytes(['cat-file', 'blob', `${rev}:${path}`], cwd);
+  } catch (e) {
+    // Missing (null), or there but not readable as a blob (the error): only a failure asks which.
+    if ((await g.tryRun(['cat-file', '-e', `${rev}:${path}`], cwd)).status !== 0) return null;
+    throw e;
+  }
 }

@@ -1,10 +1,13 @@
 /** What every worker of one run shares (06-run.md §1): the contexts, the plan, the options, the tallies. */
 import type { GitRunner } from '../git/exec.js';
+import type { TraceFn } from '../git/trace.js';
 import type { FlowCtx } from '../git/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
 import type { StateCall, StateStore } from '../state/store.js';
 import type { Prepared } from './preflight.js';
 import type { RunEvent } from './types.js';
+
+export { timed, type TraceFn } from '../git/trace.js';
 
 /** An event without its `at` (the run stamps it). */
 export type EventInput = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'at'> : never) : never;
@@ -19,6 +22,18 @@ export interface RunOptions {
   checkpoints: boolean;
   setupCommand: string[];
   maxAttempts: number;
+}
+
+/**
+ * One timed span of the opt-in timing trace (the CLI turns it on; core code only hands spans to it):
+ * `name` is a phase or a sub-phase (`commit.status`, `integrate.lock`, …), `start` the epoch ms it began.
+ */
+export interface TraceSpan {
+  worker: string;
+  step: string;
+  name: string;
+  start: number;
+  ms: number;
 }
 
 export interface Held {
@@ -50,6 +65,15 @@ export interface RunCtx {
   startTip: string;
   /** Checked before each claim: the plan on the base branch keeps its structure. */
   drift: { check(): Promise<void> };
+  /** The opt-in timing trace (RunHooks.trace), if any. */
+  trace?: ((span: TraceSpan) => void) | undefined;
+}
+
+/** A TraceFn for one worker's step: a no-op when the run is not traced. */
+export function tracerOf(rc: Pick<RunCtx, 'trace'>, worker: string, step: string): TraceFn | undefined {
+  const out = rc.trace;
+  if (!out) return undefined;
+  return (name, start) => out({ worker, step, name, start, ms: Date.now() - start });
 }
 
 /** Wait up to `ms` for a change of the plan's state (or the run's stop). */

@@ -19,7 +19,9 @@ export async function watchDrift(rc: RunCtx): Promise<DriftWatch> {
   let baseTip = await refTip(rc.g, rc.flow.repo.commonDir, rc.flow.repo.mainRoot, rc.prep.base);
   const blobOf = async () =>
     (await rc.g.tryRun(['rev-parse', '--verify', '--quiet', spec], rc.flow.repo.mainRoot)).stdout.trim();
-  let known = await blobOf();
+  // The blob id last seen with the starting structure; unknown until the base first moves (the plan's
+  // structure is then compared once), which spares every run a git process at its start.
+  let known: string | null = null;
   const structure = structureHash(rc.prep.plan);
   return {
     async check() {
@@ -27,7 +29,7 @@ export async function watchDrift(rc: RunCtx): Promise<DriftWatch> {
       if (tip === baseTip) return;
       baseTip = tip;
       const now = await blobOf();
-      if (now === known) return;
+      if (known !== null && now === known) return;
       const { showBlob } = await import('../git/refs.js');
       const { parsePlan } = await import('../plan/parse.js');
       const bytes = await showBlob(rc.g, rc.flow.repo.mainRoot, `refs/heads/${rc.prep.base}`, rc.prep.planPath);

@@ -8,7 +8,7 @@ import { TugError } from '../contract/errors.js';
 import type { FlowCtx } from '../git/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
 import type { RunCtx, EventInput } from './context.js';
-import { stateCallIn } from './context.js';
+import { stateCallIn, timed, tracerOf } from './context.js';
 import { ensureIntegrationBranch, initState, preflight, type Prepared } from './preflight.js';
 import type { RunEvent, RunSummary } from './types.js';
 import { endOrphan, pgidFile } from './orphans.js';
@@ -36,6 +36,8 @@ export interface RunHooks {
   signal?: AbortSignal | undefined;
   /** Called once the plan is checked and the lock held, with what the renderer needs. */
   onStart?(info: { plan_path: string; steps_total: number; steps_done: number; workers: string[] }): void;
+  /** The opt-in timing trace: every timed span of the workers' steps (off when absent). */
+  trace?: ((span: import('./context.js').TraceSpan) => void) | undefined;
 }
 
 async function flowOf(ctx: OpsContext, call: Call): Promise<FlowCtx> {
@@ -72,15 +74,18 @@ export async function completedSteps(ctx: OpsContext, prep: Prepared, call: Call
 
 export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hooks: RunHooks): Promise<RunSummary> {
   const t0 = Date.now();
+  const tr = tracerOf(hooks, '', '');
   const { gitRunner } = await import('../git/exec.js');
-  const { flow, prep } = await prepareRun(ctx, input, call);
+  const { flow, prep } = await timed(tr, 'run.preflight', () => prepareRun(ctx, input, call));
   const g = gitRunner(ctx.env);
   const config = flow.config;
   const impl = (await import('./agents.js')).resolveImplementer(input, config.run);
   if (input.max_attempts !== undefined) config.state = { ...config.state, max_attempts: input.max_attempts };
   const workers = input.workers ?? config.run.workers;
   const { acquireRunLock } = await import('./lock.js');
-  const lock = await acquireRunLock(flow.repo.mainRoot, prep.slug, prep.planPath, ctx.clock.now());
+  const lock = await timed(tr, 'run.lock', () =>
+    acquireRunLock(flow.repo.mainRoot, prep.slug, prep.planPath, ctx.clock.now()),
+  );
   // Whatever fails after this point, the run lock is released (a failed start must not block the next run).
   try {
     return await runLocked(ctx, input, call, hooks, { t0, flow, prep, g, config, impl, workers });
@@ -134,18 +139,22 @@ async function runLocked(
     changed: new EventTarget(),
     drift: { check: async () => undefined },
     startTip: '',
+    trace: hooks.trace,
   };
   let results: { worker: string; busy_ms: number }[] = [];
   try {
-    await initState(flow, g, prep);
-    const tip = await ensureIntegrationBranch(flow, g, prep);
+    const tr = tracerOf(rc, '', '');
+    await timed(tr, 'run.init', () => initState(flow, g, prep));
+    const tip = await timed(tr, 'run.integration', () => ensureIntegrationBranch(flow, g, prep));
     rc.startTip = tip;
     // A killed run's claims kept its committed-but-not-completed steps out of the start-up reconcile (a
     // live lease is skipped): once adoption released them, reconcile again.
-    if (await adoptLeftovers(rc, tip)) await reconcileFromIntegration(rc);
-    rc.drift = await (await import('./drift.js')).watchDrift(rc);
+    if (await timed(tr, 'run.adopt', () => adoptLeftovers(rc, tip))) await reconcileFromIntegration(rc);
+    rc.drift = await timed(tr, 'run.drift', async () => (await import('./drift.js')).watchDrift(rc));
     const names = Array.from({ length: workers }, (_, i) => `w${i + 1}`);
-    const before = await rc.store.run(stateCallIn(rc, flow.repo.mainRoot), 'ready', { plan: prep.planPath });
+    const before = await timed(tr, 'run.ready', () =>
+      rc.store.run(stateCallIn(rc, flow.repo.mainRoot), 'ready', { plan: prep.planPath }),
+    );
     hooks.onStart?.({
       plan_path: prep.planPath,
       steps_total: before.all_steps.length,
@@ -173,8 +182,10 @@ async function runLocked(
     hooks.signal?.removeEventListener('abort', onAbort);
     await releaseHeld(rc);
   }
-  await reconcileFromIntegration(rc);
-  const summary = await summarize(rc, results, Date.now() - t0);
+  const tr = tracerOf(rc, '', '');
+  await timed(tr, 'run.reconcile', () => reconcileFromIntegration(rc));
+  const summary = await timed(tr, 'run.summary', () => summarize(rc, results, Date.now() - t0));
+  await autoMaintenance(rc);
   if (summary.status === 'ok' && !input.keep_worktrees) await removeWorkerTrees(rc);
   if (summary.status === 'ok' && input.merge) {
     const { mergePlan } = await import('../git/merge.js');
@@ -266,6 +277,17 @@ async function summarize(
       blocked_steps: cat.blocked_steps,
     });
   return err ? { status: 'error', ...base, error: err.toJSON() } : { status: 'ok', ...base };
+}
+
+/**
+ * The workers' commits skip git's auto maintenance (one more process after each); it runs here once
+ * instead, unless the repository turned it off (`maintenance.auto`, which each commit would have honoured).
+ */
+async function autoMaintenance(rc: RunCtx): Promise<void> {
+  const root = rc.flow.repo.mainRoot;
+  const on = await rc.g.tryRun(['config', '--type=bool', '--get', 'maintenance.auto'], root).catch(() => null);
+  if (!on || on.stdout.trim() === 'false') return;
+  await rc.g.tryRun(['maintenance', 'run', '--auto', '--quiet'], root).catch(() => undefined);
 }
 
 async function removeWorkerTrees(rc: RunCtx): Promise<void> {

@@ -22,14 +22,15 @@ export interface Prepared {
 
 export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, baseArg?: string): Promise<Prepared> {
   const { repo } = ctx;
-  const { requireGitVersion, branchExists } = await import('../git/refs.js');
+  const { requireGitVersion } = await import('../git/refs.js');
+  const { refTip } = await import('../git/ref-files.js');
   const { resolvePlanInMain, committedPlan, parseAndValidate } = await import('../git/plan-file.js');
   const { slugOfPlan, integrationBranch } = await import('../git/naming.js');
   await requireGitVersion(g);
   const planPath = await resolvePlanInMain(repo, planArg);
   const slug = slugOfPlan(planPath);
   const base = baseArg ?? ctx.config.run.base_branch;
-  if (!(await branchExists(g, repo.mainRoot, base)))
+  if ((await refTip(g, repo.commonDir, repo.mainRoot, base)) === null)
     throw new TugError(
       'InvalidArgument',
       { reason: `base branch ${base} does not exist`, base_branch: base },
@@ -50,22 +51,24 @@ export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, bas
 
 /** `state init` from the committed blob and reconcile from the integration branch (heals a crash). */
 export async function initState(ctx: FlowCtx, g: GitRunner, p: Prepared): Promise<void> {
-  const { branchExists } = await import('../git/refs.js');
+  const { refTip } = await import('../git/ref-files.js');
   const { initAndReconcile } = await import('../git/state-bridge.js');
-  const refs = (await branchExists(g, ctx.repo.mainRoot, p.integration)) ? [p.integration] : [];
+  const exists = (await refTip(g, ctx.repo.commonDir, ctx.repo.mainRoot, p.integration)) !== null;
+  const refs = exists ? [p.integration] : [];
   await initAndReconcile(ctx, p.planPath, p.blob, refs, 'run');
 }
 
 /** The integration branch, created from the base when missing; returns its tip. */
 export async function ensureIntegrationBranch(ctx: FlowCtx, g: GitRunner, p: Prepared): Promise<string> {
-  const { branchExists, branchTip } = await import('../git/refs.js');
+  const { refTip } = await import('../git/ref-files.js');
   const { setBranchPlan } = await import('../git/branch-config.js');
   const { withIntegrationLock } = await import('../git/integrate.js');
   const root = ctx.repo.mainRoot;
+  const tip = () => refTip(g, ctx.repo.commonDir, root, p.integration);
   await withIntegrationLock(root, async () => {
-    if (await branchExists(g, root, p.integration)) return;
+    if ((await tip()) !== null) return;
     await g.run(['branch', '--no-track', p.integration, `refs/heads/${p.base}`], root);
     await setBranchPlan(g, root, p.integration, p.planPath, p.base);
   });
-  return (await branchTip(g, root, p.integration))!;
+  return (await tip())!;
 }

@@ -11,9 +11,10 @@ import { TugError } from '../contract/errors.js';
 import type { PlanStep } from '../plan/types.js';
 import type { Beat } from './heartbeat.js';
 import type { RunCtx } from './context.js';
-import { stateCallIn } from './context.js';
+import { stateCallIn, timed, type TraceFn } from './context.js';
 import type { ChildOutcome, FailCode } from './types.js';
 import type { WorkerTree } from './worktrees.js';
+import type { PreparedMessage } from '../git/commit.js';
 
 export class StepFailure extends Error {
   constructor(
@@ -78,6 +79,7 @@ export async function executeStep(
   attempt: number,
   beat: Beat,
   phase: (p: 'refactors' | 'implementer' | 'checkpoints' | 'commit') => void,
+  tr?: TraceFn,
 ): Promise<PlanStep[]> {
   const W = tree.path;
   const sc = stateCallIn(rc, W);
@@ -106,13 +108,18 @@ export async function executeStep(
         throw new StepFailure('RefactorFailed', `${u.anchor}: ${r.error?.code ?? 'error'}: ${r.error?.message ?? ''}`);
     }
     throwIfAborted(beat);
+    const message = u.commit_message ?? `chore(${rc.prep.slug}): ${u.title}`;
+    // The message with its trailers is made while the implementer runs (commitStep checks it still fits).
+    const prepared = message.trim() === 'N/A' ? undefined : prepareMessage(rc, W, u.anchor, attempt, message);
     if (rc.opts.implementer || rc.opts.agent) {
       phase('implementer');
       const { runStepImplementer, coderReport } = await import('./agents.js');
       const { stepBrief } = await import('./brief.js');
       const { forgetGroup, pgidFile, recordGroup } = await import('./orphans.js');
       const groupFile = pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
-      const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: plan, attempt, ...(await briefState(rc, W, u)) });
+      const state = await timed(tr, 'brief', () => briefState(rc, W, u));
+      const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: plan, attempt, ...state });
+      const t = Date.now();
       const out = await runStepImplementer(rc.opts, {
         cwd: W,
         baseEnv: rc.ops.env,
@@ -127,7 +134,10 @@ export async function executeStep(
         logPath: logPathOf(rc, u.anchor, attempt),
         signal: beat.signal,
         onSpawn: (pid) => recordGroup(groupFile, pid, W),
-      }).finally(() => forgetGroup(groupFile));
+      }).finally(() => {
+        forgetGroup(groupFile);
+        tr?.('implementer', t);
+      });
       if (out.aborted || beat.signal.aborted) throw new Aborted();
       if (out.timed_out)
         throw new StepFailure('StepTimeout', `${u.anchor}: the implementer ran past the step timeout`, out);
@@ -150,21 +160,23 @@ export async function executeStep(
     }
     throwIfAborted(beat);
     if (rc.opts.checkpoints) await runCheckpoints(rc, W, u, attempt, beat, left, phase);
-    await rc.store.run(sc, 'update', {
-      plan,
-      step: u.anchor,
-      worktree: W,
-      attempt,
-      items: [],
-      bulk: [],
-      batch: false,
-      complete_remaining: true,
-    });
+    await timed(tr, 'update', () =>
+      rc.store.run(sc, 'update', {
+        plan,
+        step: u.anchor,
+        worktree: W,
+        attempt,
+        items: [],
+        bulk: [],
+        batch: false,
+        complete_remaining: true,
+      }),
+    );
     throwIfAborted(beat);
-    const message = u.commit_message ?? `chore(${rc.prep.slug}): ${u.title}`;
-    if (message.trim() === 'N/A') continue;
+    if (!prepared) continue; // `**Commit:** N/A`
     phase('commit');
     const { commitStep } = await import('../git/commit.js');
+    const tc = Date.now();
     try {
       await commitStep(rc.flow, {
         worktree: W,
@@ -176,7 +188,12 @@ export async function executeStep(
         allowEmpty: true,
         branch: tree.branch,
         stepTitle: u.title,
+        prepared: await prepared,
+        autoMaintenance: false, // once, after the run (driver.ts)
+        listStaged: false, // the run does not report the staged files
+        trace: tr,
       });
+      tr?.('commit', tc);
     } catch (e) {
       if (e instanceof TugError && e.code === 'GitError')
         throw new StepFailure(
@@ -187,6 +204,22 @@ export async function executeStep(
     }
   }
   return units;
+}
+
+/** The unit's commit message with its trailers, made ahead; undefined when that failed (commitStep reports it). */
+async function prepareMessage(
+  rc: RunCtx,
+  W: string,
+  step: string,
+  attempt: number,
+  message: string,
+): Promise<PreparedMessage | undefined> {
+  try {
+    const { prepareMessage: prepare } = await import('../git/commit.js');
+    return await prepare(rc.flow, { worktree: W, planPath: rc.prep.planPath, step, message, attempt });
+  } catch {
+    return undefined;
+  }
 }
 
 /** Item statuses of the unit's subtree and the step's earlier failed attempts, for the brief (06-run.md §2). */

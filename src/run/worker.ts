@@ -7,7 +7,7 @@
  */
 import { TugError } from '../contract/errors.js';
 import type { PlanStep } from '../plan/types.js';
-import { announceChange, stateCallIn, waitForChange, type RunCtx } from './context.js';
+import { announceChange, stateCallIn, timed, tracerOf, waitForChange, type RunCtx, type TraceFn } from './context.js';
 import { faultPoint } from './fault.js';
 import { LOST_CODES, startHeartbeat, type Beat } from './heartbeat.js';
 import { Aborted, executeStep, StepFailure } from './step.js';
@@ -78,12 +78,15 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
   let backoff = 100;
   const sc = stateCallIn(rc, tree.path);
   while (!rc.stop.signal.aborted) {
-    await rc.drift.check(); // PlanDrift is fatal: the run stops claiming
-    const r = await rc.store.run(sc, 'claim', {
-      plan: rc.prep.planPath,
-      worktree: tree.path,
-      lease_seconds: rc.opts.leaseSeconds,
-    });
+    const tc = tracerOf(rc, worker, '');
+    await timed(tc, 'drift', () => rc.drift.check()); // PlanDrift is fatal: the run stops claiming
+    const r = await timed(tc, 'claim', () =>
+      rc.store.run(sc, 'claim', {
+        plan: rc.prep.planPath,
+        worktree: tree.path,
+        lease_seconds: rc.opts.leaseSeconds,
+      }),
+    );
     if (!r.claimed) {
       if (r.all_completed || r.claimed_steps.length === 0) break;
       rc.emit({ type: 'waiting', worker });
@@ -135,19 +138,20 @@ async function runClaimed(
   // The heartbeat runs from the claim on: a slow setup must not let the lease lapse, and a claim lost
   // during the reset, the setup or `start` is handled like any other lost claim.
   const beat = startHeartbeat(rc, W, step.anchor, attempt);
+  const tr = tracerOf(rc, worker, step.anchor);
   try {
     phase('reset');
-    await prepareTree(rc, tree, fresh);
+    await timed(tr, 'reset', () => prepareTree(rc, tree, fresh));
     if (beat.signal.aborted) throw new Aborted();
-    await rc.store.run(sc, 'start', { plan, step: step.anchor, worktree: W, attempt });
-    const units = await executeStep(rc, tree, step, attempt, beat, phase);
-    await checkPreconditions(rc, W, units, attempt);
+    await timed(tr, 'start', () => rc.store.run(sc, 'start', { plan, step: step.anchor, worktree: W, attempt }));
+    const units = await executeStep(rc, tree, step, attempt, beat, phase, tr);
+    await timed(tr, 'preconditions', () => checkPreconditions(rc, W, units, attempt));
     phase('integrate');
-    const head = await integrateStep(rc, W, beat);
+    const head = await timed(tr, 'integrate', () => integrateStep(rc, W, beat, tr));
     faultPoint(rc.ops.env, 'after-integrate', step.anchor);
     phase('complete');
     tree.integratedHead = head.after;
-    const hash = await completeUnits(rc, W, units, attempt, head.before, head.after);
+    const hash = await timed(tr, 'complete', () => completeUnits(rc, W, units, attempt, head.before, head.after));
     rc.completed.push(step.anchor);
     if (hash) rc.commits.push(hash);
     rc.emit({ type: 'step_completed', worker, step_anchor: step.anchor, commit_hash: hash });
@@ -177,7 +181,12 @@ async function checkPreconditions(rc: RunCtx, W: string, units: PlanStep[], atte
   }
 }
 
-async function integrateStep(rc: RunCtx, W: string, beat: Beat): Promise<{ before: string; after: string }> {
+async function integrateStep(
+  rc: RunCtx,
+  W: string,
+  beat: Beat,
+  trace?: TraceFn,
+): Promise<{ before: string; after: string }> {
   const { integrate } = await import('../git/integrate.js');
   const before = await integrationTip(rc);
   const r = await integrate({
@@ -186,6 +195,7 @@ async function integrateStep(rc: RunCtx, W: string, beat: Beat): Promise<{ befor
     worktree: W,
     integrationBranch: rc.prep.integration,
     heartbeat: () => beat.now(),
+    trace,
   });
   if (r.integrated) return { before, after: r.head };
   if (r.reason === 'ownership') throw new Aborted();

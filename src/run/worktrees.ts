@@ -18,7 +18,10 @@ export interface WorkerTree {
   k: number;
   path: string;
   branch: string;
-  /** Set right after this tree's step was integrated: its HEAD, every change committed. */
+  /**
+   * Set right after this tree's step was integrated (or the tree was created): its HEAD, every change
+   * committed, nothing untracked.
+   */
   integratedHead?: string | undefined;
 }
 
@@ -36,14 +39,20 @@ export async function workerTree(
   const { setBranchPlan } = await import('../git/branch-config.js');
   const branch = workerBranch(slug, k);
   const path = worktreeDir(repo.mainRoot, branch);
-  const tree = { worker: `w${k}`, k, path, branch };
+  const tree: WorkerTree = { worker: `w${k}`, k, path, branch };
   const none = async () => undefined;
   // A live worktree of an earlier run: its `.git` file names an admin directory that still exists.
   if (adminDirOf(path)) return { tree, created: false, branchConfig: none };
-  const { gitWorktrees } = await import('../git/repo.js');
-  if ((await gitWorktrees(g, repo)).some((w) => w.path === path)) await g.tryRun(['worktree', 'prune'], repo.mainRoot); // registered, but its directory is gone
+  // Registered, but its directory is gone: prune it first (read from the admin files, git when unsure).
+  const { worktreeRegistered } = await import('../git/ref-files.js');
+  const registered =
+    worktreeRegistered(g, repo.commonDir, path) ??
+    (await (await import('../git/repo.js')).gitWorktrees(g, repo)).some((w) => w.path === path);
+  if (registered) await g.tryRun(['worktree', 'prune'], repo.mainRoot);
   // Checked out: a claim reads the plan from the worker's tree.
   await g.run(['worktree', 'add', '--quiet', '--force', '--no-track', '-B', branch, path, tip], repo.mainRoot);
+  // A fresh checkout of `tip`, nothing else in it: its first reset needs neither a HEAD lookup nor a clean.
+  tree.integratedHead = tip;
   // The branch config (04-git.md §3) is metadata for `worktree list` and `merge`: the caller writes it off
   // the worker's critical path.
   return { tree, created: true, branchConfig: () => setBranchPlan(g, repo.mainRoot, branch, planPath, base) };
@@ -62,9 +71,12 @@ function adminDirOf(path: string): string | null {
 
 /** Worker worktrees of this plan left by an earlier run (any k). */
 export async function leftoverTrees(g: GitRunner, repo: Repo, slug: string): Promise<WorkerTree[]> {
-  const { gitWorktrees } = await import('../git/repo.js');
+  const { worktreeBranches } = await import('../git/ref-files.js');
   const re = new RegExp(`^tugplan/${slug}--w(\\d+)$`);
-  return (await gitWorktrees(g, repo)).flatMap((w) => {
+  const trees =
+    worktreeBranches(g, repo.commonDir, repo.mainRoot) ??
+    (await (await import('../git/repo.js')).gitWorktrees(g, repo));
+  return trees.flatMap((w) => {
     const m = w.branch ? re.exec(w.branch) : null;
     return m && existsSync(w.path) ? [{ worker: `w${m[1]}`, k: Number(m[1]), path: w.path, branch: w.branch! }] : [];
   });

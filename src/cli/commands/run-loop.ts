@@ -58,11 +58,15 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
     else pending.push(e);
   };
   let summary: RunSummary;
+  // TUGCODE_RUN_TRACE=<file>: the workers' timed spans, one JSON line each, written when the run ends.
+  const traceFile = cli.env.TUGCODE_RUN_TRACE || undefined;
+  const spans: string[] = [];
   try {
     const { runPlan } = await import('../../run/driver.js');
     summary = await runPlan(cli.ctx, input, call, {
       signal: stop.signal,
       onEvent: emit,
+      trace: traceFile ? (span) => spans.push(JSON.stringify(span)) : undefined,
       onStart: (info) => {
         const mode = json ? 'json' : cli.stdoutIsTTY ? 'live' : 'lines';
         renderer = createRenderer(mode, { write, color: cli.color, now: () => Date.now(), ...info });
@@ -84,6 +88,7 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
   } finally {
     sig.off();
     (renderer as ReturnType<typeof createRenderer> | null)?.close();
+    if (traceFile) (await import('node:fs')).writeFileSync(traceFile, spans.map((l) => l + '\n').join(''));
   }
   const code = exitOf(summary, sig.which());
   const at = cli.now();

@@ -1,0 +1,182 @@
+/**
+ * Answers the driver needs around every step, read from git's own files instead of a git process (each
+ * spawn costs ~3–5 ms of CPU on the 2-core target, and parallel workers compete for those cores): a branch
+ * tip (loose ref, then packed-refs), a work tree's HEAD commit, whether any work tree has a branch checked
+ * out. Every reader answers only what it can read for certain and hands anything unusual (reftable, a
+ * symbolic ref, GIT_DIR & co. in the environment, an unreadable file) to git. The reads are synchronous:
+ * a few small files each, where a read through the thread pool waited behind the other workers' I/O.
+ */
+
+/** The file's text, null when it does not exist (or is not a file), undefined when unreadable otherwise. */
+function readText(file: string): string | null | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? null : undefined;
+  }
+}
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { canonicalPath } from '../kernel/repo-layout.js';
+import type { GitRunner } from './exec.js';
+import { headCommit } from './refs.js';
+
+const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/** Variables that make git look somewhere else than the files read here. */
+const RELOCATING = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_COMMON_DIR',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_NAMESPACE',
+  'GIT_REPLACE_REF_BASE',
+  'GIT_INDEX_FILE',
+];
+
+/** Whether git's files may be read directly for a runner's environment. */
+export function filesUsable(g: GitRunner): boolean {
+  return RELOCATING.every((k) => !g.env[k]);
+}
+
+/** A branch tip from its ref files; undefined when git must be asked, null when the branch is missing. */
+function tipFromFiles(commonDir: string, branch: string): string | null | undefined {
+  const loose = readText(join(commonDir, 'refs', 'heads', ...branch.split('/')));
+  if (loose === undefined) return undefined;
+  if (loose !== null) return SHA.test(loose.trim()) ? loose.trim() : undefined;
+  const packed = readText(join(commonDir, 'packed-refs'));
+  if (packed === undefined) return undefined;
+  if (packed === null) return readText(join(commonDir, 'reftable', 'tables.list')) === null ? null : undefined;
+  const want = ` refs/heads/${branch}`;
+  for (const line of packed.split('\n'))
+    if (line.endsWith(want)) {
+      const sha = line.slice(0, -want.length);
+      return SHA.test(sha) ? sha : undefined;
+    }
+  return null;
+}
+
+/** A branch tip read from the ref files (`git rev-parse refs/heads/<branch>^{commit}` otherwise). */
+export async function refTip(g: GitRunner, commonDir: string, cwd: string, branch: string): Promise<string | null> {
+  const fast = filesUsable(g) ? tipFromFiles(commonDir, branch) : undefined;
+  if (fast !== undefined) return fast;
+  const r = await g.tryRun(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], cwd);
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+
+/** The git directory of the work tree at `W` (`.git`, or the directory its `.git` file names), and the common one. */
+function gitDirsOf(W: string): { gitDir: string; commonDir: string } | null {
+  const dotGit = join(W, '.git');
+  let file: string;
+  try {
+    file = readFileSync(dotGit, 'utf8');
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EISDIR' ? { gitDir: dotGit, commonDir: dotGit } : null;
+  }
+  const m = /^gitdir: (.+)$/m.exec(file);
+  if (!m) return null;
+  const gitDir = resolve(W, m[1]!.trim());
+  const common = readText(join(gitDir, 'commondir'));
+  return typeof common === 'string' ? { gitDir, commonDir: resolve(gitDir, common.trim()) } : null;
+}
+
+/** The commit HEAD of the work tree at `W` names (`git rev-parse HEAD` when the files cannot say). */
+export async function headTip(g: GitRunner, W: string): Promise<string | null> {
+  const dirs = filesUsable(g) ? gitDirsOf(W) : null;
+  const head = dirs ? readText(join(dirs.gitDir, 'HEAD')) : null;
+  if (dirs && typeof head === 'string') {
+    const h = head.trim();
+    if (SHA.test(h)) return h;
+    const m = /^ref: refs\/heads\/(\S+)$/.exec(h);
+    const tip = m ? tipFromFiles(dirs.commonDir, m[1]!) : undefined;
+    if (tip) return tip;
+  }
+  return headCommit(g, W);
+}
+
+/**
+ * Whether any work tree of the repository has `branch` checked out, from the HEAD files (the main one in
+ * the common directory, each linked one in `worktrees/<id>/`), which is where `git worktree list` reads
+ * it. True means "some work tree does" (the caller asks git which one); null means git must be asked.
+ */
+export function branchCheckedOut(g: GitRunner, commonDir: string, branch: string): boolean | null {
+  if (!filesUsable(g)) return null;
+  let ids: string[];
+  try {
+    ids = readdirSync(join(commonDir, 'worktrees'));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return null;
+    ids = [];
+  }
+  const heads = [join(commonDir, 'HEAD'), ...ids.map((id) => join(commonDir, 'worktrees', id, 'HEAD'))];
+  const want = `ref: refs/heads/${branch}`;
+  for (const file of heads) {
+    const h = readText(file);
+    if (typeof h !== 'string') return null; // a work tree being added or removed: let git decide
+    const line = h.trim();
+    if (line === want) return true;
+    if (!SHA.test(line) && !line.startsWith('ref: ')) return null;
+  }
+  return false;
+}
+
+/**
+ * Whether `git worktree list` has a work tree at `path`, from the admin directories' `gitdir` files
+ * (`<path>/.git`); null when one cannot be read (git must be asked).
+ */
+export function worktreeRegistered(g: GitRunner, commonDir: string, path: string): boolean | null {
+  if (!filesUsable(g)) return null;
+  let ids: string[];
+  try {
+    ids = readdirSync(join(commonDir, 'worktrees'));
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? false : null;
+  }
+  const want = join(path, '.git');
+  for (const id of ids) {
+    const text = readText(join(commonDir, 'worktrees', id, 'gitdir'));
+    if (typeof text !== 'string') return null;
+    if (resolve(join(commonDir, 'worktrees', id), text.trim()) === want) return true;
+  }
+  return false;
+}
+
+/**
+ * The work trees with the branch each has checked out (null: detached), as `git worktree list` reports
+ * them (canonical paths; the main one first), read from HEAD and the admin directories' `gitdir` files;
+ * null when one cannot be read (git must be asked).
+ */
+export function worktreeBranches(
+  g: GitRunner,
+  commonDir: string,
+  mainRoot: string,
+): { path: string; branch: string | null }[] | null {
+  if (!filesUsable(g)) return null;
+  let ids: string[];
+  try {
+    ids = readdirSync(join(commonDir, 'worktrees'));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return null;
+    ids = [];
+  }
+  const branchOf = (head: string | null | undefined): string | null | undefined => {
+    if (typeof head !== 'string') return undefined;
+    const h = head.trim();
+    if (SHA.test(h)) return null;
+    const m = /^ref: refs\/heads\/(\S+)$/.exec(h);
+    return m ? m[1]! : undefined;
+  };
+  const main = branchOf(readText(join(commonDir, 'HEAD')));
+  if (main === undefined) return null;
+  const out = [{ path: mainRoot, branch: main }];
+  for (const id of ids) {
+    const admin = join(commonDir, 'worktrees', id);
+    const gitdir = readText(join(admin, 'gitdir'));
+    const branch = branchOf(readText(join(admin, 'HEAD')));
+    if (typeof gitdir !== 'string' || branch === undefined) return null;
+    out.push({ path: canonicalPath(dirname(resolve(admin, gitdir.trim()))), branch });
+  }
+  return out;
+}

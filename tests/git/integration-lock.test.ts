@@ -1,0 +1,59 @@
+/**
+ * The integration lock inside one process (src/git/integrate.ts): callers of one process queue up in
+ * order before the file lock, never overlap, and a caller that waits past its timeout is Busy without
+ * disturbing the line behind it.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { INTEGRATION_LOCK, withIntegrationLock } from '../../src/git/integrate.js';
+import { tempDir } from '../helpers/repo.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the integration lock within one process', () => {
+  it('runs the callers one at a time, in the order they came, each holding the lock file', async () => {
+    const root = tempDir();
+    const log: string[] = [];
+    let inside = 0;
+    const one = (name: string) =>
+      withIntegrationLock(root, async () => {
+        inside++;
+        expect(inside).toBe(1);
+        expect(existsSync(join(root, INTEGRATION_LOCK))).toBe(true);
+        log.push(`${name}+`);
+        await sleep(10);
+        log.push(`${name}-`);
+        inside--;
+        return name;
+      });
+    expect(await Promise.all(['a', 'b', 'c', 'd'].map(one))).toEqual(['a', 'b', 'c', 'd']);
+    expect(log).toEqual(['a+', 'a-', 'b+', 'b-', 'c+', 'c-', 'd+', 'd-']);
+    expect(existsSync(join(root, INTEGRATION_LOCK))).toBe(false);
+  });
+
+  it('is Busy for a caller that waits past its timeout; the line behind it goes on', async () => {
+    const root = tempDir();
+    const order: string[] = [];
+    const first = withIntegrationLock(root, async () => {
+      await sleep(300);
+      order.push('first');
+    });
+    const impatient = withIntegrationLock(root, () => order.push('impatient'), 50);
+    const patient = withIntegrationLock(root, () => order.push('patient'));
+    await expect(impatient).rejects.toMatchObject({ code: 'Busy' });
+    await first;
+    await patient;
+    expect(order).toEqual(['first', 'patient']);
+  });
+
+  it('lets the next caller in after a failing one', async () => {
+    const root = tempDir();
+    const bad = withIntegrationLock(root, () => {
+      throw new Error('boom');
+    });
+    const good = withIntegrationLock(root, () => 'ok');
+    await expect(bad).rejects.toThrow('boom');
+    expect(await good).toBe('ok');
+  });
+});

@@ -1,0 +1,176 @@
+/**
+ * The driver's git answers read from git's files (src/git/ref-files.ts, src/git/ancestry.ts): each one
+ * agrees with git, and hands back to git (null / a git call) whatever the files cannot prove.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isAncestorFromFiles } from '../../src/git/ancestry.js';
+import { gitRunner } from '../../src/git/exec.js';
+import { integrate } from '../../src/git/integrate.js';
+import { branchCheckedOut, headTip, refTip, worktreeBranches, worktreeRegistered } from '../../src/git/ref-files.js';
+import { gitWorktrees, resolveRepo } from '../../src/git/repo.js';
+import { git, tempDir, tempRepo } from '../helpers/repo.js';
+
+const g = gitRunner({ ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e' });
+
+function commit(cwd: string, file: string): string {
+  writeFileSync(join(cwd, file), `${file}\n`);
+  git(cwd, 'add', '-A');
+  git(cwd, 'commit', '-q', '-m', file);
+  return git(cwd, 'rev-parse', 'HEAD').trim();
+}
+
+function gitSaysAncestor(cwd: string, a: string, d: string): boolean {
+  try {
+    git(cwd, 'merge-base', '--is-ancestor', a, d);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** main: c0 ← c1 ← c2; side (from c1): s1 ← s2; merge m = c2 + s2 on main. */
+function history() {
+  const root = tempRepo();
+  const c0 = git(root, 'rev-parse', 'HEAD').trim();
+  const c1 = commit(root, 'c1');
+  git(root, 'switch', '-q', '-c', 'side');
+  const s1 = commit(root, 's1');
+  const s2 = commit(root, 's2');
+  git(root, 'switch', '-q', 'main');
+  const c2 = commit(root, 'c2');
+  git(root, 'merge', '-q', '--no-edit', 'side');
+  const m = git(root, 'rev-parse', 'HEAD').trim();
+  return { root, commonDir: join(root, '.git'), all: { c0, c1, c2, s1, s2, m } };
+}
+
+describe('isAncestorFromFiles', () => {
+  it('agrees with git merge-base --is-ancestor on every pair of loose commits', () => {
+    const { root, commonDir, all } = history();
+    for (const a of Object.values(all))
+      for (const d of Object.values(all)) {
+        const files = isAncestorFromFiles(commonDir, a, d);
+        expect(files, `${a} → ${d}`).not.toBeNull();
+        expect(files, `${a} → ${d}`).toBe(gitSaysAncestor(root, a, d));
+      }
+  });
+
+  it('answers the driver cases: its commit on the old tip, the tip moved on by another worker', () => {
+    const root = tempRepo();
+    const base = git(root, 'rev-parse', 'HEAD').trim();
+    git(root, 'switch', '-q', '-c', 'worker');
+    const mine = commit(root, 'mine');
+    git(root, 'switch', '-q', '-c', 'integ', base);
+    const moved = commit(root, 'theirs');
+    const commonDir = join(root, '.git');
+    expect(isAncestorFromFiles(commonDir, base, mine)).toBe(true);
+    expect(isAncestorFromFiles(commonDir, moved, mine)).toBe(false);
+  });
+
+  it('leaves packed objects, replace refs and shallow clones to git', () => {
+    const { root, commonDir, all } = history();
+    git(root, 'replace', all.s1, all.c1);
+    expect(isAncestorFromFiles(commonDir, all.c2, all.m)).toBeNull();
+    git(root, 'replace', '-d', all.s1);
+    git(root, 'gc', '-q');
+    expect(isAncestorFromFiles(commonDir, all.c0, all.m)).toBeNull();
+    writeFileSync(join(commonDir, 'shallow'), `${all.c1}\n`);
+    expect(isAncestorFromFiles(commonDir, all.c2, all.m)).toBeNull();
+  });
+});
+
+describe('ref and HEAD files', () => {
+  it('read branch tips and HEAD like git, in the main checkout, a linked worktree and a detached HEAD', async () => {
+    const root = tempRepo();
+    const wt = join(tempDir(), 'wt');
+    git(root, 'worktree', 'add', '-q', '-b', 'feature/x', wt);
+    commit(wt, 'x');
+    const commonDir = join(root, '.git');
+    expect(await refTip(g, commonDir, root, 'feature/x')).toBe(git(root, 'rev-parse', 'feature/x').trim());
+    expect(await refTip(g, commonDir, root, 'nope')).toBeNull();
+    expect(await headTip(g, root)).toBe(git(root, 'rev-parse', 'HEAD').trim());
+    expect(await headTip(g, wt)).toBe(git(wt, 'rev-parse', 'HEAD').trim());
+    git(root, 'pack-refs', '--all');
+    expect(await refTip(g, commonDir, root, 'feature/x')).toBe(git(root, 'rev-parse', 'feature/x').trim());
+    expect(await headTip(g, wt)).toBe(git(wt, 'rev-parse', 'HEAD').trim());
+    git(wt, 'switch', '-q', '--detach', 'main');
+    expect(await headTip(g, wt)).toBe(git(root, 'rev-parse', 'main').trim());
+  });
+
+  it('say which branches a work tree has checked out', () => {
+    const root = tempRepo();
+    const wt = join(tempDir(), 'wt');
+    git(root, 'branch', 'free');
+    git(root, 'worktree', 'add', '-q', '-b', 'held', wt);
+    const commonDir = join(root, '.git');
+    expect(branchCheckedOut(g, commonDir, 'main')).toBe(true);
+    expect(branchCheckedOut(g, commonDir, 'held')).toBe(true);
+    expect(branchCheckedOut(g, commonDir, 'free')).toBe(false);
+    // A half-made admin directory (no HEAD yet): git decides.
+    mkdirSync(join(commonDir, 'worktrees', 'half'));
+    expect(branchCheckedOut(g, commonDir, 'free')).toBeNull();
+  });
+
+  it('say whether git has a work tree registered at a path, its directory there or not', () => {
+    const root = tempRepo();
+    const commonDir = join(root, '.git');
+    const wt = join(tempDir(), 'wt');
+    expect(worktreeRegistered(g, commonDir, wt)).toBe(false);
+    git(root, 'worktree', 'add', '-q', '-b', 'x', wt);
+    expect(worktreeRegistered(g, commonDir, wt)).toBe(true);
+    expect(worktreeRegistered(g, commonDir, join(tempDir(), 'other'))).toBe(false);
+    rmSync(wt, { recursive: true, force: true });
+    expect(worktreeRegistered(g, commonDir, wt)).toBe(true);
+    git(root, 'worktree', 'prune');
+    expect(worktreeRegistered(g, commonDir, wt)).toBe(false);
+  });
+
+  it('list the work trees and their branches as git worktree list does', async () => {
+    const root = tempRepo();
+    const commonDir = join(root, '.git');
+    const a = join(tempDir(), 'a');
+    const b = join(tempDir(), 'b');
+    const gone = join(tempDir(), 'gone');
+    git(root, 'worktree', 'add', '-q', '-b', 'tugplan/x--w1', a);
+    git(root, 'worktree', 'add', '-q', '--detach', b);
+    git(root, 'worktree', 'add', '-q', '-b', 'tugplan/x--w2', gone);
+    rmSync(gone, { recursive: true, force: true });
+    const byGit = (await gitWorktrees(g, resolveRepo(root))).map((w) => ({ path: w.path, branch: w.branch }));
+    const byFiles = worktreeBranches(g, commonDir, root);
+    const sort = (l: { path: string }[]) => [...l].sort((x, y) => x.path.localeCompare(y.path));
+    expect(sort(byFiles!)).toEqual(sort(byGit));
+    expect(byFiles).toHaveLength(4);
+  });
+
+  it('hand everything to git when GIT_DIR & co. relocate the repository', async () => {
+    const root = tempRepo();
+    const moved = gitRunner({ ...process.env, GIT_DIR: join(root, '.git') });
+    expect(branchCheckedOut(moved, join(root, '.git'), 'main')).toBeNull();
+    expect(await headTip(moved, root)).toBe(git(root, 'rev-parse', 'HEAD').trim());
+  });
+});
+
+describe('integrate with the integration branch checked out', () => {
+  it('merges --ff-only in the work tree holding it (its files follow), whether or not a rebase was needed', async () => {
+    const root = tempRepo();
+    git(root, 'branch', 'tugplan/demo');
+    const holder = join(tempDir(), 'holder');
+    git(root, 'worktree', 'add', '-q', holder, 'tugplan/demo');
+    const wt = join(tempDir(), 'wt');
+    git(root, 'worktree', 'add', '-q', '-b', 'tugplan/demo--w1', wt, 'main');
+    commit(wt, 'one.txt');
+    const repo = resolveRepo(root, process.env);
+    const r = await integrate({ git: g, repo, worktree: wt, integrationBranch: 'tugplan/demo' });
+    expect(r).toMatchObject({ integrated: true, rebased: false });
+    expect(readFileSync(join(holder, 'one.txt'), 'utf8')).toBe('one.txt\n');
+    expect(git(holder, 'status', '--porcelain')).toBe('');
+    const wt2 = join(tempDir(), 'wt2');
+    git(root, 'worktree', 'add', '-q', '-b', 'tugplan/demo--w2', wt2, 'main');
+    commit(wt2, 'two.txt');
+    const r2 = await integrate({ git: g, repo, worktree: wt2, integrationBranch: 'tugplan/demo' });
+    expect(r2).toMatchObject({ integrated: true, rebased: true });
+    expect(readFileSync(join(holder, 'two.txt'), 'utf8')).toBe('two.txt\n');
+    expect(git(root, 'rev-parse', 'tugplan/demo').trim()).toBe(git(wt2, 'rev-parse', 'HEAD').trim());
+  });
+});
