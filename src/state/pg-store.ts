@@ -21,6 +21,9 @@ import {
   type StateStore,
 } from './store.js';
 
+type PgMode = Mode | 'create';
+const RANK: Record<PgMode, number> = { read: 0, write: 1, create: 2 };
+
 export interface PgStoreOptions {
   url: string;
   /** The project id (already resolved: `[state] project`, else the root commit's hash). */
@@ -52,9 +55,8 @@ export class PgStateStore implements StateStore {
   readonly backend = 'postgres' as const;
   readonly target: PgTarget;
   readonly schema: string;
-  private db: Promise<PgDatabase | null> | null = null;
+  private pending: { rank: number; p: Promise<PgDatabase | null> } | null = null;
   private opened: PgDatabase | null = null;
-  private writer = false;
 
   constructor(private readonly o: PgStoreOptions) {
     checkStateConfig(o.config);
@@ -77,12 +79,20 @@ export class PgStateStore implements StateStore {
     return db ? db.serverOffsetMs : null;
   }
 
-  /** The open database; `read` finds none when the project has no schema yet. */
-  async open(mode: Mode): Promise<PgDatabase | null> {
-    if (this.opened?.open && (mode === 'read' || this.writer)) return this.opened;
-    if (!this.db || (mode === 'write' && !this.writer) || (this.opened && !this.opened.open)) {
-      const write = mode === 'write';
-      this.db = openPg(
+  /**
+   * The open database. `read` and `write` find none while the project has no schema (a refused command
+   * creates nothing); `create` (state init, through ensureWriter) makes it. A database opened to read is
+   * upgraded in place (migrated on the same pool) when a writer is needed. A missing schema is never cached:
+   * a long-lived process sees a project another process initialized later.
+   */
+  async open(mode: PgMode): Promise<PgDatabase | null> {
+    const rank = RANK[mode];
+    if (this.opened?.open) {
+      if (rank > 0 && this.opened.readonly) await this.opened.upgrade(LATEST_SCHEMA_VERSION);
+      return this.opened;
+    }
+    if (!this.pending || this.pending.rank < rank) {
+      const p = openPg(
         {
           url: this.o.url,
           target: this.target,
@@ -92,15 +102,20 @@ export class PgStateStore implements StateStore {
           migrationsDir: `${migrationsDir()}/pg`,
         },
         LATEST_SCHEMA_VERSION,
-      ).then(async (db) => {
-        await this.opened?.close();
-        this.opened = db;
-        this.writer = write && db !== null;
+      ).then((db) => {
+        if (db) this.opened = db;
         return db;
       });
-      this.db.catch(() => (this.db = null));
+      const entry = { rank, p };
+      this.pending = entry;
+      const done = () => {
+        if (this.pending === entry) this.pending = null;
+      };
+      p.then(done, done);
     }
-    return this.db;
+    const db = await this.pending.p;
+    if (db && rank > 0 && db.readonly) return this.open(mode);
+    return db;
   }
 
   /** The server's clock, unless TUGCODE_NOW fixed the process's. */
@@ -124,13 +139,14 @@ export class PgStateStore implements StateStore {
       dbPath: this.location,
       env: this.o.env,
       ownerPrefix: `${this.o.host}:`,
+      openWriter: async () => (await this.open('create'))!,
     };
     return fn(ctx);
   }
 
   async run<K extends OpName>(call: StateCall, op: K, input: OpInput<K>): Promise<OpResult<K>> {
     const impl = await IMPLS[op]();
-    const mode = op === 'init' ? 'write' : MODES[op];
+    const mode = MODES[op];
     const qualified = this.qualify(input);
     return this.withContext(call, mode, (ctx) => impl(ctx, qualified as never) as OpResult<K>);
   }
@@ -143,8 +159,7 @@ export class PgStateStore implements StateStore {
   async close(): Promise<void> {
     const db = this.opened;
     this.opened = null;
-    this.db = null;
-    this.writer = false;
+    this.pending = null;
     await db?.close();
   }
 }
