@@ -59,7 +59,11 @@ scenario('runs a step from claim to completion', async (b) => {
   const upd = ['update', 'demo', 'step-0', '--worktree', w1];
   expect(
     t.ok([...upd, '--task', '0', 'completed', '--task', '1:in_progress', '--test', '0', 'deferred', '--reason', 'x']),
-  ).toMatchObject({ updated: 3, tasks: { open: 0, in_progress: 1, completed: 1, deferred: 0 }, tests: { deferred: 1 } });
+  ).toMatchObject({
+    updated: 3,
+    tasks: { open: 0, in_progress: 1, completed: 1, deferred: 0 },
+    tests: { deferred: 1 },
+  });
   const batch = t.ok([...upd, '--batch'], {
     input: '[{"kind":"checkpoint","ordinal":1,"status":"deferred","reason":"manual"}]',
   });
@@ -169,11 +173,7 @@ scenario('releases, fails, reaches the cap, resets and fences stale attempts', a
   await t.refused(['heartbeat', 'demo', 'step-0', ...stale], 'AttemptMismatch', 4);
   await t.refused(['start', 'demo', 'step-0', ...stale], 'AttemptMismatch', 4);
   await t.refused(['update', 'demo', 'step-0', ...stale, '--all', 'completed'], 'AttemptMismatch', 4);
-  await t.refused(
-    ['artifact', 'demo', 'step-0', ...stale, '--kind', 'note', '--summary', 'x'],
-    'AttemptMismatch',
-    4,
-  );
+  await t.refused(['artifact', 'demo', 'step-0', ...stale, '--kind', 'note', '--summary', 'x'], 'AttemptMismatch', 4);
   await t.refused(['complete', 'demo', 'step-0', ...stale, '--force', 'x'], 'AttemptMismatch', 4);
   t.ok(['complete', 'demo', 'step-0', '--worktree', w1, '--force', 'x', '--attempt', '6']);
   await t.refused(['reset', 'demo', 'step-0'], 'InvalidTransition', 4);
@@ -193,8 +193,9 @@ scenario('takes over expired leases at TUGCODE_NOW and fails a step at the cap',
     expired_claims: ['step-0'],
   });
   // Expired but not taken over: the owner's heartbeat revives the lease.
-  expect(t.ok(['heartbeat', 'demo', 'step-0', '--worktree', w1, '--lease-duration', '60'], { now: at(61), env }))
-    .toMatchObject({ renewed: true, lease_expires_at: at(121) });
+  expect(
+    t.ok(['heartbeat', 'demo', 'step-0', '--worktree', w1, '--lease-duration', '60'], { now: at(61), env }),
+  ).toMatchObject({ renewed: true, lease_expires_at: at(121) });
   expect(t.ok(['claim', 'demo', '--worktree', w2], { now: at(121), env }).claimed).toBe(false);
   const take = t.ok(['claim', 'demo', '--worktree', w2, '--lease-duration', '60'], { now: at(122), env });
   expect(take).toMatchObject({
@@ -387,7 +388,9 @@ scenario('answers the read-only commands, and creates nothing before init', asyn
   expect(show.plans[0].steps).toHaveLength(5);
   expect(show.plans[0].steps[2]).toMatchObject({ anchor: 'step-1-1', parent_anchor: 'step-1', claimed_by: null });
   expect(
-    t.ok(['show', 'demo', '--step', 'step-1', '--items', 'none']).plans[0].steps.map((s: { anchor: string }) => s.anchor),
+    t
+      .ok(['show', 'demo', '--step', 'step-1', '--items', 'none'])
+      .plans[0].steps.map((s: { anchor: string }) => s.anchor),
   ).toEqual(['step-1', 'step-1-1', 'step-1-2']);
   const text = stText(root, ['show', 'demo'], { now: at(15 * 60), env: b.env });
   expect(text.code).toBe(0);
@@ -423,7 +426,11 @@ scenario('answers the read-only commands, and creates nothing before init', asyn
 });
 
 scenario('refuses an invalid plan and a newer schema', async (b) => {
-  const { root, w1, t } = setup(b, { '.tugtool/tugplan-bad.md': '# Just a title\n\nNo steps.\n', [DEMO_PATH]: DEMO }, false);
+  const { root, w1, t } = setup(
+    b,
+    { '.tugtool/tugplan-bad.md': '# Just a title\n\nNo steps.\n', [DEMO_PATH]: DEMO },
+    false,
+  );
   await t.refused(['init', 'bad'], 'PlanInvalid', 4);
   expect(await b.dump(root)).toBeNull();
   t.ok(['init', 'demo']);

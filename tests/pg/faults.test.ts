@@ -132,7 +132,10 @@ describe('PostgreSQL secrets and faults', () => {
     expect(state(root, ['init', 'demo'], env).json.status).toBe('ok');
     // 'fast': the test servers run with synchronous_commit=off, so an immediate stop may lose the last commits.
     await own.stop('fast');
-    for (const args of [['claim', 'demo', '--worktree', w1], ['show', 'demo']]) {
+    for (const args of [
+      ['claim', 'demo', '--worktree', w1],
+      ['show', 'demo'],
+    ]) {
       const t0 = Date.now();
       const r = state(root, args, env);
       expect([r.json.error.code, r.code]).toEqual(['DatabaseUnavailable', 10]);

@@ -3,7 +3,6 @@
  * round, claims side by side under the shared advisory lock with `FOR UPDATE SKIP LOCKED`. No timing
  * assertions: who won what, and that nobody failed. tests/state/race.test.ts is the SQLite twin.
  */
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { schemaFor } from '../../src/contract/schemas/index.js';
@@ -11,41 +10,12 @@ import { WarningSink } from '../../src/contract/envelope.js';
 import { CONFIG_DEFAULTS } from '../../src/config/defaults.js';
 import { systemClock } from '../../src/clock.js';
 import { PgStateStore } from '../../src/state/pg-store.js';
-import { CLI, checkSchema } from '../helpers/cli.js';
+import { checkSchema } from '../helpers/cli.js';
 import { addWorktree } from '../state/cli-helpers.js';
 import { DEMO_PATH, chainPlan, planRepo, planText, T0 } from '../state/helpers.js';
-import { backend, type Backend } from './backend.js';
+import { backend, cliAsync, type Backend } from './backend.js';
 
 const PROCS = 16;
-
-interface Out {
-  code: number | null;
-  json: any;
-  stderr: string;
-}
-
-export function cliAsync(root: string, args: string[], env: Record<string, string>): Promise<Out> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, ...args, '--json'], {
-      cwd: root,
-      env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    p.on('close', (code) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(out);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, json, stderr: err });
-    });
-  });
-}
 
 async function race(b: Backend, root: string, worktrees: string[], extra: string[] = []) {
   const results = await Promise.all(
