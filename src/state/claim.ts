@@ -22,6 +22,7 @@ import {
   getStep,
   heldBy,
   lockOwner,
+  lockStep,
   nextPending,
   renewLease,
   takeover,
@@ -141,10 +142,14 @@ async function claimTx(
     };
   };
 
+  // The caller's own claim is read first: on PostgreSQL it waits for a takeover of that row in flight, and
+  // it does so before this claim locks any row of its own (no lock cycle with that takeover).
+  const held = await heldBy(c, plan_path, w, 'wait');
+
   // Selection validity of --step comes before resume (a substep is never claimable).
   let wanted: StepRow | undefined;
   if (input.step !== undefined) {
-    wanted = await getStep(c, plan_path, input.step);
+    wanted = await lockStep(c, plan_path, input.step);
     if (!wanted) throw new TugError('StepNotFound', { plan_path, step_anchor: input.step });
     if (wanted.parent_anchor !== null) {
       throw new TugError(
@@ -160,7 +165,6 @@ async function claimTx(
   }
 
   // Idempotent resume: the caller's own claim (live or expired) comes back, lease renewed.
-  const held = await heldBy(c, plan_path, w);
   if (held) {
     if (wanted && wanted.anchor !== held.anchor) {
       throw new TugError('InvalidTransition', {
@@ -235,17 +239,20 @@ async function claimTx(
   }
 
   // The first pending candidate is one indexed lookup; expired claims are few. Merge them by step_index;
-  // a takeover that reaches the cap fails that step and moves on.
-  const expired = await expiredReady(c, plan_path, now);
-  const pending = await nextPending(c, plan_path, -1);
-  for (let ei = 0; ; ei++) {
-    const e = expired[ei];
-    if (pending && (!e || pending.step_index < e.step_index)) {
-      await take(pending);
-      return done(pending, { resumed: false, reclaimed: false });
+  // a takeover that reaches the cap fails that step and moves on. On PostgreSQL a pass that skipped rows
+  // other claims hold and found nothing runs once more waiting for them (they may leave rows ready).
+  for (const lock of c.dialect === 'postgres' ? (['skip', 'wait'] as const) : (['skip'] as const)) {
+    const expired = await expiredReady(c, plan_path, now, lock);
+    const pending = await nextPending(c, plan_path, -1, lock);
+    for (let ei = 0; ; ei++) {
+      const e = expired[ei];
+      if (pending && (!e || pending.step_index < e.step_index)) {
+        await take(pending);
+        return done(pending, { resumed: false, reclaimed: false });
+      }
+      if (!e) break;
+      if (await take(e)) return done(e, { resumed: false, reclaimed: true });
     }
-    if (!e) break;
-    if (await take(e)) return done(e, { resumed: false, reclaimed: true });
   }
   return await notClaimed(ctx, c, plan, now, events, prose, w, {});
 }

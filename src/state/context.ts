@@ -39,6 +39,11 @@ export interface StateContext {
    * SQLite. Inputs name owners; files are read from the path after it (ownerPath).
    */
   ownerPrefix?: string;
+  /**
+   * A store other than the embedded one makes its writer here (PostgreSQL: creates and migrates the
+   * project's schema); ensureWriter calls it instead of creating state.db.
+   */
+  openWriter?: () => Promise<Database>;
 }
 
 /** The worktree path of an owner name (plans and kernel workspaces are read from there). */
@@ -132,6 +137,7 @@ function tugtoolDir(repoRoot: string): boolean {
  */
 export async function ensureWriter(ctx: StateContext, create: boolean): Promise<Database> {
   if (ctx.store && !ctx.store.readonly) return ctx.store;
+  if (ctx.openWriter) return (ctx.store = await ctx.openWriter());
   if (!create && !existsSync(ctx.dbPath)) throw new TugError('InternalError', { reason: 'state.db does not exist' });
   if (create) mkdirSync(dirname(ctx.dbPath), { recursive: true });
   const w = openWrite(ctx.dbPath, { create, env: ctx.env });

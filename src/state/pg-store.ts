@@ -13,7 +13,6 @@ import { pgTarget, type PgTarget } from './sql/pg-sql.js';
 import {
   IMPLS,
   MODES,
-  UPGRADES_ITSELF,
   type Mode,
   type OpInput,
   type OpName,
@@ -21,6 +20,9 @@ import {
   type StateCall,
   type StateStore,
 } from './store.js';
+
+type PgMode = Mode | 'create';
+const RANK: Record<PgMode, number> = { read: 0, write: 1, create: 2 };
 
 export interface PgStoreOptions {
   url: string;
@@ -53,7 +55,8 @@ export class PgStateStore implements StateStore {
   readonly backend = 'postgres' as const;
   readonly target: PgTarget;
   readonly schema: string;
-  private db: Promise<PgDatabase | null> | null = null;
+  private pending: { rank: number; p: Promise<PgDatabase | null> } | null = null;
+  private opened: PgDatabase | null = null;
 
   constructor(private readonly o: PgStoreOptions) {
     checkStateConfig(o.config);
@@ -77,35 +80,42 @@ export class PgStateStore implements StateStore {
   }
 
   /**
-   * The open database; `read` finds none when the project has no schema yet. Any database opened is
-   * current (an older schema is migrated on open), so it serves reads and writes alike; a writer after a
-   * reader that found nothing opens again and creates the schema.
+   * The open database. `read` and `write` find none while the project has no schema (a refused command
+   * creates nothing); `create` (state init, through ensureWriter) makes it. A database opened to read is
+   * upgraded in place (migrated on the same pool) when a writer is needed. A missing schema is never cached:
+   * a long-lived process sees a project another process initialized later.
    */
-  async open(mode: Mode): Promise<PgDatabase | null> {
-    for (;;) {
-      if (!this.db) {
-        const p = openPg(
-          {
-            url: this.o.url,
-            target: this.target,
-            schema: this.schema,
-            mode,
-            retryMs: this.o.longLived ? RETRY_MS_LONG_LIVED : 0,
-            migrationsDir: `${migrationsDir()}/pg`,
-          },
-          LATEST_SCHEMA_VERSION,
-        );
-        this.db = p;
-        p.catch(() => {
-          if (this.db === p) this.db = null;
-        });
-      }
-      const p = this.db;
-      const db = await p;
-      if (db?.open) return db;
-      if (db === null && mode === 'read') return null;
-      if (this.db === p) this.db = null;
+  async open(mode: PgMode): Promise<PgDatabase | null> {
+    const rank = RANK[mode];
+    if (this.opened?.open) {
+      if (rank > 0 && this.opened.readonly) await this.opened.upgrade(LATEST_SCHEMA_VERSION);
+      return this.opened;
     }
+    if (!this.pending || this.pending.rank < rank) {
+      const p = openPg(
+        {
+          url: this.o.url,
+          target: this.target,
+          schema: this.schema,
+          mode,
+          retryMs: this.o.longLived ? RETRY_MS_LONG_LIVED : 0,
+          migrationsDir: `${migrationsDir()}/pg`,
+        },
+        LATEST_SCHEMA_VERSION,
+      ).then((db) => {
+        if (db) this.opened = db;
+        return db;
+      });
+      const entry = { rank, p };
+      this.pending = entry;
+      const done = () => {
+        if (this.pending === entry) this.pending = null;
+      };
+      p.then(done, done);
+    }
+    const db = await this.pending.p;
+    if (db && rank > 0 && db.readonly) return this.open(mode);
+    return db;
   }
 
   /** The server's clock, unless TUGCODE_NOW fixed the process's. */
@@ -129,13 +139,14 @@ export class PgStateStore implements StateStore {
       dbPath: this.location,
       env: this.o.env,
       ownerPrefix: `${this.o.host}:`,
+      openWriter: async () => (await this.open('create'))!,
     };
     return fn(ctx);
   }
 
   async run<K extends OpName>(call: StateCall, op: K, input: OpInput<K>): Promise<OpResult<K>> {
     const impl = await IMPLS[op]();
-    const mode = UPGRADES_ITSELF.has(op) ? 'write' : MODES[op];
+    const mode = MODES[op];
     const qualified = this.qualify(input);
     return this.withContext(call, mode, (ctx) => impl(ctx, qualified as never) as OpResult<K>);
   }
@@ -146,9 +157,9 @@ export class PgStateStore implements StateStore {
   }
 
   async close(): Promise<void> {
-    const p = this.db;
-    this.db = null;
-    const db = await p?.catch(() => null);
+    const db = this.opened;
+    this.opened = null;
+    this.pending = null;
     await db?.close();
   }
 }

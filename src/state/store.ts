@@ -122,9 +122,6 @@ export const MODES: Record<OpName, Mode> = {
   import: 'read', // upgrades to a writer itself after validating the document (a refused import creates nothing)
 };
 
-/** Read-mode operations that upgrade to a writer themselves: a server store opens them as writers. */
-export const UPGRADES_ITSELF: ReadonlySet<OpName> = new Set<OpName>(['init', 'import']);
-
 type Impl = (ctx: StateContext, input: never) => unknown;
 /** Each operation's module loads on first use, so `state heartbeat` never loads the plan parser. */
 export const IMPLS: Record<OpName, () => Promise<Impl>> = {

@@ -7,10 +7,16 @@ import { expiredSql, HELD_SQL } from '../status.js';
 import type { Conn } from '../sql/conn.js';
 
 /**
- * Claims pick their row with this suffix: on PostgreSQL claims run side by side (sql/postgres.ts), and a row
- * another claim holds is passed over instead of waited for; SQLite runs one writer at a time.
+ * How a claim locks the rows it reads. On PostgreSQL claims run side by side (sql/postgres.ts): `skip` passes
+ * over a row another claim holds (the fast path); `wait` waits for that claim to commit and reads the row
+ * again (a claim that found nothing to skip to, `--step`, the caller's own claim), so an answer never
+ * describes a claim still in flight. SQLite runs one writer at a time and locks nothing.
  */
-const SKIP_LOCKED = { sqlite: '', postgres: ' FOR UPDATE SKIP LOCKED' } as const;
+export type RowLock = 'skip' | 'wait';
+const LOCK = {
+  skip: { sqlite: '', postgres: ' FOR UPDATE SKIP LOCKED' },
+  wait: { sqlite: '', postgres: ' FOR UPDATE' },
+} as const;
 
 /** Claims by one owner run one at a time (on SQLite every writer does), so an owner never holds two steps. */
 export async function lockOwner(c: Conn, owner: string): Promise<void> {
@@ -20,6 +26,14 @@ export async function lockOwner(c: Conn, owner: string): Promise<void> {
 export async function getStep(c: Conn, plan_path: string, anchor: string): Promise<StepRow | undefined> {
   return (await c.get('SELECT * FROM steps WHERE plan_path = ? AND anchor = ?', [plan_path, anchor])) as
     StepRow | undefined;
+}
+
+/** getStep, waiting for (and then reading past) a claim in flight on the row (PostgreSQL). */
+export async function lockStep(c: Conn, plan_path: string, anchor: string): Promise<StepRow | undefined> {
+  return (await c.get(`SELECT * FROM steps WHERE plan_path = ? AND anchor = ?${LOCK.wait[c.dialect]}`, [
+    plan_path,
+    anchor,
+  ])) as StepRow | undefined;
 }
 
 export async function stepsOfPlan(c: Conn, plan_path: string): Promise<StepRow[]> {
@@ -40,11 +54,19 @@ export async function subtree(c: Conn, plan_path: string, top_anchor: string): P
   ])) as StepRow[];
 }
 
-/** The top-level step this worktree holds (claimed or in progress, live or expired), if any. */
-export async function heldBy(c: Conn, plan_path: string, worktree: string): Promise<StepRow | undefined> {
+/**
+ * The top-level step this worktree holds (claimed or in progress, live or expired), if any. `lock` (claims)
+ * waits for a takeover of that row in flight, which may end the hold.
+ */
+export async function heldBy(
+  c: Conn,
+  plan_path: string,
+  worktree: string,
+  lock?: 'wait',
+): Promise<StepRow | undefined> {
   return (await c.get(
     `SELECT * FROM steps WHERE plan_path = ? AND parent_anchor IS NULL AND status IN ${HELD_SQL} AND claimed_by = ?
-     ORDER BY step_index LIMIT 1`,
+     ORDER BY step_index LIMIT 1${lock ? LOCK[lock][c.dialect] : ''}`,
     [plan_path, worktree],
   )) as StepRow | undefined;
 }
@@ -57,20 +79,35 @@ export async function heldAnywhereBy(c: Conn, worktree: string): Promise<StepRow
   )) as StepRow[];
 }
 
-/** The first pending top-level step after `after` whose lifted dependencies are all completed. */
-export async function nextPending(c: Conn, plan_path: string, after: number): Promise<StepRow | undefined> {
+/**
+ * The first pending top-level step after `after` whose lifted dependencies are all completed. With `wait`
+ * on PostgreSQL every such row is locked: a locking read with LIMIT may return nothing when its first row
+ * stopped qualifying while it waited.
+ */
+export async function nextPending(
+  c: Conn,
+  plan_path: string,
+  after: number,
+  lock: RowLock = 'skip',
+): Promise<StepRow | undefined> {
+  const limit = lock === 'wait' && c.dialect === 'postgres' ? '' : ' LIMIT 1';
   return (await c.get(
     `SELECT * FROM steps WHERE plan_path = ? AND parent_anchor IS NULL AND status = 'pending' AND unmet_deps = 0
-       AND step_index > ? ORDER BY step_index LIMIT 1${SKIP_LOCKED[c.dialect]}`,
+       AND step_index > ? ORDER BY step_index${limit}${LOCK[lock][c.dialect]}`,
     [plan_path, after],
   )) as StepRow | undefined;
 }
 
 /** Held top-level steps whose lease expired and whose lifted dependencies are completed. */
-export async function expiredReady(c: Conn, plan_path: string, now: string): Promise<StepRow[]> {
+export async function expiredReady(
+  c: Conn,
+  plan_path: string,
+  now: string,
+  lock: RowLock = 'skip',
+): Promise<StepRow[]> {
   return (await c.all(
     `SELECT * FROM steps WHERE plan_path = @p AND parent_anchor IS NULL AND status IN ${HELD_SQL} AND unmet_deps = 0
-       AND ${expiredSql()} ORDER BY step_index${SKIP_LOCKED[c.dialect]}`,
+       AND ${expiredSql()} ORDER BY step_index${LOCK[lock][c.dialect]}`,
     { p: plan_path, now },
   )) as StepRow[];
 }

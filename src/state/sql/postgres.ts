@@ -27,8 +27,12 @@ export interface PgOptions {
   target: PgTarget;
   /** Schema of this project (a safe identifier, see projectSchema). */
   schema: string;
-  /** `read` never creates the schema; `write` creates and migrates it. */
-  mode: 'read' | 'write';
+  /**
+   * `read` never creates or migrates; `write` migrates an existing schema but never creates one (a
+   * command refused before `state init` leaves the server untouched, as on SQLite); `create` (state init,
+   * after validating its plan) creates and migrates it.
+   */
+  mode: 'read' | 'write' | 'create';
   /** How long a process that was connected keeps retrying a lost connection (0: never). */
   retryMs: number;
   migrationsDir: string;
@@ -63,7 +67,11 @@ class PgConn implements Conn {
 }
 
 export class PgDatabase extends PgConn implements Database {
-  readonly readonly = false;
+  /** Opened to write (migrated), or upgraded since; a reader's writes wait for ensureWriter's upgrade. */
+  writable = false;
+  get readonly(): boolean {
+    return !this.writable;
+  }
   readonly timeoutMs: number;
   /** Server time minus local time, measured when the pool first connected. */
   serverOffsetMs = 0;
@@ -148,6 +156,19 @@ export class PgDatabase extends PgConn implements Database {
   markConnected(): void {
     this.connected = true;
   }
+
+  /** A reader becomes a writer on the same pool: migrated to `latest`, SchemaTooNew when newer. */
+  async upgrade(latest: number): Promise<void> {
+    try {
+      if (this.version < latest) this.version = await migrate(this.pool, this.o, latest);
+    } catch (e) {
+      throw pgToTugError(e, this.o.target);
+    }
+    if (this.version > latest) {
+      throw new TugError('SchemaTooNew', { db_path: this.o.target.label, found: this.version, supported: latest });
+    }
+    this.writable = true;
+  }
 }
 
 export interface PgMigration {
@@ -170,8 +191,8 @@ function quoteIdent(name: string): string {
 }
 
 /**
- * Open the pool and check the schema: `read` returns null when the project has no schema yet; `write`
- * creates and migrates it under a session advisory lock (two processes migrating at once apply each
+ * Open the pool and check the schema: `read` and `write` return null when the project has no schema yet;
+ * `create` creates it, and `write` and `create` migrate it under a session advisory lock (two processes migrating at once apply each
  * step once). A schema newer than this code is SchemaTooNew for writers.
  */
 export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase | null> {
@@ -205,15 +226,16 @@ export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase |
     db.markConnected();
     db.serverOffsetMs = Math.round(head!.ms - (t0 + t1) / 2);
     let version = head!.v === null ? null : await schemaVersion(db);
-    if (version === null && o.mode === 'read') {
+    if (version === null && o.mode !== 'create') {
       await db.close();
       return null;
     }
-    if (version === null || version < latest) version = await migrate(pool, o, latest);
-    if (version > latest && o.mode === 'write') {
+    if (o.mode !== 'read' && (version === null || version < latest)) version = await migrate(pool, o, latest);
+    if (version! > latest && o.mode !== 'read') {
       throw new TugError('SchemaTooNew', { db_path: o.target.label, found: version, supported: latest });
     }
-    db.version = version;
+    db.version = version!;
+    db.writable = o.mode !== 'read';
     return db;
   } catch (e) {
     await db.close();

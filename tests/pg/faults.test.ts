@@ -1,0 +1,153 @@
+/**
+ * PostgreSQL faults and secrets through the CLI (02-state.md §8): the password never appears in any output,
+ * error, event or log; an unreachable server is DatabaseUnavailable (exit 10) naming host, port and database,
+ * fast, with nothing on stdout but the JSON envelope; a malformed URL is ConfigInvalid.
+ */
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { runCli, runJson, type CliResult } from '../helpers/cli.js';
+import { startPrivatePg } from '../helpers/pg.js';
+import { addWorktree } from '../state/cli-helpers.js';
+import { planRepo, T0 } from '../state/helpers.js';
+import { backend, pgDump } from './backend.js';
+
+function noSecret(r: CliResult, ...secrets: string[]): void {
+  for (const s of secrets) {
+    expect(r.stdout, 'stdout').not.toContain(s);
+    expect(r.stderr, 'stderr').not.toContain(s);
+    expect(r.stdout).not.toContain(encodeURIComponent(s));
+    expect(r.stderr).not.toContain(encodeURIComponent(s));
+  }
+}
+
+function state(root: string, args: string[], env: Record<string, string>, json = true): CliResult {
+  const o = { cwd: root, env: { TUGCODE_NOW: T0, ...env } };
+  return json ? runJson(`state ${args[0]}`, ['state', ...args], o) : runCli(['state', ...args], o);
+}
+
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+describe('PostgreSQL secrets and faults', () => {
+  it('never shows the password: outputs, errors, -v, events', async () => {
+    const b = await backend('postgres');
+    const pw = b.db!.server.password;
+    expect(pw.length).toBeGreaterThan(3);
+    const root = planRepo();
+    const [w1, w2] = [addWorktree(root, 'one'), addWorktree(root, 'two')];
+    const runs: CliResult[] = [];
+    const run = (args: string[], json = true) => {
+      const r = state(root, args, b.env, json);
+      runs.push(r);
+      return r;
+    };
+    const runV = (args: string[]) => {
+      const r = runCli(['-v', 'state', ...args, '--json'], { cwd: root, env: { TUGCODE_NOW: T0, ...b.env } });
+      runs.push(r);
+      return r;
+    };
+    expect(run(['init', 'demo']).json.status).toBe('ok');
+    run(['claim', 'demo', '--worktree', w1]);
+    run(['update', 'demo', 'step-0', '--worktree', w1, '--task', '0', 'completed']);
+    expect(run(['start', 'demo', 'step-0', '--worktree', w2]).json.error.code).toBe('NotOwner');
+    run(['show', 'demo', '--items', 'all']);
+    run(['show', 'demo'], false);
+    run(['log']);
+    run(['list'], false);
+    runV(['ready', 'demo']);
+    runV(['heartbeat', 'demo', 'step-0', '--worktree', w2]);
+    const show = run(['show']).json;
+    expect(show.backend.location).toContain('***');
+    for (const r of runs) noSecret(r, pw);
+    const dump = JSON.stringify(await pgDump(b.db!.url, b.schema));
+    expect(dump).not.toContain(pw);
+  });
+
+  it('reports a wrong password as DatabaseUnavailable without echoing either password', async () => {
+    const b = await backend('postgres');
+    const real = b.db!.server.password;
+    const wrong = 'Wr0ng-p@ss/word';
+    const url = b.db!.url.replace(`:${encodeURIComponent(real)}@`, `:${encodeURIComponent(wrong)}@`);
+    expect(url).not.toBe(b.db!.url);
+    const root = planRepo();
+    for (const args of [['init', 'demo'], ['show'], ['claim', 'demo', '--worktree', root]]) {
+      const r = state(root, args, { ...b.env, TUGCODE_STATE_URL: url });
+      expect([r.json.error.code, r.code], r.stdout).toEqual(['DatabaseUnavailable', 10]);
+      noSecret(r, real, wrong);
+    }
+    // The password from PGPASSWORD (not in the URL) is not echoed either.
+    const bare = b.db!.url.replace(`:${encodeURIComponent(real)}@`, '@');
+    const r = state(root, ['show'], { ...b.env, TUGCODE_STATE_URL: bare, PGPASSWORD: wrong });
+    expect([r.json.error.code, r.code]).toEqual(['DatabaseUnavailable', 10]);
+    noSecret(r, real, wrong);
+  });
+
+  it('refuses a malformed URL with ConfigInvalid without echoing its password', async () => {
+    const root = planRepo();
+    const secret = 'hunter2-secret';
+    for (const url of [
+      `http://u:${secret}@127.0.0.1:5432/db`,
+      `postgres://u:${secret}@[::1:5432/db`,
+      `postgres//u:${secret}@host/db`,
+    ]) {
+      for (const args of [['show'], ['init', 'demo']]) {
+        const r = state(root, args, { TUGCODE_STATE_URL: url });
+        expect([r.json?.error?.code, r.code], url + r.stdout + r.stderr).toEqual(['ConfigInvalid', 2]);
+        noSecret(r, secret);
+      }
+    }
+  });
+
+  it('reports an unreachable server fast as DatabaseUnavailable naming host, port and database', async () => {
+    const root = planRepo();
+    const secret = 'closed-port-secret';
+    const port = await closedPort();
+    const url = `postgres://tug:${secret}@127.0.0.1:${port}/nowhere_db`;
+    for (const args of [['init', 'demo'], ['show'], ['claim', 'demo', '--worktree', root], ['log']]) {
+      const t0 = Date.now();
+      const r = state(root, args, { TUGCODE_STATE_URL: url });
+      const ms = Date.now() - t0;
+      expect([r.json.error.code, r.code], r.stdout).toEqual(['DatabaseUnavailable', 10]);
+      expect(r.json.error.details).toMatchObject({ host: '127.0.0.1', port, database: 'nowhere_db' });
+      expect(r.json.error.message).toContain(`127.0.0.1:${port}`);
+      expect(r.json.error.message).toContain('nowhere_db');
+      // stdout is the envelope alone (runJson parsed all of it); stderr the one diagnostic line and a hint.
+      expect(r.stderr).toMatch(/^tugcode: DatabaseUnavailable: [^\n]*\n(hint: [^\n]*\n)?$/);
+      expect(ms).toBeLessThan(5000);
+      noSecret(r, secret);
+    }
+  });
+
+  it('reports a server that went down as DatabaseUnavailable, and works again once it is back', async () => {
+    const own = await startPrivatePg();
+    const db = await own.createDatabase('down');
+    const env = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_PROJECT: 'down', TUGCODE_STATE_HOST: 'h' };
+    const root = planRepo();
+    const w1 = addWorktree(root, 'one');
+    expect(state(root, ['init', 'demo'], env).json.status).toBe('ok');
+    // 'fast': the test servers run with synchronous_commit=off, so an immediate stop may lose the last commits.
+    await own.stop('fast');
+    for (const args of [
+      ['claim', 'demo', '--worktree', w1],
+      ['show', 'demo'],
+    ]) {
+      const t0 = Date.now();
+      const r = state(root, args, env);
+      expect([r.json.error.code, r.code]).toEqual(['DatabaseUnavailable', 10]);
+      expect(r.json.error.details).toMatchObject({ host: own.info.host, port: own.info.port, database: db.name });
+      expect(Date.now() - t0).toBeLessThan(5000);
+      noSecret(r, own.info.password);
+      const text = state(root, args, env, false);
+      expect(text.stdout).toBe('');
+      expect(text.stderr).toMatch(/^tugcode: DatabaseUnavailable: /);
+      noSecret(text, own.info.password);
+    }
+    await own.start();
+    expect(state(root, ['claim', 'demo', '--worktree', w1], env).json).toMatchObject({ claimed: true });
+  });
+});
