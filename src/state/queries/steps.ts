@@ -265,7 +265,7 @@ export async function completeRow(
     `UPDATE steps SET status = 'completed', completed_at = @now, commit_hash = @commit_hash, complete_reason = @reason,
        completed_via = @via
      WHERE plan_path = @plan_path AND anchor = @anchor AND status <> 'completed'
-       AND (@owner IS NULL OR parent_anchor IS NOT NULL OR (claimed_by = @owner AND status IN ${HELD_SQL}))`,
+       AND (CAST(@owner AS TEXT) IS NULL OR parent_anchor IS NOT NULL OR (claimed_by = @owner AND status IN ${HELD_SQL}))`,
     p,
   );
 }
