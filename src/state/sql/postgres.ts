@@ -165,6 +165,22 @@ export function listPgMigrations(dir: string): PgMigration[] {
   return out.sort((a, b) => a.version - b.version);
 }
 
+/**
+ * `import('pg')`. When it loads, pg asks whether it runs in Cloudflare Workers: without a global `navigator`
+ * (Node 20) it constructs a `Response`, which loads Node's whole fetch implementation (~25 ms of every CLI
+ * call on PostgreSQL). A `navigator` present while it loads answers the question; it is removed again.
+ */
+async function loadPg(): Promise<typeof import('pg').default> {
+  const g = globalThis as { navigator?: unknown };
+  if (g.navigator !== undefined) return (await import('pg')).default;
+  g.navigator = { userAgent: 'Node.js' };
+  try {
+    return (await import('pg')).default;
+  } finally {
+    delete g.navigator;
+  }
+}
+
 function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
@@ -175,7 +191,7 @@ function quoteIdent(name: string): string {
  * step once). A schema newer than this code is SchemaTooNew for writers.
  */
 export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase | null> {
-  const pg = (await import('pg')).default;
+  const pg = await loadPg();
   const config: PoolConfig = {
     connectionString: o.url,
     max: POOL_MAX,
