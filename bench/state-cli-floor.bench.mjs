@@ -60,7 +60,7 @@ export async function run() {
         const ctx = await stateCtx(root);
         const r = await claim(ctx, { plan: 'bench', worktree: root });
         await update(ctx, { plan: 'bench', step: r.step_anchor, worktree: root, complete_remaining: true });
-        ctx.store.db.close();
+        await ctx.store.close();
         args = ['state', 'complete', 'bench', r.step_anchor, '--worktree', root, '--json'];
       } else args = argsOf();
       f.push(timed([floorFile, db, PLAN], root));

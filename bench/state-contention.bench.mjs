@@ -38,7 +38,7 @@ for (;;) {
   } catch (e) { if (e.code === 'Busy') busy++; else throw e; }
 }
 process.stdout.write(JSON.stringify({ busy }) + '\\n');
-ctx.store.db.close();
+await ctx.store.close();
 `;
 }
 
