@@ -94,21 +94,27 @@ export class PgDatabase extends PgConn implements Database {
     return !this.closed;
   }
 
+  /**
+   * BEGIN and the project's advisory lock in one round trip (a simple query of two statements: the explicit
+   * BEGIN keeps the transaction open after it). The key is a literal: the schema is a safe identifier, quoted
+   * anyway.
+   */
   write<T>(fn: (c: Conn) => Promise<T>, opts?: TxOptions): Promise<T> {
     const lock = opts?.shared ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-    return this.transaction('BEGIN', `SELECT ${lock}(1, hashtext($1))`, fn);
+    const key = `tugcode:${this.o.schema}`.replace(/'/g, "''");
+    return this.transaction(`BEGIN; SELECT ${lock}(1, hashtext('${key}'))`, fn);
   }
 
   read<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
-    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', null, fn);
+    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn);
   }
 
-  private async transaction<T>(begin: string, lock: string | null, fn: (c: Conn) => Promise<T>): Promise<T> {
+  private async transaction<T>(begin: string, fn: (c: Conn) => Promise<T>): Promise<T> {
     const deadline = performance.now() + (this.connected ? this.o.retryMs : 0);
     let pause = RETRY_MIN_MS;
     for (;;) {
       try {
-        return await this.once(begin, lock, fn);
+        return await this.once(begin, fn);
       } catch (e) {
         const left = deadline - performance.now();
         if (!(e instanceof TugError && e.code === 'DatabaseUnavailable') || left <= 0 || this.closed) throw e;
@@ -118,7 +124,7 @@ export class PgDatabase extends PgConn implements Database {
     }
   }
 
-  private async once<T>(begin: string, lock: string | null, fn: (c: Conn) => Promise<T>): Promise<T> {
+  private async once<T>(begin: string, fn: (c: Conn) => Promise<T>): Promise<T> {
     let client: PoolClient;
     try {
       client = await this.pool.connect();
@@ -130,7 +136,6 @@ export class PgDatabase extends PgConn implements Database {
     try {
       const tx = new PgConn((text, vals) => client.query(text, vals), this.o.target);
       await tx.run(begin);
-      if (lock) await client.query(lock, [`tugcode:${this.o.schema}`]);
       const result = await fn(tx);
       await tx.run('COMMIT');
       return result;
@@ -186,6 +191,22 @@ export function listPgMigrations(dir: string): PgMigration[] {
   return out.sort((a, b) => a.version - b.version);
 }
 
+/**
+ * `import('pg')`. When it loads, pg asks whether it runs in Cloudflare Workers: without a global `navigator`
+ * (Node 20) it constructs a `Response`, which loads Node's whole fetch implementation (~25 ms of every CLI
+ * call on PostgreSQL). A `navigator` present while it loads answers the question; it is removed again.
+ */
+async function loadPg(): Promise<typeof import('pg').default> {
+  const g = globalThis as { navigator?: unknown };
+  if (g.navigator !== undefined) return (await import('pg')).default;
+  g.navigator = { userAgent: 'Node.js' };
+  try {
+    return (await import('pg')).default;
+  } finally {
+    delete g.navigator;
+  }
+}
+
 function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
@@ -196,7 +217,7 @@ function quoteIdent(name: string): string {
  * step once). A schema newer than this code is SchemaTooNew for writers.
  */
 export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase | null> {
-  const pg = (await import('pg')).default;
+  const pg = await loadPg();
   const config: PoolConfig = {
     connectionString: o.url,
     max: POOL_MAX,
@@ -217,15 +238,11 @@ export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase |
   const db = new PgDatabase(pool, o, 0);
   try {
     const t0 = Date.now();
-    const head = await db.get<{ ms: number; v: number | null }>(
-      `SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS ms,
-        (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS v`,
-      [o.schema],
-    );
+    const head = await openHead(db);
     const t1 = Date.now();
     db.markConnected();
-    db.serverOffsetMs = Math.round(head!.ms - (t0 + t1) / 2);
-    let version = head!.v === null ? null : await schemaVersion(db);
+    db.serverOffsetMs = Math.round(head.ms - (t0 + t1) / 2);
+    let version = head.version;
     if (version === null && o.mode !== 'create') {
       await db.close();
       return null;
@@ -243,13 +260,22 @@ export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase |
   }
 }
 
-async function schemaVersion(c: Conn): Promise<number | null> {
+const SERVER_MS = '(extract(epoch from clock_timestamp()) * 1000)::float8';
+
+/**
+ * The server's clock and the project's schema version (null: no schema, or no schema_version table yet) in one
+ * round trip when the schema exists, the common case: `search_path` is the project's schema.
+ */
+async function openHead(c: Conn): Promise<{ ms: number; version: number | null }> {
   try {
-    const r = await c.get<{ version: number }>('SELECT version FROM schema_version');
-    return r ? r.version : null;
+    const r = await c.get<{ ms: number; v: number | null }>(
+      `SELECT ${SERVER_MS} AS ms, (SELECT version FROM schema_version LIMIT 1) AS v`,
+    );
+    return { ms: r!.ms, version: r!.v };
   } catch (e) {
-    if (e instanceof TugError && e.details.pg_code === '42P01') return null;
-    throw e;
+    if (!(e instanceof TugError && e.details.pg_code === '42P01')) throw e;
+    const r = await c.get<{ ms: number }>(`SELECT ${SERVER_MS} AS ms`);
+    return { ms: r!.ms, version: null };
   }
 }
 

@@ -1,0 +1,184 @@
+// pg (issue 14, "Speed"): the contention workload on both backends side by side. 16 claimers, each in its own linked
+// worktree, drain a 400-step plan of independent steps through the built CLI (real processes: `state claim` →
+// `state complete --force`), first on SQLite (.tugtool/state.db), then on a throwaway PostgreSQL server the bench
+// starts itself. Reports claims/s, p50/p99 claim latency (wall time of a `state claim` process that got a step) and
+// double claims, checked from the final state (every step completed exactly once) and from `state log` (no step
+// ever had two live claims). Target: PostgreSQL claims/s >= SQLite's, 0 double claims on both.
+import { execFileSync, spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { join } from 'node:path';
+import { withPgServer } from './pg.mjs';
+import { CLI, cli, planText, tempDir, tempRepo } from './state-bench-util.mjs';
+
+const PROCS = Number(process.env.BENCH_PROCS ?? 16);
+const STEPS = Number(process.env.BENCH_STEPS ?? 400);
+
+/** One CLI call as a child process (async, so the claimers run side by side): its JSON and its wall time. */
+function call(args, cwd, env) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const p = spawn(process.execPath, [CLI, ...args, '--json'], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (err += d));
+    p.on('close', (code) => {
+      const ms = performance.now() - t0;
+      if (code !== 0) reject(new Error(`tugcode ${args.join(' ')} exited ${code}: ${err || out}`));
+      else resolve({ ms, data: JSON.parse(out) });
+    });
+  });
+}
+
+/** Claims and completes until the plan is done. Returns the steps it claimed and each claim's latency. */
+async function claimer(wt, env) {
+  const claimed = [];
+  const latency = [];
+  let idle = 0;
+  for (;;) {
+    const { ms, data } = await call(['state', 'claim', 'bench', '--worktree', wt], wt, env);
+    if (!data.claimed) {
+      if (data.reason === 'all_completed') break;
+      // Every remaining step is claimed by another claimer: wait for the plan to finish.
+      idle++;
+      await new Promise((r) => setTimeout(r, 20));
+      continue;
+    }
+    latency.push(ms);
+    claimed.push(data.step_anchor);
+    await call(['state', 'complete', 'bench', data.step_anchor, '--worktree', wt, '--force', 'bench'], wt, env);
+  }
+  return { claimed, latency, idle };
+}
+
+/** Every event of the plan, paging `state log` forward. */
+async function allEvents(root, env) {
+  const events = [];
+  let after = 0;
+  for (;;) {
+    const { data } = await call(['state', 'log', 'bench', '--limit', '1000', '--after-id', String(after)], root, env);
+    events.push(...data.events);
+    if (data.events.length < 1000) return events;
+    after = data.next_after_id;
+  }
+}
+
+/**
+ * Double claims found after the run: steps not completed exactly once in the final state and the log, and steps
+ * claimed while another worktree held a live claim on them (no lease expires in the run: leases are 2 h).
+ */
+async function verify(root, env) {
+  const { data: show } = await call(['state', 'show', 'bench'], root, env);
+  const steps = show.plans[0].steps.filter((s) => s.parent_anchor === null);
+  const notCompleted = steps.filter((s) => s.status !== 'completed').length;
+  const holder = new Map();
+  const completions = new Map();
+  let overlapping = 0;
+  for (const e of await allEvents(root, env)) {
+    if (!e.step_anchor) continue;
+    if (e.command === 'state claim' && e.details.claimed) {
+      const held = holder.get(e.step_anchor);
+      if (held !== undefined && held !== e.actor) overlapping++;
+      holder.set(e.step_anchor, e.actor);
+    } else if (e.command === 'state complete' && !e.details.already_completed) {
+      holder.delete(e.step_anchor);
+      completions.set(e.step_anchor, (completions.get(e.step_anchor) ?? 0) + 1);
+    } else if (e.command === 'state release' || e.command === 'state fail' || e.command === 'state reset') {
+      holder.delete(e.step_anchor);
+    }
+  }
+  const notOnce = steps.filter((s) => completions.get(s.anchor) !== 1).length;
+  return { steps: steps.length, notCompleted, notOnce, overlapping };
+}
+
+function pct(xs, p) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}
+
+/** The whole workload on one backend: a fresh repo, `state init`, PROCS linked worktrees, the drain, the checks. */
+export async function workload(env) {
+  const root = tempRepo({ '.tugtool/tugplan-bench.md': planText(STEPS, 0, 1) });
+  cli(['state', 'init', 'bench'], root, env);
+  const base = tempDir('tugcode-bench-wt-');
+  const wts = [];
+  for (let i = 0; i < PROCS; i++) {
+    const wt = join(base, `wt-${i}`);
+    execFileSync('git', ['worktree', 'add', '-q', '-b', `claimer-${i}`, wt], { cwd: root });
+    wts.push(wt);
+  }
+  const t0 = performance.now();
+  const runs = await Promise.all(wts.map((wt) => claimer(wt, env)));
+  const wall = (performance.now() - t0) / 1000;
+  const claims = runs.flatMap((r) => r.claimed);
+  const latency = runs.flatMap((r) => r.latency);
+  const byStep = new Map();
+  for (const s of claims) byStep.set(s, (byStep.get(s) ?? 0) + 1);
+  const seenTwice = [...byStep.values()].filter((n) => n > 1).length;
+  const v = await verify(root, env);
+  return {
+    claims: claims.length,
+    claimsPerS: claims.length / wall,
+    wall,
+    p50: pct(latency, 50),
+    p99: pct(latency, 99),
+    doubles: seenTwice + v.overlapping + v.notOnce,
+    detail: v,
+    idle: runs.reduce((n, r) => n + r.idle, 0),
+  };
+}
+
+export async function run() {
+  // SQLite first: TUGCODE_STATE_URL from the caller's environment must not send it to a server.
+  const sqlite = await workload({ TUGCODE_STATE_URL: '' });
+  const pg = await withPgServer(({ url }) =>
+    workload({ TUGCODE_STATE_URL: url, TUGCODE_STATE_PROJECT: `bench${process.pid}` }),
+  );
+  const rows = [];
+  for (const [name, r] of [
+    ['sqlite', sqlite],
+    ['pg', pg],
+  ]) {
+    rows.push(
+      { metric: `${name} claims/s (${PROCS} CLI claimers)`, value: Number(r.claimsPerS.toFixed(1)), unit: '/s' },
+      { metric: `${name} claim p50`, value: Number(r.p50.toFixed(0)), unit: 'ms' },
+      { metric: `${name} claim p99`, value: Number(r.p99.toFixed(0)), unit: 'ms' },
+      {
+        metric: `${name} steps claimed (of ${STEPS})`,
+        value: r.claims,
+        unit: 'steps',
+        target: `= ${STEPS}`,
+        ok: r.claims === STEPS && r.detail.notCompleted === 0,
+      },
+      { metric: `${name} double claims`, value: r.doubles, unit: 'steps', target: '= 0', ok: r.doubles === 0 },
+    );
+  }
+  const ratio = pg.claimsPerS / sqlite.claimsPerS;
+  rows.push({
+    metric: 'pg / sqlite claims/s',
+    value: Number(ratio.toFixed(2)),
+    unit: 'x',
+    target: '>= 1',
+    ok: ratio >= 1,
+  });
+  return {
+    name: 'pg',
+    rows,
+    notes: [
+      `${PROCS} claimers (one linked worktree each), ${STEPS} independent steps, claim → complete --force as CLI processes`,
+      `wall: sqlite ${sqlite.wall.toFixed(1)} s, pg ${pg.wall.toFixed(1)} s; claim calls with nothing to claim (tail): sqlite ${sqlite.idle}, pg ${pg.idle}`,
+      "the PostgreSQL server is the tests' throwaway one (loopback, SCRAM auth, fsync off); SQLite runs with synchronous=FULL",
+    ],
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const r = await run();
+  for (const row of r.rows)
+    console.log(row.metric.padEnd(40), row.value, row.unit, row.ok === undefined ? '' : row.ok ? 'ok' : 'MISS');
+  for (const n of r.notes) console.log('note:', n);
+}
