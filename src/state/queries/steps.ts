@@ -249,6 +249,9 @@ export async function startSub(c: Conn, p: { plan_path: string; anchor: string; 
  * Any non-completed step → completed. With `owner`, a top-level row must be held by that worktree (the
  * guard of `state complete`); substeps carry no claim.
  */
+/** PostgreSQL cannot type a parameter that is only tested for NULL first (SQLSTATE 42P08): it is cast there. */
+const OWNER_NULL = { sqlite: '@owner IS NULL', postgres: 'CAST(@owner AS TEXT) IS NULL' } as const;
+
 export async function completeRow(
   c: Conn,
   p: {
@@ -265,7 +268,7 @@ export async function completeRow(
     `UPDATE steps SET status = 'completed', completed_at = @now, commit_hash = @commit_hash, complete_reason = @reason,
        completed_via = @via
      WHERE plan_path = @plan_path AND anchor = @anchor AND status <> 'completed'
-       AND (@owner IS NULL OR parent_anchor IS NOT NULL OR (claimed_by = @owner AND status IN ${HELD_SQL}))`,
+       AND (${OWNER_NULL[c.dialect]} OR parent_anchor IS NOT NULL OR (claimed_by = @owner AND status IN ${HELD_SQL}))`,
     p,
   );
 }

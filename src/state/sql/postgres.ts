@@ -14,7 +14,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { TugError } from '../../contract/errors.js';
 import type { Conn, Database, Params, TxOptions } from './conn.js';
-import { pgToTugError, translate, values, type PgTarget } from './pg-sql.js';
+import { isUnavailable, pgToTugError, translate, values, type PgTarget } from './pg-sql.js';
+
+/** A failure of PostgreSQL or of the connection to it (a server error carries its severity). */
+function fromPg(e: unknown): boolean {
+  return !(e instanceof TugError) && (isUnavailable(e) || typeof (e as { severity?: unknown })?.severity === 'string');
+}
 
 /** Connections a process opens at most (the driver's workers share them). */
 const POOL_MAX = 8;
@@ -132,7 +137,8 @@ export class PgDatabase extends PgConn implements Database {
       } catch {
         broken = true;
       }
-      throw pgToTugError(e, this.o.target);
+      // The caller's own errors (a dry run's rollback, a domain error) pass through as they are.
+      throw fromPg(e) ? pgToTugError(e, this.o.target) : e;
     } finally {
       client.release(broken || undefined);
     }
@@ -142,6 +148,56 @@ export class PgDatabase extends PgConn implements Database {
     if (this.closed) return;
     this.closed = true;
     await this.pool.end().catch(() => undefined);
+  }
+
+  /**
+   * A session-level advisory lock `(cls, hashtext(key))` on a client of its own, held until the returned
+   * release (the integration lock across hosts, 02-state.md §8). Polls `pg_try_advisory_lock` from 5 ms up
+   * to 200 ms; past `timeoutMs` it is `Busy`. A lost connection is retried like a transaction; a lock lost
+   * with its session (a server restart) is simply gone: the release then does nothing.
+   */
+  async sessionLock(cls: number, key: string, timeoutMs: number): Promise<() => Promise<void>> {
+    const until = performance.now() + timeoutMs;
+    const retryUntil = performance.now() + (this.connected ? this.o.retryMs : 0);
+    let pause = 5;
+    for (;;) {
+      let client: PoolClient | null = null;
+      try {
+        client = await this.pool.connect();
+        for (;;) {
+          const r = await client.query('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [cls, key]);
+          if ((r.rows[0] as { ok: boolean }).ok) break;
+          if (performance.now() > until || this.closed)
+            throw new TugError('Busy', {
+              db_path: this.o.target.label,
+              timeout_ms: timeoutMs,
+              reason: `advisory lock ${key} stayed held`,
+            });
+          await sleep(pause);
+          pause = Math.min(pause * 2, 200);
+        }
+      } catch (e) {
+        client?.release(true);
+        const err: TugError = e instanceof TugError ? e : (pgToTugError(e, this.o.target) as TugError);
+        if (err.code !== 'DatabaseUnavailable' || performance.now() > retryUntil || this.closed) throw err;
+        await sleep(Math.min(pause, 2000));
+        pause = Math.min(pause * 2, RETRY_MAX_MS);
+        continue;
+      }
+      const held = client;
+      let released = false;
+      return async () => {
+        if (released) return;
+        released = true;
+        let broken = false;
+        try {
+          await held.query('SELECT pg_advisory_unlock($1, hashtext($2))', [cls, key]);
+        } catch {
+          broken = true; // the session is gone, and its lock with it
+        }
+        held.release(broken || undefined);
+      };
+    }
   }
 
   /** Marks the pool as having reached the server (a later lost connection is retried). */
