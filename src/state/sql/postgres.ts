@@ -100,12 +100,28 @@ export class PgDatabase extends PgConn implements Database {
     return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', null, fn);
   }
 
-  private async transaction<T>(begin: string, lock: string | null, fn: (c: Conn) => Promise<T>): Promise<T> {
+  // Statements on the database itself (outside a transaction) ride out a lost connection too.
+  override get<T>(sql: string, params?: Params): Promise<T | undefined> {
+    return this.retrying(() => super.get<T>(sql, params));
+  }
+  override all<T>(sql: string, params?: Params): Promise<T[]> {
+    return this.retrying(() => super.all<T>(sql, params));
+  }
+  override run(sql: string, params?: Params): Promise<number> {
+    return this.retrying(() => super.run(sql, params));
+  }
+
+  private transaction<T>(begin: string, lock: string | null, fn: (c: Conn) => Promise<T>): Promise<T> {
+    return this.retrying(() => this.once(begin, lock, fn));
+  }
+
+  /** Runs `attempt` again while it fails with DatabaseUnavailable, with backoff, for up to `retryMs`. */
+  private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
     const deadline = performance.now() + (this.connected ? this.o.retryMs : 0);
     let pause = RETRY_MIN_MS;
     for (;;) {
       try {
-        return await this.once(begin, lock, fn);
+        return await attempt();
       } catch (e) {
         const left = deadline - performance.now();
         if (!(e instanceof TugError && e.code === 'DatabaseUnavailable') || left <= 0 || this.closed) throw e;
@@ -249,6 +265,9 @@ export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase |
   const pool = new pg.Pool(config);
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
+  // Nor a client checked out (inside a transaction, or holding an advisory lock) when the server goes away:
+  // the pool listens only to idle clients. Its pending or next query fails, and the client is discarded.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new PgDatabase(pool, o, 0);
   try {
     const t0 = Date.now();
