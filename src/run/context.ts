@@ -50,6 +50,8 @@ export interface RunCtx {
   startTip: string;
   /** Checked before each claim: the plan on the base branch keeps its structure. */
   drift: { check(): Promise<void> };
+  /** Set under `--remote`: the integration branch lives on that shared git remote (remote.ts). */
+  remote?: import('./remote.js').RemoteRun | undefined;
 }
 
 /** Wait up to `ms` for a change of the plan's state (or the run's stop). */

@@ -20,6 +20,7 @@ export interface WorkerResult {
 }
 
 async function integrationTip(rc: RunCtx): Promise<string> {
+  if (rc.remote) return rc.remote.tip();
   const { refTip } = await import('./refs.js');
   return (await refTip(rc.g, rc.flow.repo.commonDir, rc.flow.repo.mainRoot, rc.prep.integration))!;
 }
@@ -28,7 +29,8 @@ async function integrationTip(rc: RunCtx): Promise<string> {
 async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Promise<void> {
   const head = tree.integratedHead;
   tree.integratedHead = undefined;
-  const changed = await resetTree(rc.g, tree.path, await integrationTip(rc), head ? { head, clean: true } : undefined);
+  const tip = rc.remote ? await rc.remote.sync() : await integrationTip(rc); // --remote: the step sees its deps
+  const changed = await resetTree(rc.g, tree.path, tip, head ? { head, clean: true } : undefined);
   if (!created && !changed) return;
   if (rc.opts.setupCommand.length === 0) {
     linkDependencies(rc.flow.repo.mainRoot, rc.flow.repo.commonDir, tree.path);
@@ -178,6 +180,7 @@ async function checkPreconditions(rc: RunCtx, W: string, units: PlanStep[], atte
 }
 
 async function integrateStep(rc: RunCtx, W: string, beat: Beat): Promise<{ before: string; after: string }> {
+  if (rc.remote) return rc.remote.integrate(W, beat);
   const { integrate } = await import('../git/integrate.js');
   const before = await integrationTip(rc);
   const r = await integrate({
