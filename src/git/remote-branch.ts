@@ -87,6 +87,9 @@ export async function mirrorLocal(
   if (!(await isAncestor(g, root, local, tip))) return false;
   const holder = (await gitWorktrees(g, repo)).find((w) => w.branch === branch && !w.prunable);
   if (holder) return (await g.tryRun(['merge', '--ff-only', '--quiet', tip], holder.path)).status === 0;
-  const r = await g.tryRun(['update-ref', '-m', 'tugcode: mirror the remote integration branch', `refs/heads/${branch}`, tip, local], root);
+  const r = await g.tryRun(
+    ['update-ref', '-m', 'tugcode: mirror the remote integration branch', `refs/heads/${branch}`, tip, local],
+    root,
+  );
   return r.status === 0;
 }

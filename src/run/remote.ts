@@ -7,7 +7,7 @@
  */
 import { TugError } from '../contract/errors.js';
 import type { Locker } from '../git/remote.js';
-import type { RunCtx } from './context.js';
+import { stateCallIn, type RunCtx } from './context.js';
 import type { Beat } from './heartbeat.js';
 import { Aborted, StepFailure } from './step.js';
 
@@ -21,6 +21,11 @@ export interface RemoteRun {
   syncRef(): Promise<string>;
   /** Integrate the worktree's commits on the remote; `before` is the tip they were rebased onto. */
   integrate(worktree: string, beat: Beat): Promise<{ before: string; after: string }>;
+  /**
+   * A claim taken over from an expired lease whose step is on the remote already (its host died between
+   * the push and `complete`): the claim is released and the step settled by reconcile. Returns whether so.
+   */
+  settleIntegrated(worktree: string, step: string, attempt: number): Promise<boolean>;
 }
 
 /** A process-wide mutex: the workers' fetches and pushes update the same remote-tracking ref. */
@@ -73,14 +78,30 @@ export async function openRemote(rc: RunCtx, name: string): Promise<RemoteRun> {
     seen(tip);
     return tip;
   };
+  const syncRef = async () => {
+    const tip = await sync();
+    await net(() => mirrorLocal(g, repo, integ, tip, { planPath: prep.planPath, base: prep.base }));
+    return trackingRef(name, integ);
+  };
   return {
     name,
     tip: () => current,
     sync,
-    async syncRef() {
-      const tip = await sync();
-      await net(() => mirrorLocal(g, repo, integ, tip, { planPath: prep.planPath, base: prep.base }));
-      return trackingRef(name, integ);
+    syncRef,
+    async settleIntegrated(W, step, attempt) {
+      const { readTrailerCommits } = await import('../git/log.js');
+      const { commits, scanned } = await readTrailerCommits(g, root, [await syncRef()]);
+      const mine = (c: { steps: string[]; plans: string[] }) =>
+        c.steps.includes(step) && (c.plans.length === 0 || c.plans.includes(prep.planPath));
+      if (!commits.some(mine)) return false;
+      // Reconcile skips a step under a live claim: hand the claim back first.
+      await rc.store.run(stateCallIn(rc, W), 'release', { plan: prep.planPath, step, worktree: W, attempt });
+      await rc.store.run(stateCallIn(rc, root), 'reconcile', {
+        plan: prep.planPath,
+        commits,
+        scanned_commits: scanned,
+      });
+      return true;
     },
     async integrate(W, beat) {
       const r = await integrateRemote({

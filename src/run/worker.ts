@@ -104,6 +104,11 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
       resumed: r.resumed,
       reclaimed_from_expired: r.reclaimed_from_expired,
     });
+    // --remote: a step taken over from a host that died after pushing it is settled, not done twice.
+    if (r.reclaimed_from_expired && (await rc.remote?.settleIntegrated(tree.path, r.step_anchor, r.attempt))) {
+      announceChange(rc);
+      continue;
+    }
     rc.held.set(worker, { step: r.step_anchor, attempt: r.attempt, worktree: tree.path });
     let settled = false;
     try {

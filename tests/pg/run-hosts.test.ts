@@ -153,6 +153,42 @@ describe('tugcode run --remote: two hosts, one PostgreSQL', () => {
     for (const s of stepsOf(b, envB)) expect(s.status).toBe('completed');
   }, 180_000);
 
+  it('a host killed between its push and complete: the step is settled from the remote, not done twice', async () => {
+    const db = await createTestDatabase('hostpush');
+    const { remote, a, b } = hosts();
+    const impl = implementerScript();
+    const envA = {
+      TUGCODE_STATE_URL: db.url,
+      TUGCODE_STATE_HOST: 'hosta',
+      TUGCODE_RUN_FAULT: 'after-integrate:step-1',
+    };
+    const envB = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hostb' };
+    const args = [
+      'demo',
+      '--implementer',
+      impl.argv,
+      '--remote',
+      'origin',
+      '--lease-duration',
+      '2',
+      '--heartbeat',
+      '1',
+    ];
+    const ra = await startRun(a, [...args, '--workers', '1'], envA).done;
+    expect(ra.code, ra.stderr).toBe(-1); // SIGKILLed right after pushing step-1
+    expect(remoteSteps(remote)).toEqual(['step-1']);
+    const rb = await startRun(b, [...args, '--workers', '2'], envB).done;
+    expect(rb.code, rb.stdout + rb.stderr).toBe(0);
+    expect(rb.events.filter((e) => e.type === 'claimed' && e.reclaimed_from_expired).map((e) => e.step_anchor)).toEqual(
+      ['step-1'],
+    );
+    expect(summaryOf(rb).steps_completed).not.toContain('step-1');
+    expect([...remoteSteps(remote)].sort()).toEqual([...ANCHORS].sort()); // step-1 once
+    const s1 = stepsOf(b, envB).find((s) => s.anchor === 'step-1');
+    expect(s1.status).toBe('completed');
+    expect(s1.commit_hash).toBe(git(remote, 'rev-list', '--reverse', 'main..tugplan/demo').split('\n')[0]);
+  }, 180_000);
+
   it('PostgreSQL restarted during a run: the run retries, loses nothing, and finishes', async () => {
     const pg = await startPrivatePg();
     const db = await pg.createDatabase('restart');
@@ -162,11 +198,20 @@ describe('tugcode run --remote: two hosts, one PostgreSQL', () => {
     const slow = `node -e "setTimeout(() => {}, 300)" && ${impl.argv}`;
     const envA = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hosta' };
     const envB = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hostb' };
-    const args = ['demo', '--workers', '2', '--implementer', `sh -c '${slow.replace(/'/g, `'\\''`)}'`, '--remote', 'origin'];
+    const args = [
+      'demo',
+      '--workers',
+      '2',
+      '--implementer',
+      `sh -c '${slow.replace(/'/g, `'\\''`)}'`,
+      '--remote',
+      'origin',
+    ];
     const runA = startRun(a, args, envA);
     const runB = startRun(b, args, envB);
-    await waitUntil('two steps completed', () =>
-      [...runA.events(), ...runB.events()].filter((e) => e.type === 'step_completed').length >= 2,
+    await waitUntil(
+      'two steps completed',
+      () => [...runA.events(), ...runB.events()].filter((e) => e.type === 'step_completed').length >= 2,
     );
     await pg.restart('fast');
     const [ra, rb] = await Promise.all([runA.done, runB.done]);
