@@ -4,15 +4,13 @@
  * so parallel worktrees build on each other's completed steps. A conflict aborts the rebase and leaves
  * the worktree's branch exactly as it was.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { GitRunner } from './exec.js';
 import { setBranchPlan } from './branch-config.js';
 import { branchTip, currentBranch, headCommit, isAncestor } from './refs.js';
 import { gitWorktrees, type Repo } from './repo.js';
 
-export const INTEGRATION_LOCK = '.tugtool/integration.lock';
+export { INTEGRATION_LOCK_FILE as INTEGRATION_LOCK } from '../util/integration-lock.js';
 
 const OWNERSHIP = new Set(['NotOwner', 'LeaseExpired', 'AttemptMismatch', 'InvalidTransition', 'StepNotFound']);
 
@@ -25,34 +23,12 @@ export async function withIntegrationLock<T>(
   fn: () => Promise<T> | T,
   timeoutMs = 60_000,
 ): Promise<T> {
-  const lockfile = await import('proper-lockfile');
-  mkdirSync(join(mainRoot, '.tugtool'), { recursive: true });
-  const target = join(mainRoot, '.tugtool', 'integration');
-  const lockfilePath = join(mainRoot, INTEGRATION_LOCK);
-  let release: () => Promise<void>;
-  try {
-    release = await lockfile.lock(target, {
-      realpath: false,
-      lockfilePath,
-      stale: 15_000,
-      update: 5_000,
-      // Integrations are short (~15–50 ms): a waiter polls from 5 ms up, or it would idle behind every one.
-      retries: { retries: Math.max(1, Math.ceil(timeoutMs / 100) + 10), factor: 1.5, minTimeout: 5, maxTimeout: 100 },
-      onCompromised: () => {
-        /* a compromised lock is reported by the release below; never crash the process from a timer */
-      },
-    });
-  } catch (e) {
-    throw new TugError(
-      'Busy',
-      { db_path: lockfilePath, timeout_ms: timeoutMs, reason: (e as Error).message },
-      { hint: 'another tugcode commit or run is integrating; retry in a moment' },
-    );
-  }
+  const { lockIntegrationFile } = await import('../util/integration-lock.js');
+  const release = await lockIntegrationFile(mainRoot, timeoutMs);
   try {
     return await fn();
   } finally {
-    await release().catch(() => undefined);
+    await release();
   }
 }
 
