@@ -189,6 +189,24 @@ describe('tugcode run --remote: two hosts, one PostgreSQL', () => {
     expect(s1.commit_hash).toBe(git(remote, 'rev-list', '--reverse', 'main..tugplan/demo').split('\n')[0]);
   }, 180_000);
 
+  it('PostgreSQL unreachable at start: DatabaseUnavailable (exit 10) at once, naming host and port, never the password', async () => {
+    const pg = await startPrivatePg();
+    const db = await pg.createDatabase('down');
+    await pg.stop('fast');
+    const { a } = hosts();
+    const impl = implementerScript();
+    const t0 = Date.now();
+    const r = await startRun(a, ['demo', '--implementer', impl.argv, '--remote', 'origin'], {
+      TUGCODE_STATE_URL: db.url,
+      TUGCODE_STATE_HOST: 'hosta',
+    }).done;
+    expect(Date.now() - t0).toBeLessThan(20_000); // no 120 s of retries for a server never reached
+    expect(r.code, r.stdout + r.stderr).toBe(10);
+    const err = summaryOf(r).error;
+    expect(err).toMatchObject({ code: 'DatabaseUnavailable', details: { host: '127.0.0.1', port: pg.info.port } });
+    expect(r.stdout + r.stderr).not.toContain(pg.info.password);
+  });
+
   it('PostgreSQL restarted during a run: the run retries, loses nothing, and finishes', async () => {
     const pg = await startPrivatePg();
     const db = await pg.createDatabase('restart');
