@@ -46,6 +46,11 @@ export interface CliCommand<I = any, O = any> {
   json?: (data: O) => object;
   /** Instead of one result: a loop that renders frames itself (`state show --watch`); returns the exit code. */
   loop?: (input: I, cli: CliEnv) => Promise<number> | undefined;
+  /**
+   * A process that serves many calls for minutes (`tugcode run`): its PostgreSQL state rides out a lost
+   * connection (a server restart) with retries instead of failing at once (02-state.md §8).
+   */
+  longLived?: boolean;
 }
 
 /** `--lease-duration` → `leaseDuration` (commander's attribute name). */
@@ -175,7 +180,11 @@ export class CliApp {
     };
     const name = spec.table.command;
     const { OpsContext, newCall } = await import('../ops/context.js');
-    const ctx = new OpsContext({ cwd: resolve(this.processCwd, globals.dir ?? '.'), env: this.env });
+    const ctx = new OpsContext({
+      cwd: resolve(this.processCwd, globals.dir ?? '.'),
+      env: this.env,
+      ...(spec.longLived ? { longLived: true } : {}),
+    });
     const call = newCall(name);
     const noColor = this.env.NO_COLOR !== undefined && this.env.NO_COLOR !== '';
     const cli: CliEnv = {

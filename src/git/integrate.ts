@@ -4,8 +4,6 @@
  * so parallel worktrees build on each other's completed steps. A conflict aborts the rebase and leaves
  * the worktree's branch exactly as it was.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { GitRunner } from './exec.js';
 import { setBranchPlan } from './branch-config.js';
@@ -15,7 +13,10 @@ import { branchTip, currentBranch, isAncestor } from './refs.js';
 import { gitWorktrees, type Repo } from './repo.js';
 import { timed, type TraceFn } from './trace.js';
 
-export const INTEGRATION_LOCK = '.tugtool/integration.lock';
+import { join } from 'node:path';
+import { INTEGRATION_LOCK_FILE } from '../util/integration-lock.js';
+
+export { INTEGRATION_LOCK_FILE as INTEGRATION_LOCK };
 
 const OWNERSHIP = new Set(['NotOwner', 'LeaseExpired', 'AttemptMismatch', 'InvalidTransition', 'StepNotFound']);
 
@@ -55,7 +56,7 @@ export async function withIntegrationLock<T>(
   fn: () => Promise<T> | T,
   timeoutMs = 60_000,
 ): Promise<T> {
-  const lockfilePath = join(mainRoot, INTEGRATION_LOCK);
+  const lockfilePath = join(mainRoot, INTEGRATION_LOCK_FILE);
   const before = lines.get(lockfilePath) ?? Promise.resolve();
   let leave!: () => void;
   const mine = before.then(() => new Promise<void>((res) => (leave = res)));
@@ -64,7 +65,7 @@ export async function withIntegrationLock<T>(
   try {
     if (!(await within(before, timeoutMs)))
       throw busy(lockfilePath, timeoutMs, 'timed out behind another integration of this process');
-    return await withFileLock(mainRoot, lockfilePath, fn, Math.max(1, timeoutMs - (Date.now() - started)));
+    return await withFileLock(mainRoot, fn, Math.max(1, timeoutMs - (Date.now() - started)));
   } finally {
     // Once `before` settled `leave` is set; a caller that timed out leaves its place when `before` does.
     void before.then(() => leave());
@@ -73,35 +74,13 @@ export async function withIntegrationLock<T>(
   }
 }
 
-async function withFileLock<T>(
-  mainRoot: string,
-  lockfilePath: string,
-  fn: () => Promise<T> | T,
-  timeoutMs: number,
-): Promise<T> {
-  const lockfile = await import('proper-lockfile');
-  mkdirSync(join(mainRoot, '.tugtool'), { recursive: true });
-  const target = join(mainRoot, '.tugtool', 'integration');
-  let release: () => Promise<void>;
-  try {
-    release = await lockfile.lock(target, {
-      realpath: false,
-      lockfilePath,
-      stale: 15_000,
-      update: 5_000,
-      // Integrations are short (~15–50 ms): a waiter polls from 5 ms up, or it would idle behind every one.
-      retries: { retries: Math.max(1, Math.ceil(timeoutMs / 100) + 10), factor: 1.5, minTimeout: 5, maxTimeout: 100 },
-      onCompromised: () => {
-        /* a compromised lock is reported by the release below; never crash the process from a timer */
-      },
-    });
-  } catch (e) {
-    throw busy(lockfilePath, timeoutMs, (e as Error).message);
-  }
+async function withFileLock<T>(mainRoot: string, fn: () => Promise<T> | T, timeoutMs: number): Promise<T> {
+  const { lockIntegrationFile } = await import('../util/integration-lock.js');
+  const release = await lockIntegrationFile(mainRoot, timeoutMs);
   try {
     return await fn();
   } finally {
-    await release().catch(() => undefined);
+    await release();
   }
 }
 

@@ -67,6 +67,8 @@ export interface RunCtx {
   drift: { check(): Promise<void> };
   /** The opt-in timing trace (RunHooks.trace), if any. */
   trace?: ((span: TraceSpan) => void) | undefined;
+  /** Set under `--remote`: the integration branch lives on that shared git remote (remote.ts). */
+  remote?: import('./remote.js').RemoteRun | undefined;
 }
 
 /** A TraceFn for one worker's step: a no-op when the run is not traced. */

@@ -28,6 +28,8 @@ export interface RunInput {
   no_checkpoints?: boolean | undefined;
   keep_worktrees?: boolean | undefined;
   merge?: boolean | undefined;
+  /** A git remote holding the integration branch, shared by hosts (default: config run.remote; '' = local). */
+  remote?: string | undefined;
 }
 
 export interface RunHooks {
@@ -144,8 +146,12 @@ async function runLocked(
   let results: { worker: string; busy_ms: number }[] = [];
   try {
     const tr = tracerOf(rc, '', '');
+    const remote = input.remote ?? config.run.remote;
+    if (remote) rc.remote = await (await import('./remote.js')).openRemote(rc, remote);
     await timed(tr, 'run.init', () => initState(flow, g, prep));
-    const tip = await timed(tr, 'run.integration', () => ensureIntegrationBranch(flow, g, prep));
+    const tip = rc.remote
+      ? rc.remote.tip()
+      : await timed(tr, 'run.integration', () => ensureIntegrationBranch(flow, g, prep));
     rc.startTip = tip;
     // A killed run's claims kept its committed-but-not-completed steps out of the start-up reconcile (a
     // live lease is skipped): once adoption released them, reconcile again.
@@ -233,9 +239,8 @@ async function releaseHeld(rc: RunCtx): Promise<void> {
 /** `state reconcile --ref tugplan/<slug>`: settles completions refused after a fast-forward. */
 async function reconcileFromIntegration(rc: RunCtx): Promise<void> {
   const { readTrailerCommits } = await import('../git/log.js');
-  const { commits, scanned } = await readTrailerCommits(rc.g, rc.flow.repo.mainRoot, [
-    `refs/heads/${rc.prep.integration}`,
-  ]);
+  const ref = rc.remote ? await rc.remote.syncRef() : `refs/heads/${rc.prep.integration}`;
+  const { commits, scanned } = await readTrailerCommits(rc.g, rc.flow.repo.mainRoot, [ref]);
   await rc.store.run(stateCallIn(rc, rc.flow.repo.mainRoot), 'reconcile', {
     plan: rc.prep.planPath,
     commits,

@@ -20,6 +20,7 @@ export interface WorkerResult {
 }
 
 async function integrationTip(rc: RunCtx): Promise<string> {
+  if (rc.remote) return rc.remote.tip();
   const { refTip } = await import('./refs.js');
   return (await refTip(rc.g, rc.flow.repo.commonDir, rc.flow.repo.mainRoot, rc.prep.integration))!;
 }
@@ -28,7 +29,8 @@ async function integrationTip(rc: RunCtx): Promise<string> {
 async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Promise<void> {
   const head = tree.integratedHead;
   tree.integratedHead = undefined;
-  const changed = await resetTree(rc.g, tree.path, await integrationTip(rc), head ? { head, clean: true } : undefined);
+  const tip = rc.remote ? await rc.remote.sync() : await integrationTip(rc); // --remote: the step sees its deps
+  const changed = await resetTree(rc.g, tree.path, tip, head ? { head, clean: true } : undefined);
   if (!created && !changed) return;
   if (rc.opts.setupCommand.length === 0) {
     linkDependencies(rc.flow.repo.mainRoot, rc.flow.repo.commonDir, tree.path);
@@ -105,6 +107,11 @@ export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
       resumed: r.resumed,
       reclaimed_from_expired: r.reclaimed_from_expired,
     });
+    // --remote: a step taken over from a host that died after pushing it is settled, not done twice.
+    if (r.reclaimed_from_expired && (await rc.remote?.settleIntegrated(tree.path, r.step_anchor, r.attempt))) {
+      announceChange(rc);
+      continue;
+    }
     rc.held.set(worker, { step: r.step_anchor, attempt: r.attempt, worktree: tree.path });
     let settled = false;
     try {
@@ -187,6 +194,7 @@ async function integrateStep(
   beat: Beat,
   trace?: TraceFn,
 ): Promise<{ before: string; after: string }> {
+  if (rc.remote) return rc.remote.integrate(W, beat);
   const { integrate } = await import('../git/integrate.js');
   const before = await integrationTip(rc);
   const r = await integrate({

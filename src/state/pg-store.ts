@@ -156,6 +156,13 @@ export class PgStateStore implements StateStore {
     return typeof w === 'string' ? { ...input, worktree: this.owner(w) } : input;
   }
 
+  /** A session advisory lock (class 4) on the project's schema and the plan, on a client of its own. */
+  async integrationLock(plan: string, timeoutMs = 60_000): Promise<() => Promise<void>> {
+    const db = await this.open('write');
+    if (!db) throw new TugError('InternalError', { reason: 'the PostgreSQL state did not open' });
+    return db.sessionLock(4, `tugcode:integrate:${this.schema}:${plan}`, timeoutMs);
+  }
+
   async close(): Promise<void> {
     const db = this.opened;
     this.opened = null;

@@ -91,6 +91,12 @@ export interface StateStore {
    * `refactor run-step`): `read` never creates or migrates, `write` needs an initialized repository.
    */
   withContext<T>(call: StateCall, mode: 'read' | 'write', fn: (ctx: StateContext) => Promise<T> | T): Promise<T>;
+  /**
+   * The integration lock of `plan` (06-run.md §1 item 4.7, 02-state.md §8), held until the returned
+   * release: the repo-wide `.tugtool/integration.lock` file on SQLite; on PostgreSQL a session advisory
+   * lock on the project and plan, so every host integrating the plan takes turns. Past `timeoutMs`: Busy.
+   */
+  integrationLock(plan: string, timeoutMs?: number): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -234,6 +240,11 @@ export class SqliteStateStore implements StateStore {
   async run<K extends OpName>(call: StateCall, op: K, input: OpInput<K>): Promise<OpResult<K>> {
     const impl = await IMPLS[op]();
     return this.withContext(call, MODES[op], (ctx) => impl(ctx, input as never) as OpResult<K>);
+  }
+
+  async integrationLock(_plan: string, timeoutMs = 60_000): Promise<() => Promise<void>> {
+    const { lockIntegrationFile } = await import('../util/integration-lock.js');
+    return lockIntegrationFile(this.o.repoRoot, timeoutMs);
   }
 
   async close(): Promise<void> {

@@ -28,7 +28,8 @@ function dbAtVersion(version: number, migrations = migrationsDir()): string {
 /** A ladder: the real 0001 plus a test-only 0002 (a table rebuild with foreign keys off). */
 function ladder(): string {
   const dir = tempDir('tugcode-ladder-');
-  for (const f of readdirSync(migrationsDir())) if (f.endsWith('.sql')) copyFileSync(join(migrationsDir(), f), join(dir, f));
+  for (const f of readdirSync(migrationsDir()))
+    if (f.endsWith('.sql')) copyFileSync(join(migrationsDir(), f), join(dir, f));
   writeFileSync(
     join(dir, '0002_rebuild_artifacts.sql'),
     `-- tugcode:foreign_keys=off

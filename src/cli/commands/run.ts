@@ -10,6 +10,7 @@ import type { CliApp } from '../define.js';
 export function registerRun(program: Command, app: CliApp): void {
   app.register(program, {
     table: T.run,
+    longLived: true,
     loop: (input, cli) => import('./run-loop.js').then((m) => m.runCommand(input as never, cli)),
   });
   app.register(program, {

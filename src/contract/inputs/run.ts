@@ -62,6 +62,12 @@ export const run: InputTable = {
     no_checkpoints: { type: 'bool', description: 'do not run checkpoint commands' },
     merge: { type: 'bool', description: 'merge the integration branch into the base when the plan is done' },
     keep_worktrees: { type: 'bool', description: 'keep the worker worktrees after a successful run' },
+    remote: {
+      type: 'string',
+      max: 255,
+      placeholder: '<name>',
+      description: 'git remote holding the integration branch, shared by hosts (default: config run.remote)',
+    },
     dry_run: {
       type: 'bool',
       description: 'print the schedule (waves, critical path, what each step runs); change nothing',

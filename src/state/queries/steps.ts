@@ -286,6 +286,7 @@ export async function startSub(c: Conn, p: { plan_path: string; anchor: string; 
  * Any non-completed step → completed. With `owner`, a top-level row must be held by that worktree (the
  * guard of `state complete`); substeps carry no claim.
  */
+
 export async function completeRow(
   c: Conn,
   p: {

@@ -14,7 +14,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { TugError } from '../../contract/errors.js';
 import type { Conn, Database, Params, TxOptions } from './conn.js';
-import { pgToTugError, translate, values, type PgTarget } from './pg-sql.js';
+import { isUnavailable, pgToTugError, translate, values, type PgTarget } from './pg-sql.js';
+
+/** A failure of PostgreSQL or of the connection to it (a server error carries its severity). */
+function fromPg(e: unknown): boolean {
+  return !(e instanceof TugError) && (isUnavailable(e) || typeof (e as { severity?: unknown })?.severity === 'string');
+}
 
 /** Connections a process opens at most (the driver's workers share them). */
 const POOL_MAX = 8;
@@ -109,12 +114,28 @@ export class PgDatabase extends PgConn implements Database {
     return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn);
   }
 
-  private async transaction<T>(begin: string, fn: (c: Conn) => Promise<T>): Promise<T> {
+  // Statements on the database itself (outside a transaction) ride out a lost connection too.
+  override get<T>(sql: string, params?: Params): Promise<T | undefined> {
+    return this.retrying(() => super.get<T>(sql, params));
+  }
+  override all<T>(sql: string, params?: Params): Promise<T[]> {
+    return this.retrying(() => super.all<T>(sql, params));
+  }
+  override run(sql: string, params?: Params): Promise<number> {
+    return this.retrying(() => super.run(sql, params));
+  }
+
+  private transaction<T>(begin: string, fn: (c: Conn) => Promise<T>): Promise<T> {
+    return this.retrying(() => this.once(begin, fn));
+  }
+
+  /** Runs `attempt` again while it fails with DatabaseUnavailable, with backoff, for up to `retryMs`. */
+  private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
     const deadline = performance.now() + (this.connected ? this.o.retryMs : 0);
     let pause = RETRY_MIN_MS;
     for (;;) {
       try {
-        return await this.once(begin, fn);
+        return await attempt();
       } catch (e) {
         const left = deadline - performance.now();
         if (!(e instanceof TugError && e.code === 'DatabaseUnavailable') || left <= 0 || this.closed) throw e;
@@ -145,7 +166,8 @@ export class PgDatabase extends PgConn implements Database {
       } catch {
         broken = true;
       }
-      throw pgToTugError(e, this.o.target);
+      // The caller's own errors (a dry run's rollback, a domain error) pass through as they are.
+      throw fromPg(e) ? pgToTugError(e, this.o.target) : e;
     } finally {
       client.release(broken || undefined);
     }
@@ -155,6 +177,56 @@ export class PgDatabase extends PgConn implements Database {
     if (this.closed) return;
     this.closed = true;
     await this.pool.end().catch(() => undefined);
+  }
+
+  /**
+   * A session-level advisory lock `(cls, hashtext(key))` on a client of its own, held until the returned
+   * release (the integration lock across hosts, 02-state.md §8). Polls `pg_try_advisory_lock` from 5 ms up
+   * to 200 ms; past `timeoutMs` it is `Busy`. A lost connection is retried like a transaction; a lock lost
+   * with its session (a server restart) is simply gone: the release then does nothing.
+   */
+  async sessionLock(cls: number, key: string, timeoutMs: number): Promise<() => Promise<void>> {
+    const until = performance.now() + timeoutMs;
+    const retryUntil = performance.now() + (this.connected ? this.o.retryMs : 0);
+    let pause = 5;
+    for (;;) {
+      let client: PoolClient | null = null;
+      try {
+        client = await this.pool.connect();
+        for (;;) {
+          const r = await client.query('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [cls, key]);
+          if ((r.rows[0] as { ok: boolean }).ok) break;
+          if (performance.now() > until || this.closed)
+            throw new TugError('Busy', {
+              db_path: this.o.target.label,
+              timeout_ms: timeoutMs,
+              reason: `advisory lock ${key} stayed held`,
+            });
+          await sleep(pause);
+          pause = Math.min(pause * 2, 200);
+        }
+      } catch (e) {
+        client?.release(true);
+        const err: TugError = e instanceof TugError ? e : (pgToTugError(e, this.o.target) as TugError);
+        if (err.code !== 'DatabaseUnavailable' || performance.now() > retryUntil || this.closed) throw err;
+        await sleep(Math.min(pause, 2000));
+        pause = Math.min(pause * 2, RETRY_MAX_MS);
+        continue;
+      }
+      const held = client;
+      let released = false;
+      return async () => {
+        if (released) return;
+        released = true;
+        let broken = false;
+        try {
+          await held.query('SELECT pg_advisory_unlock($1, hashtext($2))', [cls, key]);
+        } catch {
+          broken = true; // the session is gone, and its lock with it
+        }
+        held.release(broken || undefined);
+      };
+    }
   }
 
   /** Marks the pool as having reached the server (a later lost connection is retried). */
@@ -235,6 +307,9 @@ export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase |
   const pool = new pg.Pool(config);
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
+  // Nor a client checked out (inside a transaction, or holding an advisory lock) when the server goes away:
+  // the pool listens only to idle clients. Its pending or next query fails, and the client is discarded.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new PgDatabase(pool, o, 0);
   try {
     const t0 = Date.now();

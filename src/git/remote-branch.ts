@@ -1,0 +1,95 @@
+/**
+ * The integration branch on a shared remote (02-state.md §8): created there from the base when missing,
+ * and mirrored into the clone's own `tugplan/<slug>` (fast-forward only) so `git log`, `merge` and the
+ * state commands of this clone see what the hosts integrated.
+ */
+import { TugError } from '../contract/errors.js';
+import type { GitRunner } from './exec.js';
+import { setBranchPlan } from './branch-config.js';
+import { branchTip, isAncestor, resolveCommit } from './refs.js';
+import { gitWorktrees, type Repo } from './repo.js';
+import { fetchBranch, pushFastForward, type Locker } from './remote.js';
+
+export interface RemoteBranchInput {
+  git: GitRunner;
+  repo: Repo;
+  remote: string;
+  integrationBranch: string;
+  base: string;
+  planPath: string;
+  lock: Locker;
+  net: Locker;
+  noVerify?: boolean | undefined;
+}
+
+/**
+ * Under the lock: fetch the remote integration branch; create it on the remote when missing (from the
+ * clone's integration branch when it has one, else from the base); publish the clone's integration branch
+ * when it is ahead of the remote's; then mirror the remote tip locally. Returns the remote tip.
+ * A clone whose integration branch diverged from the remote's is InvalidArgument (nothing is forced).
+ */
+export async function ensureRemoteBranch(o: RemoteBranchInput): Promise<string> {
+  const { git: g, repo, remote, integrationBranch: integ } = o;
+  const root = repo.mainRoot;
+  for (let attempt = 1; ; attempt++) {
+    const tip = await o.lock(async () => {
+      const remoteTip = await o.net(() => fetchBranch(g, root, remote, integ));
+      const local = await branchTip(g, root, integ);
+      let publish: string | null = null;
+      if (remoteTip === null) {
+        publish = local ?? (await resolveCommit(g, root, `refs/heads/${o.base}`));
+        if (!publish) throw new TugError('InvalidArgument', { reason: `base branch ${o.base} does not exist` });
+      } else if (local && local !== remoteTip && !(await isAncestor(g, root, local, remoteTip))) {
+        if (!(await isAncestor(g, root, remoteTip, local)))
+          throw new TugError(
+            'InvalidArgument',
+            { reason: `${integ} and ${remote}/${integ} diverged`, branch: integ, remote },
+            { hint: `reconcile them by hand (git log ${integ}...${remote}/${integ}), then run again` },
+          );
+        publish = local; // this clone integrated locally before: its commits go to the remote
+      }
+      if (publish === null) return remoteTip!;
+      const p = await o.net(() => pushFastForward(g, root, remote, publish, integ, o.noVerify));
+      if (p.ok) {
+        await o.net(() => fetchBranch(g, root, remote, integ)); // the tracking ref follows
+        return publish;
+      }
+      if (!p.rejected || attempt >= 5)
+        throw new TugError('GitError', { args: ['push', remote, `${publish}:refs/heads/${integ}`], stderr: p.stderr });
+      return null; // another host created or moved it meanwhile: look again
+    });
+    if (tip !== null) {
+      await o.net(() => mirrorLocal(g, repo, integ, tip, { planPath: o.planPath, base: o.base }));
+      return tip;
+    }
+  }
+}
+
+/**
+ * Move the clone's `branch` to `tip` when that is a fast-forward (created when missing, with its branch
+ * config); a local branch that is not an ancestor of `tip` is left as it is. Returns whether it now is `tip`.
+ */
+export async function mirrorLocal(
+  g: GitRunner,
+  repo: Repo,
+  branch: string,
+  tip: string,
+  create: { planPath: string; base: string },
+): Promise<boolean> {
+  const root = repo.mainRoot;
+  const local = await branchTip(g, root, branch);
+  if (local === tip) return true;
+  if (local === null) {
+    await g.run(['branch', '--no-track', branch, tip], root);
+    await setBranchPlan(g, root, branch, create.planPath, create.base);
+    return true;
+  }
+  if (!(await isAncestor(g, root, local, tip))) return false;
+  const holder = (await gitWorktrees(g, repo)).find((w) => w.branch === branch && !w.prunable);
+  if (holder) return (await g.tryRun(['merge', '--ff-only', '--quiet', tip], holder.path)).status === 0;
+  const r = await g.tryRun(
+    ['update-ref', '-m', 'tugcode: mirror the remote integration branch', `refs/heads/${branch}`, tip, local],
+    root,
+  );
+  return r.status === 0;
+}

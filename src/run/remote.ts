@@ -1,0 +1,129 @@
+/**
+ * `tugcode run --remote NAME` (06-run.md §1, 02-state.md §8): the plan's integration branch lives on a
+ * shared git remote, and each host runs `tugcode run` in its own clone. Workers reset to the remote tip
+ * (fetched before each step), integrate by fetch + rebase + fast-forward push under the state store's
+ * integration lock (a PostgreSQL advisory lock on the plan when the state is shared), and the run
+ * reconciles from the remote branch. The local `tugplan/<slug>` mirrors the remote at the start and end.
+ */
+import { TugError } from '../contract/errors.js';
+import type { Locker } from '../git/remote.js';
+import { stateCallIn, type RunCtx } from './context.js';
+import type { Beat } from './heartbeat.js';
+import { Aborted, StepFailure } from './step.js';
+
+export interface RemoteRun {
+  readonly name: string;
+  /** The remote integration tip last seen by this process (no git call). */
+  tip(): string;
+  /** Fetch the remote integration branch; returns its tip. */
+  sync(): Promise<string>;
+  /** Fetch, mirror the local branch, and return the remote-tracking ref to read trailers from. */
+  syncRef(): Promise<string>;
+  /** Integrate the worktree's commits on the remote; `before` is the tip they were rebased onto. */
+  integrate(worktree: string, beat: Beat): Promise<{ before: string; after: string }>;
+  /**
+   * A claim taken over from an expired lease whose step is on the remote already (its host died between
+   * the push and `complete`): the claim is released and the step settled by reconcile. Returns whether so.
+   */
+  settleIntegrated(worktree: string, step: string, attempt: number): Promise<boolean>;
+}
+
+/** A process-wide mutex: the workers' fetches and pushes update the same remote-tracking ref. */
+function serializer(): Locker {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(fn: () => Promise<T>): Promise<T> => {
+    const p = tail.then(fn, fn);
+    tail = p.catch(() => undefined);
+    return p;
+  };
+}
+
+/** Check the remote, create the integration branch there when missing, mirror it locally. */
+export async function openRemote(rc: RunCtx, name: string): Promise<RemoteRun> {
+  const { requireRemote, fetchBranch, integrateRemote, trackingRef } = await import('../git/remote.js');
+  const { ensureRemoteBranch, mirrorLocal } = await import('../git/remote-branch.js');
+  const { g, prep } = rc;
+  const repo = rc.flow.repo;
+  const root = repo.mainRoot;
+  const integ = prep.integration;
+  await requireRemote(g, root, name);
+  const net = serializer();
+  const lock: Locker = async (fn) => {
+    const release = await rc.store.integrationLock(prep.planPath);
+    try {
+      return await fn();
+    } finally {
+      await release();
+    }
+  };
+  const noVerify = rc.flow.config.run.no_verify;
+  let current = await ensureRemoteBranch({
+    git: g,
+    repo,
+    remote: name,
+    integrationBranch: integ,
+    base: prep.base,
+    planPath: prep.planPath,
+    lock,
+    net,
+    noVerify,
+  });
+  const seen = (tip: string) => {
+    current = tip;
+  };
+  const sync = async () => {
+    const tip = await net(() => fetchBranch(g, root, name, integ));
+    if (tip === null)
+      throw new TugError('InvalidArgument', { reason: `integration branch ${integ} vanished from ${name}` });
+    seen(tip);
+    return tip;
+  };
+  const syncRef = async () => {
+    const tip = await sync();
+    await net(() => mirrorLocal(g, repo, integ, tip, { planPath: prep.planPath, base: prep.base }));
+    return trackingRef(name, integ);
+  };
+  return {
+    name,
+    tip: () => current,
+    sync,
+    syncRef,
+    async settleIntegrated(W, step, attempt) {
+      const { readTrailerCommits } = await import('../git/log.js');
+      const { commits, scanned } = await readTrailerCommits(g, root, [await syncRef()]);
+      const mine = (c: { steps: string[]; plans: string[] }) =>
+        c.steps.includes(step) && (c.plans.length === 0 || c.plans.includes(prep.planPath));
+      if (!commits.some(mine)) return false;
+      // Reconcile skips a step under a live claim: hand the claim back first.
+      await rc.store.run(stateCallIn(rc, W), 'release', { plan: prep.planPath, step, worktree: W, attempt });
+      await rc.store.run(stateCallIn(rc, root), 'reconcile', {
+        plan: prep.planPath,
+        commits,
+        scanned_commits: scanned,
+      });
+      return true;
+    },
+    async integrate(W, beat) {
+      const r = await integrateRemote({
+        git: g,
+        worktree: W,
+        remote: name,
+        integrationBranch: integ,
+        lock,
+        net,
+        heartbeat: () => beat.now(),
+        noVerify,
+        onTip: seen,
+      });
+      if (r.integrated) return { before: r.base, after: r.head };
+      if (r.reason === 'ownership') throw new Aborted();
+      // Other hosts kept winning the push: hand the claim back (Busy), it is claimed again on a newer tip.
+      if (r.reason === 'push_rejected') throw r.error;
+      if (r.reason === 'push_failed') throw new StepFailure('HookFailed', r.error.message);
+      const files = (r.error.details.files as string[] | undefined) ?? [];
+      if (files.length === 0)
+        throw new StepFailure('HookFailed', `rebase onto ${name}/${integ} failed without a conflict (a git hook?)`);
+      throw new StepFailure('IntegrationConflict', `rebase onto ${name}/${integ} conflicted in ${files.join(', ')}`);
+    },
+  };
+}

@@ -1,0 +1,40 @@
+/**
+ * The repo-wide integration lock file `<main root>/.tugtool/integration.lock` (06-run.md §1 item 4.7),
+ * through proper-lockfile with stale detection: the one lock every integration of a clone takes. Shared by
+ * the git flows (src/git/integrate.ts) and the SQLite state store's `integrationLock` (on PostgreSQL the
+ * store takes an advisory lock instead, 02-state.md §8).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { TugError } from '../contract/errors.js';
+
+export const INTEGRATION_LOCK_FILE = '.tugtool/integration.lock';
+
+/** Take the lock (waiting up to `timeoutMs`, else `Busy`); resolves with its release. */
+export async function lockIntegrationFile(mainRoot: string, timeoutMs = 60_000): Promise<() => Promise<void>> {
+  const lockfile = await import('proper-lockfile');
+  mkdirSync(join(mainRoot, '.tugtool'), { recursive: true });
+  const target = join(mainRoot, '.tugtool', 'integration');
+  const lockfilePath = join(mainRoot, INTEGRATION_LOCK_FILE);
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(target, {
+      realpath: false,
+      lockfilePath,
+      stale: 15_000,
+      update: 5_000,
+      // Integrations are short (~15–50 ms): a waiter polls from 5 ms up, or it would idle behind every one.
+      retries: { retries: Math.max(1, Math.ceil(timeoutMs / 100) + 10), factor: 1.5, minTimeout: 5, maxTimeout: 100 },
+      onCompromised: () => {
+        /* a compromised lock is reported by the release below; never crash the process from a timer */
+      },
+    });
+  } catch (e) {
+    throw new TugError(
+      'Busy',
+      { db_path: lockfilePath, timeout_ms: timeoutMs, reason: (e as Error).message },
+      { hint: 'another tugcode commit or run is integrating; retry in a moment' },
+    );
+  }
+  return () => release().catch(() => undefined);
+}
