@@ -158,7 +158,8 @@ export class PgStateStore implements StateStore {
 
   /** A session advisory lock (class 4) on the project's schema and the plan, on a client of its own. */
   async integrationLock(plan: string, timeoutMs = 60_000): Promise<() => Promise<void>> {
-    const db = await this.open('write');
+    // The lock needs a connection, not the schema; `create` because a run takes it before its `state init`.
+    const db = await this.open('create');
     if (!db) throw new TugError('InternalError', { reason: 'the PostgreSQL state did not open' });
     return db.sessionLock(4, `tugcode:integrate:${this.schema}:${plan}`, timeoutMs);
   }

@@ -8,7 +8,7 @@ import { createTestDatabase, pgConnect } from '../helpers/pg.js';
 
 const SCHEMA = 'tug_opentest';
 
-function open(url: string, mode: 'read' | 'write'): Promise<PgDatabase | null> {
+function open(url: string, mode: 'read' | 'write' | 'create'): Promise<PgDatabase | null> {
   return openPg(
     { url, target: pgTarget(url, {}), schema: SCHEMA, mode, retryMs: 0, migrationsDir: `${migrationsDir()}/pg` },
     LATEST_SCHEMA_VERSION,
@@ -16,7 +16,7 @@ function open(url: string, mode: 'read' | 'write'): Promise<PgDatabase | null> {
 }
 
 describe('openPg', () => {
-  it('finds no schema for a reader, creates it for a writer, reads its version and the clock after', async () => {
+  it('finds no schema for a reader or a writer, creates it for state init, reads its version and the clock after', async () => {
     const db = await createTestDatabase();
     expect(await open(db.url, 'read')).toBeNull();
     const admin = await pgConnect(db.url);
@@ -24,7 +24,8 @@ describe('openPg', () => {
       // A schema without its schema_version table (a migration never ran): still nothing for a reader.
       await admin.query(`CREATE SCHEMA ${SCHEMA}`);
       expect(await open(db.url, 'read')).toBeNull();
-      const w = (await open(db.url, 'write'))!;
+      expect(await open(db.url, 'write')).toBeNull();
+      const w = (await open(db.url, 'create'))!;
       expect(w.version).toBe(LATEST_SCHEMA_VERSION);
       await w.close();
       const r = (await open(db.url, 'read'))!;
@@ -45,7 +46,7 @@ describe('openPg', () => {
 
   it('write transactions hold the project lock: exclusive, or shared for claims', async () => {
     const db = await createTestDatabase();
-    const w = (await open(db.url, 'write'))!;
+    const w = (await open(db.url, 'create'))!;
     try {
       const locks = (shared: boolean) =>
         w.write(
