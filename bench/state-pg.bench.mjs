@@ -68,9 +68,10 @@ function longLivedScript(wt) {
   return `
 import { OpsContext, newCall } from ${url('ops/context.js')};
 const ops = new OpsContext({ cwd: ${JSON.stringify(wt)}, env: process.env, longLived: true });
-const call = newCall('bench');
-const store = await ops.store(call);
-const sc = await ops.stateCall(call);
+// The events carry the CLI's command names, so the checks read them as they read the CLI claimers'.
+const store = await ops.store(newCall('state claim'));
+const sc = await ops.stateCall(newCall('state claim'));
+const scDone = await ops.stateCall(newCall('state complete'));
 const w = ${JSON.stringify(wt)};
 const claimed = [];
 const latency = [];
@@ -86,7 +87,7 @@ for (;;) {
   }
   latency.push(performance.now() - t0);
   claimed.push(c.step_anchor);
-  await store.run(sc, 'complete', { plan: 'bench', step: c.step_anchor, worktree: w, force: 'bench' });
+  await store.run(scDone, 'complete', { plan: 'bench', step: c.step_anchor, worktree: w, force: 'bench' });
 }
 await ops.close();
 process.stdout.write(JSON.stringify({ claimed, latency, idle }));

@@ -5,7 +5,7 @@
 import { TugError } from '../contract/errors.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { checkOwner, checkText, findStep, ownerPlan, stepArg } from './owner.js';
+import { checkOwner, checkText, findStep, ownerPlan, stepArg, OWNER_TX } from './owner.js';
 import { insertArtifact } from './queries/events.js';
 import {
   ARTIFACT_KINDS,
@@ -50,7 +50,7 @@ export async function artifact(ctx: StateContext, input: ArtifactInput): Promise
   const plan_path = ref.plan_path;
   return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = await findStep(c, plan_path, anchor);
+    const s = await findStep(c, plan_path, anchor, true);
     await checkOwner(c, plan_path, s, input.worktree, input.attempt);
     const id = await insertArtifact(c, {
       plan_path,
@@ -69,5 +69,5 @@ export async function artifact(ctx: StateContext, input: ArtifactInput): Promise
       details: { artifact_id: id, kind, truncated },
     });
     return { recorded: true, step_anchor: anchor, kind, artifact_id: id, truncated };
-  });
+  }, OWNER_TX);
 }

@@ -7,7 +7,16 @@ import { TugError } from '../contract/errors.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
-import { capReason, checkOwner, checkText, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
+import {
+  capReason,
+  checkOwner,
+  checkText,
+  findStep,
+  invalidTransition,
+  ownerPlan,
+  stepArg,
+  OWNER_TX,
+} from './owner.js';
 import { completeNonTerminal, openItemsOfStep } from './queries/items.js';
 import { countCompleted, getPlan, setPlanStatus } from './queries/plans.js';
 import { openRefactorsOfStep, skipRemaining } from './queries/refactors.js';
@@ -56,7 +65,8 @@ export async function complete(ctx: StateContext, input: CompleteInput): Promise
     });
   }
   const { ref, store } = await ownerPlan(ctx, input);
-  const run = (snap: PlanSnapshot | null) => store.write((c) => completeTx(ctx, c, ref.plan_path, anchor, input, snap));
+  const run = (snap: PlanSnapshot | null) =>
+    store.write((c) => completeTx(ctx, c, ref.plan_path, anchor, input, snap), OWNER_TX);
   if (input.skip_drift) return run(null);
   return await withSnapshot(store, ref.plan_path, ref.abs_path, run);
 }
@@ -70,7 +80,7 @@ async function completeTx(
   snap: PlanSnapshot | null,
 ): Promise<CompleteResult> {
   const now = ctx.clock.now();
-  const s = await findStep(c, plan_path, anchor);
+  const s = await findStep(c, plan_path, anchor, true);
   const { step, top } = s;
   const remaining = async () => {
     const p = (await getPlan(c, plan_path))!;

@@ -7,7 +7,7 @@ import { addSeconds } from '../clock.js';
 import { leaseSeconds } from './lease.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { checkOwner, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
+import { checkOwner, findStep, invalidTransition, ownerPlan, stepArg, OWNER_TX } from './owner.js';
 import { renewLease } from './queries/steps.js';
 import { isExpired, isHeld } from './status.js';
 import type { OwnerInput } from './start.js';
@@ -29,7 +29,7 @@ export async function heartbeat(ctx: StateContext, input: HeartbeatInput): Promi
   const seconds = leaseSeconds(ctx.config, input.lease_seconds);
   return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = await findStep(c, plan_path, anchor);
+    const s = await findStep(c, plan_path, anchor, true);
     await checkOwner(c, plan_path, s, input.worktree, input.attempt);
     const { top } = s;
     if (!isHeld(top.status))
@@ -52,5 +52,5 @@ export async function heartbeat(ctx: StateContext, input: HeartbeatInput): Promi
       });
     }
     return { renewed: true, step_anchor: anchor, lease_expires_at: lease };
-  });
+  }, OWNER_TX);
 }

@@ -6,11 +6,18 @@ import { TugError } from '../contract/errors.js';
 import { normalizeAnchor } from '../plan/anchors.js';
 import { ownerPath, type StateContext } from './context.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
-import type { Conn } from './sql/conn.js';
-import { getStep } from './queries/steps.js';
+import type { Conn, TxOptions } from './sql/conn.js';
+import { getStep, lockStep } from './queries/steps.js';
 import { everClaimed } from './queries/events.js';
 import { REASON_MAX_CODE_POINTS, truncateCodePoints } from './status.js';
 import type { StepRow } from './types.js';
+
+/**
+ * The transactions of an owner command on its own claim (start, heartbeat, update, artifact, complete): on
+ * PostgreSQL they run beside claims and each other (a shared project lock) and serialize on the top-level row
+ * they lock (findStep with `lock`) and on the plan row they count in; every other change runs alone.
+ */
+export const OWNER_TX: TxOptions = { shared: true };
 
 export interface StepAndTop {
   step: StepRow;
@@ -18,11 +25,17 @@ export interface StepAndTop {
   top: StepRow;
 }
 
-/** Step 3 of the evaluation order: StepNotFound. */
-export async function findStep(c: Conn, plan_path: string, anchor: string): Promise<StepAndTop> {
-  const step = await getStep(c, plan_path, anchor);
-  if (!step) throw new TugError('StepNotFound', { plan_path, step_anchor: anchor });
-  const top = step.parent_anchor === null ? step : await getStep(c, plan_path, step.top_anchor);
+/**
+ * Step 3 of the evaluation order: StepNotFound. `lock`: the top-level row is read locked for the rest of the
+ * transaction (FOR UPDATE on PostgreSQL, where owner commands run beside claims; SQLite's writer is alone
+ * anyway), so a takeover cannot slip between the ownership check and the guarded change.
+ */
+export async function findStep(c: Conn, plan_path: string, anchor: string, lock = false): Promise<StepAndTop> {
+  const read = lock ? lockStep : getStep;
+  const first = await getStep(c, plan_path, anchor);
+  if (!first) throw new TugError('StepNotFound', { plan_path, step_anchor: anchor });
+  const step = lock && first.parent_anchor === null ? ((await read(c, plan_path, anchor)) ?? first) : first;
+  const top = step.parent_anchor === null ? step : await read(c, plan_path, step.top_anchor);
   if (!top)
     throw new TugError('InternalError', { reason: `top-level step ${step.top_anchor} of ${anchor} is missing` });
   return { step, top };

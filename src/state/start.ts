@@ -1,7 +1,7 @@
 /** `state start` (02-state.md §3–§4): claimed → in_progress; a substep pending → in_progress. */
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { checkOwner, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
+import { checkOwner, findStep, invalidTransition, ownerPlan, stepArg, OWNER_TX } from './owner.js';
 import { startSub, startTop } from './queries/steps.js';
 import { isHeld } from './status.js';
 
@@ -27,7 +27,7 @@ export async function start(ctx: StateContext, input: OwnerInput): Promise<Start
   const plan_path = ref.plan_path;
   return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = await findStep(c, plan_path, anchor);
+    const s = await findStep(c, plan_path, anchor, true);
     await checkOwner(c, plan_path, s, input.worktree, input.attempt);
     const { step, top } = s;
     if (step.status === 'in_progress')
@@ -59,5 +59,5 @@ export async function start(ctx: StateContext, input: OwnerInput): Promise<Start
       details: { started: anchor, also_started: startedTop },
     });
     return { started: true, step_anchor: anchor, started_at: now, already_started: false };
-  });
+  }, OWNER_TX);
 }

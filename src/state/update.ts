@@ -8,7 +8,7 @@ import { TugError } from '../contract/errors.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
-import { capReason, checkOwner, findStep, invalidTransition, ownerPlan, stepArg } from './owner.js';
+import { capReason, checkOwner, findStep, invalidTransition, ownerPlan, stepArg, OWNER_TX } from './owner.js';
 import { completeNonTerminal, itemsOfStep, itemsOfSubtree, setItemStatus } from './queries/items.js';
 import { refactorsOfPlan } from './queries/refactors.js';
 import { completeRow, startSub, subtree } from './queries/steps.js';
@@ -59,7 +59,7 @@ export async function update(ctx: StateContext, input: UpdateInput): Promise<Upd
   const capped = capReasons(ctx, input, items);
   const { ref, store } = await ownerPlan(ctx, input);
   const run = (snap: PlanSnapshot | null) =>
-    store.write((c) => updateTx(ctx, c, ref.plan_path, anchor, capped.input, capped.items, bulk, snap));
+    store.write((c) => updateTx(ctx, c, ref.plan_path, anchor, capped.input, capped.items, bulk, snap), OWNER_TX);
   if (input.skip_drift) return run(null);
   return await withSnapshot(store, ref.plan_path, ref.abs_path, run);
 }
@@ -86,7 +86,7 @@ async function updateTx(
   snap: PlanSnapshot | null,
 ): Promise<UpdateResult> {
   const now = ctx.clock.now();
-  const s = await findStep(c, plan_path, anchor);
+  const s = await findStep(c, plan_path, anchor, true);
   await checkOwner(c, plan_path, s, input.worktree, input.attempt);
   const { step, top } = s;
   if (step.status === 'completed')

@@ -26,6 +26,8 @@ const POOL_MAX = 8;
 const CONNECT_TIMEOUT_MS = 5000;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 2000;
+/** Deadlocks and serialization failures retried before they are reported (DatabaseError). */
+const CONFLICT_RETRIES = 5;
 
 export interface PgOptions {
   url: string;
@@ -129,14 +131,24 @@ export class PgDatabase extends PgConn implements Database {
     return this.retrying(() => this.once(begin, fn));
   }
 
-  /** Runs `attempt` again while it fails with DatabaseUnavailable, with backoff, for up to `retryMs`. */
+  /**
+   * Runs `attempt` again while it fails with DatabaseUnavailable, with backoff, for up to `retryMs`; and a
+   * transaction PostgreSQL rolled back to break a deadlock or a serialization conflict (transactions that
+   * lock rows side by side can meet that way), a few times at once: it changed nothing.
+   */
   private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
     const deadline = performance.now() + (this.connected ? this.o.retryMs : 0);
     let pause = RETRY_MIN_MS;
+    let conflicts = 0;
     for (;;) {
       try {
         return await attempt();
       } catch (e) {
+        const code = e instanceof TugError ? e.details.pg_code : undefined;
+        if ((code === '40P01' || code === '40001') && conflicts++ < CONFLICT_RETRIES && !this.closed) {
+          await sleep(5 + Math.random() * 20 * conflicts);
+          continue;
+        }
         const left = deadline - performance.now();
         if (!(e instanceof TugError && e.code === 'DatabaseUnavailable') || left <= 0 || this.closed) throw e;
         await sleep(Math.min(pause, left));
