@@ -96,6 +96,11 @@ export interface IntegrateInput {
   heartbeat?: (() => Promise<void> | void) | undefined;
   /** The opt-in timing trace of the integration's parts (the driver's). */
   trace?: TraceFn | undefined;
+  /**
+   * false: the caller knows no notes rewrite is configured (notes.rewriteRef, GIT_NOTES_REWRITE_REF), so the
+   * rebase skips the `git notes copy` process it would start for nothing. Default: git decides.
+   */
+  notesRewrite?: boolean | undefined;
 }
 
 export type IntegrateResult =
@@ -130,9 +135,20 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
     let rebased = false;
     if (!(await timed(tr, 'integrate.ancestor', () => containsTip(g, repo, W, tip)))) {
       const r = await timed(tr, 'integrate.rebase', () =>
-        g.tryRun(['rebase', '--quiet', '--no-autosquash', '--no-autostash', tip], W, {
-          env: { GIT_EDITOR: 'true' },
-        }),
+        g.tryRun(
+          [
+            ...(input.notesRewrite === false ? ['-c', 'notes.rewrite.rebase=false'] : []),
+            'rebase',
+            '--quiet',
+            '--no-autosquash',
+            '--no-autostash',
+            tip,
+          ],
+          W,
+          {
+            env: { GIT_EDITOR: 'true' },
+          },
+        ),
       );
       if (r.status !== 0) {
         const files = (await g.tryRun(['diff', '--name-only', '--diff-filter=U'], W)).stdout

@@ -67,6 +67,12 @@ export interface RunCtx {
   drift: { check(): Promise<void> };
   /** The opt-in timing trace (RunHooks.trace), if any. */
   trace?: ((span: TraceSpan) => void) | undefined;
+  /**
+   * Whether git would copy notes when a rebase rewrites a step's commit (notes.rewriteRef or
+   * GIT_NOTES_REWRITE_REF set). Read once per run; when false the integration rebase skips the notes copy
+   * process git otherwise starts after every rebase (it would copy nothing).
+   */
+  notesRewrite?: boolean | undefined;
   /** Set under `--remote`: the integration branch lives on that shared git remote (remote.ts). */
   remote?: import('./remote.js').RemoteRun | undefined;
 }

@@ -153,6 +153,9 @@ async function runLocked(
       ? rc.remote.tip()
       : await timed(tr, 'run.integration', () => ensureIntegrationBranch(flow, g, prep));
     rc.startTip = tip;
+    rc.notesRewrite =
+      Boolean(ctx.env.GIT_NOTES_REWRITE_REF) ||
+      (await g.tryRun(['config', '--get-all', 'notes.rewriteRef'], flow.repo.mainRoot)).stdout.trim() !== '';
     // A killed run's claims kept its committed-but-not-completed steps out of the start-up reconcile (a
     // live lease is skipped): once adoption released them, reconcile again.
     if (await timed(tr, 'run.adopt', () => adoptLeftovers(rc, tip))) await reconcileFromIntegration(rc);

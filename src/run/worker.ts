@@ -204,6 +204,7 @@ async function integrateStep(
     integrationBranch: rc.prep.integration,
     heartbeat: () => beat.now(),
     trace,
+    notesRewrite: rc.notesRewrite,
   });
   if (r.integrated) return { before, after: r.head };
   if (r.reason === 'ownership') throw new Aborted();
