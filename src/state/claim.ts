@@ -108,7 +108,8 @@ async function claimTx(
   const events: Record<string, unknown>[] = [];
   const done = async (step: StepRow, extra: { resumed: boolean; reclaimed: boolean }): Promise<ClaimedResult> => {
     const fresh = (await getStep(c, plan_path, step.anchor))!;
-    const p = (await getPlan(c, plan_path))!;
+    // A claim changes no plan counter: the row read at the start still counts right.
+    const p = plan;
     await recordEvent(ctx, c, {
       at: now,
       plan_path,

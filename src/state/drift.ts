@@ -10,7 +10,7 @@ import { TugError } from '../contract/errors.js';
 import type { ParsedPlan } from '../plan/types.js';
 import type { StateContext } from './context.js';
 import type { Conn } from './sql/conn.js';
-import { planSource, refreshPlanProse } from './queries/plans.js';
+import { planSource, planSourceAndHash, refreshPlanProse } from './queries/plans.js';
 import { stepsOfPlan, updateStepProse, depsOfPlan } from './queries/steps.js';
 import { itemsOfPlan, setItemProse } from './queries/items.js';
 import { refactorsOfPlan } from './queries/refactors.js';
@@ -23,6 +23,11 @@ export interface PlanSnapshot {
   bytes: Buffer | null;
   /** Present when the bytes differed from the stored ones seen before the transaction (or on request). */
   parsed?: ParsedPlan;
+  /**
+   * The stored hash seen before the transaction, and whether the file's bytes equalled those stored bytes:
+   * when the hash is unchanged inside the transaction, the stored bytes need not be read again.
+   */
+  stored?: { hash: string; same: boolean };
 }
 
 /** Thrown inside a transaction when the stored hash changed since the snapshot was taken without a parse. */
@@ -36,7 +41,7 @@ export async function parseSource(bytes: Uint8Array): Promise<ParsedPlan> {
 export async function readPlanSnapshot(
   plan_path: string,
   abs_path: string,
-  stored: Uint8Array | null,
+  stored: { plan_source: Uint8Array; plan_hash: string } | null,
   forceParse = false,
 ): Promise<PlanSnapshot> {
   let bytes: Buffer;
@@ -46,7 +51,9 @@ export async function readPlanSnapshot(
     return { plan_path, abs_path, bytes: null };
   }
   const snap: PlanSnapshot = { plan_path, abs_path, bytes };
-  if (forceParse || !stored || !bytes.equals(stored)) snap.parsed = await parseSource(bytes);
+  const same = stored !== null && bytes.equals(stored.plan_source);
+  if (stored) snap.stored = { hash: stored.plan_hash, same };
+  if (forceParse || !same) snap.parsed = await parseSource(bytes);
   return snap;
 }
 
@@ -61,7 +68,7 @@ export async function withSnapshot<T>(
   abs_path: string,
   fn: (snap: PlanSnapshot) => T | Promise<T>,
 ): Promise<T> {
-  const first = await readPlanSnapshot(plan_path, abs_path, await planSource(c, plan_path));
+  const first = await readPlanSnapshot(plan_path, abs_path, (await planSourceAndHash(c, plan_path)) ?? null);
   try {
     return await fn(first);
   } catch (e) {
@@ -85,8 +92,13 @@ export async function checkDrift(
       reason: `the file is gone from ${snap.abs_path}`,
     });
   }
-  const stored = await planSource(c, plan.plan_path);
-  if (stored && snap.bytes.equals(stored)) return 'same';
+  if (snap.stored && snap.stored.hash === plan.plan_hash) {
+    // The stored bytes are those the snapshot was compared with before the transaction.
+    if (snap.stored.same) return 'same';
+  } else {
+    const stored = await planSource(c, plan.plan_path);
+    if (stored && snap.bytes.equals(stored)) return 'same';
+  }
   if (!snap.parsed) throw new NeedsParse();
   if (snap.parsed.structure_hash !== plan.structure_hash) {
     const diff = await structureDiff(c, plan.plan_path, snap.parsed);

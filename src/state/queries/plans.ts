@@ -22,6 +22,14 @@ export async function planSource(c: Conn, plan_path: string): Promise<Buffer | n
   return r ? r.plan_source : null;
 }
 
+/** The stored bytes with their hash (a snapshot taken before a transaction remembers which bytes it saw). */
+export async function planSourceAndHash(
+  c: Conn,
+  plan_path: string,
+): Promise<{ plan_source: Buffer; plan_hash: string } | undefined> {
+  return c.get('SELECT plan_source, plan_hash FROM plans WHERE plan_path = ?', [plan_path]);
+}
+
 export async function listPlanPaths(c: Conn): Promise<string[]> {
   return ((await c.all('SELECT plan_path FROM plans ORDER BY plan_path')) as { plan_path: string }[]).map(
     (r) => r.plan_path,
