@@ -18,11 +18,26 @@ export interface NewEvent {
   details: Record<string, unknown>;
 }
 
+/**
+ * The append, per dialect. SQLite has one writer, so ids follow commit order. On PostgreSQL transactions run
+ * side by side (claims, owner commands), and an id taken early could commit after a later one: a reader
+ * tailing `state log --after-id` would skip it. So the append first takes a transaction lock on the
+ * project's events (class 5; the schema is the project's, current_schema()), held to commit: ids are handed
+ * out in commit order. Events are appended last in their transactions, so the lock is held briefly.
+ */
+const APPEND_EVENT = {
+  sqlite: `INSERT INTO events (at, plan_path, step_anchor, command, actor, attempt, details_json)
+       VALUES (@at, @plan_path, @step_anchor, @command, @actor, @attempt, @details_json) RETURNING id`,
+  postgres: `WITH l AS (SELECT pg_advisory_xact_lock(5, hashtext(current_schema())))
+       INSERT INTO events (at, plan_path, step_anchor, command, actor, attempt, details_json)
+       SELECT CAST(@at AS TEXT), CAST(@plan_path AS TEXT), CAST(@step_anchor AS TEXT), CAST(@command AS TEXT),
+         CAST(@actor AS TEXT), CAST(@attempt AS INTEGER), CAST(@details_json AS TEXT) FROM l RETURNING id`,
+} as const;
+
 export async function appendEvent(c: Conn, e: NewEvent): Promise<number> {
   return Number(
     (await c.get<{ id: number }>(
-      `INSERT INTO events (at, plan_path, step_anchor, command, actor, attempt, details_json)
-       VALUES (@at, @plan_path, @step_anchor, @command, @actor, @attempt, @details_json) RETURNING id`,
+      APPEND_EVENT[c.dialect],
       {
         at: e.at,
         plan_path: e.plan_path,

@@ -1,0 +1,67 @@
+// Event ids follow commit order on PostgreSQL too (src/state/queries/events.ts): transactions that run side by side
+// (claims, owner commands) append under a lock held to commit, so a reader tailing `state log --after-id` never
+// skips an event that committed late.
+import { describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LATEST_SCHEMA_VERSION, migrationsDir } from '../../src/state/migrate.js';
+import { appendEvent } from '../../src/state/queries/events.js';
+import { pgTarget } from '../../src/state/sql/pg-sql.js';
+import { openPg } from '../../src/state/sql/postgres.js';
+import { createTestDatabase } from '../helpers/pg.js';
+
+const event = (actor: string) => ({
+  at: '2026-03-01T10:00:00.000Z',
+  plan_path: null,
+  step_anchor: null,
+  command: 'test',
+  actor,
+  attempt: null,
+  details: {},
+});
+
+describe('events on PostgreSQL', () => {
+  it('get their ids in commit order when transactions run side by side', async () => {
+    const db = await createTestDatabase();
+    const o = {
+      url: db.url,
+      target: pgTarget(db.url, {}),
+      schema: 'tug_events',
+      retryMs: 0,
+      migrationsDir: `${migrationsDir()}/pg`,
+    };
+    const pg = (await openPg({ ...o, mode: 'create' }, LATEST_SCHEMA_VERSION))!;
+    try {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const order: string[] = [];
+      // The first appends, then stays open; the second (a shared transaction too) appends and commits.
+      const first = pg.write(
+        async (c) => {
+          const id = await appendEvent(c, event('first'));
+          await held;
+          order.push('first');
+          return id;
+        },
+        { shared: true },
+      );
+      await sleep(100);
+      const second = pg.write(
+        async (c) => {
+          const id = await appendEvent(c, event('second'));
+          order.push('second');
+          return id;
+        },
+        { shared: true },
+      );
+      await sleep(300);
+      // The second could not take an id while the first was open.
+      expect(order).toEqual([]);
+      release();
+      const [a, b] = await Promise.all([first, second]);
+      expect(order).toEqual(['first', 'second']);
+      expect(a).toBeLessThan(b);
+    } finally {
+      await pg.close();
+    }
+  });
+});
