@@ -286,12 +286,14 @@ export const CATALOGUE = {
   },
   DatabaseError: {
     exit: 10,
-    when: 'state.db is corrupt, unreadable or has no `schema_version`',
+    when: 'state.db is corrupt, unreadable or has no `schema_version`; PostgreSQL refused a statement',
     message: (d) => `${s(d.db_path, 'state.db')}: ${s(d.reason, 'database error')}`,
     hint: (d) =>
-      /^SQLITE_(READONLY|PERM)/.test(s(d.sqlite_code, ''))
-        ? `a permissions problem, not a damaged database: keep ${s(d.db_path, 'state.db')} (it holds the live claims); make it, its -wal and -shm files and its directory writable by this user (ls -l, then chown or chmod u+w), and retry`
-        : `move ${s(d.db_path, 'state.db')} aside, then tugcode state init <plan> and tugcode state reconcile <plan> (see tugcode doctor)`,
+      d.pg_code !== undefined
+        ? 'PostgreSQL refused a statement (its SQLSTATE is in the message): check the server log and the rights of the user on the database, then tugcode doctor'
+        : /^SQLITE_(READONLY|PERM)/.test(s(d.sqlite_code, ''))
+          ? `a permissions problem, not a damaged database: keep ${s(d.db_path, 'state.db')} (it holds the live claims); make it, its -wal and -shm files and its directory writable by this user (ls -l, then chown or chmod u+w), and retry`
+          : `move ${s(d.db_path, 'state.db')} aside, then tugcode state init <plan> and tugcode state reconcile <plan> (see tugcode doctor)`,
   },
   GitError: {
     exit: 10,
