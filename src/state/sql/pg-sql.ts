@@ -8,6 +8,8 @@ import type { Params } from './conn.js';
 
 interface Translated {
   text: string;
+  /** The prepared statement's name (one per distinct text: parsed and planned once per connection). */
+  name: string;
   /** Named parameters in `$n` order; null for positional `?` statements. */
   names: string[] | null;
 }
@@ -41,7 +43,7 @@ export function translate(sql: string): Translated {
       i += m[0].length;
     } else text += ch;
   }
-  const out = { text, names: names.length > 0 ? names : null };
+  const out = { text, name: `tug${cache.size}`, names: names.length > 0 ? names : null };
   cache.set(sql, out);
   return out;
 }

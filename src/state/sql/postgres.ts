@@ -45,7 +45,10 @@ export interface PgOptions {
   migrationsDir: string;
 }
 
-type Query = (text: string, vals: unknown[]) => Promise<{ rows: unknown[]; rowCount: number | null }>;
+type Query = (q: { name?: string; text: string; values: unknown[] }) => Promise<{
+  rows: unknown[];
+  rowCount: number | null;
+}>;
 
 class PgConn implements Conn {
   readonly dialect = 'postgres' as const;
@@ -57,7 +60,12 @@ class PgConn implements Conn {
   private async exec(sql: string, params: Params | undefined) {
     const t = translate(sql);
     try {
-      return await this.q(t.text, values(t, params));
+      const vals = values(t, params);
+      // Statements with parameters are prepared once per connection (named); the rest go as simple queries
+      // (BEGIN and its lock are two statements in one text, which cannot be prepared).
+      return await this.q(
+        vals.length > 0 ? { name: t.name, text: t.text, values: vals } : { text: t.text, values: vals },
+      );
     } catch (e) {
       throw pgToTugError(e, this.target);
     }
@@ -90,7 +98,7 @@ export class PgDatabase extends PgConn implements Database {
     private readonly o: PgOptions,
     public version: number,
   ) {
-    super((text, vals) => pool.query(text, vals), o.target);
+    super((q) => pool.query(q), o.target);
     this.timeoutMs = o.retryMs;
   }
 
@@ -167,7 +175,7 @@ export class PgDatabase extends PgConn implements Database {
     this.connected = true;
     let broken = false;
     try {
-      const tx = new PgConn((text, vals) => client.query(text, vals), this.o.target);
+      const tx = new PgConn((q) => client.query(q), this.o.target);
       await tx.run(begin);
       const result = await fn(tx);
       await tx.run('COMMIT');
