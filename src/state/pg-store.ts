@@ -11,6 +11,7 @@ import { LATEST_SCHEMA_VERSION, migrationsDir } from './migrate.js';
 import { openPg, type PgDatabase } from './sql/postgres.js';
 import { pgTarget, type PgTarget } from './sql/pg-sql.js';
 import {
+  callContext,
   IMPLS,
   MODES,
   type Mode,
@@ -127,21 +128,15 @@ export class PgStateStore implements StateStore {
 
   async withContext<T>(call: StateCall, mode: Mode, fn: (ctx: StateContext) => Promise<T> | T): Promise<T> {
     const db = await this.open(mode);
-    const ctx: StateContext = {
-      store: db,
-      clock: this.clock(db),
-      repoRoot: this.o.repoRoot,
-      workTree: call.workTree,
-      config: this.o.config,
-      warnings: call.warnings,
-      command: call.command,
-      cwd: call.cwd,
-      dbPath: this.location,
-      env: this.o.env,
-      ownerPrefix: `${this.o.host}:`,
-      openWriter: async () => (await this.open('create'))!,
-    };
-    return fn(ctx);
+    return fn(
+      callContext(this.o, call, {
+        store: db,
+        clock: this.clock(db),
+        dbPath: this.location,
+        ownerPrefix: `${this.o.host}:`,
+        openWriter: async () => (await this.open('create'))!,
+      }),
+    );
   }
 
   async run<K extends OpName>(call: StateCall, op: K, input: OpInput<K>): Promise<OpResult<K>> {

@@ -163,6 +163,24 @@ export const IMPLS: Record<OpName, () => Promise<Impl>> = {
   import: async () => (await import('./export.js')).importPlan,
 };
 
+/** The library context of one call: the store's settings, the call's own parts, and the open database. */
+export function callContext(
+  o: { repoRoot: string; config: StateConfig; env: NodeJS.ProcessEnv },
+  call: StateCall,
+  open: Pick<StateContext, 'store' | 'clock' | 'dbPath' | 'ownerPrefix' | 'openWriter'>,
+): StateContext {
+  return {
+    ...open,
+    repoRoot: o.repoRoot,
+    workTree: call.workTree,
+    config: o.config,
+    warnings: call.warnings,
+    command: call.command,
+    cwd: call.cwd,
+    env: o.env,
+  };
+}
+
 export interface SqliteStoreOptions {
   /** Canonical main repo root (where `.tugtool/state.db` lives). */
   repoRoot: string;
@@ -210,18 +228,7 @@ export class SqliteStateStore implements StateStore {
   }
 
   private async context(call: StateCall, mode: Mode): Promise<StateContext> {
-    return {
-      store: await this.open(mode),
-      clock: this.o.clock,
-      repoRoot: this.o.repoRoot,
-      workTree: call.workTree,
-      config: this.o.config,
-      warnings: call.warnings,
-      command: call.command,
-      cwd: call.cwd,
-      dbPath: this.dbPath,
-      env: this.o.env,
-    };
+    return callContext(this.o, call, { store: await this.open(mode), clock: this.o.clock, dbPath: this.dbPath });
   }
 
   async withContext<T>(call: StateCall, mode: Mode, fn: (ctx: StateContext) => Promise<T> | T): Promise<T> {

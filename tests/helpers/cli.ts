@@ -1,7 +1,7 @@
 /**
  * Runs the built CLI as a real child process (`npm test` builds first, in `pretest`).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
@@ -42,6 +42,37 @@ export function runCli(args: string[], opts: RunOpts): CliResult {
     json = undefined;
   }
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json };
+}
+
+export interface AsyncCliResult {
+  code: number | null;
+  /** Parsed stdout when it is JSON, else undefined. */
+  json: any;
+  stderr: string;
+}
+
+/** `tugcode …args --json` as a child process that runs beside others (races, several hosts). */
+export function cliAsync(cwd: string, args: string[], env: Record<string, string> = {}): Promise<AsyncCliResult> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [CLI, ...args, '--json'], {
+      cwd,
+      env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (err += d));
+    p.on('close', (code) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(out);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, json, stderr: err });
+    });
+  });
 }
 
 /**

@@ -8,12 +8,11 @@
  *   t.st(['claim', 'demo', '--worktree', w1]);
  *   await t.refused([...], 'NotOwner', 4);           // error code, exit code, and no table changed
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
 import { expect } from 'vitest';
-import { CLI, type CliResult } from '../helpers/cli.js';
+import type { CliResult } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 import { st, type RunOptions } from '../state/cli-helpers.js';
 import { dbPathOf, dump as sqliteDump, TABLES } from '../state/helpers.js';
@@ -205,32 +204,4 @@ export class Session {
   }
 }
 
-interface Out {
-  code: number | null;
-  json: any;
-  stderr: string;
-}
-
-/** `tugcode …args --json` as a child process that runs beside others. */
-export function cliAsync(root: string, args: string[], env: Record<string, string>): Promise<Out> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, ...args, '--json'], {
-      cwd: root,
-      env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    p.on('close', (code) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(out);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, json, stderr: err });
-    });
-  });
-}
+export { cliAsync } from '../helpers/cli.js';

@@ -2,10 +2,8 @@
  * Concurrency through real processes (07-quality.md §1): 16 `tugcode state claim` processes race on one
  * plan. No timing assertions: only who won what, and that nobody failed (no Busy, no crash).
  */
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { CLI } from '../helpers/cli.js';
-import { checkSchema } from '../helpers/cli.js';
+import { checkSchema, cliAsync } from '../helpers/cli.js';
 import { schemaFor } from '../../src/contract/schemas/index.js';
 import { withCtx, chainPlan, planRepo, planText, DEMO_PATH } from './helpers.js';
 import { addWorktree, st } from './cli-helpers.js';
@@ -13,27 +11,8 @@ import { complete } from '../../src/state/complete.js';
 
 const PROCS = 16;
 
-function claimAsync(root: string, worktree: string): Promise<{ code: number | null; json: any; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, 'state', 'claim', 'demo', '--worktree', worktree, '--json'], {
-      cwd: root,
-      env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    p.on('close', (code) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(out);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, json, stderr: err });
-    });
-  });
+function claimAsync(root: string, worktree: string) {
+  return cliAsync(root, ['state', 'claim', 'demo', '--worktree', worktree]);
 }
 
 async function race(root: string, worktrees: string[]) {

@@ -36,18 +36,15 @@ const APPEND_EVENT = {
 
 export async function appendEvent(c: Conn, e: NewEvent): Promise<number> {
   return Number(
-    (await c.get<{ id: number }>(
-      APPEND_EVENT[c.dialect],
-      {
-        at: e.at,
-        plan_path: e.plan_path,
-        step_anchor: e.step_anchor,
-        command: e.command,
-        actor: e.actor,
-        attempt: e.attempt,
-        details_json: JSON.stringify(e.details),
-      },
-    ))!.id,
+    (await c.get<{ id: number }>(APPEND_EVENT[c.dialect], {
+      at: e.at,
+      plan_path: e.plan_path,
+      step_anchor: e.step_anchor,
+      command: e.command,
+      actor: e.actor,
+      attempt: e.attempt,
+      details_json: JSON.stringify(e.details),
+    }))!.id,
   );
 }
 
