@@ -29,20 +29,33 @@ export async function requireRemote(g: GitRunner, cwd: string, remote: string): 
   );
 }
 
+/** Tries of a fetch that failed (a network hiccup, a remote briefly away), with backoff: about 6 s in all. */
+export const FETCH_TRIES = 5;
+const FETCH_PAUSE_MS = 200;
+
 /**
  * Fetch `branch` of `remote` into its remote-tracking ref; returns its tip, or null when the remote has no
- * such branch (the tracking ref is then deleted). Network failures are GitError.
+ * such branch (the tracking ref is then deleted). A failed fetch is tried again with backoff (FETCH_TRIES in
+ * all, `pauseMs` doubling); then it is GitError with git's message.
  */
-export async function fetchBranch(g: GitRunner, cwd: string, remote: string, branch: string): Promise<string | null> {
+export async function fetchBranch(
+  g: GitRunner,
+  cwd: string,
+  remote: string,
+  branch: string,
+  pauseMs = FETCH_PAUSE_MS,
+): Promise<string | null> {
   const ref = trackingRef(remote, branch);
   const args = ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-maintenance', '--', remote];
-  const r = await g.tryRun([...args, `+refs/heads/${branch}:${ref}`], cwd);
-  if (r.status !== 0) {
+  for (let tries = 1; ; tries++) {
+    const r = await g.tryRun([...args, `+refs/heads/${branch}:${ref}`], cwd);
+    if (r.status === 0) break;
     if (/couldn't find remote ref/i.test(r.stderr)) {
       await g.tryRun(['update-ref', '-d', ref], cwd);
       return null;
     }
-    throw new TugError('GitError', { args: [...args, branch], stderr: r.stderr, cwd });
+    if (tries >= FETCH_TRIES) throw new TugError('GitError', { args: [...args, branch], stderr: r.stderr, cwd, tries });
+    await sleep(pauseMs * 2 ** (tries - 1));
   }
   const tip = await resolveCommit(g, cwd, ref);
   if (!tip) throw new TugError('GitError', { args: ['rev-parse', ref], stderr: 'fetched ref not found', cwd });

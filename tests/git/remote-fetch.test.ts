@@ -1,0 +1,43 @@
+// A worker's fetch of the remote integration branch (src/git/remote.ts) rides out a remote that is briefly
+// away, and still reports a remote that stays away, with git's message.
+import { describe, expect, it } from 'vitest';
+import { renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { gitRunner } from '../../src/git/exec.js';
+import { FETCH_TRIES, fetchBranch } from '../../src/git/remote.js';
+import { git, tempDir, tempRepo } from '../helpers/repo.js';
+
+function cloneWithRemote() {
+  const origin = tempRepo({ 'a.txt': 'a\n' });
+  const bare = join(tempDir(), 'remote.git');
+  git(origin, 'clone', '-q', '--bare', origin, bare);
+  const clone = join(tempDir(), 'clone');
+  git(origin, 'clone', '-q', bare, clone);
+  return { bare, clone, tip: git(origin, 'rev-parse', 'HEAD').trim() };
+}
+
+describe('fetchBranch', () => {
+  it('tries again while the remote is briefly unreachable, then fetches', async () => {
+    const { bare, clone, tip } = cloneWithRemote();
+    renameSync(bare, `${bare}.away`);
+    const back = sleep(150).then(() => renameSync(`${bare}.away`, bare));
+    const got = await fetchBranch(gitRunner({ ...process.env }), clone, 'origin', 'main', 50);
+    await back;
+    expect(got).toBe(tip);
+  });
+
+  it('reports a remote that stays away as GitError after its tries, naming them', async () => {
+    const { bare, clone } = cloneWithRemote();
+    renameSync(bare, `${bare}.gone`);
+    await expect(fetchBranch(gitRunner({ ...process.env }), clone, 'origin', 'main', 5)).rejects.toMatchObject({
+      code: 'GitError',
+      details: { tries: FETCH_TRIES },
+    });
+  });
+
+  it('answers null for a branch the remote does not have, at once', async () => {
+    const { clone } = cloneWithRemote();
+    expect(await fetchBranch(gitRunner({ ...process.env }), clone, 'origin', 'nope', 10_000)).toBeNull();
+  });
+});
