@@ -61,7 +61,9 @@ describe('StateStore.integrationLock', () => {
       const admin = await pgConnect(db.url);
       try {
         await admin.query(
-          "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND classid = 4 AND granted",
+          // This database's lock only: other test files run beside this one on the same server.
+          `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND classid = 4 AND granted
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
         );
       } finally {
         await admin.end();

@@ -8,13 +8,12 @@
  * Once a process has reached the server, a lost connection (a restart, a failover) is retried with backoff
  * for up to `retryMs`: a transaction that failed that way rolled back, so it runs again from the start.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { TugError } from '../../contract/errors.js';
 import type { Conn, Database, Params, TxOptions } from './conn.js';
 import { isUnavailable, pgToTugError, translate, values, type PgTarget } from './pg-sql.js';
+import { migrate, quoteIdent } from './pg-migrate.js';
 
 /** A failure of PostgreSQL or of the connection to it (a server error carries its severity). */
 function fromPg(e: unknown): boolean {
@@ -268,21 +267,6 @@ export class PgDatabase extends PgConn implements Database {
   }
 }
 
-export interface PgMigration {
-  version: number;
-  file: string;
-}
-
-/** `migrations/pg/000N_<name>.sql`: schema version N on PostgreSQL (the same numbers as SQLite's). */
-export function listPgMigrations(dir: string): PgMigration[] {
-  const out: PgMigration[] = [];
-  for (const f of readdirSync(dir)) {
-    const m = /^(\d{4})_[a-z0-9_]+\.sql$/.exec(f);
-    if (m) out.push({ version: Number(m[1]), file: join(dir, f) });
-  }
-  return out.sort((a, b) => a.version - b.version);
-}
-
 /**
  * `import('pg')`. When it loads, pg asks whether it runs in Cloudflare Workers: without a global `navigator`
  * (Node 20) it constructs a `Response`, which loads Node's whole fetch implementation (~25 ms of every CLI
@@ -297,10 +281,6 @@ async function loadPg(): Promise<typeof import('pg').default> {
   } finally {
     delete g.navigator;
   }
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
 }
 
 /**
@@ -371,38 +351,5 @@ async function openHead(c: Conn): Promise<{ ms: number; version: number | null }
     if (!(e instanceof TugError && e.details.pg_code === '42P01')) throw e;
     const r = await c.get<{ ms: number }>(`SELECT ${SERVER_MS} AS ms`);
     return { ms: r!.ms, version: null };
-  }
-}
-
-async function migrate(pool: Pool, o: PgOptions, latest: number): Promise<number> {
-  const client = await pool.connect();
-  const key = `tugcode:migrate:${o.schema}`;
-  try {
-    await client.query('SELECT pg_advisory_lock(3, hashtext($1))', [key]);
-    try {
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(o.schema)}`);
-      await client.query('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
-      const row = (await client.query('SELECT version FROM schema_version')).rows[0] as { version: number } | undefined;
-      let version = row?.version ?? 0;
-      for (const m of listPgMigrations(o.migrationsDir)) {
-        if (m.version <= version || m.version > latest) continue;
-        await client.query('BEGIN');
-        try {
-          await client.query(readFileSync(m.file, 'utf8'));
-          await client.query('DELETE FROM schema_version');
-          await client.query('INSERT INTO schema_version (version) VALUES ($1)', [m.version]);
-          await client.query('COMMIT');
-        } catch (e) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          throw e;
-        }
-        version = m.version;
-      }
-      return version;
-    } finally {
-      await client.query('SELECT pg_advisory_unlock(3, hashtext($1))', [key]);
-    }
-  } finally {
-    client.release();
   }
 }
