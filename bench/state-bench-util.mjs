@@ -1,7 +1,8 @@
 // Shared by the state benchmarks: temp repos with plans, plan texts, and the built library.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -63,6 +64,29 @@ export function cli(args, cwd, env = {}) {
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...env } });
   if (r.status !== 0) throw new Error(`tugcode ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
   return r.stdout;
+}
+
+/**
+ * `node …argv` as a child process that runs beside others (claimers): resolves with its stdout and wall time,
+ * rejects with its stderr when it exits non-zero.
+ */
+export function runNode(argv, { cwd, env = {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const p = spawn(process.execPath, argv, {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (err += d));
+    p.on('close', (code) => {
+      if (code !== 0) reject(new Error(`node ${argv.join(' ')} exited ${code}: ${err || out}`));
+      else resolve({ out, ms: performance.now() - t0 });
+    });
+  });
 }
 
 export { median } from './lib.mjs';

@@ -2,11 +2,10 @@
 // complete, in-process library calls, drift check included). Reports double claims (target 0), Busy
 // errors (target 0) and claims per second.
 import { performance } from 'node:perf_hooks';
-import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROOT, cli, planText, tempDir, tempRepo } from './state-bench-util.mjs';
+import { ROOT, cli, planText, tempDir, tempRepo, runNode } from './state-bench-util.mjs';
 
 const PROCS = Number(process.env.BENCH_PROCS ?? 16);
 const STEPS = Number(process.env.BENCH_STEPS ?? 400);
@@ -55,19 +54,7 @@ export async function run() {
     scripts.push(file);
   }
   const t0 = performance.now();
-  const outs = await Promise.all(
-    scripts.map(
-      (s) =>
-        new Promise((resolve, reject) => {
-          const p = spawn(process.execPath, [s], { stdio: ['ignore', 'pipe', 'pipe'] });
-          let out = '';
-          let err = '';
-          p.stdout.on('data', (d) => (out += d));
-          p.stderr.on('data', (d) => (err += d));
-          p.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker failed (${code}): ${err}`))));
-        }),
-    ),
-  );
+  const outs = await Promise.all(scripts.map(async (s) => (await runNode([s])).out));
   const wall = (performance.now() - t0) / 1000;
   const claims = new Map();
   let busy = 0;

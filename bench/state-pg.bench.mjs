@@ -9,36 +9,21 @@
 // operations layer (the shape of the `contention` row and of `tugcode run`'s workers: the target applies here),
 // and one CLI process per call (informational: there a call's cost is mostly Node's start and, on PostgreSQL,
 // loading `pg` and a SCRAM login, on the same 2 cores as the server).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { withPgServer } from './pg.mjs';
-import { CLI, ROOT, cli, planText, tempDir, tempRepo } from './state-bench-util.mjs';
+import { CLI, ROOT, cli, planText, runNode, tempDir, tempRepo } from './state-bench-util.mjs';
 
 const PROCS = Number(process.env.BENCH_PROCS ?? 16);
 const STEPS = Number(process.env.BENCH_STEPS ?? 400);
 
 /** One CLI call as a child process (async, so the claimers run side by side): its JSON and its wall time. */
-function call(args, cwd, env) {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const p = spawn(process.execPath, [CLI, ...args, '--json'], {
-      cwd,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    p.on('close', (code) => {
-      const ms = performance.now() - t0;
-      if (code !== 0) reject(new Error(`tugcode ${args.join(' ')} exited ${code}: ${err || out}`));
-      else resolve({ ms, data: JSON.parse(out) });
-    });
-  });
+async function call(args, cwd, env) {
+  const { out, ms } = await runNode([CLI, ...args, '--json'], { cwd, env });
+  return { ms, data: JSON.parse(out) };
 }
 
 /** Claims and completes until the plan is done. Returns the steps it claimed and each claim's latency. */
@@ -94,23 +79,10 @@ process.stdout.write(JSON.stringify({ claimed, latency, idle }));
 `;
 }
 
-function longLived(wt, env) {
+async function longLived(wt, env) {
   const file = join(tempDir('tugcode-bench-claimer-'), 'claimer.mjs');
   writeFileSync(file, longLivedScript(wt));
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [file], {
-      cwd: wt,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    p.on('close', (code) =>
-      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`claimer exited ${code}: ${err}`)),
-    );
-  });
+  return JSON.parse((await runNode([file], { cwd: wt, env })).out);
 }
 
 /** Every event of the plan, paging `state log` forward. */
