@@ -96,20 +96,23 @@ export async function headTip(g: GitRunner, W: string): Promise<string | null> {
   return headCommit(g, W);
 }
 
+/** The admin directories of the linked work trees (`worktrees/<id>`): none yet is []; unreadable is null. */
+function linkedIds(commonDir: string): string[] | null {
+  try {
+    return readdirSync(join(commonDir, 'worktrees'));
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? [] : null;
+  }
+}
+
 /**
  * Whether any work tree of the repository has `branch` checked out, from the HEAD files (the main one in
  * the common directory, each linked one in `worktrees/<id>/`), which is where `git worktree list` reads
  * it. True means "some work tree does" (the caller asks git which one); null means git must be asked.
  */
 export function branchCheckedOut(g: GitRunner, commonDir: string, branch: string): boolean | null {
-  if (!filesUsable(g)) return null;
-  let ids: string[];
-  try {
-    ids = readdirSync(join(commonDir, 'worktrees'));
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return null;
-    ids = [];
-  }
+  const ids = filesUsable(g) ? linkedIds(commonDir) : null;
+  if (ids === null) return null;
   const heads = [join(commonDir, 'HEAD'), ...ids.map((id) => join(commonDir, 'worktrees', id, 'HEAD'))];
   const want = `ref: refs/heads/${branch}`;
   for (const file of heads) {
@@ -127,13 +130,8 @@ export function branchCheckedOut(g: GitRunner, commonDir: string, branch: string
  * (`<path>/.git`); null when one cannot be read (git must be asked).
  */
 export function worktreeRegistered(g: GitRunner, commonDir: string, path: string): boolean | null {
-  if (!filesUsable(g)) return null;
-  let ids: string[];
-  try {
-    ids = readdirSync(join(commonDir, 'worktrees'));
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? false : null;
-  }
+  const ids = filesUsable(g) ? linkedIds(commonDir) : null;
+  if (ids === null) return null;
   const want = join(path, '.git');
   for (const id of ids) {
     const text = readText(join(commonDir, 'worktrees', id, 'gitdir'));
@@ -153,14 +151,8 @@ export function worktreeBranches(
   commonDir: string,
   mainRoot: string,
 ): { path: string; branch: string | null }[] | null {
-  if (!filesUsable(g)) return null;
-  let ids: string[];
-  try {
-    ids = readdirSync(join(commonDir, 'worktrees'));
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return null;
-    ids = [];
-  }
+  const ids = filesUsable(g) ? linkedIds(commonDir) : null;
+  if (ids === null) return null;
   const branchOf = (head: string | null | undefined): string | null | undefined => {
     if (typeof head !== 'string') return undefined;
     const h = head.trim();
