@@ -56,6 +56,8 @@ export class PgStateStore implements StateStore {
   readonly backend = 'postgres' as const;
   readonly target: PgTarget;
   readonly schema: string;
+  /** What this machine's owner names start with. */
+  private readonly prefix: string;
   private pending: { rank: number; p: Promise<PgDatabase | null> } | null = null;
   private opened: PgDatabase | null = null;
 
@@ -63,6 +65,7 @@ export class PgStateStore implements StateStore {
     checkStateConfig(o.config);
     this.target = pgTarget(o.url, o.env);
     this.schema = projectSchema(o.project);
+    this.prefix = `${o.host}:`;
   }
 
   get location(): string {
@@ -70,14 +73,7 @@ export class PgStateStore implements StateStore {
   }
 
   owner(worktree: string): string {
-    const prefix = `${this.o.host}:`;
-    return worktree.startsWith(prefix) ? worktree : prefix + worktree;
-  }
-
-  /** Server time minus local time (doctor's clock check); opens the pool if needed. */
-  async clockSkewMs(): Promise<number | null> {
-    const db = await this.open('read');
-    return db ? db.serverOffsetMs : null;
+    return worktree.startsWith(this.prefix) ? worktree : this.prefix + worktree;
   }
 
   /**
@@ -133,7 +129,7 @@ export class PgStateStore implements StateStore {
         store: db,
         clock: this.clock(db),
         dbPath: this.location,
-        ownerPrefix: `${this.o.host}:`,
+        ownerPrefix: this.prefix,
         openWriter: async () => (await this.open('create'))!,
       }),
     );

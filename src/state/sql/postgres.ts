@@ -317,17 +317,13 @@ export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase |
     const t1 = Date.now();
     db.markConnected();
     db.serverOffsetMs = Math.round(head.ms - (t0 + t1) / 2);
-    let version = head.version;
-    if (version === null && o.mode !== 'create') {
+    if (head.version === null && o.mode !== 'create') {
       await db.close();
       return null;
     }
-    if (o.mode !== 'read' && (version === null || version < latest)) version = await migrate(pool, o, latest);
-    if (version! > latest && o.mode !== 'read') {
-      throw new TugError('SchemaTooNew', { db_path: o.target.label, found: version, supported: latest });
-    }
-    db.version = version!;
-    db.writable = o.mode !== 'read';
+    // A missing schema (create) starts from version 0; writers are migrated like an upgraded reader.
+    db.version = head.version ?? 0;
+    if (o.mode !== 'read') await db.upgrade(latest);
     return db;
   } catch (e) {
     await db.close();
