@@ -4,7 +4,7 @@
  * so no git runs inside a write transaction. Read-only helpers open state.db read-only and never create or
  * migrate it.
  */
-import type { TugError } from '../contract/errors.js';
+import { TugError } from '../contract/errors.js';
 import type { OpInput, OpName, OpResult } from '../state/store.js';
 import type { FlowCtx } from './flow-context.js';
 import { gitRunner } from './exec.js';
@@ -39,7 +39,7 @@ export interface PlanState {
 
 /**
  * One state operation through the process's store (the operations layer gives one: SQLite or PostgreSQL,
- * owners qualified by the store), or through a SQLite store of its own for this call. The flows pass
+ * owners qualified by the store), or, without one, through a SQLite store of its own for this call. The flows pass
  * repo-relative plan paths, resolved against `workTree`; the caller's directory (maybe a linked worktree
  * holding its own copy of the plan) must not make them ambiguous.
  */
@@ -52,6 +52,9 @@ async function stateRun<K extends OpName>(
 ): Promise<OpResult<K>> {
   const call = { command, warnings: ctx.warnings, workTree, cwd: workTree };
   if (ctx.store) return ctx.store.run(call, op, input);
+  // A store of its own is the embedded one: never a silent stand-in for a configured PostgreSQL state.
+  if (ctx.config.state.url)
+    throw new TugError('InternalError', { reason: 'a git flow on the PostgreSQL state needs the process store' });
   const { SqliteStateStore } = await import('../state/store.js');
   const store = new SqliteStateStore({
     repoRoot: ctx.repo.mainRoot,
