@@ -1,16 +1,16 @@
-// pg (issue 14, "Speed"): the contention workload on both backends side by side. 16 claimers, each in its own linked
-// worktree, drain a 400-step plan of independent steps through the built CLI (real processes: `state claim` →
-// `state complete --force`), first on SQLite (.tugtool/state.db), then on a throwaway PostgreSQL server the bench
-// starts itself. Reports claims/s, p50/p99 claim latency (wall time of a `state claim` process that got a step) and
-// double claims, checked from the final state (every step completed exactly once) and from `state log` (no step
-// ever had two live claims). Target: PostgreSQL claims/s >= SQLite's, 0 double claims on both.
+// pg (issue 14, "Speed"): the contention workload on both backends side by side. 16 claimers, each in its own
+// linked worktree, drain a 400-step plan of independent steps (`state claim` → `state start` →
+// `state complete --force`, the contention benchmark's loop, 07-quality.md §2), first on SQLite
+// (.tugtool/state.db), then on a throwaway PostgreSQL server the bench starts itself. Reports claims/s, p50/p99
+// claim latency and double claims, checked from the final state (every step completed exactly once) and from
+// `state log` (no step ever had two live claims). Target: PostgreSQL claims/s >= SQLite's, 0 double claims on both.
 //
-// Two shapes of claimer: long-lived processes that keep their store open and loop claim → complete through the
-// operations layer (the shape of the `contention` row and of `tugcode run`'s workers: the target applies here),
-// and one CLI process per call (informational: there a call's cost is mostly Node's start and, on PostgreSQL,
-// loading `pg` and a SCRAM login, on the same 2 cores as the server).
+// Two shapes of claimer: long-lived processes that keep their store open and loop through the operations layer
+// (the shape of the `contention` row and of `tugcode run`'s workers: the target applies here), and one CLI
+// process per call (informational: there a call's cost is mostly Node's start and, on PostgreSQL, loading `pg`
+// and a SCRAM login, on the same 2 cores as the server).
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -42,13 +42,18 @@ async function claimer(wt, env) {
     }
     latency.push(ms);
     claimed.push(data.step_anchor);
+    await call(['state', 'start', 'bench', data.step_anchor, '--worktree', wt], wt, env);
     await call(['state', 'complete', 'bench', data.step_anchor, '--worktree', wt, '--force', 'bench'], wt, env);
   }
   return { claimed, latency, idle };
 }
 
-/** A long-lived claimer: one process, its store open, claim → complete until the plan is done. */
-function longLivedScript(wt) {
+/**
+ * A long-lived claimer: one process, its store open, claim → complete until the plan is done. It first warms up
+ * (loads the operations, connects, reads the plan's readiness), then waits at a barrier until every claimer is
+ * ready: the clock measures claiming, not 16 Node processes starting on 2 cores.
+ */
+function longLivedScript(wt, barrier) {
   const url = (p) => JSON.stringify(pathToFileURL(join(ROOT, 'dist', p)).href);
   return `
 import { OpsContext, newCall } from ${url('ops/context.js')};
@@ -56,8 +61,13 @@ const ops = new OpsContext({ cwd: ${JSON.stringify(wt)}, env: process.env, longL
 // The events carry the CLI's command names, so the checks read them as they read the CLI claimers'.
 const store = await ops.store(newCall('state claim'));
 const sc = await ops.stateCall(newCall('state claim'));
+const scStart = await ops.stateCall(newCall('state start'));
 const scDone = await ops.stateCall(newCall('state complete'));
 const w = ${JSON.stringify(wt)};
+await store.run(await ops.stateCall(newCall('state ready')), 'ready', { plan: 'bench' });
+const { existsSync, writeFileSync } = await import('node:fs');
+writeFileSync(${JSON.stringify(barrier.ready)}, '');
+while (!existsSync(${JSON.stringify(barrier.go)})) await new Promise((r) => setTimeout(r, 2));
 const claimed = [];
 const latency = [];
 let idle = 0;
@@ -72,6 +82,7 @@ for (;;) {
   }
   latency.push(performance.now() - t0);
   claimed.push(c.step_anchor);
+  await store.run(scStart, 'start', { plan: 'bench', step: c.step_anchor, worktree: w });
   await store.run(scDone, 'complete', { plan: 'bench', step: c.step_anchor, worktree: w, force: 'bench' });
 }
 await ops.close();
@@ -79,10 +90,16 @@ process.stdout.write(JSON.stringify({ claimed, latency, idle }));
 `;
 }
 
-async function longLived(wt, env) {
+async function longLived(wt, env, barrier) {
   const file = join(tempDir('tugcode-bench-claimer-'), 'claimer.mjs');
-  writeFileSync(file, longLivedScript(wt));
+  writeFileSync(file, longLivedScript(wt, barrier));
   return JSON.parse((await runNode([file], { cwd: wt, env })).out);
+}
+
+/** Resolves when `n` claimers have written their ready file; then opens the barrier. */
+async function openBarrier(dir, n) {
+  while (readdirSync(dir).filter((f) => f.startsWith('ready-')).length < n) await new Promise((r) => setTimeout(r, 5));
+  writeFileSync(join(dir, 'go'), '');
 }
 
 /** Every event of the plan, paging `state log` forward. */
@@ -141,8 +158,14 @@ export async function workload(env, shape = 'cli') {
     execFileSync('git', ['worktree', 'add', '-q', '-b', `claimer-${i}`, wt], { cwd: root });
     wts.push(wt);
   }
+  const gate = tempDir('tugcode-bench-barrier-');
+  const barrier = (i) => ({ ready: join(gate, `ready-${i}`), go: join(gate, 'go') });
+  const started = Promise.all(
+    wts.map((wt, i) => (shape === 'cli' ? claimer(wt, env) : longLived(wt, env, barrier(i)))),
+  );
+  if (shape !== 'cli') await Promise.race([openBarrier(gate, PROCS), started]);
   const t0 = performance.now();
-  const runs = await Promise.all(wts.map((wt) => (shape === 'cli' ? claimer(wt, env) : longLived(wt, env))));
+  const runs = await started;
   const wall = (performance.now() - t0) / 1000;
   const claims = runs.flatMap((r) => r.claimed);
   const latency = runs.flatMap((r) => r.latency);
@@ -219,7 +242,7 @@ export async function run() {
     name: 'pg',
     rows,
     notes: [
-      `${PROCS} claimers (one linked worktree each), ${STEPS} independent steps, claim → complete --force`,
+      `${PROCS} claimers (one linked worktree each), ${STEPS} independent steps, claim → start → complete --force`,
       `wall (long-lived): sqlite ${long.sqlite.wall.toFixed(1)} s, pg ${long.pg.wall.toFixed(1)} s; (CLI): sqlite ${perCall.sqlite.wall.toFixed(1)} s, pg ${perCall.pg.wall.toFixed(1)} s`,
       "the PostgreSQL server is the tests' throwaway one (loopback, SCRAM auth, fsync off, same 2 cores); SQLite runs with synchronous=FULL",
     ],

@@ -75,6 +75,16 @@ export function listPlanLinks(workTree: string): string[] {
   return planEntries(workTree, (e) => e.isSymbolicLink());
 }
 
+/**
+ * Whether `arg` can name only one place: a slug, an absolute or explicitly relative path, or a relative path
+ * that reads the same from the caller's directory and from the work tree root. Then `knownPlanPaths` changes
+ * nothing once the argument named an existing file, and a caller may skip reading them.
+ */
+export function namesOnePlace(arg: string, opts: Pick<ResolvePlanOptions, 'cwd' | 'workTree'>): boolean {
+  if (looksLikeSlug(arg) || isAbsolute(arg) || /^\.\.?([/\\]|$)/.test(arg)) return true;
+  return resolve(opts.cwd, arg) === resolve(opts.workTree, arg);
+}
+
 /** Resolves a plan argument; throws `InvalidArgument` or `PlanNotFound`. */
 export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedPlan {
   if (arg.trim() === '' || arg.includes('\0')) {

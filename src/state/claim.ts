@@ -21,7 +21,6 @@ import {
   failExpired,
   getStep,
   heldBy,
-  lockOwner,
   lockStep,
   nextPending,
   renewLease,
@@ -81,13 +80,16 @@ export type ClaimResult = ClaimedResult | NotClaimedResult;
 export async function claim(ctx: StateContext, input: ClaimInput): Promise<ClaimResult> {
   if (input.step !== undefined) input = { ...input, step: stepArg(input.step) };
   const ref = await resolvePlanRef(ctx, input.plan, ownerPath(ctx, input.worktree));
-  await requirePlanRow(ctx, ref);
+  const row = await requirePlanRow(ctx, ref);
   const store = writeStore(ctx);
   const leaseSeconds = leaseOf(ctx.config, input.lease_seconds);
   const run = (snap: PlanSnapshot | null) =>
-    store.write((c) => claimTx(ctx, c, ref.plan_path, input, leaseSeconds, snap), { shared: true });
+    store.write((c) => claimTx(ctx, c, ref.plan_path, input, leaseSeconds, snap), {
+      shared: true,
+      owner: input.worktree,
+    });
   if (input.skip_drift) return run(null);
-  return await withSnapshot(store, ref.plan_path, ref.abs_path, run);
+  return await withSnapshot(row, ref.abs_path, run);
 }
 
 async function claimTx(
@@ -98,7 +100,6 @@ async function claimTx(
   leaseSeconds: number,
   snap: PlanSnapshot | null,
 ): Promise<ClaimResult> {
-  await lockOwner(c, input.worktree);
   const now = ctx.clock.now();
   const plan = await getPlan(c, plan_path);
   if (!plan) throw new TugError('PlanNotInitialized', { plan_path });
@@ -106,10 +107,12 @@ async function claimTx(
   const lease = addSeconds(now, leaseSeconds);
   const w = input.worktree;
   const events: Record<string, unknown>[] = [];
-  const done = async (step: StepRow, extra: { resumed: boolean; reclaimed: boolean }): Promise<ClaimedResult> => {
-    const fresh = (await getStep(c, plan_path, step.anchor))!;
-    // A claim changes no plan counter: the row read at the start still counts right.
+  /** `fresh`: the claimed row as the transaction left it. */
+  const done = async (fresh: StepRow, extra: { resumed: boolean; reclaimed: boolean }): Promise<ClaimedResult> => {
+    // A claim changes no plan counter: the row read at the start still counts right. The count comes before
+    // the event, whose append serializes writers until the commit (PostgreSQL) and so should come last.
     const p = plan;
+    const remaining_ready = await countReady(c, plan_path, now);
     await recordEvent(ctx, c, {
       at: now,
       plan_path,
@@ -132,7 +135,7 @@ async function claimTx(
       step_index: fresh.step_index,
       attempt: fresh.attempt,
       failures: fresh.failures,
-      remaining_ready: await countReady(c, plan_path, now),
+      remaining_ready,
       total_remaining: p.steps_total - p.steps_completed,
       lease_expires_at: lease,
       reclaimed_from_expired: extra.reclaimed,
@@ -177,20 +180,18 @@ async function claimTx(
       });
     }
     await renewLease(c, { plan_path, anchor: held.anchor, worktree: w, now, lease, heartbeat: false });
-    return done(held, { resumed: true, reclaimed: false });
+    return done((await getStep(c, plan_path, held.anchor))!, { resumed: true, reclaimed: false });
   }
 
   const maxAttempts = ctx.config.state.max_attempts;
-  /** Try to take `s`; returns false when the takeover reached the cap (the step failed instead). */
-  const take = async (s: StepRow): Promise<boolean> => {
-    if (s.status === 'pending') {
-      if ((await claimPending(c, { plan_path, anchor: s.anchor, worktree: w, now, lease })) !== 1) throw raceBug(s);
-      return true;
-    }
+  /** Try to take `s`: the claimed row, or null when the takeover reached the cap (the step failed instead). */
+  const take = async (s: StepRow): Promise<StepRow | null> => {
+    if (s.status === 'pending')
+      return (await claimPending(c, { plan_path, anchor: s.anchor, worktree: w, now, lease })) ?? raceBug(s);
     const old = s.claimed_by!;
     if (s.failures + 1 >= maxAttempts) {
       if ((await failExpired(c, { plan_path, anchor: s.anchor, old_owner: old, now, reason: 'lease expired' })) !== 1)
-        throw raceBug(s);
+        raceBug(s);
       const discarded = await discardAttempt(c, plan_path, s.anchor, now);
       const detail = {
         step_anchor: s.anchor,
@@ -209,10 +210,10 @@ async function claimTx(
         details: { ...detail, ...discarded },
       });
       events.push(detail);
-      return false;
+      return null;
     }
-    if ((await takeover(c, { plan_path, anchor: s.anchor, worktree: w, now, lease, old_owner: old })) !== 1)
-      throw raceBug(s);
+    const taken =
+      (await takeover(c, { plan_path, anchor: s.anchor, worktree: w, now, lease, old_owner: old })) ?? raceBug(s);
     const discarded = await discardAttempt(c, plan_path, s.anchor, now);
     await recordEvent(ctx, c, {
       command: 'takeover',
@@ -223,14 +224,15 @@ async function claimTx(
       attempt: s.attempt + 1,
       details: { previous_owner: old, previous_attempt: s.attempt, ...discarded },
     });
-    return true;
+    return taken;
   };
 
   if (wanted) {
     const s = wanted;
     const readyNow =
       s.unmet_deps === 0 && (s.status === 'pending' || (isHeld(s.status) && isExpired(s.lease_expires_at, now)));
-    if (readyNow && (await take(s))) return done(s, { resumed: false, reclaimed: s.status !== 'pending' });
+    const taken = readyNow ? await take(s) : null;
+    if (taken) return done(taken, { resumed: false, reclaimed: s.status !== 'pending' });
     const after = (await getStep(c, plan_path, s.anchor))!;
     return await notClaimed(ctx, c, plan, now, events, prose, w, {
       reason: 'not_ready',
@@ -248,11 +250,11 @@ async function claimTx(
     for (let ei = 0; ; ei++) {
       const e = expired[ei];
       if (pending && (!e || pending.step_index < e.step_index)) {
-        await take(pending);
-        return done(pending, { resumed: false, reclaimed: false });
+        return done((await take(pending))!, { resumed: false, reclaimed: false });
       }
       if (!e) break;
-      if (await take(e)) return done(e, { resumed: false, reclaimed: true });
+      const taken = await take(e);
+      if (taken) return done(taken, { resumed: false, reclaimed: true });
     }
   }
   return await notClaimed(ctx, c, plan, now, events, prose, w, {});
@@ -299,8 +301,8 @@ async function notClaimed(
   return r;
 }
 
-function raceBug(s: StepRow): TugError {
-  return new TugError('InternalError', {
+function raceBug(s: StepRow): never {
+  throw new TugError('InternalError', {
     reason: `guarded claim of ${s.anchor} changed no row inside the transaction`,
   });
 }

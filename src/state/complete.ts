@@ -64,11 +64,11 @@ export async function complete(ctx: StateContext, input: CompleteInput): Promise
       reason: `--commit must be a full commit object name, got ${JSON.stringify(input.commit)}`,
     });
   }
-  const { ref, store } = await ownerPlan(ctx, input);
+  const { ref, row, store } = await ownerPlan(ctx, input);
   const run = (snap: PlanSnapshot | null) =>
     store.write((c) => completeTx(ctx, c, ref.plan_path, anchor, input, snap), OWNER_TX);
   if (input.skip_drift) return run(null);
-  return await withSnapshot(store, ref.plan_path, ref.abs_path, run);
+  return await withSnapshot(row, ref.abs_path, run);
 }
 
 async function completeTx(
@@ -140,11 +140,12 @@ async function completeTx(
     owner: input.worktree,
   });
   if (changed !== 1) throw new TugError('InternalError', { reason: 'guarded completion changed no row' });
-  let planCompleted = false;
-  if (step.parent_anchor === null)
-    planCompleted = await completeTopLevel(ctx, c, plan_path, anchor, input.worktree, step.attempt, now);
+  // A substep's completion moves no plan counter: the row read above still counts right.
+  const r =
+    step.parent_anchor === null
+      ? await completeTopLevel(ctx, c, plan_path, anchor, input.worktree, step.attempt, now)
+      : { plan_completed: false, remaining_steps: plan.steps_total - plan.steps_completed };
   if (input.dry_run) throw new CompletionDryRun();
-  const r = await remaining();
   await recordEvent(ctx, c, {
     at: now,
     plan_path,
@@ -174,14 +175,15 @@ async function completeTx(
     completed_via: via,
     incomplete_items_auto_completed: autoCompleted,
     already_completed: false,
-    plan_completed: planCompleted,
+    plan_completed: r.plan_completed,
     remaining_steps: r.remaining_steps,
   };
 }
 
 /**
  * Bookkeeping after a top-level step became completed (also used by reconcile): dependents lose one unmet
- * dependency, the plan counter moves, and the plan becomes `done` with its last step. Returns plan_completed.
+ * dependency, the plan counter moves, and the plan becomes `done` with its last step. Returns the plan's
+ * counters as they are now and whether this completion finished the plan.
  */
 export async function completeTopLevel(
   ctx: StateContext,
@@ -191,10 +193,10 @@ export async function completeTopLevel(
   actor: string,
   attempt: number | null,
   now: string,
-): Promise<boolean> {
+): Promise<{ plan_completed: boolean; remaining_steps: number }> {
   await releaseDependents(c, plan_path, anchor);
-  await countCompleted(c, plan_path, now);
-  const p = (await getPlan(c, plan_path))!;
+  const p = await countCompleted(c, plan_path, now);
+  const remaining_steps = p.steps_total - p.steps_completed;
   if (p.steps_completed === p.steps_total && p.status === 'active') {
     await setPlanStatus(c, plan_path, 'done', now);
     await recordEvent(ctx, c, {
@@ -206,9 +208,9 @@ export async function completeTopLevel(
       attempt,
       details: { steps_completed: p.steps_completed },
     });
-    return true;
+    return { plan_completed: true, remaining_steps };
   }
-  return false;
+  return { plan_completed: false, remaining_steps };
 }
 
 async function alreadyCompleted(

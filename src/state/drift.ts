@@ -1,7 +1,7 @@
 /**
- * Drift detection (02-state.md §3). The plan file is read before the transaction and compared with the bytes
- * stored at init (equal bytes ⇔ equal hash, without loading node:crypto on the hot path); the parser is
- * loaded (dynamically: it pulls in markdown-it) only when they differ. Inside the transaction `checkDrift`
+ * Drift detection (02-state.md §3). The plan file is read and hashed before the transaction and compared with
+ * the `plan_hash` stored at init (no stored bytes cross the connection); the parser is loaded (dynamically:
+ * it pulls in markdown-it) only when they differ. Inside the transaction `checkDrift`
  * decides: same bytes → nothing; same structure → warning PlanProseChanged and the DB copies of the prose
  * and bytes are refreshed; different structure → PlanDrift; file gone → PlanNotFound.
  */
@@ -10,7 +10,8 @@ import { TugError } from '../contract/errors.js';
 import type { ParsedPlan } from '../plan/types.js';
 import type { StateContext } from './context.js';
 import type { Conn } from './sql/conn.js';
-import { planSource, planSourceAndHash, refreshPlanProse } from './queries/plans.js';
+import { sha256Hex } from '../util/hash.js';
+import { refreshPlanProse } from './queries/plans.js';
 import { stepsOfPlan, updateStepProse, depsOfPlan } from './queries/steps.js';
 import { itemsOfPlan, setItemProse } from './queries/items.js';
 import { refactorsOfPlan } from './queries/refactors.js';
@@ -21,13 +22,10 @@ export interface PlanSnapshot {
   abs_path: string;
   /** The file's bytes, or null when it does not exist. */
   bytes: Buffer | null;
-  /** Present when the bytes differed from the stored ones seen before the transaction (or on request). */
+  /** SHA-256 of the bytes (hex), as `plan_hash` is stored. */
+  hash?: string;
+  /** Present when the file's hash differed from the stored one seen before the transaction (or on request). */
   parsed?: ParsedPlan;
-  /**
-   * The stored hash seen before the transaction, and whether the file's bytes equalled those stored bytes:
-   * when the hash is unchanged inside the transaction, the stored bytes need not be read again.
-   */
-  stored?: { hash: string; same: boolean };
 }
 
 /** Thrown inside a transaction when the stored hash changed since the snapshot was taken without a parse. */
@@ -41,7 +39,7 @@ export async function parseSource(bytes: Uint8Array): Promise<ParsedPlan> {
 export async function readPlanSnapshot(
   plan_path: string,
   abs_path: string,
-  stored: { plan_source: Uint8Array; plan_hash: string } | null,
+  storedHash: string | null,
   forceParse = false,
 ): Promise<PlanSnapshot> {
   let bytes: Buffer;
@@ -50,31 +48,28 @@ export async function readPlanSnapshot(
   } catch {
     return { plan_path, abs_path, bytes: null };
   }
-  const snap: PlanSnapshot = { plan_path, abs_path, bytes };
-  const same = stored !== null && bytes.equals(stored.plan_source);
-  if (stored) snap.stored = { hash: stored.plan_hash, same };
-  if (forceParse || !same) snap.parsed = await parseSource(bytes);
+  const snap: PlanSnapshot = { plan_path, abs_path, bytes, hash: sha256Hex(bytes) };
+  if (forceParse || snap.hash !== storedHash) snap.parsed = await parseSource(bytes);
   return snap;
 }
 
 /**
- * Runs `fn` with a snapshot taken against the stored bytes; when the transaction finds that it needs the
- * parse after all (the stored bytes changed between the pre-read and the lock), it reads again with the
- * parse and runs `fn` once more.
+ * Runs `fn` with a snapshot of the file compared with the plan row read before the transaction; when the
+ * transaction finds that it needs the parse after all (the stored hash changed between that read and the
+ * lock), it reads again with the parse and runs `fn` once more.
  */
 export async function withSnapshot<T>(
-  c: Conn,
-  plan_path: string,
+  row: { plan_path: string; plan_hash: string },
   abs_path: string,
   fn: (snap: PlanSnapshot) => T | Promise<T>,
 ): Promise<T> {
-  const first = await readPlanSnapshot(plan_path, abs_path, (await planSourceAndHash(c, plan_path)) ?? null);
+  const first = await readPlanSnapshot(row.plan_path, abs_path, row.plan_hash);
   try {
     return await fn(first);
   } catch (e) {
     if (!(e instanceof NeedsParse)) throw e;
   }
-  return fn(await readPlanSnapshot(plan_path, abs_path, null, true));
+  return fn(await readPlanSnapshot(row.plan_path, abs_path, null, true));
 }
 
 /** Inside the transaction. Returns 'same' or 'prose' (refreshed); throws PlanNotFound / PlanDrift. */
@@ -92,13 +87,7 @@ export async function checkDrift(
       reason: `the file is gone from ${snap.abs_path}`,
     });
   }
-  if (snap.stored && snap.stored.hash === plan.plan_hash) {
-    // The stored bytes are those the snapshot was compared with before the transaction.
-    if (snap.stored.same) return 'same';
-  } else {
-    const stored = await planSource(c, plan.plan_path);
-    if (stored && snap.bytes.equals(stored)) return 'same';
-  }
+  if (snap.hash === plan.plan_hash) return 'same';
   if (!snap.parsed) throw new NeedsParse();
   if (snap.parsed.structure_hash !== plan.structure_hash) {
     const diff = await structureDiff(c, plan.plan_path, snap.parsed);

@@ -8,12 +8,13 @@ import { isAbsolute, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { ParsedPlan } from '../plan/types.js';
 import { ensureGitignoreLines, STATE_DB_IGNORE_LINES } from '../util/gitignore.js';
+import { sha256Hex } from '../util/hash.js';
 import { recordEvent } from './record.js';
 import { ensureWriter, type StateContext } from './context.js';
 import { parseSource, refreshProse, structureDiff } from './drift.js';
 import { insertFresh, reinitialize, type InitCounts } from './init-write.js';
 import { resolvePlanRef, type PlanRef } from './plan-ref.js';
-import { getPlan, planSource } from './queries/plans.js';
+import { getPlan } from './queries/plans.js';
 import type { Conn } from './sql/conn.js';
 
 export interface InitInput {
@@ -48,8 +49,8 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
     });
   const bytes = Buffer.from(input.source ?? readFileSync(ref.abs_path));
   const existing = ctx.store ? await getPlan(ctx.store, ref.plan_path) : undefined;
-  const same = async (c: Conn) => bytes.equals((await planSource(c, ref.plan_path)) ?? Buffer.alloc(0));
-  const unchanged = existing && ctx.store && (await same(ctx.store)) && existing.status !== 'archived' && !input.force;
+  const hash = sha256Hex(bytes);
+  const unchanged = existing && existing.plan_hash === hash && existing.status !== 'archived' && !input.force;
   let parsed: ParsedPlan | null = null;
   if (!unchanged) {
     parsed = await parseSource(bytes);
@@ -69,7 +70,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
       refactors_created: 0,
       gitignore_added: [] as string[],
     };
-    if (row && (await same(c)) && row.status !== 'archived' && !input.force) {
+    if (row && row.plan_hash === hash && row.status !== 'archived' && !input.force) {
       return {
         ...base,
         plan_hash: row.plan_hash,

@@ -7,7 +7,7 @@ import { normalizeAnchor } from '../plan/anchors.js';
 import { ownerPath, type StateContext } from './context.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
 import type { Conn, TxOptions } from './sql/conn.js';
-import { getStep, lockStep } from './queries/steps.js';
+import { getStep, lockStep, lockTopStep } from './queries/steps.js';
 import { everClaimed } from './queries/events.js';
 import { REASON_MAX_CODE_POINTS, truncateCodePoints } from './status.js';
 import type { StepRow } from './types.js';
@@ -31,11 +31,15 @@ export interface StepAndTop {
  * anyway), so a takeover cannot slip between the ownership check and the guarded change.
  */
 export async function findStep(c: Conn, plan_path: string, anchor: string, lock = false): Promise<StepAndTop> {
-  const read = lock ? lockStep : getStep;
-  const first = await getStep(c, plan_path, anchor);
-  if (!first) throw new TugError('StepNotFound', { plan_path, step_anchor: anchor });
-  const step = lock && first.parent_anchor === null ? ((await read(c, plan_path, anchor)) ?? first) : first;
-  const top = step.parent_anchor === null ? step : await read(c, plan_path, step.top_anchor);
+  if (lock) {
+    // Owner commands mostly name a top-level step: then one read finds and locks it.
+    const top = await lockTopStep(c, plan_path, anchor);
+    if (top) return { step: top, top };
+  }
+  const step = await getStep(c, plan_path, anchor);
+  if (!step) throw new TugError('StepNotFound', { plan_path, step_anchor: anchor });
+  if (step.parent_anchor === null) return { step, top: step };
+  const top = await (lock ? lockStep : getStep)(c, plan_path, step.top_anchor);
   if (!top)
     throw new TugError('InternalError', { reason: `top-level step ${step.top_anchor} of ${anchor} is missing` });
   return { step, top };

@@ -3,7 +3,7 @@
  * (src/plan/resolve.ts); this adds the state rules: a plan with no row is PlanNotInitialized when its file
  * exists, else PlanNotFound.
  */
-import { resolvePlanArg } from '../plan/resolve.js';
+import { namesOnePlace, resolvePlanArg, type ResolvedPlan } from '../plan/resolve.js';
 import { TugError } from '../contract/errors.js';
 import type { StateContext } from './context.js';
 import { getPlan, listPlanPaths } from './queries/plans.js';
@@ -23,14 +23,19 @@ export async function resolvePlanRef(
   arg: string,
   workTree: string = ctx.workTree,
 ): Promise<PlanRef> {
-  const knownPlanPaths = ctx.store ? await listPlanPaths(ctx.store) : [];
-  const r = resolvePlanArg(arg, {
-    repoRoot: ctx.repoRoot,
-    workTree,
-    knownPlanPaths,
-    // Relative paths are read from the caller's directory; a context opened without one uses its work tree.
-    cwd: ctx.cwd ?? ctx.workTree,
-  });
+  // Relative paths are read from the caller's directory; a context opened without one uses its work tree.
+  const opts = { repoRoot: ctx.repoRoot, workTree, cwd: ctx.cwd ?? ctx.workTree };
+  let r: ResolvedPlan | null = null;
+  // The plans with rows matter only when the file is missing (or the argument could name two files): the
+  // common call, a plan file that exists, skips reading them.
+  if (!ctx.store || namesOnePlace(arg, opts)) {
+    try {
+      r = resolvePlanArg(arg, opts);
+    } catch (e) {
+      if (!ctx.store || !(e instanceof TugError && e.code === 'PlanNotFound')) throw e;
+    }
+  }
+  r ??= resolvePlanArg(arg, { ...opts, knownPlanPaths: await listPlanPaths(ctx.store!) });
   return { plan_path: r.plan_path, abs_path: r.abs_path, exists: r.exists };
 }
 

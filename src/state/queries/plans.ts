@@ -15,21 +15,7 @@ export async function listPlans(c: Conn): Promise<PlanRow[]> {
   return (await c.all(`SELECT ${PLAN_COLUMNS} FROM plans ORDER BY plan_path`)) as PlanRow[];
 }
 
-/** The plan's bytes as last initialized or refreshed. */
-export async function planSource(c: Conn, plan_path: string): Promise<Buffer | null> {
-  const r = (await c.get('SELECT plan_source FROM plans WHERE plan_path = ?', [plan_path])) as
-    { plan_source: Buffer } | undefined;
-  return r ? r.plan_source : null;
-}
-
-/** The stored bytes with their hash (a snapshot taken before a transaction remembers which bytes it saw). */
-export async function planSourceAndHash(
-  c: Conn,
-  plan_path: string,
-): Promise<{ plan_source: Buffer; plan_hash: string } | undefined> {
-  return c.get('SELECT plan_source, plan_hash FROM plans WHERE plan_path = ?', [plan_path]);
-}
-
+/** Every plan with a row: such a plan names a plan even when its file is gone. */
 export async function listPlanPaths(c: Conn): Promise<string[]> {
   return ((await c.all('SELECT plan_path FROM plans ORDER BY plan_path')) as { plan_path: string }[]).map(
     (r) => r.plan_path,
@@ -93,11 +79,12 @@ export async function recountPlan(c: Conn, plan_path: string): Promise<void> {
 }
 
 /** One more top-level step completed. */
-export async function countCompleted(c: Conn, plan_path: string, now: string): Promise<void> {
-  await c.run('UPDATE plans SET steps_completed = steps_completed + 1, updated_at = ? WHERE plan_path = ?', [
-    now,
-    plan_path,
-  ]);
+/** One more top-level step completed: the plan's row as it is now. */
+export async function countCompleted(c: Conn, plan_path: string, now: string): Promise<PlanRow> {
+  return (await c.get(
+    `UPDATE plans SET steps_completed = steps_completed + 1, updated_at = ? WHERE plan_path = ? RETURNING ${PLAN_COLUMNS}`,
+    [now, plan_path],
+  )) as PlanRow;
 }
 
 export async function setPlanStatus(c: Conn, plan_path: string, status: PlanStatus, now: string): Promise<number> {

@@ -18,11 +18,6 @@ const LOCK = {
   wait: { sqlite: '', postgres: ' FOR UPDATE' },
 } as const;
 
-/** Claims by one owner run one at a time (on SQLite every writer does), so an owner never holds two steps. */
-export async function lockOwner(c: Conn, owner: string): Promise<void> {
-  if (c.dialect === 'postgres') await c.get('SELECT pg_advisory_xact_lock(2, hashtext(?))', [`tugcode:owner:${owner}`]);
-}
-
 export async function getStep(c: Conn, plan_path: string, anchor: string): Promise<StepRow | undefined> {
   return (await c.get('SELECT * FROM steps WHERE plan_path = ? AND anchor = ?', [plan_path, anchor])) as
     StepRow | undefined;
@@ -34,6 +29,14 @@ export async function lockStep(c: Conn, plan_path: string, anchor: string): Prom
     plan_path,
     anchor,
   ])) as StepRow | undefined;
+}
+
+/** lockStep of a top-level step: undefined when `anchor` is no top-level step of the plan. */
+export async function lockTopStep(c: Conn, plan_path: string, anchor: string): Promise<StepRow | undefined> {
+  return (await c.get(
+    `SELECT * FROM steps WHERE plan_path = ? AND anchor = ? AND parent_anchor IS NULL${LOCK.wait[c.dialect]}`,
+    [plan_path, anchor],
+  )) as StepRow | undefined;
 }
 
 export async function stepsOfPlan(c: Conn, plan_path: string): Promise<StepRow[]> {
@@ -215,23 +218,25 @@ export interface ClaimParams {
   lease: string;
 }
 
-/** pending → claimed; attempt + 1. */
-export async function claimPending(c: Conn, p: ClaimParams): Promise<number> {
-  return await c.run(
+/** pending → claimed, attempt + 1: the row as it is now, or undefined when it was not pending. */
+export async function claimPending(c: Conn, p: ClaimParams): Promise<StepRow | undefined> {
+  return await c.get<StepRow>(
     `UPDATE steps SET status = 'claimed', claimed_by = @worktree, claimed_at = @now, lease_expires_at = @lease,
        heartbeat_at = NULL, started_at = NULL, attempt = attempt + 1
-     WHERE plan_path = @plan_path AND anchor = @anchor AND parent_anchor IS NULL AND status = 'pending'`,
+     WHERE plan_path = @plan_path AND anchor = @anchor AND parent_anchor IS NULL AND status = 'pending'
+     RETURNING *`,
     p,
   );
 }
 
-/** Takeover of another worktree's expired claim: failures + 1, attempt + 1, old owner recorded. */
-export async function takeover(c: Conn, p: ClaimParams & { old_owner: string }): Promise<number> {
-  return await c.run(
+/** Takeover of another worktree's expired claim: failures + 1, attempt + 1, old owner recorded; the new row. */
+export async function takeover(c: Conn, p: ClaimParams & { old_owner: string }): Promise<StepRow | undefined> {
+  return await c.get<StepRow>(
     `UPDATE steps SET status = 'claimed', previous_owner = claimed_by, claimed_by = @worktree, claimed_at = @now,
        lease_expires_at = @lease, heartbeat_at = NULL, started_at = NULL, attempt = attempt + 1, failures = failures + 1
      WHERE plan_path = @plan_path AND anchor = @anchor AND parent_anchor IS NULL AND status IN ${HELD_SQL}
-       AND claimed_by = @old_owner AND ${expiredSql()}`,
+       AND claimed_by = @old_owner AND ${expiredSql()}
+     RETURNING *`,
     p,
   );
 }

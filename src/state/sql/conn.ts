@@ -24,6 +24,11 @@ export interface TxOptions {
    * `FOR UPDATE SKIP LOCKED` on PostgreSQL). Every other write transaction runs alone, as on SQLite.
    */
   shared?: boolean;
+  /**
+   * Claims of one owner run one at a time (PostgreSQL: an advisory lock on the owner, taken with the
+   * project's lock; SQLite's writer is alone anyway), so two claims by one worktree never take two steps.
+   */
+  owner?: string;
 }
 
 /** An open state database. Statements on it directly run outside any transaction. */

@@ -20,6 +20,16 @@ const cache = new Map<string, Translated>();
  * `?` → `$1, $2, …` in order; `@name` → one `$n` per distinct name (so PostgreSQL infers its type from
  * every use). Quoted strings and identifiers are left alone.
  */
+/**
+ * A string as a PostgreSQL literal, for the few statements sent as simple queries (no parameters): quotes
+ * doubled, and backslashes doubled under `E''` so the text means the same whatever standard_conforming_strings
+ * says. NUL bytes cannot be sent at all (the server refuses them).
+ */
+export function pgLiteral(s: string): string {
+  const q = s.replace(/'/g, "''");
+  return s.includes('\\') ? `E'${q.replace(/\\/g, '\\\\')}'` : `'${q}'`;
+}
+
 export function translate(sql: string): Translated {
   const hit = cache.get(sql);
   if (hit) return hit;

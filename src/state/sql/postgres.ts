@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { TugError } from '../../contract/errors.js';
 import type { Conn, Database, Params, TxOptions } from './conn.js';
-import { isUnavailable, pgToTugError, translate, values, type PgTarget } from './pg-sql.js';
+import { isUnavailable, pgLiteral, pgToTugError, translate, values, type PgTarget } from './pg-sql.js';
 import { migrate, quoteIdent } from './pg-migrate.js';
 
 /** A failure of PostgreSQL or of the connection to it (a server error carries its severity). */
@@ -110,13 +110,14 @@ export class PgDatabase extends PgConn implements Database {
 
   /**
    * BEGIN and the project's advisory lock in one round trip (a simple query of two statements: the explicit
-   * BEGIN keeps the transaction open after it). The key is a literal: the schema is a safe identifier, quoted
-   * anyway.
+   * BEGIN keeps the transaction open after it), with a claim's owner lock. The keys are quoted literals.
    */
   write<T>(fn: (c: Conn) => Promise<T>, opts?: TxOptions): Promise<T> {
     const lock = opts?.shared ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-    const key = `tugcode:${this.o.schema}`.replace(/'/g, "''");
-    return this.transaction(`BEGIN; SELECT ${lock}(1, hashtext('${key}'))`, fn);
+    let begin = `BEGIN; SELECT ${lock}(1, hashtext(${pgLiteral(`tugcode:${this.o.schema}`)}))`;
+    if (opts?.owner !== undefined)
+      begin += `; SELECT pg_advisory_xact_lock(2, hashtext(${pgLiteral(`tugcode:owner:${opts.owner}`)}))`;
+    return this.transaction(begin, fn);
   }
 
   read<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
