@@ -15,7 +15,6 @@ import { parseSource, refreshProse, structureDiff } from './drift.js';
 import { insertFresh, reinitialize, type InitCounts } from './init-write.js';
 import { resolvePlanRef, type PlanRef } from './plan-ref.js';
 import { getPlan } from './queries/plans.js';
-import type { Conn } from './sql/conn.js';
 
 export interface InitInput {
   plan: string;
