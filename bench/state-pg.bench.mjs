@@ -10,7 +10,7 @@
 // process per call (informational: there a call's cost is mostly Node's start and, on PostgreSQL, loading `pg`
 // and a SCRAM login, on the same 2 cores as the server).
 import { execFileSync } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -68,6 +68,7 @@ await store.run(await ops.stateCall(newCall('state ready')), 'ready', { plan: 'b
 const { existsSync, writeFileSync } = await import('node:fs');
 writeFileSync(${JSON.stringify(barrier.ready)}, '');
 while (!existsSync(${JSON.stringify(barrier.go)})) await new Promise((r) => setTimeout(r, 2));
+const cpu0 = process.cpuUsage();
 const claimed = [];
 const latency = [];
 let idle = 0;
@@ -86,7 +87,8 @@ for (;;) {
   await store.run(scDone, 'complete', { plan: 'bench', step: c.step_anchor, worktree: w, force: 'bench' });
 }
 await ops.close();
-process.stdout.write(JSON.stringify({ claimed, latency, idle }));
+const cpu = process.cpuUsage(cpu0);
+process.stdout.write(JSON.stringify({ claimed, latency, idle, cpuMs: (cpu.user + cpu.system) / 1000 }));
 `;
 }
 
@@ -148,7 +150,13 @@ function pct(xs, p) {
 }
 
 /** The whole workload on one backend: a fresh repo, `state init`, PROCS linked worktrees, the drain, the checks. */
-export async function workload(env, shape = 'cli') {
+/** CPU time (ms) of a process and its reaped children: for the PostgreSQL server, the postmaster and its backends. */
+function cpuMs(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
+}
+
+export async function workload(env, shape = 'cli', serverPid = null) {
   const root = tempRepo({ '.tugtool/tugplan-bench.md': planText(STEPS, 0, 1) });
   cli(['state', 'init', 'bench'], root, env);
   const base = tempDir('tugcode-bench-wt-');
@@ -165,8 +173,10 @@ export async function workload(env, shape = 'cli') {
   );
   if (shape !== 'cli') await Promise.race([openBarrier(gate, PROCS), started]);
   const t0 = performance.now();
+  const server0 = serverPid ? cpuMs(serverPid) : 0;
   const runs = await started;
   const wall = (performance.now() - t0) / 1000;
+  const serverCpuMs = serverPid ? cpuMs(serverPid) - server0 : 0;
   const claims = runs.flatMap((r) => r.claimed);
   const latency = runs.flatMap((r) => r.latency);
   const byStep = new Map();
@@ -182,17 +192,21 @@ export async function workload(env, shape = 'cli') {
     doubles: seenTwice + v.overlapping + v.notOnce,
     detail: v,
     idle: runs.reduce((n, r) => n + r.idle, 0),
+    // Long-lived claimers only: CPU per claimed step of the claimers' loops, and of the server.
+    clientCpuPerStep: runs.reduce((n, r) => n + (r.cpuMs ?? 0), 0) / claims.length,
+    serverCpuPerStep: serverCpuMs / claims.length,
   };
 }
 
 export async function run() {
   // SQLite first: TUGCODE_STATE_URL from the caller's environment must not send it to a server.
   const SQLITE = { TUGCODE_STATE_URL: '' };
-  const results = await withPgServer(async ({ url }) => {
+  const results = await withPgServer(async ({ url, info }) => {
+    const postmaster = Number(readFileSync(join(info.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     const PG = (shape) => ({ TUGCODE_STATE_URL: url, TUGCODE_STATE_PROJECT: `bench${process.pid}${shape}` });
     const out = {};
     for (const shape of ['long', 'cli']) {
-      out[shape] = { sqlite: await workload(SQLITE, shape), pg: await workload(PG(shape), shape) };
+      out[shape] = { sqlite: await workload(SQLITE, shape), pg: await workload(PG(shape), shape, postmaster) };
     }
     return out;
   });
@@ -236,6 +250,14 @@ export async function run() {
           }
         : { metric: 'pg / sqlite claims/s (CLI, info)', value: Number(ratio.toFixed(2)), unit: 'x' },
     );
+    if (shape === 'long') {
+      const ms = (v) => Number(v.toFixed(2));
+      rows.push(
+        { metric: 'sqlite CPU per step (claimers)', value: ms(sqlite.clientCpuPerStep), unit: 'ms' },
+        { metric: 'pg CPU per step (claimers)', value: ms(pg.clientCpuPerStep), unit: 'ms' },
+        { metric: 'pg CPU per step (server)', value: ms(pg.serverCpuPerStep), unit: 'ms' },
+      );
+    }
   }
   const { long, cli: perCall } = results;
   return {
@@ -245,6 +267,8 @@ export async function run() {
       `${PROCS} claimers (one linked worktree each), ${STEPS} independent steps, claim → start → complete --force`,
       `wall (long-lived): sqlite ${long.sqlite.wall.toFixed(1)} s, pg ${long.pg.wall.toFixed(1)} s; (CLI): sqlite ${perCall.sqlite.wall.toFixed(1)} s, pg ${perCall.pg.wall.toFixed(1)} s`,
       "the PostgreSQL server is the tests' throwaway one (loopback, SCRAM auth, fsync off, same 2 cores); SQLite runs with synchronous=FULL",
+      'long-lived claimers start, connect and read the plan before a barrier; the clock starts when all are ready',
+      'CPU per step: user + system time of the claimers between the barrier and their exit (and of the server and its backends), divided by the steps claimed',
     ],
   };
 }
