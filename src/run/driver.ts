@@ -308,8 +308,11 @@ async function removeWorkerTrees(rc: RunCtx): Promise<void> {
   }
 }
 
-/** Whether the repository has a hook that only a rebase runs (`pre-rebase`, `post-rewrite`). */
+/**
+ * Whether the repository has a hook that a rebase runs and a replay would not (`pre-rebase`, `post-rewrite`,
+ * `post-checkout`): the driver's rebases run the user's hooks (06-run.md §2), so such a repository is rebased.
+ */
 async function rebaseHooks(g: import('../git/exec.js').GitRunner, mainRoot: string): Promise<boolean> {
   const dir = (await g.run(['rev-parse', '--path-format=absolute', '--git-path', 'hooks'], mainRoot)).trim();
-  return ['pre-rebase', 'post-rewrite'].some((h) => existsSync(join(dir, h)));
+  return ['pre-rebase', 'post-rewrite', 'post-checkout'].some((h) => existsSync(join(dir, h)));
 }
