@@ -93,7 +93,7 @@ export { median } from './lib.mjs';
 
 /** A state context on `root` for in-process calls (system clock). */
 export async function stateCtx(root, command = 'bench') {
-  const { openStateContext } = await lib('state/context.js');
+  const { openStateContext } = await lib('state/sqlite-open.js');
   const { WarningSink } = await lib('contract/envelope.js');
   const { CONFIG_DEFAULTS } = await lib('config/defaults.js');
   const { systemClock } = await lib('clock.js');

@@ -13,7 +13,7 @@ const STEPS = Number(process.env.BENCH_STEPS ?? 400);
 function worker(root, worktree) {
   const url = (p) => JSON.stringify(pathToFileURL(join(ROOT, 'dist', p)).href);
   return `
-import { openStateContext } from ${url('state/context.js')};
+import { openStateContext } from ${url('state/sqlite-open.js')};
 import { claim } from ${url('state/claim.js')};
 import { start } from ${url('state/start.js')};
 import { complete } from ${url('state/complete.js')};

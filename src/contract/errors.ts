@@ -12,7 +12,8 @@ interface CatalogueEntry {
   exit: number;
   /** When the error is raised (documentation, docs/errors.md). */
   when: string;
-  message: (d: Details) => string;
+  /** `store`: where the state lives when it is not the embedded state.db (PostgreSQL), named by messages. */
+  message: (d: Details, store?: string) => string;
   hint?: (d: Details) => string | undefined;
 }
 
@@ -78,7 +79,7 @@ export const CATALOGUE = {
   PlanNotInitialized: {
     exit: 3,
     when: 'the plan has no row in state.db',
-    message: (d) => `${plan(d)} is not initialized in state.db`,
+    message: (d, store) => `${plan(d)} is not initialized in ${store ?? 'state.db'}`,
     hint: (d) => `tugcode state init ${plan(d)}`,
   },
   PlanExists: {
@@ -199,14 +200,14 @@ export const CATALOGUE = {
   Busy: {
     exit: 4,
     when: 'state.db stayed locked past the busy timeout (02-state.md §1)',
-    message: (d) => `${s(d.db_path, 'state.db')} stayed locked for more than ${s(d.timeout_ms)} ms`,
+    message: (d, store) => `${s(d.db_path, store ?? 'state.db')} stayed locked for more than ${s(d.timeout_ms)} ms`,
     hint: () => 'retry in a moment; if it persists, look for a stuck tugcode process',
   },
   SchemaTooNew: {
     exit: 4,
     when: 'state.db was written by a newer tugcode',
-    message: (d) =>
-      `${s(d.db_path, 'state.db')} has schema version ${s(d.found)}, newer than this tugcode supports (${s(d.supported)})`,
+    message: (d, store) =>
+      `${s(d.db_path, store ?? 'state.db')} has schema version ${s(d.found)}, newer than this tugcode supports (${s(d.supported)})`,
     hint: () => 'upgrade tugcode (npm install tugcode@latest)',
   },
   WorktreeExists: {
@@ -287,7 +288,7 @@ export const CATALOGUE = {
   DatabaseError: {
     exit: 10,
     when: 'state.db is corrupt, unreadable or has no `schema_version`; PostgreSQL refused a statement',
-    message: (d) => `${s(d.db_path, 'state.db')}: ${s(d.reason, 'database error')}`,
+    message: (d, store) => `${s(d.db_path, store ?? 'state.db')}: ${s(d.reason, 'database error')}`,
     hint: (d) =>
       d.pg_code !== undefined
         ? 'PostgreSQL refused a statement (its SQLSTATE is in the message): check the server log and the rights of the user on the database, then tugcode doctor'
@@ -337,6 +338,25 @@ export class TugError extends Error {
 
 export function isTugError(e: unknown): e is TugError {
   return e instanceof TugError;
+}
+
+/**
+ * An error raised on a state store other than the embedded state.db: a catalogue message that names
+ * "state.db" names `store` instead (PostgreSQL: its schema and server, never a password). The code, exit
+ * code, details and hint are unchanged; anything else is returned as it is.
+ */
+export function inStore(e: unknown, store: string): unknown {
+  if (!(e instanceof TugError)) return e;
+  const entry: CatalogueEntry = CATALOGUE[e.code];
+  if (e.message !== entry.message(e.details)) return e; // a message of its own, not the catalogue's
+  const message = entry.message(e.details, store);
+  if (message === e.message) return e;
+  return new TugError(e.code, e.details, {
+    message,
+    ...(e.hint !== undefined ? { hint: e.hint } : {}),
+    ...(e.text !== undefined ? { text: e.text } : {}),
+    ...(e.cause !== undefined ? { cause: e.cause } : {}),
+  });
 }
 
 /** Shorthand for the most common error. */

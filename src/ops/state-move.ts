@@ -39,8 +39,25 @@ export async function stateImport(
   if (input.document === undefined)
     throw new TugError('InvalidArgument', { reason: 'state import needs a document', argument: 'document' });
   const { parseExportDocument } = await import('../state/export-check.js');
-  const document = await parseExportDocument(input.document);
+  const document = await parseExportDocument(input.document).catch((e: unknown) => {
+    throw fromSource(e, input.file);
+  });
   const { store, sc } = await stateOf(ctx, call);
   const result = await store.run(sc, 'import', { document, replace: input.replace });
   return { ...result, backend: { kind: store.backend, location: store.location } };
+}
+
+/**
+ * A problem with a document the CLI read from a file or stdin (`file`: the path the user gave, `-` for
+ * stdin) names that source, not the `document` field (on the command line, the --document flag).
+ */
+function fromSource(e: unknown, file: string | undefined): unknown {
+  if (file === undefined || !(e instanceof TugError) || e.code !== 'InvalidArgument') return e;
+  if (e.details.argument !== 'document') return e;
+  const source = file === '-' ? 'stdin' : file;
+  return new TugError(
+    'InvalidArgument',
+    { ...e.details, reason: `${source}: ${String(e.details.reason)}`, argument: 'file' },
+    { hint: e.hint },
+  );
 }

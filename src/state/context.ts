@@ -1,15 +1,24 @@
 /**
  * The state library's context (02-state.md §7): everything an operation needs, passed explicitly, so the
  * CLI, the driver (`tugcode run`) and an MCP server call the same functions in-process.
+ *
+ * This module never loads better-sqlite3 (a native module, tens of ms to load): a process whose state is
+ * on PostgreSQL imports it too. Opening the embedded store is sqlite-open.ts (openStateContext, openStore).
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
-import { openRead, openWrite, stateDbPath } from './db.js';
 import type { Database } from './sql/conn.js';
-import { checkStateConfig } from './lease.js';
+
+export type { OpenMode, OpenOptions } from './sqlite-open.js';
+
+/** `<main root>/.tugtool/state.db`, or TUGCODE_STATE_DB. */
+export function stateDbPath(mainRoot: string, env: NodeJS.ProcessEnv = process.env): string {
+  const override = env.TUGCODE_STATE_DB;
+  return override ? resolve(override) : join(mainRoot, '.tugtool', 'state.db');
+}
 
 /** The configuration keys the state library reads (a subset of the full Config). */
 export interface StateConfig {
@@ -52,85 +61,6 @@ export function ownerPath(ctx: Pick<StateContext, 'ownerPrefix'>, owner: string)
   return p && owner.startsWith(p) ? owner.slice(p.length) : owner;
 }
 
-export type OpenMode = 'read' | 'write' | 'create';
-
-export interface OpenOptions {
-  repoRoot: string;
-  workTree: string;
-  clock: Clock;
-  config: StateConfig;
-  warnings: WarningSink;
-  command: string;
-  mode: OpenMode;
-  env?: NodeJS.ProcessEnv;
-  /** Override the DB path (else TUGCODE_STATE_DB, else <repoRoot>/.tugtool/state.db). */
-  dbPath?: string;
-  cwd?: string;
-}
-
-/**
- * Open state.db for one command. `create` (state init) makes `.tugtool/` and the DB; `write` opens an
- * existing DB and migrates it (a missing file gives `store: null`: no plan is initialized); `read` opens
- * read-only and never creates or migrates. Without TUGCODE_STATE_DB, a main root without `.tugtool/` is
- * NotInitialized for `write` (state init creates it).
- */
-export function openStateContext(o: OpenOptions): StateContext {
-  checkStateConfig(o.config);
-  const env = o.env ?? process.env;
-  const path = o.dbPath ?? stateDbPath(o.repoRoot, env);
-  const overridden = Boolean(o.dbPath ?? env.TUGCODE_STATE_DB);
-  const store = openStore(o.mode, { repoRoot: o.repoRoot, path, env, overridden });
-  return {
-    store,
-    clock: o.clock,
-    repoRoot: o.repoRoot,
-    workTree: o.workTree,
-    config: o.config,
-    warnings: o.warnings,
-    command: o.command,
-    cwd: o.cwd,
-    dbPath: path,
-    env,
-  };
-}
-
-/**
- * The connection for one mode (see openStateContext); null when a reader or writer finds no state.db.
- * `overridden`: the path came from TUGCODE_STATE_DB or the caller, so `.tugtool/` need not exist.
- */
-export function openStore(
-  mode: OpenMode,
-  o: { repoRoot: string; path: string; env: NodeJS.ProcessEnv; overridden: boolean },
-): Database | null {
-  const hasDir = o.overridden || tugtoolDir(o.repoRoot);
-  if (mode === 'create') {
-    mkdirSync(dirname(o.path), { recursive: true });
-    return openWrite(o.path, { create: true, env: o.env });
-  }
-  if (mode === 'write') {
-    if (!hasDir) throw new TugError('NotInitialized', { repo_root: o.repoRoot });
-    return existsSync(o.path) ? openWrite(o.path, { env: o.env }) : null;
-  }
-  return openRead(o.path, { env: o.env });
-}
-
-/**
- * Whether `<repoRoot>/.tugtool/` exists. Anything else by that name (a regular file, a symlink to one) is
- * NotInitialized with the reason, never an empty state: readers would otherwise answer "no plans".
- */
-function tugtoolDir(repoRoot: string): boolean {
-  const dir = join(repoRoot, '.tugtool');
-  const st = statSync(dir, { throwIfNoEntry: false });
-  if (st && !st.isDirectory()) {
-    throw new TugError('NotInitialized', {
-      repo_root: repoRoot,
-      path: dir,
-      reason: `${dir} is a file, not a directory`,
-    });
-  }
-  return st !== undefined;
-}
-
 /**
  * Make sure the context holds a writable store, creating `.tugtool/` and state.db when `create` (state
  * init, after it validated its input, so a refused init creates nothing).
@@ -140,6 +70,7 @@ export async function ensureWriter(ctx: StateContext, create: boolean): Promise<
   if (ctx.openWriter) return (ctx.store = await ctx.openWriter());
   if (!create && !existsSync(ctx.dbPath)) throw new TugError('InternalError', { reason: 'state.db does not exist' });
   if (create) mkdirSync(dirname(ctx.dbPath), { recursive: true });
+  const { openWrite } = await import('./db.js');
   const w = openWrite(ctx.dbPath, { create, env: ctx.env });
   await ctx.store?.close();
   ctx.store = w;

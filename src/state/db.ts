@@ -6,22 +6,17 @@
  */
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { migrate, readSchemaVersion, LATEST_SCHEMA_VERSION } from './migrate.js';
 import { BUSY_SLICE_MS, SqliteDatabase, sqliteToTugError } from './sql/sqlite.js';
 
 export { sqliteToTugError };
+/** Where state.db lives; defined in context.ts, which never loads better-sqlite3. */
+export { stateDbPath } from './context.js';
 
 export type Db = Database.Database;
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
-
-/** `<main root>/.tugtool/state.db`, or TUGCODE_STATE_DB. */
-export function stateDbPath(mainRoot: string, env: NodeJS.ProcessEnv = process.env): string {
-  const override = env.TUGCODE_STATE_DB;
-  return override ? resolve(override) : join(mainRoot, '.tugtool', 'state.db');
-}
 
 /** 5000 ms; TUGCODE_BUSY_TIMEOUT_MS lowers it, honoured only under NODE_ENV=test. */
 export function busyTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {

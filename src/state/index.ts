@@ -8,15 +8,9 @@
  *   const ctx = openStateContext({ repoRoot, workTree, clock, config, warnings, command: 'run', mode: 'write' });
  *   try { const r = await claim(ctx, { plan, worktree }); … } finally { await closeStateContext(ctx); }
  */
-export {
-  openStateContext,
-  closeStateContext,
-  ensureWriter,
-  type StateContext,
-  type StateConfig,
-  type OpenMode,
-} from './context.js';
-export { stateDbPath, busyTimeoutMs, type OpenedDb } from './db.js';
+export { closeStateContext, ensureWriter, stateDbPath, type StateContext, type StateConfig } from './context.js';
+export { openStateContext, type OpenMode } from './sqlite-open.js';
+export { busyTimeoutMs, type OpenedDb } from './db.js';
 export { LATEST_SCHEMA_VERSION, migrationsDir } from './migrate.js';
 export { TERMINAL, isTerminal, isExpired, STEP_STATUSES, ITEM_STATUSES, ITEM_KINDS, ARTIFACT_KINDS } from './status.js';
 export { init, type InitInput, type InitResult } from './init.js';

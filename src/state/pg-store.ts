@@ -4,7 +4,7 @@
  * the server's clock (TUGCODE_NOW still fixes it under tests). The pool opens on first use.
  */
 import { formatTimestamp, type Clock } from '../clock.js';
-import { TugError } from '../contract/errors.js';
+import { inStore, TugError } from '../contract/errors.js';
 import type { StateConfig, StateContext } from './context.js';
 import { checkStateConfig } from './lease.js';
 import { LATEST_SCHEMA_VERSION, migrationsDir } from './migrate.js';
@@ -72,6 +72,12 @@ export class PgStateStore implements StateStore {
     return `${this.target.label} (schema ${this.schema})`;
   }
 
+  /** What error messages say instead of "state.db": `PostgreSQL schema tug_x (host:port/database)`. */
+  get described(): string {
+    const { host, port, database } = this.target;
+    return `PostgreSQL schema ${this.schema} (${host.includes(':') ? `[${host}]` : host}:${port}/${database})`;
+  }
+
   owner(worktree: string): string {
     return worktree.startsWith(this.prefix) ? worktree : this.prefix + worktree;
   }
@@ -124,15 +130,18 @@ export class PgStateStore implements StateStore {
 
   async withContext<T>(call: StateCall, mode: Mode, fn: (ctx: StateContext) => Promise<T> | T): Promise<T> {
     const db = await this.open(mode);
-    return fn(
-      callContext(this.o, call, {
-        store: db,
-        clock: this.clock(db),
-        dbPath: this.location,
-        ownerPrefix: this.prefix,
-        openWriter: async () => (await this.open('create'))!,
-      }),
-    );
+    const ctx = callContext(this.o, call, {
+      store: db,
+      clock: this.clock(db),
+      dbPath: this.location,
+      ownerPrefix: this.prefix,
+      openWriter: async () => (await this.open('create'))!,
+    });
+    try {
+      return await fn(ctx);
+    } catch (e) {
+      throw inStore(e, this.described);
+    }
   }
 
   async run<K extends OpName>(call: StateCall, op: K, input: OpInput<K>): Promise<OpResult<K>> {

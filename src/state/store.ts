@@ -7,9 +7,8 @@
 import type { Clock } from '../clock.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
-import { openStore, type StateConfig, type StateContext } from './context.js';
+import { stateDbPath, type StateConfig, type StateContext } from './context.js';
 import { checkStateConfig } from './lease.js';
-import { stateDbPath } from './db.js';
 import type { Database } from './sql/conn.js';
 import type { InitInput, InitResult } from './init.js';
 import type { ClaimInput, ClaimResult } from './claim.js';
@@ -214,6 +213,8 @@ export class SqliteStateStore implements StateStore {
   private async open(mode: Mode): Promise<Database | null> {
     if (this.db && !this.db.open) this.db = null;
     if (this.db && (mode === 'read' || !this.db.readonly)) return this.db;
+    // Loaded here, not at the top: better-sqlite3 is a native module, and pg-store.ts imports this file.
+    const { openStore } = await import('./sqlite-open.js');
     const opened = openStore(mode, {
       repoRoot: this.o.repoRoot,
       path: this.dbPath,

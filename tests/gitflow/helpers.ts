@@ -11,7 +11,8 @@ import { WarningSink } from '../../src/contract/envelope.js';
 import type { FlowCtx } from '../../src/git/flow-context.js';
 import { resolveRepo } from '../../src/git/repo.js';
 import { initProject } from '../../src/project/init.js';
-import { closeStateContext, openStateContext } from '../../src/state/context.js';
+import { closeStateContext } from '../../src/state/context.js';
+import { openStateContext } from '../../src/state/sqlite-open.js';
 import { git, tempRepo, writeFiles } from '../helpers/repo.js';
 
 export const T0 = '2026-03-01T10:00:00.000Z';

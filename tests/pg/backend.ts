@@ -179,6 +179,12 @@ export class Session {
       // Where the state lives (errors name it): the state.db path, or the URL without its password.
       s = s.split(join(this.root, '.tugtool', 'state.db')).join('<state>');
       s = s.replace(/postgres:\/\/[^\s"]*/g, '<state>');
+      // Messages that say "state.db" on SQLite name the PostgreSQL schema and server instead.
+      const db = this.b.db;
+      if (db)
+        s = s
+          .split(`PostgreSQL schema ${this.b.schema} (${db.server.host}:${db.server.port}/${db.name})`)
+          .join('state.db');
       const named = Object.entries({ root: this.root, ...this.paths }).sort((a, b) => b[1].length - a[1].length);
       for (const [name, p] of named) s = s.split(p).join(`<${name}>`);
       s = s.replace(/\b[0-9a-f]{40}\b/g, (h) => {

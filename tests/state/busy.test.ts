@@ -12,7 +12,7 @@ import { init } from '../../src/state/init.js';
 import { fixedClock } from '../../src/clock.js';
 import { WarningSink } from '../../src/contract/envelope.js';
 import { CONFIG_DEFAULTS } from '../../src/config/defaults.js';
-import { openStateContext } from '../../src/state/context.js';
+import { openStateContext } from '../../src/state/sqlite-open.js';
 import { busyTimeoutMs } from '../../src/state/db.js';
 import { BUSY_SLICE_MS } from '../../src/state/sql/sqlite.js';
 import type { SqliteDatabase } from '../../src/state/sql/sqlite.js';

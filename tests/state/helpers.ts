@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { fixedClock } from '../../src/clock.js';
 import { WarningSink } from '../../src/contract/envelope.js';
 import { CONFIG_DEFAULTS } from '../../src/config/defaults.js';
-import { openStateContext, type OpenMode, type StateContext } from '../../src/state/context.js';
+import type { StateContext } from '../../src/state/context.js';
+import { openStateContext, type OpenMode } from '../../src/state/sqlite-open.js';
 import { tempDir, tempRepo } from '../helpers/repo.js';
 
 export const T0 = '2026-03-01T10:00:00.000Z';

@@ -33,7 +33,7 @@ function prng(seed: number): () => number {
 function workerScript(root: string, worktree: string): string {
   const lib = (p: string) => JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'state', p)).href);
   return `
-import { openStateContext } from ${lib('context.js')};
+import { openStateContext } from ${lib('sqlite-open.js')};
 import { claim } from ${lib('claim.js')};
 import { update } from ${lib('update.js')};
 import { complete } from ${lib('complete.js')};

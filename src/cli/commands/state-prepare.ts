@@ -44,7 +44,8 @@ export async function importInput(raw: Raw, cli: CliEnv): Promise<Raw> {
   const document = readFileBounded('state import', path, MAX_EXPORT_DOCUMENT, cli.stdinIsTTY);
   if (document.trim() === '')
     throw new TugError('InvalidArgument', { reason: `${file === '-' ? 'stdin' : file} is empty; nothing was changed` });
-  return { ...raw, document };
+  // `file` says where the document came from (`-`: stdin), so its errors name that, not --document.
+  return { ...raw, file, document };
 }
 
 export async function showText(data: unknown, cli: CliEnv): Promise<string> {

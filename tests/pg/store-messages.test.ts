@@ -1,0 +1,47 @@
+/**
+ * Error messages on PostgreSQL name the store they read (its schema, host, port and database), never
+ * "state.db" and never the password; the code, exit code, details and hint are the embedded store's.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { expectError } from '../helpers/cli.js';
+import { git } from '../helpers/repo.js';
+import { createTestDatabase } from '../helpers/pg.js';
+import { addWorktree, st } from '../state/cli-helpers.js';
+import { planRepo } from '../state/helpers.js';
+
+const SQLITE = { TUGCODE_STATE_URL: undefined };
+
+describe('PlanNotInitialized names the PostgreSQL store', () => {
+  it('with no schema yet, and with a schema that lacks the plan', async () => {
+    const db = await createTestDatabase('msg');
+    const root = planRepo();
+    const w1 = addWorktree(root, 'one');
+    const env = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hosta', TUGCODE_STATE_PROJECT: 'msgs' };
+    const where = `PostgreSQL schema tug_msgs (${db.server.host}:${db.server.port}/${db.name})`;
+    const claim = ['claim', 'demo', '--worktree', w1];
+
+    const embedded = st(root, claim, { env: SQLITE });
+    expectError(embedded, 'PlanNotInitialized', 3);
+    expect(embedded.json.error.message).toBe('.tugtool/tugplan-demo.md is not initialized in state.db');
+
+    const none = st(root, claim, { env });
+    expectError(none, 'PlanNotInitialized', 3);
+    expect(none.json.error.message).toBe(`.tugtool/tugplan-demo.md is not initialized in ${where}`);
+    expect(none.json.error.details).toEqual(embedded.json.error.details);
+    expect(none.json.error.hint).toBe(embedded.json.error.hint);
+    expect(none.stdout + none.stderr).not.toContain(db.server.password);
+
+    // Another plan initialized: the schema exists, this plan has no row.
+    writeFileSync(join(root, '.tugtool', 'tugplan-other.md'), '# Other\n\n#### Step 1: One\n\n**Tasks:**\n- [ ] x\n');
+    git(root, 'add', '.');
+    git(root, 'commit', '-qm', 'other');
+    expect(st(root, ['init', 'other'], { env }).json.status).toBe('ok');
+    const missing = st(root, claim, { env });
+    expectError(missing, 'PlanNotInitialized', 3);
+    expect(missing.json.error.message).toBe(`.tugtool/tugplan-demo.md is not initialized in ${where}`);
+    expect(missing.json.error.details).toEqual(embedded.json.error.details);
+    expect(missing.stdout + missing.stderr).not.toContain(db.server.password);
+  });
+});
