@@ -17,10 +17,6 @@ interface Translated {
 const cache = new Map<string, Translated>();
 
 /**
- * `?` → `$1, $2, …` in order; `@name` → one `$n` per distinct name (so PostgreSQL infers its type from
- * every use). Quoted strings and identifiers are left alone.
- */
-/**
  * A string as a PostgreSQL literal, for the few statements sent as simple queries (no parameters): quotes
  * doubled, and backslashes doubled under `E''` so the text means the same whatever standard_conforming_strings
  * says. NUL bytes cannot be sent at all (the server refuses them).
@@ -30,6 +26,10 @@ export function pgLiteral(s: string): string {
   return s.includes('\\') ? `E'${q.replace(/\\/g, '\\\\')}'` : `'${q}'`;
 }
 
+/**
+ * `?` → `$1, $2, …` in order; `@name` → one `$n` per distinct name (so PostgreSQL infers its type from
+ * every use). Quoted strings and identifiers are left alone.
+ */
 export function translate(sql: string): Translated {
   const hit = cache.get(sql);
   if (hit) return hit;
