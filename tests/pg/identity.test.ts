@@ -105,3 +105,20 @@ describe('identity on a shared PostgreSQL', () => {
     }
   });
 });
+
+describe('owner names that need quoting', () => {
+  it('claims, resumes and completes from a worktree whose path holds a quote and a backslash', async () => {
+    const b = await backend('postgres');
+    const root = planRepo();
+    const w = join(tempDir('tugcode-lw-'), "it's a\\path");
+    git(root, 'worktree', 'add', '-q', w, '-b', 'odd-path');
+    const t = b.session(root, { w });
+    t.ok(['init', 'demo']);
+    expect(t.ok(['claim', 'demo', '--worktree', w])).toMatchObject({ claimed: true, step_anchor: 'step-0' });
+    // The owner lock's key is a literal in the transaction's first statement: resuming proves it parsed.
+    expect(t.ok(['claim', 'demo', '--worktree', w])).toMatchObject({ step_anchor: 'step-0', resumed: true });
+    t.ok(['complete', 'demo', 'step-0', '--worktree', w, '--force', 'odd path']);
+    const show = t.ok(['show', 'demo']).plans[0].steps[0];
+    expect(show).toMatchObject({ status: 'completed' });
+  });
+});
