@@ -15,12 +15,8 @@ const FIRST_LIMIT = 8;
 const T_LIMIT = 16;
 const WALK_LIMIT = 64;
 
-/** The body of a loose commit object (after its `commit <size>` header), or null when it is not one. */
-export function looseCommit(commonDir: string, sha: string): Buffer | null {
-  return looseCommitIn(join(commonDir, 'objects'), sha);
-}
-
-function looseCommitIn(objects: string, sha: string): Buffer | null {
+/** The parents of a loose commit object, or null when it is not a readable loose commit. */
+function parentsOf(objects: string, sha: string): string[] | null {
   let body: Buffer;
   try {
     body = inflateSync(readFileSync(join(objects, sha.slice(0, 2), sha.slice(2))));
@@ -29,16 +25,9 @@ function looseCommitIn(objects: string, sha: string): Buffer | null {
   }
   const nul = body.indexOf(0);
   if (nul < 0 || !body.subarray(0, nul).toString('latin1').startsWith('commit ')) return null;
-  return body.subarray(nul + 1);
-}
-
-/** The parents of a loose commit object, or null when it is not a readable loose commit. */
-function parentsOf(objects: string, sha: string): string[] | null {
-  const body = looseCommitIn(objects, sha);
-  if (!body) return null;
   // The header ends at the first blank line; only `tree` and `parent` lines come before the author.
-  const end = body.indexOf('\n\n');
-  const header = body.subarray(0, end < 0 ? body.length : end).toString('latin1');
+  const end = body.indexOf('\n\n', nul);
+  const header = body.subarray(nul + 1, end < 0 ? body.length : end).toString('latin1');
   const parents: string[] = [];
   for (const line of header.split('\n')) {
     if (line.startsWith('parent ')) parents.push(line.slice(7).trim());

@@ -11,7 +11,6 @@ import { isAncestorFromFiles } from './ancestry.js';
 import { branchCheckedOut, filesUsable, headTip, refTip } from './ref-files.js';
 import { branchTip, currentBranch, isAncestor } from './refs.js';
 import { gitWorktrees, type Repo } from './repo.js';
-import { replayable, replayCommit, type ReplayResult } from './replay.js';
 import { timed, type TraceFn } from './trace.js';
 
 import { join } from 'node:path';
@@ -102,26 +101,10 @@ export interface IntegrateInput {
    * rebase skips the `git notes copy` process it would start for nothing. Default: git decides.
    */
   notesRewrite?: boolean | undefined;
-  /**
-   * The driver: a step's one plain commit is replayed onto a moved tip (replay.ts) instead of rebased, and
-   * the worktree stays where it is (`worktree_head`; the driver resets it before its next step). The replay
-   * is prepared before the lock against the tip seen then, so the lock is held for little more than the
-   * fast-forward when no other integration came in between. Default false: the worktree's branch is rebased,
-   * as `tugcode commit --integrate` promises.
-   */
-  replay?: boolean | undefined;
 }
 
 export type IntegrateResult =
-  | {
-      integrated: true;
-      /** The integrated commit: the new tip of the integration branch. */
-      head: string;
-      integration_tip: string;
-      rebased: boolean;
-      /** The worktree's HEAD now: `head`, or the commit that was replayed. */
-      worktree_head: string;
-    }
+  | { integrated: true; head: string; integration_tip: string; rebased: boolean }
   | { integrated: false; reason: 'integration_conflict'; error: TugError }
   | { integrated: false; reason: 'ownership'; error: TugError };
 
@@ -129,7 +112,6 @@ export type IntegrateResult =
 export async function integrate(input: IntegrateInput): Promise<IntegrateResult> {
   const { git: g, repo, worktree: W, integrationBranch: integ, trace: tr } = input;
   const waiting = Date.now();
-  const early = input.replay ? await timed(tr, 'integrate.prepare', () => prepareReplay(input)) : null;
   return withIntegrationLock(repo.mainRoot, async () => {
     tr?.('integrate.lock', waiting);
     if (input.heartbeat) {
@@ -149,26 +131,6 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
       await g.run(['branch', '--no-track', integ, `refs/heads/${input.createFrom.base}`], repo.mainRoot);
       await setBranchPlan(g, repo.mainRoot, integ, input.createFrom.planPath, input.createFrom.base);
       tip = (await branchTip(g, repo.mainRoot, integ))!;
-    }
-    if (input.replay) {
-      const r = await timed(tr, 'integrate.replay', () => replayUnderLock(input, tip, early));
-      if (r) {
-        if (!r.clean)
-          return conflict(
-            r.files,
-            (await currentBranch(g, W)) ?? W,
-            integ,
-            'replaying the commit onto the integration branch conflicted; the commit stays on the worktree branch',
-          );
-        await timed(tr, 'integrate.ff', () => fastForward(g, repo, integ, tip, r.commit));
-        return {
-          integrated: true as const,
-          head: r.commit,
-          integration_tip: r.commit,
-          rebased: true,
-          worktree_head: r.worktreeHead,
-        };
-      }
     }
     let rebased = false;
     if (!(await timed(tr, 'integrate.ancestor', () => containsTip(g, repo, W, tip)))) {
@@ -193,73 +155,25 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
           .split('\n')
           .filter(Boolean);
         await g.tryRun(['rebase', '--abort'], W);
-        return conflict(
-          files,
-          (await currentBranch(g, W)) ?? W,
-          integ,
-          'rebase onto the integration branch conflicted; the rebase was aborted and the commit stays on the worktree branch',
-        );
+        const branch = await currentBranch(g, W);
+        return {
+          integrated: false as const,
+          reason: 'integration_conflict' as const,
+          error: new TugError('MergeConflict', {
+            branch: branch ?? W,
+            into: integ,
+            files,
+            reason:
+              'rebase onto the integration branch conflicted; the rebase was aborted and the commit stays on the worktree branch',
+          }),
+        };
       }
       rebased = true;
     }
     const head = (await timed(tr, 'integrate.head', () => headTip(g, W)))!;
     await timed(tr, 'integrate.ff', () => fastForward(g, repo, integ, tip, head));
-    return { integrated: true as const, head, integration_tip: head, rebased, worktree_head: head };
+    return { integrated: true as const, head, integration_tip: head, rebased };
   });
-}
-
-function conflict(files: string[], branch: string, into: string, reason: string) {
-  return {
-    integrated: false as const,
-    reason: 'integration_conflict' as const,
-    error: new TugError('MergeConflict', {
-      branch,
-      into,
-      files,
-      reason,
-    }),
-  };
-}
-
-/** A replay prepared before the lock: the worktree's commit, the tip it was made for, and its result. */
-interface EarlyReplay {
-  head: string;
-  tip: string;
-  result: ReplayResult;
-}
-
-/**
- * Before the lock: when the worktree's one commit no longer sits on the integration tip (another worker
- * integrated meanwhile), replay it onto the tip seen now. Null when there is nothing to prepare.
- */
-async function prepareReplay(input: IntegrateInput): Promise<EarlyReplay | null> {
-  const { git: g, repo, worktree: W, integrationBranch: integ } = input;
-  if (!filesUsable(g)) return null;
-  const tip = await refTip(g, repo.commonDir, repo.mainRoot, integ);
-  const head = await headTip(g, W);
-  if (!tip || !head || head === tip) return null;
-  const c = replayable(repo, head, tip);
-  if (!c || c.parent === tip) return null;
-  return { head, tip, result: await replayCommit(g, repo, c, tip) };
-}
-
-/**
- * Under the lock, with the tip as it is now: the prepared replay when it was made for this tip, else a fresh
- * one. Null when the worktree's history needs no replay (it contains the tip) or cannot have one (rebase).
- */
-async function replayUnderLock(
-  input: IntegrateInput,
-  tip: string,
-  early: EarlyReplay | null,
-): Promise<(ReplayResult & { worktreeHead: string }) | null> {
-  const { git: g, repo, worktree: W } = input;
-  if (!filesUsable(g)) return null;
-  const head = await headTip(g, W);
-  if (!head) return null;
-  if (early && early.head === head && early.tip === tip) return { ...early.result, worktreeHead: head };
-  const c = replayable(repo, head, tip);
-  if (!c || c.parent === tip) return null;
-  return { ...(await replayCommit(g, repo, c, tip)), worktreeHead: head };
 }
 
 /** Whether `tip` is already in the history of the worktree's HEAD (no rebase needed). */

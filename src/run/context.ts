@@ -73,12 +73,6 @@ export interface RunCtx {
    * process git otherwise starts after every rebase (it would copy nothing).
    */
   notesRewrite?: boolean | undefined;
-  /**
-   * Whether a step's one commit is replayed onto a moved integration tip (merge-tree + commit-tree, under the
-   * lock only when another worker integrated since it was prepared) instead of rebased: when no notes rewrite
-   * is configured and no hook a rebase would run exists (`pre-rebase`, `post-rewrite`, `post-checkout`).
-   */
-  replay?: boolean | undefined;
   /** Set under `--remote`: the integration branch lives on that shared git remote (remote.ts). */
   remote?: import('./remote.js').RemoteRun | undefined;
 }

@@ -4,8 +4,6 @@
  * never spawns the tugcode CLI, and nothing a worker does blocks another worker's heartbeat (git through
  * simple-git, children through execa, SQLite lock waits in short slices).
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { FlowCtx } from '../git/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
@@ -158,7 +156,6 @@ async function runLocked(
     rc.notesRewrite =
       Boolean(ctx.env.GIT_NOTES_REWRITE_REF) ||
       (await g.tryRun(['config', '--get-all', 'notes.rewriteRef'], flow.repo.mainRoot)).stdout.trim() !== '';
-    rc.replay = !rc.notesRewrite && !(await rebaseHooks(g, flow.repo.mainRoot));
     // A killed run's claims kept its committed-but-not-completed steps out of the start-up reconcile (a
     // live lease is skipped): once adoption released them, reconcile again.
     if (await timed(tr, 'run.adopt', () => adoptLeftovers(rc, tip))) await reconcileFromIntegration(rc);
@@ -306,13 +303,4 @@ async function removeWorkerTrees(rc: RunCtx): Promise<void> {
     await rc.g.tryRun(['worktree', 'remove', '--force', t.path], rc.flow.repo.mainRoot);
     await rc.g.tryRun(['branch', '-D', t.branch], rc.flow.repo.mainRoot);
   }
-}
-
-/**
- * Whether the repository has a hook that a rebase runs and a replay would not (`pre-rebase`, `post-rewrite`,
- * `post-checkout`): the driver's rebases run the user's hooks (06-run.md §2), so such a repository is rebased.
- */
-async function rebaseHooks(g: import('../git/exec.js').GitRunner, mainRoot: string): Promise<boolean> {
-  const dir = (await g.run(['rev-parse', '--path-format=absolute', '--git-path', 'hooks'], mainRoot)).trim();
-  return ['pre-rebase', 'post-rewrite', 'post-checkout'].some((h) => existsSync(join(dir, h)));
 }

@@ -157,7 +157,7 @@ async function runClaimed(
     const head = await timed(tr, 'integrate', () => integrateStep(rc, W, beat, tr));
     faultPoint(rc.ops.env, 'after-integrate', step.anchor);
     phase('complete');
-    tree.integratedHead = head.worktreeHead;
+    tree.integratedHead = head.after;
     const hash = await timed(tr, 'complete', () => completeUnits(rc, W, units, attempt, head.before, head.after));
     rc.completed.push(step.anchor);
     if (hash) rc.commits.push(hash);
@@ -193,11 +193,8 @@ async function integrateStep(
   W: string,
   beat: Beat,
   trace?: TraceFn,
-): Promise<{ before: string; after: string; worktreeHead: string }> {
-  if (rc.remote) {
-    const r = await rc.remote.integrate(W, beat);
-    return { ...r, worktreeHead: r.after };
-  }
+): Promise<{ before: string; after: string }> {
+  if (rc.remote) return rc.remote.integrate(W, beat);
   const { integrate } = await import('../git/integrate.js');
   const before = await integrationTip(rc);
   const r = await integrate({
@@ -208,9 +205,8 @@ async function integrateStep(
     heartbeat: () => beat.now(),
     trace,
     notesRewrite: rc.notesRewrite,
-    replay: rc.replay,
   });
-  if (r.integrated) return { before, after: r.head, worktreeHead: r.worktree_head };
+  if (r.integrated) return { before, after: r.head };
   if (r.reason === 'ownership') throw new Aborted();
   const files = (r.error.details.files as string[] | undefined) ?? [];
   if (files.length === 0)
