@@ -102,7 +102,7 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
   const planPath = await resolvePlanPath(repo, input.plan, repo.worktreeRoot, await state.knownPlans(ctx));
   const slug = slugOfPlan(planPath);
   const steps = await state.planSteps(ctx, planPath);
-  if (!steps) throw new TugError('PlanNotInitialized', { plan_path: planPath });
+  if (!steps) throw await state.notInitialized(ctx, 'merge', planPath);
   const incomplete = steps.filter((s) => s.status !== 'completed');
   if (incomplete.length > 0 && !input.force) {
     throw new TugError(

@@ -167,6 +167,19 @@ export async function planSteps(ctx: FlowCtx, planPath: string): Promise<StepSta
   return (await planRows(ctx)).find((p) => p.plan_path === planPath)?.steps ?? null;
 }
 
+/**
+ * PlanNotInitialized as the store words it (on PostgreSQL it names the schema and server, not state.db):
+ * the store's own refusal of a read of the plan; the plain error if the plan turned up meanwhile.
+ */
+export async function notInitialized(ctx: FlowCtx, command: string, planPath: string): Promise<TugError> {
+  try {
+    await stateRun(ctx, command, ctx.repo.worktreeRoot, 'ready', { plan: planPath });
+  } catch (e) {
+    if (e instanceof TugError && e.code === 'PlanNotInitialized') return e;
+  }
+  return new TugError('PlanNotInitialized', { plan_path: planPath });
+}
+
 /** Top-level steps held (claimed or in progress, live or expired) by `worktree`, in every plan. Read-only. */
 export async function claimsHeldBy(ctx: FlowCtx, worktree: string): Promise<HeldClaim[]> {
   return stateRun(ctx, 'worktree list', ctx.repo.worktreeRoot, 'claimsHeldBy', { worktree });

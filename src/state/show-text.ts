@@ -109,7 +109,14 @@ export function renderPlan(p: ShowPlan, o: TextOptions): string {
   return out.join('\n') + '\n';
 }
 
-export function renderShow(r: ShowResult, o: TextOptions): string {
-  if (r.plans.length === 0) return 'No plans in state.db (tugcode state init <plan>).\n';
+/** `state show` as text; `r.backend` (what the operation adds) names the store an empty answer was read from. */
+export function renderShow(
+  r: ShowResult & { backend?: { kind: 'sqlite' | 'postgres'; location: string } },
+  o: TextOptions,
+): string {
+  if (r.plans.length === 0) {
+    const where = r.backend?.kind === 'postgres' ? r.backend.location : 'state.db';
+    return `No plans in ${where} (tugcode state init <plan>).\n`;
+  }
   return r.plans.map((p) => renderPlan(p, o)).join(`\n${RULE}\n\n`);
 }

@@ -5,10 +5,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectError } from '../helpers/cli.js';
+import { expectError, runJson } from '../helpers/cli.js';
 import { git } from '../helpers/repo.js';
 import { createTestDatabase } from '../helpers/pg.js';
-import { addWorktree, st } from '../state/cli-helpers.js';
+import { addWorktree, st, stText } from '../state/cli-helpers.js';
 import { planRepo } from '../state/helpers.js';
 
 const SQLITE = { TUGCODE_STATE_URL: undefined };
@@ -43,5 +43,27 @@ describe('PlanNotInitialized names the PostgreSQL store', () => {
     expect(missing.json.error.message).toBe(`.tugtool/tugplan-demo.md is not initialized in ${where}`);
     expect(missing.json.error.details).toEqual(embedded.json.error.details);
     expect(missing.stdout + missing.stderr).not.toContain(db.server.password);
+  });
+});
+
+describe('other commands name the PostgreSQL store too', () => {
+  it('tugcode merge of a plan without a row, and state show with no plans', async () => {
+    const db = await createTestDatabase('msg2');
+    const root = planRepo();
+    const env = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hosta', TUGCODE_STATE_PROJECT: 'msgs2' };
+    const where = `PostgreSQL schema tug_msgs2 (${db.server.host}:${db.server.port}/${db.name})`;
+    // A schema with another plan: `merge demo` reads the store and finds no row for demo.
+    writeFileSync(join(root, '.tugtool', 'tugplan-other.md'), '# Other\n\n#### Step 1: One\n\n**Tasks:**\n- [ ] x\n');
+    git(root, 'add', '.');
+    git(root, 'commit', '-qm', 'other');
+    const empty = stText(root, ['show'], { env });
+    expect(empty.stdout).toContain(`No plans in `);
+    expect(empty.stdout).toContain('schema tug_msgs2');
+    expect(empty.stdout).not.toContain('state.db');
+    expect(st(root, ['init', 'other'], { env }).json.status).toBe('ok');
+    const merge = runJson('merge', ['merge', 'demo'], { cwd: root, env });
+    expectError(merge, 'PlanNotInitialized', 3);
+    expect(merge.json.error.message).toBe(`.tugtool/tugplan-demo.md is not initialized in ${where}`);
+    expect(merge.stdout + merge.stderr).not.toContain(db.server.password);
   });
 });

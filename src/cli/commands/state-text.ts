@@ -99,7 +99,7 @@ export function log(r: R): string {
 }
 
 export async function list(r: R, cli: CliEnv): Promise<string> {
-  if (!r.plans.length) return 'No plans in state.db';
+  if (!r.plans.length) return 'No plans initialized (tugcode state init <plan>)';
   const { table } = await import('../../util/table.js');
   return table(
     ['plan', 'status', 'steps', 'items', 'claimed'],
