@@ -1,10 +1,11 @@
 /**
  * `state export <plan>` and `state import` (02-state.md §8): one plan's rows and events as a versioned JSON
  * document, and back into either backend in one transaction. This is how a plan started on one machine
- * moves to PostgreSQL (or back). Owner names are kept as they are: a document from SQLite names owners by
- * their plain worktree paths, one from PostgreSQL by `<host>:<path>`.
+ * moves to PostgreSQL (or back). A document from SQLite names owners by their plain worktree paths: imported
+ * into PostgreSQL they become this machine's (`<host>:<path>`), so a claim held here is still its holder's.
+ * One from PostgreSQL keeps its `<host>:<path>` owners wherever it goes.
  */
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { StateExportDocument } from '../contract/schemas/state-export.js';
 import { ensureGitignoreLines, STATE_DB_IGNORE_LINES } from '../util/gitignore.js';
@@ -88,8 +89,19 @@ export interface ImportResult {
   source: StateExportDocument['source'];
 }
 
-function rowsOf(doc: StateExportDocument): PlanRows {
+/**
+ * How the importing store names the document's owners: plain worktree paths from SQLite get this machine's
+ * `<host>:` on PostgreSQL (`admin` and other non-paths stay); everything else is kept.
+ */
+function ownerMap(ctx: StateContext, doc: StateExportDocument): (owner: string) => string {
+  const prefix = ctx.ownerPrefix;
+  if (!prefix || doc.source.backend !== 'sqlite') return (o) => o;
+  return (o) => (isAbsolute(o) && !o.startsWith(prefix) ? prefix + o : o);
+}
+
+function rowsOf(doc: StateExportDocument, owner: (o: string) => string): PlanRows {
   const plan_path = doc.plan_path;
+  const opt = (o: string | null) => (o === null ? null : owner(o));
   // Parents before children (the self-referencing foreign key), in declaration order.
   const steps = [...doc.steps].sort((a, b) => a.depth - b.depth || a.step_index - b.step_index);
   return {
@@ -99,7 +111,12 @@ function rowsOf(doc: StateExportDocument): PlanRows {
       plan_source: Buffer.from(doc.plan.plan_source, 'base64'),
       implicit_sequential: doc.plan.implicit_sequential ? 1 : 0,
     },
-    steps: steps.map((s) => ({ ...s, plan_path })),
+    steps: steps.map((s) => ({
+      ...s,
+      plan_path,
+      claimed_by: opt(s.claimed_by),
+      previous_owner: opt(s.previous_owner),
+    })),
     step_deps: doc.step_deps,
     step_lifted_deps: doc.step_lifted_deps,
     checklist_items: doc.checklist_items.map((x) => ({ ...x, plan_path, id: 0 })),
@@ -107,7 +124,7 @@ function rowsOf(doc: StateExportDocument): PlanRows {
     step_refactors: doc.step_refactors.map((x) => ({ ...x, plan_path })),
     events: [...doc.events]
       .sort((a, b) => a.id - b.id)
-      .map(({ details, ...e }) => ({ ...e, plan_path, details_json: JSON.stringify(details) })),
+      .map(({ details, ...e }) => ({ ...e, plan_path, actor: owner(e.actor), details_json: JSON.stringify(details) })),
   };
 }
 
@@ -127,7 +144,7 @@ export async function importPlan(ctx: StateContext, input: ImportInput): Promise
     const replaced = here.plan || here.steps > 0 || here.events > 0;
     if (replaced && !replace) throw planExists(plan_path, here);
     if (replaced) await purgePlan(c, plan_path);
-    await insertPlanRows(c, rowsOf(doc));
+    await insertPlanRows(c, rowsOf(doc, ownerMap(ctx, doc)));
     await recomputeUnmet(c, plan_path);
     await recountPlan(c, plan_path);
     const imported = countsOf(doc);

@@ -25,6 +25,19 @@ const events = (root: string, env: Record<string, string | undefined>) => {
   return (r.json.events as { id: number }[]).map(({ id: _id, ...e }) => e);
 };
 
+/** `state show` or `state log` output as PostgreSQL names this machine's owners: `hosta:<path>`. */
+function qualified<T>(v: T): T {
+  const walk = (x: unknown, key = ''): unknown => {
+    if (Array.isArray(x)) return x.map((y) => walk(y));
+    if (x && typeof x === 'object')
+      return Object.fromEntries(Object.entries(x).map(([k, y]) => [k, k === 'details' ? y : walk(y, k)]));
+    return typeof x === 'string' && ['claimed_by', 'previous_owner', 'actor'].includes(key) && x.startsWith('/')
+      ? `hosta:${x}`
+      : x;
+  };
+  return walk(v) as T;
+}
+
 /** step-0 done on SQLite (items, an artifact, strict completion), step-1 failed once (pending again): nothing held. */
 function sqlitePlan(): { root: string; w1: string } {
   const root = planRepo();
@@ -84,10 +97,11 @@ describe('state export / import between SQLite and PostgreSQL', () => {
       backend: { kind: 'postgres' },
     });
     expect(i.stdout).not.toContain(db.server.password);
-    expect(show(root, pgEnv)).toEqual(show(root, SQLITE));
+    // The same state, with this machine's owners host-qualified.
+    expect(show(root, pgEnv)).toEqual(qualified(show(root, SQLITE)));
     // The events, in order, then the import's own.
     const pgEvents = events(root, pgEnv);
-    expect(pgEvents.slice(0, -1)).toEqual(events(root, SQLITE));
+    expect(pgEvents.slice(0, -1)).toEqual(qualified(events(root, SQLITE)));
     expect(pgEvents.at(-1)).toMatchObject({ command: 'state import', actor: 'admin' });
   });
 
@@ -107,6 +121,22 @@ describe('state export / import between SQLite and PostgreSQL', () => {
     });
   });
 
+  it("a claim held on SQLite stays its holder's on PostgreSQL: it resumes, heartbeats and completes", () => {
+    const r2 = planRepo();
+    const w = addWorktree(r2, 'held');
+    const env = { ...pgEnv, TUGCODE_STATE_PROJECT: 'heldclaim' };
+    expect(st(r2, ['init', 'demo'], { env: SQLITE }).json.status).toBe('ok');
+    expect(st(r2, ['claim', 'demo', '--worktree', w], { env: SQLITE }).json).toMatchObject({ step_anchor: 'step-0' });
+    const doc = join(tempDir('tugcode-export-'), 'held.json');
+    expect(st(r2, ['export', 'demo', '--output', doc], { env: SQLITE }).json.status).toBe('ok');
+    expect(st(r2, ['import', doc], { env }).json.status).toBe('ok');
+    const again = st(r2, ['claim', 'demo', '--worktree', w], { env });
+    expect(again.json, again.stdout + again.stderr).toMatchObject({ step_anchor: 'step-0', resumed: true, attempt: 1 });
+    expect(st(r2, ['heartbeat', 'demo', 'step-0', '--worktree', w, '--attempt', '1'], { env }).json.status).toBe('ok');
+    const done = st(r2, ['complete', 'demo', 'step-0', '--worktree', w, '--force', 'moved'], { env });
+    expect(done.json, done.stdout + done.stderr).toMatchObject({ status: 'ok', completed: true });
+  });
+
   it('refuses a plan that has state already, changing nothing; --replace loads the document', () => {
     const before = { show: show(root, pgEnv), events: events(root, pgEnv) };
     const r = st(root, ['import', file], { env: pgEnv });
@@ -120,8 +150,8 @@ describe('state export / import between SQLite and PostgreSQL', () => {
 
     const again = st(root, ['import', file, '--replace'], { env: pgEnv });
     expect(again.json, again.stdout + again.stderr).toMatchObject({ status: 'ok', replaced: true });
-    expect(show(root, pgEnv)).toEqual(show(root, SQLITE));
-    expect(events(root, pgEnv).slice(0, -1)).toEqual(events(root, SQLITE));
+    expect(show(root, pgEnv)).toEqual(qualified(show(root, SQLITE)));
+    expect(events(root, pgEnv).slice(0, -1)).toEqual(qualified(events(root, SQLITE)));
   });
 
   it('round trip PostgreSQL → SQLite: a fresh repository gets the same state (owners kept as they are)', () => {

@@ -4,8 +4,9 @@
  * every document with this schema (cross-row rules are checked by src/state/export-check.ts), and the
  * `state export --json` envelope carries it as `document`.
  *
- * Owners (`claimed_by`, `previous_owner`, event actors) are kept as they are: canonical paths when the
- * document comes from SQLite, `<host>:<path>` from PostgreSQL.
+ * Owners (`claimed_by`, `previous_owner`, event actors) are written as the exporting store names them:
+ * canonical paths from SQLite, `<host>:<path>` from PostgreSQL (an import into PostgreSQL qualifies plain
+ * paths with the importing machine's host).
  */
 import { z } from 'zod';
 import { ITEM_KINDS, ITEM_STATUSES, PLAN_STATUSES, REFACTOR_STATUSES, STEP_STATUSES } from '../status.js';
