@@ -5,15 +5,12 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { TugError } from '../contract/errors.js';
+import { sleepSync } from '../util/sleep-sync.js';
 
 const CHUNK = 64 * 1024;
 /** A non-blocking stdin that has no data yet: how long to wait for its writer, before and between chunks. */
 const FIRST_DATA_MS = 2_000;
 const NEXT_DATA_MS = 30_000;
-
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
 
 function readFd(fd: number, maxBytes: number, what: string): string {
   const chunks: Buffer[] = [];

@@ -7,6 +7,7 @@
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { TugError } from '../contract/errors.js';
+import { sleepSync } from '../util/sleep-sync.js';
 import { migrate, readSchemaVersion, LATEST_SCHEMA_VERSION } from './migrate.js';
 import { BUSY_SLICE_MS, SqliteDatabase, sqliteToTugError } from './sql/sqlite.js';
 
@@ -41,7 +42,7 @@ export function openWrite(
   let db: Db | undefined;
   try {
     db = new Database(path, { timeout: timeoutMs, fileMustExist: !opts.create });
-    db.pragma('journal_mode = WAL');
+    toWal(db, timeoutMs);
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     const version = migrate(db, { dbPath: path, allowCreate: Boolean(opts.create), dir: opts.migrationsDir });
@@ -52,6 +53,25 @@ export function openWrite(
   } catch (e) {
     db?.close();
     throw sqliteToTugError(e, path, timeoutMs);
+  }
+}
+
+/**
+ * `journal_mode = WAL`, retried while SQLITE_BUSY for up to `timeoutMs`. On a database that several processes
+ * create at once, the switch upgrades a read transaction to a write one, which SQLite answers with BUSY at once
+ * (no busy handler: waiting could deadlock) while another creator holds the write lock. A short synchronous
+ * pause between tries, as SQLite's own busy handler does; only a creation race ever takes it.
+ */
+function toWal(db: Db, timeoutMs: number): void {
+  const until = Date.now() + timeoutMs;
+  for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() + pause > until) throw e;
+      sleepSync(pause);
+    }
   }
 }
 

@@ -135,4 +135,26 @@ describe('migrations', () => {
     expect(db.prepare('SELECT version FROM schema_version').all()).toEqual([{ version: LATEST_SCHEMA_VERSION }]);
     db.close();
   });
+
+  it('waits for the WAL switch while another creator holds the write lock (SQLite answers that BUSY at once)', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'state.db');
+    // Another process in the middle of creating the file: a write transaction in rollback-journal mode.
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    const dbModule = pathToFileURL(join(ROOT, 'dist', 'state', 'db.js')).href;
+    const script = `import { openWrite } from ${JSON.stringify(dbModule)}; const o = openWrite(${JSON.stringify(path)}, { create: true }); console.log(o.version); o.raw.close();`;
+    const child = new Promise<{ code: number | null; out: string }>((resolve) => {
+      const p = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      p.stdout.on('data', (d) => (out += d));
+      p.stderr.on('data', (d) => (out += d));
+      p.on('close', (code) => resolve({ code, out }));
+    });
+    await new Promise((r) => setTimeout(r, 400));
+    other.exec('COMMIT');
+    other.close();
+    const r = await child;
+    expect(r, r.out).toMatchObject({ code: 0, out: `${LATEST_SCHEMA_VERSION}\n` });
+  });
 });
