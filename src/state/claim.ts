@@ -12,7 +12,7 @@ import { recordEvent } from './record.js';
 import { ownerPath, type StateContext } from './context.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
 import { stepArg } from './owner.js';
-import { resolvePlanRef, requirePlanRow, writeStore } from './plan-ref.js';
+import { planMissing, resolvePlanRef, storeFor, type PlanRef } from './plan-ref.js';
 import { getPlan } from './queries/plans.js';
 import {
   claimPending,
@@ -80,29 +80,29 @@ export type ClaimResult = ClaimedResult | NotClaimedResult;
 export async function claim(ctx: StateContext, input: ClaimInput): Promise<ClaimResult> {
   if (input.step !== undefined) input = { ...input, step: stepArg(input.step) };
   const ref = await resolvePlanRef(ctx, input.plan, ownerPath(ctx, input.worktree));
-  const row = await requirePlanRow(ctx, ref);
-  const store = writeStore(ctx);
+  const store = storeFor(ctx, ref);
   const leaseSeconds = leaseOf(ctx.config, input.lease_seconds);
   const run = (snap: PlanSnapshot | null) =>
-    store.write((c) => claimTx(ctx, c, ref.plan_path, input, leaseSeconds, snap), {
+    store.write((c) => claimTx(ctx, c, ref, input, leaseSeconds, snap), {
       shared: true,
       owner: input.worktree,
     });
   if (input.skip_drift) return run(null);
-  return await withSnapshot(row, ref.abs_path, run);
+  return await withSnapshot(ref.plan_path, ref.abs_path, run);
 }
 
 async function claimTx(
   ctx: StateContext,
   c: Conn,
-  plan_path: string,
+  ref: PlanRef,
   input: ClaimInput,
   leaseSeconds: number,
   snap: PlanSnapshot | null,
 ): Promise<ClaimResult> {
+  const plan_path = ref.plan_path;
   const now = ctx.clock.now();
   const plan = await getPlan(c, plan_path);
-  if (!plan) throw new TugError('PlanNotInitialized', { plan_path });
+  if (!plan) throw planMissing(ref);
   const prose = snap ? (await checkDrift(ctx, c, plan, snap, now)) === 'prose' : false;
   const lease = addSeconds(now, leaseSeconds);
   const w = input.worktree;

@@ -64,11 +64,11 @@ export async function complete(ctx: StateContext, input: CompleteInput): Promise
       reason: `--commit must be a full commit object name, got ${JSON.stringify(input.commit)}`,
     });
   }
-  const { ref, row, store } = await ownerPlan(ctx, input);
+  const { ref, store } = await ownerPlan(ctx, input);
   const run = (snap: PlanSnapshot | null) =>
     store.write((c) => completeTx(ctx, c, ref.plan_path, anchor, input, snap), OWNER_TX);
   if (input.skip_drift) return run(null);
-  return await withSnapshot(row, ref.abs_path, run);
+  return await withSnapshot(ref.plan_path, ref.abs_path, run);
 }
 
 async function completeTx(

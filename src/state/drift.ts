@@ -36,10 +36,11 @@ export async function parseSource(bytes: Uint8Array): Promise<ParsedPlan> {
   return parsePlan(bytes);
 }
 
+/** `storedHash` undefined: unknown, the file is not parsed unless `forceParse`. */
 export async function readPlanSnapshot(
   plan_path: string,
   abs_path: string,
-  storedHash: string | null,
+  storedHash: string | undefined,
   forceParse = false,
 ): Promise<PlanSnapshot> {
   let bytes: Buffer;
@@ -49,27 +50,27 @@ export async function readPlanSnapshot(
     return { plan_path, abs_path, bytes: null };
   }
   const snap: PlanSnapshot = { plan_path, abs_path, bytes, hash: sha256Hex(bytes) };
-  if (forceParse || snap.hash !== storedHash) snap.parsed = await parseSource(bytes);
+  if (forceParse || (storedHash !== undefined && snap.hash !== storedHash)) snap.parsed = await parseSource(bytes);
   return snap;
 }
 
 /**
- * Runs `fn` with a snapshot of the file compared with the plan row read before the transaction; when the
- * transaction finds that it needs the parse after all (the stored hash changed between that read and the
- * lock), it reads again with the parse and runs `fn` once more.
+ * Runs `fn` with a snapshot of the file taken on the bet that it is the plan as stored (the usual case: the
+ * transaction compares its hash with the row it reads, and no parse is needed); when the transaction finds
+ * otherwise it throws NeedsParse, and `fn` runs once more with the file parsed outside the lock.
  */
 export async function withSnapshot<T>(
-  row: { plan_path: string; plan_hash: string },
+  plan_path: string,
   abs_path: string,
   fn: (snap: PlanSnapshot) => T | Promise<T>,
 ): Promise<T> {
-  const first = await readPlanSnapshot(row.plan_path, abs_path, row.plan_hash);
+  const first = await readPlanSnapshot(plan_path, abs_path, undefined);
   try {
     return await fn(first);
   } catch (e) {
     if (!(e instanceof NeedsParse)) throw e;
   }
-  return fn(await readPlanSnapshot(row.plan_path, abs_path, null, true));
+  return fn(await readPlanSnapshot(plan_path, abs_path, undefined, true));
 }
 
 /** Inside the transaction. Returns 'same' or 'prose' (refreshed); throws PlanNotFound / PlanDrift. */

@@ -5,8 +5,9 @@
 import { TugError } from '../contract/errors.js';
 import { normalizeAnchor } from '../plan/anchors.js';
 import { ownerPath, type StateContext } from './context.js';
-import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
+import { planMissing, resolvePlanRef, storeFor } from './plan-ref.js';
 import type { Conn, TxOptions } from './sql/conn.js';
+import { getPlan } from './queries/plans.js';
 import { getStep, lockStep, lockTopStep } from './queries/steps.js';
 import { everClaimed } from './queries/events.js';
 import { REASON_MAX_CODE_POINTS, truncateCodePoints } from './status.js';
@@ -37,7 +38,11 @@ export async function findStep(c: Conn, plan_path: string, anchor: string, lock 
     if (top) return { step: top, top };
   }
   const step = await getStep(c, plan_path, anchor);
-  if (!step) throw new TugError('StepNotFound', { plan_path, step_anchor: anchor });
+  if (!step) {
+    // No such step, or no plan at all (its row is not read before the transaction): step 2 comes first.
+    if (!(await getPlan(c, plan_path))) throw planMissing({ plan_path, exists: true });
+    throw new TugError('StepNotFound', { plan_path, step_anchor: anchor });
+  }
   if (step.parent_anchor === null) return { step, top: step };
   const top = await (lock ? lockStep : getStep)(c, plan_path, step.top_anchor);
   if (!top)
@@ -107,11 +112,13 @@ export function invalidTransition(
   });
 }
 
-/** Steps 1–2 for owner commands: the plan (read from the caller's worktree) and its row. */
+/**
+ * Steps 1–2 for owner commands: the plan (read from the caller's worktree) and the store. Its row is read in
+ * the transaction: findStep answers PlanNotInitialized (step 2) before StepNotFound (step 3).
+ */
 export async function ownerPlan(ctx: StateContext, input: { plan: string; worktree: string }) {
   const ref = await resolvePlanRef(ctx, input.plan, ownerPath(ctx, input.worktree));
-  const row = await requirePlanRow(ctx, ref);
-  return { ref, row, store: writeStore(ctx) };
+  return { ref, store: storeFor(ctx, ref) };
 }
 
 /** `#step-2` → `step-2`; an empty anchor is InvalidArgument. */

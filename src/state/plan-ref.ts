@@ -43,8 +43,22 @@ export async function resolvePlanRef(
 export async function requirePlanRow(ctx: StateContext, ref: PlanRef): Promise<PlanRow> {
   const row = ctx.store ? await getPlan(ctx.store, ref.plan_path) : undefined;
   if (row) return row;
-  if (ref.exists) throw new TugError('PlanNotInitialized', { plan_path: ref.plan_path });
-  throw new TugError('PlanNotFound', { plan: ref.plan_path, plan_path: ref.plan_path });
+  throw planMissing(ref);
+}
+
+/** A plan with no row: PlanNotInitialized when its file exists, else PlanNotFound. */
+export function planMissing(ref: Pick<PlanRef, 'plan_path' | 'exists'>): TugError {
+  if (ref.exists) return new TugError('PlanNotInitialized', { plan_path: ref.plan_path });
+  return new TugError('PlanNotFound', { plan: ref.plan_path, plan_path: ref.plan_path });
+}
+
+/**
+ * The store of a writer whose transaction reads the plan's row itself (claims and owner commands: one
+ * round trip fewer than a read before the transaction). Without a store nothing is initialized.
+ */
+export function storeFor(ctx: StateContext, ref: PlanRef) {
+  if (!ctx.store) throw planMissing(ref);
+  return ctx.store;
 }
 
 /** The store of a writer; callers reach this only after requirePlanRow succeeded. */

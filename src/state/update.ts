@@ -57,11 +57,11 @@ export async function update(ctx: StateContext, input: UpdateInput): Promise<Upd
   }
   validateChanges(items, bulk, input.reason, batch);
   const capped = capReasons(ctx, input, items);
-  const { ref, row, store } = await ownerPlan(ctx, input);
+  const { ref, store } = await ownerPlan(ctx, input);
   const run = (snap: PlanSnapshot | null) =>
     store.write((c) => updateTx(ctx, c, ref.plan_path, anchor, capped.input, capped.items, bulk, snap), OWNER_TX);
   if (input.skip_drift) return run(null);
-  return await withSnapshot(row, ref.abs_path, run);
+  return await withSnapshot(ref.plan_path, ref.abs_path, run);
 }
 
 /** Every reason of the update, cut to the stored cap (02-state.md §2, docs/state-notes.md). */
