@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runCli, runJson, type CliResult } from '../helpers/cli.js';
 import { startPrivatePg } from '../helpers/pg.js';
+import { tempDir } from '../helpers/repo.js';
 import { addWorktree } from '../state/cli-helpers.js';
 import { planRepo, T0 } from '../state/helpers.js';
 import { backend, pgDump } from './backend.js';
@@ -121,6 +122,18 @@ describe('PostgreSQL secrets and faults', () => {
       expect(ms).toBeLessThan(5000);
       noSecret(r, secret);
     }
+  });
+
+  it('reports a Unix socket directory where no server listens as DatabaseUnavailable', () => {
+    const root = planRepo();
+    const secret = 'socket-secret';
+    const dir = tempDir('tugcode-nosock-');
+    const url = `postgres://tug:${secret}@localhost:5432/nowhere_db?host=${encodeURIComponent(dir)}`;
+    const r = state(root, ['show'], { TUGCODE_STATE_URL: url });
+    expect([r.json.error.code, r.code], r.stdout + r.stderr).toEqual(['DatabaseUnavailable', 10]);
+    expect(r.json.error.message).toContain(dir);
+    expect(r.json.error.message).toContain('nowhere_db');
+    noSecret(r, secret);
   });
 
   it('reports a server that went down as DatabaseUnavailable, and works again once it is back', async () => {

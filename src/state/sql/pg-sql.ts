@@ -123,6 +123,7 @@ export function scrub(text: string, t: PgTarget): string {
 
 const NETWORK = new Set([
   'ECONNREFUSED',
+  'ENOENT', // a Unix-domain socket path where no server listens
   'ECONNRESET',
   'ENOTFOUND',
   'EAI_AGAIN',
