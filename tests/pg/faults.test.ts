@@ -131,7 +131,8 @@ describe('PostgreSQL secrets and faults', () => {
     const url = `postgres://tug:${secret}@localhost:5432/nowhere_db?host=${encodeURIComponent(dir)}`;
     const r = state(root, ['show'], { TUGCODE_STATE_URL: url });
     expect([r.json.error.code, r.code], r.stdout + r.stderr).toEqual(['DatabaseUnavailable', 10]);
-    expect(r.json.error.message).toContain(dir);
+    expect(r.json.error.details).toMatchObject({ host: dir, port: 5432, database: 'nowhere_db' });
+    expect(r.json.error.message).toContain(`${dir}:5432`);
     expect(r.json.error.message).toContain('nowhere_db');
     noSecret(r, secret);
   });

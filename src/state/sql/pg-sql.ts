@@ -105,7 +105,9 @@ export function pgTarget(url: string, env: NodeJS.ProcessEnv): PgTarget {
   }
   const secret = u.password ? decodeURIComponent(u.password) : null;
   const user = u.username ? decodeURIComponent(u.username) : (env.PGUSER ?? null);
-  const host = u.hostname ? decodeURIComponent(u.hostname) : (env.PGHOST ?? 'localhost');
+  // `?host=` overrides the authority (pg's rule): a Unix socket directory (`postgresql:///db?host=/run/postgresql`).
+  const host =
+    u.searchParams.get('host') || (u.hostname ? decodeURIComponent(u.hostname) : (env.PGHOST ?? 'localhost'));
   const port = Number(u.port || env.PGPORT || 5432);
   const database = decodeURIComponent(u.pathname.replace(/^\//, '')) || env.PGDATABASE || user || 'postgres';
   if (u.password) u.password = '***';
