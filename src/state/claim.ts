@@ -25,8 +25,8 @@ import {
   nextPending,
   renewLease,
   takeover,
-  unmetLiftedDeps,
 } from './queries/steps.js';
+import { unmetLiftedDeps } from './queries/deps.js';
 import type { Conn } from './sql/conn.js';
 import { categorizePlan } from './ready.js';
 import { isExpired, isHeld } from './status.js';

@@ -20,7 +20,8 @@ import {
 import { completeNonTerminal, openItemsOfStep } from './queries/items.js';
 import { countCompleted, getPlan, setPlanStatus } from './queries/plans.js';
 import { openRefactorsOfStep, skipRemaining } from './queries/refactors.js';
-import { completeRow, releaseDependents, setCommitHash, subtree } from './queries/steps.js';
+import { completeRow, setCommitHash, subtree } from './queries/steps.js';
+import { releaseDependents } from './queries/deps.js';
 import type { Conn } from './sql/conn.js';
 import { isHeld } from './status.js';
 import { Subtree } from './tree.js';

@@ -14,7 +14,7 @@ import { parseExportDocument } from './export-check.js';
 import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
 import { insertPlanRows, planFootprint, readPlanRows, type PlanRows } from './queries/export.js';
 import { purgePlan, recountPlan } from './queries/plans.js';
-import { recomputeUnmet } from './queries/steps.js';
+import { recomputeUnmet } from './queries/deps.js';
 import { recordEvent } from './record.js';
 
 export interface ExportInput {

@@ -5,7 +5,8 @@
 import { TugError } from '../contract/errors.js';
 import type { StateContext } from './context.js';
 import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
-import { depsOfPlan, stepsOfPlan } from './queries/steps.js';
+import { stepsOfPlan } from './queries/steps.js';
+import { depsOfPlan } from './queries/deps.js';
 
 export type GraphFormat = 'mermaid' | 'dot';
 

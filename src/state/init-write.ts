@@ -9,16 +9,13 @@ import type { Conn } from './sql/conn.js';
 import { insertPlan, recountPlan, setPlanStatus, updatePlanHeader, getPlan, type PlanHeader } from './queries/plans.js';
 import {
   clearClaimColumns,
-  deleteDeps,
   deleteStep,
-  insertDep,
-  insertLiftedDep,
   insertStep,
-  recomputeUnmet,
   resetStepFully,
   stepsOfPlan,
   updateStepStructure,
 } from './queries/steps.js';
+import { deleteDeps, insertDep, insertLiftedDep, recomputeUnmet } from './queries/deps.js';
 import { deleteItemsOfStep, insertItem, itemsOfPlan } from './queries/items.js';
 import { deleteRefactorsOfStep, insertRefactor, refactorsOfPlan } from './queries/refactors.js';
 import { isExpired, isHeld } from './status.js';
