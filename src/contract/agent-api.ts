@@ -8,7 +8,7 @@ import { CATALOGUE, ERROR_CODES, type Details } from './errors.js';
 import { flagOf, type Field, type InputTable } from './inputs/fields.js';
 import { INPUT_TABLES } from './inputs/index.js';
 import { OUTPUT_SCHEMAS } from './schemas/index.js';
-import { FAIL_CODES, runEventSchema } from './schemas/run.js';
+import { demoEventSchema, FAIL_CODES, runEventSchema } from './schemas/run.js';
 import { fieldRows, objectVariants } from './zod-fields.js';
 import type { z } from 'zod';
 
@@ -206,7 +206,12 @@ function commandSection(t: InputTable): string[] {
     out.push(`Output (\`--json\`; \`tugcode schema ${t.command}\`):`, '', ...outputRows(schema), '');
   } else {
     out.push(
-      'Output: text (it runs `tugcode run` on a generated repository and prints its live view and summary).',
+      'Output: text (it runs `tugcode run` on a generated repository and prints its live view and summary). With `--json`, the lines of `tugcode run --json`, after a first line `demo`: ' +
+        fieldRows(demoEventSchema)
+          .filter((r) => r.path !== 'type' && r.path !== 'at')
+          .map((r) => `\`${r.path}\` (${r.type})`)
+          .join(', ') +
+        ' (`kept`: false when the temporary repository is removed at the end).',
       '',
     );
   }

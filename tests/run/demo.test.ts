@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, checkSchema, runCli } from '../helpers/cli.js';
 import { git, tempDir } from '../helpers/repo.js';
-import { runEventSchema } from '../../src/contract/schemas/run.js';
+import { demoEventSchema, runEventSchema } from '../../src/contract/schemas/run.js';
 import { announceChange, waitForChange, type RunCtx } from '../../src/run/context.js';
 import { parseLines, stepCommits } from './helpers.js';
 
@@ -59,7 +59,12 @@ describe('tugcode demo', () => {
     const tmp = tempDir();
     const r = demo(['--json'], { TMPDIR: tmp });
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    const events = parseLines(r.stdout);
+    const [first, ...events] = parseLines(r.stdout);
+    // First the demo line: where the repository was (removed at the end: not kept).
+    checkSchema(demoEventSchema, first);
+    expect(first).toMatchObject({ type: 'demo', plan_path: '.tugtool/tugplan-demo.md', kept: false });
+    expect(first.repo_root.startsWith(tmp)).toBe(true);
+    expect(existsSync(first.repo_root)).toBe(false);
     for (const e of events) checkSchema(runEventSchema, e);
     expect(events[0]).toMatchObject({ type: 'run_started', workers: 3, integration_branch: 'tugplan/demo' });
     const summary = events.at(-1);
@@ -68,6 +73,15 @@ describe('tugcode demo', () => {
     expect(summary.commits).toHaveLength(7);
     expect(events.filter((e) => e.type === 'summary')).toHaveLength(1);
     expect(readdirSync(tmp).filter((f) => f.startsWith('tugcode-demo-'))).toEqual([]);
+  }, 60_000);
+
+  it('--json --keep: the demo line names the repository, which stays', () => {
+    const tmp = tempDir();
+    const r = demo(['--json', '--keep', '--workers', '2'], { TMPDIR: tmp });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const [first] = parseLines(r.stdout);
+    expect(first).toMatchObject({ type: 'demo', kept: true });
+    expect(stepCommits(first.repo_root, 'tugplan/demo').sort()).toEqual([...STEPS, 'step-4-1'].sort());
   }, 60_000);
 
   it('refuses a DIR that is not empty, and does not call it the demo repository', () => {

@@ -29,6 +29,16 @@ export async function runDemo(
     const demo = await createDemoRepo(dir, { env: cli.env });
     created = true;
     out(`demo repository: ${demo.root}\nplan: ${demo.plan_path} — running it with ${input.workers ?? 3} workers\n\n`);
+    if (cli.globals.json) {
+      const line = {
+        type: 'demo',
+        at: cli.now(),
+        repo_root: demo.root,
+        plan_path: demo.plan_path,
+        kept: !temp || Boolean(input.keep),
+      };
+      process.stdout.write(JSON.stringify(line) + '\n');
+    }
     const ctx = new OpsContext({ cwd: demo.root, env: cli.env });
     const here: CliEnv = { ...cli, ctx };
     try {

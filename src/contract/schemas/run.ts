@@ -131,6 +131,20 @@ export const runEventSchema = z.discriminatedUnion('type', [
   summary,
 ]);
 
+/**
+ * The first line of `tugcode demo --json` (06-run.md §4: the repository's path is printed either way), before
+ * the run's own lines: where the demo repository is, and whether it stays after the run.
+ */
+export const demoEventSchema = z
+  .object({
+    type: z.literal('demo'),
+    at: timestamp,
+    repo_root: z.string().min(1),
+    plan_path: repoPath,
+    kept: z.boolean(),
+  })
+  .strict();
+
 /** One top-level step of the dry-run schedule (src/run/schedule.ts `ScheduledStep`). */
 const scheduledStep = z
   .object({
