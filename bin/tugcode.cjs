@@ -6,9 +6,9 @@
 //
 // This file is CommonJS on purpose: an ES module entry would start Node's ESM loader, ~15 ms of every call.
 // The first run compiles the bundle and, at exit, stores the compiled code of everything it ran; later runs
-// skip compiling. The 16 newest cache files are kept, and `TUG_NO_CODE_CACHE=1` turns the cache off. The
-// bundle never calls `import()` (scripts/bundle.mjs), which a script compiled through node:vm could not do
-// without an experimental option.
+// skip compiling. Each command has its own cache; the 48 newest cache files are kept, and
+// `TUG_NO_CODE_CACHE=1` turns the cache off. The bundle never calls `import()` (scripts/bundle.mjs), which a
+// script compiled through node:vm could not do without an experimental option.
 const { statSync } = require('node:fs');
 const { join } = require('node:path');
 const { pathToFileURL } = require('node:url');
@@ -26,7 +26,11 @@ const mtime = (p) => {
 
 if (mtime(bundle) >= 0 && mtime(bundle) >= mtime(plain)) {
   const { loadWithCodeCache } = require(join(dist, 'kernel', 'code-cache.cjs'));
-  const loaded = loadWithCodeCache(bundle, { prefix: 'tugcode', keep: 16 });
+  // One cache per command (`state claim`, `run`, …), so each holds what that command runs.
+  const words = process.argv.slice(2).filter((a) => /^[a-z][a-z-]{0,30}$/.test(a));
+  const groups = ['state', 'worktree', 'refactor'];
+  const command = words.slice(0, groups.includes(words[0]) ? 2 : 1).join(' ');
+  const loaded = loadWithCodeCache(bundle, { prefix: 'tugcode', keep: 48, variant: command });
   // At exit the cache holds the code of every function this run compiled, not only the top level.
   process.once('exit', () => loaded.saveCache());
 } else import(pathToFileURL(plain).href);

@@ -84,7 +84,17 @@ function prune(dir: string, prefix: string, keep: number): void {
  */
 export function loadWithCodeCache<T>(
   file: string,
-  o: { prefix: string; keep?: number; env?: Record<string, string | undefined> },
+  o: {
+    prefix: string;
+    keep?: number;
+    env?: Record<string, string | undefined>;
+    /**
+     * Separate caches for separate uses of one file (the CLI: one per command). A cache holds what its first
+     * run compiled, and a larger one costs more to read: one run of `demo` would otherwise make every later
+     * `state heartbeat` read the code of the whole driver.
+     */
+    variant?: string;
+  },
 ): Loaded<T> {
   const M = Module as ModuleInternals;
   const existing = M._cache[file] as { exports: T } | undefined;
@@ -94,6 +104,7 @@ export function loadWithCodeCache<T>(
   const st = statSync(file);
   // ctime and inode change with every write or copy, so a same-size rebuild never meets an old cache.
   const key = [file, st.size, st.mtimeMs, st.ctimeMs, st.ino, process.version, process.arch, cachedDataVersionTag()];
+  if (o.variant) key.push(o.variant);
   const cacheFile = join(cacheDir, `${o.prefix}-${fnv(key.join('\n'))}.bin`);
   const cached = readOwnFile(cacheFile);
   const script = new vm.Script(M.wrap(readFileSync(file, 'utf8')), { filename: file, cachedData: cached });

@@ -50,19 +50,38 @@ describe('the CLI code cache', () => {
     expect(readdirSync(elsewhere)).toEqual([]);
   });
 
-  it('keeps the 16 newest cache files', () => {
+  it('keeps one cache per command: a second command writes its own, and each is reused', () => {
+    const tmp = tempDir();
+    const root = tempRepo(PLAN);
+    const env = { TMPDIR: tmp };
+    const cacheDir = join(tmp, 'tug-v8-cache');
+    const caches = () => readdirSync(cacheDir).filter((f) => /^tugcode-[0-9a-f]{8}\.bin$/.test(f)).sort();
+    expect(runCli(['validate', 'a', '--json'], { cwd: root, env }).code).toBe(0);
+    const one = caches();
+    expect(one).toHaveLength(1);
+    expect(runCli(['status', '--json'], { cwd: root, env }).code).toBe(0);
+    expect(caches()).toHaveLength(2);
+    // The same commands again (other arguments): no new file, none rewritten.
+    const stamps = () => caches().map((f) => statSync(join(cacheDir, f)).mtimeMs);
+    const before = stamps();
+    expect(runCli(['validate', '--json'], { cwd: root, env }).code).toBe(0);
+    expect(runCli(['status', 'a', '--json'], { cwd: root, env }).code).toBe(0);
+    expect(stamps()).toEqual(before);
+  });
+
+  it('keeps the 48 newest cache files', () => {
     const root = tempRepo(PLAN);
     const tmp = tempDir();
     const cacheDir = join(tmp, 'tug-v8-cache');
     mkdirSync(cacheDir, { mode: 0o700 });
-    for (let i = 1; i <= 20; i++) {
+    for (let i = 1; i <= 52; i++) {
       const f = join(cacheDir, `tugcode-${i.toString(16).padStart(8, '0')}.bin`);
       writeFileSync(f, 'old');
       utimesSync(f, new Date(Date.now() - i * 3600_000), new Date(Date.now() - i * 3600_000));
     }
     expect(runCli(['validate', 'a', '--json'], { cwd: root, env: { TMPDIR: tmp } }).code).toBe(0);
     const left = readdirSync(cacheDir);
-    expect(left).toHaveLength(16);
-    expect(left).not.toContain('tugcode-00000014.bin'); // the oldest went first
+    expect(left).toHaveLength(48);
+    expect(left).not.toContain('tugcode-00000034.bin'); // the oldest went first
   });
 });
