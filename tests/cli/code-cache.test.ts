@@ -55,7 +55,10 @@ describe('the CLI code cache', () => {
     const root = tempRepo(PLAN);
     const env = { TMPDIR: tmp };
     const cacheDir = join(tmp, 'tug-v8-cache');
-    const caches = () => readdirSync(cacheDir).filter((f) => /^tugcode-[0-9a-f]{8}\.bin$/.test(f)).sort();
+    const caches = () =>
+      readdirSync(cacheDir)
+        .filter((f) => /^tugcode-[0-9a-f]{8}\.bin$/.test(f))
+        .sort();
     expect(runCli(['validate', 'a', '--json'], { cwd: root, env }).code).toBe(0);
     const one = caches();
     expect(one).toHaveLength(1);
