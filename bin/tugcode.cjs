@@ -27,7 +27,8 @@ const mtime = (p) => {
 if (mtime(bundle) >= 0 && mtime(bundle) >= mtime(plain)) {
   const { loadWithCodeCache } = require(join(dist, 'kernel', 'code-cache.cjs'));
   // One cache per command (`state claim`, `run`, …), so each holds what that command runs.
-  const words = process.argv.slice(2).filter((a) => /^[a-z][a-z-]{0,30}$/.test(a));
+  const args = process.argv.slice(2);
+  const words = args.filter((a, i) => /^[a-z][a-z-]{0,30}$/.test(a) && !['-C', '--dir'].includes(args[i - 1]));
   const groups = ['state', 'worktree', 'refactor'];
   const command = words.slice(0, groups.includes(words[0]) ? 2 : 1).join(' ');
   const loaded = loadWithCodeCache(bundle, { prefix: 'tugcode', keep: 48, variant: command });

@@ -137,6 +137,28 @@ describe('PostgreSQL secrets and faults', () => {
     noSecret(r, secret);
   });
 
+  it('reads host, port, user, database and password from query parameters as pg does, and masks the password', async () => {
+    const root = planRepo();
+    const secret = 'query-param-secret';
+    const port = await closedPort();
+    const url = `postgres://someone@ignored.invalid:1/ignored?host=127.0.0.1&port=${port}&dbname=param_db&user=tug&password=${secret}`;
+    for (const json of [true, false]) {
+      const r = state(root, ['show'], { TUGCODE_STATE_URL: url }, json);
+      expect(r.code, r.stdout + r.stderr).toBe(10);
+      if (json) expect(r.json.error.details).toMatchObject({ host: '127.0.0.1', port, database: 'param_db' });
+      expect(r.stdout + r.stderr).toContain(`127.0.0.1:${port}`);
+      noSecret(r, secret);
+    }
+    // An IPv6 literal is named once in brackets; a missing CA file is not an unreachable server.
+    const v6 = state(root, ['show'], { TUGCODE_STATE_URL: `postgres://tug@[::1]:${port}/db` });
+    expect(v6.json.error.message).toContain(`[::1]:${port}`);
+    expect(v6.json.error.message).not.toContain('[[');
+    const ca = state(root, ['show'], {
+      TUGCODE_STATE_URL: `postgres://tug@127.0.0.1:${port}/db?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem`,
+    });
+    expect(ca.json.error.code, ca.stdout).not.toBe('DatabaseUnavailable');
+  });
+
   it('reports a server that went down as DatabaseUnavailable, and works again once it is back', async () => {
     const own = await startPrivatePg();
     const db = await own.createDatabase('down');

@@ -103,14 +103,18 @@ export function pgTarget(url: string, env: NodeJS.ProcessEnv): PgTarget {
       reason: `unsupported scheme ${JSON.stringify(u.protocol)}: expected postgres:// or postgresql://`,
     });
   }
-  const secret = u.password ? decodeURIComponent(u.password) : null;
-  const user = u.username ? decodeURIComponent(u.username) : (env.PGUSER ?? null);
-  // `?host=` overrides the authority (pg's rule): a Unix socket directory (`postgresql:///db?host=/run/postgresql`).
-  const host =
-    u.searchParams.get('host') || (u.hostname ? decodeURIComponent(u.hostname) : (env.PGHOST ?? 'localhost'));
-  const port = Number(u.port || env.PGPORT || 5432);
-  const database = decodeURIComponent(u.pathname.replace(/^\//, '')) || env.PGDATABASE || user || 'postgres';
+  // Query parameters override the authority as in pg (`?host=` is how a Unix socket directory is named:
+  // `postgresql:///db?host=/run/postgresql`); a password may come either way and is masked both ways.
+  const q = (k: string) => u.searchParams.get(k) || null;
+  const secret = q('password') ?? (u.password ? decodeURIComponent(u.password) : null);
+  const user = q('user') ?? (u.username ? decodeURIComponent(u.username) : (env.PGUSER ?? null));
+  const hostname = u.hostname ? decodeURIComponent(u.hostname).replace(/^\[(.+)\]$/, '$1') : null;
+  const host = q('host') ?? hostname ?? env.PGHOST ?? 'localhost';
+  const port = Number(q('port') ?? (u.port || env.PGPORT || 5432));
+  const database =
+    q('dbname') ?? (decodeURIComponent(u.pathname.replace(/^\//, '')) || env.PGDATABASE || user || 'postgres');
   if (u.password) u.password = '***';
+  if (u.searchParams.has('password')) u.searchParams.set('password', '***');
   return { host, port, database, user, label: u.toString(), secret };
 }
 
@@ -125,7 +129,6 @@ export function scrub(text: string, t: PgTarget): string {
 
 const NETWORK = new Set([
   'ECONNREFUSED',
-  'ENOENT', // a Unix-domain socket path where no server listens
   'ECONNRESET',
   'ENOTFOUND',
   'EAI_AGAIN',
@@ -142,6 +145,8 @@ const NETWORK = new Set([
 export function isUnavailable(e: unknown): boolean {
   const code = (e as { code?: unknown })?.code;
   if (typeof code === 'string' && (NETWORK.has(code) || /^(08|28|57P0[123]|53300|3D000)/.test(code))) return true;
+  // A Unix-domain socket path where no server listens (not any missing file: a missing sslrootcert is not).
+  if (code === 'ENOENT' && (e as { syscall?: unknown }).syscall === 'connect') return true;
   const msg = e instanceof Error ? e.message : '';
   return /Connection terminated|connection timeout|timeout expired|Client has encountered a connection error/i.test(
     msg,
