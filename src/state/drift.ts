@@ -25,11 +25,11 @@ export interface PlanSnapshot {
   bytes: Buffer | null;
   /** SHA-256 of the bytes (hex), as `plan_hash` is stored. */
   hash?: string;
-  /** Present when the file's hash differed from the stored one seen before the transaction (or on request). */
+  /** Present on the second try, after the transaction found the file differs from the stored plan. */
   parsed?: ParsedPlan;
 }
 
-/** Thrown inside a transaction when the stored hash changed since the snapshot was taken without a parse. */
+/** Thrown inside a transaction when the file differs from the stored plan and the snapshot has no parse. */
 export class NeedsParse extends Error {}
 
 export async function parseSource(bytes: Uint8Array): Promise<ParsedPlan> {
@@ -37,13 +37,8 @@ export async function parseSource(bytes: Uint8Array): Promise<ParsedPlan> {
   return parsePlan(bytes);
 }
 
-/** `storedHash` undefined: unknown, the file is not parsed unless `forceParse`. */
-export async function readPlanSnapshot(
-  plan_path: string,
-  abs_path: string,
-  storedHash: string | undefined,
-  forceParse = false,
-): Promise<PlanSnapshot> {
+/** The file's bytes and hash; parsed only with `parse`. */
+async function readPlanSnapshot(plan_path: string, abs_path: string, parse: boolean): Promise<PlanSnapshot> {
   let bytes: Buffer;
   try {
     bytes = readFileSync(abs_path);
@@ -51,7 +46,7 @@ export async function readPlanSnapshot(
     return { plan_path, abs_path, bytes: null };
   }
   const snap: PlanSnapshot = { plan_path, abs_path, bytes, hash: sha256Hex(bytes) };
-  if (forceParse || (storedHash !== undefined && snap.hash !== storedHash)) snap.parsed = await parseSource(bytes);
+  if (parse) snap.parsed = await parseSource(bytes);
   return snap;
 }
 
@@ -65,13 +60,13 @@ export async function withSnapshot<T>(
   abs_path: string,
   fn: (snap: PlanSnapshot) => T | Promise<T>,
 ): Promise<T> {
-  const first = await readPlanSnapshot(plan_path, abs_path, undefined);
+  const first = await readPlanSnapshot(plan_path, abs_path, false);
   try {
     return await fn(first);
   } catch (e) {
     if (!(e instanceof NeedsParse)) throw e;
   }
-  return fn(await readPlanSnapshot(plan_path, abs_path, undefined, true));
+  return fn(await readPlanSnapshot(plan_path, abs_path, true));
 }
 
 /** Inside the transaction. Returns 'same' or 'prose' (refreshed); throws PlanNotFound / PlanDrift. */
