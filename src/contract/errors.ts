@@ -18,6 +18,11 @@ interface CatalogueEntry {
 }
 
 const s = (v: unknown, fallback = '?'): string => (v === undefined || v === null ? fallback : String(v));
+
+/** `host:port` of a PostgreSQL server as messages name it: an IPv6 address in brackets. */
+export function pgAddress(host: string, port: number | string): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
 const plan = (d: Details) => s(d.plan_path ?? d.plan, '<plan>');
 
 export const CATALOGUE = {
@@ -281,7 +286,7 @@ export const CATALOGUE = {
     exit: 10,
     when: 'the PostgreSQL state server cannot be reached or refuses the connection ([state] url)',
     message: (d) =>
-      `PostgreSQL at ${s(d.host, '?').includes(':') ? `[${s(d.host, '?')}]` : s(d.host, '?')}:${s(d.port, '5432')} (database ${s(d.database, '?')}) is unavailable: ${s(d.reason, 'no connection')}`,
+      `PostgreSQL at ${pgAddress(s(d.host), s(d.port, '5432'))} (database ${s(d.database, '?')}) is unavailable: ${s(d.reason, 'no connection')}`,
     hint: () =>
       'check that the server runs and accepts connections (pg_isready -h <host> -p <port>), then the user, password (PGPASSWORD or ~/.pgpass) and sslmode of [state] url or TUGCODE_STATE_URL; unset both to use the embedded .tugtool/state.db',
   },

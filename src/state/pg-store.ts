@@ -4,7 +4,7 @@
  * the server's clock (TUGCODE_NOW still fixes it under tests). The pool opens on first use.
  */
 import { formatTimestamp, type Clock } from '../clock.js';
-import { inStore, TugError } from '../contract/errors.js';
+import { inStore, pgAddress, TugError } from '../contract/errors.js';
 import type { StateConfig, StateContext } from './context.js';
 import { checkStateConfig } from './lease.js';
 import { LATEST_SCHEMA_VERSION, migrationsDir } from './migrate.js';
@@ -75,7 +75,7 @@ export class PgStateStore implements StateStore {
   /** What error messages say instead of "state.db": `PostgreSQL schema tug_x (host:port/database)`. */
   get described(): string {
     const { host, port, database } = this.target;
-    return `PostgreSQL schema ${this.schema} (${host.includes(':') ? `[${host}]` : host}:${port}/${database})`;
+    return `PostgreSQL schema ${this.schema} (${pgAddress(host, port)}/${database})`;
   }
 
   owner(worktree: string): string {
