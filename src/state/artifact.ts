@@ -60,7 +60,7 @@ export async function artifact(ctx: StateContext, input: ArtifactInput): Promise
       content: content?.text ?? null,
       recorded_at: now,
     });
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: anchor,

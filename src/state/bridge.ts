@@ -68,7 +68,7 @@ export async function adminRelease(
     ) {
       return { released: false };
     }
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       at: now,
       plan_path: ref.plan_path,
       step_anchor: anchor,

@@ -101,7 +101,10 @@ async function claimTx(
 ): Promise<ClaimResult> {
   const plan_path = ref.plan_path;
   const now = ctx.clock.now();
-  const plan = await getPlan(c, plan_path);
+  // The plan row and the caller's own claim go out together (pipelined on PostgreSQL). The claim is read
+  // before any row is locked for a new one: on PostgreSQL it waits for a takeover of that row in flight,
+  // before this claim holds a row of its own (no lock cycle with that takeover).
+  const [plan, held] = await Promise.all([getPlan(c, plan_path), heldBy(c, plan_path, input.worktree, 'wait')]);
   if (!plan) throw planMissing(ref);
   const prose = snap ? (await checkDrift(ctx, c, plan, snap, now)) === 'prose' : false;
   const lease = addSeconds(now, leaseSeconds);
@@ -113,7 +116,7 @@ async function claimTx(
     // the event, whose append serializes writers until the commit (PostgreSQL) and so should come last.
     const p = plan;
     const remaining_ready = await countReady(c, plan_path, now);
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: fresh.anchor,
@@ -145,10 +148,6 @@ async function claimTx(
       integration_tip: input.integration?.tip ?? null,
     };
   };
-
-  // The caller's own claim is read first: on PostgreSQL it waits for a takeover of that row in flight, and
-  // it does so before this claim locks any row of its own (no lock cycle with that takeover).
-  const held = await heldBy(c, plan_path, w, 'wait');
 
   // Selection validity of --step comes before resume (a substep is never claimable).
   let wanted: StepRow | undefined;
@@ -200,7 +199,7 @@ async function claimTx(
         failures: s.failures + 1,
         fail_reason: 'lease expired',
       };
-      await recordEvent(ctx, c, {
+      recordEvent(ctx, c, {
         command: 'step_failed',
         at: now,
         plan_path,
@@ -215,7 +214,7 @@ async function claimTx(
     const taken =
       (await takeover(c, { plan_path, anchor: s.anchor, worktree: w, now, lease, old_owner: old })) ?? raceBug(s);
     const discarded = await discardAttempt(c, plan_path, s.anchor, now);
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       command: 'takeover',
       at: now,
       plan_path,
@@ -245,8 +244,10 @@ async function claimTx(
   // a takeover that reaches the cap fails that step and moves on. On PostgreSQL a pass that skipped rows
   // other claims hold and found nothing runs once more waiting for them (they may leave rows ready).
   for (const lock of c.dialect === 'postgres' ? (['skip', 'wait'] as const) : (['skip'] as const)) {
-    const expired = await expiredReady(c, plan_path, now, lock);
-    const pending = await nextPending(c, plan_path, -1, lock);
+    const [expired, pending] = await Promise.all([
+      expiredReady(c, plan_path, now, lock),
+      nextPending(c, plan_path, -1, lock),
+    ]);
     for (let ei = 0; ; ei++) {
       const e = expired[ei];
       if (pending && (!e || pending.step_index < e.step_index)) {
@@ -273,7 +274,7 @@ async function notClaimed(
   const cats = await categorizePlan(c, plan.plan_path, now);
   const allCompleted = cats.completed_steps.length === cats.all_steps.length;
   if (failed.length > 0 || prose) {
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       at: now,
       plan_path: plan.plan_path,
       step_anchor: null,

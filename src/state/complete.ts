@@ -81,19 +81,25 @@ async function completeTx(
   snap: PlanSnapshot | null,
 ): Promise<CompleteResult> {
   const now = ctx.clock.now();
-  const s = await findStep(c, plan_path, anchor, true);
+  // The step (locked first), the plan row and the rows under the step go out together (pipelined on
+  // PostgreSQL). A top-level step roots its own subtree; a substep's top-level step is read below.
+  const [s, planRow, rows] = await Promise.all([
+    findStep(c, plan_path, anchor, true),
+    getPlan(c, plan_path),
+    subtree(c, plan_path, anchor),
+  ]);
   const { step, top } = s;
-  const remaining = async () => {
-    const p = (await getPlan(c, plan_path))!;
-    return { remaining_steps: p.steps_total - p.steps_completed, plan_done: p.status === 'done' };
-  };
-  if (step.status === 'completed') return alreadyCompleted(ctx, c, plan_path, step, input, now, await remaining());
+  const plan = planRow!;
+  if (step.status === 'completed')
+    return alreadyCompleted(ctx, c, plan_path, step, input, now, {
+      remaining_steps: plan.steps_total - plan.steps_completed,
+      plan_done: plan.status === 'done',
+    });
   await checkOwner(c, plan_path, s, input.worktree, input.attempt);
   if (!isHeld(top.status)) throw invalidTransition(plan_path, top, `the top-level step ${top.anchor} is ${top.status}`);
-  const plan = (await getPlan(c, plan_path))!;
   const prose = snap ? (await checkDrift(ctx, c, plan, snap, now)) === 'prose' : false;
 
-  const tree = new Subtree(await subtree(c, plan_path, top.anchor));
+  const tree = new Subtree(top.anchor === anchor ? rows : await subtree(c, plan_path, top.anchor));
   const openDescendants = tree.descendants(anchor).filter((d) => d.status !== 'completed');
   const force = input.force;
   let autoCompleted = 0;
@@ -117,7 +123,7 @@ async function completeTx(
   } else {
     const anchors = [anchor, ...openDescendants.map((d) => d.anchor)];
     autoCompleted = await completeNonTerminal(c, plan_path, anchors, now);
-    await skipRemaining(c, plan_path, anchors, `forced: ${force}`, now);
+    skipRemaining(c, plan_path, anchors, `forced: ${force}`, now);
     for (const d of [...openDescendants].sort((a, b) => b.depth - a.depth || a.step_index - b.step_index)) {
       await completeRow(c, {
         plan_path,
@@ -147,7 +153,7 @@ async function completeTx(
       ? await completeTopLevel(ctx, c, plan_path, anchor, input.worktree, step.attempt, now)
       : { plan_completed: false, remaining_steps: plan.steps_total - plan.steps_completed };
   if (input.dry_run) throw new CompletionDryRun();
-  await recordEvent(ctx, c, {
+  recordEvent(ctx, c, {
     at: now,
     plan_path,
     step_anchor: anchor,
@@ -195,12 +201,13 @@ export async function completeTopLevel(
   attempt: number | null,
   now: string,
 ): Promise<{ plan_completed: boolean; remaining_steps: number }> {
-  await releaseDependents(c, plan_path, anchor);
+  // Sent with the counter's update, which answers for both.
+  releaseDependents(c, plan_path, anchor);
   const p = await countCompleted(c, plan_path, now);
   const remaining_steps = p.steps_total - p.steps_completed;
   if (p.steps_completed === p.steps_total && p.status === 'active') {
     await setPlanStatus(c, plan_path, 'done', now);
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       command: 'plan_done',
       at: now,
       plan_path,
@@ -228,7 +235,7 @@ async function alreadyCompleted(
     if (hash === null) {
       await setCommitHash(c, plan_path, step.anchor, input.commit);
       hash = input.commit;
-      await recordEvent(ctx, c, {
+      recordEvent(ctx, c, {
         at: now,
         plan_path,
         step_anchor: step.anchor,

@@ -148,7 +148,7 @@ export async function importPlan(ctx: StateContext, input: ImportInput): Promise
     await recomputeUnmet(c, plan_path);
     await recountPlan(c, plan_path);
     const imported = countsOf(doc);
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       at: ctx.clock.now(),
       plan_path,
       step_anchor: null,

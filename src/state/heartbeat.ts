@@ -42,7 +42,7 @@ export async function heartbeat(ctx: StateContext, input: HeartbeatInput): Promi
     const revived = isExpired(top.lease_expires_at, now);
     await renewLease(c, { plan_path, anchor: top.anchor, worktree: input.worktree, now, lease, heartbeat: true });
     if (revived) {
-      await recordEvent(ctx, c, {
+      recordEvent(ctx, c, {
         at: now,
         plan_path,
         step_anchor: top.anchor,

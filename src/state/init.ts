@@ -90,7 +90,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
     const actor = 'admin';
     if (!row) {
       const counts = await insertFresh(c, ref.plan_path, parsed, bytes, now);
-      await recordEvent(ctx, c, {
+      recordEvent(ctx, c, {
         at: now,
         plan_path: ref.plan_path,
         step_anchor: null,
@@ -111,7 +111,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
         `${ref.plan_path}: the prose changed (structure unchanged); titles and texts refreshed`,
         { plan_path: ref.plan_path },
       );
-      await recordEvent(ctx, c, {
+      recordEvent(ctx, c, {
         at: now,
         plan_path: ref.plan_path,
         step_anchor: null,
@@ -122,7 +122,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
       return { ...out, already_initialized: true, reinitialized: false };
     }
     if (row.status === 'archived') {
-      await recordEvent(ctx, c, {
+      recordEvent(ctx, c, {
         command: 'plan_reactivated',
         at: now,
         plan_path: ref.plan_path,
@@ -133,7 +133,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
       });
     }
     const report = await reinitialize(c, ref.plan_path, parsed, bytes, now, Boolean(input.release_claims));
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       at: now,
       plan_path: ref.plan_path,
       step_anchor: null,

@@ -38,7 +38,7 @@ export async function prune(ctx: StateContext, input: PruneInput): Promise<{ pru
       if (input.purge) await purgePlan(c, p);
       else await setPlanStatus(c, p, 'archived', now);
     }
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       at: now,
       plan_path: null,
       step_anchor: null,

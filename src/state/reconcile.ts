@@ -160,7 +160,7 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
         force,
         ...(refactorsApplied.length ? { refactors_applied: refactorsApplied } : {}),
       };
-      await recordEvent(ctx, c, { at: now, plan_path, step_anchor: null, actor: 'admin', attempt: null, details });
+      recordEvent(ctx, c, { at: now, plan_path, step_anchor: null, actor: 'admin', attempt: null, details });
     }
     return out;
   });

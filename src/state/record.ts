@@ -3,7 +3,7 @@ import type { StateContext } from './context.js';
 import { appendEvent } from './queries/events.js';
 import type { Conn } from './sql/conn.js';
 
-export async function recordEvent(
+export function recordEvent(
   ctx: StateContext,
   c: Conn,
   e: {
@@ -15,6 +15,6 @@ export async function recordEvent(
     details: Record<string, unknown>;
     command?: string;
   },
-): Promise<number> {
-  return await appendEvent(c, { ...e, command: e.command ?? ctx.command });
+): void {
+  appendEvent(c, { ...e, command: e.command ?? ctx.command });
 }

@@ -132,7 +132,7 @@ export async function recordScopeEvent(
   at: string,
   details: Record<string, unknown>,
 ): Promise<void> {
-  await recordEvent(ctx, c, {
+  recordEvent(ctx, c, {
     at,
     plan_path: scope.plan_path,
     step_anchor: scope.step_anchor,

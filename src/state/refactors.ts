@@ -140,7 +140,7 @@ export async function skipRefactor(ctx: StateContext, input: SkipInput): Promise
       result_json: json({ ...withoutPending(view(r).result), skipped_reason: input.reason }),
       updated_at: now,
     });
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: anchor,

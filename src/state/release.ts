@@ -54,7 +54,7 @@ export async function release(ctx: StateContext, input: OwnerInput): Promise<Rel
     ) {
       throw new TugError('InternalError', { reason: 'guarded release changed no row' });
     }
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: anchor,
@@ -111,7 +111,7 @@ export async function fail(ctx: StateContext, input: FailInput): Promise<FailRes
       throw new TugError('InternalError', { reason: 'guarded fail changed no row' });
     }
     if (status === 'failed') {
-      await recordEvent(ctx, c, {
+      recordEvent(ctx, c, {
         command: 'step_failed',
         at: now,
         plan_path,
@@ -121,7 +121,7 @@ export async function fail(ctx: StateContext, input: FailInput): Promise<FailRes
         details: { failures, fail_reason: reason },
       });
     }
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: anchor,

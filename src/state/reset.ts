@@ -57,7 +57,7 @@ export async function reset(ctx: StateContext, input: ResetInput): Promise<Reset
     const discarded = step.status === 'pending' ? null : await discardAttempt(c, plan_path, anchor, now);
     if ((await resetTop(c, plan_path, anchor)) !== 1)
       throw new TugError('InternalError', { reason: 'guarded reset changed no row' });
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: anchor,

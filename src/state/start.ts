@@ -36,7 +36,7 @@ export async function start(ctx: StateContext, input: OwnerInput): Promise<Start
     if (step.parent_anchor === null) {
       if (step.status !== 'claimed')
         throw invalidTransition(plan_path, step, `${anchor} is ${step.status}; only a claimed step can start`);
-      await startTop(c, { plan_path, anchor, worktree: input.worktree, attempt: top.attempt, now });
+      startTop(c, { plan_path, anchor, worktree: input.worktree, attempt: top.attempt, now });
     } else {
       if (!isHeld(top.status))
         throw invalidTransition(plan_path, step, `the top-level step ${top.anchor} is ${top.status}`, {
@@ -44,13 +44,13 @@ export async function start(ctx: StateContext, input: OwnerInput): Promise<Start
         });
       if (step.status !== 'pending')
         throw invalidTransition(plan_path, step, `${anchor} is ${step.status}; only a pending substep can start`);
-      await startSub(c, { plan_path, anchor, now });
+      startSub(c, { plan_path, anchor, now });
       if (top.status === 'claimed') {
-        await startTop(c, { plan_path, anchor: top.anchor, worktree: input.worktree, attempt: top.attempt, now });
+        startTop(c, { plan_path, anchor: top.anchor, worktree: input.worktree, attempt: top.attempt, now });
         startedTop.push(top.anchor);
       }
     }
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       at: now,
       plan_path,
       step_anchor: anchor,

@@ -149,7 +149,7 @@ async function updateTx(
       changes.push({ kind: p.item.kind, ordinal: p.item.ordinal, from: p.item.status, to: p.status });
     }
   }
-  if (step.parent_anchor !== null && step.status === 'pending') await startSub(c, { plan_path, anchor, now });
+  if (step.parent_anchor !== null && step.status === 'pending') startSub(c, { plan_path, anchor, now });
 
   let tree = new Subtree(await subtree(c, plan_path, top.anchor));
   if (input.complete_remaining) {
@@ -180,7 +180,7 @@ async function updateTx(
   const auto = await autoComplete(ctx, c, plan_path, tree, anchor, input.worktree, top.attempt, now);
   const counts = { tasks: emptyCounts(), tests: emptyCounts(), checkpoints: emptyCounts() };
   for (const i of await itemsOfStep(c, plan_path, anchor)) counts[KIND_PLURAL[i.kind]][i.status]++;
-  await recordEvent(ctx, c, {
+  recordEvent(ctx, c, {
     at: now,
     plan_path,
     step_anchor: anchor,
@@ -240,7 +240,7 @@ async function autoComplete(
     });
     completed.add(cand.anchor);
     out.push(cand.anchor);
-    await recordEvent(ctx, c, {
+    recordEvent(ctx, c, {
       command: 'substep_auto_completed',
       at: now,
       plan_path,

@@ -60,8 +60,8 @@ export async function unmetLiftedDeps(c: Conn, plan_path: string, anchor: string
 }
 
 /** A top-level step completed: each dependent has one unmet lifted dependency fewer. */
-export async function releaseDependents(c: Conn, plan_path: string, anchor: string): Promise<void> {
-  await c.run(
+export function releaseDependents(c: Conn, plan_path: string, anchor: string): void {
+  c.later(
     `UPDATE steps SET unmet_deps = unmet_deps - 1
      WHERE plan_path = @p AND anchor IN (SELECT step_anchor FROM step_lifted_deps WHERE plan_path = @p AND depends_on = @a)`,
     { p: plan_path, a: anchor },

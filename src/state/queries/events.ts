@@ -27,25 +27,24 @@ export interface NewEvent {
  */
 const APPEND_EVENT = {
   sqlite: `INSERT INTO events (at, plan_path, step_anchor, command, actor, attempt, details_json)
-       VALUES (@at, @plan_path, @step_anchor, @command, @actor, @attempt, @details_json) RETURNING id`,
+       VALUES (@at, @plan_path, @step_anchor, @command, @actor, @attempt, @details_json)`,
   postgres: `WITH l AS (SELECT pg_advisory_xact_lock(5, hashtext(current_schema())))
        INSERT INTO events (at, plan_path, step_anchor, command, actor, attempt, details_json)
        SELECT CAST(@at AS TEXT), CAST(@plan_path AS TEXT), CAST(@step_anchor AS TEXT), CAST(@command AS TEXT),
-         CAST(@actor AS TEXT), CAST(@attempt AS INTEGER), CAST(@details_json AS TEXT) FROM l RETURNING id`,
+         CAST(@actor AS TEXT), CAST(@attempt AS INTEGER), CAST(@details_json AS TEXT) FROM l`,
 } as const;
 
-export async function appendEvent(c: Conn, e: NewEvent): Promise<number> {
-  return Number(
-    (await c.get<{ id: number }>(APPEND_EVENT[c.dialect], {
-      at: e.at,
-      plan_path: e.plan_path,
-      step_anchor: e.step_anchor,
-      command: e.command,
-      actor: e.actor,
-      attempt: e.attempt,
-      details_json: JSON.stringify(e.details),
-    }))!.id,
-  );
+/** Appends the event without waiting for its answer (Conn.later): on PostgreSQL it goes out with the COMMIT. */
+export function appendEvent(c: Conn, e: NewEvent): void {
+  c.later(APPEND_EVENT[c.dialect], {
+    at: e.at,
+    plan_path: e.plan_path,
+    step_anchor: e.step_anchor,
+    command: e.command,
+    actor: e.actor,
+    attempt: e.attempt,
+    details_json: JSON.stringify(e.details),
+  });
 }
 
 /** Did `actor` ever hold a claim on this step? (claim events carry `claimed: true`.) */

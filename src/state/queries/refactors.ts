@@ -89,19 +89,11 @@ export async function discardRefactors(c: Conn, plan_path: string, top_anchor: s
 }
 
 /** complete --force: the remaining rows of the given steps become skipped with `skipped_reason`. */
-export async function skipRemaining(
-  c: Conn,
-  plan_path: string,
-  anchors: string[],
-  reason: string,
-  now: string,
-): Promise<number> {
+export function skipRemaining(c: Conn, plan_path: string, anchors: string[], reason: string, now: string): void {
   const sql = `UPDATE step_refactors SET status = 'skipped', updated_at = @now,
        result_json = ${SKIPPED_JSON[c.dialect]}
      WHERE plan_path = @p AND step_anchor = @a AND status NOT IN ${REFACTOR_DONE_SQL}`;
-  let n = 0;
-  for (const a of anchors) n += await c.run(sql, { p: plan_path, a, reason, now });
-  return n;
+  for (const a of anchors) c.later(sql, { p: plan_path, a, reason, now });
 }
 
 export async function getRefactor(

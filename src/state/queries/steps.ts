@@ -266,11 +266,11 @@ export async function renewLease(c: Conn, p: ClaimParams & { heartbeat: boolean 
 }
 
 /** claimed → in_progress for the owner. */
-export async function startTop(
+export function startTop(
   c: Conn,
   p: { plan_path: string; anchor: string; worktree: string; attempt: number; now: string },
-): Promise<number> {
-  return await c.run(
+): void {
+  c.later(
     `UPDATE steps SET status = 'in_progress', started_at = @now
      WHERE plan_path = @plan_path AND anchor = @anchor AND parent_anchor IS NULL AND status = 'claimed'
        AND claimed_by = @worktree AND attempt = @attempt`,
@@ -279,8 +279,8 @@ export async function startTop(
 }
 
 /** A substep: pending → in_progress. */
-export async function startSub(c: Conn, p: { plan_path: string; anchor: string; now: string }): Promise<number> {
-  return await c.run(
+export function startSub(c: Conn, p: { plan_path: string; anchor: string; now: string }): void {
+  c.later(
     `UPDATE steps SET status = 'in_progress', started_at = @now
      WHERE plan_path = @plan_path AND anchor = @anchor AND parent_anchor IS NOT NULL AND status = 'pending'`,
     p,

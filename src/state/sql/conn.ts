@@ -16,6 +16,13 @@ export interface Conn {
   all<T>(sql: string, params?: Params): Promise<T[]>;
   /** Runs a statement; returns the number of rows it changed. */
   run(sql: string, params?: Params): Promise<number>;
+  /**
+   * Runs a statement whose result nobody reads (an event's append, say). SQLite runs it now and throws at
+   * once. PostgreSQL sends it without waiting for its answer (the connection is pipelined): it travels with
+   * the next statement or the COMMIT, and a failure fails the transaction there. Statements still run in the
+   * order they were issued.
+   */
+  later(sql: string, params?: Params): void;
 }
 
 export interface TxOptions {

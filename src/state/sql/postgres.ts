@@ -51,24 +51,49 @@ type Query = (q: { name?: string; text: string; values: unknown[] }) => Promise<
 
 class PgConn implements Conn {
   readonly dialect = 'postgres' as const;
+  /** Statements sent with `later` whose answers nobody has checked yet. */
+  private pending: Promise<unknown>[] = [];
   constructor(
     private readonly q: Query,
     private readonly target: PgTarget,
   ) {}
 
-  private async exec(sql: string, params: Params | undefined) {
+  /**
+   * Sends the statement now, behind any still in flight (the client pipelines them); resolves with its
+   * answer. Statements with parameters are prepared once per connection (named); the rest go as simple
+   * queries (BEGIN and its lock are two statements in one text, which cannot be prepared).
+   */
+  private send(sql: string, params: Params | undefined) {
     const t = translate(sql);
     try {
       const vals = values(t, params);
-      // Statements with parameters are prepared once per connection (named); the rest go as simple queries
-      // (BEGIN and its lock are two statements in one text, which cannot be prepared).
-      return await this.q(
+      return this.q(
         vals.length > 0 ? { name: t.name, text: t.text, values: vals } : { text: t.text, values: vals },
-      );
+      ).catch((e: unknown) => {
+        throw pgToTugError(e, this.target);
+      });
     } catch (e) {
-      throw pgToTugError(e, this.target);
+      return Promise.reject(pgToTugError(e, this.target));
     }
   }
+
+  /** One statement's answer; a failure of an earlier `later` statement is reported first (it caused this one's). */
+  private async exec(sql: string, params: Params | undefined) {
+    const answer = this.send(sql, params);
+    if (this.pending.length > 0) {
+      answer.catch(() => undefined);
+      await this.settle();
+    }
+    return await answer;
+  }
+
+  /** Waits for the statements sent with `later`; throws the first failure among them. */
+  private async settle(): Promise<void> {
+    const sent = this.pending;
+    this.pending = [];
+    for (const r of await Promise.allSettled(sent)) if (r.status === 'rejected') throw r.reason;
+  }
+
   async get<T>(sql: string, params?: Params): Promise<T | undefined> {
     return (await this.exec(sql, params)).rows[0] as T | undefined;
   }
@@ -77,6 +102,11 @@ class PgConn implements Conn {
   }
   async run(sql: string, params?: Params): Promise<number> {
     return (await this.exec(sql, params)).rowCount ?? 0;
+  }
+  later(sql: string, params?: Params): void {
+    const answer = this.send(sql, params);
+    answer.catch(() => undefined);
+    this.pending.push(answer);
   }
 }
 
@@ -134,6 +164,10 @@ export class PgDatabase extends PgConn implements Database {
   override run(sql: string, params?: Params): Promise<number> {
     return this.retrying(() => super.run(sql, params));
   }
+  /** Outside a transaction nothing would report its failure: only transactions defer statements. */
+  override later(_sql: string, _params?: Params): void {
+    throw new TugError('InternalError', { reason: 'a deferred statement outside a transaction' });
+  }
 
   private transaction<T>(begin: string, fn: (c: Conn) => Promise<T>): Promise<T> {
     return this.retrying(() => this.once(begin, fn));
@@ -176,7 +210,8 @@ export class PgDatabase extends PgConn implements Database {
     let broken = false;
     try {
       const tx = new PgConn((q) => client.query(q), this.o.target);
-      await tx.run(begin);
+      // BEGIN and its locks travel with the transaction's first statement.
+      tx.later(begin);
       const result = await fn(tx);
       await tx.run('COMMIT');
       return result;
@@ -294,6 +329,8 @@ export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase |
   const config: PoolConfig = {
     connectionString: o.url,
     max: POOL_MAX,
+    // A transaction's statements that do not wait for each other go out together (Conn.later).
+    pipeline: true,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 10_000,
     options: `-c search_path=${quoteIdent(o.schema)}`,

@@ -112,6 +112,14 @@ export class SqliteDatabase implements Database {
     }
   }
 
+  later(sql: string, params?: Params): void {
+    try {
+      this.stmt(sql).run(...bind(params));
+    } catch (e) {
+      throw this.mapped(e);
+    }
+  }
+
   /**
    * One IMMEDIATE transaction (every read-then-write, 02-state.md §1). Waiting for the write lock never
    * blocks the event loop for long: each `BEGIN IMMEDIATE` waits at most one busy slice (BUSY_SLICE_MS,

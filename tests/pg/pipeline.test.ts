@@ -1,0 +1,53 @@
+// Statements a transaction sends without waiting (Conn.later, src/state/sql/postgres.ts) on a real server: they
+// run in order, a failure among them fails the whole transaction (nothing is committed), and it is the failure
+// reported, not the "transaction aborted" of the statement behind it.
+import { describe, expect, it } from 'vitest';
+import { TugError } from '../../src/contract/errors.js';
+import { LATEST_SCHEMA_VERSION, migrationsDir } from '../../src/state/migrate.js';
+import { pgTarget } from '../../src/state/sql/pg-sql.js';
+import { openPg } from '../../src/state/sql/postgres.js';
+import { createTestDatabase } from '../helpers/pg.js';
+
+const INSERT = `INSERT INTO events (at, plan_path, step_anchor, command, actor, attempt, details_json)
+  VALUES ('2026-03-01T10:00:00.000Z', NULL, NULL, 'test', ?, NULL, '{}')`;
+
+describe('deferred statements on PostgreSQL', () => {
+  it('run in order with the commit, and one failing rolls the whole transaction back', async () => {
+    const db = await createTestDatabase();
+    const o = {
+      url: db.url,
+      target: pgTarget(db.url, {}),
+      schema: 'tug_pipeline',
+      retryMs: 0,
+      migrationsDir: `${migrationsDir()}/pg`,
+    };
+    const pg = (await openPg({ ...o, mode: 'create' }, LATEST_SCHEMA_VERSION))!;
+    try {
+      await pg.write(async (c) => {
+        c.later(INSERT, ['a']);
+        c.later(INSERT, ['b']);
+      });
+      const actors = async () =>
+        (await pg.all<{ actor: string }>('SELECT actor FROM events ORDER BY id')).map((r) => r.actor);
+      expect(await actors()).toEqual(['a', 'b']);
+
+      // A failure at the commit: the statement before it is rolled back with it.
+      const atCommit = pg.write(async (c) => {
+        c.later(INSERT, ['c']);
+        c.later('SELECT 1 / 0');
+      });
+      await expect(atCommit).rejects.toSatisfy((e) => e instanceof TugError && e.details.pg_code === '22012');
+      // A failure reported by the next statement that waits: its own error, not 25P02 (transaction aborted).
+      const atNext = pg.write(async (c) => {
+        c.later('SELECT 1 / 0');
+        await c.get('SELECT 1');
+      });
+      await expect(atNext).rejects.toSatisfy((e) => e instanceof TugError && e.details.pg_code === '22012');
+      expect(await actors()).toEqual(['a', 'b']);
+      // Outside a transaction nothing would report a failure: refused.
+      expect(() => pg.later(INSERT, ['d'])).toThrow(TugError);
+    } finally {
+      await pg.close();
+    }
+  });
+});
