@@ -10,6 +10,9 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, inject } from 'vitest';
 import type {} from './pg-global-setup.js'; // declares inject('tugcodePg')
+import { LATEST_SCHEMA_VERSION, migrationsDir } from '../../src/state/migrate.js';
+import { pgTarget } from '../../src/state/sql/pg-sql.js';
+import { openPg, type PgDatabase } from '../../src/state/sql/postgres.js';
 import {
   createPgServer,
   destroyPgServer,
@@ -176,4 +179,19 @@ export async function startPrivatePg(opts: StartPgOptions = {}): Promise<Private
       await destroyPgServer(info);
     },
   };
+}
+
+/**
+ * The state library's own connection to `url` (openPg) on the project schema `schema`: null when a reader or a
+ * writer finds no schema; `create` creates and migrates it. Lost connections are not retried.
+ */
+export function openStatePg(
+  url: string,
+  schema: string,
+  mode: 'read' | 'write' | 'create' = 'create',
+): Promise<PgDatabase | null> {
+  return openPg(
+    { url, target: pgTarget(url, {}), schema, mode, retryMs: 0, migrationsDir: `${migrationsDir()}/pg` },
+    LATEST_SCHEMA_VERSION,
+  );
 }

@@ -3,11 +3,8 @@
 // skips an event that committed late.
 import { describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LATEST_SCHEMA_VERSION, migrationsDir } from '../../src/state/migrate.js';
 import { appendEvent } from '../../src/state/queries/events.js';
-import { pgTarget } from '../../src/state/sql/pg-sql.js';
-import { openPg } from '../../src/state/sql/postgres.js';
-import { createTestDatabase } from '../helpers/pg.js';
+import { createTestDatabase, openStatePg } from '../helpers/pg.js';
 
 const event = (actor: string) => ({
   at: '2026-03-01T10:00:00.000Z',
@@ -22,14 +19,7 @@ const event = (actor: string) => ({
 describe('events on PostgreSQL', () => {
   it('get their ids in commit order when transactions run side by side', async () => {
     const db = await createTestDatabase();
-    const o = {
-      url: db.url,
-      target: pgTarget(db.url, {}),
-      schema: 'tug_events',
-      retryMs: 0,
-      migrationsDir: `${migrationsDir()}/pg`,
-    };
-    const pg = (await openPg({ ...o, mode: 'create' }, LATEST_SCHEMA_VERSION))!;
+    const pg = (await openStatePg(db.url, 'tug_events'))!;
     try {
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));

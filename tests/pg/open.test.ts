@@ -1,18 +1,14 @@
 // openPg and the write transaction's advisory lock (src/state/sql/postgres.ts): the schema version and the server
 // clock read on open (one round trip when the schema exists), BEGIN and the project lock sent together.
 import { describe, expect, it } from 'vitest';
-import { LATEST_SCHEMA_VERSION, migrationsDir } from '../../src/state/migrate.js';
-import { pgTarget } from '../../src/state/sql/pg-sql.js';
-import { openPg, type PgDatabase } from '../../src/state/sql/postgres.js';
-import { createTestDatabase, pgConnect } from '../helpers/pg.js';
+import { LATEST_SCHEMA_VERSION } from '../../src/state/migrate.js';
+import type { PgDatabase } from '../../src/state/sql/postgres.js';
+import { createTestDatabase, openStatePg, pgConnect } from '../helpers/pg.js';
 
 const SCHEMA = 'tug_opentest';
 
 function open(url: string, mode: 'read' | 'write' | 'create'): Promise<PgDatabase | null> {
-  return openPg(
-    { url, target: pgTarget(url, {}), schema: SCHEMA, mode, retryMs: 0, migrationsDir: `${migrationsDir()}/pg` },
-    LATEST_SCHEMA_VERSION,
-  );
+  return openStatePg(url, SCHEMA, mode);
 }
 
 describe('openPg', () => {

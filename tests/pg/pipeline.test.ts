@@ -3,10 +3,7 @@
 // reported, not the "transaction aborted" of the statement behind it.
 import { describe, expect, it } from 'vitest';
 import { TugError } from '../../src/contract/errors.js';
-import { LATEST_SCHEMA_VERSION, migrationsDir } from '../../src/state/migrate.js';
-import { pgTarget } from '../../src/state/sql/pg-sql.js';
-import { openPg } from '../../src/state/sql/postgres.js';
-import { createTestDatabase } from '../helpers/pg.js';
+import { createTestDatabase, openStatePg } from '../helpers/pg.js';
 
 const INSERT = `INSERT INTO events (at, plan_path, step_anchor, command, actor, attempt, details_json)
   VALUES ('2026-03-01T10:00:00.000Z', NULL, NULL, 'test', ?, NULL, '{}')`;
@@ -14,14 +11,7 @@ const INSERT = `INSERT INTO events (at, plan_path, step_anchor, command, actor, 
 describe('deferred statements on PostgreSQL', () => {
   it('run in order with the commit, and one failing rolls the whole transaction back', async () => {
     const db = await createTestDatabase();
-    const o = {
-      url: db.url,
-      target: pgTarget(db.url, {}),
-      schema: 'tug_pipeline',
-      retryMs: 0,
-      migrationsDir: `${migrationsDir()}/pg`,
-    };
-    const pg = (await openPg({ ...o, mode: 'create' }, LATEST_SCHEMA_VERSION))!;
+    const pg = (await openStatePg(db.url, 'tug_pipeline'))!;
     try {
       await pg.write(async (c) => {
         c.later(INSERT, ['a']);
