@@ -9,7 +9,8 @@
  * for up to `retryMs`: a transaction that failed that way rolled back, so it runs again from the start.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Pool, PoolClient, PoolConfig } from 'pg';
+import type { Duplex } from 'node:stream';
+import type { Client, Pool, PoolClient, PoolConfig } from 'pg';
 import { TugError } from '../../contract/errors.js';
 import type { Conn, Database, Params, TxOptions } from './conn.js';
 import { isUnavailable, pgLiteral, pgToTugError, translate, values, type PgTarget } from './pg-sql.js';
@@ -53,10 +54,29 @@ class PgConn implements Conn {
   readonly dialect = 'postgres' as const;
   /** Statements sent with `later` whose answers nobody has checked yet. */
   private pending: Promise<unknown>[] = [];
+  private corked = false;
   constructor(
     private readonly q: Query,
     private readonly target: PgTarget,
+    /** The transaction's socket: statements sent in one turn of the event loop leave in one write. */
+    private readonly socket?: Duplex,
   ) {}
+
+  /**
+   * Holds the socket's writes until the current turn's promise callbacks have run (a tick queued now runs
+   * after them), so a batch (BEGIN with the first reads, the last writes with COMMIT) is one write and
+   * reaches the server at once.
+   */
+  private batch(): void {
+    const s = this.socket;
+    if (!s || this.corked) return;
+    this.corked = true;
+    s.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      s.uncork();
+    });
+  }
 
   /**
    * Sends the statement now, behind any still in flight (the client pipelines them); resolves with its
@@ -67,6 +87,7 @@ class PgConn implements Conn {
     const t = translate(sql);
     try {
       const vals = values(t, params);
+      this.batch();
       return this.q(
         vals.length > 0 ? { name: t.name, text: t.text, values: vals } : { text: t.text, values: vals },
       ).catch((e: unknown) => {
@@ -209,7 +230,7 @@ export class PgDatabase extends PgConn implements Database {
     this.connected = true;
     let broken = false;
     try {
-      const tx = new PgConn((q) => client.query(q), this.o.target);
+      const tx = new PgConn((q) => client.query(q), this.o.target, (client as unknown as Client).connection.stream);
       // BEGIN and its locks travel with the transaction's first statement.
       tx.later(begin);
       const result = await fn(tx);
