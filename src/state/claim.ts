@@ -110,12 +110,16 @@ async function claimTx(
   const lease = addSeconds(now, leaseSeconds);
   const w = input.worktree;
   const events: Record<string, unknown>[] = [];
-  /** `fresh`: the claimed row as the transaction left it. */
-  const done = async (fresh: StepRow, extra: { resumed: boolean; reclaimed: boolean }): Promise<ClaimedResult> => {
-    // A claim changes no plan counter: the row read at the start still counts right. The count comes before
-    // the event, whose append serializes writers until the commit (PostgreSQL) and so should come last.
+  /** `claimed`: the claimed row as the transaction left it, or the statement that answers with it. */
+  const done = async (
+    claimed: StepRow | Promise<StepRow>,
+    extra: { resumed: boolean; reclaimed: boolean },
+  ): Promise<ClaimedResult> => {
+    // A claim changes no plan counter: the row read at the start still counts right. The count goes out
+    // right behind the claim's statement (pipelined on PostgreSQL) and before the event, whose append
+    // serializes writers until the commit (PostgreSQL) and so comes last.
     const p = plan;
-    const remaining_ready = await countReady(c, plan_path, now);
+    const [fresh, remaining_ready] = await Promise.all([claimed, countReady(c, plan_path, now)]);
     recordEvent(ctx, c, {
       at: now,
       plan_path,
@@ -179,7 +183,7 @@ async function claimTx(
       });
     }
     await renewLease(c, { plan_path, anchor: held.anchor, worktree: w, now, lease, heartbeat: false });
-    return done((await getStep(c, plan_path, held.anchor))!, { resumed: true, reclaimed: false });
+    return done(getStep(c, plan_path, held.anchor) as Promise<StepRow>, { resumed: true, reclaimed: false });
   }
 
   const maxAttempts = ctx.config.state.max_attempts;
@@ -251,7 +255,8 @@ async function claimTx(
     for (let ei = 0; ; ei++) {
       const e = expired[ei];
       if (pending && (!e || pending.step_index < e.step_index)) {
-        return done((await take(pending))!, { resumed: false, reclaimed: false });
+        // A pending row is always taken (take answers null only for a takeover that failed the step).
+        return done(take(pending) as Promise<StepRow>, { resumed: false, reclaimed: false });
       }
       if (!e) break;
       const taken = await take(e);

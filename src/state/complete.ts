@@ -102,42 +102,40 @@ async function completeTx(
   const tree = new Subtree(top.anchor === anchor ? rows : await subtree(c, plan_path, top.anchor));
   const openDescendants = tree.descendants(anchor).filter((d) => d.status !== 'completed');
   const force = input.force;
-  let autoCompleted = 0;
+  let autoCompleted: Promise<number> = Promise.resolve(0);
+  const forced: Promise<number>[] = [];
   if (force === undefined) {
-    const open_items = (await openItemsOfStep(c, plan_path, anchor)).map((i) => ({
-      kind: i.kind,
-      ordinal: i.ordinal,
-      text: i.text,
-      status: i.status,
-    }));
+    const [items, refactors] = await Promise.all([
+      openItemsOfStep(c, plan_path, anchor),
+      openRefactorsOfStep(c, plan_path, anchor),
+    ]);
+    const open_items = items.map((i) => ({ kind: i.kind, ordinal: i.ordinal, text: i.text, status: i.status }));
     const incomplete_substeps = openDescendants.map((d) => d.anchor);
-    const open_refactors = (await openRefactorsOfStep(c, plan_path, anchor)).map((r) => ({
-      ordinal: r.ordinal,
-      op_text: r.op_text,
-      status: r.status,
-    }));
+    const open_refactors = refactors.map((r) => ({ ordinal: r.ordinal, op_text: r.op_text, status: r.status }));
     const details = { plan_path, step_anchor: anchor, open_items, incomplete_substeps, open_refactors };
     if (open_items.length > 0) throw new TugError('ChecklistIncomplete', details);
     if (incomplete_substeps.length > 0) throw new TugError('SubstepsIncomplete', details);
     if (open_refactors.length > 0) throw new TugError('RefactorsIncomplete', details);
   } else {
     const anchors = [anchor, ...openDescendants.map((d) => d.anchor)];
-    autoCompleted = await completeNonTerminal(c, plan_path, anchors, now);
+    autoCompleted = completeNonTerminal(c, plan_path, anchors, now);
     skipRemaining(c, plan_path, anchors, `forced: ${force}`, now);
     for (const d of [...openDescendants].sort((a, b) => b.depth - a.depth || a.step_index - b.step_index)) {
-      await completeRow(c, {
-        plan_path,
-        anchor: d.anchor,
-        now,
-        commit_hash: null,
-        reason: force,
-        via: 'force',
-        owner: null,
-      });
+      forced.push(
+        completeRow(c, {
+          plan_path,
+          anchor: d.anchor,
+          now,
+          commit_hash: null,
+          reason: force,
+          via: 'force',
+          owner: null,
+        }),
+      );
     }
   }
   const via = force === undefined ? 'complete' : 'force';
-  const changed = await completeRow(c, {
+  const changed = completeRow(c, {
     plan_path,
     anchor,
     now,
@@ -146,12 +144,15 @@ async function completeTx(
     via,
     owner: input.worktree,
   });
-  if (changed !== 1) throw new TugError('InternalError', { reason: 'guarded completion changed no row' });
-  // A substep's completion moves no plan counter: the row read above still counts right.
-  const r =
+  // Every write above and the plan's bookkeeping go out together (one round trip on PostgreSQL) and run in
+  // that order; a failed guard below still rolls all of it back. A substep's completion moves no plan
+  // counter: the row read above still counts right.
+  const counters =
     step.parent_anchor === null
-      ? await completeTopLevel(ctx, c, plan_path, anchor, input.worktree, step.attempt, now)
-      : { plan_completed: false, remaining_steps: plan.steps_total - plan.steps_completed };
+      ? completeTopLevel(ctx, c, plan_path, anchor, input.worktree, step.attempt, now)
+      : Promise.resolve({ plan_completed: false, remaining_steps: plan.steps_total - plan.steps_completed });
+  const [auto, n, r] = await Promise.all([autoCompleted, changed, counters, Promise.all(forced)]);
+  if (n !== 1) throw new TugError('InternalError', { reason: 'guarded completion changed no row' });
   if (input.dry_run) throw new CompletionDryRun();
   recordEvent(ctx, c, {
     at: now,
@@ -166,7 +167,7 @@ async function completeTx(
       ...(force !== undefined
         ? {
             force_reason: force,
-            incomplete_items_auto_completed: autoCompleted,
+            incomplete_items_auto_completed: auto,
             substeps_forced: openDescendants.map((d) => d.anchor),
           }
         : {}),
@@ -180,7 +181,7 @@ async function completeTx(
     forced: force !== undefined,
     force_reason: force ?? null,
     completed_via: via,
-    incomplete_items_auto_completed: autoCompleted,
+    incomplete_items_auto_completed: auto,
     already_completed: false,
     plan_completed: r.plan_completed,
     remaining_steps: r.remaining_steps,

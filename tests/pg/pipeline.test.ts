@@ -34,6 +34,21 @@ describe('deferred statements on PostgreSQL', () => {
       });
       await expect(atNext).rejects.toSatisfy((e) => e instanceof TugError && e.details.pg_code === '22012');
       expect(await actors()).toEqual(['a', 'b']);
+      // A chain of the transaction still running after it failed never sends a statement behind the ROLLBACK
+      // (it would run and commit on its own).
+      let straggler: Promise<unknown> | undefined;
+      const failed = pg.write(async (c) => {
+        straggler = (async () => {
+          await new Promise((r) => setTimeout(r, 200));
+          c.later(INSERT, ['late']);
+          return await c.get('SELECT 1');
+        })();
+        straggler.catch(() => undefined);
+        throw new TugError('InvalidArgument', { reason: 'the caller gave up' });
+      });
+      await expect(failed).rejects.toThrow(TugError);
+      await expect(straggler).rejects.toSatisfy((e) => e instanceof TugError && e.code === 'InternalError');
+      expect(await actors()).toEqual(['a', 'b']);
       // Outside a transaction nothing would report a failure: refused.
       expect(() => pg.later(INSERT, ['d'])).toThrow(TugError);
     } finally {

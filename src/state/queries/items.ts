@@ -100,10 +100,10 @@ export async function discardItems(c: Conn, plan_path: string, top_anchor: strin
 
 /** Every non-terminal item of the given steps becomes completed; returns how many changed. */
 export async function completeNonTerminal(c: Conn, plan_path: string, anchors: string[], now: string): Promise<number> {
-  let n = 0;
   const sql = `UPDATE checklist_items SET status = 'completed', updated_at = ? WHERE plan_path = ? AND step_anchor = ? AND status NOT IN ${TERMINAL_SQL}`;
-  for (const a of anchors) n += await c.run(sql, [now, plan_path, a]);
-  return n;
+  // One statement per step, sent together (pipelined on PostgreSQL).
+  const counts = await Promise.all(anchors.map((a) => c.run(sql, [now, plan_path, a])));
+  return counts.reduce((n, k) => n + k, 0);
 }
 
 /** Non-terminal items of one step (for strict completion). */

@@ -55,6 +55,8 @@ class PgConn implements Conn {
   /** Statements sent with `later` whose answers nobody has checked yet. */
   private pending: Promise<unknown>[] = [];
   private corked = false;
+  /** Set once the transaction sent COMMIT or failed: a statement from a chain still running is refused. */
+  private ended = false;
   constructor(
     private readonly q: Query,
     private readonly target: PgTarget,
@@ -84,6 +86,11 @@ class PgConn implements Conn {
    * queries (BEGIN and its lock are two statements in one text, which cannot be prepared).
    */
   private send(sql: string, params: Params | undefined) {
+    if (this.ended)
+      // Never sent: behind the COMMIT or ROLLBACK it would run on its own, outside the transaction.
+      return Promise.reject(
+        new TugError('InternalError', { reason: 'a statement issued after its transaction ended' }),
+      );
     const t = translate(sql);
     try {
       const vals = values(t, params);
@@ -128,6 +135,13 @@ class PgConn implements Conn {
     const answer = this.send(sql, params);
     answer.catch(() => undefined);
     this.pending.push(answer);
+  }
+
+  /** The transaction's last statement: COMMIT (its answer, after the deferred ones'), or nothing after a failure. */
+  async end(commit: boolean): Promise<void> {
+    const answer = commit ? this.exec('COMMIT', undefined) : null;
+    this.ended = true;
+    if (answer) await answer;
   }
 }
 
@@ -229,14 +243,15 @@ export class PgDatabase extends PgConn implements Database {
     }
     this.connected = true;
     let broken = false;
+    const tx = new PgConn((q) => client.query(q), this.o.target, (client as unknown as Client).connection.stream);
     try {
-      const tx = new PgConn((q) => client.query(q), this.o.target, (client as unknown as Client).connection.stream);
       // BEGIN and its locks travel with the transaction's first statement.
       tx.later(begin);
       const result = await fn(tx);
-      await tx.run('COMMIT');
+      await tx.end(true);
       return result;
     } catch (e) {
+      void tx.end(false);
       try {
         await client.query('ROLLBACK');
       } catch {
