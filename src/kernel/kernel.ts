@@ -9,16 +9,14 @@ import type { KernelWarning } from './envelope.js';
 import { sortWarnings } from './envelope.js';
 import { undoToken } from './ids.js';
 import { realIo, resolvePatch, writeResolved, type ApplyIo } from './patch/index.js';
-import { buildPatch, opHashOf } from './prepare.js';
-import { opTargetOf, preparedOf } from './prepare-steps.js';
+import { opHashOf } from './prepare.js';
+import { opTargetOf, planPrepared } from './prepare-steps.js';
 import { Session, SYSTEM_CLOCK } from './session.js';
 import { Logger } from './log.js';
 import { applySettings, flagsOf, loadKernelConfig, withFlags, type KernelSettings } from './config.js';
 import { changedFiles, filesByLanguage, sessionRelative, takeSnapshot, type Snapshot } from './snapshot.js';
 import { normalizeFileArg, FileCache, WorkspaceFiles } from './workspace.js';
 import { BackendPool } from './backend-pool.js';
-import { planRename } from './ops/rename.js';
-import { planOrganize } from './ops/organize.js';
 import { verifyPatch, verifyWorkspace, type VerifyContext } from './verify/run.js';
 import type {
   AnalyzeResult,
@@ -198,42 +196,17 @@ class KernelImpl implements Kernel {
         throw new KernelError('FileNotFound', `${file} is not in the source set (ignored or excluded)`, { path: file });
       const files = new WorkspaceFiles(this.workspace, snap, this.fileCache);
       const backend = await this.backends.get(language, snap, files, warnings);
-      const ctx = { files, backend, snapshotId: snap.id, warnings };
-      if (op.op === 'rename-symbol') {
-        const at = op.at ? { file, line: op.at.line, col: op.at.col } : undefined;
-        const plan = await planRename(
-          ctx,
-          { at, symbol: symbolSel ? { ...symbolSel, file } : undefined, to: op.to, expect: op.expect, safety },
-          language,
-        );
-        const project = (backend as { otherProjects?: () => string[] }).otherProjects?.() ?? [];
-        if (project.length > 0)
-          warnings.push({
-            code: 'ProjectBoundary',
-            message: `other TypeScript projects were not searched: ${project.join(', ')}`,
-          });
-        const built = buildPatch(
-          snap,
-          new Map([...new Set(plan.edits.map((e) => e.path))].map((p) => [p, files.file(p)])),
-          plan.edits,
-          { op_hash: opHashValue, symbol_id: plan.symbol.id },
-          (p) => files.index(p),
-        );
-        // Stored once the operation is accepted: a refused one writes nothing.
-        this.session.storeSnapshot(snap);
-        return preparedOf(op, snap.id, opHashValue, built, warnings, {
-          symbol: plan.symbol,
-          oldName: plan.oldName,
-          newName: op.to,
-          references: plan.references,
-        });
-      }
-      const edits = await planOrganize(ctx, file, op.mode);
-      const built = buildPatch(snap, new Map([[file, files.file(file)]]), edits, { op_hash: opHashValue }, (p) =>
-        files.index(p),
+      const prepared = await planPrepared(
+        { files, backend, snapshotId: snap.id, warnings },
+        op,
+        { file, language, symbolSel },
+        snap,
+        opHashValue,
+        safety,
       );
+      // Stored once the operation is accepted: a refused one writes nothing.
       this.session.storeSnapshot(snap);
-      return preparedOf(op, snap.id, opHashValue, built, warnings, { references: [] });
+      return prepared;
     } catch (e) {
       if (e instanceof KernelError && !e.snapshotId) e.snapshotId = snap.id;
       throw e;

@@ -1,15 +1,18 @@
 /**
  * Steps of the Kernel's prepare pipeline (05-kernel.md §6.1) around ./prepare.ts: the operation's file,
- * language and symbol selector from its arguments (with the new name's syntax check), and the Prepared
- * result around a built patch.
+ * language and symbol selector from its arguments (with the new name's syntax check), the operation planned
+ * on its backend and built into a patch, and the Prepared result around it.
  */
 import { KernelError } from './errors.js';
 import type { KernelWarning } from './envelope.js';
 import { sortWarnings } from './envelope.js';
 import { validateNewName } from './names.js';
 import { editJson } from './patch/index.js';
+import { planOrganize } from './ops/organize.js';
+import { planRename } from './ops/rename.js';
+import type { TargetContext } from './ops/target.js';
 import { buildPatch, splitSelector, summarize } from './prepare.js';
-import type { Language } from './snapshot.js';
+import type { Language, Snapshot } from './snapshot.js';
 import { normalizeFileArg } from './workspace.js';
 import type { OpSpec, Prepared } from './types.js';
 
@@ -50,6 +53,52 @@ export async function opTargetOf(workspace: string, op: OpSpec): Promise<OpTarge
     validateNewName(language, op.to, isId);
   }
   return { file, language, symbolSel };
+}
+
+/**
+ * Step 4 of prepare: the operation planned on its backend (rename or organize-imports) and its patch built
+ * against `snap`. Nothing is stored: the caller keeps the snapshot once the operation is accepted.
+ */
+export async function planPrepared(
+  ctx: TargetContext,
+  op: OpSpec,
+  target: OpTarget,
+  snap: Snapshot,
+  hash: string,
+  safety: 'strict' | 'aggressive',
+): Promise<Prepared> {
+  const { files, backend, warnings } = ctx;
+  const { file, language, symbolSel } = target;
+  if (op.op === 'rename-symbol') {
+    const at = op.at ? { file, line: op.at.line, col: op.at.col } : undefined;
+    const plan = await planRename(
+      ctx,
+      { at, symbol: symbolSel ? { ...symbolSel, file } : undefined, to: op.to, expect: op.expect, safety },
+      language,
+    );
+    const project = (backend as { otherProjects?: () => string[] }).otherProjects?.() ?? [];
+    if (project.length > 0)
+      warnings.push({
+        code: 'ProjectBoundary',
+        message: `other TypeScript projects were not searched: ${project.join(', ')}`,
+      });
+    const built = buildPatch(
+      snap,
+      new Map([...new Set(plan.edits.map((e) => e.path))].map((p) => [p, files.file(p)])),
+      plan.edits,
+      { op_hash: hash, symbol_id: plan.symbol.id },
+      (p) => files.index(p),
+    );
+    return preparedOf(op, snap.id, hash, built, warnings, {
+      symbol: plan.symbol,
+      oldName: plan.oldName,
+      newName: op.to,
+      references: plan.references,
+    });
+  }
+  const edits = await planOrganize(ctx, file, op.mode);
+  const built = buildPatch(snap, new Map([[file, files.file(file)]]), edits, { op_hash: hash }, (p) => files.index(p));
+  return preparedOf(op, snap.id, hash, built, warnings, { references: [] });
 }
 
 /** The Prepared result of an operation around its built patch (diff and snapshot_after computed lazily). */
