@@ -2,7 +2,8 @@
  * `state export <plan>` and `state import` (02-state.md §8): one plan's rows and events as a versioned JSON
  * document, and back into either backend in one transaction. This is how a plan started on one machine
  * moves to PostgreSQL (or back). A document from SQLite names owners by their plain worktree paths: imported
- * into PostgreSQL they become this machine's (`<host>:<path>`), so a claim held here is still its holder's.
+ * into PostgreSQL they become this machine's (`<host>:<path>`), in the rows and in the events' actors and
+ * details, so a claim held here is still its holder's.
  * One from PostgreSQL keeps its `<host>:<path>` owners wherever it goes.
  */
 import { isAbsolute, join } from 'node:path';
@@ -99,6 +100,21 @@ function ownerMap(ctx: StateContext, doc: StateExportDocument): (owner: string) 
   return (o) => (isAbsolute(o) && !o.startsWith(prefix) ? prefix + o : o);
 }
 
+/** Keys of event details that name an owner (a takeover's, a release's or a reset's previous owner). */
+const OWNER_KEYS = new Set(['previous_owner', 'claimed_by']);
+
+/** The details with their owners renamed by `owner`, at any depth (a claim's `failed_steps` carry them too). */
+function detailsOwners(details: unknown, owner: (o: string) => string): unknown {
+  if (Array.isArray(details)) return details.map((d) => detailsOwners(d, owner));
+  if (details === null || typeof details !== 'object') return details;
+  return Object.fromEntries(
+    Object.entries(details).map(([k, v]) => [
+      k,
+      OWNER_KEYS.has(k) && typeof v === 'string' ? owner(v) : detailsOwners(v, owner),
+    ]),
+  );
+}
+
 function rowsOf(doc: StateExportDocument, owner: (o: string) => string): PlanRows {
   const plan_path = doc.plan_path;
   const opt = (o: string | null) => (o === null ? null : owner(o));
@@ -124,7 +140,12 @@ function rowsOf(doc: StateExportDocument, owner: (o: string) => string): PlanRow
     step_refactors: doc.step_refactors.map((x) => ({ ...x, plan_path })),
     events: [...doc.events]
       .sort((a, b) => a.id - b.id)
-      .map(({ details, ...e }) => ({ ...e, plan_path, actor: owner(e.actor), details_json: JSON.stringify(details) })),
+      .map(({ details, ...e }) => ({
+        ...e,
+        plan_path,
+        actor: owner(e.actor),
+        details_json: JSON.stringify(detailsOwners(details, owner)),
+      })),
   };
 }
 

@@ -10,7 +10,7 @@ import { expectError, runCli, runJson } from '../helpers/cli.js';
 import { createTestDatabase, pgConnect, type TestDatabase } from '../helpers/pg.js';
 import { tempDir } from '../helpers/repo.js';
 import { addWorktree, st, stText } from '../state/cli-helpers.js';
-import { dbPathOf, dump, planRepo } from '../state/helpers.js';
+import { at, dbPathOf, dump, planRepo } from '../state/helpers.js';
 
 const SQLITE = { TUGCODE_STATE_URL: undefined };
 const show = (root: string, env: Record<string, string | undefined>) => {
@@ -29,8 +29,7 @@ const events = (root: string, env: Record<string, string | undefined>) => {
 function qualified<T>(v: T): T {
   const walk = (x: unknown, key = ''): unknown => {
     if (Array.isArray(x)) return x.map((y) => walk(y));
-    if (x && typeof x === 'object')
-      return Object.fromEntries(Object.entries(x).map(([k, y]) => [k, k === 'details' ? y : walk(y, k)]));
+    if (x && typeof x === 'object') return Object.fromEntries(Object.entries(x).map(([k, y]) => [k, walk(y, k)]));
     return typeof x === 'string' && ['claimed_by', 'previous_owner', 'actor'].includes(key) && x.startsWith('/')
       ? `hosta:${x}`
       : x;
@@ -176,6 +175,23 @@ describe('state export / import between SQLite and PostgreSQL', () => {
     const held = show(fresh, SQLITE).plans[0].steps.find((x: { anchor: string }) => x.anchor === c.json.step_anchor);
     expect(held).toMatchObject({ status: 'claimed', claimed_by: `hosta:${w1}` });
     expect(events(fresh, SQLITE).slice(0, -1)).toEqual(events(root, pgEnv));
+  });
+
+  it("renames the owners that event details name too (a takeover's previous owner)", () => {
+    const r2 = planRepo();
+    const [a, b] = [addWorktree(r2, 'a'), addWorktree(r2, 'b')];
+    expect(st(r2, ['init', 'demo'], { env: SQLITE }).json.status).toBe('ok');
+    expect(st(r2, ['claim', 'demo', '--worktree', a, '--lease-duration', '60'], { env: SQLITE }).json.claimed).toBe(
+      true,
+    );
+    const taken = st(r2, ['claim', 'demo', '--worktree', b], { env: SQLITE, now: at(7200) });
+    expect(taken.json).toMatchObject({ claimed: true, reclaimed_from_expired: true, previous_owner: a });
+    const e = stText(r2, ['export', 'demo'], { env: SQLITE });
+    const doc = join(tempDir('tugcode-export-'), 'takeover.json');
+    writeFileSync(doc, e.stdout);
+    expect(st(r2, ['import', doc], { env: pgEnv }).json.status).toBe('ok');
+    const takeover = events(r2, pgEnv).find((x) => (x as { command: string }).command === 'takeover');
+    expect(takeover).toMatchObject({ actor: `hosta:${b}`, details: { previous_owner: `hosta:${a}` } });
   });
 
   it('imports the --json envelope of state export too', async () => {
