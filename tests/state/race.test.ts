@@ -1,22 +1,24 @@
 /**
- * Concurrency through real processes (07-quality.md §1): 16 `tugcode state claim` processes race on one
- * plan. No timing assertions: only who won what, and that nobody failed (no Busy, no crash).
+ * Concurrency through real processes (07-quality.md §1, 02-state.md §8), on both backends: 16
+ * `tugcode state claim` processes race on one plan, round after round. No timing assertions: only who won
+ * what, and that nobody failed (no Busy, no crash). On PostgreSQL claims run side by side under the shared
+ * project lock with `FOR UPDATE SKIP LOCKED`; on SQLite the writer is alone.
  */
 import { describe, expect, it } from 'vitest';
-import { checkSchema, cliAsync } from '../helpers/cli.js';
 import { schemaFor } from '../../src/contract/schemas/index.js';
-import { withCtx, chainPlan, planRepo, planText, DEMO_PATH } from './helpers.js';
-import { addWorktree, st } from './cli-helpers.js';
-import { complete } from '../../src/state/complete.js';
+import { OpsContext, newCall } from '../../src/ops/context.js';
+import { checkSchema } from '../helpers/cli.js';
+import { BACKENDS, backend, cliAsync, type Backend } from '../pg/backend.js';
+import { addWorktree } from './cli-helpers.js';
+import { DEMO_PATH, chainPlan, planRepo, planText } from './helpers.js';
 
 const PROCS = 16;
+const ROUNDS = 20;
 
-function claimAsync(root: string, worktree: string) {
-  return cliAsync(root, ['state', 'claim', 'demo', '--worktree', worktree]);
-}
-
-async function race(root: string, worktrees: string[]) {
-  const results = await Promise.all(worktrees.map((w) => claimAsync(root, w)));
+async function race(b: Backend, root: string, worktrees: string[], extra: string[] = []) {
+  const results = await Promise.all(
+    worktrees.map((w) => cliAsync(root, ['state', 'claim', 'demo', '--worktree', w, ...extra], b.env)),
+  );
   for (const r of results) {
     expect(r.code, r.stderr).toBe(0);
     checkSchema(schemaFor('state claim'), r.json);
@@ -24,49 +26,61 @@ async function race(root: string, worktrees: string[]) {
   return results.map((r, i) => ({ worktree: worktrees[i]!, ...r.json }));
 }
 
-/** Complete the claimed steps in-process (the race is about claiming). */
-async function completeAll(root: string, wins: { worktree: string; step_anchor: string }[]) {
-  await withCtx(root, { now: new Date().toISOString() }, async (ctx) => {
+/** Completes the claimed steps in-process through the operations layer (the race is about claiming). */
+async function completeAll(b: Backend, root: string, wins: { worktree: string; step_anchor: string }[]) {
+  const ops = new OpsContext({ cwd: root, env: { ...process.env, ...b.env } });
+  try {
+    const call = newCall('state complete');
+    const store = await ops.store(call);
+    const sc = await ops.stateCall(call);
     for (const w of wins)
-      await complete(ctx, {
+      await store.run(sc, 'complete', {
         plan: 'demo',
         step: w.step_anchor,
         worktree: w.worktree,
         force: 'race test',
         skip_drift: true,
       });
-  });
+  } finally {
+    await ops.close();
+  }
 }
 
-describe('claim races between processes', () => {
-  it('gives each of 40 steps to exactly one of 16 racing claimers', async () => {
-    const root = planRepo({
-      [DEMO_PATH]: planText(Array.from({ length: 40 }, (_, i) => ({ id: String(i + 1), deps: [], tasks: ['t'] }))),
-    });
-    st(root, ['init', 'demo'], { now: new Date().toISOString() });
-    const worktrees = Array.from({ length: PROCS }, (_, i) => addWorktree(root, `w${i}`));
+async function initialized(b: Backend, plan: string, prefix: string) {
+  const root = planRepo({ [DEMO_PATH]: plan });
+  const worktrees = Array.from({ length: PROCS }, (_, i) => addWorktree(root, `${prefix}${i}`));
+  const init = await cliAsync(root, ['state', 'init', 'demo'], b.env);
+  expect(init.json?.status, init.stderr).toBe('ok');
+  return { root, worktrees };
+}
+
+describe.each(BACKENDS)('claim races between processes [%s]', (kind) => {
+  it(`gives every step to exactly one of ${PROCS} claimers over ${ROUNDS} rounds`, async () => {
+    const b = await backend(kind);
+    const n = PROCS * ROUNDS;
+    const { root, worktrees } = await initialized(
+      b,
+      planText(Array.from({ length: n }, (_, i) => ({ id: String(i + 1), deps: [], tasks: ['t'] }))),
+      'w',
+    );
     const claimedBy = new Map<string, string[]>();
-    for (let round = 0; round < 20; round++) {
-      const results = await race(root, worktrees);
-      const wins = results.filter((r) => r.claimed);
+    for (let round = 0; round < ROUNDS; round++) {
+      const wins = (await race(b, root, worktrees)).filter((r) => r.claimed);
+      expect(wins.length, `round ${round}`).toBe(PROCS);
       for (const w of wins) claimedBy.set(w.step_anchor, [...(claimedBy.get(w.step_anchor) ?? []), w.worktree]);
-      expect(new Set(wins.map((w) => w.step_anchor)).size).toBe(wins.length);
-      if (wins.length === 0) {
-        expect(results.every((r) => r.reason === 'all_completed')).toBe(true);
-        break;
-      }
-      await completeAll(root, wins);
+      await completeAll(b, root, wins);
     }
-    expect([...claimedBy.keys()].sort()).toEqual(Array.from({ length: 40 }, (_, i) => `step-${i + 1}`).sort());
+    expect(claimedBy.size).toBe(n);
     for (const [step, owners] of claimedBy) expect(owners, step).toHaveLength(1);
-  });
+    const last = await race(b, root, worktrees.slice(0, 2));
+    expect(last.every((r) => r.claimed === false && r.reason === 'all_completed')).toBe(true);
+  }, 300_000);
 
   it('has exactly one winner per round when a single step is ready', async () => {
-    const root = planRepo({ [DEMO_PATH]: chainPlan(6) });
-    st(root, ['init', 'demo'], { now: new Date().toISOString() });
-    const worktrees = Array.from({ length: PROCS }, (_, i) => addWorktree(root, `s${i}`));
+    const b = await backend(kind);
+    const { root, worktrees } = await initialized(b, chainPlan(6), 's');
     for (let round = 1; round <= 6; round++) {
-      const results = await race(root, worktrees);
+      const results = await race(b, root, worktrees);
       const wins = results.filter((r) => r.claimed);
       expect(wins.map((w) => w.step_anchor)).toEqual([`step-${round}`]);
       expect(
@@ -74,7 +88,20 @@ describe('claim races between processes', () => {
           .filter((r) => !r.claimed)
           .every((r) => r.reason === 'no_ready_steps' && r.claimed_steps[0] === `step-${round}`),
       ).toBe(true);
-      await completeAll(root, wins);
+      await completeAll(b, root, wins);
+    }
+  });
+
+  it(`has exactly one winner when ${PROCS} claimers race for the same --step`, async () => {
+    const b = await backend(kind);
+    const { root, worktrees } = await initialized(b, chainPlan(3, 3), 't');
+    for (const step of ['step-2', 'step-3']) {
+      const results = await race(b, root, worktrees, ['--step', step]);
+      const wins = results.filter((r) => r.claimed);
+      expect(wins.map((w) => w.step_anchor)).toEqual([step]);
+      for (const r of results.filter((x) => !x.claimed))
+        expect(r).toMatchObject({ reason: 'not_ready', claimed_by: b.owner(wins[0]!.worktree) });
+      await completeAll(b, root, wins);
     }
   });
 });

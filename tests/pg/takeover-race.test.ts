@@ -1,0 +1,45 @@
+/**
+ * A race only PostgreSQL has (issue 14): claims run side by side there, so a claim resuming its own step can
+ * meet a takeover of that row in flight. The 16-process races run on both backends in
+ * tests/state/race.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { addWorktree } from '../state/cli-helpers.js';
+import { DEMO_PATH, chainPlan, planRepo, T0 } from '../state/helpers.js';
+import { backend, cliAsync } from './backend.js';
+
+describe('claim races between processes on PostgreSQL', () => {
+  it('never resumes a claim that a concurrent takeover took (the row is re-read under its lock)', async () => {
+    const b = await backend('postgres');
+    const root = planRepo({ [DEMO_PATH]: chainPlan(2, 2) });
+    const [w1, w2] = [addWorktree(root, 'r1'), addWorktree(root, 'r2')];
+    const env = { ...b.env, TUGCODE_NOW: T0 };
+    expect((await cliAsync(root, ['state', 'init', 'demo'], env)).json?.status).toBe('ok');
+    const first = await cliAsync(root, ['state', 'claim', 'demo', '--worktree', w1, '--lease-duration', '60'], env);
+    expect(first.json).toMatchObject({ claimed: true, step_anchor: 'step-1' });
+    // A takeover in flight: another transaction holds step-1's row and moves the claim to w2.
+    const c = new pg.Client({ connectionString: b.db!.url });
+    await c.connect();
+    try {
+      await c.query('BEGIN');
+      await c.query(`SELECT * FROM "${b.schema}".steps WHERE anchor = 'step-1' FOR UPDATE`);
+      const later = { ...env, TUGCODE_NOW: new Date(Date.parse(T0) + 3600_000).toISOString() };
+      const resume = cliAsync(root, ['state', 'claim', 'demo', '--worktree', w1], later);
+      // Let the claim reach the row lock, then commit the takeover.
+      await new Promise((r) => setTimeout(r, 1500));
+      await c.query(
+        `UPDATE "${b.schema}".steps SET claimed_by = $1, previous_owner = claimed_by, attempt = attempt + 1,
+           failures = failures + 1, lease_expires_at = '2026-03-01T12:00:00.000Z' WHERE anchor = 'step-1'`,
+        [`hosta:${w2}`],
+      );
+      await c.query('COMMIT');
+      const r = await resume;
+      expect(r.code, r.stderr).toBe(0);
+      // w1 lost step-1: it gets step-2 (no dependency), never step-1 "resumed".
+      expect(r.json).toMatchObject({ claimed: true, step_anchor: 'step-2', resumed: false });
+    } finally {
+      await c.end();
+    }
+  });
+});
