@@ -101,12 +101,17 @@ async function claimTx(
 ): Promise<ClaimResult> {
   const plan_path = ref.plan_path;
   const now = ctx.clock.now();
-  // The plan row and the caller's own claim go out together (pipelined on PostgreSQL). The claim is read
-  // before any row is locked for a new one: on PostgreSQL it waits for a takeover of that row in flight,
-  // before this claim holds a row of its own (no lock cycle with that takeover).
-  const [plan, held] = await Promise.all([getPlan(c, plan_path), heldBy(c, plan_path, input.worktree, 'wait')]);
+  // The caller's own claim is read (and locked) before any row is locked for a new one: on PostgreSQL it
+  // waits for a takeover of that row in flight, before this claim holds a row of its own (no lock cycle with
+  // that takeover). It goes out with the plan row (pipelined on PostgreSQL), unless the drift check may
+  // rewrite prose: that writes the plan row, then step rows, and must come before this lock as in every
+  // writer (two resuming claims would otherwise wait for each other's rows).
+  const refresh = snap?.parsed !== undefined;
+  const heldRow = () => heldBy(c, plan_path, input.worktree, 'wait');
+  const [plan, early] = await Promise.all([getPlan(c, plan_path), refresh ? undefined : heldRow()]);
   if (!plan) throw planMissing(ref);
   const prose = snap ? (await checkDrift(ctx, c, plan, snap, now)) === 'prose' : false;
+  const held = refresh ? await heldRow() : early;
   const lease = addSeconds(now, leaseSeconds);
   const w = input.worktree;
   const events: Record<string, unknown>[] = [];

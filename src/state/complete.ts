@@ -118,8 +118,9 @@ async function completeTx(
     if (open_refactors.length > 0) throw new TugError('RefactorsIncomplete', details);
   } else {
     const anchors = [anchor, ...openDescendants.map((d) => d.anchor)];
-    autoCompleted = completeNonTerminal(c, plan_path, anchors, now);
+    // First the statement that can throw at once (SQLite runs `later` now), before any promise is pending.
     skipRemaining(c, plan_path, anchors, `forced: ${force}`, now);
+    autoCompleted = completeNonTerminal(c, plan_path, anchors, now);
     for (const d of [...openDescendants].sort((a, b) => b.depth - a.depth || a.step_index - b.step_index)) {
       forced.push(
         completeRow(c, {

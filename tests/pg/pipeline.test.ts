@@ -3,7 +3,10 @@
 // reported, not the "transaction aborted" of the statement behind it.
 import { describe, expect, it } from 'vitest';
 import { TugError } from '../../src/contract/errors.js';
+import { join } from 'node:path';
+import { openWrite } from '../../src/state/db.js';
 import { createTestDatabase, openStatePg } from '../helpers/pg.js';
+import { tempDir } from '../helpers/repo.js';
 
 const INSERT = `INSERT INTO events (at, plan_path, step_anchor, command, actor, attempt, details_json)
   VALUES ('2026-03-01T10:00:00.000Z', NULL, NULL, 'test', ?, NULL, '{}')`;
@@ -53,6 +56,64 @@ describe('deferred statements on PostgreSQL', () => {
       expect(() => pg.later(INSERT, ['d'])).toThrow(TugError);
     } finally {
       await pg.close();
+    }
+  });
+
+  it('report the first failure to every statement behind it, so a deadlock is retried', async () => {
+    const db = await createTestDatabase();
+    const pg = (await openStatePg(db.url, 'tug_first_failure'))!;
+    const code = (e: unknown) => (e instanceof TugError ? e.details.pg_code : e);
+    try {
+      for (let i = 0; i < 10; i++) {
+        // Reads sent side by side behind a failed deferred statement: each reports the cause, not 25P02.
+        const seen: unknown[] = [];
+        const r = pg.write(async (c) => {
+          c.later('SELECT 1 / 0');
+          const q = (n: number) =>
+            c.get('SELECT CAST(? AS INTEGER) + 1 AS v', [n]).catch((e: unknown) => {
+              seen.push(code(e));
+              throw e;
+            });
+          await Promise.all([q(1), q(2), q(3)]);
+        });
+        await expect(r).rejects.toSatisfy((e) => code(e) === '22012');
+        expect(seen).toEqual(['22012', '22012', '22012']);
+        // A deadlock (40P01) behind reads sent together: the transaction runs again and succeeds.
+        let attempts = 0;
+        const again = await pg.write(async (c) => {
+          if (++attempts === 1) c.later(`DO $$ BEGIN RAISE EXCEPTION 'victim' USING ERRCODE = '40P01'; END $$`);
+          await Promise.all([c.get('SELECT 1 AS x'), c.get('SELECT 2 AS y')]);
+          return 'ok';
+        });
+        expect([again, attempts]).toEqual(['ok', 2]);
+      }
+    } finally {
+      await pg.close();
+    }
+  });
+});
+
+describe('deferred statements on SQLite', () => {
+  it('run at once, and a chain still running after its transaction ended is refused', async () => {
+    const db = openWrite(join(tempDir('tugcode-tx-'), 'state.db'), { create: true });
+    const INSERT_ONE = `INSERT INTO events (at, plan_path, step_anchor, command, actor, attempt, details_json)
+      VALUES ('2026-03-01T10:00:00.000Z', NULL, NULL, 'test', ?, NULL, '{}')`;
+    try {
+      let straggler: Promise<unknown> | undefined;
+      const failed = db.write(async (c) => {
+        c.later(INSERT_ONE, ['now']);
+        straggler = (async () => {
+          await new Promise((r) => setTimeout(r, 50));
+          return await c.run(INSERT_ONE, ['late']);
+        })();
+        straggler.catch(() => undefined);
+        throw new TugError('InvalidArgument', { reason: 'the caller gave up' });
+      });
+      await expect(failed).rejects.toThrow(TugError);
+      await expect(straggler).rejects.toSatisfy((e) => e instanceof TugError && e.code === 'InternalError');
+      expect(await db.all('SELECT actor FROM events')).toEqual([]);
+    } finally {
+      await db.close();
     }
   });
 });

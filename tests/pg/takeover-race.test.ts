@@ -1,8 +1,10 @@
 /**
- * A race only PostgreSQL has (issue 14): claims run side by side there, so a claim resuming its own step can
- * meet a takeover of that row in flight. The 16-process races run on both backends in
- * tests/state/race.test.ts.
+ * Races only PostgreSQL has (issue 14): claims run side by side there, so a claim resuming its own step can
+ * meet a takeover of that row in flight, or another resuming claim refreshing the plan's prose. The
+ * 16-process races run on both backends in tests/state/race.test.ts.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { addWorktree } from '../state/cli-helpers.js';
@@ -38,6 +40,48 @@ describe('claim races between processes on PostgreSQL', () => {
       expect(r.code, r.stderr).toBe(0);
       // w1 lost step-1: it gets step-2 (no dependency), never step-1 "resumed".
       expect(r.json).toMatchObject({ claimed: true, step_anchor: 'step-2', resumed: false });
+    } finally {
+      await c.end();
+    }
+  });
+
+  it('two claims resuming after a prose edit never deadlock (the plan row is written before own rows are locked)', async () => {
+    const b = await backend('postgres');
+    const root = planRepo({ [DEMO_PATH]: chainPlan(2, 2) });
+    const [w1, w2] = [addWorktree(root, 'p1'), addWorktree(root, 'p2')];
+    const env = { ...b.env, TUGCODE_NOW: T0 };
+    expect((await cliAsync(root, ['state', 'init', 'demo'], env)).json?.status).toBe('ok');
+    expect((await cliAsync(root, ['state', 'claim', 'demo', '--worktree', w1], env)).json).toMatchObject({
+      step_anchor: 'step-1',
+    });
+    expect((await cliAsync(root, ['state', 'claim', 'demo', '--worktree', w2], env)).json).toMatchObject({
+      step_anchor: 'step-2',
+    });
+    // A title-only edit: both resuming claims refresh the plan's prose (the plan row, then step rows).
+    for (const d of [root, w1, w2]) {
+      const f = join(d, DEMO_PATH);
+      writeFileSync(f, readFileSync(f, 'utf8').replace('Title 1', 'Title one').replace('Title 2', 'Title two'));
+    }
+    const c = new pg.Client({ connectionString: b.db!.url });
+    await c.connect();
+    const deadlocks = async () =>
+      Number(
+        (await c.query('SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()')).rows[0].deadlocks,
+      );
+    try {
+      const before = await deadlocks();
+      // The plan row held from outside lines both claims up behind it.
+      await c.query('BEGIN');
+      await c.query(`SELECT * FROM "${b.schema}".plans FOR UPDATE`);
+      const claim = (w: string) => cliAsync(root, ['state', 'claim', 'demo', '--worktree', w], env);
+      const claims = [claim(w1), claim(w2)] as const;
+      await new Promise((r) => setTimeout(r, 1500));
+      await c.query('COMMIT');
+      const [r1, r2] = await Promise.all(claims);
+      expect(r1.json, r1.stderr).toMatchObject({ claimed: true, step_anchor: 'step-1', resumed: true });
+      expect(r2.json, r2.stderr).toMatchObject({ claimed: true, step_anchor: 'step-2', resumed: true });
+      await new Promise((r) => setTimeout(r, 1000));
+      expect((await deadlocks()) - before).toBe(0);
     } finally {
       await c.end();
     }

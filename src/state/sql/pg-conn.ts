@@ -11,19 +11,28 @@ import { pgToTugError, translate, values, type PgTarget } from './pg-sql.js';
 export type Query = (q: { name?: string; text: string; values: unknown[] }) => Promise<{
   rows: unknown[];
   rowCount: number | null;
+  command: string;
 }>;
+
+function afterEnd(): TugError {
+  // Never sent: behind the COMMIT or ROLLBACK it would run on its own, outside the transaction.
+  return new TugError('InternalError', { reason: 'a statement issued after its transaction ended' });
+}
 
 export class PgConn implements Conn {
   readonly dialect = 'postgres' as const;
-  /** Statements sent with `later` whose answers nobody has checked yet. */
-  private pending: Promise<unknown>[] = [];
   private corked = false;
   /** Set once the transaction sent COMMIT or failed: a statement from a chain still running is refused. */
   private ended = false;
+  /** A transaction's first failure. */
+  private failure: unknown;
   constructor(
     private readonly q: Query,
     private readonly target: PgTarget,
-    /** The transaction's socket: statements sent in one turn of the event loop leave in one write. */
+    /**
+     * Given for a transaction only, its socket: statements sent in one turn of the event loop leave in one
+     * write, and the transaction's first failure is the one reported.
+     */
     private readonly socket?: Duplex,
   ) {}
 
@@ -44,16 +53,23 @@ export class PgConn implements Conn {
   }
 
   /**
+   * In a transaction the first failure is the one every failing statement reports. Answers come in the order
+   * the statements were sent, so it is the cause; those behind it fail because of it ("transaction aborted",
+   * or a prepared statement whose Parse never ran), and a deadlock stays a deadlock, which is retried.
+   */
+  private failed(e: unknown): unknown {
+    if (!this.socket) return e;
+    if (this.failure === undefined) this.failure = e;
+    return this.failure;
+  }
+
+  /**
    * Sends the statement now, behind any still in flight (the client pipelines them); resolves with its
    * answer. Statements with parameters are prepared once per connection (named); the rest go as simple
    * queries (BEGIN and its lock are two statements in one text, which cannot be prepared).
    */
   private send(sql: string, params: Params | undefined) {
-    if (this.ended)
-      // Never sent: behind the COMMIT or ROLLBACK it would run on its own, outside the transaction.
-      return Promise.reject(
-        new TugError('InternalError', { reason: 'a statement issued after its transaction ended' }),
-      );
+    if (this.ended) return Promise.reject(afterEnd());
     const t = translate(sql);
     try {
       const vals = values(t, params);
@@ -61,49 +77,42 @@ export class PgConn implements Conn {
       return this.q(
         vals.length > 0 ? { name: t.name, text: t.text, values: vals } : { text: t.text, values: vals },
       ).catch((e: unknown) => {
-        throw pgToTugError(e, this.target);
+        throw this.failed(pgToTugError(e, this.target));
       });
     } catch (e) {
-      return Promise.reject(pgToTugError(e, this.target));
+      return Promise.reject(this.failed(pgToTugError(e, this.target)));
     }
-  }
-
-  /** One statement's answer; a failure of an earlier `later` statement is reported first (it caused this one's). */
-  private async exec(sql: string, params: Params | undefined) {
-    const answer = this.send(sql, params);
-    if (this.pending.length > 0) {
-      answer.catch(() => undefined);
-      await this.settle();
-    }
-    return await answer;
-  }
-
-  /** Waits for the statements sent with `later`; throws the first failure among them. */
-  private async settle(): Promise<void> {
-    const sent = this.pending;
-    this.pending = [];
-    for (const r of await Promise.allSettled(sent)) if (r.status === 'rejected') throw r.reason;
   }
 
   async get<T>(sql: string, params?: Params): Promise<T | undefined> {
-    return (await this.exec(sql, params)).rows[0] as T | undefined;
+    return (await this.send(sql, params)).rows[0] as T | undefined;
   }
   async all<T>(sql: string, params?: Params): Promise<T[]> {
-    return (await this.exec(sql, params)).rows as T[];
+    return (await this.send(sql, params)).rows as T[];
   }
   async run(sql: string, params?: Params): Promise<number> {
-    return (await this.exec(sql, params)).rowCount ?? 0;
+    return (await this.send(sql, params)).rowCount ?? 0;
   }
+  /** Sent without waiting: a failure fails every statement behind it, the COMMIT included, and is reported there. */
   later(sql: string, params?: Params): void {
-    const answer = this.send(sql, params);
-    answer.catch(() => undefined);
-    this.pending.push(answer);
+    if (this.ended) throw afterEnd();
+    this.send(sql, params).catch(() => undefined);
   }
 
-  /** The transaction's last statement: COMMIT (its answer, after the deferred ones'), or nothing after a failure. */
+  /** The transaction's last statement: COMMIT (its answer comes after every earlier one), or nothing after a failure. */
   async end(commit: boolean): Promise<void> {
-    const answer = commit ? this.exec('COMMIT', undefined) : null;
+    const answer = commit ? this.send('COMMIT', undefined) : null;
     this.ended = true;
-    if (answer) await answer;
+    if (!answer) return;
+    const r = await answer;
+    // PostgreSQL answers the COMMIT of a failed transaction with ROLLBACK: a deferred statement failed.
+    if (r.command === 'ROLLBACK')
+      throw (
+        this.failure ??
+        new TugError('DatabaseError', {
+          db_path: this.target.label,
+          reason: 'the transaction was rolled back at COMMIT',
+        })
+      );
   }
 }

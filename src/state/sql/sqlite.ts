@@ -168,11 +168,14 @@ export class SqliteDatabase implements Database {
   }
 
   private async inTransaction<T>(fn: (c: Conn) => Promise<T>): Promise<T> {
+    const tx = new SqliteTx(this);
     try {
-      const result = await fn(this);
+      const result = await fn(tx);
+      tx.ended = true;
       this.stmt('COMMIT').run();
       return result;
     } catch (e) {
+      tx.ended = true;
       if (this.raw.inTransaction) this.stmt('ROLLBACK').run();
       throw this.mapped(e);
     }
@@ -181,5 +184,33 @@ export class SqliteDatabase implements Database {
   close(): Promise<void> {
     if (this.raw.open) this.raw.close();
     return Promise.resolve();
+  }
+}
+
+/**
+ * One transaction's view of the connection. Once it committed or rolled back it refuses statements: a chain
+ * of the transaction still running (statements issued side by side with `Promise.all`) would otherwise run
+ * them on their own, outside it, or inside the next transaction.
+ */
+class SqliteTx implements Conn {
+  readonly dialect = 'sqlite' as const;
+  ended = false;
+  constructor(private readonly db: SqliteDatabase) {}
+
+  private refused(): TugError {
+    return new TugError('InternalError', { reason: 'a statement issued after its transaction ended' });
+  }
+  get<T>(sql: string, params?: Params): Promise<T | undefined> {
+    return this.ended ? Promise.reject(this.refused()) : this.db.get<T>(sql, params);
+  }
+  all<T>(sql: string, params?: Params): Promise<T[]> {
+    return this.ended ? Promise.reject(this.refused()) : this.db.all<T>(sql, params);
+  }
+  run(sql: string, params?: Params): Promise<number> {
+    return this.ended ? Promise.reject(this.refused()) : this.db.run(sql, params);
+  }
+  later(sql: string, params?: Params): void {
+    if (this.ended) throw this.refused();
+    this.db.later(sql, params);
   }
 }
