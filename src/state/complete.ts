@@ -89,7 +89,8 @@ async function completeTx(
     subtree(c, plan_path, anchor),
   ]);
   const { step, top } = s;
-  const plan = planRow!;
+  // A substep's top-level row was locked after the plan row was read: read it again behind the lock.
+  const plan = top.anchor === anchor ? planRow! : (await getPlan(c, plan_path))!;
   if (step.status === 'completed')
     return alreadyCompleted(ctx, c, plan_path, step, input, now, {
       remaining_steps: plan.steps_total - plan.steps_completed,
