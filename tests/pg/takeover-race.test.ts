@@ -11,13 +11,19 @@ import { addWorktree } from '../state/cli-helpers.js';
 import { DEMO_PATH, chainPlan, planRepo, T0 } from '../state/helpers.js';
 import { backend, cliAsync } from './backend.js';
 
+/** A fresh PostgreSQL project with two independent steps (each with substeps) and two worktrees, initialized at T0. */
+async function twoWorktrees(prefix: string) {
+  const b = await backend('postgres');
+  const root = planRepo({ [DEMO_PATH]: chainPlan(2, 2) });
+  const [w1, w2] = [addWorktree(root, `${prefix}1`), addWorktree(root, `${prefix}2`)];
+  const env = { ...b.env, TUGCODE_NOW: T0 };
+  expect((await cliAsync(root, ['state', 'init', 'demo'], env)).json?.status).toBe('ok');
+  return { b, root, w1, w2, env };
+}
+
 describe('claim races between processes on PostgreSQL', () => {
   it('never resumes a claim that a concurrent takeover took (the row is re-read under its lock)', async () => {
-    const b = await backend('postgres');
-    const root = planRepo({ [DEMO_PATH]: chainPlan(2, 2) });
-    const [w1, w2] = [addWorktree(root, 'r1'), addWorktree(root, 'r2')];
-    const env = { ...b.env, TUGCODE_NOW: T0 };
-    expect((await cliAsync(root, ['state', 'init', 'demo'], env)).json?.status).toBe('ok');
+    const { b, root, w1, w2, env } = await twoWorktrees('r');
     const first = await cliAsync(root, ['state', 'claim', 'demo', '--worktree', w1, '--lease-duration', '60'], env);
     expect(first.json).toMatchObject({ claimed: true, step_anchor: 'step-1' });
     // A takeover in flight: another transaction holds step-1's row and moves the claim to w2.
@@ -46,11 +52,7 @@ describe('claim races between processes on PostgreSQL', () => {
   });
 
   it('two claims resuming after a prose edit never deadlock (the plan row is written before own rows are locked)', async () => {
-    const b = await backend('postgres');
-    const root = planRepo({ [DEMO_PATH]: chainPlan(2, 2) });
-    const [w1, w2] = [addWorktree(root, 'p1'), addWorktree(root, 'p2')];
-    const env = { ...b.env, TUGCODE_NOW: T0 };
-    expect((await cliAsync(root, ['state', 'init', 'demo'], env)).json?.status).toBe('ok');
+    const { b, root, w1, w2, env } = await twoWorktrees('p');
     expect((await cliAsync(root, ['state', 'claim', 'demo', '--worktree', w1], env)).json).toMatchObject({
       step_anchor: 'step-1',
     });
