@@ -99,11 +99,10 @@ export class PgConn implements Conn {
     this.send(sql, params).catch(() => undefined);
   }
 
-  /** The transaction's last statement: COMMIT (its answer comes after every earlier one), or nothing after a failure. */
-  async end(commit: boolean): Promise<void> {
-    const answer = commit ? this.send('COMMIT', undefined) : null;
+  /** The transaction's last statement: its answer comes after every earlier one. */
+  async commit(): Promise<void> {
+    const answer = this.send('COMMIT', undefined);
     this.ended = true;
-    if (!answer) return;
     const r = await answer;
     // PostgreSQL answers the COMMIT of a failed transaction with ROLLBACK: a deferred statement failed.
     if (r.command === 'ROLLBACK')
@@ -114,5 +113,10 @@ export class PgConn implements Conn {
           reason: 'the transaction was rolled back at COMMIT',
         })
       );
+  }
+
+  /** The transaction failed: nothing more is sent on it (the caller rolls back). */
+  abandon(): void {
+    this.ended = true;
   }
 }

@@ -148,10 +148,10 @@ export class PgDatabase extends PgConn implements Database {
       // BEGIN and its locks travel with the transaction's first statement.
       tx.later(begin);
       const result = await fn(tx);
-      await tx.end(true);
+      await tx.commit();
       return result;
     } catch (e) {
-      void tx.end(false);
+      tx.abandon();
       try {
         await client.query('ROLLBACK');
       } catch {
