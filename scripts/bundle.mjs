@@ -18,12 +18,22 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-// commander is bundled because every command needs it. execa is an ES module only, which the bundle could
-// not `require` on Node 20 before 20.19: it is bundled on its own into dist/bundle/vendor-execa.cjs, which
-// the CLI bundle requires only when a command runs a child process (the driver, the MCP server), so the
-// hot commands do not load (or even read) its ~300 KB.
-const BUNDLED = new Set(['commander', 'execa']);
-const external = Object.keys(pkg.dependencies ?? {}).filter((d) => !BUNDLED.has(d));
+// commander is bundled because every command needs it. The pure-JS dependencies only some commands need
+// (execa, simple-git, markdown-it, proper-lockfile, smol-toml) are each bundled on their own into
+// dist/bundle/vendor-<name>.cjs, which the CLI bundle loads on first use through the V8 code cache (the
+// banner's __tugVendor): in the main file every call would read them (~2–5 ms of each hot command), and
+// required plainly a driver compiles them again on every run (execa 18 ms, simple-git 15, markdown-it 9,
+// proper-lockfile 7). execa is also an ES module only, which Node 20 before 20.19 could not `require`.
+const VENDORED = ['execa', 'simple-git', 'markdown-it', 'proper-lockfile', 'smol-toml'];
+const vendorFile = (name) => `vendor-${name}.cjs`;
+const requireEntry = (name) => {
+  try {
+    return createRequire(join(root, 'package.json')).resolve(name);
+  } catch {
+    return name;
+  }
+};
+const external = Object.keys(pkg.dependencies ?? {}).filter((d) => d !== 'commander' && !VENDORED.includes(d));
 const outdir = join(root, 'dist', 'bundle');
 const cliBundle = join(outdir, 'tugcode.cjs');
 rmSync(outdir, { recursive: true, force: true });
@@ -37,25 +47,48 @@ const cjs = {
   outExtension: { '.js': '.cjs' },
   logLevel: 'warning',
 };
-await build({ ...cjs, entryPoints: { 'vendor-execa': 'execa' }, absWorkingDir: root });
-/** `import('execa')` in the sources → `require('./vendor-execa.cjs')` beside the bundle. */
-const vendorExeca = {
-  name: 'vendor-execa',
+await build({
+  ...cjs,
+  // What `require(name)` loads (its CommonJS build), so a default import sees module.exports as it does in
+  // Node; execa, an ES module only, from its `import` entry.
+  entryPoints: Object.fromEntries(VENDORED.map((name) => [vendorFile(name).replace(/\.cjs$/, ''), requireEntry(name)])),
+  absWorkingDir: root,
+});
+/** An import of a vendored package → `__tugVendor('vendor-<name>.cjs')`, its file beside the bundle. */
+const vendor = {
+  name: 'vendor',
   setup(b) {
-    b.onResolve({ filter: /^execa$/ }, () => ({ path: './vendor-execa.cjs', external: true }));
+    b.onResolve({ filter: /^[a-z@][\w@/.-]*$/ }, (a) =>
+      VENDORED.includes(a.path) ? { path: a.path, namespace: 'tug-vendor' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'tug-vendor' }, (a) => ({
+      contents: `module.exports = __tugVendor(${JSON.stringify(vendorFile(a.path))});`,
+      loader: 'js',
+    }));
   },
 };
+// Loads a vendor file through the code cache (dist/kernel/code-cache.cjs, as bin/tugcode.cjs loads the
+// bundle); its cache is written when the process exits, holding what the process compiled.
+const vendorLoader = `function __tugVendor(name) {
+  const file = require.resolve("./" + name);
+  const { loadWithCodeCache } = require("../kernel/code-cache.cjs");
+  const loaded = loadWithCodeCache(file, { prefix: "tugcode-vendor", keep: 24 });
+  process.once("exit", () => loaded.saveCache());
+  return loaded.module;
+}`;
 const cli = await build({
   ...cjs,
   entryPoints: { tugcode: join(root, 'dist', 'cli', 'main.js') },
   external,
-  plugins: [vendorExeca],
+  plugins: [vendor],
   write: false,
   supported: { 'dynamic-import': false },
   define: { 'import.meta.url': '__tugImportMetaUrl' },
   // "use strict" first: the ES modules this is built from were strict, and a banner line before esbuild's
   // own directive would turn that into a plain expression.
-  banner: { js: '"use strict";\nconst __tugImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  banner: {
+    js: `"use strict";\nconst __tugImportMetaUrl = require("node:url").pathToFileURL(__filename).href;\n${vendorLoader}`,
+  },
 });
 const code = cli.outputFiles.find((f) => f.path === cliBundle)?.text;
 if (code === undefined) throw new Error(`esbuild wrote no ${cliBundle}`);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CLI, ROOT } from './cli.js';
 import { tempDir } from './repo.js';
 
-/** The packages (node_modules/<name>) a CLI invocation loads through the ESM loader (`cli`: tugcode by default). */
+/** The packages (node_modules/<name>, or the bundle's vendor-<name>.cjs) a CLI invocation loads through the ESM loader (`cli`: tugcode by default). */
 export function packagesLoaded(
   args: string[],
   cwd: string,
@@ -20,7 +20,8 @@ export function packagesLoaded(
   const out = new Set<string>();
   if (!existsSync(file)) return out;
   for (const url of readFileSync(file, 'utf8').split('\n')) {
-    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+    // A package the CLI bundle vendors (scripts/bundle.mjs) loads from dist/bundle/vendor-<name>.cjs.
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url) ?? /\/dist\/bundle\/vendor-([^/]+)\.cjs$/.exec(url);
     if (m?.[1]) out.add(m[1]);
   }
   return out;
