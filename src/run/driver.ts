@@ -9,10 +9,10 @@ import type { FlowCtx } from '../git/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
 import type { RunCtx, EventInput } from './context.js';
 import { stateCallIn, timed, tracerOf } from './context.js';
-import { ensureIntegrationBranch, initState, preflight, type Prepared } from './preflight.js';
+import { ensureIntegrationBranch, initState, integrationExists, preflight, type Prepared } from './preflight.js';
 import type { RunEvent, RunSummary } from './types.js';
 import { endOrphan, pgidFile } from './orphans.js';
-import { leftoverTrees, resetTree } from './worktrees.js';
+import { leftoverTrees, resetTree, type WorkerTree } from './worktrees.js';
 
 export interface RunInput {
   plan: string;
@@ -148,17 +148,30 @@ async function runLocked(
     const tr = tracerOf(rc, '', '');
     const remote = input.remote ?? config.run.remote;
     if (remote) rc.remote = await (await import('./remote.js')).openRemote(rc, remote);
-    await timed(tr, 'run.init', () => initState(flow, g, prep));
+    const existed = await integrationExists(flow, g, prep);
+    // An earlier run's worker trees, listed before this run makes any.
+    const leftovers = await leftoverTrees(g, flow.repo, prep.slug);
     const tip = rc.remote
       ? rc.remote.tip()
       : await timed(tr, 'run.integration', () => ensureIntegrationBranch(flow, g, prep));
     rc.startTip = tip;
-    rc.notesRewrite =
-      Boolean(ctx.env.GIT_NOTES_REWRITE_REF) ||
-      (await g.tryRun(['config', '--get-all', 'notes.rewriteRef'], flow.repo.mainRoot)).stdout.trim() !== '';
+    // git makes the workers' trees and reads the notes config while SQLite initialises the state.
+    const { makeWorkerTree, runWorker } = await import('./worker.js');
+    const trees = Array.from({ length: workers }, (_, i) => makeWorkerTree(rc, i + 1));
+    const notes = ctx.env.GIT_NOTES_REWRITE_REF
+      ? Promise.resolve(true)
+      : g.tryRun(['config', '--get-all', 'notes.rewriteRef'], flow.repo.mainRoot).then((r) => r.stdout.trim() !== '');
+    const gitSide = Promise.allSettled([...trees, notes]); // each is awaited below; none is left unobserved
+    try {
+      await timed(tr, 'run.init', () => initState(flow, prep, existed));
+      rc.notesRewrite = await notes;
+    } catch (e) {
+      await gitSide; // no git still writing once the run lock is released
+      throw e;
+    }
     // A killed run's claims kept its committed-but-not-completed steps out of the start-up reconcile (a
     // live lease is skipped): once adoption released them, reconcile again.
-    if (await timed(tr, 'run.adopt', () => adoptLeftovers(rc, tip))) await reconcileFromIntegration(rc);
+    if (await timed(tr, 'run.adopt', () => adoptLeftovers(rc, tip, leftovers))) await reconcileFromIntegration(rc);
     rc.drift = await timed(tr, 'run.drift', async () => (await import('./drift.js')).watchDrift(rc));
     const names = Array.from({ length: workers }, (_, i) => `w${i + 1}`);
     const before = await timed(tr, 'run.ready', () =>
@@ -177,10 +190,9 @@ async function runLocked(
       base_branch: prep.base,
       workers,
     });
-    const { runWorker } = await import('./worker.js');
     results = await Promise.all(
       names.map((_, i) =>
-        runWorker(rc, i + 1).catch((e: unknown) => {
+        runWorker(rc, i + 1, trees[i]!).catch((e: unknown) => {
           rc.fatal ??= e;
           stop.abort();
           return { worker: `w${i + 1}`, busy_ms: 0 };
@@ -207,9 +219,9 @@ async function runLocked(
  * Worker worktrees of an earlier run: their claims released, their trees reset to the integration tip.
  * Returns whether a claim was released.
  */
-async function adoptLeftovers(rc: RunCtx, tip: string): Promise<boolean> {
+async function adoptLeftovers(rc: RunCtx, tip: string, leftovers: WorkerTree[]): Promise<boolean> {
   let released = false;
-  for (const t of await leftoverTrees(rc.g, rc.flow.repo, rc.prep.slug)) {
+  for (const t of leftovers) {
     // An implementer a killed run left behind must not write into the tree we are about to reuse.
     endOrphan(pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, t.worker), t.path);
     const sc = stateCallIn(rc, t.path);

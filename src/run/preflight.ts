@@ -49,13 +49,19 @@ export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, bas
   return { planPath, slug, base, integration: integrationBranch(slug), plan, blob };
 }
 
-/** `state init` from the committed blob and reconcile from the integration branch (heals a crash). */
-export async function initState(ctx: FlowCtx, g: GitRunner, p: Prepared): Promise<void> {
+/** Whether the plan's integration branch exists (read before the run may create it). */
+export async function integrationExists(ctx: FlowCtx, g: GitRunner, p: Prepared): Promise<boolean> {
   const { refTip } = await import('../git/ref-files.js');
+  return (await refTip(g, ctx.repo.commonDir, ctx.repo.mainRoot, p.integration)) !== null;
+}
+
+/**
+ * `state init` from the committed blob, and reconcile from the integration branch when it `existed` before
+ * this run (heals a crash); a branch this run created from the base holds nothing of the plan's yet.
+ */
+export async function initState(ctx: FlowCtx, p: Prepared, existed: boolean): Promise<void> {
   const { initAndReconcile } = await import('../git/state-bridge.js');
-  const exists = (await refTip(g, ctx.repo.commonDir, ctx.repo.mainRoot, p.integration)) !== null;
-  const refs = exists ? [p.integration] : [];
-  await initAndReconcile(ctx, p.planPath, p.blob, refs, 'run');
+  await initAndReconcile(ctx, p.planPath, p.blob, existed ? [p.integration] : [], 'run');
 }
 
 /** The integration branch, created from the base when missing; returns its tip. */

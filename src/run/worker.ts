@@ -64,14 +64,24 @@ function oneAtATime<T>(rc: RunCtx, fn: () => Promise<T>): Promise<T> {
   return p;
 }
 
-export async function runWorker(rc: RunCtx, k: number): Promise<WorkerResult> {
-  const worker = `w${k}`;
-  let busy = 0;
-  // One at a time: a `git worktree add` reads the other worktrees' admin directories, and a half-made one
-  // fails it ("failed to read .git/worktrees/<w>/commondir"); the branch-config writes lock .git/config.
-  const made = await oneAtATime(rc, () =>
+export type MadeTree = Awaited<ReturnType<typeof workerTree>>;
+
+/**
+ * Worker k's tree at the run's start tip (made, or an earlier run's). One at a time: a `git worktree add`
+ * reads the other worktrees' admin directories, and a half-made one fails it ("failed to read
+ * .git/worktrees/<w>/commondir"); the branch-config writes lock .git/config.
+ */
+export function makeWorkerTree(rc: RunCtx, k: number): Promise<MadeTree> {
+  return oneAtATime(rc, () =>
     workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, rc.startTip),
   );
+}
+
+/** Worker k until the plan has nothing left for it; `tree0` is its tree, from makeWorkerTree. */
+export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>): Promise<WorkerResult> {
+  const worker = `w${k}`;
+  let busy = 0;
+  const made = await tree0;
   // Written while the worker works (its config writes take turns with the others'), awaited before it stops.
   const branchConfig = oneAtATime(rc, made.branchConfig);
   branchConfig.catch(() => undefined); // handled: awaited below, and an early exit must not leave it unhandled
