@@ -11,7 +11,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, median, tempDir } from './state-bench-util.mjs';
 
-const RUNS = Number(process.env.BENCH_RUN_RUNS ?? 3);
+// Medians of 5 interleaved runs per worker count: single 2-worker walls on this machine spread over ~100 ms.
+const RUNS = Number(process.env.BENCH_RUN_RUNS ?? 5);
 const WORKERS = [1, 2, 4];
 const STEPS = 12;
 const SLEEP_MS = 500;
