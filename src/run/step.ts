@@ -13,7 +13,7 @@ import type { Beat } from './heartbeat.js';
 import type { RunCtx } from './context.js';
 import { stateCallIn, timed, type TraceFn } from './context.js';
 import type { ChildOutcome, FailCode } from './types.js';
-import type { WorkerTree } from './worktrees.js';
+import { catchUpTree, type WorkerTree } from './worktrees.js';
 import type { PreparedMessage } from '../git/commit.js';
 
 export class StepFailure extends Error {
@@ -175,6 +175,15 @@ export async function executeStep(
     throwIfAborted(beat);
     if (!prepared) continue; // `**Commit:** N/A`
     phase('commit');
+    // Another worker integrated meanwhile: the work moves onto the new tip first, when git can do that
+    // without a merge (worktrees.ts). `--remote` keeps rebasing at integration (its tip moves by fetch).
+    if (!rc.remote) {
+      const { refTip } = await import('./refs.js');
+      const { commonDir, mainRoot } = rc.flow.repo;
+      await timed(tr, 'commit.catchup', async () =>
+        catchUpTree(rc.g, tree, await refTip(rc.g, commonDir, mainRoot, rc.prep.integration)),
+      );
+    }
     const { commitStep } = await import('../git/commit.js');
     const tc = Date.now();
     try {

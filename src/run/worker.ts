@@ -31,6 +31,7 @@ async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Prom
   tree.integratedHead = undefined;
   const tip = rc.remote ? await rc.remote.sync() : await integrationTip(rc); // --remote: the step sees its deps
   const changed = await resetTree(rc.g, tree.path, tip, head ? { head, clean: true } : undefined);
+  tree.base = tip;
   if (!created && !changed) return;
   if (rc.opts.setupCommand.length === 0) {
     linkDependencies(rc.flow.repo.mainRoot, rc.flow.repo.commonDir, tree.path);

@@ -23,6 +23,8 @@ export interface WorkerTree {
    * committed, nothing untracked.
    */
   integratedHead?: string | undefined;
+  /** The integration tip the tree was reset to for the current step (its work sits on it). */
+  base?: string | undefined;
 }
 
 /** The worktree of worker k: existing (adopted) or created at `tip`. Returns whether it was created. */
@@ -127,4 +129,22 @@ export function linkDependencies(mainRoot: string, commonDir: string, path: stri
       symlinkSync(src, dst, 'dir');
     }
   }
+}
+
+/**
+ * Before a step's commit, when the integration tip moved on from the tree's `base` (another worker
+ * integrated while this one worked): move the uncommitted work onto `tip` with `git reset --keep`, so the
+ * commit sits on the tip and integrating it is a fast-forward instead of a rebase. Only when HEAD is still
+ * `base` (no commits of the implementer's own, which the reset would drop from the branch). git refuses
+ * when a file changed both here and on the way to `tip`, or an untracked file is in the way; then the tree
+ * is left as it was, and the integration rebases the commit as before. Returns whether it moved.
+ */
+export async function catchUpTree(g: GitRunner, tree: WorkerTree, tip: string | null): Promise<boolean> {
+  if (!tip || !tree.base || tip === tree.base) return false;
+  const { headTip } = await import('../git/ref-files.js');
+  if ((await headTip(g, tree.path)) !== tree.base) return false;
+  const r = await g.tryRun(['reset', '--keep', '--quiet', tip], tree.path);
+  if (r.status !== 0) return false;
+  tree.base = tip;
+  return true;
 }
