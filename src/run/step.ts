@@ -178,11 +178,8 @@ export async function executeStep(
     // Another worker integrated meanwhile: the work moves onto the new tip first, when git can do that
     // without a merge (worktrees.ts). `--remote` keeps rebasing at integration (its tip moves by fetch).
     if (!rc.remote) {
-      const { refTip } = await import('./refs.js');
-      const { commonDir, mainRoot } = rc.flow.repo;
-      await timed(tr, 'commit.catchup', async () =>
-        catchUpTree(rc.g, tree, await refTip(rc.g, commonDir, mainRoot, rc.prep.integration)),
-      );
+      const { integrationTip } = await import('./refs.js');
+      await timed(tr, 'commit.catchup', async () => catchUpTree(rc.g, tree, await integrationTip(rc)));
     }
     const { commitStep } = await import('../git/commit.js');
     const tc = Date.now();

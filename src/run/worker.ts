@@ -9,6 +9,7 @@ import { TugError } from '../contract/errors.js';
 import type { PlanStep } from '../plan/types.js';
 import { announceChange, stateCallIn, timed, tracerOf, waitForChange, type RunCtx, type TraceFn } from './context.js';
 import { faultPoint } from './fault.js';
+import { integrationTip } from './refs.js';
 import { LOST_CODES, startHeartbeat, type Beat } from './heartbeat.js';
 import { Aborted, executeStep, StepFailure } from './step.js';
 import type { Phase } from './types.js';
@@ -17,12 +18,6 @@ import { linkDependencies, resetTree, workerTree, type WorkerTree } from './work
 export interface WorkerResult {
   worker: string;
   busy_ms: number;
-}
-
-async function integrationTip(rc: RunCtx): Promise<string> {
-  if (rc.remote) return rc.remote.tip();
-  const { refTip } = await import('./refs.js');
-  return (await refTip(rc.g, rc.flow.repo.commonDir, rc.flow.repo.mainRoot, rc.prep.integration))!;
 }
 
 /** Reset to the integration tip, then the setup when the tree is new or a lockfile changed. */
