@@ -5,6 +5,8 @@
  * parameters; the PostgreSQL connection rewrites them to `$n`.
  */
 
+import { TugError } from '../../contract/errors.js';
+
 export type Dialect = 'sqlite' | 'postgres';
 export type Params = readonly unknown[] | object;
 
@@ -66,4 +68,13 @@ export class TxQueue {
     this.tail = prev.then(() => mine);
     return prev.then(() => release);
   }
+}
+
+/**
+ * A statement issued after its transaction committed or rolled back (a chain of it still running, its
+ * statements issued side by side): refused, never run, since it would run on its own outside the
+ * transaction, or inside the next one.
+ */
+export function afterEnd(): TugError {
+  return new TugError('InternalError', { reason: 'a statement issued after its transaction ended' });
 }

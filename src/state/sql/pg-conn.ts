@@ -5,7 +5,7 @@
  */
 import type { Duplex } from 'node:stream';
 import { TugError } from '../../contract/errors.js';
-import type { Conn, Params } from './conn.js';
+import { afterEnd, type Conn, type Params } from './conn.js';
 import { pgToTugError, translate, values, type PgTarget } from './pg-sql.js';
 
 export type Query = (q: { name?: string; text: string; values: unknown[] }) => Promise<{
@@ -13,11 +13,6 @@ export type Query = (q: { name?: string; text: string; values: unknown[] }) => P
   rowCount: number | null;
   command: string;
 }>;
-
-function afterEnd(): TugError {
-  // Never sent: behind the COMMIT or ROLLBACK it would run on its own, outside the transaction.
-  return new TugError('InternalError', { reason: 'a statement issued after its transaction ended' });
-}
 
 export class PgConn implements Conn {
   readonly dialect = 'postgres' as const;

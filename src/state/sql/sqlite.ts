@@ -6,7 +6,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TugError } from '../../contract/errors.js';
-import { TxQueue, type Conn, type Database, type Params, type TxOptions } from './conn.js';
+import { afterEnd, TxQueue, type Conn, type Database, type Params, type TxOptions } from './conn.js';
 
 /**
  * The longest a writer blocks the event loop in one try for the write lock (SQLite's busy handler runs in
@@ -197,20 +197,17 @@ class SqliteTx implements Conn {
   ended = false;
   constructor(private readonly db: SqliteDatabase) {}
 
-  private refused(): TugError {
-    return new TugError('InternalError', { reason: 'a statement issued after its transaction ended' });
-  }
   get<T>(sql: string, params?: Params): Promise<T | undefined> {
-    return this.ended ? Promise.reject(this.refused()) : this.db.get<T>(sql, params);
+    return this.ended ? Promise.reject(afterEnd()) : this.db.get<T>(sql, params);
   }
   all<T>(sql: string, params?: Params): Promise<T[]> {
-    return this.ended ? Promise.reject(this.refused()) : this.db.all<T>(sql, params);
+    return this.ended ? Promise.reject(afterEnd()) : this.db.all<T>(sql, params);
   }
   run(sql: string, params?: Params): Promise<number> {
-    return this.ended ? Promise.reject(this.refused()) : this.db.run(sql, params);
+    return this.ended ? Promise.reject(afterEnd()) : this.db.run(sql, params);
   }
   later(sql: string, params?: Params): void {
-    if (this.ended) throw this.refused();
+    if (this.ended) throw afterEnd();
     this.db.later(sql, params);
   }
 }
