@@ -5,7 +5,7 @@
  */
 import { sha256Hex } from '../util/hash.js';
 import { DepResolver, tokenizeDepends, type DepToken } from './deps.js';
-import { commitMessage, readLabel } from './labels.js';
+import { commitDeclined, commitMessage, readLabel } from './labels.js';
 import { inlineChildren, MAX_NESTING, tokenize, type Token } from './markdown.js';
 import { structureHash } from './structure.js';
 import {
@@ -256,7 +256,10 @@ class PlanBuilder {
         break;
       case 'commit':
         cur.section = null;
-        if (cur.step.commit_message === null) cur.step.commit_message = commitMessage(label);
+        if (cur.step.commit_message === null && !cur.step.no_commit) {
+          cur.step.commit_message = commitMessage(label);
+          if (commitDeclined(label)) cur.step.no_commit = true;
+        }
         break;
       case 'references':
         cur.section = null;

@@ -50,6 +50,8 @@ export interface PlanStep {
   /** Line of the step's first `**Depends on:**` paragraph (for diagnostics); absent when it has none. */
   depends_line?: number;
   commit_message: string | null;
+  /** `**Commit:** N/A`: the driver makes no commit for this step (a step with no message gets a default one). */
+  no_commit?: true;
   references: string | null;
   /** Line of the step's `**References:**` paragraph (for diagnostics); absent when it has none. */
   references_line?: number;

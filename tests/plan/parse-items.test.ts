@@ -234,6 +234,9 @@ describe('commit, references, purpose, metadata, decisions (rules 9–12)', () =
       **Commit:** \`N/A\`
     `);
     expect(p.steps.map((s) => s.commit_message)).toEqual(['feat(cli): add hello', 'docs: bare text', null, null]);
+    // N/A declines the commit itself; a missing message does not (the driver then uses a default one).
+    expect(p.steps.map((s) => s.no_commit ?? false)).toEqual([false, false, true, true]);
+    expect(parse('#### Step 1: One\n**Commit:**\n').steps[0]!.no_commit).toBeUndefined();
   });
 
   it('reads the whole References paragraph across lines', () => {
