@@ -54,6 +54,8 @@ export interface CommitInput {
   prepared?: PreparedMessage | undefined;
   /** The opt-in timing trace of the commit's parts (the driver's). */
   trace?: TraceFn | undefined;
+  /** Skip the pre-commit and commit-msg hooks (`run.no_verify`, 06-run.md §2). */
+  noVerify?: boolean | undefined;
 }
 
 export type StateFailureReason =
@@ -268,6 +270,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
       '-',
     ];
     if (input.allowEmpty) args.push('--allow-empty');
+    if (input.noVerify) args.push('--no-verify');
     await timed(tr, 'commit.git', () => g.run(args, W, { input: message }));
     commitHash = (await timed(tr, 'commit.head', () => headTip(g, W)))!;
   } catch (e) {

@@ -101,6 +101,8 @@ export interface IntegrateInput {
    * rebase skips the `git notes copy` process it would start for nothing. Default: git decides.
    */
   notesRewrite?: boolean | undefined;
+  /** Skip the pre-rebase hook (`run.no_verify`, 06-run.md §2). */
+  noVerify?: boolean | undefined;
 }
 
 export type IntegrateResult =
@@ -142,6 +144,7 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
             '--quiet',
             '--no-autosquash',
             '--no-autostash',
+            ...(input.noVerify ? ['--no-verify'] : []),
             tip,
           ],
           W,

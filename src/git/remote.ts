@@ -131,7 +131,7 @@ export async function integrateRemote(input: RemoteIntegrateInput): Promise<Remo
       input.onTip?.(tip);
       let rebased = false;
       if (!(await isAncestor(g, W, tip, 'HEAD'))) {
-        const conflict = await rebaseOnto(g, W, tip, `${remote}/${integ}`);
+        const conflict = await rebaseOnto(g, W, tip, `${remote}/${integ}`, input.noVerify);
         if (conflict) return { integrated: false, reason: 'integration_conflict', error: conflict };
         rebased = true;
       }
@@ -165,8 +165,15 @@ export async function integrateRemote(input: RemoteIntegrateInput): Promise<Remo
 }
 
 /** Rebase HEAD's branch onto `tip`; on failure abort the rebase and return MergeConflict naming the files. */
-async function rebaseOnto(g: GitRunner, W: string, tip: string, into: string): Promise<TugError | null> {
-  const r = await g.tryRun(['rebase', '--quiet', '--no-autosquash', '--no-autostash', tip], W, {
+async function rebaseOnto(
+  g: GitRunner,
+  W: string,
+  tip: string,
+  into: string,
+  noVerify = false,
+): Promise<TugError | null> {
+  const verify = noVerify ? ['--no-verify'] : [];
+  const r = await g.tryRun(['rebase', '--quiet', '--no-autosquash', '--no-autostash', ...verify, tip], W, {
     env: { GIT_EDITOR: 'true' },
   });
   if (r.status === 0) return null;

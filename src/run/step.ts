@@ -110,7 +110,7 @@ export async function executeStep(
     throwIfAborted(beat);
     const message = u.commit_message ?? `chore(${rc.prep.slug}): ${u.title}`;
     // The message with its trailers is made while the implementer runs (commitStep checks it still fits).
-    const prepared = message.trim() === 'N/A' ? undefined : prepareMessage(rc, W, u.anchor, attempt, message);
+    const prepared = u.no_commit ? undefined : prepareMessage(rc, W, u.anchor, attempt, message);
     if (rc.opts.implementer || rc.opts.agent) {
       phase('implementer');
       const { runStepImplementer, coderReport } = await import('./agents.js');
@@ -198,6 +198,7 @@ export async function executeStep(
         autoMaintenance: false, // once, after the run (driver.ts)
         listStaged: false, // the run does not report the staged files
         trace: tr,
+        noVerify: rc.flow.config.run.no_verify,
       });
       tr?.('commit', tc);
     } catch (e) {

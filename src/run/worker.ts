@@ -211,6 +211,7 @@ async function integrateStep(
     heartbeat: () => beat.now(),
     trace,
     notesRewrite: rc.notesRewrite,
+    noVerify: rc.flow.config.run.no_verify,
   });
   if (r.integrated) return { before, after: r.head };
   if (r.reason === 'ownership') throw new Aborted();
@@ -235,7 +236,7 @@ async function completeUnits(
   // One commit (a step without substeps): it is the new head, no log to read.
   if (units.length === 1) {
     const only = units[0]!;
-    const commit = only.commit_message?.trim() === 'N/A' ? undefined : after;
+    const commit = only.no_commit ? undefined : after;
     try {
       await rc.store.run(stateCallIn(rc, W), 'complete', {
         plan: rc.prep.planPath,
