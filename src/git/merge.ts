@@ -28,6 +28,8 @@ export interface MergeInput {
   branch?: string | undefined;
   dryRun?: boolean | undefined;
   force?: boolean | undefined;
+  /** Keep the plan's linked worktrees and their branches (`run --merge --keep-worktrees`). */
+  keepWorktrees?: boolean | undefined;
 }
 
 export interface MergeData {
@@ -132,14 +134,7 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
       branch,
       source,
     );
-    const holder = (await gitWorktrees(g, repo)).find((w) => w.branch === into && !w.prunable);
-    if (holder && (await statusEntries(g, holder.path, { untracked: false, pathspec: ALL_BUT_RUNTIME })).length > 0) {
-      throw new TugError(
-        'WorktreeDirty',
-        { worktree_path: holder.path, branch: into, reason: `${into} is checked out there with uncommitted changes` },
-        { hint: `commit or stash the changes in ${holder.path}, then merge again` },
-      );
-    }
+    const holder = await cleanHolder(g, repo, into);
     const already = await isAncestor(g, repo.mainRoot, source, target);
     if (!already) {
       const check = await checkMerge(g, repo, target, source);
@@ -170,10 +165,26 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
       data.merge_commit = result;
     }
     data.merged = true;
-    await planCleanup(g, ctx, planPath, slug, into, [result], data, false);
+    await planCleanup(g, ctx, planPath, slug, into, [result], data, false, input.keepWorktrees);
     return data;
   };
   return input.dryRun ? run() : withIntegrationLock(repo.mainRoot, run);
+}
+
+/**
+ * The worktree that has `into` checked out, if any; WorktreeDirty when it has uncommitted changes (the merge
+ * would update it). `tugcode run --merge` asks before its first claim, so a dirty checkout costs no work.
+ */
+export async function cleanHolder(g: GitRunner, repo: FlowCtx['repo'], into: string) {
+  const holder = (await gitWorktrees(g, repo)).find((w) => w.branch === into && !w.prunable);
+  if (holder && (await statusEntries(g, holder.path, { untracked: false, pathspec: ALL_BUT_RUNTIME })).length > 0) {
+    throw new TugError(
+      'WorktreeDirty',
+      { worktree_path: holder.path, branch: into, reason: `${into} is checked out there with uncommitted changes` },
+      { hint: `commit or stash the changes in ${holder.path}, then merge again` },
+    );
+  }
+  return holder;
 }
 
 /** Every completed step's commit is reachable from the branch, or has a patch-equivalent with its trailer. */
@@ -316,6 +327,7 @@ async function planCleanup(
   tips: string[],
   data: MergeData,
   dryRun: boolean,
+  keepWorktrees = false,
 ): Promise<void> {
   const { repo } = ctx;
   const root = repo.mainRoot;
@@ -334,6 +346,10 @@ async function planCleanup(
     const wt = worktrees.find((w) => w.branch === b);
     if (wt?.path === root) {
       data.kept.push({ branch: b, worktree_path: wt.path, reason: 'checked out in the main checkout' });
+      continue;
+    }
+    if (wt && keepWorktrees) {
+      data.kept.push({ branch: b, worktree_path: wt.path, reason: 'worktrees kept as asked' });
       continue;
     }
     let contained = false;

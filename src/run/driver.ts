@@ -4,7 +4,7 @@
  * never spawns the tugcode CLI, and nothing a worker does blocks another worker's heartbeat (git through
  * simple-git, children through execa, SQLite lock waits in short slices).
  */
-import { TugError } from '../contract/errors.js';
+import { TugError, toTugError } from '../contract/errors.js';
 import type { FlowCtx } from '../git/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
 import type { RunCtx, EventInput } from './context.js';
@@ -84,6 +84,8 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   const impl = (await import('./agents.js')).resolveImplementer(input, config.run);
   if (input.max_attempts !== undefined) config.state = { ...config.state, max_attempts: input.max_attempts };
   const workers = input.workers ?? config.run.workers;
+  // `--merge` would refuse a dirty checkout of the base branch at the end: say so before any work.
+  if (input.merge) await (await import('../git/merge.js')).cleanHolder(g, flow.repo, prep.base);
   const { acquireRunLock } = await import('./lock.js');
   const lock = await timed(tr, 'run.lock', () =>
     acquireRunLock(flow.repo.mainRoot, prep.slug, prep.planPath, ctx.clock.now()),
@@ -210,7 +212,13 @@ async function runLocked(
   if (summary.status === 'ok' && !input.keep_worktrees) await removeWorkerTrees(rc);
   if (summary.status === 'ok' && input.merge) {
     const { mergePlan } = await import('../git/merge.js');
-    await mergePlan(flow, { plan: prep.planPath, into: prep.base, dryRun: false, force: false });
+    const merge = { plan: prep.planPath, into: prep.base, dryRun: false, force: false };
+    try {
+      await mergePlan(flow, { ...merge, keepWorktrees: input.keep_worktrees });
+    } catch (e) {
+      // The steps are done and integrated: the summary keeps them, with the merge's error.
+      return { ...summary, status: 'error', error: toTugError(e, false).toJSON() };
+    }
   }
   return summary;
 }

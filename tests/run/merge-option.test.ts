@@ -1,0 +1,61 @@
+/**
+ * `tugcode run --merge` (06-run.md §1 item 6, 04-git.md §5): the finished plan is merged into its base; a
+ * dirty base checkout is refused before any work; a merge that fails at the end keeps the run's summary;
+ * `--keep-worktrees` keeps the worker worktrees also when merging.
+ */
+import { appendFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { git } from '../helpers/repo.js';
+import { gitSnapshot, implementerScript, nodeImplementer, planText, runJsonl, runRepo, step } from './helpers.js';
+
+const PLAN = planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]);
+
+describe('tugcode run --merge', () => {
+  it('merges the finished plan into main; with --keep-worktrees the worker worktrees stay', () => {
+    const root = runRepo(PLAN);
+    const r = runJsonl(root, [
+      'demo',
+      '--workers',
+      '2',
+      '--merge',
+      '--keep-worktrees',
+      '--implementer',
+      implementerScript().argv,
+    ]);
+    expect(r.events.at(-1), r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    expect(git(root, 'log', '-1', '--format=%P', 'main').trim().split(' ')).toHaveLength(2); // a merge commit
+    expect(existsSync(join(root, 'step-2.txt'))).toBe(true);
+    const trees = git(root, 'worktree', 'list');
+    expect(trees).toContain('tugplan__demo--w1');
+    expect(trees).toContain('tugplan__demo--w2');
+  });
+
+  it('refuses a dirty main checkout before claiming anything', () => {
+    const root = runRepo(PLAN, 'demo', { 'notes.txt': 'notes\n' });
+    appendFileSync(join(root, 'notes.txt'), 'uncommitted\n');
+    const before = gitSnapshot(root);
+    const r = runJsonl(root, ['demo', '--merge', '--implementer', implementerScript().argv]);
+    expect(r.code).toBe(4);
+    expect(r.events).toHaveLength(1);
+    expect(r.events[0]).toMatchObject({ type: 'summary', status: 'error', error: { code: 'WorktreeDirty' } });
+    expect(gitSnapshot(root)).toEqual(before);
+    expect(existsSync(join(root, '.tugtool', 'state.db'))).toBe(false);
+  });
+
+  it('keeps the completed steps and commits in the summary when the merge at the end fails', () => {
+    const root = runRepo(PLAN, 'demo', { 'notes.txt': 'notes\n' });
+    // step-2's implementer leaves an uncommitted change in the main checkout: the merge refuses it.
+    const impl = nodeImplementer(`
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+if (step === 'step-2') appendFileSync(join(process.env.TUG_REPO_ROOT, 'notes.txt'), 'edited\\n');
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--merge', '--implementer', impl.argv]);
+    const summary = r.events.at(-1);
+    expect(r.code).toBe(4);
+    expect(summary).toMatchObject({ type: 'summary', status: 'error', error: { code: 'WorktreeDirty' } });
+    expect([...summary.steps_completed].sort()).toEqual(['step-1', 'step-2']);
+    expect(summary.commits).toHaveLength(2);
+    expect(summary.workers).toHaveLength(1);
+  });
+});
