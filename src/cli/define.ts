@@ -10,7 +10,7 @@ import { flagOf, validateInput, type Field, type InputTable } from '../contract/
 import { MAX_INPUT_BYTES } from '../contract/inputs/limits.js';
 import { TugError } from '../contract/errors.js';
 import type { Call, OpsContext } from '../ops/context.js';
-import { renderError, renderOk, toTugError, type Rendered } from './output.js';
+import { renderError, renderOk, streamsLines, toTugError, type Rendered } from './output.js';
 
 export interface Globals {
   json: boolean;
@@ -218,7 +218,8 @@ export class CliApp {
       const err = toTugError(withFlagNames(e, spec.table), globals.verbose);
       if (globals.verbose && !(e as { code?: unknown })?.code && e instanceof Error && e.stack)
         process.stderr.write(e.stack + '\n');
-      this.rendered = renderError(name, err, call.warnings.items, globals.json);
+      const lines = streamsLines(name, Boolean(opts.dryRun)) ? { at: ctx.clock.now() } : undefined;
+      this.rendered = renderError(name, err, call.warnings.items, globals.json, lines);
     } finally {
       await ctx.close();
     }

@@ -6,7 +6,8 @@
 import { Command, CommanderError } from 'commander';
 import { TugError } from '../contract/errors.js';
 import { CliApp } from './define.js';
-import { renderError, toTugError, type Rendered } from './output.js';
+import { renderError, streamsLines, toTugError, type Rendered } from './output.js';
+import { clockFromEnv } from '../clock.js';
 import { registerAll } from './commands/index.js';
 import { runRefactor, splitRefactorArgv } from '../commands/refactor.js';
 
@@ -49,6 +50,11 @@ function commandNameFromArgv(program: Command, argv: string[]): string {
     cur = next;
   }
   return words.join(' ') || 'tugcode';
+}
+
+/** `run`/`demo` write JSON Lines: a usage error is their summary line (output.ts). */
+function linesOf(name: string, argv: string[]): { at: string } | undefined {
+  return streamsLines(name, argv.includes('--dry-run')) ? { at: clockFromEnv(process.env).now() } : undefined;
 }
 
 function commanderToTugError(e: CommanderError, argv: string[]): TugError {
@@ -108,9 +114,13 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
         });
         r = renderError(name, err, [], json);
         if (!json && group) r.stderr = group.helpInformation() + r.stderr;
-      } else r = renderError(commandNameFromArgv(program, argv), commanderToTugError(e, argv), [], json);
+      } else {
+        const name = commandNameFromArgv(program, argv);
+        r = renderError(name, commanderToTugError(e, argv), [], json, linesOf(name, argv));
+      }
     } else {
-      r = renderError(commandNameFromArgv(program, argv), toTugError(e, verbose), [], json);
+      const name = commandNameFromArgv(program, argv);
+      r = renderError(name, toTugError(e, verbose), [], json, linesOf(name, argv));
     }
   }
   if (!r) return 0; // --help or --version, already printed

@@ -27,16 +27,47 @@ export function renderOk(
   return { stdout: body === '' || body.endsWith('\n') ? body : body + '\n', stderr, exitCode: 0 };
 }
 
-export function renderError(command: string, err: TugError, warnings: Warning[], json: boolean): Rendered {
+/**
+ * `lines` (`run`/`demo --json`, which write JSON Lines, 03-contract.md §1): the error is the stream's one
+ * `summary` line, as when a run fails before its workers start (06-run.md §1).
+ */
+export function renderError(
+  command: string,
+  err: TugError,
+  warnings: Warning[],
+  json: boolean,
+  lines?: { at: string; wall_ms?: number },
+): Rendered {
   let stderr = json ? '' : warnings.map((w) => `tugcode: warning: ${w.code}: ${w.message}\n`).join('');
   stderr += `tugcode: ${err.code}: ${err.message.replace(/\n/g, ' ')}\n`;
   if (err.hint) stderr += `hint: ${err.hint}\n`;
-  const stdout = json
-    ? JSON.stringify(fail(command, err, warnings), null, 2) + '\n'
-    : err.text
+  const stdout = !json
+    ? err.text
       ? err.text.replace(/\n?$/, '\n')
-      : '';
+      : ''
+    : lines
+      ? JSON.stringify({ type: 'summary', at: lines.at, ...emptySummary(err, lines.wall_ms ?? 0) }) + '\n'
+      : JSON.stringify(fail(command, err, warnings), null, 2) + '\n';
   return { stdout, stderr, exitCode: err.exitCode };
+}
+
+/** The summary of a run that failed before any step: nothing done, the error. */
+export function emptySummary(err: TugError, wall_ms: number) {
+  return {
+    status: 'error' as const,
+    steps_completed: [],
+    failed_steps: [],
+    blocked_steps: [],
+    commits: [],
+    wall_ms,
+    workers: [],
+    error: err.toJSON(),
+  };
+}
+
+/** Whether `command` with these options streams JSON Lines (`run`, `demo`; not `run --dry-run`). */
+export function streamsLines(command: string, dryRun: boolean): boolean {
+  return command === 'demo' || (command === 'run' && !dryRun);
 }
 
 export { toTugError } from '../contract/errors.js';

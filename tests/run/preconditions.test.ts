@@ -139,6 +139,41 @@ describe('tugcode run: a plan that is not committed', () => {
   });
 });
 
+describe('tugcode run / demo --json: errors before the run are the one summary line', () => {
+  it('usage errors (flags, values, a non-empty demo DIR): one summary line, exit 2, the stderr line', () => {
+    const root = runRepo(PLAN);
+    const before = snapshot(root);
+    for (const args of [
+      ['run', 'demo', '--workers', '0', '--implementer', 'true'],
+      ['run', 'demo', '--bogus'],
+      ['run'],
+      ['demo', root],
+    ]) {
+      const r = runCli([...args, '--json'], { cwd: root });
+      expect(r.code, args.join(' ') + '\n' + r.stdout + r.stderr).toBe(2);
+      const lines = r.stdout.split('\n').filter(Boolean);
+      expect(lines, args.join(' ')).toHaveLength(1);
+      const summary = JSON.parse(lines[0]!);
+      checkSchema(runEventSchema, summary);
+      expect(summary).toMatchObject({ type: 'summary', status: 'error', error: { code: 'InvalidArgument' } });
+      expect(r.stderr).toMatch(/^tugcode: InvalidArgument: /m);
+    }
+    expect(snapshot(root)).toEqual(before);
+    // `run --dry-run` prints one document: its errors keep the envelope.
+    const dry = runCli(['run', 'demo', '--dry-run', '--workers', '0', '--json'], { cwd: root });
+    expect(dry.code).toBe(2);
+    expect(dry.json).toMatchObject({ status: 'error', command: 'run', error: { code: 'InvalidArgument' } });
+  });
+
+  it('a failed run writes the stderr line in --json mode too', () => {
+    const root = runRepo(PLAN);
+    writeFileSync(join(root, '.tugtool', 'tugplan-demo.md'), PLAN + '\n');
+    const r = runJsonl(root, ['demo', '--implementer', 'true']);
+    expectRefusal(r, 'PlanNotCommitted');
+    expect(r.stderr).toContain('tugcode: PlanNotCommitted: ');
+  });
+});
+
 const DIAMOND = planText([
   step(1, 'Base', { checkpoint: 'test -f step-1.txt' }),
   step(2, 'Left', { deps: [1] }),

@@ -3,7 +3,7 @@
  * releases held claims, a second exits at once), the renderer, the final summary, and the exit code.
  */
 import { CATALOGUE, TugError, toTugError } from '../../contract/errors.js';
-import { renderError, renderOk } from '../output.js';
+import { emptySummary, renderError, renderOk } from '../output.js';
 import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
 import type { RunEvent, RunSummary } from '../../run/types.js';
@@ -74,17 +74,7 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
       },
     });
   } catch (e) {
-    const err = toTugError(e, cli.globals.verbose);
-    summary = {
-      status: 'error',
-      steps_completed: [],
-      failed_steps: [],
-      blocked_steps: [],
-      commits: [],
-      wall_ms: Date.now() - t0,
-      workers: [],
-      error: err.toJSON(),
-    };
+    summary = emptySummary(toTugError(e, cli.globals.verbose), Date.now() - t0);
   } finally {
     sig.off();
     (renderer as ReturnType<typeof createRenderer> | null)?.close();
@@ -93,15 +83,14 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
   const code = exitOf(summary, sig.which());
   const at = cli.now();
   if (json) write(JSON.stringify({ type: 'summary', at, ...summary }) + '\n');
-  else {
-    write((await summaryText(summary, { color: cli.color })) + '\n');
-    if (summary.error) {
-      const err = new TugError(summary.error.code as never, summary.error.details, {
-        message: summary.error.message,
-        hint: summary.error.hint,
-      });
-      process.stderr.write(renderError('run', err, [], false).stderr);
-    }
+  else write((await summaryText(summary, { color: cli.color })) + '\n');
+  // The one diagnostic line on stderr, in both modes (03-contract.md §1).
+  if (summary.error) {
+    const err = new TugError(summary.error.code as never, summary.error.details, {
+      message: summary.error.message,
+      hint: summary.error.hint,
+    });
+    process.stderr.write(renderError('run', err, [], false).stderr);
   }
   return code;
 }
