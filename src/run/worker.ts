@@ -164,9 +164,10 @@ async function runClaimed(
     faultPoint(rc.ops.env, 'after-integrate', step.anchor);
     phase('complete');
     tree.integratedHead = head.after;
-    const hash = await timed(tr, 'complete', () => completeUnits(rc, W, units, attempt, head.before, head.after));
+    const done = await timed(tr, 'complete', () => completeUnits(rc, W, units, attempt, head.before, head.after));
+    const hash = done.at(-1) ?? null;
     rc.completed.push(step.anchor);
-    if (hash) rc.commits.push(hash);
+    rc.commits.push(...done.filter((h): h is string => h !== null));
     rc.emit({ type: 'step_completed', worker, step_anchor: step.anchor, commit_hash: hash });
     return true;
   } catch (e) {
@@ -224,7 +225,10 @@ async function integrateStep(
   );
 }
 
-/** Complete the substeps (their rebased hashes, by Tug-Step trailer), then the step; returns its hash. */
+/**
+ * Complete the substeps (their rebased hashes, by Tug-Step trailer), then the step; returns each unit's
+ * commit in that order (null: a `**Commit:** N/A` unit), the step's last.
+ */
 async function completeUnits(
   rc: RunCtx,
   W: string,
@@ -232,7 +236,7 @@ async function completeUnits(
   attempt: number,
   before: string,
   after: string,
-): Promise<string | null> {
+): Promise<(string | null)[]> {
   // One commit (a step without substeps): it is the new head, no log to read.
   if (units.length === 1) {
     const only = units[0]!;
@@ -248,7 +252,7 @@ async function completeUnits(
     } catch (e) {
       if (!(e instanceof TugError)) throw e; // after the fast-forward a refusal is settled by reconcile
     }
-    return commit ?? null;
+    return [commit ?? null];
   }
   const out = await rc.g.run(
     ['log', '--format=%H %(trailers:key=Tug-Step,valueonly,separator=%x2C)', `${before}..${after}`],
@@ -260,7 +264,7 @@ async function completeUnits(
     if (anchor && !byStep.has(anchor.trim())) byStep.set(anchor.trim(), hash);
   }
   const sc = stateCallIn(rc, W);
-  let top: string | null = null;
+  const hashes: (string | null)[] = [];
   for (const u of units) {
     const commit = byStep.get(u.anchor);
     try {
@@ -269,9 +273,9 @@ async function completeUnits(
       // After the fast-forward a refusal is not a failure: reconcile from the trailers settles it.
       if (!(e instanceof TugError)) throw e;
     }
-    top = commit ?? null;
+    hashes.push(commit ?? null);
   }
-  return top;
+  return hashes;
 }
 
 async function handleFailure(

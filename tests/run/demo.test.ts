@@ -70,7 +70,8 @@ describe('tugcode demo', () => {
     const summary = events.at(-1);
     expect(summary).toMatchObject({ type: 'summary', status: 'ok', failed_steps: [], blocked_steps: [] });
     expect([...summary.steps_completed].sort()).toEqual(STEPS);
-    expect(summary.commits).toHaveLength(7);
+    // Every commit on the integration branch: one per step and one for the substep (step-4-1).
+    expect(summary.commits).toHaveLength(8);
     expect(events.filter((e) => e.type === 'summary')).toHaveLength(1);
     expect(readdirSync(tmp).filter((f) => f.startsWith('tugcode-demo-'))).toEqual([]);
   }, 60_000);
