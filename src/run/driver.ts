@@ -146,6 +146,7 @@ async function runLocked(
     trace: hooks.trace,
   };
   let results: { worker: string; busy_ms: number }[] = [];
+  let released: string[] = [];
   try {
     const tr = tracerOf(rc, '', '');
     const remote = input.remote ?? config.run.remote;
@@ -203,11 +204,11 @@ async function runLocked(
     );
   } finally {
     hooks.signal?.removeEventListener('abort', onAbort);
-    await releaseHeld(rc);
+    released = await releaseHeld(rc);
   }
   const tr = tracerOf(rc, '', '');
   await timed(tr, 'run.reconcile', () => reconcileFromIntegration(rc));
-  const summary = await timed(tr, 'run.summary', () => summarize(rc, results, Date.now() - t0));
+  const summary = await timed(tr, 'run.summary', () => summarize(rc, results, Date.now() - t0, released));
   await autoMaintenance(rc);
   if (summary.status === 'ok' && !input.keep_worktrees) await removeWorkerTrees(rc);
   if (summary.status === 'ok' && input.merge) {
@@ -245,7 +246,9 @@ async function adoptLeftovers(rc: RunCtx, tip: string, leftovers: WorkerTree[]):
   return released;
 }
 
-async function releaseHeld(rc: RunCtx): Promise<void> {
+/** Hands back the claims the workers still hold (a stop, a fatal error); returns their steps. */
+async function releaseHeld(rc: RunCtx): Promise<string[]> {
+  const steps = [...rc.held.values()].map((h) => h.step);
   for (const [, h] of rc.held) {
     await rc.store
       .run(stateCallIn(rc, h.worktree), 'release', {
@@ -257,6 +260,7 @@ async function releaseHeld(rc: RunCtx): Promise<void> {
       .catch(() => undefined);
   }
   rc.held.clear();
+  return steps;
 }
 
 /** `state reconcile --ref tugplan/<slug>`: settles completions refused after a fast-forward. */
@@ -275,6 +279,7 @@ async function summarize(
   rc: RunCtx,
   results: { worker: string; busy_ms: number }[],
   wall_ms: number,
+  released: string[],
 ): Promise<RunSummary> {
   const sc = stateCallIn(rc, rc.flow.repo.mainRoot);
   const cat = await rc.store.run(sc, 'ready', { plan: rc.prep.planPath });
@@ -284,10 +289,17 @@ async function summarize(
     step_anchor: a,
     reason: steps.find((s) => s.anchor === a)?.fail_reason ?? 'failed',
   }));
+  // Blocked means blocked by a failed step (06-run.md §1 item 4.9): a step merely waiting on unfinished ones
+  // (an interrupted run) is not.
+  const failed = new Set(cat.failed_steps);
+  const depsOf = new Map(steps.map((s) => [s.anchor, s.depends_on]));
+  const behindFailure = (a: string, seen: Set<string>): boolean =>
+    (depsOf.get(a) ?? []).some((d) => failed.has(d) || (!seen.has(d) && behindFailure(d, seen.add(d))));
+  const blocked_steps = cat.blocked_steps.filter((a) => behindFailure(a, new Set()));
   const base = {
     steps_completed: [...rc.completed],
     failed_steps,
-    blocked_steps: cat.blocked_steps,
+    blocked_steps,
     commits: [...rc.commits],
     wall_ms,
     workers: results,
@@ -296,13 +308,14 @@ async function summarize(
   let err: TugError | null = null;
   if (rc.fatal)
     err = rc.fatal instanceof TugError ? rc.fatal : new TugError('InternalError', { reason: String(rc.fatal) });
-  else if (rc.stop.signal.aborted && !done) err = new TugError('Interrupted', { plan_path: rc.prep.planPath });
+  else if (rc.stop.signal.aborted && !done)
+    err = new TugError('Interrupted', { plan_path: rc.prep.planPath, released_steps: released });
   else if (!done)
     err = new TugError('PlanIncomplete', {
       plan_path: rc.prep.planPath,
-      reason: `${failed_steps.length} failed, ${cat.blocked_steps.length} blocked`,
+      reason: `${failed_steps.length} failed, ${blocked_steps.length} blocked`,
       failed_steps,
-      blocked_steps: cat.blocked_steps,
+      blocked_steps,
     });
   return err ? { status: 'error', ...base, error: err.toJSON() } : { status: 'ok', ...base };
 }

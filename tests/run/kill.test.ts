@@ -143,6 +143,9 @@ describe('tugcode run, killed and signalled', () => {
       const summary = r.events.at(-1);
       expect(summary).toMatchObject({ type: 'summary', status: 'error', error: { code: 'Interrupted' } });
       expect(summary.steps_completed).toEqual([]);
+      // Nothing failed, so nothing is blocked; the error names the steps whose claims were handed back.
+      expect(summary.blocked_steps).toEqual([]);
+      expect([...summary.error.details.released_steps].sort()).toEqual(['step-1', 'step-3']);
       expect(r.events.filter((e) => e.type === 'worker_stopped').map((e) => e.reason)).toEqual(['signal', 'signal']);
       expect(groupAlive(p1)).toBe(false);
       expect(groupAlive(p3)).toBe(false);
