@@ -8,9 +8,12 @@ import { TugError } from '../contract/errors.js';
 import { sleepSync } from '../util/sleep-sync.js';
 
 const CHUNK = 64 * 1024;
-/** A non-blocking stdin that has no data yet: how long to wait for its writer, before and between chunks. */
-const FIRST_DATA_MS = 2_000;
-const NEXT_DATA_MS = 30_000;
+/**
+ * A documented stdin input is read to its end (03-contract.md §1: such a command may wait on stdin), as
+ * slowly as its writer writes. Only a pipe that stays open and silent this long is refused, never cut
+ * short: a pause is not the end of the input.
+ */
+const SILENCE_MS = 600_000;
 
 function readFd(fd: number, maxBytes: number, what: string): string {
   const chunks: Buffer[] = [];
@@ -24,14 +27,17 @@ function readFd(fd: number, maxBytes: number, what: string): string {
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EOF') break;
-      // A non-blocking pipe whose writer has not written yet: wait for it, a bounded time (a silent pipe
-      // that never closes counts as empty before any data, and as ended after NEXT_DATA_MS of silence).
-      if (code === 'EAGAIN' && waited < (total === 0 ? FIRST_DATA_MS : NEXT_DATA_MS)) {
-        sleepSync(10);
-        waited += 10;
+      // A non-blocking pipe whose writer has not written (yet, or again): wait for it, 10–100 ms at a time.
+      if (code === 'EAGAIN' && waited < SILENCE_MS) {
+        const pause = Math.min(100, 10 + waited / 10);
+        sleepSync(pause);
+        waited += pause;
         continue;
       }
-      if (code === 'EAGAIN') break;
+      if (code === 'EAGAIN')
+        throw new TugError('InvalidArgument', {
+          reason: `${what} stayed open with no data for ${SILENCE_MS / 60_000} minutes (after ${total} bytes); nothing was changed`,
+        });
       throw e;
     }
     if (n === 0) break;

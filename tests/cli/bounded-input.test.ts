@@ -20,6 +20,24 @@ function shell(cwd: string, cmd: string) {
 }
 
 describe('bounded inputs', () => {
+  it('reads a slow writer to its end: a late first byte and a pause are not the end of stdin', () => {
+    const { root } = cliRepo();
+    const claim = st(root, ['claim', 'demo', '--worktree', '.']).json;
+    expect(claim.claimed).toBe(true);
+    const tug = `"${process.execPath}" "${CLI}"`;
+    const owner = `demo ${claim.step_anchor} --worktree . --json`;
+    const slow = `(sleep 3; echo part1; sleep 3; echo part2)`;
+    const r = shell(root, `${slow} | ${tug} state artifact ${owner} --kind note --summary s --content-file -`);
+    expect(r.code, JSON.stringify(r.json)).toBe(0);
+    const batch = `(sleep 3; printf '[{"kind":"task",'; sleep 3; echo '"ordinal":0,"status":"completed"}]')`;
+    const u = shell(root, `${batch} | ${tug} state update ${owner} --batch`);
+    expect(u.code, JSON.stringify(u.json)).toBe(0);
+    expect(u.json.updated).toBe(1);
+    // The whole content was recorded, not the part before the pause.
+    const doc = shell(root, `${tug} state export demo`).json;
+    expect(doc.step_artifacts.map((a: { content: string }) => a.content)).toContain('part1\npart2\n');
+  });
+
   it('refuses endless files and stdin with InvalidArgument, changing nothing', () => {
     const { root } = cliRepo();
     expect(st(root, ['claim', 'demo', '--worktree', '.']).json.claimed).toBe(true);
