@@ -28,8 +28,8 @@ export function checkStatus(value: string, batch: boolean): ItemStatus {
 }
 
 /** Parse the `--batch` document: a JSON array of `{kind, ordinal, status, reason?}`. */
-export function parseBatch(text: string): ItemChange[] {
-  if (text.trim() === '') throw new TugError('InvalidBatch', { reason: 'stdin is empty; expected a JSON array' });
+export function parseBatch(text: string, source = 'stdin'): ItemChange[] {
+  if (text.trim() === '') throw new TugError('InvalidBatch', { reason: `${source} is empty; expected a JSON array` });
   if (text.includes('\0')) throw new TugError('InvalidBatch', { reason: 'the input contains a NUL byte' });
   let doc: unknown;
   try {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { git } from '../helpers/repo.js';
 import { CLI } from '../helpers/cli.js';
-import { DEMO_PATH, at, sql } from './helpers.js';
+import { DEMO_PATH, at, dbPathOf, dump, sql } from './helpers.js';
 import { cliRepo, refusedCli, st, stText } from './cli-helpers.js';
 
 describe('tugcode state (CLI contract)', () => {
@@ -58,7 +58,23 @@ describe('tugcode state (CLI contract)', () => {
       input: '[{"kind":"checkpoint","ordinal":1,"status":"deferred","reason":"manual"}]',
     }).json;
     expect(b.checkpoints).toEqual({ open: 1, in_progress: 0, completed: 0, deferred: 1 });
-    expect(st(root, ['update', 'demo', 'step-0', '--worktree', w1, '--complete-remaining']).json.updated).toBe(2);
+    // --items: the --batch document inline, with per-item flags; malformed JSON changes nothing.
+    const inline = ['update', 'demo', 'step-0', '--worktree', w1, '--items'];
+    const i = st(root, [
+      ...inline,
+      '[{"kind":"task","ordinal":1,"status":"completed"}]',
+      '--checkpoint',
+      '0:in_progress',
+    ]);
+    expect(i.json).toMatchObject({ updated: 2, tasks: { completed: 2 }, checkpoints: { in_progress: 1, deferred: 1 } });
+    const before = dump(dbPathOf(root));
+    for (const bad of ['not json', '', '[{"kind":"task","ordinal":0}]']) {
+      const r = st(root, [...inline, bad]);
+      expect(r.json.error.code, bad).toBe('InvalidBatch');
+    }
+    expect(st(root, [...inline, '[]', '--batch'], { input: '[]' }).json.error.code).toBe('InvalidArgument');
+    expect(dump(dbPathOf(root))).toEqual(before);
+    expect(st(root, ['update', 'demo', 'step-0', '--worktree', w1, '--complete-remaining']).json.updated).toBe(1);
     const a = st(
       root,
       ['artifact', 'demo', 'step-0', '--worktree', w1, '--kind', 'coder_report', '--summary-file', '-'],

@@ -13,6 +13,12 @@ export async function updateInput(raw: Raw, cli: CliEnv): Promise<Raw> {
   let items = itemFlags(cli.cmd);
   const bulk = ['all_tasks', 'all_tests', 'all_checkpoints', 'all'].some((k) => raw[k] !== undefined);
   const { task: _t, test: _s, checkpoint: _c, ...rest } = raw;
+  // `--items <json>`: the --batch document given inline, alongside any per-item flags.
+  if (raw.items !== undefined) {
+    if (raw.batch) throw new TugError('InvalidArgument', { reason: '--items cannot be combined with --batch' });
+    const { parseBatch } = await import('../../state/update-input.js');
+    items = [...items, ...parseBatch(String(raw.items), '--items')];
+  }
   if (raw.batch) {
     if (items.length > 0 || bulk)
       throw new TugError('InvalidArgument', { reason: '--batch cannot be combined with per-item or --all* flags' });
