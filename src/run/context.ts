@@ -59,6 +59,8 @@ export interface RunCtx {
   commits: string[];
   /** A fatal error that ended the run (PlanDrift, …). */
   fatal: unknown;
+  /** The plan drifted: no worker claims again; steps in flight finish (06-run.md §1 item 4.1). */
+  draining?: boolean;
   /** Fires when a step completed or an attempt ended: waiting workers claim again at once. */
   changed: EventTarget;
   /** The integration tip when the workers started (where new worker worktrees branch from). */

@@ -85,9 +85,18 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
   let fresh = made.created;
   let backoff = 100;
   const sc = stateCallIn(rc, tree.path);
-  while (!rc.stop.signal.aborted) {
+  while (!rc.stop.signal.aborted && !rc.draining) {
     const tc = tracerOf(rc, worker, '');
-    await timed(tc, 'drift', () => rc.drift.check()); // PlanDrift is fatal: the run stops claiming
+    try {
+      await timed(tc, 'drift', () => rc.drift.check());
+    } catch (e) {
+      if (!(e instanceof TugError && e.code === 'PlanDrift')) throw e;
+      // The run stops claiming; the other workers finish the steps they hold, then stop (PlanDrift at the end).
+      rc.fatal ??= e;
+      rc.draining = true;
+      announceChange(rc);
+      break;
+    }
     const r = await timed(tc, 'claim', () =>
       rc.store.run(sc, 'claim', {
         plan: rc.prep.planPath,
