@@ -19,7 +19,11 @@ export function formatTimestamp(ms: number): string {
 export function parseInstant(text: string): number | null {
   const t = text.trim();
   // Require a date and a time with an explicit zone, so "2026-01-01" (a date, not an instant) is refused.
-  if (!/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(t)) return null;
+  const m = /^(\d{4})-(\d{2})-(\d{2})[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.exec(t);
+  if (!m) return null;
+  // Date.parse rolls 30 February over to 2 March: the calendar date must exist as written.
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (mo < 1 || mo > 12 || d < 1 || d > new Date(Date.UTC(y, mo, 0)).getUTCDate()) return null;
   const ms = Date.parse(t.replace(' ', 'T'));
   return Number.isFinite(ms) ? ms : null;
 }
@@ -37,7 +41,8 @@ export function clockFromEnv(env: NodeJS.ProcessEnv = process.env): Clock {
   const raw = env.TUGCODE_NOW;
   if (raw === undefined || raw === '') return systemClock();
   const ms = parseInstant(raw);
-  if (ms === null) {
+  // Timestamps stay fixed-width (string order is time order), also after a lease or a timeout is added.
+  if (ms === null || ms < 0 || ms >= Date.UTC(9000, 0, 1)) {
     throw new TugError('ConfigInvalid', {
       source: 'TUGCODE_NOW',
       reason: `${JSON.stringify(raw)} is not an ISO 8601 instant`,

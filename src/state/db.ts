@@ -5,7 +5,7 @@
  * unreadable, not SQLite); the file is never overwritten.
  */
 import Database from 'better-sqlite3';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { TugError } from '../contract/errors.js';
 import { sleepSync } from '../util/sleep-sync.js';
 import { migrate, readSchemaVersion, LATEST_SCHEMA_VERSION } from './migrate.js';
@@ -39,6 +39,13 @@ export function openWrite(
   opts: { create?: boolean; env?: NodeJS.ProcessEnv; migrationsDir?: string } = {},
 ): OpenedDb {
   const timeoutMs = busyTimeoutMs(opts.env);
+  // An empty file is no tugcode database; opening it would turn it into one (a WAL header) on the way to
+  // refusing it. Only `state init` may start from nothing.
+  if (!opts.create && statSync(path, { throwIfNoEntry: false })?.size === 0)
+    throw new TugError('DatabaseError', {
+      db_path: path,
+      reason: 'the file is empty (0 bytes), not a tugcode database',
+    });
   let db: Db | undefined;
   try {
     db = new Database(path, { timeout: timeoutMs, fileMustExist: !opts.create });

@@ -55,6 +55,12 @@ describe('tugcode state errors (CLI)', () => {
     const unknown = runJson('state', ['state', 'frobnicate'], { cwd: root });
     expect([unknown.json.error.code, unknown.code]).toEqual(['UnknownCommand', 2]);
     refusedCli(root, ['claim', 'demo', '--worktree', w1], 'ConfigInvalid', 2, { env: { TUGCODE_NOW: 'yesterday' } });
+    // A date that does not exist is not rolled over (30 February is not 2 March); years stay four digits.
+    for (const now of ['2026-02-30T00:00:00Z', '2026-04-31T10:00:00Z', '9999-12-31T23:00:00Z'])
+      refusedCli(root, ['claim', 'demo', '--worktree', w1], 'ConfigInvalid', 2, { env: { TUGCODE_NOW: now } });
+    // An empty --worktree (an unset $TUG_WORKTREE) is refused, not taken for the current directory.
+    refusedCli(root, ['claim', 'demo', '--worktree', ''], 'InvalidArgument', 2);
+    refusedCli(root, ['heartbeat', 'demo', 'step-0', '--worktree', ''], 'InvalidArgument', 2);
   });
 
   it('bounds the lease from config.toml and the environment like the flag, naming the source', () => {
@@ -160,6 +166,14 @@ describe('tugcode state errors (CLI)', () => {
       expect(r.json.error.hint).toContain('state reconcile');
     }
     expect(readFileSync(dbPathOf(junkRoot), 'utf8')).toBe(junk);
+    // An empty file is refused as well, and stays empty: no WAL header, no -wal or -shm beside it.
+    writeFileSync(dbPathOf(junkRoot), '');
+    for (const args of [['claim', 'demo', '--worktree', junkRoot], ['show']]) {
+      const r = st(junkRoot, args);
+      expect([r.json.error.code, r.code], JSON.stringify(r.json)).toEqual(['DatabaseError', 10]);
+    }
+    expect(readFileSync(dbPathOf(junkRoot), 'utf8')).toBe('');
+    expect(existsSync(dbPathOf(junkRoot) + '-wal') || existsSync(dbPathOf(junkRoot) + '-shm')).toBe(false);
     void at;
     void DEMO_STEPS;
   });

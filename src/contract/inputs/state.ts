@@ -26,6 +26,7 @@ const step: Field = {
 const worktree: Field = {
   type: 'string',
   required: true,
+  nonEmpty: true, // an unset $TUG_WORKTREE must not silently mean the current directory
   max: MAX_PATH,
   placeholder: '<path>',
   description: "the caller's worktree (main checkout or linked worktree root)",
