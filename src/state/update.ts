@@ -141,15 +141,20 @@ async function updateTx(
 
   let updated = 0;
   const changes: { kind: string; ordinal: number; from: string; to: string; step_anchor?: string }[] = [];
+  let wrote = false; // a reason changed, a substep started: written without counting as `updated`
   for (const p of plans) {
     if (p.item.status === p.status && p.item.reason === p.reason) continue;
     await setItemStatus(c, p.item.id, p.status, p.reason, now);
+    wrote = true;
     if (p.item.status !== p.status) {
       updated++;
       changes.push({ kind: p.item.kind, ordinal: p.item.ordinal, from: p.item.status, to: p.status });
     }
   }
-  if (step.parent_anchor !== null && step.status === 'pending') startSub(c, { plan_path, anchor, now });
+  if (step.parent_anchor !== null && step.status === 'pending') {
+    startSub(c, { plan_path, anchor, now });
+    wrote = true;
+  }
 
   let tree = new Subtree(await subtree(c, plan_path, top.anchor));
   if (input.complete_remaining) {
@@ -180,20 +185,22 @@ async function updateTx(
   const auto = await autoComplete(ctx, c, plan_path, tree, anchor, input.worktree, top.attempt, now);
   const counts = { tasks: emptyCounts(), tests: emptyCounts(), checkpoints: emptyCounts() };
   for (const i of await itemsOfStep(c, plan_path, anchor)) counts[KIND_PLURAL[i.kind]][i.status]++;
-  recordEvent(ctx, c, {
-    at: now,
-    plan_path,
-    step_anchor: anchor,
-    actor: input.worktree,
-    attempt: top.attempt,
-    details: {
-      updated,
-      changes,
-      complete_remaining: Boolean(input.complete_remaining),
-      auto_completed_steps: auto,
-      ...(prose ? { prose_refreshed: true } : {}),
-    },
-  });
+  // A command that changes nothing appends nothing (02-state.md §2).
+  if (updated > 0 || wrote || auto.length > 0 || prose)
+    recordEvent(ctx, c, {
+      at: now,
+      plan_path,
+      step_anchor: anchor,
+      actor: input.worktree,
+      attempt: top.attempt,
+      details: {
+        updated,
+        changes,
+        complete_remaining: Boolean(input.complete_remaining),
+        auto_completed_steps: auto,
+        ...(prose ? { prose_refreshed: true } : {}),
+      },
+    });
   return {
     updated,
     step_anchor: anchor,

@@ -56,6 +56,23 @@ describe('state update', () => {
     ]);
   });
 
+  it('appends no event when it changes nothing (a repeated update, an empty batch)', async () => {
+    const root = await claimedStep1();
+    const events = () => sql(root, 'SELECT COUNT(*) AS n FROM events')[0].n;
+    const item = [{ kind: 'task' as const, ordinal: 0, status: 'completed' as const }];
+    expect((await up(root, 'step-1', { items: item })).updated).toBe(1);
+    const n = events();
+    const before = dump(dbPathOf(root));
+    expect((await up(root, 'step-1', { items: item })).updated).toBe(0);
+    expect((await up(root, 'step-1', { items: [], batch: true })).updated).toBe(0);
+    expect(events()).toBe(n);
+    expect(dump(dbPathOf(root))).toEqual(before);
+    // A reason-only change is a change: it is written and recorded.
+    await up(root, 'step-1', { items: [{ kind: 'test', ordinal: 0, status: 'deferred' }], reason: 'a' });
+    await up(root, 'step-1', { items: [{ kind: 'test', ordinal: 0, status: 'deferred' }], reason: 'b' });
+    expect(events()).toBe(n + 2);
+  });
+
   it('validates everything before changing anything', async () => {
     const root = await claimedStep1();
     await refused(root, 'InvalidArgument', () =>
