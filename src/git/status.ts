@@ -99,21 +99,3 @@ export async function planStatus(ctx: FlowCtx, plan?: string): Promise<StatusDat
   for (const p of [...paths].sort()) plans.push(await lineFor(p));
   return { plans };
 }
-
-const BAR = 12;
-export function renderStatus(d: StatusData): string {
-  if (d.plans.length === 0) return 'no plans (.tugtool/tugplan-*.md)';
-  const width = Math.max(...d.plans.map((p) => p.plan_path.length));
-  return d.plans
-    .map((p) => {
-      const filled = Math.floor((BAR * p.percent) / 100);
-      const bar = '█'.repeat(filled) + '░'.repeat(BAR - filled);
-      const extra = [
-        p.claimed_steps.length ? `claimed: ${p.claimed_steps.join(', ')}` : '',
-        p.failed_steps.length ? `failed: ${p.failed_steps.join(', ')}` : '',
-        p.source === 'checkboxes' ? '(from checkboxes; no state)' : '',
-      ].filter(Boolean);
-      return `${p.plan_path.padEnd(width)}  ${String(p.steps_completed).padStart(3)}/${p.steps_total} steps  ${bar} ${String(p.percent).padStart(3)}%  ${p.status}${extra.length ? '  ' + extra.join('  ') : ''}`;
-    })
-    .join('\n');
-}

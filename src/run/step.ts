@@ -144,7 +144,7 @@ export async function executeStep(
       if (!out.ok)
         throw new StepFailure(
           'ImplementerFailed',
-          `${u.anchor}: the implementer exited ${out.exit_code}: ${out.last_line}`,
+          `${u.anchor}: the implementer exited ${out.exit_code}${tail(out.last_line)}`,
           out,
         );
       const report = coderReport(out);
@@ -211,6 +211,11 @@ export async function executeStep(
     }
   }
   return units;
+}
+
+/** `: <last line>` of a child's output, or nothing when it printed nothing. */
+function tail(line: string): string {
+  return line.trim() === '' ? ' (no output)' : `: ${line}`;
 }
 
 /** The unit's commit message with its trailers, made ahead; undefined when that failed (commitStep reports it). */
@@ -291,7 +296,7 @@ async function runCheckpoints(
     if (!out.ok)
       throw new StepFailure(
         out.timed_out ? 'StepTimeout' : 'CheckpointFailed',
-        `${u.anchor}: checkpoint \`${c.cmd}\` ${out.timed_out ? 'timed out' : `exited ${out.exit_code}`}: ${out.last_line}`,
+        `${u.anchor}: checkpoint \`${c.cmd}\` ${out.timed_out ? 'timed out' : `exited ${out.exit_code}`}${tail(out.last_line)}`,
         out,
         'verification_report',
       );

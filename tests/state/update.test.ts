@@ -58,7 +58,7 @@ describe('state update', () => {
 
   it('appends no event when it changes nothing (a repeated update, an empty batch)', async () => {
     const root = await claimedStep1();
-    const events = () => sql(root, 'SELECT COUNT(*) AS n FROM events')[0].n;
+    const events = () => Number(sql(root, 'SELECT COUNT(*) AS n FROM events')[0]!.n);
     const item = [{ kind: 'task' as const, ordinal: 0, status: 'completed' as const }];
     expect((await up(root, 'step-1', { items: item })).updated).toBe(1);
     const n = events();
