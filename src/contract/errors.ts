@@ -6,6 +6,8 @@
  * hint naming the command that fixes it where one exists.
  */
 
+import { shellArg } from '../util/shell-arg.js';
+
 export type Details = Record<string, unknown>;
 
 interface CatalogueEntry {
@@ -24,6 +26,10 @@ export function pgAddress(host: string, port: number | string): string {
   return `${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 const plan = (d: Details) => s(d.plan_path ?? d.plan, '<plan>');
+/** A value as one argument of a hint's command (shell-quoted when it needs it); `fallback` when it is missing. */
+const arg = (v: unknown, fallback = '?'): string => (v === undefined || v === null ? fallback : shellArg(String(v)));
+/** The plan as one argument of a hint's command. */
+const planArg = (d: Details) => arg(d.plan_path ?? d.plan, '<plan>');
 
 export const CATALOGUE = {
   InvalidArgument: {
@@ -70,7 +76,7 @@ export const CATALOGUE = {
     when: 'the main root has no `.tugtool/` (02-state.md §1)',
     message: (d) =>
       `${s(d.repo_root, 'the repository')} has no .tugtool/ directory${d.reason ? ` (${s(d.reason)})` : ''}`,
-    hint: (d) => (d.reason ? `move ${s(d.path, '.tugtool')} aside, then tugcode init` : 'tugcode init'),
+    hint: (d) => (d.reason ? `move ${arg(d.path, '.tugtool')} aside, then tugcode init` : 'tugcode init'),
   },
   PlanNotFound: {
     exit: 3,
@@ -78,14 +84,14 @@ export const CATALOGUE = {
     message: (d) => `no plan matches ${JSON.stringify(d.plan ?? d.plan_path)}${d.reason ? ` (${s(d.reason)})` : ''}`,
     hint: (d) =>
       Array.isArray(d.candidates) && d.candidates.length > 0
-        ? `known plans: ${(d.candidates as string[]).join(', ')}`
+        ? `known plans: ${(d.candidates as string[]).map((c) => arg(c)).join(', ')}`
         : 'tugcode validate   (lists the plans under .tugtool/)',
   },
   PlanNotInitialized: {
     exit: 3,
     when: 'the plan has no row in state.db',
     message: (d, store) => `${plan(d)} is not initialized in ${store ?? 'state.db'}`,
-    hint: (d) => `tugcode state init ${plan(d)}`,
+    hint: (d) => `tugcode state init ${planArg(d)}`,
   },
   PlanExists: {
     exit: 4,
@@ -98,7 +104,7 @@ export const CATALOGUE = {
     exit: 3,
     when: 'the step is not a step of the plan',
     message: (d) => `${s(d.step_anchor)} is not a step of ${plan(d)}`,
-    hint: (d) => `tugcode state show ${plan(d)}`,
+    hint: (d) => `tugcode state show ${planArg(d)}`,
   },
   WorktreeNotFound: {
     exit: 3,
@@ -122,7 +128,7 @@ export const CATALOGUE = {
       (d.claimed_by
         ? ` (claimed by ${s(d.claimed_by)}, lease until ${s(d.lease_expires_at)})`
         : ' (it is not claimed)'),
-    hint: (d) => `tugcode state claim ${plan(d)} --worktree <your worktree>`,
+    hint: (d) => `tugcode state claim ${planArg(d)} --worktree <your worktree>`,
   },
   LeaseExpired: {
     exit: 4,
@@ -130,7 +136,8 @@ export const CATALOGUE = {
     message: (d) =>
       `the claim of ${s(d.worktree)} on ${s(d.step_anchor)} of ${plan(d)} has ended` +
       (d.claimed_by ? ` (now claimed by ${s(d.claimed_by)})` : ''),
-    hint: (d) => `drop this step and claim again: tugcode state claim ${plan(d)} --worktree ${s(d.worktree, '<wt>')}`,
+    hint: (d) =>
+      `drop this step and claim again: tugcode state claim ${planArg(d)} --worktree ${arg(d.worktree, '<wt>')}`,
   },
   AttemptMismatch: {
     exit: 4,
@@ -155,47 +162,47 @@ export const CATALOGUE = {
         (first ? `; first: ${first.code} line ${s(first.line)}: ${first.message}` : '')
       );
     },
-    hint: (d) => `tugcode validate ${plan(d)}`,
+    hint: (d) => `tugcode validate ${planArg(d)}`,
   },
   PlanDrift: {
     exit: 4,
     when: "the plan's structure changed since `state init` (02-state.md §3), or changed on the base branch during `run`",
     message: (d) => `the structure of ${plan(d)} changed since state init${d.summary ? `: ${s(d.summary)}` : ''}`,
-    hint: (d) => `tugcode state init ${plan(d)} --force`,
+    hint: (d) => `tugcode state init ${planArg(d)} --force`,
   },
   PlanNotCommitted: {
     exit: 4,
     when: "`worktree create`/`run`: the plan is not committed on the base branch, or the main checkout's copy differs (04-git.md §3)",
     message: (d) =>
       `${plan(d)} is not committed on ${s(d.base_branch, 'the base branch')}${d.reason ? ` (${s(d.reason)})` : ''}`,
-    hint: (d) => `git add ${plan(d)} && git commit`,
+    hint: (d) => `git add ${planArg(d)} && git commit`,
   },
   ChecklistIncomplete: {
     exit: 4,
     when: 'strict `state complete` (02-state.md §3): open checklist items',
     message: (d) =>
       `${s(d.step_anchor)} has ${(d.open_items as unknown[] | undefined)?.length ?? '?'} open checklist item(s); complete them, defer them, or use --force <reason>`,
-    hint: (d) => `tugcode state update ${plan(d)} ${s(d.step_anchor)} --worktree <wt> --complete-remaining`,
+    hint: (d) => `tugcode state update ${planArg(d)} ${arg(d.step_anchor)} --worktree <wt> --complete-remaining`,
   },
   SubstepsIncomplete: {
     exit: 4,
     when: 'strict `state complete` (02-state.md §3): substeps not completed',
     message: (d) =>
       `${s(d.step_anchor)} has ${(d.incomplete_substeps as unknown[] | undefined)?.length ?? '?'} substep(s) not completed`,
-    hint: (d) => `tugcode state update ${plan(d)} ${s(d.step_anchor)} --worktree <wt> --complete-remaining`,
+    hint: (d) => `tugcode state update ${planArg(d)} ${arg(d.step_anchor)} --worktree <wt> --complete-remaining`,
   },
   RefactorsIncomplete: {
     exit: 4,
     when: 'strict `state complete` (02-state.md §3): refactor rows neither applied nor skipped',
     message: (d) =>
       `${s(d.step_anchor)} has ${(d.open_refactors as unknown[] | undefined)?.length ?? '?'} refactor(s) neither applied nor skipped`,
-    hint: (d) => `tugcode refactor run-step ${plan(d)} ${s(d.step_anchor)} --worktree <wt>`,
+    hint: (d) => `tugcode refactor run-step ${planArg(d)} ${arg(d.step_anchor)} --worktree <wt>`,
   },
   PlanIncomplete: {
     exit: 4,
     when: '`run` stopped with failed or blocked steps (06-run.md §1); `merge` of a plan with steps not completed (04-git.md §5)',
     message: (d) => `${plan(d)} is not complete${d.reason ? `: ${s(d.reason)}` : ''}`,
-    hint: (d) => `tugcode state show ${plan(d)}`,
+    hint: (d) => `tugcode state show ${planArg(d)}`,
   },
   CommitNotIntegrated: {
     exit: 4,
@@ -263,7 +270,7 @@ export const CATALOGUE = {
     when: '`run` stopped by SIGINT (130) or SIGTERM (143) before the plan was done (06-run.md §1 item 5)',
     message: (d) =>
       `the run of ${plan(d)} was interrupted${d.signal ? ` by ${s(d.signal)}` : ''}; held claims were released`,
-    hint: (d) => `tugcode run ${plan(d)} (it resumes where this run stopped)`,
+    hint: (d) => `tugcode run ${planArg(d)} (it resumes where this run stopped)`,
   },
   RunInProgress: {
     exit: 4,
@@ -298,8 +305,8 @@ export const CATALOGUE = {
       d.pg_code !== undefined
         ? 'PostgreSQL refused a statement (its SQLSTATE is in the message): check the server log and the rights of the user on the database, then tugcode doctor'
         : /^SQLITE_(READONLY|PERM)/.test(s(d.sqlite_code, ''))
-          ? `a permissions problem, not a damaged database: keep ${s(d.db_path, 'state.db')} (it holds the live claims); make it, its -wal and -shm files and its directory writable by this user (ls -l, then chown or chmod u+w), and retry`
-          : `move ${s(d.db_path, 'state.db')} aside, then tugcode state init <plan> and tugcode state reconcile <plan> (see tugcode doctor)`,
+          ? `a permissions problem, not a damaged database: keep ${arg(d.db_path, 'state.db')} (it holds the live claims); make it, its -wal and -shm files and its directory writable by this user (ls -l, then chown or chmod u+w), and retry`
+          : `move ${arg(d.db_path, 'state.db')} aside, then tugcode state init <plan> and tugcode state reconcile <plan> (see tugcode doctor)`,
   },
   GitError: {
     exit: 10,

@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, wri
 import { dirname, join, resolve } from 'node:path';
 import { fail, type ErrorEnvelope } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import { entryPath, writeEntry } from './implementation-log.js';
 import { requireAnchor } from '../plan/anchors.js';
 import { getBranchPlan } from './branch-config.js';
@@ -214,7 +215,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     throw new TugError(
       'InvalidArgument',
       { reason: `${W} has a detached HEAD; a step commit must land on a branch`, worktree: W },
-      { hint: `git -C ${W} switch <branch>` },
+      { hint: `git -C ${shellArg(W)} switch <branch>` },
     );
   }
   const planPath = await resolvePlanPath(repo, input.plan, W);

@@ -7,6 +7,7 @@
  * removed afterwards.
  */
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import { LOG_DIR, LOG_INDEX, renderIndex } from './implementation-log.js';
 import { getBranchPlan, listBranchPlans, type BranchPlan } from './branch-config.js';
 import { gitRunner, type GitRunner } from './exec.js';
@@ -114,7 +115,7 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
         reason: `${incomplete.length} step(s) not completed: ${incomplete.map((s) => s.anchor).join(', ')}`,
         incomplete_steps: incomplete.map((s) => ({ step_anchor: s.anchor, status: s.status })),
       },
-      { hint: `tugcode state show ${planPath}   (or tugcode merge --force)` },
+      { hint: `tugcode state show ${shellArg(planPath)}   (or tugcode merge --force)` },
     );
   }
   const branch = await sourceBranch(g, ctx, planPath, slug, input.branch);
@@ -181,7 +182,7 @@ export async function cleanHolder(g: GitRunner, repo: FlowCtx['repo'], into: str
     throw new TugError(
       'WorktreeDirty',
       { worktree_path: holder.path, branch: into, reason: `${into} is checked out there with uncommitted changes` },
-      { hint: `commit or stash the changes in ${holder.path}, then merge again` },
+      { hint: `commit or stash the changes in ${shellArg(holder.path)}, then merge again` },
     );
   }
   return holder;
@@ -297,7 +298,7 @@ async function publish(
         { worktree_path: holder, branch: into, reason },
         {
           message: `cannot update ${into} checked out in ${holder}: ${reason}`,
-          hint: `commit or stash the changes in ${holder}, then run tugcode merge again`,
+          hint: `commit or stash the changes in ${shellArg(holder)}, then run tugcode merge again`,
         },
       );
     }

@@ -4,6 +4,7 @@
  * state commands of this clone see what the hosts integrated.
  */
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import type { GitRunner } from './exec.js';
 import { setBranchPlan } from './branch-config.js';
 import { branchTip, isAncestor, resolveCommit } from './refs.js';
@@ -44,7 +45,7 @@ export async function ensureRemoteBranch(o: RemoteBranchInput): Promise<string> 
           throw new TugError(
             'InvalidArgument',
             { reason: `${integ} and ${remote}/${integ} diverged`, branch: integ, remote },
-            { hint: `reconcile them by hand (git log ${integ}...${remote}/${integ}), then run again` },
+            { hint: `reconcile them by hand (git log ${shellArg(`${integ}...${remote}/${integ}`)}), then run again` },
           );
         publish = local; // this clone integrated locally before: its commits go to the remote
       }

@@ -8,6 +8,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import type { GitRunner } from './exec.js';
 import { currentBranch, headCommit, isAncestor, resolveCommit } from './refs.js';
 
@@ -158,7 +159,7 @@ export async function integrateRemote(input: RemoteIntegrateInput): Promise<Remo
     error: new TugError(
       last.rejected ? 'Busy' : 'GitError',
       { reason, stderr: last.stderr, remote, branch: integ },
-      { message: reason, hint: last.rejected ? 'retry in a moment' : `check that ${remote} is reachable` },
+      { message: reason, hint: last.rejected ? 'retry in a moment' : `check that ${shellArg(remote)} is reachable` },
     ),
     attempts: max,
   };

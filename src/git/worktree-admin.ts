@@ -6,6 +6,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { basename, join, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import { getBranchPlan } from './branch-config.js';
 import { gitRunner, type GitRunner } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
@@ -111,7 +112,7 @@ async function findTarget(g: GitRunner, ctx: FlowCtx, arg: string) {
       { worktree: hit.path, repo_root: repo.mainRoot, reason: 'only worktrees under .tugtree/ are removed by tugcode' },
       {
         message: `${hit.path} is a linked worktree outside .tugtree/; tugcode removes only the worktrees it made`,
-        hint: `git worktree remove ${hit.path}   (if you really mean to remove it)`,
+        hint: `git worktree remove ${shellArg(hit.path)}   (if you really mean to remove it)`,
       },
     );
   }

@@ -8,6 +8,7 @@ import { existsSync, lstatSync, mkdirSync, realpathSync, statSync, writeFileSync
 import { isAbsolute, join, relative } from 'node:path';
 import type { Clock } from '../clock.js';
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import type { Repo } from '../git/repo.js';
 import { ensureGitignoreLines, RUNTIME_IGNORE_LINES } from '../util/gitignore.js';
 import { configTemplate, IMPLEMENTATION_LOG_INDEX, skeletonPlan } from './templates.js';
@@ -46,17 +47,20 @@ function checkTarget(abs: string, kind: 'dir' | 'file', roots: string[]): void {
     try {
       real = realpathSync.native(abs);
     } catch {
-      return refuse(`${abs} is a symlink to nothing`, `remove it (rm ${abs}), then run tugcode init again`);
+      return refuse(`${abs} is a symlink to nothing`, `remove it (rm ${shellArg(abs)}), then run tugcode init again`);
     }
     if (!roots.some((r) => inside(r, real)))
       return refuse(
         `${abs} is a symlink to ${real}, outside the repository; tugcode init writes only inside the repository`,
-        `replace the symlink with ${what} (rm ${abs}), then run tugcode init again`,
+        `replace the symlink with ${what} (rm ${shellArg(abs)}), then run tugcode init again`,
       );
     link = statSync(real);
   }
   if (kind === 'dir' ? !link.isDirectory() : !link.isFile())
-    refuse(`${abs} is not ${what}`, `move it aside (mv ${abs} ${abs}.bak), then run tugcode init again`);
+    refuse(
+      `${abs} is not ${what}`,
+      `move it aside (mv ${shellArg(abs)} ${shellArg(`${abs}.bak`)}), then run tugcode init again`,
+    );
 }
 
 export function initProject(repo: Repo, clock: Clock, opts: { force?: boolean } = {}): InitResult {

@@ -6,6 +6,7 @@
  */
 import { addSeconds } from '../clock.js';
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import { discardAttempt } from './attempt.js';
 import { leaseSeconds as leaseOf } from './lease.js';
 import { recordEvent } from './record.js';
@@ -171,7 +172,7 @@ async function claimTx(
           plan_path,
           step_anchor: wanted.anchor,
         },
-        { hint: `tugcode state claim ${plan_path} --step ${wanted.top_anchor} --worktree <wt>` },
+        { hint: `tugcode state claim ${shellArg(plan_path)} --step ${shellArg(wanted.top_anchor)} --worktree <wt>` },
       );
     }
   }

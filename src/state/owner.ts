@@ -3,6 +3,7 @@
  * `--attempt` on its top-level ancestor, in the evaluation order of §4.
  */
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import { normalizeAnchor } from '../plan/anchors.js';
 import { ownerPath, type StateContext } from './context.js';
 import { planMissing, resolvePlanRef, storeFor } from './plan-ref.js';
@@ -61,7 +62,7 @@ export function requireTopLevel(s: StepAndTop, plan_path: string, command: strin
         step_anchor: s.step.anchor,
         top_anchor: s.top.anchor,
       },
-      { hint: `tugcode ${command} ${plan_path} ${s.top.anchor}` },
+      { hint: `tugcode ${command} ${shellArg(plan_path)} ${shellArg(s.top.anchor)}` },
     );
   }
 }
