@@ -13,6 +13,7 @@ import { ensureIntegrationBranch, initState, integrationExists, preflight, type 
 import type { RunEvent, RunSummary } from './types.js';
 import { endOrphan, pgidFile } from './orphans.js';
 import { leftoverTrees, resetTree, type WorkerTree } from './worktrees.js';
+import type { MadeTree } from './worker.js';
 
 export interface RunInput {
   plan: string;
@@ -169,7 +170,10 @@ async function runLocked(
       await timed(tr, 'run.init', () => initState(flow, prep, existed));
       rc.notesRewrite = await notes;
     } catch (e) {
-      await gitSide; // no git still writing once the run lock is released
+      // No git still writing once the run lock is released, and nothing of this run's left behind: the
+      // worker trees and the integration branch it made are removed again (a failed command changes nothing).
+      const made = await gitSide;
+      await undoStart(rc, made.slice(0, workers) as PromiseSettledResult<MadeTree>[], !existed);
       throw e;
     }
     // A killed run's claims kept its committed-but-not-completed steps out of the start-up reconcile (a
@@ -222,6 +226,18 @@ async function runLocked(
     }
   }
   return summary;
+}
+
+/** Removes the worker trees this run created and, when it `created` it, the integration branch. */
+async function undoStart(rc: RunCtx, trees: PromiseSettledResult<MadeTree>[], created: boolean): Promise<void> {
+  const root = rc.flow.repo.mainRoot;
+  for (const t of trees) {
+    if (t.status !== 'fulfilled' || !t.value.created) continue;
+    await rc.g.tryRun(['worktree', 'remove', '--force', t.value.tree.path], root);
+    await rc.g.tryRun(['branch', '-D', t.value.tree.branch], root);
+  }
+  // Made from the base a moment ago, nothing integrated since: `branch -D` also drops its tugplan config.
+  if (created && !rc.remote) await rc.g.tryRun(['branch', '-D', rc.prep.integration], root);
 }
 
 /**

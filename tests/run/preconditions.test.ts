@@ -139,6 +139,22 @@ describe('tugcode run: a plan that is not committed', () => {
   });
 });
 
+describe('tugcode run: a state store it cannot reach', () => {
+  it('fails with DatabaseUnavailable and leaves no worker trees or integration branch behind', () => {
+    const root = runRepo(PLAN);
+    const before = snapshot(root);
+    // A PostgreSQL URL where nothing listens: the state cannot be initialised.
+    const r = runJsonl(root, ['demo', '--workers', '2', '--implementer', 'true'], {
+      TUGCODE_STATE_URL: 'postgres://tug:secret@127.0.0.1:1/tug',
+    });
+    expect(r.code, r.stderr).toBe(10);
+    expect(r.events.at(-1)).toMatchObject({ type: 'summary', status: 'error', error: { code: 'DatabaseUnavailable' } });
+    expect(r.stdout + r.stderr).not.toContain('secret');
+    expect(snapshot(root)).toEqual(before);
+    expect(git(root, 'branch', '--list', 'tugplan/*')).toBe('');
+  });
+});
+
 describe('tugcode run / demo --json: errors before the run are the one summary line', () => {
   it('usage errors (flags, values, a non-empty demo DIR): one summary line, exit 2, the stderr line', () => {
     const root = runRepo(PLAN);
