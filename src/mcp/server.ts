@@ -16,7 +16,8 @@ import { tokenizeShell } from '../kernel/opspec.js';
 import { KernelHost } from '../kernel/cli/warm.js';
 import { kernelEnv } from '../config/kernel-env.js';
 import { OpsContext, newCall } from '../ops/context.js';
-import { STATE_TOOLS } from './tools.js';
+import { type Annotations, STATE_TOOLS } from './tools.js';
+import { type McpTool, type ToolResult, errorResult, installCallHandler, parseArguments, text } from './call.js';
 
 export interface McpOptions {
   cwd: string;
@@ -25,14 +26,6 @@ export interface McpOptions {
   /** Log lines (stderr). */
   log: (line: string) => void;
 }
-
-type ToolResult = {
-  content: { type: 'text'; text: string }[];
-  structuredContent?: Record<string, unknown>;
-  isError?: boolean;
-};
-
-const text = (doc: object) => [{ type: 'text' as const, text: JSON.stringify(doc, null, 2) }];
 
 /** The kernel's `tug` envelope: its fields are the kernel's (05-kernel.md §5); checked by the kernel's own tests. */
 const kernelEnvelope = z.object({ status: z.enum(['ok', 'error']), schema_version: z.string() }).passthrough();
@@ -62,28 +55,49 @@ export async function createMcpServer(o: McpOptions) {
   const ctx = new OpsContext({ cwd: o.cwd, env: o.env, longLived: true });
   const kernels = new KernelHost({ env: kernelEnv(o.env), cwd: o.cwd, prog: 'tugcode', logSink: o.log });
 
+  const tools = new Map<string, McpTool>();
+  // Registered with the SDK for `tools/list`; `tools/call` is installCallHandler's, which runs `run`.
+  const register = (
+    tool: McpTool,
+    config: {
+      title: string;
+      description: string;
+      inputSchema: Record<string, z.ZodTypeAny>;
+      outputSchema: z.AnyZodObject;
+      annotations: Annotations;
+    },
+  ) => {
+    tools.set(tool.name, tool);
+    server.registerTool(tool.name, config, (args: Record<string, unknown>) => tool.run(args));
+  };
+
   for (const tool of STATE_TOOLS) {
     const command = tool.table.command;
-    server.registerTool(
-      tool.name,
+    const input = inputSchema(tool.table);
+    const output = outputObject(schemaFor(command));
+    const run = async (args: Record<string, unknown>): Promise<ToolResult> => {
+      const call = newCall(command);
+      try {
+        tool.check?.(args);
+        const valid = validateInput<never>(tool.table, args, 'tool');
+        // What the table does not say (an integer given as a string, the shape of each item, a null):
+        // the advertised schema, strict, as the SDK checked it before.
+        parseArguments(input, command, args);
+        const op = await tool.op();
+        const doc = ok(command, await op(ctx, valid, call), call.warnings.items);
+        return { content: text(doc), structuredContent: doc as Record<string, unknown> };
+      } catch (e) {
+        return { content: text(fail(command, toTugError(e, false), call.warnings.items)), isError: true };
+      }
+    };
+    register(
+      { name: tool.name, command, output, run },
       {
         title: `tugcode ${command}`,
         description: `${tool.table.description} (the JSON of \`tugcode ${command} --json\`)`,
-        inputSchema: inputSchema(tool.table).shape,
-        outputSchema: outputObject(schemaFor(command)),
+        inputSchema: input.shape,
+        outputSchema: output,
         annotations: tool.annotations,
-      },
-      async (args: Record<string, unknown>): Promise<ToolResult> => {
-        const call = newCall(command);
-        try {
-          tool.check?.(args);
-          const input = validateInput<never>(tool.table, args, 'tool');
-          const op = await tool.op();
-          const doc = ok(command, await op(ctx, input, call), call.warnings.items);
-          return { content: text(doc), structuredContent: doc as Record<string, unknown> };
-        } catch (e) {
-          return { content: text(fail(command, toTugError(e, false), call.warnings.items)), isError: true };
-        }
       },
     );
   }
@@ -94,24 +108,26 @@ export async function createMcpServer(o: McpOptions) {
     shape: Record<string, z.ZodTypeAny>,
     annotations: Record<string, boolean>,
     argv: (a: Record<string, unknown>) => string[],
-  ) =>
-    server.registerTool(
-      name,
+  ) => {
+    const input = z.object(shape).strict();
+    const run = async (args: Record<string, unknown>): Promise<ToolResult> => {
+      let r: { envelope: Record<string, unknown>; exitCode: number };
+      try {
+        const a = parseArguments(input, name, args);
+        const ws = typeof a.workspace === 'string' ? ['--workspace', a.workspace] : [];
+        r = await kernels.call([...argv(a), ...ws]);
+      } catch (e) {
+        return errorResult(name, toTugError(e, false));
+      }
+      return r.exitCode === 0
+        ? { content: text(r.envelope), structuredContent: r.envelope }
+        : { content: text(r.envelope), isError: true };
+    };
+    register(
+      { name, command: name, output: kernelEnvelope, run },
       { title: name, description, inputSchema: shape, outputSchema: kernelEnvelope, annotations },
-      async (args: Record<string, unknown>): Promise<ToolResult> => {
-        let r: { envelope: Record<string, unknown>; exitCode: number };
-        try {
-          const ws = typeof args.workspace === 'string' ? ['--workspace', args.workspace] : [];
-          r = await kernels.call([...argv(args), ...ws]);
-        } catch (e) {
-          const err = toTugError(e, false);
-          return { content: text(fail(name, err)), isError: true };
-        }
-        return r.exitCode === 0
-          ? { content: text(r.envelope), structuredContent: r.envelope }
-          : { content: text(r.envelope), isError: true };
-      },
     );
+  };
 
   const workspace = z.string().max(4096).optional().describe('the workspace (default: the server directory)');
   const op = z
@@ -177,27 +193,16 @@ export async function createMcpServer(o: McpOptions) {
     (a) => ['verify', String(a.mode)],
   );
 
+  const settled = await installCallHandler(server.server, tools);
+
   return {
     server,
+    /** Resolves once no tool call is running. */
+    settled,
     async close() {
       await server.close().catch(() => undefined);
       await kernels.close();
       await ctx.close();
     },
   };
-}
-
-/** Serve on stdin/stdout until the client closes stdin. */
-export async function serveStdio(o: McpOptions): Promise<void> {
-  const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
-  const mcp = await createMcpServer(o);
-  const transport = new StdioServerTransport();
-  const closed = new Promise<void>((res) => {
-    transport.onclose = () => res();
-    process.stdin.once('end', () => res());
-  });
-  await mcp.server.connect(transport);
-  o.log(`tugcode mcp: serving ${o.cwd} on stdio`);
-  await closed;
-  await mcp.close();
 }

@@ -10,14 +10,18 @@ export function registerMcp(program: Command, app: CliApp): void {
       fields: {},
     },
     loop: async (_input, cli) => {
-      const { serveStdio } = await import('../../mcp/server.js');
-      await serveStdio({
-        cwd: cli.ctx.cwd,
-        env: cli.env,
-        version: '0.1.0',
-        log: (line) => process.stderr.write(line.endsWith('\n') ? line : line + '\n'),
-      });
-      return 0;
+      const { serveStdio } = await import('../../mcp/stdio.js');
+      const { TugError } = await import('../../contract/errors.js');
+      const log = (line: string) => process.stderr.write(line.endsWith('\n') ? line : line + '\n');
+      try {
+        await serveStdio({ cwd: cli.ctx.cwd, env: cli.env, version: '0.1.0', log }, process.stdin, process.stdout);
+        return 0;
+      } catch (e) {
+        // Not the error envelope on stdout, even with --json: stdout is the protocol.
+        if (!(e instanceof TugError)) throw e;
+        log(`tugcode: ${e.code}: ${e.message}`);
+        return e.exitCode;
+      }
     },
   });
 }
