@@ -54,8 +54,10 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
   if (!unchanged) {
     parsed = await parseSource(bytes);
     const { validatePlan } = await import('../plan/validate.js');
+    const { planNameDiagnostic } = await import('../plan/resolve.js');
     const v = validatePlan(parsed, ctx.config.validate?.level ?? 'normal');
-    const errors = v.diagnostics.filter((d) => d.severity === 'error');
+    const badName = planNameDiagnostic(ref.plan_path);
+    const errors = [...(badName ? [badName] : []), ...v.diagnostics.filter((d) => d.severity === 'error')];
     if (errors.length > 0) throw new TugError('PlanInvalid', { plan_path: ref.plan_path, diagnostics: errors });
   }
   const store = await ensureWriter(ctx, true);
