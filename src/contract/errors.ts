@@ -157,9 +157,11 @@ export const CATALOGUE = {
     message: (d) => {
       const diags = (d.diagnostics as { code: string; line?: number; message: string }[] | undefined) ?? [];
       const first = diags[0];
+      const others = ((d.invalid_plans as string[] | undefined) ?? []).filter((p) => p !== d.plan_path);
       return (
         `${plan(d)} has ${diags.length} validation error(s)` +
-        (first ? `; first: ${first.code} line ${s(first.line)}: ${first.message}` : '')
+        (first ? `; first: ${first.code}${first.line ? ` line ${first.line}` : ''}: ${first.message}` : '') +
+        (others.length ? `; ${others.length} other plan(s) invalid too: ${others.join(', ')}` : '')
       );
     },
     hint: (d) => `tugcode validate ${planArg(d)}`,

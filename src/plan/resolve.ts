@@ -11,6 +11,7 @@ import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { isValidSlug } from './anchors.js';
+import type { Diagnostic } from './types.js';
 
 export const PLAN_DIR = '.tugtool';
 export const RESERVED_PLAN_FILES: readonly string[] = ['tugplan-skeleton.md', 'tugplan-implementation-log.md'];
@@ -45,6 +46,25 @@ export function planPathForSlug(slug: string): string {
 export function slugOfPlanPath(planPath: string): string | null {
   const m = PLAN_FILE_RE.exec(basename(planPath));
   return m ? m[1]! : null;
+}
+
+/**
+ * E004 when the file name is not `tugplan-<slug>.md` with a valid slug (01-plan-format.md: `<slug>` matches
+ * `^[a-z0-9][a-z0-9-]{0,63}$` without `--`): such a plan cannot be named by slug, and `worktree create` and
+ * `run` refuse it. Null for a well-named plan.
+ */
+export function planNameDiagnostic(planPath: string): Diagnostic | null {
+  const slug = slugOfPlanPath(planPath);
+  if (slug !== null && isValidSlug(slug)) return null;
+  const why =
+    slug === null
+      ? `the file name ${JSON.stringify(basename(planPath))} is not tugplan-<slug>.md`
+      : `the file name's slug ${JSON.stringify(slug)} is not a valid slug (lowercase letters, digits and single "-", at most 64 characters)`;
+  return {
+    code: 'E004',
+    severity: 'error',
+    message: `${why}; rename the file to .tugtool/tugplan-<slug>.md (worktree create and run refuse this name)`,
+  };
 }
 
 /** Plan-named entries of `.tugtool/` in the work tree that `keep` accepts, reserved names excluded, sorted. */
@@ -101,7 +121,8 @@ export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedP
       plan: arg,
       ...(planPath ? { plan_path: planPath } : {}),
       ...(reason ? { reason } : {}),
-      candidates: listPlans(opts.workTree),
+      // Only plans a slug can name (a badly named file is reported by `tugcode validate`, E004).
+      candidates: listPlans(opts.workTree).filter((p) => planNameDiagnostic(p) === null),
     });
 
   if (looksLikeSlug(arg)) {

@@ -6,7 +6,7 @@ import type { Repo } from '../git/repo.js';
 import type { Diagnostic } from '../plan/types.js';
 import { parsePlan } from '../plan/parse.js';
 import { validatePlan } from '../plan/validate.js';
-import { listPlanLinks, listPlans, resolvePlanArg } from '../plan/resolve.js';
+import { listPlanLinks, listPlans, planNameDiagnostic, resolvePlanArg } from '../plan/resolve.js';
 import { TugError } from '../contract/errors.js';
 import { join } from 'node:path';
 
@@ -29,9 +29,13 @@ export interface ValidateResult {
   plans: PlanReport[];
 }
 
+/** One plan's report: the validator's findings, and E004 first when the file is not named by a valid slug. */
 export function validateOne(planPath: string, bytes: Uint8Array, level: Level): PlanReport {
   const parsed = parsePlan(bytes);
-  const { valid, diagnostics } = validatePlan(parsed, level);
+  const checked = validatePlan(parsed, level);
+  const badName = planNameDiagnostic(planPath);
+  const valid = checked.valid && badName === null;
+  const diagnostics = badName ? [badName, ...checked.diagnostics] : checked.diagnostics;
   const substeps = parsed.steps.filter((s) => s.parent_anchor !== null).length;
   return {
     plan_path: planPath,
@@ -95,13 +99,16 @@ export function validatePlans(repo: Repo, planArg: string | undefined, level: Le
   });
   const result = { valid: plans.every((p) => p.valid), level, plans };
   if (!result.valid) {
+    // The first invalid plan and what made it invalid at this level (errors; warnings too under strict, never
+    // info); the other invalid plans by path, and every report in `plans`.
     const bad = plans.filter((p) => !p.valid);
-    const diagnostics = bad.flatMap((p) => p.diagnostics.filter((d) => d.severity === 'error' || level === 'strict'));
-    throw new TugError(
-      'PlanInvalid',
-      { plan_path: bad.map((p) => p.plan_path).join(', '), diagnostics, plans },
-      { text: renderValidate(result) },
+    const first = bad[0]!;
+    const diagnostics = first.diagnostics.filter(
+      (d) => d.severity === 'error' || (level === 'strict' && d.severity === 'warning'),
     );
+    const details: Record<string, unknown> = { plan_path: first.plan_path, diagnostics, plans };
+    if (!planArg) details.invalid_plans = bad.map((p) => p.plan_path);
+    throw new TugError('PlanInvalid', details, { text: renderValidate(result) });
   }
   return result;
 }
@@ -110,8 +117,8 @@ export function renderValidate(r: { plans: PlanReport[]; level: Level }): string
   if (r.plans.length === 0) return 'no plans found under .tugtool/ (tugcode init writes a skeleton)';
   const lines: string[] = [];
   for (const p of r.plans) {
-    const shape = `${p.steps} steps${p.substeps ? `, ${p.substeps} substeps` : ''}`;
-    const counts = `${p.error_count} errors, ${p.warning_count} warnings`;
+    const shape = `${n(p.steps, 'step')}${p.substeps ? `, ${n(p.substeps, 'substep')}` : ''}`;
+    const counts = `${n(p.error_count, 'error')}, ${n(p.warning_count, 'warning')}`;
     lines.push(
       `${p.valid ? 'ok' : 'INVALID'}  ${p.plan_path}  (${shape}; ${counts}${p.implicit_sequential ? '; implicit sequential order' : ''})`,
     );
@@ -120,3 +127,6 @@ export function renderValidate(r: { plans: PlanReport[]; level: Level }): string
   }
   return lines.join('\n');
 }
+
+/** `1 step`, `2 steps`, `0 errors`. */
+const n = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`;

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
-import type { ParsedPlan } from '../plan/types.js';
+import type { Diagnostic, ParsedPlan } from '../plan/types.js';
 import { ensureGitignoreLines, STATE_DB_IGNORE_LINES } from '../util/gitignore.js';
 import { sha256Hex } from '../util/hash.js';
 import { recordEvent } from './record.js';
@@ -54,9 +54,14 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
   if (!unchanged) {
     parsed = await parseSource(bytes);
     const { validatePlan } = await import('../plan/validate.js');
+    const { planNameDiagnostic } = await import('../plan/resolve.js');
     const v = validatePlan(parsed, ctx.config.validate?.level ?? 'normal');
-    const errors = v.diagnostics.filter((d) => d.severity === 'error');
+    const badName = planNameDiagnostic(ref.plan_path);
+    const errors = [...(badName ? [badName] : []), ...v.diagnostics.filter((d) => d.severity === 'error')];
     if (errors.length > 0) throw new TugError('PlanInvalid', { plan_path: ref.plan_path, diagnostics: errors });
+    // Warnings never stop it (02-state.md §4), but they are reported. The git flows (`source` given) validate
+    // the committed plan themselves, at their own level, and report its findings their own way.
+    if (!input.source) warnDiagnostics(ctx, ref.plan_path, v.diagnostics);
   }
   const store = await ensureWriter(ctx, true);
   const result = await store.write(async (c) => {
@@ -146,6 +151,17 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
   });
   result.gitignore_added = ensureGitignoreLines(join(ctx.repoRoot, '.gitignore'), STATE_DB_IGNORE_LINES);
   return result;
+}
+
+/** The validator's warnings as the call's warnings: `W001: <plan>:<line>: <message>`, line and anchor in details. */
+function warnDiagnostics(ctx: StateContext, planPath: string, diagnostics: readonly Diagnostic[]): void {
+  for (const d of diagnostics) {
+    if (d.severity !== 'warning') continue;
+    const details: Record<string, unknown> = { plan_path: planPath };
+    if (d.line !== undefined) details.line = d.line;
+    if (d.anchor !== undefined) details.anchor = d.anchor;
+    ctx.warnings.add(d.code, `${planPath}${d.line !== undefined ? `:${d.line}` : ''}: ${d.message}`, details);
+  }
 }
 
 function sourceRef(ctx: StateContext, plan: string): PlanRef {

@@ -111,7 +111,8 @@ describe('state init', () => {
       w: ctx.warnings.items.map((w) => w.code),
     }));
     expect(r.r.already_initialized).toBe(true);
-    expect(r.w).toEqual(['PlanProseChanged']);
+    // The demo plan's two W003 validator warnings come first (02-state.md §4: warnings never stop it).
+    expect(r.w).toEqual(['W003', 'W003', 'PlanProseChanged']);
     expect(sql(root, "SELECT title FROM steps WHERE anchor = 'step-2'")).toEqual([
       { title: 'Add metrics and monitoring' },
     ]);
