@@ -15,6 +15,8 @@ import type { Conn, Database, Params, TxOptions } from './conn.js';
 import { PgConn } from './pg-conn.js';
 import { isUnavailable, pgLiteral, pgToTugError, type PgTarget } from './pg-sql.js';
 import { migrate, quoteIdent } from './pg-migrate.js';
+import { loadPg, newPool } from './pg-pool.js';
+import { DEFAULT_SSL, withoutSslParams } from './pg-ssl.js';
 
 /** A failure of PostgreSQL or of the connection to it (a server error carries its severity). */
 function fromPg(e: unknown): boolean {
@@ -240,22 +242,6 @@ export class PgDatabase extends PgConn implements Database {
 }
 
 /**
- * `import('pg')`. When it loads, pg asks whether it runs in Cloudflare Workers: without a global `navigator`
- * (Node 20) it constructs a `Response`, which loads Node's whole fetch implementation (~25 ms of every CLI
- * call on PostgreSQL). A `navigator` present while it loads answers the question; it is removed again.
- */
-async function loadPg(): Promise<typeof import('pg').default> {
-  const g = globalThis as { navigator?: unknown };
-  if (g.navigator !== undefined) return (await import('pg')).default;
-  g.navigator = { userAgent: 'Node.js' };
-  try {
-    return (await import('pg')).default;
-  } finally {
-    delete g.navigator;
-  }
-}
-
-/**
  * Open the pool and check the schema: `read` and `write` return null when the project has no schema yet;
  * `create` creates it, and `write` and `create` migrate it under a session advisory lock (two processes migrating at once apply each
  * step once). A schema newer than this code is SchemaTooNew for writers.
@@ -263,7 +249,7 @@ async function loadPg(): Promise<typeof import('pg').default> {
 export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase | null> {
   const pg = await loadPg();
   const config: PoolConfig = {
-    connectionString: o.url,
+    connectionString: withoutSslParams(o.url),
     max: POOL_MAX,
     // A transaction's statements that do not wait for each other go out together (Conn.later).
     pipeline: true,
@@ -278,7 +264,7 @@ export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase |
           : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   };
-  const pool = new pg.Pool(config);
+  const pool = newPool(pg, config, o.target.ssl ?? DEFAULT_SSL);
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   // Nor a client checked out (inside a transaction, or holding an advisory lock) when the server goes away:
