@@ -4,6 +4,7 @@
  * other way; the way that worked is remembered for the pool's later connections, so a process pays a
  * fallback (one short refused handshake) at most once.
  */
+import type { Duplex } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
 import type { ClientConfig, Pool, PoolClient, PoolConfig } from 'pg';
 import { fallBack, tlsFirst, tlsOptions, type PgSsl } from './pg-ssl.js';
@@ -38,6 +39,20 @@ export function newPool(pg: Pg, config: PoolConfig, ssl: PgSsl): Pool {
   class TugClient extends pg.Client {
     constructor(c?: ClientConfig) {
       super({ ...c, ssl: useTls ? tls : false });
+      // A connection that failed on our side (no password to answer the server's SASL request) is closed at
+      // once: pg leaves its socket open, and the process would wait for the server's authentication_timeout.
+      const close = () => (this as unknown as { connection?: { stream?: Duplex } }).connection?.stream?.destroy();
+      const connect = this.connect.bind(this) as (cb?: (err: Error | null) => void) => Promise<unknown> | undefined;
+      this.connect = ((cb?: (err: Error | null) => void) =>
+        cb
+          ? connect((err) => {
+              if (err) close();
+              cb(err);
+            })
+          : connect()!.catch((e: unknown) => {
+              close();
+              throw e;
+            })) as typeof this.connect;
     }
   }
   const pool = new pg.Pool({ ...config, ssl: false, Client: TugClient });
