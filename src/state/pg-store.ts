@@ -42,6 +42,12 @@ export interface PgStoreOptions {
 /** How long a long-lived process retries a lost connection before DatabaseUnavailable. */
 const RETRY_MS_LONG_LIVED = 120_000;
 
+/** The retry budget of a long-lived process; TUGCODE_PG_RETRY_MS shortens it, honoured only under NODE_ENV=test. */
+function retryBudgetMs(env: NodeJS.ProcessEnv): number {
+  const v = env.NODE_ENV === 'test' ? env.TUGCODE_PG_RETRY_MS : undefined;
+  return v && /^\d+$/.test(v) ? Number(v) : RETRY_MS_LONG_LIVED;
+}
+
 /** `tug_<id>`: the project's schema. Ids are lowercased; anything but [a-z0-9_] becomes `_`. */
 export function projectSchema(project: string): string {
   const id = project
@@ -60,6 +66,8 @@ export class PgStateStore implements StateStore {
   private readonly prefix: string;
   private pending: { rank: number; p: Promise<PgDatabase | null> } | null = null;
   private opened: PgDatabase | null = null;
+  /** Handed over by stopOn: the databases opened stop retrying once it aborts. */
+  private stop: AbortSignal | undefined;
 
   constructor(private readonly o: PgStoreOptions) {
     checkStateConfig(o.config);
@@ -101,12 +109,13 @@ export class PgStateStore implements StateStore {
           target: this.target,
           schema: this.schema,
           mode,
-          retryMs: this.o.longLived ? RETRY_MS_LONG_LIVED : 0,
+          retryMs: this.o.longLived ? retryBudgetMs(this.o.env) : 0,
           migrationsDir: `${migrationsDir()}/pg`,
         },
         LATEST_SCHEMA_VERSION,
       ).then((db) => {
         if (db) this.opened = db;
+        if (db && this.stop) db.stopOn(this.stop);
         return db;
       });
       const entry = { rank, p };
@@ -119,6 +128,15 @@ export class PgStateStore implements StateStore {
     const db = await this.pending.p;
     if (db && rank > 0 && db.readonly) return this.open(mode);
     return db;
+  }
+
+  /**
+   * The process is stopping once `signal` aborts (the driver's SIGINT/SIGTERM): from then on a lost
+   * connection is not retried, so the stop is not held up by a server that is gone.
+   */
+  stopOn(signal: AbortSignal): void {
+    this.stop = signal;
+    this.opened?.stopOn(signal);
   }
 
   /** The server's clock, unless TUGCODE_NOW fixed the process's. */
