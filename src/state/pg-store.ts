@@ -3,6 +3,7 @@
  * `pg` pool in the project's own schema. Owners are host-qualified (`<host>:<worktree>`), and "now" is
  * the server's clock (TUGCODE_NOW still fixes it under tests). The pool opens on first use.
  */
+import { createHash } from 'node:crypto';
 import { formatTimestamp, type Clock } from '../clock.js';
 import { inStore, pgAddress, TugError } from '../contract/errors.js';
 import type { StateConfig, StateContext } from './context.js';
@@ -48,14 +49,20 @@ function retryBudgetMs(env: NodeJS.ProcessEnv): number {
   return v && /^\d+$/.test(v) ? Number(v) : RETRY_MS_LONG_LIVED;
 }
 
-/** `tug_<id>`: the project's schema. Ids are lowercased; anything but [a-z0-9_] becomes `_`. */
+/** The longest id kept as it is in a schema name (`tug_` + 40 stays well under PostgreSQL's 63 bytes). */
+const ID_MAX = 40;
+
+/**
+ * `tug_<id>`: the project's schema. Ids are lowercased; anything but [a-z0-9_] becomes `_`. An id longer
+ * than 40 characters keeps its first 27 and the first 12 hex digits of the SHA-256 of the whole (cleaned)
+ * id, so long ids that differ anywhere get schemas of their own; shorter ids are used as they are.
+ */
 export function projectSchema(project: string): string {
-  const id = project
-    .toLowerCase()
-    .replace(/[^a-z0-9_]/g, '_')
-    .slice(0, 40);
+  const id = project.toLowerCase().replace(/[^a-z0-9_]/g, '_');
   if (!id) throw new TugError('ConfigInvalid', { source: 'state.project', reason: 'the project id is empty' });
-  return `tug_${id}`;
+  if (id.length <= ID_MAX) return `tug_${id}`;
+  const hash = createHash('sha256').update(id).digest('hex').slice(0, 12);
+  return `tug_${id.slice(0, ID_MAX - hash.length - 1)}_${hash}`;
 }
 
 export class PgStateStore implements StateStore {
