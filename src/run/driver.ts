@@ -146,6 +146,8 @@ async function runLocked(
     startTip: '',
     trace: hooks.trace,
   };
+  // A SIGINT/SIGTERM also ends the store's retries of a lost PostgreSQL connection (the stop is not held up).
+  if (hooks.signal) rc.store.stopOn?.(hooks.signal);
   let results: { worker: string; busy_ms: number }[] = [];
   let released: string[] = [];
   try {

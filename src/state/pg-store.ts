@@ -3,6 +3,7 @@
  * `pg` pool in the project's own schema. Owners are host-qualified (`<host>:<worktree>`), and "now" is
  * the server's clock (TUGCODE_NOW still fixes it under tests). The pool opens on first use.
  */
+import { createHash } from 'node:crypto';
 import { formatTimestamp, type Clock } from '../clock.js';
 import { inStore, pgAddress, TugError } from '../contract/errors.js';
 import type { StateConfig, StateContext } from './context.js';
@@ -42,14 +43,26 @@ export interface PgStoreOptions {
 /** How long a long-lived process retries a lost connection before DatabaseUnavailable. */
 const RETRY_MS_LONG_LIVED = 120_000;
 
-/** `tug_<id>`: the project's schema. Ids are lowercased; anything but [a-z0-9_] becomes `_`. */
+/** The retry budget of a long-lived process; TUGCODE_PG_RETRY_MS shortens it, honoured only under NODE_ENV=test. */
+function retryBudgetMs(env: NodeJS.ProcessEnv): number {
+  const v = env.NODE_ENV === 'test' ? env.TUGCODE_PG_RETRY_MS : undefined;
+  return v && /^\d+$/.test(v) ? Number(v) : RETRY_MS_LONG_LIVED;
+}
+
+/** The longest id kept as it is in a schema name (`tug_` + 40 stays well under PostgreSQL's 63 bytes). */
+const ID_MAX = 40;
+
+/**
+ * `tug_<id>`: the project's schema. Ids are lowercased; anything but [a-z0-9_] becomes `_`. An id longer
+ * than 40 characters keeps its first 27 and the first 12 hex digits of the SHA-256 of the whole (cleaned)
+ * id, so long ids that differ anywhere get schemas of their own; shorter ids are used as they are.
+ */
 export function projectSchema(project: string): string {
-  const id = project
-    .toLowerCase()
-    .replace(/[^a-z0-9_]/g, '_')
-    .slice(0, 40);
+  const id = project.toLowerCase().replace(/[^a-z0-9_]/g, '_');
   if (!id) throw new TugError('ConfigInvalid', { source: 'state.project', reason: 'the project id is empty' });
-  return `tug_${id}`;
+  if (id.length <= ID_MAX) return `tug_${id}`;
+  const hash = createHash('sha256').update(id).digest('hex').slice(0, 12);
+  return `tug_${id.slice(0, ID_MAX - hash.length - 1)}_${hash}`;
 }
 
 export class PgStateStore implements StateStore {
@@ -60,6 +73,8 @@ export class PgStateStore implements StateStore {
   private readonly prefix: string;
   private pending: { rank: number; p: Promise<PgDatabase | null> } | null = null;
   private opened: PgDatabase | null = null;
+  /** Handed over by stopOn: the databases opened stop retrying once it aborts. */
+  private stop: AbortSignal | undefined;
 
   constructor(private readonly o: PgStoreOptions) {
     checkStateConfig(o.config);
@@ -101,12 +116,13 @@ export class PgStateStore implements StateStore {
           target: this.target,
           schema: this.schema,
           mode,
-          retryMs: this.o.longLived ? RETRY_MS_LONG_LIVED : 0,
+          retryMs: this.o.longLived ? retryBudgetMs(this.o.env) : 0,
           migrationsDir: `${migrationsDir()}/pg`,
         },
         LATEST_SCHEMA_VERSION,
       ).then((db) => {
         if (db) this.opened = db;
+        if (db && this.stop) db.stopOn(this.stop);
         return db;
       });
       const entry = { rank, p };
@@ -119,6 +135,15 @@ export class PgStateStore implements StateStore {
     const db = await this.pending.p;
     if (db && rank > 0 && db.readonly) return this.open(mode);
     return db;
+  }
+
+  /**
+   * The process is stopping once `signal` aborts (the driver's SIGINT/SIGTERM): from then on a lost
+   * connection is not retried, so the stop is not held up by a server that is gone.
+   */
+  stopOn(signal: AbortSignal): void {
+    this.stop = signal;
+    this.opened?.stopOn(signal);
   }
 
   /** The server's clock, unless TUGCODE_NOW fixed the process's. */

@@ -96,6 +96,8 @@ export interface StateStore {
    * lock on the project and plan, so every host integrating the plan takes turns. Past `timeoutMs`: Busy.
    */
   integrationLock(plan: string, timeoutMs?: number): Promise<() => Promise<void>>;
+  /** PostgreSQL: once `signal` aborts (the process is stopping), a lost connection is no longer retried. */
+  stopOn?(signal: AbortSignal): void;
   close(): Promise<void>;
 }
 

@@ -88,6 +88,31 @@ describe('PostgreSQL secrets and faults', () => {
     noSecret(r, real, wrong);
   });
 
+  it('reports a login without any password (URL, PGPASSWORD, ~/.pgpass) as DatabaseUnavailable with a hint', async () => {
+    const b = await backend('postgres');
+    const real = b.db!.server.password;
+    const bare = b.db!.url.replace(`:${encodeURIComponent(real)}@`, '@');
+    expect(bare).not.toBe(b.db!.url);
+    const root = planRepo();
+    const none = { PGPASSWORD: undefined, PGPASSFILE: undefined, HOME: tempDir('tugcode-nohome-') };
+    for (const args of [['show'], ['init', 'demo']]) {
+      const t0 = Date.now();
+      const r = state(root, args, { ...b.env, ...none, TUGCODE_STATE_URL: bare } as unknown as Record<string, string>);
+      // At once: not after the server's authentication_timeout (pg left the half-open login's socket open).
+      expect(Date.now() - t0).toBeLessThan(5000);
+      expect([r.json.error.code, r.code], r.stdout).toEqual(['DatabaseUnavailable', 10]);
+      expect(r.json.error.details).toMatchObject({
+        host: b.db!.server.host,
+        port: b.db!.server.port,
+        database: b.db!.name,
+      });
+      expect(r.json.error.message).toContain('password');
+      expect(r.json.error.hint).toMatch(/PGPASSWORD.*~\/\.pgpass/);
+      expect(r.json.error.hint).not.toMatch(/aside/);
+      noSecret(r, real);
+    }
+  });
+
   it('refuses a malformed URL with ConfigInvalid without echoing its password', async () => {
     const root = planRepo();
     const secret = 'hunter2-secret';

@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
+import { projectSchema } from '../../src/state/pg-store.js';
 import { git, tempDir } from '../helpers/repo.js';
 import { addWorktree } from '../state/cli-helpers.js';
 import { chainPlan, DEMO_PATH, planRepo } from '../state/helpers.js';
@@ -64,6 +65,38 @@ describe('identity on a shared PostgreSQL', () => {
       claimed: false,
       claimed_steps: ['step-0'],
     });
+  });
+
+  it('gives long project ids that differ only past 40 characters schemas of their own', async () => {
+    // Ids that fit keep exactly the schema they always had (existing data).
+    expect(projectSchema('Acme-Platform')).toBe('tug_acme_platform');
+    expect(projectSchema('0123456789abcdef0123')).toBe('tug_0123456789abcdef0123');
+    const forty = 'x'.repeat(40);
+    expect(projectSchema(forty)).toBe(`tug_${forty}`);
+    // Longer ids: a readable prefix and a hash of the whole id, within PostgreSQL's 63-byte identifiers.
+    const base = 'acme-platform-monorepo-backend-services-';
+    const [payments, ledger] = [projectSchema(`${base}payments`), projectSchema(`${base}ledger`)];
+    expect(payments).not.toBe(ledger);
+    expect(payments).toMatch(/^tug_acme_platform_monorepo_back_[0-9a-f]{12}$/);
+    expect(projectSchema(`${base}payments`)).toBe(payments); // stable
+    expect(projectSchema(`${forty}a`)).not.toBe(projectSchema(`${forty}b`));
+    for (const id of [`${forty}a`, 'y'.repeat(500)])
+      expect(Buffer.byteLength(projectSchema(id))).toBeLessThanOrEqual(63);
+    // Through the CLI: the second project sees nothing of the first.
+    const db = await fileDatabase();
+    const root = planRepo();
+    const env = (project: string) => ({
+      TUGCODE_STATE_URL: db.url,
+      TUGCODE_STATE_HOST: 'h',
+      TUGCODE_STATE_PROJECT: project,
+    });
+    const long = 'x'.repeat(70);
+    expect((await cliAsync(root, ['state', 'init', 'demo'], env(`${long}a`))).json.status).toBe('ok');
+    const other = await cliAsync(root, ['state', 'show'], env(`${long}b`));
+    expect(other.json.plans).toEqual([]);
+    expect(other.json.backend.location).toContain(projectSchema(`${long}b`));
+    const shown = await cliAsync(root, ['state', 'show'], env(`${long}a`));
+    expect(shown.json.plans).toHaveLength(1);
   });
 
   it('treats the same worktree path on two hosts as two owners', async () => {

@@ -5,6 +5,7 @@
  */
 import { TugError } from '../../contract/errors.js';
 import type { Params } from './conn.js';
+import { pgSsl, sslHint, tlsFailure, type PgSsl } from './pg-ssl.js';
 
 interface Translated {
   text: string;
@@ -84,6 +85,8 @@ export interface PgTarget {
   label: string;
   /** The password, if the URL carries one: scrubbed from every message that could echo it. */
   secret: string | null;
+  /** sslmode and certificate files as libpq reads them (pg-ssl.ts); absent: libpq's default, prefer. */
+  ssl?: PgSsl;
 }
 
 /** Reads host, port, database and user from the URL, then the usual PG* variables, then libpq's defaults. */
@@ -115,7 +118,14 @@ export function pgTarget(url: string, env: NodeJS.ProcessEnv): PgTarget {
     q('dbname') ?? (decodeURIComponent(u.pathname.replace(/^\//, '')) || env.PGDATABASE || user || 'postgres');
   if (u.password) u.password = '***';
   if (u.searchParams.has('password')) u.searchParams.set('password', '***');
-  return { host, port, database, user, label: u.toString(), secret };
+  const target = { host, port, database, user, label: u.toString(), secret };
+  try {
+    return { ...target, ssl: pgSsl(u, env) };
+  } catch (e) {
+    throw e instanceof TugError && typeof e.details.reason === 'string'
+      ? new TugError(e.code, { ...e.details, reason: scrub(e.details.reason, target) })
+      : e;
+  }
 }
 
 /** Removes the password (URL-encoded or not) from a message. */
@@ -147,10 +157,16 @@ export function isUnavailable(e: unknown): boolean {
   if (typeof code === 'string' && (NETWORK.has(code) || /^(08|28|57P0[123]|53300|3D000)/.test(code))) return true;
   // A Unix-domain socket path where no server listens (not any missing file: a missing sslrootcert is not).
   if (code === 'ENOENT' && (e as { syscall?: unknown }).syscall === 'connect') return true;
+  if (tlsFailure(e) || noPassword(e)) return true;
   const msg = e instanceof Error ? e.message : '';
   return /Connection terminated|connection timeout|timeout expired|Client has encountered a connection error/i.test(
     msg,
   );
+}
+
+/** The server asked for a password and there was none (pg fails inside its SASL or password exchange). */
+function noPassword(e: unknown): boolean {
+  return e instanceof Error && /client password must be a string|^Password must be a string/.test(e.message);
 }
 
 /** Maps a pg failure to the catalogue (`DatabaseUnavailable`, or `DatabaseError` naming the SQLSTATE). */
@@ -160,13 +176,18 @@ export function pgToTugError(e: unknown, t: PgTarget): unknown {
   const raw = e instanceof Error ? e.message : String(e);
   const reason = scrub(raw || (typeof code === 'string' ? code : 'connection failed'), t);
   if (isUnavailable(e)) {
-    return new TugError('DatabaseUnavailable', {
+    const nopw = noPassword(e);
+    const details = {
       host: t.host,
       port: t.port,
       database: t.database,
-      reason,
+      reason: nopw ? `the server asks ${t.user ?? 'the user'} for a password and none was given` : reason,
       ...(typeof code === 'string' ? { pg_code: code } : {}),
-    });
+    };
+    const hint = nopw
+      ? 'give the password in [state] url (postgres://user:password@host/db), in PGPASSWORD or in ~/.pgpass'
+      : sslHint(e, t.ssl);
+    return new TugError('DatabaseUnavailable', details, hint ? { hint } : {});
   }
   return new TugError('DatabaseError', {
     db_path: t.label,

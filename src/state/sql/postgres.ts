@@ -15,6 +15,8 @@ import type { Conn, Database, Params, TxOptions } from './conn.js';
 import { PgConn } from './pg-conn.js';
 import { isUnavailable, pgLiteral, pgToTugError, type PgTarget } from './pg-sql.js';
 import { migrate, quoteIdent } from './pg-migrate.js';
+import { loadPg, newPool } from './pg-pool.js';
+import { DEFAULT_SSL, withoutSslParams } from './pg-ssl.js';
 
 /** A failure of PostgreSQL or of the connection to it (a server error carries its severity). */
 function fromPg(e: unknown): boolean {
@@ -40,8 +42,14 @@ export interface PgOptions {
    * after validating its plan) creates and migrates it.
    */
   mode: 'read' | 'write' | 'create';
-  /** How long a process that was connected keeps retrying a lost connection (0: never). */
+  /**
+   * How long a process that was connected keeps retrying a lost connection (0: never). The budget is the
+   * database's, not each call's: once the connection has been lost for that long, every call makes one
+   * attempt and fails, until one succeeds again.
+   */
   retryMs: number;
+  /** The process is stopping (SIGINT/SIGTERM): a lost connection is no longer retried. See stopOn. */
+  signal?: AbortSignal | undefined;
   migrationsDir: string;
 }
 
@@ -56,6 +64,10 @@ export class PgDatabase extends PgConn implements Database {
   serverOffsetMs = 0;
   private closed = false;
   private connected = false;
+  /** When the connection was found lost (performance.now()), null while calls succeed. */
+  private lostAt: number | null = null;
+  /** Aborted once a signal handed to stopOn aborts: retries end at once (the process is stopping). */
+  private readonly stopper = new AbortController();
 
   constructor(
     private readonly pool: Pool,
@@ -64,6 +76,34 @@ export class PgDatabase extends PgConn implements Database {
   ) {
     super((q) => pool.query(q), o.target);
     this.timeoutMs = o.retryMs;
+    if (o.signal) this.stopOn(o.signal);
+  }
+
+  /**
+   * From now on `signal` aborting ends every retry of a lost connection: a call waiting to retry fails at
+   * once with its DatabaseUnavailable, later calls make one attempt each. The driver hands over its stop.
+   */
+  stopOn(signal: AbortSignal): void {
+    if (signal.aborted) this.stopper.abort();
+    else signal.addEventListener('abort', () => this.stopper.abort(), { once: true });
+  }
+
+  /**
+   * After a call failed with DatabaseUnavailable: waits `pauseMs` (cut short by the stop) and says whether to
+   * try again. The budget is shared: it runs from the first failure since the last success.
+   */
+  private async mayRetry(err: TugError, pauseMs: number): Promise<boolean> {
+    if (err.code !== 'DatabaseUnavailable') {
+      this.lostAt = null; // the server answered: the connection works
+      return false;
+    }
+    const now = performance.now();
+    this.lostAt ??= now;
+    const left = (this.connected ? this.o.retryMs : 0) - (now - this.lostAt);
+    const stop = this.stopper.signal;
+    if (left <= 0 || this.closed || stop.aborted) return false;
+    await sleep(Math.min(pauseMs, left), undefined, { signal: stop }).catch(() => undefined);
+    return !this.closed && !stop.aborted;
   }
 
   get path(): string {
@@ -114,21 +154,20 @@ export class PgDatabase extends PgConn implements Database {
    * lock rows side by side can meet that way), a few times at once: it changed nothing.
    */
   private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
-    const deadline = performance.now() + (this.connected ? this.o.retryMs : 0);
     let pause = RETRY_MIN_MS;
     let conflicts = 0;
     for (;;) {
       try {
-        return await attempt();
+        const result = await attempt();
+        this.lostAt = null;
+        return result;
       } catch (e) {
         const code = e instanceof TugError ? e.details.pg_code : undefined;
         if ((code === '40P01' || code === '40001') && conflicts++ < CONFLICT_RETRIES && !this.closed) {
           await sleep(5 + Math.random() * 20 * conflicts);
           continue;
         }
-        const left = deadline - performance.now();
-        if (!(e instanceof TugError && e.code === 'DatabaseUnavailable') || left <= 0 || this.closed) throw e;
-        await sleep(Math.min(pause, left));
+        if (!(e instanceof TugError) || !(await this.mayRetry(e, pause))) throw e;
         pause = Math.min(pause * 2, RETRY_MAX_MS);
       }
     }
@@ -178,7 +217,6 @@ export class PgDatabase extends PgConn implements Database {
    */
   async sessionLock(cls: number, key: string, timeoutMs: number): Promise<() => Promise<void>> {
     const until = performance.now() + timeoutMs;
-    const retryUntil = performance.now() + (this.connected ? this.o.retryMs : 0);
     let pause = 5;
     for (;;) {
       let client: PoolClient | null = null;
@@ -199,11 +237,11 @@ export class PgDatabase extends PgConn implements Database {
       } catch (e) {
         client?.release(true);
         const err: TugError = e instanceof TugError ? e : (pgToTugError(e, this.o.target) as TugError);
-        if (err.code !== 'DatabaseUnavailable' || performance.now() > retryUntil || this.closed) throw err;
-        await sleep(Math.min(pause, 2000));
+        if (!(await this.mayRetry(err, pause))) throw err;
         pause = Math.min(pause * 2, RETRY_MAX_MS);
         continue;
       }
+      this.lostAt = null;
       const held = client;
       let released = false;
       return async () => {
@@ -240,22 +278,6 @@ export class PgDatabase extends PgConn implements Database {
 }
 
 /**
- * `import('pg')`. When it loads, pg asks whether it runs in Cloudflare Workers: without a global `navigator`
- * (Node 20) it constructs a `Response`, which loads Node's whole fetch implementation (~25 ms of every CLI
- * call on PostgreSQL). A `navigator` present while it loads answers the question; it is removed again.
- */
-async function loadPg(): Promise<typeof import('pg').default> {
-  const g = globalThis as { navigator?: unknown };
-  if (g.navigator !== undefined) return (await import('pg')).default;
-  g.navigator = { userAgent: 'Node.js' };
-  try {
-    return (await import('pg')).default;
-  } finally {
-    delete g.navigator;
-  }
-}
-
-/**
  * Open the pool and check the schema: `read` and `write` return null when the project has no schema yet;
  * `create` creates it, and `write` and `create` migrate it under a session advisory lock (two processes migrating at once apply each
  * step once). A schema newer than this code is SchemaTooNew for writers.
@@ -263,7 +285,7 @@ async function loadPg(): Promise<typeof import('pg').default> {
 export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase | null> {
   const pg = await loadPg();
   const config: PoolConfig = {
-    connectionString: o.url,
+    connectionString: withoutSslParams(o.url),
     max: POOL_MAX,
     // A transaction's statements that do not wait for each other go out together (Conn.later).
     pipeline: true,
@@ -278,7 +300,7 @@ export async function openPg(o: PgOptions, latest: number): Promise<PgDatabase |
           : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   };
-  const pool = new pg.Pool(config);
+  const pool = newPool(pg, config, o.target.ssl ?? DEFAULT_SSL);
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   // Nor a client checked out (inside a transaction, or holding an advisory lock) when the server goes away:
