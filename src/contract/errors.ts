@@ -271,7 +271,10 @@ export const CATALOGUE = {
     exit: 130,
     when: '`run` stopped by SIGINT (130) or SIGTERM (143) before the plan was done (06-run.md §1 item 5)',
     message: (d) =>
-      `the run of ${plan(d)} was interrupted${d.signal ? ` by ${s(d.signal)}` : ''}; held claims were released`,
+      `the run of ${plan(d)} was interrupted${d.signal ? ` by ${s(d.signal)}` : ''}; ` +
+      (d.forced
+        ? 'a second signal stopped it at once: held claims stay until their leases expire'
+        : 'held claims were released'),
     hint: (d) => `tugcode run ${planArg(d)} (it resumes where this run stopped)`,
   },
   RunInProgress: {

@@ -14,6 +14,7 @@ import type { RunEvent } from '../../src/run/types.js';
 import {
   groupAlive,
   holdingImplementer,
+  nodeImplementer,
   planText,
   runJsonl,
   runRepo,
@@ -161,6 +162,39 @@ describe('tugcode run, killed and signalled', () => {
       expect(existsSync(join(root, '.tugtool', 'run-demo.lock'))).toBe(false);
     });
   }
+
+  it('a second signal exits at once, the summary still last (Interrupted, forced), what completed listed', async () => {
+    const root = runRepo(CHAIN);
+    // step-3 ignores SIGTERM, so the first stop waits out the kill grace (2 s): the second signal lands then.
+    const impl = nodeImplementer(`
+if (step === 'step-3') {
+  process.on('SIGTERM', () => undefined);
+  writeFileSync(join(dir, 'started'), String(process.pid));
+  await sleep(60_000);
+}
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+`);
+    const run = startRun(root, ['demo', '--workers', '2', '--implementer', impl.argv]);
+    await waitUntil('step-3 to start', () => existsSync(join(impl.dir, 'started')), 30_000);
+    await waitUntil('step-1 to complete', () =>
+      run.events().some((e) => e.type === 'step_completed' && e.step_anchor === 'step-1'),
+    );
+    run.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    run.child.kill('SIGTERM');
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(143);
+    const summary = r.events.at(-1);
+    expect(summary).toMatchObject({
+      type: 'summary',
+      status: 'error',
+      error: { code: 'Interrupted', details: { signal: 'SIGTERM', forced: true } },
+    });
+    expect(summary.steps_completed).toContain('step-1');
+    expect(summary.error.message).toContain('held claims stay until their leases expire');
+    expect(r.stderr).toContain('tugcode: Interrupted: ');
+    process.kill(Number(readFileSync(join(impl.dir, 'started'), 'utf8')), 'SIGKILL');
+  });
 
   it('a refused heartbeat kills the implementer, drops the attempt without a commit, and the step runs again', async () => {
     const root = runRepo(CHAIN);

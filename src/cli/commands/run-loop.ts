@@ -10,10 +10,17 @@ import type { RunEvent, RunSummary } from '../../run/types.js';
 
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
 
-function onSignals(stop: AbortController): { which: () => 'SIGINT' | 'SIGTERM' | null; off: () => void } {
+function onSignals(
+  stop: AbortController,
+  lastWords: (sig: 'SIGINT' | 'SIGTERM') => void,
+): { which: () => 'SIGINT' | 'SIGTERM' | null; off: () => void } {
   let got: 'SIGINT' | 'SIGTERM' | null = null;
   const handler = (sig: 'SIGINT' | 'SIGTERM') => () => {
-    if (got) process.exit(SIGNAL_EXIT[sig]); // a second signal: leases then expire normally
+    if (got) {
+      // A second signal: out at once (held leases then expire normally), the summary still the last line.
+      lastWords(sig);
+      process.exit(SIGNAL_EXIT[sig]);
+    }
     got = sig;
     stop.abort();
   };
@@ -49,11 +56,22 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
   const t0 = Date.now();
   if (input.dry_run) return dryRun(input, cli);
   const stop = new AbortController();
-  const sig = onSignals(stop);
+  // What the events said so far: the summary of a run cut short by a second signal.
+  const done = { steps: [] as string[], commits: [] as string[] };
+  const sig = onSignals(stop, (which) => {
+    const err = new TugError('Interrupted', { plan_path: input.plan, signal: which, forced: true });
+    const summary = { ...emptySummary(err, Date.now() - t0), steps_completed: done.steps, commits: done.commits };
+    if (json) write(JSON.stringify({ type: 'summary', at: cli.now(), ...summary }) + '\n');
+    process.stderr.write(renderError('run', err, [], false).stderr);
+  });
   const { createRenderer, summaryText } = await import('../../run/render.js');
   let renderer: ReturnType<typeof createRenderer> | null = null;
   const pending: RunEvent[] = [];
   const emit = (e: RunEvent) => {
+    if (e.type === 'step_completed') {
+      done.steps.push(e.step_anchor);
+      if (e.commit_hash) done.commits.push(e.commit_hash);
+    }
     if (renderer) renderer.event(e);
     else pending.push(e);
   };
