@@ -2,18 +2,18 @@
  * Branch and directory names of tugcode worktrees (04-git.md §3, 06-run.md §1).
  * Slugs never contain `--`, so names of two plans never collide.
  */
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { isValidSlug } from '../plan/anchors.js';
+import { slugOfPlanPath } from '../plan/resolve.js';
 
 /** A `--name` value: one path segment, no `--` (reserved), not a worker name of `run`. */
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** `.tugtool/tugplan-foo.md` → `foo`. */
 export function slugOfPlan(planPath: string): string {
-  const m = /^tugplan-(.+)\.md$/.exec(basename(planPath));
-  const slug = m?.[1];
-  if (!slug || !isValidSlug(slug)) {
+  const slug = slugOfPlanPath(planPath);
+  if (slug === null || !isValidSlug(slug)) {
     throw new TugError('InvalidArgument', {
       reason: `${planPath} is not named .tugtool/tugplan-<slug>.md with a slug of [a-z0-9-] without "--"`,
       plan_path: planPath,
