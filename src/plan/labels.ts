@@ -51,19 +51,13 @@ export function readLabel(inline: Token): Label | null {
   };
 }
 
-function commitText(label: Label): string {
+/**
+ * `**Commit:** \`msg\`` (backticks optional): the message, null when empty or `N/A…`; `declined` for `N/A…`,
+ * a step that wants no commit at all (06-run.md §1 item 4.5), unlike one with no message.
+ */
+export function commitLabel(label: Label): { message: string | null; declined: boolean } {
   const code = label.after.find((c) => c.type === 'code_inline');
-  return (code ? code.content : joinLines(label.rest)).trim();
-}
-
-/** `**Commit:** \`msg\`` (backticks optional); `N/A…` or empty means no commit message. */
-export function commitMessage(label: Label): string | null {
-  const msg = commitText(label);
-  if (msg === '' || /^n\/a\b/i.test(msg)) return null;
-  return msg;
-}
-
-/** `**Commit:** N/A…`: the step wants no commit at all (06-run.md §1 item 4.5), unlike a missing message. */
-export function commitDeclined(label: Label): boolean {
-  return /^n\/a\b/i.test(commitText(label));
+  const msg = (code ? code.content : joinLines(label.rest)).trim();
+  const declined = /^n\/a\b/i.test(msg);
+  return { message: msg === '' || declined ? null : msg, declined };
 }

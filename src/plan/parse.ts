@@ -5,7 +5,7 @@
  */
 import { sha256Hex } from '../util/hash.js';
 import { DepResolver, tokenizeDepends, type DepToken } from './deps.js';
-import { commitDeclined, commitMessage, readLabel } from './labels.js';
+import { commitLabel, readLabel } from './labels.js';
 import { inlineChildren, MAX_NESTING, tokenize, type Token } from './markdown.js';
 import { structureHash } from './structure.js';
 import {
@@ -257,8 +257,9 @@ class PlanBuilder {
       case 'commit':
         cur.section = null;
         if (cur.step.commit_message === null && !cur.step.no_commit) {
-          cur.step.commit_message = commitMessage(label);
-          if (commitDeclined(label)) cur.step.no_commit = true;
+          const commit = commitLabel(label);
+          cur.step.commit_message = commit.message;
+          if (commit.declined) cur.step.no_commit = true;
         }
         break;
       case 'references':
