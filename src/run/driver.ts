@@ -12,7 +12,7 @@ import { stateCallIn, timed, tracerOf } from './context.js';
 import { ensureIntegrationBranch, initState, integrationExists, preflight, type Prepared } from './preflight.js';
 import type { RunEvent, RunSummary } from './types.js';
 import { endOrphan, pgidFile } from './orphans.js';
-import { leftoverTrees, resetTree, type WorkerTree } from './worktrees.js';
+import { leftoverTrees, removeTree, resetTree, type WorkerTree } from './worktrees.js';
 import type { MadeTree } from './worker.js';
 
 export interface RunInput {
@@ -219,9 +219,9 @@ async function runLocked(
   if (summary.status === 'ok' && !input.keep_worktrees) await removeWorkerTrees(rc);
   if (summary.status === 'ok' && input.merge) {
     const { mergePlan } = await import('../git/merge.js');
-    const merge = { plan: prep.planPath, into: prep.base, dryRun: false, force: false };
     try {
-      await mergePlan(flow, { ...merge, keepWorktrees: input.keep_worktrees });
+      const keepWorktrees = input.keep_worktrees;
+      await mergePlan(flow, { plan: prep.planPath, into: prep.base, dryRun: false, force: false, keepWorktrees });
     } catch (e) {
       // The steps are done and integrated: the summary keeps them, with the merge's error.
       return { ...summary, status: 'error', error: toTugError(e, false).toJSON() };
@@ -233,11 +233,7 @@ async function runLocked(
 /** Removes the worker trees this run created and, when it `created` it, the integration branch. */
 async function undoStart(rc: RunCtx, trees: PromiseSettledResult<MadeTree>[], created: boolean): Promise<void> {
   const root = rc.flow.repo.mainRoot;
-  for (const t of trees) {
-    if (t.status !== 'fulfilled' || !t.value.created) continue;
-    await rc.g.tryRun(['worktree', 'remove', '--force', t.value.tree.path], root);
-    await rc.g.tryRun(['branch', '-D', t.value.tree.branch], root);
-  }
+  for (const t of trees) if (t.status === 'fulfilled' && t.value.created) await removeTree(rc.g, root, t.value.tree);
   // Made from the base a moment ago, nothing integrated since: `branch -D` also drops its tugplan config.
   if (created && !rc.remote) await rc.g.tryRun(['branch', '-D', rc.prep.integration], root);
 }
@@ -350,8 +346,6 @@ async function autoMaintenance(rc: RunCtx): Promise<void> {
 }
 
 async function removeWorkerTrees(rc: RunCtx): Promise<void> {
-  for (const t of await leftoverTrees(rc.g, rc.flow.repo, rc.prep.slug)) {
-    await rc.g.tryRun(['worktree', 'remove', '--force', t.path], rc.flow.repo.mainRoot);
-    await rc.g.tryRun(['branch', '-D', t.branch], rc.flow.repo.mainRoot);
-  }
+  for (const t of await leftoverTrees(rc.g, rc.flow.repo, rc.prep.slug))
+    await removeTree(rc.g, rc.flow.repo.mainRoot, t);
 }

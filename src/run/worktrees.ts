@@ -148,3 +148,9 @@ export async function catchUpTree(g: GitRunner, tree: WorkerTree, tip: string | 
   tree.base = tip;
   return true;
 }
+
+/** A worker's worktree and its branch, removed (best effort: either may already be gone). */
+export async function removeTree(g: GitRunner, mainRoot: string, t: WorkerTree): Promise<void> {
+  await g.tryRun(['worktree', 'remove', '--force', t.path], mainRoot);
+  await g.tryRun(['branch', '-D', t.branch], mainRoot);
+}
