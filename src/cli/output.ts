@@ -36,7 +36,7 @@ export function renderError(
   err: TugError,
   warnings: Warning[],
   json: boolean,
-  lines?: { at: string; wall_ms?: number },
+  lines?: { at: string },
 ): Rendered {
   let stderr = json ? '' : warnings.map((w) => `tugcode: warning: ${w.code}: ${w.message}\n`).join('');
   stderr += `tugcode: ${err.code}: ${err.message.replace(/\n/g, ' ')}\n`;
@@ -46,7 +46,7 @@ export function renderError(
       ? err.text.replace(/\n?$/, '\n')
       : ''
     : lines
-      ? JSON.stringify({ type: 'summary', at: lines.at, ...emptySummary(err, lines.wall_ms ?? 0) }) + '\n'
+      ? JSON.stringify({ type: 'summary', at: lines.at, ...emptySummary(err, 0) }) + '\n'
       : JSON.stringify(fail(command, err, warnings), null, 2) + '\n';
   return { stdout, stderr, exitCode: err.exitCode };
 }

@@ -9,7 +9,7 @@
  * tools' own validate-and-run functions; `tools/list` stays the SDK's (the advertised schemas are unchanged).
  */
 import { z } from 'zod';
-import { fail } from '../contract/envelope.js';
+import { fail, type Warning } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
 
 export type ToolResult = {
@@ -30,8 +30,8 @@ export interface McpTool {
 
 export const text = (doc: object) => [{ type: 'text' as const, text: JSON.stringify(doc, null, 2) }];
 
-export const errorResult = (command: string, err: TugError): ToolResult => ({
-  content: text(fail(command, err)),
+export const errorResult = (command: string, err: TugError, warnings: Warning[] = []): ToolResult => ({
+  content: text(fail(command, err, warnings)),
   isError: true,
 });
 

@@ -7,7 +7,7 @@
  * to stderr.
  */
 import { z } from 'zod';
-import { fail, ok } from '../contract/envelope.js';
+import { ok } from '../contract/envelope.js';
 import { TugError, toTugError } from '../contract/errors.js';
 import { validateInput } from '../contract/inputs/fields.js';
 import { inputSchema } from '../contract/inputs/zod.js';
@@ -87,7 +87,7 @@ export async function createMcpServer(o: McpOptions) {
         const doc = ok(command, await op(ctx, valid, call), call.warnings.items);
         return { content: text(doc), structuredContent: doc as Record<string, unknown> };
       } catch (e) {
-        return { content: text(fail(command, toTugError(e, false), call.warnings.items)), isError: true };
+        return errorResult(command, toTugError(e, false), call.warnings.items);
       }
     };
     register(
