@@ -319,6 +319,12 @@ export const CATALOGUE = {
     message: (d) =>
       `git ${s((d.args as string[] | undefined)?.join(' '), '')} failed: ${s(d.stderr ?? d.reason, '').trim()}`,
   },
+  NotWritable: {
+    exit: 4,
+    when: 'a file or directory tugcode must write (`.tugtool/`, the run lock) refuses this user or is on a read-only filesystem',
+    message: (d) => `${s(d.path, '.tugtool')} is not writable (${s(d.errno, 'refused')}): ${s(d.reason, 'cannot write')}`,
+    hint: (d) => `make ${arg(d.path, '.tugtool')} writable by this user (ls -ld, then chmod u+w or chown), and retry`,
+  },
 } satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof CATALOGUE;

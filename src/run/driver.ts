@@ -92,10 +92,14 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
     acquireRunLock(flow.repo.mainRoot, prep.slug, prep.planPath, ctx.clock.now()),
   );
   // Whatever fails after this point, the run lock is released (a failed start must not block the next run).
+  // A release that fails is a warning: it must not replace the run's own summary or error.
   try {
-    return await runLocked(ctx, input, call, hooks, { t0, flow, prep, g, config, impl, workers });
+    return await runLocked(ctx, input, call, hooks, { t0, flow, prep, g, config, impl, workers, lock: lock.signal });
   } finally {
-    await lock.release();
+    await lock.release().catch((e: unknown) => {
+      const err = toTugError(e, false);
+      call.warnings.add(err.code, err.message, err.details);
+    });
   }
 }
 
@@ -112,6 +116,8 @@ async function runLocked(
     config: FlowCtx['config'];
     impl: Awaited<ReturnType<(typeof import('./agents.js'))['resolveImplementer']>>;
     workers: number;
+    /** Aborted when another process took the run lock over: this run stops as a fatal RunInProgress. */
+    lock: AbortSignal;
   },
 ): Promise<RunSummary> {
   const { t0, flow, prep, g, config, impl, workers } = o;
@@ -119,6 +125,11 @@ async function runLocked(
   const onAbort = () => stop.abort();
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
   if (hooks.signal?.aborted) stop.abort(); // a signal that came during the preflight: no listener fires
+  const onLockLost = () => {
+    rc.fatal ??= new TugError('RunInProgress', { plan_path: prep.planPath, reason: 'this run lost its run lock' });
+    stop.abort();
+  };
+  o.lock.addEventListener('abort', onLockLost, { once: true });
   const rc: RunCtx = {
     ops: ctx,
     call,
@@ -210,6 +221,7 @@ async function runLocked(
     );
   } finally {
     hooks.signal?.removeEventListener('abort', onAbort);
+    o.lock.removeEventListener('abort', onLockLost);
     released = await releaseHeld(rc);
   }
   const tr = tracerOf(rc, '', '');

@@ -1,24 +1,43 @@
 /**
- * The run lock (06-run.md §1 item 3): `.tugtool/run-<slug>.lock`, held by one `tugcode run` of the plan for
- * its whole lifetime through proper-lockfile (refreshed every 5 s; stale after 30 s without a refresh).
- * The lock records its holder's host and PID: a lock whose holder is a dead process on this host is taken
- * over at once, so a killed run never blocks the next one.
+ * The run lock (06-run.md §1 item 3): the directory `.tugtool/run-<slug>.lock`, held by one `tugcode run` of
+ * the plan for its whole lifetime (its mtime refreshed every 5 s; stale after 30 s without a refresh). The
+ * directory holds `holder.json` (host, PID, start time and a random token) and is never visible without
+ * it: a lock is made whole in a private directory and renamed into place, which fails when a lock exists.
+ * A lock whose holder is a dead process on this host is taken over at once, so a killed run never blocks
+ * the next one.
+ *
+ * The takeover is made safe against several restarts racing for the same dead lock (docs/architecture.md,
+ * "run lock"): a contender first creates `takeover/` inside the dead lock's directory (mkdir: one winner per
+ * directory, bound to that directory and not to the path), re-reads the holder to make sure the directory
+ * is still the dead one, and only then moves it aside and makes its own lock; the others see `takeover/`
+ * (or the new lock) and get RunInProgress. Renaming the dead lock away, not deleting it by name, means a
+ * lock made meanwhile by another contender is never removed by mistake; if it were, the rename is undone.
  */
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { TugError } from '../contract/errors.js';
 
 export interface RunLock {
+  /** Frees the lock (when still ours). Throws NotWritable when `.tugtool/` refuses the removal. */
   release(): Promise<void>;
-  /** True once proper-lockfile reported the lock compromised (another process took it). */
+  /** True once the lock was found moved or replaced by another process (it is no longer ours alone). */
   readonly compromised: boolean;
+  /** Aborted when the lock is compromised. */
+  readonly signal: AbortSignal;
 }
+
+export const RUN_LOCK_STALE_MS = 30_000;
+export const RUN_LOCK_REFRESH_MS = 5_000;
+/** A `takeover/` left this long by a contender that died mid-takeover no longer blocks one. */
+const TAKEOVER_STALE_MS = 10_000;
 
 interface Holder {
   host: string;
   pid: number;
   started_at: string;
+  token: string;
 }
 
 function alive(pid: number): boolean {
@@ -30,54 +49,148 @@ function alive(pid: number): boolean {
   }
 }
 
+const code = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code;
+const WRITE_REFUSED = new Set(['EACCES', 'EPERM', 'EROFS']);
+
+/** The holder recorded in lock directory `dir`; null when unreadable, undefined when the directory is gone. */
+async function readHolder(dir: string): Promise<Holder | null | undefined> {
+  try {
+    const h = JSON.parse(await readFile(join(dir, 'holder.json'), 'utf8')) as Holder;
+    return typeof h?.token === 'string' ? h : null;
+  } catch (e) {
+    if (code(e) === 'ENOENT') return (await stat(dir).catch(() => null)) ? null : undefined;
+    return null;
+  }
+}
+
+/** `.tugtool/` (or a file in it) refuses this process's writes: say which path, not the errno. */
+function notWritable(path: string, e: unknown, what: string): TugError {
+  return new TugError('NotWritable', { path, errno: code(e), reason: what });
+}
+
 /** Take the run lock of `slug`, or throw RunInProgress naming the holder. */
 export async function acquireRunLock(mainRoot: string, slug: string, planPath: string, now: string): Promise<RunLock> {
-  const lockfile = await import('proper-lockfile');
   const dir = join(mainRoot, '.tugtool');
-  await mkdir(dir, { recursive: true });
-  const target = join(dir, `run-${slug}`);
-  const lockfilePath = join(dir, `run-${slug}.lock`);
-  // Named *.lock so the runtime ignore lines and exclude pathspecs cover it (04-git.md §2).
-  const holderPath = join(dir, `run-${slug}.holder.lock`);
-  const me: Holder = { host: hostname(), pid: process.pid, started_at: now };
-  const state = { compromised: false };
-  const options = {
-    realpath: false,
-    lockfilePath,
-    stale: 30_000,
-    update: 5_000,
-    onCompromised: () => {
-      state.compromised = true;
-    },
-  };
-  let release: () => Promise<void>;
-  try {
-    release = await lockfile.lock(target, options);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ELOCKED') throw e;
-    const holder = await readFile(holderPath, 'utf8')
-      .then((t) => JSON.parse(t) as Holder)
-      .catch(() => null);
-    if (!holder || holder.host !== me.host || alive(holder.pid) || holder.pid === process.pid)
-      throw new TugError('RunInProgress', {
-        plan_path: planPath,
-        lock_path: lockfilePath,
-        ...(holder ? { holder_host: holder.host, holder_pid: holder.pid, started_at: holder.started_at } : {}),
-      });
-    // The holder died on this host: its lock is ours at once.
-    await rm(lockfilePath, { recursive: true, force: true });
-    release = await lockfile.lock(target, options).catch(() => {
-      throw new TugError('RunInProgress', { plan_path: planPath, lock_path: lockfilePath });
+  // Names end in `.lock` so the runtime ignore lines and exclude pathspecs cover them (04-git.md §2).
+  const lockDir = join(dir, `run-${slug}.lock`);
+  const me: Holder = { host: hostname(), pid: process.pid, started_at: now, token: randomUUID() };
+  const busy = (h?: Holder | null, reason?: string) =>
+    new TugError('RunInProgress', {
+      plan_path: planPath,
+      lock_path: lockDir,
+      ...(h ? { holder_host: h.host, holder_pid: h.pid, started_at: h.started_at } : {}),
+      ...(reason ? { reason } : {}),
     });
+  try {
+    await mkdir(dir, { recursive: true });
+    for (let round = 0; round < 5; round++) {
+      if (await create(dir, lockDir, slug, me)) return held(lockDir, me);
+      const holder = await readHolder(lockDir);
+      if (holder === undefined) continue; // released meanwhile: try again
+      const st = await stat(lockDir).catch(() => null);
+      if (!st) continue;
+      const stale = st.mtimeMs < Date.now() - RUN_LOCK_STALE_MS;
+      const dead = holder !== null && holder.host === me.host && holder.pid !== process.pid && !alive(holder.pid);
+      if (!dead && !stale) throw busy(holder);
+      // Only the contender that creates `takeover/` in this very directory may move it aside.
+      const mine = await claimTakeover(lockDir);
+      if (mine === 'gone') continue;
+      if (mine === 'taken') throw busy(holder, 'another run is taking over the lock of a run that ended');
+      const again = await readHolder(lockDir);
+      if (again?.token !== holder?.token || (holder === null && again !== null))
+        throw busy(again ?? holder); // the directory is another, newer lock: ours is a stray `takeover/` in it
+      const tomb = join(dir, `run-${slug}.${me.token}.stale.lock`);
+      try {
+        await rename(lockDir, tomb);
+      } catch (e) {
+        if (code(e) === 'ENOENT') continue;
+        throw e;
+      }
+      const moved = await readHolder(tomb);
+      if (moved?.token !== holder?.token) {
+        // Not the lock we judged dead (it was replaced in between): put it back and step aside.
+        await rename(tomb, lockDir).catch(() => undefined);
+        throw busy(moved);
+      }
+      await rm(tomb, { recursive: true, force: true });
+    }
+    throw busy(null, 'the lock kept changing hands');
+  } catch (e) {
+    if (WRITE_REFUSED.has(code(e) ?? '')) throw notWritable(dir, e, 'the run lock cannot be written');
+    throw e;
   }
-  await writeFile(holderPath, JSON.stringify(me) + '\n');
+}
+
+/** Makes the lock whole in a private directory, then renames it into place; false when a lock exists. */
+async function create(dir: string, lockDir: string, slug: string, me: Holder): Promise<boolean> {
+  const tmp = join(dir, `run-${slug}.${me.token}.new.lock`);
+  await mkdir(tmp, { recursive: true });
+  await writeFile(join(tmp, 'holder.json'), JSON.stringify(me) + '\n');
+  try {
+    // rename(2) replaces an existing directory only when it is empty; a lock never is.
+    await rename(tmp, lockDir);
+    return true;
+  } catch (e) {
+    await rm(tmp, { recursive: true, force: true });
+    if (['EEXIST', 'ENOTEMPTY', 'ENOTDIR', 'EISDIR'].includes(code(e) ?? '')) return false;
+    throw e;
+  }
+}
+
+/** mkdir `takeover/` in the lock directory; a stale one (its maker died) is moved aside first. */
+async function claimTakeover(lockDir: string): Promise<'mine' | 'taken' | 'gone'> {
+  const t = join(lockDir, 'takeover');
+  for (let i = 0; i < 2; i++) {
+    try {
+      await mkdir(t);
+      return 'mine';
+    } catch (e) {
+      if (code(e) === 'ENOENT') return 'gone';
+      if (code(e) !== 'EEXIST') throw e;
+    }
+    const st = await stat(t).catch(() => null);
+    if (st && st.mtimeMs >= Date.now() - TAKEOVER_STALE_MS) return 'taken';
+    await rename(t, `${t}.${randomUUID()}`).catch(() => undefined);
+  }
+  return 'taken';
+}
+
+function held(lockDir: string, me: Holder): RunLock {
+  const ac = new AbortController();
+  let released = false;
+  const check = async () => {
+    const h = await readHolder(lockDir);
+    if (h?.token !== me.token) {
+      ac.abort();
+      return;
+    }
+    const t = new Date();
+    await utimes(lockDir, t, t).catch(() => undefined);
+    // A `takeover/` in a live lock is a stray of a contender that judged an older lock (it backs off).
+    await rm(join(lockDir, 'takeover'), { recursive: true, force: true }).catch(() => undefined);
+  };
+  const timer = setInterval(() => {
+    if (!released && !ac.signal.aborted) check().catch(() => undefined);
+  }, RUN_LOCK_REFRESH_MS);
+  timer.unref();
   return {
     get compromised() {
-      return state.compromised;
+      return ac.signal.aborted;
     },
+    signal: ac.signal,
     async release() {
-      await rm(holderPath, { force: true });
-      await release().catch(() => undefined);
+      released = true;
+      clearInterval(timer);
+      if ((await readHolder(lockDir))?.token !== me.token) return; // not ours any more: leave it be
+      const tomb = `${lockDir.replace(/\.lock$/, '')}.${me.token}.done.lock`;
+      try {
+        await rename(lockDir, tomb);
+        await rm(tomb, { recursive: true, force: true });
+      } catch (e) {
+        if (WRITE_REFUSED.has(code(e) ?? ''))
+          throw notWritable(lockDir, e, 'the run lock cannot be removed; delete it once the directory is writable');
+        throw e;
+      }
     },
   };
 }
