@@ -57,6 +57,8 @@ export interface CommitInput {
   trace?: TraceFn | undefined;
   /** Skip the pre-commit and commit-msg hooks (`run.no_verify`, 06-run.md §2). */
   noVerify?: boolean | undefined;
+  /** The runner for this commit's git calls (the driver's is bounded by the step timeout, bounded.ts). */
+  git?: GitRunner | undefined;
 }
 
 export type StateFailureReason =
@@ -204,7 +206,7 @@ export async function prepareMessage(
 }
 
 export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<CommitData> {
-  const g = gitRunner(ctx.env);
+  const g = input.git ?? gitRunner(ctx.env);
   if (!input.commitOnly) await requireGitVersion(g); // the driver checked it once at its start
   const { repo } = ctx;
   const W = resolveWorktreeArg(repo, input.worktree ?? repo.worktreeRoot, repo.cwd, ctx.env);

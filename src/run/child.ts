@@ -173,6 +173,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     }
     return await outcome(log, start, {
       exit_code: result.exitCode ?? null,
+      signal: result.signal ?? null,
       timed_out: killedBy === 'timeout',
       aborted: killedBy === 'abort',
     });
@@ -184,7 +185,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
 async function outcome(
   log: import('node:fs/promises').FileHandle,
   start: number,
-  r: { exit_code: number | null; timed_out: boolean; aborted: boolean },
+  r: { exit_code: number | null; signal?: string | null; timed_out: boolean; aborted: boolean },
 ): Promise<ChildOutcome> {
   const end = (await log.stat()).size;
   const n = Math.max(0, Math.min(TAIL_BYTES, end - start));
@@ -194,9 +195,16 @@ async function outcome(
   return {
     ok: r.exit_code === 0 && !r.timed_out && !r.aborted,
     exit_code: r.exit_code,
+    signal: r.signal ?? null,
     timed_out: r.timed_out,
     aborted: r.aborted,
     tail,
     last_line: lastLine(tail),
   };
+}
+
+/** How a child ended, for a reason: `exited 3`, or `killed by SIGKILL` (a signal leaves no exit code). */
+export function endedHow(o: Pick<ChildOutcome, 'exit_code' | 'signal'>): string {
+  if (o.exit_code === null && o.signal) return `killed by ${o.signal}`;
+  return `exited ${o.exit_code ?? 'without an exit code'}`;
 }

@@ -9,26 +9,17 @@ import { join } from 'node:path';
 import { kernelEnv } from '../config/kernel-env.js';
 import { TugError } from '../contract/errors.js';
 import type { PlanStep } from '../plan/types.js';
+import { stateDbPath } from '../state/context.js';
 import type { Beat } from './heartbeat.js';
 import type { RunCtx } from './context.js';
 import { stateCallIn, timed, type TraceFn } from './context.js';
-import type { ChildOutcome, FailCode } from './types.js';
-import { catchUpTree, type WorkerTree } from './worktrees.js';
+import { Aborted, StepFailure } from './failure.js';
+import { boundedGitRunner } from '../git/bounded.js';
+import { catchUpTree, clearStaleIndexLock, guardTree, lockFault, type WorkerTree } from './worktrees.js';
+import { endedHow } from './child.js';
 import type { PreparedMessage } from '../git/commit.js';
 
-export class StepFailure extends Error {
-  constructor(
-    readonly code: FailCode,
-    readonly reason: string,
-    readonly output: ChildOutcome | null = null,
-    readonly artifact: 'coder_report' | 'verification_report' = 'coder_report',
-  ) {
-    super(`${code}: ${reason}`);
-  }
-}
-
-/** The claim was lost or the run is stopping: no commit, no fail. */
-export class Aborted extends Error {}
+export { Aborted, StepFailure } from './failure.js';
 
 /**
  * The substeps of `top` in execution order, then `top` itself (06-run.md §1 item 4.4): a topological order
@@ -126,7 +117,8 @@ export async function executeStep(
         vars: {
           worktree: W,
           repo_root: rc.flow.repo.mainRoot,
-          state_db: join(rc.flow.repo.mainRoot, '.tugtool', 'state.db'),
+          // The run's own database (TUGCODE_STATE_DB resolved against the main root), never a path of its own.
+          state_db: stateDbPath(rc.flow.repo.mainRoot, rc.ops.env),
         },
         brief,
         briefPath: logPathOf(rc, u.anchor, attempt, 'brief').replace(/\.log$/, '.json'),
@@ -144,7 +136,7 @@ export async function executeStep(
       if (!out.ok)
         throw new StepFailure(
           'ImplementerFailed',
-          `${u.anchor}: the implementer exited ${out.exit_code}${tail(out.last_line)}`,
+          `${u.anchor}: the implementer ${endedHow(out)}${tail(out.last_line)}`,
           out,
         );
       const report = coderReport(out);
@@ -159,6 +151,7 @@ export async function executeStep(
         });
     }
     throwIfAborted(beat);
+    guardTree(W); // the implementer may have removed the tree or its `.git` file
     if (rc.opts.checkpoints) await runCheckpoints(rc, W, u, attempt, beat, left, phase);
     await timed(tr, 'update', () =>
       rc.store.run(sc, 'update', {
@@ -175,6 +168,9 @@ export async function executeStep(
     throwIfAborted(beat);
     if (!prepared) continue; // `**Commit:** N/A`
     phase('commit');
+    guardTree(W);
+    const staleLock = clearStaleIndexLock(W);
+    if (staleLock) rc.flow.warnings.add('StaleIndexLock', `removed ${staleLock}, left by a git that is gone`);
     // Another worker integrated meanwhile: the work moves onto the new tip first, when git can do that
     // without a merge (worktrees.ts). `--remote` keeps rebasing at integration (its tip moves by fetch).
     if (!rc.remote) {
@@ -199,17 +195,25 @@ export async function executeStep(
         listStaged: false, // the run does not report the staged files
         trace: tr,
         noVerify: rc.flow.config.run.no_verify,
+        // Its hooks count against the step's time and end with their process group (bounded.ts).
+        git: boundedGitRunner(rc.ops.env, { timeoutMs: left, signal: beat.signal }),
       });
       tr?.('commit', tc);
     } catch (e) {
-      if (e instanceof TugError && e.code === 'GitError')
-        throw new StepFailure(
-          'HookFailed',
-          `${u.anchor}: git commit failed: ${String(e.details.stderr ?? e.message).trim()}`,
-        );
+      if (beat.signal.aborted) throw new Aborted();
+      if (e instanceof TugError && e.code === 'GitError') {
+        const stderr = String(e.details.stderr ?? '');
+        if (e.details.timed_out === true)
+          throw new StepFailure('StepTimeout', `${u.anchor}: ${String(e.details.reason)}`);
+        const locked = lockFault(W, stderr);
+        if (locked) throw new StepFailure('WorktreeBroken', `${u.anchor}: ${locked}`);
+        throw new StepFailure('HookFailed', `${u.anchor}: git commit failed: ${(stderr || e.message).trim()}`);
+      }
       throw e;
     }
   }
+  // Nothing of the implementer's runs any more: the integration that follows acts on this tree only.
+  guardTree(W);
   return units;
 }
 
@@ -296,7 +300,7 @@ async function runCheckpoints(
     if (!out.ok)
       throw new StepFailure(
         out.timed_out ? 'StepTimeout' : 'CheckpointFailed',
-        `${u.anchor}: checkpoint \`${c.cmd}\` ${out.timed_out ? 'timed out' : `exited ${out.exit_code}`}${tail(out.last_line)}`,
+        `${u.anchor}: checkpoint \`${c.cmd}\` ${out.timed_out ? 'timed out' : endedHow(out)}${tail(out.last_line)}`,
         out,
         'verification_report',
       );

@@ -16,7 +16,9 @@ export type FailCode =
   | 'ChecklistIncomplete'
   | 'SubstepsIncomplete'
   | 'RefactorsIncomplete'
-  | 'IntegrationConflict';
+  | 'IntegrationConflict'
+  /** The worker's worktree is gone, not its own any more, or locked by a stale `index.lock` (worktrees.ts). */
+  | 'WorktreeBroken';
 
 /** A worker's name: `w1`, `w2`, … (its worktree is `.tugtree/tugplan__<slug>--w<k>`). */
 export type WorkerName = string;
@@ -94,6 +96,8 @@ export interface ChildOutcome {
   /** Exit 0 and not killed. */
   ok: boolean;
   exit_code: number | null;
+  /** The signal that ended the child (`SIGKILL`, …), when one did; then exit_code is null. */
+  signal?: string | null;
   timed_out: boolean;
   /** Killed because the caller aborted (lost lease, signal). */
   aborted: boolean;

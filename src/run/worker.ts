@@ -13,7 +13,7 @@ import { integrationTip } from './refs.js';
 import { LOST_CODES, startHeartbeat, type Beat } from './heartbeat.js';
 import { Aborted, executeStep, StepFailure } from './step.js';
 import type { Phase } from './types.js';
-import { linkDependencies, resetTree, workerTree, type WorkerTree } from './worktrees.js';
+import { ensureWorkerTree, linkDependencies, resetTree, workerTree, type WorkerTree } from './worktrees.js';
 
 export interface WorkerResult {
   worker: string;
@@ -97,6 +97,8 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
       announceChange(rc);
       break;
     }
+    // A tree removed or broken during the last step (its attempt failed WorktreeBroken) is made again first.
+    if (await ensureWorkerTree(rc.g, rc.flow.repo, rc.prep, tree, () => integrationTip(rc))) fresh = true;
     const r = await timed(tc, 'claim', () =>
       rc.store.run(sc, 'claim', {
         plan: rc.prep.planPath,

@@ -5,11 +5,12 @@
  * after a creation, or a reset that changed a lockfile, the setup runs (`run.setup_command`, else links to
  * the main checkout's `node_modules` and `.venv`).
  */
-import { existsSync, lstatSync, readFileSync, symlinkSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { GitRunner } from '../git/exec.js';
 import type { Repo } from '../git/repo.js';
 import { ensureGitignoreLines } from '../util/gitignore.js';
+import { StepFailure } from './failure.js';
 
 const LOCKFILES = ['package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'poetry.lock', 'uv.lock'];
 
@@ -99,10 +100,19 @@ export async function resetTree(
    */
   known?: { head: string; clean: true },
 ): Promise<boolean> {
+  // Never `reset --hard` / `clean` a directory that is not this worktree (git would find the main checkout).
+  guardTree(path);
+  clearStaleIndexLock(path);
   if (known && known.head === tip) return false;
   const before = known?.head ?? (await g.tryRun(['rev-parse', '--verify', '--quiet', 'HEAD'], path)).stdout.trim();
-  await g.run(['reset', '--quiet', '--hard', tip], path);
-  if (!known) await g.run(['clean', '-fdq'], path);
+  try {
+    await g.run(['reset', '--quiet', '--hard', tip], path);
+    if (!known) await g.run(['clean', '-fdq'], path);
+  } catch (e) {
+    const locked = lockFault(path, String((e as { details?: { stderr?: unknown } }).details?.stderr ?? ''));
+    if (locked) throw new StepFailure('WorktreeBroken', locked);
+    throw e;
+  }
   if (!before || before === tip) return false;
   const changed = await g.tryRun(
     ['diff', '--name-only', before, tip, '--', ...LOCKFILES.map((f) => `:(glob)**/${f}`)],
@@ -153,4 +163,140 @@ export async function catchUpTree(g: GitRunner, tree: WorkerTree, tip: string | 
 export async function removeTree(g: GitRunner, mainRoot: string, t: WorkerTree): Promise<void> {
   await g.tryRun(['worktree', 'remove', '--force', t.path], mainRoot);
   await g.tryRun(['branch', '-D', t.branch], mainRoot);
+}
+
+/**
+ * Why the directory at `path` is not a linked worktree git would run in as itself (null when it is): gone,
+ * its `.git` file missing or naming no admin directory, or an admin directory that does not point back at
+ * it. Without its `.git` file, git in that directory finds the repository around it, the main checkout,
+ * and a reset or commit there would change the user's work (04-git.md §3: the driver acts only in the
+ * worktrees it owns).
+ */
+export function treeFault(path: string): string | null {
+  if (!existsSync(path)) return `the worker worktree ${path} is gone (removed during the run)`;
+  let text: string;
+  try {
+    text = readFileSync(join(path, '.git'), 'utf8');
+  } catch {
+    return `${join(path, '.git')} is missing or not a file: the worker worktree is no longer a git worktree`;
+  }
+  const m = /^gitdir: (.+)$/m.exec(text);
+  const admin = m ? resolve(path, m[1]!.trim()) : null;
+  if (!admin || !existsSync(admin)) return `${join(path, '.git')} names no git admin directory (was it pruned?)`;
+  let back: string;
+  let common: string;
+  try {
+    back = resolve(admin, readFileSync(join(admin, 'gitdir'), 'utf8').trim());
+    common = resolve(admin, readFileSync(join(admin, 'commondir'), 'utf8').trim());
+  } catch {
+    return `${admin} is not a worktree admin directory`;
+  }
+  const same = (a: string, b: string) => {
+    try {
+      return realpathSync(a) === realpathSync(b);
+    } catch {
+      return false;
+    }
+  };
+  if (!same(back, join(path, '.git')) || !same(dirname(admin), join(common, 'worktrees')))
+    return `${join(path, '.git')} points at ${admin}, which belongs to another worktree`;
+  return null;
+}
+
+/** Throws WorktreeBroken when `path` is not a worktree git may act on as itself (treeFault). */
+export function guardTree(path: string): void {
+  const fault = treeFault(path);
+  if (fault) throw new StepFailure('WorktreeBroken', `${fault}; the worker recreates its worktree`);
+}
+
+/** The worktree's `index.lock` (in its admin directory), when the tree has one. */
+function indexLockOf(path: string): string | null {
+  try {
+    const m = /^gitdir: (.+)$/m.exec(readFileSync(join(path, '.git'), 'utf8'));
+    return m ? join(resolve(path, m[1]!.trim()), 'index.lock') : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether some process on this host has `file` open (Linux /proc; elsewhere assumed yes). */
+function heldOpen(file: string): boolean {
+  if (process.platform !== 'linux') return true;
+  let target: string;
+  try {
+    target = realpathSync(file);
+  } catch {
+    return false;
+  }
+  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${p}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (readlinkSync(`/proc/${p}/fd/${fd}`) === target) return true;
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * An `index.lock` left in the worker's worktree makes every git that writes the index fail. One older than
+ * this run (its driver process) that no process holds open was left by a git that died: the driver removes
+ * it, in its own worker worktrees only. Any other is reported (lockFault) and the attempt fails.
+ * Returns the path removed, if any.
+ */
+export function clearStaleIndexLock(path: string, runStartMs = performance.timeOrigin): string | null {
+  const lock = indexLockOf(path);
+  if (!lock) return null;
+  let st;
+  try {
+    st = statSync(lock);
+  } catch {
+    return null;
+  }
+  if (st.mtimeMs >= runStartMs || heldOpen(lock)) return null;
+  rmSync(lock, { force: true });
+  return lock;
+}
+
+/**
+ * The reason of an attempt that found the worktree's `index.lock` (from git's stderr), naming the file
+ * and the fix; null when the error is not about it.
+ */
+export function lockFault(path: string, stderr: string): string | null {
+  const m = /Unable to create '([^']*index\.lock)': File exists/.exec(stderr);
+  if (!m && !(indexLockOf(path) && existsSync(indexLockOf(path)!))) return null;
+  const lock = m?.[1] ?? indexLockOf(path)!;
+  return (
+    `${lock} exists, so git cannot write the index of ${basename(path)}: another git is running there, or ` +
+    `one crashed and left it. When no git runs there, remove it (rm ${lock}); a run started later removes ` +
+    `it by itself when no process holds it`
+  );
+}
+
+/**
+ * Before a claim: when the worker's worktree is gone or not its own any more (treeFault), it is removed and
+ * made again at the integration tip. Returns whether it was (the setup then runs again).
+ */
+export async function ensureWorkerTree(
+  g: GitRunner,
+  repo: Repo,
+  plan: { slug: string; planPath: string; base: string },
+  tree: WorkerTree,
+  tip: () => Promise<string>,
+): Promise<boolean> {
+  if (!treeFault(tree.path)) return false;
+  // What is left there is a failed attempt's files (or nothing): not a worktree git may clean.
+  rmSync(tree.path, { recursive: true, force: true });
+  const made = await workerTree(g, repo, plan.slug, plan.planPath, plan.base, tree.k, await tip());
+  tree.integratedHead = made.tree.integratedHead;
+  tree.base = undefined;
+  return true;
 }

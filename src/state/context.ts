@@ -14,10 +14,13 @@ import type { Database } from './sql/conn.js';
 
 export type { OpenMode, OpenOptions } from './sqlite-open.js';
 
-/** `<main root>/.tugtool/state.db`, or TUGCODE_STATE_DB. */
+/**
+ * `<main root>/.tugtool/state.db`, or TUGCODE_STATE_DB; a relative TUGCODE_STATE_DB is relative to the main
+ * root, so every process of a run (the driver, implementers in worker worktrees) opens the same file.
+ */
 export function stateDbPath(mainRoot: string, env: NodeJS.ProcessEnv = process.env): string {
   const override = env.TUGCODE_STATE_DB;
-  return override ? resolve(override) : join(mainRoot, '.tugtool', 'state.db');
+  return override ? resolve(mainRoot, override) : join(mainRoot, '.tugtool', 'state.db');
 }
 
 /** The configuration keys the state library reads (a subset of the full Config). */

@@ -28,6 +28,7 @@ export const FAIL_CODES = [
   'SubstepsIncomplete',
   'RefactorsIncomplete',
   'IntegrationConflict',
+  'WorktreeBroken',
 ] as const;
 
 const count = z.number().int().nonnegative();

@@ -1,0 +1,16 @@
+/** How an attempt ends early (06-run.md §1 item 4.9–4.10): a failure with its reason code, or an abort. */
+import type { ChildOutcome, FailCode } from './types.js';
+
+export class StepFailure extends Error {
+  constructor(
+    readonly code: FailCode,
+    readonly reason: string,
+    readonly output: ChildOutcome | null = null,
+    readonly artifact: 'coder_report' | 'verification_report' = 'coder_report',
+  ) {
+    super(`${code}: ${reason}`);
+  }
+}
+
+/** The claim was lost or the run is stopping: no commit, no fail. */
+export class Aborted extends Error {}

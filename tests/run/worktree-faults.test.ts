@@ -1,0 +1,151 @@
+/**
+ * Faults in a worker's worktree that the run rides out (06-run.md §1 item 4.9): the worktree removed
+ * mid-step, its `.git` file deleted, a stale `index.lock`, a killed implementer, a hanging git hook, and the
+ * implementer's state.db when TUGCODE_STATE_DB is relative. Each fails the attempt with a reason that says
+ * what happened (never a run-wide error, never git acting on the main checkout), and the run goes on.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
+import { git } from '../helpers/repo.js';
+import { nodeImplementer, planText, runJsonl, runRepo, step, stepCommits, tugJson } from './helpers.js';
+
+const PLAN = '.tugtool/tugplan-demo.md';
+const TWO = planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]);
+
+/** Whether `pid` runs (a zombie does not count). */
+function liveProcess(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+const failures = (events: any[]) => events.filter((e) => e.type === 'attempt_failed');
+
+describe('worker worktree faults', () => {
+  it('a worktree removed mid-step fails that attempt (WorktreeBroken), is made again, and the run finishes', () => {
+    const root = runRepo(TWO);
+    const impl = nodeImplementer(`
+if (step === 'step-1' && attempt === 1) { (await import('node:fs')).rmSync(wt, { recursive: true, force: true }); process.exit(0); }
+writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
+    const r = runJsonl(root, [PLAN, '--workers', '1', '--implementer', impl.argv]);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const [f] = failures(r.events);
+    expect(f).toMatchObject({ step_anchor: 'step-1', attempt: 1, reason_code: 'WorktreeBroken' });
+    expect(f.reason).toMatch(/is gone/);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
+  });
+
+  it('an implementer that deletes its `.git` file: no git runs on the main checkout; the tree is made again', () => {
+    const root = runRepo(TWO, 'demo', { 'user.txt': 'committed\n' });
+    // The user's own uncommitted work in the main checkout: a staged change and an untracked file.
+    writeFileSync(join(root, 'user.txt'), 'staged edit\n');
+    git(root, 'add', 'user.txt');
+    writeFileSync(join(root, 'notes.txt'), 'mine\n');
+    const mainHead = git(root, 'rev-parse', 'main');
+    const statusBefore = git(root, 'status', '--porcelain');
+    const impl = nodeImplementer(`
+if (step === 'step-1' && attempt === 1) { (await import('node:fs')).rmSync(join(wt, '.git')); writeFileSync(join(wt, 'stray.txt'), 'x\\n'); process.exit(0); }
+writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
+    const r = runJsonl(root, [PLAN, '--workers', '1', '--implementer', impl.argv]);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const [f] = failures(r.events);
+    expect(f).toMatchObject({ step_anchor: 'step-1', reason_code: 'WorktreeBroken' });
+    expect(f.reason).toMatch(/\.git is missing/);
+    expect(git(root, 'rev-parse', 'main')).toBe(mainHead);
+    expect(git(root, 'status', '--porcelain')).toBe(statusBefore);
+    expect(readFileSync(join(root, 'user.txt'), 'utf8')).toBe('staged edit\n');
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
+    expect(git(root, 'ls-tree', '--name-only', 'tugplan/demo')).not.toContain('stray.txt');
+  });
+
+  it('a stale index.lock fails the attempt naming the file and the fix; a later run removes it', () => {
+    const root = runRepo(planText([step(1, 'One')]), 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 2\n' });
+    const impl = nodeImplementer(`
+if (!existsSync(join(dir, 'locked'))) {
+  writeFileSync(join(dir, 'locked'), '');
+  const { execFileSync } = await import('node:child_process');
+  const lock = execFileSync('git', ['rev-parse', '--path-format=absolute', '--git-path', 'index.lock'], { cwd: wt, encoding: 'utf8' }).trim();
+  writeFileSync(lock, '');
+}
+writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
+    const r = runJsonl(root, [PLAN, '--workers', '1', '--implementer', impl.argv]);
+    // The step failed at its cap, with the lock named: not HookFailed, not a run-wide GitError.
+    expect(r.code, r.stderr + r.stdout).toBe(4);
+    const summary = r.events.at(-1);
+    expect(summary.error.code).toBe('PlanIncomplete');
+    const fs = failures(r.events);
+    expect(fs.length).toBeGreaterThan(0);
+    for (const f of fs) {
+      expect(f.reason_code).toBe('WorktreeBroken');
+      expect(f.reason).toMatch(/index\.lock exists/);
+      expect(f.reason).toMatch(/rm \S*index\.lock/);
+    }
+    const lock = join(root, '.git', 'worktrees', 'tugplan__demo--w1', 'index.lock');
+    expect(existsSync(lock)).toBe(true);
+    // Older than the next run, held by no process: that run removes it and finishes.
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lock, old, old);
+    expect(tugJson(root, ['state', 'reset', PLAN, 'step-1', '--force']).code).toBe(0);
+    const again = runJsonl(root, [PLAN, '--workers', '1', '--implementer', impl.argv]);
+    expect(again.code, again.stderr + again.stdout).toBe(0);
+    expect(existsSync(lock)).toBe(false);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
+  });
+
+  it("a killed implementer's reason names the signal", () => {
+    const root = runRepo(planText([step(1, 'One')]), 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' });
+    const impl = nodeImplementer(`process.kill(process.pid, 'SIGKILL');`);
+    const r = runJsonl(root, [PLAN, '--workers', '1', '--implementer', impl.argv]);
+    expect(r.code).toBe(4);
+    const [f] = failures(r.events);
+    expect(f.reason_code).toBe('ImplementerFailed');
+    expect(f.reason).toMatch(/the implementer killed by SIGKILL/);
+    expect(f.reason).not.toMatch(/exited null/);
+  });
+
+  it('a hanging pre-commit hook counts against --step-timeout and is killed with its process group', () => {
+    const root = runRepo(planText([step(1, 'One')]), 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' });
+    const pidFile = join(root, '..', `hook-${Date.now()}.pid`);
+    const hook = join(root, '.git', 'hooks', 'pre-commit');
+    mkdirSync(join(root, '.git', 'hooks'), { recursive: true });
+    writeFileSync(hook, `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 60\n`);
+    chmodSync(hook, 0o755);
+    const impl = nodeImplementer(`writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
+    const t = Date.now();
+    const r = runJsonl(root, [PLAN, '--workers', '1', '--step-timeout', '3', '--implementer', impl.argv]);
+    expect(Date.now() - t).toBeLessThan(30_000);
+    expect(r.code, r.stderr + r.stdout).toBe(4);
+    const [f] = failures(r.events);
+    expect(f.reason_code).toBe('StepTimeout');
+    expect(f.reason).toMatch(/git commit \(or a hook it ran\) took longer/);
+    const hookPid = Number(readFileSync(pidFile, 'utf8'));
+    // The hook (now `sleep 60`) is gone: no such process, or a zombie waiting to be reaped.
+    expect(liveProcess(hookPid)).toBe(false);
+  });
+
+  it('a relative TUGCODE_STATE_DB is resolved against the main root, for the run and its implementers', () => {
+    const root = runRepo(planText([step(1, 'One')]), 'demo', { 'sub/keep.txt': 'x\n' });
+    const impl = nodeImplementer(`
+const { execFileSync } = await import('node:child_process');
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+writeFileSync(join(dir, 'db'), process.env.TUGCODE_STATE_DB);
+execFileSync(process.execPath, [${JSON.stringify(CLI)}, 'state', 'update', '.tugtool/tugplan-demo.md', step,
+  '--worktree', wt, '--attempt', String(attempt), '--task', '0', 'completed'], { cwd: wt, stdio: 'inherit' });`);
+    const env = { TUGCODE_STATE_DB: 'custom/state.db' };
+    // Started from a subdirectory: the path is still <main root>/custom/state.db.
+    const r = runJsonl(join(root, 'sub'), ['demo', '--workers', '1', '--implementer', impl.argv], env);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(readFileSync(join(impl.dir, 'db'), 'utf8')).toBe(join(root, 'custom', 'state.db'));
+    expect(statSync(join(root, 'custom', 'state.db')).isFile()).toBe(true);
+    expect(existsSync(join(root, 'sub', 'custom'))).toBe(false);
+    // The implementer's update landed in that database (a refused update would have failed the step).
+    const show = tugJson(root, ['state', 'show', PLAN, '--items', 'all'], env);
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.json.plans[0].steps[0]).toMatchObject({ anchor: 'step-1', status: 'completed' });
+  });
+});
