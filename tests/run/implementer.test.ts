@@ -167,6 +167,7 @@ describe('runImplementer', () => {
     expect(r).toEqual({
       ok: false,
       exit_code: 1,
+      signal: null,
       timed_out: false,
       aborted: false,
       tail: 'working\nbroken: x\n\n',

@@ -36,7 +36,7 @@ function snapshot(root: string) {
   const files = readdirSync(tug, { recursive: true, encoding: 'utf8' })
     .filter((f) => !/state\.db(-wal|-shm)?$/.test(f))
     .sort();
-  const holder = join(tug, 'run-demo.holder.lock');
+  const holder = join(tug, 'run-demo.lock', 'holder.json');
   return {
     ...gitSnapshot(root),
     state: dump(dbPathOf(root)),
@@ -97,7 +97,7 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');
     expect(done.code, done.stderr).toBe(0);
     expect(done.events.at(-1)).toMatchObject({ type: 'summary', status: 'ok' });
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
-    expect(existsSync(join(root, '.tugtool', 'run-demo.holder.lock'))).toBe(false);
+    expect(existsSync(join(root, '.tugtool', 'run-demo.lock'))).toBe(false);
   });
 });
 
