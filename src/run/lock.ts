@@ -97,8 +97,7 @@ export async function acquireRunLock(mainRoot: string, slug: string, planPath: s
       if (mine === 'gone') continue;
       if (mine === 'taken') throw busy(holder, 'another run is taking over the lock of a run that ended');
       const again = await readHolder(lockDir);
-      if (again?.token !== holder?.token || (holder === null && again !== null))
-        throw busy(again ?? holder); // the directory is another, newer lock: ours is a stray `takeover/` in it
+      if (again?.token !== holder?.token || (holder === null && again !== null)) throw busy(again ?? holder); // the directory is another, newer lock: ours is a stray `takeover/` in it
       const tomb = join(dir, `run-${slug}.${me.token}.stale.lock`);
       try {
         await rename(lockDir, tomb);

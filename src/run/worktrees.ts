@@ -5,7 +5,17 @@
  * after a creation, or a reset that changed a lockfile, the setup runs (`run.setup_command`, else links to
  * the main checkout's `node_modules` and `.venv`).
  */
-import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { GitRunner } from '../git/exec.js';
 import type { Repo } from '../git/repo.js';

@@ -4,7 +4,7 @@
  * the git flows (src/git/integrate.ts) and the SQLite state store's `integrationLock` (on PostgreSQL the
  * store takes an advisory lock instead, 02-state.md §8).
  */
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 
@@ -16,6 +16,17 @@ export async function lockIntegrationFile(mainRoot: string, timeoutMs = 60_000):
   mkdirSync(join(mainRoot, '.tugtool'), { recursive: true });
   const target = join(mainRoot, '.tugtool', 'integration');
   const lockfilePath = join(mainRoot, INTEGRATION_LOCK_FILE);
+  // proper-lockfile retries every error for the whole timeout: a directory that refuses writes is said at once.
+  try {
+    accessSync(join(mainRoot, '.tugtool'), constants.W_OK);
+  } catch (e) {
+    const path = join(mainRoot, '.tugtool');
+    throw new TugError('NotWritable', {
+      path,
+      errno: (e as NodeJS.ErrnoException).code,
+      reason: 'the integration lock cannot be taken',
+    });
+  }
   let release: () => Promise<void>;
   try {
     release = await lockfile.lock(target, {

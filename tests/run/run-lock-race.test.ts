@@ -44,7 +44,8 @@ try {
   return { child, said };
 }
 
-const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode ? r() : c.on('exit', () => r())));
+const exited = (c: ChildProcess) =>
+  new Promise<void>((r) => (c.exitCode !== null || c.signalCode ? r() : c.on('exit', () => r())));
 
 describe('run lock takeover race', () => {
   it(`after a crashed holder, exactly one of ${RACERS} racing restarts takes the lock (${ROUNDS} rounds)`, async () => {
@@ -69,8 +70,14 @@ describe('run lock takeover race', () => {
       // Every loser has answered while the winner still holds; then the winner releases.
       for (const r of racers) r.child.stdin!.end();
       await Promise.all(racers.map((r) => exited(r.child)));
-      expect(said.filter((s) => s === 'won'), `round ${round}: ${said.join(', ')}`).toHaveLength(1);
-      expect(said.filter((s) => s !== 'won').every((s) => s === 'RunInProgress'), said.join(', ')).toBe(true);
+      expect(
+        said.filter((s) => s === 'won'),
+        `round ${round}: ${said.join(', ')}`,
+      ).toHaveLength(1);
+      expect(
+        said.filter((s) => s !== 'won').every((s) => s === 'RunInProgress'),
+        said.join(', '),
+      ).toBe(true);
       // Released: nothing left of the lock but its directory's absence.
       expect(readdirSync(join(root, '.tugtool')).filter((f) => f.startsWith('run-'))).toEqual([]);
     }
@@ -92,12 +99,21 @@ describe('run lock takeover race', () => {
     );
     let ended = 0;
     for (const r of runs) void r.done.then(() => ended++);
-    await waitUntil('three of the four restarts to end', () => ended >= 3 || existsSync(join(impl.started, 'step-1-a3')));
+    await waitUntil(
+      'three of the four restarts to end',
+      () => ended >= 3 || existsSync(join(impl.started, 'step-1-a3')),
+    );
     rmSync(join(impl.hold, 'step-1-a2'), { force: true });
     const results = await Promise.all(runs.map((r) => r.done));
     const codes = results.map((r) => r.events.at(-1)?.error?.code ?? r.events.at(-1)?.status);
-    expect(codes.filter((c) => c === 'RunInProgress'), codes.join(', ')).toHaveLength(3);
-    expect(codes.filter((c) => c === 'ok'), codes.join(', ')).toHaveLength(1);
+    expect(
+      codes.filter((c) => c === 'RunInProgress'),
+      codes.join(', '),
+    ).toHaveLength(3);
+    expect(
+      codes.filter((c) => c === 'ok'),
+      codes.join(', '),
+    ).toHaveLength(1);
     expect(runJsonl(root, ['.tugtool/tugplan-demo.md', '--implementer', impl.argv]).code).toBe(0);
   }, 180_000);
 });
