@@ -319,6 +319,15 @@ export const CATALOGUE = {
     message: (d) =>
       `git ${s((d.args as string[] | undefined)?.join(' '), '')} failed: ${s(d.stderr ?? d.reason, '').trim()}`,
   },
+  ClaimLostRepeatedly: {
+    exit: 4,
+    when: '`run`: a worker lost its claim on the same step 5 times in a row (docs/state-notes.md "The driver never spins")',
+    message: (d) =>
+      `${s(d.worker, 'a worker')} lost its claim on ${s(d.step_anchor)} of ${plan(d)} ${s(d.losses)} times in a row ` +
+      `(last refusal: ${s(d.refusal_code)}: ${s(d.refusal)}); the run stopped claiming`,
+    hint: (d) =>
+      `tugcode state log ${planArg(d)} --step ${arg(d.step_anchor)} (who ends the claim), then tugcode state reset ${planArg(d)} ${arg(d.step_anchor)} --force`,
+  },
 } satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof CATALOGUE;

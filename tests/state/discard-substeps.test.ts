@@ -44,8 +44,10 @@ const subs = (root: string) =>
     "SELECT anchor, status FROM steps WHERE parent_anchor = 'step-1' ORDER BY step_index",
   );
 const openItems = (root: string) =>
-  sql<{ n: number }>(root, "SELECT count(*) AS n FROM checklist_items WHERE step_anchor = 'step-1-1' AND status = 'open'")[0]!
-    .n;
+  sql<{ n: number }>(
+    root,
+    "SELECT count(*) AS n FROM checklist_items WHERE step_anchor = 'step-1-1' AND status = 'open'",
+  )[0]!.n;
 
 describe('a discarded attempt takes back the substeps it completed', () => {
   for (const how of ['release', 'fail', 'reset --force'] as const) {
