@@ -204,7 +204,13 @@ export const CATALOGUE = {
     exit: 4,
     when: '`run` stopped with failed or blocked steps (06-run.md §1); `merge` of a plan with steps not completed (04-git.md §5)',
     message: (d) => `${plan(d)} is not complete${d.reason ? `: ${s(d.reason)}` : ''}`,
-    hint: (d) => `tugcode state show ${planArg(d)}`,
+    hint: (d) => {
+      // A step failed at its cap stays failed: re-running `run` does nothing until it is reset.
+      const failed = ((d.failed_steps as { step_anchor?: unknown }[] | undefined) ?? []).map((f) => f.step_anchor);
+      if (failed.length === 0) return `tugcode state show ${planArg(d)}`;
+      const resets = failed.map((a) => `tugcode state reset ${planArg(d)} ${arg(a)}`);
+      return [...resets, `tugcode run ${planArg(d)}`].join(' && ');
+    },
   },
   CommitNotIntegrated: {
     exit: 4,
