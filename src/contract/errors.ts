@@ -331,8 +331,9 @@ export const CATALOGUE = {
     message: (d) =>
       `${s(d.worker, 'a worker')} lost its claim on ${s(d.step_anchor)} of ${plan(d)} ${s(d.losses)} times in a row ` +
       `(last refusal: ${s(d.refusal_code)}: ${s(d.refusal)}); the run stopped claiming`,
+    // The log names who ended each claim; the reset frees the step once that is dealt with.
     hint: (d) =>
-      `tugcode state log ${planArg(d)} --step ${arg(d.step_anchor)} (who ends the claim), then tugcode state reset ${planArg(d)} ${arg(d.step_anchor)} --force`,
+      `tugcode state log ${planArg(d)} --step ${arg(d.step_anchor)}, then tugcode state reset ${planArg(d)} ${arg(d.step_anchor)} --force`,
   },
 } satisfies Record<string, CatalogueEntry>;
 

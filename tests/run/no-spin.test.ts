@@ -35,7 +35,7 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');
     expect(summary.error.message).toContain('step-1');
     expect(summary.error.message).toContain('LeaseExpired');
     expect(summary.error.hint).toBe(
-      'tugcode state log .tugtool/tugplan-demo.md --step step-1 (who ends the claim), then tugcode state reset .tugtool/tugplan-demo.md step-1 --force',
+      'tugcode state log .tugtool/tugplan-demo.md --step step-1, then tugcode state reset .tugtool/tugplan-demo.md step-1 --force',
     );
     const claims = r.events.filter((e) => e.type === 'claimed');
     const lost = r.events.filter((e) => e.type === 'claim_lost');
