@@ -204,7 +204,13 @@ export const CATALOGUE = {
     exit: 4,
     when: '`run` stopped with failed or blocked steps (06-run.md §1); `merge` of a plan with steps not completed (04-git.md §5)',
     message: (d) => `${plan(d)} is not complete${d.reason ? `: ${s(d.reason)}` : ''}`,
-    hint: (d) => `tugcode state show ${planArg(d)}`,
+    hint: (d) => {
+      // A step failed at its cap stays failed: re-running `run` does nothing until it is reset.
+      const failed = ((d.failed_steps as { step_anchor?: unknown }[] | undefined) ?? []).map((f) => f.step_anchor);
+      if (failed.length === 0) return `tugcode state show ${planArg(d)}`;
+      const resets = failed.map((a) => `tugcode state reset ${planArg(d)} ${arg(a)}`);
+      return [...resets, `tugcode run ${planArg(d)}`].join(' && ');
+    },
   },
   CommitNotIntegrated: {
     exit: 4,
@@ -324,6 +330,16 @@ export const CATALOGUE = {
     when: 'a file or directory tugcode must write (`.tugtool/`, the run lock) refuses this user or is on a read-only filesystem',
     message: (d) => `${s(d.path, '.tugtool')} is not writable (${s(d.errno, 'refused')}): ${s(d.reason, 'cannot write')}`,
     hint: (d) => `make ${arg(d.path, '.tugtool')} writable by this user (ls -ld, then chmod u+w or chown), and retry`,
+  },
+  ClaimLostRepeatedly: {
+    exit: 4,
+    when: '`run`: a worker lost its claim on the same step 5 times in a row (docs/state-notes.md "The driver never spins")',
+    message: (d) =>
+      `${s(d.worker, 'a worker')} lost its claim on ${s(d.step_anchor)} of ${plan(d)} ${s(d.losses)} times in a row ` +
+      `(last refusal: ${s(d.refusal_code)}: ${s(d.refusal)}); the run stopped claiming`,
+    // The log names who ended each claim; the reset frees the step once that is dealt with.
+    hint: (d) =>
+      `tugcode state log ${planArg(d)} --step ${arg(d.step_anchor)}, then tugcode state reset ${planArg(d)} ${arg(d.step_anchor)} --force`,
   },
 } satisfies Record<string, CatalogueEntry>;
 

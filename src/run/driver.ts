@@ -13,7 +13,7 @@ import { ensureIntegrationBranch, initState, integrationExists, preflight, type 
 import type { RunEvent, RunSummary } from './types.js';
 import { endOrphan, pgidFile } from './orphans.js';
 import { leftoverTrees, removeTree, resetTree, type WorkerTree } from './worktrees.js';
-import type { MadeTree } from './worker.js';
+import { reconcileFromIntegration, type MadeTree } from './worker.js';
 
 export interface RunInput {
   plan: string;
@@ -287,18 +287,6 @@ async function releaseHeld(rc: RunCtx): Promise<string[]> {
   }
   rc.held.clear();
   return steps;
-}
-
-/** `state reconcile --ref tugplan/<slug>`: settles completions refused after a fast-forward. */
-async function reconcileFromIntegration(rc: RunCtx): Promise<void> {
-  const { readTrailerCommits } = await import('../git/log.js');
-  const ref = rc.remote ? await rc.remote.syncRef() : `refs/heads/${rc.prep.integration}`;
-  const { commits, scanned } = await readTrailerCommits(rc.g, rc.flow.repo.mainRoot, [ref]);
-  await rc.store.run(stateCallIn(rc, rc.flow.repo.mainRoot), 'reconcile', {
-    plan: rc.prep.planPath,
-    commits,
-    scanned_commits: scanned,
-  });
 }
 
 async function summarize(

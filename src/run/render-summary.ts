@@ -1,7 +1,8 @@
 /**
  * The final summary of `tugcode run` in text mode (06-run.md §1 item 6): a table of the steps this run
- * settled (completed, failed with reason, blocked), a table of per-worker utilisation, then commits, wall
- * time and the error, if any. cli-table3 is loaded only here, when the table is drawn; the style follows
+ * settled (completed, failed with reason, blocked), a table of per-worker utilisation, then commits and wall
+ * time. The error, if any, is not repeated here: it is the one diagnostic line (and hint) on stderr
+ * (03-contract.md §1), so a terminal shows it once. cli-table3 is loaded only here, when the table is drawn; the style follows
  * src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
  */
 import { duration, paint, shortHash } from './render-text.js';
@@ -34,10 +35,6 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
     `${counts.join(', ')} · ${s.commits.length} commit${s.commits.length === 1 ? '' : 's'} · wall ${duration(s.wall_ms)}`,
   ];
   if (s.commits.length > 0) tail.push(`commits: ${s.commits.map(shortHash).join(' ')}`);
-  if (s.status === 'error' && s.error) {
-    tail.push(`${paint(c, 'red', 'error')}: ${s.error.code}: ${s.error.message}`);
-    if (s.error.hint) tail.push(`hint: ${s.error.hint}`);
-  }
   return [...blocks, tail.join('\n')].join('\n\n') + '\n';
 }
 

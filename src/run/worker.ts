@@ -6,6 +6,7 @@
  * without committing; a stop releases the claim.
  */
 import { TugError } from '../contract/errors.js';
+import type { TrailerCommit } from '../git/trailers.js';
 import type { PlanStep } from '../plan/types.js';
 import { announceChange, stateCallIn, timed, tracerOf, waitForChange, type RunCtx, type TraceFn } from './context.js';
 import { faultPoint } from './fault.js';
@@ -73,6 +74,74 @@ export function makeWorkerTree(rc: RunCtx, k: number): Promise<MadeTree> {
   );
 }
 
+/** Losses of the same step in a row after which the run stops claiming (ClaimLostRepeatedly). */
+export const LOSS_LIMIT = 5;
+/** The wait after the first loss of a step; it doubles with each loss in a row, up to the max. */
+const LOSS_BACKOFF_MS = 200;
+const LOSS_BACKOFF_MAX_MS = 5000;
+
+/** How a claimed step ended: settled (completed, failed, lost: then the refusal) or still held. */
+interface Outcome {
+  settled: boolean;
+  lost?: TugError;
+}
+
+/** Waits `ms`, or less when the run stops; unlike waitForChange, another worker's progress does not end it. */
+function pause(rc: RunCtx, ms: number): Promise<void> {
+  if (rc.stop.signal.aborted) return Promise.resolve();
+  return new Promise((res) => {
+    const done = () => {
+      clearTimeout(t);
+      rc.stop.signal.removeEventListener('abort', done);
+      res();
+    };
+    const t = setTimeout(done, ms);
+    rc.stop.signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** `state reconcile --ref tugplan/<slug>`: settles completions refused after a fast-forward. */
+export async function reconcileFromIntegration(rc: RunCtx, listed?: { commits: TrailerCommit[]; scanned: number }) {
+  const { readTrailerCommits } = await import('../git/log.js');
+  const ref = rc.remote ? await rc.remote.syncRef() : `refs/heads/${rc.prep.integration}`;
+  const { commits, scanned } = listed ?? (await readTrailerCommits(rc.g, rc.flow.repo.mainRoot, [ref]));
+  return await rc.store.run(stateCallIn(rc, rc.flow.repo.mainRoot), 'reconcile', {
+    plan: rc.prep.planPath,
+    commits,
+    scanned_commits: scanned,
+  });
+}
+
+/**
+ * A claimed step whose own commit (`Tug-Step: <step>`, `Tug-Plan: <plan>`) is on the local integration
+ * branch already: the claim is handed back and the step completed by reconcile from that commit (its
+ * substeps from theirs). Returns whether so. One `git log --grep` per claim; the trailers are read only
+ * on a hit.
+ */
+async function settleIntegrated(rc: RunCtx, W: string, step: PlanStep, attempt: number): Promise<boolean> {
+  const root = rc.flow.repo.mainRoot;
+  const ref = `refs/heads/${rc.prep.integration}`;
+  // Anchors are [a-z0-9-] (01-plan-format.md), nothing to escape in the pattern.
+  const hit = await rc.g.tryRun(
+    ['log', '-1', '--format=%H', '-E', `--grep=^Tug-Step: *#?${step.anchor} *$`, ref],
+    root,
+  );
+  if (hit.status !== 0 || hit.stdout.trim() === '') return false;
+  const { readTrailerCommits } = await import('../git/log.js');
+  const listed = await readTrailerCommits(rc.g, root, [ref]);
+  const mine = (c: TrailerCommit) => c.steps.includes(step.anchor) && c.plans.includes(rc.prep.planPath);
+  if (!listed.commits.some(mine)) return false;
+  // Reconcile skips a step under a live claim: hand the claim back first.
+  await rc.store.run(stateCallIn(rc, W), 'release', {
+    plan: rc.prep.planPath,
+    step: step.anchor,
+    worktree: W,
+    attempt,
+  });
+  await reconcileFromIntegration(rc, listed);
+  return true;
+}
+
 /** Worker k until the plan has nothing left for it; `tree0` is its tree, from makeWorkerTree. */
 export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>): Promise<WorkerResult> {
   const worker = `w${k}`;
@@ -84,6 +153,7 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
   const tree = made.tree;
   let fresh = made.created;
   let backoff = 100;
+  let losses = { step: '', count: 0 };
   const sc = stateCallIn(rc, tree.path);
   while (!rc.stop.signal.aborted && !rc.draining) {
     const tc = tracerOf(rc, worker, '');
@@ -124,36 +194,62 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
       resumed: r.resumed,
       reclaimed_from_expired: r.reclaimed_from_expired,
     });
-    // --remote: a step taken over from a host that died after pushing it is settled, not done twice.
-    if (r.reclaimed_from_expired && (await rc.remote?.settleIntegrated(tree.path, r.step_anchor, r.attempt))) {
+    // A step whose commit is on the integration branch already is settled from it, never implemented again:
+    // a host that died after pushing it (--remote), or a claim ended between the fast-forward and
+    // `complete` (an outside `state reset --force`).
+    const integrated = rc.remote
+      ? r.reclaimed_from_expired && (await rc.remote.settleIntegrated(tree.path, r.step_anchor, r.attempt))
+      : await timed(tc, 'settle', () => settleIntegrated(rc, tree.path, step, r.attempt));
+    if (integrated) {
       announceChange(rc);
       continue;
     }
     rc.held.set(worker, { step: r.step_anchor, attempt: r.attempt, worktree: tree.path });
-    let settled = false;
+    let outcome: Outcome = { settled: false };
     try {
-      settled = await runClaimed(rc, tree, fresh, step, r.attempt);
+      outcome = await runClaimed(rc, tree, fresh, step, r.attempt);
     } finally {
       // A claim left held (a stop, a fatal error) stays in rc.held: the run releases it at its end.
-      if (settled) rc.held.delete(worker);
+      if (outcome.settled) rc.held.delete(worker);
       fresh = false;
       busy += Date.now() - t0;
       announceChange(rc);
     }
+    // The driver never spins on one step: each loss in a row waits longer, and past LOSS_LIMIT the run stops
+    // claiming with the step and the refusal named (docs/state-notes.md "The driver never spins").
+    if (!outcome.lost) {
+      losses = { step: '', count: 0 };
+      continue;
+    }
+    losses = { step: step.anchor, count: losses.step === step.anchor ? losses.count + 1 : 1 };
+    if (losses.count >= LOSS_LIMIT) {
+      rc.fatal ??= new TugError('ClaimLostRepeatedly', {
+        plan_path: rc.prep.planPath,
+        step_anchor: step.anchor,
+        worker,
+        losses: losses.count,
+        refusal_code: outcome.lost.code,
+        refusal: outcome.lost.message,
+      });
+      rc.draining = true;
+      announceChange(rc);
+      break;
+    }
+    await pause(rc, Math.min(LOSS_BACKOFF_MAX_MS, LOSS_BACKOFF_MS * 2 ** (losses.count - 1)));
   }
   await branchConfig;
   rc.emit({ type: 'worker_stopped', worker, reason: rc.stop.signal.aborted ? 'signal' : 'done' });
   return { worker, busy_ms: busy };
 }
 
-/** Runs one claimed step; returns whether the claim is settled (completed, failed or lost), not still held. */
+/** Runs one claimed step; says whether the claim is settled (completed, failed or lost), not still held. */
 async function runClaimed(
   rc: RunCtx,
   tree: WorkerTree,
   fresh: boolean,
   step: PlanStep,
   attempt: number,
-): Promise<boolean> {
+): Promise<Outcome> {
   const worker = tree.worker;
   const W = tree.path;
   const sc = stateCallIn(rc, W);
@@ -180,7 +276,7 @@ async function runClaimed(
     rc.completed.push(step.anchor);
     rc.commits.push(...done.filter((h): h is string => h !== null));
     rc.emit({ type: 'step_completed', worker, step_anchor: step.anchor, commit_hash: hash });
-    return true;
+    return { settled: true };
   } catch (e) {
     tree.integratedHead = undefined;
     return await handleFailure(rc, tree, step, attempt, beat, e);
@@ -248,21 +344,30 @@ async function completeUnits(
   before: string,
   after: string,
 ): Promise<(string | null)[]> {
-  // One commit (a step without substeps): it is the new head, no log to read.
-  if (units.length === 1) {
-    const only = units[0]!;
-    const commit = only.no_commit ? undefined : after;
+  // After the fast-forward a refusal (the claim ended meanwhile: an outside `state reset --force`) is not a
+  // failure: the step is settled at once by reconcile from the trailers, before any worker can claim it
+  // again and implement it a second time.
+  let refused = false;
+  const completeUnit = async (anchor: string, commit: string | undefined) => {
     try {
       await rc.store.run(stateCallIn(rc, W), 'complete', {
         plan: rc.prep.planPath,
-        step: only.anchor,
+        step: anchor,
         worktree: W,
         attempt,
         commit,
       });
     } catch (e) {
-      if (!(e instanceof TugError)) throw e; // after the fast-forward a refusal is settled by reconcile
+      if (!(e instanceof TugError)) throw e;
+      refused = true;
     }
+  };
+  // One commit (a step without substeps): it is the new head, no log to read.
+  if (units.length === 1) {
+    const only = units[0]!;
+    const commit = only.no_commit ? undefined : after;
+    await completeUnit(only.anchor, commit);
+    if (refused) await reconcileFromIntegration(rc);
     return [commit ?? null];
   }
   const out = await rc.g.run(
@@ -274,18 +379,13 @@ async function completeUnits(
     const [hash, anchor] = line.split(' ') as [string, string | undefined];
     if (anchor && !byStep.has(anchor.trim())) byStep.set(anchor.trim(), hash);
   }
-  const sc = stateCallIn(rc, W);
   const hashes: (string | null)[] = [];
   for (const u of units) {
     const commit = byStep.get(u.anchor);
-    try {
-      await rc.store.run(sc, 'complete', { plan: rc.prep.planPath, step: u.anchor, worktree: W, attempt, commit });
-    } catch (e) {
-      // After the fast-forward a refusal is not a failure: reconcile from the trailers settles it.
-      if (!(e instanceof TugError)) throw e;
-    }
+    await completeUnit(u.anchor, commit);
     hashes.push(commit ?? null);
   }
+  if (refused) await reconcileFromIntegration(rc);
   return hashes;
 }
 
@@ -296,35 +396,32 @@ async function handleFailure(
   attempt: number,
   beat: Beat,
   e: unknown,
-): Promise<boolean> {
+): Promise<Outcome> {
   const worker = tree.worker;
   const W = tree.path;
   const sc = stateCallIn(rc, W);
   const plan = rc.prep.planPath;
-  const lost = beat.lost();
-  if (lost || (e instanceof TugError && LOST_CODES.has(e.code))) {
-    rc.emit({
-      type: 'claim_lost',
-      worker,
-      step_anchor: step.anchor,
-      attempt,
-      error_code: (lost ?? (e as TugError)).code,
-    });
+  const lost = beat.lost() ?? (e instanceof TugError && LOST_CODES.has(e.code) ? e : null);
+  if (lost) {
+    rc.emit({ type: 'claim_lost', worker, step_anchor: step.anchor, attempt, error_code: lost.code });
+    // A refusal of our own transition (InvalidTransition) leaves the claim ours: hand it back, so the
+    // attempt is discarded and the next claim starts afresh. Fenced: a claim really lost is not touched.
+    await rc.store.run(sc, 'release', { plan, step: step.anchor, worktree: W, attempt }).catch(() => undefined);
     await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
-    return true;
+    return { settled: true, lost };
   }
-  if (rc.stop.signal.aborted) return false; // still held: the run releases it
+  if (rc.stop.signal.aborted) return { settled: false }; // still held: the run releases it
   if (e instanceof Aborted || (e instanceof TugError && e.code === 'Busy')) {
     // Not lost and not stopping (state.db stayed locked; the heartbeat before integrating could not run):
     // hand the claim back now, so its lease does not keep the step from every other worker.
     await rc.store.run(sc, 'release', { plan, step: step.anchor, worktree: W, attempt }).catch(() => undefined);
     await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
-    return true;
+    return { settled: true };
   }
   if (!(e instanceof StepFailure)) {
     rc.fatal ??= e;
     rc.stop.abort();
-    return false;
+    return { settled: false };
   }
   rc.emit({ type: 'attempt_failed', worker, step_anchor: step.anchor, attempt, reason_code: e.code, reason: e.reason });
   try {
@@ -344,5 +441,5 @@ async function handleFailure(
     if (!(err instanceof TugError)) throw err;
   }
   await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
-  return true;
+  return { settled: true };
 }

@@ -1,7 +1,9 @@
 /**
  * Discarding an attempt (02-state.md §3): takeover, release, fail and reset. In the top-level step and
  * its non-completed descendants every item returns to `open` (reason cleared) and the descendants return
- * to `pending`; completed descendants keep their items; refactor rows follow 05-kernel.md §7.2.
+ * to `pending`; refactor rows follow 05-kernel.md §7.2. Completed descendants keep their items when their
+ * commit is recorded; one completed without a commit was completed inside this attempt and goes back too
+ * (docs/state-notes.md "Substeps of a discarded attempt").
  */
 import type { Conn } from './sql/conn.js';
 import { discardItems } from './queries/items.js';
@@ -13,6 +15,8 @@ export interface Discarded {
   items_reopened: { step_anchor: string; kind: string; ordinal: number; previous_status: string }[];
   /** Substeps that were in progress and went back to pending. */
   substeps_reset: string[];
+  /** Substeps that were completed without a commit and went back to pending (only when there were some). */
+  substeps_reopened?: string[];
   refactors_reset: number;
 }
 
@@ -27,7 +31,8 @@ export async function discardAttempt(c: Conn, plan_path: string, top_anchor: str
       ordinal: i.ordinal,
       previous_status: i.status,
     })),
-    substeps_reset: substeps,
+    substeps_reset: substeps.started,
+    ...(substeps.completed.length > 0 ? { substeps_reopened: substeps.completed } : {}),
     refactors_reset: refactors,
   };
 }

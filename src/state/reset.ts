@@ -53,8 +53,11 @@ export async function reset(ctx: StateContext, input: ResetInput): Promise<Reset
     }
     const previous_owner = isHeld(step.status) ? step.claimed_by : null;
     const result = { reset: true, step_anchor: anchor, previous_status: step.status, previous_owner };
-    if (step.status === 'pending' && step.failures === 0) return result;
-    const discarded = step.status === 'pending' ? null : await discardAttempt(c, plan_path, anchor, now);
+    // A pending step too: a substep completed without a commit there (left by a tugcode before the rule of
+    // docs/state-notes.md "Substeps of a discarded attempt") would refuse every attempt's `start`.
+    const discarded = await discardAttempt(c, plan_path, anchor, now);
+    const reopened = discarded.items_reopened.length > 0 || discarded.substeps_reopened !== undefined;
+    if (step.status === 'pending' && step.failures === 0 && !reopened) return result;
     if ((await resetTop(c, plan_path, anchor)) !== 1)
       throw new TugError('InternalError', { reason: 'guarded reset changed no row' });
     recordEvent(ctx, c, {
@@ -70,7 +73,7 @@ export async function reset(ctx: StateContext, input: ResetInput): Promise<Reset
         previous_attempt: step.attempt,
         previous_failures: step.failures,
         ...(live ? { live_claim: true } : {}),
-        ...(discarded ?? {}),
+        ...(step.status === 'pending' && !reopened ? {} : discarded),
       },
     });
     return result;

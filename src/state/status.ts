@@ -48,6 +48,17 @@ export function isHeld(status: string): boolean {
   return HELD.has(status as StepStatus);
 }
 
+/**
+ * The rows of a subtree that a discarded attempt takes back (docs/state-notes.md "Substeps of a discarded
+ * attempt"): every step not completed, and every substep completed without a recorded commit. Such a
+ * substep was completed inside the attempt (auto-complete) and its commit, if any, never reached the
+ * integration branch: kept completed, it would refuse the next attempt's `start`. A step row in SQL (`s`).
+ */
+export function discardedSql(s = ''): string {
+  const p = s ? `${s}.` : '';
+  return `(${p}status <> 'completed' OR (${p}parent_anchor IS NOT NULL AND ${p}commit_hash IS NULL))`;
+}
+
 /** THE lease-expiry comparison (timestamps are fixed-width UTC, so string order is time order). */
 export function isExpired(leaseExpiresAt: string | null, now: string): boolean {
   return leaseExpiresAt !== null && leaseExpiresAt < now;

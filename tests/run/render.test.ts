@@ -276,7 +276,7 @@ describe('live renderer', () => {
 });
 
 describe('summaryText', () => {
-  it('tabulates steps and workers, then commits, wall time and the error', async () => {
+  it('tabulates steps and workers, then commits and wall time; the error is left to stderr', async () => {
     expect(await summaryText(summary, { color: false })).toBe(
       [
         'step    result     detail',
@@ -291,8 +291,6 @@ describe('summaryText', () => {
         '',
         '2 completed, 1 failed, 1 blocked · 2 commits · wall 20s',
         'commits: 1234567890ab abc123456789',
-        'error: PlanIncomplete: step-2 failed; step-4 is blocked',
-        'hint: fix it',
         '',
       ].join('\n'),
     );

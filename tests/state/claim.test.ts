@@ -125,7 +125,9 @@ describe('state claim', () => {
     ]);
   });
 
-  it('keeps completed substeps and their items on takeover, and returns the others to pending', async () => {
+  it('keeps completed substeps with a recorded commit on takeover, and returns the others to pending', async () => {
+    // The rule of docs/state-notes.md "Substeps of a discarded attempt": step-1-1's commit is recorded, so
+    // it stays completed; step-1-2 auto-completed inside the attempt without a commit, so it goes back.
     const root = await setup();
     await withCtx(root, {}, async (ctx) => {
       await claim(ctx, { plan: 'demo', worktree: W1 });
@@ -133,12 +135,8 @@ describe('state claim', () => {
       await complete(ctx, { plan: 'demo', step: 'step-0', worktree: W1 });
       await claim(ctx, { plan: 'demo', worktree: W1 });
       await update(ctx, { plan: 'demo', step: 'step-1-1', worktree: W1, complete_remaining: true });
-      await update(ctx, {
-        plan: 'demo',
-        step: 'step-1-2',
-        worktree: W1,
-        items: [{ kind: 'task', ordinal: 0, status: 'completed' }],
-      });
+      await complete(ctx, { plan: 'demo', step: 'step-1-1', worktree: W1, commit: 'a'.repeat(40) });
+      await update(ctx, { plan: 'demo', step: 'step-1-2', worktree: W1, complete_remaining: true });
       await update(ctx, {
         plan: 'demo',
         step: 'step-1',
@@ -148,14 +146,14 @@ describe('state claim', () => {
     });
     const r = (await claimAt(root, at(8000), W2)) as ClaimedResult;
     expect(r).toMatchObject({ step_anchor: 'step-1', reclaimed_from_expired: true, previous_owner: W1 });
-    const steps = sql<{ anchor: string; status: string }>(
+    const steps = sql<{ anchor: string; status: string; completed_via: string | null }>(
       root,
-      "SELECT anchor, status FROM steps WHERE top_anchor = 'step-1' ORDER BY step_index",
+      "SELECT anchor, status, completed_via FROM steps WHERE top_anchor = 'step-1' ORDER BY step_index",
     );
     expect(steps).toEqual([
-      { anchor: 'step-1', status: 'claimed' },
-      { anchor: 'step-1-1', status: 'completed' },
-      { anchor: 'step-1-2', status: 'pending' },
+      { anchor: 'step-1', status: 'claimed', completed_via: null },
+      { anchor: 'step-1-1', status: 'completed', completed_via: 'complete' },
+      { anchor: 'step-1-2', status: 'pending', completed_via: null },
     ]);
     const reopened = sql<{ step_anchor: string; kind: string; ordinal: number; status: string }>(
       root,
@@ -166,6 +164,8 @@ describe('state claim', () => {
       { step_anchor: 'step-1-1', kind: 'task', ordinal: 1, status: 'completed' },
       { step_anchor: 'step-1-1', kind: 'test', ordinal: 0, status: 'completed' },
     ]);
+    const ev = sql<{ details_json: string }>(root, "SELECT details_json FROM events WHERE command = 'takeover'");
+    expect(JSON.parse(ev[0]!.details_json)).toMatchObject({ substeps_reopened: ['step-1-2'] });
   });
 
   it('lets the owner keep working after expiry until someone else claims, and a heartbeat revives the lease', async () => {

@@ -1,6 +1,6 @@
 /** SQL for `checklist_items`. Items are ordered by kind (task, test, checkpoint), then ordinal. */
 import type { ItemRow } from '../types.js';
-import { TERMINAL_SQL } from '../status.js';
+import { discardedSql, TERMINAL_SQL } from '../status.js';
 import type { Conn } from '../sql/conn.js';
 
 const KIND_ORDER = "CASE kind WHEN 'task' THEN 0 WHEN 'test' THEN 1 ELSE 2 END";
@@ -82,7 +82,7 @@ export async function deleteItemsOfStep(c: Conn, plan_path: string, anchor: stri
  * to `open` with its reason cleared. Returns the items that changed (before the change).
  */
 export async function discardItems(c: Conn, plan_path: string, top_anchor: string, now: string): Promise<ItemRow[]> {
-  const where = `plan_path = @p AND step_anchor IN (SELECT anchor FROM steps WHERE plan_path = @p AND top_anchor = @top AND status <> 'completed')
+  const where = `plan_path = @p AND step_anchor IN (SELECT anchor FROM steps WHERE plan_path = @p AND top_anchor = @top AND ${discardedSql()})
        AND (status <> 'open' OR reason IS NOT NULL)`;
   const changed = (await c.all(`SELECT * FROM checklist_items WHERE ${where} ORDER BY id`, {
     p: plan_path,

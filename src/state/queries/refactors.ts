@@ -1,6 +1,6 @@
 /** SQL for `step_refactors` (05-kernel.md §7.2). */
 import type { RefactorRow } from '../types.js';
-import { REFACTOR_DONE_SQL } from '../status.js';
+import { discardedSql, REFACTOR_DONE_SQL } from '../status.js';
 import type { Conn } from '../sql/conn.js';
 
 // The JSON edits of result_json, one per dialect (the column is text on both).
@@ -82,7 +82,7 @@ export async function discardRefactors(c: Conn, plan_path: string, top_anchor: s
        result_json = CASE WHEN result_json IS NULL THEN NULL ELSE ${PREVIOUS_JSON[c.dialect]} END,
        updated_at = @now
      WHERE plan_path = @p
-       AND step_anchor IN (SELECT anchor FROM steps WHERE plan_path = @p AND top_anchor = @top AND status <> 'completed')
+       AND step_anchor IN (SELECT anchor FROM steps WHERE plan_path = @p AND top_anchor = @top AND ${discardedSql()})
        AND (status IN ('applied', 'failed') OR (status = 'open' AND ${PENDING_JSON[c.dialect]} IS NOT NULL))`,
     { p: plan_path, top: top_anchor, now },
   );

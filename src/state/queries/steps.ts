@@ -3,7 +3,7 @@
  * owner in the WHERE clause); callers check `changes`.
  */
 import type { StepRow } from '../types.js';
-import { expiredSql, HELD_SQL } from '../status.js';
+import { discardedSql, expiredSql, HELD_SQL } from '../status.js';
 import type { Conn } from '../sql/conn.js';
 
 /**
@@ -352,17 +352,27 @@ export async function resetTop(c: Conn, plan_path: string, anchor: string): Prom
   );
 }
 
-/** Non-completed descendants of a top-level step go back to pending; returns their anchors. */
-export async function descendantsToPending(c: Conn, plan_path: string, top_anchor: string): Promise<string[]> {
-  const rows = (await c.all(
-    `SELECT anchor FROM steps WHERE plan_path = ? AND top_anchor = ? AND parent_anchor IS NOT NULL AND status = 'in_progress'
-     ORDER BY step_index`,
-    [plan_path, top_anchor],
-  )) as { anchor: string }[];
+/**
+ * The descendants a discarded attempt takes back (discardedSql) go back to pending; returns the anchors of
+ * those that were in progress and of those that were completed.
+ */
+export async function descendantsToPending(
+  c: Conn,
+  plan_path: string,
+  top_anchor: string,
+): Promise<{ started: string[]; completed: string[] }> {
+  const where = `plan_path = ? AND top_anchor = ? AND parent_anchor IS NOT NULL AND ${discardedSql()}`;
+  const rows = (await c.all(`SELECT anchor, status FROM steps WHERE ${where} ORDER BY step_index`, [
+    plan_path,
+    top_anchor,
+  ])) as { anchor: string; status: string }[];
   await c.run(
-    `UPDATE steps SET status = 'pending', started_at = NULL
-     WHERE plan_path = ? AND top_anchor = ? AND parent_anchor IS NOT NULL AND status <> 'completed'`,
+    `UPDATE steps SET status = 'pending', started_at = NULL, completed_at = NULL, completed_via = NULL,
+       complete_reason = NULL WHERE ${where}`,
     [plan_path, top_anchor],
   );
-  return rows.map((r) => r.anchor);
+  return {
+    started: rows.filter((r) => r.status === 'in_progress').map((r) => r.anchor),
+    completed: rows.filter((r) => r.status === 'completed').map((r) => r.anchor),
+  };
 }

@@ -1,0 +1,60 @@
+/**
+ * A step failed at its cap stays failed, and `run` again does nothing until it is reset (02-state.md §3):
+ * the PlanIncomplete hint names the exact `tugcode state reset <plan> <step>` (then `run`), and the text
+ * output states the error once, as the one diagnostic line on stderr (03-contract.md §1).
+ */
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI, runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/repo.js';
+import { implementerScript, planText, runJsonl, runRepo, step, stepCommits } from './helpers.js';
+
+const PLAN = planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]);
+const HINT = 'tugcode state reset .tugtool/tugplan-demo.md step-1 && tugcode run .tugtool/tugplan-demo.md';
+
+describe('tugcode run: a step failed at its cap', () => {
+  it('prints the error once, with the reset command as the hint, and that command recovers the run', () => {
+    const root = runRepo(PLAN, 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' });
+    const impl = implementerScript();
+    writeFileSync(join(impl.failDir, 'step-1'), '1'); // fails its one attempt, then succeeds
+    const env = {
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@e.invalid',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@e.invalid',
+    };
+    const text = runCli(['run', 'demo', '--workers', '1', '--implementer', impl.argv], { cwd: root, env });
+    expect(text.code, text.stderr).toBe(4);
+    const all = text.stdout + text.stderr;
+    expect(all.match(/PlanIncomplete/g), all).toHaveLength(1);
+    expect(text.stdout).not.toMatch(/^error:/m);
+    expect(text.stderr).toContain(
+      'tugcode: PlanIncomplete: .tugtool/tugplan-demo.md is not complete: 1 failed, 1 blocked\n',
+    );
+    expect(text.stderr).toContain(`hint: ${HINT}\n`);
+    expect(text.stderr.match(/^hint:/gm)).toHaveLength(1);
+
+    // Re-running changes nothing: the failed step stays failed, with the same hint (JSON this time).
+    const again = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(again.code).toBe(4);
+    expect(again.events.at(-1)).toMatchObject({
+      type: 'summary',
+      steps_completed: [],
+      error: { code: 'PlanIncomplete', hint: HINT },
+    });
+    expect(again.events.filter((e) => e.type === 'claimed')).toEqual([]);
+
+    // The hint, as written, resets the step and runs again: the plan finishes.
+    const bin = tempDir('tugcode-bin-');
+    writeFileSync(join(bin, 'tugcode'), `#!/bin/sh\nexec '${process.execPath}' '${CLI}' "$@"\n`, { mode: 0o755 });
+    const sh = spawnSync('sh', ['-c', `${HINT} --implementer '${impl.argv}'`], {
+      cwd: root,
+      env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1', ...env, PATH: `${bin}:${process.env.PATH}` },
+      encoding: 'utf8',
+    });
+    expect(sh.status, sh.stderr + sh.stdout).toBe(0);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
+  });
+});

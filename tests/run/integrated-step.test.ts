@@ -1,0 +1,96 @@
+/**
+ * A step whose commit is on the integration branch already is never implemented again (06-run.md §1,
+ * docs/state-notes.md "A step already integrated"): a `complete` refused after the fast-forward (an outside
+ * `state reset --force` in that window) is settled at once by reconcile, and a claimed step whose
+ * `Tug-Step` commit is on the branch is completed from it instead of being implemented.
+ */
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
+import { git, tempDir } from '../helpers/repo.js';
+import { sql } from '../state/helpers.js';
+import { implementerScript, planText, runJsonl, runRepo, seenBy, step, stepCommits } from './helpers.js';
+
+const PLAN = planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]);
+const ZERO = '0'.repeat(40);
+
+const steps = (root: string) =>
+  sql<{ anchor: string; status: string; commit_hash: string | null; completed_via: string | null }>(
+    root,
+    'SELECT anchor, status, commit_hash, completed_via FROM steps ORDER BY step_index',
+  );
+
+describe('tugcode run: a step already on the integration branch', () => {
+  it('a state reset --force between the fast-forward and complete does not run the step twice', () => {
+    const root = runRepo(PLAN);
+    const impl = implementerScript();
+    // A reference-transaction hook: when step-1's commit lands on tugplan/demo, reset step-1 from outside,
+    // once, before the driver's `complete` (git runs the hook inside the driver's update-ref).
+    const scratch = tempDir('tugcode-hook-');
+    const marker = join(scratch, 'reset.json');
+    const hook = join(root, '.git', 'hooks', 'reference-transaction');
+    writeFileSync(
+      hook,
+      `#!/bin/sh
+[ "$1" = committed ] || exit 0
+while read old new ref; do
+  [ "$ref" = refs/heads/tugplan/demo ] && [ "$old" != ${ZERO} ] && [ ! -e '${marker}' ] || continue
+  git log -1 --format=%B "$new" | grep -q '^Tug-Step: step-1$' || continue
+  (unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX; cd '${root}' && '${process.execPath}' '${CLI}' state reset demo step-1 --force --json > '${marker}')
+done
+exit 0
+`,
+    );
+    chmodSync(hook, 0o755);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(r.events.at(-1), r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    expect(r.code).toBe(0);
+    // The outside reset did land in the window: it ended w1's live claim.
+    expect(JSON.parse(readFileSync(marker, 'utf8'))).toMatchObject({
+      reset: true,
+      step_anchor: 'step-1',
+      previous_status: 'in_progress',
+    });
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
+    expect(seenBy(impl.seen)['step-1']).toHaveLength(1);
+    expect(r.events.filter((e) => e.type === 'claimed').map((e) => e.step_anchor)).toEqual(['step-1', 'step-2']);
+    const first = git(root, 'rev-list', '--reverse', 'main..tugplan/demo').split('\n')[0];
+    expect(steps(root)[0]).toEqual({
+      anchor: 'step-1',
+      status: 'completed',
+      commit_hash: first,
+      completed_via: 'reconcile',
+    });
+  });
+
+  it('a claimed step whose commit is on the branch is completed from it, not implemented again', () => {
+    const root = runRepo(PLAN);
+    const impl = implementerScript();
+    // A crash after the fast-forward, before `complete`; then the worker tree is removed, so the next run
+    // adopts nothing and its w1 (the same path) resumes the still-live claim on step-1.
+    const first = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv], {
+      TUGCODE_RUN_FAULT: 'after-integrate:step-1',
+    });
+    expect(first.code, first.stderr).toBeNull();
+    const w1 = first.events.find((e) => e.type === 'claimed');
+    expect(w1).toBeDefined();
+    const tree = git(root, 'worktree', 'list', '--porcelain')
+      .split('\n')
+      .filter((l) => l.startsWith('worktree ') && l.includes('--w1'))[0]!
+      .slice('worktree '.length);
+    git(root, 'worktree', 'remove', '--force', tree);
+    expect(existsSync(tree)).toBe(false);
+    expect(steps(root)[0]!.status).toBe('in_progress');
+
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(r.events.at(-1), r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    expect(r.code).toBe(0);
+    expect(r.events.find((e) => e.type === 'claimed')).toMatchObject({ step_anchor: 'step-1', resumed: true });
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
+    expect(seenBy(impl.seen)['step-1']).toHaveLength(1);
+    const hash = git(root, 'rev-list', '--reverse', 'main..tugplan/demo').split('\n')[0];
+    expect(steps(root)[0]).toMatchObject({ anchor: 'step-1', status: 'completed', commit_hash: hash });
+    rmSync(tree, { recursive: true, force: true });
+  });
+});

@@ -1,0 +1,52 @@
+/**
+ * The driver never spins (docs/state-notes.md "The driver never spins"): a claim lost again and again on
+ * the same step (here an outside `state reset --force` during every attempt) is claimed again after a
+ * growing wait, and the fifth loss in a row stops the run with ClaimLostRepeatedly naming the step and the
+ * refusal, the claim handed back.
+ */
+import { describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
+import { sql } from '../state/helpers.js';
+import { nodeImplementer, planText, runJsonl, runRepo, step } from './helpers.js';
+
+describe('tugcode run: a claim lost again and again', () => {
+  it('backs off, then stops with ClaimLostRepeatedly naming the step and the refusal', () => {
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]));
+    // Every attempt ends its own claim from outside, as another user's `state reset --force` would.
+    const impl = nodeImplementer(`
+const { spawnSync } = await import('node:child_process');
+const r = spawnSync(process.execPath, [${JSON.stringify(CLI)}, 'state', 'reset', 'demo', step, '--force', '--json'], {
+  cwd: wt, encoding: 'utf8',
+});
+appendFileSync(join(dir, 'resets'), r.stdout);
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    const summary = r.events.at(-1);
+    expect(summary, r.stderr).toMatchObject({
+      type: 'summary',
+      status: 'error',
+      error: {
+        code: 'ClaimLostRepeatedly',
+        details: { step_anchor: 'step-1', worker: 'w1', losses: 5, refusal_code: 'LeaseExpired' },
+      },
+    });
+    expect(r.code).toBe(4);
+    expect(summary.error.message).toContain('step-1');
+    expect(summary.error.message).toContain('LeaseExpired');
+    expect(summary.error.hint).toBe(
+      'tugcode state log .tugtool/tugplan-demo.md --step step-1, then tugcode state reset .tugtool/tugplan-demo.md step-1 --force',
+    );
+    const claims = r.events.filter((e) => e.type === 'claimed');
+    const lost = r.events.filter((e) => e.type === 'claim_lost');
+    expect(claims).toHaveLength(5);
+    expect(lost).toHaveLength(5);
+    // Each claim after a loss waited longer than the one before (200 ms, doubling).
+    const gaps = lost.slice(0, -1).map((l, i) => Date.parse(claims[i + 1].at) - Date.parse(l.at));
+    gaps.forEach((g, i) => expect(g).toBeGreaterThanOrEqual(200 * 2 ** i));
+    // Nothing is left claimed: a later run (or a user) can take the step.
+    expect(sql<{ status: string }>(root, "SELECT status FROM steps WHERE anchor = 'step-1'")[0]!.status).toBe(
+      'pending',
+    );
+  });
+});
