@@ -22,7 +22,7 @@ describe('the integration lock within one process', () => {
         expect(inside).toBe(1);
         expect(existsSync(join(root, INTEGRATION_LOCK))).toBe(true);
         log.push(`${name}+`);
-        await sleep(10);
+        await sleep(10); // a holder that takes a while: the others must wait, not interleave
         log.push(`${name}-`);
         inside--;
         return name;
@@ -35,11 +35,15 @@ describe('the integration lock within one process', () => {
   it('is Busy for a caller that waits past its timeout; the line behind it goes on', async () => {
     const root = tempDir();
     const order: string[] = [];
+    let gaveUp!: () => void;
+    const impatientGaveUp = new Promise<void>((r) => (gaveUp = r));
+    // The first holds the lock until the impatient caller has given up.
     const first = withIntegrationLock(root, async () => {
-      await sleep(300);
+      await impatientGaveUp;
       order.push('first');
     });
     const impatient = withIntegrationLock(root, () => order.push('impatient'), 50);
+    impatient.then(gaveUp, gaveUp);
     const patient = withIntegrationLock(root, () => order.push('patient'));
     await expect(impatient).rejects.toMatchObject({ code: 'Busy' });
     await first;

@@ -3,7 +3,6 @@
 import { describe, expect, it } from 'vitest';
 import { renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { gitRunner } from '../../src/git/exec.js';
 import { FETCH_TRIES, fetchBranch } from '../../src/git/remote.js';
 import { git, tempDir, tempRepo } from '../helpers/repo.js';
@@ -21,9 +20,19 @@ describe('fetchBranch', () => {
   it('tries again while the remote is briefly unreachable, then fetches', async () => {
     const { bare, clone, tip } = cloneWithRemote();
     renameSync(bare, `${bare}.away`);
-    const back = sleep(150).then(() => renameSync(`${bare}.away`, bare));
-    const got = await fetchBranch(gitRunner({ ...process.env }), clone, 'origin', 'main', 50);
-    await back;
+    // The remote comes back once a fetch has failed: the next try must get it.
+    const g = gitRunner({ ...process.env });
+    let failures = 0;
+    const watched = {
+      ...g,
+      async tryRun(...a: Parameters<typeof g.tryRun>) {
+        const r = await g.tryRun(...a);
+        if (a[0][0] === 'fetch' && r.status !== 0 && failures++ === 0) renameSync(`${bare}.away`, bare);
+        return r;
+      },
+    };
+    const got = await fetchBranch(watched, clone, 'origin', 'main', 50);
+    expect(failures).toBe(1);
     expect(got).toBe(tip);
   });
 

@@ -92,6 +92,52 @@ export async function pgConnect(url: string): Promise<pg.Client> {
   return client;
 }
 
+/**
+ * Polls (every 20 ms, on a connection of its own) until `sql`, run in the database at `url`, returns a row whose
+ * first column is truthy; throws after `ms`. How a test waits for another session's state (a transaction
+ * waiting on a lock, a session gone) instead of sleeping for a guess of how long it takes.
+ */
+export async function waitForPg(url: string, what: string, sql: string, ms = 30_000): Promise<void> {
+  const c = await pgConnect(url);
+  try {
+    const until = Date.now() + ms;
+    for (;;) {
+      // Each query is its own transaction, so pg_stat_activity is read afresh every time.
+      const r = await c.query(sql);
+      if (r.rows[0] && Object.values(r.rows[0])[0]) return;
+      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((res) => setTimeout(res, 20));
+    }
+  } finally {
+    await c.end();
+  }
+}
+
+/** Waits until `n` sessions of the database at `url` wait for a lock (a row, a table, an advisory lock). */
+export function waitForLockWaiters(url: string, n: number, ms?: number): Promise<void> {
+  return waitForPg(
+    url,
+    `${n} session(s) waiting for a lock`,
+    `SELECT count(*) >= ${Number(n)} FROM pg_stat_activity
+       WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    ms,
+  );
+}
+
+/**
+ * Waits until no session but the poller's and `keep` (backend pids) is connected to the database at `url`:
+ * the others have ended, and so have flushed their statistics (PostgreSQL 15+ flushes them at exit).
+ */
+export function waitForOtherSessionsGone(url: string, keep: number[] = [], ms?: number): Promise<void> {
+  const others = ['pg_backend_pid()', ...keep.map(Number)].join(', ');
+  return waitForPg(
+    url,
+    'the other sessions to end',
+    `SELECT count(*) = 0 FROM pg_stat_activity WHERE datname = current_database() AND pid NOT IN (${others})`,
+    ms,
+  );
+}
+
 const dropAfterFile = new Set<TestDatabase>();
 const privateServers = new Set<PgServerInfo>();
 let exitHookInstalled = false;

@@ -1,17 +1,24 @@
 /**
  * The manifest-driven fixture runner (05-kernel.md §13.1), shared by the per-language entry files so that
- * vitest runs the languages in parallel. Per entry: copy the workspace, run the CLI in-process, check exit
- * code and counts, compare normalized JSON and the patch with their goldens, `git apply` the patch to a
- * pristine copy and compare with what `--apply` writes, re-run for determinism, and (when flagged) run the
- * real binary once. Entries whose `requires` tool is missing are skipped loudly (`SKIP <name>: <reason>` on
- * stderr and a skipped test naming the reason); TUG_REQUIRE_PYTHON=1 / TUG_REQUIRE_RUST=1 make them fail.
+ * vitest runs the languages in parallel. Per entry: copy the workspace, run the kernel in-process, check exit
+ * code and counts, compare normalized JSON and the patch with their goldens, re-run for determinism,
+ * `git apply` the patch to a pristine copy and compare with what `--apply` writes, and (when flagged) run
+ * the real binary once and compare it with the in-process envelope. Entries whose `requires` tool is missing
+ * are skipped loudly (`SKIP <name>: <reason>` on stderr and a skipped test naming the reason);
+ * TUG_REQUIRE_PYTHON=1 / TUG_REQUIRE_RUST=1 make them fail.
+ *
+ * The three in-process calls of an entry share one warm kernel (the MCP server's `KernelHost`,
+ * docs/kernel-notes.md "Warm operations"): a backend's cold start (pyright, rust-analyzer) is most of an
+ * entry's time, and starting it three times per entry made the Python fixtures the slowest file of the
+ * suite. The first call is still cold (its output is the golden); the second checks that the warm kernel
+ * answers the same (normalized); the third applies in that same workspace.
  */
 import { describe, it, expect } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { runKernelCli } from '../../src/kernel/cli/tug.js';
+import { KernelHost } from '../../src/kernel/cli/warm.js';
 import { copyTree, gitInit, kernelEnv, readTree } from './helpers.js';
 import { normalizedText } from './normalize.js';
 
@@ -42,12 +49,20 @@ function golden(rel: string, actual: string): void {
   expect(actual).toBe(readFileSync(p, 'utf8'));
 }
 
-async function run(argv: string[], cwd: string) {
-  return runKernelCli(argv, {
+/** A warm kernel host for one workspace; `run` answers like `tug --json` (stdout and exit code). */
+function host(cwd: string) {
+  const h = new KernelHost({
     prog: 'tug',
     env: kernelEnv({ NODE_ENV: 'test', TUG_RA_PATH: process.env.TUG_RA_PATH }),
     cwd,
   });
+  return {
+    async run(argv: string[]) {
+      const r = await h.call(argv);
+      return { exitCode: r.exitCode, stdout: JSON.stringify(r.envelope) + '\n' };
+    },
+    close: () => h.close(),
+  };
 }
 
 const probes = new Map<string, string | null>();
@@ -98,7 +113,21 @@ async function runEntry(lang: string, e: Entry): Promise<void> {
   const src = join(HERE, 'fixtures', lang, e.workspace);
   const ws = realpathSync(copyTree(src));
   if (e.git) gitInit(ws);
-  const r = await run(e.argv, ws);
+  const kernel = host(ws);
+  try {
+    await checkEntry(e, src, ws, kernel.run);
+  } finally {
+    await kernel.close();
+  }
+}
+
+async function checkEntry(
+  e: Entry,
+  src: string,
+  ws: string,
+  run: (argv: string[]) => Promise<{ exitCode: number; stdout: string }>,
+): Promise<void> {
+  const r = await run(e.argv);
   expect(r.exitCode, r.stdout).toBe(e.expect.exit_code);
   const env = JSON.parse(r.stdout);
   expect(Object.keys(env).slice(0, 3)).toEqual(['status', 'schema_version', 'snapshot_id']);
@@ -112,28 +141,12 @@ async function runEntry(lang: string, e: Entry): Promise<void> {
   expect(env.summary.files_changed).toBe(e.expect.files);
   golden(e.golden_patch!, env.patch.unified_diff);
 
-  // git apply on a pristine copy gives exactly what --apply writes.
-  const pristine = copyTree(src);
-  const chk = spawnSync('git', ['apply', '--check', '-'], {
-    cwd: pristine,
-    input: env.patch.unified_diff,
-    encoding: 'utf8',
-  });
-  expect(chk.status, chk.stderr).toBe(0);
-  spawnSync('git', ['apply', '-'], { cwd: pristine, input: env.patch.unified_diff });
-  const applied = realpathSync(copyTree(src));
-  const ra = await run([...e.argv, '--apply'], applied);
-  expect(ra.exitCode, ra.stdout).toBe(0);
-  const ja = JSON.parse(ra.stdout);
-  expect(ja.applied).toBe(true);
-  expect(ja.snapshot_after).toBe(env.snapshot_after);
-  expect(readTree(applied)).toEqual(readTree(pristine));
-
-  // Determinism: the same command again gives the same normalized stdout.
-  const again = await run(e.argv, ws);
+  // Determinism: the same command again (now on the warm kernel) gives the same normalized stdout.
+  const again = await run(e.argv);
   expect(normalizedText(again.stdout, [ws])).toBe(normalizedText(r.stdout, [ws]));
 
   if (e.subprocess) {
+    // The real binary (cold, in its own process) prints what the in-process kernel did.
     const p = spawnSync(process.execPath, [join(ROOT, 'bin', 'tug.js'), ...e.argv], {
       cwd: ws,
       encoding: 'utf8',
@@ -142,4 +155,20 @@ async function runEntry(lang: string, e: Entry): Promise<void> {
     expect(p.status).toBe(e.expect.exit_code);
     expect(normalizedText(p.stdout, [ws])).toBe(normalizedText(r.stdout, [ws]));
   }
+
+  // git apply on a pristine copy gives exactly what --apply writes (into the analysed workspace).
+  const pristine = copyTree(src);
+  const chk = spawnSync('git', ['apply', '--check', '-'], {
+    cwd: pristine,
+    input: env.patch.unified_diff,
+    encoding: 'utf8',
+  });
+  expect(chk.status, chk.stderr).toBe(0);
+  spawnSync('git', ['apply', '-'], { cwd: pristine, input: env.patch.unified_diff });
+  const ra = await run([...e.argv, '--apply']);
+  expect(ra.exitCode, ra.stdout).toBe(0);
+  const ja = JSON.parse(ra.stdout);
+  expect(ja.applied).toBe(true);
+  expect(ja.snapshot_after).toBe(env.snapshot_after);
+  expect(readTree(ws)).toEqual(readTree(pristine));
 }

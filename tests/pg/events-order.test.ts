@@ -2,9 +2,8 @@
 // (claims, owner commands) append under a lock held to commit, so a reader tailing `state log --after-id` never
 // skips an event that committed late.
 import { describe, expect, it } from 'vitest';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { appendEvent } from '../../src/state/queries/events.js';
-import { createTestDatabase, openStatePg } from '../helpers/pg.js';
+import { createTestDatabase, openStatePg, waitForLockWaiters } from '../helpers/pg.js';
 
 const event = (actor: string) => ({
   at: '2026-03-01T10:00:00.000Z',
@@ -23,6 +22,8 @@ describe('events on PostgreSQL', () => {
     try {
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
+      let appended!: () => void;
+      const firstAppended = new Promise<void>((r) => (appended = r));
       const order: string[] = [];
       // The first appends, then stays open; the second (a shared transaction too) appends and commits.
       // The append is sent without waiting (Conn.later); the statement after it waits for its answer.
@@ -30,12 +31,13 @@ describe('events on PostgreSQL', () => {
         async (c) => {
           appendEvent(c, event('first'));
           await c.get('SELECT 1');
+          appended();
           await held;
           order.push('first');
         },
         { shared: true },
       );
-      await sleep(100);
+      await firstAppended;
       const second = pg.write(
         async (c) => {
           appendEvent(c, event('second'));
@@ -44,8 +46,8 @@ describe('events on PostgreSQL', () => {
         },
         { shared: true },
       );
-      await sleep(300);
-      // The second could not take an id while the first was open.
+      // The second waits for the lock the first holds to commit: it could not take an id while the first was open.
+      await waitForLockWaiters(db.url, 1);
       expect(order).toEqual([]);
       release();
       await Promise.all([first, second]);

@@ -10,7 +10,7 @@ import { systemClock } from '../../src/clock.js';
 import { TugError } from '../../src/contract/errors.js';
 import { PgStateStore } from '../../src/state/pg-store.js';
 import { SqliteStateStore } from '../../src/state/store.js';
-import { createTestDatabase, pgConnect } from '../helpers/pg.js';
+import { createTestDatabase, pgConnect, waitForPg } from '../helpers/pg.js';
 import { tempRepo } from '../helpers/repo.js';
 
 const config = { state: { lease_seconds: 60, max_attempts: 3 } };
@@ -40,8 +40,14 @@ describe('StateStore.integrationLock', () => {
       expect((refused as TugError).code).toBe('Busy');
       const other = await b.integrationLock('.tugtool/tugplan-y.md', 300);
       await other();
+      // A session that has asked for the lock (pg_try_advisory_lock, polled) and does not hold it.
+      const asking = `SELECT count(*) FROM pg_stat_activity s WHERE s.datname = current_database()
+          AND s.query LIKE 'SELECT pg_try_advisory_lock%'
+          AND NOT EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = s.pid AND l.locktype = 'advisory' AND l.granted)`;
+      await waitForPg(db.url, 'the refused session to end', `SELECT (${asking}) = 0`);
       const waiting = b.integrationLock('.tugtool/tugplan-x.md', 5000);
-      await new Promise((r) => setTimeout(r, 100));
+      // Released only once b is waiting for it.
+      await waitForPg(db.url, 'b to wait for the lock', `SELECT (${asking}) > 0`);
       await release();
       const next = await waiting;
       await next();

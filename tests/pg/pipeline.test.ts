@@ -40,9 +40,11 @@ describe('deferred statements on PostgreSQL', () => {
       // A chain of the transaction still running after it failed never sends a statement behind the ROLLBACK
       // (it would run and commit on its own).
       let straggler: Promise<unknown> | undefined;
+      let ended!: () => void;
+      const rolledBack = new Promise<void>((r) => (ended = r));
       const failed = pg.write(async (c) => {
         straggler = (async () => {
-          await new Promise((r) => setTimeout(r, 200));
+          await rolledBack; // the transaction has failed and rolled back
           c.later(INSERT, ['late']);
           return await c.get('SELECT 1');
         })();
@@ -50,6 +52,7 @@ describe('deferred statements on PostgreSQL', () => {
         throw new TugError('InvalidArgument', { reason: 'the caller gave up' });
       });
       await expect(failed).rejects.toThrow(TugError);
+      ended();
       await expect(straggler).rejects.toSatisfy((e) => e instanceof TugError && e.code === 'InternalError');
       expect(await actors()).toEqual(['a', 'b']);
       // Outside a transaction nothing would report a failure: refused.
@@ -100,16 +103,19 @@ describe('deferred statements on SQLite', () => {
       VALUES ('2026-03-01T10:00:00.000Z', NULL, NULL, 'test', ?, NULL, '{}')`;
     try {
       let straggler: Promise<unknown> | undefined;
+      let ended!: () => void;
+      const rolledBack = new Promise<void>((r) => (ended = r));
       const failed = db.write(async (c) => {
         c.later(INSERT_ONE, ['now']);
         straggler = (async () => {
-          await new Promise((r) => setTimeout(r, 50));
+          await rolledBack; // the transaction has failed and rolled back
           return await c.run(INSERT_ONE, ['late']);
         })();
         straggler.catch(() => undefined);
         throw new TugError('InvalidArgument', { reason: 'the caller gave up' });
       });
       await expect(failed).rejects.toThrow(TugError);
+      ended();
       await expect(straggler).rejects.toSatisfy((e) => e instanceof TugError && e.code === 'InternalError');
       expect(await db.all('SELECT actor FROM events')).toEqual([]);
     } finally {

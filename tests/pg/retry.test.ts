@@ -79,6 +79,7 @@ describe('retrying a lost PostgreSQL connection', () => {
       await own.stop('fast');
       const t0 = performance.now();
       const late = (async () => {
+        // Not a synchronisation: a call that starts 1 s into the outage is the case under test.
         await new Promise((r) => setTimeout(r, 1000));
         return failure(ping(db));
       })();
@@ -102,6 +103,8 @@ describe('retrying a lost PostgreSQL connection', () => {
       await ping(db);
       await own.stop('fast');
       const call = failure(ping(db));
+      // Kept: the stop must land while the call is retrying (0.7 s into a 120 s budget); a retry in progress
+      // leaves no trace outside the process to wait on (the server is down).
       await new Promise((r) => setTimeout(r, 700));
       const aborted = performance.now();
       stop.abort();
@@ -143,6 +146,8 @@ describe('tugcode run during a PostgreSQL outage', () => {
     const { own, run, release } = await heldRun({});
     await own.stop('fast');
     release(); // the worker now commits and calls the state: a lost connection, retried for up to 120 s
+    // Kept: the SIGTERM must land while the driver retries; a retry in progress leaves no trace outside the
+    // run to wait on (the server is down, and the run reports nothing until it gives up).
     await new Promise((r) => setTimeout(r, 1500));
     const signalled = Date.now();
     run.child.kill('SIGTERM');

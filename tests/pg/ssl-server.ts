@@ -102,14 +102,34 @@ export async function sslOnly(own: PrivatePg, on: boolean): Promise<void> {
 }
 
 async function sql(own: PrivatePg, tls: boolean, ...statements: string[]): Promise<void> {
-  const c = new pg.Client({ connectionString: own.url(), ssl: tls ? { rejectUnauthorized: false } : false });
-  await c.connect();
+  const connect = async () => {
+    const c = new pg.Client({ connectionString: own.url(), ssl: tls ? { rejectUnauthorized: false } : false });
+    await c.connect();
+    return c;
+  };
+  // A new session reports the postmaster's last load of its files (pg_conf_load_time); the postmaster reloads
+  // them asynchronously after pg_reload_conf, so wait until a new session shows a later load.
+  const c = await connect();
+  let before: string;
   try {
+    before = String((await c.query('SELECT pg_conf_load_time()::text AS t')).rows[0].t);
     for (const s of statements) await c.query(s);
   } finally {
     await c.end();
   }
-  await new Promise((r) => setTimeout(r, 300)); // the postmaster rereads its files asynchronously
+  if (!statements.some((s) => s.includes('pg_reload_conf'))) return;
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const n = await connect();
+    try {
+      const r = await n.query('SELECT pg_conf_load_time() > $1::timestamptz AS reloaded', [before]);
+      if (r.rows[0].reloaded) return;
+    } finally {
+      await n.end();
+    }
+    if (Date.now() > until) throw new Error('the PostgreSQL server did not reload its configuration within 30 s');
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 const hasPsql = spawnSync('psql', ['--version']).status === 0;

@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
+import { waitForLockWaiters, waitForOtherSessionsGone } from '../helpers/pg.js';
 import { addWorktree } from '../state/cli-helpers.js';
 import { DEMO_PATH, chainPlan, planRepo, T0 } from '../state/helpers.js';
 import { backend, cliAsync } from './backend.js';
@@ -34,8 +35,8 @@ describe('claim races between processes on PostgreSQL', () => {
       await c.query(`SELECT * FROM "${b.schema}".steps WHERE anchor = 'step-1' FOR UPDATE`);
       const later = { ...env, TUGCODE_NOW: new Date(Date.parse(T0) + 3600_000).toISOString() };
       const resume = cliAsync(root, ['state', 'claim', 'demo', '--worktree', w1], later);
-      // Let the claim reach the row lock, then commit the takeover.
-      await new Promise((r) => setTimeout(r, 1500));
+      // Once the claim waits for the row lock, commit the takeover.
+      await waitForLockWaiters(b.db!.url, 1);
       await c.query(
         `UPDATE "${b.schema}".steps SET claimed_by = $1, previous_owner = claimed_by, attempt = attempt + 1,
            failures = failures + 1, lease_expires_at = '2026-03-01T12:00:00.000Z' WHERE anchor = 'step-1'`,
@@ -72,17 +73,19 @@ describe('claim races between processes on PostgreSQL', () => {
       );
     try {
       const before = await deadlocks();
+      const own = Number((await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
       // The plan row held from outside lines both claims up behind it.
       await c.query('BEGIN');
       await c.query(`SELECT * FROM "${b.schema}".plans FOR UPDATE`);
       const claim = (w: string) => cliAsync(root, ['state', 'claim', 'demo', '--worktree', w], env);
       const claims = [claim(w1), claim(w2)] as const;
-      await new Promise((r) => setTimeout(r, 1500));
+      await waitForLockWaiters(b.db!.url, 2);
       await c.query('COMMIT');
       const [r1, r2] = await Promise.all(claims);
       expect(r1.json, r1.stderr).toMatchObject({ claimed: true, step_anchor: 'step-1', resumed: true });
       expect(r2.json, r2.stderr).toMatchObject({ claimed: true, step_anchor: 'step-2', resumed: true });
-      await new Promise((r) => setTimeout(r, 1000));
+      // A session's statistics (its deadlocks) reach pg_stat_database when it ends.
+      await waitForOtherSessionsGone(b.db!.url, [own]);
       expect((await deadlocks()) - before).toBe(0);
     } finally {
       await c.end();

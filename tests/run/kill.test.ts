@@ -168,7 +168,7 @@ describe('tugcode run, killed and signalled', () => {
     // step-3 ignores SIGTERM, so the first stop waits out the kill grace (2 s): the second signal lands then.
     const impl = nodeImplementer(`
 if (step === 'step-3') {
-  process.on('SIGTERM', () => undefined);
+  process.on('SIGTERM', () => writeFileSync(join(dir, 'terminated'), ''));
   writeFileSync(join(dir, 'started'), String(process.pid));
   await sleep(60_000);
 }
@@ -180,7 +180,8 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');
       run.events().some((e) => e.type === 'step_completed' && e.step_anchor === 'step-1'),
     );
     run.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
+    // The first stop has reached step-3 (which ignores it): the run now waits out the kill grace.
+    await waitUntil('the first SIGTERM to reach step-3', () => existsSync(join(impl.dir, 'terminated')), 30_000);
     run.child.kill('SIGTERM');
     const r = await run.done;
     expect(r.code, r.stderr).toBe(143);

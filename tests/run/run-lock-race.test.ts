@@ -17,11 +17,15 @@ const LOCK_JS = pathToFileURL(process.env.TUGCODE_LOCK_MODULE ?? join(ROOT, 'dis
 const ROUNDS = Number(process.env.TUGCODE_LOCK_RACE_ROUNDS ?? 10);
 const RACERS = 8;
 
-/** A process that takes the lock once `go` exists, says `won` (or the error code), and holds until stdin ends. */
-function contender(root: string, go: string): { child: ChildProcess; said: Promise<string> } {
+/**
+ * A process that takes the lock once `go` exists, says `won` (or the error code), and holds until stdin ends.
+ * `ready` resolves once it has loaded the lock module and polls for `go`.
+ */
+function contender(root: string, go: string): { child: ChildProcess; said: Promise<string>; ready: Promise<void> } {
   const script = `
 import { existsSync } from 'node:fs';
 const { acquireRunLock } = await import(${JSON.stringify(LOCK_JS)});
+process.stderr.write('ready\\n');
 while (!existsSync(${JSON.stringify(go)})) await new Promise((r) => setTimeout(r, 1));
 try {
   const lock = await acquireRunLock(${JSON.stringify(root)}, 'demo', '.tugtool/tugplan-demo.md', new Date().toISOString());
@@ -41,7 +45,15 @@ try {
     });
     child.on('exit', () => res(out.trim() || 'exited'));
   });
-  return { child, said };
+  let err = '';
+  const ready = new Promise<void>((res) => {
+    child.stderr!.on('data', (d) => {
+      err += d;
+      if (err.includes('ready\n')) res();
+    });
+    child.on('exit', () => res());
+  });
+  return { child, said, ready };
 }
 
 const exited = (c: ChildProcess) =>
@@ -63,7 +75,7 @@ describe('run lock takeover race', () => {
 
       const go = join(root, `go-${round}`);
       const racers = Array.from({ length: RACERS }, () => contender(root, go));
-      await new Promise((r) => setTimeout(r, 300)); // all loaded and polling for the start file
+      await Promise.all(racers.map((r) => r.ready)); // all loaded and polling for the start file
       writeFileSync(go, '');
       const said = await Promise.all(racers.map((r) => r.said));
       outcomes.push(said);

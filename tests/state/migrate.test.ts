@@ -143,15 +143,29 @@ describe('migrations', () => {
     const other = new Database(path);
     other.exec('BEGIN IMMEDIATE');
     const dbModule = pathToFileURL(join(ROOT, 'dist', 'state', 'db.js')).href;
-    const script = `import { openWrite } from ${JSON.stringify(dbModule)}; const o = openWrite(${JSON.stringify(path)}, { create: true }); console.log(o.version); o.raw.close();`;
+    // The child says so on stderr just before the (synchronous) open: after that its main thread sleeps only
+    // in the pause between tries of the WAL switch (or SQLite's busy wait), which is the wait under test.
+    const script = `import { openWrite } from ${JSON.stringify(dbModule)}; process.stderr.write('opening\\n'); const o = openWrite(${JSON.stringify(path)}, { create: true }); console.log(o.version); o.raw.close();`;
+    let err = '';
+    const p = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
     const child = new Promise<{ code: number | null; out: string }>((resolve) => {
-      const p = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       p.stdout.on('data', (d) => (out += d));
-      p.stderr.on('data', (d) => (out += d));
-      p.on('close', (code) => resolve({ code, out }));
+      p.stderr.on('data', (d) => (err += d));
+      p.on('close', (code) => resolve({ code, out: out + err.replace(/^opening\n/, '') }));
     });
-    await new Promise((r) => setTimeout(r, 400));
+    const mainThreadState = () => {
+      try {
+        const stat = readFileSync(`/proc/${p.pid}/task/${p.pid}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2)[0];
+      } catch {
+        return null;
+      }
+    };
+    for (const until = Date.now() + 30_000; !(err.startsWith('opening\n') && mainThreadState() === 'S');) {
+      if (Date.now() > until || p.exitCode !== null) throw new Error(`the child never waited: ${err}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
     other.exec('COMMIT');
     other.close();
     const r = await child;

@@ -1,6 +1,6 @@
 /**
- * Issue 11 in the kernel: the §11.4 exception for a missing lower stage, refused commands that write
- * nothing, the lock taken per operation (a warm kernel never locks `tug` out), the clock and environment
+ * What every kernel operation guarantees: the §11.4 exception for a missing lower stage, refused commands
+ * that write nothing, the lock taken per operation (a warm kernel never locks `tug` out), the clock and environment
  * injected by the front door, and verifier processes that never block the event loop and die as a group.
  * The CLI cases run the built `bin/tug.js` as a child process (`npm test` builds first).
  */
