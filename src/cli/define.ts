@@ -74,6 +74,7 @@ function declare(c: Command, name: string, f: Field): void {
   const spec = `${flag} ${f.placeholder ?? '<value>'}`;
   if (f.type === 'enum') c.addOption(new Option(spec, f.description).choices([...f.values]));
   else if (f.type === 'list' && !(f.placeholder ?? '').includes('...')) c.option(spec, f.description, collect);
+  else if (f.cliDefault) c.option(spec, `${f.description}; default: ${f.cliDefault}`);
   else if (f.required && !(f.type === 'string' && f.fileFlag)) c.requiredOption(spec, f.description);
   else c.option(spec, f.description);
   if (f.type === 'string' && f.fileFlag)
