@@ -12,6 +12,8 @@ export interface TextOptions {
   now: string;
   /** ANSI colour (only when stdout is a TTY and NO_COLOR is unset; decided by the caller). */
   color: boolean;
+  /** Name each step's anchor in its header (what `state start|update` take; `state claim` shows them). */
+  anchors?: boolean;
 }
 
 const BAR_CELLS = 12;
@@ -55,7 +57,8 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
   const pad = '  '.repeat(depth);
   const top = s.parent_anchor === null;
   const held = s.status === 'claimed' || s.status === 'in_progress';
-  let head = `${pad}Step ${s.id}: ${s.title} [${paint(s.status, COLORS[s.status], o.color)}]`;
+  const name = o.anchors ? `Step ${s.id} (${s.anchor})` : `Step ${s.id}`;
+  let head = `${pad}${name}: ${s.title} [${paint(s.status, COLORS[s.status], o.color)}]`;
   if (top && held && s.claimed_by) head += ` (claimed by ${owner(s.claimed_by)})`;
   if ((s.status === 'pending' || (top && s.lease_expired)) && s.blocked_by.length > 0)
     head += ` (blocked by: ${s.blocked_by.join(', ')})`;
@@ -75,11 +78,12 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
     if (total(c) === 0) continue;
     lines.push(`${pad}  ${progressLine(label, done(c), total(c))}`);
     for (const it of s.items.filter((i) => i.kind === kind)) {
-      const ipad = `${pad}    ${'  '.repeat(it.depth)}`;
-      if (it.status === 'completed') lines.push(`${ipad}[x] ${it.text}`);
-      else if (it.status === 'deferred') lines.push(`${ipad}[~] ${it.text} (deferred: ${it.reason ?? ''})`);
-      else if (it.status === 'in_progress') lines.push(`${ipad}[ ] ${it.text}    ← in_progress`);
-      else lines.push(`${ipad}[ ] ${it.text}`);
+      // The 0-based ordinal `state update --task N` takes (issue 22 item 24): `task 0 [ ] text`.
+      const lead = `${pad}    ${'  '.repeat(it.depth)}${kind} ${it.ordinal} `;
+      if (it.status === 'completed') lines.push(`${lead}[x] ${it.text}`);
+      else if (it.status === 'deferred') lines.push(`${lead}[~] ${it.text} (deferred: ${it.reason ?? ''})`);
+      else if (it.status === 'in_progress') lines.push(`${lead}[ ] ${it.text}    ← in_progress`);
+      else lines.push(`${lead}[ ] ${it.text}`);
     }
   }
   const r = s.counts.refactors;
@@ -95,15 +99,22 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
   return lines;
 }
 
-export function renderPlan(p: ShowPlan, o: TextOptions): string {
-  const out = [`Plan: ${p.plan_path} [${paint(p.status, COLORS[p.status], o.color)}]`, ''];
+/** The steps' lines, each step followed by an empty line. */
+export function renderSteps(steps: ShowStep[], o: TextOptions): string[] {
+  const out: string[] = [];
   // Indentation follows nesting; with --step the shown subtree starts at depth 0.
   const depth = new Map<string, number>();
-  for (const s of p.steps) {
+  for (const s of steps) {
     const d = s.parent_anchor !== null && depth.has(s.parent_anchor) ? depth.get(s.parent_anchor)! + 1 : 0;
     depth.set(s.anchor, d);
     out.push(...stepLines(s, d, o), '');
   }
+  return out;
+}
+
+export function renderPlan(p: ShowPlan, o: TextOptions): string {
+  const out = [`Plan: ${p.plan_path} [${paint(p.status, COLORS[p.status], o.color)}]`, ''];
+  out.push(...renderSteps(p.steps, o));
   const { steps_completed, steps_total, percent: pct } = p.overall;
   out.push(`Overall: ${steps_completed}/${steps_total} steps complete (${pct}%)`);
   return out.join('\n') + '\n';
