@@ -111,15 +111,15 @@ export function ready(r: R): string {
   ].join('\n');
 }
 
-export function log(r: R): string {
-  return r.events.length
-    ? r.events
-        .map(
-          (e: R) =>
-            `${String(e.id).padStart(5)}  ${e.at}  ${e.command.padEnd(16)} ${e.plan_path ?? '-'} ${e.step_anchor ?? ''}  ${e.actor}`,
-        )
-        .join('\n')
-    : 'No events';
+export async function log(r: R, cli: CliEnv): Promise<string> {
+  const { renderLog } = await import('../../state/log-text.js');
+  const { newCall } = await import('../../ops/context.js');
+  // The repository was resolved by the operation (the context caches it): its root names the main checkout.
+  const mainRoot = await cli.ctx.load(newCall('state log')).then(
+    ({ repo }) => repo.mainRoot,
+    () => undefined,
+  );
+  return renderLog(r.events, { mainRoot });
 }
 
 export async function list(r: R, cli: CliEnv): Promise<string> {
