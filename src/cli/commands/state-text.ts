@@ -28,12 +28,13 @@ export async function claim(r: R, cli: CliEnv, input: { plan: string }): Promise
   // `state show --step <anchor> --items all` prints them (read after the claim committed).
   const { stateShow } = await import('../../ops/state-read.js');
   const { newCall } = await import('../../ops/context.js');
+  // The claim is made: a failing read only leaves the items out, never turns the claim into an error.
   const shown = await stateShow(
     cli.ctx,
     { plan: input.plan, step: r.step_anchor, items: 'all' },
     newCall('state show'),
-  );
-  const plan = shown.plans[0];
+  ).catch(() => null);
+  const plan = shown?.plans[0];
   if (!plan) return head;
   const { renderSteps } = await import('../../state/show-text.js');
   const { shellArg } = await import('../../util/shell-arg.js');
