@@ -40,8 +40,8 @@ export interface CliCommand<I = any, O = any> {
   op?: () => Promise<OpFn<I, O>>;
   /** CLI-only inputs (stdin documents, raw argv) → fields, after the table's file flags were read. */
   prepare?: (raw: Record<string, unknown>, cli: CliEnv) => Promise<Record<string, unknown>> | Record<string, unknown>;
-  /** Human rendering of the same data (no fact only in text). */
-  text?: (data: O, cli: CliEnv) => Promise<string> | string;
+  /** Human rendering of the same data (no fact only in text); `input` is the validated input. */
+  text?: (data: O, cli: CliEnv, input: I) => Promise<string> | string;
   /** The JSON document's fields, when not all of the result (a fact shown only as a side note in text). */
   json?: (data: O) => object;
   /** Instead of one result: a loop that renders frames itself (`state show --watch`); returns the exit code. */
@@ -74,6 +74,7 @@ function declare(c: Command, name: string, f: Field): void {
   const spec = `${flag} ${f.placeholder ?? '<value>'}`;
   if (f.type === 'enum') c.addOption(new Option(spec, f.description).choices([...f.values]));
   else if (f.type === 'list' && !(f.placeholder ?? '').includes('...')) c.option(spec, f.description, collect);
+  else if (f.cliDefault) c.option(spec, `${f.description}; default: ${f.cliDefault}`);
   else if (f.required && !(f.type === 'string' && f.fileFlag)) c.requiredOption(spec, f.description);
   else c.option(spec, f.description);
   if (f.type === 'string' && f.fileFlag)
@@ -211,7 +212,7 @@ export class CliApp {
       if (!spec.op) throw new TugError('InternalError', { reason: `${name} has no operation` });
       const op = await spec.op();
       const data = await op(ctx, input, call);
-      const text = spec.text && !globals.json && !globals.quiet ? await spec.text(data, cli) : undefined;
+      const text = spec.text && !globals.json && !globals.quiet ? await spec.text(data, cli, input) : undefined;
       const doc = spec.json ? spec.json(data) : (data as object);
       this.rendered = renderOk(name, doc, call.warnings.items, globals.json, globals.quiet, text);
     } catch (e) {

@@ -118,7 +118,7 @@ function usage(t: InputTable): string {
     .sort((a, b) => a[1].arg! - b[1].arg!)
     .map(([n, f]) => (f.required ? `<${n}>` : `[${n}]`));
   const req = Object.entries(t.fields)
-    .filter(([, f]) => f.arg === undefined && f.required)
+    .filter(([, f]) => f.arg === undefined && f.required && !f.cliDefault)
     .map(([n, f]) => `${flagOf(n, f)} ${f.placeholder ?? '<value>'}`);
   return ['tugcode', t.command, ...pos, ...req, '[options]'].join(' ');
 }
@@ -137,8 +137,10 @@ function argumentRows(t: InputTable): string[] {
     if (f.type === 'string' && f.fileFlag && !fileOnly) extra.push(`or \`${f.fileFlag} <path\\|->\``);
     if (f.type === 'list' && f.arg === undefined) extra.push('repeatable');
     const tool = f.cliOnly ? 'CLI only' : `\`${name}\``;
+    const required = f.required ? (f.cliDefault ? 'MCP only' : 'yes') : '';
+    const description = f.cliDefault ? `${f.description}; CLI default: ${f.cliDefault}` : f.description;
     rows.push(
-      `| ${what}${extra.length ? ' ' + extra.join(', ') : ''} | ${fileOnly ? '' : fieldValue(f)} | ${f.required ? 'yes' : ''} | ${tool} | ${esc(f.description)} |`,
+      `| ${what}${extra.length ? ' ' + extra.join(', ') : ''} | ${fileOnly ? '' : fieldValue(f)} | ${required} | ${tool} | ${esc(description)} |`,
     );
   }
   return rows;

@@ -12,8 +12,8 @@ import { stateOf, worktreeOf } from './support.js';
 export interface OwnerArgs {
   plan: string;
   step: string;
-  /** As given: absolute, or relative to the context's directory. */
-  worktree: string;
+  /** As given: absolute, or relative to the context's directory; left out, the context's work tree. */
+  worktree?: string | undefined;
   attempt?: number | undefined;
 }
 
@@ -55,7 +55,7 @@ async function integrationOf(ctx: OpsContext, call: Call, plan: string, workTree
 
 export async function stateClaim(
   ctx: OpsContext,
-  input: { plan: string; worktree: string; lease_seconds?: number; step?: string },
+  input: { plan: string; worktree?: string | undefined; lease_seconds?: number; step?: string },
   call: Call,
 ) {
   const { store, sc, repo } = await stateOf(ctx, call);

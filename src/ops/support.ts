@@ -10,8 +10,12 @@ export async function stateOf(ctx: OpsContext, call: Call): Promise<{ store: Sta
   return { store, sc: await ctx.stateCall(call), repo };
 }
 
-/** A `worktree` argument → the canonical root of that work tree (main checkout or linked worktree). */
-export async function worktreeOf(ctx: OpsContext, repo: Repo, arg: string): Promise<string> {
+/**
+ * A `worktree` argument → the canonical root of that work tree (main checkout or linked worktree). Left
+ * out (the CLI's default), it is the work tree of the context's directory, from any subdirectory.
+ */
+export async function worktreeOf(ctx: OpsContext, repo: Repo, arg: string | undefined): Promise<string> {
+  if (arg === undefined) return repo.worktreeRoot;
   const { resolveWorktreeArg } = await import('../git/repo.js');
   return resolveWorktreeArg(repo, arg, ctx.cwd, ctx.env);
 }

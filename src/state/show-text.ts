@@ -12,6 +12,14 @@ export interface TextOptions {
   now: string;
   /** ANSI colour (only when stdout is a TTY and NO_COLOR is unset; decided by the caller). */
   color: boolean;
+  /** Name each step's anchor in its header (what `state start|update` take; `state claim` shows them). */
+  anchors?: boolean;
+  /**
+   * At most this many lines (`state show --watch` fits a frame to the terminal): whole steps are left out,
+   * completed ones first and claimed or in-progress ones last, behind a `… N more steps` line; the plan
+   * header always stays.
+   */
+  maxLines?: number;
 }
 
 const BAR_CELLS = 12;
@@ -55,7 +63,8 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
   const pad = '  '.repeat(depth);
   const top = s.parent_anchor === null;
   const held = s.status === 'claimed' || s.status === 'in_progress';
-  let head = `${pad}Step ${s.id}: ${s.title} [${paint(s.status, COLORS[s.status], o.color)}]`;
+  const name = o.anchors ? `Step ${s.id} (${s.anchor})` : `Step ${s.id}`;
+  let head = `${pad}${name}: ${s.title} [${paint(s.status, COLORS[s.status], o.color)}]`;
   if (top && held && s.claimed_by) head += ` (claimed by ${owner(s.claimed_by)})`;
   if ((s.status === 'pending' || (top && s.lease_expired)) && s.blocked_by.length > 0)
     head += ` (blocked by: ${s.blocked_by.join(', ')})`;
@@ -75,11 +84,12 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
     if (total(c) === 0) continue;
     lines.push(`${pad}  ${progressLine(label, done(c), total(c))}`);
     for (const it of s.items.filter((i) => i.kind === kind)) {
-      const ipad = `${pad}    ${'  '.repeat(it.depth)}`;
-      if (it.status === 'completed') lines.push(`${ipad}[x] ${it.text}`);
-      else if (it.status === 'deferred') lines.push(`${ipad}[~] ${it.text} (deferred: ${it.reason ?? ''})`);
-      else if (it.status === 'in_progress') lines.push(`${ipad}[ ] ${it.text}    ← in_progress`);
-      else lines.push(`${ipad}[ ] ${it.text}`);
+      // The 0-based ordinal `state update --task N` takes (issue 22 item 24): `task 0 [ ] text`.
+      const lead = `${pad}    ${'  '.repeat(it.depth)}${kind} ${it.ordinal} `;
+      if (it.status === 'completed') lines.push(`${lead}[x] ${it.text}`);
+      else if (it.status === 'deferred') lines.push(`${lead}[~] ${it.text} (deferred: ${it.reason ?? ''})`);
+      else if (it.status === 'in_progress') lines.push(`${lead}[ ] ${it.text}    ← in_progress`);
+      else lines.push(`${lead}[ ] ${it.text}`);
     }
   }
   const r = s.counts.refactors;
@@ -95,18 +105,72 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
   return lines;
 }
 
-export function renderPlan(p: ShowPlan, o: TextOptions): string {
-  const out = [`Plan: ${p.plan_path} [${paint(p.status, COLORS[p.status], o.color)}]`, ''];
+/** Each top-level step's lines with its substeps' (each step followed by an empty line), and its status. */
+function stepBlocks(steps: ShowStep[], o: TextOptions): { status: string; lines: string[] }[] {
+  const blocks: { status: string; lines: string[] }[] = [];
   // Indentation follows nesting; with --step the shown subtree starts at depth 0.
   const depth = new Map<string, number>();
-  for (const s of p.steps) {
+  for (const s of steps) {
     const d = s.parent_anchor !== null && depth.has(s.parent_anchor) ? depth.get(s.parent_anchor)! + 1 : 0;
     depth.set(s.anchor, d);
-    out.push(...stepLines(s, d, o), '');
+    const lines = [...stepLines(s, d, o), ''];
+    const block = d > 0 ? blocks[blocks.length - 1] : undefined;
+    if (block) block.lines.push(...lines);
+    else blocks.push({ status: s.status, lines });
   }
+  return blocks;
+}
+
+/** The steps' lines, each step followed by an empty line. */
+export function renderSteps(steps: ShowStep[], o: TextOptions): string[] {
+  return stepBlocks(steps, o).flatMap((b) => b.lines);
+}
+
+const HELD = new Set(['claimed', 'in_progress']);
+
+/** The blocks that fit in `budget` lines (with the `… N more` line when some are left out). */
+function fitBlocks(blocks: { status: string; lines: string[] }[], budget: number): string[] {
+  const shown = blocks.map(() => true);
+  const size = () =>
+    blocks.reduce((n, b, i) => n + (shown[i] ? b.lines.length : 0), 0) + (shown.every(Boolean) ? 0 : 2);
+  const idx = blocks.map((_, i) => i);
+  const order = [
+    ...idx.filter((i) => blocks[i]!.status === 'completed'),
+    ...idx.filter((i) => blocks[i]!.status !== 'completed' && !HELD.has(blocks[i]!.status)).reverse(),
+    ...idx.filter((i) => HELD.has(blocks[i]!.status)).reverse(),
+  ];
+  for (const i of order) {
+    if (size() <= budget) break;
+    shown[i] = false;
+  }
+  const out = blocks.flatMap((b, i) => (shown[i] ? b.lines : []));
+  const hidden = blocks.filter((_, i) => !shown[i]);
+  if (hidden.length > 0) {
+    const by = new Map<string, number>();
+    for (const b of hidden) by.set(b.status, (by.get(b.status) ?? 0) + 1);
+    const what = [...by].map(([status, n]) => `${n} ${status}`).join(', ');
+    out.push(`… ${hidden.length} more step(s) not shown (${what})`, '');
+  }
+  return out;
+}
+
+/** At most `max` lines: the first `max - 1` and a `… N more lines` line. */
+function cutLines(lines: string[], max: number | undefined): string[] {
+  if (max === undefined || lines.length <= max) return lines;
+  const keep = Math.max(1, max - 1);
+  return [...lines.slice(0, keep), `… ${lines.length - keep} more line(s)`];
+}
+
+export function renderPlan(p: ShowPlan, o: TextOptions): string {
+  const head = [`Plan: ${p.plan_path} [${paint(p.status, COLORS[p.status], o.color)}]`, ''];
   const { steps_completed, steps_total, percent: pct } = p.overall;
-  out.push(`Overall: ${steps_completed}/${steps_total} steps complete (${pct}%)`);
-  return out.join('\n') + '\n';
+  const foot = [`Overall: ${steps_completed}/${steps_total} steps complete (${pct}%)`];
+  const blocks = stepBlocks(p.steps, o);
+  const body =
+    o.maxLines === undefined
+      ? blocks.flatMap((b) => b.lines)
+      : fitBlocks(blocks, o.maxLines - head.length - foot.length);
+  return cutLines([...head, ...body, ...foot], o.maxLines).join('\n') + '\n';
 }
 
 /** `state show` as text; `r.backend` (what the operation adds) names the store an empty answer was read from. */
@@ -118,5 +182,8 @@ export function renderShow(
     const where = r.backend?.kind === 'postgres' ? r.backend.location : 'state.db';
     return `No plans in ${where} (tugcode state init <plan>).\n`;
   }
-  return r.plans.map((p) => renderPlan(p, o)).join(`\n${RULE}\n\n`);
+  if (r.plans.length === 1) return renderPlan(r.plans[0]!, o);
+  // Several plans: each in full, then cut to the height (the first plan's header stays on top).
+  const text = r.plans.map((p) => renderPlan(p, { ...o, maxLines: undefined })).join(`\n${RULE}\n\n`);
+  return o.maxLines === undefined ? text : cutLines(text.replace(/\n$/, '').split('\n'), o.maxLines).join('\n') + '\n';
 }

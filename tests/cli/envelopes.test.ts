@@ -163,7 +163,8 @@ const SCRIPT: ScriptItem[] = [
   t('worktree list (text)', ['worktree', 'list']),
 
   // ── claim / start / heartbeat and flag errors ──────────────────────────────────────────────────────
-  j('claim without --worktree', ['state', 'claim', 'demo'], { cwd: 'WT' }),
+  // Without --worktree a claim is the current work tree's (issue 22 item 23): an empty one is still refused.
+  j('claim: empty --worktree (an unset $TUG_WORKTREE)', ['state', 'claim', 'demo', '--worktree', ''], { cwd: 'WT' }),
   j('claim: --worktree without a value', ['state', 'claim', 'demo', '--worktree'], { cwd: 'WT' }),
   w('claim: bad --lease-duration 0', ['state', 'claim', 'demo', '--lease-duration', '0']),
   w('claim: StepNotFound', ['state', 'claim', 'demo', '--step', 'step-9']),

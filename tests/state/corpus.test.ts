@@ -49,7 +49,7 @@ describe('real plans', () => {
     expect(text).toMatch(new RegExp(`^Step ${s.id}: .* \\[in_progress\\] \\(claimed by worktree-A\\)$`, 'm'));
     expect(text).toContain('Lease: expires in 1h 45m');
     expect(text).toMatch(/^ {2}(Tasks|Tests|Checkpoints): +1\/\d+ {2}[█░]{12} +\d+%$/m);
-    expect(text).toMatch(/^ {4}\[x\] /m);
+    expect(text).toMatch(/^ {4}(task|test|checkpoint) \d+ \[x\] /m); // with its ordinal (issue 22 item 24)
     expect(text).toMatch(/^ {2}Step [\w.]+: .* \[pending\]$/m);
     expect(text).toMatch(/^Overall: 0\/\d+ steps complete \(0%\)$/m);
   });

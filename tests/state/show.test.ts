@@ -21,6 +21,7 @@ function namedWorktree(root: string, name: string): string {
   return d;
 }
 
+// The seed mock, with each item's 0-based ordinal (`state update --task N`, issue 22 item 24).
 const SEED_MOCK = `Plan: .tugtool/tugplan-demo.md [active]
 
 Step 0: Create API client [completed]
@@ -31,13 +32,13 @@ Step 0: Create API client [completed]
 
 Step 1: Add caching layer [in_progress] (claimed by worktree-A)
   Tasks:       1/3  ████░░░░░░░░  33%
-    [x] Implement cache store
-    [ ] Add cache invalidation    ← in_progress
-    [ ] Wire up to API client
+    task 0 [x] Implement cache store
+    task 1 [ ] Add cache invalidation    ← in_progress
+    task 2 [ ] Wire up to API client
   Tests:       0/1  ░░░░░░░░░░░░   0%
-    [ ] Cache test
+    test 0 [ ] Cache test
   Checkpoints: 0/1  ░░░░░░░░░░░░   0%
-    [ ] npm test
+    checkpoint 0 [ ] npm test
   Lease: expires in 1h 45m
 
   Step 1.1: Cache store implementation [completed]

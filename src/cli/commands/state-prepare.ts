@@ -54,11 +54,24 @@ export async function importInput(raw: Raw, cli: CliEnv): Promise<Raw> {
   return { ...raw, file, document };
 }
 
-export async function showText(data: unknown, cli: CliEnv): Promise<string> {
+export async function showText(data: unknown, cli: CliEnv, maxLines?: number): Promise<string> {
   const { renderShow } = await import('../../state/show-text.js');
-  const text = renderShow(data as never, { now: cli.now(), color: cli.color });
   const backend = (data as { backend?: { kind: string; location: string } }).backend;
-  return backend?.kind === 'postgres' ? `${text.replace(/\n*$/, '\n')}State: PostgreSQL ${backend.location}\n` : text;
+  const pg = backend?.kind === 'postgres';
+  const fit = maxLines === undefined ? {} : { maxLines: Math.max(1, maxLines - (pg ? 1 : 0)) };
+  const text = renderShow(data as never, { now: cli.now(), color: cli.color, ...fit });
+  return pg ? `${text.replace(/\n*$/, '\n')}State: PostgreSQL ${backend.location}\n` : text;
+}
+
+/** The terminal's height: the TTY's rows, else `$LINES` (a pipe, a test), else unknown. */
+function terminalRows(cli: CliEnv): number | undefined {
+  const rows = process.stdout.rows || Number(cli.env.LINES);
+  return Number.isInteger(rows) && rows > 0 ? rows : undefined;
+}
+
+/** `updated 14:03:07` in local time, from the context's clock (TUGCODE_NOW in tests). */
+function clockTime(iso: string): string {
+  return new Date(iso).toTimeString().slice(0, 8);
 }
 
 /** `state show --watch [SECONDS]`: redraw until SIGINT, then exit 130 (03-contract.md §3). */
@@ -75,7 +88,14 @@ export async function watchShow(input: unknown, watchOpt: unknown, cli: CliEnv):
     });
   const { stateShow } = await import('../../ops/state-read.js');
   const { newCall } = await import('../../ops/context.js');
-  const frame = async () => showText(await stateShow(cli.ctx, input as never, newCall('state show')), cli);
+  // One line of header (when it was read), then the progress fitted below it, so a frame never scrolls its
+  // top away: with the cursor's line after the frame, that is rows - 2 lines of progress.
+  const frame = async () => {
+    const data = await stateShow(cli.ctx, input as never, newCall('state show'));
+    const rows = terminalRows(cli);
+    const header = `updated ${clockTime(cli.now())} · every ${watch}s · Ctrl-C to stop`;
+    return `${header}\n${await showText(data, cli, rows === undefined ? undefined : Math.max(1, rows - 2))}`;
+  };
   let stop = false;
   let timer: NodeJS.Timeout | undefined;
   let wake: (() => void) | undefined;

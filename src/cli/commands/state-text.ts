@@ -11,16 +11,41 @@ export function init(r: R): string {
   return text;
 }
 
-export function claim(r: R): string {
-  return r.claimed
-    ? `${r.resumed ? 'Resumed' : 'Claimed'} ${r.step_anchor}: ${r.step_title} (attempt ${r.attempt}${r.reclaimed_from_expired ? `, taken over from ${r.previous_owner}` : ''})\n` +
-        `Lease expires ${r.lease_expires_at}; ${r.remaining_ready} more ready, ${r.total_remaining} not completed`
-    : `Nothing claimed (${r.reason})` +
-        (r.blocked_by?.length ? `; blocked by: ${r.blocked_by.join(', ')}` : '') +
-        (r.claimed_by ? `; claimed by ${r.claimed_by}` : '') +
-        (r.blocked_steps.length ? `\nBlocked: ${r.blocked_steps.join(', ')}` : '') +
-        (r.claimed_steps.length ? `\nClaimed: ${r.claimed_steps.join(', ')}` : '') +
-        (r.failed_steps.length ? `\nFailed: ${r.failed_steps.join(', ')}` : '');
+export async function claim(r: R, cli: CliEnv, input: { plan: string }): Promise<string> {
+  if (!r.claimed)
+    return (
+      `Nothing claimed (${r.reason})` +
+      (r.blocked_by?.length ? `; blocked by: ${r.blocked_by.join(', ')}` : '') +
+      (r.claimed_by ? `; claimed by ${r.claimed_by}` : '') +
+      (r.blocked_steps.length ? `\nBlocked: ${r.blocked_steps.join(', ')}` : '') +
+      (r.claimed_steps.length ? `\nClaimed: ${r.claimed_steps.join(', ')}` : '') +
+      (r.failed_steps.length ? `\nFailed: ${r.failed_steps.join(', ')}` : '')
+    );
+  const head =
+    `${r.resumed ? 'Resumed' : 'Claimed'} ${r.step_anchor}: ${r.step_title} (attempt ${r.attempt}${r.reclaimed_from_expired ? `, taken over from ${r.previous_owner}` : ''})\n` +
+    `Lease expires ${r.lease_expires_at}; ${r.remaining_ready} more ready, ${r.total_remaining} not completed`;
+  // What to do next: the step's and its substeps' items with the ordinals `state update` takes, as
+  // `state show --step <anchor> --items all` prints them (read after the claim committed).
+  const { stateShow } = await import('../../ops/state-read.js');
+  const { newCall } = await import('../../ops/context.js');
+  // The claim is made: a failing read only leaves the items out, never turns the claim into an error.
+  const shown = await stateShow(
+    cli.ctx,
+    { plan: input.plan, step: r.step_anchor, items: 'all' },
+    newCall('state show'),
+  ).catch(() => null);
+  const plan = shown?.plans[0];
+  if (!plan) return head;
+  const { renderSteps } = await import('../../state/show-text.js');
+  const { shellArg } = await import('../../util/shell-arg.js');
+  const steps = renderSteps(plan.steps, { now: cli.now(), color: cli.color, anchors: true });
+  const p = shellArg(input.plan);
+  return [
+    head,
+    '',
+    ...steps,
+    `Next: tugcode state start ${p} ${r.step_anchor} --attempt ${r.attempt}; mark items with tugcode state update ${p} <step> --task N completed`,
+  ].join('\n');
 }
 
 export const start = (r: R): string =>
@@ -87,15 +112,15 @@ export function ready(r: R): string {
   ].join('\n');
 }
 
-export function log(r: R): string {
-  return r.events.length
-    ? r.events
-        .map(
-          (e: R) =>
-            `${String(e.id).padStart(5)}  ${e.at}  ${e.command.padEnd(16)} ${e.plan_path ?? '-'} ${e.step_anchor ?? ''}  ${e.actor}`,
-        )
-        .join('\n')
-    : 'No events';
+export async function log(r: R, cli: CliEnv): Promise<string> {
+  const { renderLog } = await import('../../state/log-text.js');
+  const { newCall } = await import('../../ops/context.js');
+  // The repository was resolved by the operation (the context caches it): its root names the main checkout.
+  const mainRoot = await cli.ctx.load(newCall('state log')).then(
+    ({ repo }) => repo.mainRoot,
+    () => undefined,
+  );
+  return renderLog(r.events, { mainRoot });
 }
 
 export async function list(r: R, cli: CliEnv): Promise<string> {

@@ -21,8 +21,12 @@ const moveOp =
     (await import('../../ops/state-move.js'))[name] as never;
 const text =
   (name: keyof typeof import('./state-text.js')): CliCommand['text'] =>
-  async (data, cli) =>
-    ((await import('./state-text.js'))[name] as (d: unknown, c: CliEnv) => string | Promise<string>)(data, cli);
+  async (data, cli, input) =>
+    ((await import('./state-text.js'))[name] as (d: unknown, c: CliEnv, i: unknown) => string | Promise<string>)(
+      data,
+      cli,
+      input,
+    );
 
 export function registerState(program: Command, app: CliApp): void {
   const state = program

@@ -20,6 +20,11 @@ interface Base {
   required?: boolean;
   /** Not exposed outside the CLI (e.g. a read-from-file flag handled by the adapter). */
   cliOnly?: boolean;
+  /**
+   * A required field the command line may leave out: the operation then uses this default (said in the
+   * help). A tool call has no current directory, so it must still give the field.
+   */
+  cliDefault?: string;
 }
 export interface StringField extends Base {
   type: 'string';
@@ -146,7 +151,7 @@ export function validateInput<T>(table: InputTable, raw: Record<string, unknown>
   for (const [name, f] of Object.entries(table.fields)) {
     const v = raw[name];
     if (v === undefined || v === null) {
-      if (f.required) {
+      if (f.required && !(naming === 'cli' && f.cliDefault)) {
         const what = label(name, f, naming);
         if (naming === 'cli' && f.type === 'string' && f.fileFlag)
           throw invalid(`${what} (or ${f.fileFlag}) is required and must not be empty`, what);

@@ -12,7 +12,10 @@ const seconds = (description: string, max: number): Field => ({
 
 export const run: InputTable = {
   command: 'run',
-  description: 'run a plan to completion with N parallel workers, each in its own worktree',
+  description:
+    'run a plan to completion with N parallel workers, each in its own worktree. A claimed step with substeps ' +
+    'runs the implementer once per substep (in dependency order, TUG_STEP=step-4-1, step-4-2), then once for ' +
+    'the step (step-4); each run gets the brief of that (sub)step and ends in its own commit',
   fields: {
     plan: { type: 'string', arg: 0, required: true, max: MAX_PLAN, description: 'plan path or slug' },
     workers: {
@@ -26,13 +29,16 @@ export const run: InputTable = {
       type: 'string',
       max: 8192,
       placeholder: '<argv>',
-      description: 'command run per step in its worktree, split shell-style (default: config run.implementer)',
+      description:
+        "command run once per step and once per substep in the worker's worktree, the (sub)step's brief on " +
+        'stdin, split shell-style (default: config run.implementer)',
     },
     agent: {
       type: 'enum',
       values: ['claude', 'codex'],
       placeholder: '<name>',
-      description: 'agent implementer preset run per step instead of --implementer (default: config run.agent)',
+      description:
+        'agent implementer preset run once per step and substep instead of --implementer (default: config run.agent)',
     },
     base: {
       type: 'string',

@@ -30,6 +30,8 @@ const worktree: Field = {
   max: MAX_PATH,
   placeholder: '<path>',
   description: "the caller's worktree (main checkout or linked worktree root)",
+  // The work tree the command runs in, like `tugcode commit` (the main checkout counts: it may own claims).
+  cliDefault: 'the work tree of the current directory',
 };
 const attempt: Field = {
   type: 'int',
