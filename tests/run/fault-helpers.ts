@@ -216,7 +216,7 @@ ls "$TUG_WORKTREE" | grep -E '^step-[0-9-]+[.]txt$' | tr '\\n' ' ' > "$D/seen/$u
 if [ -e "$D/hold/$u" ] && { [ "$n" = 1 ] || [ "$(cat "$D/hold/$u")" = every ]; }; then
   echo "$$" > "$D/held/$u.tmp" && mv "$D/held/$u.tmp" "$D/held/$u"
   i=0
-  while [ ! -e "$D/release" ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+  while [ -d "$D" ] && [ ! -e "$D/release" ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
 fi
 if [ "$n" = 1 ] && [ -e "$D/fail/$u" ]; then
   echo "working on $u"
@@ -469,12 +469,18 @@ exit 0
 }
 
 /**
- * A start line for runs that race: a `git` first on PATH that holds each run at its read of the committed
- * plan (`git cat-file blob <base>:<plan>`, the last git call before the run lock) until `release`, so the
- * racers reach the lock together instead of spread over their ~0.5 s node start-ups. Once per run process;
- * only in processes given `env`. A run whose preflight never reads the plan that way is simply not held.
+ * The `git status` of `run --merge`'s clean-checkout check: the run's last git call before it takes the run
+ * lock (src/run/driver.ts), where gitBarrier holds racing runs.
  */
-export function gitBarrier(at = '*"cat-file blob "*tugplan-*'): {
+export const AT_MERGE_CHECK = '*"status --porcelain"*';
+
+/**
+ * A start line for runs that race: a `git` first on PATH that holds each run at its first git call matching
+ * `at` (a shell case pattern) until `release`, so the racers reach what follows together instead of spread
+ * over their ~0.5 s node start-ups. Once per run process, only before `release`, only in processes given
+ * `env`; a run that never makes that call is not held.
+ */
+export function gitBarrier(at: string): {
   env: Record<string, string>;
   /** Wait until `n` runs are held (or counted by `gone`), then let every held run go at once. */
   release(n: number, gone: () => number): Promise<void>;
@@ -491,7 +497,7 @@ case "$*" in
   ${at})
     if [ ! -e '${dir}/passed.'"$PPID" ]; then
       : > '${dir}/waiting.'"$PPID"
-      cat '${fifo}' > /dev/null
+      [ -e '${dir}/open' ] || timeout 120 cat '${fifo}' > /dev/null
       : > '${dir}/passed.'"$PPID"
     fi ;;
 esac
@@ -504,7 +510,9 @@ exec '${realGit}' "$@"
     env: { PATH: `${dir}:${process.env.PATH}` },
     async release(n, gone) {
       await until(`${n} runs at the start line`, () => count('waiting.') + gone() >= n);
-      // Opening the FIFO for writing wakes every reader blocked on it; closing it gives them EOF.
+      // From now on nobody waits (a run's later `git status` passes); then opening the FIFO for writing
+      // wakes every reader blocked on it, and closing it gives them EOF.
+      writeFileSync(join(dir, 'open'), '');
       while (count('passed.') < count('waiting.')) {
         try {
           closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));

@@ -5,20 +5,23 @@
  * random point of its event stream, a killed implementer, `rm -rf` of a worker worktree, a stale
  * `index.lock`, `git gc` + `worktree prune`, an outside `state reset --force` or `state claim`, a second
  * `run` at the same instant, restarts racing for the lock after a crash, a reset between the fast-forward and
- * `complete`. Then `run` again (leases past via TUGCODE_NOW) until done, at most 3 times, and the invariants
- * of fault-helpers.ts `violations`. Every run is bounded in time and in claims: a spin fails, never hangs.
+ * `complete`. Then `run` again (each an hour later by TUGCODE_NOW, so the leases a killed run left have
+ * expired) until done, at most 3 times, and the invariants of fault-helpers.ts `violations`. Every run is
+ * bounded in time and in claims: a spinning driver fails the test, it never hangs it.
  *
- * Seeds 1..12 run by default, one fault kind each (fault-helpers.ts `scenarioOf`; the seed is in the test's
- * name). More: TUGCODE_FAULT_ITERATIONS=100 (seeds 1..100). Replay one:
+ * Seeds 1..12 run by default, one fault kind each, the seed first in the test's name (fault-helpers.ts
+ * `scenarioOf`). More: TUGCODE_FAULT_ITERATIONS=100 (seeds 1..100). Replay one seed (build first: the tests
+ * run bin/tugcode.cjs), with TUGCODE_FAULT_VERBOSE=1 to print what each run did even when it passes:
  *   TUGCODE_FAULT_SEED=7 npx vitest run tests/run/fault-injection.test.ts -t 'seed 7:'
- * (build first: the tests run bin/tugcode.cjs). The last block reproduces issue 22 items 1–3 on their own.
+ * Iterations run TUGCODE_FAULT_PARALLEL (2) at a time. The last block reproduces issue 22 items 1–3 alone.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, tempDir } from '../helpers/repo.js';
 import { runRepo } from './helpers.js';
 import {
+  AT_MERGE_CHECK,
   boundedRun,
   cliJson,
   describeRun,
@@ -47,16 +50,16 @@ import {
   type BoundedResult,
   type BoundedRun,
   type FaultImplementer,
+  type FaultKind,
   type Scenario,
 } from './fault-helpers.js';
 
 const MAX_RERUNS = 3;
-/** The `git status` of `run --merge`'s clean-checkout check, right before the run lock (src/run/driver.ts). */
-const AT_MERGE_CHECK = '*"status --porcelain"*';
+const RIDDEN_OUT = new Set<FaultKind>(['kill-implementer', 'rm-worktree', 'outside-reset', 'outside-claim']);
 const RACERS = 4;
 
 /**
- * Iterations run FAULT_PARALLEL at a time (default 2): each is mostly waiting on git and child processes, so
+ * Iterations run TUGCODE_FAULT_PARALLEL at a time (default 2): each is mostly waiting on git and child processes, so
  * two share the 2 cores well; more only slow every run down.
  */
 const slots = (() => {
@@ -100,7 +103,14 @@ const started = (r: { events: any[] } | BoundedRun) =>
  * run with `--merge`, whose clean-checkout check is their last git call before the lock: the start line
  * (gitBarrier) holds them there, so they reach the lock within milliseconds of each other.
  */
-async function race(n: number, root: string, args: string[], env: Record<string, string>, what: string, story: Story) {
+async function race(
+  n: number,
+  root: string,
+  args: string[],
+  env: Record<string, string>,
+  o: { what: string; story: Story },
+) {
+  const { what, story } = o;
   const barrier = gitBarrier(AT_MERGE_CHECK);
   const runs = Array.from({ length: n }, () => boundedRun(root, [...args, '--merge'], { ...env, ...barrier.env }));
   await barrier.release(n, () => runs.filter((r) => r.exited() || started(r)).length);
@@ -225,14 +235,14 @@ async function faultedRun(
       return story.note('run, a claim from another worktree beside it', await run.done);
     }
     case 'double-run':
-      return race(2, root, args, {}, 'run started at the same instant', story);
+      return race(2, root, args, {}, { what: 'run started at the same instant', story });
     case 'restart-race': {
       const run = boundedRun(root, args);
       const landed = await atPoint(run, sc.at);
       if (landed) run.child.kill('SIGKILL');
       const r = story.note(`run, SIGKILL at event ${sc.at}${landed ? '' : ' (it had ended)'}`, await run.done);
       if (!landed) return r;
-      return race(RACERS, root, args, later(), 'restart', story);
+      return race(RACERS, root, args, later(), { what: 'restart', story });
     }
     case 'reset-after-integrate': {
       const step = sc.target!;
@@ -256,6 +266,12 @@ async function runScenario(sc: Scenario): Promise<Story> {
   const later = () => ({ TUGCODE_NOW: new Date((clock += 3_600_000)).toISOString() });
   try {
     let last = await faultedRun(sc, root, impl, story, later);
+    // Faults a run rides out by itself (issue 22 "Faults the run should ride out instead of stopping";
+    // 06-run.md §1 items 4.9–4.10): a failed attempt, a lost claim, a claim that lapses, a lost worktree.
+    if (RIDDEN_OUT.has(sc.kind) && !succeeded(last) && !last.cut)
+      story.fail(
+        `the run stopped on ${sc.kind} instead of riding it out: ${JSON.stringify(summaryOf(last)?.error ?? null)}`,
+      );
     for (let k = 1; !succeeded(last) && !last.cut && k <= MAX_RERUNS; k++)
       last = story.note(`re-run ${k}`, await boundedRun(root, runArgs(impl), later()).done);
     if (!succeeded(last)) {
@@ -351,34 +367,45 @@ describe('issue 22 items 1–3', () => {
   }, 120_000);
 
   it('item 2: after a crash, 8 restarts at the same instant: each time exactly one takes the run lock', async () => {
-    const root = runRepo(planOf([unit('1', 'One'), unit('2', 'Two'), unit('3', 'Three')]), SLUG);
+    const units = [unit('1', 'One'), unit('2', 'Two'), unit('3', 'Three')];
+    const root = runRepo(planOf(units), SLUG);
     const impl = faultImplementer();
     // The implementers wait until released: every run that takes the lock stays in its steps until killed.
     for (const s of ['step-1', 'step-2', 'step-3']) impl.hold(s, true);
     const args = runArgs(impl, 2);
+    // SIGKILL as soon as a run holds the lock. A git it was running in a worker worktree may leave an
+    // index.lock that stops the next run (issue 22 item 7, not this test's subject): removed, as git's
+    // own message tells a user to do.
+    const crash = async (rs: BoundedRun[]) => {
+      for (const r of rs) r.child.kill('SIGKILL');
+      const out = await Promise.all(rs.map((r) => r.done));
+      for (const t of workerTrees(root)) rmTree(join(root, '.git', 'worktrees', basename(t), 'index.lock'));
+      return out;
+    };
     const rounds: number[] = [];
+    const odd: string[] = [];
     try {
-      const first = boundedRun(root, args);
-      await until('the first run to claim', () => first.exited() || first.events().some((e) => e.type === 'claimed'));
-      first.child.kill('SIGKILL');
-      expect(started(await first.done)).toBe(true);
-      for (let round = 0; round < 6; round++) {
+      const run = boundedRun(root, args);
+      await until('the first run to take the lock', () => run.exited() || started(run));
+      const [first] = await crash([run]);
+      expect(started(first!), describeRun(first!)).toBe(true);
+      for (let round = 0; round < 5; round++) {
         const barrier = gitBarrier(AT_MERGE_CHECK);
         const runs = Array.from({ length: 8 }, () => boundedRun(root, [...args, '--merge'], barrier.env));
         await barrier.release(8, () => runs.filter((r) => r.exited() || started(r)).length);
         await until('every restart to start or give up', () => runs.every((r) => r.exited() || started(r)));
         const winners = runs.filter((r) => started(r));
         rounds.push(winners.length);
-        for (const w of winners) w.child.kill('SIGKILL'); // the crash the next round restarts from
-        const results = await Promise.all(runs.map((r) => r.done));
-        for (const l of results.filter((r) => !started(r)))
-          expect(`${l.code} ${l.stdout.includes('RunInProgress')}`, describeRun(l)).toBe('4 true');
+        await crash(winners); // the crash the next round restarts from
+        for (const l of await Promise.all(runs.filter((r) => !started(r)).map((r) => r.done)))
+          if (l.code !== 4 || !l.stdout.includes('RunInProgress')) odd.push(`round ${round + 1}: ${describeRun(l)}`);
       }
       expect(rounds, 'runs holding the run lock at once, per round').toEqual(rounds.map(() => 1));
+      expect(odd, 'restarts that lost the race without RunInProgress').toEqual([]);
       impl.release();
       const r = await boundedRun(root, args).done;
       expect(succeeded(r), describeRun(r)).toBe(true);
-      expect(await violations(root, impl, [unit('1', 'One'), unit('2', 'Two'), unit('3', 'Three')])).toEqual([]);
+      expect(await violations(root, impl, units)).toEqual([]);
     } finally {
       impl.release();
     }
