@@ -58,7 +58,7 @@ export const FAULT_KINDS = [
   'outside-reset', // `state reset --force` of a claimed step from outside
   'outside-claim', // `state claim` from another worktree (a 2 s lease, then abandoned)
   'double-run', // a second `tugcode run` started at the same instant
-  'restart-race', // the driver SIGKILLed, then 4 `tugcode run` at the same instant (issue 22 item 2)
+  'restart-race', // the driver SIGKILLed, then 8 `tugcode run` at the same instant (issue 22 item 2)
   'reset-after-integrate', // `state reset --force` between the fast-forward and `complete` (item 3)
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];

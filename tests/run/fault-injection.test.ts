@@ -56,7 +56,7 @@ import {
 
 const MAX_RERUNS = 3;
 const RIDDEN_OUT = new Set<FaultKind>(['kill-implementer', 'rm-worktree', 'outside-reset', 'outside-claim']);
-const RACERS = 4;
+const RACERS = 8;
 
 /**
  * Iterations run TUGCODE_FAULT_PARALLEL at a time (default 2): each is mostly waiting on git and child processes, so
