@@ -5,13 +5,14 @@
  * smol-toml and zod load only when a file or an environment override exists, so the common hot path
  * (no config file) pays for neither.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { CONFIG_DEFAULTS, CONFIG_KEYS, KERNEL_TUG_ENV, type ConfigShape } from './defaults.js';
 import { CONFIG_RULES, fastMerge, satisfies, type Rule } from './rules.js';
 import { envValue, setsNoValue } from '../kernel/config-keys.js';
+import { readConfigFile } from '../kernel/config-file.js';
 
 export type Config = ConfigShape;
 
@@ -130,11 +131,14 @@ export async function loadConfig(
   if (!hasFile && Object.keys(overrides).length === 0) return structuredClone(CONFIG_DEFAULTS) as Config;
   let text = '';
   if (hasFile) {
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (e) {
-      throw new TugError('ConfigInvalid', { source: file, reason: `cannot read: ${(e as Error).message}` });
-    }
+    const r = readConfigFile(file);
+    if ('reason' in r)
+      throw new TugError('ConfigInvalid', {
+        source: file,
+        reason: r.reason,
+        hint: 'replace .tugtool/config.toml with a regular file, or remove it to use the defaults',
+      });
+    text = r.text;
   }
   // Fast path: the file `tugcode init` writes has every key commented out. Recognizing that needs neither
   // the TOML parser nor zod (about 20 ms of a CLI start, 07-quality.md §2).

@@ -10,7 +10,8 @@
  * message) or a `[tool.tug]` table exists. Other tables of config.toml are tugcode's to judge. Any malformed
  * file or value is `ConfigInvalid` (exit 2). Flags are applied by the caller (`withFlags`).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readConfigFile } from './config-file.js';
 import { join } from 'node:path';
 import { envValue, KERNEL_FILE_DEFAULTS, KERNEL_RULES, KERNEL_TUG_ENV, satisfies, setsNoValue } from './config-keys.js';
 import { canonicalPath, gitLayout, insideGit } from './repo-layout.js';
@@ -117,12 +118,9 @@ async function readPyproject(
 ): Promise<{ path: string; values: Partial<Record<SettingKey, unknown>> } | null> {
   const path = join(workspace, 'pyproject.toml');
   if (!existsSync(path)) return null;
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw configInvalid(path, null, `cannot read: ${(e as Error).message}`);
-  }
+  const read = readConfigFile(path);
+  if ('reason' in read) throw configInvalid(path, null, read.reason);
+  const text = read.text;
   if (!/\btug\b/.test(text)) return null; // no [tool.tug] table: the file is not ours to judge
   const { parse } = await import('smol-toml');
   let doc: Record<string, unknown>;
@@ -162,12 +160,9 @@ async function validate(values: Record<string, unknown>, fail: (key: string, mes
 
 /** The `[kernel]` table of config.toml: known keys (validated) and notes for unknown ones. */
 async function readKernelTable(file: string, notes: string[]): Promise<Record<string, unknown>> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw configInvalid(file, null, `cannot read: ${(e as Error).message}`);
-  }
+  const read = readConfigFile(file);
+  if ('reason' in read) throw configInvalid(file, null, read.reason);
+  const text = read.text;
   // No "kernel" anywhere means no [kernel] table; a file of comments and headers sets nothing.
   if (!text.includes('kernel') || setsNoValue(text)) return {};
   const { parse } = await import('smol-toml');
