@@ -29,6 +29,8 @@ function expected(rule: Rule): string {
       return rule.enum ? `one of ${rule.enum.join(', ')}` : rule.min ? 'a non-empty string' : 'a string';
     case 'strs':
       return 'a JSON array of strings';
+    case 'argv':
+      return 'a command line whose quotes are balanced (it is split shell-style)';
   }
 }
 

@@ -198,6 +198,10 @@ describe('config rules without zod', () => {
       [1],
       {},
       'npm test',
+      'node "unbalanced',
+      "sh -c 'unbalanced",
+      'trailing \\',
+      'sh -c "echo \\"hi\\""',
     ];
     for (const [table, schema] of Object.entries(CONFIG_TABLES)) {
       const rules = (CONFIG_RULES as Record<string, Record<string, Parameters<typeof satisfies>[0]>>)[table]!;
