@@ -67,6 +67,38 @@ function envOverrides(env: NodeJS.ProcessEnv): Record<string, Record<string, unk
   return out;
 }
 
+/**
+ * A claim's lease must outlive the time between two heartbeats, or it lapses before its first heartbeat
+ * renews it and another worker may take the step mid-work (06-run.md §2 step 3). The reason, naming both
+ * settings as the caller spells them, or null when the heartbeat comes first.
+ */
+export function leaseLapsesFirst(
+  lease: { seconds: number; name: string },
+  heartbeat: { seconds: number; name: string },
+): string | null {
+  if (heartbeat.seconds < lease.seconds) return null;
+  return (
+    `${heartbeat.name} (${heartbeat.seconds} s) must be shorter than ${lease.name} (${lease.seconds} s): ` +
+    'a lease would lapse before its first heartbeat'
+  );
+}
+
+/** The config's own lease and heartbeat (file, environment or defaults) must fit together. */
+function checkLeaseHeartbeat(c: Config, source: string): Config {
+  const reason = leaseLapsesFirst(
+    { seconds: c.state.lease_seconds, name: 'state.lease_seconds' },
+    { seconds: c.run.heartbeat_seconds, name: 'run.heartbeat_seconds' },
+  );
+  if (reason)
+    throw new TugError('ConfigInvalid', {
+      source,
+      key: 'run.heartbeat_seconds',
+      reason,
+      hint: 'raise state.lease_seconds or lower run.heartbeat_seconds (the defaults are 7200 and 60)',
+    });
+  return c;
+}
+
 /** Parse and validate the TOML text; exported for tests and `doctor`. */
 export async function parseConfigText(
   text: string,
@@ -78,7 +110,8 @@ export async function parseConfigText(
   if (text !== '') {
     const { parse } = await import('smol-toml');
     try {
-      doc = parse(text) as Record<string, unknown>;
+      // An integer past 2^53 comes back as a BigInt (not a parse error), so its key can be named below.
+      doc = parse(text, { integersAsBigInt: 'asNeeded' }) as Record<string, unknown>;
     } catch (e) {
       const m = e as { message?: string; line?: number };
       throw new TugError('ConfigInvalid', {
@@ -103,12 +136,19 @@ export async function parseConfigText(
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       if (!keys.includes(k))
         warnings?.add('ConfigUnknownKey', `${source}: unknown key ${table}.${k} ignored`, { key: `${table}.${k}` });
-      else known[table]![k] = v;
+      else if (typeof v === 'bigint') {
+        const rule = (CONFIG_RULES as unknown as Record<string, Record<string, Rule>>)[table]![k]!;
+        throw new TugError('ConfigInvalid', {
+          source,
+          key: `${table}.${k}`,
+          reason: `${table}.${k} must be ${expected(rule)}, got ${v}`,
+        });
+      } else known[table]![k] = v;
     }
   }
   for (const [table, values] of Object.entries(overrides)) known[table] = { ...known[table], ...values };
   const fast = fastMerge(known, CONFIG_DEFAULTS);
-  if (fast) return fast as Config;
+  if (fast) return checkLeaseHeartbeat(fast as Config, source);
   const { configSchema } = await import('./schema.js');
   const r = configSchema.safeParse(known);
   if (!r.success) {
@@ -119,7 +159,7 @@ export async function parseConfigText(
       reason: `${issue.path.join('.')}: ${issue.message}`,
     });
   }
-  return r.data as Config;
+  return checkLeaseHeartbeat(r.data as Config, source);
 }
 
 export async function loadConfig(

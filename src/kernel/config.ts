@@ -125,7 +125,7 @@ async function readPyproject(
   const { parse } = await import('smol-toml');
   let doc: Record<string, unknown>;
   try {
-    doc = parse(text) as Record<string, unknown>;
+    doc = parse(text, { integersAsBigInt: 'asNeeded' }) as Record<string, unknown>; // past 2^53: named below
   } catch (e) {
     throw configInvalid(path, null, `malformed TOML: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
   }
@@ -152,6 +152,7 @@ async function readPyproject(
 async function validate(values: Record<string, unknown>, fail: (key: string, message: string) => KernelError) {
   const bad = Object.entries(values).find(([k, v]) => !satisfies(KERNEL_RULES[k as SettingKey], v));
   if (!bad) return;
+  if (typeof bad[1] === 'bigint') throw fail(bad[0], `${bad[1]} is out of range`);
   const { kernelSchema } = await import('./config-schema.js');
   const r = kernelSchema.partial().safeParse({ [bad[0]]: bad[1] });
   const issue = r.success ? null : r.error.issues[0]!;
@@ -168,7 +169,7 @@ async function readKernelTable(file: string, notes: string[]): Promise<Record<st
   const { parse } = await import('smol-toml');
   let doc: Record<string, unknown>;
   try {
-    doc = parse(text) as Record<string, unknown>;
+    doc = parse(text, { integersAsBigInt: 'asNeeded' }) as Record<string, unknown>; // past 2^53: named below
   } catch (e) {
     throw configInvalid(file, null, `malformed TOML: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
   }
