@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { tempRepo } from '../helpers/repo.js';
+import { planText, runJsonl, runRepo, step } from '../run/helpers.js';
 
 describe('[run] implementer in config', () => {
   it.each([
@@ -34,5 +35,17 @@ describe('[run] implementer in config', () => {
     });
     const r = runCli(['status', '--json'], { cwd: root });
     expect(r.json?.error?.code).not.toBe('ConfigInvalid');
+  });
+});
+
+describe('run --implementer', () => {
+  it('refuses an unbalanced quote before claiming anything (InvalidArgument)', () => {
+    const root = runRepo(planText([step(1, 'Base')]));
+    const r = runJsonl(root, ['demo', '--implementer', 'node "impl.mjs']);
+    expect(r.code).toBe(2);
+    expect(r.events).toHaveLength(1); // the summary alone: no step was claimed or failed
+    expect(r.events[0].error.message).toBe(
+      '--implementer cannot be split shell-style: unterminated double quote in "node \\"impl.mjs"',
+    );
   });
 });

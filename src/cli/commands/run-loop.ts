@@ -51,10 +51,21 @@ function exitOf(summary: RunSummary, signal: 'SIGINT' | 'SIGTERM' | null): numbe
 }
 
 /**
- * `--lease-duration` and `--heartbeat` (each or the config's value) must fit: a lease that lapses before
- * its first heartbeat is refused before anything runs (the config alone is checked when it loads).
+ * Flags refused before anything runs: an --implementer whose quotes do not balance, and `--lease-duration`
+ * with `--heartbeat` (each or the config's value) when the lease would lapse before its first heartbeat
+ * (the config alone is checked when it loads).
  */
-async function checkLeaseHeartbeat(input: RunInput, cli: CliEnv, call: Call): Promise<void> {
+async function checkRunFlags(input: RunInput, cli: CliEnv, call: Call): Promise<void> {
+  // An --implementer that cannot be split would fail every step it is given (and fail them at their cap).
+  if (input.implementer !== undefined) {
+    const { tokenizeShell } = await import('../../kernel/opspec.js');
+    const tok = tokenizeShell(input.implementer);
+    if (!tok.ok)
+      throw new TugError('InvalidArgument', {
+        reason: `--implementer cannot be split shell-style: ${tok.reason} in ${JSON.stringify(input.implementer)}`,
+        argument: '--implementer',
+      });
+  }
   if (input.lease_seconds === undefined && input.heartbeat_seconds === undefined) return;
   const { config } = await cli.ctx.load(call);
   const { leaseLapsesFirst } = await import('../../config/config.js');
@@ -104,7 +115,7 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
   const traceFile = cli.env.TUGCODE_RUN_TRACE || undefined;
   const spans: string[] = [];
   try {
-    await checkLeaseHeartbeat(input, cli, call);
+    await checkRunFlags(input, cli, call);
     const { runPlan } = await import('../../run/driver.js');
     summary = await runPlan(cli.ctx, input, call, {
       signal: stop.signal,
@@ -143,7 +154,7 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
   const { newCall } = await import('../../ops/context.js');
   const call = newCall('run');
   try {
-    await checkLeaseHeartbeat(input, cli, call);
+    await checkRunFlags(input, cli, call);
     const { prepareRun, completedSteps } = await import('../../run/driver.js');
     const { flow, prep } = await prepareRun(cli.ctx, input, call);
     const { schedule, scheduleText } = await import('../../run/schedule.js');
