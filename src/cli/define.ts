@@ -60,6 +60,16 @@ function attr(flag: string): string {
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
+/**
+ * The value commander parsed for `flag`. Commander stores a negated flag `--no-x` as `x: false` (and
+ * defaults `x` to true), never as `noX`: a `--no-x` field is true only when `x` came out false.
+ */
+function optOf(opts: Record<string, unknown>, flag: string): unknown {
+  const negated = /^--no-(.+)$/.exec(flag);
+  if (negated) return opts[attr(`--${negated[1]}`)] === false ? true : undefined;
+  return opts[attr(flag)];
+}
+
 function declare(c: Command, name: string, f: Field): void {
   if (f.arg !== undefined) return;
   const flag = flagOf(name, f);
@@ -107,7 +117,7 @@ async function collectRaw(table: InputTable, args: unknown[], opts: Record<strin
       if (args[f.arg] !== undefined) raw[name] = args[f.arg];
       continue;
     }
-    const direct = f.type === 'string' && f.fileOnly ? undefined : opts[attr(flagOf(name, f))];
+    const direct = f.type === 'string' && f.fileOnly ? undefined : optOf(opts, flagOf(name, f));
     if (f.type === 'string' && f.fileFlag) {
       const file = opts[attr(f.fileFlag)] as string | undefined;
       if (file !== undefined) {

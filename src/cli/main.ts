@@ -38,18 +38,44 @@ function buildProgram(app: CliApp): Command {
   return program;
 }
 
-/** Best-effort command name from argv (for error envelopes raised before a body runs). */
-function commandNameFromArgv(program: Command, argv: string[]): string {
+/** The command argv names, as far as it names one (the program itself when it names none). */
+function commandOfArgv(program: Command, argv: string[]): { name: string; cmd: Command } {
   const words: string[] = [];
-  let cur: Command | undefined = program;
+  let cur: Command = program;
   for (const tok of argv) {
     if (tok.startsWith('-')) continue;
-    const next: Command | undefined = cur?.commands.find((c) => c.name() === tok || c.aliases().includes(tok));
+    const next: Command | undefined = cur.commands.find((c) => c.name() === tok || c.aliases().includes(tok));
     if (!next) break;
     words.push(next.name());
     cur = next;
   }
-  return words.join(' ') || 'tugcode';
+  return { name: words.join(' ') || 'tugcode', cmd: cur };
+}
+
+/** Best-effort command name from argv (for error envelopes raised before a body runs). */
+function commandNameFromArgv(program: Command, argv: string[]): string {
+  return commandOfArgv(program, argv).name;
+}
+
+/**
+ * A call missing a positional argument: commander checks required flags first, so `state claim` alone
+ * would only say `--worktree` is missing. The first missing positional is named instead, with the usage,
+ * and a missing plan with how to list the plans. Null when every positional was given.
+ */
+function missingPositional(program: Command, argv: string[]): TugError | null {
+  const { name, cmd } = commandOfArgv(program, argv);
+  if (cmd === program) return null;
+  const missing = cmd.registeredArguments.filter((a) => a.required)[cmd.args.length];
+  if (!missing) return null;
+  const arg = missing.name();
+  const usage = `tugcode ${name} ${cmd.usage()}`;
+  if (arg === 'plan')
+    return new TugError(
+      'InvalidArgument',
+      { reason: `${name} needs a plan (its path or slug): ${usage}`, argument: '<plan>' },
+      { hint: 'tugcode status   (lists the plans)' },
+    );
+  return new TugError('InvalidArgument', { reason: `${name} needs <${arg}>: ${usage}`, argument: `<${arg}>` });
 }
 
 /** `run`/`demo` write JSON Lines: a usage error is their summary line (output.ts). */
@@ -57,8 +83,12 @@ function linesOf(name: string, argv: string[]): { at: string } | undefined {
   return streamsLines(name, argv.includes('--dry-run')) ? { at: clockFromEnv(process.env).now() } : undefined;
 }
 
-function commanderToTugError(e: CommanderError, argv: string[]): TugError {
+function commanderToTugError(e: CommanderError, argv: string[], program: Command): TugError {
   const msg = e.message.replace(/^error:\s*/, '');
+  if (e.code === 'commander.missingArgument' || e.code === 'commander.missingMandatoryOptionValue') {
+    const positional = missingPositional(program, argv);
+    if (positional) return positional;
+  }
   if (e.code === 'commander.unknownCommand') {
     const m = /unknown command '([^']+)'/.exec(msg);
     return new TugError('UnknownCommand', { command: m?.[1] ?? argv.find((a) => !a.startsWith('-')) ?? '' });
@@ -116,7 +146,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
         if (!json && group) r.stderr = group.helpInformation() + r.stderr;
       } else {
         const name = commandNameFromArgv(program, argv);
-        r = renderError(name, commanderToTugError(e, argv), [], json, linesOf(name, argv));
+        r = renderError(name, commanderToTugError(e, argv, program), [], json, linesOf(name, argv));
       }
     } else {
       const name = commandNameFromArgv(program, argv);

@@ -5,13 +5,14 @@
  * smol-toml and zod load only when a file or an environment override exists, so the common hot path
  * (no config file) pays for neither.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { CONFIG_DEFAULTS, CONFIG_KEYS, KERNEL_TUG_ENV, type ConfigShape } from './defaults.js';
 import { CONFIG_RULES, fastMerge, satisfies, type Rule } from './rules.js';
 import { envValue, setsNoValue } from '../kernel/config-keys.js';
+import { readConfigFile } from '../kernel/config-file.js';
 
 export type Config = ConfigShape;
 
@@ -28,6 +29,8 @@ function expected(rule: Rule): string {
       return rule.enum ? `one of ${rule.enum.join(', ')}` : rule.min ? 'a non-empty string' : 'a string';
     case 'strs':
       return 'a JSON array of strings';
+    case 'argv':
+      return 'a command line whose quotes are balanced (it is split shell-style)';
   }
 }
 
@@ -64,6 +67,38 @@ function envOverrides(env: NodeJS.ProcessEnv): Record<string, Record<string, unk
   return out;
 }
 
+/**
+ * A claim's lease must outlive the time between two heartbeats, or it lapses before its first heartbeat
+ * renews it and another worker may take the step mid-work (06-run.md §2 step 3). The reason, naming both
+ * settings as the caller spells them, or null when the heartbeat comes first.
+ */
+export function leaseLapsesFirst(
+  lease: { seconds: number; name: string },
+  heartbeat: { seconds: number; name: string },
+): string | null {
+  if (heartbeat.seconds < lease.seconds) return null;
+  return (
+    `${heartbeat.name} (${heartbeat.seconds} s) must be shorter than ${lease.name} (${lease.seconds} s): ` +
+    'a lease would lapse before its first heartbeat'
+  );
+}
+
+/** The config's own lease and heartbeat (file, environment or defaults) must fit together. */
+function checkLeaseHeartbeat(c: Config, source: string): Config {
+  const reason = leaseLapsesFirst(
+    { seconds: c.state.lease_seconds, name: 'state.lease_seconds' },
+    { seconds: c.run.heartbeat_seconds, name: 'run.heartbeat_seconds' },
+  );
+  if (reason)
+    throw new TugError('ConfigInvalid', {
+      source,
+      key: 'run.heartbeat_seconds',
+      reason,
+      hint: 'raise state.lease_seconds or lower run.heartbeat_seconds (the defaults are 7200 and 60)',
+    });
+  return c;
+}
+
 /** Parse and validate the TOML text; exported for tests and `doctor`. */
 export async function parseConfigText(
   text: string,
@@ -75,7 +110,8 @@ export async function parseConfigText(
   if (text !== '') {
     const { parse } = await import('smol-toml');
     try {
-      doc = parse(text) as Record<string, unknown>;
+      // An integer past 2^53 comes back as a BigInt (not a parse error), so its key can be named below.
+      doc = parse(text, { integersAsBigInt: 'asNeeded' }) as Record<string, unknown>;
     } catch (e) {
       const m = e as { message?: string; line?: number };
       throw new TugError('ConfigInvalid', {
@@ -100,12 +136,19 @@ export async function parseConfigText(
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       if (!keys.includes(k))
         warnings?.add('ConfigUnknownKey', `${source}: unknown key ${table}.${k} ignored`, { key: `${table}.${k}` });
-      else known[table]![k] = v;
+      else if (typeof v === 'bigint') {
+        const rule = (CONFIG_RULES as unknown as Record<string, Record<string, Rule>>)[table]![k]!;
+        throw new TugError('ConfigInvalid', {
+          source,
+          key: `${table}.${k}`,
+          reason: `${table}.${k} must be ${expected(rule)}, got ${v}`,
+        });
+      } else known[table]![k] = v;
     }
   }
   for (const [table, values] of Object.entries(overrides)) known[table] = { ...known[table], ...values };
   const fast = fastMerge(known, CONFIG_DEFAULTS);
-  if (fast) return fast as Config;
+  if (fast) return checkLeaseHeartbeat(fast as Config, source);
   const { configSchema } = await import('./schema.js');
   const r = configSchema.safeParse(known);
   if (!r.success) {
@@ -116,7 +159,7 @@ export async function parseConfigText(
       reason: `${issue.path.join('.')}: ${issue.message}`,
     });
   }
-  return r.data as Config;
+  return checkLeaseHeartbeat(r.data as Config, source);
 }
 
 export async function loadConfig(
@@ -130,11 +173,14 @@ export async function loadConfig(
   if (!hasFile && Object.keys(overrides).length === 0) return structuredClone(CONFIG_DEFAULTS) as Config;
   let text = '';
   if (hasFile) {
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (e) {
-      throw new TugError('ConfigInvalid', { source: file, reason: `cannot read: ${(e as Error).message}` });
-    }
+    const r = readConfigFile(file);
+    if ('reason' in r)
+      throw new TugError('ConfigInvalid', {
+        source: file,
+        reason: r.reason,
+        hint: 'replace .tugtool/config.toml with a regular file, or remove it to use the defaults',
+      });
+    text = r.text;
   }
   // Fast path: the file `tugcode init` writes has every key commented out. Recognizing that needs neither
   // the TOML parser nor zod (about 20 ms of a CLI start, 07-quality.md §2).

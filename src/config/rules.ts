@@ -25,7 +25,7 @@ export const CONFIG_RULES: { [T in keyof ConfigShape]: { [K in keyof ConfigShape
   },
   run: {
     workers: upTo(R.workers),
-    implementer: str,
+    implementer: { t: 'argv' },
     agent: { t: 'str', enum: ['', 'claude', 'codex'] },
     heartbeat_seconds: upTo(R.heartbeat_seconds),
     step_timeout_seconds: upTo(R.step_timeout_seconds),

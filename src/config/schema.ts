@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { kernelSchema } from '../kernel/config-schema.js';
+import { tokenizeShell } from '../kernel/opspec.js';
 import { CONFIG_MAX } from './defaults.js';
 
 export { kernelSchema };
@@ -33,7 +34,18 @@ export const stateSchema = z
 export const runSchema = z
   .object({
     workers: upTo(R.workers).default(2).describe('parallel workers of tugcode run'),
-    implementer: z.string().default('').describe('argv string run per step (06-run.md §2); empty = no implementer'),
+    implementer: z
+      .string()
+      .superRefine((v, ctx) => {
+        const tok = tokenizeShell(v);
+        if (!tok.ok)
+          ctx.addIssue({
+            code: 'custom',
+            message: `cannot be split shell-style: ${tok.reason} in ${JSON.stringify(v)}`,
+          });
+      })
+      .default('')
+      .describe('argv string run per step (06-run.md §2); empty = no implementer'),
     agent: z
       .enum(['', 'claude', 'codex'])
       .default('')

@@ -319,6 +319,14 @@ export const CATALOGUE = {
           ? `a permissions problem, not a damaged database: keep ${arg(d.db_path, 'state.db')} (it holds the live claims); make it, its -wal and -shm files and its directory writable by this user (ls -l, then chown or chmod u+w), and retry`
           : `move ${arg(d.db_path, 'state.db')} aside, then tugcode state init <plan> and tugcode state reconcile <plan> (see tugcode doctor)`,
   },
+  DiskFull: {
+    exit: 10,
+    when: 'the disk holding state.db or the repository is full (SQLITE_FULL, ENOSPC); the write was rolled back',
+    message: (d) =>
+      `no space left on the filesystem holding ${s(d.path, 'the repository')}${d.reason ? `: ${s(d.reason)}` : ''}`,
+    hint: (d) =>
+      `free space on the filesystem holding ${arg(d.dir ?? d.path, '.')} (df -h ${arg(d.dir ?? d.path, '.')}), then retry`,
+  },
   GitError: {
     exit: 10,
     when: 'a git command failed unexpectedly',
@@ -403,13 +411,33 @@ export function invalidArgument(reason: string, details: Details = {}): TugError
   return new TugError('InvalidArgument', { reason, ...details });
 }
 
+/** What git prints when a write fails for want of space (its own words vary by code path). */
+const GIT_NO_SPACE = /No space left on device|Out of diskspace|Disk quota exceeded/i;
+
+/** A GitError whose git said the disk is full → DiskFull (git tells it only in its stderr). */
+function gitDiskFull(e: TugError): TugError | null {
+  if (e.code !== 'GitError') return null;
+  const d = e.details as Details;
+  const said = s(d.stderr ?? d.reason, '');
+  if (!GIT_NO_SPACE.test(said)) return null;
+  const cwd = typeof d.cwd === 'string' ? d.cwd : undefined;
+  return new TugError('DiskFull', {
+    reason: `git ${s((d.args as string[] | undefined)?.[0], '')} could not write: ${said.trim().split('\n')[0]}`,
+    ...(cwd ? { path: cwd, dir: cwd } : {}),
+  });
+}
+
 /** Any thrown value → TugError; unexpected ones become InternalError (stack only under --verbose). */
 export function toTugError(e: unknown, verbose: boolean): TugError {
-  if (e instanceof TugError) return e;
+  if (e instanceof TugError) return gitDiskFull(e) ?? e;
   const err = e instanceof Error ? e : new Error(String(e));
   const sqliteCode = (err as { code?: unknown }).code;
   if (typeof sqliteCode === 'string' && sqliteCode.startsWith('SQLITE_BUSY')) {
     return new TugError('Busy', { reason: err.message });
+  }
+  if (sqliteCode === 'ENOSPC') {
+    const path = (err as { path?: unknown }).path;
+    return new TugError('DiskFull', { reason: err.message, ...(typeof path === 'string' ? { path } : {}) });
   }
   return new TugError('InternalError', {
     reason: err.message,

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
-import { isValidSlug } from '../plan/anchors.js';
+import { isValidSlug, SLUG_RULE } from '../plan/anchors.js';
 import { slugOfPlanPath } from '../plan/resolve.js';
 
 /** A `--name` value: one path segment, no `--` (reserved), not a worker name of `run`. */
@@ -15,7 +15,7 @@ export function slugOfPlan(planPath: string): string {
   const slug = slugOfPlanPath(planPath);
   if (slug === null || !isValidSlug(slug)) {
     throw new TugError('InvalidArgument', {
-      reason: `${planPath} is not named .tugtool/tugplan-<slug>.md with a slug of [a-z0-9-] without "--"`,
+      reason: `${planPath} is not named .tugtool/tugplan-<slug>.md (${SLUG_RULE}); rename the file`,
       plan_path: planPath,
     });
   }

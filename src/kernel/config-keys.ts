@@ -5,6 +5,7 @@
  * same keys. The zod schema (the precise error messages) is `./config-schema.ts`; a property test proves
  * the rules accept exactly what the schema accepts.
  */
+import { tokenizeShell } from './opspec.js';
 
 /** Defaults as written in the file: `[]` and `""` mean "unset" (detect / resolve). */
 export const KERNEL_FILE_DEFAULTS = {
@@ -43,7 +44,9 @@ export type Rule =
   | { t: 'int'; min: number; max?: number }
   | { t: 'bool' }
   | { t: 'str'; min?: number; enum?: readonly string[] }
-  | { t: 'strs' };
+  | { t: 'strs' }
+  /** A command line split shell-style (`tokenizeShell`): a string whose quotes and escapes are balanced. */
+  | { t: 'argv' };
 
 const pos: Rule = { t: 'int', min: 1 };
 const str: Rule = { t: 'str' };
@@ -76,6 +79,8 @@ export function satisfies(rule: Rule, v: unknown): boolean {
       return typeof v === 'string' && v.length >= (rule.min ?? 0) && (rule.enum === undefined || rule.enum.includes(v));
     case 'strs':
       return Array.isArray(v) && v.every((x) => typeof x === 'string');
+    case 'argv':
+      return typeof v === 'string' && tokenizeShell(v).ok;
   }
 }
 

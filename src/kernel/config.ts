@@ -10,7 +10,8 @@
  * message) or a `[tool.tug]` table exists. Other tables of config.toml are tugcode's to judge. Any malformed
  * file or value is `ConfigInvalid` (exit 2). Flags are applied by the caller (`withFlags`).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readConfigFile } from './config-file.js';
 import { join } from 'node:path';
 import { envValue, KERNEL_FILE_DEFAULTS, KERNEL_RULES, KERNEL_TUG_ENV, satisfies, setsNoValue } from './config-keys.js';
 import { canonicalPath, gitLayout, insideGit } from './repo-layout.js';
@@ -117,17 +118,14 @@ async function readPyproject(
 ): Promise<{ path: string; values: Partial<Record<SettingKey, unknown>> } | null> {
   const path = join(workspace, 'pyproject.toml');
   if (!existsSync(path)) return null;
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw configInvalid(path, null, `cannot read: ${(e as Error).message}`);
-  }
+  const read = readConfigFile(path);
+  if ('reason' in read) throw configInvalid(path, null, read.reason);
+  const text = read.text;
   if (!/\btug\b/.test(text)) return null; // no [tool.tug] table: the file is not ours to judge
   const { parse } = await import('smol-toml');
   let doc: Record<string, unknown>;
   try {
-    doc = parse(text) as Record<string, unknown>;
+    doc = parse(text, { integersAsBigInt: 'asNeeded' }) as Record<string, unknown>; // past 2^53: named below
   } catch (e) {
     throw configInvalid(path, null, `malformed TOML: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
   }
@@ -154,6 +152,7 @@ async function readPyproject(
 async function validate(values: Record<string, unknown>, fail: (key: string, message: string) => KernelError) {
   const bad = Object.entries(values).find(([k, v]) => !satisfies(KERNEL_RULES[k as SettingKey], v));
   if (!bad) return;
+  if (typeof bad[1] === 'bigint') throw fail(bad[0], `${bad[1]} is out of range`);
   const { kernelSchema } = await import('./config-schema.js');
   const r = kernelSchema.partial().safeParse({ [bad[0]]: bad[1] });
   const issue = r.success ? null : r.error.issues[0]!;
@@ -162,18 +161,15 @@ async function validate(values: Record<string, unknown>, fail: (key: string, mes
 
 /** The `[kernel]` table of config.toml: known keys (validated) and notes for unknown ones. */
 async function readKernelTable(file: string, notes: string[]): Promise<Record<string, unknown>> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw configInvalid(file, null, `cannot read: ${(e as Error).message}`);
-  }
+  const read = readConfigFile(file);
+  if ('reason' in read) throw configInvalid(file, null, read.reason);
+  const text = read.text;
   // No "kernel" anywhere means no [kernel] table; a file of comments and headers sets nothing.
   if (!text.includes('kernel') || setsNoValue(text)) return {};
   const { parse } = await import('smol-toml');
   let doc: Record<string, unknown>;
   try {
-    doc = parse(text) as Record<string, unknown>;
+    doc = parse(text, { integersAsBigInt: 'asNeeded' }) as Record<string, unknown>; // past 2^53: named below
   } catch (e) {
     throw configInvalid(file, null, `malformed TOML: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
   }

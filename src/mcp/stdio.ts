@@ -1,8 +1,9 @@
 /**
  * `tugcode mcp` on stdin/stdout (06-run.md §5): the SDK's StdioServerTransport, fed one whole request line
  * at a time, with its errors answered or reported instead of swallowed:
- * - a line that is not JSON gets a JSON-RPC -32700 Parse error, and valid JSON that is not a JSON-RPC
- *   message a -32600 Invalid Request (both with `id: null`); the server keeps serving;
+ * - a line that is not JSON gets a JSON-RPC -32700 Parse error (`id: null`), and valid JSON that is not a
+ *   JSON-RPC 2.0 message a -32600 Invalid Request, with the request's id when it has one (`"jsonrpc":
+ *   "1.0"`, `params` an array), else `id: null`: a client waits on its id; the server keeps serving;
  * - a line longer than MAX_REQUEST_LINE_BYTES stops the server with `InvalidArgument` (exit 2, one stderr
  *   line), never a silent exit 0.
  */
@@ -35,6 +36,24 @@ export function tooLong(): TugError {
 const isBlank = (line: Buffer) => line.every((b) => b === 0x20 || b === 0x09 || b === 0x0d || b === 0x0a);
 
 /**
+ * The transport's input: while a line is handed to the transport's 'data' listener (which parses it and
+ * reports a bad one to `onerror` synchronously), `current` is that line, so the error can be answered
+ * with the line's own id.
+ */
+class LineStream extends PassThrough {
+  current: Buffer | undefined;
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event !== 'data') return super.emit(event, ...args);
+    this.current = args[0] as Buffer;
+    try {
+      return super.emit(event, ...args);
+    } finally {
+      this.current = undefined;
+    }
+  }
+}
+
+/**
  * Splits `input` into lines and writes each one, newline included, as one chunk to the returned stream
  * (object mode keeps the chunks apart). The SDK's ReadBuffer concatenates every chunk it gets onto the
  * pending line and searches all of it for a newline, which is quadratic in the line's length (a 48 MiB
@@ -42,7 +61,7 @@ const isBlank = (line: Buffer) => line.every((b) => b === 0x20 || b === 0x09 || 
  * Blank lines are skipped. `onTooLong` runs, once, as soon as the pending line passes `max` bytes.
  */
 export function lineStream(input: NodeJS.ReadableStream, max: number, onTooLong: () => void) {
-  const lines = new PassThrough({ objectMode: true });
+  const lines = new LineStream({ objectMode: true });
   let parts: Buffer[] = [];
   let size = 0;
   const onData = (chunk: Buffer | string) => {
@@ -79,17 +98,38 @@ export function lineStream(input: NodeJS.ReadableStream, max: number, onTooLong:
   return { lines, detach };
 }
 
-/** A JSON-RPC error for a line that is no message: the transport's parse errors, by their kind. */
-export function unreadableLine(e: unknown) {
+/**
+ * A JSON-RPC error for a line that is no message: the transport's parse errors, by their kind. `line` is
+ * the line refused: valid JSON (a -32600) whose `id` is a string or number is answered with that id.
+ */
+export function unreadableLine(e: unknown, line?: Buffer) {
   if (e instanceof SyntaxError)
     return { jsonrpc: '2.0' as const, id: null, error: { code: -32700, message: `Parse error: ${e.message}` } };
-  if (e instanceof Error && e.name === 'ZodError')
-    return {
-      jsonrpc: '2.0' as const,
-      id: null,
-      error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 request, notification or response' },
-    };
+  if (e instanceof Error && e.name === 'ZodError') {
+    const m = parsedObject(line);
+    const id = typeof m?.id === 'string' || (typeof m?.id === 'number' && Number.isFinite(m.id)) ? m.id : null;
+    const why =
+      m === undefined
+        ? 'not a JSON-RPC 2.0 request, notification or response'
+        : m.jsonrpc !== '2.0'
+          ? `"jsonrpc" must be "2.0", got ${JSON.stringify(m.jsonrpc) ?? 'nothing'}`
+          : 'params' in m && (m.params === null || typeof m.params !== 'object' || Array.isArray(m.params))
+            ? '"params" must be an object of named arguments'
+            : 'not a JSON-RPC 2.0 request, notification or response';
+    return { jsonrpc: '2.0' as const, id, error: { code: -32600, message: `Invalid Request: ${why}` } };
+  }
   return undefined;
+}
+
+/** The JSON object on `line` (the transport parsed it already, so it is JSON), or undefined. */
+function parsedObject(line: Buffer | undefined): Record<string, unknown> | undefined {
+  if (!line) return undefined;
+  try {
+    const v: unknown = JSON.parse(line.toString('utf8'));
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -118,7 +158,7 @@ export async function serveStdio(
     maxBufferSize: MAX_REQUEST_LINE_BYTES + 1,
   });
   transport.onerror = (e: Error) => {
-    const reply = unreadableLine(e);
+    const reply = unreadableLine(e, input.lines.current);
     if (reply) {
       transport.send(reply as never).catch(() => undefined);
       return;

@@ -17,6 +17,10 @@ export function isAnchor(s: string): boolean {
   return ANCHOR_RE.test(s);
 }
 
+/** The slug rule in words, for every message that refuses a slug (SLUG_RE and isValidSlug). */
+export const SLUG_RULE =
+  'a slug is 1 to 64 lowercase letters, digits and "-", starting with a letter or digit, without "--"';
+
 /** `SLUG_RE` without `--` (reserved as the separator of worktree and branch names). */
 export function isValidSlug(s: string): boolean {
   return SLUG_RE.test(s) && !s.includes('--');

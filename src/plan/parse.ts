@@ -92,6 +92,8 @@ class PlanBuilder {
   /** 'none' = no Execution Steps heading in the plan: every step heading counts. */
   private scope: 'none' | 'before' | 'in' | 'after' = 'none';
   private scopeLevel = 0;
+  /** The line of the first Execution Steps heading (the one whose scope holds the steps). */
+  private scopeLine = 0;
   private listDepth = 0;
   private itemDepth = 0;
 
@@ -168,6 +170,16 @@ class PlanBuilder {
     if (this.scope === 'before' && isExecutionStepsHeading(raw)) {
       this.scope = 'in';
       this.scopeLevel = level;
+      this.scopeLine = line;
+    } else if (this.scope !== 'none' && isExecutionStepsHeading(raw)) {
+      // Only the first such heading scopes the steps: the step headings under this one would be silently
+      // ordinary headings (docs/plan-format-notes.md, P010).
+      this.diag(
+        'P010',
+        'warning',
+        `a second "Execution Steps" heading "${clip(text)}" (the first is on line ${this.scopeLine}): only step headings in the scope of the first are steps; merge the two sections or rename this heading`,
+        line,
+      );
     }
     while (this.open.length > 0 && this.current!.level >= level) this.open.pop();
 

@@ -10,7 +10,7 @@
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
-import { isValidSlug } from './anchors.js';
+import { isValidSlug, SLUG_RULE } from './anchors.js';
 import type { Diagnostic } from './types.js';
 
 export const PLAN_DIR = '.tugtool';
@@ -59,7 +59,7 @@ export function planNameDiagnostic(planPath: string): Diagnostic | null {
   const why =
     slug === null
       ? `the file name ${JSON.stringify(basename(planPath))} is not tugplan-<slug>.md`
-      : `the file name's slug ${JSON.stringify(slug)} is not a valid slug (lowercase letters, digits and single "-", at most 64 characters)`;
+      : `the file name's slug ${JSON.stringify(slug)} is not a valid slug (${SLUG_RULE})`;
   return {
     code: 'E004',
     severity: 'error',
@@ -128,7 +128,7 @@ export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedP
   if (looksLikeSlug(arg)) {
     if (!isValidSlug(arg)) {
       throw new TugError('InvalidArgument', {
-        reason: `"${arg}" is not a valid plan slug (lowercase letters, digits and single "-", at most 64 characters)`,
+        reason: `"${arg}" is not a valid plan slug (${SLUG_RULE})`,
         argument: 'plan',
         value: arg,
       });

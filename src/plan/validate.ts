@@ -1,11 +1,12 @@
 /**
  * The plan validator (01-plan-format.md §3). Pure: takes a `ParsedPlan` (with the parser's own
- * diagnostics: E000, E010, P001, P008, P009) and returns every issue, filtered by level and sorted by line.
+ * diagnostics: E000, E010, P001, P008, P009, P010) and returns every issue, filtered by level and sorted by line.
  *
  * Levels: `lenient` reports errors only; `normal` errors and warnings; `strict` adds info and treats
  * warnings as errors (`valid: false` when there is any warning).
  */
 import { parseOpText } from '../kernel/opspec.js';
+import { MAX_ANCHOR } from '../contract/inputs/limits.js';
 import { isAnchor } from './anchors.js';
 import { buildGraph, findCycles } from './graph.js';
 import { liftEdges, topLevelMap } from './lift.js';
@@ -64,6 +65,17 @@ export function checkPlan(plan: ParsedPlan): Diagnostic[] {
 type Add = (code: string, severity: Severity, message: string, line?: number, anchor?: string) => void;
 
 function checkAnchors(plan: ParsedPlan, add: Add): void {
+  // A step anchor is a state command's step argument: one longer than those take could never be claimed.
+  for (const s of plan.steps) {
+    if ([...s.anchor].length > MAX_ANCHOR)
+      add(
+        'E007',
+        'error',
+        `step anchor "${s.anchor.slice(0, 40)}…" is ${[...s.anchor].length} characters long; a step anchor has at most ${MAX_ANCHOR} (the longest step argument state commands take)`,
+        s.line,
+        s.anchor,
+      );
+  }
   const first = new Map<string, number>();
   for (const { anchor, line } of plan.anchors) {
     if (!isAnchor(anchor)) {

@@ -1,7 +1,8 @@
 /**
  * What a user sees while `tugcode run` works (06-run.md §1): `json` writes the JSON Lines event stream
  * (`--json`; every event, the summary last), `lines` one readable line per event (off a TTY), `live` the
- * in-place worker view with the plan's progress bar (on a TTY). The renderer only writes through
+ * in-place worker view with the plan's progress bar (on a TTY), `quiet` nothing (`-q`: only the summary and
+ * the error line the caller prints). The renderer only writes through
  * `o.write`; it never touches `process`. In `lines` and `live` the summary event is not printed: the
  * caller prints `summaryText` (a table) after `close()`.
  */
@@ -12,7 +13,7 @@ import type { RunEvent, WorkerName } from './types.js';
 export { summaryText } from './render-summary.js';
 export { eventLine } from './render-text.js';
 
-export type RenderMode = 'json' | 'lines' | 'live';
+export type RenderMode = 'json' | 'lines' | 'live' | 'quiet';
 
 export interface RenderOptions {
   write: (s: string) => void;
@@ -51,5 +52,7 @@ export function createRenderer(mode: RenderMode, o: RenderOptions): Renderer {
       const view = new LiveView(o);
       return { event: (e) => view.event(e), close: () => view.close() };
     }
+    case 'quiet':
+      return { event: () => {}, close: () => {} };
   }
 }

@@ -5,11 +5,12 @@
  * unreadable, not SQLite); the file is never overwritten.
  */
 import Database from 'better-sqlite3';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { sleepSync } from '../util/sleep-sync.js';
 import { migrate, readSchemaVersion, LATEST_SCHEMA_VERSION } from './migrate.js';
-import { BUSY_SLICE_MS, SqliteDatabase, sqliteToTugError } from './sql/sqlite.js';
+import { BUSY_SLICE_MS, SqliteDatabase, sqliteToTugError, writable } from './sql/sqlite.js';
 
 export { sqliteToTugError };
 /** Where state.db lives; defined in context.ts, which never loads better-sqlite3. */
@@ -46,6 +47,7 @@ export function openWrite(
       db_path: path,
       reason: 'the file is empty (0 bytes), not a tugcode database',
     });
+  const created = Boolean(opts.create) && !existsSync(path);
   let db: Db | undefined;
   try {
     db = new Database(path, { timeout: timeoutMs, fileMustExist: !opts.create });
@@ -59,6 +61,9 @@ export function openWrite(
     return new SqliteDatabase(db, path, timeoutMs, version);
   } catch (e) {
     db?.close();
+    // A database this call created and could not finish (a full disk) is removed: a 0-byte state.db
+    // left behind would make every later `state init` refuse it as no tugcode database.
+    if (created) for (const f of [path, `${path}-wal`, `${path}-shm`]) rmSync(f, { force: true });
     throw sqliteToTugError(e, path, timeoutMs);
   }
 }
@@ -102,7 +107,44 @@ export function openRead(path: string, opts: { env?: NodeJS.ProcessEnv } = {}): 
     return new SqliteDatabase(db, path, timeoutMs, version);
   } catch (e) {
     db?.close();
+    const copy = readOnlyCopy(e, path, timeoutMs);
+    if (copy) return copy;
     throw sqliteToTugError(e, path, timeoutMs);
+  }
+}
+
+/**
+ * A reader in a directory it cannot write (a read-only filesystem): SQLite cannot open a WAL database
+ * there without its -shm file, which it would create (SQLITE_CANTOPEN). When no -wal file holds changes
+ * state.db lacks (a cleanly closed database has none), state.db alone is the whole state: it is read from
+ * an in-memory copy, its header set to rollback mode so the memory VFS accepts it. With pending WAL
+ * changes, only a writer can fold them in: DatabaseError saying so. Null when this does not apply.
+ */
+function readOnlyCopy(e: unknown, path: string, timeoutMs: number): OpenedDb | null {
+  const code = (e as { code?: unknown })?.code;
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_CANTOPEN') || writable(dirname(path))) return null;
+  if ((statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0) > 0)
+    throw new TugError('DatabaseError', {
+      db_path: path,
+      reason: `cannot read: its directory is not writable and ${path}-wal holds changes not yet in state.db, which only a writer can fold in`,
+      sqlite_code: 'SQLITE_READONLY',
+    });
+  const bytes = readFileSync(path);
+  // Bytes 18 and 19 are the write and read format versions: 2 is WAL, 1 rollback (sqlite.org/fileformat).
+  if (bytes.length >= 100 && bytes[18] === 2 && bytes[19] === 2) bytes[18] = bytes[19] = 1;
+  let db: Db | undefined;
+  try {
+    db = new Database(bytes, { readonly: true });
+    const version = readSchemaVersion(db, path);
+    if (version === null)
+      throw new TugError('DatabaseError', {
+        db_path: path,
+        reason: 'no schema_version table: not a tugcode state database',
+      });
+    return new SqliteDatabase(db, path, timeoutMs, version);
+  } catch (err) {
+    db?.close();
+    throw sqliteToTugError(err, path, timeoutMs);
   }
 }
 

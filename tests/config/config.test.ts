@@ -29,10 +29,10 @@ describe('config', () => {
   it('reads values from .tugtool/config.toml', async () => {
     const root = tempDir();
     writeFiles(root, {
-      '.tugtool/config.toml': '[state]\nlease_seconds = 60\n[kernel]\ntest_command = ["npm", "test"]\n',
+      '.tugtool/config.toml': '[state]\nlease_seconds = 120\n[kernel]\ntest_command = ["npm", "test"]\n',
     });
     const c = await loadConfig(root, {});
-    expect(c.state.lease_seconds).toBe(60);
+    expect(c.state.lease_seconds).toBe(120);
     expect(c.state.max_attempts).toBe(3);
     expect(c.kernel.test_command).toEqual(['npm', 'test']);
   });
@@ -74,18 +74,20 @@ describe('config', () => {
     const { MAX_LEASE_SECONDS } = await import('../../src/config/defaults.js');
     expect(MAX_LEASE_SECONDS).toBe(366 * 24 * 3600);
     const file = '.tugtool/config.toml';
-    const cases: [string, string, number][] = [
+    // The longest heartbeat needs a lease longer than it (a lease must outlive its heartbeat interval).
+    const longLease = { toml: `[state]\nlease_seconds = ${MAX_LEASE_SECONDS}\n`, env: String(MAX_LEASE_SECONDS) };
+    const cases: [string, string, number, typeof longLease?][] = [
       ['state', 'lease_seconds', MAX_LEASE_SECONDS],
       ['state', 'max_attempts', 1000],
       ['run', 'workers', 64],
-      ['run', 'heartbeat_seconds', 86400],
+      ['run', 'heartbeat_seconds', 86400, longLease],
       ['run', 'step_timeout_seconds', 7 * 86400],
     ];
-    for (const [table, key, max] of cases) {
-      const ok = await parseConfigText(`[${table}]\n${key} = ${max}\n`, file);
+    for (const [table, key, max, ctx] of cases) {
+      const ok = await parseConfigText(`${ctx?.toml ?? ''}[${table}]\n${key} = ${max}\n`, file);
       expect((ok as any)[table][key]).toBe(max);
       for (const bad of [max + 1, 999999999999, 0]) {
-        const e = await configError(parseConfigText(`[${table}]\n${key} = ${bad}\n`, file));
+        const e = await configError(parseConfigText(`${ctx?.toml ?? ''}[${table}]\n${key} = ${bad}\n`, file));
         expect([e.code, e.exitCode, e.details.source, e.details.key]).toEqual([
           'ConfigInvalid',
           2,
@@ -95,9 +97,10 @@ describe('config', () => {
         expect(e.message).toContain(`${file}: ${table}.${key}`);
       }
       const name = `TUGCODE_${table.toUpperCase()}_${key.toUpperCase()}`;
-      expect(((await loadConfig(tempDir(), { [name]: String(max) })) as any)[table][key]).toBe(max);
+      const lease = ctx ? { TUGCODE_STATE_LEASE_SECONDS: ctx.env } : {};
+      expect(((await loadConfig(tempDir(), { ...lease, [name]: String(max) })) as any)[table][key]).toBe(max);
       for (const bad of [String(max + 1), '999999999999', '99999999999999999999999', '0', '-5']) {
-        const e = await configError(loadConfig(tempDir(), { [name]: bad }));
+        const e = await configError(loadConfig(tempDir(), { ...lease, [name]: bad }));
         expect([e.code, e.details.source, e.details.key]).toEqual(['ConfigInvalid', name, `${table}.${key}`]);
         expect(e.message).toContain(name);
         expect(e.message).toContain(`from 1 to ${max}`);
@@ -198,6 +201,10 @@ describe('config rules without zod', () => {
       [1],
       {},
       'npm test',
+      'node "unbalanced',
+      "sh -c 'unbalanced",
+      'trailing \\',
+      'sh -c "echo \\"hi\\""',
     ];
     for (const [table, schema] of Object.entries(CONFIG_TABLES)) {
       const rules = (CONFIG_RULES as Record<string, Record<string, Parameters<typeof satisfies>[0]>>)[table]!;

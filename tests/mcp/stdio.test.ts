@@ -81,7 +81,6 @@ describe('tugcode mcp over stdio', () => {
     raw.send('hello garbage');
     raw.send('{"jsonrpc":"2.0","id":40,');
     raw.send(Buffer.from([0xff, 0xfe, 0x80]));
-    raw.send('{"id":43,"method":"tools/list"}');
     raw.send('[1,2]');
     raw.send('');
     raw.send({ jsonrpc: '2.0', id: 50, method: 'tools/list' });
@@ -92,9 +91,34 @@ describe('tugcode mcp over stdio', () => {
       ['2.0', -32700],
       ['2.0', -32700],
       ['2.0', -32600],
-      ['2.0', -32600],
     ]);
     for (const m of errors) expect(m.error.message).toMatch(/^(Parse error|Invalid Request)/);
+    expect(await raw.close()).toBe(0);
+    expect(raw.stderr).toMatch(SERVING);
+  });
+
+  it('answers an invalid request that has an id with that id: jsonrpc 1.0, no jsonrpc, params an array', async () => {
+    const raw = await serve();
+    raw.send({ jsonrpc: '1.0', id: 41, method: 'tools/list' });
+    raw.send({ id: 'no-version', method: 'tools/list' });
+    raw.send({ jsonrpc: '2.0', id: 43, method: 'tools/call', params: ['tug_state_show', { plan: 'demo' }] });
+    raw.send({ jsonrpc: '2.0', id: 'p', method: 'tools/list', params: 7 });
+    raw.send({ jsonrpc: '1.0', id: { not: 'an id' }, method: 'tools/list' });
+    raw.send({ jsonrpc: '2.0', id: 50, method: 'tools/list' });
+    await raw.reply(50);
+    const answer = async (id: string | number) => (await raw.reply(id)).error;
+    expect(await answer(41)).toEqual({ code: -32600, message: 'Invalid Request: "jsonrpc" must be "2.0", got "1.0"' });
+    expect(await answer('no-version')).toEqual({
+      code: -32600,
+      message: 'Invalid Request: "jsonrpc" must be "2.0", got nothing',
+    });
+    expect(await answer(43)).toEqual({
+      code: -32600,
+      message: 'Invalid Request: "params" must be an object of named arguments',
+    });
+    expect((await answer('p')).code).toBe(-32600);
+    // An id that is no string or number cannot be echoed: id null, as JSON-RPC 2.0 §5 says.
+    expect(raw.messages.filter((m) => m.id === null).map((m) => m.error.code)).toEqual([-32600]);
     expect(await raw.close()).toBe(0);
     expect(raw.stderr).toMatch(SERVING);
   });

@@ -6,6 +6,7 @@ import { CATALOGUE, TugError, toTugError } from '../../contract/errors.js';
 import { emptySummary, renderError, renderOk } from '../output.js';
 import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
+import type { Call } from '../../ops/context.js';
 import type { RunEvent, RunSummary } from '../../run/types.js';
 
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
@@ -49,6 +50,40 @@ function exitOf(summary: RunSummary, signal: 'SIGINT' | 'SIGTERM' | null): numbe
   return (code && CATALOGUE[code]?.exit) || 10;
 }
 
+/**
+ * Flags refused before anything runs: an --implementer whose quotes do not balance, and `--lease-duration`
+ * with `--heartbeat` (each or the config's value) when the lease would lapse before its first heartbeat
+ * (the config alone is checked when it loads).
+ */
+async function checkRunFlags(input: RunInput, cli: CliEnv, call: Call): Promise<void> {
+  // An --implementer that cannot be split would fail every step it is given (and fail them at their cap).
+  if (input.implementer !== undefined) {
+    const { tokenizeShell } = await import('../../kernel/opspec.js');
+    const tok = tokenizeShell(input.implementer);
+    if (!tok.ok)
+      throw new TugError('InvalidArgument', {
+        reason: `--implementer cannot be split shell-style: ${tok.reason} in ${JSON.stringify(input.implementer)}`,
+        argument: '--implementer',
+      });
+  }
+  if (input.lease_seconds === undefined && input.heartbeat_seconds === undefined) return;
+  const { config } = await cli.ctx.load(call);
+  const { leaseLapsesFirst } = await import('../../config/config.js');
+  const reason = leaseLapsesFirst(
+    input.lease_seconds !== undefined
+      ? { seconds: input.lease_seconds, name: '--lease-duration' }
+      : { seconds: config.state.lease_seconds, name: 'state.lease_seconds in config' },
+    input.heartbeat_seconds !== undefined
+      ? { seconds: input.heartbeat_seconds, name: '--heartbeat' }
+      : { seconds: config.run.heartbeat_seconds, name: 'run.heartbeat_seconds in config' },
+  );
+  if (reason)
+    throw new TugError('InvalidArgument', {
+      reason,
+      argument: input.heartbeat_seconds !== undefined ? '--heartbeat' : '--lease-duration',
+    });
+}
+
 export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: CliEnv): Promise<number> {
   const { newCall } = await import('../../ops/context.js');
   const call = newCall('run');
@@ -80,13 +115,15 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
   const traceFile = cli.env.TUGCODE_RUN_TRACE || undefined;
   const spans: string[] = [];
   try {
+    await checkRunFlags(input, cli, call);
     const { runPlan } = await import('../../run/driver.js');
     summary = await runPlan(cli.ctx, input, call, {
       signal: stop.signal,
       onEvent: emit,
       trace: traceFile ? (span) => spans.push(JSON.stringify(span)) : undefined,
       onStart: (info) => {
-        const mode = json ? 'json' : cli.stdoutIsTTY ? 'live' : 'lines';
+        // -q: no progress, only the summary and the error line (the event stream of --json is its protocol).
+        const mode = json ? 'json' : cli.globals.quiet ? 'quiet' : cli.stdoutIsTTY ? 'live' : 'lines';
         renderer = createRenderer(mode, { write, color: cli.color, now: () => Date.now(), ...info });
         for (const e of pending.splice(0)) renderer.event(e);
       },
@@ -117,6 +154,7 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
   const { newCall } = await import('../../ops/context.js');
   const call = newCall('run');
   try {
+    await checkRunFlags(input, cli, call);
     const { prepareRun, completedSteps } = await import('../../run/driver.js');
     const { flow, prep } = await prepareRun(cli.ctx, input, call);
     const { schedule, scheduleText } = await import('../../run/schedule.js');

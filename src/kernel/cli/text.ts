@@ -1,5 +1,6 @@
 /**
- * `--text` summaries (05-kernel.md §3.4). The exit code is unchanged; only stdout differs.
+ * `--text` summaries (05-kernel.md §3.4). The exit code is unchanged; only stdout differs. A dry `run` adds
+ * its unified diff after the summary line (the README's "dry run: the diff").
  */
 type Env = Record<string, any>;
 
@@ -29,7 +30,10 @@ export function renderText(command: string, env: Env): string {
         env.operation === 'rename-symbol'
           ? `rename-symbol ${env.symbol?.name} -> ${env.patch.edits[0]?.new_text ?? '?'}`
           : 'organize-imports';
-      return `${what}: ${s.files_changed} files, ${s.edits_count} edits, ${verifyPart(env.verification)} (${env.applied ? 'applied' : 'dry run'})\n`;
+      const line = `${what}: ${s.files_changed} files, ${s.edits_count} edits, ${verifyPart(env.verification)} (${env.applied ? 'applied' : 'dry run'})\n`;
+      // A dry run is for reviewing the change: after the summary line comes the diff it would write.
+      const diff = env.applied ? '' : String(env.patch?.unified_diff ?? '');
+      return diff === '' ? line : line + diff + (diff.endsWith('\n') ? '' : '\n');
     }
     case 'verify':
       return `verify ${env.mode} passed (${(env.verification?.checks ?? []).map((c: Env) => c.name).join(', ') || 'no checks'})\n`;

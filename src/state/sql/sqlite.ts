@@ -4,6 +4,8 @@
  * driver's workers, which share one connection, never interleave inside one.
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import { accessSync, constants, statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TugError } from '../../contract/errors.js';
 import { afterEnd, TxQueue, type Conn, type Database, type Params, type TxOptions } from './conn.js';
@@ -30,6 +32,28 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
     return new TugError('Busy', { db_path: dbPath, timeout_ms: timeoutMs, sqlite_code: code });
   }
+  // SQLite reports a full disk as SQLITE_FULL, or as an I/O error when growing -shm or writing a page
+  // fails: an I/O error on a filesystem with no space left is the full disk.
+  if (
+    code.startsWith('SQLITE_FULL') ||
+    code === 'ENOSPC' ||
+    (code.startsWith('SQLITE_IOERR') && noSpace(dirname(dbPath)))
+  ) {
+    // A full disk is no damaged database: the transaction was rolled back; the file must be kept.
+    return new TugError('DiskFull', {
+      path: dbPath,
+      dir: dirname(dbPath),
+      reason: `state.db could not grow (${code}); nothing was changed`,
+      sqlite_code: code,
+    });
+  }
+  if (code.startsWith('SQLITE_CANTOPEN') && !writable(dirname(dbPath))) {
+    return new TugError('DatabaseError', {
+      db_path: dbPath,
+      reason: `cannot open: its directory ${dirname(dbPath)} is not writable (a read-only filesystem or permissions) (${code})`,
+      sqlite_code: 'SQLITE_READONLY',
+    });
+  }
   if (CORRUPT.test(code)) {
     const notWritable = NOT_WRITABLE.test(code);
     return new TugError('DatabaseError', {
@@ -41,6 +65,26 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
     });
   }
   return e;
+}
+
+/** Whether the filesystem holding `dir` has (almost) no space left for this user (under 64 KiB). */
+function noSpace(dir: string): boolean {
+  try {
+    const st = statfsSync(dir);
+    return st.bavail * st.bsize < 64 * 1024;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether this process may create files in `dir` (false on a read-only filesystem). */
+export function writable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isBusy(e: unknown): boolean {

@@ -1,0 +1,104 @@
+/**
+ * State on a full disk or a read-only filesystem (real tmpfs mounts; root only, skipped otherwise): a full
+ * disk is DiskFull with "free space on <fs>" in `state init` (leaving no empty state.db behind),
+ * `state claim` and `commit`; read-only commands read a state.db they cannot write next to, and a writer
+ * there is told the directory is not writable, never to move state.db aside.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from '../helpers/cli.js';
+import { git, writeFiles } from '../helpers/repo.js';
+import { planText, step } from '../run/helpers.js';
+
+const ROOT_USER = process.getuid?.() === 0;
+const mounts: string[] = [];
+afterEach(() => {
+  for (const m of mounts.splice(0)) {
+    execFileSync('umount', [m]);
+    rmSync(m, { recursive: true, force: true });
+  }
+});
+
+/** A repository with tugcode init and a committed plan on a fresh tmpfs of `size`. */
+function repoOnTmpfs(size: string): { mount: string; root: string } {
+  const mount = mkdtempSync(join(tmpdir(), 'tugcode-fs-'));
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', mount]);
+  mounts.push(mount);
+  const root = join(mount, 'r');
+  execFileSync('git', ['init', '-q', '-b', 'main', root]);
+  git(root, 'config', 'user.name', 'T');
+  git(root, 'config', 'user.email', 't@example.invalid');
+  git(root, 'config', 'commit.gpgsign', 'false');
+  expect(runCli(['init'], { cwd: root }).code).toBe(0);
+  writeFiles(root, { '.tugtool/tugplan-demo.md': planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]) });
+  git(root, 'add', '-A');
+  git(root, 'commit', '-qm', 'plan');
+  return { mount, root };
+}
+
+/** Writes zeros until the filesystem is full; returns the file to delete to free it. */
+function fill(mount: string): string {
+  const f = join(mount, 'fill');
+  const fd = openSync(f, 'w');
+  const chunk = Buffer.alloc(4096);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (e) {
+    expect((e as NodeJS.ErrnoException).code).toBe('ENOSPC');
+  } finally {
+    closeSync(fd);
+  }
+  return f;
+}
+
+const json = (argv: string[], cwd: string) => runCli([...argv, '--json'], { cwd });
+
+describe.skipIf(!ROOT_USER)('a full disk', () => {
+  it('is DiskFull naming the filesystem in state init, state claim and commit', () => {
+    const { mount, root } = repoOnTmpfs('2m');
+    const filler = fill(mount);
+    const init = json(['state', 'init', 'demo'], root);
+    expect([init.code, init.json.error.code]).toEqual([10, 'DiskFull']);
+    expect(init.json.error.hint).toBe(
+      `free space on the filesystem holding ${root}/.tugtool (df -h ${root}/.tugtool), then retry`,
+    );
+    // Nothing is left that a later init would trip on.
+    expect(existsSync(join(root, '.tugtool', 'state.db'))).toBe(false);
+    rmSync(filler);
+    expect(json(['state', 'init', 'demo'], root).code).toBe(0);
+    const wt = json(['worktree', 'create', 'demo'], root).json.worktree_path as string;
+    expect(json(['state', 'claim', 'demo', '--worktree', wt], root).code).toBe(0);
+    expect(json(['state', 'start', 'demo', 'step-1', '--worktree', wt], root).code).toBe(0);
+    writeFileSync(join(wt, 'one.txt'), 'one\n');
+
+    fill(mount);
+    const claim = json(['state', 'claim', 'demo', '--worktree', root], root);
+    expect([claim.code, claim.json.error.code]).toEqual([10, 'DiskFull']);
+    expect(claim.json.error.hint).toMatch(/^free space on the filesystem holding /);
+    const commit = json(['commit', '--plan', 'demo', '--step', 'step-1', '--message', 'feat: one'], wt);
+    expect([commit.code, commit.json.error.code]).toEqual([10, 'DiskFull']);
+    expect(commit.json.error.hint).toMatch(/^free space on the filesystem holding /);
+  });
+});
+
+describe.skipIf(!ROOT_USER)('a read-only filesystem', () => {
+  it('lets status and state show read state.db; a writer is told the directory is not writable', () => {
+    const { mount, root } = repoOnTmpfs('20m');
+    expect(json(['state', 'init', 'demo'], root).code).toBe(0);
+    execFileSync('mount', ['-o', 'remount,ro', mount]);
+
+    const status = json(['status'], root);
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    const show = json(['state', 'show', 'demo'], root);
+    expect(show.code, show.stdout + show.stderr).toBe(0);
+    expect(JSON.stringify(show.json)).toContain('step-1');
+
+    const claim = json(['state', 'claim', 'demo', '--worktree', root], root);
+    expect([claim.code, claim.json.error.code]).toEqual([10, 'DatabaseError']);
+    expect(claim.json.error.message).toContain('is not writable');
+    expect(claim.json.error.hint).not.toMatch(/move .* aside/);
+  });
+});

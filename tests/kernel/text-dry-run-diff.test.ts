@@ -1,0 +1,57 @@
+/**
+ * `tug run --text` (05-kernel.md §3.4, README "dry run: the diff"): a dry run prints its summary line and
+ * then the unified diff it would write, the same diff as the JSON's `patch.unified_diff`; an applied run
+ * prints the summary line alone. `tugcode refactor run --text` prints the same bytes. Built CLIs.
+ */
+import { describe, expect, it } from 'vitest';
+import { readFileSync, realpathSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { CLI, ROOT } from '../helpers/cli.js';
+import { kernelEnv, tempWs, TSCONFIG } from './helpers.js';
+
+const TUG = join(ROOT, 'bin', 'tug.js');
+const FILES = {
+  'tsconfig.json': TSCONFIG,
+  'src/a.ts': 'export function alpha(): number {\n  return 1;\n}\n',
+  'src/b.ts': "import { alpha } from './a';\nexport const v = alpha();\n",
+};
+const OP = ['rename-symbol', '--symbol', 'src/a.ts::alpha', '--to', 'first'];
+
+function run(bin: string, args: string[], cwd: string) {
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    cwd,
+    env: kernelEnv() as NodeJS.ProcessEnv,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('tug run --text', () => {
+  it('prints the summary line, then the diff of a dry run', () => {
+    const ws = realpathSync(tempWs(FILES));
+    const json = run(TUG, ['run', ...OP], ws);
+    expect(json.code, json.stderr).toBe(0);
+    const diff = JSON.parse(json.stdout).patch.unified_diff as string;
+    expect(diff).toContain('+export function first(): number {');
+
+    const text = run(TUG, ['run', '--text', ...OP], ws);
+    expect(text.code).toBe(0);
+    const [first, ...rest] = text.stdout.split('\n');
+    expect(first).toBe('rename-symbol alpha -> first: 2 files, 3 edits, verify syntax passed (dry run)');
+    expect(rest.join('\n')).toBe(diff.endsWith('\n') ? diff : diff + '\n');
+    // Nothing was written.
+    expect(readFileSync(join(ws, 'src/a.ts'), 'utf8')).toBe(FILES['src/a.ts']);
+
+    // tugcode refactor shares the front door: the same bytes.
+    expect(run(CLI, ['refactor', 'run', '--text', ...OP], ws).stdout).toBe(text.stdout);
+  });
+
+  it('prints the summary line alone when it applies', () => {
+    const ws = realpathSync(tempWs(FILES));
+    const r = run(TUG, ['run', '--apply', '--text', ...OP], ws);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('rename-symbol alpha -> first: 2 files, 3 edits, verify syntax passed (applied)\n');
+  });
+});
