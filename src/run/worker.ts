@@ -14,7 +14,7 @@ import { integrationTip } from './refs.js';
 import { LOST_CODES, startHeartbeat, type Beat } from './heartbeat.js';
 import { Aborted, executeStep, StepFailure } from './step.js';
 import type { Phase } from './types.js';
-import { ensureWorkerTree, linkDependencies, resetTree, workerTree, type WorkerTree } from './worktrees.js';
+import { ensureWorkerTree, linkDependencies, resetTree, treeFault, workerTree, type WorkerTree } from './worktrees.js';
 
 export interface WorkerResult {
   worker: string;
@@ -418,6 +418,10 @@ async function handleFailure(
     await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
     return { settled: true };
   }
+  // A git call that failed because the tree went away under it (removed, `.git` deleted) is that tree's
+  // fault, not the run's: fail the attempt WorktreeBroken and let the worker recreate the tree.
+  const fault = e instanceof StepFailure ? null : treeFault(tree.path);
+  if (fault) e = new StepFailure('WorktreeBroken', `${step.anchor}: ${fault}; the worker recreates its worktree`);
   if (!(e instanceof StepFailure)) {
     rc.fatal ??= e;
     rc.stop.abort();
