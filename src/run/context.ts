@@ -110,3 +110,8 @@ export function announceChange(rc: RunCtx): void {
 export function stateCallIn(rc: RunCtx, worktree: string): StateCall {
   return { command: 'run', warnings: rc.call.warnings, workTree: worktree, cwd: worktree };
 }
+
+/** The driver removed a stale `index.lock` in one of its own worker trees (worktrees.ts): say so. */
+export function staleLockRemoved(rc: RunCtx, lock: string): void {
+  rc.flow.warnings.add('StaleIndexLock', `removed ${lock}, left by a git that is gone`);
+}

@@ -8,7 +8,7 @@ import { TugError, toTugError } from '../contract/errors.js';
 import type { FlowCtx } from '../git/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
 import type { RunCtx, EventInput } from './context.js';
-import { stateCallIn, timed, tracerOf } from './context.js';
+import { stateCallIn, timed, staleLockRemoved, tracerOf } from './context.js';
 import { ensureIntegrationBranch, initState, integrationExists, preflight, type Prepared } from './preflight.js';
 import type { RunEvent, RunSummary } from './types.js';
 import { endOrphan, pgidFile } from './orphans.js';
@@ -267,7 +267,7 @@ async function adoptLeftovers(rc: RunCtx, tip: string, leftovers: WorkerTree[]):
         .catch(() => null);
       released ||= r?.released === true;
     }
-    await resetTree(rc.g, t.path, tip);
+    await resetTree(rc.g, t.path, tip, undefined, (lock) => staleLockRemoved(rc, lock));
   }
   return released;
 }

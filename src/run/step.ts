@@ -12,7 +12,7 @@ import type { PlanStep } from '../plan/types.js';
 import { stateDbPath } from '../state/context.js';
 import type { Beat } from './heartbeat.js';
 import type { RunCtx } from './context.js';
-import { stateCallIn, timed, type TraceFn } from './context.js';
+import { stateCallIn, timed, type TraceFn, staleLockRemoved } from './context.js';
 import { Aborted, StepFailure } from './failure.js';
 import { boundedGitRunner } from '../git/bounded.js';
 import { catchUpTree, clearStaleIndexLock, guardTree, lockFault, type WorkerTree } from './worktrees.js';
@@ -170,7 +170,7 @@ export async function executeStep(
     phase('commit');
     guardTree(W);
     const staleLock = clearStaleIndexLock(W);
-    if (staleLock) rc.flow.warnings.add('StaleIndexLock', `removed ${staleLock}, left by a git that is gone`);
+    if (staleLock) staleLockRemoved(rc, staleLock);
     // Another worker integrated meanwhile: the work moves onto the new tip first, when git can do that
     // without a merge (worktrees.ts). `--remote` keeps rebasing at integration (its tip moves by fetch).
     if (!rc.remote) {

@@ -8,7 +8,16 @@
 import { TugError } from '../contract/errors.js';
 import type { TrailerCommit } from '../git/trailers.js';
 import type { PlanStep } from '../plan/types.js';
-import { announceChange, stateCallIn, timed, tracerOf, waitForChange, type RunCtx, type TraceFn } from './context.js';
+import {
+  announceChange,
+  stateCallIn,
+  timed,
+  tracerOf,
+  waitForChange,
+  type RunCtx,
+  type TraceFn,
+  staleLockRemoved,
+} from './context.js';
 import { faultPoint } from './fault.js';
 import { integrationTip } from './refs.js';
 import { LOST_CODES, startHeartbeat, type Beat } from './heartbeat.js';
@@ -26,7 +35,9 @@ async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Prom
   const head = tree.integratedHead;
   tree.integratedHead = undefined;
   const tip = rc.remote ? await rc.remote.sync() : await integrationTip(rc); // --remote: the step sees its deps
-  const changed = await resetTree(rc.g, tree.path, tip, head ? { head, clean: true } : undefined);
+  const changed = await resetTree(rc.g, tree.path, tip, head ? { head, clean: true } : undefined, (lock) =>
+    staleLockRemoved(rc, lock),
+  );
   tree.base = tip;
   if (!created && !changed) return;
   if (rc.opts.setupCommand.length === 0) {

@@ -109,10 +109,13 @@ export async function resetTree(
    * when HEAD is the tip already.
    */
   known?: { head: string; clean: true },
+  /** Told when a stale `index.lock` was removed, so the run can say so (a warning). */
+  onLockRemoved?: (lock: string) => void,
 ): Promise<boolean> {
   // Never `reset --hard` / `clean` a directory that is not this worktree (git would find the main checkout).
   guardTree(path);
-  clearStaleIndexLock(path);
+  const removed = clearStaleIndexLock(path);
+  if (removed) onLockRemoved?.(removed);
   if (known && known.head === tip) return false;
   const before = known?.head ?? (await g.tryRun(['rev-parse', '--verify', '--quiet', 'HEAD'], path)).stdout.trim();
   try {

@@ -5,6 +5,7 @@
  * what happened (never a run-wide error, never git acting on the main checkout), and the run goes on.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
@@ -91,8 +92,14 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
     const old = new Date(Date.now() - 60_000);
     utimesSync(lock, old, old);
     expect(tugJson(root, ['state', 'reset', PLAN, 'step-1', '--force']).code).toBe(0);
-    const again = runJsonl(root, [PLAN, '--workers', '1', '--implementer', impl.argv]);
-    expect(again.code, again.stderr + again.stdout).toBe(0);
+    // In text mode, so the removal is said (a warning on stderr), not done silently.
+    const again = spawnSync(process.execPath, [CLI, 'run', PLAN, '--workers', '1', '--implementer', impl.argv], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    expect(again.status, again.stderr + again.stdout).toBe(0);
+    expect(again.stderr).toMatch(/warning: StaleIndexLock: removed \S*index\.lock/);
     expect(existsSync(lock)).toBe(false);
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
   });

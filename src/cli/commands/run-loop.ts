@@ -139,6 +139,9 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
   const at = cli.now();
   if (json) write(JSON.stringify({ type: 'summary', at, ...summary }) + '\n');
   else write((await summaryText(summary, { color: cli.color })) + '\n');
+  // What the run noticed and handled (a stale index.lock removed, a lock release that failed, …): the
+  // stream's summary has no place for it, so text mode says it on stderr, before the one error line.
+  if (!json) for (const w of call.warnings.items) process.stderr.write(`tugcode: warning: ${w.code}: ${w.message}\n`);
   // The one diagnostic line on stderr, in both modes (03-contract.md §1).
   if (summary.error) {
     const err = new TugError(summary.error.code as never, summary.error.details, {
