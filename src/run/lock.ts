@@ -97,7 +97,12 @@ export async function acquireRunLock(mainRoot: string, slug: string, planPath: s
       if (mine === 'gone') continue;
       if (mine === 'taken') throw busy(holder, 'another run is taking over the lock of a run that ended');
       const again = await readHolder(lockDir);
-      if (again?.token !== holder?.token || (holder === null && again !== null)) throw busy(again ?? holder); // the directory is another, newer lock: ours is a stray `takeover/` in it
+      if (again?.token !== holder?.token || (holder === null && again !== null)) {
+        // The directory is another, newer lock: our `takeover/` in it is a stray. Remove it (we made it, so
+        // no one else owns it), or every restart within TAKEOVER_STALE_MS would see it and step aside.
+        await rm(join(lockDir, 'takeover'), { recursive: true, force: true }).catch(() => undefined);
+        throw busy(again ?? holder);
+      }
       const tomb = join(dir, `run-${slug}.${me.token}.stale.lock`);
       try {
         await rename(lockDir, tomb);
@@ -142,13 +147,17 @@ async function claimTakeover(lockDir: string): Promise<'mine' | 'taken' | 'gone'
   for (let i = 0; i < 2; i++) {
     try {
       await mkdir(t);
+      // Who is taking over: a contender killed mid-takeover must not block the next restarts for long.
+      await writeFile(join(t, 'pid'), `${hostname()} ${process.pid}\n`).catch(() => undefined);
       return 'mine';
     } catch (e) {
       if (code(e) === 'ENOENT') return 'gone';
       if (code(e) !== 'EEXIST') throw e;
     }
     const st = await stat(t).catch(() => null);
-    if (st && st.mtimeMs >= Date.now() - TAKEOVER_STALE_MS) return 'taken';
+    const maker = (await readFile(join(t, 'pid'), 'utf8').catch(() => '')).trim().split(' ');
+    const makerDead = maker.length === 2 && maker[0] === hostname() && !alive(Number(maker[1]));
+    if (st && !makerDead && st.mtimeMs >= Date.now() - TAKEOVER_STALE_MS) return 'taken';
     await rename(t, `${t}.${randomUUID()}`).catch(() => undefined);
   }
   return 'taken';
