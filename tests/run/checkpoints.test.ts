@@ -67,6 +67,7 @@ describe('runCheckpoint', () => {
     expect(r).toEqual({
       ok: false,
       exit_code: 3,
+      signal: null,
       timed_out: false,
       aborted: false,
       tail: '1 test failed\n',
