@@ -338,10 +338,10 @@ describe('tugcode run, one random fault per iteration, then run again until done
 });
 
 // ---------------------------------------------------------------------------------------------------------
-// Issue 22 items 1–3, each reproduced deterministically (they fail until those fixes are merged)
+// The substep retry loop, the run-lock race and a reset after the fast-forward, each reproduced deterministically
 // ---------------------------------------------------------------------------------------------------------
 
-describe('issue 22 items 1–3', () => {
+describe('three faults reproduced deterministically', () => {
   it('item 1: a step whose second substep fails once is retried and completes; the driver never spins', async () => {
     const units = [
       unit('1', 'Top'),
