@@ -48,7 +48,7 @@ export async function workerTree(
   // Registered, but its directory is gone: prune it first (read from the admin files, git when unsure).
   const { worktreeRegistered } = await import('../git/ref-files.js');
   const registered =
-    worktreeRegistered(g, repo.commonDir, path) ??
+    worktreeRegistered(repo.commonDir, path) ??
     (await (await import('../git/repo.js')).gitWorktrees(g, repo)).some((w) => w.path === path);
   if (registered) await g.tryRun(['worktree', 'prune'], repo.mainRoot);
   // Checked out: a claim reads the plan from the worker's tree.
@@ -76,8 +76,7 @@ export async function leftoverTrees(g: GitRunner, repo: Repo, slug: string): Pro
   const { worktreeBranches } = await import('../git/ref-files.js');
   const re = new RegExp(`^tugplan/${slug}--w(\\d+)$`);
   const trees =
-    worktreeBranches(g, repo.commonDir, repo.mainRoot) ??
-    (await (await import('../git/repo.js')).gitWorktrees(g, repo));
+    worktreeBranches(repo.commonDir, repo.mainRoot) ?? (await (await import('../git/repo.js')).gitWorktrees(g, repo));
   return trees.flatMap((w) => {
     const m = w.branch ? re.exec(w.branch) : null;
     return m && existsSync(w.path) ? [{ worker: `w${m[1]}`, k: Number(m[1]), path: w.path, branch: w.branch! }] : [];
