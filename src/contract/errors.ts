@@ -208,7 +208,7 @@ export const CATALOGUE = {
   },
   CommitNotIntegrated: {
     exit: 4,
-    when: "`merge`: a completed step's commit is not reachable from the branch to merge (04-git.md §5)",
+    when: "`merge`: a completed step's commit is not reachable from the branch to merge (04-git.md §5); `state complete --commit C`: the plan's integration branch exists and lacks C (docs/git-notes.md)",
     message: (d) => `the commit of ${s(d.step_anchor)} (${s(d.commit_hash)}) is not reachable from ${s(d.branch)}`,
   },
   Busy: {

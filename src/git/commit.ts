@@ -15,11 +15,19 @@ import { requireAnchor } from '../plan/anchors.js';
 import { getBranchPlan } from './branch-config.js';
 import { gitRunner, type GitRunner } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
-import { integrate } from './integrate.js';
+import { createIntegrationBranch, integrate } from './integrate.js';
 import { integrationBranch, slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
 import { headTip } from './ref-files.js';
-import { branchExists, currentBranch, requireGitVersion, statusDetails, type StatusEntry } from './refs.js';
+import {
+  branchExists,
+  currentBranch,
+  isAncestor,
+  requireGitVersion,
+  resolveCommit,
+  statusDetails,
+  type StatusEntry,
+} from './refs.js';
 import { resolveWorktreeArg } from './repo.js';
 import { ALL_BUT_RUNTIME } from './runtime-files.js';
 import * as state from './state-bridge.js';
@@ -225,7 +233,24 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   // Decided first: when it fires, nothing has been written.
   const tr = input.trace;
   const changes = await timed(tr, 'commit.status', () => statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME }));
-  if (changes.length === 0 && !input.allowEmpty) throw new TugError('NothingToCommit', { worktree: W });
+  const integ = integrationBranch(slug);
+  // Nothing new, but HEAD is this step's commit that an earlier `tugcode commit` left off the integration
+  // branch (a completion blocker, a conflict): integrate and complete it instead (docs/git-notes.md).
+  const resumed =
+    changes.length === 0 && !input.allowEmpty && !input.commitOnly
+      ? await unintegratedStepHead(g, W, { planPath, step, integ, integrate: Boolean(input.integrate) })
+      : null;
+  if (changes.length === 0 && !input.allowEmpty && !resumed) throw new TugError('NothingToCommit', { worktree: W });
+  if (resumed)
+    return finishStep(
+      ctx,
+      g,
+      { W, branch, planPath, step, integ, attempt: input.attempt, integrate: input.integrate },
+      {
+        ...emptyData(resumed, branch, entryPath(slug, step)),
+        committed: false,
+      },
+    );
 
   const trailers = await timed(tr, 'commit.refactors', () =>
     stepTrailers(ctx, { planPath, step, worktree: W, attempt: input.attempt }, input.refactors),
@@ -285,11 +310,22 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     throw e;
   }
 
-  const data: CommitData = {
+  const data: CommitData = { ...emptyData(commitHash, branch, logRel), files_staged: staged };
+  if (input.commitOnly) return data;
+  return finishStep(
+    ctx,
+    g,
+    { W, branch, planPath, step, integ, attempt: input.attempt, integrate: input.integrate },
+    data,
+  );
+}
+
+function emptyData(commitHash: string, branch: string, logRel: string): CommitData {
+  return {
     committed: true,
     commit_hash: commitHash,
     branch,
-    files_staged: staged,
+    files_staged: [],
     log_entry_path: logRel,
     integrated: false,
     integration_branch: null,
@@ -299,23 +335,68 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     state_error: null,
     plan_completed: false,
   };
-  if (input.commitOnly) return data;
-  const stepRef = { planPath, step, worktree: W, attempt: input.attempt };
-  let failure: TugError | null = null;
+}
 
-  const integ = integrationBranch(slug);
+/**
+ * HEAD of `W` when it is a commit of this step (its Tug-Step and Tug-Plan trailers) that integration is
+ * due for (the integration branch exists, or `--integrate`) and that is not on the integration branch yet;
+ * else null.
+ */
+async function unintegratedStepHead(
+  g: GitRunner,
+  W: string,
+  o: { planPath: string; step: string; integ: string; integrate: boolean },
+): Promise<string | null> {
+  const { parseTrailerLog, TRAILER_LOG_FORMAT } = await import('./trailers.js');
+  const r = await g.tryRun(['log', '-1', `--format=${TRAILER_LOG_FORMAT}`, 'HEAD', '--'], W);
+  const head = r.status === 0 ? parseTrailerLog(r.stdout).commits[0] : undefined;
+  if (!head || !head.steps.includes(o.step) || !head.plans.includes(o.planPath)) return null;
+  const tip = await resolveCommit(g, W, `refs/heads/${o.integ}`);
+  if (!tip) return o.integrate ? head.hash : null;
+  return (await isAncestor(g, W, head.hash, tip)) ? null : head.hash;
+}
+
+/**
+ * 04-git.md §4 steps 5–6 for the commit in `data`: integrate when the plan has an integration branch (or
+ * `--integrate`) and the strict completion preconditions hold, then complete the step. Failures are
+ * reported in `data`, never thrown (the commit exists); a commit left off the integration branch is also a
+ * warning that says so plainly.
+ */
+async function finishStep(
+  ctx: FlowCtx,
+  g: GitRunner,
+  o: {
+    W: string;
+    branch: string;
+    planPath: string;
+    step: string;
+    integ: string;
+    attempt: number | undefined;
+    integrate: boolean | undefined;
+  },
+  data: CommitData,
+): Promise<CommitData> {
+  const { repo } = ctx;
+  const { W, branch, integ } = o;
+  const stepRef = { planPath: o.planPath, step: o.step, worktree: W, attempt: o.attempt };
+  let failure: TugError | null = null;
   try {
-    if (input.integrate || (await branchExists(g, repo.mainRoot, integ))) {
+    if (o.integrate || (await branchExists(g, repo.mainRoot, integ))) {
       data.integration_branch = integ;
       failure = await state.completionBlocker(ctx, stepRef);
+      const base = (await getBranchPlan(g, repo.mainRoot, branch))?.base_branch ?? ctx.config.run.base_branch;
+      const createFrom = { base, planPath: o.planPath };
+      // The step's own blockers (open items, substeps, refactors): the plan integrates from now on. Not for
+      // a step this worktree does not own.
+      if (failure && o.integrate && failureReason(failure) !== 'ownership')
+        await createIntegrationBranch(g, repo, integ, createFrom);
       if (!failure) {
-        const base = (await getBranchPlan(g, repo.mainRoot, branch))?.base_branch ?? ctx.config.run.base_branch;
         const r = await integrate({
           git: g,
           repo,
           worktree: W,
           integrationBranch: integ,
-          createFrom: { base, planPath },
+          createFrom,
           heartbeat: () => state.heartbeat(ctx, stepRef),
         });
         if (r.integrated) {
@@ -338,6 +419,24 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     data.state_update_failed = true;
     data.state_failure_reason = failureReason(failure);
     data.state_error = fail('state complete', failure);
+  }
+  if (data.integration_branch && !data.integrated) {
+    const again = [
+      'tugcode commit',
+      `--worktree ${shellArg(W)}`,
+      `--plan ${shellArg(o.planPath)}`,
+      `--step ${shellArg(o.step)}`,
+      ...(o.attempt !== undefined ? [`--attempt ${o.attempt}`] : []),
+      '--integrate',
+      '--message integrate',
+    ].join(' ');
+    ctx.warnings.add(
+      'NotIntegrated',
+      `commit ${data.commit_hash.slice(0, 12)} was NOT integrated into ${integ} (${data.state_failure_reason ?? 'not integrated'}); ` +
+        `it stays on ${branch} only, and merge will not ship it. Fix the cause, then run ${again} ` +
+        '(with nothing new to commit it integrates this commit and completes the step)',
+      { commit_hash: data.commit_hash, integration_branch: integ, branch },
+    );
   }
   return data;
 }

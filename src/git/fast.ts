@@ -89,6 +89,19 @@ export function branchTipFast(
   return null;
 }
 
+/** Whether `ancestor` is in the history of `descendant` (`git merge-base --is-ancestor`); GitError otherwise. */
+export function isAncestorSync(
+  cwd: string,
+  ancestor: string,
+  descendant: string,
+  env: NodeJS.ProcessEnv = {},
+): boolean {
+  const args = ['merge-base', '--is-ancestor', ancestor, descendant];
+  const r = gitSync(args, cwd, env);
+  if (r.status === 0 || r.status === 1) return r.status === 0;
+  throw new TugError('GitError', { args, stderr: r.stderr, exit_code: r.status, cwd });
+}
+
 /** `git log` arguments listing the Tug trailers of the commits reachable from `refs`. */
 export function trailerLogArgs(refs: string[]): string[] {
   return ['log', `--format=${TRAILER_LOG_FORMAT}`, ...refs, '--'];

@@ -110,6 +110,24 @@ export type IntegrateResult =
   | { integrated: false; reason: 'integration_conflict'; error: TugError }
   | { integrated: false; reason: 'ownership'; error: TugError };
 
+/**
+ * `--integrate` whose commit cannot be integrated yet (a completion blocker): the integration branch is
+ * still made from the base, under the integration lock, so the plan has one from now on and a completion
+ * by hand with a commit it lacks is refused (docs/git-notes.md). Nothing when it exists already.
+ */
+export async function createIntegrationBranch(
+  g: GitRunner,
+  repo: Repo,
+  integ: string,
+  from: { base: string; planPath: string },
+): Promise<void> {
+  await withIntegrationLock(repo.mainRoot, async () => {
+    if ((await refTip(g, repo.commonDir, repo.mainRoot, integ)) !== null) return;
+    await g.run(['branch', '--no-track', integ, `refs/heads/${from.base}`], repo.mainRoot);
+    await setBranchPlan(g, repo.mainRoot, integ, from.planPath, from.base);
+  });
+}
+
 /** Rebase the worktree's branch onto the integration tip and fast-forward the integration branch. */
 export async function integrate(input: IntegrateInput): Promise<IntegrateResult> {
   const { git: g, repo, worktree: W, integrationBranch: integ, trace: tr } = input;
