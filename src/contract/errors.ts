@@ -233,7 +233,7 @@ export const CATALOGUE = {
   },
   WorktreeDirty: {
     exit: 4,
-    when: '`worktree remove` of a tree with uncommitted changes',
+    when: '`worktree remove` of a tree with uncommitted changes; `merge` (and its `--dry-run`) into a checkout whose changes or untracked files are in the way',
     message: (d) => `${s(d.worktree_path)} has uncommitted changes`,
     hint: () => 'commit or stash them, or pass --force',
   },
