@@ -113,6 +113,12 @@ export const CATALOGUE = {
       `${s(d.worktree)} is not the main checkout or a linked worktree of ${s(d.repo_root, 'this repository')}`,
     hint: () => 'git worktree list   (pass the root of one of these)',
   },
+  BranchNotFound: {
+    exit: 3,
+    when: '`merge`: the plan has neither an integration branch nor a worktree branch (never run)',
+    message: (d) => s(d.reason, `branch ${s(d.branch)} does not exist`),
+    hint: (d) => `implement the plan first: tugcode run ${planArg(d)} (or tugcode worktree create ${planArg(d)})`,
+  },
   AmbiguousPlan: {
     exit: 3,
     when: 'a plan argument matches more than one plan',
@@ -254,6 +260,24 @@ export const CATALOGUE = {
     when: '`commit` in the main checkout without `--allow-main` (04-git.md §4)',
     message: (d) => `refusing to auto-stage and commit in the main checkout ${s(d.worktree)}`,
     hint: () => 'run it in a worktree (tugcode worktree create), or pass --allow-main',
+  },
+  CommitFailed: {
+    exit: 4,
+    when: '`commit`: git refused the commit: a hook failed, signing failed, a sparse-checkout or a held index.lock stopped it, or git has no identity (details.cause)',
+    message: (d) => {
+      const what: Record<string, string> = {
+        hook: 'a git hook refused the commit',
+        signing: 'git could not sign the commit',
+        sparse_checkout: 'git refused paths outside the sparse-checkout definition',
+        index_lock: 'the index is locked by another git process (index.lock)',
+        identity: 'git has no user.name/user.email for the commit',
+        other: 'git refused the commit',
+      };
+      const first = s(d.stderr, '')
+        .split('\n')
+        .find((l) => l.trim() !== '');
+      return `${what[s(d.cause, 'other')] ?? what.other} in ${s(d.worktree)}${first ? `: ${first.trim()}` : ''}`;
+    },
   },
   NothingToCommit: {
     exit: 4,

@@ -109,6 +109,55 @@ export function failureReason(e: TugError): StateFailureReason {
   }
 }
 
+/** Why `git add`/`git commit` refused, from its message (and the hooks present); 'other' when unknown. */
+export type CommitFailCause = 'hook' | 'signing' | 'sparse_checkout' | 'index_lock' | 'identity' | 'other';
+
+const CAUSES: [RegExp, CommitFailCause][] = [
+  [/gpg failed|failed to sign|ssh-keygen|signing (?:key|failed)|gpg\.ssh|user\.signingkey/i, 'signing'],
+  [/sparse-checkout|sparse checkout/i, 'sparse_checkout'],
+  [/index\.lock/, 'index_lock'],
+  [/tell me who you are|unable to auto-detect email|empty ident name|user\.email/i, 'identity'],
+];
+
+const HINTS: Record<CommitFailCause, (W: string) => string> = {
+  hook: (W) =>
+    `fix what the hook reports (its output is above), then commit again; git -C ${shellArg(W)} commit --no-verify skips hooks`,
+  signing: () =>
+    'commit.gpgsign is on but signing failed: set user.signingkey (and gpg.format) to a usable key, or git config commit.gpgsign false',
+  sparse_checkout: (W) =>
+    `the change lies outside the sparse-checkout definition of ${W}: git -C ${shellArg(W)} sparse-checkout disable (or add the paths)`,
+  index_lock: (W) =>
+    `another git process holds the index of ${W}; when none runs, delete the stale lock: rm ${shellArg(join(W, '.git'))}/index.lock (or the index.lock in the worktree's git directory)`,
+  identity: () => 'git config user.name "Your Name" && git config user.email you@example.com',
+  other: () => "see git's message above",
+};
+
+/** The pre-commit, prepare-commit-msg or commit-msg hook that git would run in `W`, if any exists. */
+async function commitHookPresent(g: GitRunner, W: string): Promise<boolean> {
+  const r = await g.tryRun(['rev-parse', '--git-path', 'hooks'], W);
+  const conf = await g.tryRun(['config', '--get', 'core.hooksPath'], W);
+  const dir = conf.status === 0 && conf.stdout.trim() ? resolve(W, conf.stdout.trim()) : resolve(W, r.stdout.trim());
+  return ['pre-commit', 'prepare-commit-msg', 'commit-msg'].some((h) => {
+    try {
+      return (statSync(join(dir, h)).mode & 0o111) !== 0;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** CommitFailed for a GitError of `git add`/`git commit`, with its cause and what to do. */
+async function commitFailed(g: GitRunner, W: string, e: TugError, noVerify: boolean): Promise<TugError> {
+  const stderr = String(e.details.stderr ?? e.details.reason ?? '').trim();
+  let cause: CommitFailCause = CAUSES.find(([re]) => re.test(stderr))?.[1] ?? 'other';
+  if (cause === 'other' && !noVerify && (await commitHookPresent(g, W))) cause = 'hook';
+  return new TugError(
+    'CommitFailed',
+    { worktree: W, cause, args: e.details.args, stderr, exit_code: e.details.exit_code },
+    { hint: HINTS[cause](W), cause: e },
+  );
+}
+
 /** The paths of status entries, sorted and unique. */
 function pathsOf(entries: StatusEntry[]): string[] {
   return [...new Set(entries.map((e) => e.path))].sort();
@@ -300,6 +349,13 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     await timed(tr, 'commit.git', () => g.run(args, W, { input: message }));
     commitHash = (await timed(tr, 'commit.head', () => headTip(g, W)))!;
   } catch (e) {
+    // The worktree was removed under us (`worktree remove --force`): nothing to put back.
+    if (!existsSync(W))
+      throw new TugError('WorktreeNotFound', {
+        worktree: W,
+        repo_root: repo.mainRoot,
+        reason: 'the worktree was removed while the commit ran; nothing was committed',
+      });
     // Nothing committed: put the index and the log entry back as they were, and remove the directories
     // the entry needed.
     if (previousIndex) writeFileSync(indexFile, previousIndex);
@@ -307,7 +363,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     if (previousEntry) writeFileSync(logAbs, previousEntry);
     else rmSync(logAbs, { force: true });
     removeEmptyDirs(newDirs);
-    throw e;
+    throw e instanceof TugError && e.code === 'GitError' ? await commitFailed(g, W, e, Boolean(input.noVerify)) : e;
   }
 
   const data: CommitData = { ...emptyData(commitHash, branch, logRel), files_staged: staged };

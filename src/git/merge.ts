@@ -26,7 +26,7 @@ import {
 } from './merge-tree.js';
 import { integrationBranch, isCreateBranch, slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
-import { branchExists, branchTip, isAncestor, requireGitVersion, statusDetails, statusEntries } from './refs.js';
+import { branchExists, branchTip, isAncestor, requireGitVersion, statusDetails } from './refs.js';
 import { gitWorktrees } from './repo.js';
 import { ALL_BUT_RUNTIME } from './runtime-files.js';
 import * as state from './state-bridge.js';
@@ -78,11 +78,15 @@ async function sourceBranch(
     if (b.plan_path === planPath && isCreateBranch(b.branch, slug) && (await branchExists(g, root, b.branch)))
       own.push(b);
   if (own.length === 1) return own[0]!.branch;
+  if (own.length === 0)
+    throw new TugError('BranchNotFound', {
+      plan_path: planPath,
+      branch: integ,
+      reason: `${planPath} has no integration branch ${integ} and no worktree branch to merge`,
+    });
+
   throw new TugError('InvalidArgument', {
-    reason:
-      own.length === 0
-        ? `${planPath} has no integration branch ${integ} and no worktree branch to merge`
-        : `${planPath} has several worktree branches; pass --branch`,
+    reason: `${planPath} has several worktree branches; pass --branch`,
     plan_path: planPath,
     candidates: own.map((b) => b.branch),
   });
@@ -454,9 +458,23 @@ async function planCleanup(
       data.kept.push({ branch: b, worktree_path: wt?.path ?? null, reason: 'has commits not in the merge' });
       continue;
     }
-    if (wt && !wt.prunable && (await statusEntries(g, wt.path, { pathspec: ALL_BUT_RUNTIME })).length > 0) {
-      data.kept.push({ branch: b, worktree_path: wt.path, reason: 'worktree has uncommitted changes' });
-      continue;
+    if (wt && !wt.prunable) {
+      // A tree git cannot open (its `.git` points nowhere: moved or half-deleted) is kept and said so; the
+      // merge itself does not need it.
+      const st = await g.tryRun(['status', '--porcelain', '-z', '--', ...ALL_BUT_RUNTIME], wt.path);
+      if (st.status !== 0) {
+        const why = st.stderr.trim().split('\n')[0] || `git status exited ${st.status}`;
+        data.kept.push({
+          branch: b,
+          worktree_path: wt.path,
+          reason: `git cannot open the worktree (${why}); fix it with git worktree repair, or remove the directory and run git worktree prune`,
+        });
+        continue;
+      }
+      if (st.stdout !== '') {
+        data.kept.push({ branch: b, worktree_path: wt.path, reason: 'worktree has uncommitted changes' });
+        continue;
+      }
     }
     if (wt && (await state.claimsHeldBy(ctx, wt.path)).some((c) => c.live)) {
       data.kept.push({ branch: b, worktree_path: wt.path, reason: 'worktree holds a live claim' });

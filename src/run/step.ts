@@ -202,9 +202,12 @@ export async function executeStep(
       });
       tr?.('commit', tc);
     } catch (e) {
+      // A hook's refusal is HookFailed; signing, sparse-checkout, index.lock, identity are named as such.
+      if (e instanceof TugError && e.code === 'CommitFailed')
+        throw new StepFailure(e.details.cause === 'hook' ? 'HookFailed' : 'CommitFailed', `${u.anchor}: ${e.message}`);
       if (e instanceof TugError && e.code === 'GitError')
         throw new StepFailure(
-          'HookFailed',
+          'CommitFailed',
           `${u.anchor}: git commit failed: ${String(e.details.stderr ?? e.message).trim()}`,
         );
       throw e;
