@@ -279,6 +279,12 @@ export const CATALOGUE = {
       return `${what[s(d.cause, 'other')] ?? what.other} in ${s(d.worktree)}${first ? `: ${first.trim()}` : ''}`;
     },
   },
+  SubmodulesUnsupported: {
+    exit: 4,
+    when: '`run`: the base branch has `.gitmodules`; worker worktrees have no submodules checked out, so edits under one would be lost',
+    message: (d) =>
+      `${s(d.base_branch)} has submodules (.gitmodules); tugcode run does not check submodules out in its worker worktrees, and edits under one would be in no commit`,
+  },
   NothingToCommit: {
     exit: 4,
     when: '`commit` with no changes and no `--allow-empty`',

@@ -36,6 +36,7 @@ export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, bas
       { reason: `base branch ${base} does not exist`, base_branch: base },
       { hint: 'pass --base <branch>, or set run.base_branch in .tugtool/config.toml' },
     );
+  await Promise.all([noSubmodules(g, repo.mainRoot, base), identityKnown(g, repo.mainRoot)]);
   const blob = await committedPlan(g, repo, planPath, base);
   const main = join(repo.mainRoot, planPath);
   const mainCopy = existsSync(main) ? readFileSync(main) : null;
@@ -47,6 +48,35 @@ export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, bas
     });
   const plan = await parseAndValidate(planPath, blob);
   return { planPath, slug, base, integration: integrationBranch(slug), plan, blob };
+}
+
+/**
+ * Worker worktrees are checked out without their submodules, so an implementer's edits under one would be
+ * in no commit (docs/git-notes.md): a base with `.gitmodules` is refused before anything is claimed.
+ */
+async function noSubmodules(g: GitRunner, root: string, base: string): Promise<void> {
+  const r = await g.tryRun(['cat-file', '-e', `refs/heads/${base}:.gitmodules`], root);
+  if (r.status !== 0) return;
+  throw new TugError(
+    'SubmodulesUnsupported',
+    { base_branch: base, path: '.gitmodules' },
+    {
+      hint: 'work on this plan by hand (tugcode worktree create, then git submodule update --init in that worktree)',
+    },
+  );
+}
+
+/** The identity every step commit needs, checked before the first claim rather than at the first commit. */
+async function identityKnown(g: GitRunner, root: string): Promise<void> {
+  for (const v of ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT']) {
+    const r = await g.tryRun(['var', v], root);
+    if (r.status === 0) continue;
+    throw new TugError(
+      'CommitFailed',
+      { worktree: root, cause: 'identity', args: ['var', v], stderr: r.stderr.trim(), exit_code: r.status },
+      { hint: 'git config user.name "Your Name" && git config user.email you@example.com' },
+    );
+  }
 }
 
 /** Whether the plan's integration branch exists (read before the run may create it). */
