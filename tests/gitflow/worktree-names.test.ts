@@ -1,0 +1,52 @@
+/**
+ * `worktree create` names: two `--new` in the same second both get a worktree (the second name gets `-2`),
+ * also when they race; a branch named `tugplan` that leaves no room for `tugplan/…` is named with a hint
+ * (issue 22 item 18).
+ */
+import { describe, expect, it } from 'vitest';
+import { cliAsync, expectError, runJson } from '../helpers/cli.js';
+import { git } from '../helpers/repo.js';
+import { planRepo, snapshot, T0 } from './helpers.js';
+
+const env = { TUGCODE_NOW: T0 };
+
+describe('worktree create names', () => {
+  it('two --new in the same second, at the same time: two worktrees with distinct names', async () => {
+    const root = planRepo();
+    expect(runJson('worktree create', ['worktree', 'create', 'demo'], { cwd: root, env }).code).toBe(0);
+    const both = await Promise.all([
+      cliAsync(root, ['worktree', 'create', 'demo', '--new'], env),
+      cliAsync(root, ['worktree', 'create', 'demo', '--new'], env),
+    ]);
+    for (const r of both) expect(r.code, r.stderr).toBe(0);
+    expect(both.map((r) => r.json.branch_name).sort()).toEqual([
+      'tugplan/demo--20260301-100000-2',
+      'tugplan/demo--20260301-100000-3',
+    ]);
+    expect(
+      git(root, 'worktree', 'list')
+        .split('\n')
+        .filter((l) => l.includes('.tugtree')),
+    ).toHaveLength(3);
+  });
+
+  it('--name that is taken is still WorktreeExists', () => {
+    const root = planRepo();
+    const args = ['worktree', 'create', 'demo', '--new', '--name', 'mine'];
+    expect(runJson('worktree create', args, { cwd: root, env }).code).toBe(0);
+    expectError(runJson('worktree create', args, { cwd: root, env }), 'WorktreeExists', 4);
+  });
+
+  it('a branch named tugplan: WorktreeExists (exit 4) naming it, with a rename hint; nothing changed', () => {
+    const root = planRepo();
+    git(root, 'branch', 'tugplan');
+    const before = snapshot(root);
+    const r = runJson('worktree create', ['worktree', 'create', 'demo'], { cwd: root, env });
+    expectError(r, 'WorktreeExists', 4);
+    expect(r.json.error.message).toContain('a branch named tugplan exists');
+    expect(r.json.error.hint).toBe(
+      'rename it (git branch -m tugplan <new-name>), then run tugcode worktree create again',
+    );
+    expect(snapshot(root)).toBe(before);
+  });
+});
