@@ -279,6 +279,13 @@ export const CATALOGUE = {
       return `${what[s(d.cause, 'other')] ?? what.other} in ${s(d.worktree)}${first ? `: ${first.trim()}` : ''}`;
     },
   },
+  IntegrationUnrelated: {
+    exit: 4,
+    when: "`run`: the plan's integration branch exists but shares no history with the base branch",
+    message: (d) =>
+      `the integration branch ${s(d.branch)} shares no history with ${s(d.base_branch)}: it was not made from ${s(d.base_branch)}, and the run will not build on it`,
+    hint: (d) => `rename it (git branch -m ${arg(d.branch)} <new-name>), then run again`,
+  },
   SubmodulesUnsupported: {
     exit: 4,
     when: '`run`: the base branch has `.gitmodules`; worker worktrees have no submodules checked out, so edits under one would be lost',

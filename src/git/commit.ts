@@ -147,7 +147,7 @@ async function commitHookPresent(g: GitRunner, W: string): Promise<boolean> {
 }
 
 /** CommitFailed for a GitError of `git add`/`git commit`, with its cause and what to do. */
-async function commitFailed(g: GitRunner, W: string, e: TugError, noVerify: boolean): Promise<TugError> {
+export async function commitFailed(g: GitRunner, W: string, e: TugError, noVerify: boolean): Promise<TugError> {
   const stderr = String(e.details.stderr ?? e.details.reason ?? '').trim();
   let cause: CommitFailCause = CAUSES.find(([re]) => re.test(stderr))?.[1] ?? 'other';
   if (cause === 'other' && !noVerify && (await commitHookPresent(g, W))) cause = 'hook';

@@ -9,6 +9,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import { commitFailed } from './commit.js';
 import { shellArg } from '../util/shell-arg.js';
 import { IMPLEMENTATION_LOG_INDEX, LOG_DIR, LOG_INDEX, renderIndex } from './implementation-log.js';
 import { getBranchPlan, listBranchPlans, type BranchPlan } from './branch-config.js';
@@ -285,8 +286,17 @@ async function commitMerge(
   source: string,
   message: string,
 ): Promise<string> {
-  const args = ['commit-tree', tree, '-p', target, '-p', source, '-F', '-'];
-  return (await g.run(args, ctx.repo.mainRoot, { input: message })).trim();
+  // commit-tree ignores commit.gpgsign: asked here, so a repository that signs its commits gets a signed
+  // merge (and a signing failure is CommitFailed, nothing changed). Hooks are not run (docs/git-notes.md).
+  const root = ctx.repo.mainRoot;
+  const sign = (await g.tryRun(['config', '--type=bool', '--get', 'commit.gpgsign'], root)).stdout.trim() === 'true';
+  const args = ['commit-tree', tree, '-p', target, '-p', source, ...(sign ? ['-S'] : []), '-F', '-'];
+  try {
+    return (await g.run(args, root, { input: message })).trim();
+  } catch (e) {
+    if (!(e instanceof TugError) || e.code !== 'GitError') throw e;
+    throw await commitFailed(g, root, e, true);
+  }
 }
 
 /**

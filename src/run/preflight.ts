@@ -79,10 +79,19 @@ async function identityKnown(g: GitRunner, root: string): Promise<void> {
   }
 }
 
-/** Whether the plan's integration branch exists (read before the run may create it). */
+/**
+ * Whether the plan's integration branch exists (read before the run may create it). One that shares no
+ * history with the base was not made from it by tugcode: its tree lacks the plan and the project, so the
+ * run is refused (IntegrationUnrelated) before a worker checks it out.
+ */
 export async function integrationExists(ctx: FlowCtx, g: GitRunner, p: Prepared): Promise<boolean> {
   const { refTip } = await import('../git/ref-files.js');
-  return (await refTip(g, ctx.repo.commonDir, ctx.repo.mainRoot, p.integration)) !== null;
+  const tip = await refTip(g, ctx.repo.commonDir, ctx.repo.mainRoot, p.integration);
+  if (tip === null) return false;
+  const r = await g.tryRun(['merge-base', tip, `refs/heads/${p.base}`], ctx.repo.mainRoot);
+  if (r.status === 1)
+    throw new TugError('IntegrationUnrelated', { branch: p.integration, base_branch: p.base, plan_path: p.planPath });
+  return true;
 }
 
 /**

@@ -10,7 +10,7 @@ import { createWorktree } from '../../src/git/worktree.js';
 import { expectError, runJson } from '../helpers/cli.js';
 import { git, writeFiles } from '../helpers/repo.js';
 import { implementerScript, planText, runJsonl, runRepo, step } from '../run/helpers.js';
-import { flowCtx, planRepo, T0, workOn } from './helpers.js';
+import { finishPlan, flowCtx, planRepo, snapshot, T0, workOn } from './helpers.js';
 
 const env = { TUGCODE_NOW: T0 };
 
@@ -92,6 +92,20 @@ describe('merge of a plan with nothing to merge', () => {
       expect.objectContaining({ worktree_path: wt, reason: expect.stringContaining('git worktree repair') }),
     ]);
     rmSync(wt, { recursive: true, force: true });
+  });
+});
+
+describe('merge in a repository that signs its commits', () => {
+  it('signs the merge commit: a signer that fails is CommitFailed (cause signing), nothing changed', async () => {
+    const root = planRepo();
+    await finishPlan(root, [{}, {}]);
+    git(root, 'config', 'commit.gpgsign', 'true');
+    git(root, 'config', 'gpg.program', 'false');
+    const before = snapshot(root, { objects: false });
+    const r = runJson('merge', ['merge', 'demo'], { cwd: root, env });
+    expectError(r, 'CommitFailed', 4);
+    expect(r.json.error.details.cause).toBe('signing');
+    expect(snapshot(root, { objects: false })).toBe(before);
   });
 });
 

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
-import { git, tempDir, tempRepo } from '../helpers/repo.js';
+import { git, tempDir, tempRepo, writeFiles } from '../helpers/repo.js';
 import { implementerScript, parseLines, planText, runJsonl, runRepo, step } from '../run/helpers.js';
 
 const PLAN = planText([step(1, 'Alpha')]);
@@ -24,6 +24,22 @@ describe('run refuses before it claims anything', () => {
     expect(r.events.some((e) => e.type === 'claimed')).toBe(false);
     expect(git(root, 'branch', '--list', 'tugplan/*')).toBe('');
     expect(git(root, 'worktree', 'list')).not.toContain('.tugtree');
+  });
+
+  it('an integration branch with unrelated history: IntegrationUnrelated (exit 4), the branch untouched', () => {
+    const root = runRepo(PLAN);
+    git(root, 'switch', '-q', '--orphan', 'tugplan/demo');
+    writeFiles(root, { 'other.txt': 'another project\n' });
+    git(root, 'add', 'other.txt');
+    git(root, 'commit', '-q', '-m', 'unrelated');
+    const tip = git(root, 'rev-parse', 'HEAD');
+    git(root, 'switch', '-q', 'main');
+    const r = runJsonl(root, ['demo', '--implementer', implementerScript().argv]);
+    expect(r.code).toBe(4);
+    expect(r.events.at(-1).error).toMatchObject({ code: 'IntegrationUnrelated' });
+    expect(r.events.at(-1).error.message).toContain('shares no history with main');
+    expect(git(root, 'rev-parse', 'tugplan/demo')).toBe(tip);
+    expect(r.events.some((e) => e.type === 'claimed')).toBe(false);
   });
 
   it('no user.email: CommitFailed (cause identity, exit 4) before the first claim', () => {
