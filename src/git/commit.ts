@@ -315,6 +315,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   // The index as it is, byte for byte, so a failing add or commit (a hook, say) can put it back.
   const indexFile = indexPathOf(W) ?? resolve(W, (await g.run(['rev-parse', '--git-path', 'index'], W)).trim());
   const previousIndex = existsSync(indexFile) ? readFileSync(indexFile) : null;
+  const headBefore = await headTip(g, W);
   let commitHash: string;
   let staged: string[];
   try {
@@ -347,15 +348,29 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     if (input.allowEmpty) args.push('--allow-empty');
     if (input.noVerify) args.push('--no-verify');
     await timed(tr, 'commit.git', () => g.run(args, W, { input: message }));
-    commitHash = (await timed(tr, 'commit.head', () => headTip(g, W)))!;
+    const head = await timed(tr, 'commit.head', () => headTip(g, W));
+    if (!head) throw new TugError('WorktreeNotFound', { worktree: W, repo_root: repo.mainRoot });
+    commitHash = head;
   } catch (e) {
-    // The worktree was removed under us (`worktree remove --force`): nothing to put back.
-    if (!existsSync(W))
-      throw new TugError('WorktreeNotFound', {
-        worktree: W,
-        repo_root: repo.mainRoot,
-        reason: 'the worktree was removed while the commit ran; nothing was committed',
-      });
+    // The worktree was removed under us (`worktree remove --force`): nothing to put back; say whether the
+    // commit still landed on the branch (git keeps the branch when the directory goes).
+    if (!existsSync(W)) {
+      const tip = await resolveCommit(g, repo.mainRoot, `refs/heads/${branch}`);
+      const landed = tip !== null && tip !== headBefore;
+      const reason = landed
+        ? `the worktree was removed while the commit ran; the commit is on branch ${branch} (${tip.slice(0, 12)}), the step is not completed`
+        : 'the worktree was removed while the commit ran; nothing was committed';
+      throw new TugError(
+        'WorktreeNotFound',
+        { worktree: W, repo_root: repo.mainRoot, branch, ...(landed ? { commit_hash: tip } : {}), reason },
+        {
+          message: `${W}: ${reason}`,
+          hint: landed
+            ? `restore the worktree (git worktree prune && git worktree add ${shellArg(W)} ${shellArg(branch)}), then finish the step there`
+            : 'git worktree list   (pass the root of one of these)',
+        },
+      );
+    }
     // Nothing committed: put the index and the log entry back as they were, and remove the directories
     // the entry needed.
     if (previousIndex) writeFileSync(indexFile, previousIndex);

@@ -69,6 +69,39 @@ describe('tugcode commit refused by git', () => {
   });
 });
 
+describe('tugcode commit and a worktree removed under it', () => {
+  it('is WorktreeNotFound (exit 3) saying so, not an InternalError', async () => {
+    const { root, wt, attempt } = await readyToCommit();
+    // The removal lands while git commit runs (from its pre-commit hook), as `worktree remove --force` would.
+    const hook = join(root, '.git', 'hooks', 'pre-commit');
+    writeFileSync(hook, `#!/bin/sh\nrm -rf '${wt}'\nexit 0\n`);
+    chmodSync(hook, 0o755);
+    const r = runJson(
+      'commit',
+      [
+        'commit',
+        '--worktree',
+        wt,
+        '--plan',
+        'demo',
+        '--step',
+        'step-1',
+        '--message',
+        'feat: alpha',
+        '--attempt',
+        String(attempt),
+      ],
+      { cwd: root, env },
+    );
+    expectError(r, 'WorktreeNotFound', 3);
+    const tip = git(root, 'rev-parse', 'tugplan/demo--20260301-100000').trim();
+    expect(r.json.error.details).toMatchObject({ commit_hash: tip, branch: 'tugplan/demo--20260301-100000' });
+    expect(r.json.error.details.reason).toContain(
+      'the worktree was removed while the commit ran; the commit is on branch',
+    );
+  });
+});
+
 describe('merge of a plan with nothing to merge', () => {
   let root: string;
   beforeAll(() => {
