@@ -3,6 +3,8 @@
  * also when they race; a branch named `tugplan` that leaves no room for `tugplan/…` is named with a hint
  * (issue 22 item 18).
  */
+import { renameSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliAsync, expectError, runJson } from '../helpers/cli.js';
 import { git } from '../helpers/repo.js';
@@ -48,5 +50,19 @@ describe('worktree create names', () => {
       'rename it (git branch -m tugplan <new-name>), then run tugcode worktree create again',
     );
     expect(snapshot(root)).toBe(before);
+  });
+
+  it('a plan that is a symlink: PlanNotCommitted saying it is a symlink, with the fix', () => {
+    const root = planRepo();
+    renameSync(join(root, '.tugtool', 'tugplan-demo.md'), join(root, 'real-plan.md'));
+    symlinkSync('../real-plan.md', join(root, '.tugtool', 'tugplan-demo.md'));
+    git(root, 'add', '-A');
+    git(root, 'commit', '-q', '-m', 'plan as a link');
+    const r = runJson('worktree create', ['worktree', 'create', 'demo'], { cwd: root, env });
+    expectError(r, 'PlanNotCommitted', 4);
+    expect(r.json.error.message).toBe(
+      '.tugtool/tugplan-demo.md is a symlink: git commits the link, not the plan it points to',
+    );
+    expect(r.json.error.hint).toContain('cp --remove-destination');
   });
 });
