@@ -175,7 +175,19 @@ export function resolveRepoWithGit(
     env,
   );
   if (r.status !== 0) {
-    throw new TugError('NotAGitRepository', { path: start, reason: r.stderr.trim().split('\n')[0] || undefined });
+    const reason = r.stderr.trim().split('\n')[0] || undefined;
+    // A linked worktree whose `.git` file names an admin directory that is gone: the main repository was
+    // moved (or the worktree was), which `git worktree repair` fixes.
+    const moved = /not a git repository: .*[\\/]worktrees[\\/]/.test(reason ?? '');
+    throw new TugError(
+      'NotAGitRepository',
+      { path: start, reason, ...(moved ? { moved: true } : {}) },
+      moved
+        ? {
+            hint: 'the main repository (or this worktree) was moved: from the main checkout run git worktree repair <this worktree>, then try again',
+          }
+        : {},
+    );
   }
   const lines = r.stdout.split('\n');
   if (lines[0] === 'true')

@@ -65,4 +65,15 @@ describe('worktree create names', () => {
     );
     expect(r.json.error.hint).toContain('cp --remove-destination');
   });
+
+  it('the main repository moved after worktree create: the error from the worktree says git worktree repair', async () => {
+    const root = planRepo();
+    const wt = runJson('worktree create', ['worktree', 'create', 'demo'], { cwd: root, env }).json.worktree_path;
+    const moved = `${root}-moved`;
+    renameSync(root, moved);
+    const r = runJson('state show', ['state', 'show', 'demo'], { cwd: wt.replace(root, moved), env });
+    expectError(r, 'NotAGitRepository', 3);
+    expect(r.json.error.hint).toContain('git worktree repair');
+    renameSync(moved, root);
+  });
 });
