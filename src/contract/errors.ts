@@ -113,6 +113,12 @@ export const CATALOGUE = {
       `${s(d.worktree)} is not the main checkout or a linked worktree of ${s(d.repo_root, 'this repository')}`,
     hint: () => 'git worktree list   (pass the root of one of these)',
   },
+  BranchNotFound: {
+    exit: 3,
+    when: '`merge`: the plan has neither an integration branch nor a worktree branch (never run)',
+    message: (d) => s(d.reason, `branch ${s(d.branch)} does not exist`),
+    hint: (d) => `implement the plan first: tugcode run ${planArg(d)} (or tugcode worktree create ${planArg(d)})`,
+  },
   AmbiguousPlan: {
     exit: 3,
     when: 'a plan argument matches more than one plan',
@@ -214,7 +220,7 @@ export const CATALOGUE = {
   },
   CommitNotIntegrated: {
     exit: 4,
-    when: "`merge`: a completed step's commit is not reachable from the branch to merge (04-git.md §5)",
+    when: "`merge`: a completed step's commit is not reachable from the branch to merge (04-git.md §5); `state complete --commit C`: the plan's integration branch exists and lacks C (docs/git-notes.md)",
     message: (d) => `the commit of ${s(d.step_anchor)} (${s(d.commit_hash)}) is not reachable from ${s(d.branch)}`,
   },
   Busy: {
@@ -232,14 +238,14 @@ export const CATALOGUE = {
   },
   WorktreeExists: {
     exit: 4,
-    when: '`worktree create`: a live worktree for the plan exists, or its branch or directory name is taken (04-git.md §3)',
+    when: '`worktree create`: a live worktree for the plan exists, or its branch or directory name is taken; `run`: a worker branch `tugplan/<slug>--w<k>` it did not make exists, or its worker directory holds another branch (04-git.md §3)',
     message: (d) =>
-      `${s(d.reason, 'a worktree for this plan already exists')}${d.worktree_path ? `: ${s(d.worktree_path)}` : ''}`,
-    hint: () => 'pass --reuse to continue in it, or --new to make another',
+      `${s(d.reason, 'a worktree for this plan already exists')}${d.worktree_path && !d.branch ? `: ${s(d.worktree_path)}` : ''}`,
+    hint: (d) => (d.hint as string | undefined) ?? 'pass --reuse to continue in it, or --new to make another',
   },
   WorktreeDirty: {
     exit: 4,
-    when: '`worktree remove` of a tree with uncommitted changes',
+    when: '`worktree remove` of a tree with uncommitted changes; `merge` (and its `--dry-run`) into a checkout whose changes or untracked files are in the way',
     message: (d) => `${s(d.worktree_path)} has uncommitted changes`,
     hint: () => 'commit or stash them, or pass --force',
   },
@@ -260,6 +266,37 @@ export const CATALOGUE = {
     when: '`commit` in the main checkout without `--allow-main` (04-git.md §4)',
     message: (d) => `refusing to auto-stage and commit in the main checkout ${s(d.worktree)}`,
     hint: () => 'run it in a worktree (tugcode worktree create), or pass --allow-main',
+  },
+  CommitFailed: {
+    exit: 4,
+    when: '`commit`: git refused the commit: a hook failed, signing failed, a sparse-checkout or a held index.lock stopped it, or git has no identity (details.cause)',
+    message: (d) => {
+      const what: Record<string, string> = {
+        hook: 'a git hook refused the commit',
+        signing: 'git could not sign the commit',
+        sparse_checkout: 'git refused paths outside the sparse-checkout definition',
+        index_lock: 'the index is locked by another git process (index.lock)',
+        identity: 'git has no user.name/user.email for the commit',
+        other: 'git refused the commit',
+      };
+      const first = s(d.stderr, '')
+        .split('\n')
+        .find((l) => l.trim() !== '');
+      return `${what[s(d.cause, 'other')] ?? what.other} in ${s(d.worktree)}${first ? `: ${first.trim()}` : ''}`;
+    },
+  },
+  IntegrationUnrelated: {
+    exit: 4,
+    when: "`run`: the plan's integration branch exists but shares no history with the base branch",
+    message: (d) =>
+      `the integration branch ${s(d.branch)} shares no history with ${s(d.base_branch)}: it was not made from ${s(d.base_branch)}, and the run will not build on it`,
+    hint: (d) => `rename it (git branch -m ${arg(d.branch)} <new-name>), then run again`,
+  },
+  SubmodulesUnsupported: {
+    exit: 4,
+    when: '`run`: the base branch has `.gitmodules`; worker worktrees have no submodules checked out, so edits under one would be lost',
+    message: (d) =>
+      `${s(d.base_branch)} has submodules (.gitmodules); tugcode run does not check submodules out in its worker worktrees, and edits under one would be in no commit`,
   },
   NothingToCommit: {
     exit: 4,

@@ -15,11 +15,19 @@ import { requireAnchor } from '../plan/anchors.js';
 import { getBranchPlan } from './branch-config.js';
 import { gitRunner, type GitRunner } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
-import { integrate } from './integrate.js';
+import { createIntegrationBranch, integrate } from './integrate.js';
 import { integrationBranch, slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
 import { headTip } from './ref-files.js';
-import { branchExists, currentBranch, requireGitVersion, statusDetails, type StatusEntry } from './refs.js';
+import {
+  branchExists,
+  currentBranch,
+  isAncestor,
+  requireGitVersion,
+  resolveCommit,
+  statusDetails,
+  type StatusEntry,
+} from './refs.js';
 import { resolveWorktreeArg } from './repo.js';
 import { ALL_BUT_RUNTIME } from './runtime-files.js';
 import * as state from './state-bridge.js';
@@ -101,6 +109,55 @@ export function failureReason(e: TugError): StateFailureReason {
     default:
       return 'db_error';
   }
+}
+
+/** Why `git add`/`git commit` refused, from its message (and the hooks present); 'other' when unknown. */
+export type CommitFailCause = 'hook' | 'signing' | 'sparse_checkout' | 'index_lock' | 'identity' | 'other';
+
+const CAUSES: [RegExp, CommitFailCause][] = [
+  [/gpg failed|failed to sign|ssh-keygen|signing (?:key|failed)|gpg\.ssh|user\.signingkey/i, 'signing'],
+  [/sparse-checkout|sparse checkout/i, 'sparse_checkout'],
+  [/index\.lock/, 'index_lock'],
+  [/tell me who you are|unable to auto-detect email|empty ident name|user\.email/i, 'identity'],
+];
+
+const HINTS: Record<CommitFailCause, (W: string) => string> = {
+  hook: (W) =>
+    `fix what the hook reports (its output is above), then commit again; git -C ${shellArg(W)} commit --no-verify skips hooks`,
+  signing: () =>
+    'commit.gpgsign is on but signing failed: set user.signingkey (and gpg.format) to a usable key, or git config commit.gpgsign false',
+  sparse_checkout: (W) =>
+    `the change lies outside the sparse-checkout definition of ${W}: git -C ${shellArg(W)} sparse-checkout disable (or add the paths)`,
+  index_lock: (W) =>
+    `another git process holds the index of ${W}; when none runs, delete the stale lock: rm ${shellArg(join(W, '.git'))}/index.lock (or the index.lock in the worktree's git directory)`,
+  identity: () => 'git config user.name "Your Name" && git config user.email you@example.com',
+  other: () => "see git's message above",
+};
+
+/** The pre-commit, prepare-commit-msg or commit-msg hook that git would run in `W`, if any exists. */
+async function commitHookPresent(g: GitRunner, W: string): Promise<boolean> {
+  const r = await g.tryRun(['rev-parse', '--git-path', 'hooks'], W);
+  const conf = await g.tryRun(['config', '--get', 'core.hooksPath'], W);
+  const dir = conf.status === 0 && conf.stdout.trim() ? resolve(W, conf.stdout.trim()) : resolve(W, r.stdout.trim());
+  return ['pre-commit', 'prepare-commit-msg', 'commit-msg'].some((h) => {
+    try {
+      return (statSync(join(dir, h)).mode & 0o111) !== 0;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** CommitFailed for a GitError of `git add`/`git commit`, with its cause and what to do. */
+export async function commitFailed(g: GitRunner, W: string, e: TugError, noVerify: boolean): Promise<TugError> {
+  const stderr = String(e.details.stderr ?? e.details.reason ?? '').trim();
+  let cause: CommitFailCause = CAUSES.find(([re]) => re.test(stderr))?.[1] ?? 'other';
+  if (cause === 'other' && !noVerify && (await commitHookPresent(g, W))) cause = 'hook';
+  return new TugError(
+    'CommitFailed',
+    { worktree: W, cause, args: e.details.args, stderr, exit_code: e.details.exit_code },
+    { hint: HINTS[cause](W), cause: e },
+  );
 }
 
 /** The paths of status entries, sorted and unique. */
@@ -227,7 +284,24 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   // Decided first: when it fires, nothing has been written.
   const tr = input.trace;
   const changes = await timed(tr, 'commit.status', () => statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME }));
-  if (changes.length === 0 && !input.allowEmpty) throw new TugError('NothingToCommit', { worktree: W });
+  const integ = integrationBranch(slug);
+  // Nothing new, but HEAD is this step's commit that an earlier `tugcode commit` left off the integration
+  // branch (a completion blocker, a conflict): integrate and complete it instead (docs/git-notes.md).
+  const resumed =
+    changes.length === 0 && !input.allowEmpty && !input.commitOnly
+      ? await unintegratedStepHead(g, W, { planPath, step, integ, integrate: Boolean(input.integrate) })
+      : null;
+  if (changes.length === 0 && !input.allowEmpty && !resumed) throw new TugError('NothingToCommit', { worktree: W });
+  if (resumed)
+    return finishStep(
+      ctx,
+      g,
+      { W, branch, planPath, step, integ, attempt: input.attempt, integrate: input.integrate },
+      {
+        ...emptyData(resumed, branch, entryPath(slug, step)),
+        committed: false,
+      },
+    );
 
   const trailers = await timed(tr, 'commit.refactors', () =>
     stepTrailers(ctx, { planPath, step, worktree: W, attempt: input.attempt }, input.refactors),
@@ -243,6 +317,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   // The index as it is, byte for byte, so a failing add or commit (a hook, say) can put it back.
   const indexFile = indexPathOf(W) ?? resolve(W, (await g.run(['rev-parse', '--git-path', 'index'], W)).trim());
   const previousIndex = existsSync(indexFile) ? readFileSync(indexFile) : null;
+  const headBefore = await headTip(g, W);
   let commitHash: string;
   let staged: string[];
   try {
@@ -275,8 +350,29 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     if (input.allowEmpty) args.push('--allow-empty');
     if (input.noVerify) args.push('--no-verify');
     await timed(tr, 'commit.git', () => g.run(args, W, { input: message }));
-    commitHash = (await timed(tr, 'commit.head', () => headTip(g, W)))!;
+    const head = await timed(tr, 'commit.head', () => headTip(g, W));
+    if (!head) throw new TugError('WorktreeNotFound', { worktree: W, repo_root: repo.mainRoot });
+    commitHash = head;
   } catch (e) {
+    // The worktree was removed under us (`worktree remove --force`): nothing to put back; say whether the
+    // commit still landed on the branch (git keeps the branch when the directory goes).
+    if (!existsSync(W)) {
+      const tip = await resolveCommit(g, repo.mainRoot, `refs/heads/${branch}`);
+      const landed = tip !== null && tip !== headBefore;
+      const reason = landed
+        ? `the worktree was removed while the commit ran; the commit is on branch ${branch} (${tip.slice(0, 12)}), the step is not completed`
+        : 'the worktree was removed while the commit ran; nothing was committed';
+      throw new TugError(
+        'WorktreeNotFound',
+        { worktree: W, repo_root: repo.mainRoot, branch, ...(landed ? { commit_hash: tip } : {}), reason },
+        {
+          message: `${W}: ${reason}`,
+          hint: landed
+            ? `restore the worktree (git worktree prune && git worktree add ${shellArg(W)} ${shellArg(branch)}), then finish the step there`
+            : 'git worktree list   (pass the root of one of these)',
+        },
+      );
+    }
     // Nothing committed: put the index and the log entry back as they were, and remove the directories
     // the entry needed.
     if (previousIndex) writeFileSync(indexFile, previousIndex);
@@ -284,14 +380,25 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     if (previousEntry) writeFileSync(logAbs, previousEntry);
     else rmSync(logAbs, { force: true });
     removeEmptyDirs(newDirs);
-    throw e;
+    throw e instanceof TugError && e.code === 'GitError' ? await commitFailed(g, W, e, Boolean(input.noVerify)) : e;
   }
 
-  const data: CommitData = {
+  const data: CommitData = { ...emptyData(commitHash, branch, logRel), files_staged: staged };
+  if (input.commitOnly) return data;
+  return finishStep(
+    ctx,
+    g,
+    { W, branch, planPath, step, integ, attempt: input.attempt, integrate: input.integrate },
+    data,
+  );
+}
+
+function emptyData(commitHash: string, branch: string, logRel: string): CommitData {
+  return {
     committed: true,
     commit_hash: commitHash,
     branch,
-    files_staged: staged,
+    files_staged: [],
     log_entry_path: logRel,
     integrated: false,
     integration_branch: null,
@@ -301,23 +408,68 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     state_error: null,
     plan_completed: false,
   };
-  if (input.commitOnly) return data;
-  const stepRef = { planPath, step, worktree: W, attempt: input.attempt };
-  let failure: TugError | null = null;
+}
 
-  const integ = integrationBranch(slug);
+/**
+ * HEAD of `W` when it is a commit of this step (its Tug-Step and Tug-Plan trailers) that integration is
+ * due for (the integration branch exists, or `--integrate`) and that is not on the integration branch yet;
+ * else null.
+ */
+async function unintegratedStepHead(
+  g: GitRunner,
+  W: string,
+  o: { planPath: string; step: string; integ: string; integrate: boolean },
+): Promise<string | null> {
+  const { parseTrailerLog, TRAILER_LOG_FORMAT } = await import('./trailers.js');
+  const r = await g.tryRun(['log', '-1', `--format=${TRAILER_LOG_FORMAT}`, 'HEAD', '--'], W);
+  const head = r.status === 0 ? parseTrailerLog(r.stdout).commits[0] : undefined;
+  if (!head || !head.steps.includes(o.step) || !head.plans.includes(o.planPath)) return null;
+  const tip = await resolveCommit(g, W, `refs/heads/${o.integ}`);
+  if (!tip) return o.integrate ? head.hash : null;
+  return (await isAncestor(g, W, head.hash, tip)) ? null : head.hash;
+}
+
+/**
+ * 04-git.md §4 steps 5–6 for the commit in `data`: integrate when the plan has an integration branch (or
+ * `--integrate`) and the strict completion preconditions hold, then complete the step. Failures are
+ * reported in `data`, never thrown (the commit exists); a commit left off the integration branch is also a
+ * warning that says so plainly.
+ */
+async function finishStep(
+  ctx: FlowCtx,
+  g: GitRunner,
+  o: {
+    W: string;
+    branch: string;
+    planPath: string;
+    step: string;
+    integ: string;
+    attempt: number | undefined;
+    integrate: boolean | undefined;
+  },
+  data: CommitData,
+): Promise<CommitData> {
+  const { repo } = ctx;
+  const { W, branch, integ } = o;
+  const stepRef = { planPath: o.planPath, step: o.step, worktree: W, attempt: o.attempt };
+  let failure: TugError | null = null;
   try {
-    if (input.integrate || (await branchExists(g, repo.mainRoot, integ))) {
+    if (o.integrate || (await branchExists(g, repo.mainRoot, integ))) {
       data.integration_branch = integ;
       failure = await state.completionBlocker(ctx, stepRef);
+      const base = (await getBranchPlan(g, repo.mainRoot, branch))?.base_branch ?? ctx.config.run.base_branch;
+      const createFrom = { base, planPath: o.planPath };
+      // The step's own blockers (open items, substeps, refactors): the plan integrates from now on. Not for
+      // a step this worktree does not own.
+      if (failure && o.integrate && failureReason(failure) !== 'ownership')
+        await createIntegrationBranch(g, repo, integ, createFrom);
       if (!failure) {
-        const base = (await getBranchPlan(g, repo.mainRoot, branch))?.base_branch ?? ctx.config.run.base_branch;
         const r = await integrate({
           git: g,
           repo,
           worktree: W,
           integrationBranch: integ,
-          createFrom: { base, planPath },
+          createFrom,
           heartbeat: () => state.heartbeat(ctx, stepRef),
         });
         if (r.integrated) {
@@ -340,6 +492,24 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     data.state_update_failed = true;
     data.state_failure_reason = failureReason(failure);
     data.state_error = fail('state complete', failure);
+  }
+  if (data.integration_branch && !data.integrated) {
+    const again = [
+      'tugcode commit',
+      `--worktree ${shellArg(W)}`,
+      `--plan ${shellArg(o.planPath)}`,
+      `--step ${shellArg(o.step)}`,
+      ...(o.attempt !== undefined ? [`--attempt ${o.attempt}`] : []),
+      '--integrate',
+      '--message integrate',
+    ].join(' ');
+    ctx.warnings.add(
+      'NotIntegrated',
+      `commit ${data.commit_hash.slice(0, 12)} was NOT integrated into ${integ} (${data.state_failure_reason ?? 'not integrated'}); ` +
+        `it stays on ${branch} only, and merge will not ship it. Fix the cause, then run ${again} ` +
+        '(with nothing new to commit it integrates this commit and completes the step)',
+      { commit_hash: data.commit_hash, integration_branch: integ, branch },
+    );
   }
   return data;
 }

@@ -1,8 +1,13 @@
 /**
- * The environment of every git child, for both runners (exec.ts and fast.ts): exactly the environment the
- * caller passes (its FlowCtx / CLI env, never this process's own), plus `GIT_TERMINAL_PROMPT=0` (git never
- * waits for a password on a terminal) and `LC_ALL=C` (messages parsed here stay in English).
+ * The environment of every git child, for both runners (exec.ts and fast.ts): the environment the caller
+ * passes (its FlowCtx / CLI env, never this process's own) without the variables that redirect git
+ * (kernel/git-env.ts, the one list: a tugcode started from a git hook must not act on the hook's
+ * repository or index), plus `GIT_TERMINAL_PROMPT=0` (git never waits for a password on a terminal) and
+ * `LC_ALL=C` (messages parsed here stay in English). `extra` is the caller's own per-call setting (a
+ * temporary index, a quarantine object directory) and is kept.
  */
+import { withoutGitRedirects } from '../kernel/git-env.js';
+
 export type GitEnv = Record<string, string>;
 
 export interface GitResult {
@@ -12,7 +17,5 @@ export interface GitResult {
 }
 
 export function gitChildEnv(env: NodeJS.ProcessEnv, extra: GitEnv = {}): GitEnv {
-  const out: GitEnv = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
-  return { ...out, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C', ...extra };
+  return { ...withoutGitRedirects(env), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C', ...extra };
 }

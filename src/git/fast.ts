@@ -89,6 +89,19 @@ export function branchTipFast(
   return null;
 }
 
+/** Whether `ancestor` is in the history of `descendant` (`git merge-base --is-ancestor`); GitError otherwise. */
+export function isAncestorSync(
+  cwd: string,
+  ancestor: string,
+  descendant: string,
+  env: NodeJS.ProcessEnv = {},
+): boolean {
+  const args = ['merge-base', '--is-ancestor', ancestor, descendant];
+  const r = gitSync(args, cwd, env);
+  if (r.status === 0 || r.status === 1) return r.status === 0;
+  throw new TugError('GitError', { args, stderr: r.stderr, exit_code: r.status, cwd });
+}
+
 /** `git log` arguments listing the Tug trailers of the commits reachable from `refs`. */
 export function trailerLogArgs(refs: string[]): string[] {
   return ['log', `--format=${TRAILER_LOG_FORMAT}`, ...refs, '--'];
@@ -162,7 +175,19 @@ export function resolveRepoWithGit(
     env,
   );
   if (r.status !== 0) {
-    throw new TugError('NotAGitRepository', { path: start, reason: r.stderr.trim().split('\n')[0] || undefined });
+    const reason = r.stderr.trim().split('\n')[0] || undefined;
+    // A linked worktree whose `.git` file names an admin directory that is gone: the main repository was
+    // moved (or the worktree was), which `git worktree repair` fixes.
+    const moved = /not a git repository: .*[\\/]worktrees[\\/]/.test(reason ?? '');
+    throw new TugError(
+      'NotAGitRepository',
+      { path: start, reason, ...(moved ? { moved: true } : {}) },
+      moved
+        ? {
+            hint: 'the main repository (or this worktree) was moved: from the main checkout run git worktree repair <this worktree>, then try again',
+          }
+        : {},
+    );
   }
   const lines = r.stdout.split('\n');
   if (lines[0] === 'true')

@@ -8,7 +8,7 @@ import { TugError } from '../contract/errors.js';
 import type { GitRunner } from './exec.js';
 import { setBranchPlan } from './branch-config.js';
 import { isAncestorFromFiles } from './ancestry.js';
-import { branchCheckedOut, filesUsable, headTip, refTip } from './ref-files.js';
+import { branchCheckedOut, headTip, refTip } from './ref-files.js';
 import { branchTip, currentBranch, isAncestor } from './refs.js';
 import { gitWorktrees, type Repo } from './repo.js';
 import { timed, type TraceFn } from './trace.js';
@@ -110,6 +110,24 @@ export type IntegrateResult =
   | { integrated: false; reason: 'integration_conflict'; error: TugError }
   | { integrated: false; reason: 'ownership'; error: TugError };
 
+/**
+ * `--integrate` whose commit cannot be integrated yet (a completion blocker): the integration branch is
+ * still made from the base, under the integration lock, so the plan has one from now on and a completion
+ * by hand with a commit it lacks is refused (docs/git-notes.md). Nothing when it exists already.
+ */
+export async function createIntegrationBranch(
+  g: GitRunner,
+  repo: Repo,
+  integ: string,
+  from: { base: string; planPath: string },
+): Promise<void> {
+  await withIntegrationLock(repo.mainRoot, async () => {
+    if ((await refTip(g, repo.commonDir, repo.mainRoot, integ)) !== null) return;
+    await g.run(['branch', '--no-track', integ, `refs/heads/${from.base}`], repo.mainRoot);
+    await setBranchPlan(g, repo.mainRoot, integ, from.planPath, from.base);
+  });
+}
+
 /** Rebase the worktree's branch onto the integration tip and fast-forward the integration branch. */
 export async function integrate(input: IntegrateInput): Promise<IntegrateResult> {
   const { git: g, repo, worktree: W, integrationBranch: integ, trace: tr } = input;
@@ -181,7 +199,7 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
 
 /** Whether `tip` is already in the history of the worktree's HEAD (no rebase needed). */
 async function containsTip(g: GitRunner, repo: Repo, W: string, tip: string): Promise<boolean> {
-  const head = filesUsable(g) ? await headTip(g, W) : null;
+  const head = await headTip(g, W);
   const known = head ? isAncestorFromFiles(repo.commonDir, tip, head) : null;
   return known ?? isAncestor(g, W, tip, 'HEAD');
 }
@@ -190,7 +208,7 @@ async function containsTip(g: GitRunner, repo: Repo, W: string, tip: string): Pr
 async function fastForward(g: GitRunner, repo: Repo, branch: string, from: string, to: string): Promise<void> {
   if (from === to) return;
   // Nobody has it checked out (read from the HEAD files): no `git worktree list` needed.
-  const held = branchCheckedOut(g, repo.commonDir, branch);
+  const held = branchCheckedOut(repo.commonDir, branch);
   const holder =
     held === false ? undefined : (await gitWorktrees(g, repo)).find((w) => w.branch === branch && !w.prunable);
   if (holder) {

@@ -43,19 +43,33 @@ async function runMergeTree(
   throw new TugError('GitError', { args, stderr: r.stderr, exit_code: r.status });
 }
 
-/** Would merging `theirs` into `ours` conflict? Writes nothing into the repository. */
-export function checkMerge(g: GitRunner, repo: Repo, ours: string, theirs: string): Promise<MergeTreeResult> {
+/** Extra variables of the git calls that run in a quarantine object directory. */
+export type Quarantine = Record<string, string> | undefined;
+
+/**
+ * Runs `fn` with a quarantine: new objects go to a temporary directory (removed afterwards), the
+ * repository's are read through it. Nothing is written into the repository.
+ */
+export function withQuarantine<T>(repo: Repo, fn: (q: Record<string, string>) => Promise<T>): Promise<T> {
   return withTempDir((dir) =>
-    runMergeTree(g, repo, ours, theirs, {
-      GIT_OBJECT_DIRECTORY: dir,
-      GIT_ALTERNATE_OBJECT_DIRECTORIES: join(repo.commonDir, 'objects'),
-    }),
+    fn({ GIT_OBJECT_DIRECTORY: dir, GIT_ALTERNATE_OBJECT_DIRECTORIES: join(repo.commonDir, 'objects') }),
   );
 }
 
-/** The merged tree (objects written to the repository). */
-export function mergeTree(g: GitRunner, repo: Repo, ours: string, theirs: string): Promise<MergeTreeResult> {
-  return runMergeTree(g, repo, ours, theirs);
+/** Would merging `theirs` into `ours` conflict? Writes nothing into the repository. */
+export function checkMerge(g: GitRunner, repo: Repo, ours: string, theirs: string): Promise<MergeTreeResult> {
+  return withQuarantine(repo, (q) => runMergeTree(g, repo, ours, theirs, q));
+}
+
+/** The merged tree (objects written to the repository, or to the quarantine `q`). */
+export function mergeTree(
+  g: GitRunner,
+  repo: Repo,
+  ours: string,
+  theirs: string,
+  q?: Quarantine,
+): Promise<MergeTreeResult> {
+  return runMergeTree(g, repo, ours, theirs, q);
 }
 
 /** `tree` with `path` set to `content` (regular file), via a temporary index. */
@@ -65,10 +79,11 @@ export async function treeWithFile(
   tree: string,
   path: string,
   content: string,
+  q?: Quarantine,
 ): Promise<string> {
-  const blob = (await g.run(['hash-object', '-w', '--stdin'], repo.mainRoot, { input: content })).trim();
+  const blob = (await g.run(['hash-object', '-w', '--stdin'], repo.mainRoot, { input: content, env: q })).trim();
   return withTempDir(async (dir) => {
-    const env = { GIT_INDEX_FILE: join(dir, 'index') };
+    const env = { ...q, GIT_INDEX_FILE: join(dir, 'index') };
     await g.run(['read-tree', tree], repo.mainRoot, { env });
     await g.run(['update-index', '--add', '--cacheinfo', `100644,${blob},${path}`], repo.mainRoot, { env });
     return (await g.run(['write-tree'], repo.mainRoot, { env })).trim();
@@ -81,14 +96,16 @@ export async function readTreeFiles(
   repo: Repo,
   tree: string,
   dir: string,
+  q?: Quarantine,
 ): Promise<{ path: string; text: string }[]> {
-  const names = (await g.run(['ls-tree', '-r', '-z', '--name-only', tree, '--', dir], repo.mainRoot))
+  const names = (await g.run(['ls-tree', '-r', '-z', '--name-only', tree, '--', dir], repo.mainRoot, { env: q }))
     .split('\0')
     .filter(Boolean);
   if (names.length === 0) return [];
   // Batch output: "<oid> blob <size>\n<content>\n" per object; sizes are in bytes.
   const buf = await g.bytes(['cat-file', '--batch'], repo.mainRoot, {
     input: names.map((n) => `${tree}:${n}`).join('\n') + '\n',
+    env: q,
   });
   const files: { path: string; text: string }[] = [];
   let pos = 0;
@@ -103,7 +120,13 @@ export async function readTreeFiles(
 }
 
 /** The text of `path` in `tree`, or null. */
-export async function fileAt(g: GitRunner, repo: Repo, tree: string, path: string): Promise<string | null> {
-  const r = await g.tryRun(['cat-file', 'blob', `${tree}:${path}`], repo.mainRoot);
+export async function fileAt(
+  g: GitRunner,
+  repo: Repo,
+  tree: string,
+  path: string,
+  q?: Quarantine,
+): Promise<string | null> {
+  const r = await g.tryRun(['cat-file', 'blob', `${tree}:${path}`], repo.mainRoot, { env: q });
   return r.status === 0 ? r.stdout : null;
 }

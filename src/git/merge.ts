@@ -6,17 +6,28 @@
  * leaves the repository exactly as it was. Only fully merged worktrees and branches of this plan are
  * removed afterwards.
  */
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import { commitFailed } from './commit.js';
 import { shellArg } from '../util/shell-arg.js';
-import { LOG_DIR, LOG_INDEX, renderIndex } from './implementation-log.js';
+import { IMPLEMENTATION_LOG_INDEX, LOG_DIR, LOG_INDEX, renderIndex } from './implementation-log.js';
 import { getBranchPlan, listBranchPlans, type BranchPlan } from './branch-config.js';
 import { gitRunner, type GitRunner } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { withIntegrationLock } from './integrate.js';
-import { checkMerge, fileAt, mergeTree, readTreeFiles, treeWithFile } from './merge-tree.js';
+import {
+  checkMerge,
+  fileAt,
+  mergeTree,
+  readTreeFiles,
+  treeWithFile,
+  withQuarantine,
+  type Quarantine,
+} from './merge-tree.js';
 import { integrationBranch, isCreateBranch, slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
-import { branchExists, branchTip, isAncestor, requireGitVersion, statusEntries } from './refs.js';
+import { branchExists, branchTip, isAncestor, requireGitVersion, statusDetails } from './refs.js';
 import { gitWorktrees } from './repo.js';
 import { ALL_BUT_RUNTIME } from './runtime-files.js';
 import * as state from './state-bridge.js';
@@ -68,11 +79,15 @@ async function sourceBranch(
     if (b.plan_path === planPath && isCreateBranch(b.branch, slug) && (await branchExists(g, root, b.branch)))
       own.push(b);
   if (own.length === 1) return own[0]!.branch;
+  if (own.length === 0)
+    throw new TugError('BranchNotFound', {
+      plan_path: planPath,
+      branch: integ,
+      reason: `${planPath} has no integration branch ${integ} and no worktree branch to merge`,
+    });
+
   throw new TugError('InvalidArgument', {
-    reason:
-      own.length === 0
-        ? `${planPath} has no integration branch ${integ} and no worktree branch to merge`
-        : `${planPath} has several worktree branches; pass --branch`,
+    reason: `${planPath} has several worktree branches; pass --branch`,
     plan_path: planPath,
     candidates: own.map((b) => b.branch),
   });
@@ -137,9 +152,20 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
     );
     const holder = await cleanHolder(g, repo, into);
     const already = await isAncestor(g, repo.mainRoot, source, target);
+    let tree: string | null = null;
+    let ownIndex: string | null = null;
     if (!already) {
       const check = await checkMerge(g, repo, target, source);
       if (!check.clean) throw new TugError('MergeConflict', { branch, into, files: check.files, plan_path: planPath });
+      // The checkout of `into` is asked now, in a dry run too, exactly as the publish will ask it: on the
+      // merge's tree made in a quarantine, so a dry run or a refusal writes no object.
+      if (holder) {
+        const path = holder.path;
+        ownIndex = await withQuarantine(repo, async (q) =>
+          holderUpdatable(g, ctx, path, target, await mergedTree(g, ctx, target, source, q), { into, branch }, q),
+        );
+      }
+      if (!input.dryRun) tree = await mergedTree(g, ctx, target, source);
     }
     const data: MergeData = {
       merged: false,
@@ -161,8 +187,8 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
     let result = target;
     if (!already) {
       const titles = new Map(steps.map((s) => [s.anchor, s.title]));
-      result = await commitMerge(g, ctx, target, source, mergeMessage(planPath, slug, branch, included, titles));
-      await publish(g, ctx, { into, branch }, target, result, holder?.path ?? null);
+      result = await commitMerge(g, ctx, tree!, target, source, mergeMessage(planPath, slug, branch, included, titles));
+      await publish(g, ctx, { into, branch }, target, result, holder?.path ?? null, ownIndex);
       data.merge_commit = result;
     }
     data.merged = true;
@@ -178,11 +204,22 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
  */
 export async function cleanHolder(g: GitRunner, repo: FlowCtx['repo'], into: string) {
   const holder = (await gitWorktrees(g, repo)).find((w) => w.branch === into && !w.prunable);
-  if (holder && (await statusEntries(g, holder.path, { untracked: false, pathspec: ALL_BUT_RUNTIME })).length > 0) {
+  const dirty = holder ? await statusDetails(g, holder.path, { untracked: false, pathspec: ALL_BUT_RUNTIME }) : [];
+  if (holder && dirty.length > 0) {
+    const files = [...new Set(dirty.map((e) => e.path))].sort();
+    const shown = files.length > 5 ? [...files.slice(0, 5), `… ${files.length - 5} more`] : files;
     throw new TugError(
       'WorktreeDirty',
-      { worktree_path: holder.path, branch: into, reason: `${into} is checked out there with uncommitted changes` },
-      { hint: `commit or stash the changes in ${shellArg(holder.path)}, then merge again` },
+      {
+        worktree_path: holder.path,
+        branch: into,
+        files,
+        reason: `${into} is checked out there with uncommitted changes (${shown.join(', ')})`,
+      },
+      {
+        message: `cannot merge into ${into}: ${holder.path} has uncommitted changes to ${shown.join(', ')}`,
+        hint: `commit or stash the changes in ${shellArg(holder.path)}, then merge again`,
+      },
     );
   }
   return holder;
@@ -225,25 +262,114 @@ async function verifySteps(
   return out;
 }
 
-/** The merge commit: merged tree + regenerated implementation-log index, parents target and source. */
+/** The tree of the merge: the merged tree with the implementation-log index regenerated from its entries. */
+async function mergedTree(g: GitRunner, ctx: FlowCtx, target: string, source: string, q?: Quarantine): Promise<string> {
+  const { repo } = ctx;
+  const merged = await mergeTree(g, repo, target, source, q);
+  if (!merged.clean) throw new TugError('MergeConflict', { branch: source, into: target, files: merged.files });
+  let tree = merged.tree;
+  const entries = await readTreeFiles(g, repo, tree, LOG_DIR, q);
+  if (entries.length > 0) {
+    const index = renderIndex(entries);
+    if ((await fileAt(g, repo, tree, LOG_INDEX, q)) !== index)
+      tree = await treeWithFile(g, repo, tree, LOG_INDEX, index, q);
+  }
+  return tree;
+}
+
+/** The merge commit of `tree`, parents target and source. */
 async function commitMerge(
   g: GitRunner,
   ctx: FlowCtx,
+  tree: string,
   target: string,
   source: string,
   message: string,
 ): Promise<string> {
-  const { repo } = ctx;
-  const merged = await mergeTree(g, repo, target, source);
-  if (!merged.clean) throw new TugError('MergeConflict', { branch: source, into: target, files: merged.files });
-  let tree = merged.tree;
-  const entries = await readTreeFiles(g, repo, tree, LOG_DIR);
-  if (entries.length > 0) {
-    const index = renderIndex(entries);
-    if ((await fileAt(g, repo, tree, LOG_INDEX)) !== index) tree = await treeWithFile(g, repo, tree, LOG_INDEX, index);
+  // commit-tree ignores commit.gpgsign: asked here, so a repository that signs its commits gets a signed
+  // merge (and a signing failure is CommitFailed, nothing changed). Hooks are not run (docs/git-notes.md).
+  const root = ctx.repo.mainRoot;
+  const sign = (await g.tryRun(['config', '--type=bool', '--get', 'commit.gpgsign'], root)).stdout.trim() === 'true';
+  const args = ['commit-tree', tree, '-p', target, '-p', source, ...(sign ? ['-S'] : []), '-F', '-'];
+  try {
+    return (await g.run(args, root, { input: message })).trim();
+  } catch (e) {
+    if (!(e instanceof TugError) || e.code !== 'GitError') throw e;
+    throw await commitFailed(g, root, e, true);
   }
-  const args = ['commit-tree', tree, '-p', target, '-p', source, '-F', '-'];
-  return (await g.run(args, repo.mainRoot, { input: message })).trim();
+}
+
+/**
+ * Whether the checkout of `into` at `holder` can follow the merge (`git read-tree -m -u -n`, the publish's
+ * own check without writing): local changes the merge does not touch stay, as with `git merge`; a change
+ * or an untracked file in the merge's way is WorktreeDirty, in a dry run too. The one exception is an
+ * untracked implementation-log index that `tugcode init` wrote (its header only) or that equals the
+ * merge's: tugcode's own file, replaced by the merge (docs/git-notes.md). Returns its path then, else null.
+ */
+async function holderUpdatable(
+  g: GitRunner,
+  ctx: FlowCtx,
+  holder: string,
+  from: string,
+  to: string,
+  names: { into: string; branch: string },
+  q: Quarantine,
+): Promise<string | null> {
+  const r = await g.tryRun(['read-tree', '-m', '-u', '-n', from, to], holder, { env: q });
+  if (r.status === 0) return null;
+  const untracked = untrackedInTheWay(r.stderr);
+  let own: string | null = null;
+  if (untracked.includes(LOG_INDEX)) {
+    const text = readText(join(holder, LOG_INDEX));
+    if (text !== null && (text === IMPLEMENTATION_LOG_INDEX || text === (await fileAt(g, ctx.repo, to, LOG_INDEX, q))))
+      own = LOG_INDEX;
+  }
+  const others = untracked.filter((p) => p !== own);
+  if (others.length > 0 || untracked.length === 0) throw holderRefusal(holder, names, r.stderr, others);
+  return own;
+}
+
+/** WorktreeDirty for a checkout of `into` that cannot follow the merge (`git read-tree` said why). */
+function holderRefusal(
+  holder: string,
+  names: { into: string; branch: string },
+  stderr: string,
+  untracked: string[],
+): TugError {
+  const { into, branch } = names;
+  if (untracked.length > 0) {
+    const list = untracked.join(', ');
+    return new TugError(
+      'WorktreeDirty',
+      {
+        worktree_path: holder,
+        branch: into,
+        untracked_files: untracked,
+        reason: `untracked file(s) in ${holder} would be overwritten by merging ${branch}: ${list}`,
+      },
+      {
+        message: `merging ${branch} into ${into} would overwrite untracked file(s) in ${holder}: ${list}`,
+        hint: `move or delete ${untracked.length > 1 ? 'them' : 'it'} (the merge brings ${untracked.length > 1 ? 'its own copies' : 'its own copy'}), then run tugcode merge again`,
+      },
+    );
+  }
+  const reason = stderr.trim().split('\n')[0] || 'files would be overwritten';
+  return new TugError(
+    'WorktreeDirty',
+    { worktree_path: holder, branch: into, reason },
+    {
+      message: `cannot update ${into} checked out in ${holder}: ${reason}`,
+      hint: `commit or stash the changes in ${shellArg(holder)}, then run tugcode merge again`,
+    },
+  );
+}
+
+function readText(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
 }
 
 /** `error: Untracked working tree file 'x' would be overwritten by merge.` lines of git → the paths. */
@@ -269,43 +395,26 @@ async function publish(
   from: string,
   to: string,
   holder: string | null,
+  ownIndex: string | null = null,
 ): Promise<void> {
-  const { into, branch } = names;
+  const { into } = names;
   const root = ctx.repo.mainRoot;
+  // tugcode's own untracked index (holderUpdatable) makes way for the merge's; it is back on a refusal.
+  const aside = holder && ownIndex ? join(holder, ownIndex) : null;
+  const kept = aside ? readFileSync(aside) : null;
+  const putBack = () => aside && kept && writeFileSync(aside, kept);
   if (holder) {
+    if (aside) rmSync(aside, { force: true });
     const r = await g.tryRun(['read-tree', '-m', '-u', from, to], holder);
     if (r.status !== 0) {
-      const untracked = untrackedInTheWay(r.stderr);
-      if (untracked.length > 0) {
-        const list = untracked.join(', ');
-        throw new TugError(
-          'WorktreeDirty',
-          {
-            worktree_path: holder,
-            branch: into,
-            untracked_files: untracked,
-            reason: `untracked file(s) in ${holder} would be overwritten by merging ${branch}: ${list}`,
-          },
-          {
-            message: `merging ${branch} into ${into} would overwrite untracked file(s) in ${holder}: ${list}`,
-            hint: `move or delete ${untracked.length > 1 ? 'them' : 'it'} (the merge brings ${untracked.length > 1 ? 'its own copies' : 'its own copy'}), then run tugcode merge again`,
-          },
-        );
-      }
-      const reason = r.stderr.trim().split('\n')[0] || 'files would be overwritten';
-      throw new TugError(
-        'WorktreeDirty',
-        { worktree_path: holder, branch: into, reason },
-        {
-          message: `cannot update ${into} checked out in ${holder}: ${reason}`,
-          hint: `commit or stash the changes in ${shellArg(holder)}, then run tugcode merge again`,
-        },
-      );
+      putBack();
+      throw holderRefusal(holder, names, r.stderr, untrackedInTheWay(r.stderr));
     }
   }
   const u = await g.tryRun(['update-ref', '-m', `tugcode merge into ${into}`, `refs/heads/${into}`, to, from], root);
   if (u.status !== 0) {
     if (holder) await g.tryRun(['read-tree', '-m', '-u', to, from], holder);
+    putBack();
     throw new TugError('GitError', {
       args: ['update-ref', `refs/heads/${into}`],
       stderr: u.stderr,
@@ -359,9 +468,23 @@ async function planCleanup(
       data.kept.push({ branch: b, worktree_path: wt?.path ?? null, reason: 'has commits not in the merge' });
       continue;
     }
-    if (wt && !wt.prunable && (await statusEntries(g, wt.path, { pathspec: ALL_BUT_RUNTIME })).length > 0) {
-      data.kept.push({ branch: b, worktree_path: wt.path, reason: 'worktree has uncommitted changes' });
-      continue;
+    if (wt && !wt.prunable) {
+      // A tree git cannot open (its `.git` points nowhere: moved or half-deleted) is kept and said so; the
+      // merge itself does not need it.
+      const st = await g.tryRun(['status', '--porcelain', '-z', '--', ...ALL_BUT_RUNTIME], wt.path);
+      if (st.status !== 0) {
+        const why = st.stderr.trim().split('\n')[0] || `git status exited ${st.status}`;
+        data.kept.push({
+          branch: b,
+          worktree_path: wt.path,
+          reason: `git cannot open the worktree (${why}); fix it with git worktree repair, or remove the directory and run git worktree prune`,
+        });
+        continue;
+      }
+      if (st.stdout !== '') {
+        data.kept.push({ branch: b, worktree_path: wt.path, reason: 'worktree has uncommitted changes' });
+        continue;
+      }
     }
     if (wt && (await state.claimsHeldBy(ctx, wt.path)).some((c) => c.live)) {
       data.kept.push({ branch: b, worktree_path: wt.path, reason: 'worktree holds a live claim' });

@@ -2,8 +2,10 @@
  * Plan files as the git flows need them: the argument resolved to a repo-relative path (through the
  * one plan resolver), the committed blob on a branch, parsed and validated.
  */
+import { lstatSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import type { ParsedPlan } from '../plan/types.js';
 import type { GitRunner } from './exec.js';
 import { relativeToRoot, type Repo } from './repo.js';
@@ -25,6 +27,27 @@ export async function parseAndValidate(
 
 /** The plan's bytes on `branch`, or PlanNotCommitted. */
 export async function committedPlan(g: GitRunner, repo: Repo, planPath: string, branch: string): Promise<Buffer> {
+  // git commits a symlink as the link (its target's name), never the plan it points to.
+  const main = join(repo.mainRoot, planPath);
+  let link = false;
+  try {
+    link = lstatSync(main).isSymbolicLink();
+  } catch {
+    /* missing: reported below */
+  }
+  if (link)
+    throw new TugError(
+      'PlanNotCommitted',
+      {
+        plan_path: planPath,
+        base_branch: branch,
+        reason: `${planPath} is a symlink; git commits the link, not the plan it points to`,
+      },
+      {
+        message: `${planPath} is a symlink: git commits the link, not the plan it points to`,
+        hint: `replace the link with the plan itself (cp --remove-destination "$(readlink -f ${shellArg(planPath)})" ${shellArg(planPath)}), then git add ${shellArg(planPath)} && git commit`,
+      },
+    );
   const blob = await showBlob(g, repo.mainRoot, `refs/heads/${branch}`, planPath);
   if (!blob)
     throw new TugError('PlanNotCommitted', {

@@ -3,7 +3,8 @@
  * spawn costs ~3–5 ms of CPU on the 2-core target, and parallel workers compete for those cores): a branch
  * tip (loose ref, then packed-refs), a work tree's HEAD commit, whether any work tree has a branch checked
  * out. Every reader answers only what it can read for certain and hands anything unusual (reftable, a
- * symbolic ref, GIT_DIR & co. in the environment, an unreadable file) to git. The reads are synchronous:
+ * symbolic ref, an unreadable file) to git. The variables that would point git elsewhere (GIT_DIR & co.)
+ * never reach a git child (kernel/git-env.ts), so git's answer and the files' always agree. The reads are synchronous:
  * a few small files each, where a read through the thread pool waited behind the other workers' I/O.
  */
 
@@ -24,23 +25,6 @@ import { headCommit } from './refs.js';
 
 const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
-/** Variables that make git look somewhere else than the files read here. */
-const RELOCATING = [
-  'GIT_DIR',
-  'GIT_WORK_TREE',
-  'GIT_COMMON_DIR',
-  'GIT_OBJECT_DIRECTORY',
-  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-  'GIT_NAMESPACE',
-  'GIT_REPLACE_REF_BASE',
-  'GIT_INDEX_FILE',
-];
-
-/** Whether git's files may be read directly for a runner's environment. */
-export function filesUsable(g: GitRunner): boolean {
-  return RELOCATING.every((k) => !g.env[k]);
-}
-
 /** A branch tip from its ref files; undefined when git must be asked, null when the branch is missing. */
 function tipFromFiles(commonDir: string, branch: string): string | null | undefined {
   const loose = readText(join(commonDir, 'refs', 'heads', ...branch.split('/')));
@@ -60,7 +44,7 @@ function tipFromFiles(commonDir: string, branch: string): string | null | undefi
 
 /** A branch tip read from the ref files (`git rev-parse refs/heads/<branch>^{commit}` otherwise). */
 export async function refTip(g: GitRunner, commonDir: string, cwd: string, branch: string): Promise<string | null> {
-  const fast = filesUsable(g) ? tipFromFiles(commonDir, branch) : undefined;
+  const fast = tipFromFiles(commonDir, branch);
   if (fast !== undefined) return fast;
   const r = await g.tryRun(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], cwd);
   return r.status === 0 ? r.stdout.trim() : null;
@@ -84,7 +68,7 @@ function gitDirsOf(W: string): { gitDir: string; commonDir: string } | null {
 
 /** The commit HEAD of the work tree at `W` names (`git rev-parse HEAD` when the files cannot say). */
 export async function headTip(g: GitRunner, W: string): Promise<string | null> {
-  const dirs = filesUsable(g) ? gitDirsOf(W) : null;
+  const dirs = gitDirsOf(W);
   const head = dirs ? readText(join(dirs.gitDir, 'HEAD')) : null;
   if (dirs && typeof head === 'string') {
     const h = head.trim();
@@ -110,8 +94,8 @@ function linkedIds(commonDir: string): string[] | null {
  * the common directory, each linked one in `worktrees/<id>/`), which is where `git worktree list` reads
  * it. True means "some work tree does" (the caller asks git which one); null means git must be asked.
  */
-export function branchCheckedOut(g: GitRunner, commonDir: string, branch: string): boolean | null {
-  const ids = filesUsable(g) ? linkedIds(commonDir) : null;
+export function branchCheckedOut(commonDir: string, branch: string): boolean | null {
+  const ids = linkedIds(commonDir);
   if (ids === null) return null;
   const heads = [join(commonDir, 'HEAD'), ...ids.map((id) => join(commonDir, 'worktrees', id, 'HEAD'))];
   const want = `ref: refs/heads/${branch}`;
@@ -129,8 +113,8 @@ export function branchCheckedOut(g: GitRunner, commonDir: string, branch: string
  * Whether `git worktree list` has a work tree at `path`, from the admin directories' `gitdir` files
  * (`<path>/.git`); null when one cannot be read (git must be asked).
  */
-export function worktreeRegistered(g: GitRunner, commonDir: string, path: string): boolean | null {
-  const ids = filesUsable(g) ? linkedIds(commonDir) : null;
+export function worktreeRegistered(commonDir: string, path: string): boolean | null {
+  const ids = linkedIds(commonDir);
   if (ids === null) return null;
   const want = join(path, '.git');
   for (const id of ids) {
@@ -147,11 +131,10 @@ export function worktreeRegistered(g: GitRunner, commonDir: string, path: string
  * null when one cannot be read (git must be asked).
  */
 export function worktreeBranches(
-  g: GitRunner,
   commonDir: string,
   mainRoot: string,
 ): { path: string; branch: string | null }[] | null {
-  const ids = filesUsable(g) ? linkedIds(commonDir) : null;
+  const ids = linkedIds(commonDir);
   if (ids === null) return null;
   const branchOf = (head: string | null | undefined): string | null | undefined => {
     if (typeof head !== 'string') return undefined;

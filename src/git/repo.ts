@@ -33,8 +33,10 @@ const cache = new Map<string, Repo>();
 
 /**
  * Resolve the repository containing `dir`. `env` is the caller's environment: it decides whether git's
- * layout may be read from the files (GIT_DIR & co. unset), and is the whole environment of the git
- * fallback (fast.ts: synchronous, since every command, the hot ones included, starts here).
+ * layout may be read from the files (no GIT_CEILING_DIRECTORIES to honour), and is the environment of the
+ * git fallback (fast.ts: synchronous, since every command, the hot ones included, starts here). GIT_DIR,
+ * GIT_WORK_TREE and the other variables that redirect git are ignored: no git child of tugcode sees them
+ * (kernel/git-env.ts), so the repository is always the one that contains `dir`.
  */
 export function resolveRepo(dir: string, env: NodeJS.ProcessEnv = {}): Repo {
   let start: string;
@@ -46,7 +48,7 @@ export function resolveRepo(dir: string, env: NodeJS.ProcessEnv = {}): Repo {
   }
   const hit = cache.get(start);
   if (hit) return hit;
-  const useGit = Boolean(env.GIT_DIR || env.GIT_WORK_TREE || env.GIT_CEILING_DIRECTORIES);
+  const useGit = Boolean(env.GIT_CEILING_DIRECTORIES);
   const found = (useGit ? null : gitLayout(start)) ?? resolveRepoWithGit(start, env);
   const repo: Repo = { cwd: start, ...found };
   cache.set(start, repo);

@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import { gitRunner, type GitRunner } from './exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { listBranchPlans, setBranchPlan } from './branch-config.js';
@@ -129,28 +130,53 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
     };
   }
 
-  const branch = worktreeBranch(slug, input.name ?? timestampName(ctx.clock.now()));
-  const dir = worktreeDir(repo.mainRoot, branch);
-  if (await branchExists(g, repo.mainRoot, branch))
-    throw new TugError('WorktreeExists', { reason: `branch ${branch} already exists`, branch });
-  if (existsSync(dir))
-    throw new TugError('WorktreeExists', { reason: `directory ${dir} already exists`, worktree_path: dir });
-
   const tugtree = join(repo.mainRoot, '.tugtree');
   const madeTugtree = !existsSync(tugtree);
   const exclude = ensureRuntimeExclude(repo.commonDir);
-  let added = false;
-  try {
-    await g.run(['worktree', 'add', '--quiet', '--no-track', '-b', branch, dir, `refs/heads/${base}`], repo.mainRoot);
-    added = true;
-    await setBranchPlan(g, repo.mainRoot, branch, planPath, base);
-    const st = await state.initAndReconcile(ctx, planPath, blob, await reconcileRefs(ctx, slug, branch));
-    return { worktree_path: dir, branch_name: branch, base_branch: base, plan_path: planPath, ...st, reused: false };
-  } catch (e) {
-    await undoCreate(g, repo.mainRoot, dir, branch, added);
-    exclude.undo();
-    if (madeTugtree) removeIfEmpty(tugtree);
-    throw e;
+  // Without --name the name is the time to the second; a name taken (a `--new` in the same second, in
+  // this process or another) gets the next free `-2`, `-3`, … instead of a failure.
+  const stem = input.name ?? timestampName(ctx.clock.now());
+  for (let n = 1; ; n++) {
+    const branch = worktreeBranch(slug, n === 1 ? stem : `${stem}-${n}`);
+    const dir = worktreeDir(repo.mainRoot, branch);
+    const taken = (await branchExists(g, repo.mainRoot, branch))
+      ? { reason: `branch ${branch} already exists`, branch }
+      : existsSync(dir)
+        ? { reason: `directory ${dir} already exists`, worktree_path: dir }
+        : null;
+    if (taken && (input.name !== undefined || n >= 100)) {
+      exclude.undo();
+      throw new TugError('WorktreeExists', taken);
+    }
+    if (taken) continue;
+    let added = false;
+    try {
+      const r = await g.tryRun(
+        ['worktree', 'add', '--quiet', '--no-track', '-b', branch, dir, `refs/heads/${base}`],
+        repo.mainRoot,
+      );
+      // Taken between the check and the add by another create: not ours to undo; the next name is tried.
+      if (r.status !== 0 && input.name === undefined && /already exists/.test(r.stderr) && n < 100) continue;
+      // A branch named `tugplan` (or `tugplan/<slug>`) leaves no room for refs under it.
+      const blocker = /'refs\/heads\/([^']+)' exists; cannot create/.exec(r.stderr)?.[1];
+      if (r.status !== 0 && blocker)
+        throw new TugError(
+          'WorktreeExists',
+          { reason: `a branch named ${blocker} exists, so git cannot create ${branch}`, branch: blocker },
+          { hint: `rename it (git branch -m ${shellArg(blocker)} <new-name>), then run tugcode worktree create again` },
+        );
+      if (r.status !== 0)
+        throw new TugError('GitError', { args: ['worktree', 'add', branch], stderr: r.stderr, exit_code: r.status });
+      added = true;
+      await setBranchPlan(g, repo.mainRoot, branch, planPath, base);
+      const st = await state.initAndReconcile(ctx, planPath, blob, await reconcileRefs(ctx, slug, branch));
+      return { worktree_path: dir, branch_name: branch, base_branch: base, plan_path: planPath, ...st, reused: false };
+    } catch (e) {
+      await undoCreate(g, repo.mainRoot, dir, branch, added);
+      exclude.undo();
+      if (madeTugtree) removeIfEmpty(tugtree);
+      throw e;
+    }
   }
 }
 

@@ -89,11 +89,12 @@ function envNames(key: SettingKey, prog: 'tug' | 'tugcode'): string[] {
 /**
  * The directory whose `.tugtool/config.toml` applies: the main checkout when the workspace is inside a git
  * work tree (no `.git` above it means no repository, and git is never spawned), else the workspace. Layouts
- * only git can read (submodule, `--separate-git-dir`, `GIT_DIR`) ask `git rev-parse` for the work tree root.
+ * only git can read (submodule, `--separate-git-dir`) ask `git rev-parse` for the work tree root. GIT_DIR and
+ * the other variables that redirect git are ignored, as by every git call of the kernel (git-env.ts).
  */
 async function configRoot(workspace: string, env: Env): Promise<string> {
-  if (!env.GIT_DIR && !insideGit(workspace)) return workspace;
-  const layout = env.GIT_DIR || env.GIT_WORK_TREE ? null : gitLayout(canonicalPath(workspace));
+  if (!insideGit(workspace)) return workspace;
+  const layout = gitLayout(canonicalPath(workspace));
   if (layout) return layout.mainRoot;
   const out = await gitOutput(['rev-parse', '--show-toplevel'], { cwd: workspace, env, timeoutMs: 30_000 });
   const top = out ? out.toString('utf8').trim() : '';

@@ -5,6 +5,7 @@
  * process.env). Each child leads its own process group, which is killed as a whole on timeout and on an
  * interrupted call (lifecycle.ts), so a test runner's grandchildren do not outlive it.
  */
+import { withoutGitRedirects } from './git-env.js';
 import { onAbort } from './lifecycle.js';
 
 const TAIL = 16 * 1024;
@@ -12,7 +13,7 @@ const MAX_STDOUT = 64 * 1024 * 1024;
 
 export interface ExecOptions {
   cwd: string;
-  /** The complete environment of the child. */
+  /** The environment of the child (without the variables that redirect git, git-env.ts). */
   env: Record<string, string | undefined>;
   timeoutMs: number;
   /** Keep stdout (up to 64 MiB); otherwise only the tail of stdout+stderr is kept. Default true. */
@@ -60,7 +61,8 @@ export async function execCapture(argv: string[], o: ExecOptions): Promise<ExecR
   let timedOut = false;
   const child = execa(argv[0]!, argv.slice(1), {
     cwd: o.cwd,
-    env: o.env,
+    // A test command or verifier that runs git works in the workspace, not where a hook's GIT_DIR points.
+    env: withoutGitRedirects(o.env),
     extendEnv: false,
     detached: true,
     stdin: 'ignore',
@@ -114,7 +116,8 @@ export async function execCapture(argv: string[], o: ExecOptions): Promise<ExecR
  * asynchronous execFile rather than execa, because it runs on every snapshot (the start of every `tug`
  * command in a repository) and execa's first import costs ~65 ms, a large share of a cold `tug` call
  * (measured on Node 20: `await import('execa')` 64–76 ms). It never blocks the event loop either, and
- * git spawns no process group worth killing.
+ * git spawns no process group worth killing. The variables that would point git at another repository or
+ * index (a `tug` started from a git hook) are removed (git-env.ts): git works where `cwd` is.
  */
 export async function gitOutput(
   args: string[],
@@ -127,7 +130,7 @@ export async function gitOutput(
       args,
       {
         cwd: o.cwd,
-        env: o.env as NodeJS.ProcessEnv,
+        env: withoutGitRedirects(o.env),
         encoding: 'buffer',
         maxBuffer: 256 * 1024 * 1024,
         timeout: o.timeoutMs,

@@ -78,7 +78,7 @@ export interface ListOptions {
   sessionRel?: string | null;
   include?: string[];
   exclude?: string[];
-  /** The kernel's environment (GIT_DIR, and git's own); the kernel never reads process.env. Default: empty. */
+  /** The kernel's environment (git's own settings); the kernel never reads process.env. Default: empty. */
   env?: Record<string, string | undefined>;
 }
 
@@ -109,7 +109,7 @@ function alwaysExcluded(p: string, sessionRel: string | null | undefined): boole
 
 async function gitListing(ws: string, env: Record<string, string | undefined>): Promise<string[] | null> {
   // No `.git` entry at or above the workspace: not a repository, and git is not spawned at all.
-  if (!env.GIT_DIR && !insideGit(ws)) return null;
+  if (!insideGit(ws)) return null;
   const out = await gitOutput(['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
     cwd: ws,
     env,

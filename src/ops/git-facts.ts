@@ -12,6 +12,8 @@ import type { OpsContext } from './context.js';
 export interface GitFacts {
   branchTip(repo: Repo, branch: string): Promise<string | null>;
   resolveCommit(cwd: string, rev: string): Promise<string | null>;
+  /** Whether `commit` is in the history of `tip` (read from the loose objects when it can, else git). */
+  contains(repo: Repo, tip: string, commit: string): Promise<boolean>;
   localBranches(cwd: string): Promise<string[]>;
   worktrees(repo: Repo): Promise<WorktreeEntry[]>;
   trailerCommits(cwd: string, refs: string[]): Promise<{ scanned: number; commits: TrailerCommit[] }>;
@@ -24,6 +26,9 @@ export async function gitFacts(ctx: OpsContext): Promise<GitFacts> {
     return {
       branchTip: async (repo, branch) => f.branchTipFast(repo.commonDir, branch, repo.worktreeRoot, env),
       resolveCommit: async (cwd, rev) => f.resolveCommitish(cwd, rev, env),
+      contains: async (repo, tip, commit) =>
+        (await import('../git/ancestry.js')).isAncestorFromFiles(repo.commonDir, commit, tip) ??
+        f.isAncestorSync(repo.worktreeRoot, commit, tip, env),
       localBranches: async (cwd) => f.localBranches(cwd, env),
       worktrees: async (repo) => f.listWorktrees(repo, env),
       trailerCommits: async (cwd, refs) => f.listTrailerCommits(cwd, refs, env),
@@ -37,6 +42,9 @@ export async function gitFacts(ctx: OpsContext): Promise<GitFacts> {
   return {
     branchTip: (repo, branch) => refs.branchTip(g, repo.worktreeRoot, branch),
     resolveCommit: (cwd, rev) => refs.resolveCommit(g, cwd, rev),
+    contains: async (repo, tip, commit) =>
+      (await import('../git/ancestry.js')).isAncestorFromFiles(repo.commonDir, commit, tip) ??
+      refs.isAncestor(g, repo.worktreeRoot, commit, tip),
     localBranches: async (cwd) =>
       (await g.run(['for-each-ref', '--format=%(refname:strip=2)', 'refs/heads/'], cwd)).split('\n').filter(Boolean),
     worktrees: (repo) => gitWorktrees(g, repo),

@@ -4,6 +4,7 @@
  * gathered before the store call, so no git runs inside a write transaction.
  */
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import type { BulkChange, ItemChange } from '../state/update-input.js';
 import type { Call, OpsContext } from './context.js';
 import { gitFacts } from './git-facts.js';
@@ -148,6 +149,21 @@ export async function stateComplete(
         argument: 'commit',
       });
     commit = full;
+    // A step completed by hand with a commit the plan's integration branch lacks would let `run` finish
+    // "done" and `merge` ship without it (docs/git-notes.md): refused, with the command that integrates it.
+    const integ = await integrationOf(ctx, call, input.plan, worktree);
+    if (integ && !(await (await gitFacts(ctx)).contains(repo, integ.tip, commit)))
+      throw new TugError(
+        'CommitNotIntegrated',
+        { step_anchor: input.step, commit_hash: commit, branch: integ.branch, worktree },
+        {
+          hint:
+            `integrate it and complete the step in one go: tugcode commit --worktree ${shellArg(worktree)} ` +
+            `--plan ${shellArg(input.plan)} --step ${shellArg(input.step)}` +
+            `${input.attempt !== undefined ? ` --attempt ${input.attempt}` : ''} --integrate --message integrate` +
+            ` (or pass --commit with the step's commit on ${integ.branch})`,
+        },
+      );
   }
   return store.run(sc, 'complete', {
     plan: input.plan,

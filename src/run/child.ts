@@ -10,10 +10,13 @@
  *   interleaved exactly as written and nothing passes through this process: an implementer may print
  *   gigabytes. The tail (the last 4 KiB of this run's output) is read back from the file at the end.
  * - **Never blocks the event loop**: every step is asynchronous, so other workers keep heartbeating.
+ * - **Git works in the worker's tree**: the variables that would point git elsewhere (GIT_DIR, GIT_INDEX_FILE
+ *   … of a hook that started `run`) are removed (kernel/git-env.ts), so the child's own git calls act on `cwd`.
  */
 import { mkdir, open, readFile, readdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Options } from 'execa';
+import { withoutGitRedirects } from '../kernel/git-env.js';
 import type { ChildOutcome } from './types.js';
 
 /** How much output `tail` keeps. */
@@ -25,7 +28,7 @@ export interface ChildOptions {
   /** argv[0] is the program (looked up on the env's PATH); never run through a shell. */
   argv: readonly string[];
   cwd: string;
-  /** The complete environment of the child (nothing of this process's is added). */
+  /** The environment of the child (nothing of this process's is added; git's redirecting variables are removed). */
   env: Record<string, string | undefined>;
   /** Written to the child's stdin, which is then closed; without it stdin is /dev/null. */
   input?: string;
@@ -112,7 +115,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     const { execa } = await import('execa');
     const options = {
       cwd: o.cwd,
-      env: o.env,
+      env: withoutGitRedirects(o.env),
       extendEnv: false,
       detached: true,
       stdin: o.input === undefined ? 'ignore' : 'pipe',

@@ -346,6 +346,6 @@ async function autoMaintenance(rc: RunCtx): Promise<void> {
 }
 
 async function removeWorkerTrees(rc: RunCtx): Promise<void> {
-  for (const t of await leftoverTrees(rc.g, rc.flow.repo, rc.prep.slug))
+  for (const t of await leftoverTrees(rc.g, rc.flow.repo, rc.prep.slug, { foreign: 'skip' }))
     await removeTree(rc.g, rc.flow.repo.mainRoot, t);
 }

@@ -36,6 +36,7 @@ export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, bas
       { reason: `base branch ${base} does not exist`, base_branch: base },
       { hint: 'pass --base <branch>, or set run.base_branch in .tugtool/config.toml' },
     );
+  await Promise.all([noSubmodules(g, repo.mainRoot, base), identityKnown(g, repo.mainRoot)]);
   const blob = await committedPlan(g, repo, planPath, base);
   const main = join(repo.mainRoot, planPath);
   const mainCopy = existsSync(main) ? readFileSync(main) : null;
@@ -49,10 +50,48 @@ export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, bas
   return { planPath, slug, base, integration: integrationBranch(slug), plan, blob };
 }
 
-/** Whether the plan's integration branch exists (read before the run may create it). */
+/**
+ * Worker worktrees are checked out without their submodules, so an implementer's edits under one would be
+ * in no commit (docs/git-notes.md): a base with `.gitmodules` is refused before anything is claimed.
+ */
+async function noSubmodules(g: GitRunner, root: string, base: string): Promise<void> {
+  const r = await g.tryRun(['cat-file', '-e', `refs/heads/${base}:.gitmodules`], root);
+  if (r.status !== 0) return;
+  throw new TugError(
+    'SubmodulesUnsupported',
+    { base_branch: base, path: '.gitmodules' },
+    {
+      hint: 'work on this plan by hand (tugcode worktree create, then git submodule update --init in that worktree)',
+    },
+  );
+}
+
+/** The identity every step commit needs, checked before the first claim rather than at the first commit. */
+async function identityKnown(g: GitRunner, root: string): Promise<void> {
+  for (const v of ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT']) {
+    const r = await g.tryRun(['var', v], root);
+    if (r.status === 0) continue;
+    throw new TugError(
+      'CommitFailed',
+      { worktree: root, cause: 'identity', args: ['var', v], stderr: r.stderr.trim(), exit_code: r.status },
+      { hint: 'git config user.name "Your Name" && git config user.email you@example.com' },
+    );
+  }
+}
+
+/**
+ * Whether the plan's integration branch exists (read before the run may create it). One that shares no
+ * history with the base was not made from it by tugcode: its tree lacks the plan and the project, so the
+ * run is refused (IntegrationUnrelated) before a worker checks it out.
+ */
 export async function integrationExists(ctx: FlowCtx, g: GitRunner, p: Prepared): Promise<boolean> {
   const { refTip } = await import('../git/ref-files.js');
-  return (await refTip(g, ctx.repo.commonDir, ctx.repo.mainRoot, p.integration)) !== null;
+  const tip = await refTip(g, ctx.repo.commonDir, ctx.repo.mainRoot, p.integration);
+  if (tip === null) return false;
+  const r = await g.tryRun(['merge-base', tip, `refs/heads/${p.base}`], ctx.repo.mainRoot);
+  if (r.status === 1)
+    throw new TugError('IntegrationUnrelated', { branch: p.integration, base_branch: p.base, plan_path: p.planPath });
+  return true;
 }
 
 /**

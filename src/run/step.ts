@@ -201,13 +201,21 @@ export async function executeStep(
       tr?.('commit', tc);
     } catch (e) {
       if (beat.signal.aborted) throw new Aborted();
-      if (e instanceof TugError && e.code === 'GitError') {
-        const stderr = String(e.details.stderr ?? '');
-        if (e.details.timed_out === true)
-          throw new StepFailure('StepTimeout', `${u.anchor}: ${String(e.details.reason)}`);
+      if (e instanceof TugError && (e.code === 'GitError' || e.code === 'CommitFailed')) {
+        // CommitFailed wraps the GitError of the bounded runner: a timeout is the step's, not the commit's.
+        const git = e.code === 'CommitFailed' && e.cause instanceof TugError ? e.cause : e;
+        const stderr = String(git.details.stderr ?? '');
+        if (git.details.timed_out === true)
+          throw new StepFailure('StepTimeout', `${u.anchor}: ${String(git.details.reason)}`);
         const locked = lockFault(W, stderr);
         if (locked) throw new StepFailure('WorktreeBroken', `${u.anchor}: ${locked}`);
-        throw new StepFailure('HookFailed', `${u.anchor}: git commit failed: ${(stderr || e.message).trim()}`);
+        // A hook's refusal is HookFailed; signing, sparse-checkout, identity are named as such.
+        if (e.code === 'CommitFailed')
+          throw new StepFailure(
+            e.details.cause === 'hook' ? 'HookFailed' : 'CommitFailed',
+            `${u.anchor}: ${e.message}`,
+          );
+        throw new StepFailure('CommitFailed', `${u.anchor}: git commit failed: ${(stderr || e.message).trim()}`);
       }
       throw e;
     }

@@ -13,6 +13,7 @@ export type FailCode =
   | 'RefactorFailed'
   | 'CheckpointFailed'
   | 'HookFailed'
+  | 'CommitFailed'
   | 'ChecklistIncomplete'
   | 'SubstepsIncomplete'
   | 'RefactorsIncomplete'

@@ -17,6 +17,7 @@ import {
   symlinkSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { TugError } from '../contract/errors.js';
 import type { GitRunner } from '../git/exec.js';
 import type { Repo } from '../git/repo.js';
 import { ensureGitignoreLines } from '../util/gitignore.js';
@@ -59,16 +60,18 @@ export async function workerTree(
   // Registered, but its directory is gone: prune it first (read from the admin files, git when unsure).
   const { worktreeRegistered } = await import('../git/ref-files.js');
   const registered =
-    worktreeRegistered(g, repo.commonDir, path) ??
+    worktreeRegistered(repo.commonDir, path) ??
     (await (await import('../git/repo.js')).gitWorktrees(g, repo)).some((w) => w.path === path);
   if (registered) await g.tryRun(['worktree', 'prune'], repo.mainRoot);
+  // The branch config comes first: it is what marks the branch as this run's (ownedWorkerBranches), so a
+  // run killed right after `worktree add` leaves a branch the next run recognises and may move.
+  await setBranchPlan(g, repo.mainRoot, branch, planPath, base);
+  // `-B` moves an existing branch: only ever one of ours (leftoverTrees refused any other at the start).
   // Checked out: a claim reads the plan from the worker's tree.
   await g.run(['worktree', 'add', '--quiet', '--force', '--no-track', '-B', branch, path, tip], repo.mainRoot);
   // A fresh checkout of `tip`, nothing else in it: its first reset needs neither a HEAD lookup nor a clean.
   tree.integratedHead = tip;
-  // The branch config (04-git.md §3) is metadata for `worktree list` and `merge`: the caller writes it off
-  // the worker's critical path.
-  return { tree, created: true, branchConfig: () => setBranchPlan(g, repo.mainRoot, branch, planPath, base) };
+  return { tree, created: true, branchConfig: none };
 }
 
 /** The admin directory a worktree's `.git` file names, when both exist; else null. */
@@ -82,17 +85,83 @@ function adminDirOf(path: string): string | null {
   }
 }
 
-/** Worker worktrees of this plan left by an earlier run (any k). */
-export async function leftoverTrees(g: GitRunner, repo: Repo, slug: string): Promise<WorkerTree[]> {
+const workerRe = (slug: string) => new RegExp(`^tugplan/${slug}--w(\\d+)$`);
+
+/**
+ * The worker branches of the plan (`tugplan/<slug>--w<k>`) that a run made: their branch config names
+ * this plan (04-git.md §3; `worktree create` never makes a `w<k>` name, naming.ts). A branch of such a name
+ * without it is someone else's, and `run` never moves, resets or deletes it.
+ */
+async function ownedWorkerBranches(g: GitRunner, repo: Repo, slug: string): Promise<Set<string>> {
+  const { listBranchPlans } = await import('../git/branch-config.js');
+  const { slugOfPlanPath } = await import('../plan/resolve.js');
+  const re = workerRe(slug);
+  return new Set(
+    (await listBranchPlans(g, repo.mainRoot))
+      .filter((b) => re.test(b.branch) && slugOfPlanPath(b.plan_path) === slug)
+      .map((b) => b.branch),
+  );
+}
+
+/**
+ * Worker worktrees of this plan left by an earlier run (any k): the run's own (branch config, and the
+ * tree in the run's directory for that branch). `foreign: 'refuse'` (the run's start, before it changes
+ * anything) refuses a worker branch that the run did not make, or a worker branch checked out elsewhere,
+ * with WorktreeExists; `'skip'` (the end-of-run clean-up) leaves them alone.
+ */
+export async function leftoverTrees(
+  g: GitRunner,
+  repo: Repo,
+  slug: string,
+  o: { foreign: 'refuse' | 'skip' } = { foreign: 'refuse' },
+): Promise<WorkerTree[]> {
+  const { worktreeDir } = await import('../git/naming.js');
+  const re = workerRe(slug);
+  const names = (
+    await g.run(['for-each-ref', '--format=%(refname:strip=2)', `refs/heads/tugplan/${slug}--w*`], repo.mainRoot)
+  )
+    .split('\n')
+    .filter((b) => re.test(b));
+  if (names.length === 0) return [];
+  const owned = await ownedWorkerBranches(g, repo, slug);
   const { worktreeBranches } = await import('../git/ref-files.js');
-  const re = new RegExp(`^tugplan/${slug}--w(\\d+)$`);
   const trees =
-    worktreeBranches(g, repo.commonDir, repo.mainRoot) ??
-    (await (await import('../git/repo.js')).gitWorktrees(g, repo));
-  return trees.flatMap((w) => {
+    worktreeBranches(repo.commonDir, repo.mainRoot) ?? (await (await import('../git/repo.js')).gitWorktrees(g, repo));
+  const foreign: { branch: string; reason: string; path?: string }[] = names
+    .filter((b) => !owned.has(b))
+    .map((b) => ({ branch: b, reason: `branch ${b} exists and was not made by tugcode run for this plan` }));
+  const out: WorkerTree[] = [];
+  const dirRe = new RegExp(`^tugplan__${slug}--w(\\d+)$`);
+  for (const w of trees) {
+    // The run's directory for worker k with another branch (or none) checked out: the run would reset it.
+    const d = dirRe.exec(basename(w.path));
+    if (d && dirname(w.path) === join(repo.mainRoot, '.tugtree') && w.branch !== `tugplan/${slug}--w${d[1]}`) {
+      const what = w.branch ? `branch ${w.branch}` : 'a detached HEAD';
+      foreign.push({ branch: `tugplan/${slug}--w${d[1]}`, path: w.path, reason: `${w.path} has ${what} checked out` });
+      continue;
+    }
     const m = w.branch ? re.exec(w.branch) : null;
-    return m && existsSync(w.path) ? [{ worker: `w${m[1]}`, k: Number(m[1]), path: w.path, branch: w.branch! }] : [];
-  });
+    if (!m || !owned.has(w.branch!)) continue;
+    if (w.path !== worktreeDir(repo.mainRoot, w.branch!)) {
+      foreign.push({ branch: w.branch!, path: w.path, reason: `branch ${w.branch} is checked out in ${w.path}` });
+      continue;
+    }
+    if (existsSync(w.path)) out.push({ worker: `w${m[1]}`, k: Number(m[1]), path: w.path, branch: w.branch! });
+  }
+  const first = foreign[0];
+  if (first && o.foreign === 'refuse') {
+    const { shellArg } = await import('../util/shell-arg.js');
+    throw new TugError('WorktreeExists', {
+      reason: `${first.reason}; tugcode run uses that name for its worker ${first.branch.replace(/^.*--/, '')}`,
+      branch: first.branch,
+      ...(first.path ? { worktree_path: first.path } : {}),
+      branches: foreign.map((f) => f.branch),
+      hint: first.path
+        ? `git -C ${shellArg(first.path)} switch <another-branch>, then run again`
+        : `rename it (git branch -m ${shellArg(first.branch)} <new-name>), then run again`,
+    });
+  }
+  return out;
 }
 
 /**

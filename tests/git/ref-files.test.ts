@@ -104,26 +104,26 @@ describe('ref and HEAD files', () => {
     git(root, 'branch', 'free');
     git(root, 'worktree', 'add', '-q', '-b', 'held', wt);
     const commonDir = join(root, '.git');
-    expect(branchCheckedOut(g, commonDir, 'main')).toBe(true);
-    expect(branchCheckedOut(g, commonDir, 'held')).toBe(true);
-    expect(branchCheckedOut(g, commonDir, 'free')).toBe(false);
+    expect(branchCheckedOut(commonDir, 'main')).toBe(true);
+    expect(branchCheckedOut(commonDir, 'held')).toBe(true);
+    expect(branchCheckedOut(commonDir, 'free')).toBe(false);
     // A half-made admin directory (no HEAD yet): git decides.
     mkdirSync(join(commonDir, 'worktrees', 'half'));
-    expect(branchCheckedOut(g, commonDir, 'free')).toBeNull();
+    expect(branchCheckedOut(commonDir, 'free')).toBeNull();
   });
 
   it('say whether git has a work tree registered at a path, its directory there or not', () => {
     const root = tempRepo();
     const commonDir = join(root, '.git');
     const wt = join(tempDir(), 'wt');
-    expect(worktreeRegistered(g, commonDir, wt)).toBe(false);
+    expect(worktreeRegistered(commonDir, wt)).toBe(false);
     git(root, 'worktree', 'add', '-q', '-b', 'x', wt);
-    expect(worktreeRegistered(g, commonDir, wt)).toBe(true);
-    expect(worktreeRegistered(g, commonDir, join(tempDir(), 'other'))).toBe(false);
+    expect(worktreeRegistered(commonDir, wt)).toBe(true);
+    expect(worktreeRegistered(commonDir, join(tempDir(), 'other'))).toBe(false);
     rmSync(wt, { recursive: true, force: true });
-    expect(worktreeRegistered(g, commonDir, wt)).toBe(true);
+    expect(worktreeRegistered(commonDir, wt)).toBe(true);
     git(root, 'worktree', 'prune');
-    expect(worktreeRegistered(g, commonDir, wt)).toBe(false);
+    expect(worktreeRegistered(commonDir, wt)).toBe(false);
   });
 
   it('list the work trees and their branches as git worktree list does', async () => {
@@ -137,17 +137,21 @@ describe('ref and HEAD files', () => {
     git(root, 'worktree', 'add', '-q', '-b', 'tugplan/x--w2', gone);
     rmSync(gone, { recursive: true, force: true });
     const byGit = (await gitWorktrees(g, resolveRepo(root))).map((w) => ({ path: w.path, branch: w.branch }));
-    const byFiles = worktreeBranches(g, commonDir, root);
+    const byFiles = worktreeBranches(commonDir, root);
     const sort = (l: { path: string }[]) => [...l].sort((x, y) => x.path.localeCompare(y.path));
     expect(sort(byFiles!)).toEqual(sort(byGit));
     expect(byFiles).toHaveLength(4);
   });
 
-  it('hand everything to git when GIT_DIR & co. relocate the repository', async () => {
+  it('read the named work tree, not the one GIT_DIR & co. point at (git gets them neither)', async () => {
     const root = tempRepo();
-    const moved = gitRunner({ ...process.env, GIT_DIR: join(root, '.git') });
-    expect(branchCheckedOut(moved, join(root, '.git'), 'main')).toBeNull();
+    const other = tempRepo();
+    commit(other, 'elsewhere');
+    const elsewhere = { ...process.env, GIT_DIR: join(other, '.git'), GIT_WORK_TREE: other };
+    const moved = gitRunner(elsewhere);
+    expect(branchCheckedOut(join(root, '.git'), 'main')).toBe(true);
     expect(await headTip(moved, root)).toBe(git(root, 'rev-parse', 'HEAD').trim());
+    expect(await moved.run(['rev-parse', 'HEAD'], root)).toBe(git(root, 'rev-parse', 'HEAD'));
   });
 });
 

@@ -131,7 +131,11 @@ describe('a failed tugcode commit', () => {
     const before = treeState(wt);
     await expect(
       commitStep(flowCtx(wt), { plan: PLAN_PATH, step: 'step-1', message: 'feat: alpha', attempt }),
-    ).rejects.toMatchObject({ code: 'GitError', details: expect.objectContaining({ stderr: 'hook says no\n' }) });
+    ).rejects.toMatchObject({
+      code: 'CommitFailed',
+      exitCode: 4,
+      details: expect.objectContaining({ cause: 'hook', stderr: 'hook says no' }),
+    });
     expect(existsSync(join(wt, '.tugtool', 'implementation-log'))).toBe(false);
     expect(treeState(wt)).toBe(before);
 
@@ -140,7 +144,7 @@ describe('a failed tugcode commit', () => {
     const main = snapshot(root, { objects: false });
     await expect(
       commitStep(flowCtx(root), { plan: PLAN_PATH, step: 'step-2', message: 'feat: beta', allowMain: true }),
-    ).rejects.toMatchObject({ code: 'GitError' });
+    ).rejects.toMatchObject({ code: 'CommitFailed' });
     expect(existsSync(join(root, '.tugtool', 'implementation-log'))).toBe(false);
     expect(snapshot(root, { objects: false })).toBe(main);
   });

@@ -130,7 +130,7 @@ describe('tugcode commit', () => {
     try {
       await expect(
         commitStep(flowCtx(wt), { worktree: wt, plan: 'demo', step: 'step-2', message: 'feat: hooked' }),
-      ).rejects.toMatchObject({ code: 'GitError', exitCode: 10 });
+      ).rejects.toMatchObject({ code: 'CommitFailed', exitCode: 4, details: { cause: 'hook' } });
       expect(snapshot(root, { objects: false })).toBe(before);
       expect(readFileSync(resolve(wt, wtIndex)).equals(indexBefore)).toBe(true);
     } finally {

@@ -110,13 +110,15 @@ describe('a second worktree for the same plan', () => {
     });
   });
 
-  it('is a new one with --new, unless the name is taken', async () => {
+  it('is a new one with --new; in the same second it gets the next free name, a taken --name is refused', async () => {
     const r = await createWorktree(flowCtx(root, '2026-03-01T11:00:00.000Z'), { plan: 'demo', new: true });
     expect(r.branch_name).toBe('tugplan/demo--20260301-110000');
     expect(r.reused).toBe(false);
+    const again = await createWorktree(flowCtx(root, '2026-03-01T11:00:00.000Z'), { plan: 'demo', new: true });
+    expect(again.branch_name).toBe('tugplan/demo--20260301-110000-2');
     const before = snapshot(root);
     await expect(
-      createWorktree(flowCtx(root, '2026-03-01T11:00:00.000Z'), { plan: 'demo', new: true }),
+      createWorktree(flowCtx(root), { plan: 'demo', new: true, name: '20260301-110000' }),
     ).rejects.toMatchObject({ code: 'WorktreeExists', details: expect.objectContaining({ branch: r.branch_name }) });
     expect(snapshot(root)).toBe(before);
   });

@@ -40,8 +40,14 @@ export const worktreeRemove = (d: R): string =>
 
 export const commit = (d: R): string =>
   [
-    `committed ${d.commit_hash.slice(0, 12)} on ${d.branch} (${d.files_staged.length} file(s))`,
-    d.integrated ? `integrated into ${d.integration_branch}` : '',
+    d.committed
+      ? `committed ${d.commit_hash.slice(0, 12)} on ${d.branch} (${d.files_staged.length} file(s))`
+      : `nothing new to commit: ${d.commit_hash.slice(0, 12)} on ${d.branch} is this step's commit`,
+    d.integrated
+      ? `integrated into ${d.integration_branch}`
+      : d.integration_branch
+        ? `NOT integrated into ${d.integration_branch}: the commit is only on ${d.branch}`
+        : '',
     d.state_updated ? `state: step completed${d.plan_completed ? '; plan completed' : ''}` : '',
     d.state_update_failed
       ? `state NOT updated (${d.state_failure_reason}): ${d.state_error?.error.message}\n  heal later with: tugcode state reconcile <plan>`

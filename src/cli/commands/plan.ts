@@ -18,6 +18,10 @@ export function registerPlan(program: Command, app: CliApp): void {
         ...d.skipped.map((f: string) => `exists  ${f} (kept; --force overwrites)`),
         ...(d.gitignore_added.length ? [`.gitignore: added ${d.gitignore_added.length} line(s)`] : []),
         ...(d.exclude_added.length ? [`info/exclude: added ${d.exclude_added.length} line(s)`] : []),
+        // What a later `merge` would otherwise trip on (an untracked index, a changed .gitignore).
+        ...(d.created.length || d.gitignore_added.length
+          ? ['next: commit them with your plan: git add .gitignore .tugtool && git commit (runtime files stay ignored)']
+          : []),
       ].join('\n'),
   });
   app.register(program, {

@@ -24,6 +24,7 @@ export const FAIL_CODES = [
   'RefactorFailed',
   'CheckpointFailed',
   'HookFailed',
+  'CommitFailed',
   'ChecklistIncomplete',
   'SubstepsIncomplete',
   'RefactorsIncomplete',
