@@ -134,6 +134,7 @@ export async function executeStep(
         logPath: logPathOf(rc, u.anchor, attempt),
         signal: beat.signal,
         onSpawn: (pid) => recordGroup(groupFile, pid, W),
+        agentAllow: rc.flow.config.run.agent_allow,
       }).finally(() => {
         forgetGroup(groupFile);
         tr?.('implementer', t);

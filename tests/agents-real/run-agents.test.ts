@@ -17,18 +17,28 @@ import { planText, runRepo, startRun, step, stepCommits } from '../run/helpers.j
 const clis = ensureAgentClis();
 if (!clis.ok) console.warn(`tests/agents-real skipped: ${clis.reason}`);
 
-/** What the prompt says about the step: its anchor, its worktree. */
-export function fromPrompt(t: Turn): { step: string; worktree: string } {
+interface Facts {
+  step: string;
+  worktree: string;
+  /** `tugcode state update <plan> <step> --worktree W --attempt N` as the prompt gives it. */
+  update: string;
+  /** The same owner arguments after `tugcode state <cmd>`. */
+  owner: string;
+}
+
+/** What the prompt says about the step: its anchor, its worktree, the literal state commands. */
+function fromPrompt(t: Turn): Facts {
   const step = /^# (step-[\w-]+):/m.exec(t.prompt)?.[1];
   const worktree = /^Worktree: (.+)$/m.exec(t.prompt)?.[1];
-  if (!step || !worktree) throw new Error(`the prompt names no step/worktree:\n${t.prompt.slice(0, 2000)}`);
-  return { step, worktree };
+  const update = /^\s+(tugcode state update .*) --task ORD completed$/m.exec(t.prompt)?.[1];
+  if (!step || !worktree || !update) throw new Error(`the prompt lacks step/worktree/commands:\n${t.prompt}`);
+  return { step, worktree, update, owner: update.slice('tugcode state update '.length) };
 }
 
 /** A script: the actions per turn, each made from the prompt's facts; then a final report. */
 function scripted(
-  steps: ((p: { step: string; worktree: string }, t: Turn) => Action)[],
-  final?: (p: { step: string }, t: Turn) => string,
+  steps: ((p: Facts, t: Turn) => Action)[],
+  final?: (p: Facts, t: Turn) => string,
 ): Script {
   return (t) => {
     const p = fromPrompt(t);
@@ -42,6 +52,20 @@ function artifacts(root: string): { step_anchor: string; kind: string; summary: 
   const db = new Database(join(root, '.tugtool', 'state.db'), { readonly: true });
   try {
     return db.prepare('SELECT step_anchor, kind, summary FROM step_artifacts ORDER BY id').all() as never;
+  } finally {
+    db.close();
+  }
+}
+
+/** The item updates made with `state update` by a worktree (not the driver's --complete-remaining). */
+function updatesBy(root: string): { step_anchor: string; actor: string }[] {
+  const db = new Database(join(root, '.tugtool', 'state.db'), { readonly: true });
+  try {
+    return db
+      .prepare("SELECT step_anchor, actor, details_json FROM events WHERE command = 'state update' ORDER BY id")
+      .all()
+      .filter((e: any) => !JSON.parse(e.details_json).complete_remaining)
+      .map((e: any) => ({ step_anchor: e.step_anchor, actor: e.actor }));
   } finally {
     db.close();
   }
@@ -63,13 +87,25 @@ describe.skipIf(!clis.ok).each(['claude', 'codex'] as const)('real %s', (agent) 
       }),
     );
     server = await startModelServer(
-      scripted([(p) => ({ write: join(p.worktree, `${p.step}.txt`), content: `${p.step} by ${agent}\n` })]),
+      scripted([
+        (p) => ({ write: join(p.worktree, `${p.step}.txt`), content: `${p.step} by ${agent}\n` }),
+        (p) => ({ bash: `${p.update} --task 0 completed` }),
+      ]),
     );
     const { env } = agentEnv(agent, bin, server.url);
     const r = await startRun(root, ['demo', '--workers', '1', '--agent', agent], env).done;
     expect(r.events.at(-1), r.stdout + r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
     expect(git(root, 'show', 'tugplan/demo:step-2.txt')).toBe(`step-2 by ${agent}\n`);
+    // The agent's own `tugcode state update` went through (via the driver's relay): its tool result is the
+    // command's success, and the item's update event names the worktree as the actor.
+    const results = server.turns.filter((t) => t.results.length === 2).map((t) => t.results[1]);
+    expect(results, JSON.stringify(results)).toHaveLength(2);
+    for (const r of results) expect(r).toMatch(/updated|task 0/i);
+    expect(updatesBy(root)).toEqual([
+      { step_anchor: 'step-1', actor: join(root, '.tugtree', 'tugplan__demo--w1') },
+      { step_anchor: 'step-2', actor: join(root, '.tugtree', 'tugplan__demo--w1') },
+    ]);
     expect(artifacts(root).filter((a) => a.kind === 'coder_report')).toEqual([
       { step_anchor: 'step-1', kind: 'coder_report', summary: 'Implemented step-1' },
       { step_anchor: 'step-2', kind: 'coder_report', summary: 'Implemented step-2' },

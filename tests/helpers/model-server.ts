@@ -71,7 +71,7 @@ function sse(res: ServerResponse): (event: string, data: object) => void {
   return (event, data) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-function claudeReply(res: ServerResponse, body: any, a: Action, n: number): void {
+function claudeReply(res: ServerResponse, body: any, a: Exclude<Action, { hang: true }>, n: number): void {
   if ('http' in a || 'overloaded' in a) {
     const status = 'http' in a ? a.http : 529;
     const type = 'http' in a ? 'api_error' : 'overloaded_error';
@@ -132,7 +132,7 @@ function writeCommand(path: string, content: string): string {
   return `printf '%s' ${q(content)} > ${q(path)}`;
 }
 
-function codexReply(res: ServerResponse, a: Action, n: number): void {
+function codexReply(res: ServerResponse, a: Exclude<Action, { hang: true }>, n: number): void {
   if ('http' in a) {
     res.writeHead(a.http, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: { message: a.message ?? 'Internal server error', type: 'server_error' } }));
