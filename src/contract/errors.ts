@@ -319,6 +319,24 @@ export const CATALOGUE = {
     message: (d) =>
       `git ${s((d.args as string[] | undefined)?.join(' '), '')} failed: ${s(d.stderr ?? d.reason, '').trim()}`,
   },
+  OutsideWrite: {
+    exit: 4,
+    when: '`run`: an implementer changed something outside its worktree — the main checkout, `.tugtool/`, another worktree, a ref (08-supervision.md §1.6); the attempt failed and nothing was undone',
+    message: (d) =>
+      `the implementer of ${s(d.step_anchor)} (attempt ${s(d.attempt)}) changed things outside its worktree: ${s((d.changed as string[] | undefined)?.join(', '), '?')}`,
+    hint: () => 'inspect those paths and refs (git status, git reflog) and undo what should not have changed',
+  },
+  StepCompletedElsewhere: {
+    exit: 4,
+    when: "`run`: a step was completed behind the driver's back while a worker held it (08-supervision.md §1.7); the work was kept",
+    message: (d) =>
+      `${s(d.step_anchor)} was completed by someone else while attempt ${s(d.attempt)} ran` +
+      (d.kept_commit ? `; its work is kept as ${s(d.kept_commit)} (${s(d.kept_ref)})` : '; its worktree held no work'),
+    hint: (d) =>
+      d.kept_ref
+        ? `git show ${arg(d.kept_ref)} (cherry-pick it if the completed step lacks it)`
+        : 'tugcode state show <plan>',
+  },
 } satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof CATALOGUE;

@@ -16,7 +16,8 @@ export type FailCode =
   | 'ChecklistIncomplete'
   | 'SubstepsIncomplete'
   | 'RefactorsIncomplete'
-  | 'IntegrationConflict';
+  | 'IntegrationConflict'
+  | 'OutsideWrite';
 
 /** A worker's name: `w1`, `w2`, … (its worktree is `.tugtree/tugplan__<slug>--w<k>`). */
 export type WorkerName = string;
@@ -50,7 +51,15 @@ export type RunEvent =
       reason_code: FailCode;
       reason: string;
     }
-  | { type: 'claim_lost'; at: string; worker: WorkerName; step_anchor: string; attempt: number; error_code: string }
+  | {
+      type: 'claim_lost';
+      at: string;
+      worker: WorkerName;
+      step_anchor: string;
+      attempt: number;
+      error_code: string;
+      kept_commit?: string;
+    }
   | { type: 'waiting'; at: string; worker: WorkerName }
   | { type: 'worker_stopped'; at: string; worker: WorkerName; reason: 'done' | 'signal' }
   | ({ type: 'summary'; at: string } & RunSummary);

@@ -301,12 +301,15 @@ async function handleFailure(
   const plan = rc.prep.planPath;
   const lost = beat.lost();
   if (lost || (e instanceof TugError && LOST_CODES.has(e.code))) {
+    // Completed behind the driver's back: keep the work and say so (08-supervision.md §1.7).
+    const kept = await (await import('./outside-check.js')).completedElsewhere(rc, tree, step.anchor, attempt);
     rc.emit({
       type: 'claim_lost',
       worker,
       step_anchor: step.anchor,
       attempt,
-      error_code: (lost ?? (e as TugError)).code,
+      error_code: kept === null ? (lost ?? (e as TugError)).code : 'StepCompletedElsewhere',
+      ...(kept ? { kept_commit: kept } : {}),
     });
     await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
     return true;

@@ -1,0 +1,218 @@
+/**
+ * The driver's own checks around an implementer, agent or script (08-supervision.md §1.6–1.7), the second
+ * line behind the agents' own confinement (confine.ts):
+ *
+ * - **OutsideWrite**: a snapshot of everything outside the worker's worktree that a step must not change —
+ *   the main checkout's HEAD, index and working tree status (with the size and mtime of each path status
+ *   lists, so a further edit of an already-modified file shows), `.tugtool/` except its runtime files, the
+ *   repository's other worktrees (HEAD and status), and every ref except the worker's own branch — taken
+ *   before the implementer and compared after it. Refs and worktrees the run itself moves meanwhile (the
+ *   integration branch, the other workers' branches and worktrees, notes, `refs/tugplan/`, remote-tracking
+ *   refs under `--remote`) are not compared: other workers change them while this one runs. Nothing is
+ *   undone (what the user had is never overwritten).
+ * - **StepCompletedElsewhere**: a claim that ended because the step became `completed` while held keeps the
+ *   worktree's work as a commit on the worker branch, under `refs/tugplan/kept/<slug>/<step>/attempt<N>`
+ *   (the worker's next reset moves its branch), and is reported instead of a silent `claim_lost`.
+ */
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import type { GitRunner } from '../git/exec.js';
+import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
+import { stateCallIn, type RunCtx } from './context.js';
+import type { WorkerTree } from './worktrees.js';
+
+/** What a snapshot covers and what it leaves to the run. */
+export interface OutsideScope {
+  mainRoot: string;
+  /** The worker's worktree (absolute): never compared. */
+  worktree: string;
+  /** Refs the run itself moves (full names), and ref prefixes. */
+  runRefs: (ref: string) => boolean;
+  /** Worktrees the run itself changes (the other workers'). */
+  runWorktrees: (path: string) => boolean;
+}
+
+/** Signature per item: `main HEAD`, `main <path>`, `.tugtool/<path>`, `worktree <path> …`, `ref <name>`. */
+export type OutsideSnapshot = Map<string, string>;
+
+/** Runtime files of `.tugtool/` (04-git.md §2) and the locks' targets: the driver writes them itself. */
+function runtimeEntry(top: string): boolean {
+  return (
+    /^state\.db(-wal|-shm|-journal)?$/.test(top) ||
+    top === 'logs' ||
+    top.endsWith('.lock') ||
+    top === 'integration' ||
+    /^run-[^.]+$/.test(top)
+  );
+}
+
+async function sig(path: string): Promise<string> {
+  try {
+    const s = await lstat(path);
+    if (!s.isFile() || s.size > 1024 * 1024) return `${s.mode}:${s.size}:${s.mtimeMs}`;
+    return `${s.mode}:${createHash('sha1')
+      .update(await readFile(path))
+      .digest('hex')}`;
+  } catch {
+    return 'missing';
+  }
+}
+
+async function walk(dir: string, rel: string, out: OutsideSnapshot, skipTop: (n: string) => boolean): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(join(dir, rel));
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    if (rel === '' && skipTop(n)) continue;
+    const r = rel ? `${rel}/${n}` : n;
+    const p = join(dir, r);
+    const s = await lstat(p).catch(() => null);
+    if (s?.isDirectory()) await walk(dir, r, out, skipTop);
+    else out.set(`.tugtool/${r}`, await sig(p));
+  }
+}
+
+/** `HEAD` and `status` of one checkout, each listed path with its signature. */
+async function checkout(g: GitRunner, root: string, label: string, out: OutsideSnapshot): Promise<void> {
+  const head = await g.tryRun(['rev-parse', '--verify', '--quiet', 'HEAD'], root);
+  const sym = await g.tryRun(['symbolic-ref', '--quiet', 'HEAD'], root);
+  out.set(`${label} HEAD`, `${sym.stdout.trim()} ${head.stdout.trim()}`);
+  const st = await g.tryRun(
+    ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--', ...ALL_BUT_RUNTIME],
+    root,
+  );
+  const parts = st.stdout.split('\0');
+  for (let i = 0; i < parts.length; i++) {
+    const e = parts[i]!;
+    if (e.length < 4) continue;
+    const xy = e.slice(0, 2);
+    const path = e.slice(3);
+    if (xy[0] === 'R' || xy[0] === 'C') i++; // the rename's source follows
+    out.set(`${label} ${path}`, `${xy}:${await sig(join(root, path))}`);
+  }
+}
+
+/** Everything outside the worktree that a step must leave alone, as signatures. */
+export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promise<OutsideSnapshot> {
+  const out: OutsideSnapshot = new Map();
+  await checkout(g, scope.mainRoot, 'main', out);
+  await walk(join(scope.mainRoot, '.tugtool'), '', out, runtimeEntry);
+  const refs = await g.run(['for-each-ref', '--format=%(refname) %(objectname)'], scope.mainRoot);
+  for (const line of refs.split('\n')) {
+    const [name, oid] = line.split(' ');
+    if (name && oid && !scope.runRefs(name)) out.set(`ref ${name}`, oid);
+  }
+  const list = await g.run(['worktree', 'list', '--porcelain'], scope.mainRoot);
+  for (const block of list.split('\n\n')) {
+    const path = /^worktree (.+)$/m.exec(block)?.[1];
+    if (!path || path === scope.mainRoot || path === scope.worktree || scope.runWorktrees(path)) continue;
+    await checkout(g, path, `worktree ${path}:`, out);
+  }
+  return out;
+}
+
+/** What changed between two snapshots: paths, refs and checkouts, sorted. */
+export function outsideChanges(before: OutsideSnapshot, after: OutsideSnapshot): string[] {
+  const keys = new Set([...before.keys(), ...after.keys()]);
+  // A path under .tugtool/ may show twice (in the main checkout's status and in the walk): once is enough.
+  const changed = new Set<string>();
+  for (const k of keys) if (before.get(k) !== after.get(k)) changed.add(k.replace(/^main /, ''));
+  return [...changed].sort();
+}
+
+/** The OutsideWrite reason: the first 20 changes. */
+export function outsideReason(anchor: string, changed: string[]): string {
+  const shown = changed.slice(0, 20).join(', ');
+  const more = changed.length > 20 ? ` and ${changed.length - 20} more` : '';
+  return `${anchor}: the implementer changed ${changed.length} thing(s) outside its worktree: ${shown}${more}`;
+}
+
+/**
+ * Keeps what the worktree holds as a commit on the worker branch (StepCompletedElsewhere) and under
+ * `refs/tugplan/kept/<slug>/<step>/attempt<N>`; returns the commit, or null when there was nothing to keep.
+ */
+export async function keepWork(
+  g: GitRunner,
+  o: { worktree: string; base: string | undefined; slug: string; step: string; attempt: number },
+): Promise<string | null> {
+  await g.run(['add', '-A', '--', ...ALL_BUT_RUNTIME], o.worktree);
+  const staged = await g.tryRun(['diff', '--cached', '--quiet'], o.worktree);
+  if (staged.status !== 0)
+    await g.run(
+      [
+        'commit',
+        '--quiet',
+        '--no-verify',
+        '-m',
+        `tugcode: work of ${o.step} attempt ${o.attempt}, kept (the step was completed elsewhere)`,
+      ],
+      o.worktree,
+    );
+  const head = (await g.run(['rev-parse', 'HEAD'], o.worktree)).trim();
+  if (o.base && head === o.base) return null;
+  await g.run(['update-ref', `refs/tugplan/kept/${o.slug}/${o.step}/attempt${o.attempt}`, head], o.worktree);
+  return head;
+}
+
+/** The scope of a worker's snapshot in a run: what the run itself moves is left out. */
+export function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
+  const slug = rc.prep.slug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const workerRef = new RegExp(`^refs/heads/tugplan/${slug}--w[0-9]+$`);
+  const workerTree = new RegExp(`/\\.tugtree/tugplan__${slug}--w[0-9]+$`);
+  return {
+    mainRoot: rc.flow.repo.mainRoot,
+    worktree: tree.path,
+    runRefs: (ref) =>
+      ref === `refs/heads/${rc.prep.integration}` ||
+      workerRef.test(ref) ||
+      ref.startsWith('refs/notes/') ||
+      ref.startsWith('refs/tugplan/') ||
+      (rc.remote !== undefined && rc.remote !== null && ref.startsWith('refs/remotes/')),
+    runWorktrees: (path) => workerTree.test(path),
+  };
+}
+
+/**
+ * After an OutsideWrite: the run's summary is an error even when a later attempt succeeds, since the change
+ * stays (08-supervision.md §1.6).
+ */
+export function noteOutsideWrite(rc: RunCtx, step: string, attempt: number, changed: string[]): void {
+  rc.fatal ??= new TugError('OutsideWrite', { step_anchor: step, attempt, changed: changed.slice(0, 20) });
+}
+
+/**
+ * A lost claim whose step is `completed` (08-supervision.md §1.7): keeps the worktree's work and marks the
+ * run's summary an error; returns the kept commit ('' when there was nothing to keep), or null when the step
+ * is not completed (an ordinary lost claim).
+ */
+export async function completedElsewhere(
+  rc: RunCtx,
+  tree: WorkerTree,
+  step: string,
+  attempt: number,
+): Promise<string | null> {
+  const show = await rc.store
+    .run(stateCallIn(rc, rc.flow.repo.mainRoot), 'show', { plan: rc.prep.planPath, items: 'none', step })
+    .catch(() => null);
+  const s = show?.plans[0]?.steps.find((x) => x.anchor === step);
+  if (s?.status !== 'completed') return null;
+  const kept = await keepWork(rc.g, {
+    worktree: tree.path,
+    base: tree.base,
+    slug: rc.prep.slug,
+    step,
+    attempt,
+  }).catch(() => null);
+  rc.fatal ??= new TugError('StepCompletedElsewhere', {
+    step_anchor: step,
+    attempt,
+    kept_commit: kept,
+    kept_ref: kept ? `refs/tugplan/kept/${rc.prep.slug}/${step}/attempt${attempt}` : null,
+  });
+  return kept ?? '';
+}
