@@ -77,24 +77,28 @@ async function walk(dir: string, rel: string, out: OutsideSnapshot, skipTop: (n:
   }
 }
 
-/** `HEAD` and `status` of one checkout, each listed path with its signature. */
+/**
+ * HEAD (branch and commit) and status of one checkout in one `git status --porcelain=v2 --branch`: each
+ * listed path with its entry (which holds the index's object id, so a staged change shows) and its content.
+ */
 async function checkout(g: GitRunner, root: string, label: string, out: OutsideSnapshot): Promise<void> {
-  const head = await g.tryRun(['rev-parse', '--verify', '--quiet', 'HEAD'], root);
-  const sym = await g.tryRun(['symbolic-ref', '--quiet', 'HEAD'], root);
-  out.set(`${label} HEAD`, `${sym.stdout.trim()} ${head.stdout.trim()}`);
   const st = await g.tryRun(
-    ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--', ...ALL_BUT_RUNTIME],
+    ['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--', ...ALL_BUT_RUNTIME],
     root,
   );
   const parts = st.stdout.split('\0');
+  let head = '';
   for (let i = 0; i < parts.length; i++) {
     const e = parts[i]!;
-    if (e.length < 4) continue;
-    const xy = e.slice(0, 2);
-    const path = e.slice(3);
-    if (xy[0] === 'R' || xy[0] === 'C') i++; // the rename's source follows
-    out.set(`${label} ${path}`, `${xy}:${await sig(join(root, path))}`);
+    if (e.startsWith('# branch.oid ') || e.startsWith('# branch.head ')) head += `${e.slice(2)} `;
+    if (e === '' || e.startsWith('#')) continue;
+    // `1 XY sub mH mI mW hH hI path`, `2 … X<score> path` + the source, `u …` (10 fields), `? path`.
+    const fields = e[0] === '1' ? 8 : e[0] === '2' ? 9 : e[0] === 'u' ? 10 : 1;
+    const path = e.split(' ').slice(fields).join(' ');
+    if (e[0] === '2') i++;
+    out.set(`${label} ${path}`, `${e.slice(0, e.length - path.length)}:${await sig(join(root, path))}`);
   }
+  out.set(`${label} HEAD`, head.trim());
 }
 
 /** Everything outside the worktree that a step must leave alone, as signatures. */
