@@ -172,7 +172,7 @@ export function agentSuite(agent: Agent): void {
       const stray = join(tempDir('tugcode-stray-'), 'from-agent.txt');
       const attempts: ((p: Facts) => Action)[] = [
         (p) => ({ bash: `tugcode state complete ${p.owner} --force "done by the agent"` }),
-        () => ({ bash: 'git push origin HEAD:main' }),
+        () => ({ bash: 'git push origin HEAD:refs/heads/from-agent' }),
         () => ({ write: join(root, 'stray.txt'), content: 'outside\n' }),
         () => ({ write: join(root, '.tugtool', 'evil.md'), content: 'outside\n' }),
         () => ({ write: stray, content: 'outside\n' }),
@@ -194,11 +194,9 @@ export function agentSuite(agent: Agent): void {
       expect(results[0]).toMatch(
         agent === 'claude' ? /denied|requires approval|permission/i : /refused under tugcode run.*state complete/,
       );
-      // The push, the writes outside: refused.
-      for (const i of [1, 2, 3, 4])
-        expect(results[i]).toMatch(
-          /denied|permission|haven't granted|Read-only file system|not permitted|blocked|fatal|error/i,
-        );
+      // The push, the writes outside: refused by claude's rules, by codex's sandbox.
+      const refusal = agent === 'claude' ? /has been denied|you haven't granted it/ : /Read-only file system|remote rejected/;
+      for (const i of [1, 2, 3, 4]) expect(results[i]).toMatch(refusal);
       // Its own update and its checkpoint ran.
       expect(results[6]).not.toMatch(/refused|denied|approval/i);
       expect(results[7]).toContain('CHECK OK step-1.txt');
@@ -218,14 +216,15 @@ export function agentSuite(agent: Agent): void {
       [
         'HTTP 500',
         { http: 500, message: 'scripted internal error' } as Action,
+        // claude: the result's text (its API error); codex: its last `ERROR:` line (its words for a 5xx).
         agent === 'claude'
-          ? /claude: .*(500|scripted internal error|API Error)/i
-          : /error.*(500|scripted internal error|Internal)/i,
+          ? /exited 1: claude: API Error: 500 scripted internal error/
+          : /exited 1: ERROR: .*high demand/,
       ],
       [
         'overloaded',
         { overloaded: true } as Action,
-        agent === 'claude' ? /claude: .*(overloaded|529)/i : /error.*overloaded/i,
+        agent === 'claude' ? /exited 1: claude: API Error: 529 Overloaded/ : /exited 1: ERROR: .*at capacity/,
       ],
     ])('%s fails the attempt with its reason', async (_what, action, reason) => {
       const root = realpathSync(runRepo(planText([step(1, 'Base')]), 'demo', ONE_ATTEMPT));
