@@ -32,7 +32,9 @@ export interface RelayReply {
 /** The state subcommand argv names (global flags skipped), or null when it is not a state command. */
 function stateSubcommand(argv: string[]): { at: number; sub: string } | null {
   let i = 0;
-  while (i < argv.length && GLOBAL_FLAGS.has(argv[i]!)) i++;
+  // `-C <dir>` before the command is skipped here (so the command is still relayed) and refused by relayArgv.
+  while (i < argv.length && (GLOBAL_FLAGS.has(argv[i]!) || /^(-C|--dir)(=|$)/.test(argv[i]!)))
+    i += /^(-C|--dir)$/.test(argv[i]!) ? 2 : 1;
   if (argv[i] !== 'state') return null;
   let j = i + 1;
   while (j < argv.length && GLOBAL_FLAGS.has(argv[j]!)) j++;
@@ -58,6 +60,8 @@ export function relayArgv(argv: string[], cwd: string, pin: StepOwner): { argv: 
     return {
       refused: `\`tugcode state ${s.sub}\` is not the agent's under tugcode run: only state ${AGENT_STATE_COMMANDS.join(', ')} of its own step`,
     };
+  if (argv.slice(0, s.at).some((a) => /^(-C|--dir)(=|$)/.test(a)))
+    return { refused: '-C/--dir is not allowed through the relay' };
   const flags = argv.slice(0, s.at).filter((a) => GLOBAL_FLAGS.has(a));
   const [plan, step, ...rest] = argv.slice(s.at + 1);
   if (plan === undefined || (plan !== pin.plan && resolve(cwd, plan) !== resolve(pin.worktree, pin.plan)))

@@ -157,7 +157,8 @@ export function agentSuite(agent: Agent): void {
       git(remote, 'init', '-q', '--bare');
       const root = realpathSync(
         runRepo(planText([step(1, 'Base', { checkpoint: 'node check.mjs step-1.txt' })]), 'demo', {
-          ...ONE_ATTEMPT,
+          // The project's own test runner, allowed for the agent (`./check.mjs`: not the checkpoint's command).
+          '.tugtool/config.toml': '[state]\nmax_attempts = 1\n[run]\nagent_allow = ["node ./check.mjs *"]\n',
           ...CHECK,
           // A project settings file that would allow the push (the preset does not load project settings).
           '.claude/settings.json': JSON.stringify({
@@ -178,6 +179,7 @@ export function agentSuite(agent: Agent): void {
         () => ({ write: stray, content: 'outside\n' }),
         ...work(agent),
         () => ({ bash: 'node check.mjs step-1.txt' }),
+        () => ({ bash: 'node ./check.mjs step-1.txt' }),
       ];
       const r = await run(root, scripted(attempts), ['--workers', '1'], (home) => {
         // A user settings file that allows the push: the deny rule still wins.
@@ -195,11 +197,13 @@ export function agentSuite(agent: Agent): void {
         agent === 'claude' ? /denied|requires approval|permission/i : /refused under tugcode run.*state complete/,
       );
       // The push, the writes outside: refused by claude's rules, by codex's sandbox.
-      const refusal = agent === 'claude' ? /has been denied|you haven't granted it/ : /Read-only file system|remote rejected/;
+      const refusal =
+        agent === 'claude' ? /has been denied|you haven't granted it/ : /Read-only file system|remote rejected/;
       for (const i of [1, 2, 3, 4]) expect(results[i]).toMatch(refusal);
       // Its own update and its checkpoint ran.
       expect(results[6]).not.toMatch(/refused|denied|approval/i);
       expect(results[7]).toContain('CHECK OK step-1.txt');
+      expect(results[8]).toContain('CHECK OK step-1.txt'); // through [run] agent_allow
       // Nothing outside changed: no OutsideWrite, the main checkout and the remote as before.
       expect(r.events.filter((e) => e.type === 'attempt_failed')).toEqual([]);
       expect(git(root, 'status', '--porcelain', '--untracked-files=all')).toBe(mainBefore);
@@ -250,7 +254,8 @@ export function agentSuite(agent: Agent): void {
     it('no work done: the checkpoint fails and the final message is the coder_report', async () => {
       const root = realpathSync(
         runRepo(planText([step(1, 'Base', { checkpoint: 'node check.mjs step-1.txt' })]), 'demo', {
-          ...ONE_ATTEMPT,
+          // The project's own test runner, allowed for the agent (`./check.mjs`: not the checkpoint's command).
+          '.tugtool/config.toml': '[state]\nmax_attempts = 1\n[run]\nagent_allow = ["node ./check.mjs *"]\n',
           ...CHECK,
         }),
       );

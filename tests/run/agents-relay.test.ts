@@ -50,6 +50,7 @@ describe('relayArgv: only the owner commands of the pinned step', () => {
     [['state', 'update', ...owner.slice(0, 2), '--worktree', '/r/.tugtree/w1', '--attempt', '1'], /--attempt must be/],
     [['state', 'update', ...owner.slice(0, 2)], /give --worktree/],
     [['state', 'update', ...owner, '-C', '/elsewhere'], /-C is not allowed/],
+    [['-C', '/elsewhere', 'state', 'update', ...owner], /-C\/--dir is not allowed/],
   ])('refuses %j', (argv, why) => {
     const r = relayArgv(argv, '/r/.tugtree/w1', pin);
     expect('refused' in r && r.refused).toMatch(why);
@@ -58,6 +59,7 @@ describe('relayArgv: only the owner commands of the pinned step', () => {
   it('relays state commands that write; reads run directly', () => {
     expect(relayed(['state', 'update', 'x'])).toBe(true);
     expect(relayed(['--json', 'state', 'complete', 'x'])).toBe(true);
+    expect(relayed(['-C', '/x', 'state', 'update', 'x'])).toBe(true);
     expect(relayed(['state', 'show'])).toBe(false);
     expect(relayed(['status'])).toBe(false);
   });
