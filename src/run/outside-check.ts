@@ -3,13 +3,13 @@
  * line behind the agents' own confinement (confine.ts):
  *
  * - **OutsideWrite**: a snapshot of everything outside the worker's worktree that a step must not change —
- *   the main checkout's HEAD, index and working tree status (with the size and mtime of each path status
- *   lists, so a further edit of an already-modified file shows), `.tugtool/` except its runtime files, the
+ *   the main checkout's HEAD, index and working tree status (with the content of each path status lists,
+ *   so a further edit of an already-modified file shows), `.tugtool/` except its runtime files, the
  *   repository's other worktrees (HEAD and status), and every ref except the worker's own branch — taken
- *   before the implementer and compared after it. Refs and worktrees the run itself moves meanwhile (the
+ *   before the implementer and compared after it. Not compared: what the run itself moves meanwhile (the
  *   integration branch, the other workers' branches and worktrees, notes, `refs/tugplan/`, remote-tracking
- *   refs under `--remote`) are not compared: other workers change them while this one runs. Nothing is
- *   undone (what the user had is never overwritten).
+ *   refs under `--remote`: other workers change them while this one runs), and where the base branch
+ *   points (the user may commit to it during a run: OutsideScope.baseRef). Nothing is undone.
  * - **StepCompletedElsewhere**: a claim that ended because the step became `completed` while held keeps the
  *   worktree's work as a commit on the worker branch, under `refs/tugplan/kept/<slug>/<step>/attempt<N>`
  *   (the worker's next reset moves its branch), and is reported instead of a silent `claim_lost`.
@@ -32,6 +32,11 @@ export interface OutsideScope {
   runRefs: (ref: string) => boolean;
   /** Worktrees the run itself changes (the other workers'). */
   runWorktrees: (path: string) => boolean;
+  /**
+   * The base branch (`refs/heads/<base>`): the user may commit to it during a run (a plan change there is
+   * PlanDrift, and the steps in flight finish: 06-run.md §1 item 4.1), so where it moves is not compared.
+   */
+  baseRef: string;
 }
 
 /** Signature per item: `main HEAD`, `main <path>`, `.tugtool/<path>`, `worktree <path> …`, `ref <name>`. */
@@ -81,16 +86,24 @@ async function walk(dir: string, rel: string, out: OutsideSnapshot, skipTop: (n:
  * HEAD (branch and commit) and status of one checkout in one `git status --porcelain=v2 --branch`: each
  * listed path with its entry (which holds the index's object id, so a staged change shows) and its content.
  */
-async function checkout(g: GitRunner, root: string, label: string, out: OutsideSnapshot): Promise<void> {
+async function checkout(
+  g: GitRunner,
+  root: string,
+  label: string,
+  out: OutsideSnapshot,
+  baseRef: string,
+): Promise<void> {
   const st = await g.tryRun(
     ['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--', ...ALL_BUT_RUNTIME],
     root,
   );
   const parts = st.stdout.split('\0');
-  let head = '';
+  let branch = '';
+  let oid = '';
   for (let i = 0; i < parts.length; i++) {
     const e = parts[i]!;
-    if (e.startsWith('# branch.oid ') || e.startsWith('# branch.head ')) head += `${e.slice(2)} `;
+    if (e.startsWith('# branch.head ')) branch = e.slice('# branch.head '.length);
+    if (e.startsWith('# branch.oid ')) oid = e.slice('# branch.oid '.length);
     if (e === '' || e.startsWith('#')) continue;
     // `1 XY sub mH mI mW hH hI path`, `2 … X<score> path` + the source, `u …` (10 fields), `? path`.
     const fields = e[0] === '1' ? 8 : e[0] === '2' ? 9 : e[0] === 'u' ? 10 : 1;
@@ -98,24 +111,32 @@ async function checkout(g: GitRunner, root: string, label: string, out: OutsideS
     if (e[0] === '2') i++;
     out.set(`${label} ${path}`, `${e.slice(0, e.length - path.length)}:${await sig(join(root, path))}`);
   }
-  out.set(`${label} HEAD`, head.trim());
+  // On the base branch only the branch counts (see OutsideScope.baseRef); elsewhere the commit too.
+  out.set(`${label} HEAD`, `refs/heads/${branch}` === baseRef ? branch : `${branch} ${oid}`);
 }
 
 /** Everything outside the worktree that a step must leave alone, as signatures. */
 export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promise<OutsideSnapshot> {
   const out: OutsideSnapshot = new Map();
-  await checkout(g, scope.mainRoot, 'main', out);
-  await walk(join(scope.mainRoot, '.tugtool'), '', out, runtimeEntry);
+  await checkout(g, scope.mainRoot, 'main', out, scope.baseRef);
+  // Tracked files of .tugtool/ (plans, config) are covered by the status and HEAD above: a commit of a plan
+  // change to the base branch by the user is PlanDrift, not an outside write.
+  const tracked = new Set(
+    (await g.tryRun(['ls-files', '-z', '--', '.tugtool'], scope.mainRoot)).stdout.split('\0').filter(Boolean),
+  );
+  const walked: OutsideSnapshot = new Map();
+  await walk(join(scope.mainRoot, '.tugtool'), '', walked, runtimeEntry);
+  for (const [k, v] of walked) if (!tracked.has(k)) out.set(k, v);
   const refs = await g.run(['for-each-ref', '--format=%(refname) %(objectname)'], scope.mainRoot);
   for (const line of refs.split('\n')) {
     const [name, oid] = line.split(' ');
-    if (name && oid && !scope.runRefs(name)) out.set(`ref ${name}`, oid);
+    if (name && oid && name !== scope.baseRef && !scope.runRefs(name)) out.set(`ref ${name}`, oid);
   }
   const list = await g.run(['worktree', 'list', '--porcelain'], scope.mainRoot);
   for (const block of list.split('\n\n')) {
     const path = /^worktree (.+)$/m.exec(block)?.[1];
     if (!path || path === scope.mainRoot || path === scope.worktree || scope.runWorktrees(path)) continue;
-    await checkout(g, path, `worktree ${path}:`, out);
+    await checkout(g, path, `worktree ${path}:`, out, scope.baseRef);
   }
   return out;
 }
@@ -178,6 +199,7 @@ export function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
       ref.startsWith('refs/tugplan/') ||
       (rc.remote !== undefined && rc.remote !== null && ref.startsWith('refs/remotes/')),
     runWorktrees: (path) => workerTree.test(path),
+    baseRef: `refs/heads/${rc.prep.base}`,
   };
 }
 
@@ -190,7 +212,7 @@ export function noteOutsideWrite(rc: RunCtx, step: string, attempt: number, chan
 }
 
 /**
- * A lost claim whose step is `completed` (08-supervision.md §1.7): keeps the worktree's work and marks the
+ * A lost claim whose step is `completed` at this very attempt (08-supervision.md §1.7): keeps the worktree's work and marks the
  * run's summary an error; returns the kept commit ('' when there was nothing to keep), or null when the step
  * is not completed (an ordinary lost claim).
  */
@@ -204,7 +226,8 @@ export async function completedElsewhere(
     .run(stateCallIn(rc, rc.flow.repo.mainRoot), 'show', { plan: rc.prep.planPath, items: 'none', step })
     .catch(() => null);
   const s = show?.plans[0]?.steps.find((x) => x.anchor === step);
-  if (s?.status !== 'completed') return null;
+  // Completed at a later attempt means another owner took the claim over first: an ordinary lost claim.
+  if (s?.status !== 'completed' || s.attempt !== attempt) return null;
   const kept = await keepWork(rc.g, {
     worktree: tree.path,
     base: tree.base,
