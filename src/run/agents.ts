@@ -214,11 +214,11 @@ function reasonLine(s: string): string {
 }
 
 /**
- * codex's last error line: `ERROR: …`/`error: …` lines are what it prints when a turn fails (the tail's
- * last line is often a status line such as the token count).
+ * codex's last error line: `ERROR: …` is what it prints when a turn fails (docs/agents-notes.md).
  */
 export function codexErrorLine(tail: string): string | null {
-  const lines = tail.split(/\r?\n/).filter((l) => /^\s*(\[[^\]]*\]\s*)?(ERROR|error)\b[:\s]/.test(l));
+  // Upper case only: `error: …` lines in the tail are usually the output of the agent's own commands.
+  const lines = tail.split(/\r?\n/).filter((l) => /^(\[[^\]]*\]\s*)?ERROR:\s/.test(l));
   return lines.length ? reasonLine(lines[lines.length - 1]!) : null;
 }
 

@@ -15,6 +15,7 @@ import { agentPrompt } from '../../src/run/agent-prompt.js';
 import {
   agentArgv,
   agentCommandLine,
+  codexErrorLine,
   coderReport,
   parseClaudeResult,
   resolveImplementer,
@@ -347,6 +348,19 @@ describe('prompt and final message', () => {
       subtype: 'error_max_turns',
     });
     expect(parseClaudeResult('plain text\n{not json')).toBeNull();
+  });
+
+  it("codex's failure reason is its last ERROR: line, not a command's output nor the token count", () => {
+    const tail = [
+      'exec',
+      "error: cannot lock ref 'refs/heads/x'",
+      'ERROR: stream disconnected',
+      'ERROR: Selected model is at capacity. Please try a different model.',
+      'tokens used',
+      '15',
+    ].join('\n');
+    expect(codexErrorLine(tail)).toBe('ERROR: Selected model is at capacity. Please try a different model.');
+    expect(codexErrorLine("error: cannot lock ref 'x'\ndone")).toBeNull();
   });
 
   it('coder_report: the first non-empty line is the summary, the whole message the content', () => {
