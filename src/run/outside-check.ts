@@ -118,21 +118,22 @@ async function checkout(
 /** Everything outside the worktree that a step must leave alone, as signatures. */
 export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promise<OutsideSnapshot> {
   const out: OutsideSnapshot = new Map();
-  await checkout(g, scope.mainRoot, 'main', out, scope.baseRef);
-  // Tracked files of .tugtool/ (plans, config) are covered by the status and HEAD above: a commit of a plan
-  // change to the base branch by the user is PlanDrift, not an outside write.
-  const tracked = new Set(
-    (await g.tryRun(['ls-files', '-z', '--', '.tugtool'], scope.mainRoot)).stdout.split('\0').filter(Boolean),
-  );
   const walked: OutsideSnapshot = new Map();
-  await walk(join(scope.mainRoot, '.tugtool'), '', walked, runtimeEntry);
+  // Independent reads, side by side (each git call costs a process).
+  const [, tracked, refs, list] = await Promise.all([
+    checkout(g, scope.mainRoot, 'main', out, scope.baseRef),
+    // Tracked files of .tugtool/ (plans, config) are covered by the status and HEAD: a commit of a plan
+    // change to the base branch by the user is PlanDrift, not an outside write.
+    g.tryRun(['ls-files', '-z', '--', '.tugtool'], scope.mainRoot).then((r) => new Set(r.stdout.split('\0'))),
+    g.run(['for-each-ref', '--format=%(refname) %(objectname)'], scope.mainRoot),
+    g.run(['worktree', 'list', '--porcelain'], scope.mainRoot),
+    walk(join(scope.mainRoot, '.tugtool'), '', walked, runtimeEntry),
+  ]);
   for (const [k, v] of walked) if (!tracked.has(k)) out.set(k, v);
-  const refs = await g.run(['for-each-ref', '--format=%(refname) %(objectname)'], scope.mainRoot);
   for (const line of refs.split('\n')) {
     const [name, oid] = line.split(' ');
     if (name && oid && name !== scope.baseRef && !scope.runRefs(name)) out.set(`ref ${name}`, oid);
   }
-  const list = await g.run(['worktree', 'list', '--porcelain'], scope.mainRoot);
   for (const block of list.split('\n\n')) {
     const path = /^worktree (.+)$/m.exec(block)?.[1];
     if (!path || path === scope.mainRoot || path === scope.worktree || scope.runWorktrees(path)) continue;
