@@ -112,6 +112,17 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
     if (r.stderr) process.stderr.write(r.stderr);
     return r.exitCode;
   }
+  // Under `tugcode run`, an agent's state commands go through the driver (08-supervision.md §1.5).
+  const relay = process.env.TUG_STATE_RELAY;
+  if (relay) {
+    const { relayed, sendToRelay } = await import('../run/state-relay.js');
+    if (relayed(argv)) {
+      const r = await sendToRelay(relay, argv, process.cwd());
+      process.stdout.write(r.stdout);
+      process.stderr.write(r.stderr);
+      return r.exit;
+    }
+  }
   const json = argv.includes('--json');
   const verbose = argv.includes('--verbose') || argv.includes('-v');
   const app = new CliApp(process.cwd(), process.env, {

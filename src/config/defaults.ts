@@ -31,6 +31,7 @@ export const CONFIG_DEFAULTS = {
     workers: 2,
     implementer: '',
     agent: '' as '' | 'claude' | 'codex',
+    agent_allow: [] as string[],
     heartbeat_seconds: 60,
     step_timeout_seconds: 3600,
     run_checkpoints: true,

@@ -50,6 +50,11 @@ export const runSchema = z
       .enum(['', 'claude', 'codex'])
       .default('')
       .describe('agent implementer preset (claude | codex) instead of implementer; empty = none'),
+    agent_allow: argv
+      .default([])
+      .describe(
+        "command patterns an agent preset may run besides its own (claude: Bash(<pattern>)), e.g. 'npm test *'",
+      ),
     heartbeat_seconds: upTo(R.heartbeat_seconds).default(60).describe('heartbeat interval while a step runs'),
     step_timeout_seconds: upTo(R.step_timeout_seconds).default(3600).describe('wall-clock limit per step attempt'),
     run_checkpoints: z.boolean().default(true).describe('run checkpoint commands as verification'),

@@ -373,7 +373,8 @@ export const CATALOGUE = {
   NotWritable: {
     exit: 4,
     when: 'a file or directory tugcode must write (`.tugtool/`, the run lock) refuses this user or is on a read-only filesystem',
-    message: (d) => `${s(d.path, '.tugtool')} is not writable (${s(d.errno, 'refused')}): ${s(d.reason, 'cannot write')}`,
+    message: (d) =>
+      `${s(d.path, '.tugtool')} is not writable (${s(d.errno, 'refused')}): ${s(d.reason, 'cannot write')}`,
     hint: (d) => `make ${arg(d.path, '.tugtool')} writable by this user (ls -ld, then chmod u+w or chown), and retry`,
   },
   ClaimLostRepeatedly: {
@@ -385,6 +386,24 @@ export const CATALOGUE = {
     // The log names who ended each claim; the reset frees the step once that is dealt with.
     hint: (d) =>
       `tugcode state log ${planArg(d)} --step ${arg(d.step_anchor)}, then tugcode state reset ${planArg(d)} ${arg(d.step_anchor)} --force`,
+  },
+  OutsideWrite: {
+    exit: 4,
+    when: '`run`: an implementer changed something outside its worktree — the main checkout, `.tugtool/`, another worktree, a ref (08-supervision.md §1.6); the attempt failed and nothing was undone',
+    message: (d) =>
+      `the implementer of ${s(d.step_anchor)} (attempt ${s(d.attempt)}) changed things outside its worktree: ${s((d.changed as string[] | undefined)?.join(', '), '?')}`,
+    hint: () => 'inspect those paths and refs (git status, git reflog) and undo what should not have changed',
+  },
+  StepCompletedElsewhere: {
+    exit: 4,
+    when: "`run`: a step was completed behind the driver's back while a worker held it (08-supervision.md §1.7); the work was kept",
+    message: (d) =>
+      `${s(d.step_anchor)} was completed by someone else while attempt ${s(d.attempt)} ran` +
+      (d.kept_commit ? `; its work is kept as ${s(d.kept_commit)} (${s(d.kept_ref)})` : '; its worktree held no work'),
+    hint: (d) =>
+      d.kept_ref
+        ? `git show ${arg(d.kept_ref)} (cherry-pick it if the completed step lacks it)`
+        : 'tugcode state show <plan>',
   },
 } satisfies Record<string, CatalogueEntry>;
 

@@ -98,6 +98,7 @@ const COMMENTS: Record<string, string> = {
   'run.workers': 'parallel workers of tugcode run',
   'run.implementer': 'argv string run per step; empty = no implementer',
   'run.agent': 'agent implementer preset: claude | codex; empty = none (use implementer)',
+  'run.agent_allow': 'command patterns an agent preset may run besides its own, e.g. ["npm test *"]',
   'run.heartbeat_seconds': 'heartbeat interval while a step runs',
   'run.step_timeout_seconds': 'wall-clock limit per step attempt',
   'run.run_checkpoints': 'run checkpoint commands as verification',

@@ -4,12 +4,15 @@
  * the implementer protocol (§2): edit only inside the worktree, never commit or push, and how to report
  * through `tugcode state`. Pure: a brief in, text out.
  */
+import { ownerArgs, sq } from './confine.js';
 import type { BriefItem, StepBrief } from './types.js';
 
 /** Where the agent works: the worktree it is confined to. */
 export interface PromptContext {
   /** The worker's worktree (absolute): TUG_WORKTREE. */
   worktree: string;
+  /** The brief's JSON file: TUG_STEP_JSON. */
+  briefPath: string;
 }
 
 const MARK: Record<BriefItem['status'], string> = { open: ' ', in_progress: ' ', completed: 'x', deferred: '-' };
@@ -21,11 +24,6 @@ export function taskList(items: BriefItem[]): string[] {
   );
 }
 
-/** Single-quoted for a POSIX shell (the commands the prompt suggests are pasted into one). */
-function sq(s: string): string {
-  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
 function substepLines(subs: StepBrief[], depth = 0): string[] {
   return subs.flatMap((s) => [
     `${'  '.repeat(depth)}- ${s.step_anchor}: ${s.title}`,
@@ -35,8 +33,13 @@ function substepLines(subs: StepBrief[], depth = 0): string[] {
 
 /** The whole prompt for one step (a substep gets its own prompt when its turn comes). */
 export function agentPrompt(brief: StepBrief, ctx: PromptContext): string {
-  const plan = sq(brief.plan_path);
-  const owner = `${plan} ${sq(brief.step_anchor)} --worktree "$TUG_WORKTREE" --attempt "$TUG_ATTEMPT"`;
+  // Literal values: agent permission systems refuse commands with shell expansions (08-supervision.md §1.1).
+  const owner = ownerArgs({
+    plan: brief.plan_path,
+    step: brief.step_anchor,
+    worktree: ctx.worktree,
+    attempt: brief.attempt,
+  });
   const out: string[] = [
     'You are the implementer of one step of a tugcode plan, running non-interactively: nobody will answer',
     'questions. Do the work of the step below, then end with a short report.',
@@ -54,7 +57,7 @@ export function agentPrompt(brief: StepBrief, ctx: PromptContext): string {
   out.push(
     '',
     'Items marked [x] are already done and [-] are deferred. A checkpoint item that is a single command in',
-    'backticks is run by the driver after you finish; make it pass.',
+    'backticks is run by the driver after you finish; make it pass (you may run it yourself to check).',
   );
   if (brief.references?.trim()) out.push('', '## References', '', brief.references.trim());
   if (brief.substeps.length)
@@ -74,7 +77,8 @@ export function agentPrompt(brief: StepBrief, ctx: PromptContext): string {
     '## Rules',
     '',
     `- Edit only files inside the worktree ${ctx.worktree} (your current directory): create, change and`,
-    '  delete files there only, and touch nothing outside it.',
+    '  delete files there only, and touch nothing outside it (no /tmp: scratch files go in $TMPDIR, which is',
+    `  ${sq(ctx.worktree + '/.tug/tmp')}). The driver checks that nothing outside the worktree changed.`,
     '- Do not commit, do not create or switch branches, do not rebase or reset, and never call `git push`:',
     '  the driver commits your changes when you finish.',
     '- You may record progress in the plan state (optional: when you finish successfully, every item you did',
@@ -85,7 +89,9 @@ export function agentPrompt(brief: StepBrief, ctx: PromptContext): string {
     `      tugcode state artifact ${owner} --kind note --summary "what you found"`,
     `      tugcode state heartbeat ${owner}`,
     '',
-    '  ORD is the item ordinal shown in the task list. The full brief is JSON in the file $TUG_STEP_JSON.',
+    `  ORD is the item ordinal shown in the task list. The full brief is JSON in the file ${sq(ctx.briefPath)}.`,
+    '  Run these exactly as written (with your ORD and text): other state commands, and the same commands',
+    '  for another step, worktree or attempt, are refused.',
     '- If you cannot do the step, say why in your report and stop.',
     '',
     '## Report',

@@ -1,26 +1,33 @@
 /**
- * Agent implementer presets (06-run.md §2.1): `--agent claude` and `--agent codex` run that agent's
- * non-interactive mode in the worker's worktree, with the step's prompt on stdin and the permissions a
- * worktree-confined edit needs, and extract the agent's final message (recorded as the `coder_report`
- * artifact). Every flag comes from the CLI's own `--help`; docs/agents-notes.md quotes what each relies on,
- * and the README documents the exact command lines.
+ * Agent implementer presets (06-run.md §2.1), confined to their worktree (08-supervision.md §1): `--agent
+ * claude` and `--agent codex` run that agent's non-interactive mode in the worker's worktree, with the
+ * step's prompt on stdin, and extract the agent's final message (recorded as the `coder_report` artifact).
+ * Every flag comes from the CLI's own `--help`; docs/agents-notes.md quotes what each relies on, and the
+ * README documents the exact command lines.
  *
- * - claude: `claude -p --output-format json --permission-mode acceptEdits --allowedTools "…"`. Print mode
- *   reads the prompt from stdin; the JSON result object's `result` is the final message, `is_error` an
- *   error the exit code may not show. acceptEdits lets it edit inside its working directory (the worktree)
- *   without prompting (reading needs no permission); the one allow rule adds `tugcode state …`, so any
- *   other command, and any edit outside the worktree, is denied (print mode cannot prompt).
- * - codex: `codex exec --cd W --sandbox workspace-write -c approval_policy="never" --add-dir D
- *   --output-last-message F -`. `-` reads the prompt from stdin; workspace-write confines its commands'
- *   writes to the worktree (plus D, the state.db directory, so `tugcode state update` works); approvals
- *   `never` (exec has no `--ask-for-approval`, so the config key) means no prompt ever waits; F receives
- *   the final message.
+ * - claude: `claude -p --output-format json --permission-mode acceptEdits --setting-sources user
+ *   --allowedTools … --disallowedTools …`. Print mode reads the prompt from stdin; the JSON result's
+ *   `result` is the final message, `is_error` an error the exit code may not show. acceptEdits lets it edit
+ *   inside its working directory (the worktree) and nowhere else; the allow rules add exactly its own
+ *   step's `tugcode state update|artifact|heartbeat`, the step's checkpoint commands and `[run]
+ *   agent_allow` (print mode cannot prompt, so anything else is refused); the deny rules (which beat any
+ *   settings file's allow) name the git commands that change history or other branches. Settings come
+ *   from the user's own file only, never from a repository's `.claude/` (confine.ts).
+ * - codex: `codex exec --cd W --sandbox workspace-write --ignore-rules -c approval_policy="never"
+ *   -c allow_login_shell=false -c sandbox_workspace_write.…` with the worktree the only writable root
+ *   (no /tmp, no $TMPDIR, no network), no login shell (a profile may reset PATH), execpolicy rules
+ *   ignored (they could run a command outside the sandbox), the final message written to F.
+ *
+ * Both get the `tugcode` launcher first on PATH, TMPDIR inside the worktree, and the state relay
+ * (state-relay.ts): their state commands reach the state through the driver.
  */
 import { mkdir, readFile, rm, stat, writeFile, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { invalidArgument } from '../contract/errors.js';
 import { agentPrompt } from './agent-prompt.js';
 import { runChild } from './child.js';
+import { agentEnvAdditions, checkpointCommands, claudeRules, prepareAgentSpace, type StepOwner } from './confine.js';
+import { serveRelay } from './state-relay.js';
 import { implementerEnv, runImplementer, type ImplementerOptions } from './implementer.js';
 import type { ChildOutcome } from './types.js';
 
@@ -33,24 +40,19 @@ export function isAgentName(s: string): s is AgentName {
 
 /** What an agent's argv depends on, besides the preset. */
 export interface AgentPaths {
-  /** The worktree (absolute): the agent's working root. */
-  worktree: string;
-  /** The directory of state.db (writable for codex's sandbox so `tugcode state …` works). */
-  stateDir: string;
+  /** The step the agent works on: its plan, anchor, worktree (its working root) and attempt. */
+  owner: StepOwner;
   /** Where codex writes its final message. */
   lastMessage: string;
+  /** The step's checkpoint commands and `[run] agent_allow` (claude's allow rules). */
+  checkpoints: string[];
+  allow: string[];
 }
-
-/**
- * The one rule claude gets beyond its permission mode: `tugcode state …` may run. Edit and Write are not
- * listed on purpose: an unscoped allow rule would approve edits anywhere, while acceptEdits approves them
- * only inside the working directory.
- */
-export const CLAUDE_ALLOWED = 'Bash(tugcode state *)';
 
 /** The argv a preset runs (its prompt goes to stdin). */
 export function agentArgv(agent: AgentName, p: AgentPaths): string[] {
-  if (agent === 'claude')
+  if (agent === 'claude') {
+    const rules = claudeRules(p.owner, { checkpoints: p.checkpoints, allow: p.allow });
     return [
       'claude',
       '-p',
@@ -58,20 +60,34 @@ export function agentArgv(agent: AgentName, p: AgentPaths): string[] {
       'json',
       '--permission-mode',
       'acceptEdits',
+      '--setting-sources',
+      'user',
       '--allowedTools',
-      CLAUDE_ALLOWED,
+      ...rules.allowed,
+      '--disallowedTools',
+      ...rules.disallowed,
     ];
+  }
   return [
     'codex',
     'exec',
     '--cd',
-    p.worktree,
+    p.owner.worktree,
     '--sandbox',
     'workspace-write',
+    '--ignore-rules',
     '-c',
     'approval_policy="never"',
-    '--add-dir',
-    p.stateDir,
+    '-c',
+    'allow_login_shell=false',
+    '-c',
+    'sandbox_workspace_write.writable_roots=[]',
+    '-c',
+    'sandbox_workspace_write.exclude_tmpdir_env_var=true',
+    '-c',
+    'sandbox_workspace_write.exclude_slash_tmp=true',
+    '-c',
+    'sandbox_workspace_write.network_access=false',
     '--output-last-message',
     p.lastMessage,
     '-',
@@ -82,11 +98,13 @@ export function agentArgv(agent: AgentName, p: AgentPaths): string[] {
 export function agentCommandLine(agent: AgentName): string {
   const q = (s: string) => (/^[A-Za-z0-9_./:<>=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
   const argv = agentArgv(agent, {
-    worktree: '<worktree>',
-    stateDir: '<repo>/.tugtool',
+    owner: { plan: '<plan>', step: '<step>', worktree: '<worktree>', attempt: '<N>' as unknown as number },
     lastMessage: '<repo>/.tugtool/logs/<slug>/<step>-attempt<N>.final.md',
+    checkpoints: ['<checkpoint command>'],
+    allow: ['<agent_allow pattern>'],
   });
-  return `${argv.map(q).join(' ')} < prompt`;
+  // The placeholders stand unquoted (ownerArgs quotes them like any value with `<`).
+  return `${argv.map(q).join(' ')} < prompt`.replace(/'\\''(<[^>']+>)'\\''/g, '$1');
 }
 
 /** Which implementer a run uses: an explicit flag beats config; both explicit flags → InvalidArgument. */
@@ -185,7 +203,30 @@ export function coderReport(out: { final_message: string | null }): { summary: s
   };
 }
 
-/** Runs a preset once for a step: the brief file and TUG_* environment as for any implementer (§2). */
+/** One line of a failure reason: at most 500 characters. */
+function reasonLine(s: string): string {
+  const l =
+    s
+      .trim()
+      .split('\n')
+      .find((x) => x.trim() !== '') ?? '';
+  return l.length > 500 ? `${l.slice(0, 499)}…` : l;
+}
+
+/**
+ * codex's last error line: `ERROR: …` is what it prints when a turn fails (docs/agents-notes.md).
+ */
+export function codexErrorLine(tail: string): string | null {
+  // Upper case only: `error: …` lines in the tail are usually the output of the agent's own commands.
+  const lines = tail.split(/\r?\n/).filter((l) => /^(\[[^\]]*\]\s*)?ERROR:\s/.test(l));
+  return lines.length ? reasonLine(lines[lines.length - 1]!) : null;
+}
+
+/**
+ * Runs a preset once for a step: the brief file and TUG_* environment as for any implementer (§2), plus the
+ * agent's confinement (08-supervision.md §1): launcher and TMPDIR in the worktree's `.tug/`, the state relay
+ * served for the run's duration.
+ */
 export async function runAgent(agent: AgentName, o: Omit<ImplementerOptions, 'argv'>): Promise<AgentOutcome> {
   const json = JSON.stringify(o.brief, null, 2) + '\n';
   await mkdir(dirname(o.briefPath), { recursive: true });
@@ -193,28 +234,47 @@ export async function runAgent(agent: AgentName, o: Omit<ImplementerOptions, 'ar
   const lastMessage = o.logPath.replace(/\.log$/, '') + '.final.md';
   await rm(lastMessage, { force: true });
   const start = await sizeOf(o.logPath);
-  const out = await runChild({
-    argv: agentArgv(agent, { worktree: o.vars.worktree, stateDir: dirname(o.vars.state_db), lastMessage }),
-    cwd: o.cwd,
-    env: implementerEnv(o.baseEnv, o.vars, o.brief, o.briefPath),
-    input: agentPrompt(o.brief, { worktree: o.vars.worktree }),
-    timeoutMs: o.timeoutMs,
-    logPath: o.logPath,
-    ...(o.signal ? { signal: o.signal } : {}),
-    ...(o.onSpawn ? { onSpawn: o.onSpawn } : {}),
-  });
+  const owner: StepOwner = {
+    plan: o.brief.plan_path,
+    step: o.brief.step_anchor,
+    worktree: o.vars.worktree,
+    attempt: o.brief.attempt,
+  };
+  const space = await prepareAgentSpace(o.vars.worktree);
+  const base = implementerEnv(o.baseEnv, o.vars, o.brief, o.briefPath);
+  const env = { ...base, ...agentEnvAdditions(base, space) };
+  const relay = await serveRelay(space.relay, owner, env);
+  let out: ChildOutcome;
+  try {
+    out = await runChild({
+      argv: agentArgv(agent, {
+        owner,
+        lastMessage,
+        checkpoints: checkpointCommands(o.brief),
+        allow: o.agentAllow ?? [],
+      }),
+      cwd: o.cwd,
+      env,
+      input: agentPrompt(o.brief, { worktree: o.vars.worktree, briefPath: o.briefPath }),
+      timeoutMs: o.timeoutMs,
+      logPath: o.logPath,
+      ...(o.signal ? { signal: o.signal } : {}),
+      ...(o.onSpawn ? { onSpawn: o.onSpawn } : {}),
+    });
+  } finally {
+    await relay.close();
+  }
   if (agent === 'codex') {
     const text = await readFile(lastMessage, 'utf8').catch(() => null);
-    return { ...out, final_message: text };
+    if (out.ok || out.timed_out || out.aborted) return { ...out, final_message: text };
+    const err = codexErrorLine(out.tail);
+    return { ...out, ...(err ? { last_line: err } : {}), final_message: text };
   }
   const r = parseClaudeResult(await readFrom(o.logPath, start).catch(() => ''));
-  if (out.ok && r?.is_error)
-    return {
-      ...out,
-      ok: false,
-      last_line: `claude reported an error (${r.subtype || 'is_error'})`,
-      final_message: r.message,
-    };
+  // The reason is the result's text (an API error's message), never the raw JSON line.
+  const why = r ? `claude: ${reasonLine(r.message ?? '') || r.subtype || 'error'}` : null;
+  if (out.ok && r?.is_error) return { ...out, ok: false, last_line: why!, final_message: r.message };
+  if (!out.ok && why && !out.timed_out && !out.aborted) return { ...out, last_line: why, final_message: r!.message };
   return { ...out, final_message: r?.message ?? null };
 }
 

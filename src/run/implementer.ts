@@ -36,6 +36,8 @@ export interface ImplementerOptions {
   signal?: AbortSignal;
   /** Told the implementer's process group id once it runs. */
   onSpawn?: (pid: number) => void;
+  /** `[run] agent_allow`: command patterns an agent preset may run besides its own (08-supervision.md §1.3). */
+  agentAllow?: string[];
 }
 
 /**

@@ -110,6 +110,10 @@ export async function executeStep(
       const groupFile = pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
       const state = await timed(tr, 'brief', () => briefState(rc, W, u));
       const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: plan, attempt, ...state });
+      // Nothing outside the worktree may change (08-supervision.md §1.6): snapshot before, compare after.
+      const outside = await import('./outside-check.js');
+      const scope = outside.runScope(rc, tree);
+      const before = await timed(tr, 'outside', () => outside.snapshotOutside(rc.g, scope));
       const t = Date.now();
       const out = await runStepImplementer(rc.opts, {
         cwd: W,
@@ -126,11 +130,17 @@ export async function executeStep(
         logPath: logPathOf(rc, u.anchor, attempt),
         signal: beat.signal,
         onSpawn: (pid) => recordGroup(groupFile, pid, W),
+        agentAllow: rc.flow.config.run.agent_allow,
       }).finally(() => {
         forgetGroup(groupFile);
         tr?.('implementer', t);
       });
       if (out.aborted || beat.signal.aborted) throw new Aborted();
+      const changed = outside.outsideChanges(before, await outside.snapshotOutside(rc.g, scope));
+      if (changed.length) {
+        outside.noteOutsideWrite(rc, u.anchor, attempt, changed);
+        throw new StepFailure('OutsideWrite', outside.outsideReason(u.anchor, changed), out);
+      }
       if (out.timed_out)
         throw new StepFailure('StepTimeout', `${u.anchor}: the implementer ran past the step timeout`, out);
       if (!out.ok)

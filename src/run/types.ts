@@ -19,7 +19,8 @@ export type FailCode =
   | 'RefactorsIncomplete'
   | 'IntegrationConflict'
   /** The worker's worktree is gone, not its own any more, or locked by a stale `index.lock` (worktrees.ts). */
-  | 'WorktreeBroken';
+  | 'WorktreeBroken'
+  | 'OutsideWrite';
 
 /** A worker's name: `w1`, `w2`, … (its worktree is `.tugtree/tugplan__<slug>--w<k>`). */
 export type WorkerName = string;
@@ -53,7 +54,15 @@ export type RunEvent =
       reason_code: FailCode;
       reason: string;
     }
-  | { type: 'claim_lost'; at: string; worker: WorkerName; step_anchor: string; attempt: number; error_code: string }
+  | {
+      type: 'claim_lost';
+      at: string;
+      worker: WorkerName;
+      step_anchor: string;
+      attempt: number;
+      error_code: string;
+      kept_commit?: string;
+    }
   | { type: 'waiting'; at: string; worker: WorkerName }
   | { type: 'worker_stopped'; at: string; worker: WorkerName; reason: 'done' | 'signal' }
   | ({ type: 'summary'; at: string } & RunSummary);

@@ -414,7 +414,16 @@ async function handleFailure(
   const plan = rc.prep.planPath;
   const lost = beat.lost() ?? (e instanceof TugError && LOST_CODES.has(e.code) ? e : null);
   if (lost) {
-    rc.emit({ type: 'claim_lost', worker, step_anchor: step.anchor, attempt, error_code: lost.code });
+    // Completed behind the driver's back: keep the work and say so (08-supervision.md §1.7).
+    const kept = await (await import('./outside-check.js')).completedElsewhere(rc, tree, step.anchor, attempt);
+    rc.emit({
+      type: 'claim_lost',
+      worker,
+      step_anchor: step.anchor,
+      attempt,
+      error_code: kept === null ? lost.code : 'StepCompletedElsewhere',
+      ...(kept ? { kept_commit: kept } : {}),
+    });
     // A refusal of our own transition (InvalidTransition) leaves the claim ours: hand it back, so the
     // attempt is discarded and the next claim starts afresh. Fenced: a claim really lost is not touched.
     await rc.store.run(sc, 'release', { plan, step: step.anchor, worktree: W, attempt }).catch(() => undefined);

@@ -37,6 +37,15 @@ describe('config', () => {
     expect(c.kernel.test_command).toEqual(['npm', 'test']);
   });
 
+  it('reads [run] agent_allow, a list of command patterns an agent may run (08-supervision.md §1.3)', async () => {
+    const root = tempDir();
+    writeFiles(root, { '.tugtool/config.toml': '[run]\nagent_allow = ["npm test *", "make check"]\n' });
+    expect((await loadConfig(root, {})).run.agent_allow).toEqual(['npm test *', 'make check']);
+    expect(CONFIG_DEFAULTS.run.agent_allow).toEqual([]);
+    const e = await configError(parseConfigText('[run]\nagent_allow = "npm test"\n', '.tugtool/config.toml'));
+    expect(e.details.key).toBe('run.agent_allow');
+  });
+
   it('lets the environment override the file, TUGCODE_ names winning over TUG_ names', async () => {
     const root = tempDir();
     writeFiles(root, { '.tugtool/config.toml': '[state]\nlease_seconds = 60\n' });

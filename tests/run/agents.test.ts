@@ -15,6 +15,7 @@ import { agentPrompt } from '../../src/run/agent-prompt.js';
 import {
   agentArgv,
   agentCommandLine,
+  codexErrorLine,
   coderReport,
   parseClaudeResult,
   resolveImplementer,
@@ -95,26 +96,51 @@ function artifacts(root: string): { step_anchor: string; kind: string; summary: 
 /** The argv a preset must run, written out literally (the README documents the same line). */
 function expectedArgv(agent: AgentName, root: string, stepAnchor: string): string[] {
   const wt = join(root, '.tugtree', 'tugplan__demo--w1');
-  if (agent === 'claude')
+  if (agent === 'claude') {
+    const owner = `.tugtool/tugplan-demo.md ${stepAnchor} --worktree ${wt} --attempt 1`;
     return [
       '-p',
       '--output-format',
       'json',
       '--permission-mode',
       'acceptEdits',
+      '--setting-sources',
+      'user',
       '--allowedTools',
-      'Bash(tugcode state *)',
+      ...['update', 'artifact', 'heartbeat'].flatMap((c) => [
+        `Bash(tugcode state ${c} ${owner})`,
+        `Bash(tugcode state ${c} ${owner} *)`,
+      ]),
+      '--disallowedTools',
+      ...['push', 'commit', 'rebase', 'reset', 'checkout', 'switch', 'merge', 'worktree'].flatMap((g) => [
+        `Bash(git ${g})`,
+        `Bash(git ${g} *)`,
+      ]),
+      ...['complete', 'fail', 'reset', 'release', 'import', 'init', 'prune', 'claim', 'start'].flatMap((c) => [
+        `Bash(tugcode state ${c})`,
+        `Bash(tugcode state ${c} *)`,
+      ]),
     ];
+  }
   return [
     'exec',
     '--cd',
     wt,
     '--sandbox',
     'workspace-write',
+    '--ignore-rules',
     '-c',
     'approval_policy="never"',
-    '--add-dir',
-    join(root, '.tugtool'),
+    '-c',
+    'allow_login_shell=false',
+    '-c',
+    'sandbox_workspace_write.writable_roots=[]',
+    '-c',
+    'sandbox_workspace_write.exclude_tmpdir_env_var=true',
+    '-c',
+    'sandbox_workspace_write.exclude_slash_tmp=true',
+    '-c',
+    'sandbox_workspace_write.network_access=false',
     '--output-last-message',
     join(root, '.tugtool', 'logs', 'demo', `${stepAnchor}-attempt1.final.md`),
     '-',
@@ -136,9 +162,10 @@ describe.each(['claude', 'codex'] as const)('tugcode run --agent %s', (agent) =>
       expect(got.argv).toEqual(expectedArgv(agent, root, s));
       expect([agent, ...got.argv]).toEqual(
         agentArgv(agent, {
-          worktree: wt,
-          stateDir: join(root, '.tugtool'),
+          owner: { plan: '.tugtool/tugplan-demo.md', step: s, worktree: wt, attempt: 1 },
           lastMessage: join(root, '.tugtool', 'logs', 'demo', `${s}-attempt1.final.md`),
+          checkpoints: [],
+          allow: [],
         }),
       );
       expect(got.cwd).toBe(wt);
@@ -153,9 +180,12 @@ describe.each(['claude', 'codex'] as const)('tugcode run --agent %s', (agent) =>
       expect(got.stdin).toContain(`- [ ] task 0 (open): write ${s === 'step-1' ? 'base' : 'next'}`);
       expect(got.stdin).toContain(`Edit only files inside the worktree ${wt}`);
       expect(got.stdin).toContain('never call `git push`');
+      // Literal values only: agent permission systems refuse commands with shell expansions (08 §1.1).
       expect(got.stdin).toContain(
-        `tugcode state update .tugtool/tugplan-demo.md ${s} --worktree "$TUG_WORKTREE" --attempt "$TUG_ATTEMPT" --task ORD completed`,
+        `tugcode state update .tugtool/tugplan-demo.md ${s} --worktree ${wt} --attempt 1 --task ORD completed`,
       );
+      expect(got.stdin).not.toContain('$TUG_');
+      expect(got.stdin).toContain(`The full brief is JSON in the file ${got.env.TUG_STEP_JSON}.`);
       // The brief file is still there for the agent, as for any implementer.
       expect(JSON.parse(readFileSync(got.env.TUG_STEP_JSON!, 'utf8'))).toMatchObject({ step_anchor: s });
     }
@@ -293,7 +323,7 @@ describe('prompt and final message', () => {
   };
 
   it('holds the task list with kind, ordinal and status, the substeps and the previous failures', () => {
-    const p = agentPrompt(brief, { worktree: '/r/.tugtree/w1' });
+    const p = agentPrompt(brief, { worktree: '/r/.tugtree/w1', briefPath: '/r/.tugtool/logs/demo/step-2-brief3.json' });
     expect(p).toContain(
       [
         '- [x] task 0 (completed): Write the docs',
@@ -318,6 +348,19 @@ describe('prompt and final message', () => {
       subtype: 'error_max_turns',
     });
     expect(parseClaudeResult('plain text\n{not json')).toBeNull();
+  });
+
+  it("codex's failure reason is its last ERROR: line, not a command's output nor the token count", () => {
+    const tail = [
+      'exec',
+      "error: cannot lock ref 'refs/heads/x'",
+      'ERROR: stream disconnected',
+      'ERROR: Selected model is at capacity. Please try a different model.',
+      'tokens used',
+      '15',
+    ].join('\n');
+    expect(codexErrorLine(tail)).toBe('ERROR: Selected model is at capacity. Please try a different model.');
+    expect(codexErrorLine("error: cannot lock ref 'x'\ndone")).toBeNull();
   });
 
   it('coder_report: the first non-empty line is the summary, the whole message the content', () => {

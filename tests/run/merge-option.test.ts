@@ -44,13 +44,17 @@ describe('tugcode run --merge', () => {
   });
 
   it('keeps the completed steps and commits in the summary when the merge at the end fails', () => {
-    const root = runRepo(PLAN, 'demo', { 'notes.txt': 'notes\n' });
-    // step-2's implementer leaves an uncommitted change in the main checkout: the merge refuses it.
-    const impl = nodeImplementer(`
-writeFileSync(join(wt, step + '.txt'), step + '\\n');
-if (step === 'step-2') appendFileSync(join(process.env.TUG_REPO_ROOT, 'notes.txt'), 'edited\\n');
-`);
-    const r = runJsonl(root, ['demo', '--workers', '1', '--merge', '--implementer', impl.argv]);
+    // step-2's checkpoint leaves an uncommitted change in the main checkout: the merge refuses it. (Not the
+    // implementer: a change outside its worktree by an implementer is OutsideWrite, 08-supervision.md §1.6.)
+    const plan = planText([
+      step(1, 'One'),
+      step(2, 'Two', { deps: [1], checkpoint: 'sh -c "echo edited >> $MAIN_NOTES"' }),
+    ]);
+    const root = runRepo(plan, 'demo', { 'notes.txt': 'notes\n' });
+    const impl = nodeImplementer(`writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--merge', '--implementer', impl.argv], {
+      MAIN_NOTES: join(root, 'notes.txt'),
+    });
     const summary = r.events.at(-1);
     expect(r.code).toBe(4);
     expect(summary).toMatchObject({ type: 'summary', status: 'error', error: { code: 'WorktreeDirty' } });

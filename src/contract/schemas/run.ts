@@ -30,6 +30,7 @@ export const FAIL_CODES = [
   'RefactorsIncomplete',
   'IntegrationConflict',
   'WorktreeBroken',
+  'OutsideWrite',
 ] as const;
 
 const count = z.number().int().nonnegative();
@@ -94,6 +95,8 @@ const claimLost = z
     step_anchor: anchor,
     attempt,
     error_code: z.string().min(1),
+    /** StepCompletedElsewhere: the commit that keeps the worktree's work (08-supervision.md §1.7). */
+    kept_commit: z.string().optional(),
   })
   .strict();
 

@@ -1,0 +1,111 @@
+/**
+ * What confines an agent implementer to its worktree (08-supervision.md §1, docs/agents-notes.md): the
+ * literal owner arguments its prompt and its allow rules share, the agent's scratch space inside the
+ * worktree (`.tug/`, a runtime path every commit excludes), the `tugcode` launcher first on its PATH, and
+ * the command rules a preset hands the agent CLI.
+ */
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { checkpointCommand } from './checkpoints.js';
+import type { StepBrief } from './types.js';
+
+/** The `tugcode state` subcommands an agent may run (its own step's progress; never complete, fail, …). */
+export const AGENT_STATE_COMMANDS = ['update', 'artifact', 'heartbeat'] as const;
+
+/** git subcommands denied explicitly, so that no user or project setting can allow them (08 §1.3). */
+export const DENIED_GIT = ['push', 'commit', 'rebase', 'reset', 'checkout', 'switch', 'merge', 'worktree'] as const;
+
+/** `tugcode state` subcommands that are not the agent's: denied explicitly as well. */
+export const DENIED_STATE = ['complete', 'fail', 'reset', 'release', 'import', 'init', 'prune', 'claim', 'start'];
+
+/** Single-quoted for a POSIX shell when it needs quoting (a plain path or anchor stays as is). */
+export function sq(s: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** What pins an agent to its step: the same literal values in its prompt, its rules and the relay's check. */
+export interface StepOwner {
+  /** The plan, repo-relative (as the brief names it). */
+  plan: string;
+  step: string;
+  /** The worktree, absolute. */
+  worktree: string;
+  attempt: number;
+}
+
+/** `<plan> <step> --worktree <W> --attempt <N>`, literally (agent permission systems refuse expansions). */
+export function ownerArgs(o: StepOwner): string {
+  return `${sq(o.plan)} ${sq(o.step)} --worktree ${sq(o.worktree)} --attempt ${o.attempt}`;
+}
+
+/** The agent's runtime directory inside its worktree, and what it holds. */
+export function agentSpace(worktree: string): { dir: string; bin: string; tmp: string; relay: string } {
+  const dir = join(worktree, '.tug');
+  return { dir, bin: join(dir, 'bin'), tmp: join(dir, 'tmp'), relay: join(dir, 'relay') };
+}
+
+/** The running CLI: node and bin/tugcode.cjs (two levels up from dist/run/ and from dist/bundle/). */
+export function cliCommand(): { node: string; script: string } {
+  return { node: process.execPath, script: fileURLToPath(new URL('../../bin/tugcode.cjs', import.meta.url)) };
+}
+
+/**
+ * Makes `.tug/bin/tugcode` (a launcher for the running CLI with absolute paths, so a login shell's PATH
+ * cannot lose it once it is found) and `.tug/tmp` (TMPDIR) in the worktree.
+ */
+export async function prepareAgentSpace(worktree: string): Promise<{ bin: string; tmp: string; relay: string }> {
+  const s = agentSpace(worktree);
+  await mkdir(s.bin, { recursive: true });
+  await mkdir(s.tmp, { recursive: true });
+  const cli = cliCommand();
+  const launcher = join(s.bin, 'tugcode');
+  await writeFile(launcher, `#!/bin/sh\nexec ${sq(cli.node)} ${sq(cli.script)} "$@"\n`);
+  await chmod(launcher, 0o755);
+  return s;
+}
+
+/** The environment an agent gets on top of the implementer's (06-run.md §2): PATH, TMPDIR, the state relay. */
+export function agentEnvAdditions(
+  env: Record<string, string>,
+  space: { bin: string; tmp: string; relay: string },
+): Record<string, string> {
+  return {
+    PATH: `${space.bin}:${env.PATH ?? '/usr/local/bin:/usr/bin:/bin'}`,
+    TMPDIR: space.tmp,
+    TUG_STATE_RELAY: space.relay,
+  };
+}
+
+/** The step's checkpoint commands (the agent may run them to check its work). */
+export function checkpointCommands(brief: StepBrief): string[] {
+  return brief.items.flatMap((i) => {
+    const c = i.kind === 'checkpoint' ? checkpointCommand(i.text) : null;
+    return c ? [c] : [];
+  });
+}
+
+/** `Bash(p)` and `Bash(p *)`: the command alone and with more arguments. */
+const bash = (p: string) => [`Bash(${p})`, `Bash(${p} *)`];
+
+/**
+ * claude's `--allowedTools` and `--disallowedTools` for one step (08 §1.3): its own step's state commands
+ * with the literal owner arguments, the step's checkpoint commands, `[run] agent_allow`; denied: the git
+ * commands that change history or other branches and the state commands that are not the agent's.
+ */
+export function claudeRules(
+  o: StepOwner,
+  extra: { checkpoints: string[]; allow: string[] },
+): { allowed: string[]; disallowed: string[] } {
+  const owner = ownerArgs(o);
+  const allowed = [
+    ...AGENT_STATE_COMMANDS.flatMap((c) => bash(`tugcode state ${c} ${owner}`)),
+    ...extra.checkpoints.map((c) => `Bash(${c})`),
+    ...extra.allow.map((p) => `Bash(${p})`),
+  ];
+  const disallowed = [
+    ...DENIED_GIT.flatMap((g) => bash(`git ${g}`)),
+    ...DENIED_STATE.flatMap((c) => bash(`tugcode state ${c}`)),
+  ];
+  return { allowed: [...new Set(allowed)], disallowed };
+}

@@ -1,0 +1,246 @@
+/**
+ * The driver's own checks around an implementer, agent or script (08-supervision.md §1.6–1.7), the second
+ * line behind the agents' own confinement (confine.ts):
+ *
+ * - **OutsideWrite**: a snapshot of everything outside the worker's worktree that a step must not change —
+ *   the main checkout's HEAD, index and working tree status (with the content of each path status lists,
+ *   so a further edit of an already-modified file shows), `.tugtool/` except its runtime files, the
+ *   repository's other worktrees (HEAD and status), and every ref except the worker's own branch — taken
+ *   before the implementer and compared after it. Not compared: what the run itself moves meanwhile (the
+ *   integration branch, the other workers' branches and worktrees, notes, `refs/tugplan/`, remote-tracking
+ *   refs under `--remote`: other workers change them while this one runs), and where the base branch
+ *   points (the user may commit to it during a run: OutsideScope.baseRef). Nothing is undone.
+ * - **StepCompletedElsewhere**: a claim that ended because the step became `completed` while held keeps the
+ *   worktree's work as a commit on the worker branch, under `refs/tugplan/kept/<slug>/<step>/attempt<N>`
+ *   (the worker's next reset moves its branch), and is reported instead of a silent `claim_lost`.
+ */
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { TugError } from '../contract/errors.js';
+import type { GitRunner } from '../git/exec.js';
+import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
+import { stateCallIn, type RunCtx } from './context.js';
+import type { WorkerTree } from './worktrees.js';
+
+/** What a snapshot covers and what it leaves to the run. */
+export interface OutsideScope {
+  mainRoot: string;
+  /** The worker's worktree (absolute): never compared. */
+  worktree: string;
+  /** Refs the run itself moves (full names), and ref prefixes. */
+  runRefs: (ref: string) => boolean;
+  /** Worktrees the run itself changes (the other workers'). */
+  runWorktrees: (path: string) => boolean;
+  /**
+   * The base branch (`refs/heads/<base>`): the user may commit to it during a run (a plan change there is
+   * PlanDrift, and the steps in flight finish: 06-run.md §1 item 4.1), so where it moves is not compared.
+   */
+  baseRef: string;
+}
+
+/** Signature per item: `main HEAD`, `main <path>`, `.tugtool/<path>`, `worktree <path> …`, `ref <name>`. */
+export type OutsideSnapshot = Map<string, string>;
+
+/** Runtime files of `.tugtool/` (04-git.md §2) and the locks' targets: the driver writes them itself. */
+function runtimeEntry(top: string): boolean {
+  return (
+    /^state\.db(-wal|-shm|-journal)?$/.test(top) ||
+    top === 'logs' ||
+    top.endsWith('.lock') ||
+    top === 'integration' ||
+    /^run-[^.]+$/.test(top)
+  );
+}
+
+async function sig(path: string): Promise<string> {
+  try {
+    const s = await lstat(path);
+    if (!s.isFile() || s.size > 1024 * 1024) return `${s.mode}:${s.size}:${s.mtimeMs}`;
+    return `${s.mode}:${createHash('sha1')
+      .update(await readFile(path))
+      .digest('hex')}`;
+  } catch {
+    return 'missing';
+  }
+}
+
+async function walk(dir: string, rel: string, out: OutsideSnapshot, skipTop: (n: string) => boolean): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(join(dir, rel));
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    if (rel === '' && skipTop(n)) continue;
+    const r = rel ? `${rel}/${n}` : n;
+    const p = join(dir, r);
+    const s = await lstat(p).catch(() => null);
+    if (s?.isDirectory()) await walk(dir, r, out, skipTop);
+    else out.set(`.tugtool/${r}`, await sig(p));
+  }
+}
+
+/**
+ * HEAD (branch and commit) and status of one checkout in one `git status --porcelain=v2 --branch`: each
+ * listed path with its entry (which holds the index's object id, so a staged change shows) and its content.
+ */
+async function checkout(
+  g: GitRunner,
+  root: string,
+  label: string,
+  out: OutsideSnapshot,
+  baseRef: string,
+): Promise<void> {
+  const st = await g.tryRun(
+    ['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--', ...ALL_BUT_RUNTIME],
+    root,
+  );
+  const parts = st.stdout.split('\0');
+  let branch = '';
+  let oid = '';
+  for (let i = 0; i < parts.length; i++) {
+    const e = parts[i]!;
+    if (e.startsWith('# branch.head ')) branch = e.slice('# branch.head '.length);
+    if (e.startsWith('# branch.oid ')) oid = e.slice('# branch.oid '.length);
+    if (e === '' || e.startsWith('#')) continue;
+    // `1 XY sub mH mI mW hH hI path`, `2 … X<score> path` + the source, `u …` (10 fields), `? path`.
+    const fields = e[0] === '1' ? 8 : e[0] === '2' ? 9 : e[0] === 'u' ? 10 : 1;
+    const path = e.split(' ').slice(fields).join(' ');
+    if (e[0] === '2') i++;
+    out.set(`${label} ${path}`, `${e.slice(0, e.length - path.length)}:${await sig(join(root, path))}`);
+  }
+  // On the base branch only the branch counts (see OutsideScope.baseRef); elsewhere the commit too.
+  out.set(`${label} HEAD`, `refs/heads/${branch}` === baseRef ? branch : `${branch} ${oid}`);
+}
+
+/** Everything outside the worktree that a step must leave alone, as signatures. */
+export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promise<OutsideSnapshot> {
+  const out: OutsideSnapshot = new Map();
+  const walked: OutsideSnapshot = new Map();
+  // Independent reads, side by side (each git call costs a process).
+  const [, tracked, refs, list] = await Promise.all([
+    checkout(g, scope.mainRoot, 'main', out, scope.baseRef),
+    // Tracked files of .tugtool/ (plans, config) are covered by the status and HEAD: a commit of a plan
+    // change to the base branch by the user is PlanDrift, not an outside write.
+    g.tryRun(['ls-files', '-z', '--', '.tugtool'], scope.mainRoot).then((r) => new Set(r.stdout.split('\0'))),
+    g.run(['for-each-ref', '--format=%(refname) %(objectname)'], scope.mainRoot),
+    g.run(['worktree', 'list', '--porcelain'], scope.mainRoot),
+    walk(join(scope.mainRoot, '.tugtool'), '', walked, runtimeEntry),
+  ]);
+  for (const [k, v] of walked) if (!tracked.has(k)) out.set(k, v);
+  for (const line of refs.split('\n')) {
+    const [name, oid] = line.split(' ');
+    if (name && oid && name !== scope.baseRef && !scope.runRefs(name)) out.set(`ref ${name}`, oid);
+  }
+  for (const block of list.split('\n\n')) {
+    const path = /^worktree (.+)$/m.exec(block)?.[1];
+    if (!path || path === scope.mainRoot || path === scope.worktree || scope.runWorktrees(path)) continue;
+    await checkout(g, path, `worktree ${path}:`, out, scope.baseRef);
+  }
+  return out;
+}
+
+/** What changed between two snapshots: paths, refs and checkouts, sorted. */
+export function outsideChanges(before: OutsideSnapshot, after: OutsideSnapshot): string[] {
+  const keys = new Set([...before.keys(), ...after.keys()]);
+  // A path under .tugtool/ may show twice (in the main checkout's status and in the walk): once is enough.
+  const changed = new Set<string>();
+  for (const k of keys) if (before.get(k) !== after.get(k)) changed.add(k.replace(/^main /, ''));
+  return [...changed].sort();
+}
+
+/** The OutsideWrite reason: the first 20 changes. */
+export function outsideReason(anchor: string, changed: string[]): string {
+  const shown = changed.slice(0, 20).join(', ');
+  const more = changed.length > 20 ? ` and ${changed.length - 20} more` : '';
+  return `${anchor}: the implementer changed ${changed.length} thing(s) outside its worktree: ${shown}${more}`;
+}
+
+/**
+ * Keeps what the worktree holds as a commit on the worker branch (StepCompletedElsewhere) and under
+ * `refs/tugplan/kept/<slug>/<step>/attempt<N>`; returns the commit, or null when there was nothing to keep.
+ */
+export async function keepWork(
+  g: GitRunner,
+  o: { worktree: string; base: string | undefined; slug: string; step: string; attempt: number },
+): Promise<string | null> {
+  await g.run(['add', '-A', '--', ...ALL_BUT_RUNTIME], o.worktree);
+  const staged = await g.tryRun(['diff', '--cached', '--quiet'], o.worktree);
+  if (staged.status !== 0)
+    await g.run(
+      [
+        'commit',
+        '--quiet',
+        '--no-verify',
+        '-m',
+        `tugcode: work of ${o.step} attempt ${o.attempt}, kept (the step was completed elsewhere)`,
+      ],
+      o.worktree,
+    );
+  const head = (await g.run(['rev-parse', 'HEAD'], o.worktree)).trim();
+  if (o.base && head === o.base) return null;
+  await g.run(['update-ref', `refs/tugplan/kept/${o.slug}/${o.step}/attempt${o.attempt}`, head], o.worktree);
+  return head;
+}
+
+/** The scope of a worker's snapshot in a run: what the run itself moves is left out. */
+export function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
+  const slug = rc.prep.slug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const workerRef = new RegExp(`^refs/heads/tugplan/${slug}--w[0-9]+$`);
+  const workerTree = new RegExp(`/\\.tugtree/tugplan__${slug}--w[0-9]+$`);
+  return {
+    mainRoot: rc.flow.repo.mainRoot,
+    worktree: tree.path,
+    runRefs: (ref) =>
+      ref === `refs/heads/${rc.prep.integration}` ||
+      workerRef.test(ref) ||
+      ref.startsWith('refs/notes/') ||
+      ref.startsWith('refs/tugplan/') ||
+      (rc.remote !== undefined && rc.remote !== null && ref.startsWith('refs/remotes/')),
+    runWorktrees: (path) => workerTree.test(path),
+    baseRef: `refs/heads/${rc.prep.base}`,
+  };
+}
+
+/**
+ * After an OutsideWrite: the run's summary is an error even when a later attempt succeeds, since the change
+ * stays (08-supervision.md §1.6).
+ */
+export function noteOutsideWrite(rc: RunCtx, step: string, attempt: number, changed: string[]): void {
+  rc.fatal ??= new TugError('OutsideWrite', { step_anchor: step, attempt, changed: changed.slice(0, 20) });
+}
+
+/**
+ * A lost claim whose step is `completed` at this very attempt (08-supervision.md §1.7): keeps the worktree's work and marks the
+ * run's summary an error; returns the kept commit ('' when there was nothing to keep), or null when the step
+ * is not completed (an ordinary lost claim).
+ */
+export async function completedElsewhere(
+  rc: RunCtx,
+  tree: WorkerTree,
+  step: string,
+  attempt: number,
+): Promise<string | null> {
+  const show = await rc.store
+    .run(stateCallIn(rc, rc.flow.repo.mainRoot), 'show', { plan: rc.prep.planPath, items: 'none', step })
+    .catch(() => null);
+  const s = show?.plans[0]?.steps.find((x) => x.anchor === step);
+  // Completed at a later attempt means another owner took the claim over first: an ordinary lost claim.
+  if (s?.status !== 'completed' || s.attempt !== attempt) return null;
+  const kept = await keepWork(rc.g, {
+    worktree: tree.path,
+    base: tree.base,
+    slug: rc.prep.slug,
+    step,
+    attempt,
+  }).catch(() => null);
+  rc.fatal ??= new TugError('StepCompletedElsewhere', {
+    step_anchor: step,
+    attempt,
+    kept_commit: kept,
+    kept_ref: kept ? `refs/tugplan/kept/${rc.prep.slug}/${step}/attempt${attempt}` : null,
+  });
+  return kept ?? '';
+}

@@ -1,0 +1,231 @@
+/**
+ * The state relay (08-supervision.md §1.5): under `tugcode run`, an agent's `tugcode state update|artifact|
+ * heartbeat` reaches the state through the driver, so the agent needs no write access to `.tugtool/` (plans,
+ * config, state.db) and, on PostgreSQL, no network. The relay is a request directory inside the worktree
+ * (`.tug/relay/`, named by TUG_STATE_RELAY): the one channel every agent sandbox leaves open (codex's
+ * refuses even a unix socket's connect). The CLI, when that variable is set, writes a state command there
+ * as `<id>.req` and waits for `<id>.res`; the driver runs it with the running CLI, pinned to the step's own
+ * plan, step, worktree and attempt, and refuses every other state command. Files appear by rename, so
+ * neither side reads a half-written one.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { AGENT_STATE_COMMANDS, cliCommand, type StepOwner } from './confine.js';
+
+/** The variable naming the relay's socket. */
+export const RELAY_ENV = 'TUG_STATE_RELAY';
+/** Global flags the CLI accepts before the command. */
+const GLOBAL_FLAGS = new Set(['--json', '-q', '--quiet', '-v', '--verbose']);
+/** State commands that only read: they run directly even under the relay. */
+const READS = new Set(['show', 'log', 'list', 'ready', 'export', 'doctor', 'help']);
+const MAX_REQUEST = 1024 * 1024;
+const MAX_OUTPUT = 1024 * 1024;
+
+export interface RelayReply {
+  exit: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The state subcommand argv names (global flags skipped), or null when it is not a state command. */
+function stateSubcommand(argv: string[]): { at: number; sub: string } | null {
+  let i = 0;
+  // `-C <dir>` before the command is skipped here (so the command is still relayed) and refused by relayArgv.
+  while (i < argv.length && (GLOBAL_FLAGS.has(argv[i]!) || /^(-C|--dir)(=|$)/.test(argv[i]!)))
+    i += /^(-C|--dir)$/.test(argv[i]!) ? 2 : 1;
+  if (argv[i] !== 'state') return null;
+  let j = i + 1;
+  while (j < argv.length && GLOBAL_FLAGS.has(argv[j]!)) j++;
+  const sub = argv[j];
+  return sub === undefined || sub.startsWith('-') ? null : { at: j, sub };
+}
+
+/** Whether the CLI sends this argv to the relay: a state command that writes. */
+export function relayed(argv: string[]): boolean {
+  const s = stateSubcommand(argv);
+  return s !== null && !READS.has(s.sub);
+}
+
+/**
+ * The argv the driver runs for a relayed command (its plan, worktree normalised), or why it is refused:
+ * only the owner commands of the step's own plan, step, worktree and attempt, in the form the prompt gives
+ * (`state <cmd> <plan> <step> … --worktree W --attempt N …`).
+ */
+export function relayArgv(argv: string[], cwd: string, pin: StepOwner): { argv: string[] } | { refused: string } {
+  const s = stateSubcommand(argv);
+  if (!s) return { refused: 'not a tugcode state command' };
+  if (!(AGENT_STATE_COMMANDS as readonly string[]).includes(s.sub))
+    return {
+      refused: `\`tugcode state ${s.sub}\` is not the agent's under tugcode run: only state ${AGENT_STATE_COMMANDS.join(', ')} of its own step`,
+    };
+  if (argv.slice(0, s.at).some((a) => /^(-C|--dir)(=|$)/.test(a)))
+    return { refused: '-C/--dir is not allowed through the relay' };
+  const flags = argv.slice(0, s.at).filter((a) => GLOBAL_FLAGS.has(a));
+  const [plan, step, ...rest] = argv.slice(s.at + 1);
+  if (plan === undefined || (plan !== pin.plan && resolve(cwd, plan) !== resolve(pin.worktree, pin.plan)))
+    return { refused: `the plan must be ${pin.plan} (this step's), not ${JSON.stringify(plan ?? '')}` };
+  if (step !== pin.step && step !== `#${pin.step}`)
+    return { refused: `the step must be ${pin.step} (this agent's), not ${JSON.stringify(step ?? '')}` };
+  const out: string[] = [];
+  let worktree = 0;
+  let attempt = 0;
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i]!;
+    const m = /^(--worktree|--attempt|-C|--dir)(?:=(.*))?$/.exec(a);
+    if (!m) {
+      out.push(a);
+      continue;
+    }
+    const value = m[2] ?? rest[++i];
+    if (m[1] === '-C' || m[1] === '--dir') return { refused: `${m[1]} is not allowed through the relay` };
+    if (m[1] === '--worktree') {
+      if (value === undefined || resolve(cwd, value) !== pin.worktree)
+        return { refused: `--worktree must be ${pin.worktree} (this agent's), not ${JSON.stringify(value ?? '')}` };
+      worktree++;
+    } else {
+      if (value !== String(pin.attempt))
+        return { refused: `--attempt must be ${pin.attempt} (this agent's), not ${JSON.stringify(value ?? '')}` };
+      attempt++;
+    }
+  }
+  if (worktree === 0 || attempt === 0)
+    return { refused: `give --worktree ${pin.worktree} --attempt ${pin.attempt} (this agent's step)` };
+  return {
+    argv: [
+      ...flags,
+      'state',
+      s.sub,
+      pin.plan,
+      pin.step,
+      ...out,
+      '--worktree',
+      pin.worktree,
+      '--attempt',
+      String(pin.attempt),
+    ],
+  };
+}
+
+/** Runs the CLI for a relayed command; output capped. */
+function runCli(argv: string[], cwd: string, env: Record<string, string>): Promise<RelayReply> {
+  const cli = cliCommand();
+  return new Promise((done) => {
+    const child = spawn(cli.node, [cli.script, ...argv], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout = (stdout + d).slice(0, MAX_OUTPUT)));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(0, MAX_OUTPUT)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      done({ exit: 10, stdout, stderr: `${stderr}tugcode: the state relay could not run the command: ${e.message}\n` });
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      done({ exit: code ?? 10, stdout, stderr });
+    });
+  });
+}
+
+/** A relay serving one agent run; `close()` stops it and removes its directory. */
+export interface Relay {
+  close(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** How often the driver looks for requests and the CLI for its reply. */
+const POLL_MS = 50;
+/** How long the CLI waits for a reply. */
+const REPLY_WAIT_MS = 180_000;
+
+/**
+ * Serves the relay in `dir` for one step's agent. `env` is the environment the commands run with (the
+ * implementer's, without TUG_STATE_RELAY so they run directly).
+ */
+export async function serveRelay(dir: string, pin: StepOwner, env: Record<string, string>): Promise<Relay> {
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const runEnv = { ...env };
+  delete runEnv[RELAY_ENV];
+  const answer = async (text: string): Promise<RelayReply> => {
+    let req: { argv?: unknown; cwd?: unknown };
+    try {
+      req = JSON.parse(text) as typeof req;
+    } catch {
+      return { exit: 2, stdout: '', stderr: 'tugcode: the state relay got a malformed request\n' };
+    }
+    const argv = Array.isArray(req.argv) ? req.argv.map(String) : [];
+    const cwd = typeof req.cwd === 'string' ? req.cwd : pin.worktree;
+    const r = relayArgv(argv, cwd, pin);
+    if ('refused' in r)
+      return {
+        exit: 4,
+        stdout: '',
+        stderr: `tugcode: refused under tugcode run (08-supervision.md §1): ${r.refused}\n`,
+      };
+    return runCli(r.argv, pin.worktree, runEnv);
+  };
+  let stopped = false;
+  const handle = async (id: string) => {
+    const work = join(dir, `${id}.work`);
+    try {
+      await rename(join(dir, `${id}.req`), work);
+    } catch {
+      return; // gone meanwhile
+    }
+    const text = (await stat(work)).size > MAX_REQUEST ? '' : await readFile(work, 'utf8');
+    const reply = await answer(text);
+    await writeFile(join(dir, `${id}.res.tmp`), JSON.stringify(reply));
+    await rename(join(dir, `${id}.res.tmp`), join(dir, `${id}.res`));
+    await rm(work, { force: true });
+  };
+  const loop = (async () => {
+    while (!stopped) {
+      const names = await readdir(dir).catch(() => [] as string[]);
+      // One at a time, in arrival order (ids sort by time): the agent's updates apply in the order it made them.
+      for (const n of names.filter((x) => x.endsWith('.req')).sort())
+        await handle(n.slice(0, -4)).catch(() => undefined);
+      await sleep(POLL_MS);
+    }
+  })();
+  return {
+    close: async () => {
+      stopped = true;
+      await loop;
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The CLI side: sends argv to the relay and waits for its reply (a reply of its own when none comes). */
+export async function sendToRelay(dir: string, argv: string[], cwd: string): Promise<RelayReply> {
+  const id = `${Date.now().toString().padStart(15, '0')}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const res = join(dir, `${id}.res`);
+  try {
+    await writeFile(join(dir, `${id}.req.tmp`), JSON.stringify({ argv, cwd }));
+    await rename(join(dir, `${id}.req.tmp`), join(dir, `${id}.req`));
+  } catch (e) {
+    return {
+      exit: 10,
+      stdout: '',
+      stderr: `tugcode: cannot reach the state relay ${dir} (${RELAY_ENV}): ${(e as Error).message}\n`,
+    };
+  }
+  for (const end = Date.now() + REPLY_WAIT_MS; Date.now() < end; await sleep(POLL_MS)) {
+    let text: string;
+    try {
+      text = await readFile(res, 'utf8');
+    } catch {
+      continue;
+    }
+    await rm(res, { force: true });
+    try {
+      return JSON.parse(text) as RelayReply;
+    } catch {
+      break;
+    }
+  }
+  return { exit: 10, stdout: '', stderr: `tugcode: the state relay ${dir} (${RELAY_ENV}) gave no reply\n` };
+}

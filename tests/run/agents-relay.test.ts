@@ -1,0 +1,130 @@
+/**
+ * The state relay (08-supervision.md §1.5): under `tugcode run`, an agent's `tugcode state update|artifact|
+ * heartbeat` goes to the driver through `TUG_STATE_RELAY`, which runs it for the step's own plan, step,
+ * worktree and attempt only. Here the relay is served in the test process and the built CLI is the client.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
+import { relayArgv, relayed, serveRelay } from '../../src/run/state-relay.js';
+import { runRepo, planText, step, tugJson } from './helpers.js';
+
+const pin = { plan: '.tugtool/tugplan-demo.md', step: 'step-1', worktree: '/r/.tugtree/w1', attempt: 2 };
+const owner = ['.tugtool/tugplan-demo.md', 'step-1', '--worktree', '/r/.tugtree/w1', '--attempt', '2'];
+
+describe('relayArgv: only the owner commands of the pinned step', () => {
+  it('passes update, artifact and heartbeat with the literal owner arguments', () => {
+    for (const sub of ['update', 'artifact', 'heartbeat'])
+      expect(relayArgv(['state', sub, ...owner, '--task', '0', 'completed'], '/r/.tugtree/w1', pin)).toEqual({
+        argv: [
+          'state',
+          sub,
+          ...owner.slice(0, 2),
+          '--task',
+          '0',
+          'completed',
+          '--worktree',
+          '/r/.tugtree/w1',
+          '--attempt',
+          '2',
+        ],
+      });
+    // A relative plan or worktree that names the same files passes; --json stays.
+    expect(
+      relayArgv(
+        ['--json', 'state', 'heartbeat', 'tugplan-demo.md', 'step-1', '--worktree=..', '--attempt=2'],
+        '/r/.tugtree/w1/.tugtool',
+        pin,
+      ),
+    ).toEqual({ argv: ['--json', 'state', 'heartbeat', ...owner] });
+  });
+
+  it.each([
+    [['state', 'complete', ...owner, '--force'], /state complete.*not the agent's/],
+    [['state', 'fail', ...owner, '--reason', 'x'], /state fail.*not the agent's/],
+    [['state', 'update', '.tugtool/tugplan-other.md', ...owner.slice(1)], /plan must be/],
+    [['state', 'update', owner[0]!, 'step-2', ...owner.slice(2)], /step must be/],
+    [['state', 'update', ...owner.slice(0, 2), '--worktree', '/r/.tugtree/w2', '--attempt', '2'], /--worktree must be/],
+    [['state', 'update', ...owner.slice(0, 2), '--worktree', '/r/.tugtree/w1', '--attempt', '1'], /--attempt must be/],
+    [['state', 'update', ...owner.slice(0, 2)], /give --worktree/],
+    [['state', 'update', ...owner, '-C', '/elsewhere'], /-C is not allowed/],
+    [['-C', '/elsewhere', 'state', 'update', ...owner], /-C\/--dir is not allowed/],
+  ])('refuses %j', (argv, why) => {
+    const r = relayArgv(argv, '/r/.tugtree/w1', pin);
+    expect('refused' in r && r.refused).toMatch(why);
+  });
+
+  it('relays state commands that write; reads run directly', () => {
+    expect(relayed(['state', 'update', 'x'])).toBe(true);
+    expect(relayed(['--json', 'state', 'complete', 'x'])).toBe(true);
+    expect(relayed(['-C', '/x', 'state', 'update', 'x'])).toBe(true);
+    expect(relayed(['state', 'show'])).toBe(false);
+    expect(relayed(['status'])).toBe(false);
+  });
+});
+
+function cli(
+  cwd: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const c = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, NO_COLOR: '1', ...env } });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => (stderr += d));
+    c.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+describe('the CLI through the relay', () => {
+  it("runs the pinned step's update and refuses state complete, which changes nothing", async () => {
+    const root = runRepo(planText([step(1, 'Base')]));
+    // A worktree holding step-1's claim, started, as a worker's would.
+    const wt = tugJson(root, ['worktree', 'create', 'demo']);
+    expect(wt.code, wt.stderr).toBe(0);
+    const W: string = wt.json.worktree_path;
+    const claim = tugJson(W, ['state', 'claim', '.tugtool/tugplan-demo.md', '--worktree', W]);
+    expect(claim.json, claim.stderr).toMatchObject({ claimed: true, step_anchor: 'step-1', attempt: 1 });
+    const start = tugJson(W, [
+      'state',
+      'start',
+      '.tugtool/tugplan-demo.md',
+      'step-1',
+      '--worktree',
+      W,
+      '--attempt',
+      '1',
+    ]);
+    expect(start.code, start.stderr).toBe(0);
+    const dir = join(W, '.tug', 'relay');
+    mkdirSync(dir, { recursive: true });
+    const relay = await serveRelay(
+      dir,
+      { plan: '.tugtool/tugplan-demo.md', step: 'step-1', worktree: W, attempt: 1 },
+      {
+        ...(process.env as Record<string, string>),
+        NO_COLOR: '1',
+      },
+    );
+    try {
+      const env = { TUG_STATE_RELAY: dir };
+      const own = ['.tugtool/tugplan-demo.md', 'step-1', '--worktree', W, '--attempt', '1'];
+      const ok = await cli(W, ['state', 'update', ...own, '--task', '0', 'completed', '--json'], env);
+      expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+      expect(JSON.parse(ok.stdout)).toMatchObject({ status: 'ok', command: 'state update' });
+      const done = await cli(W, ['state', 'complete', ...own, '--force', '--json'], env);
+      expect(done.code).toBe(4);
+      expect(done.stderr).toMatch(/refused under tugcode run.*state complete/);
+    } finally {
+      await relay.close();
+    }
+    const show = tugJson(root, ['state', 'show', '.tugtool/tugplan-demo.md', '--items', 'all']);
+    const s1 = show.json.plans[0].steps[0];
+    expect(s1.status).toBe('in_progress');
+    expect(s1.items[0]).toMatchObject({ kind: 'task', ordinal: 0, status: 'completed' });
+  });
+});
