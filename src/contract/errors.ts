@@ -240,7 +240,7 @@ export const CATALOGUE = {
     exit: 4,
     when: '`worktree create`: a live worktree for the plan exists, or its branch or directory name is taken; `run`: a worker branch `tugplan/<slug>--w<k>` it did not make exists, or its worker directory holds another branch (04-git.md §3)',
     message: (d) =>
-      `${s(d.reason, 'a worktree for this plan already exists')}${d.worktree_path && !d.branch ? `: ${s(d.worktree_path)}` : ''}`,
+      `${s(d.reason, 'a worktree for this plan already exists')}${d.worktree_path && !d.branches ? `: ${s(d.worktree_path)}` : ''}`,
     hint: (d) => (d.hint as string | undefined) ?? 'pass --reuse to continue in it, or --new to make another',
   },
   WorktreeDirty: {
