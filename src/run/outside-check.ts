@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { GitRunner } from '../git/exec.js';
 import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
+import { stateDbPath } from '../state/context.js';
 import { stateCallIn, type RunCtx } from './context.js';
 import type { WorkerTree } from './worktrees.js';
 
@@ -37,6 +38,11 @@ export interface OutsideScope {
    * PlanDrift, and the steps in flight finish: 06-run.md §1 item 4.1), so where it moves is not compared.
    */
   baseRef: string;
+  /**
+   * The state database the run uses (TUGCODE_STATE_DB may put it anywhere, even in the main checkout): the
+   * implementer's own `tugcode state update` writes it, with its -wal/-shm/-journal files.
+   */
+  stateDb?: string;
 }
 
 /** Signature per item: `main HEAD`, `main <path>`, `.tugtool/<path>`, `worktree <path> …`, `ref <name>`. */
@@ -130,6 +136,18 @@ export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promis
     walk(join(scope.mainRoot, '.tugtool'), '', walked, runtimeEntry),
   ]);
   for (const [k, v] of walked) if (!tracked.has(k)) out.set(k, v);
+  if (scope.stateDb) {
+    const db = scope.stateDb;
+    const isDb = (abs: string) => abs === db || [`-wal`, `-shm`, `-journal`].some((x) => abs === db + x);
+    for (const k of [...out.keys()]) {
+      const abs = k.startsWith('main ')
+        ? join(scope.mainRoot, k.slice('main '.length))
+        : k.startsWith('.tugtool/')
+          ? join(scope.mainRoot, k)
+          : null;
+      if (abs && isDb(abs)) out.delete(k);
+    }
+  }
   for (const line of refs.split('\n')) {
     const [name, oid] = line.split(' ');
     if (name && oid && name !== scope.baseRef && !scope.runRefs(name)) out.set(`ref ${name}`, oid);
@@ -201,6 +219,7 @@ export function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
       (rc.remote !== undefined && rc.remote !== null && ref.startsWith('refs/remotes/')),
     runWorktrees: (path) => workerTree.test(path),
     baseRef: `refs/heads/${rc.prep.base}`,
+    stateDb: stateDbPath(rc.flow.repo.mainRoot, rc.ops.env),
   };
 }
 
