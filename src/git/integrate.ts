@@ -103,6 +103,11 @@ export interface IntegrateInput {
   notesRewrite?: boolean | undefined;
   /** Skip the pre-rebase hook (`run.no_verify`, 06-run.md §2). */
   noVerify?: boolean | undefined;
+  /**
+   * Runs the rebase (and so its hooks) instead of `git`: the driver's bounded runner (bounded.ts), so a hook
+   * that hangs counts against the step's time. When it fails (a timeout), the rebase is aborted first.
+   */
+  rebaseGit?: GitRunner | undefined;
 }
 
 export type IntegrateResult =
@@ -154,8 +159,9 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
     }
     let rebased = false;
     if (!(await timed(tr, 'integrate.ancestor', () => containsTip(g, repo, W, tip)))) {
+      const rg = input.rebaseGit ?? g;
       const r = await timed(tr, 'integrate.rebase', () =>
-        g.tryRun(
+        rg.tryRun(
           [
             ...(input.notesRewrite === false ? ['-c', 'notes.rewrite.rebase=false'] : []),
             'rebase',
@@ -170,7 +176,11 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
             env: { GIT_EDITOR: 'true' },
           },
         ),
-      );
+      ).catch(async (e: unknown) => {
+        // Stopped (the step's time ran out in a hook): leave the worktree as it was, then report it.
+        await g.tryRun(['rebase', '--abort'], W);
+        throw e;
+      });
       if (r.status !== 0) {
         const files = (await g.tryRun(['diff', '--name-only', '--diff-filter=U'], W)).stdout
           .split('\n')

@@ -275,10 +275,11 @@ async function runClaimed(
     await timed(tr, 'reset', () => prepareTree(rc, tree, fresh));
     if (beat.signal.aborted) throw new Aborted();
     await timed(tr, 'start', () => rc.store.run(sc, 'start', { plan, step: step.anchor, worktree: W, attempt }));
+    const deadline = Date.now() + rc.opts.stepTimeoutMs; // executeStep's own, give or take its start
     const units = await executeStep(rc, tree, step, attempt, beat, phase, tr);
     await timed(tr, 'preconditions', () => checkPreconditions(rc, W, units, attempt));
     phase('integrate');
-    const head = await timed(tr, 'integrate', () => integrateStep(rc, W, beat, tr));
+    const head = await timed(tr, 'integrate', () => integrateStep(rc, W, beat, deadline, tr));
     faultPoint(rc.ops.env, 'after-integrate', step.anchor);
     phase('complete');
     tree.integratedHead = head.after;
@@ -317,13 +318,22 @@ async function integrateStep(
   rc: RunCtx,
   W: string,
   beat: Beat,
+  deadline: number,
   trace?: TraceFn,
 ): Promise<{ before: string; after: string }> {
   if (rc.remote) return rc.remote.integrate(W, beat);
-  const { integrate } = await import('../git/integrate.js');
+  const [{ integrate }, { boundedGitRunner }] = await Promise.all([
+    import('../git/integrate.js'),
+    import('../git/bounded.js'),
+  ]);
   const before = await integrationTip(rc);
   const r = await integrate({
     git: rc.g,
+    // The rebase's hooks count against the step's time too (06-run.md §2), killed with their process group.
+    rebaseGit: boundedGitRunner(rc.ops.env, {
+      timeoutMs: () => Math.max(1000, deadline - Date.now()),
+      signal: beat.signal,
+    }),
     repo: rc.flow.repo,
     worktree: W,
     integrationBranch: rc.prep.integration,
@@ -331,6 +341,11 @@ async function integrateStep(
     trace,
     notesRewrite: rc.notesRewrite,
     noVerify: rc.flow.config.run.no_verify,
+  }).catch((e: unknown) => {
+    if (beat.signal.aborted) throw new Aborted();
+    if (e instanceof TugError && e.code === 'GitError' && e.details.timed_out === true)
+      throw new StepFailure('StepTimeout', `integrating: ${String(e.details.reason)}`);
+    throw e;
   });
   if (r.integrated) return { before, after: r.head };
   if (r.reason === 'ownership') throw new Aborted();

@@ -135,6 +135,42 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
     expect(liveProcess(hookPid)).toBe(false);
   });
 
+  it('a hanging pre-rebase hook at integration counts against --step-timeout: the attempt fails, its retry lands', () => {
+    // Two steps that run together edit the same file at opposite ends: the second to finish cannot move onto the
+    // new tip before committing (a file changed on both sides), so its integration rebases, and the hook runs.
+    const lines = Array.from({ length: 12 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
+    const plan = planText([step(1, 'One'), step(2, 'Two', { deps: [1] }), step(3, 'Three', { deps: [1] })]);
+    const root = runRepo(plan, 'demo', { 'shared.txt': lines });
+    const pidFile = join(root, '..', `rebase-hook-${Date.now()}.pid`);
+    mkdirSync(join(root, '.git', 'hooks'), { recursive: true });
+    writeFileSync(join(root, '.git', 'hooks', 'pre-rebase'), `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 60\n`);
+    chmodSync(join(root, '.git', 'hooks', 'pre-rebase'), 0o755);
+    const impl = nodeImplementer(`
+const { execFileSync } = await import('node:child_process');
+const f = join(wt, 'shared.txt');
+const ls = readFileSync(f, 'utf8').split('\\n');
+if (step === 'step-1') writeFileSync(join(wt, 'one.txt'), 'one\\n');
+else if (step === 'step-2') ls[0] = 'two';
+else {
+  // Step 3 finishes after step 2 is on the integration branch.
+  const landed = () => execFileSync('git', ['log', '--format=%B', 'tugplan/demo'], { cwd: wt, encoding: 'utf8' }).includes('Tug-Step: step-2');
+  for (let i = 0; i < 400 && !landed(); i++) await sleep(50);
+  ls[11] = 'three';
+}
+writeFileSync(f, ls.join('\\n'));`);
+    const t0 = Date.now();
+    const r = runJsonl(root, [PLAN, '--workers', '2', '--step-timeout', '8', '--implementer', impl.argv]);
+    expect(Date.now() - t0).toBeLessThan(45_000);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const [f] = failures(r.events);
+    expect(f?.step_anchor, JSON.stringify(r.events.filter((e: any) => e.type !== 'phase'))).toBe('step-3');
+    expect(f?.reason_code).toBe('StepTimeout');
+    expect(f?.reason).toMatch(/integrating: git rebase \(or a hook it ran\) took longer/);
+    expect(liveProcess(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+    expect(stepCommits(root, 'tugplan/demo').sort()).toEqual(['step-1', 'step-2', 'step-3']);
+    expect(git(root, 'show', 'tugplan/demo:shared.txt').split('\n')).toEqual(expect.arrayContaining(['two', 'three']));
+  });
+
   it('a relative TUGCODE_STATE_DB is resolved against the main root, for the run and its implementers', () => {
     const root = runRepo(planText([step(1, 'One')]), 'demo', { 'sub/keep.txt': 'x\n' });
     const impl = nodeImplementer(`
