@@ -108,12 +108,15 @@ export async function executeStep(
       const { stepBrief } = await import('./brief.js');
       const { forgetGroup, pgidFile, recordGroup } = await import('./orphans.js');
       const groupFile = pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
-      const state = await timed(tr, 'brief', () => briefState(rc, W, u));
-      const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: plan, attempt, ...state });
       // Nothing outside the worktree may change (08-supervision.md §1.6): snapshot before, compare after.
+      // The snapshot (git processes) and the brief's state reads are independent: side by side.
       const outside = await import('./outside-check.js');
       const scope = outside.runScope(rc, tree);
-      const before = await timed(tr, 'outside', () => outside.snapshotOutside(rc.g, scope));
+      const [state, before] = await Promise.all([
+        timed(tr, 'brief', () => briefState(rc, W, u)),
+        timed(tr, 'outside', () => outside.snapshotOutside(rc.g, scope)),
+      ]);
+      const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: plan, attempt, ...state });
       const t = Date.now();
       const out = await runStepImplementer(rc.opts, {
         cwd: W,
