@@ -23,7 +23,7 @@ import { integrationTip } from './refs.js';
 import { LOST_CODES, startHeartbeat, type Beat } from './heartbeat.js';
 import { Aborted, executeStep, StepFailure } from './step.js';
 import type { Phase } from './types.js';
-import { ensureWorkerTree, linkDependencies, resetTree, treeFault, workerTree, type WorkerTree } from './worktrees.js';
+import { ensureWorkerTree, linkDependencies, resetTree, brokenTree, workerTree, type WorkerTree } from './worktrees.js';
 
 export interface WorkerResult {
   worker: string;
@@ -158,9 +158,6 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
   const worker = `w${k}`;
   let busy = 0;
   const made = await tree0;
-  // Written while the worker works (its config writes take turns with the others'), awaited before it stops.
-  const branchConfig = oneAtATime(rc, made.branchConfig);
-  branchConfig.catch(() => undefined); // handled: awaited below, and an early exit must not leave it unhandled
   const tree = made.tree;
   let fresh = made.created;
   let backoff = 100;
@@ -248,7 +245,6 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
     }
     await pause(rc, Math.min(LOSS_BACKOFF_MAX_MS, LOSS_BACKOFF_MS * 2 ** (losses.count - 1)));
   }
-  await branchConfig;
   rc.emit({ type: 'worker_stopped', worker, reason: rc.stop.signal.aborted ? 'signal' : 'done' });
   return { worker, busy_ms: busy };
 }
@@ -455,8 +451,7 @@ async function handleFailure(
   }
   // A git call that failed because the tree went away under it (removed, `.git` deleted) is that tree's
   // fault, not the run's: fail the attempt WorktreeBroken and let the worker recreate the tree.
-  const fault = e instanceof StepFailure ? null : treeFault(tree.path);
-  if (fault) e = new StepFailure('WorktreeBroken', `${step.anchor}: ${fault}; the worker recreates its worktree`);
+  if (!(e instanceof StepFailure)) e = brokenTree(tree.path, step.anchor) ?? e;
   if (!(e instanceof StepFailure)) {
     rc.fatal ??= e;
     rc.stop.abort();

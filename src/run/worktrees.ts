@@ -48,15 +48,14 @@ export async function workerTree(
   base: string,
   k: number,
   tip: string,
-): Promise<{ tree: WorkerTree; created: boolean; branchConfig: () => Promise<void> }> {
+): Promise<{ tree: WorkerTree; created: boolean }> {
   const { workerBranch, worktreeDir } = await import('../git/naming.js');
   const { setBranchPlan } = await import('../git/branch-config.js');
   const branch = workerBranch(slug, k);
   const path = worktreeDir(repo.mainRoot, branch);
   const tree: WorkerTree = { worker: `w${k}`, k, path, branch };
-  const none = async () => undefined;
   // A live worktree of an earlier run: its `.git` file names an admin directory that still exists.
-  if (adminDirOf(path)) return { tree, created: false, branchConfig: none };
+  if (adminDirOf(path)) return { tree, created: false };
   // Registered, but its directory is gone: prune it first (read from the admin files, git when unsure).
   const { worktreeRegistered } = await import('../git/ref-files.js');
   const registered =
@@ -71,7 +70,7 @@ export async function workerTree(
   await g.run(['worktree', 'add', '--quiet', '--force', '--no-track', '-B', branch, path, tip], repo.mainRoot);
   // A fresh checkout of `tip`, nothing else in it: its first reset needs neither a HEAD lookup nor a clean.
   tree.integratedHead = tip;
-  return { tree, created: true, branchConfig: none };
+  return { tree, created: true };
 }
 
 /** The admin directory a worktree's `.git` file names, when both exist; else null. */
@@ -285,20 +284,24 @@ export function treeFault(path: string): string | null {
   return null;
 }
 
+/** The WorktreeBroken failure of a tree git may not act on as itself (treeFault), or null. */
+export function brokenTree(path: string, anchor?: string): StepFailure | null {
+  const fault = treeFault(path);
+  return fault
+    ? new StepFailure('WorktreeBroken', `${anchor ? `${anchor}: ` : ''}${fault}; the worker recreates its worktree`)
+    : null;
+}
+
 /** Throws WorktreeBroken when `path` is not a worktree git may act on as itself (treeFault). */
 export function guardTree(path: string): void {
-  const fault = treeFault(path);
-  if (fault) throw new StepFailure('WorktreeBroken', `${fault}; the worker recreates its worktree`);
+  const broken = brokenTree(path);
+  if (broken) throw broken;
 }
 
 /** The worktree's `index.lock` (in its admin directory), when the tree has one. */
 function indexLockOf(path: string): string | null {
-  try {
-    const m = /^gitdir: (.+)$/m.exec(readFileSync(join(path, '.git'), 'utf8'));
-    return m ? join(resolve(path, m[1]!.trim()), 'index.lock') : null;
-  } catch {
-    return null;
-  }
+  const admin = adminDirOf(path);
+  return admin ? join(admin, 'index.lock') : null;
 }
 
 /** Whether some process on this host has `file` open (Linux /proc; elsewhere assumed yes). */
