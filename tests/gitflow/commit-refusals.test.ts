@@ -10,7 +10,7 @@ import { createWorktree } from '../../src/git/worktree.js';
 import { expectError, runJson } from '../helpers/cli.js';
 import { git, writeFiles } from '../helpers/repo.js';
 import { implementerScript, planText, runJsonl, runRepo, step } from '../run/helpers.js';
-import { finishPlan, flowCtx, planRepo, snapshot, T0, workOn } from './helpers.js';
+import { finishPlan, flowCtx, planRepo, snapshot, step1CommitArgs, T0, workOn } from './helpers.js';
 
 const env = { TUGCODE_NOW: T0 };
 
@@ -23,23 +23,7 @@ async function readyToCommit(): Promise<{ root: string; wt: string; attempt: num
 }
 
 const commit = (wt: string, attempt: number) =>
-  runJson(
-    'commit',
-    [
-      'commit',
-      '--worktree',
-      wt,
-      '--plan',
-      'demo',
-      '--step',
-      'step-1',
-      '--message',
-      'feat: alpha',
-      '--attempt',
-      String(attempt),
-    ],
-    { cwd: wt, env },
-  );
+  runJson('commit', step1CommitArgs(wt, '--attempt', String(attempt)), { cwd: wt, env });
 
 describe('tugcode commit refused by git', () => {
   it('a failing pre-commit hook: CommitFailed (exit 4, cause hook) with a hint; nothing committed or staged', async () => {
@@ -76,23 +60,7 @@ describe('tugcode commit and a worktree removed under it', () => {
     const hook = join(root, '.git', 'hooks', 'pre-commit');
     writeFileSync(hook, `#!/bin/sh\nrm -rf '${wt}'\nexit 0\n`);
     chmodSync(hook, 0o755);
-    const r = runJson(
-      'commit',
-      [
-        'commit',
-        '--worktree',
-        wt,
-        '--plan',
-        'demo',
-        '--step',
-        'step-1',
-        '--message',
-        'feat: alpha',
-        '--attempt',
-        String(attempt),
-      ],
-      { cwd: root, env },
-    );
+    const r = runJson('commit', step1CommitArgs(wt, '--attempt', String(attempt)), { cwd: root, env });
     expectError(r, 'WorktreeNotFound', 3);
     const tip = git(root, 'rev-parse', 'tugplan/demo--20260301-100000').trim();
     expect(r.json.error.details).toMatchObject({ commit_hash: tip, branch: 'tugplan/demo--20260301-100000' });

@@ -10,7 +10,7 @@ import { createWorktree } from '../../src/git/worktree.js';
 import { runJson } from '../helpers/cli.js';
 import { git, tempDir, writeFiles } from '../helpers/repo.js';
 import { planText, runJsonl, runRepo, step, stepCommits } from '../run/helpers.js';
-import { flowCtx, planRepo, T0, workOn } from './helpers.js';
+import { flowCtx, planRepo, step1CommitArgs, T0, workOn } from './helpers.js';
 
 /** The environment git gives a pre-commit hook of the main checkout. */
 function hookEnv(root: string): Record<string, string> {
@@ -59,23 +59,10 @@ describe('the environment of a git hook', () => {
     writeFiles(wt, { 'alpha.txt': 'a\n' });
     stageUserWork(root);
     const main = git(root, 'rev-parse', 'main');
-    const r = runJson(
-      'commit',
-      [
-        'commit',
-        '--worktree',
-        wt,
-        '--plan',
-        'demo',
-        '--step',
-        'step-1',
-        '--message',
-        'feat: alpha',
-        '--attempt',
-        String(attempt),
-      ],
-      { cwd: root, env: { TUGCODE_NOW: T0, ...hookEnv(root) } },
-    );
+    const r = runJson('commit', step1CommitArgs(wt, '--attempt', String(attempt)), {
+      cwd: root,
+      env: { TUGCODE_NOW: T0, ...hookEnv(root) },
+    });
     expect(r.json).toMatchObject({ committed: true, state_updated: true });
     expect(r.json.files_staged).toEqual(['.tugtool/implementation-log/demo/step-1.md', 'alpha.txt']);
     expect(git(root, 'status', '--porcelain', '--untracked-files=no')).toBe(STAGED);

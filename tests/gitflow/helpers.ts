@@ -170,3 +170,8 @@ export async function finishPlan(
   }
   return { wt, branch: created.branch_name, hashes };
 }
+
+/** `tugcode commit` of the fixture plan's step-1 ("feat: alpha") in worktree `wt`, then `extra` flags. */
+export function step1CommitArgs(wt: string, ...extra: string[]): string[] {
+  return ['commit', '--worktree', wt, '--plan', 'demo', '--step', 'step-1', '--message', 'feat: alpha', ...extra];
+}

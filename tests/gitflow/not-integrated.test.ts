@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createWorktree } from '../../src/git/worktree.js';
 import { expectError, runCli, runJson } from '../helpers/cli.js';
 import { git, writeFiles } from '../helpers/repo.js';
-import { flowCtx, planRepo, snapshot, T0 } from './helpers.js';
+import { flowCtx, planRepo, snapshot, step1CommitArgs, T0 } from './helpers.js';
 
 const PLAN = `## Phase 1.0: Demo {#phase-demo}
 
@@ -40,18 +40,7 @@ async function startedStep(): Promise<{ root: string; wt: string }> {
   return { root, wt };
 }
 
-const commitArgs = (wt: string) => [
-  'commit',
-  '--worktree',
-  wt,
-  '--plan',
-  'demo',
-  '--step',
-  'step-1',
-  '--message',
-  'feat: alpha',
-  '--integrate',
-];
+const commitArgs = (wt: string) => step1CommitArgs(wt, '--integrate');
 
 describe('a step commit left off the integration branch', () => {
   it('commit says plainly that it did not integrate (text and JSON warning); the integration branch exists without it', async () => {
