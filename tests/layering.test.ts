@@ -1,8 +1,8 @@
 /**
  * Import direction (style.md §6, issue 11 deliverable 4). The modules of src/, bottom to top:
  *
- *   kernel  →  contract, clock.ts, util  →  plan, config  →  state, git  →  refactor, project  →  ops
- *   →  cli, commands, run, mcp
+ *   kernel  →  contract, clock.ts, util  →  plan, config  →  state, git (the engines)
+ *   →  gitflow, refactor, project (the flows)  →  ops  →  cli, commands, run, mcp, demo (the front doors)
  *
  * The kernel is an independent library (05-kernel.md §2.1: nothing in src/kernel imports tugcode, checked
  * by tests/kernel/layering.test.ts), so it sits under everything: tugcode's modules may use its pure parts
@@ -10,9 +10,9 @@
  * `contract`, `clock.ts` and `util` are one unit (data shapes, errors, time), and so are `cli` and
  * `commands` (the command-line front door; `src/commands/refactor.ts` is where 05-kernel.md puts it).
  *
- * A file may import its own module and any module of a lower layer, never a higher layer. Within a layer,
- * `state` never imports `git` (style.md §3: callers gather git facts first, so no git runs inside a write
- * transaction). Checked on the sources with TypeScript's parser, so static imports, `export … from`,
+ * A file may import its own module and any module of a lower layer, never a higher layer. The two engines
+ * `state` and `git` never import each other: callers gather git facts first, so no git runs inside a write
+ * transaction, and the git engine knows nothing of steps or claims (the flows in `gitflow` join them). Checked on the sources with TypeScript's parser, so static imports, `export … from`,
  * dynamic `import()`, `require()` and `import('…')` types all count, type-only imports included (a type still
  * names the module it comes from); a check proves nothing TypeScript's pre-processor sees is missed.
  *
@@ -36,7 +36,7 @@ const LAYERS: string[][] = [
   ['contract', 'clock.ts', 'util'],
   ['plan', 'config'],
   ['state', 'git'],
-  ['refactor', 'project'],
+  ['gitflow', 'refactor', 'project'],
   ['ops'],
   ['cli', 'commands', 'run', 'mcp', 'demo'],
 ];
@@ -45,7 +45,7 @@ const LAYER_OF = new Map(LAYERS.flatMap((mods, i) => mods.map((m) => [m, i] as c
 const UNIT: Record<string, string> = { 'clock.ts': 'contract', util: 'contract', commands: 'cli' };
 const unitOf = (m: string): string => UNIT[m] ?? m;
 /** Imports forbidden within one layer (`from → to`). */
-const SAME_LAYER_FORBIDDEN = new Set(['state→git']);
+const SAME_LAYER_FORBIDDEN = new Set(['state→git', 'git→state']);
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
@@ -61,7 +61,7 @@ function sources(dir: string): string[] {
 
 const rel = (file: string) => relative(ROOT, file).split(sep).join('/');
 
-/** The top-level module of a path under src/ (`src/git/commit.ts` → `git`, `src/clock.ts` → `clock.ts`). */
+/** The top-level module of a path under src/ (`src/gitflow/commit.ts` → `gitflow`, `src/clock.ts` → `clock.ts`). */
 function moduleOf(file: string): string {
   return relative(SRC, file).split(sep)[0]!;
 }

@@ -2,7 +2,7 @@
  * The git-flow operations (04-git.md §3–§7): worktree create/list/remove, commit, merge, status, doctor.
  * Each builds the flow context from the process context and calls its flow.
  */
-import type { FlowCtx } from '../git/flow-context.js';
+import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { Call, OpsContext } from './context.js';
 
 async function flowOf(ctx: OpsContext, call: Call): Promise<FlowCtx> {
@@ -15,7 +15,7 @@ export async function worktreeCreate(
   input: { plan: string; base?: string; name?: string; reuse?: boolean; new?: boolean },
   call: Call,
 ) {
-  const { createWorktree } = await import('../git/worktree.js');
+  const { createWorktree } = await import('../gitflow/worktree.js');
   return createWorktree(await flowOf(ctx, call), {
     plan: input.plan,
     base: input.base,
@@ -26,12 +26,12 @@ export async function worktreeCreate(
 }
 
 export async function worktreeList(ctx: OpsContext, _input: Record<string, never>, call: Call) {
-  const { listTugWorktrees } = await import('../git/worktree-admin.js');
+  const { listTugWorktrees } = await import('../gitflow/worktree-admin.js');
   return listTugWorktrees(await flowOf(ctx, call));
 }
 
 export async function worktreeRemove(ctx: OpsContext, input: { worktree: string; force?: boolean }, call: Call) {
-  const { removeWorktree } = await import('../git/worktree-admin.js');
+  const { removeWorktree } = await import('../gitflow/worktree-admin.js');
   return removeWorktree(await flowOf(ctx, call), input.worktree, { force: Boolean(input.force) });
 }
 
@@ -48,7 +48,7 @@ export interface CommitArgs {
 }
 
 export async function commit(ctx: OpsContext, input: CommitArgs, call: Call) {
-  const { commitStep } = await import('../git/commit.js');
+  const { commitStep } = await import('../gitflow/commit.js');
   return commitStep(await flowOf(ctx, call), {
     worktree: input.worktree,
     plan: input.plan,
@@ -67,7 +67,7 @@ export async function merge(
   input: { plan: string; into?: string; branch?: string; dry_run?: boolean; force?: boolean },
   call: Call,
 ) {
-  const { mergePlan } = await import('../git/merge.js');
+  const { mergePlan } = await import('../gitflow/merge.js');
   return mergePlan(await flowOf(ctx, call), {
     plan: input.plan,
     into: input.into,
@@ -78,13 +78,13 @@ export async function merge(
 }
 
 export async function status(ctx: OpsContext, input: { plan?: string }, call: Call) {
-  const { planStatus } = await import('../git/status.js');
+  const { planStatus } = await import('../gitflow/status.js');
   return planStatus(await flowOf(ctx, call), input.plan);
 }
 
 /** Doctor resolves the repository itself: a broken repository or config is what it reports on. */
 export async function doctor(ctx: OpsContext, _input: Record<string, never>, call: Call) {
-  const { runDoctor } = await import('../git/doctor.js');
+  const { runDoctor } = await import('../gitflow/doctor.js');
   const { loadConfig } = await import('../config/config.js');
   return runDoctor({
     cwd: ctx.cwd,

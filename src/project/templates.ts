@@ -2,7 +2,7 @@
  * Files written by `tugcode init` (04-git.md §2). The skeleton plan shows every construct of
  * 01-plan-format.md and validates with no warnings (a test checks it at the strict level).
  */
-export { IMPLEMENTATION_LOG_INDEX } from '../git/implementation-log.js';
+export { IMPLEMENTATION_LOG_INDEX } from '../gitflow/implementation-log.js';
 import { CONFIG_DEFAULTS } from '../config/defaults.js';
 
 export function skeletonPlan(today: string): string {

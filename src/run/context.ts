@@ -1,7 +1,7 @@
 /** What every worker of one run shares (06-run.md §1): the contexts, the plan, the options, the tallies. */
 import type { GitRunner } from '../git/exec.js';
 import type { TraceFn } from '../git/trace.js';
-import type { FlowCtx } from '../git/flow-context.js';
+import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
 import type { StateCall, StateStore } from '../state/store.js';
 import type { Prepared } from './preflight.js';

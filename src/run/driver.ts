@@ -5,7 +5,7 @@
  * simple-git, children through execa, SQLite lock waits in short slices).
  */
 import { TugError, toTugError } from '../contract/errors.js';
-import type { FlowCtx } from '../git/flow-context.js';
+import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
 import type { RunCtx, EventInput } from './context.js';
 import { stateCallIn, timed, staleLockRemoved, tracerOf } from './context.js';
@@ -86,7 +86,7 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   if (input.max_attempts !== undefined) config.state = { ...config.state, max_attempts: input.max_attempts };
   const workers = input.workers ?? config.run.workers;
   // `--merge` would refuse a dirty checkout of the base branch at the end: say so before any work.
-  if (input.merge) await (await import('../git/merge.js')).cleanHolder(g, flow.repo, prep.base);
+  if (input.merge) await (await import('../gitflow/merge.js')).cleanHolder(g, flow.repo, prep.base);
   const { acquireRunLock } = await import('./lock.js');
   const lock = await timed(tr, 'run.lock', () =>
     acquireRunLock(flow.repo.mainRoot, prep.slug, prep.planPath, ctx.clock.now()),
@@ -230,7 +230,7 @@ async function runLocked(
   await autoMaintenance(rc);
   if (summary.status === 'ok' && !input.keep_worktrees) await removeWorkerTrees(rc);
   if (summary.status === 'ok' && input.merge) {
-    const { mergePlan } = await import('../git/merge.js');
+    const { mergePlan } = await import('../gitflow/merge.js');
     try {
       const keepWorktrees = input.keep_worktrees;
       await mergePlan(flow, { plan: prep.planPath, into: prep.base, dryRun: false, force: false, keepWorktrees });

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { GitRunner } from '../git/exec.js';
-import type { FlowCtx } from '../git/flow-context.js';
+import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { ParsedPlan } from '../plan/types.js';
 
 export interface Prepared {
@@ -24,8 +24,8 @@ export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, bas
   const { repo } = ctx;
   const { requireGitVersion } = await import('../git/refs.js');
   const { refTip } = await import('../git/ref-files.js');
-  const { resolvePlanInMain, committedPlan, parseAndValidate } = await import('../git/plan-file.js');
-  const { slugOfPlan, integrationBranch } = await import('../git/naming.js');
+  const { resolvePlanInMain, committedPlan, parseAndValidate } = await import('../gitflow/plan-file.js');
+  const { slugOfPlan, integrationBranch } = await import('../gitflow/naming.js');
   await requireGitVersion(g);
   const planPath = await resolvePlanInMain(repo, planArg);
   const slug = slugOfPlan(planPath);
@@ -99,7 +99,7 @@ export async function integrationExists(ctx: FlowCtx, g: GitRunner, p: Prepared)
  * this run (heals a crash); a branch this run created from the base holds nothing of the plan's yet.
  */
 export async function initState(ctx: FlowCtx, p: Prepared, existed: boolean): Promise<void> {
-  const { initAndReconcile } = await import('../git/state-bridge.js');
+  const { initAndReconcile } = await import('../gitflow/state-bridge.js');
   await initAndReconcile(ctx, p.planPath, p.blob, existed ? [p.integration] : [], 'run');
 }
 
@@ -107,7 +107,7 @@ export async function initState(ctx: FlowCtx, p: Prepared, existed: boolean): Pr
 export async function ensureIntegrationBranch(ctx: FlowCtx, g: GitRunner, p: Prepared): Promise<string> {
   const { refTip } = await import('../git/ref-files.js');
   const { setBranchPlan } = await import('../git/branch-config.js');
-  const { withIntegrationLock } = await import('../git/integrate.js');
+  const { withIntegrationLock } = await import('../gitflow/integrate.js');
   const root = ctx.repo.mainRoot;
   const tip = () => refTip(g, ctx.repo.commonDir, root, p.integration);
   await withIntegrationLock(root, async () => {

@@ -6,7 +6,7 @@
  * reconciles from the remote branch. The local `tugplan/<slug>` mirrors the remote at the start and end.
  */
 import { TugError } from '../contract/errors.js';
-import type { Locker } from '../git/remote.js';
+import type { Locker } from '../gitflow/remote.js';
 import { stateCallIn, type RunCtx } from './context.js';
 import type { Beat } from './heartbeat.js';
 import { Aborted, StepFailure } from './step.js';
@@ -40,8 +40,8 @@ function serializer(): Locker {
 
 /** Check the remote, create the integration branch there when missing, mirror it locally. */
 export async function openRemote(rc: RunCtx, name: string): Promise<RemoteRun> {
-  const { requireRemote, fetchBranch, integrateRemote, trackingRef } = await import('../git/remote.js');
-  const { ensureRemoteBranch, mirrorLocal } = await import('../git/remote-branch.js');
+  const { requireRemote, fetchBranch, integrateRemote, trackingRef } = await import('../gitflow/remote.js');
+  const { ensureRemoteBranch, mirrorLocal } = await import('../gitflow/remote-branch.js');
   const { g, prep } = rc;
   const repo = rc.flow.repo;
   const root = repo.mainRoot;

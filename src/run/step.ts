@@ -17,7 +17,7 @@ import { Aborted, StepFailure } from './failure.js';
 import { boundedGitRunner } from '../git/bounded.js';
 import { catchUpTree, clearStaleIndexLock, guardTree, lockFault, type WorkerTree } from './worktrees.js';
 import { endedHow } from './child.js';
-import type { PreparedMessage } from '../git/commit.js';
+import type { PreparedMessage } from '../gitflow/commit.js';
 
 export { Aborted, StepFailure } from './failure.js';
 
@@ -190,7 +190,7 @@ export async function executeStep(
       const { integrationTip } = await import('./refs.js');
       await timed(tr, 'commit.catchup', async () => catchUpTree(rc.g, tree, await integrationTip(rc)));
     }
-    const { commitStep } = await import('../git/commit.js');
+    const { commitStep } = await import('../gitflow/commit.js');
     const tc = Date.now();
     try {
       await commitStep(rc.flow, {
@@ -252,7 +252,7 @@ async function prepareMessage(
   message: string,
 ): Promise<PreparedMessage | undefined> {
   try {
-    const { prepareMessage: prepare } = await import('../git/commit.js');
+    const { prepareMessage: prepare } = await import('../gitflow/commit.js');
     return await prepare(rc.flow, { worktree: W, planPath: rc.prep.planPath, step, message, attempt });
   } catch {
     return undefined;

@@ -319,7 +319,7 @@ async function integrateStep(
 ): Promise<{ before: string; after: string }> {
   if (rc.remote) return rc.remote.integrate(W, beat);
   const [{ integrate }, { boundedGitRunner }] = await Promise.all([
-    import('../git/integrate.js'),
+    import('../gitflow/integrate.js'),
     import('../git/bounded.js'),
   ]);
   const before = await integrationTip(rc);

@@ -49,7 +49,7 @@ export async function workerTree(
   k: number,
   tip: string,
 ): Promise<{ tree: WorkerTree; created: boolean }> {
-  const { workerBranch, worktreeDir } = await import('../git/naming.js');
+  const { workerBranch, worktreeDir } = await import('../gitflow/naming.js');
   const { setBranchPlan } = await import('../git/branch-config.js');
   const branch = workerBranch(slug, k);
   const path = worktreeDir(repo.mainRoot, branch);
@@ -114,7 +114,7 @@ export async function leftoverTrees(
   slug: string,
   o: { foreign: 'refuse' | 'skip' } = { foreign: 'refuse' },
 ): Promise<WorkerTree[]> {
-  const { worktreeDir } = await import('../git/naming.js');
+  const { worktreeDir } = await import('../gitflow/naming.js');
   const re = workerRe(slug);
   const names = (
     await g.run(['for-each-ref', '--format=%(refname:strip=2)', `refs/heads/tugplan/${slug}--w*`], repo.mainRoot)

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isAncestorFromFiles } from '../../src/git/ancestry.js';
 import { gitRunner } from '../../src/git/exec.js';
-import { integrate } from '../../src/git/integrate.js';
+import { integrate } from '../../src/gitflow/integrate.js';
 import { branchCheckedOut, headTip, refTip, worktreeBranches, worktreeRegistered } from '../../src/git/ref-files.js';
 import { gitWorktrees, resolveRepo } from '../../src/git/repo.js';
 import { git, tempDir, tempRepo } from '../helpers/repo.js';

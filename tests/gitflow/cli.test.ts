@@ -8,7 +8,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { doctorFailedDetails } from '../../src/contract/schemas/git.js';
-import { createWorktree } from '../../src/git/worktree.js';
+import { createWorktree } from '../../src/gitflow/worktree.js';
 import { checkSchema, expectError, runJson } from '../helpers/cli.js';
 import { git, tempDir, writeFiles } from '../helpers/repo.js';
 import { finishPlan, flowCtx, PLAN, PLAN_PATH, planRepo, snapshot, T0, workOn } from './helpers.js';

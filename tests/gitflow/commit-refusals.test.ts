@@ -6,7 +6,7 @@
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createWorktree } from '../../src/git/worktree.js';
+import { createWorktree } from '../../src/gitflow/worktree.js';
 import { expectError, runJson } from '../helpers/cli.js';
 import { git, writeFiles } from '../helpers/repo.js';
 import { implementerScript, planText, runJsonl, runRepo, step } from '../run/helpers.js';

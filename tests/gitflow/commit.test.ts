@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { commitStep } from '../../src/git/commit.js';
+import { commitStep } from '../../src/gitflow/commit.js';
 import { gitRunner } from '../../src/git/exec.js';
 import { withTugTrailers } from '../../src/git/trailer-write.js';
-import { createWorktree } from '../../src/git/worktree.js';
+import { createWorktree } from '../../src/gitflow/worktree.js';
 import { git, tempRepo } from '../helpers/repo.js';
 import { claimOnly, flowCtx, PLAN_PATH, planRepo, snapshot, stepRows, workOn } from './helpers.js';
 

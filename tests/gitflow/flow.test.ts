@@ -1,9 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { commitStep } from '../../src/git/commit.js';
-import { mergePlan } from '../../src/git/merge.js';
-import { createWorktree } from '../../src/git/worktree.js';
+import { commitStep } from '../../src/gitflow/commit.js';
+import { mergePlan } from '../../src/gitflow/merge.js';
+import { createWorktree } from '../../src/gitflow/worktree.js';
 import { git } from '../helpers/repo.js';
 import { flowCtx, PLAN_PATH, planRepo, stepRows, workOn } from './helpers.js';
 
@@ -72,7 +72,7 @@ describe('create → commit two steps → merge', () => {
     expect(git(root, 'status', '--porcelain').trim()).toBe('');
     const steps = git(root, 'log', '--format=%(trailers:key=Tug-Step,valueonly)', 'main').split('\n').filter(Boolean);
     expect(steps.sort()).toEqual(['step-1', 'step-2']);
-    const { planRows } = await import('../../src/git/state-bridge.js');
+    const { planRows } = await import('../../src/gitflow/state-bridge.js');
     expect((await planRows(flowCtx(root))).map((p) => [p.plan_path, p.status])).toEqual([[PLAN_PATH, 'done']]);
   });
 });

@@ -6,7 +6,7 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createWorktree } from '../../src/git/worktree.js';
+import { createWorktree } from '../../src/gitflow/worktree.js';
 import { runJson } from '../helpers/cli.js';
 import { git, tempDir, writeFiles } from '../helpers/repo.js';
 import { planText, runJsonl, runRepo, step, stepCommits } from '../run/helpers.js';

@@ -8,7 +8,7 @@ import { fixedClock, parseInstant } from '../../src/clock.js';
 import { CONFIG_DEFAULTS } from '../../src/config/defaults.js';
 import type { Config } from '../../src/config/config.js';
 import { WarningSink } from '../../src/contract/envelope.js';
-import type { FlowCtx } from '../../src/git/flow-context.js';
+import type { FlowCtx } from '../../src/gitflow/flow-context.js';
 import { resolveRepo } from '../../src/git/repo.js';
 import { initProject } from '../../src/project/init.js';
 import { closeStateContext } from '../../src/state/context.js';
@@ -108,7 +108,7 @@ export async function claimOnly(ctx: FlowCtx, worktree: string, step: string, pl
 }
 
 export async function stepRows(ctx: FlowCtx, planPath = PLAN_PATH) {
-  const { planSteps } = await import('../../src/git/state-bridge.js');
+  const { planSteps } = await import('../../src/gitflow/state-bridge.js');
   return (await planSteps(ctx, planPath)) ?? [];
 }
 
@@ -147,8 +147,8 @@ export async function finishPlan(
   files: Record<string, string>[],
   opts: { integrate?: boolean; now?: string } = {},
 ) {
-  const { createWorktree } = await import('../../src/git/worktree.js');
-  const { commitStep } = await import('../../src/git/commit.js');
+  const { createWorktree } = await import('../../src/gitflow/worktree.js');
+  const { commitStep } = await import('../../src/gitflow/commit.js');
   const ctx = flowCtx(root, opts.now);
   const created = await createWorktree(ctx, { plan: 'demo', new: true });
   const wt = created.worktree_path;

@@ -1,9 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commitStep } from '../../src/git/commit.js';
-import { mergePlan } from '../../src/git/merge.js';
-import { createWorktree } from '../../src/git/worktree.js';
+import { commitStep } from '../../src/gitflow/commit.js';
+import { mergePlan } from '../../src/gitflow/merge.js';
+import { createWorktree } from '../../src/gitflow/worktree.js';
 import { git } from '../helpers/repo.js';
 import { flowCtx, PLAN_PATH, planRepo, stepRows, workOn } from './helpers.js';
 
@@ -215,7 +215,7 @@ describe('parallel commits by hand', () => {
 
 describe('the integration lock', () => {
   it('is Busy (exit 4) when another process holds it past the timeout, and runs nothing', async () => {
-    const { withIntegrationLock } = await import('../../src/git/integrate.js');
+    const { withIntegrationLock } = await import('../../src/gitflow/integrate.js');
     const root = planRepo();
     let ran = false;
     await withIntegrationLock(root, async () => {

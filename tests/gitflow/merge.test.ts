@@ -1,8 +1,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { mergePlan } from '../../src/git/merge.js';
-import { createWorktree } from '../../src/git/worktree.js';
+import { mergePlan } from '../../src/gitflow/merge.js';
+import { createWorktree } from '../../src/gitflow/worktree.js';
 import { git, writeFiles } from '../helpers/repo.js';
 import { claimOnly, finishPlan, flowCtx, planRepo, snapshot, stepRows, workOn } from './helpers.js';
 

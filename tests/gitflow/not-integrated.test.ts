@@ -5,7 +5,7 @@
  * item 15).
  */
 import { describe, expect, it } from 'vitest';
-import { createWorktree } from '../../src/git/worktree.js';
+import { createWorktree } from '../../src/gitflow/worktree.js';
 import { expectError, runCli, runJson } from '../helpers/cli.js';
 import { git, writeFiles } from '../helpers/repo.js';
 import { flowCtx, planRepo, snapshot, step1CommitArgs, T0 } from './helpers.js';

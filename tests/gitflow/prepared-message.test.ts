@@ -6,8 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commitStep, prepareMessage } from '../../src/git/commit.js';
-import { createWorktree } from '../../src/git/worktree.js';
+import { commitStep, prepareMessage } from '../../src/gitflow/commit.js';
+import { createWorktree } from '../../src/gitflow/worktree.js';
 import { git } from '../helpers/repo.js';
 import { flowCtx, PLAN_PATH, planRepo, workOn } from './helpers.js';
 

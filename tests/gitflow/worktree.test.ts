@@ -1,9 +1,9 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { commitStep } from '../../src/git/commit.js';
-import { listTugWorktrees, removeWorktree } from '../../src/git/worktree-admin.js';
-import { createWorktree } from '../../src/git/worktree.js';
+import { commitStep } from '../../src/gitflow/commit.js';
+import { listTugWorktrees, removeWorktree } from '../../src/gitflow/worktree-admin.js';
+import { createWorktree } from '../../src/gitflow/worktree.js';
 import { git, writeFiles } from '../helpers/repo.js';
 import { claimOnly, flowCtx, PLAN, planRepo, snapshot, stepRows, T0, workOn } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isAnchor, isValidSlug, normalizeAnchor, requireAnchor } from '../../src/plan/anchors.js';
-import { slugOfPlan } from '../../src/git/naming.js';
+import { slugOfPlan } from '../../src/gitflow/naming.js';
 
 describe('the one anchor normalizer', () => {
   it('removes one leading # and surrounding whitespace', () => {

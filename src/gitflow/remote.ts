@@ -9,8 +9,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
-import type { GitRunner } from './exec.js';
-import { currentBranch, headCommit, isAncestor, resolveCommit } from './refs.js';
+import type { GitRunner } from '../git/exec.js';
+import { currentBranch, headCommit, isAncestor, resolveCommit } from '../git/refs.js';
 
 /** Runs `fn` under a lock, releasing it after. */
 export type Locker = <T>(fn: () => Promise<T>) => Promise<T>;

@@ -1,10 +1,10 @@
-// A worker's fetch of the remote integration branch (src/git/remote.ts) rides out a remote that is briefly
+// A worker's fetch of the remote integration branch (src/gitflow/remote.ts) rides out a remote that is briefly
 // away, and still reports a remote that stays away, with git's message.
 import { describe, expect, it } from 'vitest';
 import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { gitRunner } from '../../src/git/exec.js';
-import { FETCH_TRIES, fetchBranch } from '../../src/git/remote.js';
+import { FETCH_TRIES, fetchBranch } from '../../src/gitflow/remote.js';
 import { git, tempDir, tempRepo } from '../helpers/repo.js';
 
 function cloneWithRemote() {

@@ -5,10 +5,10 @@
  */
 import { TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
-import type { GitRunner } from './exec.js';
-import { setBranchPlan } from './branch-config.js';
-import { branchTip, isAncestor, resolveCommit } from './refs.js';
-import { gitWorktrees, type Repo } from './repo.js';
+import type { GitRunner } from '../git/exec.js';
+import { setBranchPlan } from '../git/branch-config.js';
+import { branchTip, isAncestor, resolveCommit } from '../git/refs.js';
+import { gitWorktrees, type Repo } from '../git/repo.js';
 import { fetchBranch, pushFastForward, type Locker } from './remote.js';
 
 export interface RemoteBranchInput {

@@ -12,8 +12,8 @@ import { TugError } from '../contract/errors.js';
 import { commitFailed } from './commit.js';
 import { shellArg } from '../util/shell-arg.js';
 import { IMPLEMENTATION_LOG_INDEX, LOG_DIR, LOG_INDEX, renderIndex } from './implementation-log.js';
-import { getBranchPlan, listBranchPlans, type BranchPlan } from './branch-config.js';
-import { gitRunner, type GitRunner } from './exec.js';
+import { getBranchPlan, listBranchPlans, type BranchPlan } from '../git/branch-config.js';
+import { gitRunner, type GitRunner } from '../git/exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { withIntegrationLock } from './integrate.js';
 import {
@@ -24,15 +24,15 @@ import {
   treeWithFile,
   withQuarantine,
   type Quarantine,
-} from './merge-tree.js';
+} from '../git/merge-tree.js';
 import { integrationBranch, isCreateBranch, slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
-import { branchExists, branchTip, isAncestor, requireGitVersion, statusDetails } from './refs.js';
-import { gitWorktrees } from './repo.js';
-import { ALL_BUT_RUNTIME } from './runtime-files.js';
+import { branchExists, branchTip, isAncestor, requireGitVersion, statusDetails } from '../git/refs.js';
+import { gitWorktrees } from '../git/repo.js';
+import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
 import * as state from './state-bridge.js';
-import { readTrailerCommits } from './log.js';
-import type { TrailerCommit } from './trailers.js';
+import { readTrailerCommits } from '../git/log.js';
+import type { TrailerCommit } from '../git/trailers.js';
 
 export interface MergeInput {
   plan: string;

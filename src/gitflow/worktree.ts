@@ -7,9 +7,9 @@ import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:f
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
-import { gitRunner, type GitRunner } from './exec.js';
+import { gitRunner, type GitRunner } from '../git/exec.js';
 import type { FlowCtx } from './flow-context.js';
-import { listBranchPlans, setBranchPlan } from './branch-config.js';
+import { listBranchPlans, setBranchPlan } from '../git/branch-config.js';
 import {
   checkName,
   integrationBranch,
@@ -20,9 +20,9 @@ import {
   worktreeDir,
 } from './naming.js';
 import { committedPlan, parseAndValidate, resolvePlanInMain, resolvePlanPath } from './plan-file.js';
-import { branchExists, requireGitVersion } from './refs.js';
-import { gitWorktrees } from './repo.js';
-import { ensureRuntimeExclude } from './runtime-files.js';
+import { branchExists, requireGitVersion } from '../git/refs.js';
+import { gitWorktrees } from '../git/repo.js';
+import { ensureRuntimeExclude } from '../git/runtime-files.js';
 import * as state from './state-bridge.js';
 
 export interface CreateInput {

@@ -7,9 +7,9 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
 import type { ParsedPlan } from '../plan/types.js';
-import type { GitRunner } from './exec.js';
-import { relativeToRoot, type Repo } from './repo.js';
-import { showBlob } from './refs.js';
+import type { GitRunner } from '../git/exec.js';
+import { relativeToRoot, type Repo } from '../git/repo.js';
+import { showBlob } from '../git/refs.js';
 
 export async function parseAndValidate(
   planPath: string,

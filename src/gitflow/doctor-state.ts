@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import type { DoctorCheck } from './doctor.js';
 import type { FlowCtx } from './flow-context.js';
 import type { Conn } from '../state/sql/conn.js';
-import { gitRunner } from './exec.js';
-import { gitWorktrees } from './repo.js';
+import { gitRunner } from '../git/exec.js';
+import { gitWorktrees } from '../git/repo.js';
 
 export const pass = (name: string, message: string, fix: string): DoctorCheck => ({
   name,

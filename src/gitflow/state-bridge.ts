@@ -7,8 +7,8 @@
 import { TugError } from '../contract/errors.js';
 import type { OpInput, OpName, OpResult } from '../state/store.js';
 import type { FlowCtx } from './flow-context.js';
-import { gitRunner } from './exec.js';
-import { readTrailerCommits } from './log.js';
+import { gitRunner } from '../git/exec.js';
+import { readTrailerCommits } from '../git/log.js';
 
 export interface StepRef {
   planPath: string;

@@ -1,12 +1,12 @@
 /**
- * The integration lock inside one process (src/git/integrate.ts): callers of one process queue up in
+ * The integration lock inside one process (src/gitflow/integrate.ts): callers of one process queue up in
  * order before the file lock, never overlap, and a caller that waits past its timeout is Busy without
  * disturbing the line behind it.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { INTEGRATION_LOCK, withIntegrationLock } from '../../src/git/integrate.js';
+import { INTEGRATION_LOCK, withIntegrationLock } from '../../src/gitflow/integrate.js';
 import { tempDir } from '../helpers/repo.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -12,13 +12,13 @@ import { TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
 import { entryPath, writeEntry } from './implementation-log.js';
 import { requireAnchor } from '../plan/anchors.js';
-import { getBranchPlan } from './branch-config.js';
-import { gitRunner, type GitRunner } from './exec.js';
+import { getBranchPlan } from '../git/branch-config.js';
+import { gitRunner, type GitRunner } from '../git/exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { createIntegrationBranch, integrate } from './integrate.js';
 import { integrationBranch, slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
-import { headTip } from './ref-files.js';
+import { headTip } from '../git/ref-files.js';
 import {
   branchExists,
   currentBranch,
@@ -27,12 +27,12 @@ import {
   resolveCommit,
   statusDetails,
   type StatusEntry,
-} from './refs.js';
-import { resolveWorktreeArg } from './repo.js';
-import { ALL_BUT_RUNTIME } from './runtime-files.js';
+} from '../git/refs.js';
+import { resolveWorktreeArg } from '../git/repo.js';
+import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
 import * as state from './state-bridge.js';
-import { timed, type TraceFn } from './trace.js';
-import { withTugTrailers, type TrailerSpec } from './trailer-write.js';
+import { timed, type TraceFn } from '../git/trace.js';
+import { withTugTrailers, type TrailerSpec } from '../git/trailer-write.js';
 
 export interface CommitInput {
   worktree?: string | undefined;
@@ -420,7 +420,7 @@ async function unintegratedStepHead(
   W: string,
   o: { planPath: string; step: string; integ: string; integrate: boolean },
 ): Promise<string | null> {
-  const { parseTrailerLog, TRAILER_LOG_FORMAT } = await import('./trailers.js');
+  const { parseTrailerLog, TRAILER_LOG_FORMAT } = await import('../git/trailers.js');
   const r = await g.tryRun(['log', '-1', `--format=${TRAILER_LOG_FORMAT}`, 'HEAD', '--'], W);
   const head = r.status === 0 ? parseTrailerLog(r.stdout).commits[0] : undefined;
   if (!head || !head.steps.includes(o.step) || !head.plans.includes(o.planPath)) return null;

@@ -5,13 +5,13 @@
  * the worktree's branch exactly as it was.
  */
 import { TugError } from '../contract/errors.js';
-import type { GitRunner } from './exec.js';
-import { setBranchPlan } from './branch-config.js';
-import { isAncestorFromFiles } from './ancestry.js';
-import { branchCheckedOut, headTip, refTip } from './ref-files.js';
-import { branchTip, currentBranch, isAncestor } from './refs.js';
-import { gitWorktrees, type Repo } from './repo.js';
-import { timed, type TraceFn } from './trace.js';
+import type { GitRunner } from '../git/exec.js';
+import { setBranchPlan } from '../git/branch-config.js';
+import { isAncestorFromFiles } from '../git/ancestry.js';
+import { branchCheckedOut, headTip, refTip } from '../git/ref-files.js';
+import { branchTip, currentBranch, isAncestor } from '../git/refs.js';
+import { gitWorktrees, type Repo } from '../git/repo.js';
+import { timed, type TraceFn } from '../git/trace.js';
 
 import { join } from 'node:path';
 import { INTEGRATION_LOCK_FILE } from '../util/integration-lock.js';

@@ -5,7 +5,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { WarningSink } from '../contract/envelope.js';
-import type { Repo } from './repo.js';
+import type { Repo } from '../git/repo.js';
 import type { StateStore } from '../state/store.js';
 
 export interface FlowCtx {

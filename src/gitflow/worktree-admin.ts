@@ -7,13 +7,13 @@ import { existsSync, realpathSync } from 'node:fs';
 import { basename, join, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
-import { getBranchPlan } from './branch-config.js';
-import { gitRunner, type GitRunner } from './exec.js';
+import { getBranchPlan } from '../git/branch-config.js';
+import { gitRunner, type GitRunner } from '../git/exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { integrationBranch, slugOfPlan, worktreeDir } from './naming.js';
-import { branchExists, commitsNotIn, commitsWithoutEquivalent, requireGitVersion, statusEntries } from './refs.js';
-import { gitWorktrees } from './repo.js';
-import { ALL_BUT_RUNTIME } from './runtime-files.js';
+import { branchExists, commitsNotIn, commitsWithoutEquivalent, requireGitVersion, statusEntries } from '../git/refs.js';
+import { gitWorktrees } from '../git/repo.js';
+import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
 import * as state from './state-bridge.js';
 
 export interface WorktreeInfo {

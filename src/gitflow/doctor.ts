@@ -8,10 +8,10 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
-import { gitRunner, gitVersion, type GitRunner } from './exec.js';
+import { gitRunner, gitVersion, type GitRunner } from '../git/exec.js';
 import type { FlowCtx } from './flow-context.js';
-import { MIN_GIT_VERSION, versionAtLeast, versionString } from './refs.js';
-import { gitWorktrees, resolveRepo, type Repo } from './repo.js';
+import { MIN_GIT_VERSION, versionAtLeast, versionString } from '../git/refs.js';
+import { gitWorktrees, resolveRepo, type Repo } from '../git/repo.js';
 import type { StateStore } from '../state/store.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
