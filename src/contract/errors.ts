@@ -444,6 +444,24 @@ export function isTugError(e: unknown): e is TugError {
 }
 
 /**
+ * The refusals that mean "the claim is lost": the caller no longer owns the step (another worktree took
+ * it, the lease lapsed, a newer attempt fenced this one, the step moved on, or it left the plan). Whoever
+ * gets one stops working on the step and claims again: the heartbeat, both integrations and the driver.
+ */
+export const CLAIM_LOST_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'NotOwner',
+  'LeaseExpired',
+  'AttemptMismatch',
+  'InvalidTransition',
+  'StepNotFound',
+]);
+
+/** Whether `e` is a refusal that means the claim is lost (CLAIM_LOST_CODES). */
+export function isClaimLost(e: unknown): e is TugError {
+  return e instanceof TugError && CLAIM_LOST_CODES.has(e.code);
+}
+
+/**
  * An error raised on a state store other than the embedded state.db: a catalogue message that names
  * "state.db" names `store` instead (PostgreSQL: its schema and server, never a password). The code, exit
  * code, details and hint are unchanged; anything else is returned as it is.

@@ -4,7 +4,7 @@
  * so parallel worktrees build on each other's completed steps. A conflict aborts the rebase and leaves
  * the worktree's branch exactly as it was.
  */
-import { TugError } from '../contract/errors.js';
+import { isClaimLost, TugError } from '../contract/errors.js';
 import type { GitRunner } from '../git/exec.js';
 import { setBranchPlan } from '../git/branch-config.js';
 import { isAncestorFromFiles } from '../git/ancestry.js';
@@ -17,8 +17,6 @@ import { join } from 'node:path';
 import { INTEGRATION_LOCK_FILE } from '../util/integration-lock.js';
 
 export { INTEGRATION_LOCK_FILE as INTEGRATION_LOCK };
-
-const OWNERSHIP = new Set(['NotOwner', 'LeaseExpired', 'AttemptMismatch', 'InvalidTransition', 'StepNotFound']);
 
 /**
  * Callers of this process waiting for the lock, per lock file: each waits for the one before it, so only
@@ -144,8 +142,7 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
         await timed(tr, 'integrate.heartbeat', async () => input.heartbeat!());
       } catch (e) {
         // The claim is gone (taken over, fenced): not ours to integrate. Anything else (Busy) is an error.
-        if (e instanceof TugError && OWNERSHIP.has(e.code))
-          return { integrated: false as const, reason: 'ownership' as const, error: e };
+        if (isClaimLost(e)) return { integrated: false as const, reason: 'ownership' as const, error: e };
         throw e;
       }
     }

@@ -7,7 +7,7 @@
  * (they update the same remote-tracking ref).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TugError } from '../contract/errors.js';
+import { isClaimLost, TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
 import type { GitRunner } from '../git/exec.js';
 import { currentBranch, headCommit, isAncestor, resolveCommit } from '../git/refs.js';
@@ -107,8 +107,6 @@ export type RemoteIntegrateResult =
   | { integrated: false; reason: 'integration_conflict' | 'ownership'; error: TugError }
   | { integrated: false; reason: 'push_rejected' | 'push_failed'; error: TugError; attempts: number };
 
-const OWNERSHIP = new Set(['NotOwner', 'LeaseExpired', 'AttemptMismatch', 'InvalidTransition', 'StepNotFound']);
-
 /** Rebase the worktree's branch onto the remote integration tip and push it there, fast-forward only. */
 export async function integrateRemote(input: RemoteIntegrateInput): Promise<RemoteIntegrateResult> {
   const { git: g, worktree: W, remote, integrationBranch: integ } = input;
@@ -121,8 +119,7 @@ export async function integrateRemote(input: RemoteIntegrateInput): Promise<Remo
         try {
           await input.heartbeat();
         } catch (e) {
-          if (e instanceof TugError && OWNERSHIP.has(e.code))
-            return { integrated: false, reason: 'ownership', error: e };
+          if (isClaimLost(e)) return { integrated: false, reason: 'ownership', error: e };
           throw e;
         }
       }

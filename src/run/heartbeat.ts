@@ -4,11 +4,9 @@
  * kills its child processes and claims again without committing. A timer in the event loop, so a slow
  * child of another worker never delays it.
  */
-import { TugError } from '../contract/errors.js';
+import { isClaimLost, type TugError } from '../contract/errors.js';
 import type { RunCtx } from './context.js';
 import { stateCallIn } from './context.js';
-
-export const LOST_CODES = new Set(['NotOwner', 'LeaseExpired', 'AttemptMismatch', 'InvalidTransition', 'StepNotFound']);
 
 export interface Beat {
   /** Aborted when the claim is lost (or the run stops). */
@@ -35,7 +33,7 @@ export function startHeartbeat(rc: RunCtx, worktree: string, step: string, attem
         lease_seconds: rc.opts.leaseSeconds,
       });
     } catch (e) {
-      if (e instanceof TugError && LOST_CODES.has(e.code)) {
+      if (isClaimLost(e)) {
         lostErr ??= e;
         ac.abort();
       }

@@ -5,7 +5,7 @@
  * Failures fail the attempt (`state fail` + the output tail as an artifact); a lost claim is dropped
  * without committing; a stop releases the claim.
  */
-import { TugError } from '../contract/errors.js';
+import { isClaimLost, TugError } from '../contract/errors.js';
 import type { TrailerCommit } from '../git/trailers.js';
 import type { PlanStep } from '../plan/types.js';
 import {
@@ -20,7 +20,7 @@ import {
 } from './context.js';
 import { faultPoint } from './fault.js';
 import { integrationTip } from './refs.js';
-import { LOST_CODES, startHeartbeat, type Beat } from './heartbeat.js';
+import { startHeartbeat, type Beat } from './heartbeat.js';
 import { Aborted, executeStep, StepFailure } from './step.js';
 import type { Phase } from './types.js';
 import { ensureWorkerTree, linkDependencies, resetTree, brokenTree, workerTree, type WorkerTree } from './worktrees.js';
@@ -423,7 +423,7 @@ async function handleFailure(
   const W = tree.path;
   const sc = stateCallIn(rc, W);
   const plan = rc.prep.planPath;
-  const lost = beat.lost() ?? (e instanceof TugError && LOST_CODES.has(e.code) ? e : null);
+  const lost = beat.lost() ?? (isClaimLost(e) ? e : null);
   if (lost) {
     // Completed behind the driver's back: keep the work and say so (08-supervision.md §1.7).
     const kept = await (await import('./outside-check.js')).completedElsewhere(rc, tree, step.anchor, attempt);
