@@ -3,7 +3,7 @@
  * spawn costs ~3–5 ms of CPU on the 2-core target, and parallel workers compete for those cores): a branch
  * tip (loose ref, then packed-refs), a work tree's HEAD commit, whether any work tree has a branch checked
  * out. Every reader answers only what it can read for certain and hands anything unusual (reftable, a
- * symbolic ref, an unreadable file) to git. The variables that would point git elsewhere (GIT_DIR & co.)
+ * symbolic ref, an unreadable file, a `.git` that does not check out: dot-git.ts) to git. The variables that would point git elsewhere (GIT_DIR & co.)
  * never reach a git child (kernel/git-env.ts), so git's answer and the files' always agree. The reads are synchronous:
  * a few small files each, where a read through the thread pool waited behind the other workers' I/O.
  */
@@ -20,6 +20,7 @@ function readText(file: string): string | null | undefined {
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { canonicalPath } from '../kernel/repo-layout.js';
+import { gitDirsOf } from './dot-git.js';
 import type { GitRunner } from './exec.js';
 import { headCommit } from './refs.js';
 
@@ -48,22 +49,6 @@ export async function refTip(g: GitRunner, commonDir: string, cwd: string, branc
   if (fast !== undefined) return fast;
   const r = await g.tryRun(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], cwd);
   return r.status === 0 ? r.stdout.trim() : null;
-}
-
-/** The git directory of the work tree at `W` (`.git`, or the directory its `.git` file names), and the common one. */
-function gitDirsOf(W: string): { gitDir: string; commonDir: string } | null {
-  const dotGit = join(W, '.git');
-  let file: string;
-  try {
-    file = readFileSync(dotGit, 'utf8');
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EISDIR' ? { gitDir: dotGit, commonDir: dotGit } : null;
-  }
-  const m = /^gitdir: (.+)$/m.exec(file);
-  if (!m) return null;
-  const gitDir = resolve(W, m[1]!.trim());
-  const common = readText(join(gitDir, 'commondir'));
-  return typeof common === 'string' ? { gitDir, commonDir: resolve(gitDir, common.trim()) } : null;
 }
 
 /** The commit HEAD of the work tree at `W` names (`git rev-parse HEAD` when the files cannot say). */

@@ -5,12 +5,13 @@
  * repo root (the main checkout), both canonical (realpath). It reads git's documented layout without
  * spawning git where it can, and falls back to `git rev-parse` / `git worktree list` otherwise.
  */
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, resolve, sep } from 'node:path';
+import { realpathSync, statSync } from 'node:fs';
+import { isAbsolute, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { GitRunner } from './exec.js';
 import { listWorktrees, parseWorktreeList, resolveRepoWithGit, type WorktreeEntry } from './fast.js';
-import { canonicalPath, gitLayout, readGitdirFile } from '../kernel/repo-layout.js';
+import { canonicalPath, gitLayout } from '../kernel/repo-layout.js';
+import { gitDirsOf } from './dot-git.js';
 
 export { listWorktrees, type WorktreeEntry } from './fast.js';
 
@@ -80,8 +81,8 @@ export async function gitWorktrees(g: GitRunner, repo: Repo): Promise<WorktreeEn
 /**
  * Canonicalize a `--worktree` argument (03-contract.md §5): realpath, then it must be the root of the
  * main checkout or of a linked worktree of this repository, else WorktreeNotFound.
- * The fast path avoids spawning git: the main root itself, or a directory whose `.git` file points
- * into this repository's common directory; otherwise `git worktree list` runs (synchronously, fast.ts:
+ * The fast path avoids spawning git: the main root itself, or a linked worktree of this repository
+ * whose admin directory names it back (dot-git.ts); otherwise `git worktree list` runs (synchronously, fast.ts:
  * the state commands need this) with exactly `env`.
  */
 export function resolveWorktreeArg(
@@ -98,11 +99,9 @@ export function resolveWorktreeArg(
     throw new TugError('WorktreeNotFound', { worktree: abs, repo_root: repo.mainRoot, reason: 'no such directory' });
   }
   if (canon === repo.mainRoot) return canon;
-  const gitDir = readGitdirFile(join(canon, '.git'));
-  if (gitDir && existsSync(join(gitDir, 'commondir'))) {
-    const common = canonical(resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()));
-    if (common === repo.commonDir) return canon;
-  }
+  // A linked worktree whose admin directory names it back (dot-git.ts); a copy of one is left to git.
+  const dirs = gitDirsOf(canon);
+  if (dirs?.linked && canonical(dirs.commonDir) === repo.commonDir) return canon;
   if (listWorktrees(repo, env).some((w) => w.path === canon && !w.bare)) return canon;
   throw new TugError('WorktreeNotFound', { worktree: canon, repo_root: repo.mainRoot });
 }

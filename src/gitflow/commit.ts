@@ -18,6 +18,7 @@ import type { FlowCtx } from './flow-context.js';
 import { createIntegrationBranch, integrate } from './integrate.js';
 import { integrationBranch, slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
+import { gitDirsOf } from '../git/dot-git.js';
 import { headTip } from '../git/ref-files.js';
 import {
   branchExists,
@@ -193,20 +194,12 @@ async function stepTitleOf(W: string, planPath: string, step: string): Promise<s
 }
 
 /**
- * The index file of the work tree at `W` without a git process: `<W>/.git/index` for a main checkout,
- * `<gitdir>/index` for a linked worktree (its `.git` file names the gitdir). Null when unusual (then git
- * is asked).
+ * The index file of the work tree at `W` without a git process: `<git dir>/index` (dot-git.ts). Null when
+ * the files cannot say (then git is asked).
  */
 function indexPathOf(W: string): string | null {
-  const dotGit = join(W, '.git');
-  try {
-    const st = statSync(dotGit);
-    if (st.isDirectory()) return join(dotGit, 'index');
-    const m = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'));
-    return m ? join(resolve(W, m[1]!.trim()), 'index') : null;
-  } catch {
-    return null;
-  }
+  const dirs = gitDirsOf(W);
+  return dirs ? join(dirs.gitDir, 'index') : null;
 }
 
 /** The directories from `dir` up to (not including) `root` that do not exist yet, deepest first. */

@@ -5,19 +5,10 @@
  * after a creation, or a reset that changed a lockfile, the setup runs (`run.setup_command`, else links to
  * the main checkout's `node_modules` and `.venv`).
  */
-import {
-  existsSync,
-  lstatSync,
-  readFileSync,
-  readdirSync,
-  readlinkSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-} from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import { adminDirOf, linkedWorktreeFault } from '../git/dot-git.js';
 import type { GitRunner } from '../git/exec.js';
 import type { Repo } from '../git/repo.js';
 import { ensureGitignoreLines } from '../util/gitignore.js';
@@ -71,17 +62,6 @@ export async function workerTree(
   // A fresh checkout of `tip`, nothing else in it: its first reset needs neither a HEAD lookup nor a clean.
   tree.integratedHead = tip;
   return { tree, created: true };
-}
-
-/** The admin directory a worktree's `.git` file names, when both exist; else null. */
-function adminDirOf(path: string): string | null {
-  try {
-    const m = /^gitdir: (.+)$/m.exec(readFileSync(join(path, '.git'), 'utf8'));
-    const dir = m ? resolve(path, m[1]!.trim()) : null;
-    return dir && existsSync(dir) ? dir : null;
-  } catch {
-    return null;
-  }
 }
 
 const workerRe = (slug: string) => new RegExp(`^tugplan/${slug}--w(\\d+)$`);
@@ -255,33 +235,20 @@ export async function removeTree(g: GitRunner, mainRoot: string, t: WorkerTree):
  */
 export function treeFault(path: string): string | null {
   if (!existsSync(path)) return `the worker worktree ${path} is gone (removed during the run)`;
-  let text: string;
-  try {
-    text = readFileSync(join(path, '.git'), 'utf8');
-  } catch {
-    return `${join(path, '.git')} is missing or not a file: the worker worktree is no longer a git worktree`;
+  const fault = linkedWorktreeFault(path);
+  const dotGit = join(path, '.git');
+  switch (fault?.kind) {
+    case undefined:
+      return null;
+    case 'no-git-file':
+      return `${dotGit} is missing or not a file: the worker worktree is no longer a git worktree`;
+    case 'no-admin-dir':
+      return `${dotGit} names no git admin directory (was it pruned?)`;
+    case 'not-admin-dir':
+      return `${fault.admin} is not a worktree admin directory`;
+    case 'foreign-admin-dir':
+      return `${dotGit} points at ${fault.admin}, which belongs to another worktree`;
   }
-  const m = /^gitdir: (.+)$/m.exec(text);
-  const admin = m ? resolve(path, m[1]!.trim()) : null;
-  if (!admin || !existsSync(admin)) return `${join(path, '.git')} names no git admin directory (was it pruned?)`;
-  let back: string;
-  let common: string;
-  try {
-    back = resolve(admin, readFileSync(join(admin, 'gitdir'), 'utf8').trim());
-    common = resolve(admin, readFileSync(join(admin, 'commondir'), 'utf8').trim());
-  } catch {
-    return `${admin} is not a worktree admin directory`;
-  }
-  const same = (a: string, b: string) => {
-    try {
-      return realpathSync(a) === realpathSync(b);
-    } catch {
-      return false;
-    }
-  };
-  if (!same(back, join(path, '.git')) || !same(dirname(admin), join(common, 'worktrees')))
-    return `${join(path, '.git')} points at ${admin}, which belongs to another worktree`;
-  return null;
 }
 
 /** The WorktreeBroken failure of a tree git may not act on as itself (treeFault), or null. */
