@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { WarningSink } from '../contract/envelope.js';
+import { CONFIG_FILE } from '../contract/layout.js';
 import { CONFIG_DEFAULTS, CONFIG_KEYS, KERNEL_TUG_ENV, type ConfigShape } from './defaults.js';
 import { CONFIG_RULES, fastMerge, satisfies, type Rule } from './rules.js';
 import { envValue, setsNoValue } from '../kernel/config-keys.js';
@@ -167,7 +168,7 @@ export async function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
   warnings?: WarningSink,
 ): Promise<Config> {
-  const file = join(mainRoot, '.tugtool', 'config.toml');
+  const file = join(mainRoot, CONFIG_FILE);
   const overrides = envOverrides(env);
   const hasFile = existsSync(file);
   if (!hasFile && Object.keys(overrides).length === 0) return structuredClone(CONFIG_DEFAULTS) as Config;
@@ -185,7 +186,7 @@ export async function loadConfig(
   // Fast path: the file `tugcode init` writes has every key commented out. Recognizing that needs neither
   // the TOML parser nor zod (about 20 ms of a CLI start, 07-quality.md §2).
   if (Object.keys(overrides).length === 0 && setsNothing(text)) return structuredClone(CONFIG_DEFAULTS) as Config;
-  return parseConfigText(text, hasFile ? '.tugtool/config.toml' : 'environment', warnings, overrides);
+  return parseConfigText(text, hasFile ? CONFIG_FILE : 'environment', warnings, overrides);
 }
 
 /** True when every line is blank, a comment, or a header of a known table: the file sets no value. */

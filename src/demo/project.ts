@@ -14,12 +14,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { clockFromEnv, fixedClock, parseInstant, type Clock } from '../clock.js';
 import { TugError } from '../contract/errors.js';
+import { planPathForSlug } from '../contract/layout.js';
 import { gitRunner, type GitResult, type GitRunner } from '../git/exec.js';
 import { resolveRepo } from '../git/repo.js';
 import { initProject } from '../project/init.js';
 
 export const DEMO_SLUG = 'demo';
-export const DEMO_PLAN_PATH = `.tugtool/tugplan-${DEMO_SLUG}.md`;
+export const DEMO_PLAN_PATH = planPathForSlug(DEMO_SLUG);
 /** The identity the demo repository commits with when the user has none. */
 export const DEMO_IDENTITY = { name: 'tugcode demo', email: 'demo@tugcode.invalid' } as const;
 

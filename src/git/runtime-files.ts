@@ -6,19 +6,8 @@
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureGitignoreLines, RUNTIME_IGNORE_LINES } from '../util/gitignore.js';
-
-/** Exclude pathspecs equivalent to RUNTIME_IGNORE_LINES, for `git status`/`git add -A`. */
-export const RUNTIME_EXCLUDE_PATHSPECS = [
-  ':(exclude).tugtool/state.db',
-  ':(exclude).tugtool/state.db-wal',
-  ':(exclude).tugtool/state.db-shm',
-  ':(exclude).tugtree',
-  ':(exclude).tug',
-  ':(exclude).tugtool/logs',
-  ':(exclude,glob).tugtool/*.lock',
-  ':(exclude,glob).tugtool/*.lock/**',
-];
+import { RUNTIME_EXCLUDE_PATHSPECS, RUNTIME_IGNORE_LINES } from '../contract/layout.js';
+import { ensureGitignoreLines } from '../util/gitignore.js';
 
 /** Pathspec for "everything but the runtime files". */
 export const ALL_BUT_RUNTIME = ['.', ...RUNTIME_EXCLUDE_PATHSPECS];

@@ -10,13 +10,14 @@ import { dirname, join, resolve } from 'node:path';
 import { fail, type ErrorEnvelope } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
-import { entryPath, writeEntry } from './implementation-log.js';
+import { writeEntry } from './implementation-log.js';
 import { requireAnchor } from '../plan/anchors.js';
 import { getBranchPlan } from '../git/branch-config.js';
 import { gitRunner, type GitRunner } from '../git/exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { createIntegrationBranch, integrate } from './integrate.js';
-import { integrationBranch, slugOfPlan } from './naming.js';
+import { integrationBranch, logEntryPath } from '../contract/layout.js';
+import { slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
 import { gitDirsOf } from '../git/dot-git.js';
 import { headTip } from '../git/ref-files.js';
@@ -291,7 +292,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
       g,
       { W, branch, planPath, step, integ, attempt: input.attempt, integrate: input.integrate },
       {
-        ...emptyData(resumed, branch, entryPath(slug, step)),
+        ...emptyData(resumed, branch, logEntryPath(slug, step)),
         committed: false,
       },
     );
@@ -303,7 +304,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   const prepared = input.prepared?.key === messageKey(input.message, trailers) ? input.prepared.message : null;
   const message =
     prepared ?? (await timed(tr, 'commit.trailers', () => withTugTrailers(g, input.message, trailers, W)));
-  const logRel = entryPath(slug, step);
+  const logRel = logEntryPath(slug, step);
   const logAbs = join(W, logRel);
   const previousEntry = existsSync(logAbs) ? readFileSync(logAbs) : null;
   const newDirs = missingDirs(W, dirname(logAbs));

@@ -8,6 +8,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
+import { AGENT_DIR, STATE_DB, STATE_DB_FILES, TUGTOOL_DIR, TUGTREE_DIR } from '../contract/layout.js';
 import { gitRunner, gitVersion, type GitRunner } from '../git/exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { MIN_GIT_VERSION, versionAtLeast, versionString } from '../git/refs.js';
@@ -29,13 +30,12 @@ export interface DoctorData {
 }
 
 const NONE = 'none needed';
-const STATE_FILES = ['.tugtool/state.db', '.tugtool/state.db-wal', '.tugtool/state.db-shm'];
 
 async function gitChecks(g: GitRunner, repo: Repo): Promise<DoctorCheck[]> {
   const out: DoctorCheck[] = [];
   const root = repo.mainRoot;
   out.push(
-    existsSync(join(root, '.tugtool'))
+    existsSync(join(root, TUGTOOL_DIR))
       ? { name: 'tugtool-initialized', status: 'pass', message: '.tugtool/ exists in the main checkout', fix: NONE }
       : {
           name: 'tugtool-initialized',
@@ -44,8 +44,8 @@ async function gitChecks(g: GitRunner, repo: Repo): Promise<DoctorCheck[]> {
           fix: 'tugcode init',
         },
   );
-  const tracked = (await g.tryRun(['ls-files', '--', ...STATE_FILES], root)).stdout.split('\n').filter(Boolean);
-  const ignored = (await g.tryRun(['check-ignore', '-q', '--no-index', '.tugtool/state.db'], root)).status === 0;
+  const tracked = (await g.tryRun(['ls-files', '--', ...STATE_DB_FILES], root)).stdout.split('\n').filter(Boolean);
+  const ignored = (await g.tryRun(['check-ignore', '-q', '--no-index', STATE_DB], root)).status === 0;
   if (tracked.length > 0) {
     out.push({
       name: 'state-files-untracked',
@@ -85,13 +85,13 @@ async function gitChecks(g: GitRunner, repo: Repo): Promise<DoctorCheck[]> {
           fix: NONE,
         },
   );
-  const tugtree = join(root, '.tugtree');
+  const tugtree = join(root, TUGTREE_DIR);
   let stray: string[] = [];
   try {
     const registered = new Set(worktrees.map((w) => w.path));
     stray = readdirSync(tugtree, { withFileTypes: true })
       .filter((d) => d.isDirectory() && !registered.has(join(tugtree, d.name)))
-      .map((d) => `.tugtree/${d.name}`);
+      .map((d) => `${TUGTREE_DIR}/${d.name}`);
   } catch {
     stray = [];
   }
@@ -142,7 +142,7 @@ async function kernelCheck(ctx: FlowCtx): Promise<DoctorCheck> {
       };
     if (ctx.config.kernel.python) o.python = ctx.config.kernel.python;
     if (ctx.config.kernel.rust_analyzer) o.rustAnalyzer = ctx.config.kernel.rust_analyzer;
-    const r = (await probe(join(ctx.repo.worktreeRoot, '.tug'), o)) as {
+    const r = (await probe(join(ctx.repo.worktreeRoot, AGENT_DIR), o)) as {
       summary?: { failed?: number; warnings?: number; total?: number };
       checks?: { name: string; status: string; message: string }[];
     };

@@ -14,9 +14,7 @@ import { gitWorktrees, type Repo } from '../git/repo.js';
 import { timed, type TraceFn } from '../git/trace.js';
 
 import { join } from 'node:path';
-import { INTEGRATION_LOCK_FILE } from '../util/integration-lock.js';
-
-export { INTEGRATION_LOCK_FILE as INTEGRATION_LOCK };
+import { INTEGRATION_LOCK } from '../contract/layout.js';
 
 /**
  * Callers of this process waiting for the lock, per lock file: each waits for the one before it, so only
@@ -54,7 +52,7 @@ export async function withIntegrationLock<T>(
   fn: () => Promise<T> | T,
   timeoutMs = 60_000,
 ): Promise<T> {
-  const lockfilePath = join(mainRoot, INTEGRATION_LOCK_FILE);
+  const lockfilePath = join(mainRoot, INTEGRATION_LOCK);
   const before = lines.get(lockfilePath) ?? Promise.resolve();
   let leave!: () => void;
   const mine = before.then(() => new Promise<void>((res) => (leave = res)));

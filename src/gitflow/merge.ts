@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { commitFailed } from './commit.js';
 import { shellArg } from '../util/shell-arg.js';
-import { IMPLEMENTATION_LOG_INDEX, LOG_DIR, LOG_INDEX, renderIndex } from './implementation-log.js';
+import { IMPLEMENTATION_LOG_INDEX, renderIndex } from './implementation-log.js';
 import { getBranchPlan, listBranchPlans, type BranchPlan } from '../git/branch-config.js';
 import { gitRunner, type GitRunner } from '../git/exec.js';
 import type { FlowCtx } from './flow-context.js';
@@ -25,7 +25,14 @@ import {
   withQuarantine,
   type Quarantine,
 } from '../git/merge-tree.js';
-import { integrationBranch, isCreateBranch, slugOfPlan } from './naming.js';
+import {
+  IMPLEMENTATION_LOG_DIR,
+  IMPLEMENTATION_LOG_INDEX_PATH,
+  integrationBranch,
+  isCreateBranch,
+  isPlanBranch,
+} from '../contract/layout.js';
+import { slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
 import { branchExists, branchTip, isAncestor, requireGitVersion, statusDetails } from '../git/refs.js';
 import { gitWorktrees } from '../git/repo.js';
@@ -268,11 +275,11 @@ async function mergedTree(g: GitRunner, ctx: FlowCtx, target: string, source: st
   const merged = await mergeTree(g, repo, target, source, q);
   if (!merged.clean) throw new TugError('MergeConflict', { branch: source, into: target, files: merged.files });
   let tree = merged.tree;
-  const entries = await readTreeFiles(g, repo, tree, LOG_DIR, q);
+  const entries = await readTreeFiles(g, repo, tree, IMPLEMENTATION_LOG_DIR, q);
   if (entries.length > 0) {
     const index = renderIndex(entries);
-    if ((await fileAt(g, repo, tree, LOG_INDEX, q)) !== index)
-      tree = await treeWithFile(g, repo, tree, LOG_INDEX, index, q);
+    if ((await fileAt(g, repo, tree, IMPLEMENTATION_LOG_INDEX_PATH, q)) !== index)
+      tree = await treeWithFile(g, repo, tree, IMPLEMENTATION_LOG_INDEX_PATH, index, q);
   }
   return tree;
 }
@@ -319,10 +326,13 @@ async function holderUpdatable(
   if (r.status === 0) return null;
   const untracked = untrackedInTheWay(r.stderr);
   let own: string | null = null;
-  if (untracked.includes(LOG_INDEX)) {
-    const text = readText(join(holder, LOG_INDEX));
-    if (text !== null && (text === IMPLEMENTATION_LOG_INDEX || text === (await fileAt(g, ctx.repo, to, LOG_INDEX, q))))
-      own = LOG_INDEX;
+  if (untracked.includes(IMPLEMENTATION_LOG_INDEX_PATH)) {
+    const text = readText(join(holder, IMPLEMENTATION_LOG_INDEX_PATH));
+    if (
+      text !== null &&
+      (text === IMPLEMENTATION_LOG_INDEX || text === (await fileAt(g, ctx.repo, to, IMPLEMENTATION_LOG_INDEX_PATH, q)))
+    )
+      own = IMPLEMENTATION_LOG_INDEX_PATH;
   }
   const others = untracked.filter((p) => p !== own);
   if (others.length > 0 || untracked.length === 0) throw holderRefusal(holder, names, r.stderr, others);
@@ -447,7 +457,7 @@ async function planCleanup(
     if (
       b.plan_path === planPath &&
       b.branch !== into &&
-      (b.branch === integrationBranch(slug) || b.branch.startsWith(`tugplan/${slug}--`)) &&
+      isPlanBranch(b.branch, slug) &&
       (await branchExists(g, root, b.branch))
     )
       branches.push(b.branch);

@@ -1,8 +1,7 @@
 /**
- * Branch and directory names of tugcode worktrees (04-git.md §3, 06-run.md §1).
- * Slugs never contain `--`, so names of two plans never collide.
+ * The checks on the names tugcode worktrees get (04-git.md §3, 06-run.md §1): the plan's slug, a `--name`.
+ * The names themselves (branches, directories) are contract/layout.ts's.
  */
-import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { isValidSlug, SLUG_RULE } from '../plan/anchors.js';
 import { slugOfPlanPath } from '../plan/resolve.js';
@@ -39,21 +38,4 @@ export function checkName(name: string): void {
       reason: `--name ${JSON.stringify(name)} must be one segment of letters, digits, ".", "_" or "-", without "--", and not w<k> (reserved for run workers)`,
     });
   }
-}
-
-export const integrationBranch = (slug: string): string => `tugplan/${slug}`;
-export const worktreeBranch = (slug: string, suffix: string): string => `tugplan/${slug}--${suffix}`;
-export const workerBranch = (slug: string, k: number): string => `tugplan/${slug}--w${k}`;
-
-/** Directory of a branch's worktree: `<main root>/.tugtree/<branch with / → __>`. */
-export function worktreeDir(mainRoot: string, branch: string): string {
-  return join(mainRoot, '.tugtree', branch.split('/').join('__'));
-}
-
-/** True for branches made by `worktree create` (not the integration branch, not a run worker). */
-export function isCreateBranch(branch: string, slug?: string): boolean {
-  const m = /^tugplan\/([a-z0-9-]+?)--(.+)$/.exec(branch);
-  if (!m) return false;
-  if (slug !== undefined && m[1] !== slug) return false;
-  return !/^w\d+$/.test(m[2]!);
 }

@@ -10,7 +10,8 @@ import { shellArg } from '../util/shell-arg.js';
 import { getBranchPlan } from '../git/branch-config.js';
 import { gitRunner, type GitRunner } from '../git/exec.js';
 import type { FlowCtx } from './flow-context.js';
-import { integrationBranch, slugOfPlan, worktreeDir } from './naming.js';
+import { BRANCH_PREFIX, integrationBranch, TUGTREE_DIR, worktreeDir } from '../contract/layout.js';
+import { slugOfPlan } from './naming.js';
 import { branchExists, commitsNotIn, commitsWithoutEquivalent, requireGitVersion, statusEntries } from '../git/refs.js';
 import { gitWorktrees } from '../git/repo.js';
 import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
@@ -34,7 +35,7 @@ export interface WorktreeInfo {
 }
 
 function underTugtree(mainRoot: string, path: string): boolean {
-  return path.startsWith(join(mainRoot, '.tugtree') + sep);
+  return path.startsWith(join(mainRoot, TUGTREE_DIR) + sep);
 }
 
 /** Every registered worktree under `.tugtree/`, with its plan (branch config) and held claims. */
@@ -91,8 +92,8 @@ async function findTarget(g: GitRunner, ctx: FlowCtx, arg: string) {
   } catch {
     /* a missing directory can still be a registered worktree */
   }
-  if (!arg.includes(sep) || arg.startsWith('tugplan/')) {
-    candidates.add(join(repo.mainRoot, '.tugtree', arg));
+  if (!arg.includes(sep) || arg.startsWith(BRANCH_PREFIX)) {
+    candidates.add(join(repo.mainRoot, TUGTREE_DIR, arg));
     candidates.add(worktreeDir(repo.mainRoot, arg));
   }
   const hit = all.find((w) => candidates.has(w.path) || (w.branch !== null && w.branch === arg));

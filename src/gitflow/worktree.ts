@@ -10,15 +10,8 @@ import { shellArg } from '../util/shell-arg.js';
 import { gitRunner, type GitRunner } from '../git/exec.js';
 import type { FlowCtx } from './flow-context.js';
 import { listBranchPlans, setBranchPlan } from '../git/branch-config.js';
-import {
-  checkName,
-  integrationBranch,
-  isCreateBranch,
-  slugOfPlan,
-  timestampName,
-  worktreeBranch,
-  worktreeDir,
-} from './naming.js';
+import { integrationBranch, isCreateBranch, TUGTREE_DIR, worktreeBranch, worktreeDir } from '../contract/layout.js';
+import { checkName, slugOfPlan, timestampName } from './naming.js';
 import { committedPlan, parseAndValidate, resolvePlanInMain, resolvePlanPath } from './plan-file.js';
 import { branchExists, requireGitVersion } from '../git/refs.js';
 import { gitWorktrees } from '../git/repo.js';
@@ -130,7 +123,7 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
     };
   }
 
-  const tugtree = join(repo.mainRoot, '.tugtree');
+  const tugtree = join(repo.mainRoot, TUGTREE_DIR);
   const madeTugtree = !existsSync(tugtree);
   const exclude = ensureRuntimeExclude(repo.commonDir);
   // Without --name the name is the time to the second; a name taken (a `--new` in the same second, in

@@ -48,7 +48,7 @@ async function integrationOf(ctx: OpsContext, call: Call, plan: string, workTree
   }
   const slug = slugOfPlanPath(planPath);
   if (!slug) return null;
-  const { integrationBranch } = await import('../gitflow/naming.js');
+  const { integrationBranch } = await import('../contract/layout.js');
   const branch = integrationBranch(slug);
   const tip = await (await gitFacts(ctx)).branchTip(repo, branch);
   return tip ? { branch, tip } : null;

@@ -10,12 +10,9 @@
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import { PLAN_FILE_RE, planPathForSlug, RESERVED_PLAN_FILES, TUGTOOL_DIR } from '../contract/layout.js';
 import { isValidSlug, SLUG_RULE } from './anchors.js';
 import type { Diagnostic } from './types.js';
-
-export const PLAN_DIR = '.tugtool';
-export const RESERVED_PLAN_FILES: readonly string[] = ['tugplan-skeleton.md', 'tugplan-implementation-log.md'];
-const PLAN_FILE_RE = /^tugplan-(.+)\.md$/;
 
 export interface ResolvePlanOptions {
   /** Main repository root (where `.tugtool/state.db` lives). */
@@ -35,11 +32,6 @@ export interface ResolvedPlan {
   abs_path: string;
   /** Whether the file exists (as a regular file) in the work tree. */
   exists: boolean;
-}
-
-/** `.tugtool/tugplan-<slug>.md`. */
-export function planPathForSlug(slug: string): string {
-  return `${PLAN_DIR}/tugplan-${slug}.md`;
 }
 
 /** The slug of `.tugtool/tugplan-<slug>.md`, else null. */
@@ -71,13 +63,13 @@ export function planNameDiagnostic(planPath: string): Diagnostic | null {
 function planEntries(workTree: string, keep: (e: import('node:fs').Dirent) => boolean): string[] {
   let entries: import('node:fs').Dirent[];
   try {
-    entries = readdirSync(join(workTree, PLAN_DIR), { withFileTypes: true });
+    entries = readdirSync(join(workTree, TUGTOOL_DIR), { withFileTypes: true });
   } catch {
     return [];
   }
   return entries
     .filter((e) => keep(e) && PLAN_FILE_RE.test(e.name) && !RESERVED_PLAN_FILES.includes(e.name))
-    .map((e) => `${PLAN_DIR}/${e.name}`)
+    .map((e) => `${TUGTOOL_DIR}/${e.name}`)
     .sort();
 }
 

@@ -10,7 +10,14 @@ import type { Clock } from '../clock.js';
 import { TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
 import type { Repo } from '../git/repo.js';
-import { ensureGitignoreLines, RUNTIME_IGNORE_LINES } from '../util/gitignore.js';
+import {
+  CONFIG_FILE,
+  IMPLEMENTATION_LOG_INDEX_PATH,
+  RUNTIME_IGNORE_LINES,
+  SKELETON_PLAN,
+  TUGTOOL_DIR,
+} from '../contract/layout.js';
+import { ensureGitignoreLines } from '../util/gitignore.js';
 import { configTemplate, IMPLEMENTATION_LOG_INDEX, skeletonPlan } from './templates.js';
 
 export interface InitResult {
@@ -66,13 +73,13 @@ function checkTarget(abs: string, kind: 'dir' | 'file', roots: string[]): void {
 export function initProject(repo: Repo, clock: Clock, opts: { force?: boolean } = {}): InitResult {
   const today = clock.now().slice(0, 10);
   const files: { root: string; rel: string; text: string }[] = [
-    { root: repo.worktreeRoot, rel: '.tugtool/tugplan-skeleton.md', text: skeletonPlan(today) },
-    { root: repo.worktreeRoot, rel: '.tugtool/tugplan-implementation-log.md', text: IMPLEMENTATION_LOG_INDEX },
+    { root: repo.worktreeRoot, rel: SKELETON_PLAN, text: skeletonPlan(today) },
+    { root: repo.worktreeRoot, rel: IMPLEMENTATION_LOG_INDEX_PATH, text: IMPLEMENTATION_LOG_INDEX },
     // config.toml is read only from the main root, so it always goes there (also from a linked worktree).
-    { root: repo.mainRoot, rel: '.tugtool/config.toml', text: configTemplate() },
+    { root: repo.mainRoot, rel: CONFIG_FILE, text: configTemplate() },
   ];
   const roots = [...new Set([repo.worktreeRoot, repo.mainRoot])];
-  for (const root of roots) checkTarget(join(root, '.tugtool'), 'dir', roots);
+  for (const root of roots) checkTarget(join(root, TUGTOOL_DIR), 'dir', roots);
   for (const f of files) checkTarget(join(f.root, f.rel), 'file', roots);
   const gitignore = join(repo.worktreeRoot, '.gitignore');
   checkTarget(gitignore, 'file', roots);
@@ -85,7 +92,7 @@ export function initProject(repo: Repo, clock: Clock, opts: { force?: boolean } 
       skipped.push(f.rel);
       continue;
     }
-    mkdirSync(join(f.root, '.tugtool'), { recursive: true });
+    mkdirSync(join(f.root, TUGTOOL_DIR), { recursive: true });
     writeFileSync(abs, f.text);
     created.push(f.rel);
   }

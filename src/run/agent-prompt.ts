@@ -4,7 +4,7 @@
  * the implementer protocol (§2): edit only inside the worktree, never commit or push, and how to report
  * through `tugcode state`. Pure: a brief in, text out.
  */
-import { ownerArgs, sq } from './confine.js';
+import { agentSpace, ownerArgs, sq } from './confine.js';
 import type { BriefItem, StepBrief } from './types.js';
 
 /** Where the agent works: the worktree it is confined to. */
@@ -78,7 +78,7 @@ export function agentPrompt(brief: StepBrief, ctx: PromptContext): string {
     '',
     `- Edit only files inside the worktree ${ctx.worktree} (your current directory): create, change and`,
     '  delete files there only, and touch nothing outside it (no /tmp: scratch files go in $TMPDIR, which is',
-    `  ${sq(ctx.worktree + '/.tug/tmp')}). The driver checks that nothing outside the worktree changed.`,
+    `  ${sq(agentSpace(ctx.worktree).tmp)}). The driver checks that nothing outside the worktree changed.`,
     '- Do not commit, do not create or switch branches, do not rebase or reset, and never call `git push`:',
     '  the driver commits your changes when you finish.',
     '- You may record progress in the plan state (optional: when you finish successfully, every item you did',

@@ -7,6 +7,7 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { AGENT_DIR } from '../contract/layout.js';
 import { checkpointCommand } from './checkpoints.js';
 import type { StepBrief } from './types.js';
 
@@ -41,7 +42,7 @@ export function ownerArgs(o: StepOwner): string {
 
 /** The agent's runtime directory inside its worktree, and what it holds. */
 export function agentSpace(worktree: string): { dir: string; bin: string; tmp: string; relay: string } {
-  const dir = join(worktree, '.tug');
+  const dir = join(worktree, AGENT_DIR);
   return { dir, bin: join(dir, 'bin'), tmp: join(dir, 'tmp'), relay: join(dir, 'relay') };
 }
 

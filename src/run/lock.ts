@@ -18,6 +18,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { mkdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { TugError } from '../contract/errors.js';
+import { runLockName, TUGTOOL_DIR } from '../contract/layout.js';
 
 export interface RunLock {
   /** Frees the lock (when still ours). Throws NotWritable when `.tugtool/` refuses the removal. */
@@ -70,9 +71,8 @@ function notWritable(path: string, e: unknown, what: string): TugError {
 
 /** Take the run lock of `slug`, or throw RunInProgress naming the holder. */
 export async function acquireRunLock(mainRoot: string, slug: string, planPath: string, now: string): Promise<RunLock> {
-  const dir = join(mainRoot, '.tugtool');
-  // Names end in `.lock` so the runtime ignore lines and exclude pathspecs cover them (04-git.md §2).
-  const lockDir = join(dir, `run-${slug}.lock`);
+  const dir = join(mainRoot, TUGTOOL_DIR);
+  const lockDir = join(dir, runLockName(slug));
   const me: Holder = { host: hostname(), pid: process.pid, started_at: now, token: randomUUID() };
   const busy = (h?: Holder | null, reason?: string) =>
     new TugError('RunInProgress', {
@@ -103,7 +103,7 @@ export async function acquireRunLock(mainRoot: string, slug: string, planPath: s
         await rm(join(lockDir, 'takeover'), { recursive: true, force: true }).catch(() => undefined);
         throw busy(again ?? holder);
       }
-      const tomb = join(dir, `run-${slug}.${me.token}.stale.lock`);
+      const tomb = join(dir, runLockName(slug, { token: me.token, stage: 'stale' }));
       try {
         await rename(lockDir, tomb);
       } catch (e) {
@@ -127,7 +127,7 @@ export async function acquireRunLock(mainRoot: string, slug: string, planPath: s
 
 /** Makes the lock whole in a private directory, then renames it into place; false when a lock exists. */
 async function create(dir: string, lockDir: string, slug: string, me: Holder): Promise<boolean> {
-  const tmp = join(dir, `run-${slug}.${me.token}.new.lock`);
+  const tmp = join(dir, runLockName(slug, { token: me.token, stage: 'new' }));
   await mkdir(tmp, { recursive: true });
   await writeFile(join(tmp, 'holder.json'), JSON.stringify(me) + '\n');
   try {

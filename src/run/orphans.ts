@@ -7,9 +7,10 @@
  */
 import { readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runLogDir } from '../contract/layout.js';
 
 export function pgidFile(mainRoot: string, slug: string, worker: string): string {
-  return join(mainRoot, '.tugtool', 'logs', slug, `${worker}.pgid`);
+  return join(runLogDir(mainRoot, slug), `${worker}.pgid`);
 }
 
 export function recordGroup(file: string, pid: number, worktree: string): void {

@@ -16,8 +16,17 @@
  */
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import {
+  isRuntimeEntry,
+  keptRef,
+  TUGPLAN_REFS,
+  TUGTOOL_DIR,
+  TUGTREE_DIR,
+  workerOfBranch,
+  workerOfDir,
+} from '../contract/layout.js';
 import type { GitRunner } from '../git/exec.js';
 import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
 import { stateDbPath } from '../state/context.js';
@@ -48,17 +57,6 @@ export interface OutsideScope {
 /** Signature per item: `main HEAD`, `main <path>`, `.tugtool/<path>`, `worktree <path> …`, `ref <name>`. */
 export type OutsideSnapshot = Map<string, string>;
 
-/** Runtime files of `.tugtool/` (04-git.md §2) and the locks' targets: the driver writes them itself. */
-function runtimeEntry(top: string): boolean {
-  return (
-    /^state\.db(-wal|-shm|-journal)?$/.test(top) ||
-    top === 'logs' ||
-    top.endsWith('.lock') ||
-    top === 'integration' ||
-    /^run-[^.]+$/.test(top)
-  );
-}
-
 async function sig(path: string): Promise<string> {
   try {
     const s = await lstat(path);
@@ -84,7 +82,7 @@ async function walk(dir: string, rel: string, out: OutsideSnapshot, skipTop: (n:
     const p = join(dir, r);
     const s = await lstat(p).catch(() => null);
     if (s?.isDirectory()) await walk(dir, r, out, skipTop);
-    else out.set(`.tugtool/${r}`, await sig(p));
+    else out.set(`${TUGTOOL_DIR}/${r}`, await sig(p));
   }
 }
 
@@ -130,10 +128,10 @@ export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promis
     checkout(g, scope.mainRoot, 'main', out, scope.baseRef),
     // Tracked files of .tugtool/ (plans, config) are covered by the status and HEAD: a commit of a plan
     // change to the base branch by the user is PlanDrift, not an outside write.
-    g.tryRun(['ls-files', '-z', '--', '.tugtool'], scope.mainRoot).then((r) => new Set(r.stdout.split('\0'))),
+    g.tryRun(['ls-files', '-z', '--', TUGTOOL_DIR], scope.mainRoot).then((r) => new Set(r.stdout.split('\0'))),
     g.run(['for-each-ref', '--format=%(refname) %(objectname)'], scope.mainRoot),
     g.run(['worktree', 'list', '--porcelain'], scope.mainRoot),
-    walk(join(scope.mainRoot, '.tugtool'), '', walked, runtimeEntry),
+    walk(join(scope.mainRoot, TUGTOOL_DIR), '', walked, isRuntimeEntry),
   ]);
   for (const [k, v] of walked) if (!tracked.has(k)) out.set(k, v);
   if (scope.stateDb) {
@@ -142,7 +140,7 @@ export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promis
     for (const k of [...out.keys()]) {
       const abs = k.startsWith('main ')
         ? join(scope.mainRoot, k.slice('main '.length))
-        : k.startsWith('.tugtool/')
+        : k.startsWith(`${TUGTOOL_DIR}/`)
           ? join(scope.mainRoot, k)
           : null;
       if (abs && isDb(abs)) out.delete(k);
@@ -199,25 +197,23 @@ export async function keepWork(
     );
   const head = (await g.run(['rev-parse', 'HEAD'], o.worktree)).trim();
   if (o.base && head === o.base) return null;
-  await g.run(['update-ref', `refs/tugplan/kept/${o.slug}/${o.step}/attempt${o.attempt}`, head], o.worktree);
+  await g.run(['update-ref', keptRef(o.slug, o.step, o.attempt), head], o.worktree);
   return head;
 }
 
 /** The scope of a worker's snapshot in a run: what the run itself moves is left out. */
 export function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
-  const slug = rc.prep.slug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const workerRef = new RegExp(`^refs/heads/tugplan/${slug}--w[0-9]+$`);
-  const workerTree = new RegExp(`/\\.tugtree/tugplan__${slug}--w[0-9]+$`);
+  const slug = rc.prep.slug;
   return {
     mainRoot: rc.flow.repo.mainRoot,
     worktree: tree.path,
     runRefs: (ref) =>
       ref === `refs/heads/${rc.prep.integration}` ||
-      workerRef.test(ref) ||
+      (ref.startsWith('refs/heads/') && workerOfBranch(ref.slice('refs/heads/'.length), slug) !== null) ||
       ref.startsWith('refs/notes/') ||
-      ref.startsWith('refs/tugplan/') ||
+      ref.startsWith(TUGPLAN_REFS) ||
       (rc.remote !== undefined && rc.remote !== null && ref.startsWith('refs/remotes/')),
-    runWorktrees: (path) => workerTree.test(path),
+    runWorktrees: (path) => basename(dirname(path)) === TUGTREE_DIR && workerOfDir(basename(path), slug) !== null,
     baseRef: `refs/heads/${rc.prep.base}`,
     stateDb: stateDbPath(rc.flow.repo.mainRoot, rc.ops.env),
   };
@@ -259,7 +255,7 @@ export async function completedElsewhere(
     step_anchor: step,
     attempt,
     kept_commit: kept,
-    kept_ref: kept ? `refs/tugplan/kept/${rc.prep.slug}/${step}/attempt${attempt}` : null,
+    kept_ref: kept ? keptRef(rc.prep.slug, step, attempt) : null,
   });
   return kept ?? '';
 }

@@ -25,7 +25,8 @@ export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, bas
   const { requireGitVersion } = await import('../git/refs.js');
   const { refTip } = await import('../git/ref-files.js');
   const { resolvePlanInMain, committedPlan, parseAndValidate } = await import('../gitflow/plan-file.js');
-  const { slugOfPlan, integrationBranch } = await import('../gitflow/naming.js');
+  const { slugOfPlan } = await import('../gitflow/naming.js');
+  const { integrationBranch } = await import('../contract/layout.js');
   await requireGitVersion(g);
   const planPath = await resolvePlanInMain(repo, planArg);
   const slug = slugOfPlan(planPath);

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { kernelEnv } from '../config/kernel-env.js';
 import { TugError } from '../contract/errors.js';
+import { runLogDir } from '../contract/layout.js';
 import type { PlanStep } from '../plan/types.js';
 import { stateDbPath } from '../state/context.js';
 import type { Beat } from './heartbeat.js';
@@ -53,7 +54,7 @@ export function executionOrder(steps: PlanStep[], top: PlanStep): PlanStep[] {
 }
 
 export function logPathOf(rc: RunCtx, anchor: string, attempt: number, what = 'attempt'): string {
-  const dir = join(rc.flow.repo.mainRoot, '.tugtool', 'logs', rc.prep.slug);
+  const dir = runLogDir(rc.flow.repo.mainRoot, rc.prep.slug);
   mkdirSync(dir, { recursive: true });
   return join(dir, `${anchor}-${what}${attempt}.log`);
 }

@@ -8,6 +8,14 @@
 import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import {
+  TUGTREE_DIR,
+  workerBranch,
+  workerBranchPattern,
+  workerOfBranch,
+  workerOfDir,
+  worktreeDir,
+} from '../contract/layout.js';
 import { adminDirOf, linkedWorktreeFault } from '../git/dot-git.js';
 import type { GitRunner } from '../git/exec.js';
 import type { Repo } from '../git/repo.js';
@@ -40,7 +48,6 @@ export async function workerTree(
   k: number,
   tip: string,
 ): Promise<{ tree: WorkerTree; created: boolean }> {
-  const { workerBranch, worktreeDir } = await import('../gitflow/naming.js');
   const { setBranchPlan } = await import('../git/branch-config.js');
   const branch = workerBranch(slug, k);
   const path = worktreeDir(repo.mainRoot, branch);
@@ -64,8 +71,6 @@ export async function workerTree(
   return { tree, created: true };
 }
 
-const workerRe = (slug: string) => new RegExp(`^tugplan/${slug}--w(\\d+)$`);
-
 /**
  * The worker branches of the plan (`tugplan/<slug>--w<k>`) that a run made: their branch config names
  * this plan (04-git.md §3; `worktree create` never makes a `w<k>` name, naming.ts). A branch of such a name
@@ -74,10 +79,9 @@ const workerRe = (slug: string) => new RegExp(`^tugplan/${slug}--w(\\d+)$`);
 async function ownedWorkerBranches(g: GitRunner, repo: Repo, slug: string): Promise<Set<string>> {
   const { listBranchPlans } = await import('../git/branch-config.js');
   const { slugOfPlanPath } = await import('../plan/resolve.js');
-  const re = workerRe(slug);
   return new Set(
     (await listBranchPlans(g, repo.mainRoot))
-      .filter((b) => re.test(b.branch) && slugOfPlanPath(b.plan_path) === slug)
+      .filter((b) => workerOfBranch(b.branch, slug) !== null && slugOfPlanPath(b.plan_path) === slug)
       .map((b) => b.branch),
   );
 }
@@ -94,13 +98,9 @@ export async function leftoverTrees(
   slug: string,
   o: { foreign: 'refuse' | 'skip' } = { foreign: 'refuse' },
 ): Promise<WorkerTree[]> {
-  const { worktreeDir } = await import('../gitflow/naming.js');
-  const re = workerRe(slug);
-  const names = (
-    await g.run(['for-each-ref', '--format=%(refname:strip=2)', `refs/heads/tugplan/${slug}--w*`], repo.mainRoot)
-  )
+  const names = (await g.run(['for-each-ref', '--format=%(refname:strip=2)', workerBranchPattern(slug)], repo.mainRoot))
     .split('\n')
-    .filter((b) => re.test(b));
+    .filter((b) => workerOfBranch(b, slug) !== null);
   if (names.length === 0) return [];
   const owned = await ownedWorkerBranches(g, repo, slug);
   const { worktreeBranches } = await import('../git/ref-files.js');
@@ -110,22 +110,21 @@ export async function leftoverTrees(
     .filter((b) => !owned.has(b))
     .map((b) => ({ branch: b, reason: `branch ${b} exists and was not made by tugcode run for this plan` }));
   const out: WorkerTree[] = [];
-  const dirRe = new RegExp(`^tugplan__${slug}--w(\\d+)$`);
   for (const w of trees) {
     // The run's directory for worker k with another branch (or none) checked out: the run would reset it.
-    const d = dirRe.exec(basename(w.path));
-    if (d && dirname(w.path) === join(repo.mainRoot, '.tugtree') && w.branch !== `tugplan/${slug}--w${d[1]}`) {
+    const d = workerOfDir(basename(w.path), slug);
+    if (d !== null && dirname(w.path) === join(repo.mainRoot, TUGTREE_DIR) && w.branch !== workerBranch(slug, d)) {
       const what = w.branch ? `branch ${w.branch}` : 'a detached HEAD';
-      foreign.push({ branch: `tugplan/${slug}--w${d[1]}`, path: w.path, reason: `${w.path} has ${what} checked out` });
+      foreign.push({ branch: workerBranch(slug, d), path: w.path, reason: `${w.path} has ${what} checked out` });
       continue;
     }
-    const m = w.branch ? re.exec(w.branch) : null;
-    if (!m || !owned.has(w.branch!)) continue;
+    const k = w.branch ? workerOfBranch(w.branch, slug) : null;
+    if (k === null || !owned.has(w.branch!)) continue;
     if (w.path !== worktreeDir(repo.mainRoot, w.branch!)) {
       foreign.push({ branch: w.branch!, path: w.path, reason: `branch ${w.branch} is checked out in ${w.path}` });
       continue;
     }
-    if (existsSync(w.path)) out.push({ worker: `w${m[1]}`, k: Number(m[1]), path: w.path, branch: w.branch! });
+    if (existsSync(w.path)) out.push({ worker: `w${k}`, k, path: w.path, branch: w.branch! });
   }
   const first = foreign[0];
   if (first && o.foreign === 'refuse') {

@@ -10,6 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
+import { STATE_DB } from '../contract/layout.js';
 import type { Database } from './sql/conn.js';
 
 export type { OpenMode, OpenOptions } from './sqlite-open.js';
@@ -20,7 +21,7 @@ export type { OpenMode, OpenOptions } from './sqlite-open.js';
  */
 export function stateDbPath(mainRoot: string, env: NodeJS.ProcessEnv = process.env): string {
   const override = env.TUGCODE_STATE_DB;
-  return override ? resolve(mainRoot, override) : join(mainRoot, '.tugtool', 'state.db');
+  return override ? resolve(mainRoot, override) : join(mainRoot, STATE_DB);
 }
 
 /** The configuration keys the state library reads (a subset of the full Config). */

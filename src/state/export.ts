@@ -9,7 +9,8 @@
 import { isAbsolute, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { StateExportDocument } from '../contract/schemas/state-export.js';
-import { ensureGitignoreLines, STATE_DB_IGNORE_LINES } from '../util/gitignore.js';
+import { STATE_DB_FILES } from '../contract/layout.js';
+import { ensureGitignoreLines } from '../util/gitignore.js';
 import { ensureWriter, type StateContext } from './context.js';
 import { parseExportDocument } from './export-check.js';
 import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
@@ -179,7 +180,7 @@ export async function importPlan(ctx: StateContext, input: ImportInput): Promise
     });
     return { plan_path, replaced, imported, source: doc.source };
   });
-  if (store.dialect === 'sqlite') ensureGitignoreLines(join(ctx.repoRoot, '.gitignore'), STATE_DB_IGNORE_LINES);
+  if (store.dialect === 'sqlite') ensureGitignoreLines(join(ctx.repoRoot, '.gitignore'), STATE_DB_FILES);
   return result;
 }
 

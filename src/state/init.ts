@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { Diagnostic, ParsedPlan } from '../plan/types.js';
-import { ensureGitignoreLines, STATE_DB_IGNORE_LINES } from '../util/gitignore.js';
+import { STATE_DB_FILES } from '../contract/layout.js';
+import { ensureGitignoreLines } from '../util/gitignore.js';
 import { sha256Hex } from '../util/hash.js';
 import { recordEvent } from './record.js';
 import { ensureWriter, type StateContext } from './context.js';
@@ -149,7 +150,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
     const { kept_completed: _a, kept_claims: _b, reset_steps: _c, removed_steps: _d, ...counts } = report;
     return { ...out, ...counts, already_initialized: false, reinitialized: true };
   });
-  result.gitignore_added = ensureGitignoreLines(join(ctx.repoRoot, '.gitignore'), STATE_DB_IGNORE_LINES);
+  result.gitignore_added = ensureGitignoreLines(join(ctx.repoRoot, '.gitignore'), STATE_DB_FILES);
   return result;
 }
 

@@ -4,6 +4,7 @@
  * `state` command itself (`[run]`, `[commit]`), and the worktree shortened (`w1`, `main`). The JSON keeps
  * every field as stored; this only reads `details`. Pure: returns a string.
  */
+import { worktreeNameOf } from '../contract/layout.js';
 import type { LogEvent } from './log.js';
 
 export interface LogTextOptions {
@@ -20,8 +21,8 @@ export function shortActor(actor: string, o: LogTextOptions = {}): string {
   if (!actor.startsWith('/')) return actor;
   if (o.mainRoot && actor === o.mainRoot) return 'main';
   // A plan worktree `.tugtree/tugplan__<slug>--<name>` (04-git.md §3): its name (`w1`, a timestamp).
-  const tree = /\/\.tugtree\/tugplan__.*--([^/]+)$/.exec(actor);
-  if (tree) return tree[1]!;
+  const tree = worktreeNameOf(actor);
+  if (tree) return tree;
   // Any other worktree: its directory name, as `state show` names owners.
   return actor.split('/').filter(Boolean).pop() ?? actor;
 }

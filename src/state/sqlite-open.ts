@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
+import { TUGTOOL_DIR } from '../contract/layout.js';
 import { stateDbPath, type StateConfig, type StateContext } from './context.js';
 import { openRead, openWrite } from './db.js';
 import type { Database } from './sql/conn.js';
@@ -80,7 +81,7 @@ export function openStore(
  * NotInitialized with the reason, never an empty state: readers would otherwise answer "no plans".
  */
 function tugtoolDir(repoRoot: string): boolean {
-  const dir = join(repoRoot, '.tugtool');
+  const dir = join(repoRoot, TUGTOOL_DIR);
   const st = statSync(dir, { throwIfNoEntry: false });
   if (st && !st.isDirectory()) {
     throw new TugError('NotInitialized', {

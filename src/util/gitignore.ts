@@ -1,22 +1,9 @@
 /**
- * Idempotent line-appending for `.gitignore` and `info/exclude` (04-git.md §2).
+ * Idempotent line-appending for `.gitignore` and `info/exclude` (04-git.md §2); the runtime lines are
+ * contract/layout.ts's.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-
-/** The runtime files tugcode keeps out of every commit. */
-export const RUNTIME_IGNORE_LINES = [
-  '.tugtool/state.db',
-  '.tugtool/state.db-wal',
-  '.tugtool/state.db-shm',
-  '.tugtree/',
-  '.tug/',
-  '.tugtool/logs/',
-  '.tugtool/*.lock',
-  '.tugtool/*.lock/',
-] as const;
-
-export const STATE_DB_IGNORE_LINES = RUNTIME_IGNORE_LINES.slice(0, 3);
 
 /** Append the lines not already present (exact line match, trimmed) to `file`; returns the lines added. */
 export function ensureGitignoreLines(

@@ -7,22 +7,21 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
-
-export const INTEGRATION_LOCK_FILE = '.tugtool/integration.lock';
+import { INTEGRATION_LOCK, INTEGRATION_LOCK_TARGET, TUGTOOL_DIR } from '../contract/layout.js';
 
 /** Take the lock (waiting up to `timeoutMs`, else `Busy`); resolves with its release. */
 export async function lockIntegrationFile(mainRoot: string, timeoutMs = 60_000): Promise<() => Promise<void>> {
   const lockfile = await import('proper-lockfile');
-  mkdirSync(join(mainRoot, '.tugtool'), { recursive: true });
-  const target = join(mainRoot, '.tugtool', 'integration');
-  const lockfilePath = join(mainRoot, INTEGRATION_LOCK_FILE);
+  const dir = join(mainRoot, TUGTOOL_DIR);
+  mkdirSync(dir, { recursive: true });
+  const target = join(mainRoot, INTEGRATION_LOCK_TARGET);
+  const lockfilePath = join(mainRoot, INTEGRATION_LOCK);
   // proper-lockfile retries every error for the whole timeout: a directory that refuses writes is said at once.
   try {
-    accessSync(join(mainRoot, '.tugtool'), constants.W_OK);
+    accessSync(dir, constants.W_OK);
   } catch (e) {
-    const path = join(mainRoot, '.tugtool');
     throw new TugError('NotWritable', {
-      path,
+      path: dir,
       errno: (e as NodeJS.ErrnoException).code,
       reason: 'the integration lock cannot be taken',
     });

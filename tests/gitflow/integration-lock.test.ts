@@ -6,7 +6,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { INTEGRATION_LOCK, withIntegrationLock } from '../../src/gitflow/integrate.js';
+import { INTEGRATION_LOCK } from '../../src/contract/layout.js';
+import { withIntegrationLock } from '../../src/gitflow/integrate.js';
 import { tempDir } from '../helpers/repo.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
