@@ -5,6 +5,7 @@
  */
 import { TugError } from '../contract/errors.js';
 import type { GitRunner } from './exec.js';
+import { isTugTrailerKey } from './trailers.js';
 
 export interface TrailerSpec {
   key: string;
@@ -56,7 +57,7 @@ export async function withTugTrailers(
   trailers.forEach(checkValue);
   let msg = normalizeMessage(message);
   // No "tug-" anywhere: no Tug-* trailer to remove, and no git call to find out.
-  let existing = /tug-/i.test(msg) ? (await parseTrailers(g, msg, cwd)).filter(([k]) => /^tug-/i.test(k)) : [];
+  let existing = /tug-/i.test(msg) ? (await parseTrailers(g, msg, cwd)).filter(([k]) => isTugTrailerKey(k)) : [];
   for (let guard = existing.length + 1; existing.length > 0 && guard > 0; guard--) {
     const key = existing[0]![0];
     msg = await g.run(
@@ -64,7 +65,7 @@ export async function withTugTrailers(
       cwd,
       { input: msg },
     );
-    existing = (await parseTrailers(g, msg, cwd)).filter(([k]) => /^tug-/i.test(k));
+    existing = (await parseTrailers(g, msg, cwd)).filter(([k]) => isTugTrailerKey(k));
   }
   if (existing.length > 0) {
     throw new TugError('GitError', {

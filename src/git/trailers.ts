@@ -7,6 +7,26 @@
 export const TUG_STEP = 'Tug-Step';
 export const TUG_PLAN = 'Tug-Plan';
 export const TUG_REFACTOR = 'Tug-Refactor';
+/** Every trailer of a step commit, in the order written. */
+export const TUG_TRAILER_KEYS = [TUG_STEP, TUG_PLAN, TUG_REFACTOR] as const;
+
+/** Whether a trailer key is tugcode's (`Tug-*`; git compares trailer keys without case). */
+export function isTugTrailerKey(key: string): boolean {
+  return /^tug-/i.test(key);
+}
+
+/** `%(trailers:…)` for a log format: the trailers of these keys (only their values, if said), `separator`-joined. */
+export function trailersFormat(keys: readonly string[], o: { valueOnly?: boolean; separator: string }): string {
+  return `%(trailers:${keys.map((k) => `key=${k}`).join(',')}${o.valueOnly ? ',valueonly' : ''},separator=${o.separator})`;
+}
+
+/**
+ * `git log -E --grep` pattern of a commit whose message has `Tug-Step: <anchor>` (a leading `#` allowed).
+ * Anchors are [a-z0-9-] (01-plan-format.md): nothing to escape.
+ */
+export function stepTrailerGrep(anchor: string): string {
+  return `^${TUG_STEP}: *#?${anchor} *$`;
+}
 
 export interface TrailerCommit {
   /** Full object name. */
@@ -25,9 +45,9 @@ const FS = '%x00';
 const RS = '%x1e';
 
 /** `git log --format=…`: hash, committer time, the three trailer lists (unit-separated), one record each. */
-export const TRAILER_LOG_FORMAT =
-  `%H${FS}%ct${FS}%(trailers:key=${TUG_STEP},valueonly,separator=%x1f)${FS}%(trailers:key=${TUG_PLAN},valueonly,separator=%x1f)` +
-  `${FS}%(trailers:key=${TUG_REFACTOR},valueonly,separator=%x1f)${RS}`;
+export const TRAILER_LOG_FORMAT = `%H${FS}%ct${FS}${TUG_TRAILER_KEYS.map((k) =>
+  trailersFormat([k], { valueOnly: true, separator: '%x1f' }),
+).join(FS)}${RS}`;
 
 function values(field: string | undefined): string[] {
   return (field ?? '')

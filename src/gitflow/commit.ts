@@ -35,6 +35,7 @@ import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
 import * as state from './state-bridge.js';
 import { timed, type TraceFn } from '../git/trace.js';
 import { withTugTrailers, type TrailerSpec } from '../git/trailer-write.js';
+import { TUG_PLAN, TUG_REFACTOR, TUG_STEP } from '../git/trailers.js';
 
 export interface CommitInput {
   worktree?: string | undefined;
@@ -225,9 +226,9 @@ async function stepTrailers(ctx: FlowCtx, ref: state.StepRef, extra: string[] = 
   const applied = await state.refactorTrailers(ctx, ref);
   const refactors = [...applied, ...extra.filter((r) => !applied.includes(r))];
   return [
-    { key: 'Tug-Step', value: ref.step },
-    { key: 'Tug-Plan', value: ref.planPath },
-    ...refactors.map((r) => ({ key: 'Tug-Refactor', value: r })),
+    { key: TUG_STEP, value: ref.step },
+    { key: TUG_PLAN, value: ref.planPath },
+    ...refactors.map((r) => ({ key: TUG_REFACTOR, value: r })),
   ];
 }
 

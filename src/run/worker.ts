@@ -6,7 +6,7 @@
  * without committing; a stop releases the claim.
  */
 import { isClaimLost, TugError } from '../contract/errors.js';
-import type { TrailerCommit } from '../git/trailers.js';
+import { stepTrailerGrep, trailersFormat, TUG_STEP, type TrailerCommit } from '../git/trailers.js';
 import type { PlanStep } from '../plan/types.js';
 import {
   announceChange,
@@ -132,9 +132,8 @@ export async function reconcileFromIntegration(rc: RunCtx, listed?: { commits: T
 async function settleIntegrated(rc: RunCtx, W: string, step: PlanStep, attempt: number): Promise<boolean> {
   const root = rc.flow.repo.mainRoot;
   const ref = `refs/heads/${rc.prep.integration}`;
-  // Anchors are [a-z0-9-] (01-plan-format.md), nothing to escape in the pattern.
   const hit = await rc.g.tryRun(
-    ['log', '-1', '--format=%H', '-E', `--grep=^Tug-Step: *#?${step.anchor} *$`, ref],
+    ['log', '-1', '--format=%H', '-E', `--grep=${stepTrailerGrep(step.anchor)}`, ref],
     root,
   );
   if (hit.status !== 0 || hit.stdout.trim() === '') return false;
@@ -393,7 +392,7 @@ async function completeUnits(
     return [commit ?? null];
   }
   const out = await rc.g.run(
-    ['log', '--format=%H %(trailers:key=Tug-Step,valueonly,separator=%x2C)', `${before}..${after}`],
+    ['log', `--format=%H ${trailersFormat([TUG_STEP], { valueOnly: true, separator: '%x2C' })}`, `${before}..${after}`],
     W,
   );
   const byStep = new Map<string, string>();

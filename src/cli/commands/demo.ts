@@ -6,6 +6,8 @@
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { integrationBranch } from '../../contract/layout.js';
+import { trailersFormat, TUG_TRAILER_KEYS } from '../../git/trailers.js';
 import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
 
@@ -64,12 +66,12 @@ async function epilogue(cli: CliEnv, slug: string): Promise<string> {
   const { gitRunner } = await import('../../git/exec.js');
   const show = await stateShow(cli.ctx, { plan: slug, items: 'none' }, newCall('state show'));
   const log = await gitRunner(cli.env).run(
-    ['log', '--format=%h %s%n%(trailers:key=Tug-Step,key=Tug-Plan,key=Tug-Refactor,separator=%x0a)', `tugplan/${slug}`],
+    ['log', `--format=%h %s%n${trailersFormat(TUG_TRAILER_KEYS, { separator: '%x0a' })}`, integrationBranch(slug)],
     cli.ctx.cwd,
   );
   const indented = log
     .split('\n')
     .map((l) => (/^[0-9a-f]{7,} /.test(l) ? l : l ? `    ${l}` : l))
     .join('\n');
-  return `\n$ tugcode state show ${slug}\n${renderShow(show, { now: cli.now(), color: cli.color })}\n\n$ git log --oneline tugplan/${slug} (with trailers)\n${indented}\n`;
+  return `\n$ tugcode state show ${slug}\n${renderShow(show, { now: cli.now(), color: cli.color })}\n\n$ git log --oneline ${integrationBranch(slug)} (with trailers)\n${indented}\n`;
 }
