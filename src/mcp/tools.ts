@@ -3,7 +3,6 @@
  * output schema, so a tool call and the CLI command take the same arguments and give the same JSON. The
  * kernel tools build the `tug` argv and answer with `tug --json`'s envelope.
  */
-import { TugError } from '../contract/errors.js';
 import type { InputTable } from '../contract/inputs/fields.js';
 import * as S from '../contract/inputs/state.js';
 import type { Call, OpsContext } from '../ops/context.js';
@@ -20,8 +19,6 @@ export interface StateTool {
   table: InputTable;
   annotations: Annotations;
   op: () => Promise<(ctx: OpsContext, input: never, call: Call) => Promise<object>>;
-  /** CLI-only rules the table cannot say (e.g. an artifact needs a summary). */
-  check?: (input: Record<string, unknown>) => void;
 }
 
 const write = (name: keyof typeof import('../ops/state-write.js')) => async () =>
@@ -60,10 +57,6 @@ export const STATE_TOOLS: StateTool[] = [
     table: S.stateArtifact,
     op: write('stateArtifact'),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    check: (i) => {
-      if (i.summary === undefined)
-        throw new TugError('InvalidArgument', { reason: 'state artifact needs summary', argument: 'summary' });
-    },
   },
   {
     name: 'tug_state_complete',

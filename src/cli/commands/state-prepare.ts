@@ -1,6 +1,6 @@
 /**
  * The CLI-only parts of some `state` commands: per-item flags from the raw argv, the `--batch` document
- * on stdin, the artifact's summary rules, and `state show --watch`.
+ * on stdin, and `state show --watch`.
  */
 import { TugError } from '../../contract/errors.js';
 import { MAX_INPUT_BYTES } from '../../contract/inputs/limits.js';
@@ -27,12 +27,6 @@ export async function updateInput(raw: Raw, cli: CliEnv): Promise<Raw> {
     items = parseBatch(readStdinBounded('--batch', MAX_INPUT_BYTES, cli.stdinIsTTY));
   }
   return { ...rest, items };
-}
-
-export function artifactInput(raw: Raw): Raw {
-  if (raw.summary === undefined)
-    throw new TugError('InvalidArgument', { reason: 'give exactly one of --summary and --summary-file' });
-  return raw;
 }
 
 /** `state import [FILE|-]`: the document from the file, stdin, or `--document` (bounded reads). */

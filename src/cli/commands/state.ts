@@ -54,7 +54,6 @@ export function registerState(program: Command, app: CliApp): void {
     table: T.stateArtifact,
     op: writeOp('stateArtifact'),
     text: text('artifact'),
-    prepare: async (raw) => (await import('./state-prepare.js')).artifactInput(raw),
   });
   reg({ table: T.stateComplete, op: writeOp('stateComplete'), text: text('complete') });
   reg({ table: T.stateRelease, op: writeOp('stateRelease'), text: text('release') });

@@ -126,8 +126,10 @@ export const stateArtifact = t('state artifact', 'record an audit breadcrumb for
     description:
       'architect_strategy, reviewer_verdict, auditor_summary, coder_report, refactor_report, verification_report, note',
   },
+  // Every artifact has a summary: the table says so for the CLI and the MCP tool alike.
   summary: {
     type: 'string',
+    required: true,
     max: MAX_CONTENT,
     placeholder: '<text>',
     fileFlag: '--summary-file',
