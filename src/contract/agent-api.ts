@@ -9,35 +9,9 @@ import { flagOf, type Field, type InputTable } from './inputs/fields.js';
 import { INPUT_TABLES } from './inputs/index.js';
 import { OUTPUT_SCHEMAS } from './schemas/index.js';
 import { demoEventSchema, FAIL_CODES, runEventSchema } from './schemas/run.js';
+import { MCP_TOOLS } from './mcp-tools.js';
 import { fieldRows, objectVariants } from './zod-fields.js';
 import type { z } from 'zod';
-
-/** The MCP tools of `tugcode mcp` (06-run.md §5): tool → the command whose input and output it shares. */
-export const MCP_TOOLS: { tool: string; command: string; kernel?: boolean; note: string }[] = [
-  { tool: 'tug_state_claim', command: 'state claim', note: 'claim the next ready step (or resume your own claim)' },
-  { tool: 'tug_state_start', command: 'state start', note: 'claimed → in_progress' },
-  { tool: 'tug_state_heartbeat', command: 'state heartbeat', note: 'renew the lease' },
-  { tool: 'tug_state_update', command: 'state update', note: 'change checklist items (`items`, `complete_remaining`)' },
-  { tool: 'tug_state_artifact', command: 'state artifact', note: 'record an audit breadcrumb' },
-  { tool: 'tug_state_complete', command: 'state complete', note: 'complete the step (strict unless `force`)' },
-  { tool: 'tug_state_release', command: 'state release', note: 'hand the claim back' },
-  { tool: 'tug_state_fail', command: 'state fail', note: 'give up this attempt' },
-  { tool: 'tug_state_show', command: 'state show', note: 'progress (read-only)' },
-  { tool: 'tug_state_ready', command: 'state ready', note: 'ready / claimed / blocked steps (read-only)' },
-  {
-    tool: 'tug_analyze_impact',
-    command: 'tug analyze-impact',
-    kernel: true,
-    note: 'what a rename would touch (read-only)',
-  },
-  {
-    tool: 'tug_rename_symbol',
-    command: 'tug run rename-symbol',
-    kernel: true,
-    note: 'dry run, or apply with verification',
-  },
-  { tool: 'tug_verify', command: 'tug verify', kernel: true, note: 'verify the tree in a sandbox copy' },
-];
 
 export const EXIT_PLAYBOOK: [number | string, string, string][] = [
   [
@@ -319,7 +293,7 @@ export function renderAgentApi(): string {
             .map(([n, f]) => (f.required ? `\`${n}\`` : `\`${n}\`?`))
             .join(', ')
         : "the kernel operation's arguments";
-      return `| \`${m.tool}\` | \`${m.kernel ? m.command : 'tugcode ' + m.command}\` | ${args} | ${esc(m.note)} |`;
+      return `| \`${m.tool}\` | \`${'kernel' in m ? m.command : 'tugcode ' + m.command}\` | ${args} | ${esc(m.note)} |`;
     }),
     '',
   );

@@ -16,6 +16,7 @@ import { tokenizeShell } from '../kernel/opspec.js';
 import { KernelHost } from '../kernel/cli/warm.js';
 import { kernelEnv } from '../config/kernel-env.js';
 import { OpsContext, newCall } from '../ops/context.js';
+import { type KernelToolName, mcpTool } from '../contract/mcp-tools.js';
 import { type Annotations, STATE_TOOLS } from './tools.js';
 import { type McpTool, type ToolResult, errorResult, installCallHandler, parseArguments, text } from './call.js';
 
@@ -102,10 +103,9 @@ export async function createMcpServer(o: McpOptions) {
   }
 
   const kernelTool = (
-    name: string,
+    name: KernelToolName,
     description: string,
     shape: Record<string, z.ZodTypeAny>,
-    annotations: Record<string, boolean>,
     argv: (a: Record<string, unknown>) => string[],
   ) => {
     const input = z.object(shape).strict();
@@ -124,7 +124,13 @@ export async function createMcpServer(o: McpOptions) {
     };
     register(
       { name, command: name, output: kernelEnvelope, run },
-      { title: name, description, inputSchema: shape, outputSchema: kernelEnvelope, annotations },
+      {
+        title: name,
+        description,
+        inputSchema: shape,
+        outputSchema: kernelEnvelope,
+        annotations: mcpTool(name).annotations,
+      },
     );
   };
 
@@ -156,7 +162,6 @@ export async function createMcpServer(o: McpOptions) {
     'tug_analyze_impact',
     'resolve a refactor target and compute its edit set without writing (`tug analyze-impact`)',
     { op, workspace },
-    { readOnlyHint: true, openWorldHint: false },
     (a) => ['analyze-impact', ...opArgv(String(a.op))],
   );
   kernelTool(
@@ -171,7 +176,6 @@ export async function createMcpServer(o: McpOptions) {
       verify: z.enum(['none', 'syntax', 'tests', 'typecheck']).optional().describe('verification before apply'),
       workspace,
     },
-    { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     (a) => [
       'run',
       ...(a.apply ? ['--apply'] : []),
@@ -188,7 +192,6 @@ export async function createMcpServer(o: McpOptions) {
     'tug_verify',
     'verify the current content in a sandbox (`tug verify syntax|tests|typecheck`)',
     { mode: z.enum(['syntax', 'tests', 'typecheck']).describe('what to verify'), workspace },
-    { readOnlyHint: true, openWorldHint: false },
     (a) => ['verify', String(a.mode)],
   );
 

@@ -1,18 +1,15 @@
 /**
  * The MCP tools (06-run.md §5): each state tool is an operation of src/ops with the CLI's input table and
  * output schema, so a tool call and the CLI command take the same arguments and give the same JSON. The
- * kernel tools build the `tug` argv and answer with `tug --json`'s envelope.
+ * kernel tools build the `tug` argv and answer with `tug --json`'s envelope. Which tools exist, and their
+ * annotations, is contract/mcp-tools.ts's list.
  */
+import { MCP_TOOLS, type McpAnnotations, type StateToolName } from '../contract/mcp-tools.js';
 import type { InputTable } from '../contract/inputs/fields.js';
-import * as S from '../contract/inputs/state.js';
+import { inputTableFor } from '../contract/inputs/index.js';
 import type { Call, OpsContext } from '../ops/context.js';
 
-export interface Annotations {
-  readOnlyHint?: boolean;
-  destructiveHint?: boolean;
-  idempotentHint?: boolean;
-  openWorldHint?: boolean;
-}
+export type Annotations = McpAnnotations;
 
 export interface StateTool {
   name: string;
@@ -26,67 +23,20 @@ const write = (name: keyof typeof import('../ops/state-write.js')) => async () =
 const read = (name: keyof typeof import('../ops/state-read.js')) => async () =>
   (await import('../ops/state-read.js'))[name] as never;
 
-/** Every state tool writes state.db (a local database): `openWorldHint` is false for all of them. */
-export const STATE_TOOLS: StateTool[] = [
-  {
-    name: 'tug_state_claim',
-    table: S.stateClaim,
-    op: write('stateClaim'),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  },
-  {
-    name: 'tug_state_start',
-    table: S.stateStart,
-    op: write('stateStart'),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  },
-  {
-    name: 'tug_state_heartbeat',
-    table: S.stateHeartbeat,
-    op: write('stateHeartbeat'),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  },
-  {
-    name: 'tug_state_update',
-    table: S.stateUpdate,
-    op: write('stateUpdate'),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  },
-  {
-    name: 'tug_state_artifact',
-    table: S.stateArtifact,
-    op: write('stateArtifact'),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  },
-  {
-    name: 'tug_state_complete',
-    table: S.stateComplete,
-    op: write('stateComplete'),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  },
-  {
-    // Releasing discards the attempt's work in progress.
-    name: 'tug_state_release',
-    table: S.stateRelease,
-    op: write('stateRelease'),
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  },
-  {
-    name: 'tug_state_fail',
-    table: S.stateFail,
-    op: write('stateFail'),
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  },
-  {
-    name: 'tug_state_show',
-    table: S.stateShow,
-    op: read('stateShow'),
-    annotations: { readOnlyHint: true, openWorldHint: false },
-  },
-  {
-    name: 'tug_state_ready',
-    table: S.stateReady,
-    op: read('stateReady'),
-    annotations: { readOnlyHint: true, openWorldHint: false },
-  },
-];
+/** The operation of each state tool (a tool added to the list without one does not compile). */
+const OPS: Record<StateToolName, StateTool['op']> = {
+  tug_state_claim: write('stateClaim'),
+  tug_state_start: write('stateStart'),
+  tug_state_heartbeat: write('stateHeartbeat'),
+  tug_state_update: write('stateUpdate'),
+  tug_state_artifact: write('stateArtifact'),
+  tug_state_complete: write('stateComplete'),
+  tug_state_release: write('stateRelease'),
+  tug_state_fail: write('stateFail'),
+  tug_state_show: read('stateShow'),
+  tug_state_ready: read('stateReady'),
+};
+
+export const STATE_TOOLS: StateTool[] = MCP_TOOLS.flatMap((t) =>
+  'kernel' in t ? [] : [{ name: t.tool, table: inputTableFor(t.command), op: OPS[t.tool], annotations: t.annotations }],
+);

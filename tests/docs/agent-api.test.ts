@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MCP_TOOLS, renderAgentApi } from '../../src/contract/agent-api.js';
+import { renderAgentApi } from '../../src/contract/agent-api.js';
+import { MCP_TOOLS } from '../../src/contract/mcp-tools.js';
 import { ERROR_CODES } from '../../src/contract/errors.js';
 import { INPUT_TABLES } from '../../src/contract/inputs/index.js';
 import { flagOf } from '../../src/contract/inputs/fields.js';

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { MCP_TOOLS } from '../../src/contract/mcp-tools.js';
 import { CLI, runJson } from '../helpers/cli.js';
 import { git, writeFiles } from '../helpers/repo.js';
 import { planRepo, T0 } from '../gitflow/helpers.js';
@@ -56,6 +57,8 @@ describe('tugcode mcp', () => {
         'tug_verify',
       ].sort(),
     );
+    // The contract's list (docs/AGENT_API.md) is what the server registers.
+    expect(MCP_TOOLS.map((t) => t.tool).sort()).toEqual(names);
     const claim = tools.find((t) => t.name === 'tug_state_claim')!;
     expect(Object.keys(claim.inputSchema.properties ?? {}).sort()).toEqual([
       'lease_seconds',
