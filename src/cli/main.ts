@@ -5,13 +5,12 @@
  */
 import { Command, CommanderError } from 'commander';
 import { TugError } from '../contract/errors.js';
+import { VERSION } from '../contract/version.js';
 import { CliApp } from './define.js';
 import { renderError, streamsLines, toTugError, type Rendered } from './output.js';
 import { clockFromEnv } from '../clock.js';
 import { registerAll } from './commands/index.js';
 import { runRefactor, splitRefactorArgv } from '../commands/refactor.js';
-
-const VERSION = '0.1.0';
 
 function buildProgram(app: CliApp): Command {
   const program = new Command('tugcode')

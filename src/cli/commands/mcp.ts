@@ -12,9 +12,10 @@ export function registerMcp(program: Command, app: CliApp): void {
     loop: async (_input, cli) => {
       const { serveStdio } = await import('../../mcp/stdio.js');
       const { TugError } = await import('../../contract/errors.js');
+      const { VERSION } = await import('../../contract/version.js');
       const log = (line: string) => process.stderr.write(line.endsWith('\n') ? line : line + '\n');
       try {
-        await serveStdio({ cwd: cli.ctx.cwd, env: cli.env, version: '0.1.0', log }, process.stdin, process.stdout);
+        await serveStdio({ cwd: cli.ctx.cwd, env: cli.env, version: VERSION, log }, process.stdin, process.stdout);
         return 0;
       } catch (e) {
         // Not the error envelope on stdout, even with --json: stdout is the protocol.
