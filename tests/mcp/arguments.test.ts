@@ -125,6 +125,8 @@ describe('tugcode mcp arguments', () => {
         'items',
       ],
       ['tug_state_update', { ...owner, complete_remaining: 'yes' }, 'state update', 'complete_remaining'],
+      // An artifact needs a summary (the input table's rule, as on the command line).
+      ['tug_state_artifact', { ...owner, kind: 'note' }, 'state artifact', 'summary'],
       ['tug_analyze_impact', {}, 'tug_analyze_impact', 'op'],
       ['tug_rename_symbol', { symbol: 'src/a.ts::a' }, 'tug_rename_symbol', 'to'],
       ['tug_rename_symbol', { symbol: 'src/a.ts::a', to: 'b', apply: 'yes' }, 'tug_rename_symbol', 'apply'],

@@ -49,6 +49,14 @@ describe('tugcode state errors (CLI)', () => {
       'InvalidArgument',
       2,
     );
+    // An artifact needs a summary (the input table's rule, as for the MCP tool).
+    const noSummary = refusedCli(
+      root,
+      ['artifact', 'demo', 'step-0', '--worktree', w1, '--kind', 'note'],
+      'InvalidArgument',
+      2,
+    );
+    expect(noSummary.json.error.details.argument).toBe('--summary');
     refusedCli(root, ['complete', 'demo', 'step-0', '--worktree', w1, '--commit', 'no-such-rev'], 'InvalidArgument', 2);
     refusedCli(root, ['show', '--watch', '1'], 'InvalidArgument', 2);
     refusedCli(root, ['log', '--limit', '0'], 'InvalidArgument', 2);
