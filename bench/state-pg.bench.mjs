@@ -83,7 +83,7 @@ const sc = await ops.stateCall(newCall('state claim'));
 const scStart = await ops.stateCall(newCall('state start'));
 const scDone = await ops.stateCall(newCall('state complete'));
 const w = ${JSON.stringify(wt)};
-await store.run(await ops.stateCall(newCall('state ready')), 'ready', { plan: 'bench' });
+await store.ready(await ops.stateCall(newCall('state ready')), { plan: 'bench' });
 const { existsSync, writeFileSync } = await import('node:fs');
 writeFileSync(${JSON.stringify(barrier.ready)}, '');
 while (!existsSync(${JSON.stringify(barrier.go)})) await new Promise((r) => setTimeout(r, 2));
@@ -93,7 +93,7 @@ const latency = [];
 let idle = 0;
 for (;;) {
   const t0 = performance.now();
-  const c = await store.run(sc, 'claim', { plan: 'bench', worktree: w });
+  const c = await store.claim(sc, { plan: 'bench', worktree: w });
   if (!c.claimed) {
     if (c.reason === 'all_completed') break;
     idle++;
@@ -102,8 +102,8 @@ for (;;) {
   }
   latency.push(performance.now() - t0);
   claimed.push(c.step_anchor);
-  await store.run(scStart, 'start', { plan: 'bench', step: c.step_anchor, worktree: w });
-  await store.run(scDone, 'complete', { plan: 'bench', step: c.step_anchor, worktree: w, force: 'bench' });
+  await store.start(scStart, { plan: 'bench', step: c.step_anchor, worktree: w });
+  await store.complete(scDone, { plan: 'bench', step: c.step_anchor, worktree: w, force: 'bench' });
 }
 await ops.close();
 const cpu = process.cpuUsage(cpu0);

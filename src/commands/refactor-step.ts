@@ -9,8 +9,6 @@ import { TugError } from '../contract/errors.js';
 import type { VerifyMode } from '../kernel/types.js';
 import { errorObjectOf } from '../refactor/run-step.js';
 import { runStepEnvelope, type RunStepResult } from '../refactor/result.js';
-import type { StateContext } from '../state/context.js';
-import type { SkipResult } from '../state/refactors.js';
 
 export interface CliOutput {
   stdout: string;
@@ -86,7 +84,7 @@ const VERIFY: readonly string[] = ['none', 'syntax', 'tests', 'typecheck'];
 
 /**
  * The process context for W (05-kernel.md §7.3 setup 1): the one repo resolver, config and state store of
- * src/ops, and a state call in W's canonical root.
+ * src/ops, W's canonical root, and the call the operation runs under.
  */
 async function open(command: string, worktreeArg: string, cwd: string, env: NodeJS.ProcessEnv) {
   const abs = resolve(cwd, worktreeArg);
@@ -101,18 +99,7 @@ async function open(command: string, worktreeArg: string, cwd: string, env: Node
   const call = newCall(command);
   const { repo, config } = await ops.load(call);
   const worktree = await worktreeOf(ops, repo, abs);
-  const store = await ops.store(call);
-  const sc = { command, warnings: call.warnings, workTree: worktree, cwd };
-  return {
-    ops,
-    config,
-    worktree,
-    /** W as the store names its owners (`<host>:W` on PostgreSQL). */
-    owner: store.owner(worktree),
-    warnings: call.warnings,
-    /** Run `fn` with the state library's context in W. */
-    withState: <T>(fn: (ctx: StateContext) => Promise<T> | T) => store.withContext(sc, 'write', fn),
-  };
+  return { ops, call, config, worktree, warnings: call.warnings };
 }
 
 function errorOutput(e: unknown, text: boolean): CliOutput {
@@ -171,24 +158,24 @@ export async function runRefactorStepCommand(
       if (verify !== undefined && !VERIFY.includes(verify))
         throw bad(`--verify must be one of ${VERIFY.join(', ')}`, '--verify');
       const o = (opened = await open('refactor run-step', a.values.get('--worktree')!, cwd, env));
-      const { runStep } = await import('../refactor/run-step.js');
-      const r = await o.withState((ctx) =>
-        runStep(
-          ctx,
-          {
-            plan,
-            step,
-            worktree: o.owner,
-            attempt,
-            retry_failed: a.bools.has('--retry-failed'),
-            verify: verify as VerifyMode | undefined,
-          },
-          {
-            heartbeat_seconds: o.config.run.heartbeat_seconds,
-            max_concurrent_sessions: o.config.kernel.max_concurrent_sessions,
-            kernel: { env: kernelEnv },
-          },
-        ),
+      const { refactorRunStep } = await import('../ops/refactor.js');
+      const r = await refactorRunStep(
+        o.ops,
+        {
+          plan,
+          step,
+          worktree: o.worktree,
+          attempt,
+          cwd,
+          retry_failed: a.bools.has('--retry-failed'),
+          verify: verify as VerifyMode | undefined,
+        },
+        o.call,
+        {
+          heartbeat_seconds: o.config.run.heartbeat_seconds,
+          max_concurrent_sessions: o.config.kernel.max_concurrent_sessions,
+          kernel: { env: kernelEnv },
+        },
       );
       const stderr = r.error
         ? `tugcode: ${r.error.code}: ${r.error.message}`.replace(/[\r\n]+/g, ' ').slice(0, 500) + '\n'
@@ -204,10 +191,8 @@ export async function runRefactorStepCommand(
     const reason = a.values.get('--reason');
     if (reason === undefined || reason.trim() === '') throw bad('refactor skip needs a non-empty --reason', '--reason');
     const o = (opened = await open('refactor skip', a.values.get('--worktree')!, cwd, env));
-    const { skipRefactor } = await import('../state/refactors.js');
-    const r: SkipResult = await o.withState((ctx) =>
-      skipRefactor(ctx, { plan, step, worktree: o.owner, attempt, ordinal, reason }),
-    );
+    const { refactorSkip } = await import('../ops/refactor.js');
+    const r = await refactorSkip(o.ops, { plan, step, worktree: o.worktree, attempt, cwd, ordinal, reason }, o.call);
     const envelope = {
       status: 'ok',
       schema_version: '1',

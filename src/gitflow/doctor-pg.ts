@@ -9,7 +9,7 @@ import type { StateStore } from '../state/store.js';
 import type { PgStateStore } from '../state/pg-store.js';
 import { failed, pass, planChecks, warn } from './doctor-state.js';
 import type { DoctorCheck } from './doctor.js';
-import type { FlowCtx } from './flow-context.js';
+import type { RepoCtx } from './flow-context.js';
 
 /** Above this, `state-pg-clock` warns (leases and heartbeats are compared with the server's time). */
 export const MAX_CLOCK_SKEW_MS = 2000;
@@ -26,7 +26,7 @@ function unreachable(e: unknown): DoctorCheck[] {
 }
 
 /** `open` gives the process's store for this repository (the ops layer picks the backend). */
-export async function pgStateChecks(ctx: FlowCtx, open: () => Promise<StateStore>): Promise<DoctorCheck[]> {
+export async function pgStateChecks(ctx: RepoCtx, open: () => Promise<StateStore>): Promise<DoctorCheck[]> {
   let store: StateStore;
   try {
     store = await open();
@@ -85,11 +85,7 @@ export async function pgStateChecks(ctx: FlowCtx, open: () => Promise<StateStore
         : pass('state-pg-clock', `clock skew ${Math.abs(skew)} ms (at most ${MAX_CLOCK_SKEW_MS} ms)`, NONE),
     );
     // The server's time, unless TUGCODE_NOW fixed the process's (as the store does).
-    const now = await pg.withContext(
-      { command: 'doctor', warnings: ctx.warnings, workTree: ctx.repo.worktreeRoot, cwd: ctx.repo.worktreeRoot },
-      'read',
-      (sctx) => sctx.clock.now(),
-    );
+    const now = await pg.now();
     checks.push(...(await planChecks(ctx, db, now)));
     return checks;
   } finally {

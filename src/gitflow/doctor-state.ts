@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DoctorCheck } from './doctor.js';
-import type { FlowCtx } from './flow-context.js';
+import type { RepoCtx } from './flow-context.js';
 import type { Conn } from '../state/sql/conn.js';
 import { gitRunner } from '../git/exec.js';
 import { gitWorktrees } from '../git/repo.js';
@@ -29,7 +29,7 @@ export const failed = (name: string, message: string, fix: string): DoctorCheck 
   fix,
 });
 
-export async function stateChecks(ctx: FlowCtx): Promise<DoctorCheck[]> {
+export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
   const { stateDbPath, openRead, isNewerSchema } = await import('../state/db.js');
   const { LATEST_SCHEMA_VERSION } = await import('../state/migrate.js');
   const mainRoot = ctx.repo.mainRoot;
@@ -119,7 +119,7 @@ export async function stateChecks(ctx: FlowCtx): Promise<DoctorCheck[]> {
  * The checks of the plans in a state store, on either backend: orphaned plans (file gone), expired leases,
  * failed steps. `now` is the store's time (the server's clock on PostgreSQL).
  */
-export async function planChecks(ctx: FlowCtx, c: Conn, now: string): Promise<DoctorCheck[]> {
+export async function planChecks(ctx: RepoCtx, c: Conn, now: string): Promise<DoctorCheck[]> {
   const { listPlans } = await import('../state/queries/plans.js');
   const { stepsOfPlan } = await import('../state/queries/steps.js');
   const { isExpired, isHeld } = await import('../state/status.js');

@@ -10,7 +10,7 @@ import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
 import { AGENT_DIR, STATE_DB, STATE_DB_FILES, TUGTOOL_DIR, TUGTREE_DIR } from '../contract/layout.js';
 import { gitRunner, gitVersion, type GitRunner } from '../git/exec.js';
-import type { FlowCtx } from './flow-context.js';
+import type { RepoCtx } from './flow-context.js';
 import { MIN_GIT_VERSION, versionAtLeast, versionString } from '../git/refs.js';
 import { gitWorktrees, resolveRepo, type Repo } from '../git/repo.js';
 import type { StateStore } from '../state/store.js';
@@ -113,7 +113,7 @@ async function gitChecks(g: GitRunner, repo: Repo): Promise<DoctorCheck[]> {
   return out;
 }
 
-async function kernelCheck(ctx: FlowCtx): Promise<DoctorCheck> {
+async function kernelCheck(ctx: RepoCtx): Promise<DoctorCheck> {
   const name = 'kernel-backends';
   let probe:
     | ((
@@ -170,7 +170,7 @@ async function kernelCheck(ctx: FlowCtx): Promise<DoctorCheck> {
 }
 
 /** state.db's checks, or the PostgreSQL server's when `[state] url` is set (02-state.md §8). */
-async function backendChecks(ctx: FlowCtx, o: DoctorInput): Promise<DoctorCheck[]> {
+async function backendChecks(ctx: RepoCtx, o: DoctorInput): Promise<DoctorCheck[]> {
   if (!ctx.config.state.url) return (await import('./doctor-state.js')).stateChecks(ctx);
   const { pgStateChecks } = await import('./doctor-pg.js');
   const open = o.openStore;
@@ -253,7 +253,7 @@ export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
     }
     checks.push(...(await gitChecks(g, repo)));
     if (config) {
-      const ctx: FlowCtx = { repo, config, clock: o.clock, warnings: o.warnings, env: o.env };
+      const ctx: RepoCtx = { repo, config, clock: o.clock, warnings: o.warnings, env: o.env };
       const state = await backendChecks(ctx, o);
       checks.splice(
         checks.findIndex((c) => c.name === 'state-files-untracked'),

@@ -1,11 +1,11 @@
 /**
- * The git flows' one door into the state library (02-state.md §7): in-process calls, each opening a state
- * store call per operation. Git facts (trailer commits) are gathered before a state call,
- * so no git runs inside a write transaction. Read-only helpers open state.db read-only and never create or
- * migrate it.
+ * The git flows' calls into the state library (02-state.md §7), each a named operation of the process's
+ * store (the operations layer, the driver or a test passes it in the FlowCtx: SQLite or PostgreSQL,
+ * owners qualified by the store). Git facts (trailer commits) are gathered before a state call, so no git
+ * runs inside a write transaction. Read-only helpers open state.db read-only and never create or migrate it.
  */
 import { TugError } from '../contract/errors.js';
-import type { OpInput, OpName, OpResult } from '../state/store.js';
+import { stateCall, type StateCall } from '../state/store.js';
 import type { FlowCtx } from './flow-context.js';
 import { gitRunner } from '../git/exec.js';
 import { readTrailerCommits } from '../git/log.js';
@@ -38,35 +38,12 @@ export interface PlanState {
 }
 
 /**
- * One state operation through the process's store (the operations layer gives one: SQLite or PostgreSQL,
- * owners qualified by the store), or, without one, through a SQLite store of its own for this call. The flows pass
- * repo-relative plan paths, resolved against `workTree`; the caller's directory (maybe a linked worktree
- * holding its own copy of the plan) must not make them ambiguous.
+ * A state call of the flow's `command` in `workTree`. The flows pass repo-relative plan paths, resolved
+ * against `workTree`: the caller's directory (maybe a linked worktree holding its own copy of the plan)
+ * must not make them ambiguous.
  */
-async function stateRun<K extends OpName>(
-  ctx: FlowCtx,
-  command: string,
-  workTree: string,
-  op: K,
-  input: OpInput<K>,
-): Promise<OpResult<K>> {
-  const call = { command, warnings: ctx.warnings, workTree, cwd: workTree };
-  if (ctx.store) return ctx.store.run(call, op, input);
-  // A store of its own is the embedded one: never a silent stand-in for a configured PostgreSQL state.
-  if (ctx.config.state.url)
-    throw new TugError('InternalError', { reason: 'a git flow on the PostgreSQL state needs the process store' });
-  const { SqliteStateStore } = await import('../state/store.js');
-  const store = new SqliteStateStore({
-    repoRoot: ctx.repo.mainRoot,
-    clock: ctx.clock,
-    config: ctx.config,
-    env: ctx.env,
-  });
-  try {
-    return await store.run(call, op, input);
-  } finally {
-    await store.close();
-  }
+function callIn(ctx: FlowCtx, command: string, workTree: string): StateCall {
+  return stateCall({ command, warnings: ctx.warnings }, workTree);
 }
 
 /**
@@ -86,15 +63,15 @@ export async function initAndReconcile(
     refs.map((r) => `refs/heads/${r}`),
   );
   const root = ctx.repo.mainRoot;
-  await stateRun(ctx, command, root, 'init', { plan: planPath, source: bytes });
-  await stateRun(ctx, command, root, 'reconcile', { plan: planPath, commits, scanned_commits: scanned });
-  const c = await stateRun(ctx, command, root, 'ready', { plan: planPath });
+  await ctx.store.init(callIn(ctx, command, root), { plan: planPath, source: bytes });
+  await ctx.store.reconcile(callIn(ctx, command, root), { plan: planPath, commits, scanned_commits: scanned });
+  const c = await ctx.store.ready(callIn(ctx, command, root), { plan: planPath });
   return { all_steps: c.all_steps, ready_steps: c.ready_steps, state_initialized: true };
 }
 
 /** The reason strict completion would refuse now (ownership, fencing, drift, open items, …), or null. */
 export async function completionBlocker(ctx: FlowCtx, ref: StepRef): Promise<TugError | null> {
-  return stateRun(ctx, 'commit', ref.worktree, 'completionBlocker', {
+  return ctx.store.completionBlocker(callIn(ctx, 'commit', ref.worktree), {
     plan: ref.planPath,
     step: ref.step,
     worktree: ref.worktree,
@@ -103,7 +80,7 @@ export async function completionBlocker(ctx: FlowCtx, ref: StepRef): Promise<Tug
 }
 
 export async function heartbeat(ctx: FlowCtx, ref: StepRef): Promise<void> {
-  await stateRun(ctx, 'commit', ref.worktree, 'heartbeat', {
+  await ctx.store.heartbeat(callIn(ctx, 'commit', ref.worktree), {
     plan: ref.planPath,
     step: ref.step,
     worktree: ref.worktree,
@@ -112,7 +89,7 @@ export async function heartbeat(ctx: FlowCtx, ref: StepRef): Promise<void> {
 }
 
 export async function complete(ctx: FlowCtx, ref: StepRef & { commit: string }): Promise<{ plan_completed: boolean }> {
-  const r = await stateRun(ctx, 'commit', ref.worktree, 'complete', {
+  const r = await ctx.store.complete(callIn(ctx, 'commit', ref.worktree), {
     plan: ref.planPath,
     step: ref.step,
     worktree: ref.worktree,
@@ -128,7 +105,7 @@ export async function complete(ctx: FlowCtx, ref: StepRef & { commit: string }):
  */
 export async function refactorTrailers(ctx: FlowCtx, ref: StepRef): Promise<string[]> {
   try {
-    return await stateRun(ctx, 'commit', ref.worktree, 'refactorTrailers', {
+    return await ctx.store.refactorTrailers(callIn(ctx, 'commit', ref.worktree), {
       plan: ref.planPath,
       step: ref.step,
       worktree: ref.worktree,
@@ -142,7 +119,7 @@ export async function refactorTrailers(ctx: FlowCtx, ref: StepRef): Promise<stri
 
 /** Every plan in state.db that is not archived, with its steps (read-only; empty without a DB). */
 export async function planRows(ctx: FlowCtx): Promise<PlanState[]> {
-  const shown = await stateRun(ctx, 'status', ctx.repo.worktreeRoot, 'show', { items: 'none' });
+  const shown = await ctx.store.show(callIn(ctx, 'status', ctx.repo.worktreeRoot), { items: 'none' });
   return shown.plans.map((p) => ({
     plan_path: p.plan_path,
     status: p.status as PlanState['status'],
@@ -173,7 +150,7 @@ export async function planSteps(ctx: FlowCtx, planPath: string): Promise<StepSta
  */
 export async function notInitialized(ctx: FlowCtx, command: string, planPath: string): Promise<TugError> {
   try {
-    await stateRun(ctx, command, ctx.repo.worktreeRoot, 'ready', { plan: planPath });
+    await ctx.store.ready(callIn(ctx, command, ctx.repo.worktreeRoot), { plan: planPath });
   } catch (e) {
     if (e instanceof TugError && e.code === 'PlanNotInitialized') return e;
   }
@@ -182,12 +159,12 @@ export async function notInitialized(ctx: FlowCtx, command: string, planPath: st
 
 /** Top-level steps held (claimed or in progress, live or expired) by `worktree`, in every plan. Read-only. */
 export async function claimsHeldBy(ctx: FlowCtx, worktree: string): Promise<HeldClaim[]> {
-  return stateRun(ctx, 'worktree list', ctx.repo.worktreeRoot, 'claimsHeldBy', { worktree });
+  return ctx.store.claimsHeldBy(callIn(ctx, 'worktree list', ctx.repo.worktreeRoot), { worktree });
 }
 
 /** Release `worktree`'s claim as an admin action (`worktree remove --force`): actor `admin`, attempt discarded. */
 export async function adminRelease(ctx: FlowCtx, planPath: string, step: string, worktree: string): Promise<boolean> {
-  const r = await stateRun(ctx, 'worktree remove', ctx.repo.mainRoot, 'adminRelease', {
+  const r = await ctx.store.adminRelease(callIn(ctx, 'worktree remove', ctx.repo.mainRoot), {
     plan: planPath,
     step,
     worktree,

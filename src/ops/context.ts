@@ -77,10 +77,15 @@ export class OpsContext {
     return this.storeP;
   }
 
-  /** A state call in the current work tree (or `workTree`). */
-  async stateCall(call: Call, workTree?: string): Promise<StateCall> {
+  /**
+   * A state call in the current work tree (or `workTree`); relative plan paths resolve against the
+   * context's directory (or `cwd`).
+   */
+  async stateCall(call: Call, workTree?: string, cwd: string = this.cwd): Promise<StateCall> {
     const { repo } = await this.load(call);
-    return { command: call.command, warnings: call.warnings, workTree: workTree ?? repo.worktreeRoot, cwd: this.cwd };
+    // Loaded already: the store came first (store() is what every state operation asks for).
+    const { stateCall } = await import('../state/store.js');
+    return stateCall(call, workTree ?? repo.worktreeRoot, cwd);
   }
 
   /** Closes the state store; the context can be opened again by the next call. */

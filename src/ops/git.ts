@@ -5,7 +5,8 @@
 import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { Call, OpsContext } from './context.js';
 
-async function flowOf(ctx: OpsContext, call: Call): Promise<FlowCtx> {
+/** The git flows' context of a call: the process's repository, config and state store, the call's warnings. */
+export async function flowOf(ctx: OpsContext, call: Call): Promise<FlowCtx> {
   const { repo, config } = await ctx.load(call);
   return { repo, config, clock: ctx.clock, warnings: call.warnings, env: ctx.env, store: await ctx.store(call) };
 }

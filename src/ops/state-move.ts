@@ -12,7 +12,7 @@ import { stateOf } from './support.js';
 
 export async function stateExport(ctx: OpsContext, input: { plan: string; output?: string }, call: Call) {
   const { store, sc } = await stateOf(ctx, call);
-  const document = await store.run(sc, 'export', { plan: input.plan });
+  const document = await store.exportPlan(sc, { plan: input.plan });
   const { countsOf } = await import('../state/export.js');
   const base = { plan_path: document.plan_path, counts: countsOf(document) };
   if (input.output === undefined) return { ...base, output: null, document };
@@ -43,7 +43,7 @@ export async function stateImport(
     throw fromSource(e, input.file);
   });
   const { store, sc } = await stateOf(ctx, call);
-  const result = await store.run(sc, 'import', { document, replace: input.replace });
+  const result = await store.importPlan(sc, { document, replace: input.replace });
   return { ...result, backend: { kind: store.backend, location: store.location } };
 }
 

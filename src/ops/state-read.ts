@@ -15,14 +15,14 @@ export async function stateShow(ctx: OpsContext, input: { plan?: string; items?:
     });
   }
   const { store, sc } = await stateOf(ctx, call);
-  const shown = await store.run(sc, 'show', { plan: input.plan, items, step: input.step });
+  const shown = await store.show(sc, { plan: input.plan, items, step: input.step });
   // Which backend answered (02-state.md §8): never the PostgreSQL password.
   return { ...shown, backend: { kind: store.backend, location: store.location } };
 }
 
 export async function stateReady(ctx: OpsContext, input: { plan: string }, call: Call) {
   const { store, sc } = await stateOf(ctx, call);
-  return store.run(sc, 'ready', { plan: input.plan });
+  return store.ready(sc, { plan: input.plan });
 }
 
 export async function stateLog(
@@ -42,12 +42,12 @@ export async function stateLog(
     since = formatTimestamp(ms);
   }
   const { store, sc } = await stateOf(ctx, call);
-  return store.run(sc, 'log', { ...input, since });
+  return store.log(sc, { ...input, since });
 }
 
 export async function stateList(ctx: OpsContext, _input: Record<string, never>, call: Call) {
   const { store, sc } = await stateOf(ctx, call);
-  return store.run(sc, 'list', {});
+  return store.list(sc);
 }
 
 export async function stateGraph(ctx: OpsContext, input: { plan: string; format?: string }, call: Call) {
@@ -58,5 +58,5 @@ export async function stateGraph(ctx: OpsContext, input: { plan: string; format?
       argument: 'format',
     });
   const { store, sc } = await stateOf(ctx, call);
-  return store.run(sc, 'graph', { plan: input.plan, format });
+  return store.graph(sc, { plan: input.plan, format });
 }

@@ -29,7 +29,7 @@ export async function stateInit(
       fields: ['release_claims', 'force'],
     });
   const { store, sc } = await stateOf(ctx, call);
-  return store.run(sc, 'init', {
+  return store.init(sc, {
     plan: input.plan,
     force: Boolean(input.force),
     release_claims: Boolean(input.release_claims),
@@ -61,7 +61,7 @@ export async function stateClaim(
 ) {
   const { store, sc, repo } = await stateOf(ctx, call);
   const worktree = await worktreeOf(ctx, repo, input.worktree);
-  return store.run(sc, 'claim', {
+  return store.claim(sc, {
     plan: input.plan,
     worktree,
     lease_seconds: input.lease_seconds,
@@ -72,12 +72,12 @@ export async function stateClaim(
 
 export async function stateStart(ctx: OpsContext, input: OwnerArgs, call: Call) {
   const { store, sc, repo } = await stateOf(ctx, call);
-  return store.run(sc, 'start', { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
+  return store.start(sc, { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
 }
 
 export async function stateHeartbeat(ctx: OpsContext, input: OwnerArgs & { lease_seconds?: number }, call: Call) {
   const { store, sc, repo } = await stateOf(ctx, call);
-  return store.run(sc, 'heartbeat', { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
+  return store.heartbeat(sc, { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
 }
 
 export interface UpdateArgs extends OwnerArgs {
@@ -110,7 +110,7 @@ export async function stateUpdate(ctx: OpsContext, input: UpdateArgs, call: Call
       reason: 'a batch of items cannot be combined with all_tasks, all_tests, all_checkpoints or all',
     });
   const { store, sc, repo } = await stateOf(ctx, call);
-  return store.run(sc, 'update', {
+  return store.update(sc, {
     plan: input.plan,
     step: input.step,
     worktree: await worktreeOf(ctx, repo, input.worktree),
@@ -129,7 +129,7 @@ export async function stateArtifact(
   call: Call,
 ) {
   const { store, sc, repo } = await stateOf(ctx, call);
-  return store.run(sc, 'artifact', { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
+  return store.artifact(sc, { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
 }
 
 export async function stateComplete(
@@ -165,7 +165,7 @@ export async function stateComplete(
         },
       );
   }
-  return store.run(sc, 'complete', {
+  return store.complete(sc, {
     plan: input.plan,
     step: input.step,
     worktree,
@@ -177,17 +177,17 @@ export async function stateComplete(
 
 export async function stateRelease(ctx: OpsContext, input: OwnerArgs, call: Call) {
   const { store, sc, repo } = await stateOf(ctx, call);
-  return store.run(sc, 'release', { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
+  return store.release(sc, { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
 }
 
 export async function stateFail(ctx: OpsContext, input: OwnerArgs & { reason: string }, call: Call) {
   const { store, sc, repo } = await stateOf(ctx, call);
-  return store.run(sc, 'fail', { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
+  return store.fail(sc, { ...input, worktree: await worktreeOf(ctx, repo, input.worktree) });
 }
 
 export async function stateReset(ctx: OpsContext, input: { plan: string; step: string; force?: boolean }, call: Call) {
   const { store, sc } = await stateOf(ctx, call);
-  return store.run(sc, 'reset', input);
+  return store.reset(sc, input);
 }
 
 export async function stateReconcile(
@@ -216,7 +216,7 @@ export async function stateReconcile(
       });
   }
   const { commits, scanned } = await git.trailerCommits(repo.worktreeRoot, [...new Set(refs)]);
-  return store.run(sc, 'reconcile', {
+  return store.reconcile(sc, {
     plan: input.plan,
     commits,
     scanned_commits: scanned,
@@ -226,7 +226,7 @@ export async function stateReconcile(
 
 export async function statePrune(ctx: OpsContext, input: { dry_run?: boolean; purge?: boolean }, call: Call) {
   const { store, sc, repo } = await stateOf(ctx, call);
-  return store.run(sc, 'prune', {
+  return store.prune(sc, {
     work_trees: (await (await gitFacts(ctx)).worktrees(repo)).map((w) => w.path),
     dry_run: Boolean(input.dry_run),
     purge: Boolean(input.purge),

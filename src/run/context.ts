@@ -1,10 +1,15 @@
-/** What every worker of one run shares (06-run.md §1): the contexts, the plan, the options, the tallies. */
+/**
+ * What every worker of one run shares (06-run.md §1): the setup fixed before the workers start (contexts,
+ * plan, options, the stop), what the start settled (tip, remote, drift watch), and the tallies they keep.
+ */
 import type { GitRunner } from '../git/exec.js';
 import type { TraceFn } from '../git/trace.js';
 import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
-import type { StateCall, StateStore } from '../state/store.js';
+import { stateCall, type StateCall, type StateStore } from '../state/store.js';
+import type { DriftWatch } from './drift.js';
 import type { Prepared } from './preflight.js';
+import type { RemoteRun } from './remote.js';
 import type { RunEvent } from './types.js';
 
 export { timed, type TraceFn } from '../git/trace.js';
@@ -42,17 +47,29 @@ export interface Held {
   worktree: string;
 }
 
-export interface RunCtx {
-  ops: OpsContext;
-  call: Call;
-  flow: FlowCtx;
-  g: GitRunner;
-  store: StateStore;
-  prep: Prepared;
-  opts: RunOptions;
+/** What a run fixes before its workers start, and never changes. */
+export interface RunSetup {
+  readonly ops: OpsContext;
+  /** The run's call (`run`): its event command and the warnings of its summary. */
+  readonly call: Call;
+  /** The git flows' context: the same repository, config and store as `ops`. */
+  readonly flow: FlowCtx;
+  readonly g: GitRunner;
+  /** The process's state store (`flow.store`): every state call of the run goes through its named methods. */
+  readonly store: StateStore;
+  readonly prep: Prepared;
+  readonly opts: RunOptions;
   /** Aborted on SIGINT/SIGTERM (or a fatal error): workers stop claiming and kill their children. */
-  stop: AbortController;
+  readonly stop: AbortController;
   emit(e: EventInput): void;
+  /** Fires when a step completed or an attempt ended: waiting workers claim again at once. */
+  readonly changed: EventTarget;
+  /** The opt-in timing trace (RunHooks.trace), if any. */
+  readonly trace?: ((span: TraceSpan) => void) | undefined;
+}
+
+/** What the workers change as they go; the summary reads it at the end. */
+export interface RunTally {
   /** Claims held right now, by worker (released on a signal). */
   held: Map<string, Held>;
   completed: string[];
@@ -60,23 +77,28 @@ export interface RunCtx {
   /** A fatal error that ended the run (PlanDrift, …). */
   fatal: unknown;
   /** The plan drifted: no worker claims again; steps in flight finish (06-run.md §1 item 4.1). */
-  draining?: boolean;
-  /** Fires when a step completed or an attempt ended: waiting workers claim again at once. */
-  changed: EventTarget;
+  draining: boolean;
+}
+
+export function newTally(): RunTally {
+  return { held: new Map(), completed: [], commits: [], fatal: null, draining: false };
+}
+
+/** A started run: its setup, what its start settled, and the tallies. */
+export interface RunCtx extends RunSetup {
   /** The integration tip when the workers started (where new worker worktrees branch from). */
-  startTip: string;
+  readonly startTip: string;
   /** Checked before each claim: the plan on the base branch keeps its structure. */
-  drift: { check(): Promise<void> };
-  /** The opt-in timing trace (RunHooks.trace), if any. */
-  trace?: ((span: TraceSpan) => void) | undefined;
+  readonly drift: DriftWatch;
   /**
    * Whether git would copy notes when a rebase rewrites a step's commit (notes.rewriteRef or
    * GIT_NOTES_REWRITE_REF set). Read once per run; when false the integration rebase skips the notes copy
    * process git otherwise starts after every rebase (it would copy nothing).
    */
-  notesRewrite?: boolean | undefined;
+  readonly notesRewrite: boolean;
   /** Set under `--remote`: the integration branch lives on that shared git remote (remote.ts). */
-  remote?: import('./remote.js').RemoteRun | undefined;
+  readonly remote: RemoteRun | undefined;
+  readonly tally: RunTally;
 }
 
 /** A TraceFn for one worker's step: a no-op when the run is not traced. */
@@ -87,7 +109,7 @@ export function tracerOf(rc: Pick<RunCtx, 'trace'>, worker: string, step: string
 }
 
 /** Wait up to `ms` for a change of the plan's state (or the run's stop). */
-export function waitForChange(rc: RunCtx, ms: number): Promise<void> {
+export function waitForChange(rc: Pick<RunSetup, 'changed' | 'stop'>, ms: number): Promise<void> {
   if (rc.stop.signal.aborted) return Promise.resolve();
   return new Promise((res) => {
     const done = () => {
@@ -102,16 +124,16 @@ export function waitForChange(rc: RunCtx, ms: number): Promise<void> {
   });
 }
 
-export function announceChange(rc: RunCtx): void {
+export function announceChange(rc: Pick<RunSetup, 'changed'>): void {
   rc.changed.dispatchEvent(new Event('change'));
 }
 
-/** A state call made by a worker in its worktree. */
-export function stateCallIn(rc: RunCtx, worktree: string): StateCall {
-  return { command: 'run', warnings: rc.call.warnings, workTree: worktree, cwd: worktree };
+/** A state call of the run in `worktree` (a worker's, or the main checkout); plan paths are repo-relative. */
+export function stateCallIn(rc: Pick<RunSetup, 'call'>, worktree: string): StateCall {
+  return stateCall(rc.call, worktree);
 }
 
 /** The driver removed a stale `index.lock` in one of its own worker trees (worktrees.ts): say so. */
-export function staleLockRemoved(rc: RunCtx, lock: string): void {
+export function staleLockRemoved(rc: Pick<RunSetup, 'flow'>, lock: string): void {
   rc.flow.warnings.add('StaleIndexLock', `removed ${lock}, left by a git that is gone`);
 }

@@ -4,14 +4,14 @@
  * changed structure stops the run with PlanDrift (`tugcode state init --force <plan>`, then run again).
  */
 import { TugError } from '../contract/errors.js';
-import type { RunCtx } from './context.js';
+import type { RunSetup } from './context.js';
 
 export interface DriftWatch {
   /** Throws PlanDrift when the base branch's plan has another structure than at the start. */
   check(): Promise<void>;
 }
 
-export async function watchDrift(rc: RunCtx): Promise<DriftWatch> {
+export async function watchDrift(rc: RunSetup): Promise<DriftWatch> {
   const { structureHash } = await import('../plan/structure.js');
   const spec = `refs/heads/${rc.prep.base}:${rc.prep.planPath}`;
   const { refTip } = await import('./refs.js');

@@ -7,8 +7,17 @@
 import { TugError, toTugError } from '../contract/errors.js';
 import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
-import type { RunCtx, EventInput } from './context.js';
-import { stateCallIn, timed, staleLockRemoved, tracerOf } from './context.js';
+import {
+  newTally,
+  stateCallIn,
+  timed,
+  staleLockRemoved,
+  tracerOf,
+  type EventInput,
+  type RunCtx,
+  type RunSetup,
+  type RunTally,
+} from './context.js';
 import { ensureIntegrationBranch, initState, integrationExists, preflight, type Prepared } from './preflight.js';
 import type { RunEvent, RunSummary } from './types.js';
 import { endOrphan, pgidFile } from './orphans.js';
@@ -43,17 +52,13 @@ export interface RunHooks {
   trace?: ((span: import('./context.js').TraceSpan) => void) | undefined;
 }
 
-async function flowOf(ctx: OpsContext, call: Call): Promise<FlowCtx> {
-  const { repo, config } = await ctx.load(call);
-  return { repo, config, clock: ctx.clock, warnings: call.warnings, env: ctx.env, store: await ctx.store(call) };
-}
-
 /** Check the plan and resolve what a run (or a dry run) needs, changing nothing. */
 export async function prepareRun(
   ctx: OpsContext,
   input: RunInput,
   call: Call,
 ): Promise<{ flow: FlowCtx; prep: Prepared }> {
+  const { flowOf } = await import('../ops/git.js');
   const flow = await flowOf(ctx, call);
   const { gitRunner } = await import('../git/exec.js');
   const prep = await preflight(flow, gitRunner(ctx.env), input.plan, input.base);
@@ -66,8 +71,8 @@ export async function prepareRun(
  */
 export async function completedSteps(ctx: OpsContext, prep: Prepared, call: Call): Promise<Set<string>> {
   try {
-    const store = await ctx.store(call);
-    const r = await store.run(await ctx.stateCall(call), 'ready', { plan: prep.planPath });
+    const { stateReady } = await import('../ops/state-read.js');
+    const r = await stateReady(ctx, { plan: prep.planPath }, call);
     return new Set(r.completed_steps);
   } catch (e) {
     if (e instanceof TugError) return new Set();
@@ -120,25 +125,26 @@ async function runLocked(
     lock: AbortSignal;
   },
 ): Promise<RunSummary> {
-  const { t0, flow, prep, g, config, impl, workers } = o;
+  const { t0, flow, prep, config, workers } = o;
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
   if (hooks.signal?.aborted) stop.abort(); // a signal that came during the preflight: no listener fires
+  const tally = newTally();
   const onLockLost = () => {
-    rc.fatal ??= new TugError('RunInProgress', { plan_path: prep.planPath, reason: 'this run lost its run lock' });
+    tally.fatal ??= new TugError('RunInProgress', { plan_path: prep.planPath, reason: 'this run lost its run lock' });
     stop.abort();
   };
   o.lock.addEventListener('abort', onLockLost, { once: true });
-  const rc: RunCtx = {
+  const setup: RunSetup = {
     ops: ctx,
     call,
     flow,
-    g,
-    store: await ctx.store(call),
+    g: o.g,
+    store: flow.store,
     prep,
     opts: {
-      ...impl,
+      ...o.impl,
       heartbeatMs: (input.heartbeat_seconds ?? config.run.heartbeat_seconds) * 1000,
       stepTimeoutMs: (input.step_timeout_seconds ?? config.run.step_timeout_seconds) * 1000,
       leaseSeconds: input.lease_seconds,
@@ -148,81 +154,22 @@ async function runLocked(
     },
     stop,
     emit: (e: EventInput) => hooks.onEvent({ ...e, at: ctx.clock.now() } as RunEvent),
-    held: new Map(),
-    completed: [],
-    commits: [],
-    fatal: null,
     changed: new EventTarget(),
-    drift: { check: async () => undefined },
-    startTip: '',
     trace: hooks.trace,
   };
   // A SIGINT/SIGTERM also ends the store's retries of a lost PostgreSQL connection (the stop is not held up).
-  if (hooks.signal) rc.store.stopOn?.(hooks.signal);
+  if (hooks.signal) setup.store.stopOn?.(hooks.signal);
   let results: { worker: string; busy_ms: number }[] = [];
   let released: string[] = [];
+  let rc: RunCtx;
   try {
-    const tr = tracerOf(rc, '', '');
-    const remote = input.remote ?? config.run.remote;
-    if (remote) rc.remote = await (await import('./remote.js')).openRemote(rc, remote);
-    const existed = await integrationExists(flow, g, prep);
-    // An earlier run's worker trees, listed before this run makes any.
-    const leftovers = await leftoverTrees(g, flow.repo, prep.slug);
-    const tip = rc.remote
-      ? rc.remote.tip()
-      : await timed(tr, 'run.integration', () => ensureIntegrationBranch(flow, g, prep));
-    rc.startTip = tip;
-    // git makes the workers' trees and reads the notes config while SQLite initialises the state.
-    const { makeWorkerTree, runWorker } = await import('./worker.js');
-    const trees = Array.from({ length: workers }, (_, i) => makeWorkerTree(rc, i + 1));
-    const notes = ctx.env.GIT_NOTES_REWRITE_REF
-      ? Promise.resolve(true)
-      : g.tryRun(['config', '--get-all', 'notes.rewriteRef'], flow.repo.mainRoot).then((r) => r.stdout.trim() !== '');
-    const gitSide = Promise.allSettled([...trees, notes]); // each is awaited below; none is left unobserved
-    try {
-      await timed(tr, 'run.init', () => initState(flow, prep, existed));
-      rc.notesRewrite = await notes;
-    } catch (e) {
-      // No git still writing once the run lock is released, and nothing of this run's left behind: the
-      // worker trees and the integration branch it made are removed again (a failed command changes nothing).
-      const made = await gitSide;
-      await undoStart(rc, made.slice(0, workers) as PromiseSettledResult<MadeTree>[], !existed);
-      throw e;
-    }
-    // A killed run's claims kept its committed-but-not-completed steps out of the start-up reconcile (a
-    // live lease is skipped): once adoption released them, reconcile again.
-    if (await timed(tr, 'run.adopt', () => adoptLeftovers(rc, tip, leftovers))) await reconcileFromIntegration(rc);
-    rc.drift = await timed(tr, 'run.drift', async () => (await import('./drift.js')).watchDrift(rc));
-    const names = Array.from({ length: workers }, (_, i) => `w${i + 1}`);
-    const before = await timed(tr, 'run.ready', () =>
-      rc.store.run(stateCallIn(rc, flow.repo.mainRoot), 'ready', { plan: prep.planPath }),
-    );
-    hooks.onStart?.({
-      plan_path: prep.planPath,
-      steps_total: before.all_steps.length,
-      steps_done: before.completed_steps.length,
-      workers: names,
-    });
-    rc.emit({
-      type: 'run_started',
-      plan_path: prep.planPath,
-      integration_branch: prep.integration,
-      base_branch: prep.base,
-      workers,
-    });
-    results = await Promise.all(
-      names.map((_, i) =>
-        runWorker(rc, i + 1, trees[i]!).catch((e: unknown) => {
-          rc.fatal ??= e;
-          stop.abort();
-          return { worker: `w${i + 1}`, busy_ms: 0 };
-        }),
-      ),
-    );
+    const started = await startRun(setup, tally, { remote: input.remote ?? config.run.remote, workers });
+    rc = started.rc;
+    results = await runWorkers(rc, started.trees, hooks);
   } finally {
     hooks.signal?.removeEventListener('abort', onAbort);
     o.lock.removeEventListener('abort', onLockLost);
-    released = await releaseHeld(rc);
+    released = await releaseHeld(setup, tally);
   }
   const tr = tracerOf(rc, '', '');
   await timed(tr, 'run.reconcile', () => reconcileFromIntegration(rc));
@@ -242,28 +189,113 @@ async function runLocked(
   return summary;
 }
 
-/** Removes the worker trees this run created and, when it `created` it, the integration branch. */
-async function undoStart(rc: RunCtx, trees: PromiseSettledResult<MadeTree>[], created: boolean): Promise<void> {
+/**
+ * Everything before the workers start: the remote, the integration branch, the workers' trees (git makes
+ * them and reads the notes config while SQLite initialises the state), an earlier run's leftovers adopted,
+ * and the drift watch. A failed start leaves nothing of this run behind.
+ */
+async function startRun(
+  s: RunSetup,
+  tally: RunTally,
+  o: { remote: string; workers: number },
+): Promise<{ rc: RunCtx; trees: Promise<MadeTree>[] }> {
+  const { flow, g, prep } = s;
+  const tr = tracerOf(s, '', '');
+  const remote = o.remote ? await (await import('./remote.js')).openRemote(s, o.remote) : undefined;
+  const existed = await integrationExists(flow, g, prep);
+  // An earlier run's worker trees, listed before this run makes any.
+  const leftovers = await leftoverTrees(g, flow.repo, prep.slug);
+  const tip = remote ? remote.tip() : await timed(tr, 'run.integration', () => ensureIntegrationBranch(flow, g, prep));
+  const { makeWorkerTree } = await import('./worker.js');
+  const trees = Array.from({ length: o.workers }, (_, i) => makeWorkerTree(s, i + 1, tip));
+  const notes = s.ops.env.GIT_NOTES_REWRITE_REF
+    ? Promise.resolve(true)
+    : g.tryRun(['config', '--get-all', 'notes.rewriteRef'], flow.repo.mainRoot).then((r) => r.stdout.trim() !== '');
+  const gitSide = Promise.allSettled([...trees, notes]); // each is awaited below; none is left unobserved
+  let notesRewrite: boolean;
+  try {
+    await timed(tr, 'run.init', () => initState(flow, prep, { integrationExisted: existed }));
+    notesRewrite = await notes;
+  } catch (e) {
+    // No git still writing once the run lock is released, and nothing of this run's left behind: the
+    // worker trees and the integration branch it made are removed again (a failed command changes nothing).
+    const made = await gitSide;
+    await undoStart(s, made.slice(0, o.workers) as PromiseSettledResult<MadeTree>[], {
+      removeBranch: !existed && !remote,
+    });
+    throw e;
+  }
+  // A killed run's claims kept its committed-but-not-completed steps out of the start-up reconcile (a
+  // live lease is skipped): once adoption released them, reconcile again.
+  if (await timed(tr, 'run.adopt', () => adoptLeftovers(s, tip, leftovers)))
+    await reconcileFromIntegration({ ...s, remote });
+  const drift = await timed(tr, 'run.drift', async () => (await import('./drift.js')).watchDrift(s));
+  return { rc: { ...s, startTip: tip, remote, notesRewrite, drift, tally }, trees };
+}
+
+/** Announces the run, then runs its workers until the plan has nothing left for them (or the run stops). */
+async function runWorkers(
+  rc: RunCtx,
+  trees: Promise<MadeTree>[],
+  hooks: RunHooks,
+): Promise<{ worker: string; busy_ms: number }[]> {
+  const { prep } = rc;
+  const tr = tracerOf(rc, '', '');
+  const names = trees.map((_, i) => `w${i + 1}`);
+  const before = await timed(tr, 'run.ready', () =>
+    rc.store.ready(stateCallIn(rc, rc.flow.repo.mainRoot), { plan: prep.planPath }),
+  );
+  hooks.onStart?.({
+    plan_path: prep.planPath,
+    steps_total: before.all_steps.length,
+    steps_done: before.completed_steps.length,
+    workers: names,
+  });
+  rc.emit({
+    type: 'run_started',
+    plan_path: prep.planPath,
+    integration_branch: prep.integration,
+    base_branch: prep.base,
+    workers: trees.length,
+  });
+  const { runWorker } = await import('./worker.js');
+  return Promise.all(
+    names.map((worker, i) =>
+      runWorker(rc, i + 1, trees[i]!).catch((e: unknown) => {
+        rc.tally.fatal ??= e;
+        rc.stop.abort();
+        return { worker, busy_ms: 0 };
+      }),
+    ),
+  );
+}
+
+/** Removes the worker trees this run created and, with `removeBranch`, the integration branch it created. */
+async function undoStart(
+  rc: RunSetup,
+  trees: PromiseSettledResult<MadeTree>[],
+  o: { removeBranch: boolean },
+): Promise<void> {
   const root = rc.flow.repo.mainRoot;
   for (const t of trees) if (t.status === 'fulfilled' && t.value.created) await removeTree(rc.g, root, t.value.tree);
   // Made from the base a moment ago, nothing integrated since: `branch -D` also drops its tugplan config.
-  if (created && !rc.remote) await rc.g.tryRun(['branch', '-D', rc.prep.integration], root);
+  if (o.removeBranch) await rc.g.tryRun(['branch', '-D', rc.prep.integration], root);
 }
 
 /**
  * Worker worktrees of an earlier run: their claims released, their trees reset to the integration tip.
  * Returns whether a claim was released.
  */
-async function adoptLeftovers(rc: RunCtx, tip: string, leftovers: WorkerTree[]): Promise<boolean> {
+async function adoptLeftovers(rc: RunSetup, tip: string, leftovers: WorkerTree[]): Promise<boolean> {
   let released = false;
   for (const t of leftovers) {
     // An implementer a killed run left behind must not write into the tree we are about to reuse.
     endOrphan(pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, t.worker), t.path);
     const sc = stateCallIn(rc, t.path);
-    for (const h of await rc.store.run(sc, 'claimsHeldBy', { worktree: t.path })) {
+    for (const h of await rc.store.claimsHeldBy(sc, { worktree: t.path })) {
       if (h.plan_path !== rc.prep.planPath) continue;
       const r = await rc.store
-        .run(sc, 'release', { plan: h.plan_path, step: h.step_anchor, worktree: t.path })
+        .release(sc, { plan: h.plan_path, step: h.step_anchor, worktree: t.path })
         .catch(() => null);
       released ||= r?.released === true;
     }
@@ -273,11 +305,11 @@ async function adoptLeftovers(rc: RunCtx, tip: string, leftovers: WorkerTree[]):
 }
 
 /** Hands back the claims the workers still hold (a stop, a fatal error); returns their steps. */
-async function releaseHeld(rc: RunCtx): Promise<string[]> {
-  const steps = [...rc.held.values()].map((h) => h.step);
-  for (const [, h] of rc.held) {
+async function releaseHeld(rc: RunSetup, tally: RunTally): Promise<string[]> {
+  const steps = [...tally.held.values()].map((h) => h.step);
+  for (const [, h] of tally.held) {
     await rc.store
-      .run(stateCallIn(rc, h.worktree), 'release', {
+      .release(stateCallIn(rc, h.worktree), {
         plan: rc.prep.planPath,
         step: h.step,
         worktree: h.worktree,
@@ -285,7 +317,7 @@ async function releaseHeld(rc: RunCtx): Promise<string[]> {
       })
       .catch(() => undefined);
   }
-  rc.held.clear();
+  tally.held.clear();
   return steps;
 }
 
@@ -296,8 +328,8 @@ async function summarize(
   released: string[],
 ): Promise<RunSummary> {
   const sc = stateCallIn(rc, rc.flow.repo.mainRoot);
-  const cat = await rc.store.run(sc, 'ready', { plan: rc.prep.planPath });
-  const show = await rc.store.run(sc, 'show', { plan: rc.prep.planPath, items: 'none' });
+  const cat = await rc.store.ready(sc, { plan: rc.prep.planPath });
+  const show = await rc.store.show(sc, { plan: rc.prep.planPath, items: 'none' });
   const steps = show.plans[0]?.steps ?? [];
   const failed_steps = cat.failed_steps.map((a) => ({
     step_anchor: a,
@@ -311,17 +343,17 @@ async function summarize(
     (depsOf.get(a) ?? []).some((d) => failed.has(d) || (!seen.has(d) && behindFailure(d, seen.add(d))));
   const blocked_steps = cat.blocked_steps.filter((a) => behindFailure(a, new Set()));
   const base = {
-    steps_completed: [...rc.completed],
+    steps_completed: [...rc.tally.completed],
     failed_steps,
     blocked_steps,
-    commits: [...rc.commits],
+    commits: [...rc.tally.commits],
     wall_ms,
     workers: results,
   };
   const done = cat.all_steps.length === cat.completed_steps.length;
   let err: TugError | null = null;
-  if (rc.fatal)
-    err = rc.fatal instanceof TugError ? rc.fatal : new TugError('InternalError', { reason: String(rc.fatal) });
+  const fatal = rc.tally.fatal;
+  if (fatal) err = fatal instanceof TugError ? fatal : new TugError('InternalError', { reason: String(fatal) });
   else if (rc.stop.signal.aborted && !done)
     err = new TugError('Interrupted', { plan_path: rc.prep.planPath, released_steps: released });
   else if (!done)

@@ -25,7 +25,7 @@ export function startHeartbeat(rc: RunCtx, worktree: string, step: string, attem
   rc.stop.signal.addEventListener('abort', onStop, { once: true });
   const renew = async (): Promise<void> => {
     try {
-      await rc.store.run(stateCallIn(rc, worktree), 'heartbeat', {
+      await rc.store.heartbeat(stateCallIn(rc, worktree), {
         plan: rc.prep.planPath,
         step,
         worktree,

@@ -224,7 +224,7 @@ export function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
  * stays (08-supervision.md §1.6).
  */
 export function noteOutsideWrite(rc: RunCtx, step: string, attempt: number, changed: string[]): void {
-  rc.fatal ??= new TugError('OutsideWrite', { step_anchor: step, attempt, changed: changed.slice(0, 20) });
+  rc.tally.fatal ??= new TugError('OutsideWrite', { step_anchor: step, attempt, changed: changed.slice(0, 20) });
 }
 
 /**
@@ -239,7 +239,7 @@ export async function completedElsewhere(
   attempt: number,
 ): Promise<string | null> {
   const show = await rc.store
-    .run(stateCallIn(rc, rc.flow.repo.mainRoot), 'show', { plan: rc.prep.planPath, items: 'none', step })
+    .show(stateCallIn(rc, rc.flow.repo.mainRoot), { plan: rc.prep.planPath, items: 'none', step })
     .catch(() => null);
   const s = show?.plans[0]?.steps.find((x) => x.anchor === step);
   // Completed at a later attempt means another owner took the claim over first: an ordinary lost claim.
@@ -251,7 +251,7 @@ export async function completedElsewhere(
     step,
     attempt,
   }).catch(() => null);
-  rc.fatal ??= new TugError('StepCompletedElsewhere', {
+  rc.tally.fatal ??= new TugError('StepCompletedElsewhere', {
     step_anchor: step,
     attempt,
     kept_commit: kept,

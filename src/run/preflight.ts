@@ -96,12 +96,12 @@ export async function integrationExists(ctx: FlowCtx, g: GitRunner, p: Prepared)
 }
 
 /**
- * `state init` from the committed blob, and reconcile from the integration branch when it `existed` before
+ * `state init` from the committed blob, and reconcile from the integration branch when it existed before
  * this run (heals a crash); a branch this run created from the base holds nothing of the plan's yet.
  */
-export async function initState(ctx: FlowCtx, p: Prepared, existed: boolean): Promise<void> {
+export async function initState(ctx: FlowCtx, p: Prepared, o: { integrationExisted: boolean }): Promise<void> {
   const { initAndReconcile } = await import('../gitflow/state-bridge.js');
-  await initAndReconcile(ctx, p.planPath, p.blob, existed ? [p.integration] : [], 'run');
+  await initAndReconcile(ctx, p.planPath, p.blob, o.integrationExisted ? [p.integration] : [], 'run');
 }
 
 /** The integration branch, created from the base when missing; returns its tip. */

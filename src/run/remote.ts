@@ -7,7 +7,7 @@
  */
 import { TugError } from '../contract/errors.js';
 import type { Locker } from '../gitflow/remote.js';
-import { stateCallIn, type RunCtx } from './context.js';
+import { stateCallIn, type RunSetup } from './context.js';
 import type { Beat } from './heartbeat.js';
 import { Aborted, StepFailure } from './step.js';
 
@@ -39,7 +39,7 @@ function serializer(): Locker {
 }
 
 /** Check the remote, create the integration branch there when missing, mirror it locally. */
-export async function openRemote(rc: RunCtx, name: string): Promise<RemoteRun> {
+export async function openRemote(rc: RunSetup, name: string): Promise<RemoteRun> {
   const { requireRemote, fetchBranch, integrateRemote, trackingRef } = await import('../gitflow/remote.js');
   const { ensureRemoteBranch, mirrorLocal } = await import('../gitflow/remote-branch.js');
   const { g, prep } = rc;
@@ -95,8 +95,8 @@ export async function openRemote(rc: RunCtx, name: string): Promise<RemoteRun> {
         c.steps.includes(step) && (c.plans.length === 0 || c.plans.includes(prep.planPath));
       if (!commits.some(mine)) return false;
       // Reconcile skips a step under a live claim: hand the claim back first.
-      await rc.store.run(stateCallIn(rc, W), 'release', { plan: prep.planPath, step, worktree: W, attempt });
-      await rc.store.run(stateCallIn(rc, root), 'reconcile', {
+      await rc.store.release(stateCallIn(rc, W), { plan: prep.planPath, step, worktree: W, attempt });
+      await rc.store.reconcile(stateCallIn(rc, root), {
         plan: prep.planPath,
         commits,
         scanned_commits: scanned,

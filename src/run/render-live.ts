@@ -3,7 +3,7 @@
  * the plan's progress bar, redrawn in place with ANSI cursor movement (no dependency). Failures, lost
  * claims and completed steps are also printed as permanent lines above the block.
  */
-import { duration, eventLine, paint } from './render-text.js';
+import { duration, eventLine, painter } from './render-text.js';
 import type { RenderOptions } from './render.js';
 import type { RunEvent, WorkerName } from './types.js';
 
@@ -42,7 +42,7 @@ export class LiveView {
     let permanent: string | null = null;
     switch (e.type) {
       case 'run_started':
-        permanent = eventLine(e, this.o.color);
+        permanent = eventLine(e, this.o);
         break;
       case 'claimed':
         this.workers.set(e.worker, {
@@ -64,16 +64,16 @@ export class LiveView {
       case 'step_completed':
         this.done = Math.min(this.o.steps_total, this.done + 1);
         this.workers.set(e.worker, { kind: 'idle', since: now });
-        permanent = eventLine(e, this.o.color);
+        permanent = eventLine(e, this.o);
         break;
       case 'attempt_failed':
         this.failedAttempts++;
         this.workers.set(e.worker, { kind: 'idle', since: now });
-        permanent = eventLine(e, this.o.color);
+        permanent = eventLine(e, this.o);
         break;
       case 'claim_lost':
         this.workers.set(e.worker, { kind: 'idle', since: now });
-        permanent = eventLine(e, this.o.color);
+        permanent = eventLine(e, this.o);
         break;
       case 'waiting':
         if (this.workers.get(e.worker)?.kind !== 'waiting') this.workers.set(e.worker, { kind: 'waiting', since: now });
@@ -102,22 +102,22 @@ export class LiveView {
     const names = [...this.workers.keys()];
     const nameW = Math.max(0, ...names.map((n) => n.length));
     const stepW = Math.max(0, ...[...this.workers.values()].map((w) => (w.kind === 'busy' ? w.step.length : 0)));
-    const c = this.o.color;
+    const paint = painter(this.o);
     const lines = names.map((name) => {
       const w = this.workers.get(name)!;
-      const head = paint(c, 'bold', name.padEnd(nameW));
+      const head = paint('bold', name.padEnd(nameW));
       switch (w.kind) {
         case 'busy': {
-          const phase = paint(c, 'cyan', w.phase.padEnd(11));
-          const attempt = w.attempt > 1 ? paint(c, 'yellow', `  attempt ${w.attempt}`) : '';
+          const phase = paint('cyan', w.phase.padEnd(11));
+          const attempt = w.attempt > 1 ? paint('yellow', `  attempt ${w.attempt}`) : '';
           return `${head}  ${w.step.padEnd(stepW)}  ${phase}  ${duration(now - w.since)}${attempt}`;
         }
         case 'waiting':
-          return `${head}  ${paint(c, 'dim', 'waiting for a ready step')}  ${duration(now - w.since)}`;
+          return `${head}  ${paint('dim', 'waiting for a ready step')}  ${duration(now - w.since)}`;
         case 'idle':
-          return `${head}  ${paint(c, 'dim', 'idle')}`;
+          return `${head}  ${paint('dim', 'idle')}`;
         case 'stopped':
-          return `${head}  ${w.reason === 'done' ? paint(c, 'green', 'done') : paint(c, 'yellow', 'stopped')}`;
+          return `${head}  ${w.reason === 'done' ? paint('green', 'done') : paint('yellow', 'stopped')}`;
       }
     });
     lines.push(this.bar(now));
@@ -128,11 +128,11 @@ export class LiveView {
   private bar(now: number): string {
     const total = this.o.steps_total;
     const filled = total > 0 ? Math.round((this.done / total) * BAR_WIDTH) : BAR_WIDTH;
-    const c = this.o.color;
-    const bar = paint(c, 'green', '█'.repeat(filled)) + paint(c, 'dim', '░'.repeat(BAR_WIDTH - filled));
+    const paint = painter(this.o);
+    const bar = paint('green', '█'.repeat(filled)) + paint('dim', '░'.repeat(BAR_WIDTH - filled));
     const failed =
       this.failedAttempts > 0
-        ? paint(c, 'red', `  ${this.failedAttempts} failed attempt${this.failedAttempts === 1 ? '' : 's'}`)
+        ? paint('red', `  ${this.failedAttempts} failed attempt${this.failedAttempts === 1 ? '' : 's'}`)
         : '';
     const plan = this.o.plan_path.slice(this.o.plan_path.lastIndexOf('/') + 1);
     return `[${bar}] ${this.done}/${total} steps  ${plan}  ${duration(now - this.started)}${failed}`;

@@ -5,26 +5,26 @@
  * (03-contract.md §1), so a terminal shows it once. cli-table3 is loaded only here, when the table is drawn; the style follows
  * src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
  */
-import { duration, paint, shortHash } from './render-text.js';
+import { duration, painter, shortHash } from './render-text.js';
 import type { RunSummary } from './types.js';
 import { table } from '../util/table.js';
 
 export async function summaryText(s: RunSummary, o: { color: boolean }): Promise<string> {
-  const c = o.color;
+  const paint = painter(o);
   const blocks: string[] = [];
   const stepRows: string[][] = [
-    ...s.steps_completed.map((a) => [a, paint(c, 'green', 'completed'), '']),
-    ...s.failed_steps.map((f) => [f.step_anchor, paint(c, 'red', 'failed'), firstLine(f.reason)]),
-    ...s.blocked_steps.map((a) => [a, paint(c, 'yellow', 'blocked'), '']),
+    ...s.steps_completed.map((a) => [a, paint('green', 'completed'), '']),
+    ...s.failed_steps.map((f) => [f.step_anchor, paint('red', 'failed'), firstLine(f.reason)]),
+    ...s.blocked_steps.map((a) => [a, paint('yellow', 'blocked'), '']),
   ];
-  if (stepRows.length > 0) blocks.push(await table(['step', 'result', 'detail'], stepRows, { color: c }));
+  if (stepRows.length > 0) blocks.push(await table(['step', 'result', 'detail'], stepRows, o));
   if (s.workers.length > 0) {
     const rows = s.workers.map((w) => [
       w.worker,
       duration(w.busy_ms),
       s.wall_ms > 0 ? `${Math.min(100, Math.round((w.busy_ms / s.wall_ms) * 100))}%` : '-',
     ]);
-    blocks.push(await table(['worker', 'busy', 'utilisation'], rows, { color: c }));
+    blocks.push(await table(['worker', 'busy', 'utilisation'], rows, o));
   }
   const counts = [
     `${s.steps_completed.length} completed`,

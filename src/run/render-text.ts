@@ -7,8 +7,9 @@ import type { RunEvent } from './types.js';
 const SGR = { red: 31, green: 32, yellow: 33, cyan: 36, dim: 2, bold: 1 } as const;
 export type Paint = keyof typeof SGR;
 
-export function paint(color: boolean, how: Paint, s: string): string {
-  return color ? `\x1b[${SGR[how]}m${s}\x1b[0m` : s;
+/** `paint(how, s)`: `s` in the SGR colour `how`, when `o.color` says so; else `s` as it is. */
+export function painter(o: { color: boolean }): (how: Paint, s: string) => string {
+  return o.color ? (how, s) => `\x1b[${SGR[how]}m${s}\x1b[0m` : (_how, s) => s;
 }
 
 /** `850ms`, `12s`, `1m05s`, `2h03m`. */
@@ -39,7 +40,8 @@ export function reasonLine(code: string, reason: string, max = 200): string {
  * table). `w1 step-2 claimed (attempt 1)`, `w1 step-2 → implementer`, `w2 step-3 completed abc123456789`,
  * `w1 step-2 attempt 1 failed: CheckpointFailed npm test exited 1`.
  */
-export function eventLine(e: RunEvent, color: boolean): string | null {
+export function eventLine(e: RunEvent, o: { color: boolean }): string | null {
+  const paint = painter(o);
   switch (e.type) {
     case 'run_started':
       return (
@@ -56,18 +58,18 @@ export function eventLine(e: RunEvent, color: boolean): string | null {
       return `${e.worker} ${e.step_anchor} → ${e.phase}`;
     case 'step_completed':
       return (
-        `${e.worker} ${e.step_anchor} ${paint(color, 'green', 'completed')}` +
+        `${e.worker} ${e.step_anchor} ${paint('green', 'completed')}` +
         (e.commit_hash === null ? ' (no commit)' : ` ${shortHash(e.commit_hash)}`)
       );
     case 'attempt_failed': {
       const why = reasonLine(e.reason_code, e.reason);
       return (
-        `${e.worker} ${e.step_anchor} attempt ${e.attempt} ${paint(color, 'red', 'failed')}: ` +
-        `${paint(color, 'red', e.reason_code)}${why === '' ? '' : ' ' + why}`
+        `${e.worker} ${e.step_anchor} attempt ${e.attempt} ${paint('red', 'failed')}: ` +
+        `${paint('red', e.reason_code)}${why === '' ? '' : ' ' + why}`
       );
     }
     case 'claim_lost':
-      return `${e.worker} ${e.step_anchor} attempt ${e.attempt} ${paint(color, 'yellow', 'lost its claim')}: ${e.error_code}`;
+      return `${e.worker} ${e.step_anchor} attempt ${e.attempt} ${paint('yellow', 'lost its claim')}: ${e.error_code}`;
     case 'waiting':
       return `${e.worker} waiting`;
     case 'worker_stopped':

@@ -43,7 +43,7 @@ export function createRenderer(mode: RenderMode, o: RenderOptions): Renderer {
     case 'lines':
       return {
         event: (e) => {
-          const line = eventLine(e, o.color);
+          const line = eventLine(e, o);
           if (line !== null) o.write(line + '\n');
         },
         close: () => {},

@@ -1,8 +1,9 @@
 /**
  * One claimed step, executed in the worker's worktree (06-run.md §1 item 4.4–4.5, §2, §3): its substeps
- * first (topological order inside the subtree, ties by step_index), then the step; for each, the declared
- * refactors, the implementer, the command checkpoints, `--complete-remaining`, and a commit on the worker
- * branch. Any failure is a StepFailure with its reason code; a lost claim or a stop aborts.
+ * first (topological order inside the subtree, ties by step_index), then the step; for each unit, its
+ * phases in order — the declared refactors, the implementer, the command checkpoints,
+ * `--complete-remaining`, and a commit on the worker branch. Any failure is a StepFailure with its reason
+ * code; a lost claim or a stop aborts.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,16 +12,33 @@ import { TugError } from '../contract/errors.js';
 import { runLogDir } from '../contract/layout.js';
 import type { PlanStep } from '../plan/types.js';
 import { stateDbPath } from '../state/context.js';
+import type { StateCall } from '../state/store.js';
 import type { Beat } from './heartbeat.js';
 import type { RunCtx } from './context.js';
-import { stateCallIn, timed, type TraceFn, staleLockRemoved } from './context.js';
+import { timed, type TraceFn, staleLockRemoved } from './context.js';
 import { Aborted, StepFailure } from './failure.js';
 import { boundedGitRunner } from '../git/bounded.js';
 import { catchUpTree, clearStaleIndexLock, guardTree, lockFault, type WorkerTree } from './worktrees.js';
 import { endedHow } from './child.js';
 import type { PreparedMessage } from '../gitflow/commit.js';
+import type { Phase } from './types.js';
 
 export { Aborted, StepFailure } from './failure.js';
+
+/** One claimed step as its phases see it: the run, the worker's tree, the claim and its heartbeat. */
+export interface StepRun {
+  rc: RunCtx;
+  tree: WorkerTree;
+  /** The run's state call in the worker's tree. */
+  sc: StateCall;
+  attempt: number;
+  /** The claim's heartbeat: its signal aborts when the claim is lost or the run stops. */
+  beat: Beat;
+  /** What is left of the step's time, in ms (at least 1 s, so a last command still gets to start). */
+  left: () => number;
+  phase: (p: Phase) => void;
+  tr?: TraceFn | undefined;
+}
 
 /**
  * The substeps of `top` in execution order, then `top` itself (06-run.md §1 item 4.4): a topological order
@@ -63,180 +81,177 @@ function throwIfAborted(beat: Beat): void {
   if (beat.signal.aborted) throw new Aborted();
 }
 
-/** Execute `top` (claimed at `attempt`) and its substeps; returns the units in commit order. */
-export async function executeStep(
-  rc: RunCtx,
-  tree: WorkerTree,
-  top: PlanStep,
-  attempt: number,
-  beat: Beat,
-  phase: (p: 'refactors' | 'implementer' | 'checkpoints' | 'commit') => void,
-  tr?: TraceFn,
-): Promise<PlanStep[]> {
-  const W = tree.path;
-  const sc = stateCallIn(rc, W);
-  const plan = rc.prep.planPath;
+/** The owner arguments of `u` under the claim. */
+function ownerOf(x: StepRun, u: PlanStep) {
+  return { plan: x.rc.prep.planPath, step: u.anchor, worktree: x.tree.path, attempt: x.attempt };
+}
+
+/** Execute the claimed step and its substeps; returns the units in commit order. */
+export async function executeStep(x: StepRun, top: PlanStep): Promise<PlanStep[]> {
+  const { rc, beat } = x;
+  const W = x.tree.path;
   const units = executionOrder(rc.prep.plan.steps, top);
-  const deadline = Date.now() + rc.opts.stepTimeoutMs;
-  const left = () => Math.max(1000, deadline - Date.now());
   for (const u of units) {
     throwIfAborted(beat);
-    if (u !== top) await rc.store.run(sc, 'start', { plan, step: u.anchor, worktree: W, attempt });
-    if (u.refactors.length > 0) {
-      phase('refactors');
-      const { runStep } = await import('../refactor/run-step.js');
-      const r = await rc.store.withContext(sc, 'write', (ctx) =>
-        runStep(
-          ctx,
-          { plan, step: u.anchor, worktree: rc.store.owner(W), attempt },
-          {
-            heartbeat_seconds: Math.max(1, Math.round(rc.opts.heartbeatMs / 1000)),
-            max_concurrent_sessions: rc.flow.config.kernel.max_concurrent_sessions,
-            kernel: { env: kernelEnv(rc.ops.env) },
-          },
-        ),
-      );
-      if (r.exit_code !== 0)
-        throw new StepFailure('RefactorFailed', `${u.anchor}: ${r.error?.code ?? 'error'}: ${r.error?.message ?? ''}`);
-    }
+    if (u !== top) await rc.store.start(x.sc, ownerOf(x, u));
+    if (u.refactors.length > 0) await refactorPhase(x, u);
     throwIfAborted(beat);
     const message = u.commit_message ?? `chore(${rc.prep.slug}): ${u.title}`;
     // The message with its trailers is made while the implementer runs (commitStep checks it still fits).
-    const prepared = u.no_commit ? undefined : prepareMessage(rc, W, u.anchor, attempt, message);
-    if (rc.opts.implementer || rc.opts.agent) {
-      phase('implementer');
-      const { runStepImplementer, coderReport } = await import('./agents.js');
-      const { stepBrief } = await import('./brief.js');
-      const { forgetGroup, pgidFile, recordGroup } = await import('./orphans.js');
-      const groupFile = pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
-      // Nothing outside the worktree may change (08-supervision.md §1.6): snapshot before, compare after.
-      // The snapshot (git processes) and the brief's state reads are independent: side by side.
-      const outside = await import('./outside-check.js');
-      const scope = outside.runScope(rc, tree);
-      const [state, before] = await Promise.all([
-        timed(tr, 'brief', () => briefState(rc, W, u)),
-        timed(tr, 'outside', () => outside.snapshotOutside(rc.g, scope)),
-      ]);
-      const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: plan, attempt, ...state });
-      const t = Date.now();
-      const out = await runStepImplementer(rc.opts, {
-        cwd: W,
-        baseEnv: rc.ops.env,
-        vars: {
-          worktree: W,
-          repo_root: rc.flow.repo.mainRoot,
-          // The run's own database (TUGCODE_STATE_DB resolved against the main root), never a path of its own.
-          state_db: stateDbPath(rc.flow.repo.mainRoot, rc.ops.env),
-        },
-        brief,
-        briefPath: logPathOf(rc, u.anchor, attempt, 'brief').replace(/\.log$/, '.json'),
-        timeoutMs: left(),
-        logPath: logPathOf(rc, u.anchor, attempt),
-        signal: beat.signal,
-        onSpawn: (pid) => recordGroup(groupFile, pid, W),
-        agentAllow: rc.flow.config.run.agent_allow,
-      }).finally(() => {
-        forgetGroup(groupFile);
-        tr?.('implementer', t);
-      });
-      if (out.aborted || beat.signal.aborted) throw new Aborted();
-      const changed = outside.outsideChanges(before, await outside.snapshotOutside(rc.g, scope));
-      if (changed.length) {
-        outside.noteOutsideWrite(rc, u.anchor, attempt, changed);
-        throw new StepFailure('OutsideWrite', outside.outsideReason(u.anchor, changed), out);
-      }
-      if (out.timed_out)
-        throw new StepFailure('StepTimeout', `${u.anchor}: the implementer ran past the step timeout`, out);
-      if (!out.ok)
-        throw new StepFailure(
-          'ImplementerFailed',
-          `${u.anchor}: the implementer ${endedHow(out)}${tail(out.last_line)}`,
-          out,
-        );
-      const report = coderReport(out);
-      if (report)
-        await rc.store.run(sc, 'artifact', {
-          plan,
-          step: u.anchor,
-          worktree: W,
-          attempt,
-          kind: 'coder_report',
-          ...report,
-        });
-    }
+    const prepared = u.no_commit ? undefined : prepareMessage(rc, W, u.anchor, x.attempt, message);
+    if (rc.opts.implementer || rc.opts.agent) await implementerPhase(x, u);
     throwIfAborted(beat);
     guardTree(W); // the implementer may have removed the tree or its `.git` file
-    if (rc.opts.checkpoints) await runCheckpoints(rc, W, u, attempt, beat, left, phase);
-    await timed(tr, 'update', () =>
-      rc.store.run(sc, 'update', {
-        plan,
-        step: u.anchor,
-        worktree: W,
-        attempt,
-        items: [],
-        bulk: [],
-        batch: false,
-        complete_remaining: true,
-      }),
+    if (rc.opts.checkpoints) await checkpointPhase(x, u);
+    await timed(x.tr, 'update', () =>
+      rc.store.update(x.sc, { ...ownerOf(x, u), items: [], bulk: [], batch: false, complete_remaining: true }),
     );
     throwIfAborted(beat);
     if (!prepared) continue; // `**Commit:** N/A`
-    phase('commit');
-    guardTree(W);
-    const staleLock = clearStaleIndexLock(W);
-    if (staleLock) staleLockRemoved(rc, staleLock);
-    // Another worker integrated meanwhile: the work moves onto the new tip first, when git can do that
-    // without a merge (worktrees.ts). `--remote` keeps rebasing at integration (its tip moves by fetch).
-    if (!rc.remote) {
-      const { integrationTip } = await import('./refs.js');
-      await timed(tr, 'commit.catchup', async () => catchUpTree(rc.g, tree, await integrationTip(rc)));
-    }
-    const { commitStep } = await import('../gitflow/commit.js');
-    const tc = Date.now();
-    try {
-      await commitStep(rc.flow, {
-        worktree: W,
-        plan,
-        step: u.anchor,
-        message,
-        attempt,
-        commitOnly: true,
-        allowEmpty: true,
-        branch: tree.branch,
-        stepTitle: u.title,
-        prepared: await prepared,
-        autoMaintenance: false, // once, after the run (driver.ts)
-        listStaged: false, // the run does not report the staged files
-        trace: tr,
-        noVerify: rc.flow.config.run.no_verify,
-        // Its hooks count against the step's time and end with their process group (bounded.ts).
-        git: boundedGitRunner(rc.ops.env, { timeoutMs: left, signal: beat.signal }),
-      });
-      tr?.('commit', tc);
-    } catch (e) {
-      if (beat.signal.aborted) throw new Aborted();
-      if (e instanceof TugError && (e.code === 'GitError' || e.code === 'CommitFailed')) {
-        // CommitFailed wraps the GitError of the bounded runner: a timeout is the step's, not the commit's.
-        const git = e.code === 'CommitFailed' && e.cause instanceof TugError ? e.cause : e;
-        const stderr = String(git.details.stderr ?? '');
-        if (git.details.timed_out === true)
-          throw new StepFailure('StepTimeout', `${u.anchor}: ${String(git.details.reason)}`);
-        const locked = lockFault(W, stderr);
-        if (locked) throw new StepFailure('WorktreeBroken', `${u.anchor}: ${locked}`);
-        // A hook's refusal is HookFailed; signing, sparse-checkout, identity are named as such.
-        if (e.code === 'CommitFailed')
-          throw new StepFailure(
-            e.details.cause === 'hook' ? 'HookFailed' : 'CommitFailed',
-            `${u.anchor}: ${e.message}`,
-          );
-        throw new StepFailure('CommitFailed', `${u.anchor}: git commit failed: ${(stderr || e.message).trim()}`);
-      }
-      throw e;
-    }
+    await commitPhase(x, u, message, prepared);
   }
   // Nothing of the implementer's runs any more: the integration that follows acts on this tree only.
   guardTree(W);
   return units;
+}
+
+/** The unit's declared refactors, through the same operation as `tugcode refactor run-step`. */
+async function refactorPhase(x: StepRun, u: PlanStep): Promise<void> {
+  const { rc } = x;
+  x.phase('refactors');
+  const { refactorRunStep } = await import('../ops/refactor.js');
+  const r = await refactorRunStep(rc.ops, ownerOf(x, u), rc.call, {
+    heartbeat_seconds: Math.max(1, Math.round(rc.opts.heartbeatMs / 1000)),
+    max_concurrent_sessions: rc.flow.config.kernel.max_concurrent_sessions,
+    kernel: { env: kernelEnv(rc.ops.env) },
+  });
+  if (r.exit_code !== 0)
+    throw new StepFailure('RefactorFailed', `${u.anchor}: ${r.error?.code ?? 'error'}: ${r.error?.message ?? ''}`);
+}
+
+/**
+ * The implementer (a command or an agent) on the unit's brief, with nothing outside the worktree allowed
+ * to change (08-supervision.md §1.6: snapshot before, compare after); its report becomes an artifact.
+ */
+async function implementerPhase(x: StepRun, u: PlanStep): Promise<void> {
+  const { rc, tree, tr } = x;
+  const W = tree.path;
+  x.phase('implementer');
+  const { runStepImplementer, coderReport } = await import('./agents.js');
+  const { stepBrief } = await import('./brief.js');
+  const { forgetGroup, pgidFile, recordGroup } = await import('./orphans.js');
+  const groupFile = pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
+  // The snapshot (git processes) and the brief's state reads are independent: side by side.
+  const outside = await import('./outside-check.js');
+  const scope = outside.runScope(rc, tree);
+  const [state, before] = await Promise.all([
+    timed(tr, 'brief', () => briefState(x, u)),
+    timed(tr, 'outside', () => outside.snapshotOutside(rc.g, scope)),
+  ]);
+  const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: rc.prep.planPath, attempt: x.attempt, ...state });
+  const t = Date.now();
+  const out = await runStepImplementer(rc.opts, {
+    cwd: W,
+    baseEnv: rc.ops.env,
+    vars: {
+      worktree: W,
+      repo_root: rc.flow.repo.mainRoot,
+      // The run's own database (TUGCODE_STATE_DB resolved against the main root), never a path of its own.
+      state_db: stateDbPath(rc.flow.repo.mainRoot, rc.ops.env),
+    },
+    brief,
+    briefPath: logPathOf(rc, u.anchor, x.attempt, 'brief').replace(/\.log$/, '.json'),
+    timeoutMs: x.left(),
+    logPath: logPathOf(rc, u.anchor, x.attempt),
+    signal: x.beat.signal,
+    onSpawn: (pid) => recordGroup(groupFile, pid, W),
+    agentAllow: rc.flow.config.run.agent_allow,
+  }).finally(() => {
+    forgetGroup(groupFile);
+    tr?.('implementer', t);
+  });
+  if (out.aborted || x.beat.signal.aborted) throw new Aborted();
+  const changed = outside.outsideChanges(before, await outside.snapshotOutside(rc.g, scope));
+  if (changed.length) {
+    outside.noteOutsideWrite(rc, u.anchor, x.attempt, changed);
+    throw new StepFailure('OutsideWrite', outside.outsideReason(u.anchor, changed), out);
+  }
+  if (out.timed_out)
+    throw new StepFailure('StepTimeout', `${u.anchor}: the implementer ran past the step timeout`, out);
+  if (!out.ok)
+    throw new StepFailure(
+      'ImplementerFailed',
+      `${u.anchor}: the implementer ${endedHow(out)}${tail(out.last_line)}`,
+      out,
+    );
+  const report = coderReport(out);
+  if (report) await rc.store.artifact(x.sc, { ...ownerOf(x, u), kind: 'coder_report', ...report });
+}
+
+/**
+ * The unit's commit on the worker branch: first onto the integration tip when another worker integrated
+ * meanwhile, then `commitStep` with the message made ahead. git's refusals become the step's failures.
+ */
+async function commitPhase(
+  x: StepRun,
+  u: PlanStep,
+  message: string,
+  prepared: Promise<PreparedMessage | undefined>,
+): Promise<void> {
+  const { rc, tree, tr } = x;
+  const W = tree.path;
+  x.phase('commit');
+  guardTree(W);
+  const staleLock = clearStaleIndexLock(W);
+  if (staleLock) staleLockRemoved(rc, staleLock);
+  // Another worker integrated meanwhile: the work moves onto the new tip first, when git can do that
+  // without a merge (worktrees.ts). `--remote` keeps rebasing at integration (its tip moves by fetch).
+  if (!rc.remote) {
+    const { integrationTip } = await import('./refs.js');
+    await timed(tr, 'commit.catchup', async () => catchUpTree(rc.g, tree, await integrationTip(rc)));
+  }
+  const { commitStep } = await import('../gitflow/commit.js');
+  const tc = Date.now();
+  try {
+    await commitStep(rc.flow, {
+      worktree: W,
+      plan: rc.prep.planPath,
+      step: u.anchor,
+      message,
+      attempt: x.attempt,
+      commitOnly: true,
+      allowEmpty: true,
+      branch: tree.branch,
+      stepTitle: u.title,
+      prepared: await prepared,
+      autoMaintenance: false, // once, after the run (driver.ts)
+      listStaged: false, // the run does not report the staged files
+      trace: tr,
+      noVerify: rc.flow.config.run.no_verify,
+      // Its hooks count against the step's time and end with their process group (bounded.ts).
+      git: boundedGitRunner(rc.ops.env, { timeoutMs: x.left, signal: x.beat.signal }),
+    });
+    tr?.('commit', tc);
+  } catch (e) {
+    if (x.beat.signal.aborted) throw new Aborted();
+    throw commitFailure(e, u, W);
+  }
+}
+
+/** A failed commit as the step's failure: a timeout, a locked tree, a hook's refusal, or git's own error. */
+function commitFailure(e: unknown, u: PlanStep, W: string): unknown {
+  if (!(e instanceof TugError && (e.code === 'GitError' || e.code === 'CommitFailed'))) return e;
+  // CommitFailed wraps the GitError of the bounded runner: a timeout is the step's, not the commit's.
+  const git = e.code === 'CommitFailed' && e.cause instanceof TugError ? e.cause : e;
+  const stderr = String(git.details.stderr ?? '');
+  if (git.details.timed_out === true)
+    return new StepFailure('StepTimeout', `${u.anchor}: ${String(git.details.reason)}`);
+  const locked = lockFault(W, stderr);
+  if (locked) return new StepFailure('WorktreeBroken', `${u.anchor}: ${locked}`);
+  // A hook's refusal is HookFailed; signing, sparse-checkout, identity are named as such.
+  if (e.code === 'CommitFailed')
+    return new StepFailure(e.details.cause === 'hook' ? 'HookFailed' : 'CommitFailed', `${u.anchor}: ${e.message}`);
+  return new StepFailure('CommitFailed', `${u.anchor}: git commit failed: ${(stderr || e.message).trim()}`);
 }
 
 /** `: <last line>` of a child's output, or nothing when it printed nothing. */
@@ -261,18 +276,16 @@ async function prepareMessage(
 }
 
 /** Item statuses of the unit's subtree and the step's earlier failed attempts, for the brief (06-run.md §2). */
-async function briefState(rc: RunCtx, W: string, u: PlanStep) {
-  const sc = stateCallIn(rc, W);
+async function briefState(x: StepRun, u: PlanStep) {
+  const { rc } = x;
+  const plan = rc.prep.planPath;
   const { itemKey } = await import('./brief.js');
-  const show = await rc.store.run(sc, 'show', { plan: rc.prep.planPath, items: 'all', step: u.anchor });
+  const show = await rc.store.show(x.sc, { plan, items: 'all', step: u.anchor });
   const statuses = new Map<string, 'open' | 'in_progress' | 'completed' | 'deferred'>();
   for (const s of show.plans[0]?.steps ?? [])
     for (const i of s.items) statuses.set(itemKey(s.anchor, i.kind, i.ordinal), i.status as 'open');
   const top = u.parent_anchor ? topOf(rc.prep.plan.steps, u) : u.anchor;
-  const log = await rc.store.run(sc, 'log', { plan: rc.prep.planPath, step: top, limit: 1000 });
-  const previous_failures = log.events
-    .filter((e) => e.details.failed_attempt === true && typeof e.details.reason === 'string')
-    .map((e) => ({ attempt: e.attempt ?? 0, reason: e.details.reason as string }));
+  const previous_failures = await rc.store.previousFailures(x.sc, { plan, step: top });
   return { statuses, previous_failures };
 }
 
@@ -283,24 +296,18 @@ function topOf(steps: PlanStep[], u: PlanStep): string {
   return s.anchor;
 }
 
-async function runCheckpoints(
-  rc: RunCtx,
-  W: string,
-  u: PlanStep,
-  attempt: number,
-  beat: Beat,
-  left: () => number,
-  phase: (p: 'checkpoints') => void,
-): Promise<void> {
+/** The unit's command checkpoints, each run in the worktree and marked completed (06-run.md §3). */
+async function checkpointPhase(x: StepRun, u: PlanStep): Promise<void> {
+  const { rc } = x;
+  const W = x.tree.path;
   const { checkpointCommand, runCheckpoint } = await import('./checkpoints.js');
   const commands = u.items.flatMap((i) => {
     const cmd = i.kind === 'checkpoint' ? checkpointCommand(i.text) : null;
     return cmd ? [{ ordinal: i.ordinal, cmd }] : [];
   });
   if (commands.length === 0) return;
-  phase('checkpoints');
-  const sc = stateCallIn(rc, W);
-  const show = await rc.store.run(sc, 'show', { plan: rc.prep.planPath, items: 'all', step: u.anchor });
+  x.phase('checkpoints');
+  const show = await rc.store.show(x.sc, { plan: rc.prep.planPath, items: 'all', step: u.anchor });
   const deferred = new Set(
     (show.plans[0]?.steps ?? [])
       .filter((s) => s.anchor === u.anchor)
@@ -314,11 +321,11 @@ async function runCheckpoints(
       command: c.cmd,
       cwd: W,
       env: rc.ops.env,
-      timeoutMs: left(),
-      logPath: logPathOf(rc, u.anchor, attempt, `checkpoint${c.ordinal}-attempt`),
-      signal: beat.signal,
+      timeoutMs: x.left(),
+      logPath: logPathOf(rc, u.anchor, x.attempt, `checkpoint${c.ordinal}-attempt`),
+      signal: x.beat.signal,
     });
-    if (out.aborted || beat.signal.aborted) throw new Aborted();
+    if (out.aborted || x.beat.signal.aborted) throw new Aborted();
     if (!out.ok)
       throw new StepFailure(
         out.timed_out ? 'StepTimeout' : 'CheckpointFailed',
@@ -326,11 +333,8 @@ async function runCheckpoints(
         out,
         'verification_report',
       );
-    await rc.store.run(sc, 'update', {
-      plan: rc.prep.planPath,
-      step: u.anchor,
-      worktree: W,
-      attempt,
+    await rc.store.update(x.sc, {
+      ...ownerOf(x, u),
       items: [{ kind: 'checkpoint', ordinal: c.ordinal, status: 'completed' }],
       bulk: [],
       batch: false,

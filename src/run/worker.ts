@@ -15,13 +15,13 @@ import {
   tracerOf,
   waitForChange,
   type RunCtx,
-  type TraceFn,
+  type RunSetup,
   staleLockRemoved,
 } from './context.js';
 import { faultPoint } from './fault.js';
 import { integrationTip } from './refs.js';
-import { startHeartbeat, type Beat } from './heartbeat.js';
-import { Aborted, executeStep, StepFailure } from './step.js';
+import { startHeartbeat } from './heartbeat.js';
+import { Aborted, executeStep, StepFailure, type StepRun } from './step.js';
 import type { Phase } from './types.js';
 import { ensureWorkerTree, linkDependencies, resetTree, brokenTree, workerTree, type WorkerTree } from './worktrees.js';
 
@@ -30,8 +30,8 @@ export interface WorkerResult {
   busy_ms: number;
 }
 
-/** Reset to the integration tip, then the setup when the tree is new or a lockfile changed. */
-async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Promise<void> {
+/** Reset to the integration tip, then the setup when the tree is `fresh` (just made) or a lockfile changed. */
+async function prepareTree(rc: RunCtx, tree: WorkerTree, o: { fresh: boolean }): Promise<void> {
   const head = tree.integratedHead;
   tree.integratedHead = undefined;
   const tip = rc.remote ? await rc.remote.sync() : await integrationTip(rc); // --remote: the step sees its deps
@@ -39,7 +39,7 @@ async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Prom
     staleLockRemoved(rc, lock),
   );
   tree.base = tip;
-  if (!created && !changed) return;
+  if (!o.fresh && !changed) return;
   if (rc.opts.setupCommand.length === 0) {
     linkDependencies(rc.flow.repo.mainRoot, rc.flow.repo.commonDir, tree.path);
     return;
@@ -62,8 +62,8 @@ async function prepareTree(rc: RunCtx, tree: WorkerTree, created: boolean): Prom
  * The workers of one run create their worktrees one at a time: `git worktree add` and the branch config
  * both take `.git/config`'s lock, and git fails at once ("could not lock config file") instead of waiting.
  */
-const creating = new WeakMap<RunCtx, Promise<unknown>>();
-function oneAtATime<T>(rc: RunCtx, fn: () => Promise<T>): Promise<T> {
+const creating = new WeakMap<RunSetup, Promise<unknown>>();
+function oneAtATime<T>(rc: RunSetup, fn: () => Promise<T>): Promise<T> {
   const p = (creating.get(rc) ?? Promise.resolve()).then(fn, fn);
   creating.set(
     rc,
@@ -75,14 +75,12 @@ function oneAtATime<T>(rc: RunCtx, fn: () => Promise<T>): Promise<T> {
 export type MadeTree = Awaited<ReturnType<typeof workerTree>>;
 
 /**
- * Worker k's tree at the run's start tip (made, or an earlier run's). One at a time: a `git worktree add`
- * reads the other worktrees' admin directories, and a half-made one fails it ("failed to read
+ * Worker k's tree at the run's start tip `tip` (made, or an earlier run's). One at a time: a `git worktree
+ * add` reads the other worktrees' admin directories, and a half-made one fails it ("failed to read
  * .git/worktrees/<w>/commondir"); the branch-config writes lock .git/config.
  */
-export function makeWorkerTree(rc: RunCtx, k: number): Promise<MadeTree> {
-  return oneAtATime(rc, () =>
-    workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, rc.startTip),
-  );
+export function makeWorkerTree(rc: RunSetup, k: number, tip: string): Promise<MadeTree> {
+  return oneAtATime(rc, () => workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, tip));
 }
 
 /** Losses of the same step in a row after which the run stops claiming (ClaimLostRepeatedly). */
@@ -112,11 +110,14 @@ function pause(rc: RunCtx, ms: number): Promise<void> {
 }
 
 /** `state reconcile --ref tugplan/<slug>`: settles completions refused after a fast-forward. */
-export async function reconcileFromIntegration(rc: RunCtx, listed?: { commits: TrailerCommit[]; scanned: number }) {
+export async function reconcileFromIntegration(
+  rc: RunSetup & Pick<RunCtx, 'remote'>,
+  listed?: { commits: TrailerCommit[]; scanned: number },
+) {
   const { readTrailerCommits } = await import('../git/log.js');
   const ref = rc.remote ? await rc.remote.syncRef() : `refs/heads/${rc.prep.integration}`;
   const { commits, scanned } = listed ?? (await readTrailerCommits(rc.g, rc.flow.repo.mainRoot, [ref]));
-  return await rc.store.run(stateCallIn(rc, rc.flow.repo.mainRoot), 'reconcile', {
+  return await rc.store.reconcile(stateCallIn(rc, rc.flow.repo.mainRoot), {
     plan: rc.prep.planPath,
     commits,
     scanned_commits: scanned,
@@ -142,12 +143,7 @@ async function settleIntegrated(rc: RunCtx, W: string, step: PlanStep, attempt: 
   const mine = (c: TrailerCommit) => c.steps.includes(step.anchor) && c.plans.includes(rc.prep.planPath);
   if (!listed.commits.some(mine)) return false;
   // Reconcile skips a step under a live claim: hand the claim back first.
-  await rc.store.run(stateCallIn(rc, W), 'release', {
-    plan: rc.prep.planPath,
-    step: step.anchor,
-    worktree: W,
-    attempt,
-  });
+  await rc.store.release(stateCallIn(rc, W), { plan: rc.prep.planPath, step: step.anchor, worktree: W, attempt });
   await reconcileFromIntegration(rc, listed);
   return true;
 }
@@ -162,22 +158,22 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
   let backoff = 100;
   let losses = { step: '', count: 0 };
   const sc = stateCallIn(rc, tree.path);
-  while (!rc.stop.signal.aborted && !rc.draining) {
+  while (!rc.stop.signal.aborted && !rc.tally.draining) {
     const tc = tracerOf(rc, worker, '');
     try {
       await timed(tc, 'drift', () => rc.drift.check());
     } catch (e) {
       if (!(e instanceof TugError && e.code === 'PlanDrift')) throw e;
       // The run stops claiming; the other workers finish the steps they hold, then stop (PlanDrift at the end).
-      rc.fatal ??= e;
-      rc.draining = true;
+      rc.tally.fatal ??= e;
+      rc.tally.draining = true;
       announceChange(rc);
       break;
     }
     // A tree removed or broken during the last step (its attempt failed WorktreeBroken) is made again first.
     if (await ensureWorkerTree(rc.g, rc.flow.repo, rc.prep, tree, () => integrationTip(rc))) fresh = true;
     const r = await timed(tc, 'claim', () =>
-      rc.store.run(sc, 'claim', {
+      rc.store.claim(sc, {
         plan: rc.prep.planPath,
         worktree: tree.path,
         lease_seconds: rc.opts.leaseSeconds,
@@ -211,13 +207,13 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
       announceChange(rc);
       continue;
     }
-    rc.held.set(worker, { step: r.step_anchor, attempt: r.attempt, worktree: tree.path });
+    rc.tally.held.set(worker, { step: r.step_anchor, attempt: r.attempt, worktree: tree.path });
     let outcome: Outcome = { settled: false };
     try {
-      outcome = await runClaimed(rc, tree, fresh, step, r.attempt);
+      outcome = await runClaimed(rc, tree, { step, attempt: r.attempt, fresh });
     } finally {
-      // A claim left held (a stop, a fatal error) stays in rc.held: the run releases it at its end.
-      if (outcome.settled) rc.held.delete(worker);
+      // A claim left held (a stop, a fatal error) stays in the tally: the run releases it at its end.
+      if (outcome.settled) rc.tally.held.delete(worker);
       fresh = false;
       busy += Date.now() - t0;
       announceChange(rc);
@@ -230,7 +226,7 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
     }
     losses = { step: step.anchor, count: losses.step === step.anchor ? losses.count + 1 : 1 };
     if (losses.count >= LOSS_LIMIT) {
-      rc.fatal ??= new TugError('ClaimLostRepeatedly', {
+      rc.tally.fatal ??= new TugError('ClaimLostRepeatedly', {
         plan_path: rc.prep.planPath,
         step_anchor: step.anchor,
         worker,
@@ -238,7 +234,7 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
         refusal_code: outcome.lost.code,
         refusal: outcome.lost.message,
       });
-      rc.draining = true;
+      rc.tally.draining = true;
       announceChange(rc);
       break;
     }
@@ -248,59 +244,69 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
   return { worker, busy_ms: busy };
 }
 
-/** Runs one claimed step; says whether the claim is settled (completed, failed or lost), not still held. */
+/** Runs one claimed step (`fresh`: in a tree just made); says whether the claim is settled, not still held. */
 async function runClaimed(
   rc: RunCtx,
   tree: WorkerTree,
-  fresh: boolean,
-  step: PlanStep,
-  attempt: number,
+  claim: { step: PlanStep; attempt: number; fresh: boolean },
 ): Promise<Outcome> {
+  const { step, attempt } = claim;
   const worker = tree.worker;
   const W = tree.path;
-  const sc = stateCallIn(rc, W);
-  const plan = rc.prep.planPath;
-  const phase = (p: Phase) => rc.emit({ type: 'phase', worker, step_anchor: step.anchor, phase: p });
   // The heartbeat runs from the claim on: a slow setup must not let the lease lapse, and a claim lost
   // during the reset, the setup or `start` is handled like any other lost claim.
   const beat = startHeartbeat(rc, W, step.anchor, attempt);
-  const tr = tracerOf(rc, worker, step.anchor);
+  // The step's time starts once the tree is reset and the step started (the setup has a timeout of its own).
+  let deadline = Infinity;
+  const x: StepRun = {
+    rc,
+    tree,
+    sc: stateCallIn(rc, W),
+    attempt,
+    beat,
+    left: () => Math.max(1000, deadline - Date.now()),
+    phase: (p: Phase) => rc.emit({ type: 'phase', worker, step_anchor: step.anchor, phase: p }),
+    tr: tracerOf(rc, worker, step.anchor),
+  };
+  const tr = x.tr;
   try {
-    phase('reset');
-    await timed(tr, 'reset', () => prepareTree(rc, tree, fresh));
+    x.phase('reset');
+    await timed(tr, 'reset', () => prepareTree(rc, tree, { fresh: claim.fresh }));
     if (beat.signal.aborted) throw new Aborted();
-    await timed(tr, 'start', () => rc.store.run(sc, 'start', { plan, step: step.anchor, worktree: W, attempt }));
-    const deadline = Date.now() + rc.opts.stepTimeoutMs; // executeStep's own, give or take its start
-    const units = await executeStep(rc, tree, step, attempt, beat, phase, tr);
-    await timed(tr, 'preconditions', () => checkPreconditions(rc, W, units, attempt));
-    phase('integrate');
-    const head = await timed(tr, 'integrate', () => integrateStep(rc, W, beat, deadline, tr));
+    await timed(tr, 'start', () =>
+      rc.store.start(x.sc, { plan: rc.prep.planPath, step: step.anchor, worktree: W, attempt }),
+    );
+    deadline = Date.now() + rc.opts.stepTimeoutMs;
+    const units = await executeStep(x, step);
+    await timed(tr, 'preconditions', () => checkPreconditions(x, units));
+    x.phase('integrate');
+    const head = await timed(tr, 'integrate', () => integrateStep(x));
     faultPoint(rc.ops.env, 'after-integrate', step.anchor);
-    phase('complete');
+    x.phase('complete');
     tree.integratedHead = head.after;
-    const done = await timed(tr, 'complete', () => completeUnits(rc, W, units, attempt, head.before, head.after));
+    const done = await timed(tr, 'complete', () => completeUnits(x, units, head));
     const hash = done.at(-1) ?? null;
-    rc.completed.push(step.anchor);
-    rc.commits.push(...done.filter((h): h is string => h !== null));
+    rc.tally.completed.push(step.anchor);
+    rc.tally.commits.push(...done.filter((h): h is string => h !== null));
     rc.emit({ type: 'step_completed', worker, step_anchor: step.anchor, commit_hash: hash });
     return { settled: true };
   } catch (e) {
     tree.integratedHead = undefined;
-    return await handleFailure(rc, tree, step, attempt, beat, e);
+    return await handleFailure(x, step, e);
   } finally {
     beat.stop();
   }
 }
 
 /** The strict completion checks of every unit, before integrating (a parent's substeps complete later). */
-async function checkPreconditions(rc: RunCtx, W: string, units: PlanStep[], attempt: number): Promise<void> {
-  const sc = stateCallIn(rc, W);
+async function checkPreconditions(x: StepRun, units: PlanStep[]): Promise<void> {
+  const { rc } = x;
   for (const u of units) {
-    const blocker = await rc.store.run(sc, 'completionBlocker', {
+    const blocker = await rc.store.completionBlocker(x.sc, {
       plan: rc.prep.planPath,
       step: u.anchor,
-      worktree: W,
-      attempt,
+      worktree: x.tree.path,
+      attempt: x.attempt,
     });
     if (!blocker || (blocker.code === 'SubstepsIncomplete' && u === units[units.length - 1])) continue;
     if (['ChecklistIncomplete', 'SubstepsIncomplete', 'RefactorsIncomplete'].includes(blocker.code))
@@ -309,13 +315,9 @@ async function checkPreconditions(rc: RunCtx, W: string, units: PlanStep[], atte
   }
 }
 
-async function integrateStep(
-  rc: RunCtx,
-  W: string,
-  beat: Beat,
-  deadline: number,
-  trace?: TraceFn,
-): Promise<{ before: string; after: string }> {
+async function integrateStep(x: StepRun): Promise<{ before: string; after: string }> {
+  const { rc, beat } = x;
+  const W = x.tree.path;
   if (rc.remote) return rc.remote.integrate(W, beat);
   const [{ integrate }, { boundedGitRunner }] = await Promise.all([
     import('../gitflow/integrate.js'),
@@ -325,15 +327,12 @@ async function integrateStep(
   const r = await integrate({
     git: rc.g,
     // The rebase's hooks count against the step's time too (06-run.md §2), killed with their process group.
-    rebaseGit: boundedGitRunner(rc.ops.env, {
-      timeoutMs: () => Math.max(1000, deadline - Date.now()),
-      signal: beat.signal,
-    }),
+    rebaseGit: boundedGitRunner(rc.ops.env, { timeoutMs: x.left, signal: beat.signal }),
     repo: rc.flow.repo,
     worktree: W,
     integrationBranch: rc.prep.integration,
     heartbeat: () => beat.now(),
-    trace,
+    trace: x.tr,
     notesRewrite: rc.notesRewrite,
     noVerify: rc.flow.config.run.no_verify,
   }).catch((e: unknown) => {
@@ -358,26 +357,20 @@ async function integrateStep(
  * commit in that order (null: a `**Commit:** N/A` unit), the step's last.
  */
 async function completeUnits(
-  rc: RunCtx,
-  W: string,
+  x: StepRun,
   units: PlanStep[],
-  attempt: number,
-  before: string,
-  after: string,
+  head: { before: string; after: string },
 ): Promise<(string | null)[]> {
+  const { rc, attempt } = x;
+  const W = x.tree.path;
+  const { before, after } = head;
   // After the fast-forward a refusal (the claim ended meanwhile: an outside `state reset --force`) is not a
   // failure: the step is settled at once by reconcile from the trailers, before any worker can claim it
   // again and implement it a second time.
   let refused = false;
   const completeUnit = async (anchor: string, commit: string | undefined) => {
     try {
-      await rc.store.run(stateCallIn(rc, W), 'complete', {
-        plan: rc.prep.planPath,
-        step: anchor,
-        worktree: W,
-        attempt,
-        commit,
-      });
+      await rc.store.complete(x.sc, { plan: rc.prep.planPath, step: anchor, worktree: W, attempt, commit });
     } catch (e) {
       if (!(e instanceof TugError)) throw e;
       refused = true;
@@ -410,17 +403,11 @@ async function completeUnits(
   return hashes;
 }
 
-async function handleFailure(
-  rc: RunCtx,
-  tree: WorkerTree,
-  step: PlanStep,
-  attempt: number,
-  beat: Beat,
-  e: unknown,
-): Promise<Outcome> {
+/** How a claimed step that threw ends: a lost claim dropped, a stop left held, a failure recorded. */
+async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Outcome> {
+  const { rc, tree, beat, attempt, sc } = x;
   const worker = tree.worker;
   const W = tree.path;
-  const sc = stateCallIn(rc, W);
   const plan = rc.prep.planPath;
   const lost = beat.lost() ?? (isClaimLost(e) ? e : null);
   if (lost) {
@@ -436,7 +423,7 @@ async function handleFailure(
     });
     // A refusal of our own transition (InvalidTransition) leaves the claim ours: hand it back, so the
     // attempt is discarded and the next claim starts afresh. Fenced: a claim really lost is not touched.
-    await rc.store.run(sc, 'release', { plan, step: step.anchor, worktree: W, attempt }).catch(() => undefined);
+    await rc.store.release(sc, { plan, step: step.anchor, worktree: W, attempt }).catch(() => undefined);
     await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
     return { settled: true, lost };
   }
@@ -444,7 +431,7 @@ async function handleFailure(
   if (e instanceof Aborted || (e instanceof TugError && e.code === 'Busy')) {
     // Not lost and not stopping (state.db stayed locked; the heartbeat before integrating could not run):
     // hand the claim back now, so its lease does not keep the step from every other worker.
-    await rc.store.run(sc, 'release', { plan, step: step.anchor, worktree: W, attempt }).catch(() => undefined);
+    await rc.store.release(sc, { plan, step: step.anchor, worktree: W, attempt }).catch(() => undefined);
     await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
     return { settled: true };
   }
@@ -452,14 +439,14 @@ async function handleFailure(
   // fault, not the run's: fail the attempt WorktreeBroken and let the worker recreate the tree.
   if (!(e instanceof StepFailure)) e = brokenTree(tree.path, step.anchor) ?? e;
   if (!(e instanceof StepFailure)) {
-    rc.fatal ??= e;
+    rc.tally.fatal ??= e;
     rc.stop.abort();
     return { settled: false };
   }
   rc.emit({ type: 'attempt_failed', worker, step_anchor: step.anchor, attempt, reason_code: e.code, reason: e.reason });
   try {
     if (e.output) {
-      await rc.store.run(sc, 'artifact', {
+      await rc.store.artifact(sc, {
         plan,
         step: step.anchor,
         worktree: W,
@@ -469,7 +456,7 @@ async function handleFailure(
         content: e.output.tail,
       });
     }
-    await rc.store.run(sc, 'fail', { plan, step: step.anchor, worktree: W, attempt, reason: `${e.code}: ${e.reason}` });
+    await rc.store.fail(sc, { plan, step: step.anchor, worktree: W, attempt, reason: `${e.code}: ${e.reason}` });
   } catch (err) {
     if (!(err instanceof TugError)) throw err;
   }

@@ -1,7 +1,8 @@
 /**
- * Library entry points for other in-process callers (git flows, the driver, MCP) that have no CLI command
- * of their own: the claims a worktree holds, an admin release, and the strict-completion check as a
- * question ("would `complete` refuse, and why?").
+ * Library entry points for other in-process callers (git flows, the driver) that have no CLI command of
+ * their own: the claims a worktree holds, an admin release, the strict-completion check as a question
+ * ("would `complete` refuse, and why?"), and a step's earlier failed attempts. The store names each one
+ * (store.ts), so no caller reads the event log to answer them.
  */
 import { TugError } from '../contract/errors.js';
 import { discardAttempt } from './attempt.js';
@@ -10,6 +11,7 @@ import type { StateContext } from './context.js';
 import { complete, CompletionDryRun, type CompleteInput } from './complete.js';
 import { findStep, requireTopLevel, stepArg } from './owner.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
+import { failedAttemptEvents } from './queries/events.js';
 import { endClaim, heldAnywhereBy } from './queries/steps.js';
 import { isExpired } from './status.js';
 
@@ -96,4 +98,26 @@ export async function completionBlocker(
     if (e instanceof TugError) return e;
     throw e;
   }
+}
+
+/** One earlier failed attempt of a step: its number and the reason `state fail` recorded. */
+export interface FailedAttempt {
+  attempt: number;
+  reason: string;
+}
+
+/** The failed attempts of `step` (a top-level step's, as `state fail` records them), oldest first. */
+export async function previousFailures(
+  ctx: StateContext,
+  input: { plan: string; step: string },
+): Promise<FailedAttempt[]> {
+  const ref = await resolvePlanRef(ctx, input.plan);
+  await requirePlanRow(ctx, ref);
+  const store = ctx.store;
+  if (!store) return [];
+  const rows = await store.read((c) => failedAttemptEvents(c, ref.plan_path, stepArg(input.step)));
+  return rows.flatMap((r) => {
+    const reason = (JSON.parse(r.details_json) as { reason?: unknown }).reason;
+    return typeof reason === 'string' ? [{ attempt: r.attempt ?? 0, reason }] : [];
+  });
 }

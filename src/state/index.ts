@@ -37,4 +37,11 @@ export { prune, type PruneInput } from './prune.js';
 export { log, type LogInput, type LogEvent } from './log.js';
 export { list, type ListedPlan } from './list.js';
 export { graph, type GraphFormat, type GraphResult } from './graph.js';
-export { claimsHeldBy, adminRelease, completionBlocker, type HeldClaim } from './bridge.js';
+export {
+  claimsHeldBy,
+  adminRelease,
+  completionBlocker,
+  previousFailures,
+  type FailedAttempt,
+  type HeldClaim,
+} from './bridge.js';

@@ -11,17 +11,7 @@ import { checkStateConfig } from './lease.js';
 import { LATEST_SCHEMA_VERSION, migrationsDir } from './migrate.js';
 import { openPg, type PgDatabase } from './sql/postgres.js';
 import { pgTarget, type PgTarget } from './sql/pg-sql.js';
-import {
-  callContext,
-  IMPLS,
-  MODES,
-  type Mode,
-  type OpInput,
-  type OpName,
-  type OpResult,
-  type StateCall,
-  type StateStore,
-} from './store.js';
+import { callContext, StateStore, type Mode, type StateCall } from './store.js';
 
 type PgMode = Mode | 'create';
 const RANK: Record<PgMode, number> = { read: 0, write: 1, create: 2 };
@@ -65,7 +55,7 @@ export function projectSchema(project: string): string {
   return `tug_${id.slice(0, ID_MAX - hash.length - 1)}_${hash}`;
 }
 
-export class PgStateStore implements StateStore {
+export class PgStateStore extends StateStore {
   readonly backend = 'postgres' as const;
   readonly target: PgTarget;
   readonly schema: string;
@@ -77,6 +67,7 @@ export class PgStateStore implements StateStore {
   private stop: AbortSignal | undefined;
 
   constructor(private readonly o: PgStoreOptions) {
+    super();
     checkStateConfig(o.config);
     this.target = pgTarget(o.url, o.env);
     this.schema = projectSchema(o.project);
@@ -141,7 +132,7 @@ export class PgStateStore implements StateStore {
    * The process is stopping once `signal` aborts (the driver's SIGINT/SIGTERM): from then on a lost
    * connection is not retried, so the stop is not held up by a server that is gone.
    */
-  stopOn(signal: AbortSignal): void {
+  override stopOn(signal: AbortSignal): void {
     this.stop = signal;
     this.opened?.stopOn(signal);
   }
@@ -169,14 +160,12 @@ export class PgStateStore implements StateStore {
     }
   }
 
-  async run<K extends OpName>(call: StateCall, op: K, input: OpInput<K>): Promise<OpResult<K>> {
-    const impl = await IMPLS[op]();
-    const mode = MODES[op];
-    const qualified = this.qualify(input);
-    return this.withContext(call, mode, (ctx) => impl(ctx, qualified as never) as OpResult<K>);
+  /** The server's time (what leases are measured by), unless TUGCODE_NOW fixed the process's. */
+  async now(): Promise<string> {
+    return this.clock(await this.open('read')).now();
   }
 
-  private qualify<I>(input: I): I {
+  protected override qualify<I>(input: I): I {
     const w = (input as { worktree?: unknown } | null)?.worktree;
     return typeof w === 'string' ? { ...input, worktree: this.owner(w) } : input;
   }

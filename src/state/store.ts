@@ -1,12 +1,16 @@
 /**
- * The state store behind one interface (02-state.md §7–§8): the operations layer calls `run(call, op,
- * input)` and never sees SQLite. `SqliteStateStore` is the embedded default; a PostgreSQL store implements
- * the same interface. A store is opened once per process (a CLI call, the driver, the MCP server) and
- * reused by every call; each call brings its own event `command`, warnings sink and work tree.
+ * The state store (02-state.md §7–§8): the one entrance to the state library. Each operation is a method
+ * — `store.claim(call, input)`, `store.heartbeat(call, input)`, … — whose body names the library function
+ * it runs, so "go to definition" goes from a caller to the method and from there to the function. Each
+ * function's module loads on its first call, so `state heartbeat` never loads the plan parser.
+ *
+ * `SqliteStateStore` is the embedded default; `PgStateStore` (pg-store.ts) runs the same operations on
+ * PostgreSQL. A store is opened once per process (a CLI call, the driver, the MCP server) and reused by
+ * every call; each call brings its own event `command`, warnings sink and work tree (`stateCall`).
  */
 import type { Clock } from '../clock.js';
 import type { WarningSink } from '../contract/envelope.js';
-import { TugError } from '../contract/errors.js';
+import type { TugError } from '../contract/errors.js';
 import { stateDbPath, type StateConfig, type StateContext } from './context.js';
 import { checkStateConfig } from './lease.js';
 import type { Database } from './sql/conn.js';
@@ -26,7 +30,8 @@ import type { Categories, ReadyInput } from './ready.js';
 import type { LogInput, LogEvent } from './log.js';
 import type { ListedPlan } from './list.js';
 import type { GraphFormat, GraphResult } from './graph.js';
-import type { HeldClaim } from './bridge.js';
+import type { FailedAttempt, HeldClaim } from './bridge.js';
+import type { SkipInput, SkipResult } from './refactors.js';
 import type { StateExportDocument } from '../contract/schemas/state-export.js';
 import type { ExportInput, ImportInput, ImportResult } from './export.js';
 
@@ -40,129 +45,183 @@ export interface StateCall {
   cwd: string;
 }
 
-type Op<I, O> = (input: I) => O;
-/** Every operation of the state library, by name: input → result. */
-export interface StateOps {
-  init: Op<InitInput, InitResult>;
-  claim: Op<ClaimInput, ClaimResult>;
-  start: Op<OwnerInput, StartResult>;
-  heartbeat: Op<HeartbeatInput, HeartbeatResult>;
-  update: Op<UpdateInput, UpdateResult>;
-  artifact: Op<ArtifactInput, ArtifactResult>;
-  complete: Op<CompleteInput, CompleteResult>;
-  release: Op<OwnerInput, ReleaseResult>;
-  fail: Op<FailInput, FailResult>;
-  reset: Op<ResetInput, ResetResult>;
-  reconcile: Op<ReconcileInput, ReconcileResult>;
-  prune: Op<PruneInput, { pruned: string[]; dry_run: boolean }>;
-  show: Op<ShowInput, ShowResult>;
-  ready: Op<ReadyInput, Categories>;
-  log: Op<LogInput, { events: LogEvent[] } & Record<string, unknown>>;
-  list: Op<Record<string, never>, { plans: ListedPlan[] }>;
-  graph: Op<{ plan: string; format: GraphFormat }, GraphResult>;
-  claimsHeldBy: Op<{ worktree: string }, HeldClaim[]>;
-  adminRelease: Op<{ plan: string; step: string; worktree: string }, { released: boolean }>;
-  completionBlocker: Op<Omit<CompleteInput, 'force' | 'dry_run'>, TugError | null>;
-  /** `Tug-Refactor` trailer values of a step's applied refactor rows (commit messages). */
-  refactorTrailers: Op<{ plan: string; step: string; worktree: string }, string[]>;
-  /** `state export`: a plan's rows and events as one document (02-state.md §8). */
-  export: Op<ExportInput, StateExportDocument>;
-  /** `state import`: a document's rows into this store, in one transaction. */
-  import: Op<ImportInput, ImportResult>;
+/**
+ * The one builder of a state call: `call`'s event command and warnings, in `workTree`; relative plan paths
+ * resolve against `cwd`, by default the work tree itself (callers that pass repo-relative paths).
+ */
+export function stateCall(
+  call: { command: string; warnings: WarningSink },
+  workTree: string,
+  cwd: string = workTree,
+): StateCall {
+  return { command: call.command, warnings: call.warnings, workTree, cwd };
 }
-export type OpName = keyof StateOps;
-export type OpInput<K extends OpName> = Parameters<StateOps[K]>[0];
-export type OpResult<K extends OpName> = Awaited<ReturnType<StateOps[K]>>;
 
-export interface StateStore {
-  readonly backend: 'sqlite' | 'postgres';
+/** Read-only operations open state.db read-only and never create or migrate it. */
+export type Mode = 'read' | 'write';
+
+/** A library function: the context of one call and its input → its result. */
+type Impl<I, O> = (ctx: StateContext, input: I) => Promise<O> | O;
+
+export abstract class StateStore {
+  abstract readonly backend: 'sqlite' | 'postgres';
   /** Where the state lives, for people: the state.db path, or the PostgreSQL URL without its password. */
-  readonly location: string;
+  abstract readonly location: string;
   /**
    * The owner name of a worktree in this store: its canonical path on SQLite, `<host>:<path>` on
-   * PostgreSQL (02-state.md §8). `run` applies it to every `worktree` input itself; callers of
-   * `withContext` apply it to theirs.
+   * PostgreSQL (02-state.md §8). The operations apply it to every `worktree` input themselves.
    */
-  owner(worktree: string): string;
-  run<K extends OpName>(call: StateCall, op: K, input: OpInput<K>): Promise<OpResult<K>>;
+  abstract owner(worktree: string): string;
   /**
-   * The library context for code that works on the embedded store directly (the refactor rows of
-   * `refactor run-step`): `read` never creates or migrates, `write` needs an initialized repository.
+   * The library context of one call, for a flow that works on the library across its own steps (the
+   * refactor run-step of src/ops/refactor.ts: kernel calls between short transactions). `read` never
+   * creates or migrates; `write` needs an initialized repository. Owners in its inputs are the caller's to
+   * qualify (`owner`).
    */
-  withContext<T>(call: StateCall, mode: 'read' | 'write', fn: (ctx: StateContext) => Promise<T> | T): Promise<T>;
+  abstract withContext<T>(call: StateCall, mode: Mode, fn: (ctx: StateContext) => Promise<T> | T): Promise<T>;
   /**
    * The integration lock of `plan` (06-run.md §1 item 4.7, 02-state.md §8), held until the returned
    * release: the repo-wide `.tugtool/integration.lock` file on SQLite; on PostgreSQL a session advisory
    * lock on the project and plan, so every host integrating the plan takes turns. Past `timeoutMs`: Busy.
    */
-  integrationLock(plan: string, timeoutMs?: number): Promise<() => Promise<void>>;
+  abstract integrationLock(plan: string, timeoutMs?: number): Promise<() => Promise<void>>;
   /** PostgreSQL: once `signal` aborts (the process is stopping), a lost connection is no longer retried. */
   stopOn?(signal: AbortSignal): void;
-  close(): Promise<void>;
+  abstract close(): Promise<void>;
+
+  /** A `worktree` input as this store names owners (PostgreSQL qualifies it with the host). */
+  protected qualify<I>(input: I): I {
+    return input;
+  }
+
+  /** One operation: its module loaded (once), then run in a context of `mode` with its owner qualified. */
+  private async op<I, O>(call: StateCall, mode: Mode, input: I, load: () => Promise<Impl<I, O>>): Promise<O> {
+    const impl = await load();
+    const qualified = this.qualify(input);
+    return this.withContext(call, mode, (ctx) => impl(ctx, qualified));
+  }
+
+  // The operations, one per `state` command (02-state.md §4), then the questions other callers ask.
+
+  /** `state init`. Opened to read: init upgrades to a writer after validating the plan (a refused init creates nothing). */
+  init(call: StateCall, input: InitInput): Promise<InitResult> {
+    return this.op(call, 'read', input, async () => (await import('./init.js')).init);
+  }
+
+  claim(call: StateCall, input: ClaimInput): Promise<ClaimResult> {
+    return this.op(call, 'write', input, async () => (await import('./claim.js')).claim);
+  }
+
+  start(call: StateCall, input: OwnerInput): Promise<StartResult> {
+    return this.op(call, 'write', input, async () => (await import('./start.js')).start);
+  }
+
+  heartbeat(call: StateCall, input: HeartbeatInput): Promise<HeartbeatResult> {
+    return this.op(call, 'write', input, async () => (await import('./heartbeat.js')).heartbeat);
+  }
+
+  update(call: StateCall, input: UpdateInput): Promise<UpdateResult> {
+    return this.op(call, 'write', input, async () => (await import('./update.js')).update);
+  }
+
+  artifact(call: StateCall, input: ArtifactInput): Promise<ArtifactResult> {
+    return this.op(call, 'write', input, async () => (await import('./artifact.js')).artifact);
+  }
+
+  complete(call: StateCall, input: CompleteInput): Promise<CompleteResult> {
+    return this.op(call, 'write', input, async () => (await import('./complete.js')).complete);
+  }
+
+  release(call: StateCall, input: OwnerInput): Promise<ReleaseResult> {
+    return this.op(call, 'write', input, async () => (await import('./release.js')).release);
+  }
+
+  fail(call: StateCall, input: FailInput): Promise<FailResult> {
+    return this.op(call, 'write', input, async () => (await import('./release.js')).fail);
+  }
+
+  reset(call: StateCall, input: ResetInput): Promise<ResetResult> {
+    return this.op(call, 'write', input, async () => (await import('./reset.js')).reset);
+  }
+
+  reconcile(call: StateCall, input: ReconcileInput): Promise<ReconcileResult> {
+    return this.op(call, 'write', input, async () => (await import('./reconcile.js')).reconcile);
+  }
+
+  prune(call: StateCall, input: PruneInput): Promise<{ pruned: string[]; dry_run: boolean }> {
+    return this.op(call, 'write', input, async () => (await import('./prune.js')).prune);
+  }
+
+  show(call: StateCall, input: ShowInput): Promise<ShowResult> {
+    return this.op(call, 'read', input, async () => (await import('./show.js')).show);
+  }
+
+  ready(call: StateCall, input: ReadyInput): Promise<Categories> {
+    return this.op(call, 'read', input, async () => (await import('./ready.js')).ready);
+  }
+
+  log(call: StateCall, input: LogInput): Promise<{ events: LogEvent[]; next_after_id: number | null }> {
+    return this.op(call, 'read', input, async () => (await import('./log.js')).log);
+  }
+
+  list(call: StateCall): Promise<{ plans: ListedPlan[] }> {
+    return this.op(call, 'read', {}, async () => (await import('./list.js')).list);
+  }
+
+  graph(call: StateCall, input: { plan: string; format: GraphFormat }): Promise<GraphResult> {
+    return this.op(call, 'read', input, async () => (await import('./graph.js')).graph);
+  }
+
+  /** `state export`: a plan's rows and events as one document (02-state.md §8). */
+  exportPlan(call: StateCall, input: ExportInput): Promise<StateExportDocument> {
+    return this.op(call, 'read', input, async () => (await import('./export.js')).exportPlan);
+  }
+
+  /** `state import`: a document's rows into this store, in one transaction (it upgrades to a writer itself, after validating the document). */
+  importPlan(call: StateCall, input: ImportInput): Promise<ImportResult> {
+    return this.op(call, 'read', input, async () => (await import('./export.js')).importPlan);
+  }
+
+  /** Top-level steps held (claimed or in progress, live or expired) by `worktree`, in every plan. */
+  claimsHeldBy(call: StateCall, input: { worktree: string }): Promise<HeldClaim[]> {
+    return this.op(call, 'read', input, async () => {
+      const { claimsHeldBy } = await import('./bridge.js');
+      return (ctx: StateContext, i: { worktree: string }) => claimsHeldBy(ctx, i.worktree);
+    });
+  }
+
+  /** `worktree remove --force`: ends `worktree`'s claim on a top-level step as an admin action. */
+  adminRelease(
+    call: StateCall,
+    input: { plan: string; step: string; worktree: string },
+  ): Promise<{ released: boolean }> {
+    return this.op(call, 'write', input, async () => (await import('./bridge.js')).adminRelease);
+  }
+
+  /** The error strict `complete` would raise now, or null (a completion run and rolled back). */
+  completionBlocker(call: StateCall, input: Omit<CompleteInput, 'force' | 'dry_run'>): Promise<TugError | null> {
+    return this.op(call, 'write', input, async () => (await import('./bridge.js')).completionBlocker);
+  }
+
+  /** The earlier failed attempts of a step, oldest first, with their reasons (the step brief's). */
+  previousFailures(call: StateCall, input: { plan: string; step: string }): Promise<FailedAttempt[]> {
+    return this.op(call, 'read', input, async () => (await import('./bridge.js')).previousFailures);
+  }
+
+  /** `Tug-Refactor` trailer values of a step's applied refactor rows (commit messages). */
+  refactorTrailers(call: StateCall, input: { plan: string; step: string; worktree: string }): Promise<string[]> {
+    return this.op(call, 'read', input, async () => {
+      const { refactorRows, refactorTrailers } = await import('./refactors.js');
+      return async (ctx: StateContext, i: { plan: string; step: string; worktree: string }) =>
+        refactorTrailers(await refactorRows(ctx, i));
+    });
+  }
+
+  /** `refactor skip`: an open or failed refactor row of the owner's step marked skipped. */
+  skipRefactor(call: StateCall, input: SkipInput): Promise<SkipResult> {
+    return this.op(call, 'write', input, async () => (await import('./refactors.js')).skipRefactor);
+  }
 }
-
-export type Mode = 'read' | 'write';
-/** Read-only operations open state.db read-only and never create or migrate it. */
-export const MODES: Record<OpName, Mode> = {
-  init: 'read', // state init upgrades to a writer itself, after validating the plan (a refused init creates nothing)
-  claim: 'write',
-  start: 'write',
-  heartbeat: 'write',
-  update: 'write',
-  artifact: 'write',
-  complete: 'write',
-  release: 'write',
-  fail: 'write',
-  reset: 'write',
-  reconcile: 'write',
-  prune: 'write',
-  show: 'read',
-  ready: 'read',
-  log: 'read',
-  list: 'read',
-  graph: 'read',
-  claimsHeldBy: 'read',
-  adminRelease: 'write',
-  completionBlocker: 'write',
-  refactorTrailers: 'read',
-  export: 'read',
-  import: 'read', // upgrades to a writer itself after validating the document (a refused import creates nothing)
-};
-
-type Impl = (ctx: StateContext, input: never) => unknown;
-/** Each operation's module loads on first use, so `state heartbeat` never loads the plan parser. */
-export const IMPLS: Record<OpName, () => Promise<Impl>> = {
-  init: async () => (await import('./init.js')).init,
-  claim: async () => (await import('./claim.js')).claim,
-  start: async () => (await import('./start.js')).start,
-  heartbeat: async () => (await import('./heartbeat.js')).heartbeat,
-  update: async () => (await import('./update.js')).update,
-  artifact: async () => (await import('./artifact.js')).artifact,
-  complete: async () => (await import('./complete.js')).complete,
-  release: async () => (await import('./release.js')).release,
-  fail: async () => (await import('./release.js')).fail,
-  reset: async () => (await import('./reset.js')).reset,
-  reconcile: async () => (await import('./reconcile.js')).reconcile,
-  prune: async () => (await import('./prune.js')).prune,
-  show: async () => (await import('./show.js')).show,
-  ready: async () => (await import('./ready.js')).ready,
-  log: async () => (await import('./log.js')).log,
-  list: async () => (await import('./list.js')).list,
-  graph: async () => (await import('./graph.js')).graph,
-  claimsHeldBy: async () => {
-    const { claimsHeldBy } = await import('./bridge.js');
-    return (ctx: StateContext, input: { worktree: string }) => claimsHeldBy(ctx, input.worktree);
-  },
-  adminRelease: async () => (await import('./bridge.js')).adminRelease,
-  completionBlocker: async () => (await import('./bridge.js')).completionBlocker,
-  refactorTrailers: async () => {
-    const { refactorRows, refactorTrailers } = await import('./refactors.js');
-    return async (ctx: StateContext, input: { plan: string; step: string; worktree: string }) =>
-      refactorTrailers(await refactorRows(ctx, input));
-  },
-  export: async () => (await import('./export.js')).exportPlan,
-  import: async () => (await import('./export.js')).importPlan,
-};
 
 /** The library context of one call: the store's settings, the call's own parts, and the open database. */
 export function callContext(
@@ -193,7 +252,7 @@ export interface SqliteStoreOptions {
 }
 
 /** The embedded store: one better-sqlite3 connection, opened on first use and kept until close(). */
-export class SqliteStateStore implements StateStore {
+export class SqliteStateStore extends StateStore {
   readonly backend = 'sqlite' as const;
   readonly dbPath: string;
   get location(): string {
@@ -206,6 +265,7 @@ export class SqliteStateStore implements StateStore {
   private readonly overridden: boolean;
 
   constructor(private readonly o: SqliteStoreOptions) {
+    super();
     checkStateConfig(o.config);
     this.overridden = Boolean(o.dbPath ?? o.env.TUGCODE_STATE_DB);
     this.dbPath = o.dbPath ?? stateDbPath(o.repoRoot, o.env);
@@ -245,11 +305,6 @@ export class SqliteStateStore implements StateStore {
         this.db = ctx.store;
       }
     }
-  }
-
-  async run<K extends OpName>(call: StateCall, op: K, input: OpInput<K>): Promise<OpResult<K>> {
-    const impl = await IMPLS[op]();
-    return this.withContext(call, MODES[op], (ctx) => impl(ctx, input as never) as OpResult<K>);
   }
 
   async integrationLock(_plan: string, timeoutMs = 60_000): Promise<() => Promise<void>> {

@@ -11,7 +11,9 @@ import { WarningSink } from '../../src/contract/envelope.js';
 import type { FlowCtx } from '../../src/gitflow/flow-context.js';
 import { resolveRepo } from '../../src/git/repo.js';
 import { initProject } from '../../src/project/init.js';
+import { afterEach } from 'vitest';
 import { closeStateContext } from '../../src/state/context.js';
+import { SqliteStateStore } from '../../src/state/store.js';
 import { openStateContext } from '../../src/state/sqlite-open.js';
 import { git, tempRepo, writeFiles } from '../helpers/repo.js';
 
@@ -52,15 +54,21 @@ export function planRepo(plan = PLAN, slug = 'demo'): string {
   return root;
 }
 
+/** The stores flowCtx opened: closed after each test (a closed store opens again on its next call). */
+const stores: SqliteStateStore[] = [];
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close();
+});
+
+/** A FlowCtx in `cwd` with a state store of its own, as the operations layer would pass it. */
 export function flowCtx(cwd: string, now = T0, env: NodeJS.ProcessEnv = {}): FlowCtx {
   const config = structuredClone(CONFIG_DEFAULTS) as Config;
-  return {
-    repo: resolveRepo(cwd),
-    config,
-    clock: fixedClock(parseInstant(now)!),
-    warnings: new WarningSink(),
-    env: { ...process.env, NODE_ENV: 'test', ...env },
-  };
+  const repo = resolveRepo(cwd);
+  const clock = fixedClock(parseInstant(now)!);
+  const fullEnv = { ...process.env, NODE_ENV: 'test', ...env };
+  const store = new SqliteStateStore({ repoRoot: repo.mainRoot, clock, config, env: fullEnv });
+  stores.push(store);
+  return { repo, config, clock, warnings: new WarningSink(), env: fullEnv, store };
 }
 
 async function withState<T>(

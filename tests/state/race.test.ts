@@ -34,7 +34,7 @@ async function completeAll(b: Backend, root: string, wins: { worktree: string; s
     const store = await ops.store(call);
     const sc = await ops.stateCall(call);
     for (const w of wins)
-      await store.run(sc, 'complete', {
+      await store.complete(sc, {
         plan: 'demo',
         step: w.step_anchor,
         worktree: w.worktree,

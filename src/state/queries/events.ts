@@ -8,6 +8,12 @@ const CLAIMED_EVENT = {
   postgres: "(details_json::jsonb ->> 'claimed') = 'true'",
 } as const;
 
+/** A failed attempt (`state fail`: its details carry `failed_attempt: true`), in each dialect's JSON. */
+const FAILED_ATTEMPT_EVENT = {
+  sqlite: "json_extract(details_json, '$.failed_attempt') = 1",
+  postgres: "(details_json::jsonb ->> 'failed_attempt') = 'true'",
+} as const;
+
 export interface NewEvent {
   at: string;
   plan_path: string | null;
@@ -55,6 +61,14 @@ export async function everClaimed(c: Conn, plan_path: string, anchor: string, ac
       [plan_path, anchor, actor],
     )) !== undefined
   );
+}
+
+/** The failed-attempt events of a step, oldest first. */
+export async function failedAttemptEvents(c: Conn, plan_path: string, anchor: string): Promise<EventRow[]> {
+  return (await c.all(
+    `SELECT * FROM events WHERE plan_path = ? AND step_anchor = ? AND ${FAILED_ATTEMPT_EVENT[c.dialect]} ORDER BY id`,
+    [plan_path, anchor],
+  )) as EventRow[];
 }
 
 export interface EventFilter {

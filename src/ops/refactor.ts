@@ -1,0 +1,45 @@
+/**
+ * `refactor run-step` and `refactor skip` (05-kernel.md §7.3–§7.4) as operations over the process's state
+ * store: the CLI front door (src/commands/refactor-step.ts) and the driver (src/run/step.ts) call these.
+ * run-step is the one flow that holds a state-library context across its own steps (kernel calls between
+ * short transactions), so it is the one caller of `StateStore.withContext`.
+ */
+import type { RunStepOptions } from '../refactor/run-step.js';
+import type { RunStepResult } from '../refactor/result.js';
+import type { VerifyMode } from '../kernel/types.js';
+import type { SkipResult } from '../state/refactors.js';
+import type { Call, OpsContext } from './context.js';
+
+export interface RefactorStepArgs {
+  plan: string;
+  step: string;
+  /** Canonical root of the worktree W that holds the step (the store names its owner). */
+  worktree: string;
+  attempt?: number | undefined;
+  /** Where a relative plan path resolves (default: the worktree; the CLI passes the caller's directory). */
+  cwd?: string | undefined;
+}
+
+export async function refactorRunStep(
+  ctx: OpsContext,
+  input: RefactorStepArgs & { retry_failed?: boolean | undefined; verify?: VerifyMode | undefined },
+  call: Call,
+  o: RunStepOptions,
+): Promise<RunStepResult> {
+  const store = await ctx.store(call);
+  const sc = await ctx.stateCall(call, input.worktree, input.cwd ?? input.worktree);
+  const { runStep } = await import('../refactor/run-step.js');
+  const { cwd: _cwd, ...args } = input;
+  return store.withContext(sc, 'write', (sctx) => runStep(sctx, { ...args, worktree: store.owner(input.worktree) }, o));
+}
+
+export async function refactorSkip(
+  ctx: OpsContext,
+  input: RefactorStepArgs & { ordinal: number; reason: string },
+  call: Call,
+): Promise<SkipResult> {
+  const store = await ctx.store(call);
+  const sc = await ctx.stateCall(call, input.worktree, input.cwd ?? input.worktree);
+  const { cwd: _cwd, ...args } = input;
+  return store.skipRefactor(sc, args);
+}
