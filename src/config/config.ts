@@ -11,8 +11,7 @@ import { TugError } from '../contract/errors.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { CONFIG_DEFAULTS, CONFIG_KEYS, KERNEL_TUG_ENV, type ConfigShape } from './defaults.js';
 import { CONFIG_RULES, fastMerge, satisfies, type Rule } from './rules.js';
-import { envValue, setsNoValue } from '../kernel/config-keys.js';
-import { readConfigFile } from '../kernel/config-file.js';
+import { envValue, readConfigFile, setsNoValue } from '../kernel/light.js';
 
 export type Config = ConfigShape;
 

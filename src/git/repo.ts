@@ -10,7 +10,7 @@ import { isAbsolute, join, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { GitRunner } from './exec.js';
 import { listWorktrees, parseWorktreeList, resolveRepoWithGit, type WorktreeEntry } from './fast.js';
-import { canonicalPath, gitLayout, readGitdirFile } from '../kernel/repo-layout.js';
+import { canonicalPath, gitLayout, readGitdirFile } from '../kernel/light.js';
 
 export { listWorktrees, type WorktreeEntry } from './fast.js';
 
