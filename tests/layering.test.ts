@@ -16,6 +16,13 @@
  * dynamic `import()`, `require()` and `import('…')` types all count, type-only imports included (a type still
  * names the module it comes from); a check proves nothing TypeScript's pre-processor sees is missed.
  *
+ * The kernel is reached only through its public entries (KERNEL_ENTRIES): `light.ts` (what loads no npm
+ * package: the op grammar, config keys, repo layout, git environment, KernelError), `ids.ts` (the hashes,
+ * which load node:crypto), `config-schema.ts` (the zod schema of `[kernel]`) and `index.ts` (the whole
+ * library, which re-exports light.ts and ids.ts). index.ts loads
+ * the kernel's sessions, snapshots and process runner, so outside src/kernel it is imported only with
+ * `import()` or as types: no start-up path (`state heartbeat`, `state claim`) can load it by accident.
+ *
  * Cycles: no file may reach itself through static imports. Type-only imports are left out there, since they
  * vanish at run time: each file is transpiled (as tsc emits it, `isolatedModules`) and the import
  * declarations of the output are read, so `import type`, `export type` and imports used only as types drop
@@ -46,6 +53,10 @@ const UNIT: Record<string, string> = { 'clock.ts': 'contract', util: 'contract',
 const unitOf = (m: string): string => UNIT[m] ?? m;
 /** Imports forbidden within one layer (`from → to`). */
 const SAME_LAYER_FORBIDDEN = new Set(['state→git', 'git→state']);
+/** The files of src/kernel that a module outside it may import (see the header). */
+const KERNEL_ENTRIES = ['index.ts', 'light.ts', 'ids.ts', 'config-schema.ts'];
+/** The entry that loads the whole kernel: imported lazily or as types only. */
+const KERNEL_LAZY_ENTRY = 'index.ts';
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
@@ -176,6 +187,24 @@ function layerViolations(file: string): string[] {
   return out;
 }
 
+/** Imports of kernel modules that are not public entries, or that load the whole kernel eagerly. */
+function kernelEntryViolations(file: string): string[] {
+  if (moduleOf(file) === 'kernel') return [];
+  const kernel = join(SRC, 'kernel');
+  const out: string[] = [];
+  for (const { spec, kind } of allImports(readFileSync(file, 'utf8'), file)) {
+    if (!spec.startsWith('.')) continue;
+    const abs = resolveSpec(file, spec) ?? resolve(dirname(file), spec);
+    if (!(abs + sep).startsWith(kernel + sep)) continue;
+    const entry = relative(kernel, abs).split(sep).join('/');
+    if (!KERNEL_ENTRIES.includes(entry))
+      out.push(`${rel(file)} → ${spec} [${kind}]  (not a kernel entry: ${KERNEL_ENTRIES.join(', ')})`);
+    else if (entry === KERNEL_LAZY_ENTRY && (kind === 'static' || kind === 'require'))
+      out.push(`${rel(file)} → ${spec} [${kind}]  (the whole kernel: import() it, or use kernel/light.ts)`);
+  }
+  return out;
+}
+
 /** File-level runtime import graph of src/. */
 function importGraph(files: string[]): Map<string, string[]> {
   const graph = new Map<string, string[]>();
@@ -267,6 +296,17 @@ describe('import direction (style.md §6)', () => {
         violations.map((v) => `  ${v}`).join('\n') +
         '\n',
     ).toEqual([]);
+  });
+
+  it('reaches the kernel only through its public entries, and loads the whole kernel only lazily', () => {
+    const violations = files.flatMap(kernelEntryViolations);
+    expect(
+      violations,
+      `${violations.length} import(s) of the kernel past its entries:\n` +
+        violations.map((v) => `  ${v}`).join('\n') +
+        '\n',
+    ).toEqual([]);
+    for (const entry of KERNEL_ENTRIES) expect(existsSync(join(SRC, 'kernel', entry)), entry).toBe(true);
   });
 
   it('has no import cycles between files (type-only imports aside)', () => {

@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { TugError } from '../contract/errors.js';
-import type { VerifyMode } from '../kernel/types.js';
+import type { VerifyMode } from '../kernel/light.js';
 import { errorObjectOf } from '../refactor/run-step.js';
 import { runStepEnvelope, type RunStepResult } from '../refactor/result.js';
 

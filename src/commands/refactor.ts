@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
-import { kernelEnv } from '../config/kernel-env.js';
+import { kernelEnv, TUGCODE_REFACTOR } from '../config/kernel-env.js';
 
 /** Registers `refactor` for `tugcode --help` only; main.ts dispatches it before commander parses. */
 export function registerRefactor(program: Command): void {
@@ -51,6 +51,6 @@ export async function runRefactor(
     const { runRefactorStepCommand } = await import('./refactor-step.js');
     return runRefactorStepCommand(argv, cwd, env, kernelEnv(env));
   }
-  const { runKernelCli } = await import('../kernel/cli/tug.js');
-  return runKernelCli(argv, { prog: 'tugcode', env: kernelEnv(env), cwd, writeLog });
+  const { runKernelCli } = await import('../kernel/index.js');
+  return runKernelCli(argv, { ...TUGCODE_REFACTOR, env: kernelEnv(env), cwd, writeLog });
 }

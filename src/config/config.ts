@@ -12,8 +12,7 @@ import type { WarningSink } from '../contract/envelope.js';
 import { CONFIG_FILE } from '../contract/layout.js';
 import { CONFIG_DEFAULTS, CONFIG_KEYS, KERNEL_TUG_ENV, type ConfigShape } from './defaults.js';
 import { CONFIG_RULES, fastMerge, satisfies, type Rule } from './rules.js';
-import { envValue, setsNoValue } from '../kernel/config-keys.js';
-import { readConfigFile } from '../kernel/config-file.js';
+import { envValue, readConfigFile, setsNoValue } from '../kernel/light.js';
 
 export type Config = ConfigShape;
 

@@ -1,7 +1,7 @@
 import { MAX_LEASE_SECONDS } from '../contract/inputs/limits.js';
-import { KERNEL_FILE_DEFAULTS } from '../kernel/config-keys.js';
+import { KERNEL_FILE_DEFAULTS } from '../kernel/light.js';
 
-export { KERNEL_TUG_ENV } from '../kernel/config-keys.js';
+export { KERNEL_TUG_ENV } from '../kernel/light.js';
 
 /**
  * Config defaults as plain data, so commands without a config file never load zod or a TOML parser.

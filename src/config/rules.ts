@@ -5,7 +5,7 @@
  * rules accept exactly what the schema accepts.
  */
 import { CONFIG_MAX, type ConfigShape } from './defaults.js';
-import { KERNEL_RULES, satisfies, type Rule } from '../kernel/config-keys.js';
+import { KERNEL_RULES, satisfies, type Rule } from '../kernel/light.js';
 
 export { satisfies, type Rule };
 

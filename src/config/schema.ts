@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { kernelSchema } from '../kernel/config-schema.js';
-import { tokenizeShell } from '../kernel/opspec.js';
+import { tokenizeShell } from '../kernel/light.js';
 import { CONFIG_MAX } from './defaults.js';
 
 export { kernelSchema };

@@ -6,7 +6,7 @@
  * `LC_ALL=C` (messages parsed here stay in English). `extra` is the caller's own per-call setting (a
  * temporary index, a quarantine object directory) and is kept.
  */
-import { withoutGitRedirects } from '../kernel/git-env.js';
+import { withoutGitRedirects } from '../kernel/light.js';
 
 export type GitEnv = Record<string, string>;
 

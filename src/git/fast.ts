@@ -19,7 +19,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { TugError } from '../contract/errors.js';
-import { canonicalPath } from '../kernel/repo-layout.js';
+import { canonicalPath } from '../kernel/light.js';
 import { gitChildEnv, type GitResult } from './env.js';
 import { parseTrailerLog, TRAILER_LOG_FORMAT, type TrailerCommit } from './trailers.js';
 

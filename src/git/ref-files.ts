@@ -19,7 +19,7 @@ function readText(file: string): string | null | undefined {
 }
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { canonicalPath } from '../kernel/repo-layout.js';
+import { canonicalPath } from '../kernel/light.js';
 import { gitDirsOf } from './dot-git.js';
 import type { GitRunner } from './exec.js';
 import { headCommit } from './refs.js';

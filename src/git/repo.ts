@@ -10,7 +10,7 @@ import { isAbsolute, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { GitRunner } from './exec.js';
 import { listWorktrees, parseWorktreeList, resolveRepoWithGit, type WorktreeEntry } from './fast.js';
-import { canonicalPath, gitLayout } from '../kernel/repo-layout.js';
+import { canonicalPath, gitLayout } from '../kernel/light.js';
 import { gitDirsOf } from './dot-git.js';
 
 export { listWorktrees, type WorktreeEntry } from './fast.js';

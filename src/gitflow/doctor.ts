@@ -122,7 +122,7 @@ async function kernelCheck(ctx: RepoCtx): Promise<DoctorCheck> {
       ) => Promise<Record<string, unknown>>)
     | undefined;
   try {
-    probe = (await import('../kernel/doctor.js')).doctor;
+    probe = (await import('../kernel/index.js')).doctor;
   } catch {
     probe = undefined;
   }

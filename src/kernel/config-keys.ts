@@ -1,7 +1,7 @@
 /**
  * The `[kernel]` table of `.tugtool/config.toml` (05-kernel.md §3.1) as plain data: defaults, the `TUG_*`
- * environment names and zod-free value rules. The kernel owns these (src/kernel never imports tugcode,
- * §2.1); tugcode's config loader imports them from here for its own `[kernel]` table, so both read the
+ * environment names and zod-free value rules. The kernel owns these (src/kernel imports no host, §2.1);
+ * a host's config loader imports them through ./light.ts for its own `[kernel]` table, so both read the
  * same keys. The zod schema (the precise error messages) is `./config-schema.ts`; a property test proves
  * the rules accept exactly what the schema accepts.
  */
@@ -29,7 +29,7 @@ export type KernelFileShape = typeof KERNEL_FILE_DEFAULTS;
 export type KernelKey = keyof KernelFileShape;
 export const KERNEL_KEYS = Object.keys(KERNEL_FILE_DEFAULTS) as KernelKey[];
 
-/** Kernel keys also honoured under their `TUG_*` names; `TUGCODE_KERNEL_*` wins under tugcode. */
+/** Kernel keys also honoured under their `TUG_*` names; a host's `settingsEnvPrefix` names win over them. */
 export const KERNEL_TUG_ENV: Partial<Record<KernelKey, string>> = {
   verify: 'TUG_VERIFY',
   test_command: 'TUG_TEST_COMMAND',
@@ -110,8 +110,8 @@ export function envValue(raw: string, sample: unknown): { value: unknown } | { r
 
 /**
  * True when every line of a TOML text is blank, a comment, or a table header (`known`, when given, limits
- * the headers allowed): the file sets no value. `tugcode init` writes such a file; recognising it needs
- * neither a TOML parser nor zod.
+ * the headers allowed): the file sets no value. A host's `init` may write such a file; recognising it
+ * needs neither a TOML parser nor zod.
  */
 export function setsNoValue(text: string, known?: (table: string) => boolean): boolean {
   for (const raw of text.split('\n')) {

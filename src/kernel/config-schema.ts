@@ -1,7 +1,8 @@
 /**
  * The zod schema of the `[kernel]` table (05-kernel.md §3.1): types, defaults and the precise messages of
  * ConfigInvalid. Loaded lazily, only when a value fails the zod-free rules of ./config-keys.ts or a
- * `pyproject.toml [tool.tug]` table exists. tugcode's config schema embeds it as its `kernel` table.
+ * `pyproject.toml [tool.tug]` table exists. A public entry of its own beside ./light.ts and ./index.ts,
+ * because it loads zod: a host's config schema may embed it as its own `kernel` table.
  */
 import { z } from 'zod';
 

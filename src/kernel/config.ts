@@ -1,14 +1,14 @@
 /**
- * Kernel configuration (05-kernel.md §3.1): CLI flag > environment (`TUG_*`; under `tugcode refactor` also
- * `TUGCODE_KERNEL_*`, which wins) > the `[kernel]` table of `.tugtool/config.toml` > `pyproject.toml
- * [tool.tug]` > defaults. The config file is the main repo root's when the workspace is in a git repository
- * (04-git.md §1), else the workspace's own.
+ * Kernel configuration (05-kernel.md §3.1): CLI flag > environment (`TUG_*`; a host's `settingsEnvPrefix`
+ * names win over them) > the `[kernel]` table of `.tugtool/config.toml` > `pyproject.toml [tool.tug]` >
+ * defaults. The config file is the main repo root's when the workspace is in a git repository (04-git.md
+ * §1), else the workspace's own.
  *
- * The kernel reads only its own table, with its own key table (./config-keys.ts, which tugcode's loader
- * shares) and git-layout reader (./repo-layout.ts): src/kernel never imports tugcode (§2.1). smol-toml loads
- * only when a config file sets something, zod only when a value fails the zod-free rules (for the precise
- * message) or a `[tool.tug]` table exists. Other tables of config.toml are tugcode's to judge. Any malformed
- * file or value is `ConfigInvalid` (exit 2). Flags are applied by the caller (`withFlags`).
+ * The kernel reads only its own table, with its own key table (./config-keys.ts, which a host's config
+ * loader may share) and git-layout reader (./repo-layout.ts): src/kernel imports no host (§2.1). smol-toml
+ * loads only when a config file sets something, zod only when a value fails the zod-free rules (for the
+ * precise message) or a `[tool.tug]` table exists. Other tables of config.toml are the host's to judge. Any
+ * malformed file or value is `ConfigInvalid` (exit 2). Flags are applied by the caller (`withFlags`).
  */
 import { existsSync } from 'node:fs';
 import { readConfigFile } from './config-file.js';
@@ -17,7 +17,7 @@ import { envValue, KERNEL_FILE_DEFAULTS, KERNEL_RULES, KERNEL_TUG_ENV, satisfies
 import { canonicalPath, gitLayout, insideGit } from './repo-layout.js';
 import { KernelError } from './errors.js';
 import { gitOutput } from './exec.js';
-import type { KernelOptions, VerifyMode } from './types.js';
+import type { HostOptions, KernelOptions, VerifyMode } from './types.js';
 
 export type Safety = 'strict' | 'aggressive';
 
@@ -73,14 +73,12 @@ const KEYS = Object.keys(SETTING_DEFAULTS) as SettingKey[];
 
 const TUG_ENV = KERNEL_TUG_ENV as Partial<Record<SettingKey, string>>;
 
-const tugcodeName = (k: SettingKey) => `TUGCODE_KERNEL_${k.toUpperCase()}`;
-
 type Env = Record<string, string | undefined>;
 
 /** The environment names that may set `key` for this front door, strongest first. */
-function envNames(key: SettingKey, prog: 'tug' | 'tugcode'): string[] {
+function envNames(key: SettingKey, prefix: string | undefined): string[] {
   const out: string[] = [];
-  if (prog === 'tugcode') out.push(tugcodeName(key));
+  if (prefix) out.push(`${prefix}${key.toUpperCase()}`);
   const alias = TUG_ENV[key];
   if (alias) out.push(alias);
   return out;
@@ -188,10 +186,10 @@ async function readKernelTable(file: string, notes: string[]): Promise<Record<st
 }
 
 /** The environment's values, strongest name first per key; a bad value is ConfigInvalid naming the variable. */
-async function readEnv(env: Env, prog: 'tug' | 'tugcode'): Promise<Partial<Record<SettingKey, unknown>>> {
+async function readEnv(env: Env, prefix: string | undefined): Promise<Partial<Record<SettingKey, unknown>>> {
   const out: Partial<Record<SettingKey, unknown>> = {};
   for (const k of KEYS) {
-    const name = envNames(k, prog).find((n) => env[n] !== undefined);
+    const name = envNames(k, prefix).find((n) => env[n] !== undefined);
     if (!name) continue;
     const parsed = envValue(env[name]!, KERNEL_FILE_DEFAULTS[k]);
     if ('reason' in parsed) throw configInvalid(name, k, parsed.reason);
@@ -204,10 +202,9 @@ async function readEnv(env: Env, prog: 'tug' | 'tugcode'): Promise<Partial<Recor
 /** Load the kernel settings for a workspace (without flags) from `env` (default: empty). Throws ConfigInvalid. */
 export async function loadKernelConfig(
   workspace: string,
-  o: { env?: Env; prog?: 'tug' | 'tugcode' } = {},
+  o: { env?: Env } & Pick<HostOptions, 'settingsEnvPrefix'> = {},
 ): Promise<LoadedConfig> {
   const env = o.env ?? {};
-  const prog = o.prog ?? 'tug';
   const notes: string[] = [];
   const files: string[] = [];
   const settings: KernelSettings = { ...SETTING_DEFAULTS, include: [], exclude: [] };
@@ -223,7 +220,7 @@ export async function loadKernelConfig(
     }
   }
 
-  const fromEnv = await readEnv(env, prog);
+  const fromEnv = await readEnv(env, o.settingsEnvPrefix);
   const file = join(await configRoot(workspace, env), '.tugtool', 'config.toml');
   if (existsSync(file)) {
     files.push(file);

@@ -1,7 +1,7 @@
 /**
  * Content-derived identifiers (05-kernel.md §9.6): canonical JSON, SHA-256, op_hash, symbol ids, undo tokens.
- * tugcode's own hashes (plan structure, op hashes of plan refactors) use these too, so there is one
- * definition of canonical JSON in the package (dependencies point into the kernel, never out of it).
+ * A host's own hashes (of plans, of op texts) use these too, through ./light.ts, so there is one
+ * definition of canonical JSON (dependencies point into the kernel, never out of it).
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.js';

@@ -14,7 +14,14 @@ import { opTargetOf, planPrepared } from './prepare-steps.js';
 import { Session, SYSTEM_CLOCK } from './session.js';
 import { Logger } from './log.js';
 import { applySettings, flagsOf, loadKernelConfig, withFlags, type KernelSettings } from './config.js';
-import { changedFiles, filesByLanguage, sessionRelative, takeSnapshot, type Snapshot } from './snapshot.js';
+import {
+  changedFiles,
+  filesByLanguage,
+  sessionRelative,
+  takeSnapshot,
+  type Exclusions,
+  type Snapshot,
+} from './snapshot.js';
 import { normalizeFileArg, FileCache, WorkspaceFiles } from './workspace.js';
 import { BackendPool } from './backend-pool.js';
 import { verifyPatch, verifyWorkspace, type VerifyContext } from './verify/run.js';
@@ -59,7 +66,7 @@ export async function openKernel(opts: KernelOptions): Promise<Kernel> {
   const log = opts.logger ?? new Logger(opts.logLevel ?? 'error', opts.logSink, () => clock.now());
   let settings = opts.settings;
   if (!settings) {
-    const loaded = await loadKernelConfig(ws, { env: opts.env ?? {}, prog: opts.prog });
+    const loaded = await loadKernelConfig(ws, { env: opts.env ?? {}, settingsEnvPrefix: opts.settingsEnvPrefix });
     for (const n of loaded.notes) log.warn(n);
     settings = withFlags(loaded, flagsOf(opts)).settings;
   }
@@ -135,6 +142,15 @@ class KernelImpl implements Kernel {
     return [...w];
   }
 
+  /** What no listing of this workspace includes: the session inside it, the host's own files. */
+  private excluded(): Exclusions {
+    return {
+      sessionRel: sessionRelative(this.workspace, this.sessionDir),
+      hostDirs: this.o.hostDirs,
+      hostFiles: this.o.hostFiles,
+    };
+  }
+
   /** The last snapshot: unchanged files (stat-equal, not racy) are not read again by the next one. */
   private lastSnap: Snapshot | null = null;
 
@@ -143,7 +159,7 @@ class KernelImpl implements Kernel {
     const s = await takeSnapshot(
       this.workspace,
       {
-        sessionRel: sessionRelative(this.workspace, this.sessionDir),
+        ...this.excluded(),
         include: this.o.include,
         exclude: this.o.exclude,
         env: this.o.env ?? {},
@@ -288,7 +304,7 @@ class KernelImpl implements Kernel {
       sessionDir: this.sessionDir,
       options: this.o,
       env: this.o.env ?? {},
-      sessionRel: sessionRelative(this.workspace, this.sessionDir),
+      excluded: this.excluded(),
       warnings,
     };
   }

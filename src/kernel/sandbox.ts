@@ -18,7 +18,7 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { onAbort } from './lifecycle.js';
-import { listWorkspaceFiles } from './snapshot.js';
+import { listWorkspaceFiles, type Exclusions } from './snapshot.js';
 import { realIo, resolvePatch, writeResolved, type ApplyIo } from './patch/apply.js';
 import type { PatchSet } from './patch/ir.js';
 
@@ -37,7 +37,7 @@ export interface Sandbox {
 export async function createSandbox(
   ws: string,
   kind: 'minimal' | 'full',
-  o: { sessionRel: string | null; minimalFiles?: Map<string, Uint8Array>; env?: Record<string, string | undefined> },
+  o: Exclusions & { minimalFiles?: Map<string, Uint8Array>; env?: Record<string, string | undefined> },
 ): Promise<Sandbox> {
   const base = mkdtempSync(join(tmpdir(), 'tug-sbx-'));
   // An interrupted call removes its sandbox (05-kernel.md §3.4), kept or not.
@@ -63,7 +63,7 @@ export async function createSandbox(
       written.set(join(root, p), bytes);
     }
   } else {
-    for (const f of await listWorkspaceFiles(ws, { sessionRel: o.sessionRel, env: o.env })) {
+    for (const f of await listWorkspaceFiles(ws, o)) {
       const dst = join(root, f.path);
       mkdir(dirname(dst));
       if (f.symlink) symlinkSync(readlinkSync(join(ws, f.path)), dst);

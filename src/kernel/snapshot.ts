@@ -30,7 +30,6 @@ const CONFIG_NAMES = new Set([
 const EXCLUDED_DIRS = new Set([
   '.git',
   'node_modules',
-  '.tugtree',
   '.tug',
   '__pycache__',
   '.venv',
@@ -73,9 +72,17 @@ export function languageBucket(p: string): 'typescript' | 'javascript' | 'python
   return languageOf(p) ?? 'config';
 }
 
-export interface ListOptions {
-  /** Workspace-relative session dir (excluded), if inside the workspace. */
+/** What a listing leaves out besides the always-excluded directories: the session and the host's own files. */
+export interface Exclusions {
+  /** Workspace-relative session dir, if inside the workspace. */
   sessionRel?: string | null;
+  /** The host's directory names, skipped at any depth (KernelOptions.hostDirs). */
+  hostDirs?: readonly string[];
+  /** The host's workspace-relative files (KernelOptions.hostFiles). */
+  hostFiles?: readonly string[];
+}
+
+export interface ListOptions extends Exclusions {
   include?: string[];
   exclude?: string[];
   /** The kernel's environment (git's own settings); the kernel never reads process.env. Default: empty. */
@@ -96,14 +103,17 @@ export function globMatcher(globs: string[] | undefined): ((path: string) => boo
   };
 }
 
-function alwaysExcluded(p: string, sessionRel: string | null | undefined): boolean {
+/** Whether a directory name is skipped wherever it occurs. */
+function excludedDir(name: string, x: Exclusions): boolean {
+  return EXCLUDED_DIRS.has(name) || name.endsWith('.egg-info') || !!x.hostDirs?.includes(name);
+}
+
+function excluded(p: string, x: Exclusions): boolean {
   const parts = p.split('/');
-  for (let i = 0; i < parts.length - 1; i++) {
-    const d = parts[i]!;
-    if (EXCLUDED_DIRS.has(d) || d.endsWith('.egg-info')) return true;
-  }
-  if (/^\.tugtool\/state\.db(-wal|-shm)?$/.test(p)) return true;
-  if (sessionRel && (p === sessionRel || p.startsWith(sessionRel + '/'))) return true;
+  for (let i = 0; i < parts.length - 1; i++) if (excludedDir(parts[i]!, x)) return true;
+  if (x.hostFiles?.includes(p)) return true;
+  const s = x.sessionRel;
+  if (s && (p === s || p.startsWith(s + '/'))) return true;
   return false;
 }
 
@@ -135,7 +145,7 @@ function readIgnoreFile(dir: string): string | null {
   }
 }
 
-function walkListing(ws: string): string[] {
+function walkListing(ws: string, x: Exclusions): string[] {
   const out: string[] = [];
   const walk = (rel: string, rules: { base: string; ig: Ignore }[]) => {
     const abs = rel ? join(ws, rel) : ws;
@@ -159,7 +169,7 @@ function walkListing(ws: string): string[] {
           continue;
         }
       }
-      if (isDir && EXCLUDED_DIRS.has(e.name)) continue;
+      if (isDir && excludedDir(e.name, x)) continue;
       if (here.length > 0) {
         const ignored = here.some(({ base, ig }) => {
           const sub = base ? r.slice(base.length + 1) : r;
@@ -184,12 +194,12 @@ export async function listWorkspaceFiles(
   o: ListOptions = {},
   keep?: (path: string) => boolean,
 ): Promise<{ path: string; symlink: boolean; stat: FileStat }[]> {
-  const listed = (await gitListing(ws, o.env ?? {})) ?? walkListing(ws);
+  const listed = (await gitListing(ws, o.env ?? {})) ?? walkListing(ws, o);
   const inc = globMatcher(o.include);
   const exc = globMatcher(o.exclude);
   const out: { path: string; symlink: boolean; stat: FileStat }[] = [];
   for (const p of listed) {
-    if (p.endsWith('/') || (keep && !keep(p)) || alwaysExcluded(p, o.sessionRel)) continue;
+    if (p.endsWith('/') || (keep && !keep(p)) || excluded(p, o)) continue;
     if (inc && !inc(p)) continue;
     if (exc && exc(p)) continue;
     let st;

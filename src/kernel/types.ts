@@ -24,7 +24,31 @@ export type OpSpec =
     }
   | { op: 'organize-imports'; file: string; mode: OrganizeMode };
 
-export interface KernelOptions {
+/**
+ * What a program that embeds the kernel (its host) tells it about itself. The kernel names no host: `tug`
+ * passes none of these, and a host passes its own.
+ */
+export interface HostOptions {
+  /**
+   * Environment names `<prefix><KEY>` (the setting's key upper-cased: `MAX_EDITS`) that set a kernel
+   * setting, stronger than its `TUG_*` name. Default: none.
+   */
+  settingsEnvPrefix?: string;
+  /** Directory names that hold the host's own files: left out, at any depth, of every workspace listing. */
+  hostDirs?: readonly string[];
+  /** Workspace-relative files of the host (a database and its journals): left out of every listing. */
+  hostFiles?: readonly string[];
+}
+
+/** A front door of the kernel's command table: `tug` itself, or a host that serves the same commands. */
+export interface FrontDoor extends HostOptions {
+  /** The program that starts each stderr line: `<prog>: <Code>: <message>`. */
+  prog: string;
+  /** How the commands are invoked, as `--version` prints it. Default: `prog`. */
+  invokedAs?: string;
+}
+
+export interface KernelOptions extends HostOptions {
   workspace: string;
   sessionDir?: string;
   fresh?: boolean;
@@ -48,12 +72,12 @@ export interface KernelOptions {
   /** Recorded in lock.json. */
   command?: string;
   /**
-   * The front door's environment (the kernel never reads process.env): configuration (TUG_*, under tugcode
-   * also TUGCODE_KERNEL_*), test seams, and the base environment of every child process (verifiers,
+   * The front door's environment (the kernel never reads process.env): configuration (TUG_*, and a host's
+   * `settingsEnvPrefix` names), test seams, and the base environment of every child process (verifiers,
    * language servers, git). Default: empty.
    */
   env?: Record<string, string | undefined>;
-  /** The clock for session files, lock.json, journals and logs (tugcode's Clock fits). Default: the system's. */
+  /** The clock for session files, lock.json, journals and logs (a host's own clock fits). Default: the system's. */
   clock?: KernelClock;
   /**
    * Hold the session lock from open to close (a one-shot CLI call; run-step, §12.2). By default the lock is
@@ -61,7 +85,6 @@ export interface KernelOptions {
    * kernel in a long-lived process never locks out another `tug` call between its operations.
    */
   holdLock?: boolean;
-  prog?: 'tug' | 'tugcode';
   /** Already resolved settings (the CLI resolves them once); skips reading the configuration. */
   settings?: import('./config.js').KernelSettings;
 }

@@ -12,9 +12,8 @@ import { TugError, toTugError } from '../contract/errors.js';
 import { validateInput } from '../contract/inputs/fields.js';
 import { inputSchema } from '../contract/inputs/zod.js';
 import { schemaFor } from '../contract/schemas/index.js';
-import { tokenizeShell } from '../kernel/opspec.js';
-import { KernelHost } from '../kernel/cli/warm.js';
-import { kernelEnv } from '../config/kernel-env.js';
+import { tokenizeShell } from '../kernel/light.js';
+import { kernelEnv, TUGCODE_REFACTOR } from '../config/kernel-env.js';
 import { OpsContext, newCall } from '../ops/context.js';
 import { type KernelToolName, mcpTool } from '../contract/mcp-tools.js';
 import { type Annotations, STATE_TOOLS } from './tools.js';
@@ -54,7 +53,8 @@ export async function createMcpServer(o: McpOptions) {
   const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
   const server = new McpServer({ name: 'tugcode', version: o.version }, { capabilities: { tools: {} } });
   const ctx = new OpsContext({ cwd: o.cwd, env: o.env, longLived: true });
-  const kernels = new KernelHost({ env: kernelEnv(o.env), cwd: o.cwd, prog: 'tugcode', logSink: o.log });
+  const { KernelHost } = await import('../kernel/index.js');
+  const kernels = new KernelHost({ ...TUGCODE_REFACTOR, env: kernelEnv(o.env), cwd: o.cwd, logSink: o.log });
 
   const tools = new Map<string, McpTool>();
   // Registered with the SDK for `tools/list`; `tools/call` is installCallHandler's, which runs `run`.

@@ -5,7 +5,7 @@
  * Levels: `lenient` reports errors only; `normal` errors and warnings; `strict` adds info and treats
  * warnings as errors (`valid: false` when there is any warning).
  */
-import { parseOpText } from '../kernel/opspec.js';
+import { parseOpText } from '../kernel/light.js';
 import { MAX_ANCHOR } from '../contract/inputs/limits.js';
 import { isAnchor } from './anchors.js';
 import { buildGraph, findCycles } from './graph.js';

@@ -3,7 +3,7 @@
  * (at most 8 KiB, error details cut to 4 KiB), the `refactor_report` artifact line, the per-row `ops[]`
  * report and the key-ordered kernel envelope. Pure.
  */
-import type { Summary, Verification, VerifyMode } from '../kernel/types.js';
+import type { Summary, Verification, VerifyMode } from '../kernel/light.js';
 import type { RefactorView } from '../state/refactors.js';
 import type { RefactorStatus } from '../state/status.js';
 

@@ -3,10 +3,7 @@
  * tokenized shell-style, parsed by the kernel's own op parser, so a bad op_text fails exactly as the
  * kernel CLI would (`InvalidArgument` / `UnsupportedOperation`, exit 2).
  */
-import { KernelError } from '../kernel/errors.js';
-import { parseOp } from '../kernel/cli/args.js';
-import { parseOpText, tokenizeShell } from '../kernel/opspec.js';
-import type { OpSpec, VerifyMode } from '../kernel/types.js';
+import { KernelError, parseOp, parseOpText, tokenizeShell, type OpSpec, type VerifyMode } from '../kernel/light.js';
 
 export interface RowOp {
   op: OpSpec;

@@ -4,9 +4,8 @@
  * automatic retry after an exit-4 failure. Also the error object and exit code of any thrown error.
  */
 import { TugError } from '../contract/errors.js';
-import type { Kernel } from '../kernel/kernel.js';
-import type { KernelError } from '../kernel/errors.js';
-import type { OpSpec, Prepared, Summary, Verification, VerifyMode } from '../kernel/types.js';
+import type { Kernel } from '../kernel/index.js';
+import type { KernelError, OpSpec, Prepared, Summary, Verification, VerifyMode } from '../kernel/light.js';
 import type { StateContext } from '../state/context.js';
 import { recordRefactorResult, writePending, type RefactorScope, type RefactorView } from '../state/refactors.js';
 import { opHashOfText } from '../state/op-hash.js';
@@ -172,7 +171,7 @@ export async function executeRow(rc: RowContext): Promise<RowOutcome> {
         !parsed.allow_large &&
         (an.impact.files_affected > max_files_affected || an.impact.edits_estimated > max_edits)
       ) {
-        const { KernelError } = await import('../kernel/errors.js');
+        const { KernelError } = await import('../kernel/light.js');
         throw new KernelError(
           'ImpactThresholdExceeded',
           `the rename touches ${an.impact.files_affected} files with ${an.impact.edits_estimated} edits (limits ${max_files_affected} files, ${max_edits} edits); add --allow-large to the op`,

@@ -10,8 +10,8 @@
  *
  * This module holds the run (setup, slot, kernel, heartbeat, the answer); each row runs in run-row.ts.
  */
-import type { Kernel } from '../kernel/kernel.js';
-import type { KernelOptions, VerifyMode } from '../kernel/types.js';
+import type { Kernel, KernelOptions, VerifyMode } from '../kernel/index.js';
+import { TUGCODE_HOST } from '../config/kernel-env.js';
 import { ownerPath, type StateContext } from '../state/context.js';
 import { heartbeat } from '../state/heartbeat.js';
 import {
@@ -96,7 +96,7 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
     const { openKernel } = await import('../kernel/index.js');
     const kernelOpts = (testCommand: string[] | undefined): KernelOptions => ({
       command: 'refactor run-step',
-      prog: 'tugcode',
+      ...TUGCODE_HOST,
       // 05-kernel.md §12.2: run-step holds the session lock for its whole invocation; its time is tugcode's.
       holdLock: true,
       clock: ctx.clock,

@@ -16,7 +16,7 @@
 import { mkdir, open, readFile, readdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Options } from 'execa';
-import { withoutGitRedirects } from '../kernel/git-env.js';
+import { withoutGitRedirects } from '../kernel/light.js';
 import type { ChildOutcome } from './types.js';
 
 /** How much output `tail` keeps. */

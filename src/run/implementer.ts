@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { invalidArgument } from '../contract/errors.js';
-import { tokenizeShell } from '../kernel/opspec.js';
+import { tokenizeShell } from '../kernel/light.js';
 import { runChild } from './child.js';
 import type { ChildOutcome, StepBrief } from './types.js';
 

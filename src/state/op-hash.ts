@@ -3,8 +3,8 @@
  * (`src/kernel/opspec.ts`) plus canonical JSON and SHA-256. `state reconcile` uses it to match
  * `Tug-Refactor` trailers; a test keeps it equal to the kernel's own `opHashOf`.
  */
-import { parseOpText, type ParsedOp, type SafetyMode } from '../kernel/opspec.js';
 import { canonicalJson, sha256Hex } from '../kernel/ids.js';
+import { parseOpText, type ParsedOp, type SafetyMode } from '../kernel/light.js';
 
 function hashOf(op: string, target: unknown, args: Record<string, unknown>): string {
   return sha256Hex(canonicalJson({ op, target, args })).slice(0, 12);

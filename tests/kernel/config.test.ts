@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { loadKernelConfig } from '../../src/kernel/config.js';
 import { openKernel } from '../../src/kernel/index.js';
 import { runKernelCli } from '../../src/kernel/cli/tug.js';
+import { TUGCODE_HOST, TUGCODE_REFACTOR } from '../../src/config/kernel-env.js';
 import { git, gitInit, readTree, tempWs, TSCONFIG } from './helpers.js';
 
 const SRC = {
@@ -16,8 +17,8 @@ const SRC = {
   'src/b.ts': "import { alpha } from './a';\nexport const v = alpha();\n",
   'gen/c.ts': 'export const c = 1;\n',
 };
-const cli = (argv: string[], cwd: string, env: Record<string, string> = {}, prog: 'tug' | 'tugcode' = 'tug') =>
-  runKernelCli(argv, { prog, env, cwd });
+const cli = (argv: string[], cwd: string, env: Record<string, string> = {}) =>
+  runKernelCli(argv, { prog: 'tug', env, cwd });
 
 describe('kernel configuration', () => {
   it('layers flag over environment over [kernel] over pyproject [tool.tug] over defaults', async () => {
@@ -97,14 +98,18 @@ describe('kernel configuration', () => {
     expect(Object.values(d.sources).every((s) => s === 'default')).toBe(true);
   });
 
-  it('lets TUGCODE_KERNEL_* win over TUG_* under tugcode refactor only', async () => {
+  it("lets a host's settingsEnvPrefix names (tugcode's TUGCODE_KERNEL_*) win over TUG_*, under that host only", async () => {
     const ws = realpathSync(tempWs(SRC));
     const env = { TUG_VERIFY: 'syntax', TUGCODE_KERNEL_VERIFY: 'none', TUGCODE_KERNEL_MAX_EDITS: '3' };
-    const t = await loadKernelConfig(ws, { env, prog: 'tugcode' });
+    const t = await loadKernelConfig(ws, { env, settingsEnvPrefix: TUGCODE_HOST.settingsEnvPrefix });
     expect([t.settings.verify, t.settings.max_edits, t.sources.verify]).toEqual(['none', 3, 'env']);
-    const u = await loadKernelConfig(ws, { env, prog: 'tug' });
+    const u = await loadKernelConfig(ws, { env });
     expect([u.settings.verify, u.settings.max_edits]).toEqual(['syntax', 500]);
-    const r = await cli(['run', 'rename-symbol', '--symbol', 'src/a.ts::alpha', '--to', 'first'], ws, env, 'tugcode');
+    const r = await runKernelCli(['run', 'rename-symbol', '--symbol', 'src/a.ts::alpha', '--to', 'first'], {
+      ...TUGCODE_REFACTOR,
+      env,
+      cwd: ws,
+    });
     expect(JSON.parse(r.stdout).verification).toEqual({ status: 'skipped', mode: 'none', sandbox: null, checks: [] });
   });
 

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runKernelCli } from '../../src/kernel/cli/tug.js';
+import { TUGCODE_REFACTOR } from '../../src/config/kernel-env.js';
 import { openKernel, type Kernel } from '../../src/kernel/index.js';
 import { readTree, tempWs } from './helpers.js';
 import { normalizedText } from './normalize.js';
@@ -50,7 +51,7 @@ function golden(name: string, actual: string): void {
 async function both(argv: string[], cwd: string, env: Record<string, string> = {}) {
   const t = await runKernelCli(argv, { prog: 'tug', env, cwd });
   if (argv.includes('--apply') && t.exitCode === 0) return t; // a second apply would be a different command
-  const u = await runKernelCli(argv, { prog: 'tugcode', env, cwd });
+  const u = await runKernelCli(argv, { ...TUGCODE_REFACTOR, env, cwd });
   const strip = (x: string) => x.replace(/"duration_ms":\d+/g, '"duration_ms":0');
   expect(strip(u.stdout)).toBe(strip(t.stdout));
   expect(u.stderr).toBe(t.stderr.replace(/^tug:/, 'tugcode:'));

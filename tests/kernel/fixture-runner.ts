@@ -52,7 +52,6 @@ function golden(rel: string, actual: string): void {
 /** A warm kernel host for one workspace; `run` answers like `tug --json` (stdout and exit code). */
 function host(cwd: string) {
   const h = new KernelHost({
-    prog: 'tug',
     env: kernelEnv({ NODE_ENV: 'test', TUG_RA_PATH: process.env.TUG_RA_PATH }),
     cwd,
   });

@@ -2,6 +2,8 @@
  * 05-kernel.md §2.1: dependencies point one way. tugcode imports the kernel; `src/kernel/**` imports only
  * `src/kernel/**`, node built-ins and npm packages, and never SQLite or the CLI framework, so `tug` loads no
  * tugcode module. Checked on the sources (static and dynamic imports) with TypeScript's own pre-processor.
+ * The kernel names no host either (a host passes its names in: KernelOptions' HostOptions), and its light
+ * entry (light.ts) loads no npm package and not node:crypto, so a host may import it on every start-up path.
  */
 import { describe, it, expect } from 'vitest';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -85,6 +87,47 @@ function cyclesOf(graph: Map<string, string[]>): string[][] {
   return out;
 }
 
+/** The specifiers a file loads when it is evaluated: static imports and re-exports, not types or import(). */
+function staticImportsOf(file: string): string[] {
+  const src = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ESNext, true);
+  const out: string[] = [];
+  for (const st of src.statements) {
+    if (ts.isImportDeclaration(st)) {
+      const c = st.importClause;
+      const named = c?.namedBindings && ts.isNamedImports(c.namedBindings) ? c.namedBindings.elements : undefined;
+      const typeOnly =
+        !!c && (c.isTypeOnly || (!c.name && !!named && named.length > 0 && named.every((e) => e.isTypeOnly)));
+      if (!typeOnly) out.push((st.moduleSpecifier as ts.StringLiteral).text);
+    } else if (ts.isExportDeclaration(st) && st.moduleSpecifier && !st.isTypeOnly) {
+      const named = st.exportClause && ts.isNamedExports(st.exportClause) ? st.exportClause.elements : undefined;
+      if (!(named && named.length > 0 && named.every((e) => e.isTypeOnly)))
+        out.push((st.moduleSpecifier as ts.StringLiteral).text);
+    }
+  }
+  return out;
+}
+
+/** Every module a file loads through static imports, itself included, and the packages among them. */
+function staticClosure(entry: string): { files: string[]; packages: string[] } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (file: string) => {
+    if (files.has(file)) return;
+    files.add(file);
+    for (const spec of staticImportsOf(file)) {
+      if (!spec.startsWith('.')) packages.add(spec);
+      else {
+        const base = resolve(dirname(file), spec)
+          .replace(/\.js$/, '.ts')
+          .replace(/\.cjs$/, '.cts');
+        visit(existsSync(base) ? base : join(base.replace(/\.ts$/, ''), 'index.ts'));
+      }
+    }
+  };
+  visit(entry);
+  return { files: [...files].map((f) => relative(KERNEL, f)).sort(), packages: [...packages].sort() };
+}
+
 function importsOf(file: string): string[] {
   const info = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
   return info.importedFiles.map((f) => f.fileName);
@@ -129,6 +172,26 @@ describe('kernel layering', () => {
     }
     expect(blocking).toEqual([]);
     expect(env).toEqual([]);
+  });
+
+  it('loads no npm package, no node:crypto and no backend or session code through its light entry', () => {
+    const { files, packages } = staticClosure(join(KERNEL, 'light.ts'));
+    // node:crypto is ~10 ms of a cold start in Node 20: a host's `state heartbeat` loads light.ts, not it.
+    expect(packages.filter((p) => !p.startsWith('node:') || p === 'node:crypto')).toEqual([]);
+    expect(files).toContain('opspec.ts');
+    expect(files.filter((f) => /^(kernel|session|snapshot|exec|backends\/)/.test(f))).toEqual([]);
+  });
+
+  it("names no host: no host's environment variables, database or worktree directory in its code", () => {
+    const named: string[] = [];
+    for (const file of sources(KERNEL)) {
+      const code = readFileSync(file, 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/^\s*\/\/.*$/gm, '');
+      for (const m of code.matchAll(/TUGCODE_\w*|\btugcode\b|state\.db|\.tugtree/g))
+        named.push(`${relative(KERNEL, file)}: ${m[0]}`);
+    }
+    expect(named).toEqual([]);
   });
 
   it('sees dynamic imports too (the check would catch a lazy import of tugcode)', () => {

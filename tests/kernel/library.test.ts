@@ -130,24 +130,37 @@ describe('source set and snapshots', () => {
     '.tugtree/wt/src/a.ts': 'export const w = 1;\n',
     'target/t.rs': 'fn f() {}\n',
     'README.md': '# readme\n',
+    '.tugtool/state.db': 'db',
   };
+  /** A host's own files (tugcode's worktrees and database), which the kernel names only when told. */
+  const host = { hostDirs: ['.tugtree'], hostFiles: ['.tugtool/state.db'] };
 
-  it('honours .gitignore and the always-excluded paths, with and without git', async () => {
+  it("honours .gitignore, the always-excluded paths and the host's files, with and without git", async () => {
     const plain = realpathSync(tempWs(files));
     const repo = realpathSync(tempWs(files));
     gitInit(repo);
     for (const ws of [plain, repo]) {
-      const s = await takeSnapshot(ws);
+      const s = await takeSnapshot(ws, host);
       expect([...s.files.keys()]).toEqual(['src/a.ts', 'src/b.ts', 'tsconfig.json']);
-      expect((await listWorkspaceFiles(ws)).map((f) => f.path)).toEqual([
+      expect((await listWorkspaceFiles(ws, host)).map((f) => f.path)).toEqual([
         '.gitignore',
         'README.md',
         'src/a.ts',
         'src/b.ts',
         'tsconfig.json',
       ]);
+      // Without a host, its files are workspace files like any other.
+      expect((await listWorkspaceFiles(ws)).map((f) => f.path)).toEqual([
+        '.gitignore',
+        '.tugtool/state.db',
+        '.tugtree/wt/src/a.ts',
+        'README.md',
+        'src/a.ts',
+        'src/b.ts',
+        'tsconfig.json',
+      ]);
     }
-    expect((await takeSnapshot(plain)).id).toBe((await takeSnapshot(repo)).id);
+    expect((await takeSnapshot(plain, host)).id).toBe((await takeSnapshot(repo, host)).id);
   });
 
   it('reads a workspace whose .gitignore is a dangling symlink, without git', async () => {

@@ -58,7 +58,7 @@ function exitOf(summary: RunSummary, signal: 'SIGINT' | 'SIGTERM' | null): numbe
 async function checkRunFlags(input: RunInput, cli: CliEnv, call: Call): Promise<void> {
   // An --implementer that cannot be split would fail every step it is given (and fail them at their cap).
   if (input.implementer !== undefined) {
-    const { tokenizeShell } = await import('../../kernel/opspec.js');
+    const { tokenizeShell } = await import('../../kernel/light.js');
     const tok = tokenizeShell(input.implementer);
     if (!tok.ok)
       throw new TugError('InvalidArgument', {

@@ -1,6 +1,7 @@
 /**
- * The one command table shared by `tug` and `tugcode refactor` (05-kernel.md §2.1, §3.1): each command
- * returns its key-ordered envelope; rendering (JSON / --text) and exit codes live in `tug.ts`.
+ * The one command table shared by `tug` and every host front door that serves it (05-kernel.md §2.1,
+ * §3.1): each command returns its key-ordered envelope; rendering (JSON / --text) and exit codes live in
+ * `tug.ts`.
  */
 import { basename, dirname, resolve } from 'node:path';
 import { KernelError } from '../errors.js';
@@ -8,13 +9,13 @@ import { okEnvelope, sortWarnings, type KernelWarning } from '../envelope.js';
 import { openKernel, resolveWorkspace, type Kernel } from '../kernel.js';
 import { applySettings, loadKernelConfig, withFlags, type KernelSettings } from '../config.js';
 import { Logger } from '../log.js';
-import type { KernelClock, KernelOptions } from '../types.js';
+import type { HostOptions, KernelClock, KernelOptions } from '../types.js';
 import type { ParsedArgs } from './args.js';
 
-export interface CommandEnv {
+/** A front door's call: its environment, directory and what its host says of itself (types.ts). */
+export interface CommandEnv extends HostOptions {
   env: Record<string, string | undefined>;
   cwd: string;
-  prog?: 'tug' | 'tugcode';
   /** Receives log lines (stderr), at the --log-level / TUG_LOG_LEVEL level. */
   logSink?: (line: string) => void;
 }
@@ -26,7 +27,7 @@ function omitSnapshot(r: Record<string, unknown>): { id: string | undefined; fie
 
 /** Flags over the environment and config files (05-kernel.md §3.1). */
 export async function settingsFor(a: ParsedArgs, ws: string, ce: CommandEnv, log: Logger): Promise<KernelSettings> {
-  const loaded = await loadKernelConfig(ws, { env: ce.env, prog: ce.prog ?? 'tug' });
+  const loaded = await loadKernelConfig(ws, { env: ce.env, settingsEnvPrefix: ce.settingsEnvPrefix });
   for (const n of loaded.notes) log.warn(n);
   if (loaded.files.length > 0) log.info('configuration', { files: loaded.files, sources: loaded.sources });
   return withFlags(loaded, {
@@ -43,11 +44,11 @@ export async function settingsFor(a: ParsedArgs, ws: string, ce: CommandEnv, log
 }
 
 /**
- * The clock of a CLI call: `TUG_NOW` (or `TUGCODE_NOW`, tugcode's) when it is a valid instant, else the
- * system clock. The front door is the one place the kernel's time and environment are read.
+ * The clock of a CLI call: `TUG_NOW` when it is a valid instant, else the system clock. The front door is
+ * the one place the kernel's time and environment are read (a host maps its own clock variable onto it).
  */
 export function cliClock(env: Record<string, string | undefined>): KernelClock {
-  const fixed = env.TUG_NOW ?? env.TUGCODE_NOW;
+  const fixed = env.TUG_NOW;
   if (fixed && !Number.isNaN(Date.parse(fixed))) {
     const iso = new Date(fixed).toISOString();
     return { now: () => iso };
@@ -77,7 +78,9 @@ export function kernelOptions(
       logger,
       command,
       env: ce.env,
-      prog: ce.prog ?? 'tug',
+      settingsEnvPrefix: ce.settingsEnvPrefix,
+      hostDirs: ce.hostDirs,
+      hostFiles: ce.hostFiles,
       settings,
     },
     settings,

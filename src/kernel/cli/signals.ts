@@ -3,7 +3,7 @@
  * remove sandboxes and release the session lock (everything registered in ../lifecycle.ts), then exit
  * 130 (SIGINT) or 143 (SIGTERM), with no JSON guarantee. An apply in progress is synchronous, so it has
  * completed or rolled back before the handler runs. The exit itself belongs to the caller (`bin/tug.js`,
- * `tugcode refactor`), which passes it in and reports cleanup failures.
+ * a host's front door), which passes it in and reports cleanup failures.
  */
 import { abortAll } from '../lifecycle.js';
 

@@ -1,11 +1,12 @@
 /**
  * The kernel front door (05-kernel.md §3): argv → one JSON envelope (or `--text`), one stderr line on
- * errors, and the exit code. Pure: returns what to print; `bin/tug.js` and `tugcode refactor` print it.
+ * errors, and the exit code. Pure: returns what to print; `bin/tug.js` and a host's front door print it.
  */
 import { errorEnvelope } from '../envelope.js';
 import { KernelError, toKernelError } from '../errors.js';
 import { parseArgs, type ParsedArgs } from './args.js';
 import { renderText } from './text.js';
+import type { FrontDoor } from '../types.js';
 
 export const KERNEL_CLI_VERSION = '0.1.0';
 
@@ -41,11 +42,10 @@ function stderrLine(prog: string, e: KernelError): string {
   return (line.length > 500 ? line.slice(0, 500) : line) + '\n';
 }
 
-/** Run the kernel CLI on argv (the words after `tug` or `tugcode refactor`). */
+/** Run the kernel CLI on argv (the words after `tug`, or after the host's command: `o.invokedAs`). */
 export async function runKernelCli(
   argv: string[],
-  o: {
-    prog: 'tug' | 'tugcode';
+  o: FrontDoor & {
     env: Record<string, string | undefined>;
     cwd: string;
     /** Where log lines go as they happen (the binaries pass stderr); without it they are collected in `stderr`. */
@@ -65,13 +65,20 @@ export async function runKernelCli(
     if (args.command === 'help') return { stdout: HELP, stderr: '', exitCode: 0 };
     if (args.command === 'version')
       return {
-        stdout: `${o.prog === 'tug' ? 'tug' : 'tugcode refactor'} ${KERNEL_CLI_VERSION}\n`,
+        stdout: `${o.invokedAs ?? o.prog} ${KERNEL_CLI_VERSION}\n`,
         stderr: '',
         exitCode: 0,
       };
     command = args.command;
     const { executeCommand } = await import('./commands.js');
-    const env = await executeCommand(args, { env: o.env, cwd: o.cwd, prog: o.prog, logSink });
+    const env = await executeCommand(args, {
+      env: o.env,
+      cwd: o.cwd,
+      settingsEnvPrefix: o.settingsEnvPrefix,
+      hostDirs: o.hostDirs,
+      hostFiles: o.hostFiles,
+      logSink,
+    });
     const stdout = wantsText ? renderText(command, env) : JSON.stringify(env) + '\n';
     return { stdout, stderr: logs.join(''), exitCode: 0 };
   } catch (e) {

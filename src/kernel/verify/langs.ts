@@ -8,7 +8,7 @@
  */
 import type { KernelWarning } from '../envelope.js';
 import type { KernelErrorCode } from '../errors.js';
-import { languageOf, type Language } from '../snapshot.js';
+import { languageOf, type Exclusions, type Language } from '../snapshot.js';
 import type { Check, Diagnostic, KernelOptions, VerifyMode } from '../types.js';
 import { detectTsTestCommand, newDiagnostics } from './checks.js';
 import { detectPythonTestCommand, pyCompile, pyrightCli, verifyPython } from './python.js';
@@ -28,9 +28,9 @@ export interface LangContext {
   env: Record<string, string | undefined>;
 }
 
-/** What a verification run needs: the session-relative path (sandbox exclusion) and a warnings sink. */
+/** What a verification run needs: what a full sandbox leaves out, and a warnings sink. */
 export interface VerifyContext extends LangContext {
-  sessionRel: string | null;
+  excluded: Exclusions;
   /** Receives the run's warnings (a skipped lower stage, §11.4). */
   warnings: KernelWarning[];
 }

@@ -27,7 +27,7 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
   const minimal =
     mode === 'syntax' && changed.every((f) => languageOf(f) === 'typescript' || languageOf(f) === 'python');
   const sb = await createSandbox(ctx.workspace, minimal ? 'minimal' : 'full', {
-    sessionRel: ctx.sessionRel,
+    ...ctx.excluded,
     minimalFiles: p.before,
     env: ctx.env,
   });
@@ -184,7 +184,7 @@ export async function verifyWorkspace(
   snap: Snapshot,
   mode: 'syntax' | 'tests' | 'typecheck',
 ): Promise<Verification> {
-  const sb = await createSandbox(ctx.workspace, 'full', { sessionRel: ctx.sessionRel, env: ctx.env });
+  const sb = await createSandbox(ctx.workspace, 'full', { ...ctx.excluded, env: ctx.env });
   const r = new Run(mode, sb);
   const keep = !!ctx.options.keepSandbox;
   const ts = await loadTs();
