@@ -6,7 +6,7 @@
  */
 import type { RunStepOptions } from '../refactor/run-step.js';
 import type { RunStepResult } from '../refactor/result.js';
-import type { VerifyMode } from '../kernel/types.js';
+import type { VerifyMode } from '../kernel/light.js';
 import type { SkipResult } from '../state/refactors.js';
 import type { Call, OpsContext } from './context.js';
 
