@@ -295,7 +295,7 @@ async function commitMerge(
     return (await g.run(args, root, { input: message })).trim();
   } catch (e) {
     if (!(e instanceof TugError) || e.code !== 'GitError') throw e;
-    throw await commitFailed(g, root, e, true);
+    throw await commitFailed(g, root, e, { noVerify: true });
   }
 }
 

@@ -190,22 +190,18 @@ export async function executeStep(
       const { integrationTip } = await import('./refs.js');
       await timed(tr, 'commit.catchup', async () => catchUpTree(rc.g, tree, await integrationTip(rc)));
     }
-    const { commitStep } = await import('../gitflow/commit.js');
+    const { commitStepOnly } = await import('../gitflow/commit.js');
     const tc = Date.now();
     try {
-      await commitStep(rc.flow, {
+      await commitStepOnly(rc.flow, {
         worktree: W,
         plan,
         step: u.anchor,
         message,
         attempt,
-        commitOnly: true,
-        allowEmpty: true,
         branch: tree.branch,
         stepTitle: u.title,
         prepared: await prepared,
-        autoMaintenance: false, // once, after the run (driver.ts)
-        listStaged: false, // the run does not report the staged files
         trace: tr,
         noVerify: rc.flow.config.run.no_verify,
         // Its hooks count against the step's time and end with their process group (bounded.ts).
