@@ -158,7 +158,7 @@ async function updateTx(
 
 /** The step and its top-level ancestor, owned by the caller; a completed step's items no longer change. */
 async function openStep({ c, plan_path, anchor, input }: UpdateTx): Promise<StepAndTop> {
-  const s = await findStep(c, plan_path, anchor, true);
+  const s = await findStep(c, plan_path, anchor, { lock: true });
   await checkOwner(c, plan_path, s, input.worktree, input.attempt);
   const { step, top } = s;
   if (step.status === 'completed')
