@@ -181,7 +181,7 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
       kept: [],
     };
     if (input.dryRun) {
-      await planCleanup(g, ctx, planPath, slug, into, [source, target], data, true);
+      await planCleanup(g, ctx, planPath, slug, into, [source, target], data, { dryRun: true });
       return data;
     }
     let result = target;
@@ -192,7 +192,10 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
       data.merge_commit = result;
     }
     data.merged = true;
-    await planCleanup(g, ctx, planPath, slug, into, [result], data, false, input.keepWorktrees);
+    await planCleanup(g, ctx, planPath, slug, into, [result], data, {
+      dryRun: false,
+      keepWorktrees: input.keepWorktrees,
+    });
     return data;
   };
   return input.dryRun ? run() : withIntegrationLock(repo.mainRoot, run);
@@ -436,9 +439,9 @@ async function planCleanup(
   into: string,
   tips: string[],
   data: MergeData,
-  dryRun: boolean,
-  keepWorktrees = false,
+  o: { dryRun: boolean; keepWorktrees?: boolean | undefined },
 ): Promise<void> {
+  const { dryRun, keepWorktrees } = o;
   const { repo } = ctx;
   const root = repo.mainRoot;
   const worktrees = await gitWorktrees(g, repo);
