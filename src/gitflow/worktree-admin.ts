@@ -4,7 +4,7 @@
  * its own branch (R32, R33).
  */
 import { existsSync, realpathSync } from 'node:fs';
-import { basename, join, resolve, sep } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
 import { getBranchPlan } from '../git/branch-config.js';
@@ -201,8 +201,4 @@ export async function removeWorktree(ctx: FlowCtx, arg: string, opts: { force?: 
     released_claims: released,
     forced: force,
   };
-}
-
-export function worktreeName(path: string): string {
-  return basename(path);
 }
