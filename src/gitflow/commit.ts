@@ -101,7 +101,7 @@ export interface CommitData {
 }
 
 /** Which `state_failure_reason` an error of the completion (or integration) path maps to. */
-export function failureReason(e: TugError): StateFailureReason {
+function failureReason(e: TugError): StateFailureReason {
   switch (e.code) {
     case 'ChecklistIncomplete':
       return 'open_items';

@@ -31,7 +31,7 @@ export function entryPath(slug: string, stepAnchor: string): string {
   return `${LOG_DIR}/${slug}/${stepAnchor}.md`;
 }
 
-export function renderEntry(e: LogEntryInput): string {
+function renderEntry(e: LogEntryInput): string {
   const lines = [
     `# ${e.stepAnchor}${e.stepTitle ? `: ${e.stepTitle}` : ''}`,
     '',
@@ -52,7 +52,7 @@ export function renderEntry(e: LogEntryInput): string {
 }
 
 /** Write a file atomically (temp file in the same directory + rename). */
-export function writeFileAtomic(abs: string, text: string): void {
+function writeFileAtomic(abs: string, text: string): void {
   mkdirSync(dirname(abs), { recursive: true });
   const tmp = join(dirname(abs), `.${process.pid}.${Date.now().toString(36)}.tmp`);
   writeFileSync(tmp, text);

@@ -376,7 +376,7 @@ function readText(file: string): string | null {
 }
 
 /** `error: Untracked working tree file 'x' would be overwritten by merge.` lines of git → the paths. */
-export function untrackedInTheWay(stderr: string): string[] {
+function untrackedInTheWay(stderr: string): string[] {
   const out: string[] = [];
   for (const m of stderr.matchAll(/Untracked working tree file '(.+)' would be (?:overwritten|removed) by merge/g))
     out.push(m[1]!);

@@ -127,7 +127,7 @@ async function findTarget(g: GitRunner, ctx: FlowCtx, arg: string) {
 }
 
 /** Commits of `tip` contained (or patch-equivalent) in none of the plan's integration branch and base. */
-export async function unmergedCommits(g: GitRunner, cwd: string, tip: string, upstreams: string[]): Promise<string[]> {
+async function unmergedCommits(g: GitRunner, cwd: string, tip: string, upstreams: string[]): Promise<string[]> {
   const existing: string[] = [];
   for (const u of upstreams) if (await branchExists(g, cwd, u)) existing.push(`refs/heads/${u}`);
   if (existing.length === 0) return commitsNotIn(g, cwd, tip, []);

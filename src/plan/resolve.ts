@@ -38,7 +38,7 @@ export interface ResolvedPlan {
 }
 
 /** `.tugtool/tugplan-<slug>.md`. */
-export function planPathForSlug(slug: string): string {
+function planPathForSlug(slug: string): string {
   return `${PLAN_DIR}/tugplan-${slug}.md`;
 }
 

@@ -30,7 +30,7 @@ export interface PlanSnapshot {
 }
 
 /** Thrown inside a transaction when the file differs from the stored plan and the snapshot has no parse. */
-export class NeedsParse extends Error {}
+class NeedsParse extends Error {}
 
 export async function parseSource(bytes: Uint8Array): Promise<ParsedPlan> {
   const { parsePlan } = await import('../plan/parse.js');
