@@ -224,13 +224,13 @@ export class CliApp {
       const data = await op(ctx, input, call);
       const text = spec.text && !globals.json && !globals.quiet ? await spec.text(data, cli, input) : undefined;
       const doc = spec.json ? spec.json(data) : (data as object);
-      this.rendered = renderOk(name, doc, call.warnings.items, globals.json, globals.quiet, text);
+      this.rendered = renderOk(name, doc, call.warnings.items, { json: globals.json, quiet: globals.quiet, text });
     } catch (e) {
-      const err = toTugError(withFlagNames(e, spec.table), globals.verbose);
+      const err = toTugError(withFlagNames(e, spec.table), { verbose: globals.verbose });
       if (globals.verbose && !(e as { code?: unknown })?.code && e instanceof Error && e.stack)
         process.stderr.write(e.stack + '\n');
       const lines = streamsLines(name, Boolean(opts.dryRun)) ? { at: ctx.clock.now() } : undefined;
-      this.rendered = renderError(name, err, call.warnings.items, globals.json, lines);
+      this.rendered = renderError(name, err, call.warnings.items, { json: globals.json, lines });
     } finally {
       await ctx.close();
     }

@@ -152,15 +152,15 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
         const err = new TugError('InvalidArgument', {
           reason: `${name === 'tugcode' ? 'no command given' : `${name} needs a subcommand`}; see tugcode ${name === 'tugcode' ? '' : name + ' '}--help`,
         });
-        r = renderError(name, err, [], json);
+        r = renderError(name, err, [], { json });
         if (!json && group) r.stderr = group.helpInformation() + r.stderr;
       } else {
         const name = commandNameFromArgv(program, argv);
-        r = renderError(name, commanderToTugError(e, argv, program), [], json, linesOf(name, argv));
+        r = renderError(name, commanderToTugError(e, argv, program), [], { json, lines: linesOf(name, argv) });
       }
     } else {
       const name = commandNameFromArgv(program, argv);
-      r = renderError(name, toTugError(e, verbose), [], json, linesOf(name, argv));
+      r = renderError(name, toTugError(e, { verbose }), [], { json, lines: linesOf(name, argv) });
     }
   }
   if (!r) return 0; // --help or --version, already printed

@@ -11,14 +11,14 @@ export interface Rendered {
   exitCode: number;
 }
 
+/** `json`: the envelope on stdout; else `text` (nothing under `quiet`), warnings on stderr. */
 export function renderOk(
   command: string,
   data: object,
   warnings: Warning[],
-  json: boolean,
-  quiet: boolean,
-  text?: string,
+  o: { json: boolean; quiet: boolean; text?: string | undefined },
 ): Rendered {
+  const { json, quiet, text } = o;
   if (json) {
     return { stdout: JSON.stringify(ok(command, data, warnings), null, 2) + '\n', stderr: '', exitCode: 0 };
   }
@@ -35,9 +35,9 @@ export function renderError(
   command: string,
   err: TugError,
   warnings: Warning[],
-  json: boolean,
-  lines?: { at: string },
+  o: { json: boolean; lines?: { at: string } | undefined },
 ): Rendered {
+  const { json, lines } = o;
   let stderr = json ? '' : warnings.map((w) => `tugcode: warning: ${w.code}: ${w.message}\n`).join('');
   stderr += `tugcode: ${err.code}: ${err.message.replace(/\n/g, ' ')}\n`;
   if (err.hint) stderr += `hint: ${err.hint}\n`;

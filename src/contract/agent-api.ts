@@ -136,7 +136,7 @@ function outputRows(s: z.ZodTypeAny): string[] {
 }
 
 /** A readable hint: the catalogue's hint with placeholder details. */
-export function hintOf(code: keyof typeof CATALOGUE): string | undefined {
+function hintOf(code: keyof typeof CATALOGUE): string | undefined {
   const entry = CATALOGUE[code] as { hint?: (d: Details) => string | undefined };
   if (!entry.hint) return undefined;
   const d: Details = {

@@ -501,8 +501,8 @@ function gitDiskFull(e: TugError): TugError | null {
   });
 }
 
-/** Any thrown value → TugError; unexpected ones become InternalError (stack only under --verbose). */
-export function toTugError(e: unknown, verbose: boolean): TugError {
+/** Any thrown value → TugError; unexpected ones become InternalError (stack only with `verbose`, --verbose). */
+export function toTugError(e: unknown, o: { verbose?: boolean } = {}): TugError {
   if (e instanceof TugError) return gitDiskFull(e) ?? e;
   const err = e instanceof Error ? e : new Error(String(e));
   const sqliteCode = (err as { code?: unknown }).code;
@@ -515,6 +515,6 @@ export function toTugError(e: unknown, verbose: boolean): TugError {
   }
   return new TugError('InternalError', {
     reason: err.message,
-    ...(verbose && err.stack ? { stack: err.stack } : {}),
+    ...(o.verbose && err.stack ? { stack: err.stack } : {}),
   });
 }

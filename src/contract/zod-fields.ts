@@ -30,7 +30,7 @@ function unwrap(s: z.ZodTypeAny): { inner: z.ZodTypeAny; optional: boolean; null
 }
 
 /** A short type name of a leaf (or of a container, for its own row). */
-export function typeName(s: z.ZodTypeAny): string {
+function typeName(s: z.ZodTypeAny): string {
   const { inner, nullable } = unwrap(s);
   const d = def(inner);
   let t: string;

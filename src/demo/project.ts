@@ -44,17 +44,17 @@ export interface DemoOptions {
 }
 
 /** The package's `demo/` directory: `dist/<module>/`, `dist/bundle/` and `src/demo/` all sit two levels down. */
-export function demoAssetsDir(): string {
+function demoAssetsDir(): string {
   return fileURLToPath(new URL('../../demo', import.meta.url));
 }
 
 /** Quotes one word for the argv strings of 05-kernel.md §7.1 (double quotes, `" \ $ \`` escaped). */
-export function quoteArg(word: string): string {
+function quoteArg(word: string): string {
   return /^[A-Za-z0-9_./:=@%+,-]+$/.test(word) ? word : `"${word.replace(/["\\$`]/g, '\\$&')}"`;
 }
 
 /** `node "<abs>/demo/implementer.mjs"`: always quoted, as the path may hold spaces. */
-export function demoImplementer(node = 'node'): string {
+function demoImplementer(node = 'node'): string {
   const script = join(demoAssetsDir(), 'implementer.mjs');
   return `${quoteArg(node)} "${script.replace(/["\\$`]/g, '\\$&')}"`;
 }

@@ -51,9 +51,3 @@ export async function listBranchPlans(g: GitRunner, cwd: string): Promise<Branch
     .map(([branch, v]) => ({ branch, plan_path: v.plan!, base_branch: v.base || null }))
     .sort((a, b) => (a.branch < b.branch ? -1 : a.branch > b.branch ? 1 : 0));
 }
-
-/** Remove the tug keys of a branch (git also drops the section when the branch is deleted). */
-export async function clearBranchPlan(g: GitRunner, cwd: string, branch: string): Promise<void> {
-  await g.tryRun(['config', '--unset', `branch.${branch}.tugplan`], cwd);
-  await g.tryRun(['config', '--unset', `branch.${branch}.tugbase`], cwd);
-}

@@ -6,7 +6,7 @@
  * spawning git where it can, and falls back to `git rev-parse` / `git worktree list` otherwise.
  */
 import { realpathSync, statSync } from 'node:fs';
-import { isAbsolute, resolve, sep } from 'node:path';
+import { resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { GitRunner } from './exec.js';
 import { listWorktrees, parseWorktreeList, resolveRepoWithGit, type WorktreeEntry } from './fast.js';
@@ -65,10 +65,6 @@ export function relativeToRoot(root: string, abs: string): string | null {
     .slice(root.length + 1)
     .split(sep)
     .join('/');
-}
-
-export function isAbsolutePath(p: string): boolean {
-  return isAbsolute(p);
 }
 
 /** The work trees of the repository (canonical roots), from `git worktree list --porcelain`. */

@@ -23,7 +23,7 @@ function checkValue(t: TrailerSpec): void {
 }
 
 /** The trailers git sees in `message`, as `[key, value]` pairs (continuation lines unfolded). */
-export async function parseTrailers(g: GitRunner, message: string, cwd: string): Promise<[string, string][]> {
+async function parseTrailers(g: GitRunner, message: string, cwd: string): Promise<[string, string][]> {
   const out = await g.run(['interpret-trailers', '--parse', '--no-divider'], cwd, { input: message });
   const pairs: [string, string][] = [];
   for (const line of out.split('\n')) {
@@ -35,7 +35,7 @@ export async function parseTrailers(g: GitRunner, message: string, cwd: string):
 }
 
 /** Normalize a user message: no NUL, CRLF → LF, no trailing blank lines; must not be empty. */
-export function normalizeMessage(message: string): string {
+function normalizeMessage(message: string): string {
   if (message.includes('\0'))
     throw new TugError('InvalidArgument', { reason: 'the commit message contains a NUL byte' });
   const m = message.replace(/\r\n/g, '\n').replace(/\s+$/, '');

@@ -81,8 +81,3 @@ export function parseTrailerLog(stdout: string): { scanned: number; commits: Tra
   }
   return { scanned, commits };
 }
-
-/** The trailer block appended to a step commit message. */
-export function formatTugTrailers(step: string, planPath: string): string {
-  return `${TUG_STEP}: ${step.replace(/^#/, '')}\n${TUG_PLAN}: ${planPath}`;
-}

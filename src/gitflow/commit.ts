@@ -1,9 +1,9 @@
 /**
- * `tugcode commit` (04-git.md §4, seed 003 "Cross-System Atomicity"): the git commit is the source of truth,
- * the state completion the coordination record. Everything that can refuse is decided before a file is
- * written; a failing `git add`/`git commit` restores the index and the log entry. Once the commit exists,
- * integration or completion failures are reported (`state_update_failed`) with exit 0, and
- * `state reconcile` heals them later from the trailers.
+ * `tugcode commit` and the driver's commit of a step (04-git.md §4, seed 003 "Cross-System Atomicity"): the
+ * git commit is the source of truth, the state completion the coordination record. Everything that can
+ * refuse is decided before a file is written; a failing `git add`/`git commit` restores the index and the
+ * log entry. Once the commit exists, integration or completion failures are reported
+ * (`state_update_failed`) with exit 0, and `state reconcile` heals them later from the trailers.
  */
 import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -37,6 +37,7 @@ import { timed, type TraceFn } from '../git/trace.js';
 import { withTugTrailers, type TrailerSpec } from '../git/trailer-write.js';
 import { TUG_PLAN, TUG_REFACTOR, TUG_STEP } from '../git/trailers.js';
 
+/** `tugcode commit`: commit the step, then integrate and complete it. */
 export interface CommitInput {
   worktree?: string | undefined;
   plan: string;
@@ -47,29 +48,41 @@ export interface CommitInput {
   integrate?: boolean | undefined;
   allowMain?: boolean | undefined;
   allowEmpty?: boolean | undefined;
-  /** Extra `Tug-Refactor:` trailer values (05-kernel.md §7.4). */
-  refactors?: string[] | undefined;
-  /** Commit only (04-git.md §4 steps 1–4: log entry, trailers, commit): the driver integrates and completes. */
-  commitOnly?: boolean | undefined;
-  /** The branch checked out in the worktree, when the caller knows it (the driver's worker branch). */
-  branch?: string | undefined;
-  /** The step's title, when the caller parsed the plan already (the driver): the plan is not read again. */
-  stepTitle?: string | undefined;
-  /**
-   * False: the commit does not start git's auto maintenance (`git maintenance run --auto`, a process of
-   * its own after every commit); the caller runs it once later (the driver: after the run).
-   */
-  autoMaintenance?: boolean | undefined;
-  /** False: `files_staged` is left empty, one git process less (the driver, which does not report it). */
-  listStaged?: boolean | undefined;
+}
+
+/**
+ * The driver's commit of a step (04-git.md §4 steps 1–4: log entry, trailers, commit): the driver integrates
+ * and completes itself. It always commits, changes or not (the step's commit records the step); it does not
+ * start git's auto maintenance (`git maintenance run --auto`, a process of its own after every commit: the
+ * driver runs it once after the run) and does not list the staged files (one git process less).
+ */
+export interface StepCommitInput {
+  worktree: string;
+  plan: string;
+  step: string;
+  message: string;
+  attempt?: number | undefined;
+  /** The branch checked out in the worktree (the driver's worker branch). */
+  branch: string;
+  /** The step's title (the driver parsed the plan already): the plan is not read again. */
+  stepTitle: string;
   /** The message made ahead by prepareMessage (used when its trailers still match). */
   prepared?: PreparedMessage | undefined;
-  /** The opt-in timing trace of the commit's parts (the driver's). */
+  /** Extra `Tug-Refactor:` trailer values beside the applied rows (05-kernel.md §7.4). */
+  refactors?: string[] | undefined;
+  /** The opt-in timing trace of the commit's parts. */
   trace?: TraceFn | undefined;
   /** Skip the pre-commit and commit-msg hooks (`run.no_verify`, 06-run.md §2). */
   noVerify?: boolean | undefined;
   /** The runner for this commit's git calls (the driver's is bounded by the step timeout, bounded.ts). */
   git?: GitRunner | undefined;
+}
+
+/** What the driver's commit made. */
+export interface StepCommit {
+  commit_hash: string;
+  branch: string;
+  log_entry_path: string;
 }
 
 export type StateFailureReason =
@@ -91,7 +104,7 @@ export interface CommitData {
 }
 
 /** Which `state_failure_reason` an error of the completion (or integration) path maps to. */
-export function failureReason(e: TugError): StateFailureReason {
+function failureReason(e: TugError): StateFailureReason {
   switch (e.code) {
     case 'ChecklistIncomplete':
       return 'open_items';
@@ -152,10 +165,10 @@ async function commitHookPresent(g: GitRunner, W: string): Promise<boolean> {
 }
 
 /** CommitFailed for a GitError of `git add`/`git commit`, with its cause and what to do. */
-export async function commitFailed(g: GitRunner, W: string, e: TugError, noVerify: boolean): Promise<TugError> {
+export async function commitFailed(g: GitRunner, W: string, e: TugError, o: { noVerify: boolean }): Promise<TugError> {
   const stderr = String(e.details.stderr ?? e.details.reason ?? '').trim();
   let cause: CommitFailCause = CAUSES.find(([re]) => re.test(stderr))?.[1] ?? 'other';
-  if (cause === 'other' && !noVerify && (await commitHookPresent(g, W))) cause = 'hook';
+  if (cause === 'other' && !o.noVerify && (await commitHookPresent(g, W))) cause = 'hook';
   return new TugError(
     'CommitFailed',
     { worktree: W, cause, args: e.details.args, stderr, exit_code: e.details.exit_code },
@@ -243,8 +256,8 @@ export interface PreparedMessage {
 }
 
 /**
- * The message `commitStep` would write for this step, made ahead (the driver: while the implementer runs,
- * off the step's critical path). commitStep reads the trailers again and makes the message itself when
+ * The message `commitStepOnly` would write for this step, made ahead (the driver: while the implementer runs,
+ * off the step's critical path). commitStepOnly reads the trailers again and makes the message itself when
  * they changed meanwhile (a refactor applied by the implementer). `planPath` is repo-relative.
  */
 export async function prepareMessage(
@@ -257,9 +270,69 @@ export async function prepareMessage(
   return { key: messageKey(input.message, trailers), message };
 }
 
+/** `tugcode commit`: the step's commit (or its earlier one left off the integration branch), integrated and completed. */
 export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<CommitData> {
-  const g = input.git ?? gitRunner(ctx.env);
-  if (!input.commitOnly) await requireGitVersion(g); // the driver checked it once at its start
+  const g = gitRunner(ctx.env);
+  await requireGitVersion(g);
+  const t = await commitTarget(ctx, g, input);
+  // Decided first: when it fires, nothing has been written.
+  const changes = await changesIn(g, t.W);
+  const finish: FinishTarget = {
+    W: t.W,
+    branch: t.branch,
+    planPath: t.planPath,
+    step: t.step,
+    integ: integrationBranch(t.slug),
+    attempt: input.attempt,
+    integrate: input.integrate,
+  };
+  if (changes.length === 0 && !input.allowEmpty) {
+    // Nothing new, but HEAD is this step's commit that an earlier `tugcode commit` left off the integration
+    // branch (a completion blocker, a conflict): integrate and complete it instead (docs/git-notes.md).
+    const resumed = await unintegratedStepHead(g, t.W, { ...finish, integrate: Boolean(input.integrate) });
+    if (!resumed) throw new TugError('NothingToCommit', { worktree: t.W });
+    return finishStep(ctx, g, finish, { ...emptyData(resumed, t.branch, logEntryPath(t.slug, t.step)), committed: false });
+  }
+  const made = await writeCommit(ctx, g, t, changes, {
+    ...input,
+    autoMaintenance: true,
+    listStaged: true,
+    noVerify: false,
+  });
+  return finishStep(ctx, g, finish, { ...emptyData(made.hash, t.branch, made.logRel), files_staged: made.staged });
+}
+
+/** The driver's commit of a step: the commit only (StepCommitInput says what differs from `tugcode commit`). */
+export async function commitStepOnly(ctx: FlowCtx, input: StepCommitInput): Promise<StepCommit> {
+  const g = input.git ?? gitRunner(ctx.env); // the driver checked the git version once at its start
+  const t = await commitTarget(ctx, g, input);
+  const changes = await changesIn(g, t.W, input.trace);
+  const made = await writeCommit(ctx, g, t, changes, {
+    ...input,
+    allowEmpty: true,
+    autoMaintenance: false, // once, after the run
+    listStaged: false,
+    noVerify: Boolean(input.noVerify),
+  });
+  return { commit_hash: made.hash, branch: t.branch, log_entry_path: made.logRel };
+}
+
+/** Where a step commit lands: the worktree, its branch, the plan (repo-relative) and the step. */
+interface CommitTarget {
+  W: string;
+  branch: string;
+  planPath: string;
+  slug: string;
+  step: string;
+  stepTitle: string;
+}
+
+/** The commit's target, refused when it is the main checkout, a detached HEAD, or a step the plan lacks. */
+async function commitTarget(
+  ctx: FlowCtx,
+  g: GitRunner,
+  input: { worktree?: string; plan: string; step: string; allowMain?: boolean; branch?: string; stepTitle?: string },
+): Promise<CommitTarget> {
   const { repo } = ctx;
   const W = resolveWorktreeArg(repo, input.worktree ?? repo.worktreeRoot, repo.cwd, ctx.env);
   if (W === repo.mainRoot && !input.allowMain) throw new TugError('MainCheckoutRefused', { worktree: W });
@@ -273,118 +346,151 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     );
   }
   const planPath = await resolvePlanPath(repo, input.plan, W);
-  const slug = slugOfPlan(planPath);
   const stepTitle = input.stepTitle ?? (await stepTitleOf(W, planPath, step));
+  return { W, branch, planPath, slug: slugOfPlan(planPath), step, stepTitle };
+}
 
-  // Decided first: when it fires, nothing has been written.
-  const tr = input.trace;
-  const changes = await timed(tr, 'commit.status', () => statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME }));
-  const integ = integrationBranch(slug);
-  // Nothing new, but HEAD is this step's commit that an earlier `tugcode commit` left off the integration
-  // branch (a completion blocker, a conflict): integrate and complete it instead (docs/git-notes.md).
-  const resumed =
-    changes.length === 0 && !input.allowEmpty && !input.commitOnly
-      ? await unintegratedStepHead(g, W, { planPath, step, integ, integrate: Boolean(input.integrate) })
-      : null;
-  if (changes.length === 0 && !input.allowEmpty && !resumed) throw new TugError('NothingToCommit', { worktree: W });
-  if (resumed)
-    return finishStep(
-      ctx,
-      g,
-      { W, branch, planPath, step, integ, attempt: input.attempt, integrate: input.integrate },
-      {
-        ...emptyData(resumed, branch, logEntryPath(slug, step)),
-        committed: false,
-      },
-    );
+/** The changes to commit: everything but the runtime files. */
+function changesIn(g: GitRunner, W: string, tr?: TraceFn): Promise<StatusEntry[]> {
+  return timed(tr, 'commit.status', () => statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME }));
+}
 
-  const trailers = await timed(tr, 'commit.refactors', () =>
-    stepTrailers(ctx, { planPath, step, worktree: W, attempt: input.attempt }, input.refactors),
-  );
-  // Validates the message before any write (a prepared message passed the same validation).
-  const prepared = input.prepared?.key === messageKey(input.message, trailers) ? input.prepared.message : null;
-  const message =
-    prepared ?? (await timed(tr, 'commit.trailers', () => withTugTrailers(g, input.message, trailers, W)));
-  const logRel = logEntryPath(slug, step);
-  const logAbs = join(W, logRel);
-  const previousEntry = existsSync(logAbs) ? readFileSync(logAbs) : null;
-  const newDirs = missingDirs(W, dirname(logAbs));
-  // The index as it is, byte for byte, so a failing add or commit (a hook, say) can put it back.
-  const indexFile = indexPathOf(W) ?? resolve(W, (await g.run(['rev-parse', '--git-path', 'index'], W)).trim());
-  const previousIndex = existsSync(indexFile) ? readFileSync(indexFile) : null;
-  const headBefore = await headTip(g, W);
-  let commitHash: string;
-  let staged: string[];
+/** How the commit is written: its message, and what the caller (the CLI or the driver) chose. */
+interface WriteOptions {
+  message: string;
+  summary?: string | undefined;
+  attempt?: number | undefined;
+  refactors?: string[] | undefined;
+  prepared?: PreparedMessage | undefined;
+  allowEmpty?: boolean | undefined;
+  autoMaintenance: boolean;
+  listStaged: boolean;
+  noVerify: boolean;
+  trace?: TraceFn | undefined;
+}
+
+/**
+ * 04-git.md §4 steps 1–4: the log entry, the staging, the commit with its trailers. A failing `git add` or
+ * `git commit` puts the index and the log entry back as they were.
+ */
+async function writeCommit(
+  ctx: FlowCtx,
+  g: GitRunner,
+  t: CommitTarget,
+  changes: StatusEntry[],
+  o: WriteOptions,
+): Promise<{ hash: string; staged: string[]; logRel: string }> {
+  const { W } = t;
+  const message = await messageOf(ctx, g, t, o);
+  const logRel = logEntryPath(t.slug, t.step);
+  const undo = await undoPoint(g, W, logRel);
   try {
     writeEntry(W, {
-      planPath,
-      slug,
-      stepAnchor: step,
-      stepTitle,
+      planPath: t.planPath,
+      slug: t.slug,
+      stepAnchor: t.step,
+      stepTitle: t.stepTitle,
       date: ctx.clock.now(),
-      summary: input.summary ?? input.message.replace(/\r\n/g, '\n').split('\n')[0]!,
+      summary: o.summary ?? o.message.replace(/\r\n/g, '\n').split('\n')[0]!,
       filesChanged: pathsOf(changes).filter((p) => p !== logRel),
     });
     // The status read above plus the log entry just written: no second status.
-    await timed(tr, 'commit.add', () => stageAllButRuntime(g, W, changes, [logRel]));
-    staged =
-      input.listStaged === false
-        ? []
-        : (await timed(tr, 'commit.staged', () => g.run(['diff', '--cached', '--name-only', '-z'], W)))
-            .split('\0')
-            .filter(Boolean)
-            .sort();
-    const args = [
-      ...(input.autoMaintenance === false ? ['-c', 'maintenance.auto=false'] : []),
-      'commit',
-      '--quiet',
-      '--cleanup=verbatim',
-      '-F',
-      '-',
-    ];
-    if (input.allowEmpty) args.push('--allow-empty');
-    if (input.noVerify) args.push('--no-verify');
-    await timed(tr, 'commit.git', () => g.run(args, W, { input: message }));
-    const head = await timed(tr, 'commit.head', () => headTip(g, W));
-    if (!head) throw new TugError('WorktreeNotFound', { worktree: W, repo_root: repo.mainRoot });
-    commitHash = head;
+    await timed(o.trace, 'commit.add', () => stageAllButRuntime(g, W, changes, [logRel]));
+    const staged = o.listStaged ? await timed(o.trace, 'commit.staged', () => stagedPaths(g, W)) : [];
+    await timed(o.trace, 'commit.git', () => g.run(commitArgs(o), W, { input: message }));
+    const head = await timed(o.trace, 'commit.head', () => headTip(g, W));
+    if (!head) throw new TugError('WorktreeNotFound', { worktree: W, repo_root: ctx.repo.mainRoot });
+    return { hash: head, staged, logRel };
   } catch (e) {
-    // The worktree was removed under us (`worktree remove --force`): nothing to put back; say whether the
-    // commit still landed on the branch (git keeps the branch when the directory goes).
-    if (!existsSync(W)) {
-      const tip = await resolveCommit(g, repo.mainRoot, `refs/heads/${branch}`);
-      const landed = tip !== null && tip !== headBefore;
-      const reason = landed
-        ? `the worktree was removed while the commit ran; the commit is on branch ${branch} (${tip.slice(0, 12)}), the step is not completed`
-        : 'the worktree was removed while the commit ran; nothing was committed';
-      throw new TugError(
-        'WorktreeNotFound',
-        { worktree: W, repo_root: repo.mainRoot, branch, ...(landed ? { commit_hash: tip } : {}), reason },
-        {
-          message: `${W}: ${reason}`,
-          hint: landed
-            ? `restore the worktree (git worktree prune && git worktree add ${shellArg(W)} ${shellArg(branch)}), then finish the step there`
-            : 'git worktree list   (pass the root of one of these)',
-        },
-      );
-    }
-    // Nothing committed: put the index and the log entry back as they were, and remove the directories
-    // the entry needed.
-    if (previousIndex) writeFileSync(indexFile, previousIndex);
-    else rmSync(indexFile, { force: true });
-    if (previousEntry) writeFileSync(logAbs, previousEntry);
-    else rmSync(logAbs, { force: true });
-    removeEmptyDirs(newDirs);
-    throw e instanceof TugError && e.code === 'GitError' ? await commitFailed(g, W, e, Boolean(input.noVerify)) : e;
+    throw await commitFailure(ctx, g, t, undo, e, o.noVerify);
   }
+}
 
-  const data: CommitData = { ...emptyData(commitHash, branch, logRel), files_staged: staged };
-  if (input.commitOnly) return data;
-  return finishStep(
-    ctx,
-    g,
-    { W, branch, planPath, step, integ, attempt: input.attempt, integrate: input.integrate },
-    data,
+/** The message with its Tug-* trailers; validated before any write (a prepared message passed the same validation). */
+async function messageOf(ctx: FlowCtx, g: GitRunner, t: CommitTarget, o: WriteOptions): Promise<string> {
+  const ref = { planPath: t.planPath, step: t.step, worktree: t.W, attempt: o.attempt };
+  const trailers = await timed(o.trace, 'commit.refactors', () => stepTrailers(ctx, ref, o.refactors));
+  if (o.prepared?.key === messageKey(o.message, trailers)) return o.prepared.message;
+  return timed(o.trace, 'commit.trailers', () => withTugTrailers(g, o.message, trailers, t.W));
+}
+
+function commitArgs(o: WriteOptions): string[] {
+  return [
+    ...(o.autoMaintenance ? [] : ['-c', 'maintenance.auto=false']),
+    'commit',
+    '--quiet',
+    '--cleanup=verbatim',
+    '-F',
+    '-',
+    ...(o.allowEmpty ? ['--allow-empty'] : []),
+    ...(o.noVerify ? ['--no-verify'] : []),
+  ];
+}
+
+async function stagedPaths(g: GitRunner, W: string): Promise<string[]> {
+  return (await g.run(['diff', '--cached', '--name-only', '-z'], W)).split('\0').filter(Boolean).sort();
+}
+
+/** What a failed commit puts back: the index byte for byte, the log entry, the directories the entry needed. */
+interface UndoPoint {
+  headBefore: string | null;
+  indexFile: string;
+  previousIndex: Buffer | null;
+  logAbs: string;
+  previousEntry: Buffer | null;
+  newDirs: string[];
+}
+
+async function undoPoint(g: GitRunner, W: string, logRel: string): Promise<UndoPoint> {
+  const logAbs = join(W, logRel);
+  const previousEntry = existsSync(logAbs) ? readFileSync(logAbs) : null;
+  const newDirs = missingDirs(W, dirname(logAbs));
+  const indexFile = indexPathOf(W) ?? resolve(W, (await g.run(['rev-parse', '--git-path', 'index'], W)).trim());
+  const previousIndex = existsSync(indexFile) ? readFileSync(indexFile) : null;
+  const headBefore = await headTip(g, W);
+  return { headBefore, indexFile, previousIndex, logAbs, previousEntry, newDirs };
+}
+
+/** The error a failed commit throws, after putting back what it wrote. */
+async function commitFailure(
+  ctx: FlowCtx,
+  g: GitRunner,
+  t: CommitTarget,
+  undo: UndoPoint,
+  e: unknown,
+  noVerify: boolean,
+): Promise<unknown> {
+  const { W } = t;
+  // The worktree was removed under us (`worktree remove --force`): nothing to put back.
+  if (!existsSync(W)) return worktreeGone(ctx, g, t, undo.headBefore);
+  // Nothing committed: put the index and the log entry back as they were, and remove the directories
+  // the entry needed.
+  if (undo.previousIndex) writeFileSync(undo.indexFile, undo.previousIndex);
+  else rmSync(undo.indexFile, { force: true });
+  if (undo.previousEntry) writeFileSync(undo.logAbs, undo.previousEntry);
+  else rmSync(undo.logAbs, { force: true });
+  removeEmptyDirs(undo.newDirs);
+  return e instanceof TugError && e.code === 'GitError' ? await commitFailed(g, W, e, { noVerify }) : e;
+}
+
+/** WorktreeNotFound for a worktree removed while the commit ran: it says whether the commit still landed on the branch (git keeps the branch when the directory goes). */
+async function worktreeGone(ctx: FlowCtx, g: GitRunner, t: CommitTarget, headBefore: string | null): Promise<TugError> {
+  const { W, branch } = t;
+  const { repo } = ctx;
+  const tip = await resolveCommit(g, repo.mainRoot, `refs/heads/${branch}`);
+  const landed = tip !== null && tip !== headBefore;
+  const reason = landed
+    ? `the worktree was removed while the commit ran; the commit is on branch ${branch} (${tip.slice(0, 12)}), the step is not completed`
+    : 'the worktree was removed while the commit ran; nothing was committed';
+  return new TugError(
+    'WorktreeNotFound',
+    { worktree: W, repo_root: repo.mainRoot, branch, ...(landed ? { commit_hash: tip } : {}), reason },
+    {
+      message: `${W}: ${reason}`,
+      hint: landed
+        ? `restore the worktree (git worktree prune && git worktree add ${shellArg(W)} ${shellArg(branch)}), then finish the step there`
+        : 'git worktree list   (pass the root of one of these)',
+    },
   );
 }
 
@@ -424,54 +530,30 @@ async function unintegratedStepHead(
   return (await isAncestor(g, W, head.hash, tip)) ? null : head.hash;
 }
 
+/** The step a commit completes, and where it integrates. */
+interface FinishTarget {
+  W: string;
+  branch: string;
+  planPath: string;
+  step: string;
+  integ: string;
+  attempt: number | undefined;
+  integrate: boolean | undefined;
+}
+
 /**
  * 04-git.md §4 steps 5–6 for the commit in `data`: integrate when the plan has an integration branch (or
  * `--integrate`) and the strict completion preconditions hold, then complete the step. Failures are
  * reported in `data`, never thrown (the commit exists); a commit left off the integration branch is also a
  * warning that says so plainly.
  */
-async function finishStep(
-  ctx: FlowCtx,
-  g: GitRunner,
-  o: {
-    W: string;
-    branch: string;
-    planPath: string;
-    step: string;
-    integ: string;
-    attempt: number | undefined;
-    integrate: boolean | undefined;
-  },
-  data: CommitData,
-): Promise<CommitData> {
-  const { repo } = ctx;
-  const { W, branch, integ } = o;
-  const stepRef = { planPath: o.planPath, step: o.step, worktree: W, attempt: o.attempt };
+async function finishStep(ctx: FlowCtx, g: GitRunner, o: FinishTarget, data: CommitData): Promise<CommitData> {
+  const stepRef = { planPath: o.planPath, step: o.step, worktree: o.W, attempt: o.attempt };
   let failure: TugError | null = null;
   try {
-    if (o.integrate || (await branchExists(g, repo.mainRoot, integ))) {
-      data.integration_branch = integ;
-      failure = await state.completionBlocker(ctx, stepRef);
-      const base = (await getBranchPlan(g, repo.mainRoot, branch))?.base_branch ?? ctx.config.run.base_branch;
-      const createFrom = { base, planPath: o.planPath };
-      // The step's own blockers (open items, substeps, refactors): the plan integrates from now on. Not for
-      // a step this worktree does not own.
-      if (failure && o.integrate && failureReason(failure) !== 'ownership')
-        await createIntegrationBranch(g, repo, integ, createFrom);
-      if (!failure) {
-        const r = await integrate({
-          git: g,
-          repo,
-          worktree: W,
-          integrationBranch: integ,
-          createFrom,
-          heartbeat: () => state.heartbeat(ctx, stepRef),
-        });
-        if (r.integrated) {
-          data.integrated = true;
-          data.commit_hash = r.head;
-        } else failure = r.error;
-      }
+    if (o.integrate || (await branchExists(g, ctx.repo.mainRoot, o.integ))) {
+      data.integration_branch = o.integ;
+      failure = await integrateStep(ctx, g, o, data);
     }
     if (!failure) {
       const done = await state.complete(ctx, { ...stepRef, commit: data.commit_hash });
@@ -488,23 +570,55 @@ async function finishStep(
     data.state_failure_reason = failureReason(failure);
     data.state_error = fail('state complete', failure);
   }
-  if (data.integration_branch && !data.integrated) {
-    const again = [
-      'tugcode commit',
-      `--worktree ${shellArg(W)}`,
-      `--plan ${shellArg(o.planPath)}`,
-      `--step ${shellArg(o.step)}`,
-      ...(o.attempt !== undefined ? [`--attempt ${o.attempt}`] : []),
-      '--integrate',
-      '--message integrate',
-    ].join(' ');
-    ctx.warnings.add(
-      'NotIntegrated',
-      `commit ${data.commit_hash.slice(0, 12)} was NOT integrated into ${integ} (${data.state_failure_reason ?? 'not integrated'}); ` +
-        `it stays on ${branch} only, and merge will not ship it. Fix the cause, then run ${again} ` +
-        '(with nothing new to commit it integrates this commit and completes the step)',
-      { commit_hash: data.commit_hash, integration_branch: integ, branch },
-    );
-  }
+  if (data.integration_branch && !data.integrated) warnNotIntegrated(ctx, o, data);
   return data;
+}
+
+/**
+ * Integrate the commit when the step could complete (its completion blocker, else the merge's failure,
+ * else null); `data` says where it landed.
+ */
+async function integrateStep(ctx: FlowCtx, g: GitRunner, o: FinishTarget, data: CommitData): Promise<TugError | null> {
+  const { repo } = ctx;
+  const stepRef = { planPath: o.planPath, step: o.step, worktree: o.W, attempt: o.attempt };
+  const failure = await state.completionBlocker(ctx, stepRef);
+  const base = (await getBranchPlan(g, repo.mainRoot, o.branch))?.base_branch ?? ctx.config.run.base_branch;
+  const createFrom = { base, planPath: o.planPath };
+  // The step's own blockers (open items, substeps, refactors): the plan integrates from now on. Not for
+  // a step this worktree does not own.
+  if (failure && o.integrate && failureReason(failure) !== 'ownership')
+    await createIntegrationBranch(g, repo, o.integ, createFrom);
+  if (failure) return failure;
+  const r = await integrate({
+    git: g,
+    repo,
+    worktree: o.W,
+    integrationBranch: o.integ,
+    createFrom,
+    heartbeat: () => state.heartbeat(ctx, stepRef),
+  });
+  if (!r.integrated) return r.error;
+  data.integrated = true;
+  data.commit_hash = r.head;
+  return null;
+}
+
+/** The NotIntegrated warning: the commit stays on the worker branch, and how to integrate it. */
+function warnNotIntegrated(ctx: FlowCtx, o: FinishTarget, data: CommitData): void {
+  const again = [
+    'tugcode commit',
+    `--worktree ${shellArg(o.W)}`,
+    `--plan ${shellArg(o.planPath)}`,
+    `--step ${shellArg(o.step)}`,
+    ...(o.attempt !== undefined ? [`--attempt ${o.attempt}`] : []),
+    '--integrate',
+    '--message integrate',
+  ].join(' ');
+  ctx.warnings.add(
+    'NotIntegrated',
+    `commit ${data.commit_hash.slice(0, 12)} was NOT integrated into ${o.integ} (${data.state_failure_reason ?? 'not integrated'}); ` +
+      `it stays on ${o.branch} only, and merge will not ship it. Fix the cause, then run ${again} ` +
+      '(with nothing new to commit it integrates this commit and completes the step)',
+    { commit_hash: data.commit_hash, integration_branch: o.integ, branch: o.branch },
+  );
 }

@@ -274,7 +274,7 @@ export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
   return { checks, summary };
 }
 
-export function renderDoctor(d: DoctorData): string {
+function renderDoctor(d: DoctorData): string {
   const mark: Record<CheckStatus, string> = { pass: 'ok  ', warn: 'WARN', fail: 'FAIL' };
   const lines = d.checks.flatMap((c) => [
     `${mark[c.status]}  ${c.name}: ${c.message}`,

@@ -25,7 +25,7 @@ export interface LogEntryInput {
   filesChanged: string[];
 }
 
-export function renderEntry(e: LogEntryInput): string {
+function renderEntry(e: LogEntryInput): string {
   const lines = [
     `# ${e.stepAnchor}${e.stepTitle ? `: ${e.stepTitle}` : ''}`,
     '',
@@ -46,7 +46,7 @@ export function renderEntry(e: LogEntryInput): string {
 }
 
 /** Write a file atomically (temp file in the same directory + rename). */
-export function writeFileAtomic(abs: string, text: string): void {
+function writeFileAtomic(abs: string, text: string): void {
   mkdirSync(dirname(abs), { recursive: true });
   const tmp = join(dirname(abs), `.${process.pid}.${Date.now().toString(36)}.tmp`);
   writeFileSync(tmp, text);

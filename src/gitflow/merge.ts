@@ -188,7 +188,7 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
       kept: [],
     };
     if (input.dryRun) {
-      await planCleanup(g, ctx, planPath, slug, into, [source, target], data, true);
+      await planCleanup(g, ctx, planPath, slug, into, [source, target], data, { dryRun: true });
       return data;
     }
     let result = target;
@@ -199,7 +199,10 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
       data.merge_commit = result;
     }
     data.merged = true;
-    await planCleanup(g, ctx, planPath, slug, into, [result], data, false, input.keepWorktrees);
+    await planCleanup(g, ctx, planPath, slug, into, [result], data, {
+      dryRun: false,
+      keepWorktrees: input.keepWorktrees,
+    });
     return data;
   };
   return input.dryRun ? run() : withIntegrationLock(repo.mainRoot, run);
@@ -302,7 +305,7 @@ async function commitMerge(
     return (await g.run(args, root, { input: message })).trim();
   } catch (e) {
     if (!(e instanceof TugError) || e.code !== 'GitError') throw e;
-    throw await commitFailed(g, root, e, true);
+    throw await commitFailed(g, root, e, { noVerify: true });
   }
 }
 
@@ -383,7 +386,7 @@ function readText(file: string): string | null {
 }
 
 /** `error: Untracked working tree file 'x' would be overwritten by merge.` lines of git → the paths. */
-export function untrackedInTheWay(stderr: string): string[] {
+function untrackedInTheWay(stderr: string): string[] {
   const out: string[] = [];
   for (const m of stderr.matchAll(/Untracked working tree file '(.+)' would be (?:overwritten|removed) by merge/g))
     out.push(m[1]!);
@@ -446,9 +449,9 @@ async function planCleanup(
   into: string,
   tips: string[],
   data: MergeData,
-  dryRun: boolean,
-  keepWorktrees = false,
+  o: { dryRun: boolean; keepWorktrees?: boolean | undefined },
 ): Promise<void> {
+  const { dryRun, keepWorktrees } = o;
   const { repo } = ctx;
   const root = repo.mainRoot;
   const worktrees = await gitWorktrees(g, repo);

@@ -4,7 +4,7 @@
  * its own branch (R32, R33).
  */
 import { existsSync, realpathSync } from 'node:fs';
-import { basename, join, resolve, sep } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
 import { getBranchPlan } from '../git/branch-config.js';
@@ -128,7 +128,7 @@ async function findTarget(g: GitRunner, ctx: FlowCtx, arg: string) {
 }
 
 /** Commits of `tip` contained (or patch-equivalent) in none of the plan's integration branch and base. */
-export async function unmergedCommits(g: GitRunner, cwd: string, tip: string, upstreams: string[]): Promise<string[]> {
+async function unmergedCommits(g: GitRunner, cwd: string, tip: string, upstreams: string[]): Promise<string[]> {
   const existing: string[] = [];
   for (const u of upstreams) if (await branchExists(g, cwd, u)) existing.push(`refs/heads/${u}`);
   if (existing.length === 0) return commitsNotIn(g, cwd, tip, []);
@@ -202,8 +202,4 @@ export async function removeWorktree(ctx: FlowCtx, arg: string, opts: { force?: 
     released_claims: released,
     forced: force,
   };
-}
-
-export function worktreeName(path: string): string {
-  return basename(path);
 }

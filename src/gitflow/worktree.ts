@@ -46,7 +46,7 @@ export interface PlanWorktree {
 }
 
 /** Live worktrees made by `worktree create` for this plan (registered in git and present on disk). */
-export async function planWorktrees(ctx: FlowCtx, planPath: string): Promise<PlanWorktree[]> {
+async function planWorktrees(ctx: FlowCtx, planPath: string): Promise<PlanWorktree[]> {
   const g = gitRunner(ctx.env);
   const slug = slugOfPlan(planPath);
   const configs = new Map((await listBranchPlans(g, ctx.repo.mainRoot)).map((b) => [b.branch, b]));
@@ -61,7 +61,7 @@ export async function planWorktrees(ctx: FlowCtx, planPath: string): Promise<Pla
 }
 
 /** The refs whose trailers heal this plan's state: its integration branch (when it exists) and `branch`. */
-export async function reconcileRefs(ctx: FlowCtx, slug: string, branch: string): Promise<string[]> {
+async function reconcileRefs(ctx: FlowCtx, slug: string, branch: string): Promise<string[]> {
   const integ = integrationBranch(slug);
   return (await branchExists(gitRunner(ctx.env), ctx.repo.mainRoot, integ)) ? [integ, branch] : [branch];
 }

@@ -58,7 +58,7 @@ function valueAt(root: unknown, path: (string | number)[]): unknown {
 }
 
 /** A zod issue of a tool's arguments → `InvalidArgument` naming the (top-level) argument. */
-export function argumentError(command: string, args: Record<string, unknown>, issue: z.ZodIssue): TugError {
+function argumentError(command: string, args: Record<string, unknown>, issue: z.ZodIssue): TugError {
   const where = pathText(issue.path);
   const argument = issue.path.length > 0 ? String(issue.path[0]) : 'arguments';
   switch (issue.code) {

@@ -87,7 +87,7 @@ export async function createMcpServer(o: McpOptions) {
         const doc = ok(command, await op(ctx, valid, call), call.warnings.items);
         return { content: text(doc), structuredContent: doc as Record<string, unknown> };
       } catch (e) {
-        return errorResult(command, toTugError(e, false), call.warnings.items);
+        return errorResult(command, toTugError(e), call.warnings.items);
       }
     };
     register(
@@ -116,7 +116,7 @@ export async function createMcpServer(o: McpOptions) {
         const ws = typeof a.workspace === 'string' ? ['--workspace', a.workspace] : [];
         r = await kernels.call([...argv(a), ...ws]);
       } catch (e) {
-        return errorResult(name, toTugError(e, false));
+        return errorResult(name, toTugError(e));
       }
       return r.exitCode === 0
         ? { content: text(r.envelope), structuredContent: r.envelope }

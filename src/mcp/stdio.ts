@@ -26,7 +26,7 @@ import type { McpOptions } from './server.js';
  */
 export const MAX_REQUEST_LINE_BYTES = 64 * 1024 * 1024;
 
-export function tooLong(): TugError {
+function tooLong(): TugError {
   return new TugError('InvalidArgument', {
     reason: `an MCP request line is longer than ${MAX_REQUEST_LINE_BYTES} bytes (64 MiB), the most tugcode mcp reads; the server stops`,
     argument: 'stdin',
@@ -60,7 +60,7 @@ class LineStream extends PassThrough {
  * line read in 64 KiB pipe chunks: 18 s); here each chunk is searched once and a line is joined once.
  * Blank lines are skipped. `onTooLong` runs, once, as soon as the pending line passes `max` bytes.
  */
-export function lineStream(input: NodeJS.ReadableStream, max: number, onTooLong: () => void) {
+function lineStream(input: NodeJS.ReadableStream, max: number, onTooLong: () => void) {
   const lines = new LineStream({ objectMode: true });
   let parts: Buffer[] = [];
   let size = 0;
@@ -102,7 +102,7 @@ export function lineStream(input: NodeJS.ReadableStream, max: number, onTooLong:
  * A JSON-RPC error for a line that is no message: the transport's parse errors, by their kind. `line` is
  * the line refused: valid JSON (a -32600) whose `id` is a string or number is answered with that id.
  */
-export function unreadableLine(e: unknown, line?: Buffer) {
+function unreadableLine(e: unknown, line?: Buffer) {
   if (e instanceof SyntaxError)
     return { jsonrpc: '2.0' as const, id: null, error: { code: -32700, message: `Parse error: ${e.message}` } };
   if (e instanceof Error && e.name === 'ZodError') {

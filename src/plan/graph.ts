@@ -19,7 +19,7 @@ export function buildGraph(nodes: Iterable<string>, edges: Iterable<readonly [st
 }
 
 /** Strongly connected components, each in discovery order. */
-export function stronglyConnected(g: Graph): string[][] {
+function stronglyConnected(g: Graph): string[][] {
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const onStack = new Set<string>();
@@ -71,7 +71,7 @@ export function stronglyConnected(g: Graph): string[][] {
  * One cycle through `start` inside `members` (shortest, by BFS), as a closed path
  * `[start, …, start]`, or null when there is none.
  */
-export function cycleThrough(g: Graph, start: string, members: ReadonlySet<string>): string[] | null {
+function cycleThrough(g: Graph, start: string, members: ReadonlySet<string>): string[] | null {
   const prev = new Map<string, string>();
   const queue: string[] = [start];
   for (let q = 0; q < queue.length; q++) {

@@ -28,7 +28,7 @@ interface BlockState {
   skipEmptyLines(from: number): number;
 }
 
-export function markdown(): MarkdownItType {
+function markdown(): MarkdownItType {
   if (!instance) {
     const md = new MarkdownIt('default', { html: true, linkify: false, typographer: false, maxNesting: MAX_NESTING });
     // Inline content is parsed lazily (inlineChildren); the remaining core rules only post-process it.

@@ -34,7 +34,7 @@ export function validatePlan(plan: ParsedPlan, level: ValidationLevel = 'normal'
 }
 
 /** Every validator finding (all severities), unsorted, excluding the parser's own diagnostics. */
-export function checkPlan(plan: ParsedPlan): Diagnostic[] {
+function checkPlan(plan: ParsedPlan): Diagnostic[] {
   const out: Diagnostic[] = [];
   const add = (code: string, severity: Severity, message: string, line?: number, anchor?: string): void => {
     const d: Diagnostic = { code, severity, message };

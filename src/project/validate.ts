@@ -30,7 +30,7 @@ export interface ValidateResult {
 }
 
 /** One plan's report: the validator's findings, and E004 first when the file is not named by a valid slug. */
-export function validateOne(planPath: string, bytes: Uint8Array, level: Level): PlanReport {
+function validateOne(planPath: string, bytes: Uint8Array, level: Level): PlanReport {
   const parsed = parsePlan(bytes);
   const checked = validatePlan(parsed, level);
   const badName = planNameDiagnostic(planPath);

@@ -60,7 +60,7 @@ export interface RunStepResult {
 const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v) ?? '', 'utf8');
 
 /** Details cut to `max` bytes of JSON: whole keys are kept in order while they fit; long strings are cut. */
-export function cutDetails(details: Record<string, unknown>, max = DETAILS_MAX_BYTES): Record<string, unknown> {
+function cutDetails(details: Record<string, unknown>, max = DETAILS_MAX_BYTES): Record<string, unknown> {
   if (bytes(details) <= max) return details;
   const out: Record<string, unknown> = { truncated: true };
   for (const [k, v] of Object.entries(details)) {

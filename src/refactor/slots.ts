@@ -14,7 +14,7 @@ export interface Slot {
   release(): Promise<void>;
 }
 
-export function slotDir(repoRoot: string): string {
+function slotDir(repoRoot: string): string {
   let real = repoRoot;
   try {
     real = realpathSync.native(repoRoot);

@@ -102,7 +102,7 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
     return await runLocked(ctx, input, call, hooks, { t0, flow, prep, g, config, impl, workers, lock: lock.signal });
   } finally {
     await lock.release().catch((e: unknown) => {
-      const err = toTugError(e, false);
+      const err = toTugError(e);
       call.warnings.add(err.code, err.message, err.details);
     });
   }
@@ -183,7 +183,7 @@ async function runLocked(
       await mergePlan(flow, { plan: prep.planPath, into: prep.base, dryRun: false, force: false, keepWorktrees });
     } catch (e) {
       // The steps are done and integrated: the summary keeps them, with the merge's error.
-      return { ...summary, status: 'error', error: toTugError(e, false).toJSON() };
+      return { ...summary, status: 'error', error: toTugError(e).toJSON() };
     }
   }
   return summary;

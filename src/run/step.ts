@@ -97,7 +97,7 @@ export async function executeStep(x: StepRun, top: PlanStep): Promise<PlanStep[]
     if (u.refactors.length > 0) await refactorPhase(x, u);
     throwIfAborted(beat);
     const message = u.commit_message ?? `chore(${rc.prep.slug}): ${u.title}`;
-    // The message with its trailers is made while the implementer runs (commitStep checks it still fits).
+    // The message with its trailers is made while the implementer runs (commitStepOnly checks it still fits).
     const prepared = u.no_commit ? undefined : prepareMessage(rc, W, u.anchor, x.attempt, message);
     if (rc.opts.implementer || rc.opts.agent) await implementerPhase(x, u);
     throwIfAborted(beat);
@@ -190,7 +190,7 @@ async function implementerPhase(x: StepRun, u: PlanStep): Promise<void> {
 
 /**
  * The unit's commit on the worker branch: first onto the integration tip when another worker integrated
- * meanwhile, then `commitStep` with the message made ahead. git's refusals become the step's failures.
+ * meanwhile, then `commitStepOnly` with the message made ahead. git's refusals become the step's failures.
  */
 async function commitPhase(
   x: StepRun,
@@ -210,22 +210,18 @@ async function commitPhase(
     const { integrationTip } = await import('./refs.js');
     await timed(tr, 'commit.catchup', async () => catchUpTree(rc.g, tree, await integrationTip(rc)));
   }
-  const { commitStep } = await import('../gitflow/commit.js');
+  const { commitStepOnly } = await import('../gitflow/commit.js');
   const tc = Date.now();
   try {
-    await commitStep(rc.flow, {
+    await commitStepOnly(rc.flow, {
       worktree: W,
       plan: rc.prep.planPath,
       step: u.anchor,
       message,
       attempt: x.attempt,
-      commitOnly: true,
-      allowEmpty: true,
       branch: tree.branch,
       stepTitle: u.title,
       prepared: await prepared,
-      autoMaintenance: false, // once, after the run (driver.ts)
-      listStaged: false, // the run does not report the staged files
       trace: tr,
       noVerify: rc.flow.config.run.no_verify,
       // Its hooks count against the step's time and end with their process group (bounded.ts).
@@ -259,7 +255,7 @@ function tail(line: string): string {
   return line.trim() === '' ? ' (no output)' : `: ${line}`;
 }
 
-/** The unit's commit message with its trailers, made ahead; undefined when that failed (commitStep reports it). */
+/** The unit's commit message with its trailers, made ahead; undefined when that failed (commitStepOnly reports it). */
 async function prepareMessage(
   rc: RunCtx,
   W: string,

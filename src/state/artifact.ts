@@ -50,7 +50,7 @@ export async function artifact(ctx: StateContext, input: ArtifactInput): Promise
   const plan_path = ref.plan_path;
   return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = await findStep(c, plan_path, anchor, true);
+    const s = await findStep(c, plan_path, anchor, { lock: true });
     await checkOwner(c, plan_path, s, input.worktree, input.attempt);
     const id = await insertArtifact(c, {
       plan_path,

@@ -92,6 +92,23 @@ export async function claim(ctx: StateContext, input: ClaimInput): Promise<Claim
   return await withSnapshot(ref.plan_path, ref.abs_path, run);
 }
 
+/** What every part of one claim transaction reads, and the steps a takeover failed on the way. */
+interface ClaimTx {
+  ctx: StateContext;
+  c: Conn;
+  plan: PlanRow;
+  plan_path: string;
+  now: string;
+  lease: string;
+  /** The claimer. */
+  worktree: string;
+  integration: ClaimInput['integration'];
+  /** The drift check refreshed the plan's prose (said in the claim's event). */
+  prose: boolean;
+  /** Steps whose takeover reached the attempt cap and failed instead (said in the claim's event). */
+  failed: Record<string, unknown>[];
+}
+
 async function claimTx(
   ctx: StateContext,
   c: Conn,
@@ -100,6 +117,23 @@ async function claimTx(
   leaseSeconds: number,
   snap: PlanSnapshot | null,
 ): Promise<ClaimResult> {
+  const { t, held } = await openClaim(ctx, c, ref, input, leaseSeconds, snap);
+  // Selection validity of --step comes before resume (a substep is never claimable).
+  const wanted = input.step === undefined ? undefined : await lockWanted(c, t.plan_path, input.step);
+  if (held) return resume(t, held, wanted);
+  if (wanted) return claimWanted(t, wanted);
+  return claimNext(t);
+}
+
+/** The plan row, the drift check and the caller's own claim, in the lock order every writer keeps. */
+async function openClaim(
+  ctx: StateContext,
+  c: Conn,
+  ref: PlanRef,
+  input: ClaimInput,
+  leaseSeconds: number,
+  snap: PlanSnapshot | null,
+): Promise<{ t: ClaimTx; held: StepRow | undefined }> {
   const plan_path = ref.plan_path;
   const now = ctx.clock.now();
   // The caller's own claim is read (and locked) before any row is locked for a new one: on PostgreSQL it
@@ -113,146 +147,78 @@ async function claimTx(
   if (!plan) throw planMissing(ref);
   const prose = snap ? (await checkDrift(ctx, c, plan, snap, now)) === 'prose' : false;
   const held = refresh ? await heldRow() : early;
-  const lease = addSeconds(now, leaseSeconds);
-  const w = input.worktree;
-  const events: Record<string, unknown>[] = [];
-  /** `claimed`: the claimed row as the transaction left it, or the statement that answers with it. */
-  const done = async (
-    claimed: StepRow | Promise<StepRow>,
-    extra: { resumed: boolean; reclaimed: boolean },
-  ): Promise<ClaimedResult> => {
-    // A claim changes no plan counter: the row read at the start still counts right. The count goes out
-    // right behind the claim's statement (pipelined on PostgreSQL) and before the event, whose append
-    // serializes writers until the commit (PostgreSQL) and so comes last.
-    const p = plan;
-    const [fresh, remaining_ready] = await Promise.all([claimed, countReady(c, plan_path, now)]);
-    recordEvent(ctx, c, {
-      at: now,
-      plan_path,
-      step_anchor: fresh.anchor,
-      actor: w,
-      attempt: fresh.attempt,
-      details: {
-        claimed: true,
-        resumed: extra.resumed,
-        reclaimed_from_expired: extra.reclaimed,
-        lease_expires_at: lease,
-        ...(prose ? { prose_refreshed: true } : {}),
-        ...(events.length ? { failed_steps: events } : {}),
-      },
-    });
-    return {
-      claimed: true,
-      step_anchor: fresh.anchor,
-      step_title: fresh.title,
-      step_index: fresh.step_index,
-      attempt: fresh.attempt,
-      failures: fresh.failures,
-      remaining_ready,
-      total_remaining: p.steps_total - p.steps_completed,
-      lease_expires_at: lease,
-      reclaimed_from_expired: extra.reclaimed,
-      previous_owner: extra.reclaimed || extra.resumed ? fresh.previous_owner : null,
-      resumed: extra.resumed,
-      integration_branch: input.integration?.branch ?? null,
-      integration_tip: input.integration?.tip ?? null,
-    };
+  const t: ClaimTx = {
+    ctx,
+    c,
+    plan,
+    plan_path,
+    now,
+    lease: addSeconds(now, leaseSeconds),
+    worktree: input.worktree,
+    integration: input.integration,
+    prose,
+    failed: [],
   };
+  return { t, held };
+}
 
-  // Selection validity of --step comes before resume (a substep is never claimable).
-  let wanted: StepRow | undefined;
-  if (input.step !== undefined) {
-    wanted = await lockStep(c, plan_path, input.step);
-    if (!wanted) throw new TugError('StepNotFound', { plan_path, step_anchor: input.step });
-    if (wanted.parent_anchor !== null) {
-      throw new TugError(
-        'InvalidArgument',
-        {
-          reason: `${wanted.anchor} is a substep; claims are made on its top-level step ${wanted.top_anchor}`,
-          plan_path,
-          step_anchor: wanted.anchor,
-        },
-        { hint: `tugcode state claim ${shellArg(plan_path)} --step ${shellArg(wanted.top_anchor)} --worktree <wt>` },
-      );
-    }
-  }
-
-  // Idempotent resume: the caller's own claim (live or expired) comes back, lease renewed.
-  if (held) {
-    if (wanted && wanted.anchor !== held.anchor) {
-      throw new TugError('InvalidTransition', {
+/** The `--step` row, locked; StepNotFound, or InvalidArgument for a substep. */
+async function lockWanted(c: Conn, plan_path: string, anchor: string): Promise<StepRow> {
+  const wanted = await lockStep(c, plan_path, anchor);
+  if (!wanted) throw new TugError('StepNotFound', { plan_path, step_anchor: anchor });
+  if (wanted.parent_anchor !== null) {
+    throw new TugError(
+      'InvalidArgument',
+      {
+        reason: `${wanted.anchor} is a substep; claims are made on its top-level step ${wanted.top_anchor}`,
         plan_path,
         step_anchor: wanted.anchor,
-        status: wanted.status,
-        held_step: held.anchor,
-        reason: `${w} already holds ${held.anchor} of ${plan_path}; complete, release or fail it before claiming ${wanted.anchor}`,
-      });
-    }
-    await renewLease(c, { plan_path, anchor: held.anchor, worktree: w, now, lease, heartbeat: false });
-    return done(getStep(c, plan_path, held.anchor) as Promise<StepRow>, { resumed: true, reclaimed: false });
+      },
+      { hint: `tugcode state claim ${shellArg(plan_path)} --step ${shellArg(wanted.top_anchor)} --worktree <wt>` },
+    );
   }
+  return wanted;
+}
 
-  const maxAttempts = ctx.config.state.max_attempts;
-  /** Try to take `s`: the claimed row, or null when the takeover reached the cap (the step failed instead). */
-  const take = async (s: StepRow): Promise<StepRow | null> => {
-    if (s.status === 'pending')
-      return (await claimPending(c, { plan_path, anchor: s.anchor, worktree: w, now, lease })) ?? raceBug(s);
-    const old = s.claimed_by!;
-    if (s.failures + 1 >= maxAttempts) {
-      if ((await failExpired(c, { plan_path, anchor: s.anchor, old_owner: old, now, reason: 'lease expired' })) !== 1)
-        raceBug(s);
-      const discarded = await discardAttempt(c, plan_path, s.anchor, now);
-      const detail = {
-        step_anchor: s.anchor,
-        previous_owner: old,
-        previous_attempt: s.attempt,
-        failures: s.failures + 1,
-        fail_reason: 'lease expired',
-      };
-      recordEvent(ctx, c, {
-        command: 'step_failed',
-        at: now,
-        plan_path,
-        step_anchor: s.anchor,
-        actor: w,
-        attempt: s.attempt,
-        details: { ...detail, ...discarded },
-      });
-      events.push(detail);
-      return null;
-    }
-    const taken =
-      (await takeover(c, { plan_path, anchor: s.anchor, worktree: w, now, lease, old_owner: old })) ?? raceBug(s);
-    const discarded = await discardAttempt(c, plan_path, s.anchor, now);
-    recordEvent(ctx, c, {
-      command: 'takeover',
-      at: now,
+/** Idempotent resume: the caller's own claim (live or expired) comes back, lease renewed. */
+async function resume(t: ClaimTx, held: StepRow, wanted: StepRow | undefined): Promise<ClaimedResult> {
+  const { c, plan_path, worktree: w } = t;
+  if (wanted && wanted.anchor !== held.anchor) {
+    throw new TugError('InvalidTransition', {
       plan_path,
-      step_anchor: s.anchor,
-      actor: w,
-      attempt: s.attempt + 1,
-      details: { previous_owner: old, previous_attempt: s.attempt, ...discarded },
-    });
-    return taken;
-  };
-
-  if (wanted) {
-    const s = wanted;
-    const readyNow =
-      s.unmet_deps === 0 && (s.status === 'pending' || (isHeld(s.status) && isExpired(s.lease_expires_at, now)));
-    const taken = readyNow ? await take(s) : null;
-    if (taken) return done(taken, { resumed: false, reclaimed: s.status !== 'pending' });
-    const after = (await getStep(c, plan_path, s.anchor))!;
-    return await notClaimed(ctx, c, plan, now, events, prose, w, {
-      reason: 'not_ready',
-      blocked_by: await unmetLiftedDeps(c, plan_path, s.anchor),
-      claimed_by: isHeld(after.status) && !isExpired(after.lease_expires_at, now) ? after.claimed_by : null,
+      step_anchor: wanted.anchor,
+      status: wanted.status,
+      held_step: held.anchor,
+      reason: `${w} already holds ${held.anchor} of ${plan_path}; complete, release or fail it before claiming ${wanted.anchor}`,
     });
   }
+  await renewLease(c, { plan_path, anchor: held.anchor, worktree: w, now: t.now, lease: t.lease, heartbeat: false });
+  return claimed(t, getStep(c, plan_path, held.anchor) as Promise<StepRow>, { resumed: true, reclaimed: false });
+}
 
-  // The first pending candidate is one indexed lookup; expired claims are few. Merge them by step_index;
-  // a takeover that reaches the cap fails that step and moves on. On PostgreSQL a pass that skipped rows
-  // other claims hold and found nothing runs once more waiting for them (they may leave rows ready).
+/** `--step`: that step when it is ready now (pending, or an expired claim to take over), else why not. */
+async function claimWanted(t: ClaimTx, s: StepRow): Promise<ClaimResult> {
+  const { c, plan_path, now } = t;
+  const readyNow =
+    s.unmet_deps === 0 && (s.status === 'pending' || (isHeld(s.status) && isExpired(s.lease_expires_at, now)));
+  const taken = readyNow ? await take(t, s) : null;
+  if (taken) return claimed(t, taken, { resumed: false, reclaimed: s.status !== 'pending' });
+  const after = (await getStep(c, plan_path, s.anchor))!;
+  return await notClaimed(t, {
+    reason: 'not_ready',
+    blocked_by: await unmetLiftedDeps(c, plan_path, s.anchor),
+    claimed_by: isHeld(after.status) && !isExpired(after.lease_expires_at, now) ? after.claimed_by : null,
+  });
+}
+
+/**
+ * The first ready step in step_index order. The first pending candidate is one indexed lookup; expired
+ * claims are few. Merge them by step_index; a takeover that reaches the cap fails that step and moves on.
+ * On PostgreSQL a pass that skipped rows other claims hold and found nothing runs once more waiting for
+ * them (they may leave rows ready).
+ */
+async function claimNext(t: ClaimTx): Promise<ClaimResult> {
+  const { c, plan_path, now } = t;
   for (const lock of c.dialect === 'postgres' ? (['skip', 'wait'] as const) : (['skip'] as const)) {
     const [expired, pending] = await Promise.all([
       expiredReady(c, plan_path, now, lock),
@@ -262,34 +228,131 @@ async function claimTx(
       const e = expired[ei];
       if (pending && (!e || pending.step_index < e.step_index)) {
         // A pending row is always taken (take answers null only for a takeover that failed the step).
-        return done(take(pending) as Promise<StepRow>, { resumed: false, reclaimed: false });
+        return claimed(t, take(t, pending) as Promise<StepRow>, { resumed: false, reclaimed: false });
       }
       if (!e) break;
-      const taken = await take(e);
-      if (taken) return done(taken, { resumed: false, reclaimed: true });
+      const taken = await take(t, e);
+      if (taken) return claimed(t, taken, { resumed: false, reclaimed: true });
     }
   }
-  return await notClaimed(ctx, c, plan, now, events, prose, w, {});
+  return await notClaimed(t, {});
+}
+
+/** Try to take `s`: the claimed row, or null when the takeover reached the cap (the step failed instead). */
+async function take(t: ClaimTx, s: StepRow): Promise<StepRow | null> {
+  const { c, plan_path, now, lease, worktree } = t;
+  if (s.status === 'pending')
+    return (await claimPending(c, { plan_path, anchor: s.anchor, worktree, now, lease })) ?? raceBug(s);
+  if (s.failures + 1 >= t.ctx.config.state.max_attempts) {
+    await failAtCap(t, s);
+    return null;
+  }
+  return takeOver(t, s);
+}
+
+/** An expired claim whose takeover would reach the attempt cap: the step fails instead (listed in `t.failed`). */
+async function failAtCap(t: ClaimTx, s: StepRow): Promise<void> {
+  const { c, plan_path, now } = t;
+  const old = s.claimed_by!;
+  if ((await failExpired(c, { plan_path, anchor: s.anchor, old_owner: old, now, reason: 'lease expired' })) !== 1)
+    raceBug(s);
+  const discarded = await discardAttempt(c, plan_path, s.anchor, now);
+  const detail = {
+    step_anchor: s.anchor,
+    previous_owner: old,
+    previous_attempt: s.attempt,
+    failures: s.failures + 1,
+    fail_reason: 'lease expired',
+  };
+  recordEvent(t.ctx, c, {
+    command: 'step_failed',
+    at: now,
+    plan_path,
+    step_anchor: s.anchor,
+    actor: t.worktree,
+    attempt: s.attempt,
+    details: { ...detail, ...discarded },
+  });
+  t.failed.push(detail);
+}
+
+/** An expired claim of another worktree taken over: a new attempt, the old one's work discarded. */
+async function takeOver(t: ClaimTx, s: StepRow): Promise<StepRow> {
+  const { c, plan_path, now, worktree: w } = t;
+  const old = s.claimed_by!;
+  const taken =
+    (await takeover(c, { plan_path, anchor: s.anchor, worktree: w, now, lease: t.lease, old_owner: old })) ??
+    raceBug(s);
+  const discarded = await discardAttempt(c, plan_path, s.anchor, now);
+  recordEvent(t.ctx, c, {
+    command: 'takeover',
+    at: now,
+    plan_path,
+    step_anchor: s.anchor,
+    actor: w,
+    attempt: s.attempt + 1,
+    details: { previous_owner: old, previous_attempt: s.attempt, ...discarded },
+  });
+  return taken;
+}
+
+/** `row`: the claimed row as the transaction left it, or the statement that answers with it. */
+async function claimed(
+  t: ClaimTx,
+  row: StepRow | Promise<StepRow>,
+  extra: { resumed: boolean; reclaimed: boolean },
+): Promise<ClaimedResult> {
+  const { plan, plan_path, now, lease } = t;
+  // A claim changes no plan counter: the row read at the start still counts right. The count goes out
+  // right behind the claim's statement (pipelined on PostgreSQL) and before the event, whose append
+  // serializes writers until the commit (PostgreSQL) and so comes last.
+  const [fresh, remaining_ready] = await Promise.all([row, countReady(t.c, plan_path, now)]);
+  recordEvent(t.ctx, t.c, {
+    at: now,
+    plan_path,
+    step_anchor: fresh.anchor,
+    actor: t.worktree,
+    attempt: fresh.attempt,
+    details: {
+      claimed: true,
+      resumed: extra.resumed,
+      reclaimed_from_expired: extra.reclaimed,
+      lease_expires_at: lease,
+      ...(t.prose ? { prose_refreshed: true } : {}),
+      ...(t.failed.length ? { failed_steps: t.failed } : {}),
+    },
+  });
+  return {
+    claimed: true,
+    step_anchor: fresh.anchor,
+    step_title: fresh.title,
+    step_index: fresh.step_index,
+    attempt: fresh.attempt,
+    failures: fresh.failures,
+    remaining_ready,
+    total_remaining: plan.steps_total - plan.steps_completed,
+    lease_expires_at: lease,
+    reclaimed_from_expired: extra.reclaimed,
+    previous_owner: extra.reclaimed || extra.resumed ? fresh.previous_owner : null,
+    resumed: extra.resumed,
+    integration_branch: t.integration?.branch ?? null,
+    integration_tip: t.integration?.tip ?? null,
+  };
 }
 
 async function notClaimed(
-  ctx: StateContext,
-  c: Conn,
-  plan: PlanRow,
-  now: string,
-  failed: Record<string, unknown>[],
-  prose: boolean,
-  actor: string,
+  t: ClaimTx,
   extra: { reason?: 'not_ready'; blocked_by?: string[]; claimed_by?: string | null },
 ): Promise<NotClaimedResult> {
-  const cats = await categorizePlan(c, plan.plan_path, now);
+  const { c, plan_path, now, failed, prose } = t;
+  const cats = await categorizePlan(c, plan_path, now);
   const allCompleted = cats.completed_steps.length === cats.all_steps.length;
   if (failed.length > 0 || prose) {
-    recordEvent(ctx, c, {
+    recordEvent(t.ctx, c, {
       at: now,
-      plan_path: plan.plan_path,
+      plan_path,
       step_anchor: null,
-      actor,
+      actor: t.worktree,
       attempt: null,
       details: {
         claimed: false,

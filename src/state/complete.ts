@@ -84,7 +84,7 @@ async function completeTx(
   // The step (locked first), the plan row and the rows under the step go out together (pipelined on
   // PostgreSQL). A top-level step roots its own subtree; a substep's top-level step is read below.
   const [s, planRow, rows] = await Promise.all([
-    findStep(c, plan_path, anchor, true),
+    findStep(c, plan_path, anchor, { lock: true }),
     getPlan(c, plan_path),
     subtree(c, plan_path, anchor),
   ]);

@@ -5,11 +5,10 @@
  * This module never loads better-sqlite3 (a native module, tens of ms to load): a process whose state is
  * on PostgreSQL imports it too. Opening the embedded store is sqlite-open.ts (openStateContext, openStore).
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { WarningSink } from '../contract/envelope.js';
-import { TugError } from '../contract/errors.js';
 import { STATE_DB } from '../contract/layout.js';
 import type { Database } from './sql/conn.js';
 
@@ -66,16 +65,15 @@ export function ownerPath(ctx: Pick<StateContext, 'ownerPrefix'>, owner: string)
 }
 
 /**
- * Make sure the context holds a writable store, creating `.tugtool/` and state.db when `create` (state
- * init, after it validated its input, so a refused init creates nothing).
+ * Make sure the context holds a writable store, creating `.tugtool/` and state.db when missing (state init
+ * and import, after they validated their input, so a refused command creates nothing).
  */
-export async function ensureWriter(ctx: StateContext, create: boolean): Promise<Database> {
+export async function ensureWriter(ctx: StateContext): Promise<Database> {
   if (ctx.store && !ctx.store.readonly) return ctx.store;
   if (ctx.openWriter) return (ctx.store = await ctx.openWriter());
-  if (!create && !existsSync(ctx.dbPath)) throw new TugError('InternalError', { reason: 'state.db does not exist' });
-  if (create) mkdirSync(dirname(ctx.dbPath), { recursive: true });
+  mkdirSync(dirname(ctx.dbPath), { recursive: true });
   const { openWrite } = await import('./db.js');
-  const w = openWrite(ctx.dbPath, { create, env: ctx.env });
+  const w = openWrite(ctx.dbPath, { create: true, env: ctx.env });
   await ctx.store?.close();
   ctx.store = w;
   return w;

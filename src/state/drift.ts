@@ -30,7 +30,7 @@ export interface PlanSnapshot {
 }
 
 /** Thrown inside a transaction when the file differs from the stored plan and the snapshot has no parse. */
-export class NeedsParse extends Error {}
+class NeedsParse extends Error {}
 
 export async function parseSource(bytes: Uint8Array): Promise<ParsedPlan> {
   const { parsePlan } = await import('../plan/parse.js');
@@ -38,7 +38,7 @@ export async function parseSource(bytes: Uint8Array): Promise<ParsedPlan> {
 }
 
 /** The file's bytes and hash; parsed only with `parse`. */
-async function readPlanSnapshot(plan_path: string, abs_path: string, parse: boolean): Promise<PlanSnapshot> {
+async function readPlanSnapshot(plan_path: string, abs_path: string, o: { parse: boolean }): Promise<PlanSnapshot> {
   let bytes: Buffer;
   try {
     bytes = readFileSync(abs_path);
@@ -46,7 +46,7 @@ async function readPlanSnapshot(plan_path: string, abs_path: string, parse: bool
     return { plan_path, abs_path, bytes: null };
   }
   const snap: PlanSnapshot = { plan_path, abs_path, bytes, hash: sha256Hex(bytes) };
-  if (parse) snap.parsed = await parseSource(bytes);
+  if (o.parse) snap.parsed = await parseSource(bytes);
   return snap;
 }
 
@@ -60,13 +60,13 @@ export async function withSnapshot<T>(
   abs_path: string,
   fn: (snap: PlanSnapshot) => T | Promise<T>,
 ): Promise<T> {
-  const first = await readPlanSnapshot(plan_path, abs_path, false);
+  const first = await readPlanSnapshot(plan_path, abs_path, { parse: false });
   try {
     return await fn(first);
   } catch (e) {
     if (!(e instanceof NeedsParse)) throw e;
   }
-  return fn(await readPlanSnapshot(plan_path, abs_path, true));
+  return fn(await readPlanSnapshot(plan_path, abs_path, { parse: true }));
 }
 
 /** Inside the transaction. Returns 'same' or 'prose' (refreshed); throws PlanNotFound / PlanDrift. */

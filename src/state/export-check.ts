@@ -84,7 +84,7 @@ function safePlanPath(p: string): boolean {
 }
 
 /** The rules between rows (keys, references, the steps table's CHECKs), and the plan bytes' hash. */
-export function crossRowProblems(doc: StateExportDocument): string[] {
+function crossRowProblems(doc: StateExportDocument): string[] {
   const out: string[] = [];
   if (!safePlanPath(doc.plan_path)) out.push(`plan_path: ${JSON.stringify(doc.plan_path)} is not a repo-relative path`);
   const bytes = Buffer.from(doc.plan.plan_source, 'base64');

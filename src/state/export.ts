@@ -160,7 +160,7 @@ export async function importPlan(ctx: StateContext, input: ImportInput): Promise
   const replace = Boolean(input.replace);
   // Refuse before creating anything: an existing plan on an existing store.
   if (ctx.store && !replace) await refuseExisting(ctx.store, plan_path);
-  const store = await ensureWriter(ctx, true);
+  const store = await ensureWriter(ctx);
   const result = await store.write(async (c) => {
     const here = await planFootprint(c, plan_path);
     const replaced = here.plan || here.steps > 0 || here.events > 0;

@@ -29,7 +29,7 @@ export async function heartbeat(ctx: StateContext, input: HeartbeatInput): Promi
   const seconds = leaseSeconds(ctx.config, input.lease_seconds);
   return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = await findStep(c, plan_path, anchor, true);
+    const s = await findStep(c, plan_path, anchor, { lock: true });
     await checkOwner(c, plan_path, s, input.worktree, input.attempt);
     const { top } = s;
     if (!isHeld(top.status))

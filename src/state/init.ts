@@ -64,7 +64,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
     // the committed plan themselves, at their own level, and report its findings their own way.
     if (!input.source) warnDiagnostics(ctx, ref.plan_path, v.diagnostics);
   }
-  const store = await ensureWriter(ctx, true);
+  const store = await ensureWriter(ctx);
   const result = await store.write(async (c) => {
     const now = ctx.clock.now();
     const row = await getPlan(c, ref.plan_path);

@@ -15,7 +15,7 @@ export interface LogTextOptions {
 type Details = Record<string, any>;
 
 /** An owner (`/repo/.tugtree/tugplan__demo--w1`, `host:/path`, `admin`) as the worktree's short name. */
-export function shortActor(actor: string, o: LogTextOptions = {}): string {
+function shortActor(actor: string, o: LogTextOptions = {}): string {
   const hosted = /^([^/:]+):(\/.*)$/.exec(actor); // PostgreSQL owners are `<host>:<worktree>` (02-state.md §8)
   if (hosted) return `${hosted[1]}:${shortActor(hosted[2]!, o)}`;
   if (!actor.startsWith('/')) return actor;
@@ -60,7 +60,7 @@ const SECONDARY: Record<string, string> = {
 };
 
 /** The operation that wrote an event and its key details, from the event's `details`. */
-export function describeEvent(e: LogEvent, o: LogTextOptions = {}): { op: string; text: string } {
+function describeEvent(e: LogEvent, o: LogTextOptions = {}): { op: string; text: string } {
   const d = e.details as Details;
   const attempt = e.attempt !== null ? `attempt ${e.attempt}` : '';
   const join = (...xs: string[]) => xs.filter(Boolean).join(', ');

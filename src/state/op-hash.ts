@@ -11,7 +11,7 @@ function hashOf(op: string, target: unknown, args: Record<string, unknown>): str
 }
 
 /** The op_hash of a parsed operation under a safety mode (the op's own `--safety` wins). */
-export function opHashOfParsed(p: ParsedOp, defaultSafety: SafetyMode = 'strict'): string {
+function opHashOfParsed(p: ParsedOp, defaultSafety: SafetyMode = 'strict'): string {
   if (p.op === 'organize-imports') return hashOf(p.op, { file: p.args.file }, { mode: p.args.mode });
   const a = p.args;
   const target = a.at

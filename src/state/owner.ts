@@ -28,11 +28,17 @@ export interface StepAndTop {
 }
 
 /**
- * Step 3 of the evaluation order: StepNotFound. `lock`: the top-level row is read locked for the rest of the
+ * Step 3 of the evaluation order: StepNotFound. With `lock`, the top-level row is read locked for the rest of the
  * transaction (FOR UPDATE on PostgreSQL, where owner commands run beside claims; SQLite's writer is alone
  * anyway), so a takeover cannot slip between the ownership check and the guarded change.
  */
-export async function findStep(c: Conn, plan_path: string, anchor: string, lock = false): Promise<StepAndTop> {
+export async function findStep(
+  c: Conn,
+  plan_path: string,
+  anchor: string,
+  o: { lock?: boolean } = {},
+): Promise<StepAndTop> {
+  const lock = Boolean(o.lock);
   if (lock) {
     // Owner commands mostly name a top-level step: then one read finds and locks it.
     const top = await lockTopStep(c, plan_path, anchor);

@@ -37,13 +37,13 @@ const COLORS: Record<string, string> = {
   archived: '2',
 };
 
-export function bar(done: number, total: number): string {
+function bar(done: number, total: number): string {
   const filled = total === 0 ? 0 : Math.floor((BAR_CELLS * done) / total);
   return '█'.repeat(filled) + '░'.repeat(BAR_CELLS - filled);
 }
 
 /** `Tasks:       1/3  ████░░░░░░░░  33%` */
-export function progressLine(label: string, done: number, total: number): string {
+function progressLine(label: string, done: number, total: number): string {
   return `${`${label}:`.padEnd(LABEL_WIDTH)}${done}/${total}  ${bar(done, total)} ${String(percent(done, total)).padStart(3)}%`;
 }
 

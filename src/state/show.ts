@@ -115,7 +115,7 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
   });
 }
 
-export async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string): Promise<ShowPlan> {
+async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string): Promise<ShowPlan> {
   const rows = await stepsOfPlan(c, plan.plan_path);
   const byAnchor = new Map(rows.map((r) => [r.anchor, r]));
   const deps = group(await depsOfPlan(c, plan.plan_path));

@@ -27,7 +27,7 @@ export async function start(ctx: StateContext, input: OwnerInput): Promise<Start
   const plan_path = ref.plan_path;
   return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = await findStep(c, plan_path, anchor, true);
+    const s = await findStep(c, plan_path, anchor, { lock: true });
     await checkOwner(c, plan_path, s, input.worktree, input.attempt);
     const { step, top } = s;
     if (step.status === 'in_progress')

@@ -73,7 +73,7 @@ export function isItemStatus(s: string): s is ItemStatus {
   return (ITEM_STATUSES as readonly string[]).includes(s);
 }
 
-export function isItemKind(s: string): s is ItemKind {
+function isItemKind(s: string): s is ItemKind {
   return (ITEM_KINDS as readonly string[]).includes(s);
 }
 

@@ -8,7 +8,16 @@ import { TugError } from '../contract/errors.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
-import { capReason, checkOwner, findStep, invalidTransition, ownerPlan, stepArg, OWNER_TX } from './owner.js';
+import {
+  capReason,
+  checkOwner,
+  findStep,
+  invalidTransition,
+  ownerPlan,
+  stepArg,
+  OWNER_TX,
+  type StepAndTop,
+} from './owner.js';
 import { completeNonTerminal, itemsOfStep, itemsOfSubtree, setItemStatus } from './queries/items.js';
 import { refactorsOfPlan } from './queries/refactors.js';
 import { completeRow, startSub, subtree } from './queries/steps.js';
@@ -75,6 +84,40 @@ function capReasons(ctx: StateContext, input: UpdateInput, items: ItemChange[]) 
   };
 }
 
+/** What every part of one update transaction reads. */
+interface UpdateTx {
+  ctx: StateContext;
+  c: Conn;
+  plan_path: string;
+  anchor: string;
+  now: string;
+  input: UpdateInput;
+}
+
+/** One item change as the event lists it; `step_anchor` only for an item of a descendant. */
+interface ChangeRecord {
+  kind: string;
+  ordinal: number;
+  from: string;
+  to: string;
+  step_anchor?: string;
+}
+
+/** The status (and reason) an item is to have. */
+interface Target {
+  item: ItemRow;
+  status: ItemStatus;
+  reason: string | null;
+}
+
+/** What the changes did: items whose status changed, and whether anything was written at all. */
+interface Applied {
+  updated: number;
+  changes: ChangeRecord[];
+  /** A reason changed, a substep started: written without counting as `updated`. */
+  wrote: boolean;
+}
+
 async function updateTx(
   ctx: StateContext,
   c: Conn,
@@ -85,37 +128,74 @@ async function updateTx(
   bulk: BulkChange[],
   snap: PlanSnapshot | null,
 ): Promise<UpdateResult> {
-  const now = ctx.clock.now();
-  const s = await findStep(c, plan_path, anchor, true);
+  const t: UpdateTx = { ctx, c, plan_path, anchor, now: ctx.clock.now(), input };
+  const { step, top } = await openStep(t);
+  const plan = (await getPlan(c, plan_path))!;
+  const prose = snap ? (await checkDrift(ctx, c, plan, snap, t.now)) === 'prose' : false;
+  // Ordinals must exist (checked after drift: ordinals only mean something for the same structure).
+  const current = await itemsOfStep(c, plan_path, anchor);
+  checkOrdinals(t, current, items);
+  const applied = await applyChanges(t, targetsOf(t, current, items, bulk));
+  if (step.parent_anchor !== null && step.status === 'pending') {
+    startSub(c, { plan_path, anchor, now: t.now });
+    applied.wrote = true;
+  }
+  if (input.complete_remaining) await completeRemaining(t, top.anchor, applied);
+  // Auto-complete, deepest first: substeps of the updated step's subtree and its substep ancestors.
+  const tree = new Subtree(await subtree(c, plan_path, top.anchor));
+  const auto = await autoComplete(ctx, c, plan_path, tree, anchor, input.worktree, top.attempt, t.now);
+  const counts = { tasks: emptyCounts(), tests: emptyCounts(), checkpoints: emptyCounts() };
+  for (const i of await itemsOfStep(c, plan_path, anchor)) counts[KIND_PLURAL[i.kind]][i.status]++;
+  recordUpdate(t, top.attempt, applied, auto, prose);
+  return {
+    updated: applied.updated,
+    step_anchor: anchor,
+    ...counts,
+    step_auto_completed: auto.includes(anchor),
+    auto_completed_steps: auto,
+  };
+}
+
+/** The step and its top-level ancestor, owned by the caller; a completed step's items no longer change. */
+async function openStep({ c, plan_path, anchor, input }: UpdateTx): Promise<StepAndTop> {
+  const s = await findStep(c, plan_path, anchor, { lock: true });
   await checkOwner(c, plan_path, s, input.worktree, input.attempt);
   const { step, top } = s;
   if (step.status === 'completed')
     throw invalidTransition(plan_path, step, `${anchor} is completed; its items can no longer change`);
   if (!isHeld(top.status)) throw invalidTransition(plan_path, top, `the top-level step ${top.anchor} is ${top.status}`);
-  const plan = (await getPlan(c, plan_path))!;
-  const prose = snap ? (await checkDrift(ctx, c, plan, snap, now)) === 'prose' : false;
+  return s;
+}
 
-  // Ordinals must exist (checked after drift: ordinals only mean something for the same structure).
-  const current = await itemsOfStep(c, plan_path, anchor);
-  const byKey = new Map(current.map((i) => [`${i.kind}:${i.ordinal}`, i]));
+/** Every explicitly named item exists in the step (InvalidBatch for `--batch` input). */
+function checkOrdinals({ plan_path, anchor, input }: UpdateTx, current: ItemRow[], items: ItemChange[]): void {
+  const byKey = new Set(current.map((i) => `${i.kind}:${i.ordinal}`));
   for (const c of items) {
-    if (!byKey.has(`${c.kind}:${c.ordinal}`)) {
-      const n = current.filter((i) => i.kind === c.kind).length;
-      const why = `${c.kind} ${c.ordinal} does not exist: ${anchor} has ${n} ${KIND_PLURAL[c.kind]}${n > 0 ? ` (ordinals 0-${n - 1})` : ''}`;
-      throw new TugError(input.batch ? 'InvalidBatch' : 'InvalidArgument', {
-        reason: why,
-        plan_path,
-        step_anchor: anchor,
-        kind: c.kind,
-        ordinal: c.ordinal,
-      });
-    }
+    if (byKey.has(`${c.kind}:${c.ordinal}`)) continue;
+    const n = current.filter((i) => i.kind === c.kind).length;
+    const why = `${c.kind} ${c.ordinal} does not exist: ${anchor} has ${n} ${KIND_PLURAL[c.kind]}${n > 0 ? ` (ordinals 0-${n - 1})` : ''}`;
+    throw new TugError(input.batch ? 'InvalidBatch' : 'InvalidArgument', {
+      reason: why,
+      plan_path,
+      step_anchor: anchor,
+      kind: c.kind,
+      ordinal: c.ordinal,
+    });
   }
+}
 
-  // Targets: explicit beats bulk for the kind, which beats --all. Explicit changes may not reopen a done
-  // item; bulk changes simply skip done items for open/in_progress.
+/**
+ * The new status (and reason) of each item. Explicit beats bulk for the kind, which beats --all. Explicit
+ * changes may not reopen a done item; bulk changes simply skip done items for open/in_progress.
+ */
+function targetsOf(
+  { plan_path, anchor, input }: UpdateTx,
+  current: ItemRow[],
+  items: ItemChange[],
+  bulk: BulkChange[],
+): Target[] {
   const explicit = new Map(items.map((c) => [`${c.kind}:${c.ordinal}`, c]));
-  const plans: { item: ItemRow; status: ItemStatus; reason: string | null }[] = [];
+  const targets: Target[] = [];
   for (const item of current) {
     const e = explicit.get(`${item.kind}:${item.ordinal}`);
     const b = bulk.find((x) => x.kind === item.kind) ?? bulk.find((x) => x.kind === 'all');
@@ -136,78 +216,69 @@ async function updateTx(
       continue;
     }
     const reason = status === 'deferred' ? (e?.reason ?? input.reason ?? null) : null;
-    plans.push({ item, status, reason });
+    targets.push({ item, status, reason });
   }
+  return targets;
+}
 
-  let updated = 0;
-  const changes: { kind: string; ordinal: number; from: string; to: string; step_anchor?: string }[] = [];
-  let wrote = false; // a reason changed, a substep started: written without counting as `updated`
-  for (const p of plans) {
+/** Writes the targets that change anything. */
+async function applyChanges({ c, now }: UpdateTx, targets: Target[]): Promise<Applied> {
+  const applied: Applied = { updated: 0, changes: [], wrote: false };
+  for (const p of targets) {
     if (p.item.status === p.status && p.item.reason === p.reason) continue;
     await setItemStatus(c, p.item.id, p.status, p.reason, now);
-    wrote = true;
+    applied.wrote = true;
     if (p.item.status !== p.status) {
-      updated++;
-      changes.push({ kind: p.item.kind, ordinal: p.item.ordinal, from: p.item.status, to: p.status });
+      applied.updated++;
+      applied.changes.push({ kind: p.item.kind, ordinal: p.item.ordinal, from: p.item.status, to: p.status });
     }
   }
-  if (step.parent_anchor !== null && step.status === 'pending') {
-    startSub(c, { plan_path, anchor, now });
-    wrote = true;
-  }
+  return applied;
+}
 
-  let tree = new Subtree(await subtree(c, plan_path, top.anchor));
-  if (input.complete_remaining) {
-    const targets = [
-      anchor,
-      ...tree
-        .descendants(anchor)
-        .filter((d) => d.status !== 'completed')
-        .map((d) => d.anchor),
-    ];
-    const before = (await itemsOfSubtree(c, plan_path, top.anchor)).filter(
-      (i) => targets.includes(i.step_anchor) && !isTerminal(i.status),
-    );
-    await completeNonTerminal(c, plan_path, targets, now);
-    for (const i of before)
-      changes.push({
-        kind: i.kind,
-        ordinal: i.ordinal,
-        from: i.status,
-        to: 'completed',
-        ...(i.step_anchor !== anchor ? { step_anchor: i.step_anchor } : {}),
-      });
-    updated += before.length;
-  }
-
-  // Auto-complete, deepest first: substeps of the updated step's subtree and its substep ancestors.
-  tree = new Subtree(await subtree(c, plan_path, top.anchor));
-  const auto = await autoComplete(ctx, c, plan_path, tree, anchor, input.worktree, top.attempt, now);
-  const counts = { tasks: emptyCounts(), tests: emptyCounts(), checkpoints: emptyCounts() };
-  for (const i of await itemsOfStep(c, plan_path, anchor)) counts[KIND_PLURAL[i.kind]][i.status]++;
-  // A command that changes nothing appends nothing (02-state.md §2).
-  if (updated > 0 || wrote || auto.length > 0 || prose)
-    recordEvent(ctx, c, {
-      at: now,
-      plan_path,
-      step_anchor: anchor,
-      actor: input.worktree,
-      attempt: top.attempt,
-      details: {
-        updated,
-        changes,
-        complete_remaining: Boolean(input.complete_remaining),
-        auto_completed_steps: auto,
-        ...(prose ? { prose_refreshed: true } : {}),
-      },
+/** `--complete-remaining`: every non-terminal item of the step and of its non-completed descendants. */
+async function completeRemaining({ c, plan_path, anchor, now }: UpdateTx, top: string, applied: Applied) {
+  const tree = new Subtree(await subtree(c, plan_path, top));
+  const targets = [
+    anchor,
+    ...tree
+      .descendants(anchor)
+      .filter((d) => d.status !== 'completed')
+      .map((d) => d.anchor),
+  ];
+  const before = (await itemsOfSubtree(c, plan_path, top)).filter(
+    (i) => targets.includes(i.step_anchor) && !isTerminal(i.status),
+  );
+  await completeNonTerminal(c, plan_path, targets, now);
+  for (const i of before)
+    applied.changes.push({
+      kind: i.kind,
+      ordinal: i.ordinal,
+      from: i.status,
+      to: 'completed',
+      ...(i.step_anchor !== anchor ? { step_anchor: i.step_anchor } : {}),
     });
-  return {
-    updated,
-    step_anchor: anchor,
-    ...counts,
-    step_auto_completed: auto.includes(anchor),
-    auto_completed_steps: auto,
-  };
+  applied.updated += before.length;
+}
+
+/** The update's event; a command that changes nothing appends nothing (02-state.md §2). */
+function recordUpdate(t: UpdateTx, attempt: number, applied: Applied, auto: string[], prose: boolean): void {
+  const { updated, changes, wrote } = applied;
+  if (updated === 0 && !wrote && auto.length === 0 && !prose) return;
+  recordEvent(t.ctx, t.c, {
+    at: t.now,
+    plan_path: t.plan_path,
+    step_anchor: t.anchor,
+    actor: t.input.worktree,
+    attempt,
+    details: {
+      updated,
+      changes,
+      complete_remaining: Boolean(t.input.complete_remaining),
+      auto_completed_steps: auto,
+      ...(prose ? { prose_refreshed: true } : {}),
+    },
+  });
 }
 
 async function autoComplete(

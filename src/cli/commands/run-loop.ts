@@ -97,7 +97,7 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
     const err = new TugError('Interrupted', { plan_path: input.plan, signal: which, forced: true });
     const summary = { ...emptySummary(err, Date.now() - t0), steps_completed: done.steps, commits: done.commits };
     if (json) write(JSON.stringify({ type: 'summary', at: cli.now(), ...summary }) + '\n');
-    process.stderr.write(renderError('run', err, [], false).stderr);
+    process.stderr.write(renderError('run', err, [], { json: false }).stderr);
   });
   const { createRenderer, summaryText } = await import('../../run/render.js');
   let renderer: ReturnType<typeof createRenderer> | null = null;
@@ -129,7 +129,7 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
       },
     });
   } catch (e) {
-    summary = emptySummary(toTugError(e, cli.globals.verbose), Date.now() - t0);
+    summary = emptySummary(toTugError(e, { verbose: cli.globals.verbose }), Date.now() - t0);
   } finally {
     sig.off();
     (renderer as ReturnType<typeof createRenderer> | null)?.close();
@@ -148,7 +148,7 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
       message: summary.error.message,
       hint: summary.error.hint,
     });
-    process.stderr.write(renderError('run', err, [], false).stderr);
+    process.stderr.write(renderError('run', err, [], { json: false }).stderr);
   }
   return code;
 }
@@ -171,12 +171,14 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     });
     const data = { dry_run: true, plan_path: prep.planPath, ...s };
     const g = cli.globals;
-    const r = renderOk('run', data, call.warnings.items, g.json, g.quiet, g.json ? undefined : scheduleText(s));
+    const text = g.json ? undefined : scheduleText(s);
+    const r = renderOk('run', data, call.warnings.items, { json: g.json, quiet: g.quiet, text });
     write(r.stdout);
     process.stderr.write(r.stderr);
     return 0;
   } catch (e) {
-    const r = renderError('run', toTugError(e, cli.globals.verbose), call.warnings.items, cli.globals.json);
+    const { json, verbose } = cli.globals;
+    const r = renderError('run', toTugError(e, { verbose }), call.warnings.items, { json });
     write(r.stdout);
     process.stderr.write(r.stderr);
     return r.exitCode;

@@ -111,7 +111,3 @@ export async function insertArtifact(c: Conn, a: Omit<ArtifactRow, 'id'>): Promi
     ))!.id,
   );
 }
-
-export async function artifactsOfPlan(c: Conn, plan_path: string): Promise<ArtifactRow[]> {
-  return (await c.all('SELECT * FROM step_artifacts WHERE plan_path = ? ORDER BY id', [plan_path])) as ArtifactRow[];
-}

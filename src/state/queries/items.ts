@@ -29,17 +29,6 @@ export async function itemsOfPlan(c: Conn, plan_path: string): Promise<ItemRow[]
   )) as ItemRow[];
 }
 
-/** (step, kind, status) → count for a whole plan. */
-export async function itemCountsOfPlan(
-  c: Conn,
-  plan_path: string,
-): Promise<{ step_anchor: string; kind: string; status: string; n: number }[]> {
-  return (await c.all(
-    'SELECT step_anchor, kind, status, COUNT(*) AS n FROM checklist_items WHERE plan_path = ? GROUP BY step_anchor, kind, status',
-    [plan_path],
-  )) as { step_anchor: string; kind: string; status: string; n: number }[];
-}
-
 export async function insertItem(
   c: Conn,
   i: Pick<

@@ -96,10 +96,6 @@ export async function setPlanStatus(c: Conn, plan_path: string, status: PlanStat
   ]);
 }
 
-export async function touchPlan(c: Conn, plan_path: string, now: string): Promise<void> {
-  await c.run('UPDATE plans SET updated_at = ? WHERE plan_path = ?', [now, plan_path]);
-}
-
 /** Delete a plan and every row that belongs to it, events included (state prune --purge). */
 export async function purgePlan(c: Conn, plan_path: string): Promise<void> {
   for (const t of ['events', 'step_artifacts', 'step_refactors', 'checklist_items', 'step_lifted_deps', 'step_deps']) {

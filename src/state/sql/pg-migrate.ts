@@ -14,7 +14,7 @@ export interface PgMigration {
 }
 
 /** `migrations/pg/000N_<name>.sql`: schema version N on PostgreSQL (the same numbers as SQLite's). */
-export function listPgMigrations(dir: string): PgMigration[] {
+function listPgMigrations(dir: string): PgMigration[] {
   const out: PgMigration[] = [];
   for (const f of readdirSync(dir)) {
     const m = /^(\d{4})_[a-z0-9_]+\.sql$/.exec(f);

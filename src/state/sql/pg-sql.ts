@@ -129,7 +129,7 @@ export function pgTarget(url: string, env: NodeJS.ProcessEnv): PgTarget {
 }
 
 /** Removes the password (URL-encoded or not) from a message. */
-export function scrub(text: string, t: PgTarget): string {
+function scrub(text: string, t: PgTarget): string {
   if (!t.secret) return text;
   let out = text.split(t.secret).join('***');
   const enc = encodeURIComponent(t.secret);

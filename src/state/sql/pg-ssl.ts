@@ -117,7 +117,7 @@ export function tlsOptions(s: PgSsl): ConnectionOptions {
 const NO_SSL = 'The server does not support SSL connections';
 
 /** The server answered the SSL request with "no" (pg ends that connection). */
-export function serverHasNoSsl(e: unknown): boolean {
+function serverHasNoSsl(e: unknown): boolean {
   return e instanceof Error && e.message === NO_SSL;
 }
 
