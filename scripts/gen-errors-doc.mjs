@@ -22,7 +22,7 @@ const lines = [
   'Every error is reported as the JSON error envelope under `--json` and as one stderr line',
   '`tugcode: <Code>: <message>` (plus an optional `hint:` line). Exit code 1 is never used on purpose;',
   '130/143 mean interrupted by SIGINT/SIGTERM. The refactor kernel (`tug`, `tugcode refactor`) has its own',
-  'codes (spec 05-kernel.md §5).',
+  'codes (docs/kernel.md §5).',
   '',
   '## Exit codes',
   '',

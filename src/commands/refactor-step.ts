@@ -1,5 +1,5 @@
 /**
- * The front door of `tugcode refactor run-step` and `tugcode refactor skip` (05-kernel.md §7.3–§7.4):
+ * The front door of `tugcode refactor run-step` and `tugcode refactor skip` (docs/kernel.md §7.3–§7.4):
  * argv → one kernel-style JSON envelope (or `--text`), a `tugcode: Code: message` stderr line on errors,
  * and the exit code. Pure: returns what to print (src/commands/refactor.ts hands argv here).
  */
@@ -85,7 +85,7 @@ function intArg(name: string, v: string | undefined): number | undefined {
 const VERIFY: readonly string[] = ['none', 'syntax', 'tests', 'typecheck'];
 
 /**
- * The process context for W (05-kernel.md §7.3 setup 1): the one repo resolver, config and state store of
+ * The process context for W (docs/kernel.md §7.3 setup 1): the one repo resolver, config and state store of
  * src/ops, and a state call in W's canonical root.
  */
 async function open(command: string, worktreeArg: string, cwd: string, env: NodeJS.ProcessEnv) {

@@ -12,7 +12,7 @@ import { demoEventSchema, FAIL_CODES, runEventSchema } from './schemas/run.js';
 import { fieldRows, objectVariants } from './zod-fields.js';
 import type { z } from 'zod';
 
-/** The MCP tools of `tugcode mcp` (06-run.md §5): tool → the command whose input and output it shares. */
+/** The MCP tools of `tugcode mcp` (docs/run.md §5): tool → the command whose input and output it shares. */
 export const MCP_TOOLS: { tool: string; command: string; kernel?: boolean; note: string }[] = [
   { tool: 'tug_state_claim', command: 'state claim', note: 'claim the next ready step (or resume your own claim)' },
   { tool: 'tug_state_start', command: 'state start', note: 'claimed → in_progress' },

@@ -1,5 +1,5 @@
 /**
- * `tugcode commit` (04-git.md §4, seed 003 "Cross-System Atomicity"): the git commit is the source of truth,
+ * `tugcode commit` (docs/git.md §4, docs/git.md §4.1): the git commit is the source of truth,
  * the state completion the coordination record. Everything that can refuse is decided before a file is
  * written; a failing `git add`/`git commit` restores the index and the log entry. Once the commit exists,
  * integration or completion failures are reported (`state_update_failed`) with exit 0, and
@@ -44,9 +44,9 @@ export interface CommitInput {
   integrate?: boolean | undefined;
   allowMain?: boolean | undefined;
   allowEmpty?: boolean | undefined;
-  /** Extra `Tug-Refactor:` trailer values (05-kernel.md §7.4). */
+  /** Extra `Tug-Refactor:` trailer values (docs/kernel.md §7.4). */
   refactors?: string[] | undefined;
-  /** Commit only (04-git.md §4 steps 1–4: log entry, trailers, commit): the driver integrates and completes. */
+  /** Commit only (docs/git.md §4 steps 1–4: log entry, trailers, commit): the driver integrates and completes. */
   commitOnly?: boolean | undefined;
   /** The branch checked out in the worktree, when the caller knows it (the driver's worker branch). */
   branch?: string | undefined;
@@ -63,7 +63,7 @@ export interface CommitInput {
   prepared?: PreparedMessage | undefined;
   /** The opt-in timing trace of the commit's parts (the driver's). */
   trace?: TraceFn | undefined;
-  /** Skip the pre-commit and commit-msg hooks (`run.no_verify`, 06-run.md §2). */
+  /** Skip the pre-commit and commit-msg hooks (`run.no_verify`, docs/run.md §2). */
   noVerify?: boolean | undefined;
   /** The runner for this commit's git calls (the driver's is bounded by the step timeout, bounded.ts). */
   git?: GitRunner | undefined;
@@ -226,7 +226,7 @@ function removeEmptyDirs(dirs: string[]): void {
   }
 }
 
-/** The Tug-* trailers of a step commit: one Tug-Refactor per applied refactor row, in ordinal order, from state.db (05-kernel.md §7.4). */
+/** The Tug-* trailers of a step commit: one Tug-Refactor per applied refactor row, in ordinal order, from state.db (docs/kernel.md §7.4). */
 async function stepTrailers(ctx: FlowCtx, ref: state.StepRef, extra: string[] = []): Promise<TrailerSpec[]> {
   const applied = await state.refactorTrailers(ctx, ref);
   const refactors = [...applied, ...extra.filter((r) => !applied.includes(r))];
@@ -286,7 +286,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   const changes = await timed(tr, 'commit.status', () => statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME }));
   const integ = integrationBranch(slug);
   // Nothing new, but HEAD is this step's commit that an earlier `tugcode commit` left off the integration
-  // branch (a completion blocker, a conflict): integrate and complete it instead (docs/git-notes.md).
+  // branch (a completion blocker, a conflict): integrate and complete it instead (docs/git.md).
   const resumed =
     changes.length === 0 && !input.allowEmpty && !input.commitOnly
       ? await unintegratedStepHead(g, W, { planPath, step, integ, integrate: Boolean(input.integrate) })
@@ -430,7 +430,7 @@ async function unintegratedStepHead(
 }
 
 /**
- * 04-git.md §4 steps 5–6 for the commit in `data`: integrate when the plan has an integration branch (or
+ * docs/git.md §4 steps 5–6 for the commit in `data`: integrate when the plan has an integration branch (or
  * `--integrate`) and the strict completion preconditions hold, then complete the step. Failures are
  * reported in `data`, never thrown (the commit exists); a commit left off the integration branch is also a
  * warning that says so plainly.

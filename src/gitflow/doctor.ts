@@ -1,5 +1,5 @@
 /**
- * `tugcode doctor` (04-git.md §7): read-only health checks, each `{name, status, message, fix}`. Exit 0
+ * `tugcode doctor` (docs/git.md §7): read-only health checks, each `{name, status, message, fix}`. Exit 0
  * when no check fails (warnings allowed); otherwise `DoctorFailed` (exit 4) carrying every check.
  */
 import { existsSync, readdirSync } from 'node:fs';
@@ -169,7 +169,7 @@ async function kernelCheck(ctx: FlowCtx): Promise<DoctorCheck> {
   }
 }
 
-/** state.db's checks, or the PostgreSQL server's when `[state] url` is set (02-state.md §8). */
+/** state.db's checks, or the PostgreSQL server's when `[state] url` is set (docs/state.md §8). */
 async function backendChecks(ctx: FlowCtx, o: DoctorInput): Promise<DoctorCheck[]> {
   if (!ctx.config.state.url) return (await import('./doctor-state.js')).stateChecks(ctx);
   const { pgStateChecks } = await import('./doctor-pg.js');

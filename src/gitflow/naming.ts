@@ -1,5 +1,5 @@
 /**
- * Branch and directory names of tugcode worktrees (04-git.md §3, 06-run.md §1).
+ * Branch and directory names of tugcode worktrees (docs/git.md §3, docs/run.md §1).
  * Slugs never contain `--`, so names of two plans never collide.
  */
 import { join } from 'node:path';

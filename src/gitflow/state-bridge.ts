@@ -1,5 +1,5 @@
 /**
- * The git flows' one door into the state library (02-state.md §7): in-process calls, each opening a state
+ * The git flows' one door into the state library (docs/state.md §7): in-process calls, each opening a state
  * store call per operation. Git facts (trailer commits) are gathered before a state call,
  * so no git runs inside a write transaction. Read-only helpers open state.db read-only and never create or
  * migrate it.
@@ -123,7 +123,7 @@ export async function complete(ctx: FlowCtx, ref: StepRef & { commit: string }):
 }
 
 /**
- * `Tug-Refactor` trailer values of the step's applied refactor rows, in ordinal order (05-kernel.md §7.4).
+ * `Tug-Refactor` trailer values of the step's applied refactor rows, in ordinal order (docs/kernel.md §7.4).
  * Read-only; a repository without state.db, or a plan or step it does not know, has none.
  */
 export async function refactorTrailers(ctx: FlowCtx, ref: StepRef): Promise<string[]> {

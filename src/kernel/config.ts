@@ -1,8 +1,8 @@
 /**
- * Kernel configuration (05-kernel.md §3.1): CLI flag > environment (`TUG_*`; under `tugcode refactor` also
+ * Kernel configuration (docs/kernel.md §3.1): CLI flag > environment (`TUG_*`; under `tugcode refactor` also
  * `TUGCODE_KERNEL_*`, which wins) > the `[kernel]` table of `.tugtool/config.toml` > `pyproject.toml
  * [tool.tug]` > defaults. The config file is the main repo root's when the workspace is in a git repository
- * (04-git.md §1), else the workspace's own.
+ * (docs/git.md §1), else the workspace's own.
  *
  * The kernel reads only its own table, with its own key table (./config-keys.ts, which tugcode's loader
  * shares) and git-layout reader (./repo-layout.ts): src/kernel never imports tugcode (§2.1). smol-toml loads
@@ -105,7 +105,7 @@ function configInvalid(path: string, key: string | null, reason: string): Kernel
   return new KernelError('ConfigInvalid', `${path}: ${reason}`, { path, key, reason });
 }
 
-/** `[]` and `""` mean unset (04-git.md §8); `safe` is `strict`. */
+/** `[]` and `""` mean unset (docs/git.md §8); `safe` is `strict`. */
 function normalize(key: SettingKey, v: unknown): unknown {
   if ((key === 'test_command' || key === 'typecheck_command') && Array.isArray(v)) return v.length === 0 ? null : v;
   if ((key === 'python' || key === 'rust_analyzer') && typeof v === 'string') return v === '' ? null : v;

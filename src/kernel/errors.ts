@@ -1,5 +1,5 @@
 /**
- * Kernel errors (05-kernel.md §5.2). The kernel has its own codes and exit table; it never uses the
+ * Kernel errors (docs/kernel.md §5.2). The kernel has its own codes and exit table; it never uses the
  * tugcode catalogue. Every failure is a `KernelError`; `extra` carries the additional top-level fields of
  * exit-5 envelopes (§4.6).
  */

@@ -2,7 +2,7 @@
  * The one list of environment variables that make git act on another repository, index or object store
  * than the directory it is run in, and the one function that removes them. Every git child of tugcode and
  * of the kernel, and every child the driver runs in a worker worktree (implementer, checkpoints, setup),
- * gets its environment through `withoutGitRedirects` (docs/git-notes.md).
+ * gets its environment through `withoutGitRedirects` (docs/git.md).
  *
  * Why: git sets several of these for its hooks (`GIT_DIR`, `GIT_INDEX_FILE`, `GIT_PREFIX`, …), so a
  * `tugcode run` or `tugcode commit` started from a hook would otherwise stage, commit and reset in the
@@ -36,7 +36,7 @@ export const GIT_REDIRECTING_VARS: readonly string[] = [
   'GIT_IMPLICIT_WORK_TREE',
   'GIT_INTERNAL_SUPER_PREFIX',
   // `git config` written through GIT_CONFIG (the old single-file override) would land in another file
-  // than the repository's own config, where tugcode records its branch config (04-git.md §3).
+  // than the repository's own config, where tugcode records its branch config (docs/git.md §3).
   'GIT_CONFIG',
 ];
 

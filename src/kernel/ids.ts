@@ -1,5 +1,5 @@
 /**
- * Content-derived identifiers (05-kernel.md §9.6): canonical JSON, SHA-256, op_hash, symbol ids, undo tokens.
+ * Content-derived identifiers (docs/kernel.md §9.6): canonical JSON, SHA-256, op_hash, symbol ids, undo tokens.
  * tugcode's own hashes (plan structure, op hashes of plan refactors) use these too, so there is one
  * definition of canonical JSON in the package (dependencies point into the kernel, never out of it).
  */

@@ -1,5 +1,5 @@
 /**
- * The kernel library API (05-kernel.md §2.3). `openKernel` takes the session lock; one Kernel keeps its
+ * The kernel library API (docs/kernel.md §2.3). `openKernel` takes the session lock; one Kernel keeps its
  * TypeScript backend warm across operations until `close()`.
  */
 export { openKernel, type Kernel } from './kernel.js';

@@ -2,8 +2,8 @@
  * Git's on-disk layout, read without spawning git: from a directory, the first `.git` entry above it tells
  * the work tree root, the common git directory and the main checkout. Returns null whenever only git can
  * decide (a bare or odd layout, a submodule, `--separate-git-dir`); callers then ask git. tugcode's one repo
- * resolver (src/git/repo.ts, 04-git.md §1) uses this as its fast path; the kernel uses it to find the main
- * checkout's `.tugtool/config.toml` without importing tugcode (05-kernel.md §2.1).
+ * resolver (src/git/repo.ts, docs/git.md §1) uses this as its fast path; the kernel uses it to find the main
+ * checkout's `.tugtool/config.toml` without importing tugcode (docs/kernel.md §2.1).
  */
 import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The read-only `state` operations (02-state.md §4–§5): they open state.db read-only, never create or
+ * The read-only `state` operations (docs/state.md §4–§5): they open state.db read-only, never create or
  * migrate it, and without a DB report nothing (a plan argument is still resolved).
  */
 import { TugError } from '../contract/errors.js';
@@ -16,7 +16,7 @@ export async function stateShow(ctx: OpsContext, input: { plan?: string; items?:
   }
   const { store, sc } = await stateOf(ctx, call);
   const shown = await store.run(sc, 'show', { plan: input.plan, items, step: input.step });
-  // Which backend answered (02-state.md §8): never the PostgreSQL password.
+  // Which backend answered (docs/state.md §8): never the PostgreSQL password.
   return { ...shown, backend: { kind: store.backend, location: store.location } };
 }
 

@@ -1,5 +1,5 @@
 /**
- * `tugcode refactor run-step` as a library function (05-kernel.md §7.3), called in-process by the CLI and
+ * `tugcode refactor run-step` as a library function (docs/kernel.md §7.3), called in-process by the CLI and
  * by the driver (`tugcode run`): execute the open refactor rows of the claimed step in worktree W with one
  * warm kernel, heartbeating around each, recording each result in its own short transaction (never a
  * kernel call inside a write transaction).
@@ -97,7 +97,7 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
     const kernelOpts = (testCommand: string[] | undefined): KernelOptions => ({
       command: 'refactor run-step',
       prog: 'tugcode',
-      // 05-kernel.md §12.2: run-step holds the session lock for its whole invocation; its time is tugcode's.
+      // docs/kernel.md §12.2: run-step holds the session lock for its whole invocation; its time is tugcode's.
       holdLock: true,
       clock: ctx.clock,
       ...o.kernel,

@@ -1,4 +1,4 @@
-/** What every worker of one run shares (06-run.md §1): the contexts, the plan, the options, the tallies. */
+/** What every worker of one run shares (docs/run.md §1): the contexts, the plan, the options, the tallies. */
 import type { GitRunner } from '../git/exec.js';
 import type { TraceFn } from '../git/trace.js';
 import type { FlowCtx } from '../gitflow/flow-context.js';
@@ -14,7 +14,7 @@ export type EventInput = RunEvent extends infer E ? (E extends RunEvent ? Omit<E
 
 export interface RunOptions {
   implementer: string | null;
-  /** An agent implementer preset (06-run.md §2.1); set, it replaces `implementer`. */
+  /** An agent implementer preset (docs/run.md §2.1); set, it replaces `implementer`. */
   agent: import('./agents.js').AgentName | null;
   heartbeatMs: number;
   stepTimeoutMs: number;
@@ -59,7 +59,7 @@ export interface RunCtx {
   commits: string[];
   /** A fatal error that ended the run (PlanDrift, …). */
   fatal: unknown;
-  /** The plan drifted: no worker claims again; steps in flight finish (06-run.md §1 item 4.1). */
+  /** The plan drifted: no worker claims again; steps in flight finish (docs/run.md §1 item 4.1). */
   draining?: boolean;
   /** Fires when a step completed or an attempt ended: waiting workers claim again at once. */
   changed: EventTarget;

@@ -1,5 +1,5 @@
 /**
- * The run lock (06-run.md §1 item 3): the directory `.tugtool/run-<slug>.lock`, held by one `tugcode run` of
+ * The run lock (docs/run.md §1 item 3): the directory `.tugtool/run-<slug>.lock`, held by one `tugcode run` of
  * the plan for its whole lifetime (its mtime refreshed every 5 s; stale after 30 s without a refresh). The
  * directory holds `holder.json` (host, PID, start time and a random token) and is never visible without
  * it: a lock is made whole in a private directory and renamed into place, which fails when a lock exists.
@@ -71,7 +71,7 @@ function notWritable(path: string, e: unknown, what: string): TugError {
 /** Take the run lock of `slug`, or throw RunInProgress naming the holder. */
 export async function acquireRunLock(mainRoot: string, slug: string, planPath: string, now: string): Promise<RunLock> {
   const dir = join(mainRoot, '.tugtool');
-  // Names end in `.lock` so the runtime ignore lines and exclude pathspecs cover them (04-git.md §2).
+  // Names end in `.lock` so the runtime ignore lines and exclude pathspecs cover them (docs/git.md §2).
   const lockDir = join(dir, `run-${slug}.lock`);
   const me: Holder = { host: hostname(), pid: process.pid, started_at: now, token: randomUUID() };
   const busy = (h?: Holder | null, reason?: string) =>

@@ -1,5 +1,5 @@
 /**
- * One claimed step, executed in the worker's worktree (06-run.md §1 item 4.4–4.5, §2, §3): its substeps
+ * One claimed step, executed in the worker's worktree (docs/run.md §1 item 4.4–4.5, §2, §3): its substeps
  * first (topological order inside the subtree, ties by step_index), then the step; for each, the declared
  * refactors, the implementer, the command checkpoints, `--complete-remaining`, and a commit on the worker
  * branch. Any failure is a StepFailure with its reason code; a lost claim or a stop aborts.
@@ -22,7 +22,7 @@ import type { PreparedMessage } from '../gitflow/commit.js';
 export { Aborted, StepFailure } from './failure.js';
 
 /**
- * The substeps of `top` in execution order, then `top` itself (06-run.md §1 item 4.4): a topological order
+ * The substeps of `top` in execution order, then `top` itself (docs/run.md §1 item 4.4): a topological order
  * of the dependencies inside the subtree, where a parent also waits for its own substeps (its commit comes
  * after theirs), ties broken by step_index.
  */
@@ -108,7 +108,7 @@ export async function executeStep(
       const { stepBrief } = await import('./brief.js');
       const { forgetGroup, pgidFile, recordGroup } = await import('./orphans.js');
       const groupFile = pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
-      // Nothing outside the worktree may change (08-supervision.md §1.6): snapshot before, compare after.
+      // Nothing outside the worktree may change (docs/agents.md §1.6): snapshot before, compare after.
       // The snapshot (git processes) and the brief's state reads are independent: side by side.
       const outside = await import('./outside-check.js');
       const scope = outside.runScope(rc, tree);
@@ -259,7 +259,7 @@ async function prepareMessage(
   }
 }
 
-/** Item statuses of the unit's subtree and the step's earlier failed attempts, for the brief (06-run.md §2). */
+/** Item statuses of the unit's subtree and the step's earlier failed attempts, for the brief (docs/run.md §2). */
 async function briefState(rc: RunCtx, W: string, u: PlanStep) {
   const sc = stateCallIn(rc, W);
   const { itemKey } = await import('./brief.js');

@@ -1,5 +1,5 @@
 /**
- * One worker (06-run.md §1 item 4): claim → reset to the integration tip → start → heartbeat → execute
+ * One worker (docs/run.md §1 item 4): claim → reset to the integration tip → start → heartbeat → execute
  * (refactors, implementer, checkpoints, commit) → completion preconditions → integrate under the lock →
  * complete (substeps first, with their rebased hashes) → claim again, until the plan has nothing left.
  * Failures fail the attempt (`state fail` + the output tail as an artifact); a lost claim is dropped
@@ -132,7 +132,7 @@ export async function reconcileFromIntegration(rc: RunCtx, listed?: { commits: T
 async function settleIntegrated(rc: RunCtx, W: string, step: PlanStep, attempt: number): Promise<boolean> {
   const root = rc.flow.repo.mainRoot;
   const ref = `refs/heads/${rc.prep.integration}`;
-  // Anchors are [a-z0-9-] (01-plan-format.md), nothing to escape in the pattern.
+  // Anchors are [a-z0-9-] (docs/plan-format.md), nothing to escape in the pattern.
   const hit = await rc.g.tryRun(
     ['log', '-1', '--format=%H', '-E', `--grep=^Tug-Step: *#?${step.anchor} *$`, ref],
     root,
@@ -224,7 +224,7 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
       announceChange(rc);
     }
     // The driver never spins on one step: each loss in a row waits longer, and past LOSS_LIMIT the run stops
-    // claiming with the step and the refusal named (docs/state-notes.md "The driver never spins").
+    // claiming with the step and the refusal named (docs/run.md §1.4).
     if (!outcome.lost) {
       losses = { step: '', count: 0 };
       continue;
@@ -325,7 +325,7 @@ async function integrateStep(
   const before = await integrationTip(rc);
   const r = await integrate({
     git: rc.g,
-    // The rebase's hooks count against the step's time too (06-run.md §2), killed with their process group.
+    // The rebase's hooks count against the step's time too (docs/run.md §2), killed with their process group.
     rebaseGit: boundedGitRunner(rc.ops.env, {
       timeoutMs: () => Math.max(1000, deadline - Date.now()),
       signal: beat.signal,
@@ -425,7 +425,7 @@ async function handleFailure(
   const plan = rc.prep.planPath;
   const lost = beat.lost() ?? (e instanceof TugError && LOST_CODES.has(e.code) ? e : null);
   if (lost) {
-    // Completed behind the driver's back: keep the work and say so (08-supervision.md §1.7).
+    // Completed behind the driver's back: keep the work and say so (docs/agents.md §1.7).
     const kept = await (await import('./outside-check.js')).completedElsewhere(rc, tree, step.anchor, attempt);
     rc.emit({
       type: 'claim_lost',

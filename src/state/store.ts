@@ -1,5 +1,5 @@
 /**
- * The state store behind one interface (02-state.md §7–§8): the operations layer calls `run(call, op,
+ * The state store behind one interface (docs/state.md §7–§8): the operations layer calls `run(call, op,
  * input)` and never sees SQLite. `SqliteStateStore` is the embedded default; a PostgreSQL store implements
  * the same interface. A store is opened once per process (a CLI call, the driver, the MCP server) and
  * reused by every call; each call brings its own event `command`, warnings sink and work tree.
@@ -65,7 +65,7 @@ export interface StateOps {
   completionBlocker: Op<Omit<CompleteInput, 'force' | 'dry_run'>, TugError | null>;
   /** `Tug-Refactor` trailer values of a step's applied refactor rows (commit messages). */
   refactorTrailers: Op<{ plan: string; step: string; worktree: string }, string[]>;
-  /** `state export`: a plan's rows and events as one document (02-state.md §8). */
+  /** `state export`: a plan's rows and events as one document (docs/state.md §8). */
   export: Op<ExportInput, StateExportDocument>;
   /** `state import`: a document's rows into this store, in one transaction. */
   import: Op<ImportInput, ImportResult>;
@@ -80,7 +80,7 @@ export interface StateStore {
   readonly location: string;
   /**
    * The owner name of a worktree in this store: its canonical path on SQLite, `<host>:<path>` on
-   * PostgreSQL (02-state.md §8). `run` applies it to every `worktree` input itself; callers of
+   * PostgreSQL (docs/state.md §8). `run` applies it to every `worktree` input itself; callers of
    * `withContext` apply it to theirs.
    */
   owner(worktree: string): string;
@@ -91,7 +91,7 @@ export interface StateStore {
    */
   withContext<T>(call: StateCall, mode: 'read' | 'write', fn: (ctx: StateContext) => Promise<T> | T): Promise<T>;
   /**
-   * The integration lock of `plan` (06-run.md §1 item 4.7, 02-state.md §8), held until the returned
+   * The integration lock of `plan` (docs/run.md §1 item 4.7, docs/state.md §8), held until the returned
    * release: the repo-wide `.tugtool/integration.lock` file on SQLite; on PostgreSQL a session advisory
    * lock on the project and plan, so every host integrating the plan takes turns. Past `timeoutMs`: Busy.
    */

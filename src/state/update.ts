@@ -1,5 +1,5 @@
 /**
- * `state update` (02-state.md §3–§4): change checklist items of one step or substep, optionally finish the
+ * `state update` (docs/state.md §3–§4): change checklist items of one step or substep, optionally finish the
  * rest (`--complete-remaining`, which also covers non-completed descendants), then auto-complete every
  * substep of the subtree and every substep ancestor whose items, refactors and descendants are done.
  * Everything is validated before anything changes.
@@ -64,7 +64,7 @@ export async function update(ctx: StateContext, input: UpdateInput): Promise<Upd
   return await withSnapshot(ref.plan_path, ref.abs_path, run);
 }
 
-/** Every reason of the update, cut to the stored cap (02-state.md §2, docs/state-notes.md). */
+/** Every reason of the update, cut to the stored cap (docs/state.md §2). */
 function capReasons(ctx: StateContext, input: UpdateInput, items: ItemChange[]) {
   const reason = input.reason === undefined ? undefined : capReason(ctx, 'reason', input.reason);
   return {
@@ -185,7 +185,7 @@ async function updateTx(
   const auto = await autoComplete(ctx, c, plan_path, tree, anchor, input.worktree, top.attempt, now);
   const counts = { tasks: emptyCounts(), tests: emptyCounts(), checkpoints: emptyCounts() };
   for (const i of await itemsOfStep(c, plan_path, anchor)) counts[KIND_PLURAL[i.kind]][i.status]++;
-  // A command that changes nothing appends nothing (02-state.md §2).
+  // A command that changes nothing appends nothing (docs/state.md §2).
   if (updated > 0 || wrote || auto.length > 0 || prose)
     recordEvent(ctx, c, {
       at: now,

@@ -1,5 +1,5 @@
 /**
- * Idempotent line-appending for `.gitignore` and `info/exclude` (04-git.md §2).
+ * Idempotent line-appending for `.gitignore` and `info/exclude` (docs/git.md §2).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';

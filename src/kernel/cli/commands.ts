@@ -1,5 +1,5 @@
 /**
- * The one command table shared by `tug` and `tugcode refactor` (05-kernel.md §2.1, §3.1): each command
+ * The one command table shared by `tug` and `tugcode refactor` (docs/kernel.md §2.1, §3.1): each command
  * returns its key-ordered envelope; rendering (JSON / --text) and exit codes live in `tug.ts`.
  */
 import { basename, dirname, resolve } from 'node:path';
@@ -24,7 +24,7 @@ function omitSnapshot(r: Record<string, unknown>): { id: string | undefined; fie
   return { id: snapshot_id as string | undefined, fields };
 }
 
-/** Flags over the environment and config files (05-kernel.md §3.1). */
+/** Flags over the environment and config files (docs/kernel.md §3.1). */
 export async function settingsFor(a: ParsedArgs, ws: string, ce: CommandEnv, log: Logger): Promise<KernelSettings> {
   const loaded = await loadKernelConfig(ws, { env: ce.env, prog: ce.prog ?? 'tug' });
   for (const n of loaded.notes) log.warn(n);

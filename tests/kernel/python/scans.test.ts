@@ -1,5 +1,5 @@
 /**
- * The Python scans on tree-sitter trees (05-kernel.md §6.6): dynamic patterns, custom attribute protocols
+ * The Python scans on tree-sitter trees (docs/kernel.md §6.6): dynamic patterns, custom attribute protocols
  * and star imports; string literals equal to a name; `.name` accesses; getattr-family string arguments.
  * Candidates come from the text; a file whose lines lex independently is confirmed on its candidate lines
  * only, which must agree with the whole-file tree.
