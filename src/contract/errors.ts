@@ -108,7 +108,7 @@ export const CATALOGUE = {
   },
   WorktreeNotFound: {
     exit: 3,
-    when: '`--worktree` is not the main checkout or a linked worktree of this repository (§5)',
+    when: '`--worktree` is not the main checkout or a linked worktree of this repository (docs/output.md §5)',
     message: (d) =>
       `${s(d.worktree)} is not the main checkout or a linked worktree of ${s(d.repo_root, 'this repository')}`,
     hint: () => 'git worktree list   (pass the root of one of these)',
@@ -220,7 +220,7 @@ export const CATALOGUE = {
   },
   CommitNotIntegrated: {
     exit: 4,
-    when: "`merge`: a completed step's commit is not reachable from the branch to merge (docs/git.md §5); `state complete --commit C`: the plan's integration branch exists and lacks C (docs/git.md)",
+    when: "`merge`: a completed step's commit is not reachable from the branch to merge (docs/git.md §5); `state complete --commit C`: the plan's integration branch exists and lacks C (docs/git.md §4.2)",
     message: (d) => `the commit of ${s(d.step_anchor)} (${s(d.commit_hash)}) is not reachable from ${s(d.branch)}`,
   },
   Busy: {
@@ -333,7 +333,7 @@ export const CATALOGUE = {
   },
   InternalError: {
     exit: 10,
-    when: 'a bug (§4)',
+    when: 'a bug (docs/output.md §4)',
     message: (d) => `internal error: ${s(d.reason, 'unexpected exception')}`,
     hint: () => 'this is a bug in tugcode; rerun with --verbose and report it',
   },
