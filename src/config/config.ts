@@ -69,7 +69,7 @@ function envOverrides(env: NodeJS.ProcessEnv): Record<string, Record<string, unk
 
 /**
  * A claim's lease must outlive the time between two heartbeats, or it lapses before its first heartbeat
- * renews it and another worker may take the step mid-work (docs/run.md §2 step 3). The reason, naming both
+ * renews it and another worker may take the step mid-work (docs/run.md §1 item 4.3). The reason, naming both
  * settings as the caller spells them, or null when the heartbeat comes first.
  */
 export function leaseLapsesFirst(

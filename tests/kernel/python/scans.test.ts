@@ -33,7 +33,7 @@ const py = (src: string) => new PyFile(syntax, src);
 const at = offsetOf;
 const lineOf = (src: string, o: number) => src.slice(0, o).split('\n').length;
 
-/** A dynamic-attribute example with the twelve sites of the research notes' dynamic_attr case (§3.5). */
+/** A dynamic-attribute example with twelve sites, in the shape of the earlier Rust tool's dynamic_attr case. */
 const DYNAMIC = [
   'class Config:',
   '    def __init__(self):',
