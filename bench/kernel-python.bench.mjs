@@ -1,4 +1,4 @@
-// Python kernel benchmark (05-kernel.md §8, the Python twin): on a generated 300-file package, cold
+// Python kernel benchmark (docs/kernel.md §8, the Python twin): on a generated 300-file package, cold
 // `tug run --verify none rename-symbol --symbol pkg/util.py::parse_config` next to a fresh node process
 // driving pyright's language server directly for the same rename (bench/kernel/py-direct.mjs), both
 // measured in the same run, interleaved; then warm renames of 7 other symbols in one Kernel through the

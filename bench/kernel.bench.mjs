@@ -1,4 +1,4 @@
-// Kernel benchmark (05-kernel.md §8): cold `tug run rename-symbol` vs a fresh node process calling the
+// Kernel benchmark (docs/kernel.md §8): cold `tug run rename-symbol` vs a fresh node process calling the
 // LanguageService directly, warm rename through the library API, and peak RSS. Run alone with
 // `node bench/run.mjs kernel` (after `npm run build`).
 import { spawnSync } from 'node:child_process';
@@ -98,7 +98,7 @@ export async function run() {
           : []),
         `p90: baseline ${Math.round(base.p90)} ms, none ${Math.round(none.p90)} ms, syntax ${Math.round(syntax.p90)} ms; ${RUNS} runs + 1 warm-up, interleaved`,
         `warm samples (ms): ${w.times.map((t) => Math.round(t)).join(', ')}`,
-        'the kernel renames through the src/index.ts barrel (8346 locations; the baseline stops at the barrel with 4174): one search without prefix/suffix text when that equals the re-export closure (05 §6.2), else one search per barrel',
+        'the kernel renames through the src/index.ts barrel (8346 locations; the baseline stops at the barrel with 4174): one search without prefix/suffix text when that equals the re-export closure (docs/kernel.md §6.2), else one search per barrel',
         'typescript loads through a V8 code cache in os.tmpdir()/tug-v8-cache (TUG_NO_CODE_CACHE=1 disables it); ts-syntax baselines are cached per snapshot in .tug/baselines',
       ],
     };

@@ -1,6 +1,6 @@
-// Parse speed of the seed plan (01-plan-format.md; target ≤ 100 ms): median of 10 in-process parses after
+// Parse speed of the seed plan (docs/plan-format.md; target ≤ 100 ms): median of 10 in-process parses after
 // one warm-up, module load excluded. Also reports the plan_hash-only check that drift detection does
-// first (02-state.md §3: hash the bytes, parse only when they differ).
+// first (docs/state.md §3: hash the bytes, parse only when they differ).
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';

@@ -46,7 +46,7 @@ const merged = [
 merged.sort((a, b) => a.name.localeCompare(b.name));
 writeFileSync(file, JSON.stringify({ at, node: process.version, results: merged }, null, 2) + '\n');
 if (json) console.log(JSON.stringify({ at, node: process.version, results }, null, 2));
-// A missed target is a failed benchmark run (05-kernel.md §8), never a failed test.
+// A missed target is a failed benchmark run (docs/kernel.md §8), never a failed test.
 const missed = results.flatMap((r) =>
   r.rows.filter((row) => row.ok === false).map((row) => `${r.name}: ${row.metric}`),
 );

@@ -1,4 +1,4 @@
-// cli-floor (07-quality.md §2): median wall time of the hot `tugcode state` commands as processes, against
+// cli-floor (docs/quality.md §2): median wall time of the hot `tugcode state` commands as processes, against
 // the floor: a node process that loads better-sqlite3, opens the same DB and runs one IMMEDIATE transaction.
 // Floor and command runs are interleaved, so machine load affects both alike. Target: ratio ≤ 1.5.
 import { spawnSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// contention (07-quality.md §2): 16 concurrent claimer processes drain a 400-step plan (claim → start →
+// contention (docs/quality.md §2): 16 concurrent claimer processes drain a 400-step plan (claim → start →
 // complete, in-process library calls, drift check included). Reports double claims (target 0), Busy
 // errors (target 0) and claims per second.
 import { performance } from 'node:perf_hooks';

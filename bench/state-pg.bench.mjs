@@ -1,6 +1,6 @@
 // pg (issue 14, "Speed"): the contention workload on both backends side by side. 16 claimers, each in its own
 // linked worktree, drain a 400-step plan of independent steps (`state claim` → `state start` →
-// `state complete --force`, the contention benchmark's loop, 07-quality.md §2), first on SQLite
+// `state complete --force`, the contention benchmark's loop, docs/quality.md §2), first on SQLite
 // (.tugtool/state.db), then on a throwaway PostgreSQL server the bench starts itself. Reports claims/s, p50/p99
 // claim latency and double claims, checked from the final state (every step completed exactly once) and from
 // `state log` (no step ever had two live claims). Target: PostgreSQL claims/s >= SQLite's, 0 double claims on both.

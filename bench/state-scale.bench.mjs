@@ -1,4 +1,4 @@
-// scale (07-quality.md §2): in-process claim and complete (no drift check) at 10, 100, 1k and 10k steps per
+// scale (docs/quality.md §2): in-process claim and complete (no drift check) at 10, 100, 1k and 10k steps per
 // plan, each step depending on the step 4 before it (at most 4 ready at once); `show` time at the same
 // sizes. Target: per-claim cost at 10k steps ≤ 3 × the cost at 10 steps.
 import { performance } from 'node:perf_hooks';

@@ -122,7 +122,7 @@ mkdirSync(outdir, { recursive: true });
 writeFileSync(`${cliBundle}.${process.pid}.tmp`, code);
 renameSync(`${cliBundle}.${process.pid}.tmp`, cliBundle);
 
-// The `tug` binary (05-kernel.md §2.1) gets its own bundle: the kernel's ~40 modules load as a few chunks,
+// The `tug` binary (docs/kernel.md §2.1) gets its own bundle: the kernel's ~40 modules load as a few chunks,
 // ~10% of a cold `tug run` (bench/kernel.bench.mjs). Every runtime dependency stays external.
 const tugOut = join(root, 'dist', 'bundle-tug');
 rmSync(tugOut, { recursive: true, force: true });

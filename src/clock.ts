@@ -1,5 +1,5 @@
 /**
- * The one clock (02-state.md §1). Nothing else reads the system time: tests fix "now" with
+ * The one clock (docs/state.md §1). Nothing else reads the system time: tests fix "now" with
  * TUGCODE_NOW, so lease expiry is tested without sleeping.
  * Timestamps are fixed-width ISO 8601 UTC with milliseconds, so string order is time order.
  */

@@ -1,14 +1,14 @@
 /**
- * Import direction (style.md §6, issue 11 deliverable 4). The modules of src/, bottom to top:
+ * Import direction (docs/architecture.md §1, issue 11 deliverable 4). The modules of src/, bottom to top:
  *
  *   kernel  →  contract, clock.ts, util  →  plan, config  →  state, git (the engines)
  *   →  gitflow, refactor, project (the flows)  →  ops  →  cli, commands, run, mcp, demo (the front doors)
  *
- * The kernel is an independent library (05-kernel.md §2.1: nothing in src/kernel imports tugcode, checked
+ * The kernel is an independent library (docs/kernel.md §2.1: nothing in src/kernel imports tugcode, checked
  * by tests/kernel/layering.test.ts), so it sits under everything: tugcode's modules may use its pure parts
  * (the op grammar, the [kernel] config keys, the repository-layout walk) as they would use a package.
  * `contract`, `clock.ts` and `util` are one unit (data shapes, errors, time), and so are `cli` and
- * `commands` (the command-line front door; `src/commands/refactor.ts` is where 05-kernel.md puts it).
+ * `commands` (the command-line front door; `src/commands/refactor.ts` is where docs/kernel.md puts it).
  *
  * A file may import its own module and any module of a lower layer, never a higher layer. The two engines
  * `state` and `git` never import each other: callers gather git facts first, so no git runs inside a write
@@ -279,7 +279,7 @@ function cycleThrough(graph: Map<string, string[]>, comp: string[]): string[] {
   return [start];
 }
 
-describe('import direction (style.md §6)', () => {
+describe('import direction (docs/architecture.md §1)', () => {
   const files = sources(SRC);
 
   it('puts every top-level module of src/ in a layer', () => {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Deterministic Python twin of the kernel benchmark project (05-kernel.md §8, `--lang python`):
+// Deterministic Python twin of the kernel benchmark project (docs/kernel.md §8, `--lang python`):
 // pkg/util.py (parse_config, Config, Registry), pkg/__init__.py re-exporting them, and N-2 modules
 // pkg/m/mod_NNN.py of ~100 lines, each importing parse_config (alternately from pkg.util and through pkg),
 // importing 2 neighbouring modules, defining 3 functions and a class with 4 methods, and calling

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Deterministic TypeScript project for the kernel benchmark (05-kernel.md §8):
+// Deterministic TypeScript project for the kernel benchmark (docs/kernel.md §8):
 // src/util.ts (parseConfig, Config, Registry), src/index.ts re-exporting it, and N-1 modules of ~100 lines.
 // Usage: node gen-ts-project.mjs --files 300 --seed 1 [--out DIR]  (prints the directory)
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';

@@ -24,7 +24,7 @@ export interface CliEnv {
   globals: Globals;
   env: NodeJS.ProcessEnv;
   now: () => string;
-  /** Colour only when stdout is a TTY and NO_COLOR is unset (02-state.md §5). */
+  /** Colour only when stdout is a TTY and NO_COLOR is unset (docs/state.md §5). */
   color: boolean;
   stdinIsTTY: boolean;
   stdoutIsTTY: boolean;
@@ -48,7 +48,7 @@ export interface CliCommand<I = any, O = any> {
   loop?: (input: I, cli: CliEnv) => Promise<number> | undefined;
   /**
    * A process that serves many calls for minutes (`tugcode run`): its PostgreSQL state rides out a lost
-   * connection (a server restart) with retries instead of failing at once (02-state.md §8).
+   * connection (a server restart) with retries instead of failing at once (docs/state.md §8).
    */
   longLived?: boolean;
 }

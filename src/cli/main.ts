@@ -96,7 +96,7 @@ function commanderToTugError(e: CommanderError, argv: string[], program: Command
 }
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<number> {
-  // `tugcode refactor …` bypasses commander: the kernel front door owns its argv (05-kernel.md §3.1).
+  // `tugcode refactor …` bypasses commander: the kernel front door owns its argv (docs/kernel.md §3.1).
   const refactor = splitRefactorArgv(argv, process.cwd());
   if (refactor) {
     // SIGINT/SIGTERM: the kernel releases its lock and sandboxes, then we exit 130/143 (05-kernel.md §3.4).
@@ -111,7 +111,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
     if (r.stderr) process.stderr.write(r.stderr);
     return r.exitCode;
   }
-  // Under `tugcode run`, an agent's state commands go through the driver (08-supervision.md §1.5).
+  // Under `tugcode run`, an agent's state commands go through the driver (docs/agents.md §1.5).
   const relay = process.env.TUG_STATE_RELAY;
   if (relay) {
     const { relayed, sendToRelay } = await import('../run/state-relay.js');

@@ -1,5 +1,5 @@
 /**
- * Turns results and errors into output (03-contract.md §1): one JSON document on stdout under --json,
+ * Turns results and errors into output (docs/output.md §1): one JSON document on stdout under --json,
  * human text otherwise; diagnostics and warnings on stderr.
  */
 import { fail, ok, type Warning } from '../contract/envelope.js';
@@ -28,8 +28,8 @@ export function renderOk(
 }
 
 /**
- * `lines` (`run`/`demo --json`, which write JSON Lines, 03-contract.md §1): the error is the stream's one
- * `summary` line, as when a run fails before its workers start (06-run.md §1).
+ * `lines` (`run`/`demo --json`, which write JSON Lines, docs/output.md §1): the error is the stream's one
+ * `summary` line, as when a run fails before its workers start (docs/run.md §1).
  */
 export function renderError(
   command: string,

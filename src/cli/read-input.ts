@@ -1,5 +1,5 @@
 /**
- * Text inputs from a file or stdin, read up to a bound and no further (07-quality.md: every input has a
+ * Text inputs from a file or stdin, read up to a bound and no further (docs/quality.md: every input has a
  * bound): `/dev/zero` or an endless pipe ends in InvalidArgument after `maxBytes`, never in a hang or an
  * out-of-memory abort. A terminal on stdin is refused (a command never waits for typing).
  */
@@ -9,7 +9,7 @@ import { sleepSync } from '../util/sleep-sync.js';
 
 const CHUNK = 64 * 1024;
 /**
- * A documented stdin input is read to its end (03-contract.md §1: such a command may wait on stdin), as
+ * A documented stdin input is read to its end (docs/output.md §1: such a command may wait on stdin), as
  * slowly as its writer writes. Only a pipe that stays open and silent this long is refused, never cut
  * short: a pause is not the end of the input.
  */

@@ -1,5 +1,5 @@
 /**
- * The front door of `tugcode refactor run-step` and `tugcode refactor skip` (05-kernel.md §7.3–§7.4):
+ * The front door of `tugcode refactor run-step` and `tugcode refactor skip` (docs/kernel.md §7.3–§7.4):
  * argv → one kernel-style JSON envelope (or `--text`), a `tugcode: Code: message` stderr line on errors,
  * and the exit code. Pure: returns what to print (src/commands/refactor.ts hands argv here).
  */

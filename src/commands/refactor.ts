@@ -1,5 +1,5 @@
 /**
- * `tugcode refactor …` (05-kernel.md §2.1, §3): the same command table as `tug`, with byte-identical
+ * `tugcode refactor …` (docs/kernel.md §2.1, §3): the same command table as `tug`, with byte-identical
  * stdout and exit codes; stderr says `tugcode:`. main.ts hands the raw argv after `refactor` here before
  * commander runs, so parse failures are kernel envelopes, never usage text. The kernel loads lazily.
  */
@@ -46,7 +46,7 @@ export async function runRefactor(
   env: NodeJS.ProcessEnv,
   writeLog?: (line: string) => void,
 ): Promise<{ stdout: string; stderr: string; exitCode: number }> {
-  // Plan integration (05-kernel.md §7.3–§7.4): tugcode's own subcommands on top of the kernel's table.
+  // Plan integration (docs/kernel.md §7.3–§7.4): tugcode's own subcommands on top of the kernel's table.
   if (argv[0] === 'run-step' || argv[0] === 'skip') {
     const { runRefactorStepCommand } = await import('./refactor-step.js');
     return runRefactorStepCommand(argv, cwd, env, kernelEnv(env));

@@ -1,5 +1,5 @@
 /**
- * Loads `.tugtool/config.toml` from the main repo root (04-git.md §8).
+ * Loads `.tugtool/config.toml` from the main repo root (docs/git.md §8).
  * Precedence: flag (applied by callers) > environment `TUGCODE_<TABLE>_<KEY>` (kernel keys also `TUG_*`)
  * > file > defaults. Malformed files and wrong types are ConfigInvalid; unknown keys are warnings.
  * smol-toml and zod load only when a file or an environment override exists, so the common hot path
@@ -69,7 +69,7 @@ function envOverrides(env: NodeJS.ProcessEnv): Record<string, Record<string, unk
 
 /**
  * A claim's lease must outlive the time between two heartbeats, or it lapses before its first heartbeat
- * renews it and another worker may take the step mid-work (06-run.md §2 step 3). The reason, naming both
+ * renews it and another worker may take the step mid-work (docs/run.md §1 item 4.3). The reason, naming both
  * settings as the caller spells them, or null when the heartbeat comes first.
  */
 export function leaseLapsesFirst(
@@ -183,7 +183,7 @@ export async function loadConfig(
     text = r.text;
   }
   // Fast path: the file `tugcode init` writes has every key commented out. Recognizing that needs neither
-  // the TOML parser nor zod (about 20 ms of a CLI start, 07-quality.md §2).
+  // the TOML parser nor zod (about 20 ms of a CLI start, docs/quality.md §2).
   if (Object.keys(overrides).length === 0 && setsNothing(text)) return structuredClone(CONFIG_DEFAULTS) as Config;
   return parseConfigText(text, hasFile ? CONFIG_FILE : 'environment', warnings, overrides);
 }

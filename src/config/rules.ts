@@ -1,5 +1,5 @@
 /**
- * A zod-free check of config values for the hot path (07-quality.md §2: zod costs ~15 ms of a CLI start).
+ * A zod-free check of config values for the hot path (docs/quality.md §2: zod costs ~15 ms of a CLI start).
  * It only ever accepts: when a value fails here, the caller validates with the zod schema
  * (src/config/schema.ts, the source of truth) for the precise error. A property test checks that these
  * rules accept exactly what the schema accepts.

@@ -1,5 +1,5 @@
 /**
- * The schema of `.tugtool/config.toml` (04-git.md §8, kernel keys 05-kernel.md §3.1).
+ * The schema of `.tugtool/config.toml` (docs/git.md §8, kernel keys docs/kernel.md §3.1).
  * The single source of truth for keys, types and defaults; `tugcode init` writes its template from it.
  */
 import { z } from 'zod';
@@ -45,7 +45,7 @@ export const runSchema = z
           });
       })
       .default('')
-      .describe('argv string run per step (06-run.md §2); empty = no implementer'),
+      .describe('argv string run per step (docs/run.md §2); empty = no implementer'),
     agent: z
       .enum(['', 'claude', 'codex'])
       .default('')
@@ -66,7 +66,7 @@ export const runSchema = z
     remote: z
       .string()
       .default('')
-      .describe('git remote holding the integration branch, shared by hosts (02-state.md §8); empty = local'),
+      .describe('git remote holding the integration branch, shared by hosts (docs/state.md §8); empty = local'),
   })
   .strict();
 

@@ -266,7 +266,7 @@ export function renderAgentApi(): string {
   lines.push(
     '## Error codes',
     '',
-    'Kernel error codes (`tug`, `tugcode refactor`) are listed by `tug --help` and in the kernel spec; they',
+    'Kernel error codes (`tug`, `tugcode refactor`) are listed by `tug --help` and in docs/kernel.md §5.2; they',
     'use the same exit codes.',
     '',
     '| code | exit | when | hint |',

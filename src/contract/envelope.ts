@@ -1,5 +1,5 @@
 /**
- * The success / error envelope shared by every front door (03-contract.md §2).
+ * The success / error envelope shared by every front door (docs/output.md §2).
  * Pure functions: they build documents, they never print.
  */
 import { TugError, type Details } from './errors.js';

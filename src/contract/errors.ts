@@ -1,5 +1,5 @@
 /**
- * The one error type of tugcode and its catalogue (spec 03-contract.md §3, §4).
+ * The one error type of tugcode and its catalogue (docs/output.md §3, §4).
  *
  * Core code throws `new TugError(code, details)`; the CLI and MCP layers turn it into an envelope and an
  * exit code. Each code has exactly one entry here: its exit code, a message built from the details, and a
@@ -66,14 +66,14 @@ export const CATALOGUE = {
   },
   NotAGitRepository: {
     exit: 3,
-    when: 'not inside a git work tree (04-git.md §1)',
+    when: 'not inside a git work tree (docs/git.md §1)',
     message: (d) =>
       `${s(d.path, 'the current directory')} is not inside a git work tree${d.reason ? ` (${s(d.reason)})` : ''}`,
     hint: () => 'run tugcode inside a git repository (git init), or pass -C <dir>',
   },
   NotInitialized: {
     exit: 3,
-    when: 'the main root has no `.tugtool/` (02-state.md §1)',
+    when: 'the main root has no `.tugtool/` (docs/state.md §1)',
     message: (d) =>
       `${s(d.repo_root, 'the repository')} has no .tugtool/ directory${d.reason ? ` (${s(d.reason)})` : ''}`,
     hint: (d) => (d.reason ? `move ${arg(d.path, '.tugtool')} aside, then tugcode init` : 'tugcode init'),
@@ -95,7 +95,7 @@ export const CATALOGUE = {
   },
   PlanExists: {
     exit: 4,
-    when: '`state import`: the plan already has rows or events in this state store (02-state.md §8)',
+    when: '`state import`: the plan already has rows or events in this state store (docs/state.md §8)',
     message: (d) =>
       `${plan(d)} already has state here (${s(d.steps, '0')} step row(s), ${s(d.events, '0')} event(s)); nothing was changed`,
     hint: () => 'pass --replace to delete its rows and events here and load the document instead',
@@ -108,7 +108,7 @@ export const CATALOGUE = {
   },
   WorktreeNotFound: {
     exit: 3,
-    when: '`--worktree` is not the main checkout or a linked worktree of this repository (§5)',
+    when: '`--worktree` is not the main checkout or a linked worktree of this repository (docs/output.md §5)',
     message: (d) =>
       `${s(d.worktree)} is not the main checkout or a linked worktree of ${s(d.repo_root, 'this repository')}`,
     hint: () => 'git worktree list   (pass the root of one of these)',
@@ -128,7 +128,7 @@ export const CATALOGUE = {
   },
   NotOwner: {
     exit: 4,
-    when: 'the caller does not own the step (02-state.md §4)',
+    when: 'the caller does not own the step (docs/state.md §4)',
     message: (d) =>
       `${s(d.worktree)} does not own ${s(d.step_anchor)} of ${plan(d)}` +
       (d.claimed_by
@@ -138,7 +138,7 @@ export const CATALOGUE = {
   },
   LeaseExpired: {
     exit: 4,
-    when: "the caller's claim on the step has ended (02-state.md §4)",
+    when: "the caller's claim on the step has ended (docs/state.md §4)",
     message: (d) =>
       `the claim of ${s(d.worktree)} on ${s(d.step_anchor)} of ${plan(d)} has ended` +
       (d.claimed_by ? ` (now claimed by ${s(d.claimed_by)})` : ''),
@@ -159,7 +159,7 @@ export const CATALOGUE = {
   },
   PlanInvalid: {
     exit: 4,
-    when: 'the plan has validator errors (01-plan-format.md §3)',
+    when: 'the plan has validator errors (docs/plan-format.md §3)',
     message: (d) => {
       const diags = (d.diagnostics as { code: string; line?: number; message: string }[] | undefined) ?? [];
       const first = diags[0];
@@ -174,41 +174,41 @@ export const CATALOGUE = {
   },
   PlanDrift: {
     exit: 4,
-    when: "the plan's structure changed since `state init` (02-state.md §3), or changed on the base branch during `run`",
+    when: "the plan's structure changed since `state init` (docs/state.md §3), or changed on the base branch during `run`",
     message: (d) => `the structure of ${plan(d)} changed since state init${d.summary ? `: ${s(d.summary)}` : ''}`,
     hint: (d) => `tugcode state init ${planArg(d)} --force`,
   },
   PlanNotCommitted: {
     exit: 4,
-    when: "`worktree create`/`run`: the plan is not committed on the base branch, or the main checkout's copy differs (04-git.md §3)",
+    when: "`worktree create`/`run`: the plan is not committed on the base branch, or the main checkout's copy differs (docs/git.md §3)",
     message: (d) =>
       `${plan(d)} is not committed on ${s(d.base_branch, 'the base branch')}${d.reason ? ` (${s(d.reason)})` : ''}`,
     hint: (d) => `git add ${planArg(d)} && git commit`,
   },
   ChecklistIncomplete: {
     exit: 4,
-    when: 'strict `state complete` (02-state.md §3): open checklist items',
+    when: 'strict `state complete` (docs/state.md §3): open checklist items',
     message: (d) =>
       `${s(d.step_anchor)} has ${(d.open_items as unknown[] | undefined)?.length ?? '?'} open checklist item(s); complete them, defer them, or use --force <reason>`,
     hint: (d) => `tugcode state update ${planArg(d)} ${arg(d.step_anchor)} --worktree <wt> --complete-remaining`,
   },
   SubstepsIncomplete: {
     exit: 4,
-    when: 'strict `state complete` (02-state.md §3): substeps not completed',
+    when: 'strict `state complete` (docs/state.md §3): substeps not completed',
     message: (d) =>
       `${s(d.step_anchor)} has ${(d.incomplete_substeps as unknown[] | undefined)?.length ?? '?'} substep(s) not completed`,
     hint: (d) => `tugcode state update ${planArg(d)} ${arg(d.step_anchor)} --worktree <wt> --complete-remaining`,
   },
   RefactorsIncomplete: {
     exit: 4,
-    when: 'strict `state complete` (02-state.md §3): refactor rows neither applied nor skipped',
+    when: 'strict `state complete` (docs/state.md §3): refactor rows neither applied nor skipped',
     message: (d) =>
       `${s(d.step_anchor)} has ${(d.open_refactors as unknown[] | undefined)?.length ?? '?'} refactor(s) neither applied nor skipped`,
     hint: (d) => `tugcode refactor run-step ${planArg(d)} ${arg(d.step_anchor)} --worktree <wt>`,
   },
   PlanIncomplete: {
     exit: 4,
-    when: '`run` stopped with failed or blocked steps (06-run.md §1); `merge` of a plan with steps not completed (04-git.md §5)',
+    when: '`run` stopped with failed or blocked steps (docs/run.md §1); `merge` of a plan with steps not completed (docs/git.md §5)',
     message: (d) => `${plan(d)} is not complete${d.reason ? `: ${s(d.reason)}` : ''}`,
     hint: (d) => {
       // A step failed at its cap stays failed: re-running `run` does nothing until it is reset.
@@ -220,12 +220,12 @@ export const CATALOGUE = {
   },
   CommitNotIntegrated: {
     exit: 4,
-    when: "`merge`: a completed step's commit is not reachable from the branch to merge (04-git.md §5); `state complete --commit C`: the plan's integration branch exists and lacks C (docs/git-notes.md)",
+    when: "`merge`: a completed step's commit is not reachable from the branch to merge (docs/git.md §5); `state complete --commit C`: the plan's integration branch exists and lacks C (docs/git.md §4.2)",
     message: (d) => `the commit of ${s(d.step_anchor)} (${s(d.commit_hash)}) is not reachable from ${s(d.branch)}`,
   },
   Busy: {
     exit: 4,
-    when: 'state.db stayed locked past the busy timeout (02-state.md §1)',
+    when: 'state.db stayed locked past the busy timeout (docs/state.md §1)',
     message: (d, store) => `${s(d.db_path, store ?? 'state.db')} stayed locked for more than ${s(d.timeout_ms)} ms`,
     hint: () => 'retry in a moment; if it persists, look for a stuck tugcode process',
   },
@@ -238,7 +238,7 @@ export const CATALOGUE = {
   },
   WorktreeExists: {
     exit: 4,
-    when: '`worktree create`: a live worktree for the plan exists, or its branch or directory name is taken; `run`: a worker branch `tugplan/<slug>--w<k>` it did not make exists, or its worker directory holds another branch (04-git.md §3)',
+    when: '`worktree create`: a live worktree for the plan exists, or its branch or directory name is taken; `run`: a worker branch `tugplan/<slug>--w<k>` it did not make exists, or its worker directory holds another branch (docs/git.md §3)',
     message: (d) =>
       `${s(d.reason, 'a worktree for this plan already exists')}${d.worktree_path && !d.branches ? `: ${s(d.worktree_path)}` : ''}`,
     hint: (d) => (d.hint as string | undefined) ?? 'pass --reuse to continue in it, or --new to make another',
@@ -263,7 +263,7 @@ export const CATALOGUE = {
   },
   MainCheckoutRefused: {
     exit: 4,
-    when: '`commit` in the main checkout without `--allow-main` (04-git.md §4)',
+    when: '`commit` in the main checkout without `--allow-main` (docs/git.md §4)',
     message: (d) => `refusing to auto-stage and commit in the main checkout ${s(d.worktree)}`,
     hint: () => 'run it in a worktree (tugcode worktree create), or pass --allow-main',
   },
@@ -312,7 +312,7 @@ export const CATALOGUE = {
   },
   Interrupted: {
     exit: 130,
-    when: '`run` stopped by SIGINT (130) or SIGTERM (143) before the plan was done (06-run.md §1 item 5)',
+    when: '`run` stopped by SIGINT (130) or SIGTERM (143) before the plan was done (docs/run.md §1 item 5)',
     message: (d) =>
       `the run of ${plan(d)} was interrupted${d.signal ? ` by ${s(d.signal)}` : ''}; ` +
       (d.forced
@@ -322,18 +322,18 @@ export const CATALOGUE = {
   },
   RunInProgress: {
     exit: 4,
-    when: 'another `run` of the plan holds its lock (06-run.md §1)',
+    when: 'another `run` of the plan holds its lock (docs/run.md §1)',
     message: (d) => `another tugcode run of ${plan(d)} is in progress`,
   },
   DoctorFailed: {
     exit: 4,
-    when: 'a `doctor` check failed (04-git.md §7)',
+    when: 'a `doctor` check failed (docs/git.md §7)',
     message: (d) => `${s(d.failed, 'some')} doctor check(s) failed`,
     hint: () => "apply each failed check's fix",
   },
   InternalError: {
     exit: 10,
-    when: 'a bug (§4)',
+    when: 'a bug (docs/output.md §4)',
     message: (d) => `internal error: ${s(d.reason, 'unexpected exception')}`,
     hint: () => 'this is a bug in tugcode; rerun with --verbose and report it',
   },
@@ -379,7 +379,7 @@ export const CATALOGUE = {
   },
   ClaimLostRepeatedly: {
     exit: 4,
-    when: '`run`: a worker lost its claim on the same step 5 times in a row (docs/state-notes.md "The driver never spins")',
+    when: '`run`: a worker lost its claim on the same step 5 times in a row (docs/run.md §1.4)',
     message: (d) =>
       `${s(d.worker, 'a worker')} lost its claim on ${s(d.step_anchor)} of ${plan(d)} ${s(d.losses)} times in a row ` +
       `(last refusal: ${s(d.refusal_code)}: ${s(d.refusal)}); the run stopped claiming`,
@@ -389,14 +389,14 @@ export const CATALOGUE = {
   },
   OutsideWrite: {
     exit: 4,
-    when: '`run`: an implementer changed something outside its worktree — the main checkout, `.tugtool/`, another worktree, a ref (08-supervision.md §1.6); the attempt failed and nothing was undone',
+    when: '`run`: an implementer changed something outside its worktree — the main checkout, `.tugtool/`, another worktree, a ref (docs/agents.md §1.6); the attempt failed and nothing was undone',
     message: (d) =>
       `the implementer of ${s(d.step_anchor)} (attempt ${s(d.attempt)}) changed things outside its worktree: ${s((d.changed as string[] | undefined)?.join(', '), '?')}`,
     hint: () => 'inspect those paths and refs (git status, git reflog) and undo what should not have changed',
   },
   StepCompletedElsewhere: {
     exit: 4,
-    when: "`run`: a step was completed behind the driver's back while a worker held it (08-supervision.md §1.7); the work was kept",
+    when: "`run`: a step was completed behind the driver's back while a worker held it (docs/agents.md §1.7); the work was kept",
     message: (d) =>
       `${s(d.step_anchor)} was completed by someone else while attempt ${s(d.attempt)} ran` +
       (d.kept_commit ? `; its work is kept as ${s(d.kept_commit)} (${s(d.kept_ref)})` : '; its worktree held no work'),

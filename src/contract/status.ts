@@ -1,5 +1,5 @@
 /**
- * The status and kind vocabularies of the state database (02-state.md §2–§3), shared by the state library
+ * The status and kind vocabularies of the state database (docs/state.md §2–§3), shared by the state library
  * and the output schemas: data only, so the contract can name them without importing the state library.
  */
 

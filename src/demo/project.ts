@@ -1,5 +1,5 @@
 /**
- * The repository of `tugcode demo` (06-run.md §4): a fresh git repository holding a small TypeScript
+ * The repository of `tugcode demo` (docs/run.md §4): a fresh git repository holding a small TypeScript
  * project, tugcode's `.tugtool/` setup and a plan of eight steps (a dependency diamond, a substep, a step
  * whose work is a `rename-symbol` refactor done by the kernel, checkpoint commands), committed on `main`.
  *
@@ -95,7 +95,7 @@ function demoClock(o: DemoOptions): Clock {
   return fixedClock(ms);
 }
 
-/** Sets the demo's own identity in the repository when git finds none for the user (06-run.md §4). */
+/** Sets the demo's own identity in the repository when git finds none for the user (docs/run.md §4). */
 async function ensureIdentity(g: GitRunner, root: string): Promise<void> {
   const name = await g.tryRun(['config', '--get', 'user.name'], root);
   const email = await g.tryRun(['config', '--get', 'user.email'], root);

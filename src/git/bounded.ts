@@ -1,5 +1,5 @@
 /**
- * A GitRunner whose every git runs in its own process group with a time bound (06-run.md §1 item 4.5:
+ * A GitRunner whose every git runs in its own process group with a time bound (docs/run.md §1 item 4.5:
  * the driver's commit counts against the step timeout). git runs its hooks as its own children, so a
  * hook that hangs (a `pre-commit` that sleeps) is in git's group: at the bound, or when `signal` aborts,
  * the whole group gets SIGTERM, then SIGKILL after a grace period, and the call fails with GitError

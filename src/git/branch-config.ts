@@ -1,5 +1,5 @@
 /**
- * Which plan and base a tugcode branch belongs to (04-git.md §3): `branch.<b>.tugplan` and
+ * Which plan and base a tugcode branch belongs to (docs/git.md §3): `branch.<b>.tugplan` and
  * `branch.<b>.tugbase` in the repository config. `worktree list`, `worktree remove` and `merge` read the
  * plan from here, never from the branch name.
  */

@@ -2,7 +2,7 @@
  * How the git flows run git: through simple-git, promise-based, so a long git (a pre-commit hook, a rebase)
  * never blocks the event loop — in a driver process every other worker's heartbeat timer keeps firing.
  * simple-git is imported lazily, on the first call: it costs ~25 ms to load, which the hot state commands
- * must not pay (they use the few synchronous calls of fast.ts instead, 07-quality.md §2).
+ * must not pay (they use the few synchronous calls of fast.ts instead, docs/quality.md §2).
  *
  * Every call goes through `raw()` with `-C <dir>`; one simple-git instance per caller environment shares
  * its scheduler (`maxConcurrentProcesses`) across all calls made with that environment, and every git

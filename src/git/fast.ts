@@ -4,7 +4,7 @@
  * Everything else runs git through simple-git (exec.ts), which never blocks the event loop. The calls here
  * serve the hot state path — `tugcode state claim | heartbeat | complete --commit | reconcile`, and the repo
  * resolver every command runs first — which a CLI process runs hundreds of times per plan within a budget
- * of 1.2× a bare node + SQLite process (07-quality.md §2). Loading simple-git alone costs more than that
+ * of 1.2× a bare node + SQLite process (docs/quality.md §2). Loading simple-git alone costs more than that
  * budget leaves, so these few calls spawn git directly with `child_process.spawnSync` (and most of the time
  * spawn nothing: branch tips are read from git's ref files, the repo root from the `.git` layout).
  * Measured on the 2-core target (medians of 41 interleaved runs): `tugcode state heartbeat` takes 99 ms as
@@ -156,7 +156,7 @@ export function listWorktrees(repo: { mainRoot: string }, env: NodeJS.ProcessEnv
   return parseWorktreeList(r.stdout);
 }
 
-/** The repo resolver's fallback (04-git.md §1) when git's layout cannot be read from the files. */
+/** The repo resolver's fallback (docs/git.md §1) when git's layout cannot be read from the files. */
 export function resolveRepoWithGit(
   start: string,
   env: NodeJS.ProcessEnv,

@@ -1,5 +1,5 @@
 /**
- * The one repository resolver (04-git.md §1).
+ * The one repository resolver (docs/git.md §1).
  *
  * From a directory it finds the current work tree root (main checkout or linked worktree) and the main
  * repo root (the main checkout), both canonical (realpath). It reads git's documented layout without
@@ -75,7 +75,7 @@ export async function gitWorktrees(g: GitRunner, repo: Repo): Promise<WorktreeEn
 }
 
 /**
- * Canonicalize a `--worktree` argument (03-contract.md §5): realpath, then it must be the root of the
+ * Canonicalize a `--worktree` argument (docs/output.md §5): realpath, then it must be the root of the
  * main checkout or of a linked worktree of this repository, else WorktreeNotFound.
  * The fast path avoids spawning git: the main root itself, or a linked worktree of this repository
  * whose admin directory names it back (dot-git.ts); otherwise `git worktree list` runs (synchronously, fast.ts:

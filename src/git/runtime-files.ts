@@ -1,6 +1,6 @@
 /**
  * Runtime files (state.db, logs, locks, kernel sessions, worktrees) never enter a step commit
- * (04-git.md §2). Two layers: the shared `info/exclude` carries the ignore lines (so they hold before
+ * (docs/git.md §2). Two layers: the shared `info/exclude` carries the ignore lines (so they hold before
  * `.gitignore` is committed), and every status/add of tugcode also passes exclude pathspecs, so even
  * a repository without either file never stages them.
  */

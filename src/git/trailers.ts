@@ -1,5 +1,5 @@
 /**
- * The `Tug-Step` / `Tug-Plan` trailer syntax (seed 003 "Commit trailer"; 02-state.md §6), in one place.
+ * The `Tug-Step` / `Tug-Plan` trailer syntax (docs/git.md §4; docs/state.md §6), in one place.
  * Parsing relies on git's own trailer parser through `%(trailers:…)` in a log format; this module only
  * builds that format and splits its output. Pure: no git is spawned here.
  */
@@ -37,7 +37,7 @@ export interface TrailerCommit {
   steps: string[];
   /** `Tug-Plan` values, trimmed. */
   plans: string[];
-  /** `Tug-Refactor` values (`<op_hash> <snapshot_before>..<snapshot_after>`, 05-kernel.md §7.4), trimmed. */
+  /** `Tug-Refactor` values (`<op_hash> <snapshot_before>..<snapshot_after>`, docs/kernel.md §7.4), trimmed. */
   refactors: string[];
 }
 

@@ -72,7 +72,7 @@ export interface StepCommitInput {
   refactors?: string[] | undefined;
   /** The opt-in timing trace of the commit's parts. */
   trace?: TraceFn | undefined;
-  /** Skip the pre-commit and commit-msg hooks (`run.no_verify`, 06-run.md §2). */
+  /** Skip the pre-commit and commit-msg hooks (`run.no_verify`, docs/run.md §2). */
   noVerify?: boolean | undefined;
   /** The runner for this commit's git calls (the driver's is bounded by the step timeout, bounded.ts). */
   git?: GitRunner | undefined;
@@ -234,7 +234,7 @@ function removeEmptyDirs(dirs: string[]): void {
   }
 }
 
-/** The Tug-* trailers of a step commit: one Tug-Refactor per applied refactor row, in ordinal order, from state.db (05-kernel.md §7.4). */
+/** The Tug-* trailers of a step commit: one Tug-Refactor per applied refactor row, in ordinal order, from state.db (docs/kernel.md §7.4). */
 async function stepTrailers(ctx: FlowCtx, ref: state.StepRef, extra: string[] = []): Promise<TrailerSpec[]> {
   const applied = await state.refactorTrailers(ctx, ref);
   const refactors = [...applied, ...extra.filter((r) => !applied.includes(r))];
@@ -542,7 +542,7 @@ interface FinishTarget {
 }
 
 /**
- * 04-git.md §4 steps 5–6 for the commit in `data`: integrate when the plan has an integration branch (or
+ * docs/git.md §4 steps 5–6 for the commit in `data`: integrate when the plan has an integration branch (or
  * `--integrate`) and the strict completion preconditions hold, then complete the step. Failures are
  * reported in `data`, never thrown (the commit exists); a commit left off the integration branch is also a
  * warning that says so plainly.

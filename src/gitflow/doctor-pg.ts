@@ -1,5 +1,5 @@
 /**
- * The state checks of `tugcode doctor` when the state lives on PostgreSQL (04-git.md §7, 02-state.md §8):
+ * The state checks of `tugcode doctor` when the state lives on PostgreSQL (docs/git.md §7, docs/state.md §8):
  * the connection (a failure names host, port and database, never the password), the schema version, and
  * the clock skew between this machine and the server (leases run on the server's clock), then the plan
  * checks both backends share. Read-only: the project's schema is never created here.

@@ -1,5 +1,5 @@
 /**
- * The state.db checks of `tugcode doctor` (04-git.md §7). The database is opened read-only (never
+ * The state.db checks of `tugcode doctor` (docs/git.md §7). The database is opened read-only (never
  * created, never migrated); every check reports a `fix` naming the command that repairs it.
  */
 import { existsSync } from 'node:fs';

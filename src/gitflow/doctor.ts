@@ -1,5 +1,5 @@
 /**
- * `tugcode doctor` (04-git.md §7): read-only health checks, each `{name, status, message, fix}`. Exit 0
+ * `tugcode doctor` (docs/git.md §7): read-only health checks, each `{name, status, message, fix}`. Exit 0
  * when no check fails (warnings allowed); otherwise `DoctorFailed` (exit 4) carrying every check.
  */
 import { existsSync, readdirSync } from 'node:fs';

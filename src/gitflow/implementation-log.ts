@@ -1,5 +1,5 @@
 /**
- * The implementation log (04-git.md §4): one file per step under
+ * The implementation log (docs/git.md §4): one file per step under
  * `.tugtool/implementation-log/<slug>/<step-anchor>.md`, written by `tugcode commit`, so parallel step
  * commits never touch the same path; `.tugtool/tugplan-implementation-log.md` is an index that
  * `tugcode merge` regenerates from those files. Nothing is rotated.

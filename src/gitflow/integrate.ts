@@ -1,5 +1,5 @@
 /**
- * Integration (06-run.md §1 item 4.7, 04-git.md §4 step 5): under the repo-wide integration lock, rebase a
+ * Integration (docs/run.md §1 item 4.7, docs/git.md §4 step 5): under the repo-wide integration lock, rebase a
  * worktree's new commits onto the plan's integration branch `tugplan/<slug>` and fast-forward that branch,
  * so parallel worktrees build on each other's completed steps. A conflict aborts the rebase and leaves
  * the worktree's branch exactly as it was.
@@ -97,7 +97,7 @@ export interface IntegrateInput {
    * rebase skips the `git notes copy` process it would start for nothing. Default: git decides.
    */
   notesRewrite?: boolean | undefined;
-  /** Skip the pre-rebase hook (`run.no_verify`, 06-run.md §2). */
+  /** Skip the pre-rebase hook (`run.no_verify`, docs/run.md §2). */
   noVerify?: boolean | undefined;
   /**
    * Runs the rebase (and so its hooks) instead of `git`: the driver's bounded runner (bounded.ts), so a hook
@@ -114,7 +114,7 @@ export type IntegrateResult =
 /**
  * `--integrate` whose commit cannot be integrated yet (a completion blocker): the integration branch is
  * still made from the base, under the integration lock, so the plan has one from now on and a completion
- * by hand with a commit it lacks is refused (docs/git-notes.md). Nothing when it exists already.
+ * by hand with a commit it lacks is refused (docs/git.md). Nothing when it exists already.
  */
 export async function createIntegrationBranch(
   g: GitRunner,

@@ -1,5 +1,5 @@
 /**
- * `tugcode merge <plan>` (04-git.md §5): brings a finished plan back without losing a commit (R31, R32).
+ * `tugcode merge <plan>` (docs/git.md §5): brings a finished plan back without losing a commit (R31, R32).
  * Every check runs before anything is written; the merge itself is computed with `git merge-tree`
  * (conflicts are detected without touching a work tree or writing an object), committed with
  * `commit-tree` and published with a compare-and-swap `update-ref`, so a refused or conflicting merge
@@ -297,7 +297,7 @@ async function commitMerge(
   message: string,
 ): Promise<string> {
   // commit-tree ignores commit.gpgsign: asked here, so a repository that signs its commits gets a signed
-  // merge (and a signing failure is CommitFailed, nothing changed). Hooks are not run (docs/git-notes.md).
+  // merge (and a signing failure is CommitFailed, nothing changed). Hooks are not run (docs/git.md).
   const root = ctx.repo.mainRoot;
   const sign = (await g.tryRun(['config', '--type=bool', '--get', 'commit.gpgsign'], root)).stdout.trim() === 'true';
   const args = ['commit-tree', tree, '-p', target, '-p', source, ...(sign ? ['-S'] : []), '-F', '-'];
@@ -314,7 +314,7 @@ async function commitMerge(
  * own check without writing): local changes the merge does not touch stay, as with `git merge`; a change
  * or an untracked file in the merge's way is WorktreeDirty, in a dry run too. The one exception is an
  * untracked implementation-log index that `tugcode init` wrote (its header only) or that equals the
- * merge's: tugcode's own file, replaced by the merge (docs/git-notes.md). Returns its path then, else null.
+ * merge's: tugcode's own file, replaced by the merge (docs/git.md). Returns its path then, else null.
  */
 async function holderUpdatable(
   g: GitRunner,

@@ -59,7 +59,7 @@ export async function committedPlan(g: GitRunner, repo: Repo, planPath: string, 
 }
 
 /**
- * The plan argument as a repo-relative path, read from the work tree `root` (04-git.md §1), through the
+ * The plan argument as a repo-relative path, read from the work tree `root` (docs/git.md §1), through the
  * one plan resolver. `knownPlanPaths` (plans with rows in state.db) name a plan even when its file is gone.
  */
 export async function resolvePlanPath(
@@ -73,7 +73,7 @@ export async function resolvePlanPath(
 }
 
 /**
- * The plan argument resolved against the main checkout (`worktree create`, 04-git.md §3: the plan must be
+ * The plan argument resolved against the main checkout (`worktree create`, docs/git.md §3: the plan must be
  * committed on the base branch and equal to the main checkout's copy). Run from a linked worktree, the
  * current directory and an absolute path inside that worktree stand for the same place in the main
  * checkout, so `.tugtool/tugplan-x.md` never names the worktree's own copy as a second candidate.

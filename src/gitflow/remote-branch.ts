@@ -1,5 +1,5 @@
 /**
- * The integration branch on a shared remote (02-state.md §8): created there from the base when missing,
+ * The integration branch on a shared remote (docs/state.md §8): created there from the base when missing,
  * and mirrored into the clone's own `tugplan/<slug>` (fast-forward only) so `git log`, `merge` and the
  * state commands of this clone see what the hosts integrated.
  */

@@ -1,5 +1,5 @@
 /**
- * Integration through a shared git remote (02-state.md §8, 06-run.md §1 `--remote`): the plan's integration
+ * Integration through a shared git remote (docs/state.md §8, docs/run.md §1 `--remote`): the plan's integration
  * branch lives on the remote, every host's clone integrates there. Integrate = fetch the remote branch,
  * rebase the worktree's commits onto its tip, push fast-forward only (never forced); a rejected push means
  * another host integrated first, so fetch and try again (bounded, with backoff). The caller brings the

@@ -100,7 +100,7 @@ export async function complete(ctx: FlowCtx, ref: StepRef & { commit: string }):
 }
 
 /**
- * `Tug-Refactor` trailer values of the step's applied refactor rows, in ordinal order (05-kernel.md §7.4).
+ * `Tug-Refactor` trailer values of the step's applied refactor rows, in ordinal order (docs/kernel.md §7.4).
  * Read-only; a repository without state.db, or a plan or step it does not know, has none.
  */
 export async function refactorTrailers(ctx: FlowCtx, ref: StepRef): Promise<string[]> {

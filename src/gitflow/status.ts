@@ -1,5 +1,5 @@
 /**
- * `tugcode status [plan]` (04-git.md §6, seed "Integration Points"): one progress line per plan from
+ * `tugcode status [plan]` (docs/git.md §6): one progress line per plan from
  * state.db, falling back to the plan's checkboxes when the plan has no state. Read-only: state.db is
  * opened read-only and never created or migrated.
  */

@@ -1,5 +1,5 @@
 /**
- * `tugcode worktree list` (read-only) and `tugcode worktree remove` (04-git.md §3). Removal refuses a dirty
+ * `tugcode worktree list` (read-only) and `tugcode worktree remove` (docs/git.md §3). Removal refuses a dirty
  * tree, commits merged nowhere and live claims unless `--force`; it only ever touches the one worktree and
  * its own branch (R32, R33).
  */

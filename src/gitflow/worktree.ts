@@ -1,5 +1,5 @@
 /**
- * `tugcode worktree create` (04-git.md §3): a branch + worktree per plan, its state initialized and
+ * `tugcode worktree create` (docs/git.md §3): a branch + worktree per plan, its state initialized and
  * reconciled. Everything is checked before `git worktree add`; any failure after it removes what it
  * made (worktree, branch, branch config, ignore lines), so a failed create leaves no debris.
  */
@@ -73,7 +73,7 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
     throw new TugError('InvalidArgument', { reason: '--reuse and --new exclude each other' });
   if (input.name !== undefined) checkName(input.name);
   const { repo } = ctx;
-  // Resolved against the main checkout, also from a linked worktree (04-git.md §3).
+  // Resolved against the main checkout, also from a linked worktree (docs/git.md §3).
   // A plan only the linked worktree has is named from there, and refused below as not committed.
   const planPath = await resolvePlanInMain(repo, input.plan).catch((e: unknown) => {
     if (repo.isLinkedWorktree && (e as { code?: string }).code === 'PlanNotFound')

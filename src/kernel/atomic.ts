@@ -1,5 +1,5 @@
 /**
- * Atomic session-file writes (05-kernel.md §12.1: temp file, then rename) and a forgiving JSON read. A leaf
+ * Atomic session-file writes (docs/kernel.md §12.1: temp file, then rename) and a forgiving JSON read. A leaf
  * module: session.ts and session-files.ts both build on it, so neither imports the other for it.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The warm backends of one Kernel (05-kernel.md §2.3, §6.1): the in-process TypeScript backend (opened on
+ * The warm backends of one Kernel (docs/kernel.md §2.3, §6.1): the in-process TypeScript backend (opened on
  * first use over the snapshot's texts, synced with the changed files whenever the snapshot moved) and the
  * LSP backends (pyright / rust-analyzer, ./backends/lsp/warm.ts). Synced after each apply, closed on close.
  */

@@ -1,5 +1,5 @@
 /**
- * Canonical JSON (05-kernel.md §9.6): object keys sorted recursively (UTF-16 code unit order, as
+ * Canonical JSON (docs/kernel.md §9.6): object keys sorted recursively (UTF-16 code unit order, as
  * `Array.prototype.sort`), no whitespace, UTF-8 when hashed. Arrays keep their order. Like
  * `JSON.stringify`, `undefined` object members are dropped, `undefined` array slots and non-finite numbers
  * become `null`. Used for every hash of structured data (structure hash, op hash), so two equal values

@@ -2,7 +2,7 @@
  * Reading a TOML settings file (`.tugtool/config.toml`, `pyproject.toml`), shared by the kernel and
  * a host's config loader so both refuse the same files. A settings file must be a regular file of at most
  * MAX_CONFIG_BYTES: a symlink to `/dev/zero` would otherwise be read forever and a FIFO with no writer
- * would block the open (07-quality.md: every input has a bound).
+ * would block the open (docs/quality.md: every input has a bound).
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 

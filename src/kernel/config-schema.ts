@@ -1,5 +1,5 @@
 /**
- * The zod schema of the `[kernel]` table (05-kernel.md §3.1): types, defaults and the precise messages of
+ * The zod schema of the `[kernel]` table (docs/kernel.md §3.1): types, defaults and the precise messages of
  * ConfigInvalid. Loaded lazily, only when a value fails the zod-free rules of ./config-keys.ts or a
  * `pyproject.toml [tool.tug]` table exists. A public entry of its own beside ./light.ts and ./index.ts,
  * because it loads zod: a host's config schema may embed it as its own `kernel` table.
@@ -23,8 +23,8 @@ export const kernelSchema = z
     safety: z.enum(['strict', 'safe', 'aggressive']).default('strict').describe('strict (= safe) or aggressive'),
     include: z.array(z.string()).default([]).describe('globs added to the source set'),
     exclude: z.array(z.string()).default([]).describe('globs removed from the source set'),
-    python: z.string().default('').describe('empty = resolved (05-kernel.md §6.3)'),
-    rust_analyzer: z.string().default('').describe('empty = resolved (05-kernel.md §6.4)'),
+    python: z.string().default('').describe('empty = resolved (docs/kernel.md §6.3)'),
+    rust_analyzer: z.string().default('').describe('empty = resolved (docs/kernel.md §6.4)'),
     lock_timeout: nonNegInt.default(30).describe('seconds to wait for the session lock'),
     max_files_affected: posInt.default(50).describe('Gate A: files a refactor may touch'),
     max_edits: posInt.default(500).describe('Gate A: edits a refactor may make'),

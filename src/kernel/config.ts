@@ -103,7 +103,7 @@ function configInvalid(path: string, key: string | null, reason: string): Kernel
   return new KernelError('ConfigInvalid', `${path}: ${reason}`, { path, key, reason });
 }
 
-/** `[]` and `""` mean unset (04-git.md §8); `safe` is `strict`. */
+/** `[]` and `""` mean unset (docs/git.md §8); `safe` is `strict`. */
 function normalize(key: SettingKey, v: unknown): unknown {
   if ((key === 'test_command' || key === 'typecheck_command') && Array.isArray(v)) return v.length === 0 ? null : v;
   if ((key === 'python' || key === 'rust_analyzer') && typeof v === 'string') return v === '' ? null : v;

@@ -1,5 +1,5 @@
 /**
- * `doctor` (05-kernel.md §4.5): probe every backend and verifier by running it. Exits 0 whenever it ran;
+ * `doctor` (docs/kernel.md §4.5): probe every backend and verifier by running it. Exits 0 whenever it ran;
  * consumers read `summary.failed`. Missing Python, rust-analyzer, cargo or git are warnings.
  */
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';

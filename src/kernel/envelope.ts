@@ -1,5 +1,5 @@
 /**
- * Key-ordered kernel envelopes (05-kernel.md §4.1, §4.6) and warning ordering (§5.3).
+ * Key-ordered kernel envelopes (docs/kernel.md §4.1, §4.6) and warning ordering (§5.3).
  */
 import { KernelError, type KernelLocation } from './errors.js';
 import { compareUtf8 } from './ids.js';

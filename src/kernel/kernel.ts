@@ -1,5 +1,5 @@
 /**
- * The kernel (05-kernel.md §2.3, §6.1): open once (session + lock), then snapshot / analyze / prepare /
+ * The kernel (docs/kernel.md §2.3, §6.1): open once (session + lock), then snapshot / analyze / prepare /
  * verify / apply with warm backends kept across operations (./backend-pool.ts).
  */
 import { existsSync, realpathSync, statSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Interruption cleanup (05-kernel.md §3.4 "Signals", §12): resources that must not outlive an interrupted
+ * Interruption cleanup (docs/kernel.md §3.4 "Signals", §12): resources that must not outlive an interrupted
  * call — the session lock, sandboxes, verifier process groups, backend processes — register a synchronous
  * cleanup here and unregister it when they are released normally. The CLI's SIGINT/SIGTERM handler runs
  * `abortAll()` and then exits 130/143; the kernel itself never exits.

@@ -1,5 +1,5 @@
 /**
- * Kernel logs (05-kernel.md §3.1 `--log-level`, §3.4, §12.1): lines at or above the level go to
+ * Kernel logs (docs/kernel.md §3.1 `--log-level`, §3.4, §12.1): lines at or above the level go to
  * `<session>/logs/kernel.log` (capped at 1 MiB: the older half is dropped) and to an optional sink that the
  * CLI writes to stderr. The default level `error` logs nothing; errors themselves reach stderr as the one
  * error line. Never throws: a log that cannot be written is skipped.

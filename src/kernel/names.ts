@@ -1,5 +1,5 @@
 /**
- * New-name validation (05-kernel.md §3.3), done by the kernel before any backend call because backends
+ * New-name validation (docs/kernel.md §3.3), done by the kernel before any backend call because backends
  * accept invalid names.
  */
 import { KernelError } from './errors.js';

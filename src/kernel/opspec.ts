@@ -1,5 +1,5 @@
 /**
- * Refactor operation text (`op_text`) syntax (05-kernel.md §3.2, §7.1): the shell-style tokenizer and the
+ * Refactor operation text (`op_text`) syntax (docs/kernel.md §3.2, §7.1): the shell-style tokenizer and the
  * argument parser shared by the plan validator (error E020) and the kernel. Pure: no file system, no
  * workspace, no exceptions — every failure is a `{ ok: false, reason }` value.
  *

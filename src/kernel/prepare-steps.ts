@@ -1,5 +1,5 @@
 /**
- * Steps of the Kernel's prepare pipeline (05-kernel.md §6.1) around ./prepare.ts: the operation's file,
+ * Steps of the Kernel's prepare pipeline (docs/kernel.md §6.1) around ./prepare.ts: the operation's file,
  * language and symbol selector from its arguments (with the new name's syntax check), the operation planned
  * on its backend and built into a patch, and the Prepared result around it.
  */

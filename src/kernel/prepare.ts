@@ -1,5 +1,5 @@
 /**
- * Operation preparation shared by analyze-impact and run (05-kernel.md §6.1): op parsing into targets,
+ * Operation preparation shared by analyze-impact and run (docs/kernel.md §6.1): op parsing into targets,
  * op_hash, the PatchSet, unified diff, summary and the predicted `snapshot_after`.
  */
 import { KernelError } from './errors.js';

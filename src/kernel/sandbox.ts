@@ -1,5 +1,5 @@
 /**
- * Verification sandboxes (05-kernel.md §11.1): a temp copy of the changed files (minimal) or of the whole
+ * Verification sandboxes (docs/kernel.md §11.1): a temp copy of the changed files (minimal) or of the whole
  * workspace (full), where the patch is applied with the same engine, without the journal. A minimal
  * sandbox holds the changed files as the patch leaves them: their unpatched bytes are only in memory.
  */
@@ -40,7 +40,7 @@ export async function createSandbox(
   o: Exclusions & { minimalFiles?: Map<string, Uint8Array>; env?: Record<string, string | undefined> },
 ): Promise<Sandbox> {
   const base = mkdtempSync(join(tmpdir(), 'tug-sbx-'));
-  // An interrupted call removes its sandbox (05-kernel.md §3.4), kept or not.
+  // An interrupted call removes its sandbox (docs/kernel.md §3.4), kept or not.
   const unregister = onAbort('sandbox', () => rmSync(base, { recursive: true, force: true }));
   const root = join(base, 'ws');
   mkdirSync(root);

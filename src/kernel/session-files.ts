@@ -1,5 +1,5 @@
 /**
- * Session files besides the lock (05-kernel.md §12.1, §12.3): sticky toolchains in toolchains.json and
+ * Session files besides the lock (docs/kernel.md §12.1, §12.3): sticky toolchains in toolchains.json and
  * backend pid files in backends/<name>.pid.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Sessions and locking (05-kernel.md §12): the `.tug/` directory, the proper-lockfile lock with a bounded
+ * Sessions and locking (docs/kernel.md §12): the `.tug/` directory, the proper-lockfile lock with a bounded
  * wait, `session.json`, journal recovery on open, and snapshot/analysis storage (§10.2).
  */
 import { existsSync, mkdirSync, readdirSync, realpathSync, rmdirSync, rmSync, statSync } from 'node:fs';

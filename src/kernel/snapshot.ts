@@ -1,5 +1,5 @@
 /**
- * The file universe and snapshots (05-kernel.md §10): workspace listing (git or a .gitignore-aware walk),
+ * The file universe and snapshots (docs/kernel.md §10): workspace listing (git or a .gitignore-aware walk),
  * the source set, the content-derived `snapshot_id`, and its storage in the session.
  */
 import { lstatSync, readdirSync, readFileSync, type Dirent } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * `session status` and `session clean` (05-kernel.md §4.4, §12.3). Status never creates the session dir.
+ * `session status` and `session clean` (docs/kernel.md §4.4, §12.3). Status never creates the session dir.
  */
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Public kernel types (05-kernel.md §2.3, §4): op specs, options, and the result shapes the CLI serializes.
+ * Public kernel types (docs/kernel.md §2.3, §4): op specs, options, and the result shapes the CLI serializes.
  */
 import type { KernelWarning } from './envelope.js';
 import type { KernelLocation } from './errors.js';

@@ -1,6 +1,6 @@
 /**
  * One operation's view of the workspace: the snapshot, decoded file texts, line indexes, and path
- * normalization for user-supplied FILE arguments (05-kernel.md §3.2).
+ * normalization for user-supplied FILE arguments (docs/kernel.md §3.2).
  */
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';

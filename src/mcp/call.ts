@@ -1,5 +1,5 @@
 /**
- * `tools/call` of `tugcode mcp` (06-run.md §5): every argument error of every tool is a tool result with
+ * `tools/call` of `tugcode mcp` (docs/run.md §5): every argument error of every tool is a tool result with
  * `isError: true` whose text is the CLI's error envelope (`InvalidArgument`, naming the argument).
  *
  * The SDK's own handler validates arguments with the non-strict zod object of each tool before the tool

@@ -1,5 +1,5 @@
 /**
- * `tugcode mcp`: an MCP server over stdio (06-run.md §5). A protocol wrapper only: each tool is an
+ * `tugcode mcp`: an MCP server over stdio (docs/run.md §5). A protocol wrapper only: each tool is an
  * operation of src/ops (the state tools) or a `tug` command served by a warm kernel (the kernel tools), with
  * the CLI's input tables and output schemas; `structuredContent` is the CLI's JSON document, and errors are
  * tool results with `isError: true` whose text is the CLI's error envelope. One OpsContext (and one open
@@ -27,7 +27,7 @@ export interface McpOptions {
   log: (line: string) => void;
 }
 
-/** The kernel's `tug` envelope: its fields are the kernel's (05-kernel.md §5); checked by the kernel's own tests. */
+/** The kernel's `tug` envelope: its fields are the kernel's (docs/kernel.md §5); checked by the kernel's own tests. */
 const kernelEnvelope = z.object({ status: z.enum(['ok', 'error']), schema_version: z.string() }).passthrough();
 
 /**

@@ -1,5 +1,5 @@
 /**
- * `tugcode mcp` on stdin/stdout (06-run.md §5): the SDK's StdioServerTransport, fed one whole request line
+ * `tugcode mcp` on stdin/stdout (docs/run.md §5): the SDK's StdioServerTransport, fed one whole request line
  * at a time, with its errors answered or reported instead of swallowed:
  * - a line that is not JSON gets a JSON-RPC -32700 Parse error (`id: null`), and valid JSON that is not a
  *   JSON-RPC 2.0 message a -32600 Invalid Request, with the request's id when it has one (`"jsonrpc":

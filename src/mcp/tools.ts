@@ -1,5 +1,5 @@
 /**
- * The MCP tools (06-run.md §5): each state tool is an operation of src/ops with the CLI's input table and
+ * The MCP tools (docs/run.md §5): each state tool is an operation of src/ops with the CLI's input table and
  * output schema, so a tool call and the CLI command take the same arguments and give the same JSON. The
  * kernel tools build the `tug` argv and answer with `tug --json`'s envelope. Which tools exist, and their
  * annotations, is contract/mcp-tools.ts's list.

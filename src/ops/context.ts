@@ -1,5 +1,5 @@
 /**
- * The one context of a process (style.md §6): a CLI call, the driver or the MCP server opens it once and
+ * The one context of a process (docs/architecture.md §1): a CLI call, the driver or the MCP server opens it once and
  * passes it to every operation. It holds the environment, the clock, the repository and its config
  * (resolved on first use, so commands that need no repository never look for one) and the open state
  * store. Each call passes its own `Call`: the event `command` and a warnings sink.
@@ -51,7 +51,7 @@ export class OpsContext {
 
   /**
    * The repository and its configuration, resolved once. A malformed config.toml is ConfigInvalid for
-   * every command that works in a repository (04-git.md §8); its warnings go to the first call's sink.
+   * every command that works in a repository (docs/git.md §8); its warnings go to the first call's sink.
    */
   load(call: Call): Promise<{ repo: Repo; config: Config }> {
     this.loaded ??= (async () => {

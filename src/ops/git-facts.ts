@@ -1,7 +1,7 @@
 /**
  * The git facts the state operations gather before their store call (the integration tip, a commit's full
  * name, branches, worktrees, trailer commits), in one of two ways. A CLI call uses the synchronous calls of
- * src/git/fast.ts: loading simple-git would cost the hot commands their budget (07-quality.md §2). A
+ * src/git/fast.ts: loading simple-git would cost the hot commands their budget (docs/quality.md §2). A
  * long-lived process (the driver, the MCP server) uses simple-git, which never blocks the event loop, so
  * one call's git never delays another's heartbeat.
  */

@@ -1,5 +1,5 @@
 /**
- * The git-flow operations (04-git.md §3–§7): worktree create/list/remove, commit, merge, status, doctor.
+ * The git-flow operations (docs/git.md §3–§7): worktree create/list/remove, commit, merge, status, doctor.
  * Each builds the flow context from the process context and calls its flow.
  */
 import type { FlowCtx } from '../gitflow/flow-context.js';

@@ -1,4 +1,4 @@
-/** `tugcode init`, `validate` and `schema` (04-git.md §2, 01-plan-format.md §4, 03-contract.md §2). */
+/** `tugcode init`, `validate` and `schema` (docs/git.md §2, docs/plan-format.md §3, docs/output.md §2). */
 import type { Call, OpsContext } from './context.js';
 
 export async function init(ctx: OpsContext, input: { force?: boolean }, call: Call) {

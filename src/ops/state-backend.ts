@@ -1,5 +1,5 @@
 /**
- * Which state store a process opens (02-state.md §8): `[state] url` (or TUGCODE_STATE_URL) names a
+ * Which state store a process opens (docs/state.md §8): `[state] url` (or TUGCODE_STATE_URL) names a
  * PostgreSQL server; without it, the embedded `.tugtool/state.db`. On PostgreSQL the project id defaults to
  * the hash of the repository's root commit (every clone agrees on it) and owners carry this machine's id.
  */

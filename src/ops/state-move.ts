@@ -1,5 +1,5 @@
 /**
- * `state export` and `state import` (02-state.md §8): moving one plan's state between stores, e.g. from
+ * `state export` and `state import` (docs/state.md §8): moving one plan's state between stores, e.g. from
  * the embedded state.db to PostgreSQL. The document is validated before the store is opened for writing,
  * so a malformed one creates nothing (not even the PostgreSQL schema).
  */

@@ -1,5 +1,5 @@
 /**
- * The read-only `state` operations (02-state.md §4–§5): they open state.db read-only, never create or
+ * The read-only `state` operations (docs/state.md §4–§5): they open state.db read-only, never create or
  * migrate it, and without a DB report nothing (a plan argument is still resolved).
  */
 import { TugError } from '../contract/errors.js';

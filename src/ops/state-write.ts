@@ -1,5 +1,5 @@
 /**
- * The `state` operations that change state (02-state.md §4): each resolves what the command needs (the
+ * The `state` operations that change state (docs/state.md §4): each resolves what the command needs (the
  * worktree, the plan's integration branch and its tip, commits), then calls the state store. Git facts are
  * gathered before the store call, so no git runs inside a write transaction.
  */
@@ -36,7 +36,7 @@ export async function stateInit(
   });
 }
 
-/** The plan's integration branch `tugplan/<slug>` and its tip, when both exist (06-run.md §1). */
+/** The plan's integration branch `tugplan/<slug>` and its tip, when both exist (docs/run.md §1). */
 async function integrationOf(ctx: OpsContext, call: Call, plan: string, workTree: string) {
   const { repo } = await ctx.load(call);
   const { resolvePlanArg, slugOfPlanPath } = await import('../plan/resolve.js');
@@ -150,7 +150,7 @@ export async function stateComplete(
       });
     commit = full;
     // A step completed by hand with a commit the plan's integration branch lacks would let `run` finish
-    // "done" and `merge` ship without it (docs/git-notes.md): refused, with the command that integrates it.
+    // "done" and `merge` ship without it (docs/git.md): refused, with the command that integrates it.
     const integ = await integrationOf(ctx, call, input.plan, worktree);
     if (integ && !(await (await gitFacts(ctx)).contains(repo, integ.tip, commit)))
       throw new TugError(

@@ -1,7 +1,7 @@
 /**
  * The one anchor rule and the one slug rule of the package. Step arguments accept `step-2` or `#step-2`
- * (03-contract.md §5); anchors in plans and in JSON are bare (01-plan-format.md §2). A slug names a plan
- * (`.tugtool/tugplan-<slug>.md`) and its branches and worktrees (04-git.md §3). Pure and cheap to import:
+ * (docs/output.md §5); anchors in plans and in JSON are bare (docs/plan-format.md §2). A slug names a plan
+ * (`.tugtool/tugplan-<slug>.md`) and its branches and worktrees (docs/git.md §3). Pure and cheap to import:
  * hot state commands use it.
  */
 import { TugError } from '../contract/errors.js';

@@ -1,5 +1,5 @@
 /**
- * `**Depends on:**` values (01-plan-format.md §2 rule 7): tokenizing the text and resolving tokens to step
+ * `**Depends on:**` values (docs/plan-format.md §2 rule 7): tokenizing the text and resolving tokens to step
  * anchors. Pure, no markdown-it.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Label paragraphs (01-plan-format.md §2 rule 5): a paragraph whose inline content starts with bold text
+ * Label paragraphs (docs/plan-format.md §2 rule 5): a paragraph whose inline content starts with bold text
  * that, trimmed, ends with `:` (`**Tasks:**`, `**Depends on:** #step-1`), and the Commit value (rule 9).
  */
 import { inlineChildren, type Token } from './markdown.js';
@@ -53,7 +53,7 @@ export function readLabel(inline: Token): Label | null {
 
 /**
  * `**Commit:** \`msg\`` (backticks optional): the message, null when empty or `N/A…`; `declined` for `N/A…`,
- * a step that wants no commit at all (06-run.md §1 item 4.5), unlike one with no message.
+ * a step that wants no commit at all (docs/run.md §1 item 4.5), unlike one with no message.
  */
 export function commitLabel(label: Label): { message: string | null; declined: boolean } {
   const code = label.after.find((c) => c.type === 'code_inline');

@@ -1,5 +1,5 @@
 /**
- * Lifting (02-state.md §3): a top-level step is the claim unit. For a top-level step and its descendants,
+ * Lifting (docs/state.md §3): a top-level step is the claim unit. For a top-level step and its descendants,
  * a dependency whose target lies outside the step's own subtree is replaced by the target's top-level
  * ancestor; dependencies inside one subtree only order work inside the claim. Pure, no markdown-it, cheap
  * to import from state code.

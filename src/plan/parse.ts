@@ -1,5 +1,5 @@
 /**
- * The tugplan parser (01-plan-format.md §2) on markdown-it tokens. `parsePlan` never throws: anything it
+ * The tugplan parser (docs/plan-format.md §2) on markdown-it tokens. `parsePlan` never throws: anything it
  * cannot understand becomes a diagnostic. Hot state commands must reach this module through a dynamic
  * `import()` (it loads markdown-it).
  */
@@ -173,7 +173,7 @@ class PlanBuilder {
       this.scopeLine = line;
     } else if (this.scope !== 'none' && isExecutionStepsHeading(raw)) {
       // Only the first such heading scopes the steps: the step headings under this one would be silently
-      // ordinary headings (docs/plan-format-notes.md, P010).
+      // ordinary headings (docs/plan-format.md, P010).
       this.diag(
         'P010',
         'warning',

@@ -1,5 +1,5 @@
 /**
- * The one plan-argument resolver (03-contract.md §5, 02-state.md §4) and plan listing. Cheap to import
+ * The one plan-argument resolver (docs/output.md §5, docs/state.md §4) and plan listing. Cheap to import
  * (no markdown-it): hot state commands use it.
  *
  * A plan argument is a path (absolute, or relative: `./x` and `../x` to the current directory, anything
@@ -41,7 +41,7 @@ export function slugOfPlanPath(planPath: string): string | null {
 }
 
 /**
- * E004 when the file name is not `tugplan-<slug>.md` with a valid slug (01-plan-format.md: `<slug>` matches
+ * E004 when the file name is not `tugplan-<slug>.md` with a valid slug (docs/plan-format.md: `<slug>` matches
  * `^[a-z0-9][a-z0-9-]{0,63}$` without `--`): such a plan cannot be named by slug, and `worktree create` and
  * `run` refuse it. Null for a well-named plan.
  */

@@ -1,5 +1,5 @@
 /**
- * The structure hash (01-plan-format.md §2): SHA-256 over the canonical JSON of what scheduling and state
+ * The structure hash (docs/plan-format.md §2): SHA-256 over the canonical JSON of what scheduling and state
  * depend on — step anchors in document order with their parents, the effective dependency edges after
  * implicit order and lifting, per-step item counts by kind, and refactor op_texts. Prose (titles, item
  * texts, commit messages, references, purpose, text outside steps) is not part of it.

@@ -1,5 +1,5 @@
 /**
- * The textual patterns of the plan format (01-plan-format.md §2), applied to the inline source text of
+ * The textual patterns of the plan format (docs/plan-format.md §2), applied to the inline source text of
  * one heading or paragraph (never to raw lines: markdown-it has already handled fences, code and HTML).
  * Pure functions, no markdown-it.
  */

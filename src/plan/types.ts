@@ -1,5 +1,5 @@
 /**
- * The parser's output (01-plan-format.md §2): plain data, no methods, JSON-serializable.
+ * The parser's output (docs/plan-format.md §2): plain data, no methods, JSON-serializable.
  */
 
 export type ItemKind = 'task' | 'test' | 'checkpoint';
@@ -87,10 +87,10 @@ export interface ParsedPlan {
   diagnostics: Diagnostic[];
   /**
    * Effective dependency edges used for scheduling: after implicit order; `[from, to]` = from depends on to.
-   * Not lifted (lifting is a state concern, 02-state.md §3), but W007 marks cross-subtree substep targets.
+   * Not lifted (lifting is a state concern, docs/state.md §3), but W007 marks cross-subtree substep targets.
    */
   edges: [string, string][];
-  /** SHA-256 hex of the canonical structure (01-plan-format.md §2). */
+  /** SHA-256 hex of the canonical structure (docs/plan-format.md §2). */
   structure_hash: string;
   /** SHA-256 hex of the file bytes. */
   plan_hash: string;

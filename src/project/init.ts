@@ -1,5 +1,5 @@
 /**
- * `tugcode init` (04-git.md §2): the `.tugtool/` skeleton, config, log index and ignore lines.
+ * `tugcode init` (docs/git.md §2): the `.tugtool/` skeleton, config, log index and ignore lines.
  * Idempotent: existing files are left alone unless `force`. Every target is checked before anything is
  * written: init writes only inside the repository, through no symlink that leads out of it, and refuses a
  * `.tugtool` that is not a directory.

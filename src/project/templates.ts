@@ -1,6 +1,6 @@
 /**
- * Files written by `tugcode init` (04-git.md §2). The skeleton plan shows every construct of
- * 01-plan-format.md and validates with no warnings (a test checks it at the strict level).
+ * Files written by `tugcode init` (docs/git.md §2). The skeleton plan shows every construct of
+ * docs/plan-format.md and validates with no warnings (a test checks it at the strict level).
  */
 export { IMPLEMENTATION_LOG_INDEX } from '../gitflow/implementation-log.js';
 import { CONFIG_DEFAULTS } from '../config/defaults.js';

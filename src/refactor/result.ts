@@ -1,5 +1,5 @@
 /**
- * The shapes `refactor run-step` records and prints (05-kernel.md §7.2–§7.3): the compact `result_json`
+ * The shapes `refactor run-step` records and prints (docs/kernel.md §7.2–§7.3): the compact `result_json`
  * (at most 8 KiB, error details cut to 4 KiB), the `refactor_report` artifact line, the per-row `ops[]`
  * report and the key-ordered kernel envelope. Pure.
  */
@@ -89,7 +89,7 @@ export interface ResultParts {
   error?: ErrorObject | null;
 }
 
-/** The compact `result_json` of 05-kernel.md §7.2. */
+/** The compact `result_json` of docs/kernel.md §7.2. */
 export function compactResult(p: ResultParts): Record<string, unknown> {
   const r: Record<string, unknown> = {
     op_hash: p.op_hash,
@@ -170,7 +170,7 @@ export function summarizeRows(rows: { status: RefactorStatus }[], executed: numb
   return s;
 }
 
-/** The kernel envelope (05-kernel.md §4.1, §7.3): status, schema_version, snapshot_id?, error?, fields, warnings. */
+/** The kernel envelope (docs/kernel.md §4.1, §7.3): status, schema_version, snapshot_id?, error?, fields, warnings. */
 export function runStepEnvelope(r: RunStepResult): Record<string, unknown> {
   const env: Record<string, unknown> = { status: r.status, schema_version: '1' };
   if (r.snapshot_id) env.snapshot_id = r.snapshot_id;

@@ -1,5 +1,5 @@
 /**
- * A refactor row's `op_text` → the kernel's OpSpec plus the plan-only options (05-kernel.md §7.1):
+ * A refactor row's `op_text` → the kernel's OpSpec plus the plan-only options (docs/kernel.md §7.1):
  * tokenized shell-style, parsed by the kernel's own op parser, so a bad op_text fails exactly as the
  * kernel CLI would (`InvalidArgument` / `UnsupportedOperation`, exit 2).
  */

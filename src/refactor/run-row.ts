@@ -1,5 +1,5 @@
 /**
- * One refactor row of `tugcode refactor run-step` (05-kernel.md §7.3 steps 1–7): heartbeat, parse, snapshot,
+ * One refactor row of `tugcode refactor run-step` (docs/kernel.md §7.3 steps 1–7): heartbeat, parse, snapshot,
  * analyze and Gate A, prepare and verify, the pending write, apply, and the recorded result, with one
  * automatic retry after an exit-4 failure. Also the error object and exit code of any thrown error.
  */

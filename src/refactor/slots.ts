@@ -1,5 +1,5 @@
 /**
- * Kernel concurrency slots across worktrees (05-kernel.md §7.6): `max_concurrent_sessions` proper-lockfile
+ * Kernel concurrency slots across worktrees (docs/kernel.md §7.6): `max_concurrent_sessions` proper-lockfile
  * locks on `os.tmpdir()/tugcode-kernel-slots-<sha12(repo-root realpath)>/slot-<i>`. Taking a slot waits
  * as long as it takes (the caller's `onWait` keeps the lease alive); a crashed holder's lock goes stale.
  */

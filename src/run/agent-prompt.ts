@@ -1,5 +1,5 @@
 /**
- * The prompt an agent implementer preset gives its agent (06-run.md §2.1): the step brief as text — the
+ * The prompt an agent implementer preset gives its agent (docs/run.md §2.1): the step brief as text — the
  * title, the items as a task list, the references, the substeps, the earlier failures — and the rules of
  * the implementer protocol (§2): edit only inside the worktree, never commit or push, and how to report
  * through `tugcode state`. Pure: a brief in, text out.
@@ -33,7 +33,7 @@ function substepLines(subs: StepBrief[], depth = 0): string[] {
 
 /** The whole prompt for one step (a substep gets its own prompt when its turn comes). */
 export function agentPrompt(brief: StepBrief, ctx: PromptContext): string {
-  // Literal values: agent permission systems refuse commands with shell expansions (08-supervision.md §1.1).
+  // Literal values: agent permission systems refuse commands with shell expansions (docs/agents.md §1.1).
   const owner = ownerArgs({
     plan: brief.plan_path,
     step: brief.step_anchor,

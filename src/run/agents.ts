@@ -1,8 +1,8 @@
 /**
- * Agent implementer presets (06-run.md §2.1), confined to their worktree (08-supervision.md §1): `--agent
+ * Agent implementer presets (docs/run.md §2.1), confined to their worktree (docs/agents.md §1): `--agent
  * claude` and `--agent codex` run that agent's non-interactive mode in the worker's worktree, with the
  * step's prompt on stdin, and extract the agent's final message (recorded as the `coder_report` artifact).
- * Every flag comes from the CLI's own `--help`; docs/agents-notes.md quotes what each relies on, and the
+ * Every flag comes from the CLI's own `--help`; docs/agents.md quotes what each relies on, and the
  * README documents the exact command lines.
  *
  * - claude: `claude -p --output-format json --permission-mode acceptEdits --setting-sources user
@@ -214,7 +214,7 @@ function reasonLine(s: string): string {
 }
 
 /**
- * codex's last error line: `ERROR: …` is what it prints when a turn fails (docs/agents-notes.md).
+ * codex's last error line: `ERROR: …` is what it prints when a turn fails (docs/agents.md).
  */
 export function codexErrorLine(tail: string): string | null {
   // Upper case only: `error: …` lines in the tail are usually the output of the agent's own commands.
@@ -224,7 +224,7 @@ export function codexErrorLine(tail: string): string | null {
 
 /**
  * Runs a preset once for a step: the brief file and TUG_* environment as for any implementer (§2), plus the
- * agent's confinement (08-supervision.md §1): launcher and TMPDIR in the worktree's `.tug/`, the state relay
+ * agent's confinement (docs/agents.md §1): launcher and TMPDIR in the worktree's `.tug/`, the state relay
  * served for the run's duration.
  */
 export async function runAgent(agent: AgentName, o: Omit<ImplementerOptions, 'argv'>): Promise<AgentOutcome> {
@@ -279,7 +279,7 @@ export async function runAgent(agent: AgentName, o: Omit<ImplementerOptions, 'ar
 }
 
 /**
- * The implementer phase of one unit (06-run.md §2, §2.1): the preset when `agent` is set, else the
+ * The implementer phase of one unit (docs/run.md §2, §2.1): the preset when `agent` is set, else the
  * configured command (whose outcome has no final message).
  */
 export async function runStepImplementer(

@@ -1,5 +1,5 @@
 /**
- * The step brief (06-run.md §2): what the implementer is told about its step, built from the parsed plan
+ * The step brief (docs/run.md §2): what the implementer is told about its step, built from the parsed plan
  * and the step's state (item statuses, earlier failures).
  */
 import { TugError } from '../contract/errors.js';

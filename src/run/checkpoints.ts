@@ -1,5 +1,5 @@
 /**
- * Checkpoints as verification (06-run.md §3): which checkpoint items are commands, and running one.
+ * Checkpoints as verification (docs/run.md §3): which checkpoint items are commands, and running one.
  */
 import { runChild } from './child.js';
 import type { ChildOutcome } from './types.js';

@@ -1,5 +1,5 @@
 /**
- * The driver's one runner for the children it waits on (06-run.md §2–§3): the implementer and checkpoint
+ * The driver's one runner for the children it waits on (docs/run.md §2–§3): the implementer and checkpoint
  * commands. Through execa, loaded on first use; argv only (a shell runs only when argv names one).
  *
  * - **Its own process group.** The child is spawned detached, so it leads a group; a timeout or an abort

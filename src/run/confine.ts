@@ -1,5 +1,5 @@
 /**
- * What confines an agent implementer to its worktree (08-supervision.md §1, docs/agents-notes.md): the
+ * What confines an agent implementer to its worktree (docs/agents.md §1): the
  * literal owner arguments its prompt and its allow rules share, the agent's scratch space inside the
  * worktree (`.tug/`, a runtime path every commit excludes), the `tugcode` launcher first on its PATH, and
  * the command rules a preset hands the agent CLI.
@@ -14,7 +14,7 @@ import type { StepBrief } from './types.js';
 /** The `tugcode state` subcommands an agent may run (its own step's progress; never complete, fail, …). */
 export const AGENT_STATE_COMMANDS = ['update', 'artifact', 'heartbeat'] as const;
 
-/** git subcommands denied explicitly, so that no user or project setting can allow them (08 §1.3). */
+/** git subcommands denied explicitly, so that no user or project setting can allow them (docs/agents.md §1.3). */
 export const DENIED_GIT = ['push', 'commit', 'rebase', 'reset', 'checkout', 'switch', 'merge', 'worktree'] as const;
 
 /** `tugcode state` subcommands that are not the agent's: denied explicitly as well. */
@@ -66,7 +66,7 @@ export async function prepareAgentSpace(worktree: string): Promise<{ bin: string
   return s;
 }
 
-/** The environment an agent gets on top of the implementer's (06-run.md §2): PATH, TMPDIR, the state relay. */
+/** The environment an agent gets on top of the implementer's (docs/run.md §2): PATH, TMPDIR, the state relay. */
 export function agentEnvAdditions(
   env: Record<string, string>,
   space: { bin: string; tmp: string; relay: string },
@@ -90,7 +90,7 @@ export function checkpointCommands(brief: StepBrief): string[] {
 const bash = (p: string) => [`Bash(${p})`, `Bash(${p} *)`];
 
 /**
- * claude's `--allowedTools` and `--disallowedTools` for one step (08 §1.3): its own step's state commands
+ * claude's `--allowedTools` and `--disallowedTools` for one step (docs/agents.md §1.3): its own step's state commands
  * with the literal owner arguments, the step's checkpoint commands, `[run] agent_allow`; denied: the git
  * commands that change history or other branches and the state commands that are not the agent's.
  */

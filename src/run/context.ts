@@ -19,7 +19,7 @@ export type EventInput = RunEvent extends infer E ? (E extends RunEvent ? Omit<E
 
 export interface RunOptions {
   implementer: string | null;
-  /** An agent implementer preset (06-run.md §2.1); set, it replaces `implementer`. */
+  /** An agent implementer preset (docs/run.md §2.1); set, it replaces `implementer`. */
   agent: import('./agents.js').AgentName | null;
   heartbeatMs: number;
   stepTimeoutMs: number;

@@ -1,5 +1,5 @@
 /**
- * The plan on the base branch during a run (06-run.md §1 item 4.1): before each claim the run compares
+ * The plan on the base branch during a run (docs/run.md §1 item 4.1): before each claim the run compares
  * the plan committed on the base branch with the structure it started from. Prose edits are fine; a
  * changed structure stops the run with PlanDrift (`tugcode state init --force <plan>`, then run again).
  */

@@ -1,5 +1,5 @@
 /**
- * `tugcode run <plan>` (06-run.md §1): N workers, each in its own worktree, coordinated only through the
+ * `tugcode run <plan>` (docs/run.md §1): N workers, each in its own worktree, coordinated only through the
  * state store, until the plan is done. One front door over the same operations as the CLI: the driver
  * never spawns the tugcode CLI, and nothing a worker does blocks another worker's heartbeat (git through
  * simple-git, children through execa, SQLite lock waits in short slices).
@@ -335,7 +335,7 @@ async function summarize(
     step_anchor: a,
     reason: steps.find((s) => s.anchor === a)?.fail_reason ?? 'failed',
   }));
-  // Blocked means blocked by a failed step (06-run.md §1 item 4.9): a step merely waiting on unfinished ones
+  // Blocked means blocked by a failed step (docs/run.md §1 item 4.9): a step merely waiting on unfinished ones
   // (an interrupted run) is not.
   const failed = new Set(cat.failed_steps);
   const depsOf = new Map(steps.map((s) => [s.anchor, s.depends_on]));

@@ -1,4 +1,4 @@
-/** How an attempt ends early (06-run.md §1 item 4.9–4.10): a failure with its reason code, or an abort. */
+/** How an attempt ends early (docs/run.md §1 item 4.9–4.10): a failure with its reason code, or an abort. */
 import type { ChildOutcome, FailCode } from './types.js';
 
 export class StepFailure extends Error {

@@ -1,5 +1,5 @@
 /**
- * The heartbeat of a claim (06-run.md §1 item 4.3): every `--heartbeat` seconds the lease is renewed with
+ * The heartbeat of a claim (docs/run.md §1 item 4.3): every `--heartbeat` seconds the lease is renewed with
  * `--attempt`. A refused heartbeat (NotOwner, LeaseExpired, AttemptMismatch) aborts the step: the worker
  * kills its child processes and claims again without committing. A timer in the event loop, so a slow
  * child of another worker never delays it.

@@ -1,5 +1,5 @@
 /**
- * The implementer protocol (06-run.md §2): one run of the configured command for one step, in the worker's
+ * The implementer protocol (docs/run.md §2): one run of the configured command for one step, in the worker's
  * worktree, in its own process group, with the step timeout, the TUG_* environment and the step brief on
  * stdin and in the file TUG_STEP_JSON names.
  */
@@ -36,7 +36,7 @@ export interface ImplementerOptions {
   signal?: AbortSignal;
   /** Told the implementer's process group id once it runs. */
   onSpawn?: (pid: number) => void;
-  /** `[run] agent_allow`: command patterns an agent preset may run besides its own (08-supervision.md §1.3). */
+  /** `[run] agent_allow`: command patterns an agent preset may run besides its own (docs/agents.md §1.3). */
   agentAllow?: string[];
 }
 
@@ -52,7 +52,7 @@ export function implementerArgv(text: string): string[] {
   return tok.tokens;
 }
 
-/** The implementer's complete environment: baseEnv plus the TUG_* variables of 06-run.md §2 (these win). */
+/** The implementer's complete environment: baseEnv plus the TUG_* variables of docs/run.md §2 (these win). */
 export function implementerEnv(
   baseEnv: NodeJS.ProcessEnv,
   vars: ImplementerVars,

@@ -1,5 +1,5 @@
 /**
- * The run lock (06-run.md §1 item 3): the directory `.tugtool/run-<slug>.lock`, held by one `tugcode run` of
+ * The run lock (docs/run.md §1 item 3): the directory `.tugtool/run-<slug>.lock`, held by one `tugcode run` of
  * the plan for its whole lifetime (its mtime refreshed every 5 s; stale after 30 s without a refresh). The
  * directory holds `holder.json` (host, PID, start time and a random token) and is never visible without
  * it: a lock is made whole in a private directory and renamed into place, which fails when a lock exists.

@@ -1,5 +1,5 @@
 /**
- * Implementers orphaned by a killed run (06-run.md §1 item 3). An implementer leads its own process group,
+ * Implementers orphaned by a killed run (docs/run.md §1 item 3). An implementer leads its own process group,
  * so a SIGKILL of the driver leaves it running, and it could go on writing into a worktree the next run
  * adopts. While it runs, the worker records its group in `.tugtool/logs/<slug>/<worker>.pgid`; adopting
  * that worker's worktree ends the group — only when the process still runs in that worktree (a reused pid

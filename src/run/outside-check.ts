@@ -1,5 +1,5 @@
 /**
- * The driver's own checks around an implementer, agent or script (08-supervision.md §1.6–1.7), the second
+ * The driver's own checks around an implementer, agent or script (docs/agents.md §1.6–1.7), the second
  * line behind the agents' own confinement (confine.ts):
  *
  * - **OutsideWrite**: a snapshot of everything outside the worker's worktree that a step must not change —
@@ -44,7 +44,7 @@ export interface OutsideScope {
   runWorktrees: (path: string) => boolean;
   /**
    * The base branch (`refs/heads/<base>`): the user may commit to it during a run (a plan change there is
-   * PlanDrift, and the steps in flight finish: 06-run.md §1 item 4.1), so where it moves is not compared.
+   * PlanDrift, and the steps in flight finish: docs/run.md §1 item 4.1), so where it moves is not compared.
    */
   baseRef: string;
   /**
@@ -221,14 +221,14 @@ export function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
 
 /**
  * After an OutsideWrite: the run's summary is an error even when a later attempt succeeds, since the change
- * stays (08-supervision.md §1.6).
+ * stays (docs/agents.md §1.6).
  */
 export function noteOutsideWrite(rc: RunCtx, step: string, attempt: number, changed: string[]): void {
   rc.tally.fatal ??= new TugError('OutsideWrite', { step_anchor: step, attempt, changed: changed.slice(0, 20) });
 }
 
 /**
- * A lost claim whose step is `completed` at this very attempt (08-supervision.md §1.7): keeps the worktree's work and marks the
+ * A lost claim whose step is `completed` at this very attempt (docs/agents.md §1.7): keeps the worktree's work and marks the
  * run's summary an error; returns the kept commit ('' when there was nothing to keep), or null when the step
  * is not completed (an ordinary lost claim).
  */

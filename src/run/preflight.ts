@@ -1,5 +1,5 @@
 /**
- * Before any worker starts (06-run.md §1 items 1–2): the plan must be committed on the base branch and
+ * Before any worker starts (docs/run.md §1 items 1–2): the plan must be committed on the base branch and
  * equal to the main checkout's copy; it is validated (errors are fatal), `state init` from the committed
  * blob, reconciled from the integration branch, and the integration branch `tugplan/<slug>` is created from
  * the base when missing.
@@ -53,7 +53,7 @@ export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, bas
 
 /**
  * Worker worktrees are checked out without their submodules, so an implementer's edits under one would be
- * in no commit (docs/git-notes.md): a base with `.gitmodules` is refused before anything is claimed.
+ * in no commit (docs/git.md): a base with `.gitmodules` is refused before anything is claimed.
  */
 async function noSubmodules(g: GitRunner, root: string, base: string): Promise<void> {
   const r = await g.tryRun(['cat-file', '-e', `refs/heads/${base}:.gitmodules`], root);

@@ -1,5 +1,5 @@
 /**
- * `tugcode run --remote NAME` (06-run.md §1, 02-state.md §8): the plan's integration branch lives on a
+ * `tugcode run --remote NAME` (docs/run.md §1, docs/state.md §8): the plan's integration branch lives on a
  * shared git remote, and each host runs `tugcode run` in its own clone. Workers reset to the remote tip
  * (fetched before each step), integrate by fetch + rebase + fast-forward push under the state store's
  * integration lock (a PostgreSQL advisory lock on the plan when the state is shared), and the run

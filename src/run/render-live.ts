@@ -1,5 +1,5 @@
 /**
- * The live view of `tugcode run` on a TTY (06-run.md §1): one line per worker (step, phase, elapsed) and
+ * The live view of `tugcode run` on a TTY (docs/run.md §1): one line per worker (step, phase, elapsed) and
  * the plan's progress bar, redrawn in place with ANSI cursor movement (no dependency). Failures, lost
  * claims and completed steps are also printed as permanent lines above the block.
  */

@@ -1,8 +1,8 @@
 /**
- * The final summary of `tugcode run` in text mode (06-run.md §1 item 6): a table of the steps this run
+ * The final summary of `tugcode run` in text mode (docs/run.md §1 item 6): a table of the steps this run
  * settled (completed, failed with reason, blocked), a table of per-worker utilisation, then commits and wall
  * time. The error, if any, is not repeated here: it is the one diagnostic line (and hint) on stderr
- * (03-contract.md §1), so a terminal shows it once. cli-table3 is loaded only here, when the table is drawn; the style follows
+ * (docs/output.md §1), so a terminal shows it once. cli-table3 is loaded only here, when the table is drawn; the style follows
  * src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
  */
 import { duration, painter, shortHash } from './render-text.js';

@@ -1,5 +1,5 @@
 /**
- * What a user sees while `tugcode run` works (06-run.md §1): `json` writes the JSON Lines event stream
+ * What a user sees while `tugcode run` works (docs/run.md §1): `json` writes the JSON Lines event stream
  * (`--json`; every event, the summary last), `lines` one readable line per event (off a TTY), `live` the
  * in-place worker view with the plan's progress bar (on a TTY), `quiet` nothing (`-q`: only the summary and
  * the error line the caller prints). The renderer only writes through

@@ -1,9 +1,9 @@
 /**
- * The schedule `tugcode run --dry-run` prints (06-run.md §1): the waves of top-level steps that can run
+ * The schedule `tugcode run --dry-run` prints (docs/run.md §1): the waves of top-level steps that can run
  * together, the critical path, and per step what it will execute. Pure: a parsed plan in, data out.
  *
  * Claim units are top-level steps; a substep's dependencies are lifted to top-level ancestors
- * (02-state.md §3, src/plan/lift.ts), and substeps are listed under their parent in the order the
+ * (docs/state.md §3, src/plan/lift.ts), and substeps are listed under their parent in the order the
  * driver runs them inside the claim (topological over the subtree's own edges, ties by `step_index`).
  */
 import { liftEdges, liftedDependencies, topLevelMap } from '../plan/lift.js';
@@ -20,7 +20,7 @@ export interface ScheduledStep {
   /** Each declared refactor's op text (its backticked command, else the item's text). */
   refactors: string[];
   implementer: string | null;
-  /** The step's own checkpoint items that are commands (06-run.md §3); empty when checkpoints are off. */
+  /** The step's own checkpoint items that are commands (docs/run.md §3); empty when checkpoints are off. */
   checkpoint_commands: string[];
   /** Every descendant substep, in execution order inside the claim. */
   substeps: string[];

@@ -1,5 +1,5 @@
 /**
- * The state relay (08-supervision.md §1.5): under `tugcode run`, an agent's `tugcode state update|artifact|
+ * The state relay (docs/agents.md §1.5): under `tugcode run`, an agent's `tugcode state update|artifact|
  * heartbeat` reaches the state through the driver, so the agent needs no write access to `.tugtool/` (plans,
  * config, state.db) and, on PostgreSQL, no network. The relay is a request directory inside the worktree
  * (`.tug/relay/`, named by TUG_STATE_RELAY): the one channel every agent sandbox leaves open (codex's
@@ -163,7 +163,7 @@ export async function serveRelay(dir: string, pin: StepOwner, env: Record<string
       return {
         exit: 4,
         stdout: '',
-        stderr: `tugcode: refused under tugcode run (08-supervision.md §1): ${r.refused}\n`,
+        stderr: `tugcode: refused under tugcode run (docs/agents.md §1): ${r.refused}\n`,
       };
     return runCli(r.argv, pin.worktree, runEnv);
   };

@@ -41,7 +41,7 @@ export interface StepRun {
 }
 
 /**
- * The substeps of `top` in execution order, then `top` itself (06-run.md §1 item 4.4): a topological order
+ * The substeps of `top` in execution order, then `top` itself (docs/run.md §1 item 4.4): a topological order
  * of the dependencies inside the subtree, where a parent also waits for its own substeps (its commit comes
  * after theirs), ties broken by step_index.
  */

@@ -1,12 +1,12 @@
 /**
- * The driver's shared shapes (06-run.md §1–§3): events, the step brief, the summary. Plain types; the
+ * The driver's shared shapes (docs/run.md §1–§3): events, the step brief, the summary. Plain types; the
  * zod schemas of the events live in src/contract/schemas/run.ts and are checked against these by a test.
  */
 
 export type Phase =
   'reset' | 'setup' | 'refactors' | 'implementer' | 'checkpoints' | 'commit' | 'integrate' | 'complete';
 
-/** The `reason_code` of `attempt_failed` and the first word of the `state fail` reason (06-run.md §1). */
+/** The `reason_code` of `attempt_failed` and the first word of the `state fail` reason (docs/run.md §1). */
 export type FailCode =
   | 'ImplementerFailed'
   | 'StepTimeout'
@@ -75,7 +75,7 @@ export interface RunSummary {
   commits: string[];
   wall_ms: number;
   workers: { worker: WorkerName; busy_ms: number }[];
-  /** When status is `error`: the error object of 03-contract.md §2. */
+  /** When status is `error`: the error object of docs/output.md §2. */
   error?: { code: string; message: string; details: Record<string, unknown>; hint?: string };
 }
 
@@ -87,7 +87,7 @@ export interface BriefItem {
   status: 'open' | 'in_progress' | 'completed' | 'deferred';
 }
 
-/** The step brief (06-run.md §2): on the implementer's stdin and in the file `TUG_STEP_JSON` names. */
+/** The step brief (docs/run.md §2): on the implementer's stdin and in the file `TUG_STEP_JSON` names. */
 export interface StepBrief {
   plan_path: string;
   step_anchor: string;

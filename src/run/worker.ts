@@ -1,5 +1,5 @@
 /**
- * One worker (06-run.md §1 item 4): claim → reset to the integration tip → start → heartbeat → execute
+ * One worker (docs/run.md §1 item 4): claim → reset to the integration tip → start → heartbeat → execute
  * (refactors, implementer, checkpoints, commit) → completion preconditions → integrate under the lock →
  * complete (substeps first, with their rebased hashes) → claim again, until the plan has nothing left.
  * Failures fail the attempt (`state fail` + the output tail as an artifact); a lost claim is dropped
@@ -219,7 +219,7 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
       announceChange(rc);
     }
     // The driver never spins on one step: each loss in a row waits longer, and past LOSS_LIMIT the run stops
-    // claiming with the step and the refusal named (docs/state-notes.md "The driver never spins").
+    // claiming with the step and the refusal named (docs/run.md §1.4).
     if (!outcome.lost) {
       losses = { step: '', count: 0 };
       continue;
@@ -411,7 +411,7 @@ async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Ou
   const plan = rc.prep.planPath;
   const lost = beat.lost() ?? (isClaimLost(e) ? e : null);
   if (lost) {
-    // Completed behind the driver's back: keep the work and say so (08-supervision.md §1.7).
+    // Completed behind the driver's back: keep the work and say so (docs/agents.md §1.7).
     const kept = await (await import('./outside-check.js')).completedElsewhere(rc, tree, step.anchor, attempt);
     rc.emit({
       type: 'claim_lost',

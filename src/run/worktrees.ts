@@ -1,5 +1,5 @@
 /**
- * Worker worktrees (06-run.md §1 item 3): worker k owns `.tugtree/tugplan__<slug>--w<k>` on branch
+ * Worker worktrees (docs/run.md §1 item 3): worker k owns `.tugtree/tugplan__<slug>--w<k>` on branch
  * `tugplan/<slug>--w<k>`, created on first use and reused while the run lasts; leftovers of an earlier run
  * are adopted (reset, their claims released). Between steps a worktree is reset to the integration tip;
  * after a creation, or a reset that changed a lockfile, the setup runs (`run.setup_command`, else links to
@@ -73,7 +73,7 @@ export async function workerTree(
 
 /**
  * The worker branches of the plan (`tugplan/<slug>--w<k>`) that a run made: their branch config names
- * this plan (04-git.md §3; `worktree create` never makes a `w<k>` name, naming.ts). A branch of such a name
+ * this plan (docs/git.md §3; `worktree create` never makes a `w<k>` name, naming.ts). A branch of such a name
  * without it is someone else's, and `run` never moves, resets or deletes it.
  */
 async function ownedWorkerBranches(g: GitRunner, repo: Repo, slug: string): Promise<Set<string>> {
@@ -229,7 +229,7 @@ export async function removeTree(g: GitRunner, mainRoot: string, t: WorkerTree):
  * Why the directory at `path` is not a linked worktree git would run in as itself (null when it is): gone,
  * its `.git` file missing or naming no admin directory, or an admin directory that does not point back at
  * it. Without its `.git` file, git in that directory finds the repository around it, the main checkout,
- * and a reset or commit there would change the user's work (04-git.md §3: the driver acts only in the
+ * and a reset or commit there would change the user's work (docs/git.md §3: the driver acts only in the
  * worktrees it owns).
  */
 export function treeFault(path: string): string | null {

@@ -1,5 +1,5 @@
 /**
- * `state artifact` (02-state.md §4): the owner records an audit breadcrumb. The summary is cut to 500 code
+ * `state artifact` (docs/state.md §4): the owner records an audit breadcrumb. The summary is cut to 500 code
  * points and the content to 64 KiB of code points (never splitting a character).
  */
 import { TugError } from '../contract/errors.js';

@@ -1,9 +1,9 @@
 /**
- * Discarding an attempt (02-state.md §3): takeover, release, fail and reset. In the top-level step and
+ * Discarding an attempt (docs/state.md §3): takeover, release, fail and reset. In the top-level step and
  * its non-completed descendants every item returns to `open` (reason cleared) and the descendants return
- * to `pending`; refactor rows follow 05-kernel.md §7.2. Completed descendants keep their items when their
+ * to `pending`; refactor rows follow docs/kernel.md §7.2. Completed descendants keep their items when their
  * commit is recorded; one completed without a commit was completed inside this attempt and goes back too
- * (docs/state-notes.md "Substeps of a discarded attempt").
+ * (docs/state.md §3.5).
  */
 import type { Conn } from './sql/conn.js';
 import { discardItems } from './queries/items.js';

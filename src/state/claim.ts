@@ -1,8 +1,8 @@
 /**
- * `state claim` (02-state.md §3–§4): atomically resume the caller's own claim, or claim the next ready
+ * `state claim` (docs/state.md §3–§4): atomically resume the caller's own claim, or claim the next ready
  * top-level step (pending, or an expired claim of another worktree: a takeover), in step_index order.
  * One IMMEDIATE transaction; readiness is an indexed lookup on `unmet_deps`, so the cost stays flat with
- * plan size (07-quality.md §2).
+ * plan size (docs/quality.md §2).
  */
 import { addSeconds } from '../clock.js';
 import { TugError } from '../contract/errors.js';

@@ -1,5 +1,5 @@
 /**
- * `state complete` (02-state.md §3–§4): strict by default (every item terminal, every descendant completed,
+ * `state complete` (docs/state.md §3–§4): strict by default (every item terminal, every descendant completed,
  * every refactor applied or skipped), `force` completes the rest and records the reason. Completing a top-
  * level step releases its dependents (`unmet_deps`) and may complete the plan.
  */

@@ -1,5 +1,5 @@
 /**
- * The state library's context (02-state.md §7): everything an operation needs, passed explicitly, so the
+ * The state library's context (docs/state.md §7): everything an operation needs, passed explicitly, so the
  * CLI, the driver (`tugcode run`) and an MCP server call the same functions in-process.
  *
  * This module never loads better-sqlite3 (a native module, tens of ms to load): a process whose state is
@@ -47,7 +47,7 @@ export interface StateContext {
   dbPath: string;
   env: NodeJS.ProcessEnv;
   /**
-   * What owner names carry before the worktree path: `<host>:` on PostgreSQL (02-state.md §8), nothing on
+   * What owner names carry before the worktree path: `<host>:` on PostgreSQL (docs/state.md §8), nothing on
    * SQLite. Inputs name owners; files are read from the path after it (ownerPath).
    */
   ownerPrefix?: string;

@@ -1,5 +1,5 @@
 /**
- * Opening state.db (02-state.md §1): the busy timeout goes into the constructor before anything else, then
+ * Opening state.db (docs/state.md §1): the busy timeout goes into the constructor before anything else, then
  * WAL, synchronous=FULL and foreign_keys=ON. Writers migrate; readers open read-only and never create or
  * migrate. SQLite failures become `Busy` (the lock outlasted the timeout) or `DatabaseError` (corrupt,
  * unreadable, not SQLite); the file is never overwritten.

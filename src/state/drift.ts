@@ -1,5 +1,5 @@
 /**
- * Drift detection (02-state.md §3). The plan file is read and hashed before the transaction and compared with
+ * Drift detection (docs/state.md §3). The plan file is read and hashed before the transaction and compared with
  * the `plan_hash` stored at init (no stored bytes cross the connection); the parser is loaded (dynamically:
  * it pulls in markdown-it) only when they differ. Inside the transaction `checkDrift`
  * decides: same bytes → nothing; same structure → warning PlanProseChanged and the DB copies of the prose

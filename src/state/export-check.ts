@@ -1,5 +1,5 @@
 /**
- * Validation of a `state export` document before `state import` touches anything (02-state.md §8): the
+ * Validation of a `state export` document before `state import` touches anything (docs/state.md §8): the
  * zod schema of its fields (src/contract/schemas/state-export.ts), then the rules between rows that the
  * database would otherwise enforce halfway through the transaction (foreign keys, CHECKs, uniqueness),
  * and the plan bytes against their hash. Every problem is an InvalidArgument naming what is wrong.

@@ -1,5 +1,5 @@
 /**
- * `state export <plan>` and `state import` (02-state.md §8): one plan's rows and events as a versioned JSON
+ * `state export <plan>` and `state import` (docs/state.md §8): one plan's rows and events as a versioned JSON
  * document, and back into either backend in one transaction. This is how a plan started on one machine
  * moves to PostgreSQL (or back). A document from SQLite names owners by their plain worktree paths: imported
  * into PostgreSQL they become this machine's (`<host>:<path>`), in the rows and in the events' actors and

@@ -1,5 +1,5 @@
 /**
- * `state graph` (02-state.md §4): the dependency graph with each step's status, as Mermaid or DOT text.
+ * `state graph` (docs/state.md §4): the dependency graph with each step's status, as Mermaid or DOT text.
  * `edges` are `[prerequisite, dependent]` (the direction of the arrows), from the effective dependencies.
  */
 import { TugError } from '../contract/errors.js';

@@ -1,5 +1,5 @@
 /**
- * `state heartbeat` (02-state.md §3–§4): renew the lease of the top-level step. An expired lease is
+ * `state heartbeat` (docs/state.md §3–§4): renew the lease of the top-level step. An expired lease is
  * revived (expiry alone changes nothing until another worktree takes the step over); only a revival
  * appends an event.
  */

@@ -1,5 +1,5 @@
 /**
- * The state library (02-state.md §7): every `tugcode state` command as a function `(ctx, input) → result`
+ * The state library (docs/state.md §7): every `tugcode state` command as a function `(ctx, input) → result`
  * that returns plain data or throws TugError. The CLI (src/cli/commands/state.ts), the driver and an MCP
  * server call these in-process; git facts (commits, branch tips, worktree lists) are gathered by the
  * caller before the call, so no git runs inside a write transaction.

@@ -1,5 +1,5 @@
 /**
- * The writes of `state init`: a fresh insert, and the `--force` re-initialization (02-state.md §4) that
+ * The writes of `state init`: a fresh insert, and the `--force` re-initialization (docs/state.md §4) that
  * keeps completed steps and live claims, resets everything else, deletes removed steps and recomputes
  * step_index, dependencies, unmet_deps and counters, all inside the caller's transaction.
  */

@@ -1,5 +1,5 @@
 /**
- * `state init <plan> [--force [--release-claims]]` (02-state.md §4). Reads, parses and validates the plan
+ * `state init <plan> [--force [--release-claims]]` (docs/state.md §4). Reads, parses and validates the plan
  * before touching anything (a refused init creates no file), then writes everything in one transaction and
  * makes sure `.gitignore` of the main root lists state.db and its WAL files.
  */
@@ -60,7 +60,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
     const badName = planNameDiagnostic(ref.plan_path);
     const errors = [...(badName ? [badName] : []), ...v.diagnostics.filter((d) => d.severity === 'error')];
     if (errors.length > 0) throw new TugError('PlanInvalid', { plan_path: ref.plan_path, diagnostics: errors });
-    // Warnings never stop it (02-state.md §4), but they are reported. The git flows (`source` given) validate
+    // Warnings never stop it (docs/state.md §4), but they are reported. The git flows (`source` given) validate
     // the committed plan themselves, at their own level, and report its findings their own way.
     if (!input.source) warnDiagnostics(ctx, ref.plan_path, v.diagnostics);
   }

@@ -1,4 +1,4 @@
-/** `state list` (02-state.md §4): one line per plan with step and item totals and its live claims. */
+/** `state list` (docs/state.md §4): one line per plan with step and item totals and its live claims. */
 import type { StateContext } from './context.js';
 import { plansItemTotals } from './queries/items.js';
 import { listPlans } from './queries/plans.js';

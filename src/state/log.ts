@@ -1,5 +1,5 @@
 /**
- * `state log` (02-state.md §4): without `after_id` the latest `limit` events (default 50, at most 1000)
+ * `state log` (docs/state.md §4): without `after_id` the latest `limit` events (default 50, at most 1000)
  * in ascending id order; with it the first `limit` events after that id. `next_after_id` pages forward.
  */
 import { TugError } from '../contract/errors.js';

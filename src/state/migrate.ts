@@ -1,5 +1,5 @@
 /**
- * The migration ladder (02-state.md §2). `migrations/000N_<name>.sql` holds schema version N. On open for
+ * The migration ladder (docs/state.md §2). `migrations/000N_<name>.sql` holds schema version N. On open for
  * writing, every migration above the current version runs in its own IMMEDIATE transaction together with
  * the version bump; the transaction re-reads `schema_version` first, so two processes opening an old DB at
  * once never apply a migration twice. A migration whose first line is `-- tugcode:foreign_keys=off`

@@ -1,5 +1,5 @@
 /**
- * `op_hash` straight from `op_text` (05-kernel.md §9.6), without loading the kernel: the pure op grammar
+ * `op_hash` straight from `op_text` (docs/kernel.md §9.6), without loading the kernel: the pure op grammar
  * (`src/kernel/opspec.ts`) plus canonical JSON and SHA-256. `state reconcile` uses it to match
  * `Tug-Refactor` trailers; a test keeps it equal to the kernel's own `opHashOf`.
  */

@@ -1,5 +1,5 @@
 /**
- * Ownership (02-state.md §3–§4): every owner command resolves the step, then checks ownership, lease and
+ * Ownership (docs/state.md §3–§4): every owner command resolves the step, then checks ownership, lease and
  * `--attempt` on its top-level ancestor, in the evaluation order of §4.
  */
 import { TugError } from '../contract/errors.js';
@@ -154,7 +154,7 @@ export function capReason(ctx: StateContext, field: string, value: string): stri
   return t.text;
 }
 
-/** Text inputs (reasons, summaries) are UTF-8 without NUL bytes (03-contract.md §5). */
+/** Text inputs (reasons, summaries) are UTF-8 without NUL bytes (docs/output.md §5). */
 export function checkText(name: string, value: string, opts: { nonEmpty?: boolean } = {}): string {
   if (value.includes('\0'))
     throw new TugError('InvalidArgument', { reason: `${name} contains a NUL byte`, argument: name });

@@ -1,5 +1,5 @@
 /**
- * The state store on PostgreSQL (02-state.md §8): the same operations as SqliteStateStore, run over a
+ * The state store on PostgreSQL (docs/state.md §8): the same operations as SqliteStateStore, run over a
  * `pg` pool in the project's own schema. Owners are host-qualified (`<host>:<worktree>`), and "now" is
  * the server's clock (TUGCODE_NOW still fixes it under tests). The pool opens on first use.
  */

@@ -1,5 +1,5 @@
 /**
- * Plan arguments → a plan row (02-state.md §1, §4). Resolution itself is the one plan resolver
+ * Plan arguments → a plan row (docs/state.md §1, §4). Resolution itself is the one plan resolver
  * (src/plan/resolve.ts); this adds the state rules: a plan with no row is PlanNotInitialized when its file
  * exists, else PlanNotFound.
  */

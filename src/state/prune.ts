@@ -1,5 +1,5 @@
 /**
- * `state prune [--dry-run] [--purge]` (02-state.md §4): plans whose file is gone from the main root and from
+ * `state prune [--dry-run] [--purge]` (docs/state.md §4): plans whose file is gone from the main root and from
  * every worktree become `archived` (rows kept); `--purge` deletes their rows and events, leaving the prune
  * event itself (plan_path NULL) so `state log` shows the purge. The caller lists the work trees.
  */

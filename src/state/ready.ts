@@ -1,5 +1,5 @@
 /**
- * `state ready` (02-state.md §4) and the categorisation shared with `claim`: every top-level step is in
+ * `state ready` (docs/state.md §4) and the categorisation shared with `claim`: every top-level step is in
  * exactly one of completed / failed / claimed (live lease) / ready / blocked; `expired_claims` lists the
  * expired ones among ready and blocked.
  */

@@ -1,5 +1,5 @@
 /**
- * `state reconcile` (02-state.md §6): heal the DB from commits carrying `Tug-Step`/`Tug-Plan` trailers.
+ * `state reconcile` (docs/state.md §6): heal the DB from commits carrying `Tug-Step`/`Tug-Plan` trailers.
  * The caller lists the commits (git runs before the transaction); for each step the newest commit (by
  * committer date, then the caller's order, which is git's topology order) wins. Idempotent.
  */
@@ -27,7 +27,7 @@ export interface TrailerCommit {
   steps: string[];
   /** `Tug-Plan` values. */
   plans: string[];
-  /** `Tug-Refactor` values: `<op_hash> <snapshot_before>..<snapshot_after>` (05-kernel.md §7.4). */
+  /** `Tug-Refactor` values: `<op_hash> <snapshot_before>..<snapshot_after>` (docs/kernel.md §7.4). */
   refactors?: string[] | undefined;
 }
 
@@ -169,7 +169,7 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
 const TRAILER = /^([0-9a-f]{12})\s+(\S+)\.\.(\S+)$/;
 
 /**
- * 05-kernel.md §7.4: a refactor row of the step that is neither applied nor skipped becomes `applied` when
+ * docs/kernel.md §7.4: a refactor row of the step that is neither applied nor skipped becomes `applied` when
  * its op_hash, recomputed from `op_text`, appears in a `Tug-Refactor` trailer of the step's commit; it takes
  * the trailer's snapshots. Each trailer marks one row (rows in ordinal order, trailers in commit order).
  */

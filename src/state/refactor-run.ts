@@ -1,5 +1,5 @@
 /**
- * The short transactions of `refactor run-step` (05-kernel.md §7.3): the start of a run (--retry-failed and
+ * The short transactions of `refactor run-step` (docs/kernel.md §7.3): the start of a run (--retry-failed and
  * recovery of an interrupted pending write), the pending write before `apply`, and the recorded result with
  * its `refactor_report` artifact. Each re-checks ownership fenced by the scope's attempt and appends one
  * event; the caller runs kernel operations between them.
@@ -170,7 +170,7 @@ export interface RefactorOutcome {
   snapshot_before: string | null;
   snapshot_after: string | null;
   exit_code: number;
-  /** The compact result_json (05-kernel.md §7.2); `pending` is never kept. */
+  /** The compact result_json (docs/kernel.md §7.2); `pending` is never kept. */
   result: Record<string, unknown>;
   /** The `refactor_report` artifact (summary cut to 500 code points, content to 64 KiB). */
   artifact: { summary: string; content?: string | undefined };

@@ -1,5 +1,5 @@
 /**
- * The scope every refactor-row operation works in (05-kernel.md §7.3 setup 1–2): the row types, the parsed
+ * The scope every refactor-row operation works in (docs/kernel.md §7.3 setup 1–2): the row types, the parsed
  * row view, the ownership and attempt-fence check on the top-level step, lease renewal inside a write, the
  * event of a run-step transaction, and `refactorScope` (run-step's read-only setup).
  */
@@ -30,7 +30,7 @@ export interface RefactorScope {
   attempt: number;
 }
 
-/** `result_json.pending` (05-kernel.md §7.3 step 6). */
+/** `result_json.pending` (docs/kernel.md §7.3 step 6). */
 export interface PendingWrite {
   op_hash: string;
   snapshot_before: string;
@@ -99,7 +99,7 @@ export async function renew(
 }
 
 /**
- * run-step setup (05-kernel.md §7.3 setup 1–2): the plan, the step, ownership exactly as `state update`
+ * run-step setup (docs/kernel.md §7.3 setup 1–2): the plan, the step, ownership exactly as `state update`
  * checks it (NotOwner / LeaseExpired, then AttemptMismatch), then the transition (the top-level step is
  * claimed or in progress and the step is not completed). Changes nothing.
  */

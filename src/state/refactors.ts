@@ -1,5 +1,5 @@
 /**
- * The refactor rows of a step (05-kernel.md §7.2–§7.4) as state operations: the setup checks of
+ * The refactor rows of a step (docs/kernel.md §7.2–§7.4) as state operations: the setup checks of
  * `refactor run-step`, each of its short transactions (retry/recovery, pending write, result), `refactor
  * skip`, and the read-only views used by `tugcode commit` and `state show`. Every write re-checks ownership
  * on the top-level step, fenced by the attempt seen at setup, and appends exactly one event. The state
@@ -55,7 +55,7 @@ export async function refactorRows(
 }
 
 /**
- * `Tug-Refactor` trailer values (05-kernel.md §7.4) of the step's `applied` rows, in ordinal order:
+ * `Tug-Refactor` trailer values (docs/kernel.md §7.4) of the step's `applied` rows, in ordinal order:
  * `<op_hash> <snapshot_before>..<snapshot_after>`. Rows without the three values are left out.
  */
 export function refactorTrailers(rows: RefactorView[]): string[] {
@@ -85,7 +85,7 @@ export interface SkipResult {
 }
 
 /**
- * `refactor skip` (05-kernel.md §7.4): the owner marks an open or failed row skipped with a reason. An
+ * `refactor skip` (docs/kernel.md §7.4): the owner marks an open or failed row skipped with a reason. An
  * applied row is InvalidTransition; a row already skipped succeeds and changes nothing.
  */
 export async function skipRefactor(ctx: StateContext, input: SkipInput): Promise<SkipResult> {

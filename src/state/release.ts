@@ -1,5 +1,5 @@
 /**
- * `state release` and `state fail` (02-state.md §3–§4): the owner ends its claim on a top-level step. The
+ * `state release` and `state fail` (docs/state.md §3–§4): the owner ends its claim on a top-level step. The
  * attempt is discarded; release returns the step to pending with `failures` unchanged; fail adds one to
  * `failures` and the step becomes `failed` when that reaches `max_attempts`.
  */

@@ -1,5 +1,5 @@
 /**
- * `state reset` (02-state.md §4): the admin escape hatch. A claimed, in-progress or failed top-level step
+ * `state reset` (docs/state.md §4): the admin escape hatch. A claimed, in-progress or failed top-level step
  * returns to pending: attempt discarded, claim and fail_reason cleared, `failures` 0. `attempt` is a
  * fencing token and never goes down, so a stale holder of an earlier attempt can never match again. A live
  * claim is reset only with `force`; the result names the owner whose claim ended. Completed steps are
@@ -54,7 +54,7 @@ export async function reset(ctx: StateContext, input: ResetInput): Promise<Reset
     const previous_owner = isHeld(step.status) ? step.claimed_by : null;
     const result = { reset: true, step_anchor: anchor, previous_status: step.status, previous_owner };
     // A pending step too: a substep completed without a commit there (left by a tugcode before the rule of
-    // docs/state-notes.md "Substeps of a discarded attempt") would refuse every attempt's `start`.
+    // docs/state.md §3.5) would refuse every attempt's `start`.
     const discarded = await discardAttempt(c, plan_path, anchor, now);
     const reopened = discarded.items_reopened.length > 0 || discarded.substeps_reopened !== undefined;
     if (step.status === 'pending' && step.failures === 0 && !reopened) return result;

@@ -1,5 +1,5 @@
 /**
- * The text of `state show` (02-state.md §5; seed 003's mock): 12-cell bars with floored fill and percent,
+ * The text of `state show` (docs/state.md §5; the golden text of tests/state/show.test.ts): 12-cell bars with floored fill and percent,
  * substeps indented under their parent, items listed for the steps the data carries items for, leases as
  * "expires in 1h 45m" / "EXPIRED 5m ago", and an `Overall:` footer per plan. Pure: returns a string.
  */

@@ -1,5 +1,5 @@
 /**
- * `state show` data (02-state.md §5): every active and done plan (or one plan, or one step's subtree),
+ * `state show` data (docs/state.md §5): every active and done plan (or one plan, or one step's subtree),
  * with per-step status, owner and lease (a substep's are those of its top-level step), lifted blockers,
  * per-kind counts and the items the text lists. Read-only; the text is rendered by show-text.ts.
  */

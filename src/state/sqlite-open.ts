@@ -1,5 +1,5 @@
 /**
- * Opening the embedded store for one command (02-state.md §1, §7). Kept apart from context.ts because it
+ * Opening the embedded store for one command (docs/state.md §1, §7). Kept apart from context.ts because it
  * loads better-sqlite3 (db.ts), a native module: a process whose state is on PostgreSQL imports the context
  * types and helpers, never this module.
  */

@@ -1,4 +1,4 @@
-/** `state start` (02-state.md §3–§4): claimed → in_progress; a substep pending → in_progress. */
+/** `state start` (docs/state.md §3–§4): claimed → in_progress; a substep pending → in_progress. */
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { checkOwner, findStep, invalidTransition, ownerPlan, stepArg, OWNER_TX } from './owner.js';

@@ -1,5 +1,5 @@
 /**
- * Statuses and the rules every query and display shares (02-state.md §2–§3): TERMINAL is defined once
+ * Statuses and the rules every query and display shares (docs/state.md §2–§3): TERMINAL is defined once
  * here, and so is the one lease-expiry comparison (`lease_expires_at < now`; at equality a lease is live).
  */
 import {
@@ -49,7 +49,7 @@ export function isHeld(status: string): boolean {
 }
 
 /**
- * The rows of a subtree that a discarded attempt takes back (docs/state-notes.md "Substeps of a discarded
+ * The rows of a subtree that a discarded attempt takes back (docs/state.md "Substeps of a discarded
  * attempt"): every step not completed, and every substep completed without a recorded commit. Such a
  * substep was completed inside the attempt (auto-complete) and its commit, if any, never reached the
  * integration branch: kept completed, it would refuse the next attempt's `start`. A step row in SQL (`s`).
@@ -84,7 +84,7 @@ export function kindFromName(s: string): ItemKind | null {
 }
 
 /**
- * Caps of the text the state library stores (docs/state-notes.md). Short texts — artifact summaries and
+ * Caps of the text the state library stores (docs/state.md). Short texts — artifact summaries and
  * every reason (a deferred item's, `fail`'s, a forced completion's, a skipped refactor's) — keep at most
  * 500 code points; long texts (artifact contents) at most 64 Ki code points. Longer input is cut by code
  * points, never inside a character: artifacts say `truncated: true`, reasons add a `TextTruncated` warning.

@@ -80,7 +80,7 @@ export abstract class StateStore {
    */
   abstract withContext<T>(call: StateCall, mode: Mode, fn: (ctx: StateContext) => Promise<T> | T): Promise<T>;
   /**
-   * The integration lock of `plan` (06-run.md §1 item 4.7, 02-state.md §8), held until the returned
+   * The integration lock of `plan` (docs/run.md §1 item 4.7, docs/state.md §8), held until the returned
    * release: the repo-wide `.tugtool/integration.lock` file on SQLite; on PostgreSQL a session advisory
    * lock on the project and plan, so every host integrating the plan takes turns. Past `timeoutMs`: Busy.
    */

@@ -1,5 +1,5 @@
 /**
- * Validation of `state update` input that needs no database (02-state.md §4 "update rules"): statuses,
+ * Validation of `state update` input that needs no database (docs/state.md §4 "update rules"): statuses,
  * reasons, duplicates, and the `--batch` JSON. Hand-written (no zod on the hot path).
  */
 import { TugError } from '../contract/errors.js';

@@ -1,5 +1,5 @@
 /**
- * `state update` (02-state.md §3–§4): change checklist items of one step or substep, optionally finish the
+ * `state update` (docs/state.md §3–§4): change checklist items of one step or substep, optionally finish the
  * rest (`--complete-remaining`, which also covers non-completed descendants), then auto-complete every
  * substep of the subtree and every substep ancestor whose items, refactors and descendants are done.
  * Everything is validated before anything changes.
@@ -73,7 +73,7 @@ export async function update(ctx: StateContext, input: UpdateInput): Promise<Upd
   return await withSnapshot(ref.plan_path, ref.abs_path, run);
 }
 
-/** Every reason of the update, cut to the stored cap (02-state.md §2, docs/state-notes.md). */
+/** Every reason of the update, cut to the stored cap (docs/state.md §2). */
 function capReasons(ctx: StateContext, input: UpdateInput, items: ItemChange[]) {
   const reason = input.reason === undefined ? undefined : capReason(ctx, 'reason', input.reason);
   return {

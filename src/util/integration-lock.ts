@@ -1,8 +1,8 @@
 /**
- * The repo-wide integration lock file `<main root>/.tugtool/integration.lock` (06-run.md §1 item 4.7),
+ * The repo-wide integration lock file `<main root>/.tugtool/integration.lock` (docs/run.md §1 item 4.7),
  * through proper-lockfile with stale detection: the one lock every integration of a clone takes. Shared by
  * the git flows (src/gitflow/integrate.ts) and the SQLite state store's `integrationLock` (on PostgreSQL the
- * store takes an advisory lock instead, 02-state.md §8).
+ * store takes an advisory lock instead, docs/state.md §8).
  */
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';

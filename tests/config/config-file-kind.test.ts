@@ -1,5 +1,5 @@
 /**
- * `.tugtool/config.toml` is read only when it is a regular file of at most MAX_CONFIG_BYTES (07-quality.md:
+ * `.tugtool/config.toml` is read only when it is a regular file of at most MAX_CONFIG_BYTES (docs/quality.md:
  * every input has a bound): a FIFO with no writer, a symlink to /dev/zero, a directory or a huge file is
  * ConfigInvalid (exit 2) at once, from tugcode and from the kernel's `tug` alike, never a hang.
  */

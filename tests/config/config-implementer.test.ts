@@ -1,5 +1,5 @@
 /**
- * `[run] implementer` is split shell-style (06-run.md §2): a value whose quotes do not balance can never
+ * `[run] implementer` is split shell-style (docs/run.md §2): a value whose quotes do not balance can never
  * run, so loading the config refuses it with ConfigInvalid naming the key (or the variable that set it),
  * instead of every later step failing on it.
  */

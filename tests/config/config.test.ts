@@ -37,7 +37,7 @@ describe('config', () => {
     expect(c.kernel.test_command).toEqual(['npm', 'test']);
   });
 
-  it('reads [run] agent_allow, a list of command patterns an agent may run (08-supervision.md §1.3)', async () => {
+  it('reads [run] agent_allow, a list of command patterns an agent may run (docs/agents.md §1.3)', async () => {
     const root = tempDir();
     writeFiles(root, { '.tugtool/config.toml': '[run]\nagent_allow = ["npm test *", "make check"]\n' });
     expect((await loadConfig(root, {})).run.agent_allow).toEqual(['npm test *', 'make check']);

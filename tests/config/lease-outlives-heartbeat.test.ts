@@ -1,6 +1,6 @@
 /**
  * A claim's lease must outlive the heartbeat interval, or it lapses before its first heartbeat and another
- * worker may take the step mid-work (06-run.md §2). The config is checked when it loads (ConfigInvalid
+ * worker may take the step mid-work (docs/run.md §2). The config is checked when it loads (ConfigInvalid
  * naming both keys); `run --lease-duration/--heartbeat` when the run starts (InvalidArgument naming both,
  * nothing run). An integer too large for a number names its key too.
  */

@@ -18,7 +18,7 @@ describe('error catalogue', () => {
   it('gives every code a PascalCase name, an exit code of the contract and a message naming its subject', () => {
     for (const code of ERROR_CODES) {
       expect(code).toMatch(/^[A-Z][A-Za-z]+$/);
-      // 130: Interrupted (03-contract.md §3: interrupted by SIGINT / SIGTERM; the CLI gives 143 for SIGTERM).
+      // 130: Interrupted (docs/output.md §3: interrupted by SIGINT / SIGTERM; the CLI gives 143 for SIGTERM).
       expect([2, 3, 4, 10, 130]).toContain(CATALOGUE[code].exit);
       const e = new TugError(code, { plan_path: '.tugtool/tugplan-x.md', step_anchor: 'step-1', worktree: '/w' });
       expect(e.message.length).toBeGreaterThan(5);

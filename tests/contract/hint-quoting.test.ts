@@ -84,7 +84,7 @@ describe('shellArg', () => {
 });
 
 describe('hints through the CLI name a plan and a worktree with spaces and quotes as one argument each', () => {
-  // A valid plan name (tugplan-<slug>.md, 01-plan-format.md) in a directory whose name needs quoting.
+  // A valid plan name (tugplan-<slug>.md, docs/plan-format.md) in a directory whose name needs quoting.
   const PLAN = "my plans/b's/tugplan-hq.md";
 
   /** A repo whose plan path has a space and a quote, and a linked worktree whose path has both too. */

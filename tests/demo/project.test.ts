@@ -1,5 +1,5 @@
 /**
- * The demo repository (06-run.md §4): created with a committed plan that validates, and its steps, run by
+ * The demo repository (docs/run.md §4): created with a committed plan that validates, and its steps, run by
  * hand in dependency order with the bundled implementer, the kernel for the refactor step and the plan's
  * own checkpoint commands, all pass; a dependent step's checkpoint fails before its dependency's edit.
  */
@@ -69,7 +69,7 @@ function implement(repo: DemoRepo, worktree: string, anchor: string, extra: stri
   });
 }
 
-/** The step's checkpoint commands: items that are exactly one code span (06-run.md §3). */
+/** The step's checkpoint commands: items that are exactly one code span (docs/run.md §3). */
 function checkpoints(root: string, anchor: string): string[] {
   return steps(root)
     .get(anchor)!

@@ -1,5 +1,5 @@
 /**
- * The prose cannot drift from the tool (06-run.md §5, issue 13 item 7). Every `tugcode …` / `tug …`
+ * The prose cannot drift from the tool (docs/run.md §5, issue 13 item 7). Every `tugcode …` / `tug …`
  * command line in skills/, agents/, the plugin manifest, README.md and docs/*.md must name a real
  * (sub)command and use only flags that command accepts; every JSON field a skill or agent file names in
  * backticks must exist in the output of a command that file uses (zod schemas; the kernel's real output),

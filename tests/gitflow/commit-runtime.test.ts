@@ -16,7 +16,7 @@ import { flowCtx, PLAN_PATH, planRepo, snapshot, stepRows, T0, workOn } from './
 
 const env = { TUGCODE_NOW: T0 };
 
-/** A kernel call that keeps its session in `.tug/` (a refused one writes nothing, 05-kernel.md §3). */
+/** A kernel call that keeps its session in `.tug/` (a refused one writes nothing, docs/kernel.md §3). */
 function kernelCall(cwd: string): void {
   const r = spawnSync(process.execPath, [join(ROOT, 'bin', 'tug.js'), 'snapshot'], {
     cwd,

@@ -1,7 +1,7 @@
 /**
  * tugcode started from a git hook inherits GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE pointing at the main
  * checkout. No git child (nor the implementer) may act on that repository or index: the user's staged file
- * stays staged and `main` does not move (docs/git-notes.md, issue 22 item 13).
+ * stays staged and `main` does not move (docs/git.md, issue 22 item 13).
  */
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

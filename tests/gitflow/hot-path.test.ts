@@ -1,5 +1,5 @@
 /**
- * simple-git stays off the hot state path (07-quality.md §2, src/git/fast.ts): the state commands that
+ * simple-git stays off the hot state path (docs/quality.md §2, src/git/fast.ts): the state commands that
  * need git facts use the few synchronous calls of fast.ts, while the git flows load simple-git.
  */
 import { describe, expect, it } from 'vitest';

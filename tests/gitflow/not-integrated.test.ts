@@ -1,7 +1,7 @@
 /**
  * A step commit that `tugcode commit --integrate` could not integrate (an open checkpoint) is said to be
  * NOT integrated; completing the step by hand with it is refused while the integration branch lacks it;
- * the same `tugcode commit --integrate` run again integrates and completes it (docs/git-notes.md, issue 22
+ * the same `tugcode commit --integrate` run again integrates and completes it (docs/git.md, issue 22
  * item 15).
  */
 import { describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@
  * The README's "work on a plan by hand" flow, end to end with the built CLI on a small Python project that
  * has its own .gitignore: init → commit → worktree create → claim/start/update → commit → merge --dry-run →
  * merge. What init leaves behind never makes the merge fail, and `--dry-run` refuses exactly what the real
- * merge refuses (issue 22 item 20, docs/git-notes.md).
+ * merge refuses (issue 22 item 20, docs/git.md).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

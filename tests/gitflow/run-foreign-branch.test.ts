@@ -1,6 +1,6 @@
 /**
  * `run` names its worker branches `tugplan/<slug>--w<k>` and marks them with the branch config it writes
- * (04-git.md §3). A branch of that name it did not make, with the user's own commit on it, is never moved,
+ * (docs/git.md §3). A branch of that name it did not make, with the user's own commit on it, is never moved,
  * reset or deleted: the run refuses before it changes anything (issue 22 item 12).
  */
 import { join } from 'node:path';

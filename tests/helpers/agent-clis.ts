@@ -1,5 +1,5 @@
 /**
- * The real agent CLIs for tests/agents-real (06-run.md §2.1): Claude Code and codex at pinned versions,
+ * The real agent CLIs for tests/agents-real (docs/run.md §2.1): Claude Code and codex at pinned versions,
  * installed from npm with `npm install --prefix` into a cache directory of the suite's own (never the
  * project's dependencies), once per machine and reused. Concurrency-safe across vitest workers and parallel
  * runs: one installer holds a lock directory, the others wait for its `complete` marker.

@@ -1,5 +1,5 @@
 /**
- * Baselines (05-kernel.md §11.3) are cached in <session>/baselines/ by (snapshot_id, check, tool version,
+ * Baselines (docs/kernel.md §11.3) are cached in <session>/baselines/ by (snapshot_id, check, tool version,
  * argv): a second run on the same snapshot reuses them instead of running the checker again.
  */
 import { describe, it, expect } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Diagnostic positions (05-kernel.md §4.1): tsc's (line, UTF-16 character) become (line counted by `\n`,
+ * Diagnostic positions (docs/kernel.md §4.1): tsc's (line, UTF-16 character) become (line counted by `\n`,
  * col in UTF-8 bytes after the BOM), through a real tsc run and for TypeScript's other line breaks.
  */
 import { describe, it, expect } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Kernel configuration (05-kernel.md §3.1): flag > environment > `.tugtool/config.toml [kernel]` (main repo
+ * Kernel configuration (docs/kernel.md §3.1): flag > environment > `.tugtool/config.toml [kernel]` (main repo
  * root in git, else the workspace's) > `pyproject.toml [tool.tug]` > defaults; ConfigInvalid for bad input.
  */
 import { describe, it, expect } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * End to end (05-kernel.md §13.4): renames in a vendored TypeScript package with --verify typecheck; the
+ * End to end (docs/kernel.md §13.4): renames in a vendored TypeScript package with --verify typecheck; the
  * package still typechecks and its own tests pass; git sees exactly the reported diff and files.
  */
 import { describe, it, expect } from 'vitest';
@@ -59,7 +59,7 @@ async function assertClean(ws: string, env: any): Promise<void> {
   expect(tsc.status, tsc.out).toBe(0);
   expect(tests.status, tests.out).toBe(0);
   expect(git(ws, 'diff', '--name-only').trim().split('\n')).toEqual(env.files_written);
-  // git adds function context after the hunk header; the kernel's headers are bare (05 §9.5).
+  // git adds function context after the hunk header; the kernel's headers are bare (docs/kernel.md §9.5).
   expect(
     git(ws, 'diff')
       .replace(/^(@@ [^@]+ @@).*$/gm, '$1')

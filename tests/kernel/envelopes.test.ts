@@ -1,5 +1,5 @@
 /**
- * Golden error and success envelopes for every exit code (05-kernel.md §13.2), plus bad-input cases:
+ * Golden error and success envelopes for every exit code (docs/kernel.md §13.2), plus bad-input cases:
  * the right code and exit, one stderr line, key order, and nothing written.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';

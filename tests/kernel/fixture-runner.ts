@@ -1,5 +1,5 @@
 /**
- * The manifest-driven fixture runner (05-kernel.md §13.1), shared by the per-language entry files so that
+ * The manifest-driven fixture runner (docs/kernel.md §13.1), shared by the per-language entry files so that
  * vitest runs the languages in parallel. Per entry: copy the workspace, run the kernel in-process, check exit
  * code and counts, compare normalized JSON and the patch with their goldens, re-run for determinism,
  * `git apply` the patch to a pristine copy and compare with what `--apply` writes, and (when flagged) run
@@ -8,7 +8,7 @@
  * TUG_REQUIRE_PYTHON=1 / TUG_REQUIRE_RUST=1 make them fail.
  *
  * The three in-process calls of an entry share one warm kernel (the MCP server's `KernelHost`,
- * docs/kernel-notes.md "Warm operations"): a backend's cold start (pyright, rust-analyzer) is most of an
+ * docs/kernel.md §2.3): a backend's cold start (pyright, rust-analyzer) is most of an
  * entry's time, and starting it three times per entry made the Python fixtures the slowest file of the
  * suite. The first call is still cold (its output is the golden); the second checks that the warm kernel
  * answers the same (normalized); the third applies in that same workspace.

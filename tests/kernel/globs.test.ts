@@ -1,5 +1,5 @@
 /**
- * `--include` / `--exclude` (05-kernel.md §10.1): picomatch globs over workspace-relative paths, applied
+ * `--include` / `--exclude` (docs/kernel.md §10.1): picomatch globs over workspace-relative paths, applied
  * after the listing; a glob naming a directory covers its contents.
  */
 import { describe, it, expect } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * 05-kernel.md §2.1: dependencies point one way. tugcode imports the kernel; `src/kernel/**` imports only
+ * docs/kernel.md §2.1: dependencies point one way. tugcode imports the kernel; `src/kernel/**` imports only
  * `src/kernel/**`, node built-ins and npm packages, and never SQLite or the CLI framework, so `tug` loads no
  * tugcode module. Checked on the sources (static and dynamic imports) with TypeScript's own pre-processor.
  * The kernel names no host either (a host passes its names in: KernelOptions' HostOptions), and its light

@@ -1,5 +1,5 @@
 /**
- * The library API (05-kernel.md §2.3), sessions and locking (§12), the source set (§10.1) and new-name
+ * The library API (docs/kernel.md §2.3), sessions and locking (§12), the source set (§10.1) and new-name
  * validation (§3.3), tested in-process.
  */
 import { describe, it, expect } from 'vitest';

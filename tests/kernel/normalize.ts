@@ -1,5 +1,5 @@
 /**
- * Golden normalization (05-kernel.md §13.1 step 4): drop `duration_ms`, `*_at` and `since`; absolute
+ * Golden normalization (docs/kernel.md §13.1 step 4): drop `duration_ms`, `*_at` and `since`; absolute
  * workspace paths → <WS>; check output → <output>; tool versions → <version>.
  */
 export function normalizeEnvelope(value: unknown, ws: string[]): unknown {

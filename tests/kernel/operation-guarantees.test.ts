@@ -45,7 +45,7 @@ const FILES = {
   'src/b.ts': "import { alpha } from './a';\nexport const v = alpha();\n",
 };
 
-describe('cumulative verification without a test command (05-kernel.md §11.4)', () => {
+describe('cumulative verification without a test command (docs/kernel.md §11.4)', () => {
   it('skips the tests stage under --verify typecheck with a warning, and applies', async () => {
     const ws = realpathSync(tempWs(FILES));
     const r = await tug(

@@ -1,5 +1,5 @@
 /**
- * Lazy loading across languages (05-kernel.md §2.1): through the built `tug` binary, a TypeScript rename
+ * Lazy loading across languages (docs/kernel.md §2.1): through the built `tug` binary, a TypeScript rename
  * never loads web-tree-sitter, and a Python rename (whose syntax work is on tree-sitter) never loads
  * typescript. The Python rename also proves the bundled binary finds web-tree-sitter and its wasm.
  */

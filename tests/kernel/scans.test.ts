@@ -1,5 +1,5 @@
 /**
- * Scans (05-kernel.md §6.6) for TypeScript: UnresolvedMemberReference for `.old` accesses outside the edit
+ * Scans (docs/kernel.md §6.6) for TypeScript: UnresolvedMemberReference for `.old` accesses outside the edit
  * set whose receiver the checker cannot resolve; SkippedStringLiteral stays as before.
  */
 import { describe, it, expect } from 'vitest';

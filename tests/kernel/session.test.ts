@@ -1,5 +1,5 @@
 /**
- * Sessions (05-kernel.md §12): toolchains.json and backend pid files in `session status`, orphan cleanup,
+ * Sessions (docs/kernel.md §12): toolchains.json and backend pid files in `session status`, orphan cleanup,
  * `--log-level` logs, and SIGINT/SIGTERM (release the lock, remove the sandbox, stop verifiers, 130/143).
  */
 import { describe, it, expect } from 'vitest';

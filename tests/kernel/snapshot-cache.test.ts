@@ -1,5 +1,5 @@
 /**
- * A warm kernel's snapshots (05-kernel.md §10.1): files whose stat is unchanged and not racy are reused
+ * A warm kernel's snapshots (docs/kernel.md §10.1): files whose stat is unchanged and not racy are reused
  * from the previous snapshot; any change (content, size, touch) is seen.
  */
 import { describe, it, expect } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * `tug run --text` (05-kernel.md §3.4, README "dry run: the diff"): a dry run prints its summary line and
+ * `tug run --text` (docs/kernel.md §3.4, README "dry run: the diff"): a dry run prints its summary line and
  * then the unified diff it would write, the same diff as the JSON's `patch.unified_diff`; an applied run
  * prints the summary line alone. `tugcode refactor run --text` prints the same bytes. Built CLIs.
  */

@@ -1,5 +1,5 @@
 /**
- * `tugcode mcp` argument errors (06-run.md §5): every one, of every tool, is an `isError` result whose
+ * `tugcode mcp` argument errors (docs/run.md §5): every one, of every tool, is an `isError` result whose
  * text is the CLI's error envelope with `InvalidArgument` naming the argument; unknown arguments are
  * refused, not stripped; `tools/list` still advertises strict schemas.
  */

@@ -1,5 +1,5 @@
 /**
- * `tugcode mcp` with the SDK's own client (06-run.md §5): the tools, claim → start → update → complete
+ * `tugcode mcp` with the SDK's own client (docs/run.md §5): the tools, claim → start → update → complete
  * giving the CLI's JSON, errors as `isError` results carrying the CLI's envelope, and a kernel rename
  * applied and verified through MCP.
  */

@@ -1,5 +1,5 @@
 /**
- * `tugcode mcp` on stdio, line by line (06-run.md §5, 03-contract.md §1): requests up to the largest one
+ * `tugcode mcp` on stdio, line by line (docs/run.md §5, docs/output.md §1): requests up to the largest one
  * the schemas accept are served, a longer line stops the server with one InvalidArgument stderr line and
  * exit 2, lines that are no JSON-RPC message get a JSON-RPC error, and calls under way when stdin closes
  * are still answered.

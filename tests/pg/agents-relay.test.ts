@@ -1,5 +1,5 @@
 /**
- * The state relay on PostgreSQL (08-supervision.md §1.5): an agent's `tugcode state update` reaches the
+ * The state relay on PostgreSQL (docs/agents.md §1.5): an agent's `tugcode state update` reaches the
  * state through the driver, so the agent needs no connection of its own. The agent here is a fake `codex`
  * first on PATH that runs the literal command its prompt gives, through the `tugcode` launcher on its PATH,
  * with a state URL that leads nowhere (as from a sandbox without network).

@@ -1,5 +1,5 @@
 /**
- * The backend fixture of the state contract suite (02-state.md §8): the same CLI calls against the embedded
+ * The backend fixture of the state contract suite (docs/state.md §8): the same CLI calls against the embedded
  * SQLite state.db or a PostgreSQL database, a table dump of either (to prove a refused command changed
  * nothing), and a transcript of normalized outputs so the two backends' results can be compared as a whole.
  *

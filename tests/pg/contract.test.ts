@@ -1,5 +1,5 @@
 /**
- * The state contract on both backends (02-state.md §8, issue 14): one suite, run through the built CLI
+ * The state contract on both backends (docs/state.md §8, issue 14): one suite, run through the built CLI
  * against the embedded SQLite state.db and a fresh PostgreSQL project. Each scenario asserts the same
  * results on both (owners are `<host>:<path>` on PostgreSQL), every refused command is checked against a
  * dump of every table, and the last block compares the two backends' normalized transcripts as a whole.

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL faults and secrets through the CLI (02-state.md §8): the password never appears in any output,
+ * PostgreSQL faults and secrets through the CLI (docs/state.md §8): the password never appears in any output,
  * error, event or log; an unreachable server is DatabaseUnavailable (exit 10) naming host, port and database,
  * fast, with nothing on stdout but the JSON envelope; a malformed URL is ConfigInvalid.
  */

@@ -1,5 +1,5 @@
 /**
- * Identity on a shared PostgreSQL (02-state.md §8): projects never see each other, the default project id
+ * Identity on a shared PostgreSQL (docs/state.md §8): projects never see each other, the default project id
  * is the repository's root commit (every clone agrees), owners are host-qualified; and two processes
  * opening a fresh project at once apply its migrations once.
  */

@@ -1,5 +1,5 @@
 /**
- * `StateStore.integrationLock(plan)` (02-state.md §8): on PostgreSQL a session advisory lock on the project
+ * `StateStore.integrationLock(plan)` (docs/state.md §8): on PostgreSQL a session advisory lock on the project
  * and the plan, so integrations of one plan take turns across processes and hosts, other plans never wait,
  * and a lock whose session died is simply gone. On SQLite it is the clone's `.tugtool/integration.lock`.
  */

@@ -1,5 +1,5 @@
 /**
- * A lost connection in a long-lived process (docs/state-notes.md "Failures", 06-run.md §1 item 5): the retry
+ * A lost connection in a long-lived process (docs/state.md §8.1, docs/run.md §1 item 5): the retry
  * budget belongs to the database handle, not to each call (once the connection has been lost that long,
  * every call fails at once until one succeeds again), and the process's stop ends the retries at once, so a
  * SIGTERM during an outage stops `tugcode run` promptly with its summary.

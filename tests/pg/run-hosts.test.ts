@@ -1,5 +1,5 @@
 /**
- * `tugcode run --remote` across hosts (issue 14 item 5, 02-state.md §8, 06-run.md §1): a bare repository as
+ * `tugcode run --remote` across hosts (issue 14 item 5, docs/state.md §8, docs/run.md §1): a bare repository as
  * the shared remote, two clones with their own host ids, one PostgreSQL. Two runs with 2 workers each finish
  * a 12-step plan together, every step committed exactly once on the remote; a SIGKILLed host's claims are
  * taken over after a short lease; a PostgreSQL restart during a run is ridden out.

@@ -1,5 +1,5 @@
 /**
- * `sslmode` works as in psql (02-state.md §8 "PG* variables, .pgpass and sslmode work as in psql"): libpq's
+ * `sslmode` works as in psql (docs/state.md §8 "PG* variables, .pgpass and sslmode work as in psql"): libpq's
  * six modes against a server without SSL, one with SSL (a certificate from a throwaway CA, issued for
  * `localhost`) and one that accepts only SSL; the mode from the URL, else PGSSLMODE, else prefer. Where psql
  * is installed, every outcome is also checked against it. Failures are DatabaseUnavailable with an SSL hint,

@@ -1,6 +1,6 @@
 /**
- * `state export` / `state import` between the backends (02-state.md §8), and `doctor` on PostgreSQL
- * (04-git.md §7): a real PostgreSQL (tests/helpers/pg.ts) and the built CLI.
+ * `state export` / `state import` between the backends (docs/state.md §8), and `doctor` on PostgreSQL
+ * (docs/git.md §7): a real PostgreSQL (tests/helpers/pg.ts) and the built CLI.
  */
 import { createServer } from 'node:net';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Step arguments accept `step-2` or `#step-2` (03-contract.md §5) in every command that takes a step, all
+ * Step arguments accept `step-2` or `#step-2` (docs/output.md §5) in every command that takes a step, all
  * through the one anchor normalizer (src/plan/anchors.ts). `state claim --step '#step-1'` used to answer
  * StepNotFound. Every command here is a process of the built CLI.
  */

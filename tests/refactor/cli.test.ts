@@ -1,5 +1,5 @@
 /**
- * The plan-integration contract through real CLI processes (issue 6, item 3; 05-kernel.md §7): a step
+ * The plan-integration contract through real CLI processes (issue 6, item 3; docs/kernel.md §7): a step
  * declaring `**Refactors:**` is stored by `state init`, executed by `refactor run-step` in a worktree,
  * blocks strict completion while open, lands in the commit as `Tug-Refactor` trailers, and comes back
  * from a fresh state.db through `state reconcile`.

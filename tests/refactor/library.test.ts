@@ -1,5 +1,5 @@
 /**
- * run-step and the refactor rows in-process (05-kernel.md §7.2–§7.6), as the driver calls them: the
+ * run-step and the refactor rows in-process (docs/kernel.md §7.2–§7.6), as the driver calls them: the
  * discarded-attempt reset, pending-write recovery, --retry-failed, the automatic retry after exit 4,
  * Gate A, reconcile from trailers, the op_hash helper, compact results and slots.
  */

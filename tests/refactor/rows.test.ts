@@ -1,5 +1,5 @@
 /**
- * run-step row sequencing (05-kernel.md §7.3, §13.4): rows run in ordinal order with one warm backend (the
+ * run-step row sequencing (docs/kernel.md §7.3, §13.4): rows run in ordinal order with one warm backend (the
  * same pyright process serves every Python row), and a lease lost between rows stops the run before the
  * next row writes anything: that row stays open and the answer is the ownership error.
  */

@@ -1,5 +1,5 @@
 /**
- * The driver's own checks around any implementer (08-supervision.md §1.6–1.7), with script implementers:
+ * The driver's own checks around any implementer (docs/agents.md §1.6–1.7), with script implementers:
  * a change outside the worktree fails the attempt with OutsideWrite (nothing undone, the run's summary an
  * error), and a step completed behind the driver's back is StepCompletedElsewhere with its work kept.
  */

@@ -1,5 +1,5 @@
 /**
- * The state relay (08-supervision.md §1.5): under `tugcode run`, an agent's `tugcode state update|artifact|
+ * The state relay (docs/agents.md §1.5): under `tugcode run`, an agent's `tugcode state update|artifact|
  * heartbeat` goes to the driver through `TUG_STATE_RELAY`, which runs it for the step's own plan, step,
  * worktree and attempt only. Here the relay is served in the test process and the built CLI is the client.
  */

@@ -1,5 +1,5 @@
 /**
- * Agent implementer presets (06-run.md §2.1): `tugcode run --agent claude|codex` with fake executables of
+ * Agent implementer presets (docs/run.md §2.1): `tugcode run --agent claude|codex` with fake executables of
  * the same name first on PATH. Each fake records its argv, stdin, cwd and TUG_* environment, writes
  * `<TUG_STEP>.txt` in its working directory and prints its final message the way the real CLI does
  * (claude: a JSON result object on stdout; codex: the file named by --output-last-message).
@@ -180,7 +180,7 @@ describe.each(['claude', 'codex'] as const)('tugcode run --agent %s', (agent) =>
       expect(got.stdin).toContain(`- [ ] task 0 (open): write ${s === 'step-1' ? 'base' : 'next'}`);
       expect(got.stdin).toContain(`Edit only files inside the worktree ${wt}`);
       expect(got.stdin).toContain('never call `git push`');
-      // Literal values only: agent permission systems refuse commands with shell expansions (08 §1.1).
+      // Literal values only: agent permission systems refuse commands with shell expansions (docs/agents.md §1.1).
       expect(got.stdin).toContain(
         `tugcode state update .tugtool/tugplan-demo.md ${s} --worktree ${wt} --attempt 1 --task ORD completed`,
       );
@@ -224,7 +224,7 @@ describe.each(['claude', 'codex'] as const)('tugcode run --agent %s', (agent) =>
     ]);
     expect(r.events.at(-1)).toMatchObject({ status: 'error', error: { code: 'PlanIncomplete' } });
     expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
-    // The failure's output tail is the step's coder_report (06-run.md §1 item 4.9).
+    // The failure's output tail is the step's coder_report (docs/run.md §1 item 4.9).
     const reports = artifacts(root).filter((a) => a.kind === 'coder_report');
     expect(reports).toHaveLength(1);
     expect(reports[0]).toMatchObject({ step_anchor: 'step-1', summary: `${agent}: model overloaded` });

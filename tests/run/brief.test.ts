@@ -1,5 +1,5 @@
 /**
- * The step brief (06-run.md §2) from a parsed plan.
+ * The step brief (docs/run.md §2) from a parsed plan.
  */
 import { describe, expect, it } from 'vitest';
 import { parsePlan } from '../../src/plan/parse.js';

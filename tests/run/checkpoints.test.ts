@@ -1,5 +1,5 @@
 /**
- * Checkpoints as verification (06-run.md §3): which items are commands, and running one with `sh -c`.
+ * Checkpoints as verification (docs/run.md §3): which items are commands, and running one with `sh -c`.
  */
 import { describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * How the driver commits (06-run.md §1 item 4.5, §2): a `**Commit:** N/A` step gets no commit, a step without
+ * How the driver commits (docs/run.md §1 item 4.5, §2): a `**Commit:** N/A` step gets no commit, a step without
  * a message gets the default one, the user's hooks run (a failing hook fails the attempt with `HookFailed`)
  * unless `run.no_verify = true`.
  */

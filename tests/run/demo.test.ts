@@ -1,5 +1,5 @@
 /**
- * `tugcode demo [DIR] [--workers N] [--keep]` end to end (06-run.md §4): the built CLI creates the demo
+ * `tugcode demo [DIR] [--workers N] [--keep]` end to end (docs/run.md §4): the built CLI creates the demo
  * repository, runs its plan with 3 workers and the bundled implementer, and shows the plan done with the
  * kernel's rename among the steps. Text and --json.
  */

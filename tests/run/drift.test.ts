@@ -1,5 +1,5 @@
 /**
- * The plan on the base branch during a run (06-run.md §1 item 4.1): a prose edit is harmless; a changed
+ * The plan on the base branch during a run (docs/run.md §1 item 4.1): a prose edit is harmless; a changed
  * structure stops the run's claims with PlanDrift (exit 4); steps already running finish and integrate.
  */
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
- * A step failed at its cap stays failed, and `run` again does nothing until it is reset (02-state.md §3):
+ * A step failed at its cap stays failed, and `run` again does nothing until it is reset (docs/state.md §3):
  * the PlanIncomplete hint names the exact `tugcode state reset <plan> <step>` (then `run`), and the text
- * output states the error once, as the one diagnostic line on stderr (03-contract.md §1).
+ * output states the error once, as the one diagnostic line on stderr (docs/output.md §1).
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * `tugcode run` when attempts fail (06-run.md §1 items 4.7 and 4.9, §3): a failing checkpoint command is a
+ * `tugcode run` when attempts fail (docs/run.md §1 items 4.7 and 4.9, §3): a failing checkpoint command is a
  * `CheckpointFailed` attempt with its output as a `verification_report` artifact, and two parallel steps
  * that conflict on integration fail the later one with `IntegrationConflict`, which then rebuilds on the
  * newer tip. Real repositories, the built CLI, scripted implementers.

@@ -608,7 +608,7 @@ export function processesIn(root: string, except?: number): string[] {
  * The invariants of a finished plan (issue 22): plan done; every step completed exactly once; exactly one
  * `Tug-Step` commit per unit (substeps included) on the integration branch and nothing else there; each
  * unit's `commit_hash` is that commit; no claims left; `doctor` clean; no process left; `git fsck` clean.
- * Also from 06-run.md §1: the run lock is gone and the worker worktrees were removed, and every unit's
+ * Also from docs/run.md §1: the run lock is gone and the worker worktrees were removed, and every unit's
  * implementer saw the files of what it depends on. Returns the violations (empty when all hold).
  */
 export async function violations(

@@ -1,5 +1,5 @@
 /**
- * `tugcode run` under faults (issue 22, "A fault-injection test of your own"; 06-run.md §1–§3): a 12-step
+ * `tugcode run` under faults (issue 22, "A fault-injection test of your own"; docs/run.md §1–§3): a 12-step
  * plan (a diamond, a chain, a step with two substeps), an instant implementer that fails the first try of
  * some units, and per iteration one fault chosen by a seed: SIGKILL/SIGTERM/SIGINT of the driver at a
  * random point of its event stream, a killed implementer, `rm -rf` of a worker worktree, a stale
@@ -176,7 +176,7 @@ async function faultedRun(
       const { r, landed } = await signalled(sc.kind === 'sigterm' ? 'SIGTERM' : 'SIGINT');
       const code = sc.kind === 'sigterm' ? 143 : 130;
       const s = summaryOf(r);
-      // 06-run.md §1 item 5: claims released, exit 130/143 with a summary (or done, if it was ending anyway).
+      // docs/run.md §1 item 5: claims released, exit 130/143 with a summary (or done, if it was ending anyway).
       if (landed && !succeeded(r) && !(r.code === code && s?.error?.code === 'Interrupted'))
         story.fail(`after ${sc.kind}: exit ${r.code ?? r.signal}, summary ${JSON.stringify(s?.error ?? s)}`);
       return r;
@@ -267,7 +267,7 @@ async function runScenario(sc: Scenario): Promise<Story> {
   try {
     let last = await faultedRun(sc, root, impl, story, later);
     // Faults a run rides out by itself (issue 22 "Faults the run should ride out instead of stopping";
-    // 06-run.md §1 items 4.9–4.10): a failed attempt, a lost claim, a claim that lapses, a lost worktree.
+    // docs/run.md §1 items 4.9–4.10): a failed attempt, a lost claim, a claim that lapses, a lost worktree.
     if (RIDDEN_OUT.has(sc.kind) && !succeeded(last) && !last.cut)
       story.fail(
         `the run stopped on ${sc.kind} instead of riding it out: ${JSON.stringify(summaryOf(last)?.error ?? null)}`,

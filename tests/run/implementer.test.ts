@@ -1,5 +1,5 @@
 /**
- * The implementer protocol (06-run.md §2) and the child runner under it, with real child processes:
+ * The implementer protocol (docs/run.md §2) and the child runner under it, with real child processes:
  * scripts written into temp dirs.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
- * A step whose commit is on the integration branch already is never implemented again (06-run.md §1,
- * docs/state-notes.md "A step already integrated"): a `complete` refused after the fast-forward (an outside
+ * A step whose commit is on the integration branch already is never implemented again (docs/run.md §1,
+ * docs/run.md §1.5): a `complete` refused after the fast-forward (an outside
  * `state reset --force` in that window) is settled at once by reconcile, and a claimed step whose
  * `Tug-Step` commit is on the branch is completed from it instead of being implemented.
  */

@@ -1,5 +1,5 @@
 /**
- * `tugcode run` killed and signalled (06-run.md §1 items 3, 4.8, 4.10, 5): a SIGKILLed run leaves its lock,
+ * `tugcode run` killed and signalled (docs/run.md §1 items 3, 4.8, 4.10, 5): a SIGKILLed run leaves its lock,
  * its worker worktree and its claim behind and the next run takes them over; a crash between the
  * integration fast-forward and `complete` is healed by the next run's reconcile; SIGINT/SIGTERM release the
  * claims and exit 130/143; a refused heartbeat kills the implementer and the step is claimed again.

@@ -1,5 +1,5 @@
 /**
- * `tugcode run --merge` (06-run.md §1 item 6, 04-git.md §5): the finished plan is merged into its base; a
+ * `tugcode run --merge` (docs/run.md §1 item 6, docs/git.md §5): the finished plan is merged into its base; a
  * dirty base checkout is refused before any work; a merge that fails at the end keeps the run's summary;
  * `--keep-worktrees` keeps the worker worktrees also when merging.
  */
@@ -45,7 +45,7 @@ describe('tugcode run --merge', () => {
 
   it('keeps the completed steps and commits in the summary when the merge at the end fails', () => {
     // step-2's checkpoint leaves an uncommitted change in the main checkout: the merge refuses it. (Not the
-    // implementer: a change outside its worktree by an implementer is OutsideWrite, 08-supervision.md §1.6.)
+    // implementer: a change outside its worktree by an implementer is OutsideWrite, docs/agents.md §1.6.)
     const plan = planText([
       step(1, 'One'),
       step(2, 'Two', { deps: [1], checkpoint: 'sh -c "echo edited >> $MAIN_NOTES"' }),

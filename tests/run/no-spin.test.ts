@@ -1,5 +1,5 @@
 /**
- * The driver never spins (docs/state-notes.md "The driver never spins"): a claim lost again and again on
+ * The driver never spins (docs/run.md §1.4): a claim lost again and again on
  * the same step (here an outside `state reset --force` during every attempt) is claimed again after a
  * growing wait, and the fifth loss in a row stops the run with ClaimLostRepeatedly naming the step and the
  * refusal, the claim handed back.

@@ -1,5 +1,5 @@
 /**
- * What `tugcode run` refuses before any worker starts (06-run.md §1 items 1 and 3): a second run of the same
+ * What `tugcode run` refuses before any worker starts (docs/run.md §1 items 1 and 3): a second run of the same
  * plan (`RunInProgress`, exit 4, nothing changed) and a plan that is not committed on the base branch or
  * differs from the main checkout's copy (`PlanNotCommitted`, exit 4). The summary is always the last line.
  */

@@ -1,5 +1,5 @@
 /**
- * A `.tugtool/` that refuses writes (06-run.md §1 item 3): `run` says which directory is not writable
+ * A `.tugtool/` that refuses writes (docs/run.md §1 item 3): `run` says which directory is not writable
  * (NotWritable, exit 4) instead of an internal error, and when the directory turns read-only during the
  * run, the failing lock release at the end does not replace the run's own summary. As root, permissions
  * do not bind: the CLI then runs as `nobody` in a repository it owns.

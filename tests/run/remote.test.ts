@@ -1,5 +1,5 @@
 /**
- * `tugcode run --remote` on the embedded state (06-run.md §1, 02-state.md §8): the integration branch is
+ * `tugcode run --remote` on the embedded state (docs/run.md §1, docs/state.md §8): the integration branch is
  * created on the remote from the base, every step is pushed there fast-forward only, and the clone's own
  * `tugplan/<slug>` mirrors it; a clone that integrated locally before publishes its commits; a remote
  * that moved under the run (another pusher) is rebased onto; an unknown remote is refused.

@@ -1,5 +1,5 @@
 /**
- * The run lock under a race (06-run.md §1 item 3): after its holder died, several restarts at the same
+ * The run lock under a race (docs/run.md §1 item 3): after its holder died, several restarts at the same
  * instant each see the dead holder; exactly one takes the lock over, the others get RunInProgress. The
  * contenders are real processes calling the lock module of the build (dist/run/lock.js), released at once
  * by a shared start file; the dead holder is a real process killed with SIGKILL while holding the lock.

@@ -1,5 +1,5 @@
 /**
- * `tugcode run` end to end (06-run.md §1): real repositories, the built CLI, a scripted implementer.
+ * `tugcode run` end to end (docs/run.md §1): real repositories, the built CLI, a scripted implementer.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * `tugcode run` retrying a step with substeps (06-run.md §1 item 4.4, docs/state-notes.md "Substeps of a
+ * `tugcode run` retrying a step with substeps (docs/run.md §1 item 4.4, docs/state.md "Substeps of a
  * discarded attempt"): a substep completed inside an attempt that did not integrate goes back to pending
  * with the attempt, so the next attempt runs it again and the plan finishes, with a bounded number of events.
  */

@@ -1,5 +1,5 @@
 /**
- * Faults in a worker's worktree that the run rides out (06-run.md §1 item 4.9): the worktree removed
+ * Faults in a worker's worktree that the run rides out (docs/run.md §1 item 4.9): the worktree removed
  * mid-step, its `.git` file deleted, a stale `index.lock`, a killed implementer, a hanging git hook, and the
  * implementer's state.db when TUGCODE_STATE_DB is relative. Each fails the attempt with a reason that says
  * what happened (never a run-wide error, never git acting on the main checkout), and the run goes on.

@@ -1,5 +1,5 @@
 /**
- * SQLite lock waits must not starve timers (02-state.md §1, issue 11): while another process holds the
+ * SQLite lock waits must not starve timers (docs/state.md §1, issue 11): while another process holds the
  * write lock, a state write in this process waits in short busy slices with asynchronous backoff between
  * them, so a 100 ms timer in this process keeps ticking; the write still ends in `Busy` after the total
  * timeout. The lock holder is a real second process (BEGIN IMMEDIATE).

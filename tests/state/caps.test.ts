@@ -1,5 +1,5 @@
 /**
- * Caps of the text the state library stores (docs/state-notes.md): every reason is cut to 500 code points
+ * Caps of the text the state library stores (docs/state.md): every reason is cut to 500 code points
  * (never inside a character) with a `TextTruncated` warning; artifact summaries 500, contents 64 Ki.
  */
 import { describe, expect, it } from 'vitest';

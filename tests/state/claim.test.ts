@@ -126,7 +126,7 @@ describe('state claim', () => {
   });
 
   it('keeps completed substeps with a recorded commit on takeover, and returns the others to pending', async () => {
-    // The rule of docs/state-notes.md "Substeps of a discarded attempt": step-1-1's commit is recorded, so
+    // The rule of docs/state.md §3.5: step-1-1's commit is recorded, so
     // it stays completed; step-1-2 auto-completed inside the attempt without a commit, so it goes back.
     const root = await setup();
     await withCtx(root, {}, async (ctx) => {

@@ -1,5 +1,5 @@
 /**
- * Substeps of a discarded attempt (docs/state-notes.md): `release`, `fail` and `reset` take back every
+ * Substeps of a discarded attempt (docs/state.md): `release`, `fail` and `reset` take back every
  * substep completed without a recorded commit (auto-completed inside the attempt, its work never
  * integrated), so the next attempt can start it again; `reset` also heals a pending step left with such a
  * substep by an older tugcode.

@@ -1,6 +1,6 @@
 /**
  * `tugcode state init` as a process of the built CLI: the plan's validator warnings never stop it and are
- * reported (02-state.md §4; 03-contract.md §1: stderr in text mode, `warnings` in JSON mode), at the
+ * reported (docs/state.md §4; docs/output.md §1: stderr in text mode, `warnings` in JSON mode), at the
  * configured validation level.
  */
 import { readFileSync, rmSync } from 'node:fs';

@@ -111,7 +111,7 @@ describe('state init', () => {
       w: ctx.warnings.items.map((w) => w.code),
     }));
     expect(r.r.already_initialized).toBe(true);
-    // The demo plan's two W003 validator warnings come first (02-state.md §4: warnings never stop it).
+    // The demo plan's two W003 validator warnings come first (docs/state.md §4: warnings never stop it).
     expect(r.w).toEqual(['W003', 'W003', 'PlanProseChanged']);
     expect(sql(root, "SELECT title FROM steps WHERE anchor = 'step-2'")).toEqual([
       { title: 'Add metrics and monitoring' },

@@ -1,5 +1,5 @@
 /**
- * SIGKILL in the middle of state transactions (07-quality.md §1): a process that loops over claim /
+ * SIGKILL in the middle of state transactions (docs/quality.md §1): a process that loops over claim /
  * update / complete / release in-process, and CLI `state init --force` runs on a large plan, are killed
  * at random delays from a logged seed. After every kill the database passes integrity_check, no step is
  * half-updated, and it keeps working. No timing assertions: the delays only decide where the kill lands.

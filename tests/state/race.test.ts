@@ -1,5 +1,5 @@
 /**
- * Concurrency through real processes (07-quality.md §1, 02-state.md §8), on both backends: 16
+ * Concurrency through real processes (docs/quality.md §1, docs/state.md §8), on both backends: 16
  * `tugcode state claim` processes race on one plan, round after round. No timing assertions: only who won
  * what, and that nobody failed (no Busy, no crash). On PostgreSQL claims run side by side under the shared
  * project lock with `FOR UPDATE SKIP LOCKED`; on SQLite the writer is alone.

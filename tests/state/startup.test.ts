@@ -1,4 +1,4 @@
-/** Hot state commands load only what they need (07-quality.md §2): never markdown-it, zod, execa or simple-git. */
+/** Hot state commands load only what they need (docs/quality.md §2): never markdown-it, zod, execa or simple-git. */
 import { describe, expect, it } from 'vitest';
 import { packagesLoaded } from '../helpers/imports.js';
 import { DEMO_PATH } from './helpers.js';

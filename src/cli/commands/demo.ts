@@ -1,5 +1,5 @@
 /**
- * `tugcode demo [DIR] [--workers N] [--keep]` (06-run.md §4): a fresh repository with a small TypeScript
+ * `tugcode demo [DIR] [--workers N] [--keep]` (docs/run.md §4): a fresh repository with a small TypeScript
  * project and a plan, run with parallel workers and the live view, then the plan's state and the
  * integration branch's log with its trailers. Needs only Node and git.
  */

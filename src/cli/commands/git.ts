@@ -1,5 +1,5 @@
 /**
- * `tugcode worktree create|list|remove`, `commit`, `merge`, `status`, `doctor` (04-git.md §3–§7):
+ * `tugcode worktree create|list|remove`, `commit`, `merge`, `status`, `doctor` (docs/git.md §3–§7):
  * tables, operations (src/ops/git.ts, loaded on first use) and text renderers.
  */
 import type { Command } from 'commander';

@@ -1,4 +1,4 @@
-/** `tugcode mcp` (06-run.md §5): the MCP server over stdio; it ignores --json (stdout is the protocol). */
+/** `tugcode mcp` (docs/run.md §5): the MCP server over stdio; it ignores --json (stdout is the protocol). */
 import type { Command } from 'commander';
 import type { CliApp } from '../define.js';
 

@@ -42,7 +42,7 @@ function write(s: string): void {
   process.stdout.write(s);
 }
 
-/** Exit code of a finished run (06-run.md §1 "Exit codes"). */
+/** Exit code of a finished run (docs/run.md §1 "Exit codes"). */
 function exitOf(summary: RunSummary, signal: 'SIGINT' | 'SIGTERM' | null): number {
   if (signal) return SIGNAL_EXIT[signal];
   if (summary.status === 'ok') return 0;
@@ -142,7 +142,7 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
   // What the run noticed and handled (a stale index.lock removed, a lock release that failed, …): the
   // stream's summary has no place for it, so text mode says it on stderr, before the one error line.
   if (!json) for (const w of call.warnings.items) process.stderr.write(`tugcode: warning: ${w.code}: ${w.message}\n`);
-  // The one diagnostic line on stderr, in both modes (03-contract.md §1).
+  // The one diagnostic line on stderr, in both modes (docs/output.md §1).
   if (summary.error) {
     const err = new TugError(summary.error.code as never, summary.error.details, {
       message: summary.error.message,

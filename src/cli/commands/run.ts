@@ -1,5 +1,5 @@
 /**
- * `tugcode run` and `tugcode demo` (06-run.md §1, §4): the driver streams events (a live view on a TTY,
+ * `tugcode run` and `tugcode demo` (docs/run.md §1, §4): the driver streams events (a live view on a TTY,
  * one line per event off it, JSON Lines under --json, the summary always last), so these commands render
  * as they go instead of returning one document.
  */

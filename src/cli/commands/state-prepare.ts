@@ -68,7 +68,7 @@ function clockTime(iso: string): string {
   return new Date(iso).toTimeString().slice(0, 8);
 }
 
-/** `state show --watch [SECONDS]`: redraw until SIGINT, then exit 130 (03-contract.md §3). */
+/** `state show --watch [SECONDS]`: redraw until SIGINT, then exit 130 (docs/output.md §3). */
 export async function watchShow(input: unknown, watchOpt: unknown, cli: CliEnv): Promise<number> {
   const watch = watchOpt === true ? 2 : Number(watchOpt);
   if (cli.globals.json)

@@ -1,5 +1,5 @@
 /**
- * The `tugcode state` command group (02-state.md §4): each command is its input table, its operation
+ * The `tugcode state` command group (docs/state.md §4): each command is its input table, its operation
  * (src/ops, loaded on first use) and a text renderer. `state heartbeat` loads neither markdown-it nor zod,
  * and `--help` loads nothing heavy.
  */

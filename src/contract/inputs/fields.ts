@@ -2,7 +2,7 @@
  * Input tables: one per operation, the single source of a command's arguments. The CLI builds its
  * commander options from a table and validates flags with it; the MCP server gets a zod schema built from
  * the same table (`inputSchema`), so a flag and its tool argument cannot disagree. Validation here is
- * zod-free, because the hot state commands must not pay zod's import (07-quality.md §2).
+ * zod-free, because the hot state commands must not pay zod's import (docs/quality.md §2).
  *
  * Errors name the argument the way the caller spelled it: `--lease-duration` for the CLI, `lease_seconds`
  * for a tool call (`Naming`).

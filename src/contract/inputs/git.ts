@@ -1,4 +1,4 @@
-/** Input tables of the git flows (04-git.md §3–§7) and of init / validate / schema. */
+/** Input tables of the git flows (docs/git.md §3–§7) and of init / validate / schema. */
 import type { Field, InputTable } from './fields.js';
 import { MAX_COUNTER, MAX_MESSAGE, MAX_PATH, MAX_PLAN, MAX_ANCHOR } from './limits.js';
 

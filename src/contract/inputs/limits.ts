@@ -1,5 +1,5 @@
 /**
- * Bounds of every input (07-quality.md: every input has a bound). One place, so the CLI flag, the tool
+ * Bounds of every input (docs/quality.md: every input has a bound). One place, so the CLI flag, the tool
  * argument, config.toml and the environment all refuse the same values.
  */
 /** A lease: 1 s … 366 days. */

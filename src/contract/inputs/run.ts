@@ -1,4 +1,4 @@
-/** Input tables of `tugcode run` and `tugcode demo` (06-run.md §1, §4). */
+/** Input tables of `tugcode run` and `tugcode demo` (docs/run.md §1, §4). */
 import type { Field, InputTable } from './fields.js';
 import { MAX_LEASE_SECONDS, MAX_PATH, MAX_PLAN } from './limits.js';
 

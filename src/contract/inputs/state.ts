@@ -1,5 +1,5 @@
 /**
- * Input tables of the `state` operations (02-state.md §4). Descriptions are the CLI help and the MCP
+ * Input tables of the `state` operations (docs/state.md §4). Descriptions are the CLI help and the MCP
  * tool argument descriptions alike.
  */
 import type { Field, InputTable } from './fields.js';

@@ -1,5 +1,5 @@
 /**
- * Shared zod pieces of every command's JSON output (03-contract.md §2).
+ * Shared zod pieces of every command's JSON output (docs/output.md §2).
  * Loaded only by `tugcode schema` and by tests: hot commands never import zod for their output.
  */
 import { z } from 'zod';
@@ -13,7 +13,7 @@ export const timestamp = z
 /** Repo-relative path with `/` separators. */
 export const repoPath = z.string().refine((p) => !p.startsWith('/') && !p.includes('\\'), 'repo-relative path');
 export const absPath = z.string().refine((p) => p.startsWith('/'), 'absolute path');
-/** An owner: a worktree's canonical path, or `<host>:<path>` on the PostgreSQL backend (02-state.md §8). */
+/** An owner: a worktree's canonical path, or `<host>:<path>` on the PostgreSQL backend (docs/state.md §8). */
 export const ownerName = z
   .string()
   .refine((p) => p.startsWith('/') || /^[^/:\s]+:\//.test(p), 'absolute path or <host>:<absolute path>');

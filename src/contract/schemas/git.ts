@@ -1,5 +1,5 @@
 /**
- * Output schemas of the worktree, commit, merge, status and doctor commands (04-git.md §3–§7).
+ * Output schemas of the worktree, commit, merge, status and doctor commands (docs/git.md §3–§7).
  */
 import { z } from 'zod';
 import { absPath, anchor, commitHash, errorEnvelope, okEnvelope, repoPath, timestamp } from './common.js';

@@ -1,5 +1,5 @@
 /**
- * Output of `tugcode refactor run-step` and `tugcode refactor skip` (05-kernel.md §4.1, §7.3–§7.4). These
+ * Output of `tugcode refactor run-step` and `tugcode refactor skip` (docs/kernel.md §4.1, §7.3–§7.4). These
  * use the kernel envelope (`status`, `schema_version`, `snapshot_id?`, fields, `warnings`; no `command`),
  * so they are kept apart from OUTPUT_SCHEMAS, whose entries are tugcode envelopes.
  */

@@ -1,5 +1,5 @@
 /**
- * The driver's outputs (06-run.md §1): the JSON Lines event stream of `tugcode run --json`
+ * The driver's outputs (docs/run.md §1): the JSON Lines event stream of `tugcode run --json`
  * (`runEventSchema`, one object per line, discriminated by `type`) and the envelope of
  * `tugcode run --dry-run --json` (`runDryRunSchema`, registered as the `run` output schema).
  * tests/contract/run-schema.test.ts checks these against the plain types of src/run/types.ts.
@@ -95,7 +95,7 @@ const claimLost = z
     step_anchor: anchor,
     attempt,
     error_code: z.string().min(1),
-    /** StepCompletedElsewhere: the commit that keeps the worktree's work (08-supervision.md §1.7). */
+    /** StepCompletedElsewhere: the commit that keeps the worktree's work (docs/agents.md §1.7). */
     kept_commit: z.string().optional(),
   })
   .strict();
@@ -106,7 +106,7 @@ const workerStopped = z
   .object({ type: z.literal('worker_stopped'), at: timestamp, worker, reason: z.enum(['done', 'signal']) })
   .strict();
 
-/** The fields of RunSummary (06-run.md §1 item 6), shared by the `summary` event. */
+/** The fields of RunSummary (docs/run.md §1 item 6), shared by the `summary` event. */
 export const runSummaryFields = {
   status: z.enum(['ok', 'error']),
   steps_completed: z.array(anchor),
@@ -137,7 +137,7 @@ export const runEventSchema = z.discriminatedUnion('type', [
 ]);
 
 /**
- * The first line of `tugcode demo --json` (06-run.md §4: the repository's path is printed either way), before
+ * The first line of `tugcode demo --json` (docs/run.md §4: the repository's path is printed either way), before
  * the run's own lines: where the demo repository is, and whether it stays after the run.
  */
 export const demoEventSchema = z

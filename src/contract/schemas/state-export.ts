@@ -1,5 +1,5 @@
 /**
- * The `state export` document (02-state.md §8): one plan's rows and events, versioned, so `state import`
+ * The `state export` document (docs/state.md §8): one plan's rows and events, versioned, so `state import`
  * can load it into either backend. The single source of truth of its fields: `state import` validates
  * every document with this schema (cross-row rules are checked by src/state/export-check.ts), and the
  * `state export --json` envelope carries it as `document`.

@@ -1,5 +1,5 @@
 /**
- * Output schemas of the `tugcode state` commands (02-state.md §4–§6). The single source of truth for the
+ * Output schemas of the `tugcode state` commands (docs/state.md §4–§6). The single source of truth for the
  * JSON fields; tests parse every real output with them. Loaded only by `tugcode schema` and tests.
  */
 import { z } from 'zod';
@@ -122,7 +122,7 @@ const event = z
   })
   .strict();
 
-/** Which store answered (02-state.md §8): never the PostgreSQL password. */
+/** Which store answered (docs/state.md §8): never the PostgreSQL password. */
 const backend = z.object({ kind: z.enum(['sqlite', 'postgres']), location: z.string() }).strict();
 
 const exportCounts = z

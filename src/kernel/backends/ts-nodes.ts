@@ -1,5 +1,5 @@
 /**
- * AST helpers of the TypeScript backend (05-kernel.md §6.2, §6.5–6.6): kinds, node lookup by position
+ * AST helpers of the TypeScript backend (docs/kernel.md §6.2, §6.5–6.6): kinds, node lookup by position
  * without a token walk per location, and the sites where prefix/suffix text matters.
  */
 import type * as TS from 'typescript';

@@ -1,5 +1,5 @@
 /**
- * TypeScript projects for the in-process backend (05-kernel.md §6.2): tsconfig discovery, the inferred
+ * TypeScript projects for the in-process backend (docs/kernel.md §6.2): tsconfig discovery, the inferred
  * project, and a LanguageServiceHost over the kernel's in-memory texts (BOM-stripped, versioned by hash).
  */
 import type * as TS from 'typescript';

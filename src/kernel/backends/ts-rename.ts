@@ -1,5 +1,5 @@
 /**
- * Rename edits of the TypeScript backend (05-kernel.md §6.2): the one-search fast path, the prefix/suffix
+ * Rename edits of the TypeScript backend (docs/kernel.md §6.2): the one-search fast path, the prefix/suffix
  * search with the re-export closure, and the reference kind of each location.
  */
 import type * as TS from 'typescript';

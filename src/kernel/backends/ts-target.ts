@@ -1,5 +1,5 @@
 /**
- * Target resolution of the TypeScript backend (05-kernel.md §6.2): the identifier at an offset, the
+ * Target resolution of the TypeScript backend (docs/kernel.md §6.2): the identifier at an offset, the
  * declaration(s) a rename starts from, and the explicit import/export alias that binds a use.
  */
 import type * as TS from 'typescript';

@@ -1,5 +1,5 @@
 /**
- * The language backend interface (05-kernel.md §6.1). TypeScript runs in-process; Python and Rust (issue 6)
+ * The language backend interface (docs/kernel.md §6.1). TypeScript runs in-process; Python and Rust (issue 6)
  * plug in through the same shapes over LSP.
  */
 import type { KernelWarning } from '../envelope.js';
@@ -79,7 +79,7 @@ export interface BackendProbe {
   reason: string | null;
 }
 
-/** What LSP backends need besides the view (05-kernel.md §6.3–6.4, §12.3). */
+/** What LSP backends need besides the view (docs/kernel.md §6.3–6.4, §12.3). */
 export interface BackendOpenOptions {
   sessionDir?: string | null;
   /** The resolved Python interpreter (pyright's `pythonPath`), if any. */

@@ -1,5 +1,5 @@
 /**
- * The in-process TypeScript/JavaScript backend (05-kernel.md §6.2, §6.5): rename via the LanguageService
+ * The in-process TypeScript/JavaScript backend (docs/kernel.md §6.2, §6.5): rename via the LanguageService
  * with prefix/suffix text and the re-export closure, outlines from the navigation tree, organize-imports.
  * Target resolution lives in ./ts-target.ts, rename edits in ./ts-rename.ts; this file holds the loader
  * and the session (projects, programs, outlines, scans, sync, close).

@@ -1,5 +1,5 @@
 /**
- * Kernel argv parsing (05-kernel.md §3.1). Never prints, never exits: every failure is a KernelError
+ * Kernel argv parsing (docs/kernel.md §3.1). Never prints, never exits: every failure is a KernelError
  * (InvalidArgument / UnsupportedOperation). Operation arguments go through the one op grammar in
  * `../opspec.ts`, shared with the plan validator.
  */

@@ -25,7 +25,7 @@ function omitSnapshot(r: Record<string, unknown>): { id: string | undefined; fie
   return { id: snapshot_id as string | undefined, fields };
 }
 
-/** Flags over the environment and config files (05-kernel.md §3.1). */
+/** Flags over the environment and config files (docs/kernel.md §3.1). */
 export async function settingsFor(a: ParsedArgs, ws: string, ce: CommandEnv, log: Logger): Promise<KernelSettings> {
   const loaded = await loadKernelConfig(ws, { env: ce.env, settingsEnvPrefix: ce.settingsEnvPrefix });
   for (const n of loaded.notes) log.warn(n);

@@ -1,5 +1,5 @@
 /**
- * SIGINT/SIGTERM for the kernel front doors (05-kernel.md §3.4): stop backends and verifier processes,
+ * SIGINT/SIGTERM for the kernel front doors (docs/kernel.md §3.4): stop backends and verifier processes,
  * remove sandboxes and release the session lock (everything registered in ../lifecycle.ts), then exit
  * 130 (SIGINT) or 143 (SIGTERM), with no JSON guarantee. An apply in progress is synchronous, so it has
  * completed or rolled back before the handler runs. The exit itself belongs to the caller (`bin/tug.js`,

@@ -1,5 +1,5 @@
 /**
- * `--text` summaries (05-kernel.md §3.4). The exit code is unchanged; only stdout differs. A dry `run` adds
+ * `--text` summaries (docs/kernel.md §3.4). The exit code is unchanged; only stdout differs. A dry `run` adds
  * its unified diff after the summary line (the README's "dry run: the diff").
  */
 type Env = Record<string, any>;

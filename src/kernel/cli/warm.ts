@@ -1,5 +1,5 @@
 /**
- * Warm kernels for a long-lived front door (the MCP server, 06-run.md §5): the same argv and envelopes as
+ * Warm kernels for a long-lived front door (the MCP server, docs/run.md §5): the same argv and envelopes as
  * `tug`, but one kernel per workspace (and settings) stays open between calls, with its backends warm, and
  * takes the session lock per operation, so a `tug` call in between is never locked out.
  */

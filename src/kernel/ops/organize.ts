@@ -1,5 +1,5 @@
 /**
- * organize-imports for TS/JS (05-kernel.md §6.6): the LanguageService's organizeImports, checked only
+ * organize-imports for TS/JS (docs/kernel.md §6.6): the LanguageService's organizeImports, checked only
  * against its anchors. An empty result is a successful no-op.
  */
 import { KernelError } from '../errors.js';

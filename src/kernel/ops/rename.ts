@@ -1,5 +1,5 @@
 /**
- * rename-symbol (05-kernel.md §6.1 steps 5–9): resolve, get raw edits, convert to bytes and validate the
+ * rename-symbol (docs/kernel.md §6.1 steps 5–9): resolve, get raw edits, convert to bytes and validate the
  * old text, drop edits outside the source set, scan for skipped string literals and member accesses.
  */
 import { KernelError } from '../errors.js';

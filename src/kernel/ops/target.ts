@@ -1,5 +1,5 @@
 /**
- * Target resolution (05-kernel.md §3.2, §6.5): `--at FILE:LINE:COL` and `--symbol FILE::Q.Name` to a
+ * Target resolution (docs/kernel.md §3.2, §6.5): `--at FILE:LINE:COL` and `--symbol FILE::Q.Name` to a
  * backend ResolvedTarget, plus the SymbolInfo of §4.1.
  */
 import { KernelError } from '../errors.js';

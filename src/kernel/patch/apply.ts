@@ -1,5 +1,5 @@
 /**
- * All-or-nothing apply (05-kernel.md §9.4). Phase A resolves in memory and writes nothing; phase B writes
+ * All-or-nothing apply (docs/kernel.md §9.4). Phase A resolves in memory and writes nothing; phase B writes
  * a journal plus backups, temp files (fsync, chmod), renames them in path order, and on any failure restores
  * the renamed files. Every filesystem call goes through an injectable `ApplyIo` so tests can fail the k-th.
  */

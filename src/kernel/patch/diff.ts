@@ -1,5 +1,5 @@
 /**
- * Unified diff built straight from the edits (05-kernel.md §9.5): 3 lines of context, regions at most 6
+ * Unified diff built straight from the edits (docs/kernel.md §9.5): 3 lines of context, regions at most 6
  * lines apart share a hunk, CRLF kept byte for byte, `\ No newline at end of file` where needed.
  */
 import type { PatchEdit } from './ir.js';

@@ -1,5 +1,5 @@
 /**
- * Patch IR types and construction (05-kernel.md §9.1, §9.3): exact-span anchors with SHA-256, sorted
+ * Patch IR types and construction (docs/kernel.md §9.1, §9.3): exact-span anchors with SHA-256, sorted
  * deterministic edits, duplicate merging and overlap detection.
  */
 import { KernelError } from '../errors.js';

@@ -1,5 +1,5 @@
 /**
- * Positions (05-kernel.md §9.2): a file's raw bytes, its BOM length and its decoded text, with per-line
+ * Positions (docs/kernel.md §9.2): a file's raw bytes, its BOM length and its decoded text, with per-line
  * tables converting UTF-16 offsets (what backends speak) to UTF-8 byte offsets (what the Patch IR speaks)
  * and byte offsets to 1-based line/col (col in UTF-8 bytes, BOM excluded).
  */

@@ -1,5 +1,5 @@
 /**
- * The `UnresolvedMemberReference` scan (05-kernel.md §6.6) for method and property renames. Scanned files
+ * The `UnresolvedMemberReference` scan (docs/kernel.md §6.6) for method and property renames. Scanned files
  * are those of the edit set plus every same-language source-set file whose bytes contain the old name. A
  * `.old` access that the edit set does not cover gets a warning — for TypeScript, only when the type
  * checker cannot resolve it (an `any`/untyped receiver or an error): an access that resolves to another

@@ -1,5 +1,5 @@
 /**
- * The name scans of 05-kernel.md §6.6 for Python: string literals whose whole content is the old name
+ * The name scans of docs/kernel.md §6.6 for Python: string literals whose whole content is the old name
  * (SkippedStringLiteral) and `.name` attribute accesses (UnresolvedMemberReference, aggressive edits).
  *
  * Candidates come from the text. When a file has no lexeme spanning lines (triple-quoted strings,

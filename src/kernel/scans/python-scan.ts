@@ -1,5 +1,5 @@
 /**
- * The Python scans of 05-kernel.md §6.6 on tree-sitter trees: dynamic patterns (getattr-family calls,
+ * The Python scans of docs/kernel.md §6.6 on tree-sitter trees: dynamic patterns (getattr-family calls,
  * `globals()[…]`-style lookups, eval/exec/imports chosen at run time), custom attribute protocols and star
  * imports, and the getattr-family string arguments that `aggressive` safety edits (the name scans are in
  * python-names.ts). A file is parsed only when its text holds a site word (a cheap, conservative test).

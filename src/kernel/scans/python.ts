@@ -1,5 +1,5 @@
 /**
- * Syntactic facts of one Python file from its tree-sitter tree (05-kernel.md §6.5–6.6): the identifier at
+ * Syntactic facts of one Python file from its tree-sitter tree (docs/kernel.md §6.5–6.6): the identifier at
  * a position, declaration kinds (the §6.5 table, Python column), reference kinds (rules 2–5), classes with
  * their base lists and methods (the override closure's candidates), and the scans of python-scan.ts and
  * python-names.ts.

@@ -1,5 +1,5 @@
 /**
- * Syntactic facts of one Rust file from its tree-sitter tree (05-kernel.md §6.5, Rust column): the
+ * Syntactic facts of one Rust file from its tree-sitter tree (docs/kernel.md §6.5, Rust column): the
  * identifier at a position, declaration kinds and reference kinds (rules 2–5). Inside macro token trees,
  * where tree-sitter sees only tokens, a name followed by `(…)` or `!` is a call and one after `.` an
  * attribute. Offsets are UTF-16 indices into the BOM-stripped text.

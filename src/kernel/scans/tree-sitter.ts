@@ -1,5 +1,5 @@
 /**
- * web-tree-sitter for the kernel's Python and Rust syntax work (05-kernel.md §2.2, §6.5–6.6). The package
+ * web-tree-sitter for the kernel's Python and Rust syntax work (docs/kernel.md §2.2, §6.5–6.6). The package
  * is imported lazily, initialised once per process, and each grammar (`tree-sitter-python`,
  * `tree-sitter-rust`, their shipped `.wasm`) is loaded once; a TypeScript rename never loads any of it.
  *

@@ -1,5 +1,5 @@
 /**
- * TypeScript scans of 05-kernel.md §6.6 on one file: `.name` member accesses (UnresolvedMemberReference)
+ * TypeScript scans of docs/kernel.md §6.6 on one file: `.name` member accesses (UnresolvedMemberReference)
  * and string literals equal to a name (SkippedStringLiteral). Candidates come from the text, so a file
  * without one is never parsed or walked; the AST then confirms each candidate.
  */

@@ -1,5 +1,5 @@
 /**
- * Baseline cache (05-kernel.md §11.3): the unpatched diagnostics of a check, stored in
+ * Baseline cache (docs/kernel.md §11.3): the unpatched diagnostics of a check, stored in
  * `<session>/baselines/` and keyed by (snapshot_id, check, tool version, argv). The agent flow runs the same
  * operation on the same snapshot two or three times (analyze → dry run → --apply); with the cache each
  * baseline is computed once. At most 50 entries are kept (least recently used go first).

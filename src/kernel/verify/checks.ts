@@ -1,5 +1,5 @@
 /**
- * Individual checks (05-kernel.md §11.2–11.3): ts-syntax (syntactic diagnostics), tsc, and the test
+ * Individual checks (docs/kernel.md §11.2–11.3): ts-syntax (syntactic diagnostics), tsc, and the test
  * command, each run inside a sandbox root. Subprocesses get argv arrays, never a shell.
  */
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Diagnostic positions in the units of 05-kernel.md §4.1: `line` counts `\n`-terminated lines and `col`
+ * Diagnostic positions in the units of docs/kernel.md §4.1: `line` counts `\n`-terminated lines and `col`
  * counts UTF-8 bytes after the BOM. tsc reports 1-based (line, character) with TypeScript's own line
  * breaks (`\r\n`, `\n`, `\r`, U+2028, U+2029) and characters in UTF-16 units; this converts them through
  * the file's text, read from the sandbox the checker ran in.

@@ -1,5 +1,5 @@
 /**
- * Python and Rust verification stages (05-kernel.md §11.2–11.4), used by run.ts next to the TS checks:
+ * Python and Rust verification stages (docs/kernel.md §11.2–11.4), used by run.ts next to the TS checks:
  * `py-compile` and `cargo-check` in the syntax stage, `pyright` in the typecheck stage (cargo-check's result
  * is reused for Rust), each with a baseline on the unpatched sandbox in `run` and none in `verify`. Also the
  * language-aware test command: `--test-command` / config, else detection by language (TS, Python, Rust),

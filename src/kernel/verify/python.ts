@@ -1,5 +1,5 @@
 /**
- * Python checks (05-kernel.md §11.2–11.3): `py-compile` runs the resolved interpreter over the files with a
+ * Python checks (docs/kernel.md §11.2–11.3): `py-compile` runs the resolved interpreter over the files with a
  * script that compiles each one (`compile(open(f,'rb').read(), f, 'exec')`, so no `.pyc` is written) and
  * prints JSON diagnostics; `pyright` runs the bundled pyright CLI with `--outputjson` (errors only); test
  * detection yields pytest or unittest argv with the `{python}` placeholder.

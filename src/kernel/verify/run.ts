@@ -1,5 +1,5 @@
 /**
- * Verification orchestration (05-kernel.md §11): stages syntax → tests → typecheck, baselines for
+ * Verification orchestration (docs/kernel.md §11): stages syntax → tests → typecheck, baselines for
  * diagnostic checks in `run`, fail-closed for missing verifiers, and the exit-5 error of the first failure.
  */
 import { existsSync } from 'node:fs';

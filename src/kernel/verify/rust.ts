@@ -1,5 +1,5 @@
 /**
- * The Rust check (05-kernel.md §11.2): `cargo check --all-targets --message-format=json` in the sandbox,
+ * The Rust check (docs/kernel.md §11.2): `cargo check --all-targets --message-format=json` in the sandbox,
  * error-level compiler messages only, with `CARGO_TARGET_DIR=<session>/cargo-target` shared across runs.
  * Under `typecheck` its result is reused.
  */

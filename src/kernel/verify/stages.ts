@@ -1,5 +1,5 @@
 /**
- * The pieces a verification run is built from (05-kernel.md §11.3–§11.4): `Run` (the checks so far and its
+ * The pieces a verification run is built from (docs/kernel.md §11.3–§11.4): `Run` (the checks so far and its
  * fail-closed exits), the `check` record, `settle` for Python/Rust stage results, the tsconfig lookup, and
  * the stages shared by `run` and `verify`: the test command and the configured typecheck command.
  */

@@ -1,5 +1,5 @@
 /**
- * The configured `typecheck_command` (05-kernel.md §11.2–11.3): it replaces the built-in type checkers and
+ * The configured `typecheck_command` (docs/kernel.md §11.2–11.3): it replaces the built-in type checkers and
  * runs as the `typecheck-command` check. In `run` it has a baseline on the unpatched sandbox: it fails if it
  * exits non-zero where the baseline exited 0, or if new output lines appear once `:\d+(:\d+)?` positions are
  * stripped and the old and new names are replaced by `<renamed>`. In `verify`, any non-zero exit fails.

@@ -1,6 +1,6 @@
 /**
  * SQL for the dependency edges of steps: `step_deps` as written in the plan, `step_lifted_deps` between
- * top-level steps, and the `unmet_deps` count on `steps` that readiness reads (02-state.md §3).
+ * top-level steps, and the `unmet_deps` count on `steps` that readiness reads (docs/state.md §3).
  */
 import type { Conn } from '../sql/conn.js';
 

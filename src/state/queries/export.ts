@@ -1,5 +1,5 @@
 /**
- * SQL of `state export` / `state import` (02-state.md §8): every row of one plan, whole, in both
+ * SQL of `state export` / `state import` (docs/state.md §8): every row of one plan, whole, in both
  * directions. Child rows are written without their plan_path column (it is the document's) and without
  * surrogate ids (the importing store assigns its own, in document order).
  */

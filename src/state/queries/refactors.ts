@@ -1,4 +1,4 @@
-/** SQL for `step_refactors` (05-kernel.md §7.2). */
+/** SQL for `step_refactors` (docs/kernel.md §7.2). */
 import type { RefactorRow } from '../types.js';
 import { discardedSql, REFACTOR_DONE_SQL } from '../status.js';
 import type { Conn } from '../sql/conn.js';
@@ -71,7 +71,7 @@ export async function deleteRefactorsOfStep(c: Conn, plan_path: string, anchor: 
 }
 
 /**
- * Discarded attempt (05-kernel.md §7.2): rows of the top-level step and its non-completed descendants that
+ * Discarded attempt (docs/kernel.md §7.2): rows of the top-level step and its non-completed descendants that
  * are applied or failed, or open with a pending write, return to open; snapshots are cleared and the old
  * result is kept under `previous` (one level: an older `previous` is dropped, so rows stay compact).
  * Skipped rows stay skipped. Returns how many rows changed.

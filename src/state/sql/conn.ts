@@ -1,5 +1,5 @@
 /**
- * The storage seam of the state library (02-state.md §8): every query and transaction goes through these
+ * The storage seam of the state library (docs/state.md §8): every query and transaction goes through these
  * two interfaces, so the domain rules are written once and run on SQLite (sql/sqlite.ts, the embedded
  * default) and on PostgreSQL (sql/postgres.ts). Statements use `?` (positional) or `@name` (named)
  * parameters; the PostgreSQL connection rewrites them to `$n`.

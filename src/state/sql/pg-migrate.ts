@@ -1,5 +1,5 @@
 /**
- * PostgreSQL's migration ladder (02-state.md §8): `migrations/pg/000N_<name>.sql` holds schema version N,
+ * PostgreSQL's migration ladder (docs/state.md §8): `migrations/pg/000N_<name>.sql` holds schema version N,
  * the same numbers as SQLite's. Applied in the project's schema under a session advisory lock (class 3), each
  * step in its own transaction with the version row, so two processes migrating at once apply it once.
  */

@@ -1,5 +1,5 @@
 /**
- * `sslmode` as libpq (and so psql) understands it (02-state.md §8). pg 8 reads `prefer`, `require` and
+ * `sslmode` as libpq (and so psql) understands it (docs/state.md §8). pg 8 reads `prefer`, `require` and
  * `verify-ca` as `verify-full` (and warns on stderr); we resolve the mode ourselves and hand pg a TLS
  * configuration per connection, with no SSL setting left in the URL it parses:
  *

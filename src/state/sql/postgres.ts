@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL side of the storage seam (02-state.md §8). One `pg` pool per process; every project has
+ * The PostgreSQL side of the storage seam (docs/state.md §8). One `pg` pool per process; every project has
  * its own schema (`search_path` is set when a connection starts), so the queries are the same text as on
  * SQLite. Write transactions take a transaction-scoped advisory lock on the project: exclusive for every
  * change, shared for claims, which pick their row with `FOR UPDATE SKIP LOCKED` and so run side by side.
@@ -211,7 +211,7 @@ export class PgDatabase extends PgConn implements Database {
 
   /**
    * A session-level advisory lock `(cls, hashtext(key))` on a client of its own, held until the returned
-   * release (the integration lock across hosts, 02-state.md §8). Polls `pg_try_advisory_lock` from 5 ms up
+   * release (the integration lock across hosts, docs/state.md §8). Polls `pg_try_advisory_lock` from 5 ms up
    * to 200 ms; past `timeoutMs` it is `Busy`. A lost connection is retried like a transaction; a lock lost
    * with its session (a server restart) is simply gone: the release then does nothing.
    */

@@ -165,7 +165,7 @@ export class SqliteDatabase implements Database {
   }
 
   /**
-   * One IMMEDIATE transaction (every read-then-write, 02-state.md §1). Waiting for the write lock never
+   * One IMMEDIATE transaction (every read-then-write, docs/state.md §1). Waiting for the write lock never
    * blocks the event loop for long: each `BEGIN IMMEDIATE` waits at most one busy slice (BUSY_SLICE_MS,
    * set on the writer connection when it was opened), and between tries this awaits a timer with backoff,
    * until the total timeout (5 s, or TUGCODE_BUSY_TIMEOUT_MS under tests) has passed: then `Busy`. Only

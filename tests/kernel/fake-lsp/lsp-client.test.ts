@@ -1,5 +1,5 @@
 /**
- * The LSP client's error mapping (05-kernel.md §6.3 "Timeouts"), against the scripted fake server: a
+ * The LSP client's error mapping (docs/kernel.md §6.3 "Timeouts"), against the scripted fake server: a
  * request past its deadline is BackendTimeout, a server that dies is BackendCrashed with its stderr tail,
  * an error response is BackendError, and server→client requests are answered (unknown ones with
  * MethodNotFound).

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A scripted fake LSP server (07-quality.md §1) for the kernel's LSP error paths: timeouts, crashes,
+// A scripted fake LSP server (docs/quality.md §1) for the kernel's LSP error paths: timeouts, crashes,
 // indexing that never ends, rust-analyzer error messages, resource operations. It also answers
 // `--version` like rust-analyzer, so it can stand in for one through `--rust-analyzer`.
 //

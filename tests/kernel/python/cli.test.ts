@@ -1,5 +1,5 @@
 /**
- * Python through the `tug` command table (05-kernel.md §3.3, §13.2): invalid new names are refused before
+ * Python through the `tug` command table (docs/kernel.md §3.3, §13.2): invalid new names are refused before
  * any backend starts (exit 2), a library symbol is NotRenameable (exit 3), organize-imports is refused with
  * the ruff fallback, and nothing is written.
  */

@@ -1,5 +1,5 @@
 /**
- * Every kernel fixture must be valid source in its language (seed 000 26.0.8: `compileall` / `cargo check`).
+ * Every kernel fixture must be valid source in its language (the seed plan's 26.0.8: `compileall` / `cargo check`).
  * Python files are byte-compiled with `python3 -m py_compile` (bytecode goes to a temp PYTHONPYCACHEPREFIX,
  * so no `__pycache__` lands in the fixtures); without python3 the check is skipped loudly, and
  * TUG_REQUIRE_PYTHON=1 makes it fail. `cargo check` is too slow for the suite: here each Rust workspace is

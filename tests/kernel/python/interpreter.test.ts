@@ -1,5 +1,5 @@
 /**
- * Interpreter resolution (05-kernel.md §6.3, seed 000 D10): the candidate order, the first candidate that
+ * Interpreter resolution (docs/kernel.md §6.3, the seed plan's [D10]): the candidate order, the first candidate that
  * answers wins, the choice is sticky in toolchains.json, an explicit value replaces it, and a vanished
  * recorded path is resolved again with ToolchainChanged.
  */

@@ -1,5 +1,5 @@
 /**
- * Python renames through the library API with one warm pyright per workspace (05-kernel.md §2.3, §6.3,
+ * Python renames through the library API with one warm pyright per workspace (docs/kernel.md §2.3, §6.3,
  * §6.5–6.6): the server stays warm and is synced after an apply, targets are followed to their definitions,
  * library symbols are refused, names are validated before any backend call, `--symbol` works on the
  * documentSymbol outline, and `aggressive` safety adds heuristic edits with warnings.

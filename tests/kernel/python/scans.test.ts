@@ -1,5 +1,5 @@
 /**
- * The Python scans on tree-sitter trees (05-kernel.md §6.6): dynamic patterns, custom attribute protocols
+ * The Python scans on tree-sitter trees (docs/kernel.md §6.6): dynamic patterns, custom attribute protocols
  * and star imports; string literals equal to a name; `.name` accesses; getattr-family string arguments.
  * Candidates come from the text; a file whose lines lex independently is confirmed on its candidate lines
  * only, which must agree with the whole-file tree.
@@ -33,7 +33,7 @@ const py = (src: string) => new PyFile(syntax, src);
 const at = offsetOf;
 const lineOf = (src: string, o: number) => src.slice(0, o).split('\n').length;
 
-/** A dynamic-attribute example with the twelve sites of the research notes' dynamic_attr case (§3.5). */
+/** A dynamic-attribute example with twelve sites, in the shape of the earlier Rust tool's dynamic_attr case. */
 const DYNAMIC = [
   'class Config:',
   '    def __init__(self):',

@@ -1,5 +1,5 @@
 /**
- * Python syntax on tree-sitter trees (05-kernel.md §6.5): identifiers at a position (f-string fields
+ * Python syntax on tree-sitter trees (docs/kernel.md §6.5): identifiers at a position (f-string fields
  * included, strings and comments excluded), declaration and reference kinds, classes with bases and
  * methods, and UTF-16 positions on non-ASCII, CRLF and BOM text.
  */

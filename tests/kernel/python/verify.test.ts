@@ -1,5 +1,5 @@
 /**
- * Python verification (05-kernel.md §11): py-compile with the resolved interpreter (it catches what a
+ * Python verification (docs/kernel.md §11): py-compile with the resolved interpreter (it catches what a
  * tree parser misses, like an IndentationError), detected pytest commands with `{python}`, pytest's "no
  * tests" exit as unavailable, failing tests, and pyright typecheck against a baseline.
  */

@@ -1,6 +1,6 @@
 /**
- * The Rust backend against the scripted fake LSP server standing in for rust-analyzer (05-kernel.md §6.4,
- * 07-quality.md §1): availability by `--version`, the quiescent wait (IndexingTimeout, health errors),
+ * The Rust backend against the scripted fake LSP server standing in for rust-analyzer (docs/kernel.md §6.4,
+ * docs/quality.md §1): availability by `--version`, the quiescent wait (IndexingTimeout, health errors),
  * WorkspaceEdit → Patch IR in the negotiated UTF-8 encoding with SkippedFile for target/ and outside edits,
  * resource operations refused, the error mapping table, timeouts and crashes, and cargo-check verification.
  */

@@ -1,5 +1,5 @@
 /**
- * Rust syntax on tree-sitter trees (05-kernel.md §6.5, Rust column), without rust-analyzer: the identifier
+ * Rust syntax on tree-sitter trees (docs/kernel.md §6.5, Rust column), without rust-analyzer: the identifier
  * at a position, declaration kinds and reference kinds, on non-ASCII text with UTF-16 offsets.
  */
 import { beforeAll, describe, it, expect } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * A small LSP client over stdio (05-kernel.md §6.3 "Timeouts", §6.4): vscode-jsonrpc framing, server→client
+ * A small LSP client over stdio (docs/kernel.md §6.3 "Timeouts", §6.4): vscode-jsonrpc framing, server→client
  * requests answered by the backend, and every failure mapped to a kernel error — a request past its
  * deadline is `BackendTimeout`, EOF or process exit is `BackendCrashed` (with the stderr tail), a waited-for
  * condition that never comes is whatever the caller names (`IndexingTimeout`), an error response is

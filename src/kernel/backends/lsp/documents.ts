@@ -1,5 +1,5 @@
 /**
- * Open documents of one LSP server (05-kernel.md §2.3 "synced"): `didOpen` with the kernel's exact
+ * Open documents of one LSP server (docs/kernel.md §2.3 "synced"): `didOpen` with the kernel's exact
  * (BOM-stripped) text, and after an apply a full-text `didChange` for open documents and
  * `workspace/didChangeWatchedFiles` for the rest.
  */

@@ -1,6 +1,6 @@
 /**
  * LSP results → the kernel's shapes: file URIs ↔ workspace-relative paths, `WorkspaceEdit` (both `changes`
- * and `documentChanges`) → raw edits, resource operations → `UnsupportedOperation` (05-kernel.md §6.3).
+ * and `documentChanges`) → raw edits, resource operations → `UnsupportedOperation` (docs/kernel.md §6.3).
  * Edits in files the backend view holds become UTF-16 offsets; the rest keep their LSP positions and are
  * dropped by the pipeline with `SkippedFile` (outside the workspace, excluded, `target/`, `$CARGO_HOME`).
  */

@@ -1,5 +1,5 @@
 /**
- * The slice of the Language Server Protocol (3.17) the kernel speaks (05-kernel.md §6.3–6.4): method names,
+ * The slice of the Language Server Protocol (3.17) the kernel speaks (docs/kernel.md §6.3–6.4): method names,
  * the message shapes it reads, and the client capabilities of the shared LSP profile.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The target resolution both LSP backends share (05-kernel.md §6.3–§6.5): definition answers mapped into
+ * The target resolution both LSP backends share (docs/kernel.md §6.3–§6.5): definition answers mapped into
  * the view, the same-named-definition rule of §6.5 step 2, and prepareRename with its one retry.
  */
 import { KernelError } from '../../errors.js';

@@ -1,5 +1,5 @@
 /**
- * Warm LSP backends of one Kernel (05-kernel.md §2.3, §12.3): pyright and rust-analyzer start lazily, at
+ * Warm LSP backends of one Kernel (docs/kernel.md §2.3, §12.3): pyright and rust-analyzer start lazily, at
  * most once per Kernel, stay warm across operations, are synced after each apply (and whenever the
  * snapshot moved), and stop on close. Backends are loaded with `import()`, so a TypeScript rename never
  * loads them.

@@ -1,5 +1,5 @@
 /**
- * Python's post-rename pass (05-kernel.md §6.6). pyright renames a method without its overrides, so the
+ * Python's post-rename pass (docs/kernel.md §6.6). pyright renames a method without its overrides, so the
  * kernel closes the gap: the workspace classes defining the same method name (found on tree-sitter trees)
  * are candidates, their ancestry comes from `textDocument/definition` on each base-list identifier
  * (recursively, with a visited set), the family grows from the target's class to every candidate that is an

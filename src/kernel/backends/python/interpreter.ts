@@ -1,5 +1,5 @@
 /**
- * Python interpreter resolution (05-kernel.md §6.3, seed 000 D10 extended) and sticky toolchain records
+ * Python interpreter resolution (docs/kernel.md §6.3, the seed plan's [D10] extended) and sticky toolchain records
  * (§12.3). Candidates in order: `--python`/`TUG_PYTHON` (explicit), config `python`, `$VIRTUAL_ENV/bin/python`,
  * `$CONDA_PREFIX/bin/python`, `<workspace>/.venv/bin/python`, then `python3` and `python` on PATH. The first
  * that answers `-c "import sys;print(sys.version.split()[0])"` wins and is recorded in `toolchains.json`;

@@ -1,5 +1,5 @@
 /**
- * `doctor` probes for the Python backend (05-kernel.md §4.5), each by actually running the tool:
+ * `doctor` probes for the Python backend (docs/kernel.md §4.5), each by actually running the tool:
  * `pyright-langserver` starts the language server through its langserver entry, initializes and shuts it
  * down; `pyright-typeshed` runs the pyright CLI on `x: int = len([1])\nprint(x)`, which reports 0 errors
  * only when the bundled typeshed is found (a wrong launch path silently loses it).

@@ -1,9 +1,9 @@
 /**
- * The Python backend: the pyright language server over stdio (05-kernel.md §6.3). Launched through
+ * The Python backend: the pyright language server over stdio (docs/kernel.md §6.3). Launched through
  * `pyright/langserver.index.js` (never `dist/…`, which loses the bundled typeshed). Targets are found on
  * tree-sitter trees (scans/python.ts), followed to their definitions and renamed with `rename` (after
  * `didOpen`); a `null` rename runs `prepareRename` with its one retry after 500 ms, which refuses or lets the
- * rename be asked again (docs/kernel-notes.md). `afterRename` adds the override closure and the scans of
+ * rename be asked again (docs/kernel.md). `afterRename` adds the override closure and the scans of
  * §6.6 (see closure.ts).
  */
 import { createRequire } from 'node:module';

@@ -1,5 +1,5 @@
 /**
- * rust-analyzer discovery and error mapping (05-kernel.md §6.4). The backend is available only when
+ * rust-analyzer discovery and error mapping (docs/kernel.md §6.4). The backend is available only when
  * `<ra> --version` exits 0 within 10 s — a rustup proxy without the component is found on PATH but fails
  * this probe. Candidates: `--rust-analyzer` / `TUG_RA_PATH` / config (one explicit value), then PATH.
  */

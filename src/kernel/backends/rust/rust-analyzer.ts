@@ -1,5 +1,5 @@
 /**
- * The Rust backend: rust-analyzer over stdio (05-kernel.md §6.4), used only when `--version` runs.
+ * The Rust backend: rust-analyzer over stdio (docs/kernel.md §6.4), used only when `--version` runs.
  * `rootUri` is the outermost Cargo root of the target; the kernel waits for `experimental/serverStatus`
  * with `quiescent: true` (300 s → `IndexingTimeout`; `health: "error"` → `BackendCrashed`). Rename follows
  * the Python sequence (didOpen, prepareRename with one retry, rename); WorkspaceEdits become raw edits in
