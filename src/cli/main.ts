@@ -99,7 +99,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
   // `tugcode refactor …` bypasses commander: the kernel front door owns its argv (docs/kernel.md §3.1).
   const refactor = splitRefactorArgv(argv, process.cwd());
   if (refactor) {
-    // SIGINT/SIGTERM: the kernel releases its lock and sandboxes, then we exit 130/143 (05-kernel.md §3.4).
+    // SIGINT/SIGTERM: the kernel releases its lock and sandboxes, then we exit 130/143 (docs/kernel.md §3.4).
     const { installSignalHandlers } = await import('../kernel/light.js');
     const off = installSignalHandlers((code, errors) => {
       for (const e of errors) process.stderr.write(`tugcode: cleanup failed: ${e}\n`);

@@ -83,7 +83,7 @@ function intArg(name: string, v: string | undefined): number | undefined {
 const VERIFY: readonly string[] = ['none', 'syntax', 'tests', 'typecheck'];
 
 /**
- * The process context for W (05-kernel.md §7.3 setup 1): the one repo resolver, config and state store of
+ * The process context for W (docs/kernel.md §7.3 setup 1): the one repo resolver, config and state store of
  * src/ops, W's canonical root, and the call the operation runs under.
  */
 async function open(command: string, worktreeArg: string, cwd: string, env: NodeJS.ProcessEnv) {

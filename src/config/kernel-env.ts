@@ -6,7 +6,7 @@
 import type { FrontDoor, HostOptions } from '../kernel/light.js';
 import { STATE_DB_FILES, TUGTREE_DIR } from '../contract/layout.js';
 
-/** tugcode's environment names for the `[kernel]` table: `TUGCODE_KERNEL_<KEY>` (04-git.md §8). */
+/** tugcode's environment names for the `[kernel]` table: `TUGCODE_KERNEL_<KEY>` (docs/git.md §8). */
 export const KERNEL_ENV_PREFIX = 'TUGCODE_KERNEL_';
 
 /**
@@ -25,7 +25,7 @@ export const TUGCODE_REFACTOR: FrontDoor = { ...TUGCODE_HOST, prog: 'tugcode', i
 
 /**
  * The environment the kernel sees from tugcode: TUGCODE_KERNEL_X is honoured as TUG_X when TUG_X is unset
- * (04-git.md §8; the kernel also reads the `[kernel]` keys under the prefix itself, stronger than TUG_X),
+ * (docs/git.md §8; the kernel also reads the `[kernel]` keys under the prefix itself, stronger than TUG_X),
  * and tugcode's clock, TUGCODE_NOW, is the kernel's TUG_NOW unless that is set.
  */
 export function kernelEnv(env: NodeJS.ProcessEnv): Record<string, string | undefined> {

@@ -64,7 +64,7 @@ export function runLockName(slug: string, stage?: { token: string; stage: 'new' 
 }
 
 /**
- * The runtime files of the repository, never committed (04-git.md §2): the state database, the worktrees,
+ * The runtime files of the repository, never committed (docs/git.md §2): the state database, the worktrees,
  * the agents' directories, the logs and the locks. Each gives an ignore line and an exclude pathspec.
  */
 const RUNTIME: { path: string; dir?: true; glob?: true }[] = [
@@ -130,7 +130,7 @@ export const workerBranch = (slug: string, k: number): string => `${BRANCH_PREFI
 /** The `git for-each-ref` pattern of the plan's worker branches. */
 export const workerBranchPattern = (slug: string): string => `refs/heads/${BRANCH_PREFIX}${slug}--w*`;
 
-/** Slugs never contain `--` (01-plan-format.md), so the names of two plans never collide. */
+/** Slugs never contain `--` (docs/plan-format.md), so the names of two plans never collide. */
 function workerOf(name: string, prefix: string): number | null {
   if (!name.startsWith(prefix)) return null;
   const k = name.slice(prefix.length);

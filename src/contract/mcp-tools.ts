@@ -1,5 +1,5 @@
 /**
- * The MCP tools of `tugcode mcp` (06-run.md §5), listed once: the server registers exactly these with
+ * The MCP tools of `tugcode mcp` (docs/run.md §5), listed once: the server registers exactly these with
  * their annotations (src/mcp), and docs/AGENT_API.md lists them (agent-api.ts). A state tool takes the
  * input and gives the output of its command; a kernel tool answers with `tug --json`'s envelope.
  */

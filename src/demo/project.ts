@@ -48,7 +48,7 @@ function demoAssetsDir(): string {
   return fileURLToPath(new URL('../../demo', import.meta.url));
 }
 
-/** Quotes one word for the argv strings of 05-kernel.md §7.1 (double quotes, `" \ $ \`` escaped). */
+/** Quotes one word for the argv strings of docs/kernel.md §7.1 (double quotes, `" \ $ \`` escaped). */
 function quoteArg(word: string): string {
   return /^[A-Za-z0-9_./:=@%+,-]+$/.test(word) ? word : `"${word.replace(/["\\$`]/g, '\\$&')}"`;
 }

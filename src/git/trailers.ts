@@ -22,7 +22,7 @@ export function trailersFormat(keys: readonly string[], o: { valueOnly?: boolean
 
 /**
  * `git log -E --grep` pattern of a commit whose message has `Tug-Step: <anchor>` (a leading `#` allowed).
- * Anchors are [a-z0-9-] (01-plan-format.md): nothing to escape.
+ * Anchors are [a-z0-9-] (docs/plan-format.md): nothing to escape.
  */
 export function stepTrailerGrep(anchor: string): string {
   return `^${TUG_STEP}: *#?${anchor} *$`;

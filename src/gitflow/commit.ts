@@ -1,5 +1,5 @@
 /**
- * `tugcode commit` and the driver's commit of a step (04-git.md §4, seed 003 "Cross-System Atomicity"): the
+ * `tugcode commit` and the driver's commit of a step (docs/git.md §4, docs/git.md §4.1): the
  * git commit is the source of truth, the state completion the coordination record. Everything that can
  * refuse is decided before a file is written; a failing `git add`/`git commit` restores the index and the
  * log entry. Once the commit exists, integration or completion failures are reported
@@ -51,7 +51,7 @@ export interface CommitInput {
 }
 
 /**
- * The driver's commit of a step (04-git.md §4 steps 1–4: log entry, trailers, commit): the driver integrates
+ * The driver's commit of a step (docs/git.md §4 steps 1–4: log entry, trailers, commit): the driver integrates
  * and completes itself. It always commits, changes or not (the step's commit records the step); it does not
  * start git's auto maintenance (`git maintenance run --auto`, a process of its own after every commit: the
  * driver runs it once after the run) and does not list the staged files (one git process less).
@@ -68,7 +68,7 @@ export interface StepCommitInput {
   stepTitle: string;
   /** The message made ahead by prepareMessage (used when its trailers still match). */
   prepared?: PreparedMessage | undefined;
-  /** Extra `Tug-Refactor:` trailer values beside the applied rows (05-kernel.md §7.4). */
+  /** Extra `Tug-Refactor:` trailer values beside the applied rows (docs/kernel.md §7.4). */
   refactors?: string[] | undefined;
   /** The opt-in timing trace of the commit's parts. */
   trace?: TraceFn | undefined;
@@ -288,7 +288,7 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   };
   if (changes.length === 0 && !input.allowEmpty) {
     // Nothing new, but HEAD is this step's commit that an earlier `tugcode commit` left off the integration
-    // branch (a completion blocker, a conflict): integrate and complete it instead (docs/git-notes.md).
+    // branch (a completion blocker, a conflict): integrate and complete it instead (docs/git.md).
     const resumed = await unintegratedStepHead(g, t.W, { ...finish, integrate: Boolean(input.integrate) });
     if (!resumed) throw new TugError('NothingToCommit', { worktree: t.W });
     return finishStep(ctx, g, finish, { ...emptyData(resumed, t.branch, logEntryPath(t.slug, t.step)), committed: false });
@@ -370,7 +370,7 @@ interface WriteOptions {
 }
 
 /**
- * 04-git.md §4 steps 1–4: the log entry, the staging, the commit with its trailers. A failing `git add` or
+ * docs/git.md §4 steps 1–4: the log entry, the staging, the commit with its trailers. A failing `git add` or
  * `git commit` puts the index and the log entry back as they were.
  */
 async function writeCommit(

@@ -169,7 +169,7 @@ async function kernelCheck(ctx: RepoCtx): Promise<DoctorCheck> {
   }
 }
 
-/** state.db's checks, or the PostgreSQL server's when `[state] url` is set (02-state.md §8). */
+/** state.db's checks, or the PostgreSQL server's when `[state] url` is set (docs/state.md §8). */
 async function backendChecks(ctx: RepoCtx, o: DoctorInput): Promise<DoctorCheck[]> {
   if (!ctx.config.state.url) return (await import('./doctor-state.js')).stateChecks(ctx);
   const { pgStateChecks } = await import('./doctor-pg.js');

@@ -1,5 +1,5 @@
 /**
- * The checks on the names tugcode worktrees get (04-git.md §3, 06-run.md §1): the plan's slug, a `--name`.
+ * The checks on the names tugcode worktrees get (docs/git.md §3, docs/run.md §1): the plan's slug, a `--name`.
  * The names themselves (branches, directories) are contract/layout.ts's.
  */
 import { TugError } from '../contract/errors.js';

@@ -1,5 +1,5 @@
 /**
- * The git flows' calls into the state library (02-state.md §7), each a named operation of the process's
+ * The git flows' calls into the state library (docs/state.md §7), each a named operation of the process's
  * store (the operations layer, the driver or a test passes it in the FlowCtx: SQLite or PostgreSQL,
  * owners qualified by the store). Git facts (trailer commits) are gathered before a state call, so no git
  * runs inside a write transaction. Read-only helpers open state.db read-only and never create or migrate it.

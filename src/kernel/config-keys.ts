@@ -1,5 +1,5 @@
 /**
- * The `[kernel]` table of `.tugtool/config.toml` (05-kernel.md §3.1) as plain data: defaults, the `TUG_*`
+ * The `[kernel]` table of `.tugtool/config.toml` (docs/kernel.md §3.1) as plain data: defaults, the `TUG_*`
  * environment names and zod-free value rules. The kernel owns these (src/kernel imports no host, §2.1);
  * a host's config loader imports them through ./light.ts for its own `[kernel]` table, so both read the
  * same keys. The zod schema (the precise error messages) is `./config-schema.ts`; a property test proves

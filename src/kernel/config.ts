@@ -1,7 +1,7 @@
 /**
- * Kernel configuration (05-kernel.md §3.1): CLI flag > environment (`TUG_*`; a host's `settingsEnvPrefix`
+ * Kernel configuration (docs/kernel.md §3.1): CLI flag > environment (`TUG_*`; a host's `settingsEnvPrefix`
  * names win over them) > the `[kernel]` table of `.tugtool/config.toml` > `pyproject.toml [tool.tug]` >
- * defaults. The config file is the main repo root's when the workspace is in a git repository (04-git.md
+ * defaults. The config file is the main repo root's when the workspace is in a git repository (docs/git.md
  * §1), else the workspace's own.
  *
  * The kernel reads only its own table, with its own key table (./config-keys.ts, which a host's config

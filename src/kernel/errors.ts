@@ -1,5 +1,5 @@
 /**
- * Kernel errors (05-kernel.md §5.2). The kernel has its own codes and exit table; it never uses a
+ * Kernel errors (docs/kernel.md §5.2). The kernel has its own codes and exit table; it never uses a
  * host's error catalogue. Every failure is a `KernelError`; `extra` carries the additional top-level fields of
  * exit-5 envelopes (§4.6).
  */

@@ -2,7 +2,7 @@
  * The one list of environment variables that make git act on another repository, index or object store
  * than the directory it is run in, and the one function that removes them. Every git child of the kernel
  * gets its environment through `withoutGitRedirects`, and so does every git child of its host, which
- * imports it through ./light.ts (docs/git-notes.md).
+ * imports it through ./light.ts (docs/git.md).
  *
  * Why: git sets several of these for its hooks (`GIT_DIR`, `GIT_INDEX_FILE`, `GIT_PREFIX`, …), so a
  * program started from a hook would otherwise stage, commit and reset in the repository and index the hook

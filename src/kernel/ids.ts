@@ -1,5 +1,5 @@
 /**
- * Content-derived identifiers (05-kernel.md §9.6): canonical JSON, SHA-256, op_hash, symbol ids, undo tokens.
+ * Content-derived identifiers (docs/kernel.md §9.6): canonical JSON, SHA-256, op_hash, symbol ids, undo tokens.
  * A host's own hashes (of plans, of op texts) use these too, through ./light.ts, so there is one
  * definition of canonical JSON (dependencies point into the kernel, never out of it).
  */

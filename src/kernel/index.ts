@@ -1,5 +1,5 @@
 /**
- * The kernel library (05-kernel.md §2.3): everything a host uses. `openKernel` takes the session lock; one
+ * The kernel library (docs/kernel.md §2.3): everything a host uses. `openKernel` takes the session lock; one
  * Kernel keeps its TypeScript backend warm across operations until `close()`. `runKernelCli` is the `tug`
  * command table, `KernelHost` its warm form for a long-lived front door, `doctor` the backend probes.
  *

@@ -1,5 +1,5 @@
 /**
- * `refactor run-step` and `refactor skip` (05-kernel.md §7.3–§7.4) as operations over the process's state
+ * `refactor run-step` and `refactor skip` (docs/kernel.md §7.3–§7.4) as operations over the process's state
  * store: the CLI front door (src/commands/refactor-step.ts) and the driver (src/run/step.ts) call these.
  * run-step is the one flow that holds a state-library context across its own steps (kernel calls between
  * short transactions), so it is the one caller of `StateStore.withContext`.

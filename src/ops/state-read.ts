@@ -16,7 +16,7 @@ export async function stateShow(ctx: OpsContext, input: { plan?: string; items?:
   }
   const { store, sc } = await stateOf(ctx, call);
   const shown = await store.show(sc, { plan: input.plan, items, step: input.step });
-  // Which backend answered (02-state.md §8): never the PostgreSQL password.
+  // Which backend answered (docs/state.md §8): never the PostgreSQL password.
   return { ...shown, backend: { kind: store.backend, location: store.location } };
 }
 

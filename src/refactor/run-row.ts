@@ -95,7 +95,7 @@ interface Attempt {
   warnings: string[];
 }
 
-/** One open row (05-kernel.md §7.3 steps 1–7), with one automatic retry after an exit-4 failure. */
+/** One open row (docs/kernel.md §7.3 steps 1–7), with one automatic retry after an exit-4 failure. */
 export async function executeRow(rc: RowContext): Promise<RowOutcome> {
   const r: RowRun = { rc, t0: performance.now(), snapshotId: null };
   for (let n = 1; ; n++) {

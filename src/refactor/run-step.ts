@@ -97,7 +97,7 @@ export async function runStep(ctx: StateContext, input: RunStepInput, o: RunStep
     const kernelOpts = (testCommand: string[] | undefined): KernelOptions => ({
       command: 'refactor run-step',
       ...TUGCODE_HOST,
-      // 05-kernel.md §12.2: run-step holds the session lock for its whole invocation; its time is tugcode's.
+      // docs/kernel.md §12.2: run-step holds the session lock for its whole invocation; its time is tugcode's.
       holdLock: true,
       clock: ctx.clock,
       ...o.kernel,

@@ -1,5 +1,5 @@
 /**
- * What every worker of one run shares (06-run.md §1): the setup fixed before the workers start (contexts,
+ * What every worker of one run shares (docs/run.md §1): the setup fixed before the workers start (contexts,
  * plan, options, the stop), what the start settled (tip, remote, drift watch), and the tallies they keep.
  */
 import type { GitRunner } from '../git/exec.js';
@@ -76,7 +76,7 @@ export interface RunTally {
   commits: string[];
   /** A fatal error that ended the run (PlanDrift, …). */
   fatal: unknown;
-  /** The plan drifted: no worker claims again; steps in flight finish (06-run.md §1 item 4.1). */
+  /** The plan drifted: no worker claims again; steps in flight finish (docs/run.md §1 item 4.1). */
   draining: boolean;
 }
 

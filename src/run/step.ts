@@ -1,5 +1,5 @@
 /**
- * One claimed step, executed in the worker's worktree (06-run.md §1 item 4.4–4.5, §2, §3): its substeps
+ * One claimed step, executed in the worker's worktree (docs/run.md §1 item 4.4–4.5, §2, §3): its substeps
  * first (topological order inside the subtree, ties by step_index), then the step; for each unit, its
  * phases in order — the declared refactors, the implementer, the command checkpoints,
  * `--complete-remaining`, and a commit on the worker branch. Any failure is a StepFailure with its reason
@@ -131,7 +131,7 @@ async function refactorPhase(x: StepRun, u: PlanStep): Promise<void> {
 
 /**
  * The implementer (a command or an agent) on the unit's brief, with nothing outside the worktree allowed
- * to change (08-supervision.md §1.6: snapshot before, compare after); its report becomes an artifact.
+ * to change (docs/agents.md §1.6: snapshot before, compare after); its report becomes an artifact.
  */
 async function implementerPhase(x: StepRun, u: PlanStep): Promise<void> {
   const { rc, tree, tr } = x;
@@ -271,7 +271,7 @@ async function prepareMessage(
   }
 }
 
-/** Item statuses of the unit's subtree and the step's earlier failed attempts, for the brief (06-run.md §2). */
+/** Item statuses of the unit's subtree and the step's earlier failed attempts, for the brief (docs/run.md §2). */
 async function briefState(x: StepRun, u: PlanStep) {
   const { rc } = x;
   const plan = rc.prep.planPath;
@@ -292,7 +292,7 @@ function topOf(steps: PlanStep[], u: PlanStep): string {
   return s.anchor;
 }
 
-/** The unit's command checkpoints, each run in the worktree and marked completed (06-run.md §3). */
+/** The unit's command checkpoints, each run in the worktree and marked completed (docs/run.md §3). */
 async function checkpointPhase(x: StepRun, u: PlanStep): Promise<void> {
   const { rc } = x;
   const W = x.tree.path;

@@ -326,7 +326,7 @@ async function integrateStep(x: StepRun): Promise<{ before: string; after: strin
   const before = await integrationTip(rc);
   const r = await integrate({
     git: rc.g,
-    // The rebase's hooks count against the step's time too (06-run.md §2), killed with their process group.
+    // The rebase's hooks count against the step's time too (docs/run.md §2), killed with their process group.
     rebaseGit: boundedGitRunner(rc.ops.env, { timeoutMs: x.left, signal: beat.signal }),
     repo: rc.flow.repo,
     worktree: W,

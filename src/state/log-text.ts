@@ -16,11 +16,11 @@ type Details = Record<string, any>;
 
 /** An owner (`/repo/.tugtree/tugplan__demo--w1`, `host:/path`, `admin`) as the worktree's short name. */
 function shortActor(actor: string, o: LogTextOptions = {}): string {
-  const hosted = /^([^/:]+):(\/.*)$/.exec(actor); // PostgreSQL owners are `<host>:<worktree>` (02-state.md §8)
+  const hosted = /^([^/:]+):(\/.*)$/.exec(actor); // PostgreSQL owners are `<host>:<worktree>` (docs/state.md §8)
   if (hosted) return `${hosted[1]}:${shortActor(hosted[2]!, o)}`;
   if (!actor.startsWith('/')) return actor;
   if (o.mainRoot && actor === o.mainRoot) return 'main';
-  // A plan worktree `.tugtree/tugplan__<slug>--<name>` (04-git.md §3): its name (`w1`, a timestamp).
+  // A plan worktree `.tugtree/tugplan__<slug>--<name>` (docs/git.md §3): its name (`w1`, a timestamp).
   const tree = worktreeNameOf(actor);
   if (tree) return tree;
   // Any other worktree: its directory name, as `state show` names owners.

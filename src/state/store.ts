@@ -1,5 +1,5 @@
 /**
- * The state store (02-state.md §7–§8): the one entrance to the state library. Each operation is a method
+ * The state store (docs/state.md §7–§8): the one entrance to the state library. Each operation is a method
  * — `store.claim(call, input)`, `store.heartbeat(call, input)`, … — whose body names the library function
  * it runs, so "go to definition" goes from a caller to the method and from there to the function. Each
  * function's module loads on its first call, so `state heartbeat` never loads the plan parser.
@@ -69,7 +69,7 @@ export abstract class StateStore {
   abstract readonly location: string;
   /**
    * The owner name of a worktree in this store: its canonical path on SQLite, `<host>:<path>` on
-   * PostgreSQL (02-state.md §8). The operations apply it to every `worktree` input themselves.
+   * PostgreSQL (docs/state.md §8). The operations apply it to every `worktree` input themselves.
    */
   abstract owner(worktree: string): string;
   /**
@@ -101,7 +101,7 @@ export abstract class StateStore {
     return this.withContext(call, mode, (ctx) => impl(ctx, qualified));
   }
 
-  // The operations, one per `state` command (02-state.md §4), then the questions other callers ask.
+  // The operations, one per `state` command (docs/state.md §4), then the questions other callers ask.
 
   /** `state init`. Opened to read: init upgrades to a writer after validating the plan (a refused init creates nothing). */
   init(call: StateCall, input: InitInput): Promise<InitResult> {
@@ -172,7 +172,7 @@ export abstract class StateStore {
     return this.op(call, 'read', input, async () => (await import('./graph.js')).graph);
   }
 
-  /** `state export`: a plan's rows and events as one document (02-state.md §8). */
+  /** `state export`: a plan's rows and events as one document (docs/state.md §8). */
   exportPlan(call: StateCall, input: ExportInput): Promise<StateExportDocument> {
     return this.op(call, 'read', input, async () => (await import('./export.js')).exportPlan);
   }

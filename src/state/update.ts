@@ -261,7 +261,7 @@ async function completeRemaining({ c, plan_path, anchor, now }: UpdateTx, top: s
   applied.updated += before.length;
 }
 
-/** The update's event; a command that changes nothing appends nothing (02-state.md §2). */
+/** The update's event; a command that changes nothing appends nothing (docs/state.md §2). */
 function recordUpdate(t: UpdateTx, attempt: number, applied: Applied, auto: string[], prose: boolean): void {
   const { updated, changes, wrote } = applied;
   if (updated === 0 && !wrote && auto.length === 0 && !prose) return;

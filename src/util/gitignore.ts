@@ -1,5 +1,5 @@
 /**
- * Idempotent line-appending for `.gitignore` and `info/exclude` (04-git.md §2); the runtime lines are
+ * Idempotent line-appending for `.gitignore` and `info/exclude` (docs/git.md §2); the runtime lines are
  * contract/layout.ts's.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The one command table shared by `tug` and every host front door that serves it (05-kernel.md §2.1,
+ * The one command table shared by `tug` and every host front door that serves it (docs/kernel.md §2.1,
  * §3.1): each command returns its key-ordered envelope; rendering (JSON / --text) and exit codes live in
  * `tug.ts`.
  */

@@ -1,5 +1,5 @@
 /**
- * The kernel front door (05-kernel.md §3): argv → one JSON envelope (or `--text`), one stderr line on
+ * The kernel front door (docs/kernel.md §3): argv → one JSON envelope (or `--text`), one stderr line on
  * errors, and the exit code. Pure: returns what to print; `bin/tug.js` and a host's front door print it.
  */
 import { errorEnvelope } from '../envelope.js';
