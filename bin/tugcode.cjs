@@ -31,7 +31,7 @@ if (mtime(bundle) >= 0 && mtime(bundle) >= mtime(plain)) {
   const words = args.filter((a, i) => /^[a-z][a-z-]{0,30}$/.test(a) && !['-C', '--dir'].includes(args[i - 1]));
   const groups = ['state', 'worktree', 'refactor'];
   const command = words.slice(0, groups.includes(words[0]) ? 2 : 1).join(' ');
-  const loaded = loadWithCodeCache(bundle, { prefix: 'tugcode', keep: 48, variant: command });
+  const loaded = loadWithCodeCache(bundle, { prefix: 'tugcode', keep: 48, variant: command, ascii: true });
   // At exit the cache holds the code of every function this run compiled, not only the top level.
   process.once('exit', () => loaded.saveCache());
 } else import(pathToFileURL(plain).href);

@@ -67,6 +67,52 @@ const vendor = {
     }));
   },
 };
+// Node built-ins that an empty node process has not loaded yet (it has fs, path, url, module, events, util):
+// in the bundle each is required on first use of one of its exports, not when the module that imports it is
+// initialized. Loading child_process, fs/promises or crypto pulls in streams, net and readline (~6–9 ms of
+// CPU), which `state heartbeat` never uses; a hot command that writes its output with fs.writeSync
+// (cli/main.ts) then loads none of them.
+const LAZY_BUILTINS = [
+  'child_process',
+  'crypto',
+  'dgram',
+  'dns',
+  'fs/promises',
+  'http',
+  'https',
+  'net',
+  'os',
+  'perf_hooks',
+  'readline',
+  'stream',
+  'stream/promises',
+  'timers/promises',
+  'tty',
+  'v8',
+  'worker_threads',
+  'zlib',
+];
+// esbuild turns `import { x } from 'node:y'` into `import_node_y = require("node:y")` and every use into a
+// property read (`(0, import_node_y.x)(…)`), so a proxy that requires the module on its first read keeps
+// the meaning; so does commander's `var childProcess = require("node:child_process")` (it spawns only for
+// executable subcommands). Default and namespace imports (`__toESM(require(…))`) are left as they are.
+const lazyLoader = `function __tugLazy(id) {
+  let m;
+  const load = () => (m ??= require(id));
+  return new Proxy({}, {
+    get: (_, k) => load()[k],
+    has: (_, k) => k in load(),
+    ownKeys: () => Reflect.ownKeys(load()),
+    getOwnPropertyDescriptor: (_, k) => {
+      const d = Reflect.getOwnPropertyDescriptor(load(), k);
+      return d && { ...d, configurable: true };
+    },
+  });
+}`;
+const lazyRequire = new RegExp(
+  `\\b(import_[\\w$]+ = |var [\\w$]+ = )require\\("node:(${LAZY_BUILTINS.join('|')})"\\)`,
+  'g',
+);
 // Loads a vendor file through the code cache (dist/kernel/code-cache.cjs, as bin/tugcode.cjs loads the
 // bundle); its cache is written when the process exits, holding what the process compiled.
 const vendorLoader = `function __tugVendor(name) {
@@ -87,11 +133,16 @@ const cli = await build({
   // "use strict" first: the ES modules this is built from were strict, and a banner line before esbuild's
   // own directive would turn that into a plain expression.
   banner: {
-    js: `"use strict";\nconst __tugImportMetaUrl = require("node:url").pathToFileURL(__filename).href;\n${vendorLoader}`,
+    js: `"use strict";\nconst __tugImportMetaUrl = require("node:url").pathToFileURL(__filename).href;\n${vendorLoader}\n${lazyLoader}`,
   },
 });
-const code = cli.outputFiles.find((f) => f.path === cliBundle)?.text;
-if (code === undefined) throw new Error(`esbuild wrote no ${cliBundle}`);
+const built = cli.outputFiles.find((f) => f.path === cliBundle)?.text;
+if (built === undefined) throw new Error(`esbuild wrote no ${cliBundle}`);
+// ASCII only, so bin/tugcode.cjs reads it as latin1 (a copy, ~3 ms less than decoding 1.2 MB of UTF-8).
+// esbuild already escapes strings, regular expressions and identifiers; what it keeps of comments it does not.
+const code = built
+  .replace(lazyRequire, '$1__tugLazy("node:$2")')
+  .replace(/[\u0080-\uffff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 // An ESM-only dependency would fail only when its command runs (Node 20 before 20.19 cannot require an ES
 // module): fail the build instead, before a bundle exists that bin/tugcode.cjs would prefer to dist/cli.
