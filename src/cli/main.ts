@@ -19,7 +19,8 @@ const VERSION = '0.1.0';
  * The words of argv that are not options (nor the value of `-C`/`--dir`): the group and command called.
  * `state` is the group of the hot commands; only it is declared for them (the other groups' declarations are
  * ~5 ms of every call). Any other word, or a help flag, declares every command, so help, suggestions and
- * errors see them all.
+ * errors see them all. bin/tugcode.cjs reads argv the same way to run `state` commands from a bundle that
+ * holds only that group (scripts/bundle.mjs).
  */
 function wordsOfArgv(argv: string[]): string[] {
   const words: string[] = [];
