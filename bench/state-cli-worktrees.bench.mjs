@@ -85,8 +85,7 @@ export async function run() {
       cwd: wts[0],
       args: ['state', 'claim', 'bench', '--worktree', wts[0], '--json'],
       // Untimed: the step goes back to pending, so every timed claim is a fresh claim of it.
-      after: (out) =>
-        cli(['state', 'release', 'bench', JSON.parse(out).step_anchor, '--worktree', wts[0]], wts[0]),
+      after: (out) => cli(['state', 'release', 'bench', JSON.parse(out).step_anchor, '--worktree', wts[0]], wts[0]),
     },
     heartbeat: { cwd: wts[1], args: ['state', 'heartbeat', 'bench', held[0], '--worktree', wts[1], '--json'] },
     show: { cwd: wts[2], args: ['state', 'show', 'bench', '--json'] },
