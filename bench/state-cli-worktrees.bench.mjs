@@ -90,26 +90,33 @@ export async function run() {
     heartbeat: { cwd: wts[1], args: ['state', 'heartbeat', 'bench', held[0], '--worktree', wts[1], '--json'] },
     show: { cwd: wts[2], args: ['state', 'show', 'bench', '--json'] },
   };
-  const f = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
-  const c = Object.fromEntries(Object.keys(commands).map((k) => [k, []]));
+  // BENCH_BASE_CLI=<another checkout>/bin/tugcode.cjs times that build too, in the same rounds (before/after).
+  const builds = { this: CLI, ...(process.env.BENCH_BASE_CLI ? { base: process.env.BENCH_BASE_CLI } : {}) };
+  const ratios = {};
+  const f = {};
+  const c = {};
   for (let i = -1; i < RUNS; i++) {
     for (const [name, cmd] of Object.entries(commands)) {
-      const fm = floor();
-      const t = process.hrtime.bigint();
-      const r = spawnSync(process.execPath, [CLI, ...cmd.args], { cwd: cmd.cwd, encoding: 'utf8' });
-      const ms = Number(process.hrtime.bigint() - t) / 1e6;
-      if (r.status !== 0) throw new Error(`tugcode ${cmd.args.join(' ')} failed: ${r.stderr}`);
-      cmd.after?.(r.stdout);
-      // Round -1 warms the code caches and the page cache.
-      if (i >= 0) {
-        f[name].push(fm);
-        c[name].push(ms);
+      for (const [build, bin] of Object.entries(builds)) {
+        const fm = floor();
+        const t = process.hrtime.bigint();
+        const r = spawnSync(process.execPath, [bin, ...cmd.args], { cwd: cmd.cwd, encoding: 'utf8' });
+        const ms = Number(process.hrtime.bigint() - t) / 1e6;
+        if (r.status !== 0) throw new Error(`${bin} ${cmd.args.join(' ')} failed: ${r.stderr}`);
+        cmd.after?.(r.stdout);
+        // Round -1 warms the code caches and the page cache.
+        if (i < 0) continue;
+        (ratios[`${name} ${build}`] ??= []).push(ms / fm);
+        if (build === 'this') {
+          (f[name] ??= []).push(fm);
+          (c[name] ??= []).push(ms);
+        }
       }
     }
   }
   const rows = [];
   for (const name of Object.keys(commands)) {
-    const ratio = median(c[name].map((x, i) => x / f[name][i]));
+    const ratio = median(ratios[`${name} this`]);
     rows.push({
       metric: `${name} median (floor ${median(f[name]).toFixed(0)} ms)`,
       value: Number(median(c[name]).toFixed(1)),
@@ -122,6 +129,12 @@ export async function run() {
       target: `<= ${TARGETS[name]}`,
       ok: ratio <= TARGETS[name],
     });
+    if (builds.base)
+      rows.push({
+        metric: `${name} / floor, BENCH_BASE_CLI (info)`,
+        value: Number(median(ratios[`${name} base`]).toFixed(2)),
+        unit: 'x',
+      });
   }
   const empty = [];
   for (let i = 0; i < 11; i++) empty.push(timed(['-e', '0'], wts[0]));
@@ -131,6 +144,7 @@ export async function run() {
     notes: [
       `${STEPS}-step plan, 4 linked worktrees holding claims, commands run from inside one; ${RUNS} rounds`,
       `empty node ${median(empty).toFixed(0)} ms; floor ${median(Object.values(f).flat()).toFixed(0)} ms`,
+      ...(builds.base ? [`BENCH_BASE_CLI: ${builds.base}`] : []),
     ],
   };
 }
