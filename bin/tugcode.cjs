@@ -14,7 +14,6 @@ const { join } = require('node:path');
 const { pathToFileURL } = require('node:url');
 
 const dist = join(__dirname, '..', 'dist');
-const bundle = join(dist, 'bundle', 'tugcode.cjs');
 const plain = join(dist, 'cli', 'main.js');
 const mtime = (p) => {
   try {
@@ -24,14 +23,29 @@ const mtime = (p) => {
   }
 };
 
+const args = process.argv.slice(2);
+/** argv's first word that is not an option nor the value of `-C`/`--dir` (cli/main.ts reads it the same way). */
+const first = () => {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '-C' || args[i] === '--dir') i++;
+    else if (!args[i].startsWith('-')) return args[i];
+  }
+  return undefined;
+};
+// `tugcode state …` without a help flag runs from the state group's own bundle (half the code; cli/main.ts
+// declares only that group then), when it is as new as the full one.
+const full = join(dist, 'bundle', 'tugcode.cjs');
+const state = join(dist, 'bundle', 'tugcode-state.cjs');
+const hot = first() === 'state' && !args.includes('-h') && !args.includes('--help');
+const bundle = hot && mtime(state) >= mtime(full) ? state : full;
+
 if (mtime(bundle) >= 0 && mtime(bundle) >= mtime(plain)) {
   const { loadWithCodeCache } = require(join(dist, 'kernel', 'code-cache.cjs'));
   // One cache per command (`state claim`, `run`, …), so each holds what that command runs.
-  const args = process.argv.slice(2);
   const words = args.filter((a, i) => /^[a-z][a-z-]{0,30}$/.test(a) && !['-C', '--dir'].includes(args[i - 1]));
   const groups = ['state', 'worktree', 'refactor'];
   const command = words.slice(0, groups.includes(words[0]) ? 2 : 1).join(' ');
-  const loaded = loadWithCodeCache(bundle, { prefix: 'tugcode', keep: 48, variant: command });
+  const loaded = loadWithCodeCache(bundle, { prefix: 'tugcode', keep: 48, variant: command, ascii: true });
   // At exit the cache holds the code of every function this run compiled, not only the top level.
   process.once('exit', () => loaded.saveCache());
 } else import(pathToFileURL(plain).href);

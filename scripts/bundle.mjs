@@ -35,7 +35,6 @@ const requireEntry = (name) => {
 };
 const external = Object.keys(pkg.dependencies ?? {}).filter((d) => d !== 'commander' && !VENDORED.includes(d));
 const outdir = join(root, 'dist', 'bundle');
-const cliBundle = join(outdir, 'tugcode.cjs');
 rmSync(outdir, { recursive: true, force: true });
 /** What both CommonJS outputs in dist/bundle/ share. */
 const cjs = {
@@ -67,6 +66,52 @@ const vendor = {
     }));
   },
 };
+// Node built-ins that an empty node process has not loaded yet (it has fs, path, url, module, events, util):
+// in the bundle each is required on first use of one of its exports, not when the module that imports it is
+// initialized. Loading child_process, fs/promises or crypto pulls in streams, net and readline (~6–9 ms of
+// CPU), which `state heartbeat` never uses; a hot command that writes its output with fs.writeSync
+// (cli/main.ts) then loads none of them.
+const LAZY_BUILTINS = [
+  'child_process',
+  'crypto',
+  'dgram',
+  'dns',
+  'fs/promises',
+  'http',
+  'https',
+  'net',
+  'os',
+  'perf_hooks',
+  'readline',
+  'stream',
+  'stream/promises',
+  'timers/promises',
+  'tty',
+  'v8',
+  'worker_threads',
+  'zlib',
+];
+// esbuild turns `import { x } from 'node:y'` into `import_node_y = require("node:y")` and every use into a
+// property read (`(0, import_node_y.x)(…)`), so a proxy that requires the module on its first read keeps
+// the meaning; so does commander's `var childProcess = require("node:child_process")` (it spawns only for
+// executable subcommands). Default and namespace imports (`__toESM(require(…))`) are left as they are.
+const lazyLoader = `function __tugLazy(id) {
+  let m;
+  const load = () => (m ??= require(id));
+  return new Proxy({}, {
+    get: (_, k) => load()[k],
+    has: (_, k) => k in load(),
+    ownKeys: () => Reflect.ownKeys(load()),
+    getOwnPropertyDescriptor: (_, k) => {
+      const d = Reflect.getOwnPropertyDescriptor(load(), k);
+      return d && { ...d, configurable: true };
+    },
+  });
+}`;
+const lazyRequire = new RegExp(
+  `\\b(import_[\\w$]+ = |var [\\w$]+ = )require\\("node:(${LAZY_BUILTINS.join('|')})"\\)`,
+  'g',
+);
 // Loads a vendor file through the code cache (dist/kernel/code-cache.cjs, as bin/tugcode.cjs loads the
 // bundle); its cache is written when the process exits, holding what the process compiled.
 const vendorLoader = `function __tugVendor(name) {
@@ -76,26 +121,78 @@ const vendorLoader = `function __tugVendor(name) {
   process.once("exit", () => loaded.saveCache());
   return loaded.module;
 }`;
-const cli = await build({
-  ...cjs,
-  entryPoints: { tugcode: join(root, 'dist', 'cli', 'main.js') },
-  external,
-  plugins: [vendor],
-  write: false,
-  supported: { 'dynamic-import': false },
-  define: { 'import.meta.url': '__tugImportMetaUrl' },
-  // "use strict" first: the ES modules this is built from were strict, and a banner line before esbuild's
-  // own directive would turn that into a plain expression.
-  banner: {
-    js: `"use strict";\nconst __tugImportMetaUrl = require("node:url").pathToFileURL(__filename).href;\n${vendorLoader}`,
+/**
+ * The bundle of `tugcode state …`: the same entry with the state group alone (bin/tugcode.cjs picks it when
+ * argv's first word is `state` and no help flag is given, the case in which cli/main.ts declares only that
+ * group). The CLI's main file imports every group (./commands/index.js) and the refactor front door
+ * (../commands/refactor.js, which reaches the kernel); here the first is the state group and the second is
+ * absent. Half the code: the hot commands read, and deserialize from the code cache, half as much (~4 ms).
+ */
+const stateOnly = {
+  name: 'state-only',
+  setup(b) {
+    const main = join(root, 'dist', 'cli', 'main.js');
+    const swapped = {
+      './commands/index.js': 'export { registerState as registerAll } from "./commands/state.js";',
+      '../commands/refactor.js':
+        'export const splitRefactorArgv = () => null;\nexport const runRefactor = () => { throw new Error("no refactor front door in the state bundle"); };',
+    };
+    b.onResolve({ filter: /^\.\.?\/commands\/(index|refactor)\.js$/ }, (a) =>
+      a.importer === main && swapped[a.path] ? { path: a.path, namespace: 'state-only' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'state-only' }, (a) => ({
+      contents: swapped[a.path],
+      resolveDir: dirname(main),
+      loader: 'js',
+    }));
   },
-});
-const code = cli.outputFiles.find((f) => f.path === cliBundle)?.text;
-if (code === undefined) throw new Error(`esbuild wrote no ${cliBundle}`);
+};
 
-// An ESM-only dependency would fail only when its command runs (Node 20 before 20.19 cannot require an ES
-// module): fail the build instead, before a bundle exists that bin/tugcode.cjs would prefer to dist/cli.
-const requireFromBundle = createRequire(cliBundle);
+/** Bundles dist/cli/main.js into dist/bundle/<name>.cjs (written atomically, after the checks below). */
+async function cliBundle(name, plugins) {
+  const file = join(outdir, `${name}.cjs`);
+  const cli = await build({
+    ...cjs,
+    entryPoints: { [name]: join(root, 'dist', 'cli', 'main.js') },
+    external,
+    plugins: [vendor, ...plugins],
+    write: false,
+    supported: { 'dynamic-import': false },
+    define: { 'import.meta.url': '__tugImportMetaUrl' },
+    // "use strict" first: the ES modules this is built from were strict, and a banner line before esbuild's
+    // own directive would turn that into a plain expression.
+    banner: {
+      js: `"use strict";\nconst __tugImportMetaUrl = require("node:url").pathToFileURL(__filename).href;\n${vendorLoader}\n${lazyLoader}`,
+    },
+  });
+  const built = cli.outputFiles.find((f) => f.path === file)?.text;
+  if (built === undefined) throw new Error(`esbuild wrote no ${file}`);
+  // ASCII only, so bin/tugcode.cjs reads it as latin1 (a copy, ~3 ms less than decoding 1.2 MB of UTF-8).
+  // esbuild already escapes strings, regular expressions and identifiers; what it keeps of comments it does not.
+  const code = built
+    .replace(lazyRequire, '$1__tugLazy("node:$2")')
+    .replace(/[\u0080-\uffff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+  // An ESM-only dependency would fail only when its command runs (Node 20 before 20.19 cannot require an ES
+  // module): fail the build instead, before a bundle exists that bin/tugcode.cjs would prefer to dist/cli.
+  const requireFromBundle = createRequire(file);
+  for (const [, dep] of code.matchAll(/\brequire\("([^"]+)"\)/g)) {
+    if (dep.startsWith('node:')) continue;
+    let resolved;
+    try {
+      resolved = requireFromBundle.resolve(dep);
+    } catch (e) {
+      throw new Error(`dist/bundle/${name}.cjs requires ${dep}, which cannot be resolved (${e.code ?? e.message})`);
+    }
+    if (isEsm(resolved))
+      throw new Error(`dist/bundle/${name}.cjs requires ${dep}, an ES module (${resolved}): Node 20 < 20.19 cannot`);
+  }
+  // Written atomically: a CLI call during a build sees the old bundle or the new one, never half of one.
+  mkdirSync(outdir, { recursive: true });
+  writeFileSync(`${file}.${process.pid}.tmp`, code);
+  renameSync(`${file}.${process.pid}.tmp`, file);
+}
+
 /** Whether a resolved file is an ES module (by extension, else by the nearest package.json `type`). */
 function isEsm(file) {
   if (file.endsWith('.mjs')) return true;
@@ -106,21 +203,11 @@ function isEsm(file) {
   }
   return false;
 }
-for (const [, dep] of code.matchAll(/\brequire\("([^"]+)"\)/g)) {
-  if (dep.startsWith('node:')) continue;
-  let file;
-  try {
-    file = requireFromBundle.resolve(dep);
-  } catch (e) {
-    throw new Error(`dist/bundle/tugcode.cjs requires ${dep}, which cannot be resolved (${e.code ?? e.message})`);
-  }
-  if (isEsm(file))
-    throw new Error(`dist/bundle/tugcode.cjs requires ${dep}, an ES module (${file}): Node 20 < 20.19 cannot`);
-}
-// Written atomically: a CLI call during a build sees the old bundle or the new one, never half of one.
-mkdirSync(outdir, { recursive: true });
-writeFileSync(`${cliBundle}.${process.pid}.tmp`, code);
-renameSync(`${cliBundle}.${process.pid}.tmp`, cliBundle);
+
+// The state bundle last: bin/tugcode.cjs uses it only when it is no older than dist/bundle/tugcode.cjs (a
+// call during a build never runs a state bundle older than the full one).
+await cliBundle('tugcode', []);
+await cliBundle('tugcode-state', [stateOnly]);
 
 // The `tug` binary (docs/kernel.md §2.1) gets its own bundle: the kernel's ~40 modules load as a few chunks,
 // ~10% of a cold `tug run` (bench/kernel.bench.mjs). Every runtime dependency stays external.

@@ -198,13 +198,21 @@ export class CliApp {
     });
     const call = newCall(name);
     const noColor = this.env.NO_COLOR !== undefined && this.env.NO_COLOR !== '';
+    const io = this.io;
+    // Getters: asking whether a stream is a TTY creates it (main.ts), which only some renderers need.
     const cli: CliEnv = {
       globals,
       env: this.env,
       now: () => ctx.clock.now(),
-      color: this.io.stdoutIsTTY && !noColor,
-      stdinIsTTY: this.io.stdinIsTTY,
-      stdoutIsTTY: this.io.stdoutIsTTY,
+      get color() {
+        return io.stdoutIsTTY && !noColor;
+      },
+      get stdinIsTTY() {
+        return io.stdinIsTTY;
+      },
+      get stdoutIsTTY() {
+        return io.stdoutIsTTY;
+      },
       cmd,
       ctx,
     };

@@ -3,6 +3,7 @@
  * Command groups are registered from cli/commands/*; their bodies lazy-load the libraries they need, so
  * `tugcode state heartbeat` never loads the markdown parser and `--help` loads nothing heavy.
  */
+import { writeSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { TugError } from '../contract/errors.js';
 import { VERSION } from '../contract/version.js';
@@ -10,9 +11,27 @@ import { CliApp } from './define.js';
 import { renderError, streamsLines, toTugError, type Rendered } from './output.js';
 import { clockFromEnv } from '../clock.js';
 import { registerAll } from './commands/index.js';
+import { registerState } from './commands/state.js';
 import { runRefactor, splitRefactorArgv } from '../commands/refactor.js';
 
-function buildProgram(app: CliApp): Command {
+/**
+ * The words of argv that are not options (nor the value of `-C`/`--dir`): the group and command called.
+ * `state` is the group of the hot commands; only it is declared for them (the other groups' declarations are
+ * ~5 ms of every call). Any other word, or a help flag, declares every command, so help, suggestions and
+ * errors see them all. bin/tugcode.cjs reads argv the same way to run `state` commands from a bundle that
+ * holds only that group (scripts/bundle.mjs).
+ */
+function wordsOfArgv(argv: string[]): string[] {
+  const words: string[] = [];
+  for (let i = 0; i < argv.length && words.length < 2; i++) {
+    const a = argv[i]!;
+    if (a === '-C' || a === '--dir') i++;
+    else if (!a.startsWith('-')) words.push(a);
+  }
+  return words;
+}
+
+function buildProgram(app: CliApp, argv: string[]): Command {
   const program = new Command('tugcode')
     .description('Coordinate AI coding agents implementing one plan in parallel git worktrees.')
     .version(VERSION, '-V, --version')
@@ -23,7 +42,10 @@ function buildProgram(app: CliApp): Command {
     .showHelpAfterError(false)
     .exitOverride()
     .configureOutput({ writeErr: () => {}, outputError: () => {} });
-  registerAll(program, app);
+  const [group, sub] = wordsOfArgv(argv);
+  const help = argv.includes('-h') || argv.includes('--help');
+  if (group === 'state' && !help) registerState(program, app, sub);
+  else registerAll(program, app);
   // Every subcommand inherits the error handling (commander configures each separately).
   const configure = (c: Command) => {
     c.exitOverride().configureOutput({
@@ -124,15 +146,21 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
   }
   const json = argv.includes('--json');
   const verbose = argv.includes('--verbose') || argv.includes('-v');
+  // Asked only when needed (text colours, reading stdin): creating process.stdin or process.stdout loads net
+  // and the stream modules.
   const app = new CliApp(process.cwd(), process.env, {
-    stdinIsTTY: Boolean(process.stdin.isTTY),
-    stdoutIsTTY: Boolean(process.stdout.isTTY),
+    get stdinIsTTY() {
+      return Boolean(process.stdin.isTTY);
+    },
+    get stdoutIsTTY() {
+      return Boolean(process.stdout.isTTY);
+    },
   });
-  const program = buildProgram(app);
+  const program = buildProgram(app, argv);
   let r: Rendered | undefined;
   try {
     if (argv.length === 0) {
-      process.stdout.write(program.helpInformation());
+      writeAll(1, program.helpInformation());
       return 0;
     }
     await program.parseAsync(argv, { from: 'user' });
@@ -164,14 +192,56 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
     }
   }
   if (!r) return 0; // --help or --version, already printed
-  if (r.stdout) process.stdout.write(r.stdout);
-  if (r.stderr) process.stderr.write(r.stderr);
+  writeAll(1, r.stdout);
+  writeAll(2, r.stderr);
   return r.exitCode;
 }
 
-process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-  if (e.code === 'EPIPE') process.exit(0);
-});
+/**
+ * Writes a command's output with fs.writeSync: the process.stdout stream would load net and the stream
+ * modules (~5 ms of a hot command). A full non-blocking pipe (EAGAIN) hands the rest to the stream; a reader
+ * gone (EPIPE) ends the process as the stream's handler below does.
+ */
+function writeAll(fd: 1 | 2, text: string): void {
+  if (!text) return;
+  const bytes = Buffer.from(text, 'utf8');
+  let done = 0;
+  try {
+    while (done < bytes.length) done += writeSync(fd, bytes, done);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EAGAIN') (fd === 1 ? process.stdout : process.stderr).write(bytes.subarray(done));
+    else if (code === 'EPIPE') {
+      if (fd === 1) process.exit(0);
+    } else throw e;
+  }
+}
+
+/**
+ * A reader gone from stdout ends the process quietly, whoever writes to the stream. The handler is attached
+ * when the stream is first used, since creating it costs what writeAll saves.
+ */
+function onStdoutCreated(attach: (s: NodeJS.WriteStream) => void): void {
+  const d = Object.getOwnPropertyDescriptor(process, 'stdout');
+  if (!d?.get || !d.configurable) return attach(process.stdout);
+  const get = d.get;
+  Object.defineProperty(process, 'stdout', {
+    configurable: true,
+    enumerable: d.enumerable,
+    get() {
+      Object.defineProperty(process, 'stdout', d);
+      const s = get.call(process) as NodeJS.WriteStream;
+      attach(s);
+      return s;
+    },
+  });
+}
+
+onStdoutCreated((s) =>
+  s.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+  }),
+);
 
 main().then(
   (code) => {

@@ -10,7 +10,7 @@
  *
  * The cache lives in `os.tmpdir()/tug-v8-cache/` and is used only when that is a real directory of this user
  * that no one else can write (cached code runs). Files are keyed by the module file (path, size, mtime,
- * ctime, inode), the Node version and V8's cache tag, must be this user's regular files, and are written
+ * ctime, inode) and the Node version, must be this user's regular files, and are written
  * through a new temp file and a rename. A rejected or unreadable cache only costs speed; `TUG_NO_CODE_CACHE=1`
  * disables it. The loaded module is registered in Node's require cache, so a later `require(file)` in the
  * process gets the same instance.
@@ -20,7 +20,6 @@ import { unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire, Module } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { cachedDataVersionTag } from 'node:v8';
 import vm from 'node:vm';
 
 export interface Loaded<T> {
@@ -94,6 +93,8 @@ export function loadWithCodeCache<T>(
      * `state heartbeat` read the code of the whole driver.
      */
     variant?: string;
+    /** The file is ASCII (the CLI bundle, checked by scripts/bundle.mjs): read as latin1, a copy, not a decode. */
+    ascii?: boolean;
   },
 ): Loaded<T> {
   const M = Module as ModuleInternals;
@@ -102,12 +103,16 @@ export function loadWithCodeCache<T>(
   const cacheDir = join(tmpdir(), 'tug-v8-cache');
   if (existing || (o.env ?? process.env).TUG_NO_CODE_CACHE === '1' || !trustedCacheDir(cacheDir)) return plain();
   const st = statSync(file);
-  // ctime and inode change with every write or copy, so a same-size rebuild never meets an old cache.
-  const key = [file, st.size, st.mtimeMs, st.ctimeMs, st.ino, process.version, process.arch, cachedDataVersionTag()];
+  // ctime and inode change with every write or copy, so a same-size rebuild never meets an old cache. V8
+  // checks its own version and flags in the data: a cache from a process with other V8 flags is rejected and
+  // rewritten (node:v8's cachedDataVersionTag would tell them apart in the key, but loading node:v8 loads the
+  // stream modules, ~2.5 ms of every call).
+  const key = [file, st.size, st.mtimeMs, st.ctimeMs, st.ino, process.version, process.arch];
   if (o.variant) key.push(o.variant);
   const cacheFile = join(cacheDir, `${o.prefix}-${fnv(key.join('\n'))}.bin`);
   const cached = readOwnFile(cacheFile);
-  const script = new vm.Script(M.wrap(readFileSync(file, 'utf8')), { filename: file, cachedData: cached });
+  const source = readFileSync(file, o.ascii ? 'latin1' : 'utf8');
+  const script = new vm.Script(M.wrap(source), { filename: file, cachedData: cached });
   const mod = new Module(file) as Module & { filename: string; paths: string[]; loaded: boolean; exports: T };
   mod.filename = file;
   mod.paths = M._nodeModulePaths(dirname(file));

@@ -28,11 +28,17 @@ const text =
       input,
     );
 
-export function registerState(program: Command, app: CliApp): void {
+/**
+ * `only`: the subcommand argv names (main.ts). When it is one of the group's, it is declared alone (declaring
+ * all ~25 is ~3 ms of every hot call); otherwise all are, so errors and suggestions see every name.
+ */
+export function registerState(program: Command, app: CliApp, only?: string): void {
   const state = program
     .command('state')
     .description('the shared state database: claims, leases, checklists, completion');
-  const reg = (c: CliCommand) => app.register(state, c);
+  const specs: { spec: CliCommand; options?: (c: Command) => void }[] = [];
+  const reg = (spec: CliCommand, options?: (c: Command) => void) =>
+    specs.push({ spec, ...(options ? { options } : {}) });
 
   reg({
     table: T.stateInit,
@@ -61,16 +67,19 @@ export function registerState(program: Command, app: CliApp): void {
   reg({ table: T.stateReset, op: writeOp('stateReset'), text: text('reset') });
   reg({ table: T.stateReconcile, op: writeOp('stateReconcile'), text: text('reconcile') });
   reg({ table: T.statePrune, op: writeOp('statePrune'), text: text('prune') });
-  reg({
-    table: T.stateShow,
-    op: readOp('stateShow'),
-    text: async (data, cli) => (await import('./state-prepare.js')).showText(data, cli),
-    loop: (input, cli) => {
-      const watch = (cli.cmd.opts() as { watch?: unknown }).watch;
-      if (watch === undefined) return undefined;
-      return import('./state-prepare.js').then((m) => m.watchShow(input, watch, cli));
+  reg(
+    {
+      table: T.stateShow,
+      op: readOp('stateShow'),
+      text: async (data, cli) => (await import('./state-prepare.js')).showText(data, cli),
+      loop: (input, cli) => {
+        const watch = (cli.cmd.opts() as { watch?: unknown }).watch;
+        if (watch === undefined) return undefined;
+        return import('./state-prepare.js').then((m) => m.watchShow(input, watch, cli));
+      },
     },
-  }).option('--watch [seconds]', 'redraw every SECONDS (default 2) until interrupted');
+    (c) => c.option('--watch [seconds]', 'redraw every SECONDS (default 2) until interrupted'),
+  );
   reg({ table: T.stateReady, op: readOp('stateReady'), text: text('ready') });
   reg({ table: T.stateLog, op: readOp('stateLog'), text: text('log') });
   reg({ table: T.stateList, op: readOp('stateList'), text: text('list') });
@@ -83,4 +92,9 @@ export function registerState(program: Command, app: CliApp): void {
     text: text('imported'),
     prepare: async (raw, cli) => (await import('./state-prepare.js')).importInput(raw, cli),
   });
+  const one = specs.filter((s) => s.spec.table.command === `state ${only}`);
+  for (const { spec, options } of one.length === 1 ? one : specs) {
+    const c = app.register(state, spec);
+    options?.(c);
+  }
 }

@@ -11,6 +11,13 @@ export async function getPlan(c: Conn, plan_path: string): Promise<PlanRow | und
   return (await c.get(`SELECT ${PLAN_COLUMNS} FROM plans WHERE plan_path = ?`, [plan_path])) as PlanRow | undefined;
 }
 
+/** Whether the stored plan_source is `bytes`, compared by the database (only the answer crosses). */
+export async function planSourceIs(c: Conn, plan_path: string, bytes: Uint8Array): Promise<boolean> {
+  const r = (await c.get('SELECT plan_source = ? AS same FROM plans WHERE plan_path = ?', [bytes, plan_path])) as
+    { same: number | boolean } | undefined;
+  return r?.same === 1 || r?.same === true;
+}
+
 export async function listPlans(c: Conn): Promise<PlanRow[]> {
   return (await c.all(`SELECT ${PLAN_COLUMNS} FROM plans ORDER BY plan_path`)) as PlanRow[];
 }
