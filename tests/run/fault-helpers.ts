@@ -24,6 +24,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { WarningSink } from '../../src/contract/envelope.js';
 import { runDoctor, type DoctorCheck } from '../../src/gitflow/doctor.js';
 import { CLI } from '../helpers/cli.js';
+import { planText, type PlanHeader } from '../helpers/plan.js';
 import { git, tempDir } from '../helpers/repo.js';
 import { groupAlive, parseLines, runRepo } from './helpers.js';
 
@@ -159,23 +160,20 @@ export const UNITS: Unit[] = [
 ];
 export const TOP_STEPS = UNITS.filter((x) => !x.sub).map((x) => x.anchor);
 
-function unitText(x: Unit): string {
-  return [
-    `${x.sub ? '#####' : '####'} Step ${x.id}: ${x.title} {#${x.anchor}}`,
-    '',
-    ...(x.deps.length ? [`**Depends on:** ${x.deps.map((d) => `#step-${d}`).join(', ')}`, ''] : []),
-    `**Commit:** \`feat: ${x.title.toLowerCase()}\``,
-    '',
-    '**Tasks:**',
-    `- [ ] write ${x.title.toLowerCase()}`,
-    '',
-  ].join('\n');
-}
+const FAULT_TEST: PlanHeader = { title: 'Fault test', anchor: 'phase-test' };
 
 export function planOf(units: Unit[]): string {
-  return ['## Phase 1.0: Fault test {#phase-test}', '', '### Execution Steps {#execution-steps}', '']
-    .concat(units.map(unitText))
-    .join('\n');
+  return planText(
+    units.map((x) => ({
+      id: x.id,
+      title: x.title,
+      level: x.sub ? 5 : 4,
+      deps: x.deps.length ? x.deps.map((d) => `step-${d}`) : undefined,
+      commit: `feat: ${x.title.toLowerCase()}`,
+      tasks: [`write ${x.title.toLowerCase()}`],
+    })),
+    FAULT_TEST,
+  );
 }
 
 export { u as unit };
@@ -673,7 +671,8 @@ export async function violations(
   }
 
   // doctor: every check passes.
-  for (const c of await repoDoctor(root)) if (c.status !== 'pass') v.push(`doctor ${c.name}: ${c.status}: ${c.message}`);
+  for (const c of await repoDoctor(root))
+    if (c.status !== 'pass') v.push(`doctor ${c.name}: ${c.status}: ${c.message}`);
 
   // git fsck: no error, no missing or broken object (dangling objects are what every reset leaves).
   const fsck = spawnSync('git', ['fsck', '--no-dangling', '--no-progress'], { cwd: root, encoding: 'utf8' });
