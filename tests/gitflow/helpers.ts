@@ -10,12 +10,12 @@ import type { Config } from '../../src/config/config.js';
 import { WarningSink } from '../../src/contract/envelope.js';
 import type { FlowCtx } from '../../src/gitflow/flow-context.js';
 import { resolveRepo } from '../../src/git/repo.js';
-import { initProject } from '../../src/project/init.js';
 import { afterEach } from 'vitest';
 import { closeStateContext } from '../../src/state/context.js';
 import { SqliteStateStore } from '../../src/state/store.js';
 import { openStateContext } from '../../src/state/sqlite-open.js';
-import { git, tempRepo, writeFiles } from '../helpers/repo.js';
+import { initializedRepo } from '../helpers/plan.js';
+import { git, writeFiles } from '../helpers/repo.js';
 
 export const T0 = '2026-03-01T10:00:00.000Z';
 
@@ -46,12 +46,7 @@ export const PLAN_PATH = '.tugtool/tugplan-demo.md';
 
 /** A repository on `main` with `tugcode init` done and the demo plan committed. */
 export function planRepo(plan = PLAN, slug = 'demo'): string {
-  const root = tempRepo();
-  initProject(resolveRepo(root), fixedClock(Date.parse(T0)));
-  writeFiles(root, { [`.tugtool/tugplan-${slug}.md`]: plan });
-  git(root, 'add', '-A');
-  git(root, 'commit', '-q', '-m', 'add plan');
-  return root;
+  return initializedRepo(plan, slug);
 }
 
 /** The stores flowCtx opened: closed after each test (a closed store opens again on its next call). */

@@ -89,10 +89,16 @@ function required(tool: string): boolean {
   return false;
 }
 
-export function runManifest(lang: string): void {
+/**
+ * Registers the entries of a language's manifest. `shard` (k of n, from 1) takes every n-th entry from the
+ * k-th: a language whose backend is slow (pyright: a cold start per entry) is split over n test files, so
+ * that vitest's workers share it instead of one worker running it alone.
+ */
+export function runManifest(lang: string, shard: { k: number; n: number } = { k: 1, n: 1 }): void {
   const manifest: Entry[] = JSON.parse(readFileSync(join(HERE, 'fixtures', lang, 'manifest.json'), 'utf8'));
-  describe(`${lang} fixtures`, () => {
-    for (const e of manifest) {
+  const mine = manifest.filter((_, i) => i % shard.n === shard.k - 1);
+  describe(shard.n > 1 ? `${lang} fixtures (${shard.k} of ${shard.n})` : `${lang} fixtures`, () => {
+    for (const e of mine) {
       const missing = e.requires.map((t) => ({ t, why: missingTool(t) })).find((x) => x.why !== null);
       const title = `${e.name}: matches its golden JSON and patch, and the patch equals what --apply writes`;
       if (missing && !required(missing.t)) {

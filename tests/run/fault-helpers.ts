@@ -19,7 +19,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { clockFromEnv } from '../../src/clock.js';
+import { loadConfig } from '../../src/config/config.js';
+import { WarningSink } from '../../src/contract/envelope.js';
+import { runDoctor, type DoctorCheck } from '../../src/gitflow/doctor.js';
 import { CLI } from '../helpers/cli.js';
+import { planText, type PlanHeader } from '../helpers/plan.js';
 import { git, tempDir } from '../helpers/repo.js';
 import { groupAlive, parseLines, runRepo } from './helpers.js';
 
@@ -155,23 +160,20 @@ export const UNITS: Unit[] = [
 ];
 export const TOP_STEPS = UNITS.filter((x) => !x.sub).map((x) => x.anchor);
 
-function unitText(x: Unit): string {
-  return [
-    `${x.sub ? '#####' : '####'} Step ${x.id}: ${x.title} {#${x.anchor}}`,
-    '',
-    ...(x.deps.length ? [`**Depends on:** ${x.deps.map((d) => `#step-${d}`).join(', ')}`, ''] : []),
-    `**Commit:** \`feat: ${x.title.toLowerCase()}\``,
-    '',
-    '**Tasks:**',
-    `- [ ] write ${x.title.toLowerCase()}`,
-    '',
-  ].join('\n');
-}
+const FAULT_TEST: PlanHeader = { title: 'Fault test', anchor: 'phase-test' };
 
 export function planOf(units: Unit[]): string {
-  return ['## Phase 1.0: Fault test {#phase-test}', '', '### Execution Steps {#execution-steps}', '']
-    .concat(units.map(unitText))
-    .join('\n');
+  return planText(
+    units.map((x) => ({
+      id: x.id,
+      title: x.title,
+      level: x.sub ? 5 : 4,
+      deps: x.deps.length ? x.deps.map((d) => `step-${d}`) : undefined,
+      commit: `feat: ${x.title.toLowerCase()}`,
+      tasks: [`write ${x.title.toLowerCase()}`],
+    })),
+    FAULT_TEST,
+  );
 }
 
 export { u as unit };
@@ -387,27 +389,6 @@ export async function until(what: string, pred: () => boolean, ms = 60_000): Pro
 // Faults
 // ---------------------------------------------------------------------------------------------------------
 
-/** `tugcode <args> --json` in the background; `pid` is the child's. */
-export function cliAsync(cwd: string, args: string[], env: Record<string, string> = {}) {
-  const p = spawn(process.execPath, [CLI, ...args, '--json'], { cwd, env: runEnv(env) });
-  let stdout = '';
-  let stderr = '';
-  p.stdout.on('data', (d) => (stdout += d));
-  p.stderr.on('data', (d) => (stderr += d));
-  const done = new Promise<{ code: number | null; json: any; stdout: string; stderr: string }>((res) =>
-    p.on('close', (code) => {
-      let json: any;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      res({ code, json, stdout, stderr });
-    }),
-  );
-  return Object.assign(done, { pid: p.pid });
-}
-
 export function cliJson(cwd: string, args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [CLI, ...args, '--json'], { cwd, env: runEnv(env), encoding: 'utf8' });
   let json: any;
@@ -556,10 +537,29 @@ export function gcAndPrune(root: string): Promise<string> {
 // ---------------------------------------------------------------------------------------------------------
 
 /**
- * Doctor checks that may warn: `kernel-backends` reports the optional refactoring backends of this machine
- * (rust-analyzer and the like), which says nothing about the run. Every other check must pass.
+ * `tugcode doctor`'s checks of the repository, its worktrees and the state, in-process. Its `kernel-backends`
+ * check is left out: it starts pyright and TypeScript (~2 s of CPU) to report this machine's optional
+ * refactoring backends, which says nothing about the run (tests/gitflow covers doctor itself).
  */
-const DOCTOR_MAY_WARN = new Set(['kernel-backends']);
+async function repoDoctor(root: string): Promise<DoctorCheck[]> {
+  const env = runEnv();
+  const warnings = new WarningSink();
+  try {
+    const d = await runDoctor({
+      cwd: root,
+      env,
+      clock: clockFromEnv(env),
+      warnings,
+      loadConfig: (repo) => loadConfig(repo.mainRoot, env, warnings),
+      kernel: false,
+    });
+    return d.checks;
+  } catch (e) {
+    const checks = (e as { details?: { checks?: DoctorCheck[] } }).details?.checks;
+    if (checks) return checks;
+    return [{ name: 'doctor', status: 'fail', message: `threw: ${(e as Error).message}`, fix: '' }];
+  }
+}
 
 /** Every event of the plan's audit trail (`state log`, paged). */
 function stateLog(root: string): any[] {
@@ -575,33 +575,23 @@ function stateLog(root: string): any[] {
 }
 
 /**
- * Live processes whose working directory is inside `root` (the run's children, its git, its hooks), except
- * process `except` and its descendants (the test's own `doctor`).
+ * Live processes whose working directory is inside `root` (the run's children, its git, its hooks).
  */
-export function processesIn(root: string, except?: number): string[] {
+export function processesIn(root: string): string[] {
   if (process.platform !== 'linux') return [];
-  const found: { pid: number; ppid: number; line: string | null }[] = [];
+  const found: string[] = [];
   for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (f[0] === 'Z') continue;
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
       const cwd = readlinkSync(`/proc/${p}/cwd`);
-      const inside = cwd === root || cwd.startsWith(root + '/');
-      const line = inside
-        ? `${p} ${readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim()} (cwd ${cwd})`
-        : null;
-      found.push({ pid: Number(p), ppid: Number(f[1]), line });
+      if (cwd === root || cwd.startsWith(root + '/'))
+        found.push(`${p} ${readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim()} (cwd ${cwd})`);
     } catch {
       // gone meanwhile, or not ours to read
     }
   }
-  const parent = new Map(found.map((x) => [x.pid, x.ppid]));
-  const excluded = (pid: number): boolean => {
-    for (let p: number | undefined = pid, n = 0; p && n < 64; p = parent.get(p), n++) if (p === except) return true;
-    return false;
-  };
-  return found.filter((x) => x.line && !excluded(x.pid)).map((x) => x.line!);
+  return found;
 }
 
 /**
@@ -619,10 +609,6 @@ export async function violations(
 ): Promise<string[]> {
   const v: string[] = [];
   const tops = units.filter((x) => !x.sub).map((x) => x.anchor);
-  // doctor is the slow one (its kernel probe loads TypeScript): it runs while the rest is checked.
-  const doctor = cliAsync(root, ['doctor']);
-  const doctorPid = doctor.pid;
-
   // Plan done, every unit completed, no claim held.
   const show = cliJson(root, ['state', 'show', PLAN]);
   const steps: any[] = show.json?.plans?.[0]?.steps ?? [];
@@ -684,12 +670,9 @@ export async function violations(
     else for (const need of x.sees) if (!last.includes(need)) v.push(`${x.anchor}: ran without ${need}.txt`);
   }
 
-  // doctor: every check passes (kernel-backends may warn: see DOCTOR_MAY_WARN).
-  const doc = await doctor;
-  if (!doc.json?.checks) v.push(`doctor: exit ${doc.code}: ${doc.stdout.slice(0, 300)} ${doc.stderr.slice(0, 300)}`);
-  for (const c of doc.json?.checks ?? [])
-    if (c.status !== 'pass' && !(c.status === 'warn' && DOCTOR_MAY_WARN.has(c.name)))
-      v.push(`doctor ${c.name}: ${c.status}: ${c.message}`);
+  // doctor: every check passes.
+  for (const c of await repoDoctor(root))
+    if (c.status !== 'pass') v.push(`doctor ${c.name}: ${c.status}: ${c.message}`);
 
   // git fsck: no error, no missing or broken object (dangling objects are what every reset leaves).
   const fsck = spawnSync('git', ['fsck', '--no-dangling', '--no-progress'], { cwd: root, encoding: 'utf8' });
@@ -708,11 +691,11 @@ export async function violations(
   // implementer orphaned by a SIGKILLed driver ends on its own (instant) or by the next run's adoption.
   const end = Date.now() + 5000;
   let alive = impl.pids().filter(groupAlive);
-  let inside = processesIn(root, doctorPid);
+  let inside = processesIn(root);
   while ((alive.length || inside.length) && Date.now() < end) {
     await new Promise((r) => setTimeout(r, 50));
     alive = alive.filter(groupAlive);
-    inside = processesIn(root, doctorPid);
+    inside = processesIn(root);
   }
   if (alive.length) v.push(`implementer process groups still alive: ${alive.join(', ')}`);
   if (inside.length) v.push(`processes left in the repository: ${inside.join('; ')}`);

@@ -3,46 +3,16 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI } from '../helpers/cli.js';
-import { git, tempDir, tempRepo, writeFiles } from '../helpers/repo.js';
-import { initProject } from '../../src/project/init.js';
-import { resolveRepo } from '../../src/git/repo.js';
-import { fixedClock } from '../../src/clock.js';
+import { DRIVER, planText as buildPlan } from '../helpers/plan.js';
+import { git, tempDir } from '../helpers/repo.js';
 
 export const T0 = '2026-03-01T10:00:00.000Z';
 
-export function step(
-  n: number,
-  title: string,
-  o: { deps?: number[]; checkpoint?: string; body?: string } = {},
-): string {
-  return [
-    `#### Step ${n}: ${title} {#step-${n}}`,
-    '',
-    ...(o.deps?.length ? [`**Depends on:** ${o.deps.map((d) => `#step-${d}`).join(', ')}`, ''] : []),
-    `**Commit:** \`feat: ${title.toLowerCase()}\``,
-    '',
-    '**Tasks:**',
-    `- [ ] write ${title.toLowerCase()}`,
-    '',
-    ...(o.checkpoint ? ['**Checkpoint:**', `- [ ] \`${o.checkpoint}\``, ''] : []),
-    ...(o.body ? [o.body, ''] : []),
-  ].join('\n');
-}
+export { step, initializedRepo as runRepo } from '../helpers/plan.js';
 
+/** A plan of driver-test steps (`step`). */
 export function planText(steps: string[]): string {
-  return ['## Phase 1.0: Driver test {#phase-test}', '', '### Execution Steps {#execution-steps}', '', ...steps].join(
-    '\n',
-  );
-}
-
-/** A repository on main with `tugcode init` done and the plan committed as `.tugtool/tugplan-<slug>.md`. */
-export function runRepo(plan: string, slug = 'demo', files: Record<string, string> = {}): string {
-  const root = tempRepo();
-  initProject(resolveRepo(root), fixedClock(Date.parse(T0)));
-  writeFiles(root, { [`.tugtool/tugplan-${slug}.md`]: plan, ...files });
-  git(root, 'add', '-A');
-  git(root, 'commit', '-q', '-m', 'add plan');
-  return root;
+  return buildPlan(steps, DRIVER);
 }
 
 /**

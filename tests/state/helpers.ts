@@ -10,6 +10,7 @@ import { WarningSink } from '../../src/contract/envelope.js';
 import { CONFIG_DEFAULTS } from '../../src/config/defaults.js';
 import type { StateContext } from '../../src/state/context.js';
 import { openStateContext, type OpenMode } from '../../src/state/sqlite-open.js';
+import { planText, type StepSpec } from '../helpers/plan.js';
 import { tempDir, tempRepo } from '../helpers/repo.js';
 
 export const T0 = '2026-03-01T10:00:00.000Z';
@@ -19,59 +20,7 @@ export function at(seconds: number): string {
   return new Date(Date.parse(T0) + seconds * 1000).toISOString();
 }
 
-const HEADER = `## Phase 1.0: Demo plan {#phase-demo}
-
-**Purpose:** exercise the state database.
-
-### Plan Metadata {#plan-metadata}
-
-| Field | Value |
-|------|-------|
-| Owner | test |
-| Status | active |
-| Last updated | 2026-03-01 |
-
-### Execution Steps {#execution-steps}
-`;
-
-export interface StepSpec {
-  id: string;
-  title?: string;
-  level?: number;
-  deps?: string[];
-  tasks?: string[];
-  tests?: string[];
-  checkpoints?: string[];
-  refactors?: string[];
-  commit?: string;
-}
-
-export function anchorOf(id: string): string {
-  return 'step-' + id.toLowerCase().replace(/\./g, '-');
-}
-
-/** A plan in the tugplan format from step specs. */
-export function planText(steps: StepSpec[], title = 'Demo plan'): string {
-  const out = [HEADER.replace('Demo plan', title)];
-  for (const s of steps) {
-    out.push(`${'#'.repeat(s.level ?? 4)} Step ${s.id}: ${s.title ?? `Title ${s.id}`} {#${anchorOf(s.id)}}`, '');
-    if (s.deps) out.push(`**Depends on:** ${s.deps.length ? s.deps.map((d) => '#' + d).join(', ') : 'none'}`, '');
-    if (s.commit) out.push(`**Commit:** \`${s.commit}\``, '');
-    out.push(`**References:** (#phase-demo)`, '');
-    const section = (label: string, list?: string[]) => {
-      if (!list || list.length === 0) return;
-      out.push(`**${label}:**`, ...list.map((t) => `- [ ] ${t}`), '');
-    };
-    section('Tasks', s.tasks);
-    section('Tests', s.tests);
-    section('Checkpoint', s.checkpoints);
-    section(
-      'Refactors',
-      s.refactors?.map((r) => `\`${r}\``),
-    );
-  }
-  return out.join('\n') + '\n';
-}
+export { anchorOf, planText, type StepSpec } from '../helpers/plan.js';
 
 /** The seed mock's shape: step-0, step-1 with two substeps, step-2 depending on step-1. */
 export const DEMO_STEPS: StepSpec[] = [

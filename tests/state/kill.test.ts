@@ -16,7 +16,8 @@ import { checkInvariants } from './invariants.js';
 import { st } from './cli-helpers.js';
 import { claim } from '../../src/state/claim.js';
 
-const KILLS = 50;
+/** Kills per run: each is one more trial (~0.4 s); TUGCODE_KILLS=50 or more for a longer stress run. */
+const KILLS = Number(process.env.TUGCODE_KILLS || 24);
 
 /** mulberry32: a small seeded PRNG, so a failing run can be replayed from the logged seed. */
 function prng(seed: number): () => number {
@@ -80,7 +81,7 @@ function killAfter(cmd: string[], cwd: string, delayMs: number, waitFor?: string
 }
 
 describe('SIGKILL during state transactions', () => {
-  it('leaves a consistent, working database after 50 kills at random moments', async () => {
+  it(`leaves a consistent, working database after ${KILLS} kills at random moments`, async () => {
     const seed = Number(process.env.TUGCODE_KILL_SEED ?? Date.now() % 2 ** 31);
     console.log(`kill test seed: ${seed} (replay with TUGCODE_KILL_SEED=${seed})`);
     const rand = prng(seed);

@@ -3,6 +3,9 @@
  * `tugcode state claim` processes race on one plan, round after round. No timing assertions: only who won
  * what, and that nobody failed (no Busy, no crash). On PostgreSQL claims run side by side under the shared
  * project lock with `FOR UPDATE SKIP LOCKED`; on SQLite the writer is alone.
+ *
+ * Each round is one more trial of the same race, and 16 CLI processes cost ~2.5 s of CPU: `npm test` runs 6
+ * rounds (96 claims per backend); TUGCODE_RACE_ROUNDS=20 (or more) makes it a longer stress run.
  */
 import { describe, expect, it } from 'vitest';
 import { schemaFor } from '../../src/contract/schemas/index.js';
@@ -13,7 +16,7 @@ import { addWorktree } from './cli-helpers.js';
 import { DEMO_PATH, chainPlan, planRepo, planText } from './helpers.js';
 
 const PROCS = 16;
-const ROUNDS = 20;
+const ROUNDS = Number(process.env.TUGCODE_RACE_ROUNDS || 6);
 
 async function race(b: Backend, root: string, worktrees: string[], extra: string[] = []) {
   const results = await Promise.all(
