@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { kernelEnv } from '../config/kernel-env.js';
 import { TugError } from '../contract/errors.js';
 import { runLogDir } from '../contract/layout.js';
+import { topLevelOf } from '../plan/lift.js';
 import type { PlanStep } from '../plan/types.js';
 import { stateDbPath } from '../state/context.js';
 import type { StateCall } from '../state/store.js';
@@ -280,16 +281,9 @@ async function briefState(x: StepRun, u: PlanStep) {
   const statuses = new Map<string, 'open' | 'in_progress' | 'completed' | 'deferred'>();
   for (const s of show.plans[0]?.steps ?? [])
     for (const i of s.items) statuses.set(itemKey(s.anchor, i.kind, i.ordinal), i.status as 'open');
-  const top = u.parent_anchor ? topOf(rc.prep.plan.steps, u) : u.anchor;
+  const top = topLevelOf(rc.prep.plan, u.anchor) ?? u.anchor;
   const previous_failures = await rc.store.previousFailures(x.sc, { plan, step: top });
   return { statuses, previous_failures };
-}
-
-function topOf(steps: PlanStep[], u: PlanStep): string {
-  let s = u;
-  for (let p = steps.find((x) => x.anchor === s.parent_anchor); p; p = steps.find((x) => x.anchor === s.parent_anchor))
-    s = p;
-  return s.anchor;
 }
 
 /** The unit's command checkpoints, each run in the worktree and marked completed (docs/run.md §3). */
