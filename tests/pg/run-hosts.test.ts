@@ -169,15 +169,17 @@ describe('tugcode run --remote: two hosts, one PostgreSQL', () => {
       impl.argv,
       '--remote',
       'origin',
-      '--lease-duration',
-      '2',
       '--heartbeat',
       '1',
     ];
-    const ra = await startRun(a, [...args, '--workers', '1'], envA).done;
+    // Host A's claim outlives its kill long enough for host B's start-up reconcile to find step-1 still
+    // claimed (a live lease is skipped there): B must take the claim over after the lease, then settle the
+    // step from the remote. With a lease as short as B's, a slow start of B lets the lease lapse first and
+    // the start-up reconcile settles step-1 without any takeover (no `reclaimed_from_expired` claim).
+    const ra = await startRun(a, [...args, '--lease-duration', '10', '--workers', '1'], envA).done;
     expect(ra.code, ra.stderr).toBe(-1); // SIGKILLed right after pushing step-1
     expect(remoteSteps(remote)).toEqual(['step-1']);
-    const rb = await startRun(b, [...args, '--workers', '2'], envB).done;
+    const rb = await startRun(b, [...args, '--lease-duration', '2', '--workers', '2'], envB).done;
     expect(rb.code, rb.stdout + rb.stderr).toBe(0);
     expect(rb.events.filter((e) => e.type === 'claimed' && e.reclaimed_from_expired).map((e) => e.step_anchor)).toEqual(
       ['step-1'],
