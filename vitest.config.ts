@@ -1,4 +1,45 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The longest files, longest first. With no durations cached (a fresh clone) vitest keeps the files in path
+ * order, so one of these could start last and keep one worker busy alone while the other idles: they start
+ * first instead, and the many short files fill in around them.
+ */
+const SLOW_FIRST = [
+  'tests/pg/contract.test.ts',
+  'tests/run/fault-injection.test.ts',
+  'tests/state/race.test.ts',
+  'tests/kernel/python/fixtures-1.test.ts',
+  'tests/kernel/python/fixtures-2.test.ts',
+  'tests/kernel/python/fixtures-3.test.ts',
+  'tests/pg/state-move.test.ts',
+  'tests/pg/run-hosts.test.ts',
+  'tests/cli/envelopes.test.ts',
+  'tests/kernel/operation-guarantees.test.ts',
+  'tests/agents-real/claude.test.ts',
+  'tests/run/worktree-faults.test.ts',
+  'tests/kernel/python/verify.test.ts',
+  'tests/agents-real/codex.test.ts',
+  'tests/kernel/e2e.test.ts',
+  'tests/run/demo.test.ts',
+  'tests/kernel/envelopes.test.ts',
+  'tests/pg/retry.test.ts',
+  'tests/kernel/rename-paths.test.ts',
+];
+
+class SlowFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (f: TestSpecification) => {
+      const i = SLOW_FIRST.findIndex((s) => f.moduleId.endsWith(s));
+      return i < 0 ? SLOW_FIRST.length : i;
+    };
+    return (await super.sort(files))
+      .map((f, i) => ({ f, i, r: rank(f) }))
+      .sort((a, b) => a.r - b.r || a.i - b.i)
+      .map((x) => x.f);
+  }
+}
 
 export default defineConfig({
   // src/kernel/code-cache.cts is CommonJS TypeScript (bin/tugcode.cjs requires its build output).
@@ -13,5 +54,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Tests spawn real CLI processes and git; on 2 cores more workers only add contention.
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    sequence: { sequencer: SlowFirst },
   },
 });

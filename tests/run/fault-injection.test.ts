@@ -318,7 +318,7 @@ describe('tugcode run, one random fault per iteration, then run again until done
     );
   }
 
-  it('the default seeds use every fault kind, and one fails substep 9.2 once (issue 22 items 1–3)', () => {
+  it('the default seeds use every fault kind, and one fails substep 9.2 once', () => {
     const defaults = Array.from({ length: 12 }, (_, i) => scenarioOf(i + 1));
     expect(new Set(defaults.map((s) => s.kind))).toEqual(new Set(FAULT_KINDS));
     // Item 1: the second substep fails after the first was done inside the same attempt.
@@ -342,7 +342,7 @@ describe('tugcode run, one random fault per iteration, then run again until done
 // ---------------------------------------------------------------------------------------------------------
 
 describe('three faults reproduced deterministically', () => {
-  it('item 1: a step whose second substep fails once is retried and completes; the driver never spins', async () => {
+  it('a step whose second substep fails once is retried and completes; the driver never spins', async () => {
     const units = [
       unit('1', 'Top'),
       unit('1.1', 'Sub one', [], [], true),
@@ -366,7 +366,7 @@ describe('three faults reproduced deterministically', () => {
     }
   }, 120_000);
 
-  it('item 2: after a crash, 8 restarts at the same instant: each time exactly one takes the run lock', async () => {
+  it('after a crash, 8 restarts at the same instant: each time exactly one takes the run lock', async () => {
     const units = [unit('1', 'One'), unit('2', 'Two'), unit('3', 'Three')];
     const root = runRepo(planOf(units), SLUG);
     const impl = faultImplementer();
@@ -411,7 +411,7 @@ describe('three faults reproduced deterministically', () => {
     }
   }, 240_000);
 
-  it('item 3: a reset between the fast-forward and complete does not implement the step again', async () => {
+  it('a reset between the fast-forward and complete does not implement the step again', async () => {
     const units = [unit('1', 'Base'), unit('2', 'Next', ['1']), unit('3', 'Side')];
     const root = runRepo(planOf(units), SLUG);
     const impl = faultImplementer();

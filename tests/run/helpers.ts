@@ -16,8 +16,9 @@ export function planText(steps: string[]): string {
 }
 
 /**
- * A scripted implementer (node): writes `<step>.txt`, records which step files it saw in `$SEEN_DIR`,
- * and fails while `$FAIL_DIR/<step>` exists (one failure per file line, then succeeds).
+ * A scripted implementer: writes `<step>.txt`, records which step files it saw in `$SEEN_DIR`, and fails
+ * while `$FAIL_DIR/<step>` exists (the file holds how many more times, default once). A shell script: a
+ * node start costs ~0.1 s of CPU, and runs call the implementer once per step.
  */
 export function implementerScript(): { argv: string; seen: string; failDir: string } {
   const dir = tempDir('tugcode-impl-');
@@ -25,27 +26,32 @@ export function implementerScript(): { argv: string; seen: string; failDir: stri
   const failDir = join(dir, 'fail');
   mkdirSync(seen);
   mkdirSync(failDir);
-  const script = join(dir, 'impl.mjs');
+  const script = join(dir, 'impl.sh');
   writeFileSync(
     script,
-    `import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-const step = process.env.TUG_STEP, wt = process.env.TUG_WORKTREE;
-const brief = JSON.parse(readFileSync(0, 'utf8'));
-if (brief.step_anchor !== step) { console.error('brief mismatch'); process.exit(3); }
-const files = readdirSync(wt).filter((f) => /^step-[0-9-]+\\.txt$/.test(f)).sort();
-appendFileSync(join(${JSON.stringify(seen)}, step), JSON.stringify({ attempt: Number(process.env.TUG_ATTEMPT), files }) + '\\n');
-const fail = join(${JSON.stringify(failDir)}, step);
-if (existsSync(fail)) {
-  const n = Number(readFileSync(fail, 'utf8') || '1');
-  if (n <= 1) rmSync(fail); else writeFileSync(fail, String(n - 1));
-  console.log('working on ' + step); console.error('implementer failed on purpose'); process.exit(1);
-}
-writeFileSync(join(wt, step + '.txt'), step + '\\n');
-console.log('done ' + step);
+    `#!/bin/sh
+step="$TUG_STEP"
+brief=$(cat)
+# The brief (JSON, two-space indented) names this step at its top level.
+case "$brief" in
+  *"
+  \\"step_anchor\\": \\"$step\\","*) ;;
+  *) echo 'brief mismatch' >&2; exit 3 ;;
+esac
+files=$(ls -A "$TUG_WORKTREE" | grep -E '^step-[0-9-]+[.]txt$' | LC_ALL=C sort | sed 's/.*/"&"/' | paste -sd, -)
+printf '{"attempt":%s,"files":[%s]}\\n' "$TUG_ATTEMPT" "$files" >> '${seen}'/"$step"
+fail='${failDir}'/"$step"
+if [ -e "$fail" ]; then
+  n=$(cat "$fail"); n=\${n:-1}
+  if [ "$n" -le 1 ]; then rm -f "$fail"; else echo $((n - 1)) > "$fail"; fi
+  echo "working on $step"; echo 'implementer failed on purpose' >&2; exit 1
+fi
+echo "$step" > "$TUG_WORKTREE/$step.txt"
+echo "done $step"
 `,
+    { mode: 0o755 },
   );
-  return { argv: `node ${JSON.stringify(script)}`, seen, failDir };
+  return { argv: JSON.stringify(script), seen, failDir };
 }
 
 export function seenBy(seen: string): Record<string, { attempt: number; files: string[] }[]> {
