@@ -1,10 +1,10 @@
 // cli-floor (docs/quality.md §2): median wall time of the hot `tugcode state` commands as processes, against
 // the floor: a node process that loads better-sqlite3, opens the same DB and runs one IMMEDIATE transaction.
 // Floor and command runs are interleaved, so machine load affects both alike. Target: ratio ≤ 1.5.
-import { spawnSync } from 'node:child_process';
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, ROOT, cli, median, planText, stateCtx, tempRepo, lib } from './state-bench-util.mjs';
+import { timeProcess } from './lib.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 31);
 const PLAN = '.tugtool/tugplan-bench.md';
@@ -21,13 +21,8 @@ db.transaction(() => {
 db.close();
 `;
 
-function timed(argv, cwd) {
-  const t = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, argv, { cwd, encoding: 'utf8' });
-  const ms = Number(process.hrtime.bigint() - t) / 1e6;
-  if (r.status !== 0) throw new Error(`${argv.join(' ')} failed: ${r.stderr}`);
-  return ms;
-}
+/** One node run of `argv` in `cwd`, wall ms (lib.mjs's timer). */
+const timed = (argv, cwd) => timeProcess([process.execPath, ...argv], { cwd });
 
 export async function run() {
   const root = tempRepo({ [PLAN]: planText(RUNS + 10, 0, 3) });

@@ -13,6 +13,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, ROOT, cli, median, planText, tempRepo } from './state-bench-util.mjs';
+import { timeProcess } from './lib.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 31);
 const STEPS = 200;
@@ -50,13 +51,8 @@ db.exec('COMMIT');
 db.close();
 `;
 
-function timed(argv, cwd) {
-  const t = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, argv, { cwd, encoding: 'utf8' });
-  const ms = Number(process.hrtime.bigint() - t) / 1e6;
-  if (r.status !== 0) throw new Error(`${argv.join(' ')} failed: ${r.stderr}`);
-  return ms;
-}
+/** One node run of `argv` in `cwd`, wall ms (lib.mjs's timer). */
+const timed = (argv, cwd) => timeProcess([process.execPath, ...argv], { cwd });
 
 /** A repository with the plan, four linked worktrees each holding a claim, and the floor script. */
 export function setup() {
