@@ -89,6 +89,3 @@ export function toKernelError(e: unknown, debug = false): KernelError {
   return new KernelError('InternalError', err.message || 'internal error', details);
 }
 
-export function invalidArgument(argument: string, value: string | null, reason: string, message?: string): KernelError {
-  return new KernelError('InvalidArgument', message ?? `invalid ${argument}: ${reason}`, { argument, value, reason });
-}

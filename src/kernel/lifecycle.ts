@@ -21,11 +21,6 @@ export function onAbort(what: string, fn: Cleanup): () => void {
   return () => void cleanups.delete(id);
 }
 
-/** What is currently registered (for tests and debug logs). */
-export function pendingCleanups(): string[] {
-  return [...cleanups.values()].map((c) => c.what);
-}
-
 /** Run every registered cleanup, newest first; failures are collected, never thrown. */
 export function abortAll(): string[] {
   const errors: string[] = [];

@@ -12,10 +12,6 @@ export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
 const CAP = 1024 * 1024;
 
-export function isLogLevel(v: unknown): v is LogLevel {
-  return typeof v === 'string' && v in RANK;
-}
-
 export class Logger {
   private file: string | null = null;
   /** Lines logged before the session dir was known (config notes); flushed by `attach`. */

@@ -102,7 +102,7 @@ export async function stateUpdate(ctx: OpsContext, input: UpdateArgs, call: Call
     ['all', 'all'],
   ] as const) {
     const v = input[key];
-    if (v !== undefined) bulk.push({ kind, status: checkStatus(v, false) });
+    if (v !== undefined) bulk.push({ kind, status: checkStatus(v) });
   }
   const items = input.items ?? [];
   if (input.batch && bulk.length > 0)

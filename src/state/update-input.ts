@@ -18,13 +18,18 @@ export interface BulkChange {
   status: ItemStatus;
 }
 
-export function checkStatus(value: string, batch: boolean): ItemStatus {
+/** An item status given by a flag; anything else is InvalidStatus. */
+export function checkStatus(value: string): ItemStatus {
   if (isItemStatus(value)) return value;
-  if (batch)
-    throw new TugError('InvalidBatch', {
-      reason: `invalid status ${JSON.stringify(value)}; expected one of ${ITEM_STATUSES.join(', ')}`,
-    });
   throw new TugError('InvalidStatus', { value, allowed: [...ITEM_STATUSES] });
+}
+
+/** An item status inside a `--batch` document, where a wrong one is the document's fault: InvalidBatch. */
+function checkBatchStatus(value: string): ItemStatus {
+  if (isItemStatus(value)) return value;
+  throw new TugError('InvalidBatch', {
+    reason: `invalid status ${JSON.stringify(value)}; expected one of ${ITEM_STATUSES.join(', ')}`,
+  });
 }
 
 /** Parse the `--batch` document: a JSON array of `{kind, ordinal, status, reason?}`. */
@@ -49,7 +54,7 @@ export function parseBatch(text: string, source = 'stdin'): ItemChange[] {
     if (typeof e.ordinal !== 'number' || !Number.isInteger(e.ordinal) || e.ordinal < 0)
       throw bad(`ordinal must be a non-negative integer, got ${JSON.stringify(e.ordinal)}`);
     if (typeof e.status !== 'string') throw bad('status must be a string');
-    const status = checkStatus(e.status, true);
+    const status = checkBatchStatus(e.status);
     if (e.reason !== undefined && e.reason !== null && typeof e.reason !== 'string')
       throw bad('reason must be a string');
     const change: ItemChange = { kind, ordinal: e.ordinal, status };

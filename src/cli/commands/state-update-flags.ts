@@ -51,7 +51,7 @@ export function itemFlags(cmd: Command): ItemChange[] {
         reason: `${flag}: the ordinal must be a non-negative integer, got ${JSON.stringify(ord)}`,
         argument: flag,
       });
-    out.push({ kind, ordinal: Number(ord), status: checkStatus(status, false) });
+    out.push({ kind, ordinal: Number(ord), status: checkStatus(status) });
   }
   return out;
 }

@@ -3,8 +3,7 @@
  * project, and a LanguageServiceHost over the kernel's in-memory texts (BOM-stripped, versioned by hash).
  */
 import type * as TS from 'typescript';
-import { existsSync, readdirSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, relative, resolve, sep } from 'node:path';
 import type { WorkspaceView } from './types.js';
 
 export type TsModule = typeof TS;
@@ -173,16 +172,3 @@ export class ProjectHost {
   }
 }
 
-/** Whether a directory has a node_modules/typescript (the workspace's own compiler). */
-export function workspaceTsc(root: string): string | null {
-  const p = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  return existsSync(p) ? p : null;
-}
-
-export function hasTsconfigBelow(root: string): boolean {
-  try {
-    return readdirSync(root).some((n) => /^tsconfig.*\.json$/.test(n));
-  } catch {
-    return false;
-  }
-}

@@ -48,11 +48,6 @@ export function pyrightLangserver(): string {
   return require.resolve('pyright/langserver.index.js');
 }
 
-/** Absolute path of pyright's CLI entry. */
-export function pyrightCli(): string {
-  return require.resolve('pyright/index.js');
-}
-
 export function pyrightVersion(): string | null {
   try {
     return (require('pyright/package.json') as { version: string }).version;
