@@ -6,9 +6,10 @@
 // ~20 ESM chunks, 108 ms as one file without the cache, 89–92 ms with it; an empty node is ~63 ms).
 // Imports that are dynamic in the sources stay lazy (esbuild wraps those modules in init functions), so a
 // command still loads only the packages it needs. Runtime dependencies stay external (native or large)
-// except commander, which every command needs; the bundle loads them with `require` (a script run from a
-// code cache cannot use `import()` on Node 20), so each must be loadable by `require`, which the build
-// checks. `import.meta.url` becomes the bundle's own file URL: the bundle sits at dist/bundle/, the same
+// except commander, which every command needs, and better-sqlite3's JavaScript (below); the bundle loads
+// them with `require` (a script run from a code cache cannot use `import()` on Node 20), so each must be
+// loadable by `require`, which the build checks. A second file, dist/bundle/tugcode-state.cjs, holds the
+// `state` group alone. `import.meta.url` becomes the bundle's own file URL: the bundle sits at dist/bundle/, the same
 // depth as dist/<module>/, so relative paths keep their meaning.
 import { build } from 'esbuild';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -121,6 +122,43 @@ const vendorLoader = `function __tugVendor(name) {
   process.once("exit", () => loaded.saveCache());
   return loaded.module;
 }`;
+// better-sqlite3's JavaScript (12 small files) goes into the CLI bundles: loaded from node_modules, Node's
+// CommonJS loader spends ~6 ms of every state command resolving, reading and compiling them. Its addon still
+// loads from node_modules, and the bundled copy is used only with the version it was built from (the addon and
+// its JavaScript change together) and an addon at build/Release; otherwise the installed package loads as it
+// is. (cli-floor-wt in bench/: the floor loads the package from node_modules.)
+const sqliteDir = dirname(dirname(createRequire(join(root, 'package.json')).resolve('better-sqlite3')));
+const sqliteVersion = JSON.parse(readFileSync(join(sqliteDir, 'package.json'), 'utf8')).version;
+const sqlite = {
+  name: 'better-sqlite3',
+  setup(b) {
+    b.onResolve({ filter: /^better-sqlite3(\/.*)?$/ }, (a) =>
+      a.namespace === 'better-sqlite3'
+        ? { path: a.path, external: true }
+        : { path: 'choice', namespace: 'better-sqlite3' },
+    );
+    b.onLoad({ filter: /^choice$/, namespace: 'better-sqlite3' }, () => ({
+      contents: `let bundled = false;
+try {
+  bundled = require("better-sqlite3/package.json").version === ${JSON.stringify(sqliteVersion)} &&
+    Boolean(require.resolve("better-sqlite3/build/Release/better_sqlite3.node"));
+} catch {}
+module.exports = bundled ? require(${JSON.stringify(join(sqliteDir, 'lib', 'index.js'))}) : require("better-sqlite3");`,
+      resolveDir: sqliteDir,
+      loader: 'js',
+    }));
+    // Inside the bundled copy: the addon beside the installed package (the bindings package would search
+    // from the bundle's own directory). db.ts passes the same file as nativeBinding, so this is a fallback.
+    b.onResolve({ filter: /^bindings$/ }, (a) =>
+      a.importer.startsWith(sqliteDir) ? { path: 'bindings', namespace: 'better-sqlite3' } : undefined,
+    );
+    b.onLoad({ filter: /^bindings$/, namespace: 'better-sqlite3' }, () => ({
+      contents: 'module.exports = (name) => require(require.resolve("better-sqlite3/build/Release/" + name));',
+      loader: 'js',
+    }));
+  },
+};
+
 /**
  * The bundle of `tugcode state …`: the same entry with the state group alone (bin/tugcode.cjs picks it when
  * argv's first word is `state` and no help flag is given, the case in which cli/main.ts declares only that
@@ -155,7 +193,7 @@ async function cliBundle(name, plugins) {
     ...cjs,
     entryPoints: { [name]: join(root, 'dist', 'cli', 'main.js') },
     external,
-    plugins: [vendor, ...plugins],
+    plugins: [vendor, sqlite, ...plugins],
     write: false,
     supported: { 'dynamic-import': false },
     define: { 'import.meta.url': '__tugImportMetaUrl' },
