@@ -161,26 +161,33 @@ module.exports = bundled ? require(${JSON.stringify(join(sqliteDir, 'lib', 'inde
 
 /**
  * The bundle of `tugcode state …`: the same entry with the state group alone (bin/tugcode.cjs picks it when
- * argv's first word is `state` and no help flag is given, the case in which cli/main.ts declares only that
- * group). The CLI's main file imports every group (./commands/index.js) and the refactor front door
- * (../commands/refactor.js, which reaches the kernel); here the first is the state group and the second is
- * absent. Half the code: the hot commands read, and deserialize from the code cache, half as much (~4 ms).
+ * argv's first word is `state` and no help flag is given, the case in which cli/argv.ts declares only that
+ * group). The CLI imports every group (./commands/index.js, in cli/argv.ts) and the refactor front door
+ * (../commands/refactor.js, in cli/main.ts, which reaches the kernel); here the first is the state group and
+ * the second is absent. Half the code: the hot commands read, and deserialize from the code cache, half as much (~4 ms).
  */
 const stateOnly = {
   name: 'state-only',
   setup(b) {
-    const main = join(root, 'dist', 'cli', 'main.js');
+    const cli = join(root, 'dist', 'cli');
+    // Each import swapped in the file that makes it: the groups in argv.js, the refactor front door in main.js.
     const swapped = {
-      './commands/index.js': 'export { registerState as registerAll } from "./commands/state.js";',
-      '../commands/refactor.js':
-        'export const splitRefactorArgv = () => null;\nexport const runRefactor = () => { throw new Error("no refactor front door in the state bundle"); };',
+      './commands/index.js': {
+        importer: join(cli, 'argv.js'),
+        contents: 'export { registerState as registerAll } from "./commands/state.js";',
+      },
+      '../commands/refactor.js': {
+        importer: join(cli, 'main.js'),
+        contents:
+          'export const splitRefactorArgv = () => null;\nexport const runRefactor = () => { throw new Error("no refactor front door in the state bundle"); };',
+      },
     };
     b.onResolve({ filter: /^\.\.?\/commands\/(index|refactor)\.js$/ }, (a) =>
-      a.importer === main && swapped[a.path] ? { path: a.path, namespace: 'state-only' } : undefined,
+      a.importer === swapped[a.path]?.importer ? { path: a.path, namespace: 'state-only' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'state-only' }, (a) => ({
-      contents: swapped[a.path],
-      resolveDir: dirname(main),
+      contents: swapped[a.path].contents,
+      resolveDir: cli,
       loader: 'js',
     }));
   },
