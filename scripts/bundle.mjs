@@ -24,8 +24,12 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 // dist/bundle/vendor-<name>.cjs, which the CLI bundle loads on first use through the V8 code cache (the
 // banner's __tugVendor): in the main file every call would read them (~2–5 ms of each hot command), and
 // required plainly a driver compiles them again on every run (execa 18 ms, simple-git 15, markdown-it 9,
-// proper-lockfile 7). execa is also an ES module only, which Node 20 before 20.19 could not `require`.
-const VENDORED = ['execa', 'simple-git', 'markdown-it', 'proper-lockfile', 'smol-toml'];
+// proper-lockfile 7). execa is also an ES module only, which Node 20 before 20.19 could not `require`. pg
+// (every call on a PostgreSQL state: ~40 files that Node's loader resolved, read and compiled each time,
+// ~45 ms of CPU per call) likewise; its optional pg-native and pg-cloudflare stay outside, required only if
+// used, as before.
+const VENDORED = ['execa', 'simple-git', 'markdown-it', 'proper-lockfile', 'smol-toml', 'pg'];
+const VENDOR_EXTERNAL = ['pg-native', 'pg-cloudflare'];
 const vendorFile = (name) => `vendor-${name}.cjs`;
 const requireEntry = (name) => {
   try {
@@ -52,6 +56,7 @@ await build({
   // What `require(name)` loads (its CommonJS build), so a default import sees module.exports as it does in
   // Node; execa, an ES module only, from its `import` entry.
   entryPoints: Object.fromEntries(VENDORED.map((name) => [vendorFile(name).replace(/\.cjs$/, ''), requireEntry(name)])),
+  external: VENDOR_EXTERNAL,
   absWorkingDir: root,
 });
 /** An import of a vendored package → `__tugVendor('vendor-<name>.cjs')`, its file beside the bundle. */
