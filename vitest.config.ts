@@ -49,6 +49,8 @@ export default defineConfig({
     pool: 'forks',
     // One throwaway PostgreSQL server for the run (tests/helpers/pg.ts hands it to the tests).
     globalSetup: ['./tests/helpers/pg-global-setup.ts'],
+    // TUGCODE_CPU_PROBE=<file.jsonl>: each file's CPU seconds and span, for bench/suite-cpu.mjs.
+    setupFiles: process.env.TUGCODE_CPU_PROBE ? ['./tests/helpers/cpu-probe.ts'] : [],
     reporters: ['default', './tests/helpers/summary-reporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,

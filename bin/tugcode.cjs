@@ -24,7 +24,7 @@ const mtime = (p) => {
 };
 
 const args = process.argv.slice(2);
-/** argv's first word that is not an option nor the value of `-C`/`--dir` (cli/main.ts reads it the same way). */
+/** argv's first word that is not an option nor the value of `-C`/`--dir` (cli/argv.ts reads it the same way). */
 const first = () => {
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '-C' || args[i] === '--dir') i++;
@@ -32,7 +32,7 @@ const first = () => {
   }
   return undefined;
 };
-// `tugcode state …` without a help flag runs from the state group's own bundle (half the code; cli/main.ts
+// `tugcode state …` without a help flag runs from the state group's own bundle (half the code; cli/argv.ts
 // declares only that group then), when it is as new as the full one.
 const full = join(dist, 'bundle', 'tugcode.cjs');
 const state = join(dist, 'bundle', 'tugcode-state.cjs');

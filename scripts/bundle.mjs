@@ -6,9 +6,10 @@
 // ~20 ESM chunks, 108 ms as one file without the cache, 89–92 ms with it; an empty node is ~63 ms).
 // Imports that are dynamic in the sources stay lazy (esbuild wraps those modules in init functions), so a
 // command still loads only the packages it needs. Runtime dependencies stay external (native or large)
-// except commander, which every command needs; the bundle loads them with `require` (a script run from a
-// code cache cannot use `import()` on Node 20), so each must be loadable by `require`, which the build
-// checks. `import.meta.url` becomes the bundle's own file URL: the bundle sits at dist/bundle/, the same
+// except commander, which every command needs, and better-sqlite3's JavaScript (below); the bundle loads
+// them with `require` (a script run from a code cache cannot use `import()` on Node 20), so each must be
+// loadable by `require`, which the build checks. A second file, dist/bundle/tugcode-state.cjs, holds the
+// `state` group alone. `import.meta.url` becomes the bundle's own file URL: the bundle sits at dist/bundle/, the same
 // depth as dist/<module>/, so relative paths keep their meaning.
 import { build } from 'esbuild';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,8 +24,12 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 // dist/bundle/vendor-<name>.cjs, which the CLI bundle loads on first use through the V8 code cache (the
 // banner's __tugVendor): in the main file every call would read them (~2–5 ms of each hot command), and
 // required plainly a driver compiles them again on every run (execa 18 ms, simple-git 15, markdown-it 9,
-// proper-lockfile 7). execa is also an ES module only, which Node 20 before 20.19 could not `require`.
-const VENDORED = ['execa', 'simple-git', 'markdown-it', 'proper-lockfile', 'smol-toml'];
+// proper-lockfile 7). execa is also an ES module only, which Node 20 before 20.19 could not `require`. pg
+// (every call on a PostgreSQL state: ~40 files that Node's loader resolved, read and compiled each time,
+// ~45 ms of CPU per call) likewise; its optional pg-native and pg-cloudflare stay outside, required only if
+// used, as before.
+const VENDORED = ['execa', 'simple-git', 'markdown-it', 'proper-lockfile', 'smol-toml', 'pg'];
+const VENDOR_EXTERNAL = ['pg-native', 'pg-cloudflare'];
 const vendorFile = (name) => `vendor-${name}.cjs`;
 const requireEntry = (name) => {
   try {
@@ -51,6 +56,7 @@ await build({
   // What `require(name)` loads (its CommonJS build), so a default import sees module.exports as it does in
   // Node; execa, an ES module only, from its `import` entry.
   entryPoints: Object.fromEntries(VENDORED.map((name) => [vendorFile(name).replace(/\.cjs$/, ''), requireEntry(name)])),
+  external: VENDOR_EXTERNAL,
   absWorkingDir: root,
 });
 /** An import of a vendored package → `__tugVendor('vendor-<name>.cjs')`, its file beside the bundle. */
@@ -121,28 +127,72 @@ const vendorLoader = `function __tugVendor(name) {
   process.once("exit", () => loaded.saveCache());
   return loaded.module;
 }`;
+// better-sqlite3's JavaScript (12 small files) goes into the CLI bundles: loaded from node_modules, Node's
+// CommonJS loader spends ~6 ms of every state command resolving, reading and compiling them. Its addon still
+// loads from node_modules, and the bundled copy is used only with the version it was built from (the addon and
+// its JavaScript change together) and an addon at build/Release; otherwise the installed package loads as it
+// is. (cli-floor-wt in bench/: the floor loads the package from node_modules.)
+const sqliteDir = dirname(dirname(createRequire(join(root, 'package.json')).resolve('better-sqlite3')));
+const sqliteVersion = JSON.parse(readFileSync(join(sqliteDir, 'package.json'), 'utf8')).version;
+const sqlite = {
+  name: 'better-sqlite3',
+  setup(b) {
+    b.onResolve({ filter: /^better-sqlite3(\/.*)?$/ }, (a) =>
+      a.namespace === 'better-sqlite3'
+        ? { path: a.path, external: true }
+        : { path: 'choice', namespace: 'better-sqlite3' },
+    );
+    b.onLoad({ filter: /^choice$/, namespace: 'better-sqlite3' }, () => ({
+      contents: `let bundled = false;
+try {
+  bundled = require("better-sqlite3/package.json").version === ${JSON.stringify(sqliteVersion)} &&
+    Boolean(require.resolve("better-sqlite3/build/Release/better_sqlite3.node"));
+} catch {}
+module.exports = bundled ? require(${JSON.stringify(join(sqliteDir, 'lib', 'index.js'))}) : require("better-sqlite3");`,
+      resolveDir: sqliteDir,
+      loader: 'js',
+    }));
+    // Inside the bundled copy: the addon beside the installed package (the bindings package would search
+    // from the bundle's own directory). db.ts passes the same file as nativeBinding, so this is a fallback.
+    b.onResolve({ filter: /^bindings$/ }, (a) =>
+      a.importer.startsWith(sqliteDir) ? { path: 'bindings', namespace: 'better-sqlite3' } : undefined,
+    );
+    b.onLoad({ filter: /^bindings$/, namespace: 'better-sqlite3' }, () => ({
+      contents: 'module.exports = (name) => require(require.resolve("better-sqlite3/build/Release/" + name));',
+      loader: 'js',
+    }));
+  },
+};
+
 /**
  * The bundle of `tugcode state …`: the same entry with the state group alone (bin/tugcode.cjs picks it when
- * argv's first word is `state` and no help flag is given, the case in which cli/main.ts declares only that
- * group). The CLI's main file imports every group (./commands/index.js) and the refactor front door
- * (../commands/refactor.js, which reaches the kernel); here the first is the state group and the second is
- * absent. Half the code: the hot commands read, and deserialize from the code cache, half as much (~4 ms).
+ * argv's first word is `state` and no help flag is given, the case in which cli/argv.ts declares only that
+ * group). The CLI imports every group (./commands/index.js, in cli/argv.ts) and the refactor front door
+ * (../commands/refactor.js, in cli/main.ts, which reaches the kernel); here the first is the state group and
+ * the second is absent. Half the code: the hot commands read, and deserialize from the code cache, half as much (~4 ms).
  */
 const stateOnly = {
   name: 'state-only',
   setup(b) {
-    const main = join(root, 'dist', 'cli', 'main.js');
+    const cli = join(root, 'dist', 'cli');
+    // Each import swapped in the file that makes it: the groups in argv.js, the refactor front door in main.js.
     const swapped = {
-      './commands/index.js': 'export { registerState as registerAll } from "./commands/state.js";',
-      '../commands/refactor.js':
-        'export const splitRefactorArgv = () => null;\nexport const runRefactor = () => { throw new Error("no refactor front door in the state bundle"); };',
+      './commands/index.js': {
+        importer: join(cli, 'argv.js'),
+        contents: 'export { registerState as registerAll } from "./commands/state.js";',
+      },
+      '../commands/refactor.js': {
+        importer: join(cli, 'main.js'),
+        contents:
+          'export const splitRefactorArgv = () => null;\nexport const runRefactor = () => { throw new Error("no refactor front door in the state bundle"); };',
+      },
     };
     b.onResolve({ filter: /^\.\.?\/commands\/(index|refactor)\.js$/ }, (a) =>
-      a.importer === main && swapped[a.path] ? { path: a.path, namespace: 'state-only' } : undefined,
+      a.importer === swapped[a.path]?.importer ? { path: a.path, namespace: 'state-only' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'state-only' }, (a) => ({
-      contents: swapped[a.path],
-      resolveDir: dirname(main),
+      contents: swapped[a.path].contents,
+      resolveDir: cli,
       loader: 'js',
     }));
   },
@@ -155,7 +205,7 @@ async function cliBundle(name, plugins) {
     ...cjs,
     entryPoints: { [name]: join(root, 'dist', 'cli', 'main.js') },
     external,
-    plugins: [vendor, ...plugins],
+    plugins: [vendor, sqlite, ...plugins],
     write: false,
     supported: { 'dynamic-import': false },
     define: { 'import.meta.url': '__tugImportMetaUrl' },

@@ -51,14 +51,23 @@ export interface AsyncCliResult {
   stderr: string;
 }
 
-/** `tugcode …args --json` as a child process that runs beside others (races, several hosts). */
-export function cliAsync(cwd: string, args: string[], env: Record<string, string> = {}): Promise<AsyncCliResult> {
+/**
+ * `tugcode …args --json` as a child process that runs beside others (races, several hosts); `onSpawn` gets its
+ * pid (a race's gate watches what the process has open).
+ */
+export function cliAsync(
+  cwd: string,
+  args: string[],
+  env: Record<string, string> = {},
+  onSpawn?: (pid: number) => void,
+): Promise<AsyncCliResult> {
   return new Promise((resolve) => {
     const p = spawn(process.execPath, [CLI, ...args, '--json'], {
       cwd,
       env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    if (p.pid !== undefined) onSpawn?.(p.pid);
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => (out += d));
@@ -77,10 +86,16 @@ export function cliAsync(cwd: string, args: string[], env: Record<string, string
 
 /**
  * Run with --json and check the contract: exactly one JSON document, validated against the command's
- * zod schema (success) or the error envelope (failure), exit code 0 iff status ok.
+ * zod schema (success) or the error envelope (failure), exit code 0 iff status ok. `run`: the real CLI, or
+ * runCliInProcess (tests/helpers/cli-in-process.ts).
  */
-export function runJson(command: string, args: string[], opts: RunOpts): CliResult {
-  const r = runCli([...args, '--json'], opts);
+export function runJson(
+  command: string,
+  args: string[],
+  opts: RunOpts,
+  run: (args: string[], opts: RunOpts) => CliResult = runCli,
+): CliResult {
+  const r = run([...args, '--json'], opts);
   expect(r.json, `stdout is one JSON document:\n${r.stdout}\nstderr:\n${r.stderr}`).toBeDefined();
   if (r.json.status === 'ok') {
     expect(r.code).toBe(0);

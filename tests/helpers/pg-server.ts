@@ -21,6 +21,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { binEnv, isRoot, postgresUser, randomHex, run, usableBinDir } from './pg-binaries.js';
+import { probePostmaster } from './proc-cpu.js';
 
 /** Everything a process needs to use, restart or remove a server. Plain JSON: vitest `provide`s it to workers. */
 export interface PgServerInfo {
@@ -170,6 +171,7 @@ export async function startPgServer(info: PgServerInfo): Promise<void> {
 /** Stops the server: 'fast' (clean, default) or 'immediate' (like a crash). A stopped server is not an error. */
 export async function stopPgServer(info: PgServerInfo, mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
   if (!existsSync(join(info.dataDir, 'postmaster.pid'))) return;
+  probePostmaster(info.dataDir, `(postgres ${info.baseDir})`);
   await run(info, 'pg_ctl', ['stop', '-w', '-t', PG_CTL_TIMEOUT_S, '-m', mode, '-D', info.dataDir]);
 }
 

@@ -5,6 +5,7 @@
  *
  *   const b = await backend('postgres');            // a fresh project on the file's test database
  *   const t = b.session(root, { w1, w2 });           // runs `tugcode state …` with the backend's env
+ *   b.session(root, paths, { inProcess: true });     // the same calls in-process (no stdin)
  *   t.st(['claim', 'demo', '--worktree', w1]);
  *   await t.refused([...], 'NotOwner', 4);           // error code, exit code, and no table changed
  */
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { expect } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
+import { needsRealCli, runCliInProcess } from '../helpers/cli-in-process.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 import { st, type RunOptions } from '../state/cli-helpers.js';
 import { dbPathOf, dump as sqliteDump, TABLES } from '../state/helpers.js';
@@ -22,6 +24,10 @@ export const BACKENDS: BackendKind[] = ['sqlite', 'postgres'];
 export const HOST = 'hosta';
 
 export type Dump = Record<string, unknown[]> | null;
+
+export interface SessionOptions {
+  inProcess?: boolean;
+}
 
 export interface Backend {
   kind: BackendKind;
@@ -36,8 +42,11 @@ export interface Backend {
   owner(path: string): string;
   /** Every row of every table of this project (null when no state exists yet). */
   dump(root: string): Promise<Dump>;
-  /** A session on a repo: every call recorded (normalized) in `transcript`. */
-  session(root: string, paths?: Record<string, string>): Session;
+  /**
+   * A session on a repo: every call recorded (normalized) in `transcript`. `inProcess`: calls without stdin run
+   * the built CLI's argv path in-process (tests/helpers/cli-in-process.ts), not as a child process.
+   */
+  session(root: string, paths?: Record<string, string>, o?: SessionOptions): Session;
 }
 
 let fileDb: Promise<TestDatabase> | null = null;
@@ -57,7 +66,7 @@ export async function backend(kind: BackendKind, o: { host?: string; project?: s
       db: null,
       owner: (p) => p,
       dump: async (root) => sqliteDump(dbPathOf(root)),
-      session: (root, paths) => new Session(b, root, paths),
+      session: (root, paths, so) => new Session(b, root, paths, so),
     };
     return b;
   }
@@ -73,7 +82,7 @@ export async function backend(kind: BackendKind, o: { host?: string; project?: s
     db,
     owner: (p) => `${host}:${p}`,
     dump: () => pgDump(db.url, schema),
-    session: (root, paths) => new Session(b, root, paths),
+    session: (root, paths, so) => new Session(b, root, paths, so),
   };
   return b;
 }
@@ -127,6 +136,7 @@ export class Session {
     readonly b: Backend,
     readonly root: string,
     private readonly paths: Record<string, string> = {},
+    private readonly so: SessionOptions = {},
   ) {}
 
   /** Names one more path for the normalized transcript. */
@@ -141,7 +151,8 @@ export class Session {
 
   /** `tugcode state …args --json` (schema-checked), recorded. */
   st(args: string[], o: RunOptions = {}): CliResult {
-    const r = st(this.root, args, this.opts(o));
+    const inProcess = this.so.inProcess && !needsRealCli(['state', ...args], o.input);
+    const r = st(this.root, args, { ...this.opts(o), ...(inProcess ? { run: runCliInProcess } : {}) });
     this.record(args, r);
     return r;
   }

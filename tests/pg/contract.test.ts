@@ -1,6 +1,7 @@
 /**
- * The state contract on both backends (docs/state.md §8, issue 14): one suite, run through the built CLI
- * against the embedded SQLite state.db and a fresh PostgreSQL project. Each scenario asserts the same
+ * The state contract on both backends (docs/state.md §8): one suite, run through the built CLI's argv path
+ * (the first scenario as a child process, the others in-process: see setup) against the embedded SQLite
+ * state.db and a fresh PostgreSQL project. Each scenario asserts the same
  * results on both (owners are `<host>:<path>` on PostgreSQL), every refused command is checked against a
  * dump of every table, and the last block compares the two backends' normalized transcripts as a whole.
  */
@@ -15,12 +16,17 @@ import pg from 'pg';
 
 const transcripts: Record<string, Partial<Record<BackendKind, Entry[]>>> = {};
 
-/** A repo with the demo plan (or `plans`), two linked worktrees, and a session on backend `b`, initialized. */
-function setup(b: Backend, plans?: Record<string, string>, init = true) {
+/**
+ * A repo with the demo plan (or `plans`), two linked worktrees, and a session on backend `b`, initialized.
+ * The calls run the built CLI's argv path in-process (a child process costs ~0.1 s of CPU each, and these are
+ * rules of the state, not of the process), except those that read stdin and, with `cli`, all of them: the first
+ * scenario runs every command it uses through the real CLI on both backends.
+ */
+function setup(b: Backend, plans?: Record<string, string>, init = true, o: { cli?: boolean } = {}) {
   const root = planRepo(plans);
   const w1 = addWorktree(root, 'one');
   const w2 = addWorktree(root, 'two');
-  const t = b.session(root, { w1, w2 });
+  const t = b.session(root, { w1, w2 }, { inProcess: !o.cli });
   if (init) t.ok(['init', 'demo']);
   return { root, w1, w2, t };
 }
@@ -37,7 +43,7 @@ function scenario(name: string, fn: (b: Backend) => Promise<Session>) {
 }
 
 scenario('runs a step from claim to completion', async (b) => {
-  const { root, w1, w2, t } = setup(b);
+  const { root, w1, w2, t } = setup(b, undefined, true, { cli: true });
   expect(t.ok(['init', 'demo'])).toMatchObject({ already_initialized: true });
   const c = t.ok(['claim', 'demo', '--worktree', w1, '--lease-duration', '600']);
   expect(c).toMatchObject({ claimed: true, step_anchor: 'step-0', attempt: 1, lease_expires_at: at(600) });

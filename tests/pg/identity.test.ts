@@ -12,6 +12,13 @@ import { addWorktree } from '../state/cli-helpers.js';
 import { chainPlan, DEMO_PATH, planRepo } from '../state/helpers.js';
 import { backend, cliAsync, fileDatabase } from './backend.js';
 
+/**
+ * The sessions' calls run the built CLI's argv path in-process (tests/helpers/cli-in-process.ts): these are rules
+ * of the state on PostgreSQL. The tests that name the project from the repository or race fresh projects run
+ * the real CLI, as tests/pg/contract.test.ts's first scenario does for every command.
+ */
+const IN_PROCESS = { inProcess: true };
+
 async function query<T = Record<string, unknown>>(url: string, text: string, vals: unknown[] = []): Promise<T[]> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
@@ -28,8 +35,8 @@ describe('identity on a shared PostgreSQL', () => {
     const b = await backend('postgres');
     const root = planRepo();
     const w1 = addWorktree(root, 'one');
-    const ta = a.session(root, { w1 });
-    const tb = b.session(root, { w1 });
+    const ta = a.session(root, { w1 }, IN_PROCESS);
+    const tb = b.session(root, { w1 }, IN_PROCESS);
     ta.ok(['init', 'demo']);
     ta.ok(['claim', 'demo', '--worktree', w1]);
     expect(tb.ok(['show']).plans).toEqual([]);
@@ -104,7 +111,7 @@ describe('identity on a shared PostgreSQL', () => {
     const root = planRepo({ [DEMO_PATH]: chainPlan(2, 2) });
     const w = addWorktree(root, 'same');
     const envB = { ...a.env, TUGCODE_STATE_HOST: 'b' };
-    const t = a.session(root, { w });
+    const t = a.session(root, { w }, IN_PROCESS);
     t.ok(['init', 'demo']);
     expect(t.ok(['claim', 'demo', '--worktree', w])).toMatchObject({ step_anchor: 'step-1', resumed: false });
     const other = t.ok(['claim', 'demo', '--worktree', w], { env: envB });
@@ -145,7 +152,7 @@ describe('owner names that need quoting', () => {
     const root = planRepo();
     const w = join(tempDir('tugcode-lw-'), "it's a\\path");
     git(root, 'worktree', 'add', '-q', w, '-b', 'odd-path');
-    const t = b.session(root, { w });
+    const t = b.session(root, { w }, IN_PROCESS);
     t.ok(['init', 'demo']);
     expect(t.ok(['claim', 'demo', '--worktree', w])).toMatchObject({ claimed: true, step_anchor: 'step-0' });
     // The owner lock's key is a literal in the transaction's first statement: resuming proves it parsed.

@@ -14,7 +14,8 @@ import { tempDir } from '../helpers/repo.js';
 import { planText, runJsonl, runRepo, startRun, step, waitUntil, holdingImplementer } from './helpers.js';
 
 const LOCK_JS = pathToFileURL(process.env.TUGCODE_LOCK_MODULE ?? join(ROOT, 'dist', 'run', 'lock.js')).href;
-const ROUNDS = Number(process.env.TUGCODE_LOCK_RACE_ROUNDS ?? 10);
+/** Each round is one more trial (9 node processes); TUGCODE_LOCK_RACE_ROUNDS=20 for a longer stress run. */
+const ROUNDS = Number(process.env.TUGCODE_LOCK_RACE_ROUNDS ?? 5);
 const RACERS = 8;
 
 /**

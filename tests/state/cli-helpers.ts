@@ -1,7 +1,7 @@
 /** CLI-process helpers for the state contract tests: real repos, real linked worktrees, the built CLI. */
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { runCli, runJson, type CliResult } from '../helpers/cli.js';
+import { runCli, runJson, type CliResult, type RunOpts as CliRunOpts } from '../helpers/cli.js';
 import { git, tempDir } from '../helpers/repo.js';
 import { dbPathOf, dump, planRepo, T0 } from './helpers.js';
 
@@ -10,15 +10,18 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   input?: string;
   now?: string;
+  /** The runner: the real CLI (default) or runCliInProcess. */
+  run?: (args: string[], opts: CliRunOpts) => CliResult;
 }
 
 /** `tugcode state <sub> …args --json`, checked against the command's schema. */
 export function st(root: string, args: string[], o: RunOptions = {}): CliResult {
-  return runJson(`state ${args[0]}`, ['state', ...args], {
-    cwd: o.cwd ?? root,
-    env: { TUGCODE_NOW: o.now ?? T0, ...o.env },
-    input: o.input,
-  });
+  return runJson(
+    `state ${args[0]}`,
+    ['state', ...args],
+    { cwd: o.cwd ?? root, env: { TUGCODE_NOW: o.now ?? T0, ...o.env }, input: o.input },
+    o.run,
+  );
 }
 
 /** Text mode (no --json). */

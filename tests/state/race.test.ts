@@ -4,28 +4,101 @@
  * what, and that nobody failed (no Busy, no crash). On PostgreSQL claims run side by side under the shared
  * project lock with `FOR UPDATE SKIP LOCKED`; on SQLite the writer is alone.
  *
- * Each round is one more trial of the same race, and 16 CLI processes cost ~2.5 s of CPU: `npm test` runs 6
- * rounds (96 claims per backend); TUGCODE_RACE_ROUNDS=20 (or more) makes it a longer stress run.
+ * Every round races by construction, however slow the machine: a gate holds the write lock the claims need
+ * while the claimers start and lets them go together, and the test checks that claimers did wait at it. So a
+ * few rounds suffice: 16 CLI processes cost ~2.5 s of CPU, and `npm test` runs 3 rounds of the many-steps race
+ * (48 claims per backend) and 3 of the one-step race; TUGCODE_RACE_ROUNDS=20 makes a longer stress run.
  */
+import { existsSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { schemaFor } from '../../src/contract/schemas/index.js';
 import { OpsContext, newCall } from '../../src/ops/context.js';
 import { checkSchema } from '../helpers/cli.js';
+import { waitForLockWaiters } from '../helpers/pg.js';
 import { BACKENDS, backend, cliAsync, type Backend } from '../pg/backend.js';
 import { addWorktree } from './cli-helpers.js';
-import { DEMO_PATH, chainPlan, planRepo, planText } from './helpers.js';
+import { DEMO_PATH, chainPlan, dbPathOf, planRepo, planText } from './helpers.js';
 
 const PROCS = 16;
-const ROUNDS = Number(process.env.TUGCODE_RACE_ROUNDS || 6);
+const ROUNDS = Number(process.env.TUGCODE_RACE_ROUNDS || 3);
+/** Where /proc shows a process's open files (Linux): the SQLite gate sees who has state.db open. */
+const PROC = existsSync('/proc/self/fd');
+
+/** True when process `pid` has `file` open. */
+function hasOpen(pid: number, file: string): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === file;
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false; // exited
+  }
+}
+
+/**
+ * Holds the write lock every claim needs until the claimers (their pids) wait for it, then lets them all go at
+ * once; resolves to how many were waiting. PostgreSQL: the project's advisory lock held exclusively (a claim
+ * takes it shared) until every claimer's session waits for it. SQLite: BEGIN IMMEDIATE until every claimer has
+ * state.db open, or once the first has had it open for 2 s (a writer that waits 5 s gives up with Busy).
+ */
+async function gate(b: Backend, root: string): Promise<(pids: number[]) => Promise<number>> {
+  if (b.kind === 'postgres') {
+    const c = new pg.Client({ connectionString: b.db!.url });
+    await c.connect();
+    const key = `tugcode:${b.schema}`;
+    await c.query('SELECT pg_advisory_lock(1, hashtext($1))', [key]);
+    return async (pids) => {
+      try {
+        await waitForLockWaiters(b.db!.url, pids.length, 120_000);
+        return pids.length;
+      } finally {
+        await c.query('SELECT pg_advisory_unlock(1, hashtext($1))', [key]);
+        await c.end();
+      }
+    };
+  }
+  const file = realpathSync(dbPathOf(root));
+  const db = new Database(file);
+  db.exec('BEGIN IMMEDIATE');
+  return async (pids) => {
+    try {
+      if (!PROC) return pids.length;
+      const deadline = Date.now() + 120_000;
+      let first: number | undefined;
+      for (;;) {
+        const waiting = pids.filter((pid) => hasOpen(pid, file)).length;
+        if (waiting > 0) first ??= Date.now();
+        if (waiting === pids.length || (first !== undefined && Date.now() - first > 2000)) return waiting;
+        if (Date.now() > deadline) throw new Error(`no claimer opened ${file}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    } finally {
+      db.exec('COMMIT');
+      db.close();
+    }
+  };
+}
 
 async function race(b: Backend, root: string, worktrees: string[], extra: string[] = []) {
-  const results = await Promise.all(
-    worktrees.map((w) => cliAsync(root, ['state', 'claim', 'demo', '--worktree', w, ...extra], b.env)),
+  const open = await gate(b, root);
+  const pids: number[] = [];
+  const runs = worktrees.map((w) =>
+    cliAsync(root, ['state', 'claim', 'demo', '--worktree', w, ...extra], b.env, (pid) => pids.push(pid)),
   );
+  const waited = await open(pids);
+  const results = await Promise.all(runs);
   for (const r of results) {
     expect(r.code, r.stderr).toBe(0);
     checkSchema(schemaFor('state claim'), r.json);
   }
+  // The round raced: claimers were held at the lock together and went at once.
+  expect(waited, 'claimers waiting at the gate').toBeGreaterThanOrEqual(Math.min(2, worktrees.length));
   return results.map((r, i) => ({ worktree: worktrees[i]!, ...r.json }));
 }
 
@@ -81,8 +154,8 @@ describe.each(BACKENDS)('claim races between processes [%s]', (kind) => {
 
   it('has exactly one winner per round when a single step is ready', async () => {
     const b = await backend(kind);
-    const { root, worktrees } = await initialized(b, chainPlan(6), 's');
-    for (let round = 1; round <= 6; round++) {
+    const { root, worktrees } = await initialized(b, chainPlan(ROUNDS), 's');
+    for (let round = 1; round <= ROUNDS; round++) {
       const results = await race(b, root, worktrees);
       const wins = results.filter((r) => r.claimed);
       expect(wins.map((w) => w.step_anchor)).toEqual([`step-${round}`]);

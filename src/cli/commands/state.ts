@@ -29,7 +29,7 @@ const text =
     );
 
 /**
- * `only`: the subcommand argv names (main.ts). When it is one of the group's, it is declared alone (declaring
+ * `only`: the subcommand argv names (argv.ts). When it is one of the group's, it is declared alone (declaring
  * all ~25 is ~3 ms of every hot call); otherwise all are, so errors and suggestions see every name.
  */
 export function registerState(program: Command, app: CliApp, only?: string): void {
