@@ -110,3 +110,37 @@ export function claudeRules(
   ];
   return { allowed: [...new Set(allowed)], disallowed };
 }
+
+/** The only `tugcode state` command a reviewer agent may run: a note of its own (docs/agents.md §1.8). */
+export const REVIEWER_STATE_COMMANDS = ['artifact'] as const;
+
+/** claude's tools for a reviewer: reading and commands, no editing tool at all (docs/agents.md §1.8). */
+export const REVIEWER_TOOLS = ['Read', 'Glob', 'Grep', 'Bash'] as const;
+
+/** claude's editing tools, denied to a reviewer as well (a settings file cannot bring them back). */
+export const EDIT_TOOLS = ['Write', 'Edit', 'MultiEdit', 'NotebookEdit'] as const;
+
+/**
+ * claude's `--allowedTools` and `--disallowedTools` for a reviewer (docs/agents.md §1.8): its own step's
+ * `state artifact`, the step's checkpoint commands and `[run] agent_allow`; denied: the editing tools, the
+ * git commands that change history or other branches, and every other state command.
+ */
+export function claudeReviewerRules(
+  o: StepOwner,
+  extra: { checkpoints: string[]; allow: string[] },
+): { allowed: string[]; disallowed: string[] } {
+  const owner = ownerArgs(o);
+  const allowed = [
+    ...REVIEWER_STATE_COMMANDS.flatMap((c) => bash(`tugcode state ${c} ${owner}`)),
+    ...extra.checkpoints.map((c) => `Bash(${c})`),
+    ...extra.allow.map((p) => `Bash(${p})`),
+  ];
+  const disallowed = [
+    ...EDIT_TOOLS,
+    ...DENIED_GIT.flatMap((g) => bash(`git ${g}`)),
+    ...[...AGENT_STATE_COMMANDS.filter((c) => c !== 'artifact'), ...DENIED_STATE].flatMap((c) =>
+      bash(`tugcode state ${c}`),
+    ),
+  ];
+  return { allowed: [...new Set(allowed)], disallowed };
+}
