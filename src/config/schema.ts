@@ -44,9 +44,7 @@ const argvString = z.string().superRefine((v, ctx) => {
 export const runSchema = z
   .object({
     workers: upTo(R.workers).default(2).describe('parallel workers of tugcode run'),
-    implementer: argvString
-      .default('')
-      .describe('argv string run per step (docs/run.md §2); empty = no implementer'),
+    implementer: argvString.default('').describe('argv string run per step (docs/run.md §2); empty = no implementer'),
     agent: z
       .enum(['', 'claude', 'codex'])
       .default('')
@@ -70,7 +68,9 @@ export const runSchema = z
       .describe('git remote holding the integration branch, shared by hosts (docs/state.md §8); empty = local'),
     reviewer: argvString
       .default('')
-      .describe('argv string run after each step\'s commit; its verdict gates integration (docs/run.md §6); empty = no review'),
+      .describe(
+        "argv string run after each step's commit; its verdict gates integration (docs/run.md §6); empty = no review",
+      ),
     review_agent: z
       .enum(['', 'claude', 'codex'])
       .default('')

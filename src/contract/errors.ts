@@ -415,7 +415,9 @@ export const CATALOGUE = {
     },
     hint: (d) => {
       const steps = (d.steps as { step_anchor?: unknown }[] | undefined) ?? [];
-      const each = steps.map((x) => decideCommands(d.plan_path, x.step_anchor)[0] + ' (or --revise "<notes>", --reject "<reason>")');
+      const each = steps.map(
+        (x) => decideCommands(d.plan_path, x.step_anchor)[0] + ' (or --revise "<notes>", --reject "<reason>")',
+      );
       return `${each.join('; ')}; then tugcode run ${planArg(d)}`;
     },
   },

@@ -110,10 +110,13 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
   const grace = o.graceMs ?? KILL_GRACE_MS;
   await mkdir(dirname(o.logPath), { recursive: true });
   const log = await open(o.logPath, 'a+');
-  const stdout = o.stdoutPath === undefined ? null : await open(o.stdoutPath, 'w').catch(async (e: unknown) => {
-    await log.close();
-    throw e;
-  });
+  const stdout =
+    o.stdoutPath === undefined
+      ? null
+      : await open(o.stdoutPath, 'w').catch(async (e: unknown) => {
+          await log.close();
+          throw e;
+        });
   try {
     const start = (await log.stat()).size;
     if (o.signal?.aborted) return await outcome(log, start, { exit_code: null, timed_out: false, aborted: true });

@@ -146,7 +146,10 @@ export class LiveView {
       this.failedAttempts > 0
         ? paint('red', `  ${this.failedAttempts} failed attempt${this.failedAttempts === 1 ? '' : 's'}`)
         : '';
-    const human = this.needsHuman > 0 ? paint('yellow', `  ${this.needsHuman} need${this.needsHuman === 1 ? 's' : ''} a human`) : '';
+    const human =
+      this.needsHuman > 0
+        ? paint('yellow', `  ${this.needsHuman} need${this.needsHuman === 1 ? 's' : ''} a human`)
+        : '';
     const plan = this.o.plan_path.slice(this.o.plan_path.lastIndexOf('/') + 1);
     return `[${bar}] ${this.done}/${total} steps  ${plan}  ${duration(now - this.started)}${failed}${human}`;
   }

@@ -38,7 +38,10 @@ export function reviewerPrompt(b: ReviewBrief, ctx: ReviewPromptContext): string
   ];
   if (b.references?.trim()) out.push('', '## References', '', b.references.trim());
   if (b.substeps.length)
-    out.push('', `The step has substeps (${b.substeps.map((s) => s.step_anchor).join(', ')}); their commits are part of the change.`);
+    out.push(
+      '',
+      `The step has substeps (${b.substeps.map((s) => s.step_anchor).join(', ')}); their commits are part of the change.`,
+    );
   if (b.human_notes?.trim()) out.push('', '## Notes from a human', '', b.human_notes.trim());
   out.push(
     '',
@@ -56,7 +59,8 @@ export function reviewerPrompt(b: ReviewBrief, ctx: ReviewPromptContext): string
     out.push('', '## Your earlier verdicts in this attempt', '');
     for (const v of r.previous_verdicts) {
       out.push(`- round ${v.round}: ${v.verdict}: ${v.summary}`);
-      for (const i of v.issues) out.push(`  - ${i.severity}: ${[i.file, i.line].filter((x) => x).join(':') || '-'}: ${i.message}`);
+      for (const i of v.issues)
+        out.push(`  - ${i.severity}: ${[i.file, i.line].filter((x) => x).join(':') || '-'}: ${i.message}`);
     }
     out.push('', 'The implementer has revised the step since: check that those issues are fixed.');
   }
@@ -67,7 +71,7 @@ export function reviewerPrompt(b: ReviewBrief, ctx: ReviewPromptContext): string
     `- You are read-only: do not create, change or delete any file, inside the worktree ${ctx.worktree} or`,
     '  outside it, and do not commit, switch branches, rebase, reset or push. A reviewer that changes the',
     '  worktree fails the attempt.',
-    '- You may read files, run read-only commands (git diff, git log, ls) and the step\'s checkpoint commands.',
+    "- You may read files, run read-only commands (git diff, git log, ls) and the step's checkpoint commands.",
     `- The review's input is JSON in the file ${sq(ctx.briefPath)}.`,
     '',
     '## Verdict',

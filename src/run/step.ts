@@ -168,11 +168,7 @@ async function refactorPhase(x: StepRun, u: PlanStep): Promise<void> {
  * The implementer (a command or an agent) on the unit's brief, with nothing outside the worktree allowed
  * to change (docs/agents.md §1.6: snapshot before, compare after); its report becomes an artifact.
  */
-async function implementerPhase(
-  x: StepRun,
-  u: PlanStep,
-  extra: { review_issues?: ReviewIssue[] } = {},
-): Promise<void> {
+async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?: ReviewIssue[] } = {}): Promise<void> {
   const { rc, tree, tr } = x;
   const W = tree.path;
   x.phase('implementer');

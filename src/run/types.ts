@@ -4,15 +4,7 @@
  */
 
 export type Phase =
-  | 'reset'
-  | 'setup'
-  | 'refactors'
-  | 'implementer'
-  | 'checkpoints'
-  | 'commit'
-  | 'review'
-  | 'integrate'
-  | 'complete';
+  'reset' | 'setup' | 'refactors' | 'implementer' | 'checkpoints' | 'commit' | 'review' | 'integrate' | 'complete';
 
 /** The `reason_code` of `attempt_failed` and the first word of the `state fail` reason (docs/run.md §1). */
 export type FailCode =

@@ -90,7 +90,11 @@ echo "done $s"
     argv: JSON.stringify(script),
     dir,
     runs: (s: string): string[] =>
-      existsSync(join(dir, 'runs', s)) ? readFileSync(join(dir, 'runs', s), 'utf8').trim().split('\n') : [],
+      existsSync(join(dir, 'runs', s))
+        ? readFileSync(join(dir, 'runs', s), 'utf8')
+            .trim()
+            .split('\n')
+        : [],
     briefs: (s: string): any[] =>
       readdirSync(join(dir, 'briefs'))
         .filter((f) => f.startsWith(`${s}.`))
@@ -194,7 +198,17 @@ describe('tugcode run --reviewer', () => {
     const rev = reviewerScript();
     rev.answer('step-1', ['REVISE', 'REVISE', 'APPROVE']);
     // The flag beats the config's 5: two REVISE verdicts end attempt 1; attempt 2 is approved at once.
-    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv, '--review-rounds', '2']);
+    const r = runJsonl(root, [
+      'demo',
+      '--workers',
+      '1',
+      '--implementer',
+      impl.argv,
+      '--reviewer',
+      rev.argv,
+      '--review-rounds',
+      '2',
+    ]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const failed = r.events.filter((e) => e.type === 'attempt_failed');
     expect(failed).toEqual([expect.objectContaining({ attempt: 1, reason_code: 'ReviewRejected' })]);
@@ -209,7 +223,7 @@ describe('tugcode run --reviewer', () => {
     expect(git(root, 'show', 'tugplan/demo:step-1.txt')).toBe('step-1\n');
   });
 
-  it('a step with a substep is reviewed once, as a whole; a revision remakes the step\'s own commit, trailers kept', () => {
+  it("a step with a substep is reviewed once, as a whole; a revision remakes the step's own commit, trailers kept", () => {
     const plan = planText([
       '#### Step 1: Top {#step-1}\n\n**Commit:** `feat: top`\n\n**Tasks:**\n- [ ] t\n',
       '##### Step 1.1: Sub {#step-1-1}\n\n**Commit:** `feat: sub`\n\n**Tasks:**\n- [ ] t\n',
