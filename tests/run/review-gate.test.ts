@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { git, tempDir } from '../helpers/repo.js';
-import { planText, runJsonl, runRepo, startRun, step, stepCommits, tugJson, waitUntil } from './helpers.js';
+import { groupAlive, planText, runJsonl, runRepo, startRun, step, stepCommits, tugJson, waitUntil } from './helpers.js';
 
 /**
  * A scripted reviewer: per step, the verdicts to give in order (`answer(step, ['REVISE', 'APPROVE'])`; the
@@ -252,5 +252,37 @@ describe('tugcode run --reviewer', () => {
       ['step-1', 'completed', git(root, 'rev-parse', 'tugplan/demo').trim()],
       ['step-1-1', 'completed', git(root, 'rev-parse', 'tugplan/demo~1').trim()],
     ]);
+  });
+
+  it('a driver SIGKILLed during a review round: the next run ends the orphaned reviewer and heals, one commit', async () => {
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['hold', 'APPROVE']);
+    const args = ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv];
+    const run = startRun(root, args);
+    await waitUntil('the reviewer of step-1', () => rev.held('step-1'));
+    const pid = Number(readFileSync(join(rev.dir, 'held', 'step-1'), 'utf8'));
+    expect(
+      run
+        .events()
+        .filter((e) => e.type === 'phase')
+        .at(-1),
+    ).toMatchObject({ step_anchor: 'step-1', phase: 'review' });
+    run.child.kill('SIGKILL');
+    await run.done;
+    // The worker branch holds step-1's commit; nothing is integrated yet.
+    expect(stepCommits(root, 'tugplan/demo--w1')).toEqual(['step-1']);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+
+    const r = runJsonl(root, args);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(groupAlive(pid)).toBe(false); // the adoption ended the reviewer the killed run left
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
+    expect(r.events.filter((e) => e.type === 'step_completed').map((e) => e.step_anchor)).toEqual(['step-1', 'step-2']);
+    expect(r.events.find((e) => e.type === 'claimed' && e.step_anchor === 'step-1')).toMatchObject({ attempt: 2 });
+    expect(impl.runs('step-1')).toEqual(['attempt 1', 'attempt 2']);
+    const show = tugJson(root, ['state', 'show', 'demo']);
+    expect(show.json.plans[0].steps.map((x: any) => x.status)).toEqual(['completed', 'completed']);
   });
 });
