@@ -18,7 +18,18 @@ export const AGENT_STATE_COMMANDS = ['update', 'artifact', 'heartbeat'] as const
 export const DENIED_GIT = ['push', 'commit', 'rebase', 'reset', 'checkout', 'switch', 'merge', 'worktree'] as const;
 
 /** `tugcode state` subcommands that are not the agent's: denied explicitly as well. */
-export const DENIED_STATE = ['complete', 'fail', 'reset', 'release', 'import', 'init', 'prune', 'claim', 'start'];
+export const DENIED_STATE = [
+  'complete',
+  'fail',
+  'reset',
+  'release',
+  'import',
+  'init',
+  'prune',
+  'claim',
+  'start',
+  'decide', // a human's answer to a reviewer's ESCALATE (docs/run.md §6.3), never an agent's
+];
 
 /** Single-quoted for a POSIX shell when it needs quoting (a plain path or anchor stays as is). */
 export function sq(s: string): string {
