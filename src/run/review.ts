@@ -99,8 +99,7 @@ async function reviewRound(
     import('./orphans.js'),
   ]);
   const scope = outside.runScope(rc, tree);
-  const base = await integrationTip(rc);
-  const sig = await treeSignature(x);
+  const [base, sig] = await Promise.all([integrationTip(rc), treeSignature(x)]);
   // The diff (the step's commits since they left the tip), the brief's state and the outside snapshot are
   // independent: side by side.
   const [diff, state, before] = await Promise.all([
@@ -143,13 +142,13 @@ async function reviewRound(
     rounds: rc.opts.reviewRounds,
   }).finally(() => orphans.forgetGroup(groupFile));
   if (out.aborted || x.beat.signal.aborted) throw new Aborted();
-  const changed = outside.outsideChanges(before, await outside.snapshotOutside(rc.g, scope));
+  const [now, after] = await Promise.all([outside.snapshotOutside(rc.g, scope), treeSignature(x)]);
+  const changed = outside.outsideChanges(before, now);
   if (changed.length) {
     outside.noteOutsideWrite(rc, top.anchor, x.attempt, changed);
     throw new StepFailure('OutsideWrite', outside.outsideReason(top.anchor, changed, 'the reviewer'), out);
   }
   // A reviewer is read-only: whatever it changed in the worktree would be integrated unreviewed.
-  const after = await treeSignature(x);
   if (after.head !== sig.head || after.status.join('\0') !== sig.status.join('\0')) {
     const paths = after.status.filter((p) => !sig.status.includes(p)).map((p) => p.slice(3));
     const moved = after.head !== sig.head ? [`HEAD (${sig.head.slice(0, 12)} → ${after.head.slice(0, 12)})`] : [];
