@@ -415,8 +415,9 @@ export const CATALOGUE = {
     },
     hint: (d) => {
       const steps = (d.steps as { step_anchor?: unknown }[] | undefined) ?? [];
-      const each = steps.map(
-        (x) => decideCommands(d.plan_path, x.step_anchor)[0] + ' (or --revise "<notes>", --reject "<reason>")',
+      const anchors = steps.length ? steps.map((x) => x.step_anchor) : ['<step>'];
+      const each = anchors.map(
+        (a) => `${decideCommands(d.plan_path, a)[0]} (or --revise "<notes>", or --reject "<reason>")`,
       );
       return `${each.join('; ')}; then tugcode run ${planArg(d)}`;
     },
@@ -428,7 +429,7 @@ export const CATALOGUE = {
  * with a reason. The one place these command lines are written (the run's error hint, summary, live view).
  */
 export function decideCommands(planPath: unknown, step: unknown): [string, string, string] {
-  const head = `tugcode state decide ${arg(planPath, '<plan>')} ${arg(step)}`;
+  const head = `tugcode state decide ${arg(planPath, '<plan>')} ${step === '<step>' ? step : arg(step)}`;
   return [`${head} --approve`, `${head} --revise "<notes>"`, `${head} --reject "<reason>"`];
 }
 
