@@ -14,7 +14,8 @@ import { gitCapped } from '../../src/git/capped.js';
 import { parseVerdict } from '../../src/run/review-run.js';
 import { reviewerPrompt, VERDICT_EXAMPLE } from '../../src/run/review-prompt.js';
 import { relayArgv } from '../../src/run/state-relay.js';
-import type { ReviewBrief, StepBrief } from '../../src/run/types.js';
+import { createRenderer, eventLine, summaryText } from '../../src/run/render.js';
+import type { ReviewBrief, RunEvent, RunSummary, StepBrief } from '../../src/run/types.js';
 import { git, tempDir } from '../helpers/repo.js';
 
 const ROOT = join(__dirname, '..', '..');
@@ -225,5 +226,85 @@ describe('gitCapped: a diff read up to its cap', () => {
     expect(whole.text.startsWith(cut.text)).toBe(true);
     expect(cut.text).not.toContain('\uFFFD');
     await expect(gitCapped(process.env, ['show', 'no-such-rev'], dir, 100)).rejects.toMatchObject({ code: 'GitError' });
+  });
+});
+
+describe('what the renderers show of reviews and escalations', () => {
+  const at = '2026-01-02T03:04:05.678Z';
+  const plan = '.tugtool/tugplan-demo.md';
+  const review: RunEvent = {
+    type: 'review',
+    at,
+    worker: 'w1',
+    step_anchor: 'step-2',
+    round: 1,
+    verdict: 'REVISE',
+    summary: 'misses --quiet',
+  };
+  const needs: RunEvent = {
+    type: 'needs_human',
+    at,
+    step_anchor: 'step-2',
+    review_ref: 'refs/tugplan/review/demo/step-2',
+    reason: 'the plan asks for two outputs',
+  };
+
+  it('one line per verdict and per escalation, with the command to run', () => {
+    const o = { color: false, plan_path: plan };
+    expect(eventLine(review, o)).toBe('w1 step-2 review round 1: REVISE misses --quiet');
+    expect(eventLine(needs, o)).toBe(
+      'step-2 needs a human: the plan asks for two outputs (kept as refs/tugplan/review/demo/step-2; ' +
+        'tugcode state decide .tugtool/tugplan-demo.md step-2 --approve, --revise or --reject)',
+    );
+  });
+
+  it('the live view keeps the worker on its step through a verdict and counts the steps waiting for a human', () => {
+    let out = '';
+    const view = createRenderer('live', {
+      write: (s) => (out += s),
+      color: false,
+      now: () => 0,
+      steps_total: 2,
+      steps_done: 0,
+      workers: ['w1'],
+      plan_path: plan,
+    });
+    view.event({ type: 'phase', at, worker: 'w1', step_anchor: 'step-2', phase: 'review' });
+    view.event(review);
+    expect(out).toContain('w1  step-2  review');
+    view.event(needs);
+    view.close();
+    const last = out.slice(out.lastIndexOf('\x1b[0J'));
+    expect(last).toContain('w1  idle');
+    expect(last).toContain('1 needs a human');
+  });
+
+  it('the summary lists the steps waiting for you with the decide commands, and the review rounds', async () => {
+    const s: RunSummary = {
+      status: 'error',
+      steps_completed: ['step-1'],
+      failed_steps: [],
+      blocked_steps: [],
+      commits: [],
+      wall_ms: 1000,
+      workers: [],
+      review_rounds: [{ step_anchor: 'step-1', rounds: 2, verdict: 'APPROVE' }],
+      needs_human: [{ step_anchor: 'step-2', review_ref: 'refs/tugplan/review/demo/step-2', reason: 'two outputs' }],
+      error: { code: 'NeedsHuman', message: 'm', details: { plan_path: plan } },
+    };
+    const text = await summaryText(s, { color: false });
+    expect(text).toMatch(/step-1\s+completed\s+reviewed, 2 rounds/);
+    expect(text).toMatch(/step-2\s+needs you\s+ESCALATE: two outputs/);
+    expect(text).toContain(
+      [
+        'waiting for you:',
+        'step-2 (its commit is kept as refs/tugplan/review/demo/step-2; git show refs/tugplan/review/demo/step-2):',
+        `  tugcode state decide ${plan} step-2 --approve`,
+        `  tugcode state decide ${plan} step-2 --revise "<notes>"`,
+        `  tugcode state decide ${plan} step-2 --reject "<reason>"`,
+        `then: tugcode run ${plan}`,
+      ].join('\n'),
+    );
+    expect(text).toContain('1 completed, 1 waiting for you');
   });
 });
