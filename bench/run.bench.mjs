@@ -5,7 +5,8 @@
 // Overhead of a step = the time from the worker's previous step_completed event to this one (claim, reset,
 // spawning the implementer, commit, integrate, complete) minus the implementer's own lifetime, which the
 // implementer records itself (process start → file written). The 4-worker speed-up comes from the
-// implementers sleeping, not from CPU: the machine may have fewer cores than workers.
+// implementers sleeping, not from CPU: the machine may have fewer cores than workers. An info row times one
+// review round (docs/run.md §6) with an instant reviewer script: the 1-worker overhead with `--reviewer`.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -63,6 +64,13 @@ printf '{"step":"%s","start":%s,"end":%s}\\n' "$TUG_STEP" "$start" "$end" >> "$B
   return `sh ${JSON.stringify(script)}`;
 }
 
+/** An instant reviewer: reads its input and approves (the review gate's own cost, not a reviewer's). */
+function reviewer(dir) {
+  const script = join(dir, 'review.sh');
+  writeFileSync(script, `cat >/dev/null\necho '{"verdict":"APPROVE","summary":"ok","issues":[]}'\n`);
+  return `sh ${JSON.stringify(script)}`;
+}
+
 /** A fresh repository: git init, `tugcode init`, the plan, one commit. */
 function freshRepo() {
   const dir = tempDir('tugcode-bench-run-');
@@ -89,15 +97,16 @@ function checkParallel() {
     throw new Error(`bench plan is not ${STEPS} independent steps: ${JSON.stringify(ready.ready_steps)}`);
 }
 
-export function runOnce(workers) {
+export function runOnce(workers, o = { review: false }) {
   const { dir, root } = freshRepo();
   const argv = implementer(dir);
+  const extra = o.review ? ['--reviewer', reviewer(dir)] : [];
   const times = join(dir, 'times.jsonl');
   writeFileSync(times, '');
   const t0 = process.hrtime.bigint();
   const r = spawnSync(
     process.execPath,
-    [CLI, 'run', PLAN, '--workers', String(workers), '--implementer', argv, '--json'],
+    [CLI, 'run', PLAN, '--workers', String(workers), '--implementer', argv, ...extra, '--json'],
     {
       cwd: root,
       env: { ...ENV, BENCH_TIMES: times },
@@ -136,7 +145,7 @@ export function runOnce(workers) {
   };
 }
 
-const PHASES = ['claim', 'reset', 'spawn', 'implementer', 'exit', 'commit', 'integrate', 'complete'];
+const PHASES = ['claim', 'reset', 'spawn', 'implementer', 'exit', 'commit', 'review', 'integrate', 'complete'];
 
 /**
  * Per completed step: its overhead and a phase breakdown from the event times (ms). `claim` is the gap from
@@ -167,7 +176,8 @@ function perStep(events, impl) {
         spawn: im.start - p.implementer,
         implementer: im.end - im.start,
         exit: after - im.end,
-        commit: p.integrate - p.commit,
+        commit: (p.review ?? p.integrate) - p.commit,
+        review: p.review === undefined ? 0 : p.integrate - p.review,
         integrate: p.complete - p.integrate,
         complete: done - p.complete,
       };
@@ -205,7 +215,11 @@ const r2 = (x) => Number(x.toFixed(2));
 export async function run() {
   checkParallel();
   const runs = Object.fromEntries(WORKERS.map((w) => [w, []]));
-  for (let i = 0; i < RUNS; i++) for (const w of WORKERS) runs[w].push(runOnce(w));
+  const reviewed = [];
+  for (let i = 0; i < RUNS; i++) {
+    for (const w of WORKERS) runs[w].push(runOnce(w));
+    reviewed.push(runOnce(1, { review: true }));
+  }
   const wall = Object.fromEntries(WORKERS.map((w) => [w, median(runs[w].map((x) => x.wallMs))]));
   const proc = Object.fromEntries(WORKERS.map((w) => [w, median(runs[w].map((x) => x.processMs))]));
   const rows = [];
@@ -235,12 +249,20 @@ export async function run() {
     value: r0(median(steady(4).map((s) => s.overhead))),
     unit: 'ms',
   });
+  const withReview = median(reviewed.flatMap((x) => x.perStep.filter((s) => !s.first)).map((s) => s.overhead));
+  rows.push({
+    metric: 'driver overhead per step, 1 worker, instant reviewer (info)',
+    value: r0(withReview),
+    unit: 'ms',
+  });
+  rows.push({ metric: 'one review round, instant reviewer (info)', value: r0(withReview - oh), unit: 'ms' });
   const phases = (w) => PHASES.map((k) => `${k} ${r0(median(steady(w).map((s) => s[k])))}`).join(', ');
   const notes = [
     `runs per worker count: ${RUNS} (fresh repository each, interleaved); ${STEPS} steps, implementer sleeps ${SLEEP_MS} ms`,
     `wall = the summary's wall_ms (the driver from preflight to summary); process wall adds node start-up and worktree removal`,
     `phase medians, 1 worker (ms): ${phases(1)}`,
     `phase medians, 4 workers (ms): ${phases(4)}`,
+    `phase medians, 1 worker with an instant reviewer (ms): ${PHASES.map((k) => `${k} ${r0(median(reviewed.flatMap((x) => x.perStep.filter((s) => !s.first)).map((s) => s[k])))}`).join(', ')}`,
     ...WORKERS.map(
       (w) =>
         `fixed costs, ${w} worker${w > 1 ? 's' : ''} (ms): ` +

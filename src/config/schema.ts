@@ -31,21 +31,20 @@ export const stateSchema = z
   })
   .strict();
 
+/** An argv string split shell-style (docs/run.md §2): quotes that do not balance are refused when it loads. */
+const argvString = z.string().superRefine((v, ctx) => {
+  const tok = tokenizeShell(v);
+  if (!tok.ok)
+    ctx.addIssue({
+      code: 'custom',
+      message: `cannot be split shell-style: ${tok.reason} in ${JSON.stringify(v)}`,
+    });
+});
+
 export const runSchema = z
   .object({
     workers: upTo(R.workers).default(2).describe('parallel workers of tugcode run'),
-    implementer: z
-      .string()
-      .superRefine((v, ctx) => {
-        const tok = tokenizeShell(v);
-        if (!tok.ok)
-          ctx.addIssue({
-            code: 'custom',
-            message: `cannot be split shell-style: ${tok.reason} in ${JSON.stringify(v)}`,
-          });
-      })
-      .default('')
-      .describe('argv string run per step (docs/run.md §2); empty = no implementer'),
+    implementer: argvString.default('').describe('argv string run per step (docs/run.md §2); empty = no implementer'),
     agent: z
       .enum(['', 'claude', 'codex'])
       .default('')
@@ -67,6 +66,18 @@ export const runSchema = z
       .string()
       .default('')
       .describe('git remote holding the integration branch, shared by hosts (docs/state.md §8); empty = local'),
+    reviewer: argvString
+      .default('')
+      .describe(
+        "argv string run after each step's commit; its verdict gates integration (docs/run.md §6); empty = no review",
+      ),
+    review_agent: z
+      .enum(['', 'claude', 'codex'])
+      .default('')
+      .describe('agent reviewer preset (claude | codex), read-only, instead of reviewer; empty = none'),
+    review_rounds: upTo(R.review_rounds)
+      .default(3)
+      .describe('REVISE verdicts per attempt before it fails ReviewRejected'),
   })
   .strict();
 

@@ -405,7 +405,33 @@ export const CATALOGUE = {
         ? `git show ${arg(d.kept_ref)} (cherry-pick it if the completed step lacks it)`
         : 'tugcode state show <plan>',
   },
+  NeedsHuman: {
+    exit: 4,
+    when: '`run` ended with steps a reviewer escalated (`needs_human`), waiting for `tugcode state decide` (docs/run.md §6.3)',
+    message: (d) => {
+      const steps = (d.steps as { step_anchor?: unknown; reason?: unknown }[] | undefined) ?? [];
+      const named = steps.map((x) => `${s(x.step_anchor)} (${s(x.reason, 'escalated')})`).join('; ');
+      return `${plan(d)} waits for a human decision on ${steps.length} step(s): ${named}`;
+    },
+    hint: (d) => {
+      const steps = (d.steps as { step_anchor?: unknown }[] | undefined) ?? [];
+      const anchors = steps.length ? steps.map((x) => x.step_anchor) : ['<step>'];
+      const each = anchors.map(
+        (a) => `${decideCommands(d.plan_path, a)[0]} (or --revise "<notes>", or --reject "<reason>")`,
+      );
+      return `${each.join('; ')}; then tugcode run ${planArg(d)}`;
+    },
+  },
 } satisfies Record<string, CatalogueEntry>;
+
+/**
+ * What a human runs for a step that waits for them (docs/run.md §6.3): approve, revise with notes, reject
+ * with a reason. The one place these command lines are written (the run's error hint, summary, live view).
+ */
+export function decideCommands(planPath: unknown, step: unknown): [string, string, string] {
+  const head = `tugcode state decide ${arg(planPath, '<plan>')} ${step === '<step>' ? step : arg(step)}`;
+  return [`${head} --approve`, `${head} --revise "<notes>"`, `${head} --reject "<reason>"`];
+}
 
 export type ErrorCode = keyof typeof CATALOGUE;
 

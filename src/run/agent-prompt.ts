@@ -67,6 +67,23 @@ export function agentPrompt(brief: StepBrief, ctx: PromptContext): string {
       '',
       ...substepLines(brief.substeps),
     );
+  if (brief.human_notes?.trim())
+    out.push('', '## Notes from a human (they sent the step back: follow them)', '', brief.human_notes.trim());
+  if (brief.review_issues) {
+    // docs/run.md §6.2: a REVISE round, in the same worktree as the work under review.
+    out.push(
+      '',
+      '## The reviewer asked for changes',
+      '',
+      'Your earlier work on this step is in the worktree, committed. The reviewer found these issues; fix them',
+      '(edit the files; the driver commits again):',
+      '',
+      ...brief.review_issues.map((i) => {
+        const where = [i.file, i.line].filter((x) => x !== undefined && x !== null && x !== '').join(':');
+        return `- ${i.severity}${where ? ` ${where}` : ''}: ${i.message.trim().replace(/\n/g, '\n  ')}`;
+      }),
+    );
+  }
   if (brief.previous_failures.length) {
     out.push('', '## Previous failed attempts', '');
     for (const f of brief.previous_failures) out.push(`- attempt ${f.attempt}: ${f.reason}`);

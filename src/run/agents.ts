@@ -26,7 +26,16 @@ import { dirname } from 'node:path';
 import { invalidArgument } from '../contract/errors.js';
 import { agentPrompt } from './agent-prompt.js';
 import { runChild } from './child.js';
-import { agentEnvAdditions, checkpointCommands, claudeRules, prepareAgentSpace, type StepOwner } from './confine.js';
+import {
+  agentEnvAdditions,
+  AGENT_STATE_COMMANDS,
+  checkpointCommands,
+  claudeReviewerRules,
+  claudeRules,
+  prepareAgentSpace,
+  REVIEWER_TOOLS,
+  type StepOwner,
+} from './confine.js';
 import { serveRelay } from './state-relay.js';
 import { implementerEnv, runImplementer, type ImplementerOptions } from './implementer.js';
 import type { ChildOutcome } from './types.js';
@@ -94,12 +103,59 @@ export function agentArgv(agent: AgentName, p: AgentPaths): string[] {
   ];
 }
 
+/**
+ * The argv of a preset as a read-only reviewer (docs/agents.md §1.8; its prompt goes to stdin). claude: no
+ * editing tool at all (`--tools`), the editing tools also denied, default permission mode (print mode cannot
+ * ask, so a command no rule allows is refused; read-only commands need none), `state artifact` of its own
+ * step, the checkpoints and `[run] agent_allow` allowed. codex: the read-only sandbox (nothing writable, no
+ * network), so it writes no state at all.
+ */
+export function reviewerArgv(agent: AgentName, p: AgentPaths): string[] {
+  if (agent === 'claude') {
+    const rules = claudeReviewerRules(p.owner, { checkpoints: p.checkpoints, allow: p.allow });
+    return [
+      'claude',
+      '-p',
+      '--output-format',
+      'json',
+      '--permission-mode',
+      'default',
+      '--setting-sources',
+      'user',
+      '--tools',
+      REVIEWER_TOOLS.join(','),
+      '--allowedTools',
+      ...rules.allowed,
+      '--disallowedTools',
+      ...rules.disallowed,
+    ];
+  }
+  return [
+    'codex',
+    'exec',
+    '--cd',
+    p.owner.worktree,
+    '--sandbox',
+    'read-only',
+    '--ignore-rules',
+    '-c',
+    'approval_policy="never"',
+    '-c',
+    'allow_login_shell=false',
+    '--output-last-message',
+    p.lastMessage,
+    '-',
+  ];
+}
+
 /** The command line of a preset with its paths as placeholders, as the README and `--dry-run` show it. */
-export function agentCommandLine(agent: AgentName): string {
-  const q = (s: string) => (/^[A-Za-z0-9_./:<>=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-  const argv = agentArgv(agent, {
+export function agentCommandLine(agent: AgentName, role: 'implementer' | 'reviewer' = 'implementer'): string {
+  const q = (s: string) => (/^[A-Za-z0-9_./:<>=,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  const argvOf = role === 'reviewer' ? reviewerArgv : agentArgv;
+  const final = role === 'reviewer' ? '<step>-review<R>-attempt<N>.final.md' : '<step>-attempt<N>.final.md';
+  const argv = argvOf(agent, {
     owner: { plan: '<plan>', step: '<step>', worktree: '<worktree>', attempt: '<N>' as unknown as number },
-    lastMessage: '<repo>/.tugtool/logs/<slug>/<step>-attempt<N>.final.md',
+    lastMessage: `<repo>/.tugtool/logs/<slug>/${final}`,
     checkpoints: ['<checkpoint command>'],
     allow: ['<agent_allow pattern>'],
   });
@@ -112,29 +168,60 @@ export function resolveImplementer(
   input: { implementer?: string | undefined; agent?: string | undefined },
   config: { implementer: string; agent: string },
 ): { implementer: string | null; agent: AgentName | null } {
-  if (input.implementer !== undefined && input.agent !== undefined)
-    throw invalidArgument('--implementer and --agent cannot be used together: choose one implementer', {
-      implementer: input.implementer,
-      agent: input.agent,
-    });
-  const pick = (agent: string | undefined, implementer: string | undefined) => {
+  const r = resolveCommandOrAgent(
+    { command: input.implementer, agent: input.agent },
+    { command: config.implementer, agent: config.agent },
+    { command: 'implementer', agent: 'agent', role: 'implementer' },
+  );
+  return { implementer: r.command, agent: r.agent };
+}
+
+/**
+ * Which reviewer a run uses (docs/run.md §6), by the same rules as the implementer: `--reviewer` and
+ * `--review-agent` exclude each other, an explicit flag beats config; none → no review gate.
+ */
+export function resolveReviewer(
+  input: { reviewer?: string | undefined; review_agent?: string | undefined },
+  config: { reviewer: string; review_agent: string },
+): { reviewer: string | null; reviewAgent: AgentName | null } {
+  const r = resolveCommandOrAgent(
+    { command: input.reviewer, agent: input.review_agent },
+    { command: config.reviewer, agent: config.review_agent },
+    { command: 'reviewer', agent: 'review_agent', role: 'reviewer' },
+  );
+  return { reviewer: r.command, reviewAgent: r.agent };
+}
+
+/** A command string or an agent preset, from flags then config (`names`: their flag and config key names). */
+function resolveCommandOrAgent(
+  input: { command?: string | undefined; agent?: string | undefined },
+  config: { command: string; agent: string },
+  names: { command: string; agent: string; role: string },
+): { command: string | null; agent: AgentName | null } {
+  const flag = (n: string) => `--${n.replace(/_/g, '-')}`;
+  if (input.command !== undefined && input.agent !== undefined)
+    throw invalidArgument(
+      `${flag(names.command)} and ${flag(names.agent)} cannot be used together: choose one ${names.role}`,
+      { [names.command]: input.command, [names.agent]: input.agent },
+    );
+  const pick = (agent: string | undefined, command: string | undefined) => {
     if (agent) {
       if (!isAgentName(agent))
         throw invalidArgument(`unknown agent ${JSON.stringify(agent)}; expected one of ${AGENTS.join(', ')}`, {
-          agent,
+          [names.agent]: agent,
         });
-      return { implementer: null, agent };
+      return { command: null, agent };
     }
-    return { implementer: implementer || null, agent: null };
+    return { command: command || null, agent: null };
   };
   if (input.agent !== undefined) return pick(input.agent, undefined);
-  if (input.implementer !== undefined) return pick(undefined, input.implementer);
-  if (config.agent && config.implementer)
-    throw invalidArgument('config sets both run.implementer and run.agent: keep one', {
-      implementer: config.implementer,
-      agent: config.agent,
+  if (input.command !== undefined) return pick(undefined, input.command);
+  if (config.agent && config.command)
+    throw invalidArgument(`config sets both run.${names.command} and run.${names.agent}: keep one`, {
+      [names.command]: config.command,
+      [names.agent]: config.agent,
     });
-  return pick(config.agent, config.implementer);
+  return pick(config.agent, config.command);
 }
 
 /** A child's outcome plus the agent's final message (null when there is none, or for a plain command). */
@@ -222,12 +309,23 @@ export function codexErrorLine(tail: string): string | null {
   return lines.length ? reasonLine(lines[lines.length - 1]!) : null;
 }
 
+/** What an agent is asked to be: its argv, its prompt, the state commands its relay serves. */
+export interface AgentRole {
+  argv: (agent: AgentName, p: AgentPaths) => string[];
+  prompt: string;
+  relay: readonly string[];
+}
+
 /**
  * Runs a preset once for a step: the brief file and TUG_* environment as for any implementer (§2), plus the
  * agent's confinement (docs/agents.md §1): launcher and TMPDIR in the worktree's `.tug/`, the state relay
- * served for the run's duration.
+ * served for the run's duration. `role`: the implementer's (default) or another (a reviewer, review.ts).
  */
-export async function runAgent(agent: AgentName, o: Omit<ImplementerOptions, 'argv'>): Promise<AgentOutcome> {
+export async function runAgent(
+  agent: AgentName,
+  o: Omit<ImplementerOptions, 'argv'>,
+  role?: AgentRole,
+): Promise<AgentOutcome> {
   const json = JSON.stringify(o.brief, null, 2) + '\n';
   await mkdir(dirname(o.briefPath), { recursive: true });
   await writeFile(o.briefPath, json);
@@ -243,11 +341,11 @@ export async function runAgent(agent: AgentName, o: Omit<ImplementerOptions, 'ar
   const space = await prepareAgentSpace(o.vars.worktree);
   const base = implementerEnv(o.baseEnv, o.vars, o.brief, o.briefPath);
   const env = { ...base, ...agentEnvAdditions(base, space) };
-  const relay = await serveRelay(space.relay, owner, env);
+  const relay = await serveRelay(space.relay, owner, env, role?.relay ?? AGENT_STATE_COMMANDS);
   let out: ChildOutcome;
   try {
     out = await runChild({
-      argv: agentArgv(agent, {
+      argv: (role?.argv ?? agentArgv)(agent, {
         owner,
         lastMessage,
         checkpoints: checkpointCommands(o.brief),
@@ -255,7 +353,7 @@ export async function runAgent(agent: AgentName, o: Omit<ImplementerOptions, 'ar
       }),
       cwd: o.cwd,
       env,
-      input: agentPrompt(o.brief, { worktree: o.vars.worktree, briefPath: o.briefPath }),
+      input: role?.prompt ?? agentPrompt(o.brief, { worktree: o.vars.worktree, briefPath: o.briefPath }),
       timeoutMs: o.timeoutMs,
       logPath: o.logPath,
       ...(o.signal ? { signal: o.signal } : {}),

@@ -4,7 +4,7 @@
  */
 import { TugError } from '../contract/errors.js';
 import type { ParsedPlan, PlanStep } from '../plan/types.js';
-import type { BriefItem, StepBrief } from './types.js';
+import type { BriefItem, ReviewIssue, StepBrief } from './types.js';
 
 export interface StepBriefOptions {
   /** The plan's repo-relative path (TUG_PLAN). */
@@ -14,6 +14,10 @@ export interface StepBriefOptions {
   statuses?: Map<string, BriefItem['status']>;
   /** The step's earlier failed attempts (its substeps' briefs get none). */
   previous_failures?: { attempt: number; reason: string }[];
+  /** `state decide --revise` notes for the step (docs/run.md §6.3): in its brief only, when set. */
+  human_notes?: string | null | undefined;
+  /** The reviewer's issues in a REVISE round (docs/run.md §6.2): in the step's brief only. */
+  review_issues?: ReviewIssue[] | undefined;
 }
 
 /** The key of an item in `StepBriefOptions.statuses`. */
@@ -59,5 +63,9 @@ export function stepBrief(plan: ParsedPlan, anchor: string, o: StepBriefOptions)
     substeps: [...(children.get(s.anchor) ?? [])].sort((a, b) => a.step_index - b.step_index).map((c) => build(c, [])),
     previous_failures: failures,
   });
-  return build(step, o.previous_failures ?? []);
+  const brief = build(step, o.previous_failures ?? []);
+  // Only when there is something: a brief without a review or a human's notes is as it always was.
+  if (o.human_notes) brief.human_notes = o.human_notes;
+  if (o.review_issues) brief.review_issues = o.review_issues;
+  return brief;
 }

@@ -35,6 +35,8 @@ export interface ChildOptions {
   timeoutMs: number;
   /** stdout+stderr are appended here; its directory is created. */
   logPath: string;
+  /** stdout goes to this file instead (truncated first; only stderr goes to the log): a reviewer's verdict. */
+  stdoutPath?: string;
   signal?: AbortSignal;
   /** Delay between SIGTERM and SIGKILL of the group (default 2 s). */
   graceMs?: number;
@@ -108,6 +110,13 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
   const grace = o.graceMs ?? KILL_GRACE_MS;
   await mkdir(dirname(o.logPath), { recursive: true });
   const log = await open(o.logPath, 'a+');
+  const stdout =
+    o.stdoutPath === undefined
+      ? null
+      : await open(o.stdoutPath, 'w').catch(async (e: unknown) => {
+          await log.close();
+          throw e;
+        });
   try {
     const start = (await log.stat()).size;
     if (o.signal?.aborted) return await outcome(log, start, { exit_code: null, timed_out: false, aborted: true });
@@ -121,7 +130,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
       stdin: o.input === undefined ? 'ignore' : 'pipe',
       ...(o.input === undefined ? {} : { input: o.input }),
       // Any descriptor works at run time (passed to spawn as is); execa's types only list 3–9.
-      stdout: log.fd as 3,
+      stdout: (stdout ?? log).fd as 3,
       stderr: log.fd as 3,
       buffer: false,
       reject: false,
@@ -181,6 +190,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
       aborted: killedBy === 'abort',
     });
   } finally {
+    await stdout?.close();
     await log.close();
   }
 }

@@ -18,7 +18,18 @@ export const AGENT_STATE_COMMANDS = ['update', 'artifact', 'heartbeat'] as const
 export const DENIED_GIT = ['push', 'commit', 'rebase', 'reset', 'checkout', 'switch', 'merge', 'worktree'] as const;
 
 /** `tugcode state` subcommands that are not the agent's: denied explicitly as well. */
-export const DENIED_STATE = ['complete', 'fail', 'reset', 'release', 'import', 'init', 'prune', 'claim', 'start'];
+export const DENIED_STATE = [
+  'complete',
+  'fail',
+  'reset',
+  'release',
+  'import',
+  'init',
+  'prune',
+  'claim',
+  'start',
+  'decide', // a human's answer to a reviewer's ESCALATE (docs/run.md §6.3), never an agent's
+];
 
 /** Single-quoted for a POSIX shell when it needs quoting (a plain path or anchor stays as is). */
 export function sq(s: string): string {
@@ -107,6 +118,40 @@ export function claudeRules(
   const disallowed = [
     ...DENIED_GIT.flatMap((g) => bash(`git ${g}`)),
     ...DENIED_STATE.flatMap((c) => bash(`tugcode state ${c}`)),
+  ];
+  return { allowed: [...new Set(allowed)], disallowed };
+}
+
+/** The only `tugcode state` command a reviewer agent may run: a note of its own (docs/agents.md §1.8). */
+export const REVIEWER_STATE_COMMANDS = ['artifact'] as const;
+
+/** claude's tools for a reviewer: reading and commands, no editing tool at all (docs/agents.md §1.8). */
+export const REVIEWER_TOOLS = ['Read', 'Glob', 'Grep', 'Bash'] as const;
+
+/** claude's editing tools, denied to a reviewer as well (a settings file cannot bring them back). */
+export const EDIT_TOOLS = ['Write', 'Edit', 'MultiEdit', 'NotebookEdit'] as const;
+
+/**
+ * claude's `--allowedTools` and `--disallowedTools` for a reviewer (docs/agents.md §1.8): its own step's
+ * `state artifact`, the step's checkpoint commands and `[run] agent_allow`; denied: the editing tools, the
+ * git commands that change history or other branches, and every other state command.
+ */
+export function claudeReviewerRules(
+  o: StepOwner,
+  extra: { checkpoints: string[]; allow: string[] },
+): { allowed: string[]; disallowed: string[] } {
+  const owner = ownerArgs(o);
+  const allowed = [
+    ...REVIEWER_STATE_COMMANDS.flatMap((c) => bash(`tugcode state ${c} ${owner}`)),
+    ...extra.checkpoints.map((c) => `Bash(${c})`),
+    ...extra.allow.map((p) => `Bash(${p})`),
+  ];
+  const disallowed = [
+    ...EDIT_TOOLS,
+    ...DENIED_GIT.flatMap((g) => bash(`git ${g}`)),
+    ...[...AGENT_STATE_COMMANDS.filter((c) => c !== 'artifact'), ...DENIED_STATE].flatMap((c) =>
+      bash(`tugcode state ${c}`),
+    ),
   ];
   return { allowed: [...new Set(allowed)], disallowed };
 }

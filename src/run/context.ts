@@ -27,6 +27,12 @@ export interface RunOptions {
   checkpoints: boolean;
   setupCommand: string[];
   maxAttempts: number;
+  /** The reviewer command (docs/run.md §6); null with `reviewAgent` null: no review gate. */
+  reviewer: string | null;
+  /** An agent reviewer preset, read-only; set, it replaces `reviewer`. */
+  reviewAgent: import('./agents.js').AgentName | null;
+  /** REVISE verdicts per attempt before it fails ReviewRejected. */
+  reviewRounds: number;
 }
 
 /**
@@ -78,10 +84,22 @@ export interface RunTally {
   fatal: unknown;
   /** The plan drifted: no worker claims again; steps in flight finish (docs/run.md §1 item 4.1). */
   draining: boolean;
+  /** Steps reviewed by this run: rounds and last verdict (docs/run.md §6). */
+  reviews: Map<string, { rounds: number; verdict: import('./types.js').Verdict }>;
+  /** Steps this run escalated to a human: the kept commit's ref and the reviewer's reason (docs/run.md §6.3). */
+  needsHuman: Map<string, { review_ref: string; reason: string }>;
 }
 
 export function newTally(): RunTally {
-  return { held: new Map(), completed: [], commits: [], fatal: null, draining: false };
+  return {
+    held: new Map(),
+    completed: [],
+    commits: [],
+    fatal: null,
+    draining: false,
+    reviews: new Map(),
+    needsHuman: new Map(),
+  };
 }
 
 /** A started run: its setup, what its start settled, and the tallies. */

@@ -40,6 +40,12 @@ export interface RunInput {
   merge?: boolean | undefined;
   /** A git remote holding the integration branch, shared by hosts (default: config run.remote; '' = local). */
   remote?: string | undefined;
+  /** The reviewer command (docs/run.md §6); exclusive with `review_agent`. */
+  reviewer?: string | undefined;
+  /** An agent reviewer preset (`claude`, `codex`), read-only. */
+  review_agent?: string | undefined;
+  /** REVISE verdicts per attempt before it fails ReviewRejected (default: config run.review_rounds). */
+  review_rounds?: number | undefined;
 }
 
 export interface RunHooks {
@@ -87,7 +93,9 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   const { flow, prep } = await timed(tr, 'run.preflight', () => prepareRun(ctx, input, call));
   const g = gitRunner(ctx.env);
   const config = flow.config;
-  const impl = (await import('./agents.js')).resolveImplementer(input, config.run);
+  const agents = await import('./agents.js');
+  const impl = agents.resolveImplementer(input, config.run);
+  const review = agents.resolveReviewer(input, config.run);
   if (input.max_attempts !== undefined) config.state = { ...config.state, max_attempts: input.max_attempts };
   const workers = input.workers ?? config.run.workers;
   // `--merge` would refuse a dirty checkout of the base branch at the end: say so before any work.
@@ -99,7 +107,8 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   // Whatever fails after this point, the run lock is released (a failed start must not block the next run).
   // A release that fails is a warning: it must not replace the run's own summary or error.
   try {
-    return await runLocked(ctx, input, call, hooks, { t0, flow, prep, g, config, impl, workers, lock: lock.signal });
+    const o = { t0, flow, prep, g, config, impl, review, workers, lock: lock.signal };
+    return await runLocked(ctx, input, call, hooks, o);
   } finally {
     await lock.release().catch((e: unknown) => {
       const err = toTugError(e);
@@ -120,6 +129,7 @@ async function runLocked(
     g: import('../git/exec.js').GitRunner;
     config: FlowCtx['config'];
     impl: Awaited<ReturnType<(typeof import('./agents.js'))['resolveImplementer']>>;
+    review: Awaited<ReturnType<(typeof import('./agents.js'))['resolveReviewer']>>;
     workers: number;
     /** Aborted when another process took the run lock over: this run stops as a fatal RunInProgress. */
     lock: AbortSignal;
@@ -151,6 +161,8 @@ async function runLocked(
       checkpoints: !input.no_checkpoints && config.run.run_checkpoints,
       setupCommand: config.run.setup_command,
       maxAttempts: config.state.max_attempts,
+      ...o.review,
+      reviewRounds: input.review_rounds ?? config.run.review_rounds,
     },
     stop,
     emit: (e: EventInput) => hooks.onEvent({ ...e, at: ctx.clock.now() } as RunEvent),
@@ -342,6 +354,9 @@ async function summarize(
   const behindFailure = (a: string, seen: Set<string>): boolean =>
     (depsOf.get(a) ?? []).some((d) => failed.has(d) || (!seen.has(d) && behindFailure(d, seen.add(d))));
   const blocked_steps = cat.blocked_steps.filter((a) => behindFailure(a, new Set()));
+  // Review rounds of this run (with a reviewer) and the steps waiting for a human (docs/run.md §6).
+  const needs_human = [...rc.tally.needsHuman].map(([step_anchor, n]) => ({ step_anchor, ...n }));
+  const reviewed = rc.opts.reviewer !== null || rc.opts.reviewAgent !== null;
   const base = {
     steps_completed: [...rc.tally.completed],
     failed_steps,
@@ -349,6 +364,8 @@ async function summarize(
     commits: [...rc.tally.commits],
     wall_ms,
     workers: results,
+    ...(reviewed ? { review_rounds: [...rc.tally.reviews].map(([step_anchor, r]) => ({ step_anchor, ...r })) } : {}),
+    ...(needs_human.length ? { needs_human } : {}),
   };
   const done = cat.all_steps.length === cat.completed_steps.length;
   let err: TugError | null = null;
@@ -356,6 +373,8 @@ async function summarize(
   if (fatal) err = fatal instanceof TugError ? fatal : new TugError('InternalError', { reason: String(fatal) });
   else if (rc.stop.signal.aborted && !done)
     err = new TugError('Interrupted', { plan_path: rc.prep.planPath, released_steps: released });
+  else if (!done && needs_human.length)
+    err = new TugError('NeedsHuman', { plan_path: rc.prep.planPath, steps: needs_human, failed_steps, blocked_steps });
   else if (!done)
     err = new TugError('PlanIncomplete', {
       plan_path: rc.prep.planPath,

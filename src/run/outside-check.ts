@@ -167,11 +167,11 @@ export function outsideChanges(before: OutsideSnapshot, after: OutsideSnapshot):
   return [...changed].sort();
 }
 
-/** The OutsideWrite reason: the first 20 changes. */
-export function outsideReason(anchor: string, changed: string[]): string {
+/** The OutsideWrite reason: the first 20 changes (`who`: the implementer, or the reviewer). */
+export function outsideReason(anchor: string, changed: string[], who = 'the implementer'): string {
   const shown = changed.slice(0, 20).join(', ');
   const more = changed.length > 20 ? ` and ${changed.length - 20} more` : '';
-  return `${anchor}: the implementer changed ${changed.length} thing(s) outside its worktree: ${shown}${more}`;
+  return `${anchor}: ${who} changed ${changed.length} thing(s) outside its worktree: ${shown}${more}`;
 }
 
 /**

@@ -23,6 +23,8 @@ export class LiveView {
   private readonly started: number;
   private done: number;
   private failedAttempts = 0;
+  /** Steps escalated to a human during this run (docs/run.md §6.3). */
+  private needsHuman = 0;
   /** Lines of the block currently on screen (the cursor sits just below it). */
   private shown = 0;
   private timer: ReturnType<typeof setInterval> | null;
@@ -73,6 +75,16 @@ export class LiveView {
         break;
       case 'claim_lost':
         this.workers.set(e.worker, { kind: 'idle', since: now });
+        permanent = eventLine(e, this.o);
+        break;
+      case 'review':
+        // The worker stays on its step (a REVISE round, or integrating next): the verdict is a permanent line.
+        permanent = eventLine(e, this.o);
+        break;
+      case 'needs_human':
+        this.needsHuman++;
+        for (const [name, w] of this.workers)
+          if (w.kind === 'busy' && w.step === e.step_anchor) this.workers.set(name, { kind: 'idle', since: now });
         permanent = eventLine(e, this.o);
         break;
       case 'waiting':
@@ -134,8 +146,12 @@ export class LiveView {
       this.failedAttempts > 0
         ? paint('red', `  ${this.failedAttempts} failed attempt${this.failedAttempts === 1 ? '' : 's'}`)
         : '';
+    const human =
+      this.needsHuman > 0
+        ? paint('yellow', `  ${this.needsHuman} need${this.needsHuman === 1 ? 's' : ''} a human`)
+        : '';
     const plan = this.o.plan_path.slice(this.o.plan_path.lastIndexOf('/') + 1);
-    return `[${bar}] ${this.done}/${total} steps  ${plan}  ${duration(now - this.started)}${failed}`;
+    return `[${bar}] ${this.done}/${total} steps  ${plan}  ${duration(now - this.started)}${failed}${human}`;
   }
 
   private draw(permanent: string | null = null): void {

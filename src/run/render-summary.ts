@@ -8,13 +8,22 @@
 import { duration, painter, shortHash } from './render-text.js';
 import type { RunSummary } from './types.js';
 import { table } from '../util/table.js';
+import { decideCommands } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 
 export async function summaryText(s: RunSummary, o: { color: boolean }): Promise<string> {
   const paint = painter(o);
   const blocks: string[] = [];
+  const rounds = new Map((s.review_rounds ?? []).map((r) => [r.step_anchor, r.rounds]));
+  const reviewed = (a: string) => {
+    const n = rounds.get(a);
+    return n === undefined ? '' : `reviewed, ${n} round${n === 1 ? '' : 's'}`;
+  };
+  const needs = s.needs_human ?? [];
   const stepRows: string[][] = [
-    ...s.steps_completed.map((a) => [a, paint('green', 'completed'), '']),
+    ...s.steps_completed.map((a) => [a, paint('green', 'completed'), reviewed(a)]),
     ...s.failed_steps.map((f) => [f.step_anchor, paint('red', 'failed'), firstLine(f.reason)]),
+    ...needs.map((n) => [n.step_anchor, paint('yellow', 'needs you'), firstLine(`ESCALATE: ${n.reason}`)]),
     ...s.blocked_steps.map((a) => [a, paint('yellow', 'blocked'), '']),
   ];
   if (stepRows.length > 0) blocks.push(await table(['step', 'result', 'detail'], stepRows, o));
@@ -26,9 +35,19 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
     ]);
     blocks.push(await table(['worker', 'busy', 'utilisation'], rows, o));
   }
+  if (needs.length > 0) {
+    // What to do next (docs/run.md §6.3): a human decides each escalated step, then the plan runs on.
+    const plan = (s.error?.details.plan_path as string | undefined) ?? '<plan>';
+    const lines = needs.flatMap((n) => [
+      `${n.step_anchor} (its commit is kept as ${n.review_ref}; git show ${n.review_ref}):`,
+      ...decideCommands(plan, n.step_anchor).map((c) => `  ${c}`),
+    ]);
+    blocks.push([paint('bold', 'waiting for you:'), ...lines, `then: tugcode run ${shellArg(plan)}`].join('\n'));
+  }
   const counts = [
     `${s.steps_completed.length} completed`,
     ...(s.failed_steps.length > 0 ? [`${s.failed_steps.length} failed`] : []),
+    ...(needs.length > 0 ? [`${needs.length} waiting for you`] : []),
     ...(s.blocked_steps.length > 0 ? [`${s.blocked_steps.length} blocked`] : []),
   ];
   const tail = [

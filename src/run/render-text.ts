@@ -2,6 +2,7 @@
  * Text pieces shared by the driver's renderers: one readable line per event, durations, short hashes and
  * SGR colours (only when the caller says so: NO_COLOR and non-TTY output get none).
  */
+import { decideCommands } from '../contract/errors.js';
 import type { RunEvent } from './types.js';
 
 const SGR = { red: 31, green: 32, yellow: 33, cyan: 36, dim: 2, bold: 1 } as const;
@@ -40,7 +41,7 @@ export function reasonLine(code: string, reason: string, max = 200): string {
  * table). `w1 step-2 claimed (attempt 1)`, `w1 step-2 → implementer`, `w2 step-3 completed abc123456789`,
  * `w1 step-2 attempt 1 failed: CheckpointFailed npm test exited 1`.
  */
-export function eventLine(e: RunEvent, o: { color: boolean }): string | null {
+export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }): string | null {
   const paint = painter(o);
   switch (e.type) {
     case 'run_started':
@@ -70,6 +71,18 @@ export function eventLine(e: RunEvent, o: { color: boolean }): string | null {
     }
     case 'claim_lost':
       return `${e.worker} ${e.step_anchor} attempt ${e.attempt} ${paint('yellow', 'lost its claim')}: ${e.error_code}`;
+    case 'review': {
+      const how = e.verdict === 'APPROVE' ? 'green' : e.verdict === 'REVISE' ? 'yellow' : 'red';
+      const why = reasonLine('', e.summary);
+      return `${e.worker} ${e.step_anchor} review round ${e.round}: ${paint(how, e.verdict)}${why === '' ? '' : ' ' + why}`;
+    }
+    case 'needs_human': {
+      const why = reasonLine('', e.reason);
+      return (
+        `${e.step_anchor} ${paint('yellow', 'needs a human')}${why === '' ? '' : ': ' + why} ` +
+        `(kept as ${e.review_ref}; ${decideCommands(o.plan_path, e.step_anchor)[0]}, --revise or --reject)`
+      );
+    }
     case 'waiting':
       return `${e.worker} waiting`;
     case 'worker_stopped':

@@ -53,12 +53,17 @@ export function relayed(argv: string[]): boolean {
  * only the owner commands of the step's own plan, step, worktree and attempt, in the form the prompt gives
  * (`state <cmd> <plan> <step> … --worktree W --attempt N …`).
  */
-export function relayArgv(argv: string[], cwd: string, pin: StepOwner): { argv: string[] } | { refused: string } {
+export function relayArgv(
+  argv: string[],
+  cwd: string,
+  pin: StepOwner,
+  commands: readonly string[] = AGENT_STATE_COMMANDS,
+): { argv: string[] } | { refused: string } {
   const s = stateSubcommand(argv);
   if (!s) return { refused: 'not a tugcode state command' };
-  if (!(AGENT_STATE_COMMANDS as readonly string[]).includes(s.sub))
+  if (!commands.includes(s.sub))
     return {
-      refused: `\`tugcode state ${s.sub}\` is not the agent's under tugcode run: only state ${AGENT_STATE_COMMANDS.join(', ')} of its own step`,
+      refused: `\`tugcode state ${s.sub}\` is not the agent's under tugcode run: only state ${commands.join(', ')} of its own step`,
     };
   if (argv.slice(0, s.at).some((a) => /^(-C|--dir)(=|$)/.test(a)))
     return { refused: '-C/--dir is not allowed through the relay' };
@@ -142,9 +147,15 @@ const REPLY_WAIT_MS = 180_000;
 
 /**
  * Serves the relay in `dir` for one step's agent. `env` is the environment the commands run with (the
- * implementer's, without TUG_STATE_RELAY so they run directly).
+ * implementer's, without TUG_STATE_RELAY so they run directly); `commands` the state commands it may run
+ * (a reviewer's: `artifact` only).
  */
-export async function serveRelay(dir: string, pin: StepOwner, env: Record<string, string>): Promise<Relay> {
+export async function serveRelay(
+  dir: string,
+  pin: StepOwner,
+  env: Record<string, string>,
+  commands: readonly string[] = AGENT_STATE_COMMANDS,
+): Promise<Relay> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   const runEnv = { ...env };
@@ -158,7 +169,7 @@ export async function serveRelay(dir: string, pin: StepOwner, env: Record<string
     }
     const argv = Array.isArray(req.argv) ? req.argv.map(String) : [];
     const cwd = typeof req.cwd === 'string' ? req.cwd : pin.worktree;
-    const r = relayArgv(argv, cwd, pin);
+    const r = relayArgv(argv, cwd, pin, commands);
     if ('refused' in r)
       return {
         exit: 4,

@@ -22,7 +22,7 @@ import { boundedGitRunner } from '../git/bounded.js';
 import { catchUpTree, clearStaleIndexLock, guardTree, lockFault, type WorkerTree } from './worktrees.js';
 import { endedHow } from './child.js';
 import type { PreparedMessage } from '../gitflow/commit.js';
-import type { Phase } from './types.js';
+import type { Phase, ReviewIssue } from './types.js';
 
 export { Aborted, StepFailure } from './failure.js';
 
@@ -39,6 +39,8 @@ export interface StepRun {
   left: () => number;
   phase: (p: Phase) => void;
   tr?: TraceFn | undefined;
+  /** What a human's `state decide --revise` left for the step (docs/run.md §6.3): in each unit's brief. */
+  humanNotes?: string | null | undefined;
 }
 
 /**
@@ -116,6 +118,38 @@ export async function executeStep(x: StepRun, top: PlanStep): Promise<PlanStep[]
   return units;
 }
 
+/**
+ * A REVISE round (docs/run.md §6.2): the implementer again on the step, in the same attempt and worktree,
+ * with the reviewer's issues in its brief; the step's checkpoints; then the step's commit made again over
+ * the revision (soft reset to its parent, the same message and trailers), so the integration branch still
+ * gets one commit per unit. A step whose own commit is `**Commit:** N/A` has nothing to hold a revision: one
+ * that changes files fails ReviewRejected.
+ */
+export async function reviseStep(x: StepRun, top: PlanStep, issues: ReviewIssue[]): Promise<void> {
+  const { rc, beat } = x;
+  const W = x.tree.path;
+  const { headTip } = await import('../git/ref-files.js');
+  const topCommit = top.no_commit ? null : await headTip(rc.g, W);
+  await implementerPhase(x, top, { review_issues: issues });
+  throwIfAborted(beat);
+  guardTree(W);
+  if (rc.opts.checkpoints) await checkpointPhase(x, top);
+  await rc.store.update(x.sc, { ...ownerOf(x, top), items: [], bulk: [], batch: false, complete_remaining: true });
+  throwIfAborted(beat);
+  if (!topCommit) {
+    const { statusDetails } = await import('../git/refs.js');
+    const { ALL_BUT_RUNTIME } = await import('../git/runtime-files.js');
+    if ((await statusDetails(rc.g, W, { pathspec: ALL_BUT_RUNTIME })).length > 0)
+      throw new StepFailure(
+        'ReviewRejected',
+        `${top.anchor}: the revision changed files, but the step's **Commit:** is N/A: no commit can hold them`,
+      );
+    return;
+  }
+  await rc.g.run(['reset', '--quiet', '--soft', `${topCommit}^`], W);
+  await commitPhase(x, top, top.commit_message ?? `chore(${rc.prep.slug}): ${top.title}`, Promise.resolve(undefined));
+}
+
 /** The unit's declared refactors, through the same operation as `tugcode refactor run-step`. */
 async function refactorPhase(x: StepRun, u: PlanStep): Promise<void> {
   const { rc } = x;
@@ -134,7 +168,7 @@ async function refactorPhase(x: StepRun, u: PlanStep): Promise<void> {
  * The implementer (a command or an agent) on the unit's brief, with nothing outside the worktree allowed
  * to change (docs/agents.md §1.6: snapshot before, compare after); its report becomes an artifact.
  */
-async function implementerPhase(x: StepRun, u: PlanStep): Promise<void> {
+async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?: ReviewIssue[] } = {}): Promise<void> {
   const { rc, tree, tr } = x;
   const W = tree.path;
   x.phase('implementer');
@@ -149,7 +183,12 @@ async function implementerPhase(x: StepRun, u: PlanStep): Promise<void> {
     timed(tr, 'brief', () => briefState(x, u)),
     timed(tr, 'outside', () => outside.snapshotOutside(rc.g, scope)),
   ]);
-  const brief = stepBrief(rc.prep.plan, u.anchor, { plan_path: rc.prep.planPath, attempt: x.attempt, ...state });
+  const brief = stepBrief(rc.prep.plan, u.anchor, {
+    plan_path: rc.prep.planPath,
+    attempt: x.attempt,
+    ...state,
+    ...extra,
+  });
   const t = Date.now();
   const out = await runStepImplementer(rc.opts, {
     cwd: W,
@@ -272,8 +311,11 @@ async function prepareMessage(
   }
 }
 
-/** Item statuses of the unit's subtree and the step's earlier failed attempts, for the brief (docs/run.md §2). */
-async function briefState(x: StepRun, u: PlanStep) {
+/**
+ * Item statuses of the unit's subtree, the step's earlier failed attempts and a human's notes, for the brief
+ * (docs/run.md §2, §6.3).
+ */
+export async function briefState(x: StepRun, u: PlanStep) {
   const { rc } = x;
   const plan = rc.prep.planPath;
   const { itemKey } = await import('./brief.js');
@@ -283,7 +325,7 @@ async function briefState(x: StepRun, u: PlanStep) {
     for (const i of s.items) statuses.set(itemKey(s.anchor, i.kind, i.ordinal), i.status as 'open');
   const top = topLevelOf(rc.prep.plan, u.anchor) ?? u.anchor;
   const previous_failures = await rc.store.previousFailures(x.sc, { plan, step: top });
-  return { statuses, previous_failures };
+  return { statuses, previous_failures, human_notes: x.humanNotes };
 }
 
 /** The unit's command checkpoints, each run in the worktree and marked completed (docs/run.md §3). */

@@ -4,7 +4,7 @@
  */
 
 export type Phase =
-  'reset' | 'setup' | 'refactors' | 'implementer' | 'checkpoints' | 'commit' | 'integrate' | 'complete';
+  'reset' | 'setup' | 'refactors' | 'implementer' | 'checkpoints' | 'commit' | 'review' | 'integrate' | 'complete';
 
 /** The `reason_code` of `attempt_failed` and the first word of the `state fail` reason (docs/run.md §1). */
 export type FailCode =
@@ -20,7 +20,31 @@ export type FailCode =
   | 'IntegrationConflict'
   /** The worker's worktree is gone, not its own any more, or locked by a stale `index.lock` (worktrees.ts). */
   | 'WorktreeBroken'
-  | 'OutsideWrite';
+  | 'OutsideWrite'
+  /** The reviewer's verdict was REVISE `review_rounds` times in this attempt (docs/run.md §6). */
+  | 'ReviewRejected'
+  /** The reviewer exited non-zero, answered no valid verdict, or changed the worktree (docs/run.md §6). */
+  | 'ReviewerFailed'
+  /** A step approved by a human (`state decide --approve`) whose kept commit is gone (docs/run.md §6.3). */
+  | 'ReviewCommitMissing';
+
+/** A reviewer's verdict (docs/run.md §6.2). */
+export type Verdict = 'APPROVE' | 'REVISE' | 'ESCALATE';
+
+/** One issue a reviewer names. */
+export interface ReviewIssue {
+  severity: 'blocker' | 'major' | 'minor';
+  file?: string | undefined;
+  line?: number | null | undefined;
+  message: string;
+}
+
+/** The JSON object on the last non-empty line of a reviewer's output (docs/run.md §6.2). */
+export interface ReviewVerdict {
+  verdict: Verdict;
+  summary: string;
+  issues: ReviewIssue[];
+}
 
 /** A worker's name: `w1`, `w2`, … (its worktree is `.tugtree/tugplan__<slug>--w<k>`). */
 export type WorkerName = string;
@@ -63,6 +87,16 @@ export type RunEvent =
       error_code: string;
       kept_commit?: string;
     }
+  | {
+      type: 'review';
+      at: string;
+      worker: WorkerName;
+      step_anchor: string;
+      round: number;
+      verdict: Verdict;
+      summary: string;
+    }
+  | { type: 'needs_human'; at: string; step_anchor: string; review_ref: string; reason: string }
   | { type: 'waiting'; at: string; worker: WorkerName }
   | { type: 'worker_stopped'; at: string; worker: WorkerName; reason: 'done' | 'signal' }
   | ({ type: 'summary'; at: string } & RunSummary);
@@ -75,6 +109,10 @@ export interface RunSummary {
   commits: string[];
   wall_ms: number;
   workers: { worker: WorkerName; busy_ms: number }[];
+  /** With a reviewer: each step this run reviewed, its rounds and last verdict (docs/run.md §6). */
+  review_rounds?: { step_anchor: string; rounds: number; verdict: Verdict }[];
+  /** Steps waiting for `tugcode state decide` (docs/run.md §6.3); present when there are any. */
+  needs_human?: { step_anchor: string; review_ref: string; reason: string }[];
   /** When status is `error`: the error object of docs/output.md §2. */
   error?: { code: string; message: string; details: Record<string, unknown>; hint?: string };
 }
@@ -99,6 +137,25 @@ export interface StepBrief {
   items: BriefItem[];
   substeps: StepBrief[];
   previous_failures: { attempt: number; reason: string }[];
+  /** What a human wrote with `tugcode state decide --revise` (docs/run.md §6.3); only when there is some. */
+  human_notes?: string;
+  /** In a REVISE round: the reviewer's issues to address (docs/run.md §6.2); only then. */
+  review_issues?: ReviewIssue[];
+}
+
+/** The reviewer's stdin (docs/run.md §6.1): the step's brief plus `review`. */
+export interface ReviewBrief extends StepBrief {
+  review: {
+    round: number;
+    /** The integration tip the step will be integrated onto. */
+    base: string;
+    /** The worker branch's head: the step's commit(s). */
+    head: string;
+    /** `git diff <base>...<head>`, at most 256 KiB. */
+    diff: string;
+    diff_truncated: boolean;
+    previous_verdicts: (ReviewVerdict & { round: number })[];
+  };
 }
 
 /** What the driver reports of one child process (implementer or checkpoint command). */

@@ -279,6 +279,13 @@ async function runClaimed(
     deadline = Date.now() + rc.opts.stepTimeoutMs;
     const units = await executeStep(x, step);
     await timed(tr, 'preconditions', () => checkPreconditions(x, units));
+    if (rc.opts.reviewer !== null || rc.opts.reviewAgent !== null) {
+      // The review gate (docs/run.md §6): loaded only when a reviewer is configured.
+      const { reviewGate } = await import('./review.js');
+      const gate = await timed(tr, 'review', () => reviewGate(x, step));
+      if (gate === 'escalated') return { settled: true };
+      if (gate === 'revised') await timed(tr, 'preconditions', () => checkPreconditions(x, units));
+    }
     x.phase('integrate');
     const head = await timed(tr, 'integrate', () => integrateStep(x));
     faultPoint(rc.ops.env, 'after-integrate', step.anchor);

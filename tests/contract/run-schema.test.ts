@@ -47,6 +47,22 @@ const samples: { [K in RunEvent['type']]: Extract<RunEvent, { type: K }> } = {
     reason: 'CheckpointFailed: `npm test` exited 1',
   },
   claim_lost: { type: 'claim_lost', at, worker: 'w3', step_anchor: 'step-4', attempt: 1, error_code: 'LeaseExpired' },
+  review: {
+    type: 'review',
+    at,
+    worker: 'w1',
+    step_anchor: 'step-2',
+    round: 1,
+    verdict: 'REVISE',
+    summary: 'the greeting is not printed',
+  },
+  needs_human: {
+    type: 'needs_human',
+    at,
+    step_anchor: 'step-3',
+    review_ref: 'refs/tugplan/review/demo/step-3',
+    reason: 'the plan asks for two incompatible things',
+  },
   waiting: { type: 'waiting', at, worker: 'w2' },
   worker_stopped: { type: 'worker_stopped', at, worker: 'w1', reason: 'done' },
   summary: {

@@ -65,6 +65,7 @@ export const FAULT_KINDS = [
   'double-run', // a second `tugcode run` started at the same instant
   'restart-race', // the driver SIGKILLed, then 8 `tugcode run` at the same instant (issue 22 item 2)
   'reset-after-integrate', // `state reset --force` between the fast-forward and `complete` (item 3)
+  'sigkill-review', // a reviewer configured; the driver SIGKILLed while it reviews one step (issue 25)
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -98,7 +99,7 @@ export function scenarioOf(seed: number): Scenario {
   const target =
     kind === 'kill-implementer'
       ? pickOf(UNITS, pick).anchor
-      : kind === 'reset-after-integrate'
+      : kind === 'reset-after-integrate' || kind === 'sigkill-review'
         ? pickOf(TOP_STEPS, pick)
         : null;
   // The implementer the fault kills is not also one that fails on purpose.
@@ -178,8 +179,32 @@ export function planOf(units: Unit[]): string {
 
 export { u as unit };
 
-export function faultRepo(units: Unit[] = UNITS): string {
-  return runRepo(planOf(units), SLUG);
+export function faultRepo(units: Unit[] = UNITS, files: Record<string, string> = {}): string {
+  return runRepo(planOf(units), SLUG, files);
+}
+
+/**
+ * `[run] reviewer` for the repository (docs/run.md §6): a shell reviewer that approves at once, except its
+ * first review of `step`, which holds (its pid in `<impl.dir>/held/review-<step>`) until the implementer's
+ * release or 60 s.
+ */
+export function reviewerConfig(impl: FaultImplementer, step: string): Record<string, string> {
+  const script = join(impl.dir, 'review.sh');
+  writeFileSync(
+    script,
+    `#!/bin/sh
+D='${impl.dir}'
+cat >/dev/null
+if [ "$TUG_STEP" = '${step}' ] && [ ! -e "$D/held/review-$TUG_STEP" ]; then
+  echo "$$" > "$D/held/review.tmp" && mv "$D/held/review.tmp" "$D/held/review-$TUG_STEP"
+  i=0
+  while [ -d "$D" ] && [ ! -e "$D/release" ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+fi
+echo '{"verdict":"APPROVE","summary":"fine","issues":[]}'
+`,
+    { mode: 0o755 },
+  );
+  return { '.tugtool/config.toml': `[run]\nreviewer = '${script}'\n` };
 }
 
 // ---------------------------------------------------------------------------------------------------------

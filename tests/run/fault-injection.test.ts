@@ -9,8 +9,8 @@
  * expired) until done, at most 3 times, and the invariants of fault-helpers.ts `violations`. Every run is
  * bounded in time and in claims: a spinning driver fails the test, it never hangs it.
  *
- * Seeds 1..12 run by default, one fault kind each, the seed first in the test's name (fault-helpers.ts
- * `scenarioOf`). More: TUGCODE_FAULT_ITERATIONS=100 (seeds 1..100). Replay one seed (build first: the tests
+ * Seeds 1..N run by default (N fault kinds), one fault kind each, the seed first in the test's name
+ * (fault-helpers.ts `scenarioOf`). More: TUGCODE_FAULT_ITERATIONS=100 (seeds 1..100). Replay one seed (build first: the tests
  * run bin/tugcode.cjs), with TUGCODE_FAULT_VERBOSE=1 to print what each run did even when it passes:
  *   TUGCODE_FAULT_SEED=7 npx vitest run tests/run/fault-injection.test.ts -t 'seed 7:'
  * Iterations run TUGCODE_FAULT_PARALLEL (2) at a time. The last block reproduces issue 22 items 1–3 alone.
@@ -36,6 +36,7 @@ import {
   PLAN,
   plantIndexLock,
   resetAfterIntegrateHook,
+  reviewerConfig,
   rmTree,
   scenarioOf,
   SLUG,
@@ -78,7 +79,7 @@ const slots = (() => {
 function seeds(): number[] {
   const one = process.env.TUGCODE_FAULT_SEED;
   if (one) return [Number(one)];
-  const n = Number(process.env.TUGCODE_FAULT_ITERATIONS || 12);
+  const n = Number(process.env.TUGCODE_FAULT_ITERATIONS || FAULT_KINDS.length);
   return Array.from({ length: n }, (_, i) => i + 1);
 }
 
@@ -244,6 +245,17 @@ async function faultedRun(
       if (!landed) return r;
       return race(RACERS, root, args, later(), { what: 'restart', story });
     }
+    case 'sigkill-review': {
+      const run = boundedRun(root, args);
+      const held = `review-${sc.target!}`;
+      await until(`the review of ${sc.target!}`, () => run.exited() || impl.heldPid(held) !== null);
+      const landed = !run.exited();
+      if (landed) run.child.kill('SIGKILL');
+      return story.note(
+        `run, SIGKILL during the review of ${sc.target!}${landed ? '' : ' (it had ended)'}`,
+        await run.done,
+      );
+    }
     case 'reset-after-integrate': {
       const step = sc.target!;
       const marker = resetAfterIntegrateHook(root, step);
@@ -256,8 +268,8 @@ async function faultedRun(
 
 async function runScenario(sc: Scenario): Promise<Story> {
   const story = new Story();
-  const root = faultRepo();
   const impl = faultImplementer();
+  const root = faultRepo(UNITS, sc.kind === 'sigkill-review' ? reviewerConfig(impl, sc.target!) : {});
   story.say(`repo ${root}, implementer ${impl.dir}`);
   const base = git(root, 'rev-parse', 'main').trim(); // `run --merge` (the races) moves main at the end
   for (const f of sc.failOnce) impl.failOnce(f);
@@ -319,7 +331,7 @@ describe('tugcode run, one random fault per iteration, then run again until done
   }
 
   it('the default seeds use every fault kind, and one fails substep 9.2 once', () => {
-    const defaults = Array.from({ length: 12 }, (_, i) => scenarioOf(i + 1));
+    const defaults = Array.from({ length: FAULT_KINDS.length }, (_, i) => scenarioOf(i + 1));
     expect(new Set(defaults.map((s) => s.kind))).toEqual(new Set(FAULT_KINDS));
     // Item 1: the second substep fails after the first was done inside the same attempt.
     expect(defaults.filter((s) => s.failOnce.includes('step-9-2')).length).toBeGreaterThan(0);

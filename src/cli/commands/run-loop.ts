@@ -56,14 +56,19 @@ function exitOf(summary: RunSummary, signal: 'SIGINT' | 'SIGTERM' | null): numbe
  * (the config alone is checked when it loads).
  */
 async function checkRunFlags(input: RunInput, cli: CliEnv, call: Call): Promise<void> {
-  // An --implementer that cannot be split would fail every step it is given (and fail them at their cap).
-  if (input.implementer !== undefined) {
+  // An --implementer (or --reviewer) that cannot be split would fail every step it is given (and fail them at
+  // their cap).
+  for (const [flag, text] of [
+    ['--implementer', input.implementer],
+    ['--reviewer', input.reviewer],
+  ] as const) {
+    if (text === undefined) continue;
     const { tokenizeShell } = await import('../../kernel/light.js');
-    const tok = tokenizeShell(input.implementer);
+    const tok = tokenizeShell(text);
     if (!tok.ok)
       throw new TugError('InvalidArgument', {
-        reason: `--implementer cannot be split shell-style: ${tok.reason} in ${JSON.stringify(input.implementer)}`,
-        argument: '--implementer',
+        reason: `${flag} cannot be split shell-style: ${tok.reason} in ${JSON.stringify(text)}`,
+        argument: flag,
       });
   }
   if (input.lease_seconds === undefined && input.heartbeat_seconds === undefined) return;
@@ -161,8 +166,9 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     const { prepareRun, completedSteps } = await import('../../run/driver.js');
     const { flow, prep } = await prepareRun(cli.ctx, input, call);
     const { schedule, scheduleText } = await import('../../run/schedule.js');
-    const { agentCommandLine, resolveImplementer } = await import('../../run/agents.js');
+    const { agentCommandLine, resolveImplementer, resolveReviewer } = await import('../../run/agents.js');
     const which = resolveImplementer(input, flow.config.run);
+    resolveReviewer(input, flow.config.run); // refused here as in a real run (both flags, an unknown agent)
     const implementer = which.agent ? agentCommandLine(which.agent) : which.implementer;
     const s = schedule(prep.plan, {
       implementer,

@@ -40,6 +40,27 @@ export const run: InputTable = {
       description:
         'agent implementer preset run once per step and substep instead of --implementer (default: config run.agent)',
     },
+    reviewer: {
+      type: 'string',
+      max: 8192,
+      placeholder: '<argv>',
+      description:
+        "command run after each step's commit, its brief and diff on stdin; its one-line JSON verdict " +
+        '(APPROVE, REVISE, ESCALATE) gates integration (default: config run.reviewer)',
+    },
+    review_agent: {
+      type: 'enum',
+      values: ['claude', 'codex'],
+      placeholder: '<name>',
+      description: 'agent reviewer preset, read-only, instead of --reviewer (default: config run.review_agent)',
+    },
+    review_rounds: {
+      type: 'int',
+      min: 1,
+      max: 20,
+      placeholder: '<n>',
+      description: 'REVISE verdicts per attempt before it fails ReviewRejected (default: config run.review_rounds)',
+    },
     base: {
       type: 'string',
       max: MAX_PATH,

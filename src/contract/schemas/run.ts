@@ -14,6 +14,7 @@ export const RUN_PHASES = [
   'implementer',
   'checkpoints',
   'commit',
+  'review',
   'integrate',
   'complete',
 ] as const;
@@ -31,7 +32,32 @@ export const FAIL_CODES = [
   'IntegrationConflict',
   'WorktreeBroken',
   'OutsideWrite',
+  'ReviewRejected',
+  'ReviewerFailed',
+  'ReviewCommitMissing',
 ] as const;
+
+/** A reviewer's verdicts (docs/run.md §6.2). */
+export const VERDICTS = ['APPROVE', 'REVISE', 'ESCALATE'] as const;
+
+/**
+ * The reviewer's verdict (docs/run.md §6.2): one JSON object, the last non-empty line of its output.
+ * Unknown keys are dropped; `issues` may be left out when there are none.
+ */
+export const reviewVerdictSchema = z.object({
+  verdict: z.enum(VERDICTS),
+  summary: z.string(),
+  issues: z
+    .array(
+      z.object({
+        severity: z.enum(['blocker', 'major', 'minor']),
+        file: z.string().optional(),
+        line: z.number().int().nonnegative().nullable().optional(),
+        message: z.string(),
+      }),
+    )
+    .default([]),
+});
 
 const count = z.number().int().nonnegative();
 const attempt = z.number().int().positive();
@@ -100,6 +126,28 @@ const claimLost = z
   })
   .strict();
 
+const review = z
+  .object({
+    type: z.literal('review'),
+    at: timestamp,
+    worker,
+    step_anchor: anchor,
+    round: z.number().int().positive(),
+    verdict: z.enum(VERDICTS),
+    summary: z.string(),
+  })
+  .strict();
+
+const needsHuman = z
+  .object({
+    type: z.literal('needs_human'),
+    at: timestamp,
+    step_anchor: anchor,
+    review_ref: z.string().min(1),
+    reason: z.string(),
+  })
+  .strict();
+
 const waiting = z.object({ type: z.literal('waiting'), at: timestamp, worker }).strict();
 
 const workerStopped = z
@@ -115,6 +163,12 @@ export const runSummaryFields = {
   commits: z.array(commitHash),
   wall_ms: count,
   workers: z.array(z.object({ worker, busy_ms: count }).strict()),
+  review_rounds: z
+    .array(z.object({ step_anchor: anchor, rounds: z.number().int().positive(), verdict: z.enum(VERDICTS) }).strict())
+    .optional(),
+  needs_human: z
+    .array(z.object({ step_anchor: anchor, review_ref: z.string().min(1), reason: z.string() }).strict())
+    .optional(),
   error: z
     .object({ code: z.string(), message: z.string(), details: z.record(z.unknown()), hint: z.string().optional() })
     .strict()
@@ -131,6 +185,8 @@ export const runEventSchema = z.discriminatedUnion('type', [
   stepCompleted,
   attemptFailed,
   claimLost,
+  review,
+  needsHuman,
   waiting,
   workerStopped,
   summary,

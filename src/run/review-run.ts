@@ -1,0 +1,129 @@
+/**
+ * One run of the reviewer (docs/run.md §6.1–§6.2): the configured command or a read-only agent preset, in
+ * the worker's worktree, with the implementer's environment plus TUG_REVIEW_ROUND, the review brief on
+ * stdin (the step's brief plus `review`), and its verdict read from the last non-empty line of its stdout
+ * (an agent's: of its final message).
+ */
+import { open, writeFile, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { runChild } from './child.js';
+import { implementerArgv, implementerEnv, type ImplementerVars } from './implementer.js';
+import type { AgentName } from './agents.js';
+import type { ChildOutcome, ReviewBrief, ReviewVerdict } from './types.js';
+
+/** How much of a reviewer's stdout (or final message) is searched for the verdict line. */
+const VERDICT_SCAN_BYTES = 64 * 1024;
+
+export interface ReviewerRunOptions {
+  /** The reviewer: a command, or an agent preset. */
+  which: { reviewer: string | null; reviewAgent: AgentName | null };
+  brief: ReviewBrief;
+  cwd: string;
+  baseEnv: NodeJS.ProcessEnv;
+  vars: ImplementerVars;
+  /** The brief's JSON file (TUG_STEP_JSON). */
+  briefPath: string;
+  /** stderr (a command's) or all output (an agent's). */
+  logPath: string;
+  /** A command's stdout, where its verdict is. */
+  stdoutPath: string;
+  timeoutMs: number;
+  signal: AbortSignal;
+  onSpawn: (pid: number) => void;
+  agentAllow: string[];
+  /** REVISE verdicts an attempt may get (the agent's prompt says so). */
+  rounds: number;
+}
+
+/** The outcome of a reviewer run, with the text its verdict is read from (null: none). */
+export type ReviewerOutcome = ChildOutcome & { text: string | null };
+
+async function tailOf(path: string, bytes: number): Promise<string> {
+  const f = await open(path, 'r').catch(() => null);
+  if (!f) return '';
+  try {
+    const end = (await f.stat()).size;
+    const buf = Buffer.alloc(Math.min(bytes, end));
+    if (buf.length) await f.read(buf, 0, buf.length, end - buf.length);
+    return buf.toString('utf8');
+  } finally {
+    await f.close();
+  }
+}
+
+export async function runReviewer(o: ReviewerRunOptions): Promise<ReviewerOutcome> {
+  const baseEnv = { ...o.baseEnv, TUG_REVIEW_ROUND: String(o.brief.review.round) };
+  if (o.which.reviewAgent) {
+    const [{ runAgent, reviewerArgv }, { reviewerPrompt }] = await Promise.all([
+      import('./agents.js'),
+      import('./review-prompt.js'),
+    ]);
+    const out = await runAgent(
+      o.which.reviewAgent,
+      {
+        cwd: o.cwd,
+        baseEnv,
+        vars: o.vars,
+        brief: o.brief,
+        briefPath: o.briefPath,
+        timeoutMs: o.timeoutMs,
+        logPath: o.logPath,
+        signal: o.signal,
+        onSpawn: o.onSpawn,
+        agentAllow: o.agentAllow,
+      },
+      {
+        argv: reviewerArgv,
+        prompt: reviewerPrompt(o.brief, { worktree: o.vars.worktree, briefPath: o.briefPath, rounds: o.rounds }),
+        relay: ['artifact'],
+      },
+    );
+    return { ...out, text: out.final_message };
+  }
+  const argv = implementerArgv(o.which.reviewer ?? '');
+  const json = JSON.stringify(o.brief, null, 2) + '\n';
+  await mkdir(dirname(o.briefPath), { recursive: true });
+  await writeFile(o.briefPath, json);
+  const out = await runChild({
+    argv,
+    cwd: o.cwd,
+    env: implementerEnv(baseEnv, o.vars, o.brief, o.briefPath),
+    input: json,
+    timeoutMs: o.timeoutMs,
+    logPath: o.logPath,
+    stdoutPath: o.stdoutPath,
+    signal: o.signal,
+    onSpawn: o.onSpawn,
+  });
+  return { ...out, text: await tailOf(o.stdoutPath, VERDICT_SCAN_BYTES) };
+}
+
+/** A verdict, or why the text holds none. */
+export type VerdictParse = { ok: true; verdict: ReviewVerdict } | { ok: false; why: string };
+
+function clip(s: string, max = 200): string {
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/**
+ * The verdict on the last non-empty line of `text` (docs/run.md §6.2). A closing code fence after it is
+ * skipped, so an agent that fences its JSON line is still understood; anything else is no verdict.
+ */
+export async function parseVerdict(text: string | null): Promise<VerdictParse> {
+  const lines = (text ?? '').split(/\r?\n/).map((l) => l.trim());
+  while (lines.length && (lines.at(-1) === '' || /^```\s*$/.test(lines.at(-1)!))) lines.pop();
+  const last = lines.at(-1);
+  if (!last) return { ok: false, why: 'it printed nothing' };
+  let value: unknown;
+  try {
+    value = JSON.parse(last);
+  } catch {
+    return { ok: false, why: `its last line is not JSON: ${clip(last)}` };
+  }
+  const { reviewVerdictSchema } = await import('../contract/schemas/run.js');
+  const r = reviewVerdictSchema.safeParse(value);
+  if (r.success) return { ok: true, verdict: r.data };
+  const issue = r.error.issues[0]!;
+  const where = issue.path.length ? `${issue.path.join('.')}: ` : '';
+  return { ok: false, why: `its last line is not a verdict (${where}${issue.message}): ${clip(last)}` };
+}

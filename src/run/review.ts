@@ -1,0 +1,201 @@
+/**
+ * The review gate (docs/run.md §6): after a step's commit(s) on the worker branch and before integration,
+ * the reviewer reads the step's brief and its diff against the integration tip and answers APPROVE, REVISE
+ * or ESCALATE. REVISE sends the implementer back in the same attempt and claim (step.ts `reviseStep`), at
+ * most `review_rounds` times; ESCALATE keeps the worker branch's commit under `refs/tugplan/review/…` and
+ * hands the step to a human (`needs_human`). The reviewer is untrusted like the implementer: nothing outside
+ * the worktree may change (OutsideWrite), and nothing inside it either (a reviewer is read-only).
+ */
+import { TugError } from '../contract/errors.js';
+import type { PlanStep } from '../plan/types.js';
+import { stateDbPath } from '../state/context.js';
+import { timed, type RunCtx } from './context.js';
+import { endedHow } from './child.js';
+import { integrationTip } from './refs.js';
+import { Aborted, StepFailure } from './failure.js';
+import { briefState, logPathOf, reviseStep, type StepRun } from './step.js';
+import type { ReviewBrief, ReviewIssue, ReviewVerdict } from './types.js';
+
+/** The most of the step's diff a reviewer is given (docs/run.md §6.1). */
+export const DIFF_CAP_BYTES = 256 * 1024;
+
+/** Whether the run has a review gate: a reviewer command or agent is configured. */
+export function reviewing(rc: RunCtx): boolean {
+  return rc.opts.reviewer !== null || rc.opts.reviewAgent !== null;
+}
+
+/**
+ * The gate for the claimed step `top` (its units committed): returns `approved` (integrate it; `revised`
+ * when a REVISE round remade its commit first) or `escalated` (the step waits for a human; the claim has
+ * ended). A REVISE past `review_rounds` throws ReviewRejected; a reviewer that fails or answers no verdict
+ * throws ReviewerFailed.
+ */
+export async function reviewGate(x: StepRun, top: PlanStep): Promise<'approved' | 'revised' | 'escalated'> {
+  const { rc } = x;
+  const verdicts: (ReviewVerdict & { round: number })[] = [];
+  for (let round = 1; ; round++) {
+    x.phase('review');
+    const v = await timed(x.tr, 'review.round', () => reviewRound(x, top, round, verdicts));
+    verdicts.push({ ...v, round });
+    rc.tally.reviews.set(top.anchor, { rounds: round, verdict: v.verdict });
+    rc.emit({
+      type: 'review',
+      worker: x.tree.worker,
+      step_anchor: top.anchor,
+      round,
+      verdict: v.verdict,
+      summary: v.summary,
+    });
+    if (v.verdict === 'APPROVE') return round === 1 ? 'approved' : 'revised';
+    if (v.verdict === 'ESCALATE') {
+      await escalate(x, top, v);
+      return 'escalated';
+    }
+    if (round >= rc.opts.reviewRounds)
+      throw new StepFailure(
+        'ReviewRejected',
+        `${top.anchor}: the reviewer asked for changes ${round} time(s), the most review_rounds allows: ${v.summary}`,
+      );
+    if (!rc.opts.implementer && !rc.opts.agent)
+      throw new StepFailure('ReviewRejected', `${top.anchor}: REVISE, and the run has no implementer: ${v.summary}`);
+    await reviseStep(x, top, issuesOf(v));
+  }
+}
+
+/** The issues a REVISE sends back; its summary when it lists none. */
+function issuesOf(v: ReviewVerdict): ReviewIssue[] {
+  return v.issues.length ? v.issues : [{ severity: 'major', message: v.summary }];
+}
+
+/** HEAD, index and working tree of the worker's tree (runtime files aside): what a reviewer must not change. */
+async function treeSignature(x: StepRun): Promise<{ head: string; status: string[] }> {
+  const { rc } = x;
+  const [{ headTip }, { ALL_BUT_RUNTIME }] = await Promise.all([
+    import('../git/ref-files.js'),
+    import('../git/runtime-files.js'),
+  ]);
+  const W = x.tree.path;
+  const [head, st] = await Promise.all([
+    headTip(rc.g, W),
+    rc.g.run(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--', ...ALL_BUT_RUNTIME], W),
+  ]);
+  return { head: head ?? '', status: st.split('\0').filter(Boolean).sort() };
+}
+
+/** One reviewer run for `top`, checked: its verdict, recorded as a `reviewer_verdict` artifact. */
+async function reviewRound(
+  x: StepRun,
+  top: PlanStep,
+  round: number,
+  previous: (ReviewVerdict & { round: number })[],
+): Promise<ReviewVerdict> {
+  const { rc, tree } = x;
+  const W = tree.path;
+  const [{ gitCapped }, { stepBrief }, outside, { runReviewer, parseVerdict }, orphans] = await Promise.all([
+    import('../git/capped.js'),
+    import('./brief.js'),
+    import('./outside-check.js'),
+    import('./review-run.js'),
+    import('./orphans.js'),
+  ]);
+  const scope = outside.runScope(rc, tree);
+  const [base, sig] = await Promise.all([integrationTip(rc), treeSignature(x)]);
+  // The diff (the step's commits since they left the tip), the brief's state and the outside snapshot are
+  // independent: side by side.
+  const [diff, state, before] = await Promise.all([
+    gitCapped(
+      rc.ops.env,
+      ['diff', '--no-color', '--no-ext-diff', '--no-textconv', `${base}...${sig.head}`, '--'],
+      W,
+      DIFF_CAP_BYTES,
+    ),
+    briefState(x, top),
+    outside.snapshotOutside(rc.g, scope),
+  ]);
+  const brief: ReviewBrief = {
+    ...stepBrief(rc.prep.plan, top.anchor, { plan_path: rc.prep.planPath, attempt: x.attempt, ...state }),
+    review: {
+      round,
+      base,
+      head: sig.head,
+      diff: diff.text,
+      diff_truncated: diff.truncated,
+      previous_verdicts: previous,
+    },
+  };
+  const what = `review${round}-attempt`;
+  const log = logPathOf(rc, top.anchor, x.attempt, what);
+  const groupFile = orphans.pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
+  const out = await runReviewer({
+    which: { reviewer: rc.opts.reviewer, reviewAgent: rc.opts.reviewAgent },
+    brief,
+    cwd: W,
+    baseEnv: rc.ops.env,
+    vars: { worktree: W, repo_root: rc.flow.repo.mainRoot, state_db: stateDbPath(rc.flow.repo.mainRoot, rc.ops.env) },
+    briefPath: log.replace(/\.log$/, '.json'),
+    logPath: log,
+    stdoutPath: log.replace(/\.log$/, '.out'),
+    timeoutMs: x.left(),
+    signal: x.beat.signal,
+    onSpawn: (pid) => orphans.recordGroup(groupFile, pid, W),
+    agentAllow: rc.flow.config.run.agent_allow,
+    rounds: rc.opts.reviewRounds,
+  }).finally(() => orphans.forgetGroup(groupFile));
+  if (out.aborted || x.beat.signal.aborted) throw new Aborted();
+  const [now, after] = await Promise.all([outside.snapshotOutside(rc.g, scope), treeSignature(x)]);
+  const changed = outside.outsideChanges(before, now);
+  if (changed.length) {
+    outside.noteOutsideWrite(rc, top.anchor, x.attempt, changed);
+    throw new StepFailure('OutsideWrite', outside.outsideReason(top.anchor, changed, 'the reviewer'), out);
+  }
+  // A reviewer is read-only: whatever it changed in the worktree would be integrated unreviewed.
+  if (after.head !== sig.head || after.status.join('\0') !== sig.status.join('\0')) {
+    const paths = after.status.filter((p) => !sig.status.includes(p)).map((p) => p.slice(3));
+    const moved = after.head !== sig.head ? [`HEAD (${sig.head.slice(0, 12)} → ${after.head.slice(0, 12)})`] : [];
+    const list = [...moved, ...paths];
+    throw new StepFailure(
+      'ReviewerFailed',
+      `${top.anchor}: the reviewer changed the worktree (a reviewer is read-only): ${list.slice(0, 20).join(', ') || 'its files'}`,
+      out,
+      'verification_report',
+    );
+  }
+  if (out.timed_out) throw new StepFailure('StepTimeout', `${top.anchor}: the reviewer ran past the step timeout`, out);
+  if (!out.ok)
+    throw new StepFailure(
+      'ReviewerFailed',
+      `${top.anchor}: the reviewer ${endedHow(out)}${out.last_line.trim() ? `: ${out.last_line}` : ' (no output)'}`,
+      out,
+      'verification_report',
+    );
+  const parsed = await parseVerdict(out.text);
+  if (!parsed.ok)
+    throw new StepFailure(
+      'ReviewerFailed',
+      `${top.anchor}: the reviewer answered no verdict: ${parsed.why}`,
+      out,
+      'verification_report',
+    );
+  const v = parsed.verdict;
+  await rc.store.artifact(x.sc, {
+    plan: rc.prep.planPath,
+    step: top.anchor,
+    worktree: W,
+    attempt: x.attempt,
+    kind: 'reviewer_verdict',
+    summary: `round ${round}: ${v.verdict}: ${v.summary}`,
+    content: JSON.stringify(v, null, 2),
+  });
+  return v;
+}
+
+/**
+ * ESCALATE (docs/run.md §6.3): the worker branch's head is kept under `refs/tugplan/review/<slug>/<step>`,
+ * then the step becomes `needs_human` (the claim ends; its dependents wait).
+ */
+async function escalate(x: StepRun, top: PlanStep, v: ReviewVerdict): Promise<void> {
+  void x;
+  void top;
+  void v;
+  throw new TugError('InternalError', { reason: 'escalate: not wired yet' });
+}

@@ -1,0 +1,3 @@
+import { reviewSuite } from './review-suite.js';
+
+reviewSuite('codex');

@@ -1,0 +1,288 @@
+/**
+ * The review gate (docs/run.md §6) as users run it: the built CLI, real git, real state, a scripted
+ * implementer and a scripted reviewer. REVISE rounds inside one attempt, ESCALATE to `needs_human` and
+ * `state decide`, the failures (ReviewerFailed, ReviewRejected), and a driver killed mid-review.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { git, tempDir } from '../helpers/repo.js';
+import { groupAlive, planText, runJsonl, runRepo, startRun, step, stepCommits, tugJson, waitUntil } from './helpers.js';
+
+/**
+ * A scripted reviewer: per step, the verdicts to give in order (`answer(step, ['REVISE', 'APPROVE'])`; the
+ * last one repeats; default APPROVE). Besides the verdicts: `garbage` (a line that is no JSON), `exit` (exit
+ * 3), `edit` (changes the step's file, then approves), `hold` (waits until `release`, then approves). Each
+ * input is kept as `inputs/<step>.<n>.json` with `TUG_REVIEW_ROUND` in `rounds/<step>.<n>`.
+ */
+function reviewerScript() {
+  const dir = tempDir('tugcode-reviewer-');
+  for (const d of ['answers', 'inputs', 'rounds', 'count', 'held']) mkdirSync(join(dir, d));
+  const script = join(dir, 'review.sh');
+  writeFileSync(
+    script,
+    `#!/bin/sh
+D='${dir}'
+s="$TUG_STEP"
+n=$(( $(cat "$D/count/$s" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$D/count/$s"
+cat > "$D/inputs/$s.$n.json"
+echo "$TUG_REVIEW_ROUND" > "$D/rounds/$s.$n"
+a=APPROVE
+if [ -e "$D/answers/$s" ]; then
+  a=$(sed -n "\${n}p" "$D/answers/$s"); [ -n "$a" ] || a=$(tail -n 1 "$D/answers/$s")
+fi
+echo "reviewing $s round $TUG_REVIEW_ROUND" >&2
+case "$a" in
+  garbage) echo 'looks fine to me'; exit 0 ;;
+  exit) echo 'reviewer crashed' >&2; exit 3 ;;
+  edit) echo tampered > "$TUG_WORKTREE/$s.txt"; a=APPROVE ;;
+  hold) echo $$ > "$D/held/$s"; i=0; while [ ! -e "$D/release" ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; a=APPROVE ;;
+esac
+echo "progress line on stdout"
+printf '{"verdict":"%s","summary":"%s in round %s","issues":[{"severity":"major","file":"%s.txt","line":1,"message":"say more in %s"}]}\\n' "$a" "$a" "$TUG_REVIEW_ROUND" "$s" "$s"
+`,
+    { mode: 0o755 },
+  );
+  return {
+    argv: JSON.stringify(script),
+    dir,
+    answer: (s: string, verdicts: string[]) => writeFileSync(join(dir, 'answers', s), verdicts.join('\n') + '\n'),
+    inputs: (s: string): any[] =>
+      readdirSync(join(dir, 'inputs'))
+        .filter((f) => f.startsWith(`${s}.`))
+        .sort()
+        .map((f) => JSON.parse(readFileSync(join(dir, 'inputs', f), 'utf8'))),
+    rounds: (s: string) =>
+      readdirSync(join(dir, 'rounds'))
+        .filter((f) => f.startsWith(`${s}.`))
+        .sort()
+        .map((f) => readFileSync(join(dir, 'rounds', f), 'utf8').trim()),
+    held: (s: string) => existsSync(join(dir, 'held', s)),
+    release: () => writeFileSync(join(dir, 'release'), ''),
+  };
+}
+
+/**
+ * A scripted implementer: writes `<step>.txt` (`<step> revised` when its brief carries `review_issues`),
+ * appends one line per run to `runs/<step>`, and keeps each brief as `briefs/<step>.<n>.json`.
+ */
+function implementer() {
+  const dir = tempDir('tugcode-impl-');
+  for (const d of ['runs', 'briefs']) mkdirSync(join(dir, d));
+  const script = join(dir, 'impl.sh');
+  writeFileSync(
+    script,
+    `#!/bin/sh
+D='${dir}'
+s="$TUG_STEP"
+echo "attempt $TUG_ATTEMPT" >> "$D/runs/$s"
+n=$(wc -l < "$D/runs/$s" | tr -d ' ')
+cat > "$D/briefs/$s.$n.json"
+if grep -q '"review_issues"' "$D/briefs/$s.$n.json"; then echo "$s revised" > "$TUG_WORKTREE/$s.txt"
+else echo "$s" > "$TUG_WORKTREE/$s.txt"; fi
+echo "done $s"
+`,
+    { mode: 0o755 },
+  );
+  return {
+    argv: JSON.stringify(script),
+    dir,
+    runs: (s: string): string[] =>
+      existsSync(join(dir, 'runs', s))
+        ? readFileSync(join(dir, 'runs', s), 'utf8')
+            .trim()
+            .split('\n')
+        : [],
+    briefs: (s: string): any[] =>
+      readdirSync(join(dir, 'briefs'))
+        .filter((f) => f.startsWith(`${s}.`))
+        .sort()
+        .map((f) => JSON.parse(readFileSync(join(dir, 'briefs', f), 'utf8'))),
+  };
+}
+
+function artifacts(root: string, kind: string): { step_anchor: string; summary: string; content: string }[] {
+  const d = new Database(join(root, '.tugtool', 'state.db'), { readonly: true });
+  try {
+    return d
+      .prepare('SELECT step_anchor, summary, content FROM step_artifacts WHERE kind = ? ORDER BY id')
+      .all(kind) as any[];
+  } finally {
+    d.close();
+  }
+}
+
+const ONE_ATTEMPT = { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' };
+
+describe('tugcode run --reviewer', () => {
+  it('REVISE once then APPROVE: one attempt, two implementer runs, one commit, two reviewer_verdict artifacts', () => {
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['REVISE', 'APPROVE']);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    // One attempt, two implementer runs, the second with the reviewer's issues in its brief.
+    expect(r.events.filter((e) => e.type === 'claimed' && e.step_anchor === 'step-1')).toHaveLength(1);
+    expect(impl.runs('step-1')).toEqual(['attempt 1', 'attempt 1']);
+    const briefs = impl.briefs('step-1');
+    expect(briefs[0].review_issues).toBeUndefined();
+    expect(briefs[1].review_issues).toEqual([
+      { severity: 'major', file: 'step-1.txt', line: 1, message: 'say more in step-1' },
+    ]);
+    // One commit per step on the integration branch, with the revised content.
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
+    expect(git(root, 'show', 'tugplan/demo:step-1.txt')).toBe('step-1 revised\n');
+    // Two verdicts for step-1, one for step-2, each an artifact and an event.
+    const verdicts = artifacts(root, 'reviewer_verdict');
+    expect(verdicts.map((a) => [a.step_anchor, a.summary])).toEqual([
+      ['step-1', 'round 1: REVISE: REVISE in round 1'],
+      ['step-1', 'round 2: APPROVE: APPROVE in round 2'],
+      ['step-2', 'round 1: APPROVE: APPROVE in round 1'],
+    ]);
+    expect(JSON.parse(verdicts[0]!.content)).toMatchObject({ verdict: 'REVISE', issues: [{ severity: 'major' }] });
+    expect(r.events.filter((e) => e.type === 'review').map((e) => [e.step_anchor, e.round, e.verdict])).toEqual([
+      ['step-1', 1, 'REVISE'],
+      ['step-1', 2, 'APPROVE'],
+      ['step-2', 1, 'APPROVE'],
+    ]);
+    // The reviewer's input: the brief plus `review` (the diff against the tip, earlier verdicts), its round.
+    const [first, second] = rev.inputs('step-1');
+    expect(first.step_anchor).toBe('step-1');
+    expect(first.review).toMatchObject({ round: 1, diff_truncated: false, previous_verdicts: [] });
+    expect(first.review.diff).toContain('+step-1\n');
+    expect(second.review.diff).toContain('+step-1 revised\n');
+    expect(second.review.previous_verdicts).toEqual([
+      expect.objectContaining({ round: 1, verdict: 'REVISE', summary: 'REVISE in round 1' }),
+    ]);
+    expect(rev.rounds('step-1')).toEqual(['1', '2']);
+    // step-2's review diffs against the tip that holds step-1: only its own change.
+    const s2 = rev.inputs('step-2')[0];
+    expect(s2.review.base).toBe(git(root, 'rev-parse', 'tugplan/demo~1').trim());
+    expect(s2.review.diff).not.toContain('step-1.txt');
+    expect(r.events.at(-1)).toMatchObject({
+      status: 'ok',
+      review_rounds: [
+        { step_anchor: 'step-1', rounds: 2, verdict: 'APPROVE' },
+        { step_anchor: 'step-2', rounds: 1, verdict: 'APPROVE' },
+      ],
+    });
+  });
+
+  it.each([
+    ['a line that is no JSON', 'garbage', /answered no verdict: its last line is not JSON: looks fine to me/],
+    ['a non-zero exit', 'exit', /the reviewer exited 3: reviewer crashed/],
+    ['a change to the worktree', 'edit', /the reviewer changed the worktree \(a reviewer is read-only\): step-1\.txt/],
+  ])('%s fails the attempt ReviewerFailed, nothing is integrated', (_what, answer, reason) => {
+    const root = runRepo(planText([step(1, 'One')]), 'demo', ONE_ATTEMPT);
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', [answer]);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv]);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(failed).toEqual([expect.objectContaining({ step_anchor: 'step-1', reason_code: 'ReviewerFailed' })]);
+    expect(failed[0].reason).toMatch(reason);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+    expect(artifacts(root, 'reviewer_verdict')).toEqual([]);
+    expect(r.events.at(-1)).toMatchObject({ error: { code: 'PlanIncomplete' } });
+  });
+
+  it('REVISE past --review-rounds fails the attempt ReviewRejected; the next attempt starts afresh', () => {
+    const root = runRepo(planText([step(1, 'One')]), 'demo', {
+      '.tugtool/config.toml': '[state]\nmax_attempts = 2\n[run]\nreview_rounds = 5\n',
+    });
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['REVISE', 'REVISE', 'APPROVE']);
+    // The flag beats the config's 5: two REVISE verdicts end attempt 1; attempt 2 is approved at once.
+    const r = runJsonl(root, [
+      'demo',
+      '--workers',
+      '1',
+      '--implementer',
+      impl.argv,
+      '--reviewer',
+      rev.argv,
+      '--review-rounds',
+      '2',
+    ]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(failed).toEqual([expect.objectContaining({ attempt: 1, reason_code: 'ReviewRejected' })]);
+    expect(failed[0].reason).toMatch(/asked for changes 2 time\(s\)/);
+    expect(impl.runs('step-1')).toEqual(['attempt 1', 'attempt 1', 'attempt 2']);
+    expect(r.events.filter((e) => e.type === 'review').map((e) => `${e.round}:${e.verdict}`)).toEqual([
+      '1:REVISE',
+      '2:REVISE',
+      '1:APPROVE',
+    ]);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
+    expect(git(root, 'show', 'tugplan/demo:step-1.txt')).toBe('step-1\n');
+  });
+
+  it("a step with a substep is reviewed once, as a whole; a revision remakes the step's own commit, trailers kept", () => {
+    const plan = planText([
+      '#### Step 1: Top {#step-1}\n\n**Commit:** `feat: top`\n\n**Tasks:**\n- [ ] t\n',
+      '##### Step 1.1: Sub {#step-1-1}\n\n**Commit:** `feat: sub`\n\n**Tasks:**\n- [ ] t\n',
+    ]);
+    const root = runRepo(plan, 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['REVISE', 'APPROVE']);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(impl.runs('step-1-1')).toEqual(['attempt 1']);
+    expect(impl.runs('step-1')).toEqual(['attempt 1', 'attempt 1']);
+    expect(rev.inputs('step-1-1')).toEqual([]);
+    const [first] = rev.inputs('step-1');
+    expect(first.review.diff).toContain('+step-1-1\n'); // the substep's commit is part of the change
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1-1', 'step-1']);
+    const msg = git(root, 'log', '-1', '--format=%B', 'tugplan/demo');
+    expect(msg).toMatch(/^feat: top\n/);
+    expect(msg).toContain('Tug-Step: step-1\n');
+    expect(msg).toContain('Tug-Plan: .tugtool/tugplan-demo.md');
+    expect(git(root, 'show', 'tugplan/demo:step-1.txt')).toBe('step-1 revised\n');
+    expect(git(root, 'show', '--stat', '--format=', 'tugplan/demo')).toContain('implementation-log/demo/step-1.md');
+    const show = tugJson(root, ['state', 'show', 'demo']);
+    const steps = show.json.plans[0].steps;
+    expect(steps.map((s: any) => [s.anchor, s.status, s.commit_hash])).toEqual([
+      ['step-1', 'completed', git(root, 'rev-parse', 'tugplan/demo').trim()],
+      ['step-1-1', 'completed', git(root, 'rev-parse', 'tugplan/demo~1').trim()],
+    ]);
+  });
+
+  it('a driver SIGKILLed during a review round: the next run ends the orphaned reviewer and heals, one commit', async () => {
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['hold', 'APPROVE']);
+    const args = ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv];
+    const run = startRun(root, args);
+    await waitUntil('the reviewer of step-1', () => rev.held('step-1'));
+    const pid = Number(readFileSync(join(rev.dir, 'held', 'step-1'), 'utf8'));
+    expect(
+      run
+        .events()
+        .filter((e) => e.type === 'phase')
+        .at(-1),
+    ).toMatchObject({ step_anchor: 'step-1', phase: 'review' });
+    run.child.kill('SIGKILL');
+    await run.done;
+    // The worker branch holds step-1's commit; nothing is integrated yet.
+    expect(stepCommits(root, 'tugplan/demo--w1')).toEqual(['step-1']);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+
+    const r = runJsonl(root, args);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(groupAlive(pid)).toBe(false); // the adoption ended the reviewer the killed run left
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
+    expect(r.events.filter((e) => e.type === 'step_completed').map((e) => e.step_anchor)).toEqual(['step-1', 'step-2']);
+    expect(r.events.find((e) => e.type === 'claimed' && e.step_anchor === 'step-1')).toMatchObject({ attempt: 2 });
+    expect(impl.runs('step-1')).toEqual(['attempt 1', 'attempt 2']);
+    const show = tugJson(root, ['state', 'show', 'demo']);
+    expect(show.json.plans[0].steps.map((x: any) => x.status)).toEqual(['completed', 'completed']);
+  });
+});
