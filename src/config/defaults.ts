@@ -22,7 +22,7 @@ export { MAX_LEASE_SECONDS };
  */
 export const CONFIG_MAX = {
   state: { lease_seconds: MAX_LEASE_SECONDS, max_attempts: 1000 },
-  run: { workers: 64, heartbeat_seconds: 24 * 3600, step_timeout_seconds: 7 * 24 * 3600 },
+  run: { workers: 64, heartbeat_seconds: 24 * 3600, step_timeout_seconds: 7 * 24 * 3600, resolve_rounds: 100 },
 } as const;
 
 export const CONFIG_DEFAULTS = {
@@ -31,6 +31,8 @@ export const CONFIG_DEFAULTS = {
     workers: 2,
     implementer: '',
     agent: '' as '' | 'claude' | 'codex',
+    resolver: '',
+    resolve_rounds: 2,
     agent_allow: [] as string[],
     heartbeat_seconds: 60,
     step_timeout_seconds: 3600,

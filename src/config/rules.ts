@@ -27,6 +27,8 @@ export const CONFIG_RULES: { [T in keyof ConfigShape]: { [K in keyof ConfigShape
     workers: upTo(R.workers),
     implementer: { t: 'argv' },
     agent: { t: 'str', enum: ['', 'claude', 'codex'] },
+    resolver: { t: 'argv' },
+    resolve_rounds: { t: 'int', min: 0, max: R.resolve_rounds },
     agent_allow: strs,
     heartbeat_seconds: upTo(R.heartbeat_seconds),
     step_timeout_seconds: upTo(R.step_timeout_seconds),

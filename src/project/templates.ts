@@ -98,6 +98,8 @@ const COMMENTS: Record<string, string> = {
   'run.workers': 'parallel workers of tugcode run',
   'run.implementer': 'argv string run per step; empty = no implementer',
   'run.agent': 'agent implementer preset: claude | codex; empty = none (use implementer)',
+  'run.resolver': 'argv string that merges a conflict of the integration rebase; empty = the implementer',
+  'run.resolve_rounds': 'resolver runs per attempt before a conflict fails it; 0 = never resolve',
   'run.agent_allow': 'command patterns an agent preset may run besides its own, e.g. ["npm test *"]',
   'run.heartbeat_seconds': 'heartbeat interval while a step runs',
   'run.step_timeout_seconds': 'wall-clock limit per step attempt',

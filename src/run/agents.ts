@@ -25,6 +25,7 @@ import { mkdir, readFile, rm, stat, writeFile, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { invalidArgument } from '../contract/errors.js';
 import { agentPrompt } from './agent-prompt.js';
+import { conflictPrompt } from './resolve-prompt.js';
 import { runChild } from './child.js';
 import { agentEnvAdditions, checkpointCommands, claudeRules, prepareAgentSpace, type StepOwner } from './confine.js';
 import { serveRelay } from './state-relay.js';
@@ -255,7 +256,11 @@ export async function runAgent(agent: AgentName, o: Omit<ImplementerOptions, 'ar
       }),
       cwd: o.cwd,
       env,
-      input: agentPrompt(o.brief, { worktree: o.vars.worktree, briefPath: o.briefPath }),
+      // The resolver of a conflict gets its own prompt (docs/run.md §1.9).
+      input: (o.brief.conflict ? conflictPrompt : agentPrompt)(o.brief, {
+        worktree: o.vars.worktree,
+        briefPath: o.briefPath,
+      }),
       timeoutMs: o.timeoutMs,
       logPath: o.logPath,
       ...(o.signal ? { signal: o.signal } : {}),

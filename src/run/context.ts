@@ -27,6 +27,10 @@ export interface RunOptions {
   checkpoints: boolean;
   setupCommand: string[];
   maxAttempts: number;
+  /** `run.resolver`: the command that merges a conflict of the integration rebase (null: the implementer). */
+  resolver: string | null;
+  /** Resolver runs per attempt (docs/run.md §1.9); 0: a conflict fails the attempt at once. */
+  resolveRounds: number;
 }
 
 /**
@@ -78,10 +82,12 @@ export interface RunTally {
   fatal: unknown;
   /** The plan drifted: no worker claims again; steps in flight finish (docs/run.md §1 item 4.1). */
   draining: boolean;
+  /** Conflicts a resolver merged (docs/run.md §1.9), for the summary. */
+  resolved: { step_anchor: string; files: string[]; round: number }[];
 }
 
 export function newTally(): RunTally {
-  return { held: new Map(), completed: [], commits: [], fatal: null, draining: false };
+  return { held: new Map(), completed: [], commits: [], fatal: null, draining: false, resolved: [] };
 }
 
 /** A started run: its setup, what its start settled, and the tallies. */

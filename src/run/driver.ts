@@ -40,6 +40,10 @@ export interface RunInput {
   merge?: boolean | undefined;
   /** A git remote holding the integration branch, shared by hosts (default: config run.remote; '' = local). */
   remote?: string | undefined;
+  /** The command that merges a conflict of the integration rebase (default: config run.resolver, else the implementer). */
+  resolver?: string | undefined;
+  /** Resolver runs per attempt (default: config run.resolve_rounds); 0: never resolve. */
+  resolve_rounds?: number | undefined;
 }
 
 export interface RunHooks {
@@ -151,6 +155,8 @@ async function runLocked(
       checkpoints: !input.no_checkpoints && config.run.run_checkpoints,
       setupCommand: config.run.setup_command,
       maxAttempts: config.state.max_attempts,
+      resolver: input.resolver || config.run.resolver || null,
+      resolveRounds: input.resolve_rounds ?? config.run.resolve_rounds,
     },
     stop,
     emit: (e: EventInput) => hooks.onEvent({ ...e, at: ctx.clock.now() } as RunEvent),
@@ -349,6 +355,7 @@ async function summarize(
     commits: [...rc.tally.commits],
     wall_ms,
     workers: results,
+    ...(rc.tally.resolved.length ? { conflicts_resolved: [...rc.tally.resolved] } : {}),
   };
   const done = cat.all_steps.length === cat.completed_steps.length;
   let err: TugError | null = null;

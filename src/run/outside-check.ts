@@ -167,11 +167,11 @@ export function outsideChanges(before: OutsideSnapshot, after: OutsideSnapshot):
   return [...changed].sort();
 }
 
-/** The OutsideWrite reason: the first 20 changes. */
-export function outsideReason(anchor: string, changed: string[]): string {
+/** The OutsideWrite reason: the first 20 changes, made by `who` (the implementer, the resolver). */
+export function outsideReason(anchor: string, changed: string[], who = 'implementer'): string {
   const shown = changed.slice(0, 20).join(', ');
   const more = changed.length > 20 ? ` and ${changed.length - 20} more` : '';
-  return `${anchor}: the implementer changed ${changed.length} thing(s) outside its worktree: ${shown}${more}`;
+  return `${anchor}: the ${who} changed ${changed.length} thing(s) outside its worktree: ${shown}${more}`;
 }
 
 /**

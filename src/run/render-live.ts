@@ -23,6 +23,8 @@ export class LiveView {
   private readonly started: number;
   private done: number;
   private failedAttempts = 0;
+  /** Conflicts a resolver merged (docs/run.md §1.9). */
+  private resolved = 0;
   /** Lines of the block currently on screen (the cursor sits just below it). */
   private shown = 0;
   private timer: ReturnType<typeof setInterval> | null;
@@ -73,6 +75,13 @@ export class LiveView {
         break;
       case 'claim_lost':
         this.workers.set(e.worker, { kind: 'idle', since: now });
+        permanent = eventLine(e, this.o);
+        break;
+      case 'conflict':
+        permanent = eventLine(e, this.o);
+        break;
+      case 'conflict_resolved':
+        this.resolved++;
         permanent = eventLine(e, this.o);
         break;
       case 'waiting':
@@ -134,8 +143,12 @@ export class LiveView {
       this.failedAttempts > 0
         ? paint('red', `  ${this.failedAttempts} failed attempt${this.failedAttempts === 1 ? '' : 's'}`)
         : '';
+    const resolved =
+      this.resolved > 0
+        ? paint('green', `  ${this.resolved} conflict${this.resolved === 1 ? '' : 's'} resolved`)
+        : '';
     const plan = this.o.plan_path.slice(this.o.plan_path.lastIndexOf('/') + 1);
-    return `[${bar}] ${this.done}/${total} steps  ${plan}  ${duration(now - this.started)}${failed}`;
+    return `[${bar}] ${this.done}/${total} steps  ${plan}  ${duration(now - this.started)}${failed}${resolved}`;
   }
 
   private draw(permanent: string | null = null): void {

@@ -39,6 +39,11 @@ export interface StepRun {
   left: () => number;
   phase: (p: Phase) => void;
   tr?: TraceFn | undefined;
+  /**
+   * Runs after a conflict of the integration was resolved and the checkpoints passed again, before the
+   * next integration try (docs/run.md §1.9): where the review gate checks the merged commits again.
+   */
+  afterResolve?: ((units: PlanStep[]) => Promise<void>) | undefined;
 }
 
 /**
@@ -273,7 +278,7 @@ async function prepareMessage(
 }
 
 /** Item statuses of the unit's subtree and the step's earlier failed attempts, for the brief (docs/run.md §2). */
-async function briefState(x: StepRun, u: PlanStep) {
+export async function briefState(x: StepRun, u: PlanStep) {
   const { rc } = x;
   const plan = rc.prep.planPath;
   const { itemKey } = await import('./brief.js');
@@ -286,8 +291,17 @@ async function briefState(x: StepRun, u: PlanStep) {
   return { statuses, previous_failures };
 }
 
+/**
+ * After a resolved conflict (docs/run.md §1.9): every unit's command checkpoints again, on the merged tree
+ * (their items are completed already: nothing is recorded unless one fails).
+ */
+export async function checkpointsAgain(x: StepRun, units: PlanStep[]): Promise<void> {
+  if (!x.rc.opts.checkpoints) return;
+  for (const u of units) await checkpointPhase(x, u, { again: true });
+}
+
 /** The unit's command checkpoints, each run in the worktree and marked completed (docs/run.md §3). */
-async function checkpointPhase(x: StepRun, u: PlanStep): Promise<void> {
+async function checkpointPhase(x: StepRun, u: PlanStep, o: { again?: boolean } = {}): Promise<void> {
   const { rc } = x;
   const W = x.tree.path;
   const { checkpointCommand, runCheckpoint } = await import('./checkpoints.js');
@@ -312,7 +326,7 @@ async function checkpointPhase(x: StepRun, u: PlanStep): Promise<void> {
       cwd: W,
       env: rc.ops.env,
       timeoutMs: x.left(),
-      logPath: logPathOf(rc, u.anchor, x.attempt, `checkpoint${c.ordinal}-attempt`),
+      logPath: logPathOf(rc, u.anchor, x.attempt, `checkpoint${c.ordinal}${o.again ? '-resolved' : ''}-attempt`),
       signal: x.beat.signal,
     });
     if (out.aborted || x.beat.signal.aborted) throw new Aborted();
@@ -323,6 +337,7 @@ async function checkpointPhase(x: StepRun, u: PlanStep): Promise<void> {
         out,
         'verification_report',
       );
+    if (o.again) continue;
     await rc.store.update(x.sc, {
       ...ownerOf(x, u),
       items: [{ kind: 'checkpoint', ordinal: c.ordinal, status: 'completed' }],

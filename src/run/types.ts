@@ -4,7 +4,16 @@
  */
 
 export type Phase =
-  'reset' | 'setup' | 'refactors' | 'implementer' | 'checkpoints' | 'commit' | 'integrate' | 'complete';
+  | 'reset'
+  | 'setup'
+  | 'refactors'
+  | 'implementer'
+  | 'checkpoints'
+  | 'commit'
+  | 'integrate'
+  /** A conflict of the integration rebase, in the resolver's hands (docs/run.md §1.9). */
+  | 'resolve'
+  | 'complete';
 
 /** The `reason_code` of `attempt_failed` and the first word of the `state fail` reason (docs/run.md §1). */
 export type FailCode =
@@ -63,6 +72,8 @@ export type RunEvent =
       error_code: string;
       kept_commit?: string;
     }
+  | { type: 'conflict'; at: string; worker: WorkerName; step_anchor: string; files: string[] }
+  | { type: 'conflict_resolved'; at: string; worker: WorkerName; step_anchor: string; files: string[]; round: number }
   | { type: 'waiting'; at: string; worker: WorkerName }
   | { type: 'worker_stopped'; at: string; worker: WorkerName; reason: 'done' | 'signal' }
   | ({ type: 'summary'; at: string } & RunSummary);
@@ -75,6 +86,8 @@ export interface RunSummary {
   commits: string[];
   wall_ms: number;
   workers: { worker: WorkerName; busy_ms: number }[];
+  /** Conflicts a resolver merged during the run (docs/run.md §1.9); absent when there were none. */
+  conflicts_resolved?: { step_anchor: string; files: string[]; round: number }[];
   /** When status is `error`: the error object of docs/output.md §2. */
   error?: { code: string; message: string; details: Record<string, unknown>; hint?: string };
 }
@@ -99,6 +112,21 @@ export interface StepBrief {
   items: BriefItem[];
   substeps: StepBrief[];
   previous_failures: { attempt: number; reason: string }[];
+  /** Set for the resolver of a conflict (docs/run.md §1.9): what the integration rebase stopped on. */
+  conflict?: ConflictBrief;
+}
+
+/** The conflict a resolver is asked to merge (docs/run.md §1.9). */
+export interface ConflictBrief {
+  /** The integration tip the step's commits are being rebased onto. */
+  onto: string;
+  /** The conflicted files, repo-relative. */
+  files: string[];
+  /**
+   * The integration commits since the step's base that touched those files, oldest first: the step each
+   * carries in its `Tug-Step` trailer (null for a commit without one), its hash and subject.
+   */
+  integrated: { step_anchor: string | null; commit: string; subject: string }[];
 }
 
 /** What the driver reports of one child process (implementer or checkpoint command). */

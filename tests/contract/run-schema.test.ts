@@ -47,6 +47,15 @@ const samples: { [K in RunEvent['type']]: Extract<RunEvent, { type: K }> } = {
     reason: 'CheckpointFailed: `npm test` exited 1',
   },
   claim_lost: { type: 'claim_lost', at, worker: 'w3', step_anchor: 'step-4', attempt: 1, error_code: 'LeaseExpired' },
+  conflict: { type: 'conflict', at, worker: 'w2', step_anchor: 'step-3', files: ['src/a.ts'] },
+  conflict_resolved: {
+    type: 'conflict_resolved',
+    at,
+    worker: 'w2',
+    step_anchor: 'step-3',
+    files: ['src/a.ts'],
+    round: 1,
+  },
   waiting: { type: 'waiting', at, worker: 'w2' },
   worker_stopped: { type: 'worker_stopped', at, worker: 'w1', reason: 'done' },
   summary: {

@@ -51,19 +51,23 @@ function exitOf(summary: RunSummary, signal: 'SIGINT' | 'SIGTERM' | null): numbe
 }
 
 /**
- * Flags refused before anything runs: an --implementer whose quotes do not balance, and `--lease-duration`
+ * Flags refused before anything runs: an --implementer or --resolver whose quotes do not balance, and `--lease-duration`
  * with `--heartbeat` (each or the config's value) when the lease would lapse before its first heartbeat
  * (the config alone is checked when it loads).
  */
 async function checkRunFlags(input: RunInput, cli: CliEnv, call: Call): Promise<void> {
   // An --implementer that cannot be split would fail every step it is given (and fail them at their cap).
-  if (input.implementer !== undefined) {
+  for (const [flag, argv] of [
+    ['--implementer', input.implementer],
+    ['--resolver', input.resolver],
+  ] as const) {
+    if (argv === undefined) continue;
     const { tokenizeShell } = await import('../../kernel/light.js');
-    const tok = tokenizeShell(input.implementer);
+    const tok = tokenizeShell(argv);
     if (!tok.ok)
       throw new TugError('InvalidArgument', {
-        reason: `--implementer cannot be split shell-style: ${tok.reason} in ${JSON.stringify(input.implementer)}`,
-        argument: '--implementer',
+        reason: `${flag} cannot be split shell-style: ${tok.reason} in ${JSON.stringify(argv)}`,
+        argument: flag,
       });
   }
   if (input.lease_seconds === undefined && input.heartbeat_seconds === undefined) return;

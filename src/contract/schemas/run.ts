@@ -15,6 +15,7 @@ export const RUN_PHASES = [
   'checkpoints',
   'commit',
   'integrate',
+  'resolve',
   'complete',
 ] as const;
 
@@ -100,6 +101,23 @@ const claimLost = z
   })
   .strict();
 
+/** The integration rebase stopped on a conflict; the resolver gets it (docs/run.md §1.9). */
+const conflict = z
+  .object({ type: z.literal('conflict'), at: timestamp, worker, step_anchor: anchor, files: z.array(z.string()) })
+  .strict();
+
+const conflictResolved = z
+  .object({
+    type: z.literal('conflict_resolved'),
+    at: timestamp,
+    worker,
+    step_anchor: anchor,
+    files: z.array(z.string()),
+    /** Which of the attempt's resolution rounds (1-based) merged it. */
+    round: z.number().int().positive(),
+  })
+  .strict();
+
 const waiting = z.object({ type: z.literal('waiting'), at: timestamp, worker }).strict();
 
 const workerStopped = z
@@ -115,6 +133,9 @@ export const runSummaryFields = {
   commits: z.array(commitHash),
   wall_ms: count,
   workers: z.array(z.object({ worker, busy_ms: count }).strict()),
+  conflicts_resolved: z
+    .array(z.object({ step_anchor: anchor, files: z.array(z.string()), round: z.number().int().positive() }).strict())
+    .optional(),
   error: z
     .object({ code: z.string(), message: z.string(), details: z.record(z.unknown()), hint: z.string().optional() })
     .strict()
@@ -131,6 +152,8 @@ export const runEventSchema = z.discriminatedUnion('type', [
   stepCompleted,
   attemptFailed,
   claimLost,
+  conflict,
+  conflictResolved,
   waiting,
   workerStopped,
   summary,
