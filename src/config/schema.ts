@@ -50,6 +50,23 @@ export const runSchema = z
       .enum(['', 'claude', 'codex'])
       .default('')
       .describe('agent implementer preset (claude | codex) instead of implementer; empty = none'),
+    agent_allow: argv
+      .default([])
+      .describe(
+        "command patterns an agent preset may run besides its own (claude: Bash(<pattern>)), e.g. 'npm test *'",
+      ),
+    heartbeat_seconds: upTo(R.heartbeat_seconds).default(60).describe('heartbeat interval while a step runs'),
+    step_timeout_seconds: upTo(R.step_timeout_seconds).default(3600).describe('wall-clock limit per step attempt'),
+    run_checkpoints: z.boolean().default(true).describe('run checkpoint commands as verification'),
+    base_branch: z.string().min(1).default('main').describe('branch plans start from and merge back into'),
+    setup_command: argv
+      .default([])
+      .describe('argv run in each new or reset worker worktree; empty = link node_modules/.venv'),
+    no_verify: z.boolean().default(false).describe("true: the driver's commits and rebases skip git hooks"),
+    remote: z
+      .string()
+      .default('')
+      .describe('git remote holding the integration branch, shared by hosts (docs/state.md §8); empty = local'),
     resolver: z
       .string()
       .superRefine((v, ctx) => {
@@ -69,23 +86,6 @@ export const runSchema = z
       .max(R.resolve_rounds)
       .default(2)
       .describe('resolver runs per attempt before a conflict fails it; 0 = never resolve'),
-    agent_allow: argv
-      .default([])
-      .describe(
-        "command patterns an agent preset may run besides its own (claude: Bash(<pattern>)), e.g. 'npm test *'",
-      ),
-    heartbeat_seconds: upTo(R.heartbeat_seconds).default(60).describe('heartbeat interval while a step runs'),
-    step_timeout_seconds: upTo(R.step_timeout_seconds).default(3600).describe('wall-clock limit per step attempt'),
-    run_checkpoints: z.boolean().default(true).describe('run checkpoint commands as verification'),
-    base_branch: z.string().min(1).default('main').describe('branch plans start from and merge back into'),
-    setup_command: argv
-      .default([])
-      .describe('argv run in each new or reset worker worktree; empty = link node_modules/.venv'),
-    no_verify: z.boolean().default(false).describe("true: the driver's commits and rebases skip git hooks"),
-    remote: z
-      .string()
-      .default('')
-      .describe('git remote holding the integration branch, shared by hosts (docs/state.md §8); empty = local'),
   })
   .strict();
 
