@@ -8,7 +8,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { adminDirOf } from '../git/dot-git.js';
 import type { GitRunner } from '../git/exec.js';
-import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
 import { trailersFormat, TUG_STEP } from '../git/trailers.js';
 
 /** The rebase git has in progress in the worktree `W` (its admin directory says), or null. */
@@ -77,9 +76,10 @@ export function conflictMarkers(W: string, files: string[]): string[] {
   return out;
 }
 
-/** Stage the resolution: every change of the worktree but the runtime files (as a step's commit does). */
+/** Stage the resolution: every change of the worktree but the runtime files, as a step's commit does. */
 export async function stageResolution(g: GitRunner, W: string): Promise<void> {
-  await g.run(['add', '-A', '--', ...ALL_BUT_RUNTIME], W);
+  const { stageAllButRuntime } = await import('./commit.js');
+  await stageAllButRuntime(g, W);
 }
 
 /**
