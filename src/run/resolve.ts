@@ -16,6 +16,7 @@ import type { PlanStep } from '../plan/types.js';
 import type { AgentName } from './agents.js';
 import { stateCallIn, timed, type RunOptions } from './context.js';
 import { Aborted, StepFailure } from './failure.js';
+import { faultPoint } from './fault.js';
 import type { StepRun } from './step.js';
 import type { ChildOutcome, ConflictBrief } from './types.js';
 
@@ -126,6 +127,7 @@ async function resolveRebase(
     }
     rc.emit({ type: 'conflict_resolved', worker: tree.worker, step_anchor: top.anchor, files, round: rounds.used });
     rc.tally.resolved.push({ step_anchor: top.anchor, files, round: rounds.used });
+    faultPoint(rc.ops.env, 'after-resolve', top.anchor);
     const next = await c.continueRebase(rg, g, W, { notesRewrite: rc.notesRewrite }).catch(async (e: unknown) => {
       await c.abortRebase(g, W);
       if (x.beat.signal.aborted) throw new Aborted();

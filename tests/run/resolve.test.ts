@@ -376,4 +376,24 @@ describe('a driver SIGKILLed during a resolution', () => {
     expect(git(root, 'show', 'tugplan/demo:shared.txt')).toBe('top\nmiddle from step-3\nbottom\n');
     expect(git(root, 'worktree', 'list', '--porcelain')).not.toContain('detached');
   }, 120_000);
+
+  it('killed with the resolution staged and the rebase not continued: healed the same way', () => {
+    const counter = join(tempDir('tugcode-count-'), 'count');
+    const root = conflictRepo(counter);
+    const impl = racingImplementer();
+    const res = resolverScript('merge');
+    const args = ['demo', '--workers', '2', '--implementer', impl.argv, '--resolver', res.argv];
+    const first = runJsonl(root, args, { TUGCODE_RUN_FAULT: 'after-resolve:step-3' });
+    expect(first.code).toBeNull(); // SIGKILL
+    expect(first.events.filter((e) => e.type === 'conflict_resolved')).toHaveLength(1);
+    const again = runJsonl(root, args, { TUGCODE_NOW: new Date(Date.now() + 3_600_000).toISOString() });
+    ok(again);
+    expect([...first.events, ...again.events].filter((e) => e.type === 'step_completed').map((e) => e.step_anchor).sort()).toEqual([
+      'step-1',
+      'step-2',
+      'step-3',
+    ]);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2', 'step-3']);
+    expect(git(root, 'show', 'tugplan/demo:shared.txt')).toBe('top\nmiddle from step-3\nbottom\n');
+  }, 120_000);
 });
