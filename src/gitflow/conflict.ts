@@ -10,20 +10,24 @@ import { adminDirOf } from '../git/dot-git.js';
 import type { GitRunner } from '../git/exec.js';
 import { trailersFormat, TUG_STEP } from '../git/trailers.js';
 
-/** The rebase git has in progress in the worktree `W` (its admin directory says), or null. */
-export function rebaseInProgress(W: string): { dir: string; headName: string | null } | null {
+/**
+ * The rebase git has in progress in the worktree `W` (its admin directory says), or null: the branch it
+ * will update (`refs/heads/…`) and the commit that branch was at (`orig-head`), when git wrote them.
+ */
+export function rebaseInProgress(W: string): { dir: string; headName: string | null; origHead: string | null } | null {
   const admin = adminDirOf(W);
   if (!admin) return null;
+  const read = (f: string) => {
+    try {
+      return readFileSync(f, 'utf8').trim() || null;
+    } catch {
+      return null; // an interrupted start: not written yet
+    }
+  };
   for (const d of ['rebase-merge', 'rebase-apply']) {
     const dir = join(admin, d);
     if (!existsSync(dir)) continue;
-    let headName: string | null = null;
-    try {
-      headName = readFileSync(join(dir, 'head-name'), 'utf8').trim() || null;
-    } catch {
-      // an interrupted start: no head-name yet
-    }
-    return { dir, headName };
+    return { dir, headName: read(join(dir, 'head-name')), origHead: read(join(dir, 'orig-head')) };
   }
   return null;
 }

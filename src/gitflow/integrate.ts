@@ -13,7 +13,7 @@ import { branchCheckedOut, headTip, refTip } from '../git/ref-files.js';
 import { branchTip, currentBranch, isAncestor } from '../git/refs.js';
 import { gitWorktrees, type Repo } from '../git/repo.js';
 import { timed, type TraceFn } from '../git/trace.js';
-import { rebasingBranchOf, unmergedFiles } from './conflict.js';
+import { rebaseInProgress, rebasingBranchOf, unmergedFiles } from './conflict.js';
 
 import { join } from 'node:path';
 import { INTEGRATION_LOCK } from '../contract/layout.js';
@@ -172,7 +172,6 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
     let rebased = false;
     if (!(await timed(tr, 'integrate.ancestor', () => containsTip(g, repo, W, tip)))) {
       const rg = input.rebaseGit ?? g;
-      const before = input.keepConflict ? await headTip(g, W) : null;
       const r = await timed(tr, 'integrate.rebase', () =>
         rg.tryRun(
           [
@@ -196,6 +195,8 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
       });
       if (r.status !== 0) {
         const files = await unmergedFiles(g, W);
+        // Where the branch was before the rebase: git's own record of it (no git call before the rebase).
+        const before = input.keepConflict ? (rebaseInProgress(W)?.origHead ?? null) : null;
         const kept = before !== null && files.length > 0;
         if (!kept) await g.tryRun(['rebase', '--abort'], W);
         const branch = kept ? rebasingBranchOf(W) : await currentBranch(g, W);

@@ -11,7 +11,7 @@ import { isClaimLost, TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
 import type { GitRunner } from '../git/exec.js';
 import { currentBranch, headCommit, isAncestor, resolveCommit } from '../git/refs.js';
-import { rebasingBranchOf, unmergedFiles } from './conflict.js';
+import { rebaseInProgress, rebasingBranchOf, unmergedFiles } from './conflict.js';
 import type { RebaseStop } from './integrate.js';
 
 /** Runs `fn` under a lock, releasing it after. */
@@ -179,12 +179,12 @@ async function rebaseOnto(
   o: { noVerify?: boolean | undefined; keepConflict?: boolean | undefined },
 ): Promise<{ error: TugError; stop?: RebaseStop } | null> {
   const verify = o.noVerify ? ['--no-verify'] : [];
-  const before = o.keepConflict ? await headCommit(g, W) : null;
   const r = await g.tryRun(['rebase', '--quiet', '--no-autosquash', '--no-autostash', ...verify, tip], W, {
     env: { GIT_EDITOR: 'true' },
   });
   if (r.status === 0) return null;
   const files = await unmergedFiles(g, W);
+  const before = o.keepConflict ? (rebaseInProgress(W)?.origHead ?? null) : null;
   const kept = before !== null && files.length > 0;
   if (!kept) await g.tryRun(['rebase', '--abort'], W);
   const branch = kept ? rebasingBranchOf(W) : await currentBranch(g, W);
