@@ -102,7 +102,9 @@ async function resolveRebase(
   for (;;) {
     rc.emit({ type: 'conflict', worker: tree.worker, step_anchor: top.anchor, files });
     x.phase('resolve');
-    const integrated = await c.integratedTouching(g, W, { onto: stop.onto, head: stop.head, files });
+    // Read while the round prepares (side by side with its other reads).
+    const integrated = c.integratedTouching(g, W, { onto: stop.onto, head: stop.head, files });
+    integrated.catch(() => undefined);
     for (;;) {
       if (x.beat.signal.aborted) throw new Aborted();
       if (rounds.used >= rounds.max) {
@@ -128,7 +130,9 @@ async function resolveRebase(
     rc.emit({ type: 'conflict_resolved', worker: tree.worker, step_anchor: top.anchor, files, round: rounds.used });
     rc.tally.resolved.push({ step_anchor: top.anchor, files, round: rounds.used });
     faultPoint(rc.ops.env, 'after-resolve', top.anchor);
-    const next = await c.continueRebase(rg, g, W, { notesRewrite: rc.notesRewrite }).catch(async (e: unknown) => {
+    const next = await timed(x.tr, 'resolve.continue', () =>
+      c.continueRebase(rg, g, W, { notesRewrite: rc.notesRewrite }),
+    ).catch(async (e: unknown) => {
       await c.abortRebase(g, W);
       if (x.beat.signal.aborted) throw new Aborted();
       throw e;
@@ -141,7 +145,7 @@ async function resolveRebase(
     files = next.files;
   }
   // A resolution that took the integrated side whole leaves a step commit empty, and git drops it.
-  const missing = await missingCommits(x, units, stop.onto);
+  const missing = await timed(x.tr, 'resolve.verify', () => missingCommits(x, units, stop.onto));
   if (missing.length === 0) return true;
   rounds.failures.push(`round ${rounds.used}: the resolution left no change in the commit of ${missing.join(', ')}`);
   await g.run(['reset', '--quiet', '--hard', stop.head], W);
@@ -174,7 +178,7 @@ type RoundOutcome = { ok: true } | { ok: false; why: string; restorable: boolean
 async function resolveRound(
   x: StepRun,
   units: PlanStep[],
-  conflict: ConflictBrief,
+  stop: Omit<ConflictBrief, 'integrated'> & { integrated: Promise<ConflictBrief['integrated']> },
   round: number,
   resolver: { implementer: string | null; agent: AgentName | null },
 ): Promise<RoundOutcome> {
@@ -189,15 +193,14 @@ async function resolveRound(
   const { forgetGroup, pgidFile, recordGroup } = await import('./orphans.js');
   const outside = await import('./outside-check.js');
   const { stateDbPath } = await import('../state/context.js');
-  // The unit whose commit git is applying (its trailer); the step itself when none says.
-  const applying = await c.stepsOf(g, W, 'REBASE_HEAD');
-  const u = units.find((v) => applying.includes(v.anchor)) ?? units[units.length - 1]!;
   const scope = outside.runScope(rc, tree);
-  const [state, before, head] = await Promise.all([
-    briefState(x, u),
-    outside.snapshotOutside(g, scope),
-    headTip(g, W),
-  ]);
+  const [applying, before, head, integrated] = await timed(tr, 'resolve.prepare', () =>
+    Promise.all([c.stepsOf(g, W, 'REBASE_HEAD'), outside.snapshotOutside(g, scope), headTip(g, W), stop.integrated]),
+  );
+  // The unit whose commit git is applying (its trailer); the step itself when none says.
+  const u = units.find((v) => applying.includes(v.anchor)) ?? units[units.length - 1]!;
+  const conflict: ConflictBrief = { onto: stop.onto, files: stop.files, integrated };
+  const state = await briefState(x, u);
   const brief = {
     ...stepBrief(rc.prep.plan, u.anchor, { plan_path: rc.prep.planPath, attempt: x.attempt, ...state }),
     conflict,
@@ -220,12 +223,14 @@ async function resolveRound(
     tr?.('resolver', t);
   });
   if (out.aborted || x.beat.signal.aborted) throw new Aborted();
+  const tc = Date.now();
   const changed = outside.outsideChanges(before, await outside.snapshotOutside(g, scope));
   if (changed.length) {
     outside.noteOutsideWrite(rc, u.anchor, x.attempt, changed);
     throw new StepFailure('OutsideWrite', outside.outsideReason(u.anchor, changed, 'resolver'), out);
   }
   const outcome = await judge(x, conflict.files, out, head);
+  tr?.('resolve.check', tc);
   const report = out.final_message?.trim() || out.tail;
   await rc.store
     .artifact(stateCallIn(rc, W), {
