@@ -22,7 +22,7 @@ export { MAX_LEASE_SECONDS };
  */
 export const CONFIG_MAX = {
   state: { lease_seconds: MAX_LEASE_SECONDS, max_attempts: 1000 },
-  run: { workers: 64, heartbeat_seconds: 24 * 3600, step_timeout_seconds: 7 * 24 * 3600, review_rounds: 20 },
+  run: { workers: 64, heartbeat_seconds: 24 * 3600, step_timeout_seconds: 7 * 24 * 3600, review_rounds: 20, resolve_rounds: 100 },
 } as const;
 
 export const CONFIG_DEFAULTS = {
@@ -42,6 +42,8 @@ export const CONFIG_DEFAULTS = {
     reviewer: '',
     review_agent: '' as '' | 'claude' | 'codex',
     review_rounds: 3,
+    resolver: '',
+    resolve_rounds: 2,
   },
   validate: { level: 'normal' as 'lenient' | 'normal' | 'strict' },
   kernel: KERNEL_FILE_DEFAULTS,

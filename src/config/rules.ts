@@ -38,6 +38,8 @@ export const CONFIG_RULES: { [T in keyof ConfigShape]: { [K in keyof ConfigShape
     reviewer: { t: 'argv' },
     review_agent: { t: 'str', enum: ['', 'claude', 'codex'] },
     review_rounds: upTo(R.review_rounds),
+    resolver: { t: 'argv' },
+    resolve_rounds: { t: 'int', min: 0, max: R.resolve_rounds },
   },
   validate: { level: { t: 'str', enum: ['lenient', 'normal', 'strict'] } },
   kernel: KERNEL_RULES,

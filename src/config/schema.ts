@@ -78,6 +78,25 @@ export const runSchema = z
     review_rounds: upTo(R.review_rounds)
       .default(3)
       .describe('REVISE verdicts per attempt before it fails ReviewRejected'),
+    resolver: z
+      .string()
+      .superRefine((v, ctx) => {
+        const tok = tokenizeShell(v);
+        if (!tok.ok)
+          ctx.addIssue({
+            code: 'custom',
+            message: `cannot be split shell-style: ${tok.reason} in ${JSON.stringify(v)}`,
+          });
+      })
+      .default('')
+      .describe('argv string that merges a conflict of the integration rebase (docs/run.md §1.9); empty = the implementer'),
+    resolve_rounds: z
+      .number()
+      .int()
+      .min(0)
+      .max(R.resolve_rounds)
+      .default(2)
+      .describe('resolver runs per attempt before a conflict fails it; 0 = never resolve'),
   })
   .strict();
 

@@ -25,6 +25,7 @@ export const ARTIFACT_KINDS = [
   'coder_report',
   'refactor_report',
   'verification_report',
+  'conflict_resolution',
   'note',
 ] as const;
 export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];

@@ -187,7 +187,7 @@ function pathsOf(entries: StatusEntry[]): string[] {
  * `git add -A -- . ':(exclude)<p>'` when <p> exists and is ignored — `.tug/` after any kernel call,
  * `state.db` in the main checkout — so the exclusions never reach `git add` itself.
  */
-async function stageAllButRuntime(g: GitRunner, W: string, known?: StatusEntry[], also: string[] = []): Promise<void> {
+export async function stageAllButRuntime(g: GitRunner, W: string, known?: StatusEntry[], also: string[] = []): Promise<void> {
   // Only paths whose work tree differs from the index: an entry staged already (`D `, `R `) may name a
   // path that is in neither, which git add would refuse as a pathspec matching nothing.
   const entries = known ?? (await statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME }));

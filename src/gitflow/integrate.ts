@@ -2,7 +2,8 @@
  * Integration (docs/run.md §1 item 4.7, docs/git.md §4 step 5): under the repo-wide integration lock, rebase a
  * worktree's new commits onto the plan's integration branch `tugplan/<slug>` and fast-forward that branch,
  * so parallel worktrees build on each other's completed steps. A conflict aborts the rebase and leaves
- * the worktree's branch exactly as it was.
+ * the worktree's branch exactly as it was — or, when the caller resolves conflicts (`keepConflict`,
+ * docs/run.md §1.9), leaves the rebase stopped on it, outside the lock (conflict.ts continues it).
  */
 import { isClaimLost, TugError } from '../contract/errors.js';
 import type { GitRunner } from '../git/exec.js';
@@ -12,6 +13,7 @@ import { branchCheckedOut, headTip, refTip } from '../git/ref-files.js';
 import { branchTip, currentBranch, isAncestor } from '../git/refs.js';
 import { gitWorktrees, type Repo } from '../git/repo.js';
 import { timed, type TraceFn } from '../git/trace.js';
+import { rebaseInProgress, rebasingBranchOf, unmergedFiles } from './conflict.js';
 
 import { join } from 'node:path';
 import { INTEGRATION_LOCK } from '../contract/layout.js';
@@ -104,11 +106,26 @@ export interface IntegrateInput {
    * that hangs counts against the step's time. When it fails (a timeout), the rebase is aborted first.
    */
   rebaseGit?: GitRunner | undefined;
+  /**
+   * A conflict leaves the rebase stopped in the worktree (the result's `stop`) instead of aborting it, for a
+   * resolver to merge (docs/run.md §1.9). The lock is released either way: a resolution takes minutes.
+   */
+  keepConflict?: boolean | undefined;
+}
+
+/** A rebase left stopped on a conflict (`keepConflict`): what it stopped on. */
+export interface RebaseStop {
+  /** The tip the commits are being rebased onto. */
+  onto: string;
+  /** The unmerged paths. */
+  files: string[];
+  /** The worktree's HEAD before the rebase (its branch's commits; the rebase's `orig-head`). */
+  head: string;
 }
 
 export type IntegrateResult =
   | { integrated: true; head: string; integration_tip: string; rebased: boolean }
-  | { integrated: false; reason: 'integration_conflict'; error: TugError }
+  | { integrated: false; reason: 'integration_conflict'; error: TugError; stop?: RebaseStop }
   | { integrated: false; reason: 'ownership'; error: TugError };
 
 /**
@@ -177,11 +194,12 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
         throw e;
       });
       if (r.status !== 0) {
-        const files = (await g.tryRun(['diff', '--name-only', '--diff-filter=U'], W)).stdout
-          .split('\n')
-          .filter(Boolean);
-        await g.tryRun(['rebase', '--abort'], W);
-        const branch = await currentBranch(g, W);
+        const files = await unmergedFiles(g, W);
+        // Where the branch was before the rebase: git's own record of it (no git call before the rebase).
+        const before = input.keepConflict ? (rebaseInProgress(W)?.origHead ?? null) : null;
+        const kept = before !== null && files.length > 0;
+        if (!kept) await g.tryRun(['rebase', '--abort'], W);
+        const branch = kept ? rebasingBranchOf(W) : await currentBranch(g, W);
         return {
           integrated: false as const,
           reason: 'integration_conflict' as const,
@@ -189,9 +207,11 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
             branch: branch ?? W,
             into: integ,
             files,
-            reason:
-              'rebase onto the integration branch conflicted; the rebase was aborted and the commit stays on the worktree branch',
+            reason: kept
+              ? 'rebase onto the integration branch conflicted; the rebase is stopped there for the resolver'
+              : 'rebase onto the integration branch conflicted; the rebase was aborted and the commit stays on the worktree branch',
           }),
+          ...(kept ? { stop: { onto: tip, files, head: before } } : {}),
         };
       }
       rebased = true;

@@ -11,6 +11,8 @@ import { isClaimLost, TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
 import type { GitRunner } from '../git/exec.js';
 import { currentBranch, headCommit, isAncestor, resolveCommit } from '../git/refs.js';
+import { rebaseInProgress, rebasingBranchOf, unmergedFiles } from './conflict.js';
+import type { RebaseStop } from './integrate.js';
 
 /** Runs `fn` under a lock, releasing it after. */
 export type Locker = <T>(fn: () => Promise<T>) => Promise<T>;
@@ -100,11 +102,14 @@ export interface RemoteIntegrateInput {
   maxAttempts?: number | undefined;
   /** Told every remote tip seen (after each fetch and each push). */
   onTip?: ((tip: string) => void) | undefined;
+  /** A conflict leaves the rebase stopped for a resolver (integrate.ts `keepConflict`, docs/run.md §1.9). */
+  keepConflict?: boolean | undefined;
 }
 
 export type RemoteIntegrateResult =
   | { integrated: true; head: string; base: string; rebased: boolean; attempts: number }
-  | { integrated: false; reason: 'integration_conflict' | 'ownership'; error: TugError }
+  | { integrated: false; reason: 'integration_conflict'; error: TugError; stop?: RebaseStop }
+  | { integrated: false; reason: 'ownership'; error: TugError }
   | { integrated: false; reason: 'push_rejected' | 'push_failed'; error: TugError; attempts: number };
 
 /** Rebase the worktree's branch onto the remote integration tip and push it there, fast-forward only. */
@@ -129,8 +134,8 @@ export async function integrateRemote(input: RemoteIntegrateInput): Promise<Remo
       input.onTip?.(tip);
       let rebased = false;
       if (!(await isAncestor(g, W, tip, 'HEAD'))) {
-        const conflict = await rebaseOnto(g, W, tip, `${remote}/${integ}`, input.noVerify);
-        if (conflict) return { integrated: false, reason: 'integration_conflict', error: conflict };
+        const conflict = await rebaseOnto(g, W, tip, `${remote}/${integ}`, input);
+        if (conflict) return { integrated: false, reason: 'integration_conflict', ...conflict };
         rebased = true;
       }
       const head = (await headCommit(g, W))!;
@@ -162,27 +167,34 @@ export async function integrateRemote(input: RemoteIntegrateInput): Promise<Remo
   };
 }
 
-/** Rebase HEAD's branch onto `tip`; on failure abort the rebase and return MergeConflict naming the files. */
+/**
+ * Rebase HEAD's branch onto `tip`; on failure return MergeConflict naming the files, with the rebase aborted,
+ * or left stopped on the conflict (`keepConflict`, a conflict and not a hook's refusal) as `stop`.
+ */
 async function rebaseOnto(
   g: GitRunner,
   W: string,
   tip: string,
   into: string,
-  noVerify = false,
-): Promise<TugError | null> {
-  const verify = noVerify ? ['--no-verify'] : [];
+  o: { noVerify?: boolean | undefined; keepConflict?: boolean | undefined },
+): Promise<{ error: TugError; stop?: RebaseStop } | null> {
+  const verify = o.noVerify ? ['--no-verify'] : [];
   const r = await g.tryRun(['rebase', '--quiet', '--no-autosquash', '--no-autostash', ...verify, tip], W, {
     env: { GIT_EDITOR: 'true' },
   });
   if (r.status === 0) return null;
-  const files = (await g.tryRun(['diff', '--name-only', '--diff-filter=U'], W)).stdout.split('\n').filter(Boolean);
-  await g.tryRun(['rebase', '--abort'], W);
-  const branch = await currentBranch(g, W);
-  return new TugError('MergeConflict', {
+  const files = await unmergedFiles(g, W);
+  const before = o.keepConflict ? (rebaseInProgress(W)?.origHead ?? null) : null;
+  const kept = before !== null && files.length > 0;
+  if (!kept) await g.tryRun(['rebase', '--abort'], W);
+  const branch = kept ? rebasingBranchOf(W) : await currentBranch(g, W);
+  const error = new TugError('MergeConflict', {
     branch: branch ?? W,
     into,
     files,
-    reason:
-      'rebase onto the remote integration branch conflicted; the rebase was aborted and the commit stays on the worktree branch',
+    reason: kept
+      ? 'rebase onto the remote integration branch conflicted; the rebase is stopped there for the resolver'
+      : 'rebase onto the remote integration branch conflicted; the rebase was aborted and the commit stays on the worktree branch',
   });
+  return kept ? { error, stop: { onto: tip, files, head: before } } : { error };
 }

@@ -108,6 +108,8 @@ const COMMENTS: Record<string, string> = {
   'run.reviewer': "argv string whose verdict gates each step's integration; empty = no review",
   'run.review_agent': 'agent reviewer preset, read-only: claude | codex; empty = none (use reviewer)',
   'run.review_rounds': 'REVISE verdicts per attempt before it fails ReviewRejected',
+  'run.resolver': 'argv string that merges a conflict of the integration rebase; empty = the implementer',
+  'run.resolve_rounds': 'resolver runs per attempt before a conflict fails it; 0 = never resolve',
   'validate.level': 'lenient | normal | strict',
   'kernel.verify': 'none | syntax | tests | typecheck',
   'kernel.test_command': 'argv array; {python} placeholder allowed; empty = detect',

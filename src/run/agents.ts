@@ -25,6 +25,7 @@ import { mkdir, readFile, rm, stat, writeFile, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { invalidArgument } from '../contract/errors.js';
 import { agentPrompt } from './agent-prompt.js';
+import { conflictPrompt } from './resolve-prompt.js';
 import { runChild } from './child.js';
 import {
   agentEnvAdditions,
@@ -353,7 +354,13 @@ export async function runAgent(
       }),
       cwd: o.cwd,
       env,
-      input: role?.prompt ?? agentPrompt(o.brief, { worktree: o.vars.worktree, briefPath: o.briefPath }),
+      // A reviewer brings its own prompt; the resolver of a conflict gets its own (docs/run.md §1.9).
+      input:
+        role?.prompt ??
+        (o.brief.conflict ? conflictPrompt : agentPrompt)(o.brief, {
+          worktree: o.vars.worktree,
+          briefPath: o.briefPath,
+        }),
       timeoutMs: o.timeoutMs,
       logPath: o.logPath,
       ...(o.signal ? { signal: o.signal } : {}),

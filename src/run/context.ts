@@ -33,6 +33,10 @@ export interface RunOptions {
   reviewAgent: import('./agents.js').AgentName | null;
   /** REVISE verdicts per attempt before it fails ReviewRejected. */
   reviewRounds: number;
+  /** `run.resolver`: the command that merges a conflict of the integration rebase (null: the implementer). */
+  resolver: string | null;
+  /** Resolver runs per attempt (docs/run.md §1.9); 0: a conflict fails the attempt at once. */
+  resolveRounds: number;
 }
 
 /**
@@ -88,6 +92,8 @@ export interface RunTally {
   reviews: Map<string, { rounds: number; verdict: import('./types.js').Verdict }>;
   /** Steps this run escalated to a human: the kept commit's ref and the reviewer's reason (docs/run.md §6.3). */
   needsHuman: Map<string, { review_ref: string; reason: string }>;
+  /** Conflicts a resolver merged (docs/run.md §1.9), for the summary. */
+  resolved: { step_anchor: string; files: string[]; round: number }[];
 }
 
 export function newTally(): RunTally {
@@ -99,6 +105,7 @@ export function newTally(): RunTally {
     draining: false,
     reviews: new Map(),
     needsHuman: new Map(),
+    resolved: [],
   };
 }
 

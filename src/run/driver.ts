@@ -46,6 +46,10 @@ export interface RunInput {
   review_agent?: string | undefined;
   /** REVISE verdicts per attempt before it fails ReviewRejected (default: config run.review_rounds). */
   review_rounds?: number | undefined;
+  /** The command that merges a conflict of the integration rebase (default: config run.resolver, else the implementer). */
+  resolver?: string | undefined;
+  /** Resolver runs per attempt (default: config run.resolve_rounds); 0: never resolve. */
+  resolve_rounds?: number | undefined;
 }
 
 export interface RunHooks {
@@ -163,6 +167,8 @@ async function runLocked(
       maxAttempts: config.state.max_attempts,
       ...o.review,
       reviewRounds: input.review_rounds ?? config.run.review_rounds,
+      resolver: input.resolver || config.run.resolver || null,
+      resolveRounds: input.resolve_rounds ?? config.run.resolve_rounds,
     },
     stop,
     emit: (e: EventInput) => hooks.onEvent({ ...e, at: ctx.clock.now() } as RunEvent),
@@ -366,6 +372,7 @@ async function summarize(
     workers: results,
     ...(reviewed ? { review_rounds: [...rc.tally.reviews].map(([step_anchor, r]) => ({ step_anchor, ...r })) } : {}),
     ...(needs_human.length ? { needs_human } : {}),
+    ...(rc.tally.resolved.length ? { conflicts_resolved: [...rc.tally.resolved] } : {}),
   };
   const done = cat.all_steps.length === cat.completed_steps.length;
   let err: TugError | null = null;

@@ -1,10 +1,11 @@
 /**
  * Fault injection for the crash tests of the driver, honoured only when the context's env has
  * `NODE_ENV=test`: `TUGCODE_RUN_FAULT=<point>:<step>` kills this process with SIGKILL when a worker reaches
- * `<point>` for `<step>` (points: `after-integrate`, right after the fast-forward and before `complete`).
+ * `<point>` for `<step>` (points: `after-integrate`, right after the fast-forward and before `complete`;
+ * `after-resolve`, a conflict's resolution checked and staged but the rebase not continued yet).
  * Reads the env it is given, never `process.env`.
  */
-export type FaultPoint = 'after-integrate';
+export type FaultPoint = 'after-integrate' | 'after-resolve';
 
 export function faultPoint(env: Record<string, string | undefined>, point: FaultPoint, step: string): void {
   if (env.NODE_ENV !== 'test' || env.TUGCODE_RUN_FAULT !== `${point}:${step}`) return;

@@ -9,6 +9,7 @@ import { TugError } from '../contract/errors.js';
 import type { Locker } from '../gitflow/remote.js';
 import { stateCallIn, type RunSetup } from './context.js';
 import type { Beat } from './heartbeat.js';
+import type { Integration } from './resolve.js';
 import { Aborted, StepFailure } from './step.js';
 
 export interface RemoteRun {
@@ -19,8 +20,11 @@ export interface RemoteRun {
   sync(): Promise<string>;
   /** Fetch, mirror the local branch, and return the remote-tracking ref to read trailers from. */
   syncRef(): Promise<string>;
-  /** Integrate the worktree's commits on the remote; `before` is the tip they were rebased onto. */
-  integrate(worktree: string, beat: Beat): Promise<{ before: string; after: string }>;
+  /**
+   * Integrate the worktree's commits on the remote; `before` is the tip they were rebased onto. With
+   * `keepConflict` a conflict comes back as the rebase left stopped (`stop`, docs/run.md §1.9).
+   */
+  integrate(worktree: string, beat: Beat, o?: { keepConflict?: boolean }): Promise<Integration>;
   /**
    * A claim taken over from an expired lease whose step is on the remote already (its host died between
    * the push and `complete`): the claim is released and the step settled by reconcile. Returns whether so.
@@ -103,7 +107,7 @@ export async function openRemote(rc: RunSetup, name: string): Promise<RemoteRun>
       });
       return true;
     },
-    async integrate(W, beat) {
+    async integrate(W, beat, o) {
       const r = await integrateRemote({
         git: g,
         worktree: W,
@@ -114,9 +118,11 @@ export async function openRemote(rc: RunSetup, name: string): Promise<RemoteRun>
         heartbeat: () => beat.now(),
         noVerify,
         onTip: seen,
+        keepConflict: o?.keepConflict,
       });
       if (r.integrated) return { before: r.base, after: r.head };
       if (r.reason === 'ownership') throw new Aborted();
+      if (r.reason === 'integration_conflict' && r.stop) return { stop: r.stop };
       // Other hosts kept winning the push: hand the claim back (Busy), it is claimed again on a newer tip.
       if (r.reason === 'push_rejected') throw r.error;
       if (r.reason === 'push_failed') throw new StepFailure('HookFailed', r.error.message);

@@ -25,6 +25,8 @@ export class LiveView {
   private failedAttempts = 0;
   /** Steps escalated to a human during this run (docs/run.md §6.3). */
   private needsHuman = 0;
+  /** Conflicts a resolver merged (docs/run.md §1.9). */
+  private resolved = 0;
   /** Lines of the block currently on screen (the cursor sits just below it). */
   private shown = 0;
   private timer: ReturnType<typeof setInterval> | null;
@@ -85,6 +87,12 @@ export class LiveView {
         this.needsHuman++;
         for (const [name, w] of this.workers)
           if (w.kind === 'busy' && w.step === e.step_anchor) this.workers.set(name, { kind: 'idle', since: now });
+        break;
+      case 'conflict':
+        permanent = eventLine(e, this.o);
+        break;
+      case 'conflict_resolved':
+        this.resolved++;
         permanent = eventLine(e, this.o);
         break;
       case 'waiting':
@@ -150,8 +158,12 @@ export class LiveView {
       this.needsHuman > 0
         ? paint('yellow', `  ${this.needsHuman} need${this.needsHuman === 1 ? 's' : ''} a human`)
         : '';
+    const resolved =
+      this.resolved > 0
+        ? paint('green', `  ${this.resolved} conflict${this.resolved === 1 ? '' : 's'} resolved`)
+        : '';
     const plan = this.o.plan_path.slice(this.o.plan_path.lastIndexOf('/') + 1);
-    return `[${bar}] ${this.done}/${total} steps  ${plan}  ${duration(now - this.started)}${failed}${human}`;
+    return `[${bar}] ${this.done}/${total} steps  ${plan}  ${duration(now - this.started)}${failed}${human}${resolved}`;
   }
 
   private draw(permanent: string | null = null): void {

@@ -5,7 +5,7 @@
  * (docs/output.md §1), so a terminal shows it once. cli-table3 is loaded only here, when the table is drawn; the style follows
  * src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
  */
-import { duration, painter, shortHash } from './render-text.js';
+import { duration, fileList, painter, shortHash } from './render-text.js';
 import type { RunSummary } from './types.js';
 import { table } from '../util/table.js';
 import { decideCommands } from '../contract/errors.js';
@@ -54,6 +54,9 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
     `${counts.join(', ')} · ${s.commits.length} commit${s.commits.length === 1 ? '' : 's'} · wall ${duration(s.wall_ms)}`,
   ];
   if (s.commits.length > 0) tail.push(`commits: ${s.commits.map(shortHash).join(' ')}`);
+  // Conflicts a resolver merged in the same attempt (docs/run.md §1.9): no step was redone for them.
+  for (const c of s.conflicts_resolved ?? [])
+    tail.push(`conflict resolved: ${c.step_anchor} (round ${c.round}) in ${fileList(c.files)}`);
   return [...blocks, tail.join('\n')].join('\n\n') + '\n';
 }
 

@@ -36,6 +36,13 @@ export function reasonLine(code: string, reason: string, max = 200): string {
   return r.length > max ? r.slice(0, max - 1) + '…' : r;
 }
 
+/** `a.ts, b.ts and 3 more`. */
+export function fileList(files: string[], max = 3): string {
+  if (files.length === 0) return 'the tree';
+  const shown = files.slice(0, max).join(', ');
+  return files.length > max ? `${shown} and ${files.length - max} more` : shown;
+}
+
 /**
  * One readable line for an event (no newline), or null for `summary` (the caller prints the summary
  * table). `w1 step-2 claimed (attempt 1)`, `w1 step-2 → implementer`, `w2 step-3 completed abc123456789`,
@@ -83,6 +90,10 @@ export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }
         `(kept as ${e.review_ref}; ${decideCommands(o.plan_path, e.step_anchor)[0]}, --revise or --reject)`
       );
     }
+    case 'conflict':
+      return `${e.worker} ${e.step_anchor} ${paint('yellow', 'conflict')} in ${fileList(e.files)}: resolving`;
+    case 'conflict_resolved':
+      return `${e.worker} ${e.step_anchor} ${paint('green', 'conflict resolved')} (round ${e.round}): ${fileList(e.files)}`;
     case 'waiting':
       return `${e.worker} waiting`;
     case 'worker_stopped':

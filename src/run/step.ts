@@ -41,6 +41,11 @@ export interface StepRun {
   tr?: TraceFn | undefined;
   /** What a human's `state decide --revise` left for the step (docs/run.md §6.3): in each unit's brief. */
   humanNotes?: string | null | undefined;
+  /**
+   * Runs after a conflict of the integration was resolved and the checkpoints passed again, before the
+   * next integration try (docs/run.md §1.9): where the review gate checks the merged commits again.
+   */
+  afterResolve?: ((units: PlanStep[]) => Promise<void>) | undefined;
 }
 
 /**
@@ -328,8 +333,17 @@ export async function briefState(x: StepRun, u: PlanStep) {
   return { statuses, previous_failures, human_notes: x.humanNotes };
 }
 
+/**
+ * After a resolved conflict (docs/run.md §1.9): every unit's command checkpoints again, on the merged tree
+ * (their items are completed already: nothing is recorded unless one fails).
+ */
+export async function checkpointsAgain(x: StepRun, units: PlanStep[]): Promise<void> {
+  if (!x.rc.opts.checkpoints) return;
+  for (const u of units) await checkpointPhase(x, u, { again: true });
+}
+
 /** The unit's command checkpoints, each run in the worktree and marked completed (docs/run.md §3). */
-async function checkpointPhase(x: StepRun, u: PlanStep): Promise<void> {
+async function checkpointPhase(x: StepRun, u: PlanStep, o: { again?: boolean } = {}): Promise<void> {
   const { rc } = x;
   const W = x.tree.path;
   const { checkpointCommand, runCheckpoint } = await import('./checkpoints.js');
@@ -354,7 +368,7 @@ async function checkpointPhase(x: StepRun, u: PlanStep): Promise<void> {
       cwd: W,
       env: rc.ops.env,
       timeoutMs: x.left(),
-      logPath: logPathOf(rc, u.anchor, x.attempt, `checkpoint${c.ordinal}-attempt`),
+      logPath: logPathOf(rc, u.anchor, x.attempt, `checkpoint${c.ordinal}${o.again ? '-resolved' : ''}-attempt`),
       signal: x.beat.signal,
     });
     if (out.aborted || x.beat.signal.aborted) throw new Aborted();
@@ -365,6 +379,7 @@ async function checkpointPhase(x: StepRun, u: PlanStep): Promise<void> {
         out,
         'verification_report',
       );
+    if (o.again) continue;
     await rc.store.update(x.sc, {
       ...ownerOf(x, u),
       items: [{ kind: 'checkpoint', ordinal: c.ordinal, status: 'completed' }],

@@ -4,7 +4,17 @@
  */
 
 export type Phase =
-  'reset' | 'setup' | 'refactors' | 'implementer' | 'checkpoints' | 'commit' | 'review' | 'integrate' | 'complete';
+  | 'reset'
+  | 'setup'
+  | 'refactors'
+  | 'implementer'
+  | 'checkpoints'
+  | 'commit'
+  | 'review'
+  | 'integrate'
+  /** A conflict of the integration rebase, in the resolver's hands (docs/run.md §1.9). */
+  | 'resolve'
+  | 'complete';
 
 /** The `reason_code` of `attempt_failed` and the first word of the `state fail` reason (docs/run.md §1). */
 export type FailCode =
@@ -97,6 +107,8 @@ export type RunEvent =
       summary: string;
     }
   | { type: 'needs_human'; at: string; step_anchor: string; review_ref: string; reason: string }
+  | { type: 'conflict'; at: string; worker: WorkerName; step_anchor: string; files: string[] }
+  | { type: 'conflict_resolved'; at: string; worker: WorkerName; step_anchor: string; files: string[]; round: number }
   | { type: 'waiting'; at: string; worker: WorkerName }
   | { type: 'worker_stopped'; at: string; worker: WorkerName; reason: 'done' | 'signal' }
   | ({ type: 'summary'; at: string } & RunSummary);
@@ -113,6 +125,8 @@ export interface RunSummary {
   review_rounds?: { step_anchor: string; rounds: number; verdict: Verdict }[];
   /** Steps waiting for `tugcode state decide` (docs/run.md §6.3); present when there are any. */
   needs_human?: { step_anchor: string; review_ref: string; reason: string }[];
+  /** Conflicts a resolver merged during the run (docs/run.md §1.9); absent when there were none. */
+  conflicts_resolved?: { step_anchor: string; files: string[]; round: number }[];
   /** When status is `error`: the error object of docs/output.md §2. */
   error?: { code: string; message: string; details: Record<string, unknown>; hint?: string };
 }
@@ -141,6 +155,21 @@ export interface StepBrief {
   human_notes?: string;
   /** In a REVISE round: the reviewer's issues to address (docs/run.md §6.2); only then. */
   review_issues?: ReviewIssue[];
+  /** Set for the resolver of a conflict (docs/run.md §1.9): what the integration rebase stopped on. */
+  conflict?: ConflictBrief;
+}
+
+/** The conflict a resolver is asked to merge (docs/run.md §1.9). */
+export interface ConflictBrief {
+  /** The integration tip the step's commits are being rebased onto. */
+  onto: string;
+  /** The conflicted files, repo-relative. */
+  files: string[];
+  /**
+   * The integration commits since the step's base that touched those files, oldest first: the step each
+   * carries in its `Tug-Step` trailer (null for a commit without one), its hash and subject.
+   */
+  integrated: { step_anchor: string | null; commit: string; subject: string }[];
 }
 
 /** The reviewer's stdin (docs/run.md §6.1): the step's brief plus `review`. */

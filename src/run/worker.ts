@@ -22,6 +22,7 @@ import { faultPoint } from './fault.js';
 import { integrationTip } from './refs.js';
 import { startHeartbeat } from './heartbeat.js';
 import { Aborted, executeStep, StepFailure, type StepRun } from './step.js';
+import type { Integration } from './resolve.js';
 import type { Phase } from './types.js';
 import { ensureWorkerTree, linkDependencies, resetTree, brokenTree, workerTree, type WorkerTree } from './worktrees.js';
 
@@ -287,7 +288,8 @@ async function runClaimed(
       if (gate === 'revised') await timed(tr, 'preconditions', () => checkPreconditions(x, units));
     }
     x.phase('integrate');
-    const head = await timed(tr, 'integrate', () => integrateStep(x));
+    const { integrateResolving } = await import('./resolve.js');
+    const head = await timed(tr, 'integrate', () => integrateResolving(x, units, (keep) => integrateStep(x, keep)));
     faultPoint(rc.ops.env, 'after-integrate', step.anchor);
     x.phase('complete');
     tree.integratedHead = head.after;
@@ -322,10 +324,14 @@ async function checkPreconditions(x: StepRun, units: PlanStep[]): Promise<void> 
   }
 }
 
-async function integrateStep(x: StepRun): Promise<{ before: string; after: string }> {
+/**
+ * One integration of the step's commits (docs/run.md §1 item 4.7). `keep`: a conflict comes back as the
+ * rebase left stopped, for the resolver (resolve.ts); otherwise it fails the attempt IntegrationConflict.
+ */
+async function integrateStep(x: StepRun, keep: boolean): Promise<Integration> {
   const { rc, beat } = x;
   const W = x.tree.path;
-  if (rc.remote) return rc.remote.integrate(W, beat);
+  if (rc.remote) return rc.remote.integrate(W, beat, { keepConflict: keep });
   const [{ integrate }, { boundedGitRunner }] = await Promise.all([
     import('../gitflow/integrate.js'),
     import('../git/bounded.js'),
@@ -342,6 +348,7 @@ async function integrateStep(x: StepRun): Promise<{ before: string; after: strin
     trace: x.tr,
     notesRewrite: rc.notesRewrite,
     noVerify: rc.flow.config.run.no_verify,
+    keepConflict: keep,
   }).catch((e: unknown) => {
     if (beat.signal.aborted) throw new Aborted();
     if (e instanceof TugError && e.code === 'GitError' && e.details.timed_out === true)
@@ -350,6 +357,7 @@ async function integrateStep(x: StepRun): Promise<{ before: string; after: strin
   });
   if (r.integrated) return { before, after: r.head };
   if (r.reason === 'ownership') throw new Aborted();
+  if (r.stop) return { stop: r.stop };
   const files = (r.error.details.files as string[] | undefined) ?? [];
   if (files.length === 0)
     throw new StepFailure('HookFailed', `rebase onto ${rc.prep.integration} failed without a conflict (a git hook?)`);

@@ -17,6 +17,7 @@ import {
   worktreeDir,
 } from '../contract/layout.js';
 import { adminDirOf, linkedWorktreeFault } from '../git/dot-git.js';
+import { abortRebase, rebaseInProgress, rebasingBranchOf } from '../gitflow/conflict.js';
 import type { GitRunner } from '../git/exec.js';
 import type { Repo } from '../git/repo.js';
 import { ensureGitignoreLines } from '../util/gitignore.js';
@@ -110,7 +111,10 @@ export async function leftoverTrees(
     .filter((b) => !owned.has(b))
     .map((b) => ({ branch: b, reason: `branch ${b} exists and was not made by tugcode run for this plan` }));
   const out: WorkerTree[] = [];
-  for (const w of trees) {
+  for (const t of trees) {
+    // A worker tree a killed run left mid-rebase (a conflict in the resolver's hands, docs/run.md §1.9) has a
+    // detached HEAD: it is still its worker branch's, and the reset that adopts it aborts the rebase.
+    const w = t.branch === null ? { ...t, branch: rebasingBranchOf(t.path) } : t;
     // The run's directory for worker k with another branch (or none) checked out: the run would reset it.
     const d = workerOfDir(basename(w.path), slug);
     if (d !== null && dirname(w.path) === join(repo.mainRoot, TUGTREE_DIR) && w.branch !== workerBranch(slug, d)) {
@@ -118,13 +122,14 @@ export async function leftoverTrees(
       foreign.push({ branch: workerBranch(slug, d), path: w.path, reason: `${w.path} has ${what} checked out` });
       continue;
     }
-    const k = w.branch ? workerOfBranch(w.branch, slug) : null;
-    if (k === null || !owned.has(w.branch!)) continue;
-    if (w.path !== worktreeDir(repo.mainRoot, w.branch!)) {
-      foreign.push({ branch: w.branch!, path: w.path, reason: `branch ${w.branch} is checked out in ${w.path}` });
+    const branch = w.branch;
+    const k = branch ? workerOfBranch(branch, slug) : null;
+    if (k === null || !owned.has(branch!)) continue;
+    if (w.path !== worktreeDir(repo.mainRoot, branch!)) {
+      foreign.push({ branch: branch!, path: w.path, reason: `branch ${branch} is checked out in ${w.path}` });
       continue;
     }
-    if (existsSync(w.path)) out.push({ worker: `w${k}`, k, path: w.path, branch: w.branch! });
+    if (existsSync(w.path)) out.push({ worker: `w${k}`, k, path: w.path, branch: branch! });
   }
   const first = foreign[0];
   if (first && o.foreign === 'refuse') {
@@ -163,6 +168,12 @@ export async function resetTree(
   guardTree(path);
   const removed = clearStaleIndexLock(path);
   if (removed) onLockRemoved?.(removed);
+  // A rebase left stopped (a failed or killed resolution, docs/run.md §1.9): the branch back first, so the
+  // reset moves the branch and not a detached HEAD, and the next rebase can start.
+  if (rebaseInProgress(path)) {
+    await abortRebase(g, path);
+    known = undefined;
+  }
   if (known && known.head === tip) return false;
   const before = known?.head ?? (await g.tryRun(['rev-parse', '--verify', '--quiet', 'HEAD'], path)).stdout.trim();
   try {

@@ -5,6 +5,7 @@
  * the literal `tugcode state …` commands it names. One suite per agent (claude.test.ts, codex.test.ts), so
  * the two run side by side.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -240,6 +241,73 @@ export function agentSuite(agent: Agent): void {
       expect(failed[0].reason).toMatch(reason);
       expect(failed[0].reason).not.toMatch(/^\S+: the implementer exited \d+: \{/); // not a raw JSON line
       expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+    });
+
+    it('as the resolver: a conflict with an integrated commit is merged in the same attempt through its edit tool', async () => {
+      const root = realpathSync(
+        runRepo(planText([step(1, 'Base', { checkpoint: 'node check.mjs shared.txt' })]), 'demo', {
+          ...ONE_ATTEMPT,
+          ...CHECK,
+          'shared.txt': 'top\nmiddle\nbottom\n',
+        }),
+      );
+      // While the implementer works, another step's commit changes the same line on the integration branch
+      // (plumbing only: no checkout or worktree of the user's changes).
+      let injected = false;
+      const inject = () => {
+        injected = true;
+        const idx = join(tempDir('tugcode-idx-'), 'index');
+        const env = { ...process.env, GIT_INDEX_FILE: idx };
+        const sh = (args: string[], input?: string) =>
+          execFileSync('git', ['-C', root, ...args], { env, encoding: 'utf8', input }).trim();
+        const tip = sh(['rev-parse', 'tugplan/demo']);
+        sh(['read-tree', tip]);
+        const blob = sh(['hash-object', '-w', '--stdin'], 'top\nmiddle from the left\nbottom\n');
+        sh(['update-index', '--cacheinfo', `100644,${blob},shared.txt`]);
+        const commit = sh(
+          ['-c', 'user.name=o', '-c', 'user.email=o@e', 'commit-tree', sh(['write-tree']), '-p', tip, '-F', '-'],
+          'feat: left\n\nTug-Step: step-9\nTug-Plan: .tugtool/tugplan-demo.md\n',
+        );
+        sh(['update-ref', 'refs/heads/tugplan/demo', commit, tip]);
+      };
+      const isResolver = (t: Turn) => t.prompt.includes('You are resolving a merge conflict');
+      const script: Script = (t) => {
+        const p = fromPrompt(t);
+        const file = join(p.worktree, 'shared.txt');
+        const plan = isResolver(t)
+          ? [
+              (): Action => ({ read: file }),
+              (): Action => ({ write: file, content: 'top\nmiddle from the left\nmiddle by the agent\nbottom\n' }),
+              (): Action => ({ text: 'Merged shared.txt: kept both middle lines' }),
+            ]
+          : [
+              (): Action => {
+                if (!injected) inject();
+                return { read: file };
+              },
+              (): Action => ({ write: file, content: 'top\nmiddle by the agent\nbottom\n' }),
+              (): Action => ({ text: 'Implemented step-1' }),
+            ];
+        return plan[Math.min(t.results.length, plan.length - 1)]!();
+      };
+      const r = await run(root, script, ['--workers', '1']);
+      expect(r.events.at(-1), r.stdout + r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+      expect(r.events.filter((e) => e.type === 'attempt_failed')).toEqual([]);
+      expect(r.events.filter((e) => e.type === 'conflict_resolved')).toEqual([
+        expect.objectContaining({ step_anchor: 'step-1', files: ['shared.txt'], round: 1 }),
+      ]);
+      // The resolver's prompt named the file and the integrated step that changed it.
+      const prompt = server!.turns.find(isResolver)!.prompt;
+      expect(prompt).toContain('- shared.txt');
+      expect(prompt).toMatch(/- step-9: feat: left \([0-9a-f]{12}\)/);
+      // Every tool call went through (the Read before the Write, nothing refused).
+      for (const t of server!.turns) for (const res of t.results) expect(res).not.toMatch(/refused|denied|not been read/i);
+      expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-9', 'step-1']);
+      expect(git(root, 'show', 'tugplan/demo:shared.txt')).toBe('top\nmiddle from the left\nmiddle by the agent\nbottom\n');
+      const art = db(root, (d) =>
+        d.prepare("SELECT summary, content FROM step_artifacts WHERE kind = 'conflict_resolution'").all(),
+      );
+      expect(art).toEqual([{ summary: 'round 1: resolved shared.txt', content: 'Merged shared.txt: kept both middle lines' }]);
     });
 
     it('a hung model fails the attempt with StepTimeout', async () => {

@@ -63,6 +63,15 @@ const samples: { [K in RunEvent['type']]: Extract<RunEvent, { type: K }> } = {
     review_ref: 'refs/tugplan/review/demo/step-3',
     reason: 'the plan asks for two incompatible things',
   },
+  conflict: { type: 'conflict', at, worker: 'w2', step_anchor: 'step-3', files: ['src/a.ts'] },
+  conflict_resolved: {
+    type: 'conflict_resolved',
+    at,
+    worker: 'w2',
+    step_anchor: 'step-3',
+    files: ['src/a.ts'],
+    round: 1,
+  },
   waiting: { type: 'waiting', at, worker: 'w2' },
   worker_stopped: { type: 'worker_stopped', at, worker: 'w1', reason: 'done' },
   summary: {

@@ -14,6 +14,7 @@ export type Agent = 'claude' | 'codex';
 export type Action =
   | { bash: string } // claude: the Bash tool; codex: exec_command
   | { write: string; content: string } // claude: the Write tool; codex: exec_command writing the file
+  | { read: string } // claude: the Read tool (its Write refuses a file not read first); codex: exec_command cat
   | { text: string } // the final message
   | { http: number; message?: string } // an HTTP error (500, …)
   | { overloaded: true }
@@ -103,7 +104,9 @@ function claudeReply(res: ServerResponse, body: any, a: Exclude<Action, { hang: 
     const [name, input] =
       'bash' in a
         ? ['Bash', { command: a.bash, description: 'Run a command' }]
-        : ['Write', { file_path: a.write, content: a.content }];
+        : 'read' in a
+          ? ['Read', { file_path: a.read }]
+          : ['Write', { file_path: a.write, content: a.content }];
     ev('content_block_start', {
       type: 'content_block_start',
       index: 0,
@@ -158,7 +161,9 @@ function codexReply(res: ServerResponse, a: Exclude<Action, { hang: true }>, n: 
       id: `fc_${n}`,
       call_id: `call_${n}`,
       name: 'exec_command',
-      arguments: JSON.stringify({ cmd: 'bash' in a ? a.bash : writeCommand(a.write, a.content) }),
+      arguments: JSON.stringify({
+        cmd: 'bash' in a ? a.bash : 'read' in a ? `cat '${a.read.replace(/'/g, `'\\''`)}'` : writeCommand(a.write, a.content),
+      }),
     };
   ev('response.output_item.done', { type: 'response.output_item.done', item });
   ev('response.completed', {

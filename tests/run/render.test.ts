@@ -312,3 +312,55 @@ describe('summaryText', () => {
     expect(await summaryText(empty, { color: false })).toBe('0 completed · 0 commits · wall 300ms\n');
   });
 });
+
+describe('conflicts resolved in the same attempt (docs/run.md §1.9)', () => {
+  const events: RunEvent[] = [
+    { type: 'phase', at, worker: 'w2', step_anchor: 'step-3', phase: 'integrate' },
+    { type: 'conflict', at, worker: 'w2', step_anchor: 'step-3', files: ['a.ts', 'b.ts', 'c.ts', 'd.ts'] },
+    { type: 'phase', at, worker: 'w2', step_anchor: 'step-3', phase: 'resolve' },
+    { type: 'conflict_resolved', at, worker: 'w2', step_anchor: 'step-3', files: ['a.ts'], round: 2 },
+  ];
+  const render = (mode: RenderMode) => {
+    const writes: string[] = [];
+    const r = createRenderer(mode, {
+      write: (s) => writes.push(s),
+      color: false,
+      now: () => 0,
+      steps_total: 4,
+      steps_done: 1,
+      workers: ['w1', 'w2'],
+      plan_path: '.tugtool/tugplan-demo.md',
+    });
+    for (const e of events) r.event(e);
+    r.close();
+    return writes.join('');
+  };
+
+  it('the lines and the live view print the conflict and its resolution; the bar counts them', () => {
+    expect(render('lines')).toBe(
+      [
+        'w2 step-3 → integrate',
+        'w2 step-3 conflict in a.ts, b.ts, c.ts and 1 more: resolving',
+        'w2 step-3 → resolve',
+        'w2 step-3 conflict resolved (round 2): a.ts',
+        '',
+      ].join('\n'),
+    );
+    expect(screen(render('live'))).toEqual([
+      'w2 step-3 conflict in a.ts, b.ts, c.ts and 1 more: resolving',
+      'w2 step-3 conflict resolved (round 2): a.ts',
+      'w1  idle',
+      'w2  step-3  resolve      0ms',
+      '[██████░░░░░░░░░░░░░░░░░░] 1/4 steps  tugplan-demo.md  0ms  1 conflict resolved',
+      '',
+    ]);
+  });
+
+  it('the summary lists them after the commits', async () => {
+    const text = await summaryText(
+      { ...summary, conflicts_resolved: [{ step_anchor: 'step-3', files: ['a.ts'], round: 1 }] },
+      { color: false },
+    );
+    expect(text.trimEnd().split('\n').at(-1)).toBe('conflict resolved: step-3 (round 1) in a.ts');
+  });
+});

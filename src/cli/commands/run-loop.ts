@@ -51,16 +51,17 @@ function exitOf(summary: RunSummary, signal: 'SIGINT' | 'SIGTERM' | null): numbe
 }
 
 /**
- * Flags refused before anything runs: an --implementer whose quotes do not balance, and `--lease-duration`
+ * Flags refused before anything runs: an --implementer or --resolver whose quotes do not balance, and `--lease-duration`
  * with `--heartbeat` (each or the config's value) when the lease would lapse before its first heartbeat
  * (the config alone is checked when it loads).
  */
 async function checkRunFlags(input: RunInput, cli: CliEnv, call: Call): Promise<void> {
-  // An --implementer (or --reviewer) that cannot be split would fail every step it is given (and fail them at
+  // An --implementer (or --reviewer, --resolver) that cannot be split would fail every step it is given (and fail them at
   // their cap).
   for (const [flag, text] of [
     ['--implementer', input.implementer],
     ['--reviewer', input.reviewer],
+    ['--resolver', input.resolver],
   ] as const) {
     if (text === undefined) continue;
     const { tokenizeShell } = await import('../../kernel/light.js');

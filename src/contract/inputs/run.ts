@@ -61,6 +61,23 @@ export const run: InputTable = {
       placeholder: '<n>',
       description: 'REVISE verdicts per attempt before it fails ReviewRejected (default: config run.review_rounds)',
     },
+    resolver: {
+      type: 'string',
+      max: 8192,
+      placeholder: '<argv>',
+      description:
+        'command that merges a conflict of the integration rebase in the worktree, the brief with its conflict ' +
+        'on stdin (default: config run.resolver, else the implementer)',
+    },
+    resolve_rounds: {
+      type: 'int',
+      min: 0,
+      max: 100,
+      placeholder: '<n>',
+      description:
+        'resolver runs per attempt before a conflict fails it (IntegrationConflict); 0 = never resolve ' +
+        '(default: config run.resolve_rounds)',
+    },
     base: {
       type: 'string',
       max: MAX_PATH,

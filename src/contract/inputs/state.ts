@@ -124,7 +124,8 @@ export const stateArtifact = t('state artifact', 'record an audit breadcrumb for
     max: 64,
     placeholder: '<kind>',
     description:
-      'architect_strategy, reviewer_verdict, auditor_summary, coder_report, refactor_report, verification_report, note',
+      'architect_strategy, reviewer_verdict, auditor_summary, coder_report, refactor_report, verification_report, ' +
+      'conflict_resolution, note',
   },
   // Every artifact has a summary: the table says so for the CLI and the MCP tool alike.
   summary: {

@@ -16,6 +16,7 @@ export const RUN_PHASES = [
   'commit',
   'review',
   'integrate',
+  'resolve',
   'complete',
 ] as const;
 
@@ -148,6 +149,23 @@ const needsHuman = z
   })
   .strict();
 
+/** The integration rebase stopped on a conflict; the resolver gets it (docs/run.md §1.9). */
+const conflict = z
+  .object({ type: z.literal('conflict'), at: timestamp, worker, step_anchor: anchor, files: z.array(z.string()) })
+  .strict();
+
+const conflictResolved = z
+  .object({
+    type: z.literal('conflict_resolved'),
+    at: timestamp,
+    worker,
+    step_anchor: anchor,
+    files: z.array(z.string()),
+    /** Which of the attempt's resolution rounds (1-based) merged it. */
+    round: z.number().int().positive(),
+  })
+  .strict();
+
 const waiting = z.object({ type: z.literal('waiting'), at: timestamp, worker }).strict();
 
 const workerStopped = z
@@ -169,6 +187,9 @@ export const runSummaryFields = {
   needs_human: z
     .array(z.object({ step_anchor: anchor, review_ref: z.string().min(1), reason: z.string() }).strict())
     .optional(),
+  conflicts_resolved: z
+    .array(z.object({ step_anchor: anchor, files: z.array(z.string()), round: z.number().int().positive() }).strict())
+    .optional(),
   error: z
     .object({ code: z.string(), message: z.string(), details: z.record(z.unknown()), hint: z.string().optional() })
     .strict()
@@ -187,6 +208,8 @@ export const runEventSchema = z.discriminatedUnion('type', [
   claimLost,
   review,
   needsHuman,
+  conflict,
+  conflictResolved,
   waiting,
   workerStopped,
   summary,

@@ -1,0 +1,283 @@
+/**
+ * Conflicts resolved in the same attempt (docs/run.md §1.9). When the integration rebase stops on a
+ * conflict, the rebase stays stopped in the worker's worktree (under the claim: its heartbeat goes on, the
+ * integration lock is released) and the resolver runs there — `run.resolver`, else the implementer (an
+ * agent preset gets a conflict prompt) — with the step's brief plus `conflict`. Untrusted like the
+ * implementer: nothing outside the worktree may change, and it must leave git to the driver. Then: no
+ * conflict markers and no unmerged paths, stage, `rebase --continue` without an editor (again for the next
+ * commit that conflicts), each step commit still there, the checkpoints again (and the review gate, when
+ * one is wired: StepRun.afterResolve), and integrate, which may rebase once more onto a newer tip. At most
+ * `resolve_rounds` resolver runs per attempt; a failed run is a used round. Then the rebase is aborted and
+ * the attempt fails `IntegrationConflict` as before (redone on the newer tip).
+ */
+import { TugError } from '../contract/errors.js';
+import type { RebaseStop } from '../gitflow/integrate.js';
+import type { PlanStep } from '../plan/types.js';
+import type { AgentName } from './agents.js';
+import { stateCallIn, timed, type RunOptions } from './context.js';
+import { Aborted, StepFailure } from './failure.js';
+import { faultPoint } from './fault.js';
+import type { StepRun } from './step.js';
+import type { ChildOutcome, ConflictBrief } from './types.js';
+
+/** An integration that landed: the tip it was rebased onto and the new tip. */
+export interface Landed {
+  before: string;
+  after: string;
+}
+
+/** One integration try: landed, or a rebase left stopped on a conflict (only when asked to keep it). */
+export type Integration = Landed | { stop: RebaseStop };
+
+/** Which command or preset resolves (docs/run.md §1.9): `run.resolver`, else the implementer; null: none. */
+export function resolverOf(
+  opts: Pick<RunOptions, 'resolver' | 'implementer' | 'agent'>,
+): { implementer: string | null; agent: AgentName | null } | null {
+  if (opts.resolver) return { implementer: opts.resolver, agent: null };
+  if (opts.agent) return { implementer: null, agent: opts.agent };
+  if (opts.implementer) return { implementer: opts.implementer, agent: null };
+  return null;
+}
+
+/** The attempt's resolver runs: how many were used and why the failed ones failed. */
+interface Rounds {
+  used: number;
+  max: number;
+  failures: string[];
+}
+
+/**
+ * Integrate the step's commits, resolving the conflicts of the rebase in the same attempt. `once(keep)`
+ * integrates once; with `keep` a conflict comes back as `stop` (the rebase left stopped), without it a
+ * conflict fails the attempt (`IntegrationConflict`) as it always did.
+ */
+export async function integrateResolving(
+  x: StepRun,
+  units: PlanStep[],
+  once: (keep: boolean) => Promise<Integration>,
+): Promise<Landed> {
+  const resolver = resolverOf(x.rc.opts);
+  const rounds: Rounds = { used: 0, max: resolver ? x.rc.opts.resolveRounds : 0, failures: [] };
+  for (;;) {
+    const r = await once(rounds.used < rounds.max);
+    if (!('stop' in r)) return r;
+    const merged = await timed(x.tr, 'resolve', () => resolveRebase(x, units, r.stop, rounds, resolver!));
+    if (merged) {
+      // The step's commits now sit on the newer tip with a merge nobody has checked: its checkpoints again.
+      const { checkpointsAgain } = await import('./step.js');
+      await checkpointsAgain(x, units);
+      await x.afterResolve?.(units);
+    }
+    x.phase('integrate');
+  }
+}
+
+/** `tugplan/<slug>`, or `<remote>/tugplan/<slug>` with --remote: what the reasons name. */
+function intoName(x: StepRun): string {
+  const { rc } = x;
+  return rc.remote ? `${rc.remote.name}/${rc.prep.integration}` : rc.prep.integration;
+}
+
+/**
+ * The resolver's rounds on a stopped rebase until it is finished. Returns true when it finished with every
+ * step commit, false when it must be done again from the step's own commits (a resolver that disturbed
+ * the rebase, or a resolution that emptied a step's commit: the round counts). Rounds used up: the rebase
+ * is aborted and the attempt fails IntegrationConflict.
+ */
+async function resolveRebase(
+  x: StepRun,
+  units: PlanStep[],
+  stop: RebaseStop,
+  rounds: Rounds,
+  resolver: { implementer: string | null; agent: AgentName | null },
+): Promise<boolean> {
+  const { rc, tree } = x;
+  const W = tree.path;
+  const g = rc.g;
+  const top = units[units.length - 1]!;
+  const c = await import('../gitflow/conflict.js');
+  const { boundedGitRunner } = await import('../git/bounded.js');
+  const rg = boundedGitRunner(rc.ops.env, { timeoutMs: x.left, signal: x.beat.signal });
+  let files = stop.files;
+  for (;;) {
+    rc.emit({ type: 'conflict', worker: tree.worker, step_anchor: top.anchor, files });
+    x.phase('resolve');
+    // Read while the round prepares (side by side with its other reads).
+    const integrated = c.integratedTouching(g, W, { onto: stop.onto, head: stop.head, files });
+    integrated.catch(() => undefined);
+    for (;;) {
+      if (x.beat.signal.aborted) throw new Aborted();
+      if (rounds.used >= rounds.max) {
+        await c.abortRebase(g, W);
+        throw new StepFailure(
+          'IntegrationConflict',
+          `rebase onto ${intoName(x)} conflicted in ${files.join(', ')}; ` +
+            `${rounds.used} resolution round(s) did not merge it: ${rounds.failures.join('; ')}`,
+        );
+      }
+      rounds.used++;
+      const r = await resolveRound(x, units, { onto: stop.onto, files, integrated }, rounds.used, resolver);
+      if (r.ok) break;
+      rounds.failures.push(`round ${rounds.used}: ${r.why}`);
+      if (!r.restorable) {
+        // The resolver moved HEAD or ended the rebase itself: start over from the step's own commits.
+        await c.abortRebase(g, W);
+        await g.run(['reset', '--quiet', '--hard', stop.head], W);
+        return false;
+      }
+      await c.restoreConflict(g, W);
+    }
+    rc.emit({ type: 'conflict_resolved', worker: tree.worker, step_anchor: top.anchor, files, round: rounds.used });
+    rc.tally.resolved.push({ step_anchor: top.anchor, files, round: rounds.used });
+    faultPoint(rc.ops.env, 'after-resolve', top.anchor);
+    const next = await timed(x.tr, 'resolve.continue', () =>
+      c.continueRebase(rg, g, W, { notesRewrite: rc.notesRewrite }),
+    ).catch(async (e: unknown) => {
+      await c.abortRebase(g, W);
+      if (x.beat.signal.aborted) throw new Aborted();
+      throw e;
+    });
+    if (next.done) break;
+    if ('error' in next) {
+      await c.abortRebase(g, W);
+      throw new StepFailure('HookFailed', `${top.anchor}: continuing the rebase onto ${intoName(x)} failed: ${next.error}`);
+    }
+    files = next.files;
+  }
+  // A resolution that took the integrated side whole leaves a step commit empty, and git drops it.
+  const missing = await timed(x.tr, 'resolve.verify', () => missingCommits(x, units, stop.onto));
+  if (missing.length === 0) return true;
+  rounds.failures.push(`round ${rounds.used}: the resolution left no change in the commit of ${missing.join(', ')}`);
+  await g.run(['reset', '--quiet', '--hard', stop.head], W);
+  return false;
+}
+
+/** The committing units whose commit (by its Tug-Step trailer) is not in `onto..HEAD`. */
+async function missingCommits(x: StepRun, units: PlanStep[], onto: string): Promise<string[]> {
+  const { trailersFormat, TUG_STEP } = await import('../git/trailers.js');
+  const out = await x.rc.g.run(
+    ['log', `--format=${trailersFormat([TUG_STEP], { valueOnly: true, separator: '%x2C' })}`, `${onto}..HEAD`],
+    x.tree.path,
+  );
+  const have = new Set(
+    out
+      .split(/[\n,]/)
+      .map((s) => s.trim().replace(/^#/, ''))
+      .filter(Boolean),
+  );
+  return units.filter((u) => !u.no_commit && !have.has(u.anchor)).map((u) => u.anchor);
+}
+
+type RoundOutcome = { ok: true } | { ok: false; why: string; restorable: boolean };
+
+/**
+ * One resolver run on the stopped rebase: the brief of the unit whose commit is being applied, plus the
+ * conflict; its outcome checked (docs/run.md §1.9) and recorded as a `conflict_resolution` artifact. A
+ * resolution that holds is staged. Outside writes fail the attempt; a lost claim or a stop aborts it.
+ */
+async function resolveRound(
+  x: StepRun,
+  units: PlanStep[],
+  stop: Omit<ConflictBrief, 'integrated'> & { integrated: Promise<ConflictBrief['integrated']> },
+  round: number,
+  resolver: { implementer: string | null; agent: AgentName | null },
+): Promise<RoundOutcome> {
+  const { rc, tree, tr } = x;
+  const W = tree.path;
+  const g = rc.g;
+  const c = await import('../gitflow/conflict.js');
+  const { headTip } = await import('../git/ref-files.js');
+  const { briefState, logPathOf } = await import('./step.js');
+  const { stepBrief } = await import('./brief.js');
+  const { runStepImplementer } = await import('./agents.js');
+  const { forgetGroup, pgidFile, recordGroup } = await import('./orphans.js');
+  const outside = await import('./outside-check.js');
+  const { stateDbPath } = await import('../state/context.js');
+  const scope = outside.runScope(rc, tree);
+  const [applying, before, head, integrated] = await timed(tr, 'resolve.prepare', () =>
+    Promise.all([c.stepsOf(g, W, 'REBASE_HEAD'), outside.snapshotOutside(g, scope), headTip(g, W), stop.integrated]),
+  );
+  // The unit whose commit git is applying (its trailer); the step itself when none says.
+  const u = units.find((v) => applying.includes(v.anchor)) ?? units[units.length - 1]!;
+  const conflict: ConflictBrief = { onto: stop.onto, files: stop.files, integrated };
+  const state = await briefState(x, u);
+  const brief = {
+    ...stepBrief(rc.prep.plan, u.anchor, { plan_path: rc.prep.planPath, attempt: x.attempt, ...state }),
+    conflict,
+  };
+  const groupFile = pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
+  const t = Date.now();
+  const out = await runStepImplementer(resolver, {
+    cwd: W,
+    baseEnv: rc.ops.env,
+    vars: { worktree: W, repo_root: rc.flow.repo.mainRoot, state_db: stateDbPath(rc.flow.repo.mainRoot, rc.ops.env) },
+    brief,
+    briefPath: logPathOf(rc, u.anchor, x.attempt, `resolve${round}-brief`).replace(/\.log$/, '.json'),
+    timeoutMs: x.left(),
+    logPath: logPathOf(rc, u.anchor, x.attempt, `resolve${round}-attempt`),
+    signal: x.beat.signal,
+    onSpawn: (pid) => recordGroup(groupFile, pid, W),
+    agentAllow: rc.flow.config.run.agent_allow,
+  }).finally(() => {
+    forgetGroup(groupFile);
+    tr?.('resolver', t);
+  });
+  if (out.aborted || x.beat.signal.aborted) throw new Aborted();
+  const tc = Date.now();
+  const changed = outside.outsideChanges(before, await outside.snapshotOutside(g, scope));
+  if (changed.length) {
+    outside.noteOutsideWrite(rc, u.anchor, x.attempt, changed);
+    throw new StepFailure('OutsideWrite', outside.outsideReason(u.anchor, changed, 'the resolver'), out);
+  }
+  const outcome = await judge(x, conflict.files, out, head);
+  tr?.('resolve.check', tc);
+  const report = out.final_message?.trim() || out.tail;
+  await rc.store
+    .artifact(stateCallIn(rc, W), {
+      plan: rc.prep.planPath,
+      step: u.anchor,
+      worktree: W,
+      attempt: x.attempt,
+      kind: 'conflict_resolution',
+      summary: outcome.ok
+        ? `round ${round}: resolved ${conflict.files.join(', ')}`
+        : `round ${round} failed: ${outcome.why}`,
+      ...(report ? { content: report } : {}),
+    })
+    .catch((e: unknown) => {
+      // A refused write means the claim is gone: the heartbeat says so next; anything else is the run's.
+      if (!(e instanceof TugError)) throw e;
+    });
+  return outcome;
+}
+
+/** Whether the resolver's run merged the conflict: exit 0 in time, git left to the driver, no markers, staged. */
+async function judge(
+  x: StepRun,
+  files: string[],
+  out: ChildOutcome,
+  head: string | null,
+): Promise<RoundOutcome> {
+  const W = x.tree.path;
+  const g = x.rc.g;
+  const c = await import('../gitflow/conflict.js');
+  const { headTip } = await import('../git/ref-files.js');
+  const { endedHow } = await import('./child.js');
+  if (!c.rebaseInProgress(W) || (await headTip(g, W)) !== head)
+    return {
+      ok: false,
+      restorable: false,
+      why: 'the resolver ran git itself (the rebase moved or ended): it must only edit files; the driver continues the rebase',
+    };
+  if (out.timed_out) return { ok: false, restorable: true, why: 'the resolver ran past the step timeout' };
+  if (!out.ok) {
+    const last = out.last_line.trim();
+    return { ok: false, restorable: true, why: `the resolver ${endedHow(out)}${last ? `: ${last}` : ''}` };
+  }
+  const marked = c.conflictMarkers(W, files);
+  if (marked.length) return { ok: false, restorable: true, why: `conflict markers left in ${marked.join(', ')}` };
+  await c.stageResolution(g, W);
+  const unmerged = await c.unmergedFiles(g, W);
+  if (unmerged.length) return { ok: false, restorable: true, why: `unmerged paths left: ${unmerged.join(', ')}` };
+  return { ok: true };
+}
