@@ -325,6 +325,10 @@ export async function setCommitHash(c: Conn, plan_path: string, anchor: string, 
 }
 
 /** End a held claim: back to pending (release, fail below the cap) or failed; claim cleared. */
+/**
+ * The holder's claim ends (release: pending; fail: pending or failed). A release (a run stopping) keeps a
+ * human's approval of the kept commit; a failed attempt ends it, and the step is redone.
+ */
 export async function endClaim(
   c: Conn,
   p: {
@@ -339,7 +343,6 @@ export async function endClaim(
   return await c.run(
     `UPDATE steps SET status = @status, claimed_by = NULL, claimed_at = NULL, lease_expires_at = NULL, heartbeat_at = NULL,
        started_at = NULL, failures = failures + @failures_delta, fail_reason = @fail_reason,
-       -- A release (a run stopping) keeps a human's approval; a failed attempt ends it (the step is redone).
        review_commit = CASE WHEN @failures_delta > 0 THEN NULL ELSE review_commit END,
        human_decision = CASE WHEN @failures_delta > 0 THEN NULL ELSE human_decision END
      WHERE plan_path = @plan_path AND anchor = @anchor AND parent_anchor IS NULL AND status IN ${HELD_SQL}
