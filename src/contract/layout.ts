@@ -157,6 +157,10 @@ export function isCreateBranch(branch: string, slug?: string): boolean {
 
 /** The refs tugcode itself writes (kept work): never the user's. */
 export const TUGPLAN_REFS = 'refs/tugplan/';
+/** Where the review gate keeps the commit of a step that needs a human (docs/state.md §3.7). */
+export function reviewRefName(slug: string, step: string): string {
+  return `${TUGPLAN_REFS}review/${slug}/${step}`;
+}
 /** Where the work of an attempt whose step was completed elsewhere is kept. */
 export function keptRef(slug: string, step: string, attempt: number): string {
   return `${TUGPLAN_REFS}kept/${slug}/${step}/attempt${attempt}`;

@@ -3,7 +3,7 @@
  * and the output schemas: data only, so the contract can name them without importing the state library.
  */
 
-export const STEP_STATUSES = ['pending', 'claimed', 'in_progress', 'completed', 'failed'] as const;
+export const STEP_STATUSES = ['pending', 'claimed', 'in_progress', 'completed', 'failed', 'needs_human'] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
 
 export const ITEM_STATUSES = ['open', 'in_progress', 'completed', 'deferred'] as const;

@@ -19,6 +19,8 @@ export interface PlanStatusLine {
   percent: number;
   claimed_steps: string[];
   failed_steps: string[];
+  /** Steps waiting for `state decide` (docs/state.md §3.7). */
+  needs_human_steps: string[];
 }
 
 export interface StatusData {
@@ -56,6 +58,7 @@ async function fromCheckboxes(root: string, planPath: string): Promise<PlanStatu
     percent: pct(done, top.length),
     claimed_steps: [],
     failed_steps: [],
+    needs_human_steps: [],
   };
 }
 
@@ -71,6 +74,7 @@ function fromState(planPath: string, status: string, steps: state.StepState[]): 
     percent: pct(done, top.length),
     claimed_steps: top.filter((s) => s.status === 'claimed' || s.status === 'in_progress').map((s) => s.anchor),
     failed_steps: top.filter((s) => s.status === 'failed').map((s) => s.anchor),
+    needs_human_steps: top.filter((s) => s.status === 'needs_human').map((s) => s.anchor),
   };
 }
 

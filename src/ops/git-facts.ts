@@ -17,6 +17,8 @@ export interface GitFacts {
   localBranches(cwd: string): Promise<string[]>;
   worktrees(repo: Repo): Promise<WorktreeEntry[]>;
   trailerCommits(cwd: string, refs: string[]): Promise<{ scanned: number; commits: TrailerCommit[] }>;
+  /** Remove a ref tugcode wrote (absent is fine). */
+  deleteRef(cwd: string, ref: string): Promise<void>;
 }
 
 export async function gitFacts(ctx: OpsContext): Promise<GitFacts> {
@@ -32,6 +34,10 @@ export async function gitFacts(ctx: OpsContext): Promise<GitFacts> {
       localBranches: async (cwd) => f.localBranches(cwd, env),
       worktrees: async (repo) => f.listWorktrees(repo, env),
       trailerCommits: async (cwd, refs) => f.listTrailerCommits(cwd, refs, env),
+      deleteRef: async (cwd, ref) => {
+        const r = f.gitSync(['update-ref', '-d', ref], cwd, env);
+        if (r.status !== 0) throw new Error(`git update-ref -d ${ref}: ${r.stderr.trim()}`);
+      },
     };
   }
   const { gitRunner } = await import('../git/exec.js');
@@ -49,5 +55,6 @@ export async function gitFacts(ctx: OpsContext): Promise<GitFacts> {
       (await g.run(['for-each-ref', '--format=%(refname:strip=2)', 'refs/heads/'], cwd)).split('\n').filter(Boolean),
     worktrees: (repo) => gitWorktrees(g, repo),
     trailerCommits: (cwd, r) => readTrailerCommits(g, cwd, r),
+    deleteRef: async (cwd, ref) => void (await g.run(['update-ref', '-d', ref], cwd)),
   };
 }

@@ -190,6 +190,43 @@ export async function stateReset(ctx: OpsContext, input: { plan: string; step: s
   return store.reset(sc, input);
 }
 
+/** `state decide`: exactly one of --approve, --revise, --reject (docs/state.md §3.7). */
+export async function stateDecide(
+  ctx: OpsContext,
+  input: { plan: string; step: string; approve?: boolean; revise?: string; reject?: string },
+  call: Call,
+) {
+  const given = [input.approve ? 'approve' : null, input.revise !== undefined ? 'revise' : null]
+    .concat(input.reject !== undefined ? 'reject' : null)
+    .filter((x): x is 'approve' | 'revise' | 'reject' => x !== null);
+  if (given.length !== 1)
+    throw new TugError('InvalidArgument', {
+      reason:
+        given.length === 0
+          ? 'give one decision: --approve, --revise "<notes>" or --reject "<reason>"'
+          : `give one decision, not ${given.map((g) => `--${g}`).join(' and ')}`,
+    });
+  const { store, sc, repo } = await stateOf(ctx, call);
+  const r = await store.decide(sc, {
+    plan: input.plan,
+    step: input.step,
+    decision: given[0]!,
+    notes: input.revise,
+    reason: input.reject,
+  });
+  // The kept commit's ref goes once it can no longer be integrated (revise, reject); approve keeps it for
+  // the run that integrates it, which removes it then.
+  if (r.decision !== 'approve') {
+    const { reviewRefName } = await import('../contract/layout.js');
+    const { slugOfPlanPath } = await import('../plan/resolve.js');
+    const slug = slugOfPlanPath(r.plan_path);
+    // Best effort: the decision is made; a ref left behind holds nothing anyone will integrate.
+    if (slug)
+      await (await gitFacts(ctx)).deleteRef(repo.mainRoot, reviewRefName(slug, r.step_anchor)).catch(() => undefined);
+  }
+  return r;
+}
+
 export async function stateReconcile(
   ctx: OpsContext,
   input: { plan: string; ref?: string[]; all_branches?: boolean; force?: boolean },

@@ -61,6 +61,11 @@ export interface ClaimedResult {
   resumed: boolean;
   integration_branch: string | null;
   integration_tip: string | null;
+  /** `decide --approve`: integrate `review_commit` as it is, without implementer or reviewer (docs/state.md §3.7). */
+  human_decision: 'approved' | null;
+  review_commit: string | null;
+  /** `decide --revise`: the person's notes for this attempt's brief. */
+  human_notes: string | null;
 }
 
 export interface NotClaimedResult {
@@ -69,6 +74,7 @@ export interface NotClaimedResult {
   all_completed: boolean;
   blocked_steps: string[];
   failed_steps: string[];
+  needs_human_steps: string[];
   claimed_steps: string[];
   /** Only with `--step`: the lifted dependencies of the step that are not completed. */
   blocked_by?: string[];
@@ -337,6 +343,9 @@ async function claimed(
     resumed: extra.resumed,
     integration_branch: t.integration?.branch ?? null,
     integration_tip: t.integration?.tip ?? null,
+    human_decision: fresh.human_decision,
+    review_commit: fresh.human_decision === 'approved' ? fresh.review_commit : null,
+    human_notes: fresh.human_notes,
   };
 }
 
@@ -367,6 +376,7 @@ async function notClaimed(
     all_completed: allCompleted,
     blocked_steps: cats.blocked_steps,
     failed_steps: cats.failed_steps,
+    needs_human_steps: cats.needs_human_steps,
     claimed_steps: cats.claimed_steps,
   };
   if (extra.reason === 'not_ready') {

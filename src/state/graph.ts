@@ -22,6 +22,7 @@ const FILL: Record<string, string> = {
   in_progress: '#fff59d',
   claimed: '#b3e5fc',
   failed: '#ffcdd2',
+  needs_human: '#e1bee7',
   pending: '#eeeeee',
 };
 

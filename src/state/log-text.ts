@@ -57,6 +57,7 @@ const SECONDARY: Record<string, string> = {
   substep_auto_completed: 'auto-complete',
   plan_done: 'plan done',
   plan_reactivated: 'reactivate',
+  step_needs_human: 'needs human',
 };
 
 /** The operation that wrote an event and its key details, from the event's `details`. */
@@ -82,7 +83,23 @@ function describeEvent(e: LogEvent, o: LogTextOptions = {}): { op: string; text:
       return { op: 'plan done', text: `${d.steps_completed ?? '?'} step(s) completed` };
     case 'plan_reactivated':
       return { op: 'reactivate', text: 'archived plan initialized again' };
+    case 'step_needs_human':
+      return {
+        op: 'needs human',
+        text: join(attempt, `"${d.reason ?? ''}"`, d.review_commit ? `kept ${short(String(d.review_commit))}` : ''),
+      };
   }
+  if (typeof d.decision === 'string')
+    return {
+      op: 'decide',
+      text:
+        join(
+          d.decision,
+          d.notes !== undefined ? `notes "${d.notes}"` : '',
+          d.reason !== undefined ? `"${d.reason}"` : '',
+          `step ${d.status ?? '?'}`,
+        ) + discardedText(d),
+    };
   if (d.claimed === true)
     return {
       op: 'claim',

@@ -14,7 +14,7 @@ import { TugError } from '../contract/errors.js';
 type Db = BetterSqlite3.Database;
 
 /** The newest schema this code knows; a test checks it equals the newest file in migrations/. */
-export const LATEST_SCHEMA_VERSION = 1;
+export const LATEST_SCHEMA_VERSION = 2;
 
 /** `migrations/` ships in the package: dist/state/migrate.js (or src/state/migrate.ts) → ../../migrations. */
 export function migrationsDir(): string {

@@ -1,6 +1,6 @@
 /**
  * `state ready` (docs/state.md §4) and the categorisation shared with `claim`: every top-level step is in
- * exactly one of completed / failed / claimed (live lease) / ready / blocked; `expired_claims` lists the
+ * exactly one of completed / failed / needs_human / claimed (live lease) / ready / blocked; `expired_claims` lists the
  * expired ones among ready and blocked.
  */
 import type { StateContext } from './context.js';
@@ -15,6 +15,8 @@ export interface Categories {
   ready_steps: string[];
   completed_steps: string[];
   failed_steps: string[];
+  /** Steps waiting for `state decide` (docs/state.md §3.7). */
+  needs_human_steps: string[];
   claimed_steps: string[];
   blocked_steps: string[];
   expired_claims: string[];
@@ -27,6 +29,7 @@ export function categorize(steps: StepRow[], now: string): Categories {
     ready_steps: [],
     completed_steps: [],
     failed_steps: [],
+    needs_human_steps: [],
     claimed_steps: [],
     blocked_steps: [],
     expired_claims: [],
@@ -38,6 +41,7 @@ export function categorize(steps: StepRow[], now: string): Categories {
     if (s.failures > 0) c.failures[s.anchor] = s.failures;
     if (s.status === 'completed') c.completed_steps.push(s.anchor);
     else if (s.status === 'failed') c.failed_steps.push(s.anchor);
+    else if (s.status === 'needs_human') c.needs_human_steps.push(s.anchor);
     else if (isHeld(s.status) && !isExpired(s.lease_expires_at, now)) c.claimed_steps.push(s.anchor);
     else {
       (s.unmet_deps === 0 ? c.ready_steps : c.blocked_steps).push(s.anchor);

@@ -57,7 +57,8 @@ export async function reset(ctx: StateContext, input: ResetInput): Promise<Reset
     // docs/state.md §3.5) would refuse every attempt's `start`.
     const discarded = await discardAttempt(c, plan_path, anchor, now);
     const reopened = discarded.items_reopened.length > 0 || discarded.substeps_reopened !== undefined;
-    if (step.status === 'pending' && step.failures === 0 && !reopened) return result;
+    const decided = step.review_commit !== null || step.human_notes !== null;
+    if (step.status === 'pending' && step.failures === 0 && !reopened && !decided) return result;
     if ((await resetTop(c, plan_path, anchor)) !== 1)
       throw new TugError('InternalError', { reason: 'guarded reset changed no row' });
     recordEvent(ctx, c, {

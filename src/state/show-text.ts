@@ -4,6 +4,7 @@
  * "expires in 1h 45m" / "EXPIRED 5m ago", and an `Overall:` footer per plan. Pure: returns a string.
  */
 import { humanDuration } from '../clock.js';
+import { shellArg } from '../util/shell-arg.js';
 import { percent, type ShowPlan, type ShowResult, type ShowStep } from './show.js';
 import type { Counts } from './types.js';
 
@@ -20,6 +21,8 @@ export interface TextOptions {
    * header always stays.
    */
   maxLines?: number;
+  /** The plan as the reader names it, for the `state decide` line of a needs_human step. */
+  plan?: string;
 }
 
 const BAR_CELLS = 12;
@@ -31,6 +34,7 @@ const COLORS: Record<string, string> = {
   in_progress: '33',
   claimed: '36',
   failed: '31',
+  needs_human: '35',
   pending: '2',
   active: '36',
   done: '32',
@@ -71,9 +75,11 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
   if (s.completed_via === 'force') head += ` (forced: ${JSON.stringify(s.complete_reason ?? '')})`;
   if (s.completed_via === 'reconcile') head += ' (reconciled)';
   if (s.status === 'failed') head += ` (failed: ${JSON.stringify(s.fail_reason ?? '')})`;
+  if (s.status === 'needs_human') head += ` (needs a human: ${JSON.stringify(s.fail_reason ?? '')})`;
   if (top && s.attempt > 1) head += ` (attempt ${s.attempt})`;
   if (top && s.failures > 0) head += ` (failures: ${s.failures})`;
   const lines = [head];
+  lines.push(...reviewLines(s, pad, o));
   const kinds: [string, 'tasks' | 'tests' | 'checkpoints', string][] = [
     ['Tasks', 'tasks', 'task'],
     ['Tests', 'tests', 'test'],
@@ -103,6 +109,21 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
   }
   if (s.status === 'completed' && s.commit_hash) lines.push(`${pad}  Commit: ${s.commit_hash.slice(0, 7)}`);
   return lines;
+}
+
+/** What a needs_human step waits for and what a person's decision left for the next attempt (docs/state.md §3.7). */
+function reviewLines(s: ShowStep, pad: string, o: TextOptions): string[] {
+  const out: string[] = [];
+  const sha = (c: string | null) => (c ?? '').slice(0, 12);
+  if (s.status === 'needs_human') {
+    const cmd = `tugcode state decide ${shellArg(o.plan ?? '<plan>')} ${s.anchor}`;
+    out.push(`${pad}  Kept commit ${sha(s.review_commit)} waits for you:`);
+    out.push(`${pad}    ${cmd} --approve | --revise "<notes>" | --reject "<reason>"`);
+  } else if (s.human_decision === 'approved')
+    out.push(`${pad}  Approved: the next run integrates ${sha(s.review_commit)} as it is`);
+  if (s.human_notes !== null && s.status !== 'completed')
+    out.push(`${pad}  Your notes for the next attempt: ${JSON.stringify(s.human_notes)}`);
+  return out;
 }
 
 /** Each top-level step's lines with its substeps' (each step followed by an empty line), and its status. */
@@ -165,7 +186,7 @@ export function renderPlan(p: ShowPlan, o: TextOptions): string {
   const head = [`Plan: ${p.plan_path} [${paint(p.status, COLORS[p.status], o.color)}]`, ''];
   const { steps_completed, steps_total, percent: pct } = p.overall;
   const foot = [`Overall: ${steps_completed}/${steps_total} steps complete (${pct}%)`];
-  const blocks = stepBlocks(p.steps, o);
+  const blocks = stepBlocks(p.steps, { ...o, plan: o.plan ?? p.plan_path });
   const body =
     o.maxLines === undefined
       ? blocks.flatMap((b) => b.lines)

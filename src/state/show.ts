@@ -62,6 +62,10 @@ export interface ShowStep {
   completed_via: string | null;
   complete_reason: string | null;
   fail_reason: string | null;
+  /** The review gate (docs/state.md §3.7): the kept commit, a human's approval, a human's notes. */
+  review_commit: string | null;
+  human_decision: 'approved' | null;
+  human_notes: string | null;
   depends_on: string[];
   blocked_by: string[];
   counts: { tasks: Counts; tests: Counts; checkpoints: Counts; refactors: Record<RefactorStatus, number> };
@@ -157,6 +161,9 @@ async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string): P
       completed_via: r.completed_via,
       complete_reason: r.complete_reason,
       fail_reason: r.fail_reason,
+      review_commit: r.review_commit,
+      human_decision: r.human_decision,
+      human_notes: r.human_notes,
       depends_on: deps.get(r.anchor) ?? [],
       blocked_by: r.status === 'completed' ? [] : blockers(r, byAnchor, deps, lifted),
       counts,

@@ -8,6 +8,7 @@
  * PostgreSQL. A store is opened once per process (a CLI call, the driver, the MCP server) and reused by
  * every call; each call brings its own event `command`, warnings sink and work tree (`stateCall`).
  */
+import type { DecideInput, DecideResult, EscalateInput, EscalateResult } from './supervision.js';
 import type { Clock } from '../clock.js';
 import type { WarningSink } from '../contract/envelope.js';
 import type { TugError } from '../contract/errors.js';
@@ -138,6 +139,16 @@ export abstract class StateStore {
 
   fail(call: StateCall, input: FailInput): Promise<FailResult> {
     return this.op(call, 'write', input, async () => (await import('./release.js')).fail);
+  }
+
+  /** The owner's claim ends in needs_human, its commit kept (docs/state.md §3.7). */
+  escalate(call: StateCall, input: EscalateInput): Promise<EscalateResult> {
+    return this.op(call, 'write', input, async () => (await import('./supervision.js')).escalate);
+  }
+
+  /** A person's answer to a needs_human step (docs/state.md §3.7). */
+  decide(call: StateCall, input: DecideInput): Promise<DecideResult> {
+    return this.op(call, 'write', input, async () => (await import('./supervision.js')).decide);
   }
 
   reset(call: StateCall, input: ResetInput): Promise<ResetResult> {

@@ -49,6 +49,7 @@ describe('state claim', () => {
       all_completed: false,
       blocked_steps: ['step-1', 'step-2'],
       failed_steps: [],
+      needs_human_steps: [],
       claimed_steps: ['step-0'],
     });
   });
@@ -242,6 +243,7 @@ describe('state claim', () => {
       all_completed: true,
       blocked_steps: [],
       failed_steps: [],
+      needs_human_steps: [],
       claimed_steps: [],
     });
     expect(sql(root, 'SELECT COUNT(*) AS n FROM events')).toEqual(before);

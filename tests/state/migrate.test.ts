@@ -25,13 +25,16 @@ function dbAtVersion(version: number, migrations = migrationsDir()): string {
   return path;
 }
 
-/** A ladder: the real 0001 plus a test-only 0002 (a table rebuild with foreign keys off). */
+/** The test-only step above the real ladder. */
+const TEST_STEP = LATEST_SCHEMA_VERSION + 1;
+
+/** A ladder: the real migrations plus a test-only last one (a table rebuild with foreign keys off). */
 function ladder(): string {
   const dir = tempDir('tugcode-ladder-');
   for (const f of readdirSync(migrationsDir()))
     if (f.endsWith('.sql')) copyFileSync(join(migrationsDir(), f), join(dir, f));
   writeFileSync(
-    join(dir, '0002_rebuild_artifacts.sql'),
+    join(dir, `${String(TEST_STEP).padStart(4, '0')}_rebuild_artifacts.sql`),
     `-- tugcode:foreign_keys=off
 CREATE TABLE step_artifacts_new (id INTEGER PRIMARY KEY AUTOINCREMENT, plan_path TEXT NOT NULL, step_anchor TEXT NOT NULL,
   kind TEXT NOT NULL, summary TEXT NOT NULL, content TEXT, recorded_at TEXT NOT NULL, tag TEXT,
@@ -80,10 +83,15 @@ describe('migrations', () => {
     db.exec(
       "INSERT INTO step_artifacts (plan_path, step_anchor, kind, summary, recorded_at) VALUES ('p', 'step-1', 'note', 'kept', 't')",
     );
-    expect(migrate(db, { dbPath: path, allowCreate: false, dir, target: 2 })).toBe(2);
+    expect(migrate(db, { dbPath: path, allowCreate: false, dir, target: TEST_STEP })).toBe(TEST_STEP);
     expect(db.prepare('SELECT summary, tag FROM step_artifacts').all()).toEqual([{ summary: 'kept', tag: null }]);
+    // Schema 2 rebuilt steps: the row is kept, and the new status and columns are there.
+    expect(db.prepare('SELECT anchor, status, review_commit, touches FROM steps').all()).toEqual([
+      { anchor: 'step-1', status: 'pending', review_commit: null, touches: null },
+    ]);
+    db.exec("UPDATE steps SET status = 'needs_human' WHERE anchor = 'step-1'");
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(migrate(db, { dbPath: path, allowCreate: false, dir, target: 2 })).toBe(2);
+    expect(migrate(db, { dbPath: path, allowCreate: false, dir, target: TEST_STEP })).toBe(TEST_STEP);
     expect(db.prepare('SELECT COUNT(*) AS n FROM schema_version').get()).toEqual({ n: 1 });
     db.close();
   });

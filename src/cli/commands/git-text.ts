@@ -76,6 +76,7 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
       const notes = [
         p.claimed_steps.length ? `claimed: ${p.claimed_steps.join(', ')}` : '',
         p.failed_steps.length ? `failed: ${p.failed_steps.join(', ')}` : '',
+        p.needs_human_steps?.length ? `needs you: ${p.needs_human_steps.join(', ')} (tugcode state decide)` : '',
         p.source === 'checkboxes' ? '(from checkboxes; no state)' : '',
       ].filter(Boolean);
       return [

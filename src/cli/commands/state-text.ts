@@ -19,7 +19,8 @@ export async function claim(r: R, cli: CliEnv, input: { plan: string }): Promise
       (r.claimed_by ? `; claimed by ${r.claimed_by}` : '') +
       (r.blocked_steps.length ? `\nBlocked: ${r.blocked_steps.join(', ')}` : '') +
       (r.claimed_steps.length ? `\nClaimed: ${r.claimed_steps.join(', ')}` : '') +
-      (r.failed_steps.length ? `\nFailed: ${r.failed_steps.join(', ')}` : '')
+      (r.failed_steps.length ? `\nFailed: ${r.failed_steps.join(', ')}` : '') +
+      (r.needs_human_steps?.length ? `\nNeeds a human: ${r.needs_human_steps.join(', ')} (tugcode state decide)` : '')
     );
   const head =
     `${r.resumed ? 'Resumed' : 'Claimed'} ${r.step_anchor}: ${r.step_title} (attempt ${r.attempt}${r.reclaimed_from_expired ? `, taken over from ${r.previous_owner}` : ''})\n` +
@@ -81,6 +82,13 @@ export const fail = (r: R): string =>
 export const reset = (r: R): string =>
   `Reset ${r.step_anchor} (was ${r.previous_status}${r.previous_owner ? `, claimed by ${r.previous_owner}` : ''})`;
 
+export const decide = (r: R): string =>
+  r.decision === 'approve'
+    ? `Approved ${r.step_anchor}: the next \`tugcode run\` integrates commit ${String(r.review_commit).slice(0, 12)} as it is`
+    : r.decision === 'revise'
+      ? `${r.step_anchor} goes back to pending; its next brief carries your notes`
+      : `Rejected ${r.step_anchor}: the step is failed`;
+
 export function reconcile(r: R): string {
   const lines = [`Scanned ${r.scanned_commits} commit(s); reconciled ${r.reconciled.length} step(s)`];
   for (const x of r.reconciled)
@@ -108,6 +116,7 @@ export function ready(r: R): string {
     line('blocked:', r.blocked_steps),
     line('completed:', r.completed_steps),
     line('failed:', r.failed_steps),
+    ...(r.needs_human_steps.length ? [line('needs you:', r.needs_human_steps)] : []),
     ...(r.expired_claims.length ? [line('expired:', r.expired_claims)] : []),
   ].join('\n');
 }

@@ -65,6 +65,7 @@ export function registerState(program: Command, app: CliApp, only?: string): voi
   reg({ table: T.stateRelease, op: writeOp('stateRelease'), text: text('release') });
   reg({ table: T.stateFail, op: writeOp('stateFail'), text: text('fail') });
   reg({ table: T.stateReset, op: writeOp('stateReset'), text: text('reset') });
+  reg({ table: T.stateDecide, op: writeOp('stateDecide'), text: text('decide') });
   reg({ table: T.stateReconcile, op: writeOp('stateReconcile'), text: text('reconcile') });
   reg({ table: T.statePrune, op: writeOp('statePrune'), text: text('prune') });
   reg(

@@ -181,6 +181,23 @@ export const stateReset = t('state reset', 'admin: return a claimed, in-progress
   force: { type: 'bool', description: 'also reset a claim whose lease is still live' },
 });
 
+export const stateDecide = t(
+  'state decide',
+  'admin: answer a step that needs a human (its reviewer escalated): approve, revise or reject',
+  {
+    plan,
+    step,
+    approve: { type: 'bool', description: 'integrate the kept commit as it is on the next run' },
+    revise: {
+      type: 'string',
+      max: MAX_REASON,
+      placeholder: '<notes>',
+      description: 'redo the step; the notes join its next brief',
+    },
+    reject: { type: 'string', max: MAX_REASON, placeholder: '<reason>', description: 'fail the step' },
+  },
+);
+
 export const stateReconcile = t('state reconcile', 'complete steps from commits carrying Tug-Step/Tug-Plan trailers', {
   plan,
   ref: {

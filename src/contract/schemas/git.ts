@@ -108,6 +108,7 @@ export const gitSchemas: Record<string, z.ZodTypeAny> = {
           percent: z.number().int().min(0).max(100),
           claimed_steps: z.array(anchor),
           failed_steps: z.array(anchor),
+          needs_human_steps: z.array(anchor),
         })
         .strict(),
     ),

@@ -38,6 +38,9 @@ const claimed = {
   resumed: z.boolean(),
   integration_branch: z.string().nullable(),
   integration_tip: commitHash.nullable(),
+  human_decision: z.literal('approved').nullable(),
+  review_commit: commitHash.nullable(),
+  human_notes: z.string().nullable(),
 };
 
 const notClaimed = {
@@ -46,6 +49,7 @@ const notClaimed = {
   all_completed: z.boolean(),
   blocked_steps: anchors,
   failed_steps: anchors,
+  needs_human_steps: anchors,
   claimed_steps: anchors,
   blocked_by: anchors.optional(),
   claimed_by: ownerName.nullable().optional(),
@@ -94,6 +98,9 @@ const showStep = z
     completed_via: completedVia.nullable(),
     complete_reason: z.string().nullable(),
     fail_reason: z.string().nullable(),
+    review_commit: commitHash.nullable(),
+    human_decision: z.literal('approved').nullable(),
+    human_notes: z.string().nullable(),
     depends_on: anchors,
     blocked_by: anchors,
     counts: z
@@ -210,6 +217,7 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
     ready_steps: anchors,
     completed_steps: anchors,
     failed_steps: anchors,
+    needs_human_steps: anchors,
     claimed_steps: anchors,
     blocked_steps: anchors,
     expired_claims: anchors,
@@ -220,6 +228,13 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
     step_anchor: anchor,
     previous_status: stepStatus,
     previous_owner: z.string().nullable(),
+  }),
+  'state decide': okEnvelope('state decide', {
+    plan_path: repoPath,
+    step_anchor: anchor,
+    decision: z.enum(['approve', 'revise', 'reject']),
+    status: z.enum(['pending', 'failed']),
+    review_commit: commitHash.nullable(),
   }),
   'state reconcile': okEnvelope('state reconcile', {
     reconciled: z.array(

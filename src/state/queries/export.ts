@@ -71,10 +71,12 @@ export async function insertPlanRows(c: Conn, r: PlanRows): Promise<void> {
     await c.run(
       `INSERT INTO steps (plan_path, anchor, parent_anchor, top_anchor, step_id, step_index, depth, title, status,
          claimed_by, claimed_at, lease_expires_at, heartbeat_at, started_at, completed_at, commit_hash, complete_reason,
-         attempt, failures, previous_owner, fail_reason, completed_via, commit_message, unmet_deps)
+         attempt, failures, previous_owner, fail_reason, completed_via, commit_message, unmet_deps,
+         review_commit, human_decision, human_notes, touches)
        VALUES (@plan_path, @anchor, @parent_anchor, @top_anchor, @step_id, @step_index, @depth, @title, @status,
          @claimed_by, @claimed_at, @lease_expires_at, @heartbeat_at, @started_at, @completed_at, @commit_hash,
-         @complete_reason, @attempt, @failures, @previous_owner, @fail_reason, @completed_via, @commit_message, @unmet_deps)`,
+         @complete_reason, @attempt, @failures, @previous_owner, @fail_reason, @completed_via, @commit_message, @unmet_deps,
+         @review_commit, @human_decision, @human_notes, @touches)`,
       { ...s, plan_path },
     );
   }

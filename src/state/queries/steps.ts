@@ -13,6 +13,9 @@ import type { Conn } from '../sql/conn.js';
  * describes a claim still in flight. SQLite runs one writer at a time and locks nothing.
  */
 export type RowLock = 'skip' | 'wait';
+/** The review gate's columns cleared: a completion, reset or re-init leaves no kept commit or decision. */
+const CLEAR_REVIEW = 'review_commit = NULL, human_decision = NULL, human_notes = NULL';
+
 const LOCK = {
   skip: { sqlite: '', postgres: ' FOR UPDATE SKIP LOCKED' },
   wait: { sqlite: '', postgres: ' FOR UPDATE' },
@@ -181,7 +184,7 @@ export async function resetStepFully(c: Conn, plan_path: string, anchor: string)
   await c.run(
     `UPDATE steps SET status = 'pending', claimed_by = NULL, claimed_at = NULL, lease_expires_at = NULL, heartbeat_at = NULL,
        started_at = NULL, completed_at = NULL, commit_hash = NULL, complete_reason = NULL, attempt = 0, failures = 0,
-       previous_owner = NULL, fail_reason = NULL, completed_via = NULL WHERE plan_path = ? AND anchor = ?`,
+       previous_owner = NULL, fail_reason = NULL, completed_via = NULL, ${CLEAR_REVIEW} WHERE plan_path = ? AND anchor = ?`,
     [plan_path, anchor],
   );
 }
@@ -195,7 +198,7 @@ export async function clearClaimColumns(
 ): Promise<void> {
   await c.run(
     `UPDATE steps SET parent_anchor = ?, claimed_by = NULL, claimed_at = NULL, lease_expires_at = NULL, heartbeat_at = NULL,
-       attempt = 0, failures = 0, status = CASE WHEN status IN ('claimed', 'failed') THEN 'pending' ELSE status END
+       attempt = 0, failures = 0, status = CASE WHEN status IN ('claimed', 'failed', 'needs_human') THEN 'pending' ELSE status END, ${CLEAR_REVIEW}
      WHERE plan_path = ? AND anchor = ?`,
     [parent_anchor, plan_path, anchor],
   );
@@ -306,7 +309,7 @@ export async function completeRow(
 ): Promise<number> {
   return await c.run(
     `UPDATE steps SET status = 'completed', completed_at = @now, commit_hash = @commit_hash, complete_reason = @reason,
-       completed_via = @via
+       completed_via = @via, ${CLEAR_REVIEW}
      WHERE plan_path = @plan_path AND anchor = @anchor AND status <> 'completed'
        AND (CAST(@owner AS TEXT) IS NULL OR parent_anchor IS NOT NULL OR (claimed_by = @owner AND status IN ${HELD_SQL}))`,
     p,
@@ -322,6 +325,10 @@ export async function setCommitHash(c: Conn, plan_path: string, anchor: string, 
 }
 
 /** End a held claim: back to pending (release, fail below the cap) or failed; claim cleared. */
+/**
+ * The holder's claim ends (release: pending; fail: pending or failed). A release (a run stopping) keeps a
+ * human's approval of the kept commit; a failed attempt ends it, and the step is redone.
+ */
 export async function endClaim(
   c: Conn,
   p: {
@@ -335,7 +342,9 @@ export async function endClaim(
 ): Promise<number> {
   return await c.run(
     `UPDATE steps SET status = @status, claimed_by = NULL, claimed_at = NULL, lease_expires_at = NULL, heartbeat_at = NULL,
-       started_at = NULL, failures = failures + @failures_delta, fail_reason = @fail_reason
+       started_at = NULL, failures = failures + @failures_delta, fail_reason = @fail_reason,
+       review_commit = CASE WHEN @failures_delta > 0 THEN NULL ELSE review_commit END,
+       human_decision = CASE WHEN @failures_delta > 0 THEN NULL ELSE human_decision END
      WHERE plan_path = @plan_path AND anchor = @anchor AND parent_anchor IS NULL AND status IN ${HELD_SQL}
        AND claimed_by = @worktree`,
     p,
@@ -346,7 +355,7 @@ export async function endClaim(
 export async function resetTop(c: Conn, plan_path: string, anchor: string): Promise<number> {
   return await c.run(
     `UPDATE steps SET status = 'pending', claimed_by = NULL, claimed_at = NULL, lease_expires_at = NULL, heartbeat_at = NULL,
-       started_at = NULL, fail_reason = NULL, failures = 0
+       started_at = NULL, fail_reason = NULL, failures = 0, ${CLEAR_REVIEW}
      WHERE plan_path = ? AND anchor = ? AND parent_anchor IS NULL AND status <> 'completed'`,
     [plan_path, anchor],
   );
@@ -375,4 +384,43 @@ export async function descendantsToPending(
     started: rows.filter((r) => r.status === 'in_progress').map((r) => r.anchor),
     completed: rows.filter((r) => r.status === 'completed').map((r) => r.anchor),
   };
+}
+
+/**
+ * The owner's claim ends in `needs_human` (docs/state.md §3.7): claim columns cleared, the kept commit
+ * recorded, an earlier decision consumed. Fenced like endClaim: only the holder's row changes.
+ */
+export async function escalateTop(
+  c: Conn,
+  p: { plan_path: string; anchor: string; worktree: string; review_commit: string; reason: string },
+): Promise<number> {
+  return await c.run(
+    `UPDATE steps SET status = 'needs_human', claimed_by = NULL, claimed_at = NULL, lease_expires_at = NULL,
+       heartbeat_at = NULL, started_at = NULL, fail_reason = @reason, review_commit = @review_commit,
+       human_decision = NULL, human_notes = NULL
+     WHERE plan_path = @plan_path AND anchor = @anchor AND parent_anchor IS NULL AND status IN ${HELD_SQL}
+       AND claimed_by = @worktree`,
+    p,
+  );
+}
+
+/** A human's decision on a `needs_human` step (docs/state.md §3.7); answers the rows changed (0 or 1). */
+export async function decideTop(
+  c: Conn,
+  p: {
+    plan_path: string;
+    anchor: string;
+    status: 'pending' | 'failed';
+    human_decision: 'approved' | null;
+    human_notes: string | null;
+    keep_commit: boolean;
+    fail_reason: string | null;
+  },
+): Promise<number> {
+  return await c.run(
+    `UPDATE steps SET status = @status, human_decision = @human_decision, human_notes = @human_notes,
+       review_commit = CASE WHEN @keep_commit = 1 THEN review_commit ELSE NULL END, fail_reason = @fail_reason
+     WHERE plan_path = @plan_path AND anchor = @anchor AND parent_anchor IS NULL AND status = 'needs_human'`,
+    { ...p, keep_commit: p.keep_commit ? 1 : 0 },
+  );
 }
