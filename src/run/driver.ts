@@ -5,6 +5,7 @@
  * simple-git, children through execa, SQLite lock waits in short slices).
  */
 import { TugError, toTugError } from '../contract/errors.js';
+import { reviewRefName } from '../contract/layout.js';
 import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
 import {
@@ -361,7 +362,14 @@ async function summarize(
     (depsOf.get(a) ?? []).some((d) => failed.has(d) || (!seen.has(d) && behindFailure(d, seen.add(d))));
   const blocked_steps = cat.blocked_steps.filter((a) => behindFailure(a, new Set()));
   // Review rounds of this run (with a reviewer) and the steps waiting for a human (docs/run.md §6).
-  const needs_human = [...rc.tally.needsHuman].map(([step_anchor, n]) => ({ step_anchor, ...n }));
+  // A step that waited for a human before this run started is listed too: its decision is still to make.
+  const needs_human = cat.needs_human_steps.map((a) => ({
+    step_anchor: a,
+    ...(rc.tally.needsHuman.get(a) ?? {
+      review_ref: reviewRefName(rc.prep.slug, a),
+      reason: steps.find((s) => s.anchor === a)?.fail_reason ?? 'waiting for a human',
+    }),
+  }));
   const reviewed = rc.opts.reviewer !== null || rc.opts.reviewAgent !== null;
   const base = {
     steps_completed: [...rc.tally.completed],

@@ -194,8 +194,55 @@ async function reviewRound(
  * then the step becomes `needs_human` (the claim ends; its dependents wait).
  */
 async function escalate(x: StepRun, top: PlanStep, v: ReviewVerdict): Promise<void> {
-  void x;
-  void top;
-  void v;
-  throw new TugError('InternalError', { reason: 'escalate: not wired yet' });
+  const { rc } = x;
+  const [{ headTip }, { reviewRefName }] = await Promise.all([
+    import('../git/ref-files.js'),
+    import('../contract/layout.js'),
+  ]);
+  const head = await headTip(rc.g, x.tree.path);
+  if (!head) throw new StepFailure('WorktreeBroken', `${top.anchor}: the worktree has no HEAD to keep for a human`);
+  const ref = reviewRefName(rc.prep.slug, top.anchor);
+  // The ref first: a crash between the two leaves a ref nobody needs, never a needs_human step without its commit.
+  await rc.g.run(['update-ref', ref, head], rc.flow.repo.mainRoot);
+  const reason = v.summary.trim() || 'the reviewer asked for a human';
+  await rc.store.escalate(x.sc, {
+    plan: rc.prep.planPath,
+    step: top.anchor,
+    worktree: x.tree.path,
+    attempt: x.attempt,
+    review_commit: head,
+    reason,
+  });
+  rc.tally.needsHuman.set(top.anchor, { review_ref: ref, reason });
+  rc.emit({ type: 'needs_human', step_anchor: top.anchor, review_ref: ref, reason });
+}
+
+/**
+ * A step a human approved (`state decide --approve`, docs/run.md §6.3): its kept commit becomes the worker
+ * branch's head as it is — no implementer, no reviewer — and its units' items are done; the caller then
+ * integrates it like any step (a conflict goes to the resolver). A kept commit that is gone fails the
+ * attempt ReviewCommitMissing, which ends the approval: the step is then implemented again.
+ */
+export async function resumeApproved(x: StepRun, top: PlanStep, commit: string): Promise<PlanStep[]> {
+  const { rc } = x;
+  const W = x.tree.path;
+  x.phase('commit');
+  if ((await rc.g.tryRun(['cat-file', '-e', `${commit}^{commit}`], W)).status !== 0)
+    throw new StepFailure(
+      'ReviewCommitMissing',
+      `${top.anchor}: the approved commit ${commit.slice(0, 12)} is gone from the repository; the step is implemented again`,
+    );
+  await rc.g.run(['reset', '--hard', '--quiet', commit], W);
+  const { executionOrder } = await import('./step.js');
+  const units = executionOrder(rc.prep.plan.steps, top);
+  for (const u of units) {
+    const owner = { plan: rc.prep.planPath, step: u.anchor, worktree: W, attempt: x.attempt };
+    // A substep the escalated attempt completed stays completed (its commit is in the kept history).
+    if (u !== top)
+      await rc.store.start(x.sc, owner).catch((e: unknown) => {
+        if (!(e instanceof TugError && e.code === 'InvalidTransition')) throw e;
+      });
+    await rc.store.update(x.sc, { ...owner, items: [], bulk: [], batch: false, complete_remaining: true });
+  }
+  return units;
 }

@@ -211,7 +211,13 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
     rc.tally.held.set(worker, { step: r.step_anchor, attempt: r.attempt, worktree: tree.path });
     let outcome: Outcome = { settled: false };
     try {
-      outcome = await runClaimed(rc, tree, { step, attempt: r.attempt, fresh });
+      outcome = await runClaimed(rc, tree, {
+        step,
+        attempt: r.attempt,
+        fresh,
+        approved: r.human_decision === 'approved' ? r.review_commit : null,
+        humanNotes: r.human_notes,
+      });
     } finally {
       // A claim left held (a stop, a fatal error) stays in the tally: the run releases it at its end.
       if (outcome.settled) rc.tally.held.delete(worker);
@@ -249,7 +255,14 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
 async function runClaimed(
   rc: RunCtx,
   tree: WorkerTree,
-  claim: { step: PlanStep; attempt: number; fresh: boolean },
+  claim: {
+    step: PlanStep;
+    attempt: number;
+    fresh: boolean;
+    /** The kept commit a human approved (docs/run.md §6.3): integrated as it is. */
+    approved?: string | null;
+    humanNotes?: string | null;
+  },
 ): Promise<Outcome> {
   const { step, attempt } = claim;
   const worker = tree.worker;
@@ -268,6 +281,7 @@ async function runClaimed(
     left: () => Math.max(1000, deadline - Date.now()),
     phase: (p: Phase) => rc.emit({ type: 'phase', worker, step_anchor: step.anchor, phase: p }),
     tr: tracerOf(rc, worker, step.anchor),
+    humanNotes: claim.humanNotes ?? null,
   };
   const tr = x.tr;
   try {
@@ -278,9 +292,12 @@ async function runClaimed(
       rc.store.start(x.sc, { plan: rc.prep.planPath, step: step.anchor, worktree: W, attempt }),
     );
     deadline = Date.now() + rc.opts.stepTimeoutMs;
-    const units = await executeStep(x, step);
+    const approved = claim.approved ?? null;
+    const units = approved
+      ? await timed(tr, 'approved', async () => (await import('./review.js')).resumeApproved(x, step, approved))
+      : await executeStep(x, step);
     await timed(tr, 'preconditions', () => checkPreconditions(x, units));
-    if (rc.opts.reviewer !== null || rc.opts.reviewAgent !== null) {
+    if (!approved && (rc.opts.reviewer !== null || rc.opts.reviewAgent !== null)) {
       // The review gate (docs/run.md §6): loaded only when a reviewer is configured.
       const { reviewGate } = await import('./review.js');
       const gate = await timed(tr, 'review', () => reviewGate(x, step));
@@ -298,6 +315,11 @@ async function runClaimed(
     rc.tally.completed.push(step.anchor);
     rc.tally.commits.push(...done.filter((h): h is string => h !== null));
     rc.emit({ type: 'step_completed', worker, step_anchor: step.anchor, commit_hash: hash });
+    if (approved) {
+      // The kept commit is integrated: its review ref has done its job.
+      const { reviewRefName } = await import('../contract/layout.js');
+      await rc.g.tryRun(['update-ref', '-d', reviewRefName(rc.prep.slug, step.anchor)], rc.flow.repo.mainRoot);
+    }
     return { settled: true };
   } catch (e) {
     tree.integratedHead = undefined;

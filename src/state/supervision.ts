@@ -89,7 +89,8 @@ export interface DecideResult {
   plan_path: string;
   step_anchor: string;
   decision: Decision;
-  status: 'pending' | 'failed';
+  /** The step's status after the decision (not `status`: that is the envelope's). */
+  step_status: 'pending' | 'failed';
   /** approve: the kept commit the next run integrates; otherwise null. */
   review_commit: string | null;
 }
@@ -143,6 +144,6 @@ export async function decide(ctx: StateContext, input: DecideInput): Promise<Dec
         ...(discarded ?? {}),
       },
     });
-    return { plan_path, step_anchor: anchor, decision: input.decision, status, review_commit: approve ? step.review_commit : null };
+    return { plan_path, step_anchor: anchor, decision: input.decision, step_status: status, review_commit: approve ? step.review_commit : null };
   });
 }

@@ -190,6 +190,78 @@ describe('tugcode run --reviewer', () => {
     expect(r.events.at(-1)).toMatchObject({ error: { code: 'PlanIncomplete' } });
   });
 
+  it('ESCALATE: needs_human, dependents wait, exit 4 naming the command; decide --approve integrates the kept commit without the implementer', () => {
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] }), step(3, 'Three')]), 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['ESCALATE']);
+    const args = ['demo', '--workers', '2', '--implementer', impl.argv, '--reviewer', rev.argv];
+    const r = runJsonl(root, args);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    const last = r.events.at(-1);
+    expect(last).toMatchObject({ type: 'summary', status: 'error', error: { code: 'NeedsHuman' } });
+    expect(last.needs_human).toEqual([
+      { step_anchor: 'step-1', review_ref: 'refs/tugplan/review/demo/step-1', reason: 'ESCALATE in round 1' },
+    ]);
+    expect(r.events.filter((e) => e.type === 'needs_human')).toHaveLength(1);
+    // The independent step ran; the dependent waited; the kept commit is under the review ref.
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-3']);
+    expect(impl.runs('step-2')).toEqual([]);
+    const kept = git(root, 'rev-parse', 'refs/tugplan/review/demo/step-1').trim();
+    expect(git(root, 'show', `${kept}:step-1.txt`)).toBe('step-1\n');
+    const show = tugJson(root, ['state', 'show', 'demo']);
+    const s1 = show.json.plans[0].steps.find((x: any) => x.anchor === 'step-1');
+    expect(s1).toMatchObject({ status: 'needs_human', review_commit: kept });
+    // A second run with nothing to do ends the same way: the decision is still to make.
+    const again = runJsonl(root, args);
+    expect(again.code).toBe(4);
+    expect(again.events.at(-1)).toMatchObject({ error: { code: 'NeedsHuman' } });
+
+    const d = tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']);
+    expect(d.json, d.stderr).toMatchObject({ status: 'ok', decision: 'approve', review_commit: kept });
+    const r2 = runJsonl(root, args);
+    expect(r2.code, r2.stdout + r2.stderr).toBe(0);
+    // The implementer never ran again for step-1, nor the reviewer; step-2 ran on top of the kept work.
+    expect(impl.runs('step-1')).toEqual(['attempt 1']);
+    expect(rev.rounds('step-1')).toEqual(['1']);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-3', 'step-1', 'step-2']);
+    expect(git(root, 'show', 'tugplan/demo:step-1.txt')).toBe('step-1\n');
+    // The kept ref has done its job.
+    expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
+  });
+
+  it('decide --revise sends the notes into the next brief; --reject fails the step', () => {
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two'), step(3, 'Three', { deps: [1] })]), 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['ESCALATE', 'APPROVE']);
+    rev.answer('step-2', ['ESCALATE']);
+    const args = ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv];
+    expect(runJsonl(root, args).code).toBe(4);
+    const dv = tugJson(root, ['state', 'decide', 'demo', 'step-1', '--revise', 'name it after the ticket']);
+    expect(dv.json, JSON.stringify(dv.json)).toMatchObject({
+      status: 'ok',
+      decision: 'revise',
+    });
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-2', '--reject', 'not wanted']).json).toMatchObject({
+      status: 'ok',
+      step_status: 'failed',
+      decision: 'reject',
+    });
+    expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
+    const r = runJsonl(root, args);
+    expect(r.code).toBe(4);
+    expect(r.events.at(-1)).toMatchObject({ error: { code: 'PlanIncomplete' } });
+    expect(impl.briefs('step-1').at(-1).human_notes).toBe('name it after the ticket');
+    expect(impl.runs('step-1')).toEqual(['attempt 1', 'attempt 2']);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-3']);
+    const show = tugJson(root, ['state', 'show', 'demo']);
+    expect(show.json.plans[0].steps.find((x: any) => x.anchor === 'step-2')).toMatchObject({
+      status: 'failed',
+      fail_reason: 'not wanted',
+    });
+  });
+
   it('REVISE past --review-rounds fails the attempt ReviewRejected; the next attempt starts afresh', () => {
     const root = runRepo(planText([step(1, 'One')]), 'demo', {
       '.tugtool/config.toml': '[state]\nmax_attempts = 2\n[run]\nreview_rounds = 5\n',

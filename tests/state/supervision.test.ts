@@ -53,7 +53,7 @@ describe.each(BACKENDS)('needs_human, escalate and decide [%s]', (kind) => {
 
       // Approve: pending again with the kept commit, the attempt's items kept; the next claim carries it.
       const ap = await stateDecide(ops, { plan: 'demo', step: 'step-0', approve: true }, newCall('state decide'));
-      expect(ap).toMatchObject({ decision: 'approve', status: 'pending', review_commit: SHA });
+      expect(ap).toMatchObject({ decision: 'approve', step_status: 'pending', review_commit: SHA });
       const c2 = await stateClaim(ops, { plan: 'demo', worktree: w }, call);
       expect(c2).toMatchObject({
         claimed: true,
@@ -85,7 +85,7 @@ describe.each(BACKENDS)('needs_human, escalate and decide [%s]', (kind) => {
         { plan: 'demo', step: 'step-0', revise: 'use the helper in util/' },
         newCall('state decide'),
       );
-      expect(rv).toMatchObject({ decision: 'revise', status: 'pending', review_commit: null });
+      expect(rv).toMatchObject({ decision: 'revise', step_status: 'pending', review_commit: null });
       const c4 = await stateClaim(ops, { plan: 'demo', worktree: w }, call);
       expect(c4).toMatchObject({ human_decision: null, review_commit: null, human_notes: 'use the helper in util/' });
       if (!c4.claimed) throw new Error('unreachable');
@@ -104,7 +104,7 @@ describe.each(BACKENDS)('needs_human, escalate and decide [%s]', (kind) => {
         { plan: 'demo', step: 'step-0', reject: 'wrong approach' },
         newCall('state decide'),
       );
-      expect(rj).toMatchObject({ decision: 'reject', status: 'failed' });
+      expect(rj).toMatchObject({ decision: 'reject', step_status: 'failed' });
       await expect(
         stateDecide(ops, { plan: 'demo', step: 'step-0', approve: true }, newCall('state decide')),
       ).rejects.toMatchObject({ code: 'InvalidTransition' });

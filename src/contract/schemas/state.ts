@@ -233,7 +233,7 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
     plan_path: repoPath,
     step_anchor: anchor,
     decision: z.enum(['approve', 'revise', 'reject']),
-    status: z.enum(['pending', 'failed']),
+    step_status: z.enum(['pending', 'failed']),
     review_commit: commitHash.nullable(),
   }),
   'state reconcile': okEnvelope('state reconcile', {
