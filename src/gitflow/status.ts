@@ -9,6 +9,7 @@ import { TugError } from '../contract/errors.js';
 import type { FlowCtx } from './flow-context.js';
 import { resolvePlanPath } from './plan-file.js';
 import * as state from './state-bridge.js';
+import type { UsageTotals } from '../contract/usage.js';
 
 export interface PlanStatusLine {
   plan_path: string;
@@ -19,6 +20,8 @@ export interface PlanStatusLine {
   percent: number;
   claimed_steps: string[];
   failed_steps: string[];
+  /** The plan's usage from the state (docs/state.md §2); null when none was reported (or no state). */
+  usage: UsageTotals | null;
 }
 
 export interface StatusData {
@@ -56,10 +59,16 @@ async function fromCheckboxes(root: string, planPath: string): Promise<PlanStatu
     percent: pct(done, top.length),
     claimed_steps: [],
     failed_steps: [],
+    usage: null,
   };
 }
 
-function fromState(planPath: string, status: string, steps: state.StepState[]): PlanStatusLine {
+function fromState(
+  planPath: string,
+  status: string,
+  steps: state.StepState[],
+  usage: UsageTotals | null,
+): PlanStatusLine {
   const top = steps.filter((s) => s.parent_anchor === null);
   const done = top.filter((s) => s.status === 'completed').length;
   return {
@@ -71,6 +80,7 @@ function fromState(planPath: string, status: string, steps: state.StepState[]): 
     percent: pct(done, top.length),
     claimed_steps: top.filter((s) => s.status === 'claimed' || s.status === 'in_progress').map((s) => s.anchor),
     failed_steps: top.filter((s) => s.status === 'failed').map((s) => s.anchor),
+    usage,
   };
 }
 
@@ -80,7 +90,7 @@ export async function planStatus(ctx: FlowCtx, plan?: string): Promise<StatusDat
   const byPath = new Map(known.map((p) => [p.plan_path, p]));
   const lineFor = async (planPath: string): Promise<PlanStatusLine> => {
     const row = byPath.get(planPath);
-    if (row) return fromState(planPath, row.status, row.steps);
+    if (row) return fromState(planPath, row.status, row.steps, row.usage);
     if (!existsSync(join(root, planPath))) throw new TugError('PlanNotFound', { plan: planPath, plan_path: planPath });
     return fromCheckboxes(root, planPath);
   };

@@ -4,6 +4,7 @@
  * "expires in 1h 45m" / "EXPIRED 5m ago", and an `Overall:` footer per plan. Pure: returns a string.
  */
 import { humanDuration } from '../clock.js';
+import { usageLine } from '../contract/usage.js';
 import { percent, type ShowPlan, type ShowResult, type ShowStep } from './show.js';
 import type { Counts } from './types.js';
 
@@ -102,6 +103,7 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
     );
   }
   if (s.status === 'completed' && s.commit_hash) lines.push(`${pad}  Commit: ${s.commit_hash.slice(0, 7)}`);
+  if (s.usage) lines.push(`${pad}  Usage: ${usageLine(s.usage)}`);
   return lines;
 }
 
@@ -165,6 +167,7 @@ export function renderPlan(p: ShowPlan, o: TextOptions): string {
   const head = [`Plan: ${p.plan_path} [${paint(p.status, COLORS[p.status], o.color)}]`, ''];
   const { steps_completed, steps_total, percent: pct } = p.overall;
   const foot = [`Overall: ${steps_completed}/${steps_total} steps complete (${pct}%)`];
+  if (p.usage) foot.push(`Usage: ${usageLine(p.usage)}`);
   const blocks = stepBlocks(p.steps, o);
   const body =
     o.maxLines === undefined
