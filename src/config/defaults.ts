@@ -22,7 +22,13 @@ export { MAX_LEASE_SECONDS };
  */
 export const CONFIG_MAX = {
   state: { lease_seconds: MAX_LEASE_SECONDS, max_attempts: 1000 },
-  run: { workers: 64, heartbeat_seconds: 24 * 3600, step_timeout_seconds: 7 * 24 * 3600 },
+  run: {
+    workers: 64,
+    heartbeat_seconds: 24 * 3600,
+    step_timeout_seconds: 7 * 24 * 3600,
+    stall_seconds: 7 * 24 * 3600,
+    budget_tokens: 1e15,
+  },
 } as const;
 
 export const CONFIG_DEFAULTS = {
@@ -39,6 +45,11 @@ export const CONFIG_DEFAULTS = {
     setup_command: [] as string[],
     no_verify: false,
     remote: '',
+    budget_usd: 0,
+    budget_tokens: 0,
+    stall_seconds: 600,
+    notify: '',
+    prices: {} as import('../contract/usage.js').Prices,
   },
   validate: { level: 'normal' as 'lenient' | 'normal' | 'strict' },
   kernel: KERNEL_FILE_DEFAULTS,

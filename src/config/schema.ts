@@ -15,6 +15,16 @@ const upTo = (max: number) => posInt.max(max);
 const S = CONFIG_MAX.state;
 const R = CONFIG_MAX.run;
 
+/** A command line split shell-style (`tokenizeShell`): its quotes and escapes must balance. */
+const argvString = z.string().superRefine((v, ctx) => {
+  const tok = tokenizeShell(v);
+  if (!tok.ok)
+    ctx.addIssue({
+      code: 'custom',
+      message: `cannot be split shell-style: ${tok.reason} in ${JSON.stringify(v)}`,
+    });
+});
+
 export const stateSchema = z
   .object({
     lease_seconds: upTo(S.lease_seconds).default(7200).describe('claim lease in seconds, renewed by heartbeat'),
@@ -34,18 +44,7 @@ export const stateSchema = z
 export const runSchema = z
   .object({
     workers: upTo(R.workers).default(2).describe('parallel workers of tugcode run'),
-    implementer: z
-      .string()
-      .superRefine((v, ctx) => {
-        const tok = tokenizeShell(v);
-        if (!tok.ok)
-          ctx.addIssue({
-            code: 'custom',
-            message: `cannot be split shell-style: ${tok.reason} in ${JSON.stringify(v)}`,
-          });
-      })
-      .default('')
-      .describe('argv string run per step (docs/run.md §2); empty = no implementer'),
+    implementer: argvString.default('').describe('argv string run per step (docs/run.md §2); empty = no implementer'),
     agent: z
       .enum(['', 'claude', 'codex'])
       .default('')
@@ -67,6 +66,33 @@ export const runSchema = z
       .string()
       .default('')
       .describe('git remote holding the integration branch, shared by hosts (docs/state.md §8); empty = local'),
+    budget_usd: z
+      .number()
+      .nonnegative()
+      .finite()
+      .default(0)
+      .describe("stop claiming once the plan's cost reaches this many USD (docs/run.md §7.2); 0 = no budget"),
+    budget_tokens: z
+      .number()
+      .int()
+      .nonnegative()
+      .max(R.budget_tokens)
+      .default(0)
+      .describe("stop claiming once the plan's tokens reach this (docs/run.md §7.2); 0 = no budget"),
+    stall_seconds: upTo(R.stall_seconds)
+      .default(600)
+      .describe('an implementer with no output, no item change and no file change this long is Stalled'),
+    notify: argvString.default('').describe('argv string run with each notable event on stdin (docs/run.md §7.4)'),
+    prices: z
+      .object({
+        input: z.number().nonnegative().finite().optional(),
+        output: z.number().nonnegative().finite().optional(),
+        cache_read: z.number().nonnegative().finite().optional(),
+        cache_write: z.number().nonnegative().finite().optional(),
+      })
+      .strict()
+      .default({})
+      .describe('USD per million tokens of each kind, for runs that report tokens but no cost (codex)'),
   })
   .strict();
 

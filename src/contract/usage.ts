@@ -146,9 +146,7 @@ export function usageLine(t: UsageTotals): string {
   const roles = Object.entries(t.by_role);
   if (roles.length > 1 || (roles.length === 1 && roles[0]![0] !== 'implementer'))
     parts.push(
-      roles
-        .map(([r, x]) => `${r} ${num(x.tokens)}${x.cost_usd === null ? '' : ` ${usdText(x.cost_usd)}`}`)
-        .join(', '),
+      roles.map(([r, x]) => `${r} ${num(x.tokens)}${x.cost_usd === null ? '' : ` ${usdText(x.cost_usd)}`}`).join(', '),
     );
   return parts.join(' · ');
 }

@@ -8,6 +8,7 @@
 import { duration, painter, shortHash } from './render-text.js';
 import type { RunSummary } from './types.js';
 import { table } from '../util/table.js';
+import { usageLine } from '../contract/usage.js';
 
 export async function summaryText(s: RunSummary, o: { color: boolean }): Promise<string> {
   const paint = painter(o);
@@ -35,6 +36,10 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
     `${counts.join(', ')} · ${s.commits.length} commit${s.commits.length === 1 ? '' : 's'} · wall ${duration(s.wall_ms)}`,
   ];
   if (s.commits.length > 0) tail.push(`commits: ${s.commits.map(shortHash).join(' ')}`);
+  // What the agents used (docs/run.md §7.1): this run's, and the plan's when earlier runs spent too.
+  if (s.usage && s.usage.reports > 0) tail.push(`usage: ${usageLine(s.usage)}`);
+  if (s.plan_usage && s.plan_usage.reports > (s.usage?.reports ?? 0))
+    tail.push(`plan usage: ${usageLine(s.plan_usage)}`);
   return [...blocks, tail.join('\n')].join('\n\n') + '\n';
 }
 

@@ -3,6 +3,8 @@
  * zod schemas of the events live in src/contract/schemas/run.ts and are checked against these by a test.
  */
 
+import type { Usage, UsageRole, UsageTotals } from '../contract/usage.js';
+
 export type Phase =
   'reset' | 'setup' | 'refactors' | 'implementer' | 'checkpoints' | 'commit' | 'integrate' | 'complete';
 
@@ -20,7 +22,9 @@ export type FailCode =
   | 'IntegrationConflict'
   /** The worker's worktree is gone, not its own any more, or locked by a stale `index.lock` (worktrees.ts). */
   | 'WorktreeBroken'
-  | 'OutsideWrite';
+  | 'OutsideWrite'
+  /** The implementer showed no output, no item change and no file change for stall_seconds (docs/run.md §7.3). */
+  | 'Stalled';
 
 /** A worker's name: `w1`, `w2`, … (its worktree is `.tugtree/tugplan__<slug>--w<k>`). */
 export type WorkerName = string;
@@ -64,6 +68,32 @@ export type RunEvent =
       kept_commit?: string;
     }
   | { type: 'waiting'; at: string; worker: WorkerName }
+  /** One agent run's usage, recorded in the state, with the plan's totals after it (docs/run.md §7.1). */
+  | {
+      type: 'usage';
+      at: string;
+      worker: WorkerName;
+      step_anchor: string;
+      attempt: number;
+      role: UsageRole;
+      usage: Usage;
+      plan: { tokens: number; cost_usd: number | null };
+    }
+  /** The watchdog killed a silent implementer; `attempt_failed` (Stalled) follows (docs/run.md §7.3). */
+  | { type: 'stalled'; at: string; worker: WorkerName; step_anchor: string; attempt: number; idle_seconds: number }
+  /** An attempt failure that was the step's last: the step is `failed` (docs/run.md §1 item 4.9). */
+  | { type: 'step_failed'; at: string; worker: WorkerName; step_anchor: string; failures: number; reason: string }
+  /** The plan's usage reached a budget: no new claims (docs/run.md §7.2). */
+  | {
+      type: 'budget_exhausted';
+      at: string;
+      budget_usd: number | null;
+      budget_tokens: number | null;
+      usage: UsageTotals;
+      running: string[];
+    }
+  /** Something the run noticed and handled (a usage file it could not read, a notify command that failed). */
+  | { type: 'warning'; at: string; code: string; message: string }
   | { type: 'worker_stopped'; at: string; worker: WorkerName; reason: 'done' | 'signal' }
   | ({ type: 'summary'; at: string } & RunSummary);
 
@@ -75,6 +105,10 @@ export interface RunSummary {
   commits: string[];
   wall_ms: number;
   workers: { worker: WorkerName; busy_ms: number }[];
+  /** What this run's agent runs used (docs/run.md §7.1); absent when the run did not start. */
+  usage?: UsageTotals;
+  /** The plan's usage in the state after the run, earlier runs included. */
+  plan_usage?: UsageTotals;
   /** When status is `error`: the error object of docs/output.md §2. */
   error?: { code: string; message: string; details: Record<string, unknown>; hint?: string };
 }

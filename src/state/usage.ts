@@ -42,7 +42,8 @@ function checkUsage(u: Usage): Usage {
   const out = {} as Usage;
   for (const k of USAGE_TOKEN_FIELDS) {
     const v = u[k];
-    if (v !== null && !(Number.isSafeInteger(v) && v >= 0)) throw invalid(`${k} must be a non-negative integer or null`);
+    if (v !== null && !(Number.isSafeInteger(v) && v >= 0))
+      throw invalid(`${k} must be a non-negative integer or null`);
     out[k] = v;
   }
   if (u.cost_usd !== null && !(Number.isFinite(u.cost_usd) && u.cost_usd >= 0))

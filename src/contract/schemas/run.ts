@@ -6,6 +6,8 @@
  */
 import { z } from 'zod';
 import { anchor, commitHash, okEnvelope, repoPath, timestamp } from './common.js';
+import { usageSchema, usageTotalsSchema } from './usage.js';
+import { USAGE_ROLES } from '../usage.js';
 
 export const RUN_PHASES = [
   'reset',
@@ -31,6 +33,7 @@ export const FAIL_CODES = [
   'IntegrationConflict',
   'WorktreeBroken',
   'OutsideWrite',
+  'Stalled',
 ] as const;
 
 const count = z.number().int().nonnegative();
@@ -102,6 +105,49 @@ const claimLost = z
 
 const waiting = z.object({ type: z.literal('waiting'), at: timestamp, worker }).strict();
 
+const usage = z
+  .object({
+    type: z.literal('usage'),
+    at: timestamp,
+    worker,
+    step_anchor: anchor,
+    attempt,
+    role: z.enum(USAGE_ROLES),
+    usage: usageSchema,
+    plan: z.object({ tokens: count, cost_usd: z.number().nonnegative().nullable() }).strict(),
+  })
+  .strict();
+
+const stalled = z
+  .object({ type: z.literal('stalled'), at: timestamp, worker, step_anchor: anchor, attempt, idle_seconds: count })
+  .strict();
+
+const stepFailed = z
+  .object({
+    type: z.literal('step_failed'),
+    at: timestamp,
+    worker,
+    step_anchor: anchor,
+    failures: z.number().int().positive(),
+    reason: z.string(),
+  })
+  .strict();
+
+const budgetExhausted = z
+  .object({
+    type: z.literal('budget_exhausted'),
+    at: timestamp,
+    budget_usd: z.number().nonnegative().nullable(),
+    budget_tokens: count.nullable(),
+    usage: usageTotalsSchema,
+    running: z.array(anchor),
+  })
+  .strict();
+
+const warningEvent = z
+  .object({ type: z.literal('warning'), at: timestamp, code: z.string().min(1), message: z.string() })
+  .strict();
+
 const workerStopped = z
   .object({ type: z.literal('worker_stopped'), at: timestamp, worker, reason: z.enum(['done', 'signal']) })
   .strict();
@@ -115,6 +161,8 @@ export const runSummaryFields = {
   commits: z.array(commitHash),
   wall_ms: count,
   workers: z.array(z.object({ worker, busy_ms: count }).strict()),
+  usage: usageTotalsSchema.optional(),
+  plan_usage: usageTotalsSchema.optional(),
   error: z
     .object({ code: z.string(), message: z.string(), details: z.record(z.unknown()), hint: z.string().optional() })
     .strict()
@@ -133,6 +181,11 @@ export const runEventSchema = z.discriminatedUnion('type', [
   claimLost,
   waiting,
   workerStopped,
+  usage,
+  stalled,
+  stepFailed,
+  budgetExhausted,
+  warningEvent,
   summary,
 ]);
 
