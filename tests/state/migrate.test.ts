@@ -29,7 +29,7 @@ function dbAtVersion(version: number, migrations = migrationsDir()): string {
 function ladder(): string {
   const dir = tempDir('tugcode-ladder-');
   for (const f of readdirSync(migrationsDir()))
-    if (f.endsWith('.sql')) copyFileSync(join(migrationsDir(), f), join(dir, f));
+    if (f.startsWith('0001_') && f.endsWith('.sql')) copyFileSync(join(migrationsDir(), f), join(dir, f));
   writeFileSync(
     join(dir, '0002_rebuild_artifacts.sql'),
     `-- tugcode:foreign_keys=off
