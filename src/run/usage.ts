@@ -121,8 +121,9 @@ export class CodexTranscript {
     }
   }
 
+  /** What codex prints as `tokens used` without `--json`: input (cached included) plus output. */
   private turnTokens(u: Record<string, unknown>): number {
-    return (count(u.input_tokens) ?? 0) + (count(u.output_tokens) ?? 0) + (count(u.cache_write_input_tokens) ?? 0);
+    return (count(u.input_tokens) ?? 0) + (count(u.output_tokens) ?? 0);
   }
 
   private add(u: Record<string, unknown>): void {
