@@ -31,6 +31,10 @@ function expected(rule: Rule): string {
       return 'a JSON array of strings';
     case 'argv':
       return 'a command line whose quotes are balanced (it is split shell-style)';
+    case 'num':
+      return `a number of at least ${rule.min}`;
+    case 'prices':
+      return 'a table of input, output, cache_read, cache_write: non-negative numbers (USD per million tokens)';
   }
 }
 
@@ -40,9 +44,9 @@ function expected(rule: Rule): string {
  */
 function envValueOf(raw: string, table: string, key: string, name: string): unknown {
   const sample = (CONFIG_DEFAULTS as Record<string, Record<string, unknown>>)[table]![key];
-  const r = envValue(raw, sample);
-  if ('reason' in r) throw new TugError('ConfigInvalid', { source: name, key: `${table}.${key}`, reason: r.reason });
   const rule = (CONFIG_RULES as unknown as Record<string, Record<string, Rule>>)[table]![key]!;
+  const r = hostEnvValue(raw, rule) ?? envValue(raw, sample);
+  if ('reason' in r) throw new TugError('ConfigInvalid', { source: name, key: `${table}.${key}`, reason: r.reason });
   if (!satisfies(rule, r.value)) {
     throw new TugError('ConfigInvalid', {
       source: name,
@@ -51,6 +55,22 @@ function envValueOf(raw: string, table: string, key: string, name: string): unkn
     });
   }
   return r.value;
+}
+
+/** A decimal (`budget_usd`) or a JSON table (`prices`) from the environment; null for the kernel's kinds. */
+function hostEnvValue(raw: string, rule: Rule): { value: unknown } | { reason: string } | null {
+  if (rule.t === 'num') {
+    const v = raw.trim() === '' ? NaN : Number(raw);
+    return Number.isFinite(v) ? { value: v } : { reason: `${JSON.stringify(raw)} is not a number` };
+  }
+  if (rule.t === 'prices') {
+    try {
+      return { value: JSON.parse(raw) as unknown };
+    } catch {
+      return { reason: `${JSON.stringify(raw)} is not a JSON object` };
+    }
+  }
+  return null;
 }
 
 function envOverrides(env: NodeJS.ProcessEnv): Record<string, Record<string, unknown>> {

@@ -22,7 +22,15 @@ export { MAX_LEASE_SECONDS };
  */
 export const CONFIG_MAX = {
   state: { lease_seconds: MAX_LEASE_SECONDS, max_attempts: 1000 },
-  run: { workers: 64, heartbeat_seconds: 24 * 3600, step_timeout_seconds: 7 * 24 * 3600, review_rounds: 20, resolve_rounds: 100 },
+  run: {
+    workers: 64,
+    heartbeat_seconds: 24 * 3600,
+    step_timeout_seconds: 7 * 24 * 3600,
+    stall_seconds: 7 * 24 * 3600,
+    budget_tokens: 1e15,
+    review_rounds: 20,
+    resolve_rounds: 100,
+  },
 } as const;
 
 export const CONFIG_DEFAULTS = {
@@ -44,6 +52,11 @@ export const CONFIG_DEFAULTS = {
     review_rounds: 3,
     resolver: '',
     resolve_rounds: 2,
+    budget_usd: 0,
+    budget_tokens: 0,
+    stall_seconds: 600,
+    notify: '',
+    prices: {} as import('../contract/usage.js').Prices,
   },
   validate: { level: 'normal' as 'lenient' | 'normal' | 'strict' },
   kernel: KERNEL_FILE_DEFAULTS,

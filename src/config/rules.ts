@@ -5,9 +5,34 @@
  * rules accept exactly what the schema accepts.
  */
 import { CONFIG_MAX, type ConfigShape } from './defaults.js';
-import { KERNEL_RULES, satisfies, type Rule } from '../kernel/light.js';
+import { KERNEL_RULES, satisfies as kernelSatisfies, type Rule as KernelRule } from '../kernel/light.js';
 
-export { satisfies, type Rule };
+/**
+ * The kernel's rules plus two of the `[run]` table's own: a non-negative decimal (`budget_usd`) and the
+ * `[run.prices]` sub-table (USD per million tokens of each kind).
+ */
+export type Rule = KernelRule | { t: 'num'; min: number } | { t: 'prices' };
+
+export const PRICE_KEYS = ['input', 'output', 'cache_read', 'cache_write'] as const;
+
+export function satisfies(rule: Rule, v: unknown): boolean {
+  switch (rule.t) {
+    case 'num':
+      return typeof v === 'number' && Number.isFinite(v) && v >= rule.min;
+    case 'prices':
+      return (
+        typeof v === 'object' &&
+        v !== null &&
+        !Array.isArray(v) &&
+        Object.entries(v).every(
+          ([k, x]) =>
+            (PRICE_KEYS as readonly string[]).includes(k) && typeof x === 'number' && Number.isFinite(x) && x >= 0,
+        )
+      );
+    default:
+      return kernelSatisfies(rule, v);
+  }
+}
 
 const upTo = (max: number): Rule => ({ t: 'int', min: 1, max });
 const S = CONFIG_MAX.state;
@@ -40,6 +65,11 @@ export const CONFIG_RULES: { [T in keyof ConfigShape]: { [K in keyof ConfigShape
     review_rounds: upTo(R.review_rounds),
     resolver: { t: 'argv' },
     resolve_rounds: { t: 'int', min: 0, max: R.resolve_rounds },
+    budget_usd: { t: 'num', min: 0 },
+    budget_tokens: { t: 'int', min: 0, max: R.budget_tokens },
+    stall_seconds: upTo(R.stall_seconds),
+    notify: { t: 'argv' },
+    prices: { t: 'prices' },
   },
   validate: { level: { t: 'str', enum: ['lenient', 'normal', 'strict'] } },
   kernel: KERNEL_RULES,

@@ -15,6 +15,16 @@ const upTo = (max: number) => posInt.max(max);
 const S = CONFIG_MAX.state;
 const R = CONFIG_MAX.run;
 
+/** An argv string split shell-style (docs/run.md §2): quotes that do not balance are refused when it loads. */
+const argvString = z.string().superRefine((v, ctx) => {
+  const tok = tokenizeShell(v);
+  if (!tok.ok)
+    ctx.addIssue({
+      code: 'custom',
+      message: `cannot be split shell-style: ${tok.reason} in ${JSON.stringify(v)}`,
+    });
+});
+
 export const stateSchema = z
   .object({
     lease_seconds: upTo(S.lease_seconds).default(7200).describe('claim lease in seconds, renewed by heartbeat'),
@@ -30,16 +40,6 @@ export const stateSchema = z
     host: z.string().default('').describe('this machine in owner names (<host>:<worktree>); empty = the machine id'),
   })
   .strict();
-
-/** An argv string split shell-style (docs/run.md §2): quotes that do not balance are refused when it loads. */
-const argvString = z.string().superRefine((v, ctx) => {
-  const tok = tokenizeShell(v);
-  if (!tok.ok)
-    ctx.addIssue({
-      code: 'custom',
-      message: `cannot be split shell-style: ${tok.reason} in ${JSON.stringify(v)}`,
-    });
-});
 
 export const runSchema = z
   .object({
@@ -78,16 +78,7 @@ export const runSchema = z
     review_rounds: upTo(R.review_rounds)
       .default(3)
       .describe('REVISE verdicts per attempt before it fails ReviewRejected'),
-    resolver: z
-      .string()
-      .superRefine((v, ctx) => {
-        const tok = tokenizeShell(v);
-        if (!tok.ok)
-          ctx.addIssue({
-            code: 'custom',
-            message: `cannot be split shell-style: ${tok.reason} in ${JSON.stringify(v)}`,
-          });
-      })
+    resolver: argvString
       .default('')
       .describe('argv string that merges a conflict of the integration rebase (docs/run.md §1.9); empty = the implementer'),
     resolve_rounds: z
@@ -97,6 +88,33 @@ export const runSchema = z
       .max(R.resolve_rounds)
       .default(2)
       .describe('resolver runs per attempt before a conflict fails it; 0 = never resolve'),
+    budget_usd: z
+      .number()
+      .nonnegative()
+      .finite()
+      .default(0)
+      .describe("stop claiming once the plan's cost reaches this many USD (docs/run.md §7.2); 0 = no budget"),
+    budget_tokens: z
+      .number()
+      .int()
+      .nonnegative()
+      .max(R.budget_tokens)
+      .default(0)
+      .describe("stop claiming once the plan's tokens reach this (docs/run.md §7.2); 0 = no budget"),
+    stall_seconds: upTo(R.stall_seconds)
+      .default(600)
+      .describe('an implementer with no output, no item change and no file change this long is Stalled'),
+    notify: argvString.default('').describe('argv string run with each notable event on stdin (docs/run.md §7.4)'),
+    prices: z
+      .object({
+        input: z.number().nonnegative().finite().optional(),
+        output: z.number().nonnegative().finite().optional(),
+        cache_read: z.number().nonnegative().finite().optional(),
+        cache_write: z.number().nonnegative().finite().optional(),
+      })
+      .strict()
+      .default({})
+      .describe('USD per million tokens of each kind, for runs that report tokens but no cost (codex)'),
   })
   .strict();
 

@@ -77,6 +77,8 @@ function fieldValue(f: Field): string {
       return '';
     case 'int':
       return `\`${f.placeholder ?? '<n>'}\` (${f.max < 1e9 ? `${f.min}–${f.max}` : `≥ ${f.min}`})`;
+    case 'number':
+      return `\`${f.placeholder ?? '<x>'}\` (${f.min}–${f.max})`;
     case 'enum':
       return f.values.map((v) => `\`${v}\``).join(' \\| ');
     case 'items':

@@ -218,6 +218,22 @@ export const CATALOGUE = {
       return [...resets, `tugcode run ${planArg(d)}`].join(' && ');
     },
   },
+  BudgetExhausted: {
+    exit: 4,
+    when: "`run`: the plan's usage reached `--budget-usd` or `--budget-tokens` (docs/run.md §7.2); no new step was claimed, the running ones finished",
+    message: (d) => {
+      const u = (d.usage ?? {}) as { cost_usd?: number | null; tokens?: number };
+      const spent: string[] = [];
+      if (d.budget_usd !== undefined && d.budget_usd !== null)
+        spent.push(`$${s(u.cost_usd ?? 0)} of $${s(d.budget_usd)}`);
+      if (d.budget_tokens !== undefined && d.budget_tokens !== null)
+        spent.push(`${s(u.tokens ?? 0)} of ${s(d.budget_tokens)} tokens`);
+      return `the budget of ${plan(d)} is spent: ${spent.join(', ') || 'reached'}; no new step was claimed`;
+    },
+    hint: (d) =>
+      `tugcode state show ${planArg(d)} (its usage), then raise the budget: tugcode run ${planArg(d)} ` +
+      (d.budget_usd !== undefined && d.budget_usd !== null ? '--budget-usd <more>' : '--budget-tokens <more>'),
+  },
   CommitNotIntegrated: {
     exit: 4,
     when: "`merge`: a completed step's commit is not reachable from the branch to merge (docs/git.md §5); `state complete --commit C`: the plan's integration branch exists and lacks C (docs/git.md §4.2)",

@@ -35,6 +35,8 @@ export interface PlanState {
   plan_path: string;
   status: 'active' | 'done' | 'archived';
   steps: StepState[];
+  /** What the plan's agent runs used (docs/state.md §2); null when none reported. */
+  usage: import('../contract/usage.js').UsageTotals | null;
 }
 
 /**
@@ -132,6 +134,7 @@ export async function planRows(ctx: FlowCtx): Promise<PlanState[]> {
       claimed_by: r.claimed_by,
       lease_expires_at: r.lease_expires_at,
     })),
+    usage: p.usage,
   }));
 }
 

@@ -9,6 +9,7 @@ import { TugError } from '../contract/errors.js';
 import type { FlowCtx } from './flow-context.js';
 import { resolvePlanPath } from './plan-file.js';
 import * as state from './state-bridge.js';
+import type { UsageTotals } from '../contract/usage.js';
 
 export interface PlanStatusLine {
   plan_path: string;
@@ -21,6 +22,8 @@ export interface PlanStatusLine {
   failed_steps: string[];
   /** Steps waiting for `state decide` (docs/state.md §3.7). */
   needs_human_steps: string[];
+  /** The plan's usage from the state (docs/state.md §2); null when none was reported (or no state). */
+  usage: UsageTotals | null;
 }
 
 export interface StatusData {
@@ -59,10 +62,16 @@ async function fromCheckboxes(root: string, planPath: string): Promise<PlanStatu
     claimed_steps: [],
     failed_steps: [],
     needs_human_steps: [],
+    usage: null,
   };
 }
 
-function fromState(planPath: string, status: string, steps: state.StepState[]): PlanStatusLine {
+function fromState(
+  planPath: string,
+  status: string,
+  steps: state.StepState[],
+  usage: UsageTotals | null,
+): PlanStatusLine {
   const top = steps.filter((s) => s.parent_anchor === null);
   const done = top.filter((s) => s.status === 'completed').length;
   return {
@@ -75,6 +84,7 @@ function fromState(planPath: string, status: string, steps: state.StepState[]): 
     claimed_steps: top.filter((s) => s.status === 'claimed' || s.status === 'in_progress').map((s) => s.anchor),
     failed_steps: top.filter((s) => s.status === 'failed').map((s) => s.anchor),
     needs_human_steps: top.filter((s) => s.status === 'needs_human').map((s) => s.anchor),
+    usage,
   };
 }
 
@@ -84,7 +94,7 @@ export async function planStatus(ctx: FlowCtx, plan?: string): Promise<StatusDat
   const byPath = new Map(known.map((p) => [p.plan_path, p]));
   const lineFor = async (planPath: string): Promise<PlanStatusLine> => {
     const row = byPath.get(planPath);
-    if (row) return fromState(planPath, row.status, row.steps);
+    if (row) return fromState(planPath, row.status, row.steps, row.usage);
     if (!existsSync(join(root, planPath))) throw new TugError('PlanNotFound', { plan: planPath, plan_path: planPath });
     return fromCheckboxes(root, planPath);
   };

@@ -110,6 +110,11 @@ const COMMENTS: Record<string, string> = {
   'run.review_rounds': 'REVISE verdicts per attempt before it fails ReviewRejected',
   'run.resolver': 'argv string that merges a conflict of the integration rebase; empty = the implementer',
   'run.resolve_rounds': 'resolver runs per attempt before a conflict fails it; 0 = never resolve',
+  'run.budget_usd': "stop claiming once the plan's cost reaches it, e.g. 25; 0 = no budget",
+  'run.budget_tokens': "stop claiming once the plan's tokens reach it, e.g. 5000000; 0 = no budget",
+  'run.stall_seconds': 'kill an implementer silent this long (no output, item or file change)',
+  'run.notify': 'argv run with each notable event on stdin, e.g. "notify-send tugcode"',
+  'run.prices': 'USD per million tokens for codex, e.g. { input = 1.25, output = 10, cache_read = 0.125 }',
   'validate.level': 'lenient | normal | strict',
   'kernel.verify': 'none | syntax | tests | typecheck',
   'kernel.test_command': 'argv array; {python} placeholder allowed; empty = detect',
@@ -129,6 +134,10 @@ const COMMENTS: Record<string, string> = {
 
 function toml(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map((x) => JSON.stringify(x)).join(', ')}]`;
+  if (typeof v === 'object' && v !== null)
+    return `{${Object.entries(v)
+      .map(([k, x]) => ` ${k} = ${toml(x)}`)
+      .join(',')}${Object.keys(v).length ? ' ' : ''}}`;
   if (typeof v === 'string') return JSON.stringify(v);
   return String(v);
 }

@@ -16,7 +16,9 @@
  * - codex: `codex exec --cd W --sandbox workspace-write --ignore-rules -c approval_policy="never"
  *   -c allow_login_shell=false -c sandbox_workspace_write.…` with the worktree the only writable root
  *   (no /tmp, no $TMPDIR, no network), no login shell (a profile may reset PATH), execpolicy rules
- *   ignored (they could run a command outside the sandbox), the final message written to F.
+ *   ignored (they could run a command outside the sandbox), the final message written to F. `--json`:
+ *   its events are the only place its token counts are split by kind; the driver writes them to the log
+ *   as the text codex prints without it (usage.ts CodexTranscript).
  *
  * Both get the `tugcode` launcher first on PATH, TMPDIR inside the worktree, and the state relay
  * (state-relay.ts): their state commands reach the state through the driver.
@@ -38,8 +40,9 @@ import {
   type StepOwner,
 } from './confine.js';
 import { serveRelay } from './state-relay.js';
-import { implementerEnv, runImplementer, type ImplementerOptions } from './implementer.js';
+import { implementerEnv, runImplementer, type ImplementerOptions, type UsageReport } from './implementer.js';
 import type { ChildOutcome } from './types.js';
+import { claudeUsage, CodexTranscript, type Usage } from './usage.js';
 
 export const AGENTS = ['claude', 'codex'] as const;
 export type AgentName = (typeof AGENTS)[number];
@@ -81,6 +84,7 @@ export function agentArgv(agent: AgentName, p: AgentPaths): string[] {
   return [
     'codex',
     'exec',
+    '--json',
     '--cd',
     p.owner.worktree,
     '--sandbox',
@@ -225,8 +229,11 @@ function resolveCommandOrAgent(
   return pick(config.agent, config.command);
 }
 
-/** A child's outcome plus the agent's final message (null when there is none, or for a plain command). */
-export type AgentOutcome = ChildOutcome & { final_message: string | null };
+/**
+ * A child's outcome plus the agent's final message (null when there is none, or for a plain command) and
+ * what it used (docs/run.md §7.1).
+ */
+export type AgentOutcome = ChildOutcome & { final_message: string | null } & UsageReport;
 
 /** How much of this run's log is searched for claude's JSON result. */
 const RESULT_SCAN_BYTES = 8 * 1024 * 1024;
@@ -255,7 +262,7 @@ async function readFrom(path: string, start: number): Promise<string> {
 /** claude's `--output-format json` result: the last line of the output that is a JSON result object. */
 export function parseClaudeResult(
   output: string,
-): { message: string | null; is_error: boolean; subtype: string } | null {
+): { message: string | null; is_error: boolean; subtype: string; usage: Usage | null } | null {
   const lines = output.split('\n');
   for (let i = lines.length - 1; i >= 0; i--) {
     const l = lines[i]!.trim();
@@ -273,6 +280,7 @@ export function parseClaudeResult(
       message: typeof o.result === 'string' ? o.result : null,
       is_error: o.is_error === true,
       subtype: typeof o.subtype === 'string' ? o.subtype : '',
+      usage: claudeUsage(o),
     };
   }
   return null;
@@ -344,14 +352,17 @@ export async function runAgent(
   const env = { ...base, ...agentEnvAdditions(base, space) };
   const relay = await serveRelay(space.relay, owner, env, role?.relay ?? AGENT_STATE_COMMANDS);
   let out: ChildOutcome;
+  const transcript = agent === 'codex' ? new CodexTranscript() : null;
   try {
     out = await runChild({
-      argv: (role?.argv ?? agentArgv)(agent, {
-        owner,
-        lastMessage,
-        checkpoints: checkpointCommands(o.brief),
-        allow: o.agentAllow ?? [],
-      }),
+      argv: codexJson(
+        (role?.argv ?? agentArgv)(agent, {
+          owner,
+          lastMessage,
+          checkpoints: checkpointCommands(o.brief),
+          allow: o.agentAllow ?? [],
+        }),
+      ),
       cwd: o.cwd,
       env,
       // A reviewer brings its own prompt; the resolver of a conflict gets its own (docs/run.md §1.9).
@@ -365,22 +376,35 @@ export async function runAgent(
       logPath: o.logPath,
       ...(o.signal ? { signal: o.signal } : {}),
       ...(o.onSpawn ? { onSpawn: o.onSpawn } : {}),
+      ...(transcript ? { stdoutLines: (l: string) => transcript.line(l) } : {}),
     });
   } finally {
     await relay.close();
   }
-  if (agent === 'codex') {
+  if (transcript) {
     const text = await readFile(lastMessage, 'utf8').catch(() => null);
-    if (out.ok || out.timed_out || out.aborted) return { ...out, final_message: text };
+    const used = { usage: transcript.usage(), usage_warning: null };
+    if (out.ok || out.timed_out || out.aborted) return { ...out, final_message: text, ...used };
     const err = codexErrorLine(out.tail);
-    return { ...out, ...(err ? { last_line: err } : {}), final_message: text };
+    return { ...out, ...(err ? { last_line: err } : {}), final_message: text, ...used };
   }
   const r = parseClaudeResult(await readFrom(o.logPath, start).catch(() => ''));
+  const used = { usage: r?.usage ?? null, usage_warning: null };
   // The reason is the result's text (an API error's message), never the raw JSON line.
   const why = r ? `claude: ${reasonLine(r.message ?? '') || r.subtype || 'error'}` : null;
-  if (out.ok && r?.is_error) return { ...out, ok: false, last_line: why!, final_message: r.message };
-  if (!out.ok && why && !out.timed_out && !out.aborted) return { ...out, last_line: why, final_message: r!.message };
-  return { ...out, final_message: r?.message ?? null };
+  if (out.ok && r?.is_error) return { ...out, ok: false, last_line: why!, final_message: r.message, ...used };
+  if (!out.ok && why && !out.timed_out && !out.aborted)
+    return { ...out, last_line: why, final_message: r!.message, ...used };
+  return { ...out, final_message: r?.message ?? null, ...used };
+}
+
+/**
+ * codex always runs with `--json` under the driver, whichever argv a role builds (its events carry the
+ * usage; the transcript keeps the log readable); claude's argv as it is.
+ */
+function codexJson(argv: string[]): string[] {
+  if (argv[0] !== 'codex' || argv[1] !== 'exec' || argv.includes('--json')) return argv;
+  return ['codex', 'exec', '--json', ...argv.slice(2)];
 }
 
 /**

@@ -42,6 +42,63 @@ export interface ChildOptions {
   graceMs?: number;
   /** Told the child's pid (= its process group id) once it runs: the driver records it for a crash. */
   onSpawn?: (pid: number) => void;
+  /**
+   * stdout passes through this, line by line, on its way to the log (codex's `--json` events made readable,
+   * usage.ts); without it stdout is the log's descriptor and nothing passes through this process.
+   */
+  stdoutLines?: (line: string) => string;
+}
+
+/** The longest stdout line `stdoutLines` is given; a longer one goes to the log as it is, unparsed. */
+const LINE_MAX = 8 * 1024 * 1024;
+
+/**
+ * Feeds a piped stdout through `transform` into the log, one line at a time, in order; resolves once the
+ * stream ended and everything is written. Memory stays bounded by LINE_MAX whatever the child prints.
+ */
+function pipeLines(
+  stream: NodeJS.ReadableStream,
+  log: import('node:fs/promises').FileHandle,
+  transform: (line: string) => string,
+): Promise<void> {
+  let pending = '';
+  let writes = Promise.resolve();
+  const put = (text: string) => {
+    if (text !== '') writes = writes.then(() => log.write(text)).then(() => undefined);
+  };
+  const safe = (line: string) => {
+    try {
+      return transform(line);
+    } catch {
+      return line + '\n';
+    }
+  };
+  return new Promise((resolve) => {
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      pending += chunk;
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        put(safe(pending.slice(0, nl)));
+        pending = pending.slice(nl + 1);
+      }
+      if (pending.length > LINE_MAX) {
+        put(pending);
+        pending = '';
+      }
+    });
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      if (pending !== '') put(safe(pending));
+      pending = '';
+      writes.then(resolve, () => resolve());
+    };
+    stream.on('end', end);
+    stream.on('error', end);
+    stream.on('close', end);
+  });
 }
 
 /** Sends sig to the process group pid leads (to pid alone when the group is gone); false when none exists. */
@@ -130,7 +187,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
       stdin: o.input === undefined ? 'ignore' : 'pipe',
       ...(o.input === undefined ? {} : { input: o.input }),
       // Any descriptor works at run time (passed to spawn as is); execa's types only list 3–9.
-      stdout: (stdout ?? log).fd as 3,
+      stdout: o.stdoutLines ? 'pipe' : ((stdout ?? log).fd as 3),
       stderr: log.fd as 3,
       buffer: false,
       reject: false,
@@ -138,6 +195,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
       cleanup: false,
     } satisfies Options;
     const child = execa(o.argv[0]!, o.argv.slice(1), options);
+    const piped = o.stdoutLines && child.stdout ? pipeLines(child.stdout, log, o.stdoutLines) : null;
     const pid = child.pid;
     if (pid !== undefined) o.onSpawn?.(pid);
 
@@ -176,6 +234,8 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
       signalGroup(pid, 'SIGKILL');
     }
     if (hardKill) clearTimeout(hardKill);
+    // The group is gone, so is every writer of the pipe: the rest of stdout is in the log once this ends.
+    await piped;
 
     const spawned = pid !== undefined && (result.exitCode !== undefined || result.signal !== undefined);
     if (!spawned) {

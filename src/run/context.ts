@@ -11,6 +11,7 @@ import type { DriftWatch } from './drift.js';
 import type { Prepared } from './preflight.js';
 import type { RemoteRun } from './remote.js';
 import type { RunEvent } from './types.js';
+import * as usageMath from '../contract/usage.js';
 
 export { timed, type TraceFn } from '../git/trace.js';
 
@@ -37,6 +38,14 @@ export interface RunOptions {
   resolver: string | null;
   /** Resolver runs per attempt (docs/run.md §1.9); 0: a conflict fails the attempt at once. */
   resolveRounds: number;
+  /** `--budget-usd` / `[run] budget_usd`: null for none (docs/run.md §7.2). */
+  budgetUsd: number | null;
+  /** `--budget-tokens` / `[run] budget_tokens`: null for none. */
+  budgetTokens: number | null;
+  /** `--stall-seconds` / `[run] stall_seconds`, in ms (docs/run.md §7.3). */
+  stallMs: number;
+  /** `[run.prices]`: the cost of a report that has tokens but no cost. */
+  prices: import('../contract/usage.js').Prices;
 }
 
 /**
@@ -72,6 +81,8 @@ export interface RunSetup {
   /** Aborted on SIGINT/SIGTERM (or a fatal error): workers stop claiming and kill their children. */
   readonly stop: AbortController;
   emit(e: EventInput): void;
+  /** Something the run noticed and handled: a `warning` event and one of the run's warnings (stderr). */
+  warn(code: string, message: string, details?: Record<string, unknown>): void;
   /** Fires when a step completed or an attempt ended: waiting workers claim again at once. */
   readonly changed: EventTarget;
   /** The opt-in timing trace (RunHooks.trace), if any. */
@@ -94,9 +105,25 @@ export interface RunTally {
   needsHuman: Map<string, { review_ref: string; reason: string }>;
   /** Conflicts a resolver merged (docs/run.md §1.9), for the summary. */
   resolved: { step_anchor: string; files: string[]; round: number }[];
+  /** The ledger of this run (docs/run.md §7): its usage, the plan's, and each running step's last activity. */
+  ledger: Ledger;
+}
+
+export interface Ledger {
+  /** What this run's agent runs used. */
+  run: import('../contract/usage.js').UsageTotals;
+  /** The plan's totals in the state, refreshed after each report (a restarted run counts earlier spend). */
+  plan: import('../contract/usage.js').UsageTotals;
+  /** Set once a budget was reached: no new claims. */
+  exhausted: boolean;
+  /** A run that reported nothing was said once already. */
+  silentWarned: boolean;
+  /** Each busy worker's step and the epoch ms of its implementer's last activity (the live view). */
+  activity: Map<string, { step: string; at: number }>;
 }
 
 export function newTally(): RunTally {
+  const { emptyTotals } = usageMath;
   return {
     held: new Map(),
     completed: [],
@@ -106,6 +133,7 @@ export function newTally(): RunTally {
     reviews: new Map(),
     needsHuman: new Map(),
     resolved: [],
+    ledger: { run: emptyTotals(), plan: emptyTotals(), exhausted: false, silentWarned: false, activity: new Map() },
   };
 }
 

@@ -51,6 +51,12 @@ export interface RunInput {
   resolver?: string | undefined;
   /** Resolver runs per attempt (default: config run.resolve_rounds); 0: never resolve. */
   resolve_rounds?: number | undefined;
+  /** Stop claiming once the plan's cost reaches this (default: config run.budget_usd; 0 = none). */
+  budget_usd?: number | undefined;
+  /** Stop claiming once the plan's tokens reach this (default: config run.budget_tokens; 0 = none). */
+  budget_tokens?: number | undefined;
+  /** An implementer silent this long is Stalled (default: config run.stall_seconds). */
+  stall_seconds?: number | undefined;
 }
 
 export interface RunHooks {
@@ -58,7 +64,14 @@ export interface RunHooks {
   /** Aborting stops the run: no new claims, children killed, held claims released. */
   signal?: AbortSignal | undefined;
   /** Called once the plan is checked and the lock held, with what the renderer needs. */
-  onStart?(info: { plan_path: string; steps_total: number; steps_done: number; workers: string[] }): void;
+  onStart?(info: {
+    plan_path: string;
+    steps_total: number;
+    steps_done: number;
+    workers: string[];
+    /** The epoch ms of a worker's implementer's last activity, while one runs (the live view). */
+    last_activity: (worker: string) => number | undefined;
+  }): void;
   /** The opt-in timing trace: every timed span of the workers' steps (off when absent). */
   trace?: ((span: import('./context.js').TraceSpan) => void) | undefined;
 }
@@ -109,11 +122,31 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   const lock = await timed(tr, 'run.lock', () =>
     acquireRunLock(flow.repo.mainRoot, prep.slug, prep.planPath, ctx.clock.now()),
   );
+  // `[run] notify` (docs/run.md §7.4): it sees every event the run emits, and the run's end.
+  const notifier = config.run.notify
+    ? (await import('./notify.js')).startNotifier({
+        command: config.run.notify,
+        cwd: flow.repo.mainRoot,
+        env: ctx.env,
+        logDir: (await import('../contract/layout.js')).runLogDir(flow.repo.mainRoot, prep.slug),
+        warn: (code, message) => {
+          call.warnings.add(code, message);
+          hooks.onEvent({ type: 'warning', at: ctx.clock.now(), code, message });
+        },
+      })
+    : null;
+  const finished = (r: Partial<RunSummary>) =>
+    notifier?.finish({ type: 'run_finished', at: ctx.clock.now(), plan_path: prep.planPath, ...r });
   // Whatever fails after this point, the run lock is released (a failed start must not block the next run).
   // A release that fails is a warning: it must not replace the run's own summary or error.
   try {
-    const o = { t0, flow, prep, g, config, impl, review, workers, lock: lock.signal };
-    return await runLocked(ctx, input, call, hooks, o);
+    const o = { t0, flow, prep, g, config, impl, review, workers, lock: lock.signal, notifier };
+    const summary = await runLocked(ctx, input, call, hooks, o);
+    await finished(summary);
+    return summary;
+  } catch (e) {
+    await finished({ status: 'error', error: toTugError(e).toJSON() });
+    throw e;
   } finally {
     await lock.release().catch((e: unknown) => {
       const err = toTugError(e);
@@ -138,6 +171,7 @@ async function runLocked(
     workers: number;
     /** Aborted when another process took the run lock over: this run stops as a fatal RunInProgress. */
     lock: AbortSignal;
+    notifier: import('./notify.js').Notifier | null;
   },
 ): Promise<RunSummary> {
   const { t0, flow, prep, config, workers } = o;
@@ -151,6 +185,12 @@ async function runLocked(
     stop.abort();
   };
   o.lock.addEventListener('abort', onLockLost, { once: true });
+  // Every event of the run, stamped, to the renderer and to `[run] notify`.
+  const emit = (e: EventInput) => {
+    const ev = { ...e, at: ctx.clock.now() } as RunEvent;
+    hooks.onEvent(ev);
+    o.notifier?.event(ev);
+  };
   const setup: RunSetup = {
     ops: ctx,
     call,
@@ -170,9 +210,17 @@ async function runLocked(
       reviewRounds: input.review_rounds ?? config.run.review_rounds,
       resolver: input.resolver || config.run.resolver || null,
       resolveRounds: input.resolve_rounds ?? config.run.resolve_rounds,
+      budgetUsd: (input.budget_usd ?? config.run.budget_usd) || null,
+      budgetTokens: (input.budget_tokens ?? config.run.budget_tokens) || null,
+      stallMs: (input.stall_seconds ?? config.run.stall_seconds) * 1000,
+      prices: config.run.prices,
     },
     stop,
-    emit: (e: EventInput) => hooks.onEvent({ ...e, at: ctx.clock.now() } as RunEvent),
+    emit,
+    warn: (code, message, details) => {
+      call.warnings.add(code, message, details);
+      emit({ type: 'warning', code, message });
+    },
     changed: new EventTarget(),
     trace: hooks.trace,
   };
@@ -269,6 +317,7 @@ async function runWorkers(
     steps_total: before.all_steps.length,
     steps_done: before.completed_steps.length,
     workers: names,
+    last_activity: (w) => rc.tally.ledger.activity.get(w)?.at,
   });
   rc.emit({
     type: 'run_started',
@@ -277,6 +326,8 @@ async function runWorkers(
     base_branch: prep.base,
     workers: trees.length,
   });
+  // The plan's spend so far and what a budget cannot see (docs/run.md §7.2), before the first claim.
+  await (await import('./ledger.js')).startLedger(rc);
   const { runWorker } = await import('./worker.js');
   return Promise.all(
     names.map((worker, i) =>
@@ -381,10 +432,14 @@ async function summarize(
     ...(reviewed ? { review_rounds: [...rc.tally.reviews].map(([step_anchor, r]) => ({ step_anchor, ...r })) } : {}),
     ...(needs_human.length ? { needs_human } : {}),
     ...(rc.tally.resolved.length ? { conflicts_resolved: [...rc.tally.resolved] } : {}),
+    usage: rc.tally.ledger.run,
+    plan_usage: await rc.store.usageTotals(sc, { plan: rc.prep.planPath }),
   };
   const done = cat.all_steps.length === cat.completed_steps.length;
   let err: TugError | null = null;
-  const fatal = rc.tally.fatal;
+  // A budget reached by the plan's last step stopped nothing: the plan is done.
+  const spentButDone = done && rc.tally.fatal instanceof TugError && rc.tally.fatal.code === 'BudgetExhausted';
+  const fatal = spentButDone ? null : rc.tally.fatal;
   if (fatal) err = fatal instanceof TugError ? fatal : new TugError('InternalError', { reason: String(fatal) });
   else if (rc.stop.signal.aborted && !done)
     err = new TugError('Interrupted', { plan_path: rc.prep.planPath, released_steps: released });

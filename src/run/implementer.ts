@@ -3,12 +3,19 @@
  * worktree, in its own process group, with the step timeout, the TUG_* environment and the step brief on
  * stdin and in the file TUG_STEP_JSON names.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, open, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { invalidArgument } from '../contract/errors.js';
 import { tokenizeShell } from '../kernel/light.js';
 import { runChild } from './child.js';
 import type { ChildOutcome, StepBrief } from './types.js';
+import { parseUsageFile, USAGE_FILE_MAX, type Usage } from './usage.js';
+
+/** What a run reported of its usage (docs/run.md §7.1): null when nothing; a warning when unreadable. */
+export interface UsageReport {
+  usage: Usage | null;
+  usage_warning: string | null;
+}
 
 /** What the implementer's environment says beyond the brief (step, title, attempt and plan come from it). */
 export interface ImplementerVars {
@@ -72,16 +79,58 @@ export function implementerEnv(
     TUG_STATE_DB: vars.state_db,
     TUGCODE_STATE_DB: vars.state_db,
     TUG_STEP_JSON: briefPath,
+    TUG_USAGE_OUT: usageOutPath(briefPath),
   });
 }
 
-/** Runs the implementer once for a step. Throws only for a bad argv string or an unwritable brief/log. */
-export async function runImplementer(o: ImplementerOptions): Promise<ChildOutcome> {
+/** The file `TUG_USAGE_OUT` names for a run whose brief is at `briefPath`: beside it, one per run. */
+export function usageOutPath(briefPath: string): string {
+  return briefPath.replace(/\.json$/, '') + '.usage.json';
+}
+
+/** Removes an earlier run's usage file: a run that writes none must not report the last one's. */
+export async function clearUsageOut(briefPath: string): Promise<void> {
+  await rm(usageOutPath(briefPath), { force: true }).catch(() => undefined);
+}
+
+/**
+ * The usage the run wrote to `TUG_USAGE_OUT`, read once it ended: none when the file does not exist, a
+ * warning (never a failure) when it is bigger than USAGE_FILE_MAX or not a usage object.
+ */
+export async function readUsageOut(briefPath: string): Promise<UsageReport> {
+  const path = usageOutPath(briefPath);
+  let f: Awaited<ReturnType<typeof open>>;
+  try {
+    f = await open(path, 'r');
+  } catch {
+    return { usage: null, usage_warning: null };
+  }
+  try {
+    const size = (await f.stat()).size;
+    if (size > USAGE_FILE_MAX)
+      return { usage: null, usage_warning: `${path} is ${size} bytes (at most ${USAGE_FILE_MAX}): ignored` };
+    const buf = Buffer.alloc(size);
+    if (size > 0) await f.read(buf, 0, size, 0);
+    const r = parseUsageFile(buf.toString('utf8'));
+    return 'reason' in r
+      ? { usage: null, usage_warning: `${path}: ${r.reason}: ignored` }
+      : { usage: r.usage, usage_warning: null };
+  } finally {
+    await f.close();
+  }
+}
+
+/**
+ * Runs the implementer once for a step, with what it reported through `TUG_USAGE_OUT`. Throws only for a
+ * bad argv string or an unwritable brief/log.
+ */
+export async function runImplementer(o: ImplementerOptions): Promise<ChildOutcome & UsageReport> {
   const argv = implementerArgv(o.argv);
   const json = JSON.stringify(o.brief, null, 2) + '\n';
   await mkdir(dirname(o.briefPath), { recursive: true });
   await writeFile(o.briefPath, json);
-  return runChild({
+  await clearUsageOut(o.briefPath);
+  const out = await runChild({
     argv,
     cwd: o.cwd,
     env: implementerEnv(o.baseEnv, o.vars, o.brief, o.briefPath),
@@ -91,4 +140,5 @@ export async function runImplementer(o: ImplementerOptions): Promise<ChildOutcom
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.onSpawn ? { onSpawn: o.onSpawn } : {}),
   });
+  return { ...out, ...(await readUsageOut(o.briefPath)) };
 }

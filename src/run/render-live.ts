@@ -3,7 +3,7 @@
  * the plan's progress bar, redrawn in place with ANSI cursor movement (no dependency). Failures, lost
  * claims and completed steps are also printed as permanent lines above the block.
  */
-import { duration, eventLine, painter } from './render-text.js';
+import { duration, eventLine, painter, planSpend } from './render-text.js';
 import type { RenderOptions } from './render.js';
 import type { RunEvent, WorkerName } from './types.js';
 
@@ -27,6 +27,8 @@ export class LiveView {
   private needsHuman = 0;
   /** Conflicts a resolver merged (docs/run.md §1.9). */
   private resolved = 0;
+  /** The plan's spend after the last `usage` event, if any came. */
+  private spend: { tokens: number; cost_usd: number | null } | null = null;
   /** Lines of the block currently on screen (the cursor sits just below it). */
   private shown = 0;
   private timer: ReturnType<typeof setInterval> | null;
@@ -101,6 +103,15 @@ export class LiveView {
       case 'worker_stopped':
         this.workers.set(e.worker, { kind: 'stopped', reason: e.reason });
         break;
+      case 'usage':
+        this.spend = e.plan;
+        break;
+      case 'stalled':
+      case 'step_failed':
+      case 'budget_exhausted':
+      case 'warning':
+        permanent = eventLine(e, this.o);
+        break;
       case 'summary':
         break;
     }
@@ -130,7 +141,10 @@ export class LiveView {
         case 'busy': {
           const phase = paint('cyan', w.phase.padEnd(11));
           const attempt = w.attempt > 1 ? paint('yellow', `  attempt ${w.attempt}`) : '';
-          return `${head}  ${w.step.padEnd(stepW)}  ${phase}  ${duration(now - w.since)}${attempt}`;
+          // The implementer's last output, item or file change (the watchdog's, docs/run.md §7.3).
+          const at = w.phase === 'implementer' ? this.o.last_activity?.(name) : undefined;
+          const active = at === undefined ? '' : paint('dim', `  active ${duration(Math.max(0, now - at))} ago`);
+          return `${head}  ${w.step.padEnd(stepW)}  ${phase}  ${duration(now - w.since)}${attempt}${active}`;
         }
         case 'waiting':
           return `${head}  ${paint('dim', 'waiting for a ready step')}  ${duration(now - w.since)}`;
@@ -163,7 +177,8 @@ export class LiveView {
         ? paint('green', `  ${this.resolved} conflict${this.resolved === 1 ? '' : 's'} resolved`)
         : '';
     const plan = this.o.plan_path.slice(this.o.plan_path.lastIndexOf('/') + 1);
-    return `[${bar}] ${this.done}/${total} steps  ${plan}  ${duration(now - this.started)}${failed}${human}${resolved}`;
+    const spend = this.spend ? `  ${planSpend(this.spend)}` : '';
+    return `[${bar}] ${this.done}/${total} steps  ${plan}  ${duration(now - this.started)}${spend}${failed}${human}${resolved}`;
   }
 
   private draw(permanent: string | null = null): void {

@@ -10,6 +10,7 @@ import type { RunSummary } from './types.js';
 import { table } from '../util/table.js';
 import { decideCommands } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
+import { usageLine } from '../contract/usage.js';
 
 export async function summaryText(s: RunSummary, o: { color: boolean }): Promise<string> {
   const paint = painter(o);
@@ -57,6 +58,10 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
   // Conflicts a resolver merged in the same attempt (docs/run.md §1.9): no step was redone for them.
   for (const c of s.conflicts_resolved ?? [])
     tail.push(`conflict resolved: ${c.step_anchor} (round ${c.round}) in ${fileList(c.files)}`);
+  // What the agents used (docs/run.md §7.1): this run's, and the plan's when earlier runs spent too.
+  if (s.usage && s.usage.reports > 0) tail.push(`usage: ${usageLine(s.usage)}`);
+  if (s.plan_usage && s.plan_usage.reports > (s.usage?.reports ?? 0))
+    tail.push(`plan usage: ${usageLine(s.plan_usage)}`);
   return [...blocks, tail.join('\n')].join('\n\n') + '\n';
 }
 

@@ -4,6 +4,7 @@
  */
 import { decideCommands } from '../contract/errors.js';
 import type { RunEvent } from './types.js';
+import { usageTokens, usdText } from '../contract/usage.js';
 
 const SGR = { red: 31, green: 32, yellow: 33, cyan: 36, dim: 2, bold: 1 } as const;
 export type Paint = keyof typeof SGR;
@@ -98,7 +99,41 @@ export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }
       return `${e.worker} waiting`;
     case 'worker_stopped':
       return `${e.worker} stopped (${e.reason})`;
+    case 'usage': {
+      const who = e.role === 'implementer' ? '' : ` ${e.role}`;
+      const cost = e.usage.cost_usd === null ? '' : ` · ${usdText(e.usage.cost_usd)}`;
+      return (
+        `${e.worker} ${e.step_anchor}${who} used ${usageTokens(e.usage).toLocaleString('en-US')} tokens${cost} ` +
+        `(plan: ${planSpend(e.plan)})`
+      );
+    }
+    case 'stalled':
+      return (
+        `${e.worker} ${e.step_anchor} attempt ${e.attempt} ${paint('red', 'stalled')}: no output, item or file ` +
+        `change for ${duration(e.idle_seconds * 1000)}`
+      );
+    case 'step_failed':
+      return (
+        `${e.worker} ${e.step_anchor} ${paint('red', 'failed')} at its attempt cap ` +
+        `(${e.failures} failure${e.failures === 1 ? '' : 's'})`
+      );
+    case 'budget_exhausted': {
+      const of: string[] = [];
+      if (e.budget_usd !== null) of.push(`${usdText(e.usage.cost_usd ?? 0)} of ${usdText(e.budget_usd)}`);
+      if (e.budget_tokens !== null)
+        of.push(`${e.usage.tokens.toLocaleString('en-US')} of ${e.budget_tokens.toLocaleString('en-US')} tokens`);
+      const running = e.running.length ? `; ${e.running.join(', ')} finishing` : '';
+      return `${paint('yellow', 'budget reached')}: ${of.join(', ')}; no new claims${running}`;
+    }
+    case 'warning':
+      return `${paint('yellow', 'warning')}: ${e.code}: ${e.message}`;
     case 'summary':
       return null;
   }
+}
+
+/** The plan's spend in a few words: `$1.25, 60,000 tokens`. */
+export function planSpend(p: { tokens: number; cost_usd: number | null }): string {
+  const tokens = `${p.tokens.toLocaleString('en-US')} tokens`;
+  return p.cost_usd === null ? tokens : `${usdText(p.cost_usd)}, ${tokens}`;
 }

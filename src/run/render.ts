@@ -28,6 +28,8 @@ export interface RenderOptions {
   plan_path: string;
   /** `live` only: terminal width; frame lines are clipped to it. */
   columns?: number;
+  /** `live` only: the epoch ms of a worker's implementer's last activity (the watchdog's), if it runs one. */
+  last_activity?: (worker: WorkerName) => number | undefined;
 }
 
 export interface Renderer {

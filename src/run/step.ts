@@ -195,6 +195,13 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
     ...extra,
   });
   const t = Date.now();
+  const logPath = logPathOf(rc, u.anchor, x.attempt);
+  // The watchdog (docs/run.md §7.3): its signal is the child's, so a stall kills it like a timeout.
+  const watch = (await import('./watchdog.js')).watchImplementer(x, {
+    logPath,
+    anchor: u.anchor,
+    top: topLevelOf(rc.prep.plan, u.anchor) ?? u.anchor,
+  });
   const out = await runStepImplementer(rc.opts, {
     cwd: W,
     baseEnv: rc.ops.env,
@@ -207,20 +214,31 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
     brief,
     briefPath: logPathOf(rc, u.anchor, x.attempt, 'brief').replace(/\.log$/, '.json'),
     timeoutMs: x.left(),
-    logPath: logPathOf(rc, u.anchor, x.attempt),
-    signal: x.beat.signal,
+    logPath,
+    signal: watch.signal,
     onSpawn: (pid) => recordGroup(groupFile, pid, W),
     agentAllow: rc.flow.config.run.agent_allow,
   }).finally(() => {
+    watch.stop();
     forgetGroup(groupFile);
     tr?.('implementer', t);
   });
-  if (out.aborted || x.beat.signal.aborted) throw new Aborted();
+  if (x.beat.signal.aborted) throw new Aborted();
+  // What the run used counts whatever became of it (docs/run.md §7.1), under the claim still held.
+  await (await import('./ledger.js')).recordUsage(x, 'implementer', u.anchor, out);
+  const stalled = watch.stalled();
+  if (out.aborted && stalled === null) throw new Aborted();
   const changed = outside.outsideChanges(before, await outside.snapshotOutside(rc.g, scope));
   if (changed.length) {
     outside.noteOutsideWrite(rc, u.anchor, x.attempt, changed);
     throw new StepFailure('OutsideWrite', outside.outsideReason(u.anchor, changed), out);
   }
+  if (stalled !== null)
+    throw new StepFailure(
+      'Stalled',
+      `${u.anchor}: the implementer showed no output, no item change and no file change for ${stalled} s (stall_seconds ${rc.opts.stallMs / 1000})`,
+      out,
+    );
   if (out.timed_out)
     throw new StepFailure('StepTimeout', `${u.anchor}: the implementer ran past the step timeout`, out);
   if (!out.ok)

@@ -3,6 +3,8 @@
  * zod schemas of the events live in src/contract/schemas/run.ts and are checked against these by a test.
  */
 
+import type { Usage, UsageRole, UsageTotals } from '../contract/usage.js';
+
 export type Phase =
   | 'reset'
   | 'setup'
@@ -36,7 +38,9 @@ export type FailCode =
   /** The reviewer exited non-zero, answered no valid verdict, or changed the worktree (docs/run.md §6). */
   | 'ReviewerFailed'
   /** A step approved by a human (`state decide --approve`) whose kept commit is gone (docs/run.md §6.3). */
-  | 'ReviewCommitMissing';
+  | 'ReviewCommitMissing'
+  /** The implementer showed no output, no item change and no file change for stall_seconds (docs/run.md §7.3). */
+  | 'Stalled';
 
 /** A reviewer's verdict (docs/run.md §6.2). */
 export type Verdict = 'APPROVE' | 'REVISE' | 'ESCALATE';
@@ -110,6 +114,32 @@ export type RunEvent =
   | { type: 'conflict'; at: string; worker: WorkerName; step_anchor: string; files: string[] }
   | { type: 'conflict_resolved'; at: string; worker: WorkerName; step_anchor: string; files: string[]; round: number }
   | { type: 'waiting'; at: string; worker: WorkerName }
+  /** One agent run's usage, recorded in the state, with the plan's totals after it (docs/run.md §7.1). */
+  | {
+      type: 'usage';
+      at: string;
+      worker: WorkerName;
+      step_anchor: string;
+      attempt: number;
+      role: UsageRole;
+      usage: Usage;
+      plan: { tokens: number; cost_usd: number | null };
+    }
+  /** The watchdog killed a silent implementer; `attempt_failed` (Stalled) follows (docs/run.md §7.3). */
+  | { type: 'stalled'; at: string; worker: WorkerName; step_anchor: string; attempt: number; idle_seconds: number }
+  /** An attempt failure that was the step's last: the step is `failed` (docs/run.md §1 item 4.9). */
+  | { type: 'step_failed'; at: string; worker: WorkerName; step_anchor: string; failures: number; reason: string }
+  /** The plan's usage reached a budget: no new claims (docs/run.md §7.2). */
+  | {
+      type: 'budget_exhausted';
+      at: string;
+      budget_usd: number | null;
+      budget_tokens: number | null;
+      usage: UsageTotals;
+      running: string[];
+    }
+  /** Something the run noticed and handled (a usage file it could not read, a notify command that failed). */
+  | { type: 'warning'; at: string; code: string; message: string }
   | { type: 'worker_stopped'; at: string; worker: WorkerName; reason: 'done' | 'signal' }
   | ({ type: 'summary'; at: string } & RunSummary);
 
@@ -127,6 +157,10 @@ export interface RunSummary {
   needs_human?: { step_anchor: string; review_ref: string; reason: string }[];
   /** Conflicts a resolver merged during the run (docs/run.md §1.9); absent when there were none. */
   conflicts_resolved?: { step_anchor: string; files: string[]; round: number }[];
+  /** What this run's agent runs used (docs/run.md §7.1); absent when the run did not start. */
+  usage?: UsageTotals;
+  /** The plan's usage in the state after the run, earlier runs included. */
+  plan_usage?: UsageTotals;
   /** When status is `error`: the error object of docs/output.md §2. */
   error?: { code: string; message: string; details: Record<string, unknown>; hint?: string };
 }

@@ -493,7 +493,22 @@ async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Ou
         content: e.output.tail,
       });
     }
-    await rc.store.fail(sc, { plan, step: step.anchor, worktree: W, attempt, reason: `${e.code}: ${e.reason}` });
+    const failed = await rc.store.fail(sc, {
+      plan,
+      step: step.anchor,
+      worktree: W,
+      attempt,
+      reason: `${e.code}: ${e.reason}`,
+    });
+    // At its attempt cap the step is failed: said on its own (notify, docs/run.md §7.4).
+    if (failed.step_status === 'failed')
+      rc.emit({
+        type: 'step_failed',
+        worker,
+        step_anchor: step.anchor,
+        failures: failed.failures,
+        reason: `${e.code}: ${e.reason}`,
+      });
   } catch (err) {
     if (!(err instanceof TugError)) throw err;
   }

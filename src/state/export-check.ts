@@ -163,6 +163,10 @@ function crossRowProblems(doc: StateExportDocument): string[] {
     'step_refactors',
     doc.step_refactors.map((x) => `${x.step_anchor} ${x.ordinal}`),
   );
+  known(
+    'step_usage',
+    doc.step_usage.map((x) => x.step_anchor),
+  );
   unique(
     'events',
     doc.events.map((e) => String(e.id)),

@@ -9,6 +9,7 @@
 import { isAbsolute, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { StateExportDocument } from '../contract/schemas/state-export.js';
+import type { UsageRole } from '../contract/usage.js';
 import { STATE_DB_FILES } from '../contract/layout.js';
 import { ensureGitignoreLines } from '../util/gitignore.js';
 import { ensureWriter, type StateContext } from './context.js';
@@ -28,6 +29,7 @@ export interface ExportCounts {
   checklist_items: number;
   step_artifacts: number;
   step_refactors: number;
+  step_usage: number;
   events: number;
 }
 
@@ -37,6 +39,7 @@ export function countsOf(doc: StateExportDocument): ExportCounts {
     checklist_items: doc.checklist_items.length,
     step_artifacts: doc.step_artifacts.length,
     step_refactors: doc.step_refactors.length,
+    step_usage: doc.step_usage.length,
     events: doc.events.length,
   };
 }
@@ -46,7 +49,8 @@ export async function exportPlan(ctx: StateContext, input: ExportInput): Promise
   const ref = await resolvePlanRef(ctx, input.plan);
   await requirePlanRow(ctx, ref);
   const store = ctx.store!;
-  const rows = await store.read((c) => readPlanRows(c, ref.plan_path));
+  const { hasLedger } = await import('./usage.js');
+  const rows = await store.read((c) => readPlanRows(c, ref.plan_path, hasLedger(store.version)));
   if (!rows) throw new TugError('PlanNotInitialized', { plan_path: ref.plan_path });
   const { EXPORT_FORMAT, EXPORT_VERSION } = await import('../contract/schemas/state-export.js');
   const { plan_path: _p, plan_source, implicit_sequential, ...plan } = rows.plan;
@@ -69,6 +73,10 @@ export async function exportPlan(ctx: StateContext, input: ExportInput): Promise
     checklist_items: rows.checklist_items.map(strip),
     step_artifacts: rows.step_artifacts.map(strip),
     step_refactors: rows.step_refactors.map(({ plan_path: _x, ...r }) => r),
+    step_usage: rows.step_usage.map(({ plan_path: _x, id: _i, role, ...u }) => ({
+      ...u,
+      role: role as UsageRole,
+    })),
     events: rows.events.map(({ plan_path: _x, details_json, ...e }) => ({
       ...e,
       id: Number(e.id),
@@ -143,6 +151,7 @@ function rowsOf(doc: StateExportDocument, owner: (o: string) => string): PlanRow
     checklist_items: doc.checklist_items.map((x) => ({ ...x, plan_path, id: 0 })),
     step_artifacts: doc.step_artifacts.map((x) => ({ ...x, plan_path, id: 0 })),
     step_refactors: doc.step_refactors.map((x) => ({ ...x, plan_path })),
+    step_usage: doc.step_usage.map((x) => ({ ...x, plan_path, id: 0 })),
     events: [...doc.events]
       .sort((a, b) => a.id - b.id)
       .map(({ details, ...e }) => ({

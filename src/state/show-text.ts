@@ -5,6 +5,7 @@
  */
 import { humanDuration } from '../clock.js';
 import { shellArg } from '../util/shell-arg.js';
+import { usageLine } from '../contract/usage.js';
 import { percent, type ShowPlan, type ShowResult, type ShowStep } from './show.js';
 import type { Counts } from './types.js';
 
@@ -108,6 +109,7 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
     );
   }
   if (s.status === 'completed' && s.commit_hash) lines.push(`${pad}  Commit: ${s.commit_hash.slice(0, 7)}`);
+  if (s.usage) lines.push(`${pad}  Usage: ${usageLine(s.usage)}`);
   return lines;
 }
 
@@ -186,6 +188,7 @@ export function renderPlan(p: ShowPlan, o: TextOptions): string {
   const head = [`Plan: ${p.plan_path} [${paint(p.status, COLORS[p.status], o.color)}]`, ''];
   const { steps_completed, steps_total, percent: pct } = p.overall;
   const foot = [`Overall: ${steps_completed}/${steps_total} steps complete (${pct}%)`];
+  if (p.usage) foot.push(`Usage: ${usageLine(p.usage)}`);
   const blocks = stepBlocks(p.steps, { ...o, plan: o.plan ?? p.plan_path });
   const body =
     o.maxLines === undefined

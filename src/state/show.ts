@@ -15,6 +15,9 @@ import { depsOfPlan, liftedDepsOfPlan } from './queries/deps.js';
 import type { Conn } from './sql/conn.js';
 import { isExpired, isHeld, KIND_PLURAL, type ItemKind, type RefactorStatus } from './status.js';
 import { emptyCounts, type Counts, type PlanRow, type StepRow } from './types.js';
+import { emptyTotals, type UsageTotals } from '../contract/usage.js';
+import { usageByStep } from './queries/usage.js';
+import { addGroup, hasLedger } from './usage.js';
 
 export type ItemsMode = 'active' | 'all' | 'none';
 
@@ -71,6 +74,8 @@ export interface ShowStep {
   counts: { tasks: Counts; tests: Counts; checkpoints: Counts; refactors: Record<RefactorStatus, number> };
   items: ShowItem[];
   refactors: ShowRefactor[];
+  /** What the agent runs of this (sub)step used, over all its attempts (docs/state.md §2); null when none reported. */
+  usage: UsageTotals | null;
 }
 
 export interface ShowPlan {
@@ -79,6 +84,8 @@ export interface ShowPlan {
   status: string;
   steps: ShowStep[];
   overall: { steps_completed: number; steps_total: number; percent: number };
+  /** The plan's usage: every report of every step; null when none. */
+  usage: UsageTotals | null;
 }
 
 export interface ShowResult {
@@ -98,7 +105,9 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
     if (!store) return { plans: [] };
     return store.read(async (c) => {
       const plans: ShowPlan[] = [];
-      for (const p of await listPlans(c)) if (p.status !== 'archived') plans.push(await planView(c, p, mode, now));
+      const ledger = hasLedger(store.version);
+      for (const p of await listPlans(c))
+        if (p.status !== 'archived') plans.push(await planView(c, p, mode, now, ledger));
       return { plans };
     });
   }
@@ -107,7 +116,7 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
   const store = ctx.store!;
   const step = input.step === undefined ? undefined : stepArg(input.step);
   return store.read(async (c) => {
-    const view = await planView(c, (await getPlan(c, ref.plan_path))!, mode, now);
+    const view = await planView(c, (await getPlan(c, ref.plan_path))!, mode, now, hasLedger(store.version));
     if (step !== undefined) {
       const target = view.steps.find((s) => s.anchor === step);
       if (!target) throw new TugError('StepNotFound', { plan_path: ref.plan_path, step_anchor: step });
@@ -119,13 +128,19 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
   });
 }
 
-async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string): Promise<ShowPlan> {
+async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string, ledger: boolean): Promise<ShowPlan> {
   const rows = await stepsOfPlan(c, plan.plan_path);
   const byAnchor = new Map(rows.map((r) => [r.anchor, r]));
   const deps = group(await depsOfPlan(c, plan.plan_path));
   const lifted = group(await liftedDepsOfPlan(c, plan.plan_path));
   const items = groupBy(await itemsOfPlan(c, plan.plan_path));
   const refactors = groupBy(await refactorsOfPlan(c, plan.plan_path));
+  const usage = new Map<string, UsageTotals>();
+  let planUsage: UsageTotals | null = null;
+  for (const g of ledger ? await usageByStep(c, plan.plan_path) : []) {
+    usage.set(g.step_anchor, addGroup(usage.get(g.step_anchor) ?? emptyTotals(), g));
+    planUsage = addGroup(planUsage ?? emptyTotals(), g);
+  }
   const steps = rows.map((r) => {
     const top = byAnchor.get(r.top_anchor) ?? r;
     const held = isHeld(top.status);
@@ -185,6 +200,7 @@ async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string): P
         snapshot_before: x.snapshot_before,
         snapshot_after: x.snapshot_after,
       })),
+      usage: usage.get(r.anchor) ?? null,
     };
     return view;
   });
@@ -198,6 +214,7 @@ async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string): P
       steps_total: plan.steps_total,
       percent: percent(plan.steps_completed, plan.steps_total),
     },
+    usage: planUsage,
   };
 }
 

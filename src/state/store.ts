@@ -21,6 +21,8 @@ import type { OwnerInput, StartResult } from './start.js';
 import type { HeartbeatInput, HeartbeatResult } from './heartbeat.js';
 import type { UpdateInput, UpdateResult } from './update.js';
 import type { ArtifactInput, ArtifactResult } from './artifact.js';
+import type { UsageInput, UsageResult } from './usage.js';
+import type { UsageTotals } from '../contract/usage.js';
 import type { CompleteInput, CompleteResult } from './complete.js';
 import type { FailInput, FailResult, ReleaseResult } from './release.js';
 import type { ResetInput, ResetResult } from './reset.js';
@@ -129,6 +131,11 @@ export abstract class StateStore {
     return this.op(call, 'write', input, async () => (await import('./artifact.js')).artifact);
   }
 
+  /** The ledger (docs/state.md §2): what one agent run of the owner's attempt used, fenced like `artifact`. */
+  recordUsage(call: StateCall, input: UsageInput): Promise<UsageResult> {
+    return this.op(call, 'write', input, async () => (await import('./usage.js')).recordUsage);
+  }
+
   complete(call: StateCall, input: CompleteInput): Promise<CompleteResult> {
     return this.op(call, 'write', input, async () => (await import('./complete.js')).complete);
   }
@@ -191,6 +198,19 @@ export abstract class StateStore {
   /** `state import`: a document's rows into this store, in one transaction (it upgrades to a writer itself, after validating the document). */
   importPlan(call: StateCall, input: ImportInput): Promise<ImportResult> {
     return this.op(call, 'read', input, async () => (await import('./export.js')).importPlan);
+  }
+
+  /** The plan's usage totals (docs/state.md §2): what `run`'s budget compares. */
+  usageTotals(call: StateCall, input: { plan: string }): Promise<UsageTotals> {
+    return this.op(call, 'read', input, async () => (await import('./usage.js')).usageTotals);
+  }
+
+  /** A top-level step's progress through the state, as a signature and its newest time (the run's watchdog). */
+  stepActivity(
+    call: StateCall,
+    input: { plan: string; step: string },
+  ): Promise<{ signature: string; last_at: string | null }> {
+    return this.op(call, 'read', input, async () => (await import('./usage.js')).stepActivity);
   }
 
   /** Top-level steps held (claimed or in progress, live or expired) by `worktree`, in every plan. */

@@ -106,3 +106,18 @@ export interface Counts {
 export function emptyCounts(): Counts {
   return { open: 0, in_progress: 0, completed: 0, deferred: 0 };
 }
+
+/** One run's usage (migrations/0002_usage.sql). */
+export interface UsageRow {
+  id: number;
+  plan_path: string;
+  step_anchor: string;
+  attempt: number;
+  role: string;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cache_read_tokens: number | null;
+  cache_write_tokens: number | null;
+  cost_usd: number | null;
+  recorded_at: string;
+}

@@ -202,6 +202,7 @@ describe('worktree remove, merge, status, doctor (CLI)', () => {
         percent: 100,
         claimed_steps: [],
         failed_steps: [],
+        usage: null,
       },
     ]);
     expectError(runJson('status', ['status', 'nope'], { cwd: root, env }), 'PlanNotFound', 3);

@@ -180,6 +180,7 @@ describe('tugcode status', () => {
         percent: 0,
         claimed_steps: [],
         failed_steps: [],
+        usage: null,
       },
       {
         plan_path: '.tugtool/tugplan-ticked.md',
@@ -190,6 +191,7 @@ describe('tugcode status', () => {
         percent: 50,
         claimed_steps: [],
         failed_steps: [],
+        usage: null,
       },
     ]);
     const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
@@ -205,6 +207,7 @@ describe('tugcode status', () => {
         percent: 0,
         claimed_steps: ['step-1'],
         failed_steps: [],
+        usage: null,
       },
     ]);
     await expect(planStatus(flowCtx(root), 'nope')).rejects.toMatchObject({ code: 'PlanNotFound' });

@@ -34,7 +34,42 @@ export interface ModelServer {
   url: string;
   /** Every request the CLIs sent that advanced a conversation, in order. */
   turns: Turn[];
+  /**
+   * The tokens the server reported in the replies of the agents' conversations (not side requests), in
+   * tugcode's ledger terms (docs/run.md §7.1): input not read from a cache, output, cache reads, cache writes.
+   */
+  reported: ReportedUsage;
   close(): Promise<void>;
+}
+
+export interface ReportedUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+}
+
+/** What every conversation reply reports (different numbers per kind, so a mix-up shows). */
+const REPLY_USAGE = {
+  claude: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 4, cache_creation_input_tokens: 3 },
+  // OpenAI's convention: input_tokens includes the cached ones.
+  codex: { input_tokens: 10, cached_tokens: 4, cache_write_tokens: 2, output_tokens: 5 },
+};
+
+function report(r: ReportedUsage, agent: Agent): void {
+  if (agent === 'claude') {
+    const u = REPLY_USAGE.claude;
+    r.input_tokens += u.input_tokens;
+    r.output_tokens += u.output_tokens;
+    r.cache_read_tokens += u.cache_read_input_tokens;
+    r.cache_write_tokens += u.cache_creation_input_tokens;
+  } else {
+    const u = REPLY_USAGE.codex;
+    r.input_tokens += u.input_tokens - u.cached_tokens;
+    r.output_tokens += u.output_tokens;
+    r.cache_read_tokens += u.cached_tokens;
+    r.cache_write_tokens += u.cache_write_tokens;
+  }
 }
 
 function text(c: unknown): string {
@@ -93,7 +128,12 @@ function claudeReply(res: ServerResponse, body: any, a: Exclude<Action, { hang: 
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 1 },
+      usage: {
+        input_tokens: REPLY_USAGE.claude.input_tokens,
+        output_tokens: 1,
+        cache_read_input_tokens: REPLY_USAGE.claude.cache_read_input_tokens,
+        cache_creation_input_tokens: REPLY_USAGE.claude.cache_creation_input_tokens,
+      },
     },
   });
   let stop = 'end_turn';
@@ -123,7 +163,7 @@ function claudeReply(res: ServerResponse, body: any, a: Exclude<Action, { hang: 
   ev('message_delta', {
     type: 'message_delta',
     delta: { stop_reason: stop, stop_sequence: null },
-    usage: { output_tokens: 5 },
+    usage: { output_tokens: REPLY_USAGE.claude.output_tokens },
   });
   ev('message_stop', { type: 'message_stop' });
   res.end();
@@ -171,11 +211,14 @@ function codexReply(res: ServerResponse, a: Exclude<Action, { hang: true }>, n: 
     response: {
       id,
       usage: {
-        input_tokens: 10,
-        input_tokens_details: null,
-        output_tokens: 5,
+        input_tokens: REPLY_USAGE.codex.input_tokens,
+        input_tokens_details: {
+          cached_tokens: REPLY_USAGE.codex.cached_tokens,
+          cache_write_tokens: REPLY_USAGE.codex.cache_write_tokens,
+        },
+        output_tokens: REPLY_USAGE.codex.output_tokens,
         output_tokens_details: null,
-        total_tokens: 15,
+        total_tokens: REPLY_USAGE.codex.input_tokens + REPLY_USAGE.codex.output_tokens,
       },
     },
   });
@@ -185,6 +228,7 @@ function codexReply(res: ServerResponse, a: Exclude<Action, { hang: true }>, n: 
 /** Starts the server; `script` decides each turn. */
 export async function startModelServer(script: Script): Promise<ModelServer> {
   const turns: Turn[] = [];
+  const reported: ReportedUsage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 };
   const hung = new Set<ServerResponse>();
   let n = 0;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -230,6 +274,7 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
         const a = script(t);
         if ('hang' in a) return void hung.add(res);
         claudeReply(res, body, a, n);
+        if (!('http' in a) && !('overloaded' in a)) report(reported, 'claude');
         return;
       }
       if (path === '/v1/responses') {
@@ -238,6 +283,7 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
         const a = script(t);
         if ('hang' in a) return void hung.add(res);
         codexReply(res, a, n);
+        if (!('http' in a) && !('overloaded' in a)) report(reported, 'codex');
         return;
       }
       res.writeHead(404);
@@ -249,6 +295,7 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
   return {
     url: `http://127.0.0.1:${port}`,
     turns,
+    reported,
     close: () =>
       new Promise<void>((r) => {
         for (const res of hung) res.destroy();

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { projectSchema } from '../../src/state/pg-store.js';
+import { LATEST_SCHEMA_VERSION } from '../../src/state/migrate.js';
 import { git, tempDir } from '../helpers/repo.js';
 import { addWorktree } from '../state/cli-helpers.js';
 import { chainPlan, DEMO_PATH, planRepo } from '../state/helpers.js';
@@ -138,7 +139,9 @@ describe('identity on a shared PostgreSQL', () => {
       );
       for (const r of results) expect(r.code, r.stderr).toBe(0);
       expect(results.filter((r) => r.json.already_initialized === false)).toHaveLength(1);
-      expect(await query(b.db!.url, `SELECT version FROM "${b.schema}".schema_version`)).toEqual([{ version: 1 }]);
+      expect(await query(b.db!.url, `SELECT version FROM "${b.schema}".schema_version`)).toEqual([
+        { version: LATEST_SCHEMA_VERSION },
+      ]);
       expect(await query(b.db!.url, `SELECT plan_path FROM "${b.schema}".plans`)).toHaveLength(1);
       const events = await query(b.db!.url, `SELECT command FROM "${b.schema}".events`);
       expect(events).toEqual([{ command: 'state init' }]);

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { LATEST_SCHEMA_VERSION } from '../../src/state/migrate.js';
 import { expectError, runCli, runJson } from '../helpers/cli.js';
 import { createTestDatabase, pgConnect, type TestDatabase } from '../helpers/pg.js';
 import { tempDir } from '../helpers/repo.js';
@@ -78,7 +79,7 @@ describe('state export / import between SQLite and PostgreSQL', () => {
     expect(doc).toMatchObject({
       format: 'tugcode-state-export',
       version: 1,
-      schema_version: 1,
+      schema_version: LATEST_SCHEMA_VERSION,
       plan_path: '.tugtool/tugplan-demo.md',
       source: { backend: 'sqlite' },
     });
@@ -305,7 +306,10 @@ describe('doctor on PostgreSQL', () => {
     expect(names.filter((n: string) => n.startsWith('state-db-'))).toEqual([]);
     const by = Object.fromEntries(d.json.checks.map((c: { name: string }) => [c.name, c]));
     expect(by['state-pg-connection'].status).toBe('pass');
-    expect(by['state-pg-schema']).toMatchObject({ status: 'pass', message: 'schema version 1 (current)' });
+    expect(by['state-pg-schema']).toMatchObject({
+      status: 'pass',
+      message: `schema version ${LATEST_SCHEMA_VERSION} (current)`,
+    });
     expect(by['state-pg-clock'].status).toBe('pass');
     expect(by['orphaned-plans'].message).toContain('1 plan(s)');
     expect(d.stdout).not.toContain(db.server.password);

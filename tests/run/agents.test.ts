@@ -124,6 +124,7 @@ function expectedArgv(agent: AgentName, root: string, stepAnchor: string): strin
   }
   return [
     'exec',
+    '--json',
     '--cd',
     wt,
     '--sandbox',
@@ -341,11 +342,17 @@ describe('prompt and final message', () => {
 
   it("parses claude's JSON result past other output, and sees is_error", () => {
     const out = 'warming up\n{"type":"result","subtype":"success","is_error":false,"result":"Done.\\nDetails"}\n';
-    expect(parseClaudeResult(out)).toEqual({ message: 'Done.\nDetails', is_error: false, subtype: 'success' });
+    expect(parseClaudeResult(out)).toEqual({
+      message: 'Done.\nDetails',
+      is_error: false,
+      subtype: 'success',
+      usage: null,
+    });
     expect(parseClaudeResult('{"type":"result","subtype":"error_max_turns","is_error":true}')).toEqual({
       message: null,
       is_error: true,
       subtype: 'error_max_turns',
+      usage: null,
     });
     expect(parseClaudeResult('plain text\n{not json')).toBeNull();
   });

@@ -126,6 +126,7 @@ export const TABLES = [
   'checklist_items',
   'step_artifacts',
   'step_refactors',
+  'step_usage',
   'events',
 ];
 

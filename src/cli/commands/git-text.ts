@@ -1,6 +1,7 @@
 /** Text renderings of the git-flow operations' results. */
 import type { CliEnv } from '../define.js';
 import { table } from '../../util/table.js';
+import { usdText, type UsageTotals } from '../../contract/usage.js';
 
 type R = any; // each renderer gets its operation's result
 
@@ -67,6 +68,12 @@ export function merge(d: R): string {
 }
 
 const BAR = 12;
+/** The plan's usage in the notes column: `$1.25, 120,000 tokens` (docs/git.md §6). */
+function usageNote(u: UsageTotals): string {
+  const tokens = `${u.tokens.toLocaleString('en-US')} tokens`;
+  return u.cost_usd === null ? `used ${tokens}` : `spent ${usdText(u.cost_usd)}, ${tokens}`;
+}
+
 export async function status(d: R, cli: CliEnv): Promise<string> {
   if (d.plans.length === 0) return 'no plans (.tugtool/tugplan-*.md)';
   return table(
@@ -78,6 +85,7 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
         p.failed_steps.length ? `failed: ${p.failed_steps.join(', ')}` : '',
         p.needs_human_steps?.length ? `needs you: ${p.needs_human_steps.join(', ')} (tugcode state decide)` : '',
         p.source === 'checkboxes' ? '(from checkboxes; no state)' : '',
+        p.usage ? usageNote(p.usage) : '',
       ].filter(Boolean);
       return [
         p.plan_path,

@@ -151,7 +151,8 @@ export async function list(r: R, cli: CliEnv): Promise<string> {
 export const graph = (r: R): string => r.text;
 
 const countsText = (c: R): string =>
-  `${c.steps} step(s), ${c.checklist_items} item(s), ${c.step_artifacts} artifact(s), ${c.step_refactors} refactor(s), ${c.events} event(s)`;
+  `${c.steps} step(s), ${c.checklist_items} item(s), ${c.step_artifacts} artifact(s), ${c.step_refactors} refactor(s), ` +
+  `${c.step_usage ? `${c.step_usage} usage report(s), ` : ''}${c.events} event(s)`;
 
 /** Without --output the document itself is the output (`state export demo > demo.json`). */
 export const exported = (r: R): string =>

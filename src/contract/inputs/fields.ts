@@ -44,6 +44,12 @@ export interface IntField extends Base {
   min: number;
   max: number;
 }
+/** A decimal number (`--budget-usd 2.50`). */
+export interface NumberField extends Base {
+  type: 'number';
+  min: number;
+  max: number;
+}
 export interface BoolField extends Base {
   type: 'bool';
 }
@@ -62,7 +68,7 @@ export interface ListField extends Base {
 export interface ItemsField extends Base {
   type: 'items';
 }
-export type Field = StringField | IntField | BoolField | EnumField | ListField | ItemsField;
+export type Field = StringField | IntField | NumberField | BoolField | EnumField | ListField | ItemsField;
 
 export interface InputTable {
   /** The operation's command name (`state claim`). */
@@ -103,6 +109,12 @@ function coerce(name: string, f: Field, v: unknown, naming: Naming): unknown {
       const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : '';
       if (!/^\d+$/.test(s) || Number(s) < f.min || Number(s) > f.max)
         throw invalid(`${what} must be an integer from ${f.min} to ${f.max}, got ${JSON.stringify(v)}`, what);
+      return Number(s);
+    }
+    case 'number': {
+      const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : '';
+      if (!/^\d+(\.\d+)?$/.test(s) || Number(s) < f.min || Number(s) > f.max)
+        throw invalid(`${what} must be a number from ${f.min} to ${f.max}, got ${JSON.stringify(v)}`, what);
       return Number(s);
     }
     case 'enum':

@@ -112,6 +112,32 @@ export const run: InputTable = {
       placeholder: '<name>',
       description: 'git remote holding the integration branch, shared by hosts (default: config run.remote)',
     },
+    budget_usd: {
+      type: 'number',
+      min: 0,
+      max: 1e9,
+      placeholder: '<usd>',
+      description:
+        "stop claiming steps once the plan's recorded cost reaches this many USD; running steps finish, then " +
+        'exit 4 BudgetExhausted (default: config run.budget_usd; 0 = none)',
+    },
+    budget_tokens: {
+      type: 'int',
+      min: 0,
+      max: 1e15,
+      placeholder: '<n>',
+      description:
+        "stop claiming steps once the plan's recorded tokens (all kinds) reach this (default: config " +
+        'run.budget_tokens; 0 = none)',
+    },
+    stall_seconds: {
+      ...seconds(
+        'fail an attempt Stalled when its implementer shows no output, no item change and no file change in its ' +
+          'worktree for this long (default: config run.stall_seconds, 600)',
+        7 * 86_400,
+      ),
+      flag: '--stall-seconds',
+    },
     dry_run: {
       type: 'bool',
       description: 'print the schedule (waves, critical path, what each step runs); change nothing',

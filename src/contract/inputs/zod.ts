@@ -14,6 +14,9 @@ function fieldSchema(f: Field): z.ZodTypeAny {
     case 'int':
       s = z.number().int().min(f.min).max(f.max);
       break;
+    case 'number':
+      s = z.number().min(f.min).max(f.max);
+      break;
     case 'enum':
       s = z.enum(f.values as [string, ...string[]]);
       break;

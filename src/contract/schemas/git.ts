@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { absPath, anchor, commitHash, errorEnvelope, okEnvelope, repoPath, timestamp } from './common.js';
 import { PLAN_STATUSES } from '../status.js';
+import { usageTotalsSchema } from './usage.js';
 
 const branchName = z.string().min(1);
 
@@ -109,6 +110,7 @@ export const gitSchemas: Record<string, z.ZodTypeAny> = {
           claimed_steps: z.array(anchor),
           failed_steps: z.array(anchor),
           needs_human_steps: z.array(anchor),
+          usage: usageTotalsSchema.nullable(),
         })
         .strict(),
     ),

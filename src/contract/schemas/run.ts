@@ -6,6 +6,8 @@
  */
 import { z } from 'zod';
 import { anchor, commitHash, okEnvelope, repoPath, timestamp } from './common.js';
+import { usageSchema, usageTotalsSchema } from './usage.js';
+import { USAGE_ROLES } from '../usage.js';
 
 export const RUN_PHASES = [
   'reset',
@@ -36,6 +38,7 @@ export const FAIL_CODES = [
   'ReviewRejected',
   'ReviewerFailed',
   'ReviewCommitMissing',
+  'Stalled',
 ] as const;
 
 /** A reviewer's verdicts (docs/run.md §6.2). */
@@ -168,6 +171,49 @@ const conflictResolved = z
 
 const waiting = z.object({ type: z.literal('waiting'), at: timestamp, worker }).strict();
 
+const usage = z
+  .object({
+    type: z.literal('usage'),
+    at: timestamp,
+    worker,
+    step_anchor: anchor,
+    attempt,
+    role: z.enum(USAGE_ROLES),
+    usage: usageSchema,
+    plan: z.object({ tokens: count, cost_usd: z.number().nonnegative().nullable() }).strict(),
+  })
+  .strict();
+
+const stalled = z
+  .object({ type: z.literal('stalled'), at: timestamp, worker, step_anchor: anchor, attempt, idle_seconds: count })
+  .strict();
+
+const stepFailed = z
+  .object({
+    type: z.literal('step_failed'),
+    at: timestamp,
+    worker,
+    step_anchor: anchor,
+    failures: z.number().int().positive(),
+    reason: z.string(),
+  })
+  .strict();
+
+const budgetExhausted = z
+  .object({
+    type: z.literal('budget_exhausted'),
+    at: timestamp,
+    budget_usd: z.number().nonnegative().nullable(),
+    budget_tokens: count.nullable(),
+    usage: usageTotalsSchema,
+    running: z.array(anchor),
+  })
+  .strict();
+
+const warningEvent = z
+  .object({ type: z.literal('warning'), at: timestamp, code: z.string().min(1), message: z.string() })
+  .strict();
+
 const workerStopped = z
   .object({ type: z.literal('worker_stopped'), at: timestamp, worker, reason: z.enum(['done', 'signal']) })
   .strict();
@@ -190,6 +236,8 @@ export const runSummaryFields = {
   conflicts_resolved: z
     .array(z.object({ step_anchor: anchor, files: z.array(z.string()), round: z.number().int().positive() }).strict())
     .optional(),
+  usage: usageTotalsSchema.optional(),
+  plan_usage: usageTotalsSchema.optional(),
   error: z
     .object({ code: z.string(), message: z.string(), details: z.record(z.unknown()), hint: z.string().optional() })
     .strict()
@@ -212,6 +260,11 @@ export const runEventSchema = z.discriminatedUnion('type', [
   conflictResolved,
   waiting,
   workerStopped,
+  usage,
+  stalled,
+  stepFailed,
+  budgetExhausted,
+  warningEvent,
   summary,
 ]);
 

@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { ITEM_KINDS, ITEM_STATUSES, PLAN_STATUSES, REFACTOR_STATUSES, STEP_STATUSES } from '../status.js';
 import { anchor, repoPath, sha256, timestamp } from './common.js';
+import { USAGE_ROLES } from '../usage.js';
 
 export const EXPORT_FORMAT = 'tugcode-state-export';
 export const EXPORT_VERSION = 1;
@@ -107,6 +108,21 @@ const refactor = z
   })
   .strict();
 
+/** One run's usage (docs/state.md §2); a document from before the ledger has none. */
+const usage = z
+  .object({
+    step_anchor: anchor,
+    attempt: count,
+    role: z.enum(USAGE_ROLES),
+    input_tokens: opt(count),
+    output_tokens: opt(count),
+    cache_read_tokens: opt(count),
+    cache_write_tokens: opt(count),
+    cost_usd: opt(z.number().nonnegative()),
+    recorded_at: timestamp,
+  })
+  .strict();
+
 const event = z
   .object({
     /** The id in the exporting store (import assigns new ids, in this order). */
@@ -136,9 +152,12 @@ export const stateExportDocument = z
     checklist_items: z.array(item),
     step_artifacts: z.array(artifact),
     step_refactors: z.array(refactor),
+    step_usage: z.array(usage).default([]),
     events: z.array(event),
   })
   .strict();
 
 export type StateExportDocument = z.infer<typeof stateExportDocument>;
+/** A document as written before the ledger (no `step_usage`): what `state import` still accepts. */
+export type StateExportInput = z.input<typeof stateExportDocument>;
 export type ExportedStep = z.infer<typeof step>;

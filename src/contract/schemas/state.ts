@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { absPath, anchor, ownerName, commitHash, okEnvelope, repoPath, sha256, timestamp } from './common.js';
 import { stateExportDocument } from './state-export.js';
+import { usageTotalsSchema } from './usage.js';
 import {
   ARTIFACT_KINDS,
   ITEM_KINDS,
@@ -113,6 +114,7 @@ const showStep = z
       .strict(),
     items: z.array(showItem),
     refactors: z.array(showRefactor),
+    usage: usageTotalsSchema.nullable(),
   })
   .strict();
 
@@ -133,7 +135,14 @@ const event = z
 const backend = z.object({ kind: z.enum(['sqlite', 'postgres']), location: z.string() }).strict();
 
 const exportCounts = z
-  .object({ steps: count, checklist_items: count, step_artifacts: count, step_refactors: count, events: count })
+  .object({
+    steps: count,
+    checklist_items: count,
+    step_artifacts: count,
+    step_refactors: count,
+    step_usage: count,
+    events: count,
+  })
   .strict();
 
 export const stateSchemas: Record<string, z.ZodTypeAny> = {
@@ -208,6 +217,7 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
           overall: z
             .object({ steps_completed: count, steps_total: count, percent: z.number().int().min(0).max(100) })
             .strict(),
+          usage: usageTotalsSchema.nullable(),
         })
         .strict(),
     ),

@@ -4,7 +4,7 @@
  * surrogate ids (the importing store assigns its own, in document order).
  */
 import type { Conn } from '../sql/conn.js';
-import type { EventRow, ItemRow, RefactorRow, StepRow, ArtifactRow, PlanRow } from '../types.js';
+import type { EventRow, ItemRow, RefactorRow, StepRow, ArtifactRow, PlanRow, UsageRow } from '../types.js';
 
 export type FullPlanRow = PlanRow & { plan_source: Uint8Array };
 
@@ -16,11 +16,15 @@ export interface PlanRows {
   checklist_items: ItemRow[];
   step_artifacts: ArtifactRow[];
   step_refactors: RefactorRow[];
+  step_usage: UsageRow[];
   events: EventRow[];
 }
 
-/** Every row of a plan, or null when it has no plans row. Run it inside one read transaction. */
-export async function readPlanRows(c: Conn, plan_path: string): Promise<PlanRows | null> {
+/**
+ * Every row of a plan, or null when it has no plans row. Run it inside one read transaction. `ledger`: the
+ * store has the `step_usage` table (a reader of an older store does not migrate it).
+ */
+export async function readPlanRows(c: Conn, plan_path: string, ledger = true): Promise<PlanRows | null> {
   const plan = await c.get<FullPlanRow>('SELECT * FROM plans WHERE plan_path = ?', [plan_path]);
   if (!plan) return null;
   const p = [plan_path];
@@ -40,7 +44,23 @@ export async function readPlanRows(c: Conn, plan_path: string): Promise<PlanRows
       'SELECT * FROM step_refactors WHERE plan_path = ? ORDER BY step_anchor, ordinal',
       p,
     ),
+    step_usage: ledger
+      ? (await c.all<UsageRow>('SELECT * FROM step_usage WHERE plan_path = ? ORDER BY id', p)).map(usageRow)
+      : [],
     events: await c.all<EventRow>('SELECT * FROM events WHERE plan_path = ? ORDER BY id', p),
+  };
+}
+
+/** A ledger row with its numbers as numbers (PostgreSQL returns BIGINT as text). */
+function usageRow(u: UsageRow): UsageRow {
+  const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return {
+    ...u,
+    input_tokens: n(u.input_tokens),
+    output_tokens: n(u.output_tokens),
+    cache_read_tokens: n(u.cache_read_tokens),
+    cache_write_tokens: n(u.cache_write_tokens),
+    cost_usd: n(u.cost_usd),
   };
 }
 
@@ -112,6 +132,15 @@ export async function insertPlanRows(c: Conn, r: PlanRows): Promise<void> {
        VALUES (@plan_path, @step_anchor, @ordinal, @op_text, @status, @snapshot_before, @snapshot_after, @exit_code,
          @result_json, @updated_at)`,
       { ...f, plan_path },
+    );
+  }
+  for (const u of r.step_usage) {
+    await c.run(
+      `INSERT INTO step_usage (plan_path, step_anchor, attempt, role, input_tokens, output_tokens, cache_read_tokens,
+         cache_write_tokens, cost_usd, recorded_at)
+       VALUES (@plan_path, @step_anchor, @attempt, @role, @input_tokens, @output_tokens, @cache_read_tokens,
+         @cache_write_tokens, @cost_usd, @recorded_at)`,
+      { ...u, plan_path },
     );
   }
   for (const e of r.events) {

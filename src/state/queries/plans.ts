@@ -105,7 +105,15 @@ export async function setPlanStatus(c: Conn, plan_path: string, status: PlanStat
 
 /** Delete a plan and every row that belongs to it, events included (state prune --purge). */
 export async function purgePlan(c: Conn, plan_path: string): Promise<void> {
-  for (const t of ['events', 'step_artifacts', 'step_refactors', 'checklist_items', 'step_lifted_deps', 'step_deps']) {
+  for (const t of [
+    'events',
+    'step_artifacts',
+    'step_usage',
+    'step_refactors',
+    'checklist_items',
+    'step_lifted_deps',
+    'step_deps',
+  ]) {
     await c.run(`DELETE FROM ${t} WHERE plan_path = ?`, [plan_path]);
   }
   // Children before parents (self-referencing foreign key).

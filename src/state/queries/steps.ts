@@ -205,7 +205,8 @@ export async function clearClaimColumns(
 }
 
 export async function deleteStep(c: Conn, plan_path: string, anchor: string): Promise<void> {
-  for (const t of ['step_artifacts', 'step_refactors', 'checklist_items']) {
+  // A step the plan no longer has takes its ledger rows with it, as its artifacts (docs/state.md §2).
+  for (const t of ['step_artifacts', 'step_usage', 'step_refactors', 'checklist_items']) {
     await c.run(`DELETE FROM ${t} WHERE plan_path = ? AND step_anchor = ?`, [plan_path, anchor]);
   }
   await c.run('DELETE FROM steps WHERE plan_path = ? AND anchor = ?', [plan_path, anchor]);

@@ -1,0 +1,152 @@
+/**
+ * The ledger's vocabulary (docs/run.md §7, docs/state.md §2): what one agent run used, and the sums the
+ * state, the run summary and `tugcode status` show. Data and arithmetic only, so the state library, the
+ * config and the driver share one definition.
+ *
+ * Token kinds follow Anthropic's split: `input_tokens` are the input tokens not read from a cache;
+ * `cache_read_tokens` and `cache_write_tokens` are counted apart. A report's field is null when the
+ * implementer did not say; sums count a null as 0, and a sum's cost is null when no report had one.
+ */
+
+export const USAGE_ROLES = ['implementer', 'reviewer', 'resolver'] as const;
+export type UsageRole = (typeof USAGE_ROLES)[number];
+
+export const USAGE_TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens'] as const;
+export type UsageTokenField = (typeof USAGE_TOKEN_FIELDS)[number];
+
+/** One run's usage, as reported (each field null when unknown). */
+export type Usage = { [K in UsageTokenField]: number | null } & { cost_usd: number | null };
+
+/** The sum of a role's reports. */
+export interface RoleTotals {
+  tokens: number;
+  cost_usd: number | null;
+  reports: number;
+}
+
+/** The sum of many reports: a step's, a plan's, a run's. */
+export type UsageTotals = { [K in UsageTokenField]: number } & {
+  /** All four kinds of tokens together (what `budget_tokens` counts). */
+  tokens: number;
+  /** USD; null when no report had a cost. */
+  cost_usd: number | null;
+  /** Reports summed. */
+  reports: number;
+  /** Reports without a cost (their tokens count, their cost is unknown). */
+  unpriced: number;
+  by_role: Partial<Record<UsageRole, RoleTotals>>;
+};
+
+/** USD per million tokens of each kind (`[run.prices]`); a report with tokens of a kind left out has no cost. */
+export interface Prices {
+  input?: number;
+  output?: number;
+  cache_read?: number;
+  cache_write?: number;
+}
+
+export function emptyUsage(): Usage {
+  return { input_tokens: null, output_tokens: null, cache_read_tokens: null, cache_write_tokens: null, cost_usd: null };
+}
+
+export function emptyTotals(): UsageTotals {
+  return {
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_read_tokens: 0,
+    cache_write_tokens: 0,
+    tokens: 0,
+    cost_usd: null,
+    reports: 0,
+    unpriced: 0,
+    by_role: {},
+  };
+}
+
+/** Whether a report says anything at all. */
+export function hasUsage(u: Usage): boolean {
+  return USAGE_TOKEN_FIELDS.some((k) => u[k] !== null) || u.cost_usd !== null;
+}
+
+/** All four kinds of tokens of one report. */
+export function usageTokens(u: Usage): number {
+  return USAGE_TOKEN_FIELDS.reduce((n, k) => n + (u[k] ?? 0), 0);
+}
+
+/**
+ * Dollars rounded to 1e-9: sums of binary floats (0.1 + 0.2) are then the decimal sums people expect, and
+ * the same in SQLite, PostgreSQL and JavaScript.
+ */
+export function roundUsd(x: number): number {
+  return Math.round(x * 1e9) / 1e9;
+}
+
+/** `t` plus one report of `role` (a new object). */
+export function addUsage(t: UsageTotals, role: UsageRole, u: Usage): UsageTotals {
+  const out: UsageTotals = { ...t, by_role: { ...t.by_role } };
+  for (const k of USAGE_TOKEN_FIELDS) out[k] += u[k] ?? 0;
+  const tokens = usageTokens(u);
+  out.tokens += tokens;
+  out.reports += 1;
+  if (u.cost_usd === null) out.unpriced += 1;
+  else out.cost_usd = roundUsd((out.cost_usd ?? 0) + u.cost_usd);
+  const r = out.by_role[role] ?? { tokens: 0, cost_usd: null, reports: 0 };
+  out.by_role[role] = {
+    tokens: r.tokens + tokens,
+    cost_usd: u.cost_usd === null ? r.cost_usd : roundUsd((r.cost_usd ?? 0) + u.cost_usd),
+    reports: r.reports + 1,
+  };
+  return out;
+}
+
+/**
+ * The cost of a report that has tokens but no cost, from `[run.prices]` (USD per million tokens); the report
+ * as it is when it has a cost already or has no tokens. Never a guess: when a kind it has tokens of has no
+ * price, its cost stays null.
+ */
+export function priced(u: Usage, prices: Prices): Usage {
+  if (u.cost_usd !== null || usageTokens(u) === 0) return u;
+  const rate: Record<UsageTokenField, number | undefined> = {
+    input_tokens: prices.input,
+    output_tokens: prices.output,
+    cache_read_tokens: prices.cache_read,
+    cache_write_tokens: prices.cache_write,
+  };
+  let cost = 0;
+  for (const k of USAGE_TOKEN_FIELDS) {
+    const n = u[k] ?? 0;
+    if (n === 0) continue;
+    const r = rate[k];
+    if (r === undefined) return u;
+    cost += (n * r) / 1e6;
+  }
+  return { ...u, cost_usd: roundUsd(cost) };
+}
+
+const num = (n: number) => n.toLocaleString('en-US');
+
+/** USD as text: `$0.0003915`, `$12.5` (exact to the 1e-9 the ledger keeps). */
+export function usdText(x: number): string {
+  return `$${String(roundUsd(x))}`;
+}
+
+/**
+ * One line of totals for people: `15,000 tokens (input 10,000, output 5,000) · $0.25 · 2 runs`, with the
+ * cache kinds when there are any, the roles when more than the implementer ran, and the runs whose cost is
+ * unknown.
+ */
+export function usageLine(t: UsageTotals): string {
+  const kinds: string[] = [`input ${num(t.input_tokens)}`, `output ${num(t.output_tokens)}`];
+  if (t.cache_read_tokens) kinds.push(`cache read ${num(t.cache_read_tokens)}`);
+  if (t.cache_write_tokens) kinds.push(`cache write ${num(t.cache_write_tokens)}`);
+  const parts = [`${num(t.tokens)} tokens (${kinds.join(', ')})`];
+  parts.push(t.cost_usd === null ? 'cost unknown' : usdText(t.cost_usd));
+  parts.push(`${t.reports} run${t.reports === 1 ? '' : 's'}`);
+  if (t.cost_usd !== null && t.unpriced > 0) parts.push(`${t.unpriced} without a cost`);
+  const roles = Object.entries(t.by_role);
+  if (roles.length > 1 || (roles.length === 1 && roles[0]![0] !== 'implementer'))
+    parts.push(
+      roles.map(([r, x]) => `${r} ${num(x.tokens)}${x.cost_usd === null ? '' : ` ${usdText(x.cost_usd)}`}`).join(', '),
+    );
+  return parts.join(' · ');
+}

@@ -1,0 +1,142 @@
+/**
+ * The run's ledger (docs/run.md §7.1–§7.2): each agent run's usage recorded in the state under the step's
+ * claim, announced as a `usage` event, summed for the summary; and the budget, compared with the plan's
+ * totals in the state (so a restarted run counts what earlier runs spent), which stops new claims once
+ * reached. The implementer's phase records its own runs; the review and conflict phases call `recordUsage`
+ * with their role.
+ */
+import { TugError } from '../contract/errors.js';
+import { addUsage, priced, type Usage, type UsageRole } from '../contract/usage.js';
+import { announceChange, stateCallIn, type RunCtx, type RunSetup } from './context.js';
+import type { UsageReport } from './implementer.js';
+import type { StepRun } from './step.js';
+
+/** The configured budget as words, for warnings and the error. */
+function budgetWords(rc: Pick<RunSetup, 'opts'>): string {
+  const b: string[] = [];
+  if (rc.opts.budgetUsd !== null) b.push(`--budget-usd ${rc.opts.budgetUsd}`);
+  if (rc.opts.budgetTokens !== null) b.push(`--budget-tokens ${rc.opts.budgetTokens}`);
+  return b.join(' and ');
+}
+
+export function hasBudget(rc: Pick<RunSetup, 'opts'>): boolean {
+  return rc.opts.budgetUsd !== null || rc.opts.budgetTokens !== null;
+}
+
+/**
+ * Records one run's report for the unit `anchor` of the claimed step, by `role`: its usage (priced from
+ * `[run.prices]` when it has tokens but no cost) in the state, fenced by the claim; a `usage` event; then
+ * the budget. Never fails the attempt: a report it cannot record is a warning.
+ */
+export async function recordUsage(x: StepRun, role: UsageRole, anchor: string, report: UsageReport): Promise<void> {
+  const { rc } = x;
+  if (report.usage_warning) rc.warn('UsageUnreadable', `${anchor} (${role}): ${report.usage_warning}`);
+  if (!report.usage) {
+    noteSilent(rc, anchor, role, 'reported no usage');
+    return;
+  }
+  const usage: Usage = priced(report.usage, rc.opts.prices);
+  if (usage.cost_usd === null && rc.opts.budgetUsd !== null) noteSilent(rc, anchor, role, 'reported no cost');
+  try {
+    await rc.store.recordUsage(x.sc, {
+      plan: rc.prep.planPath,
+      step: anchor,
+      worktree: x.tree.path,
+      attempt: x.attempt,
+      role,
+      usage,
+    });
+  } catch (e) {
+    if (!(e instanceof TugError)) throw e;
+    // The claim ended meanwhile (or the store refused): the run still counts what it saw.
+    rc.warn('UsageNotRecorded', `${anchor} (${role}): its usage was not recorded: ${e.code}: ${e.message}`);
+  }
+  const ledger = rc.tally.ledger;
+  ledger.run = addUsage(ledger.run, role, usage);
+  ledger.plan = await rc.store
+    .usageTotals(stateCallIn(rc, rc.flow.repo.mainRoot), { plan: rc.prep.planPath })
+    .catch(() => addUsage(ledger.plan, role, usage));
+  rc.emit({
+    type: 'usage',
+    worker: x.tree.worker,
+    step_anchor: anchor,
+    attempt: x.attempt,
+    role,
+    usage,
+    plan: { tokens: ledger.plan.tokens, cost_usd: ledger.plan.cost_usd },
+  });
+  checkBudget(rc);
+}
+
+/** The first run that leaves a budget blind is said once (docs/run.md §7.2: never a silent no-op). */
+function noteSilent(rc: RunCtx, anchor: string, role: UsageRole, what: string): void {
+  const ledger = rc.tally.ledger;
+  if (!hasBudget(rc) || ledger.silentWarned) return;
+  ledger.silentWarned = true;
+  rc.warn(
+    'BudgetUnmeasured',
+    `the ${role} of ${anchor} ${what}: ${budgetWords(rc)} does not count it` +
+      (what === 'reported no cost'
+        ? ' (set [run.prices] to price its tokens)'
+        : ' (see TUG_USAGE_OUT, docs/run.md §7.1)'),
+  );
+}
+
+/**
+ * At the start: the plan's totals so far, and what a budget cannot see — a command implementer reports only
+ * through TUG_USAGE_OUT, codex reports no cost without `[run.prices]`.
+ */
+export async function startLedger(rc: RunCtx): Promise<void> {
+  const ledger = rc.tally.ledger;
+  ledger.plan = await rc.store.usageTotals(stateCallIn(rc, rc.flow.repo.mainRoot), { plan: rc.prep.planPath });
+  if (!hasBudget(rc)) return;
+  const { agent, implementer } = rc.opts;
+  if (!agent && implementer)
+    rc.warn(
+      'BudgetUnmeasured',
+      `${budgetWords(rc)}: the implementer command reports usage only if it writes TUG_USAGE_OUT (docs/run.md §7.1); ` +
+        'runs that do not count nothing',
+    );
+  else if (!agent && !implementer)
+    rc.warn('BudgetUnmeasured', `${budgetWords(rc)}: no implementer runs, so nothing is counted`);
+  else if (agent === 'codex' && rc.opts.budgetUsd !== null && Object.keys(rc.opts.prices).length === 0)
+    rc.warn(
+      'BudgetUnmeasured',
+      `--budget-usd: codex reports tokens but no cost; without [run.prices] its runs cost nothing toward the budget`,
+    );
+  checkBudget(rc);
+}
+
+/** Whether the plan's totals reached a budget. */
+export function budgetReached(rc: RunCtx): boolean {
+  const p = rc.tally.ledger.plan;
+  const { budgetUsd, budgetTokens } = rc.opts;
+  return (budgetUsd !== null && (p.cost_usd ?? 0) >= budgetUsd) || (budgetTokens !== null && p.tokens >= budgetTokens);
+}
+
+/**
+ * Once a budget is reached: no worker claims again (the steps running finish), a `budget_exhausted` event,
+ * and the run ends BudgetExhausted (exit 4) with the totals.
+ */
+export function checkBudget(rc: RunCtx): void {
+  const ledger = rc.tally.ledger;
+  if (ledger.exhausted || !hasBudget(rc) || !budgetReached(rc)) return;
+  ledger.exhausted = true;
+  const running = [...rc.tally.held.values()].map((h) => h.step);
+  rc.emit({
+    type: 'budget_exhausted',
+    budget_usd: rc.opts.budgetUsd,
+    budget_tokens: rc.opts.budgetTokens,
+    usage: ledger.plan,
+    running,
+  });
+  rc.tally.fatal ??= new TugError('BudgetExhausted', {
+    plan_path: rc.prep.planPath,
+    budget_usd: rc.opts.budgetUsd,
+    budget_tokens: rc.opts.budgetTokens,
+    usage: ledger.plan,
+    running_steps: running,
+  });
+  rc.tally.draining = true;
+  announceChange(rc);
+}

@@ -1,0 +1,170 @@
+/**
+ * Where an agent run's usage comes from (docs/run.md §7.1): claude's result JSON, codex's `--json` events,
+ * or the file `TUG_USAGE_OUT` names (any implementer). Pure parsers; the ledger (ledger.ts) records what
+ * they return.
+ */
+import { emptyUsage, hasUsage, USAGE_TOKEN_FIELDS, type Usage } from '../contract/usage.js';
+
+export {
+  addUsage,
+  emptyTotals,
+  emptyUsage,
+  hasUsage,
+  priced,
+  usageTokens,
+  USAGE_ROLES,
+  type Prices,
+  type Usage,
+  type UsageRole,
+  type UsageTotals,
+} from '../contract/usage.js';
+
+/** The most bytes of a `TUG_USAGE_OUT` file read; a bigger file is a warning. */
+export const USAGE_FILE_MAX = 64 * 1024;
+
+const count = (v: unknown): number | null => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null);
+const usd = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
+
+/**
+ * claude's `--output-format json` result object → its usage: `usage.input_tokens`, `output_tokens`,
+ * `cache_read_input_tokens`, `cache_creation_input_tokens` and `total_cost_usd` (which claude prices
+ * itself); null when the result carries none of them.
+ */
+export function claudeUsage(result: Record<string, unknown>): Usage | null {
+  const u = (typeof result.usage === 'object' && result.usage !== null ? result.usage : {}) as Record<string, unknown>;
+  const out: Usage = {
+    input_tokens: count(u.input_tokens),
+    output_tokens: count(u.output_tokens),
+    cache_read_tokens: count(u.cache_read_input_tokens),
+    cache_write_tokens: count(u.cache_creation_input_tokens),
+    cost_usd: usd(result.total_cost_usd),
+  };
+  return hasUsage(out) ? out : null;
+}
+
+/**
+ * The `TUG_USAGE_OUT` file's text → its usage: one JSON object with any of `input_tokens`, `output_tokens`,
+ * `cache_read_tokens`, `cache_write_tokens` (non-negative integers) and `cost_usd` (a non-negative number),
+ * each may be null. Anything else is a reason (the caller's warning), never a failure of the step.
+ */
+export function parseUsageFile(text: string): { usage: Usage | null } | { reason: string } {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    return { reason: `not JSON: ${(e as Error).message}` };
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return { reason: 'not a JSON object' };
+  const o = v as Record<string, unknown>;
+  const out = emptyUsage();
+  const bad: string[] = [];
+  for (const k of USAGE_TOKEN_FIELDS) {
+    if (o[k] === undefined || o[k] === null) continue;
+    const n = count(o[k]);
+    if (n === null) bad.push(`${k} must be a non-negative integer`);
+    out[k] = n;
+  }
+  if (o.cost_usd !== undefined && o.cost_usd !== null) {
+    out.cost_usd = usd(o.cost_usd);
+    if (out.cost_usd === null) bad.push('cost_usd must be a non-negative number');
+  }
+  if (bad.length) return { reason: bad.join('; ') };
+  return { usage: hasUsage(out) ? out : null };
+}
+
+/**
+ * codex's `exec --json` event stream, made readable for the step's log and summed (docs/agents.md §2):
+ * each JSON line becomes the text codex would print without `--json` (commands and their output, the
+ * agent's messages, `ERROR: …` lines), and each `turn.completed` adds its `usage`. codex counts cached
+ * input inside `input_tokens` (OpenAI's convention); here they are apart, as everywhere in the ledger.
+ */
+export class CodexTranscript {
+  private sum: Usage | null = null;
+
+  /** The usage of the turns completed so far; null when none completed. */
+  usage(): Usage | null {
+    return this.sum;
+  }
+
+  /** One line of stdout → the text for the log (with its newline), or '' for nothing. */
+  line(raw: string): string {
+    const l = raw.trim();
+    if (!l.startsWith('{')) return raw === '' ? '' : raw + '\n';
+    let e: Record<string, unknown>;
+    try {
+      e = JSON.parse(l) as Record<string, unknown>;
+    } catch {
+      return raw + '\n';
+    }
+    const item = (e.item ?? {}) as Record<string, unknown>;
+    const str = (v: unknown) => (typeof v === 'string' ? v : '');
+    switch (e.type) {
+      case 'thread.started':
+        return `codex session ${str(e.thread_id)}\n`;
+      case 'turn.started':
+        return '';
+      case 'turn.completed':
+        this.add((e.usage ?? {}) as Record<string, unknown>);
+        return `tokens used\n${this.turnTokens((e.usage ?? {}) as Record<string, unknown>)}\n`;
+      case 'turn.failed':
+        return `ERROR: ${str((e.error as Record<string, unknown> | undefined)?.message)}\n`;
+      case 'error':
+        return `ERROR: ${str(e.message)}\n`;
+      case 'item.started':
+        return item.type === 'command_execution' ? `exec\n${str(item.command)}\n` : '';
+      case 'item.updated':
+        return '';
+      case 'item.completed':
+        return itemText(item);
+      default:
+        return raw + '\n';
+    }
+  }
+
+  /** What codex prints as `tokens used` without `--json`: input (cached included) plus output. */
+  private turnTokens(u: Record<string, unknown>): number {
+    return (count(u.input_tokens) ?? 0) + (count(u.output_tokens) ?? 0);
+  }
+
+  private add(u: Record<string, unknown>): void {
+    const input = count(u.input_tokens);
+    const cached = count(u.cached_input_tokens);
+    const turn: Usage = {
+      input_tokens: input === null ? null : Math.max(0, input - (cached ?? 0)),
+      output_tokens: count(u.output_tokens),
+      cache_read_tokens: cached,
+      cache_write_tokens: count(u.cache_write_input_tokens),
+      cost_usd: null,
+    };
+    if (!hasUsage(turn)) return;
+    const s = this.sum ?? emptyUsage();
+    for (const k of USAGE_TOKEN_FIELDS) s[k] = s[k] === null && turn[k] === null ? null : (s[k] ?? 0) + (turn[k] ?? 0);
+    this.sum = s;
+  }
+}
+
+/** A completed item as codex's plain output shows it. */
+function itemText(item: Record<string, unknown>): string {
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  switch (item.type) {
+    case 'agent_message':
+      return `codex\n${str(item.text)}\n`;
+    case 'reasoning':
+      return `thinking\n${str(item.text)}\n`;
+    case 'command_execution': {
+      const out = str(item.aggregated_output);
+      const code = typeof item.exit_code === 'number' ? item.exit_code : null;
+      const how = code === 0 ? ' succeeded' : code === null ? ` ${str(item.status)}` : ` exited ${code}`;
+      return `${how}:\n${out}${out === '' || out.endsWith('\n') ? '' : '\n'}`;
+    }
+    case 'file_change': {
+      const changes = Array.isArray(item.changes) ? (item.changes as Record<string, unknown>[]) : [];
+      return `file update\n${changes.map((c) => `${str(c.kind)} ${str(c.path)}`).join('\n')}\n`;
+    }
+    case 'error':
+      // An item of type error is a notice (unknown model metadata, …), not the turn's failure.
+      return `warning: ${str(item.message)}\n`;
+    default:
+      return `${JSON.stringify(item)}\n`;
+  }
+}

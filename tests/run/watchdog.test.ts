@@ -1,0 +1,110 @@
+/**
+ * The watchdog (docs/run.md §7.3): an implementer with no output, no item change and no file change for
+ * stall_seconds is killed (its process group, like a timeout) and its attempt fails `Stalled`; one that
+ * prints, edits files or updates its items is not; one that prints forever ends `StepTimeout`. A small real
+ * stall_seconds (2 s): the driver reads the wall clock for it.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
+import { groupAlive, nodeImplementer, planText, runJsonl, runRepo, step, stepCommits } from './helpers.js';
+
+const ONE = planText([step(1, 'One')]);
+
+function failures(events: any[]) {
+  return events.filter((e) => e.type === 'attempt_failed').map((e) => [e.step_anchor, e.reason_code]);
+}
+
+describe('the watchdog', () => {
+  it('a silent, sleeping implementer is Stalled after stall_seconds, its group killed, and retried like any failure', () => {
+    const root = runRepo(ONE);
+    const impl = nodeImplementer(`
+writeFileSync(join(dir, 'pid-' + attempt), String(process.pid));
+if (attempt === 1) await sleep(120000);
+writeFileSync(join(wt, step + '.txt'), step);
+`);
+    const t0 = Date.now();
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--stall-seconds', '2']);
+    expect(Date.now() - t0).toBeLessThan(60_000);
+    expect(r.events.at(-1), r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    const stalled = r.events.filter((e) => e.type === 'stalled');
+    expect(stalled).toEqual([expect.objectContaining({ step_anchor: 'step-1', attempt: 1 })]);
+    expect(stalled[0].idle_seconds).toBeGreaterThanOrEqual(2);
+    expect(failures(r.events)).toEqual([['step-1', 'Stalled']]);
+    const failed = r.events.find((e) => e.type === 'attempt_failed');
+    expect(failed.reason).toMatch(/no output, no item change and no file change for \d+ s \(stall_seconds 2\)/);
+    // Killed with its process group; the second attempt did the step.
+    expect(groupAlive(Number(readFileSync(join(impl.dir, 'pid-1'), 'utf8')))).toBe(false);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
+  });
+
+  it('at the attempt cap a stalled step is failed (step_failed), distinct from StepTimeout', () => {
+    const root = runRepo(ONE);
+    const impl = nodeImplementer(`await sleep(120000);`);
+    const r = runJsonl(root, [
+      'demo',
+      '--workers',
+      '1',
+      '--implementer',
+      impl.argv,
+      '--stall-seconds',
+      '2',
+      '--max-attempts',
+      '1',
+    ]);
+    expect(r.code).toBe(4);
+    expect(failures(r.events)).toEqual([['step-1', 'Stalled']]);
+    expect(r.events.filter((e) => e.type === 'step_failed')).toEqual([
+      expect.objectContaining({ step_anchor: 'step-1', failures: 1 }),
+    ]);
+    expect(r.events.at(-1).failed_steps[0].reason).toMatch(/^Stalled: /);
+  });
+
+  it('one that prints regularly but never finishes ends StepTimeout, not Stalled', () => {
+    const root = runRepo(ONE);
+    const impl = nodeImplementer(`for (;;) { console.log('tick'); await sleep(300); }`);
+    const r = runJsonl(root, [
+      'demo',
+      '--workers',
+      '1',
+      '--implementer',
+      impl.argv,
+      '--stall-seconds',
+      '2',
+      '--step-timeout',
+      '5',
+      '--max-attempts',
+      '1',
+    ]);
+    expect(failures(r.events)).toEqual([['step-1', 'StepTimeout']]);
+    expect(r.events.filter((e) => e.type === 'stalled')).toEqual([]);
+  });
+
+  it('silent but editing files in its worktree (the same file again and again) is not stalled', () => {
+    const root = runRepo(ONE);
+    const impl = nodeImplementer(`
+for (let i = 0; i < 12; i++) { writeFileSync(join(wt, 'notes.txt'), 'pass ' + i); await sleep(400); }
+writeFileSync(join(wt, step + '.txt'), step);
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--stall-seconds', '2']);
+    expect(r.events.at(-1), r.stderr).toMatchObject({ status: 'ok' });
+    expect(failures(r.events)).toEqual([]);
+  });
+
+  it('silent, no file change, but recording its progress in the state is not stalled', () => {
+    const root = runRepo(ONE);
+    const impl = nodeImplementer(`
+const { execFileSync } = await import('node:child_process');
+for (let i = 0; i < 6; i++) {
+  execFileSync(process.execPath, [${JSON.stringify(CLI)}, 'state', 'artifact', process.env.TUG_PLAN, step,
+    '--worktree', wt, '--attempt', String(attempt), '--kind', 'note', '--summary', 'pass ' + i], { stdio: 'ignore' });
+  await sleep(700);
+}
+writeFileSync(join(wt, step + '.txt'), step);
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--stall-seconds', '2']);
+    expect(r.events.at(-1), r.stderr).toMatchObject({ status: 'ok' });
+    expect(failures(r.events)).toEqual([]);
+  });
+});
