@@ -32,7 +32,7 @@ const TEST_STEP = LATEST_SCHEMA_VERSION + 1;
 function ladder(): string {
   const dir = tempDir('tugcode-ladder-');
   for (const f of readdirSync(migrationsDir()))
-    if (f.startsWith('0001_') && f.endsWith('.sql')) copyFileSync(join(migrationsDir(), f), join(dir, f));
+    if (f.endsWith('.sql')) copyFileSync(join(migrationsDir(), f), join(dir, f));
   writeFileSync(
     join(dir, `${String(TEST_STEP).padStart(4, '0')}_rebuild_artifacts.sql`),
     `-- tugcode:foreign_keys=off
