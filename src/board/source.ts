@@ -51,6 +51,8 @@ export interface SourceOptions {
   refreshMs?: number;
 }
 
+/** A read slower than this is reported on the page while it goes on. */
+const SLOW_MS = 3000;
 /** The most steps the board remembers activity for (the memory of a long-lived board stays bounded). */
 const MAX_ACTIVITY = 100_000;
 
@@ -159,6 +161,18 @@ export class BoardSource {
   private async tick(): Promise<void> {
     // A call per tick: its warnings (a plan that drifted, …) are not the board's to keep.
     const call = newCall('board');
+    // A read that does not answer (PostgreSQL restarting: the store retries for up to two minutes) is said.
+    const slow = setTimeout(() => {
+      const json = JSON.stringify({
+        ok: false,
+        at: this.o.ctx.clock.now(),
+        code: 'Waiting',
+        message: `the state has not answered for ${SLOW_MS / 1000} s`,
+      });
+      this.statusJson = json;
+      this.emit({ kind: 'status', json });
+    }, SLOW_MS);
+    slow.unref();
     try {
       await this.probe(call);
       const since = Date.now() - this.lastFull;
@@ -181,6 +195,8 @@ export class BoardSource {
       if (json !== this.statusJson) this.emit({ kind: 'status', json });
       this.statusJson = json;
       this.dirty = true;
+    } finally {
+      clearTimeout(slow);
     }
   }
 

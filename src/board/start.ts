@@ -72,6 +72,8 @@ export async function startBoard(o: BoardOptions): Promise<Board> {
       argument: '--host',
     });
   const ctx = new OpsContext({ cwd: o.cwd, env: o.env, longLived: true });
+  // Stopping ends a PostgreSQL read that is retrying a lost connection at once (docs/state.md §8).
+  const stopping = new AbortController();
   let server: BoardServer | undefined;
   let source: BoardSource | undefined;
   try {
@@ -106,6 +108,10 @@ export async function startBoard(o: BoardOptions): Promise<Board> {
       else throw e;
     }
     keep(file, { token, port: server.port });
+    ctx.store(newCall('board')).then(
+      (store) => store.stopOn?.(stopping.signal),
+      () => {}, // unreadable now: the board reports it on the page and reads again
+    );
     const wildcard = host === '0.0.0.0' || host === '::' || host === '[::]';
     const shown = wildcard ? '127.0.0.1' : host;
     const url = `http://${hostPort(shown, server.port)}/?token=${token}`;
@@ -128,6 +134,7 @@ export async function startBoard(o: BoardOptions): Promise<Board> {
       runEvent: (e) => src.runEvent(e),
       waitForPage: (ms) => srv.waitForPage(ms),
       stop: async () => {
+        stopping.abort();
         await srv.close();
         await src.close();
         await ctx.close();

@@ -57,25 +57,38 @@ export async function announcedBoard(cli: CliEnv, o: BoardInput, how: { out: (s:
   return board;
 }
 
-/** Resolves with the exit code of the first SIGINT (130) or SIGTERM (143). */
-export function untilSignal(): Promise<number> {
-  return new Promise((resolve) => {
+/**
+ * The exit code of the first SIGINT (130) or SIGTERM (143) from now on; `off` stops listening. Listening
+ * starts before the board does, so a signal while it starts still stops it cleanly.
+ */
+export function untilSignal(): { signalled: Promise<number>; off: () => void } {
+  let off = () => {};
+  const signalled = new Promise<number>((resolve) => {
     const done = (code: number) => () => {
-      process.removeListener('SIGINT', onInt);
-      process.removeListener('SIGTERM', onTerm);
+      off();
       resolve(code);
     };
     const onInt = done(130);
     const onTerm = done(143);
     process.once('SIGINT', onInt);
     process.once('SIGTERM', onTerm);
+    off = () => {
+      process.removeListener('SIGINT', onInt);
+      process.removeListener('SIGTERM', onTerm);
+    };
   });
+  return { signalled, off };
 }
 
 async function boardCommand(input: BoardInput, cli: CliEnv): Promise<number> {
-  const board = await announcedBoard(cli, input, { out: (s) => process.stdout.write(s) });
-  if (!cli.globals.json) process.stdout.write('  Ctrl-C stops it\n');
-  const code = await untilSignal();
-  await board.stop();
-  return code;
+  const signal = untilSignal();
+  try {
+    const board = await announcedBoard(cli, input, { out: (s) => process.stdout.write(s) });
+    if (!cli.globals.json) process.stdout.write('  Ctrl-C stops it\n');
+    const code = await signal.signalled;
+    await board.stop();
+    return code;
+  } finally {
+    signal.off();
+  }
 }

@@ -82,10 +82,12 @@ async function withBoard(
 ): Promise<number> {
   const { out } = how;
   const { announcedBoard, untilSignal } = await import('./board.js');
-  const board = await announcedBoard(cli, {}, { out: (s) => process.stdout.write(s) });
+  const listening = untilSignal();
   let signalled: number | null = null;
-  const signal = untilSignal().then((c) => (signalled = c));
+  const signal = listening.signalled.then((c) => (signalled = c));
+  let board: Board | undefined;
   try {
+    board = await announcedBoard(cli, {}, { out: (s) => process.stdout.write(s) });
     out('  the run starts when the page is open (or in 60 s)\n\n');
     await Promise.race([board.waitForPage(60_000), signal]);
     if (signalled !== null) return signalled;
@@ -100,7 +102,8 @@ async function withBoard(
     await signal;
     return code;
   } finally {
-    await board.stop();
+    listening.off();
+    await board?.stop();
   }
 }
 
