@@ -131,6 +131,18 @@ export class BoardSource {
     if (this.subs.size > 0) this.schedule(0);
   }
 
+  /**
+   * One last read for the pages still connected (the run beside the board ended: its last step's card
+   * moves to Done before the board stops).
+   */
+  async flush(): Promise<void> {
+    if (this.closed || this.subs.size === 0) return;
+    await this.ticking;
+    this.dirty = true;
+    this.lastFull = 0;
+    await this.tick();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);

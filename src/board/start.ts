@@ -37,7 +37,8 @@ export interface Board {
   runEvent(e: RunEventLike): void;
   /** Resolves true when a page connects, false after `ms`. */
   waitForPage(ms: number): Promise<boolean>;
-  stop(): Promise<void>;
+  /** Stops serving; `flush`: first one last read for the pages still open (the run beside it ended). */
+  stop(o?: { flush?: boolean }): Promise<void>;
 }
 
 const TOKEN_RE = /^[A-Za-z0-9_-]{32,128}$/;
@@ -133,7 +134,9 @@ export async function startBoard(o: BoardOptions): Promise<Board> {
       warnings,
       runEvent: (e) => src.runEvent(e),
       waitForPage: (ms) => srv.waitForPage(ms),
-      stop: async () => {
+      stop: async (how = {}) => {
+        // At most a few seconds: a store that does not answer (PostgreSQL down) must not hold the exit.
+        if (how.flush) await Promise.race([src.flush(), new Promise((r) => setTimeout(r, 3000).unref())]);
         stopping.abort();
         await srv.close();
         await src.close();

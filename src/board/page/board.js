@@ -109,6 +109,7 @@
     source.addEventListener('snapshot', (e) => {
       const m = JSON.parse(e.data);
       render(m.snapshot);
+      document.documentElement.dataset.hash = m.hash;
     });
     source.addEventListener('status', (e) => {
       const m = JSON.parse(e.data);

@@ -148,7 +148,7 @@ export async function runCommand(
     summary = emptySummary(toTugError(e, { verbose: cli.globals.verbose }), Date.now() - t0);
   } finally {
     sig.off();
-    if (board && !beside) await (board as Board).stop();
+    if (board && !beside) await (board as Board).stop({ flush: true });
     (renderer as ReturnType<typeof createRenderer> | null)?.close();
     if (traceFile) (await import('node:fs')).writeFileSync(traceFile, spans.map((l) => l + '\n').join(''));
   }
