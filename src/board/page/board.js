@@ -204,7 +204,10 @@
         return (
           head +
           line(esc(ownerText(c)), esc(c.phase || ''), `attempt ${c.attempt}`) +
-          line(`lease ${tickUntil(c.lease_expires_at)}`, `beat ${tickAge(c.heartbeat_at)}`) +
+          line(
+            `lease ${tickUntil(c.lease_expires_at)}`,
+            c.heartbeat_at ? `beat ${tickAge(c.heartbeat_at)}` : 'no heartbeat yet',
+          ) +
           line(`active ${tickAge(c.last_activity_at)}`, esc(items), fmtUsage(c.usage))
         );
       case 'done':

@@ -59,25 +59,24 @@ export async function announcedBoard(cli: CliEnv, o: BoardInput, how: { out: (s:
 
 /**
  * The exit code of the first SIGINT (130) or SIGTERM (143) from now on; `off` stops listening. Listening
- * starts before the board does, so a signal while it starts still stops it cleanly.
+ * starts before the board does, so a signal while it starts still stops it cleanly. The listeners stay until
+ * `off`, never removing themselves while the signal is delivered: execa's exit handler, which runs after
+ * them, re-raises a signal that finds no other listener, and that would kill the process.
  */
 export function untilSignal(): { signalled: Promise<number>; off: () => void } {
-  let off = () => {};
-  const signalled = new Promise<number>((resolve) => {
-    const done = (code: number) => () => {
-      off();
-      resolve(code);
-    };
-    const onInt = done(130);
-    const onTerm = done(143);
-    process.once('SIGINT', onInt);
-    process.once('SIGTERM', onTerm);
-    off = () => {
+  let resolve!: (code: number) => void;
+  const signalled = new Promise<number>((r) => (resolve = r));
+  const onInt = () => resolve(130);
+  const onTerm = () => resolve(143);
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  return {
+    signalled,
+    off: () => {
       process.removeListener('SIGINT', onInt);
       process.removeListener('SIGTERM', onTerm);
-    };
-  });
-  return { signalled, off };
+    },
+  };
 }
 
 async function boardCommand(input: BoardInput, cli: CliEnv): Promise<number> {
