@@ -184,7 +184,7 @@ export async function startServer(o: ServerOptions): Promise<BoardServer> {
       case '/events':
         return events(req, res);
       case '/api/snapshot': {
-        const s = o.source.snapshot;
+        const s = await o.source.now();
         if (!s) return refuse(res, 503, 'NotReady', 'the first read of the state has not finished');
         res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'application/json; charset=utf-8' });
         return void res.end(s.json);

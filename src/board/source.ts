@@ -131,16 +131,33 @@ export class BoardSource {
     if (this.subs.size > 0) this.schedule(0);
   }
 
+  /** The snapshot now: read first when no page keeps the board reading (a `curl` of /api/snapshot). */
+  async now(): Promise<Published | null> {
+    if (this.subs.size === 0 && !this.closed) await this.readNow();
+    return this.current;
+  }
+
+  /** A full read now, after the one under way (ticks never overlap). */
+  private async readNow(): Promise<void> {
+    while (this.ticking) await this.ticking;
+    this.dirty = true;
+    this.lastFull = 0;
+    const t = this.tick();
+    this.ticking = t;
+    try {
+      await t;
+    } finally {
+      if (this.ticking === t) this.ticking = null;
+    }
+  }
+
   /**
    * One last read for the pages still connected (the run beside the board ended: its last step's card
    * moves to Done before the board stops).
    */
   async flush(): Promise<void> {
     if (this.closed || this.subs.size === 0) return;
-    await this.ticking;
-    this.dirty = true;
-    this.lastFull = 0;
-    await this.tick();
+    await this.readNow();
   }
 
   async close(): Promise<void> {

@@ -657,6 +657,9 @@
     return `tugcode state decide ${planArg} ${shq(step)} ${a.flag}${a.field ? ` ${shq(text || `<${a.field[0]}>`)}` : ''}`;
   }
 
+  /** The action the open confirmation is about (kept here: a `data-act` on the dialog would be a button). */
+  let pending = null;
+
   function askAction(act, plan, step) {
     const a = ACTIONS[act];
     if (!a) return;
@@ -677,9 +680,7 @@
     const update = () => ($('c-command').textContent = commandOf(act, plan, step, field.value));
     update();
     field.oninput = update;
-    dlg.dataset.act = act;
-    dlg.dataset.plan = plan;
-    dlg.dataset.step = step;
+    pending = { act, plan, step };
     dlg.showModal();
     if (a.field) field.focus();
     else $('c-ok').focus();
@@ -712,17 +713,19 @@
   }
 
   $('confirm-form').addEventListener('submit', (e) => {
-    const dlg = $('confirm');
-    const act = dlg.dataset.act;
     const text = $('c-field').value.trim();
-    if (ACTIONS[act] && ACTIONS[act].field && text === '') {
+    if (!pending) return;
+    if (ACTIONS[pending.act].field && text === '') {
       e.preventDefault();
       $('c-field').focus();
       return;
     }
-    runAction(act, dlg.dataset.plan, dlg.dataset.step, text);
+    const { act, plan, step } = pending;
+    pending = null;
+    runAction(act, plan, step, text);
   });
   $('c-cancel').addEventListener('click', () => $('confirm').close());
+  $('confirm').addEventListener('close', () => (pending = null));
 
   // ── input ──────────────────────────────────────────────────────────────────────────────────────────
   document.addEventListener('click', (e) => {
