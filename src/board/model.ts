@@ -23,9 +23,12 @@ export interface Usage {
   output_tokens: number | null;
   cache_read_tokens: number | null;
   cache_write_tokens: number | null;
+  /** All four kinds together (the ledger's `tokens`, else their sum). */
+  tokens: number | null;
   cost_usd: number | null;
 }
-const USAGE_KEYS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'cost_usd'] as const;
+const TOKEN_KEYS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens'] as const;
+const USAGE_KEYS = [...TOKEN_KEYS, 'tokens', 'cost_usd'] as const;
 
 export interface Need {
   kind: NeedKind;
@@ -173,6 +176,8 @@ export function usageOf(v: unknown): Usage | null {
   const u = Object.fromEntries(
     USAGE_KEYS.map((k) => [k, typeof o[k] === 'number' && Number.isFinite(o[k]) ? (o[k] as number) : null]),
   ) as unknown as Usage;
+  if (u.tokens === null && TOKEN_KEYS.some((k) => u[k] !== null))
+    u.tokens = TOKEN_KEYS.reduce((n, k) => n + (u[k] ?? 0), 0);
   return USAGE_KEYS.some((k) => u[k] !== null) ? u : null;
 }
 
@@ -495,9 +500,10 @@ export function attemptsOf(events: LoggedEvent[]): AttemptView[] {
     else if (d.completed === true) {
       end(a, e.at, 'completed');
       a.commit = str(d.commit_hash);
-    } else if (typeof d.review_commit === 'string' || e.command.includes('needs_human'))
+    } else if (typeof d.review_commit === 'string' || e.command.includes('needs_human')) {
       end(a, e.at, 'needs human', reasonOf(d));
-    else if (typeof d.decision === 'string') end(a, e.at, `decided: ${d.decision}`, reasonOf(d));
+      a.commit = str(d.review_commit); // the kept work a decision approves or not
+    } else if (typeof d.decision === 'string') end(a, e.at, `decided: ${d.decision}`, reasonOf(d));
   }
   return [...by.values()].sort((x, y) => x.attempt - y.attempt);
 }

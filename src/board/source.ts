@@ -102,10 +102,6 @@ export class BoardSource {
     };
   }
 
-  get listeners(): number {
-    return this.subs.size;
-  }
-
   /** An event of the run beside the board: its phase and worker on the card, and a read soon. */
   runEvent(e: RunEventLike): void {
     if (e.type === 'run_started' && e.plan_path) this.runPlan = e.plan_path;

@@ -191,9 +191,15 @@ describe('the snapshot', () => {
       output_tokens: 20,
       cache_read_tokens: null,
       cache_write_tokens: null,
+      tokens: 120,
       cost_usd: 0.5,
     });
-    expect(s.plans[0]!.usage).toMatchObject({ input_tokens: 150, output_tokens: 20, cost_usd: 0.75 });
+    expect(s.plans[0]!.usage).toMatchObject({ input_tokens: 150, output_tokens: 20, tokens: 170, cost_usd: 0.75 });
+    // The ledger's own total of the four kinds wins over the sum of what the board knows.
+    expect(usageOf({ input_tokens: 1, tokens: 9, reports: 2, by_role: {} })).toMatchObject({
+      tokens: 9,
+      cost_usd: null,
+    });
     expect(s.usage).toMatchObject({ cost_usd: 0.75 });
     expect(shapeSnapshot(read([step('step-1')]), () => undefined, { now: NOW, allow_actions: false }).usage).toBeNull();
     expect(usageOf({ cost_usd: 'a lot' })).toBeNull();
@@ -255,7 +261,7 @@ describe('attempts from events', () => {
       ev(1, 'run', 1, { claimed: true }),
       ev(2, 'step_needs_human', 1, { review_commit: 'f00', reason: 'touches auth' }),
     ]);
-    expect(attempts[0]).toMatchObject({ outcome: 'needs human', reason: 'touches auth' });
+    expect(attempts[0]).toMatchObject({ outcome: 'needs human', reason: 'touches auth', commit: 'f00' });
   });
 });
 

@@ -3,11 +3,14 @@
  * refusals, the bounds, the event stream (a snapshot only when the state changed, Last-Event-ID resume), the
  * actions behind --allow-actions with the CLI's envelope and events, the kept token and port.
  */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { tempRepo } from '../helpers/repo.js';
+import { tempDir, tempRepo } from '../helpers/repo.js';
 import { planText, runRepo, step } from '../run/helpers.js';
 import { expectRefused, http, own, sse, startBoardCli, type BoardChild } from './helpers.js';
+import { until } from './page.js';
 
 const started: BoardChild[] = [];
 afterEach(async () => {
@@ -94,6 +97,22 @@ describe('tugcode board: who may ask', () => {
     expect(bad.code).toBe(2);
     expect(bad.json).toMatchObject({ command: 'board', error: { code: 'InvalidArgument' } });
   }, 60_000);
+
+  it.runIf(process.platform === 'linux')(
+    '--open hands the URL to xdg-open; without one, a warning',
+    async () => {
+      const root = repo();
+      const bin = tempDir('tugcode-open-');
+      const seen = join(bin, 'seen');
+      writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s' "$1" > '${seen}'\n`, { mode: 0o755 });
+      const b = await board(root, ['--open'], { PATH: `${bin}:${process.env.PATH}` });
+      expect(b.line.warnings).toEqual([]);
+      expect(await until('xdg-open to run', () => existsSync(seen) && readFileSync(seen, 'utf8'))).toBe(b.url);
+      const none = await board(root, ['--open'], { PATH: tempDir('tugcode-noopen-') });
+      expect(none.line.warnings).toEqual([expect.objectContaining({ code: 'BoardNotOpened' })]);
+    },
+    60_000,
+  );
 
   it('in a repository without tugcode init: NotInitialized, exit 3', () => {
     const r = runCli(['board', '--json'], { cwd: tempRepo() });

@@ -136,8 +136,7 @@
     if (!u) return '';
     const parts = [];
     if (u.cost_usd !== null && u.cost_usd !== undefined) parts.push(`$${u.cost_usd.toFixed(2)}`);
-    const tokens = (u.input_tokens || 0) + (u.output_tokens || 0);
-    if (u.input_tokens !== null || u.output_tokens !== null) parts.push(`${tokens.toLocaleString()} tokens`);
+    if (u.tokens !== null && u.tokens !== undefined) parts.push(`${u.tokens.toLocaleString('en')} tokens`);
     return parts.join(' · ');
   }
 
