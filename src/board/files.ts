@@ -23,7 +23,8 @@ export interface LogFile {
   mtime: string;
 }
 
-const REST = /^(?:([a-z]+)(\d+)-)?attempt(\d+)\.log$/;
+/** After `<anchor>-`: `attempt<N>.log`, or `<kind><k>[-<variant>]-attempt<N>.log` (`checkpoint2-resolved-…`). */
+const REST = /^(?:([a-z]+)(\d+)(?:-[a-z]+)?-)?attempt(\d+)\.log$/;
 
 /** Which of `anchors` a file of the log directory belongs to, and what it is; null for any other file. */
 export function parseLogName(name: string, anchors: readonly string[]): Omit<LogFile, 'size' | 'mtime'> | null {

@@ -276,6 +276,11 @@ describe('log files', () => {
     expect(parseLogName('step-4-1-attempt2.log', anchors)).toMatchObject({ anchor: 'step-4-1', attempt: 2 });
     expect(parseLogName('step-4-checkpoint3-attempt1.log', anchors)).toMatchObject({ kind: 'checkpoint', attempt: 1 });
     expect(parseLogName('step-4-review1-attempt1.log', anchors)).toMatchObject({ kind: 'review' });
+    expect(parseLogName('step-4-resolve2-attempt1.log', anchors)).toMatchObject({ kind: 'resolve', attempt: 1 });
+    expect(parseLogName('step-4-checkpoint1-resolved-attempt3.log', anchors)).toMatchObject({
+      kind: 'checkpoint',
+      attempt: 3,
+    });
     expect(parseLogName('step-4-brief2.json', anchors)).toBeNull();
     expect(parseLogName('w1-setup0.log', anchors)).toBeNull();
     expect(parseLogName('step-44-attempt1.log', anchors)).toBeNull();
