@@ -35,6 +35,24 @@ export default tseslint.config(
     },
   },
   {
+    // The board's page (src/board/page/): browser JavaScript, served as it is (docs/board.md §7).
+    files: ['src/board/page/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        location: 'readonly',
+        navigator: 'readonly',
+        performance: 'readonly',
+        fetch: 'readonly',
+        requestAnimationFrame: 'readonly',
+        URLSearchParams: 'readonly',
+        Element: 'readonly',
+      },
+    },
+  },
+  {
     // CommonJS on purpose (bin/tugcode.cjs starts without the ESM loader).
     files: ['**/*.cjs'],
     languageOptions: {

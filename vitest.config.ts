@@ -7,7 +7,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * first instead, and the many short files fill in around them.
  */
 const SLOW_FIRST = [
+  'tests/board/demo.test.ts',
   'tests/pg/contract.test.ts',
+  'tests/board/browser.test.ts',
   'tests/run/fault-injection.test.ts',
   'tests/state/race.test.ts',
   'tests/kernel/python/fixtures-1.test.ts',

@@ -2,7 +2,7 @@
  * Import direction (docs/architecture.md §1, issue 11 deliverable 4). The modules of src/, bottom to top:
  *
  *   kernel  →  contract, clock.ts, util  →  plan, config  →  state, git (the engines)
- *   →  gitflow, refactor, project (the flows)  →  ops  →  cli, commands, run, mcp, demo (the front doors)
+ *   →  gitflow, refactor, project (the flows)  →  ops  →  cli, commands, run, mcp, demo, board (the front doors)
  *
  * The kernel is an independent library (docs/kernel.md §2.1: nothing in src/kernel imports tugcode, checked
  * by tests/kernel/layering.test.ts), so it sits under everything: tugcode's modules may use its pure parts
@@ -45,7 +45,7 @@ const LAYERS: string[][] = [
   ['state', 'git'],
   ['gitflow', 'refactor', 'project'],
   ['ops'],
-  ['cli', 'commands', 'run', 'mcp', 'demo'],
+  ['cli', 'commands', 'run', 'mcp', 'demo', 'board'],
 ];
 const LAYER_OF = new Map(LAYERS.flatMap((mods, i) => mods.map((m) => [m, i] as const)));
 /** Modules that are one unit: imports between them are free. */

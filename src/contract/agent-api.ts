@@ -9,6 +9,7 @@ import { flagOf, type Field, type InputTable } from './inputs/fields.js';
 import { INPUT_TABLES } from './inputs/index.js';
 import { OUTPUT_SCHEMAS } from './schemas/index.js';
 import { demoEventSchema, FAIL_CODES, runEventSchema } from './schemas/run.js';
+import { boardLineSchema } from './schemas/board.js';
 import { MCP_TOOLS } from './mcp-tools.js';
 import { fieldRows, objectVariants } from './zod-fields.js';
 import type { z } from 'zod';
@@ -182,6 +183,16 @@ function commandSection(t: InputTable): string[] {
     out.push('');
   } else if (schema) {
     out.push(`Output (\`--json\`; \`tugcode schema ${t.command}\`):`, '', ...outputRows(schema), '');
+  } else if (t.command === 'board') {
+    out.push(
+      'Output: it serves until SIGINT (exit 130) or SIGTERM (exit 143). With `--json`, one line when it listens: `board` ' +
+        fieldRows(boardLineSchema)
+          .filter((r) => r.path !== 'type' && r.path !== 'at')
+          .map((r) => `\`${r.path}\` (${r.type})`)
+          .join(', ') +
+        "; `run --board` and `demo --board` write the same line before the run's own lines. The page and its JSON are docs/board.md.",
+      '',
+    );
   } else {
     out.push(
       'Output: text (it runs `tugcode run` on a generated repository and prints its live view and summary). With `--json`, the lines of `tugcode run --json`, after a first line `demo`: ' +

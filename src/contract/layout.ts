@@ -28,6 +28,8 @@ export const INTEGRATION_LOCK = `${TUGTOOL_DIR}/integration.lock`;
 export const INTEGRATION_LOCK_TARGET = `${TUGTOOL_DIR}/integration`;
 /** The run's logs: `<slug>/<step>-attempt<N>.log`, `<worker>.pgid`, … */
 export const LOGS_DIR = `${TUGTOOL_DIR}/logs`;
+/** The board's token and port, kept so a restarted board keeps its URL (docs/board.md §2); inside the logs, so git ignores it. */
+export const BOARD_FILE = `${LOGS_DIR}/board.json`;
 /** One implementation-log entry per step: `<dir>/<slug>/<step-anchor>.md`; the index beside the plans. */
 export const IMPLEMENTATION_LOG_DIR = `${TUGTOOL_DIR}/implementation-log`;
 export const IMPLEMENTATION_LOG_INDEX_PATH = `${TUGTOOL_DIR}/tugplan-implementation-log.md`;

@@ -37,6 +37,7 @@ import type { FailedAttempt, HeldClaim } from './bridge.js';
 import type { SkipInput, SkipResult } from './refactors.js';
 import type { StateExportDocument } from '../contract/schemas/state-export.js';
 import type { ExportInput, ImportInput, ImportResult } from './export.js';
+import type { ArtifactsInput, ListedArtifact } from './artifacts.js';
 
 /** What one call brings: its event `command`, where its warnings go, the work tree it runs in. */
 export interface StateCall {
@@ -188,6 +189,11 @@ export abstract class StateStore {
 
   graph(call: StateCall, input: { plan: string; format: GraphFormat }): Promise<GraphResult> {
     return this.op(call, 'read', input, async () => (await import('./graph.js')).graph);
+  }
+
+  /** A top-level step's artifacts and its substeps', their content cut (the board's step detail). */
+  artifacts(call: StateCall, input: ArtifactsInput): Promise<{ artifacts: ListedArtifact[] }> {
+    return this.op(call, 'read', input, async () => (await import('./artifacts.js')).artifacts);
   }
 
   /** `state export`: a plan's rows and events as one document (docs/state.md §8). */

@@ -307,6 +307,10 @@ const SCRIPT: ScriptItem[] = [
   j('worktree remove spare', ['worktree', 'remove', '<SPARE>']),
   j('worktree remove of a missing path', ['worktree', 'remove', '<REPO>/.tugtree/nope']),
   j('doctor', ['doctor'], { scrub: scrubDoctor }),
+
+  // ── board: refused before it listens ───────────────────────────────────────────────────────────────
+  j('board --port 0: InvalidArgument', ['board', '--port', '0']),
+  j('board --host with a space: InvalidArgument', ['board', '--host', 'a b']),
 ];
 
 function readGolden(): Entry[] | undefined {

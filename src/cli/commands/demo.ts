@@ -10,11 +10,15 @@ import { integrationBranch } from '../../contract/layout.js';
 import { trailersFormat, TUG_TRAILER_KEYS } from '../../git/trailers.js';
 import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
+import type { Board } from '../../board/start.js';
 
-type RunCommand = (input: RunInput, cli: CliEnv) => Promise<number>;
+type RunCommand = (input: RunInput, cli: CliEnv, beside?: Board) => Promise<number>;
+
+/** With --board, each step's implementer waits this long: a run a person can follow on the page. */
+const BOARD_PACE_MS = 1500;
 
 export async function runDemo(
-  input: { dir?: string; workers?: number; keep?: boolean },
+  input: { dir?: string; workers?: number; keep?: boolean; board?: boolean },
   cli: CliEnv,
   runCommand: RunCommand,
 ): Promise<number> {
@@ -44,8 +48,15 @@ export async function runDemo(
     const ctx = new OpsContext({ cwd: demo.root, env: cli.env });
     const here: CliEnv = { ...cli, ctx };
     try {
-      code = await runCommand({ plan: demo.slug, workers: input.workers ?? 3, implementer: demo.implementer }, here);
-      if (!cli.globals.json) out(await epilogue(here, demo.slug).catch(() => ''));
+      const run = { plan: demo.slug, workers: input.workers ?? 3, implementer: demo.implementer };
+      const after = async () => {
+        if (!cli.globals.json) out(await epilogue(here, demo.slug).catch(() => ''));
+      };
+      if (input.board) code = await withBoard(here, run, runCommand, { out, after });
+      else {
+        code = await runCommand(run, here);
+        await after();
+      }
     } finally {
       await ctx.close();
     }
@@ -56,6 +67,44 @@ export async function runDemo(
     } else if (created) out(`\nthe demo repository is at ${dir}\n`);
   }
   return code;
+}
+
+/**
+ * `demo --board` (docs/board.md §1): the board first; the run once a page is open (or after 60 s), its
+ * implementer paced so the cards can be followed; then the board stays up until SIGINT or SIGTERM. A signal
+ * before or during the run ends both. The exit code is the run's.
+ */
+async function withBoard(
+  cli: CliEnv,
+  run: RunInput & { implementer: string },
+  runCommand: RunCommand,
+  how: { out: (s: string) => void; after: () => Promise<void> },
+): Promise<number> {
+  const { out } = how;
+  const { announcedBoard, untilSignal } = await import('./board.js');
+  const listening = untilSignal();
+  let signalled: number | null = null;
+  const signal = listening.signalled.then((c) => (signalled = c));
+  let board: Board | undefined;
+  try {
+    board = await announcedBoard(cli, {}, { out: (s) => process.stdout.write(s) });
+    out('  the run starts when the page is open (or in 60 s)\n\n');
+    await Promise.race([board.waitForPage(60_000), signal]);
+    if (signalled !== null) return signalled;
+    const code = await runCommand(
+      { ...run, implementer: `${run.implementer} --delay-ms ${BOARD_PACE_MS}` },
+      cli,
+      board,
+    );
+    if (signalled !== null) return code;
+    await how.after();
+    out(`\nthe board stays up: ${board.url}\nCtrl-C stops it\n`);
+    await signal;
+    return code;
+  } finally {
+    listening.off();
+    await board?.stop();
+  }
 }
 
 /** `state show` of the plan and the integration branch's log with its trailers. */

@@ -10,6 +10,7 @@ import { registerGit } from './git.js';
 import { registerRefactor } from '../../commands/refactor.js';
 import { registerRun } from './run.js';
 import { registerMcp } from './mcp.js';
+import { registerBoard } from './board.js';
 
 export function registerAll(program: Command, app: CliApp): void {
   registerPlan(program, app);
@@ -17,5 +18,6 @@ export function registerAll(program: Command, app: CliApp): void {
   registerGit(program, app);
   registerRun(program, app);
   registerMcp(program, app);
+  registerBoard(program, app);
   registerRefactor(program);
 }

@@ -8,6 +8,7 @@ import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
 import type { Call } from '../../ops/context.js';
 import type { RunEvent, RunSummary } from '../../run/types.js';
+import type { Board } from '../../board/start.js';
 
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
 
@@ -90,12 +91,22 @@ async function checkRunFlags(input: RunInput, cli: CliEnv, call: Call): Promise<
     });
 }
 
-export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: CliEnv): Promise<number> {
+/**
+ * `beside`: a board the caller started (`demo --board`), told every event; without it `--board` starts one
+ * for the run's length (docs/board.md §1).
+ */
+export async function runCommand(
+  options: RunInput & { dry_run?: boolean; board?: boolean },
+  cli: CliEnv,
+  beside?: Board,
+): Promise<number> {
+  const { board: wantBoard, ...input } = options;
   const { newCall } = await import('../../ops/context.js');
   const call = newCall('run');
   const json = cli.globals.json;
   const t0 = Date.now();
   if (input.dry_run) return dryRun(input, cli);
+  let board: Board | null = beside ?? null;
   const stop = new AbortController();
   // What the events said so far: the summary of a run cut short by a second signal.
   const done = { steps: [] as string[], commits: [] as string[] };
@@ -115,6 +126,7 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
     }
     if (renderer) renderer.event(e);
     else pending.push(e);
+    board?.runEvent(e);
   };
   let summary: RunSummary;
   // TUGCODE_RUN_TRACE=<file>: the workers' timed spans, one JSON line each, written when the run ends.
@@ -122,6 +134,10 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
   const spans: string[] = [];
   try {
     await checkRunFlags(input, cli, call);
+    if (wantBoard && !board) {
+      const { announcedBoard } = await import('./board.js');
+      board = await announcedBoard(cli, {}, { out: write });
+    }
     const { runPlan } = await import('../../run/driver.js');
     summary = await runPlan(cli.ctx, input, call, {
       signal: stop.signal,
@@ -138,6 +154,7 @@ export async function runCommand(input: RunInput & { dry_run?: boolean }, cli: C
     summary = emptySummary(toTugError(e, { verbose: cli.globals.verbose }), Date.now() - t0);
   } finally {
     sig.off();
+    if (board && !beside) await (board as Board).stop({ flush: true });
     (renderer as ReturnType<typeof createRenderer> | null)?.close();
     if (traceFile) (await import('node:fs')).writeFileSync(traceFile, spans.map((l) => l + '\n').join(''));
   }
@@ -193,7 +210,7 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
 }
 
 export async function demoCommand(
-  input: { dir?: string; workers?: number; keep?: boolean },
+  input: { dir?: string; workers?: number; keep?: boolean; board?: boolean },
   cli: CliEnv,
 ): Promise<number> {
   const { runDemo } = await import('./demo.js');

@@ -4,9 +4,13 @@ import type { InputTable } from './fields.js';
 import * as git from './git.js';
 import * as state from './state.js';
 import * as run from './run.js';
+import * as board from './board.js';
 
 export const INPUT_TABLES: Record<string, InputTable> = Object.fromEntries(
-  [...Object.values(state), ...Object.values(git), ...Object.values(run)].map((t) => [t.command, t]),
+  [...Object.values(state), ...Object.values(git), ...Object.values(run), ...Object.values(board)].map((t) => [
+    t.command,
+    t,
+  ]),
 );
 
 export function inputTableFor(command: string): InputTable {

@@ -142,6 +142,10 @@ export const run: InputTable = {
       type: 'bool',
       description: 'print the schedule (waves, critical path, what each step runs); change nothing',
     },
+    board: {
+      type: 'bool',
+      description: 'serve the live web board beside the run (read-only, on 127.0.0.1; its URL is printed first)',
+    },
   },
 };
 
@@ -157,5 +161,10 @@ export const demo: InputTable = {
     },
     workers: { type: 'int', min: 1, max: 8, placeholder: '<n>', description: 'parallel workers (default 3)' },
     keep: { type: 'bool', description: 'keep the temporary repository' },
+    board: {
+      type: 'bool',
+      description:
+        'serve the live web board: the run starts once the page is open (or after 60 s), at a watchable pace, and the board stays up until interrupted',
+    },
   },
 };

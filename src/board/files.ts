@@ -1,0 +1,121 @@
+/**
+ * The run's log files as the board reads them (docs/board.md §4): `.tugtool/logs/<slug>/<step>-attempt<N>.log`
+ * (the implementer), `<step>-checkpoint<k>-attempt<N>.log`, and whatever `<step>-<kind><k>-attempt<N>.log`
+ * later phases write (a reviewer, a resolver). Their names give a running step's phase, their times its
+ * last output, their ends the detail's live tail. Every read is asynchronous and bounded.
+ */
+import { open, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runLogDir } from '../contract/layout.js';
+
+/** The most of a log the board reads or sends at once: its last 64 KiB. */
+export const LOG_TAIL_BYTES = 64 * 1024;
+
+export interface LogFile {
+  name: string;
+  /** The (sub)step whose log it is. */
+  anchor: string;
+  attempt: number;
+  /** `implementer`, `checkpoint`, or the word before the number (`review`, `resolve`, …). */
+  kind: string;
+  size: number;
+  /** ISO time of its last write. */
+  mtime: string;
+}
+
+/** After `<anchor>-`: `attempt<N>.log`, or `<kind><k>[-<variant>]-attempt<N>.log` (`checkpoint2-resolved-…`). */
+const REST = /^(?:([a-z]+)(\d+)(?:-[a-z]+)?-)?attempt(\d+)\.log$/;
+
+/** Which of `anchors` a file of the log directory belongs to, and what it is; null for any other file. */
+export function parseLogName(name: string, anchors: readonly string[]): Omit<LogFile, 'size' | 'mtime'> | null {
+  for (const anchor of anchors) {
+    if (!name.startsWith(anchor + '-')) continue;
+    const m = REST.exec(name.slice(anchor.length + 1));
+    if (m) return { name, anchor, attempt: Number(m[3]), kind: m[1] ?? 'implementer' };
+  }
+  return null;
+}
+
+/** The log files of `anchors` (a step and its substeps) in the plan's log directory, newest first. */
+export async function stepLogs(mainRoot: string, slug: string, anchors: readonly string[]): Promise<LogFile[]> {
+  const dir = runLogDir(mainRoot, slug);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const out: LogFile[] = [];
+  for (const name of names) {
+    const f = parseLogName(name, anchors);
+    if (!f) continue;
+    const st = await stat(join(dir, name)).catch(() => null);
+    if (st?.isFile()) out.push({ ...f, size: st.size, mtime: new Date(st.mtimeMs).toISOString() });
+  }
+  return out.sort((a, b) => b.mtime.localeCompare(a.mtime) || b.name.localeCompare(a.name));
+}
+
+/** The phase a step's newest log of `attempt` says it is in, and when it last wrote. */
+export function phaseFromLogs(logs: LogFile[], attempt: number): { phase: string | null; at: string | null } {
+  const mine = logs.filter((l) => l.attempt === attempt);
+  const newest = mine[0];
+  if (!newest) return { phase: null, at: null };
+  const phase =
+    newest.kind === 'implementer' ? 'implementer' : newest.kind === 'checkpoint' ? 'checkpoints' : newest.kind;
+  return { phase, at: newest.mtime };
+}
+
+export interface Tail {
+  name: string;
+  /** The file's size when read: where the next read starts. */
+  size: number;
+  text: string;
+  /** True when the text does not start at `from` (the file was longer than the tail, or shrank). */
+  cut: boolean;
+}
+
+/**
+ * The file's bytes from `from` (default: its last 64 KiB) to its end, at most 64 KiB of them (the last);
+ * a text that starts mid-file starts after its first line break, so no broken character or line shows.
+ */
+export async function readTail(dir: string, name: string, from?: number): Promise<Tail | null> {
+  let fh;
+  try {
+    fh = await open(join(dir, name), 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const { size } = await fh.stat();
+    let start = from === undefined || from > size ? Math.max(0, size - LOG_TAIL_BYTES) : from;
+    let cut = from === undefined ? start > 0 : from > size;
+    if (size - start > LOG_TAIL_BYTES) {
+      start = size - LOG_TAIL_BYTES;
+      cut = true;
+    }
+    const buf = Buffer.alloc(size - start);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, start);
+    let bytes = buf.subarray(0, bytesRead);
+    if (cut && start > 0) {
+      const nl = bytes.indexOf(10);
+      bytes = nl >= 0 ? bytes.subarray(nl + 1) : bytes.subarray(bytes.length);
+    }
+    // A writer may be in the middle of a character: its first bytes wait for the next read.
+    const whole = completeUtf8(bytes);
+    const size_ = start + bytesRead - (bytes.length - whole);
+    return { name, size: size_, text: bytes.subarray(0, whole).toString('utf8'), cut };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The length of `b` without an incomplete UTF-8 sequence at its end. */
+export function completeUtf8(b: Buffer): number {
+  for (let back = 1; back <= Math.min(3, b.length); back++) {
+    const byte = b[b.length - back]!;
+    if ((byte & 0xc0) === 0x80) continue; // a continuation byte: look further back
+    const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return need > back ? b.length - back : b.length;
+  }
+  return b.length;
+}

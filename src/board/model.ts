@@ -1,0 +1,531 @@
+/**
+ * What the board shows, shaped from the state's own JSON (docs/board.md §3–§4): the one place that decides a
+ * step's lane, what it needs from a person and the command that resolves it, its phase and last activity,
+ * its attempts and its usage. Pure: the reads are src/ops/board.ts, the files src/board/files.ts.
+ *
+ * Written against the shapes `state show` and `state log` return, read leniently: a status this board does
+ * not know lands in Needs you under its own name, a field it does not know is ignored, and the fields of
+ * later versions (`needs_human`'s `review_commit`, a step's `usage`, `last_activity_at`) are used when they
+ * are there.
+ */
+import { shellArg } from '../util/shell-arg.js';
+
+export const LANES = ['blocked', 'ready', 'running', 'needs_you', 'done'] as const;
+export type Lane = (typeof LANES)[number];
+
+/** Why a step is in Needs you. */
+export type NeedKind = 'failed' | 'needs_human' | 'stalled' | 'expired' | 'unknown';
+/** What the page may do about it (docs/board.md §6): each is one CLI command, never forced. */
+export type ActionName = 'reset' | 'release' | 'approve' | 'revise' | 'reject';
+
+export interface Usage {
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cache_read_tokens: number | null;
+  cache_write_tokens: number | null;
+  /** All four kinds together (the ledger's `tokens`, else their sum). */
+  tokens: number | null;
+  cost_usd: number | null;
+}
+const TOKEN_KEYS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens'] as const;
+const USAGE_KEYS = [...TOKEN_KEYS, 'tokens', 'cost_usd'] as const;
+
+export interface Need {
+  kind: NeedKind;
+  /** What happened, for people (the failure reason, the reviewer's escalation, the lease that ran out). */
+  reason: string;
+  /** The command that resolves it (or shows more), ready to paste. */
+  command: string;
+  /** What the page offers when actions are allowed. */
+  actions: ActionName[];
+}
+
+export interface Owner {
+  /** The claim's owner as the state names it (`<host>:<path>` on PostgreSQL). */
+  claimed_by: string;
+  host: string | null;
+  worktree: string;
+  /** `w1`, … for a run's worker worktree; the worktree's name otherwise. */
+  worker: string | null;
+}
+
+export interface Card {
+  anchor: string;
+  id: string;
+  title: string;
+  index: number;
+  status: string;
+  lane: Lane;
+  need: Need | null;
+  depends_on: string[];
+  blocked_by: string[];
+  attempt: number;
+  failures: number;
+  owner: Owner | null;
+  lease_expires_at: string | null;
+  heartbeat_at: string | null;
+  started_at: string | null;
+  completed_at: string | null;
+  phase: string | null;
+  last_activity_at: string | null;
+  commit: string | null;
+  completed_via: string | null;
+  items: { done: number; total: number };
+  substeps: { done: number; total: number };
+  usage: Usage | null;
+}
+
+export interface BoardPlan {
+  plan_path: string;
+  slug: string | null;
+  title: string | null;
+  status: string;
+  progress: { done: number; total: number; percent: number };
+  lanes: Record<Lane, number>;
+  usage: Usage | null;
+  cards: Card[];
+}
+
+export interface BoardSnapshot {
+  schema: 1;
+  repo: { root: string; name: string };
+  backend: { kind: string; location: string };
+  allow_actions: boolean;
+  /** The watchdog's threshold when the configuration has one: a running step silent longer is stalled. */
+  stall_seconds: number | null;
+  usage: Usage | null;
+  plans: BoardPlan[];
+}
+
+/** The parts of a `state show` step the board reads (more may be there). */
+export interface ShownStep {
+  anchor: string;
+  id: string;
+  title: string;
+  parent_anchor: string | null;
+  step_index: number;
+  status: string;
+  attempt: number;
+  failures: number;
+  claimed_by: string | null;
+  lease_expires_at: string | null;
+  lease_expired: boolean;
+  heartbeat_at: string | null;
+  started_at: string | null;
+  completed_at: string | null;
+  commit_hash: string | null;
+  completed_via: string | null;
+  fail_reason: string | null;
+  depends_on: string[];
+  blocked_by: string[];
+  counts: Record<string, unknown>;
+  items?: { kind: string; ordinal: number; depth: number; text: string; status: string; reason: string | null }[];
+}
+
+export interface ShownPlan {
+  plan_path: string;
+  phase_title: string | null;
+  status: string;
+  steps: ShownStep[];
+  overall: { steps_completed: number; steps_total: number; percent: number };
+}
+
+/** What `boardRead` returns (src/ops/board.ts). */
+export interface BoardRead {
+  plans: ShownPlan[];
+  backend: { kind: string; location: string };
+  repo_root: string;
+  stall_seconds: number | null;
+}
+
+/** What the board knows of a step besides the state: the run's events, its log files, its latest state events. */
+export interface Activity {
+  /** From the run this board runs beside (`run --board`): the worker, its phase, its last event. */
+  run?: { worker: string; phase: string | null; event: string; at: string };
+  /** From the run's log files of the current attempt (src/board/files.ts). */
+  files?: { phase: string | null; at: string | null };
+  /** From the state's events: the latest one's time and the latest reason one gave. */
+  events?: { at: string; reason: string | null };
+}
+
+export const activityKey = (plan_path: string, anchor: string): string => `${plan_path}\u0000${anchor}`;
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+const later = (a: string | null, b: string | null | undefined): string | null => (b && (!a || b > a) ? b : a);
+
+/** `.tugtool/tugplan-<slug>.md` → `<slug>`. */
+export function slugOf(plan_path: string): string | null {
+  return /(?:^|\/)tugplan-([a-z0-9][a-z0-9-]*)\.md$/.exec(plan_path)?.[1] ?? null;
+}
+
+/** A claim's owner: `<host>:<path>` on PostgreSQL, the path alone on SQLite; the worker from the worktree's name. */
+export function ownerOf(claimed_by: string | null, backend: string): Owner | null {
+  if (!claimed_by) return null;
+  const colon = backend === 'postgres' ? claimed_by.indexOf(':') : -1;
+  const host = colon > 0 ? claimed_by.slice(0, colon) : null;
+  const worktree = colon > 0 ? claimed_by.slice(colon + 1) : claimed_by;
+  const worker =
+    /\/\.tugtree\/tugplan__[^/]*--([^/]+)$/.exec(worktree)?.[1] ?? worktree.split('/').filter(Boolean).pop() ?? null;
+  return { claimed_by, host, worktree, worker };
+}
+
+/** A usage object of a later state version (docs/board.md §4), read leniently: null when none of its fields is a number. */
+export function usageOf(v: unknown): Usage | null {
+  if (!v || typeof v !== 'object') return null;
+  const o = v as Record<string, unknown>;
+  const u = Object.fromEntries(
+    USAGE_KEYS.map((k) => [k, typeof o[k] === 'number' && Number.isFinite(o[k]) ? (o[k] as number) : null]),
+  ) as unknown as Usage;
+  if (u.tokens === null && TOKEN_KEYS.some((k) => u[k] !== null))
+    u.tokens = TOKEN_KEYS.reduce((n, k) => n + (u[k] ?? 0), 0);
+  return USAGE_KEYS.some((k) => u[k] !== null) ? u : null;
+}
+
+export function sumUsage(list: (Usage | null)[]): Usage | null {
+  const present = list.filter((u): u is Usage => u !== null);
+  if (present.length === 0) return null;
+  const out = Object.fromEntries(USAGE_KEYS.map((k) => [k, null])) as unknown as Record<keyof Usage, number | null>;
+  for (const u of present)
+    for (const k of USAGE_KEYS) if (u[k] !== null) out[k] = Math.round(((out[k] ?? 0) + u[k]!) * 1e6) / 1e6;
+  return out as Usage;
+}
+
+function itemCounts(counts: Record<string, unknown>): { done: number; total: number } {
+  let done = 0;
+  let total = 0;
+  for (const kind of ['tasks', 'tests', 'checkpoints']) {
+    const c = counts[kind] as Record<string, number> | undefined;
+    if (!c) continue;
+    for (const [status, n] of Object.entries(c)) {
+      if (typeof n !== 'number') continue;
+      total += n;
+      if (status === 'completed' || status === 'deferred') done += n;
+    }
+  }
+  return { done, total };
+}
+
+/** The plan as commands name it: its slug when it has one. */
+function planArg(plan_path: string): string {
+  return shellArg(slugOf(plan_path) ?? plan_path);
+}
+
+/**
+ * The lane of a top-level step and, in Needs you, why and what resolves it (docs/board.md §3). `now` and
+ * `last_activity_at` decide "stalled" only when the configuration has a watchdog threshold.
+ */
+export function placeStep(
+  s: ShownStep,
+  o: {
+    plan_path: string;
+    now: string;
+    stall_seconds: number | null;
+    last_activity_at: string | null;
+    reason: string | null;
+  },
+): { lane: Lane; need: Need | null } {
+  const p = planArg(o.plan_path);
+  const step = shellArg(s.anchor);
+  const extra = s as unknown as Record<string, unknown>;
+  switch (s.status) {
+    case 'completed':
+      return { lane: 'done', need: null };
+    case 'pending':
+      return { lane: s.blocked_by.length > 0 ? 'blocked' : 'ready', need: null };
+    case 'failed':
+      return {
+        lane: 'needs_you',
+        need: {
+          kind: 'failed',
+          reason: s.fail_reason ?? o.reason ?? `failed after ${s.failures} attempt(s)`,
+          command: `tugcode state reset ${p} ${step}`,
+          actions: ['reset'],
+        },
+      };
+    case 'needs_human':
+      return {
+        lane: 'needs_you',
+        need: {
+          kind: 'needs_human',
+          reason:
+            str(extra.needs_human_reason) ??
+            str(extra.human_reason) ??
+            o.reason ??
+            s.fail_reason ??
+            'the reviewer escalated it',
+          command: `tugcode state decide ${p} ${step} --approve`,
+          actions: ['approve', 'revise', 'reject'],
+        },
+      };
+    case 'claimed':
+    case 'in_progress': {
+      if (s.lease_expired)
+        return {
+          lane: 'needs_you',
+          need: {
+            kind: 'expired',
+            reason: `the lease of ${s.claimed_by ?? 'its owner'} ran out at ${s.lease_expires_at}: its worker stopped heartbeating (a running tugcode run takes it over)`,
+            command: `tugcode state reset ${p} ${step}`,
+            actions: ['release'],
+          },
+        };
+      const silentMs = o.last_activity_at ? Date.parse(o.now) - Date.parse(o.last_activity_at) : 0;
+      if (o.stall_seconds !== null && silentMs > o.stall_seconds * 1000)
+        return {
+          lane: 'needs_you',
+          need: {
+            kind: 'stalled',
+            reason: `no activity since ${o.last_activity_at} (the watchdog ends an attempt silent for ${o.stall_seconds} s)`,
+            command: `tugcode state show ${p} --step ${step}`,
+            actions: [],
+          },
+        };
+      return { lane: 'running', need: null };
+    }
+    default:
+      return {
+        lane: 'needs_you',
+        need: {
+          kind: 'unknown',
+          reason: `status ${s.status}, which this board does not know`,
+          command: `tugcode state show ${p} --step ${step}`,
+          actions: [],
+        },
+      };
+  }
+}
+
+/** The phase a card shows: the run's own word when this board runs beside it, else what the log files say. */
+function phaseOf(s: ShownStep, a: Activity | undefined): string | null {
+  if (s.status !== 'claimed' && s.status !== 'in_progress') return null;
+  return a?.run?.phase ?? a?.files?.phase ?? (s.status === 'claimed' ? 'claimed' : 'started');
+}
+
+/** One top-level step's card. `subs`: its substeps; `activity`: by anchor (the step's and its substeps'). */
+export function cardOf(
+  s: ShownStep,
+  subs: ShownStep[],
+  activity: (anchor: string) => Activity | undefined,
+  o: { plan_path: string; backend: string; now: string; stall_seconds: number | null },
+): Card {
+  const own = activity(s.anchor);
+  const held = s.status === 'claimed' || s.status === 'in_progress';
+  let last: string | null = held
+    ? later(s.started_at, str((s as unknown as Record<string, unknown>).last_activity_at))
+    : null;
+  let reason: string | null = own?.events?.reason ?? null;
+  for (const a of [own, ...subs.map((x) => activity(x.anchor))]) {
+    if (!a) continue;
+    if (held) last = later(later(later(last, a.run?.at), a.files?.at), a.events?.at);
+    reason ??= a.events?.reason ?? null;
+  }
+  const { lane, need } = placeStep(s, { ...o, last_activity_at: last, reason });
+  const items = itemCounts(s.counts);
+  for (const x of subs) {
+    const c = itemCounts(x.counts);
+    items.done += c.done;
+    items.total += c.total;
+  }
+  const usage = usageOf((s as unknown as Record<string, unknown>).usage);
+  return {
+    anchor: s.anchor,
+    id: s.id,
+    title: s.title,
+    index: s.step_index,
+    status: s.status,
+    lane,
+    need,
+    depends_on: s.depends_on,
+    blocked_by: s.blocked_by,
+    attempt: s.attempt,
+    failures: s.failures,
+    owner: held ? ownerOf(s.claimed_by, o.backend) : null,
+    lease_expires_at: held ? s.lease_expires_at : null,
+    heartbeat_at: held ? s.heartbeat_at : null,
+    started_at: s.started_at,
+    completed_at: s.completed_at,
+    phase: phaseOf(s, own),
+    last_activity_at: last,
+    commit: s.commit_hash,
+    completed_via: s.completed_via,
+    items,
+    substeps: { done: subs.filter((x) => x.status === 'completed').length, total: subs.length },
+    usage,
+  };
+}
+
+/** The top-level step of each step of a plan. */
+function topsOf(steps: ShownStep[]): Map<string, string> {
+  const parent = new Map(steps.map((s) => [s.anchor, s.parent_anchor]));
+  const top = new Map<string, string>();
+  for (const s of steps) {
+    let a = s.anchor;
+    for (let p = parent.get(a); p; p = parent.get(a)) a = p;
+    top.set(s.anchor, a);
+  }
+  return top;
+}
+
+/** The plan's cards (top-level steps, in plan order), its lane counts and progress. */
+export function planOf(
+  p: ShownPlan,
+  activity: (plan_path: string, anchor: string) => Activity | undefined,
+  o: { backend: string; now: string; stall_seconds: number | null },
+): BoardPlan {
+  const top = topsOf(p.steps);
+  const subsOf = new Map<string, ShownStep[]>();
+  for (const s of p.steps)
+    if (s.parent_anchor !== null) {
+      const t = top.get(s.anchor)!;
+      (subsOf.get(t) ?? subsOf.set(t, []).get(t)!).push(s);
+    }
+  const cards = p.steps
+    .filter((s) => s.parent_anchor === null)
+    .map((s) =>
+      cardOf(s, subsOf.get(s.anchor) ?? [], (a) => activity(p.plan_path, a), { ...o, plan_path: p.plan_path }),
+    );
+  const lanes = Object.fromEntries(LANES.map((l) => [l, 0])) as Record<Lane, number>;
+  for (const c of cards) lanes[c.lane]++;
+  const usage = usageOf((p as unknown as Record<string, unknown>).usage) ?? sumUsage(cards.map((c) => c.usage));
+  return {
+    plan_path: p.plan_path,
+    slug: slugOf(p.plan_path),
+    title: p.phase_title,
+    status: p.status,
+    progress: { done: p.overall.steps_completed, total: p.overall.steps_total, percent: p.overall.percent },
+    lanes,
+    usage,
+    cards,
+  };
+}
+
+/** The whole snapshot the page renders; identical state gives identical JSON (its hash is the SSE event id). */
+export function shapeSnapshot(
+  read: BoardRead,
+  activity: (plan_path: string, anchor: string) => Activity | undefined,
+  o: { now: string; allow_actions: boolean },
+): BoardSnapshot {
+  const plans = read.plans.map((p) =>
+    planOf(p, activity, { backend: read.backend.kind, now: o.now, stall_seconds: read.stall_seconds }),
+  );
+  return {
+    schema: 1,
+    repo: { root: read.repo_root, name: read.repo_root.split('/').filter(Boolean).pop() ?? read.repo_root },
+    backend: read.backend,
+    allow_actions: o.allow_actions,
+    stall_seconds: read.stall_seconds,
+    usage: sumUsage(plans.map((p) => p.usage)),
+    plans,
+  };
+}
+
+// ── the step detail ─────────────────────────────────────────────────────────────────────────────────────
+
+/** A state event as `state log` returns it. */
+export interface LoggedEvent {
+  id: number;
+  at: string;
+  step_anchor: string | null;
+  command: string;
+  actor: string;
+  attempt: number | null;
+  details: Record<string, unknown>;
+}
+
+export interface AttemptView {
+  attempt: number;
+  owner: string | null;
+  started_at: string;
+  ended_at: string | null;
+  /** running, completed, failed, released, taken over, reset, needs human, or the last event's command. */
+  outcome: string;
+  reason: string | null;
+  commit: string | null;
+  usage: Usage | null;
+}
+
+/** The latest reason an event gives (a failure, an escalation, a decision's notes), or null. */
+export function reasonOf(d: Record<string, unknown>): string | null {
+  return str(d.reason) ?? str(d.fail_reason) ?? str(d.notes) ?? str(d.force_reason) ?? null;
+}
+
+/**
+ * A step's attempts from its events (oldest first): who claimed each, how it ended and why. Events this
+ * board does not know still end an attempt's story with their command's name.
+ */
+export function attemptsOf(events: LoggedEvent[]): AttemptView[] {
+  const by = new Map<number, AttemptView>();
+  const get = (n: number, at: string): AttemptView => {
+    let a = by.get(n);
+    if (!a) {
+      a = {
+        attempt: n,
+        owner: null,
+        started_at: at,
+        ended_at: null,
+        outcome: 'running',
+        reason: null,
+        commit: null,
+        usage: null,
+      };
+      by.set(n, a);
+    }
+    return a;
+  };
+  const end = (a: AttemptView, at: string, outcome: string, reason: string | null = null) => {
+    a.ended_at = at;
+    a.outcome = outcome;
+    if (reason !== null) a.reason = reason;
+  };
+  for (const e of [...events].sort((x, y) => x.id - y.id)) {
+    const d = e.details;
+    if (e.command === 'takeover' && typeof d.previous_attempt === 'number') {
+      end(get(d.previous_attempt, e.at), e.at, 'taken over', `lease expired; taken over by ${e.actor}`);
+      get(e.attempt ?? d.previous_attempt + 1, e.at).owner = e.actor;
+      continue;
+    }
+    if (d.reset === true && typeof d.previous_attempt === 'number' && d.previous_attempt > 0) {
+      const a = by.get(d.previous_attempt);
+      if (a && a.ended_at === null) end(a, e.at, 'reset', 'reset by admin');
+      continue;
+    }
+    if (e.attempt === null || e.attempt <= 0) continue;
+    const a = get(e.attempt, e.at);
+    const u = usageOf(d);
+    if (u) a.usage = sumUsage([a.usage, u]);
+    if (d.claimed === true) a.owner = e.actor;
+    else if (d.failed_attempt === true) end(a, e.at, 'failed', reasonOf(d));
+    else if (e.command === 'step_failed') a.reason ??= reasonOf(d);
+    else if (d.released === true) end(a, e.at, 'released');
+    else if (d.completed === true) {
+      end(a, e.at, 'completed');
+      a.commit = str(d.commit_hash);
+    } else if (typeof d.review_commit === 'string' || e.command.includes('needs_human')) {
+      end(a, e.at, 'needs human', reasonOf(d));
+      a.commit = str(d.review_commit); // the kept work a decision approves or not
+    } else if (typeof d.decision === 'string') end(a, e.at, `decided: ${d.decision}`, reasonOf(d));
+  }
+  return [...by.values()].sort((x, y) => x.attempt - y.attempt);
+}
+
+/** One event as a line: its command, actor and the details in short. */
+export function eventLine(e: LoggedEvent): {
+  id: number;
+  at: string;
+  step_anchor: string | null;
+  command: string;
+  actor: string;
+  attempt: number | null;
+  details: string;
+} {
+  const text = JSON.stringify(e.details);
+  return {
+    id: e.id,
+    at: e.at,
+    step_anchor: e.step_anchor,
+    command: e.command,
+    actor: e.actor,
+    attempt: e.attempt,
+    details: text.length > 300 ? `${text.slice(0, 299)}…` : text,
+  };
+}

@@ -1,0 +1,316 @@
+/**
+ * The board's view of the state (docs/board.md §5): it reads only while a page is connected, through the
+ * operations layer in this process, and publishes a snapshot only when its hash changed.
+ *
+ * Every `probeMs` it asks `state log` for events after the last one seen (one indexed read, well under a
+ * millisecond); a full read (`state show` of every plan, plus the log files of running steps) follows when
+ * events came, when the run beside it reported something, or every `refreshMs` while a step is held (a
+ * plain heartbeat appends no event, yet moves the lease and the heartbeat age). Full reads are at least ten
+ * times their own duration apart, so the board never takes more than about a tenth of the event loop of the
+ * process it runs in (a `tugcode run`); on SQLite those reads are synchronous, on PostgreSQL they go
+ * through the pool. A failed read (PostgreSQL restarting) keeps the last snapshot, reports the error and
+ * tries again on the next tick.
+ */
+import { createHash } from 'node:crypto';
+import { newCall, type Call, type OpsContext } from '../ops/context.js';
+import { phaseFromLogs, stepLogs } from './files.js';
+import {
+  activityKey,
+  reasonOf,
+  shapeSnapshot,
+  slugOf,
+  type Activity,
+  type BoardRead,
+  type BoardSnapshot,
+  type LoggedEvent,
+} from './model.js';
+
+export interface Published {
+  hash: string;
+  /** The SSE `data:` of the snapshot: `{hash, at, snapshot}` as one JSON line. */
+  json: string;
+  snapshot: BoardSnapshot;
+}
+
+export type SourceMessage = { kind: 'snapshot'; published: Published } | { kind: 'status'; json: string };
+
+/** What the run beside the board reports (`run --board`): the fields of its events the board uses. */
+export interface RunEventLike {
+  type: string;
+  at: string;
+  plan_path?: string;
+  worker?: string;
+  step_anchor?: string;
+  phase?: string;
+}
+
+export interface SourceOptions {
+  ctx: OpsContext;
+  allowActions: boolean;
+  probeMs?: number;
+  refreshMs?: number;
+}
+
+/** A read slower than this is reported on the page while it goes on. */
+const SLOW_MS = 3000;
+/** The most steps the board remembers activity for (the memory of a long-lived board stays bounded). */
+const MAX_ACTIVITY = 100_000;
+
+export class BoardSource {
+  private readonly subs = new Set<(m: SourceMessage) => void>();
+  private readonly probeMs: number;
+  private readonly refreshMs: number;
+  private current: Published | null = null;
+  private statusJson: string | null = null;
+  private cursor: number | undefined;
+  private readonly events = new Map<string, { at: string; reason: string | null }>();
+  private readonly runs = new Map<string, NonNullable<Activity['run']>>();
+  private runPlan: string | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private dueAt = 0;
+  private ticking: Promise<void> | null = null;
+  private dirty = true;
+  private lastFull = 0;
+  private fullMs = 0;
+  private anyHeld = false;
+  private closed = false;
+  constructor(private readonly o: SourceOptions) {
+    this.probeMs = o.probeMs ?? 300;
+    this.refreshMs = o.refreshMs ?? 2000;
+  }
+
+  /** The latest snapshot (null before the first read). */
+  get snapshot(): Published | null {
+    return this.current;
+  }
+
+  /** The latest status line when the last read failed, else null. */
+  get status(): string | null {
+    return this.statusJson;
+  }
+
+  /** Receive every new snapshot and status; reading runs while anyone listens. */
+  subscribe(fn: (m: SourceMessage) => void): () => void {
+    this.subs.add(fn);
+    if (this.subs.size === 1) this.schedule(0);
+    return () => {
+      this.subs.delete(fn);
+      if (this.subs.size === 0 && this.timer) {
+        clearTimeout(this.timer);
+        this.timer = null;
+      }
+    };
+  }
+
+  /** An event of the run beside the board: its phase and worker on the card, and a read soon. */
+  runEvent(e: RunEventLike): void {
+    if (e.type === 'run_started' && e.plan_path) this.runPlan = e.plan_path;
+    if (!this.runPlan || !e.step_anchor) return;
+    const key = activityKey(this.runPlan, e.step_anchor);
+    if (e.type === 'step_completed' || e.type === 'attempt_failed' || e.type === 'claim_lost') this.runs.delete(key);
+    else {
+      const prev = this.runs.get(key);
+      this.runs.set(key, {
+        worker: e.worker ?? prev?.worker ?? '',
+        phase: e.type === 'phase' ? (e.phase ?? null) : e.type === 'claimed' ? 'claimed' : (prev?.phase ?? null),
+        event: e.type,
+        at: e.at,
+      });
+    }
+    this.dirty = true;
+    if (this.subs.size > 0) this.schedule(50);
+  }
+
+  /** Read again soon (after an action). */
+  refreshSoon(): void {
+    this.dirty = true;
+    if (this.subs.size > 0) this.schedule(0);
+  }
+
+  /** The snapshot now: read first when no page keeps the board reading (a `curl` of /api/snapshot). */
+  async now(): Promise<Published | null> {
+    if (this.subs.size === 0 && !this.closed) await this.readNow();
+    return this.current;
+  }
+
+  /** A full read now, after the one under way (ticks never overlap). */
+  private async readNow(): Promise<void> {
+    while (this.ticking) await this.ticking;
+    this.dirty = true;
+    this.lastFull = 0;
+    const t = this.tick();
+    this.ticking = t;
+    try {
+      await t;
+    } finally {
+      if (this.ticking === t) this.ticking = null;
+    }
+  }
+
+  /**
+   * One last read for the pages still connected (the run beside the board ended: its last step's card
+   * moves to Done before the board stops).
+   */
+  async flush(): Promise<void> {
+    if (this.closed || this.subs.size === 0) return;
+    await this.readNow();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.ticking;
+  }
+
+  /** The next tick in `ms` (an earlier one replaces a later one). */
+  private schedule(ms: number): void {
+    if (this.closed) return;
+    const at = Date.now() + ms;
+    if (this.timer) {
+      if (this.dueAt <= at) return;
+      clearTimeout(this.timer);
+    }
+    this.dueAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (this.ticking) return this.schedule(this.probeMs);
+      this.ticking = this.tick().finally(() => {
+        this.ticking = null;
+        if (this.subs.size > 0 && !this.timer) this.schedule(this.probeMs);
+      });
+    }, ms);
+    this.timer.unref?.();
+  }
+
+  private async tick(): Promise<void> {
+    // A call per tick: its warnings (a plan that drifted, …) are not the board's to keep.
+    const call = newCall('board');
+    // A read that does not answer (PostgreSQL restarting: the store retries for up to two minutes) is said.
+    const slow = setTimeout(() => {
+      const json = JSON.stringify({
+        ok: false,
+        at: this.o.ctx.clock.now(),
+        code: 'Waiting',
+        message: `the state has not answered for ${SLOW_MS / 1000} s`,
+      });
+      this.statusJson = json;
+      this.emit({ kind: 'status', json });
+    }, SLOW_MS);
+    slow.unref();
+    try {
+      await this.probe(call);
+      const since = Date.now() - this.lastFull;
+      const due = this.dirty || (this.anyHeld && since >= this.refreshMs) || since >= 30_000;
+      // Full reads at least ten times their own duration apart (and probeMs at the least).
+      if (due && since >= Math.max(this.probeMs, 10 * this.fullMs)) await this.full(call);
+      else if (due) this.schedule(Math.max(this.probeMs, 10 * this.fullMs) - since);
+      if (this.statusJson !== null) {
+        this.statusJson = null;
+        this.emit({ kind: 'status', json: JSON.stringify({ ok: true, at: this.o.ctx.clock.now() }) });
+      }
+    } catch (e) {
+      const err = e as { code?: unknown; message?: unknown };
+      const json = JSON.stringify({
+        ok: false,
+        at: this.o.ctx.clock.now(),
+        code: typeof err.code === 'string' ? err.code : 'InternalError',
+        message: typeof err.message === 'string' ? err.message : String(e),
+      });
+      if (json !== this.statusJson) this.emit({ kind: 'status', json });
+      this.statusJson = json;
+      this.dirty = true;
+    } finally {
+      clearTimeout(slow);
+    }
+  }
+
+  /** New events since the cursor: their steps' latest time and reason. */
+  private async probe(call: Call): Promise<void> {
+    const { boardProbe } = await import('../ops/board.js');
+    if (this.cursor === undefined) {
+      const { stateLog } = await import('../ops/state-read.js');
+      const seed = await stateLog(this.o.ctx, { limit: 500 }, call);
+      this.note(seed.events);
+      this.cursor = seed.next_after_id ?? 0;
+      this.dirty = true;
+      return;
+    }
+    const r = await boardProbe(this.o.ctx, { after_id: this.cursor }, call);
+    if (r.events.length > 0) {
+      this.note(r.events);
+      this.cursor = r.next_after_id ?? this.cursor;
+      this.dirty = true;
+    }
+  }
+
+  private note(events: (LoggedEvent & { plan_path: string | null })[]): void {
+    if (this.events.size > MAX_ACTIVITY) this.events.clear();
+    for (const e of events) {
+      if (!e.plan_path || !e.step_anchor) continue;
+      const key = activityKey(e.plan_path, e.step_anchor);
+      const prev = this.events.get(key);
+      // A reset or a completion starts the step's story again: an old failure's reason no longer applies.
+      const fresh = e.details.reset === true || e.details.completed === true || e.details.claimed === true;
+      this.events.set(key, { at: e.at, reason: reasonOf(e.details) ?? (fresh ? null : (prev?.reason ?? null)) });
+    }
+  }
+
+  private async full(call: Call): Promise<void> {
+    const t0 = Date.now();
+    this.dirty = false;
+    const { boardRead, boardProbe } = await import('../ops/board.js');
+    const read = (await boardRead(this.o.ctx, {}, call)) as unknown as BoardRead;
+    // A store that went back in time (state.db deleted, events purged): the cursor follows it.
+    const latest = await boardProbe(this.o.ctx, {}, call);
+    const top = latest.events[0]?.id ?? 0;
+    if (this.cursor !== undefined && top < this.cursor) {
+      this.cursor = top;
+      this.events.clear();
+    }
+    const files = new Map<string, Activity['files']>();
+    this.anyHeld = false;
+    for (const p of read.plans) {
+      const slug = slugOf(p.plan_path);
+      const held = p.steps.filter(
+        (s) => s.parent_anchor === null && (s.status === 'claimed' || s.status === 'in_progress'),
+      );
+      if (held.length === 0) continue;
+      this.anyHeld = true;
+      if (!slug) continue;
+      const anchors = p.steps.map((s) => s.anchor);
+      const logs = await stepLogs(read.repo_root, slug, anchors);
+      const topOf = new Map(p.steps.map((s) => [s.anchor, s.parent_anchor]));
+      const rootOf = (a: string): string => {
+        for (let up = topOf.get(a); up; up = topOf.get(a)) a = up;
+        return a;
+      };
+      for (const s of held) {
+        const mine = logs.filter((l) => rootOf(l.anchor) === s.anchor);
+        files.set(activityKey(p.plan_path, s.anchor), phaseFromLogs(mine, s.attempt));
+      }
+    }
+    const activity = (plan_path: string, anchor: string): Activity | undefined => {
+      const key = activityKey(plan_path, anchor);
+      const run = this.runs.get(key);
+      const f = files.get(key);
+      const ev = this.events.get(key);
+      return run || f || ev
+        ? { ...(run ? { run } : {}), ...(f ? { files: f } : {}), ...(ev ? { events: ev } : {}) }
+        : undefined;
+    };
+    const snapshot = shapeSnapshot(read, activity, { now: this.o.ctx.clock.now(), allow_actions: this.o.allowActions });
+    const body = JSON.stringify(snapshot);
+    const hash = createHash('sha256').update(body).digest('hex').slice(0, 20);
+    this.fullMs = Date.now() - t0;
+    this.lastFull = Date.now();
+    if (hash === this.current?.hash) return;
+    const json = `{"hash":${JSON.stringify(hash)},"at":${JSON.stringify(this.o.ctx.clock.now())},"snapshot":${body}}`;
+    this.current = { hash, json, snapshot };
+    this.emit({ kind: 'snapshot', published: this.current });
+  }
+
+  private emit(m: SourceMessage): void {
+    for (const fn of [...this.subs]) fn(m);
+  }
+}

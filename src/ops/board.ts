@@ -1,0 +1,104 @@
+/**
+ * The reads and actions of `tugcode board` (docs/board.md §5–§6), all through the operations the CLI runs in
+ * process: `state log` (the cheap probe for new events), `state show` (the snapshot), `state graph`, a
+ * step's events and artifacts, and the admin commands the page may run (`state reset`, `state decide`),
+ * each with its own call so its events and envelope are the CLI's. Nothing here spawns a process.
+ */
+import { fail, ok, type ErrorEnvelope, type OkEnvelope } from '../contract/envelope.js';
+import { toTugError } from '../contract/errors.js';
+import { newCall, type Call, type OpsContext } from './context.js';
+import { stateGraph, stateLog, stateShow } from './state-read.js';
+import { stateOf } from './support.js';
+
+/** At most this many events per probe (the probe pages forward on the next tick when there are more). */
+export const PROBE_LIMIT = 500;
+/** A step detail's latest events and artifacts, and the characters of each artifact's content sent. */
+export const DETAIL_EVENTS = 200;
+export const DETAIL_ARTIFACTS = 50;
+export const ARTIFACT_CONTENT_MAX = 16 * 1024;
+
+/**
+ * New events since `after_id` (every state change appends one, a plain heartbeat aside), or, without it,
+ * the latest event alone (where the cursor starts, and how a store that went back in time is noticed).
+ */
+export async function boardProbe(ctx: OpsContext, input: { after_id?: number | undefined }, call: Call) {
+  return input.after_id === undefined
+    ? stateLog(ctx, { limit: 1 }, call)
+    : stateLog(ctx, { after_id: input.after_id, limit: PROBE_LIMIT }, call);
+}
+
+/** Every active and done plan with its steps' status, owner, lease and counts; the backend; the config the board uses. */
+export async function boardRead(ctx: OpsContext, _input: Record<string, never>, call: Call) {
+  const shown = await stateShow(ctx, { items: 'none' }, call);
+  const { repo, config } = await ctx.load(call);
+  const run = config.run as { stall_seconds?: unknown };
+  return {
+    ...shown,
+    repo_root: repo.mainRoot,
+    stall_seconds: typeof run.stall_seconds === 'number' ? run.stall_seconds : null,
+  };
+}
+
+/** One top-level step for the detail panel: it and its substeps with every item, its latest events and artifacts. */
+export async function boardStep(ctx: OpsContext, input: { plan: string; step: string }, call: Call) {
+  const shown = await stateShow(ctx, { plan: input.plan, step: input.step, items: 'all' }, call);
+  const log = await stateLog(ctx, { plan: input.plan, step: input.step, limit: DETAIL_EVENTS }, call);
+  const { store, sc } = await stateOf(ctx, call);
+  const { artifacts } = await store.artifacts(sc, {
+    plan: input.plan,
+    step: input.step,
+    limit: DETAIL_ARTIFACTS,
+    content_max: ARTIFACT_CONTENT_MAX,
+  });
+  return { plan: shown.plans[0]!, events: log.events, artifacts };
+}
+
+/** `state graph` of one plan (its nodes and edges lay out the page's graph; its Mermaid text is offered as is). */
+export async function boardGraph(ctx: OpsContext, input: { plan: string }, call: Call) {
+  return stateGraph(ctx, { plan: input.plan, format: 'mermaid' }, call);
+}
+
+/** What the page may ask for (docs/board.md §6): never anything forced. */
+export type BoardAction =
+  | { action: 'reset'; plan: string; step: string }
+  | {
+      action: 'decide';
+      plan: string;
+      step: string;
+      decision: 'approve' | 'revise' | 'reject';
+      notes?: string | undefined;
+      reason?: string | undefined;
+    };
+
+/**
+ * Runs one action as its CLI command would (`state reset <plan> <step>`, `state decide …`): the same
+ * operation, a call of that command (so the event's command and actor are the CLI's: actor `admin`), and
+ * the same envelope, success or error.
+ */
+export async function boardAction(ctx: OpsContext, input: BoardAction): Promise<OkEnvelope | ErrorEnvelope> {
+  const command = input.action === 'reset' ? 'state reset' : 'state decide';
+  const call = newCall(command);
+  try {
+    let data: object;
+    if (input.action === 'reset') {
+      const { stateReset } = await import('./state-write.js');
+      data = await stateReset(ctx, { plan: input.plan, step: input.step }, call);
+    } else {
+      const { stateDecide } = await import('./state-write.js');
+      data = await stateDecide(
+        ctx,
+        {
+          plan: input.plan,
+          step: input.step,
+          ...(input.decision === 'approve' ? { approve: true } : {}),
+          ...(input.decision === 'revise' ? { revise: input.notes ?? '' } : {}),
+          ...(input.decision === 'reject' ? { reject: input.reason ?? '' } : {}),
+        },
+        call,
+      );
+    }
+    return ok(command, data, call.warnings.items);
+  } catch (e) {
+    return fail(command, toTugError(e), call.warnings.items);
+  }
+}

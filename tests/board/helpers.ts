@@ -1,0 +1,218 @@
+/**
+ * Helpers of the board's tests: a `tugcode board` child and its `board` line, plain HTTP requests with any
+ * Host and Origin (fetch would refuse to set Host), and a server-sent-events reader.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { expect } from 'vitest';
+import { boardLineSchema, type BoardLine } from '../../src/contract/schemas/board.js';
+import { CLI } from '../helpers/cli.js';
+
+export const testEnv = (env: Record<string, string> = {}) => ({
+  ...process.env,
+  NODE_ENV: 'test',
+  NO_COLOR: '1',
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@example.invalid',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@example.invalid',
+  ...env,
+});
+
+export interface Where {
+  url: string;
+  port: number;
+  token: string;
+  /** `http://127.0.0.1:<port>` */
+  base: string;
+  line: BoardLine;
+}
+
+export function whereOf(line: BoardLine): Where {
+  const u = new URL(line.url);
+  return { url: line.url, port: line.port, token: u.searchParams.get('token')!, base: u.origin, line };
+}
+
+/** Reads a child's stdout until its first JSON line of `type: board` (or it exits). */
+export function boardLineOf(child: ChildProcess, ms = 30_000): Promise<Where> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const t = setTimeout(() => reject(new Error(`no board line in ${ms} ms:\n${out}\n${err}`)), ms);
+    child.stderr!.on('data', (d) => (err += d));
+    const onData = (d: Buffer) => {
+      out += d;
+      for (const l of out.split('\n').slice(0, -1)) {
+        let v: unknown;
+        try {
+          v = JSON.parse(l);
+        } catch {
+          continue;
+        }
+        if ((v as { type?: unknown }).type !== 'board') continue;
+        clearTimeout(t);
+        child.stdout!.off('data', onData);
+        const parsed = boardLineSchema.safeParse(v);
+        if (!parsed.success) return reject(new Error(`bad board line ${l}: ${parsed.error.message}`));
+        return resolve(whereOf(parsed.data));
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(t);
+      reject(new Error(`exited ${code} before its board line:\n${out}\n${err}`));
+    });
+  });
+}
+
+export interface BoardChild extends Where {
+  child: ChildProcess;
+  stderr: () => string;
+  /** Sends `signal` and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** `tugcode board --json …args` in `cwd`, once it listens. */
+export async function startBoardCli(
+  cwd: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<BoardChild> {
+  const child = spawn(process.execPath, [CLI, 'board', '--json', ...args], { cwd, env: testEnv(env) });
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  const exited = new Promise<number | null>((res) => child.once('exit', (c) => res(c)));
+  const where = await boardLineOf(child);
+  return {
+    ...where,
+    child,
+    stderr: () => err,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  json: any;
+}
+
+/** One HTTP request to the board with exactly these headers (Host included). */
+export function http(
+  base: string,
+  path: string,
+  o: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Reply> {
+  const u = new URL(path, base);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method: o.method ?? 'GET',
+        headers: o.headers ?? {},
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (body += d));
+        res.on('end', () => {
+          let json: unknown;
+          try {
+            json = JSON.parse(body);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(o.body);
+  });
+}
+
+export interface SseEvent {
+  event: string;
+  id: string | undefined;
+  data: any;
+}
+
+export interface SseReader {
+  status: Promise<number>;
+  events: SseEvent[];
+  /** Resolves with the first event (from `from` on) that `pred` accepts. */
+  next(pred: (e: SseEvent) => boolean, from?: number, ms?: number): Promise<SseEvent>;
+  close(): void;
+}
+
+/** An event-stream reader (what EventSource does, without the browser). */
+export function sse(base: string, path: string, headers: Record<string, string> = {}): SseReader {
+  const u = new URL(path, base);
+  const events: SseEvent[] = [];
+  const waiters: (() => void)[] = [];
+  let buf = '';
+  let req: ReturnType<typeof request>;
+  const status = new Promise<number>((resolve, reject) => {
+    req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, headers }, (res) => {
+      resolve(res.statusCode ?? 0);
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        buf += d;
+        let i;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const frame = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const e: SseEvent = { event: 'message', id: undefined, data: undefined };
+          let data: string | undefined;
+          for (const l of frame.split('\n')) {
+            if (l.startsWith('event: ')) e.event = l.slice(7);
+            else if (l.startsWith('id: ')) e.id = l.slice(4);
+            else if (l.startsWith('data: ')) data = l.slice(6);
+          }
+          if (data === undefined) continue; // a comment or a retry line
+          e.data = JSON.parse(data);
+          events.push(e);
+          for (const w of waiters.splice(0)) w();
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  return {
+    status,
+    events,
+    next: (pred, from = 0, ms = 30_000) =>
+      new Promise((resolve, reject) => {
+        const t = setTimeout(
+          () => reject(new Error(`no matching event in ${ms} ms; got ${events.map((e) => e.event).join(', ')}`)),
+          ms,
+        );
+        const look = () => {
+          const hit = events.slice(from).find(pred);
+          if (hit) {
+            clearTimeout(t);
+            resolve(hit);
+          } else waiters.push(look);
+        };
+        look();
+      }),
+    close: () => req.destroy(),
+  };
+}
+
+/** Headers a same-origin browser request carries. */
+export function own(w: Where, extra: Record<string, string> = {}): Record<string, string> {
+  return { Host: `127.0.0.1:${w.port}`, ...extra };
+}
+
+export function expectRefused(r: Reply, status: number, code: string): void {
+  expect(r.status, r.body).toBe(status);
+  expect(r.json?.error?.code).toBe(code);
+}

@@ -1,0 +1,341 @@
+/**
+ * The board's shaping of the state (src/board/model.ts), its log files (files.ts) and its request guard
+ * (guard.ts), without a server: lanes and what each Needs-you card asks for, statuses and fields it does not
+ * know yet, attempts from events, usage, owners on PostgreSQL, log names, bounded tails.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseLogName, phaseFromLogs, readTail, stepLogs, LOG_TAIL_BYTES } from '../../src/board/files.js';
+import { allowedHosts, refusal } from '../../src/board/guard.js';
+import {
+  attemptsOf,
+  ownerOf,
+  placeStep,
+  shapeSnapshot,
+  sumUsage,
+  usageOf,
+  type BoardRead,
+  type LoggedEvent,
+  type ShownStep,
+} from '../../src/board/model.js';
+import { tempDir } from '../helpers/repo.js';
+
+const NOW = '2026-03-01T12:00:00.000Z';
+const PLAN = '.tugtool/tugplan-demo.md';
+
+function step(anchor: string, o: Partial<ShownStep> = {}): ShownStep {
+  return {
+    anchor,
+    id: anchor.replace(/^step-/, '').replace(/-/g, '.'),
+    title: `Title ${anchor}`,
+    parent_anchor: null,
+    step_index: Number(anchor.replace(/\D/g, '')) || 0,
+    status: 'pending',
+    attempt: 0,
+    failures: 0,
+    claimed_by: null,
+    lease_expires_at: null,
+    lease_expired: false,
+    heartbeat_at: null,
+    started_at: null,
+    completed_at: null,
+    commit_hash: null,
+    completed_via: null,
+    fail_reason: null,
+    depends_on: [],
+    blocked_by: [],
+    counts: {
+      tasks: { open: 1, in_progress: 0, completed: 1, deferred: 0 },
+      tests: { open: 0, in_progress: 0, completed: 0, deferred: 1 },
+    },
+    ...o,
+  };
+}
+
+const place = (s: ShownStep, o: { stall_seconds?: number | null; last?: string | null; reason?: string | null } = {}) =>
+  placeStep(s, {
+    plan_path: PLAN,
+    now: NOW,
+    stall_seconds: o.stall_seconds ?? null,
+    last_activity_at: o.last ?? null,
+    reason: o.reason ?? null,
+  });
+
+describe('lanes', () => {
+  it('puts each status in its lane, with the resolving command for Needs you', () => {
+    expect(place(step('step-1')).lane).toBe('ready');
+    expect(place(step('step-2', { blocked_by: ['step-1'] })).lane).toBe('blocked');
+    expect(place(step('step-3', { status: 'in_progress', claimed_by: '/w' })).lane).toBe('running');
+    expect(place(step('step-4', { status: 'completed', commit_hash: 'abc' }))).toEqual({ lane: 'done', need: null });
+    const failed = place(step('step-5', { status: 'failed', fail_reason: 'CheckpointFailed: exit 1', failures: 3 }));
+    expect(failed).toEqual({
+      lane: 'needs_you',
+      need: {
+        kind: 'failed',
+        reason: 'CheckpointFailed: exit 1',
+        command: 'tugcode state reset demo step-5',
+        actions: ['reset'],
+      },
+    });
+    const expired = place(
+      step('step-6', { status: 'claimed', claimed_by: '/w', lease_expired: true, lease_expires_at: NOW }),
+    );
+    expect(expired.lane).toBe('needs_you');
+    expect(expired.need).toMatchObject({
+      kind: 'expired',
+      command: 'tugcode state reset demo step-6',
+      actions: ['release'],
+    });
+  });
+
+  it('needs_human: the reviewer reason, decide as the command, approve/revise/reject as the actions', () => {
+    const s = place(step('step-7', { status: 'needs_human' }), { reason: 'the change deletes the public API' });
+    expect(s).toEqual({
+      lane: 'needs_you',
+      need: {
+        kind: 'needs_human',
+        reason: 'the change deletes the public API',
+        command: 'tugcode state decide demo step-7 --approve',
+        actions: ['approve', 'revise', 'reject'],
+      },
+    });
+  });
+
+  it('a status it does not know lands in Needs you under its own name, with state show as the command', () => {
+    const s = place(step('step-8', { status: 'quarantined' }));
+    expect(s.lane).toBe('needs_you');
+    expect(s.need).toMatchObject({ kind: 'unknown', command: 'tugcode state show demo --step step-8', actions: [] });
+    expect(s.need!.reason).toContain('quarantined');
+  });
+
+  it('stalled only with a configured watchdog threshold and activity older than it', () => {
+    const running = step('step-9', { status: 'in_progress', claimed_by: '/w' });
+    const old = '2026-03-01T11:40:00.000Z';
+    expect(place(running, { last: old }).lane).toBe('running');
+    expect(place(running, { last: old, stall_seconds: 600 }).need).toMatchObject({ kind: 'stalled' });
+    expect(place(running, { last: '2026-03-01T11:59:00.000Z', stall_seconds: 600 }).lane).toBe('running');
+  });
+});
+
+describe('the snapshot', () => {
+  const read = (steps: ShownStep[], extra: Record<string, unknown> = {}): BoardRead => ({
+    plans: [
+      {
+        plan_path: PLAN,
+        phase_title: 'Demo',
+        status: 'active',
+        steps,
+        overall: { steps_completed: 1, steps_total: steps.filter((s) => !s.parent_anchor).length, percent: 33 },
+        ...extra,
+      },
+    ],
+    backend: { kind: 'postgres', location: 'postgres://h/db' },
+    repo_root: '/r/shop',
+    stall_seconds: null,
+  });
+
+  it('cards of top-level steps with their substeps counted, the owner split host:path on PostgreSQL, lane counts', () => {
+    const steps = [
+      step('step-1', { status: 'completed', commit_hash: 'c1' }),
+      step('step-2', {
+        status: 'in_progress',
+        attempt: 2,
+        claimed_by: 'ab12:/r/shop/.tugtree/tugplan__demo--w2',
+        lease_expires_at: '2026-03-01T13:00:00.000Z',
+        heartbeat_at: '2026-03-01T11:59:30.000Z',
+        started_at: '2026-03-01T11:58:00.000Z',
+      }),
+      step('step-2-1', { parent_anchor: 'step-2', status: 'completed' }),
+      step('step-3', { blocked_by: ['step-2'] }),
+    ];
+    const activity = (_p: string, a: string) =>
+      a === 'step-2-1'
+        ? { files: { phase: 'checkpoints', at: '2026-03-01T11:59:50.000Z' } }
+        : a === 'step-2'
+          ? { run: { worker: 'w2', phase: 'implementer', event: 'phase', at: '2026-03-01T11:59:40.000Z' } }
+          : undefined;
+    const s = shapeSnapshot(read(steps), activity, { now: NOW, allow_actions: true });
+    expect(s.repo).toEqual({ root: '/r/shop', name: 'shop' });
+    const p = s.plans[0]!;
+    expect(p.slug).toBe('demo');
+    expect(p.cards.map((c) => [c.anchor, c.lane])).toEqual([
+      ['step-1', 'done'],
+      ['step-2', 'running'],
+      ['step-3', 'blocked'],
+    ]);
+    expect(p.lanes).toEqual({ blocked: 1, ready: 0, running: 1, needs_you: 0, done: 1 });
+    const running = p.cards[1]!;
+    expect(running.owner).toEqual({
+      claimed_by: 'ab12:/r/shop/.tugtree/tugplan__demo--w2',
+      host: 'ab12',
+      worktree: '/r/shop/.tugtree/tugplan__demo--w2',
+      worker: 'w2',
+    });
+    expect(running.phase).toBe('implementer');
+    // The latest of the run's event, the substep's log and the step's start.
+    expect(running.last_activity_at).toBe('2026-03-01T11:59:50.000Z');
+    expect(running.substeps).toEqual({ done: 1, total: 1 });
+    expect(running.items).toEqual({ done: 4, total: 6 });
+    expect(p.cards[0]!.commit).toBe('c1');
+  });
+
+  it('usage of a later state version: per step, summed per plan and for the board; null when absent', () => {
+    const steps = [
+      step('step-1', { status: 'completed', usage: { input_tokens: 100, output_tokens: 20, cost_usd: 0.5 } } as never),
+      step('step-2', { status: 'completed', usage: { input_tokens: 50, cost_usd: 0.25, extra: 'x' } } as never),
+    ];
+    const s = shapeSnapshot(read(steps), () => undefined, { now: NOW, allow_actions: false });
+    expect(s.plans[0]!.cards[0]!.usage).toEqual({
+      input_tokens: 100,
+      output_tokens: 20,
+      cache_read_tokens: null,
+      cache_write_tokens: null,
+      tokens: 120,
+      cost_usd: 0.5,
+    });
+    expect(s.plans[0]!.usage).toMatchObject({ input_tokens: 150, output_tokens: 20, tokens: 170, cost_usd: 0.75 });
+    // The ledger's own total of the four kinds wins over the sum of what the board knows.
+    expect(usageOf({ input_tokens: 1, tokens: 9, reports: 2, by_role: {} })).toMatchObject({
+      tokens: 9,
+      cost_usd: null,
+    });
+    expect(s.usage).toMatchObject({ cost_usd: 0.75 });
+    expect(shapeSnapshot(read([step('step-1')]), () => undefined, { now: NOW, allow_actions: false }).usage).toBeNull();
+    expect(usageOf({ cost_usd: 'a lot' })).toBeNull();
+    expect(sumUsage([null, null])).toBeNull();
+  });
+
+  it('is the same JSON for the same state (its hash decides whether anything is sent)', () => {
+    const steps = [step('step-1'), step('step-2', { blocked_by: ['step-1'] })];
+    const a = JSON.stringify(shapeSnapshot(read(steps), () => undefined, { now: NOW, allow_actions: false }));
+    const b = JSON.stringify(
+      shapeSnapshot(read(steps), () => undefined, { now: '2026-03-01T12:00:05.000Z', allow_actions: false }),
+    );
+    expect(a).toBe(b);
+  });
+
+  it('owners on SQLite are paths; a worktree that is no run worker is named by its directory', () => {
+    expect(ownerOf('/r/x/.tugtree/tugplan__demo--w1', 'sqlite')).toMatchObject({ host: null, worker: 'w1' });
+    expect(ownerOf('/home/me/repo', 'sqlite')).toMatchObject({ host: null, worker: 'repo' });
+    expect(ownerOf(null, 'sqlite')).toBeNull();
+  });
+});
+
+describe('attempts from events', () => {
+  const ev = (id: number, command: string, attempt: number | null, details: Record<string, unknown>, actor = '/w1') =>
+    ({
+      id,
+      at: `2026-03-01T10:00:0${id}.000Z`,
+      step_anchor: 'step-1',
+      command,
+      actor,
+      attempt,
+      details,
+    }) as LoggedEvent;
+
+  it('claims, failures with reasons, takeovers, resets, completion; unknown events leave the outcome alone', () => {
+    const attempts = attemptsOf([
+      ev(1, 'run', 1, { claimed: true }),
+      ev(2, 'run', 1, { failed_attempt: true, reason: 'CheckpointFailed: npm test exited 1' }),
+      ev(3, 'run', 2, { claimed: true }, '/w2'),
+      ev(4, 'takeover', 3, { previous_owner: '/w2', previous_attempt: 2 }, '/w3'),
+      ev(5, 'run', 3, { artifact_id: 9, kind: 'note' }, '/w3'),
+      ev(6, 'state reset', 3, { reset: true, previous_attempt: 3 }, 'admin'),
+      ev(7, 'run', 4, { claimed: true }, '/w1'),
+      ev(8, 'review', 4, { input_tokens: 10, cost_usd: 0.1 }, '/w1'),
+      ev(9, 'run', 4, { completed: true, commit_hash: 'abc123' }),
+    ]);
+    expect(attempts.map((a) => [a.attempt, a.owner, a.outcome, a.reason])).toEqual([
+      [1, '/w1', 'failed', 'CheckpointFailed: npm test exited 1'],
+      [2, '/w2', 'taken over', 'lease expired; taken over by /w3'],
+      [3, '/w3', 'reset', 'reset by admin'],
+      [4, '/w1', 'completed', null],
+    ]);
+    expect(attempts[3]!.commit).toBe('abc123');
+    expect(attempts[3]!.usage).toMatchObject({ input_tokens: 10, cost_usd: 0.1 });
+  });
+
+  it('a needs_human escalation and a decision of a later state version', () => {
+    const attempts = attemptsOf([
+      ev(1, 'run', 1, { claimed: true }),
+      ev(2, 'step_needs_human', 1, { review_commit: 'f00', reason: 'touches auth' }),
+    ]);
+    expect(attempts[0]).toMatchObject({ outcome: 'needs human', reason: 'touches auth', commit: 'f00' });
+  });
+});
+
+describe('log files', () => {
+  it('names a step, a substep, checkpoints and later kinds; ignores other files', () => {
+    const anchors = ['step-4', 'step-4-1'];
+    expect(parseLogName('step-4-attempt2.log', anchors)).toMatchObject({
+      anchor: 'step-4',
+      attempt: 2,
+      kind: 'implementer',
+    });
+    expect(parseLogName('step-4-1-attempt2.log', anchors)).toMatchObject({ anchor: 'step-4-1', attempt: 2 });
+    expect(parseLogName('step-4-checkpoint3-attempt1.log', anchors)).toMatchObject({ kind: 'checkpoint', attempt: 1 });
+    expect(parseLogName('step-4-review1-attempt1.log', anchors)).toMatchObject({ kind: 'review' });
+    expect(parseLogName('step-4-resolve2-attempt1.log', anchors)).toMatchObject({ kind: 'resolve', attempt: 1 });
+    expect(parseLogName('step-4-checkpoint1-resolved-attempt3.log', anchors)).toMatchObject({
+      kind: 'checkpoint',
+      attempt: 3,
+    });
+    expect(parseLogName('step-4-brief2.json', anchors)).toBeNull();
+    expect(parseLogName('w1-setup0.log', anchors)).toBeNull();
+    expect(parseLogName('step-44-attempt1.log', anchors)).toBeNull();
+  });
+
+  it('the phase and time of the newest log of the current attempt; bounded tails that never split a character', async () => {
+    const root = tempDir();
+    const dir = join(root, '.tugtool', 'logs', 'demo');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'step-1-attempt1.log'), 'old\n');
+    writeFileSync(join(dir, 'step-1-attempt2.log'), 'x'.repeat(LOG_TAIL_BYTES) + '\nlast line é\n');
+    const logs = await stepLogs(root, 'demo', ['step-1']);
+    expect(logs.map((l) => l.name).sort()).toEqual(['step-1-attempt1.log', 'step-1-attempt2.log']);
+    expect(phaseFromLogs(logs, 2).phase).toBe('implementer');
+    expect(phaseFromLogs(logs, 3)).toEqual({ phase: null, at: null });
+    const t = (await readTail(dir, 'step-1-attempt2.log'))!;
+    expect(t.cut).toBe(true);
+    expect(t.text).toBe('last line é\n');
+    expect(Buffer.byteLength(t.text)).toBeLessThanOrEqual(LOG_TAIL_BYTES);
+    // From an offset: only what was appended; a half-written character waits for the next read.
+    const before = t.size;
+    writeFileSync(
+      join(dir, 'step-1-attempt2.log'),
+      Buffer.concat([
+        Buffer.from('x'.repeat(LOG_TAIL_BYTES) + '\nlast line é\nmore '),
+        Buffer.from('é').subarray(0, 1),
+      ]),
+    );
+    const next = (await readTail(dir, 'step-1-attempt2.log', before))!;
+    expect(next.text).toBe('more ');
+    expect(next.cut).toBe(false);
+    expect(await readTail(dir, 'missing.log')).toBeNull();
+  });
+});
+
+describe('the request guard', () => {
+  const hosts = allowedHosts('127.0.0.1', 4000);
+  const token = 't'.repeat(32);
+  it('401 without the token; 403 for a foreign Host or Origin; loopback names and the same origin pass', () => {
+    expect(refusal({ host: '127.0.0.1:4000' }, undefined, { hosts, token })).toMatchObject({ status: 401 });
+    expect(refusal({ host: '127.0.0.1:4000' }, 'x'.repeat(32), { hosts, token })).toMatchObject({ status: 401 });
+    expect(refusal({ host: 'evil.example:4000' }, token, { hosts, token })).toMatchObject({
+      status: 403,
+      code: 'ForbiddenHost',
+    });
+    expect(refusal({ host: '127.0.0.1:4001' }, token, { hosts, token })).toMatchObject({ status: 403 });
+    expect(refusal({ host: '127.0.0.1:4000', origin: 'http://evil.example' }, token, { hosts, token })).toMatchObject({
+      status: 403,
+      code: 'ForbiddenOrigin',
+    });
+    expect(refusal({ host: '127.0.0.1:4000', origin: 'null' }, token, { hosts, token })).toMatchObject({ status: 403 });
+    expect(refusal({ host: 'localhost:4000', origin: 'http://localhost:4000' }, token, { hosts, token })).toBeNull();
+    expect(refusal({ host: '[::1]:4000' }, token, { hosts, token })).toBeNull();
+    expect(refusal({ host: '127.0.0.1:4000', 'sec-fetch-site': 'cross-site' }, token, { hosts, token })).toMatchObject({
+      status: 403,
+    });
+  });
+});
