@@ -1,5 +1,5 @@
 -- tugcode:foreign_keys=off
--- Schema 2 (docs/state.md §3.7, §3.8): the `needs_human` step status and the columns of the review gate and of
+-- Schema 2 (docs/state.md §3.11, §3.8): the `needs_human` step status and the columns of the review gate and of
 -- `**Touches:**`. SQLite cannot change a CHECK in place: the steps table is rebuilt (the documented
 -- create-copy-drop-rename procedure) with foreign keys off, checked by PRAGMA foreign_key_check after it.
 CREATE TABLE steps_v2 (
@@ -28,7 +28,7 @@ CREATE TABLE steps_v2 (
   completed_via    TEXT CHECK (completed_via IS NULL OR completed_via IN ('complete', 'force', 'reconcile')),
   commit_message   TEXT,
   unmet_deps       INTEGER NOT NULL DEFAULT 0,          -- lifted dependencies not completed (top-level rows)
-  review_commit    TEXT,                                -- needs_human / approved: the kept commit (docs/state.md §3.7)
+  review_commit    TEXT,                                -- needs_human / approved: the kept commit (docs/state.md §3.11)
   human_decision   TEXT CHECK (human_decision IS NULL OR human_decision = 'approved'),
   human_notes      TEXT,                                -- decide --revise: joins the next brief
   touches          TEXT,                                -- JSON array of the step's **Touches:** globs, or NULL

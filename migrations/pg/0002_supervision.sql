@@ -1,4 +1,4 @@
--- Schema 2 (docs/state.md §3.7, §3.8): the `needs_human` step status and the columns of the review gate and of
+-- Schema 2 (docs/state.md §3.11, §3.8): the `needs_human` step status and the columns of the review gate and of
 -- `**Touches:**`.
 ALTER TABLE steps DROP CONSTRAINT steps_status_check;
 ALTER TABLE steps ADD CONSTRAINT steps_status_check

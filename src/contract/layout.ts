@@ -159,7 +159,7 @@ export function isCreateBranch(branch: string, slug?: string): boolean {
 
 /** The refs tugcode itself writes (kept work): never the user's. */
 export const TUGPLAN_REFS = 'refs/tugplan/';
-/** Where the review gate keeps the commit of a step that needs a human (docs/state.md §3.7). */
+/** Where the review gate keeps the commit of a step that needs a human (docs/state.md §3.11). */
 export function reviewRefName(slug: string, step: string): string {
   return `${TUGPLAN_REFS}review/${slug}/${step}`;
 }

@@ -20,7 +20,7 @@ export interface PlanStatusLine {
   percent: number;
   claimed_steps: string[];
   failed_steps: string[];
-  /** Steps waiting for `state decide` (docs/state.md §3.7). */
+  /** Steps waiting for `state decide` (docs/state.md §3.11). */
   needs_human_steps: string[];
   /** The plan's usage from the state (docs/state.md §2); null when none was reported (or no state). */
   usage: UsageTotals | null;

@@ -190,7 +190,7 @@ export async function stateReset(ctx: OpsContext, input: { plan: string; step: s
   return store.reset(sc, input);
 }
 
-/** `state decide`: exactly one of --approve, --revise, --reject (docs/state.md §3.7). */
+/** `state decide`: exactly one of --approve, --revise, --reject (docs/state.md §3.11). */
 export async function stateDecide(
   ctx: OpsContext,
   input: { plan: string; step: string; approve?: boolean; revise?: string; reject?: string },

@@ -203,6 +203,7 @@ class PlanBuilder {
         references: null,
         items: [],
         refactors: [],
+        touches: [],
         line,
       };
       const o: OpenStep = {
@@ -279,6 +280,13 @@ class PlanBuilder {
         if (cur.step.references_line === undefined) {
           cur.step.references = joinLines(label.rest) || null;
           cur.step.references_line = line;
+        }
+        break;
+      case 'touches':
+        cur.section = null;
+        if (cur.step.touches_line === undefined) {
+          cur.step.touches = splitTouches(joinLines(label.rest));
+          cur.step.touches_line = line;
         }
         break;
       default:
@@ -416,4 +424,10 @@ function lineOf(t: Token): number {
 
 function clip(s: string, n = 80): string {
   return s.length > n ? s.slice(0, n - 1) + '…' : s;
+}
+
+/** `**Touches:** src/db/**, \`docs/*.md\``: the globs, comma-separated, backticks dropped, empty ones kept (E021). */
+function splitTouches(text: string): string[] {
+  if (text.trim() === '') return [''];
+  return text.split(',').map((g) => g.trim().replace(/^`(.*)`$/, '$1').trim());
 }

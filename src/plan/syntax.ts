@@ -73,7 +73,7 @@ const CHECKLIST_LABELS: Record<string, ChecklistSection> = {
   refactors: 'refactor',
 };
 
-export type KnownLabel = ChecklistSection | 'depends' | 'commit' | 'references';
+export type KnownLabel = ChecklistSection | 'depends' | 'commit' | 'references' | 'touches';
 
 /** The known label named by bold label text (without the colon), or null for an unknown label. */
 export function knownLabel(name: string): KnownLabel | null {
@@ -83,6 +83,7 @@ export function knownLabel(name: string): KnownLabel | null {
   if (key === 'depends on') return 'depends';
   if (key === 'commit') return 'commit';
   if (key === 'references') return 'references';
+  if (key === 'touches') return 'touches';
   return null;
 }
 

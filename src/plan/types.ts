@@ -57,6 +57,13 @@ export interface PlanStep {
   references_line?: number;
   items: PlanItem[];
   refactors: PlanRefactor[];
+  /**
+   * `**Touches:**` globs (docs/plan-format.md §2.5): the files the step expects to change; [] when it has
+   * none. A step does not run while another whose globs overlap runs (docs/state.md §3.12).
+   */
+  touches: string[];
+  /** Line of the step's first `**Touches:**` paragraph; absent when it has none. */
+  touches_line?: number;
   line: number;
 }
 

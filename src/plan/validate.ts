@@ -5,6 +5,7 @@
  * Levels: `lenient` reports errors only; `normal` errors and warnings; `strict` adds info and treats
  * warnings as errors (`valid: false` when there is any warning).
  */
+import { touchesGlobProblem } from './touches.js';
 import { parseOpText } from '../kernel/light.js';
 import { MAX_ANCHOR } from '../contract/inputs/limits.js';
 import { isAnchor } from './anchors.js';
@@ -201,6 +202,12 @@ function checkStep(known: Known, s: PlanStep, add: Add): void {
   if (counts.checkpoint === 0) add('W003', 'warning', `${s.anchor} has no checkpoints`, s.line, s.anchor);
   if (s.references === null) add('W004', 'warning', `${s.anchor} has no References line`, s.line, s.anchor);
   else checkCitations(known, s, add);
+
+  for (const g of s.touches) {
+    const problem = touchesGlobProblem(g);
+    if (problem)
+      add('E021', 'error', `${s.anchor} Touches ${JSON.stringify(g)}: ${problem}`, s.touches_line ?? s.line, s.anchor);
+  }
 
   for (const r of s.refactors) {
     const where = `${s.anchor} Refactors item ${r.ordinal}`;

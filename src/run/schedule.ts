@@ -6,6 +6,7 @@
  * (docs/state.md §3, src/plan/lift.ts), and substeps are listed under their parent in the order the
  * driver runs them inside the claim (topological over the subtree's own edges, ties by `step_index`).
  */
+import { touchesOverlap } from '../plan/touches.js';
 import { liftEdges, liftedDependencies, topLevelMap } from '../plan/lift.js';
 import type { ParsedPlan, PlanStep } from '../plan/types.js';
 import { checkpointCommand } from './checkpoints.js';
@@ -35,6 +36,8 @@ export interface Schedule {
   steps: ScheduledStep[];
   /** Top-level steps left out because they are already completed (`o.done`), `step_index` order. */
   done: string[];
+  /** Pairs of steps still to run whose `**Touches:**` overlap: they never run at the same time (docs/state.md §3.12). */
+  apart: [string, string][];
 }
 
 export interface ScheduleOptions {
@@ -82,7 +85,19 @@ export function schedule(plan: Plan, o: ScheduleOptions): Schedule {
     critical_path: criticalPath(waves, open, byIndex),
     steps,
     done: tops.filter((s) => done.has(s.anchor)).map((s) => s.anchor),
+    apart: apartPairs(todo),
   };
+}
+
+/** The pairs of steps whose Touches overlap, in step order; none without Touches (picomatch stays unloaded). */
+function apartPairs(todo: PlanStep[]): [string, string][] {
+  const touching = todo.filter((s) => s.touches.length > 0);
+  if (touching.length < 2) return [];
+  const out: [string, string][] = [];
+  touching.forEach((a, i) => {
+    for (const b of touching.slice(i + 1)) if (touchesOverlap(a.touches, b.touches)) out.push([a.anchor, b.anchor]);
+  });
+  return out;
 }
 
 function commandsOf(s: PlanStep): string[] {
@@ -207,6 +222,7 @@ export function scheduleText(s: Schedule): string {
   s.waves.forEach((w, i) => lines.push(`wave ${i + 1}: ${w.join(', ')}`));
   const n = s.critical_path.length;
   lines.push(`critical path: ${s.critical_path.join(' → ')} (${n} step${n === 1 ? '' : 's'})`);
+  for (const [a, b] of s.apart) lines.push(`never together (Touches overlap): ${a}, ${b}`);
   for (const st of s.steps) {
     lines.push('');
     lines.push(`${st.step_anchor}  ${st.title}  (wave ${st.wave})`);

@@ -19,6 +19,7 @@ import {
   claimPending,
   countReady,
   expiredReady,
+  heldTouches,
   failExpired,
   getStep,
   heldBy,
@@ -61,7 +62,7 @@ export interface ClaimedResult {
   resumed: boolean;
   integration_branch: string | null;
   integration_tip: string | null;
-  /** `decide --approve`: integrate `review_commit` as it is, without implementer or reviewer (docs/state.md §3.7). */
+  /** `decide --approve`: integrate `review_commit` as it is, without implementer or reviewer (docs/state.md §3.11). */
   human_decision: 'approved' | null;
   review_commit: string | null;
   /** `decide --revise`: the person's notes for this attempt's brief. */
@@ -80,6 +81,8 @@ export interface NotClaimedResult {
   blocked_by?: string[];
   /** Only with `--step`: the owner of a live claim on it, else null. */
   claimed_by?: string | null;
+  /** Only with `--step`: the running step whose Touches overlap its own (docs/state.md §3.12). */
+  touches_overlap?: string;
 }
 
 export type ClaimResult = ClaimedResult | NotClaimedResult;
@@ -113,6 +116,8 @@ interface ClaimTx {
   prose: boolean;
   /** Steps whose takeover reached the attempt cap and failed instead (said in the claim's event). */
   failed: Record<string, unknown>[];
+  /** The Touches of the steps running now, read once the first candidate declares some (docs/state.md §3.12). */
+  running?: { anchor: string; touches: string[] }[];
 }
 
 async function claimTx(
@@ -207,14 +212,32 @@ async function claimWanted(t: ClaimTx, s: StepRow): Promise<ClaimResult> {
   const { c, plan_path, now } = t;
   const readyNow =
     s.unmet_deps === 0 && (s.status === 'pending' || (isHeld(s.status) && isExpired(s.lease_expires_at, now)));
-  const taken = readyNow ? await take(t, s) : null;
+  const overlapping = readyNow ? await touchesBlocked(t, s) : null;
+  const taken = readyNow && !overlapping ? await take(t, s) : null;
   if (taken) return claimed(t, taken, { resumed: false, reclaimed: s.status !== 'pending' });
   const after = (await getStep(c, plan_path, s.anchor))!;
   return await notClaimed(t, {
     reason: 'not_ready',
     blocked_by: await unmetLiftedDeps(c, plan_path, s.anchor),
     claimed_by: isHeld(after.status) && !isExpired(after.lease_expires_at, now) ? after.claimed_by : null,
+    ...(overlapping ? { touches_overlap: overlapping } : {}),
   });
+}
+
+/**
+ * The running step whose Touches overlap `s`'s, or null (docs/state.md §3.12). A step without Touches is
+ * never held back, and costs no query; picomatch loads only for a plan that declares Touches.
+ */
+async function touchesBlocked(t: ClaimTx, s: StepRow): Promise<string | null> {
+  if (s.touches === null) return null;
+  t.running ??= (await heldTouches(t.c, t.plan_path, t.now)).map((r) => ({
+    anchor: r.anchor,
+    touches: JSON.parse(r.touches) as string[],
+  }));
+  if (t.running.length === 0) return null;
+  const { touchesOverlap } = await import('../plan/touches.js');
+  const mine = JSON.parse(s.touches) as string[];
+  return t.running.find((r) => r.anchor !== s.anchor && touchesOverlap(mine, r.touches))?.anchor ?? null;
 }
 
 /**
@@ -226,17 +249,25 @@ async function claimWanted(t: ClaimTx, s: StepRow): Promise<ClaimResult> {
 async function claimNext(t: ClaimTx): Promise<ClaimResult> {
   const { c, plan_path, now } = t;
   for (const lock of c.dialect === 'postgres' ? (['skip', 'wait'] as const) : (['skip'] as const)) {
-    const [expired, pending] = await Promise.all([
+    const [expired, first] = await Promise.all([
       expiredReady(c, plan_path, now, lock),
       nextPending(c, plan_path, -1, lock),
     ]);
-    for (let ei = 0; ; ei++) {
+    let pending = first;
+    for (let ei = 0; ;) {
       const e = expired[ei];
       if (pending && (!e || pending.step_index < e.step_index)) {
+        // A step whose Touches overlap a running step's waits (docs/state.md §3.12): the next pending one.
+        if (await touchesBlocked(t, pending)) {
+          pending = await nextPending(c, plan_path, pending.step_index, lock);
+          continue;
+        }
         // A pending row is always taken (take answers null only for a takeover that failed the step).
         return claimed(t, take(t, pending) as Promise<StepRow>, { resumed: false, reclaimed: false });
       }
       if (!e) break;
+      ei++;
+      if (await touchesBlocked(t, e)) continue;
       const taken = await take(t, e);
       if (taken) return claimed(t, taken, { resumed: false, reclaimed: true });
     }
@@ -351,7 +382,7 @@ async function claimed(
 
 async function notClaimed(
   t: ClaimTx,
-  extra: { reason?: 'not_ready'; blocked_by?: string[]; claimed_by?: string | null },
+  extra: { reason?: 'not_ready'; blocked_by?: string[]; claimed_by?: string | null; touches_overlap?: string },
 ): Promise<NotClaimedResult> {
   const { c, plan_path, now, failed, prose } = t;
   const cats = await categorizePlan(c, plan_path, now);
@@ -382,6 +413,7 @@ async function notClaimed(
   if (extra.reason === 'not_ready') {
     r.blocked_by = extra.blocked_by ?? [];
     r.claimed_by = extra.claimed_by ?? null;
+    if (extra.touches_overlap) r.touches_overlap = extra.touches_overlap;
   }
   return r;
 }

@@ -13,7 +13,7 @@ import type { StateContext } from './context.js';
 import type { Conn } from './sql/conn.js';
 import { sha256Hex } from '../util/hash.js';
 import { planSourceIs, refreshPlanProse } from './queries/plans.js';
-import { stepsOfPlan, updateStepProse } from './queries/steps.js';
+import { stepsOfPlan, touchesColumn, updateStepProse } from './queries/steps.js';
 import { depsOfPlan } from './queries/deps.js';
 import { itemsOfPlan, setItemProse } from './queries/items.js';
 import { refactorsOfPlan } from './queries/refactors.js';
@@ -120,7 +120,12 @@ export async function refreshProse(
   for (const s of parsed.steps) {
     if (seen.has(s.anchor)) continue;
     seen.add(s.anchor);
-    await updateStepProse(c, plan_path, s.anchor, s.title, s.id, s.commit_message);
+    await updateStepProse(c, plan_path, s.anchor, {
+      title: s.title,
+      step_id: s.id,
+      commit_message: s.commit_message,
+      touches: touchesColumn(s.touches),
+    });
   }
   const byKey = new Map<string, { text: string; depth: number }>();
   for (const s of parsed.steps) for (const it of s.items) byKey.set(`${s.anchor}\0${it.kind}\0${it.ordinal}`, it);

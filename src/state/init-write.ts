@@ -13,6 +13,7 @@ import {
   insertStep,
   resetStepFully,
   stepsOfPlan,
+  touchesColumn,
   updateStepStructure,
 } from './queries/steps.js';
 import { deleteDeps, insertDep, insertLiftedDep, recomputeUnmet } from './queries/deps.js';
@@ -38,6 +39,7 @@ function stepShape(plan_path: string, s: PlanStep, top: Map<string, string>, dep
     depth: depth.get(s.anchor) ?? 0,
     title: s.title,
     commit_message: s.commit_message,
+    touches: touchesColumn(s.touches),
   };
 }
 

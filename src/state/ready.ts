@@ -15,7 +15,7 @@ export interface Categories {
   ready_steps: string[];
   completed_steps: string[];
   failed_steps: string[];
-  /** Steps waiting for `state decide` (docs/state.md §3.7). */
+  /** Steps waiting for `state decide` (docs/state.md §3.11). */
   needs_human_steps: string[];
   claimed_steps: string[];
   blocked_steps: string[];

@@ -113,7 +113,7 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
   return lines;
 }
 
-/** What a needs_human step waits for and what a person's decision left for the next attempt (docs/state.md §3.7). */
+/** What a needs_human step waits for and what a person's decision left for the next attempt (docs/state.md §3.11). */
 function reviewLines(s: ShowStep, pad: string, o: TextOptions): string[] {
   const out: string[] = [];
   const sha = (c: string | null) => (c ?? '').slice(0, 12);

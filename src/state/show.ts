@@ -65,7 +65,7 @@ export interface ShowStep {
   completed_via: string | null;
   complete_reason: string | null;
   fail_reason: string | null;
-  /** The review gate (docs/state.md §3.7): the kept commit, a human's approval, a human's notes. */
+  /** The review gate (docs/state.md §3.11): the kept commit, a human's approval, a human's notes. */
   review_commit: string | null;
   human_decision: 'approved' | null;
   human_notes: string | null;

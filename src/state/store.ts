@@ -149,12 +149,12 @@ export abstract class StateStore {
     return this.op(call, 'write', input, async () => (await import('./release.js')).fail);
   }
 
-  /** The owner's claim ends in needs_human, its commit kept (docs/state.md §3.7). */
+  /** The owner's claim ends in needs_human, its commit kept (docs/state.md §3.11). */
   escalate(call: StateCall, input: EscalateInput): Promise<EscalateResult> {
     return this.op(call, 'write', input, async () => (await import('./supervision.js')).escalate);
   }
 
-  /** A person's answer to a needs_human step (docs/state.md §3.7). */
+  /** A person's answer to a needs_human step (docs/state.md §3.11). */
   decide(call: StateCall, input: DecideInput): Promise<DecideResult> {
     return this.op(call, 'write', input, async () => (await import('./supervision.js')).decide);
   }

@@ -1,5 +1,5 @@
 /**
- * The review gate's two state changes (docs/state.md §3.7). `escalate`: the owner's claim ends in
+ * The review gate's two state changes (docs/state.md §3.11). `escalate`: the owner's claim ends in
  * `needs_human`, the attempt's work kept — its items, its substeps, and the commit the driver has already
  * written under `refs/tugplan/review/<slug>/<step>`. `decide`: a person's answer (actor `admin`) —
  * approve (pending again, the kept commit to be integrated as it is), revise (pending again, the attempt
@@ -55,7 +55,11 @@ export async function escalate(ctx: StateContext, input: EscalateInput): Promise
     requireTopLevel(s, plan_path, 'escalate');
     await checkOwner(c, plan_path, s, input.worktree, input.attempt);
     if (!isHeld(s.step.status))
-      throw invalidTransition(plan_path, s.step, `${anchor} is ${s.step.status}; only a held step can wait for a human`);
+      throw invalidTransition(
+        plan_path,
+        s.step,
+        `${anchor} is ${s.step.status}; only a held step can wait for a human`,
+      );
     const p = { plan_path, anchor, worktree: input.worktree, review_commit: input.review_commit, reason };
     if ((await escalateTop(c, p)) !== 1)
       throw new TugError('InternalError', { reason: 'guarded escalate changed no row' });
@@ -144,6 +148,12 @@ export async function decide(ctx: StateContext, input: DecideInput): Promise<Dec
         ...(discarded ?? {}),
       },
     });
-    return { plan_path, step_anchor: anchor, decision: input.decision, step_status: status, review_commit: approve ? step.review_commit : null };
+    return {
+      plan_path,
+      step_anchor: anchor,
+      decision: input.decision,
+      step_status: status,
+      review_commit: approve ? step.review_commit : null,
+    };
   });
 }

@@ -39,12 +39,12 @@ export interface StepRow {
   completed_via: 'complete' | 'force' | 'reconcile' | null;
   commit_message: string | null;
   unmet_deps: number;
-  /** needs_human, or pending after `decide --approve`: the commit the review gate kept (docs/state.md §3.7). */
+  /** needs_human, or pending after `decide --approve`: the commit the review gate kept (docs/state.md §3.11). */
   review_commit: string | null;
   human_decision: 'approved' | null;
   /** `decide --revise`: the notes for the next brief. */
   human_notes: string | null;
-  /** The step's `**Touches:**` globs as a JSON array, or null (docs/state.md §3.8). */
+  /** The step's `**Touches:**` globs as a JSON array, or null (docs/state.md §3.12). */
   touches: string | null;
 }
 

@@ -162,6 +162,7 @@ describe('run event schemas', () => {
       waves: [['step-1'], ['step-2']],
       critical_path: ['step-1', 'step-2'],
       done: [],
+      apart: [['step-1', 'step-2']],
       steps: [
         {
           step_anchor: 'step-1',

@@ -154,7 +154,7 @@ describe('schedule', () => {
 
   it('gives an empty schedule for a plan without steps', () => {
     const s = schedule(parse('# Nothing\n'), { implementer: null, checkpoints: true });
-    expect(s).toEqual({ waves: [], critical_path: [], steps: [], done: [] });
+    expect(s).toEqual({ waves: [], critical_path: [], steps: [], done: [], apart: [] });
     expect(scheduleText(s)).toBe('nothing to run: the plan has no steps\n');
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The review gate's state (docs/state.md §3.7) on both backends: `escalate` ends the owner's claim in
+ * The review gate's state (docs/state.md §3.11) on both backends: `escalate` ends the owner's claim in
  * needs_human with the commit kept; dependents wait; `state decide` approves (the next claim carries the
  * kept commit), revises (the notes reach the next claim, the attempt's work is discarded) or rejects
  * (failed); a wrong caller or status is refused and changes nothing.

@@ -303,6 +303,7 @@ export const scheduleFields = {
   critical_path: z.array(anchor),
   steps: z.array(scheduledStep),
   done: z.array(anchor),
+  apart: z.array(z.tuple([anchor, anchor])),
 };
 
 /** `tugcode run --dry-run --json`: the schedule, nothing changed. */

@@ -61,7 +61,7 @@ const step = z
     completed_via: opt(z.enum(['complete', 'force', 'reconcile'])),
     commit_message: opt(text),
     unmet_deps: count,
-    // Schema 2 (docs/state.md §3.7–§3.8); absent in exports made before it.
+    // Schema 2 (docs/state.md §3.11–§3.12); absent in exports made before it.
     review_commit: opt(text).optional(),
     human_decision: opt(z.literal('approved')).optional(),
     human_notes: opt(text).optional(),

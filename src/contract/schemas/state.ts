@@ -54,6 +54,7 @@ const notClaimed = {
   claimed_steps: anchors,
   blocked_by: anchors.optional(),
   claimed_by: ownerName.nullable().optional(),
+  touches_overlap: anchor.optional(),
 };
 
 const showItem = z

@@ -142,12 +142,15 @@ export type StepStructure = Pick<
   | 'depth'
   | 'title'
   | 'commit_message'
+  | 'touches'
 >;
 
 export async function insertStep(c: Conn, s: StepStructure): Promise<void> {
   await c.run(
-    `INSERT INTO steps (plan_path, anchor, parent_anchor, top_anchor, step_id, step_index, depth, title, commit_message)
-     VALUES (@plan_path, @anchor, @parent_anchor, @top_anchor, @step_id, @step_index, @depth, @title, @commit_message)`,
+    `INSERT INTO steps (plan_path, anchor, parent_anchor, top_anchor, step_id, step_index, depth, title, commit_message,
+       touches)
+     VALUES (@plan_path, @anchor, @parent_anchor, @top_anchor, @step_id, @step_index, @depth, @title, @commit_message,
+       @touches)`,
     s,
   );
 }
@@ -156,27 +159,28 @@ export async function insertStep(c: Conn, s: StepStructure): Promise<void> {
 export async function updateStepStructure(c: Conn, s: StepStructure): Promise<void> {
   await c.run(
     `UPDATE steps SET parent_anchor = @parent_anchor, top_anchor = @top_anchor, step_id = @step_id, step_index = @step_index,
-       depth = @depth, title = @title, commit_message = @commit_message WHERE plan_path = @plan_path AND anchor = @anchor`,
+       depth = @depth, title = @title, commit_message = @commit_message, touches = @touches
+     WHERE plan_path = @plan_path AND anchor = @anchor`,
     s,
   );
 }
 
-/** Prose refresh: titles, labels and commit messages only. */
+/** Prose refresh: titles, labels, commit messages and Touches only. */
 export async function updateStepProse(
   c: Conn,
   plan_path: string,
   anchor: string,
-  title: string,
-  step_id: string,
-  commit_message: string | null,
+  p: { title: string; step_id: string; commit_message: string | null; touches: string | null },
 ): Promise<void> {
-  await c.run('UPDATE steps SET title = ?, step_id = ?, commit_message = ? WHERE plan_path = ? AND anchor = ?', [
-    title,
-    step_id,
-    commit_message,
-    plan_path,
-    anchor,
-  ]);
+  await c.run(
+    'UPDATE steps SET title = ?, step_id = ?, commit_message = ?, touches = ? WHERE plan_path = ? AND anchor = ?',
+    [p.title, p.step_id, p.commit_message, p.touches, plan_path, anchor],
+  );
+}
+
+/** A step's Touches as stored: a JSON array, or null for none (docs/state.md §3.12). */
+export function touchesColumn(touches: readonly string[]): string | null {
+  return touches.length ? JSON.stringify(touches) : null;
 }
 
 /** Back to a fresh pending row with both counters at 0 (init --force). */
@@ -388,7 +392,7 @@ export async function descendantsToPending(
 }
 
 /**
- * The owner's claim ends in `needs_human` (docs/state.md §3.7): claim columns cleared, the kept commit
+ * The owner's claim ends in `needs_human` (docs/state.md §3.11): claim columns cleared, the kept commit
  * recorded, an earlier decision consumed. Fenced like endClaim: only the holder's row changes.
  */
 export async function escalateTop(
@@ -405,7 +409,7 @@ export async function escalateTop(
   );
 }
 
-/** A human's decision on a `needs_human` step (docs/state.md §3.7); answers the rows changed (0 or 1). */
+/** A human's decision on a `needs_human` step (docs/state.md §3.11); answers the rows changed (0 or 1). */
 export async function decideTop(
   c: Conn,
   p: {
@@ -424,4 +428,23 @@ export async function decideTop(
      WHERE plan_path = @plan_path AND anchor = @anchor AND parent_anchor IS NULL AND status = 'needs_human'`,
     { ...p, keep_commit: p.keep_commit ? 1 : 0 },
   );
+}
+
+/**
+ * The Touches of the plan's steps held under a live lease (docs/state.md §3.12). On PostgreSQL the claims
+ * that look at Touches take a lock of their own first (class 5, per plan), so two of them never both miss
+ * the other's claim; SQLite's writers are serialized anyway.
+ */
+export async function heldTouches(
+  c: Conn,
+  plan_path: string,
+  now: string,
+): Promise<{ anchor: string; touches: string }[]> {
+  if (c.dialect === 'postgres')
+    await c.get('SELECT pg_advisory_xact_lock(5, hashtext(?)) AS l', [`tugcode:touches:${plan_path}`]);
+  return (await c.all(
+    `SELECT anchor, touches FROM steps WHERE plan_path = @p AND parent_anchor IS NULL AND status IN ${HELD_SQL}
+       AND touches IS NOT NULL AND NOT (${expiredSql()})`,
+    { p: plan_path, now },
+  )) as { anchor: string; touches: string }[];
 }

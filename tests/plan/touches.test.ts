@@ -1,0 +1,39 @@
+/** `**Touches:**` (docs/plan-format.md §2.5): parsed, validated (E021), and when two steps' globs overlap. */
+import { describe, expect, it } from 'vitest';
+import { parsePlan } from '../../src/plan/parse.js';
+import { touchesGlobProblem, touchesOverlap } from '../../src/plan/touches.js';
+import { validatePlan } from '../../src/plan/validate.js';
+import { planText, stepText } from '../helpers/plan.js';
+
+const plan = (touches: string) =>
+  planText([
+    stepText({ id: '1', deps: [], tasks: ['a'], body: `**Touches:** ${touches}` }),
+    stepText({ id: '2', deps: [], tasks: ['b'] }),
+  ]);
+
+describe('Touches', () => {
+  it('parses comma-separated globs, backticks dropped; a step without the line has none', () => {
+    const p = parsePlan(Buffer.from(plan('src/db/**, `docs/*.md`')));
+    expect(p.steps.find((s) => s.anchor === 'step-1')!.touches).toEqual(['src/db/**', 'docs/*.md']);
+    expect(p.steps.find((s) => s.anchor === 'step-2')!.touches).toEqual([]);
+  });
+
+  it('E021 for a glob that is empty, absolute, leaves the repository or does not balance', () => {
+    for (const bad of ['', '/etc/**', 'src/../x', 'src/{a,b', 'x'.repeat(300)]) {
+      const p = parsePlan(Buffer.from(plan(bad === '' ? 'a, ' : bad)));
+      const codes = validatePlan(p).diagnostics.map((d: { code: string }) => d.code);
+      expect(codes, bad).toContain('E021');
+    }
+    expect(touchesGlobProblem('src/**/*.{ts,tsx}')).toBeNull();
+  });
+
+  it('overlap is conservative: shared bases and literal paths matched by the other glob overlap', () => {
+    expect(touchesOverlap(['src/db/**'], ['src/db/schema.ts'])).toBe(true);
+    expect(touchesOverlap(['src/db/**'], ['src/**/*.ts'])).toBe(true);
+    expect(touchesOverlap(['**/*.ts'], ['docs/**'])).toBe(true);
+    expect(touchesOverlap(['**/*.ts'], ['docs/x.md'])).toBe(false);
+    expect(touchesOverlap(['src/db/**'], ['src/ui/**'])).toBe(false);
+    expect(touchesOverlap(['a.txt'], ['b.txt'])).toBe(false);
+    expect(touchesOverlap([], ['a.txt'])).toBe(false);
+  });
+});

@@ -1,0 +1,76 @@
+/**
+ * `**Touches:**` keeps overlapping steps apart (docs/state.md §3.12), as users run it: two workers, three
+ * independent steps, two of which touch the same files. The two never run at the same time (from the
+ * event stream); the third runs beside either; `--dry-run` names the pair; the claim rule holds on both
+ * backends, and `--step` says which running step is in the way.
+ */
+import { describe, expect, it } from 'vitest';
+import { OpsContext, newCall } from '../../src/ops/context.js';
+import { stateClaim, stateInit } from '../../src/ops/state-write.js';
+import { BACKENDS, backend } from '../pg/backend.js';
+import { addWorktree } from '../state/cli-helpers.js';
+import { planRepo } from '../state/helpers.js';
+import { planText, stepText } from '../helpers/plan.js';
+import { runJsonl, runRepo, tugJson } from './helpers.js';
+
+const touching = (n: number, glob: string) =>
+  stepText({ id: String(n), deps: [], commit: `feat: step ${n}`, tasks: [`write ${n}`], body: `**Touches:** ${glob}` });
+
+describe('Touches in tugcode run', () => {
+  it('two steps with overlapping Touches never run together; the dry run names them', () => {
+    const plan = planText([touching(1, 'src/db/**'), touching(2, 'src/db/schema.ts'), touching(3, 'docs/**')]);
+    const root = runRepo(plan, 'demo');
+    const dry = tugJson(root, ['run', 'demo', '--dry-run', '--implementer', 'true']);
+    expect(dry.json.apart, dry.stderr).toEqual([['step-1', 'step-2']]);
+    // The implementer waits a little so that two workers overlap whenever the claim rule lets them.
+    const r = runJsonl(root, [
+      'demo',
+      '--workers',
+      '2',
+      '--implementer',
+      'sh -c "sleep 0.3; echo $TUG_STEP > $TUG_STEP.txt"',
+    ]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const running = new Set<string>();
+    let together13 = false;
+    for (const e of r.events) {
+      if (e.type === 'claimed') {
+        running.add(e.step_anchor);
+        expect(running.has('step-1') && running.has('step-2'), 'step-1 and step-2 ran together').toBe(false);
+        if (running.has('step-3') && running.size > 1) together13 = true;
+      }
+      if (e.type === 'step_completed' || e.type === 'attempt_failed') running.delete(e.step_anchor);
+    }
+    expect(together13).toBe(true);
+  });
+});
+
+describe.each(BACKENDS)('the Touches claim rule [%s]', (kind) => {
+  it('a ready step that overlaps a running one waits; steps without Touches never do', async () => {
+    const b = await backend(kind);
+    const root = planRepo({
+      '.tugtool/tugplan-demo.md': planText([
+        stepText({ id: '0', deps: [], tasks: ['a'], body: '**Touches:** src/db/**' }),
+        stepText({ id: '1', deps: [], tasks: ['b'], body: '**Touches:** src/db/schema.ts' }),
+        stepText({ id: '2', deps: [], tasks: ['c'] }),
+      ]),
+    });
+    const [w1, w2, w3] = [addWorktree(root, 'one'), addWorktree(root, 'two'), addWorktree(root, 'three')];
+    const ops = new OpsContext({ cwd: root, env: { ...process.env, ...b.env } });
+    try {
+      const call = newCall('state claim');
+      await stateInit(ops, { plan: 'demo' }, call);
+      expect(await stateClaim(ops, { plan: 'demo', worktree: w1 }, call)).toMatchObject({ step_anchor: 'step-0' });
+      expect(await stateClaim(ops, { plan: 'demo', worktree: w2, step: 'step-1' }, call)).toMatchObject({
+        claimed: false,
+        reason: 'not_ready',
+        touches_overlap: 'step-0',
+      });
+      // step-1 is skipped for step-2, which declares no Touches.
+      expect(await stateClaim(ops, { plan: 'demo', worktree: w2 }, call)).toMatchObject({ step_anchor: 'step-2' });
+      expect(await stateClaim(ops, { plan: 'demo', worktree: w3 }, call)).toMatchObject({ claimed: false });
+    } finally {
+      await ops.close();
+    }
+  });
+});
