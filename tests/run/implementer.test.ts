@@ -106,6 +106,7 @@ describe('runImplementer', () => {
       TUG_STATE_DB: vars.state_db,
       TUGCODE_STATE_DB: vars.state_db,
       TUG_STEP_JSON: briefPath,
+      TUG_USAGE_OUT: briefPath.replace(/\.json$/, '.usage.json'),
       KEEP_ME: 'yes',
     });
     // Nothing of the test process's own environment leaks in (extendEnv: false).
@@ -172,6 +173,8 @@ describe('runImplementer', () => {
       aborted: false,
       tail: 'working\nbroken: x\n\n',
       last_line: 'broken: x',
+      usage: null,
+      usage_warning: null,
     });
   });
 
