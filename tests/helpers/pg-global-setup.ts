@@ -39,7 +39,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let info: PgServerInfo;
   try {
     await reapStalePgServers();
-    info = await preparePgServer();
+    info = await preparePgServer({ keepTemplate: true }); // private servers start from its copy
   } catch (e) {
     project.provide('tugcodePg', {
       error: `the test PostgreSQL server could not be prepared: ${(e as Error).message}`,

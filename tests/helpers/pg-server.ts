@@ -40,8 +40,13 @@ export interface PgServerInfo {
   runAs?: { uid: number; gid: number };
   /** `select version()` at first start. */
   version: string;
-  /** Milliseconds spent in initdb and in the first start. */
+  /** Milliseconds spent in initdb (or copying a template) and in the first start. */
   timings: { initdbMs: number; startMs: number };
+  /**
+   * A copy of the data directory as initdb left it (never started), made by the run's shared server: other
+   * servers start from a copy of it instead of running initdb (~0.9 s of CPU each). Same superuser and password.
+   */
+  template?: string;
 }
 
 export interface StartPgOptions {
@@ -53,6 +58,10 @@ export interface StartPgOptions {
   port?: number;
   /** pid that owns the server; a later run removes servers whose owner is dead. Default: this process. */
   ownerPid?: number;
+  /** Copy this server's `template` instead of running initdb (its user and password come along). */
+  from?: PgServerInfo;
+  /** Keep a pristine copy of the data directory after initdb (`template`), for other servers to start from. */
+  keepTemplate?: boolean;
 }
 
 const DIR_PREFIX = 'tugcode-pg-';
@@ -215,11 +224,12 @@ export async function preparePgServer(opts: StartPgOptions = {}): Promise<PgServ
   const binDir = await usableBinDir(runAs);
 
   const baseDir = await fsp.mkdtemp(join(opts.tmpRoot ?? defaultTmpRoot(), DIR_PREFIX));
+  const from = opts.from?.template && existsSync(opts.from.template) ? opts.from : undefined;
   const info: PgServerInfo = {
     host: '127.0.0.1',
     port: opts.port ?? 0,
-    user: opts.user ?? 'tugcode',
-    password: opts.password ?? `tugpw-${randomHex(12)}`,
+    user: from?.user ?? opts.user ?? 'tugcode',
+    password: from?.password ?? opts.password ?? `tugpw-${randomHex(12)}`,
     database: 'postgres',
     baseDir,
     dataDir: join(baseDir, 'data'),
@@ -228,6 +238,7 @@ export async function preparePgServer(opts: StartPgOptions = {}): Promise<PgServ
     ...(runAs ? { runAs } : {}),
     version: '',
     timings: { initdbMs: 0, startMs: 0 },
+    ...(from ? { template: from.template } : opts.keepTemplate ? { template: join(baseDir, 'template') } : {}),
   };
   writeOwner(info, opts.ownerPid ?? process.pid);
   // The server's user owns its directory (mode 700: initdb wants the data dir private).
@@ -239,6 +250,38 @@ function writeOwner(info: PgServerInfo, pid: number): void {
   writeFileSync(join(info.baseDir, 'owner.json'), JSON.stringify({ pid, info }), { mode: 0o600 });
 }
 
+/** initdb into info.dataDir; with a `template` of its own, a pristine copy of the result is kept there. */
+async function initdb(info: PgServerInfo): Promise<void> {
+  const pwFile = join(info.baseDir, 'pwfile');
+  writeFileSync(pwFile, `${info.password}\n`, { mode: 0o600 });
+  if (info.runAs) await fsp.chown(pwFile, info.runAs.uid, info.runAs.gid);
+  try {
+    await run(info, 'initdb', [
+      '-D',
+      info.dataDir,
+      '-U',
+      info.user,
+      `--pwfile=${pwFile}`,
+      '--auth=scram-sha-256',
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-sync',
+      '--no-instructions',
+    ]);
+  } catch (e) {
+    if (info.runAs && /permission denied/i.test((e as Error).message))
+      throw new Error(
+        `${(e as Error).message}\nThe postgres user (uid ${info.runAs.uid}) must be able to traverse every parent of ` +
+          `${info.baseDir} (mode o+x); a mode-700 tmpRoot does not work.`,
+      );
+    throw e;
+  } finally {
+    rmSync(pwFile, { force: true });
+  }
+  if (info.template) execFileSync('cp', ['-a', info.dataDir, info.template]);
+}
+
 /**
  * initdb and the first start of a prepared server, on info.port or (port 0) a free port, retried when another
  * process takes it first. Writes ready.json (the final info) into the directory, or failed.json ({ message }) and
@@ -247,34 +290,11 @@ function writeOwner(info: PgServerInfo, pid: number): void {
 export async function bootPgServer(info: PgServerInfo, ownerPid = process.pid): Promise<PgServerInfo> {
   const fixedPort = info.port !== 0;
   try {
-    const pwFile = join(info.baseDir, 'pwfile');
-    writeFileSync(pwFile, `${info.password}\n`, { mode: 0o600 });
-    if (info.runAs) await fsp.chown(pwFile, info.runAs.uid, info.runAs.gid);
     let t = performance.now();
-    try {
-      await run(info, 'initdb', [
-        '-D',
-        info.dataDir,
-        '-U',
-        info.user,
-        `--pwfile=${pwFile}`,
-        '--auth=scram-sha-256',
-        '-E',
-        'UTF8',
-        '--locale=C',
-        '--no-sync',
-        '--no-instructions',
-      ]);
-    } catch (e) {
-      if (info.runAs && /permission denied/i.test((e as Error).message))
-        throw new Error(
-          `${(e as Error).message}\nThe postgres user (uid ${info.runAs.uid}) must be able to traverse every parent of ` +
-            `${info.baseDir} (mode o+x); a mode-700 tmpRoot does not work.`,
-        );
-      throw e;
-    } finally {
-      rmSync(pwFile, { force: true });
-    }
+    if (info.template && info.template !== join(info.baseDir, 'template')) {
+      // Another server's pristine data directory: the same files initdb would write, owner and modes kept.
+      execFileSync('cp', ['-a', info.template, info.dataDir]);
+    } else await initdb(info);
     info.timings.initdbMs = Math.round(performance.now() - t);
 
     t = performance.now();

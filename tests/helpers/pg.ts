@@ -204,9 +204,13 @@ export async function startPg(): Promise<void> {
   await startPgServer(await pgReady());
 }
 
-/** A server of the test file's own: own directory, own port; destroyed after the file's tests. ~0.5 s. */
+/**
+ * A server of the test file's own: own directory, own port; destroyed after the file's tests. ~0.5 s. Its data
+ * directory is a copy of the shared server's pristine one (initdb's output), unless a user or password is asked.
+ */
 export async function startPrivatePg(opts: StartPgOptions = {}): Promise<PrivatePg> {
-  const info = await createPgServer(opts);
+  const from = opts.user || opts.password ? undefined : await pgReady().catch(() => undefined);
+  const info = await createPgServer({ ...(from ? { from } : {}), ...opts });
   privateServers.add(info);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
