@@ -202,6 +202,7 @@ describe('worktree remove, merge, status, doctor (CLI)', () => {
         percent: 100,
         claimed_steps: [],
         failed_steps: [],
+        needs_human_steps: [],
         usage: null,
       },
     ]);
