@@ -180,6 +180,7 @@ describe('tugcode status', () => {
         percent: 0,
         claimed_steps: [],
         failed_steps: [],
+        needs_human_steps: [],
         usage: null,
       },
       {
@@ -191,6 +192,7 @@ describe('tugcode status', () => {
         percent: 50,
         claimed_steps: [],
         failed_steps: [],
+        needs_human_steps: [],
         usage: null,
       },
     ]);
@@ -207,6 +209,7 @@ describe('tugcode status', () => {
         percent: 0,
         claimed_steps: ['step-1'],
         failed_steps: [],
+        needs_human_steps: [],
         usage: null,
       },
     ]);
