@@ -57,9 +57,11 @@ describe('--reviewer, --review-agent, --review-rounds and [run] reviewer|review_
       'blocked_steps',
       'commits',
       'failed_steps',
+      'plan_usage',
       'status',
       'steps_completed',
       'type',
+      'usage',
       'wall_ms',
       'workers',
     ]);
