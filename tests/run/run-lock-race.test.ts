@@ -39,14 +39,15 @@ try {
 }`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
+  let err = '';
   const said = new Promise<string>((res) => {
     child.stdout!.on('data', (d) => {
       out += d;
       if (out.includes('\n')) res(out.trim());
     });
-    child.on('exit', () => res(out.trim() || 'exited'));
+    // 'close', not 'exit': a process's 'exit' can arrive before the last of its stdout has been read.
+    child.on('close', () => res(out.trim() || `exited without a word: ${err.trim()}`));
   });
-  let err = '';
   const ready = new Promise<void>((res) => {
     child.stderr!.on('data', (d) => {
       err += d;
