@@ -11,7 +11,7 @@ import type { Conn, TxOptions } from './sql/conn.js';
 import { getPlan } from './queries/plans.js';
 import { getStep, lockStep, lockTopStep } from './queries/steps.js';
 import { everClaimed } from './queries/events.js';
-import { REASON_MAX_CODE_POINTS, truncateCodePoints } from './status.js';
+import { isHeld, REASON_MAX_CODE_POINTS, truncateCodePoints } from './status.js';
 import type { StepRow } from './types.js';
 
 /**
@@ -102,6 +102,25 @@ export async function checkOwner(
       current: top.attempt,
     });
   }
+}
+
+/**
+ * `release`, `fail` and `escalate`: the caller's own claim on a top-level step (steps 3–6 of the evaluation
+ * order, then the held check), `only` saying which statuses the command accepts.
+ */
+export async function ownHeldTopStep(
+  c: Conn,
+  plan_path: string,
+  anchor: string,
+  input: { worktree: string; attempt?: number | undefined },
+  command: string,
+  only: string,
+): Promise<StepRow> {
+  const s = await findStep(c, plan_path, anchor);
+  requireTopLevel(s, plan_path, command);
+  await checkOwner(c, plan_path, s, input.worktree, input.attempt);
+  if (!isHeld(s.step.status)) throw invalidTransition(plan_path, s.step, `${anchor} is ${s.step.status}; ${only}`);
+  return s.step;
 }
 
 export function invalidTransition(

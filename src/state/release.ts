@@ -7,19 +7,11 @@ import { TugError } from '../contract/errors.js';
 import { discardAttempt } from './attempt.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import {
-  capReason,
-  checkOwner,
-  checkText,
-  findStep,
-  invalidTransition,
-  ownerPlan,
-  requireTopLevel,
-  stepArg,
-} from './owner.js';
+import { capReason, checkText, ownerPlan, ownHeldTopStep, stepArg } from './owner.js';
 import { endClaim } from './queries/steps.js';
-import { isHeld } from './status.js';
 import type { OwnerInput } from './start.js';
+
+const HELD_ONLY = (what: string) => `only a claimed or in-progress step can ${what}`;
 
 export interface ReleaseResult {
   released: boolean;
@@ -32,15 +24,7 @@ export async function release(ctx: StateContext, input: OwnerInput): Promise<Rel
   const plan_path = ref.plan_path;
   return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = await findStep(c, plan_path, anchor);
-    requireTopLevel(s, plan_path, 'state release');
-    await checkOwner(c, plan_path, s, input.worktree, input.attempt);
-    if (!isHeld(s.step.status))
-      throw invalidTransition(
-        plan_path,
-        s.step,
-        `${anchor} is ${s.step.status}; only a claimed or in-progress step can be released`,
-      );
+    const step = await ownHeldTopStep(c, plan_path, anchor, input, 'state release', HELD_ONLY('be released'));
     const discarded = await discardAttempt(c, plan_path, anchor, now);
     if (
       (await endClaim(c, {
@@ -59,7 +43,7 @@ export async function release(ctx: StateContext, input: OwnerInput): Promise<Rel
       plan_path,
       step_anchor: anchor,
       actor: input.worktree,
-      attempt: s.step.attempt,
+      attempt: step.attempt,
       details: { released: true, ...discarded },
     });
     return { released: true, step_anchor: anchor };
@@ -85,16 +69,7 @@ export async function fail(ctx: StateContext, input: FailInput): Promise<FailRes
   const plan_path = ref.plan_path;
   return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = await findStep(c, plan_path, anchor);
-    requireTopLevel(s, plan_path, 'state fail');
-    await checkOwner(c, plan_path, s, input.worktree, input.attempt);
-    const step = s.step;
-    if (!isHeld(step.status))
-      throw invalidTransition(
-        plan_path,
-        step,
-        `${anchor} is ${step.status}; only a claimed or in-progress step can fail an attempt`,
-      );
+    const step = await ownHeldTopStep(c, plan_path, anchor, input, 'state fail', HELD_ONLY('fail an attempt'));
     const failures = step.failures + 1;
     const status = failures >= ctx.config.state.max_attempts ? 'failed' : 'pending';
     const discarded = await discardAttempt(c, plan_path, anchor, now);

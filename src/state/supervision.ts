@@ -11,17 +11,16 @@ import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import {
   capReason,
-  checkOwner,
   checkText,
   findStep,
   invalidTransition,
   ownerPlan,
+  ownHeldTopStep,
   requireTopLevel,
   stepArg,
 } from './owner.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
 import { decideTop, escalateTop } from './queries/steps.js';
-import { isHeld } from './status.js';
 import type { OwnerInput } from './start.js';
 
 export interface EscalateInput extends OwnerInput {
@@ -51,15 +50,7 @@ export async function escalate(ctx: StateContext, input: EscalateInput): Promise
   const plan_path = ref.plan_path;
   return store.write(async (c) => {
     const now = ctx.clock.now();
-    const s = await findStep(c, plan_path, anchor);
-    requireTopLevel(s, plan_path, 'escalate');
-    await checkOwner(c, plan_path, s, input.worktree, input.attempt);
-    if (!isHeld(s.step.status))
-      throw invalidTransition(
-        plan_path,
-        s.step,
-        `${anchor} is ${s.step.status}; only a held step can wait for a human`,
-      );
+    const step = await ownHeldTopStep(c, plan_path, anchor, input, 'escalate', 'only a held step can wait for a human');
     const p = { plan_path, anchor, worktree: input.worktree, review_commit: input.review_commit, reason };
     if ((await escalateTop(c, p)) !== 1)
       throw new TugError('InternalError', { reason: 'guarded escalate changed no row' });
@@ -69,7 +60,7 @@ export async function escalate(ctx: StateContext, input: EscalateInput): Promise
       plan_path,
       step_anchor: anchor,
       actor: input.worktree,
-      attempt: s.step.attempt,
+      attempt: step.attempt,
       details: { step_anchor: anchor, review_commit: input.review_commit, reason },
     });
     return { step_anchor: anchor, status: 'needs_human', review_commit: input.review_commit };
