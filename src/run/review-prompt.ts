@@ -4,7 +4,7 @@
  * diff), the earlier verdicts of this attempt, the read-only rules, and the one-line verdict contract.
  * Pure: a review brief in, text out.
  */
-import { taskList } from './agent-prompt.js';
+import { promptHead, taskList } from './agent-prompt.js';
 import { sq } from './confine.js';
 import type { ReviewBrief } from './types.js';
 
@@ -23,19 +23,16 @@ export const VERDICT_EXAMPLE =
 
 export function reviewerPrompt(b: ReviewBrief, ctx: ReviewPromptContext): string {
   const r = b.review;
-  const out: string[] = [
-    'You are the reviewer of one step of a tugcode plan, running non-interactively: nobody will answer',
-    'questions. Check the change below against the step, then end with your verdict. You change nothing.',
-    '',
-    `# ${b.step_anchor}: ${b.title}`,
-    '',
-    `Plan: ${b.plan_path} (step ${b.step_anchor}, attempt ${b.attempt}, review round ${r.round} of at most ${ctx.rounds})`,
-    `Worktree: ${ctx.worktree}`,
-    '',
-    '## Task list',
-    '',
-    ...(b.items.length ? taskList(b.items) : ['(the step lists no items)']),
-  ];
+  const out = promptHead(
+    b,
+    ctx.worktree,
+    [
+      'You are the reviewer of one step of a tugcode plan, running non-interactively: nobody will answer',
+      'questions. Check the change below against the step, then end with your verdict. You change nothing.',
+    ],
+    `, review round ${r.round} of at most ${ctx.rounds}`,
+  );
+  out.push('', '## Task list', '', ...(b.items.length ? taskList(b.items) : ['(the step lists no items)']));
   if (b.references?.trim()) out.push('', '## References', '', b.references.trim());
   if (b.substeps.length)
     out.push(
