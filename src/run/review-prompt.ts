@@ -59,7 +59,14 @@ export function reviewerPrompt(b: ReviewBrief, ctx: ReviewPromptContext): string
       for (const i of v.issues)
         out.push(`  - ${i.severity}: ${[i.file, i.line].filter((x) => x).join(':') || '-'}: ${i.message}`);
     }
-    out.push('', 'The implementer has revised the step since: check that those issues are fixed.');
+    // A round after an APPROVE follows a resolved conflict (docs/run.md §1.9): the merge is what is new.
+    out.push(
+      '',
+      r.previous_verdicts.at(-1)!.verdict === 'APPROVE'
+        ? 'Since your APPROVE the step was rebased onto a newer integration tip and a conflict in it was merged:\n' +
+            'check the merged change (the diff above is against the new tip).'
+        : 'The implementer has revised the step since: check that those issues are fixed.',
+    );
   }
   out.push(
     '',
