@@ -226,6 +226,8 @@ async function resolveRound(
     tr?.('resolver', t);
   });
   if (out.aborted || x.beat.signal.aborted) throw new Aborted();
+  // What the resolver used counts whatever became of its round (docs/run.md §7.1), under the claim.
+  await (await import('./ledger.js')).recordUsage(x, 'resolver', u.anchor, out);
   const tc = Date.now();
   const changed = outside.outsideChanges(before, await outside.snapshotOutside(g, scope));
   if (changed.length) {
