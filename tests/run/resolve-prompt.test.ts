@@ -88,4 +88,24 @@ describe('the conflict prompt', () => {
       'Plan: .tugtool/tugplan-demo.md (step step-3, attempt 2, review round 1 of at most 3)',
     );
   });
+  it("the reviewer's prompt after a resolved conflict says the merge is what is new", () => {
+    const review = (verdicts: ('APPROVE' | 'REVISE')[]) =>
+      reviewerPrompt(
+        {
+          ...brief,
+          review: {
+            round: verdicts.length + 1,
+            base: 'a'.repeat(40),
+            head: 'b'.repeat(40),
+            diff: '',
+            diff_truncated: false,
+            previous_verdicts: verdicts.map((verdict, i) => ({ round: i + 1, verdict, summary: 's', issues: [] })),
+          },
+        },
+        { ...ctx, rounds: 3 },
+      );
+    expect(review(['APPROVE'])).toContain('Since your APPROVE the step was rebased onto a newer integration tip');
+    expect(review(['APPROVE'])).not.toContain('The implementer has revised the step since');
+    expect(review(['APPROVE', 'REVISE'])).toContain('The implementer has revised the step since');
+  });
 });
