@@ -31,24 +31,42 @@ function substepLines(subs: StepBrief[], depth = 0): string[] {
   ]);
 }
 
-/** The whole prompt for one step (a substep gets its own prompt when its turn comes). */
-export function agentPrompt(brief: StepBrief, ctx: PromptContext): string {
-  // Literal values: agent permission systems refuse commands with shell expansions (docs/agents.md §1.1).
-  const owner = ownerArgs({
-    plan: brief.plan_path,
-    step: brief.step_anchor,
-    worktree: ctx.worktree,
-    attempt: brief.attempt,
-  });
-  const out: string[] = [
-    'You are the implementer of one step of a tugcode plan, running non-interactively: nobody will answer',
-    'questions. Do the work of the step below, then end with a short report.',
+/**
+ * The head every agent prompt starts with — the implementer's, the resolver's (resolve-prompt.ts) and the
+ * reviewer's (review-prompt.ts): who the agent is (its two intro lines), the step's title, the plan line
+ * (`note` adds to it, e.g. the review round) and the worktree it is confined to.
+ */
+export function promptHead(
+  brief: Pick<StepBrief, 'plan_path' | 'step_anchor' | 'title' | 'attempt'>,
+  worktree: string,
+  intro: readonly [string, string],
+  note = '',
+): string[] {
+  return [
+    ...intro,
     '',
     `# ${brief.step_anchor}: ${brief.title}`,
     '',
-    `Plan: ${brief.plan_path} (step ${brief.step_anchor}, attempt ${brief.attempt})`,
-    `Worktree: ${ctx.worktree}`,
+    `Plan: ${brief.plan_path} (step ${brief.step_anchor}, attempt ${brief.attempt}${note})`,
+    `Worktree: ${worktree}`,
   ];
+}
+
+/**
+ * The owner arguments of the step's state commands, as a prompt writes them out: literal values, because
+ * agent permission systems refuse commands with shell expansions (docs/agents.md §1.1).
+ */
+export function promptOwner(brief: Pick<StepBrief, 'plan_path' | 'step_anchor' | 'attempt'>, worktree: string): string {
+  return ownerArgs({ plan: brief.plan_path, step: brief.step_anchor, worktree, attempt: brief.attempt });
+}
+
+/** The whole prompt for one step (a substep gets its own prompt when its turn comes). */
+export function agentPrompt(brief: StepBrief, ctx: PromptContext): string {
+  const owner = promptOwner(brief, ctx.worktree);
+  const out = promptHead(brief, ctx.worktree, [
+    'You are the implementer of one step of a tugcode plan, running non-interactively: nobody will answer',
+    'questions. Do the work of the step below, then end with a short report.',
+  ]);
   if (brief.depends_on.length)
     out.push(`Depends on: ${brief.depends_on.join(', ')} (already done; their changes are in your worktree)`);
   if (brief.commit_message) out.push(`Commit message (the driver commits for you): ${brief.commit_message}`);

@@ -4,26 +4,18 @@
  * (edit only the conflicted files' contents in the worktree, remove every marker, leave git to the driver).
  * Pure: a brief with its `conflict` in, text out.
  */
-import { taskList, type PromptContext } from './agent-prompt.js';
-import { agentSpace, ownerArgs, sq } from './confine.js';
+import { promptHead, promptOwner, taskList, type PromptContext } from './agent-prompt.js';
+import { agentSpace, sq } from './confine.js';
 import type { StepBrief } from './types.js';
 
 export function conflictPrompt(brief: StepBrief, ctx: PromptContext): string {
   const c = brief.conflict!;
-  const owner = ownerArgs({
-    plan: brief.plan_path,
-    step: brief.step_anchor,
-    worktree: ctx.worktree,
-    attempt: brief.attempt,
-  });
-  const out: string[] = [
+  const owner = promptOwner(brief, ctx.worktree);
+  const out = promptHead(brief, ctx.worktree, [
     'You are resolving a merge conflict for one step of a tugcode plan, running non-interactively: nobody will',
     'answer questions. Merge the conflicted files below, then end with a short report.',
-    '',
-    `# ${brief.step_anchor}: ${brief.title}`,
-    '',
-    `Plan: ${brief.plan_path} (step ${brief.step_anchor}, attempt ${brief.attempt})`,
-    `Worktree: ${ctx.worktree}`,
+  ]);
+  out.push(
     '',
     '## The conflict',
     '',
@@ -33,8 +25,8 @@ export function conflictPrompt(brief: StepBrief, ctx: PromptContext): string {
     ...c.files.map((f) => `- ${f}`),
     '',
     'Each holds conflict markers: between `<<<<<<<` and `=======` is the integration branch (the steps below),',
-    'between `=======` and `>>>>>>>` is this step\'s change.',
-  ];
+    "between `=======` and `>>>>>>>` is this step's change.",
+  );
   if (c.integrated.length) {
     out.push('', 'The integrated steps that changed these files since this step started:', '');
     for (const i of c.integrated)

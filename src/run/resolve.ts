@@ -5,10 +5,10 @@
  * agent preset gets a conflict prompt) — with the step's brief plus `conflict`. Untrusted like the
  * implementer: nothing outside the worktree may change, and it must leave git to the driver. Then: no
  * conflict markers and no unmerged paths, stage, `rebase --continue` without an editor (again for the next
- * commit that conflicts), each step commit still there, the checkpoints again (and the review gate, when
- * one is wired: StepRun.afterResolve), and integrate, which may rebase once more onto a newer tip. At most
- * `resolve_rounds` resolver runs per attempt; a failed run is a used round. Then the rebase is aborted and
- * the attempt fails `IntegrationConflict` as before (redone on the newer tip).
+ * commit that conflicts), each step commit still there, the checkpoints again (and the review gate when a
+ * reviewer is configured: StepRun.afterResolve), and integrate, which may rebase once more onto a newer
+ * tip. At most `resolve_rounds` resolver runs per attempt; a failed run is a used round. Then the rebase is
+ * aborted and the attempt fails `IntegrationConflict` as before (redone on the newer tip).
  */
 import { TugError } from '../contract/errors.js';
 import type { RebaseStop } from '../gitflow/integrate.js';
@@ -49,13 +49,15 @@ interface Rounds {
 /**
  * Integrate the step's commits, resolving the conflicts of the rebase in the same attempt. `once(keep)`
  * integrates once; with `keep` a conflict comes back as `stop` (the rebase left stopped), without it a
- * conflict fails the attempt (`IntegrationConflict`) as it always did.
+ * conflict fails the attempt (`IntegrationConflict`) as it always did. After a resolution the checkpoints
+ * run again, then `afterResolve` (the review gate): `escalated` when its reviewer handed the step to a
+ * human instead (nothing integrated; the claim has ended).
  */
 export async function integrateResolving(
   x: StepRun,
   units: PlanStep[],
   once: (keep: boolean) => Promise<Integration>,
-): Promise<Landed> {
+): Promise<Landed | 'escalated'> {
   const resolver = resolverOf(x.rc.opts);
   const rounds: Rounds = { used: 0, max: resolver ? x.rc.opts.resolveRounds : 0, failures: [] };
   for (;;) {
@@ -63,10 +65,11 @@ export async function integrateResolving(
     if (!('stop' in r)) return r;
     const merged = await timed(x.tr, 'resolve', () => resolveRebase(x, units, r.stop, rounds, resolver!));
     if (merged) {
-      // The step's commits now sit on the newer tip with a merge nobody has checked: its checkpoints again.
+      // The step's commits now sit on the newer tip with a merge nobody has checked: its checkpoints again,
+      // then the reviewer on the merged commits (which may send the implementer back, or a human in).
       const { checkpointsAgain } = await import('./step.js');
       await checkpointsAgain(x, units);
-      await x.afterResolve?.(units);
+      if ((await x.afterResolve?.(units)) === 'escalated') return 'escalated';
     }
     x.phase('integrate');
   }
@@ -223,6 +226,8 @@ async function resolveRound(
     tr?.('resolver', t);
   });
   if (out.aborted || x.beat.signal.aborted) throw new Aborted();
+  // What the resolver used counts whatever became of its round (docs/run.md §7.1), under the claim.
+  await (await import('./ledger.js')).recordUsage(x, 'resolver', u.anchor, out);
   const tc = Date.now();
   const changed = outside.outsideChanges(before, await outside.snapshotOutside(g, scope));
   if (changed.length) {

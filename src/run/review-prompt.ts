@@ -4,7 +4,7 @@
  * diff), the earlier verdicts of this attempt, the read-only rules, and the one-line verdict contract.
  * Pure: a review brief in, text out.
  */
-import { taskList } from './agent-prompt.js';
+import { promptHead, taskList } from './agent-prompt.js';
 import { sq } from './confine.js';
 import type { ReviewBrief } from './types.js';
 
@@ -23,19 +23,16 @@ export const VERDICT_EXAMPLE =
 
 export function reviewerPrompt(b: ReviewBrief, ctx: ReviewPromptContext): string {
   const r = b.review;
-  const out: string[] = [
-    'You are the reviewer of one step of a tugcode plan, running non-interactively: nobody will answer',
-    'questions. Check the change below against the step, then end with your verdict. You change nothing.',
-    '',
-    `# ${b.step_anchor}: ${b.title}`,
-    '',
-    `Plan: ${b.plan_path} (step ${b.step_anchor}, attempt ${b.attempt}, review round ${r.round} of at most ${ctx.rounds})`,
-    `Worktree: ${ctx.worktree}`,
-    '',
-    '## Task list',
-    '',
-    ...(b.items.length ? taskList(b.items) : ['(the step lists no items)']),
-  ];
+  const out = promptHead(
+    b,
+    ctx.worktree,
+    [
+      'You are the reviewer of one step of a tugcode plan, running non-interactively: nobody will answer',
+      'questions. Check the change below against the step, then end with your verdict. You change nothing.',
+    ],
+    `, review round ${r.round} of at most ${ctx.rounds}`,
+  );
+  out.push('', '## Task list', '', ...(b.items.length ? taskList(b.items) : ['(the step lists no items)']));
   if (b.references?.trim()) out.push('', '## References', '', b.references.trim());
   if (b.substeps.length)
     out.push(
@@ -62,7 +59,14 @@ export function reviewerPrompt(b: ReviewBrief, ctx: ReviewPromptContext): string
       for (const i of v.issues)
         out.push(`  - ${i.severity}: ${[i.file, i.line].filter((x) => x).join(':') || '-'}: ${i.message}`);
     }
-    out.push('', 'The implementer has revised the step since: check that those issues are fixed.');
+    // A round after an APPROVE follows a resolved conflict (docs/run.md §1.9): the merge is what is new.
+    out.push(
+      '',
+      r.previous_verdicts.at(-1)!.verdict === 'APPROVE'
+        ? 'Since your APPROVE the step was rebased onto a newer integration tip and a conflict in it was merged:\n' +
+            'check the merged change (the diff above is against the new tip).'
+        : 'The implementer has revised the step since: check that those issues are fixed.',
+    );
   }
   out.push(
     '',

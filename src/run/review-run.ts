@@ -7,7 +7,14 @@
 import { open, writeFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { runChild } from './child.js';
-import { implementerArgv, implementerEnv, type ImplementerVars } from './implementer.js';
+import {
+  clearUsageOut,
+  implementerArgv,
+  implementerEnv,
+  readUsageOut,
+  type ImplementerVars,
+  type UsageReport,
+} from './implementer.js';
 import type { AgentName } from './agents.js';
 import type { ChildOutcome, ReviewBrief, ReviewVerdict } from './types.js';
 
@@ -35,8 +42,11 @@ export interface ReviewerRunOptions {
   rounds: number;
 }
 
-/** The outcome of a reviewer run, with the text its verdict is read from (null: none). */
-export type ReviewerOutcome = ChildOutcome & { text: string | null };
+/**
+ * The outcome of a reviewer run, with the text its verdict is read from (null: none) and what it used
+ * (docs/run.md §7.1: an agent's own report, a command's through TUG_USAGE_OUT).
+ */
+export type ReviewerOutcome = ChildOutcome & { text: string | null } & UsageReport;
 
 async function tailOf(path: string, bytes: number): Promise<string> {
   const f = await open(path, 'r').catch(() => null);
@@ -84,6 +94,8 @@ export async function runReviewer(o: ReviewerRunOptions): Promise<ReviewerOutcom
   const json = JSON.stringify(o.brief, null, 2) + '\n';
   await mkdir(dirname(o.briefPath), { recursive: true });
   await writeFile(o.briefPath, json);
+  // As for the implementer: a reviewer that writes no usage must not report an earlier run's.
+  await clearUsageOut(o.briefPath);
   const out = await runChild({
     argv,
     cwd: o.cwd,
@@ -95,7 +107,8 @@ export async function runReviewer(o: ReviewerRunOptions): Promise<ReviewerOutcom
     signal: o.signal,
     onSpawn: o.onSpawn,
   });
-  return { ...out, text: await tailOf(o.stdoutPath, VERDICT_SCAN_BYTES) };
+  const [text, used] = await Promise.all([tailOf(o.stdoutPath, VERDICT_SCAN_BYTES), readUsageOut(o.briefPath)]);
+  return { ...out, text, ...used };
 }
 
 /** A verdict, or why the text holds none. */

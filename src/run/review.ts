@@ -29,11 +29,17 @@ export function reviewing(rc: RunCtx): boolean {
  * when a REVISE round remade its commit first) or `escalated` (the step waits for a human; the claim has
  * ended). A REVISE past `review_rounds` throws ReviewRejected; a reviewer that fails or answers no verdict
  * throws ReviewerFailed.
+ *
+ * The gate runs again after a resolved conflict (docs/run.md §1.9): the attempt's rounds continue there
+ * (round 2 after an APPROVE in round 1, its earlier verdicts in `previous_verdicts`, its logs and artifacts
+ * never overwritten), and every REVISE of the attempt counts toward `review_rounds`.
  */
 export async function reviewGate(x: StepRun, top: PlanStep): Promise<'approved' | 'revised' | 'escalated'> {
   const { rc } = x;
-  const verdicts: (ReviewVerdict & { round: number })[] = [];
-  for (let round = 1; ; round++) {
+  const verdicts = (x.verdicts ??= []);
+  let revised = false;
+  for (;;) {
+    const round = verdicts.length + 1;
     x.phase('review');
     const v = await timed(x.tr, 'review.round', () => reviewRound(x, top, round, verdicts));
     verdicts.push({ ...v, round });
@@ -46,19 +52,21 @@ export async function reviewGate(x: StepRun, top: PlanStep): Promise<'approved' 
       verdict: v.verdict,
       summary: v.summary,
     });
-    if (v.verdict === 'APPROVE') return round === 1 ? 'approved' : 'revised';
+    if (v.verdict === 'APPROVE') return revised ? 'revised' : 'approved';
     if (v.verdict === 'ESCALATE') {
       await escalate(x, top, v);
       return 'escalated';
     }
-    if (round >= rc.opts.reviewRounds)
+    const revises = verdicts.filter((p) => p.verdict === 'REVISE').length;
+    if (revises >= rc.opts.reviewRounds)
       throw new StepFailure(
         'ReviewRejected',
-        `${top.anchor}: the reviewer asked for changes ${round} time(s), the most review_rounds allows: ${v.summary}`,
+        `${top.anchor}: the reviewer asked for changes ${revises} time(s), the most review_rounds allows: ${v.summary}`,
       );
     if (!rc.opts.implementer && !rc.opts.agent)
       throw new StepFailure('ReviewRejected', `${top.anchor}: REVISE, and the run has no implementer: ${v.summary}`);
     await reviseStep(x, top, issuesOf(v));
+    revised = true;
   }
 }
 
@@ -142,6 +150,8 @@ async function reviewRound(
     rounds: rc.opts.reviewRounds,
   }).finally(() => orphans.forgetGroup(groupFile));
   if (out.aborted || x.beat.signal.aborted) throw new Aborted();
+  // What the reviewer used counts whatever its verdict (docs/run.md §7.1), under the claim still held.
+  await (await import('./ledger.js')).recordUsage(x, 'reviewer', top.anchor, out);
   const [now, after] = await Promise.all([outside.snapshotOutside(rc.g, scope), treeSignature(x)]);
   const changed = outside.outsideChanges(before, now);
   if (changed.length) {

@@ -22,7 +22,7 @@ import { boundedGitRunner } from '../git/bounded.js';
 import { catchUpTree, clearStaleIndexLock, guardTree, lockFault, type WorkerTree } from './worktrees.js';
 import { endedHow } from './child.js';
 import type { PreparedMessage } from '../gitflow/commit.js';
-import type { Phase, ReviewIssue } from './types.js';
+import type { Phase, ReviewIssue, ReviewVerdict } from './types.js';
 
 export { Aborted, StepFailure } from './failure.js';
 
@@ -43,9 +43,16 @@ export interface StepRun {
   humanNotes?: string | null | undefined;
   /**
    * Runs after a conflict of the integration was resolved and the checkpoints passed again, before the
-   * next integration try (docs/run.md §1.9): where the review gate checks the merged commits again.
+   * next integration try (docs/run.md §1.9, §6.2): the review gate on the merged commits, set by the worker
+   * when a reviewer is configured. `escalated`: the step now waits for a human (its claim has ended), so
+   * nothing is integrated.
    */
-  afterResolve?: ((units: PlanStep[]) => Promise<void>) | undefined;
+  afterResolve?: ((units: PlanStep[]) => Promise<'integrate' | 'escalated'>) | undefined;
+  /**
+   * This attempt's review verdicts so far, each with its round (docs/run.md §6.2): a review after a
+   * resolution continues them (its rounds count on, its REVISE verdicts count toward `review_rounds`).
+   */
+  verdicts?: (ReviewVerdict & { round: number })[];
 }
 
 /**

@@ -297,16 +297,22 @@ async function runClaimed(
       ? await timed(tr, 'approved', async () => (await import('./review.js')).resumeApproved(x, step, approved))
       : await executeStep(x, step);
     await timed(tr, 'preconditions', () => checkPreconditions(x, units));
-    if (!approved && (rc.opts.reviewer !== null || rc.opts.reviewAgent !== null)) {
-      // The review gate (docs/run.md §6): loaded only when a reviewer is configured.
+    if (rc.opts.reviewer !== null || rc.opts.reviewAgent !== null) {
+      // The review gate (docs/run.md §6): loaded only when a reviewer is configured. It runs before the
+      // integration (not for a step a human approved) and again after any resolved conflict (§1.9).
       const { reviewGate } = await import('./review.js');
-      const gate = await timed(tr, 'review', () => reviewGate(x, step));
-      if (gate === 'escalated') return { settled: true };
-      if (gate === 'revised') await timed(tr, 'preconditions', () => checkPreconditions(x, units));
+      const gated = async (): Promise<'integrate' | 'escalated'> => {
+        const gate = await timed(tr, 'review', () => reviewGate(x, step));
+        if (gate === 'revised') await timed(tr, 'preconditions', () => checkPreconditions(x, units));
+        return gate === 'escalated' ? 'escalated' : 'integrate';
+      };
+      x.afterResolve = gated;
+      if (!approved && (await gated()) === 'escalated') return { settled: true };
     }
     x.phase('integrate');
     const { integrateResolving } = await import('./resolve.js');
     const head = await timed(tr, 'integrate', () => integrateResolving(x, units, (keep) => integrateStep(x, keep)));
+    if (head === 'escalated') return { settled: true };
     faultPoint(rc.ops.env, 'after-integrate', step.anchor);
     x.phase('complete');
     tree.integratedHead = head.after;

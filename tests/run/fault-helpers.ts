@@ -49,8 +49,8 @@ export function prng(seed: number): () => number {
 }
 
 /**
- * The faults, one per iteration. Seed s gets FAULT_KINDS[(s - 1) % 12], so the default seeds 1..12 use
- * each kind once; everything else in the scenario comes from the PRNG.
+ * The faults, one per iteration. Seed s gets FAULT_KINDS[(s - 1) % N] (N kinds), so the default seeds 1..N
+ * use each kind once; everything else in the scenario comes from the PRNG.
  */
 export const FAULT_KINDS = [
   'sigkill', // SIGKILL of the driver at a random point
@@ -66,6 +66,7 @@ export const FAULT_KINDS = [
   'restart-race', // the driver SIGKILLed, then 8 `tugcode run` at the same instant (issue 22 item 2)
   'reset-after-integrate', // `state reset --force` between the fast-forward and `complete` (item 3)
   'sigkill-review', // a reviewer configured; the driver SIGKILLed while it reviews one step (issue 25)
+  'sigkill-resolve', // steps 2 and 3 conflict; the driver SIGKILLed while step-3's conflict is resolved (issue 25)
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -78,9 +79,18 @@ export interface Scenario {
   at: number;
   /** A number in [0, 1) that picks the worker, step or unit the fault hits. */
   pick: number;
-  /** The unit the fault hits when the seed decides it (kill-implementer, reset-after-integrate). */
+  /**
+   * The unit the fault hits when the seed decides it (kill-implementer, reset-after-integrate,
+   * sigkill-review); for sigkill-resolve the step whose conflict is resolved (CONFLICT_PAIR's second).
+   */
   target: string | null;
 }
+
+/**
+ * The steps of sigkill-resolve: both rewrite `shared.txt`; the first is integrated while the second works
+ * from the older tip (faultImplementer `conflict`), so the second's rebase always conflicts.
+ */
+export const CONFLICT_PAIR = ['step-2', 'step-3'] as const;
 
 /**
  * Mixed into every seed. Chosen so that among the default seeds 1..12, issue 22 items 1–3 each show in an
@@ -101,12 +111,18 @@ export function scenarioOf(seed: number): Scenario {
       ? pickOf(UNITS, pick).anchor
       : kind === 'reset-after-integrate' || kind === 'sigkill-review'
         ? pickOf(TOP_STEPS, pick)
-        : null;
-  // The implementer the fault kills is not also one that fails on purpose.
+        : kind === 'sigkill-resolve'
+          ? CONFLICT_PAIR[1]
+          : null;
+  // The implementer the fault kills is not also one that fails on purpose, nor is a step of the conflict
+  // (a failed first try would start it from the newer tip: no conflict).
+  const spared = (f: string) =>
+    (kind === 'kill-implementer' && f === target) ||
+    (kind === 'sigkill-resolve' && (CONFLICT_PAIR as readonly string[]).includes(f));
   return {
     seed,
     kind,
-    failOnce: failOnce.filter((f) => f !== target || kind !== 'kill-implementer'),
+    failOnce: failOnce.filter((f) => !spared(f)),
     at,
     pick,
     target,
@@ -207,6 +223,35 @@ echo '{"verdict":"APPROVE","summary":"fine","issues":[]}'
   return { '.tugtool/config.toml': `[run]\nreviewer = '${script}'\n` };
 }
 
+/**
+ * `[run] resolver` for the repository (docs/run.md §1.9) and the file the CONFLICT_PAIR fight over: a shell
+ * resolver that keeps both sides (drops the marker lines). With `hold`, its first run for the pair's second
+ * step holds (its pid in `<impl.dir>/held/resolve-<step>`) until the implementer's release or 60 s.
+ */
+export function resolverConfig(impl: FaultImplementer, o: { hold: boolean }): Record<string, string> {
+  const script = join(impl.dir, 'resolve.sh');
+  const step = CONFLICT_PAIR[1];
+  writeFileSync(
+    script,
+    `#!/bin/sh
+D='${impl.dir}'
+cat >/dev/null
+if [ '${o.hold ? 1 : 0}' = 1 ] && [ "$TUG_STEP" = '${step}' ] && [ ! -e "$D/held/resolve-$TUG_STEP" ]; then
+  echo "$$" > "$D/held/resolve.tmp" && mv "$D/held/resolve.tmp" "$D/held/resolve-$TUG_STEP"
+  i=0
+  while [ -d "$D" ] && [ ! -e "$D/release" ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+fi
+f="$TUG_WORKTREE/shared.txt"
+t=$(grep -v -E '^(<<<<<<<|=======|>>>>>>>)' "$f")
+printf '%s\n' "$t" > "$f"
+echo "merged shared.txt"
+`,
+    { mode: 0o755 },
+  );
+  impl.conflict(CONFLICT_PAIR[0], CONFLICT_PAIR[1]);
+  return { '.tugtool/config.toml': `[run]\nresolver = '${script}'\n`, 'shared.txt': 'shared\n' };
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The implementer: a shell script (a node start costs ~0.5 s on a loaded 2-core machine; sh costs ~5 ms)
 // ---------------------------------------------------------------------------------------------------------
@@ -218,6 +263,12 @@ export interface FaultImplementer {
   failOnce(unit: string): void;
   /** Hold the first (or every) invocation of `unit` until released or killed; heldPid gives its pid. */
   hold(unit: string, every?: boolean): void;
+  /**
+   * Make `first` and `second` conflict: both write `shared.txt`; the first try of `first` waits until
+   * `second` has started, and the first try of `second` waits until `first` is on the integration branch,
+   * so `second` works from the older tip (each wait at most 30 s).
+   */
+  conflict(first: string, second: string): void;
   heldPid(unit: string): number | null;
   release(): void;
   /** Every implementer pid so far (each leads its own process group). */
@@ -228,7 +279,7 @@ export interface FaultImplementer {
 
 export function faultImplementer(): FaultImplementer {
   const dir = tempDir('tugcode-fault-impl-');
-  for (const d of ['count', 'seen', 'fail', 'hold', 'held']) mkdirSync(join(dir, d));
+  for (const d of ['count', 'seen', 'fail', 'hold', 'held', 'conflict']) mkdirSync(join(dir, d));
   const script = join(dir, 'impl.sh');
   writeFileSync(
     script,
@@ -245,6 +296,21 @@ if [ -e "$D/hold/$u" ] && { [ "$n" = 1 ] || [ "$(cat "$D/hold/$u")" = every ]; }
   i=0
   while [ -d "$D" ] && [ ! -e "$D/release" ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
 fi
+if [ -e "$D/conflict/$u" ]; then
+  read -r side other < "$D/conflict/$u"
+  if [ "$n" = 1 ]; then
+    i=0
+    if [ "$side" = first ]; then
+      while [ ! -e "$D/conflict/started-$other" ] && [ "$i" -lt 600 ]; do sleep 0.05; i=$((i+1)); done
+    else
+      : > "$D/conflict/started-$u"
+      until git -C "$TUG_REPO_ROOT" log --format=%B '${INTEGRATION}' -- 2>/dev/null | grep -qx "Tug-Step: $other" || [ "$i" -ge 600 ]; do
+        sleep 0.05; i=$((i+1))
+      done
+    fi
+  fi
+  echo "$u" > "$TUG_WORKTREE/shared.txt"
+fi
 if [ "$n" = 1 ] && [ -e "$D/fail/$u" ]; then
   echo "working on $u"
   echo "failing $u once, on purpose" >&2
@@ -260,6 +326,10 @@ echo "done $u"
     dir,
     failOnce: (unit) => writeFileSync(join(dir, 'fail', unit), ''),
     hold: (unit, every = false) => writeFileSync(join(dir, 'hold', unit), every ? 'every' : 'first'),
+    conflict: (first, second) => {
+      writeFileSync(join(dir, 'conflict', first), `first ${second}\n`);
+      writeFileSync(join(dir, 'conflict', second), `second ${first}\n`);
+    },
     heldPid: (unit) => {
       const f = join(dir, 'held', unit);
       return existsSync(f) ? Number(readFileSync(f, 'utf8')) : null;

@@ -5,9 +5,10 @@
  * random point of its event stream, a killed implementer, `rm -rf` of a worker worktree, a stale
  * `index.lock`, `git gc` + `worktree prune`, an outside `state reset --force` or `state claim`, a second
  * `run` at the same instant, restarts racing for the lock after a crash, a reset between the fast-forward and
- * `complete`. Then `run` again (each an hour later by TUGCODE_NOW, so the leases a killed run left have
- * expired) until done, at most 3 times, and the invariants of fault-helpers.ts `violations`. Every run is
- * bounded in time and in claims: a spinning driver fails the test, it never hangs it.
+ * `complete`, a driver SIGKILLed during a review round or during a conflict's resolution. Then `run` again
+ * (each an hour later by TUGCODE_NOW, so the leases a killed run left have expired) until done, at most 3
+ * times, and the invariants of fault-helpers.ts `violations`. Every run is bounded in time and in claims: a
+ * spinning driver fails the test, it never hangs it.
  *
  * Seeds 1..N run by default (N fault kinds), one fault kind each, the seed first in the test's name
  * (fault-helpers.ts `scenarioOf`). More: TUGCODE_FAULT_ITERATIONS=100 (seeds 1..100). Replay one seed (build first: the tests
@@ -36,6 +37,7 @@ import {
   PLAN,
   plantIndexLock,
   resetAfterIntegrateHook,
+  resolverConfig,
   reviewerConfig,
   rmTree,
   scenarioOf,
@@ -256,6 +258,28 @@ async function faultedRun(
         await run.done,
       );
     }
+    case 'sigkill-resolve': {
+      // The driver is killed while the resolver runs (even `at`), or by its own fault point once the
+      // resolution is checked and staged, the rebase not continued yet (odd `at`; src/run/fault.ts).
+      const step = sc.target!;
+      if (sc.at % 2 === 1) {
+        const r = story.note(
+          `run, SIGKILL at after-resolve:${step}`,
+          await boundedRun(root, args, { TUGCODE_RUN_FAULT: `after-resolve:${step}` }).done,
+        );
+        const resolved = r.events.some((e) => e.type === 'conflict_resolved' && e.step_anchor === step);
+        if (r.signal !== 'SIGKILL' || !resolved)
+          story.fail(`the fault point after-resolve:${step} never fired (exit ${r.code ?? r.signal})`);
+        return r;
+      }
+      const run = boundedRun(root, args);
+      const held = `resolve-${step}`;
+      await until(`the resolver of ${step}`, () => run.exited() || impl.heldPid(held) !== null);
+      const landed = !run.exited();
+      if (landed) run.child.kill('SIGKILL');
+      else story.fail(`the run ended before the resolver of ${step} ran`);
+      return story.note(`run, SIGKILL during the resolution of ${step}`, await run.done);
+    }
     case 'reset-after-integrate': {
       const step = sc.target!;
       const marker = resetAfterIntegrateHook(root, step);
@@ -269,7 +293,14 @@ async function faultedRun(
 async function runScenario(sc: Scenario): Promise<Story> {
   const story = new Story();
   const impl = faultImplementer();
-  const root = faultRepo(UNITS, sc.kind === 'sigkill-review' ? reviewerConfig(impl, sc.target!) : {});
+  const root = faultRepo(
+    UNITS,
+    sc.kind === 'sigkill-review'
+      ? reviewerConfig(impl, sc.target!)
+      : sc.kind === 'sigkill-resolve'
+        ? resolverConfig(impl, { hold: sc.at % 2 === 0 })
+        : {},
+  );
   story.say(`repo ${root}, implementer ${impl.dir}`);
   const base = git(root, 'rev-parse', 'main').trim(); // `run --merge` (the races) moves main at the end
   for (const f of sc.failOnce) impl.failOnce(f);
