@@ -236,7 +236,7 @@
         return (
           head +
           (c.approved_commit
-            ? line(`approved <code>${esc(c.approved_commit.slice(0, 10))}</code>: the next run integrates it`)
+            ? line(`approved <code>${esc(c.approved_commit.slice(0, 10))}</code>`) + line('the next run integrates it')
             : line(c.failures ? `failed ${c.failures}× before` : 'ready to claim', esc(items), esc(subs)))
         );
       default: {
@@ -323,6 +323,7 @@
         card._html = html;
       }
       card.classList.toggle('needs', laneId === 'needs_you');
+      card.classList.toggle('acts', laneId === 'needs_you' && Boolean(actionButtons(p, c)));
       card.classList.toggle(
         'selected',
         Boolean(selected && selected.plan === p.plan_path && selected.step === c.anchor),
