@@ -3,10 +3,10 @@
  * step's lane, what it needs from a person and the command that resolves it, its phase and last activity,
  * its attempts and its usage. Pure: the reads are src/ops/board.ts, the files src/board/files.ts.
  *
- * Written against the shapes `state show` and `state log` return, read leniently: a status this board does
- * not know lands in Needs you under its own name, a field it does not know is ignored, and the fields of
- * later versions (`needs_human`'s `review_commit`, a step's `usage`, `last_activity_at`) are used when they
- * are there.
+ * Typed by the shapes `state show` returns through the operations layer (ShownStep picks the fields it
+ * reads), and still lenient where the state may grow: a status this board does not know lands in Needs you
+ * under its own name, an event it does not know leaves an attempt's outcome alone, and usage is read field
+ * by field (a role or a field of a later version is kept or ignored, never an error).
  */
 import type { stateShow } from '../ops/state-read.js';
 import { shellArg } from '../util/shell-arg.js';
