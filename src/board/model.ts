@@ -3,11 +3,12 @@
  * step's lane, what it needs from a person and the command that resolves it, its phase and last activity,
  * its attempts and its usage. Pure: the reads are src/ops/board.ts, the files src/board/files.ts.
  *
- * Written against the shapes `state show` and `state log` return, read leniently: a status this board does
- * not know lands in Needs you under its own name, a field it does not know is ignored, and the fields of
- * later versions (`needs_human`'s `review_commit`, a step's `usage`, `last_activity_at`) are used when they
- * are there.
+ * Typed by the shapes `state show` returns through the operations layer (ShownStep picks the fields it
+ * reads), and still lenient where the state may grow: a status this board does not know lands in Needs you
+ * under its own name, an event it does not know leaves an attempt's outcome alone, and usage is read field
+ * by field (a role or a field of a later version is kept or ignored, never an error).
  */
+import type { stateShow } from '../ops/state-read.js';
 import { shellArg } from '../util/shell-arg.js';
 
 export const LANES = ['blocked', 'ready', 'running', 'needs_you', 'done'] as const;
@@ -70,6 +71,8 @@ export interface Card {
   last_activity_at: string | null;
   commit: string | null;
   completed_via: string | null;
+  /** A `needs_human` step a person approved (`state decide --approve`): the kept commit the next run integrates. */
+  approved_commit: string | null;
   items: { done: number; total: number };
   substeps: { done: number; total: number };
   usage: Usage | null;
@@ -97,40 +100,45 @@ export interface BoardSnapshot {
   plans: BoardPlan[];
 }
 
-/** The parts of a `state show` step the board reads (more may be there). */
-export interface ShownStep {
-  anchor: string;
-  id: string;
-  title: string;
-  parent_anchor: string | null;
-  step_index: number;
-  status: string;
-  attempt: number;
-  failures: number;
-  claimed_by: string | null;
-  lease_expires_at: string | null;
-  lease_expired: boolean;
-  heartbeat_at: string | null;
-  started_at: string | null;
-  completed_at: string | null;
-  commit_hash: string | null;
-  completed_via: string | null;
-  fail_reason: string | null;
-  depends_on: string[];
-  blocked_by: string[];
-  counts: Record<string, unknown>;
-  items?: { kind: string; ordinal: number; depth: number; text: string; status: string; reason: string | null }[];
-}
+/** A plan and a step as `state show` returns them through the operations layer (src/ops/state-read.ts). */
+type OpsPlan = Awaited<ReturnType<typeof stateShow>>['plans'][number];
+type OpsStep = OpsPlan['steps'][number];
 
-export interface ShownPlan {
-  plan_path: string;
-  phase_title: string | null;
-  status: string;
+/** The parts of a `state show` step the board reads (more may be there; `items` only in a step's detail). */
+export type ShownStep = Pick<
+  OpsStep,
+  | 'anchor'
+  | 'id'
+  | 'title'
+  | 'parent_anchor'
+  | 'step_index'
+  | 'status'
+  | 'attempt'
+  | 'failures'
+  | 'claimed_by'
+  | 'lease_expires_at'
+  | 'lease_expired'
+  | 'heartbeat_at'
+  | 'started_at'
+  | 'completed_at'
+  | 'commit_hash'
+  | 'completed_via'
+  | 'fail_reason'
+  | 'depends_on'
+  | 'blocked_by'
+  | 'counts'
+  | 'review_commit'
+  | 'human_decision'
+  | 'usage'
+> &
+  Partial<Pick<OpsStep, 'items'>>;
+
+/** The parts of a `state show` plan the board reads. */
+export type ShownPlan = Pick<OpsPlan, 'plan_path' | 'phase_title' | 'status' | 'overall' | 'usage'> & {
   steps: ShownStep[];
-  overall: { steps_completed: number; steps_total: number; percent: number };
-}
+};
 
-/** What `boardRead` returns (src/ops/board.ts). */
+/** What `boardRead` returns (src/ops/board.ts), as far as the board reads it. */
 export interface BoardRead {
   plans: ShownPlan[];
   backend: { kind: string; location: string };
@@ -140,8 +148,11 @@ export interface BoardRead {
 
 /** What the board knows of a step besides the state: the run's events, its log files, its latest state events. */
 export interface Activity {
-  /** From the run this board runs beside (`run --board`): the worker, its phase, its last event. */
-  run?: { worker: string; phase: string | null; event: string; at: string };
+  /**
+   * From the run this board runs beside (`run --board`): the worker, its phase, its last event, and the
+   * watchdog's last activity of the worker's implementer (output, item or file change; docs/run.md §7.3).
+   */
+  run?: { worker: string; phase: string | null; event: string; at: string; active_at?: string | undefined };
   /** From the run's log files of the current attempt (src/board/files.ts). */
   files?: { phase: string | null; at: string | null };
   /** From the state's events: the latest one's time and the latest reason one gave. */
@@ -226,7 +237,6 @@ export function placeStep(
 ): { lane: Lane; need: Need | null } {
   const p = planArg(o.plan_path);
   const step = shellArg(s.anchor);
-  const extra = s as unknown as Record<string, unknown>;
   switch (s.status) {
     case 'completed':
       return { lane: 'done', need: null };
@@ -247,12 +257,8 @@ export function placeStep(
         lane: 'needs_you',
         need: {
           kind: 'needs_human',
-          reason:
-            str(extra.needs_human_reason) ??
-            str(extra.human_reason) ??
-            o.reason ??
-            s.fail_reason ??
-            'the reviewer escalated it',
+          // The escalation's reason is its event's (`state escalate`): the latest reason the step's events gave.
+          reason: o.reason ?? s.fail_reason ?? 'the reviewer escalated it',
           command: `tugcode state decide ${p} ${step} --approve`,
           actions: ['approve', 'revise', 'reject'],
         },
@@ -310,13 +316,11 @@ export function cardOf(
 ): Card {
   const own = activity(s.anchor);
   const held = s.status === 'claimed' || s.status === 'in_progress';
-  let last: string | null = held
-    ? later(s.started_at, str((s as unknown as Record<string, unknown>).last_activity_at))
-    : null;
+  let last: string | null = held ? s.started_at : null;
   let reason: string | null = own?.events?.reason ?? null;
   for (const a of [own, ...subs.map((x) => activity(x.anchor))]) {
     if (!a) continue;
-    if (held) last = later(later(later(last, a.run?.at), a.files?.at), a.events?.at);
+    if (held) last = [a.run?.at, a.run?.active_at, a.files?.at, a.events?.at].reduce(later, last);
     reason ??= a.events?.reason ?? null;
   }
   const { lane, need } = placeStep(s, { ...o, last_activity_at: last, reason });
@@ -326,7 +330,8 @@ export function cardOf(
     items.done += c.done;
     items.total += c.total;
   }
-  const usage = usageOf((s as unknown as Record<string, unknown>).usage);
+  // The ledger records a run under the (sub)step it worked on: the card's usage is the step's and its substeps'.
+  const usage = sumUsage([usageOf(s.usage), ...subs.map((x) => usageOf(x.usage))]);
   return {
     anchor: s.anchor,
     id: s.id,
@@ -348,6 +353,7 @@ export function cardOf(
     last_activity_at: last,
     commit: s.commit_hash,
     completed_via: s.completed_via,
+    approved_commit: s.status !== 'completed' && s.human_decision === 'approved' ? s.review_commit : null,
     items,
     substeps: { done: subs.filter((x) => x.status === 'completed').length, total: subs.length },
     usage,
@@ -386,7 +392,7 @@ export function planOf(
     );
   const lanes = Object.fromEntries(LANES.map((l) => [l, 0])) as Record<Lane, number>;
   for (const c of cards) lanes[c.lane]++;
-  const usage = usageOf((p as unknown as Record<string, unknown>).usage) ?? sumUsage(cards.map((c) => c.usage));
+  const usage = usageOf(p.usage) ?? sumUsage(cards.map((c) => c.usage));
   return {
     plan_path: p.plan_path,
     slug: slugOf(p.plan_path),
@@ -441,7 +447,50 @@ export interface AttemptView {
   outcome: string;
   reason: string | null;
   commit: string | null;
+  /** What the attempt's agent runs used (the ledger's reports, docs/run.md §7.1), and per role. */
   usage: Usage | null;
+  by_role: UsageByRole | null;
+}
+
+/** One role's share of some usage: `implementer`, `reviewer`, `resolver` (or a role of a later version). */
+export interface RoleUsage {
+  tokens: number;
+  cost_usd: number | null;
+  reports: number;
+}
+export type UsageByRole = Record<string, RoleUsage>;
+
+function addRole(to: UsageByRole | null, role: string, r: RoleUsage): UsageByRole {
+  const out = { ...to };
+  const was = out[role] ?? { tokens: 0, cost_usd: null, reports: 0 };
+  out[role] = {
+    tokens: was.tokens + r.tokens,
+    cost_usd: r.cost_usd === null ? was.cost_usd : Math.round(((was.cost_usd ?? 0) + r.cost_usd) * 1e9) / 1e9,
+    reports: was.reports + r.reports,
+  };
+  return out;
+}
+
+/**
+ * A step's usage per role over its units: the `by_role` of each `state show` usage (the step's and its
+ * substeps'), summed; null when none has one.
+ */
+export function rolesOf(usages: unknown[]): UsageByRole | null {
+  let out: UsageByRole | null = null;
+  for (const u of usages) {
+    const by = (u as { by_role?: unknown } | null)?.by_role;
+    if (!by || typeof by !== 'object') continue;
+    for (const [role, v] of Object.entries(by as Record<string, unknown>)) {
+      const r = v as Record<string, unknown> | null;
+      if (!r || typeof r.tokens !== 'number') continue;
+      out = addRole(out, role, {
+        tokens: r.tokens,
+        cost_usd: typeof r.cost_usd === 'number' ? r.cost_usd : null,
+        reports: typeof r.reports === 'number' ? r.reports : 1,
+      });
+    }
+  }
+  return out;
 }
 
 /** The latest reason an event gives (a failure, an escalation, a decision's notes), or null. */
@@ -450,10 +499,12 @@ export function reasonOf(d: Record<string, unknown>): string | null {
 }
 
 /**
- * A step's attempts from its events (oldest first): who claimed each, how it ended and why. Events this
- * board does not know still end an attempt's story with their command's name.
+ * A step's attempts from its events (oldest first): who claimed each, how it ended and why, what it used.
+ * Events this board does not know still end an attempt's story with their command's name. With `top`, the
+ * events of other anchors (its substeps') count only for usage: the ledger records an implementer run under
+ * the substep it worked on, with the top-level step's attempt.
  */
-export function attemptsOf(events: LoggedEvent[]): AttemptView[] {
+export function attemptsOf(events: LoggedEvent[], top?: string): AttemptView[] {
   const by = new Map<number, AttemptView>();
   const get = (n: number, at: string): AttemptView => {
     let a = by.get(n);
@@ -467,6 +518,7 @@ export function attemptsOf(events: LoggedEvent[]): AttemptView[] {
         reason: null,
         commit: null,
         usage: null,
+        by_role: null,
       };
       by.set(n, a);
     }
@@ -477,7 +529,10 @@ export function attemptsOf(events: LoggedEvent[]): AttemptView[] {
     a.outcome = outcome;
     if (reason !== null) a.reason = reason;
   };
+  const seen = new Set<number>();
   for (const e of [...events].sort((x, y) => x.id - y.id)) {
+    if (seen.has(e.id)) continue;
+    seen.add(e.id);
     const d = e.details;
     if (e.command === 'takeover' && typeof d.previous_attempt === 'number') {
       end(get(d.previous_attempt, e.at), e.at, 'taken over', `lease expired; taken over by ${e.actor}`);
@@ -490,9 +545,16 @@ export function attemptsOf(events: LoggedEvent[]): AttemptView[] {
       continue;
     }
     if (e.attempt === null || e.attempt <= 0) continue;
-    const a = get(e.attempt, e.at);
+    const own = top === undefined || e.step_anchor === top;
     const u = usageOf(d);
-    if (u) a.usage = sumUsage([a.usage, u]);
+    if (!own && !u) continue;
+    const a = get(e.attempt, e.at);
+    if (u) {
+      a.usage = sumUsage([a.usage, u]);
+      const role = str(d.role);
+      if (role) a.by_role = addRole(a.by_role, role, { tokens: u.tokens ?? 0, cost_usd: u.cost_usd, reports: 1 });
+    }
+    if (!own) continue;
     if (d.claimed === true) a.owner = e.actor;
     else if (d.failed_attempt === true) end(a, e.at, 'failed', reasonOf(d));
     else if (e.command === 'step_failed') a.reason ??= reasonOf(d);
@@ -500,12 +562,22 @@ export function attemptsOf(events: LoggedEvent[]): AttemptView[] {
     else if (d.completed === true) {
       end(a, e.at, 'completed');
       a.commit = str(d.commit_hash);
+    } else if (typeof d.decision === 'string') {
+      // A decision's event names the kept commit too: it ends the attempt as decided, not as escalated.
+      end(a, e.at, `decided: ${d.decision}`, reasonOf(d));
+      if (d.decision !== 'approve') a.commit = null;
     } else if (typeof d.review_commit === 'string' || e.command.includes('needs_human')) {
       end(a, e.at, 'needs human', reasonOf(d));
       a.commit = str(d.review_commit); // the kept work a decision approves or not
-    } else if (typeof d.decision === 'string') end(a, e.at, `decided: ${d.decision}`, reasonOf(d));
+    }
   }
   return [...by.values()].sort((x, y) => x.attempt - y.attempt);
+}
+
+/** The anchor of the unit whose parent is not among `steps`: the step a detail's subtree hangs from. */
+export function topOf(steps: Pick<ShownStep, 'anchor' | 'parent_anchor'>[]): string | undefined {
+  const anchors = new Set(steps.map((s) => s.anchor));
+  return steps.find((s) => s.parent_anchor === null || !anchors.has(s.parent_anchor))?.anchor;
 }
 
 /** One event as a line: its command, actor and the details in short. */

@@ -12,7 +12,7 @@ import { MAX_ANCHOR, MAX_PLAN, MAX_REASON } from '../contract/inputs/limits.js';
 import { newCall, type OpsContext } from '../ops/context.js';
 import { readTail, stepLogs, type Tail } from './files.js';
 import { allowedHosts, refusal } from './guard.js';
-import { attemptsOf, eventLine, slugOf, type LoggedEvent, type ShownPlan } from './model.js';
+import { attemptsOf, eventLine, rolesOf, slugOf, sumUsage, topOf, usageOf } from './model.js';
 import { pageResponse } from './page.js';
 import type { BoardSource, SourceMessage } from './source.js';
 
@@ -283,7 +283,7 @@ export async function startServer(o: ServerOptions): Promise<BoardServer> {
     const step = param(q, 'step', MAX_ANCHOR);
     const { boardStep } = await import('../ops/board.js');
     const d = await boardStep(o.ctx, { plan, step }, newCall('state show'));
-    const shown = d.plan as unknown as ShownPlan;
+    const shown = d.plan;
     const slug = slugOf(shown.plan_path);
     const anchors = shown.steps.map((s) => s.anchor);
     const logs = slug ? await stepLogs(o.mainRoot, slug, anchors) : [];
@@ -297,7 +297,7 @@ export async function startServer(o: ServerOptions): Promise<BoardServer> {
         chosen && slug && tail
           ? { dir: runLogDir(o.mainRoot, slug), name: chosen.name, plan: shown.plan_path, step, offset: tail.size }
           : null;
-    const events = d.events as unknown as LoggedEvent[];
+    const events = d.events;
     return {
       plan_path: shown.plan_path,
       step,
@@ -310,9 +310,14 @@ export async function startServer(o: ServerOptions): Promise<BoardServer> {
         commit: s.commit_hash,
         fail_reason: s.fail_reason,
         items: s.items ?? [],
-        usage: (s as unknown as { usage?: unknown }).usage ?? null,
+        usage: s.usage,
       })),
-      attempts: attemptsOf(events),
+      // The step's usage over its units, per role (state show's ledger sums), and per attempt (their events).
+      usage: {
+        total: sumUsage(shown.steps.map((s) => usageOf(s.usage))),
+        by_role: rolesOf(shown.steps.map((s) => s.usage)),
+      },
+      attempts: attemptsOf([...events, ...d.usage_events], topOf(shown.steps) ?? step),
       events: events.map(eventLine).reverse(),
       artifacts: d.artifacts.map((a) => ({ ...a, truncated: (a.content_length ?? 0) > (a.content?.length ?? 0) })),
       logs: logs.map((l) => ({

@@ -66,6 +66,10 @@ export class BoardSource {
   private readonly events = new Map<string, { at: string; reason: string | null }>();
   private readonly runs = new Map<string, NonNullable<Activity['run']>>();
   private runPlan: string | null = null;
+  /** Each worker of the run beside the board and the step (its activity key) it holds. */
+  private readonly holding = new Map<string, string>();
+  /** The run's watchdog: the epoch ms of a worker's implementer's last activity, while one runs. */
+  private activeOf: ((worker: string) => number | undefined) | null = null;
   private timer: NodeJS.Timeout | null = null;
   private dueAt = 0;
   private ticking: Promise<void> | null = null;
@@ -107,18 +111,31 @@ export class BoardSource {
     if (e.type === 'run_started' && e.plan_path) this.runPlan = e.plan_path;
     if (!this.runPlan || !e.step_anchor) return;
     const key = activityKey(this.runPlan, e.step_anchor);
-    if (e.type === 'step_completed' || e.type === 'attempt_failed' || e.type === 'claim_lost') this.runs.delete(key);
-    else {
+    if (e.type === 'claimed' && e.worker) this.holding.set(e.worker, key);
+    if (e.type === 'step_completed' || e.type === 'attempt_failed' || e.type === 'claim_lost') {
+      this.runs.delete(key);
+      if (e.worker && this.holding.get(e.worker) === key) this.holding.delete(e.worker);
+    } else {
       const prev = this.runs.get(key);
       this.runs.set(key, {
         worker: e.worker ?? prev?.worker ?? '',
         phase: e.type === 'phase' ? (e.phase ?? null) : e.type === 'claimed' ? 'claimed' : (prev?.phase ?? null),
         event: e.type,
         at: e.at,
+        active_at: e.type === 'claimed' ? undefined : prev?.active_at,
       });
     }
     this.dirty = true;
     if (this.subs.size > 0) this.schedule(50);
+  }
+
+  /**
+   * The run's watchdog's last activity per worker (`run --board`; docs/run.md §7.3: an implementer's output,
+   * item or file change), read at each full read: the last activity of the step the worker holds.
+   */
+  runActivity(fn: (worker: string) => number | undefined): void {
+    this.activeOf = fn;
+    this.dirty = true;
   }
 
   /** Read again soon (after an action). */
@@ -260,7 +277,7 @@ export class BoardSource {
     const t0 = Date.now();
     this.dirty = false;
     const { boardRead, boardProbe } = await import('../ops/board.js');
-    const read = (await boardRead(this.o.ctx, {}, call)) as unknown as BoardRead;
+    const read: BoardRead = await boardRead(this.o.ctx, {}, call);
     // A store that went back in time (state.db deleted, events purged): the cursor follows it.
     const latest = await boardProbe(this.o.ctx, {}, call);
     const top = latest.events[0]?.id ?? 0;
@@ -290,6 +307,15 @@ export class BoardSource {
         files.set(activityKey(p.plan_path, s.anchor), phaseFromLogs(mine, s.attempt));
       }
     }
+    if (this.activeOf)
+      for (const [worker, key] of this.holding) {
+        const ms = this.activeOf(worker);
+        const r = this.runs.get(key);
+        if (ms === undefined || !r || !Number.isFinite(ms)) continue;
+        const at = new Date(ms).toISOString();
+        // Kept once the implementer ended (the watchdog forgets it then): the card's activity never goes back.
+        if (!r.active_at || at > r.active_at) r.active_at = at;
+      }
     const activity = (plan_path: string, anchor: string): Activity | undefined => {
       const key = activityKey(plan_path, anchor);
       const run = this.runs.get(key);

@@ -35,6 +35,8 @@ export interface Board {
   warnings: { code: string; message: string }[];
   /** An event of the run beside the board (`run --board`). */
   runEvent(e: RunEventLike): void;
+  /** The run's watchdog's last activity of a worker's implementer, in epoch ms (read, never called back). */
+  runActivity(fn: (worker: string) => number | undefined): void;
   /** Resolves true when a page connects, false after `ms`. */
   waitForPage(ms: number): Promise<boolean>;
   /** Stops serving; `flush`: first one last read for the pages still open (the run beside it ended). */
@@ -133,6 +135,7 @@ export async function startBoard(o: BoardOptions): Promise<Board> {
       allowActions,
       warnings,
       runEvent: (e) => src.runEvent(e),
+      runActivity: (fn) => src.runActivity(fn),
       waitForPage: (ms) => srv.waitForPage(ms),
       stop: async (how = {}) => {
         // At most a few seconds: a store that does not answer (PostgreSQL down) must not hold the exit.

@@ -16,6 +16,8 @@ export const PROBE_LIMIT = 500;
 export const DETAIL_EVENTS = 200;
 export const DETAIL_ARTIFACTS = 50;
 export const ARTIFACT_CONTENT_MAX = 16 * 1024;
+/** The most substeps whose usage reports a step's detail reads (one indexed read each). */
+export const DETAIL_SUBSTEPS = 100;
 
 /**
  * New events since `after_id` (every state change appends one, a plain heartbeat aside), or, without it,
@@ -39,10 +41,20 @@ export async function boardRead(ctx: OpsContext, _input: Record<string, never>, 
   };
 }
 
-/** One top-level step for the detail panel: it and its substeps with every item, its latest events and artifacts. */
+/**
+ * One top-level step for the detail panel: it and its substeps with every item, its latest events and
+ * artifacts, and its substeps' usage reports (the ledger records an implementer run under the substep it
+ * worked on, docs/run.md §7.1; the detail shows usage per attempt).
+ */
 export async function boardStep(ctx: OpsContext, input: { plan: string; step: string }, call: Call) {
   const shown = await stateShow(ctx, { plan: input.plan, step: input.step, items: 'all' }, call);
   const log = await stateLog(ctx, { plan: input.plan, step: input.step, limit: DETAIL_EVENTS }, call);
+  const plan = shown.plans[0]!;
+  const usage_events: typeof log.events = [];
+  for (const sub of plan.steps.filter((s) => s.parent_anchor !== null && s.usage).slice(0, DETAIL_SUBSTEPS)) {
+    const l = await stateLog(ctx, { plan: plan.plan_path, step: sub.anchor, limit: DETAIL_EVENTS }, call);
+    usage_events.push(...l.events.filter((e) => typeof e.details.usage_id === 'number'));
+  }
   const { store, sc } = await stateOf(ctx, call);
   const { artifacts } = await store.artifacts(sc, {
     plan: input.plan,
@@ -50,7 +62,7 @@ export async function boardStep(ctx: OpsContext, input: { plan: string; step: st
     limit: DETAIL_ARTIFACTS,
     content_max: ARTIFACT_CONTENT_MAX,
   });
-  return { plan: shown.plans[0]!, events: log.events, artifacts };
+  return { plan, events: log.events, usage_events, artifacts };
 }
 
 /** `state graph` of one plan (its nodes and edges lay out the page's graph; its Mermaid text is offered as is). */

@@ -8,24 +8,14 @@
  */
 import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserOrSkip, watchPage } from '../helpers/browser.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useBrowser, watchedPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
 import { planText, runJsonl, runRepo, startRun, step } from '../run/helpers.js';
 import { expectRefused, http, own, startBoardCli, whereOf, type BoardChild } from './helpers.js';
 import { gatedImplementer, laneOf, serverSnapshot, until, waitLane } from './page.js';
 
-let browser: Browser | undefined;
-let skip = '';
-beforeAll(async () => {
-  const b = await browserOrSkip();
-  if ('skip' in b) skip = b.skip;
-  else browser = b.browser;
-}, 20 * 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const chrome = useBrowser();
 
 const DIAMOND = planText([
   step(1, 'One'),
@@ -45,7 +35,7 @@ const frame = (page: import('playwright-core').Page) =>
 
 describe('the board in a browser during tugcode run --board', () => {
   it('follows a diamond plan live: Ready → Running → Done without reload, one EventSource, quiet when unchanged', async (ctx) => {
-    if (!browser) return ctx.skip(skip);
+    const browser = chrome.get(ctx);
     const root = runRepo(DIAMOND);
     const impl = gatedImplementer();
     // One worker, so step-3 waits in Ready while step-2 runs; a long heartbeat, so only the steps change the state.
@@ -57,8 +47,7 @@ describe('the board in a browser during tugcode run --board', () => {
       });
       const w = whereOf(line);
       expect(w.line.allow_actions).toBe(false);
-      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-      const watch = await watchPage(page);
+      const { page, watch } = await watchedPage(browser);
       await page.goto(w.url);
       await page.waitForSelector('.plan h2:text("Driver test")');
       await waitLane(page, 'step-1', 'running');
@@ -171,7 +160,7 @@ describe('the board in a browser with --allow-actions', () => {
   });
 
   it('resets a failed step from the page after a confirmation; the next run integrates it', async (ctx) => {
-    if (!browser) return ctx.skip(skip);
+    const browser = chrome.get(ctx);
     const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]));
     const impl = gatedImplementer();
     impl.open('step-1.fail');
@@ -179,8 +168,7 @@ describe('the board in a browser with --allow-actions', () => {
     const failed = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--max-attempts', '1']);
     expect(failed.code).not.toBe(0);
     board = await startBoardCli(root, ['--allow-actions']);
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    const watch = await watchPage(page);
+    const { page, watch } = await watchedPage(browser);
     await page.goto(board.url);
     await waitLane(page, 'step-1', 'needs_you');
     const card = await page.textContent('.card[data-step="step-1"]');
@@ -207,12 +195,11 @@ describe('the board in a browser with --allow-actions', () => {
   }, 180_000);
 
   it('a page outlives its board: the next board on the same URL gets it back, without a reload', async (ctx) => {
-    if (!browser) return ctx.skip(skip);
+    const browser = chrome.get(ctx);
     const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]));
     expect(runCli(['state', 'init', 'demo', '--json'], { cwd: root }).code).toBe(0);
     let b = await startBoardCli(root);
-    const page = await browser.newPage();
-    const watch = await watchPage(page);
+    const { page, watch } = await watchedPage(browser);
     await page.goto(b.url);
     await waitLane(page, 'step-1', 'ready');
     await b.stop();

@@ -8,31 +8,21 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserOrSkip, watchPage } from '../helpers/browser.js';
+import { describe, expect, it } from 'vitest';
+import { useBrowser, watchedPage } from '../helpers/browser.js';
 import { CLI, ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/repo.js';
 import { parseLines } from '../run/helpers.js';
 import { boardLineOf, testEnv } from './helpers.js';
 import { until } from './page.js';
 
-let browser: Browser | undefined;
-let skip = '';
-beforeAll(async () => {
-  const b = await browserOrSkip();
-  if ('skip' in b) skip = b.skip;
-  else browser = b.browser;
-}, 20 * 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const chrome = useBrowser();
 
 const count = (page: import('playwright-core').Page, lane: string) => page.locator(`.lane-${lane} .card`).count();
 
 describe('tugcode demo --board', () => {
   it('waits for the page, runs the demo at a watchable pace, stays up until SIGINT', async (ctx) => {
-    if (!browser) return ctx.skip(skip);
+    const browser = chrome.get(ctx);
     const tmp = tempDir();
     const child = spawn(process.execPath, [CLI, 'demo', '--board', '--json'], { env: testEnv({ TMPDIR: tmp }) });
     let out = '';
@@ -44,8 +34,7 @@ describe('tugcode demo --board', () => {
       expect(demoLine).toMatchObject({ type: 'demo', kept: false });
       // Nothing runs before a page is open.
       expect(out).not.toContain('"run_started"');
-      const page = await browser.newPage({ viewport: { width: 1440, height: 820 } });
-      const watch = await watchPage(page);
+      const { page, watch } = await watchedPage(browser, { width: 1440, height: 820 });
       await page.goto(w.url);
       await page.waitForSelector('.plan h2:text("A receipt printer for the shop")', { timeout: 60_000 });
       // Mid-run: something done, something running, something still waiting.

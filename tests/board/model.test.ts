@@ -11,6 +11,8 @@ import { allowedHosts, refusal } from '../../src/board/guard.js';
 import {
   attemptsOf,
   ownerOf,
+  rolesOf,
+  topOf,
   placeStep,
   shapeSnapshot,
   sumUsage,
@@ -48,7 +50,12 @@ function step(anchor: string, o: Partial<ShownStep> = {}): ShownStep {
     counts: {
       tasks: { open: 1, in_progress: 0, completed: 1, deferred: 0 },
       tests: { open: 0, in_progress: 0, completed: 0, deferred: 1 },
+      checkpoints: { open: 0, in_progress: 0, completed: 0, deferred: 0 },
+      refactors: { open: 0, applied: 0, failed: 0, skipped: 0 },
     },
+    review_commit: null,
+    human_decision: null,
+    usage: null,
     ...o,
   };
 }
@@ -118,23 +125,24 @@ describe('lanes', () => {
   });
 });
 
-describe('the snapshot', () => {
-  const read = (steps: ShownStep[], extra: Record<string, unknown> = {}): BoardRead => ({
-    plans: [
-      {
-        plan_path: PLAN,
-        phase_title: 'Demo',
-        status: 'active',
-        steps,
-        overall: { steps_completed: 1, steps_total: steps.filter((s) => !s.parent_anchor).length, percent: 33 },
-        ...extra,
-      },
-    ],
-    backend: { kind: 'postgres', location: 'postgres://h/db' },
-    repo_root: '/r/shop',
-    stall_seconds: null,
-  });
+const read = (steps: ShownStep[], extra: Record<string, unknown> = {}): BoardRead => ({
+  plans: [
+    {
+      plan_path: PLAN,
+      phase_title: 'Demo',
+      status: 'active',
+      steps,
+      overall: { steps_completed: 1, steps_total: steps.filter((s) => !s.parent_anchor).length, percent: 33 },
+      usage: null,
+      ...extra,
+    },
+  ],
+  backend: { kind: 'postgres', location: 'postgres://h/db' },
+  repo_root: '/r/shop',
+  stall_seconds: null,
+});
 
+describe('the snapshot', () => {
   it('cards of top-level steps with their substeps counted, the owner split host:path on PostgreSQL, lane counts', () => {
     const steps = [
       step('step-1', { status: 'completed', commit_hash: 'c1' }),
@@ -178,6 +186,57 @@ describe('the snapshot', () => {
     expect(running.substeps).toEqual({ done: 1, total: 1 });
     expect(running.items).toEqual({ done: 4, total: 6 });
     expect(p.cards[0]!.commit).toBe('c1');
+  });
+
+  it("the run's watchdog activity counts for a running card's last activity; never for a step not held", () => {
+    const held = step('step-1', {
+      status: 'in_progress',
+      attempt: 1,
+      claimed_by: '/r/.tugtree/tugplan__demo--w1',
+      lease_expires_at: '2026-03-01T13:00:00.000Z',
+      started_at: '2026-03-01T11:50:00.000Z',
+    });
+    const run = {
+      worker: 'w1',
+      phase: 'implementer',
+      event: 'phase',
+      at: '2026-03-01T11:51:00.000Z',
+      active_at: '2026-03-01T11:59:58.000Z',
+    };
+    const s = shapeSnapshot(
+      read([held, step('step-2', { status: 'completed', commit_hash: 'c' })]),
+      () => ({ run, files: { phase: 'implementer', at: '2026-03-01T11:52:00.000Z' } }),
+      { now: NOW, allow_actions: false },
+    );
+    expect(s.plans[0]!.cards.map((c) => c.last_activity_at)).toEqual(['2026-03-01T11:59:58.000Z', null]);
+  });
+
+  it('usage from the ledger: a card sums its step and substeps; the detail has it per role', () => {
+    const totals = (tokens: number, cost: number, role: string) => ({
+      input_tokens: tokens,
+      output_tokens: 0,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+      tokens,
+      cost_usd: cost,
+      reports: 1,
+      unpriced: 0,
+      by_role: { [role]: { tokens, cost_usd: cost, reports: 1 } },
+    });
+    const steps = [
+      step('step-1', { status: 'in_progress', claimed_by: '/w', usage: totals(100, 0.5, 'reviewer') }),
+      step('step-1-1', { parent_anchor: 'step-1', usage: totals(1000, 0.25, 'implementer') }),
+      step('step-1-2', { parent_anchor: 'step-1', usage: totals(2000, 0.25, 'implementer') }),
+    ];
+    const card = shapeSnapshot(read(steps), () => undefined, { now: NOW, allow_actions: false }).plans[0]!.cards[0]!;
+    expect(card.usage).toMatchObject({ tokens: 3100, cost_usd: 1 });
+    expect(rolesOf(steps.map((x) => x.usage))).toEqual({
+      reviewer: { tokens: 100, cost_usd: 0.5, reports: 1 },
+      implementer: { tokens: 3000, cost_usd: 0.5, reports: 2 },
+    });
+    expect(rolesOf([null, { by_role: 'x' }])).toBeNull();
+    expect(topOf(steps.slice(1))).toBe('step-1-1');
+    expect(topOf(steps)).toBe('step-1');
   });
 
   it('usage of a later state version: per step, summed per plan and for the board; null when absent', () => {
@@ -256,12 +315,82 @@ describe('attempts from events', () => {
     expect(attempts[3]!.usage).toMatchObject({ input_tokens: 10, cost_usd: 0.1 });
   });
 
+  it("usage per attempt and per role: the step's reports and its substeps' (those count for usage only)", () => {
+    const report = (role: string, tokens: number, cost: number | null) => ({
+      usage_id: tokens,
+      role,
+      input_tokens: tokens,
+      output_tokens: null,
+      cache_read_tokens: null,
+      cache_write_tokens: null,
+      cost_usd: cost,
+    });
+    const sub = (e: LoggedEvent): LoggedEvent => ({ ...e, step_anchor: 'step-1-1' });
+    const attempts = attemptsOf(
+      [
+        ev(1, 'run', 1, { claimed: true }),
+        sub(ev(2, 'run', 1, report('implementer', 1000, 0.25))),
+        ev(3, 'run', 1, report('reviewer', 10, 0.01)),
+        ev(4, 'run', 1, { failed_attempt: true, reason: 'ReviewRejected' }),
+        ev(5, 'run', 2, { claimed: true }),
+        sub(ev(6, 'run', 2, report('implementer', 2000, null))),
+        sub(ev(7, 'run', 2, { completed: true, commit_hash: 'sub' })),
+        ev(8, 'run', 2, report('resolver', 30, 0.02)),
+        sub(ev(9, 'run', 2, report('implementer', 500, 0.5))),
+        ev(9, 'run', 2, report('implementer', 500, 0.5)),
+      ],
+      'step-1',
+    );
+    expect(attempts.map((a) => [a.attempt, a.outcome, a.commit])).toEqual([
+      [1, 'failed', null],
+      [2, 'running', null],
+    ]);
+    expect(attempts[0]!.usage).toMatchObject({ tokens: 1010, cost_usd: 0.26 });
+    expect(attempts[0]!.by_role).toEqual({
+      implementer: { tokens: 1000, cost_usd: 0.25, reports: 1 },
+      reviewer: { tokens: 10, cost_usd: 0.01, reports: 1 },
+    });
+    // An event read twice (the step's and a substep's log) counts once.
+    expect(attempts[1]!.by_role).toEqual({
+      implementer: { tokens: 2500, cost_usd: 0.5, reports: 2 },
+      resolver: { tokens: 30, cost_usd: 0.02, reports: 1 },
+    });
+  });
+
   it('a needs_human escalation and a decision of a later state version', () => {
     const attempts = attemptsOf([
       ev(1, 'run', 1, { claimed: true }),
       ev(2, 'step_needs_human', 1, { review_commit: 'f00', reason: 'touches auth' }),
     ]);
     expect(attempts[0]).toMatchObject({ outcome: 'needs human', reason: 'touches auth', commit: 'f00' });
+    // The decision's event names the kept commit too: the attempt ends decided, the commit kept only if approved.
+    const decided = (decision: string, more: Record<string, unknown> = {}) =>
+      attemptsOf([
+        ev(1, 'run', 1, { claimed: true }),
+        ev(2, 'run', 1, { step_anchor: 'step-1', review_commit: 'f00', reason: 'ESCALATE in round 1' }),
+        ev(3, 'state decide', 1, { decision, status: 'pending', review_commit: 'f00', ...more }, 'admin'),
+      ])[0];
+    expect(decided('approve')).toMatchObject({ outcome: 'decided: approve', commit: 'f00' });
+    expect(decided('revise', { notes: 'split it' })).toMatchObject({
+      outcome: 'decided: revise',
+      reason: 'split it',
+      commit: null,
+    });
+  });
+
+  it('an approved step waits in Ready with the kept commit the next run integrates', () => {
+    const s = shapeSnapshot(
+      read([
+        step('step-1', { review_commit: 'f00', human_decision: 'approved' }),
+        step('step-2', { status: 'completed', commit_hash: 'c2', review_commit: 'f01', human_decision: 'approved' }),
+      ]),
+      () => undefined,
+      { now: NOW, allow_actions: false },
+    );
+    expect(s.plans[0]!.cards.map((c) => [c.lane, c.approved_commit])).toEqual([
+      ['ready', 'f00'],
+      ['done', null],
+    ]);
   });
 });
 

@@ -3,31 +3,23 @@
  * down the page says the state does not answer, and once it is back the page goes on — the same
  * EventSource, no reload — and shows what changed.
  */
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserOrSkip, watchPage } from '../helpers/browser.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useBrowser, watchedPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
 import { startPrivatePg } from '../helpers/pg.js';
 import { planText, runRepo, step } from '../run/helpers.js';
 import { startBoardCli, type BoardChild } from './helpers.js';
 import { waitLane } from './page.js';
 
-let browser: Browser | undefined;
-let skip = '';
+const chrome = useBrowser();
 let board: BoardChild | undefined;
-beforeAll(async () => {
-  const b = await browserOrSkip();
-  if ('skip' in b) skip = b.skip;
-  else browser = b.browser;
-}, 20 * 60_000);
 afterAll(async () => {
   await board?.stop();
-  await browser?.close();
 });
 
 describe('the board on PostgreSQL', () => {
   it('keeps working across a server restart', async (ctx) => {
-    if (!browser) return ctx.skip(skip);
+    const browser = chrome.get(ctx);
     const own = await startPrivatePg();
     const db = await own.createDatabase('board');
     const env = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hostA' };
@@ -39,8 +31,7 @@ describe('the board on PostgreSQL', () => {
     };
     cli(['state', 'init', 'demo']);
     board = await startBoardCli(root, [], env);
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    const watch = await watchPage(page);
+    const { page, watch } = await watchedPage(browser);
     await page.goto(board.url);
     await waitLane(page, 'step-1', 'ready');
     expect(await page.textContent('#repo')).toContain('postgres');

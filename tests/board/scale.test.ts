@@ -4,24 +4,16 @@
  * the stream, the parse and the DOM all count; the board has read the plan once before, as a board that
  * runs has); its graph lays out from `state graph`; the step detail opens.
  */
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserOrSkip, watchPage } from '../helpers/browser.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useBrowser, watchedPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
 import { initializedRepo } from '../helpers/plan.js';
 import { http, own, startBoardCli, type BoardChild } from './helpers.js';
 
-let browser: Browser | undefined;
-let skip = '';
+const chrome = useBrowser();
 let board: BoardChild | undefined;
-beforeAll(async () => {
-  const b = await browserOrSkip();
-  if ('skip' in b) skip = b.skip;
-  else browser = b.browser;
-}, 20 * 60_000);
 afterAll(async () => {
   await board?.stop();
-  await browser?.close();
 });
 
 /** 1,000 steps, each with two tasks and a checkpoint, each depending on one or two earlier steps. */
@@ -40,7 +32,7 @@ function bigPlan(n = 1000): string {
 
 describe('a 1,000-step plan on the board', () => {
   it('renders in under 2 s in the page; the graph and a step detail open', async (ctx) => {
-    if (!browser) return ctx.skip(skip);
+    const browser = chrome.get(ctx);
     const root = initializedRepo(bigPlan(), 'big');
     const init = runCli(['state', 'init', 'big', '--json'], { cwd: root });
     expect(init.json.steps_created, init.stderr).toBe(1000);
@@ -48,8 +40,7 @@ describe('a 1,000-step plan on the board', () => {
     // The board has read the plan once (as a board that runs does when a page opens): the page's time is its own.
     const warm = await http(board.base, `/api/snapshot?token=${board.token}`, { headers: own(board) });
     expect(warm.json.snapshot.plans[0].cards).toHaveLength(1000);
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    const watch = await watchPage(page);
+    const { page, watch } = await watchedPage(browser);
     await page.goto(board.url);
     await page.waitForFunction(
       () => (globalThis as any).performance.getEntriesByName('board-rendered').length > 0,

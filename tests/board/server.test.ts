@@ -3,13 +3,13 @@
  * refusals, the bounds, the event stream (a snapshot only when the state changed, Last-Event-ID resume), the
  * actions behind --allow-actions with the CLI's envelope and events, the kept token and port.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { tempDir, tempRepo } from '../helpers/repo.js';
-import { planText, runRepo, step } from '../run/helpers.js';
-import { expectRefused, http, own, sse, startBoardCli, type BoardChild } from './helpers.js';
+import { planText, runRepo, startRun, step } from '../run/helpers.js';
+import { expectRefused, http, own, sse, startBoardCli, whereOf, type BoardChild } from './helpers.js';
 import { until } from './page.js';
 
 const started: BoardChild[] = [];
@@ -300,5 +300,67 @@ describe('tugcode board --allow-actions', () => {
     // `force` is no field of any action: ignored, and a pending step is not reset by it.
     expect(forced.json).toMatchObject({ status: 'ok', previous_status: 'pending' });
     s.close();
+  }, 90_000);
+});
+
+describe('tugcode run --board: last activity', () => {
+  it("a running card's last activity is the watchdog's: an implementer silent on its output that edits files", async () => {
+    const root = runRepo(planText([step(1, 'One')]));
+    const dir = tempDir('tugcode-busy-');
+    const gate = join(dir, 'gate');
+    const script = join(dir, 'busy.sh');
+    // One line of output, then only file changes in its worktree (every 100 ms) until the test opens the gate.
+    writeFileSync(
+      script,
+      `#!/bin/sh
+cat > /dev/null
+echo "working on $TUG_STEP"
+while [ ! -e '${gate}' ]; do date +%s%N > "$TUG_WORKTREE/busy.txt"; sleep 0.1; done
+rm -f "$TUG_WORKTREE/busy.txt"
+echo "$TUG_STEP" > "$TUG_WORKTREE/$TUG_STEP.txt"
+`,
+      { mode: 0o755 },
+    );
+    // --stall-seconds 2: the watchdog looks at the worktree every 500 ms (docs/run.md §7.3).
+    const run = startRun(root, [
+      'demo',
+      '--implementer',
+      JSON.stringify(script),
+      '--board',
+      '--stall-seconds',
+      '2',
+      '--heartbeat',
+      '600',
+    ]);
+    try {
+      const w = whereOf(
+        await until('the board line', () => {
+          if (run.child.exitCode !== null) throw new Error(`run ended: ${JSON.stringify(run.events().at(-1))}`);
+          return run.events().find((e) => e.type === 'board');
+        }),
+      );
+      const card = async () =>
+        (await http(w.base, `/api/snapshot?token=${w.token}`, { headers: own(w) })).json?.snapshot?.plans[0]?.cards[0];
+      await until('step-1 in its implementer', async () => (await card())?.phase === 'implementer');
+      const log = join(root, '.tugtool', 'logs', 'demo', 'step-1-attempt1.log');
+      await until('its output', () => existsSync(log) && readFileSync(log, 'utf8').includes('working on step-1'));
+      const said = statSync(log).mtimeMs;
+      // Nothing the state or the log says moves after its one line: only the watchdog sees the file changes.
+      const c = await until(
+        'a last activity 1.5 s after the last output',
+        async () => {
+          const x = await card();
+          return x && Date.parse(x.last_activity_at) > said + 1500 ? x : null;
+        },
+        20_000,
+      );
+      expect(c).toMatchObject({ lane: 'running', phase: 'implementer', owner: { worker: 'w1' } });
+      expect(Date.parse(c.last_activity_at)).toBeLessThanOrEqual(Date.now());
+      writeFileSync(gate, '');
+      const r = await run.done;
+      expect(r.code, r.stderr).toBe(0);
+    } finally {
+      if (run.child.exitCode === null) run.child.kill('SIGKILL');
+    }
   }, 90_000);
 });

@@ -6,33 +6,26 @@
  * page's action requests are caught in the browser, so this checks what the page sends, whatever the
  * operation answers.
  */
-import type { Browser, Request } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Request } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
 import { shapeSnapshot, type BoardRead, type ShownStep } from '../../src/board/model.js';
 import { startServer, type BoardServer } from '../../src/board/server.js';
 import { OpsContext } from '../../src/ops/context.js';
-import { browserOrSkip, watchPage } from '../helpers/browser.js';
+import { useBrowser, watchedPage } from '../helpers/browser.js';
 import { tempRepo } from '../helpers/repo.js';
 import { waitLane } from './page.js';
 
-let browser: Browser | undefined;
-let skip = '';
+const chrome = useBrowser();
 let server: BoardServer | undefined;
-beforeAll(async () => {
-  const b = await browserOrSkip();
-  if ('skip' in b) skip = b.skip;
-  else browser = b.browser;
-}, 20 * 60_000);
 afterAll(async () => {
   await server?.close();
-  await browser?.close();
 });
 
 const NOW = new Date().toISOString();
 const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
 const later = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
-function step(n: number, o: Partial<ShownStep> & Record<string, unknown> = {}): ShownStep {
+function step(n: number, o: Partial<ShownStep> = {}): ShownStep {
   return {
     anchor: `step-${n}`,
     id: String(n),
@@ -53,9 +46,17 @@ function step(n: number, o: Partial<ShownStep> & Record<string, unknown> = {}): 
     fail_reason: null,
     depends_on: [],
     blocked_by: [],
-    counts: { tasks: { open: 1, in_progress: 0, completed: 1, deferred: 0 } },
+    counts: {
+      tasks: { open: 1, in_progress: 0, completed: 1, deferred: 0 },
+      tests: { open: 0, in_progress: 0, completed: 0, deferred: 0 },
+      checkpoints: { open: 0, in_progress: 0, completed: 0, deferred: 0 },
+      refactors: { open: 0, applied: 0, failed: 0, skipped: 0 },
+    },
+    review_commit: null,
+    human_decision: null,
+    usage: null,
     ...o,
-  } as ShownStep;
+  };
 }
 
 const READ: BoardRead = {
@@ -65,12 +66,23 @@ const READ: BoardRead = {
       phase_title: 'Shapes to come',
       status: 'active',
       overall: { steps_completed: 1, steps_total: 6, percent: 16 },
+      usage: null,
       steps: [
         step(1, {
           status: 'completed',
           commit_hash: 'a'.repeat(40),
           completed_at: ago(60),
-          usage: { input_tokens: 1200, output_tokens: 300, cost_usd: 0.5 },
+          usage: {
+            input_tokens: 1200,
+            output_tokens: 300,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+            tokens: 1500,
+            cost_usd: 0.5,
+            reports: 1,
+            unpriced: 0,
+            by_role: { implementer: { tokens: 1500, cost_usd: 0.5, reports: 1 } },
+          },
         }),
         step(2, { status: 'needs_human', attempt: 1, review_commit: 'b'.repeat(40) }),
         step(3, {
@@ -100,7 +112,7 @@ const READ: BoardRead = {
 
 describe('the page with the shapes of what comes next', () => {
   it('needs_human with decide buttons, usage and cost, stalled, expired and unknown statuses', async (ctx) => {
-    if (!browser) return ctx.skip(skip);
+    const browser = chrome.get(ctx);
     const activity = (_p: string, a: string) =>
       a === 'step-2'
         ? { events: { at: ago(20), reason: 'the change drops a public export' } }
@@ -127,8 +139,7 @@ describe('the page with the shapes of what comes next', () => {
       allowActions: true,
       mainRoot: '/nonexistent',
     });
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    const watch = await watchPage(page);
+    const { page, watch } = await watchedPage(browser);
     const sent: { body: any; token: string | undefined }[] = [];
     await page.route('**/api/action', async (route) => {
       const req: Request = route.request();

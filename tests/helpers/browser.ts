@@ -7,14 +7,18 @@
  * running apt at once. Not root and not CI: the caller skips with the reason (a developer installs it once
  * with `sudo apt-get install chromium`); not root under CI is a failure.
  *
- *   const b = await browserOrSkip();  if ('skip' in b) return ctx.skip(b.skip);
- *   const page = await b.browser.newPage();
+ * A test file shares one browser (useBrowser), started before its tests and closed after them:
+ *
+ *   const chrome = useBrowser();
+ *   it('…', async (ctx) => {
+ *     const { page, watch } = await watchedPage(chrome.get(ctx));
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, type TestContext } from 'vitest';
 
 /** Where Debian puts the browser (the real binary first: /usr/bin/chromium is a shell wrapper around it). */
 const CANDIDATES = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'];
@@ -109,6 +113,33 @@ export async function browserOrSkip(): Promise<{ browser: Browser } | { skip: st
     args: [...(isRoot() ? ['--no-sandbox'] : []), '--disable-dev-shm-usage', '--disable-gpu'],
   });
   return { browser };
+}
+
+/**
+ * The file's one browser: launched (installing chromium when missing) before the file's tests, closed after
+ * them. `get(ctx)` returns it, or skips the test with the reason there is none.
+ */
+export function useBrowser(): { get(ctx: Pick<TestContext, 'skip'>): Browser } {
+  let browser: Browser | undefined;
+  let skip = 'no browser';
+  beforeAll(async () => {
+    const b = await browserOrSkip();
+    if ('skip' in b) skip = b.skip;
+    else browser = b.browser;
+  }, 20 * 60_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return { get: (ctx) => browser ?? ctx.skip(skip) };
+}
+
+/** A new page (1400×900 unless told) with its watch: EventSources, their messages, console errors. */
+export async function watchedPage(
+  browser: Browser,
+  viewport: { width: number; height: number } = { width: 1400, height: 900 },
+): Promise<{ page: Page; watch: PageWatch }> {
+  const page = await browser.newPage({ viewport });
+  return { page, watch: await watchPage(page) };
 }
 
 /** What a page of the board did: EventSources created, messages they received, console errors. */

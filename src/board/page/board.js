@@ -140,6 +140,18 @@
     return parts.join(' · ');
   }
 
+  /** Usage per role (`implementer $0.25 · 1,115 tokens`), one line each; '' when none. */
+  function fmtRoles(by) {
+    if (!by) return '';
+    return Object.keys(by)
+      .sort()
+      .map((r) => {
+        const u = by[r];
+        return `<span class="role" data-role="${esc(r)}">${esc(r)} ${fmtUsage(u)}${u.reports > 1 ? ` (${u.reports} runs)` : ''}</span>`;
+      })
+      .join('');
+  }
+
   function planSection(p) {
     const el = document.createElement('section');
     el.className = 'plan';
@@ -221,7 +233,12 @@
       case 'blocked':
         return head + line(`waits for ${esc(c.blocked_by.join(', '))}`) + line(esc(items), esc(subs));
       case 'ready':
-        return head + line(c.failures ? `failed ${c.failures}× before` : 'ready to claim', esc(items), esc(subs));
+        return (
+          head +
+          (c.approved_commit
+            ? line(`approved <code>${esc(c.approved_commit.slice(0, 10))}</code>`) + line('the next run integrates it')
+            : line(c.failures ? `failed ${c.failures}× before` : 'ready to claim', esc(items), esc(subs)))
+        );
       default: {
         const n = c.need || { reason: c.status, command: '', actions: [] };
         return (
@@ -306,6 +323,7 @@
         card._html = html;
       }
       card.classList.toggle('needs', laneId === 'needs_you');
+      card.classList.toggle('acts', laneId === 'needs_you' && Boolean(actionButtons(p, c)));
       card.classList.toggle(
         'selected',
         Boolean(selected && selected.plan === p.plan_path && selected.step === c.anchor),
@@ -547,7 +565,7 @@
         ['depends on', esc(c.depends_on.join(', '))],
         ['waits for', esc(c.blocked_by.join(', '))],
         ['commit', c.commit ? `<code>${esc(c.commit)}</code>` : ''],
-        ['usage', fmtUsage(c.usage)],
+        ['usage', d.usage && d.usage.total ? `${fmtUsage(d.usage.total)}${fmtRoles(d.usage.by_role)}` : ''],
       ]);
       if (c.need)
         h += `<h3>Needs you: ${esc(c.need.kind.replace('_', ' '))}</h3><p>${esc(c.need.reason)}</p><pre class="command">${esc(
@@ -569,10 +587,10 @@
     }
     h += '<h3>Attempts</h3>';
     h += d.attempts.length
-      ? `<table><tr><th>#</th><th>owner</th><th>started</th><th>outcome</th></tr>${d.attempts
+      ? `<table class="attempts"><tr><th>#</th><th>owner</th><th>started</th><th>outcome</th><th>usage</th></tr>${d.attempts
           .map(
             (a) =>
-              `<tr><td>${a.attempt}</td><td class="mono">${esc(a.owner || '')}</td><td>${esc(a.started_at)}</td><td>${esc(a.outcome)}${a.reason ? `: ${esc(a.reason)}` : ''}${a.commit ? ` <code>${esc(a.commit.slice(0, 10))}</code>` : ''}${a.usage ? ` · ${fmtUsage(a.usage)}` : ''}</td></tr>`,
+              `<tr data-attempt="${a.attempt}"><td>${a.attempt}</td><td class="mono">${esc(a.owner || '')}</td><td>${esc(a.started_at)}</td><td>${esc(a.outcome)}${a.reason ? `: ${esc(a.reason)}` : ''}${a.commit ? ` <code>${esc(a.commit.slice(0, 10))}</code>` : ''}</td><td class="a-usage">${a.usage ? fmtUsage(a.usage) : ''}${fmtRoles(a.by_role)}</td></tr>`,
           )
           .join('')}</table>`
       : '<p class="muted">not claimed yet</p>';

@@ -144,6 +144,8 @@ export async function runCommand(
       onEvent: emit,
       trace: traceFile ? (span) => spans.push(JSON.stringify(span)) : undefined,
       onStart: (info) => {
+        // The watchdog's last activity of each worker's implementer, for the running cards (docs/board.md §3).
+        board?.runActivity(info.last_activity);
         // -q: no progress, only the summary and the error line (the event stream of --json is its protocol).
         const mode = json ? 'json' : cli.globals.quiet ? 'quiet' : cli.stdoutIsTTY ? 'live' : 'lines';
         renderer = createRenderer(mode, { write, color: cli.color, now: () => Date.now(), ...info });

@@ -1,0 +1,261 @@
+/**
+ * A reviewer's escalation decided from the board (docs/board.md §3, §6), as a user runs it: a real
+ * `tugcode run` whose reviewer answers ESCALATE for three steps exits 4 NeedsHuman; `tugcode board
+ * --allow-actions` shows them in Needs you with the reviewer's reason; Approve, Revise… and Reject… from
+ * the page, each after its confirmation, answer the CLI's `state decide` envelope and append its event
+ * (actor admin); the next `tugcode run` integrates the approved commit without running the implementer
+ * again, runs the revised step again with the notes in its brief, and leaves the rejected one failed. The
+ * step's detail shows its usage per attempt and per role.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { schemaFor } from '../../src/contract/schemas/index.js';
+import { useBrowser, watchedPage } from '../helpers/browser.js';
+import { runCli } from '../helpers/cli.js';
+import { git, tempDir } from '../helpers/repo.js';
+import { planText, runJsonl, runRepo, step, stepCommits } from '../run/helpers.js';
+import { startBoardCli, type BoardChild } from './helpers.js';
+import { waitLane } from './page.js';
+
+const chrome = useBrowser();
+let board: BoardChild | undefined;
+afterAll(async () => {
+  await board?.stop();
+});
+
+/**
+ * The agents: an implementer that writes `<step>.txt` (`<step> revised` when its brief has human notes),
+ * reports usage through TUG_USAGE_OUT ($0.25 × its run of the step) and counts its runs in `runs/<step>`,
+ * keeping each brief; a reviewer that answers the verdicts of `answers/<step>` in order (the last one
+ * repeats; APPROVE when there is none).
+ */
+function agents(answers: Record<string, string[]>) {
+  const dir = tempDir('tugcode-agents-');
+  for (const d of ['runs', 'briefs', 'answers', 'count']) mkdirSync(join(dir, d));
+  for (const [s, v] of Object.entries(answers)) writeFileSync(join(dir, 'answers', s), v.join('\n') + '\n');
+  const impl = join(dir, 'impl.sh');
+  writeFileSync(
+    impl,
+    `#!/bin/sh
+D='${dir}'
+s="$TUG_STEP"
+echo "attempt $TUG_ATTEMPT" >> "$D/runs/$s"
+n=$(wc -l < "$D/runs/$s" | tr -d ' ')
+cat > "$D/briefs/$s.$n.json"
+if grep -q '"human_notes"' "$D/briefs/$s.$n.json"; then echo "$s revised" > "$TUG_WORKTREE/$s.txt"
+else echo "$s" > "$TUG_WORKTREE/$s.txt"; fi
+printf '{"input_tokens":%d,"output_tokens":100,"cost_usd":%s}' "$((n * 1000))" "$(echo "$n" | awk '{printf "%.2f", $1 * 0.25}')" > "$TUG_USAGE_OUT"
+echo "done $s"
+`,
+    { mode: 0o755 },
+  );
+  const rev = join(dir, 'review.sh');
+  writeFileSync(
+    rev,
+    `#!/bin/sh
+D='${dir}'
+s="$TUG_STEP"
+cat > /dev/null
+n=$(( $(cat "$D/count/$s" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$D/count/$s"
+a=APPROVE
+if [ -e "$D/answers/$s" ]; then
+  a=$(sed -n "\${n}p" "$D/answers/$s"); [ -n "$a" ] || a=$(tail -n 1 "$D/answers/$s")
+fi
+printf '{"verdict":"%s","summary":"%s for %s in round %s","issues":[]}\\n' "$a" "$a" "$s" "$TUG_REVIEW_ROUND"
+`,
+    { mode: 0o755 },
+  );
+  return {
+    args: ['--implementer', JSON.stringify(impl), '--reviewer', JSON.stringify(rev)],
+    runs: (s: string): string[] =>
+      existsSync(join(dir, 'runs', s))
+        ? readFileSync(join(dir, 'runs', s), 'utf8')
+            .trim()
+            .split('\n')
+        : [],
+    briefs: (s: string): any[] =>
+      readdirSync(join(dir, 'briefs'))
+        .filter((f) => f.startsWith(`${s}.`))
+        .sort()
+        .map((f) => JSON.parse(readFileSync(join(dir, 'briefs', f), 'utf8'))),
+    reviews: (s: string): number =>
+      existsSync(join(dir, 'count', s)) ? Number(readFileSync(join(dir, 'count', s), 'utf8')) : 0,
+  };
+}
+
+/** Clicks a card's action, checks the confirmation's command, fills in `text`, confirms: the answer's JSON. */
+async function act(page: Page, stepAnchor: string, action: string, command: string, text?: string): Promise<any> {
+  await page.click(`.card[data-step="${stepAnchor}"] [data-act="${action}"]`);
+  await page.waitForSelector('#confirm[open]');
+  expect(await page.textContent('#c-command')).toBe(command);
+  if (text !== undefined) await page.fill('#c-field', text);
+  const answer = page.waitForResponse((r) => r.url().includes('/api/action') && r.request().method() === 'POST');
+  await page.click('#c-ok');
+  const r = await answer;
+  expect(r.status()).toBe(200);
+  await page.waitForSelector(`#toast:text("done: state decide ${stepAnchor}")`);
+  return r.json();
+}
+
+/** The action buttons of a step's card that do not lie wholly inside the card. */
+function clipped(page: Page, stepAnchor: string): Promise<string[]> {
+  return page.evaluate((s) => {
+    const card = (globalThis as any).document.querySelector(`.card[data-step="${s}"]`);
+    const box = card.getBoundingClientRect();
+    return [...card.querySelectorAll('[data-act]')]
+      .filter((b: any) => {
+        const r = b.getBoundingClientRect();
+        return r.left < box.left || r.right > box.right || r.top < box.top || r.bottom > box.bottom;
+      })
+      .map((b: any) => b.dataset.act as string);
+  }, stepAnchor);
+}
+
+/** The latest event of a step, as `state log` shows it. */
+function lastEvent(root: string, s: string): any {
+  const r = runCli(['state', 'log', 'demo', '--step', s, '--limit', '1', '--json'], { cwd: root });
+  expect(r.code, r.stderr).toBe(0);
+  return r.json.events[0];
+}
+
+describe('needs_human decided from the board', () => {
+  it('Approve, Revise and Reject from the page are `state decide`; the next run integrates the approved commit without the implementer', async (ctx) => {
+    const browser = chrome.get(ctx);
+    const root = runRepo(
+      planText([step(1, 'One'), step(2, 'Two'), step(3, 'Three'), step(4, 'Four', { deps: [1] })]),
+      'demo',
+    );
+    const a = agents({ 'step-1': ['ESCALATE'], 'step-2': ['ESCALATE', 'APPROVE'], 'step-3': ['ESCALATE'] });
+    const args = ['demo', '--workers', '2', ...a.args];
+    const first = runJsonl(root, args);
+    expect(first.code, first.stdout + first.stderr).toBe(4);
+    expect(first.events.at(-1)).toMatchObject({ type: 'summary', status: 'error', error: { code: 'NeedsHuman' } });
+    expect(
+      first.events
+        .at(-1)
+        .needs_human.map((n: any) => n.step_anchor)
+        .sort(),
+    ).toEqual(['step-1', 'step-2', 'step-3']);
+    const kept = git(root, 'rev-parse', 'refs/tugplan/review/demo/step-1').trim();
+    expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+
+    board = await startBoardCli(root, ['--allow-actions']);
+    const { page, watch } = await watchedPage(browser);
+    await page.goto(board.url);
+    for (const s of ['step-1', 'step-2', 'step-3']) await waitLane(page, s, 'needs_you');
+    await waitLane(page, 'step-4', 'blocked');
+    expect(await page.textContent('.lane-needs_you .n')).toBe('3');
+    const card1 = await page.textContent('.card[data-step="step-1"]');
+    expect(card1).toContain('needs human');
+    expect(card1).toContain('ESCALATE for step-1 in round 1');
+    expect(card1).toContain('tugcode state decide demo step-1 --approve');
+    // Every button inside its card (a card has one fixed height), on a wide window and on a half-screen one.
+    for (const width of [1400, 960]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect(await clipped(page, 'step-1'), `at ${width} px`).toEqual([]);
+    }
+    await page.setViewportSize({ width: 1400, height: 900 });
+
+    // Approve: the CLI's envelope, its event with actor admin; the card waits in Ready with the kept commit.
+    const decide = schemaFor('state decide');
+    const approved = await act(page, 'step-1', 'approve', 'tugcode state decide demo step-1 --approve');
+    expect(decide.safeParse(approved).error).toBeUndefined();
+    expect(approved).toMatchObject({
+      status: 'ok',
+      command: 'state decide',
+      step_anchor: 'step-1',
+      decision: 'approve',
+      step_status: 'pending',
+      review_commit: kept,
+      warnings: [],
+    });
+    expect(lastEvent(root, 'step-1')).toMatchObject({
+      command: 'state decide',
+      actor: 'admin',
+      details: { decision: 'approve', status: 'pending', review_commit: kept },
+    });
+    await waitLane(page, 'step-1', 'ready');
+    expect(await page.textContent('.card[data-step="step-1"]')).toContain(
+      `approved ${kept.slice(0, 10)}the next run integrates it`,
+    );
+
+    // Revise… asks for the notes; Reject… for the reason.
+    const revised = await act(
+      page,
+      'step-2',
+      'revise',
+      "tugcode state decide demo step-2 --revise '<notes>'",
+      'name it after the ticket',
+    );
+    expect(decide.safeParse(revised).error).toBeUndefined();
+    expect(revised).toMatchObject({ decision: 'revise', step_status: 'pending', review_commit: null });
+    expect(lastEvent(root, 'step-2')).toMatchObject({
+      command: 'state decide',
+      actor: 'admin',
+      details: { decision: 'revise', notes: 'name it after the ticket' },
+    });
+    const rejected = await act(
+      page,
+      'step-3',
+      'reject',
+      "tugcode state decide demo step-3 --reject '<reason>'",
+      'not wanted',
+    );
+    expect(decide.safeParse(rejected).error).toBeUndefined();
+    expect(rejected).toMatchObject({ decision: 'reject', step_status: 'failed', review_commit: null });
+    expect(lastEvent(root, 'step-3')).toMatchObject({
+      command: 'state decide',
+      actor: 'admin',
+      details: { decision: 'reject', reason: 'not wanted' },
+    });
+    await waitLane(page, 'step-2', 'ready');
+    await waitLane(page, 'step-3', 'needs_you');
+    expect(await page.textContent('.card[data-step="step-3"]')).toContain('not wanted');
+    // Revise and reject discard the kept work; approve keeps it for the next run.
+    expect(git(root, 'for-each-ref', '--format=%(refname)', 'refs/tugplan/review/').trim()).toBe(
+      'refs/tugplan/review/demo/step-1',
+    );
+
+    // The next run: step-1 integrated as approved (no implementer, no reviewer), step-2 again with the notes.
+    const second = runJsonl(root, args);
+    expect(second.code, second.stdout + second.stderr).toBe(4);
+    expect(second.events.at(-1)).toMatchObject({ error: { code: 'PlanIncomplete' } });
+    expect(a.runs('step-1')).toEqual(['attempt 1']);
+    expect(a.reviews('step-1')).toBe(1);
+    expect(a.runs('step-2')).toEqual(['attempt 1', 'attempt 2']);
+    expect(a.briefs('step-2').at(-1).human_notes).toBe('name it after the ticket');
+    expect(a.runs('step-3')).toEqual(['attempt 1']);
+    const commits = stepCommits(root, 'tugplan/demo');
+    expect(commits.filter((s) => s === 'step-1')).toHaveLength(1);
+    expect([...commits].sort()).toEqual(['step-1', 'step-2', 'step-4']);
+    expect(git(root, 'show', 'tugplan/demo:step-1.txt')).toBe('step-1\n');
+    expect(git(root, 'show', 'tugplan/demo:step-2.txt')).toBe('step-2 revised\n');
+    expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
+
+    // The page followed without a reload: step-1's card shows the commit on the integration branch.
+    for (const s of ['step-1', 'step-2', 'step-4']) await waitLane(page, s, 'done');
+    await waitLane(page, 'step-3', 'needs_you');
+    const integrated = git(root, 'log', '--format=%H', '--grep', 'Tug-Step: step-1', 'tugplan/demo').trim();
+    expect(await page.textContent('.card[data-step="step-1"]')).toContain(`commit ${integrated.slice(0, 10)}`);
+
+    // step-2's detail: two attempts, each with what its implementer used; the step's total per role.
+    await page.click('.card[data-step="step-2"]');
+    await page.waitForSelector('#d-body table.attempts tr[data-attempt="2"]');
+    const row = (n: number) => page.textContent(`#d-body tr[data-attempt="${n}"]`);
+    expect(await row(1)).toContain('decided: revise: name it after the ticket');
+    expect(await row(1)).toContain('$0.25 · 1,100 tokens');
+    expect(await page.textContent('#d-body tr[data-attempt="1"] .role[data-role="implementer"]')).toBe(
+      'implementer $0.25 · 1,100 tokens',
+    );
+    expect(await row(2)).toMatch(/completed .*\$0\.50 · 2,100 tokens/);
+    expect(await page.textContent('#d-body dd .role[data-role="implementer"]')).toBe(
+      'implementer $0.75 · 3,200 tokens (2 runs)',
+    );
+    expect(await watch.eventSources()).toBe(1);
+    expect(watch.errors).toEqual([]);
+    await page.close();
+  }, 240_000);
+});
