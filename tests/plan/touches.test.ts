@@ -18,6 +18,17 @@ describe('Touches', () => {
     expect(p.steps.find((s) => s.anchor === 'step-2')!.touches).toEqual([]);
   });
 
+  it('a comma inside braces, brackets or backticks belongs to its glob', () => {
+    const p = parsePlan(Buffer.from(plan('src/*.{ts,tsx}, `lib/{a,b}.js`, test/[a,b].ts, docs/**')));
+    expect(p.steps.find((s) => s.anchor === 'step-1')!.touches).toEqual([
+      'src/*.{ts,tsx}',
+      'lib/{a,b}.js',
+      'test/[a,b].ts',
+      'docs/**',
+    ]);
+    expect(validatePlan(p).diagnostics.filter((d) => d.code === 'E021')).toEqual([]);
+  });
+
   it('E021 for a glob that is empty, absolute, leaves the repository or does not balance', () => {
     for (const bad of ['', '/etc/**', 'src/../x', 'src/{a,b', 'x'.repeat(300)]) {
       const p = parsePlan(Buffer.from(plan(bad === '' ? 'a, ' : bad)));
