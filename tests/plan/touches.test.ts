@@ -1,6 +1,11 @@
-/** `**Touches:**` (docs/plan-format.md §2.5): parsed, validated (E021), and when two steps' globs overlap. */
+/**
+ * `**Touches:**` (docs/plan-format.md §2.5): parsed, validated (E021), lifted from substeps to their
+ * top-level step, and when two steps' globs overlap.
+ */
 import { describe, expect, it } from 'vitest';
+import { liftedTouches } from '../../src/plan/lift.js';
 import { parsePlan } from '../../src/plan/parse.js';
+import { schedule } from '../../src/run/schedule.js';
 import { touchesGlobProblem, touchesOverlap } from '../../src/plan/touches.js';
 import { validatePlan } from '../../src/plan/validate.js';
 import { planText, stepText } from '../helpers/plan.js';
@@ -46,5 +51,35 @@ describe('Touches', () => {
     expect(touchesOverlap(['src/db/**'], ['src/ui/**'])).toBe(false);
     expect(touchesOverlap(['a.txt'], ['b.txt'])).toBe(false);
     expect(touchesOverlap([], ['a.txt'])).toBe(false);
+  });
+
+  it("a substep's Touches count for its top-level step: lifted, valid, and in the dry run's pairs", () => {
+    const sub = (id: string, touches: string) =>
+      stepText({ id, level: 5, tasks: ['s'], body: `**Touches:** ${touches}` });
+    const p = parsePlan(
+      Buffer.from(
+        planText([
+          stepText({ id: '1', deps: [], tasks: ['a'] }),
+          sub('1.1', 'src/db/**'),
+          stepText({ id: '2', deps: [], tasks: ['b'], body: '**Touches:** lib/**, src/db/schema.ts' }),
+          sub('2.1', 'src/db/schema.ts, docs/a.md'),
+          stepText({ id: '2.2', level: 5, tasks: ['c'] }),
+          sub('2.2.1', 'lib/x.ts'),
+          stepText({ id: '3', deps: [], tasks: ['d'] }),
+          sub('3.1', 'docs/b.md'),
+        ]),
+      ),
+    );
+    expect(validatePlan(p).diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    const lifted = liftedTouches(p);
+    // Own globs first, then the substeps' in document order (nested ones too), duplicates dropped.
+    expect(lifted.get('step-1')).toEqual(['src/db/**']);
+    expect(lifted.get('step-2')).toEqual(['lib/**', 'src/db/schema.ts', 'docs/a.md', 'lib/x.ts']);
+    expect(lifted.get('step-3')).toEqual(['docs/b.md']);
+    // A substep keeps its own.
+    expect(lifted.get('step-2-1')).toEqual(['src/db/schema.ts', 'docs/a.md']);
+    expect(lifted.get('step-2-2')).toEqual([]);
+    // step-1 and step-2 meet in src/db; step-3 (docs/b.md) meets neither.
+    expect(schedule(p, { implementer: null, checkpoints: false }).apart).toEqual([['step-1', 'step-2']]);
   });
 });
