@@ -62,11 +62,11 @@ describe('Touches', () => {
           stepText({ id: '1', deps: [], tasks: ['a'] }),
           sub('1.1', 'src/db/**'),
           stepText({ id: '2', deps: [], tasks: ['b'], body: '**Touches:** lib/**, src/db/schema.ts' }),
-          sub('2.1', 'src/db/schema.ts, docs/a.md'),
+          sub('2.1', 'src/db/schema.ts, notes/a.md'),
           stepText({ id: '2.2', level: 5, tasks: ['c'] }),
           sub('2.2.1', 'lib/x.ts'),
           stepText({ id: '3', deps: [], tasks: ['d'] }),
-          sub('3.1', 'docs/b.md'),
+          sub('3.1', 'notes/b.md'),
         ]),
       ),
     );
@@ -74,12 +74,12 @@ describe('Touches', () => {
     const lifted = liftedTouches(p);
     // Own globs first, then the substeps' in document order (nested ones too), duplicates dropped.
     expect(lifted.get('step-1')).toEqual(['src/db/**']);
-    expect(lifted.get('step-2')).toEqual(['lib/**', 'src/db/schema.ts', 'docs/a.md', 'lib/x.ts']);
-    expect(lifted.get('step-3')).toEqual(['docs/b.md']);
+    expect(lifted.get('step-2')).toEqual(['lib/**', 'src/db/schema.ts', 'notes/a.md', 'lib/x.ts']);
+    expect(lifted.get('step-3')).toEqual(['notes/b.md']);
     // A substep keeps its own.
-    expect(lifted.get('step-2-1')).toEqual(['src/db/schema.ts', 'docs/a.md']);
+    expect(lifted.get('step-2-1')).toEqual(['src/db/schema.ts', 'notes/a.md']);
     expect(lifted.get('step-2-2')).toEqual([]);
-    // step-1 and step-2 meet in src/db; step-3 (docs/b.md) meets neither.
+    // step-1 and step-2 meet in src/db; step-3 (notes/b.md) meets neither.
     expect(schedule(p, { implementer: null, checkpoints: false }).apart).toEqual([['step-1', 'step-2']]);
   });
 });

@@ -191,7 +191,7 @@ const OVERLAPPING = [
   'src/*.ts',
   'src/{x,y}.ts',
   'src/**/*.ts',
-  'src/x.ts, docs/a.md',
+  'src/x.ts, notes/a.md',
   '**',
 ];
 
@@ -239,8 +239,8 @@ describe.each(BACKENDS)('Touches claim races between processes [%s]', (kind) => 
   it(`claims steps with disjoint Touches side by side (${PROCS} claimers, 4 disjoint groups)`, async () => {
     const b = await backend(kind);
     // Steps 1–4 touch four disjoint areas; steps 5–8 overlap them one to one (5 with 1, 6 with 2, …).
-    const globs = ['src/a/**', 'src/b/**', 'docs/**', 'test/*.ts'];
-    globs.push('src/a/x.ts', 'src/b/**/*.ts', 'docs/guide.md', 'test/{one,two}.ts');
+    const globs = ['src/a/**', 'src/b/**', 'notes/**', 'test/*.ts'];
+    globs.push('src/a/x.ts', 'src/b/**/*.ts', 'notes/guide.md', 'test/{one,two}.ts');
     const group = (anchor: string) => (Number(anchor.slice('step-'.length)) - 1) % 4;
     const { root, worktrees } = await initialized(b, planText(globs.flatMap((g, i) => touching(i + 1, g))), 'd');
     const before = await deadlocks(b);
