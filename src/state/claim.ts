@@ -6,6 +6,7 @@
  */
 import { addSeconds } from '../clock.js';
 import { TugError } from '../contract/errors.js';
+import { mayDeclareTouches } from '../plan/syntax.js';
 import { shellArg } from '../util/shell-arg.js';
 import { discardAttempt } from './attempt.js';
 import { leaseSeconds as leaseOf } from './lease.js';
@@ -160,7 +161,7 @@ async function openClaim(
   const heldRow = () => heldBy(c, plan_path, input.worktree, 'wait');
   const [plan, touchesLocked, early] = await Promise.all([
     getPlan(c, plan_path),
-    c.dialect === 'postgres' ? lockTouches(c, plan_path) : false,
+    c.dialect === 'postgres' ? lockTouches(c, plan_path, declaresTouches(snap)) : false,
     refresh ? undefined : heldRow(),
   ]);
   if (!plan) throw planMissing(ref);
@@ -180,6 +181,16 @@ async function openClaim(
     touchesLocked,
   };
   return { t, held };
+}
+
+/**
+ * Whether the plan declares Touches, from the claim's snapshot of its file (the drift check makes the stored
+ * plan that file); undefined without a snapshot (skip_drift): the database is asked.
+ */
+function declaresTouches(snap: PlanSnapshot | null): boolean | undefined {
+  if (snap === null) return undefined;
+  if (snap.parsed) return snap.parsed.steps.some((s) => s.touches.length > 0);
+  return snap.bytes !== null && mayDeclareTouches(snap.bytes);
 }
 
 /** The `--step` row, locked; StepNotFound, or InvalidArgument for a substep. */

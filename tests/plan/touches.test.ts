@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { liftedTouches } from '../../src/plan/lift.js';
 import { parsePlan } from '../../src/plan/parse.js';
+import { mayDeclareTouches } from '../../src/plan/syntax.js';
 import { schedule } from '../../src/run/schedule.js';
 import { touchesGlobProblem, touchesOverlap } from '../../src/plan/touches.js';
 import { validatePlan } from '../../src/plan/validate.js';
@@ -81,5 +82,15 @@ describe('Touches', () => {
     expect(lifted.get('step-2-2')).toEqual([]);
     // step-1 and step-2 meet in src/db; step-3 (notes/b.md) meets neither.
     expect(schedule(p, { implementer: null, checkpoints: false }).apart).toEqual([['step-1', 'step-2']]);
+  });
+
+  it('mayDeclareTouches: true for every spelling of the label the parser reads, false without one', () => {
+    for (const label of ['**Touches:**', '**TOUCHES :**', '__touches:__', '**Touches:**\n']) {
+      const text = plan('src/**').replace('**Touches:**', label);
+      expect(parsePlan(Buffer.from(text)).steps[0]!.touches, label).toEqual(['src/**']);
+      expect(mayDeclareTouches(Buffer.from(text)), label).toBe(true);
+    }
+    const none = planText([stepText({ id: '1', deps: [], tasks: ['a'] })]);
+    expect(mayDeclareTouches(Buffer.from(none))).toBe(false);
   });
 });

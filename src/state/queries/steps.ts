@@ -434,14 +434,19 @@ export async function decideTop(
 const touchesKey = (plan_path: string) => `tugcode:touches:${plan_path}`;
 
 /**
- * PostgreSQL: takes the plan's Touches lock when one of its top-level steps declares Touches, and says
- * whether it did. A claim calls it before it locks any row: claims of such a plan then take turns, and one
- * never waits for a row another claim holds while that claim waits for this lock (a deadlock).
+ * PostgreSQL: takes the plan's Touches lock when `declared` (the plan declares Touches), or, when the caller
+ * cannot tell (undefined), when one of its top-level steps has Touches (a look through the plan's rows);
+ * says whether it did. A claim calls it before it locks any row: claims of such a plan then take turns, and
+ * one never waits for a row another claim holds while that claim waits for this lock (a deadlock).
  */
-export async function lockTouches(c: Conn, plan_path: string): Promise<boolean> {
+export async function lockTouches(c: Conn, plan_path: string, declared: boolean | undefined): Promise<boolean> {
+  if (declared === false) return false;
   const r = await c.get(
-    `SELECT pg_advisory_xact_lock(5, hashtext(@key)) AS l
-       WHERE EXISTS (SELECT 1 FROM steps WHERE plan_path = @p AND parent_anchor IS NULL AND touches IS NOT NULL)`,
+    `SELECT pg_advisory_xact_lock(5, hashtext(@key)) AS l${
+      declared
+        ? ''
+        : ' WHERE EXISTS (SELECT 1 FROM steps WHERE plan_path = @p AND parent_anchor IS NULL AND touches IS NOT NULL)'
+    }`,
     { key: touchesKey(plan_path), p: plan_path },
   );
   return r !== undefined;
