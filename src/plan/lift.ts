@@ -1,8 +1,8 @@
 /**
  * Lifting (docs/state.md §3): a top-level step is the claim unit. For a top-level step and its descendants,
  * a dependency whose target lies outside the step's own subtree is replaced by the target's top-level
- * ancestor; dependencies inside one subtree only order work inside the claim. Pure, no markdown-it, cheap
- * to import from state code.
+ * ancestor; dependencies inside one subtree only order work inside the claim. Touches are lifted the same
+ * way: a substep's count for its top-level step. Pure, no markdown-it, cheap to import from state code.
  */
 import type { ParsedPlan, PlanStep } from './types.js';
 
@@ -89,4 +89,24 @@ export function liftedDependencies(plan: WithEdges): Map<string, string[]> {
   }
   for (const list of result.values()) list.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
   return result;
+}
+
+/**
+ * The Touches each step is stored with (docs/plan-format.md §2.5, docs/state.md §3.12): a top-level step
+ * carries its own globs, then its substeps' in document order, duplicates dropped, since its claim covers
+ * them (the claim rule and `run --dry-run` compare top-level steps only); a substep keeps its own.
+ * First occurrence wins for duplicate anchors.
+ */
+export function liftedTouches(plan: StepsOnly): Map<string, string[]> {
+  const top = topLevelMap(plan);
+  const out = new Map<string, string[]>();
+  for (const s of plan.steps) {
+    if (out.has(s.anchor)) continue;
+    out.set(s.anchor, [...new Set(s.touches)]);
+    // Parents precede children in document order: the top-level step's list exists already.
+    const t = top.get(s.anchor);
+    const mine = t === undefined || t === s.anchor ? undefined : out.get(t);
+    if (mine) for (const g of s.touches) if (!mine.includes(g)) mine.push(g);
+  }
+  return out;
 }

@@ -426,8 +426,28 @@ function clip(s: string, n = 80): string {
   return s.length > n ? s.slice(0, n - 1) + '…' : s;
 }
 
-/** `**Touches:** src/db/**, \`docs/*.md\``: the globs, comma-separated, backticks dropped, empty ones kept (E021). */
+/**
+ * `**Touches:** src/db/**, \`docs/*.md\``: the globs, comma-separated, backticks dropped, empty ones kept
+ * (E021). A comma inside `{…}`, `[…]` or a backticked span belongs to its glob (`src/*.{ts,tsx}`).
+ */
 function splitTouches(text: string): string[] {
   if (text.trim() === '') return [''];
-  return text.split(',').map((g) => g.trim().replace(/^`(.*)`$/, '$1').trim());
+  const parts: string[] = [];
+  let depth = 0;
+  let tick = false;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '\\') i++;
+    else if (ch === '`') tick = !tick;
+    else if (tick) continue;
+    else if (ch === '{' || ch === '[') depth++;
+    else if ((ch === '}' || ch === ']') && depth > 0) depth--;
+    else if (ch === ',' && depth === 0) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts.map((g) => g.trim().replace(/^`(.*)`$/, '$1').trim());
 }

@@ -88,6 +88,15 @@ export function knownLabel(name: string): KnownLabel | null {
 }
 
 /**
+ * Whether a plan's raw bytes may declare `**Touches:**` (docs/plan-format.md §2.5): true wherever a Touches
+ * label could be (and where only prose says `touches:`), false only when none can. A cheap test before any
+ * parse, for a claim deciding whether to take the plan's Touches lock (docs/state.md §3.12).
+ */
+export function mayDeclareTouches(source: Buffer): boolean {
+  return /touches\s*:/i.test(source.toString('latin1'));
+}
+
+/**
  * The checklist section named by a label heading (text after removing the trailing anchor and a leading
  * `Step <id>`): `##### Tasks`, `###### Step 4.2 Tests`. Null when the heading is not a label heading.
  */

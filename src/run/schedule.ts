@@ -7,7 +7,7 @@
  * driver runs them inside the claim (topological over the subtree's own edges, ties by `step_index`).
  */
 import { touchesOverlap } from '../plan/touches.js';
-import { liftEdges, liftedDependencies, topLevelMap } from '../plan/lift.js';
+import { liftEdges, liftedDependencies, liftedTouches, topLevelMap } from '../plan/lift.js';
 import type { ParsedPlan, PlanStep } from '../plan/types.js';
 import { checkpointCommand } from './checkpoints.js';
 
@@ -85,13 +85,19 @@ export function schedule(plan: Plan, o: ScheduleOptions): Schedule {
     critical_path: criticalPath(waves, open, byIndex),
     steps,
     done: tops.filter((s) => done.has(s.anchor)).map((s) => s.anchor),
-    apart: apartPairs(todo),
+    apart: apartPairs(plan, todo),
   };
 }
 
-/** The pairs of steps whose Touches overlap, in step order; none without Touches (picomatch stays unloaded). */
-function apartPairs(todo: PlanStep[]): [string, string][] {
-  const touching = todo.filter((s) => s.touches.length > 0);
+/**
+ * The pairs of steps whose Touches overlap, in step order, a step's substeps' Touches counting as its own
+ * (plan/lift.ts); none without Touches (picomatch stays unloaded).
+ */
+function apartPairs(plan: Plan, todo: PlanStep[]): [string, string][] {
+  const lifted = liftedTouches(plan);
+  const touching = todo
+    .map((s) => ({ anchor: s.anchor, touches: lifted.get(s.anchor) ?? s.touches }))
+    .filter((s) => s.touches.length > 0);
   if (touching.length < 2) return [];
   const out: [string, string][] = [];
   touching.forEach((a, i) => {

@@ -6,6 +6,7 @@
  */
 import { addSeconds } from '../clock.js';
 import { TugError } from '../contract/errors.js';
+import { mayDeclareTouches } from '../plan/syntax.js';
 import { shellArg } from '../util/shell-arg.js';
 import { discardAttempt } from './attempt.js';
 import { leaseSeconds as leaseOf } from './lease.js';
@@ -21,6 +22,7 @@ import {
   expiredReady,
   heldTouches,
   failExpired,
+  lockTouches,
   getStep,
   heldBy,
   lockStep,
@@ -118,6 +120,8 @@ interface ClaimTx {
   failed: Record<string, unknown>[];
   /** The Touches of the steps running now, read once the first candidate declares some (docs/state.md §3.12). */
   running?: { anchor: string; touches: string[] }[];
+  /** PostgreSQL: the plan's Touches lock was taken before any row lock (lockTouches). */
+  touchesLocked: boolean;
 }
 
 async function claimTx(
@@ -151,10 +155,15 @@ async function openClaim(
   // waits for a takeover of that row in flight, before this claim holds a row of its own (no lock cycle with
   // that takeover). It goes out with the plan row (pipelined on PostgreSQL), unless the drift check may
   // rewrite prose: that writes the plan row, then step rows, and must come before this lock as in every
-  // writer (two resuming claims would otherwise wait for each other's rows).
+  // writer (two resuming claims would otherwise wait for each other's rows). On PostgreSQL the plan's
+  // Touches lock, when it declares Touches, comes before both (docs/state.md §3.12).
   const refresh = snap?.parsed !== undefined;
   const heldRow = () => heldBy(c, plan_path, input.worktree, 'wait');
-  const [plan, early] = await Promise.all([getPlan(c, plan_path), refresh ? undefined : heldRow()]);
+  const [plan, touchesLocked, early] = await Promise.all([
+    getPlan(c, plan_path),
+    c.dialect === 'postgres' ? lockTouches(c, plan_path, declaresTouches(snap)) : false,
+    refresh ? undefined : heldRow(),
+  ]);
   if (!plan) throw planMissing(ref);
   const prose = snap ? (await checkDrift(ctx, c, plan, snap, now)) === 'prose' : false;
   const held = refresh ? await heldRow() : early;
@@ -169,8 +178,19 @@ async function openClaim(
     integration: input.integration,
     prose,
     failed: [],
+    touchesLocked,
   };
   return { t, held };
+}
+
+/**
+ * Whether the plan declares Touches, from the claim's snapshot of its file (the drift check makes the stored
+ * plan that file); undefined without a snapshot (skip_drift): the database is asked.
+ */
+function declaresTouches(snap: PlanSnapshot | null): boolean | undefined {
+  if (snap === null) return undefined;
+  if (snap.parsed) return snap.parsed.steps.some((s) => s.touches.length > 0);
+  return snap.bytes !== null && mayDeclareTouches(snap.bytes);
 }
 
 /** The `--step` row, locked; StepNotFound, or InvalidArgument for a substep. */
@@ -230,7 +250,7 @@ async function claimWanted(t: ClaimTx, s: StepRow): Promise<ClaimResult> {
  */
 async function touchesBlocked(t: ClaimTx, s: StepRow): Promise<string | null> {
   if (s.touches === null) return null;
-  t.running ??= (await heldTouches(t.c, t.plan_path, t.now)).map((r) => ({
+  t.running ??= (await heldTouches(t.c, t.plan_path, t.now, t.touchesLocked)).map((r) => ({
     anchor: r.anchor,
     touches: JSON.parse(r.touches) as string[],
   }));

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { TugError } from '../contract/errors.js';
+import { liftedTouches } from '../plan/lift.js';
 import type { ParsedPlan } from '../plan/types.js';
 import type { StateContext } from './context.js';
 import type { Conn } from './sql/conn.js';
@@ -117,6 +118,7 @@ export async function refreshProse(
 ): Promise<void> {
   await refreshPlanProse(c, plan_path, parsed.plan_hash, bytes, parsed.title, now);
   const seen = new Set<string>();
+  const touches = liftedTouches(parsed);
   for (const s of parsed.steps) {
     if (seen.has(s.anchor)) continue;
     seen.add(s.anchor);
@@ -124,7 +126,7 @@ export async function refreshProse(
       title: s.title,
       step_id: s.id,
       commit_message: s.commit_message,
-      touches: touchesColumn(s.touches),
+      touches: touchesColumn(touches.get(s.anchor) ?? s.touches),
     });
   }
   const byKey = new Map<string, { text: string; depth: number }>();

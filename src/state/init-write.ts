@@ -3,7 +3,7 @@
  * keeps completed steps and live claims, resets everything else, deletes removed steps and recomputes
  * step_index, dependencies, unmet_deps and counters, all inside the caller's transaction.
  */
-import { liftedDependencies, topLevelMap } from '../plan/lift.js';
+import { liftedDependencies, liftedTouches, topLevelMap } from '../plan/lift.js';
 import type { ParsedPlan, PlanStep } from '../plan/types.js';
 import type { Conn } from './sql/conn.js';
 import { insertPlan, recountPlan, setPlanStatus, updatePlanHeader, getPlan, type PlanHeader } from './queries/plans.js';
@@ -28,7 +28,18 @@ export interface InitCounts {
   refactors_created: number;
 }
 
-function stepShape(plan_path: string, s: PlanStep, top: Map<string, string>, depth: Map<string, number>) {
+/** What stepShape reads besides the step: its top-level ancestor, depth and lifted Touches, by anchor. */
+interface Shapes {
+  top: Map<string, string>;
+  depth: Map<string, number>;
+  touches: Map<string, string[]>;
+}
+
+function shapes(parsed: ParsedPlan): Shapes {
+  return { top: topLevelMap(parsed), depth: depths(parsed), touches: liftedTouches(parsed) };
+}
+
+function stepShape(plan_path: string, s: PlanStep, { top, depth, touches }: Shapes) {
   return {
     plan_path,
     anchor: s.anchor,
@@ -39,7 +50,8 @@ function stepShape(plan_path: string, s: PlanStep, top: Map<string, string>, dep
     depth: depth.get(s.anchor) ?? 0,
     title: s.title,
     commit_message: s.commit_message,
-    touches: touchesColumn(s.touches),
+    // A top-level step is stored with its substeps' Touches too (docs/state.md §3.12).
+    touches: touchesColumn(touches.get(s.anchor) ?? s.touches),
   };
 }
 
@@ -81,11 +93,10 @@ export async function insertFresh(
   now: string,
 ): Promise<InitCounts> {
   await insertPlan(c, header(plan_path, parsed, bytes, now));
-  const top = topLevelMap(parsed);
-  const depth = depths(parsed);
+  const sh = shapes(parsed);
   const counts: InitCounts = { steps_created: 0, checklist_items_created: 0, refactors_created: 0 };
   for (const s of uniqueSteps(parsed)) {
-    await insertStep(c, stepShape(plan_path, s, top, depth));
+    await insertStep(c, stepShape(plan_path, s, sh));
     counts.steps_created++;
     for (const it of s.items) {
       await insertItem(c, {
@@ -145,8 +156,7 @@ export async function reinitialize(
   const old = new Map((await stepsOfPlan(c, plan_path)).map((s) => [s.anchor, s]));
   const oldItems = groupBy(await itemsOfPlan(c, plan_path), (i) => i.step_anchor);
   const oldRefs = groupBy(await refactorsOfPlan(c, plan_path), (r) => r.step_anchor);
-  const top = topLevelMap(parsed);
-  const depth = depths(parsed);
+  const sh = shapes(parsed);
   const report: ReinitReport = {
     steps_created: 0,
     checklist_items_created: 0,
@@ -161,7 +171,7 @@ export async function reinitialize(
   const live = (row: StepRow | undefined) =>
     Boolean(row && row.parent_anchor === null && isHeld(row.status) && !isExpired(row.lease_expires_at, now));
   for (const s of steps) {
-    const shape = stepShape(plan_path, s, top, depth);
+    const shape = stepShape(plan_path, s, sh);
     const o = old.get(s.anchor);
     const keepClaim = !releaseClaims && live(old.get(shape.top_anchor));
     let mode: Mode;

@@ -45,6 +45,44 @@ describe('Touches in tugcode run', () => {
   });
 });
 
+describe('Touches on substeps in tugcode run', () => {
+  it('two steps whose substeps touch the same file never run together; the dry run names them', () => {
+    const sub = (id: string, glob: string) =>
+      stepText({ id, level: 5, commit: `feat: substep ${id}`, tasks: [`write ${id}`], body: `**Touches:** ${glob}` });
+    const top = (n: number) => stepText({ id: String(n), deps: [], commit: `feat: step ${n}`, tasks: [`write ${n}`] });
+    const plan = planText([top(1), sub('1.1', 'src/db/schema.ts'), top(2), sub('2.1', 'src/db/**'), top(3)]);
+    const root = runRepo(plan, 'demo');
+    const dry = tugJson(root, ['run', 'demo', '--dry-run', '--implementer', 'true']);
+    expect(dry.json.apart, dry.stderr).toEqual([['step-1', 'step-2']]);
+    const r = runJsonl(root, [
+      'demo',
+      '--workers',
+      '2',
+      '--implementer',
+      'sh -c "sleep 0.3; echo $TUG_STEP > $TUG_STEP.txt"',
+    ]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const running = new Set<string>();
+    let together = false;
+    for (const e of r.events) {
+      if (e.type === 'claimed') {
+        running.add(e.step_anchor);
+        expect(running.has('step-1') && running.has('step-2'), 'step-1 and step-2 ran together').toBe(false);
+        if (running.has('step-3') && running.size > 1) together = true;
+      }
+      if (e.type === 'step_completed' || e.type === 'attempt_failed') running.delete(e.step_anchor);
+    }
+    // The rule held back only the overlapping pair: step-3 ran beside one of them.
+    expect(together).toBe(true);
+    expect(
+      r.events
+        .filter((e) => e.type === 'claimed')
+        .map((e) => e.step_anchor)
+        .sort(),
+    ).toEqual(['step-1', 'step-2', 'step-3']);
+  });
+});
+
 describe.each(BACKENDS)('the Touches claim rule [%s]', (kind) => {
   it('a ready step that overlaps a running one waits; steps without Touches never do', async () => {
     const b = await backend(kind);

@@ -430,18 +430,42 @@ export async function decideTop(
   );
 }
 
+/** The per-plan key of the Touches lock (PostgreSQL advisory class 5, docs/state.md §3.12). */
+const touchesKey = (plan_path: string) => `tugcode:touches:${plan_path}`;
+
 /**
- * The Touches of the plan's steps held under a live lease (docs/state.md §3.12). On PostgreSQL the claims
- * that look at Touches take a lock of their own first (class 5, per plan), so two of them never both miss
- * the other's claim; SQLite's writers are serialized anyway.
+ * PostgreSQL: takes the plan's Touches lock when `declared` (the plan declares Touches), or, when the caller
+ * cannot tell (undefined), when one of its top-level steps has Touches (a look through the plan's rows);
+ * says whether it did. A claim calls it before it locks any row: claims of such a plan then take turns, and
+ * one never waits for a row another claim holds while that claim waits for this lock (a deadlock).
+ */
+export async function lockTouches(c: Conn, plan_path: string, declared: boolean | undefined): Promise<boolean> {
+  if (declared === false) return false;
+  const r = await c.get(
+    `SELECT pg_advisory_xact_lock(5, hashtext(@key)) AS l${
+      declared
+        ? ''
+        : ' WHERE EXISTS (SELECT 1 FROM steps WHERE plan_path = @p AND parent_anchor IS NULL AND touches IS NOT NULL)'
+    }`,
+    { key: touchesKey(plan_path), p: plan_path },
+  );
+  return r !== undefined;
+}
+
+/**
+ * The Touches of the plan's top-level steps held under a live lease (docs/state.md §3.12). On PostgreSQL
+ * the caller holds the plan's Touches lock (lockTouches), or it is taken here: a plan whose first Touches
+ * this very claim's prose refresh wrote. So two claims never both miss the other's; SQLite's writers are
+ * serialized anyway.
  */
 export async function heldTouches(
   c: Conn,
   plan_path: string,
   now: string,
+  locked: boolean,
 ): Promise<{ anchor: string; touches: string }[]> {
-  if (c.dialect === 'postgres')
-    await c.get('SELECT pg_advisory_xact_lock(5, hashtext(?)) AS l', [`tugcode:touches:${plan_path}`]);
+  if (c.dialect === 'postgres' && !locked)
+    await c.get('SELECT pg_advisory_xact_lock(5, hashtext(?)) AS l', [touchesKey(plan_path)]);
   return (await c.all(
     `SELECT anchor, touches FROM steps WHERE plan_path = @p AND parent_anchor IS NULL AND status IN ${HELD_SQL}
        AND touches IS NOT NULL AND NOT (${expiredSql()})`,

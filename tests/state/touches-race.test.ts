@@ -1,0 +1,260 @@
+/**
+ * The Touches claim rule under concurrency (docs/state.md §3.12), on both backends, through real
+ * `tugcode state claim` processes: claimers race on a plan whose ready steps all overlap (never two of them
+ * held at once, with and without `--step`), and on a plan of disjoint groups (one step of each group claimed
+ * in the same round: disjoint steps still run side by side). Touches declared on substeps count for their
+ * top-level step (docs/plan-format.md §2.5), so half of the steps declare theirs on a substep.
+ *
+ * As in tests/state/race.test.ts, every round races by construction: a gate holds the write lock every claim
+ * needs while the claimers start, and lets them go together. On PostgreSQL claims then run side by side and
+ * only the Touches lock (advisory class 5) orders them; on SQLite the writer is alone.
+ */
+import { existsSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { schemaFor } from '../../src/contract/schemas/index.js';
+import { OpsContext, newCall } from '../../src/ops/context.js';
+import { touchesOverlap } from '../../src/plan/touches.js';
+import { checkSchema } from '../helpers/cli.js';
+import { waitForLockWaiters, waitForOtherSessionsGone } from '../helpers/pg.js';
+import { BACKENDS, backend, cliAsync, type Backend } from '../pg/backend.js';
+import { addWorktree } from './cli-helpers.js';
+import { DEMO_PATH, dbPathOf, planRepo, planText, type StepSpec } from './helpers.js';
+
+const PROCS = 8;
+const ROUNDS = Number(process.env.TUGCODE_RACE_ROUNDS || 2);
+const PROC = existsSync('/proc/self/fd');
+
+/** True when process `pid` has `file` open. */
+function hasOpen(pid: number, file: string): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === file;
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false; // exited
+  }
+}
+
+/**
+ * Holds the write lock every claim needs until the claimers wait for it, then lets them go at once; resolves
+ * to how many waited. PostgreSQL: the project's advisory lock held exclusively (a claim takes it shared).
+ * SQLite: BEGIN IMMEDIATE until every claimer has state.db open, or the first has had it open for 2 s.
+ */
+async function gate(b: Backend, root: string): Promise<(pids: number[]) => Promise<number>> {
+  if (b.kind === 'postgres') {
+    const c = new pg.Client({ connectionString: b.db!.url });
+    await c.connect();
+    const key = `tugcode:${b.schema}`;
+    await c.query('SELECT pg_advisory_lock(1, hashtext($1))', [key]);
+    return async (pids) => {
+      try {
+        await waitForLockWaiters(b.db!.url, pids.length, 120_000);
+        return pids.length;
+      } finally {
+        await c.query('SELECT pg_advisory_unlock(1, hashtext($1))', [key]);
+        await c.end();
+      }
+    };
+  }
+  const file = realpathSync(dbPathOf(root));
+  const db = new Database(file);
+  db.exec('BEGIN IMMEDIATE');
+  return async (pids) => {
+    try {
+      if (!PROC) return pids.length;
+      const deadline = Date.now() + 120_000;
+      let first: number | undefined;
+      for (;;) {
+        const waiting = pids.filter((pid) => hasOpen(pid, file)).length;
+        if (waiting > 0) first ??= Date.now();
+        if (waiting === pids.length || (first !== undefined && Date.now() - first > 2000)) return waiting;
+        if (Date.now() > deadline) throw new Error(`no claimer opened ${file}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    } finally {
+      db.exec('COMMIT');
+      db.close();
+    }
+  };
+}
+
+interface ClaimAnswer {
+  worktree: string;
+  claimed: boolean;
+  step_anchor?: string;
+  reason?: string;
+  touches_overlap?: string;
+  claimed_steps: string[];
+}
+
+/** One round: every worktree's claim (with `argsOf(i)`) released at once; the answers, schema-checked. */
+async function race(b: Backend, root: string, worktrees: string[], argsOf: (i: number) => string[] = () => []) {
+  const open = await gate(b, root);
+  const pids: number[] = [];
+  const runs = worktrees.map((w, i) =>
+    cliAsync(root, ['state', 'claim', 'demo', '--worktree', w, ...argsOf(i)], b.env, (pid) => pids.push(pid)),
+  );
+  const waited = await open(pids);
+  const results = await Promise.all(runs);
+  for (const r of results) {
+    expect(r.code, r.stderr).toBe(0);
+    checkSchema(schemaFor('state claim'), r.json);
+  }
+  expect(waited, 'claimers waiting at the gate').toBeGreaterThanOrEqual(2);
+  return results.map((r, i) => ({ worktree: worktrees[i]!, ...(r.json as object) }) as ClaimAnswer);
+}
+
+/**
+ * PostgreSQL's deadlock count for the test database (0 on SQLite). A session's statistics reach
+ * pg_stat_database when it ends: the claimers have exited when this is read after a round.
+ */
+async function deadlocks(b: Backend): Promise<number> {
+  if (b.kind !== 'postgres') return 0;
+  const c = new pg.Client({ connectionString: b.db!.url });
+  await c.connect();
+  try {
+    const own = Number((await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+    await waitForOtherSessionsGone(b.db!.url, [own]);
+    const r = await c.query('SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()');
+    return Number(r.rows[0].deadlocks);
+  } finally {
+    await c.end();
+  }
+}
+
+/** The steps held now, read in-process through the operations layer. */
+async function heldNow(b: Backend, root: string): Promise<string[]> {
+  const ops = new OpsContext({ cwd: root, env: { ...process.env, ...b.env } });
+  try {
+    const call = newCall('state show');
+    const doc = await (await ops.store(call)).exportPlan(await ops.stateCall(call), { plan: 'demo' });
+    return doc.steps
+      .filter((s) => s.parent_anchor === null && (s.status === 'claimed' || s.status === 'in_progress'))
+      .map((s) => s.anchor);
+  } finally {
+    await ops.close();
+  }
+}
+
+/** Completes the claimed steps in-process (the race is about claiming). */
+async function completeAll(b: Backend, root: string, wins: ClaimAnswer[]) {
+  const ops = new OpsContext({ cwd: root, env: { ...process.env, ...b.env } });
+  try {
+    const call = newCall('state complete');
+    const store = await ops.store(call);
+    const sc = await ops.stateCall(call);
+    for (const w of wins)
+      await store.complete(sc, {
+        plan: 'demo',
+        step: w.step_anchor!,
+        worktree: w.worktree,
+        force: 'race test',
+        skip_drift: true,
+      });
+  } finally {
+    await ops.close();
+  }
+}
+
+async function initialized(b: Backend, plan: string, prefix: string) {
+  const root = planRepo({ [DEMO_PATH]: plan });
+  const worktrees = Array.from({ length: PROCS }, (_, i) => addWorktree(root, `${prefix}${i}`));
+  const init = await cliAsync(root, ['state', 'init', 'demo'], b.env);
+  expect(init.json, init.stderr).toMatchObject({ status: 'ok' });
+  return { root, worktrees };
+}
+
+/**
+ * Top-level step `n` (independent) touching `globs`: on the step itself for odd `n`, on its substep for even
+ * `n` (the top-level step declares none of its own).
+ */
+function touching(n: number, globs: string): StepSpec[] {
+  const body = `**Touches:** ${globs}`;
+  if (n % 2 === 1) return [{ id: String(n), deps: [], tasks: ['t'], body }];
+  return [
+    { id: String(n), deps: [], tasks: ['t'] },
+    { id: `${n}.1`, level: 5, tasks: ['s'], body },
+  ];
+}
+
+/** Every pair of these glob lists overlaps: the fixture's premise, checked rather than assumed. */
+const OVERLAPPING = [
+  'src/**',
+  'src/x.ts',
+  '**/x.ts',
+  'src/*.ts',
+  'src/{x,y}.ts',
+  'src/**/*.ts',
+  'src/x.ts, notes/a.md',
+  '**',
+];
+
+describe.each(BACKENDS)('Touches claim races between processes [%s]', (kind) => {
+  it(`never holds two overlapping steps at once (${PROCS} claimers, ${ROUNDS} rounds)`, async () => {
+    const lists = OVERLAPPING.map((g) => g.split(', '));
+    for (const a of lists) for (const b of lists) expect(touchesOverlap(a, b), `${a} / ${b}`).toBe(true);
+    const b = await backend(kind);
+    const steps = Array.from({ length: Math.max(ROUNDS, OVERLAPPING.length) }, (_, i) =>
+      touching(i + 1, OVERLAPPING[i % OVERLAPPING.length]!),
+    );
+    const { root, worktrees } = await initialized(b, planText(steps.flat()), 'o');
+    const before = await deadlocks(b);
+    for (let round = 1; round <= ROUNDS; round++) {
+      const results = await race(b, root, worktrees);
+      // One winner (on PostgreSQL not necessarily the first step: claims skip rows others have locked);
+      // everyone else finds nothing claimable beside it.
+      const wins = results.filter((r) => r.claimed);
+      expect(wins, `round ${round}: ${JSON.stringify(results)}`).toHaveLength(1);
+      const held = wins[0]!.step_anchor!;
+      for (const r of results.filter((x) => !x.claimed))
+        expect(r).toMatchObject({ reason: 'no_ready_steps', claimed_steps: [held] });
+      expect(await heldNow(b, root)).toEqual([held]);
+      await completeAll(b, root, wins);
+    }
+    // Claims that wait for the Touches lock never wait for a row while holding it (no deadlock to retry).
+    expect((await deadlocks(b)) - before).toBe(0);
+  }, 300_000);
+
+  it(`gives one of ${PROCS} claimers racing for distinct overlapping --step the step; the others wait`, async () => {
+    const b = await backend(kind);
+    const steps = OVERLAPPING.map((g, i) => touching(i + 1, g));
+    const { root, worktrees } = await initialized(b, planText(steps.flat()), 's');
+    const before = await deadlocks(b);
+    const results = await race(b, root, worktrees, (i) => ['--step', `step-${i + 1}`]);
+    const wins = results.filter((r) => r.claimed);
+    expect(wins, JSON.stringify(results)).toHaveLength(1);
+    const winner = wins[0]!.step_anchor!;
+    for (const r of results.filter((x) => !x.claimed))
+      expect(r).toMatchObject({ reason: 'not_ready', touches_overlap: winner });
+    expect(await heldNow(b, root)).toEqual([winner]);
+    expect((await deadlocks(b)) - before).toBe(0);
+  }, 300_000);
+
+  it(`claims steps with disjoint Touches side by side (${PROCS} claimers, 4 disjoint groups)`, async () => {
+    const b = await backend(kind);
+    // Steps 1–4 touch four disjoint areas; steps 5–8 overlap them one to one (5 with 1, 6 with 2, …).
+    const globs = ['src/a/**', 'src/b/**', 'notes/**', 'test/*.ts'];
+    globs.push('src/a/x.ts', 'src/b/**/*.ts', 'notes/guide.md', 'test/{one,two}.ts');
+    const group = (anchor: string) => (Number(anchor.slice('step-'.length)) - 1) % 4;
+    const { root, worktrees } = await initialized(b, planText(globs.flatMap((g, i) => touching(i + 1, g))), 'd');
+    const before = await deadlocks(b);
+    const all: string[] = [];
+    for (let round = 1; round <= 2; round++) {
+      const wins = (await race(b, root, worktrees)).filter((r) => r.claimed);
+      const anchors = wins.map((w) => w.step_anchor!);
+      // Four steps at once, one of each group (which one is up to the race on PostgreSQL).
+      expect(anchors.map(group).sort(), `round ${round}: ${anchors}`).toEqual([0, 1, 2, 3]);
+      expect((await heldNow(b, root)).sort()).toEqual([...anchors].sort());
+      all.push(...anchors);
+      await completeAll(b, root, wins);
+    }
+    expect(all.sort()).toEqual(globs.map((_, i) => `step-${i + 1}`).sort());
+    expect((await deadlocks(b)) - before).toBe(0);
+  }, 300_000);
+});
