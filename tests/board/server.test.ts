@@ -360,6 +360,8 @@ echo "$TUG_STEP" > "$TUG_WORKTREE/$TUG_STEP.txt"
       const r = await run.done;
       expect(r.code, r.stderr).toBe(0);
     } finally {
+      // Open the gate first: a SIGKILLed driver cannot stop its implementer, which would loop on.
+      writeFileSync(gate, '');
       if (run.child.exitCode === null) run.child.kill('SIGKILL');
     }
   }, 90_000);
