@@ -7,15 +7,14 @@
  * again, runs the revised step again with the notes in its brief, and leaves the rejected one failed. The
  * step's detail shows its usage per attempt and per role.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { schemaFor } from '../../src/contract/schemas/index.js';
 import { useBrowser, watchedPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
-import { git, tempDir } from '../helpers/repo.js';
+import { git } from '../helpers/repo.js';
 import { planText, runJsonl, runRepo, step, stepCommits } from '../run/helpers.js';
+import { implementer, reviewerScript } from '../run/review-helpers.js';
 import { startBoardCli, type BoardChild } from './helpers.js';
 import { waitLane } from './page.js';
 
@@ -26,63 +25,18 @@ afterAll(async () => {
 });
 
 /**
- * The agents: an implementer that writes `<step>.txt` (`<step> revised` when its brief has human notes),
- * reports usage through TUG_USAGE_OUT ($0.25 × its run of the step) and counts its runs in `runs/<step>`,
- * keeping each brief; a reviewer that answers the verdicts of `answers/<step>` in order (the last one
- * repeats; APPROVE when there is none).
+ * The agents of tests/run/review-helpers.ts: an implementer that revises on human notes and reports $0.25 ×
+ * its run of the step; a reviewer that answers `answers[step]` in order (the last one repeats).
  */
 function agents(answers: Record<string, string[]>) {
-  const dir = tempDir('tugcode-agents-');
-  for (const d of ['runs', 'briefs', 'answers', 'count']) mkdirSync(join(dir, d));
-  for (const [s, v] of Object.entries(answers)) writeFileSync(join(dir, 'answers', s), v.join('\n') + '\n');
-  const impl = join(dir, 'impl.sh');
-  writeFileSync(
-    impl,
-    `#!/bin/sh
-D='${dir}'
-s="$TUG_STEP"
-echo "attempt $TUG_ATTEMPT" >> "$D/runs/$s"
-n=$(wc -l < "$D/runs/$s" | tr -d ' ')
-cat > "$D/briefs/$s.$n.json"
-if grep -q '"human_notes"' "$D/briefs/$s.$n.json"; then echo "$s revised" > "$TUG_WORKTREE/$s.txt"
-else echo "$s" > "$TUG_WORKTREE/$s.txt"; fi
-printf '{"input_tokens":%d,"output_tokens":100,"cost_usd":%s}' "$((n * 1000))" "$(echo "$n" | awk '{printf "%.2f", $1 * 0.25}')" > "$TUG_USAGE_OUT"
-echo "done $s"
-`,
-    { mode: 0o755 },
-  );
-  const rev = join(dir, 'review.sh');
-  writeFileSync(
-    rev,
-    `#!/bin/sh
-D='${dir}'
-s="$TUG_STEP"
-cat > /dev/null
-n=$(( $(cat "$D/count/$s" 2>/dev/null || echo 0) + 1 ))
-echo "$n" > "$D/count/$s"
-a=APPROVE
-if [ -e "$D/answers/$s" ]; then
-  a=$(sed -n "\${n}p" "$D/answers/$s"); [ -n "$a" ] || a=$(tail -n 1 "$D/answers/$s")
-fi
-printf '{"verdict":"%s","summary":"%s for %s in round %s","issues":[]}\\n' "$a" "$a" "$s" "$TUG_REVIEW_ROUND"
-`,
-    { mode: 0o755 },
-  );
+  const impl = implementer({ billed: true });
+  const rev = reviewerScript();
+  for (const [s, v] of Object.entries(answers)) rev.answer(s, v);
   return {
-    args: ['--implementer', JSON.stringify(impl), '--reviewer', JSON.stringify(rev)],
-    runs: (s: string): string[] =>
-      existsSync(join(dir, 'runs', s))
-        ? readFileSync(join(dir, 'runs', s), 'utf8')
-            .trim()
-            .split('\n')
-        : [],
-    briefs: (s: string): any[] =>
-      readdirSync(join(dir, 'briefs'))
-        .filter((f) => f.startsWith(`${s}.`))
-        .sort()
-        .map((f) => JSON.parse(readFileSync(join(dir, 'briefs', f), 'utf8'))),
-    reviews: (s: string): number =>
-      existsSync(join(dir, 'count', s)) ? Number(readFileSync(join(dir, 'count', s), 'utf8')) : 0,
+    args: ['--implementer', impl.argv, '--reviewer', rev.argv],
+    runs: impl.runs,
+    briefs: impl.briefs,
+    reviews: (s: string): number => rev.inputs(s).length,
   };
 }
 
@@ -150,7 +104,7 @@ describe('needs_human decided from the board', () => {
     expect(await page.textContent('.lane-needs_you .n')).toBe('3');
     const card1 = await page.textContent('.card[data-step="step-1"]');
     expect(card1).toContain('needs human');
-    expect(card1).toContain('ESCALATE for step-1 in round 1');
+    expect(card1).toContain('ESCALATE in round 1');
     expect(card1).toContain('tugcode state decide demo step-1 --approve');
     // Every button inside its card (a card has one fixed height), on a wide window and on a half-screen one.
     for (const width of [1400, 960]) {

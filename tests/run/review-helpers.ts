@@ -9,6 +9,8 @@ import Database from 'better-sqlite3';
 import { tempDir } from '../helpers/repo.js';
 import type { UsageOut } from './resolve-helpers.js';
 
+const BILLED = `printf '{"input_tokens":%d,"output_tokens":100,"cost_usd":%s}' "$((n * 1000))" "$(echo "$n" | awk '{printf "%.2f", $1 * 0.25}')" > "$TUG_USAGE_OUT"\n`;
+
 /** `<step>.<n>…` files in the order of their run number n. */
 function byRun(a: string, b: string): number {
   return Number(a.split('.')[1]) - Number(b.split('.')[1]);
@@ -70,10 +72,12 @@ printf '{"verdict":"%s","summary":"%s in round %s","issues":[{"severity":"major"
 }
 
 /**
- * A scripted implementer: writes `<step>.txt` (`<step> revised` when its brief carries `review_issues`),
- * appends one line per run to `runs/<step>`, and keeps each brief as `briefs/<step>.<n>.json`.
+ * A scripted implementer: writes `<step>.txt` (`<step> revised` when its brief carries `review_issues` or a
+ * person's `human_notes`), appends one line per run to `runs/<step>`, and keeps each brief as
+ * `briefs/<step>.<n>.json`. With `billed`, its n-th run of a step reports n × 1,000 input and 100 output
+ * tokens for $0.25 × n through TUG_USAGE_OUT (docs/run.md §7.1).
  */
-export function implementer() {
+export function implementer(o: { billed?: boolean } = {}) {
   const dir = tempDir('tugcode-impl-');
   for (const d of ['runs', 'briefs']) mkdirSync(join(dir, d));
   const script = join(dir, 'impl.sh');
@@ -85,9 +89,9 @@ s="$TUG_STEP"
 echo "attempt $TUG_ATTEMPT" >> "$D/runs/$s"
 n=$(wc -l < "$D/runs/$s" | tr -d ' ')
 cat > "$D/briefs/$s.$n.json"
-if grep -q '"review_issues"' "$D/briefs/$s.$n.json"; then echo "$s revised" > "$TUG_WORKTREE/$s.txt"
+if grep -qE '"(review_issues|human_notes)"' "$D/briefs/$s.$n.json"; then echo "$s revised" > "$TUG_WORKTREE/$s.txt"
 else echo "$s" > "$TUG_WORKTREE/$s.txt"; fi
-echo "done $s"
+${o.billed ? BILLED : ''}echo "done $s"
 `,
     { mode: 0o755 },
   );

@@ -13,6 +13,35 @@ import { planRepo } from '../state/helpers.js';
 import { planText, stepText } from '../helpers/plan.js';
 import { runJsonl, runRepo, tugJson } from './helpers.js';
 
+/**
+ * Runs the plan with two workers whose implementer lingers a little (so they overlap whenever the claim rule
+ * lets them), checks from the event stream that step-1 and step-2 never ran together, and tells whether
+ * step-3 ran beside one of them.
+ */
+function runApart(root: string): { together: boolean; claimed: string[] } {
+  const dry = tugJson(root, ['run', 'demo', '--dry-run', '--implementer', 'true']);
+  expect(dry.json.apart, dry.stderr).toEqual([['step-1', 'step-2']]);
+  const r = runJsonl(root, [
+    'demo',
+    '--workers',
+    '2',
+    '--implementer',
+    'sh -c "sleep 0.3; echo $TUG_STEP > $TUG_STEP.txt"',
+  ]);
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  const running = new Set<string>();
+  let together = false;
+  for (const e of r.events) {
+    if (e.type === 'claimed') {
+      running.add(e.step_anchor);
+      expect(running.has('step-1') && running.has('step-2'), 'step-1 and step-2 ran together').toBe(false);
+      if (running.has('step-3') && running.size > 1) together = true;
+    }
+    if (e.type === 'step_completed' || e.type === 'attempt_failed') running.delete(e.step_anchor);
+  }
+  return { together, claimed: r.events.filter((e) => e.type === 'claimed').map((e) => e.step_anchor) };
+}
+
 const touching = (n: number, glob: string) =>
   stepText({ id: String(n), deps: [], commit: `feat: step ${n}`, tasks: [`write ${n}`], body: `**Touches:** ${glob}` });
 
@@ -20,28 +49,7 @@ describe('Touches in tugcode run', () => {
   it('two steps with overlapping Touches never run together; the dry run names them', () => {
     const plan = planText([touching(1, 'src/db/**'), touching(2, 'src/db/schema.ts'), touching(3, 'docs/**')]);
     const root = runRepo(plan, 'demo');
-    const dry = tugJson(root, ['run', 'demo', '--dry-run', '--implementer', 'true']);
-    expect(dry.json.apart, dry.stderr).toEqual([['step-1', 'step-2']]);
-    // The implementer waits a little so that two workers overlap whenever the claim rule lets them.
-    const r = runJsonl(root, [
-      'demo',
-      '--workers',
-      '2',
-      '--implementer',
-      'sh -c "sleep 0.3; echo $TUG_STEP > $TUG_STEP.txt"',
-    ]);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    const running = new Set<string>();
-    let together13 = false;
-    for (const e of r.events) {
-      if (e.type === 'claimed') {
-        running.add(e.step_anchor);
-        expect(running.has('step-1') && running.has('step-2'), 'step-1 and step-2 ran together').toBe(false);
-        if (running.has('step-3') && running.size > 1) together13 = true;
-      }
-      if (e.type === 'step_completed' || e.type === 'attempt_failed') running.delete(e.step_anchor);
-    }
-    expect(together13).toBe(true);
+    expect(runApart(root).together).toBe(true);
   });
 });
 
@@ -52,34 +60,10 @@ describe('Touches on substeps in tugcode run', () => {
     const top = (n: number) => stepText({ id: String(n), deps: [], commit: `feat: step ${n}`, tasks: [`write ${n}`] });
     const plan = planText([top(1), sub('1.1', 'src/db/schema.ts'), top(2), sub('2.1', 'src/db/**'), top(3)]);
     const root = runRepo(plan, 'demo');
-    const dry = tugJson(root, ['run', 'demo', '--dry-run', '--implementer', 'true']);
-    expect(dry.json.apart, dry.stderr).toEqual([['step-1', 'step-2']]);
-    const r = runJsonl(root, [
-      'demo',
-      '--workers',
-      '2',
-      '--implementer',
-      'sh -c "sleep 0.3; echo $TUG_STEP > $TUG_STEP.txt"',
-    ]);
-    expect(r.code, r.stdout + r.stderr).toBe(0);
-    const running = new Set<string>();
-    let together = false;
-    for (const e of r.events) {
-      if (e.type === 'claimed') {
-        running.add(e.step_anchor);
-        expect(running.has('step-1') && running.has('step-2'), 'step-1 and step-2 ran together').toBe(false);
-        if (running.has('step-3') && running.size > 1) together = true;
-      }
-      if (e.type === 'step_completed' || e.type === 'attempt_failed') running.delete(e.step_anchor);
-    }
+    const { together, claimed } = runApart(root);
     // The rule held back only the overlapping pair: step-3 ran beside one of them.
     expect(together).toBe(true);
-    expect(
-      r.events
-        .filter((e) => e.type === 'claimed')
-        .map((e) => e.step_anchor)
-        .sort(),
-    ).toEqual(['step-1', 'step-2', 'step-3']);
+    expect(claimed.sort()).toEqual(['step-1', 'step-2', 'step-3']);
   });
 });
 

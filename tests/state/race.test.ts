@@ -9,81 +9,17 @@
  * few rounds suffice: 16 CLI processes cost ~2.5 s of CPU, and `npm test` runs 3 rounds of the many-steps race
  * (48 claims per backend) and 3 of the one-step race; TUGCODE_RACE_ROUNDS=20 makes a longer stress run.
  */
-import { existsSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { schemaFor } from '../../src/contract/schemas/index.js';
 import { OpsContext, newCall } from '../../src/ops/context.js';
 import { checkSchema } from '../helpers/cli.js';
-import { waitForLockWaiters } from '../helpers/pg.js';
 import { BACKENDS, backend, cliAsync, type Backend } from '../pg/backend.js';
 import { addWorktree } from './cli-helpers.js';
-import { DEMO_PATH, chainPlan, dbPathOf, planRepo, planText } from './helpers.js';
+import { gate } from './race-gate.js';
+import { DEMO_PATH, chainPlan, planRepo, planText } from './helpers.js';
 
 const PROCS = 16;
 const ROUNDS = Number(process.env.TUGCODE_RACE_ROUNDS || 3);
-/** Where /proc shows a process's open files (Linux): the SQLite gate sees who has state.db open. */
-const PROC = existsSync('/proc/self/fd');
-
-/** True when process `pid` has `file` open. */
-function hasOpen(pid: number, file: string): boolean {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`) === file;
-      } catch {
-        return false;
-      }
-    });
-  } catch {
-    return false; // exited
-  }
-}
-
-/**
- * Holds the write lock every claim needs until the claimers (their pids) wait for it, then lets them all go at
- * once; resolves to how many were waiting. PostgreSQL: the project's advisory lock held exclusively (a claim
- * takes it shared) until every claimer's session waits for it. SQLite: BEGIN IMMEDIATE until every claimer has
- * state.db open, or once the first has had it open for 2 s (a writer that waits 5 s gives up with Busy).
- */
-async function gate(b: Backend, root: string): Promise<(pids: number[]) => Promise<number>> {
-  if (b.kind === 'postgres') {
-    const c = new pg.Client({ connectionString: b.db!.url });
-    await c.connect();
-    const key = `tugcode:${b.schema}`;
-    await c.query('SELECT pg_advisory_lock(1, hashtext($1))', [key]);
-    return async (pids) => {
-      try {
-        await waitForLockWaiters(b.db!.url, pids.length, 120_000);
-        return pids.length;
-      } finally {
-        await c.query('SELECT pg_advisory_unlock(1, hashtext($1))', [key]);
-        await c.end();
-      }
-    };
-  }
-  const file = realpathSync(dbPathOf(root));
-  const db = new Database(file);
-  db.exec('BEGIN IMMEDIATE');
-  return async (pids) => {
-    try {
-      if (!PROC) return pids.length;
-      const deadline = Date.now() + 120_000;
-      let first: number | undefined;
-      for (;;) {
-        const waiting = pids.filter((pid) => hasOpen(pid, file)).length;
-        if (waiting > 0) first ??= Date.now();
-        if (waiting === pids.length || (first !== undefined && Date.now() - first > 2000)) return waiting;
-        if (Date.now() > deadline) throw new Error(`no claimer opened ${file}`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    } finally {
-      db.exec('COMMIT');
-      db.close();
-    }
-  };
-}
 
 async function race(b: Backend, root: string, worktrees: string[], extra: string[] = []) {
   const open = await gate(b, root);

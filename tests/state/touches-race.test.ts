@@ -9,80 +9,20 @@
  * needs while the claimers start, and lets them go together. On PostgreSQL claims then run side by side and
  * only the Touches lock (advisory class 5) orders them; on SQLite the writer is alone.
  */
-import { existsSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { schemaFor } from '../../src/contract/schemas/index.js';
 import { OpsContext, newCall } from '../../src/ops/context.js';
 import { touchesOverlap } from '../../src/plan/touches.js';
 import { checkSchema } from '../helpers/cli.js';
-import { waitForLockWaiters, waitForOtherSessionsGone } from '../helpers/pg.js';
+import pg from 'pg';
+import { waitForOtherSessionsGone } from '../helpers/pg.js';
 import { BACKENDS, backend, cliAsync, type Backend } from '../pg/backend.js';
 import { addWorktree } from './cli-helpers.js';
-import { DEMO_PATH, dbPathOf, planRepo, planText, type StepSpec } from './helpers.js';
+import { gate } from './race-gate.js';
+import { DEMO_PATH, planRepo, planText, type StepSpec } from './helpers.js';
 
 const PROCS = 8;
 const ROUNDS = Number(process.env.TUGCODE_RACE_ROUNDS || 2);
-const PROC = existsSync('/proc/self/fd');
-
-/** True when process `pid` has `file` open. */
-function hasOpen(pid: number, file: string): boolean {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`) === file;
-      } catch {
-        return false;
-      }
-    });
-  } catch {
-    return false; // exited
-  }
-}
-
-/**
- * Holds the write lock every claim needs until the claimers wait for it, then lets them go at once; resolves
- * to how many waited. PostgreSQL: the project's advisory lock held exclusively (a claim takes it shared).
- * SQLite: BEGIN IMMEDIATE until every claimer has state.db open, or the first has had it open for 2 s.
- */
-async function gate(b: Backend, root: string): Promise<(pids: number[]) => Promise<number>> {
-  if (b.kind === 'postgres') {
-    const c = new pg.Client({ connectionString: b.db!.url });
-    await c.connect();
-    const key = `tugcode:${b.schema}`;
-    await c.query('SELECT pg_advisory_lock(1, hashtext($1))', [key]);
-    return async (pids) => {
-      try {
-        await waitForLockWaiters(b.db!.url, pids.length, 120_000);
-        return pids.length;
-      } finally {
-        await c.query('SELECT pg_advisory_unlock(1, hashtext($1))', [key]);
-        await c.end();
-      }
-    };
-  }
-  const file = realpathSync(dbPathOf(root));
-  const db = new Database(file);
-  db.exec('BEGIN IMMEDIATE');
-  return async (pids) => {
-    try {
-      if (!PROC) return pids.length;
-      const deadline = Date.now() + 120_000;
-      let first: number | undefined;
-      for (;;) {
-        const waiting = pids.filter((pid) => hasOpen(pid, file)).length;
-        if (waiting > 0) first ??= Date.now();
-        if (waiting === pids.length || (first !== undefined && Date.now() - first > 2000)) return waiting;
-        if (Date.now() > deadline) throw new Error(`no claimer opened ${file}`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    } finally {
-      db.exec('COMMIT');
-      db.close();
-    }
-  };
-}
 
 interface ClaimAnswer {
   worktree: string;
