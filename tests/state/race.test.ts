@@ -10,61 +10,12 @@
  * (48 claims per backend) and 3 of the one-step race; TUGCODE_RACE_ROUNDS=20 makes a longer stress run.
  */
 import { describe, expect, it } from 'vitest';
-import { schemaFor } from '../../src/contract/schemas/index.js';
-import { OpsContext, newCall } from '../../src/ops/context.js';
-import { checkSchema } from '../helpers/cli.js';
-import { BACKENDS, backend, cliAsync, type Backend } from '../pg/backend.js';
-import { addWorktree } from './cli-helpers.js';
-import { gate } from './race-gate.js';
-import { DEMO_PATH, chainPlan, planRepo, planText } from './helpers.js';
+import { BACKENDS, backend } from '../pg/backend.js';
+import { completeAll, initialized, race } from './race-helpers.js';
+import { chainPlan, planText } from './helpers.js';
 
 const PROCS = 16;
 const ROUNDS = Number(process.env.TUGCODE_RACE_ROUNDS || 3);
-
-async function race(b: Backend, root: string, worktrees: string[], extra: string[] = []) {
-  const open = await gate(b, root);
-  const pids: number[] = [];
-  const runs = worktrees.map((w) =>
-    cliAsync(root, ['state', 'claim', 'demo', '--worktree', w, ...extra], b.env, (pid) => pids.push(pid)),
-  );
-  const waited = await open(pids);
-  const results = await Promise.all(runs);
-  for (const r of results) {
-    expect(r.code, r.stderr).toBe(0);
-    checkSchema(schemaFor('state claim'), r.json);
-  }
-  // The round raced: claimers were held at the lock together and went at once.
-  expect(waited, 'claimers waiting at the gate').toBeGreaterThanOrEqual(Math.min(2, worktrees.length));
-  return results.map((r, i) => ({ worktree: worktrees[i]!, ...r.json }));
-}
-
-/** Completes the claimed steps in-process through the operations layer (the race is about claiming). */
-async function completeAll(b: Backend, root: string, wins: { worktree: string; step_anchor: string }[]) {
-  const ops = new OpsContext({ cwd: root, env: { ...process.env, ...b.env } });
-  try {
-    const call = newCall('state complete');
-    const store = await ops.store(call);
-    const sc = await ops.stateCall(call);
-    for (const w of wins)
-      await store.complete(sc, {
-        plan: 'demo',
-        step: w.step_anchor,
-        worktree: w.worktree,
-        force: 'race test',
-        skip_drift: true,
-      });
-  } finally {
-    await ops.close();
-  }
-}
-
-async function initialized(b: Backend, plan: string, prefix: string) {
-  const root = planRepo({ [DEMO_PATH]: plan });
-  const worktrees = Array.from({ length: PROCS }, (_, i) => addWorktree(root, `${prefix}${i}`));
-  const init = await cliAsync(root, ['state', 'init', 'demo'], b.env);
-  expect(init.json?.status, init.stderr).toBe('ok');
-  return { root, worktrees };
-}
 
 describe.each(BACKENDS)('claim races between processes [%s]', (kind) => {
   it(`gives every step to exactly one of ${PROCS} claimers over ${ROUNDS} rounds`, async () => {
@@ -74,12 +25,13 @@ describe.each(BACKENDS)('claim races between processes [%s]', (kind) => {
       b,
       planText(Array.from({ length: n }, (_, i) => ({ id: String(i + 1), deps: [], tasks: ['t'] }))),
       'w',
+      PROCS,
     );
     const claimedBy = new Map<string, string[]>();
     for (let round = 0; round < ROUNDS; round++) {
       const wins = (await race(b, root, worktrees)).filter((r) => r.claimed);
       expect(wins.length, `round ${round}`).toBe(PROCS);
-      for (const w of wins) claimedBy.set(w.step_anchor, [...(claimedBy.get(w.step_anchor) ?? []), w.worktree]);
+      for (const w of wins) claimedBy.set(w.step_anchor!, [...(claimedBy.get(w.step_anchor!) ?? []), w.worktree]);
       await completeAll(b, root, wins);
     }
     expect(claimedBy.size).toBe(n);
@@ -90,7 +42,7 @@ describe.each(BACKENDS)('claim races between processes [%s]', (kind) => {
 
   it('has exactly one winner per round when a single step is ready', async () => {
     const b = await backend(kind);
-    const { root, worktrees } = await initialized(b, chainPlan(ROUNDS), 's');
+    const { root, worktrees } = await initialized(b, chainPlan(ROUNDS), 's', PROCS);
     for (let round = 1; round <= ROUNDS; round++) {
       const results = await race(b, root, worktrees);
       const wins = results.filter((r) => r.claimed);
@@ -106,9 +58,9 @@ describe.each(BACKENDS)('claim races between processes [%s]', (kind) => {
 
   it(`has exactly one winner when ${PROCS} claimers race for the same --step`, async () => {
     const b = await backend(kind);
-    const { root, worktrees } = await initialized(b, chainPlan(3, 3), 't');
+    const { root, worktrees } = await initialized(b, chainPlan(3, 3), 't', PROCS);
     for (const step of ['step-2', 'step-3']) {
-      const results = await race(b, root, worktrees, ['--step', step]);
+      const results = await race(b, root, worktrees, () => ['--step', step]);
       const wins = results.filter((r) => r.claimed);
       expect(wins.map((w) => w.step_anchor)).toEqual([step]);
       for (const r of results.filter((x) => !x.claimed))

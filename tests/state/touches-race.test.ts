@@ -9,46 +9,17 @@
  * needs while the claimers start, and lets them go together. On PostgreSQL claims then run side by side and
  * only the Touches lock (advisory class 5) orders them; on SQLite the writer is alone.
  */
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { schemaFor } from '../../src/contract/schemas/index.js';
 import { OpsContext, newCall } from '../../src/ops/context.js';
 import { touchesOverlap } from '../../src/plan/touches.js';
-import { checkSchema } from '../helpers/cli.js';
-import pg from 'pg';
 import { waitForOtherSessionsGone } from '../helpers/pg.js';
-import { BACKENDS, backend, cliAsync, type Backend } from '../pg/backend.js';
-import { addWorktree } from './cli-helpers.js';
-import { gate } from './race-gate.js';
-import { DEMO_PATH, planRepo, planText, type StepSpec } from './helpers.js';
+import { BACKENDS, backend, type Backend } from '../pg/backend.js';
+import { completeAll, initialized, race } from './race-helpers.js';
+import { planText, type StepSpec } from './helpers.js';
 
 const PROCS = 8;
 const ROUNDS = Number(process.env.TUGCODE_RACE_ROUNDS || 2);
-
-interface ClaimAnswer {
-  worktree: string;
-  claimed: boolean;
-  step_anchor?: string;
-  reason?: string;
-  touches_overlap?: string;
-  claimed_steps: string[];
-}
-
-/** One round: every worktree's claim (with `argsOf(i)`) released at once; the answers, schema-checked. */
-async function race(b: Backend, root: string, worktrees: string[], argsOf: (i: number) => string[] = () => []) {
-  const open = await gate(b, root);
-  const pids: number[] = [];
-  const runs = worktrees.map((w, i) =>
-    cliAsync(root, ['state', 'claim', 'demo', '--worktree', w, ...argsOf(i)], b.env, (pid) => pids.push(pid)),
-  );
-  const waited = await open(pids);
-  const results = await Promise.all(runs);
-  for (const r of results) {
-    expect(r.code, r.stderr).toBe(0);
-    checkSchema(schemaFor('state claim'), r.json);
-  }
-  expect(waited, 'claimers waiting at the gate').toBeGreaterThanOrEqual(2);
-  return results.map((r, i) => ({ worktree: worktrees[i]!, ...(r.json as object) }) as ClaimAnswer);
-}
 
 /**
  * PostgreSQL's deadlock count for the test database (0 on SQLite). A session's statistics reach
@@ -80,34 +51,6 @@ async function heldNow(b: Backend, root: string): Promise<string[]> {
   } finally {
     await ops.close();
   }
-}
-
-/** Completes the claimed steps in-process (the race is about claiming). */
-async function completeAll(b: Backend, root: string, wins: ClaimAnswer[]) {
-  const ops = new OpsContext({ cwd: root, env: { ...process.env, ...b.env } });
-  try {
-    const call = newCall('state complete');
-    const store = await ops.store(call);
-    const sc = await ops.stateCall(call);
-    for (const w of wins)
-      await store.complete(sc, {
-        plan: 'demo',
-        step: w.step_anchor!,
-        worktree: w.worktree,
-        force: 'race test',
-        skip_drift: true,
-      });
-  } finally {
-    await ops.close();
-  }
-}
-
-async function initialized(b: Backend, plan: string, prefix: string) {
-  const root = planRepo({ [DEMO_PATH]: plan });
-  const worktrees = Array.from({ length: PROCS }, (_, i) => addWorktree(root, `${prefix}${i}`));
-  const init = await cliAsync(root, ['state', 'init', 'demo'], b.env);
-  expect(init.json, init.stderr).toMatchObject({ status: 'ok' });
-  return { root, worktrees };
 }
 
 /**
@@ -143,7 +86,7 @@ describe.each(BACKENDS)('Touches claim races between processes [%s]', (kind) => 
     const steps = Array.from({ length: Math.max(ROUNDS, OVERLAPPING.length) }, (_, i) =>
       touching(i + 1, OVERLAPPING[i % OVERLAPPING.length]!),
     );
-    const { root, worktrees } = await initialized(b, planText(steps.flat()), 'o');
+    const { root, worktrees } = await initialized(b, planText(steps.flat()), 'o', PROCS);
     const before = await deadlocks(b);
     for (let round = 1; round <= ROUNDS; round++) {
       const results = await race(b, root, worktrees);
@@ -164,7 +107,7 @@ describe.each(BACKENDS)('Touches claim races between processes [%s]', (kind) => 
   it(`gives one of ${PROCS} claimers racing for distinct overlapping --step the step; the others wait`, async () => {
     const b = await backend(kind);
     const steps = OVERLAPPING.map((g, i) => touching(i + 1, g));
-    const { root, worktrees } = await initialized(b, planText(steps.flat()), 's');
+    const { root, worktrees } = await initialized(b, planText(steps.flat()), 's', PROCS);
     const before = await deadlocks(b);
     const results = await race(b, root, worktrees, (i) => ['--step', `step-${i + 1}`]);
     const wins = results.filter((r) => r.claimed);
@@ -182,7 +125,7 @@ describe.each(BACKENDS)('Touches claim races between processes [%s]', (kind) => 
     const globs = ['src/a/**', 'src/b/**', 'notes/**', 'test/*.ts'];
     globs.push('src/a/x.ts', 'src/b/**/*.ts', 'notes/guide.md', 'test/{one,two}.ts');
     const group = (anchor: string) => (Number(anchor.slice('step-'.length)) - 1) % 4;
-    const { root, worktrees } = await initialized(b, planText(globs.flatMap((g, i) => touching(i + 1, g))), 'd');
+    const { root, worktrees } = await initialized(b, planText(globs.flatMap((g, i) => touching(i + 1, g))), 'd', PROCS);
     const before = await deadlocks(b);
     const all: string[] = [];
     for (let round = 1; round <= 2; round++) {
