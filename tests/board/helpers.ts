@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { expect } from 'vitest';
 import { boardLineSchema, type BoardLine } from '../../src/contract/schemas/board.js';
+import type { ShownStep } from '../../src/board/model.js';
 import { CLI } from '../helpers/cli.js';
 
 export const testEnv = (env: Record<string, string> = {}) => ({
@@ -215,4 +216,39 @@ export function own(w: Where, extra: Record<string, string> = {}): Record<string
 export function expectRefused(r: Reply, status: number, code: string): void {
   expect(r.status, r.body).toBe(status);
   expect(r.json?.error?.code).toBe(code);
+}
+
+/** A step as the board's model gets it from `state show`, pending and unclaimed unless `o` says otherwise. */
+export function shownStep(anchor: string, o: Partial<ShownStep> = {}): ShownStep {
+  return {
+    anchor,
+    id: anchor.replace(/^step-/, '').replace(/-/g, '.'),
+    title: `Title ${anchor}`,
+    parent_anchor: null,
+    step_index: Number(anchor.replace(/\D/g, '')) || 0,
+    status: 'pending',
+    attempt: 0,
+    failures: 0,
+    claimed_by: null,
+    lease_expires_at: null,
+    lease_expired: false,
+    heartbeat_at: null,
+    started_at: null,
+    completed_at: null,
+    commit_hash: null,
+    completed_via: null,
+    fail_reason: null,
+    depends_on: [],
+    blocked_by: [],
+    counts: {
+      tasks: { open: 1, in_progress: 0, completed: 1, deferred: 0 },
+      tests: { open: 0, in_progress: 0, completed: 0, deferred: 1 },
+      checkpoints: { open: 0, in_progress: 0, completed: 0, deferred: 0 },
+      refactors: { open: 0, applied: 0, failed: 0, skipped: 0 },
+    },
+    review_commit: null,
+    human_decision: null,
+    usage: null,
+    ...o,
+  };
 }

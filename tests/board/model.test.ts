@@ -22,43 +22,12 @@ import {
   type ShownStep,
 } from '../../src/board/model.js';
 import { tempDir } from '../helpers/repo.js';
+import { shownStep } from './helpers.js';
 
 const NOW = '2026-03-01T12:00:00.000Z';
 const PLAN = '.tugtool/tugplan-demo.md';
 
-function step(anchor: string, o: Partial<ShownStep> = {}): ShownStep {
-  return {
-    anchor,
-    id: anchor.replace(/^step-/, '').replace(/-/g, '.'),
-    title: `Title ${anchor}`,
-    parent_anchor: null,
-    step_index: Number(anchor.replace(/\D/g, '')) || 0,
-    status: 'pending',
-    attempt: 0,
-    failures: 0,
-    claimed_by: null,
-    lease_expires_at: null,
-    lease_expired: false,
-    heartbeat_at: null,
-    started_at: null,
-    completed_at: null,
-    commit_hash: null,
-    completed_via: null,
-    fail_reason: null,
-    depends_on: [],
-    blocked_by: [],
-    counts: {
-      tasks: { open: 1, in_progress: 0, completed: 1, deferred: 0 },
-      tests: { open: 0, in_progress: 0, completed: 0, deferred: 1 },
-      checkpoints: { open: 0, in_progress: 0, completed: 0, deferred: 0 },
-      refactors: { open: 0, applied: 0, failed: 0, skipped: 0 },
-    },
-    review_commit: null,
-    human_decision: null,
-    usage: null,
-    ...o,
-  };
-}
+const step = shownStep;
 
 const place = (s: ShownStep, o: { stall_seconds?: number | null; last?: string | null; reason?: string | null } = {}) =>
   placeStep(s, {

@@ -13,6 +13,7 @@ import { startServer, type BoardServer } from '../../src/board/server.js';
 import { OpsContext } from '../../src/ops/context.js';
 import { useBrowser, watchedPage } from '../helpers/browser.js';
 import { tempRepo } from '../helpers/repo.js';
+import { shownStep } from './helpers.js';
 import { waitLane } from './page.js';
 
 const chrome = useBrowser();
@@ -25,39 +26,7 @@ const NOW = new Date().toISOString();
 const ago = (s: number) => new Date(Date.now() - s * 1000).toISOString();
 const later = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
-function step(n: number, o: Partial<ShownStep> = {}): ShownStep {
-  return {
-    anchor: `step-${n}`,
-    id: String(n),
-    title: `Title ${n}`,
-    parent_anchor: null,
-    step_index: n,
-    status: 'pending',
-    attempt: 0,
-    failures: 0,
-    claimed_by: null,
-    lease_expires_at: null,
-    lease_expired: false,
-    heartbeat_at: null,
-    started_at: null,
-    completed_at: null,
-    commit_hash: null,
-    completed_via: null,
-    fail_reason: null,
-    depends_on: [],
-    blocked_by: [],
-    counts: {
-      tasks: { open: 1, in_progress: 0, completed: 1, deferred: 0 },
-      tests: { open: 0, in_progress: 0, completed: 0, deferred: 0 },
-      checkpoints: { open: 0, in_progress: 0, completed: 0, deferred: 0 },
-      refactors: { open: 0, applied: 0, failed: 0, skipped: 0 },
-    },
-    review_commit: null,
-    human_decision: null,
-    usage: null,
-    ...o,
-  };
-}
+const step = (n: number, o: Partial<ShownStep> = {}) => shownStep(`step-${n}`, o);
 
 const READ: BoardRead = {
   plans: [
