@@ -50,8 +50,8 @@ function callIn(ctx: FlowCtx, command: string, workTree: string): StateCall {
 
 /**
  * `state init` of the plan from its committed blob (`git show <base>:<plan>`), then `state reconcile` over the trailer commits
- * reachable from `refs`; returns the plan's step lists. `reinitOnDrift`: a changed structure is taken over as
- * `state init --force` (no claims released) instead of PlanDrift.
+ * reachable from `refs`; returns the plan's step lists. With `onDrift`, a changed structure is taken over as
+ * `state init --force` would (no claims released) instead of PlanDrift, and `onDrift` gets the drift's summary.
  */
 export async function initAndReconcile(
   ctx: FlowCtx,
@@ -59,7 +59,7 @@ export async function initAndReconcile(
   bytes: Uint8Array,
   refs: string[],
   command = 'worktree create',
-  o: { reinitOnDrift?: boolean } = {},
+  o: { onDrift?: (summary: string) => void } = {},
 ): Promise<{ all_steps: string[]; ready_steps: string[]; state_initialized: boolean }> {
   const { commits, scanned } = await readTrailerCommits(
     gitRunner(ctx.env),
@@ -70,13 +70,9 @@ export async function initAndReconcile(
   try {
     await ctx.store.init(callIn(ctx, command, root), { plan: planPath, source: bytes });
   } catch (e) {
-    if (!o.reinitOnDrift || !(e instanceof TugError) || e.code !== 'PlanDrift') throw e;
+    if (!o.onDrift || !(e instanceof TugError) || e.code !== 'PlanDrift') throw e;
     await ctx.store.init(callIn(ctx, command, root), { plan: planPath, source: bytes, force: true });
-    ctx.warnings.add(
-      'PlanReinitialized',
-      `${planPath}: the plan's structure changed since state init (${String(e.details.summary)}); re-initialised as state init --force would`,
-      { plan_path: planPath, ...e.details },
-    );
+    o.onDrift(String(e.details.summary ?? 'the structure changed'));
   }
   await ctx.store.reconcile(callIn(ctx, command, root), { plan: planPath, commits, scanned_commits: scanned });
   const c = await ctx.store.ready(callIn(ctx, command, root), { plan: planPath });

@@ -282,7 +282,7 @@ async function startRun(
   const gitSide = Promise.allSettled([...trees, notes]); // each is awaited below; none is left unobserved
   let notesRewrite: boolean;
   try {
-    await timed(tr, 'run.init', () => initState(flow, prep, { integrationExisted: existed }));
+    await timed(tr, 'run.init', () => initState(flow, prep, { integrationExisted: existed, warn: s.warn }));
     notesRewrite = await notes;
   } catch (e) {
     // No git still writing once the run lock is released, and nothing of this run's left behind: the

@@ -102,10 +102,20 @@ export async function integrationExists(ctx: FlowCtx, g: GitRunner, p: Prepared)
  * last init is taken over as `state init --force` would (completed steps kept, new ones pending), with the
  * warning PlanReinitialized, so running again after an edit or a PlanDrift just works.
  */
-export async function initState(ctx: FlowCtx, p: Prepared, o: { integrationExisted: boolean }): Promise<void> {
+export async function initState(
+  ctx: FlowCtx,
+  p: Prepared,
+  o: { integrationExisted: boolean; warn: (code: string, message: string, details?: Record<string, unknown>) => void },
+): Promise<void> {
   const { initAndReconcile } = await import('../gitflow/state-bridge.js');
   const refs = o.integrationExisted ? [p.integration] : [];
-  await initAndReconcile(ctx, p.planPath, p.blob, refs, 'run', { reinitOnDrift: true });
+  const onDrift = (summary: string) =>
+    o.warn(
+      'PlanReinitialized',
+      `${p.planPath}: the plan's structure changed on ${p.base} since state init (${summary}); re-initialised as state init --force would`,
+      { plan_path: p.planPath, summary },
+    );
+  await initAndReconcile(ctx, p.planPath, p.blob, refs, 'run', { onDrift });
 }
 
 /**
