@@ -242,3 +242,76 @@ async function fastForward(g: GitRunner, repo: Repo, branch: string, from: strin
   }
   await g.run(['update-ref', '-m', 'tugcode: integrate', `refs/heads/${branch}`, to, from], repo.mainRoot);
 }
+
+/** What `catchUpWithBase` did to the integration branch. */
+export type CatchUp = 'none' | 'fast_forward' | 'merge';
+
+/**
+ * The integration branch takes in the base's commits when the plan there differs from the base's
+ * (docs/run.md §1.1 item 2): the plan was edited and committed on the base after the branch was made. The
+ * workers' trees (reset to the integration tip) then hold the plan the state was initialised from. A
+ * branch behind the base is fast-forwarded; one with step commits of its own gets a merge commit of the
+ * base, built without a work tree (merge-tree + commit-tree), no hooks, like `merge` (docs/git.md §5.2).
+ * A conflict changes nothing: MergeConflict, to merge by hand. A plan whose structure the integration
+ * branch itself changed (its copy still differs afterwards) is PlanDrift: claims in its trees would refuse
+ * it. Under the integration lock.
+ */
+export async function catchUpWithBase(
+  g: GitRunner,
+  repo: Repo,
+  o: { integrationBranch: string; base: string; planPath: string },
+): Promise<CatchUp> {
+  const root = repo.mainRoot;
+  const blob = async (ref: string) =>
+    (await g.tryRun(['rev-parse', '--verify', '--quiet', `${ref}:${o.planPath}`], root)).stdout.trim();
+  return withIntegrationLock(root, async () => {
+    const tip = await refTip(g, repo.commonDir, root, o.integrationBranch);
+    const base = await refTip(g, repo.commonDir, root, o.base);
+    if (tip === null || base === null || tip === base) return 'none';
+    const want = await blob(base);
+    if ((await blob(tip)) === want) return 'none';
+    const done = async (how: CatchUp, to: string): Promise<CatchUp> => {
+      if (how !== 'none') await fastForward(g, repo, o.integrationBranch, tip, to);
+      const now = await blob(to);
+      if (now === want || (await sameStructure(g, root, now, want))) return how;
+      throw new TugError(
+        'PlanDrift',
+        {
+          plan_path: o.planPath,
+          summary: `${o.integrationBranch} holds another copy of the plan than ${o.base}`,
+        },
+        {
+          hint: `git switch ${o.integrationBranch} && git checkout ${o.base} -- ${o.planPath} && git commit, then run again`,
+        },
+      );
+    };
+    if (await isAncestor(g, root, base, tip)) return done('none', tip); // nothing of the base's to bring in
+    if (await isAncestor(g, root, tip, base)) return done('fast_forward', base);
+    const { mergeTree } = await import('../git/merge-tree.js');
+    const merged = await mergeTree(g, repo, tip, base);
+    if (!merged.clean)
+      throw new TugError(
+        'MergeConflict',
+        {
+          branch: o.base,
+          into: o.integrationBranch,
+          files: merged.files,
+          reason: `the plan changed on ${o.base}; bringing ${o.base} into ${o.integrationBranch} conflicts`,
+        },
+        { hint: `git switch ${o.integrationBranch} && git merge ${o.base}, then run again` },
+      );
+    const message = `Merge ${o.base} into ${o.integrationBranch}\n\nThe plan ${o.planPath} changed on ${o.base}.\n`;
+    const commit = (
+      await g.run(['commit-tree', merged.tree, '-p', tip, '-p', base, '-F', '-'], root, { input: message })
+    ).trim();
+    return done('merge', commit);
+  });
+}
+
+/** Whether two plan blobs (ids; '' for none) have the same structure. */
+async function sameStructure(g: GitRunner, root: string, a: string, b: string): Promise<boolean> {
+  if (a === '' || b === '') return false;
+  const { parsePlan } = await import('../plan/parse.js');
+  const [x, y] = await Promise.all([g.bytes(['cat-file', 'blob', a], root), g.bytes(['cat-file', 'blob', b], root)]);
+  return parsePlan(x).structure_hash === parsePlan(y).structure_hash;
+}

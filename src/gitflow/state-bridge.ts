@@ -50,7 +50,8 @@ function callIn(ctx: FlowCtx, command: string, workTree: string): StateCall {
 
 /**
  * `state init` of the plan from its committed blob (`git show <base>:<plan>`), then `state reconcile` over the trailer commits
- * reachable from `refs`; returns the plan's step lists.
+ * reachable from `refs`; returns the plan's step lists. With `onDrift`, a changed structure is taken over as
+ * `state init --force` would (no claims released) instead of PlanDrift, and `onDrift` gets the drift's summary.
  */
 export async function initAndReconcile(
   ctx: FlowCtx,
@@ -58,6 +59,7 @@ export async function initAndReconcile(
   bytes: Uint8Array,
   refs: string[],
   command = 'worktree create',
+  o: { onDrift?: (summary: string) => void } = {},
 ): Promise<{ all_steps: string[]; ready_steps: string[]; state_initialized: boolean }> {
   const { commits, scanned } = await readTrailerCommits(
     gitRunner(ctx.env),
@@ -65,7 +67,13 @@ export async function initAndReconcile(
     refs.map((r) => `refs/heads/${r}`),
   );
   const root = ctx.repo.mainRoot;
-  await ctx.store.init(callIn(ctx, command, root), { plan: planPath, source: bytes });
+  try {
+    await ctx.store.init(callIn(ctx, command, root), { plan: planPath, source: bytes });
+  } catch (e) {
+    if (!o.onDrift || !(e instanceof TugError) || e.code !== 'PlanDrift') throw e;
+    await ctx.store.init(callIn(ctx, command, root), { plan: planPath, source: bytes, force: true });
+    o.onDrift(String(e.details.summary ?? 'the structure changed'));
+  }
   await ctx.store.reconcile(callIn(ctx, command, root), { plan: planPath, commits, scanned_commits: scanned });
   const c = await ctx.store.ready(callIn(ctx, command, root), { plan: planPath });
   return { all_steps: c.all_steps, ready_steps: c.ready_steps, state_initialized: true };

@@ -66,6 +66,9 @@ export interface Held {
   worktree: string;
 }
 
+/** The abort reason of `stop` on SIGINT/SIGTERM: only then does a worker stop with reason `signal`. */
+export const SIGNAL_STOP = 'signal';
+
 /** What a run fixes before its workers start, and never changes. */
 export interface RunSetup {
   readonly ops: OpsContext;
@@ -78,7 +81,10 @@ export interface RunSetup {
   readonly store: StateStore;
   readonly prep: Prepared;
   readonly opts: RunOptions;
-  /** Aborted on SIGINT/SIGTERM (or a fatal error): workers stop claiming and kill their children. */
+  /**
+   * Aborted on SIGINT/SIGTERM (with the reason SIGNAL_STOP) or a fatal error: workers stop claiming and kill
+   * their children.
+   */
   readonly stop: AbortController;
   emit(e: EventInput): void;
   /** Something the run noticed and handled: a `warning` event and one of the run's warnings (stderr). */

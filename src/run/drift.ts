@@ -1,7 +1,10 @@
 /**
  * The plan on the base branch during a run (docs/run.md §1 item 4.1): before each claim the run compares
  * the plan committed on the base branch with the structure it started from. Prose edits are fine; a
- * changed structure stops the run with PlanDrift (`tugcode state init --force <plan>`, then run again).
+ * changed structure stops the run with PlanDrift, and running again takes the new plan over (its start
+ * re-initialises the state from the base's blob and brings the base into the integration branch, §1.1
+ * items 1–2). The base's blob is the one plan of a run: the start makes the state and the workers' trees
+ * agree with it, and this watch keeps them from claiming once it moved.
  */
 import { TugError } from '../contract/errors.js';
 import type { RunSetup } from './context.js';
@@ -38,10 +41,14 @@ export async function watchDrift(rc: RunSetup): Promise<DriftWatch> {
         known = now; // a prose edit: nothing to do
         return;
       }
-      throw new TugError('PlanDrift', {
-        plan_path: rc.prep.planPath,
-        summary: `the plan on ${rc.prep.base} changed its structure during the run`,
-      });
+      throw new TugError(
+        'PlanDrift',
+        {
+          plan_path: rc.prep.planPath,
+          summary: `the plan on ${rc.prep.base} changed its structure during the run`,
+        },
+        { hint: `tugcode run ${rc.prep.planPath} (again: it takes the new plan over)` },
+      );
     },
   };
 }

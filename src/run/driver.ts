@@ -10,6 +10,7 @@ import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
 import {
   newTally,
+  SIGNAL_STOP,
   stateCallIn,
   timed,
   staleLockRemoved,
@@ -176,9 +177,9 @@ async function runLocked(
 ): Promise<RunSummary> {
   const { t0, flow, prep, config, workers } = o;
   const stop = new AbortController();
-  const onAbort = () => stop.abort();
+  const onAbort = () => stop.abort(SIGNAL_STOP);
   hooks.signal?.addEventListener('abort', onAbort, { once: true });
-  if (hooks.signal?.aborted) stop.abort(); // a signal that came during the preflight: no listener fires
+  if (hooks.signal?.aborted) stop.abort(SIGNAL_STOP); // a signal that came during the preflight: no listener fires
   const tally = newTally();
   const onLockLost = () => {
     tally.fatal ??= new TugError('RunInProgress', { plan_path: prep.planPath, reason: 'this run lost its run lock' });
@@ -281,7 +282,7 @@ async function startRun(
   const gitSide = Promise.allSettled([...trees, notes]); // each is awaited below; none is left unobserved
   let notesRewrite: boolean;
   try {
-    await timed(tr, 'run.init', () => initState(flow, prep, { integrationExisted: existed }));
+    await timed(tr, 'run.init', () => initState(flow, prep, { integrationExisted: existed, warn: s.warn }));
     notesRewrite = await notes;
   } catch (e) {
     // No git still writing once the run lock is released, and nothing of this run's left behind: the

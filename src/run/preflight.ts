@@ -2,7 +2,7 @@
  * Before any worker starts (docs/run.md §1 items 1–2): the plan must be committed on the base branch and
  * equal to the main checkout's copy; it is validated (errors are fatal), `state init` from the committed
  * blob, reconciled from the integration branch, and the integration branch `tugplan/<slug>` is created from
- * the base when missing.
+ * the base when missing, or brought up to it when the plan changed there.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -97,24 +97,45 @@ export async function integrationExists(ctx: FlowCtx, g: GitRunner, p: Prepared)
 
 /**
  * `state init` from the committed blob, and reconcile from the integration branch when it existed before
- * this run (heals a crash); a branch this run created from the base holds nothing of the plan's yet.
+ * this run (heals a crash); a branch this run created from the base holds nothing of the plan's yet. The
+ * committed blob is the plan of the run (docs/run.md §1.1 item 1): a structure edited on the base since the
+ * last init is taken over as `state init --force` would (completed steps kept, new ones pending), with the
+ * warning PlanReinitialized, so running again after an edit or a PlanDrift just works.
  */
-export async function initState(ctx: FlowCtx, p: Prepared, o: { integrationExisted: boolean }): Promise<void> {
+export async function initState(
+  ctx: FlowCtx,
+  p: Prepared,
+  o: { integrationExisted: boolean; warn: (code: string, message: string, details?: Record<string, unknown>) => void },
+): Promise<void> {
   const { initAndReconcile } = await import('../gitflow/state-bridge.js');
-  await initAndReconcile(ctx, p.planPath, p.blob, o.integrationExisted ? [p.integration] : [], 'run');
+  const refs = o.integrationExisted ? [p.integration] : [];
+  const onDrift = (summary: string) =>
+    o.warn(
+      'PlanReinitialized',
+      `${p.planPath}: the plan's structure changed on ${p.base} since state init (${summary}); re-initialised as state init --force would`,
+      { plan_path: p.planPath, summary },
+    );
+  await initAndReconcile(ctx, p.planPath, p.blob, refs, 'run', { onDrift });
 }
 
-/** The integration branch, created from the base when missing; returns its tip. */
+/**
+ * The integration branch, created from the base when missing, and brought up to the base when the plan
+ * there differs from the base's (catchUpWithBase): the workers' trees must hold the plan of the run, which
+ * their claims compare with the state (docs/state.md §3.10). Returns its tip.
+ */
 export async function ensureIntegrationBranch(ctx: FlowCtx, g: GitRunner, p: Prepared): Promise<string> {
   const { refTip } = await import('../git/ref-files.js');
   const { setBranchPlan } = await import('../git/branch-config.js');
-  const { withIntegrationLock } = await import('../gitflow/integrate.js');
+  const { catchUpWithBase, withIntegrationLock } = await import('../gitflow/integrate.js');
   const root = ctx.repo.mainRoot;
   const tip = () => refTip(g, ctx.repo.commonDir, root, p.integration);
-  await withIntegrationLock(root, async () => {
-    if ((await tip()) !== null) return;
+  const made = await withIntegrationLock(root, async () => {
+    if ((await tip()) !== null) return false;
     await g.run(['branch', '--no-track', p.integration, `refs/heads/${p.base}`], root);
     await setBranchPlan(g, root, p.integration, p.planPath, p.base);
+    return true;
   });
+  if (!made)
+    await catchUpWithBase(g, ctx.repo, { integrationBranch: p.integration, base: p.base, planPath: p.planPath });
   return (await tip())!;
 }

@@ -10,6 +10,7 @@ import { stepTrailerGrep, trailersFormat, TUG_STEP, type TrailerCommit } from '.
 import type { PlanStep } from '../plan/types.js';
 import {
   announceChange,
+  SIGNAL_STOP,
   stateCallIn,
   timed,
   tracerOf,
@@ -247,7 +248,9 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
     }
     await pause(rc, Math.min(LOSS_BACKOFF_MAX_MS, LOSS_BACKOFF_MS * 2 ** (losses.count - 1)));
   }
-  rc.emit({ type: 'worker_stopped', worker, reason: rc.stop.signal.aborted ? 'signal' : 'done' });
+  // `signal` only for SIGINT/SIGTERM: a worker stopped by another's fatal error (or a lost run lock) is done.
+  const signalled = rc.stop.signal.aborted && rc.stop.signal.reason === SIGNAL_STOP;
+  rc.emit({ type: 'worker_stopped', worker, reason: signalled ? 'signal' : 'done' });
   return { worker, busy_ms: busy };
 }
 

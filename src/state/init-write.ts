@@ -210,6 +210,9 @@ export async function reinitialize(
   return report;
 }
 
+/** Why an item or refactor row added to a completed step by a re-init is not done (docs/state.md §4). */
+const ADDED_TO_COMPLETED = 'added to a completed step by state init --force';
+
 async function rewriteItems(
   c: Conn,
   plan_path: string,
@@ -231,9 +234,10 @@ async function rewriteItems(
       ordinal: it.ordinal,
       depth: it.depth,
       text: it.text,
-      // A completed step stays consistent: an item added to it starts completed.
-      status: carry ? o.status : mode === 'completed' ? 'completed' : 'open',
-      reason: carry ? o.reason : null,
+      // A completed step stays completed (its commit stands) and consistent; an item added to it was never
+      // done, so it is deferred with a reason saying so, as a refactor added to it is skipped.
+      status: carry ? o.status : mode === 'completed' ? 'deferred' : 'open',
+      reason: carry ? o.reason : mode === 'completed' ? ADDED_TO_COMPLETED : null,
       updated_at: carry ? o.updated_at : null,
     });
   }
@@ -269,7 +273,7 @@ async function rewriteRefactors(
       snapshot_after: null,
       exit_code: null,
       result_json: skipped
-        ? JSON.stringify({ skipped_reason: 'added to a completed step by state init --force' })
+        ? JSON.stringify({ skipped_reason: ADDED_TO_COMPLETED })
         : null,
       updated_at: now,
     });
