@@ -113,6 +113,20 @@ function linesOf(name: string, argv: string[], env: NodeJS.ProcessEnv): { at: st
   return streamsLines(name, argv.includes('--dry-run')) ? { at: clockFromEnv(env).now() } : undefined;
 }
 
+/**
+ * The hint of an unknown command or subcommand: commander's own "Did you mean" (the one an unknown flag's
+ * message carries) as full command lines, then where the commands are listed.
+ */
+function unknownCommandHint(program: Command, argv: string[], msg: string): string {
+  const group = commandOfArgv(program, argv).name;
+  const prefix = group === 'tugcode' ? 'tugcode' : `tugcode ${group}`;
+  const help = `${prefix} --help`;
+  const m = /\(Did you mean (?:one of )?(.+)\?\)/.exec(msg);
+  if (!m) return help;
+  const names = m[1]!.split(', ').map((n) => `${prefix} ${n}`);
+  return `did you mean ${names.join(' or ')}?   (${help} lists the commands)`;
+}
+
 function commanderToTugError(e: CommanderError, argv: string[], program: Command): TugError {
   const msg = e.message.replace(/^error:\s*/, '');
   if (e.code === 'commander.missingArgument' || e.code === 'commander.missingMandatoryOptionValue') {
@@ -121,7 +135,8 @@ function commanderToTugError(e: CommanderError, argv: string[], program: Command
   }
   if (e.code === 'commander.unknownCommand') {
     const m = /unknown command '([^']+)'/.exec(msg);
-    return new TugError('UnknownCommand', { command: m?.[1] ?? argv.find((a) => !a.startsWith('-')) ?? '' });
+    const command = m?.[1] ?? argv.find((a) => !a.startsWith('-')) ?? '';
+    return new TugError('UnknownCommand', { command }, { hint: unknownCommandHint(program, argv, msg) });
   }
   return new TugError('InvalidArgument', { reason: msg, commander_code: e.code });
 }

@@ -133,12 +133,9 @@ export async function parseConfigText(
       // An integer past 2^53 comes back as a BigInt (not a parse error), so its key can be named below.
       doc = parse(text, { integersAsBigInt: 'asNeeded' }) as Record<string, unknown>;
     } catch (e) {
-      const m = e as { message?: string; line?: number };
-      throw new TugError('ConfigInvalid', {
-        source,
-        reason: `malformed TOML: ${(m.message ?? String(e)).split('\n')[0]}`,
-        line: m.line,
-      });
+      // Where the error is and what fixes a syntax error (not "fix the value"): ./toml-error.ts.
+      const { tomlErrorReport } = await import('./toml-error.js');
+      throw new TugError('ConfigInvalid', { source, ...tomlErrorReport(e, text, source) });
     }
   }
   // Unknown tables and keys: warnings, then dropped so validation accepts the rest.

@@ -8,7 +8,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
-import { AGENT_DIR, STATE_DB, STATE_DB_FILES, TUGTOOL_DIR, TUGTREE_DIR } from '../contract/layout.js';
+import { AGENT_DIR, CONFIG_FILE, STATE_DB, STATE_DB_FILES, TUGTOOL_DIR, TUGTREE_DIR } from '../contract/layout.js';
 import { gitRunner, gitVersion, type GitRunner } from '../git/exec.js';
 import type { RepoCtx } from './flow-context.js';
 import { MIN_GIT_VERSION, versionAtLeast, versionString } from '../git/refs.js';
@@ -244,12 +244,7 @@ export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
       config = await o.loadConfig(repo);
       checks.push({ name: 'config', status: 'pass', message: 'configuration is valid', fix: NONE });
     } catch (e) {
-      checks.push({
-        name: 'config',
-        status: 'fail',
-        message: (e as Error).message,
-        fix: 'fix .tugtool/config.toml (tugcode init --force rewrites a template)',
-      });
+      checks.push({ name: 'config', status: 'fail', message: (e as Error).message, fix: configFix(e) });
     }
     checks.push(...(await gitChecks(g, repo)));
     if (config) {
@@ -285,4 +280,17 @@ function renderDoctor(d: DoctorData): string {
     `${d.summary.total} checks: ${d.summary.pass} ok, ${d.summary.warn} warning(s), ${d.summary.fail} failed`,
   );
   return lines.join('\n');
+}
+
+/**
+ * The fix of a configuration that does not load: the error's own hint (the line to edit). A fresh template
+ * is offered only for the file and only beside it, without discarding it: `init --force` would overwrite
+ * the user's settings (and the implementation log index).
+ */
+function configFix(e: unknown): string {
+  const hint = e instanceof TugError ? e.hint : undefined;
+  const fromFile = !(e instanceof TugError) || e.details.source === CONFIG_FILE;
+  if (!fromFile) return hint ?? 'fix the environment variable the message names';
+  const aside = `or start over: mv ${CONFIG_FILE} ${CONFIG_FILE}.bak && tugcode init (writes a fresh template)`;
+  return `${hint ?? `edit ${CONFIG_FILE}`}; ${aside}`;
 }

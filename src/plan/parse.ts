@@ -35,6 +35,8 @@ interface OpenStep {
 }
 
 const FENCE_HEADING_RE = /^ {0,3}(#{2,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/;
+/** A line of a paragraph's source that starts like a label: `**Tasks:**`, `__Depends on:__`. */
+const GLUED_LABEL_RE = /^\s*(\*\*|__)([^*_\n]+?):\s*\1/;
 const LINE_ANCHOR_RE = /\{#([^{}\s]*)\}\s*$/;
 
 /** Parses a plan. Never throws; `source` may be any bytes (decoded as UTF-8 with replacement). */
@@ -96,6 +98,8 @@ class PlanBuilder {
   private scopeLine = 0;
   private listDepth = 0;
   private itemDepth = 0;
+  /** Labels found glued to the line above (P011), for the E010 a glued label under Depends on draws. */
+  private readonly glued: { label: string; line: number; block: number }[] = [];
 
   constructor(private readonly plan_hash: string) {}
 
@@ -251,8 +255,9 @@ class PlanBuilder {
   private paragraph(open: Token, inline: Token | undefined): void {
     if (!inline) return;
     const label = readLabel(inline);
-    if (!label) return;
     const cur = this.current;
+    if (cur) this.gluedLabels(inline, label ? `the **${label.name}:** paragraph` : 'the paragraph above');
+    if (!label) return;
     if (!cur) {
       if (this.purpose === null && label.name.toLowerCase() === 'purpose') this.purpose = joinLines(label.rest) || null;
       return;
@@ -297,6 +302,7 @@ class PlanBuilder {
   private listItem(open: Token, inline: Token): void {
     const cur = this.current;
     if (!cur) return;
+    this.gluedLabels(inline, `the list item of line ${lineOf(open)}`);
     const box = matchCheckbox(inline.content);
     if (!box) return;
     const line = lineOf(open);
@@ -320,6 +326,30 @@ class PlanBuilder {
     }
     const ordinal = cur.counts[kind]++;
     step.items.push({ kind, ordinal, depth: Math.max(0, this.listDepth - 1), text, checked: box.checked, line });
+  }
+
+  /**
+   * P011: a known label on a later line of a paragraph or list item, with no blank line before it. Markdown
+   * reads it as that block's text (docs/plan-format.md §2.1), so its section, References or Depends on is
+   * lost and W002–W004, P008 or E010 follow; the warning names the line that needs a blank line above it.
+   */
+  private gluedLabels(inline: Token, block: string): void {
+    if (!inline.map || !/\n\s*(\*\*|__)/.test(inline.content)) return;
+    const lines = inline.content.split('\n');
+    for (let k = 1; k < lines.length; k++) {
+      const m = GLUED_LABEL_RE.exec(lines[k]!);
+      if (!m || knownLabel(m[2]!) === null) continue;
+      const line = inline.map[0] + 1 + k;
+      const label = `**${m[2]!.trim()}:**`;
+      this.glued.push({ label, line, block: inline.map[0] + 1 });
+      this.diag(
+        'P011',
+        'warning',
+        `${label} on line ${line} is glued to the line above, so it is read as part of ${block}, not as a label: put a blank line before it (docs/plan-format.md §2.1)`,
+        line,
+        this.current!.step.anchor,
+      );
+    }
   }
 
   private fence(t: Token): void {
@@ -374,10 +404,15 @@ class PlanBuilder {
         for (const tok of tokens) {
           const target = resolver.resolve(tok);
           if (target === null) {
+            // `**Tasks:**` glued to the Depends on line is read as one of its dependencies (P011).
+            const g = /^(\*\*|__)/.test(tok.raw) ? this.glued.find((x) => x.block === line) : undefined;
+            const why = g
+              ? `: it is the label on line ${g.line}, glued to the Depends on line; put a blank line before it (docs/plan-format.md §2.1)`
+              : '';
             this.diag(
               'E010',
               'error',
-              `${o.step.anchor} depends on "${tok.raw}", which names no step`,
+              `${o.step.anchor} depends on "${tok.raw}", which names no step${why}`,
               line,
               o.step.anchor,
             );

@@ -7,7 +7,7 @@
  * tree, or a slug (`foo` → `.tugtool/tugplan-foo.md`). It names a plan when the file exists in the work
  * tree or the plan is known to state.db; otherwise `PlanNotFound`. Nothing is ever auto-selected.
  */
-import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { PLAN_FILE_RE, planPathForSlug, RESERVED_PLAN_FILES, TUGTOOL_DIR } from '../contract/layout.js';
@@ -97,6 +97,11 @@ export function namesOnePlace(arg: string, opts: Pick<ResolvePlanOptions, 'cwd' 
   return resolve(opts.cwd, arg) === resolve(opts.workTree, arg);
 }
 
+/** Neither the main root nor the work tree has `.tugtool/`: `tugcode init` never ran here. */
+function uninitialized(opts: Pick<ResolvePlanOptions, 'repoRoot' | 'workTree'>): boolean {
+  return !existsSync(join(opts.repoRoot, TUGTOOL_DIR)) && !existsSync(join(opts.workTree, TUGTOOL_DIR));
+}
+
 /** Resolves a plan argument; throws `InvalidArgument` or `PlanNotFound`. */
 export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedPlan {
   if (arg.trim() === '' || arg.includes('\0')) {
@@ -109,13 +114,18 @@ export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedP
   const known = new Set(opts.knownPlanPaths ?? []);
   const roots = new Roots(opts.workTree, opts.repoRoot);
   const notFound = (planPath: string | null, reason?: string): TugError =>
-    new TugError('PlanNotFound', {
-      plan: arg,
-      ...(planPath ? { plan_path: planPath } : {}),
-      ...(reason ? { reason } : {}),
-      // Only plans a slug can name (a badly named file is reported by `tugcode validate`, E004).
-      candidates: listPlans(opts.workTree).filter((p) => planNameDiagnostic(p) === null),
-    });
+    new TugError(
+      'PlanNotFound',
+      {
+        plan: arg,
+        ...(planPath ? { plan_path: planPath } : {}),
+        ...(reason ? { reason } : {}),
+        // Only plans a slug can name (a badly named file is reported by `tugcode validate`, E004).
+        candidates: listPlans(opts.workTree).filter((p) => planNameDiagnostic(p) === null),
+      },
+      // A repository never set up has no plan to list: what helps is `init`, not `validate`.
+      uninitialized(opts) ? { hint: 'tugcode init   (this repository has no .tugtool/ yet)' } : {},
+    );
 
   if (looksLikeSlug(arg)) {
     if (!isValidSlug(arg)) {

@@ -1,6 +1,6 @@
 /**
  * The plan validator (docs/plan-format.md §3). Pure: takes a `ParsedPlan` (with the parser's own
- * diagnostics: E000, E010, P001, P008, P009, P010) and returns every issue, filtered by level and sorted by line.
+ * diagnostics: E000, E010, P001, P008, P009, P010, P011) and returns every issue, filtered by level and sorted by line.
  *
  * Levels: `lenient` reports errors only; `normal` errors and warnings; `strict` adds info and treats
  * warnings as errors (`valid: false` when there is any warning).

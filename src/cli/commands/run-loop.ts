@@ -118,6 +118,7 @@ export async function runCommand(
   });
   const { createRenderer, summaryText } = await import('../../run/render.js');
   let renderer: ReturnType<typeof createRenderer> | null = null;
+  let started = false as boolean; // set by onStart (a closure, which narrowing does not see)
   const pending: RunEvent[] = [];
   const emit = (e: RunEvent) => {
     if (e.type === 'step_completed') {
@@ -144,6 +145,7 @@ export async function runCommand(
       onEvent: emit,
       trace: traceFile ? (span) => spans.push(JSON.stringify(span)) : undefined,
       onStart: (info) => {
+        started = true;
         // The watchdog's last activity of each worker's implementer, for the running cards (docs/board.md §3).
         board?.runActivity(info.last_activity);
         // -q: no progress, only the summary and the error line (the event stream of --json is its protocol).
@@ -163,7 +165,8 @@ export async function runCommand(
   const code = exitOf(summary, sig.which());
   const at = cli.now();
   if (json) write(JSON.stringify({ type: 'summary', at, ...summary }) + '\n');
-  else write((await summaryText(summary, { color: cli.color })) + '\n');
+  // A run that failed before its workers started did nothing to sum up: text mode prints only the error.
+  else if (started || !summary.error) write((await summaryText(summary, { color: cli.color })) + '\n');
   // What the run noticed and handled (a stale index.lock removed, a lock release that failed, …): the
   // stream's summary has no place for it, so text mode says it on stderr, before the one error line.
   if (!json) for (const w of call.warnings.items) process.stderr.write(`tugcode: warning: ${w.code}: ${w.message}\n`);
