@@ -156,7 +156,9 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   // A release that fails is a warning: it must not replace the run's own summary or error.
   try {
     const o = { t0, flow, prep, g, config, impl, review, workers, lock: lock.signal, notifier };
-    const summary = await runLocked(ctx, input, call, hooks, o);
+    // The hints of a stopped run repeat its flags (docs/run.md §1.2), in the summary notify sees too.
+    const { runFlags, withRunFlags } = await import('./run-flags.js');
+    const summary = withRunFlags(await runLocked(ctx, input, call, hooks, o), runFlags(input, ctx.cwd));
     await finished(summary);
     return summary;
   } catch (e) {

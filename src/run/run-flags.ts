@@ -4,11 +4,13 @@
  * workers …). One-shot flags (`--dry-run`, `--board`, the globals such as `--json`) are left out; a
  * program path is made absolute (docs/run.md §2), and a secret in a command string is never repeated.
  */
+import { TugError } from '../contract/errors.js';
 import { run as runTable } from '../contract/inputs/run.js';
 import { flagOf } from '../contract/inputs/fields.js';
 import { tokenizeShell } from '../kernel/light.js';
 import { shellArg } from '../util/shell-arg.js';
 import { absoluteProgram } from './implementer.js';
+import type { RunSummary } from './types.js';
 
 /** Flags that show or check a run without shaping it. */
 const ONE_SHOT = new Set(['plan', 'dry_run', 'board']);
@@ -66,4 +68,14 @@ function absoluteOrAsIs(text: string, cwd: string): string {
   } catch {
     return text; // an unparsable string is refused before the run; the hint then never shows
   }
+}
+
+/**
+ * The summary with the run's flags in its error (`run_flags`) when that error's hint runs the plan again,
+ * so the hint runs it the same way; any other summary as it is.
+ */
+export function withRunFlags(summary: RunSummary, flags: string[]): RunSummary {
+  const e = summary.error;
+  if (!e || !RUN_AGAIN_CODES.has(e.code) || e.details.run_flags !== undefined) return summary;
+  return { ...summary, error: new TugError(e.code as never, { ...e.details, run_flags: flags }).toJSON() };
 }

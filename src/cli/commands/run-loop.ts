@@ -162,7 +162,6 @@ export async function runCommand(
     (renderer as ReturnType<typeof createRenderer> | null)?.close();
     if (traceFile) (await import('node:fs')).writeFileSync(traceFile, spans.map((l) => l + '\n').join(''));
   }
-  summary = await withRunFlags(summary, input, cli.ctx.cwd);
   const code = exitOf(summary, sig.which());
   const at = cli.now();
   if (json) write(JSON.stringify({ type: 'summary', at, ...summary }) + '\n');
@@ -179,18 +178,6 @@ export async function runCommand(
     process.stderr.write(renderError('run', err, [], { json: false }).stderr);
   }
   return code;
-}
-
-/**
- * The summary's error, when its hint runs the plan again, with the flags of this run (`run_flags`), so the
- * hint runs it the same way (docs/run.md §1.2).
- */
-async function withRunFlags(summary: RunSummary, input: RunInput, cwd: string): Promise<RunSummary> {
-  const e = summary.error;
-  const { RUN_AGAIN_CODES, runFlags } = await import('../../run/run-flags.js');
-  if (!e || !RUN_AGAIN_CODES.has(e.code) || e.details.run_flags !== undefined) return summary;
-  const details = { plan_path: input.plan, ...e.details, run_flags: runFlags(input, cwd) };
-  return { ...summary, error: new TugError(e.code as never, details).toJSON() };
 }
 
 async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
