@@ -59,7 +59,7 @@ export const CATALOGUE = {
   },
   ProgramNotRunnable: {
     exit: 2,
-    when: "`run`: the program of `--implementer`, `--reviewer`, `--resolver` or `[run] implementer|reviewer|resolver|notify` does not exist, is not executable, or is not on PATH (docs/run.md §2); checked before the first claim, and a program that cannot be started at a step stops the run",
+    when: '`run`: the program of `--implementer`, `--reviewer`, `--resolver` or `[run] implementer|reviewer|resolver|notify` does not exist, is not executable, or is not on PATH (docs/run.md §2); checked before the first claim, and a program that cannot be started at a step stops the run',
     message: (d) =>
       `${s(d.argument, 'the command')} names ${s(d.program)}, which ${s(d.reason, 'cannot be run')}` +
       (d.path && d.path !== d.program ? ` (${s(d.path)})` : ''),

@@ -20,7 +20,7 @@ const COMMANDS = new Set(['implementer', 'reviewer', 'resolver']);
 export const RUN_AGAIN_CODES = new Set(['PlanIncomplete', 'BudgetExhausted', 'NeedsHuman', 'Interrupted']);
 
 export const REDACTED = '<redacted>';
-const SECRET_NAME = /(token|secret|passw(or)?d|passwd|api[-_]?key|auth|credential|private[-_]?key)/i;
+const SECRET_NAME = /(token|secret|passw(or)?d|passwd|api[-_]?key|auth(?!or)|credential|private[-_]?key)/i;
 
 /**
  * A command string with its secrets replaced by `<redacted>`: the value of `NAME=value` and of

@@ -70,7 +70,9 @@ describe('program paths (docs/run.md §2)', () => {
     const before = untouched(root);
     const dry = runText(root, ['dry', '--dry-run', '--implementer', './nope.sh']);
     expect(dry.code).toBe(2);
-    expect(dry.stderr).toContain(`ProgramNotRunnable: --implementer names ./nope.sh, which does not exist (${join(root, 'nope.sh')})`);
+    expect(dry.stderr).toContain(
+      `ProgramNotRunnable: --implementer names ./nope.sh, which does not exist (${join(root, 'nope.sh')})`,
+    );
     expect(dry.stderr).toContain(`resolved against ${root}`);
     const r = runJsonl(root, ['dry', '--workers', '2', '--implementer', './nope.sh']);
     expect(r.code).toBe(2);
@@ -99,7 +101,10 @@ describe('program paths (docs/run.md §2)', () => {
       hint: `chmod +x ${join(root, 'plain.sh')}`,
     });
     // A config value is the repository root's, wherever tugcode runs; an unused one is not checked.
-    writeFileSync(join(root, '.tugtool', 'config.toml'), '[run]\nimplementer = "scripts/impl.sh"\nnotify = "./no-notify.sh"\n');
+    writeFileSync(
+      join(root, '.tugtool', 'config.toml'),
+      '[run]\nimplementer = "scripts/impl.sh"\nnotify = "./no-notify.sh"\n',
+    );
     mkdirSync(join(root, 'deep'));
     const c = runJsonl(join(root, 'deep'), ['chk', '--implementer', './../impl.sh']);
     expect(c.events.at(-1).error).toMatchObject({
