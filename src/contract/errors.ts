@@ -31,11 +31,46 @@ const arg = (v: unknown, fallback = '?'): string => (v === undefined || v === nu
 /** The plan as one argument of a hint's command. */
 const planArg = (d: Details) => arg(d.plan_path ?? d.plan, '<plan>');
 
+/**
+ * `tugcode run <plan>` with the flags of the run that stopped (`run_flags`, src/run/run-flags.ts), so
+ * following a hint runs the plan the same way: the one place a "run it again" command is written (the
+ * hints here, the run's text summary). `drop`: flags (with their value) left out, for the hint to replace.
+ */
+export function runAgain(d: Details, drop: string[] = []): string {
+  const words = (d.run_flags as string[] | undefined) ?? [];
+  const kept: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    const takesValue = i + 1 < words.length && !words[i + 1]!.startsWith('--');
+    if (drop.includes(w)) {
+      if (takesValue) i++;
+      continue;
+    }
+    kept.push(shellArg(w));
+  }
+  return [`tugcode run ${planArg(d)}`, ...kept].join(' ');
+}
+
 export const CATALOGUE = {
   InvalidArgument: {
     exit: 2,
     when: 'a flag, value or argument is invalid (unknown flag, bad number, NUL byte, ordinal out of range, stdin on a TTY, …)',
     message: (d) => s(d.reason, 'invalid argument'),
+  },
+  ProgramNotRunnable: {
+    exit: 2,
+    when: '`run`: the program of `--implementer`, `--reviewer`, `--resolver` or `[run] implementer|reviewer|resolver|notify` does not exist, is not executable, or is not on PATH (docs/run.md §2); checked before the first claim, and a program that cannot be started at a step stops the run',
+    message: (d) =>
+      `${s(d.argument, 'the command')} names ${s(d.program)}, which ${s(d.reason, 'cannot be run')}` +
+      (d.path && d.path !== d.program ? ` (${s(d.path)})` : ''),
+    hint: (d) =>
+      d.reason === 'is not executable'
+        ? `chmod +x ${arg(d.path ?? d.program)}`
+        : d.reason === 'is not on PATH'
+          ? `install ${arg(d.program)}, or name it by a path (./${s(d.program)} or an absolute one)`
+          : `a program path with a slash is resolved against ${arg(d.base, 'the directory tugcode runs in')}` +
+            (String(d.argument ?? '').startsWith('run.') ? ' (the repository root, for a config value)' : '') +
+            `: check it (ls -l ${arg(d.path ?? d.program)}), or give an absolute path`,
   },
   InvalidStatus: {
     exit: 2,
@@ -215,7 +250,7 @@ export const CATALOGUE = {
       const failed = ((d.failed_steps as { step_anchor?: unknown }[] | undefined) ?? []).map((f) => f.step_anchor);
       if (failed.length === 0) return `tugcode state show ${planArg(d)}`;
       const resets = failed.map((a) => `tugcode state reset ${planArg(d)} ${arg(a)}`);
-      return [...resets, `tugcode run ${planArg(d)}`].join(' && ');
+      return [...resets, runAgain(d)].join(' && ');
     },
   },
   BudgetExhausted: {
@@ -231,8 +266,10 @@ export const CATALOGUE = {
       return `the budget of ${plan(d)} is spent: ${spent.join(', ') || 'reached'}; no new step was claimed`;
     },
     hint: (d) =>
-      `tugcode state show ${planArg(d)} (its usage), then raise the budget: tugcode run ${planArg(d)} ` +
-      (d.budget_usd !== undefined && d.budget_usd !== null ? '--budget-usd <more>' : '--budget-tokens <more>'),
+      `tugcode state show ${planArg(d)} (its usage), then raise the budget: ` +
+      (d.budget_usd !== undefined && d.budget_usd !== null
+        ? `${runAgain(d, ['--budget-usd'])} --budget-usd <more>`
+        : `${runAgain(d, ['--budget-tokens'])} --budget-tokens <more>`),
   },
   CommitNotIntegrated: {
     exit: 4,
@@ -334,7 +371,7 @@ export const CATALOGUE = {
       (d.forced
         ? 'a second signal stopped it at once: held claims stay until their leases expire'
         : 'held claims were released'),
-    hint: (d) => `tugcode run ${planArg(d)} (it resumes where this run stopped)`,
+    hint: (d) => `${runAgain(d)} (it resumes where this run stopped)`,
   },
   RunInProgress: {
     exit: 4,
@@ -435,7 +472,7 @@ export const CATALOGUE = {
       const each = anchors.map(
         (a) => `${decideCommands(d.plan_path, a)[0]} (or --revise "<notes>", or --reject "<reason>")`,
       );
-      return `${each.join('; ')}; then tugcode run ${planArg(d)}`;
+      return `${each.join('; ')}; then ${runAgain(d)}`;
     },
   },
 } satisfies Record<string, CatalogueEntry>;

@@ -40,7 +40,13 @@ import {
   type StepOwner,
 } from './confine.js';
 import { serveRelay } from './state-relay.js';
-import { implementerEnv, runImplementer, type ImplementerOptions, type UsageReport } from './implementer.js';
+import {
+  implementerEnv,
+  runImplementer,
+  throwIfNotStarted,
+  type ImplementerOptions,
+  type UsageReport,
+} from './implementer.js';
 import type { ChildOutcome } from './types.js';
 import { claudeUsage, CodexTranscript, type Usage } from './usage.js';
 
@@ -381,6 +387,8 @@ export async function runAgent(
   } finally {
     await relay.close();
   }
+  // An agent CLI that is not installed fails every step alike: the run stops (docs/run.md §2.1).
+  throwIfNotStarted(out, agent, o.role ?? `the ${agent} agent`);
   if (transcript) {
     const text = await readFile(lastMessage, 'utf8').catch(() => null);
     const used = { usage: transcript.usage(), usage_warning: null };

@@ -238,17 +238,20 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     await piped;
 
     const spawned = pid !== undefined && (result.exitCode !== undefined || result.signal !== undefined);
+    let spawnError: string | undefined;
     if (!spawned) {
       const code = (result as { code?: string }).code;
+      spawnError = code ?? 'spawn failed';
       const reason = `tugcode: cannot run ${o.argv[0]}: ${code ?? result.shortMessage ?? 'spawn failed'}\n`;
       await log.appendFile(reason);
     }
-    return await outcome(log, start, {
+    const ended = await outcome(log, start, {
       exit_code: result.exitCode ?? null,
       signal: result.signal ?? null,
       timed_out: killedBy === 'timeout',
       aborted: killedBy === 'abort',
     });
+    return spawnError === undefined ? ended : { ...ended, spawn_error: spawnError };
   } finally {
     await stdout?.close();
     await log.close();

@@ -20,7 +20,14 @@ import {
   type RunSetup,
   type RunTally,
 } from './context.js';
-import { ensureIntegrationBranch, initState, integrationExists, preflight, type Prepared } from './preflight.js';
+import {
+  ensureIntegrationBranch,
+  initState,
+  integrationExists,
+  preflight,
+  resolvePrograms,
+  type Prepared,
+} from './preflight.js';
 import type { RunEvent, RunSummary } from './types.js';
 import { endOrphan, pgidFile } from './orphans.js';
 import { leftoverTrees, removeTree, resetTree, type WorkerTree } from './worktrees.js';
@@ -77,17 +84,23 @@ export interface RunHooks {
   trace?: ((span: import('./context.js').TraceSpan) => void) | undefined;
 }
 
-/** Check the plan and resolve what a run (or a dry run) needs, changing nothing. */
+/**
+ * Check the plan and resolve what a run (or a dry run) needs, changing nothing: `input` comes back with its
+ * commands' programs absolute, as `flow.config.run` does (docs/run.md §2).
+ */
 export async function prepareRun(
   ctx: OpsContext,
   input: RunInput,
   call: Call,
-): Promise<{ flow: FlowCtx; prep: Prepared }> {
+): Promise<{ flow: FlowCtx; prep: Prepared; input: RunInput }> {
   const { flowOf } = await import('../ops/git.js');
   const flow = await flowOf(ctx, call);
   const { gitRunner } = await import('../git/exec.js');
   const prep = await preflight(flow, gitRunner(ctx.env), input.plan, input.base);
-  return { flow, prep };
+  const env = { cwd: ctx.cwd, repoRoot: flow.repo.mainRoot, env: ctx.env };
+  const programs = await resolvePrograms(input, flow.config.run, env);
+  flow.config.run = programs.run;
+  return { flow, prep, input: programs.input };
 }
 
 /**
@@ -109,7 +122,9 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   const t0 = Date.now();
   const tr = tracerOf(hooks, '', '');
   const { gitRunner } = await import('../git/exec.js');
-  const { flow, prep } = await timed(tr, 'run.preflight', () => prepareRun(ctx, input, call));
+  const prepared = await timed(tr, 'run.preflight', () => prepareRun(ctx, input, call));
+  const { flow, prep } = prepared;
+  input = prepared.input;
   const g = gitRunner(ctx.env);
   const config = flow.config;
   const agents = await import('./agents.js');
@@ -142,7 +157,9 @@ export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hook
   // A release that fails is a warning: it must not replace the run's own summary or error.
   try {
     const o = { t0, flow, prep, g, config, impl, review, workers, lock: lock.signal, notifier };
-    const summary = await runLocked(ctx, input, call, hooks, o);
+    // The hints of a stopped run repeat its flags (docs/run.md §1.2), in the summary notify sees too.
+    const { runFlags, withRunFlags } = await import('./run-flags.js');
+    const summary = withRunFlags(await runLocked(ctx, input, call, hooks, o), runFlags(input, ctx.cwd));
     await finished(summary);
     return summary;
   } catch (e) {
@@ -327,6 +344,11 @@ async function runWorkers(
     base_branch: prep.base,
     workers: trees.length,
   });
+  // No implementer is allowed (docs/run.md §2), but never silent: each step is then its refactors and checkpoints.
+  if (!rc.opts.implementer && !rc.opts.agent) {
+    const { NO_IMPLEMENTER } = await import('./implementer.js');
+    rc.warn(NO_IMPLEMENTER.code, NO_IMPLEMENTER.message);
+  }
   // The plan's spend so far and what a budget cannot see (docs/run.md §7.2), before the first claim.
   await (await import('./ledger.js')).startLedger(rc);
   const { runWorker } = await import('./worker.js');

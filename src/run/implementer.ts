@@ -3,10 +3,12 @@
  * worktree, in its own process group, with the step timeout, the TUG_* environment and the step brief on
  * stdin and in the file TUG_STEP_JSON names.
  */
-import { mkdir, open, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { invalidArgument } from '../contract/errors.js';
+import { constants } from 'node:fs';
+import { access, mkdir, open, rm, stat, writeFile } from 'node:fs/promises';
+import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
+import { invalidArgument, TugError } from '../contract/errors.js';
 import { tokenizeShell } from '../kernel/light.js';
+import { shellArg } from '../util/shell-arg.js';
 import { runChild } from './child.js';
 import type { ChildOutcome, StepBrief } from './types.js';
 import { parseUsageFile, USAGE_FILE_MAX, type Usage } from './usage.js';
@@ -43,6 +45,8 @@ export interface ImplementerOptions {
   signal?: AbortSignal;
   /** Told the implementer's process group id once it runs. */
   onSpawn?: (pid: number) => void;
+  /** What the command is, for an error naming it (`--implementer`, `the resolver`); default the implementer. */
+  role?: string;
   /** `[run] agent_allow`: command patterns an agent preset may run besides its own (docs/agents.md §1.3). */
   agentAllow?: string[];
 }
@@ -58,6 +62,73 @@ export function implementerArgv(text: string): string[] {
     throw invalidArgument('the implementer command is empty', { implementer: text });
   return tok.tokens;
 }
+
+/**
+ * The command string with its program made absolute (docs/run.md §2): a program named with a slash
+ * (`./impl.sh`, `scripts/x.sh`) is resolved against `base` (where the user ran tugcode for a flag, the
+ * repository root for a config value), since the command runs in a worker's worktree; a bare name is left
+ * to PATH. The string is returned as it is when nothing changes, else rebuilt from its words, each quoted
+ * so the tokenizer reads it back.
+ */
+export function absoluteProgram(text: string, base: string): string {
+  const argv = implementerArgv(text);
+  const program = argv[0]!;
+  if (!program.includes('/') || isAbsolute(program)) return text;
+  return [resolve(base, program), ...argv.slice(1)].map(shellArg).join(' ');
+}
+
+/**
+ * Why `program` cannot be started, or null when it can: a path must be an executable file; a bare name
+ * must be one in a directory of `env.PATH` (the lookup the spawn does).
+ */
+export async function programProblem(
+  program: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ reason: string; path?: string } | null> {
+  const runnable = async (path: string): Promise<string | null> => {
+    const st = await stat(path).catch(() => null);
+    if (!st) return 'does not exist';
+    if (st.isDirectory()) return 'is a directory';
+    return (await access(path, constants.X_OK).then(
+      () => true,
+      () => false,
+    ))
+      ? null
+      : 'is not executable';
+  };
+  if (program.includes('/')) {
+    const why = await runnable(program);
+    return why === null ? null : { reason: why, path: program };
+  }
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    if ((await runnable(join(dir, program))) === null) return null;
+  }
+  return { reason: 'is not on PATH' };
+}
+
+/**
+ * A child whose program could not be started at all (ENOENT, EACCES) would fail every attempt of every
+ * step the same way: the run stops with ProgramNotRunnable instead (docs/run.md §2).
+ */
+export function throwIfNotStarted(out: ChildOutcome, program: string, argument: string): void {
+  if (out.spawn_error === undefined) return;
+  const reason =
+    out.spawn_error === 'ENOENT'
+      ? 'does not exist'
+      : out.spawn_error === 'EACCES'
+        ? 'is not executable'
+        : `cannot be started (${out.spawn_error})`;
+  throw new TugError('ProgramNotRunnable', { argument, program, reason, spawn_error: out.spawn_error });
+}
+
+/** The warning of a run without an implementer (docs/run.md §2): allowed, never silent. */
+export const NO_IMPLEMENTER: { code: string; message: string } = {
+  code: 'NoImplementer',
+  message:
+    'no implementer (--implementer, --agent, run.implementer or run.agent): each step is done by its refactors ' +
+    'and command checkpoints alone, and its remaining items are marked completed',
+};
 
 /** The implementer's complete environment: baseEnv plus the TUG_* variables of docs/run.md §2 (these win). */
 export function implementerEnv(
@@ -122,7 +193,7 @@ export async function readUsageOut(briefPath: string): Promise<UsageReport> {
 
 /**
  * Runs the implementer once for a step, with what it reported through `TUG_USAGE_OUT`. Throws only for a
- * bad argv string or an unwritable brief/log.
+ * bad argv string, an unwritable brief/log, or a program that could not be started (ProgramNotRunnable).
  */
 export async function runImplementer(o: ImplementerOptions): Promise<ChildOutcome & UsageReport> {
   const argv = implementerArgv(o.argv);
@@ -140,5 +211,6 @@ export async function runImplementer(o: ImplementerOptions): Promise<ChildOutcom
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.onSpawn ? { onSpawn: o.onSpawn } : {}),
   });
+  throwIfNotStarted(out, argv[0]!, o.role ?? 'the implementer');
   return { ...out, ...(await readUsageOut(o.briefPath)) };
 }

@@ -10,6 +10,9 @@ import { TugError } from '../contract/errors.js';
 import type { GitRunner } from '../git/exec.js';
 import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { ParsedPlan } from '../plan/types.js';
+import type { Config } from '../config/schema.js';
+
+type RunConfig = Config['run'];
 
 export interface Prepared {
   planPath: string;
@@ -138,4 +141,56 @@ export async function ensureIntegrationBranch(ctx: FlowCtx, g: GitRunner, p: Pre
   if (!made)
     await catchUpWithBase(g, ctx.repo, { integrationBranch: p.integration, base: p.base, planPath: p.planPath });
   return (await tip())!;
+}
+
+/** The commands of a run as the user gave them: flags, or the config's `[run]` values. */
+export interface RunPrograms {
+  implementer?: string | undefined;
+  agent?: string | undefined;
+  reviewer?: string | undefined;
+  review_agent?: string | undefined;
+  resolver?: string | undefined;
+}
+
+/**
+ * The run's commands with their programs made absolute and checked (docs/run.md §2), before anything is
+ * claimed: a flag's program path is resolved against `cwd` (where tugcode runs), a config value's against
+ * the repository root; each command the run will use must name a program that exists and is executable
+ * (ProgramNotRunnable). Changes nothing; returns the flags and the `[run]` values to run with.
+ */
+export async function resolvePrograms<I extends RunPrograms>(
+  input: I,
+  run: RunConfig,
+  o: { cwd: string; repoRoot: string; env: NodeJS.ProcessEnv },
+): Promise<{ input: I; run: RunConfig }> {
+  const { absoluteProgram, implementerArgv, programProblem } = await import('./implementer.js');
+  const nextInput = { ...input };
+  const nextRun = { ...run };
+  const one = async (text: string, base: string, argument: string): Promise<string> => {
+    const abs = absoluteProgram(text, base);
+    const program = implementerArgv(abs)[0]!;
+    const problem = await programProblem(program, o.env);
+    if (problem)
+      throw new TugError('ProgramNotRunnable', {
+        argument,
+        program: implementerArgv(text)[0],
+        reason: problem.reason,
+        ...(problem.path ? { path: problem.path } : {}),
+        base,
+      });
+    return abs;
+  };
+  // Only the commands this run uses: a flag beats config, an agent preset replaces the command.
+  const pick = async (flag: 'implementer' | 'reviewer', agent: 'agent' | 'review_agent') => {
+    if (input[agent] !== undefined) return;
+    if (input[flag] !== undefined) {
+      if (input[flag] !== '') nextInput[flag] = await one(input[flag], o.cwd, `--${flag}`);
+    } else if (!run[agent] && run[flag] !== '') nextRun[flag] = await one(run[flag], o.repoRoot, `run.${flag}`);
+  };
+  await pick('implementer', 'agent');
+  await pick('reviewer', 'review_agent');
+  if (input.resolver) nextInput.resolver = await one(input.resolver, o.cwd, '--resolver');
+  else if (run.resolver) nextRun.resolver = await one(run.resolver, o.repoRoot, 'run.resolver');
+  if (run.notify.trim() !== '') nextRun.notify = await one(run.notify, o.repoRoot, 'run.notify');
+  return { input: nextInput, run: nextRun };
 }

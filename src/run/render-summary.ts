@@ -8,8 +8,7 @@
 import { duration, fileList, painter, shortHash } from './render-text.js';
 import type { RunSummary } from './types.js';
 import { table } from '../util/table.js';
-import { decideCommands } from '../contract/errors.js';
-import { shellArg } from '../util/shell-arg.js';
+import { decideCommands, runAgain } from '../contract/errors.js';
 import { usageLine } from '../contract/usage.js';
 
 export async function summaryText(s: RunSummary, o: { color: boolean }): Promise<string> {
@@ -43,7 +42,8 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
       `${n.step_anchor} (its commit is kept as ${n.review_ref}; git show ${n.review_ref}):`,
       ...decideCommands(plan, n.step_anchor).map((c) => `  ${c}`),
     ]);
-    blocks.push([paint('bold', 'waiting for you:'), ...lines, `then: tugcode run ${shellArg(plan)}`].join('\n'));
+    const again = runAgain({ plan_path: plan, ...s.error?.details });
+    blocks.push([paint('bold', 'waiting for you:'), ...lines, `then: ${again}`].join('\n'));
   }
   const counts = [
     `${s.steps_completed.length} completed`,

@@ -221,6 +221,7 @@ async function resolveRound(
     signal: x.beat.signal,
     onSpawn: (pid) => recordGroup(groupFile, pid, W),
     agentAllow: rc.flow.config.run.agent_allow,
+    role: 'the resolver',
   }).finally(() => {
     forgetGroup(groupFile);
     tr?.('resolver', t);

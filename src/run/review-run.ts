@@ -12,6 +12,7 @@ import {
   implementerArgv,
   implementerEnv,
   readUsageOut,
+  throwIfNotStarted,
   type ImplementerVars,
   type UsageReport,
 } from './implementer.js';
@@ -107,6 +108,7 @@ export async function runReviewer(o: ReviewerRunOptions): Promise<ReviewerOutcom
     signal: o.signal,
     onSpawn: o.onSpawn,
   });
+  throwIfNotStarted(out, argv[0]!, 'the reviewer');
   const [text, used] = await Promise.all([tailOf(o.stdoutPath, VERDICT_SCAN_BYTES), readUsageOut(o.briefPath)]);
   return { ...out, text, ...used };
 }

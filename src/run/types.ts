@@ -235,4 +235,6 @@ export interface ChildOutcome {
   tail: string;
   /** The last non-empty line of the output ('' when none). */
   last_line: string;
+  /** Why the program could not be started at all (`ENOENT`, `EACCES`, …); absent when it ran. */
+  spawn_error?: string;
 }

@@ -178,9 +178,9 @@ describe('runImplementer', () => {
     });
   });
 
-  it('reports a program that does not exist as a failure, with the reason in the log', async () => {
+  it('a program that cannot be started is ProgramNotRunnable (it would fail every attempt alike), the reason in the log', async () => {
     const { dir, vars, briefPath, logPath } = setup();
-    const r = await runImplementer({
+    const r = runImplementer({
       argv: 'no-such-implementer-xyz --go',
       cwd: dir,
       baseEnv: BASE_ENV,
@@ -190,9 +190,11 @@ describe('runImplementer', () => {
       timeoutMs: 30_000,
       logPath,
     });
-    expect(r).toMatchObject({ ok: false, exit_code: null, timed_out: false, aborted: false });
-    expect(r.last_line).toContain('no-such-implementer-xyz');
-    expect(readFileSync(logPath, 'utf8')).toContain('ENOENT');
+    await expect(r).rejects.toMatchObject({
+      code: 'ProgramNotRunnable',
+      details: { argument: 'the implementer', program: 'no-such-implementer-xyz', spawn_error: 'ENOENT' },
+    });
+    expect(readFileSync(logPath, 'utf8')).toContain('tugcode: cannot run no-such-implementer-xyz: ENOENT');
   });
 
   it('kills the whole process group at the timeout, grandchildren included', async () => {

@@ -108,10 +108,12 @@ export async function runCommand(
   if (input.dry_run) return dryRun(input, cli);
   let board: Board | null = beside ?? null;
   const stop = new AbortController();
+  // The hints of a stopped run repeat these (docs/run.md §1.2); loaded before a second signal may need them.
+  const flags = (await import('../../run/run-flags.js')).runFlags(input, cli.ctx.cwd);
   // What the events said so far: the summary of a run cut short by a second signal.
   const done = { steps: [] as string[], commits: [] as string[] };
   const sig = onSignals(stop, (which) => {
-    const err = new TugError('Interrupted', { plan_path: input.plan, signal: which, forced: true });
+    const err = new TugError('Interrupted', { plan_path: input.plan, signal: which, forced: true, run_flags: flags });
     const summary = { ...emptySummary(err, Date.now() - t0), steps_completed: done.steps, commits: done.commits };
     if (json) write(JSON.stringify({ type: 'summary', at: cli.now(), ...summary }) + '\n');
     process.stderr.write(renderError('run', err, [], { json: false }).stderr);
@@ -187,11 +189,17 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
   try {
     await checkRunFlags(input, cli, call);
     const { prepareRun, completedSteps } = await import('../../run/driver.js');
-    const { flow, prep } = await prepareRun(cli.ctx, input, call);
+    const prepared = await prepareRun(cli.ctx, input, call);
+    const { flow, prep } = prepared;
+    input = prepared.input;
     const { schedule, scheduleText } = await import('../../run/schedule.js');
     const { agentCommandLine, resolveImplementer, resolveReviewer } = await import('../../run/agents.js');
     const which = resolveImplementer(input, flow.config.run);
     resolveReviewer(input, flow.config.run); // refused here as in a real run (both flags, an unknown agent)
+    if (!which.implementer && !which.agent) {
+      const { NO_IMPLEMENTER } = await import('../../run/implementer.js');
+      call.warnings.add(NO_IMPLEMENTER.code, NO_IMPLEMENTER.message);
+    }
     const implementer = which.agent ? agentCommandLine(which.agent) : which.implementer;
     const s = schedule(prep.plan, {
       implementer,
