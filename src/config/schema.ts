@@ -80,7 +80,9 @@ export const runSchema = z
       .describe('REVISE verdicts per attempt before it fails ReviewRejected'),
     resolver: argvString
       .default('')
-      .describe('argv string that merges a conflict of the integration rebase (docs/run.md §1.9); empty = the implementer'),
+      .describe(
+        'argv string that merges a conflict of the integration rebase (docs/run.md §1.9); empty = the implementer',
+      ),
     resolve_rounds: z
       .number()
       .int()

@@ -37,8 +37,7 @@ export function tomlErrorReport(error: unknown, text: string, source: string): T
   const what = (e.message ?? String(error)).split('\n')[0]!.replace(/^Invalid TOML document:\s*/, '');
   const line = typeof e.line === 'number' ? e.line : undefined;
   const column = typeof e.column === 'number' ? e.column : undefined;
-  if (line === undefined)
-    return { reason: `malformed TOML: ${what}`, hint: `fix the TOML syntax of ${source}` };
+  if (line === undefined) return { reason: `malformed TOML: ${what}`, hint: `fix the TOML syntax of ${source}` };
   const lines = text.split(/\r?\n/);
   const { header, within } = tablesOf(lines);
   const i = line - 1;

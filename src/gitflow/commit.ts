@@ -187,7 +187,12 @@ function pathsOf(entries: StatusEntry[]): string[] {
  * `git add -A -- . ':(exclude)<p>'` when <p> exists and is ignored — `.tug/` after any kernel call,
  * `state.db` in the main checkout — so the exclusions never reach `git add` itself.
  */
-export async function stageAllButRuntime(g: GitRunner, W: string, known?: StatusEntry[], also: string[] = []): Promise<void> {
+export async function stageAllButRuntime(
+  g: GitRunner,
+  W: string,
+  known?: StatusEntry[],
+  also: string[] = [],
+): Promise<void> {
   // Only paths whose work tree differs from the index: an entry staged already (`D `, `R `) may name a
   // path that is in neither, which git add would refuse as a pathspec matching nothing.
   const entries = known ?? (await statusDetails(g, W, { pathspec: ALL_BUT_RUNTIME }));
@@ -291,7 +296,10 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     // branch (a completion blocker, a conflict): integrate and complete it instead (docs/git.md).
     const resumed = await unintegratedStepHead(g, t.W, { ...finish, integrate: Boolean(input.integrate) });
     if (!resumed) throw new TugError('NothingToCommit', { worktree: t.W });
-    return finishStep(ctx, g, finish, { ...emptyData(resumed, t.branch, logEntryPath(t.slug, t.step)), committed: false });
+    return finishStep(ctx, g, finish, {
+      ...emptyData(resumed, t.branch, logEntryPath(t.slug, t.step)),
+      committed: false,
+    });
   }
   const made = await writeCommit(ctx, g, t, changes, {
     ...input,

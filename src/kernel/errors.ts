@@ -88,4 +88,3 @@ export function toKernelError(e: unknown, debug = false): KernelError {
   if (debug && err.stack) details.stack = err.stack;
   return new KernelError('InternalError', err.message || 'internal error', details);
 }
-

@@ -484,5 +484,10 @@ function splitTouches(text: string): string[] {
     }
   }
   parts.push(text.slice(start));
-  return parts.map((g) => g.trim().replace(/^`(.*)`$/, '$1').trim());
+  return parts.map((g) =>
+    g
+      .trim()
+      .replace(/^`(.*)`$/, '$1')
+      .trim(),
+  );
 }

@@ -173,9 +173,7 @@ export class LiveView {
         ? paint('yellow', `  ${this.needsHuman} need${this.needsHuman === 1 ? 's' : ''} a human`)
         : '';
     const resolved =
-      this.resolved > 0
-        ? paint('green', `  ${this.resolved} conflict${this.resolved === 1 ? '' : 's'} resolved`)
-        : '';
+      this.resolved > 0 ? paint('green', `  ${this.resolved} conflict${this.resolved === 1 ? '' : 's'} resolved`) : '';
     const plan = this.o.plan_path.slice(this.o.plan_path.lastIndexOf('/') + 1);
     const spend = this.spend ? `  ${planSpend(this.spend)}` : '';
     return `[${bar}] ${this.done}/${total} steps  ${plan}  ${duration(now - this.started)}${spend}${failed}${human}${resolved}`;

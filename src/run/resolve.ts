@@ -143,7 +143,10 @@ async function resolveRebase(
     if (next.done) break;
     if ('error' in next) {
       await c.abortRebase(g, W);
-      throw new StepFailure('HookFailed', `${top.anchor}: continuing the rebase onto ${intoName(x)} failed: ${next.error}`);
+      throw new StepFailure(
+        'HookFailed',
+        `${top.anchor}: continuing the rebase onto ${intoName(x)} failed: ${next.error}`,
+      );
     }
     files = next.files;
   }
@@ -258,12 +261,7 @@ async function resolveRound(
 }
 
 /** Whether the resolver's run merged the conflict: exit 0 in time, git left to the driver, no markers, staged. */
-async function judge(
-  x: StepRun,
-  files: string[],
-  out: ChildOutcome,
-  head: string | null,
-): Promise<RoundOutcome> {
+async function judge(x: StepRun, files: string[], out: ChildOutcome, head: string | null): Promise<RoundOutcome> {
   const W = x.tree.path;
   const g = x.rc.g;
   const c = await import('../gitflow/conflict.js');

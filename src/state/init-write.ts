@@ -272,9 +272,7 @@ async function rewriteRefactors(
       snapshot_before: null,
       snapshot_after: null,
       exit_code: null,
-      result_json: skipped
-        ? JSON.stringify({ skipped_reason: ADDED_TO_COMPLETED })
-        : null,
+      result_json: skipped ? JSON.stringify({ skipped_reason: ADDED_TO_COMPLETED }) : null,
       updated_at: now,
     });
   }

@@ -301,13 +301,18 @@ export function agentSuite(agent: Agent): void {
       expect(prompt).toContain('- shared.txt');
       expect(prompt).toMatch(/- step-9: feat: left \([0-9a-f]{12}\)/);
       // Every tool call went through (the Read before the Write, nothing refused).
-      for (const t of server!.turns) for (const res of t.results) expect(res).not.toMatch(/refused|denied|not been read/i);
+      for (const t of server!.turns)
+        for (const res of t.results) expect(res).not.toMatch(/refused|denied|not been read/i);
       expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-9', 'step-1']);
-      expect(git(root, 'show', 'tugplan/demo:shared.txt')).toBe('top\nmiddle from the left\nmiddle by the agent\nbottom\n');
+      expect(git(root, 'show', 'tugplan/demo:shared.txt')).toBe(
+        'top\nmiddle from the left\nmiddle by the agent\nbottom\n',
+      );
       const art = db(root, (d) =>
         d.prepare("SELECT summary, content FROM step_artifacts WHERE kind = 'conflict_resolution'").all(),
       );
-      expect(art).toEqual([{ summary: 'round 1: resolved shared.txt', content: 'Merged shared.txt: kept both middle lines' }]);
+      expect(art).toEqual([
+        { summary: 'round 1: resolved shared.txt', content: 'Merged shared.txt: kept both middle lines' },
+      ]);
     });
 
     it('a hung model fails the attempt with StepTimeout', async () => {

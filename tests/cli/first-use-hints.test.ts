@@ -27,11 +27,17 @@ describe('first-use hints', () => {
   });
 
   it('a plan named before tugcode init points at init, not validate', () => {
-    for (const args of [['run', 'x'], ['state', 'show', 'x']]) {
+    for (const args of [
+      ['run', 'x'],
+      ['state', 'show', 'x'],
+    ]) {
       const r = runCli([...args, '--json'], { cwd: root });
       expect(r.code, r.stderr).toBe(3);
       const error = args[0] === 'run' ? JSON.parse(r.stdout.trim().split('\n').at(-1)!).error : r.json.error;
-      expect(error).toMatchObject({ code: 'PlanNotFound', hint: 'tugcode init   (this repository has no .tugtool/ yet)' });
+      expect(error).toMatchObject({
+        code: 'PlanNotFound',
+        hint: 'tugcode init   (this repository has no .tugtool/ yet)',
+      });
     }
   });
 

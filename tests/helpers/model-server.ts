@@ -202,7 +202,12 @@ function codexReply(res: ServerResponse, a: Exclude<Action, { hang: true }>, n: 
       call_id: `call_${n}`,
       name: 'exec_command',
       arguments: JSON.stringify({
-        cmd: 'bash' in a ? a.bash : 'read' in a ? `cat '${a.read.replace(/'/g, `'\\''`)}'` : writeCommand(a.write, a.content),
+        cmd:
+          'bash' in a
+            ? a.bash
+            : 'read' in a
+              ? `cat '${a.read.replace(/'/g, `'\\''`)}'`
+              : writeCommand(a.write, a.content),
       }),
     };
   ev('response.output_item.done', { type: 'response.output_item.done', item });

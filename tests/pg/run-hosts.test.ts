@@ -163,15 +163,7 @@ describe('tugcode run --remote: two hosts, one PostgreSQL', () => {
       TUGCODE_RUN_FAULT: 'after-integrate:step-1',
     };
     const envB = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hostb' };
-    const args = [
-      'demo',
-      '--implementer',
-      impl.argv,
-      '--remote',
-      'origin',
-      '--heartbeat',
-      '1',
-    ];
+    const args = ['demo', '--implementer', impl.argv, '--remote', 'origin', '--heartbeat', '1'];
     // Host A's claim outlives its kill long enough for host B's start-up reconcile to find step-1 still
     // claimed (a live lease is skipped there): B must take the claim over after the lease, then settle the
     // step from the remote. With a lease as short as B's, a slow start of B lets the lease lapse first and

@@ -67,7 +67,9 @@ describe('tugcode validate: the PlanInvalid report', () => {
     const root = tempRepo({ '.tugtool/tugplan-s.md': noCheckpoint });
     const r = runJson('validate', ['validate', 's', '--level', 'strict'], { cwd: root });
     expectError(r, 'PlanInvalid', 4);
-    expect(r.json.error.message).toBe('.tugtool/tugplan-s.md has 1 validation error(s); first: W003 line 11: step-1 has no checkpoints');
+    expect(r.json.error.message).toBe(
+      '.tugtool/tugplan-s.md has 1 validation error(s); first: W003 line 11: step-1 has no checkpoints',
+    );
     expect(r.json.error.details.diagnostics.map((d: { code: string }) => d.code)).toEqual(['W003']);
     // The report still shows the info.
     expect(r.json.error.details.plans[0].diagnostics.map((d: { code: string }) => d.code)).toEqual(['I001', 'W003']);
@@ -92,7 +94,9 @@ describe('tugcode validate: the PlanInvalid report', () => {
     expect(err.details.invalid_plans).toEqual(['.tugtool/tugplan-anc.md', '.tugtool/tugplan-b-empty.md']);
     // The diagnostics are the named plan's (each plan's own are in details.plans).
     expect(err.details.diagnostics.map((d: { code: string }) => d.code)).toEqual(['E011']);
-    expect(err.message).toMatch(/^\.tugtool\/tugplan-anc\.md has 1 validation error\(s\); first: E011 line \d+: dependency cycle/);
+    expect(err.message).toMatch(
+      /^\.tugtool\/tugplan-anc\.md has 1 validation error\(s\); first: E011 line \d+: dependency cycle/,
+    );
     expect(err.message).toContain('1 other plan(s) invalid too: .tugtool/tugplan-b-empty.md');
     expect(err.hint).toBe('tugcode validate .tugtool/tugplan-anc.md');
     // The hint runs as written, through a shell, and reports that plan.

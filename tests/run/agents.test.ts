@@ -116,10 +116,9 @@ function expectedArgv(agent: AgentName, root: string, stepAnchor: string): strin
         `Bash(git ${g})`,
         `Bash(git ${g} *)`,
       ]),
-      ...['complete', 'fail', 'reset', 'release', 'import', 'init', 'prune', 'claim', 'start', 'decide'].flatMap((c) => [
-        `Bash(tugcode state ${c})`,
-        `Bash(tugcode state ${c} *)`,
-      ]),
+      ...['complete', 'fail', 'reset', 'release', 'import', 'init', 'prune', 'claim', 'start', 'decide'].flatMap(
+        (c) => [`Bash(tugcode state ${c})`, `Bash(tugcode state ${c} *)`],
+      ),
     ];
   }
   return [

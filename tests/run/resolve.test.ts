@@ -72,7 +72,11 @@ describe('tugcode run: a conflict resolved in the same attempt', () => {
     expect(git(root, 'log', '-1', '--format=%s', 'tugplan/demo')).toBe('feat: right\n');
     expect(failures(root)).toEqual({ 'step-1': 0, 'step-2': 0, 'step-3': 0 });
     expect(artifacts(root)).toEqual([
-      { step_anchor: 'step-3', summary: 'round 1: resolved shared.txt', content: expect.stringContaining('merged shared.txt') },
+      {
+        step_anchor: 'step-3',
+        summary: 'round 1: resolved shared.txt',
+        content: expect.stringContaining('merged shared.txt'),
+      },
     ]);
   });
 
@@ -85,7 +89,9 @@ describe('tugcode run: a conflict resolved in the same attempt', () => {
     ok(r);
 
     const failed = r.events.filter((e) => e.type === 'attempt_failed');
-    expect(failed).toEqual([expect.objectContaining({ step_anchor: 'step-3', attempt: 1, reason_code: 'IntegrationConflict' })]);
+    expect(failed).toEqual([
+      expect.objectContaining({ step_anchor: 'step-3', attempt: 1, reason_code: 'IntegrationConflict' }),
+    ]);
     expect(failed[0].reason).toMatch(/conflicted in shared\.txt; 2 resolution round\(s\) did not merge it/);
     expect(failed[0].reason).toContain('round 1: conflict markers left in shared.txt:2');
     expect(failed[0].reason).toContain('round 2: conflict markers left in shared.txt:2');
@@ -215,7 +221,9 @@ exit 0
     const subjects = git(remote, 'log', '--format=%s', 'tugplan/demo').split('\n').filter(Boolean);
     expect(subjects).toContain('other host');
     const step2 = git(remote, 'log', '-1', '--format=%H', '--grep=^Tug-Step: step-2$', 'tugplan/demo').trim();
-    expect(git(remote, 'show', `${step2}:shared.txt`)).toBe('top\nmiddle from the other host\nmiddle from step-2\nbottom\n');
+    expect(git(remote, 'show', `${step2}:shared.txt`)).toBe(
+      'top\nmiddle from the other host\nmiddle from step-2\nbottom\n',
+    );
     expect(
       git(remote, 'log', '--format=%(trailers:key=Tug-Step,valueonly)', 'tugplan/demo')
         .split('\n')
@@ -234,13 +242,18 @@ describe('a driver SIGKILLed during a resolution', () => {
     const res = resolverScript('merge', { hold: true });
     const args = ['demo', '--workers', '2', '--implementer', impl.argv, '--resolver', res.argv];
     const first = startRun(root, args);
-    const pid = Number(await waitUntil('the resolver to start', () => existsSync(join(res.dir, 'started')) && readFileSync(join(res.dir, 'started'), 'utf8')));
+    const pid = Number(
+      await waitUntil(
+        'the resolver to start',
+        () => existsSync(join(res.dir, 'started')) && readFileSync(join(res.dir, 'started'), 'utf8'),
+      ),
+    );
     first.child.kill('SIGKILL');
     await first.done;
     // Left behind: a worker tree mid-rebase (detached HEAD) and the resolver still running in it.
-    const tree = readdirSync(join(root, '.tugtree')).map((d) => join(root, '.tugtree', d)).find((w) =>
-      git(w, 'status').includes('rebase'),
-    );
+    const tree = readdirSync(join(root, '.tugtree'))
+      .map((d) => join(root, '.tugtree', d))
+      .find((w) => git(w, 'status').includes('rebase'));
     expect(tree, 'a worker tree left mid-rebase').toBeDefined();
     expect(groupAlive(pid)).toBe(true);
 
@@ -268,11 +281,12 @@ describe('a driver SIGKILLed during a resolution', () => {
     expect(first.events.filter((e) => e.type === 'conflict_resolved')).toHaveLength(1);
     const again = runJsonl(root, args, { TUGCODE_NOW: new Date(Date.now() + 3_600_000).toISOString() });
     ok(again);
-    expect([...first.events, ...again.events].filter((e) => e.type === 'step_completed').map((e) => e.step_anchor).sort()).toEqual([
-      'step-1',
-      'step-2',
-      'step-3',
-    ]);
+    expect(
+      [...first.events, ...again.events]
+        .filter((e) => e.type === 'step_completed')
+        .map((e) => e.step_anchor)
+        .sort(),
+    ).toEqual(['step-1', 'step-2', 'step-3']);
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2', 'step-3']);
     expect(git(root, 'show', 'tugplan/demo:shared.txt')).toBe('top\nmiddle from step-3\nbottom\n');
   }, 120_000);

@@ -171,4 +171,3 @@ export class ProjectHost {
     this.reset();
   }
 }
-
