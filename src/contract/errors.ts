@@ -369,7 +369,7 @@ export const CATALOGUE = {
     message: (d) =>
       `the run of ${plan(d)} was interrupted${d.signal ? ` by ${s(d.signal)}` : ''}; ` +
       (d.forced
-        ? 'a second signal stopped it at once: held claims stay until their leases expire'
+        ? 'a second signal stopped it at once: its running commands were killed; held claims stay until their leases expire or the next run of the plan takes them over'
         : 'held claims were released'),
     hint: (d) => `${runAgain(d)} (it resumes where this run stopped)`,
   },

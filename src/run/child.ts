@@ -101,6 +101,15 @@ function pipeLines(
   });
 }
 
+/** The process groups of the children running now: a run stopped by a second signal ends them (docs/run.md §1.2). */
+const running = new Set<number>();
+
+/** SIGKILLs every child process group still running; how many there were. */
+export function killRunningGroups(): number {
+  for (const pgid of running) signalGroup(pgid, 'SIGKILL');
+  return running.size;
+}
+
 /** Sends sig to the process group pid leads (to pid alone when the group is gone); false when none exists. */
 function signalGroup(pid: number, sig: NodeJS.Signals | 0): boolean {
   try {
@@ -174,6 +183,8 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
           await log.close();
           throw e;
         });
+  /** The child's process group while it is in `running`. */
+  let group: number | undefined;
   try {
     const start = (await log.stat()).size;
     if (o.signal?.aborted) return await outcome(log, start, { exit_code: null, timed_out: false, aborted: true });
@@ -197,7 +208,10 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     const child = execa(o.argv[0]!, o.argv.slice(1), options);
     const piped = o.stdoutLines && child.stdout ? pipeLines(child.stdout, log, o.stdoutLines) : null;
     const pid = child.pid;
-    if (pid !== undefined) o.onSpawn?.(pid);
+    if (pid !== undefined) {
+      running.add((group = pid));
+      o.onSpawn?.(pid);
+    }
 
     /** What ended the child early (the first cause wins). */
     let killedBy: 'timeout' | 'abort' | null = null;
@@ -253,6 +267,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     });
     return spawnError === undefined ? ended : { ...ended, spawn_error: spawnError };
   } finally {
+    if (group !== undefined) running.delete(group);
     await stdout?.close();
     await log.close();
   }

@@ -192,9 +192,22 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');
       error: { code: 'Interrupted', details: { signal: 'SIGTERM', forced: true } },
     });
     expect(summary.steps_completed).toContain('step-1');
-    expect(summary.error.message).toContain('held claims stay until their leases expire');
+    expect(summary.error.message).toContain('its running commands were killed; held claims stay');
     expect(r.stderr).toContain('tugcode: Interrupted: ');
-    process.kill(Number(readFileSync(join(impl.dir, 'started'), 'utf8')), 'SIGKILL');
+    // step-3's implementer, which ignored SIGTERM, did not outlive the run (a zombie awaiting its reaper counts as gone).
+    const pid = Number(readFileSync(join(impl.dir, 'started'), 'utf8'));
+    const gone = () => {
+      try {
+        return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? true;
+      } catch {
+        return true;
+      }
+    };
+    try {
+      await waitUntil('the stubborn implementer to be killed', gone, 10_000);
+    } finally {
+      if (!gone()) process.kill(pid, 'SIGKILL');
+    }
   });
 
   it('a refused heartbeat kills the implementer, drops the attempt without a commit, and the step runs again', async () => {

@@ -110,9 +110,13 @@ export async function runCommand(
   const stop = new AbortController();
   // The hints of a stopped run repeat these (docs/run.md §1.2); loaded before a second signal may need them.
   const flags = (await import('../../run/run-flags.js')).runFlags(input, cli.ctx.cwd);
+  const { killRunningGroups } = await import('../../run/child.js');
   // What the events said so far: the summary of a run cut short by a second signal.
   const done = { steps: [] as string[], commits: [] as string[] };
   const sig = onSignals(stop, (which) => {
+    // The implementers, checkpoints and reviewers it runs lead their own process groups: end them too, or
+    // they would go on writing into worktrees whose claims nobody renews.
+    killRunningGroups();
     const err = new TugError('Interrupted', { plan_path: input.plan, signal: which, forced: true, run_flags: flags });
     const summary = { ...emptySummary(err, Date.now() - t0), steps_completed: done.steps, commits: done.commits };
     if (json) write(JSON.stringify({ type: 'summary', at: cli.now(), ...summary }) + '\n');
