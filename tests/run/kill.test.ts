@@ -194,19 +194,12 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');
     expect(summary.steps_completed).toContain('step-1');
     expect(summary.error.message).toContain('its running commands were killed; held claims stay');
     expect(r.stderr).toContain('tugcode: Interrupted: ');
-    // step-3's implementer, which ignored SIGTERM, did not outlive the run (a zombie awaiting its reaper counts as gone).
+    // step-3's implementer (it leads its group), which ignored SIGTERM, did not outlive the run.
     const pid = Number(readFileSync(join(impl.dir, 'started'), 'utf8'));
-    const gone = () => {
-      try {
-        return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? true;
-      } catch {
-        return true;
-      }
-    };
     try {
-      await waitUntil('the stubborn implementer to be killed', gone, 10_000);
+      await waitUntil('the stubborn implementer to be killed', () => !groupAlive(pid), 10_000);
     } finally {
-      if (!gone()) process.kill(pid, 'SIGKILL');
+      if (groupAlive(pid)) process.kill(-pid, 'SIGKILL');
     }
   });
 
