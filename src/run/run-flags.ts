@@ -56,10 +56,19 @@ export function runFlags(input: object, cwd: string): string[] {
     const flag = flagOf(name, field);
     if (v === true) out.push(flag);
     else if (COMMANDS.has(name) && typeof v === 'string')
-      out.push(flag, v === '' ? v : redactCommand(absoluteOrAsIs(v, cwd)));
+      out.push(flag, v === '' ? v : plainCommand(redactCommand(absoluteOrAsIs(v, cwd))));
     else out.push(flag, String(v));
   }
   return out;
+}
+
+/**
+ * A command string re-quoted word by word (`"/tmp/a b/x.sh" --v` → `'/tmp/a b/x.sh' --v`): the same argv for
+ * the tokenizer, and no quotes nested inside the hint's own quoting when none are needed.
+ */
+function plainCommand(text: string): string {
+  const tok = tokenizeShell(text);
+  return tok.ok ? tok.tokens.map(shellArg).join(' ') : text;
 }
 
 function absoluteOrAsIs(text: string, cwd: string): string {

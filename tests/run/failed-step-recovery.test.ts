@@ -12,12 +12,15 @@ import { tempDir } from '../helpers/repo.js';
 import { implementerScript, planText, runJsonl, runRepo, step, stepCommits } from './helpers.js';
 
 const PLAN = planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]);
-const HINT = 'tugcode state reset .tugtool/tugplan-demo.md step-1 && tugcode run .tugtool/tugplan-demo.md';
+/** The hint repeats the run's flags (docs/run.md §1.2), the implementer's path re-quoted as a plain word. */
+const hintOf = (impl: string) =>
+  `tugcode state reset .tugtool/tugplan-demo.md step-1 && tugcode run .tugtool/tugplan-demo.md --workers 1 --implementer ${impl}`;
 
 describe('tugcode run: a step failed at its cap', () => {
   it('prints the error once, with the reset command as the hint, and that command recovers the run', () => {
     const root = runRepo(PLAN, 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' });
     const impl = implementerScript();
+    const HINT = hintOf(JSON.parse(impl.argv) as string);
     writeFileSync(join(impl.failDir, 'step-1'), '1'); // fails its one attempt, then succeeds
     const env = {
       GIT_AUTHOR_NAME: 't',
@@ -46,10 +49,10 @@ describe('tugcode run: a step failed at its cap', () => {
     });
     expect(again.events.filter((e) => e.type === 'claimed')).toEqual([]);
 
-    // The hint, as written, resets the step and runs again: the plan finishes.
+    // The hint, as written, resets the step and runs the plan again the same way: it finishes.
     const bin = tempDir('tugcode-bin-');
     writeFileSync(join(bin, 'tugcode'), `#!/bin/sh\nexec '${process.execPath}' '${CLI}' "$@"\n`, { mode: 0o755 });
-    const sh = spawnSync('sh', ['-c', `${HINT} --implementer '${impl.argv}'`], {
+    const sh = spawnSync('sh', ['-c', HINT], {
       cwd: root,
       env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1', ...env, PATH: `${bin}:${process.env.PATH}` },
       encoding: 'utf8',

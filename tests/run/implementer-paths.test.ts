@@ -196,9 +196,11 @@ describe("the hints of a stopped run repeat the run's flags (docs/run.md §1.2)"
     rev.answer('step-1', ['ESCALATE']);
     const t = runText(root, ['esc', '--implementer', impl.argv, '--reviewer', rev.argv, '--review-rounds', '2']);
     expect(t.code, t.stdout + t.stderr).toBe(4);
+    // Each command string re-quoted word by word: the JSON-quoted script path becomes a plain word.
+    const word = (argv: string) => shellArg(JSON.parse(argv) as string);
     const again =
-      `tugcode run .tugtool/tugplan-esc.md --implementer ${shellArg(impl.argv)} ` +
-      `--reviewer ${shellArg(rev.argv)} --review-rounds 2`;
+      `tugcode run .tugtool/tugplan-esc.md --implementer ${word(impl.argv)} ` +
+      `--reviewer ${word(rev.argv)} --review-rounds 2`;
     expect(t.stdout).toContain(`then: ${again}`);
     expect(t.stderr).toContain(`; then ${again}`);
   });
