@@ -7,6 +7,8 @@
 // implementer records itself (process start → file written). The 4-worker speed-up comes from the
 // implementers sleeping, not from CPU: the machine may have fewer cores than workers. An info row times one
 // review round (docs/run.md §6) with an instant reviewer script: the 1-worker overhead with `--reviewer`.
+// Another times one conflict resolution in the same attempt (docs/run.md §1.9) with an instant resolver
+// script, 2 workers: the `conflict` → `conflict_resolved` events minus the resolver's own lifetime.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -71,14 +73,15 @@ function reviewer(dir) {
   return `sh ${JSON.stringify(script)}`;
 }
 
-/** A fresh repository: git init, `tugcode init`, the plan, one commit. */
-function freshRepo() {
+/** A fresh repository: git init, `tugcode init`, the plan (and `files`), one commit. */
+function freshRepo(plan = PLAN, text = benchPlan(), files = {}) {
   const dir = tempDir('tugcode-bench-run-');
   const root = join(dir, 'repo');
   mkdirSync(join(root, '.tugtool'), { recursive: true });
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: root });
   execFileSync(process.execPath, [CLI, 'init', '--json'], { cwd: root, env: ENV, stdio: 'ignore' });
-  writeFileSync(join(root, PLAN), benchPlan());
+  writeFileSync(join(root, plan), text);
+  for (const [f, body] of Object.entries(files)) writeFileSync(join(root, f), body);
   execFileSync('git', ['add', '-A'], { cwd: root });
   execFileSync('git', ['commit', '-q', '-m', 'bench plan'], { cwd: root, env: ENV });
   return { dir, root };
@@ -209,6 +212,144 @@ function fixedCosts(events) {
   };
 }
 
+// One conflict resolved in the same attempt (docs/run.md §1.9), set up as tests/run/resolve-helpers.ts does:
+// step-2 and step-3 rewrite the middle line of shared.txt, step-3's first attempt waits until step-2's
+// commit is on the integration branch (so its rebase conflicts), and an instant resolver keeps both lines.
+const CONFLICT_PLAN = '.tugtool/tugplan-conflict.md';
+const CONFLICT_RUNS = Number(process.env.BENCH_RESOLVE_RUNS ?? 5);
+const SHARED = 'top\nmiddle\nbottom\n';
+/** The trace spans (TUGCODE_RUN_TRACE) of a resolution, in the order they run. */
+const RESOLVE_SPANS = ['resolve.prepare', 'resolver', 'resolve.check', 'resolve.continue', 'resolve.verify'];
+
+/** Steps 1 (base), 2 and 3 (both after 1); step-3's checkpoint checks its line survived the merge. */
+function conflictPlan() {
+  const step = (n, title, dep, checkpoint) => [
+    `#### Step ${n}: ${title} {#step-${n}}`,
+    '',
+    `**Depends on:** ${dep ? `#step-${dep}` : 'none'}`,
+    '',
+    `**Commit:** \`feat: ${title.toLowerCase()}\``,
+    '',
+    '**Tasks:**',
+    `- [ ] write ${title.toLowerCase()}`,
+    '',
+    ...(checkpoint ? ['**Checkpoint:**', `- [ ] \`${checkpoint}\``, ''] : []),
+  ];
+  return [
+    '## Phase 1.0: Conflict bench {#phase-conflict}',
+    '',
+    '### Execution Steps {#execution-steps}',
+    '',
+    ...step(1, 'Base'),
+    ...step(2, 'Left', 1),
+    ...step(3, 'Right', 1, 'grep -q step-3 shared.txt'),
+  ].join('\n');
+}
+
+/** Each step writes `<step>.txt`; step-2 and step-3 rewrite shared.txt's middle line, step-3 (attempt 1) late. */
+function racingImplementer(dir) {
+  const script = join(dir, 'impl.sh');
+  writeFileSync(
+    script,
+    `printf '%s\\n' "$TUG_STEP" > "$TUG_WORKTREE/$TUG_STEP.txt"
+case "$TUG_STEP" in step-2|step-3)
+  if [ "$TUG_STEP" = step-3 ] && [ "$TUG_ATTEMPT" = 1 ]; then
+    i=0
+    until git -C "$TUG_REPO_ROOT" log --format='%(trailers:key=Tug-Step,valueonly)' tugplan/conflict 2>/dev/null | grep -q step-2 || [ $i -ge 1200 ]; do
+      sleep 0.05; i=$((i + 1))
+    done
+  fi
+  sed -i "2s/.*/middle from $TUG_STEP/" "$TUG_WORKTREE/shared.txt" ;;
+esac
+`,
+  );
+  return `sh ${JSON.stringify(script)}`;
+}
+
+/** The instant resolver: keeps both sides' middle lines; appends its own lifetime to $BENCH_TIMES. */
+function mergingResolver(dir) {
+  const script = join(dir, 'resolve.sh');
+  writeFileSync(
+    script,
+    `start=$(date +%s%3N)
+cat >/dev/null
+f="$TUG_WORKTREE/shared.txt"
+ours=$(sed -n '/^<<<<<<< /{n;p;q}' "$f")
+theirs=$(sed -n '/^=======$/{n;p;q}' "$f")
+printf 'top\\n%s\\n%s\\nbottom\\n' "$ours" "$theirs" > "$f"
+echo 'merged shared.txt'
+end=$(date +%s%3N)
+printf '{"start":%s,"end":%s}\\n' "$start" "$end" >> "$BENCH_TIMES"
+`,
+  );
+  return `sh ${JSON.stringify(script)}`;
+}
+
+/**
+ * One run of the conflict plan with `workers` workers and the instant resolver; the resolution's times
+ * (ms): `driver` = conflict → conflict_resolved minus the resolver's own lifetime; `through` = conflict →
+ * the next integrate phase (rebase continue and checkpoints included) minus the same; and its parts.
+ */
+export function resolveOnce(workers = 2) {
+  const { dir, root } = freshRepo(CONFLICT_PLAN, conflictPlan(), { 'shared.txt': SHARED });
+  const times = join(dir, 'times.jsonl');
+  const trace = join(dir, 'trace.jsonl');
+  writeFileSync(times, '');
+  const argv = ['run', CONFLICT_PLAN, '--workers', String(workers), '--implementer', racingImplementer(dir)];
+  const r = spawnSync(process.execPath, [CLI, ...argv, '--resolver', mergingResolver(dir), '--json'], {
+    cwd: root,
+    env: { ...ENV, BENCH_TIMES: times, TUGCODE_RUN_TRACE: trace },
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const events = r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+  const summary = events.at(-1);
+  if (
+    r.status !== 0 ||
+    summary?.type !== 'summary' ||
+    summary.status !== 'ok' ||
+    summary.steps_completed.length !== 3 ||
+    summary.conflicts_resolved?.length !== 1
+  )
+    throw new Error(`conflict run failed (${r.status}): ${r.stderr}\n${r.stdout.slice(-2000)}`);
+  const t = (e) => Date.parse(e.at);
+  const i = events.findIndex((e) => e.type === 'conflict');
+  const conflict = events[i];
+  const mine = (type, phase) =>
+    events.slice(i).find((e) => e.worker === conflict.worker && e.type === type && (!phase || e.phase === phase));
+  const resolved = t(mine('conflict_resolved'));
+  const checkpoints = t(mine('phase', 'checkpoints'));
+  const integrate = t(mine('phase', 'integrate'));
+  const [self] = readFileSync(times, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  const resolver = self.end - self.start;
+  const spans = readFileSync(trace, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .filter((s) => s.step === conflict.step_anchor);
+  const span = Object.fromEntries(RESOLVE_SPANS.map((n) => [n, spans.find((s) => s.name === n)?.ms ?? NaN]));
+  return {
+    driver: resolved - t(conflict) - resolver,
+    through: integrate - t(conflict) - resolver,
+    parts: {
+      'conflict→conflict_resolved': resolved - t(conflict),
+      'resolver (own lifetime)': resolver,
+      ...span,
+      'resolver spawn+exit': span.resolver - resolver,
+      'conflict_resolved→checkpoints phase (continue, verify)': checkpoints - resolved,
+      'checkpoints re-run (→integrate phase)': integrate - checkpoints,
+      'artifact, event (rest)':
+        resolved - t(conflict) - span['resolve.prepare'] - span.resolver - span['resolve.check'],
+    },
+  };
+}
+
 const r0 = (x) => Math.round(x);
 const r2 = (x) => Number(x.toFixed(2));
 
@@ -216,9 +357,13 @@ export async function run() {
   checkParallel();
   const runs = Object.fromEntries(WORKERS.map((w) => [w, []]));
   const reviewed = [];
-  for (let i = 0; i < RUNS; i++) {
-    for (const w of WORKERS) runs[w].push(runOnce(w));
-    reviewed.push(runOnce(1, { review: true }));
+  const resolutions = [];
+  for (let i = 0; i < Math.max(RUNS, CONFLICT_RUNS); i++) {
+    if (i < RUNS) {
+      for (const w of WORKERS) runs[w].push(runOnce(w));
+      reviewed.push(runOnce(1, { review: true }));
+    }
+    if (i < CONFLICT_RUNS) resolutions.push(resolveOnce(2));
   }
   const wall = Object.fromEntries(WORKERS.map((w) => [w, median(runs[w].map((x) => x.wallMs))]));
   const proc = Object.fromEntries(WORKERS.map((w) => [w, median(runs[w].map((x) => x.processMs))]));
@@ -256,6 +401,11 @@ export async function run() {
     unit: 'ms',
   });
   rows.push({ metric: 'one review round, instant reviewer (info)', value: r0(withReview - oh), unit: 'ms' });
+  rows.push({
+    metric: 'one conflict resolution, instant resolver (info)',
+    value: r0(median(resolutions.map((x) => x.driver))),
+    unit: 'ms',
+  });
   const phases = (w) => PHASES.map((k) => `${k} ${r0(median(steady(w).map((s) => s[k])))}`).join(', ');
   const notes = [
     `runs per worker count: ${RUNS} (fresh repository each, interleaved); ${STEPS} steps, implementer sleeps ${SLEEP_MS} ms`,
@@ -268,6 +418,10 @@ export async function run() {
         `fixed costs, ${w} worker${w > 1 ? 's' : ''} (ms): ` +
         ['start', 'worktrees', 'tail'].map((k) => `${k} ${r0(median(runs[w].map((x) => x.fixed[k])))}`).join(', '),
     ),
+    `conflict resolution: ${CONFLICT_RUNS} runs, 2 workers, a 3-step plan whose step-3 rebase conflicts once; the row = conflict → conflict_resolved event minus the resolver's own lifetime (its sh spawn and exit stay in); with the rebase continue and the checkpoints re-run (conflict → next integrate phase): ${r0(median(resolutions.map((x) => x.through)))} ms`,
+    `conflict resolution parts, medians (ms): ${Object.keys(resolutions[0].parts)
+      .map((k) => `${k} ${r0(median(resolutions.map((x) => x.parts[k])))}`)
+      .join(', ')}`,
     `first step of each worker (creates its worktree), 1 worker: overhead ${r0(median(runs[1].map((x) => x.perStep[0].overhead)))} ms (not in the median)`,
   ];
   return { name: 'run', rows, notes };
