@@ -100,6 +100,22 @@ function checkParallel() {
     throw new Error(`bench plan is not ${STEPS} independent steps: ${JSON.stringify(ready.ready_steps)}`);
 }
 
+/** `tugcode <args> --json` in `root`: its events, the summary (the last one), and whether it ended ok. */
+function runJson(root, args, env) {
+  const r = spawnSync(process.execPath, [CLI, ...args, '--json'], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const events = r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+  const summary = events.at(-1);
+  return { r, events, summary, ok: r.status === 0 && summary?.type === 'summary' && summary.status === 'ok' };
+}
+
 export function runOnce(workers, o = { review: false }) {
   const { dir, root } = freshRepo();
   const argv = implementer(dir);
@@ -107,28 +123,13 @@ export function runOnce(workers, o = { review: false }) {
   const times = join(dir, 'times.jsonl');
   writeFileSync(times, '');
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(
-    process.execPath,
-    [CLI, 'run', PLAN, '--workers', String(workers), '--implementer', argv, ...extra, '--json'],
-    {
-      cwd: root,
-      env: { ...ENV, BENCH_TIMES: times },
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    },
+  const { r, events, summary, ok } = runJson(
+    root,
+    ['run', PLAN, '--workers', String(workers), '--implementer', argv, ...extra],
+    { ...ENV, BENCH_TIMES: times },
   );
   const processMs = Number(process.hrtime.bigint() - t0) / 1e6;
-  const events = r.stdout
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-  const summary = events.at(-1);
-  if (
-    r.status !== 0 ||
-    summary?.type !== 'summary' ||
-    summary.status !== 'ok' ||
-    summary.steps_completed.length !== STEPS
-  )
+  if (!ok || summary.steps_completed.length !== STEPS)
     throw new Error(`run --workers ${workers} failed (${r.status}): ${r.stderr}\n${r.stdout.slice(-2000)}`);
   const impl = Object.fromEntries(
     readFileSync(times, 'utf8')
@@ -296,24 +297,12 @@ export function resolveOnce(workers = 2) {
   const trace = join(dir, 'trace.jsonl');
   writeFileSync(times, '');
   const argv = ['run', CONFLICT_PLAN, '--workers', String(workers), '--implementer', racingImplementer(dir)];
-  const r = spawnSync(process.execPath, [CLI, ...argv, '--resolver', mergingResolver(dir), '--json'], {
-    cwd: root,
-    env: { ...ENV, BENCH_TIMES: times, TUGCODE_RUN_TRACE: trace },
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
+  const { r, events, summary, ok } = runJson(root, [...argv, '--resolver', mergingResolver(dir)], {
+    ...ENV,
+    BENCH_TIMES: times,
+    TUGCODE_RUN_TRACE: trace,
   });
-  const events = r.stdout
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-  const summary = events.at(-1);
-  if (
-    r.status !== 0 ||
-    summary?.type !== 'summary' ||
-    summary.status !== 'ok' ||
-    summary.steps_completed.length !== 3 ||
-    summary.conflicts_resolved?.length !== 1
-  )
+  if (!ok || summary.steps_completed.length !== 3 || summary.conflicts_resolved?.length !== 1)
     throw new Error(`conflict run failed (${r.status}): ${r.stderr}\n${r.stdout.slice(-2000)}`);
   const t = (e) => Date.parse(e.at);
   const i = events.findIndex((e) => e.type === 'conflict');
