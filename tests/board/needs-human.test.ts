@@ -166,8 +166,9 @@ describe('needs_human decided from the board', () => {
       details: { decision: 'reject', reason: 'not wanted' },
     });
     await waitLane(page, 'step-2', 'ready');
+    // step-3 stays in Needs you (failed now): its card, not its lane, says the snapshot after the decision arrived.
     await waitLane(page, 'step-3', 'needs_you');
-    expect(await page.textContent('.card[data-step="step-3"]')).toContain('not wanted');
+    await page.waitForSelector('.card[data-step="step-3"]:has-text("not wanted")');
     // Revise and reject discard the kept work; approve keeps it for the next run.
     expect(git(root, 'for-each-ref', '--format=%(refname)', 'refs/tugplan/review/').trim()).toBe(
       'refs/tugplan/review/demo/step-1',
