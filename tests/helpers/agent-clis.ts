@@ -70,7 +70,7 @@ export function ensureAgentClis(): AgentClis {
       const r = spawnSync(
         'npm',
         ['install', '--prefix', work, '--no-save', '--no-audit', '--no-fund', '--loglevel=error', ...PACKAGES],
-        { encoding: 'utf8', timeout: 8 * 60_000 },
+        { encoding: 'utf8', timeout: 8 * 60_000, env: registryEnv() },
       );
       if (r.status !== 0) {
         rmSync(work, { recursive: true, force: true });
@@ -91,6 +91,12 @@ export function ensureAgentClis(): AgentClis {
     }
   }
   return { ok: true, bin };
+}
+
+/** The environment for npm's registry calls: the machine's extra CA bundle, which vitest.config.ts takes out of the tests' processes. */
+function registryEnv(): NodeJS.ProcessEnv {
+  const ca = process.env.TUGCODE_TEST_EXTRA_CA_CERTS;
+  return ca === undefined ? process.env : { ...process.env, NODE_EXTRA_CA_CERTS: ca };
 }
 
 function fail(reason: string): AgentClis {
