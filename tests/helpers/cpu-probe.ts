@@ -22,6 +22,7 @@ if (out) {
       out,
       JSON.stringify({
         file,
+        pid: process.pid,
         start: Date.now() - process.uptime() * 1000,
         end: Date.now(),
         user: self.user / 1e6,
