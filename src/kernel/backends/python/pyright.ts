@@ -6,7 +6,10 @@
  * rename be asked again (docs/kernel.md). `afterRename` adds the override closure and the scans of
  * §6.6 (see closure.ts).
  */
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { KernelError } from '../../errors.js';
 import type { KernelWarning } from '../../envelope.js';
 import { compareUtf8 } from '../../ids.js';
@@ -46,6 +49,30 @@ const require = createRequire(import.meta.url);
 /** Absolute path of pyright's language-server entry. */
 export function pyrightLangserver(): string {
   return require.resolve('pyright/langserver.index.js');
+}
+
+let serverEntry: string | null | undefined;
+
+/**
+ * The built pyright-server.cts (dist/kernel/backends/python/pyright-server.cjs, found from the package root
+ * whichever layout runs this module: sources, tsc output or the bundle), or null before a build.
+ */
+function pyrightServerEntry(): string | null {
+  if (serverEntry !== undefined) return serverEntry;
+  serverEntry = null;
+  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
+    if (!existsSync(join(dir, 'package.json'))) continue;
+    const f = join(dir, 'dist', 'kernel', 'backends', 'python', 'pyright-server.cjs');
+    if (existsSync(f)) serverEntry = f;
+    break;
+  }
+  return serverEntry;
+}
+
+/** How to start the language server: through pyright-server.cts (its code cache) when built. */
+export function pyrightServerArgv(): string[] {
+  const entry = pyrightServerEntry();
+  return [process.execPath, ...(entry ? [entry] : []), pyrightLangserver(), '--stdio'];
 }
 
 export function pyrightVersion(): string | null {
@@ -94,7 +121,7 @@ export class PyrightSession implements BackendSession {
       const root = this.view.root;
       const client = new LspClient({
         backend: 'pyright',
-        argv: [process.execPath, pyrightLangserver(), '--stdio'],
+        argv: pyrightServerArgv(),
         cwd: root,
         env: (this.o.env ?? {}) as NodeJS.ProcessEnv,
         sessionDir: this.o.sessionDir ?? null,
