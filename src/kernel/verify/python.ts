@@ -87,6 +87,15 @@ export function pyrightCliPath(): string {
   return createRequire(import.meta.url).resolve('pyright/index.js');
 }
 
+/** The version of the pyright that `pyrightCliPath` runs (a baseline cache key), or `unknown`. */
+export function pyrightCliVersion(): string {
+  try {
+    return `pyright ${(createRequire(import.meta.url)('pyright/package.json') as { version: string }).version}`;
+  } catch {
+    return 'pyright unknown';
+  }
+}
+
 export interface PyrightCliResult {
   proc: Captured;
   diagnostics: Diagnostic[];

@@ -86,7 +86,11 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
     });
     tscBase = { cfgs, diags: base.diagnostics, exit: base.exit_code };
   }
-  const langsV = new LangVerifier(ctx, sb.root, changed, mode, names, { baseline: true, typecheckCommand: !!tcCmd });
+  const langsV = new LangVerifier(ctx, sb.root, changed, mode, names, {
+    baseline: true,
+    typecheckCommand: !!tcCmd,
+    cache: { store: cache, snapshotId: p.snapshot_id },
+  });
   await langsV.baselines();
   sb.applyPatch(p.patchSet);
   // Stage 1: syntax. The engine's writes land on disk while TypeScript parses the new bytes from memory.
