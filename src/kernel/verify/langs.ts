@@ -82,6 +82,8 @@ export class LangVerifier {
       typecheckCommand: boolean;
       /** The session's baseline cache and the snapshot the baselines are of (run.ts). */
       cache?: { store: BaselineCache; snapshotId: string };
+      /** Puts unpatched files on disk for a baseline read from files (Sandbox.writeUnpatched). */
+      writeUnpatched?: (rels: string[]) => Promise<void>;
     },
   ) {
     this.py = files.filter((f) => languageOf(f) === 'python');
@@ -105,9 +107,10 @@ export class LangVerifier {
     const python = info?.path ?? null;
     const interpreter = info ? `${info.path} ${info.version}` : 'none';
     if (python && this.py.length) {
-      const b = await this.cached('py-compile', interpreter, this.py, () =>
-        pyCompile(python, this.root, this.py, this.timeoutMs, this.ctx.env),
-      );
+      const b = await this.cached('py-compile', interpreter, this.py, async () => {
+        await this.o.writeUnpatched?.(this.py);
+        return pyCompile(python, this.root, this.py, this.timeoutMs, this.ctx.env);
+      });
       if (b) [this.pyBase, this.pyBaseMs] = b;
     }
     if (this.rust.length) {

@@ -90,6 +90,7 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
     baseline: true,
     typecheckCommand: !!tcCmd,
     cache: { store: cache, snapshotId: p.snapshot_id },
+    writeUnpatched: (rels) => sb.writeUnpatched(rels),
   });
   await langsV.baselines();
   sb.applyPatch(p.patchSet);
