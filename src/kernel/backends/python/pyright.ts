@@ -6,10 +6,7 @@
  * rename be asked again (docs/kernel.md). `afterRename` adds the override closure and the scans of
  * §6.6 (see closure.ts).
  */
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { KernelError } from '../../errors.js';
 import type { KernelWarning } from '../../envelope.js';
 import { compareUtf8 } from '../../ids.js';
@@ -43,6 +40,7 @@ import { PyFile, type NameSites } from '../../scans/python.js';
 import { languageOf } from '../../snapshot.js';
 import { ViewSyntax } from '../../scans/tree-sitter.js';
 import { afterRenamePython } from './closure.js';
+import { pyrightArgv } from './launch.js';
 
 const require = createRequire(import.meta.url);
 
@@ -51,28 +49,9 @@ export function pyrightLangserver(): string {
   return require.resolve('pyright/langserver.index.js');
 }
 
-let serverEntry: string | null | undefined;
-
-/**
- * The built pyright-server.cts (dist/kernel/backends/python/pyright-server.cjs, found from the package root
- * whichever layout runs this module: sources, tsc output or the bundle), or null before a build.
- */
-function pyrightServerEntry(): string | null {
-  if (serverEntry !== undefined) return serverEntry;
-  serverEntry = null;
-  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
-    if (!existsSync(join(dir, 'package.json'))) continue;
-    const f = join(dir, 'dist', 'kernel', 'backends', 'python', 'pyright-server.cjs');
-    if (existsSync(f)) serverEntry = f;
-    break;
-  }
-  return serverEntry;
-}
-
-/** How to start the language server: through pyright-server.cts (its code cache) when built. */
+/** How to start the language server (launch.ts: through the V8 code cache once built). */
 export function pyrightServerArgv(): string[] {
-  const entry = pyrightServerEntry();
-  return [process.execPath, ...(entry ? [entry] : []), pyrightLangserver(), '--stdio'];
+  return pyrightArgv(pyrightLangserver(), ['--stdio']);
 }
 
 export function pyrightVersion(): string | null {
