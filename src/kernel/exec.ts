@@ -3,7 +3,10 @@
  * event loop): verifiers, test commands, probes, git. Through execa, loaded on first use so it stays off the
  * start-up path; argv only, never a shell; the environment is the caller's (the kernel never reads
  * process.env). Each child leads its own process group, which is killed as a whole on timeout and on an
- * interrupted call (lifecycle.ts), so a test runner's grandchildren do not outlive it.
+ * interrupted call (lifecycle.ts), so a test runner's grandchildren do not outlive it. The short queries of
+ * a cold call (git on the snapshot path, an interpreter's or server's version) run through node's
+ * asynchronous execFile instead (`gitOutput`, `execQuery`): execa's first import alone costs 65–140 ms of
+ * CPU, and a cold Python or Rust rename asks a version before anything else.
  */
 import { withoutGitRedirects } from './git-env.js';
 import { onAbort } from './lifecycle.js';
@@ -138,5 +141,53 @@ export async function gitOutput(
       },
       (err, stdout) => resolve(err ? null : stdout),
     );
+  });
+}
+
+export type QueryResult = Pick<
+  ExecResult,
+  'exit_code' | 'signal' | 'timed_out' | 'stdout' | 'stderr' | 'spawn_error' | 'duration_ms'
+>;
+
+/**
+ * A short query (`python -c <version>`, `rust-analyzer --version`) to completion, through node's execFile
+ * (see the top of this file); never rejects. No process group: such a child starts none worth killing, and
+ * an interrupted call still kills the child itself.
+ */
+export async function execQuery(
+  argv: string[],
+  o: { cwd: string; env: Record<string, string | undefined>; timeoutMs: number },
+): Promise<QueryResult> {
+  const { execFile } = await import('node:child_process');
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    const child = execFile(
+      argv[0]!,
+      argv.slice(1),
+      {
+        cwd: o.cwd,
+        env: withoutGitRedirects(o.env),
+        encoding: 'utf8',
+        maxBuffer: MAX_STDOUT,
+        timeout: o.timeoutMs,
+        killSignal: 'SIGKILL',
+      },
+      (err, stdout, stderr) => {
+        unregister();
+        const e = err as (NodeJS.ErrnoException & { code?: string | number; killed?: boolean; signal?: string }) | null;
+        // A string code is a spawn failure (ENOENT, EACCES); a number is the exit status.
+        const spawnError = typeof e?.code === 'string' ? e.code : null;
+        resolve({
+          exit_code: spawnError || e?.signal ? null : typeof e?.code === 'number' ? e.code : 0,
+          signal: e?.signal ?? null,
+          timed_out: !spawnError && e?.killed === true,
+          stdout: spawnError ? '' : stdout,
+          stderr: spawnError ? '' : stderr,
+          spawn_error: spawnError,
+          duration_ms: Date.now() - t0,
+        });
+      },
+    );
+    const unregister = onAbort(`process ${argv[0]}`, () => child.kill('SIGKILL'));
   });
 }

@@ -28,6 +28,11 @@ export interface Sandbox {
   applyPatch(ps: PatchSet): void;
   /** A file's current bytes (what the engine last wrote, else what the sandbox holds). */
   read(rel: string): Uint8Array;
+  /**
+   * Put the unpatched bytes of `rels` on disk before the patch, for a baseline that a tool reads from files
+   * (py-compile): a minimal sandbox holds them in memory only. The patch's writes replace them.
+   */
+  writeUnpatched(rels: string[]): Promise<void>;
   /** Wait until every file the engine wrote is on disk (before running tools in the sandbox). */
   flush(): Promise<void>;
   /** Remove the sandbox unless kept; returns the kept path or null. Call after `flush`. */
@@ -83,6 +88,15 @@ export async function createSandbox(
     read(rel: string) {
       const abs = join(root, rel);
       return landed.get(abs) ?? written.get(abs) ?? readFileSync(abs);
+    },
+    async writeUnpatched(rels: string[]) {
+      await Promise.all(
+        rels.flatMap((rel) => {
+          const abs = join(root, rel);
+          const bytes = landed.has(abs) ? undefined : written.get(abs);
+          return bytes ? [writeFile(abs, bytes)] : [];
+        }),
+      );
     },
     async flush() {
       while (pending.length > 0) await Promise.all(pending.splice(0));

@@ -1,7 +1,8 @@
 /**
  * Python and Rust verification stages (docs/kernel.md §11.2–11.4), used by run.ts next to the TS checks:
  * `py-compile` and `cargo-check` in the syntax stage, `pyright` in the typecheck stage (cargo-check's result
- * is reused for Rust), each with a baseline on the unpatched sandbox in `run` and none in `verify`. Also the
+ * is reused for Rust), each with a baseline on the unpatched sandbox in `run` (the Python ones cached per
+ * snapshot like the TypeScript ones, baselines.ts) and none in `verify`. Also the
  * language-aware test command: `--test-command` / config, else detection by language (TS, Python, Rust),
  * with `{python}` → the resolved interpreter and `{workspace}` → the sandbox root. A check that cannot run
  * is `unavailable`, never a pass.
@@ -10,8 +11,9 @@ import type { KernelWarning } from '../envelope.js';
 import type { KernelErrorCode } from '../errors.js';
 import { languageOf, type Exclusions, type Language } from '../snapshot.js';
 import type { Check, Diagnostic, KernelOptions, VerifyMode } from '../types.js';
+import type { BaselineCache } from './baselines.js';
 import { detectTsTestCommand, newDiagnostics } from './checks.js';
-import { detectPythonTestCommand, pyCompile, pyrightCli, verifyPython } from './python.js';
+import { detectPythonTestCommand, pyCompile, pyrightCli, pyrightCliVersion, verifyPython } from './python.js';
 import { cargoCheck, cargoEnv, cargoRoots, CARGO_CHECK_ARGV } from './rust.js';
 
 export interface StageResult {
@@ -75,7 +77,14 @@ export class LangVerifier {
     files: string[],
     private readonly mode: VerifyMode,
     private readonly names: string[],
-    private readonly o: { baseline: boolean; typecheckCommand: boolean },
+    private readonly o: {
+      baseline: boolean;
+      typecheckCommand: boolean;
+      /** The session's baseline cache and the snapshot the baselines are of (run.ts). */
+      cache?: { store: BaselineCache; snapshotId: string };
+      /** Puts unpatched files on disk for a baseline read from files (Sandbox.writeUnpatched). */
+      writeUnpatched?: (rels: string[]) => Promise<void>;
+    },
   ) {
     this.py = files.filter((f) => languageOf(f) === 'python');
     this.rust = cargoRoots(root, files);
@@ -92,19 +101,54 @@ export class LangVerifier {
   /** Baselines on the unpatched sandbox (run only). */
   async baselines(): Promise<void> {
     if (!this.o.baseline) return;
-    const python = this.py.length ? await pythonForVerify(this.ctx) : null;
+    const info = this.py.length
+      ? await verifyPython(this.ctx.workspace, this.ctx.sessionDir, this.ctx.options.python, this.ctx.env)
+      : null;
+    const python = info?.path ?? null;
+    const interpreter = info ? `${info.path} ${info.version}` : 'none';
     if (python && this.py.length) {
-      const b = await pyCompile(python, this.root, this.py, this.timeoutMs, this.ctx.env);
-      if (!b.unavailable) [this.pyBase, this.pyBaseMs] = [b.diagnostics, b.proc.duration_ms];
+      const b = await this.cached('py-compile', interpreter, this.py, async () => {
+        await this.o.writeUnpatched?.(this.py);
+        return pyCompile(python, this.root, this.py, this.timeoutMs, this.ctx.env);
+      });
+      if (b) [this.pyBase, this.pyBaseMs] = b;
     }
     if (this.rust.length) {
       const b = await cargoCheck(this.root, this.rust, this.ctx.sessionDir, this.timeoutMs, this.ctx.env);
       if (!b.unavailable) [this.rsBase, this.rsBaseMs] = [b.diagnostics, b.proc.duration_ms];
     }
     if (this.pyright) {
-      const b = await pyrightCli(this.root, python, this.timeoutMs, this.ctx.env);
-      if (!b.unavailable) [this.prBase, this.prBaseMs] = [b.diagnostics, b.proc.duration_ms];
+      const b = await this.cached('pyright', `${pyrightCliVersion()} ${interpreter}`, [], () =>
+        pyrightCli(this.root, python, this.timeoutMs, this.ctx.env),
+      );
+      if (b) [this.prBase, this.prBaseMs] = b;
     }
+  }
+
+  /**
+   * A Python baseline (its diagnostics and how long it took), through the session's cache like the
+   * TypeScript ones (run.ts, docs/kernel.md §11.3): the unpatched content is the snapshot's, so a dry run
+   * and its `--apply` compute it once. A check that could not run gives null and is not stored.
+   */
+  private async cached(
+    check: string,
+    tool: string,
+    argv: string[],
+    compute: () => Promise<{
+      diagnostics: Diagnostic[];
+      unavailable: string | null;
+      proc: { exit_code: number | null; duration_ms: number };
+    }>,
+  ): Promise<[Diagnostic[], number] | null> {
+    const c = this.o.cache;
+    const key = c ? { snapshot_id: c.snapshotId, check, tool_version: tool, argv } : null;
+    const t0 = Date.now();
+    const hit = key ? c!.store.get(key) : null;
+    if (hit) return [hit.diagnostics, Date.now() - t0];
+    const b = await compute();
+    if (b.unavailable) return null;
+    if (key) c!.store.put(key, { diagnostics: b.diagnostics, exit_code: b.proc.exit_code });
+    return [b.diagnostics, b.proc.duration_ms];
   }
 
   private judge(

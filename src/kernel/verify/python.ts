@@ -8,6 +8,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import { resolvePython, type PythonInfo } from '../backends/python/interpreter.js';
+import { pyrightArgv } from '../backends/python/launch.js';
 import { execCapture } from '../exec.js';
 import type { Diagnostic } from '../types.js';
 import { runCapture, type Captured } from './proc.js';
@@ -87,6 +88,15 @@ export function pyrightCliPath(): string {
   return createRequire(import.meta.url).resolve('pyright/index.js');
 }
 
+/** The version of the pyright that `pyrightCliPath` runs (a baseline cache key), or `unknown`. */
+export function pyrightCliVersion(): string {
+  try {
+    return `pyright ${(createRequire(import.meta.url)('pyright/package.json') as { version: string }).version}`;
+  } catch {
+    return 'pyright unknown';
+  }
+}
+
 export interface PyrightCliResult {
   proc: Captured;
   diagnostics: Diagnostic[];
@@ -100,7 +110,7 @@ export async function pyrightCli(
   timeoutMs: number,
   env: Record<string, string | undefined>,
 ): Promise<PyrightCliResult> {
-  const argv = [process.execPath, pyrightCliPath(), '--outputjson', ...(python ? ['--pythonpath', python] : [])];
+  const argv = pyrightArgv(pyrightCliPath(), ['--outputjson', ...(python ? ['--pythonpath', python] : [])]);
   const proc = await runCapture(argv, root, timeoutMs, env);
   if (proc.spawn_error) return { proc, diagnostics: [], unavailable: `cannot run pyright: ${proc.spawn_error}` };
   let report: {

@@ -4,7 +4,7 @@
  * tests" exit as unavailable, failing tests, and pyright typecheck against a baseline.
  */
 import { describe, it, expect } from 'vitest';
-import { readFileSync, realpathSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openKernel } from '../../../src/kernel/index.js';
 import { KernelError } from '../../../src/kernel/errors.js';
@@ -109,6 +109,32 @@ suite('python verification', () => {
       ]);
       expect(r.verification.checks[1]!.output).toBe('3\n');
       expect(r.files_written).toEqual(['calc.py', 'main.py']);
+    } finally {
+      await k.close();
+    }
+  });
+
+  it('takes a syntax error the renamed file already had as its baseline (minimal sandbox), cached per snapshot', async () => {
+    const ws = realpathSync(
+      tempWs({ 'a.py': 'def old_name():\n    return 1\n\n\nprint(old_name())\n\n\ndef broken(:\n    pass\n' }),
+    );
+    const k = await openKernel({ workspace: ws, env: kernelEnv() });
+    try {
+      const op = { op: 'rename-symbol' as const, at: { file: 'a.py', line: 1, col: 5 }, to: 'new_name' };
+      const r = await k.run(op, { apply: false, verify: 'syntax' });
+      expect(r.verification.sandbox).toBe('minimal');
+      expect(checks(r.verification)).toEqual([['py-compile', 'passed']]);
+      expect(r.verification.checks[0]!.baseline).toEqual({ diagnostics: 1 });
+      const dir = join(ws, '.tug', 'baselines');
+      const [name, ...more] = readdirSync(dir);
+      expect(more).toEqual([]);
+      const cached = JSON.parse(readFileSync(join(dir, name!), 'utf8'));
+      expect([cached.key.check, cached.diagnostics.length]).toEqual(['py-compile', 1]);
+      // Empty the cached baseline: the next run on this snapshot uses it, so the old error is new to it.
+      writeFileSync(join(dir, name!), JSON.stringify({ ...cached, diagnostics: [] }));
+      const e = await failure(k.run(op, { apply: false, verify: 'syntax' }));
+      expect(e.code).toBe('SyntaxError');
+      expect((e.details.errors as { line: number }[]).map((d) => d.line)).toEqual([8]);
     } finally {
       await k.close();
     }

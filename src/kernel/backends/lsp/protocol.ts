@@ -21,6 +21,7 @@ export const Method = {
   registerCapability: 'client/registerCapability',
   unregisterCapability: 'client/unregisterCapability',
   workDoneProgressCreate: 'window/workDoneProgress/create',
+  diagnosticRefresh: 'workspace/diagnostic/refresh',
   applyEdit: 'workspace/applyEdit',
   progress: '$/progress',
   serverStatus: 'experimental/serverStatus',

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { KernelWarning } from '../../envelope.js';
-import { execCapture } from '../../exec.js';
+import { execQuery } from '../../exec.js';
 import { readToolchains, recordToolchain } from '../../session.js';
 
 export type PythonSource = 'flag' | 'config' | 'virtual_env' | 'conda' | 'workspace_venv' | 'path';
@@ -37,12 +37,7 @@ export async function probePython(
   path: string,
   env: Record<string, string | undefined> = {},
 ): Promise<{ version: string | null; error: string | null }> {
-  const r = await execCapture([path, '-c', VERSION_SCRIPT], {
-    cwd: tmpdir(),
-    env,
-    timeoutMs: 10_000,
-    keepStderr: true,
-  });
+  const r = await execQuery([path, '-c', VERSION_SCRIPT], { cwd: tmpdir(), env, timeoutMs: 10_000 });
   if (r.spawn_error) return { version: null, error: r.spawn_error };
   if (r.timed_out) return { version: null, error: 'timed out' };
   if (r.exit_code !== 0)

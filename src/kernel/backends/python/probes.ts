@@ -1,6 +1,6 @@
 /**
  * `doctor` probes for the Python backend (docs/kernel.md §4.5), each by actually running the tool:
- * `pyright-langserver` starts the language server through its langserver entry, initializes and shuts it
+ * `pyright-langserver` starts the language server as the kernel does (pyright.ts), initializes and shuts it
  * down; `pyright-typeshed` runs the pyright CLI on `x: int = len([1])\nprint(x)`, which reports 0 errors
  * only when the bundled typeshed is found (a wrong launch path silently loses it).
  */
@@ -17,14 +17,14 @@ export interface ProbeResult {
 export async function probePyrightLangserver(
   env: Record<string, string | undefined>,
 ): Promise<ProbeResult & { version: string | null }> {
-  const { pyrightLangserver, pyrightVersion } = await import('./pyright.js');
+  const { pyrightServerArgv, pyrightVersion } = await import('./pyright.js');
   const { LspClient } = await import('../lsp/client.js');
   const { clientCapabilities, Method } = await import('../lsp/protocol.js');
   const dir = mkdtempSync(join(tmpdir(), 'tug-doctor-'));
   const version = pyrightVersion();
   const client = new LspClient({
     backend: 'pyright',
-    argv: [process.execPath, pyrightLangserver(), '--stdio'],
+    argv: pyrightServerArgv(),
     cwd: dir,
     env: env as NodeJS.ProcessEnv,
     initializeTimeoutMs: 30_000,

@@ -40,6 +40,7 @@ import { PyFile, type NameSites } from '../../scans/python.js';
 import { languageOf } from '../../snapshot.js';
 import { ViewSyntax } from '../../scans/tree-sitter.js';
 import { afterRenamePython } from './closure.js';
+import { pyrightArgv } from './launch.js';
 
 const require = createRequire(import.meta.url);
 
@@ -48,12 +49,29 @@ export function pyrightLangserver(): string {
   return require.resolve('pyright/langserver.index.js');
 }
 
+/** How to start the language server (launch.ts: through the V8 code cache once built). */
+export function pyrightServerArgv(): string[] {
+  return pyrightArgv(pyrightLangserver(), ['--stdio']);
+}
+
 export function pyrightVersion(): string | null {
   try {
     return (require('pyright/package.json') as { version: string }).version;
   } catch {
     return null;
   }
+}
+
+/**
+ * The shared LSP profile, plus pull diagnostics (`textDocument.diagnostic`), which tug never pulls. To a
+ * client that pulls, pyright's analysis pass no longer type-checks the open files (it asks the client to
+ * pull instead): no rename reads those diagnostics, and checking was ~0.3 s of CPU for a one-file
+ * workspace, more for each file opened. The pass still enumerates the workspace's files first, which the
+ * cross-file rename needs.
+ */
+function pyrightCapabilities(): Record<string, unknown> {
+  const caps = clientCapabilities();
+  return { ...caps, textDocument: { ...(caps.textDocument as object), diagnostic: { dynamicRegistration: true } } };
 }
 
 export class PyrightSession implements BackendSession {
@@ -82,7 +100,7 @@ export class PyrightSession implements BackendSession {
       const root = this.view.root;
       const client = new LspClient({
         backend: 'pyright',
-        argv: [process.execPath, pyrightLangserver(), '--stdio'],
+        argv: pyrightServerArgv(),
         cwd: root,
         env: (this.o.env ?? {}) as NodeJS.ProcessEnv,
         sessionDir: this.o.sessionDir ?? null,
@@ -95,7 +113,7 @@ export class PyrightSession implements BackendSession {
         clientInfo: { name: 'tug' },
         rootUri: folder,
         workspaceFolders: [{ uri: folder, name: 'workspace' }],
-        capabilities: clientCapabilities(),
+        capabilities: pyrightCapabilities(),
       });
       this.enc = init?.capabilities?.positionEncoding === 'utf-8' ? 'utf-8' : 'utf-16';
       client.notify(Method.initialized, {});
@@ -124,6 +142,7 @@ export class PyrightSession implements BackendSession {
       case Method.registerCapability:
       case Method.unregisterCapability:
       case Method.workDoneProgressCreate:
+      case Method.diagnosticRefresh: // pyright's "pull again", sent instead of checking (pyrightCapabilities)
         return null;
       case Method.applyEdit:
         return { applied: false };

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { KernelError, type KernelLocation } from '../../errors.js';
-import { execCapture } from '../../exec.js';
+import { execQuery } from '../../exec.js';
 import { which } from '../python/interpreter.js';
 
 export interface RaProbe {
@@ -38,7 +38,7 @@ export async function probeRustAnalyzer(
   let lastError: string | null = explicit ? null : 'rust-analyzer not found on PATH';
   for (const c of cands) {
     searched.push(c);
-    const r = await execCapture([c, '--version'], { cwd: tmpdir(), env, timeoutMs: 10_000, keepStderr: true });
+    const r = await execQuery([c, '--version'], { cwd: tmpdir(), env, timeoutMs: 10_000 });
     if (r.spawn_error) {
       lastError = `${c}: ${r.spawn_error}`;
       continue;
