@@ -12,7 +12,7 @@ import type { WarningSink } from '../contract/envelope.js';
 import { CONFIG_FILE } from '../contract/layout.js';
 import { CONFIG_DEFAULTS, CONFIG_KEYS, KERNEL_TUG_ENV, type ConfigShape } from './defaults.js';
 import { CONFIG_RULES, fastMerge, satisfies, type Rule } from './rules.js';
-import { envValue, readConfigFile, setsNoValue } from '../kernel/light.js';
+import { envValue, readConfigFile, setsNoValue, tomlErrorReport } from '../kernel/light.js';
 
 export type Config = ConfigShape;
 
@@ -133,8 +133,7 @@ export async function parseConfigText(
       // An integer past 2^53 comes back as a BigInt (not a parse error), so its key can be named below.
       doc = parse(text, { integersAsBigInt: 'asNeeded' }) as Record<string, unknown>;
     } catch (e) {
-      // Where the error is and what fixes a syntax error (not "fix the value"): ./toml-error.ts.
-      const { tomlErrorReport } = await import('./toml-error.js');
+      // Where the error is and what fixes a syntax error (not "fix the value"): kernel/toml-error.ts.
       throw new TugError('ConfigInvalid', { source, ...tomlErrorReport(e, text, source) });
     }
   }

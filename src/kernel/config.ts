@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { envValue, KERNEL_FILE_DEFAULTS, KERNEL_RULES, KERNEL_TUG_ENV, satisfies, setsNoValue } from './config-keys.js';
 import { canonicalPath, gitLayout, insideGit } from './repo-layout.js';
 import { KernelError } from './errors.js';
+import { tomlErrorReport } from './toml-error.js';
 import { gitOutput } from './exec.js';
 import type { HostOptions, KernelOptions, VerifyMode } from './types.js';
 
@@ -99,8 +100,28 @@ async function configRoot(workspace: string, env: Env): Promise<string> {
   return top ? canonicalPath(top) : workspace; // a `.git` that git does not recognise: behave as outside git
 }
 
-function configInvalid(path: string, key: string | null, reason: string): KernelError {
-  return new KernelError('ConfigInvalid', `${path}: ${reason}`, { path, key, reason });
+function configInvalid(
+  path: string,
+  key: string | null,
+  reason: string,
+  where: { line?: number; column?: number; table?: string } = {},
+): KernelError {
+  return new KernelError('ConfigInvalid', `${path}: ${reason}`, { path, key, reason, ...where });
+}
+
+/**
+ * The TOML document of `path`; a syntax error is ConfigInvalid naming its line, column and table, in the words
+ * tugcode uses for its own tables (./toml-error.ts).
+ */
+async function parseToml(path: string, text: string): Promise<Record<string, unknown>> {
+  const { parse } = await import('smol-toml');
+  try {
+    return parse(text, { integersAsBigInt: 'asNeeded' }) as Record<string, unknown>; // past 2^53: named below
+  } catch (e) {
+    // The kernel's envelope has no hint: the reason alone names the place (and both lines of a redefinition).
+    const { reason, hint: _hint, ...where } = tomlErrorReport(e, text, path);
+    throw configInvalid(path, null, reason, where);
+  }
 }
 
 /** `[]` and `""` mean unset (docs/git.md §8); `safe` is `strict`. */
@@ -121,13 +142,7 @@ async function readPyproject(
   if ('reason' in read) throw configInvalid(path, null, read.reason);
   const text = read.text;
   if (!/\btug\b/.test(text)) return null; // no [tool.tug] table: the file is not ours to judge
-  const { parse } = await import('smol-toml');
-  let doc: Record<string, unknown>;
-  try {
-    doc = parse(text, { integersAsBigInt: 'asNeeded' }) as Record<string, unknown>; // past 2^53: named below
-  } catch (e) {
-    throw configInvalid(path, null, `malformed TOML: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
-  }
+  const doc = await parseToml(path, text);
   const table = (doc.tool as Record<string, unknown> | undefined)?.tug;
   if (table === undefined) return null;
   if (typeof table !== 'object' || table === null || Array.isArray(table))
@@ -165,13 +180,7 @@ async function readKernelTable(file: string, notes: string[]): Promise<Record<st
   const text = read.text;
   // No "kernel" anywhere means no [kernel] table; a file of comments and headers sets nothing.
   if (!text.includes('kernel') || setsNoValue(text)) return {};
-  const { parse } = await import('smol-toml');
-  let doc: Record<string, unknown>;
-  try {
-    doc = parse(text, { integersAsBigInt: 'asNeeded' }) as Record<string, unknown>; // past 2^53: named below
-  } catch (e) {
-    throw configInvalid(file, null, `malformed TOML: ${((e as Error).message ?? String(e)).split('\n')[0]}`);
-  }
+  const doc = await parseToml(file, text);
   const table = doc.kernel;
   if (table === undefined) return {};
   if (typeof table !== 'object' || table === null || Array.isArray(table))

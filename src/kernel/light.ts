@@ -28,6 +28,7 @@ export {
   type Rule,
 } from './config-keys.js';
 export { readConfigFile } from './config-file.js';
+export { tomlErrorReport, type TomlErrorReport } from './toml-error.js';
 export { canonicalPath, gitLayout, readGitdirFile, type GitLayout } from './repo-layout.js';
 export { GIT_REDIRECTING_VARS, withoutGitRedirects } from './git-env.js';
 export { installSignalHandlers, SIGNAL_EXIT } from './cli/signals.js';

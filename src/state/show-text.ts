@@ -110,7 +110,30 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
   }
   if (s.status === 'completed' && s.commit_hash) lines.push(`${pad}  Commit: ${s.commit_hash.slice(0, 7)}`);
   if (s.usage) lines.push(`${pad}  Usage: ${usageLine(s.usage)}`);
+  lines.push(...artifactLines(s, pad, o));
   return lines;
+}
+
+/** Summaries past this many code points are cut in the text (the JSON has them whole). */
+const SUMMARY_CELLS = 100;
+
+/**
+ * The artifacts a `--step` view lists (docs/state.md §5.1): one line each, the summary's first line; the
+ * content is `state export`'s.
+ */
+function artifactLines(s: ShowStep, pad: string, o: TextOptions): string[] {
+  if (s.artifacts.length === 0) return [];
+  const out = [`${pad}  Artifacts (content: tugcode state export ${shellArg(o.plan ?? '<plan>')}):`];
+  for (const a of s.artifacts) {
+    const first = [...(a.summary.split('\n')[0] ?? '')];
+    const summary = first.length > SUMMARY_CELLS ? `${first.slice(0, SUMMARY_CELLS - 1).join('')}…` : first.join('');
+    const who = [a.attempt === null ? '' : `attempt ${a.attempt}`, a.recorded_by ? `by ${owner(a.recorded_by)}` : '']
+      .filter(Boolean)
+      .join(', ');
+    const when = a.recorded_at.replace(/\.\d+Z$/, 'Z');
+    out.push(`${pad}    #${a.id} ${a.kind} ${when}${who ? ` (${who})` : ''}: ${summary}`);
+  }
+  return out;
 }
 
 /** What a needs_human step waits for and what a person's decision left for the next attempt (docs/state.md §3.11). */

@@ -1,7 +1,8 @@
 /**
  * `state show` data (docs/state.md §5): every active and done plan (or one plan, or one step's subtree),
  * with per-step status, owner and lease (a substep's are those of its top-level step), lifted blockers,
- * per-kind counts and the items the text lists. Read-only; the text is rendered by show-text.ts.
+ * per-kind counts and the items the text lists, and with `--step` the artifacts of the steps shown. Read-only;
+ * the text is rendered by show-text.ts.
  */
 import { TugError } from '../contract/errors.js';
 import type { StateContext } from './context.js';
@@ -10,10 +11,11 @@ import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
 import { itemsOfPlan } from './queries/items.js';
 import { getPlan, listPlans } from './queries/plans.js';
 import { refactorsOfPlan } from './queries/refactors.js';
-import { stepsOfPlan } from './queries/steps.js';
+import { stepsWithArtifactCounts } from './queries/steps.js';
+import { artifactSummariesOfTop } from './queries/artifacts.js';
 import { depsOfPlan, liftedDepsOfPlan } from './queries/deps.js';
 import type { Conn } from './sql/conn.js';
-import { isExpired, isHeld, KIND_PLURAL, type ItemKind, type RefactorStatus } from './status.js';
+import { isExpired, isHeld, KIND_PLURAL, type ArtifactKind, type ItemKind, type RefactorStatus } from './status.js';
 import { emptyCounts, type Counts, type PlanRow, type StepRow } from './types.js';
 import { emptyTotals, type UsageTotals } from '../contract/usage.js';
 import { usageByStep } from './queries/usage.js';
@@ -45,6 +47,22 @@ export interface ShowRefactor {
   snapshot_after: string | null;
 }
 
+/**
+ * An artifact as `state show --step` lists it (docs/state.md §5.1): what, when, by whom; not its content
+ * (`state export` carries that, as does the board's step detail).
+ */
+export interface ShowArtifact {
+  id: number;
+  kind: ArtifactKind;
+  summary: string;
+  /** The content's length in characters; null when it has none. */
+  content_length: number | null;
+  recorded_at: string;
+  /** The worktree that recorded it (its event's actor) and that attempt; null when no event names it. */
+  recorded_by: string | null;
+  attempt: number | null;
+}
+
 export interface ShowStep {
   anchor: string;
   id: string;
@@ -71,9 +89,18 @@ export interface ShowStep {
   human_notes: string | null;
   depends_on: string[];
   blocked_by: string[];
-  counts: { tasks: Counts; tests: Counts; checkpoints: Counts; refactors: Record<RefactorStatus, number> };
+  counts: {
+    tasks: Counts;
+    tests: Counts;
+    checkpoints: Counts;
+    refactors: Record<RefactorStatus, number>;
+    /** The step's own artifacts, always counted. */
+    artifacts: number;
+  };
   items: ShowItem[];
   refactors: ShowRefactor[];
+  /** Listed only in a `--step` view (like items, counted always). */
+  artifacts: ShowArtifact[];
   /** What the agent runs of this (sub)step used, over all its attempts (docs/state.md §2); null when none reported. */
   usage: UsageTotals | null;
 }
@@ -120,16 +147,35 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
     if (step !== undefined) {
       const target = view.steps.find((s) => s.anchor === step);
       if (!target) throw new TugError('StepNotFound', { plan_path: ref.plan_path, step_anchor: step });
+      const parentOf = new Map(view.steps.map((s) => [s.anchor, s.parent_anchor]));
+      let top = step;
+      while (parentOf.get(top)) top = parentOf.get(top)!;
       const keep = new Set([step]);
       for (const s of view.steps) if (s.parent_anchor !== null && keep.has(s.parent_anchor)) keep.add(s.anchor);
       view.steps = view.steps.filter((s) => keep.has(s.anchor));
+      // Only a view with artifacts to list reads them: the counts came with the steps.
+      if (view.steps.some((s) => s.counts.artifacts > 0)) {
+        const listed = await artifactSummariesOfTop(c, { plan_path: ref.plan_path, top_anchor: top });
+        for (const s of view.steps)
+          s.artifacts = listed
+            .filter((a) => a.step_anchor === s.anchor)
+            .map((a) => ({
+              id: a.id,
+              kind: a.kind as ArtifactKind,
+              summary: a.summary,
+              content_length: a.content_length,
+              recorded_at: a.recorded_at,
+              recorded_by: a.recorded_by,
+              attempt: a.attempt,
+            }));
+      }
     }
     return { plans: [view] };
   });
 }
 
 async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string, ledger: boolean): Promise<ShowPlan> {
-  const rows = await stepsOfPlan(c, plan.plan_path);
+  const rows = await stepsWithArtifactCounts(c, plan.plan_path);
   const byAnchor = new Map(rows.map((r) => [r.anchor, r]));
   const deps = group(await depsOfPlan(c, plan.plan_path));
   const lifted = group(await liftedDepsOfPlan(c, plan.plan_path));
@@ -150,6 +196,7 @@ async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string, le
       tests: emptyCounts(),
       checkpoints: emptyCounts(),
       refactors: { open: 0, applied: 0, failed: 0, skipped: 0 },
+      artifacts: r.artifact_count,
     };
     const own = items.get(r.anchor) ?? [];
     for (const i of own) counts[KIND_PLURAL[i.kind]][i.status]++;
@@ -200,6 +247,7 @@ async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string, le
         snapshot_before: x.snapshot_before,
         snapshot_after: x.snapshot_after,
       })),
+      artifacts: [],
       usage: usage.get(r.anchor) ?? null,
     };
     return view;

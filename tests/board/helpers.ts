@@ -245,6 +245,7 @@ export function shownStep(anchor: string, o: Partial<ShownStep> = {}): ShownStep
       tests: { open: 0, in_progress: 0, completed: 0, deferred: 1 },
       checkpoints: { open: 0, in_progress: 0, completed: 0, deferred: 0 },
       refactors: { open: 0, applied: 0, failed: 0, skipped: 0 },
+      artifacts: 0,
     },
     review_commit: null,
     human_decision: null,

@@ -1,12 +1,15 @@
 /**
  * A TOML syntax error of config.toml names its line, column and table, with a hint that fixes the syntax
- * (not "fix the value"); `doctor` suggests editing that line, never a rewrite that discards the file.
+ * (not "fix the value"); `doctor` suggests editing that line, never a rewrite that discards the file. The
+ * kernel's front doors (`tug`, `tugcode refactor`) word it the same (docs/kernel.md §3.1).
  */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/config.js';
 import { TugError } from '../../src/contract/errors.js';
 import { configTemplate } from '../../src/project/templates.js';
-import { runCli } from '../helpers/cli.js';
+import { ROOT, runCli } from '../helpers/cli.js';
 import { git, tempRepo, writeFiles } from '../helpers/repo.js';
 
 const FILE = '.tugtool/config.toml';
@@ -74,5 +77,49 @@ describe('config.toml syntax errors', () => {
     expect(check.fix).toMatch(new RegExp(`^a table is written once: .* at line ${lineOf(template, '[run]')}`));
     expect(check.fix).not.toContain('--force');
     expect(check.fix).toContain(`mv ${FILE} ${FILE}.bak`);
+  });
+});
+
+describe('the kernel reads config.toml and pyproject.toml with the same located errors', () => {
+  const TUG = join(ROOT, 'bin', 'tug.js');
+  const tug = (cwd: string, args: string[]) => {
+    const r = spawnSync(process.execPath, [TUG, ...args], {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    return { code: r.status, json: JSON.parse(r.stdout || 'null'), stderr: r.stderr };
+  };
+
+  it('tug and tugcode refactor name the line, column and table, in the words of tugcode itself', () => {
+    const root = tempRepo({ 'a.py': 'x = 1\n' });
+    writeFiles(root, { [FILE]: '[kernel]\nverify = "none"\ntest_timeout = = 5\n' });
+    const path = join(root, FILE);
+    const own = runCli(['status', '--json'], { cwd: root }).json.error;
+    expect(own.details).toMatchObject({ line: 3, table: 'kernel' });
+    const want = {
+      code: 'ConfigInvalid',
+      message: `${path}: ${own.details.reason}`,
+      details: { path, key: null, reason: own.details.reason, line: 3, column: own.details.column, table: 'kernel' },
+    };
+    expect(own.details.reason).toMatch(/^malformed TOML at line 3, column \d+ \(in \[kernel\]\): /);
+    const k = tug(root, ['snapshot', '--json']);
+    expect([k.code, k.json.error]).toEqual([2, want]);
+    expect(k.stderr).toBe(`tug: ConfigInvalid: ${want.message}\n`);
+    const r = runCli(['refactor', 'snapshot', '--json'], { cwd: root });
+    expect([r.code, r.json.error]).toEqual([2, want]);
+  });
+
+  it('a [kernel] written twice names both lines; a pyproject.toml mistake names its [tool.tug]', () => {
+    const root = tempRepo({ 'a.py': 'x = 1\n' });
+    writeFiles(root, { [FILE]: '[kernel]\nverify = "none"\n\n[kernel]\nmax_edits = 3\n' });
+    const twice = tug(root, ['snapshot', '--json']).json.error;
+    expect(twice.details.reason).toMatch(
+      /^malformed TOML at line 4, column \d+: \[kernel\] is defined twice \(lines 1 and 4\)$/,
+    );
+    const py = tempRepo({ 'a.py': 'x = 1\n', 'pyproject.toml': '[project]\nname = "a"\n\n[tool.tug]\nverify = \n' });
+    const e = tug(py, ['snapshot', '--json']).json.error;
+    expect(e.details).toMatchObject({ path: join(py, 'pyproject.toml'), line: 5, table: 'tool.tug' });
+    expect(e.message).toMatch(/pyproject\.toml: malformed TOML at line 5, column \d+ \(in \[tool\.tug\]\): /);
   });
 });

@@ -85,6 +85,37 @@ scenario('runs a step from claim to completion', async (b) => {
     artifact_id: 2,
     truncated: true,
   });
+  // A user looking at the step sees its artifacts (docs/state.md §5.1): what, when, by whom, not the content.
+  const viewed = t.ok(['show', 'demo', '--step', 'step-0']).plans[0].steps[0];
+  expect(viewed.counts.artifacts).toBe(2);
+  expect(viewed.artifacts).toEqual([
+    {
+      id: 1,
+      kind: 'coder_report',
+      summary: '## Done\n',
+      content_length: null,
+      recorded_at: at(0),
+      recorded_by: b.owner(w1),
+      attempt: 1,
+    },
+    {
+      id: 2,
+      kind: 'coder_report',
+      summary: 's',
+      content_length: 65_536,
+      recorded_at: at(0),
+      recorded_by: b.owner(w1),
+      attempt: 1,
+    },
+  ]);
+  const plain = t.ok(['show', 'demo']).plans[0].steps[0];
+  expect([plain.counts.artifacts, plain.artifacts]).toEqual([2, []]);
+  const text = stText(root, ['show', 'demo', '--step', 'step-0'], { env: b.env });
+  expect(text.stdout).toContain(
+    `  Artifacts (content: tugcode state export .tugtool/tugplan-demo.md):\n` +
+      `    #1 coder_report ${at(0).replace(/\.\d+Z$/, 'Z')} (attempt 1, by one): ## Done\n` +
+      `    #2 coder_report ${at(0).replace(/\.\d+Z$/, 'Z')} (attempt 1, by one): s\n`,
+  );
   git(w1, 'commit', '-q', '--allow-empty', '-m', 'feat: client');
   const head = git(w1, 'rev-parse', 'HEAD').trim();
   expect(t.ok(['complete', 'demo', 'step-0', '--worktree', w1, '--commit', 'HEAD'])).toMatchObject({

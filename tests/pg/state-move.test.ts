@@ -31,7 +31,9 @@ function qualified<T>(v: T): T {
   const walk = (x: unknown, key = ''): unknown => {
     if (Array.isArray(x)) return x.map((y) => walk(y));
     if (x && typeof x === 'object') return Object.fromEntries(Object.entries(x).map(([k, y]) => [k, walk(y, k)]));
-    return typeof x === 'string' && ['claimed_by', 'previous_owner', 'actor'].includes(key) && x.startsWith('/')
+    return typeof x === 'string' &&
+      ['claimed_by', 'previous_owner', 'actor', 'recorded_by'].includes(key) &&
+      x.startsWith('/')
       ? `hosta:${x}`
       : x;
   };
@@ -152,6 +154,18 @@ describe('state export / import between SQLite and PostgreSQL', () => {
     expect(again.json, again.stdout + again.stderr).toMatchObject({ status: 'ok', replaced: true });
     expect(show(root, pgEnv)).toEqual(qualified(show(root, SQLITE)));
     expect(events(root, pgEnv).slice(0, -1)).toEqual(qualified(events(root, SQLITE)));
+    // The reloaded artifact has a new id, its event the old one: `show --step` still names who recorded it.
+    const step0 = (env: Record<string, string | undefined>) =>
+      st(root, ['show', 'demo', '--step', 'step-0'], { env }).json.plans[0].steps[0].artifacts;
+    const [moved] = step0(pgEnv);
+    expect(moved.id).not.toBe(step0(SQLITE)[0].id);
+    expect(moved).toEqual(qualified({ ...step0(SQLITE)[0], id: moved.id }));
+    expect(moved).toMatchObject({
+      kind: 'note',
+      summary: 'done with the client',
+      recorded_by: `hosta:${w1}`,
+      attempt: 1,
+    });
   });
 
   it('round trip PostgreSQL → SQLite: a fresh repository gets the same state (owners kept as they are)', () => {

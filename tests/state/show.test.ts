@@ -7,6 +7,7 @@ import { start } from '../../src/state/start.js';
 import { update } from '../../src/state/update.js';
 import { complete } from '../../src/state/complete.js';
 import { fail } from '../../src/state/release.js';
+import { artifact } from '../../src/state/artifact.js';
 import { reconcile } from '../../src/state/reconcile.js';
 import { show } from '../../src/state/show.js';
 import { renderShow } from '../../src/state/show-text.js';
@@ -165,6 +166,35 @@ Overall: 2/5 steps complete (40%)
     expect(all.plans[0]!.steps[1]!.items).toEqual([]);
     expect(all.plans[0]!.steps[4]!.blocked_by).toEqual(['step-1']);
     expect(all.plans[0]!.overall).toEqual({ steps_completed: 0, steps_total: 3, percent: 0 });
+  });
+
+  it("lists a --step view's artifacts under the step that has them, their summary's first line in the text", async () => {
+    const root = planRepo();
+    const [W] = fakeWorktrees(root, 1) as [string];
+    const long = `${'x'.repeat(120)}\nsecond line`;
+    await withCtx(root, { now: T0 }, async (ctx) => {
+      await init(ctx, { plan: 'demo' });
+      await claim(ctx, { plan: 'demo', worktree: W, step: 'step-0' });
+      await complete(ctx, { plan: 'demo', worktree: W, step: 'step-0', force: 'skip' });
+      await claim(ctx, { plan: 'demo', worktree: W });
+      await artifact(ctx, { plan: 'demo', step: 'step-1-1', worktree: W, kind: 'note', summary: long, content: 'ok' });
+    });
+    const view = (step: string) =>
+      withCtx(root, { now: T0, mode: 'read' }, (ctx) => show(ctx, { plan: 'demo', step, items: 'none' }));
+    const r = await view('step-1');
+    const [top, sub, other] = r.plans[0]!.steps;
+    expect([top!.counts.artifacts, top!.artifacts]).toEqual([0, []]);
+    expect(sub!.artifacts).toEqual([
+      { id: 1, kind: 'note', summary: long, content_length: 2, recorded_at: T0, recorded_by: W, attempt: 1 },
+    ]);
+    expect(other!.artifacts).toEqual([]);
+    expect((await view('step-1-2')).plans[0]!.steps[0]!.artifacts).toEqual([]);
+    const text = renderShow(r, { now: T0, color: false });
+    expect(text).toContain(
+      `    Artifacts (content: tugcode state export .tugtool/tugplan-demo.md):\n` +
+        `      #1 note 2026-03-01T10:00:00Z (attempt 1, by ${W.split('/').pop()}): ${'x'.repeat(99)}…\n`,
+    );
+    expect(text).not.toContain('second line');
   });
 
   it('shows nothing, and creates nothing, when there is no state.db', async () => {

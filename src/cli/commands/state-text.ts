@@ -39,7 +39,7 @@ export async function claim(r: R, cli: CliEnv, input: { plan: string }): Promise
   if (!plan) return head;
   const { renderSteps } = await import('../../state/show-text.js');
   const { shellArg } = await import('../../util/shell-arg.js');
-  const steps = renderSteps(plan.steps, { now: cli.now(), color: cli.color, anchors: true });
+  const steps = renderSteps(plan.steps, { now: cli.now(), color: cli.color, anchors: true, plan: input.plan });
   const p = shellArg(input.plan);
   return [
     head,

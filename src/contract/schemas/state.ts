@@ -79,6 +79,19 @@ const showRefactor = z
   })
   .strict();
 
+/** An artifact listed by `state show --step` (docs/state.md §5.1): no content, only its length. */
+const showArtifact = z
+  .object({
+    id: z.number().int().positive(),
+    kind: z.enum(ARTIFACT_KINDS),
+    summary: z.string(),
+    content_length: count.nullable(),
+    recorded_at: timestamp,
+    recorded_by: z.string().nullable(),
+    attempt: z.number().int().nullable(),
+  })
+  .strict();
+
 const showStep = z
   .object({
     anchor,
@@ -111,10 +124,12 @@ const showStep = z
         tests: counts,
         checkpoints: counts,
         refactors: z.object({ open: count, applied: count, failed: count, skipped: count }).strict(),
+        artifacts: count,
       })
       .strict(),
     items: z.array(showItem),
     refactors: z.array(showRefactor),
+    artifacts: z.array(showArtifact),
     usage: usageTotalsSchema.nullable(),
   })
   .strict();

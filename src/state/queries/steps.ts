@@ -46,6 +46,24 @@ export async function stepsOfPlan(c: Conn, plan_path: string): Promise<StepRow[]
   return (await c.all('SELECT * FROM steps WHERE plan_path = ? ORDER BY step_index', [plan_path])) as StepRow[];
 }
 
+/**
+ * The plan's steps with how many artifacts each has (`state show`, docs/state.md §5.1): counted in the same
+ * statement, an index probe per step, so a show adds no query for them.
+ */
+export async function stepsWithArtifactCounts(
+  c: Conn,
+  plan_path: string,
+): Promise<(StepRow & { artifact_count: number })[]> {
+  const rows = (await c.all(
+    `SELECT s.*, (SELECT COUNT(*) FROM step_artifacts a WHERE a.plan_path = s.plan_path AND a.step_anchor = s.anchor)
+              AS artifact_count
+       FROM steps s WHERE s.plan_path = ? ORDER BY s.step_index`,
+    [plan_path],
+  )) as (StepRow & { artifact_count: number | string })[];
+  // PostgreSQL's COUNT is a BIGINT, read as text.
+  return rows.map((r) => ({ ...r, artifact_count: Number(r.artifact_count) }));
+}
+
 export async function topSteps(c: Conn, plan_path: string): Promise<StepRow[]> {
   return (await c.all('SELECT * FROM steps WHERE plan_path = ? AND parent_anchor IS NULL ORDER BY step_index', [
     plan_path,

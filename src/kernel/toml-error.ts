@@ -1,7 +1,9 @@
 /**
- * A TOML syntax error of config.toml in the user's terms: where it is (line, column, the table it is in) and
- * what fixes it. The parser (smol-toml) gives the line and column; a redefinition is explained from the text,
- * since the natural mistake is appending a second `[run]` below the one `tugcode init` writes.
+ * A TOML syntax error of config.toml (or pyproject.toml) in the user's terms: where it is (line, column, the
+ * table it is in) and what fixes it. The parser (smol-toml) gives the line and column; a redefinition is
+ * explained from the text, since the natural mistake is appending a second `[run]` below the one `tugcode
+ * init` writes. The one owner of this wording: the kernel's `[kernel]` reader and tugcode's config loader
+ * both report through it (docs/kernel.md §3.1), so it lives in the lowest layer. Pure; loads nothing.
  */
 
 export interface TomlErrorReport {
