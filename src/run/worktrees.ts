@@ -246,10 +246,15 @@ export async function catchUpTree(g: GitRunner, tree: WorkerTree, tip: string | 
   return true;
 }
 
-/** A worker's worktree and its branch, removed (best effort: either may already be gone). */
-export async function removeTree(g: GitRunner, mainRoot: string, t: WorkerTree): Promise<void> {
-  await g.tryRun(['worktree', 'remove', '--force', t.path], mainRoot);
-  await g.tryRun(['branch', '-D', t.branch], mainRoot);
+/**
+ * Workers' worktrees and their branches, removed (best effort: any may already be gone). The trees one at a
+ * time, then every branch in one `git branch -D` (it deletes each it can and names the others), so the end
+ * of a run costs one git process per tree, not two.
+ */
+export async function removeTrees(g: GitRunner, mainRoot: string, trees: WorkerTree[]): Promise<void> {
+  if (trees.length === 0) return;
+  for (const t of trees) await g.tryRun(['worktree', 'remove', '--force', t.path], mainRoot);
+  await g.tryRun(['branch', '-D', ...trees.map((t) => t.branch)], mainRoot);
 }
 
 /**
