@@ -18,6 +18,7 @@ function readText(file: string): string | null | undefined {
   }
 }
 import { readdirSync, readFileSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { canonicalPath } from '../kernel/light.js';
 import { gitDirsOf } from './dot-git.js';
@@ -137,6 +138,94 @@ export function worktreeBranches(
     const branch = branchOf(readText(join(admin, 'HEAD')));
     if (typeof gitdir !== 'string' || branch === undefined) return null;
     out.push({ path: canonicalPath(dirname(resolve(admin, gitdir.trim()))), branch });
+  }
+  return out;
+}
+
+/**
+ * A ref name git surely accepts as it is (a strict subset of `git check-ref-format`): components of plain
+ * characters, none starting with `.` or ending with `.` or `.lock`, no `..`. Anything else is left to git.
+ */
+const PLAIN_PART = /^[A-Za-z0-9_+,=%-][A-Za-z0-9_+,=%.-]*$/;
+function plainRefName(name: string): boolean {
+  return name
+    .split('/')
+    .every((p) => PLAIN_PART.test(p) && !p.endsWith('.') && !p.endsWith('.lock') && !p.includes('..'));
+}
+
+/** The refs of packed-refs (name → object; peeled `^` lines skipped); null when a line is not a plain one. */
+function packedRefs(text: string): Map<string, string> | null {
+  const out = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    if (line.startsWith('^')) {
+      if (!SHA.test(line.slice(1))) return null;
+      continue;
+    }
+    const sp = line.indexOf(' ');
+    const sha = line.slice(0, sp);
+    const name = line.slice(sp + 1);
+    if (sp < 0 || !SHA.test(sha) || !name.startsWith('refs/') || !plainRefName(name)) return null;
+    out.set(name, sha);
+  }
+  return out;
+}
+
+/** The loose refs under `<commonDir>/<rel>` (name → file content, trimmed); null when one is not plain. */
+async function looseRefs(commonDir: string, rel: string, out: Map<string, string>): Promise<boolean> {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await readdir(join(commonDir, rel), { withFileTypes: true });
+  } catch (e) {
+    return rel === 'refs' && (e as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+  const done = await Promise.all(
+    entries.map(async (d) => {
+      const name = `${rel}/${d.name}`;
+      // A lock file (a ref write under way: the ref itself still holds its old value) git skips silently.
+      if (d.name.endsWith('.lock')) return true;
+      if (d.isDirectory()) return looseRefs(commonDir, name, out);
+      if (!d.isFile() || !plainRefName(name)) return false; // a link, a name git may refuse, …
+      const text = await readFile(join(commonDir, name), 'utf8').catch(() => null);
+      if (text === null) return false;
+      out.set(name, text.trim());
+      return true;
+    }),
+  );
+  return done.every(Boolean);
+}
+
+/**
+ * Every ref under `refs/` with the object it names, as `git for-each-ref --format='%(refname) %(objectname)'`
+ * lists them in the main checkout: a loose ref over its packed entry, a symbolic ref (`refs/remotes/origin/HEAD`)
+ * as the object of the ref it names, lock files skipped as git skips them. Null when the files hold anything
+ * git might read otherwise (reftable, a name or a content out of the plain forms, a symbolic ref to a symbolic
+ * or missing ref): then git must be asked. Asynchronous, unlike the readers above: a repository may hold thousands of loose refs.
+ */
+export async function allRefs(commonDir: string): Promise<Map<string, string> | null> {
+  const [packedText, reftable] = await Promise.all([
+    readFile(join(commonDir, 'packed-refs'), 'utf8').catch((e: NodeJS.ErrnoException) =>
+      e.code === 'ENOENT' ? '' : null,
+    ),
+    stat(join(commonDir, 'reftable')).then(
+      () => true,
+      (e: NodeJS.ErrnoException) => e.code !== 'ENOENT',
+    ),
+  ]);
+  if (packedText === null || reftable) return null;
+  const packed = packedRefs(packedText);
+  const loose = new Map<string, string>();
+  if (!packed || !(await looseRefs(commonDir, 'refs', loose))) return null;
+  const out = new Map(packed);
+  for (const [name, text] of loose) {
+    if (SHA.test(text)) {
+      out.set(name, text);
+      continue;
+    }
+    const target = /^ref: (refs\/\S+)$/.exec(text)?.[1];
+    const direct = target === undefined ? undefined : loose.has(target) ? loose.get(target) : packed.get(target);
+    if (direct === undefined || !SHA.test(direct)) return null;
+    out.set(name, direct);
   }
   return out;
 }

@@ -6,6 +6,7 @@
  * (`state_update_failed`) with exit 0, and `state reconcile` heals them later from the trailers.
  */
 import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fail, type ErrorEnvelope } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
@@ -454,7 +455,12 @@ async function undoPoint(g: GitRunner, W: string, logRel: string): Promise<UndoP
   const previousEntry = existsSync(logAbs) ? readFileSync(logAbs) : null;
   const newDirs = missingDirs(W, dirname(logAbs));
   const indexFile = indexPathOf(W) ?? resolve(W, (await g.run(['rev-parse', '--git-path', 'index'], W)).trim());
-  const previousIndex = existsSync(indexFile) ? readFileSync(indexFile) : null;
+  // Read asynchronously: an index is megabytes in a large repository, and the driver's other workers must
+  // not wait for it (their heartbeats run on the same event loop).
+  const previousIndex = await readFile(indexFile).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT' || e.code === 'ENOTDIR') return null;
+    throw e;
+  });
   const headBefore = await headTip(g, W);
   return { headBefore, indexFile, previousIndex, logAbs, previousEntry, newDirs };
 }

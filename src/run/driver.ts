@@ -30,7 +30,7 @@ import {
 } from './preflight.js';
 import type { RunEvent, RunSummary } from './types.js';
 import { endOrphan, pgidFile } from './orphans.js';
-import { leftoverTrees, removeTree, resetTree, type WorkerTree } from './worktrees.js';
+import { leftoverTrees, removeTrees, resetTree, type WorkerTree } from './worktrees.js';
 import { reconcileFromIntegration, type MadeTree } from './worker.js';
 
 export interface RunInput {
@@ -370,7 +370,8 @@ async function undoStart(
   o: { removeBranch: boolean },
 ): Promise<void> {
   const root = rc.flow.repo.mainRoot;
-  for (const t of trees) if (t.status === 'fulfilled' && t.value.created) await removeTree(rc.g, root, t.value.tree);
+  const made = trees.flatMap((t) => (t.status === 'fulfilled' && t.value.created ? [t.value.tree] : []));
+  await removeTrees(rc.g, root, made);
   // Made from the base a moment ago, nothing integrated since: `branch -D` also drops its tugplan config.
   if (o.removeBranch) await rc.g.tryRun(['branch', '-D', rc.prep.integration], root);
 }
@@ -490,6 +491,6 @@ async function autoMaintenance(rc: RunCtx): Promise<void> {
 }
 
 async function removeWorkerTrees(rc: RunCtx): Promise<void> {
-  for (const t of await leftoverTrees(rc.g, rc.flow.repo, rc.prep.slug, { foreign: 'skip' }))
-    await removeTree(rc.g, rc.flow.repo.mainRoot, t);
+  const trees = await leftoverTrees(rc.g, rc.flow.repo, rc.prep.slug, { foreign: 'skip' });
+  await removeTrees(rc.g, rc.flow.repo.mainRoot, trees);
 }

@@ -14,7 +14,7 @@
  *   worktree's work as a commit on the worker branch, under `refs/tugplan/kept/<slug>/<step>/attempt<N>`
  *   (the worker's next reset moves its branch), and is reported instead of a silent `claim_lost`.
  */
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
@@ -27,7 +27,10 @@ import {
   workerOfBranch,
   workerOfDir,
 } from '../contract/layout.js';
+import { gitDirsOf } from '../git/dot-git.js';
 import type { GitRunner } from '../git/exec.js';
+import { parseWorktreeList } from '../git/fast.js';
+import { allRefs, worktreeBranches } from '../git/ref-files.js';
 import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
 import { stateDbPath } from '../state/context.js';
 import { stateCallIn, type RunCtx } from './context.js';
@@ -36,6 +39,11 @@ import type { WorkerTree } from './worktrees.js';
 /** What a snapshot covers and what it leaves to the run. */
 export interface OutsideScope {
   mainRoot: string;
+  /**
+   * The common git directory: refs and worktrees are read from its files, the tracked files kept while the
+   * index is unchanged (git when the files cannot say). Without it, git answers all.
+   */
+  commonDir?: string;
   /** The worker's worktree (absolute): never compared. */
   worktree: string;
   /** Refs the run itself moves (full names), and ref prefixes. */
@@ -123,14 +131,16 @@ async function checkout(
 export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promise<OutsideSnapshot> {
   const out: OutsideSnapshot = new Map();
   const walked: OutsideSnapshot = new Map();
-  // Independent reads, side by side (each git call costs a process).
-  const [, tracked, refs, list] = await Promise.all([
+  // Independent reads, side by side. Two snapshots per step: only the status is a git process as a rule
+  // (each costs ~3–5 ms of the driver's CPU to spawn); refs and worktrees come from git's files, the tracked
+  // files from the last ls-files while the index is unchanged — git when the files cannot say.
+  const [, tracked, refs, trees] = await Promise.all([
     checkout(g, scope.mainRoot, 'main', out, scope.baseRef),
     // Tracked files of .tugtool/ (plans, config) are covered by the status and HEAD: a commit of a plan
     // change to the base branch by the user is PlanDrift, not an outside write.
-    g.tryRun(['ls-files', '-z', '--', TUGTOOL_DIR], scope.mainRoot).then((r) => new Set(r.stdout.split('\0'))),
-    g.run(['for-each-ref', '--format=%(refname) %(objectname)'], scope.mainRoot),
-    g.run(['worktree', 'list', '--porcelain'], scope.mainRoot),
+    trackedTugtool(g, scope),
+    refsOf(g, scope),
+    worktreesOf(g, scope),
     walk(join(scope.mainRoot, TUGTOOL_DIR), '', walked, isRuntimeEntry),
   ]);
   for (const [k, v] of walked) if (!tracked.has(k)) out.set(k, v);
@@ -146,16 +156,59 @@ export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promis
       if (abs && isDb(abs)) out.delete(k);
     }
   }
-  for (const line of refs.split('\n')) {
-    const [name, oid] = line.split(' ');
-    if (name && oid && name !== scope.baseRef && !scope.runRefs(name)) out.set(`ref ${name}`, oid);
-  }
-  for (const block of list.split('\n\n')) {
-    const path = /^worktree (.+)$/m.exec(block)?.[1];
-    if (!path || path === scope.mainRoot || path === scope.worktree || scope.runWorktrees(path)) continue;
+  for (const [name, oid] of refs) if (name !== scope.baseRef && !scope.runRefs(name)) out.set(`ref ${name}`, oid);
+  for (const path of trees) {
+    if (path === scope.mainRoot || path === scope.worktree || scope.runWorktrees(path)) continue;
     await checkout(g, path, `worktree ${path}:`, out, scope.baseRef);
   }
   return out;
+}
+
+/** Every ref and its object: from the ref files, or `git for-each-ref` when they cannot say (ref-files.ts). */
+async function refsOf(g: GitRunner, scope: OutsideScope): Promise<Map<string, string>> {
+  const files = scope.commonDir === undefined ? null : await allRefs(scope.commonDir);
+  if (files) return files;
+  const out = new Map<string, string>();
+  for (const line of (await g.run(['for-each-ref', '--format=%(refname) %(objectname)'], scope.mainRoot)).split('\n')) {
+    const [name, oid] = line.split(' ');
+    if (name && oid) out.set(name, oid);
+  }
+  return out;
+}
+
+/** The work trees' roots (canonical) as `git worktree list` has them: from the admin files, else from git. */
+async function worktreesOf(g: GitRunner, scope: OutsideScope): Promise<string[]> {
+  const files = scope.commonDir === undefined ? null : worktreeBranches(scope.commonDir, scope.mainRoot);
+  if (files) return files.map((t) => t.path);
+  return parseWorktreeList(await g.run(['worktree', 'list', '--porcelain'], scope.mainRoot)).map((t) => t.path);
+}
+
+/** The last `git ls-files` of `.tugtool/` per index file, with the index file's identity when it ran. */
+const trackedByIndex = new Map<string, { key: string; files: Set<string> }>();
+
+/** The index file's identity: git replaces the file on every write (a lock file renamed over it). */
+async function indexKey(index: string): Promise<string | null> {
+  const s = await stat(index, { bigint: true }).catch(() => null);
+  return s && `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+}
+
+/**
+ * The tracked files of the main checkout's `.tugtool/` (`git ls-files`, which reads the index only): the last
+ * answer while the index file is the same file, else git again. An answer is kept only when the index did
+ * not change while git read it.
+ */
+async function trackedTugtool(g: GitRunner, scope: OutsideScope): Promise<Set<string>> {
+  const { mainRoot } = scope;
+  const dirs = scope.commonDir === undefined ? null : gitDirsOf(mainRoot);
+  const index = dirs ? join(dirs.gitDir, 'index') : null;
+  const key = index ? await indexKey(index) : null;
+  const last = index ? trackedByIndex.get(index) : undefined;
+  if (key !== null && last?.key === key) return last.files;
+  const r = await g.tryRun(['ls-files', '-z', '--', TUGTOOL_DIR], mainRoot);
+  const files = new Set(r.stdout.split('\0'));
+  if (index && key !== null && r.status === 0 && (await indexKey(index)) === key)
+    trackedByIndex.set(index, { key, files });
+  return files;
 }
 
 /** What changed between two snapshots: paths, refs and checkouts, sorted. */
@@ -206,6 +259,7 @@ export function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
   const slug = rc.prep.slug;
   return {
     mainRoot: rc.flow.repo.mainRoot,
+    commonDir: rc.flow.repo.commonDir,
     worktree: tree.path,
     runRefs: (ref) =>
       ref === `refs/heads/${rc.prep.integration}` ||

@@ -30,18 +30,26 @@ export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, bas
   const { resolvePlanInMain, committedPlan, parseAndValidate } = await import('../gitflow/plan-file.js');
   const { slugOfPlan } = await import('../gitflow/naming.js');
   const { integrationBranch } = await import('../contract/layout.js');
-  await requireGitVersion(g);
-  const planPath = await resolvePlanInMain(repo, planArg);
+  // The checks' git reads (each a process) run side by side; their refusals are still told in this order.
+  const version = settled(requireGitVersion(g));
+  const planPath = await resolvePlanInMain(repo, planArg).catch(async (e: unknown) => {
+    (await version)();
+    throw e;
+  });
   const slug = slugOfPlan(planPath);
   const base = baseArg ?? ctx.config.run.base_branch;
-  if ((await refTip(g, repo.commonDir, repo.mainRoot, base)) === null)
+  const baseTip = settled(refTip(g, repo.commonDir, repo.mainRoot, base));
+  const checks = [noSubmodules(g, repo.mainRoot, base), identityKnown(g, repo.mainRoot)].map(settled);
+  const committed = settled(committedPlan(g, repo, planPath, base));
+  (await version)();
+  if ((await baseTip)() === null)
     throw new TugError(
       'InvalidArgument',
       { reason: `base branch ${base} does not exist`, base_branch: base },
       { hint: 'pass --base <branch>, or set run.base_branch in .tugtool/config.toml' },
     );
-  await Promise.all([noSubmodules(g, repo.mainRoot, base), identityKnown(g, repo.mainRoot)]);
-  const blob = await committedPlan(g, repo, planPath, base);
+  for (const check of checks) (await check)();
+  const blob = (await committed)();
   const main = join(repo.mainRoot, planPath);
   const mainCopy = existsSync(main) ? readFileSync(main) : null;
   if (!mainCopy || !mainCopy.equals(blob))
@@ -70,10 +78,25 @@ async function noSubmodules(g: GitRunner, root: string, base: string): Promise<v
   );
 }
 
+/**
+ * A promise that never rejects (nothing is left unobserved when an earlier refusal is thrown first), and
+ * its outcome as a function: the value, or the error thrown.
+ */
+function settled<T>(p: Promise<T>): Promise<() => T> {
+  return p.then(
+    (v) => () => v,
+    (e: unknown) => () => {
+      throw e;
+    },
+  );
+}
+
 /** The identity every step commit needs, checked before the first claim rather than at the first commit. */
 async function identityKnown(g: GitRunner, root: string): Promise<void> {
-  for (const v of ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT']) {
-    const r = await g.tryRun(['var', v], root);
+  const vars = ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT'];
+  const results = await Promise.all(vars.map((v) => g.tryRun(['var', v], root)));
+  for (const [i, v] of vars.entries()) {
+    const r = results[i]!;
     if (r.status === 0) continue;
     throw new TugError(
       'CommitFailed',

@@ -25,7 +25,15 @@ import { startHeartbeat } from './heartbeat.js';
 import { Aborted, executeStep, StepFailure, type StepRun } from './step.js';
 import type { Integration } from './resolve.js';
 import type { Phase } from './types.js';
-import { ensureWorkerTree, linkDependencies, resetTree, brokenTree, workerTree, type WorkerTree } from './worktrees.js';
+import {
+  ensureWorkerTree,
+  linkDependencies,
+  resetTree,
+  brokenTree,
+  workerTree,
+  type TreeTurns,
+  type WorkerTree,
+} from './worktrees.js';
 
 export interface WorkerResult {
   worker: string;
@@ -61,28 +69,36 @@ async function prepareTree(rc: RunCtx, tree: WorkerTree, o: { fresh: boolean }):
 }
 
 /**
- * The workers of one run create their worktrees one at a time: `git worktree add` and the branch config
- * both take `.git/config`'s lock, and git fails at once ("could not lock config file") instead of waiting.
+ * The turns of one run's worktree creations (worktrees.ts TreeTurns): the branch-config writes one at a time
+ * ("could not lock config file" otherwise), the worktree adds one at a time ("failed to read
+ * .git/worktrees/<w>/commondir" otherwise), but a config write beside another tree's add, so the last
+ * worker's tree waits for the adds before it, not for every git call of them.
  */
-const creating = new WeakMap<RunSetup, Promise<unknown>>();
-function oneAtATime<T>(rc: RunSetup, fn: () => Promise<T>): Promise<T> {
-  const p = (creating.get(rc) ?? Promise.resolve()).then(fn, fn);
-  creating.set(
-    rc,
-    p.catch(() => undefined),
-  );
-  return p;
+const turnsOf = new WeakMap<RunSetup, TreeTurns>();
+function treeTurns(rc: RunSetup): TreeTurns {
+  let turns = turnsOf.get(rc);
+  if (!turns) {
+    const lane = () => {
+      let last: Promise<unknown> = Promise.resolve();
+      return <T>(fn: () => Promise<T>): Promise<T> => {
+        const p = last.then(fn, fn);
+        last = p.catch(() => undefined);
+        return p;
+      };
+    };
+    const config = lane();
+    const add = lane();
+    turns = { config, add };
+    turnsOf.set(rc, turns);
+  }
+  return turns;
 }
 
 export type MadeTree = Awaited<ReturnType<typeof workerTree>>;
 
-/**
- * Worker k's tree at the run's start tip `tip` (made, or an earlier run's). One at a time: a `git worktree
- * add` reads the other worktrees' admin directories, and a half-made one fails it ("failed to read
- * .git/worktrees/<w>/commondir"); the branch-config writes lock .git/config.
- */
+/** Worker k's tree at the run's start tip `tip` (made, or an earlier run's), in its turns (treeTurns). */
 export function makeWorkerTree(rc: RunSetup, k: number, tip: string): Promise<MadeTree> {
-  return oneAtATime(rc, () => workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, tip));
+  return workerTree(rc.g, rc.flow.repo, rc.prep.slug, rc.prep.planPath, rc.prep.base, k, tip, treeTurns(rc));
 }
 
 /** Losses of the same step in a row after which the run stops claiming (ClaimLostRepeatedly). */

@@ -39,6 +39,19 @@ export interface WorkerTree {
   base?: string | undefined;
 }
 
+/**
+ * Where the git calls of a worktree's creation wait for their turn: `config` for the branch-config writes
+ * (each takes `.git/config`'s lock, and git fails at once instead of waiting), `add` for the worktree list
+ * and `git worktree add` (which reads every admin directory under `.git/worktrees/`: a half-made one fails
+ * it). The two never touch each other's files, so one tree's config is written while another is added.
+ */
+export interface TreeTurns {
+  config<T>(fn: () => Promise<T>): Promise<T>;
+  add<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+const NOW: TreeTurns = { config: (fn) => fn(), add: (fn) => fn() };
+
 /** The worktree of worker k: existing (adopted) or created at `tip`. Returns whether it was created. */
 export async function workerTree(
   g: GitRunner,
@@ -48,6 +61,7 @@ export async function workerTree(
   base: string,
   k: number,
   tip: string,
+  turns: TreeTurns = NOW,
 ): Promise<{ tree: WorkerTree; created: boolean }> {
   const { setBranchPlan } = await import('../git/branch-config.js');
   const branch = workerBranch(slug, k);
@@ -55,18 +69,20 @@ export async function workerTree(
   const tree: WorkerTree = { worker: `w${k}`, k, path, branch };
   // A live worktree of an earlier run: its `.git` file names an admin directory that still exists.
   if (adminDirOf(path)) return { tree, created: false };
-  // Registered, but its directory is gone: prune it first (read from the admin files, git when unsure).
-  const { worktreeRegistered } = await import('../git/ref-files.js');
-  const registered =
-    worktreeRegistered(repo.commonDir, path) ??
-    (await (await import('../git/repo.js')).gitWorktrees(g, repo)).some((w) => w.path === path);
-  if (registered) await g.tryRun(['worktree', 'prune'], repo.mainRoot);
   // The branch config comes first: it is what marks the branch as this run's (ownedWorkerBranches), so a
   // run killed right after `worktree add` leaves a branch the next run recognises and may move.
-  await setBranchPlan(g, repo.mainRoot, branch, planPath, base);
-  // `-B` moves an existing branch: only ever one of ours (leftoverTrees refused any other at the start).
-  // Checked out: a claim reads the plan from the worker's tree.
-  await g.run(['worktree', 'add', '--quiet', '--force', '--no-track', '-B', branch, path, tip], repo.mainRoot);
+  await turns.config(() => setBranchPlan(g, repo.mainRoot, branch, planPath, base));
+  await turns.add(async () => {
+    // Registered, but its directory is gone: prune it first (read from the admin files, git when unsure).
+    const { worktreeRegistered } = await import('../git/ref-files.js');
+    const registered =
+      worktreeRegistered(repo.commonDir, path) ??
+      (await (await import('../git/repo.js')).gitWorktrees(g, repo)).some((w) => w.path === path);
+    if (registered) await g.tryRun(['worktree', 'prune'], repo.mainRoot);
+    // `-B` moves an existing branch: only ever one of ours (leftoverTrees refused any other at the start).
+    // Checked out: a claim reads the plan from the worker's tree.
+    await g.run(['worktree', 'add', '--quiet', '--force', '--no-track', '-B', branch, path, tip], repo.mainRoot);
+  });
   // A fresh checkout of `tip`, nothing else in it: its first reset needs neither a HEAD lookup nor a clean.
   tree.integratedHead = tip;
   return { tree, created: true };
@@ -230,10 +246,15 @@ export async function catchUpTree(g: GitRunner, tree: WorkerTree, tip: string | 
   return true;
 }
 
-/** A worker's worktree and its branch, removed (best effort: either may already be gone). */
-export async function removeTree(g: GitRunner, mainRoot: string, t: WorkerTree): Promise<void> {
-  await g.tryRun(['worktree', 'remove', '--force', t.path], mainRoot);
-  await g.tryRun(['branch', '-D', t.branch], mainRoot);
+/**
+ * Workers' worktrees and their branches, removed (best effort: any may already be gone). The trees one at a
+ * time, then every branch in one `git branch -D` (it deletes each it can and names the others), so the end
+ * of a run costs one git process per tree, not two.
+ */
+export async function removeTrees(g: GitRunner, mainRoot: string, trees: WorkerTree[]): Promise<void> {
+  if (trees.length === 0) return;
+  for (const t of trees) await g.tryRun(['worktree', 'remove', '--force', t.path], mainRoot);
+  await g.tryRun(['branch', '-D', ...trees.map((t) => t.branch)], mainRoot);
 }
 
 /**

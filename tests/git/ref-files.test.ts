@@ -8,7 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { isAncestorFromFiles } from '../../src/git/ancestry.js';
 import { gitRunner } from '../../src/git/exec.js';
 import { integrate } from '../../src/gitflow/integrate.js';
-import { branchCheckedOut, headTip, refTip, worktreeBranches, worktreeRegistered } from '../../src/git/ref-files.js';
+import {
+  allRefs,
+  branchCheckedOut,
+  headTip,
+  refTip,
+  worktreeBranches,
+  worktreeRegistered,
+} from '../../src/git/ref-files.js';
 import { gitWorktrees, resolveRepo } from '../../src/git/repo.js';
 import { git, tempDir, tempRepo } from '../helpers/repo.js';
 
@@ -152,6 +159,67 @@ describe('ref and HEAD files', () => {
     expect(branchCheckedOut(join(root, '.git'), 'main')).toBe(true);
     expect(await headTip(moved, root)).toBe(git(root, 'rev-parse', 'HEAD').trim());
     expect(await moved.run(['rev-parse', 'HEAD'], root)).toBe(git(root, 'rev-parse', 'HEAD'));
+  });
+});
+
+/** `git for-each-ref --format='%(refname) %(objectname)'` as a map. */
+function forEachRef(root: string): Map<string, string> {
+  const lines = git(root, 'for-each-ref', '--format=%(refname) %(objectname)').split('\n').filter(Boolean);
+  return new Map(lines.map((l) => l.split(' ') as [string, string]));
+}
+
+describe('allRefs', () => {
+  it('lists every ref as git for-each-ref does: loose, packed, a loose ref over its packed entry, tags, symbolic refs', async () => {
+    const root = tempRepo();
+    const commonDir = join(root, '.git');
+    const c0 = git(root, 'rev-parse', 'HEAD').trim();
+    git(root, 'branch', 'tugplan/x--w1');
+    git(root, 'tag', 'light');
+    git(root, 'tag', '-a', '-m', 'annotated', 'v1');
+    git(root, 'update-ref', 'refs/tugplan/kept/x/step-1/attempt1', c0);
+    git(root, 'update-ref', 'refs/remotes/origin/main', c0);
+    git(root, 'symbolic-ref', 'refs/remotes/origin/HEAD', 'refs/remotes/origin/main');
+    git(root, 'notes', 'add', '-m', 'a note', c0);
+    writeFileSync(join(root, 'stashed.txt'), 'x\n');
+    git(root, 'add', 'stashed.txt');
+    git(root, 'stash', '-q');
+    expect(await allRefs(commonDir)).toEqual(forEachRef(root));
+    git(root, 'pack-refs', '--all');
+    const c1 = commit(root, 'c1'); // main loose again, over its packed entry
+    git(root, 'update-ref', 'refs/remotes/origin/main', c1); // a symbolic ref to a loose ref over a packed one
+    const refs = await allRefs(commonDir);
+    expect(refs).toEqual(forEachRef(root));
+    expect(refs!.get('refs/remotes/origin/HEAD')).toBe(c1);
+    expect([...refs!.keys()]).toEqual(expect.arrayContaining(['refs/stash', 'refs/tags/v1', 'refs/notes/commits']));
+  });
+
+  it('skips lock files as git does (a ref being written keeps its old value)', async () => {
+    const root = tempRepo();
+    const commonDir = join(root, '.git');
+    const heads = join(commonDir, 'refs', 'heads');
+    writeFileSync(join(heads, 'main.lock'), '');
+    mkdirSync(join(heads, 'dir.lock'));
+    writeFileSync(join(heads, 'dir.lock', 'x'), git(root, 'rev-parse', 'HEAD'));
+    expect(await allRefs(commonDir)).toEqual(forEachRef(root));
+    expect(forEachRef(root).size).toBe(1);
+  });
+
+  it('leaves to git what the files cannot say for certain: a broken ref, a dangling symbolic ref, reftable', async () => {
+    const root = tempRepo();
+    const commonDir = join(root, '.git');
+    const heads = join(commonDir, 'refs', 'heads');
+    expect(await allRefs(commonDir)).not.toBeNull();
+    for (const [file, text] of [
+      ['junk', 'not a ref\n'],
+      ['dangling', 'ref: refs/heads/nowhere\n'],
+      ['-odd name', `${git(root, 'rev-parse', 'HEAD').trim()}\n`],
+    ]) {
+      writeFileSync(join(heads, file!), text!);
+      expect(await allRefs(commonDir), file).toBeNull();
+      rmSync(join(heads, file!));
+    }
+    mkdirSync(join(commonDir, 'reftable'));
+    expect(await allRefs(commonDir)).toBeNull();
   });
 });
 
