@@ -1,14 +1,11 @@
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync, symlinkSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { prepareSuiteEnv } from './tests/helpers/suite-env.js';
 
 /**
  * The longest files, longest first. With no durations cached (a fresh clone) vitest keeps the files in path
- * order, so one of these could start last and keep one worker busy alone while the other idles: they start
+ * order, so one of these could start last and keep one worker busy alone while the others idle: they start
  * first instead, and the many short files fill in around them.
  */
 const SLOW_FIRST = [
@@ -35,55 +32,8 @@ const SLOW_FIRST = [
   'tests/kernel/rename-paths.test.ts',
 ];
 
-/**
- * A machine-wide NODE_EXTRA_CA_CERTS makes every Node process parse that certificate bundle as it starts:
- * ~90 ms of CPU here, against ~20 ms for the rest of `node -e 0`, and the suite starts ~2,500 Node processes
- * (the CLI, drivers, pyright, the agent CLIs) that only talk to 127.0.0.1. The tests' processes start without
- * it; the one call that reaches the npm registry (tests/helpers/agent-clis.ts) hands it back.
- */
-if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
-  process.env.TUGCODE_TEST_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
-  delete process.env.NODE_EXTRA_CA_CERTS;
-}
-
-/**
- * A `python3` on PATH that is a version manager's shim (pyenv's is a bash script that runs ~20 processes to
- * pick the interpreter) costs ~0.14 s of CPU per call against ~0.07 s for the interpreter itself, and the
- * Python tests start ~250 of them (the kernel's probe, pyright's three queries per cold start, py-compile).
- * The tests' processes find, first on PATH, a `python3` link to the interpreter the shim picks here (the
- * same sys.path); nothing else on PATH moves.
- */
-function firstOnPath(name: string): string | null {
-  for (const d of (process.env.PATH ?? '').split(delimiter)) {
-    if (d && existsSync(join(d, name))) return join(d, name);
-  }
-  return null;
-}
-{
-  const shim = firstOnPath('python3');
-  const isScript = (f: string) => {
-    const fd = openSync(f, 'r');
-    try {
-      const head = Buffer.alloc(2);
-      return readSync(fd, head, 0, 2, 0) === 2 && head.toString() === '#!';
-    } finally {
-      closeSync(fd);
-    }
-  };
-  const r =
-    shim && isScript(shim) ? spawnSync(shim, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }) : null;
-  const exe = r?.status === 0 ? r.stdout.trim() : '';
-  if (isAbsolute(exe) && existsSync(exe) && !isScript(exe)) {
-    // One directory per interpreter, shared by concurrent runs: the link is replaced atomically.
-    const dir = join(tmpdir(), `tugcode-test-python-${createHash('sha256').update(exe).digest('hex').slice(0, 12)}`);
-    mkdirSync(dir, { recursive: true });
-    const tmp = join(dir, `.python3-${process.pid}`);
-    rmSync(tmp, { force: true });
-    symlinkSync(exe, tmp);
-    renameSync(tmp, join(dir, 'python3'));
-    process.env.PATH = `${dir}${delimiter}${process.env.PATH ?? ''}`;
-  }
-}
+// The processes' environment: no NODE_EXTRA_CA_CERTS, the real python3 before a version manager's shim.
+prepareSuiteEnv(process.env);
 
 const FORKS = Number(process.env.TUGCODE_TEST_FORKS) || Math.min(availableParallelism(), 8) + 1;
 

@@ -93,7 +93,7 @@ export function ensureAgentClis(): AgentClis {
   return { ok: true, bin };
 }
 
-/** The environment for npm's registry calls: the machine's extra CA bundle, which vitest.config.ts takes out of the tests' processes. */
+/** The environment for npm's registry calls: the machine's extra CA bundle, which tests/helpers/suite-env.ts takes out of the tests' processes. */
 function registryEnv(): NodeJS.ProcessEnv {
   const ca = process.env.TUGCODE_TEST_EXTRA_CA_CERTS;
   return ca === undefined ? process.env : { ...process.env, NODE_EXTRA_CA_CERTS: ca };
