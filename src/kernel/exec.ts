@@ -115,7 +115,7 @@ export async function execCapture(argv: string[], o: ExecOptions): Promise<ExecR
 }
 
 /**
- * stdout of a short git query, or null when git fails. The kernel's one plain child-process call: node's
+ * stdout of a short git query, or null when git fails. Like `execQuery` below (the other short query), node's
  * asynchronous execFile rather than execa, because it runs on every snapshot (the start of every `tug`
  * command in a repository) and execa's first import costs ~65 ms, a large share of a cold `tug` call
  * (measured on Node 20: `await import('execa')` 64–76 ms). It never blocks the event loop either, and

@@ -11,7 +11,7 @@ import type { KernelWarning } from '../envelope.js';
 import type { KernelErrorCode } from '../errors.js';
 import { languageOf, type Exclusions, type Language } from '../snapshot.js';
 import type { Check, Diagnostic, KernelOptions, VerifyMode } from '../types.js';
-import type { BaselineCache } from './baselines.js';
+import { BaselineCache } from './baselines.js';
 import { detectTsTestCommand, newDiagnostics } from './checks.js';
 import { detectPythonTestCommand, pyCompile, pyrightCli, pyrightCliVersion, verifyPython } from './python.js';
 import { cargoCheck, cargoEnv, cargoRoots, CARGO_CHECK_ARGV } from './rust.js';
@@ -140,15 +140,16 @@ export class LangVerifier {
       proc: { exit_code: number | null; duration_ms: number };
     }>,
   ): Promise<[Diagnostic[], number] | null> {
-    const c = this.o.cache;
-    const key = c ? { snapshot_id: c.snapshotId, check, tool_version: tool, argv } : null;
+    const c = this.o.cache ?? { store: new BaselineCache(null), snapshotId: '' };
     const t0 = Date.now();
-    const hit = key ? c!.store.get(key) : null;
-    if (hit) return [hit.diagnostics, Date.now() - t0];
-    const b = await compute();
-    if (b.unavailable) return null;
-    if (key) c!.store.put(key, { diagnostics: b.diagnostics, exit_code: b.proc.exit_code });
-    return [b.diagnostics, b.proc.duration_ms];
+    let ran = null as { unavailable: string | null; ms: number } | null;
+    const v = await c.store.through({ snapshot_id: c.snapshotId, check, tool_version: tool, argv }, async () => {
+      const b = await compute();
+      ran = { unavailable: b.unavailable, ms: b.proc.duration_ms };
+      return { diagnostics: b.diagnostics, exit_code: b.proc.exit_code, cacheable: b.unavailable === null };
+    });
+    if (!ran) return [v.diagnostics, Date.now() - t0];
+    return ran.unavailable ? null : [v.diagnostics, ran.ms];
   }
 
   private judge(

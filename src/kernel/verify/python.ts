@@ -8,7 +8,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import { resolvePython, type PythonInfo } from '../backends/python/interpreter.js';
-import { pyrightArgv } from '../backends/python/launch.js';
+import { pyrightArgv, pyrightVersion } from '../backends/python/launch.js';
 import { execCapture } from '../exec.js';
 import type { Diagnostic } from '../types.js';
 import { runCapture, type Captured } from './proc.js';
@@ -90,11 +90,7 @@ export function pyrightCliPath(): string {
 
 /** The version of the pyright that `pyrightCliPath` runs (a baseline cache key), or `unknown`. */
 export function pyrightCliVersion(): string {
-  try {
-    return `pyright ${(createRequire(import.meta.url)('pyright/package.json') as { version: string }).version}`;
-  } catch {
-    return 'pyright unknown';
-  }
+  return `pyright ${pyrightVersion() ?? 'unknown'}`;
 }
 
 export interface PyrightCliResult {

@@ -4,6 +4,7 @@
  * built; before a build, `node <entry> …`.
  */
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,4 +30,13 @@ function pyrightEntry(): string | null {
 export function pyrightArgv(entry: string, args: string[]): string[] {
   const launcher = pyrightEntry();
   return [process.execPath, ...(launcher ? [launcher] : []), entry, ...args];
+}
+
+/** The installed pyright's version (the server's and the CLI's: one package), or null. */
+export function pyrightVersion(): string | null {
+  try {
+    return (createRequire(import.meta.url)('pyright/package.json') as { version: string }).version;
+  } catch {
+    return null;
+  }
 }

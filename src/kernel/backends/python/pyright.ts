@@ -40,7 +40,7 @@ import { PyFile, type NameSites } from '../../scans/python.js';
 import { languageOf } from '../../snapshot.js';
 import { ViewSyntax } from '../../scans/tree-sitter.js';
 import { afterRenamePython } from './closure.js';
-import { pyrightArgv } from './launch.js';
+import { pyrightArgv, pyrightVersion } from './launch.js';
 
 const require = createRequire(import.meta.url);
 
@@ -54,13 +54,7 @@ export function pyrightServerArgv(): string[] {
   return pyrightArgv(pyrightLangserver(), ['--stdio']);
 }
 
-export function pyrightVersion(): string | null {
-  try {
-    return (require('pyright/package.json') as { version: string }).version;
-  } catch {
-    return null;
-  }
-}
+export { pyrightVersion } from './launch.js';
 
 /**
  * The shared LSP profile, plus pull diagnostics (`textDocument.diagnostic`), which tug never pulls. To a
