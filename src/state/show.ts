@@ -159,15 +159,7 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
         for (const s of view.steps)
           s.artifacts = listed
             .filter((a) => a.step_anchor === s.anchor)
-            .map((a) => ({
-              id: a.id,
-              kind: a.kind as ArtifactKind,
-              summary: a.summary,
-              content_length: a.content_length,
-              recorded_at: a.recorded_at,
-              recorded_by: a.recorded_by,
-              attempt: a.attempt,
-            }));
+            .map(({ step_anchor: _, ...a }) => ({ ...a, kind: a.kind as ArtifactKind }));
       }
     }
     return { plans: [view] };
