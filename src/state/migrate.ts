@@ -76,8 +76,10 @@ export function migrate(
   opts: { dbPath: string; allowCreate: boolean; dir?: string | undefined; target?: number },
 ): number {
   const target = opts.target ?? LATEST_SCHEMA_VERSION;
-  const current = readSchemaVersion(db, opts.dbPath);
-  if (current === null && tableCount(db) > 0) {
+  // Both reads in one read transaction (one snapshot): as two separate reads, a creator committing 0001
+  // between them made the version "missing" and the tables "present", refused as not a tugcode database.
+  const [current, tables] = db.transaction(() => [readSchemaVersion(db, opts.dbPath), tableCount(db)] as const)();
+  if (current === null && tables > 0) {
     throw new TugError('DatabaseError', {
       db_path: opts.dbPath,
       reason: 'no schema_version table: not a tugcode state database',
