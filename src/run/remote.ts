@@ -98,12 +98,13 @@ export async function openRemote(rc: RunSetup, name: string): Promise<RemoteRun>
       const mine = (c: { steps: string[]; plans: string[] }) =>
         c.steps.includes(step) && (c.plans.length === 0 || c.plans.includes(prep.planPath));
       if (!commits.some(mine)) return false;
-      // Reconcile skips a step under a live claim: hand the claim back first.
-      await rc.store.release(stateCallIn(rc, W), { plan: prep.planPath, step, worktree: W, attempt });
+      // Reconcile skips a step under a live claim: ours is handed back in its transaction.
       await rc.store.reconcile(stateCallIn(rc, root), {
         plan: prep.planPath,
         commits,
         scanned_commits: scanned,
+        held: { step, attempt },
+        worktree: W,
       });
       return true;
     },

@@ -8,6 +8,7 @@
 import { isClaimLost, TugError } from '../contract/errors.js';
 import { stepTrailerGrep, trailersFormat, TUG_STEP, type TrailerCommit } from '../git/trailers.js';
 import type { PlanStep } from '../plan/types.js';
+import type { ReconcileInput } from '../state/index.js';
 import {
   announceChange,
   SIGNAL_STOP,
@@ -131,6 +132,7 @@ function pause(rc: RunCtx, ms: number): Promise<void> {
 export async function reconcileFromIntegration(
   rc: RunSetup & Pick<RunCtx, 'remote'>,
   listed?: { commits: TrailerCommit[]; scanned: number },
+  mine?: Pick<ReconcileInput, 'held' | 'worktree'>,
 ) {
   const { readTrailerCommits } = await import('../git/log.js');
   const ref = rc.remote ? await rc.remote.syncRef() : `refs/heads/${rc.prep.integration}`;
@@ -139,6 +141,7 @@ export async function reconcileFromIntegration(
     plan: rc.prep.planPath,
     commits,
     scanned_commits: scanned,
+    ...mine,
   });
 }
 
@@ -160,9 +163,8 @@ async function settleIntegrated(rc: RunCtx, W: string, step: PlanStep, attempt: 
   const listed = await readTrailerCommits(rc.g, root, [ref]);
   const mine = (c: TrailerCommit) => c.steps.includes(step.anchor) && c.plans.includes(rc.prep.planPath);
   if (!listed.commits.some(mine)) return false;
-  // Reconcile skips a step under a live claim: hand the claim back first.
-  await rc.store.release(stateCallIn(rc, W), { plan: rc.prep.planPath, step: step.anchor, worktree: W, attempt });
-  await reconcileFromIntegration(rc, listed);
+  // Reconcile skips a step under a live claim: ours is handed back in its transaction.
+  await reconcileFromIntegration(rc, listed, { held: { step: step.anchor, attempt }, worktree: W });
   return true;
 }
 

@@ -3,8 +3,11 @@
  * The caller lists the commits (git runs before the transaction); for each step the newest commit (by
  * committer date, then the caller's order, which is git's topology order) wins. Idempotent.
  */
+import { TugError } from '../contract/errors.js';
 import { normalizeAnchor } from '../plan/anchors.js';
 import { recordEvent } from './record.js';
+import { stepArg } from './owner.js';
+import { releaseIn } from './release.js';
 import { completeTopLevel } from './complete.js';
 import type { StateContext } from './context.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
@@ -38,6 +41,14 @@ export interface ReconcileInput {
   /** How many commits were scanned (default: commits.length). */
   scanned_commits?: number | undefined;
   force?: boolean | undefined;
+  /**
+   * The caller's own claim on a top-level step that these commits settle (the driver, docs/run.md §1.5): it
+   * is released in the same transaction, so no other worker can claim the step in between. Refused like
+   * `state release` when the claim is not `worktree`'s.
+   */
+  held?: { step: string; attempt: number } | undefined;
+  /** The caller's worktree (its owner name); required with `held`. */
+  worktree?: string | undefined;
 }
 
 export interface ReconcileResult {
@@ -73,6 +84,13 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
   const wins = winningCommits(plan_path, input.commits);
   const force = Boolean(input.force);
   return store.write(async (c) => {
+    if (input.held) {
+      const worktree = input.worktree;
+      if (worktree === undefined)
+        throw new TugError('InvalidArgument', { reason: 'a held claim needs its worktree', argument: 'worktree' });
+      const owner = { worktree, attempt: input.held.attempt };
+      await releaseIn(ctx, c, plan_path, stepArg(input.held.step), owner, 'state reconcile');
+    }
     const now = ctx.clock.now();
     const steps = await stepsOfPlan(c, plan_path);
     const known = new Set(steps.map((s) => s.anchor));

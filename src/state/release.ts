@@ -9,6 +9,7 @@ import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { capReason, checkText, ownerPlan, ownHeldTopStep, stepArg } from './owner.js';
 import { endClaim } from './queries/steps.js';
+import type { Conn } from './sql/conn.js';
 import type { OwnerInput } from './start.js';
 
 const HELD_ONLY = (what: string) => `only a claimed or in-progress step can ${what}`;
@@ -21,32 +22,46 @@ export interface ReleaseResult {
 export async function release(ctx: StateContext, input: OwnerInput): Promise<ReleaseResult> {
   const anchor = stepArg(input.step);
   const { ref, store } = await ownerPlan(ctx, input);
-  const plan_path = ref.plan_path;
   return store.write(async (c) => {
-    const now = ctx.clock.now();
-    const step = await ownHeldTopStep(c, plan_path, anchor, input, 'state release', HELD_ONLY('be released'));
-    const discarded = await discardAttempt(c, plan_path, anchor, now);
-    if (
-      (await endClaim(c, {
-        plan_path,
-        anchor,
-        worktree: input.worktree,
-        status: 'pending',
-        failures_delta: 0,
-        fail_reason: null,
-      })) !== 1
-    ) {
-      throw new TugError('InternalError', { reason: 'guarded release changed no row' });
-    }
-    recordEvent(ctx, c, {
-      at: now,
-      plan_path,
-      step_anchor: anchor,
-      actor: input.worktree,
-      attempt: step.attempt,
-      details: { released: true, ...discarded },
-    });
+    await releaseIn(ctx, c, ref.plan_path, anchor, input, 'state release');
     return { released: true, step_anchor: anchor };
+  });
+}
+
+/**
+ * The release inside the caller's write transaction: `state release`, and reconcile settling a step its
+ * caller holds (docs/state.md §6), so that no other worker can claim the step between the two.
+ */
+export async function releaseIn(
+  ctx: StateContext,
+  c: Conn,
+  plan_path: string,
+  anchor: string,
+  input: { worktree: string; attempt?: number | undefined },
+  command: string,
+): Promise<void> {
+  const now = ctx.clock.now();
+  const step = await ownHeldTopStep(c, plan_path, anchor, input, command, HELD_ONLY('be released'));
+  const discarded = await discardAttempt(c, plan_path, anchor, now);
+  if (
+    (await endClaim(c, {
+      plan_path,
+      anchor,
+      worktree: input.worktree,
+      status: 'pending',
+      failures_delta: 0,
+      fail_reason: null,
+    })) !== 1
+  ) {
+    throw new TugError('InternalError', { reason: 'guarded release changed no row' });
+  }
+  recordEvent(ctx, c, {
+    at: now,
+    plan_path,
+    step_anchor: anchor,
+    actor: input.worktree,
+    attempt: step.attempt,
+    details: { released: true, ...discarded },
   });
 }
 

@@ -124,4 +124,44 @@ describe('state reconcile', () => {
       { status: 'completed', commit_hash: h, completed_via: 'reconcile' },
     ]);
   });
+
+  it("settles a step its caller holds in one transaction, and refuses a claim that is not the caller's", async () => {
+    const root = planRepo();
+    const [W, other] = fakeWorktrees(root, 2) as [string, string];
+    const claimed = await withCtx(root, {}, async (ctx) => {
+      await init(ctx, { plan: 'demo' });
+      return await claim(ctx, { plan: 'demo', worktree: W });
+    });
+    expect(claimed).toMatchObject({ claimed: true, step_anchor: 'step-0', attempt: 1 });
+    const h = commit(root, 'feat: client', ['Tug-Step: step-0', `Tug-Plan: ${DEMO_PATH}`]);
+    const { commits } = listTrailerCommits(root, ['HEAD']);
+    const before = dump(dbPathOf(root));
+    for (const [worktree, attempt, code] of [
+      [other, 1, 'NotOwner'],
+      [W, 2, 'AttemptMismatch'],
+      [undefined, 1, 'InvalidArgument'],
+    ] as const) {
+      const held = { step: 'step-0', attempt };
+      await expect(
+        withCtx(root, {}, (ctx) => reconcile(ctx, { plan: 'demo', commits, held, worktree })),
+      ).rejects.toMatchObject({ code });
+      expect(dump(dbPathOf(root))).toEqual(before);
+    }
+    const r = await withCtx(root, {}, (ctx) =>
+      reconcile(ctx, { plan: 'demo', commits, held: { step: 'step-0', attempt: 1 }, worktree: W }),
+    );
+    expect(r.reconciled).toEqual([{ step_anchor: 'step-0', commit_hash: h, previous_status: 'pending' }]);
+    expect(r.skipped_steps).toEqual([]);
+    expect(sql(root, "SELECT status, commit_hash, claimed_by FROM steps WHERE anchor = 'step-0'")).toEqual([
+      { status: 'completed', commit_hash: h, claimed_by: null },
+    ]);
+    // The release and then the completion, both written by the one call.
+    const events = sql<{ details_json: string }>(
+      root,
+      "SELECT details_json FROM events WHERE step_anchor = 'step-0' OR step_anchor IS NULL ORDER BY id",
+    )
+      .map((e) => JSON.parse(e.details_json) as Record<string, unknown>)
+      .filter((d) => d.released === true || d.reconciled !== undefined);
+    expect(events.map((d) => (d.released ? 'released' : 'reconciled'))).toEqual(['released', 'reconciled']);
+  });
 });
