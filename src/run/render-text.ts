@@ -3,6 +3,7 @@
  * SGR colours (only when the caller says so: NO_COLOR and non-TTY output get none).
  */
 import { decideCommands } from '../contract/errors.js';
+import { touchesHeldText } from '../contract/touches.js';
 import type { RunEvent } from './types.js';
 import { usageTokens, usdText } from '../contract/usage.js';
 
@@ -96,7 +97,9 @@ export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }
     case 'conflict_resolved':
       return `${e.worker} ${e.step_anchor} ${paint('green', 'conflict resolved')} (round ${e.round}): ${fileList(e.files)}`;
     case 'waiting':
-      return `${e.worker} waiting`;
+      return e.touches_held?.length
+        ? `${e.worker} waiting: held back by Touches: ${touchesHeldText(e.touches_held)}`
+        : `${e.worker} waiting`;
     case 'worker_stopped':
       return `${e.worker} stopped (${e.reason})`;
     case 'usage': {

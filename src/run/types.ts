@@ -3,6 +3,7 @@
  * zod schemas of the events live in src/contract/schemas/run.ts and are checked against these by a test.
  */
 
+import type { TouchesHeld } from '../contract/touches.js';
 import type { Usage, UsageRole, UsageTotals } from '../contract/usage.js';
 
 export type Phase =
@@ -113,7 +114,8 @@ export type RunEvent =
   | { type: 'needs_human'; at: string; step_anchor: string; review_ref: string; reason: string }
   | { type: 'conflict'; at: string; worker: WorkerName; step_anchor: string; files: string[] }
   | { type: 'conflict_resolved'; at: string; worker: WorkerName; step_anchor: string; files: string[]; round: number }
-  | { type: 'waiting'; at: string; worker: WorkerName }
+  /** `touches_held`: the ready steps held back because their Touches overlap a running step's, when some. */
+  | { type: 'waiting'; at: string; worker: WorkerName; touches_held?: TouchesHeld[] }
   /** One agent run's usage, recorded in the state, with the plan's totals after it (docs/run.md §7.1). */
   | {
       type: 'usage';

@@ -7,6 +7,7 @@
 import { addSeconds } from '../clock.js';
 import { TugError } from '../contract/errors.js';
 import { mayDeclareTouches } from '../plan/syntax.js';
+import type { TouchesHeld } from '../contract/touches.js';
 import { shellArg } from '../util/shell-arg.js';
 import { discardAttempt } from './attempt.js';
 import { leaseSeconds as leaseOf } from './lease.js';
@@ -85,6 +86,11 @@ export interface NotClaimedResult {
   claimed_by?: string | null;
   /** Only with `--step`: the running step whose Touches overlap its own (docs/state.md §3.12). */
   touches_overlap?: string;
+  /**
+   * Without `--step`, when some: the ready steps this claim passed over because their Touches overlap a
+   * running step's, each with that step (docs/state.md §3.12), so a waiting caller can say why.
+   */
+  touches_held?: TouchesHeld[];
 }
 
 export type ClaimResult = ClaimedResult | NotClaimedResult;
@@ -122,6 +128,8 @@ interface ClaimTx {
   running?: { anchor: string; touches: string[] }[];
   /** PostgreSQL: the plan's Touches lock was taken before any row lock (lockTouches). */
   touchesLocked: boolean;
+  /** Ready steps passed over for their Touches, by anchor: the running step they overlap. */
+  heldBack: Map<string, string>;
 }
 
 async function claimTx(
@@ -179,6 +187,7 @@ async function openClaim(
     prose,
     failed: [],
     touchesLocked,
+    heldBack: new Map(),
   };
   return { t, held };
 }
@@ -248,6 +257,13 @@ async function claimWanted(t: ClaimTx, s: StepRow): Promise<ClaimResult> {
  * The running step whose Touches overlap `s`'s, or null (docs/state.md §3.12). A step without Touches is
  * never held back, and costs no query; picomatch loads only for a plan that declares Touches.
  */
+/** touchesBlocked for a candidate of a plan-wide claim: a step held back is noted for the answer. */
+async function heldBack(t: ClaimTx, s: StepRow): Promise<boolean> {
+  const overlaps = await touchesBlocked(t, s);
+  if (overlaps !== null) t.heldBack.set(s.anchor, overlaps);
+  return overlaps !== null;
+}
+
 async function touchesBlocked(t: ClaimTx, s: StepRow): Promise<string | null> {
   if (s.touches === null) return null;
   t.running ??= (await heldTouches(t.c, t.plan_path, t.now, t.touchesLocked)).map((r) => ({
@@ -278,7 +294,7 @@ async function claimNext(t: ClaimTx): Promise<ClaimResult> {
       const e = expired[ei];
       if (pending && (!e || pending.step_index < e.step_index)) {
         // A step whose Touches overlap a running step's waits (docs/state.md §3.12): the next pending one.
-        if (await touchesBlocked(t, pending)) {
+        if (await heldBack(t, pending)) {
           pending = await nextPending(c, plan_path, pending.step_index, lock);
           continue;
         }
@@ -287,7 +303,7 @@ async function claimNext(t: ClaimTx): Promise<ClaimResult> {
       }
       if (!e) break;
       ei++;
-      if (await touchesBlocked(t, e)) continue;
+      if (await heldBack(t, e)) continue;
       const taken = await take(t, e);
       if (taken) return claimed(t, taken, { resumed: false, reclaimed: true });
     }
@@ -434,6 +450,8 @@ async function notClaimed(
     r.blocked_by = extra.blocked_by ?? [];
     r.claimed_by = extra.claimed_by ?? null;
     if (extra.touches_overlap) r.touches_overlap = extra.touches_overlap;
+  } else if (t.heldBack.size > 0) {
+    r.touches_held = [...t.heldBack].map(([step_anchor, overlaps]) => ({ step_anchor, overlaps }));
   }
   return r;
 }

@@ -48,7 +48,7 @@ const stream: [number, RunEvent][] = [
     },
   ],
   [200, { type: 'phase', at, worker: 'w1', step_anchor: 'step-1', phase: 'reset' }],
-  [300, { type: 'waiting', at, worker: 'w2' }],
+  [300, { type: 'waiting', at, worker: 'w2', touches_held: [{ step_anchor: 'step-3', overlaps: 'step-1' }] }],
   [1_000, { type: 'phase', at, worker: 'w1', step_anchor: 'step-1', phase: 'implementer' }],
   [13_000, { type: 'step_completed', at, worker: 'w1', step_anchor: 'step-1', commit_hash: h1 }],
   [
@@ -149,7 +149,7 @@ describe('lines renderer', () => {
         'run .tugtool/tugplan-demo.md: 2 workers, integrating into tugplan/demo (base main)',
         'w1 step-1 claimed (attempt 1)',
         'w1 step-1 → reset',
-        'w2 waiting',
+        'w2 waiting: held back by Touches: step-3 (overlaps step-1)',
         'w1 step-1 → implementer',
         'w1 step-1 completed 1234567890ab',
         'w1 step-2 claimed (attempt 1, taken over from an expired lease)',
@@ -190,7 +190,7 @@ describe('live renderer', () => {
     expect(implementing).toEqual([
       'run .tugtool/tugplan-demo.md: 2 workers, integrating into tugplan/demo (base main)',
       'w1  step-1  implementer  0ms',
-      'w2  waiting for a ready step  700ms',
+      'w2  waiting: held back by Touches: step-3 (overlaps step-1)  700ms',
       '[░░░░░░░░░░░░░░░░░░░░░░░░] 0/4 steps  tugplan-demo.md  1s',
       '',
     ]);

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { OpsContext, newCall } from '../../src/ops/context.js';
 import { stateClaim, stateInit } from '../../src/ops/state-write.js';
 import { BACKENDS, backend } from '../pg/backend.js';
-import { addWorktree } from '../state/cli-helpers.js';
+import { addWorktree, st, stText } from '../state/cli-helpers.js';
 import { planRepo } from '../state/helpers.js';
 import { planText, stepText } from '../helpers/plan.js';
 import { runJsonl, runRepo, tugJson } from './helpers.js';
@@ -90,7 +90,21 @@ describe.each(BACKENDS)('the Touches claim rule [%s]', (kind) => {
       });
       // step-1 is skipped for step-2, which declares no Touches.
       expect(await stateClaim(ops, { plan: 'demo', worktree: w2 }, call)).toMatchObject({ step_anchor: 'step-2' });
-      expect(await stateClaim(ops, { plan: 'demo', worktree: w3 }, call)).toMatchObject({ claimed: false });
+      // Nothing left for w3, and the answer says which ready step waits for which running one.
+      const none = await stateClaim(ops, { plan: 'demo', worktree: w3 }, call);
+      expect(none).toMatchObject({
+        claimed: false,
+        reason: 'no_ready_steps',
+        touches_held: [{ step_anchor: 'step-1', overlaps: 'step-0' }],
+      });
+      // The CLI says it too: in its JSON (checked against the command's schema) and in its text.
+      const env = { TUGCODE_NOW: new Date().toISOString(), ...b.env };
+      expect(st(root, ['claim', 'demo', '--worktree', w3], { env }).json).toMatchObject({
+        touches_held: [{ step_anchor: 'step-1', overlaps: 'step-0' }],
+      });
+      expect(stText(root, ['claim', 'demo', '--worktree', w3], { env }).stdout).toContain(
+        'Held back by Touches: step-1 (overlaps step-0)',
+      );
     } finally {
       await ops.close();
     }

@@ -1,5 +1,6 @@
 /** Text renderings of the `state` operations' results (the JSON carries the same facts). */
 import type { CliEnv } from '../define.js';
+import { touchesHeldText } from '../../contract/touches.js';
 
 type R = any; // each renderer gets its operation's result; the operation's own type checks the fields
 
@@ -17,6 +18,8 @@ export async function claim(r: R, cli: CliEnv, input: { plan: string }): Promise
       `Nothing claimed (${r.reason})` +
       (r.blocked_by?.length ? `; blocked by: ${r.blocked_by.join(', ')}` : '') +
       (r.claimed_by ? `; claimed by ${r.claimed_by}` : '') +
+      (r.touches_overlap ? `; its Touches overlap running ${r.touches_overlap}` : '') +
+      (r.touches_held?.length ? `\nHeld back by Touches: ${touchesHeldText(r.touches_held)}` : '') +
       (r.blocked_steps.length ? `\nBlocked: ${r.blocked_steps.join(', ')}` : '') +
       (r.claimed_steps.length ? `\nClaimed: ${r.claimed_steps.join(', ')}` : '') +
       (r.failed_steps.length ? `\nFailed: ${r.failed_steps.join(', ')}` : '') +

@@ -6,6 +6,10 @@ import { z } from 'zod';
 
 /** A bare anchor: `step-2`, never `#step-2`. */
 export const anchor = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'bare anchor');
+
+/** Ready steps held back by Touches, each with the running step it overlaps (src/contract/touches.ts). */
+export const touchesHeld = z.array(z.object({ step_anchor: anchor, overlaps: anchor }).strict());
+
 /** ISO 8601 UTC with milliseconds. */
 export const timestamp = z
   .string()

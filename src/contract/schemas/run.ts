@@ -5,7 +5,7 @@
  * tests/contract/run-schema.test.ts checks these against the plain types of src/run/types.ts.
  */
 import { z } from 'zod';
-import { anchor, commitHash, okEnvelope, repoPath, timestamp } from './common.js';
+import { anchor, commitHash, okEnvelope, repoPath, timestamp, touchesHeld } from './common.js';
 import { usageSchema, usageTotalsSchema } from './usage.js';
 import { USAGE_ROLES } from '../usage.js';
 
@@ -169,7 +169,14 @@ const conflictResolved = z
   })
   .strict();
 
-const waiting = z.object({ type: z.literal('waiting'), at: timestamp, worker }).strict();
+const waiting = z
+  .object({
+    type: z.literal('waiting'),
+    at: timestamp,
+    worker,
+    touches_held: touchesHeld.optional(),
+  })
+  .strict();
 
 const usage = z
   .object({

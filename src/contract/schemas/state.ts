@@ -3,7 +3,17 @@
  * JSON fields; tests parse every real output with them. Loaded only by `tugcode schema` and tests.
  */
 import { z } from 'zod';
-import { absPath, anchor, ownerName, commitHash, okEnvelope, repoPath, sha256, timestamp } from './common.js';
+import {
+  absPath,
+  anchor,
+  ownerName,
+  commitHash,
+  okEnvelope,
+  repoPath,
+  sha256,
+  timestamp,
+  touchesHeld,
+} from './common.js';
 import { stateExportDocument } from './state-export.js';
 import { usageTotalsSchema } from './usage.js';
 import {
@@ -55,6 +65,7 @@ const notClaimed = {
   blocked_by: anchors.optional(),
   claimed_by: ownerName.nullable().optional(),
   touches_overlap: anchor.optional(),
+  touches_held: touchesHeld.optional(),
 };
 
 const showItem = z
