@@ -246,15 +246,80 @@ async function fastForward(g: GitRunner, repo: Repo, branch: string, from: strin
 /** What `catchUpWithBase` did to the integration branch. */
 export type CatchUp = 'none' | 'fast_forward' | 'merge';
 
+/** The commit the integration branch moves to so as to take in the base, and how. */
+export interface CatchUpMove {
+  how: 'fast_forward' | 'merge';
+  to: string;
+}
+
 /**
- * The integration branch takes in the base's commits when the plan there differs from the base's
- * (docs/run.md §1.1 item 2): the plan was edited and committed on the base after the branch was made. The
- * workers' trees (reset to the integration tip) then hold the plan the state was initialised from. A
- * branch behind the base is fast-forwarded; one with step commits of its own gets a merge commit of the
- * base, built without a work tree (merge-tree + commit-tree), no hooks, like `merge` (docs/git.md §5.2).
- * A conflict changes nothing: MergeConflict, to merge by hand. A plan whose structure the integration
- * branch itself changed (its copy still differs afterwards) is PlanDrift: claims in its trees would refuse
- * it. Under the integration lock.
+ * The rule of the catch-up with the base (docs/run.md §1.1 item 2), for the clone's integration branch and
+ * for the remote one alike: the integration branch at `tip` takes in the base (`refs/heads/<base>` of this
+ * clone) when the plan there differs from the tip's: the plan was edited and committed on the base after
+ * the branch was made, and the workers' trees (reset to the integration tip) would hold the plan the state
+ * was initialised from. A tip behind the base moves to it (a fast-forward); one with step commits of its
+ * own moves to a merge commit of the base, built without a work tree (merge-tree + commit-tree), no hooks,
+ * like `merge` (docs/git.md §5.2). Returns that move, or null when there is nothing to take in. Moves no
+ * ref: the caller fast-forwards the branch or pushes. A conflict is MergeConflict, to merge by hand; a
+ * plan whose structure the integration branch itself changed (its copy still differs after the move) is
+ * PlanDrift, since claims in its trees would refuse it. `remote`: the branch is that remote's (the hints
+ * then bring its tip into the clone's branch first). Call it under the integration lock.
+ */
+export async function catchUpCommit(
+  g: GitRunner,
+  repo: Repo,
+  o: { tip: string; integrationBranch: string; base: string; planPath: string; remote?: string | undefined },
+): Promise<CatchUpMove | null> {
+  const root = repo.mainRoot;
+  const { tip, integrationBranch: integ } = o;
+  const blob = async (ref: string) =>
+    (await g.tryRun(['rev-parse', '--verify', '--quiet', `${ref}:${o.planPath}`], root)).stdout.trim();
+  const base = await refTip(g, repo.commonDir, root, o.base);
+  if (base === null || tip === base) return null;
+  const want = await blob(base);
+  if ((await blob(tip)) === want) return null;
+  const into = o.remote ? `${o.remote}/${integ}` : integ;
+  // On a remote the hints first bring the clone's branch to its tip; the next run publishes what they commit.
+  const fix = o.remote ? `git switch ${integ} && git merge --ff-only ${into} && ` : `git switch ${integ} && `;
+  const checked = async (move: CatchUpMove | null): Promise<CatchUpMove | null> => {
+    const now = await blob(move?.to ?? tip);
+    if (now === want || (await sameStructure(g, root, now, want))) return move;
+    throw new TugError(
+      'PlanDrift',
+      { plan_path: o.planPath, summary: `${into} holds another copy of the plan than ${o.base}` },
+      {
+        hint:
+          `${fix}git checkout ${o.base} -- ${o.planPath} && git commit, then run again` +
+          // Another host's run took in a newer base than this clone's: the base is what is behind.
+          (o.remote ? `; or, when ${into} took in a newer ${o.base} from another host, update ${o.base} first` : ''),
+      },
+    );
+  };
+  if (await isAncestor(g, root, base, tip)) return checked(null); // nothing of the base's to bring in
+  if (await isAncestor(g, root, tip, base)) return checked({ how: 'fast_forward', to: base });
+  const { mergeTree } = await import('../git/merge-tree.js');
+  const merged = await mergeTree(g, repo, tip, base);
+  if (!merged.clean)
+    throw new TugError(
+      'MergeConflict',
+      {
+        branch: o.base,
+        into,
+        files: merged.files,
+        reason: `the plan changed on ${o.base}; bringing ${o.base} into ${into} conflicts`,
+      },
+      { hint: `${fix}git merge ${o.base}, then run again` },
+    );
+  const message = `Merge ${o.base} into ${integ}\n\nThe plan ${o.planPath} changed on ${o.base}.\n`;
+  const commit = (
+    await g.run(['commit-tree', merged.tree, '-p', tip, '-p', base, '-F', '-'], root, { input: message })
+  ).trim();
+  return checked({ how: 'merge', to: commit });
+}
+
+/**
+ * The clone's integration branch brought up to the base (catchUpCommit), under the integration lock: the
+ * branch is fast-forwarded to the move. An error changes nothing.
  */
 export async function catchUpWithBase(
   g: GitRunner,
@@ -262,49 +327,13 @@ export async function catchUpWithBase(
   o: { integrationBranch: string; base: string; planPath: string },
 ): Promise<CatchUp> {
   const root = repo.mainRoot;
-  const blob = async (ref: string) =>
-    (await g.tryRun(['rev-parse', '--verify', '--quiet', `${ref}:${o.planPath}`], root)).stdout.trim();
   return withIntegrationLock(root, async () => {
     const tip = await refTip(g, repo.commonDir, root, o.integrationBranch);
-    const base = await refTip(g, repo.commonDir, root, o.base);
-    if (tip === null || base === null || tip === base) return 'none';
-    const want = await blob(base);
-    if ((await blob(tip)) === want) return 'none';
-    const done = async (how: CatchUp, to: string): Promise<CatchUp> => {
-      if (how !== 'none') await fastForward(g, repo, o.integrationBranch, tip, to);
-      const now = await blob(to);
-      if (now === want || (await sameStructure(g, root, now, want))) return how;
-      throw new TugError(
-        'PlanDrift',
-        {
-          plan_path: o.planPath,
-          summary: `${o.integrationBranch} holds another copy of the plan than ${o.base}`,
-        },
-        {
-          hint: `git switch ${o.integrationBranch} && git checkout ${o.base} -- ${o.planPath} && git commit, then run again`,
-        },
-      );
-    };
-    if (await isAncestor(g, root, base, tip)) return done('none', tip); // nothing of the base's to bring in
-    if (await isAncestor(g, root, tip, base)) return done('fast_forward', base);
-    const { mergeTree } = await import('../git/merge-tree.js');
-    const merged = await mergeTree(g, repo, tip, base);
-    if (!merged.clean)
-      throw new TugError(
-        'MergeConflict',
-        {
-          branch: o.base,
-          into: o.integrationBranch,
-          files: merged.files,
-          reason: `the plan changed on ${o.base}; bringing ${o.base} into ${o.integrationBranch} conflicts`,
-        },
-        { hint: `git switch ${o.integrationBranch} && git merge ${o.base}, then run again` },
-      );
-    const message = `Merge ${o.base} into ${o.integrationBranch}\n\nThe plan ${o.planPath} changed on ${o.base}.\n`;
-    const commit = (
-      await g.run(['commit-tree', merged.tree, '-p', tip, '-p', base, '-F', '-'], root, { input: message })
-    ).trim();
-    return done('merge', commit);
+    if (tip === null) return 'none';
+    const move = await catchUpCommit(g, repo, { ...o, tip });
+    if (!move) return 'none';
+    await fastForward(g, repo, o.integrationBranch, tip, move.to);
+    return move.how;
   });
 }
 

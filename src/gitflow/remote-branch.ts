@@ -9,6 +9,7 @@ import type { GitRunner } from '../git/exec.js';
 import { setBranchPlan } from '../git/branch-config.js';
 import { branchTip, isAncestor, resolveCommit } from '../git/refs.js';
 import { gitWorktrees, type Repo } from '../git/repo.js';
+import { catchUpCommit } from './integrate.js';
 import { fetchBranch, pushFastForward, type Locker } from './remote.js';
 
 export interface RemoteBranchInput {
@@ -26,8 +27,12 @@ export interface RemoteBranchInput {
 /**
  * Under the lock: fetch the remote integration branch; create it on the remote when missing (from the
  * clone's integration branch when it has one, else from the base); publish the clone's integration branch
- * when it is ahead of the remote's; then mirror the remote tip locally. Returns the remote tip.
- * A clone whose integration branch diverged from the remote's is InvalidArgument (nothing is forced).
+ * when it is ahead of the remote's; bring it up to the clone's base when the plan changed there
+ * (catchUpCommit, docs/run.md §1.1 item 2), in the same push; then mirror the remote tip locally. Returns
+ * the remote tip. A push rejected (another host moved the branch) looks again, at most 5 times in all.
+ * A clone whose integration branch diverged from the remote's is InvalidArgument (nothing is forced); a
+ * catch-up that conflicts is MergeConflict, one whose branch changed the plan itself PlanDrift (the remote
+ * unchanged).
  */
 export async function ensureRemoteBranch(o: RemoteBranchInput): Promise<string> {
   const { git: g, repo, remote, integrationBranch: integ } = o;
@@ -36,10 +41,12 @@ export async function ensureRemoteBranch(o: RemoteBranchInput): Promise<string> 
     const tip = await o.lock(async () => {
       const remoteTip = await o.net(() => fetchBranch(g, root, remote, integ));
       const local = await branchTip(g, root, integ);
-      let publish: string | null = null;
+      // What the remote branch is to be before the catch-up with the base.
+      let from: string;
       if (remoteTip === null) {
-        publish = local ?? (await resolveCommit(g, root, `refs/heads/${o.base}`));
-        if (!publish) throw new TugError('InvalidArgument', { reason: `base branch ${o.base} does not exist` });
+        const made = local ?? (await resolveCommit(g, root, `refs/heads/${o.base}`));
+        if (!made) throw new TugError('InvalidArgument', { reason: `base branch ${o.base} does not exist` });
+        from = made;
       } else if (local && local !== remoteTip && !(await isAncestor(g, root, local, remoteTip))) {
         if (!(await isAncestor(g, root, remoteTip, local)))
           throw new TugError(
@@ -47,9 +54,17 @@ export async function ensureRemoteBranch(o: RemoteBranchInput): Promise<string> 
             { reason: `${integ} and ${remote}/${integ} diverged`, branch: integ, remote },
             { hint: `reconcile them by hand (git log ${shellArg(`${integ}...${remote}/${integ}`)}), then run again` },
           );
-        publish = local; // this clone integrated locally before: its commits go to the remote
-      }
-      if (publish === null) return remoteTip!;
+        from = local; // this clone integrated locally before: its commits go to the remote
+      } else from = remoteTip;
+      const move = await catchUpCommit(g, repo, {
+        tip: from,
+        integrationBranch: integ,
+        base: o.base,
+        planPath: o.planPath,
+        remote,
+      });
+      const publish = move?.to ?? from;
+      if (publish === remoteTip) return remoteTip;
       const p = await o.net(() => pushFastForward(g, root, remote, publish, integ, o.noVerify));
       if (p.ok) {
         await o.net(() => fetchBranch(g, root, remote, integ)); // the tracking ref follows

@@ -42,7 +42,10 @@ function serializer(): Locker {
   };
 }
 
-/** Check the remote, create the integration branch there when missing, mirror it locally. */
+/**
+ * Check the remote, create the integration branch there when missing or bring it up to the base when the
+ * plan changed there (docs/run.md §1.1 item 2), mirror it locally.
+ */
 export async function openRemote(rc: RunSetup, name: string): Promise<RemoteRun> {
   const { requireRemote, fetchBranch, integrateRemote, trackingRef } = await import('../gitflow/remote.js');
   const { ensureRemoteBranch, mirrorLocal } = await import('../gitflow/remote-branch.js');

@@ -1,7 +1,8 @@
 /**
  * The plan on the base branch during a run (docs/run.md §1 item 4.1): a prose edit is harmless; a changed
  * structure stops the run's claims with PlanDrift (exit 4); steps already running finish and integrate.
- * Running again after an edit on the base takes the new plan over (§1.1 items 1–2): no PlanDrift loop.
+ * Running again after an edit on the base takes the new plan over (§1.1 items 1–2): no PlanDrift loop; one
+ * that conflicts with a step's commit is MergeConflict, changing nothing.
  */
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -100,6 +101,27 @@ describe('tugcode run and the plan on the base branch', () => {
     const third = runJsonl(root, args);
     expect(third.code, third.stderr).toBe(0);
     expect(claimedSteps(third.events)).toEqual([]);
+  });
+
+  it('a plan change on the base that conflicts with a step is MergeConflict (exit 4): tugplan/demo unchanged', () => {
+    const root = runRepo(PLAN);
+    const args = ['demo', '--workers', '1', '--implementer', implementerScript().argv];
+    expect(runJsonl(root, args).code).toBe(0);
+    // main changes the file step-1 wrote on tugplan/demo, with the plan edit.
+    writeFileSync(join(root, 'step-1.txt'), 'from main\n');
+    writeFileSync(join(root, PLAN_PATH), PLAN3);
+    git(root, 'add', '-A');
+    git(root, 'commit', '-qm', 'plan: a third step, and step-1.txt');
+    const before = git(root, 'rev-parse', 'tugplan/demo').trim();
+    const r = runJsonl(root, args);
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.events.at(-1).error).toMatchObject({
+      code: 'MergeConflict',
+      details: { branch: 'main', into: 'tugplan/demo', files: ['step-1.txt'] },
+    });
+    expect(r.stderr).toContain('hint: git switch tugplan/demo && git merge main, then run again');
+    expect(claimedSteps(r.events)).toEqual([]);
+    expect(git(root, 'rev-parse', 'tugplan/demo').trim()).toBe(before);
   });
 
   it('an item added to a done step on the base: the run exits 0 and state show lists the item deferred', async () => {

@@ -2,7 +2,9 @@
  * `tugcode run --remote` on the embedded state (docs/run.md §1, docs/state.md §8): the integration branch is
  * created on the remote from the base, every step is pushed there fast-forward only, and the clone's own
  * `tugplan/<slug>` mirrors it; a clone that integrated locally before publishes its commits; a remote
- * that moved under the run (another pusher) is rebased onto; an unknown remote is refused.
+ * that moved under the run (another pusher) is rebased onto; an unknown remote is refused. A plan edited and
+ * committed on the clone's base after a run is taken in by the remote branch at the next run (docs/run.md
+ * §1.1 item 2), or, when that conflicts, nothing is changed (MergeConflict).
  */
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +13,22 @@ import { git, tempDir } from '../helpers/repo.js';
 import { implementerScript, nodeImplementer, planText, runJsonl, runRepo, step } from './helpers.js';
 
 const PLAN = planText([step(1, 'Base'), step(2, 'Next', { deps: [1] }), step(3, 'Side', { deps: [1] })]);
+const PLAN4 = planText([
+  step(1, 'Base'),
+  step(2, 'Next', { deps: [1] }),
+  step(3, 'Side', { deps: [1] }),
+  step(4, 'More', { deps: [2] }),
+]);
+const PLAN_PATH = '.tugtool/tugplan-demo.md';
+
+/** Commit `text` as the plan on the clone's main (and `files` with it), as a user editing it would. */
+function editPlan(root: string, text: string, message: string, files: Record<string, string> = {}): void {
+  for (const [f, t] of Object.entries({ [PLAN_PATH]: text, ...files })) writeFileSync(join(root, f), t);
+  git(root, 'add', '-A');
+  git(root, 'commit', '-qm', message);
+}
+
+const claimedSteps = (events: any[]) => events.filter((e) => e.type === 'claimed').map((e) => e.step_anchor);
 
 /** A bare remote seeded from a repository with the plan, and a clone of it. */
 function cloned(): { remote: string; clone: string } {
@@ -120,5 +138,57 @@ git push -q origin tugplan/demo
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(git(remote, 'rev-parse', 'tugplan/demo').trim()).toBe(git(clone, 'rev-parse', 'tugplan/demo').trim());
     expect([...trailers(remote, 'tugplan/demo')].sort()).toEqual(['step-1', 'step-2', 'step-3']);
+  });
+
+  it('runs a step added to the plan on main after a run: the remote branch takes main in, no PlanDrift', () => {
+    const { remote, clone } = cloned();
+    const impl = implementerScript();
+    const args = ['demo', '--workers', '2', '--implementer', impl.argv, '--remote', 'origin'];
+    const first = runJsonl(clone, args);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    const before = git(remote, 'rev-parse', 'tugplan/demo').trim();
+    editPlan(clone, PLAN4, 'plan: a fourth step');
+    const main = git(clone, 'rev-parse', 'main').trim();
+    const r = runJsonl(clone, args);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.events.filter((e) => e.type === 'warning').map((e) => e.code)).toEqual(['PlanReinitialized']);
+    expect(claimedSteps(r.events)).toEqual(['step-4']);
+    expect(r.events.at(-1)).toMatchObject({ status: 'ok', steps_completed: ['step-4'] });
+    // The remote branch holds main's plan commit and what it had (a merge: it had step commits of its own).
+    expect(git(remote, 'merge-base', '--is-ancestor', main, 'tugplan/demo')).toBe('');
+    expect(git(remote, 'merge-base', '--is-ancestor', before, 'tugplan/demo')).toBe('');
+    expect(git(remote, 'log', '--format=%s', 'tugplan/demo')).toContain('Merge main into tugplan/demo\n');
+    expect(git(remote, 'show', `tugplan/demo:${PLAN_PATH}`)).toBe(PLAN4);
+    expect([...trailers(remote, 'tugplan/demo')].sort()).toEqual(['step-1', 'step-2', 'step-3', 'step-4']);
+    const tip = git(remote, 'rev-parse', 'tugplan/demo').trim();
+    expect(git(clone, 'rev-parse', 'tugplan/demo').trim()).toBe(tip);
+    // The base on the remote is untouched (the clone's own base was taken in); a third run has nothing to do.
+    expect(git(remote, 'rev-parse', 'main').trim()).not.toBe(main);
+    const third = runJsonl(clone, args);
+    expect(third.code, third.stdout + third.stderr).toBe(0);
+    expect(claimedSteps(third.events)).toEqual([]);
+    expect(git(remote, 'rev-parse', 'tugplan/demo').trim()).toBe(tip);
+  });
+
+  it('a plan change on main that conflicts with a step is MergeConflict, the remote branch unchanged', () => {
+    const { remote, clone } = cloned();
+    const impl = implementerScript();
+    const args = ['demo', '--workers', '1', '--implementer', impl.argv, '--remote', 'origin'];
+    const first = runJsonl(clone, args);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    // main changes the file step-1 wrote on tugplan/demo, with the plan edit.
+    editPlan(clone, PLAN4, 'plan: a fourth step, and step-1.txt', { 'step-1.txt': 'from main\n' });
+    const before = git(remote, 'rev-parse', 'tugplan/demo').trim();
+    const local = git(clone, 'rev-parse', 'tugplan/demo').trim();
+    const r = runJsonl(clone, args);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.events.at(-1).error).toMatchObject({
+      code: 'MergeConflict',
+      details: { branch: 'main', into: 'origin/tugplan/demo', files: ['step-1.txt'] },
+    });
+    expect(r.stderr).toContain('hint: git switch tugplan/demo && git merge --ff-only origin/tugplan/demo');
+    expect(claimedSteps(r.events)).toEqual([]);
+    expect(git(remote, 'rev-parse', 'tugplan/demo').trim()).toBe(before);
+    expect(git(clone, 'rev-parse', 'tugplan/demo').trim()).toBe(local);
   });
 });
