@@ -211,7 +211,11 @@ export const CATALOGUE = {
     exit: 4,
     when: "the plan's structure changed since `state init` (docs/state.md §3), or changed on the base branch during `run`",
     message: (d) => `the structure of ${plan(d)} changed since state init${d.summary ? `: ${s(d.summary)}` : ''}`,
-    hint: (d) => `tugcode state init ${planArg(d)} --force`,
+    // During a run (`during_run`): running again takes the new plan over, with the run's own flags.
+    hint: (d) =>
+      d.during_run === true
+        ? `${runAgain(d)} (again: it takes the new plan over)`
+        : `tugcode state init ${planArg(d)} --force`,
   },
   PlanNotCommitted: {
     exit: 4,

@@ -46,8 +46,8 @@ export async function watchDrift(rc: RunSetup): Promise<DriftWatch> {
         {
           plan_path: rc.prep.planPath,
           summary: `the plan on ${rc.prep.base} changed its structure during the run`,
+          during_run: true,
         },
-        { hint: `tugcode run ${rc.prep.planPath} (again: it takes the new plan over)` },
       );
     },
   };

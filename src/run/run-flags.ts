@@ -85,6 +85,7 @@ function absoluteOrAsIs(text: string, cwd: string): string {
  */
 export function withRunFlags(summary: RunSummary, flags: string[]): RunSummary {
   const e = summary.error;
-  if (!e || !RUN_AGAIN_CODES.has(e.code) || e.details.run_flags !== undefined) return summary;
+  const again = e && (RUN_AGAIN_CODES.has(e.code) || (e.code === 'PlanDrift' && e.details.during_run === true));
+  if (!e || !again || e.details.run_flags !== undefined) return summary;
   return { ...summary, error: new TugError(e.code as never, { ...e.details, run_flags: flags }).toJSON() };
 }

@@ -48,7 +48,13 @@ describe('tugcode run and the plan on the base branch', () => {
     expect(r.code, r.stderr).toBe(4);
     expect(summary).toMatchObject({ type: 'summary', status: 'error', error: { code: 'PlanDrift' } });
     expect(r.events.filter((e) => e.type === 'claimed').map((e) => e.step_anchor)).toEqual(['step-1']);
-    expect(r.stderr).toContain(`hint: tugcode run ${PLAN_PATH}`);
+    // The hint runs the plan again the same way: with this run's flags, its implementer among them.
+    const hint = r.stderr.split('\n').find((l) => l.startsWith('hint: '));
+    expect(hint).toContain(`hint: tugcode run ${PLAN_PATH} `);
+    expect(hint).toContain('--workers 1');
+    expect(hint).toContain('--implementer ');
+    expect(hint).toContain('(again: it takes the new plan over)');
+    expect(summary.error.details.run_flags).toContain('--implementer');
     // What the hint says: running again takes the new plan over and finishes it.
     const again = runJsonl(root, ['demo', '--workers', '1', '--implementer', implementerScript().argv]);
     expect(again.code, again.stderr).toBe(0);
