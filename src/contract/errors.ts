@@ -380,7 +380,14 @@ export const CATALOGUE = {
   RunInProgress: {
     exit: 4,
     when: 'another `run` of the plan holds its lock (docs/run.md §1)',
-    message: (d) => `another tugcode run of ${plan(d)} is in progress`,
+    message: (d) =>
+      `another tugcode run of ${plan(d)} is in progress` +
+      (d.holder_pid !== undefined
+        ? ` (pid ${s(d.holder_pid)} on ${s(d.holder_host, '?')}, since ${s(d.started_at, '?')})`
+        : '') +
+      (d.reason ? `: ${s(d.reason)}` : ''),
+    // Its workers and claims show in status; its lock is taken over on its own once that process is gone.
+    hint: (d) => `tugcode status; wait for that run to end, or stop it (kill -INT ${s(d.holder_pid, '<pid>')})`,
   },
   DoctorFailed: {
     exit: 4,

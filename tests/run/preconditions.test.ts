@@ -90,6 +90,9 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');
       plan_path: '.tugtool/tugplan-demo.md',
       holder_pid: first.child.pid,
     });
+    // The text says whose run it is and what to do.
+    expect(summary.error.message).toContain(`(pid ${first.child.pid} on `);
+    expect(summary.error.hint).toContain(`kill -INT ${first.child.pid}`);
     expect(snapshot(root)).toEqual(before);
 
     writeFileSync(join(impl.dir, 'go'), '');
