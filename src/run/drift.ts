@@ -41,14 +41,11 @@ export async function watchDrift(rc: RunSetup): Promise<DriftWatch> {
         known = now; // a prose edit: nothing to do
         return;
       }
-      throw new TugError(
-        'PlanDrift',
-        {
-          plan_path: rc.prep.planPath,
-          summary: `the plan on ${rc.prep.base} changed its structure during the run`,
-          during_run: true,
-        },
-      );
+      throw new TugError('PlanDrift', {
+        plan_path: rc.prep.planPath,
+        summary: `the plan on ${rc.prep.base} changed its structure during the run`,
+        during_run: true,
+      });
     },
   };
 }

@@ -3,8 +3,7 @@
  * the plan's progress bar, redrawn in place with ANSI cursor movement (no dependency). Failures, lost
  * claims and completed steps are also printed as permanent lines above the block.
  */
-import { touchesHeldText } from '../contract/touches.js';
-import { duration, eventLine, painter, planSpend } from './render-text.js';
+import { duration, eventLine, painter, planSpend, waitingText } from './render-text.js';
 import type { RenderOptions } from './render.js';
 import type { RunEvent, WorkerName } from './types.js';
 
@@ -13,7 +12,7 @@ export type LiveOptions = RenderOptions;
 
 type WorkerState =
   | { kind: 'idle'; since: number }
-  | { kind: 'waiting'; since: number; held?: string }
+  | { kind: 'waiting'; since: number; why: string }
   | { kind: 'busy'; step: string; attempt: number; phase: string; since: number; claimed: number }
   | { kind: 'stopped'; reason: 'done' | 'signal' };
 
@@ -103,8 +102,7 @@ export class LiveView {
           // The wait's start stays; the reason follows the latest answer (Touches that held a step back).
           const w = this.workers.get(e.worker);
           const since = w?.kind === 'waiting' ? w.since : now;
-          const held = e.touches_held?.length ? touchesHeldText(e.touches_held) : undefined;
-          this.workers.set(e.worker, { kind: 'waiting', since, ...(held ? { held } : {}) });
+          this.workers.set(e.worker, { kind: 'waiting', since, why: waitingText(e) });
         }
         break;
       case 'worker_stopped':
@@ -154,7 +152,7 @@ export class LiveView {
           return `${head}  ${w.step.padEnd(stepW)}  ${phase}  ${duration(now - w.since)}${attempt}${active}`;
         }
         case 'waiting':
-          return `${head}  ${paint('dim', w.held ? `waiting: held back by Touches: ${w.held}` : 'waiting for a ready step')}  ${duration(now - w.since)}`;
+          return `${head}  ${paint('dim', w.why)}  ${duration(now - w.since)}`;
         case 'idle':
           return `${head}  ${paint('dim', 'idle')}`;
         case 'stopped':

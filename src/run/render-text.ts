@@ -97,9 +97,7 @@ export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }
     case 'conflict_resolved':
       return `${e.worker} ${e.step_anchor} ${paint('green', 'conflict resolved')} (round ${e.round}): ${fileList(e.files)}`;
     case 'waiting':
-      return e.touches_held?.length
-        ? `${e.worker} waiting: held back by Touches: ${touchesHeldText(e.touches_held)}`
-        : `${e.worker} waiting`;
+      return `${e.worker} ${waitingText(e)}`;
     case 'worker_stopped':
       return `${e.worker} stopped (${e.reason})`;
     case 'usage': {
@@ -139,4 +137,11 @@ export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }
 export function planSpend(p: { tokens: number; cost_usd: number | null }): string {
   const tokens = `${p.tokens.toLocaleString('en-US')} tokens`;
   return p.cost_usd === null ? tokens : `${usdText(p.cost_usd)}, ${tokens}`;
+}
+
+/** Why a worker waits: the claimed steps it waits on, and the ready steps Touches hold back. */
+export function waitingText(e: Extract<RunEvent, { type: 'waiting' }>): string {
+  const on = e.claimed_steps?.length ? ` for ${e.claimed_steps.join(', ')}` : '';
+  if (!e.touches_held?.length) return `waiting${on}`;
+  return `waiting${on}${on ? ';' : ':'} held back by Touches: ${touchesHeldText(e.touches_held)}`;
 }

@@ -42,14 +42,22 @@ export function createRenderer(mode: RenderMode, o: RenderOptions): Renderer {
   switch (mode) {
     case 'json':
       return { event: (e) => o.write(JSON.stringify(e) + '\n'), close: () => {} };
-    case 'lines':
+    case 'lines': {
+      // A worker that keeps waiting for the same reason gets one line, not one per look.
+      const lastWait = new Map<string, string>();
       return {
         event: (e) => {
           const line = eventLine(e, o);
+          if ('worker' in e && typeof e.worker === 'string') {
+            if (e.type === 'waiting' && lastWait.get(e.worker) === line) return;
+            if (e.type === 'waiting' && line !== null) lastWait.set(e.worker, line);
+            else lastWait.delete(e.worker);
+          }
           if (line !== null) o.write(line + '\n');
         },
         close: () => {},
       };
+    }
     case 'live': {
       const view = new LiveView(o);
       return { event: (e) => view.event(e), close: () => view.close() };

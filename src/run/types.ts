@@ -114,8 +114,11 @@ export type RunEvent =
   | { type: 'needs_human'; at: string; step_anchor: string; review_ref: string; reason: string }
   | { type: 'conflict'; at: string; worker: WorkerName; step_anchor: string; files: string[] }
   | { type: 'conflict_resolved'; at: string; worker: WorkerName; step_anchor: string; files: string[]; round: number }
-  /** `touches_held`: the ready steps held back because their Touches overlap a running step's, when some. */
-  | { type: 'waiting'; at: string; worker: WorkerName; touches_held?: TouchesHeld[] }
+  /**
+   * `claimed_steps`: the steps held now, which the waiting worker waits on (their completion makes others
+   * ready); `touches_held`: the ready steps held back because their Touches overlap a running step's, when some.
+   */
+  | { type: 'waiting'; at: string; worker: WorkerName; claimed_steps?: string[]; touches_held?: TouchesHeld[] }
   /** One agent run's usage, recorded in the state, with the plan's totals after it (docs/run.md §7.1). */
   | {
       type: 'usage';

@@ -201,7 +201,12 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
     );
     if (!r.claimed) {
       if (r.all_completed || r.claimed_steps.length === 0) break;
-      rc.emit({ type: 'waiting', worker, ...(r.touches_held ? { touches_held: r.touches_held } : {}) });
+      rc.emit({
+        type: 'waiting',
+        worker,
+        claimed_steps: r.claimed_steps,
+        ...(r.touches_held ? { touches_held: r.touches_held } : {}),
+      });
       await waitForChange(rc, backoff);
       backoff = Math.min(2000, backoff * 2);
       continue;

@@ -48,7 +48,16 @@ const stream: [number, RunEvent][] = [
     },
   ],
   [200, { type: 'phase', at, worker: 'w1', step_anchor: 'step-1', phase: 'reset' }],
-  [300, { type: 'waiting', at, worker: 'w2', touches_held: [{ step_anchor: 'step-3', overlaps: 'step-1' }] }],
+  [
+    300,
+    {
+      type: 'waiting',
+      at,
+      worker: 'w2',
+      claimed_steps: ['step-1'],
+      touches_held: [{ step_anchor: 'step-3', overlaps: 'step-1' }],
+    },
+  ],
   [1_000, { type: 'phase', at, worker: 'w1', step_anchor: 'step-1', phase: 'implementer' }],
   [13_000, { type: 'step_completed', at, worker: 'w1', step_anchor: 'step-1', commit_hash: h1 }],
   [
@@ -149,7 +158,7 @@ describe('lines renderer', () => {
         'run .tugtool/tugplan-demo.md: 2 workers, integrating into tugplan/demo (base main)',
         'w1 step-1 claimed (attempt 1)',
         'w1 step-1 → reset',
-        'w2 waiting: held back by Touches: step-3 (overlaps step-1)',
+        'w2 waiting for step-1; held back by Touches: step-3 (overlaps step-1)',
         'w1 step-1 → implementer',
         'w1 step-1 completed 1234567890ab',
         'w1 step-2 claimed (attempt 1, taken over from an expired lease)',
@@ -164,6 +173,33 @@ describe('lines renderer', () => {
       ].join('\n'),
     );
     expect(writes.every((w) => w.endsWith('\n') && w.indexOf('\n') === w.length - 1)).toBe(true);
+  });
+
+  it('prints a worker that keeps waiting for the same reason once, and again when the reason changes', () => {
+    const writes: string[] = [];
+    const r = createRenderer('lines', {
+      write: (x) => writes.push(x),
+      color: false,
+      now: () => 0,
+      steps_total: 4,
+      steps_done: 0,
+      workers: ['w1', 'w2'],
+      plan_path: '.tugtool/tugplan-demo.md',
+    });
+    const wait = (claimed: string[]): RunEvent => ({ type: 'waiting', at, worker: 'w2', claimed_steps: claimed });
+    for (const e of [wait(['step-1']), wait(['step-1']), wait(['step-1', 'step-2']), wait(['step-1', 'step-2'])])
+      r.event(e);
+    r.event({ type: 'phase', at, worker: 'w2', step_anchor: 'step-3', phase: 'reset' });
+    r.event(wait(['step-1', 'step-2']));
+    expect(writes.join('')).toBe(
+      [
+        'w2 waiting for step-1',
+        'w2 waiting for step-1, step-2',
+        'w2 step-3 → reset',
+        'w2 waiting for step-1, step-2',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('colours outcomes only when asked', () => {
@@ -190,7 +226,7 @@ describe('live renderer', () => {
     expect(implementing).toEqual([
       'run .tugtool/tugplan-demo.md: 2 workers, integrating into tugplan/demo (base main)',
       'w1  step-1  implementer  0ms',
-      'w2  waiting: held back by Touches: step-3 (overlaps step-1)  700ms',
+      'w2  waiting for step-1; held back by Touches: step-3 (overlaps step-1)  700ms',
       '[░░░░░░░░░░░░░░░░░░░░░░░░] 0/4 steps  tugplan-demo.md  1s',
       '',
     ]);

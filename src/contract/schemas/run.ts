@@ -174,6 +174,7 @@ const waiting = z
     type: z.literal('waiting'),
     at: timestamp,
     worker,
+    claimed_steps: z.array(anchor).optional(),
     touches_held: touchesHeld.optional(),
   })
   .strict();
