@@ -128,14 +128,10 @@ export function invalidTransition(
   step: StepRow,
   reason: string,
   extra: Record<string, unknown> = {},
+  hint?: string,
 ): TugError {
-  return new TugError('InvalidTransition', {
-    plan_path,
-    step_anchor: step.anchor,
-    status: step.status,
-    reason,
-    ...extra,
-  });
+  const details = { plan_path, step_anchor: step.anchor, status: step.status, reason, ...extra };
+  return new TugError('InvalidTransition', details, hint === undefined ? {} : { hint });
 }
 
 /**

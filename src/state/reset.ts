@@ -41,7 +41,14 @@ export async function reset(ctx: StateContext, input: ResetInput): Promise<Reset
     requireTopLevel(s, plan_path, 'state reset');
     const step = s.step;
     if (step.status === 'completed')
-      throw invalidTransition(plan_path, step, `${anchor} is completed; a completed step cannot be reset`);
+      throw invalidTransition(
+        plan_path,
+        step,
+        `${anchor} is completed; a completed step cannot be reset`,
+        {},
+        // Its commit is integrated (docs/state.md §3): new work on it is a new step.
+        'add a step to the plan for the new work, commit the plan, then run again',
+      );
     const live = isHeld(step.status) && !isExpired(step.lease_expires_at, now);
     if (live && !input.force) {
       throw invalidTransition(

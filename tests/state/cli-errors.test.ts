@@ -121,7 +121,10 @@ describe('tugcode state errors (CLI)', () => {
     refusedCli(root, ['heartbeat', 'demo', 'step-0', '--worktree', w1], 'LeaseExpired', 4);
     st(root, ['claim', 'demo', '--worktree', w1]);
     st(root, ['complete', 'demo', 'step-0', '--worktree', w1, '--force', 'trivial']);
-    refusedCli(root, ['reset', 'demo', 'step-0'], 'InvalidTransition', 4);
+    // A completed step stays completed; the refusal says where new work on it goes.
+    expect(refusedCli(root, ['reset', 'demo', 'step-0'], 'InvalidTransition', 4).json.error.hint).toContain(
+      'add a step to the plan',
+    );
     st(root, ['claim', 'demo', '--worktree', w1]);
     st(root, ['update', 'demo', 'step-1', '--worktree', w1, '--all', 'completed']);
     refusedCli(root, ['complete', 'demo', 'step-1', '--worktree', w1], 'SubstepsIncomplete', 4);
