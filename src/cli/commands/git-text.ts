@@ -58,7 +58,8 @@ export const commit = (d: R): string =>
     .join('\n');
 
 export function merge(d: R): string {
-  const verb = d.dry_run ? 'would merge' : d.already_merged ? 'already merged' : 'merged';
+  // A dry run of a merge already done says so, as the merge itself would.
+  const verb = d.already_merged ? 'already merged' : d.dry_run ? 'would merge' : 'merged';
   return [
     `${verb} ${d.branch} into ${d.into}${d.merge_commit ? ` (${d.merge_commit.slice(0, 12)})` : ''}: ${d.steps_included.length} step(s)`,
     ...d.worktrees_removed.map((w: R) => `${d.dry_run ? 'would remove' : 'removed'} worktree ${w}`),
