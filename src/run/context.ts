@@ -8,6 +8,7 @@ import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
 import { stateCall, type StateCall, type StateStore } from '../state/store.js';
 import type { DriftWatch } from './drift.js';
+import type { StepHistory } from './history.js';
 import type { Prepared } from './preflight.js';
 import type { RemoteRun } from './remote.js';
 import type { RunEvent } from './types.js';
@@ -157,6 +158,8 @@ export interface RunCtx extends RunSetup {
   readonly notesRewrite: boolean;
   /** Set under `--remote`: the integration branch lives on that shared git remote (remote.ts). */
   readonly remote: RemoteRun | undefined;
+  /** The steps the integration branch's history names, for the settle check (history.ts); not with `--remote`. */
+  readonly history: StepHistory | undefined;
   readonly tally: RunTally;
 }
 

@@ -291,6 +291,8 @@ async function startRun(
   // An earlier run's worker trees, listed before this run makes any.
   const leftovers = await leftoverTrees(g, flow.repo, prep.slug);
   const tip = remote ? remote.tip() : await timed(tr, 'run.integration', () => ensureIntegrationBranch(flow, g, prep));
+  // The settle check's memory of the branch (history.ts), scanned while the trees are made.
+  const history = remote ? undefined : (await import('./history.js')).stepHistory(g, flow.repo, prep.integration, tip);
   const { makeWorkerTree } = await import('./worker.js');
   const trees = Array.from({ length: o.workers }, (_, i) => makeWorkerTree(s, i + 1, tip));
   const notes = s.ops.env.GIT_NOTES_REWRITE_REF
@@ -315,7 +317,7 @@ async function startRun(
   if (await timed(tr, 'run.adopt', () => adoptLeftovers(s, tip, leftovers)))
     await reconcileFromIntegration({ ...s, remote });
   const drift = await timed(tr, 'run.drift', async () => (await import('./drift.js')).watchDrift(s));
-  return { rc: { ...s, startTip: tip, remote, notesRewrite, drift, tally }, trees };
+  return { rc: { ...s, startTip: tip, remote, history, notesRewrite, drift, tally }, trees };
 }
 
 /** Announces the run, then runs its workers until the plan has nothing left for them (or the run stops). */
