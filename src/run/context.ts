@@ -156,6 +156,8 @@ export interface RunCtx extends RunSetup {
    * process git otherwise starts after every rebase (it would copy nothing).
    */
   readonly notesRewrite: boolean;
+  /** git has no `trailer.*` configuration: a step commit's one-line message gets its trailers without git. */
+  readonly trailersUnconfigured: boolean;
   /** Set under `--remote`: the integration branch lives on that shared git remote (remote.ts). */
   readonly remote: RemoteRun | undefined;
   /** The steps the integration branch's history names, for the settle check (history.ts); not with `--remote`. */

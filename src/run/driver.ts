@@ -295,14 +295,12 @@ async function startRun(
   const history = remote ? undefined : (await import('./history.js')).stepHistory(g, flow.repo, prep.integration, tip);
   const { makeWorkerTree } = await import('./worker.js');
   const trees = Array.from({ length: o.workers }, (_, i) => makeWorkerTree(s, i + 1, tip));
-  const notes = s.ops.env.GIT_NOTES_REWRITE_REF
-    ? Promise.resolve(true)
-    : g.tryRun(['config', '--get-all', 'notes.rewriteRef'], flow.repo.mainRoot).then((r) => r.stdout.trim() !== '');
-  const gitSide = Promise.allSettled([...trees, notes]); // each is awaited below; none is left unobserved
-  let notesRewrite: boolean;
+  const gitConfig = runGitConfig(s);
+  const gitSide = Promise.allSettled([...trees, gitConfig]); // each is awaited below; none is left unobserved
+  let config: RunGitConfig;
   try {
     await timed(tr, 'run.init', () => initState(flow, prep, { integrationExisted: existed, warn: s.warn }));
-    notesRewrite = await notes;
+    config = await gitConfig;
   } catch (e) {
     // No git still writing once the run lock is released, and nothing of this run's left behind: the
     // worker trees and the integration branch it made are removed again (a failed command changes nothing).
@@ -317,7 +315,33 @@ async function startRun(
   if (await timed(tr, 'run.adopt', () => adoptLeftovers(s, tip, leftovers)))
     await reconcileFromIntegration({ ...s, remote });
   const drift = await timed(tr, 'run.drift', async () => (await import('./drift.js')).watchDrift(s));
-  return { rc: { ...s, startTip: tip, remote, history, notesRewrite, drift, tally }, trees };
+  return { rc: { ...s, startTip: tip, remote, history, ...config, drift, tally }, trees };
+}
+
+type RunGitConfig = Pick<RunCtx, 'notesRewrite' | 'trailersUnconfigured'>;
+
+/**
+ * What the run needs of git's configuration, in one `git config` process: whether a rebase copies notes
+ * (`notes.rewriteRef`, or GIT_NOTES_REWRITE_REF), and whether any `trailer.*` setting is there.
+ */
+async function runGitConfig(s: RunSetup): Promise<RunGitConfig> {
+  const r = await s.g.tryRun(
+    ['config', '-z', '--get-regexp', '^(notes\\.rewriteref|trailer\\..*)$'],
+    s.flow.repo.mainRoot,
+  );
+  // `-z`: each entry is `<key>\n<value>\0` (`<key>\0` for a key without a value).
+  const entries = r.stdout
+    .split('\0')
+    .filter(Boolean)
+    .map((e) => {
+      const nl = e.indexOf('\n');
+      return nl < 0 ? { key: e, value: '' } : { key: e.slice(0, nl), value: e.slice(nl + 1) };
+    });
+  const notes = entries.filter((e) => e.key === 'notes.rewriteref').map((e) => e.value);
+  return {
+    notesRewrite: Boolean(s.ops.env.GIT_NOTES_REWRITE_REF) || notes.join('\n').trim() !== '',
+    trailersUnconfigured: r.status <= 1 && !entries.some((e) => e.key.startsWith('trailer.')),
+  };
 }
 
 /** Announces the run, then runs its workers until the plan has nothing left for them (or the run stops). */

@@ -294,6 +294,7 @@ async function commitPhase(
       prepared: await prepared,
       trace: tr,
       noVerify: rc.flow.config.run.no_verify,
+      trailersUnconfigured: rc.trailersUnconfigured,
       // Its hooks count against the step's time and end with their process group (bounded.ts).
       git: boundedGitRunner(rc.ops.env, { timeoutMs: x.left, signal: x.beat.signal }),
     });
@@ -335,7 +336,9 @@ async function prepareMessage(
 ): Promise<PreparedMessage | undefined> {
   try {
     const { prepareMessage: prepare } = await import('../gitflow/commit.js');
-    return await prepare(rc.flow, { worktree: W, planPath: rc.prep.planPath, step, message, attempt });
+    const { planPath } = rc.prep;
+    const trailersUnconfigured = rc.trailersUnconfigured; // no trailer.* config: no git (trailer-write.ts)
+    return await prepare(rc.flow, { worktree: W, planPath, step, message, attempt, trailersUnconfigured });
   } catch {
     return undefined;
   }
