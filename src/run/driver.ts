@@ -1,8 +1,8 @@
 /**
  * `tugcode run <plan>` (docs/run.md §1): N workers, each in its own worktree, coordinated only through the
  * state store, until the plan is done. One front door over the same operations as the CLI: the driver
- * never spawns the tugcode CLI, and nothing a worker does blocks another worker's heartbeat (git through
- * simple-git, children through execa, SQLite lock waits in short slices).
+ * never spawns the tugcode CLI, and nothing a worker does blocks another worker's heartbeat (git started
+ * from the run's git thread, children through execa, SQLite lock waits in short slices).
  */
 import { TugError, toTugError } from '../contract/errors.js';
 import { reviewRefName } from '../contract/layout.js';
@@ -120,6 +120,23 @@ export async function completedSteps(ctx: OpsContext, prep: Prepared, call: Call
 
 export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hooks: RunHooks): Promise<RunSummary> {
   const t0 = Date.now();
+  // The run's git children start from a thread of their own (git-thread.ts): starting one blocks the
+  // starting thread for milliseconds, which on the main thread every other worker would wait out.
+  const endGitThread = (await import('../git/git-thread.js')).useGitThread(ctx.env);
+  try {
+    return await runPlanned(ctx, input, call, hooks, t0);
+  } finally {
+    await endGitThread();
+  }
+}
+
+async function runPlanned(
+  ctx: OpsContext,
+  input: RunInput,
+  call: Call,
+  hooks: RunHooks,
+  t0: number,
+): Promise<RunSummary> {
   const tr = tracerOf(hooks, '', '');
   const { gitRunner } = await import('../git/exec.js');
   const prepared = await timed(tr, 'run.preflight', () => prepareRun(ctx, input, call));
