@@ -7,6 +7,7 @@
  * starts each git, feeds its stdin and collects its output; the callers keep their own rules (exec.ts:
  * bounded concurrency and the silence timeout; bounded.ts: the step's time and the process group).
  */
+import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 
 export interface ThreadSpawn {
@@ -37,22 +38,39 @@ export interface ThreadResult {
 export interface GitThread {
   /** Starts git (`onPid` is told its process id as soon as it runs) and resolves when it has ended. */
   spawn(req: ThreadSpawn, onPid?: (pid: number) => void): Promise<ThreadResult>;
-  /** Ends the thread; a git still running is no longer waited for (its call fails). */
+  /** Ends the thread; a git still running there is no longer waited for (its call fails); later ones start here. */
   close(): Promise<void>;
 }
 
-/** The worker's code: CommonJS with Node's own modules only, so it runs the same from the bundle and the sources. */
-const CODE = `
-const { parentPort } = require('node:worker_threads');
-const { spawn } = require('node:child_process');
-parentPort.on('message', (m) => {
-  let child;
+/** One git to start, as posted to the thread. */
+interface Request extends ThreadSpawn {
+  id: number;
+}
+
+/** What the thread posts back: the thread is up; a git's process id; its end. */
+interface Message {
+  id: number;
+  type: 'ready' | 'pid' | 'done';
+  pid?: number | undefined;
+  exitCode?: number | null | undefined;
+  stdout?: Uint8Array | null | undefined;
+  stderr?: Uint8Array | null | undefined;
+  error?: string | undefined;
+  blocked?: boolean | undefined;
+}
+
+/**
+ * Starts the git of `m` and posts its `pid`, then `done`. Self-contained (no outer name, no import): the
+ * thread runs its source text, and the caller's own thread runs it while the thread is still starting.
+ */
+function serve(spawn: typeof import('node:child_process').spawn, m: Request, post: (msg: Message) => void): void {
   let done = false;
-  const finish = (r) => {
+  const finish = (r: Omit<Message, 'id' | 'type'>) => {
     if (done) return;
     done = true;
-    parentPort.postMessage({ id: m.id, type: 'done', ...r });
+    post({ id: m.id, type: 'done', ...r });
   };
+  let child: import('node:child_process').ChildProcess;
   try {
     child = spawn('git', m.args, {
       cwd: '/',
@@ -62,86 +80,92 @@ parentPort.on('message', (m) => {
       stdio: [m.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
   } catch (e) {
-    finish({ exitCode: null, stdout: null, stderr: null, error: String((e && e.message) || e) });
+    finish({ exitCode: null, error: String((e as Error | undefined)?.message ?? e) });
     return;
   }
-  if (child.pid !== undefined) parentPort.postMessage({ id: m.id, type: 'pid', pid: child.pid });
-  const out = [];
-  const err = [];
-  let timer;
+  const pid = child.pid;
+  if (pid !== undefined) post({ id: m.id, type: 'pid', pid });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
   let blocked = false;
   const quiet = () => {
     if (!m.blockMs) return;
     clearTimeout(timer);
-    timer = setTimeout(() => { blocked = true; child.kill('SIGINT'); }, m.blockMs);
+    timer = setTimeout(() => {
+      blocked = true;
+      child.kill('SIGINT');
+    }, m.blockMs);
   };
-  child.stdout.on('data', (d) => { out.push(d); quiet(); });
-  child.stderr.on('data', (d) => { err.push(d); quiet(); });
+  child.stdout!.on('data', (d: Buffer) => {
+    out.push(d);
+    quiet();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    err.push(d);
+    quiet();
+  });
   quiet();
   if (m.input !== undefined) {
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(m.input);
+    child.stdin!.on('error', () => undefined); // git may exit before reading it all
+    child.stdin!.end(m.input);
   }
-  if (m.detached === true)
-    child.on('exit', () => { try { process.kill(-child.pid, 'SIGKILL'); } catch {} });
+  // git exited: what it left in its group (a hook's background child) would hold the pipes open.
+  if (m.detached === true && pid !== undefined)
+    child.on('exit', () => {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // the group is gone
+      }
+    });
   child.on('error', (e) => {
-    if (child.pid === undefined) { clearTimeout(timer); finish({ exitCode: null, stdout: null, stderr: null, error: e.message }); }
+    if (pid !== undefined) return; // it ran: 'close' follows
+    clearTimeout(timer);
+    finish({ exitCode: null, error: e.message });
   });
   child.on('close', (code) => {
     clearTimeout(timer);
     finish({ exitCode: code, stdout: Buffer.concat(out), stderr: Buffer.concat(err), blocked });
   });
-});
+}
+
+/** The thread's code: CommonJS with Node's own modules only, so it runs the same from the bundle and the sources. */
+const CODE = `
+const { parentPort } = require('node:worker_threads');
+const { spawn } = require('node:child_process');
+const serve = ${serve.toString()};
+parentPort.on('message', (m) => serve(spawn, m, (msg) => parentPort.postMessage(msg)));
+parentPort.postMessage({ id: 0, type: 'ready' });
 `;
 
 interface Pending {
   resolve: (r: ThreadResult) => void;
   onPid?: ((pid: number) => void) | undefined;
-}
-
-interface Message {
-  id: number;
-  type: 'pid' | 'done';
-  pid?: number;
-  exitCode?: number | null;
-  stdout?: Uint8Array | null;
-  stderr?: Uint8Array | null;
-  error?: string;
-  blocked?: boolean;
+  /** Started from the thread (else from this one). */
+  threaded: boolean;
 }
 
 const bytes = (a: Uint8Array | null | undefined): Buffer =>
   a ? Buffer.from(a.buffer, a.byteOffset, a.byteLength) : Buffer.alloc(0);
 
-/** A thread that starts git children. It keeps the process alive only while a git runs. */
+/**
+ * A thread that starts git children. It keeps the process alive only while a git runs there. Until it is
+ * up (a worker takes tens of milliseconds to start), and should it ever fail, git starts from this thread.
+ */
 export function startGitThread(): GitThread {
   const worker = new Worker(CODE, { eval: true });
   worker.unref();
   const pending = new Map<number, Pending>();
   let next = 0;
-  let failed: Error | null = null;
-  const ended = (e: Error): ThreadResult => ({
-    exitCode: null,
-    stdout: Buffer.alloc(0),
-    stderr: Buffer.alloc(0),
-    error: e.message,
-  });
-  const fail = (e: Error) => {
-    failed = e;
-    for (const [, p] of pending) p.resolve(ended(e));
-    pending.clear();
-  };
-  worker.on('error', fail);
-  worker.on('exit', () => fail(new Error('the git thread ended')));
-  worker.on('message', (m: Message) => {
+  let up = false;
+  let running = 0;
+  const receive = (m: Message) => {
     const p = pending.get(m.id);
     if (!p) return;
-    if (m.type === 'pid') {
-      p.onPid?.(m.pid!);
-      return;
-    }
+    if (m.type === 'pid') return p.onPid?.(m.pid!);
     pending.delete(m.id);
-    if (pending.size === 0) worker.unref();
+    if (p.threaded && --running === 0) worker.unref();
     p.resolve({
       exitCode: m.exitCode ?? null,
       stdout: bytes(m.stdout),
@@ -149,19 +173,27 @@ export function startGitThread(): GitThread {
       error: m.error,
       blocked: m.blocked,
     });
-  });
+  };
+  const down = (e: Error) => {
+    up = false;
+    for (const [id, p] of pending)
+      if (p.threaded) receive({ id, type: 'done', exitCode: null, error: `git was not waited for: ${e.message}` });
+  };
+  worker.on('message', (m: Message) => (m.type === 'ready' ? (up = true) : receive(m)));
+  worker.on('error', down);
+  worker.on('exit', () => down(new Error('the git thread ended')));
   return {
     spawn(req, onPid) {
       const id = ++next;
       return new Promise<ThreadResult>((resolve) => {
-        if (failed) return resolve(ended(failed));
-        if (pending.size === 0) worker.ref();
-        pending.set(id, { resolve, onPid });
+        pending.set(id, { resolve, onPid, threaded: up });
+        if (!up) return serve(spawn, { id, ...req }, receive);
+        if (running++ === 0) worker.ref();
         worker.postMessage({ id, ...req });
       });
     },
     async close() {
-      await worker.terminate(); // a call still waiting ends with an error (the 'exit' above)
+      await worker.terminate();
     },
   };
 }
