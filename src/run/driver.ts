@@ -92,13 +92,14 @@ export async function prepareRun(
   ctx: OpsContext,
   input: RunInput,
   call: Call,
+  tr?: import('./context.js').TraceFn,
 ): Promise<{ flow: FlowCtx; prep: Prepared; input: RunInput }> {
   const { flowOf } = await import('../ops/git.js');
-  const flow = await flowOf(ctx, call);
+  const flow = await timed(tr, 'run.flow', () => flowOf(ctx, call));
   const { gitRunner } = await import('../git/exec.js');
-  const prep = await preflight(flow, gitRunner(ctx.env), input.plan, input.base);
+  const prep = await timed(tr, 'run.check', () => preflight(flow, gitRunner(ctx.env), input.plan, input.base));
   const env = { cwd: ctx.cwd, repoRoot: flow.repo.mainRoot, env: ctx.env };
-  const programs = await resolvePrograms(input, flow.config.run, env);
+  const programs = await timed(tr, 'run.programs', () => resolvePrograms(input, flow.config.run, env));
   flow.config.run = programs.run;
   return { flow, prep, input: programs.input };
 }
@@ -139,7 +140,7 @@ async function runPlanned(
 ): Promise<RunSummary> {
   const tr = tracerOf(hooks, '', '');
   const { gitRunner } = await import('../git/exec.js');
-  const prepared = await timed(tr, 'run.preflight', () => prepareRun(ctx, input, call));
+  const prepared = await timed(tr, 'run.preflight', () => prepareRun(ctx, input, call, tr));
   const { flow, prep } = prepared;
   input = prepared.input;
   const g = gitRunner(ctx.env);
