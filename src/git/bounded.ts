@@ -99,10 +99,15 @@ export function boundedGitRunner(env: NodeJS.ProcessEnv, bound: Bound): GitRunne
     if (bound.signal?.aborted) onAbort();
     let r: Ended;
     try {
-      r = await start(cwd === null ? args : ['-C', cwd, ...args], { ...base, ...opts.env }, opts.input, (p) => {
-        pid = p;
-        kill();
-      });
+      r = await start(
+        cwd === null ? args : ['-C', cwd, ...args],
+        opts.env ? { ...base, ...opts.env } : base,
+        opts.input,
+        (p) => {
+          pid = p;
+          kill();
+        },
+      );
     } catch (e) {
       throw new TugError('GitError', { args, cwd, reason: (e as Error).message });
     } finally {

@@ -194,7 +194,7 @@ function threadSpawner(thread: GitThread, childEnv: GitEnv) {
     const own = opts.input !== undefined || opts.env !== undefined;
     const req = {
       args: cwd === null ? args : ['-C', cwd, ...args],
-      env: own ? { ...childEnv, ...opts.env } : childEnv,
+      env: opts.env ? { ...childEnv, ...opts.env } : childEnv,
       input: opts.input,
       blockMs: GIT_BLOCK_TIMEOUT_MS,
     };
