@@ -26,6 +26,7 @@ import {
   integrationExists,
   preflight,
   resolvePrograms,
+  settled,
   type Prepared,
 } from './preflight.js';
 import type { RunEvent, RunSummary } from './types.js';
@@ -308,7 +309,17 @@ async function startRun(
   const existed = await integrationExists(flow, g, prep);
   // An earlier run's worker trees, listed before this run makes any.
   const leftovers = await leftoverTrees(g, flow.repo, prep.slug);
-  const tip = remote ? remote.tip() : await timed(tr, 'run.integration', () => ensureIntegrationBranch(flow, g, prep));
+  const init = () => timed(tr, 'run.init', () => initState(flow, prep, { integrationExisted: existed, warn: s.warn }));
+  // A branch this run is about to make holds nothing of the plan's: the state's init reads nothing of it and
+  // runs while git makes it. An existing one is reconciled from once it caught up with the base.
+  const early = existed || remote ? undefined : settled(init());
+  let tip: string;
+  try {
+    tip = remote ? remote.tip() : await timed(tr, 'run.integration', () => ensureIntegrationBranch(flow, g, prep));
+  } catch (e) {
+    await early; // nothing of this run's still running once the lock is released
+    throw e;
+  }
   // The settle check's memory of the branch (history.ts), scanned while the trees are made.
   const history = remote ? undefined : (await import('./history.js')).stepHistory(g, flow.repo, prep.integration, tip);
   const { makeWorkerTree } = await import('./worker.js');
@@ -317,7 +328,8 @@ async function startRun(
   const gitSide = Promise.allSettled([...trees, gitConfig]); // each is awaited below; none is left unobserved
   let config: RunGitConfig;
   try {
-    await timed(tr, 'run.init', () => initState(flow, prep, { integrationExisted: existed, warn: s.warn }));
+    if (early) (await early)();
+    else await init();
     config = await gitConfig;
   } catch (e) {
     // No git still writing once the run lock is released, and nothing of this run's left behind: the
