@@ -73,8 +73,14 @@ const startOn =
     return { status: r.exitCode, stdout: r.stdout, stderr: r.stderr };
   };
 
+/**
+ * The child environment of each caller environment, made once: the driver makes a bounded runner for every
+ * commit and integration, and one object per environment lets the git thread receive it once.
+ */
+const childEnvs = new WeakMap<NodeJS.ProcessEnv, Record<string, string>>();
+
 export function boundedGitRunner(env: NodeJS.ProcessEnv, bound: Bound): GitRunner {
-  const base = gitChildEnv(env);
+  const base = childEnvs.get(env) ?? childEnvs.set(env, gitChildEnv(env)).get(env)!;
   const thread = gitThreadOf(env);
   const start = thread ? startOn(thread) : startHere;
   const raw = async (args: string[], cwd: string | null, opts: GitCallOptions = {}) => {
