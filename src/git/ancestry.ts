@@ -15,8 +15,16 @@ const FIRST_LIMIT = 8;
 const T_LIMIT = 16;
 const WALK_LIMIT = 64;
 
-/** The parents of a loose commit object, or null when it is not a readable loose commit. */
-function parentsOf(objects: string, sha: string): string[] | null {
+/** A commit object read from its loose file: its parents, and its message as stored (after the header). */
+export interface LooseCommit {
+  parents: string[];
+  message: Buffer;
+  /** The header names an `encoding` (git re-encodes such a message before showing or grepping it). */
+  encoded: boolean;
+}
+
+/** The loose commit `sha` under `objects`, or null when it is not a readable loose commit. */
+export function looseCommit(objects: string, sha: string): LooseCommit | null {
   let body: Buffer;
   try {
     body = inflateSync(readFileSync(join(objects, sha.slice(0, 2), sha.slice(2))));
@@ -25,19 +33,27 @@ function parentsOf(objects: string, sha: string): string[] | null {
   }
   const nul = body.indexOf(0);
   if (nul < 0 || !body.subarray(0, nul).toString('latin1').startsWith('commit ')) return null;
-  // The header ends at the first blank line; only `tree` and `parent` lines come before the author.
+  // The header ends at the first blank line (a multi-line header value, a signature, continues with a space).
   const end = body.indexOf('\n\n', nul);
   const header = body.subarray(nul + 1, end < 0 ? body.length : end).toString('latin1');
   const parents: string[] = [];
+  let encoded = false;
+  let top = true; // only `tree` and `parent` lines come before the author
   for (const line of header.split('\n')) {
-    if (line.startsWith('parent ')) parents.push(line.slice(7).trim());
-    else if (!line.startsWith('tree ')) break;
+    if (top && line.startsWith('parent ')) parents.push(line.slice(7).trim());
+    else if (!line.startsWith('tree ')) top = false;
+    if (line.startsWith('encoding ')) encoded = true;
   }
-  return parents;
+  return { parents, message: end < 0 ? Buffer.alloc(0) : body.subarray(end + 2), encoded };
+}
+
+/** The parents of a loose commit object, or null when it is not a readable loose commit. */
+function parentsOf(objects: string, sha: string): string[] | null {
+  return looseCommit(objects, sha)?.parents ?? null;
 }
 
 /** Whether anything in the repository changes what git considers a commit's parents. */
-function parentsRewritten(commonDir: string): boolean {
+export function parentsRewritten(commonDir: string): boolean {
   for (const p of ['shallow', 'info/grafts', 'reftable', 'refs/replace'])
     if (existsSync(join(commonDir, p))) return true;
   let packed = '';

@@ -12,10 +12,15 @@
  * simple-git is used as a runner only: its `errors` hook hands every result (exit code, stdout and stderr
  * as bytes) back through one error type, so the callers here see git's exit status as it is — many plumbing
  * commands answer "no" with exit 1 and nothing on stderr, which simple-git would otherwise report as success.
+ *
+ * A caller that started a git thread for its environment (git-thread.ts: the driver) gets a runner that
+ * starts git there instead, with the same rules: the variables, stdin, GIT_MAX_CONCURRENT, the silence
+ * timeout and the same errors.
  */
 import type { SimpleGit, SimpleGitOptions } from 'simple-git';
 import { TugError } from '../contract/errors.js';
 import { gitChildEnv, type GitEnv, type GitResult } from './env.js';
+import { gitThreadOf, type GitThread, type ThreadResult } from './git-thread.js';
 
 export type { GitResult } from './env.js';
 
@@ -166,16 +171,66 @@ async function spawnGit(
   throw new TugError('InternalError', { reason: 'simple-git returned no result' });
 }
 
-const runners = new WeakMap<NodeJS.ProcessEnv, GitRunner>();
+/**
+ * git started from the environment's git thread (git-thread.ts) instead of simple-git, with simple-git's
+ * rules as used here: every variable passed on, stdin written when given, at most GIT_MAX_CONCURRENT
+ * children of the calls without stdin or variables of their own, killed after GIT_BLOCK_TIMEOUT_MS of
+ * silence, and the same errors.
+ */
+function threadSpawner(thread: GitThread, childEnv: GitEnv) {
+  let running = 0;
+  const queue: (() => void)[] = [];
+  const turn = async <T>(fn: () => Promise<T>): Promise<T> => {
+    if (running >= GIT_MAX_CONCURRENT) await new Promise<void>((res) => queue.push(res));
+    running++;
+    try {
+      return await fn();
+    } finally {
+      running--;
+      queue.shift()?.();
+    }
+  };
+  return async (args: string[], cwd: string | null, opts: GitCallOptions): Promise<RawResult> => {
+    const own = opts.input !== undefined || opts.env !== undefined;
+    const req = {
+      args: cwd === null ? args : ['-C', cwd, ...args],
+      env: opts.env ? { ...childEnv, ...opts.env } : childEnv,
+      input: opts.input,
+      blockMs: GIT_BLOCK_TIMEOUT_MS,
+    };
+    const r: ThreadResult = own ? await thread.spawn(req) : await turn(() => thread.spawn(req));
+    if (r.blocked)
+      throw new TugError('GitError', {
+        args,
+        cwd,
+        reason: `git printed nothing for ${GIT_BLOCK_TIMEOUT_MS / 1000} s and was stopped`,
+      });
+    if (r.error !== undefined || r.exitCode === null || r.exitCode < 0)
+      throw new TugError('GitError', {
+        args,
+        cwd,
+        reason: r.error ?? (r.stderr.toString('utf8').split('\n')[0] || 'git could not run'),
+      });
+    return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, error: undefined };
+  };
+}
 
-/** The runner for a caller environment (cached per env object, so calls with it share one scheduler). */
+const runners = new WeakMap<NodeJS.ProcessEnv, GitRunner>();
+const threadRunners = new WeakMap<GitThread, GitRunner>();
+
+/**
+ * The runner for a caller environment (cached per env object, so calls with it share one scheduler):
+ * simple-git, or the environment's git thread once the caller started one (useGitThread).
+ */
 export function gitRunner(env: NodeJS.ProcessEnv): GitRunner {
-  const hit = runners.get(env);
+  const thread = gitThreadOf(env);
+  const hit = thread ? threadRunners.get(thread) : runners.get(env);
   if (hit) return hit;
   const childEnv = gitChildEnv(env);
   let shared: Promise<SimpleGit> | null = null;
+  const viaThread = thread ? threadSpawner(thread, childEnv) : null;
   const raw = (args: string[], cwd: string | null, opts: GitCallOptions = {}) =>
-    spawnGit((shared ??= client(childEnv)), childEnv, args, cwd, opts);
+    viaThread ? viaThread(args, cwd, opts) : spawnGit((shared ??= client(childEnv)), childEnv, args, cwd, opts);
   const fail = (args: string[], cwd: string, r: RawResult): TugError =>
     new TugError('GitError', { args, stderr: r.stderr.toString('utf8'), exit_code: r.exitCode, cwd });
   const runner: GitRunner = {
@@ -203,7 +258,8 @@ export function gitRunner(env: NodeJS.ProcessEnv): GitRunner {
       }
     },
   };
-  runners.set(env, runner);
+  if (thread) threadRunners.set(thread, runner);
+  else runners.set(env, runner);
   return runner;
 }
 

@@ -43,19 +43,40 @@ function normalizeMessage(message: string): string {
   return m.replace(/^\n+/, '') + '\n';
 }
 
+/** Whitespace git trims off a trailer's value (C isspace). */
+const GIT_SPACE = /^[ \t\n\v\f\r]|[ \t\n\v\f\r]$/;
+
+/**
+ * What `git interpret-trailers --no-divider --where end --if-exists add --if-missing add` makes of a
+ * normalized one-line message without any `tug-` in it: git never reads a message's first paragraph (its
+ * title) as trailers, so the trailers go after a blank line, each `<key>: <value>`. Null for any other
+ * message, or a value git would trim (ask git). Valid only where git has no `trailer.*` configuration, which
+ * may rename a key or run a command for it.
+ */
+export function trailersAfterTitle(msg: string, trailers: TrailerSpec[]): string | null {
+  if (msg.indexOf('\n') !== msg.length - 1 || /tug-/i.test(msg)) return null;
+  if (trailers.some((t) => GIT_SPACE.test(t.value))) return null;
+  return `${msg}\n${trailers.map((t) => `${t.key}: ${t.value}\n`).join('')}`;
+}
+
 /**
  * Returns `message` with every Tug-* trailer removed and `trailers` appended (in order), using
  * `git interpret-trailers`. Removal replaces one existing Tug-* trailer with an empty value at a time
- * (`--if-exists replace` + `--trim-empty`), so git decides what the trailer block is.
+ * (`--if-exists replace` + `--trim-empty`), so git decides what the trailer block is. `unconfigured`: the
+ * caller knows git has no `trailer.*` configuration, so a one-line message gets its trailers without a git
+ * process (trailersAfterTitle), byte for byte as git writes them.
  */
 export async function withTugTrailers(
   g: GitRunner,
   message: string,
   trailers: TrailerSpec[],
   cwd: string,
+  o: { unconfigured?: boolean | undefined } = {},
 ): Promise<string> {
   trailers.forEach(checkValue);
   let msg = normalizeMessage(message);
+  const fast = o.unconfigured ? trailersAfterTitle(msg, trailers) : null;
+  if (fast !== null) return fast;
   // No "tug-" anywhere: no Tug-* trailer to remove, and no git call to find out.
   let existing = /tug-/i.test(msg) ? (await parseTrailers(g, msg, cwd)).filter(([k]) => isTugTrailerKey(k)) : [];
   for (let guard = existing.length + 1; existing.length > 0 && guard > 0; guard--) {

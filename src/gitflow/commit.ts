@@ -77,6 +77,8 @@ export interface StepCommitInput {
   noVerify?: boolean | undefined;
   /** The runner for this commit's git calls (the driver's is bounded by the step timeout, bounded.ts). */
   git?: GitRunner | undefined;
+  /** git has no `trailer.*` configuration (the driver read it once): trailers need no git (trailer-write.ts). */
+  trailersUnconfigured?: boolean | undefined;
 }
 
 /** What the driver's commit made. */
@@ -268,11 +270,20 @@ export interface PreparedMessage {
  */
 export async function prepareMessage(
   ctx: FlowCtx,
-  input: { worktree: string; planPath: string; step: string; message: string; attempt?: number | undefined },
+  input: {
+    worktree: string;
+    planPath: string;
+    step: string;
+    message: string;
+    attempt?: number | undefined;
+    trailersUnconfigured?: boolean | undefined;
+  },
 ): Promise<PreparedMessage> {
   const ref = { planPath: input.planPath, step: input.step, worktree: input.worktree, attempt: input.attempt };
   const trailers = await stepTrailers(ctx, ref);
-  const message = await withTugTrailers(gitRunner(ctx.env), input.message, trailers, input.worktree);
+  const message = await withTugTrailers(gitRunner(ctx.env), input.message, trailers, input.worktree, {
+    unconfigured: input.trailersUnconfigured,
+  });
   return { key: messageKey(input.message, trailers), message };
 }
 
@@ -376,6 +387,7 @@ interface WriteOptions {
   listStaged: boolean;
   noVerify: boolean;
   trace?: TraceFn | undefined;
+  trailersUnconfigured?: boolean | undefined;
 }
 
 /**
@@ -420,7 +432,9 @@ async function messageOf(ctx: FlowCtx, g: GitRunner, t: CommitTarget, o: WriteOp
   const ref = { planPath: t.planPath, step: t.step, worktree: t.W, attempt: o.attempt };
   const trailers = await timed(o.trace, 'commit.refactors', () => stepTrailers(ctx, ref, o.refactors));
   if (o.prepared?.key === messageKey(o.message, trailers)) return o.prepared.message;
-  return timed(o.trace, 'commit.trailers', () => withTugTrailers(g, o.message, trailers, t.W));
+  return timed(o.trace, 'commit.trailers', () =>
+    withTugTrailers(g, o.message, trailers, t.W, { unconfigured: o.trailersUnconfigured }),
+  );
 }
 
 function commitArgs(o: WriteOptions): string[] {

@@ -8,6 +8,7 @@ import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
 import { stateCall, type StateCall, type StateStore } from '../state/store.js';
 import type { DriftWatch } from './drift.js';
+import type { StepHistory } from './history.js';
 import type { Prepared } from './preflight.js';
 import type { RemoteRun } from './remote.js';
 import type { RunEvent } from './types.js';
@@ -155,8 +156,12 @@ export interface RunCtx extends RunSetup {
    * process git otherwise starts after every rebase (it would copy nothing).
    */
   readonly notesRewrite: boolean;
+  /** git has no `trailer.*` configuration: a step commit's one-line message gets its trailers without git. */
+  readonly trailersUnconfigured: boolean;
   /** Set under `--remote`: the integration branch lives on that shared git remote (remote.ts). */
   readonly remote: RemoteRun | undefined;
+  /** The steps the integration branch's history names, for the settle check (history.ts); not with `--remote`. */
+  readonly history: StepHistory | undefined;
   readonly tally: RunTally;
 }
 

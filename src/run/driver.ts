@@ -1,8 +1,8 @@
 /**
  * `tugcode run <plan>` (docs/run.md §1): N workers, each in its own worktree, coordinated only through the
  * state store, until the plan is done. One front door over the same operations as the CLI: the driver
- * never spawns the tugcode CLI, and nothing a worker does blocks another worker's heartbeat (git through
- * simple-git, children through execa, SQLite lock waits in short slices).
+ * never spawns the tugcode CLI, and nothing a worker does blocks another worker's heartbeat (git started
+ * from the run's git thread, children through execa, SQLite lock waits in short slices).
  */
 import { TugError, toTugError } from '../contract/errors.js';
 import { reviewRefName } from '../contract/layout.js';
@@ -26,6 +26,7 @@ import {
   integrationExists,
   preflight,
   resolvePrograms,
+  settled,
   type Prepared,
 } from './preflight.js';
 import type { RunEvent, RunSummary } from './types.js';
@@ -92,13 +93,14 @@ export async function prepareRun(
   ctx: OpsContext,
   input: RunInput,
   call: Call,
+  tr?: import('./context.js').TraceFn,
 ): Promise<{ flow: FlowCtx; prep: Prepared; input: RunInput }> {
   const { flowOf } = await import('../ops/git.js');
-  const flow = await flowOf(ctx, call);
+  const flow = await timed(tr, 'run.flow', () => flowOf(ctx, call));
   const { gitRunner } = await import('../git/exec.js');
-  const prep = await preflight(flow, gitRunner(ctx.env), input.plan, input.base);
+  const prep = await timed(tr, 'run.check', () => preflight(flow, gitRunner(ctx.env), input.plan, input.base));
   const env = { cwd: ctx.cwd, repoRoot: flow.repo.mainRoot, env: ctx.env };
-  const programs = await resolvePrograms(input, flow.config.run, env);
+  const programs = await timed(tr, 'run.programs', () => resolvePrograms(input, flow.config.run, env));
   flow.config.run = programs.run;
   return { flow, prep, input: programs.input };
 }
@@ -120,9 +122,26 @@ export async function completedSteps(ctx: OpsContext, prep: Prepared, call: Call
 
 export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hooks: RunHooks): Promise<RunSummary> {
   const t0 = Date.now();
+  // The run's git children start from a thread of their own (git-thread.ts): starting one blocks the
+  // starting thread for milliseconds, which on the main thread every other worker would wait out.
+  const endGitThread = (await import('../git/git-thread.js')).useGitThread(ctx.env);
+  try {
+    return await runPlanned(ctx, input, call, hooks, t0);
+  } finally {
+    await endGitThread();
+  }
+}
+
+async function runPlanned(
+  ctx: OpsContext,
+  input: RunInput,
+  call: Call,
+  hooks: RunHooks,
+  t0: number,
+): Promise<RunSummary> {
   const tr = tracerOf(hooks, '', '');
   const { gitRunner } = await import('../git/exec.js');
-  const prepared = await timed(tr, 'run.preflight', () => prepareRun(ctx, input, call));
+  const prepared = await timed(tr, 'run.preflight', () => prepareRun(ctx, input, call, tr));
   const { flow, prep } = prepared;
   input = prepared.input;
   const g = gitRunner(ctx.env);
@@ -290,17 +309,28 @@ async function startRun(
   const existed = await integrationExists(flow, g, prep);
   // An earlier run's worker trees, listed before this run makes any.
   const leftovers = await leftoverTrees(g, flow.repo, prep.slug);
-  const tip = remote ? remote.tip() : await timed(tr, 'run.integration', () => ensureIntegrationBranch(flow, g, prep));
+  const init = () => timed(tr, 'run.init', () => initState(flow, prep, { integrationExisted: existed, warn: s.warn }));
+  // A branch this run is about to make holds nothing of the plan's: the state's init reads nothing of it and
+  // runs while git makes it. An existing one is reconciled from once it caught up with the base.
+  const early = existed || remote ? undefined : settled(init());
+  let tip: string;
+  try {
+    tip = remote ? remote.tip() : await timed(tr, 'run.integration', () => ensureIntegrationBranch(flow, g, prep));
+  } catch (e) {
+    await early; // nothing of this run's still running once the lock is released
+    throw e;
+  }
+  // The settle check's memory of the branch (history.ts), scanned while the trees are made.
+  const history = remote ? undefined : (await import('./history.js')).stepHistory(g, flow.repo, prep.integration, tip);
   const { makeWorkerTree } = await import('./worker.js');
   const trees = Array.from({ length: o.workers }, (_, i) => makeWorkerTree(s, i + 1, tip));
-  const notes = s.ops.env.GIT_NOTES_REWRITE_REF
-    ? Promise.resolve(true)
-    : g.tryRun(['config', '--get-all', 'notes.rewriteRef'], flow.repo.mainRoot).then((r) => r.stdout.trim() !== '');
-  const gitSide = Promise.allSettled([...trees, notes]); // each is awaited below; none is left unobserved
-  let notesRewrite: boolean;
+  const gitConfig = runGitConfig(s);
+  const gitSide = Promise.allSettled([...trees, gitConfig]); // each is awaited below; none is left unobserved
+  let config: RunGitConfig;
   try {
-    await timed(tr, 'run.init', () => initState(flow, prep, { integrationExisted: existed, warn: s.warn }));
-    notesRewrite = await notes;
+    if (early) (await early)();
+    else await init();
+    config = await gitConfig;
   } catch (e) {
     // No git still writing once the run lock is released, and nothing of this run's left behind: the
     // worker trees and the integration branch it made are removed again (a failed command changes nothing).
@@ -315,7 +345,33 @@ async function startRun(
   if (await timed(tr, 'run.adopt', () => adoptLeftovers(s, tip, leftovers)))
     await reconcileFromIntegration({ ...s, remote });
   const drift = await timed(tr, 'run.drift', async () => (await import('./drift.js')).watchDrift(s));
-  return { rc: { ...s, startTip: tip, remote, notesRewrite, drift, tally }, trees };
+  return { rc: { ...s, startTip: tip, remote, history, ...config, drift, tally }, trees };
+}
+
+type RunGitConfig = Pick<RunCtx, 'notesRewrite' | 'trailersUnconfigured'>;
+
+/**
+ * What the run needs of git's configuration, in one `git config` process: whether a rebase copies notes
+ * (`notes.rewriteRef`, or GIT_NOTES_REWRITE_REF), and whether any `trailer.*` setting is there.
+ */
+async function runGitConfig(s: RunSetup): Promise<RunGitConfig> {
+  const r = await s.g.tryRun(
+    ['config', '-z', '--get-regexp', '^(notes\\.rewriteref|trailer\\..*)$'],
+    s.flow.repo.mainRoot,
+  );
+  // `-z`: each entry is `<key>\n<value>\0` (`<key>\0` for a key without a value).
+  const entries = r.stdout
+    .split('\0')
+    .filter(Boolean)
+    .map((e) => {
+      const nl = e.indexOf('\n');
+      return nl < 0 ? { key: e, value: '' } : { key: e.slice(0, nl), value: e.slice(nl + 1) };
+    });
+  const notes = entries.filter((e) => e.key === 'notes.rewriteref').map((e) => e.value);
+  return {
+    notesRewrite: Boolean(s.ops.env.GIT_NOTES_REWRITE_REF) || notes.join('\n').trim() !== '',
+    trailersUnconfigured: r.status <= 1 && !entries.some((e) => e.key.startsWith('trailer.')),
+  };
 }
 
 /** Announces the run, then runs its workers until the plan has nothing left for them (or the run stops). */

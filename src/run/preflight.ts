@@ -82,7 +82,7 @@ async function noSubmodules(g: GitRunner, root: string, base: string): Promise<v
  * A promise that never rejects (nothing is left unobserved when an earlier refusal is thrown first), and
  * its outcome as a function: the value, or the error thrown.
  */
-function settled<T>(p: Promise<T>): Promise<() => T> {
+export function settled<T>(p: Promise<T>): Promise<() => T> {
   return p.then(
     (v) => () => v,
     (e: unknown) => () => {

@@ -19,7 +19,10 @@ import type { RunCtx } from './context.js';
 import { timed, type TraceFn, staleLockRemoved } from './context.js';
 import { Aborted, StepFailure } from './failure.js';
 import { boundedGitRunner } from '../git/bounded.js';
-import { catchUpTree, clearStaleIndexLock, guardTree, lockFault, type WorkerTree } from './worktrees.js';
+import { catchUpTree, clearStaleIndexLock, guardTree, lockFault, treeFault, type WorkerTree } from './worktrees.js';
+import { settled } from './preflight.js';
+import { checkpointCommand } from './checkpoints.js';
+import { integrationTip } from './refs.js';
 import { endedHow } from './child.js';
 import type { PreparedMessage } from '../gitflow/commit.js';
 import type { Phase, ReviewIssue, ReviewVerdict } from './types.js';
@@ -48,6 +51,8 @@ export interface StepRun {
    * nothing is integrated.
    */
   afterResolve?: ((units: PlanStep[]) => Promise<'integrate' | 'escalated'>) | undefined;
+  /** The unit's catch-up, done already beside the outside snapshot (earlyCatchUp): its outcome. */
+  caughtUp?: (() => boolean) | undefined;
   /**
    * This attempt's review verdicts so far, each with its round (docs/run.md §6.2): a review after a
    * resolution continues them (its rounds count on, its REVISE verdicts count toward `review_rounds`).
@@ -235,7 +240,10 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
   await (await import('./ledger.js')).recordUsage(x, 'implementer', u.anchor, out);
   const stalled = watch.stalled();
   if (out.aborted && stalled === null) throw new Aborted();
-  const changed = outside.outsideChanges(before, await outside.snapshotOutside(rc.g, scope));
+  const caughtUp = out.ok && stalled === null && !extra.review_issues ? earlyCatchUp(x, u) : undefined;
+  const after = await outside.snapshotOutside(rc.g, scope).finally(() => caughtUp);
+  x.caughtUp = caughtUp && (await caughtUp);
+  const changed = outside.outsideChanges(before, after);
   if (changed.length) {
     outside.noteOutsideWrite(rc, u.anchor, x.attempt, changed);
     throw new StepFailure('OutsideWrite', outside.outsideReason(u.anchor, changed), out);
@@ -259,6 +267,24 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
 }
 
 /**
+ * commitPhase's catch-up (worktrees.ts catchUpTree), started as soon as the implementer is done so that it
+ * runs beside the outside snapshot: only for a unit whose commit comes next with nothing touching the tree
+ * in between (it has a commit and no command checkpoints; not a review round, whose commit is made again
+ * over a reset; docs/run.md §1 item 4.5), and only in a tree that is still the worker's own and holds no
+ * `index.lock` (commitPhase deals with those). Resolves, never rejects, with the catch-up's outcome.
+ */
+function earlyCatchUp(x: StepRun, u: PlanStep): Promise<() => boolean> | undefined {
+  const { rc, tree } = x;
+  if (rc.remote || u.no_commit) return undefined;
+  const checkpoints = rc.opts.checkpoints && u.items.some((i) => i.kind === 'checkpoint' && checkpointCommand(i.text));
+  if (checkpoints || treeFault(tree.path) || lockFault(tree.path, '')) return undefined;
+  const t = Date.now();
+  return settled((async () => catchUpTree(rc.g, tree, await integrationTip(rc)))()).finally(() =>
+    x.tr?.('commit.catchup', t),
+  );
+}
+
+/**
  * The unit's commit on the worker branch: first onto the integration tip when another worker integrated
  * meanwhile, then `commitStepOnly` with the message made ahead. git's refusals become the step's failures.
  */
@@ -276,8 +302,10 @@ async function commitPhase(
   if (staleLock) staleLockRemoved(rc, staleLock);
   // Another worker integrated meanwhile: the work moves onto the new tip first, when git can do that
   // without a merge (worktrees.ts). `--remote` keeps rebasing at integration (its tip moves by fetch).
-  if (!rc.remote) {
-    const { integrationTip } = await import('./refs.js');
+  const caughtUp = x.caughtUp;
+  x.caughtUp = undefined;
+  if (!rc.remote && caughtUp) caughtUp();
+  else if (!rc.remote) {
     await timed(tr, 'commit.catchup', async () => catchUpTree(rc.g, tree, await integrationTip(rc)));
   }
   const { commitStepOnly } = await import('../gitflow/commit.js');
@@ -294,6 +322,7 @@ async function commitPhase(
       prepared: await prepared,
       trace: tr,
       noVerify: rc.flow.config.run.no_verify,
+      trailersUnconfigured: rc.trailersUnconfigured,
       // Its hooks count against the step's time and end with their process group (bounded.ts).
       git: boundedGitRunner(rc.ops.env, { timeoutMs: x.left, signal: x.beat.signal }),
     });
@@ -335,7 +364,9 @@ async function prepareMessage(
 ): Promise<PreparedMessage | undefined> {
   try {
     const { prepareMessage: prepare } = await import('../gitflow/commit.js');
-    return await prepare(rc.flow, { worktree: W, planPath: rc.prep.planPath, step, message, attempt });
+    const { planPath } = rc.prep;
+    const trailersUnconfigured = rc.trailersUnconfigured; // no trailer.* config: no git (trailer-write.ts)
+    return await prepare(rc.flow, { worktree: W, planPath, step, message, attempt, trailersUnconfigured });
   } catch {
     return undefined;
   }

@@ -148,10 +148,11 @@ export async function reconcileFromIntegration(
 /**
  * A claimed step whose own commit (`Tug-Step: <step>`, `Tug-Plan: <plan>`) is on the local integration
  * branch already: the claim is handed back and the step completed by reconcile from that commit (its
- * substeps from theirs). Returns whether so. One `git log --grep` per claim; the trailers are read only
- * on a hit.
+ * substeps from theirs). Returns whether so. The run's memory of the branch (history.ts) answers when no
+ * commit names the step; otherwise one `git log --grep`, and the trailers are read only on a hit.
  */
 async function settleIntegrated(rc: RunCtx, W: string, step: PlanStep, attempt: number): Promise<boolean> {
+  if (rc.history && !(await rc.history.mayName(step.anchor))) return false;
   const root = rc.flow.repo.mainRoot;
   const ref = `refs/heads/${rc.prep.integration}`;
   const hit = await rc.g.tryRun(

@@ -3,11 +3,13 @@
  * git children get exactly the caller's environment (plus GIT_TERMINAL_PROMPT=0 and LC_ALL=C), never this
  * process's; exit codes come back as they are; and a slow git never blocks the event loop.
  */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { boundedGitRunner } from '../../src/git/bounded.js';
 import { gitRunner, gitVersion } from '../../src/git/exec.js';
 import { gitSync } from '../../src/git/fast.js';
+import { useGitThread } from '../../src/git/git-thread.js';
 import { git, tempRepo } from '../helpers/repo.js';
 
 /** The environment a git child sees: an alias running `env` (git adds a few GIT_* variables of its own). */
@@ -113,5 +115,104 @@ describe('GitRunner', () => {
     }
     expect(ticks).toBeGreaterThanOrEqual(15);
     expect(worst).toBeLessThan(400);
+  });
+});
+
+/**
+ * The driver starts its git children from a thread (src/git/git-thread.ts): the runners answer as they do
+ * without it, and the bounded runner still stops a hook's whole process group at its bound.
+ */
+describe('git started from a thread', () => {
+  it('gives the same answers: exit codes, stdin and bytes, the environment, git that cannot start', async () => {
+    const root = tempRepo();
+    const env = { PATH: process.env.PATH, TUG_TEST_MINE: 'from the caller' };
+    const end = useGitThread(env);
+    try {
+      const g = gitRunner(env);
+      expect(g).not.toBe(gitRunner({ PATH: process.env.PATH }));
+      const head = git(root, 'rev-parse', 'HEAD').trim();
+      expect(await g.tryRun(['merge-base', '--is-ancestor', head, head], root)).toEqual({
+        status: 0,
+        stdout: '',
+        stderr: '',
+      });
+      expect((await g.tryRun(['rev-parse', '--verify', '--quiet', 'nope'], root)).status).toBe(1);
+      await expect(g.run(['rev-parse', '--verify', 'nope'], root)).rejects.toMatchObject({
+        code: 'GitError',
+        details: expect.objectContaining({ exit_code: 128 }),
+      });
+      const bytes = Buffer.from([0, 1, 2, 255, 254, 10]);
+      const oid = (await g.run(['hash-object', '-w', '--stdin'], root, { input: bytes })).trim();
+      expect((await g.bytes(['cat-file', 'blob', oid], root)).equals(bytes)).toBe(true);
+      const seen = parseEnv(await g.run(ENV_ARGS, root));
+      expect(seen).toMatchObject({ TUG_TEST_MINE: 'from the caller', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' });
+      expect(seen.HOME).toBeUndefined();
+      // Many at once: each answer is its own call's.
+      const many = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => g.run(['rev-parse', `--short=${7 + i}`, 'HEAD'], root)),
+      );
+      expect(many.map((o) => o.trim())).toEqual(Array.from({ length: 12 }, (_, i) => head.slice(0, 7 + i)));
+      expect(await gitVersion(g)).toEqual([expect.any(Number), expect.any(Number), expect.any(Number)]);
+    } finally {
+      await end();
+    }
+    const nowhere = { PATH: '/nonexistent' };
+    const endNowhere = useGitThread(nowhere);
+    try {
+      await expect(gitRunner(nowhere).tryRun(['status'], '/')).rejects.toMatchObject({ code: 'GitError' });
+      await expect(boundedGitRunner(nowhere, { timeoutMs: () => 5000 }).run(['status'], '/')).rejects.toMatchObject({
+        code: 'GitError',
+      });
+    } finally {
+      await endNowhere();
+    }
+    // Ended: the environment's calls are simple-git's again.
+    expect(gitRunner(env)).toBe(gitRunner(env));
+    expect((await gitRunner(env).tryRun(['rev-parse', 'HEAD'], root)).status).toBe(0);
+  });
+
+  it("stops a hook's process group at the bound, and keeps the event loop free", async () => {
+    const root = tempRepo();
+    mkdirSync(join(root, '.git', 'hooks'), { recursive: true });
+    const pids = join(root, '..', `pids-${process.pid}`);
+    // The hook and a background child of its own both hang; both are in git's group.
+    writeFileSync(
+      join(root, '.git', 'hooks', 'pre-commit'),
+      `#!/bin/sh\nsleep 30 &\necho $! >> '${pids}'\necho $$ >> '${pids}'\nsleep 30\n`,
+    );
+    chmodSync(join(root, '.git', 'hooks', 'pre-commit'), 0o755);
+    const env = { ...process.env };
+    const end = useGitThread(env);
+    try {
+      const g = boundedGitRunner(env, { timeoutMs: () => 1500, graceMs: 200 });
+      let ticks = 0;
+      const timer = setInterval(() => ticks++, 100);
+      const t0 = Date.now();
+      const err = await g.run(['commit', '--allow-empty', '-q', '-m', 'hangs'], root).catch((e: unknown) => e);
+      clearInterval(timer);
+      expect(err).toMatchObject({ code: 'GitError', details: expect.objectContaining({ timed_out: true }) });
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      expect(ticks).toBeGreaterThanOrEqual(10);
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      const left = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+      for (let i = 0; i < 50 && left.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(left.filter(alive)).toEqual([]);
+      // An abort stops it likewise.
+      const ac = new AbortController();
+      const aborted = boundedGitRunner(env, { timeoutMs: () => 60_000, signal: ac.signal, graceMs: 200 })
+        .run(['commit', '--allow-empty', '-q', '-m', 'hangs'], root)
+        .catch((e: unknown) => e);
+      setTimeout(() => ac.abort(), 300);
+      expect(await aborted).toMatchObject({ code: 'GitError', details: expect.objectContaining({ timed_out: false }) });
+    } finally {
+      await end();
+    }
   });
 });

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { commitStep } from '../../src/gitflow/commit.js';
 import { gitRunner } from '../../src/git/exec.js';
-import { withTugTrailers } from '../../src/git/trailer-write.js';
+import { trailersAfterTitle, withTugTrailers } from '../../src/git/trailer-write.js';
 import { createWorktree } from '../../src/gitflow/worktree.js';
 import { git, tempRepo } from '../helpers/repo.js';
 import { claimOnly, flowCtx, PLAN_PATH, planRepo, snapshot, stepRows, workOn } from './helpers.js';
@@ -35,6 +35,46 @@ describe('commit message trailers', () => {
     expect(await withTugTrailers(g, 'chore: one line', tug, cwd)).toBe(
       'chore: one line\n\nTug-Step: step-2\nTug-Plan: .tugtool/tugplan-demo.md\n',
     );
+  });
+
+  // The driver's messages (a plan's `**Commit:**` line, or `chore(<slug>): <title>`) get their trailers
+  // without git when git has no trailer.* configuration: byte for byte what git interpret-trailers makes.
+  it('appends the trailers to a one-line message as git does, without git', async () => {
+    const titles = [
+      'feat: write file 1',
+      'fix(parser)!: breaking change',
+      'chore(bench): Write file 12',
+      'docs: Grüße 🚀 über `code` and "quotes"',
+      '# a heading-like title',
+      'Signed-off-by: A <a@b>',
+      'a: b: c',
+      '(cherry picked from commit 1234567)',
+      '---',
+      '  indented title',
+      'tab\tinside',
+      'Co-authored-by: x',
+      'x',
+      'feat: ' + 'long '.repeat(60),
+    ];
+    const sets = [
+      tug,
+      [
+        { key: 'Tug-Step', value: 'step-2-1' },
+        { key: 'Tug-Plan', value: '.tugtool/tugplan-with space ü.md' },
+        { key: 'Tug-Refactor', value: `${'a'.repeat(40)} ${'b'.repeat(12)}..${'c'.repeat(12)}` },
+      ],
+    ];
+    for (const title of titles)
+      for (const trailers of sets)
+        for (const message of [title, `${title}\n`, `${title}  \r\n\n`]) {
+          const viaGit = await withTugTrailers(g, message, trailers, cwd);
+          expect(await withTugTrailers(g, message, trailers, cwd, { unconfigured: true }), message).toBe(viaGit);
+          expect(trailersAfterTitle(`${title.replace(/\s+$/, '')}\n`, trailers), message).toBe(viaGit);
+        }
+    // Anything else is git's: a body, a `tug-` anywhere, a value git would trim.
+    expect(trailersAfterTitle('feat: x\n\nbody\n', tug)).toBeNull();
+    expect(trailersAfterTitle('chore(tug-x): y\n', tug)).toBeNull();
+    expect(trailersAfterTitle('feat: x\n', [{ key: 'Tug-Plan', value: 'p.md\t' }])).toBeNull();
   });
 
   it('refuses an empty message or a NUL byte', async () => {

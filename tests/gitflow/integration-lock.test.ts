@@ -1,9 +1,10 @@
 /**
  * The integration lock inside one process (src/gitflow/integrate.ts): callers of one process queue up in
  * order before the file lock, never overlap, and a caller that waits past its timeout is Busy without
- * disturbing the line behind it.
+ * disturbing the line behind it. While callers wait in line, the file lock goes from one to the next as it
+ * is, and the last one releases it.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { INTEGRATION_LOCK } from '../../src/contract/layout.js';
@@ -60,5 +61,36 @@ describe('the integration lock within one process', () => {
     const good = withIntegrationLock(root, () => 'ok');
     await expect(bad).rejects.toThrow('boom');
     expect(await good).toBe('ok');
+  });
+
+  it('hands the lock file on along the line and releases it after the last, also a caller that gave up', async () => {
+    const root = tempDir();
+    const lock = join(root, INTEGRATION_LOCK);
+    const seen: string[] = [];
+    const identity = () => {
+      const st = statSync(lock);
+      return `${st.ino}:${st.birthtimeMs}`;
+    };
+    const one = (ms: number) =>
+      withIntegrationLock(root, async () => {
+        seen.push(identity());
+        await sleep(ms);
+      });
+    await Promise.all([one(10), one(10), one(10)]);
+    expect(new Set(seen).size).toBe(1); // made once, not released and made again in between
+    expect(existsSync(lock)).toBe(false);
+    // The last in line gives up while the first still holds the lock: the lock handed to it is released.
+    let gaveUp!: () => void;
+    const impatientGaveUp = new Promise<void>((r) => (gaveUp = r));
+    const first = withIntegrationLock(root, async () => {
+      await impatientGaveUp;
+    });
+    const impatient = withIntegrationLock(root, () => 'never', 50);
+    impatient.then(gaveUp, gaveUp);
+    await expect(impatient).rejects.toMatchObject({ code: 'Busy' });
+    await first;
+    for (let i = 0; i < 50 && existsSync(lock); i++) await sleep(10);
+    expect(existsSync(lock)).toBe(false);
+    expect(await withIntegrationLock(root, () => 'again')).toBe('again');
   });
 });

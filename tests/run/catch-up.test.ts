@@ -1,14 +1,18 @@
 /**
  * A worker's uncommitted work moves onto an integration tip that moved while it worked (`git reset --keep`,
  * run/worktrees.ts catchUpTree), so its commit integrates as a fast-forward. Whenever git could not do that
- * without a merge, the tree must be exactly as the implementer left it (the integration then rebases).
+ * without a merge, the tree must be exactly as the implementer left it (the integration then rebases). In a
+ * run the move happens beside the outside snapshot when nothing runs between the implementer and the commit,
+ * and at the commit when checkpoints do (they see the tree the implementer left).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gitRunner } from '../../src/git/exec.js';
 import { catchUpTree, type WorkerTree } from '../../src/run/worktrees.js';
+import { stepText } from '../helpers/plan.js';
 import { git, tempDir, tempRepo } from '../helpers/repo.js';
+import { planText, runJsonl, runRepo } from './helpers.js';
 
 /** main with a.txt and c.txt; a worker worktree at main; the integration tip one commit on (changing c.txt). */
 function setup(tipFiles: Record<string, string> = { 'c.txt': 'c from the other worker\n' }) {
@@ -76,5 +80,52 @@ describe('catching a worker tree up with a moved integration tip', () => {
     expect(await catchUpTree(g, tree, base)).toBe(false);
     expect(existsSync(join(W, 'c.txt'))).toBe(true);
     expect(git(W, 'rev-parse', 'HEAD').trim()).toBe(base);
+  });
+});
+
+/**
+ * Two independent steps, two workers: step-2's implementer writes only once step-1 is on tugplan/demo, so
+ * step-2's work must move onto that tip before its commit. `checkpoint`: step-2's checkpoint, run in its tree.
+ */
+function racingRun(checkpoint?: string) {
+  const two = (n: number, o: { checkpoints?: string[] } = {}) =>
+    stepText({ id: String(n), title: `Step ${n}`, deps: [], commit: `feat: step ${n}`, tasks: ['write it'], ...o });
+  const root = runRepo(planText([two(1), two(2, checkpoint ? { checkpoints: [`\`${checkpoint}\``] } : {})]));
+  const script = join(tempDir('tugcode-impl-'), 'impl.sh');
+  writeFileSync(
+    script,
+    `#!/bin/sh
+cat > /dev/null
+if [ "$TUG_STEP" = step-2 ]; then
+  i=0
+  until git -C "$TUG_REPO_ROOT" log --format=%B tugplan/demo | grep -q '^Tug-Step: step-1$' || [ $i -ge 600 ]; do
+    sleep 0.05; i=$((i + 1))
+  done
+fi
+echo "$TUG_STEP" > "$TUG_WORKTREE/$TUG_STEP.txt"
+`,
+  );
+  chmodSync(script, 0o755);
+  const r = runJsonl(root, ['demo', '--workers', '2', '--keep-worktrees', '--implementer', JSON.stringify(script)]);
+  expect(r.events.at(-1), r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+  const branch = r.events.find((e) => e.type === 'claimed' && e.step_anchor === 'step-2').worker;
+  return { root, reflog: git(root, 'reflog', 'show', '--format=%gs', `tugplan/demo--${branch}`) };
+}
+
+describe('catching up in a run', () => {
+  it("moves step-2's work onto the tip step-1 made, so its integration needs no rebase", () => {
+    const { root, reflog } = racingRun();
+    expect(reflog).toMatch(/^reset: moving to /m);
+    expect(reflog).not.toMatch(/rebase/);
+    expect(git(root, 'log', '--format=%s', 'tugplan/demo').split('\n').slice(0, 2)).toEqual([
+      'feat: step 2',
+      'feat: step 1',
+    ]);
+  });
+
+  it("runs step-2's checkpoint on the tree its implementer left, before the work moves onto the tip", () => {
+    // step-1.txt is on the tip only: the checkpoint fails when the tree moved before it ran.
+    const { reflog } = racingRun('test ! -e step-1.txt');
+    expect(reflog).toMatch(/^reset: moving to /m);
   });
 });

@@ -93,4 +93,43 @@ exit 0
     expect(steps(root)[0]).toMatchObject({ anchor: 'step-1', status: 'completed', commit_hash: hash });
     rmSync(tree, { recursive: true, force: true });
   });
+
+  // The settle check answers from the run's memory of the branch (history.ts) only while it can account for
+  // every commit on it: a commit someone else puts there during the run is read (from its loose object, or
+  // by git once it is packed), and the step it names is settled from it, not implemented.
+  for (const packed of [false, true])
+    it(`a step whose commit an outside actor puts on the branch during the run is settled from it${packed ? ' (packed)' : ''}`, () => {
+      const root = runRepo(PLAN);
+      const scratch = tempDir('tugcode-impl-');
+      const seen = join(scratch, 'seen');
+      const script = join(scratch, 'impl.sh');
+      // step-1's implementer commits "step-2" onto tugplan/demo (its tree unchanged) from outside the run.
+      writeFileSync(
+        script,
+        `#!/bin/sh
+cat > /dev/null
+echo "$TUG_STEP" >> '${seen}'
+if [ "$TUG_STEP" = step-1 ]; then
+  cd "$TUG_REPO_ROOT" || exit 1
+  tip=$(git rev-parse refs/heads/tugplan/demo)
+  new=$(printf 'feat: two, from outside\n\nTug-Step: step-2\nTug-Plan: .tugtool/tugplan-demo.md\n' | git commit-tree "$tip^{tree}" -p "$tip")
+  git update-ref refs/heads/tugplan/demo "$new" "$tip" || exit 1
+  ${packed ? 'git gc -q || exit 1' : ''}
+fi
+echo "$TUG_STEP" > "$TUG_WORKTREE/$TUG_STEP.txt"
+`,
+        { mode: 0o755 },
+      );
+      const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', JSON.stringify(script)]);
+      expect(r.events.at(-1), r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+      expect(readFileSync(seen, 'utf8').trim().split('\n')).toEqual(['step-1']);
+      const outside = git(root, 'log', '-1', '--format=%H', '--grep=^Tug-Step: step-2$', 'tugplan/demo').trim();
+      expect(steps(root)[1]).toEqual({
+        anchor: 'step-2',
+        status: 'completed',
+        commit_hash: outside,
+        completed_via: 'reconcile',
+      });
+      expect(r.events.filter((e) => e.type === 'claimed').map((e) => e.step_anchor)).toEqual(['step-1', 'step-2']);
+    });
 });
