@@ -17,7 +17,7 @@ import type { AgentName } from './agents.js';
 import { stateCallIn, timed, type RunOptions } from './context.js';
 import { Aborted, StepFailure } from './failure.js';
 import { faultPoint } from './fault.js';
-import type { StepRun } from './step.js';
+import { pastTimeout, type StepRun } from './step.js';
 import type { ChildOutcome, ConflictBrief } from './types.js';
 
 /** An integration that landed: the tip it was rebased onto and the new tip. */
@@ -273,7 +273,7 @@ async function judge(x: StepRun, files: string[], out: ChildOutcome, head: strin
       restorable: false,
       why: 'the resolver ran git itself (the rebase moved or ended): it must only edit files; the driver continues the rebase',
     };
-  if (out.timed_out) return { ok: false, restorable: true, why: 'the resolver ran past the step timeout' };
+  if (out.timed_out) return { ok: false, restorable: true, why: pastTimeout(x.rc, 'resolver') };
   if (!out.ok) {
     const last = out.last_line.trim();
     return { ok: false, restorable: true, why: `the resolver ${endedHow(out)}${last ? `: ${last}` : ''}` };

@@ -13,7 +13,7 @@ import { timed, type RunCtx } from './context.js';
 import { endedHow } from './child.js';
 import { integrationTip } from './refs.js';
 import { Aborted, StepFailure } from './failure.js';
-import { briefState, logPathOf, reviseStep, type StepRun } from './step.js';
+import { briefState, logPathOf, pastTimeout, reviseStep, type StepRun } from './step.js';
 import type { ReviewBrief, ReviewIssue, ReviewVerdict } from './types.js';
 
 /** The most of the step's diff a reviewer is given (docs/run.md §6.1). */
@@ -170,7 +170,7 @@ async function reviewRound(
       'verification_report',
     );
   }
-  if (out.timed_out) throw new StepFailure('StepTimeout', `${top.anchor}: the reviewer ran past the step timeout`, out);
+  if (out.timed_out) throw new StepFailure('StepTimeout', `${top.anchor}: ${pastTimeout(x.rc, 'reviewer')}`, out);
   if (!out.ok)
     throw new StepFailure(
       'ReviewerFailed',

@@ -254,8 +254,7 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
       `${u.anchor}: the implementer showed no output, no item change and no file change for ${stalled} s (stall_seconds ${rc.opts.stallMs / 1000})`,
       out,
     );
-  if (out.timed_out)
-    throw new StepFailure('StepTimeout', `${u.anchor}: the implementer ran past the step timeout`, out);
+  if (out.timed_out) throw new StepFailure('StepTimeout', `${u.anchor}: ${pastTimeout(rc, 'implementer')}`, out);
   if (!out.ok)
     throw new StepFailure(
       'ImplementerFailed',
@@ -443,4 +442,9 @@ async function checkpointPhase(x: StepRun, u: PlanStep, o: { again?: boolean } =
       batch: false,
     });
   }
+}
+
+/** A StepTimeout's reason: who ran past it, and the limit (`--step-timeout`, `[run] step_timeout_seconds`). */
+export function pastTimeout(rc: StepRun['rc'], who: 'implementer' | 'reviewer' | 'resolver'): string {
+  return `the ${who} ran past the step timeout (${rc.opts.stepTimeoutMs / 1000} s)`;
 }

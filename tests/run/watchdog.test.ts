@@ -78,6 +78,8 @@ writeFileSync(join(wt, step + '.txt'), step);
       '1',
     ]);
     expect(failures(r.events)).toEqual([['step-1', 'StepTimeout']]);
+    // The reason states the limit it ran past.
+    expect(r.events.find((e) => e.type === 'attempt_failed').reason).toContain('past the step timeout (5 s)');
     expect(r.events.filter((e) => e.type === 'stalled')).toEqual([]);
   });
 
