@@ -5,7 +5,8 @@
  * main thread that is time in which no other worker's step, heartbeat or timer runs, and with four
  * workers finishing their implementers together it was a third of the driver's CPU. The thread only
  * starts each git, feeds its stdin and collects its output; the callers keep their own rules (exec.ts:
- * bounded concurrency and the silence timeout; bounded.ts: the step's time and the process group).
+ * bounded concurrency and the silence timeout; bounded.ts: the step's time and the process group). The
+ * driver starts its implementer command there too (run/child.ts), its output going to the log file.
  */
 import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';

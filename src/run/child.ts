@@ -1,6 +1,7 @@
 /**
  * The driver's one runner for the children it waits on (docs/run.md §2–§3): the implementer and checkpoint
- * commands. Through execa, loaded on first use; argv only (a shell runs only when argv names one).
+ * commands. Through execa, loaded on first use, or from the run's thread when given one (git-thread.ts: the
+ * spawn then does not hold up the event loop); argv only (a shell runs only when argv names one).
  *
  * - **Its own process group.** The child is spawned detached, so it leads a group; a timeout or an abort
  *   sends SIGTERM to the whole group, then SIGKILL after a grace period, so an implementer's grandchildren
