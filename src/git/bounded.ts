@@ -68,7 +68,7 @@ const startHere: Start = (args, env, input, onPid) =>
 const startOn =
   (thread: GitThread): Start =>
   async (args, env, input, onPid) => {
-    const r = await thread.spawn({ args, env, input, detached: true }, onPid);
+    const r = await thread.spawn({ args, env, input, detached: true, reapGroup: true }, onPid);
     if (r.error !== undefined) throw new Error(r.error);
     return { status: r.exitCode, stdout: r.stdout, stderr: r.stderr };
   };

@@ -5,38 +5,53 @@
  * main thread that is time in which no other worker's step, heartbeat or timer runs, and with four
  * workers finishing their implementers together it was a third of the driver's CPU. The thread only
  * starts each git, feeds its stdin and collects its output; the callers keep their own rules (exec.ts:
- * bounded concurrency and the silence timeout; bounded.ts: the step's time and the process group).
+ * bounded concurrency and the silence timeout; bounded.ts: the step's time and the process group). The
+ * driver starts its implementer command there too (run/child.ts), its output going to the log file.
  */
 import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 
 export interface ThreadSpawn {
+  /** The program, looked up on `env`'s PATH (default git). */
+  file?: string | undefined;
   args: string[];
+  /** The child's directory (default `/`: git is always told its directory with `-C`). */
+  cwd?: string | undefined;
   /** Exactly the child's environment. */
-  env: Record<string, string>;
+  env: Record<string, string | undefined>;
   input?: string | Buffer | undefined;
-  /**
-   * In a process group of its own (bounded.ts kills the group); whatever is left in the group when git
-   * exits (a hook's background child holding the pipes open) is killed then.
-   */
+  /** In a process group of its own, which its caller signals (bounded.ts, run/child.ts). */
   detached?: boolean | undefined;
-  /** git printing nothing for this long is killed with SIGINT (simple-git's `timeout.block`). */
+  /**
+   * With `detached`: whatever is left in the group when the child exits (a hook's background child holding
+   * the pipes open) is killed then.
+   */
+  reapGroup?: boolean | undefined;
+  /**
+   * This process's descriptors for the child's stdout and stderr (a log file): its output goes there and is
+   * not collected. Open until the call ends.
+   */
+  outFds?: [number, number] | undefined;
+  /** A child printing nothing for this long is killed with SIGINT (simple-git's `timeout.block`). */
   blockMs?: number | undefined;
 }
 
 export interface ThreadResult {
-  /** null when git ended by a signal. */
+  /** null when the child ended by a signal. */
   exitCode: number | null;
+  /** The signal that ended it. */
+  signal?: string | null | undefined;
   stdout: Buffer;
   stderr: Buffer;
-  /** Why git could not start. */
+  /** Why the child could not start, and the error's code (ENOENT, EACCES, …). */
   error?: string | undefined;
+  errorCode?: string | undefined;
   /** The silence timeout (`blockMs`) killed it. */
   blocked?: boolean | undefined;
 }
 
 export interface GitThread {
-  /** Starts git (`onPid` is told its process id as soon as it runs) and resolves when it has ended. */
+  /** Starts the child (`onPid` is told its process id as soon as it runs) and resolves when it has ended. */
   spawn(req: ThreadSpawn, onPid?: (pid: number) => void): Promise<ThreadResult>;
   /** Ends the thread; a git still running there is no longer waited for (its call fails); later ones start here. */
   close(): Promise<void>;
@@ -56,6 +71,8 @@ interface Message {
   stdout?: Uint8Array | null | undefined;
   stderr?: Uint8Array | null | undefined;
   error?: string | undefined;
+  errorCode?: string | undefined;
+  signal?: string | null | undefined;
   blocked?: boolean | undefined;
 }
 
@@ -72,15 +89,16 @@ function serve(spawn: typeof import('node:child_process').spawn, m: Request, pos
   };
   let child: import('node:child_process').ChildProcess;
   try {
-    child = spawn('git', m.args, {
-      cwd: '/',
+    child = spawn(m.file ?? 'git', m.args, {
+      cwd: m.cwd ?? '/',
       env: m.env,
       detached: m.detached === true,
       windowsHide: true,
-      stdio: [m.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      stdio: [m.input === undefined ? 'ignore' : 'pipe', m.outFds?.[0] ?? 'pipe', m.outFds?.[1] ?? 'pipe'],
     });
   } catch (e) {
-    finish({ exitCode: null, error: String((e as Error | undefined)?.message ?? e) });
+    const err = e as NodeJS.ErrnoException | undefined;
+    finish({ exitCode: null, error: String(err?.message ?? e), errorCode: err?.code });
     return;
   }
   const pid = child.pid;
@@ -97,21 +115,20 @@ function serve(spawn: typeof import('node:child_process').spawn, m: Request, pos
       child.kill('SIGINT');
     }, m.blockMs);
   };
-  child.stdout!.on('data', (d: Buffer) => {
+  child.stdout?.on('data', (d: Buffer) => {
     out.push(d);
     quiet();
   });
-  child.stderr!.on('data', (d: Buffer) => {
+  child.stderr?.on('data', (d: Buffer) => {
     err.push(d);
     quiet();
   });
   quiet();
   if (m.input !== undefined) {
-    child.stdin!.on('error', () => undefined); // git may exit before reading it all
+    child.stdin!.on('error', () => undefined); // the child may exit before reading it all
     child.stdin!.end(m.input);
   }
-  // git exited: what it left in its group (a hook's background child) would hold the pipes open.
-  if (m.detached === true && pid !== undefined)
+  if (m.reapGroup === true && m.detached === true && pid !== undefined)
     child.on('exit', () => {
       try {
         process.kill(-pid, 'SIGKILL');
@@ -119,14 +136,14 @@ function serve(spawn: typeof import('node:child_process').spawn, m: Request, pos
         // the group is gone
       }
     });
-  child.on('error', (e) => {
+  child.on('error', (e: NodeJS.ErrnoException) => {
     if (pid !== undefined) return; // it ran: 'close' follows
     clearTimeout(timer);
-    finish({ exitCode: null, error: e.message });
+    finish({ exitCode: null, error: e.message, errorCode: e.code });
   });
-  child.on('close', (code) => {
+  child.on('close', (code, signal) => {
     clearTimeout(timer);
-    finish({ exitCode: code, stdout: Buffer.concat(out), stderr: Buffer.concat(err), blocked });
+    finish({ exitCode: code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err), blocked });
   });
 }
 
@@ -165,7 +182,7 @@ export function startGitThread(): GitThread {
   let next = 0;
   let up = false;
   let running = 0;
-  const envIds = new WeakMap<Record<string, string>, number>();
+  const envIds = new WeakMap<Record<string, string | undefined>, number>();
   let envs = 0;
   const receive = (m: Message) => {
     const p = pending.get(m.id);
@@ -175,9 +192,11 @@ export function startGitThread(): GitThread {
     if (p.threaded && --running === 0) worker.unref();
     p.resolve({
       exitCode: m.exitCode ?? null,
+      signal: m.signal ?? null,
       stdout: bytes(m.stdout),
       stderr: bytes(m.stderr),
       error: m.error,
+      errorCode: m.errorCode,
       blocked: m.blocked,
     });
   };

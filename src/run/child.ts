@@ -1,6 +1,7 @@
 /**
  * The driver's one runner for the children it waits on (docs/run.md §2–§3): the implementer and checkpoint
- * commands. Through execa, loaded on first use; argv only (a shell runs only when argv names one).
+ * commands. Through execa, loaded on first use, or from the run's thread when given one (git-thread.ts: the
+ * spawn then does not hold up the event loop); argv only (a shell runs only when argv names one).
  *
  * - **Its own process group.** The child is spawned detached, so it leads a group; a timeout or an abort
  *   sends SIGTERM to the whole group, then SIGKILL after a grace period, so an implementer's grandchildren
@@ -17,7 +18,17 @@ import { mkdir, open, readFile, readdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Options } from 'execa';
 import { withoutGitRedirects } from '../kernel/light.js';
+import type { GitThread } from '../git/git-thread.js';
 import type { ChildOutcome } from './types.js';
+
+/** How a started child ended (spawn errors included), whichever way it was started. */
+interface Started {
+  exitCode?: number | undefined;
+  signal?: string | undefined;
+  /** The spawn error's code (ENOENT, …) when it could not start. */
+  code?: string | undefined;
+  shortMessage?: string | undefined;
+}
 
 /** How much output `tail` keeps. */
 export const TAIL_BYTES = 4096;
@@ -42,6 +53,11 @@ export interface ChildOptions {
   graceMs?: number;
   /** Told the child's pid (= its process group id) once it runs: the driver records it for a crash. */
   onSpawn?: (pid: number) => void;
+  /**
+   * The run's thread (git-thread.ts) to start the child from, off the event loop; not with `stdoutLines`,
+   * whose stdout passes through this thread.
+   */
+  thread?: GitThread | undefined;
   /**
    * stdout passes through this, line by line, on its way to the log (codex's `--json` events made readable,
    * usage.ts); without it stdout is the log's descriptor and nothing passes through this process.
@@ -189,50 +205,88 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     const start = (await log.stat()).size;
     if (o.signal?.aborted) return await outcome(log, start, { exit_code: null, timed_out: false, aborted: true });
 
-    const { execa } = await import('execa');
-    const options = {
-      cwd: o.cwd,
-      env: withoutGitRedirects(o.env),
-      extendEnv: false,
-      detached: true,
-      stdin: o.input === undefined ? 'ignore' : 'pipe',
-      ...(o.input === undefined ? {} : { input: o.input }),
-      // Any descriptor works at run time (passed to spawn as is); execa's types only list 3–9.
-      stdout: o.stdoutLines ? 'pipe' : ((stdout ?? log).fd as 3),
-      stderr: log.fd as 3,
-      buffer: false,
-      reject: false,
-      // execa's own cleanup would kill only the leader, and not at all when detached: the group is ours.
-      cleanup: false,
-    } satisfies Options;
-    const child = execa(o.argv[0]!, o.argv.slice(1), options);
-    const piped = o.stdoutLines && child.stdout ? pipeLines(child.stdout, log, o.stdoutLines) : null;
-    const pid = child.pid;
-    if (pid !== undefined) {
-      running.add((group = pid));
-      o.onSpawn?.(pid);
-    }
-
     /** What ended the child early (the first cause wins). */
     let killedBy: 'timeout' | 'abort' | null = null;
     let termAt: number | null = null;
     let hardKill: NodeJS.Timeout | undefined;
+    let pid: number | undefined;
+    // SIGTERM to the group, SIGKILL after the grace period; sent once the child runs.
+    const signalTerm = () => {
+      if (pid === undefined || termAt === null || hardKill) return;
+      const leader = pid;
+      signalGroup(leader, 'SIGTERM');
+      hardKill = setTimeout(() => signalGroup(leader, 'SIGKILL'), grace);
+    };
     const terminate = (cause: 'timeout' | 'abort') => {
-      if (termAt !== null || pid === undefined) return;
+      if (termAt !== null) return;
       killedBy = cause;
       termAt = Date.now();
-      signalGroup(pid, 'SIGTERM');
-      hardKill = setTimeout(() => signalGroup(pid, 'SIGKILL'), grace);
+      signalTerm();
+    };
+    const started = (p: number) => {
+      pid = p;
+      running.add((group = p));
+      o.onSpawn?.(p);
+      signalTerm();
     };
     const timer = setTimeout(() => terminate('timeout'), o.timeoutMs);
     const onAbort = () => terminate('abort');
     o.signal?.addEventListener('abort', onAbort, { once: true });
-    // An abort while execa was loading.
     if (o.signal?.aborted) onAbort();
 
-    let result: Awaited<typeof child>;
+    const env = withoutGitRedirects(o.env);
+    const out = (stdout ?? log).fd;
+    let piped: Promise<void> | null = null;
+    let result: Started;
     try {
-      result = await child;
+      if (o.thread && !o.stdoutLines) {
+        // From the run's thread: the spawn does not hold up the event loop every worker shares.
+        const r = await o.thread.spawn(
+          {
+            file: o.argv[0]!,
+            args: o.argv.slice(1),
+            cwd: o.cwd,
+            env,
+            input: o.input,
+            detached: true,
+            outFds: [out, log.fd],
+          },
+          started,
+        );
+        result = {
+          exitCode: r.exitCode ?? undefined,
+          signal: r.signal ?? undefined,
+          code: r.errorCode,
+          shortMessage: r.error,
+        };
+      } else {
+        const { execa } = await import('execa');
+        const options = {
+          cwd: o.cwd,
+          env,
+          extendEnv: false,
+          detached: true,
+          stdin: o.input === undefined ? 'ignore' : 'pipe',
+          ...(o.input === undefined ? {} : { input: o.input }),
+          // Any descriptor works at run time (passed to spawn as is); execa's types only list 3–9.
+          stdout: o.stdoutLines ? 'pipe' : (out as 3),
+          stderr: log.fd as 3,
+          buffer: false,
+          reject: false,
+          // execa's own cleanup would kill only the leader, and not at all when detached: the group is ours.
+          cleanup: false,
+        } satisfies Options;
+        const child = execa(o.argv[0]!, o.argv.slice(1), options);
+        piped = o.stdoutLines && child.stdout ? pipeLines(child.stdout, log, o.stdoutLines) : null;
+        if (child.pid !== undefined) started(child.pid);
+        const r = await child;
+        result = {
+          exitCode: r.exitCode,
+          signal: r.signal,
+          code: (r as { code?: string }).code,
+          shortMessage: r.shortMessage,
+        };
+      }
     } finally {
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onAbort);
@@ -254,7 +308,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     const spawned = pid !== undefined && (result.exitCode !== undefined || result.signal !== undefined);
     let spawnError: string | undefined;
     if (!spawned) {
-      const code = (result as { code?: string }).code;
+      const code = result.code;
       spawnError = code ?? 'spawn failed';
       const reason = `tugcode: cannot run ${o.argv[0]}: ${code ?? result.shortMessage ?? 'spawn failed'}\n`;
       await log.appendFile(reason);

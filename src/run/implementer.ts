@@ -49,6 +49,8 @@ export interface ImplementerOptions {
   role?: string;
   /** `[run] agent_allow`: command patterns an agent preset may run besides its own (docs/agents.md §1.3). */
   agentAllow?: string[];
+  /** The run's thread to start the command from (run/child.ts). */
+  thread?: import('../git/git-thread.js').GitThread | undefined;
 }
 
 /**
@@ -210,6 +212,7 @@ export async function runImplementer(o: ImplementerOptions): Promise<ChildOutcom
     logPath: o.logPath,
     ...(o.signal ? { signal: o.signal } : {}),
     ...(o.onSpawn ? { onSpawn: o.onSpawn } : {}),
+    thread: o.thread,
   });
   throwIfNotStarted(out, argv[0]!, o.role ?? 'the implementer');
   return { ...out, ...(await readUsageOut(o.briefPath)) };

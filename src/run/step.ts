@@ -19,6 +19,7 @@ import type { RunCtx } from './context.js';
 import { timed, type TraceFn, staleLockRemoved } from './context.js';
 import { Aborted, StepFailure } from './failure.js';
 import { boundedGitRunner } from '../git/bounded.js';
+import { gitThreadOf } from '../git/git-thread.js';
 import { catchUpTree, clearStaleIndexLock, guardTree, lockFault, treeFault, type WorkerTree } from './worktrees.js';
 import { settled } from './preflight.js';
 import { checkpointCommand } from './checkpoints.js';
@@ -230,6 +231,7 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
     signal: watch.signal,
     onSpawn: (pid) => recordGroup(groupFile, pid, W),
     agentAllow: rc.flow.config.run.agent_allow,
+    thread: gitThreadOf(rc.ops.env),
   }).finally(() => {
     watch.stop();
     forgetGroup(groupFile);
