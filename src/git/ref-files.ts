@@ -96,6 +96,18 @@ export function branchCheckedOut(commonDir: string, branch: string): boolean | n
 }
 
 /**
+ * An admin directory's `gitdir` file (`<path>/.git`, absolute) as git reads it: '' when it is missing or
+ * empty — a work tree `git worktree add` is still making (it writes `locked`, then `gitdir`), which
+ * `git worktree list` skips too — and undefined when it cannot be read (git must be asked).
+ */
+function adminGitdir(admin: string): string | undefined {
+  const text = readText(join(admin, 'gitdir'));
+  if (text === undefined) return undefined;
+  const t = (text ?? '').trim();
+  return t === '' ? '' : resolve(admin, t);
+}
+
+/**
  * Whether `git worktree list` has a work tree at `path`, from the admin directories' `gitdir` files
  * (`<path>/.git`); null when one cannot be read (git must be asked).
  */
@@ -104,9 +116,9 @@ export function worktreeRegistered(commonDir: string, path: string): boolean | n
   if (ids === null) return null;
   const want = join(path, '.git');
   for (const id of ids) {
-    const text = readText(join(commonDir, 'worktrees', id, 'gitdir'));
-    if (typeof text !== 'string') return null;
-    if (resolve(join(commonDir, 'worktrees', id), text.trim()) === want) return true;
+    const gitdir = adminGitdir(join(commonDir, 'worktrees', id));
+    if (gitdir === undefined) return null;
+    if (gitdir === want) return true;
   }
   return false;
 }
@@ -123,21 +135,25 @@ export function worktreeBranches(
   const ids = linkedIds(commonDir);
   if (ids === null) return null;
   const branchOf = (head: string | null | undefined): string | null | undefined => {
-    if (typeof head !== 'string') return undefined;
+    if (head === undefined) return undefined;
+    // No HEAD yet (a work tree being added): git lists it detached.
+    if (head === null) return null;
     const h = head.trim();
     if (SHA.test(h)) return null;
     const m = /^ref: refs\/heads\/(\S+)$/.exec(h);
     return m ? m[1]! : undefined;
   };
-  const main = branchOf(readText(join(commonDir, 'HEAD')));
+  const mainHead = readText(join(commonDir, 'HEAD'));
+  const main = mainHead === null ? undefined : branchOf(mainHead);
   if (main === undefined) return null;
   const out = [{ path: mainRoot, branch: main }];
   for (const id of ids) {
     const admin = join(commonDir, 'worktrees', id);
-    const gitdir = readText(join(admin, 'gitdir'));
+    const gitdir = adminGitdir(admin);
     const branch = branchOf(readText(join(admin, 'HEAD')));
-    if (typeof gitdir !== 'string' || branch === undefined) return null;
-    out.push({ path: canonicalPath(dirname(resolve(admin, gitdir.trim()))), branch });
+    if (gitdir === undefined || branch === undefined) return null;
+    if (gitdir === '') continue; // still being added: not listed yet
+    out.push({ path: canonicalPath(dirname(gitdir)), branch });
   }
   return out;
 }

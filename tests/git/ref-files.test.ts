@@ -150,6 +150,28 @@ describe('ref and HEAD files', () => {
     expect(byFiles).toHaveLength(4);
   });
 
+  it('agree with git about a work tree still being added: no gitdir yet is not listed, no HEAD yet is detached', async () => {
+    // What another worker's `git worktree add` leaves for a moment (it writes `locked`, then `gitdir`,
+    // then HEAD): the files must answer as git does, not send the caller to git (docs/run.md §1.7).
+    const root = tempRepo();
+    const commonDir = join(root, '.git');
+    const a = join(tempDir(), 'a');
+    git(root, 'worktree', 'add', '-q', '-b', 'a', a);
+    mkdirSync(join(commonDir, 'worktrees', 'half'));
+    writeFileSync(join(commonDir, 'worktrees', 'half', 'locked'), 'initializing\n');
+    const b = join(tempDir(), 'b');
+    git(root, 'worktree', 'add', '-q', '-b', 'b', b);
+    rmSync(join(commonDir, 'worktrees', 'b', 'HEAD'));
+    const byGit = (await gitWorktrees(g, resolveRepo(root))).map((w) => ({ path: w.path, branch: w.branch }));
+    const byFiles = worktreeBranches(commonDir, root);
+    const sort = (l: { path: string }[]) => [...l].sort((x, y) => x.path.localeCompare(y.path));
+    expect(byFiles).not.toBeNull();
+    expect(sort(byFiles!)).toEqual(sort(byGit));
+    expect(byFiles).toHaveLength(3);
+    expect(worktreeRegistered(commonDir, a)).toBe(true);
+    expect(worktreeRegistered(commonDir, join(tempDir(), 'half'))).toBe(false);
+  });
+
   it('read the named work tree, not the one GIT_DIR & co. point at (git gets them neither)', async () => {
     const root = tempRepo();
     const other = tempRepo();
