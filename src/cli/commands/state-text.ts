@@ -124,7 +124,7 @@ export function ready(r: R): string {
   ].join('\n');
 }
 
-export async function log(r: R, cli: CliEnv): Promise<string> {
+export async function log(r: R, cli: CliEnv, input: { limit?: number; after_id?: number }): Promise<string> {
   const { renderLog } = await import('../../state/log-text.js');
   const { newCall } = await import('../../ops/context.js');
   // The repository was resolved by the operation (the context caches it): its root names the main checkout.
@@ -132,7 +132,7 @@ export async function log(r: R, cli: CliEnv): Promise<string> {
     ({ repo }) => repo.mainRoot,
     () => undefined,
   );
-  return renderLog(r.events, { mainRoot });
+  return renderLog(r.events, { mainRoot, omitted: r.omitted, limit: input.limit, after_id: input.after_id });
 }
 
 export async function list(r: R, cli: CliEnv): Promise<string> {

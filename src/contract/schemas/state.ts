@@ -286,6 +286,8 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
   'state log': okEnvelope('state log', {
     events: z.array(event),
     next_after_id: z.number().int().nonnegative().nullable(),
+    /** Matching events the limit left out: older ones, or newer ones with --after-id (docs/state.md §4). */
+    omitted: count,
   }),
   'state list': okEnvelope('state list', {
     plans: z.array(
