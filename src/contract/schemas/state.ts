@@ -297,8 +297,10 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
           status: planStatus,
           steps_completed: count,
           steps_total: count,
+          /** Completed and deferred items; `items_deferred` of them are deferred (docs/state.md §4). */
           items_completed: count,
           items_total: count,
+          items_deferred: count,
           claimed_steps: anchors,
         })
         .strict(),
