@@ -41,6 +41,27 @@ const completeRemaining = (d: Details) =>
 const thenRun = (d: Details) => (typeof d.then_run === 'string' ? ` && ${d.then_run}` : '');
 
 /**
+ * The PlanDrift of a run's catch-up with the base (docs/run.md §1.1 item 2): the integration branch's copy
+ * of the plan differs from the base's. When its newer plan came from the remote's base (`newer:
+ * "remote_base"`: another host took in a newer base), the fix is bringing this clone's base up to date;
+ * otherwise the branch changed the plan itself, and the base's copy is restored on it (on a remote, after
+ * bringing the remote tip into the clone's branch), the update of the base named last while it is not known
+ * which (`newer` absent).
+ */
+function catchUpDriftHint(d: Details): string {
+  const integ = arg(d.integration_branch);
+  const base = arg(d.base_branch);
+  const remote = d.remote === undefined ? undefined : arg(d.remote);
+  const into = remote ? `${remote}/${integ}` : integ;
+  const sw = remote ? `git switch ${integ} && git merge --ff-only ${into} && ` : `git switch ${integ} && `;
+  const restore = `${sw}git checkout ${base} -- ${planArg(d)} && git commit, then run again`;
+  if (remote && d.newer === 'remote_base')
+    return `git switch ${base} && git pull ${remote} ${base}, then run again   (${into} took in the newer plan of ${remote}/${base})`;
+  if (!remote || d.newer === 'integration') return restore;
+  return `${restore}; or, when ${into} took in a newer ${base} from another host, update ${base} first`;
+}
+
+/**
  * `tugcode run <plan>` with the flags of the run that stopped (`run_flags`, src/run/run-flags.ts), so
  * following a hint runs the plan the same way: the one place a "run it again" command is written (the
  * hints here, the run's text summary). `drop`: flags (with their value) left out, for the hint to replace.
@@ -224,7 +245,9 @@ export const CATALOGUE = {
     hint: (d) =>
       d.during_run === true
         ? `${runAgain(d)} (again: it takes the new plan over)`
-        : `tugcode state init ${planArg(d)} --force`,
+        : d.base_branch !== undefined && d.integration_branch !== undefined
+          ? catchUpDriftHint(d)
+          : `tugcode state init ${planArg(d)} --force`,
   },
   PlanNotCommitted: {
     exit: 4,
