@@ -10,6 +10,7 @@
  */
 import type { stateShow } from '../ops/state-read.js';
 import { shellArg } from '../util/shell-arg.js';
+import { itemProgress } from '../contract/status.js';
 
 export const LANES = ['blocked', 'ready', 'running', 'needs_you', 'done'] as const;
 export type Lane = (typeof LANES)[number];
@@ -73,7 +74,8 @@ export interface Card {
   completed_via: string | null;
   /** A `needs_human` step a person approved (`state decide --approve`): the kept commit the next run integrates. */
   approved_commit: string | null;
-  items: { done: number; total: number };
+  /** Completed items of the step and its substeps; deferred ones are counted apart (docs/state.md §5). */
+  items: { done: number; deferred: number; total: number };
   substeps: { done: number; total: number };
   usage: Usage | null;
 }
@@ -201,19 +203,24 @@ export function sumUsage(list: (Usage | null)[]): Usage | null {
   return out as Usage;
 }
 
-function itemCounts(counts: Record<string, unknown>): { done: number; total: number } {
-  let done = 0;
-  let total = 0;
+/** The step's items over the three kinds, by the one progress rule (itemProgress: deferred is not done). */
+function itemCounts(counts: Record<string, unknown>): { done: number; deferred: number; total: number } {
+  const sum = { done: 0, deferred: 0, total: 0 };
   for (const kind of ['tasks', 'tests', 'checkpoints']) {
-    const c = counts[kind] as Record<string, number> | undefined;
+    const c = counts[kind] as Record<string, unknown> | undefined;
     if (!c) continue;
-    for (const [status, n] of Object.entries(c)) {
-      if (typeof n !== 'number') continue;
-      total += n;
-      if (status === 'completed' || status === 'deferred') done += n;
-    }
+    const n = (status: string) => (typeof c[status] === 'number' ? (c[status] as number) : 0);
+    const p = itemProgress({
+      open: n('open'),
+      in_progress: n('in_progress'),
+      completed: n('completed'),
+      deferred: n('deferred'),
+    });
+    sum.done += p.done;
+    sum.deferred += p.deferred;
+    sum.total += p.total;
   }
-  return { done, total };
+  return sum;
 }
 
 /** The plan as commands name it: its slug when it has one. */
@@ -328,6 +335,7 @@ export function cardOf(
   for (const x of subs) {
     const c = itemCounts(x.counts);
     items.done += c.done;
+    items.deferred += c.deferred;
     items.total += c.total;
   }
   // The ledger records a run under the (sub)step it worked on: the card's usage is the step's and its substeps'.

@@ -55,11 +55,11 @@ export const EXIT_PLAYBOOK: [number | string, string, string][] = [
 /** What to do for each `state_failure_reason` of `tugcode commit` (exit 0, `state_update_failed: true`). */
 export const COMMIT_FAILURE_PLAYBOOK: Record<string, string> = {
   open_items:
-    'Checklist items are neither completed nor deferred (`state_error.error.details`): `tugcode state update <plan> <step> --worktree W --complete-remaining` (defer what was not done), then `tugcode state complete <plan> <step> --worktree W --commit <commit_hash>`.',
+    'Checklist items are neither completed nor deferred (`state_error.error.details`): mark them (`tugcode state update <plan> <step> --worktree W --task N completed`, or `deferred --reason …` for what was not done), or run `state_error.error.hint`: `tugcode state update <plan> <step> --worktree W --complete-remaining && <then_run>`, where `then_run` (in the details) finishes the step: `tugcode commit … --integrate` again when the commit is to integrate, else `tugcode state complete <plan> <step> --worktree W --commit <commit_hash>`.',
   substeps:
-    'A substep is not completed: complete it (`tugcode state complete <plan> <substep> --worktree W`), then complete the step with `--commit <commit_hash>`.',
+    'A substep is not completed: complete it (`tugcode state complete <plan> <substep> --worktree W`), then run `state_error.error.details.then_run` (it finishes the step with this commit).',
   refactors:
-    'A declared refactor row is neither applied nor skipped: `tugcode refactor run-step <plan> <step> --worktree W` (or `tugcode refactor skip … --ordinal N --reason …`), then complete the step with `--commit <commit_hash>`.',
+    'A declared refactor row is neither applied nor skipped: `tugcode refactor run-step <plan> <step> --worktree W` (or `tugcode refactor skip … --ordinal N --reason …`), then run `state_error.error.details.then_run` (it finishes the step with this commit).',
   ownership:
     'Your claim is gone (lease expired, another worktree took it, or a stale `--attempt`): stop. The commit stays on your branch; do not complete. Claim again (`tugcode state claim`); `tugcode state reconcile <plan>` completes the step from the commit trailers once the commit is integrated.',
   drift:

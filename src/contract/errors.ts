@@ -32,6 +32,36 @@ const arg = (v: unknown, fallback = '?'): string => (v === undefined || v === nu
 const planArg = (d: Details) => arg(d.plan_path ?? d.plan, '<plan>');
 
 /**
+ * What clears open items and substeps of a strict completion (docs/state.md §3.8–§3.9): the step's plan,
+ * anchor and the caller's worktree filled in (`<wt>` when the details lack it).
+ */
+const completeRemaining = (d: Details) =>
+  `tugcode state update ${planArg(d)} ${arg(d.step_anchor)} --worktree ${arg(d.worktree, '<wt>')} --complete-remaining`;
+/** `then_run`: what finishes the step once its blocker is cleared (`tugcode commit` adds it, docs/git.md §4). */
+const thenRun = (d: Details) => (typeof d.then_run === 'string' ? ` && ${d.then_run}` : '');
+
+/**
+ * The PlanDrift of a run's catch-up with the base (docs/run.md §1.1 item 2): the integration branch's copy
+ * of the plan differs from the base's. When its newer plan came from the remote's base (`newer:
+ * "remote_base"`: another host took in a newer base), the fix is bringing this clone's base up to date;
+ * otherwise the branch changed the plan itself, and the base's copy is restored on it (on a remote, after
+ * bringing the remote tip into the clone's branch), the update of the base named last while it is not known
+ * which (`newer` absent).
+ */
+function catchUpDriftHint(d: Details): string {
+  const integ = arg(d.integration_branch);
+  const base = arg(d.base_branch);
+  const remote = d.remote === undefined ? undefined : arg(d.remote);
+  const into = remote ? `${remote}/${integ}` : integ;
+  const sw = remote ? `git switch ${integ} && git merge --ff-only ${into} && ` : `git switch ${integ} && `;
+  const restore = `${sw}git checkout ${base} -- ${planArg(d)} && git commit, then run again`;
+  if (remote && d.newer === 'remote_base')
+    return `git switch ${base} && git pull ${remote} ${base}, then run again   (${into} took in the newer plan of ${remote}/${base})`;
+  if (!remote || d.newer === 'integration') return restore;
+  return `${restore}; or, when ${into} took in a newer ${base} from another host, update ${base} first`;
+}
+
+/**
  * `tugcode run <plan>` with the flags of the run that stopped (`run_flags`, src/run/run-flags.ts), so
  * following a hint runs the plan the same way: the one place a "run it again" command is written (the
  * hints here, the run's text summary). `drop`: flags (with their value) left out, for the hint to replace.
@@ -215,7 +245,9 @@ export const CATALOGUE = {
     hint: (d) =>
       d.during_run === true
         ? `${runAgain(d)} (again: it takes the new plan over)`
-        : `tugcode state init ${planArg(d)} --force`,
+        : d.base_branch !== undefined && d.integration_branch !== undefined
+          ? catchUpDriftHint(d)
+          : `tugcode state init ${planArg(d)} --force`,
   },
   PlanNotCommitted: {
     exit: 4,
@@ -229,21 +261,26 @@ export const CATALOGUE = {
     when: 'strict `state complete` (docs/state.md §3): open checklist items',
     message: (d) =>
       `${s(d.step_anchor)} has ${(d.open_items as unknown[] | undefined)?.length ?? '?'} open checklist item(s); complete them, defer them, or use --force <reason>`,
-    hint: (d) => `tugcode state update ${planArg(d)} ${arg(d.step_anchor)} --worktree <wt> --complete-remaining`,
+    hint: (d) => {
+      const first = (d.open_items as { kind?: unknown; ordinal?: unknown }[] | undefined)?.[0];
+      const each = first ? `--${s(first.kind)} ${s(first.ordinal)} completed, or deferred --reason "<why>"` : '';
+      return `${completeRemaining(d)}${thenRun(d)}` + (each ? `   (or mark each item: ${each})` : '');
+    },
   },
   SubstepsIncomplete: {
     exit: 4,
     when: 'strict `state complete` (docs/state.md §3): substeps not completed',
     message: (d) =>
       `${s(d.step_anchor)} has ${(d.incomplete_substeps as unknown[] | undefined)?.length ?? '?'} substep(s) not completed`,
-    hint: (d) => `tugcode state update ${planArg(d)} ${arg(d.step_anchor)} --worktree <wt> --complete-remaining`,
+    hint: (d) => `${completeRemaining(d)}${thenRun(d)}`,
   },
   RefactorsIncomplete: {
     exit: 4,
     when: 'strict `state complete` (docs/state.md §3): refactor rows neither applied nor skipped',
     message: (d) =>
       `${s(d.step_anchor)} has ${(d.open_refactors as unknown[] | undefined)?.length ?? '?'} refactor(s) neither applied nor skipped`,
-    hint: (d) => `tugcode refactor run-step ${planArg(d)} ${arg(d.step_anchor)} --worktree <wt>`,
+    hint: (d) =>
+      `tugcode refactor run-step ${planArg(d)} ${arg(d.step_anchor)} --worktree ${arg(d.worktree, '<wt>')}${thenRun(d)}`,
   },
   PlanIncomplete: {
     exit: 4,

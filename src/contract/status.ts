@@ -1,6 +1,7 @@
 /**
  * The status and kind vocabularies of the state database (docs/state.md §2–§3), shared by the state library
- * and the output schemas: data only, so the contract can name them without importing the state library.
+ * and the output schemas, and the one rule of item progress: data and pure functions only, so the contract
+ * can name them without importing the state library.
  */
 
 export const STEP_STATUSES = ['pending', 'claimed', 'in_progress', 'completed', 'failed', 'needs_human'] as const;
@@ -8,6 +9,29 @@ export type StepStatus = (typeof STEP_STATUSES)[number];
 
 export const ITEM_STATUSES = ['open', 'in_progress', 'completed', 'deferred'] as const;
 export type ItemStatus = (typeof ITEM_STATUSES)[number];
+
+/**
+ * Item progress as every view shows it (docs/state.md §5): an item is done only when completed. A deferred
+ * item is closed (it does not hold back a strict completion, src/state/status.ts TERMINAL) but not done: it
+ * counts in the total, not in `done`, and views name it apart.
+ */
+export function itemProgress(c: { open: number; in_progress: number; completed: number; deferred: number }): {
+  done: number;
+  deferred: number;
+  total: number;
+} {
+  return { done: c.completed, deferred: c.deferred, total: c.open + c.in_progress + c.completed + c.deferred };
+}
+
+/** `12/13`, with ` (1 deferred)` when some are: how a view writes item progress. */
+export function itemProgressText(p: { done: number; deferred: number; total: number }): string {
+  return `${p.done}/${p.total}${deferredNote(p)}`;
+}
+
+/** ` (1 deferred)`, or '' when none is. */
+export function deferredNote(p: { deferred: number }): string {
+  return p.deferred > 0 ? ` (${p.deferred} deferred)` : '';
+}
 
 export const ITEM_KINDS = ['task', 'test', 'checkpoint'] as const;
 export type ItemKind = (typeof ITEM_KINDS)[number];

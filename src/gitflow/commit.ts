@@ -596,7 +596,7 @@ async function finishStep(ctx: FlowCtx, g: GitRunner, o: FinishTarget, data: Com
   if (failure) {
     data.state_update_failed = true;
     data.state_failure_reason = failureReason(failure);
-    data.state_error = fail('state complete', failure);
+    data.state_error = fail('state complete', withThenRun(failure, o, data));
   }
   if (data.integration_branch && !data.integrated) warnNotIntegrated(ctx, o, data);
   return data;
@@ -631,9 +631,9 @@ async function integrateStep(ctx: FlowCtx, g: GitRunner, o: FinishTarget, data: 
   return null;
 }
 
-/** The NotIntegrated warning: the commit stays on the worker branch, and how to integrate it. */
-function warnNotIntegrated(ctx: FlowCtx, o: FinishTarget, data: CommitData): void {
-  const again = [
+/** `tugcode commit` again for this step: with nothing new to commit it integrates the commit and completes the step. */
+function commitAgain(o: FinishTarget): string {
+  return [
     'tugcode commit',
     `--worktree ${shellArg(o.W)}`,
     `--plan ${shellArg(o.planPath)}`,
@@ -642,6 +642,28 @@ function warnNotIntegrated(ctx: FlowCtx, o: FinishTarget, data: CommitData): voi
     '--integrate',
     '--message integrate',
   ].join(' ');
+}
+
+/**
+ * A blocker of the step itself (open items, substeps, refactors) with `then_run`, what finishes the step
+ * once it is cleared, so its hint (src/contract/errors.ts) names both: commit again when the commit is to
+ * integrate, else complete the step with this commit. Other failures are returned as they are.
+ */
+function withThenRun(e: TugError, o: FinishTarget, data: CommitData): TugError {
+  if (!['open_items', 'substeps', 'refactors'].includes(failureReason(e))) return e;
+  const then_run = data.integration_branch
+    ? commitAgain(o)
+    : [
+        `tugcode state complete ${shellArg(o.planPath)} ${shellArg(o.step)} --worktree ${shellArg(o.W)}`,
+        ...(o.attempt !== undefined ? [`--attempt ${o.attempt}`] : []),
+        `--commit ${data.commit_hash}`,
+      ].join(' ');
+  return new TugError(e.code, { ...e.details, then_run }, { message: e.message });
+}
+
+/** The NotIntegrated warning: the commit stays on the worker branch, and how to integrate it. */
+function warnNotIntegrated(ctx: FlowCtx, o: FinishTarget, data: CommitData): void {
+  const again = commitAgain(o);
   ctx.warnings.add(
     'NotIntegrated',
     `commit ${data.commit_hash.slice(0, 12)} was NOT integrated into ${o.integ} (${data.state_failure_reason ?? 'not integrated'}); ` +

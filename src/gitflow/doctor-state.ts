@@ -9,6 +9,7 @@ import type { RepoCtx } from './flow-context.js';
 import type { Conn } from '../state/sql/conn.js';
 import { gitRunner } from '../git/exec.js';
 import { gitWorktrees } from '../git/repo.js';
+import { shellArg } from '../util/shell-arg.js';
 
 export const pass = (name: string, message: string, fix: string): DoctorCheck => ({
   name,
@@ -116,6 +117,18 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
 }
 
 /**
+ * The fix of a plan's failed steps, its plan and steps filled in: why each failed (its reason, attempts and
+ * artifacts), then, once the cause is fixed, the reset that makes each claimable again (a failed step stays
+ * failed until reset, docs/state.md §3.6) and the run that takes them up.
+ */
+function failedStepsFix(planPath: string, anchors: string[]): string {
+  const p = shellArg(planPath);
+  const why = anchors.map((a) => `tugcode state show ${p} --step ${shellArg(a)}`).join(', ');
+  const reset = anchors.map((a) => `tugcode state reset ${p} ${shellArg(a)}`).join(' && ');
+  return `why: ${why}; once the cause is fixed: ${reset} && tugcode run ${p}`;
+}
+
+/**
  * The checks of the plans in a state store, on either backend: orphaned plans (file gone), expired leases,
  * failed steps. `now` is the store's time (the server's clock on PostgreSQL).
  */
@@ -140,14 +153,19 @@ export async function planChecks(ctx: RepoCtx, c: Conn, now: string): Promise<Do
   );
   const expired: string[] = [];
   const failedSteps: string[] = [];
+  const failedFixes: string[] = [];
   for (const p of plans.filter((x) => x.status !== 'archived')) {
+    const failedHere: string[] = [];
     for (const s of await stepsOfPlan(c, p.plan_path)) {
       if (s.parent_anchor !== null) continue;
       if (isHeld(s.status) && isExpired(s.lease_expires_at, now))
         expired.push(`${p.plan_path} ${s.anchor} (${s.claimed_by}, expired ${s.lease_expires_at})`);
-      if (s.status === 'failed')
+      if (s.status === 'failed') {
         failedSteps.push(`${p.plan_path} ${s.anchor}${s.fail_reason ? ` (${s.fail_reason})` : ''}`);
+        failedHere.push(s.anchor);
+      }
     }
+    if (failedHere.length) failedFixes.push(failedStepsFix(p.plan_path, failedHere));
   }
   checks.push(
     expired.length
@@ -160,11 +178,7 @@ export async function planChecks(ctx: RepoCtx, c: Conn, now: string): Promise<Do
   );
   checks.push(
     failedSteps.length
-      ? warn(
-          'failed-steps',
-          `failed steps: ${failedSteps.join('; ')}`,
-          'read the reason (tugcode state show <plan> --step <step>), fix the cause, then tugcode state reset <plan> <step>',
-        )
+      ? warn('failed-steps', `failed steps: ${failedSteps.join('; ')}`, failedFixes.join('; '))
       : pass('failed-steps', 'no failed steps', 'none needed'),
   );
   return checks;

@@ -307,16 +307,16 @@ export async function catchUpCommit(
   const checked = async (move: CatchUpMove | null): Promise<CatchUpMove | null> => {
     const now = await blob(move?.to ?? tip);
     if (now === want || (await sameStructure(g, root, now, want))) return move;
-    throw new TugError(
-      'PlanDrift',
-      { plan_path: o.planPath, summary: `${into} holds another copy of the plan than ${o.base}` },
-      {
-        hint:
-          `${fix}git checkout ${o.base} -- ${o.planPath} && git commit, then run again` +
-          // Another host's run took in a newer base than this clone's: the base is what is behind.
-          (o.remote ? `; or, when ${into} took in a newer ${o.base} from another host, update ${o.base} first` : ''),
-      },
-    );
+    // The hint is the catalogue's (src/contract/errors.ts): these details say which branches, and on a
+    // remote ensureRemoteBranch adds which side holds the newer plan.
+    throw new TugError('PlanDrift', {
+      plan_path: o.planPath,
+      summary: `${into} holds another copy of the plan than ${o.base}`,
+      base_branch: o.base,
+      integration_branch: integ,
+      ...(o.remote ? { remote: o.remote } : {}),
+      integration_tip: move?.to ?? tip,
+    });
   };
   if (await isAncestor(g, root, base, tip)) return checked(null); // nothing of the base's to bring in
   if (await isAncestor(g, root, tip, base)) return checked({ how: 'fast_forward', to: base });

@@ -62,6 +62,8 @@ export async function ensureRemoteBranch(o: RemoteBranchInput): Promise<string> 
         base: o.base,
         planPath: o.planPath,
         remote,
+      }).catch(async (e: unknown) => {
+        throw e instanceof TugError && e.code === 'PlanDrift' ? await whichIsNewer(o, e) : e;
       });
       const publish = move?.to ?? from;
       if (publish === remoteTip) return remoteTip;
@@ -79,6 +81,41 @@ export async function ensureRemoteBranch(o: RemoteBranchInput): Promise<string> 
       return tip;
     }
   }
+}
+
+/**
+ * A catch-up's PlanDrift with `newer`, which side holds the newer plan, so that its hint puts the right fix
+ * first (src/contract/errors.ts): `remote_base` when the commit that last changed the plan on the remote
+ * branch is on the remote's base and not on this clone's (another host took in a base this clone has not
+ * pulled), else `integration` (the branch changed the plan itself). The remote's base is fetched to tell;
+ * when that fails the error is returned as it is.
+ */
+async function whichIsNewer(o: RemoteBranchInput, e: TugError): Promise<TugError> {
+  const { git: g, repo, remote } = o;
+  const root = repo.mainRoot;
+  const tip = e.details.integration_tip;
+  if (typeof tip !== 'string') return e;
+  let remoteBase: string | null;
+  try {
+    remoteBase = await o.net(() => fetchBranch(g, root, remote, o.base));
+  } catch {
+    return e;
+  }
+  const changed = (await g.tryRun(['log', '-1', '--format=%H', tip, '--', o.planPath], root)).stdout.trim();
+  const localBase = await resolveCommit(g, root, `refs/heads/${o.base}`);
+  const fromRemoteBase =
+    remoteBase !== null &&
+    changed !== '' &&
+    (await isAncestor(g, root, changed, remoteBase)) &&
+    !(localBase !== null && (await isAncestor(g, root, changed, localBase)));
+  const details = fromRemoteBase
+    ? {
+        ...e.details,
+        newer: 'remote_base',
+        summary: `${remote}/${o.integrationBranch} took in a newer ${o.base} than this clone's (${remote}/${o.base} has its plan)`,
+      }
+    : { ...e.details, newer: 'integration' };
+  return new TugError('PlanDrift', details);
 }
 
 /**

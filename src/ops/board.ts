@@ -25,8 +25,8 @@ export const DETAIL_SUBSTEPS = 100;
  */
 export async function boardProbe(ctx: OpsContext, input: { after_id?: number | undefined }, call: Call) {
   return input.after_id === undefined
-    ? stateLog(ctx, { limit: 1 }, call)
-    : stateLog(ctx, { after_id: input.after_id, limit: PROBE_LIMIT }, call);
+    ? stateLog(ctx, { limit: 1, count_omitted: false }, call)
+    : stateLog(ctx, { after_id: input.after_id, limit: PROBE_LIMIT, count_omitted: false }, call);
 }
 
 /** Every active and done plan with its steps' status, owner, lease and counts; the backend; the config the board uses. */

@@ -27,7 +27,7 @@ export async function stateReady(ctx: OpsContext, input: { plan: string }, call:
 
 export async function stateLog(
   ctx: OpsContext,
-  input: { plan?: string; step?: string; limit?: number; after_id?: number; since?: string },
+  input: { plan?: string; step?: string; limit?: number; after_id?: number; since?: string; count_omitted?: boolean },
   call: Call,
 ) {
   let since: string | undefined;

@@ -5,7 +5,7 @@
  */
 import { TugError } from '../contract/errors.js';
 import { recordEvent } from './record.js';
-import type { StateContext } from './context.js';
+import { ownerPath, type StateContext } from './context.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
 import {
   capReason,
@@ -113,7 +113,9 @@ async function completeTx(
     const open_items = items.map((i) => ({ kind: i.kind, ordinal: i.ordinal, text: i.text, status: i.status }));
     const incomplete_substeps = openDescendants.map((d) => d.anchor);
     const open_refactors = refactors.map((r) => ({ ordinal: r.ordinal, op_text: r.op_text, status: r.status }));
-    const details = { plan_path, step_anchor: anchor, open_items, incomplete_substeps, open_refactors };
+    // The worktree names the caller in the hint's command (its host prefix on PostgreSQL left out).
+    const worktree = ownerPath(ctx, input.worktree);
+    const details = { plan_path, step_anchor: anchor, worktree, open_items, incomplete_substeps, open_refactors };
     if (open_items.length > 0) throw new TugError('ChecklistIncomplete', details);
     if (incomplete_substeps.length > 0) throw new TugError('SubstepsIncomplete', details);
     if (open_refactors.length > 0) throw new TugError('RefactorsIncomplete', details);

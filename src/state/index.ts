@@ -34,7 +34,7 @@ export {
   type TrailerCommit,
 } from './reconcile.js';
 export { prune, type PruneInput } from './prune.js';
-export { log, type LogInput, type LogEvent } from './log.js';
+export { log, type LogInput, type LogEvent, type LogResult } from './log.js';
 export { list, type ListedPlan } from './list.js';
 export { graph, type GraphFormat, type GraphResult } from './graph.js';
 export {

@@ -10,8 +10,11 @@ export interface ListedPlan {
   status: PlanStatus;
   steps_completed: number;
   steps_total: number;
+  /** Completed and deferred items (closed ones; kept so for compatibility, docs/state.md §4). */
   items_completed: number;
   items_total: number;
+  /** The deferred items among `items_completed`: closed, not done. */
+  items_deferred: number;
   claimed_steps: string[];
 }
 
@@ -33,6 +36,7 @@ export async function list(ctx: StateContext): Promise<{ plans: ListedPlan[] }> 
         steps_total: p.steps_total,
         items_completed: items.done,
         items_total: items.total,
+        items_deferred: items.deferred,
         claimed_steps: claimed.map((s) => s.anchor),
       });
     }

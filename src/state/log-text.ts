@@ -5,11 +5,15 @@
  * every field as stored; this only reads `details`. Pure: returns a string.
  */
 import { worktreeNameOf } from '../contract/layout.js';
-import type { LogEvent } from './log.js';
+import { LOG_DEFAULT_LIMIT, LOG_MAX_LIMIT, type LogEvent } from './log.js';
 
 export interface LogTextOptions {
   /** The main checkout's root: shown as `main`. */
   mainRoot?: string | undefined;
+  /** What the call asked for and what its limit left out (the `omitted` line, docs/state.md §4). */
+  omitted?: number | undefined;
+  limit?: number | undefined;
+  after_id?: number | undefined;
 }
 
 type Details = Record<string, any>;
@@ -219,6 +223,27 @@ function viaOf(e: LogEvent, op: string): string {
   return e.command === `state ${op}` ? '' : `[${e.command}]`;
 }
 
+/**
+ * The line that says the limit left events out, and how to see them: a larger --limit while that reaches
+ * them all, else paging from the oldest (--after-id 0); with --after-id, the next page.
+ */
+function omittedLine(events: LogEvent[], o: LogTextOptions): string | null {
+  const n = o.omitted ?? 0;
+  if (n === 0) return null;
+  const s = n === 1 ? '' : 's';
+  if (o.after_id !== undefined)
+    return `… ${n} newer event${s} not shown (--after-id ${events[events.length - 1]!.id} for the next page)`;
+  const limit = o.limit ?? LOG_DEFAULT_LIMIT;
+  const page = '--after-id 0 to page from the oldest';
+  const how =
+    limit + n <= LOG_MAX_LIMIT
+      ? `--limit ${limit + n} to see them`
+      : limit < LOG_MAX_LIMIT
+        ? `--limit ${LOG_MAX_LIMIT} for the latest ${LOG_MAX_LIMIT}, or ${page}`
+        : page;
+  return `… ${n} older event${s} not shown (${how})`;
+}
+
 export function renderLog(events: LogEvent[], o: LogTextOptions = {}): string {
   if (events.length === 0) return 'No events';
   const plans = new Set(events.map((e) => e.plan_path));
@@ -239,5 +264,10 @@ export function renderLog(events: LogEvent[], o: LogTextOptions = {}): string {
   const lines = rows.map((r) =>
     `${r.id}  ${r.at}  ${r.where.padEnd(ww)}  ${r.who.padEnd(wa)}  ${r.op.padEnd(wo)}  ${r.text}`.trimEnd(),
   );
+  const more = omittedLine(events, o);
+  if (more !== null) {
+    if (o.after_id !== undefined) lines.push(more);
+    else lines.unshift(more);
+  }
   return (onePlan ? `Plan: ${onePlan}\n` : '') + lines.join('\n');
 }

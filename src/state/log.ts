@@ -1,12 +1,13 @@
 /**
  * `state log` (docs/state.md §4): without `after_id` the latest `limit` events (default 50, at most 1000)
  * in ascending id order; with it the first `limit` events after that id. `next_after_id` pages forward.
+ * `omitted` counts the matching events the limit left out: older ones without `after_id`, newer ones with it.
  */
 import { TugError } from '../contract/errors.js';
 import type { StateContext } from './context.js';
 import { stepArg } from './owner.js';
 import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
-import { listEvents } from './queries/events.js';
+import { countEvents, listEvents } from './queries/events.js';
 
 export interface LogInput {
   plan?: string | undefined;
@@ -15,6 +16,15 @@ export interface LogInput {
   after_id?: number | undefined;
   /** ISO instant, already normalized. */
   since?: string | undefined;
+  /** Count `omitted` (default true); the board's probes skip the count (docs/board.md §2: one indexed read). */
+  count_omitted?: boolean | undefined;
+}
+
+export interface LogResult {
+  events: LogEvent[];
+  next_after_id: number | null;
+  /** Matching events left out by the limit (absent when `count_omitted` is false). */
+  omitted?: number;
 }
 
 export interface LogEvent {
@@ -31,10 +41,7 @@ export interface LogEvent {
 export const LOG_DEFAULT_LIMIT = 50;
 export const LOG_MAX_LIMIT = 1000;
 
-export async function log(
-  ctx: StateContext,
-  input: LogInput = {},
-): Promise<{ events: LogEvent[]; next_after_id: number | null }> {
+export async function log(ctx: StateContext, input: LogInput = {}): Promise<LogResult> {
   const limit = input.limit ?? LOG_DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > LOG_MAX_LIMIT) {
     throw new TugError('InvalidArgument', {
@@ -51,11 +58,17 @@ export async function log(
     plan_path = ref.plan_path;
   }
   const store = ctx.store;
-  if (!store) return { events: [], next_after_id: input.after_id ?? null };
+  const count = input.count_omitted !== false;
+  if (!store) return { events: [], next_after_id: input.after_id ?? null, ...(count ? { omitted: 0 } : {}) };
   const step_anchor = input.step === undefined ? undefined : stepArg(input.step);
-  const rows = await store.read((c) =>
-    listEvents(c, { plan_path, step_anchor, after_id: input.after_id, since: input.since, limit }),
-  );
+  const filter = { plan_path, step_anchor, after_id: input.after_id, since: input.since, limit };
+  const { rows, omitted } = await store.read(async (c) => {
+    const rows = await listEvents(c, filter);
+    // Only a full page can have left events out: the count is paid for by long logs alone.
+    if (!count || rows.length < limit) return { rows, omitted: 0 };
+    const beyond = input.after_id === undefined ? { before_id: rows[0]!.id } : { after_id: rows[rows.length - 1]!.id };
+    return { rows, omitted: await countEvents(c, { ...filter, ...beyond }) };
+  });
   const events = rows.map((r) => ({
     id: r.id,
     at: r.at,
@@ -67,5 +80,5 @@ export async function log(
     details: JSON.parse(r.details_json) as Record<string, unknown>,
   }));
   const last = events[events.length - 1];
-  return { events, next_after_id: last ? last.id : (input.after_id ?? null) };
+  return { events, next_after_id: last ? last.id : (input.after_id ?? null), ...(count ? { omitted } : {}) };
 }

@@ -6,8 +6,8 @@
 import { humanDuration } from '../clock.js';
 import { shellArg } from '../util/shell-arg.js';
 import { usageLine } from '../contract/usage.js';
+import { deferredNote, itemProgress } from '../contract/status.js';
 import { percent, type ShowPlan, type ShowResult, type ShowStep } from './show.js';
-import type { Counts } from './types.js';
 
 export interface TextOptions {
   /** Current time (lease texts). */
@@ -47,9 +47,9 @@ function bar(done: number, total: number): string {
   return '█'.repeat(filled) + '░'.repeat(BAR_CELLS - filled);
 }
 
-/** `Tasks:       1/3  ████░░░░░░░░  33%` */
-function progressLine(label: string, done: number, total: number): string {
-  return `${`${label}:`.padEnd(LABEL_WIDTH)}${done}/${total}  ${bar(done, total)} ${String(percent(done, total)).padStart(3)}%`;
+/** `Tasks:       1/3  ████░░░░░░░░  33%`, then ` (1 deferred)` when some are. */
+function progressLine(label: string, done: number, total: number, deferred = 0): string {
+  return `${`${label}:`.padEnd(LABEL_WIDTH)}${done}/${total}  ${bar(done, total)} ${String(percent(done, total)).padStart(3)}%${deferredNote({ deferred })}`;
 }
 
 function paint(text: string, code: string | undefined, on: boolean): string {
@@ -60,9 +60,6 @@ function owner(path: string): string {
   const parts = path.split('/').filter(Boolean);
   return parts[parts.length - 1] ?? path;
 }
-
-const done = (c: Counts) => c.completed + c.deferred;
-const total = (c: Counts) => c.open + c.in_progress + c.completed + c.deferred;
 
 function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
   const pad = '  '.repeat(depth);
@@ -87,9 +84,9 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
     ['Checkpoints', 'checkpoints', 'checkpoint'],
   ];
   for (const [label, key, kind] of kinds) {
-    const c = s.counts[key];
-    if (total(c) === 0) continue;
-    lines.push(`${pad}  ${progressLine(label, done(c), total(c))}`);
+    const p = itemProgress(s.counts[key]);
+    if (p.total === 0) continue;
+    lines.push(`${pad}  ${progressLine(label, p.done, p.total, p.deferred)}`);
     for (const it of s.items.filter((i) => i.kind === kind)) {
       // The 0-based ordinal `state update --task N` takes (issue 22 item 24): `task 0 [ ] text`.
       const lead = `${pad}    ${'  '.repeat(it.depth)}${kind} ${it.ordinal} `;

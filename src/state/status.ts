@@ -27,7 +27,10 @@ export const KIND_PLURAL: Record<ItemKind, 'tasks' | 'tests' | 'checkpoints'> = 
   checkpoint: 'checkpoints',
 };
 
-/** An item is done when completed or deferred. */
+/**
+ * An item is closed (terminal) when completed or deferred: a strict completion asks nothing more of it.
+ * Progress counts only completed items (itemProgress, src/contract/status.ts).
+ */
 export const TERMINAL: ReadonlySet<ItemStatus> = new Set<ItemStatus>(['completed', 'deferred']);
 /** The same set as a SQL list, for `status IN ${TERMINAL_SQL}`. */
 export const TERMINAL_SQL = "('completed', 'deferred')";

@@ -30,7 +30,7 @@ import type { ReconcileInput, ReconcileResult } from './reconcile.js';
 import type { PruneInput } from './prune.js';
 import type { ShowInput, ShowResult } from './show.js';
 import type { Categories, ReadyInput } from './ready.js';
-import type { LogInput, LogEvent } from './log.js';
+import type { LogInput, LogResult } from './log.js';
 import type { ListedPlan } from './list.js';
 import type { GraphFormat, GraphResult } from './graph.js';
 import type { FailedAttempt, HeldClaim } from './bridge.js';
@@ -179,7 +179,7 @@ export abstract class StateStore {
     return this.op(call, 'read', input, async () => (await import('./ready.js')).ready);
   }
 
-  log(call: StateCall, input: LogInput): Promise<{ events: LogEvent[]; next_after_id: number | null }> {
+  log(call: StateCall, input: LogInput): Promise<LogResult> {
     return this.op(call, 'read', input, async () => (await import('./log.js')).log);
   }
 

@@ -153,7 +153,8 @@ describe('the snapshot', () => {
     // The latest of the run's event, the substep's log and the step's start.
     expect(running.last_activity_at).toBe('2026-03-01T11:59:50.000Z');
     expect(running.substeps).toEqual({ done: 1, total: 1 });
-    expect(running.items).toEqual({ done: 4, total: 6 });
+    // A deferred item is counted apart, not as done (docs/state.md §5).
+    expect(running.items).toEqual({ done: 2, deferred: 2, total: 6 });
     expect(p.cards[0]!.commit).toBe('c1');
   });
 

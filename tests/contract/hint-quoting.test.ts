@@ -129,9 +129,9 @@ describe('hints through the CLI name a plan and a worktree with spaces and quote
       other,
     ]);
 
-    // ChecklistIncomplete: plan and step are arguments; `<wt>` is a placeholder.
+    // ChecklistIncomplete: plan, step and the caller's worktree are arguments.
     const open = hintOf(st(root, ['complete', PLAN, 'step-0', '--worktree', wt]), 'ChecklistIncomplete');
-    expect(words(open.replace('<wt>', shellArg(wt)))).toEqual([
+    expect(words(commandOf(open))).toEqual([
       'tugcode',
       'state',
       'update',

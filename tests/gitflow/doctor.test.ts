@@ -90,7 +90,7 @@ describe('tugcode doctor', () => {
     expect(c['failed-steps']).toMatchObject({
       status: 'warn',
       message: expect.stringContaining('step-1 (tests keep failing)'),
-      fix: expect.stringContaining('tugcode state reset <plan> <step>'),
+      fix: expect.stringContaining(`tugcode state reset ${PLAN_PATH} step-1`),
     });
     expect(c['expired-leases']?.status).toBe('pass');
   });

@@ -105,9 +105,11 @@ describe('ensureRemoteBranch: the catch-up with the base', () => {
     const { remote, clone, dir } = setup();
     const drifted = otherHostPushes(remote, dir, planText([step(1, 'Base'), step(2, 'Next'), step(4, 'Elsewhere')]));
     commitPlan(clone, PLAN.replace('\n\n', '\n\nEdited on main.\n\n'), 'plan prose');
+    // The plan commit is on the remote branch only (origin/main lacks it): restoring the base's copy is the fix.
     await expect(ensure(clone)).rejects.toMatchObject({
       code: 'PlanDrift',
-      details: { summary: `origin/${INTEG} holds another copy of the plan than main` },
+      details: { summary: `origin/${INTEG} holds another copy of the plan than main`, newer: 'integration' },
+      hint: `git switch ${INTEG} && git merge --ff-only origin/${INTEG} && git checkout main -- ${PLAN_PATH} && git commit, then run again`,
     });
     expect(git(remote, 'rev-parse', INTEG).trim()).toBe(drifted);
     expect(git(clone, 'branch', '--list', INTEG).trim()).toBe('');

@@ -452,6 +452,7 @@ scenario('answers the read-only commands, and creates nothing before init', asyn
       steps_total: 3,
       items_completed: 0,
       items_total: 20,
+      items_deferred: 0,
       claimed_steps: ['step-0'],
     },
   ]);

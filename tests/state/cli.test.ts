@@ -173,6 +173,7 @@ describe('tugcode state (CLI contract)', () => {
         steps_total: 3,
         items_completed: 0,
         items_total: 20,
+        items_deferred: 0,
         claimed_steps: ['step-0'],
       },
     ]);

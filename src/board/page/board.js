@@ -204,7 +204,9 @@
     const head = `<div class="c-top"><span>${esc(stepLabel(c))}</span><span class="badge st-${cls(c.status)}">${esc(
       c.status.replace(/_/g, ' '),
     )}</span></div><div class="c-title" title="${esc(c.title)}">${esc(c.title)}</div>`;
-    const items = c.items.total ? `items ${c.items.done}/${c.items.total}` : '';
+    const items = c.items.total
+      ? `items ${c.items.done}/${c.items.total}${c.items.deferred ? ` (${c.items.deferred} deferred)` : ''}`
+      : '';
     const subs = c.substeps.total ? `substeps ${c.substeps.done}/${c.substeps.total}` : '';
     const line = (...parts) => {
       const t = parts.filter(Boolean).join(' · ');

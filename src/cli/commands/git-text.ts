@@ -1,6 +1,7 @@
 /** Text renderings of the git-flow operations' results. */
 import type { CliEnv } from '../define.js';
 import { table } from '../../util/table.js';
+import { shellArg } from '../../util/shell-arg.js';
 import { usdText, type UsageTotals } from '../../contract/usage.js';
 
 type R = any; // each renderer gets its operation's result
@@ -39,6 +40,16 @@ export const worktreeRemove = (d: R): string =>
     .filter(Boolean)
     .join('\n');
 
+/**
+ * What to run after a commit whose step did not complete: for the step's own blockers the error's hint
+ * (clear them, then finish the step), else `state reconcile`, which completes it from the trailers later.
+ */
+function commitFix(d: R): string {
+  const hint: string | undefined = d.state_error?.error.hint;
+  if (hint && ['open_items', 'substeps', 'refactors'].includes(d.state_failure_reason)) return `next: ${hint}`;
+  return `heal later with: tugcode state reconcile ${shellArg(d.state_error?.error.details?.plan_path ?? '<plan>')}`;
+}
+
 export const commit = (d: R): string =>
   [
     d.committed
@@ -51,7 +62,7 @@ export const commit = (d: R): string =>
         : '',
     d.state_updated ? `state: step completed${d.plan_completed ? '; plan completed' : ''}` : '',
     d.state_update_failed
-      ? `state NOT updated (${d.state_failure_reason}): ${d.state_error?.error.message}\n  heal later with: tugcode state reconcile <plan>`
+      ? `state NOT updated (${d.state_failure_reason}): ${d.state_error?.error.message}\n  ${commitFix(d)}`
       : '',
   ]
     .filter(Boolean)

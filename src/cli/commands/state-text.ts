@@ -1,6 +1,7 @@
 /** Text renderings of the `state` operations' results (the JSON carries the same facts). */
 import type { CliEnv } from '../define.js';
 import { touchesHeldText } from '../../contract/touches.js';
+import { itemProgress, itemProgressText } from '../../contract/status.js';
 
 type R = any; // each renderer gets its operation's result; the operation's own type checks the fields
 
@@ -59,7 +60,7 @@ export const heartbeat = (r: R): string => `Lease of ${r.step_anchor} renewed un
 
 export function update(r: R): string {
   const c = (k: { open: number; in_progress: number; completed: number; deferred: number }) =>
-    `${k.completed + k.deferred}/${k.open + k.in_progress + k.completed + k.deferred}`;
+    itemProgressText(itemProgress(k));
   let text = `Updated ${r.updated} item(s) of ${r.step_anchor}: tasks ${c(r.tasks)}, tests ${c(r.tests)}, checkpoints ${c(r.checkpoints)}`;
   if (r.auto_completed_steps.length) text += `\nAuto-completed: ${r.auto_completed_steps.join(', ')}`;
   return text;
@@ -124,7 +125,7 @@ export function ready(r: R): string {
   ].join('\n');
 }
 
-export async function log(r: R, cli: CliEnv): Promise<string> {
+export async function log(r: R, cli: CliEnv, input: { limit?: number; after_id?: number }): Promise<string> {
   const { renderLog } = await import('../../state/log-text.js');
   const { newCall } = await import('../../ops/context.js');
   // The repository was resolved by the operation (the context caches it): its root names the main checkout.
@@ -132,7 +133,7 @@ export async function log(r: R, cli: CliEnv): Promise<string> {
     ({ repo }) => repo.mainRoot,
     () => undefined,
   );
-  return renderLog(r.events, { mainRoot });
+  return renderLog(r.events, { mainRoot, omitted: r.omitted, limit: input.limit, after_id: input.after_id });
 }
 
 export async function list(r: R, cli: CliEnv): Promise<string> {
@@ -144,7 +145,12 @@ export async function list(r: R, cli: CliEnv): Promise<string> {
       p.plan_path,
       p.status,
       `${p.steps_completed}/${p.steps_total}`,
-      `${p.items_completed}/${p.items_total}`,
+      // items_completed counts deferred items too (docs/state.md §4): progress counts them apart.
+      itemProgressText({
+        done: p.items_completed - p.items_deferred,
+        deferred: p.items_deferred,
+        total: p.items_total,
+      }),
       p.claimed_steps.join(', ') || '-',
     ]),
     cli,

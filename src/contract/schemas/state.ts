@@ -286,6 +286,8 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
   'state log': okEnvelope('state log', {
     events: z.array(event),
     next_after_id: z.number().int().nonnegative().nullable(),
+    /** Matching events the limit left out: older ones, or newer ones with --after-id (docs/state.md §4). */
+    omitted: count,
   }),
   'state list': okEnvelope('state list', {
     plans: z.array(
@@ -295,8 +297,10 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
           status: planStatus,
           steps_completed: count,
           steps_total: count,
+          /** Completed and deferred items; `items_deferred` of them are deferred (docs/state.md §4). */
           items_completed: count,
           items_total: count,
+          items_deferred: count,
           claimed_steps: anchors,
         })
         .strict(),

@@ -79,27 +79,44 @@ export interface EventFilter {
   limit: number;
 }
 
-/** Without after_id: the latest `limit` events (returned ascending); with it: the first `limit` after it. */
-export async function listEvents(c: Conn, f: EventFilter): Promise<EventRow[]> {
+/** The WHERE clause and parameters of a filter (`limit` not included). */
+function eventWhere(f: Omit<EventFilter, 'limit'> & { before_id?: number | undefined }) {
   const where: string[] = [];
   if (f.plan_path !== undefined) where.push('plan_path = @plan_path');
   if (f.step_anchor !== undefined) where.push('step_anchor = @step_anchor');
   if (f.since !== undefined) where.push('at >= @since');
   if (f.after_id !== undefined) where.push('id > @after_id');
-  const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
-  const params = {
+  if (f.before_id !== undefined) where.push('id < @before_id');
+  const params: Record<string, unknown> = {
     plan_path: f.plan_path,
     step_anchor: f.step_anchor,
     since: f.since,
     after_id: f.after_id,
-    limit: f.limit,
+    before_id: f.before_id,
   };
-  for (const k of Object.keys(params) as (keyof typeof params)[]) if (params[k] === undefined) delete params[k];
+  for (const k of Object.keys(params)) if (params[k] === undefined) delete params[k];
+  return { w: where.length ? `WHERE ${where.join(' AND ')}` : '', params };
+}
+
+/** Without after_id: the latest `limit` events (returned ascending); with it: the first `limit` after it. */
+export async function listEvents(c: Conn, f: EventFilter): Promise<EventRow[]> {
+  const where = eventWhere(f);
+  const w = where.w;
+  const params = { ...where.params, limit: f.limit };
   if (f.after_id !== undefined) {
     return (await c.all(`SELECT * FROM events ${w} ORDER BY id ASC LIMIT @limit`, params)) as EventRow[];
   }
   const rows = (await c.all(`SELECT * FROM events ${w} ORDER BY id DESC LIMIT @limit`, params)) as EventRow[];
   return rows.reverse();
+}
+
+/** How many events match the filter, within `after_id` < id < `before_id` (both optional). */
+export async function countEvents(
+  c: Conn,
+  f: Omit<EventFilter, 'limit'> & { before_id?: number | undefined },
+): Promise<number> {
+  const { w, params } = eventWhere(f);
+  return Number((await c.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM events ${w}`, params))!.n);
 }
 
 export async function insertArtifact(c: Conn, a: Omit<ArtifactRow, 'id'>): Promise<number> {

@@ -103,9 +103,15 @@ export async function openItemsOfStep(c: Conn, plan_path: string, anchor: string
   )) as ItemRow[];
 }
 
-export async function plansItemTotals(c: Conn, plan_path: string): Promise<{ total: number; done: number }> {
-  return (await c.get(
-    `SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN status IN ${TERMINAL_SQL} THEN 1 ELSE 0 END), 0) AS done FROM checklist_items WHERE plan_path = ?`,
+export async function plansItemTotals(
+  c: Conn,
+  plan_path: string,
+): Promise<{ total: number; done: number; deferred: number }> {
+  const r = (await c.get(
+    `SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN status IN ${TERMINAL_SQL} THEN 1 ELSE 0 END), 0) AS done,
+       COALESCE(SUM(CASE WHEN status = 'deferred' THEN 1 ELSE 0 END), 0) AS deferred
+     FROM checklist_items WHERE plan_path = ?`,
     [plan_path],
-  )) as { total: number; done: number };
+  )) as { total: number | string; done: number | string; deferred: number | string };
+  return { total: Number(r.total), done: Number(r.done), deferred: Number(r.deferred) };
 }
