@@ -52,7 +52,7 @@ export const runSchema = z
     agent_allow: argv
       .default([])
       .describe(
-        "command patterns an agent preset may run besides its own (claude: Bash(<pattern>)), e.g. 'npm test *'",
+        'command patterns an agent preset may run besides its own (claude: Bash(<pattern>)), e.g. ["npm test *"]',
       ),
     heartbeat_seconds: upTo(R.heartbeat_seconds).default(60).describe('heartbeat interval while a step runs'),
     step_timeout_seconds: upTo(R.step_timeout_seconds).default(3600).describe('wall-clock limit per step attempt'),
@@ -95,18 +95,20 @@ export const runSchema = z
       .nonnegative()
       .finite()
       .default(0)
-      .describe("stop claiming once the plan's cost reaches this many USD (docs/run.md §7.2); 0 = no budget"),
+      .describe("stop claiming once the plan's cost reaches this many USD (docs/run.md §7.2), e.g. 25; 0 = no budget"),
     budget_tokens: z
       .number()
       .int()
       .nonnegative()
       .max(R.budget_tokens)
       .default(0)
-      .describe("stop claiming once the plan's tokens reach this (docs/run.md §7.2); 0 = no budget"),
+      .describe("stop claiming once the plan's tokens reach this (docs/run.md §7.2), e.g. 5000000; 0 = no budget"),
     stall_seconds: upTo(R.stall_seconds)
       .default(600)
-      .describe('an implementer with no output, no item change and no file change this long is Stalled'),
-    notify: argvString.default('').describe('argv string run with each notable event on stdin (docs/run.md §7.4)'),
+      .describe('kill an implementer silent this long (no output, item or file change): Stalled'),
+    notify: argvString
+      .default('')
+      .describe('argv string run with each notable event on stdin (docs/run.md §7.4), e.g. "notify-send tugcode"'),
     prices: z
       .object({
         input: z.number().nonnegative().finite().optional(),
@@ -116,13 +118,18 @@ export const runSchema = z
       })
       .strict()
       .default({})
-      .describe('USD per million tokens of each kind, for runs that report tokens but no cost (codex)'),
+      .describe(
+        'USD per million tokens, for runs that report tokens but no cost (codex), e.g. { input = 1.25, output = 10, cache_read = 0.125 }',
+      ),
   })
   .strict();
 
 export const validateSchema = z
   .object({
-    level: z.enum(['lenient', 'normal', 'strict']).default('normal').describe('default level of tugcode validate'),
+    level: z
+      .enum(['lenient', 'normal', 'strict'])
+      .default('normal')
+      .describe('default level of tugcode validate: lenient | normal | strict'),
   })
   .strict();
 

@@ -15,19 +15,19 @@ export const kernelSchema = z
     verify: z
       .enum(['none', 'syntax', 'tests', 'typecheck'])
       .default('syntax')
-      .describe('verification mode of refactors'),
+      .describe('how a refactor is verified: none | syntax | tests | typecheck'),
     test_command: argv.default([]).describe('argv array; {python} placeholder allowed; empty = detect'),
-    test_timeout: z.number().int().min(1).max(3600).default(300).describe('seconds'),
-    typecheck_command: argv.default([]).describe('empty = the built-in checkers'),
-    typecheck_timeout: posInt.default(600).describe('seconds'),
-    safety: z.enum(['strict', 'safe', 'aggressive']).default('strict').describe('strict (= safe) or aggressive'),
+    test_timeout: z.number().int().min(1).max(3600).default(300).describe('seconds the test command may run (1-3600)'),
+    typecheck_command: argv.default([]).describe('argv array; empty = the built-in checkers'),
+    typecheck_timeout: posInt.default(600).describe('seconds the typecheck may run'),
+    safety: z.enum(['strict', 'safe', 'aggressive']).default('strict').describe('strict (= safe) | aggressive'),
     include: z.array(z.string()).default([]).describe('globs added to the source set'),
     exclude: z.array(z.string()).default([]).describe('globs removed from the source set'),
-    python: z.string().default('').describe('empty = resolved (docs/kernel.md §6.3)'),
-    rust_analyzer: z.string().default('').describe('empty = resolved (docs/kernel.md §6.4)'),
+    python: z.string().default('').describe('Python interpreter path; empty = resolved (docs/kernel.md §6.3)'),
+    rust_analyzer: z.string().default('').describe('rust-analyzer path; empty = resolved (docs/kernel.md §6.4)'),
     lock_timeout: nonNegInt.default(30).describe('seconds to wait for the session lock'),
-    max_files_affected: posInt.default(50).describe('Gate A: files a refactor may touch'),
-    max_edits: posInt.default(500).describe('Gate A: edits a refactor may make'),
-    max_concurrent_sessions: posInt.default(2).describe('kernel slots shared by worktrees'),
+    max_files_affected: posInt.default(50).describe('refactor gate: files one operation may touch'),
+    max_edits: posInt.default(500).describe('refactor gate: edits one operation may make'),
+    max_concurrent_sessions: posInt.default(2).describe('kernel slots shared by all worktrees'),
   })
   .strict();

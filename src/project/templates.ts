@@ -4,6 +4,7 @@
  */
 export { IMPLEMENTATION_LOG_INDEX } from '../gitflow/implementation-log.js';
 import { CONFIG_DEFAULTS } from '../config/defaults.js';
+import { CONFIG_TABLES } from '../config/schema.js';
 
 export function skeletonPlan(today: string): string {
   return `## Phase 1.0: Greeting command {#phase-greeting}
@@ -92,45 +93,14 @@ Checkboxes after the last step belong to no step:
 `;
 }
 
-const COMMENTS: Record<string, string> = {
-  'state.lease_seconds': 'claim lease in seconds, renewed by heartbeat',
-  'state.max_attempts': 'given-up attempts before a step becomes failed',
-  'run.workers': 'parallel workers of tugcode run',
-  'run.implementer': 'argv string run per step; empty = no implementer',
-  'run.agent': 'agent implementer preset: claude | codex; empty = none (use implementer)',
-  'run.agent_allow': 'command patterns an agent preset may run besides its own, e.g. ["npm test *"]',
-  'run.heartbeat_seconds': 'heartbeat interval while a step runs',
-  'run.step_timeout_seconds': 'wall-clock limit per step attempt',
-  'run.run_checkpoints': 'run checkpoint commands as verification',
-  'run.base_branch': 'branch plans start from and merge back into',
-  'run.setup_command': 'argv run in each new or reset worker worktree; empty = link node_modules/.venv',
-  'run.no_verify': "true: the driver's commits and rebases skip git hooks",
-  'run.reviewer': "argv string whose verdict gates each step's integration; empty = no review",
-  'run.review_agent': 'agent reviewer preset, read-only: claude | codex; empty = none (use reviewer)',
-  'run.review_rounds': 'REVISE verdicts per attempt before it fails ReviewRejected',
-  'run.resolver': 'argv string that merges a conflict of the integration rebase; empty = the implementer',
-  'run.resolve_rounds': 'resolver runs per attempt before a conflict fails it; 0 = never resolve',
-  'run.budget_usd': "stop claiming once the plan's cost reaches it, e.g. 25; 0 = no budget",
-  'run.budget_tokens': "stop claiming once the plan's tokens reach it, e.g. 5000000; 0 = no budget",
-  'run.stall_seconds': 'kill an implementer silent this long (no output, item or file change)',
-  'run.notify': 'argv run with each notable event on stdin, e.g. "notify-send tugcode"',
-  'run.prices': 'USD per million tokens for codex, e.g. { input = 1.25, output = 10, cache_read = 0.125 }',
-  'validate.level': 'lenient | normal | strict',
-  'kernel.verify': 'none | syntax | tests | typecheck',
-  'kernel.test_command': 'argv array; {python} placeholder allowed; empty = detect',
-  'kernel.test_timeout': 'seconds (1-3600)',
-  'kernel.typecheck_command': 'argv array; empty = the built-in checkers',
-  'kernel.typecheck_timeout': 'seconds',
-  'kernel.safety': 'strict (= safe) | aggressive',
-  'kernel.include': 'globs added to the source set',
-  'kernel.exclude': 'globs removed from the source set',
-  'kernel.python': 'interpreter path; empty = resolved',
-  'kernel.rust_analyzer': 'rust-analyzer path; empty = resolved',
-  'kernel.lock_timeout': 'seconds to wait for the session lock',
-  'kernel.max_files_affected': 'refactor gate: files one operation may touch',
-  'kernel.max_edits': 'refactor gate: edits one operation may make',
-  'kernel.max_concurrent_sessions': 'kernel slots shared by all worktrees',
-};
+/**
+ * A key's comment in the template: its description in the config schema (the one place keys are described),
+ * without the citation of the project's docs, which a user's repository does not hold.
+ */
+function commentOf(table: keyof typeof CONFIG_TABLES, key: string): string {
+  const field = (CONFIG_TABLES[table].shape as Record<string, { description?: string }>)[key];
+  return (field?.description ?? '').replace(/ \(docs\/[^)]*\)/g, '');
+}
 
 function toml(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map((x) => JSON.stringify(x)).join(', ')}]`;
@@ -153,7 +123,7 @@ export function configTemplate(): string {
     out.push(`[${table}]`);
     for (const [key, value] of Object.entries(keys)) {
       const line = `# ${key} = ${toml(value)}`;
-      out.push(`${line.padEnd(36)} # ${COMMENTS[`${table}.${key}`] ?? ''}`.trimEnd());
+      out.push(`${line.padEnd(36)} # ${commentOf(table as keyof typeof CONFIG_TABLES, key)}`.trimEnd());
     }
     out.push('');
   }

@@ -146,8 +146,11 @@ describe('config', () => {
     const uncommented = text.replace(/^# ([a-z_]+ = .*?)\s+#.*$/gm, '$1');
     expect(await parseConfigText(uncommented, 'template', w)).toEqual(CONFIG_DEFAULTS);
     expect(w.items).toEqual([]);
+    expect(text).not.toMatch(/docs\//);
     for (const [table, keys] of Object.entries(CONFIG_DEFAULTS)) {
-      for (const key of Object.keys(keys)) expect(text, `${table}.${key}`).toMatch(new RegExp(`^# ${key} = `, 'm'));
+      // Every key is explained (its description in the config schema), without citing docs a user's repo lacks.
+      for (const key of Object.keys(keys))
+        expect(text, `${table}.${key}`).toMatch(new RegExp(`^# ${key} = .*\\S\\s+# \\S.{8,}$`, 'm'));
     }
   });
 });
