@@ -87,18 +87,22 @@ export interface RunHooks {
 
 /**
  * Check the plan and resolve what a run (or a dry run) needs, changing nothing: `input` comes back with its
- * commands' programs absolute, as `flow.config.run` does (docs/run.md §2).
+ * commands' programs absolute, as `flow.config.run` does (docs/run.md §2). `preview` (a dry run, docs/run.md
+ * §1.10): a plan not committed is read from the main checkout, `prep.uncommitted` saying so.
  */
 export async function prepareRun(
   ctx: OpsContext,
   input: RunInput,
   call: Call,
   tr?: import('./context.js').TraceFn,
+  o: { preview?: boolean } = {},
 ): Promise<{ flow: FlowCtx; prep: Prepared; input: RunInput }> {
   const { flowOf } = await import('../ops/git.js');
   const flow = await timed(tr, 'run.flow', () => flowOf(ctx, call));
   const { gitRunner } = await import('../git/exec.js');
-  const prep = await timed(tr, 'run.check', () => preflight(flow, gitRunner(ctx.env), input.plan, input.base));
+  const prep = await timed(tr, 'run.check', () =>
+    preflight(flow, gitRunner(ctx.env), input.plan, input.base, { preview: o.preview }),
+  );
   const env = { cwd: ctx.cwd, repoRoot: flow.repo.mainRoot, env: ctx.env };
   const programs = await timed(tr, 'run.programs', () => resolvePrograms(input, flow.config.run, env));
   flow.config.run = programs.run;

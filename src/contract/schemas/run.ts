@@ -315,6 +315,12 @@ export const scheduleFields = {
 };
 
 /** `tugcode run --dry-run --json`: the schedule, nothing changed. */
-export const runDryRunSchema = okEnvelope('run', { dry_run: z.literal(true), plan_path: repoPath, ...scheduleFields });
+export const runDryRunSchema = okEnvelope('run', {
+  dry_run: z.literal(true),
+  plan_path: repoPath,
+  /** False: the schedule is of the main checkout's copy, which the real run refuses until committed (docs/run.md §1.10). */
+  plan_committed: z.boolean(),
+  ...scheduleFields,
+});
 
 export const runSchemas = { run: runDryRunSchema };
