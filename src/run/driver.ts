@@ -403,6 +403,7 @@ async function runWorkers(
     integration_branch: prep.integration,
     base_branch: prep.base,
     workers: trees.length,
+    ...(rc.remote ? { remote: rc.remote.name } : {}),
   });
   // No implementer is allowed (docs/run.md §2), but never silent: each step is then its refactors and checkpoints.
   if (!rc.opts.implementer && !rc.opts.agent) {

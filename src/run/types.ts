@@ -72,6 +72,8 @@ export type RunEvent =
       integration_branch: string;
       base_branch: string;
       workers: number;
+      /** `--remote NAME`: the integration branch is NAME's (docs/state.md §8.4); absent for a local run. */
+      remote?: string;
     }
   | {
       type: 'claimed';

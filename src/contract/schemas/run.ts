@@ -76,6 +76,8 @@ const runStarted = z
     integration_branch: z.string().min(1),
     base_branch: z.string().min(1),
     workers: z.number().int().positive(),
+    /** `--remote NAME`: the run integrates through NAME's integration branch (docs/run.md §1.1 item 2). */
+    remote: z.string().min(1).optional(),
   })
   .strict();
 
