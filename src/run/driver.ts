@@ -507,6 +507,10 @@ async function summarize(
     }),
   }));
   const reviewed = rc.opts.reviewer !== null || rc.opts.reviewAgent !== null;
+  const plan_steps = steps
+    .filter((s) => s.parent_anchor === null)
+    .sort((a, b) => a.step_index - b.step_index)
+    .map((s) => s.anchor);
   const base = {
     steps_completed: [...rc.tally.completed],
     failed_steps,
@@ -514,6 +518,7 @@ async function summarize(
     commits: [...rc.tally.commits],
     wall_ms,
     workers: results,
+    plan_steps,
     ...(reviewed ? { review_rounds: [...rc.tally.reviews].map(([step_anchor, r]) => ({ step_anchor, ...r })) } : {}),
     ...(needs_human.length ? { needs_human } : {}),
     ...(rc.tally.resolved.length ? { conflicts_resolved: [...rc.tally.resolved] } : {}),

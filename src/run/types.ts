@@ -158,6 +158,8 @@ export interface RunSummary {
   commits: string[];
   wall_ms: number;
   workers: { worker: WorkerName; busy_ms: number }[];
+  /** The plan's top-level steps in plan order, the order of the text summary's rows; absent when the run did not start. */
+  plan_steps?: string[];
   /** With a reviewer: each step this run reviewed, its rounds and last verdict (docs/run.md §6). */
   review_rounds?: { step_anchor: string; rounds: number; verdict: Verdict }[];
   /** Steps waiting for `tugcode state decide` (docs/run.md §6.3); present when there are any. */
