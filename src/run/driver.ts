@@ -490,13 +490,7 @@ async function summarize(
     step_anchor: a,
     reason: steps.find((s) => s.anchor === a)?.fail_reason ?? 'failed',
   }));
-  // Blocked means blocked by a failed step (docs/run.md §1 item 4.9): a step merely waiting on unfinished ones
-  // (an interrupted run) is not.
-  const failed = new Set(cat.failed_steps);
-  const depsOf = new Map(steps.map((s) => [s.anchor, s.depends_on]));
-  const behindFailure = (a: string, seen: Set<string>): boolean =>
-    (depsOf.get(a) ?? []).some((d) => failed.has(d) || (!seen.has(d) && behindFailure(d, seen.add(d))));
-  const blocked_steps = cat.blocked_steps.filter((a) => behindFailure(a, new Set()));
+  const { blocked_steps, blocked_reasons } = blockedSteps(cat, steps);
   // Review rounds of this run (with a reviewer) and the steps waiting for a human (docs/run.md §6).
   // A step that waited for a human before this run started is listed too: its decision is still to make.
   const needs_human = cat.needs_human_steps.map((a) => ({
@@ -515,6 +509,7 @@ async function summarize(
     steps_completed: [...rc.tally.completed],
     failed_steps,
     blocked_steps,
+    ...(blocked_reasons.length ? { blocked_reasons } : {}),
     commits: [...rc.tally.commits],
     wall_ms,
     workers: results,
@@ -543,6 +538,48 @@ async function summarize(
       blocked_steps,
     });
   return err ? { status: 'error', ...base, error: err.toJSON() } : { status: 'ok', ...base };
+}
+
+/**
+ * Blocked means blocked by a failed step (docs/run.md §1 item 4.9): a step merely waiting on unfinished ones
+ * (an interrupted run) is not. Each comes with why: the failed steps (and steps waiting for a human) behind
+ * it, and its unfinished dependencies (lifted, as claims see them: `blocked_by` of state show) with theirs.
+ */
+function blockedSteps(
+  cat: { blocked_steps: string[]; failed_steps: string[]; needs_human_steps: string[] },
+  steps: { anchor: string; status: string; blocked_by: string[] }[],
+): { blocked_steps: string[]; blocked_reasons: NonNullable<RunSummary['blocked_reasons']> } {
+  const failed = new Set(cat.failed_steps);
+  const human = new Set(cat.needs_human_steps);
+  const stuck = (a: string) => failed.has(a) || human.has(a);
+  const waitsOn = new Map(steps.map((s) => [s.anchor, s.blocked_by]));
+  const status = new Map(steps.map((s) => [s.anchor, s.status]));
+  // The stuck steps behind `a`, in the order its dependencies lead to them.
+  const roots = (a: string, seen = new Set<string>()): string[] => {
+    const out: string[] = [];
+    for (const d of waitsOn.get(a) ?? []) {
+      if (seen.has(d)) continue;
+      seen.add(d);
+      if (stuck(d)) out.push(d);
+      else out.push(...roots(d, seen));
+    }
+    return out;
+  };
+  const blocked_steps = cat.blocked_steps.filter((a) => roots(a).some((r) => failed.has(r)));
+  const blocked = new Set(blocked_steps);
+  const rootText = (r: string) => `${r} ${failed.has(r) ? 'failed' : 'waits for a human'}`;
+  const depText = (d: string) => {
+    if (failed.has(d)) return `${d} (failed)`;
+    if (human.has(d)) return `${d} (waits for a human)`;
+    if (blocked.has(d)) return `${d} (blocked: ${roots(d).map(rootText).join(', ')})`;
+    return `${d} (${status.get(d) ?? 'not done'})`;
+  };
+  const blocked_reasons = blocked_steps.map((a) => ({
+    step_anchor: a,
+    blocked_by: roots(a),
+    reason: `waits on ${(waitsOn.get(a) ?? []).map(depText).join(', ')}`,
+  }));
+  return { blocked_steps, blocked_reasons };
 }
 
 /**

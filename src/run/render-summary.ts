@@ -1,6 +1,6 @@
 /**
  * The final summary of `tugcode run` in text mode (docs/run.md §1 item 6): a table of the steps this run
- * settled (completed, failed with reason, blocked), in plan order, a table of per-worker utilisation, then commits and wall
+ * settled (completed, failed with reason, blocked with what it waits on), in plan order, a table of per-worker utilisation, then commits and wall
  * time. The error, if any, is not repeated here: it is the one diagnostic line (and hint) on stderr
  * (docs/output.md §1), so a terminal shows it once. cli-table3 is loaded only here, when the table is drawn; the style follows
  * src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
@@ -20,6 +20,7 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
     return n === undefined ? '' : `reviewed, ${n} round${n === 1 ? '' : 's'}`;
   };
   const needs = s.needs_human ?? [];
+  const blockedWhy = new Map((s.blocked_reasons ?? []).map((b) => [b.step_anchor, b.reason]));
   // Rows in plan order (completion order says little once workers overlap); unknown anchors last.
   const order = new Map((s.plan_steps ?? []).map((a, i) => [a, i]));
   const rank = (row: string[]) => order.get(row[0]!) ?? order.size;
@@ -27,7 +28,7 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
     ...s.steps_completed.map((a) => [a, paint('green', 'completed'), reviewed(a)]),
     ...s.failed_steps.map((f) => [f.step_anchor, paint('red', 'failed'), firstLine(f.reason)]),
     ...needs.map((n) => [n.step_anchor, paint('yellow', 'needs you'), firstLine(`ESCALATE: ${n.reason}`)]),
-    ...s.blocked_steps.map((a) => [a, paint('yellow', 'blocked'), '']),
+    ...s.blocked_steps.map((a) => [a, paint('yellow', 'blocked'), firstLine(blockedWhy.get(a) ?? '')]),
   ].sort((a, b) => rank(a) - rank(b));
   if (stepRows.length > 0) blocks.push(await table(['step', 'result', 'detail'], stepRows, o));
   if (s.workers.length > 0) {

@@ -155,6 +155,11 @@ export interface RunSummary {
   steps_completed: string[];
   failed_steps: { step_anchor: string; reason: string }[];
   blocked_steps: string[];
+  /**
+   * Why each of `blocked_steps` cannot run: `blocked_by`, the failed steps (and steps waiting for a human)
+   * behind it, and `reason`, its unfinished dependencies (docs/run.md §1.1 item 6); present when any.
+   */
+  blocked_reasons?: { step_anchor: string; blocked_by: string[]; reason: string }[];
   commits: string[];
   wall_ms: number;
   workers: { worker: WorkerName; busy_ms: number }[];

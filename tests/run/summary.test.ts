@@ -1,10 +1,22 @@
 /**
  * The final summary of `tugcode run` as a user reads it (docs/run.md §1 item 6), text mode on a real
- * repository: its table lists the steps in plan order.
+ * repository: its table lists the steps in plan order, and says why a blocked step is blocked.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { implementerScript, planText, runRepo, step } from './helpers.js';
+import { implementerScript, planText, runJsonl, runRepo, step } from './helpers.js';
+
+/** step-2 fails; step-3 waits on it, step-4 on step-3; step-1 and step-5 are free of it. */
+const FAILING = planText([
+  step(1, 'Base'),
+  step(2, 'Broken', { deps: [1] }),
+  step(3, 'After', { deps: [2] }),
+  step(4, 'Last', { deps: [3] }),
+  step(5, 'Side'),
+]);
+const ONE_ATTEMPT = { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' };
 
 /** The summary table's step rows: `[step, result, detail]`. */
 function tableRows(stdout: string): string[][] {
@@ -31,5 +43,34 @@ describe('the summary of tugcode run', () => {
       ['step-1', 'completed'],
       ['step-2', 'completed'],
     ]);
+  });
+
+  it('says why each blocked step is blocked: the dependency that failed, or the blocked one and its failure', () => {
+    const root = runRepo(FAILING, 'demo', ONE_ATTEMPT);
+    const impl = implementerScript();
+    writeFileSync(join(impl.failDir, 'step-2'), '1');
+    const r = runCli(['run', 'demo', '--workers', '2', '--implementer', impl.argv], { cwd: root });
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(tableRows(r.stdout)).toEqual([
+      ['step-1', 'completed'],
+      ['step-2', 'failed', expect.stringMatching(/^ImplementerFailed/)],
+      ['step-3', 'blocked', 'waits on step-2 (failed)'],
+      ['step-4', 'blocked', 'waits on step-3 (blocked: step-2 failed)'],
+      ['step-5', 'completed'],
+    ]);
+    expect(r.stdout).toContain('2 completed, 1 failed, 2 blocked · 2 commits');
+
+    // --json: the same reasons in the summary, with the failed steps behind each.
+    const root2 = runRepo(FAILING, 'demo', ONE_ATTEMPT);
+    writeFileSync(join(impl.failDir, 'step-2'), '1');
+    const j = runJsonl(root2, ['demo', '--workers', '2', '--implementer', impl.argv]);
+    expect(j.code, j.stderr).toBe(4);
+    expect(j.events.at(-1)).toMatchObject({
+      blocked_steps: ['step-3', 'step-4'],
+      blocked_reasons: [
+        { step_anchor: 'step-3', blocked_by: ['step-2'], reason: 'waits on step-2 (failed)' },
+        { step_anchor: 'step-4', blocked_by: ['step-2'], reason: 'waits on step-3 (blocked: step-2 failed)' },
+      ],
+    });
   });
 });

@@ -234,6 +234,9 @@ export const runSummaryFields = {
   steps_completed: z.array(anchor),
   failed_steps: z.array(z.object({ step_anchor: anchor, reason: z.string() }).strict()),
   blocked_steps: z.array(anchor),
+  blocked_reasons: z
+    .array(z.object({ step_anchor: anchor, blocked_by: z.array(anchor), reason: z.string() }).strict())
+    .optional(),
   commits: z.array(commitHash),
   wall_ms: count,
   workers: z.array(z.object({ worker, busy_ms: count }).strict()),
