@@ -268,7 +268,7 @@ async function runLocked(
   // A SIGINT/SIGTERM also ends the store's retries of a lost PostgreSQL connection (the stop is not held up).
   if (hooks.signal) setup.store.stopOn?.(hooks.signal);
   let results: { worker: string; busy_ms: number }[] = [];
-  let released: string[] = [];
+  let released: Interrupted[] = [];
   let rc: RunCtx;
   try {
     const started = await startRun(setup, tally, { remote: input.remote ?? config.run.remote, workers });
@@ -459,28 +459,34 @@ async function adoptLeftovers(rc: RunSetup, tip: string, leftovers: WorkerTree[]
   return released;
 }
 
-/** Hands back the claims the workers still hold (a stop, a fatal error); returns their steps. */
-async function releaseHeld(rc: RunSetup, tally: RunTally): Promise<string[]> {
-  const steps = [...tally.held.values()].map((h) => h.step);
+/** Hands back the claims the workers still hold (a stop, a fatal error); returns their steps, and whether each went back. */
+async function releaseHeld(rc: RunSetup, tally: RunTally): Promise<Interrupted[]> {
+  const out: Interrupted[] = [];
   for (const [, h] of tally.held) {
-    await rc.store
+    const released = await rc.store
       .release(stateCallIn(rc, h.worktree), {
         plan: rc.prep.planPath,
         step: h.step,
         worktree: h.worktree,
         attempt: h.attempt,
       })
-      .catch(() => undefined);
+      .then(
+        () => true,
+        () => false,
+      );
+    out.push({ step_anchor: h.step, released });
   }
   tally.held.clear();
-  return steps;
+  return out;
 }
+
+type Interrupted = NonNullable<RunSummary['interrupted_steps']>[number];
 
 async function summarize(
   rc: RunCtx,
   results: { worker: string; busy_ms: number }[],
   wall_ms: number,
-  released: string[],
+  released: Interrupted[],
 ): Promise<RunSummary> {
   const sc = stateCallIn(rc, rc.flow.repo.mainRoot);
   const cat = await rc.store.ready(sc, { plan: rc.prep.planPath });
@@ -510,6 +516,7 @@ async function summarize(
     failed_steps,
     blocked_steps,
     ...(blocked_reasons.length ? { blocked_reasons } : {}),
+    ...(released.length ? { interrupted_steps: released } : {}),
     commits: [...rc.tally.commits],
     wall_ms,
     workers: results,
@@ -527,7 +534,10 @@ async function summarize(
   const fatal = spentButDone ? null : rc.tally.fatal;
   if (fatal) err = fatal instanceof TugError ? fatal : new TugError('InternalError', { reason: String(fatal) });
   else if (rc.stop.signal.aborted && !done)
-    err = new TugError('Interrupted', { plan_path: rc.prep.planPath, released_steps: released });
+    err = new TugError('Interrupted', {
+      plan_path: rc.prep.planPath,
+      released_steps: released.map((r) => r.step_anchor),
+    });
   else if (!done && needs_human.length)
     err = new TugError('NeedsHuman', { plan_path: rc.prep.planPath, steps: needs_human, failed_steps, blocked_steps });
   else if (!done)

@@ -1,6 +1,6 @@
 /**
  * The final summary of `tugcode run` in text mode (docs/run.md §1 item 6): a table of the steps this run
- * settled (completed, failed with reason, blocked with what it waits on), in plan order, a table of per-worker utilisation, then commits and wall
+ * settled (completed, failed with reason, blocked with what it waits on, interrupted), in plan order, a table of per-worker utilisation, then commits and wall
  * time. The error, if any, is not repeated here: it is the one diagnostic line (and hint) on stderr
  * (docs/output.md §1), so a terminal shows it once. cli-table3 is loaded only here, when the table is drawn; the style follows
  * src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
@@ -29,6 +29,14 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
     ...s.failed_steps.map((f) => [f.step_anchor, paint('red', 'failed'), firstLine(f.reason)]),
     ...needs.map((n) => [n.step_anchor, paint('yellow', 'needs you'), firstLine(`ESCALATE: ${n.reason}`)]),
     ...s.blocked_steps.map((a) => [a, paint('yellow', 'blocked'), firstLine(blockedWhy.get(a) ?? '')]),
+    // Running when the run stopped (docs/run.md §1.1 item 5): nothing of it was kept.
+    ...(s.interrupted_steps ?? []).map((i) => [
+      i.step_anchor,
+      paint('yellow', 'interrupted'),
+      i.released
+        ? 'stopped mid-step, its claim released: the next run does it again'
+        : 'stopped mid-step, its claim not released: free once its lease expires',
+    ]),
   ].sort((a, b) => rank(a) - rank(b));
   if (stepRows.length > 0) blocks.push(await table(['step', 'result', 'detail'], stepRows, o));
   if (s.workers.length > 0) {
@@ -54,6 +62,7 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
     ...(s.failed_steps.length > 0 ? [`${s.failed_steps.length} failed`] : []),
     ...(needs.length > 0 ? [`${needs.length} waiting for you`] : []),
     ...(s.blocked_steps.length > 0 ? [`${s.blocked_steps.length} blocked`] : []),
+    ...(s.interrupted_steps?.length ? [`${s.interrupted_steps.length} interrupted`] : []),
   ];
   const tail = [
     `${counts.join(', ')} · ${s.commits.length} commit${s.commits.length === 1 ? '' : 's'} · wall ${duration(s.wall_ms)}`,

@@ -160,6 +160,11 @@ export interface RunSummary {
    * behind it, and `reason`, its unfinished dependencies (docs/run.md §1.1 item 6); present when any.
    */
   blocked_reasons?: { step_anchor: string; blocked_by: string[]; reason: string }[];
+  /**
+   * Steps that were running when the run stopped (a signal, a fatal error): their implementers killed, their
+   * claims handed back (`released`) or, when that failed, left to expire (docs/run.md §1.1 item 5); present when any.
+   */
+  interrupted_steps?: { step_anchor: string; released: boolean }[];
   commits: string[];
   wall_ms: number;
   workers: { worker: WorkerName; busy_ms: number }[];

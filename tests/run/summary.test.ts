@@ -2,11 +2,12 @@
  * The final summary of `tugcode run` as a user reads it (docs/run.md §1 item 6), text mode on a real
  * repository: its table lists the steps in plan order, and says why a blocked step is blocked.
  */
-import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
-import { implementerScript, planText, runJsonl, runRepo, step } from './helpers.js';
+import { CLI, runCli } from '../helpers/cli.js';
+import { holdingImplementer, implementerScript, planText, runJsonl, runRepo, step, waitUntil } from './helpers.js';
 
 /** step-2 fails; step-3 waits on it, step-4 on step-3; step-1 and step-5 are free of it. */
 const FAILING = planText([
@@ -24,6 +25,22 @@ function tableRows(stdout: string): string[][] {
     .split('\n')
     .filter((l) => /^step-[0-9-]+ {2,}\S/.test(l))
     .map((l) => l.split(/ {2,}/).map((c) => c.trim()));
+}
+
+/** `tugcode run <args>` in text mode in the background, as a user at a terminal without a TTY. */
+function startText(cwd: string, args: string[]) {
+  const child = spawn(process.execPath, [CLI, 'run', ...args], {
+    cwd,
+    env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1' },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((res) =>
+    child.on('close', (code) => res({ code, stdout, stderr })),
+  );
+  return { child, done, stdout: () => stdout };
 }
 
 /** The anchors of the `<worker> <step> completed` event lines, in the order they came. */
@@ -72,5 +89,25 @@ describe('the summary of tugcode run', () => {
         { step_anchor: 'step-4', blocked_by: ['step-2'], reason: 'waits on step-3 (blocked: step-2 failed)' },
       ],
     });
+  });
+
+  it('lists a step that was running when the user pressed Ctrl-C as interrupted, its claim released', async () => {
+    const root = runRepo(planText([step(1, 'Slow'), step(2, 'Next', { deps: [1] }), step(3, 'Quick')]));
+    const impl = holdingImplementer();
+    writeFileSync(join(impl.hold, 'step-1-a1'), '');
+    const run = startText(root, ['demo', '--workers', '2', '--implementer', impl.argv]);
+    await waitUntil('step-1 to be running and step-3 completed', () => {
+      if (run.child.exitCode !== null) throw new Error(`the run ended early:\n${run.stdout()}`);
+      return existsSync(join(impl.started, 'step-1-a1')) && /^w\d+ step-3 completed/m.test(run.stdout());
+    });
+    run.child.kill('SIGINT');
+    const r = await run.done;
+    expect(r.code, r.stdout + r.stderr).toBe(130);
+    expect(tableRows(r.stdout)).toEqual([
+      ['step-1', 'interrupted', 'stopped mid-step, its claim released: the next run does it again'],
+      ['step-3', 'completed'],
+    ]);
+    expect(r.stdout).toContain('1 completed, 1 interrupted · 1 commit');
+    expect(r.stderr).toContain('tugcode: Interrupted: ');
   });
 });

@@ -237,6 +237,7 @@ export const runSummaryFields = {
   blocked_reasons: z
     .array(z.object({ step_anchor: anchor, blocked_by: z.array(anchor), reason: z.string() }).strict())
     .optional(),
+  interrupted_steps: z.array(z.object({ step_anchor: anchor, released: z.boolean() }).strict()).optional(),
   commits: z.array(commitHash),
   wall_ms: count,
   workers: z.array(z.object({ worker, busy_ms: count }).strict()),
