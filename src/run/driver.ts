@@ -511,6 +511,11 @@ async function summarize(
     .filter((s) => s.parent_anchor === null)
     .sort((a, b) => a.step_index - b.step_index)
     .map((s) => s.anchor);
+  const done = cat.all_steps.length === cat.completed_steps.length;
+  // Completed, not by this run: before it, or by another host while it ran (picked up by reconcile).
+  const completed = new Set(cat.completed_steps);
+  const ours = new Set(rc.tally.completed);
+  const already_completed = plan_steps.filter((a) => completed.has(a) && !ours.has(a));
   const base = {
     steps_completed: [...rc.tally.completed],
     failed_steps,
@@ -521,13 +526,14 @@ async function summarize(
     wall_ms,
     workers: results,
     plan_steps,
+    plan_done: done,
+    ...(already_completed.length ? { already_completed } : {}),
     ...(reviewed ? { review_rounds: [...rc.tally.reviews].map(([step_anchor, r]) => ({ step_anchor, ...r })) } : {}),
     ...(needs_human.length ? { needs_human } : {}),
     ...(rc.tally.resolved.length ? { conflicts_resolved: [...rc.tally.resolved] } : {}),
     usage: rc.tally.ledger.run,
     plan_usage: await rc.store.usageTotals(sc, { plan: rc.prep.planPath }),
   };
-  const done = cat.all_steps.length === cat.completed_steps.length;
   let err: TugError | null = null;
   // A budget reached by the plan's last step stopped nothing: the plan is done.
   const spentButDone = done && rc.tally.fatal instanceof TugError && rc.tally.fatal.code === 'BudgetExhausted';

@@ -1,9 +1,10 @@
 /**
  * The final summary of `tugcode run` in text mode (docs/run.md §1 item 6): a table of the steps this run
- * settled (completed, failed with reason, blocked with what it waits on, interrupted), in plan order, a table of per-worker utilisation, then commits and wall
- * time. The error, if any, is not repeated here: it is the one diagnostic line (and hint) on stderr
- * (docs/output.md §1), so a terminal shows it once. cli-table3 is loaded only here, when the table is drawn; the style follows
- * src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
+ * settled (completed, failed with reason, blocked with what it waits on, interrupted), in plan order; a
+ * table of per-worker utilisation; then the outcome (`plan done` when it is), commits and wall time. The
+ * error, if any, is not repeated here: it is the one diagnostic line (and hint) on stderr (docs/output.md
+ * §1), so a terminal shows it once. cli-table3 is loaded only here, when the table is drawn; the style
+ * follows src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
  */
 import { duration, fileList, painter, shortHash } from './render-text.js';
 import type { RunSummary } from './types.js';
@@ -64,8 +65,17 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
     ...(s.blocked_steps.length > 0 ? [`${s.blocked_steps.length} blocked`] : []),
     ...(s.interrupted_steps?.length ? [`${s.interrupted_steps.length} interrupted`] : []),
   ];
+  // A run that finds the plan done says so, with what earlier runs (or other hosts) did (docs/run.md §1.1 item 6).
+  const already = s.already_completed?.length ?? 0;
+  const steps = (n: number) => `${n} step${n === 1 ? '' : 's'}`;
+  let outcome = [...counts, ...(already > 0 ? [`${already} already completed`] : [])].join(', ');
+  if (s.plan_done)
+    outcome =
+      s.steps_completed.length === 0 && already > 0
+        ? `plan done: nothing to run, all ${steps(already)} already completed`
+        : `plan done: ${outcome}`;
   const tail = [
-    `${counts.join(', ')} · ${s.commits.length} commit${s.commits.length === 1 ? '' : 's'} · wall ${duration(s.wall_ms)}`,
+    `${outcome} · ${s.commits.length} commit${s.commits.length === 1 ? '' : 's'} · wall ${duration(s.wall_ms)}`,
   ];
   if (s.commits.length > 0) tail.push(`commits: ${s.commits.map(shortHash).join(' ')}`);
   // Conflicts a resolver merged in the same attempt (docs/run.md §1.9): no step was redone for them.

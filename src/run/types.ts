@@ -170,6 +170,10 @@ export interface RunSummary {
   workers: { worker: WorkerName; busy_ms: number }[];
   /** The plan's top-level steps in plan order, the order of the text summary's rows; absent when the run did not start. */
   plan_steps?: string[];
+  /** Every step of the plan is completed (by this run or not); absent when the run did not start. */
+  plan_done?: boolean;
+  /** Top-level steps completed, but not by this run (before it, or by another host while it ran); present when any. */
+  already_completed?: string[];
   /** With a reviewer: each step this run reviewed, its rounds and last verdict (docs/run.md §6). */
   review_rounds?: { step_anchor: string; rounds: number; verdict: Verdict }[];
   /** Steps waiting for `tugcode state decide` (docs/run.md §6.3); present when there are any. */

@@ -110,4 +110,30 @@ describe('the summary of tugcode run', () => {
     expect(r.stdout).toContain('1 completed, 1 interrupted · 1 commit');
     expect(r.stderr).toContain('tugcode: Interrupted: ');
   });
+
+  it('says the plan is done when a rerun finds every step completed already, and how many', () => {
+    const root = runRepo(FAILING, 'demo', ONE_ATTEMPT);
+    const impl = implementerScript();
+    writeFileSync(join(impl.failDir, 'step-2'), '1');
+    expect(runCli(['run', 'demo', '--implementer', impl.argv], { cwd: root }).code).toBe(4);
+    // The user resets the failed step and runs again: this run does the rest.
+    expect(runCli(['state', 'reset', 'demo', 'step-2'], { cwd: root }).code).toBe(0);
+    const rest = runCli(['run', 'demo', '--implementer', impl.argv], { cwd: root });
+    expect(rest.code, rest.stdout + rest.stderr).toBe(0);
+    expect(tableRows(rest.stdout).map((row) => row[0])).toEqual(['step-2', 'step-3', 'step-4']);
+    expect(rest.stdout).toContain('plan done: 3 completed, 2 already completed · 3 commits');
+    // Nothing left to do: the rerun says the plan is done rather than a bare "0 completed".
+    const again = runCli(['run', 'demo', '--implementer', impl.argv], { cwd: root });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(tableRows(again.stdout)).toEqual([]);
+    expect(again.stdout).toContain('plan done: nothing to run, all 5 steps already completed · 0 commits');
+    expect(again.stdout).not.toContain('0 completed');
+    const j = runJsonl(root, ['demo', '--implementer', impl.argv]);
+    expect(j.events.at(-1)).toMatchObject({
+      status: 'ok',
+      steps_completed: [],
+      plan_done: true,
+      already_completed: ['step-1', 'step-2', 'step-3', 'step-4', 'step-5'],
+    });
+  });
 });

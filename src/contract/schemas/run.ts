@@ -242,6 +242,8 @@ export const runSummaryFields = {
   wall_ms: count,
   workers: z.array(z.object({ worker, busy_ms: count }).strict()),
   plan_steps: z.array(anchor).optional(),
+  plan_done: z.boolean().optional(),
+  already_completed: z.array(anchor).optional(),
   review_rounds: z
     .array(z.object({ step_anchor: anchor, rounds: z.number().int().positive(), verdict: z.enum(VERDICTS) }).strict())
     .optional(),
