@@ -87,18 +87,22 @@ export interface RunHooks {
 
 /**
  * Check the plan and resolve what a run (or a dry run) needs, changing nothing: `input` comes back with its
- * commands' programs absolute, as `flow.config.run` does (docs/run.md §2).
+ * commands' programs absolute, as `flow.config.run` does (docs/run.md §2). `preview` (a dry run, docs/run.md
+ * §1.10): a plan not committed is read from the main checkout, `prep.uncommitted` saying so.
  */
 export async function prepareRun(
   ctx: OpsContext,
   input: RunInput,
   call: Call,
   tr?: import('./context.js').TraceFn,
+  o: { preview?: boolean } = {},
 ): Promise<{ flow: FlowCtx; prep: Prepared; input: RunInput }> {
   const { flowOf } = await import('../ops/git.js');
   const flow = await timed(tr, 'run.flow', () => flowOf(ctx, call));
   const { gitRunner } = await import('../git/exec.js');
-  const prep = await timed(tr, 'run.check', () => preflight(flow, gitRunner(ctx.env), input.plan, input.base));
+  const prep = await timed(tr, 'run.check', () =>
+    preflight(flow, gitRunner(ctx.env), input.plan, input.base, { preview: o.preview }),
+  );
   const env = { cwd: ctx.cwd, repoRoot: flow.repo.mainRoot, env: ctx.env };
   const programs = await timed(tr, 'run.programs', () => resolvePrograms(input, flow.config.run, env));
   flow.config.run = programs.run;
@@ -264,7 +268,7 @@ async function runLocked(
   // A SIGINT/SIGTERM also ends the store's retries of a lost PostgreSQL connection (the stop is not held up).
   if (hooks.signal) setup.store.stopOn?.(hooks.signal);
   let results: { worker: string; busy_ms: number }[] = [];
-  let released: string[] = [];
+  let released: Interrupted[] = [];
   let rc: RunCtx;
   try {
     const started = await startRun(setup, tally, { remote: input.remote ?? config.run.remote, workers });
@@ -399,6 +403,7 @@ async function runWorkers(
     integration_branch: prep.integration,
     base_branch: prep.base,
     workers: trees.length,
+    ...(rc.remote ? { remote: rc.remote.name } : {}),
   });
   // No implementer is allowed (docs/run.md §2), but never silent: each step is then its refactors and checkpoints.
   if (!rc.opts.implementer && !rc.opts.agent) {
@@ -454,28 +459,34 @@ async function adoptLeftovers(rc: RunSetup, tip: string, leftovers: WorkerTree[]
   return released;
 }
 
-/** Hands back the claims the workers still hold (a stop, a fatal error); returns their steps. */
-async function releaseHeld(rc: RunSetup, tally: RunTally): Promise<string[]> {
-  const steps = [...tally.held.values()].map((h) => h.step);
+/** Hands back the claims the workers still hold (a stop, a fatal error); returns their steps, and whether each went back. */
+async function releaseHeld(rc: RunSetup, tally: RunTally): Promise<Interrupted[]> {
+  const out: Interrupted[] = [];
   for (const [, h] of tally.held) {
-    await rc.store
+    const released = await rc.store
       .release(stateCallIn(rc, h.worktree), {
         plan: rc.prep.planPath,
         step: h.step,
         worktree: h.worktree,
         attempt: h.attempt,
       })
-      .catch(() => undefined);
+      .then(
+        () => true,
+        () => false,
+      );
+    out.push({ step_anchor: h.step, released });
   }
   tally.held.clear();
-  return steps;
+  return out;
 }
+
+type Interrupted = NonNullable<RunSummary['interrupted_steps']>[number];
 
 async function summarize(
   rc: RunCtx,
   results: { worker: string; busy_ms: number }[],
   wall_ms: number,
-  released: string[],
+  released: Interrupted[],
 ): Promise<RunSummary> {
   const sc = stateCallIn(rc, rc.flow.repo.mainRoot);
   const cat = await rc.store.ready(sc, { plan: rc.prep.planPath });
@@ -485,13 +496,7 @@ async function summarize(
     step_anchor: a,
     reason: steps.find((s) => s.anchor === a)?.fail_reason ?? 'failed',
   }));
-  // Blocked means blocked by a failed step (docs/run.md §1 item 4.9): a step merely waiting on unfinished ones
-  // (an interrupted run) is not.
-  const failed = new Set(cat.failed_steps);
-  const depsOf = new Map(steps.map((s) => [s.anchor, s.depends_on]));
-  const behindFailure = (a: string, seen: Set<string>): boolean =>
-    (depsOf.get(a) ?? []).some((d) => failed.has(d) || (!seen.has(d) && behindFailure(d, seen.add(d))));
-  const blocked_steps = cat.blocked_steps.filter((a) => behindFailure(a, new Set()));
+  const { blocked_steps, blocked_reasons } = blockedSteps(cat, steps);
   // Review rounds of this run (with a reviewer) and the steps waiting for a human (docs/run.md §6).
   // A step that waited for a human before this run started is listed too: its decision is still to make.
   const needs_human = cat.needs_human_steps.map((a) => ({
@@ -502,27 +507,43 @@ async function summarize(
     }),
   }));
   const reviewed = rc.opts.reviewer !== null || rc.opts.reviewAgent !== null;
+  const plan_steps = steps
+    .filter((s) => s.parent_anchor === null)
+    .sort((a, b) => a.step_index - b.step_index)
+    .map((s) => s.anchor);
+  const done = cat.all_steps.length === cat.completed_steps.length;
+  // Completed, not by this run: before it, or by another host while it ran (picked up by reconcile).
+  const completed = new Set(cat.completed_steps);
+  const ours = new Set(rc.tally.completed);
+  const already_completed = plan_steps.filter((a) => completed.has(a) && !ours.has(a));
   const base = {
     steps_completed: [...rc.tally.completed],
     failed_steps,
     blocked_steps,
+    ...(blocked_reasons.length ? { blocked_reasons } : {}),
+    ...(released.length ? { interrupted_steps: released } : {}),
     commits: [...rc.tally.commits],
     wall_ms,
     workers: results,
+    plan_steps,
+    plan_done: done,
+    ...(already_completed.length ? { already_completed } : {}),
     ...(reviewed ? { review_rounds: [...rc.tally.reviews].map(([step_anchor, r]) => ({ step_anchor, ...r })) } : {}),
     ...(needs_human.length ? { needs_human } : {}),
     ...(rc.tally.resolved.length ? { conflicts_resolved: [...rc.tally.resolved] } : {}),
     usage: rc.tally.ledger.run,
     plan_usage: await rc.store.usageTotals(sc, { plan: rc.prep.planPath }),
   };
-  const done = cat.all_steps.length === cat.completed_steps.length;
   let err: TugError | null = null;
   // A budget reached by the plan's last step stopped nothing: the plan is done.
   const spentButDone = done && rc.tally.fatal instanceof TugError && rc.tally.fatal.code === 'BudgetExhausted';
   const fatal = spentButDone ? null : rc.tally.fatal;
   if (fatal) err = fatal instanceof TugError ? fatal : new TugError('InternalError', { reason: String(fatal) });
   else if (rc.stop.signal.aborted && !done)
-    err = new TugError('Interrupted', { plan_path: rc.prep.planPath, released_steps: released });
+    err = new TugError('Interrupted', {
+      plan_path: rc.prep.planPath,
+      released_steps: released.map((r) => r.step_anchor),
+    });
   else if (!done && needs_human.length)
     err = new TugError('NeedsHuman', { plan_path: rc.prep.planPath, steps: needs_human, failed_steps, blocked_steps });
   else if (!done)
@@ -533,6 +554,48 @@ async function summarize(
       blocked_steps,
     });
   return err ? { status: 'error', ...base, error: err.toJSON() } : { status: 'ok', ...base };
+}
+
+/**
+ * Blocked means blocked by a failed step (docs/run.md §1 item 4.9): a step merely waiting on unfinished ones
+ * (an interrupted run) is not. Each comes with why: the failed steps (and steps waiting for a human) behind
+ * it, and its unfinished dependencies (lifted, as claims see them: `blocked_by` of state show) with theirs.
+ */
+function blockedSteps(
+  cat: { blocked_steps: string[]; failed_steps: string[]; needs_human_steps: string[] },
+  steps: { anchor: string; status: string; blocked_by: string[] }[],
+): { blocked_steps: string[]; blocked_reasons: NonNullable<RunSummary['blocked_reasons']> } {
+  const failed = new Set(cat.failed_steps);
+  const human = new Set(cat.needs_human_steps);
+  const stuck = (a: string) => failed.has(a) || human.has(a);
+  const waitsOn = new Map(steps.map((s) => [s.anchor, s.blocked_by]));
+  const status = new Map(steps.map((s) => [s.anchor, s.status]));
+  // The stuck steps behind `a`, in the order its dependencies lead to them.
+  const roots = (a: string, seen = new Set<string>()): string[] => {
+    const out: string[] = [];
+    for (const d of waitsOn.get(a) ?? []) {
+      if (seen.has(d)) continue;
+      seen.add(d);
+      if (stuck(d)) out.push(d);
+      else out.push(...roots(d, seen));
+    }
+    return out;
+  };
+  const blocked_steps = cat.blocked_steps.filter((a) => roots(a).some((r) => failed.has(r)));
+  const blocked = new Set(blocked_steps);
+  const rootText = (r: string) => `${r} ${failed.has(r) ? 'failed' : 'waits for a human'}`;
+  const depText = (d: string) => {
+    if (failed.has(d)) return `${d} (failed)`;
+    if (human.has(d)) return `${d} (waits for a human)`;
+    if (blocked.has(d)) return `${d} (blocked: ${roots(d).map(rootText).join(', ')})`;
+    return `${d} (${status.get(d) ?? 'not done'})`;
+  };
+  const blocked_reasons = blocked_steps.map((a) => ({
+    step_anchor: a,
+    blocked_by: roots(a),
+    reason: `waits on ${(waitsOn.get(a) ?? []).map(depText).join(', ')}`,
+  }));
+  return { blocked_steps, blocked_reasons };
 }
 
 /**

@@ -21,9 +21,21 @@ export interface Prepared {
   integration: string;
   plan: ParsedPlan;
   blob: Buffer;
+  /**
+   * A preview only (`--dry-run`, docs/run.md §1.10): the plan is not committed on the base as the main
+   * checkout has it, so `plan` and `blob` are the main checkout's copy and this is what the real run refuses.
+   */
+  uncommitted?: TugError;
 }
 
-export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, baseArg?: string): Promise<Prepared> {
+/** `preview`: a plan that is not committed as the main checkout has it is read from the checkout, not refused. */
+export async function preflight(
+  ctx: FlowCtx,
+  g: GitRunner,
+  planArg: string,
+  baseArg?: string,
+  o: { preview?: boolean } = {},
+): Promise<Prepared> {
   const { repo } = ctx;
   const { requireGitVersion } = await import('../git/refs.js');
   const { refTip } = await import('../git/ref-files.js');
@@ -49,17 +61,27 @@ export async function preflight(ctx: FlowCtx, g: GitRunner, planArg: string, bas
       { hint: 'pass --base <branch>, or set run.base_branch in .tugtool/config.toml' },
     );
   for (const check of checks) (await check)();
-  const blob = (await committed)();
   const main = join(repo.mainRoot, planPath);
   const mainCopy = existsSync(main) ? readFileSync(main) : null;
-  if (!mainCopy || !mainCopy.equals(blob))
-    throw new TugError('PlanNotCommitted', {
+  let blob: Buffer | null = null;
+  let uncommitted: TugError | undefined;
+  try {
+    blob = (await committed)();
+  } catch (e) {
+    if (!(o.preview && mainCopy && e instanceof TugError && e.code === 'PlanNotCommitted')) throw e;
+    uncommitted = e;
+  }
+  if (blob && (!mainCopy || !mainCopy.equals(blob)))
+    uncommitted = new TugError('PlanNotCommitted', {
       plan_path: planPath,
       base_branch: base,
       reason: mainCopy ? `the main checkout's copy differs from ${base}` : `the main checkout has no ${planPath}`,
     });
-  const plan = await parseAndValidate(planPath, blob);
-  return { planPath, slug, base, integration: integrationBranch(slug), plan, blob };
+  if (uncommitted && !(o.preview && mainCopy)) throw uncommitted;
+  const text = uncommitted ? mainCopy! : blob!;
+  const plan = await parseAndValidate(planPath, text);
+  const p = { planPath, slug, base, integration: integrationBranch(slug), plan, blob: text };
+  return uncommitted ? { ...p, uncommitted } : p;
 }
 
 /**

@@ -1,9 +1,10 @@
 /**
  * The final summary of `tugcode run` in text mode (docs/run.md §1 item 6): a table of the steps this run
- * settled (completed, failed with reason, blocked), a table of per-worker utilisation, then commits and wall
- * time. The error, if any, is not repeated here: it is the one diagnostic line (and hint) on stderr
- * (docs/output.md §1), so a terminal shows it once. cli-table3 is loaded only here, when the table is drawn; the style follows
- * src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
+ * settled (completed, failed with reason, blocked with what it waits on, interrupted), in plan order; a
+ * table of per-worker utilisation; then the outcome (`plan done` when it is), commits and wall time. The
+ * error, if any, is not repeated here: it is the one diagnostic line (and hint) on stderr (docs/output.md
+ * §1), so a terminal shows it once. cli-table3 is loaded only here, when the table is drawn; the style
+ * follows src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
  */
 import { duration, fileList, painter, shortHash } from './render-text.js';
 import type { RunSummary } from './types.js';
@@ -20,12 +21,24 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
     return n === undefined ? '' : `reviewed, ${n} round${n === 1 ? '' : 's'}`;
   };
   const needs = s.needs_human ?? [];
+  const blockedWhy = new Map((s.blocked_reasons ?? []).map((b) => [b.step_anchor, b.reason]));
+  // Rows in plan order (completion order says little once workers overlap); unknown anchors last.
+  const order = new Map((s.plan_steps ?? []).map((a, i) => [a, i]));
+  const rank = (row: string[]) => order.get(row[0]!) ?? order.size;
   const stepRows: string[][] = [
     ...s.steps_completed.map((a) => [a, paint('green', 'completed'), reviewed(a)]),
     ...s.failed_steps.map((f) => [f.step_anchor, paint('red', 'failed'), firstLine(f.reason)]),
     ...needs.map((n) => [n.step_anchor, paint('yellow', 'needs you'), firstLine(`ESCALATE: ${n.reason}`)]),
-    ...s.blocked_steps.map((a) => [a, paint('yellow', 'blocked'), '']),
-  ];
+    ...s.blocked_steps.map((a) => [a, paint('yellow', 'blocked'), firstLine(blockedWhy.get(a) ?? '')]),
+    // Running when the run stopped (docs/run.md §1.1 item 5): nothing of it was kept.
+    ...(s.interrupted_steps ?? []).map((i) => [
+      i.step_anchor,
+      paint('yellow', 'interrupted'),
+      i.released
+        ? 'stopped mid-step, its claim released: the next run does it again'
+        : 'stopped mid-step, its claim not released: free once its lease expires',
+    ]),
+  ].sort((a, b) => rank(a) - rank(b));
   if (stepRows.length > 0) blocks.push(await table(['step', 'result', 'detail'], stepRows, o));
   if (s.workers.length > 0) {
     const rows = s.workers.map((w) => [
@@ -50,9 +63,19 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
     ...(s.failed_steps.length > 0 ? [`${s.failed_steps.length} failed`] : []),
     ...(needs.length > 0 ? [`${needs.length} waiting for you`] : []),
     ...(s.blocked_steps.length > 0 ? [`${s.blocked_steps.length} blocked`] : []),
+    ...(s.interrupted_steps?.length ? [`${s.interrupted_steps.length} interrupted`] : []),
   ];
+  // A run that finds the plan done says so, with what earlier runs (or other hosts) did (docs/run.md §1.1 item 6).
+  const already = s.already_completed?.length ?? 0;
+  const steps = (n: number) => `${n} step${n === 1 ? '' : 's'}`;
+  let outcome = [...counts, ...(already > 0 ? [`${already} already completed`] : [])].join(', ');
+  if (s.plan_done)
+    outcome =
+      s.steps_completed.length === 0 && already > 0
+        ? `plan done: nothing to run, all ${steps(already)} already completed`
+        : `plan done: ${outcome}`;
   const tail = [
-    `${counts.join(', ')} · ${s.commits.length} commit${s.commits.length === 1 ? '' : 's'} · wall ${duration(s.wall_ms)}`,
+    `${outcome} · ${s.commits.length} commit${s.commits.length === 1 ? '' : 's'} · wall ${duration(s.wall_ms)}`,
   ];
   if (s.commits.length > 0) tail.push(`commits: ${s.commits.map(shortHash).join(' ')}`);
   // Conflicts a resolver merged in the same attempt (docs/run.md §1.9): no step was redone for them.

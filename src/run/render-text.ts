@@ -53,11 +53,11 @@ export function fileList(files: string[], max = 3): string {
 export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }): string | null {
   const paint = painter(o);
   switch (e.type) {
-    case 'run_started':
-      return (
-        `run ${e.plan_path}: ${e.workers} worker${e.workers === 1 ? '' : 's'}, ` +
-        `integrating into ${e.integration_branch} (base ${e.base_branch})`
-      );
+    case 'run_started': {
+      // With --remote the steps land on the remote's branch, which the local one mirrors (docs/run.md §1.1 item 2).
+      const into = e.remote ? `through ${e.remote}/${e.integration_branch}` : `into ${e.integration_branch}`;
+      return `run ${e.plan_path}: ${e.workers} worker${e.workers === 1 ? '' : 's'}, integrating ${into} (base ${e.base_branch})`;
+    }
     case 'claimed': {
       const notes = [`attempt ${e.attempt}`];
       if (e.resumed) notes.push('resumed');

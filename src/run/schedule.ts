@@ -36,7 +36,10 @@ export interface Schedule {
   steps: ScheduledStep[];
   /** Top-level steps left out because they are already completed (`o.done`), `step_index` order. */
   done: string[];
-  /** Pairs of steps still to run whose `**Touches:**` overlap: they never run at the same time (docs/state.md §3.12). */
+  /**
+   * Pairs of steps still to run whose `**Touches:**` overlap: they never run at the same time (docs/state.md
+   * §3.12). A pair already ordered by its dependencies (one waits on the other, directly or not) is left out.
+   */
   apart: [string, string][];
 }
 
@@ -85,25 +88,46 @@ export function schedule(plan: Plan, o: ScheduleOptions): Schedule {
     critical_path: criticalPath(waves, open, byIndex),
     steps,
     done: tops.filter((s) => done.has(s.anchor)).map((s) => s.anchor),
-    apart: apartPairs(plan, todo),
+    apart: apartPairs(plan, todo, open),
   };
 }
 
 /**
  * The pairs of steps whose Touches overlap, in step order, a step's substeps' Touches counting as its own
- * (plan/lift.ts); none without Touches (picomatch stays unloaded).
+ * (plan/lift.ts); none without Touches (picomatch stays unloaded). A pair whose steps are ordered by the
+ * dependencies still open (`deps`, transitively) could never run together anyway: it is not listed.
  */
-function apartPairs(plan: Plan, todo: PlanStep[]): [string, string][] {
+function apartPairs(plan: Plan, todo: PlanStep[], deps: Map<string, string[]>): [string, string][] {
   const lifted = liftedTouches(plan);
   const touching = todo
     .map((s) => ({ anchor: s.anchor, touches: lifted.get(s.anchor) ?? s.touches }))
     .filter((s) => s.touches.length > 0);
   if (touching.length < 2) return [];
+  const before = ancestors(deps);
+  const ordered = (a: string, b: string) => before(a).has(b) || before(b).has(a);
   const out: [string, string][] = [];
   touching.forEach((a, i) => {
-    for (const b of touching.slice(i + 1)) if (touchesOverlap(a.touches, b.touches)) out.push([a.anchor, b.anchor]);
+    for (const b of touching.slice(i + 1))
+      if (!ordered(a.anchor, b.anchor) && touchesOverlap(a.touches, b.touches)) out.push([a.anchor, b.anchor]);
   });
   return out;
+}
+
+/** `before(n)`: every step `n` waits on through `deps`, directly or not (memoised; a cycle ends the walk). */
+function ancestors(deps: Map<string, string[]>): (n: string) => Set<string> {
+  const memo = new Map<string, Set<string>>();
+  const before = (n: string): Set<string> => {
+    const known = memo.get(n);
+    if (known) return known;
+    const out = new Set<string>();
+    memo.set(n, out);
+    for (const d of deps.get(n) ?? []) {
+      out.add(d);
+      for (const x of before(d)) out.add(x);
+    }
+    return out;
+  };
+  return before;
 }
 
 function commandsOf(s: PlanStep): string[] {

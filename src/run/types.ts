@@ -72,6 +72,8 @@ export type RunEvent =
       integration_branch: string;
       base_branch: string;
       workers: number;
+      /** `--remote NAME`: the integration branch is NAME's (docs/state.md §8.4); absent for a local run. */
+      remote?: string;
     }
   | {
       type: 'claimed';
@@ -153,9 +155,25 @@ export interface RunSummary {
   steps_completed: string[];
   failed_steps: { step_anchor: string; reason: string }[];
   blocked_steps: string[];
+  /**
+   * Why each of `blocked_steps` cannot run: `blocked_by`, the failed steps (and steps waiting for a human)
+   * behind it, and `reason`, its unfinished dependencies (docs/run.md §1.1 item 6); present when any.
+   */
+  blocked_reasons?: { step_anchor: string; blocked_by: string[]; reason: string }[];
+  /**
+   * Steps that were running when the run stopped (a signal, a fatal error): their implementers killed, their
+   * claims handed back (`released`) or, when that failed, left to expire (docs/run.md §1.1 item 5); present when any.
+   */
+  interrupted_steps?: { step_anchor: string; released: boolean }[];
   commits: string[];
   wall_ms: number;
   workers: { worker: WorkerName; busy_ms: number }[];
+  /** The plan's top-level steps in plan order, the order of the text summary's rows; absent when the run did not start. */
+  plan_steps?: string[];
+  /** Every step of the plan is completed (by this run or not); absent when the run did not start. */
+  plan_done?: boolean;
+  /** Top-level steps completed, but not by this run (before it, or by another host while it ran); present when any. */
+  already_completed?: string[];
   /** With a reviewer: each step this run reviewed, its rounds and last verdict (docs/run.md §6). */
   review_rounds?: { step_anchor: string; rounds: number; verdict: Verdict }[];
   /** Steps waiting for `tugcode state decide` (docs/run.md §6.3); present when there are any. */

@@ -159,6 +159,7 @@ describe('run event schemas', () => {
       warnings: [],
       dry_run: true,
       plan_path: '.tugtool/tugplan-demo.md',
+      plan_committed: true,
       waves: [['step-1'], ['step-2']],
       critical_path: ['step-1', 'step-2'],
       done: [],

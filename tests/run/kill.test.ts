@@ -147,6 +147,11 @@ describe('tugcode run, killed and signalled', () => {
       // Nothing failed, so nothing is blocked; the error names the steps whose claims were handed back.
       expect(summary.blocked_steps).toEqual([]);
       expect([...summary.error.details.released_steps].sort()).toEqual(['step-1', 'step-3']);
+      // The summary lists them as interrupted, each claim handed back.
+      expect([...summary.interrupted_steps].sort((a, b) => a.step_anchor.localeCompare(b.step_anchor))).toEqual([
+        { step_anchor: 'step-1', released: true },
+        { step_anchor: 'step-3', released: true },
+      ]);
       expect(r.events.filter((e) => e.type === 'worker_stopped').map((e) => e.reason)).toEqual(['signal', 'signal']);
       expect(groupAlive(p1)).toBe(false);
       expect(groupAlive(p3)).toBe(false);

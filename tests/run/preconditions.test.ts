@@ -227,6 +227,7 @@ describe('tugcode run --dry-run', () => {
       command: 'run',
       dry_run: true,
       plan_path: '.tugtool/tugplan-demo.md',
+      plan_committed: true,
       waves: [['step-1'], ['step-2', 'step-3'], ['step-4']],
       done: [],
     });
@@ -238,6 +239,52 @@ describe('tugcode run --dry-run', () => {
       checkpoint_commands: ['test -f step-1.txt'],
     });
     expect(snapshot(root)).toEqual(before);
+  });
+
+  it('previews a plan with uncommitted changes as the main checkout has it, and says the real run needs it committed', () => {
+    const root = runRepo(DIAMOND);
+    // The user adds a step and asks for the schedule before committing.
+    const edited = planText([
+      step(1, 'Base', { checkpoint: 'test -f step-1.txt' }),
+      step(2, 'Left', { deps: [1] }),
+      step(3, 'Right', { deps: [1], checkpoint: 'test -f step-3.txt' }),
+      step(4, 'Join', { deps: [2, 3] }),
+      step(5, 'Docs', { deps: [4] }),
+    ]);
+    writeFileSync(join(root, '.tugtool', 'tugplan-demo.md'), edited);
+    // A plan never committed at all is previewed too.
+    writeFileSync(join(root, '.tugtool', 'tugplan-fresh.md'), planText([step(1, 'Only')]));
+    const before = snapshot(root);
+    const text = runCli(['run', 'demo', '--dry-run', '--implementer', 'true'], { cwd: root });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain('5 steps in 4 waves\n');
+    expect(text.stdout).toContain('wave 4: step-5\n');
+    expect(text.stderr).toBe(
+      'tugcode: warning: PlanNotCommitted: .tugtool/tugplan-demo.md is not committed on main ' +
+        "(the main checkout's copy differs from main): this schedule is the main checkout's copy; the real run " +
+        'needs the plan committed first (git add .tugtool/tugplan-demo.md && git commit)\n',
+    );
+    const r = runJson('run', ['run', 'demo', '--dry-run', '--implementer', 'true'], { cwd: root });
+    expect(r.json).toMatchObject({
+      plan_committed: false,
+      waves: [['step-1'], ['step-2', 'step-3'], ['step-4'], ['step-5']],
+      warnings: [{ code: 'PlanNotCommitted', details: { reason: "the main checkout's copy differs from main" } }],
+    });
+    const fresh = runJson('run', ['run', 'fresh', '--dry-run', '--implementer', 'true'], { cwd: root });
+    expect(fresh.json).toMatchObject({
+      plan_committed: false,
+      waves: [['step-1']],
+      warnings: [{ code: 'PlanNotCommitted', details: { reason: '.tugtool/tugplan-fresh.md does not exist on main' } }],
+    });
+    expect(snapshot(root)).toEqual(before);
+    // The real run still refuses it, changing nothing.
+    expectRefusal(runJsonl(root, ['demo', '--implementer', 'true']), 'PlanNotCommitted');
+    expect(snapshot(root)).toEqual(before);
+    // Committed, the same preview comes without the warning.
+    git(root, 'commit', '-qam', 'add step 5');
+    const committed = runJson('run', ['run', 'demo', '--dry-run', '--implementer', 'true'], { cwd: root });
+    expect(committed.json).toMatchObject({ plan_committed: true, warnings: [] });
+    expect(committed.json.waves).toEqual(r.json.waves);
   });
 
   it('leaves out the steps the state records as completed, reading the state without changing it', () => {

@@ -9,6 +9,7 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
 import { git, tempDir } from '../helpers/repo.js';
 import { implementerScript, nodeImplementer, planText, runJsonl, runRepo, step } from './helpers.js';
 
@@ -64,6 +65,40 @@ describe('tugcode run --remote (SQLite)', () => {
     const again = runJsonl(clone, ['demo', '--implementer', impl.argv, '--remote', 'origin']);
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(git(remote, 'rev-parse', 'tugplan/demo').trim()).toBe(tip);
+  });
+
+  it('names the remote in the header: integrating through origin/tugplan/<slug>', () => {
+    const { clone } = cloned();
+    const impl = implementerScript();
+    const text = runCli(['run', 'demo', '--workers', '1', '--implementer', impl.argv, '--remote', 'origin'], {
+      cwd: clone,
+    });
+    expect(text.code, text.stdout + text.stderr).toBe(0);
+    expect(text.stdout.split('\n')[0]).toBe(
+      'run .tugtool/tugplan-demo.md: 1 worker, integrating through origin/tugplan/demo (base main)',
+    );
+    // --json says it in run_started; a run without --remote has no `remote`, and its header says `into`.
+    const again = runJsonl(clone, ['demo', '--workers', '1', '--implementer', impl.argv, '--remote', 'origin']);
+    expect(again.events[0]).toMatchObject({
+      type: 'run_started',
+      integration_branch: 'tugplan/demo',
+      remote: 'origin',
+    });
+    const local = runJsonl(runRepo(PLAN), ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(local.events[0].type).toBe('run_started');
+    expect(local.events[0]).not.toHaveProperty('remote');
+  });
+
+  it('a host that finds every step done by another host says the plan is done', () => {
+    const { remote, clone } = cloned();
+    const impl = implementerScript();
+    expect(runJsonl(clone, ['demo', '--implementer', impl.argv, '--remote', 'origin']).code).toBe(0);
+    // A second host's clone: its own state learns the steps from the remote branch's commits.
+    const other = join(remote, '..', 'other');
+    git(join(remote, '..'), 'clone', '-q', remote, other);
+    const r = runCli(['run', 'demo', '--implementer', impl.argv, '--remote', 'origin'], { cwd: other });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('plan done: nothing to run, all 3 steps already completed · 0 commits');
   });
 
   it('rebases onto a remote that another pusher moved during the run, never forcing', () => {

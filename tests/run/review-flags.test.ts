@@ -57,6 +57,8 @@ describe('--reviewer, --review-agent, --review-rounds and [run] reviewer|review_
       'blocked_steps',
       'commits',
       'failed_steps',
+      'plan_done',
+      'plan_steps',
       'plan_usage',
       'status',
       'steps_completed',

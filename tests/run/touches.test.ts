@@ -11,6 +11,7 @@ import { BACKENDS, backend } from '../pg/backend.js';
 import { addWorktree, st, stText } from '../state/cli-helpers.js';
 import { planRepo } from '../state/helpers.js';
 import { planText, stepText } from '../helpers/plan.js';
+import { runCli } from '../helpers/cli.js';
 import { runJsonl, runRepo, tugJson } from './helpers.js';
 
 /**
@@ -50,6 +51,35 @@ describe('Touches in tugcode run', () => {
     const plan = planText([touching(1, 'src/db/**'), touching(2, 'src/db/schema.ts'), touching(3, 'docs/**')]);
     const root = runRepo(plan, 'demo');
     expect(runApart(root).together).toBe(true);
+  });
+});
+
+describe('Touches in tugcode run --dry-run', () => {
+  it('leaves out overlapping pairs that their dependencies already order, directly or not', () => {
+    const dep = (n: number, deps: string[], glob: string) =>
+      stepText({ id: String(n), deps, commit: `feat: step ${n}`, tasks: [`write ${n}`], body: `**Touches:** ${glob}` });
+    // step-1 → step-2 → step-3 all touch src/db: a chain, so they never run together anyway. step-4 is
+    // free of the chain and overlaps each of them.
+    const plan = planText([
+      dep(1, [], 'src/db/**'),
+      dep(2, ['step-1'], 'src/db/schema.ts'),
+      dep(3, ['step-2'], 'src/**'),
+      dep(4, [], 'src/db/*.ts'),
+    ]);
+    const root = runRepo(plan, 'demo');
+    const dry = tugJson(root, ['run', 'demo', '--dry-run', '--implementer', 'true']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.json.apart).toEqual([
+      ['step-1', 'step-4'],
+      ['step-2', 'step-4'],
+      ['step-3', 'step-4'],
+    ]);
+    const text = runCli(['run', 'demo', '--dry-run', '--implementer', 'true'], { cwd: root });
+    expect(text.stdout.split('\n').filter((l) => l.startsWith('never together'))).toEqual([
+      'never together (Touches overlap): step-1, step-4',
+      'never together (Touches overlap): step-2, step-4',
+      'never together (Touches overlap): step-3, step-4',
+    ]);
   });
 });
 

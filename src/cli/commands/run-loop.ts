@@ -196,9 +196,19 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
   try {
     await checkRunFlags(input, cli, call);
     const { prepareRun, completedSteps } = await import('../../run/driver.js');
-    const prepared = await prepareRun(cli.ctx, input, call);
+    const prepared = await prepareRun(cli.ctx, input, call, undefined, { preview: true });
     const { flow, prep } = prepared;
     input = prepared.input;
+    // A preview of the plan as the main checkout has it; the real run refuses it until it is committed
+    // (docs/run.md §1.10).
+    const notCommitted = prep.uncommitted;
+    if (notCommitted)
+      call.warnings.add(
+        notCommitted.code,
+        `${notCommitted.message}: this schedule is the main checkout's copy; the real run needs the plan ` +
+          `committed first (${notCommitted.hint ?? 'commit it'})`,
+        notCommitted.details,
+      );
     const { schedule, scheduleText } = await import('../../run/schedule.js');
     const { agentCommandLine, resolveImplementer, resolveReviewer } = await import('../../run/agents.js');
     const which = resolveImplementer(input, flow.config.run);
@@ -213,7 +223,7 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
       checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,
       done: await completedSteps(cli.ctx, prep, call),
     });
-    const data = { dry_run: true, plan_path: prep.planPath, ...s };
+    const data = { dry_run: true, plan_path: prep.planPath, plan_committed: !notCommitted, ...s };
     const g = cli.globals;
     const text = g.json ? undefined : scheduleText(s);
     const r = renderOk('run', data, call.warnings.items, { json: g.json, quiet: g.quiet, text });

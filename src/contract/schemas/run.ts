@@ -76,6 +76,8 @@ const runStarted = z
     integration_branch: z.string().min(1),
     base_branch: z.string().min(1),
     workers: z.number().int().positive(),
+    /** `--remote NAME`: the run integrates through NAME's integration branch (docs/run.md §1.1 item 2). */
+    remote: z.string().min(1).optional(),
   })
   .strict();
 
@@ -232,9 +234,16 @@ export const runSummaryFields = {
   steps_completed: z.array(anchor),
   failed_steps: z.array(z.object({ step_anchor: anchor, reason: z.string() }).strict()),
   blocked_steps: z.array(anchor),
+  blocked_reasons: z
+    .array(z.object({ step_anchor: anchor, blocked_by: z.array(anchor), reason: z.string() }).strict())
+    .optional(),
+  interrupted_steps: z.array(z.object({ step_anchor: anchor, released: z.boolean() }).strict()).optional(),
   commits: z.array(commitHash),
   wall_ms: count,
   workers: z.array(z.object({ worker, busy_ms: count }).strict()),
+  plan_steps: z.array(anchor).optional(),
+  plan_done: z.boolean().optional(),
+  already_completed: z.array(anchor).optional(),
   review_rounds: z
     .array(z.object({ step_anchor: anchor, rounds: z.number().int().positive(), verdict: z.enum(VERDICTS) }).strict())
     .optional(),
@@ -315,6 +324,12 @@ export const scheduleFields = {
 };
 
 /** `tugcode run --dry-run --json`: the schedule, nothing changed. */
-export const runDryRunSchema = okEnvelope('run', { dry_run: z.literal(true), plan_path: repoPath, ...scheduleFields });
+export const runDryRunSchema = okEnvelope('run', {
+  dry_run: z.literal(true),
+  plan_path: repoPath,
+  /** False: the schedule is of the main checkout's copy, which the real run refuses until committed (docs/run.md §1.10). */
+  plan_committed: z.boolean(),
+  ...scheduleFields,
+});
 
 export const runSchemas = { run: runDryRunSchema };
