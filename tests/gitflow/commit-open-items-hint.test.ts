@@ -6,42 +6,13 @@
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { createWorktree } from '../../src/gitflow/worktree.js';
 import { shellArg } from '../../src/util/shell-arg.js';
 import { CLI, runCli, runJson } from '../helpers/cli.js';
-import { git, writeFiles } from '../helpers/repo.js';
-import { flowCtx, planRepo, step1CommitArgs, T0 } from './helpers.js';
+import { git } from '../helpers/repo.js';
+import { startedStepWithOpenCheckpoint, step1CommitArgs, T0 } from './helpers.js';
 
-const PLAN = `## Phase 1.0: Demo {#phase-demo}
-
-### Execution Steps {#execution-steps}
-
-#### Step 1: Add alpha {#step-1}
-
-**Commit:** \`feat: alpha\`
-
-**Tasks:**
-- [ ] write alpha
-
-**Checkpoint:**
-- [ ] alpha reviewed
-`;
 const PLAN_PATH = '.tugtool/tugplan-demo.md';
 const env = { TUGCODE_NOW: T0 };
-
-/** Step 1 claimed and started in a worktree, its task done, its checkpoint open, a change to commit. */
-async function startedStep(): Promise<{ root: string; wt: string }> {
-  const root = planRepo(PLAN);
-  const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
-  for (const args of [
-    ['state', 'claim', 'demo', '--worktree', wt],
-    ['state', 'start', 'demo', 'step-1', '--worktree', wt],
-    ['state', 'update', 'demo', 'step-1', '--worktree', wt, '--all-tasks', 'completed'],
-  ])
-    expect(runCli([...args, '--json'], { cwd: root, env }).code, args.join(' ')).toBe(0);
-  writeFiles(wt, { 'alpha.txt': 'alpha\n' });
-  return { root, wt };
-}
 
 /** The `next:` line of a commit's text, without its `   (comment)`. */
 function nextCommand(stdout: string): string {
@@ -66,7 +37,7 @@ const stepStatus = (root: string) =>
 
 describe('commit of a step with open checklist items', () => {
   it('--integrate: names the state update and the commit to run again; as written they integrate and complete it', async () => {
-    const { root, wt } = await startedStep();
+    const { root, wt } = await startedStepWithOpenCheckpoint();
     const r = runCli(step1CommitArgs(wt, '--integrate'), { cwd: root, env });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('state NOT updated (open_items)');
@@ -87,7 +58,7 @@ describe('commit of a step with open checklist items', () => {
   });
 
   it('without integration: names the state update and state complete with this commit; JSON carries the same hint', async () => {
-    const { root, wt } = await startedStep();
+    const { root, wt } = await startedStepWithOpenCheckpoint();
     const r = runJson('commit', step1CommitArgs(wt), { cwd: root, env });
     expect(r.json).toMatchObject({
       committed: true,

@@ -10,10 +10,12 @@ import type { Config } from '../../src/config/config.js';
 import { WarningSink } from '../../src/contract/envelope.js';
 import type { FlowCtx } from '../../src/gitflow/flow-context.js';
 import { resolveRepo } from '../../src/git/repo.js';
-import { afterEach } from 'vitest';
+import { createWorktree } from '../../src/gitflow/worktree.js';
+import { afterEach, expect } from 'vitest';
 import { closeStateContext } from '../../src/state/context.js';
 import { SqliteStateStore } from '../../src/state/store.js';
 import { openStateContext } from '../../src/state/sqlite-open.js';
+import { runCli } from '../helpers/cli.js';
 import { initializedRepo } from '../helpers/plan.js';
 import { git, writeFiles } from '../helpers/repo.js';
 
@@ -177,4 +179,34 @@ export async function finishPlan(
 /** `tugcode commit` of the fixture plan's step-1 ("feat: alpha") in worktree `wt`, then `extra` flags. */
 export function step1CommitArgs(wt: string, ...extra: string[]): string[] {
   return ['commit', '--worktree', wt, '--plan', 'demo', '--step', 'step-1', '--message', 'feat: alpha', ...extra];
+}
+
+/** One step whose task can be done while its checkpoint stays open (a step commit that cannot complete it). */
+export const OPEN_CHECKPOINT_PLAN = `## Phase 1.0: Demo {#phase-demo}
+
+### Execution Steps {#execution-steps}
+
+#### Step 1: Add alpha {#step-1}
+
+**Commit:** \`feat: alpha\`
+
+**Tasks:**
+- [ ] write alpha
+
+**Checkpoint:**
+- [ ] alpha reviewed
+`;
+
+/** Step 1 of OPEN_CHECKPOINT_PLAN claimed and started in a worktree, its task done, a change to commit. */
+export async function startedStepWithOpenCheckpoint(): Promise<{ root: string; wt: string }> {
+  const root = planRepo(OPEN_CHECKPOINT_PLAN);
+  const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
+  for (const args of [
+    ['state', 'claim', 'demo', '--worktree', wt],
+    ['state', 'start', 'demo', 'step-1', '--worktree', wt],
+    ['state', 'update', 'demo', 'step-1', '--worktree', wt, '--all-tasks', 'completed'],
+  ])
+    expect(runCli([...args, '--json'], { cwd: root, env: { TUGCODE_NOW: T0 } }).code, args.join(' ')).toBe(0);
+  writeFiles(wt, { 'alpha.txt': 'alpha\n' });
+  return { root, wt };
 }

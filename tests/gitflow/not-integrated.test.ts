@@ -5,46 +5,17 @@
  * item 15).
  */
 import { describe, expect, it } from 'vitest';
-import { createWorktree } from '../../src/gitflow/worktree.js';
 import { expectError, runCli, runJson } from '../helpers/cli.js';
-import { git, writeFiles } from '../helpers/repo.js';
-import { flowCtx, planRepo, snapshot, step1CommitArgs, T0 } from './helpers.js';
-
-const PLAN = `## Phase 1.0: Demo {#phase-demo}
-
-### Execution Steps {#execution-steps}
-
-#### Step 1: Add alpha {#step-1}
-
-**Commit:** \`feat: alpha\`
-
-**Tasks:**
-- [ ] write alpha
-
-**Checkpoint:**
-- [ ] alpha reviewed
-`;
+import { git } from '../helpers/repo.js';
+import { startedStepWithOpenCheckpoint, snapshot, step1CommitArgs, T0 } from './helpers.js';
 
 const env = { TUGCODE_NOW: T0 };
-
-async function startedStep(): Promise<{ root: string; wt: string }> {
-  const root = planRepo(PLAN);
-  const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
-  for (const args of [
-    ['state', 'claim', 'demo', '--worktree', wt],
-    ['state', 'start', 'demo', 'step-1', '--worktree', wt],
-    ['state', 'update', 'demo', 'step-1', '--worktree', wt, '--all-tasks', 'completed'],
-  ])
-    expect(runCli([...args, '--json'], { cwd: root, env }).code, args.join(' ')).toBe(0);
-  writeFiles(wt, { 'alpha.txt': 'alpha\n' });
-  return { root, wt };
-}
 
 const commitArgs = (wt: string) => step1CommitArgs(wt, '--integrate');
 
 describe('a step commit left off the integration branch', () => {
   it('commit says plainly that it did not integrate (text and JSON warning); the integration branch exists without it', async () => {
-    const { root, wt } = await startedStep();
+    const { root, wt } = await startedStepWithOpenCheckpoint();
     const r = runCli(commitArgs(wt), { cwd: root, env });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('NOT integrated into tugplan/demo: the commit is only on tugplan/demo--20260301-100000');
@@ -56,7 +27,7 @@ describe('a step commit left off the integration branch', () => {
   });
 
   it('state complete --commit HEAD is refused (CommitNotIntegrated, exit 4, changes nothing); commit again integrates and completes', async () => {
-    const { root, wt } = await startedStep();
+    const { root, wt } = await startedStepWithOpenCheckpoint();
     const first = runJson('commit', commitArgs(wt), { cwd: root, env });
     expect(first.json).toMatchObject({ committed: true, integrated: false, integration_branch: 'tugplan/demo' });
     expect(first.json.warnings.map((w: { code: string }) => w.code)).toEqual(['NotIntegrated']);
