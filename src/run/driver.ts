@@ -406,7 +406,8 @@ async function runWorkers(
     ...(rc.remote ? { remote: rc.remote.name } : {}),
   });
   // No implementer is allowed (docs/run.md §2), but never silent: each step is then its refactors and checkpoints.
-  if (!rc.opts.implementer && !rc.opts.agent) {
+  // A plan with every step completed has no step to say it of.
+  if (!rc.opts.implementer && !rc.opts.agent && before.completed_steps.length < before.all_steps.length) {
     const { NO_IMPLEMENTER } = await import('./implementer.js');
     rc.warn(NO_IMPLEMENTER.code, NO_IMPLEMENTER.message);
   }

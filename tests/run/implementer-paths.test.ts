@@ -165,6 +165,10 @@ describe('a run without an implementer (docs/run.md §2)', () => {
     expect(t.stderr).toContain('tugcode: warning: NoImplementer');
     const d = runText(runRepo(PLAN, 'noimpl'), ['noimpl', '--dry-run']);
     expect(d.stderr).toContain('NoImplementer');
+    // A rerun with every step completed has no step the warning could be about.
+    const again = runJsonl(root, ['noimpl']);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.events.filter((e) => e.type === 'warning')).toEqual([]);
     const withOne = runJsonl(root, ['noimpl', '--implementer', 'true']);
     expect(withOne.events.filter((e) => e.type === 'warning')).toEqual([]);
   });
