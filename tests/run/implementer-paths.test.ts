@@ -169,6 +169,7 @@ describe('a run without an implementer (docs/run.md §2)', () => {
     const again = runJsonl(root, ['noimpl']);
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(again.events.filter((e) => e.type === 'warning')).toEqual([]);
+    expect(runText(root, ['noimpl', '--dry-run']).stderr).not.toContain('NoImplementer');
     const withOne = runJsonl(root, ['noimpl', '--implementer', 'true']);
     expect(withOne.events.filter((e) => e.type === 'warning')).toEqual([]);
   });

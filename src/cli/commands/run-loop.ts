@@ -213,16 +213,17 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     const { agentCommandLine, resolveImplementer, resolveReviewer } = await import('../../run/agents.js');
     const which = resolveImplementer(input, flow.config.run);
     resolveReviewer(input, flow.config.run); // refused here as in a real run (both flags, an unknown agent)
-    if (!which.implementer && !which.agent) {
-      const { NO_IMPLEMENTER } = await import('../../run/implementer.js');
-      call.warnings.add(NO_IMPLEMENTER.code, NO_IMPLEMENTER.message);
-    }
     const implementer = which.agent ? agentCommandLine(which.agent) : which.implementer;
     const s = schedule(prep.plan, {
       implementer,
       checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,
       done: await completedSteps(cli.ctx, prep, call),
     });
+    // As the run warns (docs/run.md §2): only when some step is left to run.
+    if (!which.implementer && !which.agent && s.steps.length > 0) {
+      const { NO_IMPLEMENTER } = await import('../../run/implementer.js');
+      call.warnings.add(NO_IMPLEMENTER.code, NO_IMPLEMENTER.message);
+    }
     const data = { dry_run: true, plan_path: prep.planPath, plan_committed: !notCommitted, ...s };
     const g = cli.globals;
     const text = g.json ? undefined : scheduleText(s);
