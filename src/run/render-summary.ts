@@ -1,7 +1,7 @@
 /**
  * The final summary of `tugcode run` in text mode (docs/run.md §1 item 6): a table of the steps this run
  * settled (completed, failed with reason, blocked with what it waits on, interrupted), in plan order; a
- * table of per-worker utilisation; then the outcome (`plan done` when it is), commits and wall time. The
+ * table of per-worker utilisation (when a worker did something); then the outcome (`plan done` when it is), commits and wall time. The
  * error, if any, is not repeated here: it is the one diagnostic line (and hint) on stderr (docs/output.md
  * §1), so a terminal shows it once. cli-table3 is loaded only here, when the table is drawn; the style
  * follows src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
@@ -40,7 +40,8 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
     ]),
   ].sort((a, b) => rank(a) - rank(b));
   if (stepRows.length > 0) blocks.push(await table(['step', 'result', 'detail'], stepRows, o));
-  if (s.workers.length > 0) {
+  // A run in which no worker did anything (nothing was left to run) has no utilisation worth a table.
+  if (s.workers.some((w) => w.busy_ms > 0)) {
     const rows = s.workers.map((w) => [
       w.worker,
       duration(w.busy_ms),

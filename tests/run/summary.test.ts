@@ -128,6 +128,7 @@ describe('the summary of tugcode run', () => {
     expect(tableRows(again.stdout)).toEqual([]);
     expect(again.stdout).toContain('plan done: nothing to run, all 5 steps already completed · 0 commits');
     expect(again.stdout).not.toContain('0 completed');
+    expect(again.stdout).not.toContain('utilisation'); // no worker did anything: no table of 0 ms rows
     const j = runJsonl(root, ['demo', '--implementer', impl.argv]);
     expect(j.events.at(-1)).toMatchObject({
       status: 'ok',
