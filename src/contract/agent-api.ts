@@ -46,8 +46,8 @@ export const EXIT_PLAYBOOK: [number | string, string, string][] = [
     'Stop. Report stderr and the JSON envelope; rerun with `--verbose` for the stack. Do not retry in a loop.',
   ],
   [
-    '130 / 143',
-    'interrupted (SIGINT / SIGTERM)',
+    '130 / 143 / 129',
+    'interrupted (SIGINT / SIGTERM; SIGHUP for `tugcode run`)',
     'The command was stopped; `tugcode run` released its claims. Rerun the same command to resume.',
   ],
 ];

@@ -406,7 +406,7 @@ export const CATALOGUE = {
   },
   Interrupted: {
     exit: 130,
-    when: '`run` stopped by SIGINT (130) or SIGTERM (143) before the plan was done (docs/run.md §1 item 5)',
+    when: '`run` stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129) before the plan was done (docs/run.md §1 item 5)',
     message: (d) =>
       `the run of ${plan(d)} was interrupted${d.signal ? ` by ${s(d.signal)}` : ''}; ` +
       (d.forced

@@ -33,7 +33,7 @@ describe('docs/AGENT_API.md', () => {
     }
     for (const c of ERROR_CODES) expect(text).toMatch(new RegExp(`^\\| \`${c}\` \\| \\d+ \\|`, 'm'));
     for (const m of MCP_TOOLS) expect(text).toContain(`| \`${m.tool}\` |`);
-    for (const exit of ['0', '2', '3', '4', '5', '10', '130 / 143'])
+    for (const exit of ['0', '2', '3', '4', '5', '10', '130 / 143 / 129'])
       expect(text).toMatch(new RegExp(`^\\| ${exit} \\|`, 'm'));
   });
 

@@ -129,6 +129,8 @@ describe('tugcode run, killed and signalled', () => {
   for (const [sig, code] of [
     ['SIGINT', 130],
     ['SIGTERM', 143],
+    // A closed terminal or ssh session: a run left going must not orphan its implementers or hold its claims.
+    ['SIGHUP', 129],
   ] as const) {
     it(`${sig} during a step: implementers killed, claims released, exit ${code}, the summary last`, async () => {
       const root = runRepo(CHAIN);

@@ -1,6 +1,6 @@
 /**
- * The streaming part of `tugcode run` / `demo`: signals (the first SIGINT/SIGTERM stops the run and
- * releases held claims, a second exits at once), the renderer, the final summary, and the exit code.
+ * The streaming part of `tugcode run` / `demo`: signals (the first SIGINT/SIGTERM/SIGHUP stops the run and
+ * releases held claims, a second exits at once; SIGHUP is a closed terminal or ssh session), the renderer, the final summary, and the exit code.
  */
 import { CATALOGUE, TugError, toTugError } from '../../contract/errors.js';
 import { emptySummary, renderError, renderOk } from '../output.js';
@@ -10,14 +10,15 @@ import type { Call } from '../../ops/context.js';
 import type { RunEvent, RunSummary } from '../../run/types.js';
 import type { Board } from '../../board/start.js';
 
-const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+type StopSignal = keyof typeof SIGNAL_EXIT;
 
 function onSignals(
   stop: AbortController,
-  lastWords: (sig: 'SIGINT' | 'SIGTERM') => void,
-): { which: () => 'SIGINT' | 'SIGTERM' | null; off: () => void } {
-  let got: 'SIGINT' | 'SIGTERM' | null = null;
-  const handler = (sig: 'SIGINT' | 'SIGTERM') => () => {
+  lastWords: (sig: StopSignal) => void,
+): { which: () => StopSignal | null; off: () => void } {
+  let got: StopSignal | null = null;
+  const handler = (sig: StopSignal) => () => {
     if (got) {
       // A second signal: out at once (held leases then expire normally), the summary still the last line.
       lastWords(sig);
@@ -26,15 +27,12 @@ function onSignals(
     got = sig;
     stop.abort();
   };
-  const hi = handler('SIGINT');
-  const ht = handler('SIGTERM');
-  process.on('SIGINT', hi);
-  process.on('SIGTERM', ht);
+  const handlers = (Object.keys(SIGNAL_EXIT) as StopSignal[]).map((sig) => [sig, handler(sig)] as const);
+  for (const [sig, h] of handlers) process.on(sig, h);
   return {
     which: () => got,
     off: () => {
-      process.removeListener('SIGINT', hi);
-      process.removeListener('SIGTERM', ht);
+      for (const [sig, h] of handlers) process.removeListener(sig, h);
     },
   };
 }
@@ -44,7 +42,7 @@ function write(s: string): void {
 }
 
 /** Exit code of a finished run (docs/run.md §1 "Exit codes"). */
-function exitOf(summary: RunSummary, signal: 'SIGINT' | 'SIGTERM' | null): number {
+function exitOf(summary: RunSummary, signal: StopSignal | null): number {
   if (signal) return SIGNAL_EXIT[signal];
   if (summary.status === 'ok') return 0;
   const code = summary.error?.code as keyof typeof CATALOGUE | undefined;
