@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { boundedGitRunner } from '../../src/git/bounded.js';
-import { gitRunner, gitVersion } from '../../src/git/exec.js';
+import { gitRunner, gitVersion, type GitRunner } from '../../src/git/exec.js';
 import { gitSync } from '../../src/git/fast.js';
 import { useGitThread } from '../../src/git/git-thread.js';
 import { git, tempRepo } from '../helpers/repo.js';
@@ -59,21 +59,27 @@ describe('the environment of git children', () => {
   });
 });
 
+/** A runner returns exit codes as they are (also a silent exit 1) and throws GitError from run(); HEAD back. */
+async function expectExitCodesAsTheyAre(g: GitRunner, root: string): Promise<string> {
+  const head = git(root, 'rev-parse', 'HEAD').trim();
+  expect(await g.tryRun(['merge-base', '--is-ancestor', head, head], root)).toEqual({
+    status: 0,
+    stdout: '',
+    stderr: '',
+  });
+  expect((await g.tryRun(['rev-parse', '--verify', '--quiet', 'nope'], root)).status).toBe(1);
+  await expect(g.run(['rev-parse', '--verify', 'nope'], root)).rejects.toMatchObject({
+    code: 'GitError',
+    details: expect.objectContaining({ exit_code: 128 }),
+  });
+  return head;
+}
+
 describe('GitRunner', () => {
   it('returns exit codes as they are, also a silent exit 1', async () => {
     const root = tempRepo();
     const g = gitRunner({ PATH: process.env.PATH });
-    const head = git(root, 'rev-parse', 'HEAD').trim();
-    expect(await g.tryRun(['merge-base', '--is-ancestor', head, head], root)).toEqual({
-      status: 0,
-      stdout: '',
-      stderr: '',
-    });
-    expect((await g.tryRun(['rev-parse', '--verify', '--quiet', 'nope'], root)).status).toBe(1);
-    await expect(g.run(['rev-parse', '--verify', 'nope'], root)).rejects.toMatchObject({
-      code: 'GitError',
-      details: expect.objectContaining({ exit_code: 128 }),
-    });
+    await expectExitCodesAsTheyAre(g, root);
     expect(await gitVersion(g)).toEqual([expect.any(Number), expect.any(Number), expect.any(Number)]);
   });
 
@@ -130,17 +136,7 @@ describe('git started from a thread', () => {
     try {
       const g = gitRunner(env);
       expect(g).not.toBe(gitRunner({ PATH: process.env.PATH }));
-      const head = git(root, 'rev-parse', 'HEAD').trim();
-      expect(await g.tryRun(['merge-base', '--is-ancestor', head, head], root)).toEqual({
-        status: 0,
-        stdout: '',
-        stderr: '',
-      });
-      expect((await g.tryRun(['rev-parse', '--verify', '--quiet', 'nope'], root)).status).toBe(1);
-      await expect(g.run(['rev-parse', '--verify', 'nope'], root)).rejects.toMatchObject({
-        code: 'GitError',
-        details: expect.objectContaining({ exit_code: 128 }),
-      });
+      const head = await expectExitCodesAsTheyAre(g, root);
       const bytes = Buffer.from([0, 1, 2, 255, 254, 10]);
       const oid = (await g.run(['hash-object', '-w', '--stdin'], root, { input: bytes })).trim();
       expect((await g.bytes(['cat-file', 'blob', oid], root)).equals(bytes)).toBe(true);
