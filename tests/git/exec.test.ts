@@ -11,6 +11,7 @@ import { gitRunner, gitVersion, type GitRunner } from '../../src/git/exec.js';
 import { gitSync } from '../../src/git/fast.js';
 import { useGitThread } from '../../src/git/git-thread.js';
 import { git, tempRepo } from '../helpers/repo.js';
+import { alive } from '../helpers/proc.js';
 
 /** The environment a git child sees: an alias running `env` (git adds a few GIT_* variables of its own). */
 const ENV_ARGS = ['-c', 'alias.dumpenv=!env', 'dumpenv'];
@@ -189,14 +190,6 @@ describe('git started from a thread', () => {
       expect(err).toMatchObject({ code: 'GitError', details: expect.objectContaining({ timed_out: true }) });
       expect(Date.now() - t0).toBeLessThan(10_000);
       expect(ticks).toBeGreaterThanOrEqual(10);
-      const alive = (pid: number) => {
-        try {
-          process.kill(pid, 0);
-          return true;
-        } catch {
-          return false;
-        }
-      };
       const left = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
       for (let i = 0; i < 50 && left.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
       expect(left.filter(alive)).toEqual([]);

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, type TestContext } from 'vitest';
+import { alive } from './proc.js';
 
 /** Where Debian puts the browser (the real binary first: /usr/bin/chromium is a shell wrapper around it). */
 const CANDIDATES = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'];
@@ -31,15 +32,6 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): string | nul
 }
 
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Holds the install lock (a directory made atomically, its owner's pid inside) while `fn` runs. */
 async function withInstallLock<T>(fn: () => T): Promise<T> {

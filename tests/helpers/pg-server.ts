@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { binEnv, isRoot, postgresUser, randomHex, run, usableBinDir } from './pg-binaries.js';
 import { probePostmaster } from './proc-cpu.js';
+import { alive } from './proc.js';
 
 /** Everything a process needs to use, restart or remove a server. Plain JSON: vitest `provide`s it to workers. */
 export interface PgServerInfo {
@@ -89,15 +90,6 @@ function freePort(): Promise<number> {
       srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
     });
   });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function defaultTmpRoot(): string {

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { openKernel } from '../../src/kernel/index.js';
 import { runKernelCli } from '../../src/kernel/cli/tug.js';
 import { readTree, tempWs, TSCONFIG } from './helpers.js';
+import { alive } from '../helpers/proc.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FILES = {
@@ -29,15 +30,6 @@ async function until<T>(f: () => T | null | undefined | false, what: string): Pr
   }
   throw new Error(`gave up waiting for ${what}`);
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('session files', () => {
   it('reports the sticky TypeScript toolchain and the live backend pid in session status', async () => {

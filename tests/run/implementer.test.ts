@@ -11,6 +11,7 @@ import { startGitThread, type GitThread } from '../../src/git/git-thread.js';
 import { runChild } from '../../src/run/child.js';
 import { implementerArgv, runImplementer, type ImplementerVars } from '../../src/run/implementer.js';
 import type { StepBrief } from '../../src/run/types.js';
+import { alive } from '../helpers/proc.js';
 
 const BASE_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nowhere', KEEP_ME: 'yes' };
 
@@ -19,21 +20,6 @@ function script(dir: string, name: string, body: string): string {
   writeFileSync(p, `#!/bin/sh\n${body}\n`);
   chmodSync(p, 0o755);
   return p;
-}
-
-/** Alive and not a zombie (a zombie is dead; in a container nothing may ever reap it). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 /** Polls (generously) until pid is gone; true when it went. */
