@@ -9,7 +9,12 @@ import { tempDir } from '../helpers/repo.js';
 import { isTugError } from '../../src/contract/errors.js';
 import { startGitThread, type GitThread } from '../../src/git/git-thread.js';
 import { runChild } from '../../src/run/child.js';
-import { implementerArgv, runImplementer, type ImplementerVars } from '../../src/run/implementer.js';
+import {
+  implementerArgv,
+  runImplementer,
+  type ImplementerOptions,
+  type ImplementerVars,
+} from '../../src/run/implementer.js';
 import type { StepBrief } from '../../src/run/types.js';
 import { alive } from '../helpers/proc.js';
 
@@ -73,21 +78,26 @@ const ways: [string, () => GitThread | undefined][] = [
 for (const [how, threadOf] of ways) {
   const thread = threadOf();
   describe(`runImplementer (${how})`, () => {
+    // The options every case shares; each case names only what it changes.
+    const start = (t: ReturnType<typeof setup>, argv: string, over: Partial<ImplementerOptions> = {}) =>
+      runImplementer({
+        thread,
+        argv,
+        cwd: t.dir,
+        baseEnv: BASE_ENV,
+        vars: t.vars,
+        brief: brief(),
+        briefPath: t.briefPath,
+        timeoutMs: 30_000,
+        logPath: t.logPath,
+        ...over,
+      });
     it('gives the implementer the TUG_* environment, the brief on stdin and in TUG_STEP_JSON, and nothing else', async () => {
-      const { dir, vars, briefPath, logPath } = setup();
+      const t = setup();
+      const { dir, vars, briefPath, logPath } = t;
       const out = join(dir, 'out');
       const s = script(dir, 'impl.sh', `env > "${out}.env"\ncat > "${out}.stdin"\npwd > "${out}.pwd"\necho done`);
-      const r = await runImplementer({
-        thread,
-        argv: `sh "${s}"`,
-        cwd: dir,
-        baseEnv: { ...BASE_ENV, TUG_STEP: 'overridden' },
-        vars,
-        brief: brief(),
-        briefPath,
-        timeoutMs: 30_000,
-        logPath,
-      });
+      const r = await start(t, `sh "${s}"`, { baseEnv: { ...BASE_ENV, TUG_STEP: 'overridden' } });
       expect(r).toMatchObject({ ok: true, exit_code: 0, timed_out: false, aborted: false, last_line: 'done' });
       const env = Object.fromEntries(
         readFileSync(`${out}.env`, 'utf8')
@@ -118,56 +128,28 @@ for (const [how, threadOf] of ways) {
     });
 
     it('splits argv shell-style without a shell: quotes kept, nothing expanded', async () => {
-      const { dir, vars, briefPath, logPath } = setup();
+      const t = setup();
+      const { dir, logPath } = t;
       const s = script(dir, 'args.sh', 'for a in "$@"; do echo "[$a]"; done');
-      const r = await runImplementer({
-        thread,
-        argv: `"${s}" 'two words' "\\$HOME" *`,
-        cwd: dir,
-        baseEnv: BASE_ENV,
-        vars,
-        brief: brief(),
-        briefPath,
-        timeoutMs: 30_000,
-        logPath,
-      });
+      const r = await start(t, `"${s}" 'two words' "\\$HOME" *`);
       expect(r.ok).toBe(true);
       expect(readFileSync(logPath, 'utf8')).toBe('[two words]\n[$HOME]\n[*]\n');
     });
 
     it('rejects an empty or unparsable argv string with InvalidArgument', async () => {
-      const { dir, vars, briefPath, logPath } = setup();
+      const t = setup();
       for (const argv of ['', '   ', `sh -c "unterminated`, "''"]) {
-        const e = await runImplementer({
-          thread,
-          argv,
-          cwd: dir,
-          baseEnv: BASE_ENV,
-          vars,
-          brief: brief(),
-          briefPath,
-          timeoutMs: 1000,
-          logPath,
-        }).catch((x: unknown) => x);
+        const e = await start(t, argv, { timeoutMs: 1000 }).catch((x: unknown) => x);
         expect(isTugError(e) && e.code).toBe('InvalidArgument');
       }
       expect(implementerArgv(`sh -c "echo 'hi' \\"x\\""`)).toEqual(['sh', '-c', `echo 'hi' "x"`]);
     });
 
     it('reports a failing implementer with its exit code, output tail and last non-empty line', async () => {
-      const { dir, vars, briefPath, logPath } = setup();
+      const t = setup();
+      const { dir } = t;
       const s = script(dir, 'fail.sh', 'echo working\necho "broken: x" >&2\necho\nexit 1');
-      const r = await runImplementer({
-        thread,
-        argv: s,
-        cwd: dir,
-        baseEnv: BASE_ENV,
-        vars,
-        brief: brief(),
-        briefPath,
-        timeoutMs: 30_000,
-        logPath,
-      });
+      const r = await start(t, s);
       expect(r).toEqual({
         ok: false,
         exit_code: 1,
@@ -182,18 +164,9 @@ for (const [how, threadOf] of ways) {
     });
 
     it('a program that cannot be started is ProgramNotRunnable (it would fail every attempt alike), the reason in the log', async () => {
-      const { dir, vars, briefPath, logPath } = setup();
-      const r = runImplementer({
-        thread,
-        argv: 'no-such-implementer-xyz --go',
-        cwd: dir,
-        baseEnv: BASE_ENV,
-        vars,
-        brief: brief(),
-        briefPath,
-        timeoutMs: 30_000,
-        logPath,
-      });
+      const t = setup();
+      const { logPath } = t;
+      const r = start(t, 'no-such-implementer-xyz --go');
       await expect(r).rejects.toMatchObject({
         code: 'ProgramNotRunnable',
         details: { argument: 'the implementer', program: 'no-such-implementer-xyz', spawn_error: 'ENOENT' },
@@ -202,20 +175,11 @@ for (const [how, threadOf] of ways) {
     });
 
     it('kills the whole process group at the timeout, grandchildren included', async () => {
-      const { dir, vars, briefPath, logPath } = setup();
+      const t = setup();
+      const { dir } = t;
       const pids = join(dir, 'pids');
       const s = script(dir, 'slow.sh', `sleep 30 &\necho "$! $$" > "${pids}"\necho started\nsleep 30`);
-      const r = await runImplementer({
-        thread,
-        argv: s,
-        cwd: dir,
-        baseEnv: BASE_ENV,
-        vars,
-        brief: brief(),
-        briefPath,
-        timeoutMs: 500,
-        logPath,
-      });
+      const r = await start(t, s, { timeoutMs: 500 });
       expect(r).toMatchObject({ ok: false, exit_code: null, timed_out: true, aborted: false, last_line: 'started' });
       const [grandchild, shell] = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
       expect(await gone(shell!)).toBe(true);
@@ -223,22 +187,12 @@ for (const [how, threadOf] of ways) {
     });
 
     it('kills the whole process group when the caller aborts', async () => {
-      const { dir, vars, briefPath, logPath } = setup();
+      const t = setup();
+      const { dir } = t;
       const pids = join(dir, 'pids');
       const s = script(dir, 'slow.sh', `sleep 30 &\necho "$! $$" > "${pids}"\nsleep 30`);
       const ac = new AbortController();
-      const p = runImplementer({
-        thread,
-        argv: `sh -c "sh '${s}'"`,
-        cwd: dir,
-        baseEnv: BASE_ENV,
-        vars,
-        brief: brief(),
-        briefPath,
-        timeoutMs: 60_000,
-        logPath,
-        signal: ac.signal,
-      });
+      const p = start(t, `sh -c "sh '${s}'"`, { timeoutMs: 60_000, signal: ac.signal });
       for (let i = 0; i < 200 && !existsSync(pids); i++) await new Promise((res) => setTimeout(res, 25));
       ac.abort();
       const r = await p;
@@ -249,20 +203,11 @@ for (const [how, threadOf] of ways) {
     });
 
     it('ends what a successful implementer left running in its group', async () => {
-      const { dir, vars, briefPath, logPath } = setup();
+      const t = setup();
+      const { dir } = t;
       const pids = join(dir, 'pids');
       const s = script(dir, 'leak.sh', `sleep 30 > /dev/null 2>&1 &\necho "$!" > "${pids}"\necho ok`);
-      const r = await runImplementer({
-        thread,
-        argv: s,
-        cwd: dir,
-        baseEnv: BASE_ENV,
-        vars,
-        brief: brief(),
-        briefPath,
-        timeoutMs: 30_000,
-        logPath,
-      });
+      const r = await start(t, s);
       expect(r).toMatchObject({ ok: true, exit_code: 0 });
       expect(await gone(Number(readFileSync(pids, 'utf8').trim()))).toBe(true);
     });
