@@ -124,7 +124,7 @@ function targetHint(d: Details): string {
       return `tugcode run ${planArg(d)} --remote ${arg(remote)}   (tugcode commit integrates into this clone's own branch only; the plan's steps integrate through ${remote})`;
     return `${again} --remote ${arg(remote)}   (or set remote = ${JSON.stringify(remote)} under [run] in .tugtool/config.toml)${move}`;
   }
-  const here = d.kind === 'remote' || d.where === d.recorded_where;
+  const here = (d.clone ?? d.where) === d.recorded_where;
   const local = `${again}${d.remote_from === 'config' ? ` --remote ''` : ''}`;
   if (here) return `${local}   (this clone's own branch; without --remote)${d.command === 'run' ? move : ''}`;
   const there = `cd ${arg(clonePath(d.recorded_where))} && ${d.command === 'run' ? local : `tugcode run ${planArg(d)}`}`;

@@ -57,6 +57,7 @@ function mismatch(plan_path: string, recorded: IntegrationTarget, want: Integrat
     recorded_where: recorded.where,
     kind: want.kind,
     where: want.where,
+    clone: input.worktree,
     ...input.details,
   });
 }
