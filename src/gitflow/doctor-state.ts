@@ -110,7 +110,9 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
         : warn('state-db-wal', `journal_mode = ${mode}`, 'any state-changing tugcode command switches it to WAL'),
     );
 
-    checks.push(...(await planChecks(ctx, store, ctx.clock.now(), { version: store.version, self: ctx.repo.mainRoot })));
+    checks.push(
+      ...(await planChecks(ctx, store, ctx.clock.now(), { version: store.version, self: ctx.repo.mainRoot })),
+    );
   } finally {
     await store.close();
   }
@@ -262,6 +264,10 @@ async function targetCheck(
     }
   }
   if (split.length > 0)
-    return warn(name, `steps integrated in two places: ${split.join('; ')} (recorded: ${said.join('; ')})`, fixes.join('; '));
+    return warn(
+      name,
+      `steps integrated in two places: ${split.join('; ')} (recorded: ${said.join('; ')})`,
+      fixes.join('; '),
+    );
   return pass(name, said.length ? said.join('; ') : 'no plans', 'none needed');
 }

@@ -102,7 +102,7 @@ export async function recordIntegrationTarget(ctx: StateContext, input: TargetIn
       at: ctx.clock.now(),
       plan_path: ref.plan_path,
       step_anchor: null,
-      actor: input.worktree,
+      actor: 'admin', // a change of the plan, not of a worktree's claim (as `state init`); `where` names the clone
       attempt: null,
       details: { integration_target: want, ...(recorded ? { previous_target: recorded } : {}) },
     });

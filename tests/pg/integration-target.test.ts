@@ -75,7 +75,13 @@ describe('one PostgreSQL, two hosts, two integration targets', () => {
     const ra = await runA.done;
     expect(ra.code, ra.stdout + ra.stderr).toBe(0);
     const onRemote = git(remote, 'log', '--format=%(trailers:key=Tug-Step,valueonly)', 'tugplan/demo');
-    expect(onRemote.split('\n').map((l) => l.trim()).filter(Boolean).sort()).toEqual(['step-1', 'step-2', 'step-3']);
+    expect(
+      onRemote
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(['step-1', 'step-2', 'step-3']);
     // Host B, as the hint says, is done at once: the steps are on the remote.
     const hinted = await startRun(b, ['demo', '--implementer', impl.argv, '--remote', 'origin'], envB).done;
     expect(hinted.code, hinted.stdout + hinted.stderr).toBe(0);

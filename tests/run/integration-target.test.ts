@@ -65,7 +65,9 @@ describe('the plan integrates where its first run did (SQLite)', () => {
     });
     expect(err.message).toContain('integrates into origin/tugplan/demo');
     // The exact command: this run's own flags, and --remote origin.
-    expect(err.hint).toContain(`tugcode run ${PLAN_PATH} --workers 2 --implementer ${impl.argv.replace(/"/g, '')} --remote origin`);
+    expect(err.hint).toContain(
+      `tugcode run ${PLAN_PATH} --workers 2 --implementer ${impl.argv.replace(/"/g, '')} --remote origin`,
+    );
     expect(err.hint).toContain('--move-integration');
     expect(world(clone, remote)).toEqual(before);
     // Text mode: the one error line and its hint, nothing on stdout.
@@ -89,7 +91,12 @@ describe('the plan integrates where its first run did (SQLite)', () => {
     expect(first.code, first.stdout + first.stderr).toBe(0);
     const before = world(clone, remote);
     const err = refusal(runJsonl(clone, ['demo', '--implementer', impl.argv, '--remote', 'origin']));
-    expect(err.details).toMatchObject({ recorded_kind: 'local', recorded_where: clone, kind: 'remote', where: 'origin' });
+    expect(err.details).toMatchObject({
+      recorded_kind: 'local',
+      recorded_where: clone,
+      kind: 'remote',
+      where: 'origin',
+    });
     expect(err.hint).toMatch(/^tugcode run \S+ --implementer \S+ {3}\(this clone's own branch; without --remote\)/);
     expect(git(remote, 'branch', '--list', 'tugplan/demo').trim()).toBe('');
     expect(world(clone, remote)).toEqual(before);

@@ -90,7 +90,11 @@ export async function insertPlanRows(c: Conn, r: PlanRows): Promise<void> {
        steps_total, steps_completed, created_at, updated_at, integration_kind, integration_where)
      VALUES (@plan_path, @plan_hash, @plan_source, @structure_hash, @phase_title, @status, @implicit_sequential,
        @steps_total, @steps_completed, @created_at, @updated_at, @integration_kind, @integration_where)`,
-    { ...r.plan, integration_kind: r.plan.integration_kind ?? null, integration_where: r.plan.integration_where ?? null },
+    {
+      ...r.plan,
+      integration_kind: r.plan.integration_kind ?? null,
+      integration_where: r.plan.integration_where ?? null,
+    },
   );
   for (const s of r.steps) {
     await c.run(

@@ -144,5 +144,9 @@ export async function setIntegrationTarget(
   kind: 'local' | 'remote',
   where: string,
 ): Promise<void> {
-  await c.run('UPDATE plans SET integration_kind = ?, integration_where = ? WHERE plan_path = ?', [kind, where, plan_path]);
+  await c.run('UPDATE plans SET integration_kind = ?, integration_where = ? WHERE plan_path = ?', [
+    kind,
+    where,
+    plan_path,
+  ]);
 }
