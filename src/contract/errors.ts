@@ -81,6 +81,56 @@ export function runAgain(d: Details, drop: string[] = []): string {
   return [`tugcode run ${planArg(d)}`, ...kept].join(' ');
 }
 
+/** The path of a clone's owner name (`<host>:<path>` on PostgreSQL, a plain path on SQLite, docs/state.md §8.1). */
+function clonePath(owner: unknown): string {
+  const o = s(owner);
+  const i = o.indexOf(':/');
+  return o.startsWith('/') || i < 0 ? o : o.slice(i + 1);
+}
+
+/** An integration target as messages name it: `origin/tugplan/x`, or a clone's own `tugplan/x`. */
+function targetPlace(kind: unknown, where: unknown, d: Details): string {
+  const integ = s(d.integration_branch, 'tugplan/<slug>');
+  return kind === 'remote' ? `${s(where)}/${integ}` : `${integ} of the clone at ${s(where)}`;
+}
+
+/**
+ * CommitNotIntegrated of `merge` (docs/run.md §1.11): where the commit is (`found_on`, the branches holding
+ * it) and where the plan integrates (`integration_kind`/`integration_where`) say how it gets into the branch.
+ */
+function notIntegratedHint(d: Details): string {
+  const branch = s(d.branch);
+  const on = (d.found_on as string[] | undefined) ?? [];
+  const remote = d.integration_kind === 'remote' ? s(d.integration_where) : null;
+  if (remote !== null && on.includes(`${remote}/${branch}`))
+    return `git fetch ${arg(remote)} ${arg(branch)}:${arg(branch)}, then merge again   (the plan integrates on ${remote}/${branch}, which this clone's ${branch} is behind)`;
+  const where = remote !== null ? ` (the plan integrates on ${remote}/${branch}: git fetch ${arg(remote)} first)` : '';
+  if (on.length > 0)
+    return `the commit is on ${on.join(', ')}: the step was integrated elsewhere${where}; bring it into ${branch} (git switch ${arg(branch)} && git merge ${arg(on[0])}), then merge again; tugcode doctor shows where the plan integrates`;
+  return `no branch of this clone holds it: it was integrated in another clone or on a remote not fetched yet${where}; fetch it and bring it into ${branch}, then merge again; tugcode doctor shows where the plan integrates`;
+}
+
+/**
+ * IntegrationTargetMismatch (docs/run.md §1.11): the command that integrates where the plan does — the run
+ * with the recorded `--remote` (or without one, `--remote ''` when the config names a remote), or the run
+ * in the recorded clone — and, for a run, how to move the plan on purpose.
+ */
+function targetHint(d: Details): string {
+  const remote = d.recorded_kind === 'remote' ? s(d.recorded_where) : null;
+  const again = runAgain(d, ['--remote', '--move-integration']);
+  const move = `; to move the plan's integration to where this run integrates, on purpose: add --move-integration (docs/run.md §1.11)`;
+  if (remote !== null) {
+    if (d.command !== 'run')
+      return `tugcode run ${planArg(d)} --remote ${arg(remote)}   (tugcode commit integrates into this clone's own branch only; the plan's steps integrate through ${remote})`;
+    return `${again} --remote ${arg(remote)}   (or set remote = ${JSON.stringify(remote)} under [run] in .tugtool/config.toml)${move}`;
+  }
+  const here = (d.clone ?? d.where) === d.recorded_where;
+  const local = `${again}${d.remote_from === 'config' ? ` --remote ''` : ''}`;
+  if (here) return `${local}   (this clone's own branch; without --remote)${d.command === 'run' ? move : ''}`;
+  const there = `cd ${arg(clonePath(d.recorded_where))} && ${d.command === 'run' ? local : `tugcode run ${planArg(d)}`}`;
+  return `${there}   (on the host of that clone)${d.command === 'run' ? move : ''}`;
+}
+
 export const CATALOGUE = {
   InvalidArgument: {
     exit: 2,
@@ -316,6 +366,7 @@ export const CATALOGUE = {
     exit: 4,
     when: "`merge`: a completed step's commit is not reachable from the branch to merge (docs/git.md §5); `state complete --commit C`: the plan's integration branch exists and lacks C (docs/git.md §4.2)",
     message: (d) => `the commit of ${s(d.step_anchor)} (${s(d.commit_hash)}) is not reachable from ${s(d.branch)}`,
+    hint: notIntegratedHint,
   },
   Busy: {
     exit: 4,
@@ -385,6 +436,14 @@ export const CATALOGUE = {
     message: (d) =>
       `the integration branch ${s(d.branch)} shares no history with ${s(d.base_branch)}: it was not made from ${s(d.base_branch)}, and the run will not build on it`,
     hint: (d) => `rename it (git branch -m ${arg(d.branch)} <new-name>), then run again`,
+  },
+  IntegrationTargetMismatch: {
+    exit: 4,
+    when: "`run`, `commit`: the plan integrates elsewhere (docs/run.md §1.11): its recorded target is a git remote and this would integrate into the clone's own branch, or the reverse, or another remote, or another clone's branch; nothing was changed",
+    message: (d) =>
+      `${plan(d)} integrates into ${targetPlace(d.recorded_kind, d.recorded_where, d)} (as the state records); ` +
+      `this ${s(d.command, 'command')} would integrate into ${targetPlace(d.kind, d.where, d)}`,
+    hint: targetHint,
   },
   SubmodulesUnsupported: {
     exit: 4,

@@ -303,6 +303,10 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     attempt: input.attempt,
     integrate: input.integrate,
   };
+  // This clone's branch is where a commit integrates: refused here, before anything is written, when the
+  // plan integrates elsewhere (a remote, another clone; docs/run.md §1.11).
+  if (input.integrate || (await branchExists(g, ctx.repo.mainRoot, finish.integ)))
+    await state.localTarget(ctx, { planPath: t.planPath, worktree: t.W, integ: finish.integ }, 'check');
   if (changes.length === 0 && !input.allowEmpty) {
     // Nothing new, but HEAD is this step's commit that an earlier `tugcode commit` left off the integration
     // branch (a completion blocker, a conflict): integrate and complete it instead (docs/git.md).
@@ -617,6 +621,12 @@ async function integrateStep(ctx: FlowCtx, g: GitRunner, o: FinishTarget, data: 
   if (failure && o.integrate && failureReason(failure) !== 'ownership')
     await createIntegrationBranch(g, repo, o.integ, createFrom);
   if (failure) return failure;
+  try {
+    await state.localTarget(ctx, { planPath: o.planPath, worktree: o.W, integ: o.integ }, 'record');
+  } catch (e) {
+    if (e instanceof TugError) return e;
+    throw e;
+  }
   const r = await integrate({
     git: g,
     repo,

@@ -15,7 +15,14 @@ import type { RepoCtx } from './flow-context.js';
 export const MAX_CLOCK_SKEW_MS = 2000;
 
 const NONE = 'none needed';
-const LATER = ['state-pg-schema', 'state-pg-clock', 'orphaned-plans', 'expired-leases', 'failed-steps'];
+const LATER = [
+  'state-pg-schema',
+  'state-pg-clock',
+  'orphaned-plans',
+  'expired-leases',
+  'failed-steps',
+  'integration-targets',
+];
 const skipped = (why: string): DoctorCheck[] => LATER.map((n) => pass(n, `skipped: ${why}`, NONE));
 
 function unreachable(e: unknown): DoctorCheck[] {
@@ -86,7 +93,7 @@ export async function pgStateChecks(ctx: RepoCtx, open: () => Promise<StateStore
     );
     // The server's time, unless TUGCODE_NOW fixed the process's (as the store does).
     const now = await pg.now();
-    checks.push(...(await planChecks(ctx, db, now)));
+    checks.push(...(await planChecks(ctx, db, now, { version: v, self: pg.owner(ctx.repo.mainRoot) })));
     return checks;
   } finally {
     await store.close();

@@ -44,6 +44,7 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
     'orphaned-plans',
     'expired-leases',
     'failed-steps',
+    'integration-targets',
   ];
   const skipped = (why: string): DoctorCheck[] => names.map((n) => pass(n, `skipped: ${why}`, 'none needed'));
 
@@ -109,7 +110,9 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
         : warn('state-db-wal', `journal_mode = ${mode}`, 'any state-changing tugcode command switches it to WAL'),
     );
 
-    checks.push(...(await planChecks(ctx, store, ctx.clock.now())));
+    checks.push(
+      ...(await planChecks(ctx, store, ctx.clock.now(), { version: store.version, self: ctx.repo.mainRoot })),
+    );
   } finally {
     await store.close();
   }
@@ -130,9 +133,15 @@ function failedStepsFix(planPath: string, anchors: string[]): string {
 
 /**
  * The checks of the plans in a state store, on either backend: orphaned plans (file gone), expired leases,
- * failed steps. `now` is the store's time (the server's clock on PostgreSQL).
+ * failed steps, integration targets. `now` is the store's time (the server's clock on PostgreSQL); `store`:
+ * its schema version and this clone's owner name (its main checkout, as the store names owners).
  */
-export async function planChecks(ctx: RepoCtx, c: Conn, now: string): Promise<DoctorCheck[]> {
+export async function planChecks(
+  ctx: RepoCtx,
+  c: Conn,
+  now: string,
+  store: { version: number; self: string },
+): Promise<DoctorCheck[]> {
   const { listPlans } = await import('../state/queries/plans.js');
   const { stepsOfPlan } = await import('../state/queries/steps.js');
   const { isExpired, isHeld } = await import('../state/status.js');
@@ -181,5 +190,84 @@ export async function planChecks(ctx: RepoCtx, c: Conn, now: string): Promise<Do
       ? warn('failed-steps', `failed steps: ${failedSteps.join('; ')}`, failedFixes.join('; '))
       : pass('failed-steps', 'no failed steps', 'none needed'),
   );
+  checks.push(await targetCheck(ctx, c, plans, store));
   return checks;
+}
+
+/**
+ * `integration-targets` (docs/run.md §1.11): where each plan integrates, and a plan whose steps were also
+ * integrated somewhere else, as far as this clone's refs tell without a fetch: with a remote target, its
+ * own `tugplan/<slug>` holding commits the remote-tracking branch lacks; with this clone as the target, a
+ * remote-tracking `tugplan/<slug>` holding commits the local branch lacks.
+ */
+async function targetCheck(
+  ctx: RepoCtx,
+  c: Conn,
+  plans: { plan_path: string; status: string }[],
+  store: { version: number; self: string },
+): Promise<DoctorCheck> {
+  const name = 'integration-targets';
+  const { INTEGRATION_TARGET_SCHEMA_VERSION } = await import('../state/migrate.js');
+  if (store.version < INTEGRATION_TARGET_SCHEMA_VERSION)
+    return pass(name, 'skipped: the state predates recorded integration targets', 'none needed');
+  const { getIntegrationTarget } = await import('../state/queries/plans.js');
+  const { integrationBranch } = await import('../contract/layout.js');
+  const { slugOfPlan } = await import('./naming.js');
+  const g = gitRunner(ctx.env);
+  const root = ctx.repo.mainRoot;
+  const refs = await g.tryRun(['for-each-ref', '--format=%(refname)', 'refs/heads', 'refs/remotes'], root);
+  const have = new Set(refs.status === 0 ? refs.stdout.split('\n').filter(Boolean) : []);
+  /** Commits on `a` that `b` lacks (0 when either is missing). */
+  const ahead = async (a: string, b: string) => {
+    if (!have.has(a) || !have.has(b)) return 0;
+    const r = await g.tryRun(['rev-list', '--count', `${b}..${a}`], root);
+    return r.status === 0 ? Number(r.stdout.trim()) : 0;
+  };
+  const said: string[] = [];
+  const split: string[] = [];
+  const fixes: string[] = [];
+  for (const p of plans.filter((x) => x.status !== 'archived')) {
+    const row = await getIntegrationTarget(c, p.plan_path);
+    const integ = integrationBranch(slugOfPlan(p.plan_path));
+    if (!row?.integration_kind || row.integration_where === null) {
+      said.push(`${p.plan_path}: nothing recorded yet`);
+      continue;
+    }
+    const where = row.integration_where;
+    if (row.integration_kind === 'remote') {
+      said.push(`${p.plan_path}: ${where}/${integ}`);
+      const n = await ahead(`refs/heads/${integ}`, `refs/remotes/${where}/${integ}`);
+      if (n > 0) {
+        split.push(`${p.plan_path}: ${integ} has ${n} commit(s) that ${where}/${integ} lacks`);
+        fixes.push(
+          `git log ${where}/${integ}..${integ} shows them; bring them onto ${where}/${integ} ` +
+            `(git switch ${shellArg(integ)} && git rebase ${shellArg(`${where}/${integ}`)} && git push ${shellArg(where)} ${shellArg(integ)}), ` +
+            `then tugcode state reconcile ${shellArg(p.plan_path)} --ref ${shellArg(`${where}/${integ}`)}`,
+        );
+      }
+      continue;
+    }
+    const mine = where === store.self;
+    said.push(`${p.plan_path}: ${integ} of ${mine ? 'this clone' : `the clone at ${where}`}`);
+    if (!mine) continue;
+    for (const ref of have) {
+      if (!ref.startsWith('refs/remotes/') || !ref.endsWith(`/${integ}`)) continue;
+      const short = ref.slice('refs/remotes/'.length);
+      const n = await ahead(ref, `refs/heads/${integ}`);
+      if (n > 0) {
+        split.push(`${p.plan_path}: ${short} has ${n} commit(s) that ${integ} lacks`);
+        fixes.push(
+          `git log ${integ}..${short} shows them; bring them into ${integ} (git switch ${shellArg(integ)} && git merge ${shellArg(short)}), ` +
+            `then tugcode state reconcile ${shellArg(p.plan_path)}`,
+        );
+      }
+    }
+  }
+  if (split.length > 0)
+    return warn(
+      name,
+      `steps integrated in two places: ${split.join('; ')} (recorded: ${said.join('; ')})`,
+      fixes.join('; '),
+    );
+  return pass(name, said.length ? said.join('; ') : 'no plans', 'none needed');
 }

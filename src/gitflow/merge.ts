@@ -266,10 +266,25 @@ async function verifySteps(
         step_anchor: s.anchor,
         commit_hash: s.commit_hash,
         branch,
+        ...(await whereIntegrated(g, ctx, planPath, s.commit_hash)),
       });
     out.push({ step_anchor: s.anchor, commit_hash: equivalent.hash });
   }
   return out;
+}
+
+/**
+ * For CommitNotIntegrated's hint (docs/run.md §1.11), on that error path only: the branches (local and
+ * remote-tracking) that hold the commit, and where the state says the plan integrates.
+ */
+async function whereIntegrated(g: GitRunner, ctx: FlowCtx, planPath: string, commit: string) {
+  const r = await g.tryRun(
+    ['for-each-ref', '--format=%(refname:short)', `--contains=${commit}`, 'refs/heads', 'refs/remotes'],
+    ctx.repo.mainRoot,
+  );
+  const on = r.status === 0 ? r.stdout.split('\n').filter(Boolean).slice(0, 5) : [];
+  const target = await state.integrationTarget(ctx, planPath).catch(() => null);
+  return { found_on: on, ...(target ? { integration_kind: target.kind, integration_where: target.where } : {}) };
 }
 
 /** The tree of the merge: the merged tree with the implementation-log index regenerated from its entries. */

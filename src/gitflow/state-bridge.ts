@@ -182,3 +182,32 @@ export async function adminRelease(ctx: FlowCtx, planPath: string, step: string,
   });
   return r.released;
 }
+
+/**
+ * `tugcode commit` integrates into this clone's own branch (docs/run.md §1.11): `check` refuses
+ * (IntegrationTargetMismatch) when the plan integrates elsewhere, before anything is written; `record` notes
+ * the clone as the plan's target at its first integration (refusing when another host got there first).
+ */
+export async function localTarget(
+  ctx: FlowCtx,
+  ref: { planPath: string; worktree: string; integ: string },
+  mode: 'check' | 'record',
+): Promise<void> {
+  const call = callIn(ctx, 'commit', ref.worktree);
+  const input = {
+    plan: ref.planPath,
+    remote: null,
+    worktree: ctx.repo.mainRoot,
+    details: { command: 'commit', integration_branch: ref.integ },
+  };
+  if (mode === 'check') await ctx.store.checkIntegrationTarget(call, input);
+  else await ctx.store.recordIntegrationTarget(call, input);
+}
+
+/** Where the plan integrates, as recorded (docs/run.md §1.11); null when nothing is. Read-only. */
+export async function integrationTarget(
+  ctx: FlowCtx,
+  planPath: string,
+): Promise<import('../state/integration-target.js').IntegrationTarget | null> {
+  return ctx.store.integrationTarget(callIn(ctx, 'merge', ctx.repo.mainRoot), { plan: planPath });
+}

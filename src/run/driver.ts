@@ -33,6 +33,7 @@ import type { RunEvent, RunSummary } from './types.js';
 import { endOrphan, pgidFile } from './orphans.js';
 import { leftoverTrees, removeTrees, resetTree, type WorkerTree } from './worktrees.js';
 import { reconcileFromIntegration, type MadeTree } from './worker.js';
+import type { TargetInput } from '../state/integration-target.js';
 
 export interface RunInput {
   plan: string;
@@ -50,6 +51,8 @@ export interface RunInput {
   merge?: boolean | undefined;
   /** A git remote holding the integration branch, shared by hosts (default: config run.remote; '' = local). */
   remote?: string | undefined;
+  /** Integrate where this run does even when the plan's recorded target is elsewhere (docs/run.md §1.11). */
+  move_integration?: boolean | undefined;
   /** The reviewer command (docs/run.md §6); exclusive with `review_agent`. */
   reviewer?: string | undefined;
   /** An agent reviewer preset (`claude`, `codex`), read-only. */
@@ -122,6 +125,12 @@ export async function completedSteps(ctx: OpsContext, prep: Prepared, call: Call
     if (e instanceof TugError) return new Set();
     throw e;
   }
+}
+
+/** The dry run's answer to "would the run integrate where the plan does?": IntegrationTargetMismatch if not. */
+export async function checkRunTarget(ctx: OpsContext, flow: FlowCtx, prep: Prepared, input: RunInput, call: Call) {
+  const target = await runTarget({ flow, prep, ops: ctx }, input);
+  await flow.store.checkIntegrationTarget(stateCallIn({ call }, flow.repo.mainRoot), target);
 }
 
 export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hooks: RunHooks): Promise<RunSummary> {
@@ -271,7 +280,7 @@ async function runLocked(
   let released: Interrupted[] = [];
   let rc: RunCtx;
   try {
-    const started = await startRun(setup, tally, { remote: input.remote ?? config.run.remote, workers });
+    const started = await startRun(setup, tally, { target: await runTarget(setup, input), workers });
     rc = started.rc;
     results = await runWorkers(rc, started.trees, hooks);
   } finally {
@@ -305,11 +314,18 @@ async function runLocked(
 async function startRun(
   s: RunSetup,
   tally: RunTally,
-  o: { remote: string; workers: number },
+  o: { target: TargetInput; workers: number },
 ): Promise<{ rc: RunCtx; trees: Promise<MadeTree>[] }> {
   const { flow, g, prep } = s;
   const tr = tracerOf(s, '', '');
-  const remote = o.remote ? await (await import('./remote.js')).openRemote(s, o.remote) : undefined;
+  // Where the plan integrates (docs/run.md §1.11): a run that would integrate elsewhere is refused here,
+  // before any branch, tree or row changes; the target is recorded once the plan's rows exist.
+  const stateCall = stateCallIn(s, flow.repo.mainRoot);
+  const remoteName = o.target.remote;
+  // An unknown remote is said first (InvalidArgument): it is no place to integrate at all.
+  if (remoteName) await (await import('../gitflow/remote.js')).requireRemote(g, flow.repo.mainRoot, remoteName);
+  await timed(tr, 'run.target', () => s.store.checkIntegrationTarget(stateCall, o.target));
+  const remote = remoteName ? await (await import('./remote.js')).openRemote(s, remoteName) : undefined;
   const existed = await integrationExists(flow, g, prep);
   // An earlier run's worker trees, listed before this run makes any.
   const leftovers = await leftoverTrees(g, flow.repo, prep.slug);
@@ -334,6 +350,8 @@ async function startRun(
   try {
     if (early) (await early)();
     else await init();
+    // Decided in the transaction: of two hosts starting at once with different targets, one is refused.
+    await s.store.recordIntegrationTarget(stateCall, o.target);
     config = await gitConfig;
   } catch (e) {
     // No git still writing once the run lock is released, and nothing of this run's left behind: the
@@ -350,6 +368,28 @@ async function startRun(
     await reconcileFromIntegration({ ...s, remote });
   const drift = await timed(tr, 'run.drift', async () => (await import('./drift.js')).watchDrift(s));
   return { rc: { ...s, startTip: tip, remote, history, ...config, drift, tally }, trees };
+}
+
+/**
+ * Where this run integrates, as the state records plans' targets (docs/run.md §1.11): `--remote`, else
+ * `[run] remote`, else the clone's own branch (the main checkout names the clone); with what the refusal's
+ * hint repeats (the run's flags, and whether the remote came from the config).
+ */
+export async function runTarget(s: Pick<RunSetup, 'flow' | 'prep' | 'ops'>, input: RunInput): Promise<TargetInput> {
+  const { runFlags } = await import('./run-flags.js');
+  const remote = input.remote ?? s.flow.config.run.remote;
+  return {
+    plan: s.prep.planPath,
+    remote: remote || null,
+    worktree: s.flow.repo.mainRoot,
+    move: Boolean(input.move_integration),
+    details: {
+      command: 'run',
+      integration_branch: s.prep.integration,
+      remote_from: input.remote !== undefined ? 'flag' : 'config',
+      run_flags: runFlags(input, s.ops.cwd),
+    },
+  };
 }
 
 type RunGitConfig = Pick<RunCtx, 'notesRewrite' | 'trailersUnconfigured'>;

@@ -12,8 +12,8 @@ import { shellArg } from '../util/shell-arg.js';
 import { absoluteProgram } from './implementer.js';
 import type { RunSummary } from './types.js';
 
-/** Flags that show or check a run without shaping it. */
-const ONE_SHOT = new Set(['plan', 'dry_run', 'board']);
+/** Flags that show or check a run without shaping it, or act once (a move of the plan's integration). */
+const ONE_SHOT = new Set(['plan', 'dry_run', 'board', 'move_integration']);
 /** The flags whose value is a command string. */
 const COMMANDS = new Set(['implementer', 'reviewer', 'resolver']);
 /** The errors of a run whose hint runs the plan again (errors.ts `runAgain`). */

@@ -135,6 +135,12 @@ function rowsOf(doc: StateExportDocument, owner: (o: string) => string): PlanRow
       plan_path,
       plan_source: Buffer.from(doc.plan.plan_source, 'base64'),
       implicit_sequential: doc.plan.implicit_sequential ? 1 : 0,
+      // A clone named as the target is an owner name: it moves with the machine, as claims do.
+      integration_kind: doc.plan.integration_kind ?? null,
+      integration_where:
+        doc.plan.integration_kind === 'local' && doc.plan.integration_where
+          ? owner(doc.plan.integration_where)
+          : (doc.plan.integration_where ?? null),
     },
     steps: steps.map((s) => ({
       ...s,

@@ -104,6 +104,17 @@ function describeEvent(e: LogEvent, o: LogTextOptions = {}): { op: string; text:
           `step ${d.status ?? '?'}`,
         ) + discardedText(d),
     };
+  if (d.integration_target) {
+    // Where the plan integrates from now on (docs/run.md §1.11), and where it did before a move.
+    const place = (t: Details) => (t.kind === 'remote' ? `through remote ${t.where}` : `into the clone ${t.where}`);
+    return {
+      op: 'target',
+      text: join(
+        place(d.integration_target),
+        d.previous_target ? `moved from ${place(d.previous_target).replace(/^(through|into) /, '')}` : '',
+      ),
+    };
+  }
   if (d.claimed === true)
     return {
       op: 'claim',

@@ -38,6 +38,7 @@ import type { SkipInput, SkipResult } from './refactors.js';
 import type { StateExportDocument } from '../contract/schemas/state-export.js';
 import type { ExportInput, ImportInput, ImportResult } from './export.js';
 import type { ArtifactsInput, ListedArtifact } from './artifacts.js';
+import type { IntegrationTarget, TargetInput, TargetResult } from './integration-target.js';
 
 /** What one call brings: its event `command`, where its warnings go, the work tree it runs in. */
 export interface StateCall {
@@ -217,6 +218,21 @@ export abstract class StateStore {
     input: { plan: string; step: string },
   ): Promise<{ signature: string; last_at: string | null }> {
     return this.op(call, 'read', input, async () => (await import('./usage.js')).stepActivity);
+  }
+
+  /** Where the plan integrates (docs/state.md §8.4): the recorded target, or null. */
+  integrationTarget(call: StateCall, input: { plan: string }): Promise<IntegrationTarget | null> {
+    return this.op(call, 'read', input, async () => (await import('./integration-target.js')).integrationTarget);
+  }
+
+  /** IntegrationTargetMismatch when the plan integrates elsewhere than `input` would (reads only). */
+  checkIntegrationTarget(call: StateCall, input: TargetInput): Promise<TargetResult> {
+    return this.op(call, 'read', input, async () => (await import('./integration-target.js')).checkIntegrationTarget);
+  }
+
+  /** Record where the plan integrates at its first integration (or a move); a different target refuses. */
+  recordIntegrationTarget(call: StateCall, input: TargetInput): Promise<TargetResult> {
+    return this.op(call, 'write', input, async () => (await import('./integration-target.js')).recordIntegrationTarget);
   }
 
   /** Top-level steps held (claimed or in progress, live or expired) by `worktree`, in every plan. */

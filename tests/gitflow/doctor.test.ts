@@ -52,6 +52,7 @@ describe('tugcode doctor', () => {
       'orphaned-plans',
       'expired-leases',
       'failed-steps',
+      'integration-targets',
       'state-files-untracked',
       'worktrees-present',
       'tugtree-registered',

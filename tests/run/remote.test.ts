@@ -160,7 +160,7 @@ git push -q origin tugplan/demo
     expect(r.events.filter((e) => e.type === 'attempt_failed')).toEqual([]);
   });
 
-  it('publishes a clone that integrated locally before; an unknown remote is InvalidArgument', () => {
+  it('publishes a clone that integrated locally before, when moved on purpose; an unknown remote is InvalidArgument', () => {
     const { remote, clone } = cloned();
     const impl = implementerScript();
     const local = runJsonl(clone, ['demo', '--implementer', impl.argv]);
@@ -169,7 +169,12 @@ git push -q origin tugplan/demo
     const bad = runJsonl(clone, ['demo', '--implementer', impl.argv, '--remote', 'nowhere']);
     expect(bad.code).toBe(2);
     expect(bad.events.at(-1).error).toMatchObject({ code: 'InvalidArgument' });
-    const r = runJsonl(clone, ['demo', '--implementer', impl.argv, '--remote', 'origin']);
+    // The plan integrates into this clone's branch (docs/run.md §1.11): moving it to the remote is said.
+    const refused = runJsonl(clone, ['demo', '--implementer', impl.argv, '--remote', 'origin']);
+    expect(refused.code).toBe(4);
+    expect(refused.events.at(-1).error).toMatchObject({ code: 'IntegrationTargetMismatch' });
+    expect(git(remote, 'branch', '--list', 'tugplan/demo').trim()).toBe('');
+    const r = runJsonl(clone, ['demo', '--implementer', impl.argv, '--remote', 'origin', '--move-integration']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(git(remote, 'rev-parse', 'tugplan/demo').trim()).toBe(git(clone, 'rev-parse', 'tugplan/demo').trim());
     expect([...trailers(remote, 'tugplan/demo')].sort()).toEqual(['step-1', 'step-2', 'step-3']);

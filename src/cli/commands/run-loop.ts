@@ -193,10 +193,12 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
   const call = newCall('run');
   try {
     await checkRunFlags(input, cli, call);
-    const { prepareRun, completedSteps } = await import('../../run/driver.js');
+    const { prepareRun, completedSteps, checkRunTarget } = await import('../../run/driver.js');
     const prepared = await prepareRun(cli.ctx, input, call, undefined, { preview: true });
     const { flow, prep } = prepared;
     input = prepared.input;
+    // Refused as the run would be (docs/run.md §1.11): the plan integrates elsewhere.
+    await checkRunTarget(cli.ctx, flow, prep, input, call);
     // A preview of the plan as the main checkout has it; the real run refuses it until it is committed
     // (docs/run.md §1.10).
     const notCommitted = prep.uncommitted;

@@ -112,6 +112,12 @@ export const run: InputTable = {
       placeholder: '<name>',
       description: 'git remote holding the integration branch, shared by hosts (default: config run.remote)',
     },
+    move_integration: {
+      type: 'bool',
+      description:
+        "integrate where this run does (--remote, or the clone's own branch) even though the plan's recorded " +
+        'integration target is elsewhere, and record it as the target from now on (docs/run.md §1.11)',
+    },
     budget_usd: {
       type: 'number',
       min: 0,

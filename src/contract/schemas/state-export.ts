@@ -33,6 +33,9 @@ const plan = z
     steps_completed: count,
     created_at: timestamp,
     updated_at: timestamp,
+    /** Where the plan integrates (docs/state.md §8.4); absent from documents of older stores. */
+    integration_kind: z.enum(['local', 'remote']).nullable().optional(),
+    integration_where: opt(text).optional(),
   })
   .strict();
 

@@ -6,7 +6,12 @@
 import type { Conn } from '../sql/conn.js';
 import type { EventRow, ItemRow, RefactorRow, StepRow, ArtifactRow, PlanRow, UsageRow } from '../types.js';
 
-export type FullPlanRow = PlanRow & { plan_source: Uint8Array };
+export type FullPlanRow = PlanRow & {
+  plan_source: Uint8Array;
+  /** Absent when read from a store older than the recorded target (docs/state.md §8.4). */
+  integration_kind?: 'local' | 'remote' | null;
+  integration_where?: string | null;
+};
 
 export interface PlanRows {
   plan: FullPlanRow;
@@ -82,10 +87,14 @@ export async function insertPlanRows(c: Conn, r: PlanRows): Promise<void> {
   const plan_path = r.plan.plan_path;
   await c.run(
     `INSERT INTO plans (plan_path, plan_hash, plan_source, structure_hash, phase_title, status, implicit_sequential,
-       steps_total, steps_completed, created_at, updated_at)
+       steps_total, steps_completed, created_at, updated_at, integration_kind, integration_where)
      VALUES (@plan_path, @plan_hash, @plan_source, @structure_hash, @phase_title, @status, @implicit_sequential,
-       @steps_total, @steps_completed, @created_at, @updated_at)`,
-    r.plan,
+       @steps_total, @steps_completed, @created_at, @updated_at, @integration_kind, @integration_where)`,
+    {
+      ...r.plan,
+      integration_kind: r.plan.integration_kind ?? null,
+      integration_where: r.plan.integration_where ?? null,
+    },
   );
   for (const s of r.steps) {
     await c.run(

@@ -124,3 +124,29 @@ export async function purgePlan(c: Conn, plan_path: string): Promise<void> {
   for (let d = maxDepth; d >= 0; d--) await c.run(del, [plan_path, d]);
   await c.run('DELETE FROM plans WHERE plan_path = ?', [plan_path]);
 }
+
+/** Where a plan integrates (docs/state.md §8.4): its kind and remote name or clone; null when nothing is recorded. */
+export interface TargetRow {
+  integration_kind: 'local' | 'remote' | null;
+  integration_where: string | null;
+}
+
+/** The plan's recorded integration target; callers check the store's schema has the columns (version 4). */
+export async function getIntegrationTarget(c: Conn, plan_path: string): Promise<TargetRow | undefined> {
+  return await c.get<TargetRow>('SELECT integration_kind, integration_where FROM plans WHERE plan_path = ?', [
+    plan_path,
+  ]);
+}
+
+export async function setIntegrationTarget(
+  c: Conn,
+  plan_path: string,
+  kind: 'local' | 'remote',
+  where: string,
+): Promise<void> {
+  await c.run('UPDATE plans SET integration_kind = ?, integration_where = ? WHERE plan_path = ?', [
+    kind,
+    where,
+    plan_path,
+  ]);
+}
