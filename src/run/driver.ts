@@ -386,7 +386,7 @@ export async function runTarget(s: Pick<RunSetup, 'flow' | 'prep' | 'ops'>, inpu
     details: {
       command: 'run',
       integration_branch: s.prep.integration,
-      remote_from: input.remote !== undefined ? 'flag' : 'config',
+      remote_from: input.remote !== undefined ? 'flag' : s.flow.config.run.remote ? 'config' : 'none',
       run_flags: runFlags(input, s.ops.cwd),
     },
   };

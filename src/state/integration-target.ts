@@ -48,7 +48,15 @@ function fromRow(row: TargetRow | undefined): IntegrationTarget | null {
   return { kind: row.integration_kind, where: row.integration_where };
 }
 
-const same = (a: IntegrationTarget, b: IntegrationTarget) => a.kind === b.kind && a.where === b.where;
+/**
+ * Whether two targets are one. A local target names its clone only where clones share a store (PostgreSQL,
+ * owner names carry the host): an embedded state.db is its clone's own, so a clone that moved on disk is
+ * still the same clone.
+ */
+function same(ctx: StateContext, a: IntegrationTarget, b: IntegrationTarget): boolean {
+  if (a.kind !== b.kind) return false;
+  return a.where === b.where || (a.kind === 'local' && !ctx.ownerPrefix);
+}
 
 function mismatch(plan_path: string, recorded: IntegrationTarget, want: IntegrationTarget, input: TargetInput) {
   return new TugError('IntegrationTargetMismatch', {
@@ -77,7 +85,7 @@ export async function integrationTarget(ctx: StateContext, input: { plan: string
 export async function checkIntegrationTarget(ctx: StateContext, input: TargetInput): Promise<TargetResult> {
   const recorded = await integrationTarget(ctx, input);
   const want = wanted(input);
-  if (recorded && !input.move && !same(recorded, want)) {
+  if (recorded && !input.move && !same(ctx, recorded, want)) {
     const ref = await resolvePlanRef(ctx, input.plan);
     throw mismatch(ref.plan_path, recorded, want, input);
   }
@@ -95,7 +103,7 @@ export async function recordIntegrationTarget(ctx: StateContext, input: TargetIn
   const want = wanted(input);
   return store.write(async (c) => {
     const recorded = fromRow(await getIntegrationTarget(c, ref.plan_path));
-    if (recorded && same(recorded, want)) return { recorded, changed: false };
+    if (recorded && same(ctx, recorded, want)) return { recorded, changed: false };
     if (recorded && !input.move) throw mismatch(ref.plan_path, recorded, want, input);
     await setIntegrationTarget(c, ref.plan_path, want.kind, want.where);
     recordEvent(ctx, c, {

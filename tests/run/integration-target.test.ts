@@ -7,7 +7,7 @@
  * steps went to two places; merge's CommitNotIntegrated says where the commit is.
  */
 import Database from 'better-sqlite3';
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -145,6 +145,17 @@ describe('the plan integrates where its first run did (SQLite)', () => {
       { integration_target: { kind: 'local', where: clone }, previous_target: { kind: 'remote', where: 'origin' } },
     ]);
     refusal(runJsonl(clone, ['demo', '--implementer', impl.argv, '--remote', 'origin']));
+  });
+
+  it('a clone moved on disk still integrates locally: its state.db is its own, whatever the path', () => {
+    const repo = runRepo(PLAN);
+    const impl = implementerScript();
+    expect(runJsonl(repo, ['demo', '--implementer', impl.argv]).code).toBe(0);
+    const moved = join(tempDir('tugcode-moved-'), 'elsewhere');
+    renameSync(repo, moved);
+    // A dry run checks the target as a run does, and touches no worktree (git's links moved with the clone).
+    const r = tugJson(moved, ['run', 'demo', '--implementer', impl.argv, '--dry-run']);
+    expect(r.code, JSON.stringify(r.json) + r.stderr).toBe(0);
   });
 
   it('a state.db from before the recorded target (schema 3) still works: its next run records the target', () => {
