@@ -127,6 +127,7 @@ export async function leftoverTrees(
     .filter((b) => !owned.has(b))
     .map((b) => ({ branch: b, reason: `branch ${b} exists and was not made by tugcode run for this plan` }));
   const out: WorkerTree[] = [];
+  const moved: WorkerTree[] = [];
   for (const t of trees) {
     // A worker tree a killed run left mid-rebase (a conflict in the resolver's hands, docs/run.md §1.9) has a
     // detached HEAD: it is still its worker branch's, and the reset that adopts it aborts the rebase.
@@ -141,11 +142,22 @@ export async function leftoverTrees(
     const branch = w.branch;
     const k = branch ? workerOfBranch(branch, slug) : null;
     if (k === null || !owned.has(branch!)) continue;
-    if (w.path !== worktreeDir(repo.mainRoot, branch!)) {
+    const dir = worktreeDir(repo.mainRoot, branch!);
+    if (w.path !== dir && !existsSync(w.path) && existsSync(dir)) {
+      // The clone moved on disk with its worker trees inside: git's links still name the old place.
+      moved.push({ worker: `w${k}`, k, path: dir, branch: branch! });
+      continue;
+    }
+    if (w.path !== dir) {
       foreign.push({ branch: branch!, path: w.path, reason: `branch ${branch} is checked out in ${w.path}` });
       continue;
     }
     if (existsSync(w.path)) out.push({ worker: `w${k}`, k, path: w.path, branch: branch! });
+  }
+  if (moved.length > 0) {
+    // git mends both directions of each link (docs/run.md §1.7); the trees are then the run's as before.
+    await g.run(['worktree', 'repair', ...moved.map((t) => t.path)], repo.mainRoot);
+    out.push(...moved);
   }
   const first = foreign[0];
   if (first && o.foreign === 'refuse') {

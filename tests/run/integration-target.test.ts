@@ -147,15 +147,19 @@ describe('the plan integrates where its first run did (SQLite)', () => {
     refusal(runJsonl(clone, ['demo', '--implementer', impl.argv, '--remote', 'origin']));
   });
 
-  it('a clone moved on disk still integrates locally: its state.db is its own, whatever the path', () => {
+  it('a clone moved on disk (its worker trees inside) goes on: same target, git links mended', () => {
     const repo = runRepo(PLAN);
     const impl = implementerScript();
-    expect(runJsonl(repo, ['demo', '--implementer', impl.argv]).code).toBe(0);
+    writeFileSync(join(impl.failDir, 'step-2'), '1');
+    const first = runJsonl(repo, ['demo', '--implementer', impl.argv, '--max-attempts', '1']);
+    expect(first.code, first.stdout + first.stderr).toBe(4);
     const moved = join(tempDir('tugcode-moved-'), 'elsewhere');
     renameSync(repo, moved);
-    // A dry run checks the target as a run does, and touches no worktree (git's links moved with the clone).
-    const r = tugJson(moved, ['run', 'demo', '--implementer', impl.argv, '--dry-run']);
-    expect(r.code, JSON.stringify(r.json) + r.stderr).toBe(0);
+    expect(tugJson(moved, ['state', 'reset', 'demo', 'step-2']).code).toBe(0);
+    const r = runJsonl(moved, ['demo', '--implementer', impl.argv]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.events.at(-1)).toMatchObject({ type: 'summary', status: 'ok', plan_done: true });
+    expect(git(moved, 'worktree', 'list', '--porcelain')).not.toContain('prunable');
   });
 
   it('a state.db from before the recorded target (schema 3) still works: its next run records the target', () => {
