@@ -7,6 +7,7 @@
  */
 
 import { shellArg } from '../util/shell-arg.js';
+import { targetPlace } from './layout.js';
 
 export type Details = Record<string, unknown>;
 
@@ -88,10 +89,9 @@ function clonePath(owner: unknown): string {
   return o.startsWith('/') || i < 0 ? o : o.slice(i + 1);
 }
 
-/** An integration target as messages name it: `origin/tugplan/x`, or a clone's own `tugplan/x`. */
-function targetPlace(kind: unknown, where: unknown, d: Details): string {
-  const integ = s(d.integration_branch, 'tugplan/<slug>');
-  return kind === 'remote' ? `${s(where)}/${integ}` : `${integ} of the clone at ${s(where)}`;
+/** An integration target of a message's details, named as layout.ts names one. */
+function placeOf(kind: unknown, where: unknown, d: Details): string {
+  return targetPlace({ kind, where: s(where) }, s(d.integration_branch, 'tugplan/<slug>'));
 }
 
 /**
@@ -441,8 +441,8 @@ export const CATALOGUE = {
     exit: 4,
     when: "`run`, `commit`: the plan integrates elsewhere (docs/run.md §1.11): its recorded target is a git remote and this would integrate into the clone's own branch, or the reverse, or another remote, or another clone's branch; nothing was changed",
     message: (d) =>
-      `${plan(d)} integrates into ${targetPlace(d.recorded_kind, d.recorded_where, d)} (as the state records); ` +
-      `this ${s(d.command, 'command')} would integrate into ${targetPlace(d.kind, d.where, d)}`,
+      `${plan(d)} integrates into ${placeOf(d.recorded_kind, d.recorded_where, d)} (as the state records); ` +
+      `this ${s(d.command, 'command')} would integrate into ${placeOf(d.kind, d.where, d)}`,
     hint: targetHint,
   },
   SubmodulesUnsupported: {

@@ -125,6 +125,13 @@ export function workerOfDir(name: string, slug: string): number | null {
 export const BRANCH_PREFIX = 'tugplan/';
 /** The plan's integration branch. */
 export const integrationBranch = (slug: string): string => `${BRANCH_PREFIX}${slug}`;
+/**
+ * Where a plan integrates, as messages say it (docs/run.md §1.11): `origin/tugplan/x` on a remote, or a
+ * clone's own `tugplan/x of the clone at <owner>`.
+ */
+export function targetPlace(t: { kind: unknown; where: unknown }, branch: string): string {
+  return t.kind === 'remote' ? `${String(t.where)}/${branch}` : `${branch} of the clone at ${String(t.where)}`;
+}
 /** A branch of `worktree create`: `tugplan/<slug>--<suffix>`. */
 export const worktreeBranch = (slug: string, suffix: string): string => `${BRANCH_PREFIX}${slug}--${suffix}`;
 /** The branch of a run's worker k. */

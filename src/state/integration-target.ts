@@ -43,7 +43,8 @@ function wanted(input: TargetInput): IntegrationTarget {
   return input.remote ? { kind: 'remote', where: input.remote } : { kind: 'local', where: input.worktree };
 }
 
-function fromRow(row: TargetRow | undefined): IntegrationTarget | null {
+/** The target a plans row records; null when none. */
+export function targetOf(row: TargetRow | undefined): IntegrationTarget | null {
   if (!row?.integration_kind || row.integration_where === null) return null;
   return { kind: row.integration_kind, where: row.integration_where };
 }
@@ -75,7 +76,7 @@ export async function integrationTarget(ctx: StateContext, input: { plan: string
   const store = ctx.store;
   if (!store || store.version < INTEGRATION_TARGET_SCHEMA_VERSION) return null;
   const ref = await resolvePlanRef(ctx, input.plan);
-  return fromRow(await getIntegrationTarget(store, ref.plan_path));
+  return targetOf(await getIntegrationTarget(store, ref.plan_path));
 }
 
 /**
@@ -102,9 +103,11 @@ export async function recordIntegrationTarget(ctx: StateContext, input: TargetIn
   const store = writeStore(ctx);
   const want = wanted(input);
   return store.write(async (c) => {
-    const recorded = fromRow(await getIntegrationTarget(c, ref.plan_path));
-    if (recorded && same(ctx, recorded, want)) return { recorded, changed: false };
-    if (recorded && !input.move) throw mismatch(ref.plan_path, recorded, want, input);
+    const recorded = targetOf(await getIntegrationTarget(c, ref.plan_path));
+    const one = recorded !== null && same(ctx, recorded, want);
+    // The clone moved on disk (its own state.db): the record follows it, so show and doctor name it as it is.
+    if (one && recorded.where === want.where) return { recorded, changed: false };
+    if (recorded && !one && !input.move) throw mismatch(ref.plan_path, recorded, want, input);
     await setIntegrationTarget(c, ref.plan_path, want.kind, want.where);
     recordEvent(ctx, c, {
       at: ctx.clock.now(),

@@ -7,6 +7,8 @@ import { humanDuration } from '../clock.js';
 import { shellArg } from '../util/shell-arg.js';
 import { usageLine } from '../contract/usage.js';
 import { deferredNote, itemProgress } from '../contract/status.js';
+import { integrationBranch, targetPlace } from '../contract/layout.js';
+import { slugOfPlanPath } from '../plan/resolve.js';
 import { percent, type ShowPlan, type ShowResult, type ShowStep } from './show.js';
 
 export interface TextOptions {
@@ -205,7 +207,11 @@ function cutLines(lines: string[], max: number | undefined): string[] {
 }
 
 export function renderPlan(p: ShowPlan, o: TextOptions): string {
-  const head = [`Plan: ${p.plan_path} [${paint(p.status, COLORS[p.status], o.color)}]`, ''];
+  const head = [`Plan: ${p.plan_path} [${paint(p.status, COLORS[p.status], o.color)}]`];
+  const slug = slugOfPlanPath(p.plan_path);
+  if (p.integration_target && slug)
+    head.push(`Integrates into: ${targetPlace(p.integration_target, integrationBranch(slug))}`);
+  head.push('');
   const { steps_completed, steps_total, percent: pct } = p.overall;
   const foot = [`Overall: ${steps_completed}/${steps_total} steps complete (${pct}%)`];
   if (p.usage) foot.push(`Usage: ${usageLine(p.usage)}`);

@@ -9,7 +9,9 @@ import type { StateContext } from './context.js';
 import { stepArg } from './owner.js';
 import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
 import { itemsOfPlan } from './queries/items.js';
-import { getPlan, listPlans } from './queries/plans.js';
+import { getIntegrationTarget, getPlan, listPlans } from './queries/plans.js';
+import { targetOf, type IntegrationTarget } from './integration-target.js';
+import { INTEGRATION_TARGET_SCHEMA_VERSION } from './migrate.js';
 import { refactorsOfPlan } from './queries/refactors.js';
 import { stepsWithArtifactCounts } from './queries/steps.js';
 import { artifactSummariesOfTop } from './queries/artifacts.js';
@@ -113,6 +115,8 @@ export interface ShowPlan {
   overall: { steps_completed: number; steps_total: number; percent: number };
   /** The plan's usage: every report of every step; null when none. */
   usage: UsageTotals | null;
+  /** Where the plan integrates (docs/run.md §1.11); null before its first integration records it. */
+  integration_target: IntegrationTarget | null;
 }
 
 export interface ShowResult {
@@ -132,9 +136,8 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
     if (!store) return { plans: [] };
     return store.read(async (c) => {
       const plans: ShowPlan[] = [];
-      const ledger = hasLedger(store.version);
       for (const p of await listPlans(c))
-        if (p.status !== 'archived') plans.push(await planView(c, p, mode, now, ledger));
+        if (p.status !== 'archived') plans.push(await planView(c, p, mode, now, store.version));
       return { plans };
     });
   }
@@ -143,7 +146,7 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
   const store = ctx.store!;
   const step = input.step === undefined ? undefined : stepArg(input.step);
   return store.read(async (c) => {
-    const view = await planView(c, (await getPlan(c, ref.plan_path))!, mode, now, hasLedger(store.version));
+    const view = await planView(c, (await getPlan(c, ref.plan_path))!, mode, now, store.version);
     if (step !== undefined) {
       const target = view.steps.find((s) => s.anchor === step);
       if (!target) throw new TugError('StepNotFound', { plan_path: ref.plan_path, step_anchor: step });
@@ -166,7 +169,9 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
   });
 }
 
-async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string, ledger: boolean): Promise<ShowPlan> {
+/** `version`: the store's schema version (an older store, read and not migrated, lacks the later columns). */
+async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string, version: number): Promise<ShowPlan> {
+  const ledger = hasLedger(version);
   const rows = await stepsWithArtifactCounts(c, plan.plan_path);
   const byAnchor = new Map(rows.map((r) => [r.anchor, r]));
   const deps = group(await depsOfPlan(c, plan.plan_path));
@@ -255,6 +260,8 @@ async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string, le
       percent: percent(plan.steps_completed, plan.steps_total),
     },
     usage: planUsage,
+    integration_target:
+      version >= INTEGRATION_TARGET_SCHEMA_VERSION ? targetOf(await getIntegrationTarget(c, plan.plan_path)) : null,
   };
 }
 

@@ -7,7 +7,7 @@
  * steps went to two places; merge's CommitNotIntegrated says where the commit is.
  */
 import Database from 'better-sqlite3';
-import { renameSync, writeFileSync } from 'node:fs';
+import { realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -160,6 +160,9 @@ describe('the plan integrates where its first run did (SQLite)', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.events.at(-1)).toMatchObject({ type: 'summary', status: 'ok', plan_done: true });
     expect(git(moved, 'worktree', 'list', '--porcelain')).not.toContain('prunable');
+    // The record followed the clone: show names where it is now.
+    const shown = tugJson(moved, ['state', 'show', 'demo']).json.plans[0].integration_target;
+    expect(shown).toEqual({ kind: 'local', where: realpathSync(moved) });
   });
 
   it('a state.db from before the recorded target (schema 3) still works: its next run records the target', () => {

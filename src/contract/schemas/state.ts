@@ -245,6 +245,12 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
             .object({ steps_completed: count, steps_total: count, percent: z.number().int().min(0).max(100) })
             .strict(),
           usage: usageTotalsSchema.nullable(),
+          // Where the plan integrates (docs/run.md §1.11): a remote's name, or a clone's owner name; null
+          // before its first integration records it.
+          integration_target: z
+            .object({ kind: z.enum(['local', 'remote']), where: z.string() })
+            .strict()
+            .nullable(),
         })
         .strict(),
     ),
