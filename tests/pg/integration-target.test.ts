@@ -8,35 +8,25 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/pg.js';
-import { git, tempDir } from '../helpers/repo.js';
+import { git } from '../helpers/repo.js';
 import {
   gitSnapshot,
   holdingImplementer,
   implementerScript,
   planText,
+  remoteWithClones,
   runRepo,
+  type RunResult,
   startRun,
   step,
   tugJson,
   waitUntil,
-  type RunResult,
 } from '../run/helpers.js';
 
 const PLAN = '.tugtool/tugplan-demo.md';
 const STEPS = [step(1, 'Base'), step(2, 'Next', { deps: [1] }), step(3, 'Side', { deps: [1] })];
 
-function hosts(): { remote: string; a: string; b: string; c: string } {
-  const seed = runRepo(planText(STEPS));
-  const dir = tempDir('tugcode-target-hosts-');
-  const remote = join(dir, 'remote.git');
-  git(dir, 'clone', '-q', '--bare', seed, remote);
-  const clone = (name: string) => {
-    const path = join(dir, name);
-    git(dir, 'clone', '-q', remote, path);
-    return path;
-  };
-  return { remote, a: clone('a'), b: clone('b'), c: clone('c') };
-}
+const hosts = () => remoteWithClones(runRepo(planText(STEPS)), ['a', 'b', 'c']);
 
 function refused(r: RunResult): any {
   expect(r.code, r.stdout + r.stderr).toBe(4);

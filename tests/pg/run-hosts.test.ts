@@ -8,17 +8,18 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, startPrivatePg } from '../helpers/pg.js';
-import { git, tempDir } from '../helpers/repo.js';
+import { git } from '../helpers/repo.js';
 import {
   holdingImplementer,
   implementerScript,
   planText,
+  remoteWithClones,
   runRepo,
+  type RunResult,
   startRun,
   step,
   tugJson,
   waitUntil,
-  type RunResult,
 } from '../run/helpers.js';
 
 const PLAN = '.tugtool/tugplan-demo.md';
@@ -28,21 +29,8 @@ const STEPS = Array.from({ length: 12 }, (_, i) =>
 );
 const ANCHORS = Array.from({ length: 12 }, (_, i) => `step-${i + 1}`);
 
-/** A bare remote holding main (with the committed plan) and two clones of it. */
-function hosts(): { remote: string; a: string; b: string } {
-  const seed = runRepo(planText(STEPS));
-  const dir = tempDir('tugcode-hosts-');
-  const remote = join(dir, 'remote.git');
-  git(dir, 'clone', '-q', '--bare', seed, remote);
-  const clone = (name: string) => {
-    const path = join(dir, name);
-    git(dir, 'clone', '-q', remote, path);
-    git(path, 'config', 'user.name', name);
-    git(path, 'config', 'user.email', `${name}@example.invalid`);
-    return path;
-  };
-  return { remote, a: clone('a'), b: clone('b') };
-}
+/** A bare remote holding main (with the committed plan) and two clones of it, each committing as itself. */
+const hosts = () => remoteWithClones(runRepo(planText(STEPS)), ['a', 'b'], { identity: true });
 
 /** `Tug-Step` trailers of the remote integration branch, oldest first. */
 function remoteSteps(remote: string): string[] {

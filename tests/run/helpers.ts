@@ -16,6 +16,31 @@ export function planText(steps: string[]): string {
 }
 
 /**
+ * A bare `remote.git` cloned from `seed` (a repository holding the plan), and a clone of it per name, side
+ * by side in one new directory: hosts sharing a remote. `identity`: each clone commits as its own name.
+ */
+export function remoteWithClones<N extends string>(
+  seed: string,
+  names: readonly N[],
+  o: { identity?: boolean } = {},
+): { dir: string; remote: string } & Record<N, string> {
+  const dir = tempDir('tugcode-remote-');
+  const remote = join(dir, 'remote.git');
+  git(dir, 'clone', '-q', '--bare', seed, remote);
+  const clones = {} as Record<N, string>;
+  for (const name of names) {
+    const path = join(dir, name);
+    git(dir, 'clone', '-q', remote, path);
+    if (o.identity) {
+      git(path, 'config', 'user.name', name);
+      git(path, 'config', 'user.email', `${name}@example.invalid`);
+    }
+    clones[name] = path;
+  }
+  return { dir, remote, ...clones };
+}
+
+/**
  * A scripted implementer: writes `<step>.txt`, records which step files it saw in `$SEEN_DIR`, and fails
  * while `$FAIL_DIR/<step>` exists (the file holds how many more times, default once). A shell script: a
  * node start costs ~0.1 s of CPU, and runs call the implementer once per step.

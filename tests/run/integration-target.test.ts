@@ -12,21 +12,22 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { git, tempDir } from '../helpers/repo.js';
-import { gitSnapshot, implementerScript, planText, runJsonl, runRepo, step, tugJson } from './helpers.js';
+import {
+  gitSnapshot,
+  implementerScript,
+  planText,
+  remoteWithClones,
+  runJsonl,
+  runRepo,
+  step,
+  tugJson,
+} from './helpers.js';
 
 const PLAN = planText([step(1, 'Base'), step(2, 'Next', { deps: [1] }), step(3, 'Side', { deps: [1] })]);
 const PLAN_PATH = '.tugtool/tugplan-demo.md';
 
 /** A bare remote seeded from a repository with the plan, and a clone of it. */
-function cloned(): { remote: string; clone: string } {
-  const seed = runRepo(PLAN);
-  const dir = tempDir('tugcode-target-');
-  const remote = join(dir, 'remote.git');
-  git(dir, 'clone', '-q', '--bare', seed, remote);
-  const clone = join(dir, 'clone');
-  git(dir, 'clone', '-q', remote, clone);
-  return { remote, clone };
-}
+const cloned = () => remoteWithClones(runRepo(PLAN), ['clone']);
 
 /** What a refused command must leave as it was: the clone's refs and worktrees, the remote's refs, the events. */
 function world(clone: string, remote: string) {

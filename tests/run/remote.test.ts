@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { git, tempDir } from '../helpers/repo.js';
-import { implementerScript, nodeImplementer, planText, runJsonl, runRepo, step } from './helpers.js';
+import { implementerScript, nodeImplementer, planText, remoteWithClones, runJsonl, runRepo, step } from './helpers.js';
 
 const PLAN = planText([step(1, 'Base'), step(2, 'Next', { deps: [1] }), step(3, 'Side', { deps: [1] })]);
 const PLAN4 = planText([
@@ -32,15 +32,7 @@ function editPlan(root: string, text: string, message: string, files: Record<str
 const claimedSteps = (events: any[]) => events.filter((e) => e.type === 'claimed').map((e) => e.step_anchor);
 
 /** A bare remote seeded from a repository with the plan, and a clone of it. */
-function cloned(): { remote: string; clone: string } {
-  const seed = runRepo(PLAN);
-  const dir = tempDir('tugcode-remote-');
-  const remote = join(dir, 'remote.git');
-  git(dir, 'clone', '-q', '--bare', seed, remote);
-  const clone = join(dir, 'clone');
-  git(dir, 'clone', '-q', remote, clone);
-  return { remote, clone };
-}
+const cloned = () => remoteWithClones(runRepo(PLAN), ['clone']);
 
 function trailers(cwd: string, ref: string): string[] {
   return git(cwd, 'log', '--reverse', '--format=%(trailers:key=Tug-Step,valueonly)', ref)

@@ -10,7 +10,15 @@ import { existsSync, readdirSync, readFileSync, writeFileSync, chmodSync } from 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, tempDir } from '../helpers/repo.js';
-import { groupAlive, nodeImplementer, runJsonl, startRun, stepCommits, waitUntil } from './helpers.js';
+import {
+  groupAlive,
+  nodeImplementer,
+  remoteWithClones,
+  runJsonl,
+  startRun,
+  stepCommits,
+  waitUntil,
+} from './helpers.js';
 import {
   conflictRepo,
   failures,
@@ -168,13 +176,7 @@ describe('tugcode run --remote: a push rejected by another host, then a conflict
   it('fetch, rebase, the conflict resolved, pushed in the same attempt', () => {
     const counter = join(tempDir('tugcode-count-'), 'count');
     const seed = conflictRepo(counter);
-    const dir = tempDir('tugcode-remote-');
-    const remote = join(dir, 'remote.git');
-    git(dir, 'clone', '-q', '--bare', seed, remote);
-    const clone = join(dir, 'clone');
-    git(dir, 'clone', '-q', remote, clone);
-    const other = join(dir, 'other');
-    git(dir, 'clone', '-q', remote, other);
+    const { dir, remote, clone, other } = remoteWithClones(seed, ['clone', 'other']);
     // When step-2's commit is pushed, another host's commit to the same line lands on the remote first.
     const marker = join(dir, 'pushed');
     const hook = join(clone, '.git', 'hooks', 'pre-push');
