@@ -5,33 +5,19 @@
  * the kind accepts only `local` and `remote`. Written against INTEGRATION_TARGET_SCHEMA_VERSION.
  */
 import Database from 'better-sqlite3';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  INTEGRATION_TARGET_SCHEMA_VERSION,
-  LATEST_SCHEMA_VERSION,
-  listMigrations,
-  migrationsDir,
-} from '../../src/state/migrate.js';
+import { INTEGRATION_TARGET_SCHEMA_VERSION, LATEST_SCHEMA_VERSION } from '../../src/state/migrate.js';
 import { openWrite } from '../../src/state/db.js';
 import { createTestDatabase, openStatePg, pgConnect } from '../helpers/pg.js';
-import { tempDir } from '../helpers/repo.js';
+import { pgAtVersion, sqliteAtVersion } from '../helpers/old-schema.js';
 
 const BEFORE = INTEGRATION_TARGET_SCHEMA_VERSION - 1;
-const PLAN_ROW =
-  "INSERT INTO plans (plan_path, plan_hash, plan_source, structure_hash, created_at, updated_at) VALUES ('p', 'h', %SRC%, 's', 't', 't')";
 const TARGET = "SELECT plan_hash, integration_kind, integration_where FROM plans WHERE plan_path = 'p'";
 const SET_KIND = (kind: string) => `UPDATE plans SET integration_kind = '${kind}', integration_where = 'x'`;
 
 describe('the integration target migration', () => {
   it('SQLite: an older database gains the columns, its plan kept with no target; the kind is checked', () => {
-    const path = join(tempDir('tugcode-migtarget-'), 'state.db');
-    const raw = new Database(path);
-    for (const m of listMigrations().filter((m) => m.version <= BEFORE)) raw.exec(readFileSync(m.file, 'utf8'));
-    raw.prepare('INSERT INTO schema_version (version) VALUES (?)').run(BEFORE);
-    raw.exec(PLAN_ROW.replace('%SRC%', "x'00'"));
-    raw.close();
+    const path = sqliteAtVersion(BEFORE);
     const o = openWrite(path);
     expect(o.version).toBe(LATEST_SCHEMA_VERSION);
     o.raw.close();
@@ -47,13 +33,7 @@ describe('the integration target migration', () => {
     const schema = 'tug_migtarget';
     const admin = await pgConnect(db.url);
     try {
-      await admin.query(`CREATE SCHEMA ${schema}; SET search_path TO ${schema}`);
-      for (const m of listMigrations(`${migrationsDir()}/pg`).filter((m) => m.version <= BEFORE))
-        await admin.query(readFileSync(m.file, 'utf8'));
-      await admin.query(
-        `CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (${BEFORE})`,
-      );
-      await admin.query(PLAN_ROW.replace('%SRC%', "'\\x00'"));
+      await pgAtVersion(admin, schema, BEFORE);
       const opened = await openStatePg(db.url, schema, 'write');
       expect(opened!.version).toBe(LATEST_SCHEMA_VERSION);
       await opened!.close();
