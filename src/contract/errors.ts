@@ -267,9 +267,9 @@ export const CATALOGUE = {
       `--attempt ${s(d.given)} is not the current attempt ${s(d.current)} of ${s(d.step_anchor)} in ${plan(d)}`,
     // An earlier attempt was discarded (taken over, released, failed, reset); any other number never was one.
     hint: (d) =>
-      typeof d.given === 'number' && typeof d.current === 'number' && d.given >= 1 && d.given < d.current
-        ? 'this attempt was discarded; claim again'
-        : `${s(d.given)} was never an attempt of ${s(d.step_anchor)}; the current one is ${s(d.current)}: pass the attempt your claim returned`,
+      typeof d.given === 'number' && typeof d.current === 'number' && (d.given < 1 || d.given > d.current)
+        ? `${d.given} was never an attempt of ${s(d.step_anchor)}; the current one is ${d.current}: pass the attempt your claim returned`
+        : 'this attempt was discarded; claim again',
   },
   InvalidTransition: {
     exit: 4,
