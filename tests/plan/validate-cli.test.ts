@@ -40,6 +40,8 @@ describe('tugcode validate and state init on plan problems', () => {
         message: expect.stringContaining('not valid UTF-8'),
       }),
     ]);
+    // The hint of `validate <plan>` is where to start, not `tugcode validate <plan>` again.
+    expect(v.json.error.hint).toBe('fix line 5 of .tugtool/tugplan-latin.md first (E005)');
     const init = runJson('state init', ['state', 'init', 'latin'], { cwd: root });
     expectError(init, 'PlanInvalid', 4);
     expect(init.json.error.message).toContain('first: E005 line 5');
@@ -62,6 +64,7 @@ describe('tugcode validate and state init on plan problems', () => {
     const v = runJson('validate', ['validate', 'dup', '--level', 'lenient'], { cwd: root });
     expectError(v, 'PlanInvalid', 4);
     expect(v.json.error.details.diagnostics.map((d: { code: string }) => d.code)).toEqual(['E006']);
+    expect(v.json.error.hint).toBe('fix line 10 of .tugtool/tugplan-dup.md first (E006)');
     const init = runJson('state init', ['state', 'init', 'dup'], { cwd: root });
     expectError(init, 'PlanInvalid', 4);
     expect(init.json.error.message).toContain('first: E006 line 10');
