@@ -14,6 +14,8 @@ afterEach(async () => {
   for (const c of clients.splice(0)) await c.close();
 });
 
+const stderrOf = new Map<Client, string[]>();
+
 async function connect(cwd: string): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -23,8 +25,11 @@ async function connect(cwd: string): Promise<Client> {
     stderr: 'pipe',
   });
   const client = new Client({ name: 'tugcode-test', version: '1.0.0' });
+  const err: string[] = [];
+  transport.stderr?.on('data', (d: Buffer) => err.push(d.toString()));
   await client.connect(transport);
   clients.push(client);
+  stderrOf.set(client, err);
   return client;
 }
 
@@ -75,5 +80,17 @@ describe('tugcode mcp spelling', () => {
     // A hint is a command to run: its flags stay.
     const other = await call('tug_state_start', { worktree: '/nowhere' });
     expect(other.code).toBe('WorktreeNotFound');
+  });
+
+  it("never prints a plan's validator warnings on stderr (they are validate's to list)", async () => {
+    const root = planRepo();
+    runJson('state init', ['state', 'init', 'demo'], { cwd: root, env: { TUGCODE_NOW: T0 } });
+    // The plan has warnings (validate lists them); the server's log does not repeat them.
+    expect(runJson('validate', ['validate', 'demo'], { cwd: root }).json.plans[0].warning_count).toBeGreaterThan(0);
+    const client = await connect(root);
+    const r: any = await client.callTool({ name: 'tug_state_ready', arguments: { plan: 'demo' } });
+    expect(r.isError, JSON.stringify(r)).toBeFalsy();
+    await client.close();
+    expect(stderrOf.get(client)!.join('')).not.toMatch(/warning|W00\d/i);
   });
 });
