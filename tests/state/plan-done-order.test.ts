@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { BACKENDS, backend } from '../pg/backend.js';
 import { addWorktree, stText } from './cli-helpers.js';
 import { planRepo, planText } from './helpers.js';
+import { git } from '../helpers/repo.js';
 
 const ONE = planText([{ id: '1', deps: [], tasks: ['a'] }]);
 
@@ -29,5 +30,23 @@ describe.each(BACKENDS)('plan done after the step that finished it [%s]', (kind)
     // The text reads the same way.
     const text = stText(root, ['log', 'demo'], { env: b.env }).stdout.trim().split('\n');
     expect(text.slice(-2).map((l) => l.match(/\b(complete|plan done)\b/)?.[1])).toEqual(['complete', 'plan done']);
+  });
+
+  it('logs reconcile, then plan done, when reconcile completes the last step', async () => {
+    const b = await backend(kind);
+    const root = planRepo({ '.tugtool/tugplan-demo.md': ONE });
+    const t = b.session(root);
+    t.ok(['init', 'demo']);
+    git(
+      root,
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'feat: one\n\nTug-Step: step-1\nTug-Plan: .tugtool/tugplan-demo.md',
+    );
+    expect(t.ok(['reconcile', 'demo']).reconciled).toHaveLength(1);
+    const events = (t.ok(['log', 'demo']).events as { command: string; id: number }[]).sort((x, y) => x.id - y.id);
+    expect(events.map((e) => e.command).slice(-2)).toEqual(['state reconcile', 'plan_done']);
   });
 });
