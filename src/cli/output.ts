@@ -2,7 +2,7 @@
  * Turns results and errors into output (docs/output.md §1): one JSON document on stdout under --json,
  * human text otherwise; diagnostics and warnings on stderr.
  */
-import { fail, ok, type Warning } from '../contract/envelope.js';
+import { fail, ok, warningLines, type Warning } from '../contract/envelope.js';
 import { TugError } from '../contract/errors.js';
 
 export interface Rendered {
@@ -22,7 +22,9 @@ export function renderOk(
   if (json) {
     return { stdout: JSON.stringify(ok(command, data, warnings), null, 2) + '\n', stderr: '', exitCode: 0 };
   }
-  const stderr = warnings.map((w) => `tugcode: warning: ${w.code}: ${w.message}\n`).join('');
+  const stderr = warningLines(warnings)
+    .map((l) => l + '\n')
+    .join('');
   const body = quiet ? '' : (text ?? '');
   return { stdout: body === '' || body.endsWith('\n') ? body : body + '\n', stderr, exitCode: 0 };
 }
@@ -38,7 +40,11 @@ export function renderError(
   o: { json: boolean; lines?: { at: string } | undefined },
 ): Rendered {
   const { json, lines } = o;
-  let stderr = json ? '' : warnings.map((w) => `tugcode: warning: ${w.code}: ${w.message}\n`).join('');
+  let stderr = json
+    ? ''
+    : warningLines(warnings)
+        .map((l) => l + '\n')
+        .join('');
   stderr += `tugcode: ${err.code}: ${err.message.replace(/\n/g, ' ')}\n`;
   if (err.hint) stderr += `hint: ${err.hint}\n`;
   const stdout = !json

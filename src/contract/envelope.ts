@@ -3,6 +3,7 @@
  * Pure functions: they build documents, they never print.
  */
 import { TugError, type Details } from './errors.js';
+import { shellArg } from '../util/shell-arg.js';
 
 export const SCHEMA_VERSION = '1';
 
@@ -44,4 +45,34 @@ export class WarningSink {
   add(code: string, message: string, details?: Details): void {
     this.items.push(details === undefined ? { code, message } : { code, message, details });
   }
+}
+
+/** A plan validator's warning codes (docs/plan-format.md §3), as `state init` and `run` report them. */
+const PLAN_WARNING = /^[WP]\d{3}$/;
+
+/**
+ * Warnings as the text-mode lines of stderr (docs/output.md §1): each in full, but a plan's validator
+ * warnings, which `tugcode validate <plan>` lists in full, as one line per plan. JSON keeps every one.
+ */
+export function warningLines(warnings: readonly Warning[]): string[] {
+  const perPlan = new Map<string, { n: number }>();
+  const lines: (string | { plan: string; count: { n: number } })[] = [];
+  for (const w of warnings) {
+    const plan = w.details?.plan_path;
+    if (typeof plan !== 'string' || !PLAN_WARNING.test(w.code)) {
+      lines.push(`tugcode: warning: ${w.code}: ${w.message}`);
+      continue;
+    }
+    let count = perPlan.get(plan);
+    if (!count) {
+      perPlan.set(plan, (count = { n: 0 }));
+      lines.push({ plan, count });
+    }
+    count.n++;
+  }
+  return lines.map((l) =>
+    typeof l === 'string'
+      ? l
+      : `tugcode: warning: ${l.plan}: ${l.count.n} validator warning${l.count.n === 1 ? '' : 's'}: tugcode validate ${shellArg(l.plan)} shows them`,
+  );
 }

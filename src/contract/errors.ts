@@ -265,7 +265,11 @@ export const CATALOGUE = {
     when: "`--attempt` is not the step's current attempt",
     message: (d) =>
       `--attempt ${s(d.given)} is not the current attempt ${s(d.current)} of ${s(d.step_anchor)} in ${plan(d)}`,
-    hint: () => 'this attempt was discarded; claim again',
+    // An earlier attempt was discarded (taken over, released, failed, reset); any other number never was one.
+    hint: (d) =>
+      typeof d.given === 'number' && typeof d.current === 'number' && (d.given < 1 || d.given > d.current)
+        ? `${d.given} was never an attempt of ${s(d.step_anchor)}; the current one is ${d.current}: pass the attempt your claim returned`
+        : 'this attempt was discarded; claim again',
   },
   InvalidTransition: {
     exit: 4,

@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { ok } from '../contract/envelope.js';
 import { TugError, toTugError } from '../contract/errors.js';
-import { validateInput } from '../contract/inputs/fields.js';
+import { toolError, validateInput } from '../contract/inputs/fields.js';
 import { inputSchema } from '../contract/inputs/zod.js';
 import { schemaFor } from '../contract/schemas/index.js';
 import { tokenizeShell } from '../kernel/light.js';
@@ -74,10 +74,10 @@ export async function createMcpServer(o: McpOptions) {
 
   for (const tool of STATE_TOOLS) {
     const command = tool.table.command;
-    const input = inputSchema(tool.table);
+    const input = inputSchema(tool.table, { tool: true });
     const output = outputObject(schemaFor(command));
     const run = async (args: Record<string, unknown>): Promise<ToolResult> => {
-      const call = newCall(command);
+      const call = newCall(command, 'tool');
       try {
         const valid = validateInput<never>(tool.table, args, 'tool');
         // What the table does not say (an integer given as a string, the shape of each item, a null):
@@ -87,14 +87,15 @@ export async function createMcpServer(o: McpOptions) {
         const doc = ok(command, await op(ctx, valid, call), call.warnings.items);
         return { content: text(doc), structuredContent: doc as Record<string, unknown> };
       } catch (e) {
-        return errorResult(command, toTugError(e), call.warnings.items);
+        // The operations word their errors for the command line: a tool caller reads its field names.
+        return errorResult(command, toolError(tool.table, toTugError(e)), call.warnings.items);
       }
     };
     register(
       { name: tool.name, command, output, run },
       {
         title: `tugcode ${command}`,
-        description: `${tool.table.description} (the JSON of \`tugcode ${command} --json\`)`,
+        description: `${input.description ?? tool.table.description} (the JSON of \`tugcode ${command} --json\`)`,
         inputSchema: input.shape,
         outputSchema: output,
         annotations: tool.annotations,

@@ -6,6 +6,7 @@
  */
 import { clockFromEnv, type Clock } from '../clock.js';
 import { WarningSink } from '../contract/envelope.js';
+import type { Naming } from '../contract/inputs/fields.js';
 import type { Config } from '../config/config.js';
 import type { Repo } from '../git/repo.js';
 import type { StateCall, StateStore } from '../state/store.js';
@@ -28,10 +29,12 @@ export interface OpenOptions {
 export interface Call {
   command: string;
   warnings: WarningSink;
+  /** The front door: flags (`cli`) or a tool call's field names (`tool`), for the few texts an operation words. */
+  naming: Naming;
 }
 
-export function newCall(command: string): Call {
-  return { command, warnings: new WarningSink() };
+export function newCall(command: string, naming: Naming = 'cli'): Call {
+  return { command, warnings: new WarningSink(), naming };
 }
 
 export class OpsContext {

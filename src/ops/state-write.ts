@@ -105,6 +105,11 @@ export async function stateUpdate(ctx: OpsContext, input: UpdateArgs, call: Call
     if (v !== undefined) bulk.push({ kind, status: checkStatus(v) });
   }
   const items = input.items ?? [];
+  // The library's refusal names the command line's flags; a tool caller has these fields instead.
+  if (call.naming === 'tool' && items.length === 0 && bulk.length === 0 && !input.complete_remaining)
+    throw new TugError('InvalidArgument', {
+      reason: 'nothing to update: give items, all_tasks, all_tests, all_checkpoints, all or complete_remaining',
+    });
   if (input.batch && bulk.length > 0)
     throw new TugError('InvalidArgument', {
       reason: 'a batch of items cannot be combined with all_tasks, all_tests, all_checkpoints or all',

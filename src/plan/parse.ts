@@ -39,14 +39,26 @@ const FENCE_HEADING_RE = /^ {0,3}(#{2,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/;
 const GLUED_LABEL_RE = /^\s*(\*\*|__)([^*_\n]+?):\s*\1/;
 const LINE_ANCHOR_RE = /\{#([^{}\s]*)\}\s*$/;
 
-/** Parses a plan. Never throws; `source` may be any bytes (decoded as UTF-8 with replacement). */
+/**
+ * Parses a plan. Never throws; `source` may be any bytes: invalid UTF-8 is an error (E005, on the first line
+ * that has it), and the rest is still read (decoded with replacement) so the other diagnostics come too.
+ */
 export function parsePlan(source: string | Uint8Array): ParsedPlan {
   let plan_hash = sha256Hex('');
   try {
     plan_hash = sha256Hex(typeof source === 'string' ? Buffer.from(source, 'utf8') : source);
     let text = typeof source === 'string' ? source : new TextDecoder('utf-8', { fatal: false }).decode(source);
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    return new PlanBuilder(plan_hash).run(text);
+    const b = new PlanBuilder(plan_hash);
+    const badLine = typeof source === 'string' ? null : firstNonUtf8Line(source);
+    if (badLine !== null)
+      b.diag(
+        'E005',
+        'error',
+        `line ${badLine} is not valid UTF-8: the file is corrupt or in another encoding (save it as UTF-8)`,
+        badLine,
+      );
+    return b.run(text);
   } catch (e) {
     // Defensive: a bug (or a stack overflow on a pathological input) must not escape as an exception.
     return {
@@ -60,6 +72,30 @@ export function parsePlan(source: string | Uint8Array): ParsedPlan {
         },
       ],
     };
+  }
+}
+
+/** The 1-based line of the first byte sequence that is not UTF-8, or null when every byte decodes. */
+function firstNonUtf8Line(bytes: Uint8Array): number | null {
+  const strict = new TextDecoder('utf-8', { fatal: true });
+  try {
+    strict.decode(bytes);
+    return null;
+  } catch {
+    // Only on a bad file: line by line (a newline byte never occurs inside a UTF-8 sequence).
+    let line = 1;
+    let start = 0;
+    for (let i = 0; i <= bytes.length; i++) {
+      if (i < bytes.length && bytes[i] !== 0x0a) continue;
+      try {
+        strict.decode(bytes.subarray(start, i));
+      } catch {
+        return line;
+      }
+      line++;
+      start = i + 1;
+    }
+    return 1;
   }
 }
 
@@ -446,7 +482,7 @@ class PlanBuilder {
     };
   }
 
-  private diag(code: string, severity: Diagnostic['severity'], message: string, line: number, anchor?: string): void {
+  diag(code: string, severity: Diagnostic['severity'], message: string, line: number, anchor?: string): void {
     this.diagnostics.push(
       anchor === undefined ? { code, severity, message, line } : { code, severity, message, line, anchor },
     );

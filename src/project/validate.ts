@@ -108,7 +108,11 @@ export function validatePlans(repo: Repo, planArg: string | undefined, level: Le
     );
     const details: Record<string, unknown> = { plan_path: first.plan_path, diagnostics, plans };
     if (!planArg) details.invalid_plans = bad.map((p) => p.plan_path);
-    throw new TugError('PlanInvalid', details, { text: renderValidate(result) });
+    // Every plan validated: the catalogue's hint narrows to the first invalid one. One plan named: that hint
+    // would be this very command; where to start fixing instead, when a line says (else none).
+    const at = diagnostics.find((d) => d.line !== undefined);
+    const hint = at ? `fix line ${at.line} of ${first.plan_path} first (${at.code})` : '';
+    throw new TugError('PlanInvalid', details, { text: renderValidate(result), ...(planArg ? { hint } : {}) });
   }
   return result;
 }

@@ -153,8 +153,8 @@ async function completeTx(
   // counter: the row read above still counts right.
   const counters =
     step.parent_anchor === null
-      ? completeTopLevel(ctx, c, plan_path, anchor, input.worktree, step.attempt, now)
-      : Promise.resolve({ plan_completed: false, remaining_steps: plan.steps_total - plan.steps_completed });
+      ? completeTopLevel(c, plan_path, anchor, now)
+      : Promise.resolve({ plan_completed: false, remaining_steps: plan.steps_total - plan.steps_completed, steps_completed: 0 });
   const [auto, n, r] = await Promise.all([autoCompleted, changed, counters, Promise.all(forced)]);
   if (n !== 1) throw new TugError('InternalError', { reason: 'guarded completion changed no row' });
   if (input.dry_run) throw new CompletionDryRun();
@@ -178,6 +178,8 @@ async function completeTx(
       ...(prose ? { prose_refreshed: true } : {}),
     },
   });
+  // The step's own event first, then the plan's: `state log` reads in the order things happened.
+  if (r.plan_completed) recordPlanDone(ctx, c, plan_path, anchor, input.worktree, step.attempt, now, r.steps_completed);
   return {
     completed: true,
     step_anchor: anchor,
@@ -195,9 +197,26 @@ async function completeTx(
 /**
  * Bookkeeping after a top-level step became completed (also used by reconcile): dependents lose one unmet
  * dependency, the plan counter moves, and the plan becomes `done` with its last step. Returns the plan's
- * counters as they are now and whether this completion finished the plan.
+ * counters as they are now and whether this completion finished the plan; the caller records its own event,
+ * then `recordPlanDone` when the plan finished, so the log reads the step's completion before the plan's.
  */
 export async function completeTopLevel(
+  c: Conn,
+  plan_path: string,
+  anchor: string,
+  now: string,
+): Promise<{ plan_completed: boolean; remaining_steps: number; steps_completed: number }> {
+  // Sent with the counter's update, which answers for both.
+  releaseDependents(c, plan_path, anchor);
+  const p = await countCompleted(c, plan_path, now);
+  const remaining_steps = p.steps_total - p.steps_completed;
+  const plan_completed = p.steps_completed === p.steps_total && p.status === 'active';
+  if (plan_completed) await setPlanStatus(c, plan_path, 'done', now);
+  return { plan_completed, remaining_steps, steps_completed: p.steps_completed };
+}
+
+/** The `plan_done` event of a plan that `completeTopLevel` just finished, recorded after the step's own event. */
+export function recordPlanDone(
   ctx: StateContext,
   c: Conn,
   plan_path: string,
@@ -205,25 +224,17 @@ export async function completeTopLevel(
   actor: string,
   attempt: number | null,
   now: string,
-): Promise<{ plan_completed: boolean; remaining_steps: number }> {
-  // Sent with the counter's update, which answers for both.
-  releaseDependents(c, plan_path, anchor);
-  const p = await countCompleted(c, plan_path, now);
-  const remaining_steps = p.steps_total - p.steps_completed;
-  if (p.steps_completed === p.steps_total && p.status === 'active') {
-    await setPlanStatus(c, plan_path, 'done', now);
-    recordEvent(ctx, c, {
-      command: 'plan_done',
-      at: now,
-      plan_path,
-      step_anchor: anchor,
-      actor,
-      attempt,
-      details: { steps_completed: p.steps_completed },
-    });
-    return { plan_completed: true, remaining_steps };
-  }
-  return { plan_completed: false, remaining_steps };
+  steps_completed: number,
+): void {
+  recordEvent(ctx, c, {
+    command: 'plan_done',
+    at: now,
+    plan_path,
+    step_anchor: anchor,
+    actor,
+    attempt,
+    details: { steps_completed },
+  });
 }
 
 async function alreadyCompleted(

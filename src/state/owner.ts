@@ -73,6 +73,9 @@ export function requireTopLevel(s: StepAndTop, plan_path: string, command: strin
   }
 }
 
+/** What to do instead of changing a completed step (its commit is integrated, docs/state.md §3). */
+export const COMPLETED_STEP_HINT = 'add a step to the plan for the new work, commit the plan, then run again';
+
 /** Steps 5–6: ownership on the top-level ancestor (NotOwner / LeaseExpired), then AttemptMismatch. */
 export async function checkOwner(
   c: Conn,
@@ -82,6 +85,16 @@ export async function checkOwner(
   attempt: number | undefined,
 ): Promise<void> {
   const { top } = s;
+  // Another caller on a completed step: it is completed (not "claim it"). Its owner keeps the claim
+  // columns (usage is still recorded on it) and meets the status check of its command instead.
+  if (top.status === 'completed' && top.claimed_by !== worktree)
+    throw invalidTransition(
+      plan_path,
+      s.step,
+      `${top.anchor === s.step.anchor ? s.step.anchor : `${s.step.anchor} (of ${top.anchor})`} is completed; a completed step takes no more changes`,
+      {},
+      COMPLETED_STEP_HINT,
+    );
   if (top.claimed_by !== worktree) {
     const details = {
       plan_path,

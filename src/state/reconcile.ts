@@ -8,7 +8,7 @@ import { normalizeAnchor } from '../plan/anchors.js';
 import { recordEvent } from './record.js';
 import { stepArg } from './owner.js';
 import { releaseIn } from './release.js';
-import { completeTopLevel } from './complete.js';
+import { completeTopLevel, recordPlanDone } from './complete.js';
 import type { StateContext } from './context.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
 import { completeNonTerminal } from './queries/items.js';
@@ -110,6 +110,7 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
       if (!t) byTop.set(s.top_anchor, (t = new Subtree(steps.filter((x) => x.top_anchor === s.top_anchor))));
       return t;
     };
+    let planDone: { anchor: string; attempt: number | null; steps: number } | null = null;
     for (const original of steps) {
       const win = wins.get(original.anchor);
       if (!win) continue;
@@ -170,7 +171,10 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
       });
       await healRefactors(row.anchor, win);
       out.reconciled.push({ step_anchor: row.anchor, commit_hash: hash, previous_status: row.status });
-      if (row.parent_anchor === null) await completeTopLevel(ctx, c, plan_path, row.anchor, 'admin', row.attempt, now);
+      if (row.parent_anchor === null) {
+        const r = await completeTopLevel(c, plan_path, row.anchor, now);
+        if (r.plan_completed) planDone = { anchor: row.anchor, attempt: row.attempt, steps: r.steps_completed };
+      }
     }
     if (out.reconciled.length > 0 || refactorsApplied.length > 0) {
       const details = {
@@ -180,6 +184,8 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
       };
       recordEvent(ctx, c, { at: now, plan_path, step_anchor: null, actor: 'admin', attempt: null, details });
     }
+    // After the reconcile event that completed its last step (`state log` reads in order).
+    if (planDone) recordPlanDone(ctx, c, plan_path, planDone.anchor, 'admin', planDone.attempt, now, planDone.steps);
     return out;
   });
 }

@@ -9,7 +9,7 @@ import { TugError } from '../contract/errors.js';
 import { discardAttempt } from './attempt.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
-import { findStep, invalidTransition, requireTopLevel, stepArg } from './owner.js';
+import { COMPLETED_STEP_HINT, findStep, invalidTransition, requireTopLevel, stepArg } from './owner.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
 import { resetTop } from './queries/steps.js';
 import { isExpired, isHeld, type StepStatus } from './status.js';
@@ -46,8 +46,7 @@ export async function reset(ctx: StateContext, input: ResetInput): Promise<Reset
         step,
         `${anchor} is completed; a completed step cannot be reset`,
         {},
-        // Its commit is integrated (docs/state.md §3): new work on it is a new step.
-        'add a step to the plan for the new work, commit the plan, then run again',
+        COMPLETED_STEP_HINT,
       );
     const live = isHeld(step.status) && !isExpired(step.lease_expires_at, now);
     if (live && !input.force) {

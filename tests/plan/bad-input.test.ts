@@ -27,7 +27,7 @@ describe('bad input', () => {
     expect(diagnostics.map((d) => d.code)).toContain('E001');
   });
 
-  it('decodes invalid UTF-8 with replacement characters and keeps the plan hash of the raw bytes', () => {
+  it('decodes invalid UTF-8 with replacement characters, reports it (E005) and keeps the plan hash of the raw bytes', () => {
     const bytes = new Uint8Array([
       ...Buffer.from('#### Step 1: caf'),
       0xc3,
@@ -38,9 +38,20 @@ describe('bad input', () => {
       0x0a,
       ...Buffer.from('**Tasks:**\n- [ ] x\n'),
     ]);
-    const { plan } = parseAndValidate(bytes);
+    const { plan, diagnostics } = parseAndValidate(bytes);
     expect(plan.steps.map((s) => [s.anchor, s.title])).toEqual([['step-1', 'caf\uFFFD(\uFFFD']]);
     expect(plan.steps[0]!.items.map((i) => i.line)).toEqual([4]);
+    // ...and says the file is not UTF-8, on the first line that is not (E005, an error: the plan is invalid).
+    expect(diagnostics.filter((d) => d.code === 'E005')).toEqual([
+      expect.objectContaining({
+        severity: 'error',
+        line: 1,
+        message: expect.stringMatching(/^line 1 is not valid UTF-8/),
+      }),
+    ]);
+    const later = parsePlan(Buffer.concat([Buffer.from('# T\n\nok \u00e9\n'), Buffer.from([0x61, 0xe9, 0x0a])]));
+    expect(later.diagnostics.filter((d) => d.code === 'E005').map((d) => d.line)).toEqual([4]);
+    expect(parsePlan(Buffer.from('\ufeff# T\n\u00e9\n')).diagnostics.some((d) => d.code === 'E005')).toBe(false);
   });
 
   it('parses a truncated plan (cut in the middle of a list item and a table)', () => {

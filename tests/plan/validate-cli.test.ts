@@ -7,7 +7,8 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectError, runJson } from '../helpers/cli.js';
-import { tempDir, tempRepo } from '../helpers/repo.js';
+import { git, tempDir, tempRepo } from '../helpers/repo.js';
+import { runJsonl } from '../run/helpers.js';
 
 const deepPlan = (depth: number): string => {
   let s = '## Plan\n\n### Execution Steps\n\n#### Step 1: One {#step-1}\n\n**Tasks:**\n';
@@ -18,6 +19,37 @@ const dupPlan =
   '## Plan\n\n### Execution Steps\n\n#### Step 1: A {#step-1}\n\n**Tasks:**\n- [ ] a\n\n#### Step 2: B {#step-1}\n\n**Tasks:**\n- [ ] b\n';
 
 describe('tugcode validate and state init on plan problems', () => {
+  it('refuses a plan that is not UTF-8 (E005 with its line) in validate, state init and run', () => {
+    const root = tempRepo({ '.tugtool/tugplan-latin.md': dupPlan });
+    // "Café" in Latin-1 on line 5, the step heading (the probe's plan saved in another encoding).
+    const bytes = Buffer.from(
+      dupPlan
+        .replace('Step 1: A', 'Step 1: Caf\u00e9')
+        .replace('{#step-1}\n\n**Tasks:**\n- [ ] b', '{#step-2}\n\n**Tasks:**\n- [ ] b'),
+      'latin1',
+    );
+    writeFileSync(join(root, '.tugtool', 'tugplan-latin.md'), bytes);
+    git(root, 'commit', '-qam', 'latin-1');
+    const v = runJson('validate', ['validate', 'latin'], { cwd: root });
+    expectError(v, 'PlanInvalid', 4);
+    expect(v.json.error.details.diagnostics).toEqual([
+      expect.objectContaining({
+        code: 'E005',
+        severity: 'error',
+        line: 5,
+        message: expect.stringContaining('not valid UTF-8'),
+      }),
+    ]);
+    // The hint of `validate <plan>` is where to start, not `tugcode validate <plan>` again.
+    expect(v.json.error.hint).toBe('fix line 5 of .tugtool/tugplan-latin.md first (E005)');
+    const init = runJson('state init', ['state', 'init', 'latin'], { cwd: root });
+    expectError(init, 'PlanInvalid', 4);
+    expect(init.json.error.message).toContain('first: E005 line 5');
+    const run = runJsonl(root, ['latin', '--implementer', 'true']);
+    expect(run.code, run.stdout + run.stderr).toBe(4);
+    expect(JSON.stringify(run.events.at(-1))).toContain('E005');
+  });
+
   it('refuses lists nested too deeply with E002 and its line, never a silently shorter plan', () => {
     const root = tempRepo({ '.tugtool/tugplan-deep.md': deepPlan(60) });
     const v = runJson('validate', ['validate', 'deep', '--level', 'lenient'], { cwd: root });
@@ -32,6 +64,7 @@ describe('tugcode validate and state init on plan problems', () => {
     const v = runJson('validate', ['validate', 'dup', '--level', 'lenient'], { cwd: root });
     expectError(v, 'PlanInvalid', 4);
     expect(v.json.error.details.diagnostics.map((d: { code: string }) => d.code)).toEqual(['E006']);
+    expect(v.json.error.hint).toBe('fix line 10 of .tugtool/tugplan-dup.md first (E006)');
     const init = runJson('state init', ['state', 'init', 'dup'], { cwd: root });
     expectError(init, 'PlanInvalid', 4);
     expect(init.json.error.message).toContain('first: E006 line 10');

@@ -115,12 +115,38 @@ describe('tugcode state errors (CLI)', () => {
     });
     st(root, ['claim', 'demo', '--worktree', w1]);
     refusedCli(root, ['start', 'demo', 'step-0', '--worktree', w2], 'NotOwner', 4);
-    refusedCli(root, ['start', 'demo', 'step-0', '--worktree', w1, '--attempt', '7'], 'AttemptMismatch', 4);
+    // A number that never was an attempt is not called discarded: the hint names the current one.
+    const never = refusedCli(
+      root,
+      ['start', 'demo', 'step-0', '--worktree', w1, '--attempt', '7'],
+      'AttemptMismatch',
+      4,
+    );
+    expect(never.json.error.message).toBe(
+      '--attempt 7 is not the current attempt 1 of step-0 in .tugtool/tugplan-demo.md',
+    );
+    expect(never.json.error.hint).toBe(
+      '7 was never an attempt of step-0; the current one is 1: pass the attempt your claim returned',
+    );
     refusedCli(root, ['complete', 'demo', 'step-0', '--worktree', w1], 'ChecklistIncomplete', 4);
     st(root, ['release', 'demo', 'step-0', '--worktree', w1]);
     refusedCli(root, ['heartbeat', 'demo', 'step-0', '--worktree', w1], 'LeaseExpired', 4);
     st(root, ['claim', 'demo', '--worktree', w1]);
+    // Attempt 1 was released: that one was discarded.
+    const old = refusedCli(root, ['start', 'demo', 'step-0', '--worktree', w1, '--attempt', '1'], 'AttemptMismatch', 4);
+    expect(old.json.error.hint).toBe('this attempt was discarded; claim again');
     st(root, ['complete', 'demo', 'step-0', '--worktree', w1, '--force', 'trivial']);
+    // Another worktree changing a completed step: it is completed (not "claim it"), wherever it once was.
+    for (const w of [w2, root]) {
+      const done = refusedCli(
+        root,
+        ['update', 'demo', 'step-0', '--worktree', w, '--all', 'completed'],
+        'InvalidTransition',
+        4,
+      );
+      expect(done.json.error.message).toBe('step-0 is completed; a completed step takes no more changes');
+      expect(done.json.error.hint).toBe('add a step to the plan for the new work, commit the plan, then run again');
+    }
     // A completed step stays completed; the refusal says where new work on it goes.
     expect(refusedCli(root, ['reset', 'demo', 'step-0'], 'InvalidTransition', 4).json.error.hint).toContain(
       'add a step to the plan',

@@ -105,7 +105,7 @@ describe('state complete', () => {
       sql<{ command: string }>(root, 'SELECT command FROM events ORDER BY id')
         .map((e) => e.command)
         .slice(-2),
-    ).toEqual(['plan_done', 'test']);
+    ).toEqual(['test', 'plan_done']);
   });
 
   it('treats completing a completed step as success, records a missing hash, and warns on a different one', async () => {

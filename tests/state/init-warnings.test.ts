@@ -6,7 +6,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, runCli } from '../helpers/cli.js';
 import { tempRepo, writeFiles } from '../helpers/repo.js';
 import { st, stText } from './cli-helpers.js';
 
@@ -28,15 +28,18 @@ describe('state init reports the plan validator warnings', () => {
     expect(r.stderr).toBe('');
   });
 
-  it('writes them to stderr in text mode', () => {
+  it('says on stderr in text mode how many there are and what lists them (validate, in full)', () => {
     const root = tempRepo({ [PLAN]: W001 });
     const r = stText(root, ['init', 'w']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Initialized .tugtool/tugplan-w.md');
-    expect(r.stderr).toBe(`tugcode: warning: W001: ${PLAN}:44: step-2 has no tasks\n`);
-    // Re-initialized from scratch: the same warning again.
+    const line = `tugcode: warning: ${PLAN}: 1 validator warning: tugcode validate ${PLAN} shows them\n`;
+    expect(r.stderr).toBe(line);
+    // Re-initialized from scratch: the same line again.
     rmSync(join(root, '.tugtool', 'state.db'));
-    expect(stText(root, ['init', 'w']).stderr).toContain('W001');
+    expect(stText(root, ['init', 'w']).stderr).toBe(line);
+    // validate lists it in full.
+    expect(runCli(['validate', 'w'], { cwd: root }).stdout).toContain(`${PLAN}:44: warning W001: step-2 has no tasks`);
   });
 
   it('reports none at the lenient level, which shows no warnings', () => {

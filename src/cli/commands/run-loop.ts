@@ -3,6 +3,7 @@
  * releases held claims, a second exits at once; SIGHUP is a closed terminal or ssh session), the renderer, the final summary, and the exit code.
  */
 import { CATALOGUE, TugError, toTugError } from '../../contract/errors.js';
+import { warningLines } from '../../contract/envelope.js';
 import { emptySummary, renderError, renderOk } from '../output.js';
 import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
@@ -176,7 +177,7 @@ export async function runCommand(
   else if (started || !summary.error) write((await summaryText(summary, { color: cli.color })) + '\n');
   // What the run noticed and handled (a stale index.lock removed, a lock release that failed, …): the
   // stream's summary has no place for it, so text mode says it on stderr, before the one error line.
-  if (!json) for (const w of call.warnings.items) process.stderr.write(`tugcode: warning: ${w.code}: ${w.message}\n`);
+  if (!json) for (const l of warningLines(call.warnings.items)) process.stderr.write(l + '\n');
   // The one diagnostic line on stderr, in both modes (docs/output.md §1).
   if (summary.error) {
     const err = new TugError(summary.error.code as never, summary.error.details, {

@@ -38,6 +38,11 @@ export interface StringField extends Base {
   fileFlag?: string;
   /** CLI: only the file flag exists (the text itself is too long for argv). */
   fileOnly?: boolean;
+  /**
+   * The values the operation accepts: a tool publishes them as an enum (and refuses any other); the command
+   * line passes the text on and the operation refuses it with its own code (`InvalidStatus`).
+   */
+  oneOf?: readonly string[];
 }
 export interface IntField extends Base {
   type: 'int';
@@ -74,6 +79,8 @@ export interface InputTable {
   /** The operation's command name (`state claim`). */
   command: string;
   description: string;
+  /** The tool's description when the CLI's names CLI-only flags (`--task ORD STATUS`). */
+  toolDescription?: string;
   fields: Record<string, Field>;
 }
 
@@ -81,6 +88,39 @@ export type Naming = 'cli' | 'tool';
 
 export function flagOf(name: string, f: Field): string {
   return f.flag ?? '--' + name.replace(/_/g, '-');
+}
+
+/** A command line inside a text (`tugcode state claim … --worktree <wt>`): its flags stay flags. */
+const COMMAND_RE = /(tugcode [^;()]*)/;
+
+/**
+ * A text written for the command line as a tool caller reads it: each flag of the table's tool fields
+ * becomes the field's name (`--force reason must not be empty` → `force reason must not be empty`). The table
+ * is the one owner of both spellings (`flagOf`); a CLI-only flag and a command line to run are left as they are.
+ */
+export function toolSpelling(table: InputTable, text: string): string {
+  const names = new Map<string, string>();
+  for (const [name, f] of Object.entries(table.fields))
+    if (!f.cliOnly && f.arg === undefined) names.set(flagOf(name, f), name);
+  return text
+    .split(COMMAND_RE)
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(/--[a-z][a-z0-9-]*(?![a-z0-9-])/g, (m) => names.get(m) ?? m)))
+    .join('');
+}
+
+/** A CLI-spelled error of a table's operation, respelled for a tool caller (message, reason, argument; not the hint). */
+export function toolError(table: InputTable, e: TugError): TugError {
+  const spell = (v: unknown) => (typeof v === 'string' ? toolSpelling(table, v) : v);
+  const details = { ...e.details };
+  for (const k of ['reason', 'argument'] as const) if (k in details) details[k] = spell(details[k]);
+  const message = toolSpelling(table, e.message);
+  if (message === e.message && JSON.stringify(details) === JSON.stringify(e.details)) return e;
+  return new TugError(e.code, details, {
+    message,
+    ...(e.hint !== undefined ? { hint: e.hint } : {}),
+    ...(e.text !== undefined ? { text: e.text } : {}),
+    ...(e.cause !== undefined ? { cause: e.cause } : {}),
+  });
 }
 
 function label(name: string, f: Field, naming: Naming): string {
@@ -122,6 +162,8 @@ function coerce(name: string, f: Field, v: unknown, naming: Naming): unknown {
       throw invalid(`${what} must be one of ${f.values.join(', ')}, got ${JSON.stringify(v)}`, what);
     case 'string': {
       if (typeof v !== 'string') throw invalid(`${what} must be a string, got ${JSON.stringify(v)}`, what);
+      if (naming === 'tool' && f.oneOf && !f.oneOf.includes(v))
+        throw invalid(`${what} must be one of ${f.oneOf.join(', ')}, got ${JSON.stringify(v)}`, what);
       checkText(what, f, v);
       return v;
     }

@@ -2,6 +2,7 @@
  * Input tables of the `state` operations (docs/state.md §4). Descriptions are the CLI help and the MCP
  * tool argument descriptions alike.
  */
+import { ITEM_STATUSES } from '../status.js';
 import type { Field, InputTable } from './fields.js';
 import {
   MAX_ANCHOR,
@@ -50,10 +51,16 @@ const lease: Field = {
 };
 const owner = { plan, step, worktree, attempt };
 
-const t = (command: string, description: string, fields: Record<string, Field>): InputTable => ({
+const t = (
+  command: string,
+  description: string,
+  fields: Record<string, Field>,
+  toolDescription?: string,
+): InputTable => ({
   command,
   description,
   fields,
+  ...(toolDescription ? { toolDescription } : {}),
 });
 
 export const stateInit = t('state init', 'parse the plan and record its steps, items and refactors', {
@@ -81,7 +88,6 @@ export const stateStart = t('state start', 'claimed → in_progress (a substep: 
 
 export const stateHeartbeat = t('state heartbeat', 'renew the lease of your claim', { ...owner, lease_seconds: lease });
 
-const itemStatus = ['open', 'in_progress', 'completed', 'deferred'] as const;
 const itemFlag = (kind: string): Field => ({
   type: 'list',
   max: 256,
@@ -90,31 +96,42 @@ const itemFlag = (kind: string): Field => ({
   placeholder: '<ord-status...>',
   description: `a ${kind}: ORD STATUS or ORD:STATUS (0-based ordinal)`,
 });
-const bulk = (what: string): Field => ({ type: 'string', max: 64, placeholder: '<status>', description: what });
-export const stateUpdate = t('state update', 'change checklist items (--task ORD STATUS or ORD:STATUS, repeatable)', {
-  ...owner,
-  task: { ...itemFlag('task'), description: 'a task: ORD STATUS or ORD:STATUS (0-based ordinal)' },
-  test: itemFlag('test'),
-  checkpoint: itemFlag('checkpoint'),
-  items: {
-    type: 'items',
-    description: `items to change: [{kind: task|test|checkpoint, ordinal, status: ${itemStatus.join('|')}, reason?}]`,
-  },
-  all_tasks: bulk('every task of the step'),
-  all_tests: bulk('every test of the step'),
-  all_checkpoints: bulk('every checkpoint of the step'),
-  all: bulk('every item of the step'),
-  reason: { type: 'string', max: MAX_REASON, placeholder: '<text>', description: 'reason for deferred items' },
-  batch: {
-    type: 'bool',
-    cliOnly: true,
-    description: 'read a JSON array [{kind, ordinal, status, reason?}] from stdin',
-  },
-  complete_remaining: {
-    type: 'bool',
-    description: 'then complete every item not yet completed or deferred (step and substeps)',
-  },
+const bulk = (what: string): Field => ({
+  type: 'string',
+  max: 64,
+  oneOf: ITEM_STATUSES,
+  placeholder: '<status>',
+  description: what,
 });
+export const stateUpdate = t(
+  'state update',
+  'change checklist items (--task ORD STATUS or ORD:STATUS, repeatable)',
+  {
+    ...owner,
+    task: { ...itemFlag('task'), description: 'a task: ORD STATUS or ORD:STATUS (0-based ordinal)' },
+    test: itemFlag('test'),
+    checkpoint: itemFlag('checkpoint'),
+    items: {
+      type: 'items',
+      description: `items to change: [{kind: task|test|checkpoint, ordinal, status: ${ITEM_STATUSES.join('|')}, reason?}]`,
+    },
+    all_tasks: bulk('every task of the step'),
+    all_tests: bulk('every test of the step'),
+    all_checkpoints: bulk('every checkpoint of the step'),
+    all: bulk('every item of the step'),
+    reason: { type: 'string', max: MAX_REASON, placeholder: '<text>', description: 'reason for deferred items' },
+    batch: {
+      type: 'bool',
+      cliOnly: true,
+      description: 'read a JSON array [{kind, ordinal, status, reason?}] from stdin',
+    },
+    complete_remaining: {
+      type: 'bool',
+      description: 'then complete every item not yet completed or deferred (step and substeps)',
+    },
+  },
+  'change checklist items (items, or all_tasks / all_tests / all_checkpoints / all with a status; complete_remaining)',
+);
 
 export const stateArtifact = t('state artifact', 'record an audit breadcrumb for the step', {
   ...owner,
@@ -146,21 +163,26 @@ export const stateArtifact = t('state artifact', 'record an audit breadcrumb for
   },
 });
 
-export const stateComplete = t('state complete', 'complete the step (strict unless --force REASON)', {
-  ...owner,
-  commit: {
-    type: 'string',
-    max: MAX_PATH,
-    placeholder: '<rev>',
-    description: "the step's commit (stored as its full object name)",
+export const stateComplete = t(
+  'state complete',
+  'complete the step (strict unless --force REASON)',
+  {
+    ...owner,
+    commit: {
+      type: 'string',
+      max: MAX_PATH,
+      placeholder: '<rev>',
+      description: "the step's commit (stored as its full object name)",
+    },
+    force: {
+      type: 'string',
+      max: MAX_REASON,
+      placeholder: '<reason>',
+      description: 'complete anyway; the reason is recorded',
+    },
   },
-  force: {
-    type: 'string',
-    max: MAX_REASON,
-    placeholder: '<reason>',
-    description: 'complete anyway; the reason is recorded',
-  },
-});
+  'complete the step (strict unless force gives the reason to complete it anyway)',
+);
 
 export const stateRelease = t('state release', 'hand your claim back (the attempt is discarded)', owner);
 

@@ -1,0 +1,96 @@
+/**
+ * `tugcode mcp` speaks in its callers' terms (docs/run.md §5): a tool call passes JSON fields (`force`,
+ * `reason`, `attempt`), so its descriptions and error messages name those, never the CLI's flags; an enum
+ * argument lists its values (from the published schema). The CLI's wording is the envelope goldens'.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CLI, runJson } from '../helpers/cli.js';
+import { planRepo, T0 } from '../gitflow/helpers.js';
+
+const clients: Client[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.close();
+});
+
+const stderrOf = new Map<Client, string[]>();
+
+async function connect(cwd: string): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'mcp'],
+    cwd,
+    env: { ...(process.env as Record<string, string>), NODE_ENV: 'test', TUGCODE_NOW: T0 },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'tugcode-test', version: '1.0.0' });
+  const err: string[] = [];
+  transport.stderr?.on('data', (d: Buffer) => err.push(d.toString()));
+  await client.connect(transport);
+  clients.push(client);
+  stderrOf.set(client, err);
+  return client;
+}
+
+const errorOf = (r: any) => {
+  expect(r.isError, JSON.stringify(r)).toBe(true);
+  return JSON.parse(r.content[0].text).error;
+};
+
+describe('tugcode mcp spelling', () => {
+  it('describes the state tools with field names and lists the values of enum arguments', async () => {
+    const root = planRepo();
+    const client = await connect(root);
+    const { tools } = await client.listTools();
+    for (const t of tools.filter((x) => x.name.startsWith('tug_state_'))) {
+      // The description's tail names the CLI command whose JSON it is; before it, no flag.
+      expect(t.description!.replace(/\(the JSON of `tugcode [^`]*`\)$/, ''), t.name).not.toMatch(/--[a-z]/);
+      for (const [k, p] of Object.entries(t.inputSchema.properties ?? {}))
+        expect((p as { description?: string }).description ?? '', `${t.name}.${k}`).not.toMatch(/--[a-z]/);
+    }
+    const update = tools.find((t) => t.name === 'tug_state_update')!;
+    const allTasks = update.inputSchema.properties!.all_tasks as { enum: string[]; description: string };
+    expect(allTasks.enum).toEqual(['open', 'in_progress', 'completed', 'deferred']);
+    expect(allTasks.description).toBe('every task of the step (one of: open, in_progress, completed, deferred)');
+    expect(update.description).toMatch(/^change checklist items \(items, or all_tasks/);
+  });
+
+  it('words its errors with the fields of the call, not the CLI flags', async () => {
+    const root = planRepo();
+    runJson('state init', ['state', 'init', 'demo'], { cwd: root, env: { TUGCODE_NOW: T0 } });
+    const client = await connect(root);
+    const owner = { plan: 'demo', step: 'step-1', worktree: '.' };
+    const claimed: any = await client.callTool({ name: 'tug_state_claim', arguments: { plan: 'demo', worktree: '.' } });
+    expect(claimed.structuredContent).toMatchObject({ claimed: true, step_anchor: 'step-1', attempt: 1 });
+    const call = async (name: string, args: Record<string, unknown>) =>
+      errorOf(await client.callTool({ name, arguments: { ...owner, ...args } }));
+
+    const bad = await call('tug_state_update', { all_tasks: 'done' });
+    expect(bad).toMatchObject({ code: 'InvalidArgument', details: { argument: 'all_tasks' } });
+    expect(bad.message).toBe('all_tasks must be one of open, in_progress, completed, deferred, got "done"');
+    expect((await call('tug_state_update', {})).message).toBe(
+      'nothing to update: give items, all_tasks, all_tests, all_checkpoints, all or complete_remaining',
+    );
+    expect((await call('tug_state_update', { all_tasks: 'deferred' })).message).toBe('deferring items needs reason');
+    expect((await call('tug_state_complete', { force: ' ' })).message).toBe('force reason must not be empty');
+    expect((await call('tug_state_fail', { reason: ' ' })).message).toBe('reason must not be empty');
+    const stale = await call('tug_state_start', { attempt: 7 });
+    expect(stale.message).toBe('attempt 7 is not the current attempt 1 of step-1 in .tugtool/tugplan-demo.md');
+    // A hint is a command to run: its flags stay.
+    const other = await call('tug_state_start', { worktree: '/nowhere' });
+    expect(other.code).toBe('WorktreeNotFound');
+  });
+
+  it("never prints a plan's validator warnings on stderr (they are validate's to list)", async () => {
+    const root = planRepo();
+    runJson('state init', ['state', 'init', 'demo'], { cwd: root, env: { TUGCODE_NOW: T0 } });
+    // The plan has warnings (validate lists them); the server's log does not repeat them.
+    expect(runJson('validate', ['validate', 'demo'], { cwd: root }).json.plans[0].warning_count).toBeGreaterThan(0);
+    const client = await connect(root);
+    const r: any = await client.callTool({ name: 'tug_state_ready', arguments: { plan: 'demo' } });
+    expect(r.isError, JSON.stringify(r)).toBeFalsy();
+    await client.close();
+    expect(stderrOf.get(client)!.join('')).not.toMatch(/warning|W00\d/i);
+  });
+});
