@@ -610,8 +610,12 @@ export function plantIndexLock(root: string, worktreeName: string): string {
   return lock;
 }
 
+/**
+ * rm -rf of a tree the run is writing in: a file made while the walk is under way leaves a directory not
+ * empty (ENOTEMPTY), so the removal is retried as `rm -rf` run again would be.
+ */
 export function rmTree(path: string): void {
-  rmSync(path, { recursive: true, force: true });
+  rmSync(path, { recursive: true, force: true, maxRetries: 10, retryDelay: 10 });
 }
 
 /** `git gc` and `git worktree prune` in the main checkout, beside the run. */
