@@ -4,33 +4,17 @@
  * refused, not stripped; `tools/list` still advertises strict schemas.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { closeMcpClients, connectMcp } from './client.js';
 import { errorEnvelope } from '../../src/contract/schemas/index.js';
-import { CLI, runJson } from '../helpers/cli.js';
+import { runJson } from '../helpers/cli.js';
 import { planRepo, T0 } from '../gitflow/helpers.js';
 import { RawMcp } from './raw.js';
 
-const clients: Client[] = [];
 const raws: RawMcp[] = [];
 afterEach(async () => {
-  for (const c of clients.splice(0)) await c.close();
+  await closeMcpClients();
   for (const r of raws.splice(0)) await r.close();
 });
-
-async function connect(cwd: string): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [CLI, 'mcp'],
-    cwd,
-    env: { ...(process.env as Record<string, string>), NODE_ENV: 'test', TUGCODE_NOW: T0 },
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'tugcode-test', version: '1.0.0' });
-  await client.connect(transport);
-  clients.push(client);
-  return client;
-}
 
 function initRepo(): string {
   const root = planRepo();
@@ -77,7 +61,7 @@ const MINIMAL: Record<string, [string, Record<string, unknown>]> = {
 describe('tugcode mcp arguments', () => {
   it('refuses an unknown argument of every tool with the envelope, and advertises strict schemas', async () => {
     const root = initRepo();
-    const client = await connect(root);
+    const client = await connectMcp(root);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(MINIMAL).sort());
     for (const t of tools) expect(t.inputSchema, t.name).toMatchObject({ type: 'object', additionalProperties: false });
@@ -91,7 +75,7 @@ describe('tugcode mcp arguments', () => {
 
   it('refuses a misspelled lease instead of renewing the default lease', async () => {
     const root = initRepo();
-    const client = await connect(root);
+    const client = await connectMcp(root);
     const claimed: any = await client.callTool({
       name: 'tug_state_claim',
       arguments: { plan: 'demo', worktree: '.', lease_seconds: 60 },
@@ -109,7 +93,7 @@ describe('tugcode mcp arguments', () => {
 
   it('gives the envelope for a missing argument, a wrong type, a bad item and a bad enum value', async () => {
     const root = initRepo();
-    const client = await connect(root);
+    const client = await connectMcp(root);
     const owner = { plan: 'demo', step: 'step-1', worktree: '.' };
     const cases: [string, Record<string, unknown>, string, string][] = [
       ['tug_state_claim', { plan: 'demo' }, 'state claim', 'worktree'],

@@ -6,38 +6,22 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { closeMcpClients, connectMcp } from './client.js';
 import { MCP_TOOLS } from '../../src/contract/mcp-tools.js';
-import { CLI, runJson } from '../helpers/cli.js';
+import { runJson } from '../helpers/cli.js';
 import { git, writeFiles } from '../helpers/repo.js';
 import { planRepo, T0 } from '../gitflow/helpers.js';
 
-const clients: Client[] = [];
 afterEach(async () => {
-  for (const c of clients.splice(0)) await c.close();
+  await closeMcpClients();
 });
-
-async function connect(cwd: string, env: Record<string, string> = {}): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [CLI, 'mcp'],
-    cwd,
-    env: { ...(process.env as Record<string, string>), NODE_ENV: 'test', TUGCODE_NOW: T0, ...env },
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'tugcode-test', version: '1.0.0' });
-  await client.connect(transport);
-  clients.push(client);
-  return client;
-}
 
 const textOf = (r: any) => JSON.parse(r.content[0].text);
 
 describe('tugcode mcp', () => {
   it('lists the state and kernel tools with input and output schemas and truthful annotations', async () => {
     const root = planRepo();
-    const client = await connect(root);
+    const client = await connectMcp(root);
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).sort();
     expect(names).toEqual(
@@ -85,7 +69,7 @@ describe('tugcode mcp', () => {
       cli(['update', 'demo', 'step-1', '--worktree', '.', '--task', '0', 'completed']),
       cli(['complete', 'demo', 'step-1', '--worktree', '.', '--attempt', '1']),
     ];
-    const client = await connect(viaMcp);
+    const client = await connectMcp(viaMcp);
     const owner = { plan: 'demo', step: 'step-1', worktree: '.', attempt: 1 };
     const calls: [string, Record<string, unknown>][] = [
       ['tug_state_claim', { plan: 'demo', worktree: '.' }],
@@ -137,7 +121,7 @@ describe('tugcode mcp', () => {
     });
     git(root, 'add', '-A');
     git(root, 'commit', '-q', '-m', 'code');
-    const client = await connect(root);
+    const client = await connectMcp(root);
     const analyzed: any = await client.callTool({
       name: 'tug_analyze_impact',
       arguments: { op: 'rename-symbol --symbol src/a.ts::oldName --to newName' },

@@ -4,34 +4,13 @@
  * argument lists its values (from the published schema). The CLI's wording is the envelope goldens'.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CLI, runJson } from '../helpers/cli.js';
+import { closeMcpClients, connectMcp, mcpStderr } from './client.js';
+import { runJson } from '../helpers/cli.js';
 import { planRepo, T0 } from '../gitflow/helpers.js';
 
-const clients: Client[] = [];
 afterEach(async () => {
-  for (const c of clients.splice(0)) await c.close();
+  await closeMcpClients();
 });
-
-const stderrOf = new Map<Client, string[]>();
-
-async function connect(cwd: string): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [CLI, 'mcp'],
-    cwd,
-    env: { ...(process.env as Record<string, string>), NODE_ENV: 'test', TUGCODE_NOW: T0 },
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'tugcode-test', version: '1.0.0' });
-  const err: string[] = [];
-  transport.stderr?.on('data', (d: Buffer) => err.push(d.toString()));
-  await client.connect(transport);
-  clients.push(client);
-  stderrOf.set(client, err);
-  return client;
-}
 
 const errorOf = (r: any) => {
   expect(r.isError, JSON.stringify(r)).toBe(true);
@@ -41,7 +20,7 @@ const errorOf = (r: any) => {
 describe('tugcode mcp spelling', () => {
   it('describes the state tools with field names and lists the values of enum arguments', async () => {
     const root = planRepo();
-    const client = await connect(root);
+    const client = await connectMcp(root);
     const { tools } = await client.listTools();
     for (const t of tools.filter((x) => x.name.startsWith('tug_state_'))) {
       // The description's tail names the CLI command whose JSON it is; before it, no flag.
@@ -59,7 +38,7 @@ describe('tugcode mcp spelling', () => {
   it('words its errors with the fields of the call, not the CLI flags', async () => {
     const root = planRepo();
     runJson('state init', ['state', 'init', 'demo'], { cwd: root, env: { TUGCODE_NOW: T0 } });
-    const client = await connect(root);
+    const client = await connectMcp(root);
     const owner = { plan: 'demo', step: 'step-1', worktree: '.' };
     const claimed: any = await client.callTool({ name: 'tug_state_claim', arguments: { plan: 'demo', worktree: '.' } });
     expect(claimed.structuredContent).toMatchObject({ claimed: true, step_anchor: 'step-1', attempt: 1 });
@@ -87,10 +66,10 @@ describe('tugcode mcp spelling', () => {
     runJson('state init', ['state', 'init', 'demo'], { cwd: root, env: { TUGCODE_NOW: T0 } });
     // The plan has warnings (validate lists them); the server's log does not repeat them.
     expect(runJson('validate', ['validate', 'demo'], { cwd: root }).json.plans[0].warning_count).toBeGreaterThan(0);
-    const client = await connect(root);
+    const client = await connectMcp(root);
     const r: any = await client.callTool({ name: 'tug_state_ready', arguments: { plan: 'demo' } });
     expect(r.isError, JSON.stringify(r)).toBeFalsy();
     await client.close();
-    expect(stderrOf.get(client)!.join('')).not.toMatch(/warning|W00\d/i);
+    expect(mcpStderr(client)).not.toMatch(/warning|W00\d/i);
   });
 });
