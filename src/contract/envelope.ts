@@ -55,24 +55,21 @@ const PLAN_WARNING = /^[WP]\d{3}$/;
  * warnings, which `tugcode validate <plan>` lists in full, as one line per plan. JSON keeps every one.
  */
 export function warningLines(warnings: readonly Warning[]): string[] {
-  const perPlan = new Map<string, { n: number }>();
-  const lines: (string | { plan: string; count: { n: number } })[] = [];
+  // A plan's line stands where its first warning did; its count is known once all are read.
+  const counts = new Map<string, number>();
+  const lines: (string | { plan: string })[] = [];
   for (const w of warnings) {
     const plan = w.details?.plan_path;
     if (typeof plan !== 'string' || !PLAN_WARNING.test(w.code)) {
       lines.push(`tugcode: warning: ${w.code}: ${w.message}`);
       continue;
     }
-    let count = perPlan.get(plan);
-    if (!count) {
-      perPlan.set(plan, (count = { n: 0 }));
-      lines.push({ plan, count });
-    }
-    count.n++;
+    if (!counts.has(plan)) lines.push({ plan });
+    counts.set(plan, (counts.get(plan) ?? 0) + 1);
   }
-  return lines.map((l) =>
-    typeof l === 'string'
-      ? l
-      : `tugcode: warning: ${l.plan}: ${l.count.n} validator warning${l.count.n === 1 ? '' : 's'}: tugcode validate ${shellArg(l.plan)} shows them`,
-  );
+  return lines.map((l) => {
+    if (typeof l === 'string') return l;
+    const n = counts.get(l.plan)!;
+    return `tugcode: warning: ${l.plan}: ${n} validator warning${n === 1 ? '' : 's'}: tugcode validate ${shellArg(l.plan)} shows them`;
+  });
 }

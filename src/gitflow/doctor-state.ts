@@ -211,7 +211,8 @@ async function targetCheck(
   if (store.version < INTEGRATION_TARGET_SCHEMA_VERSION)
     return pass(name, 'skipped: the state predates recorded integration targets', 'none needed');
   const { getIntegrationTarget } = await import('../state/queries/plans.js');
-  const { integrationBranch } = await import('../contract/layout.js');
+  const { targetOf } = await import('../state/integration-target.js');
+  const { integrationBranch, targetPlace } = await import('../contract/layout.js');
   const { slugOfPlan } = await import('./naming.js');
   const g = gitRunner(ctx.env);
   const root = ctx.repo.mainRoot;
@@ -227,15 +228,15 @@ async function targetCheck(
   const split: string[] = [];
   const fixes: string[] = [];
   for (const p of plans.filter((x) => x.status !== 'archived')) {
-    const row = await getIntegrationTarget(c, p.plan_path);
+    const target = targetOf(await getIntegrationTarget(c, p.plan_path));
     const integ = integrationBranch(slugOfPlan(p.plan_path));
-    if (!row?.integration_kind || row.integration_where === null) {
+    if (!target) {
       said.push(`${p.plan_path}: nothing recorded yet`);
       continue;
     }
-    const where = row.integration_where;
-    if (row.integration_kind === 'remote') {
-      said.push(`${p.plan_path}: ${where}/${integ}`);
+    const where = target.where;
+    if (target.kind === 'remote') {
+      said.push(`${p.plan_path}: ${targetPlace(target, integ)}`);
       const n = await ahead(`refs/heads/${integ}`, `refs/remotes/${where}/${integ}`);
       if (n > 0) {
         split.push(`${p.plan_path}: ${integ} has ${n} commit(s) that ${where}/${integ} lacks`);
@@ -248,7 +249,7 @@ async function targetCheck(
       continue;
     }
     const mine = where === store.self;
-    said.push(`${p.plan_path}: ${integ} of ${mine ? 'this clone' : `the clone at ${where}`}`);
+    said.push(`${p.plan_path}: ${mine ? `${integ} of this clone` : targetPlace(target, integ)}`);
     if (!mine) continue;
     for (const ref of have) {
       if (!ref.startsWith('refs/remotes/') || !ref.endsWith(`/${integ}`)) continue;

@@ -155,7 +155,7 @@ export async function leftoverTrees(
     if (existsSync(w.path)) out.push({ worker: `w${k}`, k, path: w.path, branch: branch! });
   }
   if (moved.length > 0) {
-    // git mends both directions of each link (docs/run.md §1.7); the trees are then the run's as before.
+    // git mends both directions of each link (docs/run.md §1.6); the trees are then the run's as before.
     await g.run(['worktree', 'repair', ...moved.map((t) => t.path)], repo.mainRoot);
     out.push(...moved);
   }

@@ -106,12 +106,13 @@ function describeEvent(e: LogEvent, o: LogTextOptions = {}): { op: string; text:
     };
   if (d.integration_target) {
     // Where the plan integrates from now on (docs/run.md §1.11), and where it did before a move.
-    const place = (t: Details) => (t.kind === 'remote' ? `through remote ${t.where}` : `into the clone ${t.where}`);
+    const name = (t: Details) => (t.kind === 'remote' ? `remote ${t.where}` : `the clone ${t.where}`);
+    const to: Details = d.integration_target;
     return {
       op: 'target',
       text: join(
-        place(d.integration_target),
-        d.previous_target ? `moved from ${place(d.previous_target).replace(/^(through|into) /, '')}` : '',
+        `${to.kind === 'remote' ? 'through' : 'into'} ${name(to)}`,
+        d.previous_target ? `moved from ${name(d.previous_target)}` : '',
       ),
     };
   }
