@@ -154,7 +154,11 @@ async function completeTx(
   const counters =
     step.parent_anchor === null
       ? completeTopLevel(c, plan_path, anchor, now)
-      : Promise.resolve({ plan_completed: false, remaining_steps: plan.steps_total - plan.steps_completed, steps_completed: 0 });
+      : Promise.resolve({
+          plan_completed: false,
+          remaining_steps: plan.steps_total - plan.steps_completed,
+          steps_completed: 0,
+        });
   const [auto, n, r] = await Promise.all([autoCompleted, changed, counters, Promise.all(forced)]);
   if (n !== 1) throw new TugError('InternalError', { reason: 'guarded completion changed no row' });
   if (input.dry_run) throw new CompletionDryRun();
@@ -179,7 +183,15 @@ async function completeTx(
     },
   });
   // The step's own event first, then the plan's: `state log` reads in the order things happened.
-  if (r.plan_completed) recordPlanDone(ctx, c, plan_path, anchor, input.worktree, step.attempt, now, r.steps_completed);
+  if (r.plan_completed)
+    recordPlanDone(ctx, c, {
+      plan_path,
+      anchor,
+      actor: input.worktree,
+      attempt: step.attempt,
+      now,
+      steps_completed: r.steps_completed,
+    });
   return {
     completed: true,
     step_anchor: anchor,
@@ -215,25 +227,26 @@ export async function completeTopLevel(
   return { plan_completed, remaining_steps, steps_completed: p.steps_completed };
 }
 
+/** A plan that `completeTopLevel` just finished: its last step, who completed it, and when. */
+export interface PlanDone {
+  plan_path: string;
+  anchor: string;
+  actor: string;
+  attempt: number | null;
+  now: string;
+  steps_completed: number;
+}
+
 /** The `plan_done` event of a plan that `completeTopLevel` just finished, recorded after the step's own event. */
-export function recordPlanDone(
-  ctx: StateContext,
-  c: Conn,
-  plan_path: string,
-  anchor: string,
-  actor: string,
-  attempt: number | null,
-  now: string,
-  steps_completed: number,
-): void {
+export function recordPlanDone(ctx: StateContext, c: Conn, done: PlanDone): void {
   recordEvent(ctx, c, {
     command: 'plan_done',
-    at: now,
-    plan_path,
-    step_anchor: anchor,
-    actor,
-    attempt,
-    details: { steps_completed },
+    at: done.now,
+    plan_path: done.plan_path,
+    step_anchor: done.anchor,
+    actor: done.actor,
+    attempt: done.attempt,
+    details: { steps_completed: done.steps_completed },
   });
 }
 

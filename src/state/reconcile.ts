@@ -8,7 +8,7 @@ import { normalizeAnchor } from '../plan/anchors.js';
 import { recordEvent } from './record.js';
 import { stepArg } from './owner.js';
 import { releaseIn } from './release.js';
-import { completeTopLevel, recordPlanDone } from './complete.js';
+import { completeTopLevel, recordPlanDone, type PlanDone } from './complete.js';
 import type { StateContext } from './context.js';
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
 import { completeNonTerminal } from './queries/items.js';
@@ -110,7 +110,7 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
       if (!t) byTop.set(s.top_anchor, (t = new Subtree(steps.filter((x) => x.top_anchor === s.top_anchor))));
       return t;
     };
-    let planDone: { anchor: string; attempt: number | null; steps: number } | null = null;
+    let planDone: PlanDone | null = null;
     for (const original of steps) {
       const win = wins.get(original.anchor);
       if (!win) continue;
@@ -173,7 +173,15 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
       out.reconciled.push({ step_anchor: row.anchor, commit_hash: hash, previous_status: row.status });
       if (row.parent_anchor === null) {
         const r = await completeTopLevel(c, plan_path, row.anchor, now);
-        if (r.plan_completed) planDone = { anchor: row.anchor, attempt: row.attempt, steps: r.steps_completed };
+        if (r.plan_completed)
+          planDone = {
+            plan_path,
+            anchor: row.anchor,
+            actor: 'admin',
+            attempt: row.attempt,
+            now,
+            steps_completed: r.steps_completed,
+          };
       }
     }
     if (out.reconciled.length > 0 || refactorsApplied.length > 0) {
@@ -185,7 +193,7 @@ export async function reconcile(ctx: StateContext, input: ReconcileInput): Promi
       recordEvent(ctx, c, { at: now, plan_path, step_anchor: null, actor: 'admin', attempt: null, details });
     }
     // After the reconcile event that completed its last step (`state log` reads in order).
-    if (planDone) recordPlanDone(ctx, c, plan_path, planDone.anchor, 'admin', planDone.attempt, now, planDone.steps);
+    if (planDone) recordPlanDone(ctx, c, planDone);
     return out;
   });
 }
