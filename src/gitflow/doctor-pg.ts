@@ -93,7 +93,7 @@ export async function pgStateChecks(ctx: RepoCtx, open: () => Promise<StateStore
     );
     // The server's time, unless TUGCODE_NOW fixed the process's (as the store does).
     const now = await pg.now();
-    checks.push(...(await planChecks(ctx, db, now, { version: v, self: pg.owner(ctx.repo.mainRoot) })));
+    checks.push(...(await planChecks(ctx, db, now, { version: v, self: pg.owner(ctx.repo.mainRoot), shared: true })));
     return checks;
   } finally {
     await store.close();

@@ -111,7 +111,11 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
     );
 
     checks.push(
-      ...(await planChecks(ctx, store, ctx.clock.now(), { version: store.version, self: ctx.repo.mainRoot })),
+      ...(await planChecks(ctx, store, ctx.clock.now(), {
+        version: store.version,
+        self: ctx.repo.mainRoot,
+        shared: false,
+      })),
     );
   } finally {
     await store.close();
@@ -140,7 +144,7 @@ export async function planChecks(
   ctx: RepoCtx,
   c: Conn,
   now: string,
-  store: { version: number; self: string },
+  store: { version: number; self: string; shared: boolean },
 ): Promise<DoctorCheck[]> {
   const { listPlans } = await import('../state/queries/plans.js');
   const { stepsOfPlan } = await import('../state/queries/steps.js');
@@ -204,14 +208,14 @@ async function targetCheck(
   ctx: RepoCtx,
   c: Conn,
   plans: { plan_path: string; status: string }[],
-  store: { version: number; self: string },
+  store: { version: number; self: string; shared: boolean },
 ): Promise<DoctorCheck> {
   const name = 'integration-targets';
   const { INTEGRATION_TARGET_SCHEMA_VERSION } = await import('../state/migrate.js');
   if (store.version < INTEGRATION_TARGET_SCHEMA_VERSION)
     return pass(name, 'skipped: the state predates recorded integration targets', 'none needed');
   const { getIntegrationTarget } = await import('../state/queries/plans.js');
-  const { targetOf } = await import('../state/integration-target.js');
+  const { targetSeenBy } = await import('../state/integration-target.js');
   const { integrationBranch, targetPlace } = await import('../contract/layout.js');
   const { slugOfPlan } = await import('./naming.js');
   const g = gitRunner(ctx.env);
@@ -228,7 +232,7 @@ async function targetCheck(
   const split: string[] = [];
   const fixes: string[] = [];
   for (const p of plans.filter((x) => x.status !== 'archived')) {
-    const target = targetOf(await getIntegrationTarget(c, p.plan_path));
+    const target = targetSeenBy(await getIntegrationTarget(c, p.plan_path), store);
     const integ = integrationBranch(slugOfPlan(p.plan_path));
     if (!target) {
       said.push(`${p.plan_path}: nothing recorded yet`);

@@ -50,6 +50,19 @@ export function targetOf(row: TargetRow | undefined): IntegrationTarget | null {
 }
 
 /**
+ * The target a plans row records, as the clone `self` sees it. On a clone's own state.db (not `shared`) a
+ * local target can only be that clone, wherever it is now: a clone moved on disk keeps its old path in the
+ * row until its next integration rewrites it (recordIntegrationTarget), and readers name it as it is.
+ */
+export function targetSeenBy(
+  row: TargetRow | undefined,
+  here: { self: string; shared: boolean },
+): IntegrationTarget | null {
+  const t = targetOf(row);
+  return t?.kind === 'local' && !here.shared ? { kind: 'local', where: here.self } : t;
+}
+
+/**
  * Whether two targets are one. A local target names its clone only where clones share a store (PostgreSQL,
  * owner names carry the host): an embedded state.db is its clone's own, so a clone that moved on disk is
  * still the same clone.

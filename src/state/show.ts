@@ -10,7 +10,7 @@ import { stepArg } from './owner.js';
 import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
 import { itemsOfPlan } from './queries/items.js';
 import { getIntegrationTarget, getPlan, listPlans } from './queries/plans.js';
-import { targetOf, type IntegrationTarget } from './integration-target.js';
+import { targetSeenBy, type IntegrationTarget } from './integration-target.js';
 import { INTEGRATION_TARGET_SCHEMA_VERSION } from './migrate.js';
 import { refactorsOfPlan } from './queries/refactors.js';
 import { stepsWithArtifactCounts } from './queries/steps.js';
@@ -134,10 +134,11 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
     if (input.step !== undefined) throw new TugError('InvalidArgument', { reason: '--step needs a plan argument' });
     const store = ctx.store;
     if (!store) return { plans: [] };
+    const seen = { version: store.version, self: ctx.repoRoot, shared: !!ctx.ownerPrefix };
     return store.read(async (c) => {
       const plans: ShowPlan[] = [];
       for (const p of await listPlans(c))
-        if (p.status !== 'archived') plans.push(await planView(c, p, mode, now, store.version));
+        if (p.status !== 'archived') plans.push(await planView(c, p, mode, now, seen));
       return { plans };
     });
   }
@@ -145,8 +146,9 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
   await requirePlanRow(ctx, ref);
   const store = ctx.store!;
   const step = input.step === undefined ? undefined : stepArg(input.step);
+  const seen = { version: store.version, self: ctx.repoRoot, shared: !!ctx.ownerPrefix };
   return store.read(async (c) => {
-    const view = await planView(c, (await getPlan(c, ref.plan_path))!, mode, now, store.version);
+    const view = await planView(c, (await getPlan(c, ref.plan_path))!, mode, now, seen);
     if (step !== undefined) {
       const target = view.steps.find((s) => s.anchor === step);
       if (!target) throw new TugError('StepNotFound', { plan_path: ref.plan_path, step_anchor: step });
@@ -170,8 +172,15 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
 }
 
 /** `version`: the store's schema version (an older store, read and not migrated, lacks the later columns). */
-async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string, version: number): Promise<ShowPlan> {
-  const ledger = hasLedger(version);
+/** What planView needs of the store: its schema version, and how the clone it runs in reads a target. */
+interface Seen {
+  version: number;
+  self: string;
+  shared: boolean;
+}
+
+async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string, seen: Seen): Promise<ShowPlan> {
+  const ledger = hasLedger(seen.version);
   const rows = await stepsWithArtifactCounts(c, plan.plan_path);
   const byAnchor = new Map(rows.map((r) => [r.anchor, r]));
   const deps = group(await depsOfPlan(c, plan.plan_path));
@@ -261,7 +270,9 @@ async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string, ve
     },
     usage: planUsage,
     integration_target:
-      version >= INTEGRATION_TARGET_SCHEMA_VERSION ? targetOf(await getIntegrationTarget(c, plan.plan_path)) : null,
+      seen.version >= INTEGRATION_TARGET_SCHEMA_VERSION
+        ? targetSeenBy(await getIntegrationTarget(c, plan.plan_path), seen)
+        : null,
   };
 }
 

@@ -156,6 +156,11 @@ describe('the plan integrates where its first run did (SQLite)', () => {
     expect(first.code, first.stdout + first.stderr).toBe(4);
     const moved = join(tempDir('tugcode-moved-'), 'elsewhere');
     renameSync(repo, moved);
+    // Before anything rewrites the record, readers name the clone as it is now, not its old path.
+    const before = tugJson(moved, ['state', 'show', 'demo']).json.plans[0].integration_target;
+    expect(before).toEqual({ kind: 'local', where: realpathSync(moved) });
+    const check = tugJson(moved, ['doctor']).json.checks.find((c: any) => c.name === 'integration-targets');
+    expect(check.message).toContain('tugplan/demo of this clone');
     expect(tugJson(moved, ['state', 'reset', 'demo', 'step-2']).code).toBe(0);
     const r = runJsonl(moved, ['demo', '--implementer', impl.argv]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
