@@ -179,6 +179,13 @@ export function resolveImplementer(
   input: { implementer?: string | undefined; agent?: string | undefined },
   config: { implementer: string; agent: string },
 ): { implementer: string | null; agent: AgentName | null } {
+  // An empty flag is most often an unset variable (`--implementer "$IMPL"`); taken as "none", it would
+  // mark every item of the plan completed unattended (docs/run.md §2, "No implementer").
+  if (input.implementer !== undefined && input.implementer.trim() === '')
+    throw invalidArgument(
+      '--implementer is empty (an unset variable?); to run without an implementer, leave the flag out',
+      { implementer: input.implementer },
+    );
   const r = resolveCommandOrAgent(
     { command: input.implementer, agent: input.agent },
     { command: config.implementer, agent: config.agent },

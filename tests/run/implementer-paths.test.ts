@@ -5,7 +5,7 @@
  * attempt. A run without an implementer says so. The hints of a stopped run repeat its flags (§1.2).
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, checkSchema } from '../helpers/cli.js';
@@ -172,6 +172,19 @@ describe('a run without an implementer (docs/run.md §2)', () => {
     expect(runText(root, ['noimpl', '--dry-run']).stderr).not.toContain('NoImplementer');
     const withOne = runJsonl(root, ['noimpl', '--implementer', 'true']);
     expect(withOne.events.filter((e) => e.type === 'warning')).toEqual([]);
+  });
+
+  it.each(['', '   '])('an empty --implementer %j (an unset variable) is refused before anything runs', (empty) => {
+    const root = runRepo(PLAN, 'noimpl');
+    const r = runJsonl(root, ['noimpl', '--implementer', empty]);
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.events.at(-1).error).toMatchObject({ code: 'InvalidArgument', details: { implementer: empty } });
+    expect(r.events.at(-1).error.message).toMatch(/empty/);
+    const dry = tugJson(root, ['run', 'noimpl', '--implementer', empty, '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(2);
+    expect(dry.json.error).toMatchObject({ code: 'InvalidArgument', details: { implementer: empty } });
+    expect(existsSync(join(root, '.tugtree'))).toBe(false);
+    expect(tugJson(root, ['state', 'show', 'noimpl']).code).not.toBe(0); // never initialised
   });
 });
 
