@@ -170,6 +170,29 @@ describe('tugcode run, killed and signalled', () => {
     });
   }
 
+  it('a closed stdout (`| head`) stops the run as a signal does: implementers ended, claims released, exit 141', async () => {
+    const root = runRepo(CHAIN);
+    const impl = holdingImplementer();
+    writeFileSync(join(impl.hold, 'step-1-a1'), '');
+    writeFileSync(join(impl.hold, 'step-3-a1'), '');
+    const run = startRun(root, ['demo', '--workers', '2', '--implementer', impl.argv]);
+    const p1 = await implementerStarted(run, impl, 'step-1');
+    await implementerStarted(run, impl, 'step-3');
+    // The reader goes away, as `head` does once it has its lines; the run's next line meets the closed pipe.
+    run.child.stdout.destroy();
+    rmSync(join(impl.hold, 'step-3-a1'));
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(141);
+    expect(r.stderr).toContain('tugcode: Interrupted: ');
+    expect(r.stderr).toContain('its stdout was closed');
+    expect(groupAlive(p1)).toBe(false);
+    const s1 = stepsOf(root).find((s) => s.anchor === 'step-1');
+    expect(s1.status).toBe('pending');
+    expect(s1.claimed_by ?? null).toBeNull();
+    expect(tugJson(root, ['state', 'ready', PLAN]).json.claimed_steps).toEqual([]);
+    expect(existsSync(join(root, '.tugtool', 'run-demo.lock'))).toBe(false);
+  });
+
   it('a second signal exits at once, the summary still last (Interrupted, forced), what completed listed', async () => {
     const root = runRepo(CHAIN);
     // step-3 ignores SIGTERM, so the first stop waits out the kill grace (2 s): the second signal lands then.

@@ -1,25 +1,31 @@
 /**
  * The streaming part of `tugcode run` / `demo`: signals (the first SIGINT/SIGTERM/SIGHUP stops the run and
- * releases held claims, a second exits at once; SIGHUP is a closed terminal or ssh session), the renderer, the final summary, and the exit code.
+ * releases held claims, a second exits at once; SIGHUP is a closed terminal or ssh session; a closed stdout
+ * stops it as a signal does), the renderer, the final summary, and the exit code.
  */
 import { CATALOGUE, TugError, toTugError } from '../../contract/errors.js';
 import { warningLines } from '../../contract/envelope.js';
 import { emptySummary, renderError, renderOk } from '../output.js';
+import { onStdoutClosed } from '../stdout-closed.js';
 import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
 import type { Call } from '../../ops/context.js';
 import type { RunEvent, RunSummary } from '../../run/types.js';
 import type { Board } from '../../board/start.js';
 
-const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+// SIGPIPE: stdout's reader went away (EPIPE; Node ignores the signal itself), 128+13 as a shell reports it.
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129, SIGPIPE: 141 } as const;
 type StopSignal = keyof typeof SIGNAL_EXIT;
+const LISTENED: StopSignal[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 function onSignals(
   stop: AbortController,
   lastWords: (sig: StopSignal) => void,
-): { which: () => StopSignal | null; off: () => void } {
+): { which: () => StopSignal | null; off: () => void; raise: (sig: StopSignal) => void } {
   let got: StopSignal | null = null;
+  let on = true;
   const handler = (sig: StopSignal) => () => {
+    if (!on) return;
     if (got) {
       // A second signal: out at once (held leases then expire normally), the summary still the last line.
       lastWords(sig);
@@ -28,18 +34,27 @@ function onSignals(
     got = sig;
     stop.abort();
   };
-  const handlers = (Object.keys(SIGNAL_EXIT) as StopSignal[]).map((sig) => [sig, handler(sig)] as const);
+  const handlers = LISTENED.map((sig) => [sig, handler(sig)] as const);
   for (const [sig, h] of handlers) process.on(sig, h);
   return {
     which: () => got,
     off: () => {
+      on = false;
       for (const [sig, h] of handlers) process.removeListener(sig, h);
+    },
+    // A closed stdout is never the second signal: a Ctrl-C in `tugcode run … | head` ends head as well, and
+    // the run's next line then meets the closed pipe while the first stop is still under way.
+    raise: (sig) => {
+      if (!got) handler(sig)();
     },
   };
 }
 
+/** Whether stdout's reader went away: nothing more is written there (docs/run.md §1.1 item 5). */
+let stdoutGone = false;
+
 function write(s: string): void {
-  process.stdout.write(s);
+  if (!stdoutGone) process.stdout.write(s);
 }
 
 /** Exit code of a finished run (docs/run.md §1 "Exit codes"). */
@@ -123,6 +138,13 @@ export async function runCommand(
     if (json) write(JSON.stringify({ type: 'summary', at: cli.now(), ...summary }) + '\n');
     process.stderr.write(renderError('run', err, [], { json: false }).stderr);
   });
+  // A reader gone from stdout (`tugcode run … | head`) stops the run as a signal does: exiting at once
+  // would leave the implementers running and their claims held for the whole lease. The handler stays after
+  // the run, so an EPIPE of its last line does not turn its exit code into 0.
+  onStdoutClosed(() => {
+    stdoutGone = true;
+    sig.raise('SIGPIPE');
+  });
   const { createRenderer, summaryText } = await import('../../run/render.js');
   let renderer: ReturnType<typeof createRenderer> | null = null;
   let started = false as boolean; // set by onStart (a closure, which narrowing does not see)
@@ -170,6 +192,12 @@ export async function runCommand(
     (renderer as ReturnType<typeof createRenderer> | null)?.close();
     if (traceFile) (await import('node:fs')).writeFileSync(traceFile, spans.map((l) => l + '\n').join(''));
   }
+  // The driver does not know why it was stopped: a closed stdout is named, as nothing else would say it.
+  if (sig.which() === 'SIGPIPE' && summary.error?.code === 'Interrupted')
+    summary = {
+      ...summary,
+      error: new TugError('Interrupted', { ...summary.error.details, signal: 'SIGPIPE', stdout_closed: true }).toJSON(),
+    };
   const code = exitOf(summary, sig.which());
   const at = cli.now();
   if (json) write(JSON.stringify({ type: 'summary', at, ...summary }) + '\n');
