@@ -233,6 +233,44 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');
     }
   });
 
+  it('the first Ctrl-C says at once what the run is ending and what a second one does (text mode)', async () => {
+    const root = runRepo(CHAIN);
+    // Both implementers ignore SIGTERM, so the first stop waits out the kill grace: the line must come before.
+    const impl = nodeImplementer(`
+process.on('SIGTERM', () => {});
+writeFileSync(join(dir, step), String(process.pid));
+await sleep(60_000);
+`);
+    const run = startRun(root, ['demo', '--workers', '2', '--implementer', impl.argv], {}, { text: true });
+    await waitUntil('step-1 and step-3 to start', () =>
+      ['step-1', 'step-3'].every((a) => existsSync(join(impl.dir, a)) && readFileSync(join(impl.dir, a), 'utf8')),
+    );
+    const pids = ['step-1', 'step-3'].map((a) => Number(readFileSync(join(impl.dir, a), 'utf8')));
+    try {
+      run.child.kill('SIGINT');
+      const line = await waitUntil('the stopping line', () =>
+        run
+          .stderr()
+          .split('\n')
+          .find((l) => l.startsWith('tugcode: stopping')),
+      );
+      expect(run.child.exitCode).toBeNull(); // said while the implementers are being ended, not at the end
+      expect(line).toBe(
+        'tugcode: stopping: ending 2 running commands and releasing the claims held (Ctrl-C again to exit at ' +
+          'once: running commands killed, held claims kept until their leases expire)',
+      );
+      // What it says a second Ctrl-C does.
+      run.child.kill('SIGINT');
+      const r = await run.done;
+      expect(r.code, r.stderr).toBe(130);
+      expect(r.stderr.split('\n').filter((l) => l.startsWith('tugcode: stopping'))).toHaveLength(1);
+      expect(r.stderr).toContain('a second signal stopped it at once');
+      for (const pid of pids) await waitUntil(`implementer ${pid} killed`, () => !groupAlive(pid), 10_000);
+    } finally {
+      for (const pid of pids) if (groupAlive(pid)) process.kill(-pid, 'SIGKILL');
+    }
+  });
+
   it('a refused heartbeat kills the implementer, drops the attempt without a commit, and the step runs again', async () => {
     const root = runRepo(CHAIN);
     const impl = holdingImplementer();

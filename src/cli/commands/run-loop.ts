@@ -20,7 +20,7 @@ const LISTENED: StopSignal[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 function onSignals(
   stop: AbortController,
-  lastWords: (sig: StopSignal) => void,
+  words: { first: (sig: StopSignal) => void; last: (sig: StopSignal) => void },
 ): { which: () => StopSignal | null; off: () => void; raise: (sig: StopSignal) => void } {
   let got: StopSignal | null = null;
   let on = true;
@@ -28,10 +28,11 @@ function onSignals(
     if (!on) return;
     if (got) {
       // A second signal: out at once (held leases then expire normally), the summary still the last line.
-      lastWords(sig);
+      words.last(sig);
       process.exit(SIGNAL_EXIT[sig]);
     }
     got = sig;
+    words.first(sig);
     stop.abort();
   };
   const handlers = LISTENED.map((sig) => [sig, handler(sig)] as const);
@@ -48,6 +49,20 @@ function onSignals(
       if (!got) handler(sig)();
     },
   };
+}
+
+/**
+ * The line a first stop prints (text mode): what the run does now, and what a second signal does instead
+ * (docs/run.md §1.1 item 5).
+ */
+function stoppingLine(sig: StopSignal, running: number): string {
+  const what =
+    running > 0
+      ? `ending ${running} running command${running === 1 ? '' : 's'} and releasing the claims held`
+      : 'releasing the claims held';
+  const why = sig === 'SIGPIPE' ? ' (stdout was closed)' : '';
+  const again = sig === 'SIGTERM' ? 'SIGTERM again' : sig === 'SIGPIPE' ? 'Ctrl-C' : 'Ctrl-C again';
+  return `stopping${why}: ${what} (${again} to exit at once: running commands killed, held claims kept until their leases expire)`;
 }
 
 /** Whether stdout's reader went away: nothing more is written there (docs/run.md §1.1 item 5). */
@@ -126,17 +141,29 @@ export async function runCommand(
   const stop = new AbortController();
   // The hints of a stopped run repeat these (docs/run.md §1.2); loaded before a second signal may need them.
   const flags = (await import('../../run/run-flags.js')).runFlags(input, cli.ctx.cwd);
-  const { killRunningGroups } = await import('../../run/child.js');
+  const { killRunningGroups, runningGroupCount } = await import('../../run/child.js');
   // What the events said so far: the summary of a run cut short by a second signal.
   const done = { steps: [] as string[], commits: [] as string[] };
-  const sig = onSignals(stop, (which) => {
-    // The implementers, checkpoints and reviewers it runs lead their own process groups: end them too, or
-    // they would go on writing into worktrees whose claims nobody renews.
-    killRunningGroups();
-    const err = new TugError('Interrupted', { plan_path: input.plan, signal: which, forced: true, run_flags: flags });
-    const summary = { ...emptySummary(err, Date.now() - t0), steps_completed: done.steps, commits: done.commits };
-    if (json) write(JSON.stringify({ type: 'summary', at: cli.now(), ...summary }) + '\n');
-    process.stderr.write(renderError('run', err, [], { json: false }).stderr);
+  const { createRenderer, summaryText } = await import('../../run/render.js');
+  let renderer: ReturnType<typeof createRenderer> | null = null;
+  const sig = onSignals(stop, {
+    first: (which) => {
+      // Ending the implementers can take the kill grace: say what is going on, and what a second signal does.
+      if (json || which === 'SIGHUP') return; // SIGHUP: the terminal is gone, no one reads stderr
+      const line = `tugcode: ${stoppingLine(which, runningGroupCount())}\n`;
+      const print = () => process.stderr.write(line);
+      if (renderer) renderer.aside(print);
+      else print();
+    },
+    last: (which) => {
+      // The implementers, checkpoints and reviewers it runs lead their own process groups: end them too, or
+      // they would go on writing into worktrees whose claims nobody renews.
+      killRunningGroups();
+      const err = new TugError('Interrupted', { plan_path: input.plan, signal: which, forced: true, run_flags: flags });
+      const summary = { ...emptySummary(err, Date.now() - t0), steps_completed: done.steps, commits: done.commits };
+      if (json) write(JSON.stringify({ type: 'summary', at: cli.now(), ...summary }) + '\n');
+      process.stderr.write(renderError('run', err, [], { json: false }).stderr);
+    },
   });
   // A reader gone from stdout (`tugcode run … | head`) stops the run as a signal does: exiting at once
   // would leave the implementers running and their claims held for the whole lease. The handler stays after
@@ -145,8 +172,6 @@ export async function runCommand(
     stdoutGone = true;
     sig.raise('SIGPIPE');
   });
-  const { createRenderer, summaryText } = await import('../../run/render.js');
-  let renderer: ReturnType<typeof createRenderer> | null = null;
   let started = false as boolean; // set by onStart (a closure, which narrowing does not see)
   const pending: RunEvent[] = [];
   const emit = (e: RunEvent) => {
