@@ -12,7 +12,8 @@ import { table } from '../util/table.js';
 import { decideCommands, runAgain } from '../contract/errors.js';
 import { usageLine } from '../contract/usage.js';
 
-export async function summaryText(s: RunSummary, o: { color: boolean }): Promise<string> {
+/** `next`: the command to run next, the last line (`tugcode merge <plan>` once the plan is done, docs/run.md §1.1 item 6). */
+export async function summaryText(s: RunSummary, o: { color: boolean; next?: string | undefined }): Promise<string> {
   const paint = painter(o);
   const blocks: string[] = [];
   const rounds = new Map((s.review_rounds ?? []).map((r) => [r.step_anchor, r.rounds]));
@@ -89,6 +90,7 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
   if (s.usage && s.usage.reports > 0) tail.push(`usage: ${usageLine(s.usage)}`);
   if (s.plan_usage && s.plan_usage.reports > (s.usage?.reports ?? 0))
     tail.push(`plan usage: ${usageLine(s.plan_usage)}`);
+  if (o.next) tail.push(`next: ${o.next}`);
   return [...blocks, tail.join('\n')].join('\n\n') + '\n';
 }
 

@@ -7,6 +7,7 @@ import { CATALOGUE, TugError, toTugError } from '../../contract/errors.js';
 import { warningLines } from '../../contract/envelope.js';
 import { emptySummary, renderError, renderOk } from '../output.js';
 import { onStdoutClosed } from '../stdout-closed.js';
+import { shellArg } from '../../util/shell-arg.js';
 import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
 import type { Call } from '../../ops/context.js';
@@ -125,11 +126,11 @@ async function checkRunFlags(input: RunInput, cli: CliEnv, call: Call): Promise<
  * for the run's length (docs/board.md §1).
  */
 export async function runCommand(
-  options: RunInput & { dry_run?: boolean; board?: boolean },
+  options: RunInput & { dry_run?: boolean; board?: boolean; no_next?: boolean },
   cli: CliEnv,
   beside?: Board,
 ): Promise<number> {
-  const { board: wantBoard, ...input } = options;
+  const { board: wantBoard, no_next: noNext, ...input } = options;
   const { newCall } = await import('../../ops/context.js');
   const call = newCall('run');
   const json = cli.globals.json;
@@ -173,6 +174,7 @@ export async function runCommand(
     sig.raise('SIGPIPE');
   });
   let started = false as boolean; // set by onStart (a closure, which narrowing does not see)
+  let planPath = '' as string; // the plan as the run resolved it, for the summary's `next:` line
   const pending: RunEvent[] = [];
   const emit = (e: RunEvent) => {
     if (e.type === 'step_completed') {
@@ -200,6 +202,7 @@ export async function runCommand(
       trace: traceFile ? (span) => spans.push(JSON.stringify(span)) : undefined,
       onStart: (info) => {
         started = true;
+        planPath = info.plan_path;
         // The watchdog's last activity of each worker's implementer, for the running cards (docs/board.md §3).
         board?.runActivity(info.last_activity);
         // -q: no progress, only the summary and the error line (the event stream of --json is its protocol).
@@ -227,7 +230,13 @@ export async function runCommand(
   const at = cli.now();
   if (json) write(JSON.stringify({ type: 'summary', at, ...summary }) + '\n');
   // A run that failed before its workers started did nothing to sum up: text mode prints only the error.
-  else if (started || !summary.error) write((await summaryText(summary, { color: cli.color })) + '\n');
+  else if (started || !summary.error) {
+    // A plan done and not merged yet: what brings it back (docs/git.md §5). Not after --merge, nor in the
+    // demo, whose epilogue says what to look at.
+    const merge = summary.status === 'ok' && summary.plan_done && !input.merge && !noNext && planPath;
+    const next = merge ? `tugcode merge ${shellArg(planPath)}` : undefined;
+    write((await summaryText(summary, { color: cli.color, next })) + '\n');
+  }
   // What the run noticed and handled (a stale index.lock removed, a lock release that failed, …): the
   // stream's summary has no place for it, so text mode says it on stderr, before the one error line.
   if (!json) for (const l of warningLines(call.warnings.items)) process.stderr.write(l + '\n');
