@@ -5,6 +5,7 @@
 import { writeSync } from 'node:fs';
 import { runArgv } from './argv.js';
 import { runRefactor, splitRefactorArgv } from '../commands/refactor.js';
+import { stdoutClosed } from './stdout-closed.js';
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<number> {
   // `tugcode refactor …` bypasses commander: the kernel front door owns its argv (docs/kernel.md §3.1).
@@ -65,14 +66,14 @@ function writeAll(fd: 1 | 2, text: string): void {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EAGAIN') (fd === 1 ? process.stdout : process.stderr).write(bytes.subarray(done));
     else if (code === 'EPIPE') {
-      if (fd === 1) process.exit(0);
+      if (fd === 1) stdoutClosed();
     } else throw e;
   }
 }
 
 /**
- * A reader gone from stdout ends the process quietly, whoever writes to the stream. The handler is attached
- * when the stream is first used, since creating it costs what writeAll saves.
+ * A reader gone from stdout ends the process quietly (or stops a `run`, stdout-closed.ts), whoever writes to
+ * the stream. The handler is attached when the stream is first used, since creating it costs what writeAll saves.
  */
 function onStdoutCreated(attach: (s: NodeJS.WriteStream) => void): void {
   const d = Object.getOwnPropertyDescriptor(process, 'stdout');
@@ -92,7 +93,7 @@ function onStdoutCreated(attach: (s: NodeJS.WriteStream) => void): void {
 
 onStdoutCreated((s) =>
   s.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EPIPE') process.exit(0);
+    if (e.code === 'EPIPE') stdoutClosed();
   }),
 );
 

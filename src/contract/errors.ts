@@ -469,9 +469,10 @@ export const CATALOGUE = {
   },
   Interrupted: {
     exit: 130,
-    when: '`run` stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129) before the plan was done (docs/run.md §1 item 5)',
+    when: '`run` stopped by SIGINT (130), SIGTERM (143), SIGHUP (129) or a closed stdout (SIGPIPE, 141) before the plan was done (docs/run.md §1 item 5)',
     message: (d) =>
-      `the run of ${plan(d)} was interrupted${d.signal ? ` by ${s(d.signal)}` : ''}; ` +
+      `the run of ${plan(d)} was interrupted${d.signal ? ` by ${s(d.signal)}` : ''}` +
+      `${d.stdout_closed ? ' (its stdout was closed)' : ''}; ` +
       (d.forced
         ? 'a second signal stopped it at once: its running commands were killed; held claims stay until their leases expire or the next run of the plan takes them over'
         : 'held claims were released'),

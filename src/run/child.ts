@@ -120,6 +120,11 @@ function pipeLines(
 /** The process groups of the children running now: a run stopped by a second signal ends them (docs/run.md §1.2). */
 const running = new Set<number>();
 
+/** How many child process groups are running now (what a first signal is ending, docs/run.md §1.1 item 5). */
+export function runningGroupCount(): number {
+  return running.size;
+}
+
 /** SIGKILLs every child process group still running; how many there were. */
 export function killRunningGroups(): number {
   for (const pgid of running) signalGroup(pgid, 'SIGKILL');

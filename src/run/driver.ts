@@ -533,10 +533,16 @@ async function summarize(
   const cat = await rc.store.ready(sc, { plan: rc.prep.planPath });
   const show = await rc.store.show(sc, { plan: rc.prep.planPath, items: 'none' });
   const steps = show.plans[0]?.steps ?? [];
-  const failed_steps = cat.failed_steps.map((a) => ({
-    step_anchor: a,
-    reason: steps.find((s) => s.anchor === a)?.fail_reason ?? 'failed',
-  }));
+  const { implementerLogs } = await import('./step.js');
+  const failed_steps = cat.failed_steps.map((a) => {
+    // Where its output went, every attempt's (docs/run.md §1.1 item 6): the reason is only the tail's gist.
+    const logs = implementerLogs(rc, a);
+    return {
+      step_anchor: a,
+      reason: steps.find((s) => s.anchor === a)?.fail_reason ?? 'failed',
+      ...(logs.length ? { logs } : {}),
+    };
+  });
   const { blocked_steps, blocked_reasons } = blockedSteps(cat, steps);
   // Review rounds of this run (with a reviewer) and the steps waiting for a human (docs/run.md §6).
   // A step that waited for a human before this run started is listed too: its decision is still to make.

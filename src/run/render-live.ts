@@ -132,6 +132,15 @@ export class LiveView {
     this.timer = null;
   }
 
+  /** Erases the block, runs `print` (a line on stderr, the same terminal), and draws the block below it. */
+  aside(print: () => void): void {
+    if (this.closed || this.shown === 0) return print();
+    this.o.write(`\x1b[${this.shown}A\r\x1b[0J`);
+    this.shown = 0;
+    print();
+    this.draw();
+  }
+
   /** The block's lines for the current state, without newlines. */
   frame(): string[] {
     const now = this.o.now();

@@ -12,7 +12,8 @@ import { table } from '../util/table.js';
 import { decideCommands, runAgain } from '../contract/errors.js';
 import { usageLine } from '../contract/usage.js';
 
-export async function summaryText(s: RunSummary, o: { color: boolean }): Promise<string> {
+/** `next`: the command to run next, the last line (`tugcode merge <plan>` once the plan is done, docs/run.md §1.1 item 6). */
+export async function summaryText(s: RunSummary, o: { color: boolean; next?: string | undefined }): Promise<string> {
   const paint = painter(o);
   const blocks: string[] = [];
   const rounds = new Map((s.review_rounds ?? []).map((r) => [r.step_anchor, r.rounds]));
@@ -78,6 +79,9 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
   const tail = [
     `${outcome} · ${s.commits.length} commit${s.commits.length === 1 ? '' : 's'} · wall ${duration(s.wall_ms)}`,
   ];
+  // Where a failed step's output went (docs/run.md §1.1 item 6): its last attempt's logs; the summary's JSON
+  // lists every attempt's.
+  for (const f of s.failed_steps) tail.push(...logLines(f.step_anchor, f.logs ?? []));
   if (s.commits.length > 0) tail.push(`commits: ${s.commits.map(shortHash).join(' ')}`);
   // Conflicts a resolver merged in the same attempt (docs/run.md §1.9): no step was redone for them.
   for (const c of s.conflicts_resolved ?? [])
@@ -86,7 +90,18 @@ export async function summaryText(s: RunSummary, o: { color: boolean }): Promise
   if (s.usage && s.usage.reports > 0) tail.push(`usage: ${usageLine(s.usage)}`);
   if (s.plan_usage && s.plan_usage.reports > (s.usage?.reports ?? 0))
     tail.push(`plan usage: ${usageLine(s.plan_usage)}`);
+  if (o.next) tail.push(`next: ${o.next}`);
   return [...blocks, tail.join('\n')].join('\n\n') + '\n';
+}
+
+function logLines(anchor: string, logs: string[]): string[] {
+  const attemptOf = (p: string) => Number(/-attempt(\d+)\.log$/.exec(p)?.[1] ?? 0);
+  const last = Math.max(0, ...logs.map(attemptOf));
+  const lines = logs.filter((p) => attemptOf(p) === last).map((p) => `${anchor} log: ${p}`);
+  const earlier = new Set(logs.map(attemptOf).filter((a) => a !== last)).size;
+  if (earlier > 0 && lines.length > 0)
+    lines[lines.length - 1] += ` (and ${earlier} earlier attempt${earlier === 1 ? "'s" : "s'"} beside it)`;
+  return lines;
 }
 
 function firstLine(s: string): string {

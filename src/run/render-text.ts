@@ -73,9 +73,11 @@ export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }
       );
     case 'attempt_failed': {
       const why = reasonLine(e.reason_code, e.reason);
+      // Where its output went (docs/run.md §1.3): the reason is only the tail's gist.
+      const logs = e.logs?.length ? ` (log: ${e.logs.join(', ')})` : '';
       return (
         `${e.worker} ${e.step_anchor} attempt ${e.attempt} ${paint('red', 'failed')}: ` +
-        `${paint('red', e.reason_code)}${why === '' ? '' : ' ' + why}`
+        `${paint('red', e.reason_code)}${why === '' ? '' : ' ' + why}${logs}`
       );
     }
     case 'claim_lost':

@@ -36,12 +36,14 @@ export interface Renderer {
   event(e: RunEvent): void;
   /** `live`: stops the 1 s redraw timer and leaves the final frame, the cursor on the line after it. */
   close(): void;
+  /** Runs `print` (a line on stderr) where it does not break the live block, which is drawn again below it. */
+  aside(print: () => void): void;
 }
 
 export function createRenderer(mode: RenderMode, o: RenderOptions): Renderer {
   switch (mode) {
     case 'json':
-      return { event: (e) => o.write(JSON.stringify(e) + '\n'), close: () => {} };
+      return { event: (e) => o.write(JSON.stringify(e) + '\n'), close: () => {}, aside: (print) => print() };
     case 'lines': {
       // A worker that keeps waiting for the same reason gets one line, not one per look.
       const lastWait = new Map<string, string>();
@@ -56,13 +58,14 @@ export function createRenderer(mode: RenderMode, o: RenderOptions): Renderer {
           if (line !== null) o.write(line + '\n');
         },
         close: () => {},
+        aside: (print) => print(),
       };
     }
     case 'live': {
       const view = new LiveView(o);
-      return { event: (e) => view.event(e), close: () => view.close() };
+      return { event: (e) => view.event(e), close: () => view.close(), aside: (print) => view.aside(print) };
     }
     case 'quiet':
-      return { event: () => {}, close: () => {} };
+      return { event: () => {}, close: () => {}, aside: (print) => print() };
   }
 }

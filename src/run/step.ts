@@ -5,11 +5,11 @@
  * `--complete-remaining`, and a commit on the worker branch. Any failure is a StepFailure with its reason
  * code; a lost claim or a stop aborts.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { kernelEnv } from '../config/kernel-env.js';
 import { TugError } from '../contract/errors.js';
-import { runLogDir } from '../contract/layout.js';
+import { LOGS_DIR, runLogDir } from '../contract/layout.js';
 import { topLevelOf } from '../plan/lift.js';
 import type { PlanStep } from '../plan/types.js';
 import { stateDbPath } from '../state/context.js';
@@ -96,6 +96,32 @@ export function logPathOf(rc: RunCtx, anchor: string, attempt: number, what = 'a
   const dir = runLogDir(rc.flow.repo.mainRoot, rc.prep.slug);
   mkdirSync(dir, { recursive: true });
   return join(dir, `${anchor}-${what}${attempt}.log`);
+}
+
+/**
+ * The implementer logs the run wrote for top-level step `top` (its substeps' included), repo-relative, by
+ * attempt then execution order; only `attempt`'s when given. What a failed step's output names
+ * (docs/run.md §1.1 item 6).
+ */
+export function implementerLogs(rc: Pick<RunCtx, 'flow' | 'prep'>, top: string, attempt?: number): string[] {
+  const step = rc.prep.plan.steps.find((s) => s.anchor === top);
+  if (!step) return [];
+  const units = executionOrder(rc.prep.plan.steps, step).map((u) => u.anchor);
+  let files: string[];
+  try {
+    files = readdirSync(runLogDir(rc.flow.repo.mainRoot, rc.prep.slug));
+  } catch {
+    return [];
+  }
+  const found: { unit: number; attempt: number; file: string }[] = [];
+  for (const file of files) {
+    const m = /^(.+)-attempt(\d+)\.log$/.exec(file);
+    const unit = m ? units.indexOf(m[1]!) : -1;
+    if (unit < 0 || (attempt !== undefined && Number(m![2]) !== attempt)) continue;
+    found.push({ unit, attempt: Number(m![2]), file });
+  }
+  found.sort((a, b) => a.attempt - b.attempt || a.unit - b.unit);
+  return found.map((f) => `${LOGS_DIR}/${rc.prep.slug}/${f.file}`);
 }
 
 function throwIfAborted(beat: Beat): void {

@@ -94,6 +94,8 @@ export type RunEvent =
       attempt: number;
       reason_code: FailCode;
       reason: string;
+      /** The implementer logs of this attempt, repo-relative (docs/run.md §1.3); absent when it wrote none. */
+      logs?: string[];
     }
   | {
       type: 'claim_lost';
@@ -153,7 +155,8 @@ export type RunEvent =
 export interface RunSummary {
   status: 'ok' | 'error';
   steps_completed: string[];
-  failed_steps: { step_anchor: string; reason: string }[];
+  /** `logs`: the step's implementer logs, every attempt's, repo-relative (docs/run.md §1.1 item 6). */
+  failed_steps: { step_anchor: string; reason: string; logs?: string[] }[];
   blocked_steps: string[];
   /**
    * Why each of `blocked_steps` cannot run: `blocked_by`, the failed steps (and steps waiting for a human)

@@ -513,7 +513,17 @@ async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Ou
     rc.stop.abort();
     return { settled: false };
   }
-  rc.emit({ type: 'attempt_failed', worker, step_anchor: step.anchor, attempt, reason_code: e.code, reason: e.reason });
+  // The attempt's implementer logs, so whoever reads the failure knows where its output went (docs/run.md §1.3).
+  const logs = (await import('./step.js')).implementerLogs(rc, step.anchor, attempt);
+  rc.emit({
+    type: 'attempt_failed',
+    worker,
+    step_anchor: step.anchor,
+    attempt,
+    reason_code: e.code,
+    reason: e.reason,
+    ...(logs.length ? { logs } : {}),
+  });
   try {
     if (e.output) {
       await rc.store.artifact(sc, {

@@ -4,7 +4,7 @@
  * output states the error once, as the one diagnostic line on stderr (docs/output.md §1).
  */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, runCli } from '../helpers/cli.js';
@@ -59,5 +59,34 @@ describe('tugcode run: a step failed at its cap', () => {
     });
     expect(sh.status, sh.stderr + sh.stdout).toBe(0);
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
+  });
+
+  it("names the failed attempts' implementer logs: each failure line, the summary, failed_steps[].logs", () => {
+    const root = runRepo(PLAN, 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 2\n' });
+    const impl = implementerScript();
+    writeFileSync(join(impl.failDir, 'step-1'), '9'); // fails both attempts
+    const env = {
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@e.invalid',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@e.invalid',
+    };
+    const LOG = (n: number) => `.tugtool/logs/demo/step-1-attempt${n}.log`;
+    const text = runCli(['run', 'demo', '--workers', '1', '--implementer', impl.argv], { cwd: root, env });
+    expect(text.code, text.stderr).toBe(4);
+    for (const n of [1, 2]) {
+      expect(text.stdout).toMatch(
+        new RegExp(`^w1 step-1 attempt ${n} failed: ImplementerFailed .*\\(log: ${LOG(n)}\\)$`, 'm'),
+      );
+      // The file it names is the one holding the implementer's output.
+      expect(readFileSync(join(root, LOG(n)), 'utf8')).toContain('implementer failed on purpose');
+    }
+    expect(text.stdout).toContain(`\nstep-1 log: ${LOG(2)} (and 1 earlier attempt's beside it)\n`);
+
+    // JSON: the failed step entry lists every attempt's log; each attempt_failed its own.
+    const again = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(again.events.at(-1).failed_steps).toEqual([
+      { step_anchor: 'step-1', reason: expect.any(String), logs: [LOG(1), LOG(2)] },
+    ]);
   });
 });

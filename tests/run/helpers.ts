@@ -125,19 +125,25 @@ export function parseLines(stdout: string): any[] {
     .map((l) => JSON.parse(l));
 }
 
-/** Start `tugcode run … --json` in the background; resolves when it exits. */
-export function startRun(cwd: string, args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [CLI, 'run', ...args, '--json'], { cwd, env: baseEnv(env) });
+/** Start `tugcode run … --json` (`text`: without --json) in the background; resolves when it exits. */
+export function startRun(cwd: string, args: string[], env: Record<string, string> = {}, o: { text?: boolean } = {}) {
+  const json = o.text ? [] : ['--json'];
+  const child = spawn(process.execPath, [CLI, 'run', ...args, ...json], { cwd, env: baseEnv(env) });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
   const done = new Promise<RunResult>((res) =>
     child.on('exit', (code, signal) =>
-      res({ code: code ?? (signal ? -1 : null), events: parseLines(stdout), stdout, stderr }),
+      res({ code: code ?? (signal ? -1 : null), events: o.text ? [] : parseLines(stdout), stdout, stderr }),
     ),
   );
-  return { child, done, events: () => parseLines(stdout.split('\n').slice(0, -1).join('\n')) };
+  return {
+    child,
+    done,
+    events: () => parseLines(stdout.split('\n').slice(0, -1).join('\n')),
+    stderr: () => stderr,
+  };
 }
 
 /** `Tug-Step` trailers of the commits on `branch`, oldest first. */

@@ -170,6 +170,29 @@ describe('tugcode run, killed and signalled', () => {
     });
   }
 
+  it('a closed stdout (`| head`) stops the run as a signal does: implementers ended, claims released, exit 141', async () => {
+    const root = runRepo(CHAIN);
+    const impl = holdingImplementer();
+    writeFileSync(join(impl.hold, 'step-1-a1'), '');
+    writeFileSync(join(impl.hold, 'step-3-a1'), '');
+    const run = startRun(root, ['demo', '--workers', '2', '--implementer', impl.argv]);
+    const p1 = await implementerStarted(run, impl, 'step-1');
+    await implementerStarted(run, impl, 'step-3');
+    // The reader goes away, as `head` does once it has its lines; the run's next line meets the closed pipe.
+    run.child.stdout.destroy();
+    rmSync(join(impl.hold, 'step-3-a1'));
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(141);
+    expect(r.stderr).toContain('tugcode: Interrupted: ');
+    expect(r.stderr).toContain('its stdout was closed');
+    expect(groupAlive(p1)).toBe(false);
+    const s1 = stepsOf(root).find((s) => s.anchor === 'step-1');
+    expect(s1.status).toBe('pending');
+    expect(s1.claimed_by ?? null).toBeNull();
+    expect(tugJson(root, ['state', 'ready', PLAN]).json.claimed_steps).toEqual([]);
+    expect(existsSync(join(root, '.tugtool', 'run-demo.lock'))).toBe(false);
+  });
+
   it('a second signal exits at once, the summary still last (Interrupted, forced), what completed listed', async () => {
     const root = runRepo(CHAIN);
     // step-3 ignores SIGTERM, so the first stop waits out the kill grace (2 s): the second signal lands then.
@@ -207,6 +230,44 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');
       await waitUntil('the stubborn implementer to be killed', () => !groupAlive(pid), 10_000);
     } finally {
       if (groupAlive(pid)) process.kill(-pid, 'SIGKILL');
+    }
+  });
+
+  it('the first Ctrl-C says at once what the run is ending and what a second one does (text mode)', async () => {
+    const root = runRepo(CHAIN);
+    // Both implementers ignore SIGTERM, so the first stop waits out the kill grace: the line must come before.
+    const impl = nodeImplementer(`
+process.on('SIGTERM', () => {});
+writeFileSync(join(dir, step), String(process.pid));
+await sleep(60_000);
+`);
+    const run = startRun(root, ['demo', '--workers', '2', '--implementer', impl.argv], {}, { text: true });
+    await waitUntil('step-1 and step-3 to start', () =>
+      ['step-1', 'step-3'].every((a) => existsSync(join(impl.dir, a)) && readFileSync(join(impl.dir, a), 'utf8')),
+    );
+    const pids = ['step-1', 'step-3'].map((a) => Number(readFileSync(join(impl.dir, a), 'utf8')));
+    try {
+      run.child.kill('SIGINT');
+      const line = await waitUntil('the stopping line', () =>
+        run
+          .stderr()
+          .split('\n')
+          .find((l) => l.startsWith('tugcode: stopping')),
+      );
+      expect(run.child.exitCode).toBeNull(); // said while the implementers are being ended, not at the end
+      expect(line).toBe(
+        'tugcode: stopping: ending 2 running commands and releasing the claims held (Ctrl-C again to exit at ' +
+          'once: running commands killed, held claims kept until their leases expire)',
+      );
+      // What it says a second Ctrl-C does.
+      run.child.kill('SIGINT');
+      const r = await run.done;
+      expect(r.code, r.stderr).toBe(130);
+      expect(r.stderr.split('\n').filter((l) => l.startsWith('tugcode: stopping'))).toHaveLength(1);
+      expect(r.stderr).toContain('a second signal stopped it at once');
+      for (const pid of pids) await waitUntil(`implementer ${pid} killed`, () => !groupAlive(pid), 10_000);
+    } finally {
+      for (const pid of pids) if (groupAlive(pid)) process.kill(-pid, 'SIGKILL');
     }
   });
 

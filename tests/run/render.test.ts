@@ -266,6 +266,27 @@ describe('live renderer', () => {
     expect(screen(coloured)).toEqual(screen(out));
   });
 
+  it("prints a line aside (the first Ctrl-C's) above the block, which is drawn again below it", () => {
+    const writes: string[] = [];
+    const r = createRenderer('live', {
+      write: (s) => writes.push(s),
+      color: false,
+      now: () => 0,
+      steps_total: 4,
+      steps_done: 0,
+      workers: ['w1', 'w2'],
+      plan_path: '.tugtool/tugplan-demo.md',
+    });
+    for (const [, e] of stream.slice(0, 3)) r.event(e);
+    const before = screen(writes.join(''));
+    // The terminal shows stdout and stderr alike: the aside's line goes into the same stream here.
+    r.aside(() => writes.push('tugcode: stopping: …\n'));
+    r.close();
+    const after = screen(writes.join(''));
+    const block = before.slice(1, -1); // the run_started line, then the block (w1, w2, the bar)
+    expect(after).toEqual([before[0], 'tugcode: stopping: …', ...block, '']);
+  });
+
   it('clips frame lines to the terminal width', () => {
     const { frames } = play('live', true, 20);
     const last = screen(frames.slice(0, 5).join(''));

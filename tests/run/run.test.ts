@@ -57,7 +57,11 @@ describe('tugcode run', () => {
       blocked_steps: ['step-4'],
     });
     expect(summary.failed_steps).toEqual([
-      { step_anchor: 'step-2', reason: expect.stringMatching(/^ImplementerFailed/) },
+      {
+        step_anchor: 'step-2',
+        reason: expect.stringMatching(/^ImplementerFailed/),
+        logs: ['.tugtool/logs/demo/step-2-attempt1.log', '.tugtool/logs/demo/step-2-attempt2.log'],
+      },
     ]);
     expect([...summary.steps_completed].sort()).toEqual(['step-1', 'step-3']);
     const failures = r.events.filter((e) => e.type === 'attempt_failed');

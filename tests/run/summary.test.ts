@@ -137,4 +137,29 @@ describe('the summary of tugcode run', () => {
       already_completed: ['step-1', 'step-2', 'step-3', 'step-4', 'step-5'],
     });
   });
+
+  it('ends with `next: tugcode merge <plan>` once the plan is done, and that command merges it; not before', () => {
+    const root = runRepo(FAILING, 'demo', ONE_ATTEMPT);
+    const impl = implementerScript();
+    writeFileSync(join(impl.failDir, 'step-2'), '1');
+    const failed = runCli(['run', 'demo', '--implementer', impl.argv], { cwd: root });
+    expect(failed.code).toBe(4);
+    expect(failed.stdout).not.toContain('next:');
+    expect(failed.stdout).not.toContain('tugcode merge');
+    expect(runCli(['state', 'reset', 'demo', 'step-2'], { cwd: root }).code).toBe(0);
+    const done = runCli(['run', 'demo', '--implementer', impl.argv], { cwd: root });
+    expect(done.code, done.stdout + done.stderr).toBe(0);
+    const last = done.stdout.trimEnd().split('\n').at(-1)!;
+    expect(last).toBe('next: tugcode merge .tugtool/tugplan-demo.md');
+    // The line, as written, is the command that brings the plan back.
+    const words = last.slice('next: tugcode '.length).split(' ');
+    const merge = runCli(words, { cwd: root });
+    expect(merge.code, merge.stdout + merge.stderr).toBe(0);
+    expect(merge.stdout).toContain('merged tugplan/demo into main');
+    // With --merge the run merged it itself: nothing left to suggest.
+    const root2 = runRepo(planText([step(1, 'One')]));
+    const merged = runCli(['run', 'demo', '--merge', '--implementer', impl.argv], { cwd: root2 });
+    expect(merged.code, merged.stdout + merged.stderr).toBe(0);
+    expect(merged.stdout).not.toContain('next:');
+  });
 });

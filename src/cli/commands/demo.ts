@@ -12,7 +12,7 @@ import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
 import type { Board } from '../../board/start.js';
 
-type RunCommand = (input: RunInput, cli: CliEnv, beside?: Board) => Promise<number>;
+type RunCommand = (input: RunInput & { no_next?: boolean }, cli: CliEnv, beside?: Board) => Promise<number>;
 
 /** With --board, each step's implementer waits this long: a run a person can follow on the page. */
 const BOARD_PACE_MS = 1500;
@@ -48,7 +48,8 @@ export async function runDemo(
     const ctx = new OpsContext({ cwd: demo.root, env: cli.env });
     const here: CliEnv = { ...cli, ctx };
     try {
-      const run = { plan: demo.slug, workers: input.workers ?? 3, implementer: demo.implementer };
+      // No `next: tugcode merge` line: the demo's repository is a throwaway, and its epilogue follows.
+      const run = { plan: demo.slug, workers: input.workers ?? 3, implementer: demo.implementer, no_next: true };
       const after = async () => {
         if (!cli.globals.json) out(await epilogue(here, demo.slug).catch(() => ''));
       };

@@ -1,45 +1,76 @@
 /**
  * The streaming part of `tugcode run` / `demo`: signals (the first SIGINT/SIGTERM/SIGHUP stops the run and
- * releases held claims, a second exits at once; SIGHUP is a closed terminal or ssh session), the renderer, the final summary, and the exit code.
+ * releases held claims, a second exits at once; SIGHUP is a closed terminal or ssh session; a closed stdout
+ * stops it as a signal does), the renderer, the final summary, and the exit code.
  */
 import { CATALOGUE, TugError, toTugError } from '../../contract/errors.js';
 import { warningLines } from '../../contract/envelope.js';
 import { emptySummary, renderError, renderOk } from '../output.js';
+import { onStdoutClosed } from '../stdout-closed.js';
+import { shellArg } from '../../util/shell-arg.js';
 import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
 import type { Call } from '../../ops/context.js';
 import type { RunEvent, RunSummary } from '../../run/types.js';
 import type { Board } from '../../board/start.js';
 
-const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+// SIGPIPE: stdout's reader went away (EPIPE; Node ignores the signal itself), 128+13 as a shell reports it.
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129, SIGPIPE: 141 } as const;
 type StopSignal = keyof typeof SIGNAL_EXIT;
+const LISTENED: StopSignal[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 function onSignals(
   stop: AbortController,
-  lastWords: (sig: StopSignal) => void,
-): { which: () => StopSignal | null; off: () => void } {
+  words: { first: (sig: StopSignal) => void; last: (sig: StopSignal) => void },
+): { which: () => StopSignal | null; off: () => void; raise: (sig: StopSignal) => void } {
   let got: StopSignal | null = null;
+  let on = true;
   const handler = (sig: StopSignal) => () => {
+    if (!on) return;
     if (got) {
       // A second signal: out at once (held leases then expire normally), the summary still the last line.
-      lastWords(sig);
+      words.last(sig);
       process.exit(SIGNAL_EXIT[sig]);
     }
     got = sig;
+    words.first(sig);
     stop.abort();
   };
-  const handlers = (Object.keys(SIGNAL_EXIT) as StopSignal[]).map((sig) => [sig, handler(sig)] as const);
+  const handlers = LISTENED.map((sig) => [sig, handler(sig)] as const);
   for (const [sig, h] of handlers) process.on(sig, h);
   return {
     which: () => got,
     off: () => {
+      on = false;
       for (const [sig, h] of handlers) process.removeListener(sig, h);
+    },
+    // A closed stdout is never the second signal: a Ctrl-C in `tugcode run … | head` ends head as well, and
+    // the run's next line then meets the closed pipe while the first stop is still under way.
+    raise: (sig) => {
+      if (!got) handler(sig)();
     },
   };
 }
 
+/**
+ * The line a first stop prints (text mode): what the run does now, and what a second signal does instead
+ * (docs/run.md §1.1 item 5).
+ */
+function stoppingLine(sig: StopSignal, running: number): string {
+  const what =
+    running > 0
+      ? `ending ${running} running command${running === 1 ? '' : 's'} and releasing the claims held`
+      : 'releasing the claims held';
+  const why = sig === 'SIGPIPE' ? ' (stdout was closed)' : '';
+  const again = sig === 'SIGTERM' ? 'SIGTERM again' : sig === 'SIGPIPE' ? 'Ctrl-C' : 'Ctrl-C again';
+  return `stopping${why}: ${what} (${again} to exit at once: running commands killed, held claims kept until their leases expire)`;
+}
+
+/** Whether stdout's reader went away: nothing more is written there (docs/run.md §1.1 item 5). */
+let stdoutGone = false;
+
 function write(s: string): void {
-  process.stdout.write(s);
+  if (!stdoutGone) process.stdout.write(s);
 }
 
 /** Exit code of a finished run (docs/run.md §1 "Exit codes"). */
@@ -95,11 +126,11 @@ async function checkRunFlags(input: RunInput, cli: CliEnv, call: Call): Promise<
  * for the run's length (docs/board.md §1).
  */
 export async function runCommand(
-  options: RunInput & { dry_run?: boolean; board?: boolean },
+  options: RunInput & { dry_run?: boolean; board?: boolean; no_next?: boolean },
   cli: CliEnv,
   beside?: Board,
 ): Promise<number> {
-  const { board: wantBoard, ...input } = options;
+  const { board: wantBoard, no_next: noNext, ...input } = options;
   const { newCall } = await import('../../ops/context.js');
   const call = newCall('run');
   const json = cli.globals.json;
@@ -111,21 +142,39 @@ export async function runCommand(
   const stop = new AbortController();
   // The hints of a stopped run repeat these (docs/run.md §1.2); loaded before a second signal may need them.
   const flags = (await import('../../run/run-flags.js')).runFlags(input, cli.ctx.cwd);
-  const { killRunningGroups } = await import('../../run/child.js');
+  const { killRunningGroups, runningGroupCount } = await import('../../run/child.js');
   // What the events said so far: the summary of a run cut short by a second signal.
   const done = { steps: [] as string[], commits: [] as string[] };
-  const sig = onSignals(stop, (which) => {
-    // The implementers, checkpoints and reviewers it runs lead their own process groups: end them too, or
-    // they would go on writing into worktrees whose claims nobody renews.
-    killRunningGroups();
-    const err = new TugError('Interrupted', { plan_path: input.plan, signal: which, forced: true, run_flags: flags });
-    const summary = { ...emptySummary(err, Date.now() - t0), steps_completed: done.steps, commits: done.commits };
-    if (json) write(JSON.stringify({ type: 'summary', at: cli.now(), ...summary }) + '\n');
-    process.stderr.write(renderError('run', err, [], { json: false }).stderr);
-  });
   const { createRenderer, summaryText } = await import('../../run/render.js');
   let renderer: ReturnType<typeof createRenderer> | null = null;
+  const sig = onSignals(stop, {
+    first: (which) => {
+      // Ending the implementers can take the kill grace: say what is going on, and what a second signal does.
+      if (json || which === 'SIGHUP') return; // SIGHUP: the terminal is gone, no one reads stderr
+      const line = `tugcode: ${stoppingLine(which, runningGroupCount())}\n`;
+      const print = () => process.stderr.write(line);
+      if (renderer) renderer.aside(print);
+      else print();
+    },
+    last: (which) => {
+      // The implementers, checkpoints and reviewers it runs lead their own process groups: end them too, or
+      // they would go on writing into worktrees whose claims nobody renews.
+      killRunningGroups();
+      const err = new TugError('Interrupted', { plan_path: input.plan, signal: which, forced: true, run_flags: flags });
+      const summary = { ...emptySummary(err, Date.now() - t0), steps_completed: done.steps, commits: done.commits };
+      if (json) write(JSON.stringify({ type: 'summary', at: cli.now(), ...summary }) + '\n');
+      process.stderr.write(renderError('run', err, [], { json: false }).stderr);
+    },
+  });
+  // A reader gone from stdout (`tugcode run … | head`) stops the run as a signal does: exiting at once
+  // would leave the implementers running and their claims held for the whole lease. The handler stays after
+  // the run, so an EPIPE of its last line does not turn its exit code into 0.
+  onStdoutClosed(() => {
+    stdoutGone = true;
+    sig.raise('SIGPIPE');
+  });
   let started = false as boolean; // set by onStart (a closure, which narrowing does not see)
+  let planPath = '' as string; // the plan as the run resolved it, for the summary's `next:` line
   const pending: RunEvent[] = [];
   const emit = (e: RunEvent) => {
     if (e.type === 'step_completed') {
@@ -153,6 +202,7 @@ export async function runCommand(
       trace: traceFile ? (span) => spans.push(JSON.stringify(span)) : undefined,
       onStart: (info) => {
         started = true;
+        planPath = info.plan_path;
         // The watchdog's last activity of each worker's implementer, for the running cards (docs/board.md §3).
         board?.runActivity(info.last_activity);
         // -q: no progress, only the summary and the error line (the event stream of --json is its protocol).
@@ -170,11 +220,23 @@ export async function runCommand(
     (renderer as ReturnType<typeof createRenderer> | null)?.close();
     if (traceFile) (await import('node:fs')).writeFileSync(traceFile, spans.map((l) => l + '\n').join(''));
   }
+  // The driver does not know why it was stopped: a closed stdout is named, as nothing else would say it.
+  if (sig.which() === 'SIGPIPE' && summary.error?.code === 'Interrupted')
+    summary = {
+      ...summary,
+      error: new TugError('Interrupted', { ...summary.error.details, signal: 'SIGPIPE', stdout_closed: true }).toJSON(),
+    };
   const code = exitOf(summary, sig.which());
   const at = cli.now();
   if (json) write(JSON.stringify({ type: 'summary', at, ...summary }) + '\n');
   // A run that failed before its workers started did nothing to sum up: text mode prints only the error.
-  else if (started || !summary.error) write((await summaryText(summary, { color: cli.color })) + '\n');
+  else if (started || !summary.error) {
+    // A plan done and not merged yet: what brings it back (docs/git.md §5). Not after --merge, nor in the
+    // demo, whose epilogue says what to look at.
+    const merge = summary.status === 'ok' && summary.plan_done && !input.merge && !noNext && planPath;
+    const next = merge ? `tugcode merge ${shellArg(planPath)}` : undefined;
+    write((await summaryText(summary, { color: cli.color, next })) + '\n');
+  }
   // What the run noticed and handled (a stale index.lock removed, a lock release that failed, …): the
   // stream's summary has no place for it, so text mode says it on stderr, before the one error line.
   if (!json) for (const l of warningLines(call.warnings.items)) process.stderr.write(l + '\n');

@@ -116,6 +116,7 @@ const attemptFailed = z
     attempt,
     reason_code: z.enum(FAIL_CODES),
     reason: z.string(),
+    logs: z.array(z.string()).optional(),
   })
   .strict();
 
@@ -232,7 +233,9 @@ const workerStopped = z
 export const runSummaryFields = {
   status: z.enum(['ok', 'error']),
   steps_completed: z.array(anchor),
-  failed_steps: z.array(z.object({ step_anchor: anchor, reason: z.string() }).strict()),
+  failed_steps: z.array(
+    z.object({ step_anchor: anchor, reason: z.string(), logs: z.array(z.string()).optional() }).strict(),
+  ),
   blocked_steps: z.array(anchor),
   blocked_reasons: z
     .array(z.object({ step_anchor: anchor, blocked_by: z.array(anchor), reason: z.string() }).strict())
