@@ -3,6 +3,7 @@
  * cannot understand becomes a diagnostic. Hot state commands must reach this module through a dynamic
  * `import()` (it loads markdown-it).
  */
+import { MAX_INPUT_BYTES } from '../contract/inputs/limits.js';
 import { sha256Hex } from '../util/hash.js';
 import { DepResolver, tokenizeDepends, type DepToken } from './deps.js';
 import { commitLabel, readLabel } from './labels.js';
@@ -47,6 +48,9 @@ export function parsePlan(source: string | Uint8Array): ParsedPlan {
   let plan_hash = sha256Hex('');
   try {
     plan_hash = sha256Hex(typeof source === 'string' ? Buffer.from(source, 'utf8') : source);
+    const size = typeof source === 'string' ? Buffer.byteLength(source, 'utf8') : source.length;
+    // Not read at all: no plan is this large, and a file that is would be stored whole in the state.
+    if (size > MAX_INPUT_BYTES) return tooLarge(plan_hash, size);
     let text = typeof source === 'string' ? source : new TextDecoder('utf-8', { fatal: false }).decode(source);
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     const b = new PlanBuilder(plan_hash);
@@ -73,6 +77,12 @@ export function parsePlan(source: string | Uint8Array): ParsedPlan {
       ],
     };
   }
+}
+
+function tooLarge(plan_hash: string, size: number): ParsedPlan {
+  const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  const message = `the file is ${mib(size)}; a plan is at most ${mib(MAX_INPUT_BYTES)} (is it the right file?)`;
+  return { ...emptyPlan(plan_hash), diagnostics: [{ code: 'E008', severity: 'error', message }] };
 }
 
 /** The 1-based line of the first byte sequence that is not UTF-8, or null when every byte decodes. */

@@ -1,6 +1,7 @@
 /**
  * The plan validator (docs/plan-format.md §3). Pure: takes a `ParsedPlan` (with the parser's own
- * diagnostics: E000, E010, P001, P008, P009, P010, P011) and returns every issue, filtered by level and sorted by line.
+ * diagnostics: E000, E005, E008, E010, P001, P008, P009, P010, P011) and returns every issue, filtered by level
+ * and sorted by line, the file's own errors first.
  *
  * Levels: `lenient` reports errors only; `normal` errors and warnings; `strict` adds info and treats
  * warnings as errors (`valid: false` when there is any warning).
@@ -21,15 +22,23 @@ export interface ValidationResult {
   diagnostics: Diagnostic[];
 }
 
+/**
+ * Errors about the file itself (not UTF-8, too large to read): they explain the others, so they come first
+ * (docs/plan-format.md §3.1). A file too large is not read, so nothing else is said of it.
+ */
+const FILE_ERRORS = ['E008', 'E005'];
+
 export function validatePlan(plan: ParsedPlan, level: ValidationLevel = 'normal'): ValidationResult {
-  const all = [...plan.diagnostics, ...checkPlan(plan)];
+  const unread = plan.diagnostics.some((d) => d.code === 'E008');
+  const all = [...plan.diagnostics, ...(unread ? [] : checkPlan(plan))];
   const shown = all.filter(
     (d) =>
       d.severity === 'error' ||
       (d.severity === 'warning' && level !== 'lenient') ||
       (d.severity === 'info' && level === 'strict'),
   );
-  shown.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+  const first = (d: Diagnostic) => (FILE_ERRORS.includes(d.code) ? 0 : 1);
+  shown.sort((a, b) => first(a) - first(b) || (a.line ?? 0) - (b.line ?? 0));
   const valid = !shown.some((d) => d.severity === 'error' || (level === 'strict' && d.severity === 'warning'));
   return { valid, diagnostics: shown };
 }

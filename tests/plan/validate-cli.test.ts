@@ -3,7 +3,7 @@
  * to be silent or misreported: lists nested too deeply (E002), a duplicate step anchor reported as a cycle,
  * and plans symlinked out of the repository (E003).
  */
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectError, runJson } from '../helpers/cli.js';
@@ -48,6 +48,39 @@ describe('tugcode validate and state init on plan problems', () => {
     const run = runJsonl(root, ['latin', '--implementer', 'true']);
     expect(run.code, run.stdout + run.stderr).toBe(4);
     expect(JSON.stringify(run.events.at(-1))).toContain('E005');
+  });
+
+  it('names the encoding first when a file that is not UTF-8 also has no steps (E005 before E001)', () => {
+    const root = tempRepo({ '.tugtool/tugplan-bin.md': '' });
+    // Bytes that are no plan at all and not UTF-8 from line 2 on (a binary file saved under a plan's name).
+    const bytes = Buffer.concat([Buffer.from('# notes\n'), Buffer.from([0xff, 0xfe, 0x00, 0x81, 0x0a, 0xc3, 0x28])]);
+    writeFileSync(join(root, '.tugtool', 'tugplan-bin.md'), bytes);
+    const v = runJson('validate', ['validate', 'bin'], { cwd: root });
+    expectError(v, 'PlanInvalid', 4);
+    expect(v.json.error.details.diagnostics.map((d: { code: string }) => d.code)).toEqual(['E005', 'E001']);
+    expect(v.json.error.message).toContain('first: E005 line 2');
+    expect(v.json.error.hint).toBe('fix line 2 of .tugtool/tugplan-bin.md first (E005)');
+  });
+
+  it('refuses a plan file over 16 MiB unread (E008 alone), in validate and state init; nothing is stored', () => {
+    const root = tempRepo({ '.tugtool/tugplan-huge.md': dupPlan });
+    const big = dupPlan.replace(
+      '- [ ] b',
+      '- [ ] b\n' + '- [ ] padding item of a plan far too large\n'.repeat(400_000),
+    );
+    expect(Buffer.byteLength(big)).toBeGreaterThan(16 * 1024 * 1024);
+    writeFileSync(join(root, '.tugtool', 'tugplan-huge.md'), big);
+    const v = runJson('validate', ['validate', 'huge'], { cwd: root });
+    expectError(v, 'PlanInvalid', 4);
+    expect(v.json.error.details.diagnostics).toEqual([
+      {
+        code: 'E008',
+        severity: 'error',
+        message: expect.stringMatching(/^the file is 16\.\d MiB; a plan is at most 16\.0 MiB/),
+      },
+    ]);
+    expectError(runJson('state init', ['state', 'init', 'huge'], { cwd: root }), 'PlanInvalid', 4);
+    expect(existsSync(join(root, '.tugtool', 'state.db'))).toBe(false);
   });
 
   it('refuses lists nested too deeply with E002 and its line, never a silently shorter plan', () => {

@@ -18,7 +18,7 @@ export const MAX_REASON = 4000;
 export const MAX_MESSAGE = 64 * 1024;
 /** The long content of an artifact (read up to this many code points; the state library keeps 64 Ki). */
 export const MAX_CONTENT = 4 * 1024 * 1024;
-/** Bytes read from a file or stdin for any text input, before its own cap applies. */
+/** Bytes read from a file or stdin for any text input, before its own cap applies; also a plan file's (E008). */
 export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 /** A `state export` document read by `state import` (bytes from a file or stdin; code points inline). */
 export const MAX_EXPORT_DOCUMENT = 64 * 1024 * 1024;
