@@ -109,9 +109,12 @@ export async function installCallHandler(server: object, tools: Map<string, McpT
     if (params === null || typeof params !== 'object' || typeof params.name !== 'string')
       throw new McpError(ErrorCode.InvalidParams, 'tools/call needs params.name, the name of a tool');
     const tool = tools.get(params.name);
-    // As the SDK answered it: no tool, so no command and no envelope.
+    // An error like any other (docs/run.md §5), named by the name asked for, with the names there are.
     if (!tool)
-      return { content: [{ type: 'text', text: `MCP error -32602: Tool ${params.name} not found` }], isError: true };
+      return errorResult(
+        params.name.slice(0, 100),
+        invalid(`no tool ${preview(params.name)}; the tools are ${[...tools.keys()].join(', ')}`, 'name'),
+      );
     const args = params.arguments === undefined ? {} : params.arguments;
     if (args === null || typeof args !== 'object' || Array.isArray(args))
       return errorResult(

@@ -9,12 +9,13 @@
 import { z } from 'zod';
 import { ok } from '../contract/envelope.js';
 import { TugError, toTugError } from '../contract/errors.js';
-import { toolError, validateInput } from '../contract/inputs/fields.js';
+import { respell, toolError, validateInput } from '../contract/inputs/fields.js';
 import { inputSchema } from '../contract/inputs/zod.js';
 import { schemaFor } from '../contract/schemas/index.js';
 import { tokenizeShell } from '../kernel/light.js';
 import { kernelEnv, TUGCODE_REFACTOR } from '../config/kernel-env.js';
 import { OpsContext, newCall } from '../ops/context.js';
+import { confinedWorkspace } from '../ops/refactor.js';
 import { type KernelToolName, mcpTool } from '../contract/mcp-tools.js';
 import { type Annotations, STATE_TOOLS } from './tools.js';
 import { type McpTool, type ToolResult, errorResult, installCallHandler, parseArguments, text } from './call.js';
@@ -47,6 +48,15 @@ function outputObject(schema: z.ZodTypeAny): z.AnyZodObject {
       )
     : [];
   return z.object(Object.fromEntries(common.map((k) => [k, shapes[0]![k]!]))).passthrough();
+}
+
+/** A kernel error envelope with its message and argument in a tool's field names (`names`: flag → field). */
+function kernelToolError(envelope: Record<string, unknown>, names: ReadonlyMap<string, string>) {
+  const error = envelope.error as { message?: unknown; details?: Record<string, unknown> } | undefined;
+  if (!error) return envelope;
+  const spell = (v: unknown) => (typeof v === 'string' ? respell(names, v) : v);
+  const details = error.details && { ...error.details, argument: spell(error.details.argument) };
+  return { ...envelope, error: { ...error, message: spell(error.message), ...(details ? { details } : {}) } };
 }
 
 export async function createMcpServer(o: McpOptions) {
@@ -110,18 +120,27 @@ export async function createMcpServer(o: McpOptions) {
     argv: (a: Record<string, unknown>) => string[],
   ) => {
     const input = z.object(shape).strict();
+    // The kernel words its errors for `tug`'s flags; a tool caller reads its field names (`op` holds flags).
+    const fields = new Map(
+      Object.keys(shape)
+        .filter((k) => k !== 'op')
+        .map((k) => [`--${k.replace(/_/g, '-')}`, k]),
+    );
     const run = async (args: Record<string, unknown>): Promise<ToolResult> => {
       let r: { envelope: Record<string, unknown>; exitCode: number };
       try {
         const a = parseArguments(input, name, args);
-        const ws = typeof a.workspace === 'string' ? ['--workspace', a.workspace] : [];
+        const ws =
+          typeof a.workspace === 'string'
+            ? ['--workspace', await confinedWorkspace(ctx, a.workspace, newCall(name, 'tool'))]
+            : [];
         r = await kernels.call([...argv(a), ...ws]);
       } catch (e) {
         return errorResult(name, toTugError(e));
       }
       return r.exitCode === 0
         ? { content: text(r.envelope), structuredContent: r.envelope }
-        : { content: text(r.envelope), isError: true };
+        : { content: text(kernelToolError(r.envelope, fields)), isError: true };
     };
     register(
       { name, command: name, output: kernelEnvelope, run },

@@ -9,6 +9,7 @@ import type { RunStepResult } from '../refactor/result.js';
 import type { VerifyMode } from '../kernel/light.js';
 import type { SkipResult } from '../state/refactors.js';
 import type { Call, OpsContext } from './context.js';
+import { gitFacts } from './git-facts.js';
 
 export interface RefactorStepArgs {
   plan: string;
@@ -42,4 +43,24 @@ export async function refactorSkip(
   const sc = await ctx.stateCall(call, input.worktree, input.cwd ?? input.worktree);
   const { cwd: _cwd, ...args } = input;
   return store.skipRefactor(sc, args);
+}
+
+/**
+ * The workspace a kernel tool may work in (docs/run.md §5): inside the server's repository, its main
+ * checkout or one of its worktrees. A caller (an agent) names any path; the kernel would refactor there.
+ * Returns the canonical path, or throws InvalidArgument naming `workspace`.
+ */
+export async function confinedWorkspace(ctx: OpsContext, arg: string, call: Call): Promise<string> {
+  const { realpath } = await import('node:fs/promises');
+  const { resolve, sep } = await import('node:path');
+  const { TugError } = await import('../contract/errors.js');
+  const refuse = (why: string) =>
+    new TugError('InvalidArgument', { reason: `workspace ${JSON.stringify(arg)} ${why}`, argument: 'workspace' });
+  const path = await realpath(resolve(ctx.cwd, arg)).catch(() => {
+    throw refuse('does not exist');
+  });
+  const { repo } = await ctx.load(call);
+  const roots = [repo.mainRoot, ...(await (await gitFacts(ctx)).worktrees(repo)).map((w) => w.path)];
+  if (roots.some((r) => path === r || path.startsWith(r + sep))) return path;
+  throw refuse(`is outside this repository (${repo.mainRoot}) and its worktrees`);
 }

@@ -73,6 +73,12 @@ describe('tugcode mcp arguments', () => {
     expect(leaseOf(root)).toBeNull();
   });
 
+  it('answers an unknown tool with the envelope, naming the tools there are', async () => {
+    const client = await connectMcp(initRepo());
+    const error = invalidArgument(await client.callTool({ name: 'tug_nope', arguments: {} }), 'tug_nope', 'name');
+    expect(error.message).toMatch(/^no tool "tug_nope"; the tools are tug_state_claim, .*tug_verify/);
+  });
+
   it('refuses a misspelled lease instead of renewing the default lease', async () => {
     const root = initRepo();
     const client = await connectMcp(root);

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { closeMcpClients, connectMcp } from './client.js';
 import { MCP_TOOLS } from '../../src/contract/mcp-tools.js';
 import { runJson } from '../helpers/cli.js';
-import { git, writeFiles } from '../helpers/repo.js';
+import { git, tempDir, writeFiles } from '../helpers/repo.js';
 import { planRepo, T0 } from '../gitflow/helpers.js';
 
 afterEach(async () => {
@@ -149,5 +149,23 @@ describe('tugcode mcp', () => {
     });
     expect(again.isError).toBe(true);
     expect(textOf(again)).toMatchObject({ status: 'error' });
+    // A workspace is this repository or one of its worktrees: an agent cannot point the kernel elsewhere.
+    const other = planRepo();
+    writeFiles(other, { 'src/a.ts': 'export function oldName(): void {}\n' });
+    const outside: any = await client.callTool({
+      name: 'tug_rename_symbol',
+      arguments: { symbol: 'src/a.ts::oldName', to: 'newName', apply: true, workspace: other },
+    });
+    expect(textOf(outside).error).toMatchObject({ code: 'InvalidArgument', details: { argument: 'workspace' } });
+    expect(textOf(outside).error.message).toContain('is outside this repository');
+    expect(readFileSync(join(other, 'src/a.ts'), 'utf8')).toContain('oldName');
+    const wt = join(tempDir(), 'wt');
+    git(root, 'worktree', 'add', '-q', wt);
+    const inWorktree: any = await client.callTool({
+      name: 'tug_rename_symbol',
+      arguments: { symbol: 'src/a.ts::oldName', to: 'third', apply: true, workspace: wt },
+    });
+    expect(inWorktree.isError, JSON.stringify(inWorktree)).toBeFalsy();
+    expect(readFileSync(join(wt, 'src/b.ts'), 'utf8')).toContain('third(1)');
   });
 });

@@ -61,6 +61,18 @@ describe('tugcode mcp spelling', () => {
     expect(other.code).toBe('WorktreeNotFound');
   });
 
+  it("words the kernel tools' errors with their fields too (the op text keeps its flags)", async () => {
+    const root = planRepo();
+    const client = await connectMcp(root);
+    const neither = errorOf(await client.callTool({ name: 'tug_rename_symbol', arguments: { to: 'b' } }));
+    expect(neither).toMatchObject({ code: 'InvalidArgument', details: { argument: 'at' } });
+    expect(neither.message).toBe('rename-symbol needs at FILE:LINE:COL or symbol FILE::Name');
+    const op = errorOf(
+      await client.callTool({ name: 'tug_analyze_impact', arguments: { op: 'rename-symbol --to b' } }),
+    );
+    expect(op.message).toBe('rename-symbol needs --at FILE:LINE:COL or --symbol FILE::Name');
+  });
+
   it("never prints a plan's validator warnings on stderr (they are validate's to list)", async () => {
     const root = planRepo();
     runJson('state init', ['state', 'init', 'demo'], { cwd: root, env: { TUGCODE_NOW: T0 } });

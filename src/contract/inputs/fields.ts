@@ -90,8 +90,8 @@ export function flagOf(name: string, f: Field): string {
   return f.flag ?? '--' + name.replace(/_/g, '-');
 }
 
-/** A command line inside a text (`tugcode state claim … --worktree <wt>`): its flags stay flags. */
-const COMMAND_RE = /(tugcode [^;()]*)/;
+/** A command line inside a text (`tugcode state claim … --worktree <wt>`, `tug snapshot`): its flags stay flags. */
+const COMMAND_RE = /(\btug(?:code)? [^;()]*)/;
 
 /**
  * A text written for the command line as a tool caller reads it: each flag of the table's tool fields
@@ -102,6 +102,11 @@ export function toolSpelling(table: InputTable, text: string): string {
   const names = new Map<string, string>();
   for (const [name, f] of Object.entries(table.fields))
     if (!f.cliOnly && f.arg === undefined) names.set(flagOf(name, f), name);
+  return respell(names, text);
+}
+
+/** `text` with each flag of `names` (flag → field) spelled as its field, outside command lines. */
+export function respell(names: ReadonlyMap<string, string>, text: string): string {
   return text
     .split(COMMAND_RE)
     .map((part, i) => (i % 2 === 1 ? part : part.replace(/--[a-z][a-z0-9-]*(?![a-z0-9-])/g, (m) => names.get(m) ?? m)))
