@@ -167,8 +167,12 @@ async function runPlanned(
   // `--merge` would refuse a dirty checkout of the base branch at the end: say so before any work.
   if (input.merge) await (await import('../gitflow/merge.js')).cleanHolder(g, flow.repo, prep.base);
   const { acquireRunLock } = await import('./lock.js');
+  // The hints of a stopped run repeat its flags (docs/run.md §1.2), in the summary notify sees too; the lock
+  // records them, so what reports this run dead (status, doctor, the board) can say how to run it again.
+  const { runFlags, withRunFlags } = await import('./run-flags.js');
+  const flags = runFlags(input, ctx.cwd);
   const lock = await timed(tr, 'run.lock', () =>
-    acquireRunLock(flow.repo.mainRoot, prep.slug, prep.planPath, ctx.clock.now()),
+    acquireRunLock(flow.repo.mainRoot, prep.slug, prep.planPath, ctx.clock.now(), { run_flags: flags }),
   );
   // `[run] notify` (docs/run.md §7.4): it sees every event the run emits, and the run's end.
   const notifier = config.run.notify
@@ -188,10 +192,20 @@ async function runPlanned(
   // Whatever fails after this point, the run lock is released (a failed start must not block the next run).
   // A release that fails is a warning: it must not replace the run's own summary or error.
   try {
-    const o = { t0, flow, prep, g, config, impl, review, workers, lock: lock.signal, notifier };
-    // The hints of a stopped run repeat its flags (docs/run.md §1.2), in the summary notify sees too.
-    const { runFlags, withRunFlags } = await import('./run-flags.js');
-    const summary = withRunFlags(await runLocked(ctx, input, call, hooks, o), runFlags(input, ctx.cwd));
+    const o = {
+      t0,
+      flow,
+      prep,
+      g,
+      config,
+      impl,
+      review,
+      workers,
+      lock: lock.signal,
+      tookOver: lock.tookOver,
+      notifier,
+    };
+    const summary = withRunFlags(await runLocked(ctx, input, call, hooks, o), flags);
     await finished(summary);
     return summary;
   } catch (e) {

@@ -183,6 +183,7 @@ describe('tugcode status', () => {
         failed_steps: [],
         needs_human_steps: [],
         usage: null,
+        run_driver: null,
       },
       {
         plan_path: '.tugtool/tugplan-ticked.md',
@@ -195,6 +196,7 @@ describe('tugcode status', () => {
         failed_steps: [],
         needs_human_steps: [],
         usage: null,
+        run_driver: null,
       },
     ]);
     const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
@@ -212,6 +214,7 @@ describe('tugcode status', () => {
         failed_steps: [],
         needs_human_steps: [],
         usage: null,
+        run_driver: null,
       },
     ]);
     await expect(planStatus(flowCtx(root), 'nope')).rejects.toMatchObject({ code: 'PlanNotFound' });

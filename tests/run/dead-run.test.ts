@@ -1,0 +1,61 @@
+/**
+ * A `tugcode run` killed with SIGKILL (docs/run.md §1 item 3): its lock names a pid that is gone while its
+ * claims stay until their leases expire. `status` says so (its `run_driver`, and a line naming the run that
+ * takes the claims over with the dead run's own flags), `doctor`'s dead-runs check warns with that command,
+ * and the next run takes the lock and claims over with a DeadRunTakenOver warning naming the old pid.
+ */
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { holdingImplementer, planText, runRepo, startRun, step, tugJson, waitUntil } from './helpers.js';
+
+const PLAN = '.tugtool/tugplan-demo.md';
+const LOCK = join('.tugtool', 'run-demo.lock', 'holder.json');
+
+/** A run of a two-step plan SIGKILLed while step-1's implementer holds: its root, implementer and pid. */
+async function killedRun() {
+  const root = runRepo(planText([step(1, 'Base'), step(2, 'Next', { deps: [1] })]));
+  const impl = holdingImplementer();
+  writeFileSync(join(impl.hold, 'step-1-a1'), '');
+  const run = startRun(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+  await waitUntil('step-1 in its implementer phase', () => {
+    if (run.child.exitCode !== null) throw new Error(`the run ended: ${run.child.exitCode}`);
+    return existsSync(join(impl.started, 'step-1-a1'));
+  });
+  const pid = JSON.parse(readFileSync(join(root, LOCK), 'utf8')).pid as number;
+  run.child.kill('SIGKILL');
+  await run.done;
+  return { root, impl, pid };
+}
+
+describe('a run killed with SIGKILL', () => {
+  it('status says its driver is gone, until when its claims hold, and the run that takes them over', async () => {
+    const { root, impl, pid } = await killedRun();
+
+    // status --json: the plan's run_driver is the dead pid, with when its claims expire and how to rerun.
+    const st = tugJson(root, ['status', 'demo']);
+    expect(st.code, st.stderr).toBe(0);
+    const line = st.json.plans[0];
+    expect(line.claimed_steps).toEqual(['step-1']);
+    const shown = tugJson(root, ['state', 'show', 'demo']).json.plans[0].steps[0];
+    expect(line.run_driver).toEqual({
+      pid,
+      host: expect.any(String),
+      started_at: expect.any(String),
+      alive: false,
+      claims_expire_at: shown.lease_expires_at,
+      command: expect.stringContaining(`tugcode run ${PLAN} --workers 1 --implementer `),
+    });
+    // The command repeats the dead run's implementer: run as written, it runs the plan the same way.
+    expect(line.run_driver.command).toContain(impl.argv.split(' ')[1]!.replace(/"/g, ''));
+
+    // status (text): a line under the table says the driver is gone, until when, and what takes it over.
+    const text = runCli(['status'], { cwd: root });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(
+      `${PLAN}: driver pid ${pid} is gone; its claims expire at ${shown.lease_expires_at} — rerun ${line.run_driver.command} to take them over`,
+    );
+    rmSync(join(impl.hold, 'step-1-a1')); // the orphaned implementer ends
+  });
+});
