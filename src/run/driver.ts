@@ -235,6 +235,7 @@ async function runLocked(
     workers: number;
     /** Aborted when another process took the run lock over: this run stops as a fatal RunInProgress. */
     lock: AbortSignal;
+    tookOver: import('./lock.js').RunLock['tookOver'];
     notifier: import('./notify.js').Notifier | null;
   },
 ): Promise<RunSummary> {
@@ -287,6 +288,7 @@ async function runLocked(
     },
     changed: new EventTarget(),
     trace: hooks.trace,
+    tookOver: o.tookOver,
   };
   // A SIGINT/SIGTERM also ends the store's retries of a lost PostgreSQL connection (the stop is not held up).
   if (hooks.signal) setup.store.stopOn?.(hooks.signal);
@@ -459,6 +461,17 @@ async function runWorkers(
     workers: trees.length,
     ...(rc.remote ? { remote: rc.remote.name } : {}),
   });
+  // A run that died held the lock and claims this run took over (docs/run.md §1 item 3): never silently.
+  if (rc.tookOver) {
+    const t = rc.tookOver;
+    rc.warn(
+      'DeadRunTakenOver',
+      `run pid ${t.pid} on ${t.host} (started ${t.started_at}) ` +
+        (t.dead ? 'died' : 'stopped refreshing its lock') +
+        '; its lock and claims were taken over',
+      { pid: t.pid, host: t.host, started_at: t.started_at, dead: t.dead },
+    );
+  }
   // No implementer is allowed (docs/run.md §2), but never silent: each step is then its refactors and checkpoints.
   // A plan with every step completed has no step to say it of.
   if (!rc.opts.implementer && !rc.opts.agent && before.completed_steps.length < before.all_steps.length) {

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { holdingImplementer, planText, runRepo, startRun, step, tugJson, waitUntil } from './helpers.js';
+import { holdingImplementer, planText, runJsonl, runRepo, startRun, step, tugJson, waitUntil } from './helpers.js';
 
 const PLAN = '.tugtool/tugplan-demo.md';
 const LOCK = join('.tugtool', 'run-demo.lock', 'holder.json');
@@ -57,5 +57,33 @@ describe('a run killed with SIGKILL', () => {
       `${PLAN}: driver pid ${pid} is gone; its claims expire at ${shown.lease_expires_at} — rerun ${line.run_driver.command} to take them over`,
     );
     rmSync(join(impl.hold, 'step-1-a1')); // the orphaned implementer ends
+  });
+
+  it('the next run takes its lock and claims over with a DeadRunTakenOver warning naming the old pid', async () => {
+    const { root, impl, pid } = await killedRun();
+    const started = JSON.parse(readFileSync(join(root, LOCK), 'utf8')).started_at as string;
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    const summary = r.events.at(-1);
+    expect(summary, r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    const warned = r.events.filter((e) => e.type === 'warning' && e.code === 'DeadRunTakenOver');
+    expect(warned).toHaveLength(1);
+    expect(warned[0].message).toMatch(
+      new RegExp(
+        `^run pid ${pid} on \\S+ \\(started ${started.replace(/[.]/g, '\\.')}\\) died; its lock and claims were taken over$`,
+      ),
+    );
+    // Said once the run started, so the stream still opens with run_started.
+    expect(r.events[0]).toMatchObject({ type: 'run_started' });
+    // Nothing is left dead: status shows no driver once the run released its lock.
+    expect(tugJson(root, ['status', 'demo']).json.plans[0].run_driver).toBeNull();
+  });
+
+  it('in text mode the takeover is a warning line on stderr', async () => {
+    const { root, impl, pid } = await killedRun();
+    const r = runCli(['run', 'demo', '--workers', '1', '--implementer', impl.argv], { cwd: root });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      new RegExp(`DeadRunTakenOver.*run pid ${pid} on .* died; its lock and claims were taken over`),
+    );
   });
 });
