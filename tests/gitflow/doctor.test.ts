@@ -52,6 +52,7 @@ describe('tugcode doctor', () => {
       'orphaned-plans',
       'expired-leases',
       'failed-steps',
+      'dead-runs',
       'integration-targets',
       'state-files-untracked',
       'worktrees-present',

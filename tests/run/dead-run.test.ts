@@ -30,7 +30,7 @@ async function killedRun() {
 }
 
 describe('a run killed with SIGKILL', () => {
-  it('status says its driver is gone, until when its claims hold, and the run that takes them over', async () => {
+  it('status and doctor say its driver is gone, until when its claims hold, and the run that takes them over', async () => {
     const { root, impl, pid } = await killedRun();
 
     // status --json: the plan's run_driver is the dead pid, with when its claims expire and how to rerun.
@@ -56,6 +56,16 @@ describe('a run killed with SIGKILL', () => {
     expect(text.stdout).toContain(
       `${PLAN}: driver pid ${pid} is gone; its claims expire at ${shown.lease_expires_at} — rerun ${line.run_driver.command} to take them over`,
     );
+
+    // doctor: the dead-runs check warns, naming the pid, the claim and the same command.
+    const doc = tugJson(root, ['doctor']);
+    expect(doc.code, doc.stderr).toBe(0); // a warning, not a failure
+    expect(doc.json.checks.find((c: { name: string }) => c.name === 'dead-runs')).toEqual({
+      name: 'dead-runs',
+      status: 'warn',
+      message: `${PLAN}: driver pid ${pid} (started ${line.run_driver.started_at}) is gone, holding step-1 until ${shown.lease_expires_at}`,
+      fix: `${line.run_driver.command} (takes its lock and claims over)`,
+    });
     rmSync(join(impl.hold, 'step-1-a1')); // the orphaned implementer ends
   });
 
