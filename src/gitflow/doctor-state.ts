@@ -127,11 +127,15 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
  * artifacts), then, once the cause is fixed, the reset that makes each claimable again (a failed step stays
  * failed until reset, docs/state.md §3.6) and the run that takes them up.
  */
-function failedStepsFix(_ctx: RepoCtx, planPath: string, anchors: string[]): string {
+function failedStepsFix(ctx: RepoCtx, planPath: string, anchors: string[]): string {
   const p = shellArg(planPath);
   const why = anchors.map((a) => `tugcode state show ${p} --step ${shellArg(a)}`).join(', ');
   const reset = anchors.map((a) => `tugcode state reset ${p} ${shellArg(a)}`).join(' && ');
-  return `why: ${why}; once the cause is fixed: ${reset} && tugcode run ${p}`;
+  // The run names its implementer (a bare `tugcode run` would run none, docs/run.md §2): the flags of the
+  // plan's last run while its lock records them, else the configured one, else a placeholder.
+  const slug = slugOfPlanPath(planPath);
+  const flags = (slug === null ? null : runDriverOf(ctx.repo.mainRoot, slug))?.run_flags;
+  return `why: ${why}; once the cause is fixed: ${reset} && ${runCommandFor(planPath, { run_flags: flags, run: ctx.config.run })}`;
 }
 
 /**
