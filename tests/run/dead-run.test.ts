@@ -2,12 +2,14 @@
  * A `tugcode run` killed with SIGKILL (docs/run.md §1 item 3): its lock names a pid that is gone while its
  * claims stay until their leases expire. `status` says so (its `run_driver`, and a line naming the run that
  * takes the claims over with the dead run's own flags), `doctor`'s dead-runs check warns with that command,
- * and the next run takes the lock and claims over with a DeadRunTakenOver warning naming the old pid.
+ * the board puts its claim in Needs you (`dead_run`, docs/board.md §3) with the same command, and the next
+ * run takes the lock and claims over with a DeadRunTakenOver warning naming the old pid.
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { http, own, startBoardCli } from '../board/helpers.js';
 import { holdingImplementer, planText, runJsonl, runRepo, startRun, step, tugJson, waitUntil } from './helpers.js';
 
 const PLAN = '.tugtool/tugplan-demo.md';
@@ -30,7 +32,7 @@ async function killedRun() {
 }
 
 describe('a run killed with SIGKILL', () => {
-  it('status and doctor say its driver is gone, until when its claims hold, and the run that takes them over', async () => {
+  it('status, doctor and the board say its driver is gone, until when its claims hold, and the run that takes them over', async () => {
     const { root, impl, pid } = await killedRun();
 
     // status --json: the plan's run_driver is the dead pid, with when its claims expire and how to rerun.
@@ -66,6 +68,36 @@ describe('a run killed with SIGKILL', () => {
       message: `${PLAN}: driver pid ${pid} (started ${line.run_driver.started_at}) is gone, holding step-1 until ${shown.lease_expires_at}`,
       fix: `${line.run_driver.command} (takes its lock and claims over)`,
     });
+
+    // The board: the plan's run_driver, and step-1 in Needs you as dead_run with the same command.
+    const b = await startBoardCli(root);
+    try {
+      // The board's first full read is under way while it starts: 200 once it has a snapshot.
+      let snap: any;
+      for (let n = 0; !snap && n < 200; n++) {
+        const r = await http(b.base, `/api/snapshot?token=${b.token}`, { headers: own(b) });
+        if (r.status === 200) snap = r.json.snapshot;
+        else await new Promise((res) => setTimeout(res, 50));
+      }
+      const plan = snap.plans[0];
+      expect(plan.run_driver).toEqual({
+        pid,
+        host: line.run_driver.host,
+        started_at: line.run_driver.started_at,
+        alive: false,
+        command: line.run_driver.command,
+      });
+      const card = plan.cards.find((c: { anchor: string }) => c.anchor === 'step-1');
+      expect(card.lane).toBe('needs_you');
+      expect(card.need).toEqual({
+        kind: 'dead_run',
+        reason: expect.stringContaining(`its run (pid ${pid}, started ${line.run_driver.started_at}) is gone`),
+        command: line.run_driver.command,
+        actions: ['release'],
+      });
+    } finally {
+      await b.stop();
+    }
     rmSync(join(impl.hold, 'step-1-a1')); // the orphaned implementer ends
   });
 
