@@ -26,6 +26,9 @@ async function killedRun() {
     return existsSync(join(impl.started, 'step-1-a1'));
   });
   const pid = JSON.parse(readFileSync(join(root, LOCK), 'utf8')).pid as number;
+  // While it runs, status names it alive (and says nothing of a dead driver).
+  expect(tugJson(root, ['status', 'demo']).json.plans[0].run_driver).toMatchObject({ pid, alive: true });
+  expect(runCli(['status'], { cwd: root }).stdout).not.toContain('is gone');
   run.child.kill('SIGKILL');
   await run.done;
   return { root, impl, pid };
