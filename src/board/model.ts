@@ -16,7 +16,7 @@ export const LANES = ['blocked', 'ready', 'running', 'needs_you', 'done'] as con
 export type Lane = (typeof LANES)[number];
 
 /** Why a step is in Needs you. */
-export type NeedKind = 'failed' | 'needs_human' | 'stalled' | 'expired' | 'unknown';
+export type NeedKind = 'failed' | 'needs_human' | 'stalled' | 'expired' | 'dead_run' | 'unknown';
 /** What the page may do about it (docs/board.md §6): each is one CLI command, never forced. */
 export type ActionName = 'reset' | 'release' | 'approve' | 'revise' | 'reject';
 
@@ -88,7 +88,19 @@ export interface BoardPlan {
   progress: { done: number; total: number; percent: number };
   lanes: Record<Lane, number>;
   usage: Usage | null;
+  /** The run holding the plan's lock (docs/run.md §1.8), null when none; `alive` false: its pid is gone. */
+  run_driver: RunDriver | null;
   cards: Card[];
+}
+
+/** A run lock's holder as the board shows it (src/ops/board.ts). */
+export interface RunDriver {
+  pid: number;
+  host: string;
+  started_at: string;
+  alive: boolean | null;
+  /** The run that takes the plan's claims over. */
+  command: string;
 }
 
 export interface BoardSnapshot {
@@ -146,6 +158,8 @@ export interface BoardRead {
   backend: { kind: string; location: string };
   repo_root: string;
   stall_seconds: number | null;
+  /** By plan path: the run holding the plan's lock (absent: none). */
+  run_drivers?: Record<string, RunDriver>;
 }
 
 /** What the board knows of a step besides the state: the run's events, its log files, its latest state events. */
@@ -240,6 +254,8 @@ export function placeStep(
     stall_seconds: number | null;
     last_activity_at: string | null;
     reason: string | null;
+    /** The run holding the plan's lock, if any. */
+    driver?: RunDriver | null;
   },
 ): { lane: Lane; need: Need | null } {
   const p = planArg(o.plan_path);
@@ -272,6 +288,17 @@ export function placeStep(
       };
     case 'claimed':
     case 'in_progress': {
+      // The run holding the claim is gone (killed): a new run takes it over at once, without waiting out the lease.
+      if (o.driver?.alive === false)
+        return {
+          lane: 'needs_you',
+          need: {
+            kind: 'dead_run',
+            reason: `its run (pid ${o.driver.pid}, started ${o.driver.started_at}) is gone; the claim of ${s.claimed_by ?? 'its worker'} holds until ${s.lease_expires_at ?? 'its lease expires'} unless a new run takes it over`,
+            command: o.driver.command,
+            actions: ['release'],
+          },
+        };
       if (s.lease_expired)
         return {
           lane: 'needs_you',
@@ -319,7 +346,7 @@ export function cardOf(
   s: ShownStep,
   subs: ShownStep[],
   activity: (anchor: string) => Activity | undefined,
-  o: { plan_path: string; backend: string; now: string; stall_seconds: number | null },
+  o: { plan_path: string; backend: string; now: string; stall_seconds: number | null; driver?: RunDriver | null },
 ): Card {
   const own = activity(s.anchor);
   const held = s.status === 'claimed' || s.status === 'in_progress';
@@ -384,7 +411,7 @@ function topsOf(steps: ShownStep[]): Map<string, string> {
 export function planOf(
   p: ShownPlan,
   activity: (plan_path: string, anchor: string) => Activity | undefined,
-  o: { backend: string; now: string; stall_seconds: number | null },
+  o: { backend: string; now: string; stall_seconds: number | null; driver?: RunDriver | null },
 ): BoardPlan {
   const top = topsOf(p.steps);
   const subsOf = new Map<string, ShownStep[]>();
@@ -409,6 +436,7 @@ export function planOf(
     progress: { done: p.overall.steps_completed, total: p.overall.steps_total, percent: p.overall.percent },
     lanes,
     usage,
+    run_driver: o.driver ?? null,
     cards,
   };
 }
@@ -420,7 +448,12 @@ export function shapeSnapshot(
   o: { now: string; allow_actions: boolean },
 ): BoardSnapshot {
   const plans = read.plans.map((p) =>
-    planOf(p, activity, { backend: read.backend.kind, now: o.now, stall_seconds: read.stall_seconds }),
+    planOf(p, activity, {
+      backend: read.backend.kind,
+      now: o.now,
+      stall_seconds: read.stall_seconds,
+      driver: read.run_drivers?.[p.plan_path] ?? null,
+    }),
   );
   return {
     schema: 1,

@@ -10,6 +10,8 @@ import type { Conn } from '../state/sql/conn.js';
 import { gitRunner } from '../git/exec.js';
 import { gitWorktrees } from '../git/repo.js';
 import { shellArg } from '../util/shell-arg.js';
+import { slugOfPlanPath } from '../plan/resolve.js';
+import { runCommandFor, runDriverOf } from './run-driver.js';
 
 export const pass = (name: string, message: string, fix: string): DoctorCheck => ({
   name,
@@ -44,6 +46,7 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
     'orphaned-plans',
     'expired-leases',
     'failed-steps',
+    'dead-runs',
     'integration-targets',
   ];
   const skipped = (why: string): DoctorCheck[] => names.map((n) => pass(n, `skipped: ${why}`, 'none needed'));
@@ -128,11 +131,47 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
  * artifacts), then, once the cause is fixed, the reset that makes each claimable again (a failed step stays
  * failed until reset, docs/state.md §3.6) and the run that takes them up.
  */
-function failedStepsFix(planPath: string, anchors: string[]): string {
+function failedStepsFix(ctx: RepoCtx, planPath: string, anchors: string[]): string {
   const p = shellArg(planPath);
   const why = anchors.map((a) => `tugcode state show ${p} --step ${shellArg(a)}`).join(', ');
   const reset = anchors.map((a) => `tugcode state reset ${p} ${shellArg(a)}`).join(' && ');
-  return `why: ${why}; once the cause is fixed: ${reset} && tugcode run ${p}`;
+  // The run names its implementer (a bare `tugcode run` would run none, docs/run.md §2): the flags of the
+  // plan's last run while its lock records them, else the configured one, else a placeholder.
+  const slug = slugOfPlanPath(planPath);
+  const flags = (slug === null ? null : runDriverOf(ctx.repo.mainRoot, slug))?.run_flags;
+  return `why: ${why}; once the cause is fixed: ${reset} && ${runCommandFor(planPath, { run_flags: flags, run: ctx.config.run })}`;
+}
+
+/**
+ * `dead-runs` (docs/run.md §1.8): a plan whose run lock names a pid on this host that is gone while the plan
+ * still has claimed steps. Those claims hold until their leases expire; a new run takes them over at once.
+ */
+function deadRunCheck(
+  ctx: RepoCtx,
+  dead: {
+    plan_path: string;
+    pid: number;
+    started_at: string;
+    run_flags?: string[];
+    claimed: string[];
+    expires: string | null;
+  }[],
+): DoctorCheck {
+  if (dead.length === 0) return pass('dead-runs', 'no run of a plan died holding claims', 'none needed');
+  const message = dead
+    .map(
+      (d) =>
+        `${d.plan_path}: driver pid ${d.pid} (started ${d.started_at}) is gone, holding ${d.claimed.join(', ')}` +
+        (d.expires ? ` until ${d.expires}` : ''),
+    )
+    .join('; ');
+  const fix = dead
+    .map(
+      (d) =>
+        `${runCommandFor(d.plan_path, { run_flags: d.run_flags, run: ctx.config.run })} (takes its lock and claims over)`,
+    )
+    .join('; ');
+  return warn('dead-runs', message, fix);
 }
 
 /**
@@ -167,18 +206,29 @@ export async function planChecks(
   const expired: string[] = [];
   const failedSteps: string[] = [];
   const failedFixes: string[] = [];
+  const dead: Parameters<typeof deadRunCheck>[1] = [];
   for (const p of plans.filter((x) => x.status !== 'archived')) {
     const failedHere: string[] = [];
+    const claimed: string[] = [];
+    const leases: string[] = [];
     for (const s of await stepsOfPlan(c, p.plan_path)) {
       if (s.parent_anchor !== null) continue;
       if (isHeld(s.status) && isExpired(s.lease_expires_at, now))
         expired.push(`${p.plan_path} ${s.anchor} (${s.claimed_by}, expired ${s.lease_expires_at})`);
+      if (isHeld(s.status)) {
+        claimed.push(s.anchor);
+        if (s.lease_expires_at) leases.push(s.lease_expires_at);
+      }
       if (s.status === 'failed') {
         failedSteps.push(`${p.plan_path} ${s.anchor}${s.fail_reason ? ` (${s.fail_reason})` : ''}`);
         failedHere.push(s.anchor);
       }
     }
-    if (failedHere.length) failedFixes.push(failedStepsFix(p.plan_path, failedHere));
+    if (failedHere.length) failedFixes.push(failedStepsFix(ctx, p.plan_path, failedHere));
+    const slug = claimed.length ? slugOfPlanPath(p.plan_path) : null;
+    const driver = slug === null ? null : runDriverOf(ctx.repo.mainRoot, slug);
+    if (driver?.alive === false)
+      dead.push({ ...driver, plan_path: p.plan_path, claimed, expires: leases.sort().at(-1) ?? null });
   }
   checks.push(
     expired.length
@@ -194,6 +244,7 @@ export async function planChecks(
       ? warn('failed-steps', `failed steps: ${failedSteps.join('; ')}`, failedFixes.join('; '))
       : pass('failed-steps', 'no failed steps', 'none needed'),
   );
+  checks.push(deadRunCheck(ctx, dead));
   checks.push(await targetCheck(ctx, c, plans, store));
   return checks;
 }

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { FlowCtx } from './flow-context.js';
 import { resolvePlanPath } from './plan-file.js';
+import { runCommandFor, runDriverOf } from './run-driver.js';
+import { slugOfPlanPath } from '../plan/resolve.js';
 import * as state from './state-bridge.js';
 import type { UsageTotals } from '../contract/usage.js';
 
@@ -24,6 +26,23 @@ export interface PlanStatusLine {
   needs_human_steps: string[];
   /** The plan's usage from the state (docs/state.md §2); null when none was reported (or no state). */
   usage: UsageTotals | null;
+  /** The `tugcode run` holding the plan's run lock, if one does (docs/run.md §1 item 3). */
+  run_driver: RunDriverLine | null;
+}
+
+/**
+ * A run lock's holder as status shows it: `alive` false when its pid on this host is gone (its claims stay
+ * until `claims_expire_at`, or until `command`, a new run, takes them over), null when it is on another host.
+ */
+export interface RunDriverLine {
+  pid: number;
+  host: string;
+  started_at: string;
+  alive: boolean | null;
+  /** When the last of the plan's claimed steps' leases runs out; null when no step is claimed. */
+  claims_expire_at: string | null;
+  /** The run that takes the plan up again (the dead run's recorded flags, else a placeholder implementer). */
+  command: string;
 }
 
 export interface StatusData {
@@ -63,6 +82,7 @@ async function fromCheckboxes(root: string, planPath: string): Promise<PlanStatu
     failed_steps: [],
     needs_human_steps: [],
     usage: null,
+    run_driver: null,
   };
 }
 
@@ -85,6 +105,26 @@ function fromState(
     failed_steps: top.filter((s) => s.status === 'failed').map((s) => s.anchor),
     needs_human_steps: top.filter((s) => s.status === 'needs_human').map((s) => s.anchor),
     usage,
+    run_driver: null,
+  };
+}
+
+/** The run holding the plan's lock, with when its claims expire (the latest lease of a claimed step). */
+function driverLine(ctx: FlowCtx, planPath: string, steps: state.StepState[]): RunDriverLine | null {
+  const slug = slugOfPlanPath(planPath);
+  const d = slug === null ? null : runDriverOf(ctx.repo.mainRoot, slug);
+  if (!d) return null;
+  const leases = steps
+    .filter((s) => (s.status === 'claimed' || s.status === 'in_progress') && s.lease_expires_at !== null)
+    .map((s) => s.lease_expires_at!)
+    .sort();
+  return {
+    pid: d.pid,
+    host: d.host,
+    started_at: d.started_at,
+    alive: d.alive,
+    claims_expire_at: leases.at(-1) ?? null,
+    command: runCommandFor(planPath, { run_flags: d.run_flags, run: ctx.config.run }),
   };
 }
 
@@ -94,9 +134,13 @@ export async function planStatus(ctx: FlowCtx, plan?: string): Promise<StatusDat
   const byPath = new Map(known.map((p) => [p.plan_path, p]));
   const lineFor = async (planPath: string): Promise<PlanStatusLine> => {
     const row = byPath.get(planPath);
-    if (row) return fromState(planPath, row.status, row.steps, row.usage);
+    if (row)
+      return {
+        ...fromState(planPath, row.status, row.steps, row.usage),
+        run_driver: driverLine(ctx, planPath, row.steps),
+      };
     if (!existsSync(join(root, planPath))) throw new TugError('PlanNotFound', { plan: planPath, plan_path: planPath });
-    return fromCheckboxes(root, planPath);
+    return { ...(await fromCheckboxes(root, planPath)), run_driver: driverLine(ctx, planPath, []) };
   };
   if (plan !== undefined) {
     const planPath = await resolvePlanPath(

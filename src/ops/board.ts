@@ -29,15 +29,37 @@ export async function boardProbe(ctx: OpsContext, input: { after_id?: number | u
     : stateLog(ctx, { after_id: input.after_id, limit: PROBE_LIMIT, count_omitted: false }, call);
 }
 
+/** The `tugcode run` holding a plan's run lock; `alive` false when its pid on this host is gone. */
+export interface BoardRunDriver {
+  pid: number;
+  host: string;
+  started_at: string;
+  alive: boolean | null;
+  /** The run that takes its claims over (its recorded flags, else a placeholder implementer). */
+  command: string;
+}
+
 /** Every active and done plan with its steps' status, owner, lease and counts; the backend; the config the board uses. */
 export async function boardRead(ctx: OpsContext, _input: Record<string, never>, call: Call) {
   const shown = await stateShow(ctx, { items: 'none' }, call);
   const { repo, config } = await ctx.load(call);
   const run = config.run as { stall_seconds?: unknown };
+  // The run holding each plan's lock (docs/run.md §1.8): one whose pid is gone leaves its claims in Needs you.
+  const { runCommandFor, runDriverOf } = await import('../gitflow/run-driver.js');
+  const { slugOfPlanPath } = await import('../plan/resolve.js');
+  const run_drivers: Record<string, BoardRunDriver> = {};
+  for (const p of shown.plans) {
+    const slug = slugOfPlanPath(p.plan_path);
+    const d = slug === null ? null : runDriverOf(repo.mainRoot, slug);
+    if (!d) continue;
+    const command = runCommandFor(p.plan_path, { run_flags: d.run_flags, run: config.run });
+    run_drivers[p.plan_path] = { pid: d.pid, host: d.host, started_at: d.started_at, alive: d.alive, command };
+  }
   return {
     ...shown,
     repo_root: repo.mainRoot,
     stall_seconds: typeof run.stall_seconds === 'number' ? run.stall_seconds : null,
+    run_drivers,
   };
 }
 

@@ -94,6 +94,8 @@ export interface RunSetup {
   readonly changed: EventTarget;
   /** The opt-in timing trace (RunHooks.trace), if any. */
   readonly trace?: ((span: TraceSpan) => void) | undefined;
+  /** The holder of the run lock this run took over (a run that died), said once the run started. */
+  readonly tookOver?: import('./lock.js').RunLock['tookOver'] | undefined;
 }
 
 /** What the workers change as they go; the summary reads it at the end. */

@@ -167,8 +167,12 @@ async function runPlanned(
   // `--merge` would refuse a dirty checkout of the base branch at the end: say so before any work.
   if (input.merge) await (await import('../gitflow/merge.js')).cleanHolder(g, flow.repo, prep.base);
   const { acquireRunLock } = await import('./lock.js');
+  // The hints of a stopped run repeat its flags (docs/run.md §1.2), in the summary notify sees too; the lock
+  // records them, so what reports this run dead (status, doctor, the board) can say how to run it again.
+  const { runFlags, withRunFlags } = await import('./run-flags.js');
+  const flags = runFlags(input, ctx.cwd);
   const lock = await timed(tr, 'run.lock', () =>
-    acquireRunLock(flow.repo.mainRoot, prep.slug, prep.planPath, ctx.clock.now()),
+    acquireRunLock(flow.repo.mainRoot, prep.slug, prep.planPath, ctx.clock.now(), { run_flags: flags }),
   );
   // `[run] notify` (docs/run.md §7.4): it sees every event the run emits, and the run's end.
   const notifier = config.run.notify
@@ -188,10 +192,20 @@ async function runPlanned(
   // Whatever fails after this point, the run lock is released (a failed start must not block the next run).
   // A release that fails is a warning: it must not replace the run's own summary or error.
   try {
-    const o = { t0, flow, prep, g, config, impl, review, workers, lock: lock.signal, notifier };
-    // The hints of a stopped run repeat its flags (docs/run.md §1.2), in the summary notify sees too.
-    const { runFlags, withRunFlags } = await import('./run-flags.js');
-    const summary = withRunFlags(await runLocked(ctx, input, call, hooks, o), runFlags(input, ctx.cwd));
+    const o = {
+      t0,
+      flow,
+      prep,
+      g,
+      config,
+      impl,
+      review,
+      workers,
+      lock: lock.signal,
+      tookOver: lock.tookOver,
+      notifier,
+    };
+    const summary = withRunFlags(await runLocked(ctx, input, call, hooks, o), flags);
     await finished(summary);
     return summary;
   } catch (e) {
@@ -221,6 +235,7 @@ async function runLocked(
     workers: number;
     /** Aborted when another process took the run lock over: this run stops as a fatal RunInProgress. */
     lock: AbortSignal;
+    tookOver: import('./lock.js').RunLock['tookOver'];
     notifier: import('./notify.js').Notifier | null;
   },
 ): Promise<RunSummary> {
@@ -273,6 +288,7 @@ async function runLocked(
     },
     changed: new EventTarget(),
     trace: hooks.trace,
+    tookOver: o.tookOver,
   };
   // A SIGINT/SIGTERM also ends the store's retries of a lost PostgreSQL connection (the stop is not held up).
   if (hooks.signal) setup.store.stopOn?.(hooks.signal);
@@ -445,6 +461,17 @@ async function runWorkers(
     workers: trees.length,
     ...(rc.remote ? { remote: rc.remote.name } : {}),
   });
+  // A run that died held the lock and claims this run took over (docs/run.md §1 item 3): never silently.
+  if (rc.tookOver) {
+    const t = rc.tookOver;
+    rc.warn(
+      'DeadRunTakenOver',
+      `run pid ${t.pid} on ${t.host} (started ${t.started_at}) ` +
+        (t.dead ? 'died' : 'stopped refreshing its lock') +
+        '; its lock and claims were taken over',
+      { pid: t.pid, host: t.host, started_at: t.started_at, dead: t.dead },
+    );
+  }
   // No implementer is allowed (docs/run.md §2), but never silent: each step is then its refactors and checkpoints.
   // A plan with every step completed has no step to say it of.
   if (!rc.opts.implementer && !rc.opts.agent && before.completed_steps.length < before.all_steps.length) {

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { mkdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { TugError } from '../contract/errors.js';
 import { runLockName, TUGTOOL_DIR } from '../contract/layout.js';
+import { pidAlive, readRunHolder, type RunHolder } from '../gitflow/run-driver.js';
 
 export interface RunLock {
   /** Frees the lock (when still ours). Throws NotWritable when `.tugtool/` refuses the removal. */
@@ -27,6 +28,11 @@ export interface RunLock {
   readonly compromised: boolean;
   /** Aborted when the lock is compromised. */
   readonly signal: AbortSignal;
+  /**
+   * The holder of the lock this run took over (a run that died, or on another host stopped refreshing the
+   * lock): its claims are this run's to take over too, which the driver reports (docs/run.md §1 item 3).
+   */
+  readonly tookOver: { host: string; pid: number; started_at: string; dead: boolean } | null;
 }
 
 export const RUN_LOCK_STALE_MS = 30_000;
@@ -34,35 +40,12 @@ export const RUN_LOCK_REFRESH_MS = 5_000;
 /** A `takeover/` left this long by a contender that died mid-takeover no longer blocks one. */
 const TAKEOVER_STALE_MS = 10_000;
 
-interface Holder {
-  host: string;
-  pid: number;
-  started_at: string;
-  token: string;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+type Holder = RunHolder;
 
 const code = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code;
 const WRITE_REFUSED = new Set(['EACCES', 'EPERM', 'EROFS']);
-
-/** The holder recorded in lock directory `dir`; null when unreadable, undefined when the directory is gone. */
-async function readHolder(dir: string): Promise<Holder | null | undefined> {
-  try {
-    const h = JSON.parse(await readFile(join(dir, 'holder.json'), 'utf8')) as Holder;
-    return typeof h?.token === 'string' ? h : null;
-  } catch (e) {
-    if (code(e) === 'ENOENT') return (await stat(dir).catch(() => null)) ? null : undefined;
-    return null;
-  }
-}
+const alive = pidAlive;
+const readHolder = readRunHolder;
 
 /** `.tugtool/` (or a file in it) refuses this process's writes: say which path, not the errno. */
 function notWritable(path: string, e: unknown, what: string): TugError {
@@ -70,10 +53,24 @@ function notWritable(path: string, e: unknown, what: string): TugError {
 }
 
 /** Take the run lock of `slug`, or throw RunInProgress naming the holder. */
-export async function acquireRunLock(mainRoot: string, slug: string, planPath: string, now: string): Promise<RunLock> {
+export async function acquireRunLock(
+  mainRoot: string,
+  slug: string,
+  planPath: string,
+  now: string,
+  o: { run_flags?: string[] } = {},
+): Promise<RunLock> {
   const dir = join(mainRoot, TUGTOOL_DIR);
   const lockDir = join(dir, runLockName(slug));
-  const me: Holder = { host: hostname(), pid: process.pid, started_at: now, token: randomUUID() };
+  // The run's flags ride along, so what reports a dead run can say how to run it again (gitflow/run-driver.ts).
+  const me: Holder = {
+    host: hostname(),
+    pid: process.pid,
+    started_at: now,
+    token: randomUUID(),
+    ...(o.run_flags ? { run_flags: o.run_flags } : {}),
+  };
+  let tookOver: RunLock['tookOver'] = null;
   const busy = (h?: Holder | null, reason?: string) =>
     new TugError('RunInProgress', {
       plan_path: planPath,
@@ -84,7 +81,7 @@ export async function acquireRunLock(mainRoot: string, slug: string, planPath: s
   try {
     await mkdir(dir, { recursive: true });
     for (let round = 0; round < 5; round++) {
-      if (await create(dir, lockDir, slug, me)) return held(lockDir, me);
+      if (await create(dir, lockDir, slug, me)) return held(lockDir, me, tookOver);
       const holder = await readHolder(lockDir);
       if (holder === undefined) continue; // released meanwhile: try again
       const st = await stat(lockDir).catch(() => null);
@@ -117,6 +114,7 @@ export async function acquireRunLock(mainRoot: string, slug: string, planPath: s
         throw busy(moved);
       }
       await rm(tomb, { recursive: true, force: true });
+      if (holder) tookOver = { host: holder.host, pid: holder.pid, started_at: holder.started_at, dead };
     }
     throw busy(null, 'the lock kept changing hands');
   } catch (e) {
@@ -163,7 +161,7 @@ async function claimTakeover(lockDir: string): Promise<'mine' | 'taken' | 'gone'
   return 'taken';
 }
 
-function held(lockDir: string, me: Holder): RunLock {
+function held(lockDir: string, me: Holder, tookOver: RunLock['tookOver']): RunLock {
   const ac = new AbortController();
   let released = false;
   const check = async () => {
@@ -186,6 +184,7 @@ function held(lockDir: string, me: Holder): RunLock {
       return ac.signal.aborted;
     },
     signal: ac.signal,
+    tookOver,
     async release() {
       released = true;
       clearInterval(timer);

@@ -204,6 +204,7 @@ describe('worktree remove, merge, status, doctor (CLI)', () => {
         failed_steps: [],
         needs_human_steps: [],
         usage: null,
+        run_driver: null,
       },
     ]);
     expectError(runJson('status', ['status', 'nope'], { cwd: root, env }), 'PlanNotFound', 3);

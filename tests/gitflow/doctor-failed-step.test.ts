@@ -1,7 +1,8 @@
 /**
  * `tugcode doctor` on a failed step (docs/git.md §7): its fix names the commands for that step — why it
  * failed (`state show <plan> --step <step>`), then `state reset <plan> <step>` and the run — with the plan
- * and step filled in, and the reset, run as written, clears the warning.
+ * and step filled in, and a placeholder for the implementer when none is configured (a bare run would run
+ * none) — and the reset, run as written, clears the warning.
  */
 import { describe, expect, it } from 'vitest';
 import { runCli, runJson } from '../helpers/cli.js';
@@ -37,7 +38,9 @@ describe('doctor: a failed step', () => {
       message: `failed steps: ${PLAN_PATH} step-1 (tests keep failing)`,
       fix:
         `why: tugcode state show ${PLAN_PATH} --step step-1; ` +
-        `once the cause is fixed: tugcode state reset ${PLAN_PATH} step-1 && tugcode run ${PLAN_PATH}`,
+        `once the cause is fixed: tugcode state reset ${PLAN_PATH} step-1 && ` +
+        // A bare `tugcode run` would run no implementer: with none configured, the fix says where it goes.
+        `tugcode run ${PLAN_PATH} --implementer <your implementer>`,
     });
     // The text shows the same fix under the check.
     const text = runCli(['doctor'], { cwd: root, env });
@@ -60,5 +63,14 @@ describe('doctor: a failed step', () => {
     expect(ok(root, ['show', 'demo']).plans[0].steps[0].status).toBe('pending');
     const after = runJson('doctor', ['doctor'], { cwd: root, env }).json.checks;
     expect(after.find((c: { name: string }) => c.name === 'failed-steps').status).toBe('pass');
+  });
+
+  it('names no placeholder when the configuration names the implementer: the run as written uses it', () => {
+    const root = failedStep();
+    const withImpl = { ...env, TUGCODE_RUN_IMPLEMENTER: 'node impl.mjs' };
+    const check = runJson('doctor', ['doctor'], { cwd: root, env: withImpl }).json.checks.find(
+      (c: { name: string }) => c.name === 'failed-steps',
+    );
+    expect(check.fix).toMatch(new RegExp(`&& tugcode run ${PLAN_PATH.replace(/[.]/g, '\\.')}$`));
   });
 });

@@ -52,6 +52,7 @@ describe('tugcode doctor', () => {
       'orphaned-plans',
       'expired-leases',
       'failed-steps',
+      'dead-runs',
       'integration-targets',
       'state-files-untracked',
       'worktrees-present',
@@ -183,6 +184,7 @@ describe('tugcode status', () => {
         failed_steps: [],
         needs_human_steps: [],
         usage: null,
+        run_driver: null,
       },
       {
         plan_path: '.tugtool/tugplan-ticked.md',
@@ -195,6 +197,7 @@ describe('tugcode status', () => {
         failed_steps: [],
         needs_human_steps: [],
         usage: null,
+        run_driver: null,
       },
     ]);
     const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
@@ -212,6 +215,7 @@ describe('tugcode status', () => {
         failed_steps: [],
         needs_human_steps: [],
         usage: null,
+        run_driver: null,
       },
     ]);
     await expect(planStatus(flowCtx(root), 'nope')).rejects.toMatchObject({ code: 'PlanNotFound' });

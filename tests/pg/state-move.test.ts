@@ -315,6 +315,7 @@ describe('doctor on PostgreSQL', () => {
         'orphaned-plans',
         'expired-leases',
         'failed-steps',
+        'dead-runs',
       ]),
     );
     expect(names.filter((n: string) => n.startsWith('state-db-'))).toEqual([]);

@@ -262,7 +262,7 @@
     $('totals').textContent = total ? `cost ${total}` : '';
     $('empty').hidden = s.plans.length > 0;
     if (s.plans.length === 0)
-      $('empty').textContent = 'No plan in the state yet: tugcode state init <plan>, or tugcode run <plan>.';
+      $('empty').textContent = 'No plan in the state yet: tugcode state init <plan>, or tugcode run <plan> --implementer <your implementer>.';
     const main = $('plans');
     const seen = new Set();
     let prev = $('empty');

@@ -86,9 +86,20 @@ function usageNote(u: UsageTotals): string {
   return u.cost_usd === null ? `used ${tokens}` : `spent ${usdText(u.cost_usd)}, ${tokens}`;
 }
 
+/** A plan whose run died (docs/git.md §6): its claims stay until their leases expire or a new run takes them over. */
+export function deadDriverLine(planPath: string, r: R): string {
+  const gone = `${planPath}: driver pid ${r.pid} is gone`;
+  return r.claims_expire_at
+    ? `${gone}; its claims expire at ${r.claims_expire_at} — rerun ${r.command} to take them over`
+    : `${gone}; it holds no claims — ${r.command} takes its lock over`;
+}
+
 export async function status(d: R, cli: CliEnv): Promise<string> {
   if (d.plans.length === 0) return 'no plans (.tugtool/tugplan-*.md)';
-  return table(
+  const dead = d.plans
+    .filter((p: R) => p.run_driver?.alive === false)
+    .map((p: R) => deadDriverLine(p.plan_path, p.run_driver));
+  const t = await table(
     ['plan', 'steps', 'progress', 'status', 'notes'],
     d.plans.map((p: R) => {
       const filled = Math.floor((BAR * p.percent) / 100);
@@ -109,6 +120,7 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
     }),
     cli,
   );
+  return dead.length ? `${t}\n\n${dead.join('\n')}` : t;
 }
 
 export async function doctor(d: R, cli: CliEnv): Promise<string> {

@@ -111,6 +111,18 @@ export const gitSchemas: Record<string, z.ZodTypeAny> = {
           failed_steps: z.array(anchor),
           needs_human_steps: z.array(anchor),
           usage: usageTotalsSchema.nullable(),
+          // The run holding the plan's lock (docs/git.md §6): alive false = its pid on this host is gone.
+          run_driver: z
+            .object({
+              pid: z.number().int(),
+              host: z.string(),
+              started_at: z.string(),
+              alive: z.boolean().nullable(),
+              claims_expire_at: z.string().nullable(),
+              command: z.string(),
+            })
+            .strict()
+            .nullable(),
         })
         .strict(),
     ),

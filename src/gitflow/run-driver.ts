@@ -1,0 +1,105 @@
+/**
+ * Who holds a plan's run lock (docs/run.md §1 item 3), read without taking it: the one reader of
+ * `.tugtool/run-<slug>.lock/holder.json`, for the lock itself (src/run/lock.ts) and for what reports a run
+ * that died (`status`, `doctor`'s dead-runs, the board). A holder on this host whose pid is gone is a dead
+ * driver: its claims stay until their leases expire or the next run of the plan takes them over.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { runAgain } from '../contract/errors.js';
+import { runLockName, TUGTOOL_DIR } from '../contract/layout.js';
+
+export interface RunHolder {
+  host: string;
+  pid: number;
+  started_at: string;
+  token: string;
+  /** The flags of the holding run that shape it (src/run/run-flags.ts), for a command that runs it again. */
+  run_flags?: string[];
+}
+
+/** The driver a plan's run lock names; `alive` is null when it is on another host (this one cannot tell). */
+export interface RunDriver {
+  pid: number;
+  host: string;
+  started_at: string;
+  alive: boolean | null;
+  /** The recorded flags of that run (absent in a lock of an older tugcode). */
+  run_flags?: string[];
+}
+
+const code = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code;
+
+/** Whether process `pid` of this host exists (EPERM: it does, under another user). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return code(e) === 'EPERM';
+  }
+}
+
+export function runLockDir(mainRoot: string, slug: string): string {
+  return join(mainRoot, TUGTOOL_DIR, runLockName(slug));
+}
+
+function parseHolder(text: string): RunHolder | null {
+  try {
+    const h = JSON.parse(text) as RunHolder;
+    return typeof h?.token === 'string' ? h : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The holder recorded in lock directory `dir`; null when unreadable, undefined when the directory is gone. */
+export async function readRunHolder(dir: string): Promise<RunHolder | null | undefined> {
+  try {
+    return parseHolder(await readFile(join(dir, 'holder.json'), 'utf8'));
+  } catch (e) {
+    if (code(e) === 'ENOENT') return (await stat(dir).catch(() => null)) ? null : undefined;
+    return null;
+  }
+}
+
+/** The driver holding the run lock of `slug`, or null when no lock (or an unreadable one) is there. */
+export function runDriverOf(mainRoot: string, slug: string): RunDriver | null {
+  const dir = runLockDir(mainRoot, slug);
+  let h: RunHolder | null;
+  try {
+    if (!statSync(dir).isDirectory()) return null;
+    h = parseHolder(readFileSync(join(dir, 'holder.json'), 'utf8'));
+  } catch {
+    return null;
+  }
+  if (!h || typeof h.pid !== 'number' || typeof h.host !== 'string') return null;
+  return {
+    pid: h.pid,
+    host: h.host,
+    started_at: String(h.started_at),
+    alive: h.host === hostname() ? pidAlive(h.pid) : null,
+    ...(Array.isArray(h.run_flags) && h.run_flags.every((w) => typeof w === 'string')
+      ? { run_flags: h.run_flags }
+      : {}),
+  };
+}
+
+/** What a command that runs a plan again names when neither the run nor the configuration gives one. */
+export const IMPLEMENTER_PLACEHOLDER = '--implementer <your implementer>';
+
+/**
+ * The `tugcode run` that takes a plan up again: with the flags its last run recorded when they are known
+ * (the same implementer, reviewer, workers …), else with the configured implementer, else with a placeholder
+ * for it; a bare `tugcode run <plan>` would run without one (docs/run.md §2).
+ */
+export function runCommandFor(
+  planPath: string,
+  o: { run_flags?: string[] | undefined; run: { implementer?: string; agent?: string } },
+): string {
+  if (o.run_flags) return runAgain({ plan_path: planPath, run_flags: o.run_flags });
+  const plain = runAgain({ plan_path: planPath });
+  return o.run.implementer || o.run.agent ? plain : `${plain} ${IMPLEMENTER_PLACEHOLDER}`;
+}

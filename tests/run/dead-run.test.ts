@@ -1,0 +1,134 @@
+/**
+ * A `tugcode run` killed with SIGKILL (docs/run.md §1 item 3): its lock names a pid that is gone while its
+ * claims stay until their leases expire. `status` says so (its `run_driver`, and a line naming the run that
+ * takes the claims over with the dead run's own flags), `doctor`'s dead-runs check warns with that command,
+ * the board puts its claim in Needs you (`dead_run`, docs/board.md §3) with the same command, and the next
+ * run takes the lock and claims over with a DeadRunTakenOver warning naming the old pid.
+ */
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { http, own, startBoardCli } from '../board/helpers.js';
+import { holdingImplementer, planText, runJsonl, runRepo, startRun, step, tugJson, waitUntil } from './helpers.js';
+
+const PLAN = '.tugtool/tugplan-demo.md';
+const LOCK = join('.tugtool', 'run-demo.lock', 'holder.json');
+
+/** A run of a two-step plan SIGKILLed while step-1's implementer holds: its root, implementer and pid. */
+async function killedRun() {
+  const root = runRepo(planText([step(1, 'Base'), step(2, 'Next', { deps: [1] })]));
+  const impl = holdingImplementer();
+  writeFileSync(join(impl.hold, 'step-1-a1'), '');
+  const run = startRun(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+  await waitUntil('step-1 in its implementer phase', () => {
+    if (run.child.exitCode !== null) throw new Error(`the run ended: ${run.child.exitCode}`);
+    return existsSync(join(impl.started, 'step-1-a1'));
+  });
+  const pid = JSON.parse(readFileSync(join(root, LOCK), 'utf8')).pid as number;
+  // While it runs, status names it alive (and says nothing of a dead driver).
+  expect(tugJson(root, ['status', 'demo']).json.plans[0].run_driver).toMatchObject({ pid, alive: true });
+  expect(runCli(['status'], { cwd: root }).stdout).not.toContain('is gone');
+  run.child.kill('SIGKILL');
+  await run.done;
+  return { root, impl, pid };
+}
+
+describe('a run killed with SIGKILL', () => {
+  it('status, doctor and the board say its driver is gone, until when its claims hold, and the run that takes them over', async () => {
+    const { root, impl, pid } = await killedRun();
+
+    // status --json: the plan's run_driver is the dead pid, with when its claims expire and how to rerun.
+    const st = tugJson(root, ['status', 'demo']);
+    expect(st.code, st.stderr).toBe(0);
+    const line = st.json.plans[0];
+    expect(line.claimed_steps).toEqual(['step-1']);
+    const shown = tugJson(root, ['state', 'show', 'demo']).json.plans[0].steps[0];
+    expect(line.run_driver).toEqual({
+      pid,
+      host: expect.any(String),
+      started_at: expect.any(String),
+      alive: false,
+      claims_expire_at: shown.lease_expires_at,
+      command: expect.stringContaining(`tugcode run ${PLAN} --workers 1 --implementer `),
+    });
+    // The command repeats the dead run's implementer: run as written, it runs the plan the same way.
+    expect(line.run_driver.command).toContain(impl.argv.split(' ')[1]!.replace(/"/g, ''));
+
+    // status (text): a line under the table says the driver is gone, until when, and what takes it over.
+    const text = runCli(['status'], { cwd: root });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(
+      `${PLAN}: driver pid ${pid} is gone; its claims expire at ${shown.lease_expires_at} — rerun ${line.run_driver.command} to take them over`,
+    );
+
+    // doctor: the dead-runs check warns, naming the pid, the claim and the same command.
+    const doc = tugJson(root, ['doctor']);
+    expect(doc.code, doc.stderr).toBe(0); // a warning, not a failure
+    expect(doc.json.checks.find((c: { name: string }) => c.name === 'dead-runs')).toEqual({
+      name: 'dead-runs',
+      status: 'warn',
+      message: `${PLAN}: driver pid ${pid} (started ${line.run_driver.started_at}) is gone, holding step-1 until ${shown.lease_expires_at}`,
+      fix: `${line.run_driver.command} (takes its lock and claims over)`,
+    });
+
+    // The board: the plan's run_driver, and step-1 in Needs you as dead_run with the same command.
+    const b = await startBoardCli(root);
+    try {
+      // The board's first full read is under way while it starts: 200 once it has a snapshot.
+      let snap: any;
+      for (let n = 0; !snap && n < 200; n++) {
+        const r = await http(b.base, `/api/snapshot?token=${b.token}`, { headers: own(b) });
+        if (r.status === 200) snap = r.json.snapshot;
+        else await new Promise((res) => setTimeout(res, 50));
+      }
+      const plan = snap.plans[0];
+      expect(plan.run_driver).toEqual({
+        pid,
+        host: line.run_driver.host,
+        started_at: line.run_driver.started_at,
+        alive: false,
+        command: line.run_driver.command,
+      });
+      const card = plan.cards.find((c: { anchor: string }) => c.anchor === 'step-1');
+      expect(card.lane).toBe('needs_you');
+      expect(card.need).toEqual({
+        kind: 'dead_run',
+        reason: expect.stringContaining(`its run (pid ${pid}, started ${line.run_driver.started_at}) is gone`),
+        command: line.run_driver.command,
+        actions: ['release'],
+      });
+    } finally {
+      await b.stop();
+    }
+    rmSync(join(impl.hold, 'step-1-a1')); // the orphaned implementer ends
+  });
+
+  it('the next run takes its lock and claims over with a DeadRunTakenOver warning naming the old pid', async () => {
+    const { root, impl, pid } = await killedRun();
+    const started = JSON.parse(readFileSync(join(root, LOCK), 'utf8')).started_at as string;
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    const summary = r.events.at(-1);
+    expect(summary, r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    const warned = r.events.filter((e) => e.type === 'warning' && e.code === 'DeadRunTakenOver');
+    expect(warned).toHaveLength(1);
+    expect(warned[0].message).toMatch(
+      new RegExp(
+        `^run pid ${pid} on \\S+ \\(started ${started.replace(/[.]/g, '\\.')}\\) died; its lock and claims were taken over$`,
+      ),
+    );
+    // Said once the run started, so the stream still opens with run_started.
+    expect(r.events[0]).toMatchObject({ type: 'run_started' });
+    // Nothing is left dead: status shows no driver once the run released its lock.
+    expect(tugJson(root, ['status', 'demo']).json.plans[0].run_driver).toBeNull();
+  });
+
+  it('in text mode the takeover is a warning line on stderr', async () => {
+    const { root, impl, pid } = await killedRun();
+    const r = runCli(['run', 'demo', '--workers', '1', '--implementer', impl.argv], { cwd: root });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      new RegExp(`DeadRunTakenOver.*run pid ${pid} on .* died; its lock and claims were taken over`),
+    );
+  });
+});
