@@ -127,7 +127,7 @@ export const NO_TEST_COMMAND = 'no test command configured or detected';
 /**
  * The tests stage: the resolved test command in the sandbox root; unavailable or failed ends the run.
  * §11.4: under `typecheck` (tests is then a lower stage) a missing test command is `skipped` with a
- * W_VERIFY_STAGE_SKIPPED warning instead; a test command that exists must still run and pass.
+ * VerificationStageSkipped warning instead; a test command that exists must still run and pass.
  */
 export async function testsStage(
   r: Run,
@@ -143,7 +143,7 @@ export async function testsStage(
   if (!argv && r.mode === 'typecheck') {
     r.checks.push(check('tests', { status: 'skipped', reason: NO_TEST_COMMAND }));
     ctx.warnings.push({
-      code: 'W_VERIFY_STAGE_SKIPPED',
+      code: 'VerificationStageSkipped',
       message:
         'verification stage tests skipped: no test command configured or detected ' +
         '(set --test-command, TUG_TEST_COMMAND or test_command in the [kernel] table of .tugtool/config.toml)',
