@@ -1,7 +1,8 @@
 /**
  * `tug run --text` (docs/kernel.md §3.4, README "dry run: the diff"): a dry run prints its summary line and
  * then the unified diff it would write, the same diff as the JSON's `patch.unified_diff`; an applied run
- * prints the summary line alone. `tugcode refactor run --text` prints the same bytes. Built CLIs.
+ * prints the summary line alone. `tugcode refactor run --text` prints the same bytes. A flag where the
+ * command belongs is an unknown option. Built CLIs.
  */
 import { describe, expect, it } from 'vitest';
 import { readFileSync, realpathSync } from 'node:fs';
@@ -29,6 +30,23 @@ function run(bin: string, args: string[], cwd: string) {
 }
 
 describe('tug run --text', () => {
+  it('calls a misplaced flag an unknown option, not an unknown command', () => {
+    const ws = realpathSync(tempWs(FILES));
+    for (const [argv, message] of [
+      [['--bogus-flag', 'doctor'], 'unknown option "--bogus-flag"'],
+      [['doctor', '--bogus-flag'], 'unknown option "--bogus-flag" for doctor'],
+    ] as const) {
+      const r = run(TUG, [...argv], ws);
+      expect(r.code).toBe(2);
+      expect(JSON.parse(r.stdout).error).toMatchObject({
+        code: 'InvalidArgument',
+        message,
+        details: { argument: '--bogus-flag', reason: 'unknown_option' },
+      });
+      expect(r.stderr).toBe(`tug: InvalidArgument: ${message}\n`);
+    }
+  });
+
   it('prints the summary line, then the diff of a dry run', () => {
     const ws = realpathSync(tempWs(FILES));
     const json = run(TUG, ['run', ...OP], ws);
