@@ -192,7 +192,7 @@ class KernelImpl implements Kernel {
   private async prepareWith(
     op: OpSpec,
     warnings: KernelWarning[],
-    o: { snapshotId?: string; checkAnalysis?: boolean },
+    o: { snapshotId?: string },
   ): Promise<Prepared> {
     this.session.assertLockHeld();
     const safety = (op.op === 'rename-symbol' ? op.safety : undefined) ?? this.o.safety ?? 'strict';
@@ -202,11 +202,8 @@ class KernelImpl implements Kernel {
     // 3. snapshot and freshness
     const snap = await this.takeSnapshot();
     try {
+      // Only an explicit --snapshot-id binds a run to what was analysed (§10.2): an earlier analysis never blocks.
       if (o.snapshotId && o.snapshotId !== snap.id) this.mismatch(o.snapshotId, snap, 'snapshot_id');
-      if (o.checkAnalysis) {
-        const analyzed = this.session.analysisSnapshot(opHashValue);
-        if (analyzed && analyzed !== snap.id) this.mismatch(analyzed, snap, 'analysis');
-      }
       this.fileCache.prune(snap);
       if (!snap.files.has(file))
         throw new KernelError('FileNotFound', `${file} is not in the source set (ignored or excluded)`, { path: file });
@@ -229,7 +226,7 @@ class KernelImpl implements Kernel {
     }
   }
 
-  private mismatch(expected: string, snap: Snapshot, why: string): never {
+  private mismatch(expected: string, snap: Snapshot, why: 'snapshot_id' | 'apply'): never {
     const inv = this.session.loadInventory(expected);
     const changed = inv ? changedFiles(inv, snap.files) : [];
     const details: Record<string, unknown> = {
@@ -238,7 +235,12 @@ class KernelImpl implements Kernel {
       changed_files: changed,
     };
     if (!inv) details.reason = 'unknown_snapshot';
-    throw new KernelError('SnapshotMismatch', `the workspace changed since ${expected} (${why})`, details, {
+    // The recovery of §10.2, in the message a user reads.
+    const hint =
+      why === 'snapshot_id'
+        ? 'analyse again and pass its snapshot_id, or run without --snapshot-id'
+        : 'something wrote to the workspace during the run; run the operation again';
+    throw new KernelError('SnapshotMismatch', `the workspace changed since ${expected} (${why}): ${hint}`, details, {
       snapshotId: snap.id,
     });
   }
@@ -249,7 +251,6 @@ class KernelImpl implements Kernel {
 
   private async analyzeLocked(op: OpSpec): Promise<AnalyzeResult> {
     const p = await this.prepareWith(op, this.warnings(), {});
-    this.session.recordAnalysis(p.op_hash, p.snapshot_id);
     const base = { snapshot_id: p.snapshot_id, operation: p.operation, op_hash: p.op_hash };
     if (op.op === 'organize-imports') {
       return {
@@ -281,7 +282,7 @@ class KernelImpl implements Kernel {
     return this.locked(() =>
       this.log.time(
         `prepare ${op.op}`,
-        () => this.prepareWith(op, this.warnings(), { snapshotId: o.snapshotId, checkAnalysis: true }),
+        () => this.prepareWith(op, this.warnings(), { snapshotId: o.snapshotId }),
         (p) => ({ op_hash: p.op_hash, ...p.summary, warnings: p.warnings.length }),
       ),
     );
@@ -331,7 +332,6 @@ class KernelImpl implements Kernel {
       this.log.info('applied', { op_hash: p.op_hash, files_written: written });
       const after = await this.takeSnapshot();
       this.session.storeSnapshot(after);
-      this.session.dropAnalysis(p.op_hash);
       await this.backends.syncAfterApply(after);
       return { snapshot_id: p.snapshot_id, applied: true, files_written: written, snapshot_after: after.id };
     } catch (e) {

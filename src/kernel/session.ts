@@ -1,6 +1,6 @@
 /**
  * Sessions and locking (docs/kernel.md §12): the `.tug/` directory, the proper-lockfile lock with a bounded
- * wait, `session.json`, journal recovery on open, and snapshot/analysis storage (§10.2).
+ * wait, `session.json`, journal recovery on open, and snapshot storage (§10.2).
  */
 import { existsSync, mkdirSync, readdirSync, realpathSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -248,6 +248,7 @@ export class Session {
   /** Remove caches (or everything but the lock artefacts when `all`). Returns removed names and bytes. */
   wipe(cachesOnly: boolean): { removed: string[]; bytes: number } {
     const keep = new Set(['lock', 'lock.lock', 'lock.json', '.gitignore', 'apply.journal.json', 'apply-backup']);
+    // `analyses/` is written by no current version (§10.2) but may remain in older sessions.
     const caches = new Set(['snapshots', 'analyses', 'baselines', 'logs', 'cargo-target']);
     const removed: string[] = [];
     let bytes = 0;
@@ -299,25 +300,6 @@ export class Session {
     const j = readJson(join(this.dir, 'snapshots', `${id}.json`));
     if (!j?.files) return null;
     return new Map(Object.entries(j.files as Record<string, { sha256: string; size: number }>));
-  }
-
-  recordAnalysis(opHash: string, snapshotId: string): void {
-    const dir = join(this.dir, 'analyses');
-    mkdirSync(dir, { recursive: true });
-    writeAtomic(join(dir, `${opHash}.json`), JSON.stringify({ snapshot_id: snapshotId, created_at: this.clock.now() }));
-    const all = readdirSync(dir)
-      .filter((n) => n.endsWith('.json'))
-      .map((n) => ({ n, t: statSync(join(dir, n)).mtimeMs }))
-      .sort((a, b) => b.t - a.t || (a.n < b.n ? -1 : 1));
-    for (const old of all.slice(50)) rmSync(join(dir, old.n), { force: true });
-  }
-
-  analysisSnapshot(opHash: string): string | null {
-    return readJson(join(this.dir, 'analyses', `${opHash}.json`))?.snapshot_id ?? null;
-  }
-
-  dropAnalysis(opHash: string): void {
-    rmSync(join(this.dir, 'analyses', `${opHash}.json`), { force: true });
   }
 
   private async unlock(): Promise<void> {

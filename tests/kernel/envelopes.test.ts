@@ -239,13 +239,15 @@ describe('exit 4 envelopes', () => {
       cwd: w,
     });
     expect(an.exitCode).toBe(0);
+    // The run is bound to the analysis it names (docs/kernel.md §10.2).
+    const analysed = JSON.parse(an.stdout).snapshot_id;
     writeFileSync(
       join(w, 'src/b.ts'),
       "import { parseConfig } from './a';\n\nexport const b = parseConfig('changed');\n",
     );
     const e = await check(
       'snapshot_mismatch',
-      ['run', '--apply', 'rename-symbol', '--at', 'src/a.ts:1:17', '--to', 'loadConfig'],
+      ['run', '--apply', '--snapshot-id', analysed, 'rename-symbol', '--at', 'src/a.ts:1:17', '--to', 'loadConfig'],
       w,
       4,
       'SnapshotMismatch',

@@ -60,7 +60,7 @@ describe('cumulative verification without a test command (docs/kernel.md §11.4)
       ['tests', 'skipped'],
       ['tsc', 'passed'],
     ]);
-    const w = r.json.warnings.find((x: any) => x.code === 'W_VERIFY_STAGE_SKIPPED');
+    const w = r.json.warnings.find((x: any) => x.code === 'VerificationStageSkipped');
     expect(w.message).toMatch(/tests/);
     expect(w.message).toMatch(/--test-command/);
     expect(readFileSync(join(ws, 'src/b.ts'), 'utf8')).toContain('first');

@@ -1,7 +1,8 @@
 /**
  * `tug run --text` (docs/kernel.md §3.4, README "dry run: the diff"): a dry run prints its summary line and
  * then the unified diff it would write, the same diff as the JSON's `patch.unified_diff`; an applied run
- * prints the summary line alone. `tugcode refactor run --text` prints the same bytes. Built CLIs.
+ * prints the summary line alone; warnings come after the summary line, one per line. `tugcode refactor run
+ * --text` prints the same bytes. A flag where the command belongs is an unknown option. Built CLIs.
  */
 import { describe, expect, it } from 'vitest';
 import { readFileSync, realpathSync } from 'node:fs';
@@ -29,6 +30,23 @@ function run(bin: string, args: string[], cwd: string) {
 }
 
 describe('tug run --text', () => {
+  it('calls a misplaced flag an unknown option, not an unknown command', () => {
+    const ws = realpathSync(tempWs(FILES));
+    for (const [argv, message] of [
+      [['--bogus-flag', 'doctor'], 'unknown option "--bogus-flag"'],
+      [['doctor', '--bogus-flag'], 'unknown option "--bogus-flag" for doctor'],
+    ] as const) {
+      const r = run(TUG, [...argv], ws);
+      expect(r.code).toBe(2);
+      expect(JSON.parse(r.stdout).error).toMatchObject({
+        code: 'InvalidArgument',
+        message,
+        details: { argument: '--bogus-flag', reason: 'unknown_option' },
+      });
+      expect(r.stderr).toBe(`tug: InvalidArgument: ${message}\n`);
+    }
+  });
+
   it('prints the summary line, then the diff of a dry run', () => {
     const ws = realpathSync(tempWs(FILES));
     const json = run(TUG, ['run', ...OP], ws);
@@ -46,6 +64,19 @@ describe('tug run --text', () => {
 
     // tugcode refactor shares the front door: the same bytes.
     expect(run(CLI, ['refactor', 'run', '--text', ...OP], ws).stdout).toBe(text.stdout);
+  });
+
+  it('lists the warnings after the summary line, before the diff', () => {
+    const ws = realpathSync(tempWs({ ...FILES, 'src/c.ts': "export const name = 'alpha';\n" }));
+    const json = JSON.parse(run(TUG, ['run', ...OP], ws).stdout);
+    expect(json.warnings.map((w: any) => w.code)).toEqual(['SkippedStringLiteral']);
+    const text = run(TUG, ['run', '--text', ...OP], ws);
+    expect(text.code, text.stderr).toBe(0);
+    const lines = text.stdout.split('\n');
+    expect(lines[1]).toBe('warning SkippedStringLiteral at src/c.ts:1:22: string literal "alpha" was not renamed');
+    expect(lines.slice(2).join('\n')).toBe(json.patch.unified_diff);
+    const an = run(TUG, ['analyze-impact', '--text', ...OP], ws);
+    expect(an.stdout.split('\n')[1]).toBe(lines[1]);
   });
 
   it('prints the summary line alone when it applies', () => {

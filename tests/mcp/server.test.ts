@@ -3,7 +3,7 @@
  * giving the CLI's JSON, errors as `isError` results carrying the CLI's envelope, and a kernel rename
  * applied and verified through MCP.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeMcpClients, connectMcp } from './client.js';
@@ -135,6 +135,8 @@ describe('tugcode mcp', () => {
     });
     expect(smuggled.isError).toBe(true);
     expect(textOf(smuggled).error.code).toBe('InvalidArgument');
+    // An unrelated file added after the analysis does not block the rename (docs/kernel.md §10.2).
+    writeFileSync(join(root, 'src/extra.ts'), 'export const extra = 1;\n');
     const applied: any = await client.callTool({
       name: 'tug_rename_symbol',
       arguments: { symbol: 'src/a.ts::oldName', to: 'newName', apply: true, verify: 'syntax' },

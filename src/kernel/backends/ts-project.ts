@@ -62,6 +62,8 @@ let sharedRegistry: TS.DocumentRegistry | null = null;
 export class ProjectHost {
   private readonly registry: TS.DocumentRegistry;
   private readonly projects = new Map<string, TsProject>();
+  private readonly parsed = new Map<string, { options: TS.CompilerOptions; fileNames: string[] } | null>();
+  private uncoveredFiles: Set<string> | null = null;
 
   constructor(
     private readonly ts: TsModule,
@@ -92,6 +94,40 @@ export class ProjectHost {
     const parsed = ts.getParsedCommandLineOfConfigFile(abs, { noEmit: true }, host);
     if (!parsed) return null;
     return { options: parsed.options, fileNames: parsed.fileNames.map((f) => f.split(sep).join('/')) };
+  }
+
+  private parsedConfig(configRel: string): { options: TS.CompilerOptions; fileNames: string[] } | null {
+    if (!this.parsed.has(configRel)) this.parsed.set(configRel, this.parseConfig(configRel));
+    return this.parsed.get(configRel)!;
+  }
+
+  /**
+   * TypeScript/JavaScript source files that no tsconfig or jsconfig of the workspace includes (`scripts/`
+   * outside `"include": ["src"]`, a loose `legacy.js`): §6.2 renames their references too. Empty when the
+   * workspace has no config, since the inferred project then holds every file.
+   */
+  uncovered(): Set<string> {
+    if (this.uncoveredFiles) return this.uncoveredFiles;
+    const covered = new Set<string>();
+    const configs = configFiles(this.view);
+    for (const c of configs) for (const f of this.parsedConfig(c)?.fileNames ?? []) covered.add(f);
+    const out = new Set<string>();
+    if (configs.length > 0)
+      for (const p of this.view.texts.keys())
+        if (/\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/.test(p) && !covered.has(toAbs(this.view.root, p))) out.add(p);
+    return (this.uncoveredFiles = out);
+  }
+
+  /**
+   * The project of uncovered files (§6.2): the inferred options over `files` (relative), the modules they
+   * import coming in through resolution. Cached per file list until the next reset.
+   */
+  uncoveredProject(files: string[]): TsProject {
+    const key = `<uncovered>\0${files.join('\0')}`;
+    const hit = this.projects.get(key);
+    if (hit) return hit;
+    const p = this.inferred();
+    return this.create(key, null, { ...p, fileNames: files.map((f) => toAbs(this.view.root, f)) });
   }
 
   private inferred(): { options: TS.CompilerOptions; fileNames: string[] } {
@@ -154,7 +190,7 @@ export class ProjectHost {
         if (cached.fileNames.has(abs)) return cached;
         continue;
       }
-      const parsed = this.parseConfig(cfg);
+      const parsed = this.parsedConfig(cfg);
       if (!parsed) continue;
       if (parsed.fileNames.includes(abs)) return this.create(cfg, cfg, parsed);
     }
@@ -165,6 +201,8 @@ export class ProjectHost {
   reset(): void {
     for (const p of this.projects.values()) p.ls.dispose();
     this.projects.clear();
+    this.parsed.clear();
+    this.uncoveredFiles = null;
   }
 
   dispose(): void {

@@ -196,3 +196,61 @@ function refKind(
   void sf;
   return 'reference';
 }
+
+/**
+ * References in `files` that the search from the declaration misses but whose definition is the target:
+ * TypeScript links `const { old } = require('./mod')` in a JavaScript file to the export when asked from
+ * the binding, never the other way round. Each such binding is renamed with its local uses (§6.2, files no
+ * tsconfig includes); the binding's own edit renames the property and the local together, as an ES import
+ * would be, and other locations keep TypeScript's prefix/suffix text (an export of the local keeps its name).
+ */
+export function definitionLinkedEdits(
+  s: TsSessionParts,
+  t: ResolvedTarget,
+  newName: string,
+  files: string[],
+  have: RawEdit[],
+): RawEdit[] {
+  const ts = s.ts;
+  const root = s.view.root;
+  const only = new Set(files);
+  const seen = new Set(have.map((e) => `${e.file}:${e.start}`));
+  const decls = new Set(t.declarations.map((d) => `${d.file}:${d.start16}`));
+  const out: RawEdit[] = [];
+  for (const file of files) {
+    const text = s.view.texts.get(file)?.text ?? '';
+    const starts: number[] = [];
+    for (let i = text.indexOf(t.name); i !== -1; i = text.indexOf(t.name, i + 1)) starts.push(i);
+    if (starts.length === 0) continue;
+    const sf = s.sourceFile(file);
+    const ids = identifiersAt(ts, sf, starts);
+    const ls = s.project(file).ls;
+    const abs = toAbs(root, file);
+    for (const start of starts) {
+      const node = ids.get(start);
+      if (!node || (node as TS.Identifier).text !== t.name || seen.has(`${file}:${start}`)) continue;
+      const defs = ls.getDefinitionAtPosition(abs, start) ?? [];
+      if (!defs.some((d) => decls.has(`${toRel(root, d.fileName)}:${d.textSpan.start}`))) continue;
+      const locs =
+        ls.findRenameLocations(abs, start, false, false, { providePrefixAndSuffixTextForRename: true }) ?? [];
+      for (const loc of locs) {
+        const f = toRel(root, loc.fileName);
+        const at = loc.textSpan.start;
+        if (!only.has(f) || seen.has(`${f}:${at}`)) continue;
+        seen.add(`${f}:${at}`);
+        const lsf = s.sourceFile(f);
+        const n = identifierNode(ts, lsf, at);
+        out.push({
+          file: f,
+          unit: 'utf16-offset',
+          start: at,
+          end: at + loc.textSpan.length,
+          newText: f === file && at === start ? newName : (loc.prefixText ?? '') + newName + (loc.suffixText ?? ''),
+          refKind: refKind(ts, lsf, n, t, f, at),
+          jsxTag: !!n && isJsxTag(ts, n),
+        });
+      }
+    }
+  }
+  return out;
+}

@@ -11,7 +11,7 @@ import { loadWithCodeCache } from '../code-cache.cjs';
 import { symbolKindOf } from './ts-nodes.js';
 import { tsMemberAccesses, tsStringLiterals } from '../scans/ts-scan.js';
 import { ProjectHost, configFiles, toAbs, toRel, type TsModule, type TsProject } from './ts-project.js';
-import { renameInOneSearch, renameWithClosure } from './ts-rename.js';
+import { definitionLinkedEdits, renameInOneSearch, renameWithClosure } from './ts-rename.js';
 import { identifierAt, resolveTarget, type TsSessionParts } from './ts-target.js';
 import type {
   BackendOpenOptions,
@@ -97,7 +97,43 @@ export class TypeScriptSession implements BackendSession, TsSessionParts {
   fastRename = true;
 
   async renameEdits(t: ResolvedTarget, newName: string): Promise<RawEdit[]> {
-    return (this.fastRename ? this.renameInOneSearch(t, newName) : null) ?? this.renameWithClosure(t, newName);
+    const edits =
+      (this.fastRename ? this.renameInOneSearch(t, newName) : null) ?? (await this.renameWithClosure(t, newName));
+    return [...edits, ...(await this.uncoveredEdits(t, newName))];
+  }
+
+  /**
+   * Edits in the workspace files no tsconfig includes (§6.2): they import the project's modules but are in no
+   * program, so the project's search cannot see them. Those holding the old name are searched in one more
+   * program with the inferred options, and only their own locations are kept (the project's come from above).
+   */
+  private async uncoveredEdits(t: ResolvedTarget, newName: string): Promise<RawEdit[]> {
+    if (this.project(t.file).configPath === null) return [];
+    const files = [...this.host.uncovered()].filter(
+      (f) => f !== t.file && this.view.texts.get(f)?.text.includes(t.name),
+    );
+    if (files.length === 0) return [];
+    const project = this.host.uncoveredProject([t.file, ...files].sort());
+    let program: TS.Program | undefined;
+    const parts: TsSessionParts = {
+      ts: this.ts,
+      view: this.view,
+      project: () => project,
+      programFor: () => (program ??= project.ls.getProgram()),
+      sourceFile: (f) =>
+        parts.programFor(f)?.getSourceFile(toAbs(this.view.root, f)) ??
+        this.ts.createSourceFile(
+          toAbs(this.view.root, f),
+          this.view.texts.get(f)?.text ?? '',
+          this.ts.ScriptTarget.Latest,
+          true,
+        ),
+    };
+    const edits =
+      (this.fastRename ? renameInOneSearch(parts, t, newName) : null) ?? (await renameWithClosure(parts, t, newName));
+    const only = new Set(files);
+    const own = edits.filter((e) => only.has(e.file));
+    return [...own, ...definitionLinkedEdits(parts, t, newName, files, own)];
   }
 
   /** One search without prefix/suffix text, or null where it could differ (./ts-rename.ts). */

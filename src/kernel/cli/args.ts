@@ -153,9 +153,13 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
   const cmd = rest[0];
   if (cmd === undefined)
     throw bad('command', null, 'missing', 'no command given (analyze-impact, run, verify, snapshot, session, doctor)');
+  // A flag the table does not know stays in `rest`: in a command's place it is an unknown option, not command.
+  if (cmd.startsWith('-') && cmd !== '-') throw unknownOption(cmd);
   const tail = rest.slice(1);
   const noMore = (c: string, extra: string[]) => {
-    if (extra.length > 0) throw bad(extra[0]!, extra[0]!, 'unexpected', `unexpected argument ${extra[0]} for ${c}`);
+    if (extra.length === 0) return;
+    if (extra[0]!.startsWith('--')) throw unknownOption(extra[0]!, ` for ${c}`);
+    throw bad(extra[0]!, extra[0]!, 'unexpected', `unexpected argument ${extra[0]} for ${c}`);
   };
   const opOnly = (c: string) => {
     if (out.apply && c !== 'run') throw bad('--apply', null, 'not_allowed', `--apply is only valid with run`);
@@ -207,6 +211,11 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
     default:
       throw bad('command', cmd, 'unknown_command', `unknown command ${JSON.stringify(cmd)}`);
   }
+}
+
+function unknownOption(token: string, where = ''): KernelError {
+  const flag = token.split('=')[0]!;
+  return bad(flag, token, 'unknown_option', `unknown option ${JSON.stringify(flag)}${where}`);
 }
 
 function testCmd(v: string | undefined): string[] {

@@ -1,12 +1,23 @@
 /**
- * `--text` summaries (docs/kernel.md §3.4). The exit code is unchanged; only stdout differs. A dry `run` adds
- * its unified diff after the summary line (the README's "dry run: the diff").
+ * `--text` summaries (docs/kernel.md §3.4). The exit code is unchanged; only stdout differs. `analyze-impact`
+ * and `run` list their warnings after the summary line; a dry `run` then adds its unified diff (the README's
+ * "dry run: the diff").
  */
 type Env = Record<string, any>;
 
 function verifyPart(v: Env | undefined): string {
   if (!v) return '';
   return v.status === 'skipped' ? `verify ${v.mode} skipped` : `verify ${v.mode} ${v.status}`;
+}
+
+/** One line per warning (docs/kernel.md §3.4): `warning <Code> at <file>:<line>:<col>: <message>`. */
+function warningLines(env: Env): string {
+  return ((env.warnings ?? []) as Env[])
+    .map((w) => {
+      const at = w.location ? ` at ${w.location.file}:${w.location.line}:${w.location.col}` : '';
+      return `warning ${w.code}${at}: ${w.message}\n`;
+    })
+    .join('');
 }
 
 export function renderText(command: string, env: Env): string {
@@ -22,7 +33,10 @@ export function renderText(command: string, env: Env): string {
         env.operation === 'rename-symbol'
           ? `rename-symbol ${env.symbol.name} -> ${env.new_name}`
           : `organize-imports ${env.file}`;
-      return `${what}: ${i.files_affected} files, ${i.references_count} references, ${i.edits_estimated} edits\n`;
+      return (
+        `${what}: ${i.files_affected} files, ${i.references_count} references, ${i.edits_estimated} edits\n` +
+        warningLines(env)
+      );
     }
     case 'run': {
       const s = env.summary as Env;
@@ -30,8 +44,10 @@ export function renderText(command: string, env: Env): string {
         env.operation === 'rename-symbol'
           ? `rename-symbol ${env.symbol?.name} -> ${env.patch.edits[0]?.new_text ?? '?'}`
           : 'organize-imports';
-      const line = `${what}: ${s.files_changed} files, ${s.edits_count} edits, ${verifyPart(env.verification)} (${env.applied ? 'applied' : 'dry run'})\n`;
-      // A dry run is for reviewing the change: after the summary line comes the diff it would write.
+      const line =
+        `${what}: ${s.files_changed} files, ${s.edits_count} edits, ${verifyPart(env.verification)} (${env.applied ? 'applied' : 'dry run'})\n` +
+        warningLines(env);
+      // A dry run is for reviewing the change: after the summary and warning lines comes the diff it would write.
       const diff = env.applied ? '' : String(env.patch?.unified_diff ?? '');
       return diff === '' ? line : line + diff + (diff.endsWith('\n') ? '' : '\n');
     }

@@ -99,14 +99,33 @@ export function parseTscOutput(output: string): Diagnostic[] {
   return out;
 }
 
+/**
+ * The options of the kernel's inferred project (docs/kernel.md §6.2) as tsc flags, for the changed files no
+ * tsconfig includes (§11.2): they are type-checked as the rename saw them.
+ */
+export const LOOSE_TSC_FLAGS = [
+  '--allowJs',
+  '--skipLibCheck',
+  '--jsx',
+  'preserve',
+  '--target',
+  'ES2022',
+  '--module',
+  'ESNext',
+  '--moduleResolution',
+  'bundler',
+];
+
+/** `tsc --noEmit` of one config (a path), or of loose files (a list) with LOOSE_TSC_FLAGS. */
 export async function runTsc(
   root: string,
-  cfg: string,
+  cfg: string | string[],
   timeoutMs: number,
   env: Record<string, string | undefined>,
 ): Promise<{ proc: ProcResult; diagnostics: Diagnostic[] }> {
+  const target = typeof cfg === 'string' ? ['-p', cfg] : [...LOOSE_TSC_FLAGS, ...cfg];
   const proc = await runProcess(
-    [process.execPath, tscPath(root), '--noEmit', '--pretty', 'false', '-p', cfg],
+    [process.execPath, tscPath(root), '--noEmit', '--pretty', 'false', ...target],
     root,
     timeoutMs,
     env,

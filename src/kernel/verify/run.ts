@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { createSandbox } from '../sandbox.js';
 import { languageOf, type Snapshot } from '../snapshot.js';
 import type { Diagnostic, Prepared, Verification, VerifyMode } from '../types.js';
-import { newDiagnostics, runTsc, tsSyntaxDiagnostics } from './checks.js';
+import { LOOSE_TSC_FLAGS, newDiagnostics, runTsc, tsSyntaxDiagnostics } from './checks.js';
 import { normalizedLines, runTypecheckCommand, type CommandBaseline } from './typecheck-command.js';
 import { BaselineCache, tscVersion } from './baselines.js';
 import { LangVerifier, pythonForVerify, type VerifyContext } from './langs.js';
-import { check, Run, settle, testsStage, tsconfigsFor, typecheckCommandStage } from './stages.js';
+import { check, Run, settle, testsStage, tscTargets, typecheckCommandStage } from './stages.js';
 
 export type { VerifyContext } from './langs.js';
 
@@ -49,7 +49,7 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
         )
       ).diagnostics;
   const synBaseMs = Date.now() - t0;
-  let tscBase: { cfgs: string[] | null; diags: Diagnostic[]; exit: number | null } | null = null;
+  let tscBase: { targets: ReturnType<typeof tscTargets>; diags: Diagnostic[]; exit: number | null } | null = null;
   // A configured typecheck_command replaces the built-in checkers (§11.2).
   const tcCmd = mode === 'typecheck' ? o.typecheckCommand : undefined;
   let tcBase: CommandBaseline | null = null;
@@ -64,18 +64,19 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
     tcBase = { exit_code: b.spawn_error ? null : b.exit_code, lines: normalizedLines(b.output, names, sb.root) };
   }
   if (mode === 'typecheck' && ts && !tcCmd) {
-    const cfgs = tsconfigsFor(sb.root, tsFiles);
+    const targets = tscTargets(ts, sb.root, tsFiles);
+    const runs = tscRuns(targets);
     const key = {
       snapshot_id: p.snapshot_id,
       check: 'tsc',
       tool_version: tscVersion(ctx.workspace, ts.version),
-      argv: cfgs ?? [],
+      argv: runs.map((c) => (typeof c === 'string' ? c : c.join(' '))),
     };
     const base = await cache.through(key, async () => {
       const diags: Diagnostic[] = [];
       let exit: number | null = 0;
       let cacheable = true;
-      for (const c of cfgs ?? []) {
+      for (const c of runs) {
         const res = await runTsc(sb.root, c, (o.typecheckTimeoutS ?? 600) * 1000, ctx.env);
         diags.push(...res.diagnostics);
         if (res.proc.exit_code !== 0) exit = res.proc.exit_code;
@@ -83,7 +84,7 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
       }
       return { diagnostics: diags, exit_code: exit, cacheable };
     });
-    tscBase = { cfgs, diags: base.diagnostics, exit: base.exit_code };
+    tscBase = { targets, diags: base.diagnostics, exit: base.exit_code };
   }
   const langsV = new LangVerifier(ctx, sb.root, changed, mode, names, {
     baseline: true,
@@ -129,8 +130,8 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
       keep,
     );
   if (mode === 'typecheck' && tscBase) {
-    const cfgs = tscBase.cfgs;
-    if (!cfgs)
+    const targets = tscBase.targets;
+    if (!targets)
       return r.unavailable(
         check('tsc', {
           language: 'typescript',
@@ -144,7 +145,7 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
     const after: Diagnostic[] = [];
     let out = '';
     let exit: number | null = 0;
-    for (const c of cfgs) {
+    for (const c of tscRuns(targets)) {
       const res = await runTsc(sb.root, c, (o.typecheckTimeoutS ?? 600) * 1000, ctx.env);
       if (res.proc.spawn_error)
         r.unavailable(
@@ -157,7 +158,10 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
       if (res.proc.exit_code !== 0) exit = res.proc.exit_code;
     }
     const fresh = newDiagnostics(tscBase.diags, after, names);
-    const command = ['tsc', '--noEmit', '--pretty', 'false', '-p', cfgs.join(',')];
+    // One check for every tsc run: the configs, then the loose files with the inferred options (§11.2).
+    const command = ['tsc', '--noEmit', '--pretty', 'false'];
+    if (targets.cfgs.length) command.push('-p', targets.cfgs.join(','));
+    if (targets.loose.length) command.push(...LOOSE_TSC_FLAGS, ...targets.loose);
     const c = check('tsc', {
       language: 'typescript',
       status: fresh.length ? 'failed' : 'passed',
@@ -180,6 +184,12 @@ export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyM
   if (mode === 'typecheck') for await (const res of langsV.typecheck()) settle(r, res, keep);
   sb.dispose(keep);
   return r.verification('passed');
+}
+
+/** The tsc runs of tscTargets: each config, then the loose files together. */
+function tscRuns(t: ReturnType<typeof tscTargets>): (string | string[])[] {
+  if (!t) return [];
+  return [...t.cfgs, ...(t.loose.length ? [t.loose] : [])];
 }
 
 /** Verify the current content (verify command): a full sandbox, no baseline, any diagnostic fails. */

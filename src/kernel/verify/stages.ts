@@ -4,7 +4,8 @@
  * the stages shared by `run` and `verify`: the test command and the configured typecheck command.
  */
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import type { TsModule } from '../backends/ts-project.js';
 import { KernelError, type KernelErrorCode } from '../errors.js';
 import type { Sandbox } from '../sandbox.js';
 import { languageOf } from '../snapshot.js';
@@ -29,6 +30,39 @@ export function check(name: Check['name'], fields: Partial<Check>): Check {
     output: fields.output ?? null,
     reason: fields.reason ?? null,
   };
+}
+
+/**
+ * What `tsc` checks for the changed files (docs/kernel.md §11.2): the nearest tsconfig.json at or above each
+ * file that includes it, and the `loose` files, which none includes (outside `"include"`, or no tsconfig
+ * above them) and which are checked with the inferred project's options. Null when no changed file has a
+ * tsconfig at or above it.
+ */
+export function tscTargets(ts: TsModule, root: string, files: string[]): { cfgs: string[]; loose: string[] } | null {
+  const cfgs = new Set<string>();
+  const loose: string[] = [];
+  // An unreadable config (null) is tsc's to report: its files count as the config's.
+  const included = new Map<string, Set<string> | null>();
+  let any = false;
+  for (const f of files) {
+    const cfg = tsconfigsFor(root, [f])?.[0];
+    if (!cfg) {
+      loose.push(f);
+      continue;
+    }
+    any = true;
+    if (!included.has(cfg)) {
+      const parsed = ts.getParsedCommandLineOfConfigFile(join(root, cfg), undefined, {
+        ...ts.sys,
+        onUnRecoverableConfigFileDiagnostic: () => undefined,
+      });
+      included.set(cfg, parsed ? new Set(parsed.fileNames.map((n) => resolve(n))) : null);
+    }
+    const names = included.get(cfg);
+    if (!names || names.has(resolve(root, f))) cfgs.add(cfg);
+    else loose.push(f);
+  }
+  return any ? { cfgs: [...cfgs].sort(), loose: loose.sort() } : null;
 }
 
 /** Nearest tsconfig.json at or above each file, inside the sandbox. */
@@ -93,7 +127,7 @@ export const NO_TEST_COMMAND = 'no test command configured or detected';
 /**
  * The tests stage: the resolved test command in the sandbox root; unavailable or failed ends the run.
  * §11.4: under `typecheck` (tests is then a lower stage) a missing test command is `skipped` with a
- * W_VERIFY_STAGE_SKIPPED warning instead; a test command that exists must still run and pass.
+ * VerificationStageSkipped warning instead; a test command that exists must still run and pass.
  */
 export async function testsStage(
   r: Run,
@@ -109,7 +143,7 @@ export async function testsStage(
   if (!argv && r.mode === 'typecheck') {
     r.checks.push(check('tests', { status: 'skipped', reason: NO_TEST_COMMAND }));
     ctx.warnings.push({
-      code: 'W_VERIFY_STAGE_SKIPPED',
+      code: 'VerificationStageSkipped',
       message:
         'verification stage tests skipped: no test command configured or detected ' +
         '(set --test-command, TUG_TEST_COMMAND or test_command in the [kernel] table of .tugtool/config.toml)',
