@@ -17,6 +17,7 @@ export {
   type TokenizeResult,
 } from './opspec.js';
 export { parseOp } from './cli/args.js';
+export { newNameProblem } from './names.js';
 export {
   KERNEL_FILE_DEFAULTS,
   KERNEL_TUG_ENV,

@@ -3,7 +3,7 @@
  * accept invalid names.
  */
 import { KernelError } from './errors.js';
-import type { Language } from './snapshot.js';
+import { languageOf, type Language } from './language.js';
 
 const TS_RESERVED = new Set(
   (
@@ -69,4 +69,21 @@ export function validateForSymbol(lang: Language, name: string, oldName: string,
 /** A JSX tag name must not become lowercase (it would turn into an intrinsic element). */
 export function validateJsxTag(name: string): void {
   if (/^[a-z]/.test(name)) throw bad(name, 'lowercase_jsx_tag');
+}
+
+/**
+ * Why `name` cannot be the new name of a symbol declared in `file` (the checks validateNewName makes before
+ * any backend runs), or null: a plan's Refactors row is checked by the validator (E020) instead of failing
+ * at run time. Null too for a file of no known language (the kernel says so when it runs).
+ */
+export function newNameProblem(file: string, name: string): string | null {
+  const lang = languageOf(file);
+  if (!lang) return null;
+  try {
+    validateNewName(lang, name);
+    return null;
+  } catch (e) {
+    if (e instanceof KernelError) return e.message;
+    throw e;
+  }
 }

@@ -10,9 +10,9 @@ import { gitOutput } from './exec.js';
 import { insideGit } from './repo-layout.js';
 import { compareUtf8, sha256Hex } from './ids.js';
 
-export type Language = 'typescript' | 'python' | 'rust';
+import { languageOf } from './language.js';
 
-const TS_EXT = /\.(ts|tsx|mts|cts|js|jsx|mjs|cjs)$/;
+export { languageOf, type Language } from './language.js';
 const CONFIG_NAMES = new Set([
   'package.json',
   'jsconfig.json',
@@ -40,13 +40,6 @@ const EXCLUDED_DIRS = new Set([
   '.tox',
   '.nox',
 ]);
-
-export function languageOf(path: string): Language | null {
-  if (TS_EXT.test(path)) return 'typescript';
-  if (/\.pyi?$/.test(path)) return 'python';
-  if (path.endsWith('.rs')) return 'rust';
-  return null;
-}
 
 function baseName(p: string): string {
   const i = p.lastIndexOf('/');

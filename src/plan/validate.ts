@@ -7,7 +7,7 @@
  * warnings as errors (`valid: false` when there is any warning).
  */
 import { touchesGlobProblem } from './touches.js';
-import { parseOpText } from '../kernel/light.js';
+import { newNameProblem, parseOpText } from '../kernel/light.js';
 import { MAX_ANCHOR } from '../contract/inputs/limits.js';
 import { isAnchor } from './anchors.js';
 import { buildGraph, findCycles } from './graph.js';
@@ -227,8 +227,12 @@ function checkStep(known: Known, s: PlanStep, add: Add): void {
     const parsed = parseOpText(r.command);
     if (!parsed.ok) {
       add('E020', 'error', `${where}: ${parsed.reason} (in \`${r.command}\`)`, r.line, s.anchor);
-    } else if (parsed.op === 'rename-symbol' && parsed.args.at) {
-      add('W008', 'warning', `${where} uses --at; positions drift, prefer --symbol FILE::Name`, r.line, s.anchor);
+    } else if (parsed.op === 'rename-symbol') {
+      const file = (parsed.args.symbol ?? parsed.args.at)?.file;
+      const problem = file === undefined ? null : newNameProblem(file, parsed.args.to);
+      if (problem) add('E020', 'error', `${where}: ${problem} (in \`${r.command}\`)`, r.line, s.anchor);
+      if (parsed.args.at)
+        add('W008', 'warning', `${where} uses --at; positions drift, prefer --symbol FILE::Name`, r.line, s.anchor);
     }
   }
 }

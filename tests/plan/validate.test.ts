@@ -151,6 +151,24 @@ describe('errors', () => {
     expect(e[5]!.message).toContain('--apply');
     expect(r.diagnostics.map((d) => d.code)).not.toContain('W008');
   });
+
+  it("E020 flags a new name the file's language refuses, as the kernel would at run time", () => {
+    const refactors = `
+**Refactors:**
+- [ ] \`rename-symbol --symbol src/util.ts::Client --to class\`
+- [ ] \`rename-symbol --symbol pkg/core.py::compute --to lambda\`
+- [ ] \`rename-symbol --at src/lib.rs:3:5 --expect f --to 9lives\`
+- [ ] \`rename-symbol --symbol src/util.ts::Client --to Klass\`
+- [ ] \`rename-symbol --symbol notes.txt::x --to class\`
+    `;
+    const r = check(cleanStep('1') + '\n' + refactors);
+    const e = r.diagnostics.filter((d) => d.code === 'E020');
+    expect(e.map((d) => d.message)).toEqual([
+      'step-1 Refactors item 0: invalid new name "class": reserved_word (in `rename-symbol --symbol src/util.ts::Client --to class`)',
+      'step-1 Refactors item 1: invalid new name "lambda": reserved_word (in `rename-symbol --symbol pkg/core.py::compute --to lambda`)',
+      'step-1 Refactors item 2: invalid new name "9lives": not_an_identifier (in `rename-symbol --at src/lib.rs:3:5 --expect f --to 9lives`)',
+    ]);
+  });
 });
 
 describe('warnings', () => {
