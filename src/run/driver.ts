@@ -112,17 +112,37 @@ export async function prepareRun(
   return { flow, prep, input: programs.input };
 }
 
+/** What the state says of a plan for the dry run's schedule (docs/run.md §1.10). */
+export interface PlanProgress {
+  /** Top-level steps completed: left out of the schedule. */
+  completed: Set<string>;
+  /** Steps failed at their attempt cap, with the reason the run's summary gives: the run claims none. */
+  failed_steps: { step_anchor: string; reason: string }[];
+  /** Steps behind a failed step, and why, as the run's summary says it. */
+  blocked_steps: string[];
+  blocked_reasons: NonNullable<RunSummary['blocked_reasons']>;
+}
+
 /**
- * Top-level steps the state already records as completed, for the dry run's schedule (they are left out
- * of it). Read only: no state.db is created; a plan not initialised yet has none.
+ * The state of the plan as a dry run previews it: read only, no state.db is created; a plan not
+ * initialised yet has none of it.
  */
-export async function completedSteps(ctx: OpsContext, prep: Prepared, call: Call): Promise<Set<string>> {
+export async function planProgress(ctx: OpsContext, prep: Prepared, call: Call): Promise<PlanProgress> {
+  const none = { completed: new Set<string>(), failed_steps: [], blocked_steps: [], blocked_reasons: [] };
   try {
-    const { stateReady } = await import('../ops/state-read.js');
-    const r = await stateReady(ctx, { plan: prep.planPath }, call);
-    return new Set(r.completed_steps);
+    const { stateReady, stateShow } = await import('../ops/state-read.js');
+    const cat = await stateReady(ctx, { plan: prep.planPath }, call);
+    // The steps' reasons and dependencies matter only when a step failed.
+    const steps = cat.failed_steps.length
+      ? ((await stateShow(ctx, { plan: prep.planPath, items: 'none' }, call)).plans[0]?.steps ?? [])
+      : [];
+    const failed_steps = cat.failed_steps.map((a) => ({
+      step_anchor: a,
+      reason: steps.find((s) => s.anchor === a)?.fail_reason ?? 'failed',
+    }));
+    return { completed: new Set(cat.completed_steps), failed_steps, ...blockedSteps(cat, steps) };
   } catch (e) {
-    if (e instanceof TugError) return new Set();
+    if (e instanceof TugError) return none;
     throw e;
   }
 }
