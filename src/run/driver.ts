@@ -299,8 +299,9 @@ async function runLocked(
   let results: { worker: string; busy_ms: number }[] = [];
   let released: Interrupted[] = [];
   let rc: RunCtx;
+  let started: Awaited<ReturnType<typeof startRun>>;
   try {
-    const started = await startRun(setup, tally, { target: await runTarget(setup, input), workers });
+    started = await startRun(setup, tally, { target: await runTarget(setup, input), workers });
     rc = started.rc;
     results = await runWorkers(rc, started.trees, hooks);
   } finally {
@@ -313,6 +314,17 @@ async function runLocked(
   const summary = await timed(tr, 'run.summary', () => summarize(rc, results, Date.now() - t0, released));
   await autoMaintenance(rc);
   if (summary.status === 'ok' && !input.keep_worktrees) await removeWorkerTrees(rc);
+  // A run with nothing to do (a plan done and merged: merge deleted its branch) leaves nothing behind: the
+  // integration branch and worker trees it made, with nothing on them, are removed again (docs/run.md §1.1
+  // item 6). Nothing is left for `--merge` either.
+  if (summary.status === 'ok' && started.madeBranch && rc.tally.completed.length === 0) {
+    const { refTip } = await import('../git/ref-files.js');
+    const tip = await refTip(rc.g, flow.repo.commonDir, flow.repo.mainRoot, prep.integration);
+    if (tip === rc.startTip) {
+      await undoStart(rc, await Promise.allSettled(started.trees), { removeBranch: true });
+      return { ...summary, nothing_to_merge: true };
+    }
+  }
   if (summary.status === 'ok' && input.merge) {
     const { mergePlan } = await import('../gitflow/merge.js');
     try {
@@ -335,7 +347,7 @@ async function startRun(
   s: RunSetup,
   tally: RunTally,
   o: { target: TargetInput; workers: number },
-): Promise<{ rc: RunCtx; trees: Promise<MadeTree>[] }> {
+): Promise<{ rc: RunCtx; trees: Promise<MadeTree>[]; madeBranch: boolean }> {
   const { flow, g, prep } = s;
   const tr = tracerOf(s, '', '');
   // Where the plan integrates (docs/run.md §1.11): a run that would integrate elsewhere is refused here,
@@ -387,7 +399,8 @@ async function startRun(
   if (await timed(tr, 'run.adopt', () => adoptLeftovers(s, tip, leftovers)))
     await reconcileFromIntegration({ ...s, remote });
   const drift = await timed(tr, 'run.drift', async () => (await import('./drift.js')).watchDrift(s));
-  return { rc: { ...s, startTip: tip, remote, history, ...config, drift, tally }, trees };
+  const rc = { ...s, startTip: tip, remote, history, ...config, drift, tally };
+  return { rc, trees, madeBranch: !existed && !remote };
 }
 
 /**

@@ -233,7 +233,8 @@ export async function runCommand(
   else if (started || !summary.error) {
     // A plan done and not merged yet: what brings it back (docs/git.md §5). Not after --merge, nor in the
     // demo, whose epilogue says what to look at.
-    const merge = summary.status === 'ok' && summary.plan_done && !input.merge && !noNext && planPath;
+    const merge =
+      summary.status === 'ok' && summary.plan_done && !summary.nothing_to_merge && !input.merge && !noNext && planPath;
     const next = merge ? `tugcode merge ${shellArg(planPath)}` : undefined;
     write((await summaryText(summary, { color: cli.color, next })) + '\n');
   }

@@ -247,6 +247,7 @@ export const runSummaryFields = {
   plan_steps: z.array(anchor).optional(),
   plan_done: z.boolean().optional(),
   already_completed: z.array(anchor).optional(),
+  nothing_to_merge: z.literal(true).optional(),
   review_rounds: z
     .array(z.object({ step_anchor: anchor, rounds: z.number().int().positive(), verdict: z.enum(VERDICTS) }).strict())
     .optional(),
