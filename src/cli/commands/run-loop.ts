@@ -205,7 +205,7 @@ export async function runCommand(
         planPath = info.plan_path;
         // The watchdog's last activity of each worker's implementer, for the running cards (docs/board.md §3).
         board?.runActivity(info.last_activity);
-        // -q: no progress, only the summary and the error line (the event stream of --json is its protocol).
+        // -q: no progress; the summary only of a failure (the event stream of --json is its protocol).
         const mode = json ? 'json' : cli.globals.quiet ? 'quiet' : cli.stdoutIsTTY ? 'live' : 'lines';
         renderer = createRenderer(mode, { write, color: cli.color, now: () => Date.now(), ...info });
         for (const e of pending.splice(0)) renderer.event(e);
@@ -230,7 +230,8 @@ export async function runCommand(
   const at = cli.now();
   if (json) write(JSON.stringify({ type: 'summary', at, ...summary }) + '\n');
   // A run that failed before its workers started did nothing to sum up: text mode prints only the error.
-  else if (started || !summary.error) {
+  // -q drops the text of a success (docs/output.md §1); a failed run still sums up what failed.
+  else if ((started || !summary.error) && !(cli.globals.quiet && !summary.error)) {
     // A plan done and not merged yet: what brings it back (docs/git.md §5). Not after --merge, nor in the
     // demo, whose epilogue says what to look at.
     const merge =
