@@ -59,6 +59,26 @@ export async function committedPlan(g: GitRunner, repo: Repo, planPath: string, 
 }
 
 /**
+ * Why the base branch `base` does not exist: in a repository with no commits yet there is no branch at all,
+ * and the cause is that nothing, the plan included, is committed (PlanNotCommitted, hint: commit it);
+ * otherwise the branch is named wrong (InvalidArgument, hint: --base).
+ */
+export async function missingBase(g: GitRunner, repo: Repo, planPath: string, base: string): Promise<TugError> {
+  const heads = await g.tryRun(['for-each-ref', '--count=1', '--format=%(refname)', 'refs/heads/'], repo.mainRoot);
+  if (heads.status === 0 && heads.stdout.trim() === '')
+    return new TugError(
+      'PlanNotCommitted',
+      { plan_path: planPath, base_branch: base, reason: 'the repository has no commits yet', no_commits: true },
+      { message: `the repository has no commits yet: commit the plan first (${planPath} is not committed on ${base})` },
+    );
+  return new TugError(
+    'InvalidArgument',
+    { reason: `base branch ${base} does not exist`, base_branch: base },
+    { hint: 'pass --base <branch>, or set run.base_branch in .tugtool/config.toml' },
+  );
+}
+
+/**
  * The plan argument as a repo-relative path, read from the work tree `root` (docs/git.md §1), through the
  * one plan resolver. `knownPlanPaths` (plans with rows in state.db) name a plan even when its file is gone.
  */

@@ -12,7 +12,7 @@ import type { FlowCtx } from './flow-context.js';
 import { listBranchPlans, setBranchPlan } from '../git/branch-config.js';
 import { integrationBranch, isCreateBranch, TUGTREE_DIR, worktreeBranch, worktreeDir } from '../contract/layout.js';
 import { checkName, slugOfPlan, timestampName } from './naming.js';
-import { committedPlan, parseAndValidate, resolvePlanInMain, resolvePlanPath } from './plan-file.js';
+import { committedPlan, missingBase, parseAndValidate, resolvePlanInMain, resolvePlanPath } from './plan-file.js';
 import { branchExists, requireGitVersion } from '../git/refs.js';
 import { gitWorktrees } from '../git/repo.js';
 import { ensureRuntimeExclude } from '../git/runtime-files.js';
@@ -82,13 +82,7 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
   });
   const slug = slugOfPlan(planPath);
   const base = input.base ?? ctx.config.run.base_branch;
-  if (!(await branchExists(g, repo.mainRoot, base))) {
-    throw new TugError(
-      'InvalidArgument',
-      { reason: `base branch ${base} does not exist`, base_branch: base },
-      { hint: 'pass --base <branch>, or set run.base_branch in .tugtool/config.toml' },
-    );
-  }
+  if (!(await branchExists(g, repo.mainRoot, base))) throw await missingBase(g, repo, planPath, base);
   const blob = await committedPlan(g, repo, planPath, base);
   const mainCopy = existsSync(join(repo.mainRoot, planPath)) ? readFileSync(join(repo.mainRoot, planPath)) : null;
   if (!mainCopy || !mainCopy.equals(blob)) {

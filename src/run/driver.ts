@@ -112,17 +112,37 @@ export async function prepareRun(
   return { flow, prep, input: programs.input };
 }
 
+/** What the state says of a plan for the dry run's schedule (docs/run.md §1.10). */
+export interface PlanProgress {
+  /** Top-level steps completed: left out of the schedule. */
+  completed: Set<string>;
+  /** Steps failed at their attempt cap, with the reason the run's summary gives: the run claims none. */
+  failed_steps: { step_anchor: string; reason: string }[];
+  /** Steps behind a failed step, and why, as the run's summary says it. */
+  blocked_steps: string[];
+  blocked_reasons: NonNullable<RunSummary['blocked_reasons']>;
+}
+
 /**
- * Top-level steps the state already records as completed, for the dry run's schedule (they are left out
- * of it). Read only: no state.db is created; a plan not initialised yet has none.
+ * The state of the plan as a dry run previews it: read only, no state.db is created; a plan not
+ * initialised yet has none of it.
  */
-export async function completedSteps(ctx: OpsContext, prep: Prepared, call: Call): Promise<Set<string>> {
+export async function planProgress(ctx: OpsContext, prep: Prepared, call: Call): Promise<PlanProgress> {
+  const none = { completed: new Set<string>(), failed_steps: [], blocked_steps: [], blocked_reasons: [] };
   try {
-    const { stateReady } = await import('../ops/state-read.js');
-    const r = await stateReady(ctx, { plan: prep.planPath }, call);
-    return new Set(r.completed_steps);
+    const { stateReady, stateShow } = await import('../ops/state-read.js');
+    const cat = await stateReady(ctx, { plan: prep.planPath }, call);
+    // The steps' reasons and dependencies matter only when a step failed.
+    const steps = cat.failed_steps.length
+      ? ((await stateShow(ctx, { plan: prep.planPath, items: 'none' }, call)).plans[0]?.steps ?? [])
+      : [];
+    const failed_steps = cat.failed_steps.map((a) => ({
+      step_anchor: a,
+      reason: steps.find((s) => s.anchor === a)?.fail_reason ?? 'failed',
+    }));
+    return { completed: new Set(cat.completed_steps), failed_steps, ...blockedSteps(cat, steps) };
   } catch (e) {
-    if (e instanceof TugError) return new Set();
+    if (e instanceof TugError) return none;
     throw e;
   }
 }
@@ -295,8 +315,9 @@ async function runLocked(
   let results: { worker: string; busy_ms: number }[] = [];
   let released: Interrupted[] = [];
   let rc: RunCtx;
+  let started: Awaited<ReturnType<typeof startRun>>;
   try {
-    const started = await startRun(setup, tally, { target: await runTarget(setup, input), workers });
+    started = await startRun(setup, tally, { target: await runTarget(setup, input), workers });
     rc = started.rc;
     results = await runWorkers(rc, started.trees, hooks);
   } finally {
@@ -309,6 +330,17 @@ async function runLocked(
   const summary = await timed(tr, 'run.summary', () => summarize(rc, results, Date.now() - t0, released));
   await autoMaintenance(rc);
   if (summary.status === 'ok' && !input.keep_worktrees) await removeWorkerTrees(rc);
+  // A run with nothing to do (a plan done and merged: merge deleted its branch) leaves nothing behind: the
+  // integration branch and worker trees it made, with nothing on them, are removed again (docs/run.md §1.1
+  // item 6). Nothing is left for `--merge` either.
+  if (summary.status === 'ok' && started.madeBranch && rc.tally.completed.length === 0) {
+    const { refTip } = await import('../git/ref-files.js');
+    const tip = await refTip(rc.g, flow.repo.commonDir, flow.repo.mainRoot, prep.integration);
+    if (tip === rc.startTip) {
+      await undoStart(rc, await Promise.allSettled(started.trees), { removeBranch: true });
+      return { ...summary, nothing_to_merge: true };
+    }
+  }
   if (summary.status === 'ok' && input.merge) {
     const { mergePlan } = await import('../gitflow/merge.js');
     try {
@@ -331,7 +363,7 @@ async function startRun(
   s: RunSetup,
   tally: RunTally,
   o: { target: TargetInput; workers: number },
-): Promise<{ rc: RunCtx; trees: Promise<MadeTree>[] }> {
+): Promise<{ rc: RunCtx; trees: Promise<MadeTree>[]; madeBranch: boolean }> {
   const { flow, g, prep } = s;
   const tr = tracerOf(s, '', '');
   // Where the plan integrates (docs/run.md §1.11): a run that would integrate elsewhere is refused here,
@@ -383,7 +415,8 @@ async function startRun(
   if (await timed(tr, 'run.adopt', () => adoptLeftovers(s, tip, leftovers)))
     await reconcileFromIntegration({ ...s, remote });
   const drift = await timed(tr, 'run.drift', async () => (await import('./drift.js')).watchDrift(s));
-  return { rc: { ...s, startTip: tip, remote, history, ...config, drift, tally }, trees };
+  const rc = { ...s, startTip: tip, remote, history, ...config, drift, tally };
+  return { rc, trees, madeBranch: !existed && !remote };
 }
 
 /**

@@ -39,7 +39,7 @@ export async function preflight(
   const { repo } = ctx;
   const { requireGitVersion } = await import('../git/refs.js');
   const { refTip } = await import('../git/ref-files.js');
-  const { resolvePlanInMain, committedPlan, parseAndValidate } = await import('../gitflow/plan-file.js');
+  const { resolvePlanInMain, committedPlan, missingBase, parseAndValidate } = await import('../gitflow/plan-file.js');
   const { slugOfPlan } = await import('../gitflow/naming.js');
   const { integrationBranch } = await import('../contract/layout.js');
   // The checks' git reads (each a process) run side by side; their refusals are still told in this order.
@@ -54,19 +54,19 @@ export async function preflight(
   const checks = [noSubmodules(g, repo.mainRoot, base), identityKnown(g, repo.mainRoot)].map(settled);
   const committed = settled(committedPlan(g, repo, planPath, base));
   (await version)();
-  if ((await baseTip)() === null)
-    throw new TugError(
-      'InvalidArgument',
-      { reason: `base branch ${base} does not exist`, base_branch: base },
-      { hint: 'pass --base <branch>, or set run.base_branch in .tugtool/config.toml' },
-    );
-  for (const check of checks) (await check)();
   const main = join(repo.mainRoot, planPath);
   const mainCopy = existsSync(main) ? readFileSync(main) : null;
-  let blob: Buffer | null = null;
   let uncommitted: TugError | undefined;
+  if ((await baseTip)() === null) {
+    const why = await missingBase(g, repo, planPath, base);
+    // A repository with no commits yet: a dry run previews the main checkout's copy (docs/run.md §1.10).
+    if (!(o.preview && mainCopy && why.code === 'PlanNotCommitted')) throw why;
+    uncommitted = why;
+  }
+  for (const check of checks) (await check)();
+  let blob: Buffer | null = null;
   try {
-    blob = (await committed)();
+    if (!uncommitted) blob = (await committed)();
   } catch (e) {
     if (!(o.preview && mainCopy && e instanceof TugError && e.code === 'PlanNotCommitted')) throw e;
     uncommitted = e;

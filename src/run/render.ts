@@ -1,8 +1,8 @@
 /**
  * What a user sees while `tugcode run` works (docs/run.md §1): `json` writes the JSON Lines event stream
  * (`--json`; every event, the summary last), `lines` one readable line per event (off a TTY), `live` the
- * in-place worker view with the plan's progress bar (on a TTY), `quiet` nothing (`-q`: only the summary and
- * the error line the caller prints). The renderer only writes through
+ * in-place worker view with the plan's progress bar (on a TTY), `quiet` nothing (`-q`: a success prints nothing,
+ * a failure only the summary and the error line the caller prints, docs/output.md §1). The renderer only writes through
  * `o.write`; it never touches `process`. In `lines` and `live` the summary event is not printed: the
  * caller prints `summaryText` (a table) after `close()`.
  */

@@ -48,6 +48,11 @@ export interface ScheduleOptions {
   checkpoints: boolean;
   /** Anchors of top-level steps already completed: left out, their dependents treated as unblocked. */
   done?: Set<string>;
+  /**
+   * Anchors of top-level steps failed at their attempt cap: the run claims none of them until they are reset,
+   * so they are left out with every step behind them (docs/run.md §1.10).
+   */
+  failed?: Set<string>;
 }
 
 type Plan = Pick<ParsedPlan, 'steps' | 'edges'>;
@@ -58,7 +63,12 @@ export function schedule(plan: Plan, o: ScheduleOptions): Schedule {
   const index = new Map(uniqueSteps(plan).map((s) => [s.anchor, s.step_index]));
   const byIndex = (a: string, b: string) => (index.get(a) ?? 0) - (index.get(b) ?? 0);
   const lifted = liftedDependencies(plan);
-  const todo = tops.filter((s) => !done.has(s.anchor));
+  const stuck = behind(
+    tops.map((s) => s.anchor),
+    lifted,
+    o.failed ?? new Set(),
+  );
+  const todo = tops.filter((s) => !done.has(s.anchor) && !stuck.has(s.anchor));
   const todoSet = new Set(todo.map((s) => s.anchor));
   // Dependencies that still matter: on steps that are themselves still to run.
   const open = new Map(todo.map((s) => [s.anchor, (lifted.get(s.anchor) ?? []).filter((d) => todoSet.has(d))]));
@@ -90,6 +100,20 @@ export function schedule(plan: Plan, o: ScheduleOptions): Schedule {
     done: tops.filter((s) => done.has(s.anchor)).map((s) => s.anchor),
     apart: apartPairs(plan, todo, open),
   };
+}
+
+/** `failed` and every step waiting on one of them through `deps`, directly or not. */
+function behind(nodes: string[], deps: Map<string, string[]>, failed: Set<string>): Set<string> {
+  const out = new Set(failed);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const n of nodes)
+      if (!out.has(n) && (deps.get(n) ?? []).some((d) => out.has(d))) {
+        out.add(n);
+        grew = true;
+      }
+  }
+  return out;
 }
 
 /**
@@ -238,16 +262,41 @@ function sequence(nodes: string[], deps: Map<string, string[]>, order: (a: strin
   return out;
 }
 
-/** Readable text of a schedule: waves, critical path, then per step what runs. */
-export function scheduleText(s: Schedule): string {
+/** The steps a run would claim none of (docs/run.md §1.10), with why, as the run's summary says it. */
+export interface HeldBack {
+  failed_steps: { step_anchor: string; reason: string }[];
+  blocked_reasons: { step_anchor: string; reason: string }[];
+}
+
+/**
+ * Readable text of a schedule: waves, critical path, then per step what runs. The steps held back (failed
+ * at their cap, and those behind them) come first, as rows of the run's summary table.
+ */
+export function scheduleText(s: Schedule, held: HeldBack = { failed_steps: [], blocked_reasons: [] }): string {
   const lines: string[] = [];
+  const heldLines = [
+    ...held.failed_steps.map((f) => ['failed', f.step_anchor, f.reason] as const),
+    ...held.blocked_reasons.map((b) => ['blocked', b.step_anchor, b.reason] as const),
+  ];
+  const width = Math.max(0, ...heldLines.map(([, a]) => a.length));
+  const heldRows = heldLines.map(([what, a, why]) => `${a.padEnd(width)}  ${what.padEnd(7)}  ${why}`);
   if (s.steps.length === 0) {
-    lines.push(s.done.length > 0 ? 'nothing to run: every step is completed' : 'nothing to run: the plan has no steps');
+    const nf = held.failed_steps.length;
+    lines.push(
+      nf > 0
+        ? `nothing to run until the failed step${nf === 1 ? ' is' : 's are'} reset`
+        : s.done.length > 0
+          ? 'nothing to run: every step is completed'
+          : 'nothing to run: the plan has no steps',
+    );
+    if (nf > 0 && s.done.length > 0) lines.push(`already completed: ${s.done.join(', ')}`);
+    lines.push(...heldRows);
     return lines.join('\n') + '\n';
   }
   const total = s.steps.length;
   lines.push(`${total} step${total === 1 ? '' : 's'} in ${s.waves.length} wave${s.waves.length === 1 ? '' : 's'}`);
   if (s.done.length > 0) lines.push(`already completed: ${s.done.join(', ')}`);
+  lines.push(...heldRows);
   lines.push('');
   s.waves.forEach((w, i) => lines.push(`wave ${i + 1}: ${w.join(', ')}`));
   const n = s.critical_path.length;

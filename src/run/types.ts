@@ -177,6 +177,11 @@ export interface RunSummary {
   plan_done?: boolean;
   /** Top-level steps completed, but not by this run (before it, or by another host while it ran); present when any. */
   already_completed?: string[];
+  /**
+   * The plan is done and has no integration branch (merged already, or the branch deleted): nothing for
+   * `tugcode merge` to bring back, so the text summary names no `next:` (docs/run.md §1.1 item 6); present when so.
+   */
+  nothing_to_merge?: true;
   /** With a reviewer: each step this run reviewed, its rounds and last verdict (docs/run.md §6). */
   review_rounds?: { step_anchor: string; rounds: number; verdict: Verdict }[];
   /** Steps waiting for `tugcode state decide` (docs/run.md §6.3); present when there are any. */

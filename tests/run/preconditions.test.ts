@@ -296,10 +296,11 @@ describe('tugcode run --dry-run', () => {
     const before = snapshot(root);
     expect(before.state).not.toBeNull();
     const r = runJson('run', ['run', 'demo', '--dry-run'], { cwd: root });
-    expect(r.json).toMatchObject({ waves: [['step-2'], ['step-4']], done: ['step-1', 'step-3'] });
-    expect(r.json.steps.map((s: any) => s.step_anchor)).toEqual(['step-2', 'step-4']);
+    // step-2 failed at its cap and step-4 waits on it: the real run claims neither (dry-run-failed.test.ts).
+    expect(r.json).toMatchObject({ waves: [], done: ['step-1', 'step-3'], blocked_steps: ['step-4'] });
+    expect(r.json.failed_steps.map((f: any) => f.step_anchor)).toEqual(['step-2']);
     const text = runCli(['run', 'demo', '--dry-run'], { cwd: root });
-    expect(text.stdout).toContain('2 steps in 2 waves\nalready completed: step-1, step-3\n');
+    expect(text.stdout).toContain('nothing to run until the failed step is reset\nalready completed: step-1, step-3\n');
     expect(snapshot(root)).toEqual(before);
   });
 });

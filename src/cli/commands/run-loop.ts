@@ -205,7 +205,7 @@ export async function runCommand(
         planPath = info.plan_path;
         // The watchdog's last activity of each worker's implementer, for the running cards (docs/board.md §3).
         board?.runActivity(info.last_activity);
-        // -q: no progress, only the summary and the error line (the event stream of --json is its protocol).
+        // -q: no progress; the summary only of a failure (the event stream of --json is its protocol).
         const mode = json ? 'json' : cli.globals.quiet ? 'quiet' : cli.stdoutIsTTY ? 'live' : 'lines';
         renderer = createRenderer(mode, { write, color: cli.color, now: () => Date.now(), ...info });
         for (const e of pending.splice(0)) renderer.event(e);
@@ -230,10 +230,12 @@ export async function runCommand(
   const at = cli.now();
   if (json) write(JSON.stringify({ type: 'summary', at, ...summary }) + '\n');
   // A run that failed before its workers started did nothing to sum up: text mode prints only the error.
-  else if (started || !summary.error) {
+  // -q drops the text of a success (docs/output.md §1); a failed run still sums up what failed.
+  else if ((started || !summary.error) && !(cli.globals.quiet && !summary.error)) {
     // A plan done and not merged yet: what brings it back (docs/git.md §5). Not after --merge, nor in the
     // demo, whose epilogue says what to look at.
-    const merge = summary.status === 'ok' && summary.plan_done && !input.merge && !noNext && planPath;
+    const merge =
+      summary.status === 'ok' && summary.plan_done && !summary.nothing_to_merge && !input.merge && !noNext && planPath;
     const next = merge ? `tugcode merge ${shellArg(planPath)}` : undefined;
     write((await summaryText(summary, { color: cli.color, next })) + '\n');
   }
@@ -256,7 +258,7 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
   const call = newCall('run');
   try {
     await checkRunFlags(input, cli, call);
-    const { prepareRun, completedSteps, checkRunTarget } = await import('../../run/driver.js');
+    const { prepareRun, planProgress, checkRunTarget } = await import('../../run/driver.js');
     const prepared = await prepareRun(cli.ctx, input, call, undefined, { preview: true });
     const { flow, prep } = prepared;
     input = prepared.input;
@@ -277,19 +279,47 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     const which = resolveImplementer(input, flow.config.run);
     resolveReviewer(input, flow.config.run); // refused here as in a real run (both flags, an unknown agent)
     const implementer = which.agent ? agentCommandLine(which.agent) : which.implementer;
+    const progress = await planProgress(cli.ctx, prep, call);
+    const { failed_steps, blocked_steps, blocked_reasons } = progress;
     const s = schedule(prep.plan, {
       implementer,
       checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,
-      done: await completedSteps(cli.ctx, prep, call),
+      done: progress.completed,
+      failed: new Set(failed_steps.map((f) => f.step_anchor)),
     });
+    // A step failed at its cap stays failed: the real run claims none of it (nor of what waits on it) and
+    // ends PlanIncomplete; the dry run says so, with the real run's hint (docs/run.md §1.10).
+    if (failed_steps.length > 0) {
+      const { runFlags } = await import('../../run/run-flags.js');
+      const details = { plan_path: prep.planPath, failed_steps, blocked_steps, run_flags: runFlags(input, cli.ctx.cwd) };
+      const err = new TugError('PlanIncomplete', {
+        ...details,
+        reason: `${failed_steps.length} failed, ${blocked_steps.length} blocked`,
+      });
+      const does = s.steps.length > 0 ? 'runs the other steps and ends' : 'does nothing and ends';
+      call.warnings.add(
+        err.code,
+        `${err.message}: the real run ${does} PlanIncomplete until the failed ` +
+          `step${failed_steps.length === 1 ? ' is' : 's are'} reset (${err.hint})`,
+        { plan_path: prep.planPath, failed_steps, blocked_steps },
+      );
+    }
     // As the run warns (docs/run.md §2): only when some step is left to run.
     if (!which.implementer && !which.agent && s.steps.length > 0) {
       const { NO_IMPLEMENTER } = await import('../../run/implementer.js');
       call.warnings.add(NO_IMPLEMENTER.code, NO_IMPLEMENTER.message);
     }
-    const data = { dry_run: true, plan_path: prep.planPath, plan_committed: !notCommitted, ...s };
+    const data = {
+      dry_run: true,
+      plan_path: prep.planPath,
+      plan_committed: !notCommitted,
+      ...s,
+      failed_steps,
+      blocked_steps,
+      blocked_reasons,
+    };
     const g = cli.globals;
-    const text = g.json ? undefined : scheduleText(s);
+    const text = g.json ? undefined : scheduleText(s, { failed_steps, blocked_reasons });
     const r = renderOk('run', data, call.warnings.items, { json: g.json, quiet: g.quiet, text });
     write(r.stdout);
     process.stderr.write(r.stderr);

@@ -247,6 +247,7 @@ export const runSummaryFields = {
   plan_steps: z.array(anchor).optional(),
   plan_done: z.boolean().optional(),
   already_completed: z.array(anchor).optional(),
+  nothing_to_merge: z.literal(true).optional(),
   review_rounds: z
     .array(z.object({ step_anchor: anchor, rounds: z.number().int().positive(), verdict: z.enum(VERDICTS) }).strict())
     .optional(),
@@ -333,6 +334,11 @@ export const runDryRunSchema = okEnvelope('run', {
   /** False: the schedule is of the main checkout's copy, which the real run refuses until committed (docs/run.md §1.10). */
   plan_committed: z.boolean(),
   ...scheduleFields,
+  /** Steps failed at their attempt cap: left out of the schedule, as the real run claims none (docs/run.md §1.10). */
+  failed_steps: z.array(z.object({ step_anchor: anchor, reason: z.string() }).strict()),
+  /** Steps behind a failed step, left out too, and why (as the run's summary says it). */
+  blocked_steps: z.array(anchor),
+  blocked_reasons: z.array(z.object({ step_anchor: anchor, blocked_by: z.array(anchor), reason: z.string() }).strict()),
 });
 
 export const runSchemas = { run: runDryRunSchema };
