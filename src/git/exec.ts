@@ -229,8 +229,16 @@ export function gitRunner(env: NodeJS.ProcessEnv): GitRunner {
   const childEnv = gitChildEnv(env);
   let shared: Promise<SimpleGit> | null = null;
   const viaThread = thread ? threadSpawner(thread, childEnv) : null;
-  const raw = (args: string[], cwd: string | null, opts: GitCallOptions = {}) =>
+  const once = (args: string[], cwd: string | null, opts: GitCallOptions = {}) =>
     viaThread ? viaThread(args, cwd, opts) : spawnGit((shared ??= client(childEnv)), childEnv, args, cwd, opts);
+  const raw = async (args: string[], cwd: string | null, opts: GitCallOptions = {}) => {
+    for (let i = 0; ; i++) {
+      const r = await once(args, cwd, opts);
+      if (r.exitCode === 0 || args[0] !== 'config' || i >= CONFIG_LOCK_WAITS_MS.length) return r;
+      if (!CONFIG_LOCKED.test(r.stderr.toString('utf8'))) return r;
+      await new Promise((res) => setTimeout(res, CONFIG_LOCK_WAITS_MS[i]));
+    }
+  };
   const fail = (args: string[], cwd: string, r: RawResult): TugError =>
     new TugError('GitError', { args, stderr: r.stderr.toString('utf8'), exit_code: r.exitCode, cwd });
   const runner: GitRunner = {
@@ -262,6 +270,14 @@ export function gitRunner(env: NodeJS.ProcessEnv): GitRunner {
   else runners.set(env, runner);
   return runner;
 }
+
+/**
+ * git takes the config file's lock without waiting: a config write beside another process's (two
+ * `tugcode worktree create` at once) fails at once, having written nothing. Such a write tries again after
+ * these waits, ~2.5 s in all (docs/git.md §1.2).
+ */
+const CONFIG_LOCKED = /could not lock config file/;
+const CONFIG_LOCK_WAITS_MS = [5, 10, 20, 40, 80, 160, 250, 250, 250, 250, 250, 250, 250, 250];
 
 /** `git --version` as [major, minor, patch], or null when git is missing. */
 export async function gitVersion(g: GitRunner): Promise<[number, number, number] | null> {

@@ -3,14 +3,14 @@
  * git children get exactly the caller's environment (plus GIT_TERMINAL_PROMPT=0 and LC_ALL=C), never this
  * process's; exit codes come back as they are; and a slow git never blocks the event loop.
  */
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { boundedGitRunner } from '../../src/git/bounded.js';
 import { gitRunner, gitVersion, type GitRunner } from '../../src/git/exec.js';
 import { gitSync } from '../../src/git/fast.js';
 import { useGitThread } from '../../src/git/git-thread.js';
-import { git, tempRepo } from '../helpers/repo.js';
+import { git, tempDir, tempRepo } from '../helpers/repo.js';
 import { alive } from '../helpers/proc.js';
 
 /** The environment a git child sees: an alias running `env` (git adds a few GIT_* variables of its own). */
@@ -203,5 +203,30 @@ describe('git started from a thread', () => {
     } finally {
       await end();
     }
+  });
+});
+
+describe("a config write beside another process's (git's config lock)", () => {
+  it('tries again while the lock is taken, and is a GitError naming it when it stays taken', async () => {
+    const root = tempRepo({ 'a.txt': 'a\n' });
+    const lock = join(root, '.git', 'config.lock');
+    const trace = join(tempDir(), 'git-trace');
+    writeFileSync(lock, '');
+    // GIT_TRACE shows each git start: the lock is freed once git has found it taken at least once.
+    const g = gitRunner({ ...process.env, GIT_TRACE: trace });
+    const call = g.run(['config', 'branch.x.tugbase', 'main'], root);
+    const starts = () => (existsSync(trace) ? readFileSync(trace, 'utf8').split('built-in: git config').length - 1 : 0);
+    while (starts() < 1) await new Promise((r) => setImmediate(r));
+    unlinkSync(lock);
+    await call;
+    expect(starts()).toBeGreaterThanOrEqual(2);
+    expect(git(root, 'config', '--get', 'branch.x.tugbase').trim()).toBe('main');
+    // Taken for good (a crashed writer's lock): bounded, then the error says why.
+    writeFileSync(lock, '');
+    const err = await gitRunner({ ...process.env })
+      .run(['config', 'branch.y.tugbase', 'main'], root)
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'GitError' });
+    expect(JSON.stringify(err)).toContain('could not lock config file');
   });
 });
