@@ -176,6 +176,9 @@ describe('run event schemas', () => {
           substeps: ['step-1-1'],
         },
       ],
+      failed_steps: [],
+      blocked_steps: [],
+      blocked_reasons: [],
     };
     expect(runDryRunSchema.parse(value)).toEqual(value);
     const js = await jsonSchemaFor('run');
