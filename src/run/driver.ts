@@ -126,6 +126,11 @@ export interface PlanProgress {
   /** Steps behind a step waiting for a human (and no failed one), and why: they wait for the decision. */
   waiting_steps: string[];
   waiting_reasons: NonNullable<RunSummary['blocked_reasons']>;
+  /**
+   * The plan's structure differs from the one the state was initialised from: the real run re-initialises
+   * it (docs/run.md §1.1 item 1), so the failed steps and those waiting for a human are pending again.
+   */
+  structure_changed: boolean;
 }
 
 /**
@@ -141,10 +146,15 @@ export async function planProgress(ctx: OpsContext, prep: Prepared, call: Call):
     needs_human: [],
     waiting_steps: [],
     waiting_reasons: [],
+    structure_changed: false,
   };
   try {
-    const { stateReady, stateShow } = await import('../ops/state-read.js');
+    const { stateReady, stateShow, stateStoredPlan } = await import('../ops/state-read.js');
     const cat = await stateReady(ctx, { plan: prep.planPath }, call);
+    // As `state init --force` would (docs/state.md §4): completed steps kept, every other one pending again.
+    const stored = await stateStoredPlan(ctx, { plan: prep.planPath }, call);
+    if (stored.structure_hash !== prep.plan.structure_hash)
+      return { ...none, completed: new Set(cat.completed_steps), structure_changed: true };
     // The steps' reasons and dependencies matter only when a step failed or waits for a human.
     const steps =
       cat.failed_steps.length || cat.needs_human_steps.length
@@ -158,7 +168,13 @@ export async function planProgress(ctx: OpsContext, prep: Prepared, call: Call):
       review_ref: reviewRefName(prep.slug, a),
       reason: reason(a, 'waiting for a human'),
     }));
-    return { completed: new Set(cat.completed_steps), failed_steps, needs_human, ...blockedSteps(cat, steps) };
+    return {
+      completed: new Set(cat.completed_steps),
+      failed_steps,
+      needs_human,
+      ...blockedSteps(cat, steps),
+      structure_changed: false,
+    };
   } catch (e) {
     if (e instanceof TugError) return none;
     throw e;

@@ -281,6 +281,15 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     const implementer = which.agent ? agentCommandLine(which.agent) : which.implementer;
     const progress = await planProgress(cli.ctx, prep, call);
     const { failed_steps, blocked_steps, blocked_reasons, needs_human, waiting_steps, waiting_reasons } = progress;
+    // An edited structure: the real run re-initialises the state from it before any claim (docs/run.md §1.10).
+    if (progress.structure_changed)
+      call.warnings.add(
+        'PlanReinitialized',
+        `${prep.planPath}: the plan's structure changed since state init; the real run re-initialises the ` +
+          `state from the edited plan as state init --force would (completed steps kept, the others pending ` +
+          `again), and this schedule is of that`,
+        { plan_path: prep.planPath },
+      );
     const s = schedule(prep.plan, {
       implementer,
       checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,
