@@ -82,6 +82,21 @@ export function runAgain(d: Details, drop: string[] = []): string {
   return [`tugcode run ${planArg(d)}`, ...kept].join(' ');
 }
 
+/** What a command that runs a plan names when neither the run nor the configuration gives an implementer. */
+export const IMPLEMENTER_PLACEHOLDER = '--implementer <your implementer>';
+
+/**
+ * The `tugcode run <plan>` a hint of another command (merge, commit) suggests: with the run's flags when the
+ * details carry them (`run_flags`), else plain when the configuration names an implementer
+ * (`implementer_configured`), else with a placeholder for one: run as written, a bare `tugcode run <plan>`
+ * would run with no implementer, every item marked completed (docs/run.md §2).
+ */
+export function runPlanCommand(d: Details): string {
+  if (d.run_flags) return runAgain(d);
+  const plain = runAgain({ plan_path: d.plan_path, plan: d.plan });
+  return d.implementer_configured ? plain : `${plain} ${IMPLEMENTER_PLACEHOLDER}`;
+}
+
 /** The path of a clone's owner name (`<host>:<path>` on PostgreSQL, a plain path on SQLite, docs/state.md §8.1). */
 function clonePath(owner: unknown): string {
   const o = s(owner);
@@ -121,13 +136,13 @@ function targetHint(d: Details): string {
   const move = `; to move the plan's integration to where this run integrates, on purpose: add --move-integration (docs/run.md §1.11)`;
   if (remote !== null) {
     if (d.command !== 'run')
-      return `tugcode run ${planArg(d)} --remote ${arg(remote)}   (tugcode commit integrates into this clone's own branch only; the plan's steps integrate through ${remote})`;
+      return `${runPlanCommand(d)} --remote ${arg(remote)}   (tugcode commit integrates into this clone's own branch only; the plan's steps integrate through ${remote})`;
     return `${again} --remote ${arg(remote)}   (or set remote = ${JSON.stringify(remote)} under [run] in .tugtool/config.toml)${move}`;
   }
   const here = (d.clone ?? d.where) === d.recorded_where;
   const local = `${again}${d.remote_from === 'config' ? ` --remote ''` : ''}`;
   if (here) return `${local}   (this clone's own branch; without --remote)${d.command === 'run' ? move : ''}`;
-  const there = `cd ${arg(clonePath(d.recorded_where))} && ${d.command === 'run' ? local : `tugcode run ${planArg(d)}`}`;
+  const there = `cd ${arg(clonePath(d.recorded_where))} && ${d.command === 'run' ? local : runPlanCommand(d)}`;
   return `${there}   (on the host of that clone)${d.command === 'run' ? move : ''}`;
 }
 
@@ -232,7 +247,7 @@ export const CATALOGUE = {
     exit: 3,
     when: '`merge`: the plan has neither an integration branch nor a worktree branch (never run)',
     message: (d) => s(d.reason, `branch ${s(d.branch)} does not exist`),
-    hint: (d) => `implement the plan first: tugcode run ${planArg(d)} (or tugcode worktree create ${planArg(d)})`,
+    hint: (d) => `implement the plan first: ${runPlanCommand(d)} (or tugcode worktree create ${planArg(d)})`,
   },
   AmbiguousPlan: {
     exit: 3,

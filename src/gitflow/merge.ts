@@ -91,6 +91,8 @@ async function sourceBranch(
       plan_path: planPath,
       branch: integ,
       reason: `${planPath} has no integration branch ${integ} and no worktree branch to merge`,
+      // The hint's `tugcode run` names a placeholder implementer unless the config names one (docs/run.md §2).
+      implementer_configured: Boolean(ctx.config.run.implementer || ctx.config.run.agent),
     });
 
   throw new TugError('InvalidArgument', {

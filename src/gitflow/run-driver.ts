@@ -8,7 +8,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { runAgain } from '../contract/errors.js';
+import { IMPLEMENTER_PLACEHOLDER, runAgain } from '../contract/errors.js';
 import { runLockName, TUGTOOL_DIR } from '../contract/layout.js';
 
 export interface RunHolder {
@@ -87,8 +87,8 @@ export function runDriverOf(mainRoot: string, slug: string): RunDriver | null {
   };
 }
 
-/** What a command that runs a plan again names when neither the run nor the configuration gives one. */
-export const IMPLEMENTER_PLACEHOLDER = '--implementer <your implementer>';
+// What a command that runs a plan again names when neither the run nor the configuration gives one.
+export { IMPLEMENTER_PLACEHOLDER };
 
 /**
  * The `tugcode run` that takes a plan up again: with the flags its last run recorded when they are known

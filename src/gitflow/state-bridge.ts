@@ -198,7 +198,12 @@ export async function localTarget(
     plan: ref.planPath,
     remote: null,
     worktree: ctx.repo.mainRoot,
-    details: { command: 'commit', integration_branch: ref.integ },
+    details: {
+      command: 'commit',
+      integration_branch: ref.integ,
+      // The hint's `tugcode run` names a placeholder implementer unless the config names one (docs/run.md §2).
+      implementer_configured: Boolean(ctx.config.run.implementer || ctx.config.run.agent),
+    },
   };
   if (mode === 'check') await ctx.store.checkIntegrationTarget(call, input);
   else await ctx.store.recordIntegrationTarget(call, input);

@@ -25,6 +25,12 @@ export async function stateReady(ctx: OpsContext, input: { plan: string }, call:
   return store.ready(sc, { plan: input.plan });
 }
 
+/** The hashes `state init` stored of a plan (docs/state.md §3.10): the dry run's "would the run re-initialise?". */
+export async function stateStoredPlan(ctx: OpsContext, input: { plan: string }, call: Call) {
+  const { store, sc } = await stateOf(ctx, call);
+  return store.storedPlan(sc, { plan: input.plan });
+}
+
 export async function stateLog(
   ctx: OpsContext,
   input: { plan?: string; step?: string; limit?: number; after_id?: number; since?: string; count_omitted?: boolean },

@@ -121,6 +121,16 @@ export interface PlanProgress {
   /** Steps behind a failed step, and why, as the run's summary says it. */
   blocked_steps: string[];
   blocked_reasons: NonNullable<RunSummary['blocked_reasons']>;
+  /** Steps a reviewer escalated (docs/run.md §6.3), as the run's summary lists them: the run claims none. */
+  needs_human: NonNullable<RunSummary['needs_human']>;
+  /** Steps behind a step waiting for a human (and no failed one), and why: they wait for the decision. */
+  waiting_steps: string[];
+  waiting_reasons: NonNullable<RunSummary['blocked_reasons']>;
+  /**
+   * The plan's structure differs from the one the state was initialised from: the real run re-initialises
+   * it (docs/run.md §1.1 item 1), so the failed steps and those waiting for a human are pending again.
+   */
+  structure_changed: boolean;
 }
 
 /**
@@ -128,19 +138,43 @@ export interface PlanProgress {
  * initialised yet has none of it.
  */
 export async function planProgress(ctx: OpsContext, prep: Prepared, call: Call): Promise<PlanProgress> {
-  const none = { completed: new Set<string>(), failed_steps: [], blocked_steps: [], blocked_reasons: [] };
+  const none = {
+    completed: new Set<string>(),
+    failed_steps: [],
+    blocked_steps: [],
+    blocked_reasons: [],
+    needs_human: [],
+    waiting_steps: [],
+    waiting_reasons: [],
+    structure_changed: false,
+  };
   try {
-    const { stateReady, stateShow } = await import('../ops/state-read.js');
+    const { stateReady, stateShow, stateStoredPlan } = await import('../ops/state-read.js');
     const cat = await stateReady(ctx, { plan: prep.planPath }, call);
-    // The steps' reasons and dependencies matter only when a step failed.
-    const steps = cat.failed_steps.length
-      ? ((await stateShow(ctx, { plan: prep.planPath, items: 'none' }, call)).plans[0]?.steps ?? [])
-      : [];
-    const failed_steps = cat.failed_steps.map((a) => ({
+    // As `state init --force` would (docs/state.md §4): completed steps kept, every other one pending again.
+    const stored = await stateStoredPlan(ctx, { plan: prep.planPath }, call);
+    if (stored.structure_hash !== prep.plan.structure_hash)
+      return { ...none, completed: new Set(cat.completed_steps), structure_changed: true };
+    // The steps' reasons and dependencies matter only when a step failed or waits for a human.
+    const steps =
+      cat.failed_steps.length || cat.needs_human_steps.length
+        ? ((await stateShow(ctx, { plan: prep.planPath, items: 'none' }, call)).plans[0]?.steps ?? [])
+        : [];
+    const reason = (a: string, or: string) => steps.find((s) => s.anchor === a)?.fail_reason ?? or;
+    const failed_steps = cat.failed_steps.map((a) => ({ step_anchor: a, reason: reason(a, 'failed') }));
+    // As the run's summary lists a step that waited before the run started (summarize below).
+    const needs_human = cat.needs_human_steps.map((a) => ({
       step_anchor: a,
-      reason: steps.find((s) => s.anchor === a)?.fail_reason ?? 'failed',
+      review_ref: reviewRefName(prep.slug, a),
+      reason: reason(a, 'waiting for a human'),
     }));
-    return { completed: new Set(cat.completed_steps), failed_steps, ...blockedSteps(cat, steps) };
+    return {
+      completed: new Set(cat.completed_steps),
+      failed_steps,
+      needs_human,
+      ...blockedSteps(cat, steps),
+      structure_changed: false,
+    };
   } catch (e) {
     if (e instanceof TugError) return none;
     throw e;
@@ -671,7 +705,12 @@ async function summarize(
 function blockedSteps(
   cat: { blocked_steps: string[]; failed_steps: string[]; needs_human_steps: string[] },
   steps: { anchor: string; status: string; blocked_by: string[] }[],
-): { blocked_steps: string[]; blocked_reasons: NonNullable<RunSummary['blocked_reasons']> } {
+): {
+  blocked_steps: string[];
+  blocked_reasons: NonNullable<RunSummary['blocked_reasons']>;
+  waiting_steps: string[];
+  waiting_reasons: NonNullable<RunSummary['blocked_reasons']>;
+} {
   const failed = new Set(cat.failed_steps);
   const human = new Set(cat.needs_human_steps);
   const stuck = (a: string) => failed.has(a) || human.has(a);
@@ -697,12 +736,19 @@ function blockedSteps(
     if (blocked.has(d)) return `${d} (blocked: ${roots(d).map(rootText).join(', ')})`;
     return `${d} (${status.get(d) ?? 'not done'})`;
   };
-  const blocked_reasons = blocked_steps.map((a) => ({
+  const why = (a: string) => ({
     step_anchor: a,
     blocked_by: roots(a),
     reason: `waits on ${(waitsOn.get(a) ?? []).map(depText).join(', ')}`,
-  }));
-  return { blocked_steps, blocked_reasons };
+  });
+  // Not blocked, but held all the same until a person decides (docs/run.md §6.3): the dry run lists them.
+  const waiting_steps = cat.blocked_steps.filter((a) => !blocked.has(a) && roots(a).some((r) => human.has(r)));
+  return {
+    blocked_steps,
+    blocked_reasons: blocked_steps.map(why),
+    waiting_steps,
+    waiting_reasons: waiting_steps.map(why),
+  };
 }
 
 /**

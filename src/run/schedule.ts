@@ -53,6 +53,11 @@ export interface ScheduleOptions {
    * so they are left out with every step behind them (docs/run.md §1.10).
    */
   failed?: Set<string>;
+  /**
+   * Anchors of top-level steps waiting for a human's decision (`needs_human`, docs/run.md §6.3): the run claims
+   * none of them until `tugcode state decide`, so they are left out with the steps behind them too.
+   */
+  waiting?: Set<string>;
 }
 
 type Plan = Pick<ParsedPlan, 'steps' | 'edges'>;
@@ -66,7 +71,7 @@ export function schedule(plan: Plan, o: ScheduleOptions): Schedule {
   const stuck = behind(
     tops.map((s) => s.anchor),
     lifted,
-    o.failed ?? new Set(),
+    new Set([...(o.failed ?? []), ...(o.waiting ?? [])]),
   );
   const todo = tops.filter((s) => !done.has(s.anchor) && !stuck.has(s.anchor));
   const todoSet = new Set(todo.map((s) => s.anchor));
@@ -266,30 +271,42 @@ function sequence(nodes: string[], deps: Map<string, string[]>, order: (a: strin
 export interface HeldBack {
   failed_steps: { step_anchor: string; reason: string }[];
   blocked_reasons: { step_anchor: string; reason: string }[];
+  /** Steps waiting for a human's decision (docs/run.md §6.3), and those behind them. */
+  needs_human?: { step_anchor: string; reason: string }[];
+  waiting_reasons?: { step_anchor: string; reason: string }[];
 }
 
 /**
  * Readable text of a schedule: waves, critical path, then per step what runs. The steps held back (failed
- * at their cap, and those behind them) come first, as rows of the run's summary table.
+ * at their cap, waiting for a human, and those behind them) come first, as rows of the run's summary table.
  */
 export function scheduleText(s: Schedule, held: HeldBack = { failed_steps: [], blocked_reasons: [] }): string {
   const lines: string[] = [];
+  const human = held.needs_human ?? [];
   const heldLines = [
     ...held.failed_steps.map((f) => ['failed', f.step_anchor, f.reason] as const),
+    ...human.map((n) => ['needs you', n.step_anchor, `ESCALATE: ${n.reason}`] as const),
     ...held.blocked_reasons.map((b) => ['blocked', b.step_anchor, b.reason] as const),
+    ...(held.waiting_reasons ?? []).map((b) => ['waiting', b.step_anchor, b.reason] as const),
   ];
   const width = Math.max(0, ...heldLines.map(([, a]) => a.length));
-  const heldRows = heldLines.map(([what, a, why]) => `${a.padEnd(width)}  ${what.padEnd(7)}  ${why}`);
+  const label = Math.max(7, ...heldLines.map(([what]) => what.length));
+  const heldRows = heldLines.map(([what, a, why]) => `${a.padEnd(width)}  ${what.padEnd(label)}  ${why}`);
   if (s.steps.length === 0) {
     const nf = held.failed_steps.length;
+    const nh = human.length;
+    const until = [
+      ...(nf > 0 ? [`the failed step${nf === 1 ? ' is' : 's are'} reset`] : []),
+      ...(nh > 0 ? [`the step${nh === 1 ? '' : 's'} waiting for a human ${nh === 1 ? 'is' : 'are'} decided`] : []),
+    ];
     lines.push(
-      nf > 0
-        ? `nothing to run until the failed step${nf === 1 ? ' is' : 's are'} reset`
+      until.length > 0
+        ? `nothing to run until ${until.join(' and ')}`
         : s.done.length > 0
           ? 'nothing to run: every step is completed'
           : 'nothing to run: the plan has no steps',
     );
-    if (nf > 0 && s.done.length > 0) lines.push(`already completed: ${s.done.join(', ')}`);
+    if (until.length > 0 && s.done.length > 0) lines.push(`already completed: ${s.done.join(', ')}`);
     lines.push(...heldRows);
     return lines.join('\n') + '\n';
   }

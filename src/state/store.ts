@@ -39,6 +39,7 @@ import type { StateExportDocument } from '../contract/schemas/state-export.js';
 import type { ExportInput, ImportInput, ImportResult } from './export.js';
 import type { ArtifactsInput, ListedArtifact } from './artifacts.js';
 import type { IntegrationTarget, TargetInput, TargetResult } from './integration-target.js';
+import type { StoredPlan } from './stored-plan.js';
 
 /** What one call brings: its event `command`, where its warnings go, the work tree it runs in. */
 export interface StateCall {
@@ -205,6 +206,11 @@ export abstract class StateStore {
   /** `state import`: a document's rows into this store, in one transaction (it upgrades to a writer itself, after validating the document). */
   importPlan(call: StateCall, input: ImportInput): Promise<ImportResult> {
     return this.op(call, 'read', input, async () => (await import('./export.js')).importPlan);
+  }
+
+  /** The hashes `state init` stored of a plan: what a dry run compares with the plan it previews. */
+  storedPlan(call: StateCall, input: { plan: string }): Promise<StoredPlan> {
+    return this.op(call, 'read', input, async () => (await import('./stored-plan.js')).storedPlan);
   }
 
   /** The plan's usage totals (docs/state.md §2): what `run`'s budget compares. */

@@ -179,6 +179,14 @@ describe('run event schemas', () => {
           substeps: ['step-1-1'],
         },
       ],
+      failed_steps: [],
+      blocked_steps: [],
+      blocked_reasons: [],
+      needs_human: [{ step_anchor: 'step-3', review_ref: 'refs/tugplan/review/demo/step-3', reason: 'ESCALATE' }],
+      waiting_steps: ['step-4'],
+      waiting_reasons: [
+        { step_anchor: 'step-4', blocked_by: ['step-3'], reason: 'waits on step-3 (waits for a human)' },
+      ],
     };
     expect(runDryRunSchema.parse(value)).toEqual(value);
     const js = await jsonSchemaFor('run');

@@ -80,7 +80,18 @@ describe('merge of a plan with nothing to merge', () => {
     expect(runJson('state init', ['state', 'init', 'demo'], { cwd: root, env }).code).toBe(0);
     const r = runJson('merge', ['merge', 'demo', '--force'], { cwd: root, env });
     expectError(r, 'BranchNotFound', 3);
+    // Run as written, a bare `tugcode run <plan>` would run with no implementer: the hint names a placeholder.
     expect(r.json.error.hint).toBe(
+      'implement the plan first: tugcode run .tugtool/tugplan-demo.md --implementer <your implementer> ' +
+        '(or tugcode worktree create .tugtool/tugplan-demo.md)',
+    );
+    // With an implementer configured, the plain command runs it.
+    const configured = runJson('merge', ['merge', 'demo', '--force'], {
+      cwd: root,
+      env: { ...env, TUGCODE_RUN_IMPLEMENTER: 'true' },
+    });
+    expectError(configured, 'BranchNotFound', 3);
+    expect(configured.json.error.hint).toBe(
       'implement the plan first: tugcode run .tugtool/tugplan-demo.md (or tugcode worktree create .tugtool/tugplan-demo.md)',
     );
   });

@@ -126,7 +126,10 @@ describe('the plan integrates where its first run did (SQLite)', () => {
       code: 'IntegrationTargetMismatch',
       details: { recorded_kind: 'remote', recorded_where: 'origin', kind: 'local', command: 'commit' },
     });
-    expect(r.json.error.hint).toContain(`tugcode run ${PLAN_PATH} --remote origin`);
+    // The run that integrates there; `tugcode commit` knows no run flags, so it names a placeholder implementer.
+    expect(r.json.error.hint).toMatch(
+      new RegExp(`^tugcode run ${PLAN_PATH} --implementer <your implementer> --remote origin {3}\\(tugcode commit`),
+    );
     expect(git(W, 'rev-parse', 'HEAD').trim()).toBe(head);
     expect(git(W, 'status', '--porcelain')).toBe('?? extra.txt\n');
     expect(world(clone, remote)).toEqual(before);

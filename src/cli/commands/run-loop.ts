@@ -280,23 +280,51 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     resolveReviewer(input, flow.config.run); // refused here as in a real run (both flags, an unknown agent)
     const implementer = which.agent ? agentCommandLine(which.agent) : which.implementer;
     const progress = await planProgress(cli.ctx, prep, call);
-    const { failed_steps, blocked_steps, blocked_reasons } = progress;
+    const { failed_steps, blocked_steps, blocked_reasons, needs_human, waiting_steps, waiting_reasons } = progress;
+    // An edited structure: the real run re-initialises the state from it before any claim (docs/run.md §1.10).
+    if (progress.structure_changed)
+      call.warnings.add(
+        'PlanReinitialized',
+        `${prep.planPath}: the plan's structure changed since state init; the real run re-initialises the ` +
+          `state from the edited plan as state init --force would (completed steps kept, the others pending ` +
+          `again), and this schedule is of that`,
+        { plan_path: prep.planPath },
+      );
     const s = schedule(prep.plan, {
       implementer,
       checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,
       done: progress.completed,
       failed: new Set(failed_steps.map((f) => f.step_anchor)),
+      waiting: new Set(needs_human.map((n) => n.step_anchor)),
     });
+    const { runFlags } = await import('../../run/run-flags.js');
+    const does = s.steps.length > 0 ? 'runs the other steps and ends' : 'does nothing and ends';
+    // A step waiting for a human stays so until `state decide`: the real run claims none of it (nor of what
+    // waits on it) and ends NeedsHuman, as it would with failed steps too (docs/run.md §6.3); the dry run
+    // says so, with the real run's hint.
+    if (needs_human.length > 0) {
+      const err = new TugError('NeedsHuman', {
+        plan_path: prep.planPath,
+        steps: needs_human,
+        failed_steps,
+        blocked_steps,
+        run_flags: runFlags(input, cli.ctx.cwd),
+      });
+      const n = needs_human.length;
+      call.warnings.add(
+        err.code,
+        `${err.message}: the real run ${does} NeedsHuman until a human decides ${n === 1 ? 'it' : 'them'} (${err.hint})`,
+        { plan_path: prep.planPath, steps: needs_human, waiting_steps },
+      );
+    }
     // A step failed at its cap stays failed: the real run claims none of it (nor of what waits on it) and
     // ends PlanIncomplete; the dry run says so, with the real run's hint (docs/run.md §1.10).
-    if (failed_steps.length > 0) {
-      const { runFlags } = await import('../../run/run-flags.js');
+    else if (failed_steps.length > 0) {
       const details = { plan_path: prep.planPath, failed_steps, blocked_steps, run_flags: runFlags(input, cli.ctx.cwd) };
       const err = new TugError('PlanIncomplete', {
         ...details,
         reason: `${failed_steps.length} failed, ${blocked_steps.length} blocked`,
       });
-      const does = s.steps.length > 0 ? 'runs the other steps and ends' : 'does nothing and ends';
       call.warnings.add(
         err.code,
         `${err.message}: the real run ${does} PlanIncomplete until the failed ` +
@@ -317,9 +345,14 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
       failed_steps,
       blocked_steps,
       blocked_reasons,
+      needs_human,
+      waiting_steps,
+      waiting_reasons,
     };
     const g = cli.globals;
-    const text = g.json ? undefined : scheduleText(s, { failed_steps, blocked_reasons });
+    const text = g.json
+      ? undefined
+      : scheduleText(s, { failed_steps, blocked_reasons, needs_human, waiting_reasons });
     const r = renderOk('run', data, call.warnings.items, { json: g.json, quiet: g.quiet, text });
     write(r.stdout);
     process.stderr.write(r.stderr);

@@ -339,6 +339,11 @@ export const runDryRunSchema = okEnvelope('run', {
   /** Steps behind a failed step, left out too, and why (as the run's summary says it). */
   blocked_steps: z.array(anchor),
   blocked_reasons: z.array(z.object({ step_anchor: anchor, blocked_by: z.array(anchor), reason: z.string() }).strict()),
+  /** Steps a reviewer escalated, waiting for `tugcode state decide` (docs/run.md §6.3): left out too. */
+  needs_human: z.array(z.object({ step_anchor: anchor, review_ref: z.string().min(1), reason: z.string() }).strict()),
+  /** Steps behind a step waiting for a human (and no failed one), left out, and why. */
+  waiting_steps: z.array(anchor),
+  waiting_reasons: z.array(z.object({ step_anchor: anchor, blocked_by: z.array(anchor), reason: z.string() }).strict()),
 });
 
 export const runSchemas = { run: runDryRunSchema };
