@@ -163,9 +163,6 @@ describe('run event schemas', () => {
       waves: [['step-1'], ['step-2']],
       critical_path: ['step-1', 'step-2'],
       done: [],
-      failed_steps: [],
-      blocked_steps: [],
-      blocked_reasons: [],
       apart: [['step-1', 'step-2']],
       steps: [
         {
