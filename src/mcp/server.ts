@@ -194,12 +194,18 @@ export async function createMcpServer(o: McpOptions) {
       expect: z.string().max(1024).optional().describe('the name expected at `at` (refuses otherwise)'),
       apply: z.boolean().optional().describe('write the files (default: dry run)'),
       verify: z.enum(['none', 'syntax', 'tests', 'typecheck']).optional().describe('verification before apply'),
+      snapshot_id: z
+        .string()
+        .max(128)
+        .optional()
+        .describe("an analysis's snapshot_id: refuse the run if anything changed since (SnapshotMismatch)"),
       workspace,
     },
     (a) => [
       'run',
       ...(a.apply ? ['--apply'] : []),
       ...(a.verify ? ['--verify', String(a.verify)] : []),
+      ...(a.snapshot_id !== undefined ? ['--snapshot-id', String(a.snapshot_id)] : []),
       'rename-symbol',
       ...(a.at !== undefined ? ['--at', String(a.at)] : []),
       ...(a.symbol !== undefined ? ['--symbol', String(a.symbol)] : []),

@@ -135,8 +135,20 @@ describe('tugcode mcp', () => {
     });
     expect(smuggled.isError).toBe(true);
     expect(textOf(smuggled).error.code).toBe('InvalidArgument');
-    // An unrelated file added after the analysis does not block the rename (docs/kernel.md §10.2).
+    // An unrelated file added after the analysis does not block the rename (docs/kernel.md §10.2), unless
+    // the caller binds the run to that analysis with its snapshot_id.
     writeFileSync(join(root, 'src/extra.ts'), 'export const extra = 1;\n');
+    const bound: any = await client.callTool({
+      name: 'tug_rename_symbol',
+      arguments: {
+        symbol: 'src/a.ts::oldName',
+        to: 'newName',
+        apply: true,
+        snapshot_id: analyzed.structuredContent.snapshot_id,
+      },
+    });
+    expect(textOf(bound).error.code, JSON.stringify(bound)).toBe('SnapshotMismatch');
+    expect(readFileSync(join(root, 'src/b.ts'), 'utf8')).toContain('oldName(1)');
     const applied: any = await client.callTool({
       name: 'tug_rename_symbol',
       arguments: { symbol: 'src/a.ts::oldName', to: 'newName', apply: true, verify: 'syntax' },
