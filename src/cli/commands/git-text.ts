@@ -123,13 +123,23 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
   return dead.length ? `${t}\n\n${dead.join('\n')}` : t;
 }
 
+/**
+ * One table whatever the outcome (docs/git.md §7): a success renders `data`, a DoctorFailed its `details`
+ * (same checks and summary). A skipped check reads `skip`, never `ok`.
+ */
 export async function doctor(d: R, cli: CliEnv): Promise<string> {
   const mark: Record<string, string> = { pass: 'ok', warn: 'WARN', fail: 'FAIL' };
   const rows = d.checks.map((c: R) => [
-    mark[c.status] ?? c.status,
+    c.skipped ? 'skip' : (mark[c.status] ?? c.status),
     c.name,
-    c.status === 'pass' ? c.message : `${c.message}\nfix: ${c.fix}`,
+    c.skipped
+      ? String(c.message).replace(/^skipped: /, '')
+      : c.status === 'pass'
+        ? c.message
+        : `${c.message}\nfix: ${c.fix}`,
   ]);
-  const summary = `${d.summary.total} checks: ${d.summary.pass} ok, ${d.summary.warn} warning(s), ${d.summary.fail} failed`;
+  const s = d.summary;
+  const skipped = s.skipped ?? 0;
+  const summary = `${s.total} checks: ${s.pass - skipped} ok, ${skipped} skipped, ${s.warn} warning(s), ${s.fail} failed`;
   return `${await table(['', 'check', 'result'], rows, cli)}\n\n${summary}`;
 }

@@ -31,8 +31,15 @@ const worktreeInfo = z
   })
   .strict();
 
+// `skipped`: the check did not run (status stays `pass`, counted in both `pass` and `skipped`, docs/git.md §7).
 const doctorCheck = z
-  .object({ name: z.string(), status: z.enum(['pass', 'warn', 'fail']), message: z.string(), fix: z.string().min(1) })
+  .object({
+    name: z.string(),
+    status: z.enum(['pass', 'warn', 'fail']),
+    message: z.string(),
+    fix: z.string().min(1),
+    skipped: z.boolean(),
+  })
   .strict();
 export const doctorSummary = z
   .object({
@@ -40,6 +47,7 @@ export const doctorSummary = z
     pass: z.number().int().nonnegative(),
     warn: z.number().int().nonnegative(),
     fail: z.number().int().nonnegative(),
+    skipped: z.number().int().nonnegative(),
   })
   .strict();
 /** `details` of the DoctorFailed error envelope. */
