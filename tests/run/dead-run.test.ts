@@ -70,6 +70,7 @@ describe('a run killed with SIGKILL', () => {
       status: 'warn',
       message: `${PLAN}: driver pid ${pid} (started ${line.run_driver.started_at}) is gone, holding step-1 until ${shown.lease_expires_at}`,
       fix: `${line.run_driver.command} (takes its lock and claims over)`,
+      skipped: false,
     });
 
     // The board: the plan's run_driver, and step-1 in Needs you as dead_run with the same command.
