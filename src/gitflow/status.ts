@@ -12,6 +12,8 @@ import { runCommandFor, runDriverOf } from './run-driver.js';
 import { slugOfPlanPath } from '../plan/resolve.js';
 import * as state from './state-bridge.js';
 import type { UsageTotals } from '../contract/usage.js';
+import type { ParsedPlan } from '../plan/types.js';
+import { shellArg } from '../util/shell-arg.js';
 
 export interface PlanStatusLine {
   plan_path: string;
@@ -28,6 +30,17 @@ export interface PlanStatusLine {
   usage: UsageTotals | null;
   /** The `tugcode run` holding the plan's run lock, if one does (docs/run.md §1 item 3). */
   run_driver: RunDriverLine | null;
+  /** Why the plan file is invalid, as `tugcode validate` would say it (docs/git.md §6); null when valid or absent. */
+  plan_error: PlanErrorLine | null;
+}
+
+/** The first of an invalid plan file's errors, and the command that lists them all. */
+export interface PlanErrorLine {
+  code: string;
+  message: string;
+  line: number | null;
+  error_count: number;
+  command: string;
 }
 
 /**
@@ -51,10 +64,31 @@ export interface StatusData {
 
 const pct = (done: number, total: number): number => (total === 0 ? 0 : Math.floor((100 * done) / total));
 
+type Level = 'lenient' | 'normal' | 'strict';
+
+/**
+ * The plan file's first error at the configured level, as `tugcode validate` reports it (a bad file name,
+ * E004, first; under strict a warning counts too): an empty or binary file is otherwise just `active 0/0`.
+ */
+async function planErrorOf(plan: ParsedPlan, planPath: string, level: Level): Promise<PlanErrorLine | null> {
+  const { validatePlan } = await import('../plan/validate.js');
+  const { planNameDiagnostic } = await import('../plan/resolve.js');
+  const badName = planNameDiagnostic(planPath);
+  const all = [...(badName ? [badName] : []), ...validatePlan(plan, level).diagnostics];
+  const errors = all.filter((d) => d.severity === 'error' || (level === 'strict' && d.severity === 'warning'));
+  const first = errors[0];
+  if (!first) return null;
+  return {
+    code: first.code,
+    message: first.message,
+    line: first.line ?? null,
+    error_count: errors.length,
+    command: `tugcode validate ${shellArg(planPath)}`,
+  };
+}
+
 /** Progress from the plan's own checkboxes: a top-level step is done when it and its substeps have items, all checked. */
-async function fromCheckboxes(root: string, planPath: string): Promise<PlanStatusLine> {
-  const { parsePlan } = await import('../plan/parse.js');
-  const plan = parsePlan(readFileSync(join(root, planPath)));
+function fromCheckboxes(plan: ParsedPlan, planPath: string): PlanStatusLine {
   const top = plan.steps.filter((s) => s.parent_anchor === null);
   const topOf = new Map<string, string>();
   for (const s of plan.steps) {
@@ -83,6 +117,7 @@ async function fromCheckboxes(root: string, planPath: string): Promise<PlanStatu
     needs_human_steps: [],
     usage: null,
     run_driver: null,
+    plan_error: null,
   };
 }
 
@@ -106,6 +141,7 @@ function fromState(
     needs_human_steps: top.filter((s) => s.status === 'needs_human').map((s) => s.anchor),
     usage,
     run_driver: null,
+    plan_error: null,
   };
 }
 
@@ -132,15 +168,26 @@ export async function planStatus(ctx: FlowCtx, plan?: string): Promise<StatusDat
   const root = ctx.repo.worktreeRoot;
   const known = await state.planRows(ctx);
   const byPath = new Map(known.map((p) => [p.plan_path, p]));
+  const level = ctx.config.validate?.level ?? 'normal';
+  const { parsePlan } = await import('../plan/parse.js');
   const lineFor = async (planPath: string): Promise<PlanStatusLine> => {
     const row = byPath.get(planPath);
+    const file = join(root, planPath);
+    let parsed: ParsedPlan | null = null;
+    try {
+      parsed = existsSync(file) ? parsePlan(readFileSync(file)) : null;
+    } catch {
+      parsed = null; // unreadable (a directory, no permission): reported as not found when it has no state
+    }
+    const plan_error = parsed ? await planErrorOf(parsed, planPath, level) : null;
     if (row)
       return {
         ...fromState(planPath, row.status, row.steps, row.usage),
         run_driver: driverLine(ctx, planPath, row.steps),
+        plan_error,
       };
-    if (!existsSync(join(root, planPath))) throw new TugError('PlanNotFound', { plan: planPath, plan_path: planPath });
-    return { ...(await fromCheckboxes(root, planPath)), run_driver: driverLine(ctx, planPath, []) };
+    if (!parsed) throw new TugError('PlanNotFound', { plan: planPath, plan_path: planPath });
+    return { ...fromCheckboxes(parsed, planPath), run_driver: driverLine(ctx, planPath, []), plan_error };
   };
   if (plan !== undefined) {
     const planPath = await resolvePlanPath(

@@ -105,6 +105,7 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
       const filled = Math.floor((BAR * p.percent) / 100);
       const notes = [
         p.claimed_steps.length ? `claimed: ${p.claimed_steps.join(', ')}` : '',
+        p.plan_error ? `invalid: ${p.plan_error.code} ${p.plan_error.message} — see ${p.plan_error.command}` : '',
         p.failed_steps.length ? `failed: ${p.failed_steps.join(', ')}` : '',
         p.needs_human_steps?.length ? `needs you: ${p.needs_human_steps.join(', ')} (tugcode state decide)` : '',
         p.source === 'checkboxes' ? '(from checkboxes; no state)' : '',

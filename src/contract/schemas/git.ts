@@ -131,6 +131,17 @@ export const gitSchemas: Record<string, z.ZodTypeAny> = {
             })
             .strict()
             .nullable(),
+          // The plan file's first error at the configured level (docs/git.md §6), null when valid or absent.
+          plan_error: z
+            .object({
+              code: z.string(),
+              message: z.string(),
+              line: z.number().int().positive().nullable(),
+              error_count: z.number().int().positive(),
+              command: z.string(),
+            })
+            .strict()
+            .nullable(),
         })
         .strict(),
     ),
