@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { FlowCtx } from './flow-context.js';
 import { resolvePlanPath } from './plan-file.js';
-import { runCommandFor, runDriverOf } from './run-driver.js';
-import { slugOfPlanPath } from '../plan/resolve.js';
+import { runDriverLine, type RunDriverLine } from './run-driver.js';
 import * as state from './state-bridge.js';
+
+export type { RunDriverLine } from './run-driver.js';
 import type { UsageTotals } from '../contract/usage.js';
 import type { ParsedPlan } from '../plan/types.js';
 import { shellArg } from '../util/shell-arg.js';
@@ -40,21 +41,6 @@ export interface PlanErrorLine {
   message: string;
   line: number | null;
   error_count: number;
-  command: string;
-}
-
-/**
- * A run lock's holder as status shows it: `alive` false when its pid on this host is gone (its claims stay
- * until `claims_expire_at`, or until `command`, a new run, takes them over), null when it is on another host.
- */
-export interface RunDriverLine {
-  pid: number;
-  host: string;
-  started_at: string;
-  alive: boolean | null;
-  /** When the last of the plan's claimed steps' leases runs out; null when no step is claimed. */
-  claims_expire_at: string | null;
-  /** The run that takes the plan up again (the dead run's recorded flags, else a placeholder implementer). */
   command: string;
 }
 
@@ -145,23 +131,9 @@ function fromState(
   };
 }
 
-/** The run holding the plan's lock, with when its claims expire (the latest lease of a claimed step). */
+/** The run holding the plan's lock, with when its claims expire (src/gitflow/run-driver.ts). */
 function driverLine(ctx: FlowCtx, planPath: string, steps: state.StepState[]): RunDriverLine | null {
-  const slug = slugOfPlanPath(planPath);
-  const d = slug === null ? null : runDriverOf(ctx.repo.mainRoot, slug);
-  if (!d) return null;
-  const leases = steps
-    .filter((s) => (s.status === 'claimed' || s.status === 'in_progress') && s.lease_expires_at !== null)
-    .map((s) => s.lease_expires_at!)
-    .sort();
-  return {
-    pid: d.pid,
-    host: d.host,
-    started_at: d.started_at,
-    alive: d.alive,
-    claims_expire_at: leases.at(-1) ?? null,
-    command: runCommandFor(planPath, { run_flags: d.run_flags, run: ctx.config.run }),
-  };
+  return runDriverLine(ctx.repo.mainRoot, planPath, steps, ctx.config.run);
 }
 
 export async function planStatus(ctx: FlowCtx, plan?: string): Promise<StatusData> {

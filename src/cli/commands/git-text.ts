@@ -3,6 +3,8 @@ import type { CliEnv } from '../define.js';
 import { table } from '../../util/table.js';
 import { shellArg } from '../../util/shell-arg.js';
 import { usdText, type UsageTotals } from '../../contract/usage.js';
+import { deadDriverLines } from './driver-text.js';
+
 
 type R = any; // each renderer gets its operation's result
 
@@ -86,19 +88,9 @@ function usageNote(u: UsageTotals): string {
   return u.cost_usd === null ? `used ${tokens}` : `spent ${usdText(u.cost_usd)}, ${tokens}`;
 }
 
-/** A plan whose run died (docs/git.md §6): its claims stay until their leases expire or a new run takes them over. */
-export function deadDriverLine(planPath: string, r: R): string {
-  const gone = `${planPath}: driver pid ${r.pid} is gone`;
-  return r.claims_expire_at
-    ? `${gone}; its claims expire at ${r.claims_expire_at} — rerun ${r.command} to take them over`
-    : `${gone}; it holds no claims — ${r.command} takes its lock over`;
-}
-
 export async function status(d: R, cli: CliEnv): Promise<string> {
   if (d.plans.length === 0) return 'no plans (.tugtool/tugplan-*.md)';
-  const dead = d.plans
-    .filter((p: R) => p.run_driver?.alive === false)
-    .map((p: R) => deadDriverLine(p.plan_path, p.run_driver));
+  const dead = deadDriverLines(d.plans);
   const t = await table(
     ['plan', 'steps', 'progress', 'status', 'notes'],
     d.plans.map((p: R) => {

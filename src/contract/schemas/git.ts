@@ -2,7 +2,16 @@
  * Output schemas of the worktree, commit, merge, status and doctor commands (docs/git.md §3–§7).
  */
 import { z } from 'zod';
-import { absPath, anchor, commitHash, errorEnvelope, okEnvelope, repoPath, timestamp } from './common.js';
+import {
+  absPath,
+  anchor,
+  commitHash,
+  errorEnvelope,
+  okEnvelope,
+  repoPath,
+  runDriverLine,
+  timestamp,
+} from './common.js';
 import { PLAN_STATUSES } from '../status.js';
 import { usageTotalsSchema } from './usage.js';
 
@@ -120,17 +129,7 @@ export const gitSchemas: Record<string, z.ZodTypeAny> = {
           needs_human_steps: z.array(anchor),
           usage: usageTotalsSchema.nullable(),
           // The run holding the plan's lock (docs/git.md §6): alive false = its pid on this host is gone.
-          run_driver: z
-            .object({
-              pid: z.number().int(),
-              host: z.string(),
-              started_at: z.string(),
-              alive: z.boolean().nullable(),
-              claims_expire_at: z.string().nullable(),
-              command: z.string(),
-            })
-            .strict()
-            .nullable(),
+          run_driver: runDriverLine,
           // The plan file's first error at the configured level (docs/git.md §6), null when valid or absent.
           plan_error: z
             .object({
