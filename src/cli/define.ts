@@ -42,6 +42,8 @@ export interface CliCommand<I = any, O = any> {
   prepare?: (raw: Record<string, unknown>, cli: CliEnv) => Promise<Record<string, unknown>> | Record<string, unknown>;
   /** Human rendering of the same data (no fact only in text); `input` is the validated input. */
   text?: (data: O, cli: CliEnv, input: I) => Promise<string> | string;
+  /** Human text of an error on stdout (text mode only), when the error's details carry a result to show. */
+  errorText?: (err: TugError, cli: CliEnv) => Promise<string | undefined> | string | undefined;
   /** The JSON document's fields, when not all of the result (a fact shown only as a side note in text). */
   json?: (data: O) => object;
   /** Instead of one result: a loop that renders frames itself (`state show --watch`); returns the exit code. */
@@ -161,6 +163,16 @@ function withFlagNames(e: unknown, table: InputTable): unknown {
   return new TugError('InvalidArgument', details, { hint: e.hint });
 }
 
+/** `err` with `text` for stdout; code, message, details and hint unchanged. */
+function withText(err: TugError, text: string): TugError {
+  return new TugError(err.code, err.details, {
+    message: err.message,
+    ...(err.hint !== undefined ? { hint: err.hint } : {}),
+    ...(err.cause !== undefined ? { cause: err.cause } : {}),
+    text,
+  });
+}
+
 export class CliApp {
   rendered?: Rendered;
 
@@ -234,7 +246,12 @@ export class CliApp {
       const doc = spec.json ? spec.json(data) : (data as object);
       this.rendered = renderOk(name, doc, call.warnings.items, { json: globals.json, quiet: globals.quiet, text });
     } catch (e) {
-      const err = toTugError(withFlagNames(e, spec.table), { verbose: globals.verbose });
+      let err = toTugError(withFlagNames(e, spec.table), { verbose: globals.verbose });
+      if (spec.errorText && !globals.json) {
+        // A renderer that fails must not hide the error itself.
+        const text = await Promise.resolve(spec.errorText(err, cli)).catch(() => undefined);
+        if (text !== undefined) err = withText(err, text);
+      }
       if (globals.verbose && !(e as { code?: unknown })?.code && e instanceof Error && e.stack)
         process.stderr.write(e.stack + '\n');
       const lines = streamsLines(name, Boolean(opts.dryRun)) ? { at: ctx.clock.now() } : undefined;

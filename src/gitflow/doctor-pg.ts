@@ -7,7 +7,7 @@
 import { TugError } from '../contract/errors.js';
 import type { StateStore } from '../state/store.js';
 import type { PgStateStore } from '../state/pg-store.js';
-import { failed, pass, planChecks, warn } from './doctor-state.js';
+import { failed, pass, planChecks, skip, warn } from './doctor-state.js';
 import type { DoctorCheck } from './doctor.js';
 import type { RepoCtx } from './flow-context.js';
 
@@ -24,7 +24,7 @@ const LATER = [
   'dead-runs',
   'integration-targets',
 ];
-const skipped = (why: string): DoctorCheck[] => LATER.map((n) => pass(n, `skipped: ${why}`, NONE));
+const skipped = (why: string): DoctorCheck[] => LATER.map((n) => skip(n, why));
 
 function unreachable(e: unknown): DoctorCheck[] {
   const err = e instanceof TugError ? e : null;

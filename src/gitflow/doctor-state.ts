@@ -31,6 +31,14 @@ export const failed = (name: string, message: string, fix: string): DoctorCheck 
   message,
   fix,
 });
+/** A check that did not run, and why (`skipped: true`, docs/git.md §7). */
+export const skip = (name: string, why: string): DoctorCheck => ({
+  name,
+  status: 'pass',
+  message: `skipped: ${why}`,
+  fix: 'none needed',
+  skipped: true,
+});
 
 export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
   const { stateDbPath, openRead, isNewerSchema } = await import('../state/db.js');
@@ -49,7 +57,7 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
     'dead-runs',
     'integration-targets',
   ];
-  const skipped = (why: string): DoctorCheck[] => names.map((n) => pass(n, `skipped: ${why}`, 'none needed'));
+  const skipped = (why: string): DoctorCheck[] => names.map((n) => skip(n, why));
 
   if (!existsSync(path)) {
     return [
@@ -264,7 +272,7 @@ async function targetCheck(
   const name = 'integration-targets';
   const { INTEGRATION_TARGET_SCHEMA_VERSION } = await import('../state/migrate.js');
   if (store.version < INTEGRATION_TARGET_SCHEMA_VERSION)
-    return pass(name, 'skipped: the state predates recorded integration targets', 'none needed');
+    return skip(name, 'the state predates recorded integration targets');
   const { getIntegrationTarget } = await import('../state/queries/plans.js');
   const { targetSeenBy } = await import('../state/integration-target.js');
   const { integrationBranch, targetPlace } = await import('../contract/layout.js');

@@ -22,11 +22,17 @@ export interface DoctorCheck {
   status: CheckStatus;
   message: string;
   fix: string;
+  /**
+   * The check did not run (what it reads is missing): status stays `pass` so the JSON enum keeps its three
+   * values, and `skipped` says it (docs/git.md §7). Always present in the output.
+   */
+  skipped?: boolean;
 }
 
 export interface DoctorData {
-  checks: DoctorCheck[];
-  summary: { total: number; pass: number; warn: number; fail: number };
+  checks: (DoctorCheck & { skipped: boolean })[];
+  /** `pass` counts the skipped checks too (they are `pass`); `skipped` how many of them did not run. */
+  summary: { total: number; pass: number; warn: number; fail: number; skipped: number };
 }
 
 const NONE = 'none needed';
@@ -180,12 +186,13 @@ async function backendChecks(ctx: RepoCtx, o: DoctorInput): Promise<DoctorCheck[
   });
 }
 
-function summarize(checks: DoctorCheck[]): DoctorData['summary'] {
+function summarize(checks: DoctorData['checks']): DoctorData['summary'] {
   return {
     total: checks.length,
     pass: checks.filter((c) => c.status === 'pass').length,
     warn: checks.filter((c) => c.status === 'warn').length,
     fail: checks.filter((c) => c.status === 'fail').length,
+    skipped: checks.filter((c) => c.skipped).length,
   };
 }
 
@@ -258,28 +265,17 @@ export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
       if (o.kernel !== false) checks.push(await kernelCheck(ctx));
     }
   }
-  const summary = summarize(checks);
-  if (summary.fail > 0) {
-    throw new TugError(
-      'DoctorFailed',
-      { failed: summary.fail, checks, summary },
-      { text: renderDoctor({ checks, summary }) },
-    );
-  }
-  return { checks, summary };
-}
-
-function renderDoctor(d: DoctorData): string {
-  const mark: Record<CheckStatus, string> = { pass: 'ok  ', warn: 'WARN', fail: 'FAIL' };
-  const lines = d.checks.flatMap((c) => [
-    `${mark[c.status]}  ${c.name}: ${c.message}`,
-    ...(c.status === 'pass' ? [] : [`      fix: ${c.fix}`]),
-  ]);
-  lines.push(
-    '',
-    `${d.summary.total} checks: ${d.summary.pass} ok, ${d.summary.warn} warning(s), ${d.summary.fail} failed`,
-  );
-  return lines.join('\n');
+  const out = checks.map(({ name, status, message, fix, skipped }) => ({
+    name,
+    status,
+    message,
+    fix,
+    skipped: skipped === true,
+  }));
+  const summary = summarize(out);
+  // The text of a failure is the CLI's, the same table as a success (src/cli/commands/git-text.ts).
+  if (summary.fail > 0) throw new TugError('DoctorFailed', { failed: summary.fail, checks: out, summary });
+  return { checks: out, summary };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Who holds a plan's run lock (docs/run.md §1 item 3), read without taking it: the one reader of
  * `.tugtool/run-<slug>.lock/holder.json`, for the lock itself (src/run/lock.ts) and for what reports a run
- * that died (`status`, `doctor`'s dead-runs, the board). A holder on this host whose pid is gone is a dead
+ * that died (`status`, `state show`, `doctor`'s dead-runs, the board). A holder on this host whose pid is gone is a dead
  * driver: its claims stay until their leases expire or the next run of the plan takes them over.
  */
 import { readFileSync, statSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { IMPLEMENTER_PLACEHOLDER, runAgain } from '../contract/errors.js';
 import { runLockName, TUGTOOL_DIR } from '../contract/layout.js';
+import { slugOfPlanPath } from '../plan/resolve.js';
 
 export interface RunHolder {
   host: string;
@@ -102,4 +103,47 @@ export function runCommandFor(
   if (o.run_flags) return runAgain({ plan_path: planPath, run_flags: o.run_flags });
   const plain = runAgain({ plan_path: planPath });
   return o.run.implementer || o.run.agent ? plain : `${plain} ${IMPLEMENTER_PLACEHOLDER}`;
+}
+
+/**
+ * A run lock's holder as `status` and `state show` report it (docs/git.md §6, docs/state.md §4): `alive`
+ * false when its pid on this host is gone (its claims stay until `claims_expire_at`, or until `command`, a
+ * new run, takes them over), null when it is on another host.
+ */
+export interface RunDriverLine {
+  pid: number;
+  host: string;
+  started_at: string;
+  alive: boolean | null;
+  /** When the last of the plan's claimed steps' leases runs out; null when no step is claimed. */
+  claims_expire_at: string | null;
+  /** The run that takes the plan up again (the dead run's recorded flags, else a placeholder implementer). */
+  command: string;
+}
+
+/**
+ * The run holding `planPath`'s lock, with when its claims expire (the latest lease of a claimed step), or
+ * null when no run holds it. Reads one small file: cheap enough for the hot `state show`.
+ */
+export function runDriverLine(
+  mainRoot: string,
+  planPath: string,
+  steps: readonly { status: string; lease_expires_at: string | null }[],
+  run: { implementer?: string; agent?: string },
+): RunDriverLine | null {
+  const slug = slugOfPlanPath(planPath);
+  const d = slug === null ? null : runDriverOf(mainRoot, slug);
+  if (!d) return null;
+  const leases = steps
+    .filter((s) => (s.status === 'claimed' || s.status === 'in_progress') && s.lease_expires_at !== null)
+    .map((s) => s.lease_expires_at!)
+    .sort();
+  return {
+    pid: d.pid,
+    host: d.host,
+    started_at: d.started_at,
+    alive: d.alive,
+    claims_expire_at: leases.at(-1) ?? null,
+    command: runCommandFor(planPath, { run_flags: d.run_flags, run }),
+  };
 }

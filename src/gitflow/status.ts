@@ -8,10 +8,13 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { FlowCtx } from './flow-context.js';
 import { resolvePlanPath } from './plan-file.js';
-import { runCommandFor, runDriverOf } from './run-driver.js';
-import { slugOfPlanPath } from '../plan/resolve.js';
+import { runDriverLine, type RunDriverLine } from './run-driver.js';
 import * as state from './state-bridge.js';
+
+export type { RunDriverLine } from './run-driver.js';
 import type { UsageTotals } from '../contract/usage.js';
+import type { ParsedPlan } from '../plan/types.js';
+import { shellArg } from '../util/shell-arg.js';
 
 export interface PlanStatusLine {
   plan_path: string;
@@ -28,20 +31,16 @@ export interface PlanStatusLine {
   usage: UsageTotals | null;
   /** The `tugcode run` holding the plan's run lock, if one does (docs/run.md §1 item 3). */
   run_driver: RunDriverLine | null;
+  /** Why the plan file is invalid, as `tugcode validate` would say it (docs/git.md §6); null when valid or absent. */
+  plan_error: PlanErrorLine | null;
 }
 
-/**
- * A run lock's holder as status shows it: `alive` false when its pid on this host is gone (its claims stay
- * until `claims_expire_at`, or until `command`, a new run, takes them over), null when it is on another host.
- */
-export interface RunDriverLine {
-  pid: number;
-  host: string;
-  started_at: string;
-  alive: boolean | null;
-  /** When the last of the plan's claimed steps' leases runs out; null when no step is claimed. */
-  claims_expire_at: string | null;
-  /** The run that takes the plan up again (the dead run's recorded flags, else a placeholder implementer). */
+/** The first of an invalid plan file's errors, and the command that lists them all. */
+export interface PlanErrorLine {
+  code: string;
+  message: string;
+  line: number | null;
+  error_count: number;
   command: string;
 }
 
@@ -51,10 +50,31 @@ export interface StatusData {
 
 const pct = (done: number, total: number): number => (total === 0 ? 0 : Math.floor((100 * done) / total));
 
+type Level = 'lenient' | 'normal' | 'strict';
+
+/**
+ * The plan file's first error at the configured level, as `tugcode validate` reports it (a bad file name,
+ * E004, first; under strict a warning counts too): an empty or binary file is otherwise just `active 0/0`.
+ */
+async function planErrorOf(plan: ParsedPlan, planPath: string, level: Level): Promise<PlanErrorLine | null> {
+  const { validatePlan } = await import('../plan/validate.js');
+  const { planNameDiagnostic } = await import('../plan/resolve.js');
+  const badName = planNameDiagnostic(planPath);
+  const all = [...(badName ? [badName] : []), ...validatePlan(plan, level).diagnostics];
+  const errors = all.filter((d) => d.severity === 'error' || (level === 'strict' && d.severity === 'warning'));
+  const first = errors[0];
+  if (!first) return null;
+  return {
+    code: first.code,
+    message: first.message,
+    line: first.line ?? null,
+    error_count: errors.length,
+    command: `tugcode validate ${shellArg(planPath)}`,
+  };
+}
+
 /** Progress from the plan's own checkboxes: a top-level step is done when it and its substeps have items, all checked. */
-async function fromCheckboxes(root: string, planPath: string): Promise<PlanStatusLine> {
-  const { parsePlan } = await import('../plan/parse.js');
-  const plan = parsePlan(readFileSync(join(root, planPath)));
+function fromCheckboxes(plan: ParsedPlan, planPath: string): PlanStatusLine {
   const top = plan.steps.filter((s) => s.parent_anchor === null);
   const topOf = new Map<string, string>();
   for (const s of plan.steps) {
@@ -83,6 +103,7 @@ async function fromCheckboxes(root: string, planPath: string): Promise<PlanStatu
     needs_human_steps: [],
     usage: null,
     run_driver: null,
+    plan_error: null,
   };
 }
 
@@ -106,41 +127,39 @@ function fromState(
     needs_human_steps: top.filter((s) => s.status === 'needs_human').map((s) => s.anchor),
     usage,
     run_driver: null,
+    plan_error: null,
   };
 }
 
-/** The run holding the plan's lock, with when its claims expire (the latest lease of a claimed step). */
+/** The run holding the plan's lock, with when its claims expire (src/gitflow/run-driver.ts). */
 function driverLine(ctx: FlowCtx, planPath: string, steps: state.StepState[]): RunDriverLine | null {
-  const slug = slugOfPlanPath(planPath);
-  const d = slug === null ? null : runDriverOf(ctx.repo.mainRoot, slug);
-  if (!d) return null;
-  const leases = steps
-    .filter((s) => (s.status === 'claimed' || s.status === 'in_progress') && s.lease_expires_at !== null)
-    .map((s) => s.lease_expires_at!)
-    .sort();
-  return {
-    pid: d.pid,
-    host: d.host,
-    started_at: d.started_at,
-    alive: d.alive,
-    claims_expire_at: leases.at(-1) ?? null,
-    command: runCommandFor(planPath, { run_flags: d.run_flags, run: ctx.config.run }),
-  };
+  return runDriverLine(ctx.repo.mainRoot, planPath, steps, ctx.config.run);
 }
 
 export async function planStatus(ctx: FlowCtx, plan?: string): Promise<StatusData> {
   const root = ctx.repo.worktreeRoot;
   const known = await state.planRows(ctx);
   const byPath = new Map(known.map((p) => [p.plan_path, p]));
+  const level = ctx.config.validate?.level ?? 'normal';
+  const { parsePlan } = await import('../plan/parse.js');
   const lineFor = async (planPath: string): Promise<PlanStatusLine> => {
     const row = byPath.get(planPath);
+    const file = join(root, planPath);
+    let parsed: ParsedPlan | null = null;
+    try {
+      parsed = existsSync(file) ? parsePlan(readFileSync(file)) : null;
+    } catch {
+      parsed = null; // unreadable (a directory, no permission): reported as not found when it has no state
+    }
+    const plan_error = parsed ? await planErrorOf(parsed, planPath, level) : null;
     if (row)
       return {
         ...fromState(planPath, row.status, row.steps, row.usage),
         run_driver: driverLine(ctx, planPath, row.steps),
+        plan_error,
       };
-    if (!existsSync(join(root, planPath))) throw new TugError('PlanNotFound', { plan: planPath, plan_path: planPath });
-    return { ...(await fromCheckboxes(root, planPath)), run_driver: driverLine(ctx, planPath, []) };
+    if (!parsed) throw new TugError('PlanNotFound', { plan: planPath, plan_path: planPath });
+    return { ...fromCheckboxes(parsed, planPath), run_driver: driverLine(ctx, planPath, []), plan_error };
   };
   if (plan !== undefined) {
     const planPath = await resolvePlanPath(

@@ -205,6 +205,7 @@ describe('worktree remove, merge, status, doctor (CLI)', () => {
         needs_human_steps: [],
         usage: null,
         run_driver: null,
+        plan_error: null,
       },
     ]);
     expectError(runJson('status', ['status', 'nope'], { cwd: root, env }), 'PlanNotFound', 3);

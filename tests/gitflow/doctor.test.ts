@@ -185,6 +185,7 @@ describe('tugcode status', () => {
         needs_human_steps: [],
         usage: null,
         run_driver: null,
+        plan_error: null,
       },
       {
         plan_path: '.tugtool/tugplan-ticked.md',
@@ -198,6 +199,7 @@ describe('tugcode status', () => {
         needs_human_steps: [],
         usage: null,
         run_driver: null,
+        plan_error: null,
       },
     ]);
     const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
@@ -216,6 +218,7 @@ describe('tugcode status', () => {
         needs_human_steps: [],
         usage: null,
         run_driver: null,
+        plan_error: null,
       },
     ]);
     await expect(planStatus(flowCtx(root), 'nope')).rejects.toMatchObject({ code: 'PlanNotFound' });

@@ -8,11 +8,15 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/repo.js';
 import { http, own, startBoardCli } from '../board/helpers.js';
 import { holdingImplementer, planText, runJsonl, runRepo, startRun, step, tugJson, waitUntil } from './helpers.js';
 
 const PLAN = '.tugtool/tugplan-demo.md';
+/** The real git, for the recording wrapper put before it on PATH. */
+const gitPath = () => execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
 const LOCK = join('.tugtool', 'run-demo.lock', 'holder.json');
 
 /** A run of a two-step plan SIGKILLed while step-1's implementer holds: its root, implementer and pid. */
@@ -70,6 +74,7 @@ describe('a run killed with SIGKILL', () => {
       status: 'warn',
       message: `${PLAN}: driver pid ${pid} (started ${line.run_driver.started_at}) is gone, holding step-1 until ${shown.lease_expires_at}`,
       fix: `${line.run_driver.command} (takes its lock and claims over)`,
+      skipped: false,
     });
 
     // The board: the plan's run_driver, and step-1 in Needs you as dead_run with the same command.
@@ -101,6 +106,40 @@ describe('a run killed with SIGKILL', () => {
     } finally {
       await b.stop();
     }
+    rmSync(join(impl.hold, 'step-1-a1')); // the orphaned implementer ends
+  });
+
+  it('state show carries the same run_driver as status, and the same line under its steps, without spawning git', async () => {
+    const { root, impl, pid } = await killedRun();
+    const status = tugJson(root, ['status', 'demo']).json.plans[0].run_driver;
+    expect(status).toMatchObject({ pid, alive: false });
+
+    // JSON: the plan's run_driver is status's (dead pid, claims expiry, the run that takes them over).
+    const shown = tugJson(root, ['state', 'show', 'demo']).json.plans[0];
+    expect(shown.steps[0].status).toBe('in_progress');
+    expect(shown.run_driver).toEqual(status);
+    // Every plan of a bare show has it too.
+    expect(tugJson(root, ['state', 'show']).json.plans[0].run_driver).toEqual(status);
+
+    // Text: the same line status prints, under the steps that still read as running.
+    const line = `${PLAN}: driver pid ${pid} is gone; its claims expire at ${status.claims_expire_at} — rerun ${status.command} to take them over`;
+    expect(runCli(['status'], { cwd: root }).stdout).toContain(line);
+    const text = runCli(['state', 'show', 'demo'], { cwd: root });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout.trimEnd().split('\n').at(-1)).toBe(line);
+
+    // Still a hot command: reading the lock spawns no git (a PATH git that records its calls, then runs git).
+    const bin = tempDir();
+    const calls = join(bin, 'calls');
+    writeFileSync(join(bin, 'git'), `#!/bin/sh\necho "$@" >> ${calls}\nexec ${gitPath()} "$@"\n`, { mode: 0o755 });
+    const path = { PATH: `${bin}:${process.env.PATH}` };
+    expect(runCli(['worktree', 'list', '--json'], { cwd: root, env: path }).code).toBe(0);
+    expect(existsSync(calls), 'the recording git is on PATH').toBe(true);
+    rmSync(calls);
+    expect(runCli(['state', 'show', 'demo', '--json'], { cwd: root, env: path }).json.plans[0].run_driver).toEqual(
+      status,
+    );
+    expect(existsSync(calls) ? readFileSync(calls, 'utf8') : '').toBe('');
     rmSync(join(impl.hold, 'step-1-a1')); // the orphaned implementer ends
   });
 

@@ -3,6 +3,8 @@ import type { CliEnv } from '../define.js';
 import { table } from '../../util/table.js';
 import { shellArg } from '../../util/shell-arg.js';
 import { usdText, type UsageTotals } from '../../contract/usage.js';
+import { deadDriverLines } from './driver-text.js';
+
 
 type R = any; // each renderer gets its operation's result
 
@@ -86,25 +88,16 @@ function usageNote(u: UsageTotals): string {
   return u.cost_usd === null ? `used ${tokens}` : `spent ${usdText(u.cost_usd)}, ${tokens}`;
 }
 
-/** A plan whose run died (docs/git.md §6): its claims stay until their leases expire or a new run takes them over. */
-export function deadDriverLine(planPath: string, r: R): string {
-  const gone = `${planPath}: driver pid ${r.pid} is gone`;
-  return r.claims_expire_at
-    ? `${gone}; its claims expire at ${r.claims_expire_at} — rerun ${r.command} to take them over`
-    : `${gone}; it holds no claims — ${r.command} takes its lock over`;
-}
-
 export async function status(d: R, cli: CliEnv): Promise<string> {
   if (d.plans.length === 0) return 'no plans (.tugtool/tugplan-*.md)';
-  const dead = d.plans
-    .filter((p: R) => p.run_driver?.alive === false)
-    .map((p: R) => deadDriverLine(p.plan_path, p.run_driver));
+  const dead = deadDriverLines(d.plans);
   const t = await table(
     ['plan', 'steps', 'progress', 'status', 'notes'],
     d.plans.map((p: R) => {
       const filled = Math.floor((BAR * p.percent) / 100);
       const notes = [
         p.claimed_steps.length ? `claimed: ${p.claimed_steps.join(', ')}` : '',
+        p.plan_error ? `invalid: ${p.plan_error.code} ${p.plan_error.message} — see ${p.plan_error.command}` : '',
         p.failed_steps.length ? `failed: ${p.failed_steps.join(', ')}` : '',
         p.needs_human_steps?.length ? `needs you: ${p.needs_human_steps.join(', ')} (tugcode state decide)` : '',
         p.source === 'checkboxes' ? '(from checkboxes; no state)' : '',
@@ -123,13 +116,23 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
   return dead.length ? `${t}\n\n${dead.join('\n')}` : t;
 }
 
+/**
+ * One table whatever the outcome (docs/git.md §7): a success renders `data`, a DoctorFailed its `details`
+ * (same checks and summary). A skipped check reads `skip`, never `ok`.
+ */
 export async function doctor(d: R, cli: CliEnv): Promise<string> {
   const mark: Record<string, string> = { pass: 'ok', warn: 'WARN', fail: 'FAIL' };
   const rows = d.checks.map((c: R) => [
-    mark[c.status] ?? c.status,
+    c.skipped ? 'skip' : (mark[c.status] ?? c.status),
     c.name,
-    c.status === 'pass' ? c.message : `${c.message}\nfix: ${c.fix}`,
+    c.skipped
+      ? String(c.message).replace(/^skipped: /, '')
+      : c.status === 'pass'
+        ? c.message
+        : `${c.message}\nfix: ${c.fix}`,
   ]);
-  const summary = `${d.summary.total} checks: ${d.summary.pass} ok, ${d.summary.warn} warning(s), ${d.summary.fail} failed`;
+  const s = d.summary;
+  const skipped = s.skipped ?? 0;
+  const summary = `${s.total} checks: ${s.pass - skipped} ok, ${skipped} skipped, ${s.warn} warning(s), ${s.fail} failed`;
   return `${await table(['', 'check', 'result'], rows, cli)}\n\n${summary}`;
 }

@@ -23,5 +23,11 @@ export function registerGit(program: Command, app: CliApp): void {
   app.register(program, { table: T.commit, op: op('commit'), text: text('commit') });
   app.register(program, { table: T.merge, op: op('merge'), text: text('merge') });
   app.register(program, { table: T.status, op: op('status'), text: text('status') });
-  app.register(program, { table: T.doctor, op: op('doctor'), text: text('doctor') });
+  app.register(program, {
+    table: T.doctor,
+    op: op('doctor'),
+    text: text('doctor'),
+    // A failure prints the same table as a success (docs/git.md §7): its details are the checks and summary.
+    errorText: async (err, cli) => (err.code === 'DoctorFailed' ? text('doctor')!(err.details, cli, {}) : undefined),
+  });
 }

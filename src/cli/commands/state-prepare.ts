@@ -50,11 +50,15 @@ export async function importInput(raw: Raw, cli: CliEnv): Promise<Raw> {
 
 export async function showText(data: unknown, cli: CliEnv, maxLines?: number): Promise<string> {
   const { renderShow } = await import('../../state/show-text.js');
+  const { deadDriverLines } = await import('./driver-text.js');
   const backend = (data as { backend?: { kind: string; location: string } }).backend;
   const pg = backend?.kind === 'postgres';
-  const fit = maxLines === undefined ? {} : { maxLines: Math.max(1, maxLines - (pg ? 1 : 0)) };
+  // A plan whose run died: its steps still read as claimed, so say so under them, as status does.
+  const dead = deadDriverLines((data as { plans: Parameters<typeof deadDriverLines>[0] }).plans);
+  const below = [...dead, ...(pg ? [`State: PostgreSQL ${backend.location}`] : [])];
+  const fit = maxLines === undefined ? {} : { maxLines: Math.max(1, maxLines - below.length) };
   const text = renderShow(data as never, { now: cli.now(), color: cli.color, ...fit });
-  return pg ? `${text.replace(/\n*$/, '\n')}State: PostgreSQL ${backend.location}\n` : text;
+  return below.length ? `${text.replace(/\n*$/, '\n')}${below.join('\n')}\n` : text;
 }
 
 /** The terminal's height: the TTY's rows, else `$LINES` (a pipe, a test), else unknown. */

@@ -63,3 +63,19 @@ export function okEnvelope<T extends z.ZodRawShape>(command: string, fields: T) 
     .extend(fields)
     .strict();
 }
+
+/**
+ * The run holding a plan's run lock as `status` and `state show` report it (docs/git.md §6): `alive` false
+ * when its pid on this host is gone, null when it is on another host; null when no run holds the lock.
+ */
+export const runDriverLine = z
+  .object({
+    pid: z.number().int(),
+    host: z.string(),
+    started_at: z.string(),
+    alive: z.boolean().nullable(),
+    claims_expire_at: z.string().nullable(),
+    command: z.string(),
+  })
+  .strict()
+  .nullable();

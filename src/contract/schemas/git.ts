@@ -2,7 +2,16 @@
  * Output schemas of the worktree, commit, merge, status and doctor commands (docs/git.md §3–§7).
  */
 import { z } from 'zod';
-import { absPath, anchor, commitHash, errorEnvelope, okEnvelope, repoPath, timestamp } from './common.js';
+import {
+  absPath,
+  anchor,
+  commitHash,
+  errorEnvelope,
+  okEnvelope,
+  repoPath,
+  runDriverLine,
+  timestamp,
+} from './common.js';
 import { PLAN_STATUSES } from '../status.js';
 import { usageTotalsSchema } from './usage.js';
 
@@ -31,8 +40,15 @@ const worktreeInfo = z
   })
   .strict();
 
+// `skipped`: the check did not run (status stays `pass`, counted in both `pass` and `skipped`, docs/git.md §7).
 const doctorCheck = z
-  .object({ name: z.string(), status: z.enum(['pass', 'warn', 'fail']), message: z.string(), fix: z.string().min(1) })
+  .object({
+    name: z.string(),
+    status: z.enum(['pass', 'warn', 'fail']),
+    message: z.string(),
+    fix: z.string().min(1),
+    skipped: z.boolean(),
+  })
   .strict();
 export const doctorSummary = z
   .object({
@@ -40,6 +56,7 @@ export const doctorSummary = z
     pass: z.number().int().nonnegative(),
     warn: z.number().int().nonnegative(),
     fail: z.number().int().nonnegative(),
+    skipped: z.number().int().nonnegative(),
   })
   .strict();
 /** `details` of the DoctorFailed error envelope. */
@@ -112,13 +129,14 @@ export const gitSchemas: Record<string, z.ZodTypeAny> = {
           needs_human_steps: z.array(anchor),
           usage: usageTotalsSchema.nullable(),
           // The run holding the plan's lock (docs/git.md §6): alive false = its pid on this host is gone.
-          run_driver: z
+          run_driver: runDriverLine,
+          // The plan file's first error at the configured level (docs/git.md §6), null when valid or absent.
+          plan_error: z
             .object({
-              pid: z.number().int(),
-              host: z.string(),
-              started_at: z.string(),
-              alive: z.boolean().nullable(),
-              claims_expire_at: z.string().nullable(),
+              code: z.string(),
+              message: z.string(),
+              line: z.number().int().positive().nullable(),
+              error_count: z.number().int().positive(),
               command: z.string(),
             })
             .strict()

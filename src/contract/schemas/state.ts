@@ -12,6 +12,7 @@ import {
   repoPath,
   sha256,
   timestamp,
+  runDriverLine,
   touchesHeld,
 } from './common.js';
 import { stateExportDocument } from './state-export.js';
@@ -251,6 +252,9 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
             .object({ kind: z.enum(['local', 'remote']), where: z.string() })
             .strict()
             .nullable(),
+          // The run holding the plan's lock, as status shows it (docs/state.md §5); claims_expire_at over
+          // the steps shown.
+          run_driver: runDriverLine,
         })
         .strict(),
     ),
