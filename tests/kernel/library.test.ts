@@ -65,6 +65,29 @@ describe('library API', () => {
     }
   });
 
+  it("sees a tsconfig's new content between two operations (a paths alias added: its importers are renamed)", async () => {
+    const options = { strict: true, target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler' };
+    const ws = realpathSync(
+      tempWs({
+        'tsconfig.json': JSON.stringify({ compilerOptions: options, include: ['src'] }),
+        'src/util.ts': 'export function loadConfig(p: string): string {\n  return p;\n}\n',
+        'src/main.ts': "import { loadConfig } from '@app/util';\nexport const c = loadConfig('x');\n",
+      }),
+    );
+    const k = await openKernel({ workspace: ws });
+    try {
+      // Without the alias, main.ts's import resolves to nothing: only the declaration is renamed.
+      const before = await k.prepare({ op: 'rename-symbol', symbol: 'src/util.ts::loadConfig', to: 'readCfg' });
+      expect(before.edits.map((e) => e.file)).toEqual(['src/util.ts']);
+      const paths = { ...options, baseUrl: '.', paths: { '@app/*': ['src/*'] } };
+      writeFileSync(join(ws, 'tsconfig.json'), JSON.stringify({ compilerOptions: paths, include: ['src'] }));
+      const after = await k.prepare({ op: 'rename-symbol', symbol: 'src/util.ts::loadConfig', to: 'readCfg' });
+      expect([...new Set(after.edits.map((e) => e.file))].sort()).toEqual(['src/main.ts', 'src/util.ts']);
+    } finally {
+      await k.close();
+    }
+  });
+
   it('sees a file edited outside the kernel between two operations (cached texts are checked by content)', async () => {
     const ws = realpathSync(tempWs(FILES));
     const k = await openKernel({ workspace: ws });

@@ -8,6 +8,7 @@ import type * as TS from 'typescript';
 import { createRequire } from 'node:module';
 import type { KernelWarning } from '../envelope.js';
 import { loadWithCodeCache } from '../code-cache.cjs';
+import { isConfigPath } from '../snapshot.js';
 import { symbolKindOf } from './ts-nodes.js';
 import { tsMemberAccesses, tsStringLiterals } from '../scans/ts-scan.js';
 import { ProjectHost, configFiles, toAbs, toRel, type TsModule, type TsProject } from './ts-project.js';
@@ -242,7 +243,8 @@ export class TypeScriptSession implements BackendSession, TsSessionParts {
       if (v === null) {
         setChanged ||= this.view.texts.delete(p);
       } else {
-        if (!this.view.texts.has(p)) setChanged = true;
+        // A config's new content (a tsconfig's include or paths) changes the projects as a new file does.
+        if (!this.view.texts.has(p) || isConfigPath(p)) setChanged = true;
         this.view.texts.set(p, v);
       }
     }
