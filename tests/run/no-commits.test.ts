@@ -66,7 +66,7 @@ describe('a repository with no commits yet', () => {
     git(root, 'add', '-A');
     git(root, 'commit', '-qm', 'plan');
     const r = runCli(['run', 'hello', '--base', 'nope', '--implementer', 'true'], { cwd: root });
-    expect(r.code).toBe(2);
+    expect(r.code, r.stdout + r.stderr).toBe(2);
     expect(r.stderr).toContain('base branch nope does not exist');
     expect(r.stderr).toContain('hint: pass --base <branch>');
   });
