@@ -227,6 +227,21 @@ export async function createMcpServer(o: McpOptions) {
     server,
     /** Resolves once no tool call is running. */
     settled,
+    /**
+     * What start-up says on stderr of where it serves: why the state tools cannot serve here (not in a git
+     * repository, a configuration that does not load), as the CLI words it, or the configuration's warnings.
+     * A client that started the server in the wrong directory learns it before its first call.
+     */
+    async startupNotes(): Promise<string[]> {
+      const call = newCall('mcp', 'tool');
+      try {
+        await ctx.load(call);
+      } catch (e) {
+        const err = toTugError(e);
+        return [`warning: the state tools will refuse every call here (${err.code}: ${err.message})`];
+      }
+      return call.warnings.items.map((w) => `warning: ${w.code}: ${w.message}`);
+    },
     async close() {
       await server.close().catch(() => undefined);
       await kernels.close();

@@ -169,6 +169,7 @@ export async function serveStdio(
   transport.onclose = () => finish();
   await mcp.server.connect(transport);
   o.log(`tugcode mcp: serving ${o.cwd} on stdio`);
+  for (const note of await mcp.startupNotes()) o.log(`tugcode mcp: ${note}`);
   await closed;
   input.detach();
   // The client closed stdin: the calls it sent before are still answered.

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { runJson } from '../helpers/cli.js';
+import { tempDir } from '../helpers/repo.js';
 import { planRepo, T0 } from '../gitflow/helpers.js';
 import { RawMcp } from './raw.js';
 
@@ -56,6 +57,21 @@ describe('tugcode mcp over stdio', () => {
     expect((await raw.reply(3)).result.tools).toHaveLength(13);
     expect(await raw.close()).toBe(0);
     expect(raw.stderr).toMatch(SERVING);
+  });
+
+  it('says at start-up when its state tools cannot serve (started outside a git repository), and serves on', async () => {
+    const raw = new RawMcp(tempDir('tugcode-nogit-'));
+    raws.push(raw);
+    await raw.initialize();
+    raw.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect((await raw.reply(1)).result.tools).toHaveLength(13);
+    expect(await raw.close()).toBe(0);
+    const lines = raw.stderr.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^tugcode mcp: serving .* on stdio$/);
+    expect(lines[1]).toMatch(
+      /^tugcode mcp: warning: the state tools will refuse every call here \(NotAGitRepository: /,
+    );
+    expect(lines).toHaveLength(2);
   });
 
   it('stops with InvalidArgument, exit 2 and one stderr line, on a line longer than 64 MiB', async () => {
