@@ -4,7 +4,7 @@
  * that died (`status`, `state show`, `doctor`'s dead-runs, the board). A holder on this host whose pid is gone is a dead
  * driver: its claims stay until their leases expire or the next run of the plan takes them over.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -33,13 +33,24 @@ export interface RunDriver {
 
 const code = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code;
 
-/** Whether process `pid` of this host exists (EPERM: it does, under another user). */
+/**
+ * Whether process `pid` of this host runs (EPERM: it does, under another user). A zombie has ended: a
+ * killed driver stays one until its parent reaps it, which a PID 1 that never reaps (a container without an
+ * init) never does, so Linux's `/proc/<pid>/stat` state `Z` counts as gone.
+ */
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return code(e) === 'EPERM';
+  }
+  try {
+    // The state follows the command name in parentheses, which may itself hold spaces and parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch (e) {
+    // No /proc (not Linux): kill's answer stands; the stat gone meanwhile: the process ended.
+    return code(e) !== 'ENOENT' || !existsSync('/proc/self');
   }
 }
 

@@ -8,7 +8,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/repo.js';
 import { http, own, startBoardCli } from '../board/helpers.js';
@@ -169,5 +169,29 @@ describe('a run killed with SIGKILL', () => {
     expect(r.stderr).toMatch(
       new RegExp(`DeadRunTakenOver.*run pid ${pid} on .* died; its lock and claims were taken over`),
     );
+  });
+
+  it('a driver that is a zombie (killed, not yet reaped: a PID 1 that never reaps) is gone too', async () => {
+    const { root } = await killedRun();
+    // A child that exits at once under a parent that never waits (sh exec'd into sleep): a zombie.
+    const parent = spawn('sh', ['-c', 'sh -c "exit 0" & echo $!; exec sleep 60'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    try {
+      let out = '';
+      parent.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+      await waitUntil('the zombie pid', () => /\d+\n/.test(out));
+      const zombie = Number(out.trim());
+      await waitUntil('the child a zombie', () => {
+        const stat = readFileSync(`/proc/${zombie}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+      });
+      const holder = JSON.parse(readFileSync(join(root, LOCK), 'utf8'));
+      writeFileSync(join(root, LOCK), JSON.stringify({ ...holder, pid: zombie }));
+      expect(tugJson(root, ['status', 'demo']).json.plans[0].run_driver).toMatchObject({ pid: zombie, alive: false });
+      expect(runCli(['status'], { cwd: root }).stdout).toContain(`driver pid ${zombie} is gone`);
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 });
