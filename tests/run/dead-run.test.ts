@@ -173,8 +173,9 @@ describe('a run killed with SIGKILL', () => {
 
   it('a driver that is a zombie (killed, not yet reaped: a PID 1 that never reaps) is gone too', async () => {
     const { root } = await killedRun();
-    // A child that exits at once under a parent that never waits (sh exec'd into sleep): a zombie.
-    const parent = spawn('sh', ['-c', 'sh -c "exit 0" & echo $!; exec sleep 60'], {
+    // A child that exits once its parent has become `sleep` (exec'd, so nothing waits for it): a zombie.
+    const child = `while [ "$(cat /proc/$PPID/comm)" != sleep ]; do :; done`;
+    const parent = spawn('sh', ['-c', `sh -c '${child}' & echo $!; exec sleep 60`], {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     try {
