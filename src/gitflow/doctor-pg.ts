@@ -7,7 +7,7 @@
 import { TugError } from '../contract/errors.js';
 import type { StateStore } from '../state/store.js';
 import type { PgStateStore } from '../state/pg-store.js';
-import { failed, pass, planChecks, skip, warn } from './doctor-state.js';
+import { failed, pass, PLAN_CHECKS, planChecks, skip, warn } from './doctor-state.js';
 import type { DoctorCheck } from './doctor.js';
 import type { RepoCtx } from './flow-context.js';
 
@@ -15,15 +15,7 @@ import type { RepoCtx } from './flow-context.js';
 export const MAX_CLOCK_SKEW_MS = 2000;
 
 const NONE = 'none needed';
-const LATER = [
-  'state-pg-schema',
-  'state-pg-clock',
-  'orphaned-plans',
-  'expired-leases',
-  'failed-steps',
-  'dead-runs',
-  'integration-targets',
-];
+const LATER = ['state-pg-schema', 'state-pg-clock', ...PLAN_CHECKS];
 const skipped = (why: string): DoctorCheck[] => LATER.map((n) => skip(n, why));
 
 function unreachable(e: unknown): DoctorCheck[] {

@@ -47,16 +47,7 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
   const path = stateDbPath(mainRoot, ctx.env);
   const rel = path.startsWith(mainRoot + '/') ? path.slice(mainRoot.length + 1) : path;
   const recover = `move ${rel} aside (mv ${rel} ${rel}.bad), then tugcode state init <plan> and tugcode state reconcile <plan> for each plan`;
-  const names = [
-    'state-db-integrity',
-    'state-db-schema',
-    'state-db-wal',
-    'orphaned-plans',
-    'expired-leases',
-    'failed-steps',
-    'dead-runs',
-    'integration-targets',
-  ];
+  const names = ['state-db-integrity', 'state-db-schema', 'state-db-wal', ...PLAN_CHECKS];
   const skipped = (why: string): DoctorCheck[] => names.map((n) => skip(n, why));
 
   if (!existsSync(path)) {
@@ -181,6 +172,9 @@ function deadRunCheck(
     .join('; ');
   return warn('dead-runs', message, fix);
 }
+
+/** The checks planChecks makes, in its order: both backends list them as skipped when they cannot run. */
+export const PLAN_CHECKS = ['orphaned-plans', 'expired-leases', 'failed-steps', 'dead-runs', 'integration-targets'];
 
 /**
  * The checks of the plans in a state store, on either backend: orphaned plans (file gone), expired leases,
