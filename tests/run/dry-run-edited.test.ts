@@ -4,7 +4,7 @@
  * pending again, completed ones kept) and the dry run schedules that, warning PlanReinitialized; a prose-only
  * edit changes nothing of the state, and the dry run still holds the failed step back.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkSchema, runCli } from '../helpers/cli.js';
@@ -32,6 +32,7 @@ describe('tugcode run --dry-run after the plan was edited', () => {
     const impl = implementerScript();
     const args = ['fail', '--implementer', impl.argv, '--max-attempts', '1'];
     expect(runJsonl(root, args).code).toBe(4);
+    const firstLog = readFileSync(join(root, '.tugtool/logs/fail/step-2-attempt1.log'), 'utf8');
 
     // Prose only (the checkpoint's command, not its count): the state keeps step-2 failed, and so does the preview.
     editPlan(root, failing('true'), 'plan: fix the checkpoint');
@@ -83,5 +84,10 @@ describe('tugcode run --dry-run after the plan was edited', () => {
         .map((e) => e.step_anchor)
         .sort(),
     ).toEqual(['step-2', 'step-3', 'step-4']);
+    // The retry is attempt 2, not a second attempt 1: its log is its own, the failed attempt's log unchanged.
+    expect(real.events.find((e) => e.type === 'claimed' && e.step_anchor === 'step-2')).toMatchObject({ attempt: 2 });
+    const logs = join(root, '.tugtool/logs/fail');
+    expect(readFileSync(join(logs, 'step-2-attempt1.log'), 'utf8')).toBe(firstLog);
+    expect(readFileSync(join(logs, 'step-2-attempt2.log'), 'utf8')).toContain('done step-2');
   });
 });

@@ -179,8 +179,10 @@ describe('state init', () => {
     // --release-claims resets the live claim too.
     writeFileSync(join(root, DEMO_PATH), changed + '\n');
     await withCtx(root, { now: at(120) }, (ctx) => init(ctx, { plan: 'demo', force: true, release_claims: true }));
+    // The attempt number is a fencing token: the reset keeps it, so the next claim is attempt 2, not a second
+    // attempt 1 (whose log files would be the first's).
     expect(sql(root, "SELECT status, claimed_by, attempt, failures FROM steps WHERE anchor = 'step-1'")).toEqual([
-      { status: 'pending', claimed_by: null, attempt: 0, failures: 0 },
+      { status: 'pending', claimed_by: null, attempt: 1, failures: 0 },
     ]);
     expect(
       sql(root, "SELECT COUNT(*) AS n FROM checklist_items WHERE step_anchor = 'step-1' AND status <> 'open'"),

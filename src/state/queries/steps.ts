@@ -201,11 +201,14 @@ export function touchesColumn(touches: readonly string[]): string | null {
   return touches.length ? JSON.stringify(touches) : null;
 }
 
-/** Back to a fresh pending row with both counters at 0 (init --force). */
+/**
+ * Back to a fresh pending row (init --force): `failures` 0, `attempt` kept, as `state reset` keeps it, so the
+ * next claim's number (and its log files) never repeats one from before (docs/state.md §3.6).
+ */
 export async function resetStepFully(c: Conn, plan_path: string, anchor: string): Promise<void> {
   await c.run(
     `UPDATE steps SET status = 'pending', claimed_by = NULL, claimed_at = NULL, lease_expires_at = NULL, heartbeat_at = NULL,
-       started_at = NULL, completed_at = NULL, commit_hash = NULL, complete_reason = NULL, attempt = 0, failures = 0,
+       started_at = NULL, completed_at = NULL, commit_hash = NULL, complete_reason = NULL, failures = 0,
        previous_owner = NULL, fail_reason = NULL, completed_via = NULL, ${CLEAR_REVIEW} WHERE plan_path = ? AND anchor = ?`,
     [plan_path, anchor],
   );
