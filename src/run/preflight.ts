@@ -229,7 +229,9 @@ export async function resolvePrograms<I extends RunPrograms>(
   const pick = async (flag: 'implementer' | 'reviewer', agent: 'agent' | 'review_agent') => {
     if (input[agent] !== undefined) return;
     if (input[flag] !== undefined) {
-      if (input[flag] !== '') nextInput[flag] = await one(input[flag], o.cwd, `--${flag}`);
+      // A blank --implementer is left to resolveImplementer's one refusal of an empty one (docs/run.md §2).
+      const blank = flag === 'implementer' ? input[flag].trim() === '' : input[flag] === '';
+      if (!blank) nextInput[flag] = await one(input[flag], o.cwd, `--${flag}`);
     } else if (!run[agent] && run[flag] !== '') nextRun[flag] = await one(run[flag], o.repoRoot, `run.${flag}`);
   };
   await pick('implementer', 'agent');
