@@ -40,12 +40,8 @@ export const RUN_LOCK_REFRESH_MS = 5_000;
 /** A `takeover/` left this long by a contender that died mid-takeover no longer blocks one. */
 const TAKEOVER_STALE_MS = 10_000;
 
-type Holder = RunHolder;
-
 const code = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code;
 const WRITE_REFUSED = new Set(['EACCES', 'EPERM', 'EROFS']);
-const alive = pidAlive;
-const readHolder = readRunHolder;
 
 /** `.tugtool/` (or a file in it) refuses this process's writes: say which path, not the errno. */
 function notWritable(path: string, e: unknown, what: string): TugError {
@@ -63,7 +59,7 @@ export async function acquireRunLock(
   const dir = join(mainRoot, TUGTOOL_DIR);
   const lockDir = join(dir, runLockName(slug));
   // The run's flags ride along, so what reports a dead run can say how to run it again (gitflow/run-driver.ts).
-  const me: Holder = {
+  const me: RunHolder = {
     host: hostname(),
     pid: process.pid,
     started_at: now,
@@ -71,7 +67,7 @@ export async function acquireRunLock(
     ...(o.run_flags ? { run_flags: o.run_flags } : {}),
   };
   let tookOver: RunLock['tookOver'] = null;
-  const busy = (h?: Holder | null, reason?: string) =>
+  const busy = (h?: RunHolder | null, reason?: string) =>
     new TugError('RunInProgress', {
       plan_path: planPath,
       lock_path: lockDir,
@@ -82,18 +78,18 @@ export async function acquireRunLock(
     await mkdir(dir, { recursive: true });
     for (let round = 0; round < 5; round++) {
       if (await create(dir, lockDir, slug, me)) return held(lockDir, me, tookOver);
-      const holder = await readHolder(lockDir);
+      const holder = await readRunHolder(lockDir);
       if (holder === undefined) continue; // released meanwhile: try again
       const st = await stat(lockDir).catch(() => null);
       if (!st) continue;
       const stale = st.mtimeMs < Date.now() - RUN_LOCK_STALE_MS;
-      const dead = holder !== null && holder.host === me.host && holder.pid !== process.pid && !alive(holder.pid);
+      const dead = holder !== null && holder.host === me.host && holder.pid !== process.pid && !pidAlive(holder.pid);
       if (!dead && !stale) throw busy(holder);
       // Only the contender that creates `takeover/` in this very directory may move it aside.
       const mine = await claimTakeover(lockDir);
       if (mine === 'gone') continue;
       if (mine === 'taken') throw busy(holder, 'another run is taking over the lock of a run that ended');
-      const again = await readHolder(lockDir);
+      const again = await readRunHolder(lockDir);
       if (again?.token !== holder?.token || (holder === null && again !== null)) {
         // The directory is another, newer lock: our `takeover/` in it is a stray. Remove it (we made it, so
         // no one else owns it), or every restart within TAKEOVER_STALE_MS would see it and step aside.
@@ -107,7 +103,7 @@ export async function acquireRunLock(
         if (code(e) === 'ENOENT') continue;
         throw e;
       }
-      const moved = await readHolder(tomb);
+      const moved = await readRunHolder(tomb);
       if (moved?.token !== holder?.token) {
         // Not the lock we judged dead (it was replaced in between): put it back and step aside.
         await rename(tomb, lockDir).catch(() => undefined);
@@ -124,7 +120,7 @@ export async function acquireRunLock(
 }
 
 /** Makes the lock whole in a private directory, then renames it into place; false when a lock exists. */
-async function create(dir: string, lockDir: string, slug: string, me: Holder): Promise<boolean> {
+async function create(dir: string, lockDir: string, slug: string, me: RunHolder): Promise<boolean> {
   const tmp = join(dir, runLockName(slug, { token: me.token, stage: 'new' }));
   await mkdir(tmp, { recursive: true });
   await writeFile(join(tmp, 'holder.json'), JSON.stringify(me) + '\n');
@@ -154,18 +150,18 @@ async function claimTakeover(lockDir: string): Promise<'mine' | 'taken' | 'gone'
     }
     const st = await stat(t).catch(() => null);
     const maker = (await readFile(join(t, 'pid'), 'utf8').catch(() => '')).trim().split(' ');
-    const makerDead = maker.length === 2 && maker[0] === hostname() && !alive(Number(maker[1]));
+    const makerDead = maker.length === 2 && maker[0] === hostname() && !pidAlive(Number(maker[1]));
     if (st && !makerDead && st.mtimeMs >= Date.now() - TAKEOVER_STALE_MS) return 'taken';
     await rename(t, `${t}.${randomUUID()}`).catch(() => undefined);
   }
   return 'taken';
 }
 
-function held(lockDir: string, me: Holder, tookOver: RunLock['tookOver']): RunLock {
+function held(lockDir: string, me: RunHolder, tookOver: RunLock['tookOver']): RunLock {
   const ac = new AbortController();
   let released = false;
   const check = async () => {
-    const h = await readHolder(lockDir);
+    const h = await readRunHolder(lockDir);
     if (h?.token !== me.token) {
       ac.abort();
       return;
@@ -188,7 +184,7 @@ function held(lockDir: string, me: Holder, tookOver: RunLock['tookOver']): RunLo
     async release() {
       released = true;
       clearInterval(timer);
-      if ((await readHolder(lockDir))?.token !== me.token) return; // not ours any more: leave it be
+      if ((await readRunHolder(lockDir))?.token !== me.token) return; // not ours any more: leave it be
       const tomb = `${lockDir.replace(/\.lock$/, '')}.${me.token}.done.lock`;
       try {
         await rename(lockDir, tomb);
