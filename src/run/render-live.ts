@@ -3,7 +3,7 @@
  * the plan's progress bar, redrawn in place with ANSI cursor movement (no dependency). Failures, lost
  * claims and completed steps are also printed as permanent lines above the block.
  */
-import { duration, eventLine, painter, planSpend, waitingText } from './render-text.js';
+import { attemptText, duration, eventLine, painter, planSpend, waitingText } from './render-text.js';
 import type { RenderOptions } from './render.js';
 import type { RunEvent, WorkerName } from './types.js';
 
@@ -13,7 +13,8 @@ export type LiveOptions = RenderOptions;
 type WorkerState =
   | { kind: 'idle'; since: number }
   | { kind: 'waiting'; since: number; why: string }
-  | { kind: 'busy'; step: string; attempt: number; phase: string; since: number; claimed: number }
+  /** `attempt`: the claim's attempt text past the first (render-text.ts attemptText), else ''. */
+  | { kind: 'busy'; step: string; attempt: string; phase: string; since: number; claimed: number }
   | { kind: 'stopped'; reason: 'done' | 'signal' };
 
 const BAR_WIDTH = 24;
@@ -54,7 +55,7 @@ export class LiveView {
         this.workers.set(e.worker, {
           kind: 'busy',
           step: e.step_anchor,
-          attempt: e.attempt,
+          attempt: e.attempt > 1 ? attemptText(e) : '',
           phase: 'claimed',
           since: now,
           claimed: now,
@@ -63,7 +64,7 @@ export class LiveView {
       case 'phase': {
         const w = this.workers.get(e.worker);
         const claimed = w?.kind === 'busy' && w.step === e.step_anchor ? w.claimed : now;
-        const attempt = w?.kind === 'busy' ? w.attempt : 1;
+        const attempt = w?.kind === 'busy' ? w.attempt : '';
         this.workers.set(e.worker, { kind: 'busy', step: e.step_anchor, attempt, phase: e.phase, since: now, claimed });
         break;
       }
@@ -154,7 +155,7 @@ export class LiveView {
       switch (w.kind) {
         case 'busy': {
           const phase = paint('cyan', w.phase.padEnd(11));
-          const attempt = w.attempt > 1 ? paint('yellow', `  attempt ${w.attempt}`) : '';
+          const attempt = w.attempt ? paint('yellow', `  ${w.attempt}`) : '';
           // The implementer's last output, item or file change (the watchdog's, docs/run.md §7.3).
           const at = w.phase === 'implementer' ? this.o.last_activity?.(name) : undefined;
           const active = at === undefined ? '' : paint('dim', `  active ${duration(Math.max(0, now - at))} ago`);

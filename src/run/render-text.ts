@@ -46,6 +46,15 @@ export function fileList(files: string[], max = 3): string {
 }
 
 /**
+ * `attempt 6, 2 of 3 failures`: a retry's attempt number counts its claims, interruptions included, while the
+ * cap counts failures (docs/state.md §3.6), so past the first attempt the failures are said beside it.
+ */
+export function attemptText(e: { attempt: number; failures?: number; max_attempts?: number }): string {
+  if (e.attempt <= 1 || e.failures === undefined || e.max_attempts === undefined) return `attempt ${e.attempt}`;
+  return `attempt ${e.attempt}, ${e.failures} of ${e.max_attempts} failure${e.max_attempts === 1 ? '' : 's'}`;
+}
+
+/**
  * One readable line for an event (no newline), or null for `summary` (the caller prints the summary
  * table). `w1 step-2 claimed (attempt 1)`, `w1 step-2 → implementer`, `w2 step-3 completed abc123456789`,
  * `w1 step-2 attempt 1 failed: CheckpointFailed npm test exited 1`.
@@ -59,7 +68,7 @@ export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }
       return `run ${e.plan_path}: ${e.workers} worker${e.workers === 1 ? '' : 's'}, integrating ${into} (base ${e.base_branch})`;
     }
     case 'claimed': {
-      const notes = [`attempt ${e.attempt}`];
+      const notes = [attemptText(e)];
       if (e.resumed) notes.push('resumed');
       if (e.reclaimed_from_expired) notes.push('taken over from an expired lease');
       return `${e.worker} ${e.step_anchor} claimed (${notes.join(', ')})`;
@@ -117,8 +126,10 @@ export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }
       );
     case 'step_failed':
       return (
-        `${e.worker} ${e.step_anchor} ${paint('red', 'failed')} at its attempt cap ` +
-        `(${e.failures} failure${e.failures === 1 ? '' : 's'})`
+        `${e.worker} ${e.step_anchor} ${paint('red', 'failed')} at its cap ` +
+        (e.max_attempts === undefined
+          ? `(${e.failures} failure${e.failures === 1 ? '' : 's'})`
+          : `(${e.failures} of ${e.max_attempts} failure${e.max_attempts === 1 ? '' : 's'})`)
       );
     case 'budget_exhausted': {
       const of: string[] = [];

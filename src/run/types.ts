@@ -83,6 +83,12 @@ export type RunEvent =
       attempt: number;
       resumed: boolean;
       reclaimed_from_expired: boolean;
+      /**
+       * The step's failures so far and the cap they count against (docs/state.md §3.6): the attempt number
+       * counts claims, interruptions included, so it can pass the cap without the step failing.
+       */
+      failures?: number;
+      max_attempts?: number;
     }
   | { type: 'phase'; at: string; worker: WorkerName; step_anchor: string; phase: Phase }
   | { type: 'step_completed'; at: string; worker: WorkerName; step_anchor: string; commit_hash: string | null }
@@ -137,7 +143,16 @@ export type RunEvent =
   /** The watchdog killed a silent implementer; `attempt_failed` (Stalled) follows (docs/run.md §7.3). */
   | { type: 'stalled'; at: string; worker: WorkerName; step_anchor: string; attempt: number; idle_seconds: number }
   /** An attempt failure that was the step's last: the step is `failed` (docs/run.md §1 item 4.9). */
-  | { type: 'step_failed'; at: string; worker: WorkerName; step_anchor: string; failures: number; reason: string }
+  | {
+      type: 'step_failed';
+      at: string;
+      worker: WorkerName;
+      step_anchor: string;
+      failures: number;
+      reason: string;
+      /** The cap its failures reached. */
+      max_attempts?: number;
+    }
   /** The plan's usage reached a budget: no new claims (docs/run.md §7.2). */
   | {
       type: 'budget_exhausted';

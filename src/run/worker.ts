@@ -222,6 +222,8 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
       attempt: r.attempt,
       resumed: r.resumed,
       reclaimed_from_expired: r.reclaimed_from_expired,
+      failures: r.failures,
+      max_attempts: rc.opts.maxAttempts,
     });
     // A step whose commit is on the integration branch already is settled from it, never implemented again:
     // a host that died after pushing it (--remote), or a claim ended between the fast-forward and
@@ -551,6 +553,7 @@ async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Ou
         step_anchor: step.anchor,
         failures: failed.failures,
         reason: `${e.code}: ${e.reason}`,
+        max_attempts: rc.opts.maxAttempts,
       });
   } catch (err) {
     if (!(err instanceof TugError)) throw err;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/repo.js';
-import { implementerScript, planText, runJsonl, runRepo, step, stepCommits } from './helpers.js';
+import { implementerScript, planText, runJsonl, runRepo, step, stepCommits, tugJson } from './helpers.js';
 
 const PLAN = planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]);
 /** The hint repeats the run's flags (docs/run.md §1.2), the implementer's path re-quoted as a plain word. */
@@ -88,5 +88,33 @@ describe('tugcode run: a step failed at its cap', () => {
     expect(again.events.at(-1).failed_steps).toEqual([
       { step_anchor: 'step-1', reason: expect.any(String), logs: [LOG(1), LOG(2)] },
     ]);
+  });
+
+  it('says the failures against the cap beside an attempt number that counts claims (docs/state.md §3.6)', () => {
+    const root = runRepo(PLAN, 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 2\n' });
+    const impl = implementerScript();
+    writeFileSync(join(impl.failDir, 'step-1'), '9'); // fails both attempts
+    const args = ['demo', '--workers', '1', '--implementer', impl.argv];
+    const first = runJsonl(root, args);
+    expect(first.code, first.stderr).toBe(4);
+    const claims = (r: { events: any[] }) =>
+      r.events
+        .filter((e) => e.type === 'claimed')
+        .map((e) => ({ step: e.step_anchor, attempt: e.attempt, failures: e.failures, max_attempts: e.max_attempts }));
+    expect(claims(first)).toEqual([
+      { step: 'step-1', attempt: 1, failures: 0, max_attempts: 2 },
+      { step: 'step-1', attempt: 2, failures: 1, max_attempts: 2 },
+    ]);
+    expect(first.events.find((e) => e.type === 'step_failed')).toMatchObject({ failures: 2, max_attempts: 2 });
+    // A reset zeroes the failures and keeps the attempt: the next claims are attempts 3 and 4 under a cap
+    // of 2, which the text says is no overrun.
+    expect(tugJson(root, ['state', 'reset', '.tugtool/tugplan-demo.md', 'step-1']).code).toBe(0);
+    writeFileSync(join(impl.failDir, 'step-1'), '1'); // fails once more, then succeeds
+    const text = runCli(['run', ...args], { cwd: root });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain('w1 step-1 claimed (attempt 3, 0 of 2 failures)\n');
+    expect(text.stdout).toMatch(/^w1 step-1 attempt 3 failed: ImplementerFailed /m);
+    expect(text.stdout).toContain('w1 step-1 claimed (attempt 4, 1 of 2 failures)\n');
+    expect(text.stdout).toContain('w1 step-2 claimed (attempt 1)\n');
   });
 });

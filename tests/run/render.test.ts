@@ -202,6 +202,72 @@ describe('lines renderer', () => {
     );
   });
 
+  it('says the failures against the cap beside an attempt number past the cap (docs/state.md §3.6)', () => {
+    // Attempts count claims, interruptions included; the cap counts failures: attempt 6 under a cap of 3.
+    const events: RunEvent[] = [
+      {
+        type: 'claimed',
+        at,
+        worker: 'w1',
+        step_anchor: 'step-1',
+        attempt: 6,
+        resumed: false,
+        reclaimed_from_expired: false,
+        failures: 2,
+        max_attempts: 3,
+      },
+      {
+        type: 'claimed',
+        at,
+        worker: 'w2',
+        step_anchor: 'step-2',
+        attempt: 1,
+        resumed: false,
+        reclaimed_from_expired: false,
+        failures: 0,
+        max_attempts: 3,
+      },
+      {
+        type: 'step_failed',
+        at,
+        worker: 'w1',
+        step_anchor: 'step-1',
+        failures: 3,
+        reason: 'ImplementerFailed: x',
+        max_attempts: 3,
+      },
+      {
+        type: 'step_failed',
+        at,
+        worker: 'w2',
+        step_anchor: 'step-2',
+        failures: 1,
+        reason: 'ImplementerFailed: x',
+        max_attempts: 1,
+      },
+    ];
+    for (const e of events) runEventSchema.parse(e);
+    const writes: string[] = [];
+    const o = { color: false, now: () => 0, steps_total: 2, steps_done: 0, workers: ['w1', 'w2'], plan_path: 'p.md' };
+    const r = createRenderer('lines', { ...o, write: (x) => writes.push(x) });
+    for (const e of events) r.event(e);
+    expect(writes.join('')).toBe(
+      [
+        'w1 step-1 claimed (attempt 6, 2 of 3 failures)',
+        'w2 step-2 claimed (attempt 1)',
+        'w1 step-1 failed at its cap (3 of 3 failures)',
+        'w2 step-2 failed at its cap (1 of 1 failure)',
+        '',
+      ].join('\n'),
+    );
+    // The live view's busy line says the same beside its attempt.
+    const live: string[] = [];
+    const lr = createRenderer('live', { ...o, write: (x) => live.push(x), columns: 200 });
+    lr.event(events[0]!);
+    lr.close();
+    expect(screen(live.join(''))).toContain('w1  step-1  claimed      0ms  attempt 6, 2 of 3 failures');
+  });
+
   it('colours outcomes only when asked', () => {
     expect(play('lines', false).out).not.toMatch(/\x1b/);
     expect(play('lines', true).out).toContain('\x1b[31mfailed\x1b[0m');

@@ -90,6 +90,9 @@ const claimed = z
     attempt,
     resumed: z.boolean(),
     reclaimed_from_expired: z.boolean(),
+    // The attempt counts claims, the cap failures (docs/state.md §3.6): both, so a reader can tell them apart.
+    failures: z.number().int().nonnegative().optional(),
+    max_attempts: z.number().int().positive().optional(),
   })
   .strict();
 
@@ -207,6 +210,7 @@ const stepFailed = z
     step_anchor: anchor,
     failures: z.number().int().positive(),
     reason: z.string(),
+    max_attempts: z.number().int().positive().optional(),
   })
   .strict();
 
