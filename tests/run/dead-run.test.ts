@@ -169,6 +169,9 @@ describe('a run killed with SIGKILL', () => {
     expect(r.stderr).toMatch(
       new RegExp(`DeadRunTakenOver.*run pid ${pid} on .* died; its lock and claims were taken over`),
     );
+    // As every run warning (docs/run.md §1.3, `warning`): one line in the progress, one on stderr at the end.
+    expect(r.stdout.match(/^warning: DeadRunTakenOver: /gm), r.stdout).toHaveLength(1);
+    expect(r.stderr.match(/^tugcode: warning: DeadRunTakenOver: /gm), r.stderr).toHaveLength(1);
   });
 
   it('a driver that is a zombie (killed, not yet reaped: a PID 1 that never reaps) is gone too', async () => {
