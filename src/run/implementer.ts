@@ -57,11 +57,10 @@ export interface ImplementerOptions {
  * The implementer's argv from its configured string. A shell runs only when the string names one
  * (`sh -c "…"`): there is no implicit shell. Empty or unparsable → InvalidArgument.
  */
-export function implementerArgv(text: string): string[] {
+export function implementerArgv(text: string, what = 'the implementer command'): string[] {
   const tok = tokenizeShell(text);
-  if (!tok.ok) throw invalidArgument(`the implementer command cannot be parsed: ${tok.reason}`, { implementer: text });
-  if (tok.tokens.length === 0 || tok.tokens[0] === '')
-    throw invalidArgument('the implementer command is empty', { implementer: text });
+  if (!tok.ok) throw invalidArgument(`${what} cannot be parsed: ${tok.reason}`, { implementer: text });
+  if (tok.tokens.length === 0 || tok.tokens[0] === '') throw invalidArgument(`${what} is empty`, { implementer: text });
   return tok.tokens;
 }
 
@@ -72,8 +71,8 @@ export function implementerArgv(text: string): string[] {
  * to PATH. The string is returned as it is when nothing changes, else rebuilt from its words, each quoted
  * so the tokenizer reads it back.
  */
-export function absoluteProgram(text: string, base: string): string {
-  const argv = implementerArgv(text);
+export function absoluteProgram(text: string, base: string, what?: string): string {
+  const argv = implementerArgv(text, what);
   const program = argv[0]!;
   if (!program.includes('/') || isAbsolute(program)) return text;
   return [resolve(base, program), ...argv.slice(1)].map(shellArg).join(' ');

@@ -212,7 +212,8 @@ export async function resolvePrograms<I extends RunPrograms>(
   const nextInput = { ...input };
   const nextRun = { ...run };
   const one = async (text: string, base: string, argument: string): Promise<string> => {
-    const abs = absoluteProgram(text, base);
+    // A refusal names the flag or key the command came from (`the --reviewer command is empty`).
+    const abs = absoluteProgram(text, base, `the ${argument} command`);
     const program = implementerArgv(abs)[0]!;
     const problem = await programProblem(program, o.env);
     if (problem)

@@ -188,6 +188,17 @@ describe('a run without an implementer (docs/run.md §2)', () => {
     expect(existsSync(join(root, '.tugtree'))).toBe(false);
     expect(tugJson(root, ['state', 'show', 'noimpl']).code).not.toBe(0); // never initialised
   });
+
+  it('a blank --reviewer is refused naming the reviewer, not the implementer', () => {
+    const root = runRepo(PLAN, 'noimpl');
+    const r = runJsonl(root, ['noimpl', '--implementer', 'true', '--reviewer', '   ']);
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.events.at(-1).error).toMatchObject({
+      code: 'InvalidArgument',
+      message: 'the --reviewer command is empty',
+    });
+    expect(existsSync(join(root, '.tugtree'))).toBe(false);
+  });
 });
 
 describe("the hints of a stopped run repeat the run's flags (docs/run.md §1.2)", () => {
