@@ -97,6 +97,9 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
       const notes = [
         p.claimed_steps.length ? `claimed: ${p.claimed_steps.join(', ')}` : '',
         p.plan_error ? `invalid: ${p.plan_error.code} ${p.plan_error.message} — see ${p.plan_error.command}` : '',
+        p.structure_changed
+          ? "edited: the plan's structure changed since state init; the next tugcode run re-initialises it (completed steps kept)"
+          : '',
         p.failed_steps.length ? `failed: ${p.failed_steps.join(', ')}` : '',
         p.needs_human_steps?.length ? `needs you: ${p.needs_human_steps.join(', ')} (tugcode state decide)` : '',
         p.source === 'checkboxes' ? '(from checkboxes; no state)' : '',
