@@ -47,8 +47,7 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
   const path = stateDbPath(mainRoot, ctx.env);
   const rel = path.startsWith(mainRoot + '/') ? path.slice(mainRoot.length + 1) : path;
   const recover = `move ${rel} aside (mv ${rel} ${rel}.bad), then tugcode state init <plan> and tugcode state reconcile <plan> for each plan`;
-  const names = ['state-db-integrity', 'state-db-schema', 'state-db-wal', ...PLAN_CHECKS];
-  const skipped = (why: string): DoctorCheck[] => names.map((n) => skip(n, why));
+  const skipped = (why: string): DoctorCheck[] => STATE_DB_CHECKS.slice(1).map((n) => skip(n, why));
 
   if (!existsSync(path)) {
     return [
@@ -175,6 +174,15 @@ function deadRunCheck(
 
 /** The checks planChecks makes, in its order: both backends list them as skipped when they cannot run. */
 export const PLAN_CHECKS = ['orphaned-plans', 'expired-leases', 'failed-steps', 'dead-runs', 'integration-targets'];
+
+/** The checks stateChecks makes, in its order: doctor outside a repository lists them as skipped. */
+export const STATE_DB_CHECKS = [
+  'state-db-opens',
+  'state-db-integrity',
+  'state-db-schema',
+  'state-db-wal',
+  ...PLAN_CHECKS,
+];
 
 /**
  * The checks of the plans in a state store, on either backend: orphaned plans (file gone), expired leases,

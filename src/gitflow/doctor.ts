@@ -245,6 +245,7 @@ export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
       fix: 'run tugcode inside a git repository (git init), or pass -C <dir>',
     });
   }
+  if (!repo) checks.push(...(await repoChecksSkipped(o)));
   if (repo) {
     let config: Config | null = null;
     try {
@@ -276,6 +277,25 @@ export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
   // The text of a failure is the CLI's, the same table as a success (src/cli/commands/git-text.ts).
   if (summary.fail > 0) throw new TugError('DoctorFailed', { failed: summary.fail, checks: out, summary });
   return { checks: out, summary };
+}
+
+/**
+ * Outside a repository the checks that read one are listed as skipped, so doctor lists the same checks
+ * wherever it runs (docs/git.md §7), in their order inside one; the state checks are state.db's (no
+ * configuration names another backend).
+ */
+async function repoChecksSkipped(o: DoctorInput): Promise<DoctorCheck[]> {
+  const { skip, STATE_DB_CHECKS } = await import('./doctor-state.js');
+  const names = [
+    'config',
+    'tugtool-initialized',
+    ...STATE_DB_CHECKS,
+    'state-files-untracked',
+    'worktrees-present',
+    'tugtree-registered',
+    ...(o.kernel !== false ? ['kernel-backends'] : []),
+  ];
+  return names.map((n) => skip(n, 'not a git repository'));
 }
 
 /**

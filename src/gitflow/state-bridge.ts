@@ -146,6 +146,15 @@ export async function planRows(ctx: FlowCtx): Promise<PlanState[]> {
   }));
 }
 
+/**
+ * The structure hash `state init` stored of the plan (docs/state.md §3.10), read-only: status compares it
+ * with the plan file's to say the next run re-initialises the state (docs/git.md §6).
+ */
+export async function storedStructureHash(ctx: FlowCtx, planPath: string): Promise<string> {
+  const stored = await ctx.store.storedPlan(callIn(ctx, 'status', ctx.repo.worktreeRoot), { plan: planPath });
+  return stored.structure_hash;
+}
+
 export async function knownPlans(ctx: FlowCtx): Promise<string[]> {
   return (await planRows(ctx)).map((p) => p.plan_path);
 }

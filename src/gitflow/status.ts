@@ -33,6 +33,12 @@ export interface PlanStatusLine {
   run_driver: RunDriverLine | null;
   /** Why the plan file is invalid, as `tugcode validate` would say it (docs/git.md §6); null when valid or absent. */
   plan_error: PlanErrorLine | null;
+  /**
+   * The plan file's structure differs from the one the state was initialised from, so the next `tugcode
+   * run` re-initialises the state from it (docs/git.md §6, docs/run.md §1.10); false without state or with
+   * an invalid file.
+   */
+  structure_changed: boolean;
 }
 
 /** The first of an invalid plan file's errors, and the command that lists them all. */
@@ -104,6 +110,7 @@ function fromCheckboxes(plan: ParsedPlan, planPath: string): PlanStatusLine {
     usage: null,
     run_driver: null,
     plan_error: null,
+    structure_changed: false,
   };
 }
 
@@ -128,6 +135,7 @@ function fromState(
     usage,
     run_driver: null,
     plan_error: null,
+    structure_changed: false,
   };
 }
 
@@ -157,6 +165,12 @@ export async function planStatus(ctx: FlowCtx, plan?: string): Promise<StatusDat
         ...fromState(planPath, row.status, row.steps, row.usage),
         run_driver: driverLine(ctx, planPath, row.steps),
         plan_error,
+        // One read of the stored hashes; the file is already parsed (no git: the run's plan is the committed
+        // copy, which must equal the main checkout's, docs/run.md §1 item 1).
+        structure_changed:
+          parsed !== null &&
+          plan_error === null &&
+          (await state.storedStructureHash(ctx, planPath)) !== parsed.structure_hash,
       };
     if (!parsed) throw new TugError('PlanNotFound', { plan: planPath, plan_path: planPath });
     return { ...fromCheckboxes(parsed, planPath), run_driver: driverLine(ctx, planPath, []), plan_error };

@@ -206,6 +206,7 @@ describe('worktree remove, merge, status, doctor (CLI)', () => {
         usage: null,
         run_driver: null,
         plan_error: null,
+        structure_changed: false,
       },
     ]);
     expectError(runJson('status', ['status', 'nope'], { cwd: root, env }), 'PlanNotFound', 3);

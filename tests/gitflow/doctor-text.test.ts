@@ -4,10 +4,11 @@
  * or one fails (a failure used to switch to another line format).
  */
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { doctorFailedDetails } from '../../src/contract/schemas/git.js';
 import { checkSchema, runCli, runJson } from '../helpers/cli.js';
+import { tempDir } from '../helpers/repo.js';
 import { planRepo, T0 } from './helpers.js';
 
 const env = { TUGCODE_NOW: T0 };
@@ -79,5 +80,43 @@ describe('doctor text and skipped checks', () => {
     expect(lines[at + 1]).toMatch(/^ {20,}fix: move \.tugtool\/state\.db aside/);
     expect(bad.summary).toMatch(/^\d+ checks: \d+ ok, 8 skipped, \d+ warning\(s\), 1 failed$/);
     expect(failText.stdout).not.toMatch(/^(ok|skip|WARN|FAIL) +[\w-]+: /m);
+  });
+
+  it('lists the same checks outside a repository, those that need one skipped, and still fails', () => {
+    const inside = runJson('doctor', ['doctor'], { cwd: planRepo(), env }).json;
+    const names = (inside.checks as { name: string }[]).map((c) => c.name);
+    const plain = tempDir();
+    // No repository above the temp dir either (the CI's may sit inside a checkout).
+    const outEnv = { ...env, GIT_CEILING_DIRECTORIES: dirname(plain) };
+    const out = runJson('doctor', ['doctor'], { cwd: plain, env: outEnv });
+    expect(out.code).toBe(4);
+    expect(out.json.error.code).toBe('DoctorFailed');
+    checkSchema(doctorFailedDetails, out.json.error.details);
+    const checks = out.json.error.details.checks as {
+      name: string;
+      status: string;
+      skipped: boolean;
+      message: string;
+    }[];
+    expect(checks.map((c) => c.name)).toEqual(names);
+    expect(checks.find((c) => c.name === 'repo-found')).toMatchObject({ status: 'fail', skipped: false });
+    expect(checks.find((c) => c.name === 'git-version')).toMatchObject({ status: 'pass', skipped: false });
+    const rest = checks.filter((c) => c.name !== 'repo-found' && c.name !== 'git-version');
+    for (const c of rest)
+      expect(c, c.name).toMatchObject({ status: 'pass', skipped: true, message: 'skipped: not a git repository' });
+    expect(out.json.error.details.summary).toMatchObject({ total: names.length, fail: 1, skipped: rest.length });
+
+    const text = runCli(['doctor'], { cwd: plain, env: outEnv });
+    expect(text.code).toBe(4);
+    const rows = parse(text.stdout).rows;
+    expect(rows.map((r) => r.name)).toEqual(names);
+    expect(rows.find((r) => r.name === 'config')).toEqual({
+      mark: 'skip',
+      name: 'config',
+      result: 'not a git repository',
+    });
+    expect(parse(text.stdout).summary).toBe(
+      `${names.length} checks: 1 ok, ${rest.length} skipped, 0 warning(s), 1 failed`,
+    );
   });
 });

@@ -186,6 +186,7 @@ describe('tugcode status', () => {
         usage: null,
         run_driver: null,
         plan_error: null,
+        structure_changed: false,
       },
       {
         plan_path: '.tugtool/tugplan-ticked.md',
@@ -200,6 +201,7 @@ describe('tugcode status', () => {
         usage: null,
         run_driver: null,
         plan_error: null,
+        structure_changed: false,
       },
     ]);
     const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
@@ -219,6 +221,7 @@ describe('tugcode status', () => {
         usage: null,
         run_driver: null,
         plan_error: null,
+        structure_changed: false,
       },
     ]);
     await expect(planStatus(flowCtx(root), 'nope')).rejects.toMatchObject({ code: 'PlanNotFound' });

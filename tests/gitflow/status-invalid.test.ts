@@ -46,6 +46,12 @@ describe('status: invalid plans', () => {
       /invalid: E005 line 1 is not valid UTF-8.* — see tugcode validate \.tugtool\/tugplan-binary\.md/,
     );
     expect(row(PLAN_PATH)).not.toContain('invalid');
+    // The line does not claim the invalid plan is active at 0/0: no steps, no progress, status invalid.
+    for (const p of ['.tugtool/tugplan-empty.md', '.tugtool/tugplan-binary.md']) {
+      expect(row(p).slice(p.length)).toMatch(/^ +- +- +invalid +invalid: /);
+      expect(row(p)).not.toMatch(/\bactive\b|0\/0/);
+    }
+    expect(row(PLAN_PATH).slice(PLAN_PATH.length)).toMatch(/^ +0\/2 +░+ +0% +active /);
   });
 
   it('says so for a plan with state whose file was emptied afterwards', () => {
@@ -54,6 +60,10 @@ describe('status: invalid plans', () => {
     writeFileSync(join(root, PLAN_PATH), '');
     const s = runJson('status', ['status', 'demo'], { cwd: root, env });
     expect(s.json.plans[0]).toMatchObject({ source: 'state', steps_total: 2, plan_error: { code: 'E001' } });
-    expect(runCli(['status', 'demo'], { cwd: root, env }).stdout).toContain(`invalid: E001 no steps found`);
+    const text = runCli(['status', 'demo'], { cwd: root, env }).stdout;
+    expect(text).toContain(`invalid: E001 no steps found`);
+    // The progress is the state's; the file still reads invalid, not active.
+    const row = text.split('\n').find((l) => l.startsWith(PLAN_PATH + ' '))!;
+    expect(row.slice(PLAN_PATH.length)).toMatch(/^ +0\/2 +░+ +0% +invalid +invalid: E001/);
   });
 });

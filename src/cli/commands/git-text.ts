@@ -5,7 +5,6 @@ import { shellArg } from '../../util/shell-arg.js';
 import { usdText, type UsageTotals } from '../../contract/usage.js';
 import { deadDriverLines } from './driver-text.js';
 
-
 type R = any; // each renderer gets its operation's result
 
 export const worktreeCreate = (d: R): string =>
@@ -98,16 +97,22 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
       const notes = [
         p.claimed_steps.length ? `claimed: ${p.claimed_steps.join(', ')}` : '',
         p.plan_error ? `invalid: ${p.plan_error.code} ${p.plan_error.message} — see ${p.plan_error.command}` : '',
+        p.structure_changed
+          ? "edited: the plan's structure changed since state init; the next tugcode run re-initialises it (completed steps kept)"
+          : '',
         p.failed_steps.length ? `failed: ${p.failed_steps.join(', ')}` : '',
         p.needs_human_steps?.length ? `needs you: ${p.needs_human_steps.join(', ')} (tugcode state decide)` : '',
         p.source === 'checkboxes' ? '(from checkboxes; no state)' : '',
         p.usage ? usageNote(p.usage) : '',
       ].filter(Boolean);
+      // An invalid plan file reads `invalid`, not active (docs/git.md §6); one with no steps to count (empty,
+      // binary) and no state shows `-` rather than a progress of 0/0.
+      const counted = !p.plan_error || p.source === 'state' || p.steps_total > 0;
       return [
         p.plan_path,
-        `${p.steps_completed}/${p.steps_total}`,
-        `${'█'.repeat(filled)}${'░'.repeat(BAR - filled)} ${String(p.percent).padStart(3)}%`,
-        p.status,
+        counted ? `${p.steps_completed}/${p.steps_total}` : '-',
+        counted ? `${'█'.repeat(filled)}${'░'.repeat(BAR - filled)} ${String(p.percent).padStart(3)}%` : '-',
+        p.plan_error ? 'invalid' : p.status,
         notes.join('  ') || '-',
       ];
     }),

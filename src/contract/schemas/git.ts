@@ -141,6 +141,8 @@ export const gitSchemas: Record<string, z.ZodTypeAny> = {
             })
             .strict()
             .nullable(),
+          // The plan file's structure differs from the state's (docs/git.md §6): the next run re-initialises it.
+          structure_changed: z.boolean(),
         })
         .strict(),
     ),
