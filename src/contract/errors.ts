@@ -571,8 +571,12 @@ export const CATALOGUE = {
     exit: 4,
     when: '`run`: an implementer changed something outside its worktree — the main checkout, `.tugtool/`, another worktree, a ref (docs/agents.md §1.6); the attempt failed and nothing was undone',
     message: (d) =>
-      `the implementer of ${s(d.step_anchor)} (attempt ${s(d.attempt)}) changed things outside its worktree: ${s((d.changed as string[] | undefined)?.join(', '), '?')}`,
-    hint: () => 'inspect those paths and refs (git status, git reflog) and undo what should not have changed',
+      `${s(d.by, 'the implementer')} of ${s(d.step_anchor)} (attempt ${s(d.attempt)}) changed things outside its worktree: ${s((d.changed as string[] | undefined)?.join(', '), '?')}`,
+    // The driver cannot tell an agent's write from the user's own edit made meanwhile (docs/agents.md §1.6).
+    hint: () =>
+      'inspect those paths and refs (git status, git reflog) and undo what should not have changed; if you made ' +
+      'those changes yourself during the run, nothing needs undoing (the attempt was redone): edit in another ' +
+      'clone or worktree while a run goes',
   },
   StepCompletedElsewhere: {
     exit: 4,

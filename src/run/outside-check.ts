@@ -277,8 +277,14 @@ export function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
  * After an OutsideWrite: the run's summary is an error even when a later attempt succeeds, since the change
  * stays (docs/agents.md §1.6).
  */
-export function noteOutsideWrite(rc: RunCtx, step: string, attempt: number, changed: string[]): void {
-  rc.tally.fatal ??= new TugError('OutsideWrite', { step_anchor: step, attempt, changed: changed.slice(0, 20) });
+export function noteOutsideWrite(
+  rc: RunCtx,
+  step: string,
+  attempt: number,
+  changed: string[],
+  by = 'the implementer',
+): void {
+  rc.tally.fatal ??= new TugError('OutsideWrite', { step_anchor: step, attempt, by, changed: changed.slice(0, 20) });
 }
 
 /**

@@ -3,12 +3,12 @@
  * a change outside the worktree fails the attempt with OutsideWrite (nothing undone, the run's summary an
  * error), and a step completed behind the driver's back is StepCompletedElsewhere with its work kept.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
 import { git } from '../helpers/repo.js';
-import { nodeImplementer, planText, runJsonl, runRepo, step, stepCommits } from './helpers.js';
+import { nodeImplementer, planText, runJsonl, runRepo, startRun, step, stepCommits, waitUntil } from './helpers.js';
 
 const ONE = { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' };
 
@@ -41,6 +41,36 @@ if (step === 'step-1') {
     expect(readFileSync(join(root, 'stray.txt'), 'utf8')).toBe('outside\n');
     expect(existsSync(join(root, '.tugtool', 'notes.md'))).toBe(true);
     expect(git(root, 'branch', '--list', 'evil').trim()).toBe('evil');
+    expect(r.events.at(-1).error.message).toMatch(/^the implementer of step-1 \(attempt 1\) changed things/);
+    expect(r.events.at(-1).error.details).toMatchObject({ by: 'the implementer' });
+  });
+
+  it("the user's own edit in the main checkout during a run: the attempt is redone, and the hint says where to edit", async () => {
+    const root = runRepo(planText([step(1, 'Base')]));
+    // Attempt 1 waits until the user has saved a file in the main checkout; attempt 2 runs straight through.
+    const impl = nodeImplementer(`
+if (attempt === 1) {
+  writeFileSync(join(dir, 'started'), '');
+  while (!existsSync(join(dir, 'go'))) await sleep(20);
+}
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+`);
+    const run = startRun(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    await waitUntil('attempt 1 to start', () => existsSync(join(impl.dir, 'started')));
+    writeFileSync(join(root, '.README.md.swp'), 'an editor was here\n');
+    writeFileSync(join(impl.dir, 'go'), '');
+    const r = await run.done;
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(failed.map((e) => [e.step_anchor, e.attempt, e.reason_code])).toEqual([['step-1', 1, 'OutsideWrite']]);
+    expect(failed[0].reason).toContain('.README.md.swp');
+    // Attempt 2's snapshot holds the edit already: the step is done, and the run says what happened.
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
+    expect(r.code).toBe(4);
+    expect(r.events.at(-1).error).toMatchObject({ code: 'OutsideWrite', details: { by: 'the implementer' } });
+    expect(r.events.at(-1).error.hint).toContain(
+      'if you made those changes yourself during the run, nothing needs undoing',
+    );
+    expect(readFileSync(join(root, '.README.md.swp'), 'utf8')).toBe('an editor was here\n');
   });
 
   it('two workers whose implementers stay in their worktrees see no OutsideWrite from each other', () => {
