@@ -5,6 +5,7 @@
 import { TugError } from '../contract/errors.js';
 import type { Call, OpsContext } from './context.js';
 import { stateOf } from './support.js';
+import type { ParsedPlan } from '../plan/types.js';
 
 export async function stateShow(ctx: OpsContext, input: { plan?: string; items?: string; step?: string }, call: Call) {
   const items = input.items ?? 'active';
@@ -37,6 +38,11 @@ export async function stateReady(ctx: OpsContext, input: { plan: string }, call:
 export async function stateStoredPlan(ctx: OpsContext, input: { plan: string }, call: Call) {
   const { store, sc } = await stateOf(ctx, call);
   return store.storedPlan(sc, { plan: input.plan });
+}
+
+export async function stateReinitKeeps(ctx: OpsContext, input: { plan: string; parsed: ParsedPlan }, call: Call) {
+  const { store, sc } = await stateOf(ctx, call);
+  return store.reinitKeeps(sc, input);
 }
 
 export async function stateLog(

@@ -149,12 +149,20 @@ export async function planProgress(ctx: OpsContext, prep: Prepared, call: Call):
     structure_changed: false,
   };
   try {
-    const { stateReady, stateShow, stateStoredPlan } = await import('../ops/state-read.js');
-    const cat = await stateReady(ctx, { plan: prep.planPath }, call);
-    // As `state init --force` would (docs/state.md §4): completed steps kept, every other one pending again.
+    const { stateReady, stateReinitKeeps, stateShow, stateStoredPlan } = await import('../ops/state-read.js');
+    let cat = await stateReady(ctx, { plan: prep.planPath }, call);
+    // As `state init --force` would (docs/state.md §4): completed steps kept, and the steps whose person's
+    // part it keeps (§3.11); every other one pending again.
     const stored = await stateStoredPlan(ctx, { plan: prep.planPath }, call);
-    if (stored.structure_hash !== prep.plan.structure_hash)
-      return { ...none, completed: new Set(cat.completed_steps), structure_changed: true };
+    const structure_changed = stored.structure_hash !== prep.plan.structure_hash;
+    if (structure_changed) {
+      const kept = new Set(
+        (await stateReinitKeeps(ctx, { plan: prep.planPath, parsed: prep.plan }, call)).kept_decisions,
+      );
+      const waiting = cat.needs_human_steps.filter((a) => kept.has(a));
+      if (waiting.length === 0) return { ...none, completed: new Set(cat.completed_steps), structure_changed };
+      cat = { ...cat, failed_steps: [], needs_human_steps: waiting };
+    }
     // The steps' reasons and dependencies matter only when a step failed or waits for a human.
     const steps =
       cat.failed_steps.length || cat.needs_human_steps.length
@@ -173,7 +181,7 @@ export async function planProgress(ctx: OpsContext, prep: Prepared, call: Call):
       failed_steps,
       needs_human,
       ...blockedSteps(cat, steps),
-      structure_changed: false,
+      structure_changed,
     };
   } catch (e) {
     if (e instanceof TugError) return none;

@@ -242,7 +242,19 @@ export async function resumeApproved(x: StepRun, top: PlanStep, commit: string):
       'ReviewCommitMissing',
       `${top.anchor}: the approved commit ${commit.slice(0, 12)} is gone from the repository; the step is implemented again`,
     );
+  // The worktree is at the integration tip. The kept history goes on top of it when it applies cleanly, so the
+  // tree holds the plan of this run (which a re-initialisation may have changed since the escalation:
+  // docs/state.md §3.11); else as it was kept, and integration rebases it as it does any step's commits.
+  const tip = (await rc.g.run(['rev-parse', 'HEAD'], W)).trim();
   await rc.g.run(['reset', '--hard', '--quiet', commit], W);
+  if ((await rc.g.tryRun(['merge-base', '--is-ancestor', tip, commit], W)).status !== 0) {
+    const fork = (await rc.g.tryRun(['merge-base', tip, commit], W)).stdout.trim();
+    const moved = fork && (await rc.g.tryRun(['rebase', '--quiet', '--onto', tip, fork], W));
+    if (moved && moved.status !== 0) {
+      await rc.g.tryRun(['rebase', '--abort'], W);
+      await rc.g.run(['reset', '--hard', '--quiet', commit], W);
+    }
+  }
   const { executionOrder } = await import('./step.js');
   const units = executionOrder(rc.prep.plan.steps, top);
   for (const u of units) {

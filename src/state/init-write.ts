@@ -16,7 +16,7 @@ import {
   touchesColumn,
   updateStepStructure,
 } from './queries/steps.js';
-import { deleteDeps, insertDep, insertLiftedDep, recomputeUnmet } from './queries/deps.js';
+import { deleteDeps, depsOfPlan, insertDep, insertLiftedDep, recomputeUnmet } from './queries/deps.js';
 import { deleteItemsOfStep, insertItem, itemsOfPlan } from './queries/items.js';
 import { deleteRefactorsOfStep, insertRefactor, refactorsOfPlan } from './queries/refactors.js';
 import { isExpired, isHeld } from './status.js';
@@ -139,8 +139,64 @@ type Mode = 'completed' | 'kept' | 'reset';
 export interface ReinitReport extends InitCounts {
   kept_completed: string[];
   kept_claims: string[];
+  /** Top-level steps that keep a person's decision, or wait for one, since their work did not change. */
+  kept_decisions: string[];
   reset_steps: string[];
   removed_steps: string[];
+}
+
+/**
+ * What a top-level step's subtree asks to be done, as one string per top anchor: its steps, their items
+ * (kind, ordinal, text), refactor rows and dependencies. Two plans give the same string for a step when the
+ * work a reviewer or a person judged is still the work asked for.
+ */
+function subtreeWork(
+  top: (anchor: string) => string,
+  parts: { anchors: string[]; items: string[][]; refactors: string[][]; deps: string[][] },
+): Map<string, string> {
+  const lines = new Map<string, string[]>();
+  const add = (anchor: string, line: string) => {
+    const t = top(anchor);
+    lines.set(t, [...(lines.get(t) ?? []), line]);
+  };
+  for (const a of parts.anchors) add(a, `step ${a}`);
+  for (const [a, ...rest] of parts.items) add(a!, `item ${a} ${rest.join('\0')}`);
+  for (const [a, ...rest] of parts.refactors) add(a!, `refactor ${a} ${rest.join('\0')}`);
+  for (const [a, to] of parts.deps) add(a!, `dep ${a} ${to}`);
+  return new Map([...lines].map(([t, l]) => [t, l.sort().join('\n')]));
+}
+
+/**
+ * The top-level steps that keep a person's part through a re-initialisation (docs/state.md §3.11): one
+ * waiting for a decision (`needs_human`), or approved or sent back with notes and not yet claimed again,
+ * whose subtree's work is the same in the new plan. The rest of the plan may change around them.
+ */
+export async function decisionsKept(c: Conn, plan_path: string, parsed: ParsedPlan): Promise<string[]> {
+  const rows = await stepsOfPlan(c, plan_path);
+  const decided = rows.filter(
+    (r) =>
+      r.parent_anchor === null &&
+      (r.status === 'needs_human' || (r.status === 'pending' && (r.human_decision !== null || r.human_notes !== null))),
+  );
+  if (decided.length === 0) return [];
+  const oldTop = new Map(rows.map((r) => [r.anchor, r.top_anchor]));
+  const before = subtreeWork((a) => oldTop.get(a) ?? a, {
+    anchors: rows.map((r) => r.anchor),
+    items: (await itemsOfPlan(c, plan_path)).map((i) => [i.step_anchor, i.kind, String(i.ordinal), i.text]),
+    refactors: (await refactorsOfPlan(c, plan_path)).map((r) => [r.step_anchor, String(r.ordinal), r.op_text]),
+    deps: (await depsOfPlan(c, plan_path)).map((d) => [d.step_anchor, d.depends_on]),
+  });
+  const newTop = topLevelMap(parsed);
+  const steps = uniqueSteps(parsed);
+  const after = subtreeWork((a) => newTop.get(a) ?? a, {
+    anchors: steps.map((s) => s.anchor),
+    items: steps.flatMap((s) => s.items.map((i) => [s.anchor, i.kind, String(i.ordinal), i.text])),
+    refactors: steps.flatMap((s) => s.refactors.map((r) => [s.anchor, String(r.ordinal), r.command ?? r.text])),
+    deps: parsed.edges.map(([from, to]) => [from, to]),
+  });
+  return decided
+    .filter((r) => (newTop.get(r.anchor) ?? r.anchor) === r.anchor && before.get(r.anchor) === after.get(r.anchor))
+    .map((r) => r.anchor);
 }
 
 /** `state init --force` (and reactivation of an archived plan). Foreign keys are checked at commit. */
@@ -157,12 +213,14 @@ export async function reinitialize(
   const oldItems = groupBy(await itemsOfPlan(c, plan_path), (i) => i.step_anchor);
   const oldRefs = groupBy(await refactorsOfPlan(c, plan_path), (r) => r.step_anchor);
   const sh = shapes(parsed);
+  const keptDecisions = new Set(await decisionsKept(c, plan_path, parsed));
   const report: ReinitReport = {
     steps_created: 0,
     checklist_items_created: 0,
     refactors_created: 0,
     kept_completed: [],
     kept_claims: [],
+    kept_decisions: [...keptDecisions],
     reset_steps: [],
     removed_steps: [],
   };
@@ -176,7 +234,12 @@ export async function reinitialize(
     const keepClaim = !releaseClaims && live(old.get(shape.top_anchor));
     let mode: Mode;
     if (o) {
-      mode = o.status === 'completed' ? 'completed' : keepClaim && o.status !== 'failed' ? 'kept' : 'reset';
+      mode =
+        o.status === 'completed'
+          ? 'completed'
+          : (keepClaim && o.status !== 'failed') || keptDecisions.has(shape.top_anchor)
+            ? 'kept'
+            : 'reset';
       // Order matters for the row CHECKs: clear claim columns before a row becomes a substep.
       if (mode === 'reset') await resetStepFully(c, plan_path, s.anchor);
       if (o.parent_anchor === null && shape.parent_anchor !== null)
@@ -188,7 +251,7 @@ export async function reinitialize(
       mode = 'reset';
     }
     if (o && mode === 'completed') report.kept_completed.push(s.anchor);
-    else if (o && mode === 'kept') report.kept_claims.push(s.anchor);
+    else if (o && mode === 'kept' && !keptDecisions.has(shape.top_anchor)) report.kept_claims.push(s.anchor);
     else if (o) report.reset_steps.push(s.anchor);
     await rewriteItems(c, plan_path, s, mode, oldItems.get(s.anchor) ?? [], report);
     await rewriteRefactors(c, plan_path, s, mode, oldRefs.get(s.anchor) ?? [], now, report);

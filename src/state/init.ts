@@ -147,7 +147,14 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
       attempt: null,
       details: { reinitialized: true, release_claims: Boolean(input.release_claims), plan_hash: bytesHash, ...report },
     });
-    const { kept_completed: _a, kept_claims: _b, reset_steps: _c, removed_steps: _d, ...counts } = report;
+    const {
+      kept_completed: _a,
+      kept_claims: _b,
+      kept_decisions: _e,
+      reset_steps: _c,
+      removed_steps: _d,
+      ...counts
+    } = report;
     return { ...out, ...counts, already_initialized: false, reinitialized: true };
   });
   result.gitignore_added = ensureGitignoreLines(join(ctx.repoRoot, '.gitignore'), STATE_DB_FILES);

@@ -199,7 +199,16 @@ function describeEvent(e: LogEvent, o: LogTextOptions = {}): { op: string; text:
         ) + discardedText(d),
     };
   if (d.reinitialized === true)
-    return { op: 'init', text: join('re-initialized (--force)', d.release_claims ? 'claims released' : '') };
+    return {
+      op: 'init',
+      text: join(
+        're-initialized (--force)',
+        d.release_claims ? 'claims released' : '',
+        Array.isArray(d.kept_decisions) && d.kept_decisions.length
+          ? `human decisions kept: ${list(d.kept_decisions)}`
+          : '',
+      ),
+    };
   if (typeof d.steps_created === 'number')
     return {
       op: 'init',

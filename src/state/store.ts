@@ -28,6 +28,7 @@ import type { FailInput, FailResult, ReleaseResult } from './release.js';
 import type { ResetInput, ResetResult } from './reset.js';
 import type { ReconcileInput, ReconcileResult } from './reconcile.js';
 import type { PruneInput } from './prune.js';
+import type { ParsedPlan } from '../plan/types.js';
 import type { ShowInput, ShowResult } from './show.js';
 import type { Categories, ReadyInput } from './ready.js';
 import type { LogInput, LogResult } from './log.js';
@@ -211,6 +212,11 @@ export abstract class StateStore {
   /** The hashes `state init` stored of a plan: what a dry run compares with the plan it previews. */
   storedPlan(call: StateCall, input: { plan: string }): Promise<StoredPlan> {
     return this.op(call, 'read', input, async () => (await import('./stored-plan.js')).storedPlan);
+  }
+
+  /** The steps whose human decision a re-initialisation from a parsed plan keeps: what a dry run previews. */
+  reinitKeeps(call: StateCall, input: { plan: string; parsed: ParsedPlan }): Promise<{ kept_decisions: string[] }> {
+    return this.op(call, 'read', input, async () => (await import('./stored-plan.js')).reinitKeeps);
   }
 
   /** The plan's usage totals (docs/state.md §2): what `run`'s budget compares. */

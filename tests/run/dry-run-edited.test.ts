@@ -66,8 +66,9 @@ describe('tugcode run --dry-run after the plan was edited', () => {
     );
     expect(text.stderr).toBe(
       `tugcode: warning: PlanReinitialized: ${PLAN_PATH}: the plan's structure changed since state init; the real ` +
-        'run re-initialises the state from the edited plan as state init --force would (completed steps kept, the ' +
-        'others pending again), and this schedule is of that\n',
+        'run re-initialises the state from the edited plan as state init --force would (completed steps kept, and ' +
+        'the decisions of people on steps whose work is unchanged; the others pending again), and this schedule ' +
+        'is of that\n',
     );
     expect(gitSnapshot(root)).toEqual(before);
     // The dry run read the state, it did not re-initialise it.

@@ -3,7 +3,7 @@
  * implementer and a scripted reviewer. REVISE rounds inside one attempt, ESCALATE to `needs_human` and
  * `state decide`, the failures (ReviewerFailed, ReviewRejected), and a driver killed mid-review.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git } from '../helpers/repo.js';
@@ -124,6 +124,29 @@ describe('tugcode run --reviewer', () => {
     expect(git(root, 'show', 'tugplan/demo:step-1.txt')).toBe('step-1\n');
     // The kept ref has done its job.
     expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
+  });
+
+  it('an approval outlives an edit of another step: the re-initialised run integrates the kept commit as it is', () => {
+    const plan = [step(1, 'One'), step(2, 'Two', { deps: [1] }), step(3, 'Three')];
+    const root = runRepo(planText(plan), 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['ESCALATE']);
+    const args = ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv];
+    expect(runJsonl(root, args).code).toBe(4);
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).code).toBe(0);
+    // A step added on the base: the structure changed, and the next run re-initialises the state.
+    writeFileSync(join(root, '.tugtool/tugplan-demo.md'), planText([...plan, step(4, 'Four')]));
+    git(root, 'commit', '-qam', 'plan: a fourth step');
+    const dry = tugJson(root, ['run', ...args, '--dry-run']);
+    expect(dry.json, dry.stderr).toMatchObject({ waves: [['step-1', 'step-4'], ['step-2']], done: ['step-3'] });
+    const r = runJsonl(root, args);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.events.filter((e) => e.type === 'warning').map((e) => e.code)).toEqual(['PlanReinitialized']);
+    // Neither the implementer nor the reviewer ran again for step-1: the approved commit went in.
+    expect(impl.runs('step-1')).toEqual(['attempt 1']);
+    expect(rev.rounds('step-1')).toEqual(['1']);
+    expect(stepCommits(root, 'tugplan/demo').sort()).toEqual(['step-1', 'step-2', 'step-3', 'step-4']);
   });
 
   it('decide --revise sends the notes into the next brief; --reject fails the step', () => {

@@ -286,8 +286,8 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
       call.warnings.add(
         'PlanReinitialized',
         `${prep.planPath}: the plan's structure changed since state init; the real run re-initialises the ` +
-          `state from the edited plan as state init --force would (completed steps kept, the others pending ` +
-          `again), and this schedule is of that`,
+          `state from the edited plan as state init --force would (completed steps kept, and the decisions of ` +
+          `people on steps whose work is unchanged; the others pending again), and this schedule is of that`,
         { plan_path: prep.planPath },
       );
     const s = schedule(prep.plan, {
@@ -320,7 +320,12 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     // A step failed at its cap stays failed: the real run claims none of it (nor of what waits on it) and
     // ends PlanIncomplete; the dry run says so, with the real run's hint (docs/run.md §1.10).
     else if (failed_steps.length > 0) {
-      const details = { plan_path: prep.planPath, failed_steps, blocked_steps, run_flags: runFlags(input, cli.ctx.cwd) };
+      const details = {
+        plan_path: prep.planPath,
+        failed_steps,
+        blocked_steps,
+        run_flags: runFlags(input, cli.ctx.cwd),
+      };
       const err = new TugError('PlanIncomplete', {
         ...details,
         reason: `${failed_steps.length} failed, ${blocked_steps.length} blocked`,
@@ -350,9 +355,7 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
       waiting_reasons,
     };
     const g = cli.globals;
-    const text = g.json
-      ? undefined
-      : scheduleText(s, { failed_steps, blocked_reasons, needs_human, waiting_reasons });
+    const text = g.json ? undefined : scheduleText(s, { failed_steps, blocked_reasons, needs_human, waiting_reasons });
     const r = renderOk('run', data, call.warnings.items, { json: g.json, quiet: g.quiet, text });
     write(r.stdout);
     process.stderr.write(r.stderr);
