@@ -65,7 +65,10 @@ export function parseStateUrl(raw: string, from: UrlSource = URL_FROM_LIBRARY): 
     return refuse(`is not a valid URL (expected ${SHAPE})`, `${fix}; ${ENCODE}`);
   }
   if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') {
-    return refuse(`has the unsupported scheme ${JSON.stringify(u.protocol)}: expected postgres:// or postgresql://`, fix);
+    return refuse(
+      `has the unsupported scheme ${JSON.stringify(u.protocol)}: expected postgres:// or postgresql://`,
+      fix,
+    );
   }
   // What the parse made of the text, checked against the raw text: an `@` of the password left raw splits
   // the authority elsewhere than the writer meant (libpq takes the first `@`, the WHATWG parse the last).
@@ -75,11 +78,7 @@ export function parseStateUrl(raw: string, from: UrlSource = URL_FROM_LIBRARY): 
     const authority = end < 0 ? rest : rest.slice(0, end);
     const path = end < 0 ? '' : rest.slice(end).split(/[?#]/)[0]!;
     const keys = [...u.searchParams.keys()];
-    if (
-      (authority.match(/@/g) ?? []).length > 1 ||
-      path.includes('@') ||
-      keys.some((k) => /[@/]/.test(k))
-    ) {
+    if ((authority.match(/@/g) ?? []).length > 1 || path.includes('@') || keys.some((k) => /[@/]/.test(k))) {
       return refuse(
         'has an @ outside the one that ends the user name and password: percent-encode @ in the password as %40',
         `${encode}; or give the password in PGPASSWORD or ~/.pgpass`,
@@ -96,10 +95,7 @@ export function parseStateUrl(raw: string, from: UrlSource = URL_FROM_LIBRARY): 
     try {
       return decodeURIComponent(part);
     } catch {
-      return refuse(
-        `has a % in ${what} that does not start a percent-encoded character: write % as %25`,
-        encode,
-      );
+      return refuse(`has a % in ${what} that does not start a percent-encoded character: write % as %25`, encode);
     }
   };
   const password = u.password ? decode(u.password, 'the password') : null;

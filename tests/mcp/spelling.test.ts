@@ -34,7 +34,7 @@ describe('tugcode mcp spelling', () => {
     expect(allTasks.enum).toEqual(['open', 'in_progress', 'completed', 'deferred']);
     expect(allTasks.description).toBe('every task of the step (one of: open, in_progress, completed, deferred)');
     expect(update.description).toMatch(/^change checklist items \(items, or all_tasks/);
-     // Every fixed set is an enum (docs/run.md §5): show's items, artifact's kind (the catalogue's kinds).
+    // Every fixed set is an enum (docs/run.md §5): show's items, artifact's kind (the catalogue's kinds).
     const prop = (tool: string, k: string) =>
       tools.find((t) => t.name === tool)!.inputSchema.properties![k] as { enum?: string[]; description: string };
     expect(prop('tug_state_show', 'items').enum).toEqual(['active', 'all', 'none']);

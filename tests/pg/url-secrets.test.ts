@@ -113,11 +113,11 @@ describe('a state URL that cannot work is ConfigInvalid and echoes nothing of it
       const envelope = JSON.parse(r.content[0].text);
       expect(envelope.error.code).toBe('ConfigInvalid');
       expect(envelope.error.details.source).toBe('TUGCODE_STATE_URL');
-      // The start-up note is written before the server reads its first request, so it is there by now.
+      // The start-up note: stderr is its own pipe, so it is polled for rather than assumed there by now.
+      const note =
+        /tugcode mcp: warning: the state tools will refuse every call here \(ConfigInvalid: TUGCODE_STATE_URL: /;
+      await expect.poll(() => mcpStderr(client), { timeout: 10_000, interval: 20 }).toMatch(note);
       const err = mcpStderr(client);
-      expect(err, url).toMatch(
-        /tugcode mcp: warning: the state tools will refuse every call here \(ConfigInvalid: TUGCODE_STATE_URL: /,
-      );
       noSecret({ stdout: JSON.stringify(r), stderr: err }, parts, url);
       await closeMcpClients();
     }
