@@ -84,11 +84,13 @@ function declare(c: Command, name: string, f: Field): void {
     return;
   }
   const spec = `${flag} ${f.placeholder ?? '<value>'}`;
+  // A fixed set the operation checks itself (with its own error code): listed in the help, not refused here.
+  const text = f.type === 'string' && f.oneOf ? `${f.description} (one of: ${f.oneOf.join(', ')})` : f.description;
   if (f.type === 'enum') c.addOption(new Option(spec, f.description).choices([...f.values]));
   else if (f.type === 'list' && !(f.placeholder ?? '').includes('...')) c.option(spec, f.description, collect);
-  else if (f.cliDefault) c.option(spec, `${f.description}; default: ${f.cliDefault}`);
-  else if (f.required && !(f.type === 'string' && f.fileFlag)) c.requiredOption(spec, f.description);
-  else c.option(spec, f.description);
+  else if (f.cliDefault) c.option(spec, `${text}; default: ${f.cliDefault}`);
+  else if (f.required && !(f.type === 'string' && f.fileFlag)) c.requiredOption(spec, text);
+  else c.option(spec, text);
   if (f.type === 'string' && f.fileFlag)
     c.option(`${f.fileFlag} <path>`, `read ${name.replace(/_/g, ' ')} from a file, or - for stdin`);
 }

@@ -13,6 +13,7 @@ import { CONFIG_FILE } from '../contract/layout.js';
 import { CONFIG_DEFAULTS, CONFIG_KEYS, KERNEL_TUG_ENV, type ConfigShape } from './defaults.js';
 import { CONFIG_RULES, fastMerge, satisfies, type Rule } from './rules.js';
 import { envValue, readConfigFile, setsNoValue, tomlErrorReport } from '../kernel/light.js';
+import { parseStateUrl } from './state-url.js';
 
 export type Config = ConfigShape;
 
@@ -54,6 +55,10 @@ function envValueOf(raw: string, table: string, key: string, name: string): unkn
       reason: `${JSON.stringify(raw)} is not valid: ${table}.${key} must be ${expected(rule)}`,
     });
   }
+  // The state URL is parsed (never connected to) here, so a URL that cannot work is refused as the
+  // configuration loads, naming the variable (docs/state.md §8).
+  if (table === 'state' && key === 'url' && r.value !== '')
+    parseStateUrl(r.value as string, { source: name, setting: name, drop: 'unset it', subject: 'the URL' });
   return r.value;
 }
 
@@ -162,6 +167,14 @@ export async function parseConfigText(
       } else known[table]![k] = v;
     }
   }
+  const fileUrl = overrides.state?.url === undefined ? known.state?.url : undefined;
+  if (typeof fileUrl === 'string' && fileUrl !== '')
+    parseStateUrl(fileUrl, {
+      source,
+      setting: `[state] url in ${source}`,
+      drop: 'delete the key',
+      subject: 'state.url',
+    });
   for (const [table, values] of Object.entries(overrides)) known[table] = { ...known[table], ...values };
   const fast = fastMerge(known, CONFIG_DEFAULTS);
   if (fast) return checkLeaseHeartbeat(fast as Config, source);

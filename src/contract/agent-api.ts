@@ -85,7 +85,10 @@ function fieldValue(f: Field): string {
     case 'items':
       return '`<json>`';
     default:
-      return f.arg !== undefined ? '' : `\`${f.placeholder ?? '<value>'}\``;
+      if (f.arg !== undefined) return '';
+      return f.type === 'string' && f.oneOf
+        ? f.oneOf.map((v) => `\`${v}\``).join(' \\| ')
+        : `\`${f.placeholder ?? '<value>'}\``;
   }
 }
 

@@ -52,4 +52,7 @@ export const ARTIFACT_KINDS = [
   'conflict_resolution',
   'note',
 ] as const;
+/** `state show --items`: which checklist items are listed (src/state/show.ts ItemsMode). */
+export const SHOW_ITEMS = ['active', 'all', 'none'] as const;
+
 export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];

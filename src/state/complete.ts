@@ -57,7 +57,7 @@ export interface CompleteResult {
 export async function complete(ctx: StateContext, input: CompleteInput): Promise<CompleteResult> {
   const anchor = stepArg(input.step);
   if (input.force !== undefined) {
-    checkText('--force reason', input.force, { nonEmpty: true });
+    checkText('--force reason', input.force, { nonEmpty: true, argument: '--force' });
     input = { ...input, force: capReason(ctx, 'force reason', input.force) };
   }
   if (input.commit !== undefined && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(input.commit)) {

@@ -182,11 +182,14 @@ export function capReason(ctx: StateContext, field: string, value: string): stri
   return t.text;
 }
 
-/** Text inputs (reasons, summaries) are UTF-8 without NUL bytes (docs/output.md §5). */
-export function checkText(name: string, value: string, opts: { nonEmpty?: boolean } = {}): string {
-  if (value.includes('\0'))
-    throw new TugError('InvalidArgument', { reason: `${name} contains a NUL byte`, argument: name });
+/**
+ * Text inputs (reasons, summaries) are UTF-8 without NUL bytes (docs/output.md §5). `argument`: the flag
+ * when `name` says more than the flag (`--force reason`), so a tool error names its field (`force`).
+ */
+export function checkText(name: string, value: string, opts: { nonEmpty?: boolean; argument?: string } = {}): string {
+  const argument = opts.argument ?? name;
+  if (value.includes('\0')) throw new TugError('InvalidArgument', { reason: `${name} contains a NUL byte`, argument });
   if (opts.nonEmpty && value.trim() === '')
-    throw new TugError('InvalidArgument', { reason: `${name} must not be empty`, argument: name });
+    throw new TugError('InvalidArgument', { reason: `${name} must not be empty`, argument });
   return value;
 }

@@ -5,6 +5,7 @@
  * the text is rendered by show-text.ts.
  */
 import { TugError } from '../contract/errors.js';
+import type { SHOW_ITEMS } from '../contract/status.js';
 import type { StateContext } from './context.js';
 import { stepArg } from './owner.js';
 import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
@@ -23,7 +24,7 @@ import { emptyTotals, type UsageTotals } from '../contract/usage.js';
 import { usageByStep } from './queries/usage.js';
 import { addGroup, hasLedger } from './usage.js';
 
-export type ItemsMode = 'active' | 'all' | 'none';
+export type ItemsMode = (typeof SHOW_ITEMS)[number];
 
 export interface ShowInput {
   plan?: string | undefined;

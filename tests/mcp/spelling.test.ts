@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeMcpClients, connectMcp, mcpStderr } from './client.js';
 import { runJson } from '../helpers/cli.js';
+import { ARTIFACT_KINDS } from '../../src/contract/status.js';
 import { planRepo, T0 } from '../gitflow/helpers.js';
 
 afterEach(async () => {
@@ -33,6 +34,14 @@ describe('tugcode mcp spelling', () => {
     expect(allTasks.enum).toEqual(['open', 'in_progress', 'completed', 'deferred']);
     expect(allTasks.description).toBe('every task of the step (one of: open, in_progress, completed, deferred)');
     expect(update.description).toMatch(/^change checklist items \(items, or all_tasks/);
+    // Every fixed set is an enum (docs/run.md §5): show's items, artifact's kind (the catalogue's kinds).
+    const prop = (tool: string, k: string) =>
+      tools.find((t) => t.name === tool)!.inputSchema.properties![k] as { enum?: string[]; description: string };
+    expect(prop('tug_state_show', 'items').enum).toEqual(['active', 'all', 'none']);
+    expect(prop('tug_state_artifact', 'kind').enum).toEqual([...ARTIFACT_KINDS]);
+    expect(prop('tug_state_artifact', 'kind').enum).toContain('conflict_resolution');
+    const input = runJson('schema', ['schema', '--input', 'state show'], { cwd: root }).json;
+    expect(JSON.stringify(input)).toContain('"enum":["active","all","none"]');
   });
 
   it('words its errors with the fields of the call, not the CLI flags', async () => {
@@ -52,7 +61,14 @@ describe('tugcode mcp spelling', () => {
       'nothing to update: give items, all_tasks, all_tests, all_checkpoints, all or complete_remaining',
     );
     expect((await call('tug_state_update', { all_tasks: 'deferred' })).message).toBe('deferring items needs reason');
-    expect((await call('tug_state_complete', { force: ' ' })).message).toBe('force reason must not be empty');
+    const force = await call('tug_state_complete', { force: '' });
+    expect(force).toMatchObject({ code: 'InvalidArgument', details: { argument: 'force' } });
+    expect(force.message).toBe('force reason must not be empty');
+    expect((await call('tug_state_complete', { force: ' ' })).details.argument).toBe('force');
+    const kind = await call('tug_state_artifact', { kind: 'memo', summary: 's' });
+    expect(kind).toMatchObject({ code: 'InvalidArgument', details: { argument: 'kind' } });
+    const show = errorOf(await client.callTool({ name: 'tug_state_show', arguments: { plan: 'demo', items: 'some' } }));
+    expect(show).toMatchObject({ code: 'InvalidArgument', details: { argument: 'items' } });
     expect((await call('tug_state_fail', { reason: ' ' })).message).toBe('reason must not be empty');
     const stale = await call('tug_state_start', { attempt: 7 });
     expect(stale.message).toBe('attempt 7 is not the current attempt 1 of step-1 in .tugtool/tugplan-demo.md');

@@ -157,8 +157,8 @@ describe('sslmode as in psql', () => {
     expect(bad.json.error.hint).not.toMatch(/aside/);
     expect(bad.stderr).not.toContain('SECURITY WARNING');
     for (const [url, env, source] of [
-      [withParams(sslUrl, { sslmode: 'bogus' }), {}, 'state.url'],
-      [withParams(sslUrl, { sslmode: 'no-verify' }), {}, 'state.url'],
+      [withParams(sslUrl, { sslmode: 'bogus' }), {}, 'TUGCODE_STATE_URL'],
+      [withParams(sslUrl, { sslmode: 'no-verify' }), {}, 'TUGCODE_STATE_URL'],
       [sslUrl, { PGSSLMODE: 'bogus' }, 'PGSSLMODE'],
     ] as const) {
       const r = cli(url, env);

@@ -2,7 +2,7 @@
  * Input tables of the `state` operations (docs/state.md §4). Descriptions are the CLI help and the MCP
  * tool argument descriptions alike.
  */
-import { ITEM_STATUSES } from '../status.js';
+import { ARTIFACT_KINDS, ITEM_STATUSES, SHOW_ITEMS } from '../status.js';
 import type { Field, InputTable } from './fields.js';
 import {
   MAX_ANCHOR,
@@ -139,10 +139,9 @@ export const stateArtifact = t('state artifact', 'record an audit breadcrumb for
     type: 'string',
     required: true,
     max: 64,
+    oneOf: ARTIFACT_KINDS,
     placeholder: '<kind>',
-    description:
-      'architect_strategy, reviewer_verdict, auditor_summary, coder_report, refactor_report, verification_report, ' +
-      'conflict_resolution, note',
+    description: 'what the artifact is',
   },
   // Every artifact has a summary: the table says so for the CLI and the MCP tool alike.
   summary: {
@@ -243,8 +242,9 @@ export const stateShow = t('state show', 'progress of one plan, or of every acti
   items: {
     type: 'string',
     max: 64,
+    oneOf: SHOW_ITEMS,
     placeholder: '<mode>',
-    description: 'which items to list: active (default), all, none',
+    description: 'which items to list; default active',
   },
   step: { type: 'string', max: MAX_ANCHOR, placeholder: '<anchor>', description: 'only this step and its substeps' },
 });

@@ -4,6 +4,7 @@
  * connection failures to `DatabaseUnavailable`. Nothing here loads `pg`.
  */
 import { TugError } from '../../contract/errors.js';
+import { parseStateUrl } from '../../config/state-url.js';
 import type { Params } from './conn.js';
 import { pgSsl, sslHint, tlsFailure, type PgSsl } from './pg-ssl.js';
 
@@ -91,31 +92,17 @@ export interface PgTarget {
 
 /** Reads host, port, database and user from the URL, then the usual PG* variables, then libpq's defaults. */
 export function pgTarget(url: string, env: NodeJS.ProcessEnv): PgTarget {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new TugError('ConfigInvalid', {
-      source: 'state.url',
-      reason: 'not a valid URL (expected postgres://user@host:port/database)',
-    });
-  }
-  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') {
-    throw new TugError('ConfigInvalid', {
-      source: 'state.url',
-      reason: `unsupported scheme ${JSON.stringify(u.protocol)}: expected postgres:// or postgresql://`,
-    });
-  }
+  // The URL's checks (scheme, percent-encoding, a raw @ or # of the password) are the configuration's.
+  const p = parseStateUrl(url);
+  const u = p.url;
   // Query parameters override the authority as in pg (`?host=` is how a Unix socket directory is named:
   // `postgresql:///db?host=/run/postgresql`); a password may come either way and is masked both ways.
   const q = (k: string) => u.searchParams.get(k) || null;
-  const secret = q('password') ?? (u.password ? decodeURIComponent(u.password) : null);
-  const user = q('user') ?? (u.username ? decodeURIComponent(u.username) : (env.PGUSER ?? null));
-  const hostname = u.hostname ? decodeURIComponent(u.hostname).replace(/^\[(.+)\]$/, '$1') : null;
-  const host = q('host') ?? hostname ?? env.PGHOST ?? 'localhost';
+  const secret = q('password') ?? p.password;
+  const user = q('user') ?? p.user ?? env.PGUSER ?? null;
+  const host = q('host') ?? p.hostname ?? env.PGHOST ?? 'localhost';
   const port = Number(q('port') ?? (u.port || env.PGPORT || 5432));
-  const database =
-    q('dbname') ?? (decodeURIComponent(u.pathname.replace(/^\//, '')) || env.PGDATABASE || user || 'postgres');
+  const database = q('dbname') ?? (p.database || env.PGDATABASE || user || 'postgres');
   if (u.password) u.password = '***';
   if (u.searchParams.has('password')) u.searchParams.set('password', '***');
   const target = { host, port, database, user, label: u.toString(), secret };

@@ -17,7 +17,9 @@ import { join } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
 import { TugError } from '../../contract/errors.js';
 
-export const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
+import { SSL_MODES } from '../../config/state-url.js';
+
+export { SSL_MODES };
 export type SslMode = (typeof SSL_MODES)[number];
 
 export interface PgSsl {
