@@ -288,15 +288,20 @@ export function placeStep(
       };
     case 'claimed':
     case 'in_progress': {
-      // The run holding the claim is gone (killed): a new run takes it over at once, without waiting out the lease.
+      // The run holding the claim is gone (killed): a new run takes it over at once, without waiting out the
+      // lease. The page releases it only once its lease ran out (docs/board.md §6): before, the state refuses
+      // an unforced reset, and the board never forces (a pid is only known gone on its own host, and a new run
+      // may take the lock between the board's look and its reset).
       if (o.driver?.alive === false)
         return {
           lane: 'needs_you',
           need: {
             kind: 'dead_run',
-            reason: `its run (pid ${o.driver.pid}, started ${o.driver.started_at}) is gone; the claim of ${s.claimed_by ?? 'its worker'} holds until ${s.lease_expires_at ?? 'its lease expires'} unless a new run takes it over`,
+            reason: s.lease_expired
+              ? `its run (pid ${o.driver.pid}, started ${o.driver.started_at}) is gone and the lease of ${s.claimed_by ?? 'its worker'} ran out at ${s.lease_expires_at}: a new run takes it over, or release the claim`
+              : `its run (pid ${o.driver.pid}, started ${o.driver.started_at}) is gone; the claim of ${s.claimed_by ?? 'its worker'} holds until ${s.lease_expires_at ?? 'its lease expires'} unless a new run takes it over`,
             command: o.driver.command,
-            actions: ['release'],
+            actions: s.lease_expired ? ['release'] : [],
           },
         };
       if (s.lease_expired)

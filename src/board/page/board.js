@@ -262,7 +262,8 @@
     $('totals').textContent = total ? `cost ${total}` : '';
     $('empty').hidden = s.plans.length > 0;
     if (s.plans.length === 0)
-      $('empty').textContent = 'No plan in the state yet: tugcode state init <plan>, or tugcode run <plan> --implementer <your implementer>.';
+      $('empty').textContent =
+        'No plan in the state yet: tugcode state init <plan>, or tugcode run <plan> --implementer <your implementer>.';
     const main = $('plans');
     const seen = new Set();
     let prev = $('empty');
@@ -658,7 +659,7 @@
   // ── actions ────────────────────────────────────────────────────────────────────────────────────────
   const ACTIONS = {
     reset: { title: 'Reset the failed step', field: null, flag: '' },
-    release: { title: 'Release the expired claim', field: null, flag: '' },
+    release: { title: 'Release the claim', field: null, flag: '' },
     approve: { title: 'Approve the kept work', field: null, flag: '--approve' },
     revise: {
       title: 'Ask for a revision',
@@ -676,6 +677,12 @@
     return `tugcode state decide ${planArg} ${shq(step)} ${a.flag}${a.field ? ` ${shq(text || `<${a.field[0]}>`)}` : ''}`;
   }
 
+  /** When a claim's lease ends, in the server's clock: the dialog says "ran out" only when it did. */
+  function leaseWords(at) {
+    const left = Date.parse(at) - serverNow();
+    return left <= 0 ? `ran out at ${at}` : `holds until ${at}`;
+  }
+
   /** The action the open confirmation is about (kept here: a `data-act` on the dialog would be a button). */
   let pending = null;
 
@@ -687,7 +694,9 @@
     $('c-title').textContent = a.title;
     $('c-text').textContent =
       act === 'release'
-        ? `${step}'s lease ran out${c && c.owner ? ` (${c.owner.claimed_by})` : ''}: its attempt is discarded and the step is pending again. The same as:`
+        ? `${step}'s claim${c && c.owner ? ` (${c.owner.claimed_by})` : ''}${
+            c && c.lease_expires_at ? ` ${leaseWords(c.lease_expires_at)}` : ''
+          }: releasing it discards its attempt and the step is pending again (a claim whose lease has not run out is refused). The same as:`
         : act === 'reset'
           ? `${step} returns to pending with its failures cleared, so the next run tries it again. The same as:`
           : `${step}: the same as`;
