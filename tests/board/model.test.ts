@@ -51,6 +51,7 @@ describe('lanes', () => {
         kind: 'failed',
         reason: 'CheckpointFailed: exit 1',
         command: 'tugcode state reset demo step-5',
+        commands: ['tugcode state reset demo step-5'],
         actions: ['reset'],
       },
     });
@@ -87,6 +88,7 @@ describe('lanes', () => {
         kind: 'dead_run',
         reason: expect.stringContaining('holds until 2026-03-01T13:00:00.000Z unless a new run takes it over'),
         command: 'tugcode run demo --workers 1',
+        commands: ['tugcode run demo --workers 1'],
         actions: [],
       },
     });
@@ -110,6 +112,12 @@ describe('lanes', () => {
         kind: 'needs_human',
         reason: 'the change deletes the public API',
         command: 'tugcode state decide demo step-7 --approve',
+        // A person has three choices: each one's command (docs/board.md §3).
+        commands: [
+          'tugcode state decide demo step-7 --approve',
+          'tugcode state decide demo step-7 --revise "<notes>"',
+          'tugcode state decide demo step-7 --reject "<reason>"',
+        ],
         actions: ['approve', 'revise', 'reject'],
       },
     });

@@ -152,7 +152,8 @@ describe('the page with the shapes of what comes next', () => {
     const human = await page.textContent('.card[data-step="step-2"]');
     expect(human).toContain('needs human');
     expect(human).toContain('the change drops a public export');
-    expect(human).toContain('tugcode state decide demo step-2 --approve');
+    // All three choices on the card, not only --approve.
+    expect(human).toContain('tugcode state decide demo step-2 --approve | --revise "<notes>" | --reject "<reason>"');
     await waitLane(page, 'step-3', 'needs_you');
     expect(await page.textContent('.card[data-step="step-3"]')).toMatch(
       /no activity since .* watchdog ends an attempt silent for 600 s/,

@@ -101,6 +101,7 @@ describe('a run killed with SIGKILL', () => {
         kind: 'dead_run',
         reason: expect.stringContaining(`its run (pid ${pid}, started ${line.run_driver.started_at}) is gone`),
         command: line.run_driver.command,
+        commands: [line.run_driver.command],
         // Its lease has time left: a release would be refused (a live claim is reset only when forced), so none.
         actions: [],
       });

@@ -194,6 +194,18 @@
       .join('')}</div>`;
   }
 
+  /**
+   * The commands of a need: each on its own line (`compact`: one line, the choices after the first as their
+   * flags, `… --approve | --revise "<notes>" | --reject "<reason>"`, for a card's fixed height).
+   */
+  function needCommands(n, compact) {
+    const all = n.commands && n.commands.length ? n.commands : n.command ? [n.command] : [];
+    if (!compact || all.length < 2) return all.join('\n');
+    let head = all[0];
+    for (const c of all) while (!c.startsWith(head)) head = head.slice(0, head.lastIndexOf(' ', head.length - 2) + 1);
+    return [all[0], ...all.slice(1).map((c) => c.slice(head.length))].join(' | ');
+  }
+
   function ownerText(c) {
     const o = c.owner;
     if (!o) return '';
@@ -247,7 +259,7 @@
           head +
           (c.owner ? line(esc(ownerText(c)), esc(c.phase || ''), `attempt ${c.attempt}`) : '') +
           `<div class="c-reason" title="${esc(n.reason)}">${esc(n.reason)}</div>` +
-          (n.command ? `<pre class="command">${esc(n.command)}</pre>` : '') +
+          (n.command ? `<pre class="command">${esc(needCommands(n, true))}</pre>` : '') +
           actionButtons(p, c)
         );
       }
@@ -572,7 +584,7 @@
       ]);
       if (c.need)
         h += `<h3>Needs you: ${esc(c.need.kind.replace('_', ' '))}</h3><p>${esc(c.need.reason)}</p><pre class="command">${esc(
-          c.need.command,
+          needCommands(c.need, false),
         )}</pre>${snap.allow_actions && c.need.actions.length ? `<div class="d-actions">${actionButtons(p, c).replace(/^<div class="card-actions">|<\/div>$/g, '')}</div>` : ''}`;
     }
     h += '<h3>Items</h3>';
