@@ -107,6 +107,36 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
   });
 
+  it('an absurd number in a TUG_USAGE_OUT report is a warning, not a total of Infinity that spends every budget', () => {
+    const root = runRepo(CHAIN);
+    const impl = nodeImplementer(`
+writeFileSync(join(wt, step + '.txt'), step);
+writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
+  ? '{"input_tokens": 5, "cost_usd": 1e308}'
+  : step === 'step-2'
+    ? JSON.stringify({ input_tokens: 1e15, cost_usd: 0.5 })
+    : JSON.stringify({ input_tokens: 7, output_tokens: 3, cost_usd: 0.25 }));
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--budget-usd', '1']);
+    const summary = r.events.at(-1);
+    // The budget was never spent by them: every step ran.
+    expect(summary, r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2', 'step-3']);
+    const warnings = r.events.filter((e) => e.type === 'warning' && e.code === 'UsageUnreadable');
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringMatching(
+        /^step-1 \(implementer\): .*: cost_usd must be a non-negative number of at most 1,000,000,000: ignored$/,
+      ),
+      expect.stringMatching(
+        /^step-2 \(implementer\): .*: input_tokens must be a non-negative integer of at most 1,000,000,000,000: ignored$/,
+      ),
+    ]);
+    expect(summary.plan_usage).toMatchObject({ tokens: 10, cost_usd: 0.25, reports: 1 });
+    const { plan } = showSteps(root);
+    expect(plan.usage).toMatchObject({ tokens: 10, cost_usd: 0.25 });
+    expect(tugJson(root, ['status', 'demo']).json.plans[0].usage).toMatchObject({ cost_usd: 0.25 });
+  });
+
   it('--budget-usd stops new claims at the step that reached it and exits BudgetExhausted with the totals', () => {
     const root = runRepo(CHAIN);
     const f = fakeAgents();
