@@ -11,6 +11,7 @@
 import type { stateShow } from '../ops/state-read.js';
 import { shellArg } from '../util/shell-arg.js';
 import { itemProgress } from '../contract/status.js';
+import { decideCommands } from '../contract/errors.js';
 
 export const LANES = ['blocked', 'ready', 'running', 'needs_you', 'done'] as const;
 export type Lane = (typeof LANES)[number];
@@ -36,8 +37,13 @@ export interface Need {
   kind: NeedKind;
   /** What happened, for people (the failure reason, the reviewer's escalation, the lease that ran out). */
   reason: string;
-  /** The command that resolves it (or shows more), ready to paste. */
+  /** The command that resolves it (or shows more), ready to paste: the first of `commands`. */
   command: string;
+  /**
+   * Every command that resolves it, one per choice (a `needs_human` step: approve, revise with notes, reject
+   * with a reason); `[command]` when there is one. Additive: `command` stays for older readers.
+   */
+  commands: string[];
   /** What the page offers when actions are allowed. */
   actions: ActionName[];
 }
@@ -272,31 +278,42 @@ export function placeStep(
           kind: 'failed',
           reason: s.fail_reason ?? o.reason ?? `failed after ${s.failures} attempt(s)`,
           command: `tugcode state reset ${p} ${step}`,
+          commands: [`tugcode state reset ${p} ${step}`],
           actions: ['reset'],
         },
       };
-    case 'needs_human':
+    case 'needs_human': {
+      // A person has three choices (docs/run.md §6.3): each is a command, approve first.
+      const commands = decideCommands(slugOf(o.plan_path) ?? o.plan_path, s.anchor);
       return {
         lane: 'needs_you',
         need: {
           kind: 'needs_human',
           // The escalation's reason is its event's (`state escalate`): the latest reason the step's events gave.
           reason: o.reason ?? s.fail_reason ?? 'the reviewer escalated it',
-          command: `tugcode state decide ${p} ${step} --approve`,
+          command: commands[0],
+          commands: [...commands],
           actions: ['approve', 'revise', 'reject'],
         },
       };
+    }
     case 'claimed':
     case 'in_progress': {
-      // The run holding the claim is gone (killed): a new run takes it over at once, without waiting out the lease.
+      // The run holding the claim is gone (killed): a new run takes it over at once, without waiting out the
+      // lease. The page releases it only once its lease ran out (docs/board.md §6): before, the state refuses
+      // an unforced reset, and the board never forces (a pid is only known gone on its own host, and a new run
+      // may take the lock between the board's look and its reset).
       if (o.driver?.alive === false)
         return {
           lane: 'needs_you',
           need: {
             kind: 'dead_run',
-            reason: `its run (pid ${o.driver.pid}, started ${o.driver.started_at}) is gone; the claim of ${s.claimed_by ?? 'its worker'} holds until ${s.lease_expires_at ?? 'its lease expires'} unless a new run takes it over`,
+            reason: s.lease_expired
+              ? `its run (pid ${o.driver.pid}, started ${o.driver.started_at}) is gone and the lease of ${s.claimed_by ?? 'its worker'} ran out at ${s.lease_expires_at}: a new run takes it over, or release the claim`
+              : `its run (pid ${o.driver.pid}, started ${o.driver.started_at}) is gone; the claim of ${s.claimed_by ?? 'its worker'} holds until ${s.lease_expires_at ?? 'its lease expires'} unless a new run takes it over`,
             command: o.driver.command,
-            actions: ['release'],
+            commands: [o.driver.command],
+            actions: s.lease_expired ? ['release'] : [],
           },
         };
       if (s.lease_expired)
@@ -306,6 +323,7 @@ export function placeStep(
             kind: 'expired',
             reason: `the lease of ${s.claimed_by ?? 'its owner'} ran out at ${s.lease_expires_at}: its worker stopped heartbeating (a running tugcode run takes it over)`,
             command: `tugcode state reset ${p} ${step}`,
+            commands: [`tugcode state reset ${p} ${step}`],
             actions: ['release'],
           },
         };
@@ -317,6 +335,7 @@ export function placeStep(
             kind: 'stalled',
             reason: `no activity since ${o.last_activity_at} (the watchdog ends an attempt silent for ${o.stall_seconds} s)`,
             command: `tugcode state show ${p} --step ${step}`,
+            commands: [`tugcode state show ${p} --step ${step}`],
             actions: [],
           },
         };
@@ -329,6 +348,7 @@ export function placeStep(
           kind: 'unknown',
           reason: `status ${s.status}, which this board does not know`,
           command: `tugcode state show ${p} --step ${step}`,
+          commands: [`tugcode state show ${p} --step ${step}`],
           actions: [],
         },
       };

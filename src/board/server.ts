@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { fail } from '../contract/envelope.js';
-import { TugError } from '../contract/errors.js';
+import { CATALOGUE, TugError, type ErrorCode } from '../contract/errors.js';
 import { runLogDir } from '../contract/layout.js';
 import { MAX_ANCHOR, MAX_PLAN, MAX_REASON } from '../contract/inputs/limits.js';
 import { newCall, type OpsContext } from '../ops/context.js';
@@ -15,6 +15,15 @@ import { allowedHosts, refusal } from './guard.js';
 import { attemptsOf, eventLine, rolesOf, slugOf, sumUsage, topOf, usageOf } from './model.js';
 import { pageResponse } from './page.js';
 import type { BoardSource, SourceMessage } from './source.js';
+
+/**
+ * The HTTP status of a tugcode error, by its exit code (docs/output.md §3, docs/board.md §6): invalid input
+ * (exit 2) is 400, a plan or step that does not resolve (3) 404, a refusal of the state (4) 409, anything
+ * else (the state unreadable, a bug) 503.
+ */
+export function httpStatusOf(exit: number): number {
+  return exit === 2 ? 400 : exit === 3 ? 404 : exit === 4 || exit === 5 ? 409 : 503;
+}
 
 export const LIMITS = {
   /** The longest request URL (the page's longest is a step detail's: well under 1 KiB). */
@@ -144,7 +153,7 @@ export async function startServer(o: ServerOptions): Promise<BoardServer> {
         if (e instanceof HttpError) refuse(res, e.status, e.code, e.message);
         else if (e instanceof TugError)
           // A state error (no such plan or step, the database unreachable): its envelope, as the CLI prints it.
-          sendJson(res, e.exitCode === 2 ? 400 : e.exitCode === 3 ? 404 : 503, fail('board', e));
+          sendJson(res, httpStatusOf(e.exitCode), fail('board', e));
         else refuse(res, 500, 'InternalError', e instanceof Error ? e.message : String(e));
       });
     },
@@ -366,7 +375,11 @@ export async function startServer(o: ServerOptions): Promise<BoardServer> {
       });
     } else throw new HttpError(400, 'InvalidArgument', 'action must be reset or decide');
     o.source.refreshSoon();
-    sendJson(res, envelope.status === 'ok' ? 200 : 409, envelope);
+    sendJson(
+      res,
+      envelope.status === 'ok' ? 200 : httpStatusOf(CATALOGUE[envelope.error.code as ErrorCode]?.exit ?? 10),
+      envelope,
+    );
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -8,6 +8,7 @@
 
 import { shellArg } from '../util/shell-arg.js';
 import { targetPlace } from './layout.js';
+import { usdText } from './usage.js';
 
 export type Details = Record<string, unknown>;
 
@@ -367,13 +368,25 @@ export const CATALOGUE = {
     exit: 4,
     when: "`run`: the plan's usage reached `--budget-usd` or `--budget-tokens` (docs/run.md §7.2); no new step was claimed, the running ones finished",
     message: (d) => {
-      const u = (d.usage ?? {}) as { cost_usd?: number | null; tokens?: number };
+      // `usage`: the plan's totals as `state show` gives them once the running steps finished; `reached_at`:
+      // the totals the budget was judged by when it was reached (absent when they are the same).
+      type T = { cost_usd?: number | null; tokens?: number };
+      const u = (d.usage ?? {}) as T;
+      const at = d.reached_at as T | undefined;
+      const usd = (v: unknown) => (typeof v === 'number' ? usdText(v) : `$${s(v)}`);
+      const toks = (v: unknown) => (typeof v === 'number' ? v.toLocaleString('en-US') : s(v));
       const spent: string[] = [];
-      if (d.budget_usd !== undefined && d.budget_usd !== null)
-        spent.push(`$${s(u.cost_usd ?? 0)} of $${s(d.budget_usd)}`);
-      if (d.budget_tokens !== undefined && d.budget_tokens !== null)
-        spent.push(`${s(u.tokens ?? 0)} of ${s(d.budget_tokens)} tokens`);
-      return `the budget of ${plan(d)} is spent: ${spent.join(', ') || 'reached'}; no new step was claimed`;
+      const was: string[] = [];
+      if (d.budget_usd !== undefined && d.budget_usd !== null) {
+        spent.push(`${usd(u.cost_usd ?? 0)} of ${usd(d.budget_usd)}`);
+        if (at && (at.cost_usd ?? 0) !== (u.cost_usd ?? 0)) was.push(usd(at.cost_usd ?? 0));
+      }
+      if (d.budget_tokens !== undefined && d.budget_tokens !== null) {
+        spent.push(`${toks(u.tokens ?? 0)} of ${toks(d.budget_tokens)} tokens`);
+        if (at && (at.tokens ?? 0) !== (u.tokens ?? 0)) was.push(`${toks(at.tokens ?? 0)} tokens`);
+      }
+      const then = was.length ? ` (reached at ${was.join(', ')}; the steps running then finished)` : '';
+      return `the budget of ${plan(d)} is spent: ${spent.join(', ') || 'reached'}${then}; no new step was claimed`;
     },
     hint: (d) =>
       `tugcode state show ${planArg(d)} (its usage), then raise the budget: ` +

@@ -14,6 +14,21 @@ export type UsageRole = (typeof USAGE_ROLES)[number];
 export const USAGE_TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens'] as const;
 export type UsageTokenField = (typeof USAGE_TOKEN_FIELDS)[number];
 
+/**
+ * The most one agent run may report (docs/run.md §7.1): of each kind of token, and in dollars. Far beyond
+ * any real run (a trillion tokens; a billion dollars), and small enough that every sum of the ledger stays
+ * finite and exact: a report of 1e308 dollars would make the plan's total Infinity and spend every budget.
+ */
+export const USAGE_MAX_TOKENS = 1e12;
+export const USAGE_MAX_COST_USD = 1e9;
+
+/** A token count as a report may give it: a non-negative integer of at most USAGE_MAX_TOKENS. */
+export const isUsageCount = (v: unknown): v is number =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= USAGE_MAX_TOKENS;
+/** A cost as a report may give it: a non-negative number of at most USAGE_MAX_COST_USD. */
+export const isUsageCost = (v: unknown): v is number =>
+  typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= USAGE_MAX_COST_USD;
+
 /** One run's usage, as reported (each field null when unknown). */
 export type Usage = { [K in UsageTokenField]: number | null } & { cost_usd: number | null };
 

@@ -154,13 +154,15 @@ function deadRunCheck(
     claimed: string[];
     expires: string | null;
   }[],
+  now: string,
 ): DoctorCheck {
   if (dead.length === 0) return pass('dead-runs', 'no run of a plan died holding claims', 'none needed');
   const message = dead
     .map(
       (d) =>
         `${d.plan_path}: driver pid ${d.pid} (started ${d.started_at}) is gone, holding ${d.claimed.join(', ')}` +
-        (d.expires ? ` until ${d.expires}` : ''),
+        // Past its last lease, the claims have expired: say when, not "until" a time gone by.
+        (d.expires ? (d.expires <= now ? ` (its claims expired at ${d.expires})` : ` until ${d.expires}`) : ''),
     )
     .join('; ');
   const fix = dead
@@ -254,7 +256,7 @@ export async function planChecks(
       ? warn('failed-steps', `failed steps: ${failedSteps.join('; ')}`, failedFixes.join('; '))
       : pass('failed-steps', 'no failed steps', 'none needed'),
   );
-  checks.push(deadRunCheck(ctx, dead));
+  checks.push(deadRunCheck(ctx, dead, now));
   checks.push(await targetCheck(ctx, c, plans, store));
   return checks;
 }

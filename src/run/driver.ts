@@ -686,7 +686,15 @@ async function summarize(
   let err: TugError | null = null;
   // A budget reached by the plan's last step stopped nothing: the plan is done.
   const spentButDone = done && rc.tally.fatal instanceof TugError && rc.tally.fatal.code === 'BudgetExhausted';
-  const fatal = spentButDone ? null : rc.tally.fatal;
+  let fatal = spentButDone ? null : rc.tally.fatal;
+  // The steps running when the budget was reached finished and counted: the error names the plan's totals
+  // as `state show` gives them now, and those the budget was judged by (docs/run.md §7.2).
+  if (fatal instanceof TugError && fatal.code === 'BudgetExhausted')
+    fatal = new TugError('BudgetExhausted', {
+      ...fatal.details,
+      usage: base.plan_usage,
+      reached_at: fatal.details.usage,
+    });
   if (fatal) err = fatal instanceof TugError ? fatal : new TugError('InternalError', { reason: String(fatal) });
   else if (rc.stop.signal.aborted && !done)
     err = new TugError('Interrupted', {

@@ -6,6 +6,10 @@
 import { TugError } from '../contract/errors.js';
 import {
   emptyTotals,
+  isUsageCost,
+  isUsageCount,
+  USAGE_MAX_COST_USD,
+  USAGE_MAX_TOKENS,
   roundUsd,
   USAGE_ROLES,
   USAGE_TOKEN_FIELDS,
@@ -37,17 +41,20 @@ function invalid(reason: string): TugError {
   return new TugError('InvalidArgument', { reason, argument: 'usage' });
 }
 
-/** The report's values: counts are non-negative integers, the cost a non-negative number, each may be null. */
+/**
+ * The report's values: counts are non-negative integers, the cost a non-negative number, each bounded (so
+ * the sums stay finite: docs/run.md §7.1) and each may be null.
+ */
 function checkUsage(u: Usage): Usage {
   const out = {} as Usage;
   for (const k of USAGE_TOKEN_FIELDS) {
     const v = u[k];
-    if (v !== null && !(Number.isSafeInteger(v) && v >= 0))
-      throw invalid(`${k} must be a non-negative integer or null`);
+    if (v !== null && !isUsageCount(v))
+      throw invalid(`${k} must be a non-negative integer of at most ${USAGE_MAX_TOKENS} or null`);
     out[k] = v;
   }
-  if (u.cost_usd !== null && !(Number.isFinite(u.cost_usd) && u.cost_usd >= 0))
-    throw invalid('cost_usd must be a non-negative number or null');
+  if (u.cost_usd !== null && !isUsageCost(u.cost_usd))
+    throw invalid(`cost_usd must be a non-negative number of at most ${USAGE_MAX_COST_USD} or null`);
   out.cost_usd = u.cost_usd;
   return out;
 }

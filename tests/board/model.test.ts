@@ -51,6 +51,7 @@ describe('lanes', () => {
         kind: 'failed',
         reason: 'CheckpointFailed: exit 1',
         command: 'tugcode state reset demo step-5',
+        commands: ['tugcode state reset demo step-5'],
         actions: ['reset'],
       },
     });
@@ -65,6 +66,44 @@ describe('lanes', () => {
     });
   });
 
+  it('dead_run: the run that takes it over as the command; a release only once the lease ran out', () => {
+    const driver = { pid: 4242, host: 'h', started_at: NOW, alive: false, command: 'tugcode run demo --workers 1' };
+    const held = step('step-6', {
+      status: 'in_progress',
+      claimed_by: '/w',
+      lease_expires_at: '2026-03-01T13:00:00.000Z',
+    });
+    const live = placeStep(held, {
+      plan_path: PLAN,
+      now: NOW,
+      stall_seconds: null,
+      last_activity_at: null,
+      reason: null,
+      driver,
+    });
+    // The lease has time left: the state refuses an unforced reset, so the page offers none (docs/board.md §6).
+    expect(live).toEqual({
+      lane: 'needs_you',
+      need: {
+        kind: 'dead_run',
+        reason: expect.stringContaining('holds until 2026-03-01T13:00:00.000Z unless a new run takes it over'),
+        command: 'tugcode run demo --workers 1',
+        commands: ['tugcode run demo --workers 1'],
+        actions: [],
+      },
+    });
+    const expired = placeStep(
+      { ...held, lease_expires_at: '2026-03-01T11:00:00.000Z', lease_expired: true },
+      { plan_path: PLAN, now: NOW, stall_seconds: null, last_activity_at: null, reason: null, driver },
+    );
+    expect(expired.need).toMatchObject({
+      kind: 'dead_run',
+      command: 'tugcode run demo --workers 1',
+      actions: ['release'],
+    });
+    expect(expired.need!.reason).toContain('ran out at 2026-03-01T11:00:00.000Z');
+  });
+
   it('needs_human: the reviewer reason, decide as the command, approve/revise/reject as the actions', () => {
     const s = place(step('step-7', { status: 'needs_human' }), { reason: 'the change deletes the public API' });
     expect(s).toEqual({
@@ -73,6 +112,12 @@ describe('lanes', () => {
         kind: 'needs_human',
         reason: 'the change deletes the public API',
         command: 'tugcode state decide demo step-7 --approve',
+        // A person has three choices: each one's command (docs/board.md §3).
+        commands: [
+          'tugcode state decide demo step-7 --approve',
+          'tugcode state decide demo step-7 --revise "<notes>"',
+          'tugcode state decide demo step-7 --reject "<reason>"',
+        ],
         actions: ['approve', 'revise', 'reject'],
       },
     });

@@ -54,17 +54,17 @@ async function act(page: Page, stepAnchor: string, action: string, command: stri
   return r.json();
 }
 
-/** The action buttons of a step's card that do not lie wholly inside the card. */
+/** The action buttons and the command of a step's card that do not lie wholly inside the card. */
 function clipped(page: Page, stepAnchor: string): Promise<string[]> {
   return page.evaluate((s) => {
     const card = (globalThis as any).document.querySelector(`.card[data-step="${s}"]`);
     const box = card.getBoundingClientRect();
-    return [...card.querySelectorAll('[data-act]')]
+    return [...card.querySelectorAll('[data-act], pre.command')]
       .filter((b: any) => {
         const r = b.getBoundingClientRect();
         return r.left < box.left || r.right > box.right || r.top < box.top || r.bottom > box.bottom;
       })
-      .map((b: any) => b.dataset.act as string);
+      .map((b: any) => (b.dataset.act ?? 'command') as string);
   }, stepAnchor);
 }
 
@@ -105,7 +105,19 @@ describe('needs_human decided from the board', () => {
     const card1 = await page.textContent('.card[data-step="step-1"]');
     expect(card1).toContain('needs human');
     expect(card1).toContain('ESCALATE in round 1');
-    expect(card1).toContain('tugcode state decide demo step-1 --approve');
+    // The three choices, not only --approve: on the card in one line, in the detail one command a line.
+    expect(card1).toContain('tugcode state decide demo step-1 --approve | --revise "<notes>" | --reject "<reason>"');
+    await page.click('.card[data-step="step-1"] .c-title');
+    await page.waitForSelector('#d-body pre.command');
+    expect(await page.textContent('#d-body pre.command')).toBe(
+      [
+        'tugcode state decide demo step-1 --approve',
+        'tugcode state decide demo step-1 --revise "<notes>"',
+        'tugcode state decide demo step-1 --reject "<reason>"',
+      ].join('\n'),
+    );
+    await page.click('#d-close');
+    await page.waitForSelector('#detail', { state: 'hidden' });
     // Every button inside its card (a card has one fixed height), on a wide window and on a half-screen one.
     for (const width of [1400, 960]) {
       await page.setViewportSize({ width, height: 900 });

@@ -292,6 +292,22 @@ describe('tugcode board --allow-actions', () => {
       body: JSON.stringify({ action: 'decide', plan: 'demo', step: 'step-1', decision: 'revise' }),
     });
     expectRefused(noNotes, 400, 'InvalidArgument');
+    // The operation's own validation (notes of blanks only) is invalid input too: 400 with its envelope, not 409.
+    const blankNotes = await http(b.base, '/api/action', {
+      method: 'POST',
+      headers: own(b, { ...json, ...tok }),
+      body: JSON.stringify({ action: 'decide', plan: 'demo', step: 'step-1', decision: 'revise', notes: '   ' }),
+    });
+    expectRefused(blankNotes, 400, 'InvalidArgument');
+    expect(blankNotes.json).toMatchObject({ status: 'error', command: 'state decide' });
+    // A step that does not resolve is 404 (exit 3), as the reads answer it.
+    const noStep = await http(b.base, '/api/action', {
+      method: 'POST',
+      headers: own(b, { ...json, ...tok }),
+      body: JSON.stringify({ action: 'reset', plan: 'demo', step: 'step-9' }),
+    });
+    expectRefused(noStep, 404, 'StepNotFound');
+    expect(noStep.json).toMatchObject({ status: 'error', command: 'state reset' });
     const forced = await http(b.base, '/api/action', {
       method: 'POST',
       headers: own(b, { ...json, ...tok }),

@@ -78,6 +78,33 @@ const READ: BoardRead = {
   repo_root: '/r',
   stall_seconds: 600,
 };
+// A second plan whose run was killed: its claim's lease has an hour left (docs/board.md §3, dead_run).
+READ.plans.push({
+  plan_path: '.tugtool/tugplan-killed.md',
+  phase_title: 'A killed run',
+  status: 'active',
+  overall: { steps_completed: 0, steps_total: 1, percent: 0 },
+  usage: null,
+  steps: [
+    shownStep('step-k', {
+      status: 'in_progress',
+      attempt: 1,
+      claimed_by: '/r/.tugtree/tugplan__killed--w1',
+      lease_expires_at: later(3600),
+      heartbeat_at: ago(60),
+      started_at: ago(120),
+    }),
+  ],
+});
+READ.run_drivers = {
+  '.tugtool/tugplan-killed.md': {
+    pid: 4242,
+    host: 'here',
+    started_at: ago(200),
+    alive: false,
+    command: 'tugcode run .tugtool/tugplan-killed.md --workers 1',
+  },
+};
 
 describe('the page with the shapes of what comes next', () => {
   it('needs_human with decide buttons, usage and cost, stalled, expired and unknown statuses', async (ctx) => {
@@ -125,13 +152,20 @@ describe('the page with the shapes of what comes next', () => {
     const human = await page.textContent('.card[data-step="step-2"]');
     expect(human).toContain('needs human');
     expect(human).toContain('the change drops a public export');
-    expect(human).toContain('tugcode state decide demo step-2 --approve');
+    // All three choices on the card, not only --approve.
+    expect(human).toContain('tugcode state decide demo step-2 --approve | --revise "<notes>" | --reject "<reason>"');
     await waitLane(page, 'step-3', 'needs_you');
     expect(await page.textContent('.card[data-step="step-3"]')).toMatch(
       /no activity since .* watchdog ends an attempt silent for 600 s/,
     );
     await waitLane(page, 'step-4', 'needs_you');
     expect(await page.textContent('.card[data-step="step-4"] [data-act]')).toBe('Release claim');
+    // A dead run's claim with lease left: the run that takes it over, and no button that the state would refuse.
+    await waitLane(page, 'step-k', 'needs_you');
+    const dead = await page.textContent('.card[data-step="step-k"]');
+    expect(dead).toContain('tugcode run .tugtool/tugplan-killed.md --workers 1');
+    expect(dead).toContain('unless a new run takes it over');
+    expect(await page.$$('.card[data-step="step-k"] [data-act]')).toEqual([]);
     await waitLane(page, 'step-5', 'needs_you');
     expect(await page.textContent('.card[data-step="step-5"]')).toContain('quarantined');
     await waitLane(page, 'step-6', 'blocked');
@@ -157,6 +191,7 @@ describe('the page with the shapes of what comes next', () => {
     // A cancelled one sends nothing.
     await page.click('.card[data-step="step-4"] [data-act="release"]');
     expect(await page.textContent('#c-command')).toBe('tugcode state reset demo step-4');
+    expect(await page.textContent('#c-text')).toMatch(/^step-4's claim \(.*--w2\) ran out at .*: releasing it/);
     await page.click('#c-cancel');
     await page.waitForFunction(() => !(globalThis as any).document.getElementById('confirm').open);
     expect(sent).toEqual([

@@ -66,6 +66,26 @@ describe('a run killed with SIGKILL', () => {
       `${PLAN}: driver pid ${pid} is gone; its claims expire at ${shown.lease_expires_at} — rerun ${line.run_driver.command} to take them over`,
     );
 
+    // Once the last lease is past, the line says the claims expired, and when (not "expire at" a past time).
+    const after = { TUGCODE_NOW: new Date(Date.parse(shown.lease_expires_at) + 1000).toISOString() };
+    const late = runCli(['status'], { cwd: root, env: after });
+    expect(late.code, late.stderr).toBe(0);
+    expect(late.stdout).toContain(
+      `${PLAN}: driver pid ${pid} is gone; its claims expired at ${shown.lease_expires_at} — rerun ${line.run_driver.command} to take the plan up again`,
+    );
+    expect(late.stdout).not.toContain('claims expire at');
+    expect(runCli(['state', 'show', 'demo'], { cwd: root, env: after }).stdout).toContain(
+      `its claims expired at ${shown.lease_expires_at}`,
+    );
+    // JSON unchanged: the same run_driver.
+    expect(runCli(['status', 'demo', '--json'], { cwd: root, env: after }).json.plans[0].run_driver).toEqual(
+      line.run_driver,
+    );
+    const lateDoc = runCli(['doctor', '--json'], { cwd: root, env: after }).json;
+    expect(lateDoc.checks.find((c: { name: string }) => c.name === 'dead-runs').message).toBe(
+      `${PLAN}: driver pid ${pid} (started ${line.run_driver.started_at}) is gone, holding step-1 (its claims expired at ${shown.lease_expires_at})`,
+    );
+
     // doctor: the dead-runs check warns, naming the pid, the claim and the same command.
     const doc = tugJson(root, ['doctor']);
     expect(doc.code, doc.stderr).toBe(0); // a warning, not a failure
@@ -101,7 +121,9 @@ describe('a run killed with SIGKILL', () => {
         kind: 'dead_run',
         reason: expect.stringContaining(`its run (pid ${pid}, started ${line.run_driver.started_at}) is gone`),
         command: line.run_driver.command,
-        actions: ['release'],
+        commands: [line.run_driver.command],
+        // Its lease has time left: a release would be refused (a live claim is reset only when forced), so none.
+        actions: [],
       });
     } finally {
       await b.stop();

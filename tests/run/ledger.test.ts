@@ -7,6 +7,7 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
 import { tempDir } from '../helpers/repo.js';
 import { claudeUsageOf, codexUsageOf, fakeAgents, totalsOf } from './fake-agents.js';
 import { nodeImplementer, planText, runJsonl, runRepo, step, stepCommits, tugJson } from './helpers.js';
@@ -107,6 +108,36 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
   });
 
+  it('an absurd number in a TUG_USAGE_OUT report is a warning, not a total of Infinity that spends every budget', () => {
+    const root = runRepo(CHAIN);
+    const impl = nodeImplementer(`
+writeFileSync(join(wt, step + '.txt'), step);
+writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
+  ? '{"input_tokens": 5, "cost_usd": 1e308}'
+  : step === 'step-2'
+    ? JSON.stringify({ input_tokens: 1e15, cost_usd: 0.5 })
+    : JSON.stringify({ input_tokens: 7, output_tokens: 3, cost_usd: 0.25 }));
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--budget-usd', '1']);
+    const summary = r.events.at(-1);
+    // The budget was never spent by them: every step ran.
+    expect(summary, r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2', 'step-3']);
+    const warnings = r.events.filter((e) => e.type === 'warning' && e.code === 'UsageUnreadable');
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringMatching(
+        /^step-1 \(implementer\): .*: cost_usd must be a non-negative number of at most 1,000,000,000: ignored$/,
+      ),
+      expect.stringMatching(
+        /^step-2 \(implementer\): .*: input_tokens must be a non-negative integer of at most 1,000,000,000,000: ignored$/,
+      ),
+    ]);
+    expect(summary.plan_usage).toMatchObject({ tokens: 10, cost_usd: 0.25, reports: 1 });
+    const { plan } = showSteps(root);
+    expect(plan.usage).toMatchObject({ tokens: 10, cost_usd: 0.25 });
+    expect(tugJson(root, ['status', 'demo']).json.plans[0].usage).toMatchObject({ cost_usd: 0.25 });
+  });
+
   it('--budget-usd stops new claims at the step that reached it and exits BudgetExhausted with the totals', () => {
     const root = runRepo(CHAIN);
     const f = fakeAgents();
@@ -144,6 +175,38 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     expect(r.code).toBe(4);
     expect(r.events.at(-1)).toMatchObject({ steps_completed: ['step-1'], error: { code: 'BudgetExhausted' } });
     expect(r.events.at(-1).error.details).toMatchObject({ budget_tokens: 1000, budget_usd: 100 });
+  });
+
+  it('BudgetExhausted names the totals state show gives once the running steps finished, and those it was judged by', () => {
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two'), step(3, 'Three', { deps: [1, 2] })]));
+    // step-1 reports once step-2 is running; step-2 once step-1's report reached the budget (polling the state).
+    const impl = nodeImplementer(`
+const { execFileSync } = await import('node:child_process');
+const show = () => JSON.parse(execFileSync(process.execPath, [${JSON.stringify(CLI)}, 'state', 'show', 'demo', '--json'], { cwd: ${JSON.stringify(root)}, encoding: 'utf8' })).plans[0];
+writeFileSync(join(wt, step + '.txt'), step);
+if (step === 'step-1') {
+  while (show().steps.find((s) => s.anchor === 'step-2').status === 'pending') await sleep(50);
+  writeFileSync(process.env.TUG_USAGE_OUT, JSON.stringify({ input_tokens: 3000, output_tokens: 150 }));
+} else {
+  while ((show().usage?.tokens ?? 0) < 3150) await sleep(50);
+  writeFileSync(process.env.TUG_USAGE_OUT, JSON.stringify({ input_tokens: 100, output_tokens: 50 }));
+}
+`);
+    const r = runJsonl(root, ['demo', '--workers', '2', '--implementer', impl.argv, '--budget-tokens', '3000']);
+    expect(r.code, r.stderr).toBe(4);
+    const summary = r.events.at(-1);
+    expect(summary).toMatchObject({ error: { code: 'BudgetExhausted' } });
+    expect([...summary.steps_completed].sort()).toEqual(['step-1', 'step-2']);
+    const { plan } = showSteps(root);
+    expect(plan.usage.tokens).toBe(3300);
+    // The totals it names are state show's (3,300), with the 3,150 the budget was judged by, formatted as elsewhere.
+    expect(summary.error.details).toMatchObject({ usage: { tokens: 3300 }, reached_at: { tokens: 3150 } });
+    expect(summary.error.message).toBe(
+      'the budget of .tugtool/tugplan-demo.md is spent: 3,300 of 3,000 tokens (reached at 3,150 tokens; the steps running then finished); no new step was claimed',
+    );
+    expect(r.events.filter((e) => e.type === 'budget_exhausted')).toEqual([
+      expect.objectContaining({ usage: expect.objectContaining({ tokens: 3150 }), running: ['step-1', 'step-2'] }),
+    ]);
   });
 
   it('a budget that cannot be measured is a warning at the start, not a silent no-op', () => {

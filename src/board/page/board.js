@@ -194,6 +194,18 @@
       .join('')}</div>`;
   }
 
+  /**
+   * The commands of a need: each on its own line (`compact`: one line, the choices after the first as their
+   * flags, `… --approve | --revise "<notes>" | --reject "<reason>"`, for a card's fixed height).
+   */
+  function needCommands(n, compact) {
+    const all = n.commands && n.commands.length ? n.commands : n.command ? [n.command] : [];
+    if (!compact || all.length < 2) return all.join('\n');
+    let head = all[0];
+    for (const c of all) while (!c.startsWith(head)) head = head.slice(0, head.lastIndexOf(' ', head.length - 2) + 1);
+    return [all[0], ...all.slice(1).map((c) => c.slice(head.length))].join(' | ');
+  }
+
   function ownerText(c) {
     const o = c.owner;
     if (!o) return '';
@@ -247,7 +259,7 @@
           head +
           (c.owner ? line(esc(ownerText(c)), esc(c.phase || ''), `attempt ${c.attempt}`) : '') +
           `<div class="c-reason" title="${esc(n.reason)}">${esc(n.reason)}</div>` +
-          (n.command ? `<pre class="command">${esc(n.command)}</pre>` : '') +
+          (n.command ? `<pre class="command">${esc(needCommands(n, true))}</pre>` : '') +
           actionButtons(p, c)
         );
       }
@@ -262,7 +274,8 @@
     $('totals').textContent = total ? `cost ${total}` : '';
     $('empty').hidden = s.plans.length > 0;
     if (s.plans.length === 0)
-      $('empty').textContent = 'No plan in the state yet: tugcode state init <plan>, or tugcode run <plan> --implementer <your implementer>.';
+      $('empty').textContent =
+        'No plan in the state yet: tugcode state init <plan>, or tugcode run <plan> --implementer <your implementer>.';
     const main = $('plans');
     const seen = new Set();
     let prev = $('empty');
@@ -571,7 +584,7 @@
       ]);
       if (c.need)
         h += `<h3>Needs you: ${esc(c.need.kind.replace('_', ' '))}</h3><p>${esc(c.need.reason)}</p><pre class="command">${esc(
-          c.need.command,
+          needCommands(c.need, false),
         )}</pre>${snap.allow_actions && c.need.actions.length ? `<div class="d-actions">${actionButtons(p, c).replace(/^<div class="card-actions">|<\/div>$/g, '')}</div>` : ''}`;
     }
     h += '<h3>Items</h3>';
@@ -658,7 +671,7 @@
   // ── actions ────────────────────────────────────────────────────────────────────────────────────────
   const ACTIONS = {
     reset: { title: 'Reset the failed step', field: null, flag: '' },
-    release: { title: 'Release the expired claim', field: null, flag: '' },
+    release: { title: 'Release the claim', field: null, flag: '' },
     approve: { title: 'Approve the kept work', field: null, flag: '--approve' },
     revise: {
       title: 'Ask for a revision',
@@ -676,6 +689,12 @@
     return `tugcode state decide ${planArg} ${shq(step)} ${a.flag}${a.field ? ` ${shq(text || `<${a.field[0]}>`)}` : ''}`;
   }
 
+  /** When a claim's lease ends, in the server's clock: the dialog says "ran out" only when it did. */
+  function leaseWords(at) {
+    const left = Date.parse(at) - serverNow();
+    return left <= 0 ? `ran out at ${at}` : `holds until ${at}`;
+  }
+
   /** The action the open confirmation is about (kept here: a `data-act` on the dialog would be a button). */
   let pending = null;
 
@@ -687,7 +706,9 @@
     $('c-title').textContent = a.title;
     $('c-text').textContent =
       act === 'release'
-        ? `${step}'s lease ran out${c && c.owner ? ` (${c.owner.claimed_by})` : ''}: its attempt is discarded and the step is pending again. The same as:`
+        ? `${step}'s claim${c && c.owner ? ` (${c.owner.claimed_by})` : ''}${
+            c && c.lease_expires_at ? ` ${leaseWords(c.lease_expires_at)}` : ''
+          }: releasing it discards its attempt and the step is pending again (a claim whose lease has not run out is refused). The same as:`
         : act === 'reset'
           ? `${step} returns to pending with its failures cleared, so the next run tries it again. The same as:`
           : `${step}: the same as`;

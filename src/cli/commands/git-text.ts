@@ -89,7 +89,7 @@ function usageNote(u: UsageTotals): string {
 
 export async function status(d: R, cli: CliEnv): Promise<string> {
   if (d.plans.length === 0) return 'no plans (.tugtool/tugplan-*.md)';
-  const dead = deadDriverLines(d.plans);
+  const dead = deadDriverLines(d.plans, cli.now());
   const t = await table(
     ['plan', 'steps', 'progress', 'status', 'notes'],
     d.plans.map((p: R) => {

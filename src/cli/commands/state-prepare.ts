@@ -54,7 +54,7 @@ export async function showText(data: unknown, cli: CliEnv, maxLines?: number): P
   const backend = (data as { backend?: { kind: string; location: string } }).backend;
   const pg = backend?.kind === 'postgres';
   // A plan whose run died: its steps still read as claimed, so say so under them, as status does.
-  const dead = deadDriverLines((data as { plans: Parameters<typeof deadDriverLines>[0] }).plans);
+  const dead = deadDriverLines((data as { plans: Parameters<typeof deadDriverLines>[0] }).plans, cli.now());
   const below = [...dead, ...(pg ? [`State: PostgreSQL ${backend.location}`] : [])];
   const fit = maxLines === undefined ? {} : { maxLines: Math.max(1, maxLines - below.length) };
   const text = renderShow(data as never, { now: cli.now(), color: cli.color, ...fit });
