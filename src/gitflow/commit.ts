@@ -308,15 +308,17 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   if (input.integrate || (await branchExists(g, ctx.repo.mainRoot, finish.integ)))
     await state.localTarget(ctx, { planPath: t.planPath, worktree: t.W, integ: finish.integ }, 'check');
   await refuseOpenRefactors(ctx, t, input);
-  if (changes.length === 0 && !input.allowEmpty) {
+  if (changes.length === 0) {
     // Nothing new, but HEAD is this step's commit that an earlier `tugcode commit` left off the integration
-    // branch (a completion blocker, a conflict): integrate and complete it instead (docs/git.md).
+    // branch (a completion blocker, a conflict resolved by a rebase): integrate and complete it instead,
+    // `--allow-empty` or not: a second commit of the step would only repeat its Tug-Step (docs/git.md §4.2).
     const resumed = await unintegratedStepHead(g, t.W, { ...finish, integrate: Boolean(input.integrate) });
-    if (!resumed) throw new TugError('NothingToCommit', { worktree: t.W });
-    return finishStep(ctx, g, finish, {
-      ...emptyData(resumed, t.branch, logEntryPath(t.slug, t.step)),
-      committed: false,
-    });
+    if (resumed)
+      return finishStep(ctx, g, finish, {
+        ...emptyData(resumed, t.branch, logEntryPath(t.slug, t.step)),
+        committed: false,
+      });
+    if (!input.allowEmpty) throw new TugError('NothingToCommit', { worktree: t.W });
   }
   const made = await writeCommit(ctx, g, t, changes, {
     ...input,
