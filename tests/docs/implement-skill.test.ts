@@ -127,5 +127,8 @@ describe('skills/implement §A followed by two orchestrators', () => {
       claimed: false,
       reason: 'all_completed',
     });
+    // §3 Finish: the dry run of the merge is clean and merges the integration branch.
+    const merge = commandOf(SKILL, 'tugcode merge');
+    expect(sh(fill(merge, { '<plan>': PLAN }), root, envA)).toMatchObject({ branch: 'tugplan/demo', into: 'main' });
   });
 });
