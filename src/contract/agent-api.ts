@@ -59,13 +59,13 @@ export const COMMIT_FAILURE_PLAYBOOK: Record<string, string> = {
   substeps:
     'A substep is not completed: complete it (`tugcode state complete <plan> <substep> --worktree W`), then run `state_error.error.details.then_run` (it finishes the step with this commit).',
   refactors:
-    'A declared refactor row is neither applied nor skipped: `tugcode refactor run-step <plan> <step> --worktree W` (or `tugcode refactor skip … --ordinal N --reason …`), then run `state_error.error.details.then_run` (it finishes the step with this commit).',
+    'A declared refactor row is neither applied nor skipped. `tugcode commit` refuses this before it commits (`RefactorsIncomplete`, exit 4, nothing changed; docs/git.md §4), so this reason means a row was reopened meanwhile: `tugcode refactor run-step <plan> <step> --worktree W` (or `tugcode refactor skip … --ordinal N --reason …`), then `tugcode commit` again, so the step has a commit with the refactor.',
   ownership:
     'Your claim is gone (lease expired, another worktree took it, or a stale `--attempt`): stop. The commit stays on your branch; do not complete. Claim again (`tugcode state claim`); `tugcode state reconcile <plan>` completes the step from the commit trailers once the commit is integrated.',
   drift:
     'The plan changed since `state init` (or the plan file is gone): `tugcode state init --force <plan>`, then `tugcode state reconcile <plan>`.',
   integration_conflict:
-    'Rebasing onto the integration branch conflicted; the commit stays on your branch and the integration branch is untouched. `git rebase <integration_branch>` in the worktree, resolve, `git rebase --continue`, then `tugcode commit … --allow-empty` again.',
+    'Rebasing onto the integration branch conflicted; the commit stays on your branch and the integration branch is untouched. `git rebase <integration_branch>` in the worktree, resolve, `git add`, `git rebase --continue`, then the same `tugcode commit … --integrate` again: with nothing new to commit it makes no new commit (`committed: false`) and integrates and completes the rebased one (docs/git.md §4.2).',
   db_error:
     'state.db could not be written (`state_error.error` says why): fix what it names (see `tugcode doctor`), then `tugcode state reconcile <plan>` to complete from the trailers.',
 };

@@ -346,11 +346,12 @@ export const CATALOGUE = {
   },
   RefactorsIncomplete: {
     exit: 4,
-    when: 'strict `state complete` (docs/state.md §3): refactor rows neither applied nor skipped',
+    when: 'strict `state complete` (docs/state.md §3), and `tugcode commit` before it commits (docs/git.md §4): refactor rows neither applied nor skipped',
     message: (d) =>
       `${s(d.step_anchor)} has ${(d.open_refactors as unknown[] | undefined)?.length ?? '?'} refactor(s) neither applied nor skipped`,
     hint: (d) =>
-      `tugcode refactor run-step ${planArg(d)} ${arg(d.step_anchor)} --worktree ${arg(d.worktree, '<wt>')}${thenRun(d)}`,
+      `tugcode refactor run-step ${planArg(d)} ${arg(d.step_anchor)} --worktree ${arg(d.worktree, '<wt>')}` +
+      `${typeof d.attempt === 'number' ? ` --attempt ${d.attempt}` : ''}${thenRun(d)}`,
   },
   PlanIncomplete: {
     exit: 4,

@@ -307,15 +307,18 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   // plan integrates elsewhere (a remote, another clone; docs/run.md §1.11).
   if (input.integrate || (await branchExists(g, ctx.repo.mainRoot, finish.integ)))
     await state.localTarget(ctx, { planPath: t.planPath, worktree: t.W, integ: finish.integ }, 'check');
-  if (changes.length === 0 && !input.allowEmpty) {
+  await refuseOpenRefactors(ctx, t, input);
+  if (changes.length === 0) {
     // Nothing new, but HEAD is this step's commit that an earlier `tugcode commit` left off the integration
-    // branch (a completion blocker, a conflict): integrate and complete it instead (docs/git.md).
+    // branch (a completion blocker, a conflict resolved by a rebase): integrate and complete it instead,
+    // `--allow-empty` or not: a second commit of the step would only repeat its Tug-Step (docs/git.md §4.2).
     const resumed = await unintegratedStepHead(g, t.W, { ...finish, integrate: Boolean(input.integrate) });
-    if (!resumed) throw new TugError('NothingToCommit', { worktree: t.W });
-    return finishStep(ctx, g, finish, {
-      ...emptyData(resumed, t.branch, logEntryPath(t.slug, t.step)),
-      committed: false,
-    });
+    if (resumed)
+      return finishStep(ctx, g, finish, {
+        ...emptyData(resumed, t.branch, logEntryPath(t.slug, t.step)),
+        committed: false,
+      });
+    if (!input.allowEmpty) throw new TugError('NothingToCommit', { worktree: t.W });
   }
   const made = await writeCommit(ctx, g, t, changes, {
     ...input,
@@ -324,6 +327,47 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
     noVerify: false,
   });
   return finishStep(ctx, g, finish, { ...emptyData(made.hash, t.branch, made.logRel), files_staged: made.staged });
+}
+
+/**
+ * RefactorsIncomplete before anything is written when a refactor row of the step is neither applied nor
+ * skipped: the step's commit must carry the refactor and its `Tug-Refactor` trailer (docs/git.md §4,
+ * docs/kernel.md §7.4). Committed first and completed later, the rename would land uncommitted in the
+ * worktree while the step counted as done, and merge would ship without it.
+ */
+async function refuseOpenRefactors(ctx: FlowCtx, t: CommitTarget, input: CommitInput): Promise<void> {
+  const ref = { planPath: t.planPath, step: t.step, worktree: t.W, attempt: input.attempt };
+  const open_refactors = await state.openRefactors(ctx, ref);
+  if (open_refactors.length === 0) return;
+  const details = {
+    plan_path: t.planPath,
+    step_anchor: t.step,
+    worktree: t.W,
+    ...(input.attempt !== undefined ? { attempt: input.attempt } : {}),
+    open_refactors,
+    then_run: sameCommit(t, input),
+  };
+  throw new TugError('RefactorsIncomplete', details, {
+    message:
+      `${t.step} has ${open_refactors.length} refactor(s) neither applied nor skipped; nothing was committed: ` +
+      "the step's commit must carry its refactors (run them first, or skip them)",
+  });
+}
+
+/** This `tugcode commit` again, as a command line (the message and summary given inline). */
+function sameCommit(t: CommitTarget, input: CommitInput): string {
+  return [
+    'tugcode commit',
+    `--worktree ${shellArg(t.W)}`,
+    `--plan ${shellArg(t.planPath)}`,
+    `--step ${shellArg(t.step)}`,
+    ...(input.attempt !== undefined ? [`--attempt ${input.attempt}`] : []),
+    ...(input.integrate ? ['--integrate'] : []),
+    ...(input.allowMain ? ['--allow-main'] : []),
+    ...(input.allowEmpty ? ['--allow-empty'] : []),
+    `--message ${shellArg(input.message)}`,
+    ...(input.summary !== undefined ? [`--summary ${shellArg(input.summary)}`] : []),
+  ].join(' ');
 }
 
 /** The driver's commit of a step: the commit only (StepCommitInput says what differs from `tugcode commit`). */

@@ -127,6 +127,27 @@ export async function refactorTrailers(ctx: FlowCtx, ref: StepRef): Promise<stri
   }
 }
 
+/**
+ * The step's refactor rows neither applied nor skipped (read-only): a step commit made now would lack them
+ * (docs/git.md §4). A repository without state.db, or a plan or step it does not know, has none.
+ */
+export async function openRefactors(
+  ctx: FlowCtx,
+  ref: StepRef,
+): Promise<{ ordinal: number; op_text: string; status: string }[]> {
+  try {
+    return await ctx.store.openRefactors(callIn(ctx, 'commit', ref.worktree), {
+      plan: ref.planPath,
+      step: ref.step,
+      worktree: ref.worktree,
+    });
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === 'PlanNotInitialized' || code === 'PlanNotFound' || code === 'StepNotFound') return [];
+    throw e;
+  }
+}
+
 /** Every plan in state.db that is not archived, with its steps (read-only; empty without a DB). */
 export async function planRows(ctx: FlowCtx): Promise<PlanState[]> {
   const shown = await ctx.store.show(callIn(ctx, 'status', ctx.repo.worktreeRoot), { items: 'none' });

@@ -282,6 +282,24 @@ export abstract class StateStore {
     });
   }
 
+  /**
+   * The step's refactor rows neither applied nor skipped, in ordinal order (read-only, no ownership):
+   * `tugcode commit` refuses before committing while any is left (docs/git.md §4).
+   */
+  openRefactors(
+    call: StateCall,
+    input: { plan: string; step: string; worktree: string },
+  ): Promise<{ ordinal: number; op_text: string; status: string }[]> {
+    return this.op(call, 'read', input, async () => {
+      const { refactorRows } = await import('./refactors.js');
+      const { REFACTOR_DONE } = await import('./status.js');
+      return async (ctx: StateContext, i: { plan: string; step: string; worktree: string }) =>
+        (await refactorRows(ctx, i))
+          .filter((r) => !REFACTOR_DONE.has(r.status))
+          .map((r) => ({ ordinal: r.ordinal, op_text: r.op_text, status: r.status }));
+    });
+  }
+
   /** `refactor skip`: an open or failed refactor row of the owner's step marked skipped. */
   skipRefactor(call: StateCall, input: SkipInput): Promise<SkipResult> {
     return this.op(call, 'write', input, async () => (await import('./refactors.js')).skipRefactor);
