@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, checkSchema } from '../helpers/cli.js';
 import { git, tempDir } from '../helpers/repo.js';
-import { runEventSchema } from '../../src/contract/schemas/run.js';
+import { runDryRunSchema, runEventSchema } from '../../src/contract/schemas/run.js';
+import { agentCommandLine } from '../../src/run/agents.js';
 import { runAgain, TugError } from '../../src/contract/errors.js';
 import { redactCommand, runFlags } from '../../src/run/run-flags.js';
 import { shellArg } from '../../src/util/shell-arg.js';
@@ -29,10 +30,10 @@ function writeScript(path: string, text: string, mode = 0o755): void {
 }
 
 /** `tugcode run …` in text mode (off a TTY: one line per event), as a user runs it. */
-function runText(cwd: string, args: string[]) {
+function runText(cwd: string, args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [CLI, 'run', ...args], {
     cwd,
-    env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1' },
+    env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1', ...env },
     encoding: 'utf8',
     timeout: 180_000,
   });
@@ -189,15 +190,65 @@ describe('a run without an implementer (docs/run.md §2)', () => {
     expect(tugJson(root, ['state', 'show', 'noimpl']).code).not.toBe(0); // never initialised
   });
 
-  it('a blank --reviewer is refused naming the reviewer, not the implementer', () => {
-    const root = runRepo(PLAN, 'noimpl');
-    const r = runJsonl(root, ['noimpl', '--implementer', 'true', '--reviewer', '   ']);
-    expect(r.code, r.stdout + r.stderr).toBe(2);
-    expect(r.events.at(-1).error).toMatchObject({
-      code: 'InvalidArgument',
-      message: 'the --reviewer command is empty',
+  it.each([
+    ['--reviewer', '', 'a reviewer, leave the flag out and run.reviewer unset'],
+    ['--reviewer', '   ', 'a reviewer, leave the flag out and run.reviewer unset'],
+    ['--resolver', '', 'a resolver (the implementer resolves), leave the flag out'],
+    ['--resolver', ' ', 'a resolver (the implementer resolves), leave the flag out'],
+  ])(
+    'an empty %s %j (an unset variable) is refused, run and dry run, even with one in config',
+    (flag, empty, without) => {
+      // The config's reviewer and resolver: an empty flag must not silently turn them off.
+      const root = runRepo(PLAN, 'noimpl', {
+        '.tugtool/config.toml': '[run]\nreviewer = "true"\nresolver = "true"\n',
+      });
+      const key = flag.slice(2);
+      const message = `${flag} is empty (an unset variable?); to run without ${without}`;
+      const r = runJsonl(root, ['noimpl', '--implementer', 'true', flag, empty]);
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      expect(r.events.map((e) => e.type)).toEqual(['summary']);
+      expect(r.events.at(-1).error).toMatchObject({ code: 'InvalidArgument', message, details: { [key]: empty } });
+      const dry = tugJson(root, ['run', 'noimpl', '--implementer', 'true', flag, empty, '--dry-run']);
+      expect(dry.code, dry.stderr).toBe(2);
+      expect(dry.json.error).toMatchObject({ code: 'InvalidArgument', message, details: { [key]: empty } });
+      expect(existsSync(join(root, '.tugtree'))).toBe(false);
+      expect(tugJson(root, ['state', 'show', 'noimpl']).code).not.toBe(0); // never initialised
+    },
+  );
+
+  it('--dry-run shows the review gate (reviewer or review agent, rounds), or that there is none', () => {
+    const root = runRepo(PLAN, 'gate');
+    const none = runText(root, ['gate', '--dry-run', '--implementer', 'true']);
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stdout).toContain('\nreview gate: none\n');
+    expect(tugJson(root, ['run', 'gate', '--dry-run', '--implementer', 'true']).json.review).toBeNull();
+    const flag = runText(root, [
+      'gate',
+      '--dry-run',
+      '--implementer',
+      'true',
+      '--reviewer',
+      'true --x',
+      '--review-rounds',
+      '1',
+    ]);
+    expect(flag.stdout).toContain('\nreview gate: true --x, at most 1 round a step\n');
+    // From config, as the real run takes it; a preset by its name, its command line in the JSON.
+    writeFileSync(join(root, '.tugtool', 'config.toml'), '[run]\nreview_agent = "codex"\nreview_rounds = 4\n');
+    const bin = tempDir('tugcode-fake-codex-');
+    writeScript(join(bin, 'codex'), '#!/bin/sh\nexit 0\n');
+    const env = { PATH: `${bin}:${process.env.PATH ?? ''}` };
+    const cfg = runText(root, ['gate', '--dry-run', '--implementer', 'true'], env);
+    expect(cfg.code, cfg.stderr).toBe(0);
+    expect(cfg.stdout).toContain('\nreview gate: codex (review agent), at most 4 rounds a step\n');
+    const j = tugJson(root, ['run', 'gate', '--dry-run', '--implementer', 'true'], env);
+    expect(j.code, j.stderr).toBe(0);
+    checkSchema(runDryRunSchema, j.json);
+    expect(j.json.review).toEqual({
+      reviewer: agentCommandLine('codex', 'reviewer'),
+      review_agent: 'codex',
+      rounds: 4,
     });
-    expect(existsSync(join(root, '.tugtree'))).toBe(false);
   });
 });
 

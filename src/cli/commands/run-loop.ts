@@ -277,7 +277,16 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     const { schedule, scheduleText } = await import('../../run/schedule.js');
     const { agentCommandLine, resolveImplementer, resolveReviewer } = await import('../../run/agents.js');
     const which = resolveImplementer(input, flow.config.run);
-    resolveReviewer(input, flow.config.run); // refused here as in a real run (both flags, an unknown agent)
+    // Refused here as in a real run (both flags, an unknown agent); shown, so a user sees the gate is on.
+    const rev = resolveReviewer(input, flow.config.run);
+    const reviewer = rev.reviewAgent ? agentCommandLine(rev.reviewAgent, 'reviewer') : rev.reviewer;
+    const review = reviewer
+      ? {
+          reviewer,
+          review_agent: rev.reviewAgent,
+          rounds: input.review_rounds ?? flow.config.run.review_rounds,
+        }
+      : null;
     const implementer = which.agent ? agentCommandLine(which.agent) : which.implementer;
     const progress = await planProgress(cli.ctx, prep, call);
     const { failed_steps, blocked_steps, blocked_reasons, needs_human, waiting_steps, waiting_reasons } = progress;
@@ -320,7 +329,12 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     // A step failed at its cap stays failed: the real run claims none of it (nor of what waits on it) and
     // ends PlanIncomplete; the dry run says so, with the real run's hint (docs/run.md §1.10).
     else if (failed_steps.length > 0) {
-      const details = { plan_path: prep.planPath, failed_steps, blocked_steps, run_flags: runFlags(input, cli.ctx.cwd) };
+      const details = {
+        plan_path: prep.planPath,
+        failed_steps,
+        blocked_steps,
+        run_flags: runFlags(input, cli.ctx.cwd),
+      };
       const err = new TugError('PlanIncomplete', {
         ...details,
         reason: `${failed_steps.length} failed, ${blocked_steps.length} blocked`,
@@ -348,11 +362,12 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
       needs_human,
       waiting_steps,
       waiting_reasons,
+      review,
     };
     const g = cli.globals;
     const text = g.json
       ? undefined
-      : scheduleText(s, { failed_steps, blocked_reasons, needs_human, waiting_reasons });
+      : scheduleText(s, { failed_steps, blocked_reasons, needs_human, waiting_reasons, review });
     const r = renderOk('run', data, call.warnings.items, { json: g.json, quiet: g.quiet, text });
     write(r.stdout);
     process.stderr.write(r.stderr);
