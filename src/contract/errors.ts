@@ -154,7 +154,7 @@ export const CATALOGUE = {
   },
   ProgramNotRunnable: {
     exit: 2,
-    when: '`run`: the program of `--implementer`, `--reviewer`, `--resolver` or `[run] implementer|reviewer|resolver|notify` does not exist, is not executable, or is not on PATH (docs/run.md §2); checked before the first claim, and a program that cannot be started at a step stops the run',
+    when: '`run`: the program of `--implementer`, `--reviewer`, `--resolver` or `[run] implementer|reviewer|resolver|notify`, or the CLI of an agent preset (`--agent`, `--review-agent`, `[run] agent|review_agent`), does not exist, is not executable, or is not on PATH (docs/run.md §2); checked before the first claim, and a program that cannot be started at a step stops the run',
     message: (d) =>
       `${s(d.argument, 'the command')} names ${s(d.program)}, which ${s(d.reason, 'cannot be run')}` +
       (d.path && d.path !== d.program ? ` (${s(d.path)})` : ''),
@@ -162,7 +162,9 @@ export const CATALOGUE = {
       d.reason === 'is not executable'
         ? `chmod +x ${arg(d.path ?? d.program)}`
         : d.reason === 'is not on PATH'
-          ? `install ${arg(d.program)}, or name it by a path (./${s(d.program)} or an absolute one)`
+          ? d.preset === true
+            ? `install ${arg(d.program)}: the agent preset runs it by that name, found on PATH`
+            : `install ${arg(d.program)}, or name it by a path (./${s(d.program)} or an absolute one)`
           : `a program path with a slash is resolved against ${arg(d.base, 'the directory tugcode runs in')}` +
             (String(d.argument ?? '').startsWith('run.') ? ' (the repository root, for a config value)' : '') +
             `: check it (ls -l ${arg(d.path ?? d.program)}), or give an absolute path`,

@@ -248,6 +248,22 @@ export async function resolvePrograms<I extends RunPrograms>(
   };
   await pick('implementer', 'agent');
   await pick('reviewer', 'review_agent');
+  // An agent preset runs its CLI by its bare name, looked up on PATH as the spawn does (agents.ts, with the
+  // tugcode launcher added first): one not installed is refused here, not after every step was implemented.
+  const { isAgentName } = await import('./agents.js');
+  const preset = async (flag: 'implementer' | 'reviewer', agent: 'agent' | 'review_agent') => {
+    // The preset this run uses: a flag beats config; both flags, or both config keys, are refused later.
+    let name: string | undefined;
+    if (input[agent] !== undefined) name = input[flag] === undefined ? input[agent] : undefined;
+    else if (input[flag] === undefined && !run[flag]) name = run[agent];
+    if (!name || !isAgentName(name)) return; // none, or refused with the flags' own InvalidArgument
+    const argument = input[agent] !== undefined ? `--${agent.replace('_', '-')}` : `run.${agent}`;
+    const problem = await programProblem(name, o.env);
+    if (problem)
+      throw new TugError('ProgramNotRunnable', { argument, program: name, reason: problem.reason, preset: true });
+  };
+  await preset('implementer', 'agent');
+  await preset('reviewer', 'review_agent');
   if (input.resolver !== undefined) nextInput.resolver = await one(input.resolver, o.cwd, '--resolver');
   else if (run.resolver) nextRun.resolver = await one(run.resolver, o.repoRoot, 'run.resolver');
   if (run.notify.trim() !== '') nextRun.notify = await one(run.notify, o.repoRoot, 'run.notify');

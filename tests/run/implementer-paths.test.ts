@@ -5,7 +5,7 @@
  * attempt. A run without an implementer says so. The hints of a stopped run repeat its flags (§1.2).
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, checkSchema } from '../helpers/cli.js';
@@ -149,6 +149,63 @@ describe('program paths (docs/run.md §2)', () => {
     const show = tugJson(root, ['state', 'show', 'gone']);
     const s2 = show.json.plans[0].steps.find((x: any) => x.anchor === 'step-2');
     expect(s2, JSON.stringify(s2)).toMatchObject({ status: 'pending', claimed_by: null, fail_reason: null });
+  });
+});
+
+/**
+ * The PATH of the tests without any directory holding `names` (the machine may have them installed), git
+ * kept reachable through a directory of its own.
+ */
+function pathWithout(names: string[]): string {
+  const dirs = (process.env.PATH ?? '').split(':').filter((d) => d && !names.some((n) => existsSync(join(d, n))));
+  const gitBin = tempDir('tugcode-git-bin-');
+  const found = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
+  symlinkSync(found, join(gitBin, 'git'));
+  return [gitBin, ...dirs].join(':');
+}
+
+describe('agent presets whose CLI is not installed (docs/run.md §2)', () => {
+  it.each([
+    [['--implementer', 'IMPL', '--review-agent', 'codex'], '', '--review-agent', 'codex'],
+    [['--agent', 'codex'], '', '--agent', 'codex'],
+    [['--implementer', 'IMPL'], '[run]\nreview_agent = "claude"\n', 'run.review_agent', 'claude'],
+    [[], '[run]\nagent = "claude"\n', 'run.agent', 'claude'],
+  ])(
+    '%j (config %j): refused before any claim, run and dry run, nothing changed',
+    (flags, config, argument, program) => {
+      const root = runRepo(PLAN, 'noagent', config ? { '.tugtool/config.toml': config } : {});
+      writeScript(join(root, 'impl.sh'), IMPL());
+      const args = flags.map((f) => (f === 'IMPL' ? './impl.sh' : f));
+      const env = { PATH: pathWithout(['claude', 'codex']) };
+      const before = untouched(root);
+      const r = runJsonl(root, ['noagent', '--workers', '2', ...args], env);
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      expect(r.events.map((e) => e.type)).toEqual(['summary']);
+      const error = {
+        code: 'ProgramNotRunnable',
+        message: `${argument} names ${program}, which is not on PATH`,
+        details: { argument, program, reason: 'is not on PATH' },
+        hint: `install ${program}: the agent preset runs it by that name, found on PATH`,
+      };
+      expect(r.events[0].error).toMatchObject(error);
+      const dry = runText(root, ['noagent', '--dry-run', ...args], env);
+      expect(dry.code, dry.stdout + dry.stderr).toBe(2);
+      expect(dry.stderr).toContain(`ProgramNotRunnable: ${error.message}\nhint: ${error.hint}`);
+      expect(untouched(root)).toEqual(before);
+    },
+  );
+
+  it('a bare program gone from PATH at a step: not on PATH, the hint says install it', () => {
+    const root = runRepo(PLAN, 'bare');
+    const bin = tempDir('tugcode-bare-');
+    writeScript(join(bin, 'tug-impl-once'), IMPL('rm -f "$0"'));
+    const r = runJsonl(root, ['bare', '--implementer', 'tug-impl-once'], { PATH: `${bin}:${process.env.PATH ?? ''}` });
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.events.at(-1).error).toMatchObject({
+      code: 'ProgramNotRunnable',
+      details: { argument: 'the implementer', program: 'tug-impl-once', reason: 'is not on PATH' },
+      hint: 'install tug-impl-once, or name it by a path (./tug-impl-once or an absolute one)',
+    });
   });
 });
 
