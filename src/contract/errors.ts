@@ -68,7 +68,8 @@ function catchUpDriftHint(d: Details): string {
  * hints here, the run's text summary). `drop`: flags (with their value) left out, for the hint to replace.
  */
 export function runAgain(d: Details, drop: string[] = []): string {
-  const words = (d.run_flags as string[] | undefined) ?? [];
+  const all = (d.run_flags as string[] | undefined) ?? [];
+  const words = all[0] === '-C' ? all.slice(2) : all;
   const kept: string[] = [];
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
@@ -79,7 +80,16 @@ export function runAgain(d: Details, drop: string[] = []): string {
     }
     kept.push(shellArg(w));
   }
-  return [`tugcode run ${planArg(d)}`, ...kept].join(' ');
+  return [`${tugcodeIn(d)} run ${planArg(d)}`, ...kept].join(' ');
+}
+
+/**
+ * `tugcode`, with the `-C DIR` the run was given (the first words of its `run_flags`, src/run/run-flags.ts):
+ * a command a hint suggests then works pasted in the shell tugcode ran from (docs/run.md §1.2).
+ */
+export function tugcodeIn(d: Details): string {
+  const words = (d.run_flags as string[] | undefined) ?? [];
+  return words[0] === '-C' && words[1] !== undefined ? `tugcode -C ${shellArg(words[1])}` : 'tugcode';
 }
 
 /** What a command that runs a plan names when neither the run nor the configuration gives an implementer. */
@@ -360,8 +370,8 @@ export const CATALOGUE = {
     hint: (d) => {
       // A step failed at its cap stays failed: re-running `run` does nothing until it is reset.
       const failed = ((d.failed_steps as { step_anchor?: unknown }[] | undefined) ?? []).map((f) => f.step_anchor);
-      if (failed.length === 0) return `tugcode state show ${planArg(d)}`;
-      const resets = failed.map((a) => `tugcode state reset ${planArg(d)} ${arg(a)}`);
+      if (failed.length === 0) return `${tugcodeIn(d)} state show ${planArg(d)}`;
+      const resets = failed.map((a) => `${tugcodeIn(d)} state reset ${planArg(d)} ${arg(a)}`);
       return [...resets, runAgain(d)].join(' && ');
     },
   },
@@ -378,7 +388,7 @@ export const CATALOGUE = {
       return `the budget of ${plan(d)} is spent: ${spent.join(', ') || 'reached'}; no new step was claimed`;
     },
     hint: (d) =>
-      `tugcode state show ${planArg(d)} (its usage), then raise the budget: ` +
+      `${tugcodeIn(d)} state show ${planArg(d)} (its usage), then raise the budget: ` +
       (d.budget_usd !== undefined && d.budget_usd !== null
         ? `${runAgain(d, ['--budget-usd'])} --budget-usd <more>`
         : `${runAgain(d, ['--budget-tokens'])} --budget-tokens <more>`),
@@ -599,7 +609,7 @@ export const CATALOGUE = {
       const steps = (d.steps as { step_anchor?: unknown }[] | undefined) ?? [];
       const anchors = steps.length ? steps.map((x) => x.step_anchor) : ['<step>'];
       const each = anchors.map(
-        (a) => `${decideCommands(d.plan_path, a)[0]} (or --revise "<notes>", or --reject "<reason>")`,
+        (a) => `${decideCommands(d.plan_path, a, d)[0]} (or --revise "<notes>", or --reject "<reason>")`,
       );
       return `${each.join('; ')}; then ${runAgain(d)}`;
     },
@@ -610,8 +620,8 @@ export const CATALOGUE = {
  * What a human runs for a step that waits for them (docs/run.md §6.3): approve, revise with notes, reject
  * with a reason. The one place these command lines are written (the run's error hint, summary, live view).
  */
-export function decideCommands(planPath: unknown, step: unknown): [string, string, string] {
-  const head = `tugcode state decide ${arg(planPath, '<plan>')} ${step === '<step>' ? step : arg(step)}`;
+export function decideCommands(planPath: unknown, step: unknown, d: Details = {}): [string, string, string] {
+  const head = `${tugcodeIn(d)} state decide ${arg(planPath, '<plan>')} ${step === '<step>' ? step : arg(step)}`;
   return [`${head} --approve`, `${head} --revise "<notes>"`, `${head} --reject "<reason>"`];
 }
 

@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, checkSchema } from '../helpers/cli.js';
 import { git, tempDir } from '../helpers/repo.js';
@@ -321,10 +321,47 @@ describe("the hints of a stopped run repeat the run's flags (docs/run.md §1.2)"
     expect(r.code, r.stdout + r.stderr).toBe(4);
     const err = r.events.at(-1).error;
     const impl = `'${join(dir, 'fail me.sh').replace(/'/g, "'\\''")}' --x`;
-    expect(err.details.run_flags).toEqual(['--workers', '2', '--implementer', impl, '--max-attempts', '1']);
+    // The -C the user gave, made absolute, comes first: the hint's commands name it too.
+    expect(err.details.run_flags).toEqual(['-C', dir, '--workers', '2', '--implementer', impl, '--max-attempts', '1']);
     expect(err.hint).toBe(
-      `tugcode state reset .tugtool/tugplan-inc.md step-1 && tugcode run .tugtool/tugplan-inc.md --workers 2 ` +
-        `--implementer '${impl.replace(/'/g, "'\\''")}' --max-attempts 1`,
+      `tugcode -C ${dir} state reset .tugtool/tugplan-inc.md step-1 && tugcode -C ${dir} run ` +
+        `.tugtool/tugplan-inc.md --workers 2 --implementer '${impl.replace(/'/g, "'\\''")}' --max-attempts 1`,
+    );
+  });
+
+  it('after tugcode -C DIR run, the hints pasted in the same shell (outside the repo) work', () => {
+    const outside = tempDir('tugcode-shell-');
+    const root = runRepo(PLAN, 'paste');
+    writeScript(join(root, 'fail.sh'), '#!/bin/sh\nexit 1\n');
+    const rel = relative(outside, root);
+    const r = spawnSync(
+      process.execPath,
+      [CLI, '-C', rel, 'run', 'paste', '--implementer', './fail.sh', '--max-attempts', '1'],
+      { cwd: outside, env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1' }, encoding: 'utf8' },
+    );
+    expect(r.status, r.stdout + r.stderr).toBe(4);
+    const hint = /^hint: (.*)$/m.exec(r.stderr)![1]!;
+    expect(hint).toBe(
+      `tugcode -C ${root} state reset .tugtool/tugplan-paste.md step-1 && ` +
+        `tugcode -C ${root} run .tugtool/tugplan-paste.md --implementer ${join(root, 'fail.sh')} --max-attempts 1`,
+    );
+    // Pasted where the user ran tugcode: the reset works, and the run runs the plan again (failing alike).
+    const sh = (cmd: string) =>
+      spawnSync('sh', ['-c', `tugcode() { ${shellArg(process.execPath)} ${shellArg(CLI)} "$@"; }\n${cmd}`], {
+        cwd: outside,
+        env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1' },
+        encoding: 'utf8',
+      });
+    const again = sh(hint);
+    expect(again.status, again.stdout + again.stderr).toBe(4);
+    expect(again.stderr).toContain('PlanIncomplete');
+    const s1 = tugJson(root, ['state', 'show', 'paste']).json.plans[0].steps.find((x: any) => x.anchor === 'step-1');
+    expect(s1).toMatchObject({ status: 'failed', attempt: 2, failures: 1 }); // reset, then claimed again
+    // The NeedsHuman hint's decide commands name it as well.
+    const d = { plan_path: '.tugtool/tugplan-x.md', steps: [{ step_anchor: 'step-1' }], run_flags: ['-C', '/a b'] };
+    expect(new TugError('NeedsHuman', d).hint).toBe(
+      `tugcode -C '/a b' state decide .tugtool/tugplan-x.md step-1 --approve (or --revise "<notes>", or ` +
+        `--reject "<reason>"); then tugcode -C '/a b' run .tugtool/tugplan-x.md`,
     );
   });
 

@@ -141,7 +141,7 @@ export async function runCommand(
   let board: Board | null = beside ?? null;
   const stop = new AbortController();
   // The hints of a stopped run repeat these (docs/run.md §1.2); loaded before a second signal may need them.
-  const flags = (await import('../../run/run-flags.js')).runFlags(input, cli.ctx.cwd);
+  const flags = (await import('../../run/run-flags.js')).runFlags(input, cli.ctx.cwd, cli.ctx.dir);
   const { killRunningGroups, runningGroupCount } = await import('../../run/child.js');
   // What the events said so far: the summary of a run cut short by a second signal.
   const done = { steps: [] as string[], commits: [] as string[] };
@@ -317,7 +317,7 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
         steps: needs_human,
         failed_steps,
         blocked_steps,
-        run_flags: runFlags(input, cli.ctx.cwd),
+        run_flags: runFlags(input, cli.ctx.cwd, cli.ctx.dir),
       });
       const n = needs_human.length;
       call.warnings.add(
@@ -333,7 +333,7 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
         plan_path: prep.planPath,
         failed_steps,
         blocked_steps,
-        run_flags: runFlags(input, cli.ctx.cwd),
+        run_flags: runFlags(input, cli.ctx.cwd, cli.ctx.dir),
       };
       const err = new TugError('PlanIncomplete', {
         ...details,
