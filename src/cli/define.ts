@@ -207,6 +207,7 @@ export class CliApp {
     const { OpsContext, newCall } = await import('../ops/context.js');
     const ctx = new OpsContext({
       cwd: resolve(this.processCwd, globals.dir ?? '.'),
+      dir: globals.dir === undefined ? undefined : resolve(this.processCwd, globals.dir),
       env: this.env,
       ...(spec.longLived ? { longLived: true } : {}),
     });

@@ -69,7 +69,8 @@ function catchUpDriftHint(d: Details): string {
  * hints here, the run's text summary). `drop`: flags (with their value) left out, for the hint to replace.
  */
 export function runAgain(d: Details, drop: string[] = []): string {
-  const words = (d.run_flags as string[] | undefined) ?? [];
+  const all = (d.run_flags as string[] | undefined) ?? [];
+  const words = all[0] === '-C' ? all.slice(2) : all;
   const kept: string[] = [];
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
@@ -80,7 +81,16 @@ export function runAgain(d: Details, drop: string[] = []): string {
     }
     kept.push(shellArg(w));
   }
-  return [`tugcode run ${planArg(d)}`, ...kept].join(' ');
+  return [`${tugcodeIn(d)} run ${planArg(d)}`, ...kept].join(' ');
+}
+
+/**
+ * `tugcode`, with the `-C DIR` the run was given (the first words of its `run_flags`, src/run/run-flags.ts):
+ * a command a hint suggests then works pasted in the shell tugcode ran from (docs/run.md §1.2).
+ */
+export function tugcodeIn(d: Details): string {
+  const words = (d.run_flags as string[] | undefined) ?? [];
+  return words[0] === '-C' && words[1] !== undefined ? `tugcode -C ${shellArg(words[1])}` : 'tugcode';
 }
 
 /** What a command that runs a plan names when neither the run nor the configuration gives an implementer. */
@@ -155,7 +165,7 @@ export const CATALOGUE = {
   },
   ProgramNotRunnable: {
     exit: 2,
-    when: '`run`: the program of `--implementer`, `--reviewer`, `--resolver` or `[run] implementer|reviewer|resolver|notify` does not exist, is not executable, or is not on PATH (docs/run.md §2); checked before the first claim, and a program that cannot be started at a step stops the run',
+    when: '`run`: the program of `--implementer`, `--reviewer`, `--resolver` or `[run] implementer|reviewer|resolver|notify`, or the CLI of an agent preset (`--agent`, `--review-agent`, `[run] agent|review_agent`), does not exist, is not executable, or is not on PATH (docs/run.md §2); checked before the first claim, and a program that cannot be started at a step stops the run',
     message: (d) =>
       `${s(d.argument, 'the command')} names ${s(d.program)}, which ${s(d.reason, 'cannot be run')}` +
       (d.path && d.path !== d.program ? ` (${s(d.path)})` : ''),
@@ -163,7 +173,9 @@ export const CATALOGUE = {
       d.reason === 'is not executable'
         ? `chmod +x ${arg(d.path ?? d.program)}`
         : d.reason === 'is not on PATH'
-          ? `install ${arg(d.program)}, or name it by a path (./${s(d.program)} or an absolute one)`
+          ? d.preset === true
+            ? `install ${arg(d.program)}: the agent preset runs it by that name, found on PATH`
+            : `install ${arg(d.program)}, or name it by a path (./${s(d.program)} or an absolute one)`
           : `a program path with a slash is resolved against ${arg(d.base, 'the directory tugcode runs in')}` +
             (String(d.argument ?? '').startsWith('run.') ? ' (the repository root, for a config value)' : '') +
             `: check it (ls -l ${arg(d.path ?? d.program)}), or give an absolute path`,
@@ -360,8 +372,8 @@ export const CATALOGUE = {
     hint: (d) => {
       // A step failed at its cap stays failed: re-running `run` does nothing until it is reset.
       const failed = ((d.failed_steps as { step_anchor?: unknown }[] | undefined) ?? []).map((f) => f.step_anchor);
-      if (failed.length === 0) return `tugcode state show ${planArg(d)}`;
-      const resets = failed.map((a) => `tugcode state reset ${planArg(d)} ${arg(a)}`);
+      if (failed.length === 0) return `${tugcodeIn(d)} state show ${planArg(d)}`;
+      const resets = failed.map((a) => `${tugcodeIn(d)} state reset ${planArg(d)} ${arg(a)}`);
       return [...resets, runAgain(d)].join(' && ');
     },
   },
@@ -390,7 +402,7 @@ export const CATALOGUE = {
       return `the budget of ${plan(d)} is spent: ${spent.join(', ') || 'reached'}${then}; no new step was claimed`;
     },
     hint: (d) =>
-      `tugcode state show ${planArg(d)} (its usage), then raise the budget: ` +
+      `${tugcodeIn(d)} state show ${planArg(d)} (its usage), then raise the budget: ` +
       (d.budget_usd !== undefined && d.budget_usd !== null
         ? `${runAgain(d, ['--budget-usd'])} --budget-usd <more>`
         : `${runAgain(d, ['--budget-tokens'])} --budget-tokens <more>`),
@@ -615,7 +627,7 @@ export const CATALOGUE = {
       const steps = (d.steps as { step_anchor?: unknown }[] | undefined) ?? [];
       const anchors = steps.length ? steps.map((x) => x.step_anchor) : ['<step>'];
       const each = anchors.map(
-        (a) => `${decideCommands(d.plan_path, a)[0]} (or --revise "<notes>", or --reject "<reason>")`,
+        (a) => `${decideCommands(d.plan_path, a, d)[0]} (or --revise "<notes>", or --reject "<reason>")`,
       );
       return `${each.join('; ')}; then ${runAgain(d)}`;
     },
@@ -626,8 +638,8 @@ export const CATALOGUE = {
  * What a human runs for a step that waits for them (docs/run.md §6.3): approve, revise with notes, reject
  * with a reason. The one place these command lines are written (the run's error hint, summary, live view).
  */
-export function decideCommands(planPath: unknown, step: unknown): [string, string, string] {
-  const head = `tugcode state decide ${arg(planPath, '<plan>')} ${step === '<step>' ? step : arg(step)}`;
+export function decideCommands(planPath: unknown, step: unknown, d: Details = {}): [string, string, string] {
+  const head = `${tugcodeIn(d)} state decide ${arg(planPath, '<plan>')} ${step === '<step>' ? step : arg(step)}`;
   return [`${head} --approve`, `${head} --revise "<notes>"`, `${head} --reject "<reason>"`];
 }
 

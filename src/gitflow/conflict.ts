@@ -58,8 +58,12 @@ export async function abortRebase(g: GitRunner, W: string): Promise<boolean> {
   return true;
 }
 
-/** A line that is a conflict marker git writes (`<<<<<<< `, `|||||||`, `=======`, `>>>>>>> `). */
-const MARKER = /^(?:<{7}|>{7}|\|{7})(?:[ \t]|$)|^={7}[ \t]*$/m;
+/**
+ * A line that opens (`<<<<<<< `), splits in diff3 style (`|||||||`) or closes (`>>>>>>> `) a conflict as git
+ * writes it. Not `=======`: outside a conflict it is a heading's underline (Markdown, RST), and inside one
+ * the conflict's `<<<<<<<` line comes first and is reported (docs/run.md §1.9).
+ */
+const MARKER = /^(?:<{7}|>{7}|\|{7})(?:[ \t]|$)/m;
 
 /**
  * Conflict markers left in `files` (repo-relative, in the worktree `W`): `path:line` of the first one in

@@ -14,6 +14,11 @@ import type { StateCall, StateStore } from '../state/store.js';
 export interface OpenOptions {
   /** The directory the process works in (`-C DIR` already applied). */
   cwd: string;
+  /**
+   * The directory the user named with `-C DIR` (absolute), when they did: the commands a hint suggests name
+   * it, so they work pasted in the shell the user ran tugcode from (docs/run.md §1.2).
+   */
+  dir?: string | undefined;
   /** The environment: the only one any operation reads (git and child processes get exactly this). */
   env: NodeJS.ProcessEnv;
   /** Default: TUGCODE_NOW from `env`, else the system clock. */
@@ -39,6 +44,7 @@ export function newCall(command: string, naming: Naming = 'cli'): Call {
 
 export class OpsContext {
   readonly cwd: string;
+  readonly dir: string | undefined;
   readonly env: NodeJS.ProcessEnv;
   readonly clock: Clock;
   readonly longLived: boolean;
@@ -47,6 +53,7 @@ export class OpsContext {
 
   constructor(o: OpenOptions) {
     this.cwd = o.cwd;
+    this.dir = o.dir;
     this.env = o.env;
     this.clock = o.clock ?? clockFromEnv(o.env);
     this.longLived = Boolean(o.longLived);

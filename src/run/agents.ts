@@ -395,7 +395,7 @@ export async function runAgent(
     await relay.close();
   }
   // An agent CLI that is not installed fails every step alike: the run stops (docs/run.md §2.1).
-  throwIfNotStarted(out, agent, o.role ?? `the ${agent} agent`);
+  throwIfNotStarted(out, agent, o.role ?? `the ${agent} agent`, { preset: true });
   if (transcript) {
     const text = await readFile(lastMessage, 'utf8').catch(() => null);
     const used = { usage: transcript.usage(), usage_warning: null };

@@ -232,7 +232,7 @@ async function runPlanned(
   // The hints of a stopped run repeat its flags (docs/run.md §1.2), in the summary notify sees too; the lock
   // records them, so what reports this run dead (status, doctor, the board) can say how to run it again.
   const { runFlags, withRunFlags } = await import('./run-flags.js');
-  const flags = runFlags(input, ctx.cwd);
+  const flags = runFlags(input, ctx.cwd, ctx.dir);
   const lock = await timed(tr, 'run.lock', () =>
     acquireRunLock(flow.repo.mainRoot, prep.slug, prep.planPath, ctx.clock.now(), { run_flags: flags }),
   );
@@ -478,7 +478,7 @@ export async function runTarget(s: Pick<RunSetup, 'flow' | 'prep' | 'ops'>, inpu
       command: 'run',
       integration_branch: s.prep.integration,
       remote_from: input.remote !== undefined ? 'flag' : s.flow.config.run.remote ? 'config' : 'none',
-      run_flags: runFlags(input, s.ops.cwd),
+      run_flags: runFlags(input, s.ops.cwd, s.ops.dir),
     },
   };
 }

@@ -112,15 +112,29 @@ export async function programProblem(
  * A child whose program could not be started at all (ENOENT, EACCES) would fail every attempt of every
  * step the same way: the run stops with ProgramNotRunnable instead (docs/run.md §2).
  */
-export function throwIfNotStarted(out: ChildOutcome, program: string, argument: string): void {
+export function throwIfNotStarted(
+  out: ChildOutcome,
+  program: string,
+  argument: string,
+  o: { preset?: boolean } = {},
+): void {
   if (out.spawn_error === undefined) return;
+  // A bare name the spawn did not find is one not on PATH (not installed): its hint says so, not `ls -l`.
   const reason =
     out.spawn_error === 'ENOENT'
-      ? 'does not exist'
+      ? program.includes('/')
+        ? 'does not exist'
+        : 'is not on PATH'
       : out.spawn_error === 'EACCES'
         ? 'is not executable'
         : `cannot be started (${out.spawn_error})`;
-  throw new TugError('ProgramNotRunnable', { argument, program, reason, spawn_error: out.spawn_error });
+  throw new TugError('ProgramNotRunnable', {
+    argument,
+    program,
+    reason,
+    spawn_error: out.spawn_error,
+    ...(o.preset ? { preset: true } : {}),
+  });
 }
 
 /** The warning of a run without an implementer (docs/run.md §2): allowed, never silent. */

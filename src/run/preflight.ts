@@ -226,18 +226,45 @@ export async function resolvePrograms<I extends RunPrograms>(
       });
     return abs;
   };
+  // A blank --reviewer or --resolver is most often an unset variable (`--reviewer "$REV"`): taken as
+  // "none", it would turn a review gate off unseen, even one set in config (docs/run.md §2).
+  const { invalidArgument } = await import('../contract/errors.js');
+  const without = {
+    reviewer: 'a reviewer, leave the flag out and run.reviewer unset',
+    resolver: 'a resolver (the implementer resolves), leave the flag out',
+  };
+  for (const flag of ['reviewer', 'resolver'] as const)
+    if (input[flag] !== undefined && input[flag].trim() === '')
+      throw invalidArgument(`--${flag} is empty (an unset variable?); to run without ${without[flag]}`, {
+        [flag]: input[flag],
+      });
   // Only the commands this run uses: a flag beats config, an agent preset replaces the command.
   const pick = async (flag: 'implementer' | 'reviewer', agent: 'agent' | 'review_agent') => {
     if (input[agent] !== undefined) return;
     if (input[flag] !== undefined) {
       // A blank --implementer is left to resolveImplementer's one refusal of an empty one (docs/run.md §2).
-      const blank = flag === 'implementer' ? input[flag].trim() === '' : input[flag] === '';
-      if (!blank) nextInput[flag] = await one(input[flag], o.cwd, `--${flag}`);
+      if (input[flag].trim() !== '') nextInput[flag] = await one(input[flag], o.cwd, `--${flag}`);
     } else if (!run[agent] && run[flag] !== '') nextRun[flag] = await one(run[flag], o.repoRoot, `run.${flag}`);
   };
   await pick('implementer', 'agent');
   await pick('reviewer', 'review_agent');
-  if (input.resolver) nextInput.resolver = await one(input.resolver, o.cwd, '--resolver');
+  // An agent preset runs its CLI by its bare name, looked up on PATH as the spawn does (agents.ts, with the
+  // tugcode launcher added first): one not installed is refused here, not after every step was implemented.
+  const { isAgentName } = await import('./agents.js');
+  const preset = async (flag: 'implementer' | 'reviewer', agent: 'agent' | 'review_agent') => {
+    // The preset this run uses: a flag beats config; both flags, or both config keys, are refused later.
+    let name: string | undefined;
+    if (input[agent] !== undefined) name = input[flag] === undefined ? input[agent] : undefined;
+    else if (input[flag] === undefined && !run[flag]) name = run[agent];
+    if (!name || !isAgentName(name)) return; // none, or refused with the flags' own InvalidArgument
+    const argument = input[agent] !== undefined ? `--${agent.replace('_', '-')}` : `run.${agent}`;
+    const problem = await programProblem(name, o.env);
+    if (problem)
+      throw new TugError('ProgramNotRunnable', { argument, program: name, reason: problem.reason, preset: true });
+  };
+  await preset('implementer', 'agent');
+  await preset('reviewer', 'review_agent');
+  if (input.resolver !== undefined) nextInput.resolver = await one(input.resolver, o.cwd, '--resolver');
   else if (run.resolver) nextRun.resolver = await one(run.resolver, o.repoRoot, 'run.resolver');
   if (run.notify.trim() !== '') nextRun.notify = await one(run.notify, o.repoRoot, 'run.notify');
   return { input: nextInput, run: nextRun };

@@ -46,10 +46,11 @@ export function redactCommand(text: string): string {
 
 /**
  * The argv words (unquoted) of the flags `input` sets that shape the run, in the order `tugcode run --help`
- * lists them; `cwd` is where a program path given by a flag is resolved.
+ * lists them; `cwd` is where a program path given by a flag is resolved. `dir`: the `-C DIR` the user gave
+ * (absolute), first as `-C DIR`, which the hints put before the command (errors.ts `runAgain`).
  */
-export function runFlags(input: object, cwd: string): string[] {
-  const out: string[] = [];
+export function runFlags(input: object, cwd: string, dir?: string): string[] {
+  const out: string[] = dir === undefined ? [] : ['-C', dir];
   for (const [name, field] of Object.entries(runTable.fields)) {
     const v = (input as Record<string, unknown>)[name];
     if (ONE_SHOT.has(name) || v === undefined || v === null || v === false) continue;

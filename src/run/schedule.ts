@@ -110,7 +110,7 @@ export function schedule(plan: Plan, o: ScheduleOptions): Schedule {
 /** `failed` and every step waiting on one of them through `deps`, directly or not. */
 function behind(nodes: string[], deps: Map<string, string[]>, failed: Set<string>): Set<string> {
   const out = new Set(failed);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const n of nodes)
       if (!out.has(n) && (deps.get(n) ?? []).some((d) => out.has(d))) {
@@ -274,6 +274,15 @@ export interface HeldBack {
   /** Steps waiting for a human's decision (docs/run.md §6.3), and those behind them. */
   needs_human?: { step_anchor: string; reason: string }[];
   waiting_reasons?: { step_anchor: string; reason: string }[];
+  /** The review gate the run uses (docs/run.md §6), null when off: the dry run shows it, to check it is on. */
+  review?: ReviewGate | null;
+}
+
+/** The review gate of a run: its reviewer command (an agent preset's command line), the preset, the rounds. */
+export interface ReviewGate {
+  reviewer: string;
+  review_agent: string | null;
+  rounds: number;
 }
 
 /**
@@ -319,6 +328,14 @@ export function scheduleText(s: Schedule, held: HeldBack = { failed_steps: [], b
   const n = s.critical_path.length;
   lines.push(`critical path: ${s.critical_path.join(' → ')} (${n} step${n === 1 ? '' : 's'})`);
   for (const [a, b] of s.apart) lines.push(`never together (Touches overlap): ${a}, ${b}`);
+  if (held.review !== undefined) {
+    // A preset by its name (its command line is in the JSON and the README), a command as it runs.
+    const r = held.review;
+    const rounds = r ? `, at most ${r.rounds} round${r.rounds === 1 ? '' : 's'} a step` : '';
+    lines.push(
+      `review gate: ${r ? `${r.review_agent ? `${r.review_agent} (review agent)` : r.reviewer}${rounds}` : 'none'}`,
+    );
+  }
   for (const st of s.steps) {
     lines.push('');
     lines.push(`${st.step_anchor}  ${st.title}  (wave ${st.wave})`);

@@ -184,8 +184,10 @@ describe('run event schemas', () => {
       waiting_reasons: [
         { step_anchor: 'step-4', blocked_by: ['step-3'], reason: 'waits on step-3 (waits for a human)' },
       ],
+      review: { reviewer: 'node review.mjs', review_agent: null, rounds: 3 },
     };
     expect(runDryRunSchema.parse(value)).toEqual(value);
+    expect(runDryRunSchema.parse({ ...value, review: null })).toEqual({ ...value, review: null });
     const js = await jsonSchemaFor('run');
     expect(js.type).toBe('object');
   });

@@ -64,11 +64,15 @@ function fakes(): { bin: string; rec: string; env: Record<string, string> } {
 }
 
 /** The CLI with one JSON document (not JSON Lines) on stdout. */
-function tugcode(cwd: string, args: string[]): { code: number | null; stdout: string; stderr: string } {
+function tugcode(
+  cwd: string,
+  args: string[],
+  env: Record<string, string> = {},
+): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [CLI, ...args], {
     cwd,
     encoding: 'utf8',
-    env: { ...process.env, NO_COLOR: '1' },
+    env: { ...process.env, NO_COLOR: '1', ...env },
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -276,7 +280,8 @@ describe('choosing the agent', () => {
 
   it('--dry-run shows the preset command line as the implementer', () => {
     const root = realpathSync(runRepo(PLAN));
-    const r = tugcode(root, ['run', 'demo', '--agent', 'claude', '--dry-run', '--json']);
+    // The preset's CLI must be installed (on PATH) for the dry run too (docs/run.md §2).
+    const r = tugcode(root, ['run', 'demo', '--agent', 'claude', '--dry-run', '--json'], fakes().env);
     expect(r.code, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc.steps[0].implementer).toBe(agentCommandLine('claude'));

@@ -5,12 +5,13 @@
  * attempt. A run without an implementer says so. The hints of a stopped run repeat its flags (§1.2).
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, checkSchema } from '../helpers/cli.js';
 import { git, tempDir } from '../helpers/repo.js';
-import { runEventSchema } from '../../src/contract/schemas/run.js';
+import { runDryRunSchema, runEventSchema } from '../../src/contract/schemas/run.js';
+import { agentCommandLine } from '../../src/run/agents.js';
 import { runAgain, TugError } from '../../src/contract/errors.js';
 import { redactCommand, runFlags } from '../../src/run/run-flags.js';
 import { shellArg } from '../../src/util/shell-arg.js';
@@ -29,10 +30,10 @@ function writeScript(path: string, text: string, mode = 0o755): void {
 }
 
 /** `tugcode run …` in text mode (off a TTY: one line per event), as a user runs it. */
-function runText(cwd: string, args: string[]) {
+function runText(cwd: string, args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [CLI, 'run', ...args], {
     cwd,
-    env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1' },
+    env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1', ...env },
     encoding: 'utf8',
     timeout: 180_000,
   });
@@ -151,6 +152,63 @@ describe('program paths (docs/run.md §2)', () => {
   });
 });
 
+/**
+ * The PATH of the tests without any directory holding `names` (the machine may have them installed), git
+ * kept reachable through a directory of its own.
+ */
+function pathWithout(names: string[]): string {
+  const dirs = (process.env.PATH ?? '').split(':').filter((d) => d && !names.some((n) => existsSync(join(d, n))));
+  const gitBin = tempDir('tugcode-git-bin-');
+  const found = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
+  symlinkSync(found, join(gitBin, 'git'));
+  return [gitBin, ...dirs].join(':');
+}
+
+describe('agent presets whose CLI is not installed (docs/run.md §2)', () => {
+  it.each([
+    [['--implementer', 'IMPL', '--review-agent', 'codex'], '', '--review-agent', 'codex'],
+    [['--agent', 'codex'], '', '--agent', 'codex'],
+    [['--implementer', 'IMPL'], '[run]\nreview_agent = "claude"\n', 'run.review_agent', 'claude'],
+    [[], '[run]\nagent = "claude"\n', 'run.agent', 'claude'],
+  ])(
+    '%j (config %j): refused before any claim, run and dry run, nothing changed',
+    (flags, config, argument, program) => {
+      const root = runRepo(PLAN, 'noagent', config ? { '.tugtool/config.toml': config } : {});
+      writeScript(join(root, 'impl.sh'), IMPL());
+      const args = flags.map((f) => (f === 'IMPL' ? './impl.sh' : f));
+      const env = { PATH: pathWithout(['claude', 'codex']) };
+      const before = untouched(root);
+      const r = runJsonl(root, ['noagent', '--workers', '2', ...args], env);
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      expect(r.events.map((e) => e.type)).toEqual(['summary']);
+      const error = {
+        code: 'ProgramNotRunnable',
+        message: `${argument} names ${program}, which is not on PATH`,
+        details: { argument, program, reason: 'is not on PATH' },
+        hint: `install ${program}: the agent preset runs it by that name, found on PATH`,
+      };
+      expect(r.events[0].error).toMatchObject(error);
+      const dry = runText(root, ['noagent', '--dry-run', ...args], env);
+      expect(dry.code, dry.stdout + dry.stderr).toBe(2);
+      expect(dry.stderr).toContain(`ProgramNotRunnable: ${error.message}\nhint: ${error.hint}`);
+      expect(untouched(root)).toEqual(before);
+    },
+  );
+
+  it('a bare program gone from PATH at a step: not on PATH, the hint says install it', () => {
+    const root = runRepo(PLAN, 'bare');
+    const bin = tempDir('tugcode-bare-');
+    writeScript(join(bin, 'tug-impl-once'), IMPL('rm -f "$0"'));
+    const r = runJsonl(root, ['bare', '--implementer', 'tug-impl-once'], { PATH: `${bin}:${process.env.PATH ?? ''}` });
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.events.at(-1).error).toMatchObject({
+      code: 'ProgramNotRunnable',
+      details: { argument: 'the implementer', program: 'tug-impl-once', reason: 'is not on PATH' },
+      hint: 'install tug-impl-once, or name it by a path (./tug-impl-once or an absolute one)',
+    });
+  });
+});
+
 describe('a run without an implementer (docs/run.md §2)', () => {
   it('completes the steps by their checkpoints alone, and says so in text and in the event stream', () => {
     const root = runRepo(PLAN, 'noimpl');
@@ -189,15 +247,65 @@ describe('a run without an implementer (docs/run.md §2)', () => {
     expect(tugJson(root, ['state', 'show', 'noimpl']).code).not.toBe(0); // never initialised
   });
 
-  it('a blank --reviewer is refused naming the reviewer, not the implementer', () => {
-    const root = runRepo(PLAN, 'noimpl');
-    const r = runJsonl(root, ['noimpl', '--implementer', 'true', '--reviewer', '   ']);
-    expect(r.code, r.stdout + r.stderr).toBe(2);
-    expect(r.events.at(-1).error).toMatchObject({
-      code: 'InvalidArgument',
-      message: 'the --reviewer command is empty',
+  it.each([
+    ['--reviewer', '', 'a reviewer, leave the flag out and run.reviewer unset'],
+    ['--reviewer', '   ', 'a reviewer, leave the flag out and run.reviewer unset'],
+    ['--resolver', '', 'a resolver (the implementer resolves), leave the flag out'],
+    ['--resolver', ' ', 'a resolver (the implementer resolves), leave the flag out'],
+  ])(
+    'an empty %s %j (an unset variable) is refused, run and dry run, even with one in config',
+    (flag, empty, without) => {
+      // The config's reviewer and resolver: an empty flag must not silently turn them off.
+      const root = runRepo(PLAN, 'noimpl', {
+        '.tugtool/config.toml': '[run]\nreviewer = "true"\nresolver = "true"\n',
+      });
+      const key = flag.slice(2);
+      const message = `${flag} is empty (an unset variable?); to run without ${without}`;
+      const r = runJsonl(root, ['noimpl', '--implementer', 'true', flag, empty]);
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      expect(r.events.map((e) => e.type)).toEqual(['summary']);
+      expect(r.events.at(-1).error).toMatchObject({ code: 'InvalidArgument', message, details: { [key]: empty } });
+      const dry = tugJson(root, ['run', 'noimpl', '--implementer', 'true', flag, empty, '--dry-run']);
+      expect(dry.code, dry.stderr).toBe(2);
+      expect(dry.json.error).toMatchObject({ code: 'InvalidArgument', message, details: { [key]: empty } });
+      expect(existsSync(join(root, '.tugtree'))).toBe(false);
+      expect(tugJson(root, ['state', 'show', 'noimpl']).code).not.toBe(0); // never initialised
+    },
+  );
+
+  it('--dry-run shows the review gate (reviewer or review agent, rounds), or that there is none', () => {
+    const root = runRepo(PLAN, 'gate');
+    const none = runText(root, ['gate', '--dry-run', '--implementer', 'true']);
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stdout).toContain('\nreview gate: none\n');
+    expect(tugJson(root, ['run', 'gate', '--dry-run', '--implementer', 'true']).json.review).toBeNull();
+    const flag = runText(root, [
+      'gate',
+      '--dry-run',
+      '--implementer',
+      'true',
+      '--reviewer',
+      'true --x',
+      '--review-rounds',
+      '1',
+    ]);
+    expect(flag.stdout).toContain('\nreview gate: true --x, at most 1 round a step\n');
+    // From config, as the real run takes it; a preset by its name, its command line in the JSON.
+    writeFileSync(join(root, '.tugtool', 'config.toml'), '[run]\nreview_agent = "codex"\nreview_rounds = 4\n');
+    const bin = tempDir('tugcode-fake-codex-');
+    writeScript(join(bin, 'codex'), '#!/bin/sh\nexit 0\n');
+    const env = { PATH: `${bin}:${process.env.PATH ?? ''}` };
+    const cfg = runText(root, ['gate', '--dry-run', '--implementer', 'true'], env);
+    expect(cfg.code, cfg.stderr).toBe(0);
+    expect(cfg.stdout).toContain('\nreview gate: codex (review agent), at most 4 rounds a step\n');
+    const j = tugJson(root, ['run', 'gate', '--dry-run', '--implementer', 'true'], env);
+    expect(j.code, j.stderr).toBe(0);
+    checkSchema(runDryRunSchema, j.json);
+    expect(j.json.review).toEqual({
+      reviewer: agentCommandLine('codex', 'reviewer'),
+      review_agent: 'codex',
+      rounds: 4,
     });
-    expect(existsSync(join(root, '.tugtree'))).toBe(false);
   });
 });
 
@@ -213,10 +321,47 @@ describe("the hints of a stopped run repeat the run's flags (docs/run.md §1.2)"
     expect(r.code, r.stdout + r.stderr).toBe(4);
     const err = r.events.at(-1).error;
     const impl = `'${join(dir, 'fail me.sh').replace(/'/g, "'\\''")}' --x`;
-    expect(err.details.run_flags).toEqual(['--workers', '2', '--implementer', impl, '--max-attempts', '1']);
+    // The -C the user gave, made absolute, comes first: the hint's commands name it too.
+    expect(err.details.run_flags).toEqual(['-C', dir, '--workers', '2', '--implementer', impl, '--max-attempts', '1']);
     expect(err.hint).toBe(
-      `tugcode state reset .tugtool/tugplan-inc.md step-1 && tugcode run .tugtool/tugplan-inc.md --workers 2 ` +
-        `--implementer '${impl.replace(/'/g, "'\\''")}' --max-attempts 1`,
+      `tugcode -C ${dir} state reset .tugtool/tugplan-inc.md step-1 && tugcode -C ${dir} run ` +
+        `.tugtool/tugplan-inc.md --workers 2 --implementer '${impl.replace(/'/g, "'\\''")}' --max-attempts 1`,
+    );
+  });
+
+  it('after tugcode -C DIR run, the hints pasted in the same shell (outside the repo) work', () => {
+    const outside = tempDir('tugcode-shell-');
+    const root = runRepo(PLAN, 'paste');
+    writeScript(join(root, 'fail.sh'), '#!/bin/sh\nexit 1\n');
+    const rel = relative(outside, root);
+    const r = spawnSync(
+      process.execPath,
+      [CLI, '-C', rel, 'run', 'paste', '--implementer', './fail.sh', '--max-attempts', '1'],
+      { cwd: outside, env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1' }, encoding: 'utf8' },
+    );
+    expect(r.status, r.stdout + r.stderr).toBe(4);
+    const hint = /^hint: (.*)$/m.exec(r.stderr)![1]!;
+    expect(hint).toBe(
+      `tugcode -C ${root} state reset .tugtool/tugplan-paste.md step-1 && ` +
+        `tugcode -C ${root} run .tugtool/tugplan-paste.md --implementer ${join(root, 'fail.sh')} --max-attempts 1`,
+    );
+    // Pasted where the user ran tugcode: the reset works, and the run runs the plan again (failing alike).
+    const sh = (cmd: string) =>
+      spawnSync('sh', ['-c', `tugcode() { ${shellArg(process.execPath)} ${shellArg(CLI)} "$@"; }\n${cmd}`], {
+        cwd: outside,
+        env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1' },
+        encoding: 'utf8',
+      });
+    const again = sh(hint);
+    expect(again.status, again.stdout + again.stderr).toBe(4);
+    expect(again.stderr).toContain('PlanIncomplete');
+    const s1 = tugJson(root, ['state', 'show', 'paste']).json.plans[0].steps.find((x: any) => x.anchor === 'step-1');
+    expect(s1).toMatchObject({ status: 'failed', attempt: 2, failures: 1 }); // reset, then claimed again
+    // The NeedsHuman hint's decide commands name it as well.
+    const d = { plan_path: '.tugtool/tugplan-x.md', steps: [{ step_anchor: 'step-1' }], run_flags: ['-C', '/a b'] };
+    expect(new TugError('NeedsHuman', d).hint).toBe(
+      `tugcode -C '/a b' state decide .tugtool/tugplan-x.md step-1 --approve (or --revise "<notes>", or ` +
+        `--reject "<reason>"); then tugcode -C '/a b' run .tugtool/tugplan-x.md`,
     );
   });
 

@@ -141,7 +141,7 @@ export async function runCommand(
   let board: Board | null = beside ?? null;
   const stop = new AbortController();
   // The hints of a stopped run repeat these (docs/run.md §1.2); loaded before a second signal may need them.
-  const flags = (await import('../../run/run-flags.js')).runFlags(input, cli.ctx.cwd);
+  const flags = (await import('../../run/run-flags.js')).runFlags(input, cli.ctx.cwd, cli.ctx.dir);
   const { killRunningGroups, runningGroupCount } = await import('../../run/child.js');
   // What the events said so far: the summary of a run cut short by a second signal.
   const done = { steps: [] as string[], commits: [] as string[] };
@@ -277,7 +277,16 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     const { schedule, scheduleText } = await import('../../run/schedule.js');
     const { agentCommandLine, resolveImplementer, resolveReviewer } = await import('../../run/agents.js');
     const which = resolveImplementer(input, flow.config.run);
-    resolveReviewer(input, flow.config.run); // refused here as in a real run (both flags, an unknown agent)
+    // Refused here as in a real run (both flags, an unknown agent); shown, so a user sees the gate is on.
+    const rev = resolveReviewer(input, flow.config.run);
+    const reviewer = rev.reviewAgent ? agentCommandLine(rev.reviewAgent, 'reviewer') : rev.reviewer;
+    const review = reviewer
+      ? {
+          reviewer,
+          review_agent: rev.reviewAgent,
+          rounds: input.review_rounds ?? flow.config.run.review_rounds,
+        }
+      : null;
     const implementer = which.agent ? agentCommandLine(which.agent) : which.implementer;
     const progress = await planProgress(cli.ctx, prep, call);
     const { failed_steps, blocked_steps, blocked_reasons, needs_human, waiting_steps, waiting_reasons } = progress;
@@ -308,7 +317,7 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
         steps: needs_human,
         failed_steps,
         blocked_steps,
-        run_flags: runFlags(input, cli.ctx.cwd),
+        run_flags: runFlags(input, cli.ctx.cwd, cli.ctx.dir),
       });
       const n = needs_human.length;
       call.warnings.add(
@@ -324,7 +333,7 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
         plan_path: prep.planPath,
         failed_steps,
         blocked_steps,
-        run_flags: runFlags(input, cli.ctx.cwd),
+        run_flags: runFlags(input, cli.ctx.cwd, cli.ctx.dir),
       };
       const err = new TugError('PlanIncomplete', {
         ...details,
@@ -353,9 +362,12 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
       needs_human,
       waiting_steps,
       waiting_reasons,
+      review,
     };
     const g = cli.globals;
-    const text = g.json ? undefined : scheduleText(s, { failed_steps, blocked_reasons, needs_human, waiting_reasons });
+    const text = g.json
+      ? undefined
+      : scheduleText(s, { failed_steps, blocked_reasons, needs_human, waiting_reasons, review });
     const r = renderOk('run', data, call.warnings.items, { json: g.json, quiet: g.quiet, text });
     write(r.stdout);
     process.stderr.write(r.stderr);

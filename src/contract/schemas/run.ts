@@ -348,6 +348,18 @@ export const runDryRunSchema = okEnvelope('run', {
   /** Steps behind a step waiting for a human (and no failed one), left out, and why. */
   waiting_steps: z.array(anchor),
   waiting_reasons: z.array(z.object({ step_anchor: anchor, blocked_by: z.array(anchor), reason: z.string() }).strict()),
+  /**
+   * The review gate (docs/run.md §6), null when the run has none: the reviewer command (an agent preset's
+   * command line), the preset, and the rounds a step gets.
+   */
+  review: z
+    .object({
+      reviewer: z.string().min(1),
+      review_agent: z.enum(['claude', 'codex']).nullable(),
+      rounds: z.number().int().nonnegative(),
+    })
+    .strict()
+    .nullable(),
 });
 
 export const runSchemas = { run: runDryRunSchema };
