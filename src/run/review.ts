@@ -247,12 +247,26 @@ export async function resumeApproved(x: StepRun, top: PlanStep, commit: string):
   const units = executionOrder(rc.prep.plan.steps, top);
   for (const u of units) {
     const owner = { plan: rc.prep.planPath, step: u.anchor, worktree: W, attempt: x.attempt };
-    // A substep the escalated attempt completed stays completed (its commit is in the kept history).
-    if (u !== top)
-      await rc.store.start(x.sc, owner).catch((e: unknown) => {
-        if (!(e instanceof TugError && e.code === 'InvalidTransition')) throw e;
-      });
+    // A substep the escalated attempt completed stays completed (its commit is in the kept history): it is
+    // neither started nor updated again (either is InvalidTransition on a completed step, which would end the
+    // claim and with it the approved attempt).
+    if (u !== top) {
+      const done = await rc.store.start(x.sc, owner).then(
+        () => false,
+        (e: unknown) => {
+          if (e instanceof TugError && e.code === 'InvalidTransition' && completedStep(e, u.anchor)) return true;
+          throw e;
+        },
+      );
+      if (done) continue;
+    }
     await rc.store.update(x.sc, { ...owner, items: [], bulk: [], batch: false, complete_remaining: true });
   }
   return units;
+}
+
+/** Whether an InvalidTransition says that `anchor` itself is already completed. */
+function completedStep(e: TugError, anchor: string): boolean {
+  const d = e.details as { step_anchor?: unknown; status?: unknown };
+  return d.step_anchor === anchor && d.status === 'completed';
 }

@@ -126,6 +126,42 @@ describe('tugcode run --reviewer', () => {
     expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
   });
 
+  it('decide --approve of a step with substeps integrates the kept commits in the first attempt after it, no claim lost', () => {
+    const plan = planText([
+      '#### Step 1: Top {#step-1}\n\n**Commit:** `feat: top`\n\n**Tasks:**\n- [ ] t\n',
+      '##### Step 1.1: Sub one {#step-1-1}\n\n**Commit:** `feat: sub one`\n\n**Tasks:**\n- [ ] t\n',
+      '##### Step 1.2: Sub two {#step-1-2}\n\n**Commit:** `feat: sub two`\n\n**Tasks:**\n- [ ] t\n',
+      step(2, 'Two', { deps: [1] }),
+    ]);
+    const root = runRepo(plan, 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['ESCALATE']);
+    const first = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv]);
+    expect(first.code, first.stdout + first.stderr).toBe(4);
+    const kept = git(root, 'rev-parse', 'refs/tugplan/review/demo/step-1').trim();
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).json).toMatchObject({ status: 'ok' });
+    // As the user ran it: the next run without a reviewer (docs/run.md §6.3, the approved commit as it is).
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.events.filter((e) => e.type === 'attempt_failed' || e.type === 'claim_lost')).toEqual([]);
+    expect(r.events.filter((e) => e.type === 'claimed').map((e) => [e.step_anchor, e.attempt])).toEqual([
+      ['step-1', 2],
+      ['step-2', 1],
+    ]);
+    for (const s of ['step-1', 'step-1-1', 'step-1-2']) expect(impl.runs(s)).toEqual(['attempt 1']);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1-1', 'step-1-2', 'step-1', 'step-2']);
+    expect(git(root, 'rev-parse', 'tugplan/demo~1').trim()).toBe(kept);
+    const show = tugJson(root, ['state', 'show', 'demo']);
+    expect(show.json.plans[0].steps.map((x: any) => [x.anchor, x.status])).toEqual([
+      ['step-1', 'completed'],
+      ['step-1-1', 'completed'],
+      ['step-1-2', 'completed'],
+      ['step-2', 'completed'],
+    ]);
+    expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
+  });
+
   it('decide --revise sends the notes into the next brief; --reject fails the step', () => {
     const root = runRepo(planText([step(1, 'One'), step(2, 'Two'), step(3, 'Three', { deps: [1] })]), 'demo');
     const impl = implementer();
