@@ -3,9 +3,10 @@
  * implementer and a scripted reviewer. REVISE rounds inside one attempt, ESCALATE to `needs_human` and
  * `state decide`, the failures (ReviewerFailed, ReviewRejected), and a driver killed mid-review.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { stepText } from '../helpers/plan.js';
 import { git } from '../helpers/repo.js';
 import { groupAlive, planText, runJsonl, runRepo, startRun, step, stepCommits, tugJson, waitUntil } from './helpers.js';
 import { artifacts, implementer, reviewerScript } from './review-helpers.js';
@@ -159,6 +160,51 @@ describe('tugcode run --reviewer', () => {
       ['step-1-2', 'completed'],
       ['step-2', 'completed'],
     ]);
+    expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
+  });
+
+  it('state reset of a needs_human (or approved) step, and state init --force, delete its review ref', () => {
+    const free = (n: number) => stepText({ id: String(n), deps: [], commit: `feat: s${n}`, tasks: [`write s${n}`] });
+    const root = runRepo(planText([free(1), free(2), free(3)]), 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    for (const s of ['step-1', 'step-2', 'step-3']) rev.answer(s, ['ESCALATE']);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv]);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    const refs = () => git(root, 'for-each-ref', '--format=%(refname)', 'refs/tugplan/review/').trim().split('\n');
+    expect(refs()).toEqual(['step-1', 'step-2', 'step-3'].map((s) => `refs/tugplan/review/demo/${s}`));
+    // needs_human, reset: the kept commit is dropped in the state, and its ref with it; the others stay.
+    expect(tugJson(root, ['state', 'reset', 'demo', 'step-1']).json).toMatchObject({
+      status: 'ok',
+      previous_status: 'needs_human',
+    });
+    expect(refs()).toEqual(['refs/tugplan/review/demo/step-2', 'refs/tugplan/review/demo/step-3']);
+    // Approved, then reset before a run integrated it: the approval is gone, the ref too.
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-2', '--approve']).code).toBe(0);
+    expect(tugJson(root, ['state', 'reset', 'demo', 'step-2']).code).toBe(0);
+    expect(refs()).toEqual(['refs/tugplan/review/demo/step-3']);
+    // A forced re-init makes every step not completed pending again, kept commits cleared: no ref is left.
+    expect(tugJson(root, ['state', 'init', 'demo', '--force']).code).toBe(0);
+    expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
+  });
+
+  it('a run that takes over an edited plan structure drops the review ref of the step it made pending again', () => {
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['ESCALATE']);
+    expect(runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv]).code).toBe(4);
+    expect(git(root, 'for-each-ref', '--format=%(refname)', 'refs/tugplan/review/').trim()).toBe(
+      'refs/tugplan/review/demo/step-1',
+    );
+    // A step added on the base: the run re-initialises the state (docs/run.md §1.1 item 1), step-1 pending again.
+    const plan = join(root, '.tugtool', 'tugplan-demo.md');
+    writeFileSync(plan, readFileSync(plan, 'utf8') + '\n' + step(3, 'Three') + '\n');
+    git(root, 'commit', '-qam', 'add step 3');
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.events.filter((e) => e.type === 'warning').map((e) => e.code)).toEqual(['PlanReinitialized']);
+    expect(impl.runs('step-1')).toEqual(['attempt 1', 'attempt 2']);
     expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
   });
 
