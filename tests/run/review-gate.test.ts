@@ -208,6 +208,35 @@ describe('tugcode run --reviewer', () => {
     expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
   });
 
+  it('an approved commit that is gone fails the attempt ReviewCommitMissing; the next attempt implements the step again', () => {
+    const root = runRepo(planText([step(1, 'One')]), 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['ESCALATE', 'APPROVE']);
+    const args = ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv];
+    expect(runJsonl(root, args).code).toBe(4);
+    const kept = git(root, 'rev-parse', 'refs/tugplan/review/demo/step-1').trim();
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).code).toBe(0);
+    // The kept commit made unreachable and pruned: its ref, the worker's tree and branch, the reflogs.
+    git(root, 'update-ref', '-d', 'refs/tugplan/review/demo/step-1');
+    for (const line of git(root, 'worktree', 'list', '--porcelain').split('\n'))
+      if (line.startsWith('worktree ') && line.includes('.tugtree'))
+        git(root, 'worktree', 'remove', '--force', line.slice(9));
+    git(root, 'branch', '-D', 'tugplan/demo--w1');
+    git(root, 'reflog', 'expire', '--expire=now', '--all');
+    git(root, 'gc', '-q', '--prune=now');
+    expect(() => git(root, 'cat-file', '-e', `${kept}^{commit}`)).toThrow();
+    const r = runJsonl(root, args);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(failed).toEqual([expect.objectContaining({ attempt: 2, reason_code: 'ReviewCommitMissing' })]);
+    expect(failed[0].reason).toMatch(
+      /the approved commit [0-9a-f]{12} is gone from the repository; the step is implemented again/,
+    );
+    expect(impl.runs('step-1')).toEqual(['attempt 1', 'attempt 3']);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
+  });
+
   it('decide --revise sends the notes into the next brief; --reject fails the step', () => {
     const root = runRepo(planText([step(1, 'One'), step(2, 'Two'), step(3, 'Three', { deps: [1] })]), 'demo');
     const impl = implementer();
