@@ -82,6 +82,11 @@ describe('tugcode run --reviewer', () => {
     const failed = r.events.filter((e) => e.type === 'attempt_failed');
     expect(failed).toEqual([expect.objectContaining({ step_anchor: 'step-1', reason_code: 'ReviewerFailed' })]);
     expect(failed[0].reason).toMatch(reason);
+    // Where the reviewer's output went (its answer in .out, its stderr in .log), not the implementer's log.
+    expect(failed[0].logs).toEqual([
+      '.tugtool/logs/demo/step-1-review1-attempt1.out',
+      '.tugtool/logs/demo/step-1-review1-attempt1.log',
+    ]);
     expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
     expect(artifacts(root, 'reviewer_verdict')).toEqual([]);
     expect(r.events.at(-1)).toMatchObject({ error: { code: 'PlanIncomplete' } });
