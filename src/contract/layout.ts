@@ -170,6 +170,22 @@ export const TUGPLAN_REFS = 'refs/tugplan/';
 export function reviewRefName(slug: string, step: string): string {
   return `${TUGPLAN_REFS}review/${slug}/${step}`;
 }
+/**
+ * Of the plan's review refs (`refs`, full names under `reviewRefName(slug, '')`), those whose step keeps no
+ * commit in the state any more (a reset, a forced re-init, a completion found by reconcile cleared it):
+ * nothing will integrate or delete them (docs/run.md §6.3). A step still claimed keeps its ref: its attempt
+ * may be escalating right now (the ref is written before the state says `needs_human`).
+ */
+export function staleReviewRefs(
+  slug: string,
+  refs: readonly string[],
+  steps: readonly { anchor: string; status: string; review_commit: string | null }[],
+): string[] {
+  const prefix = reviewRefName(slug, '');
+  const claimed = (s: { status: string }) => s.status === 'claimed' || s.status === 'in_progress';
+  const kept = new Set(steps.filter((s) => s.review_commit !== null || claimed(s)).map((s) => s.anchor));
+  return refs.filter((r) => r.startsWith(prefix) && !kept.has(r.slice(prefix.length)));
+}
 /** Where the work of an attempt whose step was completed elsewhere is kept. */
 export function keptRef(slug: string, step: string, attempt: number): string {
   return `${TUGPLAN_REFS}kept/${slug}/${step}/attempt${attempt}`;

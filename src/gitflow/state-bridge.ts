@@ -75,8 +75,30 @@ export async function initAndReconcile(
     o.onDrift(String(e.details.summary ?? 'the structure changed'));
   }
   await ctx.store.reconcile(callIn(ctx, command, root), { plan: planPath, commits, scanned_commits: scanned });
+  await dropStaleReviewRefs(ctx, planPath, command);
   const c = await ctx.store.ready(callIn(ctx, command, root), { plan: planPath });
   return { all_steps: c.all_steps, ready_steps: c.ready_steps, state_initialized: true };
+}
+
+/**
+ * The plan's review refs whose step keeps no commit any more (a forced re-init, or a completion reconcile
+ * found, cleared it): nothing would integrate or delete them after this (docs/run.md §6.3). Best effort.
+ */
+async function dropStaleReviewRefs(ctx: FlowCtx, planPath: string, command: string): Promise<void> {
+  const [{ reviewRefName, staleReviewRefs }, { slugOfPlanPath }] = await Promise.all([
+    import('../contract/layout.js'),
+    import('../plan/resolve.js'),
+  ]);
+  const slug = slugOfPlanPath(planPath);
+  if (!slug) return;
+  const g = gitRunner(ctx.env);
+  const root = ctx.repo.mainRoot;
+  const listed = await g.tryRun(['for-each-ref', '--format=%(refname)', reviewRefName(slug, '')], root);
+  const refs = listed.status === 0 ? listed.stdout.split('\n').filter(Boolean) : [];
+  if (refs.length === 0) return; // the usual case: no state read
+  const shown = (await ctx.store.show(callIn(ctx, command, root), { plan: planPath, items: 'none' })).plans[0];
+  if (!shown) return;
+  for (const ref of staleReviewRefs(slug, refs, shown.steps)) await g.tryRun(['update-ref', '-d', ref], root);
 }
 
 /** The reason strict completion would refuse now (ownership, fencing, drift, open items, …), or null. */

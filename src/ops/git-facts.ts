@@ -19,6 +19,8 @@ export interface GitFacts {
   trailerCommits(cwd: string, refs: string[]): Promise<{ scanned: number; commits: TrailerCommit[] }>;
   /** Remove a ref tugcode wrote (absent is fine). */
   deleteRef(cwd: string, ref: string): Promise<void>;
+  /** The full names of the refs under `prefix` (ending in `/`). */
+  refsUnder(cwd: string, prefix: string): Promise<string[]>;
 }
 
 export async function gitFacts(ctx: OpsContext): Promise<GitFacts> {
@@ -38,6 +40,11 @@ export async function gitFacts(ctx: OpsContext): Promise<GitFacts> {
         const r = f.gitSync(['update-ref', '-d', ref], cwd, env);
         if (r.status !== 0) throw new Error(`git update-ref -d ${ref}: ${r.stderr.trim()}`);
       },
+      refsUnder: async (cwd, prefix) => {
+        const r = f.gitSync(['for-each-ref', '--format=%(refname)', prefix], cwd, env);
+        if (r.status !== 0) throw new Error(`git for-each-ref ${prefix}: ${r.stderr.trim()}`);
+        return r.stdout.split('\n').filter(Boolean);
+      },
     };
   }
   const { gitRunner } = await import('../git/exec.js');
@@ -56,5 +63,7 @@ export async function gitFacts(ctx: OpsContext): Promise<GitFacts> {
     worktrees: (repo) => gitWorktrees(g, repo),
     trailerCommits: (cwd, r) => readTrailerCommits(g, cwd, r),
     deleteRef: async (cwd, ref) => void (await g.run(['update-ref', '-d', ref], cwd)),
+    refsUnder: async (cwd, prefix) =>
+      (await g.run(['for-each-ref', '--format=%(refname)', prefix], cwd)).split('\n').filter(Boolean),
   };
 }

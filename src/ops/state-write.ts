@@ -28,12 +28,40 @@ export async function stateInit(
       reason: 'release_claims requires force',
       fields: ['release_claims', 'force'],
     });
-  const { store, sc } = await stateOf(ctx, call);
-  return store.init(sc, {
+  const { store, sc, repo } = await stateOf(ctx, call);
+  const r = await store.init(sc, {
     plan: input.plan,
     force: Boolean(input.force),
     release_claims: Boolean(input.release_claims),
   });
+  // A forced re-init clears every kept commit (docs/state.md §4): their review refs go with them.
+  if (input.force) await dropStaleReviewRefs(ctx, call, repo.mainRoot, input.plan);
+  return r;
+}
+
+/**
+ * Deletes the plan's review refs (`refs/tugplan/review/<slug>/<step>`, docs/run.md §6.3) whose step no
+ * longer keeps a commit: a reset or a forced re-init clears the kept commit in the state (which stays
+ * git-free), and nothing would ever integrate or delete the ref after it. Best effort: the state change is
+ * made; a ref left behind holds nothing anyone will integrate.
+ */
+async function dropStaleReviewRefs(ctx: OpsContext, call: Call, root: string, plan: string): Promise<void> {
+  try {
+    const { store, sc } = await stateOf(ctx, call);
+    const shown = (await store.show(sc, { plan, items: 'none' })).plans[0];
+    if (!shown) return;
+    const [{ reviewRefName, staleReviewRefs }, { slugOfPlanPath }] = await Promise.all([
+      import('../contract/layout.js'),
+      import('../plan/resolve.js'),
+    ]);
+    const slug = slugOfPlanPath(shown.plan_path);
+    if (!slug) return;
+    const git = await gitFacts(ctx);
+    const refs = await git.refsUnder(root, reviewRefName(slug, ''));
+    for (const ref of staleReviewRefs(slug, refs, shown.steps)) await git.deleteRef(root, ref);
+  } catch {
+    // Best effort, as above.
+  }
 }
 
 /** The plan's integration branch `tugplan/<slug>` and its tip, when both exist (docs/run.md §1). */
@@ -191,8 +219,11 @@ export async function stateFail(ctx: OpsContext, input: OwnerArgs & { reason: st
 }
 
 export async function stateReset(ctx: OpsContext, input: { plan: string; step: string; force?: boolean }, call: Call) {
-  const { store, sc } = await stateOf(ctx, call);
-  return store.reset(sc, input);
+  const { store, sc, repo } = await stateOf(ctx, call);
+  const r = await store.reset(sc, input);
+  // The reset cleared a kept commit or an approval (docs/run.md §6.3): its review ref goes too.
+  await dropStaleReviewRefs(ctx, call, repo.mainRoot, input.plan);
+  return r;
 }
 
 /** `state decide`: exactly one of --approve, --revise, --reject (docs/state.md §3.11). */

@@ -645,7 +645,7 @@ async function summarize(
       ...(logs.length ? { logs } : {}),
     };
   });
-  const { blocked_steps, blocked_reasons } = blockedSteps(cat, steps);
+  const { blocked_steps, blocked_reasons, waiting_steps, waiting_reasons } = blockedSteps(cat, steps);
   // Review rounds of this run (with a reviewer) and the steps waiting for a human (docs/run.md §6).
   // A step that waited for a human before this run started is listed too: its decision is still to make.
   const needs_human = cat.needs_human_steps.map((a) => ({
@@ -679,6 +679,8 @@ async function summarize(
     ...(already_completed.length ? { already_completed } : {}),
     ...(reviewed ? { review_rounds: [...rc.tally.reviews].map(([step_anchor, r]) => ({ step_anchor, ...r })) } : {}),
     ...(needs_human.length ? { needs_human } : {}),
+    // Behind a step waiting for a human, and no failed one: the dry run lists them the same (docs/run.md §1.10).
+    ...(waiting_steps.length ? { waiting_steps, waiting_reasons } : {}),
     ...(rc.tally.resolved.length ? { conflicts_resolved: [...rc.tally.resolved] } : {}),
     usage: rc.tally.ledger.run,
     plan_usage: await rc.store.usageTotals(sc, { plan: rc.prep.planPath }),

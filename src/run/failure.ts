@@ -7,6 +7,11 @@ export class StepFailure extends Error {
     readonly reason: string,
     readonly output: ChildOutcome | null = null,
     readonly artifact: 'coder_report' | 'verification_report' = 'coder_report',
+    /**
+     * The files that hold the output of the agent run that failed the attempt (absolute paths; those that
+     * exist are named): a reviewer's or a resolver's. Left out: the attempt's implementer logs.
+     */
+    readonly logs?: string[],
   ) {
     super(`${code}: ${reason}`);
   }

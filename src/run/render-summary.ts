@@ -31,6 +31,8 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
     ...s.failed_steps.map((f) => [f.step_anchor, paint('red', 'failed'), firstLine(f.reason)]),
     ...needs.map((n) => [n.step_anchor, paint('yellow', 'needs you'), firstLine(`ESCALATE: ${n.reason}`)]),
     ...s.blocked_steps.map((a) => [a, paint('yellow', 'blocked'), firstLine(blockedWhy.get(a) ?? '')]),
+    // Behind a step waiting for a human: the decision lets them run (docs/run.md §1.10, as the dry run says).
+    ...(s.waiting_reasons ?? []).map((w) => [w.step_anchor, paint('yellow', 'waiting'), firstLine(w.reason)]),
     // Running when the run stopped (docs/run.md §1.1 item 5): nothing of it was kept.
     ...(s.interrupted_steps ?? []).map((i) => [
       i.step_anchor,
@@ -65,6 +67,7 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
     ...(s.failed_steps.length > 0 ? [`${s.failed_steps.length} failed`] : []),
     ...(needs.length > 0 ? [`${needs.length} waiting for you`] : []),
     ...(s.blocked_steps.length > 0 ? [`${s.blocked_steps.length} blocked`] : []),
+    ...(s.waiting_steps?.length ? [`${s.waiting_steps.length} waiting`] : []),
     ...(s.interrupted_steps?.length ? [`${s.interrupted_steps.length} interrupted`] : []),
   ];
   // A run that finds the plan done says so, with what earlier runs (or other hosts) did (docs/run.md §1.1 item 6).

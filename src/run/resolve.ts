@@ -39,11 +39,12 @@ export function resolverOf(
   return null;
 }
 
-/** The attempt's resolver runs: how many were used and why the failed ones failed. */
+/** The attempt's resolver runs: how many were used, why the failed ones failed, and their logs. */
 interface Rounds {
   used: number;
   max: number;
   failures: string[];
+  logs: string[];
 }
 
 /**
@@ -59,9 +60,20 @@ export async function integrateResolving(
   once: (keep: boolean) => Promise<Integration>,
 ): Promise<Landed | 'escalated'> {
   const resolver = resolverOf(x.rc.opts);
-  const rounds: Rounds = { used: 0, max: resolver ? x.rc.opts.resolveRounds : 0, failures: [] };
+  const rounds: Rounds = { used: 0, max: resolver ? x.rc.opts.resolveRounds : 0, failures: [], logs: [] };
   for (;;) {
-    const r = await once(rounds.used < rounds.max);
+    const r = await once(rounds.used < rounds.max).catch((e: unknown) => {
+      // The rounds are used up and the rebase conflicted again: the reason says why each round failed (a
+      // resolver that ran git itself, …) and the failure names the resolver's logs (docs/run.md §1.9).
+      if (!(e instanceof StepFailure) || e.code !== 'IntegrationConflict' || rounds.failures.length === 0) throw e;
+      throw new StepFailure(
+        e.code,
+        `${e.reason}; ${rounds.used} resolution round(s) did not merge it: ${rounds.failures.join('; ')}`,
+        e.output,
+        e.artifact,
+        rounds.logs,
+      );
+    });
     if (!('stop' in r)) return r;
     const merged = await timed(x.tr, 'resolve', () => resolveRebase(x, units, r.stop, rounds, resolver!));
     if (merged) {
@@ -116,10 +128,13 @@ async function resolveRebase(
           'IntegrationConflict',
           `rebase onto ${intoName(x)} conflicted in ${files.join(', ')}; ` +
             `${rounds.used} resolution round(s) did not merge it: ${rounds.failures.join('; ')}`,
+          null,
+          'coder_report',
+          rounds.logs,
         );
       }
       rounds.used++;
-      const r = await resolveRound(x, units, { onto: stop.onto, files, integrated }, rounds.used, resolver);
+      const r = await resolveRound(x, units, { onto: stop.onto, files, integrated }, rounds, resolver);
       if (r.ok) break;
       rounds.failures.push(`round ${rounds.used}: ${r.why}`);
       if (!r.restorable) {
@@ -185,10 +200,11 @@ async function resolveRound(
   x: StepRun,
   units: PlanStep[],
   stop: Omit<ConflictBrief, 'integrated'> & { integrated: Promise<ConflictBrief['integrated']> },
-  round: number,
+  rounds: Rounds,
   resolver: { implementer: string | null; agent: AgentName | null },
 ): Promise<RoundOutcome> {
   const { rc, tree, tr } = x;
+  const round = rounds.used;
   const W = tree.path;
   const g = rc.g;
   const c = await import('../gitflow/conflict.js');
@@ -212,6 +228,8 @@ async function resolveRound(
     conflict,
   };
   const groupFile = pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
+  const logPath = logPathOf(rc, u.anchor, x.attempt, `resolve${round}-attempt`);
+  rounds.logs.push(logPath);
   const t = Date.now();
   const out = await runStepImplementer(resolver, {
     cwd: W,
@@ -220,7 +238,7 @@ async function resolveRound(
     brief,
     briefPath: logPathOf(rc, u.anchor, x.attempt, `resolve${round}-brief`).replace(/\.log$/, '.json'),
     timeoutMs: x.left(),
-    logPath: logPathOf(rc, u.anchor, x.attempt, `resolve${round}-attempt`),
+    logPath,
     signal: x.beat.signal,
     onSpawn: (pid) => recordGroup(groupFile, pid, W),
     agentAllow: rc.flow.config.run.agent_allow,
@@ -236,7 +254,13 @@ async function resolveRound(
   const changed = outside.outsideChanges(before, await outside.snapshotOutside(g, scope));
   if (changed.length) {
     outside.noteOutsideWrite(rc, u.anchor, x.attempt, changed);
-    throw new StepFailure('OutsideWrite', outside.outsideReason(u.anchor, changed, 'the resolver'), out);
+    throw new StepFailure(
+      'OutsideWrite',
+      outside.outsideReason(u.anchor, changed, 'the resolver'),
+      out,
+      'coder_report',
+      [logPath],
+    );
   }
   const outcome = await judge(x, conflict.files, out, head);
   tr?.('resolve.check', tc);

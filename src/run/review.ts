@@ -133,6 +133,9 @@ async function reviewRound(
   };
   const what = `review${round}-attempt`;
   const log = logPathOf(rc, top.anchor, x.attempt, what);
+  // A failure of this run names the reviewer's own files (docs/run.md §1.3): its stdout (where its answer
+  // is, a command's) and its log, never the implementer's.
+  const files = [log.replace(/\.log$/, '.out'), log];
   const groupFile = orphans.pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
   const out = await runReviewer({
     which: { reviewer: rc.opts.reviewer, reviewAgent: rc.opts.reviewAgent },
@@ -142,7 +145,7 @@ async function reviewRound(
     vars: { worktree: W, repo_root: rc.flow.repo.mainRoot, state_db: stateDbPath(rc.flow.repo.mainRoot, rc.ops.env) },
     briefPath: log.replace(/\.log$/, '.json'),
     logPath: log,
-    stdoutPath: log.replace(/\.log$/, '.out'),
+    stdoutPath: files[0]!,
     timeoutMs: x.left(),
     signal: x.beat.signal,
     onSpawn: (pid) => orphans.recordGroup(groupFile, pid, W),
@@ -156,7 +159,13 @@ async function reviewRound(
   const changed = outside.outsideChanges(before, now);
   if (changed.length) {
     outside.noteOutsideWrite(rc, top.anchor, x.attempt, changed);
-    throw new StepFailure('OutsideWrite', outside.outsideReason(top.anchor, changed, 'the reviewer'), out);
+    throw new StepFailure(
+      'OutsideWrite',
+      outside.outsideReason(top.anchor, changed, 'the reviewer'),
+      out,
+      'coder_report',
+      files,
+    );
   }
   // A reviewer is read-only: whatever it changed in the worktree would be integrated unreviewed.
   if (after.head !== sig.head || after.status.join('\0') !== sig.status.join('\0')) {
@@ -168,15 +177,18 @@ async function reviewRound(
       `${top.anchor}: the reviewer changed the worktree (a reviewer is read-only): ${list.slice(0, 20).join(', ') || 'its files'}`,
       out,
       'verification_report',
+      files,
     );
   }
-  if (out.timed_out) throw new StepFailure('StepTimeout', `${top.anchor}: ${pastTimeout(x.rc, 'reviewer')}`, out);
+  if (out.timed_out)
+    throw new StepFailure('StepTimeout', `${top.anchor}: ${pastTimeout(x.rc, 'reviewer')}`, out, 'coder_report', files);
   if (!out.ok)
     throw new StepFailure(
       'ReviewerFailed',
       `${top.anchor}: the reviewer ${endedHow(out)}${out.last_line.trim() ? `: ${out.last_line}` : ' (no output)'}`,
       out,
       'verification_report',
+      files,
     );
   const parsed = await parseVerdict(out.text);
   if (!parsed.ok)
@@ -185,6 +197,7 @@ async function reviewRound(
       `${top.anchor}: the reviewer answered no verdict: ${parsed.why}`,
       out,
       'verification_report',
+      files,
     );
   const v = parsed.verdict;
   await rc.store.artifact(x.sc, {
@@ -259,12 +272,26 @@ export async function resumeApproved(x: StepRun, top: PlanStep, commit: string):
   const units = executionOrder(rc.prep.plan.steps, top);
   for (const u of units) {
     const owner = { plan: rc.prep.planPath, step: u.anchor, worktree: W, attempt: x.attempt };
-    // A substep the escalated attempt completed stays completed (its commit is in the kept history).
-    if (u !== top)
-      await rc.store.start(x.sc, owner).catch((e: unknown) => {
-        if (!(e instanceof TugError && e.code === 'InvalidTransition')) throw e;
-      });
+    // A substep the escalated attempt completed stays completed (its commit is in the kept history): it is
+    // neither started nor updated again (either is InvalidTransition on a completed step, which would end the
+    // claim and with it the approved attempt).
+    if (u !== top) {
+      const done = await rc.store.start(x.sc, owner).then(
+        () => false,
+        (e: unknown) => {
+          if (e instanceof TugError && e.code === 'InvalidTransition' && completedStep(e, u.anchor)) return true;
+          throw e;
+        },
+      );
+      if (done) continue;
+    }
     await rc.store.update(x.sc, { ...owner, items: [], bulk: [], batch: false, complete_remaining: true });
   }
   return units;
+}
+
+/** Whether an InvalidTransition says that `anchor` itself is already completed. */
+function completedStep(e: TugError, anchor: string): boolean {
+  const d = e.details as { step_anchor?: unknown; status?: unknown };
+  return d.step_anchor === anchor && d.status === 'completed';
 }

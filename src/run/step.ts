@@ -5,8 +5,8 @@
  * `--complete-remaining`, and a commit on the worker branch. Any failure is a StepFailure with its reason
  * code; a lost claim or a stop aborts.
  */
-import { mkdirSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { kernelEnv } from '../config/kernel-env.js';
 import { TugError } from '../contract/errors.js';
 import { LOGS_DIR, runLogDir } from '../contract/layout.js';
@@ -122,6 +122,14 @@ export function implementerLogs(rc: Pick<RunCtx, 'flow' | 'prep'>, top: string, 
   }
   found.sort((a, b) => a.attempt - b.attempt || a.unit - b.unit);
   return found.map((f) => `${LOGS_DIR}/${rc.prep.slug}/${f.file}`);
+}
+
+/** Of `files` (absolute, under the run's log directory), those that exist, repo-relative as `implementerLogs` names them. */
+export function existingLogs(rc: Pick<RunCtx, 'flow' | 'prep'>, files: string[]): string[] {
+  const dir = runLogDir(rc.flow.repo.mainRoot, rc.prep.slug);
+  return files
+    .filter((f) => dirname(f) === dir && existsSync(f))
+    .map((f) => `${LOGS_DIR}/${rc.prep.slug}/${basename(f)}`);
 }
 
 function throwIfAborted(beat: Beat): void {

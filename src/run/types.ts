@@ -201,6 +201,12 @@ export interface RunSummary {
   review_rounds?: { step_anchor: string; rounds: number; verdict: Verdict }[];
   /** Steps waiting for `tugcode state decide` (docs/run.md §6.3); present when there are any. */
   needs_human?: { step_anchor: string; review_ref: string; reason: string }[];
+  /**
+   * Steps behind a step waiting for a human (and no failed one): not blocked, held until the decision, and
+   * why (as `blocked_reasons`, docs/run.md §1.10); present when there are any.
+   */
+  waiting_steps?: string[];
+  waiting_reasons?: { step_anchor: string; blocked_by: string[]; reason: string }[];
   /** Conflicts a resolver merged during the run (docs/run.md §1.9); absent when there were none. */
   conflicts_resolved?: { step_anchor: string; files: string[]; round: number }[];
   /** What this run's agent runs used (docs/run.md §7.1); absent when the run did not start. */

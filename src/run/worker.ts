@@ -515,8 +515,10 @@ async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Ou
     rc.stop.abort();
     return { settled: false };
   }
-  // The attempt's implementer logs, so whoever reads the failure knows where its output went (docs/run.md §1.3).
-  const logs = (await import('./step.js')).implementerLogs(rc, step.anchor, attempt);
+  // Where the output of what failed went, so whoever reads the failure knows (docs/run.md §1.3): the
+  // reviewer's or resolver's own files when one of them failed the attempt, else the implementer logs.
+  const { existingLogs, implementerLogs } = await import('./step.js');
+  const logs = e.logs ? existingLogs(rc, e.logs) : implementerLogs(rc, step.anchor, attempt);
   rc.emit({
     type: 'attempt_failed',
     worker,

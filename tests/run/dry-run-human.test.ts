@@ -90,6 +90,19 @@ describe('tugcode run --dry-run with a step waiting for a human', () => {
     expect(real.code, real.stdout + real.stderr).toBe(4);
     expect(real.events.filter((e) => e.type === 'claimed').map((e) => e.step_anchor)).toEqual(['step-3']);
     expect(real.events.at(-1)).toMatchObject({ error: { code: 'NeedsHuman', hint } });
+    // The real run's summary lists the step behind it as the dry run does (docs/run.md §1.10).
+    const waiting = { step_anchor: 'step-2', blocked_by: ['step-1'], reason: 'waits on step-1 (waits for a human)' };
+    expect(real.events.at(-1)).toMatchObject({
+      blocked_steps: [],
+      waiting_steps: ['step-2'],
+      waiting_reasons: [waiting],
+    });
+    expect(first.events.at(-1)).toMatchObject({ waiting_steps: ['step-2'], waiting_reasons: [waiting] });
+    const realText = runCli(['run', ...args], { cwd: root });
+    expect(realText.code).toBe(4);
+    expect(realText.stdout).toMatch(/step-1\s+needs you\s+ESCALATE: ESCALATE in round 1\n/);
+    expect(realText.stdout).toMatch(/step-2\s+waiting\s+waits on step-1 \(waits for a human\)\n/);
+    expect(realText.stdout).toContain('0 completed, 1 waiting for you, 1 waiting');
 
     // Decided: the dry run schedules step-1 and step-2 again, as the real run runs them.
     expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).code).toBe(0);

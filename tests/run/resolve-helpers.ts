@@ -72,11 +72,12 @@ if (step === 'step-2' || step === 'step-3') {
 
 /**
  * A resolver script: records its brief in `<dir>/briefs/<n>.json`, then (mode `merge`) writes shared.txt
- * with both sides' middle lines, or (mode `leave`) exits 0 with the markers left. With a `hold` file it
+ * with both sides' middle lines, or (mode `leave`) exits 0 with the markers left, or (mode `continue`) merges,
+ * then runs git itself (`git add`, `git rebase --continue`), which a resolver must not. With a `hold` file it
  * first writes its pid to `<dir>/started` and waits while `hold` exists. With `usage`, it writes it to
  * TUG_USAGE_OUT.
  */
-export function resolverScript(mode: 'merge' | 'leave', o: { hold?: boolean; usage?: UsageOut } = {}) {
+export function resolverScript(mode: 'merge' | 'leave' | 'continue', o: { hold?: boolean; usage?: UsageOut } = {}) {
   const dir = tempDir('tugcode-resolver-');
   mkdirSync(join(dir, 'briefs'));
   const hold = join(dir, 'hold');
@@ -98,12 +99,17 @@ if (existsSync(${JSON.stringify(hold)})) {
   while (existsSync(${JSON.stringify(hold)}) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
 }
 const wt = process.env.TUG_WORKTREE;
-if (${JSON.stringify(mode)} === 'merge') {
+if (${JSON.stringify(mode)} !== 'leave') {
   const text = readFileSync(join(wt, 'shared.txt'), 'utf8');
   const theirs = /^=======\\n([^\\n]*)\\n>>>>>>> /m.exec(text)[1];
   const ours = /^<<<<<<< [^\\n]*\\n([^\\n]*)\\n/m.exec(text)[1];
   writeFileSync(join(wt, 'shared.txt'), 'top\\n' + ours + '\\n' + theirs + '\\nbottom\\n');
   console.log('merged ' + brief.conflict.files.join(','));
+  if (${JSON.stringify(mode)} === 'continue') {
+    const { execFileSync } = await import('node:child_process');
+    execFileSync('git', ['add', 'shared.txt'], { cwd: wt });
+    execFileSync('git', ['rebase', '--continue'], { cwd: wt, env: { ...process.env, GIT_EDITOR: 'true' }, stdio: 'ignore' });
+  }
 } else {
   console.log('left it');
 }

@@ -103,6 +103,11 @@ describe('tugcode run: a conflict resolved in the same attempt', () => {
     expect(failed[0].reason).toMatch(/conflicted in shared\.txt; 2 resolution round\(s\) did not merge it/);
     expect(failed[0].reason).toContain('round 1: conflict markers left in shared.txt:2');
     expect(failed[0].reason).toContain('round 2: conflict markers left in shared.txt:2');
+    // The resolver's logs, where its output went (docs/run.md §1.3), not the implementer's.
+    expect(failed[0].logs).toEqual([
+      '.tugtool/logs/demo/step-3-resolve1-attempt1.log',
+      '.tugtool/logs/demo/step-3-resolve2-attempt1.log',
+    ]);
     expect(r.events.filter((e) => e.type === 'conflict_resolved')).toEqual([]);
     expect(r.events.filter((e) => e.type === 'conflict')).toHaveLength(1);
     expect(r.events.at(-1).conflicts_resolved).toBeUndefined();
@@ -120,6 +125,24 @@ describe('tugcode run: a conflict resolved in the same attempt', () => {
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2', 'step-3']);
     expect(git(root, 'show', 'tugplan/demo:shared.txt')).toBe('top\nmiddle from step-3\nbottom\n');
     expect(failures(root)).toEqual({ 'step-1': 0, 'step-2': 0, 'step-3': 1 });
+  });
+
+  it('a resolver that continues the rebase itself: the attempt fails IntegrationConflict saying so, naming its log', () => {
+    const counter = join(tempDir('tugcode-count-'), 'count');
+    const root = conflictRepo(counter, { '.tugtool/config.toml': '[run]\nresolve_rounds = 1\n' });
+    const impl = racingImplementer();
+    const res = resolverScript('continue');
+    const r = runJsonl(root, ['demo', '--workers', '2', '--implementer', impl.argv, '--resolver', res.argv]);
+    ok(r);
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(failed).toEqual([
+      expect.objectContaining({ step_anchor: 'step-3', attempt: 1, reason_code: 'IntegrationConflict' }),
+    ]);
+    expect(failed[0].reason).toMatch(
+      /^rebase onto tugplan\/demo conflicted in shared\.txt; 1 resolution round\(s\) did not merge it: round 1: the resolver ran git itself/,
+    );
+    expect(failed[0].logs).toEqual(['.tugtool/logs/demo/step-3-resolve1-attempt1.log']);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2', 'step-3']);
   });
 
   it('without --resolver the implementer resolves (the brief says conflict); --resolve-rounds 0 redoes as before', () => {

@@ -6,6 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { stepText } from '../helpers/plan.js';
 import { git } from '../helpers/repo.js';
 import { groupAlive, planText, runJsonl, runRepo, startRun, step, stepCommits, tugJson, waitUntil } from './helpers.js';
 import { artifacts, implementer, reviewerScript } from './review-helpers.js';
@@ -81,6 +82,11 @@ describe('tugcode run --reviewer', () => {
     const failed = r.events.filter((e) => e.type === 'attempt_failed');
     expect(failed).toEqual([expect.objectContaining({ step_anchor: 'step-1', reason_code: 'ReviewerFailed' })]);
     expect(failed[0].reason).toMatch(reason);
+    // Where the reviewer's output went (its answer in .out, its stderr in .log), not the implementer's log.
+    expect(failed[0].logs).toEqual([
+      '.tugtool/logs/demo/step-1-review1-attempt1.out',
+      '.tugtool/logs/demo/step-1-review1-attempt1.log',
+    ]);
     expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
     expect(artifacts(root, 'reviewer_verdict')).toEqual([]);
     expect(r.events.at(-1)).toMatchObject({ error: { code: 'PlanIncomplete' } });
@@ -147,6 +153,116 @@ describe('tugcode run --reviewer', () => {
     expect(impl.runs('step-1')).toEqual(['attempt 1']);
     expect(rev.rounds('step-1')).toEqual(['1']);
     expect(stepCommits(root, 'tugplan/demo').sort()).toEqual(['step-1', 'step-2', 'step-3', 'step-4']);
+  });
+
+  it('decide --approve of a step with substeps integrates the kept commits in the first attempt after it, no claim lost', () => {
+    const plan = planText([
+      '#### Step 1: Top {#step-1}\n\n**Commit:** `feat: top`\n\n**Tasks:**\n- [ ] t\n',
+      '##### Step 1.1: Sub one {#step-1-1}\n\n**Commit:** `feat: sub one`\n\n**Tasks:**\n- [ ] t\n',
+      '##### Step 1.2: Sub two {#step-1-2}\n\n**Commit:** `feat: sub two`\n\n**Tasks:**\n- [ ] t\n',
+      step(2, 'Two', { deps: [1] }),
+    ]);
+    const root = runRepo(plan, 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['ESCALATE']);
+    const first = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv]);
+    expect(first.code, first.stdout + first.stderr).toBe(4);
+    const kept = git(root, 'rev-parse', 'refs/tugplan/review/demo/step-1').trim();
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).json).toMatchObject({ status: 'ok' });
+    // As the user ran it: the next run without a reviewer (docs/run.md §6.3, the approved commit as it is).
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.events.filter((e) => e.type === 'attempt_failed' || e.type === 'claim_lost')).toEqual([]);
+    expect(r.events.filter((e) => e.type === 'claimed').map((e) => [e.step_anchor, e.attempt])).toEqual([
+      ['step-1', 2],
+      ['step-2', 1],
+    ]);
+    for (const s of ['step-1', 'step-1-1', 'step-1-2']) expect(impl.runs(s)).toEqual(['attempt 1']);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1-1', 'step-1-2', 'step-1', 'step-2']);
+    expect(git(root, 'rev-parse', 'tugplan/demo~1').trim()).toBe(kept);
+    const show = tugJson(root, ['state', 'show', 'demo']);
+    expect(show.json.plans[0].steps.map((x: any) => [x.anchor, x.status])).toEqual([
+      ['step-1', 'completed'],
+      ['step-1-1', 'completed'],
+      ['step-1-2', 'completed'],
+      ['step-2', 'completed'],
+    ]);
+    expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
+  });
+
+  it('state reset of a needs_human (or approved) step, and state init --force, delete its review ref', () => {
+    const free = (n: number) => stepText({ id: String(n), deps: [], commit: `feat: s${n}`, tasks: [`write s${n}`] });
+    const root = runRepo(planText([free(1), free(2), free(3)]), 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    for (const s of ['step-1', 'step-2', 'step-3']) rev.answer(s, ['ESCALATE']);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv]);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    const refs = () => git(root, 'for-each-ref', '--format=%(refname)', 'refs/tugplan/review/').trim().split('\n');
+    expect(refs()).toEqual(['step-1', 'step-2', 'step-3'].map((s) => `refs/tugplan/review/demo/${s}`));
+    // needs_human, reset: the kept commit is dropped in the state, and its ref with it; the others stay.
+    expect(tugJson(root, ['state', 'reset', 'demo', 'step-1']).json).toMatchObject({
+      status: 'ok',
+      previous_status: 'needs_human',
+    });
+    expect(refs()).toEqual(['refs/tugplan/review/demo/step-2', 'refs/tugplan/review/demo/step-3']);
+    // Approved, then reset before a run integrated it: the approval is gone, the ref too.
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-2', '--approve']).code).toBe(0);
+    expect(tugJson(root, ['state', 'reset', 'demo', 'step-2']).code).toBe(0);
+    expect(refs()).toEqual(['refs/tugplan/review/demo/step-3']);
+    // A forced re-init makes every step not completed pending again, kept commits cleared: no ref is left.
+    expect(tugJson(root, ['state', 'init', 'demo', '--force']).code).toBe(0);
+    expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
+  });
+
+  it('a run that takes over an edited plan structure drops the review ref of the step it made pending again', () => {
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['ESCALATE']);
+    expect(runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv]).code).toBe(4);
+    expect(git(root, 'for-each-ref', '--format=%(refname)', 'refs/tugplan/review/').trim()).toBe(
+      'refs/tugplan/review/demo/step-1',
+    );
+    // A step added on the base: the run re-initialises the state (docs/run.md §1.1 item 1), step-1 pending again.
+    const plan = join(root, '.tugtool', 'tugplan-demo.md');
+    writeFileSync(plan, readFileSync(plan, 'utf8') + '\n' + step(3, 'Three') + '\n');
+    git(root, 'commit', '-qam', 'add step 3');
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.events.filter((e) => e.type === 'warning').map((e) => e.code)).toEqual(['PlanReinitialized']);
+    expect(impl.runs('step-1')).toEqual(['attempt 1', 'attempt 2']);
+    expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
+  });
+
+  it('an approved commit that is gone fails the attempt ReviewCommitMissing; the next attempt implements the step again', () => {
+    const root = runRepo(planText([step(1, 'One')]), 'demo');
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['ESCALATE', 'APPROVE']);
+    const args = ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv];
+    expect(runJsonl(root, args).code).toBe(4);
+    const kept = git(root, 'rev-parse', 'refs/tugplan/review/demo/step-1').trim();
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).code).toBe(0);
+    // The kept commit made unreachable and pruned: its ref, the worker's tree and branch, the reflogs.
+    git(root, 'update-ref', '-d', 'refs/tugplan/review/demo/step-1');
+    for (const line of git(root, 'worktree', 'list', '--porcelain').split('\n'))
+      if (line.startsWith('worktree ') && line.includes('.tugtree'))
+        git(root, 'worktree', 'remove', '--force', line.slice(9));
+    git(root, 'branch', '-D', 'tugplan/demo--w1');
+    git(root, 'reflog', 'expire', '--expire=now', '--all');
+    git(root, 'gc', '-q', '--prune=now');
+    expect(() => git(root, 'cat-file', '-e', `${kept}^{commit}`)).toThrow();
+    const r = runJsonl(root, args);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(failed).toEqual([expect.objectContaining({ attempt: 2, reason_code: 'ReviewCommitMissing' })]);
+    expect(failed[0].reason).toMatch(
+      /the approved commit [0-9a-f]{12} is gone from the repository; the step is implemented again/,
+    );
+    expect(impl.runs('step-1')).toEqual(['attempt 1', 'attempt 3']);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
   });
 
   it('decide --revise sends the notes into the next brief; --reject fails the step', () => {

@@ -258,6 +258,10 @@ export const runSummaryFields = {
   needs_human: z
     .array(z.object({ step_anchor: anchor, review_ref: z.string().min(1), reason: z.string() }).strict())
     .optional(),
+  waiting_steps: z.array(anchor).optional(),
+  waiting_reasons: z
+    .array(z.object({ step_anchor: anchor, blocked_by: z.array(anchor), reason: z.string() }).strict())
+    .optional(),
   conflicts_resolved: z
     .array(z.object({ step_anchor: anchor, files: z.array(z.string()), round: z.number().int().positive() }).strict())
     .optional(),
