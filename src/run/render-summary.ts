@@ -57,7 +57,7 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
     const plan = (s.error?.details.plan_path as string | undefined) ?? '<plan>';
     const lines = needs.flatMap((n) => [
       `${n.step_anchor} (its commit is kept as ${n.review_ref}; git show ${n.review_ref}):`,
-      ...decideCommands(plan, n.step_anchor).map((c) => `  ${c}`),
+      ...decideCommands(plan, n.step_anchor, s.error?.details).map((c) => `  ${c}`),
     ]);
     const again = runAgain({ plan_path: plan, ...s.error?.details });
     blocks.push([paint('bold', 'waiting for you:'), ...lines, `then: ${again}`].join('\n'));

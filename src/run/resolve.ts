@@ -253,7 +253,7 @@ async function resolveRound(
   const tc = Date.now();
   const changed = outside.outsideChanges(before, await outside.snapshotOutside(g, scope));
   if (changed.length) {
-    outside.noteOutsideWrite(rc, u.anchor, x.attempt, changed);
+    outside.noteOutsideWrite(rc, u.anchor, x.attempt, changed, 'the resolver');
     throw new StepFailure(
       'OutsideWrite',
       outside.outsideReason(u.anchor, changed, 'the resolver'),

@@ -158,7 +158,7 @@ async function reviewRound(
   const [now, after] = await Promise.all([outside.snapshotOutside(rc.g, scope), treeSignature(x)]);
   const changed = outside.outsideChanges(before, now);
   if (changed.length) {
-    outside.noteOutsideWrite(rc, top.anchor, x.attempt, changed);
+    outside.noteOutsideWrite(rc, top.anchor, x.attempt, changed, 'the reviewer');
     throw new StepFailure(
       'OutsideWrite',
       outside.outsideReason(top.anchor, changed, 'the reviewer'),

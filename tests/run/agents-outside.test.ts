@@ -73,6 +73,26 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');
     expect(readFileSync(join(root, '.README.md.swp'), 'utf8')).toBe('an editor was here\n');
   });
 
+  it("a reviewer's write outside is OutsideWrite too, and the run's error names the reviewer", () => {
+    const root = runRepo(planText([step(1, 'Base')]), 'demo', ONE);
+    const impl = nodeImplementer(`writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
+    const reviewer = join(impl.dir, 'review.sh');
+    writeFileSync(
+      reviewer,
+      '#!/bin/sh\ncat >/dev/null\necho noted > "$TUG_REPO_ROOT/review-notes.txt"\necho \'{"verdict":"APPROVE","summary":"ok"}\'\n',
+      { mode: 0o755 },
+    );
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', reviewer]);
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(
+      failed.map((e) => e.reason),
+      r.stdout + r.stderr,
+    ).toEqual(['step-1: the reviewer changed 1 thing(s) outside its worktree: review-notes.txt']);
+    expect(r.code).toBe(4);
+    expect(r.events.at(-1).error).toMatchObject({ code: 'OutsideWrite', details: { by: 'the reviewer' } });
+    expect(r.events.at(-1).error.message).toMatch(/^the reviewer of step-1 \(attempt 1\) changed things/);
+  });
+
   it('two workers whose implementers stay in their worktrees see no OutsideWrite from each other', () => {
     const root = runRepo(planText([step(1, 'A'), step(2, 'B'), step(3, 'C'), step(4, 'D', { deps: [1, 2, 3] })]));
     const impl = nodeImplementer(`writeFileSync(join(wt, step + '.txt'), step + '\\n'); await sleep(300);`);

@@ -436,6 +436,29 @@ describe('summaryText', () => {
   });
 });
 
+describe('summaryText: waiting for you', () => {
+  it('after tugcode -C DIR run, the decide commands and the run again carry -C DIR, as the stderr hint does', async () => {
+    const text = await summaryText(
+      {
+        ...summary,
+        steps_completed: [],
+        failed_steps: [],
+        blocked_steps: [],
+        needs_human: [{ step_anchor: 'step-1', review_ref: 'refs/tugplan/review/demo/step-1', reason: 'ESCALATE' }],
+        error: {
+          code: 'NeedsHuman',
+          message: 'step-1 needs a human',
+          details: { plan_path: '.tugtool/tugplan-demo.md', run_flags: ['-C', '/a b', '--implementer', 'x'] },
+          hint: '',
+        },
+      },
+      { color: false },
+    );
+    expect(text).toContain("  tugcode -C '/a b' state decide .tugtool/tugplan-demo.md step-1 --approve\n");
+    expect(text).toContain("then: tugcode -C '/a b' run .tugtool/tugplan-demo.md");
+  });
+});
+
 describe('conflicts resolved in the same attempt (docs/run.md §1.9)', () => {
   const events: RunEvent[] = [
     { type: 'phase', at, worker: 'w2', step_anchor: 'step-3', phase: 'integrate' },
