@@ -136,12 +136,19 @@ export async function complete(ctx: FlowCtx, ref: StepRef & { commit: string }):
  * Read-only; a repository without state.db, or a plan or step it does not know, has none.
  */
 export async function refactorTrailers(ctx: FlowCtx, ref: StepRef): Promise<string[]> {
-  try {
-    return await ctx.store.refactorTrailers(callIn(ctx, 'commit', ref.worktree), {
+  return noneWhenUnknown(
+    ctx.store.refactorTrailers(callIn(ctx, 'commit', ref.worktree), {
       plan: ref.planPath,
       step: ref.step,
       worktree: ref.worktree,
-    });
+    }),
+  );
+}
+
+/** A read about a step: none when state.db, the plan or the step is not known. */
+async function noneWhenUnknown<T>(read: Promise<T[]>): Promise<T[]> {
+  try {
+    return await read;
   } catch (e) {
     const code = (e as { code?: string }).code;
     if (code === 'PlanNotInitialized' || code === 'PlanNotFound' || code === 'StepNotFound') return [];
@@ -157,17 +164,13 @@ export async function openRefactors(
   ctx: FlowCtx,
   ref: StepRef,
 ): Promise<{ ordinal: number; op_text: string; status: string }[]> {
-  try {
-    return await ctx.store.openRefactors(callIn(ctx, 'commit', ref.worktree), {
+  return noneWhenUnknown(
+    ctx.store.openRefactors(callIn(ctx, 'commit', ref.worktree), {
       plan: ref.planPath,
       step: ref.step,
       worktree: ref.worktree,
-    });
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === 'PlanNotInitialized' || code === 'PlanNotFound' || code === 'StepNotFound') return [];
-    throw e;
-  }
+    }),
+  );
 }
 
 /** Every plan in state.db that is not archived, with its steps (read-only; empty without a DB). */

@@ -34,6 +34,8 @@ import { allRefs, worktreeBranches } from '../git/ref-files.js';
 import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
 import { stateDbPath } from '../state/context.js';
 import { stateCallIn, type RunCtx } from './context.js';
+import { StepFailure } from './failure.js';
+import type { ChildOutcome } from './types.js';
 import type { WorkerTree } from './worktrees.js';
 
 /** What a snapshot covers and what it leaves to the run. */
@@ -285,6 +287,18 @@ export function noteOutsideWrite(
   by = 'the implementer',
 ): void {
   rc.tally.fatal ??= new TugError('OutsideWrite', { step_anchor: step, attempt, by, changed: changed.slice(0, 20) });
+}
+
+/**
+ * The attempt's OutsideWrite (docs/agents.md §1.6), the run's summary noted: `by` made the changes, `logs`
+ * are its run's own output files when it is not the implementer (a reviewer's, a resolver's).
+ */
+export function outsideWriteFailure(
+  rc: RunCtx,
+  o: { step: string; attempt: number; changed: string[]; by: string; out: ChildOutcome; logs?: string[] },
+): StepFailure {
+  noteOutsideWrite(rc, o.step, o.attempt, o.changed, o.by);
+  return new StepFailure('OutsideWrite', outsideReason(o.step, o.changed, o.by), o.out, 'coder_report', o.logs);
 }
 
 /**

@@ -253,14 +253,14 @@ async function resolveRound(
   const tc = Date.now();
   const changed = outside.outsideChanges(before, await outside.snapshotOutside(g, scope));
   if (changed.length) {
-    outside.noteOutsideWrite(rc, u.anchor, x.attempt, changed, 'the resolver');
-    throw new StepFailure(
-      'OutsideWrite',
-      outside.outsideReason(u.anchor, changed, 'the resolver'),
+    throw outside.outsideWriteFailure(rc, {
+      step: u.anchor,
+      attempt: x.attempt,
+      changed,
+      by: 'the resolver',
       out,
-      'coder_report',
-      [logPath],
-    );
+      logs: [logPath],
+    });
   }
   const outcome = await judge(x, conflict.files, out, head);
   tr?.('resolve.check', tc);

@@ -158,14 +158,14 @@ async function reviewRound(
   const [now, after] = await Promise.all([outside.snapshotOutside(rc.g, scope), treeSignature(x)]);
   const changed = outside.outsideChanges(before, now);
   if (changed.length) {
-    outside.noteOutsideWrite(rc, top.anchor, x.attempt, changed, 'the reviewer');
-    throw new StepFailure(
-      'OutsideWrite',
-      outside.outsideReason(top.anchor, changed, 'the reviewer'),
+    throw outside.outsideWriteFailure(rc, {
+      step: top.anchor,
+      attempt: x.attempt,
+      changed,
+      by: 'the reviewer',
       out,
-      'coder_report',
-      files,
-    );
+      logs: files,
+    });
   }
   // A reviewer is read-only: whatever it changed in the worktree would be integrated unreviewed.
   if (after.head !== sig.head || after.status.join('\0') !== sig.status.join('\0')) {

@@ -281,8 +281,7 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
   x.caughtUp = caughtUp && (await caughtUp);
   const changed = outside.outsideChanges(before, after);
   if (changed.length) {
-    outside.noteOutsideWrite(rc, u.anchor, x.attempt, changed);
-    throw new StepFailure('OutsideWrite', outside.outsideReason(u.anchor, changed), out);
+    throw outside.outsideWriteFailure(rc, { step: u.anchor, attempt: x.attempt, changed, by: 'the implementer', out });
   }
   if (stalled !== null)
     throw new StepFailure(
