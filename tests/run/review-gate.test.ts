@@ -211,12 +211,17 @@ describe('tugcode run --reviewer', () => {
     expect(tugJson(root, ['state', 'decide', 'demo', 'step-2', '--approve']).code).toBe(0);
     expect(tugJson(root, ['state', 'reset', 'demo', 'step-2']).code).toBe(0);
     expect(refs()).toEqual(['refs/tugplan/review/demo/step-3']);
-    // A forced re-init makes every step not completed pending again, kept commits cleared: no ref is left.
+    // A forced re-init keeps a step waiting for a human whose work is unchanged, and its ref (docs/state.md
+    // §3.11); once the step's work changed, it is pending again, its kept commit cleared: no ref is left.
+    expect(tugJson(root, ['state', 'init', 'demo', '--force']).code).toBe(0);
+    expect(refs()).toEqual(['refs/tugplan/review/demo/step-3']);
+    const plan = join(root, '.tugtool', 'tugplan-demo.md');
+    writeFileSync(plan, readFileSync(plan, 'utf8').replace('- [ ] write s3', '- [ ] write s3 and test it'));
     expect(tugJson(root, ['state', 'init', 'demo', '--force']).code).toBe(0);
     expect(git(root, 'for-each-ref', 'refs/tugplan/review/').trim()).toBe('');
   });
 
-  it('a run that takes over an edited plan structure drops the review ref of the step it made pending again', () => {
+  it('a run that takes over an edited step drops the review ref of the step it made pending again', () => {
     const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
     const impl = implementer();
     const rev = reviewerScript();
@@ -225,10 +230,13 @@ describe('tugcode run --reviewer', () => {
     expect(git(root, 'for-each-ref', '--format=%(refname)', 'refs/tugplan/review/').trim()).toBe(
       'refs/tugplan/review/demo/step-1',
     );
-    // A step added on the base: the run re-initialises the state (docs/run.md §1.1 item 1), step-1 pending again.
+    // A task added to step-1 on the base: the run re-initialises the state (docs/run.md §1.1 item 1), and
+    // step-1, whose work changed, is pending again (docs/state.md §3.11).
     const plan = join(root, '.tugtool', 'tugplan-demo.md');
-    writeFileSync(plan, readFileSync(plan, 'utf8') + '\n' + step(3, 'Three') + '\n');
-    git(root, 'commit', '-qam', 'add step 3');
+    const edited = readFileSync(plan, 'utf8').replace('- [ ] write one', '- [ ] write one\n- [ ] and say so');
+    expect(edited).toContain('and say so');
+    writeFileSync(plan, edited);
+    git(root, 'commit', '-qam', 'a task for step 1');
     const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.events.filter((e) => e.type === 'warning').map((e) => e.code)).toEqual(['PlanReinitialized']);
