@@ -222,7 +222,14 @@ export function startGitThread(): GitThread {
       });
     },
     async close() {
-      await worker.terminate();
+      // A timer holds the event loop while the thread ends: a pending terminate() does not (Node 20), so the
+      // process could exit with code 0 before the caller's output, as `run` did about once in 100 calls.
+      const hold = setInterval(() => undefined, 60_000);
+      try {
+        await worker.terminate();
+      } finally {
+        clearInterval(hold);
+      }
     },
   };
 }
