@@ -27,7 +27,11 @@ export function satisfies(rule: Rule, v: unknown): boolean {
         !Array.isArray(v) &&
         Object.entries(v).every(
           ([k, x]) =>
-            (PRICE_KEYS as readonly string[]).includes(k) && typeof x === 'number' && Number.isFinite(x) && x >= 0 && x <= USAGE_MAX_PRICE,
+            (PRICE_KEYS as readonly string[]).includes(k) &&
+            typeof x === 'number' &&
+            Number.isFinite(x) &&
+            x >= 0 &&
+            x <= USAGE_MAX_PRICE,
         )
       );
     default:

@@ -138,7 +138,7 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     expect(tugJson(root, ['status', 'demo']).json.plans[0].usage).toMatchObject({ cost_usd: 0.25 });
   });
 
-  it('a report whose priced cost is out of bounds is UsageNotRecorded and counts in no total, the run\'s included', () => {
+  it("a report whose priced cost is out of bounds is UsageNotRecorded and counts in no total, the run's included", () => {
     // At the highest prices, 10^12 input and 10^12 output tokens cost 2·10^9: more than one report may.
     const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo', {
       '.tugtool/config.toml': '[run.prices]\ninput = 1000\noutput = 1000\n',
@@ -154,7 +154,9 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     expect(summary, r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
     const warnings = r.events.filter((e) => e.type === 'warning');
     expect(warnings).toEqual([expect.objectContaining({ code: 'UsageNotRecorded' })]);
-    expect(warnings[0].message).toMatch(/^step-1 \(implementer\): its usage was not recorded: InvalidArgument: .*cost_usd/);
+    expect(warnings[0].message).toMatch(
+      /^step-1 \(implementer\): its usage was not recorded: InvalidArgument: .*cost_usd/,
+    );
     expect(r.events.filter((e) => e.type === 'usage').map((e) => e.step_anchor)).toEqual(['step-2']);
     const want = { tokens: 10, cost_usd: 0.01, reports: 1 };
     expect(summary.usage).toMatchObject(want);
