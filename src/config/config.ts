@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { WarningSink } from '../contract/envelope.js';
 import { CONFIG_FILE } from '../contract/layout.js';
+import { USAGE_MAX_PRICE } from '../contract/usage.js';
 import { CONFIG_DEFAULTS, CONFIG_KEYS, KERNEL_TUG_ENV, type ConfigShape } from './defaults.js';
 import { CONFIG_RULES, fastMerge, satisfies, type Rule } from './rules.js';
 import { envValue, readConfigFile, setsNoValue, tomlErrorReport } from '../kernel/light.js';
@@ -35,7 +36,7 @@ function expected(rule: Rule): string {
     case 'num':
       return `a number of at least ${rule.min}`;
     case 'prices':
-      return 'a table of input, output, cache_read, cache_write: non-negative numbers (USD per million tokens)';
+      return `a table of input, output, cache_read, cache_write: numbers from 0 to ${USAGE_MAX_PRICE} (USD per million tokens)`;
   }
 }
 

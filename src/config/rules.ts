@@ -5,6 +5,7 @@
  * rules accept exactly what the schema accepts.
  */
 import { CONFIG_MAX, type ConfigShape } from './defaults.js';
+import { USAGE_MAX_PRICE } from '../contract/usage.js';
 import { KERNEL_RULES, satisfies as kernelSatisfies, type Rule as KernelRule } from '../kernel/light.js';
 
 /**
@@ -26,7 +27,11 @@ export function satisfies(rule: Rule, v: unknown): boolean {
         !Array.isArray(v) &&
         Object.entries(v).every(
           ([k, x]) =>
-            (PRICE_KEYS as readonly string[]).includes(k) && typeof x === 'number' && Number.isFinite(x) && x >= 0,
+            (PRICE_KEYS as readonly string[]).includes(k) &&
+            typeof x === 'number' &&
+            Number.isFinite(x) &&
+            x >= 0 &&
+            x <= USAGE_MAX_PRICE,
         )
       );
     default:

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { kernelSchema } from '../kernel/config-schema.js';
 import { tokenizeShell } from '../kernel/light.js';
 import { CONFIG_MAX } from './defaults.js';
+import { USAGE_MAX_PRICE } from '../contract/usage.js';
 
 export { kernelSchema };
 
@@ -14,6 +15,8 @@ const posInt = z.number().int().positive();
 const upTo = (max: number) => posInt.max(max);
 const S = CONFIG_MAX.state;
 const R = CONFIG_MAX.run;
+/** A `[run.prices]` price, bounded so a priced report stays within the ledger's bounds (docs/run.md §7.1). */
+const price = z.number().nonnegative().finite().max(USAGE_MAX_PRICE);
 
 /** An argv string split shell-style (docs/run.md §2): quotes that do not balance are refused when it loads. */
 const argvString = z.string().superRefine((v, ctx) => {
@@ -111,10 +114,10 @@ export const runSchema = z
       .describe('argv string run with each notable event on stdin (docs/run.md §7.4), e.g. "notify-send tugcode"'),
     prices: z
       .object({
-        input: z.number().nonnegative().finite().optional(),
-        output: z.number().nonnegative().finite().optional(),
-        cache_read: z.number().nonnegative().finite().optional(),
-        cache_write: z.number().nonnegative().finite().optional(),
+        input: price.optional(),
+        output: price.optional(),
+        cache_read: price.optional(),
+        cache_write: price.optional(),
       })
       .strict()
       .default({})

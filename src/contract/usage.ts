@@ -21,6 +21,11 @@ export type UsageTokenField = (typeof USAGE_TOKEN_FIELDS)[number];
  */
 export const USAGE_MAX_TOKENS = 1e12;
 export const USAGE_MAX_COST_USD = 1e9;
+/**
+ * The highest `[run.prices]` price (USD per million tokens): USAGE_MAX_TOKENS of one kind then cost at most
+ * USAGE_MAX_COST_USD. Far above any real price; an absurd one (1e300) is refused as the config loads.
+ */
+export const USAGE_MAX_PRICE = USAGE_MAX_COST_USD / (USAGE_MAX_TOKENS / 1e6);
 
 /** A token count as a report may give it: a non-negative integer of at most USAGE_MAX_TOKENS. */
 export const isUsageCount = (v: unknown): v is number =>

@@ -12,6 +12,7 @@ import { gitWorktrees } from '../git/repo.js';
 import { shellArg } from '../util/shell-arg.js';
 import { slugOfPlanPath } from '../plan/resolve.js';
 import { runCommandFor, runDriverOf } from './run-driver.js';
+import { tugcodeIn } from '../contract/errors.js';
 
 export const pass = (name: string, message: string, fix: string): DoctorCheck => ({
   name,
@@ -131,12 +132,15 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
  */
 function failedStepsFix(ctx: RepoCtx, planPath: string, anchors: string[]): string {
   const p = shellArg(planPath);
-  const why = anchors.map((a) => `tugcode state show ${p} --step ${shellArg(a)}`).join(', ');
-  const reset = anchors.map((a) => `tugcode state reset ${p} ${shellArg(a)}`).join(' && ');
   // The run names its implementer (a bare `tugcode run` would run none, docs/run.md §2): the flags of the
   // plan's last run while its lock records them, else the configured one, else a placeholder.
   const slug = slugOfPlanPath(planPath);
   const flags = (slug === null ? null : runDriverOf(ctx.repo.mainRoot, slug))?.run_flags;
+  // A run started with `tugcode -C DIR run`: every command keeps its -C DIR, as the run's own does, so the
+  // fix works pasted where that run was started (docs/run.md §1.2).
+  const tugcode = tugcodeIn({ run_flags: flags });
+  const why = anchors.map((a) => `${tugcode} state show ${p} --step ${shellArg(a)}`).join(', ');
+  const reset = anchors.map((a) => `${tugcode} state reset ${p} ${shellArg(a)}`).join(' && ');
   return `why: ${why}; once the cause is fixed: ${reset} && ${runCommandFor(planPath, { run_flags: flags, run: ctx.config.run })}`;
 }
 

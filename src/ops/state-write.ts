@@ -205,6 +205,7 @@ export async function stateComplete(
     attempt: input.attempt,
     commit,
     force: input.force,
+    ...(call.naming === 'tool' ? { force_field: 'force' } : {}),
   });
 }
 

@@ -114,6 +114,11 @@ export interface RunTally {
   needsHuman: Map<string, { review_ref: string; reason: string }>;
   /** Conflicts a resolver merged (docs/run.md §1.9), for the summary. */
   resolved: { step_anchor: string; files: string[]; round: number }[];
+  /**
+   * The logs of a step's last `attempt_failed` when a reviewer or resolver failed it (their own files, not
+   * the implementer's): what the summary's `failed_steps` entry names then (docs/run.md §1.1 item 6).
+   */
+  failedLogs: Map<string, string[]>;
   /** The ledger of this run (docs/run.md §7): its usage, the plan's, and each running step's last activity. */
   ledger: Ledger;
 }
@@ -142,6 +147,7 @@ export function newTally(): RunTally {
     reviews: new Map(),
     needsHuman: new Map(),
     resolved: [],
+    failedLogs: new Map(),
     ledger: { run: emptyTotals(), plan: emptyTotals(), exhausted: false, silentWarned: false, activity: new Map() },
   };
 }

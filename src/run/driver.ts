@@ -637,8 +637,10 @@ async function summarize(
   const steps = show.plans[0]?.steps ?? [];
   const { implementerLogs } = await import('./step.js');
   const failed_steps = cat.failed_steps.map((a) => {
-    // Where its output went, every attempt's (docs/run.md §1.1 item 6): the reason is only the tail's gist.
-    const logs = implementerLogs(rc, a);
+    // Where its output went (docs/run.md §1.1 item 6): the reason is only the tail's gist. Every attempt's
+    // implementer logs, or, when a reviewer or resolver failed its last attempt, the files that attempt's
+    // attempt_failed named (the implementer's run succeeded then; the failure is in theirs).
+    const logs = rc.tally.failedLogs.get(a) ?? implementerLogs(rc, a);
     return {
       step_anchor: a,
       reason: steps.find((s) => s.anchor === a)?.fail_reason ?? 'failed',

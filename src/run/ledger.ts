@@ -26,7 +26,7 @@ export function hasBudget(rc: Pick<RunSetup, 'opts'>): boolean {
 /**
  * Records one run's report for the unit `anchor` of the claimed step, by `role`: its usage (priced from
  * `[run.prices]` when it has tokens but no cost) in the state, fenced by the claim; a `usage` event; then
- * the budget. Never fails the attempt: a report it cannot record is a warning.
+ * the budget. Never fails the attempt: a report it cannot record is a warning, and counts nowhere.
  */
 export async function recordUsage(x: StepRun, role: UsageRole, anchor: string, report: UsageReport): Promise<void> {
   const { rc } = x;
@@ -48,8 +48,11 @@ export async function recordUsage(x: StepRun, role: UsageRole, anchor: string, r
     });
   } catch (e) {
     if (!(e instanceof TugError)) throw e;
-    // The claim ended meanwhile (or the store refused): the run still counts what it saw.
+    // The claim ended meanwhile, or the store refused the report (out of bounds: docs/run.md §7.1). The
+    // run's totals never count a report the state does not hold, so the summary's `usage` and the
+    // plan's totals agree with `state show`.
     rc.warn('UsageNotRecorded', `${anchor} (${role}): its usage was not recorded: ${e.code}: ${e.message}`);
+    return;
   }
   const ledger = rc.tally.ledger;
   ledger.run = addUsage(ledger.run, role, usage);

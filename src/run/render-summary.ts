@@ -98,7 +98,7 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
 }
 
 function logLines(anchor: string, logs: string[]): string[] {
-  const attemptOf = (p: string) => Number(/-attempt(\d+)\.log$/.exec(p)?.[1] ?? 0);
+  const attemptOf = (p: string) => Number(/-attempt(\d+)\.(?:log|out)$/.exec(p)?.[1] ?? 0);
   const last = Math.max(0, ...logs.map(attemptOf));
   const lines = logs.filter((p) => attemptOf(p) === last).map((p) => `${anchor} log: ${p}`);
   const earlier = new Set(logs.map(attemptOf).filter((a) => a !== last)).size;

@@ -519,6 +519,8 @@ async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Ou
   // reviewer's or resolver's own files when one of them failed the attempt, else the implementer logs.
   const { existingLogs, implementerLogs } = await import('./step.js');
   const logs = e.logs ? existingLogs(rc, e.logs) : implementerLogs(rc, step.anchor, attempt);
+  if (e.logs) rc.tally.failedLogs.set(step.anchor, logs);
+  else rc.tally.failedLogs.delete(step.anchor);
   rc.emit({
     type: 'attempt_failed',
     worker,

@@ -33,6 +33,11 @@ export interface CompleteInput extends OwnerInput {
   commit?: string | undefined;
   /** `--force REASON`. */
   force?: string | undefined;
+  /**
+   * What a `TextTruncated` warning calls the force reason: `force reason` on the command line (docs/state.md
+   * §4), the JSON field `force` for a tool caller, who never typed a flag.
+   */
+  force_field?: string | undefined;
   skip_drift?: boolean | undefined;
   /** Run every check and write, then roll back (see completionBlocker). */
   dry_run?: boolean | undefined;
@@ -58,7 +63,7 @@ export async function complete(ctx: StateContext, input: CompleteInput): Promise
   const anchor = stepArg(input.step);
   if (input.force !== undefined) {
     checkText('--force reason', input.force, { nonEmpty: true, argument: '--force' });
-    input = { ...input, force: capReason(ctx, 'force reason', input.force) };
+    input = { ...input, force: capReason(ctx, input.force_field ?? 'force reason', input.force) };
   }
   if (input.commit !== undefined && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(input.commit)) {
     throw new TugError('InvalidArgument', {

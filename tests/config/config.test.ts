@@ -117,6 +117,27 @@ describe('config', () => {
     }
   });
 
+  it('bounds [run.prices] so a priced report stays within the ledger (docs/run.md §7.1), from the file and the environment', async () => {
+    const { USAGE_MAX_PRICE } = await import('../../src/contract/usage.js');
+    expect(USAGE_MAX_PRICE).toBe(1000);
+    const file = '.tugtool/config.toml';
+    const ok = await parseConfigText(`[run.prices]\ninput = ${USAGE_MAX_PRICE}\noutput = 10\n`, file);
+    expect(ok.run.prices).toEqual({ input: USAGE_MAX_PRICE, output: 10 });
+    for (const bad of ['1e300', String(USAGE_MAX_PRICE + 0.5)]) {
+      const e = await configError(parseConfigText(`[run.prices]\ncache_write = ${bad}\n`, file));
+      expect([e.code, e.exitCode, e.details.source]).toEqual(['ConfigInvalid', 2, file]);
+      expect(e.message).toContain('run.prices');
+      expect(e.message).toContain('1000');
+      const env = await configError(loadConfig(tempDir(), { TUGCODE_RUN_PRICES: `{"output": ${bad}}` }));
+      expect([env.code, env.details.source, env.details.key]).toEqual([
+        'ConfigInvalid',
+        'TUGCODE_RUN_PRICES',
+        'run.prices',
+      ]);
+      expect(env.message).toContain('numbers from 0 to 1000');
+    }
+  });
+
   it('blames a bad environment value on the variable even when config.toml exists, and a bad file value on the file', async () => {
     const root = tempDir();
     writeFiles(root, { '.tugtool/config.toml': '[state]\nmax_attempts = 5\n' });
@@ -212,6 +233,9 @@ describe('config rules without zod', () => {
       ['a'],
       [1],
       {},
+      { input: 1000 },
+      { input: 1000.5 },
+      { output: 1e300 },
       'npm test',
       'node "unbalanced',
       "sh -c 'unbalanced",

@@ -131,4 +131,38 @@ describe('skills/implement §A followed by two orchestrators', () => {
     const merge = commandOf(SKILL, 'tugcode merge');
     expect(sh(fill(merge, { '<plan>': PLAN }), root, envA)).toMatchObject({ branch: 'tugplan/demo', into: 'main' });
   });
+
+  it('the `ownership` row, followed as written, integrates and completes the step whose claim was lost', () => {
+    const root = planRepo();
+    const env = { TUGCODE_NOW: '2026-03-01T10:00:00.000Z' };
+    const text = readFileSync(join(ROOT, SKILL), 'utf8');
+    const row = text.split('\n').find((l) => l.startsWith('| `ownership`'))!;
+    const again = /`(tugcode state claim <plan> --worktree W --step S --json)`/.exec(row)?.[1];
+    expect(again, row).toBeDefined();
+    const update = /`(tugcode state update <plan> S --worktree W --attempt N --complete-remaining --json)`/.exec(
+      text,
+    )![1]!;
+    const W = sh(fill(commandOf(SKILL, 'tugcode worktree create'), { '<plan>': PLAN }), root, env)
+      .worktree_path as string;
+    const c = sh(fill(commandOf(SKILL, 'tugcode state claim'), { '<plan>': PLAN, W }), root, env);
+    const v = { '<plan>': PLAN, W, S: c.step_anchor as string, N: String(c.attempt) };
+    sh(fill(commandOf(SKILL, 'tugcode state start'), v), root, env);
+    writeFiles(W, { 'alpha.txt': 'alpha\n' });
+    sh(fill(update, v), root, env);
+    // The claim is lost meanwhile (an admin reset it).
+    sh(`tugcode state reset ${PLAN} ${v.S} --force --json`, root, env);
+    const commit = commandOf(SKILL, 'tugcode commit');
+    const lost = sh(fill(commit, v), root, env, 'feat: alpha');
+    expect(lost).toMatchObject({ committed: true, state_update_failed: true, state_failure_reason: 'ownership' });
+    expect(lost.integrated).not.toBe(true);
+    // The row: claim S again, no reset, commit again with the new attempt.
+    const c2 = sh(fill(again!, v), root, env);
+    expect(c2).toMatchObject({ claimed: true, step_anchor: v.S });
+    const v2 = { ...v, N: String(c2.attempt) };
+    sh(fill(commandOf(SKILL, 'tugcode state start'), v2), root, env);
+    sh(fill(update, v2), root, env);
+    const done = sh(fill(commit, v2), root, env, 'feat: alpha');
+    expect(done, JSON.stringify(done)).toMatchObject({ committed: false, integrated: true, state_updated: true });
+    expect(git(root, 'show', 'tugplan/demo:alpha.txt')).toBe('alpha\n');
+  });
 });

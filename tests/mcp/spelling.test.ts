@@ -77,6 +77,37 @@ describe('tugcode mcp spelling', () => {
     expect(other.code).toBe('WorktreeNotFound');
   });
 
+  it('names the force field in the TextTruncated warning of a long force reason (the CLI says force reason)', async () => {
+    const root = planRepo();
+    runJson('state init', ['state', 'init', 'demo'], { cwd: root, env: { TUGCODE_NOW: T0 } });
+    const client = await connectMcp(root);
+    const owner = { plan: 'demo', step: 'step-1', worktree: '.' };
+    await client.callTool({ name: 'tug_state_claim', arguments: { plan: 'demo', worktree: '.' } });
+    const r: any = await client.callTool({
+      name: 'tug_state_complete',
+      arguments: { ...owner, force: 'x'.repeat(600) },
+    });
+    expect(r.isError, JSON.stringify(r)).toBeFalsy();
+    const warnings = r.structuredContent.warnings;
+    expect(warnings).toEqual([
+      {
+        code: 'TextTruncated',
+        message: 'force was cut to 500 characters',
+        details: { field: 'force', max_code_points: 500 },
+      },
+    ]);
+    // The command line keeps the wording of docs/state.md §4.5.
+    runJson('state claim', ['state', 'claim', 'demo', '--worktree', '.'], { cwd: root });
+    const cli = runJson(
+      'state complete',
+      ['state', 'complete', 'demo', 'step-2', '--worktree', '.', '--force', 'y'.repeat(600)],
+      {
+        cwd: root,
+      },
+    );
+    expect(cli.json.warnings.map((w: any) => [w.code, w.details.field])).toEqual([['TextTruncated', 'force reason']]);
+  });
+
   it("words the kernel tools' errors with their fields too (the op text keeps its flags)", async () => {
     const root = planRepo();
     const client = await connectMcp(root);

@@ -12,7 +12,19 @@ import { execFileSync, spawn } from 'node:child_process';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/repo.js';
 import { http, own, startBoardCli } from '../board/helpers.js';
-import { holdingImplementer, planText, runJsonl, runRepo, startRun, step, tugJson, waitUntil } from './helpers.js';
+import { CLI } from '../helpers/cli.js';
+import { stepText } from '../helpers/plan.js';
+import {
+  holdingImplementer,
+  nodeImplementer,
+  planText,
+  runJsonl,
+  runRepo,
+  startRun,
+  step,
+  tugJson,
+  waitUntil,
+} from './helpers.js';
 
 const PLAN = '.tugtool/tugplan-demo.md';
 /** The real git, for the recording wrapper put before it on PATH. */
@@ -219,5 +231,68 @@ describe('a run killed with SIGKILL', () => {
     } finally {
       parent.kill('SIGKILL');
     }
+  });
+
+  it("doctor's failed-steps fix of a run started with -C DIR carries -C DIR in every command, reset included", async () => {
+    const root = runRepo(
+      planText([1, 2].map((n) => stepText({ id: String(n), deps: [], commit: `feat: s${n}`, tasks: [`write s${n}`] }))),
+      'demo',
+      {
+        '.tugtool/config.toml': '[state]\nmax_attempts = 1\n',
+      },
+    );
+    const impl = nodeImplementer(`
+if (step === 'step-1') {
+  while (!existsSync(join(dir, 'started'))) await sleep(50);
+  process.exit(1);
+}
+writeFileSync(join(dir, 'started'), '');
+while (!existsSync(join(dir, 'go'))) await sleep(50);
+writeFileSync(join(wt, step + '.txt'), step);
+`);
+    // Started from elsewhere with -C: the run records `-C <root>` first in its flags.
+    const elsewhere = tempDir('tugcode-elsewhere-');
+    const child = spawn(
+      process.execPath,
+      [CLI, '-C', root, 'run', 'demo', '--workers', '2', '--implementer', impl.argv, '--json'],
+      {
+        cwd: elsewhere,
+        env: {
+          ...process.env,
+          NO_COLOR: '1',
+          GIT_AUTHOR_NAME: 't',
+          GIT_AUTHOR_EMAIL: 't@example.invalid',
+          GIT_COMMITTER_NAME: 't',
+          GIT_COMMITTER_EMAIL: 't@example.invalid',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    child.stderr!.on('data', (d) => (out += d));
+    const done = new Promise((res) => child.on('exit', res));
+    try {
+      // step-1 fails (its one attempt) while step-2's implementer holds.
+      await waitUntil('step-1 failed while step-2 runs', () => {
+        if (child.exitCode !== null) throw new Error(`the run ended: ${child.exitCode}: ${out}`);
+        return out.includes('"type":"step_failed"');
+      });
+      child.kill('SIGKILL');
+      await done;
+    } finally {
+      writeFileSync(join(impl.dir, 'go'), ''); // the orphaned implementer ends
+    }
+    const check = tugJson(root, ['doctor']).json.checks.find((c: { name: string }) => c.name === 'failed-steps');
+    const C = `tugcode -C ${root}`;
+    expect(check.fix).toBe(
+      `why: ${C} state show ${PLAN} --step step-1; once the cause is fixed: ${C} state reset ${PLAN} step-1 && ` +
+        `${C} run ${PLAN} --workers 2 --implementer '${impl.argv.replace(/"/g, '')}'`,
+    );
+    // The reset, as written, works from where the run was started.
+    const reset = check.fix.match(/once the cause is fixed: tugcode (-C \S+ state reset \S+ \S+) && /)![1].split(' ');
+    const r = runCli([...reset, '--json'], { cwd: elsewhere });
+    expect(r.json?.status, r.stdout + r.stderr).toBe('ok');
+    expect(tugJson(root, ['state', 'show', 'demo']).json.plans[0].steps[0].status).toBe('pending');
   });
 });

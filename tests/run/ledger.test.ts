@@ -138,6 +138,32 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     expect(tugJson(root, ['status', 'demo']).json.plans[0].usage).toMatchObject({ cost_usd: 0.25 });
   });
 
+  it("a report whose priced cost is out of bounds is UsageNotRecorded and counts in no total, the run's included", () => {
+    // At the highest prices, 10^12 input and 10^12 output tokens cost 2·10^9: more than one report may.
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo', {
+      '.tugtool/config.toml': '[run.prices]\ninput = 1000\noutput = 1000\n',
+    });
+    const impl = nodeImplementer(`
+writeFileSync(join(wt, step + '.txt'), step);
+writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
+  ? JSON.stringify({ input_tokens: 1e12, output_tokens: 1e12 })
+  : JSON.stringify({ input_tokens: 7, output_tokens: 3 }));
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    const summary = r.events.at(-1);
+    expect(summary, r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    const warnings = r.events.filter((e) => e.type === 'warning');
+    expect(warnings).toEqual([expect.objectContaining({ code: 'UsageNotRecorded' })]);
+    expect(warnings[0].message).toMatch(
+      /^step-1 \(implementer\): its usage was not recorded: InvalidArgument: .*cost_usd/,
+    );
+    expect(r.events.filter((e) => e.type === 'usage').map((e) => e.step_anchor)).toEqual(['step-2']);
+    const want = { tokens: 10, cost_usd: 0.01, reports: 1 };
+    expect(summary.usage).toMatchObject(want);
+    expect(summary.plan_usage).toMatchObject(want);
+    expect(showSteps(root).plan.usage).toMatchObject(want);
+  });
+
   it('--budget-usd stops new claims at the step that reached it and exits BudgetExhausted with the totals', () => {
     const root = runRepo(CHAIN);
     const f = fakeAgents();

@@ -419,6 +419,16 @@ describe('summaryText', () => {
     );
   });
 
+  it("names a reviewer's .out and .log as the failed step's last attempt (docs/run.md §1.1 item 6)", async () => {
+    const logs = ['.tugtool/logs/demo/step-2-review1-attempt2.out', '.tugtool/logs/demo/step-2-review1-attempt2.log'];
+    const text = await summaryText(
+      { ...summary, failed_steps: [{ step_anchor: 'step-2', reason: 'ReviewerFailed: x', logs }] },
+      { color: false },
+    );
+    expect(text).toContain(`\nstep-2 log: ${logs[0]}\nstep-2 log: ${logs[1]}\n`);
+    expect(text).not.toContain('earlier attempt');
+  });
+
   it('uses colour codes only with color, and stays short for an empty run', async () => {
     expect(await summaryText(summary, { color: true })).toMatch(/\x1b\[3\dm/);
     const empty: RunSummary = {

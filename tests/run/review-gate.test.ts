@@ -90,6 +90,10 @@ describe('tugcode run --reviewer', () => {
     expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
     expect(artifacts(root, 'reviewer_verdict')).toEqual([]);
     expect(r.events.at(-1)).toMatchObject({ error: { code: 'PlanIncomplete' } });
+    // The summary's entry names the same files as the last attempt_failed, not the implementer's log.
+    expect(r.events.at(-1).failed_steps).toEqual([
+      { step_anchor: 'step-1', reason: expect.stringMatching(/^ReviewerFailed: /), logs: failed[0].logs },
+    ]);
   });
 
   it('ESCALATE: needs_human, dependents wait, exit 4 naming the command; decide --approve integrates the kept commit without the implementer', () => {
