@@ -10,8 +10,6 @@ import type { FlowCtx } from './flow-context.js';
 import { resolvePlanPath } from './plan-file.js';
 import { runDriverLine, type RunDriverLine } from './run-driver.js';
 import * as state from './state-bridge.js';
-
-export type { RunDriverLine } from './run-driver.js';
 import type { UsageTotals } from '../contract/usage.js';
 import type { ParsedPlan } from '../plan/types.js';
 import { shellArg } from '../util/shell-arg.js';
@@ -63,11 +61,10 @@ type Level = 'lenient' | 'normal' | 'strict';
  * E004, first; under strict a warning counts too): an empty or binary file is otherwise just `active 0/0`.
  */
 async function planErrorOf(plan: ParsedPlan, planPath: string, level: Level): Promise<PlanErrorLine | null> {
-  const { validatePlan } = await import('../plan/validate.js');
-  const { planNameDiagnostic } = await import('../plan/resolve.js');
-  const badName = planNameDiagnostic(planPath);
-  const all = [...(badName ? [badName] : []), ...validatePlan(plan, level).diagnostics];
-  const errors = all.filter((d) => d.severity === 'error' || (level === 'strict' && d.severity === 'warning'));
+  const { validatePlanFile } = await import('../plan/validate.js');
+  const errors = validatePlanFile(plan, planPath, level).diagnostics.filter(
+    (d) => d.severity === 'error' || (level === 'strict' && d.severity === 'warning'),
+  );
   const first = errors[0];
   if (!first) return null;
   return {

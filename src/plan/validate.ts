@@ -13,6 +13,7 @@ import { isAnchor } from './anchors.js';
 import { buildGraph, findCycles } from './graph.js';
 import { liftEdges, topLevelMap } from './lift.js';
 import type { Diagnostic, ParsedPlan, PlanStep, Severity } from './types.js';
+import { planNameDiagnostic } from './resolve.js';
 
 export type ValidationLevel = 'lenient' | 'normal' | 'strict';
 export const VALIDATION_LEVELS: readonly ValidationLevel[] = ['lenient', 'normal', 'strict'];
@@ -41,6 +42,17 @@ export function validatePlan(plan: ParsedPlan, level: ValidationLevel = 'normal'
   shown.sort((a, b) => first(a) - first(b) || (a.line ?? 0) - (b.line ?? 0));
   const valid = !shown.some((d) => d.severity === 'error' || (level === 'strict' && d.severity === 'warning'));
   return { valid, diagnostics: shown };
+}
+
+/**
+ * A plan file's findings: E004 first when the file is not named by a valid slug (docs/plan-format.md §1),
+ * then the validator's. What `validate`, `state init` and `status` each report of a file.
+ */
+export function validatePlanFile(plan: ParsedPlan, planPath: string, level: ValidationLevel): ValidationResult {
+  const checked = validatePlan(plan, level);
+  const badName = planNameDiagnostic(planPath);
+  if (!badName) return checked;
+  return { valid: false, diagnostics: [badName, ...checked.diagnostics] };
 }
 
 /** Every validator finding (all severities), unsorted, excluding the parser's own diagnostics. */

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import type { Repo } from '../git/repo.js';
 import type { Diagnostic } from '../plan/types.js';
 import { parsePlan } from '../plan/parse.js';
-import { validatePlan } from '../plan/validate.js';
-import { listPlanLinks, listPlans, planNameDiagnostic, resolvePlanArg } from '../plan/resolve.js';
+import { validatePlanFile } from '../plan/validate.js';
+import { listPlanLinks, listPlans, resolvePlanArg } from '../plan/resolve.js';
 import { TugError } from '../contract/errors.js';
 import { join } from 'node:path';
 
@@ -32,10 +32,7 @@ export interface ValidateResult {
 /** One plan's report: the validator's findings, and E004 first when the file is not named by a valid slug. */
 function validateOne(planPath: string, bytes: Uint8Array, level: Level): PlanReport {
   const parsed = parsePlan(bytes);
-  const checked = validatePlan(parsed, level);
-  const badName = planNameDiagnostic(planPath);
-  const valid = checked.valid && badName === null;
-  const diagnostics = badName ? [badName, ...checked.diagnostics] : checked.diagnostics;
+  const { valid, diagnostics } = validatePlanFile(parsed, planPath, level);
   const substeps = parsed.steps.filter((s) => s.parent_anchor !== null).length;
   return {
     plan_path: planPath,

@@ -54,11 +54,9 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
   let parsed: ParsedPlan | null = null;
   if (!unchanged) {
     parsed = await parseSource(bytes);
-    const { validatePlan } = await import('../plan/validate.js');
-    const { planNameDiagnostic } = await import('../plan/resolve.js');
-    const v = validatePlan(parsed, ctx.config.validate?.level ?? 'normal');
-    const badName = planNameDiagnostic(ref.plan_path);
-    const errors = [...(badName ? [badName] : []), ...v.diagnostics.filter((d) => d.severity === 'error')];
+    const { validatePlanFile } = await import('../plan/validate.js');
+    const v = validatePlanFile(parsed, ref.plan_path, ctx.config.validate?.level ?? 'normal');
+    const errors = v.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0) throw new TugError('PlanInvalid', { plan_path: ref.plan_path, diagnostics: errors });
     // Warnings never stop it (docs/state.md §4), but they are reported. The git flows (`source` given) validate
     // the committed plan themselves, at their own level, and report its findings their own way.
