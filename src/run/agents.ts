@@ -174,18 +174,31 @@ export function agentCommandLine(agent: AgentName, role: 'implementer' | 'review
   return `${argv.map(q).join(' ')} < prompt`.replace(/'\\''(<[^>']+>)'\\''/g, '$1');
 }
 
+/** How to run without each command, for the refusal of a blank flag. */
+const WITHOUT = {
+  implementer: 'an implementer, leave the flag out',
+  reviewer: 'a reviewer, leave the flag out and run.reviewer unset',
+  resolver: 'a resolver (the implementer resolves), leave the flag out',
+} as const;
+
+/**
+ * A blank command flag is most often an unset variable (`--implementer "$IMPL"`); taken as "none", it would
+ * mark every item of the plan completed unattended, or turn a review gate off unseen, even one set in config
+ * (docs/run.md §2): InvalidArgument instead.
+ */
+export function refuseBlankFlag(flag: keyof typeof WITHOUT, value: string | undefined): void {
+  if (value !== undefined && value.trim() === '')
+    throw invalidArgument(`--${flag} is empty (an unset variable?); to run without ${WITHOUT[flag]}`, {
+      [flag]: value,
+    });
+}
+
 /** Which implementer a run uses: an explicit flag beats config; both explicit flags → InvalidArgument. */
 export function resolveImplementer(
   input: { implementer?: string | undefined; agent?: string | undefined },
   config: { implementer: string; agent: string },
 ): { implementer: string | null; agent: AgentName | null } {
-  // An empty flag is most often an unset variable (`--implementer "$IMPL"`); taken as "none", it would
-  // mark every item of the plan completed unattended (docs/run.md §2, "No implementer").
-  if (input.implementer !== undefined && input.implementer.trim() === '')
-    throw invalidArgument(
-      '--implementer is empty (an unset variable?); to run without an implementer, leave the flag out',
-      { implementer: input.implementer },
-    );
+  refuseBlankFlag('implementer', input.implementer);
   const r = resolveCommandOrAgent(
     { command: input.implementer, agent: input.agent },
     { command: config.implementer, agent: config.agent },

@@ -226,18 +226,9 @@ export async function resolvePrograms<I extends RunPrograms>(
       });
     return abs;
   };
-  // A blank --reviewer or --resolver is most often an unset variable (`--reviewer "$REV"`): taken as
-  // "none", it would turn a review gate off unseen, even one set in config (docs/run.md §2).
-  const { invalidArgument } = await import('../contract/errors.js');
-  const without = {
-    reviewer: 'a reviewer, leave the flag out and run.reviewer unset',
-    resolver: 'a resolver (the implementer resolves), leave the flag out',
-  };
-  for (const flag of ['reviewer', 'resolver'] as const)
-    if (input[flag] !== undefined && input[flag].trim() === '')
-      throw invalidArgument(`--${flag} is empty (an unset variable?); to run without ${without[flag]}`, {
-        [flag]: input[flag],
-      });
+  // A blank --reviewer or --resolver is refused here, a blank --implementer by resolveImplementer.
+  const { isAgentName, refuseBlankFlag } = await import('./agents.js');
+  for (const flag of ['reviewer', 'resolver'] as const) refuseBlankFlag(flag, input[flag]);
   // Only the commands this run uses: a flag beats config, an agent preset replaces the command.
   const pick = async (flag: 'implementer' | 'reviewer', agent: 'agent' | 'review_agent') => {
     if (input[agent] !== undefined) return;
@@ -250,7 +241,6 @@ export async function resolvePrograms<I extends RunPrograms>(
   await pick('reviewer', 'review_agent');
   // An agent preset runs its CLI by its bare name, looked up on PATH as the spawn does (agents.ts, with the
   // tugcode launcher added first): one not installed is refused here, not after every step was implemented.
-  const { isAgentName } = await import('./agents.js');
   const preset = async (flag: 'implementer' | 'reviewer', agent: 'agent' | 'review_agent') => {
     // The preset this run uses: a flag beats config; both flags, or both config keys, are refused later.
     let name: string | undefined;

@@ -47,6 +47,9 @@ interface Rounds {
   logs: string[];
 }
 
+/** The end of an IntegrationConflict's reason once the rounds are used up: why each one failed. */
+const roundsFailed = (r: Rounds) => `${r.used} resolution round(s) did not merge it: ${r.failures.join('; ')}`;
+
 /**
  * Integrate the step's commits, resolving the conflicts of the rebase in the same attempt. `once(keep)`
  * integrates once; with `keep` a conflict comes back as `stop` (the rebase left stopped), without it a
@@ -66,13 +69,7 @@ export async function integrateResolving(
       // The rounds are used up and the rebase conflicted again: the reason says why each round failed (a
       // resolver that ran git itself, …) and the failure names the resolver's logs (docs/run.md §1.9).
       if (!(e instanceof StepFailure) || e.code !== 'IntegrationConflict' || rounds.failures.length === 0) throw e;
-      throw new StepFailure(
-        e.code,
-        `${e.reason}; ${rounds.used} resolution round(s) did not merge it: ${rounds.failures.join('; ')}`,
-        e.output,
-        e.artifact,
-        rounds.logs,
-      );
+      throw new StepFailure(e.code, `${e.reason}; ${roundsFailed(rounds)}`, e.output, e.artifact, rounds.logs);
     });
     if (!('stop' in r)) return r;
     const merged = await timed(x.tr, 'resolve', () => resolveRebase(x, units, r.stop, rounds, resolver!));
@@ -126,8 +123,7 @@ async function resolveRebase(
         await c.abortRebase(g, W);
         throw new StepFailure(
           'IntegrationConflict',
-          `rebase onto ${intoName(x)} conflicted in ${files.join(', ')}; ` +
-            `${rounds.used} resolution round(s) did not merge it: ${rounds.failures.join('; ')}`,
+          `rebase onto ${intoName(x)} conflicted in ${files.join(', ')}; ${roundsFailed(rounds)}`,
           null,
           'coder_report',
           rounds.logs,
