@@ -94,7 +94,7 @@ export function tugcodeIn(d: Details): string {
 }
 
 /** What a command that runs a plan names when neither the run nor the configuration gives an implementer. */
-export const IMPLEMENTER_PLACEHOLDER = '--implementer <your implementer>';
+const IMPLEMENTER_PLACEHOLDER = '--implementer <your implementer>';
 
 /**
  * The `tugcode run <plan>` a hint of another command (merge, commit) suggests: with the run's flags when the

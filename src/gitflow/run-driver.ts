@@ -8,7 +8,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { IMPLEMENTER_PLACEHOLDER, runAgain } from '../contract/errors.js';
+import { runPlanCommand } from '../contract/errors.js';
 import { runLockName, TUGTOOL_DIR } from '../contract/layout.js';
 import { slugOfPlanPath } from '../plan/resolve.js';
 
@@ -99,9 +99,6 @@ export function runDriverOf(mainRoot: string, slug: string): RunDriver | null {
   };
 }
 
-// What a command that runs a plan again names when neither the run nor the configuration gives one.
-export { IMPLEMENTER_PLACEHOLDER };
-
 /**
  * The `tugcode run` that takes a plan up again: with the flags its last run recorded when they are known
  * (the same implementer, reviewer, workers …), else with the configured implementer, else with a placeholder
@@ -111,9 +108,11 @@ export function runCommandFor(
   planPath: string,
   o: { run_flags?: string[] | undefined; run: { implementer?: string; agent?: string } },
 ): string {
-  if (o.run_flags) return runAgain({ plan_path: planPath, run_flags: o.run_flags });
-  const plain = runAgain({ plan_path: planPath });
-  return o.run.implementer || o.run.agent ? plain : `${plain} ${IMPLEMENTER_PLACEHOLDER}`;
+  return runPlanCommand({
+    plan_path: planPath,
+    run_flags: o.run_flags,
+    implementer_configured: Boolean(o.run.implementer || o.run.agent),
+  });
 }
 
 /**
