@@ -37,7 +37,9 @@ function runAsUser(command: string, cwd: string): string {
 
 /** The brief's repro: a worktree from `worktree create`, the step claimed, started, edited, its items done. */
 function editedStep(): { root: string; wt: string; attempt: number } {
-  const plan = planText([{ id: '1', title: 'Rename', commit: 'refactor: x', tasks: ['rename it'], refactors: [RENAME] }]);
+  const plan = planText([
+    { id: '1', title: 'Rename', commit: 'refactor: x', tasks: ['rename it'], refactors: [RENAME] },
+  ]);
   const root = initializedRepo(plan, 'rf', FILES);
   const wt = runJson('worktree create', ['worktree', 'create', 'rf', '--reuse'], { cwd: root }).json.worktree_path;
   const claim = runJson('state claim', ['state', 'claim', 'rf', '--worktree', wt], { cwd: root }).json;
@@ -109,7 +111,10 @@ describe('commit of a step with refactor rows not applied', () => {
 
   it('a skipped refactor row lets the commit through (no Tug-Refactor trailer)', () => {
     const { root, wt, attempt } = editedStep();
-    const skip = runRefactorCli(['skip', 'rf', 'step-1', '--worktree', wt, '--ordinal', '0', '--reason', 'by hand'], root);
+    const skip = runRefactorCli(
+      ['skip', 'rf', 'step-1', '--worktree', wt, '--ordinal', '0', '--reason', 'by hand'],
+      root,
+    );
     expect(skip.code).toBe(0);
     const r = runJson('commit', commitArgs(wt, attempt), { cwd: root, input: 'refactor: x' });
     expect(r.json).toMatchObject({ committed: true, state_updated: true, state_update_failed: false });
