@@ -9,6 +9,7 @@
  * driver starts its implementer command there too (run/child.ts), its output going to the log file.
  */
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 
 export interface ThreadSpawn {
@@ -34,6 +35,31 @@ export interface ThreadSpawn {
   outFds?: [number, number] | undefined;
   /** A child printing nothing for this long is killed with SIGINT (simple-git's `timeout.block`). */
   blockMs?: number | undefined;
+  /** Written by the starting thread the moment the child runs (see PidRecord). */
+  pidRecord?: PidRecord | undefined;
+}
+
+/**
+ * A file naming a started child: `{"pid":<pid>,…fields}` and a newline, written synchronously by the thread
+ * that started it, so a process SIGKILLed a moment later has left it behind (run/orphans.ts, docs/run.md §1).
+ * Told through a message instead, it could be lost with the process while the message waited for a busy
+ * event loop.
+ */
+export interface PidRecord {
+  path: string;
+  fields: Record<string, string>;
+}
+
+/**
+ * Writes `r` for the child `pid` (a failure to write is the reader's missing record, never the spawn's).
+ * Self-contained like `serve`, which the thread runs it beside.
+ */
+export function writePidRecord(write: (path: string, text: string) => void, r: PidRecord, pid: number): void {
+  try {
+    write(r.path, JSON.stringify({ pid, ...r.fields }) + '\n');
+  } catch {
+    // the directory is gone: nothing to record into
+  }
 }
 
 export interface ThreadResult {
@@ -80,7 +106,12 @@ interface Message {
  * Starts the git of `m` and posts its `pid`, then `done`. Self-contained (no outer name, no import): the
  * thread runs its source text, and the caller's own thread runs it while the thread is still starting.
  */
-function serve(spawn: typeof import('node:child_process').spawn, m: Request, post: (msg: Message) => void): void {
+function serve(
+  spawn: typeof import('node:child_process').spawn,
+  record: (r: PidRecord, pid: number) => void,
+  m: Request,
+  post: (msg: Message) => void,
+): void {
   let done = false;
   const finish = (r: Omit<Message, 'id' | 'type'>) => {
     if (done) return;
@@ -102,6 +133,7 @@ function serve(spawn: typeof import('node:child_process').spawn, m: Request, pos
     return;
   }
   const pid = child.pid;
+  if (pid !== undefined && m.pidRecord) record(m.pidRecord, pid);
   if (pid !== undefined) post({ id: m.id, type: 'pid', pid });
   const out: Buffer[] = [];
   const err: Buffer[] = [];
@@ -151,12 +183,15 @@ function serve(spawn: typeof import('node:child_process').spawn, m: Request, pos
 const CODE = `
 const { parentPort } = require('node:worker_threads');
 const { spawn } = require('node:child_process');
+const { writeFileSync } = require('node:fs');
+const writePidRecord = ${writePidRecord.toString()};
+const record = (r, pid) => writePidRecord(writeFileSync, r, pid);
 const serve = ${serve.toString()};
 const envs = new Map();
 parentPort.on('message', ({ envId, ...m }) => {
   if (m.env) envs.set(envId, m.env);
   else m.env = envs.get(envId);
-  serve(spawn, m, (msg) => parentPort.postMessage(msg));
+  serve(spawn, record, m, (msg) => parentPort.postMessage(msg));
 });
 parentPort.postMessage({ id: 0, type: 'ready' });
 `;
@@ -176,6 +211,7 @@ const bytes = (a: Uint8Array | null | undefined): Buffer =>
  * up (a worker takes tens of milliseconds to start), and should it ever fail, git starts from this thread.
  */
 export function startGitThread(): GitThread {
+  const record = (r: PidRecord, pid: number) => writePidRecord(writeFileSync, r, pid);
   const worker = new Worker(CODE, { eval: true });
   worker.unref();
   const pending = new Map<number, Pending>();
@@ -213,7 +249,7 @@ export function startGitThread(): GitThread {
       const id = ++next;
       return new Promise<ThreadResult>((resolve) => {
         pending.set(id, { resolve, onPid, threaded: up });
-        if (!up) return serve(spawn, { id, ...req }, receive);
+        if (!up) return serve(spawn, record, { id, ...req }, receive);
         if (running++ === 0) worker.ref();
         // An environment goes over once (copying ~50 variables with every git cost the event loop ~0.15 ms).
         const known = envIds.get(req.env);

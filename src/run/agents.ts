@@ -401,7 +401,7 @@ export async function runAgent(
       timeoutMs: o.timeoutMs,
       logPath: o.logPath,
       ...(o.signal ? { signal: o.signal } : {}),
-      ...(o.onSpawn ? { onSpawn: o.onSpawn } : {}),
+      ...(o.pidRecord ? { pidRecord: o.pidRecord } : {}),
       ...(transcript ? { stdoutLines: (l: string) => transcript.line(l) } : {}),
     });
   } finally {

@@ -14,11 +14,12 @@
  * - **Git works in the worker's tree**: the variables that would point git elsewhere (GIT_DIR, GIT_INDEX_FILE
  *   … of a hook that started `run`) are removed (kernel/git-env.ts), so the child's own git calls act on `cwd`.
  */
+import { writeFileSync } from 'node:fs';
 import { mkdir, open, readFile, readdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Options } from 'execa';
 import { withoutGitRedirects } from '../kernel/light.js';
-import type { GitThread } from '../git/git-thread.js';
+import { writePidRecord, type GitThread, type PidRecord } from '../git/git-thread.js';
 import type { ChildOutcome } from './types.js';
 
 /** How a started child ended (spawn errors included), whichever way it was started. */
@@ -51,8 +52,11 @@ export interface ChildOptions {
   signal?: AbortSignal;
   /** Delay between SIGTERM and SIGKILL of the group (default 2 s). */
   graceMs?: number;
-  /** Told the child's pid (= its process group id) once it runs: the driver records it for a crash. */
-  onSpawn?: (pid: number) => void;
+  /**
+   * Written the moment the child runs, naming its pid (= its process group id): the driver's record for a
+   * crash (run/orphans.ts). Written by the thread that starts it, so no SIGKILL can fall between the two.
+   */
+  pidRecord?: PidRecord | undefined;
   /**
    * The run's thread (git-thread.ts) to start the child from, off the event loop; not with `stdoutLines`,
    * whose stdout passes through this thread.
@@ -231,7 +235,6 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     const started = (p: number) => {
       pid = p;
       running.add((group = p));
-      o.onSpawn?.(p);
       signalTerm();
     };
     const timer = setTimeout(() => terminate('timeout'), o.timeoutMs);
@@ -255,6 +258,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
             input: o.input,
             detached: true,
             outFds: [out, log.fd],
+            pidRecord: o.pidRecord,
           },
           started,
         );
@@ -283,7 +287,10 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
         } satisfies Options;
         const child = execa(o.argv[0]!, o.argv.slice(1), options);
         piped = o.stdoutLines && child.stdout ? pipeLines(child.stdout, log, o.stdoutLines) : null;
-        if (child.pid !== undefined) started(child.pid);
+        if (child.pid !== undefined) {
+          if (o.pidRecord) writePidRecord(writeFileSync, o.pidRecord, child.pid);
+          started(child.pid);
+        }
         const r = await child;
         result = {
           exitCode: r.exitCode,

@@ -43,8 +43,8 @@ export interface ImplementerOptions {
   /** stdout+stderr are appended here (`.tugtool/logs/<slug>/<step>-attempt<N>.log`). */
   logPath: string;
   signal?: AbortSignal;
-  /** Told the implementer's process group id once it runs. */
-  onSpawn?: (pid: number) => void;
+  /** Names the implementer's process group once it runs (run/child.ts). */
+  pidRecord?: import('../git/git-thread.js').PidRecord;
   /** What the command is, for an error naming it (`--implementer`, `the resolver`); default the implementer. */
   role?: string;
   /** `[run] agent_allow`: command patterns an agent preset may run besides its own (docs/agents.md §1.3). */
@@ -224,7 +224,7 @@ export async function runImplementer(o: ImplementerOptions): Promise<ChildOutcom
     timeoutMs: o.timeoutMs,
     logPath: o.logPath,
     ...(o.signal ? { signal: o.signal } : {}),
-    ...(o.onSpawn ? { onSpawn: o.onSpawn } : {}),
+    ...(o.pidRecord ? { pidRecord: o.pidRecord } : {}),
     thread: o.thread,
   });
   throwIfNotStarted(out, argv[0]!, o.role ?? 'the implementer');

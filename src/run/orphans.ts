@@ -5,16 +5,18 @@
  * that worker's worktree ends the group — only when the process still runs in that worktree (a reused pid
  * is left alone).
  */
-import { readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runLogDir } from '../contract/layout.js';
+import type { PidRecord } from '../git/git-thread.js';
 
 export function pgidFile(mainRoot: string, slug: string, worker: string): string {
   return join(runLogDir(mainRoot, slug), `${worker}.pgid`);
 }
 
-export function recordGroup(file: string, pid: number, worktree: string): void {
-  writeFileSync(file, JSON.stringify({ pid, worktree }) + '\n');
+/** The record of a worker's agent group, which the thread starting it writes (git/git-thread.ts PidRecord). */
+export function groupRecord(file: string, worktree: string): PidRecord {
+  return { path: file, fields: { worktree } };
 }
 
 export function forgetGroup(file: string): void {

@@ -208,7 +208,7 @@ async function resolveRound(
   const { briefState, logPathOf } = await import('./step.js');
   const { stepBrief } = await import('./brief.js');
   const { runStepImplementer } = await import('./agents.js');
-  const { forgetGroup, pgidFile, recordGroup } = await import('./orphans.js');
+  const { forgetGroup, groupRecord, pgidFile } = await import('./orphans.js');
   const outside = await import('./outside-check.js');
   const { stateDbPath } = await import('../state/context.js');
   const scope = outside.runScope(rc, tree);
@@ -236,7 +236,7 @@ async function resolveRound(
     timeoutMs: x.left(),
     logPath,
     signal: x.beat.signal,
-    onSpawn: (pid) => recordGroup(groupFile, pid, W),
+    pidRecord: groupRecord(groupFile, W),
     agentAllow: rc.flow.config.run.agent_allow,
     role: 'the resolver',
   }).finally(() => {

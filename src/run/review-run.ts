@@ -37,7 +37,8 @@ export interface ReviewerRunOptions {
   stdoutPath: string;
   timeoutMs: number;
   signal: AbortSignal;
-  onSpawn: (pid: number) => void;
+  /** Names the reviewer's process group once it runs (run/child.ts). */
+  pidRecord: import('../git/git-thread.js').PidRecord;
   agentAllow: string[];
   /** REVISE verdicts an attempt may get (the agent's prompt says so). */
   rounds: number;
@@ -80,7 +81,7 @@ export async function runReviewer(o: ReviewerRunOptions): Promise<ReviewerOutcom
         timeoutMs: o.timeoutMs,
         logPath: o.logPath,
         signal: o.signal,
-        onSpawn: o.onSpawn,
+        pidRecord: o.pidRecord,
         agentAllow: o.agentAllow,
       },
       {
@@ -106,7 +107,7 @@ export async function runReviewer(o: ReviewerRunOptions): Promise<ReviewerOutcom
     logPath: o.logPath,
     stdoutPath: o.stdoutPath,
     signal: o.signal,
-    onSpawn: o.onSpawn,
+    pidRecord: o.pidRecord,
   });
   throwIfNotStarted(out, argv[0]!, 'the reviewer');
   const [text, used] = await Promise.all([tailOf(o.stdoutPath, VERDICT_SCAN_BYTES), readUsageOut(o.briefPath)]);

@@ -148,7 +148,7 @@ async function reviewRound(
     stdoutPath: files[0]!,
     timeoutMs: x.left(),
     signal: x.beat.signal,
-    onSpawn: (pid) => orphans.recordGroup(groupFile, pid, W),
+    pidRecord: orphans.groupRecord(groupFile, W),
     agentAllow: rc.flow.config.run.agent_allow,
     rounds: rc.opts.reviewRounds,
   }).finally(() => orphans.forgetGroup(groupFile));

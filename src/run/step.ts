@@ -226,7 +226,7 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
   x.phase('implementer');
   const { runStepImplementer, coderReport } = await import('./agents.js');
   const { stepBrief } = await import('./brief.js');
-  const { forgetGroup, pgidFile, recordGroup } = await import('./orphans.js');
+  const { forgetGroup, groupRecord, pgidFile } = await import('./orphans.js');
   const groupFile = pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
   // The snapshot (git processes) and the brief's state reads are independent: side by side.
   const outside = await import('./outside-check.js');
@@ -263,7 +263,7 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
     timeoutMs: x.left(),
     logPath,
     signal: watch.signal,
-    onSpawn: (pid) => recordGroup(groupFile, pid, W),
+    pidRecord: groupRecord(groupFile, W),
     agentAllow: rc.flow.config.run.agent_allow,
     thread: gitThreadOf(rc.ops.env),
   }).finally(() => {

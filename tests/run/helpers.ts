@@ -238,6 +238,8 @@ export async function waitUntil<T>(what: string, pred: () => T, ms = 60_000): Pr
 
 /** Whether process group `pgid` still has a member that is not a zombie (Linux /proc; else kill 0). */
 export function groupAlive(pgid: number): boolean {
+  // 0 or 1 would ask about this process's own group or init's: a test read a pid too early.
+  if (!Number.isInteger(pgid) || pgid <= 1) throw new Error(`not a process group id: ${pgid}`);
   try {
     process.kill(-pgid, 0);
   } catch {

@@ -45,7 +45,7 @@ case "$a" in
   garbage) echo 'looks fine to me'; exit 0 ;;
   exit) echo 'reviewer crashed' >&2; exit 3 ;;
   edit) echo tampered > "$TUG_WORKTREE/$s.txt"; a=APPROVE ;;
-  hold) echo $$ > "$D/held/$s"; i=0; while [ ! -e "$D/release" ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; a=APPROVE ;;
+  hold) echo $$ > "$D/held/.$s"; mv "$D/held/.$s" "$D/held/$s"; i=0; while [ ! -e "$D/release" ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; a=APPROVE ;;
 esac
 echo "progress line on stdout"
 printf '{"verdict":"%s","summary":"%s in round %s","issues":[{"severity":"major","file":"%s.txt","line":1,"message":"say more in %s"}]}\\n' "$a" "$a" "$TUG_REVIEW_ROUND" "$s" "$s"
