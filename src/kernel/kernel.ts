@@ -189,11 +189,7 @@ class KernelImpl implements Kernel {
     };
   }
 
-  private async prepareWith(
-    op: OpSpec,
-    warnings: KernelWarning[],
-    o: { snapshotId?: string },
-  ): Promise<Prepared> {
+  private async prepareWith(op: OpSpec, warnings: KernelWarning[], o: { snapshotId?: string }): Promise<Prepared> {
     this.session.assertLockHeld();
     const safety = (op.op === 'rename-symbol' ? op.safety : undefined) ?? this.o.safety ?? 'strict';
     const opHashValue = opHashOf(op, safety);

@@ -36,7 +36,11 @@ describe('run -q', () => {
 
   it('prints the summary alone on a failure, the same summary a plain run ends with', () => {
     const impl = implementerScript();
-    const plan = planText([step(1, 'Base'), step(2, 'Left', { deps: [1], checkpoint: 'exit 3' }), step(3, 'Right', { deps: [1] })]);
+    const plan = planText([
+      step(1, 'Base'),
+      step(2, 'Left', { deps: [1], checkpoint: 'exit 3' }),
+      step(3, 'Right', { deps: [1] }),
+    ]);
     const args = ['run', 'demo', '--implementer', impl.argv, '--max-attempts', '1', '--workers', '1'];
     const plain = runCli(args, { cwd: runRepo(plan) });
     const quiet = runCli(['-q', ...args], { cwd: runRepo(plan) });

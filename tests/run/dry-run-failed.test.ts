@@ -67,7 +67,16 @@ describe('tugcode run --dry-run after a step failed at its cap', () => {
     // step-1 failed at its cap by hand (a claim, then a failure), step-3 never started.
     expect(tugJson(root, ['state', 'init', 'fail']).code).toBe(0);
     expect(tugJson(root, ['state', 'claim', 'fail', '--worktree', root]).json).toMatchObject({ step_anchor: 'step-1' });
-    const fail = tugJson(root, ['state', 'fail', 'fail', 'step-1', '--worktree', root, '--reason', 'CheckpointFailed: it broke']);
+    const fail = tugJson(root, [
+      'state',
+      'fail',
+      'fail',
+      'step-1',
+      '--worktree',
+      root,
+      '--reason',
+      'CheckpointFailed: it broke',
+    ]);
     expect(fail.code, fail.stderr).toBe(0);
     const dry = tugJson(root, ['run', 'fail', '--dry-run', '--implementer', 'true']);
     checkSchema(schemaFor('run'), dry.json);

@@ -29,7 +29,12 @@ describe('tugcode run of a plan already done and merged', () => {
 
     const json = runJsonl(root, ['hello', '--implementer', impl.argv, '--keep-worktrees']);
     expect(json.code, json.stderr).toBe(0);
-    expect(json.events.at(-1)).toMatchObject({ type: 'summary', status: 'ok', plan_done: true, nothing_to_merge: true });
+    expect(json.events.at(-1)).toMatchObject({
+      type: 'summary',
+      status: 'ok',
+      plan_done: true,
+      nothing_to_merge: true,
+    });
     expect(gitSnapshot(root)).toEqual(before);
 
     // --merge: nothing to merge, and nothing left behind either.
