@@ -84,7 +84,7 @@ export async function initAndReconcile(
  * The plan's review refs whose step keeps no commit any more (a forced re-init, or a completion reconcile
  * found, cleared it): nothing would integrate or delete them after this (docs/run.md §6.3). Best effort.
  */
-async function dropStaleReviewRefs(ctx: FlowCtx, planPath: string, command: string): Promise<void> {
+export async function dropStaleReviewRefs(ctx: FlowCtx, planPath: string, command: string): Promise<void> {
   const [{ reviewRefName, staleReviewRefs }, { slugOfPlanPath }] = await Promise.all([
     import('../contract/layout.js'),
     import('../plan/resolve.js'),

@@ -28,37 +28,32 @@ export async function stateInit(
       reason: 'release_claims requires force',
       fields: ['release_claims', 'force'],
     });
-  const { store, sc, repo } = await stateOf(ctx, call);
+  const { store, sc } = await stateOf(ctx, call);
   const r = await store.init(sc, {
     plan: input.plan,
     force: Boolean(input.force),
     release_claims: Boolean(input.release_claims),
   });
   // A forced re-init clears every kept commit (docs/state.md §4): their review refs go with them.
-  if (input.force) await dropStaleReviewRefs(ctx, call, repo.mainRoot, input.plan);
+  if (input.force) await dropStaleReviewRefs(ctx, call, input.plan);
   return r;
 }
 
 /**
- * Deletes the plan's review refs (`refs/tugplan/review/<slug>/<step>`, docs/run.md §6.3) whose step no
- * longer keeps a commit: a reset or a forced re-init clears the kept commit in the state (which stays
- * git-free), and nothing would ever integrate or delete the ref after it. Best effort: the state change is
- * made; a ref left behind holds nothing anyone will integrate.
+ * A reset or a forced re-init clears kept commits in the state, which stays git-free: their review refs go
+ * too (gitflow/state-bridge.ts). Best effort: the state change is made; a ref left behind holds nothing
+ * anyone will integrate.
  */
-async function dropStaleReviewRefs(ctx: OpsContext, call: Call, root: string, plan: string): Promise<void> {
+async function dropStaleReviewRefs(ctx: OpsContext, call: Call, plan: string): Promise<void> {
   try {
     const { store, sc } = await stateOf(ctx, call);
     const shown = (await store.show(sc, { plan, items: 'none' })).plans[0];
     if (!shown) return;
-    const [{ reviewRefName, staleReviewRefs }, { slugOfPlanPath }] = await Promise.all([
-      import('../contract/layout.js'),
-      import('../plan/resolve.js'),
+    const [{ dropStaleReviewRefs: drop }, { flowOf }] = await Promise.all([
+      import('../gitflow/state-bridge.js'),
+      import('./git.js'),
     ]);
-    const slug = slugOfPlanPath(shown.plan_path);
-    if (!slug) return;
-    const git = await gitFacts(ctx);
-    const refs = await git.refsUnder(root, reviewRefName(slug, ''));
-    for (const ref of staleReviewRefs(slug, refs, shown.steps)) await git.deleteRef(root, ref);
+    await drop(await flowOf(ctx, call), shown.plan_path, call.command);
   } catch {
     // Best effort, as above.
   }
@@ -220,10 +215,10 @@ export async function stateFail(ctx: OpsContext, input: OwnerArgs & { reason: st
 }
 
 export async function stateReset(ctx: OpsContext, input: { plan: string; step: string; force?: boolean }, call: Call) {
-  const { store, sc, repo } = await stateOf(ctx, call);
+  const { store, sc } = await stateOf(ctx, call);
   const r = await store.reset(sc, input);
   // The reset cleared a kept commit or an approval (docs/run.md §6.3): its review ref goes too.
-  await dropStaleReviewRefs(ctx, call, repo.mainRoot, input.plan);
+  await dropStaleReviewRefs(ctx, call, input.plan);
   return r;
 }
 
