@@ -365,6 +365,12 @@ export async function startServer(o: ServerOptions): Promise<BoardServer> {
       const decision = b.decision;
       if (decision !== 'approve' && decision !== 'revise' && decision !== 'reject')
         throw new HttpError(400, 'InvalidArgument', 'decision must be approve, revise or reject');
+      // As the CLI refuses `--approve --revise …`: a field of another decision is a mistake, not ignored.
+      const own = decision === 'revise' ? 'notes' : decision === 'reject' ? 'reason' : null;
+      const stray = (['notes', 'reason'] as const).find(
+        (f) => f !== own && ![undefined, null, ''].includes(b[f] as never),
+      );
+      if (stray) throw new HttpError(400, 'InvalidArgument', `${stray} does not go with decision ${decision}`);
       envelope = await boardAction(o.ctx, {
         action: 'decide',
         plan,

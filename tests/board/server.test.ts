@@ -300,6 +300,20 @@ describe('tugcode board --allow-actions', () => {
     });
     expectRefused(blankNotes, 400, 'InvalidArgument');
     expect(blankNotes.json).toMatchObject({ status: 'error', command: 'state decide' });
+    // A field of another decision is refused, as the CLI refuses `--approve --revise …`, never ignored.
+    for (const body of [
+      { decision: 'approve', notes: 'looks good' },
+      { decision: 'approve', reason: 'why not' },
+      { decision: 'revise', notes: 'more', reason: 'and this' },
+      { decision: 'reject', reason: 'no', notes: 'also' },
+    ]) {
+      const stray = await http(b.base, '/api/action', {
+        method: 'POST',
+        headers: own(b, { ...json, ...tok }),
+        body: JSON.stringify({ action: 'decide', plan: 'demo', step: 'step-1', ...body }),
+      });
+      expectRefused(stray, 400, 'InvalidArgument');
+    }
     // A step that does not resolve is 404 (exit 3), as the reads answer it.
     const noStep = await http(b.base, '/api/action', {
       method: 'POST',
