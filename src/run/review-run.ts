@@ -48,16 +48,20 @@ export interface ReviewerRunOptions {
  * The outcome of a reviewer run, with the text its verdict is read from (null: none) and what it used
  * (docs/run.md §7.1: an agent's own report, a command's through TUG_USAGE_OUT).
  */
-export type ReviewerOutcome = ChildOutcome & { text: string | null } & UsageReport;
+export type ReviewerOutcome = ChildOutcome & {
+  text: string | null;
+  /** `text` is the end of a longer output (VERDICT_SCAN_BYTES). */
+  text_cut?: boolean;
+} & UsageReport;
 
-async function tailOf(path: string, bytes: number): Promise<string> {
+async function tailOf(path: string, bytes: number): Promise<{ text: string; cut: boolean }> {
   const f = await open(path, 'r').catch(() => null);
-  if (!f) return '';
+  if (!f) return { text: '', cut: false };
   try {
     const end = (await f.stat()).size;
     const buf = Buffer.alloc(Math.min(bytes, end));
     if (buf.length) await f.read(buf, 0, buf.length, end - buf.length);
-    return buf.toString('utf8');
+    return { text: buf.toString('utf8'), cut: end > bytes };
   } finally {
     await f.close();
   }
@@ -110,8 +114,8 @@ export async function runReviewer(o: ReviewerRunOptions): Promise<ReviewerOutcom
     pidRecord: o.pidRecord,
   });
   throwIfNotStarted(out, argv[0]!, 'the reviewer');
-  const [text, used] = await Promise.all([tailOf(o.stdoutPath, VERDICT_SCAN_BYTES), readUsageOut(o.briefPath)]);
-  return { ...out, text, ...used };
+  const [tail, used] = await Promise.all([tailOf(o.stdoutPath, VERDICT_SCAN_BYTES), readUsageOut(o.briefPath)]);
+  return { ...out, text: tail.text, text_cut: tail.cut, ...used };
 }
 
 /** A verdict, or why the text holds none. */
@@ -122,14 +126,21 @@ function clip(s: string, max = 200): string {
 }
 
 /**
- * The verdict on the last non-empty line of `text` (docs/run.md §6.2). A closing code fence after it is
+ * The verdict on the last non-empty line of `text` (docs/run.md §6.2); `cut`: the text is the end of a longer
+ * output. A closing code fence after it is
  * skipped, so an agent that fences its JSON line is still understood; anything else is no verdict.
  */
-export async function parseVerdict(text: string | null): Promise<VerdictParse> {
+export async function parseVerdict(text: string | null, cut = false): Promise<VerdictParse> {
   const lines = (text ?? '').split(/\r?\n/).map((l) => l.trim());
   while (lines.length && (lines.at(-1) === '' || /^```\s*$/.test(lines.at(-1)!))) lines.pop();
   const last = lines.at(-1);
   if (!last) return { ok: false, why: 'it printed nothing' };
+  // The one line left of a cut text began before the window: whatever it says, it was not read whole.
+  if (cut && lines.length === 1)
+    return {
+      ok: false,
+      why: `its last line is longer than ${VERDICT_SCAN_BYTES / 1024} KiB, the most a verdict line may be`,
+    };
   let value: unknown;
   try {
     value = JSON.parse(last);

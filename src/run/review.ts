@@ -190,7 +190,7 @@ async function reviewRound(
       'verification_report',
       files,
     );
-  const parsed = await parseVerdict(out.text);
+  const parsed = await parseVerdict(out.text, out.text_cut);
   if (!parsed.ok)
     throw new StepFailure(
       'ReviewerFailed',

@@ -71,6 +71,7 @@ describe('tugcode run --reviewer', () => {
   it.each([
     ['a line that is no JSON', 'garbage', /answered no verdict: its last line is not JSON: looks fine to me/],
     ['a non-zero exit', 'exit', /the reviewer exited 3: reviewer crashed/],
+    ['a verdict line over 64 KiB, which is not read whole', 'huge', /its last line is longer than 64 KiB/],
     ['a change to the worktree', 'edit', /the reviewer changed the worktree \(a reviewer is read-only\): step-1\.txt/],
   ])('%s fails the attempt ReviewerFailed, nothing is integrated', (_what, answer, reason) => {
     const root = runRepo(planText([step(1, 'One')]), 'demo', ONE_ATTEMPT);

@@ -50,6 +50,12 @@ describe('parseVerdict: the last non-empty line, one JSON object', () => {
   });
 });
 
+it('a cut text: its one line began before the window and is refused as too long; a later line is read', async () => {
+  const long = await parseVerdict('x'.repeat(100) + '","issues":[]}', true);
+  expect(long).toEqual({ ok: false, why: 'its last line is longer than 64 KiB, the most a verdict line may be' });
+  expect(await parseVerdict('xx\n{"verdict":"APPROVE","summary":"ok"}\n', true)).toMatchObject({ ok: true });
+});
+
 describe('one verdict contract in the prose and the driver', () => {
   it("agents/reviewer.md's output example is a verdict, the one the prompt and docs/run.md show", () => {
     const md = readFileSync(join(ROOT, 'agents', 'reviewer.md'), 'utf8');
