@@ -145,9 +145,14 @@ export function priced(u: Usage, prices: Prices): Usage {
 
 const num = (n: number) => n.toLocaleString('en-US');
 
-/** USD as text: `$0.0003915`, `$12.5` (exact to the 1e-9 the ledger keeps). */
+/**
+ * USD as text: `$0.0003915`, `$12.50` — cents always shown, as people write money (and as the board shows
+ * it), further digits when there are any (exact to the 1e-9 the ledger keeps).
+ */
 export function usdText(x: number): string {
-  return `$${String(roundUsd(x))}`;
+  const r = roundUsd(x);
+  const decimals = /\.(\d+)$/.exec(String(r))?.[1]?.length ?? 0;
+  return `$${decimals >= 2 ? String(r) : r.toFixed(2)}`;
 }
 
 /**

@@ -98,14 +98,17 @@ export async function checkDrift(
     throw new TugError('PlanDrift', { plan_path: plan.plan_path, summary: diff.summary, ...diff.details });
   }
   await refreshProse(c, plan.plan_path, snap.parsed, snap.bytes, now);
+  warnProseChanged(ctx, plan.plan_path);
+  return 'prose';
+}
+
+/** The one wording of PlanProseChanged, whether a command or a repeated `state init` found the change. */
+export function warnProseChanged(ctx: StateContext, planPath: string): void {
   ctx.warnings.add(
     'PlanProseChanged',
-    `${plan.plan_path}: the prose changed since state init (structure unchanged); titles and texts refreshed`,
-    {
-      plan_path: plan.plan_path,
-    },
+    `${planPath}: the prose changed since state init (structure unchanged); titles and texts refreshed`,
+    { plan_path: planPath },
   );
-  return 'prose';
 }
 
 /** Copy titles, labels, commit messages, item texts and the bytes (and hash) from a same-structure parse. */

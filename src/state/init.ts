@@ -12,7 +12,7 @@ import { ensureGitignoreLines } from '../util/gitignore.js';
 import { sha256Hex } from '../util/hash.js';
 import { recordEvent } from './record.js';
 import { ensureWriter, type StateContext } from './context.js';
-import { parseSource, refreshProse, structureDiff } from './drift.js';
+import { parseSource, refreshProse, structureDiff, warnProseChanged } from './drift.js';
 import { insertFresh, reinitialize, type InitCounts } from './init-write.js';
 import { resolvePlanRef, type PlanRef } from './plan-ref.js';
 import { getPlan } from './queries/plans.js';
@@ -110,11 +110,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
         throw new TugError('PlanDrift', { plan_path: ref.plan_path, summary: diff.summary, ...diff.details });
       }
       await refreshProse(c, ref.plan_path, parsed, bytes, now);
-      ctx.warnings.add(
-        'PlanProseChanged',
-        `${ref.plan_path}: the prose changed (structure unchanged); titles and texts refreshed`,
-        { plan_path: ref.plan_path },
-      );
+      warnProseChanged(ctx, ref.plan_path);
       recordEvent(ctx, c, {
         at: now,
         plan_path: ref.plan_path,

@@ -176,7 +176,7 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     expect(summary).toMatchObject({ status: 'error', steps_completed: ['step-1', 'step-2'] });
     expect(summary.error).toMatchObject({ code: 'BudgetExhausted' });
     expect(summary.error.details).toMatchObject({ budget_usd: 1, usage: { cost_usd: 1, reports: 2 } });
-    expect(r.stderr).toMatch(/the budget of \.tugtool\/tugplan-demo\.md is spent: \$1 of \$1/);
+    expect(r.stderr).toMatch(/the budget of \.tugtool\/tugplan-demo\.md is spent: \$1\.00 of \$1\.00/);
     const exhausted = r.events.filter((e) => e.type === 'budget_exhausted');
     expect(exhausted).toEqual([expect.objectContaining({ budget_usd: 1, running: ['step-2'] })]);
     // Nothing claimed after it: step-3 never started.
