@@ -73,6 +73,7 @@ export const CONFIG_RULES: { [T in keyof ConfigShape]: { [K in keyof ConfigShape
     budget_usd: { t: 'num', min: 0 },
     budget_tokens: { t: 'int', min: 0, max: R.budget_tokens },
     stall_seconds: upTo(R.stall_seconds),
+    log_max_mb: upTo(R.log_max_mb),
     notify: { t: 'argv' },
     prices: { t: 'prices' },
   },

@@ -109,6 +109,9 @@ export const runSchema = z
     stall_seconds: upTo(R.stall_seconds)
       .default(600)
       .describe('kill an implementer silent this long (no output, item or file change): Stalled'),
+    log_max_mb: upTo(R.log_max_mb)
+      .default(256)
+      .describe('end an implementer run that writes more than this many MiB to its log (docs/run.md §7.3)'),
     notify: argvString
       .default('')
       .describe('argv string run with each notable event on stdin (docs/run.md §7.4), e.g. "notify-send tugcode"'),

@@ -245,6 +245,7 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
   const logPath = logPathOf(rc, u.anchor, x.attempt);
   // The watchdog (docs/run.md §7.3): its signal is the child's, so a stall kills it like a timeout.
   const watch = (await import('./watchdog.js')).watchImplementer(x, {
+    logMax: rc.flow.config.run.log_max_mb * 2 ** 20,
     logPath,
     anchor: u.anchor,
     top: topLevelOf(rc.prep.plan, u.anchor) ?? u.anchor,
@@ -275,7 +276,8 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
   // What the run used counts whatever became of it (docs/run.md §7.1), under the claim still held.
   await (await import('./ledger.js')).recordUsage(x, 'implementer', u.anchor, out);
   const stalled = watch.stalled();
-  if (out.aborted && stalled === null) throw new Aborted();
+  const overflowed = watch.overflowed();
+  if (out.aborted && stalled === null && overflowed === null) throw new Aborted();
   const caughtUp = out.ok && stalled === null && !extra.review_issues ? earlyCatchUp(x, u) : undefined;
   const after = await outside.snapshotOutside(rc.g, scope).finally(() => caughtUp);
   x.caughtUp = caughtUp && (await caughtUp);
@@ -287,6 +289,12 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
     throw new StepFailure(
       'Stalled',
       `${u.anchor}: the implementer showed no output, no item change and no file change for ${stalled} s (stall_seconds ${rc.opts.stallMs / 1000})`,
+      out,
+    );
+  if (overflowed !== null)
+    throw new StepFailure(
+      'ImplementerFailed',
+      `${u.anchor}: the implementer wrote ${Math.floor(overflowed / 2 ** 20)} MiB to its log, more than log_max_mb (${rc.flow.config.run.log_max_mb} MiB), and was ended`,
       out,
     );
   if (out.timed_out) throw new StepFailure('StepTimeout', `${u.anchor}: ${pastTimeout(rc, 'implementer')}`, out);

@@ -3,7 +3,7 @@
  * agent does, so a looping or hung agent would hold its step until the step timeout. The watchdog ends the
  * run `Stalled` once it shows, for `stall_seconds`, none of:
  *
- * - **output**: the log file's size and mtime (one `stat`, every tick);
+ * - **output**: the log file's size and mtime (one `stat`, every tick), its growth bounded by `logMax`;
  * - **item change**: its subtree's item statuses and artifacts in the state (one indexed read);
  * - **file change** in the worktree: `git --no-optional-locks status --porcelain -z --untracked-files=all`
  *   (asynchronous, never takes the index lock the agent may need), the list's hash, and the newest mtime of
@@ -31,6 +31,8 @@ export interface Watch {
   signal: AbortSignal;
   /** The seconds of silence that made it stall; null while it did not. */
   stalled(): number | null;
+  /** The bytes it had written when it passed `logMax` (and was ended); null while it did not. */
+  overflowed(): number | null;
   stop(): void;
 }
 
@@ -42,9 +44,13 @@ export function tickOf(stallMs: number): { tick: number; fast: number } {
 
 /**
  * Watches the implementer run of unit `anchor` (of the claimed top-level step `top`), writing to `logPath`,
- * from now on.
+ * from now on; `logMax`: the bytes it may write there (`[run] log_max_mb`: an agent printing in a loop would
+ * fill the disk long before its step timeout), checked with the output, so passed by at most a tick's worth.
  */
-export function watchImplementer(x: StepRun, o: { logPath: string; anchor: string; top: string }): Watch {
+export function watchImplementer(
+  x: StepRun,
+  o: { logPath: string; anchor: string; top: string; logMax: number },
+): Watch {
   const { rc, tree } = x;
   const stallMs = rc.opts.stallMs;
   const { tick, fast } = tickOf(stallMs);
@@ -61,12 +67,19 @@ export function watchImplementer(x: StepRun, o: { logPath: string; anchor: strin
   let items: string | null = null;
   let files: string | null = null;
   let stalledFor: number | null = null;
+  let overflowedAt: number | null = null;
+  /** The log's size before this run: a later run of the same attempt appends to it. */
+  let startSize: number | null = null;
   let busy = false;
   const seen = (at: number) => {
     if (at > last) last = Math.min(at, Date.now());
     activity.set(tree.worker, { step, at: last });
   };
   seen(last);
+  void stat(o.logPath).then(
+    (st) => (startSize ??= st.size),
+    () => (startSize ??= 0),
+  );
 
   const check = async () => {
     const now = Date.now();
@@ -74,6 +87,11 @@ export function watchImplementer(x: StepRun, o: { logPath: string; anchor: strin
     if (st && (st.size !== log.size || st.mtimeMs !== log.mtime)) {
       seen(st.mtimeMs);
       log = { size: st.size, mtime: st.mtimeMs };
+    }
+    if (st && startSize !== null && st.size - startSize > o.logMax && !ac.signal.aborted) {
+      overflowedAt = st.size - startSize;
+      ac.abort();
+      return;
     }
     // The state and the files only once the output was quiet for a tick, at most once a tick.
     if (now - last < tick || now - lastDeep < tick) return;
@@ -118,6 +136,7 @@ export function watchImplementer(x: StepRun, o: { logPath: string; anchor: strin
   return {
     signal: ac.signal,
     stalled: () => stalledFor,
+    overflowed: () => overflowedAt,
     stop() {
       clearInterval(timer);
       x.beat.signal.removeEventListener('abort', onBeat);

@@ -83,6 +83,33 @@ writeFileSync(join(wt, step + '.txt'), step);
     expect(r.events.filter((e) => e.type === 'stalled')).toEqual([]);
   });
 
+  it('one that prints more than [run] log_max_mb is ended and fails ImplementerFailed, its log bounded', () => {
+    const root = runRepo(ONE, 'demo', { '.tugtool/config.toml': '[run]\nlog_max_mb = 1\n' });
+    // 3 MiB in one go, then it would go on for two minutes: the bound ends it within a tick.
+    const impl = nodeImplementer(`process.stdout.write('a'.repeat(3 * 1024 * 1024)); await sleep(120000);`);
+    const t0 = Date.now();
+    const r = runJsonl(root, [
+      'demo',
+      '--workers',
+      '1',
+      '--implementer',
+      impl.argv,
+      '--stall-seconds',
+      '60',
+      '--max-attempts',
+      '1',
+    ]);
+    expect(Date.now() - t0).toBeLessThan(60_000);
+    expect(r.code, r.stderr).toBe(4);
+    expect(failures(r.events)).toEqual([['step-1', 'ImplementerFailed']]);
+    const failed = r.events.find((e) => e.type === 'attempt_failed');
+    expect(failed.reason).toMatch(
+      /the implementer wrote 3 MiB to its log, more than log_max_mb \(1 MiB\), and was ended/,
+    );
+    expect(r.events.filter((e) => e.type === 'stalled')).toEqual([]);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+  });
+
   it('silent but editing files in its worktree (the same file again and again) is not stalled', () => {
     const root = runRepo(ONE);
     const impl = nodeImplementer(`
