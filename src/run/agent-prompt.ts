@@ -4,6 +4,7 @@
  * the implementer protocol (§2): edit only inside the worktree, never commit or push, and how to report
  * through `tugcode state`. Pure: a brief in, text out.
  */
+import { CONFIG_FILE } from '../contract/layout.js';
 import { agentSpace, ownerArgs, sq } from './confine.js';
 import type { BriefItem, StepBrief } from './types.js';
 
@@ -116,6 +117,8 @@ export function agentPrompt(brief: StepBrief, ctx: PromptContext): string {
     `  ${sq(agentSpace(ctx.worktree).tmp)}). The driver checks that nothing outside the worktree changed.`,
     '- Do not commit, do not create or switch branches, do not rebase or reset, and never call `git push`:',
     '  the driver commits your changes when you finish.',
+    `- Do not change the plan ${brief.plan_path} or ${CONFIG_FILE}: they are the run's contract, and an`,
+    '  attempt that changes them fails. A new plan for later work may be written.',
     '- You may record progress in the plan state (optional: when you finish successfully, every item you did',
     '  not mark counts as completed; an item you defer stays deferred):',
     '',

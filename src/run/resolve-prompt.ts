@@ -4,6 +4,7 @@
  * (edit only the conflicted files' contents in the worktree, remove every marker, leave git to the driver).
  * Pure: a brief with its `conflict` in, text out.
  */
+import { CONFIG_FILE } from '../contract/layout.js';
 import { promptHead, promptOwner, taskList, type PromptContext } from './agent-prompt.js';
 import { agentSpace, sq } from './confine.js';
 import type { StepBrief } from './types.js';
@@ -44,6 +45,7 @@ export function conflictPrompt(brief: StepBrief, ctx: PromptContext): string {
     `  $TMPDIR, which is ${sq(agentSpace(ctx.worktree).tmp)}. The driver checks that nothing outside changed.`,
     '- Do not run git commands that change anything (no add, commit, rebase, checkout, reset, push): the driver',
     '  checks your merge, stages it and continues the rebase when you finish.',
+    `- Do not change the plan ${brief.plan_path} or ${CONFIG_FILE}: an attempt that changes them fails.`,
     '- You may record progress or findings:',
     '',
     `      tugcode state update ${owner} --task ORD completed`,

@@ -211,9 +211,16 @@ async function resolveRound(
   const { forgetGroup, groupRecord, pgidFile } = await import('./orphans.js');
   const outside = await import('./outside-check.js');
   const { stateDbPath } = await import('../state/context.js');
+  const guard = await import('./plan-guard.js');
   const scope = outside.runScope(rc, tree);
-  const [applying, before, head, integrated] = await timed(tr, 'resolve.prepare', () =>
-    Promise.all([c.stepsOf(g, W, 'REBASE_HEAD'), outside.snapshotOutside(g, scope), headTip(g, W), stop.integrated]),
+  const [applying, before, head, integrated, contract] = await timed(tr, 'resolve.prepare', () =>
+    Promise.all([
+      c.stepsOf(g, W, 'REBASE_HEAD'),
+      outside.snapshotOutside(g, scope),
+      headTip(g, W),
+      stop.integrated,
+      guard.snapshotContract(W, rc.prep.planPath),
+    ]),
   );
   // The unit whose commit git is applying (its trailer); the step itself when none says.
   const u = units.find((v) => applying.includes(v.anchor)) ?? units[units.length - 1]!;
@@ -258,6 +265,17 @@ async function resolveRound(
       logs: [logPath],
     });
   }
+  // The running plan and config are not the resolver's to change either (plan-guard.ts): the attempt fails.
+  const edited = guard.contractChanges(contract, await guard.snapshotContract(W, rc.prep.planPath));
+  if (edited.length)
+    throw guard.planEditFailure({
+      step: u.anchor,
+      attempt: x.attempt,
+      by: 'the resolver',
+      changed: edited,
+      out,
+      logs: [logPath],
+    });
   const outcome = await judge(x, conflict.files, out, head);
   tr?.('resolve.check', tc);
   const report = out.final_message?.trim() || out.tail;

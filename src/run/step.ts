@@ -231,9 +231,11 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
   // The snapshot (git processes) and the brief's state reads are independent: side by side.
   const outside = await import('./outside-check.js');
   const scope = outside.runScope(rc, tree);
-  const [state, before] = await Promise.all([
+  const guard = await import('./plan-guard.js');
+  const [state, before, contract] = await Promise.all([
     timed(tr, 'brief', () => briefState(x, u)),
     timed(tr, 'outside', () => outside.snapshotOutside(rc.g, scope)),
+    guard.snapshotContract(W, rc.prep.planPath),
   ]);
   const brief = stepBrief(rc.prep.plan, u.anchor, {
     plan_path: rc.prep.planPath,
@@ -278,13 +280,18 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
   const stalled = watch.stalled();
   const overflowed = watch.overflowed();
   if (out.aborted && stalled === null && overflowed === null) throw new Aborted();
-  const caughtUp = out.ok && stalled === null && !extra.review_issues ? earlyCatchUp(x, u) : undefined;
+  // The running plan and config changed in the worktree: the attempt fails, its reset drops the edit (plan-guard.ts).
+  const edited = guard.contractChanges(contract, await guard.snapshotContract(W, rc.prep.planPath));
+  const caughtUp =
+    out.ok && stalled === null && !extra.review_issues && !edited.length ? earlyCatchUp(x, u) : undefined;
   const after = await outside.snapshotOutside(rc.g, scope).finally(() => caughtUp);
   x.caughtUp = caughtUp && (await caughtUp);
   const changed = outside.outsideChanges(before, after);
   if (changed.length) {
     throw outside.outsideWriteFailure(rc, { step: u.anchor, attempt: x.attempt, changed, by: 'the implementer', out });
   }
+  if (edited.length)
+    throw guard.planEditFailure({ step: u.anchor, attempt: x.attempt, by: 'the implementer', changed: edited, out });
   if (stalled !== null)
     throw new StepFailure(
       'Stalled',

@@ -41,7 +41,9 @@ export type FailCode =
   /** A step approved by a human (`state decide --approve`) whose kept commit is gone (docs/run.md §6.3). */
   | 'ReviewCommitMissing'
   /** The implementer showed no output, no item change and no file change for stall_seconds (docs/run.md §7.3). */
-  | 'Stalled';
+  | 'Stalled'
+  /** The implementer or resolver changed the running plan or `.tugtool/config.toml` in its worktree (plan-guard.ts). */
+  | 'PlanEdited';
 
 /** A reviewer's verdict (docs/run.md §6.2). */
 export type Verdict = 'APPROVE' | 'REVISE' | 'ESCALATE';

@@ -57,6 +57,10 @@ describe('the conflict prompt', () => {
     expect(p).toContain(owner);
     expect(agentPrompt(brief, ctx)).toContain(owner);
     expect(p).toContain(`is JSON in the file ${ctx.briefPath}.`);
+    // The plan and config are the run's contract (docs/run.md §2): both prompts say so.
+    const contract = 'Do not change the plan .tugtool/tugplan-demo.md or .tugtool/config.toml';
+    expect(p).toContain(contract);
+    expect(agentPrompt(brief, ctx)).toContain(contract);
   });
 
   it('the three prompts share one head: intro, title, plan line, worktree', () => {

@@ -39,6 +39,7 @@ export const FAIL_CODES = [
   'ReviewerFailed',
   'ReviewCommitMissing',
   'Stalled',
+  'PlanEdited',
 ] as const;
 
 /** A reviewer's verdicts (docs/run.md §6.2). */
