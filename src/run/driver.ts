@@ -15,6 +15,7 @@ import {
   timed,
   staleLockRemoved,
   tracerOf,
+  treeSwitchedBack,
   type EventInput,
   type RunCtx,
   type RunSetup,
@@ -597,7 +598,14 @@ async function adoptLeftovers(rc: RunSetup, tip: string, leftovers: WorkerTree[]
         .catch(() => null);
       released ||= r?.released === true;
     }
-    await resetTree(rc.g, t.path, tip, undefined, (lock) => staleLockRemoved(rc, lock));
+    await resetTree(
+      rc.g,
+      t,
+      tip,
+      undefined,
+      (lock) => staleLockRemoved(rc, lock),
+      (from) => treeSwitchedBack(rc, t, from),
+    );
   }
   return released;
 }
