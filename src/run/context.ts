@@ -209,3 +209,21 @@ export function stateCallIn(rc: Pick<RunSetup, 'call'>, worktree: string): State
 export function staleLockRemoved(rc: Pick<RunSetup, 'flow'>, lock: string): void {
   rc.flow.warnings.add('StaleIndexLock', `removed ${lock}, left by a git that is gone`);
 }
+
+/**
+ * A worker tree an agent had switched to a branch of its own (or detached) was put back on its worker
+ * branch (worktrees.ts resetTree, docs/run.md §1.1 items 3, 4.9): say so, naming the branch it left there.
+ */
+export function treeSwitchedBack(
+  rc: Pick<RunSetup, 'warn'>,
+  tree: { path: string; branch: string },
+  from: string | null,
+): void {
+  rc.warn(
+    'WorkerBranchRestored',
+    `${tree.path} was on ${from === null ? 'a detached HEAD' : `branch ${from}`}, not its worker branch; ` +
+      `put back on ${tree.branch}` +
+      (from === null ? '' : ` (branch ${from} is kept: delete it with git branch -D ${from} when not needed)`),
+    { worktree_path: tree.path, branch: tree.branch, ...(from === null ? { detached: true } : { left_branch: from }) },
+  );
+}

@@ -15,6 +15,7 @@ import {
   timed,
   staleLockRemoved,
   tracerOf,
+  treeSwitchedBack,
   type EventInput,
   type RunCtx,
   type RunSetup,
@@ -592,12 +593,21 @@ async function adoptLeftovers(rc: RunSetup, tip: string, leftovers: WorkerTree[]
     const sc = stateCallIn(rc, t.path);
     for (const h of await rc.store.claimsHeldBy(sc, { worktree: t.path })) {
       if (h.plan_path !== rc.prep.planPath) continue;
+      // What the killed run's agents reported and it never recorded (docs/run.md §7.1), while the claim is held.
+      await (await import('./ledger.js')).recordLeftUsage(rc, t.path, h);
       const r = await rc.store
         .release(sc, { plan: h.plan_path, step: h.step_anchor, worktree: t.path })
         .catch(() => null);
       released ||= r?.released === true;
     }
-    await resetTree(rc.g, t.path, tip, undefined, (lock) => staleLockRemoved(rc, lock));
+    await resetTree(
+      rc.g,
+      t,
+      tip,
+      undefined,
+      (lock) => staleLockRemoved(rc, lock),
+      (from) => treeSwitchedBack(rc, t, from),
+    );
   }
   return released;
 }

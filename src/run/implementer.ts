@@ -17,6 +17,11 @@ import { parseUsageFile, USAGE_FILE_MAX, type Usage } from './usage.js';
 export interface UsageReport {
   usage: Usage | null;
   usage_warning: string | null;
+  /**
+   * The `TUG_USAGE_OUT` file it was read from: the ledger removes it once handled, so a report left on disk
+   * is one never recorded (a run killed outright), which the next run records (docs/run.md §7.1).
+   */
+  usage_file?: string | undefined;
 }
 
 /** What the implementer's environment says beyond the brief (step, title, attempt and plan come from it). */
@@ -194,13 +199,17 @@ export async function readUsageOut(briefPath: string): Promise<UsageReport> {
   try {
     const size = (await f.stat()).size;
     if (size > USAGE_FILE_MAX)
-      return { usage: null, usage_warning: `${path} is ${size} bytes (at most ${USAGE_FILE_MAX}): ignored` };
+      return {
+        usage: null,
+        usage_warning: `${path} is ${size} bytes (at most ${USAGE_FILE_MAX}): ignored`,
+        usage_file: path,
+      };
     const buf = Buffer.alloc(size);
     if (size > 0) await f.read(buf, 0, size, 0);
     const r = parseUsageFile(buf.toString('utf8'));
     return 'reason' in r
-      ? { usage: null, usage_warning: `${path}: ${r.reason}: ignored` }
-      : { usage: r.usage, usage_warning: null };
+      ? { usage: null, usage_warning: `${path}: ${r.reason}: ignored`, usage_file: path }
+      : { usage: r.usage, usage_warning: null, usage_file: path };
   } finally {
     await f.close();
   }

@@ -5,7 +5,12 @@
  * reached. The implementer's phase records its own runs; the review and conflict phases call `recordUsage`
  * with their role.
  */
+import { readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import { runLogDir } from '../contract/layout.js';
+import { topLevelOf } from '../plan/lift.js';
 import { addUsage, priced, type Usage, type UsageRole } from '../contract/usage.js';
 import { announceChange, stateCallIn, type RunCtx, type RunSetup } from './context.js';
 import type { UsageReport } from './implementer.js';
@@ -29,10 +34,20 @@ export function hasBudget(rc: Pick<RunSetup, 'opts'>): boolean {
  * the budget. Never fails the attempt: a report it cannot record is a warning, and counts nowhere.
  */
 export async function recordUsage(x: StepRun, role: UsageRole, anchor: string, report: UsageReport): Promise<void> {
+  try {
+    await recordReport(x, role, anchor, report);
+  } finally {
+    // Handled (recorded, or warned about): a report left on disk is one a killed run never got to.
+    if (report.usage_file) await rm(report.usage_file, { force: true }).catch(() => undefined);
+  }
+}
+
+async function recordReport(x: StepRun, role: UsageRole, anchor: string, report: UsageReport): Promise<void> {
   const { rc } = x;
   if (report.usage_warning) rc.warn('UsageUnreadable', `${anchor} (${role}): ${report.usage_warning}`);
   if (!report.usage) {
-    noteSilent(rc, anchor, role, 'reported no usage');
+    // A run the stop (or a lost claim) killed says nothing of what a budget measures.
+    if (!x.beat.signal.aborted) noteSilent(rc, anchor, role, 'reported no usage');
     return;
   }
   const usage: Usage = priced(report.usage, rc.opts.prices);
@@ -142,4 +157,66 @@ export function checkBudget(rc: RunCtx): void {
   });
   rc.tally.draining = true;
   announceChange(rc);
+}
+
+/** A `TUG_USAGE_OUT` file's name after `<unit>-`: whose run it was (step.ts, review.ts, resolve.ts name them). */
+const LEFT_USAGE = /^(brief|review\d+-attempt|resolve\d+-brief)(\d+)\.usage\.json$/;
+
+/**
+ * At adoption (docs/run.md §1.1 item 3, §7.1): the reports a run killed outright (SIGKILL, a second signal)
+ * left on disk for the claim `held` of the worker tree `worktree`, recorded under that claim, which the
+ * adopting run holds as the same owner (worktree and attempt: the fencing of every owner command), before it
+ * releases it. Earlier runs' totals, not this run's: no `usage` event; the plan's totals, read when the
+ * ledger starts, count them. One the state refuses is a UsageNotRecorded warning naming its file.
+ */
+export async function recordLeftUsage(
+  rc: RunSetup,
+  worktree: string,
+  held: { step_anchor: string; attempt: number },
+): Promise<void> {
+  const dir = runLogDir(rc.flow.repo.mainRoot, rc.prep.slug);
+  let files: string[];
+  try {
+    files = readdirSync(dir);
+  } catch {
+    return;
+  }
+  const units = rc.prep.plan.steps
+    .filter((s) => topLevelOf(rc.prep.plan, s.anchor) === held.step_anchor)
+    .map((s) => s.anchor);
+  const { readUsageOut } = await import('./implementer.js');
+  const sc = stateCallIn(rc, worktree);
+  for (const file of files) {
+    const unit = units.find((u) => file.startsWith(`${u}-`));
+    const m = unit ? LEFT_USAGE.exec(file.slice(unit.length + 1)) : null;
+    if (!unit || !m || Number(m[2]) !== held.attempt) continue;
+    const role: UsageRole = m[1]!.startsWith('review')
+      ? 'reviewer'
+      : m[1]!.startsWith('resolve')
+        ? 'resolver'
+        : 'implementer';
+    const path = join(dir, file);
+    const report = await readUsageOut(path.replace(/\.usage\.json$/, '.json'));
+    try {
+      if (report.usage_warning) rc.warn('UsageUnreadable', `${unit} (${role}): ${report.usage_warning}`);
+      if (!report.usage) continue;
+      await rc.store.recordUsage(sc, {
+        plan: rc.prep.planPath,
+        step: unit,
+        worktree,
+        attempt: held.attempt,
+        role,
+        usage: priced(report.usage, rc.opts.prices),
+      });
+    } catch (e) {
+      if (!(e instanceof TugError)) throw e;
+      rc.warn(
+        'UsageNotRecorded',
+        `${unit} (${role}): the usage an interrupted run left in ${path} was not recorded: ${e.code}: ${e.message}`,
+        { file: path },
+      );
+    } finally {
+      await rm(path, { force: true }).catch(() => undefined);
+    }
+  }
 }

@@ -250,9 +250,10 @@ async function resolveRound(
     forgetGroup(groupFile);
     tr?.('resolver', t);
   });
-  if (out.aborted || x.beat.signal.aborted) throw new Aborted();
-  // What the resolver used counts whatever became of its round (docs/run.md §7.1), under the claim.
+  // What the resolver used counts whatever became of its round (docs/run.md §7.1), under the claim, a
+  // stopped run's too.
   await (await import('./ledger.js')).recordUsage(x, 'resolver', u.anchor, out);
+  if (out.aborted || x.beat.signal.aborted) throw new Aborted();
   const tc = Date.now();
   const changed = outside.outsideChanges(before, await outside.snapshotOutside(g, scope));
   if (changed.length) {

@@ -152,9 +152,10 @@ async function reviewRound(
     agentAllow: rc.flow.config.run.agent_allow,
     rounds: rc.opts.reviewRounds,
   }).finally(() => orphans.forgetGroup(groupFile));
-  if (out.aborted || x.beat.signal.aborted) throw new Aborted();
-  // What the reviewer used counts whatever its verdict (docs/run.md §7.1), under the claim still held.
+  // What the reviewer used counts whatever its verdict (docs/run.md §7.1), under the claim still held, a
+  // stopped run's too.
   await (await import('./ledger.js')).recordUsage(x, 'reviewer', top.anchor, out);
+  if (out.aborted || x.beat.signal.aborted) throw new Aborted();
   const [now, after] = await Promise.all([outside.snapshotOutside(rc.g, scope), treeSignature(x)]);
   const changed = outside.outsideChanges(before, now);
   if (changed.length) {

@@ -274,9 +274,10 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
     forgetGroup(groupFile);
     tr?.('implementer', t);
   });
-  if (x.beat.signal.aborted) throw new Aborted();
-  // What the run used counts whatever became of it (docs/run.md §7.1), under the claim still held.
+  // What the run used counts whatever became of it (docs/run.md §7.1), under the claim still held: a run
+  // stopped by a signal too (the run releases its claims only after), a lost claim's is UsageNotRecorded.
   await (await import('./ledger.js')).recordUsage(x, 'implementer', u.anchor, out);
+  if (x.beat.signal.aborted) throw new Aborted();
   const stalled = watch.stalled();
   const overflowed = watch.overflowed();
   if (out.aborted && stalled === null && overflowed === null) throw new Aborted();

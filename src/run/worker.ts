@@ -19,6 +19,7 @@ import {
   type RunCtx,
   type RunSetup,
   staleLockRemoved,
+  treeSwitchedBack,
 } from './context.js';
 import { faultPoint } from './fault.js';
 import { integrationTip } from './refs.js';
@@ -46,8 +47,13 @@ async function prepareTree(rc: RunCtx, tree: WorkerTree, o: { fresh: boolean }):
   const head = tree.integratedHead;
   tree.integratedHead = undefined;
   const tip = rc.remote ? await rc.remote.sync() : await integrationTip(rc); // --remote: the step sees its deps
-  const changed = await resetTree(rc.g, tree.path, tip, head ? { head, clean: true } : undefined, (lock) =>
-    staleLockRemoved(rc, lock),
+  const changed = await resetTree(
+    rc.g,
+    tree,
+    tip,
+    head ? { head, clean: true } : undefined,
+    (lock) => staleLockRemoved(rc, lock),
+    (from) => treeSwitchedBack(rc, tree, from),
   );
   tree.base = tip;
   if (!o.fresh && !changed) return;
@@ -496,7 +502,9 @@ async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Ou
     // A refusal of our own transition (InvalidTransition) leaves the claim ours: hand it back, so the
     // attempt is discarded and the next claim starts afresh. Fenced: a claim really lost is not touched.
     await rc.store.release(sc, { plan, step: step.anchor, worktree: W, attempt }).catch(() => undefined);
-    await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
+    await resetTree(rc.g, tree, await integrationTip(rc), undefined, undefined, (from) =>
+      treeSwitchedBack(rc, tree, from),
+    ).catch(() => undefined);
     return { settled: true, lost };
   }
   if (rc.stop.signal.aborted) return { settled: false }; // still held: the run releases it
@@ -504,7 +512,9 @@ async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Ou
     // Not lost and not stopping (state.db stayed locked; the heartbeat before integrating could not run):
     // hand the claim back now, so its lease does not keep the step from every other worker.
     await rc.store.release(sc, { plan, step: step.anchor, worktree: W, attempt }).catch(() => undefined);
-    await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
+    await resetTree(rc.g, tree, await integrationTip(rc), undefined, undefined, (from) =>
+      treeSwitchedBack(rc, tree, from),
+    ).catch(() => undefined);
     return { settled: true };
   }
   // A git call that failed because the tree went away under it (removed, `.git` deleted) is that tree's
@@ -562,6 +572,8 @@ async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Ou
   } catch (err) {
     if (!(err instanceof TugError)) throw err;
   }
-  await resetTree(rc.g, W, await integrationTip(rc)).catch(() => undefined);
+  await resetTree(rc.g, tree, await integrationTip(rc), undefined, undefined, (from) =>
+    treeSwitchedBack(rc, tree, from),
+  ).catch(() => undefined);
   return { settled: true };
 }

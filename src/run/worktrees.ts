@@ -5,7 +5,17 @@
  * after a creation, or a reset that changed a lockfile, the setup runs (`run.setup_command`, else links to
  * the main checkout's `node_modules` and `.venv`).
  */
-import { existsSync, lstatSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import {
@@ -135,6 +145,13 @@ export async function leftoverTrees(
     // The run's directory for worker k with another branch (or none) checked out: the run would reset it.
     const d = workerOfDir(basename(w.path), slug);
     if (d !== null && dirname(w.path) === join(repo.mainRoot, TUGTREE_DIR) && w.branch !== workerBranch(slug, d)) {
+      // The run's own tree (its worker branch is the run's) that an agent switched to a branch of its own or
+      // detached: adopted, and the reset puts it back on its worker branch (docs/run.md §1.1 item 3).
+      const mine = workerBranch(slug, d);
+      if (owned.has(mine) && !trees.some((o) => o.branch === mine)) {
+        out.push({ worker: `w${d}`, k: d, path: w.path, branch: mine });
+        continue;
+      }
       const what = w.branch ? `branch ${w.branch}` : 'a detached HEAD';
       foreign.push({ branch: workerBranch(slug, d), path: w.path, reason: `${w.path} has ${what} checked out` });
       continue;
@@ -181,7 +198,7 @@ export async function leftoverTrees(
  */
 export async function resetTree(
   g: GitRunner,
-  path: string,
+  tree: Pick<WorkerTree, 'path' | 'branch'>,
   tip: string,
   /**
    * What the caller knows: the tree's HEAD, and that it is clean (right after its own step was integrated,
@@ -191,7 +208,10 @@ export async function resetTree(
   known?: { head: string; clean: true },
   /** Told when a stale `index.lock` was removed, so the run can say so (a warning). */
   onLockRemoved?: (lock: string) => void,
+  /** Told when HEAD was on another branch (null: detached) and was put back on the worker branch. */
+  onSwitched?: (from: string | null) => void,
 ): Promise<boolean> {
+  const { path, branch } = tree;
   // Never `reset --hard` / `clean` a directory that is not this worktree (git would find the main checkout).
   guardTree(path);
   const removed = clearStaleIndexLock(path);
@@ -202,22 +222,42 @@ export async function resetTree(
     await abortRebase(g, path);
     known = undefined;
   }
+  // An agent that switched the tree to a branch of its own (or detached HEAD): a `reset --hard` would move
+  // that branch, and the tree would stay off its worker branch for good (docs/run.md §1.1 items 3, 4.9). It
+  // goes back on the worker branch, at the tip; the agent's branch stays as it is (never deleted silently).
+  const head = headOf(path);
+  const off = head !== `refs/heads/${branch}`;
+  if (off) known = undefined;
   if (known && known.head === tip) return false;
   const before = known?.head ?? (await g.tryRun(['rev-parse', '--verify', '--quiet', 'HEAD'], path)).stdout.trim();
   try {
-    await g.run(['reset', '--quiet', '--hard', tip], path);
+    if (off) await g.run(['checkout', '--quiet', '--force', '--no-track', '-B', branch, tip], path);
+    else await g.run(['reset', '--quiet', '--hard', tip], path);
     if (!known) await g.run(['clean', '-fdq'], path);
   } catch (e) {
     const locked = lockFault(path, String((e as { details?: { stderr?: unknown } }).details?.stderr ?? ''));
     if (locked) throw new StepFailure('WorktreeBroken', locked);
     throw e;
   }
+  if (off) onSwitched?.(head?.startsWith('refs/heads/') ? head.slice('refs/heads/'.length) : null);
   if (!before || before === tip) return false;
   const changed = await g.tryRun(
     ['diff', '--name-only', before, tip, '--', ...LOCKFILES.map((f) => `:(glob)**/${f}`)],
     path,
   );
   return changed.stdout.trim() !== '';
+}
+
+/** The ref the worktree's HEAD names (`refs/heads/…`), or null when it is detached or unreadable. */
+function headOf(path: string): string | null {
+  const admin = adminDirOf(path);
+  if (!admin) return null;
+  try {
+    const m = /^ref: (\S+)/.exec(readFileSync(join(admin, 'HEAD'), 'utf8'));
+    return m ? m[1]! : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
