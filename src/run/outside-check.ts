@@ -202,10 +202,10 @@ async function gitDirFiles(g: GitRunner, scope: OutsideScope, out: OutsideSnapsh
     const m = /^branch\.(.+)\.[^.]+$/.exec(key);
     return m !== null && scope.runRefs(`refs/heads/${m[1]!}`);
   };
-  const none = () => false;
   await Promise.all([
-    walk(join(common, 'hooks'), '', out, none, `${GIT_DIR_LABEL}/hooks`),
-    walk(join(common, 'info'), '', out, none, `${GIT_DIR_LABEL}/info`),
+    // git never runs a `*.sample` hook (one renamed to run shows under its new name): not read.
+    walk(join(common, 'hooks'), '', out, (n) => n.endsWith('.sample'), `${GIT_DIR_LABEL}/hooks`),
+    walk(join(common, 'info'), '', out, () => false, `${GIT_DIR_LABEL}/info`),
     configEntries(join(common, 'config'), `${GIT_DIR_LABEL}/config`, out, skip),
     configEntries(join(common, 'config.worktree'), `${GIT_DIR_LABEL}/config.worktree`, out, skip),
     readdir(join(common, 'worktrees'))
