@@ -5,18 +5,21 @@
  * - **OutsideWrite**: a snapshot of everything outside the worker's worktree that a step must not change —
  *   the main checkout's HEAD, index and working tree status (with the content of each path status lists,
  *   so a further edit of an already-modified file shows), `.tugtool/` except its runtime files, the
- *   repository's other worktrees (HEAD and status), and every ref except the worker's own branch — taken
- *   before the implementer and compared after it. Not compared: what the run itself moves meanwhile (the
- *   integration branch, the other workers' branches and worktrees, notes, `refs/tugplan/`, remote-tracking
- *   refs under `--remote`: other workers change them while this one runs), and where the base branch
- *   points (the user may commit to it during a run: OutsideScope.baseRef). Nothing is undone.
+ *   repository's other worktrees (HEAD and status), every ref except the worker's own branch, and what in
+ *   the common git directory runs code or steers git (`hooks/`, `info/`, the config files key by key:
+ *   gitDirFiles) — taken before the implementer and compared after it. Not compared: what the run itself
+ *   moves meanwhile (the integration branch, the other workers' branches, worktrees and their branch config,
+ *   notes, `refs/tugplan/`, remote-tracking refs under `--remote`: other workers change them while this one
+ *   runs), and where the base branch points (the user may commit to it during a run:
+ *   OutsideScope.baseRef). Nothing is undone. A change in the git directory also stops the run claiming
+ *   (as PlanDrift does): a planted hook or config would run in each of the run's later git calls.
  * - **StepCompletedElsewhere**: a claim that ended because the step became `completed` while held keeps the
  *   worktree's work as a commit on the worker branch, under `refs/tugplan/kept/<slug>/<step>/attempt<N>`
  *   (the worker's next reset moves its branch), and is reported instead of a silent `claim_lost`.
  */
 import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import {
   isRuntimeEntry,
@@ -32,8 +35,9 @@ import type { GitRunner } from '../git/exec.js';
 import { parseWorktreeList } from '../git/fast.js';
 import { allRefs, worktreeBranches } from '../git/ref-files.js';
 import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
+import { canonicalPath } from '../kernel/light.js';
 import { stateDbPath } from '../state/context.js';
-import { stateCallIn, type RunCtx } from './context.js';
+import { announceChange, stateCallIn, type RunCtx } from './context.js';
 import { StepFailure } from './failure.js';
 import type { ChildOutcome } from './types.js';
 import type { WorkerTree } from './worktrees.js';
@@ -79,7 +83,14 @@ async function sig(path: string): Promise<string> {
   }
 }
 
-async function walk(dir: string, rel: string, out: OutsideSnapshot, skipTop: (n: string) => boolean): Promise<void> {
+/** Every file under `dir` (recursively) as `<label>/<path>` → its signature. */
+async function walk(
+  dir: string,
+  rel: string,
+  out: OutsideSnapshot,
+  skipTop: (n: string) => boolean,
+  label = TUGTOOL_DIR,
+): Promise<void> {
   let names: string[];
   try {
     names = await readdir(join(dir, rel));
@@ -91,8 +102,8 @@ async function walk(dir: string, rel: string, out: OutsideSnapshot, skipTop: (n:
     const r = rel ? `${rel}/${n}` : n;
     const p = join(dir, r);
     const s = await lstat(p).catch(() => null);
-    if (s?.isDirectory()) await walk(dir, r, out, skipTop);
-    else out.set(`${TUGTOOL_DIR}/${r}`, await sig(p));
+    if (s?.isDirectory()) await walk(dir, r, out, skipTop, label);
+    else out.set(`${label}/${r}`, await sig(p));
   }
 }
 
@@ -144,6 +155,7 @@ export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promis
     refsOf(g, scope),
     worktreesOf(g, scope),
     walk(join(scope.mainRoot, TUGTOOL_DIR), '', walked, isRuntimeEntry),
+    gitDirFiles(g, scope, out),
   ]);
   for (const [k, v] of walked) if (!tracked.has(k)) out.set(k, v);
   if (scope.stateDb) {
@@ -162,6 +174,188 @@ export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promis
   for (const path of trees) {
     if (path === scope.mainRoot || path === scope.worktree || scope.runWorktrees(path)) continue;
     await checkout(g, path, `worktree ${path}:`, out, scope.baseRef);
+  }
+  return out;
+}
+
+/** How the common git directory shows in a change: `.git/hooks/post-commit`, `.git/config: alias.zz`. */
+export const GIT_DIR_LABEL = '.git';
+
+/** Whether a change (outsideChanges) is one in the common git directory: hooks, config, info/. */
+export function inGitDir(change: string): boolean {
+  return change.startsWith(`${GIT_DIR_LABEL}/`);
+}
+
+/**
+ * What in the common git directory makes git run code or read the repository differently in every later
+ * call, the run's own included: `hooks/` and `info/` (attributes, exclude, sparse-checkout) file by file,
+ * and the config files (`config`, `config.worktree`, each work tree's `worktrees/<id>/config.worktree`) key
+ * by key. Read from the files (no git process), the config parsed as git reads it. Left out: the branch
+ * sections of the run's own branches (it writes `branch.<b>.tugplan`/`tugbase` when it makes a branch,
+ * and `git branch -D` drops the section), and the other workers' `config.worktree` (`git worktree add`
+ * copies the main one into a new tree).
+ */
+async function gitDirFiles(g: GitRunner, scope: OutsideScope, out: OutsideSnapshot): Promise<void> {
+  const common =
+    scope.commonDir ?? resolve(scope.mainRoot, (await g.run(['rev-parse', '--git-common-dir'], scope.mainRoot)).trim());
+  const skip = (key: string): boolean => {
+    const m = /^branch\.(.+)\.[^.]+$/.exec(key);
+    return m !== null && scope.runRefs(`refs/heads/${m[1]!}`);
+  };
+  await Promise.all([
+    // git never runs a `*.sample` hook (one renamed to run shows under its new name): not read.
+    walk(join(common, 'hooks'), '', out, (n) => n.endsWith('.sample'), `${GIT_DIR_LABEL}/hooks`),
+    walk(join(common, 'info'), '', out, () => false, `${GIT_DIR_LABEL}/info`),
+    configEntries(join(common, 'config'), `${GIT_DIR_LABEL}/config`, out, skip),
+    configEntries(join(common, 'config.worktree'), `${GIT_DIR_LABEL}/config.worktree`, out, skip),
+    readdir(join(common, 'worktrees'))
+      .catch(() => [] as string[])
+      .then((ids) =>
+        Promise.all(
+          ids.map(async (id) => {
+            const admin = join(common, 'worktrees', id);
+            const gitdir = (await readFile(join(admin, 'gitdir'), 'utf8').catch(() => '')).trim();
+            // One being added has no gitdir yet (git does not list it either).
+            if (gitdir === '') return;
+            const path = canonicalPath(dirname(resolve(admin, gitdir)));
+            if (scope.runWorktrees(path) && basename(path) !== basename(scope.worktree)) return;
+            const label = `${GIT_DIR_LABEL}/worktrees/${id}/config.worktree`;
+            await configEntries(join(admin, 'config.worktree'), label, out, skip);
+          }),
+        ),
+      ),
+  ]);
+}
+
+/** A config file's entries as `<label>: <key>` → its values; the whole file's signature when git could not read it. */
+async function configEntries(
+  file: string,
+  label: string,
+  out: OutsideSnapshot,
+  skip: (key: string) => boolean,
+): Promise<void> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    // A missing file has no entries: one that appears shows by its keys.
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') out.set(label, 'unreadable');
+    return;
+  }
+  const entries = parseGitConfig(text);
+  if (entries === null) {
+    out.set(label, `unparsed:${createHash('sha1').update(text).digest('hex')}`);
+    return;
+  }
+  for (const [key, values] of entries) if (!skip(key)) out.set(`${label}: ${key}`, JSON.stringify(values));
+}
+
+const SPACE = new Set([' ', '\t', '\v', '\f', '\r']);
+const KEY_CHAR = /^[A-Za-z0-9-]$/;
+const ESCAPES: Record<string, string> = { t: '\t', b: '\b', n: '\n', '\\': '\\', '"': '"' };
+
+/**
+ * A git config file's entries named as `git config --list` names them (`section[.subsection].key`, the
+ * section and key lower-cased) → their values in order (null: a key without `=`), or null when git would
+ * refuse the file. The syntax of git-config(1) "CONFIGURATION FILE" as git's own parser reads it: section
+ * headers, comments, quotes, escapes, continuation lines.
+ */
+export function parseGitConfig(text: string): Map<string, (string | null)[]> | null {
+  const src = text.replace(/^\uFEFF/, '').replace(/\r\n/g, '\n');
+  const out = new Map<string, (string | null)[]>();
+  let section: string | null = null;
+  let i = 0;
+  const next = (): string => (i < src.length ? src[i++]! : '\n');
+  const add = (name: string, value: string | null): void => {
+    const k = `${section}.${name}`;
+    const list = out.get(k);
+    if (list) list.push(value);
+    else out.set(k, [value]);
+  };
+  while (i < src.length) {
+    const c = src[i++]!;
+    if (c === '\n' || SPACE.has(c)) continue;
+    if (c === '#' || c === ';') {
+      const nl = src.indexOf('\n', i);
+      i = nl < 0 ? src.length : nl;
+      continue;
+    }
+    if (c === '[') {
+      // `[section]`, `[section.sub]` (lower-cased whole), `[section "sub"]` (sub as written, `\x` is x).
+      let name = '';
+      for (;;) {
+        if (i >= src.length) return null;
+        const d = src[i++]!;
+        if (d === ']') {
+          section = name;
+          break;
+        }
+        if (d === ' ' || d === '\t') {
+          while (src[i] === ' ' || src[i] === '\t') i++;
+          if (src[i++] !== '"') return null;
+          let sub = '';
+          for (;;) {
+            const e = src[i++];
+            if (e === undefined || e === '\n') return null;
+            if (e === '"') break;
+            if (e !== '\\') sub += e;
+            else {
+              const f = src[i++];
+              if (f === undefined || f === '\n') return null;
+              sub += f;
+            }
+          }
+          if (src[i++] !== ']') return null;
+          section = `${name}.${sub}`;
+          break;
+        }
+        if (!KEY_CHAR.test(d) && d !== '.') return null;
+        name += d.toLowerCase();
+      }
+      continue;
+    }
+    if (section === null || !/^[A-Za-z]$/.test(c)) return null;
+    let name = c.toLowerCase();
+    while (i < src.length && KEY_CHAR.test(src[i]!)) name += src[i++]!.toLowerCase();
+    while (src[i] === ' ' || src[i] === '\t') i++;
+    if (i >= src.length || src[i] === '\n' || src[i] === '#' || src[i] === ';') {
+      add(name, null);
+      continue;
+    }
+    if (src[i++] !== '=') return null;
+    // The value: whitespace outside quotes dropped at its ends, a comment ends it, `\` then a newline joins lines.
+    let value = '';
+    let quote = false;
+    let comment = false;
+    let space = 0;
+    for (;;) {
+      const d = next();
+      if (d === '\n') {
+        if (quote) return null;
+        break;
+      }
+      if (comment) continue;
+      if (!quote && SPACE.has(d)) {
+        if (value !== '') space++;
+        continue;
+      }
+      if (!quote && (d === '#' || d === ';')) {
+        comment = true;
+        continue;
+      }
+      value += ' '.repeat(space);
+      space = 0;
+      if (d === '"') quote = !quote;
+      else if (d !== '\\') value += d;
+      else {
+        const e = next();
+        if (e === '\n') continue;
+        const esc = ESCAPES[e];
+        if (esc === undefined) return null;
+        value += esc;
+      }
+    }
+    add(name, value);
   }
   return out;
 }
@@ -287,6 +481,19 @@ export function noteOutsideWrite(
   by = 'the implementer',
 ): void {
   rc.tally.fatal ??= new TugError('OutsideWrite', { step_anchor: step, attempt, by, changed: changed.slice(0, 20) });
+  // A hook or config planted in the git directory runs in every later git call of the run (its commits,
+  // rebases, statuses): the run claims no further step, as after PlanDrift; the steps in flight finish.
+  const inGit = changed.filter(inGitDir);
+  if (inGit.length === 0 || rc.tally.draining) return;
+  rc.tally.draining = true;
+  announceChange(rc);
+  rc.warn(
+    'GitDirChanged',
+    `${step}: ${by} changed the git directory (${inGit.slice(0, 5).join(', ')}${inGit.length > 5 ? ', …' : ''}): ` +
+      'hooks and config run in every later git call, so the run claims no further step; inspect them ' +
+      '(docs/agents.md §1.6)',
+    { step_anchor: step, attempt, by, changed: inGit.slice(0, 20) },
+  );
 }
 
 /**

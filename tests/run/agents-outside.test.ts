@@ -93,6 +93,85 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');
     expect(r.events.at(-1).error.message).toMatch(/^the reviewer of step-1 \(attempt 1\) changed things/);
   });
 
+  it('a hook planted in the git directory: OutsideWrite naming it, and the run claims no further step', () => {
+    const root = runRepo(planText([step(1, 'Base'), step(2, 'Next', { deps: [1] })]));
+    const impl = nodeImplementer(`
+import { execFileSync } from 'node:child_process';
+import { chmodSync } from 'node:fs';
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+if (step === 'step-1' && attempt === 1) {
+  const common = execFileSync('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: wt, encoding: 'utf8' }).trim();
+  const hook = join(common, 'hooks', 'post-commit');
+  writeFileSync(hook, '#!/bin/sh\\necho HOOKRAN >> ' + JSON.stringify(join(dir, 'hook.log')) + '\\n');
+  chmodSync(hook, 0o755);
+}
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(
+      failed.map((e) => [e.step_anchor, e.attempt, e.reason_code, e.reason]),
+      r.stdout + r.stderr,
+    ).toEqual([
+      [
+        'step-1',
+        1,
+        'OutsideWrite',
+        'step-1: the implementer changed 1 thing(s) outside its worktree: .git/hooks/post-commit',
+      ],
+    ]);
+    // No further claim (not even the step's next attempt): the hook would run in the run's own commits.
+    expect(r.events.filter((e) => e.type === 'claimed').map((e) => [e.step_anchor, e.attempt])).toEqual([
+      ['step-1', 1],
+    ]);
+    expect(r.events.filter((e) => e.type === 'warning').map((e) => e.code)).toContain('GitDirChanged');
+    expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+    expect(existsSync(join(impl.dir, 'hook.log'))).toBe(false);
+    expect(r.code).toBe(4);
+    expect(r.events.at(-1).error).toMatchObject({
+      code: 'OutsideWrite',
+      details: { by: 'the implementer', changed: ['.git/hooks/post-commit'] },
+    });
+    // Nothing undone.
+    expect(existsSync(join(root, '.git', 'hooks', 'post-commit'))).toBe(true);
+  });
+
+  it('a git config key set by the implementer: OutsideWrite naming the key, and the run claims no further step', () => {
+    const root = runRepo(planText([step(1, 'Base'), step(2, 'Next', { deps: [1] })]));
+    const impl = nodeImplementer(`
+import { execFileSync } from 'node:child_process';
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+if (step === 'step-1' && attempt === 1) {
+  execFileSync('git', ['config', '--local', 'alias.zz', '!echo pwned'], { cwd: wt });
+  execFileSync('git', ['config', 'core.sshCommand', 'echo ssh'], { cwd: wt });
+}
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(
+      failed.map((e) => e.reason),
+      r.stdout + r.stderr,
+    ).toEqual([
+      'step-1: the implementer changed 2 thing(s) outside its worktree: .git/config: alias.zz, .git/config: core.sshcommand',
+    ]);
+    expect(r.events.filter((e) => e.type === 'claimed')).toHaveLength(1);
+    expect(r.events.at(-1)).toMatchObject({ type: 'summary', status: 'error', error: { code: 'OutsideWrite' } });
+    expect(git(root, 'config', '--get', 'alias.zz').trim()).toBe('!echo pwned');
+  });
+
+  it("parallel workers making their trees and branches (the run's own git config) see no OutsideWrite", () => {
+    const root = runRepo(
+      planText([step(1, 'A'), step(2, 'B'), step(3, 'C'), step(4, 'D'), step(5, 'E', { deps: [1, 2, 3, 4] })]),
+    );
+    // Per-worktree config on: each `git worktree add` of a worker copies the main config.worktree.
+    git(root, 'config', 'extensions.worktreeConfig', 'true');
+    git(root, 'config', '--worktree', 'user.name', 'main only');
+    const impl = nodeImplementer(`writeFileSync(join(wt, step + '.txt'), step + '\\n'); await sleep(200);`);
+    const r = runJsonl(root, ['demo', '--workers', '3', '--implementer', impl.argv]);
+    expect(r.events.at(-1), r.stdout + r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    expect(r.events.filter((e) => e.type === 'attempt_failed')).toEqual([]);
+    expect(stepCommits(root, 'tugplan/demo').sort()).toEqual(['step-1', 'step-2', 'step-3', 'step-4', 'step-5']);
+  });
+
   it('two workers whose implementers stay in their worktrees see no OutsideWrite from each other', () => {
     const root = runRepo(planText([step(1, 'A'), step(2, 'B'), step(3, 'C'), step(4, 'D', { deps: [1, 2, 3] })]));
     const impl = nodeImplementer(`writeFileSync(join(wt, step + '.txt'), step + '\\n'); await sleep(300);`);

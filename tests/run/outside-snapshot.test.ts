@@ -3,11 +3,12 @@
  * files and keeps the tracked files of `.tugtool/` while the index is unchanged: it must equal the snapshot
  * git's own answers give, and follow the index when it changes.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gitRunner } from '../../src/git/exec.js';
-import { outsideChanges, snapshotOutside, type OutsideScope } from '../../src/run/outside-check.js';
+import { setBranchPlan } from '../../src/git/branch-config.js';
+import { outsideChanges, parseGitConfig, snapshotOutside, type OutsideScope } from '../../src/run/outside-check.js';
 import { git, tempDir, tempRepo } from '../helpers/repo.js';
 
 const g = gitRunner({ ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e' });
@@ -64,5 +65,105 @@ describe('snapshotOutside', () => {
     expect(edited).toEqual(await snapshotOutside(g, { ...scope, commonDir: undefined }));
     // Tracked now: seen through the status (` M`), not the walk of untracked .tugtool/ files.
     expect(edited.get('main .tugtool/notes.md')).toMatch(/^1 \.M /);
+  });
+});
+
+describe('the common git directory in the snapshot (docs/agents.md §1.6)', () => {
+  it('a planted hook, info/ file, config key and per-worktree config are changes, named by file and key', async () => {
+    const { root, user, scope } = setUp();
+    git(root, 'config', 'extensions.worktreeConfig', 'true');
+    const before = await snapshotOutside(g, scope);
+    const common = join(root, '.git');
+    writeFileSync(join(common, 'hooks', 'post-commit'), '#!/bin/sh\necho HOOKRAN\n');
+    chmodSync(join(common, 'hooks', 'post-commit'), 0o755);
+    writeFileSync(join(common, 'info', 'attributes'), '* filter=evil\n');
+    git(root, 'config', '--local', 'alias.zz', '!echo pwned');
+    git(root, 'config', 'core.hooksPath', '/tmp/elsewhere');
+    git(user, 'config', '--worktree', 'core.fsmonitor', 'echo hi');
+    const after = await snapshotOutside(g, scope);
+    expect(after).toEqual(await snapshotOutside(g, { ...scope, commonDir: undefined }));
+    expect(outsideChanges(before, after)).toEqual([
+      '.git/config: alias.zz',
+      '.git/config: core.hookspath',
+      '.git/hooks/post-commit',
+      '.git/info/attributes',
+      '.git/worktrees/user-wt/config.worktree: core.fsmonitor',
+    ]);
+  });
+
+  it("the run's own config and work trees are not: worker branches made and removed, their branch config", async () => {
+    const { root, worker, scope } = setUp();
+    // With per-worktree config on, `git worktree add` copies the main config.worktree into the new tree.
+    git(root, 'config', 'extensions.worktreeConfig', 'true');
+    git(root, 'config', '--worktree', 'user.name', 'main only');
+    await setBranchPlan(g, root, 'tugplan/demo--w1', '.tugtool/tugplan-demo.md', 'main');
+    const isRun = (p: string) => p.includes('tugplan__demo--w');
+    const run: OutsideScope = {
+      ...scope,
+      runWorktrees: isRun,
+      runRefs: (ref) => ref.startsWith('refs/heads/tugplan/'),
+    };
+    const before = await snapshotOutside(g, run);
+    // Another worker makes its tree (config first, as the run does), a third is made and removed again, the
+    // integration branch is made with its config, and the first worker's tree and branch go.
+    const w2 = join(root, '.tugtree', 'tugplan__demo--w2');
+    await setBranchPlan(g, root, 'tugplan/demo--w2', '.tugtool/tugplan-demo.md', 'main');
+    git(root, 'worktree', 'add', '-q', '--force', '--no-track', '-B', 'tugplan/demo--w2', w2, 'main');
+    const w3 = join(root, '.tugtree', 'tugplan__demo--w3');
+    await setBranchPlan(g, root, 'tugplan/demo--w3', '.tugtool/tugplan-demo.md', 'main');
+    git(root, 'worktree', 'add', '-q', '--force', '--no-track', '-B', 'tugplan/demo--w3', w3, 'main');
+    git(root, 'worktree', 'remove', '--force', w3);
+    git(root, 'branch', '-D', 'tugplan/demo--w3');
+    git(root, 'branch', '--no-track', 'tugplan/demo', 'main');
+    await setBranchPlan(g, root, 'tugplan/demo', '.tugtool/tugplan-demo.md', 'main');
+    const other = { ...run, worktree: w2 };
+    expect(outsideChanges(before, await snapshotOutside(g, run))).toEqual([]);
+    // Seen from the second worker: the first one's tree and branch go.
+    const mid = await snapshotOutside(g, other);
+    expect([...mid.keys()]).toContain('.git/worktrees/tugplan__demo--w2/config.worktree: user.name');
+    git(root, 'worktree', 'remove', '--force', worker);
+    git(root, 'branch', '-D', 'tugplan/demo--w1');
+    expect(outsideChanges(mid, await snapshotOutside(g, other))).toEqual([]);
+    // A section of a branch that is not the run's still counts.
+    git(root, 'config', 'branch.main.remote', 'origin');
+    expect(outsideChanges(mid, await snapshotOutside(g, other))).toEqual(['.git/config: branch.main.remote']);
+  });
+});
+
+describe('parseGitConfig', () => {
+  it('reads a config file as git does (git config --list)', () => {
+    const text = [
+      '\uFEFF# a comment',
+      '; another',
+      '[core]',
+      '\tbare = false ; trailing comment',
+      '\tEditor = "vim  -u" # quoted spaces kept',
+      '[Section.Sub] key = inline after the header',
+      '[alias]',
+      '\tzz = !echo \\"pwned\\" \\',
+      '  continued\\tline',
+      '\tflag',
+      '[branch "Feature/X \\"q\\""]',
+      '\tremote = origin',
+      '\tmulti = one',
+      '\tmulti = two   ',
+      '[include]',
+      '\tpath = "a;b#c"',
+      '',
+    ].join('\r\n');
+    const dir = tempDir();
+    const file = join(dir, 'config');
+    writeFileSync(file, text);
+    const byGit = new Map<string, (string | null)[]>();
+    for (const e of git(dir, 'config', '--file', file, '--list', '-z').split('\0')) {
+      if (!e) continue;
+      const nl = e.indexOf('\n');
+      const [k, v] = nl < 0 ? [e, null] : [e.slice(0, nl), e.slice(nl + 1)];
+      byGit.set(k, [...(byGit.get(k) ?? []), v]);
+    }
+    expect(parseGitConfig(text)).toEqual(byGit);
+    expect(parseGitConfig('[core\n')).toBeNull();
+    expect(parseGitConfig('key = outside a section\n')).toBeNull();
+    expect(parseGitConfig('[a]\nk = "unterminated\n')).toBeNull();
   });
 });
