@@ -595,14 +595,21 @@ export const CATALOGUE = {
   },
   OutsideWrite: {
     exit: 4,
-    when: '`run`: an implementer changed something outside its worktree — the main checkout, `.tugtool/`, another worktree, a ref (docs/agents.md §1.6); the attempt failed and nothing was undone',
-    message: (d) =>
-      `${s(d.by, 'the implementer')} of ${s(d.step_anchor)} (attempt ${s(d.attempt)}) changed things outside its worktree: ${s((d.changed as string[] | undefined)?.join(', '), '?')}`,
+    when: "`run`: something outside a worktree changed while its implementer, reviewer or resolver ran — the main checkout, `.tugtool/`, another worktree, a ref, the git directory's hooks, info or config (docs/agents.md §1.6); the attempt failed and nothing was undone",
+    message: (d) => {
+      const who = `${s(d.by, 'the implementer')} of ${s(d.step_anchor)} (attempt ${s(d.attempt)})`;
+      const what = s((d.changed as string[] | undefined)?.join(', '), '?');
+      // Beside other runs the check cannot say whose change it saw (docs/agents.md §1.6).
+      return typeof d.beside === 'number' && d.beside > 0
+        ? `things outside the worktree changed while ${who} ran, beside ${d.beside} other agent or command run(s) that may have made them: ${what}`
+        : `${who} changed things outside its worktree: ${what}`;
+    },
     // The driver cannot tell an agent's write from the user's own edit made meanwhile (docs/agents.md §1.6).
     hint: () =>
-      'inspect those paths and refs (git status, git reflog) and undo what should not have changed; if you made ' +
-      'those changes yourself during the run, nothing needs undoing (the attempt was redone): edit in another ' +
-      'clone or worktree while a run goes',
+      "inspect those paths and refs (git status, git reflog, the git directory's hooks and config) and undo what " +
+      'should not have changed; if you made those changes yourself during the run, nothing needs undoing (the ' +
+      'attempt is redone, unless the git directory changed: then the run claimed no further step): edit in ' +
+      'another clone or worktree while a run goes',
   },
   StepCompletedElsewhere: {
     exit: 4,

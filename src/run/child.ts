@@ -124,6 +124,22 @@ function pipeLines(
 /** The process groups of the children running now: a run stopped by a second signal ends them (docs/run.md §1.2). */
 const running = new Set<number>();
 
+/** How many children were started so far, in this process. */
+let startedCount = 0;
+
+/**
+ * Children started so far and running now: a mark from which `besideSince` counts the children that ran
+ * beside one of its own (an OutsideWrite cannot say which of them made a change, docs/agents.md §1.6).
+ */
+export function childMark(): { started: number; running: number } {
+  return { started: startedCount, running: running.size };
+}
+
+/** The children that ran since `mark` besides one started after it (those running then, those started since). */
+export function besideSince(mark: { started: number; running: number }): number {
+  return mark.running + Math.max(0, startedCount - mark.started - 1);
+}
+
 /** How many child process groups are running now (what a first signal is ending, docs/run.md §1.1 item 5). */
 export function runningGroupCount(): number {
   return running.size;
@@ -234,6 +250,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     };
     const started = (p: number) => {
       pid = p;
+      startedCount++;
       running.add((group = p));
       signalTerm();
     };

@@ -38,6 +38,7 @@ import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
 import { canonicalPath } from '../kernel/light.js';
 import { stateDbPath } from '../state/context.js';
 import { announceChange, stateCallIn, type RunCtx } from './context.js';
+import { besideSince, childMark } from './child.js';
 import { StepFailure } from './failure.js';
 import type { ChildOutcome } from './types.js';
 import type { WorkerTree } from './worktrees.js';
@@ -140,9 +141,13 @@ async function checkout(
   out.set(`${label} HEAD`, `refs/heads/${branch}` === baseRef ? branch : `${branch} ${oid}`);
 }
 
+/** Each snapshot's mark of the run's children when it was taken: who else ran before the next (child.ts). */
+const marks = new WeakMap<OutsideSnapshot, ReturnType<typeof childMark>>();
+
 /** Everything outside the worktree that a step must leave alone, as signatures. */
 export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promise<OutsideSnapshot> {
   const out: OutsideSnapshot = new Map();
+  marks.set(out, childMark());
   const walked: OutsideSnapshot = new Map();
   // Independent reads, side by side. Two snapshots per step: only the status is a git process as a rule
   // (each costs ~3–5 ms of the driver's CPU to spawn); refs and worktrees come from git's files, the tracked
@@ -417,10 +422,14 @@ export function outsideChanges(before: OutsideSnapshot, after: OutsideSnapshot):
 }
 
 /** The OutsideWrite reason: the first 20 changes (`who`: the implementer, or the reviewer). */
-export function outsideReason(anchor: string, changed: string[], who = 'the implementer'): string {
+export function outsideReason(anchor: string, changed: string[], who = 'the implementer', beside = 0): string {
   const shown = changed.slice(0, 20).join(', ');
   const more = changed.length > 20 ? ` and ${changed.length - 20} more` : '';
-  return `${anchor}: ${who} changed ${changed.length} thing(s) outside its worktree: ${shown}${more}`;
+  const what = `${changed.length} thing(s) outside its worktree`;
+  // Beside other runs the check cannot say whose change it saw (docs/agents.md §1.6): it says so.
+  return beside > 0
+    ? `${anchor}: ${what} changed while ${who} ran, beside ${beside} other agent or command run(s) of this run that may have made them: ${shown}${more}`
+    : `${anchor}: ${who} changed ${what}: ${shown}${more}`;
 }
 
 /**
@@ -479,8 +488,15 @@ export function noteOutsideWrite(
   attempt: number,
   changed: string[],
   by = 'the implementer',
+  beside = 0,
 ): void {
-  rc.tally.fatal ??= new TugError('OutsideWrite', { step_anchor: step, attempt, by, changed: changed.slice(0, 20) });
+  rc.tally.fatal ??= new TugError('OutsideWrite', {
+    step_anchor: step,
+    attempt,
+    by,
+    changed: changed.slice(0, 20),
+    beside,
+  });
   // A hook or config planted in the git directory runs in every later git call of the run (its commits,
   // rebases, statuses): the run claims no further step, as after PlanDrift; the steps in flight finish.
   const inGit = changed.filter(inGitDir);
@@ -502,10 +518,22 @@ export function noteOutsideWrite(
  */
 export function outsideWriteFailure(
   rc: RunCtx,
-  o: { step: string; attempt: number; changed: string[]; by: string; out: ChildOutcome; logs?: string[] },
+  o: {
+    step: string;
+    attempt: number;
+    changed: string[];
+    by: string;
+    out: ChildOutcome;
+    logs?: string[];
+    /** The snapshot taken before `by` ran: the children that ran beside it since are counted. */
+    before: OutsideSnapshot;
+  },
 ): StepFailure {
-  noteOutsideWrite(rc, o.step, o.attempt, o.changed, o.by);
-  return new StepFailure('OutsideWrite', outsideReason(o.step, o.changed, o.by), o.out, 'coder_report', o.logs);
+  const mark = marks.get(o.before);
+  const beside = mark ? besideSince(mark) : 0;
+  noteOutsideWrite(rc, o.step, o.attempt, o.changed, o.by, beside);
+  const reason = outsideReason(o.step, o.changed, o.by, beside);
+  return new StepFailure('OutsideWrite', reason, o.out, 'coder_report', o.logs);
 }
 
 /**

@@ -264,6 +264,7 @@ async function resolveRound(
       by: 'the resolver',
       out,
       logs: [logPath],
+      before,
     });
   }
   // The running plan and config are not the resolver's to change either (plan-guard.ts): the attempt fails.

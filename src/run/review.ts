@@ -166,6 +166,7 @@ async function reviewRound(
       by: 'the reviewer',
       out,
       logs: files,
+      before,
     });
   }
   // A reviewer is read-only: whatever it changed in the worktree would be integrated unreviewed.

@@ -289,7 +289,14 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
   x.caughtUp = caughtUp && (await caughtUp);
   const changed = outside.outsideChanges(before, after);
   if (changed.length) {
-    throw outside.outsideWriteFailure(rc, { step: u.anchor, attempt: x.attempt, changed, by: 'the implementer', out });
+    throw outside.outsideWriteFailure(rc, {
+      step: u.anchor,
+      attempt: x.attempt,
+      changed,
+      by: 'the implementer',
+      out,
+      before,
+    });
   }
   if (edited.length)
     throw guard.planEditFailure({ step: u.anchor, attempt: x.attempt, by: 'the implementer', changed: edited, out });

@@ -45,6 +45,37 @@ if (step === 'step-1') {
     expect(r.events.at(-1).error.details).toMatchObject({ by: 'the implementer' });
   });
 
+  it('two agents running side by side: the reason says the change came while each ran, not who made it', () => {
+    // A Depends on line makes the plan's order explicit, so step-1 and step-2 run side by side.
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two'), step(3, 'Three', { deps: [1, 2] })]), 'demo', ONE);
+    // step-2's implementer runs all the while step-1's writes into the main checkout.
+    const impl = nodeImplementer(`
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+if (step === 'step-2') {
+  writeFileSync(join(dir, 'started-2'), '');
+  while (!existsSync(join(dir, 'done-1'))) await sleep(20);
+} else {
+  while (!existsSync(join(dir, 'started-2'))) await sleep(20);
+  writeFileSync(join(process.env.TUG_REPO_ROOT, 'stray.txt'), 'outside\\n');
+  writeFileSync(join(dir, 'done-1'), '');
+}
+`);
+    const r = runJsonl(root, ['demo', '--workers', '2', '--implementer', impl.argv]);
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(failed.map((e) => [e.step_anchor, e.reason_code]).sort(), r.stderr).toEqual([
+      ['step-1', 'OutsideWrite'],
+      ['step-2', 'OutsideWrite'],
+    ]);
+    for (const f of failed)
+      expect(f.reason).toBe(
+        `${f.step_anchor}: 1 thing(s) outside its worktree changed while the implementer ran, beside 1 other agent or command run(s) of this run that may have made them: stray.txt`,
+      );
+    expect(r.events.at(-1).error.message).toMatch(
+      /^things outside the worktree changed while the implementer of step-\d \(attempt 1\) ran, beside 1 other/,
+    );
+    expect(r.events.at(-1).error.details).toMatchObject({ beside: 1 });
+  });
+
   it("the user's own edit in the main checkout during a run: the attempt is redone, and the hint says where to edit", async () => {
     const root = runRepo(planText([step(1, 'Base')]));
     // Attempt 1 waits until the user has saved a file in the main checkout; attempt 2 runs straight through.
