@@ -45,7 +45,10 @@ export function clockFromEnv(env: NodeJS.ProcessEnv = process.env): Clock {
   if (ms === null || ms < 0 || ms >= Date.UTC(9000, 0, 1)) {
     throw new TugError('ConfigInvalid', {
       source: 'TUGCODE_NOW',
-      reason: `${JSON.stringify(raw)} is not an ISO 8601 instant`,
+      reason:
+        ms === null
+          ? `${JSON.stringify(raw)} is not an ISO 8601 instant`
+          : `${JSON.stringify(raw)} is outside 1970-01-01 to 8999-12-31 (a lease or timeout added to it must stay a 4-digit year)`,
       hint: 'use a form like 2026-02-23T12:00:00.000Z',
     });
   }

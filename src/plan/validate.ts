@@ -173,7 +173,7 @@ function checkDependencies(plan: ParsedPlan, add: Add): void {
   const declared = findCycles(buildGraph(byAnchor.keys(), graphPlan.edges), order);
   const covered: Set<string>[] = [];
   for (const { members, cycle } of declared) {
-    add('E011', 'error', `dependency cycle: ${cycle.join(' -> ')}`, lineOf(cycle[0]!), cycle[0]);
+    add('E011', 'error', `dependency cycle: ${cycleText(cycle)}`, lineOf(cycle[0]!), cycle[0]);
     covered.push(new Set(members.map((m) => top.get(m) ?? m)));
   }
   // After lifting: only cycles that are not the image of a declared cycle.
@@ -185,13 +185,23 @@ function checkDependencies(plan: ParsedPlan, add: Add): void {
     add(
       'E011',
       'error',
-      `dependency cycle after lifting substep dependencies to their top-level steps: ${cycle.join(' -> ')}`,
+      `dependency cycle after lifting substep dependencies to their top-level steps: ${cycleText(cycle)}`,
       lineOf(cycle[0]!),
       cycle[0],
     );
   }
 }
 
+/** The most steps of a cycle a message names: a cycle through thousands of steps would be a line of megabytes. */
+const CYCLE_SHOWN = 12;
+
+/** `a -> b -> c -> a`, or, for a longer cycle, its first and last steps around `… (N more) …`. */
+function cycleText(cycle: readonly string[]): string {
+  if (cycle.length <= CYCLE_SHOWN + 1) return cycle.join(' -> ');
+  const head = cycle.slice(0, CYCLE_SHOWN - 2);
+  const tail = cycle.slice(-3);
+  return `${head.join(' -> ')} -> … (${cycle.length - 1 - head.length - 2} more) … -> ${tail.join(' -> ')}`;
+}
 /**
  * The plan with only the first step of each anchor: its declared dependencies, and the implicit order
  * of its top-level steps when the plan has no Depends-on line (as the parser builds `edges`).

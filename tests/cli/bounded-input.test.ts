@@ -58,3 +58,16 @@ describe('bounded inputs', () => {
     expect(dump(dbPathOf(root))).toEqual(before);
   });
 });
+
+describe('TUGCODE_NOW', () => {
+  it.each([
+    ['not-a-time', /"not-a-time" is not an ISO 8601 instant/],
+    ['9999-12-31T23:59:59.999Z', /is outside 1970-01-01 to 8999-12-31/],
+  ])('%s is ConfigInvalid saying why', (now, why) => {
+    const { root } = cliRepo();
+    const r = st(root, ['show'], { now });
+    expect(r.code).toBe(2);
+    expect(r.json.error).toMatchObject({ code: 'ConfigInvalid' });
+    expect(r.json.error.message).toMatch(why);
+  });
+});

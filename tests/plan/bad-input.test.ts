@@ -79,6 +79,24 @@ describe('bad input', () => {
     ]);
   });
 
+  it('a cycle through 30,000 steps is named by its ends, not on a line of megabytes', () => {
+    const n = 30_000;
+    const steps: string[] = ['### Execution Steps\n'];
+    for (let i = 1; i <= n; i++)
+      steps.push(`#### Step ${i}: S${i}\n\n**Depends on:** #step-${i === 1 ? n : i - 1}\n\n**Tasks:**\n- [ ] t\n`);
+    const cycles = parseAndValidate(steps.join('\n')).diagnostics.filter((d) => d.code === 'E011');
+    expect(cycles).toHaveLength(1);
+    expect(cycles[0]!.message.length).toBeLessThan(400);
+    expect(cycles[0]!.message).toMatch(
+      /^dependency cycle: step-1 -> (step-\d+ -> ){9}… \(29988 more\) … -> step-\d+ -> step-\d+ -> step-1$/,
+    );
+    // A short one is written out whole.
+    const short = parseAndValidate(steps.slice(0, 4).join('\n').replace('#step-30000', '#step-3')).diagnostics;
+    expect(short.find((d) => d.code === 'E011')!.message).toMatch(
+      /^dependency cycle: step-\d -> step-\d -> step-\d -> step-\d$/,
+    );
+  });
+
   it('parses 200-level nested lists and blockquotes', () => {
     let lists = '#### Step 1: One\n**Tasks:**\n';
     for (let i = 0; i < 200; i++) lists += '  '.repeat(i) + `- [ ] item ${i}\n`;
