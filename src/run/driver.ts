@@ -35,6 +35,8 @@ import { endOrphan, pgidFile } from './orphans.js';
 import { leftoverTrees, removeTrees, resetTree, type WorkerTree } from './worktrees.js';
 import { reconcileFromIntegration, type MadeTree } from './worker.js';
 import type { TargetInput } from '../state/integration-target.js';
+import type { GitRunner } from '../git/exec.js';
+import type { StateCall } from '../state/store.js';
 
 export interface RunInput {
   plan: string;
@@ -193,7 +195,18 @@ export async function planProgress(ctx: OpsContext, prep: Prepared, call: Call):
 /** The dry run's answer to "would the run integrate where the plan does?": IntegrationTargetMismatch if not. */
 export async function checkRunTarget(ctx: OpsContext, flow: FlowCtx, prep: Prepared, input: RunInput, call: Call) {
   const target = await runTarget({ flow, prep, ops: ctx }, input);
-  await flow.store.checkIntegrationTarget(stateCallIn({ call }, flow.repo.mainRoot), target);
+  const { gitRunner } = await import('../git/exec.js');
+  await refuseTarget(gitRunner(ctx.env), flow, stateCallIn({ call }, flow.repo.mainRoot), target);
+}
+
+/**
+ * Where the plan integrates (docs/run.md §1.11), refused as the run refuses it, for the run and its dry run:
+ * an unknown remote first (InvalidArgument: it is no place to integrate at all), then a target other than
+ * the one the plan integrates into.
+ */
+async function refuseTarget(g: GitRunner, flow: FlowCtx, call: StateCall, target: TargetInput): Promise<void> {
+  if (target.remote) await (await import('../gitflow/remote.js')).requireRemote(g, flow.repo.mainRoot, target.remote);
+  await flow.store.checkIntegrationTarget(call, target);
 }
 
 export async function runPlan(ctx: OpsContext, input: RunInput, call: Call, hooks: RunHooks): Promise<RunSummary> {
@@ -413,9 +426,7 @@ async function startRun(
   // before any branch, tree or row changes; the target is recorded once the plan's rows exist.
   const stateCall = stateCallIn(s, flow.repo.mainRoot);
   const remoteName = o.target.remote;
-  // An unknown remote is said first (InvalidArgument): it is no place to integrate at all.
-  if (remoteName) await (await import('../gitflow/remote.js')).requireRemote(g, flow.repo.mainRoot, remoteName);
-  await timed(tr, 'run.target', () => s.store.checkIntegrationTarget(stateCall, o.target));
+  await timed(tr, 'run.target', () => refuseTarget(g, flow, stateCall, o.target));
   const remote = remoteName ? await (await import('./remote.js')).openRemote(s, remoteName) : undefined;
   const existed = await integrationExists(flow, g, prep);
   // An earlier run's worker trees, listed before this run makes any.

@@ -161,6 +161,15 @@ git push -q origin tugplan/demo
     const bad = runJsonl(clone, ['demo', '--implementer', impl.argv, '--remote', 'nowhere']);
     expect(bad.code).toBe(2);
     expect(bad.events.at(-1).error).toMatchObject({ code: 'InvalidArgument' });
+    // Its dry run refuses it alike, not a schedule that exits 0.
+    const dry = runCli(['run', 'demo', '--implementer', impl.argv, '--remote', 'nowhere', '--dry-run', '--json'], {
+      cwd: clone,
+    });
+    expect(dry.code, dry.stdout).toBe(2);
+    expect(dry.json.error).toMatchObject({
+      code: 'InvalidArgument',
+      message: expect.stringMatching(/no git remote named nowhere/),
+    });
     // The plan integrates into this clone's branch (docs/run.md §1.11): moving it to the remote is said.
     const refused = runJsonl(clone, ['demo', '--implementer', impl.argv, '--remote', 'origin']);
     expect(refused.code).toBe(4);
