@@ -41,12 +41,14 @@ const cache = new Map<string, Repo>();
  */
 export function resolveRepo(dir: string, env: NodeJS.ProcessEnv = {}): Repo {
   let start: string;
+  let isDir = false;
   try {
     start = realpathSync.native(dir);
-    if (!statSync(start).isDirectory()) throw new Error('not a directory');
+    isDir = statSync(start).isDirectory();
   } catch {
     throw new TugError('InvalidArgument', { reason: `directory ${dir} does not exist`, path: dir });
   }
+  if (!isDir) throw new TugError('InvalidArgument', { reason: `${dir} is not a directory`, path: dir });
   const hit = cache.get(start);
   if (hit) return hit;
   const useGit = Boolean(env.GIT_CEILING_DIRECTORIES);

@@ -1,4 +1,4 @@
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { clearRepoCache, resolveRepo, resolveWorktreeArg } from '../../src/git/repo.js';
@@ -84,6 +84,13 @@ describe('repo resolver', () => {
     }
     expect(err?.code).toBe('NotAGitRepository');
     expect(err?.exitCode).toBe(3);
+  });
+
+  it('says a file is not a directory, and a missing path does not exist', () => {
+    const root = tempRepo();
+    writeFileSync(join(root, 'f.txt'), 'x');
+    expect(() => resolveRepo(join(root, 'f.txt'), {})).toThrow(/f\.txt is not a directory$/);
+    expect(() => resolveRepo(join(root, 'nope'), {})).toThrow(/directory .*nope does not exist$/);
   });
 
   it('refuses to run inside the .git directory and in a bare repository', () => {
