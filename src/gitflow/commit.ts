@@ -22,6 +22,7 @@ import { slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
 import { gitDirsOf } from '../git/dot-git.js';
 import { headTip } from '../git/ref-files.js';
+import { operationInProgress } from '../git/in-progress.js';
 import {
   branchExists,
   currentBranch,
@@ -432,6 +433,10 @@ async function commitTarget(
   const W = resolveWorktreeArg(repo, input.worktree ?? repo.worktreeRoot, repo.cwd, ctx.env);
   if (W === repo.mainRoot && !input.allowMain) throw new TugError('MainCheckoutRefused', { worktree: W });
   const step = requireAnchor(input.step);
+  // A rebase leaves HEAD detached, a merge keeps the branch: either way git's own operation comes first
+  // (the driver's worker trees are never left in one: its commit passes the branch and skips the check).
+  const operation = input.branch ? null : operationInProgress(W);
+  if (operation) throw new TugError('GitOperationInProgress', { worktree: W, operation });
   const branch = input.branch ?? (await currentBranch(g, W));
   if (!branch) {
     throw new TugError(
