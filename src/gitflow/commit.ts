@@ -142,9 +142,16 @@ const CAUSES: [RegExp, CommitFailCause][] = [
   [/tell me who you are|unable to auto-detect email|empty ident name|user\.email/i, 'identity'],
 ];
 
-const HINTS: Record<CommitFailCause, (W: string) => string> = {
-  hook: (W) =>
-    `fix what the hook reports (its output is above), then commit again; git -C ${shellArg(W)} commit --no-verify skips hooks`,
+/**
+ * What to do, per cause. A hook's refusal is fixed and the same `tugcode commit` run again: a plain
+ * `git commit --no-verify` would commit the index tugcode put back, without the trailers and the log entry,
+ * and `tugcode commit` has no way to skip the project's hooks (`run.no_verify` is the driver's, docs/run.md §2).
+ */
+const HINTS: Record<CommitFailCause, (W: string, stderr: string) => string> = {
+  hook: (W, stderr) =>
+    stderr
+      ? 'fix what the hook reports (its first line is above; --json gives all of it in error.details.stderr), then run the same tugcode commit again'
+      : `the hook refused without a word: run it by hand in ${shellArg(W)} to see why (e.g. git -C ${shellArg(W)} hook run pre-commit), fix that, then run the same tugcode commit again`,
   signing: () =>
     'commit.gpgsign is on but signing failed: set user.signingkey (and gpg.format) to a usable key, or git config commit.gpgsign false',
   sparse_checkout: (W) =>
@@ -177,7 +184,7 @@ export async function commitFailed(g: GitRunner, W: string, e: TugError, o: { no
   return new TugError(
     'CommitFailed',
     { worktree: W, cause, args: e.details.args, stderr, exit_code: e.details.exit_code },
-    { hint: HINTS[cause](W), cause: e },
+    { hint: HINTS[cause](W, stderr), cause: e },
   );
 }
 

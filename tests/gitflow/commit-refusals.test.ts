@@ -37,9 +37,27 @@ describe('tugcode commit refused by git', () => {
     expectError(r, 'CommitFailed', 4);
     expect(r.json.error.details.cause).toBe('hook');
     expect(r.json.error.message).toBe(`a git hook refused the commit in ${wt}: lint failed`);
-    expect(r.json.error.hint).toContain('fix what the hook reports');
+    expect(r.json.error.hint).toBe(
+      'fix what the hook reports (its first line is above; --json gives all of it in error.details.stderr), then run the same tugcode commit again',
+    );
+    expect(r.json.error.hint).not.toContain('--no-verify');
     expect(git(wt, 'rev-parse', 'HEAD')).toBe(head);
     expect(git(wt, 'diff', '--cached', '--name-only')).toBe('');
+  });
+
+  it('a hook that fails silently: the hint says so and how to see why, not "its output is above"', async () => {
+    const { root, wt, attempt } = await readyToCommit();
+    const hook = join(root, '.git', 'hooks', 'pre-commit');
+    writeFileSync(hook, '#!/bin/sh\nexit 1\n');
+    chmodSync(hook, 0o755);
+    const r = commit(wt, attempt);
+    expectError(r, 'CommitFailed', 4);
+    expect(r.json.error.details).toMatchObject({ cause: 'hook', stderr: '' });
+    const hint = r.json.error.hint as string;
+    expect(hint).not.toContain('above');
+    expect(hint).not.toContain('--no-verify');
+    expect(hint).toContain(`git -C ${wt} hook run pre-commit`);
+    expect(hint).toContain('then run the same tugcode commit again');
   });
 
   it('commit.gpgsign with a signer that fails: CommitFailed (cause signing), not a hook', async () => {
