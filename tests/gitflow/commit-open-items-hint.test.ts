@@ -24,7 +24,16 @@ function nextCommand(stdout: string): string {
 }
 
 /** `tugcode commit` of step-1 in `wt` with only the `extra` flags. */
-const commitArgs = (wt: string, ...extra: string[]) => ['commit', '--worktree', wt, '--plan', 'demo', '--step', 'step-1', ...extra];
+const commitArgs = (wt: string, ...extra: string[]) => [
+  'commit',
+  '--worktree',
+  wt,
+  '--plan',
+  'demo',
+  '--step',
+  'step-1',
+  ...extra,
+];
 
 /** Runs a command line with `tugcode` being the built CLI. */
 function runAsUser(command: string, cwd: string) {
@@ -109,7 +118,10 @@ describe('commit of a step with open checklist items', () => {
       cwd: root,
       env,
     });
-    expect(again.json).toMatchObject({ committed: true, files_staged: expect.arrayContaining(['alpha.txt', 'beta.txt']) });
+    expect(again.json).toMatchObject({
+      committed: true,
+      files_staged: expect.arrayContaining(['alpha.txt', 'beta.txt']),
+    });
     expect(git(wt, 'log', '-1', '--format=%s').trim()).toBe('feat: alpha and beta');
     expect(git(wt, 'rev-parse', 'HEAD^').trim()).toBe(git(wt, 'rev-parse', `${first}^`).trim());
   });
