@@ -457,6 +457,17 @@ export const CATALOGUE = {
     message: (d) => `refusing to auto-stage and commit in the main checkout ${s(d.worktree)}`,
     hint: () => 'run it in a worktree (tugcode worktree create), or pass --allow-main',
   },
+  GitOperationInProgress: {
+    exit: 4,
+    when: '`commit` in a worktree in the middle of a rebase, merge, cherry-pick or revert (stopped on a conflict or an `edit`, or its process killed; docs/git.md §4.3)',
+    message: (d) =>
+      `${s(d.worktree)} is in the middle of a ${s(d.operation, 'git operation')}; a step commit would land in it`,
+    hint: (d) => {
+      const op = arg(d.operation, 'rebase');
+      const W = arg(d.worktree, '<wt>');
+      return `finish it (resolve, git add, then git -C ${W} ${op} --continue) or undo it (git -C ${W} ${op} --abort), then run the same tugcode commit again`;
+    },
+  },
   CommitFailed: {
     exit: 4,
     when: '`commit`: git refused the commit: a hook failed, signing failed, a sparse-checkout or a held index.lock stopped it, or git has no identity (details.cause)',

@@ -22,6 +22,7 @@ import { slugOfPlan } from './naming.js';
 import { resolvePlanPath } from './plan-file.js';
 import { gitDirsOf } from '../git/dot-git.js';
 import { headTip } from '../git/ref-files.js';
+import { operationInProgress } from '../git/in-progress.js';
 import {
   branchExists,
   currentBranch,
@@ -43,7 +44,8 @@ export interface CommitInput {
   worktree?: string | undefined;
   plan: string;
   step: string;
-  message: string;
+  /** Left out: HEAD's message when HEAD is the step's commit not yet integrated (docs/git.md §4.2). */
+  message?: string | undefined;
   summary?: string | undefined;
   attempt?: number | undefined;
   integrate?: boolean | undefined;
@@ -140,9 +142,16 @@ const CAUSES: [RegExp, CommitFailCause][] = [
   [/tell me who you are|unable to auto-detect email|empty ident name|user\.email/i, 'identity'],
 ];
 
-const HINTS: Record<CommitFailCause, (W: string) => string> = {
-  hook: (W) =>
-    `fix what the hook reports (its output is above), then commit again; git -C ${shellArg(W)} commit --no-verify skips hooks`,
+/**
+ * What to do, per cause. A hook's refusal is fixed and the same `tugcode commit` run again: a plain
+ * `git commit --no-verify` would commit the index tugcode put back, without the trailers and the log entry,
+ * and `tugcode commit` has no way to skip the project's hooks (`run.no_verify` is the driver's, docs/run.md §2).
+ */
+const HINTS: Record<CommitFailCause, (W: string, stderr: string) => string> = {
+  hook: (W, stderr) =>
+    stderr
+      ? 'fix what the hook reports (its first line is above; --json gives all of it in error.details.stderr), then run the same tugcode commit again'
+      : `the hook refused without a word: run it by hand in ${shellArg(W)} to see why (e.g. git -C ${shellArg(W)} hook run pre-commit), fix that, then run the same tugcode commit again`,
   signing: () =>
     'commit.gpgsign is on but signing failed: set user.signingkey (and gpg.format) to a usable key, or git config commit.gpgsign false',
   sparse_checkout: (W) =>
@@ -175,7 +184,7 @@ export async function commitFailed(g: GitRunner, W: string, e: TugError, o: { no
   return new TugError(
     'CommitFailed',
     { worktree: W, cause, args: e.details.args, stderr, exit_code: e.details.exit_code },
-    { hint: HINTS[cause](W), cause: e },
+    { hint: HINTS[cause](W, stderr), cause: e },
   );
 }
 
@@ -308,25 +317,51 @@ export async function commitStep(ctx: FlowCtx, input: CommitInput): Promise<Comm
   if (input.integrate || (await branchExists(g, ctx.repo.mainRoot, finish.integ)))
     await state.localTarget(ctx, { planPath: t.planPath, worktree: t.W, integ: finish.integ }, 'check');
   await refuseOpenRefactors(ctx, t, input);
+  // HEAD is this step's commit that an earlier `tugcode commit` left off the integration branch (a
+  // completion blocker, a conflict resolved by a rebase): a second commit of the step would only repeat its
+  // Tug-Step (docs/git.md §4.2).
+  const pending = await unintegratedStepHead(g, t.W, { ...finish, integrate: Boolean(input.integrate) });
   if (changes.length === 0) {
-    // Nothing new, but HEAD is this step's commit that an earlier `tugcode commit` left off the integration
-    // branch (a completion blocker, a conflict resolved by a rebase): integrate and complete it instead,
-    // `--allow-empty` or not: a second commit of the step would only repeat its Tug-Step (docs/git.md §4.2).
-    const resumed = await unintegratedStepHead(g, t.W, { ...finish, integrate: Boolean(input.integrate) });
-    if (resumed)
+    // Nothing new: integrate and complete that commit instead, `--allow-empty` or not.
+    if (pending)
       return finishStep(ctx, g, finish, {
-        ...emptyData(resumed, t.branch, logEntryPath(t.slug, t.step)),
+        ...emptyData(pending, t.branch, logEntryPath(t.slug, t.step)),
         committed: false,
       });
     if (!input.allowEmpty) throw new TugError('NothingToCommit', { worktree: t.W });
   }
+  // New changes over it: the step's commit is made again over them (soft reset to its parent, its message
+  // unless --message is given), as the driver does for a REVISE round (docs/run.md §6.2), so the step
+  // stays one commit whose log entry lists all its files.
+  const message = input.message ?? (pending ? await g.run(['log', '-1', '--format=%B', pending, '--'], t.W) : null);
+  if (message === null)
+    throw new TugError(
+      'InvalidArgument',
+      { reason: '--message is required: HEAD is not a commit of this step awaiting integration', worktree: t.W },
+      { hint: 'pass --message <text> (or --message-file <path>)' },
+    );
   const made = await writeCommit(ctx, g, t, changes, {
     ...input,
+    message,
+    ...(pending && input.message === undefined && input.summary === undefined
+      ? { summary: previousSummary(t.W, logEntryPath(t.slug, t.step)) }
+      : {}),
+    remake: pending ?? undefined,
     autoMaintenance: true,
     listStaged: true,
     noVerify: false,
   });
   return finishStep(ctx, g, finish, { ...emptyData(made.hash, t.branch, made.logRel), files_staged: made.staged });
+}
+
+/** The summary of the step's log entry in the work tree, when it has one (kept when the commit is made again). */
+function previousSummary(W: string, logRel: string): string | undefined {
+  try {
+    const m = /^## Summary\n\n([\s\S]*?)\n\n## Files changed$/m.exec(readFileSync(join(W, logRel), 'utf8'));
+    return m?.[1] || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -365,7 +400,7 @@ function sameCommit(t: CommitTarget, input: CommitInput): string {
     ...(input.integrate ? ['--integrate'] : []),
     ...(input.allowMain ? ['--allow-main'] : []),
     ...(input.allowEmpty ? ['--allow-empty'] : []),
-    `--message ${shellArg(input.message)}`,
+    ...(input.message !== undefined ? [`--message ${shellArg(input.message)}`] : []),
     ...(input.summary !== undefined ? [`--summary ${shellArg(input.summary)}`] : []),
   ].join(' ');
 }
@@ -405,6 +440,10 @@ async function commitTarget(
   const W = resolveWorktreeArg(repo, input.worktree ?? repo.worktreeRoot, repo.cwd, ctx.env);
   if (W === repo.mainRoot && !input.allowMain) throw new TugError('MainCheckoutRefused', { worktree: W });
   const step = requireAnchor(input.step);
+  // A rebase leaves HEAD detached, a merge keeps the branch: either way git's own operation comes first
+  // (the driver's worker trees are never left in one: its commit passes the branch and skips the check).
+  const operation = input.branch ? null : operationInProgress(W);
+  if (operation) throw new TugError('GitOperationInProgress', { worktree: W, operation });
   const branch = input.branch ?? (await currentBranch(g, W));
   if (!branch) {
     throw new TugError(
@@ -431,6 +470,8 @@ interface WriteOptions {
   refactors?: string[] | undefined;
   prepared?: PreparedMessage | undefined;
   allowEmpty?: boolean | undefined;
+  /** The step's own commit at HEAD, made again over the new changes (soft reset to its parent). */
+  remake?: string | undefined;
   autoMaintenance: boolean;
   listStaged: boolean;
   noVerify: boolean;
@@ -453,7 +494,14 @@ async function writeCommit(
   const message = await messageOf(ctx, g, t, o);
   const logRel = logEntryPath(t.slug, t.step);
   const undo = await undoPoint(g, W, logRel);
+  let files = changes;
   try {
+    if (o.remake) {
+      undo.remadeParent = await resolveCommit(g, W, `${o.remake}^`);
+      await g.run(['reset', '--quiet', '--soft', `${o.remake}^`], W);
+      // The changes of the step's commit and the new ones: the log entry lists them all.
+      files = await changesIn(g, W, o.trace);
+    }
     writeEntry(W, {
       planPath: t.planPath,
       slug: t.slug,
@@ -461,10 +509,10 @@ async function writeCommit(
       stepTitle: t.stepTitle,
       date: ctx.clock.now(),
       summary: o.summary ?? o.message.replace(/\r\n/g, '\n').split('\n')[0]!,
-      filesChanged: pathsOf(changes).filter((p) => p !== logRel),
+      filesChanged: pathsOf(files).filter((p) => p !== logRel),
     });
     // The status read above plus the log entry just written: no second status.
-    await timed(o.trace, 'commit.add', () => stageAllButRuntime(g, W, changes, [logRel]));
+    await timed(o.trace, 'commit.add', () => stageAllButRuntime(g, W, files, [logRel]));
     const staged = o.listStaged ? await timed(o.trace, 'commit.staged', () => stagedPaths(g, W)) : [];
     await timed(o.trace, 'commit.git', () => g.run(commitArgs(o), W, { input: message }));
     const head = await timed(o.trace, 'commit.head', () => headTip(g, W));
@@ -505,6 +553,8 @@ async function stagedPaths(g: GitRunner, W: string): Promise<string[]> {
 /** What a failed commit puts back: the index byte for byte, the log entry, the directories the entry needed. */
 interface UndoPoint {
   headBefore: string | null;
+  /** The parent HEAD was soft-reset to when the step's commit is made again (put back on failure). */
+  remadeParent?: string | null;
   indexFile: string;
   previousIndex: Buffer | null;
   logAbs: string;
@@ -539,8 +589,10 @@ async function commitFailure(
   const { W } = t;
   // The worktree was removed under us (`worktree remove --force`): nothing to put back.
   if (!existsSync(W)) return worktreeGone(ctx, g, t, undo.headBefore);
-  // Nothing committed: put the index and the log entry back as they were, and remove the directories
-  // the entry needed.
+  // Nothing committed: put HEAD (a step commit being made again was reset off it), the index and the log
+  // entry back as they were, and remove the directories the entry needed.
+  if (undo.remadeParent && undo.headBefore && (await headTip(g, W)) === undo.remadeParent)
+    await g.run(['reset', '--quiet', '--soft', undo.headBefore], W);
   if (undo.previousIndex) writeFileSync(undo.indexFile, undo.previousIndex);
   else rmSync(undo.indexFile, { force: true });
   if (undo.previousEntry) writeFileSync(undo.logAbs, undo.previousEntry);
@@ -685,7 +737,11 @@ async function integrateStep(ctx: FlowCtx, g: GitRunner, o: FinishTarget, data: 
   return null;
 }
 
-/** `tugcode commit` again for this step: with nothing new to commit it integrates the commit and completes the step. */
+/**
+ * `tugcode commit` again for this step: with nothing new to commit it integrates the commit and completes
+ * the step; with new changes it makes the step's commit again over them. No `--message`: the commit's own
+ * message is kept (docs/git.md §4.2).
+ */
 function commitAgain(o: FinishTarget): string {
   return [
     'tugcode commit',
@@ -694,7 +750,6 @@ function commitAgain(o: FinishTarget): string {
     `--step ${shellArg(o.step)}`,
     ...(o.attempt !== undefined ? [`--attempt ${o.attempt}`] : []),
     '--integrate',
-    '--message integrate',
   ].join(' ');
 }
 
@@ -722,7 +777,7 @@ function warnNotIntegrated(ctx: FlowCtx, o: FinishTarget, data: CommitData): voi
     'NotIntegrated',
     `commit ${data.commit_hash.slice(0, 12)} was NOT integrated into ${o.integ} (${data.state_failure_reason ?? 'not integrated'}); ` +
       `it stays on ${o.branch} only, and merge will not ship it. Fix the cause, then run ${again} ` +
-      '(with nothing new to commit it integrates this commit and completes the step)',
+      '(it integrates this commit and completes the step; changes made meanwhile are folded into this commit, its message kept)',
     { commit_hash: data.commit_hash, integration_branch: o.integ, branch: o.branch },
   );
 }

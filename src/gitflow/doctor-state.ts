@@ -178,8 +178,49 @@ function deadRunCheck(
   return warn('dead-runs', message, fix);
 }
 
+/**
+ * The claimed step's commit at HEAD of its worktree `W` that the plan's integration branch lacks: a
+ * `tugcode commit --integrate` blocked or killed after its `git commit` (or that commit's process outliving
+ * it), which nothing else reports. One git process per claimed step (docs/git.md §4.2, §7).
+ */
+async function unintegratedHead(
+  ctx: RepoCtx,
+  planPath: string,
+  step: string,
+  W: string,
+  attempt: number,
+): Promise<{ text: string; fix: string }[]> {
+  if (!W.startsWith('/') || !existsSync(W)) return [];
+  const g = gitRunner(ctx.env);
+  const { integrationBranch } = await import('../contract/layout.js');
+  const { parseTrailerLog, TRAILER_LOG_FORMAT } = await import('../git/trailers.js');
+  const { isAncestor, resolveCommit } = await import('../git/refs.js');
+  const slug = slugOfPlanPath(planPath);
+  if (!slug) return [];
+  const integ = integrationBranch(slug);
+  const tip = await resolveCommit(g, ctx.repo.mainRoot, `refs/heads/${integ}`);
+  if (!tip) return [];
+  const r = await g.tryRun(['log', '-1', `--format=${TRAILER_LOG_FORMAT}`, 'HEAD', '--'], W);
+  const head = r.status === 0 ? parseTrailerLog(r.stdout).commits[0] : undefined;
+  if (!head || !head.steps.includes(step) || !head.plans.includes(planPath)) return [];
+  if (await isAncestor(g, W, head.hash, tip)) return [];
+  return [
+    {
+      text: `${planPath} ${step}: ${head.hash.slice(0, 12)} in ${W}`,
+      fix: `tugcode commit --worktree ${shellArg(W)} --plan ${shellArg(planPath)} --step ${shellArg(step)} --attempt ${attempt} --integrate`,
+    },
+  ];
+}
+
 /** The checks planChecks makes, in its order: both backends list them as skipped when they cannot run. */
-export const PLAN_CHECKS = ['orphaned-plans', 'expired-leases', 'failed-steps', 'dead-runs', 'integration-targets'];
+export const PLAN_CHECKS = [
+  'orphaned-plans',
+  'unintegrated-step-commits',
+  'expired-leases',
+  'failed-steps',
+  'dead-runs',
+  'integration-targets',
+];
 
 /** The checks stateChecks makes, in its order: doctor outside a repository lists them as skipped. */
 export const STATE_DB_CHECKS = [
@@ -223,11 +264,13 @@ export async function planChecks(
   const failedSteps: string[] = [];
   const failedFixes: string[] = [];
   const dead: Parameters<typeof deadRunCheck>[1] = [];
+  const unintegrated: { text: string; fix: string }[] = [];
   for (const p of plans.filter((x) => x.status !== 'archived')) {
     const failedHere: string[] = [];
     const claimed: string[] = [];
     const leases: string[] = [];
-    for (const s of await stepsOfPlan(c, p.plan_path)) {
+    const steps = await stepsOfPlan(c, p.plan_path);
+    for (const s of steps) {
       if (s.parent_anchor !== null) continue;
       if (isHeld(s.status) && isExpired(s.lease_expires_at, now))
         expired.push(`${p.plan_path} ${s.anchor} (${s.claimed_by}, expired ${s.lease_expires_at})`);
@@ -245,7 +288,21 @@ export async function planChecks(
     const driver = slug === null ? null : runDriverOf(ctx.repo.mainRoot, slug);
     if (driver?.alive === false)
       dead.push({ ...driver, plan_path: p.plan_path, claimed, expires: leases.sort().at(-1) ?? null });
+    // A running driver integrates its own commits: only the steps nothing is integrating now.
+    if (claimed.length && driver?.alive !== true)
+      for (const s of steps)
+        if (s.parent_anchor === null && isHeld(s.status) && s.claimed_by)
+          unintegrated.push(...(await unintegratedHead(ctx, p.plan_path, s.anchor, s.claimed_by, s.attempt)));
   }
+  checks.push(
+    unintegrated.length
+      ? warn(
+          'unintegrated-step-commits',
+          `claimed steps whose commit is on their worktree's branch only: ${unintegrated.map((u) => u.text).join('; ')}`,
+          unintegrated.map((u) => u.fix).join('; '),
+        )
+      : pass('unintegrated-step-commits', "no claimed step's commit waits for integration", 'none needed'),
+  );
   checks.push(
     expired.length
       ? warn(

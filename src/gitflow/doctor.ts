@@ -14,6 +14,9 @@ import type { RepoCtx } from './flow-context.js';
 import { MIN_GIT_VERSION, versionAtLeast, versionString } from '../git/refs.js';
 import { gitWorktrees, resolveRepo, type Repo } from '../git/repo.js';
 import type { StateStore } from '../state/store.js';
+import { operationInProgress, type GitOperation } from '../git/in-progress.js';
+import { shellArg } from '../util/shell-arg.js';
+import { rebasingBranchOf } from './conflict.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
@@ -116,7 +119,38 @@ async function gitChecks(g: GitRunner, repo: Repo): Promise<DoctorCheck[]> {
           fix: NONE,
         },
   );
+  out.push(settledCheck(repo, worktrees));
   return out;
+}
+
+/**
+ * Tugplan worktrees in the middle of a rebase, merge, cherry-pick or revert: a `tugcode commit --integrate`
+ * killed mid-rebase, or one left by hand. `tugcode commit` refuses there (GitOperationInProgress), and
+ * nothing else says so. File checks only, no git process (docs/git.md §7).
+ */
+function settledCheck(repo: Repo, worktrees: { path: string; branch: string | null }[]): DoctorCheck {
+  const name = 'worktrees-settled';
+  const tugtree = join(repo.mainRoot, TUGTREE_DIR) + '/';
+  const stuck = worktrees
+    .filter((w) => w.path !== repo.mainRoot && existsSync(w.path))
+    .filter(
+      (w) =>
+        w.path.startsWith(tugtree) ||
+        w.branch?.startsWith('tugplan/') ||
+        rebasingBranchOf(w.path)?.startsWith('tugplan/'),
+    )
+    .map((w) => ({ path: w.path, op: operationInProgress(w.path) }))
+    .filter((w): w is { path: string; op: GitOperation } => w.op !== null);
+  if (stuck.length === 0)
+    return { name, status: 'pass', message: 'no tugplan worktree is in the middle of a git operation', fix: NONE };
+  return {
+    name,
+    status: 'warn',
+    message: `tugplan worktrees in the middle of a git operation: ${stuck.map((w) => `${w.path} (${w.op})`).join(', ')}`,
+    fix:
+      stuck.map((w) => `git -C ${shellArg(w.path)} ${w.op} --continue (after resolving) or --abort`).join('; ') +
+      '; then the same tugcode commit --integrate finishes the step',
+  };
 }
 
 async function kernelCheck(ctx: RepoCtx): Promise<DoctorCheck> {
@@ -293,6 +327,7 @@ async function repoChecksSkipped(o: DoctorInput): Promise<DoctorCheck[]> {
     'state-files-untracked',
     'worktrees-present',
     'tugtree-registered',
+    'worktrees-settled',
     ...(o.kernel !== false ? ['kernel-backends'] : []),
   ];
   return names.map((n) => skip(n, 'not a git repository'));

@@ -40,7 +40,7 @@ export interface CommitArgs {
   worktree?: string;
   plan: string;
   step: string;
-  message: string;
+  message?: string;
   summary?: string;
   attempt?: number;
   integrate?: boolean;

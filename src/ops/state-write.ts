@@ -188,7 +188,7 @@ export async function stateComplete(
           hint:
             `integrate it and complete the step in one go: tugcode commit --worktree ${shellArg(worktree)} ` +
             `--plan ${shellArg(input.plan)} --step ${shellArg(input.step)}` +
-            `${input.attempt !== undefined ? ` --attempt ${input.attempt}` : ''} --integrate --message integrate` +
+            `${input.attempt !== undefined ? ` --attempt ${input.attempt}` : ''} --integrate` +
             ` (or pass --commit with the step's commit on ${integ.branch})`,
         },
       );

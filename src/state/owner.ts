@@ -58,7 +58,12 @@ export async function findStep(
 }
 
 /** `release`, `fail` and `reset` accept only top-level anchors. */
-export function requireTopLevel(s: StepAndTop, plan_path: string, command: string): void {
+export function requireTopLevel(
+  s: StepAndTop,
+  plan_path: string,
+  command: string,
+  owner?: { worktree: string; attempt?: number | undefined },
+): void {
   if (s.step.parent_anchor !== null) {
     throw new TugError(
       'InvalidArgument',
@@ -68,7 +73,14 @@ export function requireTopLevel(s: StepAndTop, plan_path: string, command: strin
         step_anchor: s.step.anchor,
         top_anchor: s.top.anchor,
       },
-      { hint: `tugcode ${command} ${shellArg(plan_path)} ${shellArg(s.top.anchor)}` },
+      {
+        // An owner's command runs as that owner: the caller's worktree and attempt come along, or the hint
+        // copied from elsewhere (the main root) would be NotOwner.
+        hint:
+          `tugcode ${command} ${shellArg(plan_path)} ${shellArg(s.top.anchor)}` +
+          (owner ? ` --worktree ${shellArg(owner.worktree)}` : '') +
+          (owner?.attempt !== undefined ? ` --attempt ${owner.attempt}` : ''),
+      },
     );
   }
 }
@@ -130,7 +142,7 @@ export async function ownHeldTopStep(
   only: string,
 ): Promise<StepRow> {
   const s = await findStep(c, plan_path, anchor);
-  requireTopLevel(s, plan_path, command);
+  requireTopLevel(s, plan_path, command, input);
   await checkOwner(c, plan_path, s, input.worktree, input.attempt);
   if (!isHeld(s.step.status)) throw invalidTransition(plan_path, s.step, `${anchor} is ${s.step.status}; ${only}`);
   return s.step;

@@ -3,6 +3,7 @@
  * GitError (exit 10); and `merge` answers a plan never implemented, or a worktree git cannot open, plainly
  * (issue 22 items 17, 18).
  */
+import { spawnSync } from 'node:child_process';
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -36,9 +37,27 @@ describe('tugcode commit refused by git', () => {
     expectError(r, 'CommitFailed', 4);
     expect(r.json.error.details.cause).toBe('hook');
     expect(r.json.error.message).toBe(`a git hook refused the commit in ${wt}: lint failed`);
-    expect(r.json.error.hint).toContain('fix what the hook reports');
+    expect(r.json.error.hint).toBe(
+      'fix what the hook reports (its first line is above; --json gives all of it in error.details.stderr), then run the same tugcode commit again',
+    );
+    expect(r.json.error.hint).not.toContain('--no-verify');
     expect(git(wt, 'rev-parse', 'HEAD')).toBe(head);
     expect(git(wt, 'diff', '--cached', '--name-only')).toBe('');
+  });
+
+  it('a hook that fails silently: the hint says so and how to see why, not "its output is above"', async () => {
+    const { root, wt, attempt } = await readyToCommit();
+    const hook = join(root, '.git', 'hooks', 'pre-commit');
+    writeFileSync(hook, '#!/bin/sh\nexit 1\n');
+    chmodSync(hook, 0o755);
+    const r = commit(wt, attempt);
+    expectError(r, 'CommitFailed', 4);
+    expect(r.json.error.details).toMatchObject({ cause: 'hook', stderr: '' });
+    const hint = r.json.error.hint as string;
+    expect(hint).not.toContain('above');
+    expect(hint).not.toContain('--no-verify');
+    expect(hint).toContain(`git -C ${wt} hook run pre-commit`);
+    expect(hint).toContain('then run the same tugcode commit again');
   });
 
   it('commit.gpgsign with a signer that fails: CommitFailed (cause signing), not a hook', async () => {
@@ -50,6 +69,49 @@ describe('tugcode commit refused by git', () => {
     expect(r.json.error.details.cause).toBe('signing');
     expect(r.json.error.message).toContain('git could not sign the commit');
     expect(r.json.error.hint).toContain('commit.gpgsign');
+  });
+});
+
+describe('tugcode commit in a worktree in the middle of a git operation', () => {
+  it('a rebase stopped on an edit: GitOperationInProgress (exit 4), not a detached HEAD; its hints work; nothing written', async () => {
+    const { wt, attempt } = await readyToCommit();
+    git(wt, 'add', '-A');
+    git(wt, 'commit', '-qm', 'wip');
+    const r0 = spawnSync('git', ['rebase', '-i', 'HEAD~1'], {
+      cwd: wt,
+      env: { ...process.env, GIT_SEQUENCE_EDITOR: 'sed -i s/^pick/edit/' },
+      encoding: 'utf8',
+    });
+    expect(r0.status, r0.stderr).toBe(0);
+    writeFiles(wt, { 'beta.txt': 'b\n' });
+    const before = [git(wt, 'rev-parse', 'HEAD'), git(wt, 'status', '--porcelain'), git(wt, 'ls-files', '-s')];
+    const r = commit(wt, attempt);
+    expectError(r, 'GitOperationInProgress', 4);
+    expect(r.json.error.details).toMatchObject({ worktree: wt, operation: 'rebase' });
+    expect(r.json.error.message).toBe(`${wt} is in the middle of a rebase; a step commit would land in it`);
+    const hint = r.json.error.hint as string;
+    expect(hint).toContain(`git -C ${wt} rebase --continue`);
+    expect(hint).toContain(`git -C ${wt} rebase --abort`);
+    expect([git(wt, 'rev-parse', 'HEAD'), git(wt, 'status', '--porcelain'), git(wt, 'ls-files', '-s')]).toEqual(before);
+    // The hint's way out works, and then the commit does.
+    git(wt, 'rebase', '--abort');
+    expect(commit(wt, attempt).json.status).toBe('ok');
+  });
+
+  it('a merge stopped on a conflict: GitOperationInProgress naming the merge', async () => {
+    const { wt, attempt } = await readyToCommit();
+    git(wt, 'add', '-A');
+    git(wt, 'commit', '-qm', 'one');
+    git(wt, 'switch', '-qc', 'other', 'HEAD~1');
+    writeFiles(wt, { 'alpha.txt': 'other\n' });
+    git(wt, 'add', '-A');
+    git(wt, 'commit', '-qm', 'two');
+    git(wt, 'switch', '-q', '-');
+    expect(spawnSync('git', ['merge', 'other'], { cwd: wt, encoding: 'utf8' }).status).not.toBe(0);
+    const r = commit(wt, attempt);
+    expectError(r, 'GitOperationInProgress', 4);
+    expect(r.json.error.details.operation).toBe('merge');
+    expect(r.json.error.hint).toContain(`git -C ${wt} merge --abort`);
   });
 });
 

@@ -17,6 +17,7 @@ const STATE_CHECKS = [
   'state-db-schema',
   'state-db-wal',
   'orphaned-plans',
+  'unintegrated-step-commits',
   'expired-leases',
   'failed-steps',
   'dead-runs',
@@ -78,7 +79,7 @@ describe('doctor text and skipped checks', () => {
     const lines = failText.stdout.split('\n');
     const at = lines.findIndex((l) => /^FAIL +state-db-opens /.test(l));
     expect(lines[at + 1]).toMatch(/^ {20,}fix: move \.tugtool\/state\.db aside/);
-    expect(bad.summary).toMatch(/^\d+ checks: \d+ ok, 8 skipped, \d+ warning\(s\), 1 failed$/);
+    expect(bad.summary).toMatch(/^\d+ checks: \d+ ok, 9 skipped, \d+ warning\(s\), 1 failed$/);
     expect(failText.stdout).not.toMatch(/^(ok|skip|WARN|FAIL) +[\w-]+: /m);
   });
 

@@ -50,6 +50,7 @@ describe('tugcode doctor', () => {
       'state-db-schema',
       'state-db-wal',
       'orphaned-plans',
+      'unintegrated-step-commits',
       'expired-leases',
       'failed-steps',
       'dead-runs',
@@ -57,6 +58,7 @@ describe('tugcode doctor', () => {
       'state-files-untracked',
       'worktrees-present',
       'tugtree-registered',
+      'worktrees-settled',
     ]);
     expect(snapshot(root)).toBe(before);
   });

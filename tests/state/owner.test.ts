@@ -109,6 +109,22 @@ describe('owner commands', () => {
     );
   });
 
+  it("a substep given to release: the hint names the top-level step with the caller's --worktree and --attempt", async () => {
+    const root = await claimed();
+    const hint = async (input: { attempt?: number }) => {
+      try {
+        await withCtx(root, {}, (ctx) => release(ctx, { ...step0(), step: 'step-1-1', ...input }));
+      } catch (e) {
+        return (e as { hint?: string }).hint;
+      }
+      return undefined;
+    };
+    expect(await hint({ attempt: 1 })).toBe(
+      `tugcode state release .tugtool/tugplan-demo.md step-1 --worktree ${W1} --attempt 1`,
+    );
+    expect(await hint({})).toBe(`tugcode state release .tugtool/tugplan-demo.md step-1 --worktree ${W1}`);
+  });
+
   it('releases a claim: items back to open, step pending, failures unchanged', async () => {
     const root = await claimed();
     await withCtx(root, {}, async (ctx) => {

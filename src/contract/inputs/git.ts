@@ -62,12 +62,12 @@ export const commit = t(
     },
     message: {
       type: 'string',
-      required: true,
       nonEmpty: true,
       max: MAX_MESSAGE,
       placeholder: '<text>',
       fileFlag: '--message-file',
-      description: 'commit message (multi-line allowed)',
+      description:
+        "commit message (multi-line allowed); required unless HEAD is the step's commit not yet integrated, whose message is then kept",
     },
     summary: {
       type: 'string',
