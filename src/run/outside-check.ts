@@ -193,7 +193,8 @@ export function inGitDir(change: string): boolean {
 
 /**
  * What in the common git directory makes git run code or read the repository differently in every later
- * call, the run's own included: `hooks/` and `info/` (attributes, exclude, sparse-checkout) file by file,
+ * call, the run's own included: `hooks/` and `info/` (attributes, exclude, sparse-checkout; not the derived
+ * `refs` and `packs`) file by file,
  * and the config files (`config`, `config.worktree`, each work tree's `worktrees/<id>/config.worktree`) key
  * by key. Read from the files (no git process), the config parsed as git reads it. Left out: the branch
  * sections of the run's own branches (it writes `branch.<b>.tugplan`/`tugbase` when it makes a branch,
@@ -210,7 +211,9 @@ async function gitDirFiles(g: GitRunner, scope: OutsideScope, out: OutsideSnapsh
   await Promise.all([
     // git never runs a `*.sample` hook (one renamed to run shows under its new name): not read.
     walk(join(common, 'hooks'), '', out, (n) => n.endsWith('.sample'), `${GIT_DIR_LABEL}/hooks`),
-    walk(join(common, 'info'), '', out, () => false, `${GIT_DIR_LABEL}/info`),
+    // `info/refs` and `info/packs` are derived listings (`git update-server-info`, which gc and a push run):
+    // they steer nothing.
+    walk(join(common, 'info'), '', out, (n) => n === 'refs' || n === 'packs', `${GIT_DIR_LABEL}/info`),
     configEntries(join(common, 'config'), `${GIT_DIR_LABEL}/config`, out, skip),
     configEntries(join(common, 'config.worktree'), `${GIT_DIR_LABEL}/config.worktree`, out, skip),
     readdir(join(common, 'worktrees'))

@@ -6,7 +6,7 @@
  * a new plan for later work — are the step's files like any other.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CONFIG_FILE } from '../contract/layout.js';
 import { StepFailure } from './failure.js';
@@ -20,8 +20,9 @@ export function contractFiles(planPath: string): string[] {
   return [planPath, CONFIG_FILE];
 }
 
-/** The contract files' contents in worktree `W`, as hashes. */
-export async function snapshotContract(W: string, planPath: string): Promise<ContractSnapshot> {
+/** The contract files' contents in worktree `W`, as hashes; null when the worktree is gone. */
+export async function snapshotContract(W: string, planPath: string): Promise<ContractSnapshot | null> {
+  if (!(await stat(W).then((s) => s.isDirectory(), () => false))) return null;
   const out: ContractSnapshot = new Map();
   await Promise.all(
     contractFiles(planPath).map(async (p) => {
@@ -32,8 +33,12 @@ export async function snapshotContract(W: string, planPath: string): Promise<Con
   return out;
 }
 
-/** The contract files that differ between two snapshots, in contractFiles order. */
-export function contractChanges(before: ContractSnapshot, after: ContractSnapshot): string[] {
+/**
+ * The contract files that differ between two snapshots, in contractFiles order. A worktree that is gone
+ * (null) edited nothing: the worktree's own check says what happened (WorktreeBroken).
+ */
+export function contractChanges(before: ContractSnapshot | null, after: ContractSnapshot | null): string[] {
+  if (before === null || after === null) return [];
   return [...before.keys()].filter((p) => before.get(p) !== after.get(p));
 }
 
