@@ -165,12 +165,13 @@ describe('hints through the CLI name a plan and a worktree with spaces and quote
     expect(runHint(drift, other, later).status).toBe('ok');
   });
 
-  it('the substep hint of release names plan and step as arguments', () => {
+  it("the substep hint of release names plan, step and the caller's worktree as arguments", () => {
     const { root, wt } = setup();
     st(root, ['init', PLAN]);
     const sub = st(root, ['release', PLAN, 'step-1-1', '--worktree', wt]);
     expect(sub.json?.error?.code, sub.stdout).toBe('InvalidArgument');
-    expect(words(sub.json.error.hint)).toEqual(['tugcode', 'state', 'release', PLAN, 'step-1']);
+    // The owner's --worktree is kept, so the hint works from wherever it is run (the main root included).
+    expect(words(sub.json.error.hint)).toEqual(['tugcode', 'state', 'release', PLAN, 'step-1', '--worktree', wt]);
   });
 
   it('the git command of worktree remove names a worktree outside .tugtree/ as one argument, and runs', () => {
