@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { sleepSync } from '../util/sleep-sync.js';
-import { migrate, readSchemaVersion, LATEST_SCHEMA_VERSION } from './migrate.js';
+import { assertTugcodeDb, migrate, readSchemaVersion, LATEST_SCHEMA_VERSION } from './migrate.js';
 import { BUSY_SLICE_MS, SqliteDatabase, sqliteToTugError, writable } from './sql/sqlite.js';
 
 export { sqliteToTugError };
@@ -69,6 +69,9 @@ export function openWrite(
   let db: Db | undefined;
   try {
     db = new Database(path, { timeout: timeoutMs, fileMustExist: !opts.create, ...native() });
+    // Another program's database is refused before the first write: even the WAL switch rewrites its
+    // header (docs/output.md §3: a failed command changes no file).
+    assertTugcodeDb(db, { dbPath: path, allowCreate: Boolean(opts.create) });
     toWal(db, timeoutMs);
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');

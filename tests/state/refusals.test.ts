@@ -5,7 +5,8 @@
  */
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
@@ -76,6 +77,26 @@ describe('a read-only state.db', () => {
     expect(out.error.hint).not.toContain('aside');
     chmodSync(db, 0o644);
     expect(dump(db)).toEqual(before);
+  });
+});
+
+describe("another program's SQLite database at state.db", () => {
+  it('is DatabaseError for writers and readers, and its bytes stay the same (no WAL switch first)', () => {
+    const root = planRepo({ 'README.md': '# x\n' });
+    mkdirSync(join(root, '.tugtool'));
+    const path = dbPathOf(root);
+    const foreign = new Database(path);
+    foreign.exec('CREATE TABLE moz (id)');
+    foreign.close();
+    const hash = () => createHash('sha256').update(readFileSync(path)).digest('hex');
+    const before = hash();
+    for (const args of [['claim', 'demo', '--worktree', root], ['init', DEMO_PATH], ['show'], ['ready', 'demo']]) {
+      const r = st(root, args);
+      expect([r.json.error?.code, r.code], JSON.stringify(r.json)).toEqual(['DatabaseError', 10]);
+      expect(r.json.error.message).toContain('not a tugcode state database');
+      expect(hash(), args.join(' ')).toBe(before);
+      expect(readdirSync(join(root, '.tugtool')).sort()).toEqual(['state.db']);
+    }
   });
 });
 
