@@ -139,16 +139,22 @@ export function openRead(path: string, opts: { env?: NodeJS.ProcessEnv } = {}): 
  * there without its -shm file, which it would create (SQLITE_CANTOPEN). When no -wal file holds changes
  * state.db lacks (a cleanly closed database has none), state.db alone is the whole state: it is read from
  * an in-memory copy, its header set to rollback mode so the memory VFS accepts it. With pending WAL
- * changes, only a writer can fold them in: DatabaseError saying so. Null when this does not apply.
+ * changes, only a writer can fold them in: NotWritable naming the directory. Null when this does not apply.
  */
 function readOnlyCopy(e: unknown, path: string, timeoutMs: number): OpenedDb | null {
   const code = (e as { code?: unknown })?.code;
-  if (typeof code !== 'string' || !code.startsWith('SQLITE_CANTOPEN') || writable(dirname(path))) return null;
+  // CANTOPEN when the -shm file is missing; READONLY_DIRECTORY (or CANTINIT) when it is there but this
+  // user may not write it or the directory (a state.db of another user, mode 644 in its 755 directory).
+  const noShm =
+    typeof code === 'string' &&
+    (code.startsWith('SQLITE_CANTOPEN') || code === 'SQLITE_READONLY_DIRECTORY' || code === 'SQLITE_READONLY_CANTINIT');
+  if (!noShm || writable(dirname(path))) return null;
   if ((statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0) > 0)
-    throw new TugError('DatabaseError', {
+    throw new TugError('NotWritable', {
+      path: dirname(path),
+      errno: code,
       db_path: path,
-      reason: `cannot read: its directory is not writable and ${path}-wal holds changes not yet in state.db, which only a writer can fold in`,
-      sqlite_code: 'SQLITE_READONLY',
+      reason: `state.db cannot be read: ${path}-wal holds changes not yet in state.db, which only a writer can fold in`,
     });
   const bytes = readFileSync(path);
   // Bytes 18 and 19 are the write and read format versions: 2 is WAL, 1 rollback (sqlite.org/fileformat).

@@ -47,11 +47,16 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
       sqlite_code: code,
     });
   }
-  if (code.startsWith('SQLITE_CANTOPEN') && !writable(dirname(dbPath))) {
-    return new TugError('DatabaseError', {
+  // A file or directory that refuses this user (modes, owner, chattr +i, a read-only filesystem) is the
+  // catalogue's NotWritable (exit 4), naming which one: a permissions problem, not a damaged database.
+  const refused = NOT_WRITABLE.test(code) || code.startsWith('SQLITE_CANTOPEN') ? refusedPath(dbPath) : null;
+  if (refused) {
+    return new TugError('NotWritable', {
+      path: refused.path,
+      errno: refused.errno,
       db_path: dbPath,
-      reason: `cannot open: its directory ${dirname(dbPath)} is not writable (a read-only filesystem or permissions) (${code})`,
-      sqlite_code: 'SQLITE_READONLY',
+      sqlite_code: code,
+      reason: `state.db cannot be ${code.startsWith('SQLITE_CANTOPEN') ? 'opened' : 'written'} (${code}); a writer needs state.db, its -wal and -shm files and ${dirname(dbPath)} writable`,
     });
   }
   if (CORRUPT.test(code)) {
@@ -75,6 +80,22 @@ function noSpace(dir: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The first of state.db, its directory and its -wal and -shm files that refuses this process's writes, with
+ * the errno access(2) gave (EACCES, EPERM for an immutable file, EROFS); null when none does.
+ */
+export function refusedPath(dbPath: string): { path: string; errno: string } | null {
+  for (const path of [dbPath, dirname(dbPath), `${dbPath}-wal`, `${dbPath}-shm`]) {
+    try {
+      accessSync(path, constants.W_OK);
+    } catch (e) {
+      const errno = (e as NodeJS.ErrnoException).code ?? 'EACCES';
+      if (errno !== 'ENOENT' && errno !== 'ENOTDIR') return { path, errno };
+    }
+  }
+  return null;
 }
 
 /** Whether this process may create files in `dir` (false on a read-only filesystem). */
