@@ -49,7 +49,10 @@ describe('locating state.db and canonical owners', () => {
     const elsewhere = join(tempDir(), 'custom.db');
     const env = { TUGCODE_STATE_DB: elsewhere };
     st(root, ['init', 'demo'], { env });
-    for (const args of [['show', 'two'], ['claim', 'two', '--worktree', root]]) {
+    for (const args of [
+      ['show', 'two'],
+      ['claim', 'two', '--worktree', root],
+    ]) {
       const r = st(root, args, { env });
       expect(r.json.error.code).toBe('PlanNotInitialized');
       expect(r.json.error.message).toBe(`.tugtool/tugplan-two.md is not initialized in ${elsewhere}`);
