@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
 import { DEMO_PATH, dbPathOf, dump, planRepo } from './helpers.js';
 import { cliRepo, refusedCli, st } from './cli-helpers.js';
 
@@ -160,6 +160,26 @@ describe("another program's SQLite database at state.db", () => {
       expect(hash(), args.join(' ')).toBe(before);
       expect(readdirSync(join(root, '.tugtool')).sort()).toEqual(['state.db']);
     }
+  });
+});
+
+describe('state.db that is no database file', () => {
+  it('a directory at state.db is named as one for readers and writers, never "disk I/O error"', () => {
+    const root = planRepo();
+    mkdirSync(join(root, '.tugtool', 'state.db'), { recursive: true });
+    for (const args of [['show'], ['claim', 'demo', '--worktree', root], ['init', DEMO_PATH]]) {
+      const r = st(root, args);
+      expect([r.json.error?.code, r.code], JSON.stringify(r.json)).toEqual(['DatabaseError', 10]);
+      expect(r.json.error.message).toContain(`${dbPathOf(root)}: it is a directory, not a database file`);
+    }
+  });
+
+  it('an I/O error on a pseudo filesystem (/proc) is no full disk', () => {
+    const root = planRepo({ 'README.md': '# x\n' });
+    const r = runCli(['status', '--json'], { cwd: root, env: { TUGCODE_STATE_DB: '/proc/self/mem' } });
+    expect(r.json.error.code, r.stdout).toBe('DatabaseError');
+    expect(r.json.error.details.sqlite_code).toMatch(/^SQLITE_IOERR/);
+    expect(r.stdout).not.toMatch(/no space|free space/);
   });
 });
 

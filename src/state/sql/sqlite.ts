@@ -4,7 +4,7 @@
  * driver's workers, which share one connection, never interleave inside one.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { accessSync, constants, statfsSync } from 'node:fs';
+import { accessSync, constants, statfsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TugError } from '../../contract/errors.js';
@@ -32,12 +32,21 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
     return new TugError('Busy', { db_path: dbPath, timeout_ms: timeoutMs, sqlite_code: code });
   }
+  // SQLite says "disk I/O error" of a directory at the path: say what it is.
+  if (code.startsWith('SQLITE_') && statSync(dbPath, { throwIfNoEntry: false })?.isDirectory()) {
+    return new TugError('DatabaseError', {
+      db_path: dbPath,
+      reason: `it is a directory, not a database file (${code})`,
+      sqlite_code: code,
+    });
+  }
   // SQLite reports a full disk as SQLITE_FULL, or as an I/O error when growing -shm or writing a page
-  // fails: an I/O error on a filesystem with no space left is the full disk.
+  // fails: an I/O error on a filesystem with no space left is the full disk. CORRUPTFS is the filesystem
+  // returning garbage, never a full one.
   if (
     code.startsWith('SQLITE_FULL') ||
     code === 'ENOSPC' ||
-    (code.startsWith('SQLITE_IOERR') && noSpace(dirname(dbPath)))
+    (code.startsWith('SQLITE_IOERR') && code !== 'SQLITE_IOERR_CORRUPTFS' && noSpace(dirname(dbPath)))
   ) {
     // A full disk is no damaged database: the transaction was rolled back; the file must be kept.
     return new TugError('DiskFull', {
@@ -76,7 +85,8 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
 function noSpace(dir: string): boolean {
   try {
     const st = statfsSync(dir);
-    return st.bavail * st.bsize < 64 * 1024;
+    // A pseudo filesystem (/proc, /sys) has no blocks at all: nothing there is ever "full".
+    return st.blocks > 0 && st.bavail * st.bsize < 64 * 1024;
   } catch {
     return false;
   }
