@@ -589,7 +589,7 @@ export const CATALOGUE = {
   },
   NotWritable: {
     exit: 4,
-    when: 'a file or directory tugcode must write (`.tugtool/`, the run lock) refuses this user or is on a read-only filesystem',
+    when: 'a file or directory tugcode must write (`.tugtool/`, state.db and its -wal/-shm files, the run lock) refuses this user or is on a read-only filesystem',
     message: (d) =>
       `${s(d.path, '.tugtool')} is not writable (${s(d.errno, 'refused')}): ${s(d.reason, 'cannot write')}`,
     hint: (d) => `make ${arg(d.path, '.tugtool')} writable by this user (ls -ld, then chmod u+w or chown), and retry`,

@@ -15,8 +15,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
-import { mkdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { constants } from 'node:fs';
+import { access, mkdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { TugError } from '../contract/errors.js';
 import { runLockName, TUGTOOL_DIR } from '../contract/layout.js';
 import { pidAlive, readRunHolder, type RunHolder } from '../gitflow/run-driver.js';
@@ -42,6 +43,27 @@ const TAKEOVER_STALE_MS = 10_000;
 
 const code = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code;
 const WRITE_REFUSED = new Set(['EACCES', 'EPERM', 'EROFS']);
+
+/**
+ * The error of `dir` refusing this process's writes. A recursive mkdir on a read-only filesystem fails
+ * with ENOENT (Node's mkdirp hides the EROFS), so an ENOENT is checked against the nearest existing
+ * directory: only a refusal there counts, a really missing path stays what it is. Null when not refused.
+ */
+async function writeRefusal(e: unknown, dir: string): Promise<unknown> {
+  if (WRITE_REFUSED.has(code(e) ?? '')) return e;
+  if (code(e) !== 'ENOENT') return null;
+  for (let d = dir; ; d = dirname(d)) {
+    const st = await stat(d).catch(() => null);
+    if (st?.isDirectory()) {
+      const denied = await access(d, constants.W_OK).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      return WRITE_REFUSED.has(code(denied) ?? '') ? denied : null;
+    }
+    if (dirname(d) === d) return null;
+  }
+}
 
 /** `.tugtool/` (or a file in it) refuses this process's writes: say which path, not the errno. */
 function notWritable(path: string, e: unknown, what: string): TugError {
@@ -114,7 +136,8 @@ export async function acquireRunLock(
     }
     throw busy(null, 'the lock kept changing hands');
   } catch (e) {
-    if (WRITE_REFUSED.has(code(e) ?? '')) throw notWritable(dir, e, 'the run lock cannot be written');
+    const refused = await writeRefusal(e, dir);
+    if (refused) throw notWritable(dir, refused, 'the run lock cannot be written');
     throw e;
   }
 }
@@ -122,7 +145,8 @@ export async function acquireRunLock(
 /** Makes the lock whole in a private directory, then renames it into place; false when a lock exists. */
 async function create(dir: string, lockDir: string, slug: string, me: RunHolder): Promise<boolean> {
   const tmp = join(dir, runLockName(slug, { token: me.token, stage: 'new' }));
-  await mkdir(tmp, { recursive: true });
+  // Not recursive: `dir` exists, and a plain mkdir reports a read-only filesystem as EROFS, not ENOENT.
+  await mkdir(tmp);
   await writeFile(join(tmp, 'holder.json'), JSON.stringify(me) + '\n');
   try {
     // rename(2) replaces an existing directory only when it is empty; a lock never is.

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { sleepSync } from '../util/sleep-sync.js';
-import { migrate, readSchemaVersion, LATEST_SCHEMA_VERSION } from './migrate.js';
+import { assertTugcodeDb, migrate, readSchemaVersion, LATEST_SCHEMA_VERSION } from './migrate.js';
 import { BUSY_SLICE_MS, SqliteDatabase, sqliteToTugError, writable } from './sql/sqlite.js';
 
 export { sqliteToTugError };
@@ -69,6 +69,9 @@ export function openWrite(
   let db: Db | undefined;
   try {
     db = new Database(path, { timeout: timeoutMs, fileMustExist: !opts.create, ...native() });
+    // Another program's database is refused before the first write: even the WAL switch rewrites its
+    // header (docs/output.md §3: a failed command changes no file).
+    assertTugcodeDb(db, { dbPath: path, allowCreate: Boolean(opts.create) });
     toWal(db, timeoutMs);
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
@@ -136,16 +139,22 @@ export function openRead(path: string, opts: { env?: NodeJS.ProcessEnv } = {}): 
  * there without its -shm file, which it would create (SQLITE_CANTOPEN). When no -wal file holds changes
  * state.db lacks (a cleanly closed database has none), state.db alone is the whole state: it is read from
  * an in-memory copy, its header set to rollback mode so the memory VFS accepts it. With pending WAL
- * changes, only a writer can fold them in: DatabaseError saying so. Null when this does not apply.
+ * changes, only a writer can fold them in: NotWritable naming the directory. Null when this does not apply.
  */
 function readOnlyCopy(e: unknown, path: string, timeoutMs: number): OpenedDb | null {
   const code = (e as { code?: unknown })?.code;
-  if (typeof code !== 'string' || !code.startsWith('SQLITE_CANTOPEN') || writable(dirname(path))) return null;
+  // CANTOPEN when the -shm file is missing; READONLY_DIRECTORY (or CANTINIT) when it is there but this
+  // user may not write it or the directory (a state.db of another user, mode 644 in its 755 directory).
+  const noShm =
+    typeof code === 'string' &&
+    (code.startsWith('SQLITE_CANTOPEN') || code === 'SQLITE_READONLY_DIRECTORY' || code === 'SQLITE_READONLY_CANTINIT');
+  if (!noShm || writable(dirname(path))) return null;
   if ((statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0) > 0)
-    throw new TugError('DatabaseError', {
+    throw new TugError('NotWritable', {
+      path: dirname(path),
+      errno: code,
       db_path: path,
-      reason: `cannot read: its directory is not writable and ${path}-wal holds changes not yet in state.db, which only a writer can fold in`,
-      sqlite_code: 'SQLITE_READONLY',
+      reason: `state.db cannot be read: ${path}-wal holds changes not yet in state.db, which only a writer can fold in`,
     });
   const bytes = readFileSync(path);
   // Bytes 18 and 19 are the write and read format versions: 2 is WAL, 1 rollback (sqlite.org/fileformat).

@@ -69,15 +69,11 @@ function tableCount(db: Db): number {
 }
 
 /**
- * Bring the DB to `target` (default LATEST_SCHEMA_VERSION; tests pass their own ladder). An empty DB is created from 0001 only when `allowCreate`
- * (state init); a DB with tables but no `schema_version` is a DatabaseError; a newer one is SchemaTooNew.
- * Returns the resulting version.
+ * The schema version of a tugcode database, null for an empty one `allowCreate` may fill; anything else
+ * (another program's tables, an empty file a non-creator opened) is a DatabaseError. Only reads: a writer
+ * calls it before its first write (the WAL switch), so a database that is not ours is never changed.
  */
-export function migrate(
-  db: Db,
-  opts: { dbPath: string; allowCreate: boolean; dir?: string | undefined; target?: number },
-): number {
-  const target = opts.target ?? LATEST_SCHEMA_VERSION;
+export function assertTugcodeDb(db: Db, opts: { dbPath: string; allowCreate: boolean }): number | null {
   // Both reads in one read transaction (one snapshot): as two separate reads, a creator committing 0001
   // between them made the version "missing" and the tables "present", refused as not a tugcode database.
   const [current, tables] = db.transaction(() => [readSchemaVersion(db, opts.dbPath), tableCount(db)] as const)();
@@ -90,6 +86,22 @@ export function migrate(
   if (current === null && !opts.allowCreate) {
     throw new TugError('DatabaseError', { db_path: opts.dbPath, reason: 'empty database without schema_version' });
   }
+  return current;
+}
+
+/**
+ * Bring the DB to `target` (default LATEST_SCHEMA_VERSION; tests pass their own ladder). An empty DB is created from 0001 only when `allowCreate`
+ * (state init); a DB with tables but no `schema_version` is a DatabaseError; a newer one is SchemaTooNew.
+ * Returns the resulting version.
+ */
+export function migrate(
+  db: Db,
+  opts: { dbPath: string; allowCreate: boolean; dir?: string | undefined; target?: number },
+): number {
+  const target = opts.target ?? LATEST_SCHEMA_VERSION;
+  // Both reads in one read transaction (one snapshot): as two separate reads, a creator committing 0001
+  // between them made the version "missing" and the tables "present", refused as not a tugcode database.
+  const current = assertTugcodeDb(db, opts);
   if (current !== null && current > target) {
     throw new TugError('SchemaTooNew', { db_path: opts.dbPath, found: current, supported: target });
   }

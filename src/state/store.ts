@@ -11,7 +11,7 @@
 import type { DecideInput, DecideResult, EscalateInput, EscalateResult } from './supervision.js';
 import type { Clock } from '../clock.js';
 import type { WarningSink } from '../contract/envelope.js';
-import type { TugError } from '../contract/errors.js';
+import { inStore, type TugError } from '../contract/errors.js';
 import { stateDbPath, type StateConfig, type StateContext } from './context.js';
 import { checkStateConfig } from './lease.js';
 import type { Database } from './sql/conn.js';
@@ -381,6 +381,9 @@ export class SqliteStateStore extends StateStore {
     const ctx = await this.context(call, mode);
     try {
       return await fn(ctx);
+    } catch (e) {
+      // TUGCODE_STATE_DB names another file: a message saying "state.db" names it instead (docs/state.md §1).
+      throw this.overridden ? inStore(e, this.dbPath) : e;
     } finally {
       // An operation may have upgraded the context to a writer (state init): keep that connection.
       if (ctx.store && ctx.store !== this.db) {

@@ -97,8 +97,8 @@ describe.skipIf(!ROOT_USER)('a read-only filesystem', () => {
     expect(JSON.stringify(show.json)).toContain('step-1');
 
     const claim = json(['state', 'claim', 'demo', '--worktree', root], root);
-    expect([claim.code, claim.json.error.code]).toEqual([10, 'DatabaseError']);
-    expect(claim.json.error.message).toContain('is not writable');
+    expect([claim.code, claim.json.error.code]).toEqual([4, 'NotWritable']);
+    expect(claim.json.error.message).toContain(`${join(root, '.tugtool', 'state.db')} is not writable (EROFS)`);
     expect(claim.json.error.hint).not.toMatch(/move .* aside/);
   });
 });

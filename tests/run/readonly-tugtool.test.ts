@@ -26,10 +26,10 @@ function chownTree(path: string): void {
 }
 
 /** `tugcode run … --json`, as `nobody` when the tests run as root. */
-function run(root: string, args: string[], implDir: string) {
+function run(root: string, args: string[], implDir: string, o: { owned?: boolean } = {}) {
   const home = tempDir('tugcode-home-');
   if (ROOT_USER) {
-    chownTree(root);
+    if (!o.owned) chownTree(root);
     chownTree(implDir);
     chownSync(home, NOBODY, NOBODY);
   }
@@ -66,6 +66,27 @@ describe('a read-only .tugtool/', () => {
       expect(summary.error.hint).toMatch(/writable/);
     } finally {
       chmodSync(join(root, '.tugtool'), 0o755);
+    }
+  });
+
+  it('on a read-only filesystem (a read-only bind mount): NotWritable naming the directory', (ctx) => {
+    const root = runRepo(planText([step(1, 'One')]));
+    const impl = nodeImplementer(`writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
+    const dir = join(root, '.tugtool');
+    if (ROOT_USER) chownTree(root);
+    // Only root may mount (a container may refuse even root): skip where the read-only mount cannot be made.
+    const bind = spawnSync('mount', ['--bind', dir, dir], { encoding: 'utf8' });
+    if (bind.status !== 0) return ctx.skip();
+    try {
+      if (spawnSync('mount', ['-o', 'remount,bind,ro', dir]).status !== 0) return ctx.skip();
+      const r = run(root, ['demo', '--workers', '1', '--implementer', impl.argv], impl.dir, { owned: true });
+      expect(r.code, r.stderr + JSON.stringify(r.events.at(-1))).toBe(4);
+      const summary = r.events.at(-1);
+      expect(summary.error.code).toBe('NotWritable');
+      expect(summary.error.message).toContain(dir);
+      expect(JSON.stringify(summary)).not.toMatch(/InternalError|ENOENT/);
+    } finally {
+      spawnSync('umount', [dir]);
     }
   });
 

@@ -3,7 +3,7 @@ import { mkdirSync, symlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/repo.js';
-import { DEMO_PATH, planRepo } from './helpers.js';
+import { DEMO, DEMO_PATH, planRepo } from './helpers.js';
 import { addWorktree, st } from './cli-helpers.js';
 
 describe('locating state.db and canonical owners', () => {
@@ -42,5 +42,20 @@ describe('locating state.db and canonical owners', () => {
     st(root, ['init', 'demo'], { env });
     expect(st(root, ['list'], { env }).json.plans).toHaveLength(1);
     expect(st(root, ['list']).json.plans).toHaveLength(0);
+  });
+
+  it('names the TUGCODE_STATE_DB file, not "state.db", in what it refuses', () => {
+    const root = planRepo({ [DEMO_PATH]: DEMO, '.tugtool/tugplan-two.md': DEMO });
+    const elsewhere = join(tempDir(), 'custom.db');
+    const env = { TUGCODE_STATE_DB: elsewhere };
+    st(root, ['init', 'demo'], { env });
+    for (const args of [
+      ['show', 'two'],
+      ['claim', 'two', '--worktree', root],
+    ]) {
+      const r = st(root, args, { env });
+      expect(r.json.error.code).toBe('PlanNotInitialized');
+      expect(r.json.error.message).toBe(`.tugtool/tugplan-two.md is not initialized in ${elsewhere}`);
+    }
   });
 });

@@ -5,10 +5,11 @@
  */
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
 import { DEMO_PATH, dbPathOf, dump, planRepo } from './helpers.js';
 import { cliRepo, refusedCli, st } from './cli-helpers.js';
 
@@ -36,7 +37,7 @@ describe('a damaged schema_version table', () => {
 });
 
 describe('a read-only state.db', () => {
-  it('is a permissions problem: the hint keeps the file (it holds live claims) and says how to fix it', () => {
+  it('is a permissions problem (NotWritable): the hint keeps the file (it holds live claims) and says how to fix it', () => {
     const { root, w1 } = cliRepo();
     st(root, ['claim', 'demo', '--worktree', w1]);
     const db = dbPathOf(root);
@@ -68,14 +69,117 @@ describe('a read-only state.db', () => {
       ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
     });
     const out = JSON.parse(r.stdout);
-    expect([out.error?.code, r.status], r.stdout + r.stderr).toEqual(['DatabaseError', 10]);
+    // The catalogue's NotWritable (exit 4, docs/errors.md), naming the file that refuses this user.
+    expect([out.error?.code, r.status], r.stdout + r.stderr).toEqual(['NotWritable', 4]);
     expect(out.error.details.sqlite_code).toMatch(/^SQLITE_READONLY/);
-    expect(out.error.message).toContain('read-only');
-    expect(out.error.hint).toContain('permissions');
+    expect(out.error.details.path).toBe(db);
+    expect(out.error.message).toContain(`${db} is not writable`);
+    expect(out.error.hint).toContain('writable by this user');
     expect(out.error.hint).toContain('chmod');
     expect(out.error.hint).not.toContain('aside');
     chmodSync(db, 0o644);
     expect(dump(db)).toEqual(before);
+  });
+});
+
+const ROOT_USER = process.getuid?.() === 0;
+
+/** The CLI with `--json` as `nobody` (root only), the tree made readable to it. */
+function asNobody(root: string, args: string[]): { code: number | null; out: any; raw: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args, '--json'], {
+    cwd: root,
+    encoding: 'utf8',
+    env: {
+      PATH: process.env.PATH,
+      HOME: '/tmp',
+      NODE_ENV: 'test',
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'safe.directory',
+      GIT_CONFIG_VALUE_0: '*',
+    },
+    uid: 65534,
+    gid: 65534,
+  });
+  return { code: r.status, out: JSON.parse(r.stdout), raw: r.stdout + r.stderr };
+}
+
+describe.skipIf(!ROOT_USER)("state.db of another user (root's, mode 644 in its 755 directory)", () => {
+  it('writers are NotWritable naming state.db; readers read it though they cannot create its -shm', () => {
+    const { root, w1 } = cliRepo();
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    const db = dbPathOf(root);
+    spawnSync('chmod', ['-R', 'a+rX', root]);
+    for (let d = root; d !== '/'; d = join(d, '..'))
+      if (statSync(d).uid === 0) chmodSync(d, (statSync(d).mode & 0o7777) | 0o005);
+    const before = dump(db);
+    const r = asNobody(root, ['state', 'claim', 'demo', '--worktree', root]);
+    expect([r.out.error?.code, r.code], r.raw).toEqual(['NotWritable', 4]);
+    expect(r.out.error.details.path).toBe(db);
+    expect(r.out.error.message).toContain(`${db} is not writable (EACCES)`);
+    const show = asNobody(root, ['state', 'show', 'demo']);
+    expect(show.code, show.raw).toBe(0);
+    expect(JSON.stringify(show.out)).toContain('step-0');
+    const status = asNobody(root, ['status']);
+    expect(status.code, status.raw).toBe(0);
+    expect(dump(db)).toEqual(before);
+  });
+});
+
+describe.skipIf(!ROOT_USER)('an immutable state.db (chattr +i)', () => {
+  it('is NotWritable (EPERM) naming it, and is left as it was', (ctx) => {
+    const { root, w1 } = cliRepo();
+    const db = dbPathOf(root);
+    const before = dump(db);
+    if (spawnSync('chattr', ['+i', db]).status !== 0) return ctx.skip();
+    try {
+      const r = st(root, ['claim', 'demo', '--worktree', w1]);
+      expect([r.json.error?.code, r.code], JSON.stringify(r.json)).toEqual(['NotWritable', 4]);
+      expect(r.json.error.message).toContain(`${db} is not writable (EPERM)`);
+      expect(st(root, ['show', 'demo']).code).toBe(0);
+    } finally {
+      spawnSync('chattr', ['-i', db]);
+    }
+    expect(dump(db)).toEqual(before);
+  });
+});
+
+describe("another program's SQLite database at state.db", () => {
+  it('is DatabaseError for writers and readers, and its bytes stay the same (no WAL switch first)', () => {
+    const root = planRepo({ 'README.md': '# x\n' });
+    mkdirSync(join(root, '.tugtool'));
+    const path = dbPathOf(root);
+    const foreign = new Database(path);
+    foreign.exec('CREATE TABLE moz (id)');
+    foreign.close();
+    const hash = () => createHash('sha256').update(readFileSync(path)).digest('hex');
+    const before = hash();
+    for (const args of [['claim', 'demo', '--worktree', root], ['init', DEMO_PATH], ['show'], ['ready', 'demo']]) {
+      const r = st(root, args);
+      expect([r.json.error?.code, r.code], JSON.stringify(r.json)).toEqual(['DatabaseError', 10]);
+      expect(r.json.error.message).toContain('not a tugcode state database');
+      expect(hash(), args.join(' ')).toBe(before);
+      expect(readdirSync(join(root, '.tugtool')).sort()).toEqual(['state.db']);
+    }
+  });
+});
+
+describe('state.db that is no database file', () => {
+  it('a directory at state.db is named as one for readers and writers, never "disk I/O error"', () => {
+    const root = planRepo();
+    mkdirSync(join(root, '.tugtool', 'state.db'), { recursive: true });
+    for (const args of [['show'], ['claim', 'demo', '--worktree', root], ['init', DEMO_PATH]]) {
+      const r = st(root, args);
+      expect([r.json.error?.code, r.code], JSON.stringify(r.json)).toEqual(['DatabaseError', 10]);
+      expect(r.json.error.message).toContain(`${dbPathOf(root)}: it is a directory, not a database file`);
+    }
+  });
+
+  it('an I/O error on a pseudo filesystem (/proc) is no full disk', () => {
+    const root = planRepo({ 'README.md': '# x\n' });
+    const r = runCli(['status', '--json'], { cwd: root, env: { TUGCODE_STATE_DB: '/proc/self/mem' } });
+    expect(r.json.error.code, r.stdout).toBe('DatabaseError');
+    expect(r.json.error.details.sqlite_code).toMatch(/^SQLITE_IOERR/);
+    expect(r.stdout).not.toMatch(/no space|free space/);
   });
 });
 

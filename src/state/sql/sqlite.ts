@@ -4,7 +4,7 @@
  * driver's workers, which share one connection, never interleave inside one.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { accessSync, constants, statfsSync } from 'node:fs';
+import { accessSync, constants, statfsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TugError } from '../../contract/errors.js';
@@ -32,12 +32,21 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
     return new TugError('Busy', { db_path: dbPath, timeout_ms: timeoutMs, sqlite_code: code });
   }
+  // SQLite says "disk I/O error" of a directory at the path: say what it is.
+  if (code.startsWith('SQLITE_') && statSync(dbPath, { throwIfNoEntry: false })?.isDirectory()) {
+    return new TugError('DatabaseError', {
+      db_path: dbPath,
+      reason: `it is a directory, not a database file (${code})`,
+      sqlite_code: code,
+    });
+  }
   // SQLite reports a full disk as SQLITE_FULL, or as an I/O error when growing -shm or writing a page
-  // fails: an I/O error on a filesystem with no space left is the full disk.
+  // fails: an I/O error on a filesystem with no space left is the full disk. CORRUPTFS is the filesystem
+  // returning garbage, never a full one.
   if (
     code.startsWith('SQLITE_FULL') ||
     code === 'ENOSPC' ||
-    (code.startsWith('SQLITE_IOERR') && noSpace(dirname(dbPath)))
+    (code.startsWith('SQLITE_IOERR') && code !== 'SQLITE_IOERR_CORRUPTFS' && noSpace(dirname(dbPath)))
   ) {
     // A full disk is no damaged database: the transaction was rolled back; the file must be kept.
     return new TugError('DiskFull', {
@@ -47,11 +56,16 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
       sqlite_code: code,
     });
   }
-  if (code.startsWith('SQLITE_CANTOPEN') && !writable(dirname(dbPath))) {
-    return new TugError('DatabaseError', {
+  // A file or directory that refuses this user (modes, owner, chattr +i, a read-only filesystem) is the
+  // catalogue's NotWritable (exit 4), naming which one: a permissions problem, not a damaged database.
+  const refused = NOT_WRITABLE.test(code) || code.startsWith('SQLITE_CANTOPEN') ? refusedPath(dbPath) : null;
+  if (refused) {
+    return new TugError('NotWritable', {
+      path: refused.path,
+      errno: refused.errno,
       db_path: dbPath,
-      reason: `cannot open: its directory ${dirname(dbPath)} is not writable (a read-only filesystem or permissions) (${code})`,
-      sqlite_code: 'SQLITE_READONLY',
+      sqlite_code: code,
+      reason: `state.db cannot be ${code.startsWith('SQLITE_CANTOPEN') ? 'opened' : 'written'} (${code}); a writer needs state.db, its -wal and -shm files and ${dirname(dbPath)} writable`,
     });
   }
   if (CORRUPT.test(code)) {
@@ -71,10 +85,27 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
 function noSpace(dir: string): boolean {
   try {
     const st = statfsSync(dir);
-    return st.bavail * st.bsize < 64 * 1024;
+    // A pseudo filesystem (/proc, /sys) has no blocks at all: nothing there is ever "full".
+    return st.blocks > 0 && st.bavail * st.bsize < 64 * 1024;
   } catch {
     return false;
   }
+}
+
+/**
+ * The first of state.db, its directory and its -wal and -shm files that refuses this process's writes, with
+ * the errno access(2) gave (EACCES, EPERM for an immutable file, EROFS); null when none does.
+ */
+export function refusedPath(dbPath: string): { path: string; errno: string } | null {
+  for (const path of [dbPath, dirname(dbPath), `${dbPath}-wal`, `${dbPath}-shm`]) {
+    try {
+      accessSync(path, constants.W_OK);
+    } catch (e) {
+      const errno = (e as NodeJS.ErrnoException).code ?? 'EACCES';
+      if (errno !== 'ENOENT' && errno !== 'ENOTDIR') return { path, errno };
+    }
+  }
+  return null;
 }
 
 /** Whether this process may create files in `dir` (false on a read-only filesystem). */
