@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DoctorCheck } from './doctor.js';
+import type { DoctorCheck, DoctorCtx } from './doctor.js';
 import type { RepoCtx } from './flow-context.js';
 import type { Conn } from '../state/sql/conn.js';
 import { gitRunner } from '../git/exec.js';
@@ -32,6 +32,9 @@ export const failed = (name: string, message: string, fix: string): DoctorCheck 
   message,
   fix,
 });
+/** Why the checks that run git were skipped: git is missing or cannot run (the `git-version` failure). */
+export const NO_GIT = 'git does not run';
+
 /** A check that did not run, and why (`skipped: true`, docs/git.md §7). */
 export const skip = (name: string, why: string): DoctorCheck => ({
   name,
@@ -41,7 +44,7 @@ export const skip = (name: string, why: string): DoctorCheck => ({
   skipped: true,
 });
 
-export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
+export async function stateChecks(ctx: DoctorCtx): Promise<DoctorCheck[]> {
   const { stateDbPath, openRead, isNewerSchema } = await import('../state/db.js');
   const { LATEST_SCHEMA_VERSION } = await import('../state/migrate.js');
   const mainRoot = ctx.repo.mainRoot;
@@ -237,7 +240,7 @@ export const STATE_DB_CHECKS = [
  * its schema version and this clone's owner name (its main checkout, as the store names owners).
  */
 export async function planChecks(
-  ctx: RepoCtx,
+  ctx: DoctorCtx,
   c: Conn,
   now: string,
   store: { version: number; self: string; shared: boolean },
@@ -247,18 +250,23 @@ export async function planChecks(
   const { isExpired, isHeld } = await import('../state/status.js');
   const checks: DoctorCheck[] = [];
   const plans = await listPlans(c);
-  const roots = (await gitWorktrees(gitRunner(ctx.env), ctx.repo)).filter((w) => !w.bare).map((w) => w.path);
+  // Without git the checks that read the repository are skipped; the state's own still run (docs/git.md §7).
+  const roots = ctx.gitRuns
+    ? (await gitWorktrees(gitRunner(ctx.env), ctx.repo)).filter((w) => !w.bare).map((w) => w.path)
+    : null;
   const orphaned = plans
-    .filter((p) => p.status !== 'archived' && !roots.some((r) => existsSync(join(r, p.plan_path))))
+    .filter((p) => p.status !== 'archived' && !roots?.some((r) => existsSync(join(r, p.plan_path))))
     .map((p) => p.plan_path);
   checks.push(
-    orphaned.length
-      ? warn(
-          'orphaned-plans',
-          `plan file gone for: ${orphaned.join(', ')}`,
-          'tugcode state prune   (archives them; --purge deletes their rows)',
-        )
-      : pass('orphaned-plans', `${plans.length} plan(s), every file present`, 'none needed'),
+    roots === null
+      ? skip('orphaned-plans', NO_GIT)
+      : orphaned.length
+        ? warn(
+            'orphaned-plans',
+            `plan file gone for: ${orphaned.join(', ')}`,
+            'tugcode state prune   (archives them; --purge deletes their rows)',
+          )
+        : pass('orphaned-plans', `${plans.length} plan(s), every file present`, 'none needed'),
   );
   const expired: string[] = [];
   const failedSteps: string[] = [];
@@ -289,19 +297,21 @@ export async function planChecks(
     if (driver?.alive === false)
       dead.push({ ...driver, plan_path: p.plan_path, claimed, expires: leases.sort().at(-1) ?? null });
     // A running driver integrates its own commits: only the steps nothing is integrating now.
-    if (claimed.length && driver?.alive !== true)
+    if (claimed.length && driver?.alive !== true && ctx.gitRuns)
       for (const s of steps)
         if (s.parent_anchor === null && isHeld(s.status) && s.claimed_by)
           unintegrated.push(...(await unintegratedHead(ctx, p.plan_path, s.anchor, s.claimed_by, s.attempt)));
   }
   checks.push(
-    unintegrated.length
-      ? warn(
-          'unintegrated-step-commits',
-          `claimed steps whose commit is on their worktree's branch only: ${unintegrated.map((u) => u.text).join('; ')}`,
-          unintegrated.map((u) => u.fix).join('; '),
-        )
-      : pass('unintegrated-step-commits', "no claimed step's commit waits for integration", 'none needed'),
+    !ctx.gitRuns
+      ? skip('unintegrated-step-commits', NO_GIT)
+      : unintegrated.length
+        ? warn(
+            'unintegrated-step-commits',
+            `claimed steps whose commit is on their worktree's branch only: ${unintegrated.map((u) => u.text).join('; ')}`,
+            unintegrated.map((u) => u.fix).join('; '),
+          )
+        : pass('unintegrated-step-commits', "no claimed step's commit waits for integration", 'none needed'),
   );
   checks.push(
     expired.length
@@ -318,7 +328,7 @@ export async function planChecks(
       : pass('failed-steps', 'no failed steps', 'none needed'),
   );
   checks.push(deadRunCheck(ctx, dead, now));
-  checks.push(await targetCheck(ctx, c, plans, store));
+  checks.push(ctx.gitRuns ? await targetCheck(ctx, c, plans, store) : skip('integration-targets', NO_GIT));
   return checks;
 }
 
