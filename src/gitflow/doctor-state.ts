@@ -2,8 +2,8 @@
  * The state.db checks of `tugcode doctor` (docs/git.md §7). The database is opened read-only (never
  * created, never migrated); every check reports a `fix` naming the command that repairs it.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { DoctorCheck, DoctorCtx } from './doctor.js';
 import type { RepoCtx } from './flow-context.js';
 import type { Conn } from '../state/sql/conn.js';
@@ -51,7 +51,10 @@ export async function stateChecks(ctx: DoctorCtx): Promise<DoctorCheck[]> {
   const path = stateDbPath(mainRoot, ctx.env);
   const rel = path.startsWith(mainRoot + '/') ? path.slice(mainRoot.length + 1) : path;
   const recover = `move ${rel} aside (mv ${rel} ${rel}.bad), then tugcode state init <plan> and tugcode state reconcile <plan> for each plan`;
-  const skipped = (why: string): DoctorCheck[] => STATE_DB_CHECKS.slice(1).map((n) => skip(n, why));
+  const relOf = (p: string) => (p.startsWith(mainRoot + '/') ? p.slice(mainRoot.length + 1) : p);
+  // Checked whether or not state.db opens: a store no write can reach fails every state command.
+  const writable = writableCheck(path, relOf);
+  const skipped = (why: string): DoctorCheck[] => STATE_DB_CHECKS.slice(2).map((n) => skip(n, why));
 
   if (!existsSync(path)) {
     return [
@@ -60,6 +63,7 @@ export async function stateChecks(ctx: DoctorCtx): Promise<DoctorCheck[]> {
         `no state database at ${rel} yet`,
         'tugcode state init <plan> (or tugcode worktree create <plan>) creates it',
       ),
+      writable,
       ...skipped('no state.db'),
     ];
   }
@@ -69,15 +73,17 @@ export async function stateChecks(ctx: DoctorCtx): Promise<DoctorCheck[]> {
   } catch (e) {
     return [
       failed('state-db-opens', `${rel} cannot be read: ${(e as Error).message}`, recover),
+      writable,
       ...skipped('state.db does not open'),
     ];
   }
   if (!store)
     return [
       warn('state-db-opens', `no state database at ${rel}`, 'tugcode state init <plan>'),
+      writable,
       ...skipped('no state.db'),
     ];
-  const checks: DoctorCheck[] = [pass('state-db-opens', `${rel} opens read-only`, 'none needed')];
+  const checks: DoctorCheck[] = [pass('state-db-opens', `${rel} opens read-only`, 'none needed'), writable];
   try {
     const db = store.raw;
     let integrity: string;
@@ -112,7 +118,14 @@ export async function stateChecks(ctx: DoctorCtx): Promise<DoctorCheck[]> {
     checks.push(
       mode === 'wal'
         ? pass('state-db-wal', 'journal_mode = wal', 'none needed')
-        : warn('state-db-wal', `journal_mode = ${mode}`, 'any state-changing tugcode command switches it to WAL'),
+        : writable.status === 'fail'
+          ? // SQLite cannot switch a store it cannot write: no command will until state-db-writable passes.
+            warn(
+              'state-db-wal',
+              `journal_mode = ${mode} (the state store is not writable)`,
+              'make it writable first (state-db-writable); then any state-changing tugcode command switches it to WAL',
+            )
+          : warn('state-db-wal', `journal_mode = ${mode}`, 'any state-changing tugcode command switches it to WAL'),
     );
 
     checks.push(
@@ -126,6 +139,61 @@ export async function stateChecks(ctx: DoctorCtx): Promise<DoctorCheck[]> {
     await store.close();
   }
   return checks;
+}
+
+/** Why this process cannot write `p`, as a user reads it, and the fix naming `rel`. */
+function notWritable(code: string, p: string, rel: string, isDir: boolean): { why: string; fix: string } {
+  const what = isDir ? `the directory ${rel}` : rel;
+  if (code === 'EROFS')
+    return {
+      why: `${what} is on a read-only file system`,
+      fix: `remount the file system holding ${rel} read-write (findmnt -T ${shellArg(p)} shows it)`,
+    };
+  if (code === 'EPERM')
+    return {
+      why: `${what} may not be written (immutable or append-only)`,
+      fix: `lsattr -d ${shellArg(p)} shows the flag; remove it: chattr -i -a ${shellArg(p)} (as root)`,
+    };
+  let owner = '';
+  try {
+    owner = ` (owner uid ${statSync(p).uid})`;
+  } catch {
+    owner = '';
+  }
+  return {
+    why: `${what} is not writable by this user${owner}`,
+    fix: `give this user write access: chmod u+w ${shellArg(p)} as its owner, or chown it; or run tugcode as the owner`,
+  };
+}
+
+/**
+ * `state-db-writable`: every state-changing command writes state.db and creates its -wal/-shm beside it, so
+ * state.db (and those files when present) and its directory must be writable by this user. access(W_OK)
+ * reports a read-only mount (EROFS), an immutable file (EPERM) and the permission bits (EACCES) alike,
+ * without writing anything (doctor changes nothing, docs/git.md §7).
+ */
+function writableCheck(path: string, relOf: (p: string) => string): DoctorCheck {
+  const name = 'state-db-writable';
+  const dir = dirname(path);
+  if (!existsSync(dir)) return skip(name, `no ${relOf(dir)}/ directory`);
+  const found: { why: string; fix: string }[] = [];
+  const probe = (p: string, mode: number, isDir: boolean) => {
+    try {
+      accessSync(p, mode);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? 'EACCES';
+      if (code !== 'ENOENT') found.push(notWritable(code, p, relOf(p), isDir));
+    }
+  };
+  probe(dir, constants.W_OK | constants.X_OK, true);
+  for (const p of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(p)) probe(p, constants.W_OK, false);
+  if (found.length === 0)
+    return pass(name, `${relOf(path)} and ${relOf(dir)}/ are writable by this user`, 'none needed');
+  return failed(
+    name,
+    `every state change will fail: ${found.map((f) => f.why).join('; ')}`,
+    [...new Set(found.map((f) => f.fix))].join('; '),
+  );
 }
 
 /**
@@ -228,6 +296,7 @@ export const PLAN_CHECKS = [
 /** The checks stateChecks makes, in its order: doctor outside a repository lists them as skipped. */
 export const STATE_DB_CHECKS = [
   'state-db-opens',
+  'state-db-writable',
   'state-db-integrity',
   'state-db-schema',
   'state-db-wal',
