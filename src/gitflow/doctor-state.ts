@@ -57,6 +57,19 @@ export async function stateChecks(ctx: DoctorCtx): Promise<DoctorCheck[]> {
   const skipped = (why: string): DoctorCheck[] => STATE_DB_CHECKS.slice(2).map((n) => skip(n, why));
 
   if (!existsSync(path)) {
+    // A -wal/-shm without its db (a crash, or state.db deleted): its pages belong to a db that is gone, and
+    // the next state init would start a new db beside them. Said before that happens.
+    const strays = [`${path}-wal`, `${path}-shm`].filter((p) => existsSync(p)).map(relOf);
+    if (strays.length)
+      return [
+        warn(
+          'state-db-opens',
+          `no state database at ${rel}, but ${strays.join(' and ')} ${strays.length > 1 ? 'are' : 'is'} left over: the data in ${strays.length > 1 ? 'them' : 'it'} belongs to a state.db that is gone`,
+          `move ${strays.length > 1 ? 'them' : 'it'} aside (${strays.map((p) => `mv ${shellArg(p)} ${shellArg(`${p}.stray`)}`).join(' && ')}), then tugcode state init <plan> and tugcode state reconcile <plan> for each plan`,
+        ),
+        writable,
+        ...skipped('no state.db'),
+      ];
     return [
       warn(
         'state-db-opens',
