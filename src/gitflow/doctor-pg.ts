@@ -8,8 +8,7 @@ import { TugError } from '../contract/errors.js';
 import type { StateStore } from '../state/store.js';
 import type { PgStateStore } from '../state/pg-store.js';
 import { failed, pass, PLAN_CHECKS, planChecks, skip, warn } from './doctor-state.js';
-import type { DoctorCheck } from './doctor.js';
-import type { RepoCtx } from './flow-context.js';
+import type { DoctorCheck, DoctorCtx } from './doctor.js';
 
 /** Above this, `state-pg-clock` warns (leases and heartbeats are compared with the server's time). */
 export const MAX_CLOCK_SKEW_MS = 2000;
@@ -26,7 +25,7 @@ function unreachable(e: unknown): DoctorCheck[] {
 }
 
 /** `open` gives the process's store for this repository (the ops layer picks the backend). */
-export async function pgStateChecks(ctx: RepoCtx, open: () => Promise<StateStore>): Promise<DoctorCheck[]> {
+export async function pgStateChecks(ctx: DoctorCtx, open: () => Promise<StateStore>): Promise<DoctorCheck[]> {
   let store: StateStore;
   try {
     store = await open();

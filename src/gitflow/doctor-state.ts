@@ -2,9 +2,9 @@
  * The state.db checks of `tugcode doctor` (docs/git.md §7). The database is opened read-only (never
  * created, never migrated); every check reports a `fix` naming the command that repairs it.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import type { DoctorCheck } from './doctor.js';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { DoctorCheck, DoctorCtx } from './doctor.js';
 import type { RepoCtx } from './flow-context.js';
 import type { Conn } from '../state/sql/conn.js';
 import { gitRunner } from '../git/exec.js';
@@ -32,6 +32,9 @@ export const failed = (name: string, message: string, fix: string): DoctorCheck 
   message,
   fix,
 });
+/** Why the checks that run git were skipped: git is missing or cannot run (the `git-version` failure). */
+export const NO_GIT = 'git does not run';
+
 /** A check that did not run, and why (`skipped: true`, docs/git.md §7). */
 export const skip = (name: string, why: string): DoctorCheck => ({
   name,
@@ -41,22 +44,39 @@ export const skip = (name: string, why: string): DoctorCheck => ({
   skipped: true,
 });
 
-export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
+export async function stateChecks(ctx: DoctorCtx): Promise<DoctorCheck[]> {
   const { stateDbPath, openRead, isNewerSchema } = await import('../state/db.js');
   const { LATEST_SCHEMA_VERSION } = await import('../state/migrate.js');
   const mainRoot = ctx.repo.mainRoot;
   const path = stateDbPath(mainRoot, ctx.env);
   const rel = path.startsWith(mainRoot + '/') ? path.slice(mainRoot.length + 1) : path;
   const recover = `move ${rel} aside (mv ${rel} ${rel}.bad), then tugcode state init <plan> and tugcode state reconcile <plan> for each plan`;
-  const skipped = (why: string): DoctorCheck[] => STATE_DB_CHECKS.slice(1).map((n) => skip(n, why));
+  const relOf = (p: string) => (p.startsWith(mainRoot + '/') ? p.slice(mainRoot.length + 1) : p);
+  // Checked whether or not state.db opens: a store no write can reach fails every state command.
+  const writable = writableCheck(path, relOf);
+  const skipped = (why: string): DoctorCheck[] => STATE_DB_CHECKS.slice(2).map((n) => skip(n, why));
 
   if (!existsSync(path)) {
+    // A -wal/-shm without its db (a crash, or state.db deleted): its pages belong to a db that is gone, and
+    // the next state init would start a new db beside them. Said before that happens.
+    const strays = [`${path}-wal`, `${path}-shm`].filter((p) => existsSync(p)).map(relOf);
+    if (strays.length)
+      return [
+        warn(
+          'state-db-opens',
+          `no state database at ${rel}, but ${strays.join(' and ')} ${strays.length > 1 ? 'are' : 'is'} left over: the data in ${strays.length > 1 ? 'them' : 'it'} belongs to a state.db that is gone`,
+          `move ${strays.length > 1 ? 'them' : 'it'} aside (${strays.map((p) => `mv ${shellArg(p)} ${shellArg(`${p}.stray`)}`).join(' && ')}), then tugcode state init <plan> and tugcode state reconcile <plan> for each plan`,
+        ),
+        writable,
+        ...skipped('no state.db'),
+      ];
     return [
       warn(
         'state-db-opens',
         `no state database at ${rel} yet`,
         'tugcode state init <plan> (or tugcode worktree create <plan>) creates it',
       ),
+      writable,
       ...skipped('no state.db'),
     ];
   }
@@ -66,15 +86,17 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
   } catch (e) {
     return [
       failed('state-db-opens', `${rel} cannot be read: ${(e as Error).message}`, recover),
+      writable,
       ...skipped('state.db does not open'),
     ];
   }
   if (!store)
     return [
       warn('state-db-opens', `no state database at ${rel}`, 'tugcode state init <plan>'),
+      writable,
       ...skipped('no state.db'),
     ];
-  const checks: DoctorCheck[] = [pass('state-db-opens', `${rel} opens read-only`, 'none needed')];
+  const checks: DoctorCheck[] = [pass('state-db-opens', `${rel} opens read-only`, 'none needed'), writable];
   try {
     const db = store.raw;
     let integrity: string;
@@ -109,7 +131,14 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
     checks.push(
       mode === 'wal'
         ? pass('state-db-wal', 'journal_mode = wal', 'none needed')
-        : warn('state-db-wal', `journal_mode = ${mode}`, 'any state-changing tugcode command switches it to WAL'),
+        : writable.status === 'fail'
+          ? // SQLite cannot switch a store it cannot write: no command will until state-db-writable passes.
+            warn(
+              'state-db-wal',
+              `journal_mode = ${mode} (the state store is not writable)`,
+              'make it writable first (state-db-writable); then any state-changing tugcode command switches it to WAL',
+            )
+          : warn('state-db-wal', `journal_mode = ${mode}`, 'any state-changing tugcode command switches it to WAL'),
     );
 
     checks.push(
@@ -123,6 +152,61 @@ export async function stateChecks(ctx: RepoCtx): Promise<DoctorCheck[]> {
     await store.close();
   }
   return checks;
+}
+
+/** Why this process cannot write `p`, as a user reads it, and the fix naming `rel`. */
+function notWritable(code: string, p: string, rel: string, isDir: boolean): { why: string; fix: string } {
+  const what = isDir ? `the directory ${rel}` : rel;
+  if (code === 'EROFS')
+    return {
+      why: `${what} is on a read-only file system`,
+      fix: `remount the file system holding ${rel} read-write (findmnt -T ${shellArg(p)} shows it)`,
+    };
+  if (code === 'EPERM')
+    return {
+      why: `${what} may not be written (immutable or append-only)`,
+      fix: `lsattr -d ${shellArg(p)} shows the flag; remove it: chattr -i -a ${shellArg(p)} (as root)`,
+    };
+  let owner = '';
+  try {
+    owner = ` (owner uid ${statSync(p).uid})`;
+  } catch {
+    owner = '';
+  }
+  return {
+    why: `${what} is not writable by this user${owner}`,
+    fix: `give this user write access: chmod u+w ${shellArg(p)} as its owner, or chown it; or run tugcode as the owner`,
+  };
+}
+
+/**
+ * `state-db-writable`: every state-changing command writes state.db and creates its -wal/-shm beside it, so
+ * state.db (and those files when present) and its directory must be writable by this user. access(W_OK)
+ * reports a read-only mount (EROFS), an immutable file (EPERM) and the permission bits (EACCES) alike,
+ * without writing anything (doctor changes nothing, docs/git.md §7).
+ */
+function writableCheck(path: string, relOf: (p: string) => string): DoctorCheck {
+  const name = 'state-db-writable';
+  const dir = dirname(path);
+  if (!existsSync(dir)) return skip(name, `no ${relOf(dir)}/ directory`);
+  const found: { why: string; fix: string }[] = [];
+  const probe = (p: string, mode: number, isDir: boolean) => {
+    try {
+      accessSync(p, mode);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? 'EACCES';
+      if (code !== 'ENOENT') found.push(notWritable(code, p, relOf(p), isDir));
+    }
+  };
+  probe(dir, constants.W_OK | constants.X_OK, true);
+  for (const p of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(p)) probe(p, constants.W_OK, false);
+  if (found.length === 0)
+    return pass(name, `${relOf(path)} and ${relOf(dir)}/ are writable by this user`, 'none needed');
+  return failed(
+    name,
+    `every state change will fail: ${found.map((f) => f.why).join('; ')}`,
+    [...new Set(found.map((f) => f.fix))].join('; '),
+  );
 }
 
 /**
@@ -225,6 +309,7 @@ export const PLAN_CHECKS = [
 /** The checks stateChecks makes, in its order: doctor outside a repository lists them as skipped. */
 export const STATE_DB_CHECKS = [
   'state-db-opens',
+  'state-db-writable',
   'state-db-integrity',
   'state-db-schema',
   'state-db-wal',
@@ -237,7 +322,7 @@ export const STATE_DB_CHECKS = [
  * its schema version and this clone's owner name (its main checkout, as the store names owners).
  */
 export async function planChecks(
-  ctx: RepoCtx,
+  ctx: DoctorCtx,
   c: Conn,
   now: string,
   store: { version: number; self: string; shared: boolean },
@@ -247,18 +332,23 @@ export async function planChecks(
   const { isExpired, isHeld } = await import('../state/status.js');
   const checks: DoctorCheck[] = [];
   const plans = await listPlans(c);
-  const roots = (await gitWorktrees(gitRunner(ctx.env), ctx.repo)).filter((w) => !w.bare).map((w) => w.path);
+  // Without git the checks that read the repository are skipped; the state's own still run (docs/git.md §7).
+  const roots = ctx.gitRuns
+    ? (await gitWorktrees(gitRunner(ctx.env), ctx.repo)).filter((w) => !w.bare).map((w) => w.path)
+    : null;
   const orphaned = plans
-    .filter((p) => p.status !== 'archived' && !roots.some((r) => existsSync(join(r, p.plan_path))))
+    .filter((p) => p.status !== 'archived' && !roots?.some((r) => existsSync(join(r, p.plan_path))))
     .map((p) => p.plan_path);
   checks.push(
-    orphaned.length
-      ? warn(
-          'orphaned-plans',
-          `plan file gone for: ${orphaned.join(', ')}`,
-          'tugcode state prune   (archives them; --purge deletes their rows)',
-        )
-      : pass('orphaned-plans', `${plans.length} plan(s), every file present`, 'none needed'),
+    roots === null
+      ? skip('orphaned-plans', NO_GIT)
+      : orphaned.length
+        ? warn(
+            'orphaned-plans',
+            `plan file gone for: ${orphaned.join(', ')}`,
+            'tugcode state prune   (archives them; --purge deletes their rows)',
+          )
+        : pass('orphaned-plans', `${plans.length} plan(s), every file present`, 'none needed'),
   );
   const expired: string[] = [];
   const failedSteps: string[] = [];
@@ -289,19 +379,21 @@ export async function planChecks(
     if (driver?.alive === false)
       dead.push({ ...driver, plan_path: p.plan_path, claimed, expires: leases.sort().at(-1) ?? null });
     // A running driver integrates its own commits: only the steps nothing is integrating now.
-    if (claimed.length && driver?.alive !== true)
+    if (claimed.length && driver?.alive !== true && ctx.gitRuns)
       for (const s of steps)
         if (s.parent_anchor === null && isHeld(s.status) && s.claimed_by)
           unintegrated.push(...(await unintegratedHead(ctx, p.plan_path, s.anchor, s.claimed_by, s.attempt)));
   }
   checks.push(
-    unintegrated.length
-      ? warn(
-          'unintegrated-step-commits',
-          `claimed steps whose commit is on their worktree's branch only: ${unintegrated.map((u) => u.text).join('; ')}`,
-          unintegrated.map((u) => u.fix).join('; '),
-        )
-      : pass('unintegrated-step-commits', "no claimed step's commit waits for integration", 'none needed'),
+    !ctx.gitRuns
+      ? skip('unintegrated-step-commits', NO_GIT)
+      : unintegrated.length
+        ? warn(
+            'unintegrated-step-commits',
+            `claimed steps whose commit is on their worktree's branch only: ${unintegrated.map((u) => u.text).join('; ')}`,
+            unintegrated.map((u) => u.fix).join('; '),
+          )
+        : pass('unintegrated-step-commits', "no claimed step's commit waits for integration", 'none needed'),
   );
   checks.push(
     expired.length
@@ -318,7 +410,7 @@ export async function planChecks(
       : pass('failed-steps', 'no failed steps', 'none needed'),
   );
   checks.push(deadRunCheck(ctx, dead, now));
-  checks.push(await targetCheck(ctx, c, plans, store));
+  checks.push(ctx.gitRuns ? await targetCheck(ctx, c, plans, store) : skip('integration-targets', NO_GIT));
   return checks;
 }
 

@@ -40,7 +40,10 @@ export interface DoctorData {
 
 const NONE = 'none needed';
 
-async function gitChecks(g: GitRunner, repo: Repo): Promise<DoctorCheck[]> {
+/** The checks that run git, in gitChecks' order: skipped when git does not run (docs/git.md §7). */
+const GIT_CHECKS = ['state-files-untracked', 'worktrees-present', 'tugtree-registered', 'worktrees-settled'];
+
+async function gitChecks(g: GitRunner, repo: Repo, gitRuns: boolean): Promise<DoctorCheck[]> {
   const out: DoctorCheck[] = [];
   const root = repo.mainRoot;
   out.push(
@@ -53,6 +56,10 @@ async function gitChecks(g: GitRunner, repo: Repo): Promise<DoctorCheck[]> {
           fix: 'tugcode init',
         },
   );
+  if (!gitRuns) {
+    const { skip, NO_GIT } = await import('./doctor-state.js');
+    return [...out, ...GIT_CHECKS.map((n) => skip(n, NO_GIT))];
+  }
   const tracked = (await g.tryRun(['ls-files', '--', ...STATE_DB_FILES], root)).stdout.split('\n').filter(Boolean);
   const ignored = (await g.tryRun(['check-ignore', '-q', '--no-index', STATE_DB], root)).status === 0;
   if (tracked.length > 0) {
@@ -153,6 +160,9 @@ function settledCheck(repo: Repo, worktrees: { path: string; branch: string | nu
   };
 }
 
+/** The context of doctor's checks: `gitRuns` false when `git --version` did not run. */
+export type DoctorCtx = RepoCtx & { gitRuns: boolean };
+
 async function kernelCheck(ctx: RepoCtx): Promise<DoctorCheck> {
   const name = 'kernel-backends';
   let probe:
@@ -210,7 +220,7 @@ async function kernelCheck(ctx: RepoCtx): Promise<DoctorCheck> {
 }
 
 /** state.db's checks, or the PostgreSQL server's when `[state] url` is set (docs/state.md §8). */
-async function backendChecks(ctx: RepoCtx, o: DoctorInput): Promise<DoctorCheck[]> {
+async function backendChecks(ctx: DoctorCtx, o: DoctorInput): Promise<DoctorCheck[]> {
   if (!ctx.config.state.url) return (await import('./doctor-state.js')).stateChecks(ctx);
   const { pgStateChecks } = await import('./doctor-pg.js');
   const open = o.openStore;
@@ -288,9 +298,10 @@ export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
     } catch (e) {
       checks.push({ name: 'config', status: 'fail', message: (e as Error).message, fix: configFix(e) });
     }
-    checks.push(...(await gitChecks(g, repo)));
+    // Git missing (or not running) fails `git-version`; the checks that would run it are skipped, not aborted.
+    checks.push(...(await gitChecks(g, repo, v !== null)));
     if (config) {
-      const ctx: RepoCtx = { repo, config, clock: o.clock, warnings: o.warnings, env: o.env };
+      const ctx: DoctorCtx = { repo, config, clock: o.clock, warnings: o.warnings, env: o.env, gitRuns: v !== null };
       const state = await backendChecks(ctx, o);
       checks.splice(
         checks.findIndex((c) => c.name === 'state-files-untracked'),
@@ -324,10 +335,7 @@ async function repoChecksSkipped(o: DoctorInput): Promise<DoctorCheck[]> {
     'config',
     'tugtool-initialized',
     ...STATE_DB_CHECKS,
-    'state-files-untracked',
-    'worktrees-present',
-    'tugtree-registered',
-    'worktrees-settled',
+    ...GIT_CHECKS,
     ...(o.kernel !== false ? ['kernel-backends'] : []),
   ];
   return names.map((n) => skip(n, 'not a git repository'));

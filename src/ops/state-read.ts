@@ -80,3 +80,17 @@ export async function stateGraph(ctx: OpsContext, input: { plan: string; format?
   const { store, sc } = await stateOf(ctx, call);
   return store.graph(sc, { plan: input.plan, format });
 }
+
+/**
+ * A store written by a newer tugcode, refused as its first writer would (SchemaTooNew; readers read it
+ * best-effort): the run's dry run says what the real run does (docs/run.md §1.10). No store, no refusal.
+ */
+export async function stateRefuseNewerSchema(ctx: OpsContext, call: Call): Promise<void> {
+  const { store, sc } = await stateOf(ctx, call);
+  const found = await store.withContext(sc, 'read', (c) =>
+    c.store ? { version: c.store.version, at: c.dbPath } : null,
+  );
+  const { LATEST_SCHEMA_VERSION } = await import('../state/migrate.js');
+  if (found && found.version > LATEST_SCHEMA_VERSION)
+    throw new TugError('SchemaTooNew', { db_path: found.at, found: found.version, supported: LATEST_SCHEMA_VERSION });
+}

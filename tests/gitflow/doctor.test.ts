@@ -46,6 +46,7 @@ describe('tugcode doctor', () => {
       'config',
       'tugtool-initialized',
       'state-db-opens',
+      'state-db-writable',
       'state-db-integrity',
       'state-db-schema',
       'state-db-wal',

@@ -262,6 +262,9 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     const prepared = await prepareRun(cli.ctx, input, call, undefined, { preview: true });
     const { flow, prep } = prepared;
     input = prepared.input;
+    // Refused as the run would be: a state.db written by a newer tugcode is SchemaTooNew at its first write.
+    const { stateRefuseNewerSchema } = await import('../../ops/state-read.js');
+    await stateRefuseNewerSchema(cli.ctx, call);
     // Refused as the run would be (docs/run.md §1.11): the plan integrates elsewhere.
     await checkRunTarget(cli.ctx, flow, prep, input, call);
     // A preview of the plan as the main checkout has it; the real run refuses it until it is committed
