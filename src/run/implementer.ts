@@ -19,7 +19,8 @@ export interface UsageReport {
   usage_warning: string | null;
   /**
    * The `TUG_USAGE_OUT` file it was read from: the ledger removes it once handled, so a report left on disk
-   * is one never recorded (a run killed outright), which the next run records (docs/run.md §7.1).
+   * is one a run killed outright did not record, which the next run records (docs/run.md §7.1) — twice only
+   * if the kill fell between the state's write and the file's removal.
    */
   usage_file?: string | undefined;
 }

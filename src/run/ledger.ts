@@ -5,8 +5,7 @@
  * reached. The implementer's phase records its own runs; the review and conflict phases call `recordUsage`
  * with their role.
  */
-import { readdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { runLogDir } from '../contract/layout.js';
@@ -175,20 +174,23 @@ export async function recordLeftUsage(
   held: { step_anchor: string; attempt: number },
 ): Promise<void> {
   const dir = runLogDir(rc.flow.repo.mainRoot, rc.prep.slug);
-  let files: string[];
-  try {
-    files = readdirSync(dir);
-  } catch {
-    return;
-  }
+  const files = await readdir(dir).catch(() => [] as string[]);
   const units = rc.prep.plan.steps
     .filter((s) => topLevelOf(rc.prep.plan, s.anchor) === held.step_anchor)
     .map((s) => s.anchor);
   const { readUsageOut } = await import('./implementer.js');
   const sc = stateCallIn(rc, worktree);
   for (const file of files) {
-    const unit = units.find((u) => file.startsWith(`${u}-`));
-    const m = unit ? LEFT_USAGE.exec(file.slice(unit.length + 1)) : null;
+    // `step-2-1-brief3…` starts with `step-2-` too: the unit is the one whose rest is a usage file's.
+    let unit: string | undefined;
+    let m: RegExpExecArray | null = null;
+    for (const u of units) {
+      m = file.startsWith(`${u}-`) ? LEFT_USAGE.exec(file.slice(u.length + 1)) : null;
+      if (m) {
+        unit = u;
+        break;
+      }
+    }
     if (!unit || !m || Number(m[2]) !== held.attempt) continue;
     const role: UsageRole = m[1]!.startsWith('review')
       ? 'reviewer'
