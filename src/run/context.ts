@@ -2,6 +2,7 @@
  * What every worker of one run shares (docs/run.md §1): the setup fixed before the workers start (contexts,
  * plan, options, the stop), what the start settled (tip, remote, drift watch), and the tallies they keep.
  */
+import { workerOfBranch } from '../contract/layout.js';
 import type { GitRunner } from '../git/exec.js';
 import type { TraceFn } from '../git/trace.js';
 import type { FlowCtx } from '../gitflow/flow-context.js';
@@ -215,15 +216,19 @@ export function staleLockRemoved(rc: Pick<RunSetup, 'flow'>, lock: string): void
  * branch (worktrees.ts resetTree, docs/run.md §1.1 items 3, 4.9): say so, naming the branch it left there.
  */
 export function treeSwitchedBack(
-  rc: Pick<RunSetup, 'warn'>,
+  rc: Pick<RunSetup, 'warn' | 'prep'>,
   tree: { path: string; branch: string },
   from: string | null,
 ): void {
+  // The agent's own branch may go; the base, the integration branch and the workers' are never for deleting.
+  const ours =
+    from !== null &&
+    (from === rc.prep.base || from === rc.prep.integration || workerOfBranch(from, rc.prep.slug) !== null);
   rc.warn(
     'WorkerBranchRestored',
     `${tree.path} was on ${from === null ? 'a detached HEAD' : `branch ${from}`}, not its worker branch; ` +
       `put back on ${tree.branch}` +
-      (from === null ? '' : ` (branch ${from} is kept: delete it with git branch -D ${from} when not needed)`),
+      (from === null || ours ? '' : ` (branch ${from} is kept: delete it with git branch -D ${from} when not needed)`),
     { worktree_path: tree.path, branch: tree.branch, ...(from === null ? { detached: true } : { left_branch: from }) },
   );
 }

@@ -82,4 +82,22 @@ describe('a worker tree left on another branch', () => {
       if (how === 'rogue') expect(git(root, 'branch', '--list', 'rogue-step-1').trim()).toBe('rogue-step-1');
     });
   }
+
+  it("a tree left on the run's integration branch is put back, and the warning never says to delete that branch", () => {
+    const root = runRepo(ONE);
+    const impl = switchingImplementer();
+    writeFileSync(join(impl.dir, 'detach-step-1'), '');
+    expect(runJsonl(root, [PLAN, '--workers', '1', '--max-attempts', '1', '--implementer', impl.argv]).code).toBe(4);
+    const tree = join(root, TREE);
+    git(tree, 'checkout', '-q', 'tugplan/demo');
+    expect(tugJson(root, ['state', 'reset', PLAN, 'step-1']).code).toBe(0);
+    const second = runJsonl(root, [PLAN, '--workers', '1', '--implementer', impl.argv]);
+    expect(second.code, second.stderr).toBe(0);
+    const warned = second.events.filter((e) => e.type === 'warning' && e.code === 'WorkerBranchRestored');
+    expect(warned).toHaveLength(1);
+    expect(warned[0].message).toMatch(
+      /was on branch tugplan\/demo, not its worker branch; put back on tugplan\/demo--w1$/,
+    );
+    expect(git(root, 'branch', '--list', 'tugplan/demo').trim()).toBe('tugplan/demo');
+  });
 });
