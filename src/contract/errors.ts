@@ -459,9 +459,9 @@ export const CATALOGUE = {
   },
   GitOperationInProgress: {
     exit: 4,
-    when: '`commit` in a worktree in the middle of a rebase, merge, cherry-pick or revert (stopped on a conflict or an `edit`, or its process killed; docs/git.md §4.3)',
+    when: '`commit` in a worktree in the middle of a rebase, `git am`, merge, cherry-pick or revert (stopped on a conflict or an `edit`, or its process killed; docs/git.md §4.3)',
     message: (d) =>
-      `${s(d.worktree)} is in the middle of a ${s(d.operation, 'git operation')}; a step commit would land in it`,
+      `${s(d.worktree)} is in the middle of git ${s(d.operation, 'operation')}; a step commit would land in it`,
     hint: (d) => {
       const op = arg(d.operation, 'rebase');
       const W = arg(d.worktree, '<wt>');

@@ -503,9 +503,13 @@ export function noteOutsideWrite(
   // A hook or config planted in the git directory runs in every later git call of the run (its commits,
   // rebases, statuses): the run claims no further step, as after PlanDrift; the steps in flight finish.
   const inGit = changed.filter(inGitDir);
-  if (inGit.length === 0 || rc.tally.draining) return;
-  rc.tally.draining = true;
-  announceChange(rc);
+  if (inGit.length === 0) return;
+  // Said each time, even when the run already drains (a budget, a plan change, an earlier one): the run's
+  // error may be another's, and this change must not show in one attempt's reason only.
+  if (!rc.tally.draining) {
+    rc.tally.draining = true;
+    announceChange(rc);
+  }
   rc.warn(
     'GitDirChanged',
     `${step}: ${by} changed the git directory (${inGit.slice(0, 5).join(', ')}${inGit.length > 5 ? ', …' : ''}): ` +

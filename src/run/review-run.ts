@@ -54,14 +54,17 @@ export type ReviewerOutcome = ChildOutcome & {
   text_cut?: boolean;
 } & UsageReport;
 
+/** The last `bytes` of a file; `cut` when the text starts inside a line (the byte before it is no newline). */
 async function tailOf(path: string, bytes: number): Promise<{ text: string; cut: boolean }> {
   const f = await open(path, 'r').catch(() => null);
   if (!f) return { text: '', cut: false };
   try {
     const end = (await f.stat()).size;
-    const buf = Buffer.alloc(Math.min(bytes, end));
+    // One byte more than the window, when there is one: whether the window begins a line.
+    const buf = Buffer.alloc(Math.min(bytes + 1, end));
     if (buf.length) await f.read(buf, 0, buf.length, end - buf.length);
-    return { text: buf.toString('utf8'), cut: end > bytes };
+    if (end <= bytes) return { text: buf.toString('utf8'), cut: false };
+    return { text: buf.subarray(1).toString('utf8'), cut: buf[0] !== 0x0a };
   } finally {
     await f.close();
   }

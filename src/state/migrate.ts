@@ -99,8 +99,6 @@ export function migrate(
   opts: { dbPath: string; allowCreate: boolean; dir?: string | undefined; target?: number },
 ): number {
   const target = opts.target ?? LATEST_SCHEMA_VERSION;
-  // Both reads in one read transaction (one snapshot): as two separate reads, a creator committing 0001
-  // between them made the version "missing" and the tables "present", refused as not a tugcode database.
   const current = assertTugcodeDb(db, opts);
   if (current !== null && current > target) {
     throw new TugError('SchemaTooNew', { db_path: opts.dbPath, found: current, supported: target });

@@ -88,7 +88,7 @@ describe('tugcode commit in a worktree in the middle of a git operation', () => 
     const r = commit(wt, attempt);
     expectError(r, 'GitOperationInProgress', 4);
     expect(r.json.error.details).toMatchObject({ worktree: wt, operation: 'rebase' });
-    expect(r.json.error.message).toBe(`${wt} is in the middle of a rebase; a step commit would land in it`);
+    expect(r.json.error.message).toBe(`${wt} is in the middle of git rebase; a step commit would land in it`);
     const hint = r.json.error.hint as string;
     expect(hint).toContain(`git -C ${wt} rebase --continue`);
     expect(hint).toContain(`git -C ${wt} rebase --abort`);
