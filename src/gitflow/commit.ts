@@ -644,7 +644,7 @@ function emptyData(commitHash: string, branch: string, logRel: string): CommitDa
  * due for (the integration branch exists, or `--integrate`) and that is not on the integration branch yet;
  * else null.
  */
-async function unintegratedStepHead(
+export async function unintegratedStepHead(
   g: GitRunner,
   W: string,
   o: { planPath: string; step: string; integ: string; integrate: boolean },

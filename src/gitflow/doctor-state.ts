@@ -275,22 +275,23 @@ async function unintegratedHead(
   attempt: number,
 ): Promise<{ text: string; fix: string }[]> {
   if (!W.startsWith('/') || !existsSync(W)) return [];
-  const g = gitRunner(ctx.env);
-  const { integrationBranch } = await import('../contract/layout.js');
-  const { parseTrailerLog, TRAILER_LOG_FORMAT } = await import('../git/trailers.js');
-  const { isAncestor, resolveCommit } = await import('../git/refs.js');
   const slug = slugOfPlanPath(planPath);
   if (!slug) return [];
-  const integ = integrationBranch(slug);
-  const tip = await resolveCommit(g, ctx.repo.mainRoot, `refs/heads/${integ}`);
-  if (!tip) return [];
-  const r = await g.tryRun(['log', '-1', `--format=${TRAILER_LOG_FORMAT}`, 'HEAD', '--'], W);
-  const head = r.status === 0 ? parseTrailerLog(r.stdout).commits[0] : undefined;
-  if (!head || !head.steps.includes(step) || !head.plans.includes(planPath)) return [];
-  if (await isAncestor(g, W, head.hash, tip)) return [];
+  const [{ integrationBranch }, { unintegratedStepHead }] = await Promise.all([
+    import('../contract/layout.js'),
+    import('./commit.js'),
+  ]);
+  // commit's own rule: a plan with no integration branch yet has nothing to be left off.
+  const head = await unintegratedStepHead(gitRunner(ctx.env), W, {
+    planPath,
+    step,
+    integ: integrationBranch(slug),
+    integrate: false,
+  });
+  if (head === null) return [];
   return [
     {
-      text: `${planPath} ${step}: ${head.hash.slice(0, 12)} in ${W}`,
+      text: `${planPath} ${step}: ${head.slice(0, 12)} in ${W}`,
       fix: `tugcode commit --worktree ${shellArg(W)} --plan ${shellArg(planPath)} --step ${shellArg(step)} --attempt ${attempt} --integrate`,
     },
   ];
