@@ -592,7 +592,15 @@ export const CATALOGUE = {
     when: 'a file or directory tugcode must write (`.tugtool/`, state.db and its -wal/-shm files, the run lock) refuses this user or is on a read-only filesystem',
     message: (d) =>
       `${s(d.path, '.tugtool')} is not writable (${s(d.errno, 'refused')}): ${s(d.reason, 'cannot write')}`,
-    hint: (d) => `make ${arg(d.path, '.tugtool')} writable by this user (ls -ld, then chmod u+w or chown), and retry`,
+    // Each cause has its own way out: a mount, an attribute, or the mode and owner.
+    hint: (d) => {
+      const p = arg(d.path, '.tugtool');
+      if (d.errno === 'EROFS')
+        return `${p} is on a read-only filesystem: remount it read-write (findmnt -T ${p}), and retry`;
+      if (d.errno === 'EPERM')
+        return `${p} refuses even its owner: an immutable or append-only attribute (lsattr -d ${p}; chattr -i -a), and retry`;
+      return `make ${p} writable by this user (ls -ld, then chmod u+w or chown), and retry`;
+    },
   },
   ClaimLostRepeatedly: {
     exit: 4,

@@ -100,5 +100,6 @@ describe.skipIf(!ROOT_USER)('a read-only filesystem', () => {
     expect([claim.code, claim.json.error.code]).toEqual([4, 'NotWritable']);
     expect(claim.json.error.message).toContain(`${join(root, '.tugtool', 'state.db')} is not writable (EROFS)`);
     expect(claim.json.error.hint).not.toMatch(/move .* aside/);
+    expect(claim.json.error.hint).toMatch(/is on a read-only filesystem: remount it read-write \(findmnt -T /);
   });
 });

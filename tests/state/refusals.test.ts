@@ -135,6 +135,8 @@ describe.skipIf(!ROOT_USER)('an immutable state.db (chattr +i)', () => {
       const r = st(root, ['claim', 'demo', '--worktree', w1]);
       expect([r.json.error?.code, r.code], JSON.stringify(r.json)).toEqual(['NotWritable', 4]);
       expect(r.json.error.message).toContain(`${db} is not writable (EPERM)`);
+      // chmod would not help: the hint names the attribute.
+      expect(r.json.error.hint).toMatch(/immutable or append-only attribute \(lsattr -d .*; chattr -i -a\)/);
       expect(st(root, ['show', 'demo']).code).toBe(0);
     } finally {
       spawnSync('chattr', ['-i', db]);
