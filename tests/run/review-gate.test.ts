@@ -374,6 +374,16 @@ describe('tugcode run --reviewer', () => {
     ]);
   });
 
+  it('a verdict line that fills the 64 KiB read exactly, its newline included, is read whole and approves', () => {
+    const root = runRepo(planText([step(1, 'One')]), 'demo', ONE_ATTEMPT);
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['window']);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.events.filter((e) => e.type === 'review').map((e) => e.verdict)).toEqual(['APPROVE']);
+  });
+
   it('a driver SIGKILLed during a review round: the next run ends the orphaned reviewer and heals, one commit', async () => {
     const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
     const impl = implementer();

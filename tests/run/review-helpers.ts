@@ -19,7 +19,7 @@ function byRun(a: string, b: string): number {
 /**
  * A scripted reviewer: per step, the verdicts to give in order (`answer(step, ['REVISE', 'APPROVE'])`; the
  * last one repeats; default APPROVE). Besides the verdicts: `garbage` (a line that is no JSON), `huge` (a
- * verdict line of 70 KB), `exit` (exit
+ * verdict line of 70 KB), `window` (one that fills the 64 KiB the driver reads, newline included), `exit` (exit
  * 3), `edit` (changes the step's file, then approves), `hold` (waits until `release`, then approves). Each
  * input is kept as `inputs/<step>.<n>.json` with `TUG_REVIEW_ROUND` in `rounds/<step>.<n>`. With `usage`,
  * each run writes it to TUG_USAGE_OUT (docs/run.md §7.1).
@@ -45,6 +45,7 @@ echo "reviewing $s round $TUG_REVIEW_ROUND" >&2
 case "$a" in
   garbage) echo 'looks fine to me'; exit 0 ;;
   huge) printf '{"verdict":"APPROVE","summary":"%s"}\n' "$(head -c 70000 /dev/zero | tr '\\0' x)"; exit 0 ;;
+  window) echo 'reviewed'; printf '{"verdict":"APPROVE","summary":"%s"}\n' "$(head -c 65501 /dev/zero | tr '\\0' x)"; exit 0 ;;
   exit) echo 'reviewer crashed' >&2; exit 3 ;;
   edit) echo tampered > "$TUG_WORKTREE/$s.txt"; a=APPROVE ;;
   hold) echo $$ > "$D/held/.$s"; mv "$D/held/.$s" "$D/held/$s"; i=0; while [ ! -e "$D/release" ] && [ "$i" -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; a=APPROVE ;;
