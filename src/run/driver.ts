@@ -688,6 +688,16 @@ async function summarize(
   const completed = new Set(cat.completed_steps);
   const ours = new Set(rc.tally.completed);
   const already_completed = plan_steps.filter((a) => completed.has(a) && !ours.has(a));
+  // What the run left unsettled because it stopped claiming early: every other list leaves these out.
+  const settled = new Set([
+    ...completed,
+    ...cat.failed_steps,
+    ...blocked_steps,
+    ...cat.needs_human_steps,
+    ...waiting_steps,
+    ...released.map((r) => r.step_anchor),
+  ]);
+  const not_run_steps = plan_steps.filter((a) => !settled.has(a));
   const base = {
     steps_completed: [...rc.tally.completed],
     failed_steps,
@@ -704,6 +714,7 @@ async function summarize(
     ...(needs_human.length ? { needs_human } : {}),
     // Behind a step waiting for a human, and no failed one: the dry run lists them the same (docs/run.md §1.10).
     ...(waiting_steps.length ? { waiting_steps, waiting_reasons } : {}),
+    ...(not_run_steps.length ? { not_run_steps } : {}),
     ...(rc.tally.resolved.length ? { conflicts_resolved: [...rc.tally.resolved] } : {}),
     usage: rc.tally.ledger.run,
     plan_usage: await rc.store.usageTotals(sc, { plan: rc.prep.planPath }),

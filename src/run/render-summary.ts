@@ -1,6 +1,7 @@
 /**
  * The final summary of `tugcode run` in text mode (docs/run.md §1 item 6): a table of the steps this run
- * settled (completed, failed with reason, blocked with what it waits on, interrupted), in plan order; a
+ * settled (completed, failed with reason, blocked with what it waits on, interrupted) and those it left
+ * unclaimed when it stopped claiming early (not run), in plan order; a
  * table of per-worker utilisation (when a worker did something); then the outcome (`plan done` when it is), commits and wall time. The
  * error, if any, is not repeated here: it is the one diagnostic line (and hint) on stderr (docs/output.md
  * §1), so a terminal shows it once. cli-table3 is loaded only here, when the table is drawn; the style
@@ -33,6 +34,8 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
     ...s.blocked_steps.map((a) => [a, paint('yellow', 'blocked'), firstLine(blockedWhy.get(a) ?? '')]),
     // Behind a step waiting for a human: the decision lets them run (docs/run.md §1.10, as the dry run says).
     ...(s.waiting_reasons ?? []).map((w) => [w.step_anchor, paint('yellow', 'waiting'), firstLine(w.reason)]),
+    // Never claimed: the run stopped claiming first (its error says why); the next run takes them.
+    ...(s.not_run_steps ?? []).map((a) => [a, paint('yellow', 'not run'), 'the run stopped claiming before it']),
     // Running when the run stopped (docs/run.md §1.1 item 5): nothing of it was kept.
     ...(s.interrupted_steps ?? []).map((i) => [
       i.step_anchor,
@@ -69,6 +72,7 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
     ...(s.blocked_steps.length > 0 ? [`${s.blocked_steps.length} blocked`] : []),
     ...(s.waiting_steps?.length ? [`${s.waiting_steps.length} waiting`] : []),
     ...(s.interrupted_steps?.length ? [`${s.interrupted_steps.length} interrupted`] : []),
+    ...(s.not_run_steps?.length ? [`${s.not_run_steps.length} not run`] : []),
   ];
   // A run that finds the plan done says so, with what earlier runs (or other hosts) did (docs/run.md §1.1 item 6).
   const already = s.already_completed?.length ?? 0;

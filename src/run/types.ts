@@ -209,6 +209,12 @@ export interface RunSummary {
    */
   waiting_steps?: string[];
   waiting_reasons?: { step_anchor: string; blocked_by: string[]; reason: string }[];
+  /**
+   * Top-level steps the run never settled because it stopped claiming early (a plan change, the git
+   * directory changed, a budget, a signal, a fatal error): not completed, failed, blocked, waiting or
+   * interrupted; the next run takes them (docs/run.md §1.1 item 6); present when any.
+   */
+  not_run_steps?: string[];
   /** Conflicts a resolver merged during the run (docs/run.md §1.9); absent when there were none. */
   conflicts_resolved?: { step_anchor: string; files: string[]; round: number }[];
   /** What this run's agent runs used (docs/run.md §7.1); absent when the run did not start. */

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
 import { git } from '../helpers/repo.js';
 import { nodeImplementer, planText, runJsonl, runRepo, startRun, step, stepCommits, waitUntil } from './helpers.js';
 
@@ -162,8 +162,23 @@ if (step === 'step-1' && attempt === 1) {
       code: 'OutsideWrite',
       details: { by: 'the implementer', changed: ['.git/hooks/post-commit'] },
     });
+    // The summary names what the run left for the next one: both steps, never claimed again.
+    expect(r.events.at(-1).not_run_steps).toEqual(['step-1', 'step-2']);
     // Nothing undone.
     expect(existsSync(join(root, '.git', 'hooks', 'post-commit'))).toBe(true);
+  });
+
+  it('a run that stops claiming early lists the steps it never settled: not_run_steps, text rows `not run`', () => {
+    const root = runRepo(planText([step(1, 'Base'), step(2, 'Next', { deps: [1] })]));
+    const impl = nodeImplementer(`
+import { execFileSync } from 'node:child_process';
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+execFileSync('git', ['config', 'alias.zz', '!echo planted'], { cwd: wt });
+`);
+    const r = runCli(['run', 'demo', '--workers', '1', '--implementer', impl.argv], { cwd: root });
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stdout).toMatch(/^step-1 +not run +the run stopped claiming before it$/m);
+    expect(r.stdout).toMatch(/^step-2 +not run +the run stopped claiming before it$/m);
   });
 
   it('a git config key set by the implementer: OutsideWrite naming the key, and the run claims no further step', () => {

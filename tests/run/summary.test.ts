@@ -105,9 +105,11 @@ describe('the summary of tugcode run', () => {
     expect(r.code, r.stdout + r.stderr).toBe(130);
     expect(tableRows(r.stdout)).toEqual([
       ['step-1', 'interrupted', 'stopped mid-step, its claim released: the next run does it again'],
+      // Behind step-1, never claimed: the summary says what the next run still has to do.
+      ['step-2', 'not run', 'the run stopped claiming before it'],
       ['step-3', 'completed'],
     ]);
-    expect(r.stdout).toContain('1 completed, 1 interrupted · 1 commit');
+    expect(r.stdout).toContain('1 completed, 1 interrupted, 1 not run · 1 commit');
     expect(r.stderr).toContain('tugcode: Interrupted: ');
   });
 

@@ -263,6 +263,7 @@ export const runSummaryFields = {
   waiting_reasons: z
     .array(z.object({ step_anchor: anchor, blocked_by: z.array(anchor), reason: z.string() }).strict())
     .optional(),
+  not_run_steps: z.array(anchor).optional(),
   conflicts_resolved: z
     .array(z.object({ step_anchor: anchor, files: z.array(z.string()), round: z.number().int().positive() }).strict())
     .optional(),
