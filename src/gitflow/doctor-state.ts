@@ -2,12 +2,13 @@
  * The state.db checks of `tugcode doctor` (docs/git.md §7). The database is opened read-only (never
  * created, never migrated); every check reports a `fix` naming the command that repairs it.
  */
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { DoctorCheck, DoctorCtx } from './doctor.js';
 import type { RepoCtx } from './flow-context.js';
 import type { Conn } from '../state/sql/conn.js';
 import { gitRunner } from '../git/exec.js';
+import { writeRefusals } from '../state/sql/sqlite.js';
 import { gitWorktrees } from '../git/repo.js';
 import { shellArg } from '../util/shell-arg.js';
 import { slugOfPlanPath } from '../plan/resolve.js';
@@ -189,17 +190,7 @@ function writableCheck(path: string, relOf: (p: string) => string): DoctorCheck 
   const name = 'state-db-writable';
   const dir = dirname(path);
   if (!existsSync(dir)) return skip(name, `no ${relOf(dir)}/ directory`);
-  const found: { why: string; fix: string }[] = [];
-  const probe = (p: string, mode: number, isDir: boolean) => {
-    try {
-      accessSync(p, mode);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code ?? 'EACCES';
-      if (code !== 'ENOENT') found.push(notWritable(code, p, relOf(p), isDir));
-    }
-  };
-  probe(dir, constants.W_OK | constants.X_OK, true);
-  for (const p of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(p)) probe(p, constants.W_OK, false);
+  const found = writeRefusals(path).map((r) => notWritable(r.errno, r.path, relOf(r.path), r.path === dir));
   if (found.length === 0)
     return pass(name, `${relOf(path)} and ${relOf(dir)}/ are writable by this user`, 'none needed');
   return failed(

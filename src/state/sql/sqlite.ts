@@ -58,7 +58,8 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
   }
   // A file or directory that refuses this user (modes, owner, chattr +i, a read-only filesystem) is the
   // catalogue's NotWritable (exit 4), naming which one: a permissions problem, not a damaged database.
-  const refused = NOT_WRITABLE.test(code) || code.startsWith('SQLITE_CANTOPEN') ? refusedPath(dbPath) : null;
+  const refused =
+    NOT_WRITABLE.test(code) || code.startsWith('SQLITE_CANTOPEN') ? (writeRefusals(dbPath)[0] ?? null) : null;
   if (refused) {
     return new TugError('NotWritable', {
       path: refused.path,
@@ -93,19 +94,23 @@ function noSpace(dir: string): boolean {
 }
 
 /**
- * The first of state.db, its directory and its -wal and -shm files that refuses this process's writes, with
- * the errno access(2) gave (EACCES, EPERM for an immutable file, EROFS); null when none does.
+ * Each of state.db, its directory and its -wal and -shm files that refuses this process's writes, with the
+ * errno access(2) gave (EACCES, EPERM for an immutable file, EROFS), in that order; a missing one refuses
+ * nothing. The directory must also be searchable: a writer creates the -wal and -shm files in it. The one
+ * rule for the state's NotWritable and doctor's `state-db-writable` (docs/git.md §7).
  */
-export function refusedPath(dbPath: string): { path: string; errno: string } | null {
-  for (const path of [dbPath, dirname(dbPath), `${dbPath}-wal`, `${dbPath}-shm`]) {
+export function writeRefusals(dbPath: string): { path: string; errno: string }[] {
+  const out: { path: string; errno: string }[] = [];
+  const dir = dirname(dbPath);
+  for (const path of [dbPath, dir, `${dbPath}-wal`, `${dbPath}-shm`]) {
     try {
-      accessSync(path, constants.W_OK);
+      accessSync(path, path === dir ? constants.W_OK | constants.X_OK : constants.W_OK);
     } catch (e) {
       const errno = (e as NodeJS.ErrnoException).code ?? 'EACCES';
-      if (errno !== 'ENOENT' && errno !== 'ENOTDIR') return { path, errno };
+      if (errno !== 'ENOENT' && errno !== 'ENOTDIR') out.push({ path, errno });
     }
   }
-  return null;
+  return out;
 }
 
 /** Whether this process may create files in `dir` (false on a read-only filesystem). */
