@@ -22,7 +22,8 @@ export function contractFiles(planPath: string): string[] {
 
 /** The contract files' contents in worktree `W`, as hashes; null when the worktree is gone. */
 export async function snapshotContract(W: string, planPath: string): Promise<ContractSnapshot | null> {
-  if (!(await stat(W).then((s) => s.isDirectory(), () => false))) return null;
+  const tree = await stat(W).catch(() => null);
+  if (!tree?.isDirectory()) return null;
   const out: ContractSnapshot = new Map();
   await Promise.all(
     contractFiles(planPath).map(async (p) => {
