@@ -15,7 +15,7 @@
  *   … of a hook that started `run`) are removed (kernel/git-env.ts), so the child's own git calls act on `cwd`.
  */
 import { writeFileSync } from 'node:fs';
-import { mkdir, open, readFile, readdir } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Options } from 'execa';
 import { withoutGitRedirects } from '../kernel/light.js';
@@ -54,7 +54,8 @@ export interface ChildOptions {
   graceMs?: number;
   /**
    * Written the moment the child runs, naming its pid (= its process group id): the driver's record for a
-   * crash (run/orphans.ts). Written by the thread that starts it, so no SIGKILL can fall between the two.
+   * crash (run/orphans.ts). Written by the thread that starts it, so no SIGKILL can fall between the two;
+   * removed here once the child's group is gone.
    */
   pidRecord?: PidRecord | undefined;
   /**
@@ -350,6 +351,8 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     });
     return spawnError === undefined ? ended : { ...ended, spawn_error: spawnError };
   } finally {
+    // The group is gone (or never ran): its record names nothing a later run must end.
+    if (o.pidRecord) await rm(o.pidRecord.path, { force: true }).catch(() => undefined);
     if (group !== undefined) running.delete(group);
     await stdout?.close();
     await log.close();

@@ -14,13 +14,12 @@ export function pgidFile(mainRoot: string, slug: string, worker: string): string
   return join(runLogDir(mainRoot, slug), `${worker}.pgid`);
 }
 
-/** The record of a worker's agent group, which the thread starting it writes (git/git-thread.ts PidRecord). */
-export function groupRecord(file: string, worktree: string): PidRecord {
-  return { path: file, fields: { worktree } };
-}
-
-export function forgetGroup(file: string): void {
-  rmSync(file, { force: true });
+/**
+ * The record of a worker's agent group in its tree: the thread starting the agent writes it, and run/child.ts
+ * removes it once the group is gone (git/git-thread.ts PidRecord).
+ */
+export function groupRecord(mainRoot: string, slug: string, tree: { worker: string; path: string }): PidRecord {
+  return { path: pgidFile(mainRoot, slug, tree.worker), fields: { worktree: tree.path } };
 }
 
 /** The working directory of a live process (Linux /proc), else null. */
@@ -40,7 +39,7 @@ export function endOrphan(file: string, worktree: string): boolean {
   } catch {
     return false;
   }
-  forgetGroup(file);
+  rmSync(file, { force: true });
   if (!Number.isInteger(rec.pid) || rec.pid <= 1 || rec.worktree !== worktree) return false;
   const cwd = cwdOf(rec.pid);
   if (cwd === null || !(cwd === worktree || cwd.startsWith(worktree + '/'))) return false;

@@ -208,7 +208,7 @@ async function resolveRound(
   const { briefState, logPathOf } = await import('./step.js');
   const { stepBrief } = await import('./brief.js');
   const { runStepImplementer } = await import('./agents.js');
-  const { forgetGroup, groupRecord, pgidFile } = await import('./orphans.js');
+  const { groupRecord } = await import('./orphans.js');
   const outside = await import('./outside-check.js');
   const { stateDbPath } = await import('../state/context.js');
   const guard = await import('./plan-guard.js');
@@ -230,7 +230,6 @@ async function resolveRound(
     ...stepBrief(rc.prep.plan, u.anchor, { plan_path: rc.prep.planPath, attempt: x.attempt, ...state }),
     conflict,
   };
-  const groupFile = pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
   const logPath = logPathOf(rc, u.anchor, x.attempt, `resolve${round}-attempt`);
   rounds.logs.push(logPath);
   const t = Date.now();
@@ -243,13 +242,10 @@ async function resolveRound(
     timeoutMs: x.left(),
     logPath,
     signal: x.beat.signal,
-    pidRecord: groupRecord(groupFile, W),
+    pidRecord: groupRecord(rc.flow.repo.mainRoot, rc.prep.slug, tree),
     agentAllow: rc.flow.config.run.agent_allow,
     role: 'the resolver',
-  }).finally(() => {
-    forgetGroup(groupFile);
-    tr?.('resolver', t);
-  });
+  }).finally(() => tr?.('resolver', t));
   // What the resolver used counts whatever became of its round (docs/run.md §7.1), under the claim, a
   // stopped run's too.
   await (await import('./ledger.js')).recordUsage(x, 'resolver', u.anchor, out);

@@ -136,7 +136,6 @@ async function reviewRound(
   // A failure of this run names the reviewer's own files (docs/run.md §1.3): its stdout (where its answer
   // is, a command's) and its log, never the implementer's.
   const files = [log.replace(/\.log$/, '.out'), log];
-  const groupFile = orphans.pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
   const out = await runReviewer({
     which: { reviewer: rc.opts.reviewer, reviewAgent: rc.opts.reviewAgent },
     brief,
@@ -148,10 +147,10 @@ async function reviewRound(
     stdoutPath: files[0]!,
     timeoutMs: x.left(),
     signal: x.beat.signal,
-    pidRecord: orphans.groupRecord(groupFile, W),
+    pidRecord: orphans.groupRecord(rc.flow.repo.mainRoot, rc.prep.slug, tree),
     agentAllow: rc.flow.config.run.agent_allow,
     rounds: rc.opts.reviewRounds,
-  }).finally(() => orphans.forgetGroup(groupFile));
+  });
   // What the reviewer used counts whatever its verdict (docs/run.md §7.1), under the claim still held, a
   // stopped run's too.
   await (await import('./ledger.js')).recordUsage(x, 'reviewer', top.anchor, out);

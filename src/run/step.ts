@@ -226,8 +226,7 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
   x.phase('implementer');
   const { runStepImplementer, coderReport } = await import('./agents.js');
   const { stepBrief } = await import('./brief.js');
-  const { forgetGroup, groupRecord, pgidFile } = await import('./orphans.js');
-  const groupFile = pgidFile(rc.flow.repo.mainRoot, rc.prep.slug, tree.worker);
+  const { groupRecord } = await import('./orphans.js');
   // The snapshot (git processes) and the brief's state reads are independent: side by side.
   const outside = await import('./outside-check.js');
   const scope = outside.runScope(rc, tree);
@@ -266,12 +265,11 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
     timeoutMs: x.left(),
     logPath,
     signal: watch.signal,
-    pidRecord: groupRecord(groupFile, W),
+    pidRecord: groupRecord(rc.flow.repo.mainRoot, rc.prep.slug, tree),
     agentAllow: rc.flow.config.run.agent_allow,
     thread: gitThreadOf(rc.ops.env),
   }).finally(() => {
     watch.stop();
-    forgetGroup(groupFile);
     tr?.('implementer', t);
   });
   // What the run used counts whatever became of it (docs/run.md §7.1), under the claim still held: a run
