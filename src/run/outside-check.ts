@@ -520,18 +520,27 @@ export function noteOutsideWrite(
 }
 
 /**
- * The attempt's OutsideWrite (docs/agents.md §1.6), the run's summary noted: `by` made the changes, `logs`
- * are its run's own output files when it is not the implementer (a reviewer's, a resolver's).
+ * Who ran inside a span and what its failure records: the step and attempt, `by` (the implementer, the
+ * reviewer, the resolver, "the checkpoint `…`", "the setup command `…`"), its own output files when it is
+ * not the implementer, and the artifact its output becomes.
  */
-export function outsideWriteFailure(
+export interface SpanOwner {
+  step: string;
+  attempt: number;
+  by: string;
+  logs?: string[];
+  artifact?: 'coder_report' | 'verification_report';
+}
+
+/**
+ * The attempt's OutsideWrite (docs/agents.md §1.6), the run's summary noted: `by` made the changes, `logs`
+ * are its run's own output files when it is not the implementer (a reviewer's, a resolver's, a checkpoint's).
+ */
+function outsideWriteFailure(
   rc: RunCtx,
-  o: {
-    step: string;
-    attempt: number;
+  o: SpanOwner & {
     changed: string[];
-    by: string;
-    out: ChildOutcome;
-    logs?: string[];
+    out: ChildOutcome | null;
     /** The snapshot taken before `by` ran: the children that ran beside it since are counted. */
     before: OutsideSnapshot;
   },
@@ -540,7 +549,51 @@ export function outsideWriteFailure(
   const beside = mark ? besideSince(mark) : 0;
   noteOutsideWrite(rc, o.step, o.attempt, o.changed, o.by, beside);
   const reason = outsideReason(o.step, o.changed, o.by, beside);
-  return new StepFailure('OutsideWrite', reason, o.out, 'coder_report', o.logs);
+  return new StepFailure('OutsideWrite', reason, o.out, o.artifact ?? 'coder_report', o.logs);
+}
+
+/**
+ * The one span of the check (docs/agents.md §1.6) around each phase of a step that runs code an agent could
+ * have written — the implementer, the reviewer, the resolver, each command checkpoint, the setup command,
+ * the refactors' verification: `open` takes the snapshot before the phase's run, `close` the one after and
+ * throws the attempt's OutsideWrite naming who ran (noteOutsideWrite: a git-directory change stops the run
+ * claiming). Only the phase's own run lies inside a span: the driver's own writes between phases (its
+ * commits, resets, rebases, refs) lie between spans and are never compared.
+ */
+export class OutsideSpan {
+  private constructor(
+    private readonly rc: RunCtx,
+    private readonly g: GitRunner,
+    private readonly scope: OutsideScope,
+    readonly before: OutsideSnapshot,
+  ) {}
+
+  /**
+   * A span of `tree`'s worker. `from`: a snapshot closed just before with nothing of the run's but state
+   * writes since (the previous checkpoint's), taken as this span's start instead of a new one.
+   */
+  static async open(
+    rc: RunCtx,
+    tree: WorkerTree,
+    o: { g?: GitRunner; from?: OutsideSnapshot } = {},
+  ): Promise<OutsideSpan> {
+    const g = o.g ?? rc.g;
+    const scope = runScope(rc, tree);
+    return new OutsideSpan(rc, g, scope, o.from ?? (await snapshotOutside(g, scope)));
+  }
+
+  /** The snapshot now, for a caller that takes it beside other work and hands it to `close`. */
+  snapshot(): Promise<OutsideSnapshot> {
+    return snapshotOutside(this.g, this.scope);
+  }
+
+  /** Compares the state now (or `after`) with the start; throws the OutsideWrite. Returns the snapshot after. */
+  async close(who: SpanOwner, out: ChildOutcome | null, after?: OutsideSnapshot): Promise<OutsideSnapshot> {
+    const now = after ?? (await this.snapshot());
+    const changed = outsideChanges(this.before, now);
+    if (changed.length) throw outsideWriteFailure(this.rc, { ...who, changed, out, before: this.before });
+    return now;
+  }
 }
 
 /**

@@ -212,11 +212,10 @@ async function resolveRound(
   const outside = await import('./outside-check.js');
   const { stateDbPath } = await import('../state/context.js');
   const guard = await import('./plan-guard.js');
-  const scope = outside.runScope(rc, tree);
-  const [applying, before, head, integrated, contract] = await timed(tr, 'resolve.prepare', () =>
+  const [applying, span, head, integrated, contract] = await timed(tr, 'resolve.prepare', () =>
     Promise.all([
       c.stepsOf(g, W, 'REBASE_HEAD'),
-      outside.snapshotOutside(g, scope),
+      outside.OutsideSpan.open(rc, tree, { g }),
       headTip(g, W),
       stop.integrated,
       guard.snapshotContract(W, rc.prep.planPath),
@@ -251,18 +250,7 @@ async function resolveRound(
   await (await import('./ledger.js')).recordUsage(x, 'resolver', u.anchor, out);
   if (out.aborted || x.beat.signal.aborted) throw new Aborted();
   const tc = Date.now();
-  const changed = outside.outsideChanges(before, await outside.snapshotOutside(g, scope));
-  if (changed.length) {
-    throw outside.outsideWriteFailure(rc, {
-      step: u.anchor,
-      attempt: x.attempt,
-      changed,
-      by: 'the resolver',
-      out,
-      logs: [logPath],
-      before,
-    });
-  }
+  await span.close({ step: u.anchor, attempt: x.attempt, by: 'the resolver', logs: [logPath] }, out);
   // The running plan and config are not the resolver's to change either (plan-guard.ts): the attempt fails.
   const edited = guard.contractChanges(contract, await guard.snapshotContract(W, rc.prep.planPath));
   if (edited.length)

@@ -106,11 +106,10 @@ async function reviewRound(
     import('./review-run.js'),
     import('./orphans.js'),
   ]);
-  const scope = outside.runScope(rc, tree);
   const [base, sig] = await Promise.all([integrationTip(rc), treeSignature(x)]);
   // The diff (the step's commits since they left the tip), the brief's state and the outside snapshot are
   // independent: side by side.
-  const [diff, state, before] = await Promise.all([
+  const [diff, state, span] = await Promise.all([
     gitCapped(
       rc.ops.env,
       ['diff', '--no-color', '--no-ext-diff', '--no-textconv', `${base}...${sig.head}`, '--'],
@@ -118,7 +117,7 @@ async function reviewRound(
       DIFF_CAP_BYTES,
     ),
     briefState(x, top),
-    outside.snapshotOutside(rc.g, scope),
+    outside.OutsideSpan.open(rc, tree),
   ]);
   const brief: ReviewBrief = {
     ...stepBrief(rc.prep.plan, top.anchor, { plan_path: rc.prep.planPath, attempt: x.attempt, ...state }),
@@ -155,19 +154,8 @@ async function reviewRound(
   // stopped run's too.
   await (await import('./ledger.js')).recordUsage(x, 'reviewer', top.anchor, out);
   if (out.aborted || x.beat.signal.aborted) throw new Aborted();
-  const [now, after] = await Promise.all([outside.snapshotOutside(rc.g, scope), treeSignature(x)]);
-  const changed = outside.outsideChanges(before, now);
-  if (changed.length) {
-    throw outside.outsideWriteFailure(rc, {
-      step: top.anchor,
-      attempt: x.attempt,
-      changed,
-      by: 'the reviewer',
-      out,
-      logs: files,
-      before,
-    });
-  }
+  const [now, after] = await Promise.all([span.snapshot(), treeSignature(x)]);
+  await span.close({ step: top.anchor, attempt: x.attempt, by: 'the reviewer', logs: files }, out, now);
   // A reviewer is read-only: whatever it changed in the worktree would be integrated unreviewed.
   if (after.head !== sig.head || after.status.join('\0') !== sig.status.join('\0')) {
     const paths = after.status.filter((p) => !sig.status.includes(p)).map((p) => p.slice(3));

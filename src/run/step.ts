@@ -228,12 +228,11 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
   const { stepBrief } = await import('./brief.js');
   const { groupRecord } = await import('./orphans.js');
   // The snapshot (git processes) and the brief's state reads are independent: side by side.
-  const outside = await import('./outside-check.js');
-  const scope = outside.runScope(rc, tree);
+  const { OutsideSpan } = await import('./outside-check.js');
   const guard = await import('./plan-guard.js');
-  const [state, before, contract] = await Promise.all([
+  const [state, span, contract] = await Promise.all([
     timed(tr, 'brief', () => briefState(x, u)),
-    timed(tr, 'outside', () => outside.snapshotOutside(rc.g, scope)),
+    timed(tr, 'outside', () => OutsideSpan.open(rc, tree)),
     guard.snapshotContract(W, rc.prep.planPath),
   ]);
   const brief = stepBrief(rc.prep.plan, u.anchor, {
@@ -283,19 +282,9 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
   const edited = guard.contractChanges(contract, await guard.snapshotContract(W, rc.prep.planPath));
   const caughtUp =
     out.ok && stalled === null && !extra.review_issues && !edited.length ? earlyCatchUp(x, u) : undefined;
-  const after = await outside.snapshotOutside(rc.g, scope).finally(() => caughtUp);
+  const after = await span.snapshot().finally(() => caughtUp);
   x.caughtUp = caughtUp && (await caughtUp);
-  const changed = outside.outsideChanges(before, after);
-  if (changed.length) {
-    throw outside.outsideWriteFailure(rc, {
-      step: u.anchor,
-      attempt: x.attempt,
-      changed,
-      by: 'the implementer',
-      out,
-      before,
-    });
-  }
+  await span.close({ step: u.anchor, attempt: x.attempt, by: 'the implementer' }, out, after);
   if (edited.length)
     throw guard.planEditFailure({ step: u.anchor, attempt: x.attempt, by: 'the implementer', changed: edited, out });
   if (stalled !== null)
