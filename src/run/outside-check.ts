@@ -424,14 +424,26 @@ export function outsideChanges(before: OutsideSnapshot, after: OutsideSnapshot):
   return [...changed].sort();
 }
 
-/** The OutsideWrite reason: the first 20 changes (`who`: the implementer, or the reviewer). */
-export function outsideReason(anchor: string, changed: string[], who = 'the implementer', beside = 0): string {
+/**
+ * The OutsideWrite reason: the first 20 changes (`who`: the implementer, the reviewer; `during`: a command
+ * of the step's own, "the checkpoint `…`", whose code the agent may have written, so the change is named
+ * by when it came rather than as the command's own doing).
+ */
+export function outsideReason(
+  anchor: string,
+  changed: string[],
+  who = 'the implementer',
+  beside = 0,
+  during = false,
+): string {
   const shown = changed.slice(0, 20).join(', ');
   const more = changed.length > 20 ? ` and ${changed.length - 20} more` : '';
   const what = `${changed.length} thing(s) outside its worktree`;
   // Beside other runs the check cannot say whose change it saw (docs/agents.md §1.6): it says so.
-  return beside > 0
-    ? `${anchor}: ${what} changed while ${who} ran, beside ${beside} other agent or command run(s) of this run that may have made them: ${shown}${more}`
+  if (beside > 0)
+    return `${anchor}: ${what} changed ${during ? 'during' : 'while'} ${who}${during ? '' : ' ran'}, beside ${beside} other agent or command run(s) of this run that may have made them: ${shown}${more}`;
+  return during
+    ? `${anchor}: ${what} changed during ${who}: ${shown}${more}`
     : `${anchor}: ${who} changed ${what}: ${shown}${more}`;
 }
 
@@ -530,6 +542,8 @@ export interface SpanOwner {
   by: string;
   logs?: string[];
   artifact?: 'coder_report' | 'verification_report';
+  /** `by` is one of the step's commands (a checkpoint, the setup, the refactors' verification): outsideReason. */
+  during?: boolean;
 }
 
 /**
@@ -548,7 +562,7 @@ function outsideWriteFailure(
   const mark = marks.get(o.before);
   const beside = mark ? besideSince(mark) : 0;
   noteOutsideWrite(rc, o.step, o.attempt, o.changed, o.by, beside);
-  const reason = outsideReason(o.step, o.changed, o.by, beside);
+  const reason = outsideReason(o.step, o.changed, o.by, beside, o.during);
   return new StepFailure('OutsideWrite', reason, o.out, o.artifact ?? 'coder_report', o.logs);
 }
 

@@ -461,17 +461,27 @@ async function checkpointPhase(x: StepRun, u: PlanStep, o: { again?: boolean } =
         (s.items ?? []).filter((i) => i.kind === 'checkpoint' && i.status === 'deferred').map((i) => i.ordinal),
       ),
   );
+  // A checkpoint runs the step's code, which the agent may have rewritten, with the driver's rights: each
+  // run lies inside the outside-write check as the implementer's does (docs/agents.md §1.6). Between two
+  // runs only the state database changes, so one's closing snapshot opens the next.
+  const { OutsideSpan } = await import('./outside-check.js');
+  let from: import('./outside-check.js').OutsideSnapshot | undefined;
   for (const c of commands) {
     if (deferred.has(c.ordinal)) continue;
+    const span = await OutsideSpan.open(rc, x.tree, { from });
+    const logPath = logPathOf(rc, u.anchor, x.attempt, `checkpoint${c.ordinal}${o.again ? '-resolved' : ''}-attempt`);
     const out = await runCheckpoint({
       command: c.cmd,
       cwd: W,
       env: rc.ops.env,
       timeoutMs: x.left(),
-      logPath: logPathOf(rc, u.anchor, x.attempt, `checkpoint${c.ordinal}${o.again ? '-resolved' : ''}-attempt`),
+      logPath,
       signal: x.beat.signal,
     });
     if (out.aborted || x.beat.signal.aborted) throw new Aborted();
+    const by = `the checkpoint \`${c.cmd}\``;
+    const who = { step: u.anchor, attempt: x.attempt, by, logs: [logPath], during: true };
+    from = await span.close({ ...who, artifact: 'verification_report' }, out);
     if (!out.ok)
       throw new StepFailure(
         out.timed_out ? 'StepTimeout' : 'CheckpointFailed',

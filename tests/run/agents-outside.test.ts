@@ -7,6 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, runCli } from '../helpers/cli.js';
+import { stepText } from '../helpers/plan.js';
 import { git } from '../helpers/repo.js';
 import { nodeImplementer, planText, runJsonl, runRepo, startRun, step, stepCommits, waitUntil } from './helpers.js';
 
@@ -224,6 +225,100 @@ if (step === 'step-1' && attempt === 1) {
     const r = runJsonl(root, ['demo', '--workers', '2', '--implementer', impl.argv]);
     expect(r.events.at(-1), r.stdout).toMatchObject({ type: 'summary', status: 'ok' });
     expect(r.events.filter((e) => e.type === 'attempt_failed')).toEqual([]);
+  });
+});
+
+describe('OutsideWrite: the checkpoints inside the check', () => {
+  // A checkpoint runs the step's code with the driver's rights: an agent confined to its worktree can
+  // rewrite what it runs (docs/agents.md §1.6).
+  const CHECK = `import { readFileSync } from 'node:fs';\nreadFileSync(process.argv[2]);\nconsole.log('CHECK OK');\n`;
+  const CMD = 'node check.mjs step-1.txt';
+
+  it('a checkpoint the agent rewrote to write into the main checkout: OutsideWrite naming it; a clean retry completes', () => {
+    const root = runRepo(planText([step(1, 'Base', { checkpoint: CMD })]), 'demo', { 'check.mjs': CHECK });
+    const impl = nodeImplementer(`
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+if (attempt === 1) {
+  const stray = join(process.env.TUG_REPO_ROOT, 'stray-from-checkpoint.txt');
+  writeFileSync(join(wt, 'check.mjs'), "import { writeFileSync } from 'node:fs';\\nwriteFileSync(" + JSON.stringify(stray) + ", 'x');\\nconsole.log('CHECK OK');\\n");
+}
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(
+      failed.map((e) => [e.step_anchor, e.attempt, e.reason_code, e.reason]),
+      r.stdout + r.stderr,
+    ).toEqual([
+      [
+        'step-1',
+        1,
+        'OutsideWrite',
+        `step-1: 1 thing(s) outside its worktree changed during the checkpoint \`${CMD}\`: stray-from-checkpoint.txt`,
+      ],
+    ]);
+    // The failure names the checkpoint's own log.
+    expect(failed[0].logs).toEqual(['.tugtool/logs/demo/step-1-checkpoint0-attempt1.log']);
+    // Attempt 2 (the worktree reset, check.mjs as committed) completes; the run still ends in the error.
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
+    expect(r.code).toBe(4);
+    expect(r.events.at(-1).error).toMatchObject({
+      code: 'OutsideWrite',
+      details: { by: `the checkpoint \`${CMD}\``, changed: ['stray-from-checkpoint.txt'] },
+    });
+    expect(r.events.at(-1).error.message).toBe(
+      `the checkpoint \`${CMD}\` of step-1 (attempt 1) changed things outside its worktree: stray-from-checkpoint.txt`,
+    );
+    expect(readFileSync(join(root, 'stray-from-checkpoint.txt'), 'utf8')).toBe('x');
+  });
+
+  it('a checkpoint that plants a git hook stops the run claiming (GitDirChanged), as for the implementer', () => {
+    const root = runRepo(planText([step(1, 'Base', { checkpoint: CMD }), step(2, 'Next', { deps: [1] })]), 'demo', {
+      'check.mjs': CHECK,
+    });
+    const impl = nodeImplementer(`
+import { execFileSync } from 'node:child_process';
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+if (step === 'step-1' && attempt === 1) {
+  const common = execFileSync('git', ['rev-parse', '--path-format=absolute', '--git-common-dir'], { cwd: wt, encoding: 'utf8' }).trim();
+  const hook = join(common, 'hooks', 'post-commit');
+  writeFileSync(join(wt, 'check.mjs'), "import { writeFileSync } from 'node:fs';\\nwriteFileSync(" + JSON.stringify(hook) + ", '#!/bin/sh\\\\n', { mode: 0o755 });\\n");
+}
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(
+      failed.map((e) => e.reason),
+      r.stdout + r.stderr,
+    ).toEqual([
+      `step-1: 1 thing(s) outside its worktree changed during the checkpoint \`${CMD}\`: .git/hooks/post-commit`,
+    ]);
+    expect(r.events.filter((e) => e.type === 'claimed')).toHaveLength(1);
+    const warning = r.events.find((e) => e.type === 'warning' && e.code === 'GitDirChanged');
+    expect(warning?.message).toContain(`the checkpoint \`${CMD}\` changed the git directory`);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+    expect(r.code).toBe(4);
+  });
+
+  it('checkpoints that write only inside their worktree pass, one after another', () => {
+    const write = `node -e "require('fs').writeFileSync('out-' + process.argv[1] + '.txt', 'ok')"`;
+    const root = runRepo(
+      planText([
+        stepText({
+          id: '1',
+          title: 'Base',
+          commit: 'feat: base',
+          tasks: ['write base'],
+          checkpoints: [`\`${CMD}\``, `\`${write} a\``, `\`${write} b\``],
+        }),
+      ]),
+      'demo',
+      { 'check.mjs': CHECK },
+    );
+    const impl = nodeImplementer(`writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(r.events.at(-1), r.stdout + r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    expect(r.events.filter((e) => e.type === 'attempt_failed')).toEqual([]);
+    expect(git(root, 'show', 'tugplan/demo:out-b.txt')).toBe('ok');
   });
 });
 
