@@ -614,7 +614,7 @@ export const CATALOGUE = {
   },
   OutsideWrite: {
     exit: 4,
-    when: "`run`: something outside a worktree changed while its implementer, reviewer, resolver or a checkpoint command ran — the main checkout, `.tugtool/`, another worktree, a ref, the git directory's hooks, info or config (docs/agents.md §1.6); the attempt failed and nothing was undone",
+    when: "`run`: something outside a worktree changed while its implementer, reviewer or resolver, a checkpoint command, the setup command or the refactors' verification ran — the main checkout, `.tugtool/`, another worktree, a ref, the git directory's hooks, info or config (docs/agents.md §1.6); the attempt failed and nothing was undone",
     message: (d) => {
       const who = `${s(d.by, 'the implementer')} of ${s(d.step_anchor)} (attempt ${s(d.attempt)})`;
       const what = s((d.changed as string[] | undefined)?.join(', '), '?');

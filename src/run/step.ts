@@ -206,12 +206,20 @@ export async function reviseStep(x: StepRun, top: PlanStep, issues: ReviewIssue[
 async function refactorPhase(x: StepRun, u: PlanStep): Promise<void> {
   const { rc } = x;
   x.phase('refactors');
-  const { refactorRunStep } = await import('../ops/refactor.js');
+  const [{ refactorRunStep }, { OutsideSpan }] = await Promise.all([
+    import('../ops/refactor.js'),
+    import('./outside-check.js'),
+  ]);
+  // The verification runs the tree's tests, which an earlier unit's agent may have written, with the
+  // driver's rights: inside the outside-write check, as an implementer (docs/agents.md §1.6).
+  const span = await OutsideSpan.open(rc, x.tree);
   const r = await refactorRunStep(rc.ops, ownerOf(x, u), rc.call, {
     heartbeat_seconds: Math.max(1, Math.round(rc.opts.heartbeatMs / 1000)),
     max_concurrent_sessions: rc.flow.config.kernel.max_concurrent_sessions,
     kernel: { env: kernelEnv(rc.ops.env) },
   });
+  throwIfAborted(x.beat);
+  await span.close({ step: u.anchor, attempt: x.attempt, by: "the refactors' verification", during: true }, null);
   if (r.exit_code !== 0)
     throw new StepFailure('RefactorFailed', `${u.anchor}: ${r.error?.code ?? 'error'}: ${r.error?.message ?? ''}`);
 }

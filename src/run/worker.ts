@@ -43,7 +43,11 @@ export interface WorkerResult {
 }
 
 /** Reset to the integration tip, then the setup when the tree is `fresh` (just made) or a lockfile changed. */
-async function prepareTree(rc: RunCtx, tree: WorkerTree, o: { fresh: boolean }): Promise<void> {
+async function prepareTree(
+  rc: RunCtx,
+  tree: WorkerTree,
+  o: { fresh: boolean; step: string; attempt: number },
+): Promise<void> {
   const head = tree.integratedHead;
   tree.integratedHead = undefined;
   const tip = rc.remote ? await rc.remote.sync() : await integrationTip(rc); // --remote: the step sees its deps
@@ -61,16 +65,22 @@ async function prepareTree(rc: RunCtx, tree: WorkerTree, o: { fresh: boolean }):
     linkDependencies(rc.flow.repo.mainRoot, rc.flow.repo.commonDir, tree.path);
     return;
   }
-  const { runChild } = await import('./child.js');
+  const [{ runChild }, { OutsideSpan }] = await Promise.all([import('./child.js'), import('./outside-check.js')]);
+  // The setup runs the tree's code (its package scripts, which earlier steps' agents may have written) with
+  // the driver's rights: inside the outside-write check, as an implementer (docs/agents.md §1.6).
+  const span = await OutsideSpan.open(rc, tree);
+  const logPath = (await import('./step.js')).logPathOf(rc, tree.worker, 0, 'setup');
   const out = await runChild({
     argv: rc.opts.setupCommand,
     cwd: tree.path,
     env: rc.ops.env,
     timeoutMs: rc.opts.stepTimeoutMs,
-    logPath: (await import('./step.js')).logPathOf(rc, tree.worker, 0, 'setup'),
+    logPath,
     signal: rc.stop.signal,
   });
   if (out.aborted) throw new Aborted();
+  const by = `the setup command \`${rc.opts.setupCommand.join(' ')}\``;
+  await span.close({ step: o.step, attempt: o.attempt, by, logs: [logPath], during: true }, out);
   if (!out.ok)
     throw new TugError('InvalidArgument', { reason: `run.setup_command failed in ${tree.path}: ${out.last_line}` });
 }
@@ -321,7 +331,7 @@ async function runClaimed(
   const tr = x.tr;
   try {
     x.phase('reset');
-    await timed(tr, 'reset', () => prepareTree(rc, tree, { fresh: claim.fresh }));
+    await timed(tr, 'reset', () => prepareTree(rc, tree, { fresh: claim.fresh, step: step.anchor, attempt }));
     if (beat.signal.aborted) throw new Aborted();
     await timed(tr, 'start', () =>
       rc.store.start(x.sc, { plan: rc.prep.planPath, step: step.anchor, worktree: W, attempt }),

@@ -322,6 +322,33 @@ if (step === 'step-1' && attempt === 1) {
   });
 });
 
+describe('OutsideWrite: the setup command inside the check', () => {
+  it("a setup command whose script writes into the main checkout fails the attempt naming it; the retry's tree needs no setup", () => {
+    // setup.mjs stands for tree code an earlier step's agent may have written (a package script, say).
+    const setup = `import { writeFileSync } from 'node:fs';\nimport { join } from 'node:path';\nwriteFileSync(join(process.cwd(), '..', '..', 'stray-from-setup.txt'), 'x');\n`;
+    const root = runRepo(planText([step(1, 'Base')]), 'demo', {
+      'setup.mjs': setup,
+      '.tugtool/config.toml': '[run]\nsetup_command = ["node", "setup.mjs"]\n',
+    });
+    const impl = nodeImplementer(`writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(
+      failed.map((e) => [e.attempt, e.reason_code, e.reason]),
+      r.stdout + r.stderr,
+    ).toEqual([
+      [
+        1,
+        'OutsideWrite',
+        'step-1: 1 thing(s) outside its worktree changed during the setup command `node setup.mjs`: stray-from-setup.txt',
+      ],
+    ]);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
+    expect(r.code).toBe(4);
+    expect(r.events.at(-1).error.details).toMatchObject({ by: 'the setup command `node setup.mjs`' });
+  });
+});
+
 describe('StepCompletedElsewhere', () => {
   it('an implementer that completes its own step: reported, not a silent claim_lost; the work is kept', () => {
     const root = runRepo(planText([step(1, 'Base')]), 'demo', ONE);
