@@ -7,7 +7,8 @@
  *   so a further edit of an already-modified file shows), `.tugtool/` except its runtime files, the
  *   repository's other worktrees (HEAD and status), every ref except the worker's own branch, and what in
  *   the common git directory runs code or steers git (`hooks/`, `info/`, the config files key by key:
- *   gitDirFiles) — taken before the implementer and compared after it. Not compared: what the run itself
+ *   gitDirFiles) — taken before each phase that runs code an agent could have written (the implementer,
+ *   reviewer, resolver, a checkpoint, the setup, the refactors' verification: OutsideSpan) and compared after it. Not compared: what the run itself
  *   moves meanwhile (the integration branch, the other workers' branches, worktrees and their branch config,
  *   notes, `refs/tugplan/`, remote-tracking refs under `--remote`: other workers change them while this one
  *   runs), and where the base branch points (the user may commit to it during a run:
