@@ -34,6 +34,15 @@ export const isUsageCount = (v: unknown): v is number =>
 export const isUsageCost = (v: unknown): v is number =>
   typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= USAGE_MAX_COST_USD;
 
+/**
+ * A count as an agent or `TUG_USAGE_OUT` may report it, before the bound: a non-negative integer, or any
+ * number past USAGE_MAX_TOKENS (boundUsage holds it to the bound). Negative, fractional or NaN is malformed.
+ */
+export const isReportedCount = (v: unknown): v is number =>
+  typeof v === 'number' && v >= 0 && (Number.isSafeInteger(v) || v > USAGE_MAX_TOKENS);
+/** A cost as reported, before the bound: any non-negative number (1e308 and Infinity included). */
+export const isReportedCost = (v: unknown): v is number => typeof v === 'number' && v >= 0;
+
 /** One run's usage, as reported (each field null when unknown). */
 export type Usage = { [K in UsageTokenField]: number | null } & { cost_usd: number | null };
 
@@ -141,6 +150,29 @@ export function priced(u: Usage, prices: Prices): Usage {
     cost += (n * r) / 1e6;
   }
   return { ...u, cost_usd: roundUsd(cost) };
+}
+
+/**
+ * The one bound rule of the ledger (docs/run.md §7.1), for every source of a report: a value past its bound
+ * (USAGE_MAX_TOKENS, USAGE_MAX_COST_USD) counts as the bound. An absurd report then spends any real budget
+ * instead of slipping past it (as an unknown value would), and the sums stay finite and exact. `capped`:
+ * the fields held, for the caller's warning.
+ */
+export function boundUsage(u: Usage): { usage: Usage; capped: (UsageTokenField | 'cost_usd')[] } {
+  const usage = { ...u };
+  const capped: (UsageTokenField | 'cost_usd')[] = [];
+  for (const k of USAGE_TOKEN_FIELDS) {
+    const v = usage[k];
+    if (v !== null && v > USAGE_MAX_TOKENS) {
+      usage[k] = USAGE_MAX_TOKENS;
+      capped.push(k);
+    }
+  }
+  if (usage.cost_usd !== null && usage.cost_usd > USAGE_MAX_COST_USD) {
+    usage.cost_usd = USAGE_MAX_COST_USD;
+    capped.push('cost_usd');
+  }
+  return { usage, capped };
 }
 
 const num = (n: number) => n.toLocaleString('en-US');

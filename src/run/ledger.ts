@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { runLogDir } from '../contract/layout.js';
 import { topLevelOf } from '../plan/lift.js';
-import { addUsage, priced, type Usage, type UsageRole } from '../contract/usage.js';
+import { addUsage, boundUsage, priced, type Usage, type UsageRole } from '../contract/usage.js';
 import { announceChange, stateCallIn, type RunCtx, type RunSetup } from './context.js';
 import type { UsageReport } from './implementer.js';
 import type { StepRun } from './step.js';
@@ -25,6 +25,31 @@ function budgetWords(rc: Pick<RunSetup, 'opts'>): string {
 
 export function hasBudget(rc: Pick<RunSetup, 'opts'>): boolean {
   return rc.opts.budgetUsd !== null || rc.opts.budgetTokens !== null;
+}
+
+// An absurd value (1e308) as its exponent, not 103 groups of digits.
+const num = (n: number) => (n < 1e16 ? n.toLocaleString('en-US') : n.toExponential());
+
+/**
+ * A report as the ledger records it, from whichever source (claude, codex, `TUG_USAGE_OUT`): priced from
+ * `[run.prices]` when it has tokens but no cost, and each value held to its bound (boundUsage: docs/run.md
+ * §7.1), tokens before pricing (so the price is finite) and the cost after. A value held is a
+ * `UsageOutOfBounds` warning naming what was reported.
+ */
+function asRecorded(rc: Pick<RunSetup, 'opts' | 'warn'>, who: string, reported: Usage): Usage {
+  const tokens = boundUsage(reported);
+  const withCost = priced(tokens.usage, rc.opts.prices);
+  const all = boundUsage(withCost);
+  const capped = [...tokens.capped, ...all.capped];
+  if (capped.length)
+    rc.warn(
+      'UsageOutOfBounds',
+      `${who}: ${capped
+        .map((k) => `${k} ${num((reported[k] ?? withCost[k])!)}${reported[k] === null ? ' (priced)' : ''}`)
+        .join(', ')} past the ledger's bound, counted as ${capped.map((k) => num(all.usage[k]!)).join(', ')}`,
+      { fields: capped },
+    );
+  return all.usage;
 }
 
 /**
@@ -49,7 +74,7 @@ async function recordReport(x: StepRun, role: UsageRole, anchor: string, report:
     if (!x.beat.signal.aborted) noteSilent(rc, anchor, role, 'reported no usage');
     return;
   }
-  const usage: Usage = priced(report.usage, rc.opts.prices);
+  const usage = asRecorded(rc, `${anchor} (${role})`, report.usage);
   if (usage.cost_usd === null && rc.opts.budgetUsd !== null) noteSilent(rc, anchor, role, 'reported no cost');
   try {
     await rc.store.recordUsage(x.sc, {
@@ -208,7 +233,7 @@ export async function recordLeftUsage(
         worktree,
         attempt: held.attempt,
         role,
-        usage: priced(report.usage, rc.opts.prices),
+        usage: asRecorded(rc, `${unit} (${role})`, report.usage),
       });
     } catch (e) {
       if (!(e instanceof TugError)) throw e;

@@ -4,7 +4,7 @@
  * diff), the earlier verdicts of this attempt, the read-only rules, and the one-line verdict contract.
  * Pure: a review brief in, text out.
  */
-import { promptHead, taskList } from './agent-prompt.js';
+import { promptHead, promptOwner, taskList } from './agent-prompt.js';
 import { sq } from './confine.js';
 import type { ReviewBrief } from './types.js';
 
@@ -14,6 +14,11 @@ export interface ReviewPromptContext {
   briefPath: string;
   /** REVISE verdicts an attempt may get before it fails. */
   rounds: number;
+  /**
+   * Whether the reviewer may record a note (`tugcode state artifact`): claude may, codex's read-only sandbox
+   * reaches no state at all (docs/agents.md §1.8).
+   */
+  notes: boolean;
 }
 
 /** The verdict line a reviewer ends with, as the prompt and agents/reviewer.md show it. */
@@ -77,6 +82,16 @@ export function reviewerPrompt(b: ReviewBrief, ctx: ReviewPromptContext): string
     '  worktree fails the attempt.',
     "- You may read files, run read-only commands (git diff, git log, ls) and the step's checkpoint commands.",
     `- The review's input is JSON in the file ${sq(ctx.briefPath)}.`,
+    ...(ctx.notes
+      ? [
+          '- You may record a note in the plan state (optional; your verdict is recorded for you):',
+          '',
+          `      tugcode state artifact ${promptOwner(b, ctx.worktree)} --kind note --summary "what you found"`,
+          '',
+          '  Run it exactly as written (with your text): other state commands, and the same command for another',
+          '  step, worktree or attempt, are refused.',
+        ]
+      : []),
     '',
     '## Verdict',
     '',

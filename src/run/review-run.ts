@@ -93,7 +93,12 @@ export async function runReviewer(o: ReviewerRunOptions): Promise<ReviewerOutcom
       },
       {
         argv: reviewerArgv,
-        prompt: reviewerPrompt(o.brief, { worktree: o.vars.worktree, briefPath: o.briefPath, rounds: o.rounds }),
+        prompt: reviewerPrompt(o.brief, {
+          worktree: o.vars.worktree,
+          briefPath: o.briefPath,
+          rounds: o.rounds,
+          notes: o.which.reviewAgent === 'claude',
+        }),
         relay: ['artifact'],
       },
     );

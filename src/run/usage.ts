@@ -6,10 +6,8 @@
 import {
   emptyUsage,
   hasUsage,
-  isUsageCost,
-  isUsageCount,
-  USAGE_MAX_COST_USD,
-  USAGE_MAX_TOKENS,
+  isReportedCost,
+  isReportedCount,
   USAGE_TOKEN_FIELDS,
   type Usage,
 } from '../contract/usage.js';
@@ -31,10 +29,10 @@ export {
 /** The most bytes of a `TUG_USAGE_OUT` file read; a bigger file is a warning. */
 export const USAGE_FILE_MAX = 64 * 1024;
 
-// Bounded (USAGE_MAX_TOKENS, USAGE_MAX_COST_USD): an absurd value is no value, so the sums stay finite.
-const count = (v: unknown): number | null => (isUsageCount(v) ? v : null);
-const usd = (v: unknown): number | null => (isUsageCost(v) ? v : null);
-const num = (n: number) => n.toLocaleString('en-US');
+// As reported: a value past its bound is kept, for the ledger's one bound rule (boundUsage, docs/run.md
+// §7.1) to count as the bound — never dropped, which would make a budget blind to it.
+const count = (v: unknown): number | null => (isReportedCount(v) ? v : null);
+const usd = (v: unknown): number | null => (isReportedCost(v) ? v : null);
 
 /**
  * claude's `--output-format json` result object → its usage: `usage.input_tokens`, `output_tokens`,
@@ -55,8 +53,9 @@ export function claudeUsage(result: Record<string, unknown>): Usage | null {
 
 /**
  * The `TUG_USAGE_OUT` file's text → its usage: one JSON object with any of `input_tokens`, `output_tokens`,
- * `cache_read_tokens`, `cache_write_tokens` (non-negative integers up to USAGE_MAX_TOKENS) and `cost_usd` (a
- * non-negative number up to USAGE_MAX_COST_USD), each may be null. Anything else is a reason (the caller's warning), never a failure of the step.
+ * `cache_read_tokens`, `cache_write_tokens` (non-negative integers) and `cost_usd` (a non-negative number),
+ * each may be null; a value past its bound is kept (the ledger holds it to the bound). Anything else is a
+ * reason (the caller's warning), never a failure of the step.
  */
 export function parseUsageFile(text: string): { usage: Usage | null } | { reason: string } {
   let v: unknown;
@@ -72,12 +71,12 @@ export function parseUsageFile(text: string): { usage: Usage | null } | { reason
   for (const k of USAGE_TOKEN_FIELDS) {
     if (o[k] === undefined || o[k] === null) continue;
     const n = count(o[k]);
-    if (n === null) bad.push(`${k} must be a non-negative integer of at most ${num(USAGE_MAX_TOKENS)}`);
+    if (n === null) bad.push(`${k} must be a non-negative integer`);
     out[k] = n;
   }
   if (o.cost_usd !== undefined && o.cost_usd !== null) {
     out.cost_usd = usd(o.cost_usd);
-    if (out.cost_usd === null) bad.push(`cost_usd must be a non-negative number of at most ${num(USAGE_MAX_COST_USD)}`);
+    if (out.cost_usd === null) bad.push('cost_usd must be a non-negative number');
   }
   if (bad.length) return { reason: bad.join('; ') };
   return { usage: hasUsage(out) ? out : null };

@@ -17,14 +17,16 @@ import { git, tempDir } from '../helpers/repo.js';
 import { planText, runRepo, startRun, step, stepCommits } from '../run/helpers.js';
 
 /** What the reviewer's prompt says: the step, the worktree, the round, the git command for the change. */
-function fromPrompt(t: Turn): { step: string; worktree: string; round: number; diff: string } {
+function fromPrompt(t: Turn): { step: string; worktree: string; round: number; diff: string; note: string | null } {
   const step = /^# (step-[\w-]+):/m.exec(t.prompt)?.[1];
   const worktree = /^Worktree: (.+)$/m.exec(t.prompt)?.[1];
   const round = /review round (\d+) of at most/.exec(t.prompt)?.[1];
   const diff = /read it yourself with `(git diff \S+)`/.exec(t.prompt)?.[1];
   if (!step || !worktree || !round || !diff || !t.prompt.includes('You are the reviewer'))
     throw new Error(`not a reviewer's prompt:\n${t.prompt}`);
-  return { step, worktree, round: Number(round), diff };
+  // The note command, as the prompt writes it (claude only: codex's sandbox reaches no state).
+  const note = /^ {6}(tugcode state artifact .*)$/m.exec(t.prompt)?.[1] ?? null;
+  return { step, worktree, round: Number(round), diff, note };
 }
 
 /** A scripted implementer (no agent): `<step>.txt`, `<step> revised` once its brief carries review_issues. */
@@ -52,6 +54,18 @@ function verdicts(root: string): { step_anchor: string; summary: string }[] {
   }
 }
 
+function notes(root: string): string[] {
+  const d = new Database(join(root, '.tugtool', 'state.db'), { readonly: true });
+  try {
+    return d
+      .prepare("SELECT summary FROM step_artifacts WHERE kind = 'note' ORDER BY id")
+      .all()
+      .map((r: any) => r.summary);
+  } finally {
+    d.close();
+  }
+}
+
 const ONE_ATTEMPT = { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' };
 
 export function reviewSuite(agent: Agent): void {
@@ -71,6 +85,8 @@ export function reviewSuite(agent: Agent): void {
         { write: join(p.worktree, 'reviewer-was-here.txt'), content: 'no\n' },
         { bash: `tugcode state update ${plan} ${p.step} --worktree ${p.worktree} --attempt 1 --task 0 completed` },
         { bash: p.diff },
+        // The note command the prompt gives, run as written (with its own text): the relay accepts it.
+        ...(p.note ? [{ bash: p.note.replace('what you found', `round ${p.round} noted`) }] : []),
       ];
       const verdict = (p: ReturnType<typeof fromPrompt>) =>
         p.round === 1
@@ -88,8 +104,8 @@ export function reviewSuite(agent: Agent): void {
         '1:REVISE',
         '2:APPROVE',
       ]);
-      // Two reviewer conversations (one per round), each with its three tries and the verdict.
-      const last = server.turns.filter((t) => t.results.length === 3);
+      // Two reviewer conversations (one per round), each with its tries and the verdict.
+      const last = server.turns.filter((t) => t.results.length === (agent === 'claude' ? 4 : 3));
       expect(last).toHaveLength(2);
       for (const t of last) {
         // The write and the state update were refused; the diff was read.
@@ -99,7 +115,9 @@ export function reviewSuite(agent: Agent): void {
           agent === 'claude' ? /has been denied/ : /cannot reach the state relay .*read-only file system/i,
         );
         expect(t.results[2]).toMatch(/\+step-1/);
+        expect(fromPrompt(t).note === null).toBe(agent === 'codex');
       }
+      if (agent === 'claude') expect(notes(root)).toEqual(['round 1 noted', 'round 2 noted']);
       expect(existsSync(join(root, '.tugtree', 'tugplan__demo--w1', 'reviewer-was-here.txt'))).toBe(false);
       // The step's work: one commit with the revision; the verdicts recorded.
       expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);

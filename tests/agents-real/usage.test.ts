@@ -73,3 +73,40 @@ describe.skipIf(!clis.ok).each(['claude', 'codex'] as Agent[])('real %s: the led
     }
   });
 });
+
+describe.skipIf(!clis.ok)('real claude: an absurd report', () => {
+  let server: ModelServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it('a count past the bound counts as the bound (UsageOutOfBounds), so --budget-tokens still stops the run', async () => {
+    // docs/run.md §7.1: claude's own result carries the absurd count; the ledger holds it to 10^12.
+    const root = realpathSync(
+      runRepo(planText([step(1, 'Base'), step(2, 'Next', { deps: [1] })]), 'demo', {
+        '.tugtool/config.toml': '[state]\nmax_attempts = 1\n',
+      }),
+    );
+    server = await startModelServer(script, { input_tokens: 1e13 });
+    const { env } = agentEnv('claude', clis.ok ? clis.bin : '', server.url);
+    const r = await startRun(root, ['demo', '--agent', 'claude', '--workers', '1', '--budget-tokens', '100000'], env)
+      .done;
+    const summary = r.events.at(-1);
+    expect(summary.error, r.stdout + r.stderr).toMatchObject({ code: 'BudgetExhausted' });
+    expect(r.events.filter((e) => e.type === 'warning').map((e) => [e.code, e.message])).toEqual([
+      [
+        'UsageOutOfBounds',
+        expect.stringMatching(
+          /^step-1 \(implementer\): input_tokens 20,000,000,000,000(, cost_usd \S+)? past the ledger's bound, counted as 1,000,000,000,000(, 1,000,000,000)?$/,
+        ),
+      ],
+    ]);
+    const usage = r.events.filter((e) => e.type === 'usage');
+    expect(usage.map((e) => e.step_anchor)).toEqual(['step-1']);
+    expect(usage[0].usage.input_tokens).toBe(1e12);
+    const show = tugJson(root, ['state', 'show', 'demo']).json.plans[0];
+    expect(show.usage.input_tokens).toBe(1e12);
+    expect(show.steps.find((s: any) => s.anchor === 'step-2').status).not.toBe('completed');
+  });
+});

@@ -50,13 +50,28 @@ export interface ReportedUsage {
 }
 
 /** What every conversation reply reports (different numbers per kind, so a mix-up shows). */
-const REPLY_USAGE = {
+const DEFAULT_USAGE = {
   claude: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 4, cache_creation_input_tokens: 3 },
   // OpenAI's convention: input_tokens includes the cached ones.
   codex: { input_tokens: 10, cached_tokens: 4, cache_write_tokens: 2, output_tokens: 5 },
 };
 
-function report(r: ReportedUsage, agent: Agent): void {
+type ReplyUsage = typeof DEFAULT_USAGE;
+
+/** What the server's replies report: `input_tokens` per reply instead of the default (an absurd count). */
+export interface ModelServerOptions {
+  input_tokens?: number;
+}
+
+function replyUsage(o: ModelServerOptions): ReplyUsage {
+  if (o.input_tokens === undefined) return DEFAULT_USAGE;
+  return {
+    claude: { ...DEFAULT_USAGE.claude, input_tokens: o.input_tokens },
+    codex: { ...DEFAULT_USAGE.codex, input_tokens: o.input_tokens },
+  };
+}
+
+function report(r: ReportedUsage, agent: Agent, REPLY_USAGE: ReplyUsage): void {
   if (agent === 'claude') {
     const u = REPLY_USAGE.claude;
     r.input_tokens += u.input_tokens;
@@ -107,7 +122,13 @@ function sse(res: ServerResponse): (event: string, data: object) => void {
   return (event, data) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-function claudeReply(res: ServerResponse, body: any, a: Exclude<Action, { hang: true }>, n: number): void {
+function claudeReply(
+  res: ServerResponse,
+  body: any,
+  a: Exclude<Action, { hang: true }>,
+  n: number,
+  REPLY_USAGE: ReplyUsage,
+): void {
   if ('http' in a || 'overloaded' in a) {
     const status = 'http' in a ? a.http : 529;
     const type = 'http' in a ? 'api_error' : 'overloaded_error';
@@ -175,7 +196,7 @@ function writeCommand(path: string, content: string): string {
   return `printf '%s' ${q(content)} > ${q(path)}`;
 }
 
-function codexReply(res: ServerResponse, a: Exclude<Action, { hang: true }>, n: number): void {
+function codexReply(res: ServerResponse, a: Exclude<Action, { hang: true }>, n: number, REPLY_USAGE: ReplyUsage): void {
   if ('http' in a) {
     res.writeHead(a.http, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: { message: a.message ?? 'Internal server error', type: 'server_error' } }));
@@ -231,7 +252,8 @@ function codexReply(res: ServerResponse, a: Exclude<Action, { hang: true }>, n: 
 }
 
 /** Starts the server; `script` decides each turn. */
-export async function startModelServer(script: Script): Promise<ModelServer> {
+export async function startModelServer(script: Script, options: ModelServerOptions = {}): Promise<ModelServer> {
+  const usage = replyUsage(options);
   const turns: Turn[] = [];
   const reported: ReportedUsage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 };
   const hung = new Set<ServerResponse>();
@@ -278,8 +300,8 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
         turns.push(t);
         const a = script(t);
         if ('hang' in a) return void hung.add(res);
-        claudeReply(res, body, a, n);
-        if (!('http' in a) && !('overloaded' in a)) report(reported, 'claude');
+        claudeReply(res, body, a, n, usage);
+        if (!('http' in a) && !('overloaded' in a)) report(reported, 'claude', usage);
         return;
       }
       if (path === '/v1/responses') {
@@ -287,8 +309,8 @@ export async function startModelServer(script: Script): Promise<ModelServer> {
         turns.push(t);
         const a = script(t);
         if ('hang' in a) return void hung.add(res);
-        codexReply(res, a, n);
-        if (!('http' in a) && !('overloaded' in a)) report(reported, 'codex');
+        codexReply(res, a, n, usage);
+        if (!('http' in a) && !('overloaded' in a)) report(reported, 'codex', usage);
         return;
       }
       res.writeHead(404);

@@ -108,37 +108,51 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
   });
 
-  it('an absurd number in a TUG_USAGE_OUT report is a warning, not a total of Infinity that spends every budget', () => {
+  it('an absurd number in a TUG_USAGE_OUT report counts as its bound: a warning, and it spends the budget', () => {
+    // docs/run.md §7.1: never ignored (a budget blind to it) and never Infinity (every later budget spent).
     const root = runRepo(CHAIN);
     const impl = nodeImplementer(`
 writeFileSync(join(wt, step + '.txt'), step);
 writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
   ? '{"input_tokens": 5, "cost_usd": 1e308}'
-  : step === 'step-2'
-    ? JSON.stringify({ input_tokens: 1e15, cost_usd: 0.5 })
-    : JSON.stringify({ input_tokens: 7, output_tokens: 3, cost_usd: 0.25 }));
+  : JSON.stringify({ input_tokens: 7, output_tokens: 3, cost_usd: 0.25 }));
 `);
     const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--budget-usd', '1']);
-    const summary = r.events.at(-1);
-    // The budget was never spent by them: every step ran.
-    expect(summary, r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
-    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2', 'step-3']);
-    const warnings = r.events.filter((e) => e.type === 'warning' && e.code === 'UsageUnreadable');
-    expect(warnings.map((w) => w.message)).toEqual([
-      expect.stringMatching(
-        /^step-1 \(implementer\): .*: cost_usd must be a non-negative number of at most 1,000,000,000: ignored$/,
-      ),
-      expect.stringMatching(
-        /^step-2 \(implementer\): .*: input_tokens must be a non-negative integer of at most 1,000,000,000,000: ignored$/,
-      ),
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.events.at(-1).error).toMatchObject({ code: 'BudgetExhausted' });
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
+    const warnings = r.events.filter((e) => e.type === 'warning' && e.code !== 'BudgetUnmeasured');
+    expect(warnings.map((w) => [w.code, w.message])).toEqual([
+      ['UsageOutOfBounds', "step-1 (implementer): cost_usd 1e+308 past the ledger's bound, counted as 1,000,000,000"],
     ]);
-    expect(summary.plan_usage).toMatchObject({ tokens: 10, cost_usd: 0.25, reports: 1 });
+    expect(r.events.find((e) => e.type === 'usage').usage).toEqual({
+      input_tokens: 5,
+      output_tokens: null,
+      cache_read_tokens: null,
+      cache_write_tokens: null,
+      cost_usd: 1e9,
+    });
     const { plan } = showSteps(root);
-    expect(plan.usage).toMatchObject({ tokens: 10, cost_usd: 0.25 });
-    expect(tugJson(root, ['status', 'demo']).json.plans[0].usage).toMatchObject({ cost_usd: 0.25 });
+    expect(plan.usage).toMatchObject({ tokens: 5, cost_usd: 1e9, reports: 1 });
   });
 
-  it("a report whose priced cost is out of bounds is UsageNotRecorded and counts in no total, the run's included", () => {
+  it('a token count past the bound counts as the bound, so --budget-tokens trips on it', () => {
+    const root = runRepo(CHAIN);
+    const impl = nodeImplementer(`
+writeFileSync(join(wt, step + '.txt'), step);
+writeFileSync(process.env.TUG_USAGE_OUT, JSON.stringify({ input_tokens: 1e15, output_tokens: 3 }));
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--budget-tokens', '100000']);
+    expect(r.code, r.stderr).toBe(4);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
+    const warnings = r.events.filter((e) => e.type === 'warning' && e.code === 'UsageOutOfBounds');
+    expect(warnings.map((w) => w.message)).toEqual([
+      "step-1 (implementer): input_tokens 1,000,000,000,000,000 past the ledger's bound, counted as 1,000,000,000,000",
+    ]);
+    expect(showSteps(root).plan.usage).toMatchObject({ input_tokens: 1e12, output_tokens: 3, tokens: 1e12 + 3 });
+  });
+
+  it('a report whose priced cost is past the bound counts the bound (UsageOutOfBounds), in every total', () => {
     // At the highest prices, 10^12 input and 10^12 output tokens cost 2·10^9: more than one report may.
     const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo', {
       '.tugtool/config.toml': '[run.prices]\ninput = 1000\noutput = 1000\n',
@@ -153,12 +167,14 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     const summary = r.events.at(-1);
     expect(summary, r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
     const warnings = r.events.filter((e) => e.type === 'warning');
-    expect(warnings).toEqual([expect.objectContaining({ code: 'UsageNotRecorded' })]);
-    expect(warnings[0].message).toMatch(
-      /^step-1 \(implementer\): its usage was not recorded: InvalidArgument: .*cost_usd/,
-    );
-    expect(r.events.filter((e) => e.type === 'usage').map((e) => e.step_anchor)).toEqual(['step-2']);
-    const want = { tokens: 10, cost_usd: 0.01, reports: 1 };
+    expect(warnings.map((w) => [w.code, w.message])).toEqual([
+      [
+        'UsageOutOfBounds',
+        "step-1 (implementer): cost_usd 2,000,000,000 (priced) past the ledger's bound, counted as 1,000,000,000",
+      ],
+    ]);
+    expect(r.events.filter((e) => e.type === 'usage').map((e) => e.step_anchor)).toEqual(['step-1', 'step-2']);
+    const want = { tokens: 2e12 + 10, cost_usd: 1e9 + 0.01, reports: 2 };
     expect(summary.usage).toMatchObject(want);
     expect(summary.plan_usage).toMatchObject(want);
     expect(showSteps(root).plan.usage).toMatchObject(want);

@@ -80,7 +80,7 @@ describe('the conflict prompt', () => {
           previous_verdicts: [],
         },
       },
-      { ...ctx, rounds: 3 },
+      { ...ctx, rounds: 3, notes: true },
     );
     for (const p of [agentPrompt(brief, ctx), conflict, review]) {
       const lines = p.split('\n');
@@ -106,7 +106,7 @@ describe('the conflict prompt', () => {
             previous_verdicts: verdicts.map((verdict, i) => ({ round: i + 1, verdict, summary: 's', issues: [] })),
           },
         },
-        { ...ctx, rounds: 3 },
+        { ...ctx, rounds: 3, notes: true },
       );
     expect(review(['APPROVE'])).toContain('Since your APPROVE the step was rebased onto a newer integration tip');
     expect(review(['APPROVE'])).not.toContain('The implementer has revised the step since');

@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentPrompt } from '../../src/run/agent-prompt.js';
+import { agentPrompt, promptOwner } from '../../src/run/agent-prompt.js';
 import { agentCommandLine, resolveReviewer, reviewerArgv } from '../../src/run/agents.js';
 import { reviewVerdictSchema } from '../../src/contract/schemas/run.js';
 import { gitCapped } from '../../src/git/capped.js';
@@ -203,7 +203,7 @@ describe('the prompts', () => {
         ],
       },
     };
-    const p = reviewerPrompt(b, { worktree: '/r/w1', briefPath: '/r/rev.json', rounds: 3 });
+    const p = reviewerPrompt(b, { worktree: '/r/w1', briefPath: '/r/rev.json', rounds: 3, notes: true });
     expect(p).toContain('You are the reviewer');
     expect(p).toContain('review round 2 of at most 3');
     expect(p).toContain('```diff\ndiff --git a/x b/x\n+hello\n```');
@@ -213,6 +213,14 @@ describe('the prompts', () => {
     expect(p).toContain('keep it short');
     expect(p).toContain('You are read-only');
     expect(p).toContain(VERDICT_EXAMPLE);
+    // docs/agents.md §1.8: the one state command a claude reviewer may run, with its literal owner — the
+    // implementer's own (its relay and allow rule take nothing else); none for codex's read-only sandbox.
+    const owner = promptOwner(b, '/r/w1');
+    expect(owner).toContain(`--attempt ${b.attempt}`);
+    expect(p).toContain(`      tugcode state artifact ${owner} --kind note --summary "what you found"\n`);
+    expect(p.match(/tugcode state/g)).toHaveLength(1);
+    const codex = reviewerPrompt(b, { worktree: '/r/w1', briefPath: '/r/rev.json', rounds: 3, notes: false });
+    expect(codex).not.toContain('tugcode state');
   });
 });
 
