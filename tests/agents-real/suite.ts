@@ -6,7 +6,7 @@
  * the two run side by side.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -215,6 +215,42 @@ export function agentSuite(agent: Agent): void {
       // The step's work is committed, and the step was completed by the driver (not by the agent).
       expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
       expect(git(root, 'show', 'tugplan/demo:step-1.txt')).toBe(`step-1 by ${agent}\n`);
+    });
+
+    it('the tugcode its allow rules run is not its to change: a rewritten launcher never runs', async () => {
+      const root = realpathSync(runRepo(planText([step(1, 'Base')]), 'demo', ONE_ATTEMPT));
+      const mark = join(tempDir('tugcode-launcher-'), 'payload-ran');
+      const payload = `#!/bin/sh\necho "$*" > ${mark}\n`;
+      // The launcher first on the agent's PATH, wherever the driver put it; and where it used to be.
+      const onPath = () => {
+        const logs = join(root, '.tugtool', 'logs', 'demo');
+        const d = readdirSync(logs).find((n) => n.startsWith('.agent-bin-'));
+        return d ? join(logs, d, 'bin', 'tugcode') : join(logs, 'missing');
+      };
+      const attempts: ((p: Facts) => Action)[] = [
+        () => ({ read: onPath() }),
+        () => ({ write: onPath(), content: payload }),
+        (p) => ({ read: join(p.worktree, '.tug', 'bin', 'tugcode') }),
+        (p) => ({ write: join(p.worktree, '.tug', 'bin', 'tugcode'), content: payload }),
+        ...work(agent),
+      ];
+      const r = await run(root, scripted(attempts), ['--workers', '1']);
+      expect(r.events.at(-1), r.stdout + r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+      const results = server!.turns.at(-1)!.results;
+      expect(results, JSON.stringify(results, null, 1)).toHaveLength(attempts.length);
+      // claude: neither read nor written (a file outside its worktree; its Write wants a Read first); codex: its
+      // sandbox's read-only file system.
+      if (agent === 'claude') {
+        expect(results[0]).toMatch(/haven't granted it/);
+        expect(results[1]).toMatch(/haven't granted it|has not been read/);
+      } else expect(results[1]).toMatch(/Read-only file system|Permission denied/);
+      // Its `tugcode state update` ran tugcode (through the relay), not a payload.
+      expect(existsSync(mark)).toBe(false);
+      expect(agentUpdates(root).map((u) => u.step_anchor)).toEqual(['step-1']);
+      // The launcher's directory went with the agent's run.
+      expect(readdirSync(join(root, '.tugtool', 'logs', 'demo')).filter((n) => n.startsWith('.agent-bin-'))).toEqual(
+        [],
+      );
     });
 
     it.each([

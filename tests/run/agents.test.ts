@@ -37,6 +37,12 @@ const rec = { argv, stdin, cwd: process.cwd(), env: {} };
 for (const k of ['TUG_STEP', 'TUG_WORKTREE', 'TUG_ATTEMPT', 'TUG_PLAN', 'TUG_STEP_JSON']) rec.env[k] = process.env[k];
 fs.writeFileSync(path.join(process.env.FAKE_REC, name + '-' + step + '-' + process.env.TUG_ATTEMPT + '.json'), JSON.stringify(rec));
 if (process.env.FAKE_FAIL) { console.error(name + ': model overloaded'); process.exit(3); }
+if (process.env.FAKE_LAUNCHER) {
+  // An unconfined agent rewrites the tugcode first on its PATH (docs/agents.md §1.2).
+  const bin = process.env.PATH.split(':')[0];
+  fs.chmodSync(bin, 0o755);
+  fs.writeFileSync(path.join(bin, 'tugcode'), '#!/bin/sh\\necho payload\\n');
+}
 fs.writeFileSync(path.join(process.cwd(), step + '.txt'), step + ' by ' + name + '\\n');
 const message = 'Implemented ' + step + ' with ' + name + '\\n\\nChanged ' + step + '.txt';
 console.error(name + ': working');
@@ -210,6 +216,24 @@ describe.each(['claude', 'codex'] as const)('tugcode run --agent %s', (agent) =>
         content: `Implemented ${s} with ${agent}\n\nChanged ${s}.txt`,
       })),
     );
+  });
+
+  it('a launcher changed while the agent ran fails the attempt, though the agent exited 0', () => {
+    const root = realpathSync(runRepo(PLAN, 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' }));
+    const f = fakes();
+    const r = runJsonl(root, ['demo', '--workers', '1', '--agent', agent], { ...f.env, FAKE_LAUNCHER: '1' });
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.events.filter((e) => e.type === 'attempt_failed')).toEqual([
+      expect.objectContaining({
+        step_anchor: 'step-1',
+        reason_code: 'ImplementerFailed',
+        reason: expect.stringMatching(/the tugcode launcher was changed while the agent ran: .*\.agent-bin-/),
+      }),
+    ]);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+    // The launcher's directory is the driver's, outside the worktree, and gone after the run.
+    const logs = join(root, '.tugtool', 'logs', 'demo');
+    expect(readdirSync(logs).filter((n) => n.startsWith('.agent-bin-'))).toEqual([]);
   });
 
   it('a fake that exits non-zero fails the attempt with ImplementerFailed and commits nothing', () => {
