@@ -4,8 +4,8 @@
  * worktree (`.tug/`, a runtime path every commit excludes), the `tugcode` launcher first on its PATH (in a
  * directory of the driver's outside the worktree), and the command rules a preset hands the agent CLI.
  */
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_DIR } from '../contract/layout.js';
 import { checkpointCommand } from './checkpoints.js';
@@ -68,6 +68,38 @@ function launcherText(): string {
   return `#!/bin/sh\nexec ${sq(cli.node)} ${sq(cli.script)} "$@"\n`;
 }
 
+/**
+ * Makes `path` a real directory, never through a link (docs/agents.md §1.4): a symlink or a file an agent
+ * left there is removed (unlink removes the link, not what it names) and a directory made. Its parent must be
+ * a real directory already.
+ */
+export async function realDir(path: string): Promise<void> {
+  const st = await lstat(path).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return null;
+    throw e;
+  });
+  if (st?.isDirectory()) return;
+  if (st) await unlink(path);
+  await mkdir(path);
+}
+
+/**
+ * Whether every path from `root` down to `path` (inside it) is a real directory, no link among them: what
+ * the driver checks before it removes or writes anything in an agent's `.tug/`, which the agent may have
+ * swapped for a link meanwhile.
+ */
+export async function realDirsDown(root: string, path: string): Promise<boolean> {
+  const rel = relative(root, path);
+  if (rel.startsWith('..') || isAbsolute(rel)) return false;
+  let at = root;
+  for (const part of rel.split(sep).filter(Boolean)) {
+    at = join(at, part);
+    const st = await lstat(at).catch(() => null);
+    if (!st?.isDirectory()) return false;
+  }
+  return true;
+}
+
 /** What an agent run is given: its PATH directory, TMPDIR and relay, and the launcher's check and removal. */
 export interface AgentSpace {
   /** The directory first on the agent's PATH, holding only the `tugcode` launcher (outside the worktree). */
@@ -88,9 +120,11 @@ export interface AgentSpace {
  */
 export async function prepareAgentSpace(worktree: string, driverDir: string): Promise<AgentSpace> {
   const s = agentSpace(worktree);
-  await mkdir(s.tmp, { recursive: true });
-  // A launcher left by an older tugcode: not on PATH any more.
+  // An earlier agent in this worktree may have left links here: the driver never writes through one.
+  await realDir(s.dir);
+  // A launcher left by an older tugcode: not on PATH any more (rm removes a link, never what it points to).
   await rm(join(s.dir, 'bin'), { recursive: true, force: true });
+  await realDir(s.tmp);
   await mkdir(driverDir, { recursive: true });
   const home = await mkdtemp(join(driverDir, '.agent-bin-'));
   const bin = join(home, 'bin');

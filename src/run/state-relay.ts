@@ -10,9 +10,10 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { AGENT_STATE_COMMANDS, cliCommand, type StepOwner } from './confine.js';
+import { constants } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { AGENT_STATE_COMMANDS, cliCommand, realDir, realDirsDown, type StepOwner } from './confine.js';
 
 /** The variable naming the relay's socket. */
 export const RELAY_ENV = 'TUG_STATE_RELAY';
@@ -156,8 +157,12 @@ export async function serveRelay(
   env: Record<string, string>,
   commands: readonly string[] = AGENT_STATE_COMMANDS,
 ): Promise<Relay> {
+  // The agent may swap `.tug` or the relay for a link at any time: nothing is read, written or removed
+  // through one (docs/agents.md §1.5). rm removes a link itself, never what it points to.
+  const real = () => realDirsDown(pin.worktree, dir);
+  await realDir(dirname(dir));
   await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir);
   const runEnv = { ...env };
   delete runEnv[RELAY_ENV];
   const answer = async (text: string): Promise<RelayReply> => {
@@ -186,15 +191,26 @@ export async function serveRelay(
     } catch {
       return; // gone meanwhile
     }
-    const text = (await stat(work)).size > MAX_REQUEST ? '' : await readFile(work, 'utf8');
+    // A request that is a link (to a file the agent may not read) is not followed.
+    const f = await open(work, constants.O_RDONLY | constants.O_NOFOLLOW);
+    let text: string;
+    try {
+      const st = await f.stat();
+      text = st.size > MAX_REQUEST || !st.isFile() ? '' : await f.readFile('utf8');
+    } finally {
+      await f.close();
+    }
     const reply = await answer(text);
-    await writeFile(join(dir, `${id}.res.tmp`), JSON.stringify(reply));
-    await rename(join(dir, `${id}.res.tmp`), join(dir, `${id}.res`));
+    // Written as a new file (O_EXCL): a link planted under the reply's name is removed, never written through.
+    const tmp = join(dir, `${id}.res.tmp`);
+    await rm(tmp, { force: true });
+    await writeFile(tmp, JSON.stringify(reply), { flag: 'wx' });
+    await rename(tmp, join(dir, `${id}.res`));
     await rm(work, { force: true });
   };
   const loop = (async () => {
     while (!stopped) {
-      const names = await readdir(dir).catch(() => [] as string[]);
+      const names = (await real()) ? await readdir(dir).catch(() => [] as string[]) : [];
       // One at a time, in arrival order (ids sort by time): the agent's updates apply in the order it made them.
       for (const n of names.filter((x) => x.endsWith('.req')).sort())
         await handle(n.slice(0, -4)).catch(() => undefined);
@@ -205,7 +221,8 @@ export async function serveRelay(
     close: async () => {
       stopped = true;
       await loop;
-      await rm(dir, { recursive: true, force: true });
+      // Only a real directory inside the worktree; a link in its place is left for the next prepare.
+      if (await real()) await rm(dir, { recursive: true, force: true });
     },
   };
 }
