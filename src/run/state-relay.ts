@@ -11,8 +11,9 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { mkdir, mkdtemp, open, readdir, readFile, readlink, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve, sep } from 'node:path';
 import { AGENT_STATE_COMMANDS, cliCommand, realDir, realDirsDown, type StepOwner } from './confine.js';
 
 /** The variable naming the relay's socket. */
@@ -114,6 +115,57 @@ export function relayArgv(
   };
 }
 
+/** A file flag of a state command (`--summary-file`, `--content-file`): its value is a path the CLI reads. */
+const FILE_FLAG = /^(--[a-z][a-z-]*-file)(?:=(.*))?$/;
+
+/**
+ * The argv with each file a flag names replaced by the driver's copy of it, or why it is refused
+ * (docs/agents.md §1.5): the CLI the relay runs is the driver's, unconfined, so a file it reads for the
+ * agent must be one the agent may read itself, a file inside its worktree (by its real path: no link
+ * out). The copy is read without following a link and checked again once open, so a file swapped for a
+ * link meanwhile is refused too; at most MAX_REQUEST bytes (the CLI keeps less). `-` (stdin) stays: the
+ * relayed command has none.
+ */
+export async function relayFiles(
+  argv: string[],
+  cwd: string,
+  worktree: string,
+  scratch: string,
+): Promise<{ argv: string[] } | { refused: string }> {
+  const out: string[] = [];
+  let root: string | null = null;
+  for (let i = 0; i < argv.length; i++) {
+    const m = FILE_FLAG.exec(argv[i]!);
+    const value = m ? (m[2] ?? argv[i + 1]) : undefined;
+    if (!m || value === undefined || value === '-') {
+      out.push(argv[i]!);
+      continue;
+    }
+    if (m[2] === undefined) i++;
+    root ??= await realpath(worktree);
+    const inside = (p: string) => p === root || p.startsWith(root + sep);
+    const refused = {
+      refused: `${m[1]} must name a file inside the worktree ${worktree}, not ${JSON.stringify(value)}`,
+    };
+    const real = await realpath(resolve(cwd, value)).catch(() => null);
+    if (!real || !inside(real)) return refused;
+    const f = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
+    if (!f) return refused;
+    try {
+      const opened = await readlink(`/proc/self/fd/${f.fd}`).catch(() => real);
+      if (!inside(opened) || !(await f.stat()).isFile()) return refused;
+      const buf = Buffer.alloc(MAX_REQUEST);
+      const { bytesRead } = await f.read(buf, 0, MAX_REQUEST, 0);
+      const copy = join(scratch, randomBytes(8).toString('hex'));
+      await writeFile(copy, buf.subarray(0, bytesRead), { flag: 'wx', mode: 0o600 });
+      out.push(m[1]!, copy);
+    } finally {
+      await f.close();
+    }
+  }
+  return { argv: out };
+}
+
 /** Runs the CLI for a relayed command; output capped. */
 function runCli(argv: string[], cwd: string, env: Record<string, string>): Promise<RelayReply> {
   const cli = cliCommand();
@@ -165,6 +217,8 @@ export async function serveRelay(
   await mkdir(dir);
   const runEnv = { ...env };
   delete runEnv[RELAY_ENV];
+  // The driver's copies of the files a request names (relayFiles): private to this process, outside the worktree.
+  const files = await mkdtemp(join(tmpdir(), 'tugcode-relay-'));
   const answer = async (text: string): Promise<RelayReply> => {
     let req: { argv?: unknown; cwd?: unknown };
     try {
@@ -174,14 +228,19 @@ export async function serveRelay(
     }
     const argv = Array.isArray(req.argv) ? req.argv.map(String) : [];
     const cwd = typeof req.cwd === 'string' ? req.cwd : pin.worktree;
-    const r = relayArgv(argv, cwd, pin, commands);
+    const pinned = relayArgv(argv, cwd, pin, commands);
+    const r = 'refused' in pinned ? pinned : await relayFiles(pinned.argv, cwd, pin.worktree, files);
     if ('refused' in r)
       return {
         exit: 4,
         stdout: '',
         stderr: `tugcode: refused under tugcode run (docs/agents.md §1): ${r.refused}\n`,
       };
-    return runCli(r.argv, pin.worktree, runEnv);
+    try {
+      return await runCli(r.argv, pin.worktree, runEnv);
+    } finally {
+      for (const n of await readdir(files).catch(() => [] as string[])) await rm(join(files, n), { force: true });
+    }
   };
   let stopped = false;
   const handle = async (id: string) => {
@@ -223,6 +282,7 @@ export async function serveRelay(
       await loop;
       // Only a real directory inside the worktree; a link in its place is left for the next prepare.
       if (await real()) await rm(dir, { recursive: true, force: true });
+      await rm(files, { recursive: true, force: true });
     },
   };
 }

@@ -253,6 +253,25 @@ export function agentSuite(agent: Agent): void {
       );
     });
 
+    it('the relay reads no file for it outside its worktree: a --summary-file elsewhere is refused', async () => {
+      const root = realpathSync(runRepo(planText([step(1, 'Base')]), 'demo', ONE_ATTEMPT));
+      const secret = join(tempDir('tugcode-secret-'), 'secret.txt');
+      writeFileSync(secret, 'TOPSECRET-OUTSIDE\n');
+      const attempts: ((p: Facts) => Action)[] = [
+        (p) => ({ bash: `tugcode state artifact ${p.owner} --kind note --summary-file ${secret}` }),
+        (p) => ({ bash: `tugcode state artifact ${p.owner} --kind note --summary x --content-file ${secret}` }),
+        ...work(agent),
+      ];
+      const r = await run(root, scripted(attempts), ['--workers', '1']);
+      expect(r.events.at(-1), r.stdout + r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+      const results = server!.turns.at(-1)!.results;
+      expect(results, JSON.stringify(results, null, 1)).toHaveLength(attempts.length);
+      for (const i of [0, 1])
+        expect(results[i]).toMatch(/refused under tugcode run.*-file must name a file inside the worktree/);
+      const all = db(root, (d) => d.prepare('SELECT summary, content FROM step_artifacts').all());
+      expect(JSON.stringify(all)).not.toContain('TOPSECRET');
+    });
+
     it.each([
       [
         'HTTP 500',
