@@ -6,7 +6,7 @@
  * the two run side by side.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -89,6 +89,21 @@ function reports(root: string): Record<string, string> {
           .all() as any[],
     ).map((a) => [a.step_anchor, a.summary]),
   );
+}
+
+/** The pids whose command line contains `text`. */
+function running(text: string): number[] {
+  const out: number[] = [];
+  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    } catch {
+      continue;
+    }
+    if (cmd.includes(text)) out.push(Number(p));
+  }
+  return out;
 }
 
 const ONE_ATTEMPT = { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' };
@@ -270,6 +285,26 @@ export function agentSuite(agent: Agent): void {
         expect(results[i]).toMatch(/refused under tugcode run.*-file must name a file inside the worktree/);
       const all = db(root, (d) => d.prepare('SELECT summary, content FROM step_artifacts').all());
       expect(JSON.stringify(all)).not.toContain('TOPSECRET');
+    });
+
+    it('what its commands leave running in a session of their own is ended with it, and the run says so', async () => {
+      const secs = `1000.${process.pid}${Date.now() % 100000}`;
+      const root = realpathSync(
+        runRepo(planText([step(1, 'Base')]), 'demo', {
+          '.tugtool/config.toml': '[state]\nmax_attempts = 1\n[run]\nagent_allow = ["sh ./bg.sh"]\n',
+          // The project's own script, which leaves a process running (nothing of its own keeps it in the group).
+          'bg.sh': `nohup sleep ${secs} > /dev/null 2>&1 &\n`,
+        }),
+      );
+      const attempts: ((p: Facts) => Action)[] = [() => ({ bash: 'sh ./bg.sh' }), ...work(agent)];
+      const r = await run(root, scripted(attempts), ['--workers', '1']);
+      expect(r.events.at(-1), r.stdout + r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+      const results = server!.turns.at(-1)!.results;
+      expect(results[0]).not.toMatch(/denied|approval|haven't granted/);
+      expect(running(`sleep ${secs}`)).toEqual([]);
+      // claude's Bash tool runs it in a new session, out of the group; codex's sandbox ends it itself.
+      const warned = r.events.filter((e) => e.type === 'warning' && e.code === 'ProcessesLeftRunning');
+      if (agent === 'claude') expect(warned.map((w) => w.message)).toEqual([expect.stringContaining(`sleep ${secs}`)]);
     });
 
     it.each([
