@@ -115,7 +115,7 @@ export interface AgentSpace {
 /**
  * Makes the agent's space for one run (docs/agents.md §1.2, §1.4): `.tug/tmp` (TMPDIR) in the worktree, and
  * the `tugcode` launcher in a fresh directory of the driver's under `driverDir` (the run's log directory),
- * read-only (0555 in a 0500 directory). Not in the worktree: whatever an agent may edit there, a command its
+ * the launcher read-only (0555) in directories of the user's alone (0700). Not in the worktree: whatever an agent may edit there, a command its
  * rules allow (`tugcode state update …`) would run unconfined.
  */
 export async function prepareAgentSpace(worktree: string, driverDir: string): Promise<AgentSpace> {
@@ -130,14 +130,14 @@ export async function prepareAgentSpace(worktree: string, driverDir: string): Pr
   const bin = join(home, 'bin');
   const launcher = join(bin, 'tugcode');
   const text = launcherText();
-  await mkdir(bin);
+  await mkdir(bin, { mode: 0o700 });
   await writeFile(launcher, text, { flag: 'wx', mode: 0o555 });
   await chmod(launcher, 0o555); // the umask may have taken bits away
-  await chmod(bin, 0o555);
-  await chmod(home, 0o500);
+  // The directories stay the user's to remove (`rm -rf` of a crashed run's logs): what keeps the agent out is
+  // where they are (outside the worktree), and the check below.
   const modes: [string, number, 'file' | 'dir'][] = [
-    [home, 0o500, 'dir'],
-    [bin, 0o555, 'dir'],
+    [home, 0o700, 'dir'],
+    [bin, 0o700, 'dir'],
     [launcher, 0o555, 'file'],
   ];
   return {
@@ -155,8 +155,6 @@ export async function prepareAgentSpace(worktree: string, driverDir: string): Pr
       return null;
     },
     release: async () => {
-      await chmod(home, 0o700).catch(() => undefined);
-      await chmod(bin, 0o700).catch(() => undefined);
       await rm(home, { recursive: true, force: true });
     },
   };
