@@ -373,42 +373,64 @@ export async function runAgent(
     worktree: o.vars.worktree,
     attempt: o.brief.attempt,
   };
-  const space = await prepareAgentSpace(o.vars.worktree);
+  // The launcher's directory sits beside the run's logs: the driver's, outside every worktree (confine.ts).
+  const space = await prepareAgentSpace(o.vars.worktree, dirname(o.logPath));
   const base = implementerEnv(o.baseEnv, o.vars, o.brief, o.briefPath);
   const env = { ...base, ...agentEnvAdditions(base, space) };
-  const relay = await serveRelay(space.relay, owner, env, role?.relay ?? AGENT_STATE_COMMANDS);
   let out: ChildOutcome;
+  let launcherChanged: string | null = null;
   const transcript = agent === 'codex' ? new CodexTranscript() : null;
   try {
-    out = await runChild({
-      argv: codexJson(
-        (role?.argv ?? agentArgv)(agent, {
-          owner,
-          lastMessage,
-          checkpoints: checkpointCommands(o.brief),
-          allow: o.agentAllow ?? [],
-        }),
-      ),
-      cwd: o.cwd,
-      env,
-      // A reviewer brings its own prompt; the resolver of a conflict gets its own (docs/run.md §1.9).
-      input:
-        role?.prompt ??
-        (o.brief.conflict ? conflictPrompt : agentPrompt)(o.brief, {
-          worktree: o.vars.worktree,
-          briefPath: o.briefPath,
-        }),
-      timeoutMs: o.timeoutMs,
-      logPath: o.logPath,
-      ...(o.signal ? { signal: o.signal } : {}),
-      ...(o.pidRecord ? { pidRecord: o.pidRecord } : {}),
-      ...(transcript ? { stdoutLines: (l: string) => transcript.line(l) } : {}),
-    });
+    const relay = await serveRelay(space.relay, owner, env, role?.relay ?? AGENT_STATE_COMMANDS);
+    try {
+      out = await runChild({
+        argv: codexJson(
+          (role?.argv ?? agentArgv)(agent, {
+            owner,
+            lastMessage,
+            checkpoints: checkpointCommands(o.brief),
+            allow: o.agentAllow ?? [],
+          }),
+        ),
+        cwd: o.cwd,
+        env,
+        // A reviewer brings its own prompt; the resolver of a conflict gets its own (docs/run.md §1.9).
+        input:
+          role?.prompt ??
+          (o.brief.conflict ? conflictPrompt : agentPrompt)(o.brief, {
+            worktree: o.vars.worktree,
+            briefPath: o.briefPath,
+          }),
+        timeoutMs: o.timeoutMs,
+        logPath: o.logPath,
+        ...(o.signal ? { signal: o.signal } : {}),
+        ...(o.pidRecord ? { pidRecord: o.pidRecord } : {}),
+        ...(transcript ? { stdoutLines: (l: string) => transcript.line(l) } : {}),
+      });
+    } finally {
+      await relay.close();
+    }
+    launcherChanged = await space.changed();
   } finally {
-    await relay.close();
+    await space.release();
   }
   // An agent CLI that is not installed fails every step alike: the run stops (docs/run.md §2.1).
   throwIfNotStarted(out, agent, o.role ?? `the ${agent} agent`, { preset: true });
+  const done = await agentOutcome(out, transcript, lastMessage, o.logPath, start);
+  // Belt and braces: the launcher is out of the agent's reach; had it changed, what the agent's allowed
+  // commands ran was not tugcode (docs/agents.md §1.2), so the attempt fails whatever it reported.
+  if (!launcherChanged) return done;
+  return { ...done, ok: false, last_line: `the tugcode launcher was changed while the agent ran: ${launcherChanged}` };
+}
+
+/** The agent's outcome from its child's: its final message, its usage, the reason of a failure. */
+async function agentOutcome(
+  out: ChildOutcome,
+  transcript: CodexTranscript | null,
+  lastMessage: string,
+  logPath: string,
+  start: number,
+): Promise<AgentOutcome> {
   if (transcript) {
     const text = await readFile(lastMessage, 'utf8').catch(() => null);
     const used = { usage: transcript.usage(), usage_warning: null };
@@ -416,7 +438,7 @@ export async function runAgent(
     const err = codexErrorLine(out.tail);
     return { ...out, ...(err ? { last_line: err } : {}), final_message: text, ...used };
   }
-  const r = parseClaudeResult(await readFrom(o.logPath, start).catch(() => ''));
+  const r = parseClaudeResult(await readFrom(logPath, start).catch(() => ''));
   const used = { usage: r?.usage ?? null, usage_warning: null };
   // The reason is the result's text (an API error's message), never the raw JSON line.
   const why = r ? `claude: ${reasonLine(r.message ?? '') || r.subtype || 'error'}` : null;

@@ -7,6 +7,9 @@
  *   sends SIGTERM to the whole group, then SIGKILL after a grace period, so an implementer's grandchildren
  *   (a test runner, `sleep 30 &`) never outlive it. When the child exits by itself, whatever it left running
  *   in its group is ended the same way: a step is over when its implementer exits.
+ * - **Its mark.** What leaves the group (a new session: claude's Bash tool starts every command in one) still
+ *   carries the child's TUG_PROCESS_MARK in its environment: once the group is gone, those are SIGKILLed and
+ *   reported (onLeftRunning; docs/agents.md §1.6).
  * - **Output.** stdout and stderr are both the log file's descriptor (opened for append), so they are
  *   interleaved exactly as written and nothing passes through this process: an implementer may print
  *   gigabytes. The tail (the last 4 KiB of this run's output) is read back from the file at the end.
@@ -14,6 +17,7 @@
  * - **Git works in the worker's tree**: the variables that would point git elsewhere (GIT_DIR, GIT_INDEX_FILE
  *   … of a hook that started `run`) are removed (kernel/git-env.ts), so the child's own git calls act on `cwd`.
  */
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { mkdir, open, readFile, readdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -192,6 +196,57 @@ async function groupLive(pgid: number): Promise<boolean> {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** The variable that marks every process a child starts, its own group or not (docs/agents.md §1.6). */
+export const MARK_ENV = 'TUG_PROCESS_MARK';
+
+/** A process a child left running outside its group, ended by the driver. */
+export interface LeftProcess {
+  pid: number;
+  /** Its command line, at most 200 characters. */
+  command: string;
+}
+
+type LeftListener = (left: LeftProcess[], logPath: string) => void;
+const leftListeners = new Set<LeftListener>();
+
+/** Calls `f` for each child that left processes running outside its group; returns the removal. */
+export function onLeftRunning(f: LeftListener): () => void {
+  leftListeners.add(f);
+  return () => leftListeners.delete(f);
+}
+
+/**
+ * SIGKILLs every process whose environment carries `<MARK_ENV>=<mark>` (Linux: /proc/<pid>/environ, which
+ * only this user's processes let it read), until none is left (a child may fork meanwhile); what it ended.
+ */
+async function endMarked(mark: string): Promise<LeftProcess[]> {
+  if (process.platform !== 'linux') return [];
+  const needle = `${MARK_ENV}=${mark}\0`;
+  const ended = new Map<number, LeftProcess>();
+  for (let round = 0; round < 5; round++) {
+    const pids = (await readdir('/proc').catch(() => [] as string[])).filter((d) => /^\d+$/.test(d));
+    let found = 0;
+    for (const p of pids) {
+      const environ = await readFile(`/proc/${p}/environ`, 'latin1').catch(() => '');
+      if (!`\0${environ}`.includes(`\0${needle}`)) continue;
+      const pid = Number(p);
+      if (!ended.has(pid)) {
+        const cmd = await readFile(`/proc/${p}/cmdline`, 'utf8').catch(() => '');
+        ended.set(pid, { pid, command: cmd.split('\0').filter(Boolean).join(' ').slice(0, 200) });
+      }
+      try {
+        process.kill(pid, 'SIGKILL');
+        found++;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    if (found === 0) break;
+    await sleep(25);
+  }
+  return [...ended.values()];
+}
+
 /** The output's tail as text: a cut UTF-8 sequence at its start is dropped. */
 function decodeTail(buf: Buffer): string {
   let i = 0;
@@ -227,6 +282,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
         });
   /** The child's process group while it is in `running`. */
   let group: number | undefined;
+  const mark = randomBytes(12).toString('hex');
   try {
     const start = (await log.stat()).size;
     if (o.signal?.aborted) return await outcome(log, start, { exit_code: null, timed_out: false, aborted: true });
@@ -260,7 +316,7 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     o.signal?.addEventListener('abort', onAbort, { once: true });
     if (o.signal?.aborted) onAbort();
 
-    const env = withoutGitRedirects(o.env);
+    const env = { ...withoutGitRedirects(o.env), [MARK_ENV]: mark };
     const out = (stdout ?? log).fd;
     let piped: Promise<void> | null = null;
     let result: Started;
@@ -332,6 +388,16 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
       signalGroup(pid, 'SIGKILL');
     }
     if (hardKill) clearTimeout(hardKill);
+    // What left the group (a new session: claude's Bash tool starts each command in one) still carries the
+    // mark in its environment, unless it scrubbed it (docs/agents.md §1.6).
+    if (pid !== undefined) {
+      const left = await endMarked(mark);
+      if (left.length) {
+        const what = left.map((l) => `pid ${l.pid} \`${l.command}\``).join(', ');
+        await log.appendFile(`tugcode: ended ${left.length} process(es) left running outside the group: ${what}\n`);
+        for (const f of leftListeners) f(left, o.logPath);
+      }
+    }
     // The group is gone, so is every writer of the pipe: the rest of stdout is in the log once this ends.
     await piped;
 

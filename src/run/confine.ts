@@ -1,11 +1,11 @@
 /**
  * What confines an agent implementer to its worktree (docs/agents.md §1): the
  * literal owner arguments its prompt and its allow rules share, the agent's scratch space inside the
- * worktree (`.tug/`, a runtime path every commit excludes), the `tugcode` launcher first on its PATH, and
- * the command rules a preset hands the agent CLI.
+ * worktree (`.tug/`, a runtime path every commit excludes), the `tugcode` launcher first on its PATH (in a
+ * directory of the driver's outside the worktree), and the command rules a preset hands the agent CLI.
  */
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_DIR } from '../contract/layout.js';
 import { checkpointCommand } from './checkpoints.js';
@@ -52,9 +52,9 @@ export function ownerArgs(o: StepOwner): string {
 }
 
 /** The agent's runtime directory inside its worktree, and what it holds. */
-export function agentSpace(worktree: string): { dir: string; bin: string; tmp: string; relay: string } {
+export function agentSpace(worktree: string): { dir: string; tmp: string; relay: string } {
   const dir = join(worktree, AGENT_DIR);
-  return { dir, bin: join(dir, 'bin'), tmp: join(dir, 'tmp'), relay: join(dir, 'relay') };
+  return { dir, tmp: join(dir, 'tmp'), relay: join(dir, 'relay') };
 }
 
 /** The running CLI: node and bin/tugcode.cjs (two levels up from dist/run/ and from dist/bundle/). */
@@ -62,19 +62,102 @@ export function cliCommand(): { node: string; script: string } {
   return { node: process.execPath, script: fileURLToPath(new URL('../../bin/tugcode.cjs', import.meta.url)) };
 }
 
-/**
- * Makes `.tug/bin/tugcode` (a launcher for the running CLI with absolute paths, so a login shell's PATH
- * cannot lose it once it is found) and `.tug/tmp` (TMPDIR) in the worktree.
- */
-export async function prepareAgentSpace(worktree: string): Promise<{ bin: string; tmp: string; relay: string }> {
-  const s = agentSpace(worktree);
-  await mkdir(s.bin, { recursive: true });
-  await mkdir(s.tmp, { recursive: true });
+/** The launcher's text: the running CLI by absolute paths, so a login shell's PATH cannot lose it once found. */
+function launcherText(): string {
   const cli = cliCommand();
-  const launcher = join(s.bin, 'tugcode');
-  await writeFile(launcher, `#!/bin/sh\nexec ${sq(cli.node)} ${sq(cli.script)} "$@"\n`);
-  await chmod(launcher, 0o755);
-  return s;
+  return `#!/bin/sh\nexec ${sq(cli.node)} ${sq(cli.script)} "$@"\n`;
+}
+
+/**
+ * Makes `path` a real directory, never through a link (docs/agents.md §1.4): a symlink or a file an agent
+ * left there is removed (unlink removes the link, not what it names) and a directory made. Its parent must be
+ * a real directory already.
+ */
+export async function realDir(path: string): Promise<void> {
+  const st = await lstat(path).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return null;
+    throw e;
+  });
+  if (st?.isDirectory()) return;
+  if (st) await unlink(path);
+  await mkdir(path);
+}
+
+/**
+ * Whether every path from `root` down to `path` (inside it) is a real directory, no link among them: what
+ * the driver checks before it removes or writes anything in an agent's `.tug/`, which the agent may have
+ * swapped for a link meanwhile.
+ */
+export async function realDirsDown(root: string, path: string): Promise<boolean> {
+  const rel = relative(root, path);
+  if (rel.startsWith('..') || isAbsolute(rel)) return false;
+  let at = root;
+  for (const part of rel.split(sep).filter(Boolean)) {
+    at = join(at, part);
+    const st = await lstat(at).catch(() => null);
+    if (!st?.isDirectory()) return false;
+  }
+  return true;
+}
+
+/** What an agent run is given: its PATH directory, TMPDIR and relay, and the launcher's check and removal. */
+export interface AgentSpace {
+  /** The directory first on the agent's PATH, holding only the `tugcode` launcher (outside the worktree). */
+  bin: string;
+  tmp: string;
+  relay: string;
+  /** Why the launcher is not as the driver wrote it (null when it is): an agent must not change it. */
+  changed(): Promise<string | null>;
+  /** Removes the launcher's directory. */
+  release(): Promise<void>;
+}
+
+/**
+ * Makes the agent's space for one run (docs/agents.md §1.2, §1.4): `.tug/tmp` (TMPDIR) in the worktree, and
+ * the `tugcode` launcher in a fresh directory of the driver's under `driverDir` (the run's log directory),
+ * the launcher read-only (0555) in directories of the user's alone (0700). Not in the worktree: whatever an agent may edit there, a command its
+ * rules allow (`tugcode state update …`) would run unconfined.
+ */
+export async function prepareAgentSpace(worktree: string, driverDir: string): Promise<AgentSpace> {
+  const s = agentSpace(worktree);
+  // An earlier agent in this worktree may have left links here: the driver never writes through one.
+  await realDir(s.dir);
+  // A launcher left by an older tugcode: not on PATH any more (rm removes a link, never what it points to).
+  await rm(join(s.dir, 'bin'), { recursive: true, force: true });
+  await realDir(s.tmp);
+  await mkdir(driverDir, { recursive: true });
+  const home = await mkdtemp(join(driverDir, '.agent-bin-'));
+  const bin = join(home, 'bin');
+  const launcher = join(bin, 'tugcode');
+  const text = launcherText();
+  await mkdir(bin, { mode: 0o700 });
+  await writeFile(launcher, text, { flag: 'wx', mode: 0o555 });
+  await chmod(launcher, 0o555); // the umask may have taken bits away
+  // The directories stay the user's to remove (`rm -rf` of a crashed run's logs): what keeps the agent out is
+  // where they are (outside the worktree), and the check below.
+  const modes: [string, number, 'file' | 'dir'][] = [
+    [home, 0o700, 'dir'],
+    [bin, 0o700, 'dir'],
+    [launcher, 0o555, 'file'],
+  ];
+  return {
+    bin,
+    tmp: s.tmp,
+    relay: s.relay,
+    changed: async () => {
+      for (const [p, mode, kind] of modes) {
+        const st = await lstat(p).catch(() => null);
+        if (!st || (kind === 'dir' ? !st.isDirectory() : !st.isFile())) return `${p} is gone or replaced`;
+        if ((st.mode & 0o7777) !== mode) return `${p} has mode ${(st.mode & 0o7777).toString(8)}`;
+      }
+      if ((await readFile(launcher, 'utf8').catch(() => null)) !== text) return `${launcher} was rewritten`;
+      if ((await readdir(bin).catch(() => [])).join('/') !== 'tugcode') return `${bin} holds more than the launcher`;
+      return null;
+    },
+    release: async () => {
+      await rm(home, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The environment an agent gets on top of the implementer's (docs/run.md §2): PATH, TMPDIR, the state relay. */

@@ -4,6 +4,7 @@
  * never spawns the tugcode CLI, and nothing a worker does blocks another worker's heartbeat (git started
  * from the run's git thread, children through execa, SQLite lock waits in short slices).
  */
+import { relative } from 'node:path';
 import { TugError, toTugError } from '../contract/errors.js';
 import { reviewRefName } from '../contract/layout.js';
 import type { FlowCtx } from '../gitflow/flow-context.js';
@@ -372,11 +373,21 @@ async function runLocked(
   let released: Interrupted[] = [];
   let rc: RunCtx;
   let started: Awaited<ReturnType<typeof startRun>>;
+  // A child that left processes outside its group (a new session): they are ended, and the run says so.
+  const unlisten = (await import('./child.js')).onLeftRunning((left, log) =>
+    setup.warn(
+      'ProcessesLeftRunning',
+      `ended ${left.length} process(es) left running outside the process group of the command logged in ` +
+        `${relative(flow.repo.mainRoot, log)}: ${left.map((l) => `pid ${l.pid} \`${l.command}\``).join(', ')}`,
+      { processes: left, log: relative(flow.repo.mainRoot, log) },
+    ),
+  );
   try {
     started = await startRun(setup, tally, { target: await runTarget(setup, input), workers });
     rc = started.rc;
     results = await runWorkers(rc, started.trees, hooks);
   } finally {
+    unlisten();
     hooks.signal?.removeEventListener('abort', onAbort);
     o.lock.removeEventListener('abort', onLockLost);
     released = await releaseHeld(setup, tally);

@@ -10,9 +10,11 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { AGENT_STATE_COMMANDS, cliCommand, type StepOwner } from './confine.js';
+import { constants } from 'node:fs';
+import { mkdir, mkdtemp, open, readdir, readFile, readlink, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve, sep } from 'node:path';
+import { AGENT_STATE_COMMANDS, cliCommand, realDir, realDirsDown, type StepOwner } from './confine.js';
 
 /** The variable naming the relay's socket. */
 export const RELAY_ENV = 'TUG_STATE_RELAY';
@@ -113,6 +115,57 @@ export function relayArgv(
   };
 }
 
+/** A file flag of a state command (`--summary-file`, `--content-file`): its value is a path the CLI reads. */
+const FILE_FLAG = /^(--[a-z][a-z-]*-file)(?:=(.*))?$/;
+
+/**
+ * The argv with each file a flag names replaced by the driver's copy of it, or why it is refused
+ * (docs/agents.md §1.5): the CLI the relay runs is the driver's, unconfined, so a file it reads for the
+ * agent must be one the agent may read itself, a file inside its worktree (by its real path: no link
+ * out). The copy is read without following a link and checked again once open, so a file swapped for a
+ * link meanwhile is refused too; at most MAX_REQUEST bytes (the CLI keeps less). `-` (stdin) stays: the
+ * relayed command has none.
+ */
+export async function relayFiles(
+  argv: string[],
+  cwd: string,
+  worktree: string,
+  scratch: string,
+): Promise<{ argv: string[] } | { refused: string }> {
+  const out: string[] = [];
+  let root: string | null = null;
+  for (let i = 0; i < argv.length; i++) {
+    const m = FILE_FLAG.exec(argv[i]!);
+    const value = m ? (m[2] ?? argv[i + 1]) : undefined;
+    if (!m || value === undefined || value === '-') {
+      out.push(argv[i]!);
+      continue;
+    }
+    if (m[2] === undefined) i++;
+    root ??= await realpath(worktree);
+    const inside = (p: string) => p === root || p.startsWith(root + sep);
+    const refused = {
+      refused: `${m[1]} must name a file inside the worktree ${worktree}, not ${JSON.stringify(value)}`,
+    };
+    const real = await realpath(resolve(cwd, value)).catch(() => null);
+    if (!real || !inside(real)) return refused;
+    const f = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => null);
+    if (!f) return refused;
+    try {
+      const opened = await readlink(`/proc/self/fd/${f.fd}`).catch(() => real);
+      if (!inside(opened) || !(await f.stat()).isFile()) return refused;
+      const buf = Buffer.alloc(MAX_REQUEST);
+      const { bytesRead } = await f.read(buf, 0, MAX_REQUEST, 0);
+      const copy = join(scratch, randomBytes(8).toString('hex'));
+      await writeFile(copy, buf.subarray(0, bytesRead), { flag: 'wx', mode: 0o600 });
+      out.push(m[1]!, copy);
+    } finally {
+      await f.close();
+    }
+  }
+  return { argv: out };
+}
+
 /** Runs the CLI for a relayed command; output capped. */
 function runCli(argv: string[], cwd: string, env: Record<string, string>): Promise<RelayReply> {
   const cli = cliCommand();
@@ -156,10 +209,16 @@ export async function serveRelay(
   env: Record<string, string>,
   commands: readonly string[] = AGENT_STATE_COMMANDS,
 ): Promise<Relay> {
+  // The agent may swap `.tug` or the relay for a link at any time: nothing is read, written or removed
+  // through one (docs/agents.md §1.5). rm removes a link itself, never what it points to.
+  const real = () => realDirsDown(pin.worktree, dir);
+  await realDir(dirname(dir));
   await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir);
   const runEnv = { ...env };
   delete runEnv[RELAY_ENV];
+  // The driver's copies of the files a request names (relayFiles): private to this process, outside the worktree.
+  const files = await mkdtemp(join(tmpdir(), 'tugcode-relay-'));
   const answer = async (text: string): Promise<RelayReply> => {
     let req: { argv?: unknown; cwd?: unknown };
     try {
@@ -169,14 +228,19 @@ export async function serveRelay(
     }
     const argv = Array.isArray(req.argv) ? req.argv.map(String) : [];
     const cwd = typeof req.cwd === 'string' ? req.cwd : pin.worktree;
-    const r = relayArgv(argv, cwd, pin, commands);
+    const pinned = relayArgv(argv, cwd, pin, commands);
+    const r = 'refused' in pinned ? pinned : await relayFiles(pinned.argv, cwd, pin.worktree, files);
     if ('refused' in r)
       return {
         exit: 4,
         stdout: '',
         stderr: `tugcode: refused under tugcode run (docs/agents.md §1): ${r.refused}\n`,
       };
-    return runCli(r.argv, pin.worktree, runEnv);
+    try {
+      return await runCli(r.argv, pin.worktree, runEnv);
+    } finally {
+      for (const n of await readdir(files).catch(() => [] as string[])) await rm(join(files, n), { force: true });
+    }
   };
   let stopped = false;
   const handle = async (id: string) => {
@@ -186,15 +250,26 @@ export async function serveRelay(
     } catch {
       return; // gone meanwhile
     }
-    const text = (await stat(work)).size > MAX_REQUEST ? '' : await readFile(work, 'utf8');
+    // A request that is a link (to a file the agent may not read) is not followed.
+    const f = await open(work, constants.O_RDONLY | constants.O_NOFOLLOW);
+    let text: string;
+    try {
+      const st = await f.stat();
+      text = st.size > MAX_REQUEST || !st.isFile() ? '' : await f.readFile('utf8');
+    } finally {
+      await f.close();
+    }
     const reply = await answer(text);
-    await writeFile(join(dir, `${id}.res.tmp`), JSON.stringify(reply));
-    await rename(join(dir, `${id}.res.tmp`), join(dir, `${id}.res`));
+    // Written as a new file (O_EXCL): a link planted under the reply's name is removed, never written through.
+    const tmp = join(dir, `${id}.res.tmp`);
+    await rm(tmp, { force: true });
+    await writeFile(tmp, JSON.stringify(reply), { flag: 'wx' });
+    await rename(tmp, join(dir, `${id}.res`));
     await rm(work, { force: true });
   };
   const loop = (async () => {
     while (!stopped) {
-      const names = await readdir(dir).catch(() => [] as string[]);
+      const names = (await real()) ? await readdir(dir).catch(() => [] as string[]) : [];
       // One at a time, in arrival order (ids sort by time): the agent's updates apply in the order it made them.
       for (const n of names.filter((x) => x.endsWith('.req')).sort())
         await handle(n.slice(0, -4)).catch(() => undefined);
@@ -205,7 +280,9 @@ export async function serveRelay(
     close: async () => {
       stopped = true;
       await loop;
-      await rm(dir, { recursive: true, force: true });
+      // Only a real directory inside the worktree; a link in its place is left for the next prepare.
+      if (await real()) await rm(dir, { recursive: true, force: true });
+      await rm(files, { recursive: true, force: true });
     },
   };
 }

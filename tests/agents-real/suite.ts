@@ -6,7 +6,7 @@
  * the two run side by side.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -89,6 +89,21 @@ function reports(root: string): Record<string, string> {
           .all() as any[],
     ).map((a) => [a.step_anchor, a.summary]),
   );
+}
+
+/** The pids whose command line contains `text`. */
+function running(text: string): number[] {
+  const out: number[] = [];
+  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    } catch {
+      continue;
+    }
+    if (cmd.includes(text)) out.push(Number(p));
+  }
+  return out;
 }
 
 const ONE_ATTEMPT = { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' };
@@ -215,6 +230,81 @@ export function agentSuite(agent: Agent): void {
       // The step's work is committed, and the step was completed by the driver (not by the agent).
       expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
       expect(git(root, 'show', 'tugplan/demo:step-1.txt')).toBe(`step-1 by ${agent}\n`);
+    });
+
+    it('the tugcode its allow rules run is not its to change: a rewritten launcher never runs', async () => {
+      const root = realpathSync(runRepo(planText([step(1, 'Base')]), 'demo', ONE_ATTEMPT));
+      const mark = join(tempDir('tugcode-launcher-'), 'payload-ran');
+      const payload = `#!/bin/sh\necho "$*" > ${mark}\n`;
+      // The launcher first on the agent's PATH, wherever the driver put it; and where it used to be.
+      const onPath = () => {
+        const logs = join(root, '.tugtool', 'logs', 'demo');
+        const d = readdirSync(logs).find((n) => n.startsWith('.agent-bin-'));
+        return d ? join(logs, d, 'bin', 'tugcode') : join(logs, 'missing');
+      };
+      const attempts: ((p: Facts) => Action)[] = [
+        () => ({ read: onPath() }),
+        () => ({ write: onPath(), content: payload }),
+        (p) => ({ read: join(p.worktree, '.tug', 'bin', 'tugcode') }),
+        (p) => ({ write: join(p.worktree, '.tug', 'bin', 'tugcode'), content: payload }),
+        ...work(agent),
+      ];
+      const r = await run(root, scripted(attempts), ['--workers', '1']);
+      expect(r.events.at(-1), r.stdout + r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+      const results = server!.turns.at(-1)!.results;
+      expect(results, JSON.stringify(results, null, 1)).toHaveLength(attempts.length);
+      // claude: neither read nor written (a file outside its worktree; its Write wants a Read first); codex: its
+      // sandbox's read-only file system.
+      if (agent === 'claude') {
+        expect(results[0]).toMatch(/haven't granted it/);
+        expect(results[1]).toMatch(/haven't granted it|has not been read/);
+      } else expect(results[1]).toMatch(/Read-only file system|Permission denied/);
+      // Its `tugcode state update` ran tugcode (through the relay), not a payload.
+      expect(existsSync(mark)).toBe(false);
+      expect(agentUpdates(root).map((u) => u.step_anchor)).toEqual(['step-1']);
+      // The launcher's directory went with the agent's run.
+      expect(readdirSync(join(root, '.tugtool', 'logs', 'demo')).filter((n) => n.startsWith('.agent-bin-'))).toEqual(
+        [],
+      );
+    });
+
+    it('the relay reads no file for it outside its worktree: a --summary-file elsewhere is refused', async () => {
+      const root = realpathSync(runRepo(planText([step(1, 'Base')]), 'demo', ONE_ATTEMPT));
+      const secret = join(tempDir('tugcode-secret-'), 'secret.txt');
+      writeFileSync(secret, 'TOPSECRET-OUTSIDE\n');
+      const attempts: ((p: Facts) => Action)[] = [
+        (p) => ({ bash: `tugcode state artifact ${p.owner} --kind note --summary-file ${secret}` }),
+        (p) => ({ bash: `tugcode state artifact ${p.owner} --kind note --summary x --content-file ${secret}` }),
+        ...work(agent),
+      ];
+      const r = await run(root, scripted(attempts), ['--workers', '1']);
+      expect(r.events.at(-1), r.stdout + r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+      const results = server!.turns.at(-1)!.results;
+      expect(results, JSON.stringify(results, null, 1)).toHaveLength(attempts.length);
+      for (const i of [0, 1])
+        expect(results[i]).toMatch(/refused under tugcode run.*-file must name a file inside the worktree/);
+      const all = db(root, (d) => d.prepare('SELECT summary, content FROM step_artifacts').all());
+      expect(JSON.stringify(all)).not.toContain('TOPSECRET');
+    });
+
+    it('what its commands leave running in a session of their own is ended with it, and the run says so', async () => {
+      const secs = `1000.${process.pid}${Date.now() % 100000}`;
+      const root = realpathSync(
+        runRepo(planText([step(1, 'Base')]), 'demo', {
+          '.tugtool/config.toml': '[state]\nmax_attempts = 1\n[run]\nagent_allow = ["sh ./bg.sh"]\n',
+          // The project's own script, which leaves a process running (nothing of its own keeps it in the group).
+          'bg.sh': `nohup sleep ${secs} > /dev/null 2>&1 &\n`,
+        }),
+      );
+      const attempts: ((p: Facts) => Action)[] = [() => ({ bash: 'sh ./bg.sh' }), ...work(agent)];
+      const r = await run(root, scripted(attempts), ['--workers', '1']);
+      expect(r.events.at(-1), r.stdout + r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+      const results = server!.turns.at(-1)!.results;
+      expect(results[0]).not.toMatch(/denied|approval|haven't granted/);
+      expect(running(`sleep ${secs}`)).toEqual([]);
+      // claude's Bash tool runs it in a new session, out of the group; codex's sandbox ends it itself.
+      const warned = r.events.filter((e) => e.type === 'warning' && e.code === 'ProcessesLeftRunning');
+      if (agent === 'claude') expect(warned.map((w) => w.message)).toEqual([expect.stringContaining(`sleep ${secs}`)]);
     });
 
     it.each([

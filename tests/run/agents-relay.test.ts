@@ -4,11 +4,13 @@
  * worktree and attempt only. Here the relay is served in the test process and the built CLI is the client.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
 import { relayArgv, relayed, serveRelay } from '../../src/run/state-relay.js';
+import { tempDir } from '../helpers/repo.js';
 import { runRepo, planText, step, tugJson } from './helpers.js';
 
 const pin = { plan: '.tugtool/tugplan-demo.md', step: 'step-1', worktree: '/r/.tugtree/w1', attempt: 2 };
@@ -119,6 +121,40 @@ describe('the CLI through the relay', () => {
       const done = await cli(W, ['state', 'complete', ...own, '--force', '--json'], env);
       expect(done.code).toBe(4);
       expect(done.stderr).toMatch(/refused under tugcode run.*state complete/);
+      // A file the relay reads for the agent is one inside its worktree, by its real path (docs/agents.md §1.5).
+      const secret = join(tempDir('tugcode-secret-'), 'secret.txt');
+      writeFileSync(secret, 'TOPSECRET\n');
+      symlinkSync(secret, join(W, 'link.txt'));
+      writeFileSync(join(W, 'note.txt'), 'a note from the worktree\n');
+      for (const [flag, file] of [
+        ['--summary-file', secret],
+        ['--content-file', secret],
+        ['--summary-file', 'link.txt'],
+        ['--content-file=../../' + secret.split('/').slice(-2).join('/')],
+      ] as const) {
+        const args = file === undefined ? [flag] : [flag, file];
+        const note = await cli(W, ['state', 'artifact', ...own, '--kind', 'note', '--summary', 'x', ...args], env);
+        expect(note.code, note.stderr).toBe(4);
+        expect(note.stderr).toMatch(
+          /refused under tugcode run.*--(summary|content)-file must name a file inside the worktree/,
+        );
+      }
+      const inside = await cli(
+        join(W, '.tugtool'),
+        [
+          'state',
+          'artifact',
+          ...own,
+          '--kind',
+          'note',
+          '--summary-file',
+          '../note.txt',
+          '--content-file',
+          '../note.txt',
+        ],
+        env,
+      );
+      expect(inside.code, inside.stderr).toBe(0);
     } finally {
       await relay.close();
     }
@@ -126,5 +162,9 @@ describe('the CLI through the relay', () => {
     const s1 = show.json.plans[0].steps[0];
     expect(s1.status).toBe('in_progress');
     expect(s1.items[0]).toMatchObject({ kind: 'task', ordinal: 0, status: 'completed' });
+    const db = new Database(join(root, '.tugtool', 'state.db'), { readonly: true });
+    const notes = db.prepare("SELECT summary, content FROM step_artifacts WHERE kind = 'note'").all();
+    db.close();
+    expect(notes).toEqual([{ summary: 'a note from the worktree\n', content: 'a note from the worktree\n' }]);
   });
 });

@@ -37,6 +37,26 @@ const rec = { argv, stdin, cwd: process.cwd(), env: {} };
 for (const k of ['TUG_STEP', 'TUG_WORKTREE', 'TUG_ATTEMPT', 'TUG_PLAN', 'TUG_STEP_JSON']) rec.env[k] = process.env[k];
 fs.writeFileSync(path.join(process.env.FAKE_REC, name + '-' + step + '-' + process.env.TUG_ATTEMPT + '.json'), JSON.stringify(rec));
 if (process.env.FAKE_FAIL) { console.error(name + ': model overloaded'); process.exit(3); }
+if (process.env.FAKE_PLANT && step === 'step-1') {
+  // Links to the outside where the driver writes and removes (docs/agents.md §1.4, §1.5).
+  const out = process.env.FAKE_PLANT;
+  const relay = process.env.TUG_STATE_RELAY;
+  fs.symlinkSync(path.join(out, 'victim.txt'), path.join(relay, '000-x.res.tmp'));
+  fs.writeFileSync(path.join(relay, '000-x.req'), JSON.stringify({ argv: ['state', 'heartbeat'], cwd: process.cwd() }));
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let end = Date.now() + 20000; !fs.existsSync(path.join(relay, '000-x.res')) && Date.now() < end; ) Atomics.wait(pause, 0, 0, 20);
+  fs.mkdirSync('.tug/bin', { recursive: true });
+  fs.symlinkSync(path.join(out, 'victim.txt'), '.tug/bin/tugcode');
+  fs.renameSync('.tug', '.tug-old');
+  fs.rmSync('.tug-old', { recursive: true });
+  fs.symlinkSync(out, '.tug');
+}
+if (process.env.FAKE_LAUNCHER) {
+  // An unconfined agent rewrites the tugcode first on its PATH (docs/agents.md §1.2).
+  const bin = process.env.PATH.split(':')[0];
+  fs.chmodSync(bin, 0o755);
+  fs.writeFileSync(path.join(bin, 'tugcode'), '#!/bin/sh\\necho payload\\n');
+}
 fs.writeFileSync(path.join(process.cwd(), step + '.txt'), step + ' by ' + name + '\\n');
 const message = 'Implemented ' + step + ' with ' + name + '\\n\\nChanged ' + step + '.txt';
 console.error(name + ': working');
@@ -210,6 +230,42 @@ describe.each(['claude', 'codex'] as const)('tugcode run --agent %s', (agent) =>
         content: `Implemented ${s} with ${agent}\n\nChanged ${s}.txt`,
       })),
     );
+  });
+
+  it('a launcher changed while the agent ran fails the attempt, though the agent exited 0', () => {
+    const root = realpathSync(runRepo(PLAN, 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' }));
+    const f = fakes();
+    const r = runJsonl(root, ['demo', '--workers', '1', '--agent', agent], { ...f.env, FAKE_LAUNCHER: '1' });
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.events.filter((e) => e.type === 'attempt_failed')).toEqual([
+      expect.objectContaining({
+        step_anchor: 'step-1',
+        reason_code: 'ImplementerFailed',
+        reason: expect.stringMatching(/the tugcode launcher was changed while the agent ran: .*\.agent-bin-/),
+      }),
+    ]);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+    // The launcher's directory is the driver's, outside the worktree, and gone after the run.
+    const logs = join(root, '.tugtool', 'logs', 'demo');
+    expect(readdirSync(logs).filter((n) => n.startsWith('.agent-bin-'))).toEqual([]);
+  });
+
+  it('links an agent plants in its .tug/ are never followed: nothing outside is written or removed', () => {
+    const root = realpathSync(runRepo(PLAN));
+    const f = fakes();
+    const out = tempDir('tugcode-outside-');
+    mkdirSync(join(out, 'relay'));
+    mkdirSync(join(out, 'bin'));
+    for (const p of ['victim.txt', 'relay/important.txt', 'bin/tugcode']) writeFileSync(join(out, p), 'precious\n');
+    const r = runJsonl(root, ['demo', '--workers', '1', '--agent', agent], { ...f.env, FAKE_PLANT: out });
+    expect(r.events.at(-1), r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
+    // The reply was not written through the link, the relay not removed through `.tug`, no launcher written.
+    for (const p of ['victim.txt', 'relay/important.txt', 'bin/tugcode'])
+      expect(readFileSync(join(out, p), 'utf8'), p).toBe('precious\n');
+    expect(readdirSync(out).sort()).toEqual(['bin', 'relay', 'victim.txt']);
+    // step-2's agent ran in the same worktree, its space made anew.
+    expect(recorded(f.rec, agent, 'step-2').cwd).toBe(join(root, '.tugtree', 'tugplan__demo--w1'));
   });
 
   it('a fake that exits non-zero fails the attempt with ImplementerFailed and commits nothing', () => {
