@@ -615,16 +615,21 @@ export const CATALOGUE = {
   OutsideWrite: {
     exit: 4,
     when: "`run`: something outside a worktree changed while its implementer, reviewer or resolver, a checkpoint command, the setup command or the refactors' verification ran — the main checkout, `.tugtool/`, another worktree, a ref, the git directory's hooks, info or config (docs/agents.md §1.6); the attempt failed and nothing was undone",
-    message: (d) => {
-      const who = `${s(d.by, 'the implementer')} of ${s(d.step_anchor)} (attempt ${s(d.attempt)})`;
-      const what = s((d.changed as string[] | undefined)?.join(', '), '?');
-      // Beside other runs the check cannot say whose change it saw (docs/agents.md §1.6).
-      return typeof d.beside === 'number' && d.beside > 0
-        ? `things outside the worktree changed while ${who} ran, beside ${d.beside} other agent or command run(s) that may have made them: ${what}`
-        : `${who} changed things outside its worktree: ${what}`;
-    },
+    message: (d) =>
+      outsideWriteText({
+        who: `${s(d.by, 'the implementer')} of ${s(d.step_anchor)} (attempt ${s(d.attempt)})`,
+        what: 'things outside its worktree',
+        shown: s((d.changed as string[] | undefined)?.join(', '), '?'),
+        beside: typeof d.beside === 'number' ? d.beside : 0,
+        during: typeof d.command === 'string',
+      }),
     // The driver cannot tell an agent's write from the user's own edit made meanwhile (docs/agents.md §1.6).
-    hint: () =>
+    // A setup that writes git config or hooks on every run (husky's `prepare`) changes nothing the second time.
+    hint: (d) =>
+      (d.command === 'setup'
+        ? 'a setup that sets git config or hooks (husky, pre-commit, git lfs install): run it once in the main ' +
+          'checkout, then run again; otherwise '
+        : '') +
       "inspect those paths and refs (git status, git reflog, the git directory's hooks and config) and undo what " +
       'should not have changed; if you made those changes yourself during the run, nothing needs undoing (the ' +
       'attempt is redone, unless the git directory changed: then the run claimed no further step): edit in ' +
@@ -664,6 +669,26 @@ export const CATALOGUE = {
  * What a human runs for a step that waits for them (docs/run.md §6.3): approve, revise with notes, reject
  * with a reason. The one place these command lines are written (the run's error hint, summary, live view).
  */
+/**
+ * The OutsideWrite wording, one for an attempt's reason (src/run/outside-check.ts) and the run's error
+ * (docs/agents.md §1.6): an agent is named as the maker of the change (`the implementer changed …`); a
+ * command of the step's own (`during`: a checkpoint, the setup, the refactors' verification), whose code
+ * an agent may have written, by when the change came (`… changed during the checkpoint …`); beside other
+ * runs of this run, by when only, since the check cannot say whose change it saw.
+ */
+export function outsideWriteText(o: {
+  who: string;
+  what: string;
+  shown: string;
+  beside: number;
+  during: boolean;
+}): string {
+  const when = o.during ? `during ${o.who}` : `while ${o.who} ran`;
+  if (o.beside > 0)
+    return `${o.what} changed ${when}, beside ${o.beside} other agent or command run(s) of this run that may have made them: ${o.shown}`;
+  return o.during ? `${o.what} changed ${when}: ${o.shown}` : `${o.who} changed ${o.what}: ${o.shown}`;
+}
+
 export function decideCommands(planPath: unknown, step: unknown, d: Details = {}): [string, string, string] {
   const head = `${tugcodeIn(d)} state decide ${arg(planPath, '<plan>')} ${step === '<step>' ? step : arg(step)}`;
   return [`${head} --approve`, `${head} --revise "<notes>"`, `${head} --reject "<reason>"`];

@@ -140,9 +140,12 @@ export function childMark(): { started: number; running: number } {
   return { started: startedCount, running: running.size };
 }
 
-/** The children that ran since `mark` besides one started after it (those running then, those started since). */
-export function besideSince(mark: { started: number; running: number }): number {
-  return mark.running + Math.max(0, startedCount - mark.started - 1);
+/**
+ * The children that ran since `mark` besides the span's `own` started after it (0 or 1: those running then,
+ * those started since).
+ */
+export function besideSince(mark: { started: number; running: number }, own: 0 | 1 = 1): number {
+  return mark.running + Math.max(0, startedCount - mark.started - own);
 }
 
 /** How many child process groups are running now (what a first signal is ending, docs/run.md §1.1 item 5). */

@@ -8,8 +8,8 @@
  *   repository's other worktrees (HEAD and status), every ref except the worker's own branch, and what in
  *   the common git directory runs code or steers git (`hooks/`, `info/`, the config files key by key:
  *   gitDirFiles) — taken before each phase that runs code an agent could have written (the implementer,
- *   reviewer, resolver, a checkpoint, the setup, the refactors' verification: OutsideSpan) and compared after it. Not compared: what the run itself
- *   moves meanwhile (the integration branch, the other workers' branches, worktrees and their branch config,
+ *   reviewer, resolver, a checkpoint, the setup, the refactors' verification: OutsideSpan) and compared
+ *   after it. Not compared: what the run itself moves meanwhile (the integration branch, the other workers' branches, worktrees and their branch config,
  *   notes, `refs/tugplan/`, remote-tracking refs under `--remote`: other workers change them while this one
  *   runs), and where the base branch points (the user may commit to it during a run:
  *   OutsideScope.baseRef). Nothing is undone. A change in the git directory also stops the run claiming
@@ -21,7 +21,7 @@
 import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
-import { TugError } from '../contract/errors.js';
+import { outsideWriteText, TugError } from '../contract/errors.js';
 import {
   isRuntimeEntry,
   keptRef,
@@ -150,8 +150,10 @@ export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promis
   const out: OutsideSnapshot = new Map();
   marks.set(out, childMark());
   const walked: OutsideSnapshot = new Map();
-  // Independent reads, side by side. Two snapshots per step: only the status is a git process as a rule
-  // (each costs ~3–5 ms of the driver's CPU to spawn); refs and worktrees come from git's files, the tracked
+  // Independent reads, side by side. Snapshots per attempt: two around each agent run (implementer,
+  // reviewer, resolver), K+1 more for K checkpoints (each starts from the one before's end), two per setup
+  // and per refactors' verification. Each is one git process as a rule, the `git status` of the main
+  // checkout (~3–5 ms of the driver's CPU to spawn); refs and worktrees come from git's files, the tracked
   // files from the last ls-files while the index is unchanged — git when the files cannot say.
   const [, tracked, refs, trees] = await Promise.all([
     checkout(g, scope.mainRoot, 'main', out, scope.baseRef),
@@ -426,26 +428,13 @@ export function outsideChanges(before: OutsideSnapshot, after: OutsideSnapshot):
 }
 
 /**
- * The OutsideWrite reason: the first 20 changes (`who`: the implementer, the reviewer; `during`: a command
- * of the step's own, "the checkpoint `…`", whose code the agent may have written, so the change is named
- * by when it came rather than as the command's own doing).
+ * The OutsideWrite reason: the first 20 changes, worded as the run's error is (outsideWriteText: `who`
+ * the implementer, the reviewer; `during`: a command of the step's own, named by when the change came).
  */
-export function outsideReason(
-  anchor: string,
-  changed: string[],
-  who = 'the implementer',
-  beside = 0,
-  during = false,
-): string {
-  const shown = changed.slice(0, 20).join(', ');
+function outsideReason(anchor: string, changed: string[], who: string, beside: number, during: boolean): string {
   const more = changed.length > 20 ? ` and ${changed.length - 20} more` : '';
   const what = `${changed.length} thing(s) outside its worktree`;
-  // Beside other runs the check cannot say whose change it saw (docs/agents.md §1.6): it says so.
-  if (beside > 0)
-    return `${anchor}: ${what} changed ${during ? 'during' : 'while'} ${who}${during ? '' : ' ran'}, beside ${beside} other agent or command run(s) of this run that may have made them: ${shown}${more}`;
-  return during
-    ? `${anchor}: ${what} changed during ${who}: ${shown}${more}`
-    : `${anchor}: ${who} changed ${what}: ${shown}${more}`;
+  return `${anchor}: ${outsideWriteText({ who, what, shown: changed.slice(0, 20).join(', ') + more, beside, during })}`;
 }
 
 /**
@@ -476,7 +465,7 @@ export async function keepWork(
 }
 
 /** The scope of a worker's snapshot in a run: what the run itself moves is left out. */
-export function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
+function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
   const slug = rc.prep.slug;
   return {
     mainRoot: rc.flow.repo.mainRoot,
@@ -496,23 +485,20 @@ export function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
 
 /**
  * After an OutsideWrite: the run's summary is an error even when a later attempt succeeds, since the change
- * stays (docs/agents.md §1.6).
+ * stays (docs/agents.md §1.6); `runError` false when the phase's own failure ends the run with another error
+ * that names the change (a failed setup: InvalidArgument).
  */
-export function noteOutsideWrite(
-  rc: RunCtx,
-  step: string,
-  attempt: number,
-  changed: string[],
-  by = 'the implementer',
-  beside = 0,
-): void {
-  rc.tally.fatal ??= new TugError('OutsideWrite', {
-    step_anchor: step,
-    attempt,
-    by,
-    changed: changed.slice(0, 20),
-    beside,
-  });
+function noteOutsideWrite(rc: RunCtx, o: SpanOwner & { changed: string[]; beside: number; runError: boolean }): void {
+  const { step, attempt, changed, by } = o;
+  if (o.runError)
+    rc.tally.fatal ??= new TugError('OutsideWrite', {
+      step_anchor: step,
+      attempt,
+      by,
+      changed: changed.slice(0, 20),
+      beside: o.beside,
+      ...(o.command ? { command: o.command } : {}),
+    });
   // A hook or config planted in the git directory runs in every later git call of the run (its commits,
   // rebases, statuses): the run claims no further step, as after PlanDrift; the steps in flight finish.
   const inGit = changed.filter(inGitDir);
@@ -523,11 +509,18 @@ export function noteOutsideWrite(
     rc.tally.draining = true;
     announceChange(rc);
   }
+  const list = `${inGit.slice(0, 5).join(', ')}${inGit.length > 5 ? ', …' : ''}`;
+  // Worded as the OutsideWrite is (outsideWriteText): a command of the step's is named by when.
+  const what = o.command ? `the git directory changed during ${by}` : `${by} changed the git directory`;
   rc.warn(
     'GitDirChanged',
-    `${step}: ${by} changed the git directory (${inGit.slice(0, 5).join(', ')}${inGit.length > 5 ? ', …' : ''}): ` +
-      'hooks and config run in every later git call, so the run claims no further step; inspect them ' +
-      '(docs/agents.md §1.6)',
+    `${step}: ${what} (${list}): hooks and config run in every later git call, so the run claims no ` +
+      'further step; inspect them' +
+      (o.command === 'setup'
+        ? ' (a setup that sets git config or hooks, such as husky, pre-commit or git lfs install: run it once ' +
+          'in the main checkout, then run again)'
+        : '') +
+      ' (docs/agents.md §1.6)',
     { step_anchor: step, attempt, by, changed: inGit.slice(0, 20) },
   );
 }
@@ -543,8 +536,16 @@ export interface SpanOwner {
   by: string;
   logs?: string[];
   artifact?: 'coder_report' | 'verification_report';
-  /** `by` is one of the step's commands (a checkpoint, the setup, the refactors' verification): outsideReason. */
-  during?: boolean;
+  /**
+   * `by` is one of the step's commands, not an agent: the change is named by when it came (outsideWriteText),
+   * and the run's error says which (the setup's hint: a husky-like setup, run once in the main checkout).
+   */
+  command?: 'checkpoint' | 'setup' | 'refactors';
+  /**
+   * The children of the run's own (runChild) inside the span, not counted as beside it: 1 (the default) for
+   * an agent or command, 0 for the refactors' verification (the kernel's, in the driver's process).
+   */
+  own?: 0 | 1;
 }
 
 /**
@@ -561,9 +562,11 @@ function outsideWriteFailure(
   },
 ): StepFailure {
   const mark = marks.get(o.before);
-  const beside = mark ? besideSince(mark) : 0;
-  noteOutsideWrite(rc, o.step, o.attempt, o.changed, o.by, beside);
-  const reason = outsideReason(o.step, o.changed, o.by, beside, o.during);
+  const beside = mark ? besideSince(mark, o.own ?? 1) : 0;
+  // A failed setup ends the run with InvalidArgument, its reason carrying this one (worker.ts prepareTree).
+  const runError = !(o.command === 'setup' && o.out !== null && !o.out.ok);
+  noteOutsideWrite(rc, { ...o, beside, runError });
+  const reason = outsideReason(o.step, o.changed, o.by, beside, o.command !== undefined);
   return new StepFailure('OutsideWrite', reason, o.out, o.artifact ?? 'coder_report', o.logs);
 }
 

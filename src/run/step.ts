@@ -219,7 +219,9 @@ async function refactorPhase(x: StepRun, u: PlanStep): Promise<void> {
     kernel: { env: kernelEnv(rc.ops.env) },
   });
   throwIfAborted(x.beat);
-  await span.close({ step: u.anchor, attempt: x.attempt, by: "the refactors' verification", during: true }, null);
+  // The kernel verifies in the driver's own process: no child of the span's own (docs/agents.md §1.6).
+  const by = "the refactors' verification";
+  await span.close({ step: u.anchor, attempt: x.attempt, by, command: 'refactors', own: 0 }, null);
   if (r.exit_code !== 0)
     throw new StepFailure('RefactorFailed', `${u.anchor}: ${r.error?.code ?? 'error'}: ${r.error?.message ?? ''}`);
 }
@@ -488,7 +490,7 @@ async function checkpointPhase(x: StepRun, u: PlanStep, o: { again?: boolean } =
     });
     if (out.aborted || x.beat.signal.aborted) throw new Aborted();
     const by = `the checkpoint \`${c.cmd}\``;
-    const who = { step: u.anchor, attempt: x.attempt, by, logs: [logPath], during: true };
+    const who = { step: u.anchor, attempt: x.attempt, by, logs: [logPath], command: 'checkpoint' as const };
     from = await span.close({ ...who, artifact: 'verification_report' }, out);
     if (!out.ok)
       throw new StepFailure(

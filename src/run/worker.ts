@@ -80,9 +80,18 @@ async function prepareTree(
   });
   if (out.aborted) throw new Aborted();
   const by = `the setup command \`${rc.opts.setupCommand.join(' ')}\``;
-  await span.close({ step: o.step, attempt: o.attempt, by, logs: [logPath], during: true }, out);
-  if (!out.ok)
-    throw new TugError('InvalidArgument', { reason: `run.setup_command failed in ${tree.path}: ${out.last_line}` });
+  const failed = `run.setup_command failed in ${tree.path}: ${out.last_line}`;
+  try {
+    // Its output is a verification's, as a checkpoint's (docs/run.md §1.3).
+    const who = { step: o.step, attempt: o.attempt, by, logs: [logPath], command: 'setup' as const };
+    await span.close({ ...who, artifact: 'verification_report' }, out);
+  } catch (e) {
+    // A failed setup ends the run as ever, not as one failed attempt whose retry runs in a tree never set
+    // up; what it changed outside is said in its reason (the span left the run's error to this one).
+    if (out.ok || !(e instanceof StepFailure)) throw e;
+    throw new TugError('InvalidArgument', { reason: `${failed}; ${e.reason}` });
+  }
+  if (!out.ok) throw new TugError('InvalidArgument', { reason: failed });
 }
 
 /**

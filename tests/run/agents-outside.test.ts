@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { CLI, runCli } from '../helpers/cli.js';
 import { stepText } from '../helpers/plan.js';
 import { git } from '../helpers/repo.js';
+import { sql } from '../state/helpers.js';
 import { nodeImplementer, planText, runJsonl, runRepo, startRun, step, stepCommits, waitUntil } from './helpers.js';
 
 const ONE = { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' };
@@ -72,7 +73,7 @@ if (step === 'step-2') {
         `${f.step_anchor}: 1 thing(s) outside its worktree changed while the implementer ran, beside 1 other agent or command run(s) of this run that may have made them: stray.txt`,
       );
     expect(r.events.at(-1).error.message).toMatch(
-      /^things outside the worktree changed while the implementer of step-\d \(attempt 1\) ran, beside 1 other/,
+      /^things outside its worktree changed while the implementer of step-\d \(attempt 1\) ran, beside 1 other/,
     );
     expect(r.events.at(-1).error.details).toMatchObject({ beside: 1 });
   });
@@ -266,7 +267,7 @@ if (attempt === 1) {
       details: { by: `the checkpoint \`${CMD}\``, changed: ['stray-from-checkpoint.txt'] },
     });
     expect(r.events.at(-1).error.message).toBe(
-      `the checkpoint \`${CMD}\` of step-1 (attempt 1) changed things outside its worktree: stray-from-checkpoint.txt`,
+      `things outside its worktree changed during the checkpoint \`${CMD}\` of step-1 (attempt 1): stray-from-checkpoint.txt`,
     );
     expect(readFileSync(join(root, 'stray-from-checkpoint.txt'), 'utf8')).toBe('x');
   });
@@ -294,7 +295,7 @@ if (step === 'step-1' && attempt === 1) {
     ]);
     expect(r.events.filter((e) => e.type === 'claimed')).toHaveLength(1);
     const warning = r.events.find((e) => e.type === 'warning' && e.code === 'GitDirChanged');
-    expect(warning?.message).toContain(`the checkpoint \`${CMD}\` changed the git directory`);
+    expect(warning?.message).toContain(`step-1: the git directory changed during the checkpoint \`${CMD}\``);
     expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
     expect(r.code).toBe(4);
   });
@@ -325,7 +326,7 @@ if (step === 'step-1' && attempt === 1) {
 describe('OutsideWrite: the setup command inside the check', () => {
   it("a setup command whose script writes into the main checkout fails the attempt naming it; the retry's tree needs no setup", () => {
     // setup.mjs stands for tree code an earlier step's agent may have written (a package script, say).
-    const setup = `import { writeFileSync } from 'node:fs';\nimport { join } from 'node:path';\nwriteFileSync(join(process.cwd(), '..', '..', 'stray-from-setup.txt'), 'x');\n`;
+    const setup = `import { writeFileSync } from 'node:fs';\nimport { join } from 'node:path';\nwriteFileSync(join(process.cwd(), '..', '..', 'stray-from-setup.txt'), 'x');\nconsole.log('installing');\n`;
     const root = runRepo(planText([step(1, 'Base')]), 'demo', {
       'setup.mjs': setup,
       '.tugtool/config.toml': '[run]\nsetup_command = ["node", "setup.mjs"]\n',
@@ -345,7 +346,70 @@ describe('OutsideWrite: the setup command inside the check', () => {
     ]);
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
     expect(r.code).toBe(4);
-    expect(r.events.at(-1).error.details).toMatchObject({ by: 'the setup command `node setup.mjs`' });
+    expect(r.events.at(-1).error.details).toMatchObject({ by: 'the setup command `node setup.mjs`', command: 'setup' });
+    // Worded as the attempt's reason: the change came during the setup, not necessarily of its making.
+    expect(r.events.at(-1).error.message).toBe(
+      'things outside its worktree changed during the setup command `node setup.mjs` of step-1 (attempt 1): stray-from-setup.txt',
+    );
+    // Its output is recorded as a verification's, as a checkpoint's, not as the implementer's report.
+    const artifacts = sql<{ kind: string; content: string }>(
+      root,
+      `SELECT kind, content FROM step_artifacts WHERE step_anchor = 'step-1' ORDER BY id`,
+    );
+    expect(artifacts.map((a) => a.kind)).toEqual(['verification_report']);
+    expect(artifacts[0]!.content).toContain('installing');
+  });
+
+  it('a setup that fails and writes outside ends the run as a failed setup (InvalidArgument), naming the write', () => {
+    const setup = `import { writeFileSync } from 'node:fs';\nimport { join } from 'node:path';\nwriteFileSync(join(process.cwd(), '..', '..', 'stray-from-setup.txt'), 'x');\nconsole.log('setup broke');\nprocess.exit(1);\n`;
+    const root = runRepo(planText([step(1, 'Base'), step(2, 'Next', { deps: [1] })]), 'demo', {
+      'setup.mjs': setup,
+      '.tugtool/config.toml': '[run]\nsetup_command = ["node", "setup.mjs"]\n',
+    });
+    const impl = nodeImplementer(`writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    // No attempt failed and none went on in the tree whose setup failed: the run stopped.
+    expect(
+      r.events.filter((e) => e.type === 'attempt_failed'),
+      r.stdout + r.stderr,
+    ).toEqual([]);
+    expect(r.events.filter((e) => e.type === 'claimed')).toHaveLength(1);
+    expect(r.events.filter((e) => e.type === 'phase' && e.phase === 'implementer')).toEqual([]);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+    expect(r.code).toBe(2);
+    const error = r.events.at(-1).error;
+    expect(error.code).toBe('InvalidArgument');
+    expect(error.message).toContain('run.setup_command failed in ');
+    expect(error.message).toContain(
+      ': setup broke; step-1: 1 thing(s) outside its worktree changed during the setup command `node setup.mjs`: stray-from-setup.txt',
+    );
+    expect(readFileSync(join(root, 'stray-from-setup.txt'), 'utf8')).toBe('x');
+  });
+
+  it("a setup that sets git config (husky's core.hooksPath): GitDirChanged, and the hint says to run it once in the main checkout", () => {
+    const root = runRepo(planText([step(1, 'Base'), step(2, 'Next', { deps: [1] })]), 'demo', {
+      '.tugtool/config.toml': '[run]\nsetup_command = ["git", "config", "core.hooksPath", ".husky"]\n',
+    });
+    const impl = nodeImplementer(`writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    const by = 'the setup command `git config core.hooksPath .husky`';
+    expect(
+      r.events.filter((e) => e.type === 'attempt_failed').map((e) => e.reason),
+      r.stdout + r.stderr,
+    ).toEqual([`step-1: 1 thing(s) outside its worktree changed during ${by}: .git/config: core.hookspath`]);
+    const warning = r.events.find((e) => e.type === 'warning' && e.code === 'GitDirChanged');
+    expect(warning?.message).toContain(`step-1: the git directory changed during ${by}`);
+    expect(warning?.message).toContain('run it once in the main checkout, then run again');
+    expect(r.events.filter((e) => e.type === 'claimed')).toHaveLength(1);
+    expect(r.code).toBe(4);
+    const error = r.events.at(-1).error;
+    expect(error).toMatchObject({ code: 'OutsideWrite', details: { by, command: 'setup' } });
+    expect(error.message).toBe(
+      `things outside its worktree changed during ${by} of step-1 (attempt 1): .git/config: core.hookspath`,
+    );
+    expect(error.hint).toMatch(
+      /^a setup that sets git config or hooks \(husky, pre-commit, git lfs install\): run it once in the main checkout, then run again/,
+    );
   });
 });
 
