@@ -36,7 +36,8 @@ export const isUsageCost = (v: unknown): v is number =>
 
 /**
  * A count as an agent or `TUG_USAGE_OUT` may report it, before the bound: a non-negative integer, or any
- * number past USAGE_MAX_TOKENS (boundUsage holds it to the bound). Negative, fractional or NaN is malformed.
+ * number past USAGE_MAX_TOKENS (1.5e12, 1e308, Infinity: boundUsage holds it to the bound). Negative, NaN,
+ * or fractional at or below the bound is malformed.
  */
 export const isReportedCount = (v: unknown): v is number =>
   typeof v === 'number' && v >= 0 && (Number.isSafeInteger(v) || v > USAGE_MAX_TOKENS);
@@ -155,20 +156,21 @@ export function priced(u: Usage, prices: Prices): Usage {
 /**
  * The one bound rule of the ledger (docs/run.md §7.1), for every source of a report: a value past its bound
  * (USAGE_MAX_TOKENS, USAGE_MAX_COST_USD) counts as the bound. An absurd report then spends any real budget
- * instead of slipping past it (as an unknown value would), and the sums stay finite and exact. `capped`:
- * the fields held, for the caller's warning.
+ * instead of slipping past it (as an unknown value would), and the sums stay finite and exact. Any value
+ * that is not a finite number (NaN included) counts as the bound too: no arithmetic slip makes it blind.
+ * `capped`: the fields held, for the caller's warning.
  */
 export function boundUsage(u: Usage): { usage: Usage; capped: (UsageTokenField | 'cost_usd')[] } {
   const usage = { ...u };
   const capped: (UsageTokenField | 'cost_usd')[] = [];
   for (const k of USAGE_TOKEN_FIELDS) {
     const v = usage[k];
-    if (v !== null && v > USAGE_MAX_TOKENS) {
+    if (v !== null && !(Number.isFinite(v) && v <= USAGE_MAX_TOKENS)) {
       usage[k] = USAGE_MAX_TOKENS;
       capped.push(k);
     }
   }
-  if (usage.cost_usd !== null && usage.cost_usd > USAGE_MAX_COST_USD) {
+  if (usage.cost_usd !== null && !(Number.isFinite(usage.cost_usd) && usage.cost_usd <= USAGE_MAX_COST_USD)) {
     usage.cost_usd = USAGE_MAX_COST_USD;
     capped.push('cost_usd');
   }

@@ -8,6 +8,7 @@ import {
   hasUsage,
   isReportedCost,
   isReportedCount,
+  USAGE_MAX_TOKENS,
   USAGE_TOKEN_FIELDS,
   type Usage,
 } from '../contract/usage.js';
@@ -54,7 +55,8 @@ export function claudeUsage(result: Record<string, unknown>): Usage | null {
 /**
  * The `TUG_USAGE_OUT` file's text → its usage: one JSON object with any of `input_tokens`, `output_tokens`,
  * `cache_read_tokens`, `cache_write_tokens` (non-negative integers) and `cost_usd` (a non-negative number),
- * each may be null; a value past its bound is kept (the ledger holds it to the bound). Anything else is a
+ * each may be null; a value past its bound (a count past it need not be an integer) is kept (the ledger
+ * holds it to the bound). Anything else is a
  * reason (the caller's warning), never a failure of the step.
  */
 export function parseUsageFile(text: string): { usage: Usage | null } | { reason: string } {
@@ -71,7 +73,8 @@ export function parseUsageFile(text: string): { usage: Usage | null } | { reason
   for (const k of USAGE_TOKEN_FIELDS) {
     if (o[k] === undefined || o[k] === null) continue;
     const n = count(o[k]);
-    if (n === null) bad.push(`${k} must be a non-negative integer`);
+    if (n === null)
+      bad.push(`${k} must be a non-negative integer (past ${USAGE_MAX_TOKENS} any number counts as that bound)`);
     out[k] = n;
   }
   if (o.cost_usd !== undefined && o.cost_usd !== null) {
@@ -139,8 +142,13 @@ export class CodexTranscript {
   private add(u: Record<string, unknown>): void {
     const input = count(u.input_tokens);
     const cached = count(u.cached_input_tokens);
+    // The cached part held to the bound before it is taken away: two counts past 1e308 are Infinity, and
+    // Infinity - Infinity is NaN, which no bound holds. An input past the bound stays as reported, for
+    // boundUsage to count as the bound (docs/run.md §7.1).
+    const uncached = (n: number) =>
+      n > USAGE_MAX_TOKENS ? n : Math.max(0, n - Math.min(cached ?? 0, USAGE_MAX_TOKENS));
     const turn: Usage = {
-      input_tokens: input === null ? null : Math.max(0, input - (cached ?? 0)),
+      input_tokens: input === null ? null : uncached(input),
       output_tokens: count(u.output_tokens),
       cache_read_tokens: cached,
       cache_write_tokens: count(u.cache_write_input_tokens),
