@@ -3,7 +3,7 @@
  * dirty base checkout is refused before any work; a merge that fails at the end keeps the run's summary;
  * `--keep-worktrees` keeps the worker worktrees also when merging.
  */
-import { appendFileSync, existsSync } from 'node:fs';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git } from '../helpers/repo.js';
@@ -44,17 +44,19 @@ describe('tugcode run --merge', () => {
   });
 
   it('keeps the completed steps and commits in the summary when the merge at the end fails', () => {
-    // step-2's checkpoint leaves an uncommitted change in the main checkout: the merge refuses it. (Not the
-    // implementer: a change outside its worktree by an implementer is OutsideWrite, docs/agents.md §1.6.)
-    const plan = planText([
-      step(1, 'One'),
-      step(2, 'Two', { deps: [1], checkpoint: 'sh -c "echo edited >> $MAIN_NOTES"' }),
-    ]);
+    // The user's own post-commit hook, there before the run, edits the main checkout when step-2's commit is
+    // made: the merge refuses the uncommitted change. (Not an agent or a checkpoint: a change outside the
+    // worktree while one runs is OutsideWrite, docs/agents.md §1.6.)
+    const plan = planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]);
     const root = runRepo(plan, 'demo', { 'notes.txt': 'notes\n' });
+    const hook = join(root, '.git', 'hooks', 'post-commit');
+    writeFileSync(
+      hook,
+      `#!/bin/sh\ngit log -1 --format=%B | grep -q '^Tug-Step: step-2$' && echo edited >> '${join(root, 'notes.txt')}'\nexit 0\n`,
+      { mode: 0o755 },
+    );
     const impl = nodeImplementer(`writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
-    const r = runJsonl(root, ['demo', '--workers', '1', '--merge', '--implementer', impl.argv], {
-      MAIN_NOTES: join(root, 'notes.txt'),
-    });
+    const r = runJsonl(root, ['demo', '--workers', '1', '--merge', '--implementer', impl.argv]);
     const summary = r.events.at(-1);
     expect(r.code).toBe(4);
     expect(summary).toMatchObject({ type: 'summary', status: 'error', error: { code: 'WorktreeDirty' } });
