@@ -56,17 +56,25 @@ export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
     pool: 'forks',
-    // One throwaway PostgreSQL server for the run (tests/helpers/pg.ts hands it to the tests).
-    globalSetup: ['./tests/helpers/pg-global-setup.ts'],
+    // A worker process runs file after file without starting again: vitest's start-up and the modules the
+    // files share (typescript, the helpers) are paid once per worker instead of once per file. The helpers'
+    // per-file cleanups are hooked in by tests/helpers/file-setup.ts.
+    isolate: false,
+    // One throwaway PostgreSQL server for the run (tests/helpers/pg.ts hands it to the tests), and the run's
+    // temporary directory.
+    globalSetup: ['./tests/helpers/pg-global-setup.ts', './tests/helpers/tmp-global-setup.ts'],
     // TUGCODE_CPU_PROBE=<file.jsonl>: each file's CPU seconds and span, for bench/suite-cpu.mjs.
-    setupFiles: process.env.TUGCODE_CPU_PROBE ? ['./tests/helpers/cpu-probe.ts'] : [],
+    // tests/helpers/file-setup.ts hooks the helpers' cleanups into each file (tests/helpers/file-hooks.ts).
+    setupFiles: ['./tests/helpers/file-setup.ts', ...(process.env.TUGCODE_CPU_PROBE ? ['./tests/helpers/cpu-probe.ts'] : [])],
     reporters: ['default', './tests/helpers/summary-reporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // One worker more than the cores: a file waiting on its child processes (a notify timeout, a watchdog's
     // stall, a browser) leaves a core idle otherwise. On 2 cores: 2 workers kept 1.59 cores busy (857 CPU-s
     // in 550 s), 3 kept 1.80 (845 CPU-s in 469 s). TUGCODE_TEST_FORKS=<n> sets another count.
-    poolOptions: { forks: { maxForks: FORKS, minForks: 1 } },
+    // minForks = maxForks: a pool allowed to shrink ends an idle worker that, without isolation, vitest still
+    // counts on ("Terminating worker thread", an unhandled rejection that fails the run).
+    poolOptions: { forks: { maxForks: FORKS, minForks: FORKS } },
     sequence: { sequencer: SlowFirst },
   },
 });

@@ -11,7 +11,8 @@ import { WarningSink } from '../../src/contract/envelope.js';
 import type { FlowCtx } from '../../src/gitflow/flow-context.js';
 import { resolveRepo } from '../../src/git/repo.js';
 import { createWorktree } from '../../src/gitflow/worktree.js';
-import { afterEach, expect } from 'vitest';
+import { expect } from 'vitest';
+import { afterEachTest } from '../helpers/file-hooks.js';
 import { closeStateContext } from '../../src/state/context.js';
 import { SqliteStateStore } from '../../src/state/store.js';
 import { openStateContext } from '../../src/state/sqlite-open.js';
@@ -53,7 +54,7 @@ export function planRepo(plan = PLAN, slug = 'demo'): string {
 
 /** The stores flowCtx opened: closed after each test (a closed store opens again on its next call). */
 const stores: SqliteStateStore[] = [];
-afterEach(async () => {
+afterEachTest(async () => {
   for (const s of stores.splice(0)) await s.close();
 });
 

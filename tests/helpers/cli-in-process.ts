@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { afterAll } from 'vitest';
+import { afterEachFile } from './file-hooks.js';
 import { ROOT, type CliResult, type RunOpts } from './cli.js';
 
 const ARGV_JS = join(ROOT, 'dist', 'cli', 'argv.js');
@@ -33,7 +33,7 @@ function started() {
   return worker;
 }
 
-afterAll(async () => {
+afterEachFile(async () => {
   const w = worker;
   worker = undefined;
   if (w) {

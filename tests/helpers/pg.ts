@@ -8,7 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, inject } from 'vitest';
+import { inject } from 'vitest';
+import { afterEachFile } from './file-hooks.js';
 import type {} from './pg-global-setup.js'; // declares inject('tugcodePg')
 import { LATEST_SCHEMA_VERSION, migrationsDir } from '../../src/state/migrate.js';
 import { pgTarget } from '../../src/state/sql/pg-sql.js';
@@ -142,7 +143,7 @@ const dropAfterFile = new Set<TestDatabase>();
 const privateServers = new Set<PgServerInfo>();
 let exitHookInstalled = false;
 
-afterAll(async () => {
+afterEachFile(async () => {
   for (const db of [...dropAfterFile]) await db.drop().catch(() => undefined);
   for (const info of [...privateServers]) await destroyPgServer(info).catch(() => undefined);
   privateServers.clear();

@@ -5,11 +5,12 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll } from 'vitest';
+import { inject } from 'vitest';
+import { afterEachFile } from './file-hooks.js';
 
 const made: string[] = [];
-afterAll(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
+afterEachFile(() => {
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 export function git(cwd: string, ...args: string[]): string {
@@ -35,13 +36,14 @@ export function tempDir(prefix = 'tugcode-test-'): string {
 let initialized: string | null = null;
 
 /**
- * The `.git` of `git init -b main` with the test identity, made once per test file: a copy of it costs a
+ * The `.git` of `git init -b main` with the test identity, made once per test process: a copy of it costs a
  * third of the CPU of the four git calls (a file makes dozens of repositories). It holds no commit, so
  * every repository still gets a root commit of its own (PostgreSQL names a project after it).
  */
 function initializedGitDir(): string {
   if (!initialized) {
-    const d = tempDir('tugcode-git-init-');
+    // It serves every file this process runs, so it lives in the run's directory (tests/helpers/tmp-global-setup.ts).
+    const d = realpathSync(mkdtempSync(join(inject('tugcodeRunTmp'), 'git-init-')));
     git(d, 'init', '-q', '-b', 'main');
     git(d, 'config', 'user.name', 'Test');
     git(d, 'config', 'user.email', 'test@example.com');

@@ -15,6 +15,7 @@ import pg from 'pg';
 import { expect } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
 import { needsRealCli, runCliInProcess } from '../helpers/cli-in-process.js';
+import { afterEachFile } from '../helpers/file-hooks.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/pg.js';
 import { st, type RunOptions } from '../state/cli-helpers.js';
 import { dbPathOf, dump as sqliteDump, TABLES } from '../state/helpers.js';
@@ -50,6 +51,10 @@ export interface Backend {
 }
 
 let fileDb: Promise<TestDatabase> | null = null;
+// createTestDatabase drops it after the file: the next file of this process makes its own.
+afterEachFile(() => {
+  fileDb = null;
+});
 /** One database per test file; each backend() call is a fresh project (schema) in it. */
 export function fileDatabase(): Promise<TestDatabase> {
   fileDb ??= createTestDatabase('contract');
