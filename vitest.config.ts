@@ -65,7 +65,10 @@ export default defineConfig({
     globalSetup: ['./tests/helpers/pg-global-setup.ts', './tests/helpers/tmp-global-setup.ts'],
     // TUGCODE_CPU_PROBE=<file.jsonl>: each file's CPU seconds and span, for bench/suite-cpu.mjs.
     // tests/helpers/file-setup.ts hooks the helpers' cleanups into each file (tests/helpers/file-hooks.ts).
-    setupFiles: ['./tests/helpers/file-setup.ts', ...(process.env.TUGCODE_CPU_PROBE ? ['./tests/helpers/cpu-probe.ts'] : [])],
+    setupFiles: [
+      './tests/helpers/file-setup.ts',
+      ...(process.env.TUGCODE_CPU_PROBE ? ['./tests/helpers/cpu-probe.ts'] : []),
+    ],
     reporters: ['default', './tests/helpers/summary-reporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
