@@ -6,7 +6,7 @@
  * the two run side by side.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,6 +20,7 @@ import {
   type Script,
   type Turn,
 } from '../helpers/model-server.js';
+import { running } from '../helpers/proc.js';
 import { git, tempDir } from '../helpers/repo.js';
 import { planText, runRepo, startRun, step, stepCommits, type RunResult } from '../run/helpers.js';
 
@@ -89,21 +90,6 @@ function reports(root: string): Record<string, string> {
           .all() as any[],
     ).map((a) => [a.step_anchor, a.summary]),
   );
-}
-
-/** The pids whose command line contains `text`. */
-function running(text: string): number[] {
-  const out: number[] = [];
-  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    let cmd = '';
-    try {
-      cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ');
-    } catch {
-      continue;
-    }
-    if (cmd.includes(text)) out.push(Number(p));
-  }
-  return out;
 }
 
 const ONE_ATTEMPT = { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' };

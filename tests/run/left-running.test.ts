@@ -3,24 +3,9 @@
  * session (`setsid`, as claude's Bash tool starts every command) survives the kill of the group, so the driver
  * ends what still carries the child's mark in its environment, and warns.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { running } from '../helpers/proc.js';
 import { planText, runJsonl, runRepo, step, stepCommits } from './helpers.js';
-
-/** The pids whose command line contains `text`. */
-function running(text: string): number[] {
-  const out: number[] = [];
-  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    let cmd = '';
-    try {
-      cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ');
-    } catch {
-      continue;
-    }
-    if (cmd.includes(text)) out.push(Number(p));
-  }
-  return out;
-}
 
 describe.skipIf(process.platform !== 'linux')('processes left running', () => {
   it('a process an implementer started in its own session is ended with its group, and the run warns naming it', () => {
