@@ -28,7 +28,7 @@ export function hasBudget(rc: Pick<RunSetup, 'opts'>): boolean {
 }
 
 // An absurd value (1e308) as its exponent, not 103 groups of digits.
-const num = (n: number) => (n < 1e16 ? n.toLocaleString('en-US') : n.toExponential());
+const num = (n: number) => (n < 1e16 ? n.toLocaleString('en-US') : Number(n.toPrecision(4)).toExponential());
 
 /**
  * A report as the ledger records it, from whichever source (claude, codex, `TUG_USAGE_OUT`): priced from
@@ -44,9 +44,13 @@ function asRecorded(rc: Pick<RunSetup, 'opts' | 'warn'>, who: string, reported: 
   if (capped.length)
     rc.warn(
       'UsageOutOfBounds',
+      // Each value beside what it counts as: the numbers hold commas of their own.
       `${who}: ${capped
-        .map((k) => `${k} ${num((reported[k] ?? withCost[k])!)}${reported[k] === null ? ' (priced)' : ''}`)
-        .join(', ')} past the ledger's bound, counted as ${capped.map((k) => num(all.usage[k]!)).join(', ')}`,
+        .map(
+          (k) =>
+            `${k} ${num((reported[k] ?? withCost[k])!)}${reported[k] === null ? ' (priced)' : ''} counted as ${num(all.usage[k]!)}`,
+        )
+        .join('; ')} (past the ledger's bound)`,
       { fields: capped },
     );
   return all.usage;
@@ -117,7 +121,7 @@ function noteSilent(rc: RunCtx, anchor: string, role: UsageRole, what: string): 
   ledger.silentWarned = true;
   rc.warn(
     'BudgetUnmeasured',
-    `the ${role} of ${anchor} ${what}: ${budgetWords(rc)} does not count it` +
+    `the ${role} of ${anchor} ${what}: ${budgetWords(rc)} ${rc.opts.budgetUsd !== null && rc.opts.budgetTokens !== null ? 'do' : 'does'} not count it` +
       (what === 'reported no cost'
         ? ' (set [run.prices] to price its tokens)'
         : ' (see TUG_USAGE_OUT, docs/run.md §7.1)'),

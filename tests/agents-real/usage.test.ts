@@ -98,7 +98,7 @@ describe.skipIf(!clis.ok)('real claude: an absurd report', () => {
       [
         'UsageOutOfBounds',
         expect.stringMatching(
-          /^step-1 \(implementer\): input_tokens 20,000,000,000,000(, cost_usd \S+)? past the ledger's bound, counted as 1,000,000,000,000(, 1,000,000,000)?$/,
+          /^step-1 \(implementer\): input_tokens 20,000,000,000,000 counted as 1,000,000,000,000(; cost_usd \S+ counted as 1,000,000,000)? \(past the ledger's bound\)$/,
         ),
       ],
     ]);

@@ -123,7 +123,7 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
     const warnings = r.events.filter((e) => e.type === 'warning' && e.code !== 'BudgetUnmeasured');
     expect(warnings.map((w) => [w.code, w.message])).toEqual([
-      ['UsageOutOfBounds', "step-1 (implementer): cost_usd 1e+308 past the ledger's bound, counted as 1,000,000,000"],
+      ['UsageOutOfBounds', "step-1 (implementer): cost_usd 1e+308 counted as 1,000,000,000 (past the ledger's bound)"],
     ]);
     expect(r.events.find((e) => e.type === 'usage').usage).toEqual({
       input_tokens: 5,
@@ -147,7 +147,7 @@ writeFileSync(process.env.TUG_USAGE_OUT, JSON.stringify({ input_tokens: 1e15, ou
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
     const warnings = r.events.filter((e) => e.type === 'warning' && e.code === 'UsageOutOfBounds');
     expect(warnings.map((w) => w.message)).toEqual([
-      "step-1 (implementer): input_tokens 1,000,000,000,000,000 past the ledger's bound, counted as 1,000,000,000,000",
+      "step-1 (implementer): input_tokens 1,000,000,000,000,000 counted as 1,000,000,000,000 (past the ledger's bound)",
     ]);
     expect(showSteps(root).plan.usage).toMatchObject({ input_tokens: 1e12, output_tokens: 3, tokens: 1e12 + 3 });
   });
@@ -170,7 +170,7 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     expect(warnings.map((w) => [w.code, w.message])).toEqual([
       [
         'UsageOutOfBounds',
-        "step-1 (implementer): cost_usd 2,000,000,000 (priced) past the ledger's bound, counted as 1,000,000,000",
+        "step-1 (implementer): cost_usd 2,000,000,000 (priced) counted as 1,000,000,000 (past the ledger's bound)",
       ],
     ]);
     expect(r.events.filter((e) => e.type === 'usage').map((e) => e.step_anchor)).toEqual(['step-1', 'step-2']);
