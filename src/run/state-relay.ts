@@ -11,7 +11,21 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, mkdtemp, open, readdir, readFile, readlink, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import {
+  lstat,
+  mkdir,
+  mkdtemp,
+  open,
+  readdir,
+  readFile,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import { AGENT_STATE_COMMANDS, cliCommand, realDir, realDirsDown, type StepOwner } from './confine.js';
@@ -187,6 +201,68 @@ function runCli(argv: string[], cwd: string, env: Record<string, string>): Promi
   });
 }
 
+/** The relay directory as the driver holds it for one run (holdRelayDir). */
+interface RelayDir {
+  /** The path naming the entry `name` of the relay directory: a bare name (ids are the agent's), never `.`, `..` or a/b. */
+  entry(name: string): string;
+  /** Its entries (none when, without /proc, the path is no longer a real directory inside the worktree). */
+  list(): Promise<string[]>;
+  /** Removes its entries, and itself when its path still names it; lets it go. */
+  remove(): Promise<void>;
+}
+
+/**
+ * Holds the relay directory the driver just made (docs/agents.md §1.4): opened once without following a link,
+ * checked to be the directory its path names, inside the worktree. On Linux every entry is then named
+ * through `/proc/self/fd/<fd>/<name>`, which resolves to the directory the fd holds whatever the path names
+ * now: an agent that swaps `.tug/relay` (or `.tug`) for a link moves only where it looks, never where the
+ * driver reads, writes or removes. Without /proc the path, checked before each listing: a swap between that
+ * check and a step of a request is the residual race §1.4 names.
+ */
+async function holdRelayDir(dir: string, worktree: string): Promise<RelayDir> {
+  const f = await open(dir, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | constants.O_NOFOLLOW);
+  let held: { dev: number; ino: number };
+  try {
+    const [st, at] = await Promise.all([f.stat(), lstat(dir)]);
+    if (!st.isDirectory() || st.dev !== at.dev || st.ino !== at.ino || !(await realDirsDown(worktree, dir)))
+      throw new Error(`the state relay ${dir} is not a real directory inside the worktree`);
+    held = { dev: st.dev, ino: st.ino };
+  } catch (e) {
+    await f.close();
+    throw e;
+  }
+  const same = (st: { dev: number; ino: number } | null) => st !== null && st.dev === held.dev && st.ino === held.ino;
+  const proc = `/proc/self/fd/${f.fd}`;
+  const byFd = same(await stat(proc).catch(() => null));
+  if (!byFd) await f.close();
+  const base = byFd ? proc : dir;
+  const entry = (name: string) => {
+    if (name === '' || name === '.' || name === '..' || name.includes('/'))
+      throw new Error(`not an entry name of the state relay: ${JSON.stringify(name)}`);
+    return join(base, name);
+  };
+  return {
+    entry,
+    list: async () => (byFd || (await realDirsDown(worktree, dir)) ? readdir(base).catch(() => []) : []),
+    remove: async () => {
+      if (!byFd) {
+        // Only a real directory inside the worktree; a link in its place is left for the next prepare.
+        if (await realDirsDown(worktree, dir)) await rm(dir, { recursive: true, force: true });
+        return;
+      }
+      try {
+        for (const n of await readdir(proc).catch(() => [] as string[]))
+          await rm(entry(n), { recursive: true, force: true });
+        // rmdir removes only an empty directory, and never through a link in the last place.
+        if (same(await lstat(dir).catch(() => null)) && (await realDirsDown(worktree, dir)))
+          await rmdir(dir).catch(() => undefined);
+      } finally {
+        await f.close();
+      }
+    },
+  };
+}
+
 /** A relay serving one agent run; `close()` stops it and removes its directory. */
 export interface Relay {
   close(): Promise<void>;
@@ -210,11 +286,11 @@ export async function serveRelay(
   commands: readonly string[] = AGENT_STATE_COMMANDS,
 ): Promise<Relay> {
   // The agent may swap `.tug` or the relay for a link at any time: nothing is read, written or removed
-  // through one (docs/agents.md §1.5). rm removes a link itself, never what it points to.
-  const real = () => realDirsDown(pin.worktree, dir);
+  // through one (docs/agents.md §1.4). rm removes a link itself, never what it points to.
   await realDir(dirname(dir));
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir);
+  const relay = await holdRelayDir(dir, pin.worktree);
   const runEnv = { ...env };
   delete runEnv[RELAY_ENV];
   // The driver's copies of the files a request names (relayFiles): private to this process, outside the worktree.
@@ -244,9 +320,9 @@ export async function serveRelay(
   };
   let stopped = false;
   const handle = async (id: string) => {
-    const work = join(dir, `${id}.work`);
+    const work = relay.entry(`${id}.work`);
     try {
-      await rename(join(dir, `${id}.req`), work);
+      await rename(relay.entry(`${id}.req`), work);
     } catch {
       return; // gone meanwhile
     }
@@ -261,15 +337,17 @@ export async function serveRelay(
     }
     const reply = await answer(text);
     // Written as a new file (O_EXCL): a link planted under the reply's name is removed, never written through.
-    const tmp = join(dir, `${id}.res.tmp`);
+    const tmp = relay.entry(`${id}.res.tmp`);
     await rm(tmp, { force: true });
-    await writeFile(tmp, JSON.stringify(reply), { flag: 'wx' });
-    await rename(tmp, join(dir, `${id}.res`));
+    await writeFile(tmp, JSON.stringify(reply), {
+      flag: constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    });
+    await rename(tmp, relay.entry(`${id}.res`));
     await rm(work, { force: true });
   };
   const loop = (async () => {
     while (!stopped) {
-      const names = (await real()) ? await readdir(dir).catch(() => [] as string[]) : [];
+      const names = await relay.list();
       // One at a time, in arrival order (ids sort by time): the agent's updates apply in the order it made them.
       for (const n of names.filter((x) => x.endsWith('.req')).sort())
         await handle(n.slice(0, -4)).catch(() => undefined);
@@ -280,8 +358,7 @@ export async function serveRelay(
     close: async () => {
       stopped = true;
       await loop;
-      // Only a real directory inside the worktree; a link in its place is left for the next prepare.
-      if (await real()) await rm(dir, { recursive: true, force: true });
+      await relay.remove();
       await rm(files, { recursive: true, force: true });
     },
   };

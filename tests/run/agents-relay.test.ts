@@ -4,14 +4,14 @@
  * worktree and attempt only. Here the relay is served in the test process and the built CLI is the client.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
 import { relayArgv, relayed, serveRelay } from '../../src/run/state-relay.js';
 import { tempDir } from '../helpers/repo.js';
-import { runRepo, planText, step, tugJson } from './helpers.js';
+import { runJsonl, runRepo, planText, step, stepCommits, tugJson } from './helpers.js';
 
 const pin = { plan: '.tugtool/tugplan-demo.md', step: 'step-1', worktree: '/r/.tugtree/w1', attempt: 2 };
 const owner = ['.tugtool/tugplan-demo.md', 'step-1', '--worktree', '/r/.tugtree/w1', '--attempt', '2'];
@@ -166,5 +166,58 @@ describe('the CLI through the relay', () => {
     const notes = db.prepare("SELECT summary, content FROM step_artifacts WHERE kind = 'note'").all();
     db.close();
     expect(notes).toEqual([{ summary: 'a note from the worktree\n', content: 'a note from the worktree\n' }]);
+  });
+});
+
+/**
+ * A fake `codex` that sends one relayed heartbeat as `a.req`, waits until the driver has taken it (`a.work`),
+ * then swaps `.tug/relay` for a link to `$FAKE_OUT` while the driver runs the command; it records the reply
+ * the driver left in the directory it took the request from.
+ */
+const SWAPPER = `#!/usr/bin/env node
+const fs = require('node:fs');
+const path = require('node:path');
+const env = process.env;
+const relay = env.TUG_STATE_RELAY;
+const owner = [env.TUG_PLAN, env.TUG_STEP, '--worktree', env.TUG_WORKTREE, '--attempt', env.TUG_ATTEMPT];
+fs.writeFileSync(path.join(relay, 'a.req.tmp'), JSON.stringify({ argv: ['state', 'heartbeat', ...owner], cwd: process.cwd() }));
+fs.renameSync(path.join(relay, 'a.req.tmp'), path.join(relay, 'a.req'));
+const pause = new Int32Array(new SharedArrayBuffer(4));
+const until = (ok) => { for (const end = Date.now() + 20000; !ok() && Date.now() < end; ) Atomics.wait(pause, 0, 0, 1); };
+until(() => fs.existsSync(path.join(relay, 'a.work')));
+fs.renameSync(relay, relay + '-old');
+fs.symlinkSync(env.FAKE_OUT, relay);
+// Done when the reply lands in the taken directory, or (the bug) the driver removed the outside a.work.
+until(() => fs.existsSync(relay + '-old/a.res') || !fs.existsSync(path.join(env.FAKE_OUT, 'a.work')));
+let reply = null;
+try { reply = JSON.parse(fs.readFileSync(relay + '-old/a.res', 'utf8')); } catch {}
+fs.writeFileSync(path.join(env.FAKE_REC, 'reply.json'), JSON.stringify(reply));
+fs.writeFileSync(env.TUG_STEP + '.txt', 'done\\n');
+const argv = process.argv.slice(2);
+fs.writeFileSync(argv[argv.indexOf('--output-last-message') + 1], 'Implemented ' + env.TUG_STEP);
+`;
+
+describe('the relay directory swapped for a link while a request runs', () => {
+  it('the driver keeps to the directory it made: nothing outside is written or removed, the step completes', () => {
+    const root = realpathSync(runRepo(planText([step(1, 'Base')])));
+    const dir = tempDir('tugcode-swap-');
+    const bin = join(dir, 'bin');
+    const rec = join(dir, 'rec');
+    const out = join(dir, 'out');
+    for (const d of [bin, rec, out]) mkdirSync(d);
+    writeFileSync(join(bin, 'codex'), SWAPPER);
+    chmodSync(join(bin, 'codex'), 0o755);
+    for (const n of ['a.res', 'a.work']) writeFileSync(join(out, n), 'precious');
+    const r = runJsonl(root, ['demo', '--workers', '1', '--agent', 'codex'], {
+      PATH: `${bin}:${process.env.PATH ?? ''}`,
+      FAKE_REC: rec,
+      FAKE_OUT: out,
+    });
+    expect(r.events.at(-1), r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
+    expect(readdirSync(out).sort()).toEqual(['a.res', 'a.work']);
+    for (const n of ['a.res', 'a.work']) expect(readFileSync(join(out, n), 'utf8'), n).toBe('precious');
+    // The heartbeat ran, its reply written where the driver took the request from (docs/agents.md §1.4).
+    expect(JSON.parse(readFileSync(join(rec, 'reply.json'), 'utf8'))).toMatchObject({ exit: 0 });
   });
 });
