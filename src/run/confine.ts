@@ -115,8 +115,8 @@ export interface AgentSpace {
 /**
  * Makes the agent's space for one run (docs/agents.md §1.2, §1.4): `.tug/tmp` (TMPDIR) in the worktree, and
  * the `tugcode` launcher in a fresh directory of the driver's under `driverDir` (the run's log directory),
- * the launcher read-only (0555) in directories of the user's alone (0700). Not in the worktree: whatever an agent may edit there, a command its
- * rules allow (`tugcode state update …`) would run unconfined.
+ * the launcher read-only (0555) in directories of the user's alone (0700). Not in the worktree: whatever an
+ * agent may edit there, a command its rules allow (`tugcode state update …`) would run unconfined.
  */
 export async function prepareAgentSpace(worktree: string, driverDir: string): Promise<AgentSpace> {
   const s = agentSpace(worktree);

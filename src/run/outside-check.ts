@@ -9,10 +9,10 @@
  *   the common git directory runs code or steers git (`hooks/`, `info/`, the config files key by key:
  *   gitDirFiles) — taken before each phase that runs code an agent could have written (the implementer,
  *   reviewer, resolver, a checkpoint, the setup, the refactors' verification: OutsideSpan) and compared
- *   after it. Not compared: what the run itself moves meanwhile (the integration branch, the other workers' branches, worktrees and their branch config,
- *   notes, `refs/tugplan/`, remote-tracking refs under `--remote`: other workers change them while this one
- *   runs), and where the base branch points (the user may commit to it during a run:
- *   OutsideScope.baseRef). Nothing is undone. A change in the git directory also stops the run claiming
+ *   after it. Not compared: what the run itself moves meanwhile (the integration branch, the other
+ *   workers' branches, worktrees and their branch config, notes, `refs/tugplan/`, remote-tracking refs
+ *   under `--remote`: other workers change them while this one runs), and where the base branch points
+ *   (the user may commit to it during a run: OutsideScope.baseRef). Nothing is undone. A change in the git directory also stops the run claiming
  *   (as PlanDrift does): a planted hook or config would run in each of the run's later git calls.
  * - **StepCompletedElsewhere**: a claim that ended because the step became `completed` while held keeps the
  *   worktree's work as a commit on the worker branch, under `refs/tugplan/kept/<slug>/<step>/attempt<N>`
@@ -546,6 +546,11 @@ export interface SpanOwner {
    * an agent or command, 0 for the refactors' verification (the kernel's, in the driver's process).
    */
   own?: 0 | 1;
+  /**
+   * The caller ends the run with an error of its own that carries this reason (a failed setup:
+   * InvalidArgument, worker.ts prepareTree): the span records no OutsideWrite as the run's error.
+   */
+  endsRun?: boolean;
 }
 
 /**
@@ -563,9 +568,7 @@ function outsideWriteFailure(
 ): StepFailure {
   const mark = marks.get(o.before);
   const beside = mark ? besideSince(mark, o.own ?? 1) : 0;
-  // A failed setup ends the run with InvalidArgument, its reason carrying this one (worker.ts prepareTree).
-  const runError = !(o.command === 'setup' && o.out !== null && !o.out.ok);
-  noteOutsideWrite(rc, { ...o, beside, runError });
+  noteOutsideWrite(rc, { ...o, beside, runError: !o.endsRun });
   const reason = outsideReason(o.step, o.changed, o.by, beside, o.command !== undefined);
   return new StepFailure('OutsideWrite', reason, o.out, o.artifact ?? 'coder_report', o.logs);
 }

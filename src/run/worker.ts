@@ -84,10 +84,10 @@ async function prepareTree(
   try {
     // Its output is a verification's, as a checkpoint's (docs/run.md §1.3).
     const who = { step: o.step, attempt: o.attempt, by, logs: [logPath], command: 'setup' as const };
-    await span.close({ ...who, artifact: 'verification_report' }, out);
+    await span.close({ ...who, artifact: 'verification_report', endsRun: !out.ok }, out);
   } catch (e) {
     // A failed setup ends the run as ever, not as one failed attempt whose retry runs in a tree never set
-    // up; what it changed outside is said in its reason (the span left the run's error to this one).
+    // up; what it changed outside is said in its reason (endsRun: the span left the run's error to this one).
     if (out.ok || !(e instanceof StepFailure)) throw e;
     throw new TugError('InvalidArgument', { reason: `${failed}; ${e.reason}` });
   }
