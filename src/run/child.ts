@@ -209,6 +209,11 @@ export interface LeftProcess {
   command: string;
 }
 
+/** The processes as the child's log and the run's warning name them: `pid <n> \`<command>\``, comma-separated. */
+export function leftWords(left: LeftProcess[]): string {
+  return left.map((l) => `pid ${l.pid} \`${l.command}\``).join(', ');
+}
+
 type LeftListener = (left: LeftProcess[], logPath: string) => void;
 const leftListeners = new Set<LeftListener>();
 
@@ -396,8 +401,9 @@ export async function runChild(o: ChildOptions): Promise<ChildOutcome> {
     if (pid !== undefined) {
       const left = await endMarked(mark);
       if (left.length) {
-        const what = left.map((l) => `pid ${l.pid} \`${l.command}\``).join(', ');
-        await log.appendFile(`tugcode: ended ${left.length} process(es) left running outside the group: ${what}\n`);
+        await log.appendFile(
+          `tugcode: ended ${left.length} process(es) left running outside the group: ${leftWords(left)}\n`,
+        );
         for (const f of leftListeners) f(left, o.logPath);
       }
     }

@@ -374,11 +374,12 @@ async function runLocked(
   let rc: RunCtx;
   let started: Awaited<ReturnType<typeof startRun>>;
   // A child that left processes outside its group (a new session): they are ended, and the run says so.
-  const unlisten = (await import('./child.js')).onLeftRunning((left, log) =>
+  const { onLeftRunning, leftWords } = await import('./child.js');
+  const unlisten = onLeftRunning((left, log) =>
     setup.warn(
       'ProcessesLeftRunning',
       `ended ${left.length} process(es) left running outside the process group of the command logged in ` +
-        `${relative(flow.repo.mainRoot, log)}: ${left.map((l) => `pid ${l.pid} \`${l.command}\``).join(', ')}`,
+        `${relative(flow.repo.mainRoot, log)}: ${leftWords(left)}`,
       { processes: left, log: relative(flow.repo.mainRoot, log) },
     ),
   );

@@ -56,8 +56,7 @@ export function claudeUsage(result: Record<string, unknown>): Usage | null {
  * The `TUG_USAGE_OUT` file's text → its usage: one JSON object with any of `input_tokens`, `output_tokens`,
  * `cache_read_tokens`, `cache_write_tokens` (non-negative integers) and `cost_usd` (a non-negative number),
  * each may be null; a value past its bound (a count past it need not be an integer) is kept (the ledger
- * holds it to the bound). Anything else is a
- * reason (the caller's warning), never a failure of the step.
+ * holds it to the bound). Anything else is a reason (the caller's warning), never a failure of the step.
  */
 export function parseUsageFile(text: string): { usage: Usage | null } | { reason: string } {
   let v: unknown;
