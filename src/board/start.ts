@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { BOARD_FILE, TUGTOOL_DIR } from '../contract/layout.js';
+import { warning } from '../contract/warnings.js';
 import { newCall, OpsContext } from '../ops/context.js';
 import { hostPort, isLoopback } from './guard.js';
 import { startServer, type BoardServer } from './server.js';
@@ -121,10 +122,10 @@ export async function startBoard(o: BoardOptions): Promise<Board> {
     const warnings = isLoopback(host)
       ? []
       : [
-          {
-            code: 'BoardNotLoopback',
-            message: `the board listens on ${host}, not only on this machine: anyone who can reach ${wildcard ? 'it' : host} and has the URL can read the state${allowActions ? ' and act on it' : ''}`,
-          },
+          warning(
+            'BoardNotLoopback',
+            `the board listens on ${host}, not only on this machine: anyone who can reach ${wildcard ? 'it' : host} and has the URL can read the state${allowActions ? ' and act on it' : ''}`,
+          ),
         ];
     const srv = server;
     const src = source;

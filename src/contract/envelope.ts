@@ -4,6 +4,7 @@
  */
 import { TugError, type Details } from './errors.js';
 import { shellArg } from '../util/shell-arg.js';
+import type { WarningSinkCode } from './warnings.js';
 
 export const SCHEMA_VERSION = '1';
 
@@ -42,7 +43,11 @@ export function fail(command: string, err: TugError, warnings: Warning[] = []): 
  */
 export class WarningSink {
   readonly items: Warning[] = [];
-  add(code: string, message: string, details?: Details): void {
+  add(code: WarningSinkCode, message: string, details?: Details): void {
+    this.items.push(details === undefined ? { code, message } : { code, message, details });
+  }
+  /** A plan validator's warning (`W…`, `P…`), whose codes docs/plan-format.md §3 lists. */
+  plan(code: string, message: string, details?: Details): void {
     this.items.push(details === undefined ? { code, message } : { code, message, details });
   }
 }

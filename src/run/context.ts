@@ -14,6 +14,7 @@ import type { Prepared } from './preflight.js';
 import type { RemoteRun } from './remote.js';
 import type { RunEvent } from './types.js';
 import * as usageMath from '../contract/usage.js';
+import type { WarningSinkCode } from '../contract/warnings.js';
 
 export { timed, type TraceFn } from '../git/trace.js';
 
@@ -90,7 +91,7 @@ export interface RunSetup {
   readonly stop: AbortController;
   emit(e: EventInput): void;
   /** Something the run noticed and handled: a `warning` event and one of the run's warnings (stderr). */
-  warn(code: string, message: string, details?: Record<string, unknown>): void;
+  warn(code: WarningSinkCode, message: string, details?: Record<string, unknown>): void;
   /** Fires when a step completed or an attempt ended: waiting workers claim again at once. */
   readonly changed: EventTarget;
   /** The opt-in timing trace (RunHooks.trace), if any. */
@@ -207,8 +208,8 @@ export function stateCallIn(rc: Pick<RunSetup, 'call'>, worktree: string): State
 }
 
 /** The driver removed a stale `index.lock` in one of its own worker trees (worktrees.ts): say so. */
-export function staleLockRemoved(rc: Pick<RunSetup, 'flow'>, lock: string): void {
-  rc.flow.warnings.add('StaleIndexLock', `removed ${lock}, left by a git that is gone`);
+export function staleLockRemoved(rc: Pick<RunSetup, 'warn'>, lock: string): void {
+  rc.warn('StaleIndexLock', `removed ${lock}, left by a git that is gone`);
 }
 
 /**

@@ -7,6 +7,7 @@ import { constants } from 'node:fs';
 import { access, mkdir, open, rm, stat, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { invalidArgument, TugError } from '../contract/errors.js';
+import { warning } from '../contract/warnings.js';
 import { tokenizeShell } from '../kernel/light.js';
 import { shellArg } from '../util/shell-arg.js';
 import { runChild } from './child.js';
@@ -144,12 +145,11 @@ export function throwIfNotStarted(
 }
 
 /** The warning of a run without an implementer (docs/run.md §2): allowed, never silent. */
-export const NO_IMPLEMENTER: { code: string; message: string } = {
-  code: 'NoImplementer',
-  message:
-    'no implementer (--implementer, --agent, run.implementer or run.agent): each step is done by its refactors ' +
+export const NO_IMPLEMENTER = warning(
+  'NoImplementer',
+  'no implementer (--implementer, --agent, run.implementer or run.agent): each step is done by its refactors ' +
     'and command checkpoints alone, and its remaining items are marked completed',
-};
+);
 
 /** The implementer's complete environment: baseEnv plus the TUG_* variables of docs/run.md §2 (these win). */
 export function implementerEnv(

@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import { runChild, endedHow } from './child.js';
 import { implementerArgv } from './implementer.js';
+import type { WarningSinkCode } from '../contract/warnings.js';
 
 /** The events that run the notify command. */
 export const NOTIFY_EVENTS = ['needs_human', 'step_failed', 'stalled', 'budget_exhausted', 'run_finished'] as const;
@@ -32,7 +33,7 @@ export interface NotifyOptions {
   env: NodeJS.ProcessEnv;
   /** `.tugtool/logs/<slug>/`: notify.log goes there. */
   logDir: string;
-  warn(code: string, message: string): void;
+  warn(code: WarningSinkCode, message: string): void;
 }
 
 /** A notifier for `o.command`; null when it is empty. An unparsable command is InvalidArgument at once. */

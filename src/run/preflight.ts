@@ -11,6 +11,7 @@ import type { GitRunner } from '../git/exec.js';
 import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { ParsedPlan } from '../plan/types.js';
 import type { Config } from '../config/schema.js';
+import type { WarningSinkCode } from '../contract/warnings.js';
 
 type RunConfig = Config['run'];
 
@@ -153,7 +154,7 @@ export async function integrationExists(ctx: FlowCtx, g: GitRunner, p: Prepared)
 export async function initState(
   ctx: FlowCtx,
   p: Prepared,
-  o: { integrationExisted: boolean; warn: (code: string, message: string, details?: Record<string, unknown>) => void },
+  o: { integrationExisted: boolean; warn: (code: WarningSinkCode, message: string, details?: Record<string, unknown>) => void },
 ): Promise<void> {
   const { initAndReconcile } = await import('../gitflow/state-bridge.js');
   const refs = o.integrationExisted ? [p.integration] : [];

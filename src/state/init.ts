@@ -162,7 +162,7 @@ function warnDiagnostics(ctx: StateContext, planPath: string, diagnostics: reado
     const details: Record<string, unknown> = { plan_path: planPath };
     if (d.line !== undefined) details.line = d.line;
     if (d.anchor !== undefined) details.anchor = d.anchor;
-    ctx.warnings.add(d.code, `${planPath}${d.line !== undefined ? `:${d.line}` : ''}: ${d.message}`, details);
+    ctx.warnings.plan(d.code, `${planPath}${d.line !== undefined ? `:${d.line}` : ''}: ${d.message}`, details);
   }
 }
 

@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE, ERROR_CODES, TugError } from '../../src/contract/errors.js';
+import { WARNINGS } from '../../src/contract/warnings.js';
 import { ROOT } from '../helpers/cli.js';
 
 describe('error catalogue', () => {
@@ -34,5 +35,17 @@ describe('error catalogue', () => {
       details: { plan_path: '.tugtool/tugplan-x.md', step_anchor: 'step-9' },
       hint: 'tugcode state show .tugtool/tugplan-x.md',
     });
+  });
+
+  it('documents every warning code in docs/errors.md, each raised somewhere in src/', () => {
+    const doc = readFileSync(join(ROOT, 'docs', 'errors.md'), 'utf8');
+    const warnings = doc.slice(doc.indexOf('## Warnings'));
+    const documented = [...warnings.matchAll(/^\| `([A-Za-z]+)` \| /gm)].map((m) => m[1]);
+    expect(documented, 'run: node scripts/gen-errors-doc.mjs').toEqual(Object.keys(WARNINGS));
+    const src = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts') && f !== join('contract', 'warnings.ts'))
+      .map((f) => readFileSync(join(ROOT, 'src', f), 'utf8'))
+      .join('\n');
+    for (const code of Object.keys(WARNINGS)) expect(src, `${code} is raised nowhere`).toContain(`'${code}'`);
   });
 });

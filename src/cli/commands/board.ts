@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { board as boardTable } from '../../contract/inputs/board.js';
 import type { Board } from '../../board/start.js';
 import type { CliApp, CliEnv } from '../define.js';
+import { warning } from '../../contract/warnings.js';
 
 export function registerBoard(program: Command, app: CliApp): void {
   app.register(program, {
@@ -35,7 +36,7 @@ export async function announcedBoard(cli: CliEnv, o: BoardInput, how: { out: (s:
   const warnings = [...board.warnings];
   if (o.open) {
     const why = await openInBrowser(board.url, cli.env);
-    if (why) warnings.push({ code: 'BoardNotOpened', message: why });
+    if (why) warnings.push(warning('BoardNotOpened', why));
   }
   if (cli.globals.json) {
     const line = {
