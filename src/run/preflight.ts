@@ -154,7 +154,10 @@ export async function integrationExists(ctx: FlowCtx, g: GitRunner, p: Prepared)
 export async function initState(
   ctx: FlowCtx,
   p: Prepared,
-  o: { integrationExisted: boolean; warn: (code: WarningSinkCode, message: string, details?: Record<string, unknown>) => void },
+  o: {
+    integrationExisted: boolean;
+    warn: (code: WarningSinkCode, message: string, details?: Record<string, unknown>) => void;
+  },
 ): Promise<void> {
   const { initAndReconcile } = await import('../gitflow/state-bridge.js');
   const refs = o.integrationExisted ? [p.integration] : [];
