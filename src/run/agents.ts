@@ -286,9 +286,13 @@ async function readFrom(path: string, start: number): Promise<string> {
 }
 
 /** claude's `--output-format json` result: the last line of the output that is a JSON result object. */
-export function parseClaudeResult(
-  output: string,
-): { message: string | null; is_error: boolean; subtype: string; usage: Usage | null } | null {
+export function parseClaudeResult(output: string): {
+  message: string | null;
+  is_error: boolean;
+  subtype: string;
+  usage: Usage | null;
+  usage_warning: string | null;
+} | null {
   const lines = output.split('\n');
   for (let i = lines.length - 1; i >= 0; i--) {
     const l = lines[i]!.trim();
@@ -306,7 +310,7 @@ export function parseClaudeResult(
       message: typeof o.result === 'string' ? o.result : null,
       is_error: o.is_error === true,
       subtype: typeof o.subtype === 'string' ? o.subtype : '',
-      usage: claudeUsage(o),
+      ...claudeUsage(o),
     };
   }
   return null;
@@ -433,13 +437,13 @@ async function agentOutcome(
 ): Promise<AgentOutcome> {
   if (transcript) {
     const text = await readFile(lastMessage, 'utf8').catch(() => null);
-    const used = { usage: transcript.usage(), usage_warning: null };
+    const used = { usage: transcript.usage(), usage_warning: transcript.usageWarning() };
     if (out.ok || out.timed_out || out.aborted) return { ...out, final_message: text, ...used };
     const err = codexErrorLine(out.tail);
     return { ...out, ...(err ? { last_line: err } : {}), final_message: text, ...used };
   }
   const r = parseClaudeResult(await readFrom(logPath, start).catch(() => ''));
-  const used = { usage: r?.usage ?? null, usage_warning: null };
+  const used = { usage: r?.usage ?? null, usage_warning: r?.usage_warning ?? null };
   // The reason is the result's text (an API error's message), never the raw JSON line.
   const why = r ? `claude: ${reasonLine(r.message ?? '') || r.subtype || 'error'}` : null;
   if (out.ok && r?.is_error) return { ...out, ok: false, last_line: why!, final_message: r.message, ...used };

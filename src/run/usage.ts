@@ -36,11 +36,28 @@ const count = (v: unknown): number | null => (isReportedCount(v) ? v : null);
 const usd = (v: unknown): number | null => (isReportedCost(v) ? v : null);
 
 /**
+ * A report's fields that are there but neither a count nor a cost (a negative, a fraction, a string): each
+ * counts nothing, and the ledger warns `UsageUnreadable` naming them (docs/run.md §7.1), never silently.
+ */
+function unreadable(fields: Record<string, unknown>, costs: readonly string[] = []): string[] {
+  return Object.entries(fields)
+    .filter(([k, v]) => v !== undefined && v !== null && (costs.includes(k) ? usd(v) : count(v)) === null)
+    .map(([k, v]) => `${k} ${(JSON.stringify(v) ?? String(v)).slice(0, 40)}`);
+}
+
+/** The warning of unreadable fields (`unreadable`), or null when there were none. */
+function unreadableWarning(agent: string, fields: readonly string[]): string | null {
+  return fields.length === 0
+    ? null
+    : `${agent} reported ${fields.join(', ')}, which ${fields.length === 1 ? 'is' : 'are'} not usage: counted as 0`;
+}
+
+/**
  * claude's `--output-format json` result object → its usage: `usage.input_tokens`, `output_tokens`,
  * `cache_read_input_tokens`, `cache_creation_input_tokens` and `total_cost_usd` (which claude prices
  * itself); null when the result carries none of them.
  */
-export function claudeUsage(result: Record<string, unknown>): Usage | null {
+export function claudeUsage(result: Record<string, unknown>): { usage: Usage | null; usage_warning: string | null } {
   const u = (typeof result.usage === 'object' && result.usage !== null ? result.usage : {}) as Record<string, unknown>;
   const out: Usage = {
     input_tokens: count(u.input_tokens),
@@ -49,7 +66,18 @@ export function claudeUsage(result: Record<string, unknown>): Usage | null {
     cache_write_tokens: count(u.cache_creation_input_tokens),
     cost_usd: usd(result.total_cost_usd),
   };
-  return hasUsage(out) ? out : null;
+  const { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens } = u;
+  const bad = unreadable(
+    {
+      input_tokens,
+      output_tokens,
+      cache_read_input_tokens,
+      cache_creation_input_tokens,
+      total_cost_usd: result.total_cost_usd,
+    },
+    ['total_cost_usd'],
+  );
+  return { usage: hasUsage(out) ? out : null, usage_warning: unreadableWarning('claude', bad) };
 }
 
 /**
@@ -92,10 +120,17 @@ export function parseUsageFile(text: string): { usage: Usage | null } | { reason
  */
 export class CodexTranscript {
   private sum: Usage | null = null;
+  /** Fields of `turn.completed` usage that were not counts (`unreadable`), the first few. */
+  private bad: string[] = [];
 
   /** The usage of the turns completed so far; null when none completed. */
   usage(): Usage | null {
     return this.sum;
+  }
+
+  /** The warning of fields that were not counts, or null. */
+  usageWarning(): string | null {
+    return unreadableWarning('codex', this.bad);
   }
 
   /** One line of stdout → the text for the log (with its newline), or '' for nothing. */
@@ -139,6 +174,9 @@ export class CodexTranscript {
   }
 
   private add(u: Record<string, unknown>): void {
+    const { input_tokens, cached_input_tokens, output_tokens, cache_write_input_tokens } = u;
+    for (const b of unreadable({ input_tokens, cached_input_tokens, output_tokens, cache_write_input_tokens }))
+      if (this.bad.length < 4 && !this.bad.includes(b)) this.bad.push(b);
     const input = count(u.input_tokens);
     const cached = count(u.cached_input_tokens);
     // The cached part held to the bound before it is taken away: two counts past 1e308 are Infinity, and

@@ -407,12 +407,14 @@ describe('prompt and final message', () => {
       is_error: false,
       subtype: 'success',
       usage: null,
+      usage_warning: null,
     });
     expect(parseClaudeResult('{"type":"result","subtype":"error_max_turns","is_error":true}')).toEqual({
       message: null,
       is_error: true,
       subtype: 'error_max_turns',
       usage: null,
+      usage_warning: null,
     });
     expect(parseClaudeResult('plain text\n{not json')).toBeNull();
   });

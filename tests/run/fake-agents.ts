@@ -4,6 +4,7 @@
  * `--output-format json` result object (`usage`, `total_cost_usd`), codex its `exec --json` events (a
  * `turn.completed` with `usage`) and its final message in the `--output-last-message` file. The numbers
  * depend on the step's number n (`step-n`), so totals are known exactly: see claudeUsageOf / codexUsageOf.
+ * FAKE_USAGE (JSON) replaces fields of the usage object either reports.
  */
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,11 +21,12 @@ const n = Number(step.split('-')[1]);
 if (process.env.FAKE_ARGV) fs.appendFileSync(process.env.FAKE_ARGV, JSON.stringify([name, ...argv]) + '\\n');
 fs.writeFileSync(path.join(process.cwd(), step + '.txt'), step + ' by ' + name + '\\n');
 const message = 'Implemented ' + step;
+const over = process.env.FAKE_USAGE ? JSON.parse(process.env.FAKE_USAGE) : {};
 if (name === 'claude') {
   const cost = process.env.FAKE_COST ? Number(process.env.FAKE_COST) : 0.25 * n;
   console.log(JSON.stringify({
     type: 'result', subtype: 'success', is_error: false, result: message, session_id: 's', total_cost_usd: cost,
-    usage: { input_tokens: 1000 * n, cache_creation_input_tokens: 5 * n, cache_read_input_tokens: 10 * n, output_tokens: 100 * n },
+    usage: { input_tokens: 1000 * n, cache_creation_input_tokens: 5 * n, cache_read_input_tokens: 10 * n, output_tokens: 100 * n, ...over },
   }));
 } else {
   const ev = (e) => console.log(JSON.stringify(e));
@@ -33,7 +35,7 @@ if (name === 'claude') {
   ev({ type: 'item.started', item: { id: 'i1', type: 'command_execution', command: "bash -c 'echo hi'", aggregated_output: '', exit_code: null, status: 'in_progress' } });
   ev({ type: 'item.completed', item: { id: 'i1', type: 'command_execution', command: "bash -c 'echo hi'", aggregated_output: 'hi\\n', exit_code: 0, status: 'completed' } });
   ev({ type: 'item.completed', item: { id: 'i2', type: 'agent_message', text: message } });
-  ev({ type: 'turn.completed', usage: { input_tokens: 1000 * n, cached_input_tokens: 200 * n, cache_write_input_tokens: 0, output_tokens: 100 * n, reasoning_output_tokens: 0 } });
+  ev({ type: 'turn.completed', usage: { input_tokens: 1000 * n, cached_input_tokens: 200 * n, cache_write_input_tokens: 0, output_tokens: 100 * n, reasoning_output_tokens: 0, ...over } });
   fs.writeFileSync(argv[argv.indexOf('--output-last-message') + 1], message);
 }
 `;

@@ -136,6 +136,26 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     expect(plan.usage).toMatchObject({ tokens: 5, cost_usd: 1e9, reports: 1 });
   });
 
+  it('a claude or codex usage field that is no count (negative, text) counts 0 with a UsageUnreadable warning naming it', () => {
+    // docs/run.md §7.1: never dropped silently; the fields that are counts still count.
+    for (const agent of ['claude', 'codex'] as const) {
+      const root = runRepo(planText([step(1, 'One')]));
+      const env = { ...fakeAgents().env, FAKE_USAGE: JSON.stringify({ input_tokens: -5, output_tokens: 'many' }) };
+      const r = runJsonl(root, ['demo', '--workers', '1', '--agent', agent], env);
+      expect(r.events.at(-1), r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+      const warnings = r.events.filter((e) => e.type === 'warning');
+      expect(warnings.map((w) => [w.code, w.message])).toEqual([
+        [
+          'UsageUnreadable',
+          `step-1 (implementer): ${agent} reported input_tokens -5, output_tokens "many", which are not usage: counted as 0`,
+        ],
+      ]);
+      const usage = r.events.find((e) => e.type === 'usage').usage;
+      expect(usage).toMatchObject({ input_tokens: null, output_tokens: null });
+      expect(usage.cache_read_tokens).toBeGreaterThan(0);
+    }
+  });
+
   it('a token count past the bound counts as the bound, so --budget-tokens trips on it', () => {
     const root = runRepo(CHAIN);
     const impl = nodeImplementer(`
