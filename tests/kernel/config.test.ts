@@ -62,7 +62,7 @@ describe('kernel configuration', () => {
   it('reads the main checkout config from a linked worktree, and the workspace config outside git', async () => {
     const main = realpathSync(tempWs({ ...SRC, '.tugtool/config.toml': '[kernel]\nexclude = ["gen/**"]\n' }));
     gitInit(main);
-    const wt = join(main, '..', `wt-${process.pid}-${Date.now()}`);
+    const wt = join(tempWs(), 'wt');
     git(main, 'worktree', 'add', '-q', wt);
     // The worktree has no .tugtool/config.toml of its own (it is committed, so remove it there).
     git(wt, 'rm', '-q', '.tugtool/config.toml');

@@ -1,14 +1,27 @@
 /**
  * Kernel test helpers: temp workspaces and byte-level tree snapshots.
  */
-import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, readFileSync, lstatSync, cpSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, readFileSync, lstatSync, cpSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { KernelError } from '../../src/kernel/errors.js';
+import { afterEachFile } from '../helpers/file-hooks.js';
+
+// The workspaces of a test file are removed after it (tests/helpers/file-hooks.ts).
+const made: string[] = [];
+afterEachFile(() => {
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function workspaceDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tug-test-'));
+  made.push(dir);
+  return dir;
+}
 
 export function tempWs(files: Record<string, string | Uint8Array> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tug-test-'));
+  const dir = workspaceDir();
   writeTree(dir, files);
   return dir;
 }
@@ -21,7 +34,7 @@ export function writeTree(dir: string, files: Record<string, string | Uint8Array
 }
 
 export function copyTree(src: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'tug-test-'));
+  const dir = workspaceDir();
   cpSync(src, dir, { recursive: true });
   return dir;
 }

@@ -6,8 +6,7 @@
  */
 import { describe, it, expect } from 'vitest';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openKernel } from '../../src/kernel/index.js';
@@ -243,7 +242,7 @@ describe('clock and environment come from the front door', () => {
 describe('verifier processes', () => {
   it('run without blocking the event loop, and a timeout kills the whole process group', async () => {
     const ws = realpathSync(tempWs(FILES));
-    const pidDir = mkdtempSync(join(tmpdir(), 'tug-pg-'));
+    const pidDir = tempWs();
     const pidFile = join(pidDir, 'grandchild.pid');
     // The test command starts a grandchild that would outlive a kill of the direct child alone.
     const script = [
