@@ -5,9 +5,11 @@
  * Every flag comes from the CLI's own `--help`; docs/agents.md quotes what each relies on, and the
  * README documents the exact command lines.
  *
- * - claude: `claude -p --output-format json --permission-mode acceptEdits --setting-sources user
- *   --allowedTools … --disallowedTools …`. Print mode reads the prompt from stdin; the JSON result's
- *   `result` is the final message, `is_error` an error the exit code may not show. acceptEdits lets it edit
+ * - claude: `claude -p --output-format stream-json --verbose --permission-mode acceptEdits --setting-sources
+ *   user --allowedTools … --disallowedTools …`. Print mode reads the prompt from stdin; the stream's final
+ *   result's `result` is the final message, `is_error` an error the exit code may not show; the driver
+ *   writes the stream to the log as text and counts its usage, also of a run killed before its result
+ *   (usage.ts ClaudeTranscript). acceptEdits lets it edit
  *   inside its working directory (the worktree) and nowhere else; the allow rules add exactly its own
  *   step's `tugcode state update|artifact|heartbeat`, the step's checkpoint commands and `[run]
  *   agent_allow` (print mode cannot prompt, so anything else is refused); the deny rules (which beat any
@@ -23,7 +25,7 @@
  * Both get the `tugcode` launcher first on PATH, TMPDIR inside the worktree, and the state relay
  * (state-relay.ts): their state commands reach the state through the driver.
  */
-import { mkdir, readFile, rm, stat, writeFile, open } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { invalidArgument } from '../contract/errors.js';
 import { agentPrompt } from './agent-prompt.js';
@@ -48,7 +50,7 @@ import {
   type UsageReport,
 } from './implementer.js';
 import type { ChildOutcome } from './types.js';
-import { claudeUsage, CodexTranscript, type Usage } from './usage.js';
+import { ClaudeTranscript, CodexTranscript } from './usage.js';
 
 export const AGENTS = ['claude', 'codex'] as const;
 export type AgentName = (typeof AGENTS)[number];
@@ -76,7 +78,8 @@ export function agentArgv(agent: AgentName, p: AgentPaths): string[] {
       'claude',
       '-p',
       '--output-format',
-      'json',
+      'stream-json',
+      '--verbose',
       '--permission-mode',
       'acceptEdits',
       '--setting-sources',
@@ -128,7 +131,8 @@ export function reviewerArgv(agent: AgentName, p: AgentPaths): string[] {
       'claude',
       '-p',
       '--output-format',
-      'json',
+      'stream-json',
+      '--verbose',
       '--permission-mode',
       'default',
       '--setting-sources',
@@ -261,61 +265,6 @@ function resolveCommandOrAgent(
  */
 export type AgentOutcome = ChildOutcome & { final_message: string | null } & UsageReport;
 
-/** How much of this run's log is searched for claude's JSON result. */
-const RESULT_SCAN_BYTES = 8 * 1024 * 1024;
-
-async function sizeOf(path: string): Promise<number> {
-  try {
-    return (await stat(path)).size;
-  } catch {
-    return 0;
-  }
-}
-
-async function readFrom(path: string, start: number): Promise<string> {
-  const f = await open(path, 'r');
-  try {
-    const end = (await f.stat()).size;
-    const from = Math.max(start, end - RESULT_SCAN_BYTES);
-    const buf = Buffer.alloc(Math.max(0, end - from));
-    if (buf.length) await f.read(buf, 0, buf.length, from);
-    return buf.toString('utf8');
-  } finally {
-    await f.close();
-  }
-}
-
-/** claude's `--output-format json` result: the last line of the output that is a JSON result object. */
-export function parseClaudeResult(output: string): {
-  message: string | null;
-  is_error: boolean;
-  subtype: string;
-  usage: Usage | null;
-  usage_warning: string | null;
-} | null {
-  const lines = output.split('\n');
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const l = lines[i]!.trim();
-    if (!l.startsWith('{')) continue;
-    let v: unknown;
-    try {
-      v = JSON.parse(l);
-    } catch {
-      continue;
-    }
-    if (typeof v !== 'object' || v === null) continue;
-    const o = v as Record<string, unknown>;
-    if (o.type !== 'result' && !('result' in o)) continue;
-    return {
-      message: typeof o.result === 'string' ? o.result : null,
-      is_error: o.is_error === true,
-      subtype: typeof o.subtype === 'string' ? o.subtype : '',
-      ...claudeUsage(o),
-    };
-  }
-  return null;
-}
-
 /** The `coder_report` artifact of a final message: first non-empty line as summary, the message as content. */
 export function coderReport(out: { final_message: string | null }): { summary: string; content: string } | null {
   const m = out.final_message?.trim();
@@ -370,7 +319,6 @@ export async function runAgent(
   await writeFile(o.briefPath, json);
   const lastMessage = o.logPath.replace(/\.log$/, '') + '.final.md';
   await rm(lastMessage, { force: true });
-  const start = await sizeOf(o.logPath);
   const owner: StepOwner = {
     plan: o.brief.plan_path,
     step: o.brief.step_anchor,
@@ -383,7 +331,8 @@ export async function runAgent(
   const env = { ...base, ...agentEnvAdditions(base, space) };
   let out: ChildOutcome;
   let launcherChanged: string | null = null;
-  const transcript = agent === 'codex' ? new CodexTranscript() : null;
+  // Both agents' JSON streams become a readable log on their way to it, and are counted (usage.ts).
+  const transcript = agent === 'codex' ? new CodexTranscript() : new ClaudeTranscript();
   try {
     const relay = await serveRelay(space.relay, owner, env, role?.relay ?? AGENT_STATE_COMMANDS);
     try {
@@ -409,7 +358,7 @@ export async function runAgent(
         logPath: o.logPath,
         ...(o.signal ? { signal: o.signal } : {}),
         ...(o.pidRecord ? { pidRecord: o.pidRecord } : {}),
-        ...(transcript ? { stdoutLines: (l: string) => transcript.line(l) } : {}),
+        stdoutLines: (l: string) => transcript.line(l),
       });
     } finally {
       await relay.close();
@@ -420,7 +369,7 @@ export async function runAgent(
   }
   // An agent CLI that is not installed fails every step alike: the run stops (docs/run.md §2.1).
   throwIfNotStarted(out, agent, o.role ?? `the ${agent} agent`, { preset: true });
-  const done = await agentOutcome(out, transcript, lastMessage, o.logPath, start);
+  const done = await agentOutcome(out, transcript, lastMessage);
   // Belt and braces: the launcher is out of the agent's reach; had it changed, what the agent's allowed
   // commands ran was not tugcode (docs/agents.md §1.2), so the attempt fails whatever it reported.
   if (!launcherChanged) return done;
@@ -430,20 +379,17 @@ export async function runAgent(
 /** The agent's outcome from its child's: its final message, its usage, the reason of a failure. */
 async function agentOutcome(
   out: ChildOutcome,
-  transcript: CodexTranscript | null,
+  transcript: CodexTranscript | ClaudeTranscript,
   lastMessage: string,
-  logPath: string,
-  start: number,
 ): Promise<AgentOutcome> {
-  if (transcript) {
+  const used = { usage: transcript.usage(), usage_warning: transcript.usageWarning() };
+  if (transcript instanceof CodexTranscript) {
     const text = await readFile(lastMessage, 'utf8').catch(() => null);
-    const used = { usage: transcript.usage(), usage_warning: transcript.usageWarning() };
     if (out.ok || out.timed_out || out.aborted) return { ...out, final_message: text, ...used };
     const err = codexErrorLine(out.tail);
     return { ...out, ...(err ? { last_line: err } : {}), final_message: text, ...used };
   }
-  const r = parseClaudeResult(await readFrom(logPath, start).catch(() => ''));
-  const used = { usage: r?.usage ?? null, usage_warning: r?.usage_warning ?? null };
+  const r = transcript.result();
   // The reason is the result's text (an API error's message), never the raw JSON line.
   const why = r ? `claude: ${reasonLine(r.message ?? '') || r.subtype || 'error'}` : null;
   if (out.ok && r?.is_error) return { ...out, ok: false, last_line: why!, final_message: r.message, ...used };

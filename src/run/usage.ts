@@ -53,7 +53,7 @@ function unreadableWarning(agent: string, fields: readonly string[]): string | n
 }
 
 /**
- * claude's `--output-format json` result object → its usage: `usage.input_tokens`, `output_tokens`,
+ * claude's result object (or a message's `usage`) → its usage: `usage.input_tokens`, `output_tokens`,
  * `cache_read_input_tokens`, `cache_creation_input_tokens` and `total_cost_usd` (which claude prices
  * itself); null when the result carries none of them.
  */
@@ -66,8 +66,14 @@ export function claudeUsage(result: Record<string, unknown>): { usage: Usage | n
     cache_write_tokens: count(u.cache_creation_input_tokens),
     cost_usd: usd(result.total_cost_usd),
   };
+  return { usage: hasUsage(out) ? out : null, usage_warning: unreadableWarning('claude', claudeUnreadable(result)) };
+}
+
+/** The usage fields of a claude result (or message) that are there but no count or cost (`unreadable`). */
+function claudeUnreadable(result: Record<string, unknown>): string[] {
+  const u = (typeof result.usage === 'object' && result.usage !== null ? result.usage : {}) as Record<string, unknown>;
   const { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens } = u;
-  const bad = unreadable(
+  return unreadable(
     {
       input_tokens,
       output_tokens,
@@ -77,7 +83,6 @@ export function claudeUsage(result: Record<string, unknown>): { usage: Usage | n
     },
     ['total_cost_usd'],
   );
-  return { usage: hasUsage(out) ? out : null, usage_warning: unreadableWarning('claude', bad) };
 }
 
 /**
@@ -195,6 +200,116 @@ export class CodexTranscript {
     const s = this.sum ?? emptyUsage();
     for (const k of USAGE_TOKEN_FIELDS) s[k] = s[k] === null && turn[k] === null ? null : (s[k] ?? 0) + (turn[k] ?? 0);
     this.sum = s;
+  }
+}
+
+/** claude's final result (the stream's `result` line), as the driver reads it. */
+export interface ClaudeResult {
+  message: string | null;
+  is_error: boolean;
+  subtype: string;
+  usage: Usage | null;
+  usage_warning: string | null;
+}
+
+/** The longest text of one tool call or tool result a claude transcript writes to the log. */
+const CLAUDE_TOOL_TEXT_MAX = 4000;
+
+/**
+ * claude's `--output-format stream-json --verbose` stream, made readable for the step's log (docs/agents.md
+ * §2) and counted. The `result` line at its end gives the final message and the run's usage and cost, as
+ * `--output-format json` would. Until then each model call's `assistant` message carries the usage claude
+ * streamed for it (input and cache tokens whole, output tokens as far as streamed): a run killed before its
+ * result (a timeout, a stall, a stop) counts those, with no cost, instead of nothing (docs/run.md §7.1).
+ */
+export class ClaudeTranscript {
+  private final: ClaudeResult | null = null;
+  /** Per model call (message id), the latest usage claude streamed for it. */
+  private calls = new Map<string, Record<string, unknown>>();
+
+  /** The final result, when the stream reached it. */
+  result(): ClaudeResult | null {
+    return this.final;
+  }
+
+  /** The result's usage, or before it the model calls' streamed so far; null when there was none. */
+  usage(): Usage | null {
+    if (this.final) return this.final.usage;
+    let sum: Usage | null = null;
+    for (const u of this.calls.values()) {
+      const call = claudeUsage({ usage: u }).usage;
+      if (!call) continue;
+      const s = (sum ??= emptyUsage());
+      for (const k of USAGE_TOKEN_FIELDS)
+        s[k] = s[k] === null && call[k] === null ? null : (s[k] ?? 0) + (call[k] ?? 0);
+    }
+    return sum;
+  }
+
+  /** The warning of usage fields that were not counts, or null. */
+  usageWarning(): string | null {
+    if (this.final) return this.final.usage_warning;
+    const bad = new Set<string>();
+    for (const u of this.calls.values()) for (const b of claudeUnreadable({ usage: u })) bad.add(b);
+    return unreadableWarning('claude', [...bad].slice(0, 4));
+  }
+
+  /** One line of stdout → the text for the log (with its newline), or '' for nothing. */
+  line(raw: string): string {
+    const l = raw.trim();
+    if (!l.startsWith('{')) return raw === '' ? '' : raw + '\n';
+    let e: Record<string, unknown>;
+    try {
+      e = JSON.parse(l) as Record<string, unknown>;
+    } catch {
+      return raw + '\n';
+    }
+    if (typeof e !== 'object' || e === null) return raw + '\n';
+    const str = (v: unknown) => (typeof v === 'string' ? v : '');
+    const cut = (t: string) => (t.length > CLAUDE_TOOL_TEXT_MAX ? `${t.slice(0, CLAUDE_TOOL_TEXT_MAX)} …` : t);
+    const message = (typeof e.message === 'object' && e.message !== null ? e.message : {}) as Record<string, unknown>;
+    const content = Array.isArray(message.content) ? (message.content as Record<string, unknown>[]) : [];
+    switch (e.type) {
+      case 'system':
+        return e.subtype === 'init' ? `claude session ${str(e.session_id)} (${str(e.model)})\n` : '';
+      case 'assistant': {
+        if (typeof message.id === 'string' && typeof message.usage === 'object' && message.usage !== null)
+          this.calls.set(message.id, message.usage as Record<string, unknown>);
+        return content
+          .map((c) =>
+            c.type === 'text'
+              ? `claude\n${str(c.text)}\n`
+              : c.type === 'tool_use'
+                ? `tool ${str(c.name)}\n${cut(JSON.stringify(c.input ?? {}))}\n`
+                : '',
+          )
+          .join('');
+      }
+      case 'user':
+        return content
+          .map((c) => {
+            if (c.type !== 'tool_result') return '';
+            const parts = Array.isArray(c.content) ? (c.content as Record<string, unknown>[]) : [];
+            const text = typeof c.content === 'string' ? c.content : parts.map((p) => str(p.text)).join('\n');
+            return `${c.is_error === true ? 'tool error' : 'tool result'}\n${cut(text)}\n`;
+          })
+          .join('');
+      case 'result': {
+        this.final = {
+          message: typeof e.result === 'string' ? e.result : null,
+          is_error: e.is_error === true,
+          subtype: str(e.subtype),
+          ...claudeUsage(e),
+        };
+        const u = this.final.usage;
+        const tokens = u ? USAGE_TOKEN_FIELDS.reduce((n, k) => n + (u[k] ?? 0), 0) : 0;
+        return `result ${str(e.subtype)}${e.is_error === true ? ' (error)' : ''}: ${tokens} tokens${
+          typeof e.total_cost_usd === 'number' ? `, $${e.total_cost_usd}` : ''
+        }\n`;
+      }
+      default:
+        return raw + '\n';
+    }
   }
 }
 

@@ -110,3 +110,40 @@ describe.skipIf(!clis.ok)('real claude: an absurd report', () => {
     expect(show.steps.find((s: any) => s.anchor === 'step-2').status).not.toBe('completed');
   });
 });
+
+describe.skipIf(!clis.ok)('real claude: a run killed before its result', () => {
+  let server: ModelServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  it('a stalled claude counts the usage of the model calls it streamed: input and cache whole, no cost', async () => {
+    // docs/run.md §7.1: the first call writes the step's file; the second never answers, so the run stalls.
+    const root = realpathSync(
+      runRepo(planText([step(1, 'Base')]), 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' }),
+    );
+    server = await startModelServer((t) => (t.results.length === 0 ? script(t) : { hang: true }));
+    const { env } = agentEnv('claude', clis.ok ? clis.bin : '', server.url);
+    const r = await startRun(root, ['demo', '--agent', 'claude', '--workers', '1', '--stall-seconds', '3'], env).done;
+    expect(
+      r.events.find((e) => e.type === 'attempt_failed'),
+      r.stdout + r.stderr,
+    ).toMatchObject({
+      reason_code: 'Stalled',
+    });
+    const reported = server.reported;
+    expect(reported.input_tokens).toBeGreaterThan(0);
+    const usage = r.events.find((e) => e.type === 'usage').usage;
+    expect(usage).toMatchObject({
+      input_tokens: reported.input_tokens,
+      cache_read_tokens: reported.cache_read_tokens,
+      cache_write_tokens: reported.cache_write_tokens,
+      cost_usd: null,
+    });
+    // Output as far as claude streamed it before the message was written: counted, never more than reported.
+    expect(usage.output_tokens).toBeLessThanOrEqual(reported.output_tokens);
+    const show = tugJson(root, ['state', 'show', 'demo']).json.plans[0];
+    expect(show.steps[0].usage).toMatchObject({ input_tokens: reported.input_tokens, cost_usd: null });
+  });
+});

@@ -17,11 +17,11 @@ import {
   agentCommandLine,
   codexErrorLine,
   coderReport,
-  parseClaudeResult,
   resolveImplementer,
   type AgentName,
 } from '../../src/run/agents.js';
 import type { StepBrief } from '../../src/run/types.js';
+import { ClaudeTranscript } from '../../src/run/usage.js';
 import { planText, runJsonl, runRepo, step, stepCommits } from './helpers.js';
 
 const PLAN = planText([step(1, 'Base'), step(2, 'Next', { deps: [1], body: '**References:** [D01] the design' })]);
@@ -125,7 +125,8 @@ function expectedArgv(agent: AgentName, root: string, stepAnchor: string): strin
     return [
       '-p',
       '--output-format',
-      'json',
+      'stream-json',
+      '--verbose',
       '--permission-mode',
       'acceptEdits',
       '--setting-sources',
@@ -400,23 +401,75 @@ describe('prompt and final message', () => {
     expect(p).toContain('Do not commit');
   });
 
-  it("parses claude's JSON result past other output, and sees is_error", () => {
-    const out = 'warming up\n{"type":"result","subtype":"success","is_error":false,"result":"Done.\\nDetails"}\n';
-    expect(parseClaudeResult(out)).toEqual({
+  it("reads claude's stream: a readable log, the result's message, is_error and usage", () => {
+    const t = new ClaudeTranscript();
+    const call = (id: string, content: object[], output: number) =>
+      JSON.stringify({
+        type: 'assistant',
+        message: {
+          id,
+          content,
+          usage: {
+            input_tokens: 10,
+            output_tokens: output,
+            cache_read_input_tokens: 4,
+            cache_creation_input_tokens: 3,
+          },
+        },
+      });
+    const log = [
+      'warming up',
+      JSON.stringify({ type: 'system', subtype: 'init', session_id: 's-1', model: 'm' }),
+      call('msg_1', [{ type: 'tool_use', name: 'Write', input: { file_path: 'a.txt' } }], 1),
+      JSON.stringify({ type: 'user', message: { content: [{ type: 'tool_result', content: 'File created' }] } }),
+      call('msg_2', [{ type: 'text', text: 'Done.' }], 1),
+    ].map((l) => t.line(l));
+    expect(log.join('')).toBe(
+      'warming up\nclaude session s-1 (m)\ntool Write\n{"file_path":"a.txt"}\ntool result\nFile created\nclaude\nDone.\n',
+    );
+    // Before the result (a run killed then): each model call's streamed usage, no cost.
+    expect(t.result()).toBeNull();
+    expect(t.usage()).toEqual({
+      input_tokens: 20,
+      output_tokens: 2,
+      cache_read_tokens: 8,
+      cache_write_tokens: 6,
+      cost_usd: null,
+    });
+    // A call streamed again (the same message id) counts once, as its latest usage.
+    t.line(call('msg_2', [], 5));
+    expect(t.usage()).toMatchObject({ input_tokens: 20, output_tokens: 6 });
+    // The result: its totals and cost win.
+    const result = {
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      result: 'Done.\nDetails',
+      total_cost_usd: 0.5,
+      usage: { input_tokens: 20, output_tokens: 15, cache_read_input_tokens: 8, cache_creation_input_tokens: 6 },
+    };
+    expect(t.line(JSON.stringify(result))).toBe('result success: 49 tokens, $0.5\n');
+    expect(t.result()).toEqual({
       message: 'Done.\nDetails',
       is_error: false,
       subtype: 'success',
-      usage: null,
+      usage: { input_tokens: 20, output_tokens: 15, cache_read_tokens: 8, cache_write_tokens: 6, cost_usd: 0.5 },
       usage_warning: null,
     });
-    expect(parseClaudeResult('{"type":"result","subtype":"error_max_turns","is_error":true}')).toEqual({
+    const failed = new ClaudeTranscript();
+    failed.line('{"type":"result","subtype":"error_max_turns","is_error":true}');
+    expect(failed.result()).toEqual({
       message: null,
       is_error: true,
       subtype: 'error_max_turns',
       usage: null,
       usage_warning: null,
     });
-    expect(parseClaudeResult('plain text\n{not json')).toBeNull();
+    expect(failed.usage()).toBeNull();
+    const none = new ClaudeTranscript();
+    expect(none.line('plain text')).toBe('plain text\n');
+    expect(none.line('{not json')).toBe('{not json\n');
+    expect(none.result()).toBeNull();
   });
 
   it("codex's failure reason is its last ERROR: line, not a command's output nor the token count", () => {

@@ -1,10 +1,12 @@
 /**
  * Fake `claude` and `codex` executables for the ledger tests (docs/run.md §7.1): first on PATH, each writes
- * `<TUG_STEP>.txt` in its working directory and prints what the real CLI prints, with usage — claude one
- * `--output-format json` result object (`usage`, `total_cost_usd`), codex its `exec --json` events (a
+ * `<TUG_STEP>.txt` in its working directory and prints what the real CLI prints, with usage — claude its
+ * `--output-format stream-json` lines (a model call's message with the usage streamed for it, then the
+ * result object with `usage` and `total_cost_usd`), codex its `exec --json` events (a
  * `turn.completed` with `usage`) and its final message in the `--output-last-message` file. The numbers
  * depend on the step's number n (`step-n`), so totals are known exactly: see claudeUsageOf / codexUsageOf.
- * FAKE_USAGE (JSON) replaces fields of the usage object either reports.
+ * FAKE_USAGE (JSON) replaces fields of the usage object either reports. FAKE_HANG=1: claude stops after its
+ * model call's message and waits to be killed (a stalled run that never reaches its result).
  */
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,7 +26,14 @@ const message = 'Implemented ' + step;
 const over = process.env.FAKE_USAGE ? JSON.parse(process.env.FAKE_USAGE) : {};
 if (name === 'claude') {
   const cost = process.env.FAKE_COST ? Number(process.env.FAKE_COST) : 0.25 * n;
+  console.log(JSON.stringify({ type: 'system', subtype: 'init', session_id: 's', model: 'fake' }));
   console.log(JSON.stringify({
+    type: 'assistant',
+    message: { id: 'msg-' + step, content: [{ type: 'text', text: message }],
+      usage: { input_tokens: 1000 * n, cache_creation_input_tokens: 5 * n, cache_read_input_tokens: 10 * n, output_tokens: 1, ...over } },
+  }));
+  if (process.env.FAKE_HANG) setInterval(() => {}, 1000);
+  else console.log(JSON.stringify({
     type: 'result', subtype: 'success', is_error: false, result: message, session_id: 's', total_cost_usd: cost,
     usage: { input_tokens: 1000 * n, cache_creation_input_tokens: 5 * n, cache_read_input_tokens: 10 * n, output_tokens: 100 * n, ...over },
   }));

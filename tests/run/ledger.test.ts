@@ -156,6 +156,33 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     }
   });
 
+  it('a claude run killed before its result (stalled) counts the usage its model calls streamed, with no cost', () => {
+    // docs/run.md §7.1: an attempt that never finished is not free for a budget.
+    const root = runRepo(planText([step(1, 'One')]), 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' });
+    const env = { ...fakeAgents().env, FAKE_HANG: '1' };
+    const r = runJsonl(root, ['demo', '--workers', '1', '--agent', 'claude', '--stall-seconds', '2'], env);
+    expect(
+      r.events.find((e) => e.type === 'attempt_failed'),
+      r.stderr,
+    ).toMatchObject({ reason_code: 'Stalled' });
+    const usage = {
+      input_tokens: 1000,
+      output_tokens: 1,
+      cache_read_tokens: 10,
+      cache_write_tokens: 5,
+      cost_usd: null,
+    };
+    expect(r.events.find((e) => e.type === 'usage').usage).toEqual(usage);
+    expect(showSteps(root).steps['step-1'].usage).toMatchObject({ ...usage, tokens: 1016 });
+    // The log reads as text, not as claude's JSON lines.
+    const log = readdirSync(join(root, '.tugtool', 'logs', 'demo')).find(
+      (f) => f.startsWith('step-1') && f.endsWith('.log'),
+    );
+    const text = readFileSync(join(root, '.tugtool', 'logs', 'demo', log!), 'utf8');
+    expect(text).toContain('claude\nImplemented step-1\n');
+    expect(text).not.toContain('"type":"assistant"');
+  });
+
   it('a token count past the bound counts as the bound, so --budget-tokens trips on it', () => {
     const root = runRepo(CHAIN);
     const impl = nodeImplementer(`

@@ -77,18 +77,19 @@ describe('the reviewer presets are read-only', () => {
 
   it('claude: no editing tool, default permissions, only its own state artifact allowed', () => {
     const a = reviewerArgv('claude', paths);
-    expect(a.slice(0, 9)).toEqual([
+    expect(a.slice(0, 10)).toEqual([
       'claude',
       '-p',
       '--output-format',
-      'json',
+      'stream-json',
+      '--verbose',
       '--permission-mode',
       'default',
       '--setting-sources',
       'user',
       '--tools',
     ]);
-    expect(a[9]).toBe('Read,Glob,Grep,Bash');
+    expect(a[10]).toBe('Read,Glob,Grep,Bash');
     const allowed = a.slice(a.indexOf('--allowedTools') + 1, a.indexOf('--disallowedTools'));
     const own = '.tugtool/tugplan-demo.md step-1 --worktree /r/.tugtree/w1 --attempt 2';
     expect(allowed).toEqual([
