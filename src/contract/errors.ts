@@ -428,7 +428,7 @@ export const CATALOGUE = {
   },
   WorktreeExists: {
     exit: 4,
-    when: '`worktree create`: a live worktree for the plan exists, or its branch or directory name is taken; `run`: a worker branch `tugplan/<slug>--w<k>` it did not make exists, or its worker directory holds another branch (docs/git.md §3)',
+    when: '`worktree create`: a live worktree for the plan exists, or its branch or directory name is taken; `run`: a worker branch `tugplan/<slug>--w<k>` it did not make exists, its worker directory holds another branch, or a branch named `tugplan` leaves no room for its branches (docs/git.md §3, §9)',
     message: (d) =>
       `${s(d.reason, 'a worktree for this plan already exists')}${d.worktree_path && !d.branches ? `: ${s(d.worktree_path)}` : ''}`,
     hint: (d) => (d.hint as string | undefined) ?? 'pass --reuse to continue in it, or --new to make another',
