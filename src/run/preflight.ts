@@ -39,7 +39,8 @@ export async function preflight(
   const { repo } = ctx;
   const { requireGitVersion } = await import('../git/refs.js');
   const { refTip } = await import('../git/ref-files.js');
-  const { resolvePlanInMain, committedPlan, missingBase, parseAndValidate } = await import('../gitflow/plan-file.js');
+  const { resolvePlanInMain, committedPlan, missingBase, parseAndValidate, planNotCommitted } =
+    await import('../gitflow/plan-file.js');
   const { slugOfPlan } = await import('../gitflow/naming.js');
   const { integrationBranch } = await import('../contract/layout.js');
   // The checks' git reads (each a process) run side by side; their refusals are still told in this order.
@@ -76,11 +77,13 @@ export async function preflight(
     uncommitted = e;
   }
   if (blob && (!mainCopy || !mainCopy.equals(blob)))
-    uncommitted = new TugError('PlanNotCommitted', {
-      plan_path: planPath,
-      base_branch: base,
-      reason: mainCopy ? `the main checkout's copy differs from ${base}` : `the main checkout has no ${planPath}`,
-    });
+    uncommitted = await planNotCommitted(
+      g,
+      repo,
+      planPath,
+      base,
+      mainCopy ? `the main checkout's copy differs from ${base}` : `the main checkout has no ${planPath}`,
+    );
   if (uncommitted && !(o.preview && mainCopy)) throw uncommitted;
   const text = uncommitted ? mainCopy! : blob!;
   const plan = await parseAndValidate(planPath, text);
