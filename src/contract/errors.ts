@@ -639,12 +639,21 @@ export const CATALOGUE = {
     exit: 4,
     when: "`run`: a step was completed behind the driver's back while a worker held it (docs/agents.md §1.7); the work was kept",
     message: (d) =>
-      `${s(d.step_anchor)} was completed by someone else while attempt ${s(d.attempt)} ran` +
-      (d.kept_commit ? `; its work is kept as ${s(d.kept_commit)} (${s(d.kept_ref)})` : '; its worktree held no work'),
+      (d.own_worktree
+        ? `${s(d.step_anchor)} was completed from its own worktree while attempt ${s(d.attempt)} ran (its implementer ran tugcode commit or state complete itself)`
+        : `${s(d.step_anchor)} was completed by someone else while attempt ${s(d.attempt)} ran`) +
+      (d.kept_integrated
+        ? `; its commit ${s(d.kept_commit)} is on ${s(d.integration_branch)}`
+        : d.kept_commit
+          ? `; its work is kept as ${s(d.kept_commit)} (${s(d.kept_ref)})`
+          : '; its worktree held no work'),
     hint: (d) =>
-      d.kept_ref
-        ? `git show ${arg(d.kept_ref)} (cherry-pick it if the completed step lacks it)`
-        : 'tugcode state show <plan>',
+      d.own_worktree
+        ? 'the driver commits, integrates and completes each step; an implementer only edits files (docs/run.md §2): take tugcode commit and state complete out of it' +
+          (d.kept_ref && !d.kept_integrated ? `; its work: git show ${arg(d.kept_ref)}` : '')
+        : d.kept_ref
+          ? `git show ${arg(d.kept_ref)} (cherry-pick it if the completed step lacks it)`
+          : 'tugcode state show <plan>',
   },
   NeedsHuman: {
     exit: 4,
