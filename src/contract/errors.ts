@@ -532,7 +532,7 @@ export const CATALOGUE = {
   },
   RunInProgress: {
     exit: 4,
-    when: 'another `run` of the plan holds its lock (docs/run.md §1)',
+    when: 'another `run` of the plan holds its lock (docs/run.md §1); `merge` of a plan whose run holds it (docs/git.md §5.1)',
     message: (d) =>
       `another tugcode run of ${plan(d)} is in progress` +
       (d.holder_pid !== undefined

@@ -33,6 +33,7 @@ import {
   isPlanBranch,
 } from '../contract/layout.js';
 import { slugOfPlan } from './naming.js';
+import { runDriverOf, runLockFresh } from './run-driver.js';
 import { resolvePlanPath } from './plan-file.js';
 import { branchExists, branchTip, isAncestor, requireGitVersion, statusDetails } from '../git/refs.js';
 import { gitWorktrees } from '../git/repo.js';
@@ -128,6 +129,18 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
   const { repo } = ctx;
   const planPath = await resolvePlanPath(repo, input.plan, repo.worktreeRoot, await state.knownPlans(ctx));
   const slug = slugOfPlan(planPath);
+  // A run of the plan still going works in the branch and worktrees a merge removes (docs/git.md §5). Its own
+  // `--merge` holds the lock in this very process.
+  const driver = runDriverOf(repo.mainRoot, slug);
+  const self = driver?.alive !== null && driver?.pid === process.pid;
+  if (driver && !self && (driver.alive ?? runLockFresh(repo.mainRoot, slug)))
+    throw new TugError('RunInProgress', {
+      plan_path: planPath,
+      holder_pid: driver.pid,
+      holder_host: driver.host,
+      started_at: driver.started_at,
+      reason: 'merge would remove the integration branch and the worktrees it works in',
+    });
   const steps = await state.planSteps(ctx, planPath);
   if (!steps) throw await state.notInitialized(ctx, 'merge', planPath);
   const incomplete = steps.filter((s) => s.status !== 'completed');
