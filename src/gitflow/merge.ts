@@ -7,7 +7,7 @@
  * removed afterwards.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { commitFailed } from './commit.js';
 import { shellArg } from '../util/shell-arg.js';
@@ -31,6 +31,7 @@ import {
   integrationBranch,
   isCreateBranch,
   isPlanBranch,
+  TUGTREE_DIR,
 } from '../contract/layout.js';
 import { slugOfPlan } from './naming.js';
 import { runDriverOf, runLockFresh } from './run-driver.js';
@@ -499,6 +500,16 @@ async function planCleanup(
     const wt = worktrees.find((w) => w.branch === b);
     if (wt?.path === root) {
       data.kept.push({ branch: b, worktree_path: wt.path, reason: 'checked out in the main checkout' });
+      continue;
+    }
+    // Only trees tugcode made (under .tugtree/) are removed; one the user added by hand is theirs, and the
+    // branch checked out there stays with it.
+    if (wt && !wt.path.startsWith(join(root, TUGTREE_DIR) + sep)) {
+      data.kept.push({
+        branch: b,
+        worktree_path: wt.path,
+        reason: 'checked out in a worktree tugcode did not make (outside .tugtree/)',
+      });
       continue;
     }
     if (wt && keepWorktrees) {
