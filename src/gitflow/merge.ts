@@ -104,6 +104,37 @@ async function sourceBranch(
   });
 }
 
+/**
+ * The answer for a plan whose branches a merge deleted already: "already merged" when it has step commits
+ * and every one is on `into`, else null (nothing was merged: BranchNotFound stands).
+ */
+async function mergedBefore(
+  g: GitRunner,
+  ctx: FlowCtx,
+  slug: string,
+  steps: state.StepState[],
+  into: string,
+): Promise<MergeData | null> {
+  const root = ctx.repo.mainRoot;
+  if (!(await branchExists(g, root, into))) return null;
+  const withCommit = steps.filter((s) => s.commit_hash);
+  if (withCommit.length === 0) return null;
+  for (const s of withCommit) if (!(await isAncestor(g, root, s.commit_hash!, into))) return null;
+  return {
+    merged: false,
+    merge_commit: null,
+    branch: integrationBranch(slug),
+    into,
+    dry_run: false,
+    already_merged: true,
+    steps_included: steps.map((s) => s.anchor),
+    step_commits: Object.fromEntries(steps.map((s) => [s.anchor, s.commit_hash])),
+    worktrees_removed: [],
+    branches_deleted: [],
+    kept: [],
+  };
+}
+
 function mergeMessage(
   planPath: string,
   slug: string,
@@ -156,7 +187,14 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
       { hint: `tugcode state show ${shellArg(planPath)}   (or tugcode merge --force)` },
     );
   }
-  const branch = await sourceBranch(g, ctx, planPath, slug, input.branch);
+  const branch = await sourceBranch(g, ctx, planPath, slug, input.branch).catch(async (e: unknown) => {
+    // Merged already: merge deleted the branches, and every step commit is on the target.
+    const done = e instanceof TugError && e.code === 'BranchNotFound' && incomplete.length === 0;
+    const merged = done ? await mergedBefore(g, ctx, slug, steps, input.into ?? ctx.config.run.base_branch) : null;
+    if (!merged) throw e;
+    return merged;
+  });
+  if (typeof branch !== 'string') return { ...branch, merged: !input.dryRun, dry_run: Boolean(input.dryRun) };
   const into = input.into ?? (await getBranchPlan(g, repo.mainRoot, branch))?.base_branch ?? ctx.config.run.base_branch;
   if (!(await branchExists(g, repo.mainRoot, into)))
     throw new TugError('InvalidArgument', { reason: `target branch ${into} does not exist`, branch: into });
