@@ -428,7 +428,7 @@ export const CATALOGUE = {
   },
   WorktreeExists: {
     exit: 4,
-    when: '`worktree create`: a live worktree for the plan exists, or its branch or directory name is taken; `run`: a worker branch `tugplan/<slug>--w<k>` it did not make exists, or its worker directory holds another branch (docs/git.md §3)',
+    when: '`worktree create`: a live worktree for the plan exists, or its branch or directory name is taken; `run`: a worker branch `tugplan/<slug>--w<k>` it did not make exists, its worker directory holds another branch, or a branch named `tugplan` leaves no room for its branches (docs/git.md §3, §9)',
     message: (d) =>
       `${s(d.reason, 'a worktree for this plan already exists')}${d.worktree_path && !d.branches ? `: ${s(d.worktree_path)}` : ''}`,
     hint: (d) => (d.hint as string | undefined) ?? 'pass --reuse to continue in it, or --new to make another',
@@ -532,7 +532,7 @@ export const CATALOGUE = {
   },
   RunInProgress: {
     exit: 4,
-    when: 'another `run` of the plan holds its lock (docs/run.md §1)',
+    when: 'another `run` of the plan holds its lock (docs/run.md §1); `merge` of a plan whose run holds it (docs/git.md §5.1)',
     message: (d) =>
       `another tugcode run of ${plan(d)} is in progress` +
       (d.holder_pid !== undefined
@@ -639,12 +639,21 @@ export const CATALOGUE = {
     exit: 4,
     when: "`run`: a step was completed behind the driver's back while a worker held it (docs/agents.md §1.7); the work was kept",
     message: (d) =>
-      `${s(d.step_anchor)} was completed by someone else while attempt ${s(d.attempt)} ran` +
-      (d.kept_commit ? `; its work is kept as ${s(d.kept_commit)} (${s(d.kept_ref)})` : '; its worktree held no work'),
+      (d.own_worktree
+        ? `${s(d.step_anchor)} was completed from its own worktree while attempt ${s(d.attempt)} ran (its implementer ran tugcode commit or state complete itself)`
+        : `${s(d.step_anchor)} was completed by someone else while attempt ${s(d.attempt)} ran`) +
+      (d.kept_integrated
+        ? `; its commit ${s(d.kept_commit)} is on ${s(d.integration_branch)}`
+        : d.kept_commit
+          ? `; its work is kept as ${s(d.kept_commit)} (${s(d.kept_ref)})`
+          : '; its worktree held no work'),
     hint: (d) =>
-      d.kept_ref
-        ? `git show ${arg(d.kept_ref)} (cherry-pick it if the completed step lacks it)`
-        : 'tugcode state show <plan>',
+      d.own_worktree
+        ? 'the driver commits, integrates and completes each step; an implementer only edits files (docs/run.md §2): take tugcode commit and state complete out of it' +
+          (d.kept_ref && !d.kept_integrated ? `; its work: git show ${arg(d.kept_ref)}` : '')
+        : d.kept_ref
+          ? `git show ${arg(d.kept_ref)} (cherry-pick it if the completed step lacks it)`
+          : 'tugcode state show <plan>',
   },
   NeedsHuman: {
     exit: 4,

@@ -7,7 +7,7 @@
  * removed afterwards.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { commitFailed } from './commit.js';
 import { shellArg } from '../util/shell-arg.js';
@@ -31,8 +31,10 @@ import {
   integrationBranch,
   isCreateBranch,
   isPlanBranch,
+  TUGTREE_DIR,
 } from '../contract/layout.js';
 import { slugOfPlan } from './naming.js';
+import { runDriverOf, runLockFresh } from './run-driver.js';
 import { resolvePlanPath } from './plan-file.js';
 import { branchExists, branchTip, isAncestor, requireGitVersion, statusDetails } from '../git/refs.js';
 import { gitWorktrees } from '../git/repo.js';
@@ -102,6 +104,37 @@ async function sourceBranch(
   });
 }
 
+/**
+ * The answer for a plan whose branches a merge deleted already: "already merged" when it has step commits
+ * and every one is on `into`, else null (nothing was merged: BranchNotFound stands).
+ */
+async function mergedBefore(
+  g: GitRunner,
+  ctx: FlowCtx,
+  slug: string,
+  steps: state.StepState[],
+  into: string,
+): Promise<MergeData | null> {
+  const root = ctx.repo.mainRoot;
+  if (!(await branchExists(g, root, into))) return null;
+  const withCommit = steps.filter((s) => s.commit_hash);
+  if (withCommit.length === 0) return null;
+  for (const s of withCommit) if (!(await isAncestor(g, root, s.commit_hash!, into))) return null;
+  return {
+    merged: false,
+    merge_commit: null,
+    branch: integrationBranch(slug),
+    into,
+    dry_run: false,
+    already_merged: true,
+    steps_included: steps.map((s) => s.anchor),
+    step_commits: Object.fromEntries(steps.map((s) => [s.anchor, s.commit_hash])),
+    worktrees_removed: [],
+    branches_deleted: [],
+    kept: [],
+  };
+}
+
 function mergeMessage(
   planPath: string,
   slug: string,
@@ -128,6 +161,18 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
   const { repo } = ctx;
   const planPath = await resolvePlanPath(repo, input.plan, repo.worktreeRoot, await state.knownPlans(ctx));
   const slug = slugOfPlan(planPath);
+  // A run of the plan still going works in the branch and worktrees a merge removes (docs/git.md §5). Its own
+  // `--merge` holds the lock in this very process.
+  const driver = runDriverOf(repo.mainRoot, slug);
+  const self = driver?.alive !== null && driver?.pid === process.pid;
+  if (driver && !self && (driver.alive ?? runLockFresh(repo.mainRoot, slug)))
+    throw new TugError('RunInProgress', {
+      plan_path: planPath,
+      holder_pid: driver.pid,
+      holder_host: driver.host,
+      started_at: driver.started_at,
+      reason: 'merge would remove the integration branch and the worktrees it works in',
+    });
   const steps = await state.planSteps(ctx, planPath);
   if (!steps) throw await state.notInitialized(ctx, 'merge', planPath);
   const incomplete = steps.filter((s) => s.status !== 'completed');
@@ -142,7 +187,14 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
       { hint: `tugcode state show ${shellArg(planPath)}   (or tugcode merge --force)` },
     );
   }
-  const branch = await sourceBranch(g, ctx, planPath, slug, input.branch);
+  const branch = await sourceBranch(g, ctx, planPath, slug, input.branch).catch(async (e: unknown) => {
+    // Merged already: merge deleted the branches, and every step commit is on the target.
+    const done = e instanceof TugError && e.code === 'BranchNotFound' && incomplete.length === 0;
+    const merged = done ? await mergedBefore(g, ctx, slug, steps, input.into ?? ctx.config.run.base_branch) : null;
+    if (!merged) throw e;
+    return merged;
+  });
+  if (typeof branch !== 'string') return { ...branch, merged: !input.dryRun, dry_run: Boolean(input.dryRun) };
   const into = input.into ?? (await getBranchPlan(g, repo.mainRoot, branch))?.base_branch ?? ctx.config.run.base_branch;
   if (!(await branchExists(g, repo.mainRoot, into)))
     throw new TugError('InvalidArgument', { reason: `target branch ${into} does not exist`, branch: into });
@@ -486,6 +538,16 @@ async function planCleanup(
     const wt = worktrees.find((w) => w.branch === b);
     if (wt?.path === root) {
       data.kept.push({ branch: b, worktree_path: wt.path, reason: 'checked out in the main checkout' });
+      continue;
+    }
+    // Only trees tugcode made (under .tugtree/) are removed; one the user added by hand is theirs, and the
+    // branch checked out there stays with it.
+    if (wt && !wt.path.startsWith(join(root, TUGTREE_DIR) + sep)) {
+      data.kept.push({
+        branch: b,
+        worktree_path: wt.path,
+        reason: 'checked out in a worktree tugcode did not make (outside .tugtree/)',
+      });
       continue;
     }
     if (wt && keepWorktrees) {

@@ -2,7 +2,7 @@
  * Plan files as the git flows need them: the argument resolved to a repo-relative path (through the
  * one plan resolver), the committed blob on a branch, parsed and validated.
  */
-import { lstatSync } from 'node:fs';
+import { lstatSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
@@ -49,13 +49,40 @@ export async function committedPlan(g: GitRunner, repo: Repo, planPath: string, 
       },
     );
   const blob = await showBlob(g, repo.mainRoot, `refs/heads/${branch}`, planPath);
-  if (!blob)
-    throw new TugError('PlanNotCommitted', {
-      plan_path: planPath,
-      base_branch: branch,
-      reason: `${planPath} does not exist on ${branch}`,
-    });
+  if (!blob) throw await planNotCommitted(g, repo, planPath, branch, `${planPath} does not exist on ${branch}`);
   return blob;
+}
+
+/**
+ * PlanNotCommitted. With the main checkout on another branch than the base, `git add && git commit` would
+ * commit there and still not on the base: the hint says where the checkout is and names `--base` for it
+ * (docs/git.md §3).
+ */
+export async function planNotCommitted(
+  g: GitRunner,
+  repo: Repo,
+  planPath: string,
+  base: string,
+  reason: string,
+): Promise<TugError> {
+  const details = { plan_path: planPath, base_branch: base, reason };
+  const head = await g.tryRun(['symbolic-ref', '--quiet', '--short', 'HEAD'], repo.mainRoot);
+  const on = head.status === 0 ? head.stdout.trim() : '';
+  if (!on || on === base) return new TugError('PlanNotCommitted', details);
+  let copy: Buffer | null = null;
+  try {
+    copy = readFileSync(join(repo.mainRoot, planPath));
+  } catch {
+    /* no copy: not committed there either */
+  }
+  const there = await showBlob(g, repo.mainRoot, `refs/heads/${on}`, planPath);
+  const elsewhere = `commit the plan on ${base} (git switch ${shellArg(base)})`;
+  const hint =
+    copy && there && copy.equals(there)
+      ? `the main checkout is on ${on}, where the plan is committed: pass --base ${shellArg(on)}, or ${elsewhere}`
+      : `git add ${shellArg(planPath)} && git commit (on ${on}, the main checkout's branch), then pass ` +
+        `--base ${shellArg(on)}; or ${elsewhere}`;
+  return new TugError('PlanNotCommitted', { ...details, checkout_branch: on }, { hint });
 }
 
 /**

@@ -100,6 +100,18 @@ export function runDriverOf(mainRoot: string, slug: string): RunDriver | null {
 }
 
 /**
+ * Whether the run lock of `slug` was refreshed within its stale time (src/run/lock.ts: every 5 s, stale after
+ * 30 s): what tells a live holder on another host, whose pid this host cannot check.
+ */
+export function runLockFresh(mainRoot: string, slug: string, staleMs = 30_000): boolean {
+  try {
+    return statSync(runLockDir(mainRoot, slug)).mtimeMs >= Date.now() - staleMs;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The `tugcode run` that takes a plan up again: with the flags its last run recorded when they are known
  * (the same implementer, reviewer, workers …), else with the configured implementer, else with a placeholder
  * for it; a bare `tugcode run <plan>` would run without one (docs/run.md §2).

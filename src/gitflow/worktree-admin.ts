@@ -171,10 +171,19 @@ export async function removeWorktree(ctx: FlowCtx, arg: string, opts: { force?: 
   const claims = await state.claimsHeldBy(ctx, w.path);
   const live = claims.filter((c) => c.live);
   if (!force && live.length > 0) {
-    throw new TugError('WorktreeHasClaims', {
-      worktree_path: w.path,
-      claims: live.map((c) => `${c.plan_path}:${c.step_anchor}`),
-    });
+    // The commands themselves, not their shapes: `state release` needs the tree on disk, so a tree gone from
+    // it has --force alone.
+    const tree = shellArg(w.path);
+    const releases = live.map((c) => `tugcode state release ${shellArg(c.plan_path)} ${c.step_anchor} --worktree ${tree}`);
+    const hint = missing
+      ? `tugcode worktree remove ${tree} --force (the tree is gone from disk; releases them)`
+      : `${releases.join(' && ')}, then tugcode worktree remove ${tree} again; ` +
+        `or tugcode worktree remove ${tree} --force (releases them)`;
+    throw new TugError(
+      'WorktreeHasClaims',
+      { worktree_path: w.path, claims: live.map((c) => `${c.plan_path}:${c.step_anchor}`) },
+      { hint },
+    );
   }
   const released: RemoveData['released_claims'] = [];
   // Only a forced removal releases claims (as an admin action); expired claims of a plain removal stay

@@ -12,7 +12,14 @@ import type { FlowCtx } from './flow-context.js';
 import { listBranchPlans, setBranchPlan } from '../git/branch-config.js';
 import { integrationBranch, isCreateBranch, TUGTREE_DIR, worktreeBranch, worktreeDir } from '../contract/layout.js';
 import { checkName, slugOfPlan, timestampName } from './naming.js';
-import { committedPlan, missingBase, parseAndValidate, resolvePlanInMain, resolvePlanPath } from './plan-file.js';
+import {
+  committedPlan,
+  missingBase,
+  parseAndValidate,
+  planNotCommitted,
+  resolvePlanInMain,
+  resolvePlanPath,
+} from './plan-file.js';
 import { branchExists, requireGitVersion } from '../git/refs.js';
 import { gitWorktrees } from '../git/repo.js';
 import { ensureRuntimeExclude } from '../git/runtime-files.js';
@@ -86,11 +93,8 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
   const blob = await committedPlan(g, repo, planPath, base);
   const mainCopy = existsSync(join(repo.mainRoot, planPath)) ? readFileSync(join(repo.mainRoot, planPath)) : null;
   if (!mainCopy || !mainCopy.equals(blob)) {
-    throw new TugError('PlanNotCommitted', {
-      plan_path: planPath,
-      base_branch: base,
-      reason: mainCopy ? `the main checkout's copy differs from ${base}` : `the main checkout has no ${planPath}`,
-    });
+    const reason = mainCopy ? `the main checkout's copy differs from ${base}` : `the main checkout has no ${planPath}`;
+    throw await planNotCommitted(g, repo, planPath, base, reason);
   }
   await parseAndValidate(planPath, blob);
 

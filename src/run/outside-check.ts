@@ -641,11 +641,24 @@ export async function completedElsewhere(
     step,
     attempt,
   }).catch(() => null);
+  // Completed by the claim's own worktree: its implementer (or a checkpoint) ran `tugcode commit` or
+  // `state complete` itself; the message says so, and whether that commit is integrated already.
+  const own = s.claimed_by === tree.path;
+  const integrated =
+    own && kept
+      ? (
+          await rc.g.tryRun(
+            ['merge-base', '--is-ancestor', kept, `refs/heads/${rc.prep.integration}`],
+            rc.flow.repo.mainRoot,
+          )
+        ).status === 0
+      : false;
   rc.tally.fatal ??= new TugError('StepCompletedElsewhere', {
     step_anchor: step,
     attempt,
     kept_commit: kept,
     kept_ref: kept ? keptRef(rc.prep.slug, step, attempt) : null,
+    ...(own ? { own_worktree: true, kept_integrated: integrated, integration_branch: rc.prep.integration } : {}),
   });
   return kept ?? '';
 }

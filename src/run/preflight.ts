@@ -40,7 +40,8 @@ export async function preflight(
   const { repo } = ctx;
   const { requireGitVersion } = await import('../git/refs.js');
   const { refTip } = await import('../git/ref-files.js');
-  const { resolvePlanInMain, committedPlan, missingBase, parseAndValidate } = await import('../gitflow/plan-file.js');
+  const { resolvePlanInMain, committedPlan, missingBase, parseAndValidate, planNotCommitted } =
+    await import('../gitflow/plan-file.js');
   const { slugOfPlan } = await import('../gitflow/naming.js');
   const { integrationBranch } = await import('../contract/layout.js');
   // The checks' git reads (each a process) run side by side; their refusals are still told in this order.
@@ -52,7 +53,11 @@ export async function preflight(
   const slug = slugOfPlan(planPath);
   const base = baseArg ?? ctx.config.run.base_branch;
   const baseTip = settled(refTip(g, repo.commonDir, repo.mainRoot, base));
-  const checks = [noSubmodules(g, repo.mainRoot, base), identityKnown(g, repo.mainRoot)].map(settled);
+  const checks = [
+    noSubmodules(g, repo.mainRoot, base),
+    identityKnown(g, repo.mainRoot),
+    roomForBranches(g, repo, integrationBranch(slug)),
+  ].map(settled);
   const committed = settled(committedPlan(g, repo, planPath, base));
   (await version)();
   const main = join(repo.mainRoot, planPath);
@@ -73,11 +78,13 @@ export async function preflight(
     uncommitted = e;
   }
   if (blob && (!mainCopy || !mainCopy.equals(blob)))
-    uncommitted = new TugError('PlanNotCommitted', {
-      plan_path: planPath,
-      base_branch: base,
-      reason: mainCopy ? `the main checkout's copy differs from ${base}` : `the main checkout has no ${planPath}`,
-    });
+    uncommitted = await planNotCommitted(
+      g,
+      repo,
+      planPath,
+      base,
+      mainCopy ? `the main checkout's copy differs from ${base}` : `the main checkout has no ${planPath}`,
+    );
   if (uncommitted && !(o.preview && mainCopy)) throw uncommitted;
   const text = uncommitted ? mainCopy! : blob!;
   const plan = await parseAndValidate(planPath, text);
@@ -99,6 +106,26 @@ async function noSubmodules(g: GitRunner, root: string, base: string): Promise<v
       hint: 'work on this plan by hand (tugcode worktree create, then git submodule update --init in that worktree)',
     },
   );
+}
+
+/**
+ * A branch named `tugplan` (git keeps refs as paths) leaves no room for `tugplan/<slug>` nor the worker
+ * branches, which git would refuse only once the run started: refused before the first claim with the
+ * rename that clears the way, as `worktree create` does (docs/git.md §3).
+ */
+async function roomForBranches(g: GitRunner, repo: FlowCtx['repo'], integration: string): Promise<void> {
+  const { refTip } = await import('../git/ref-files.js');
+  const { shellArg } = await import('../util/shell-arg.js');
+  const parts = integration.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const blocker = parts.slice(0, i).join('/');
+    if ((await refTip(g, repo.commonDir, repo.mainRoot, blocker)) === null) continue;
+    throw new TugError(
+      'WorktreeExists',
+      { reason: `a branch named ${blocker} exists, so git cannot create ${integration}`, branch: blocker },
+      { hint: `rename it (git branch -m ${shellArg(blocker)} <new-name>), then run again` },
+    );
+  }
 }
 
 /**

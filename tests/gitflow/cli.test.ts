@@ -4,12 +4,12 @@
  * unchanged repository. Setup runs in-process; only the command under test is a process.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { doctorFailedDetails } from '../../src/contract/schemas/git.js';
 import { createWorktree } from '../../src/gitflow/worktree.js';
-import { checkSchema, expectError, runJson } from '../helpers/cli.js';
+import { checkSchema, expectError, runCli, runJson } from '../helpers/cli.js';
 import { git, tempDir, writeFiles } from '../helpers/repo.js';
 import { finishPlan, flowCtx, PLAN, PLAN_PATH, planRepo, snapshot, T0, workOn } from './helpers.js';
 
@@ -284,5 +284,25 @@ describe('worktree remove refusals (CLI)', () => {
     before = snapshot(root);
     expectError(runJson('worktree remove', ['worktree', 'remove', wt], { cwd: root, env }), 'WorktreeDirty', 4);
     expect(snapshot(root)).toBe(before);
+  });
+
+  it('WorktreeHasClaims names the commands that clear the way, literally; for a tree gone from disk only --force', async () => {
+    const root = planRepo();
+    const wt = (await createWorktree(flowCtx(root), { plan: 'demo' })).worktree_path;
+    await workOn(flowCtx(root), wt, 'step-1');
+    const r = runJson('worktree remove', ['worktree', 'remove', wt], { cwd: root, env });
+    expectError(r, 'WorktreeHasClaims', 4);
+    expect(r.json.error.hint).toBe(
+      `tugcode state release ${PLAN_PATH} step-1 --worktree ${wt}, then tugcode worktree remove ${wt} again; ` +
+        `or tugcode worktree remove ${wt} --force (releases them)`,
+    );
+    const moved = join(tempDir(), 'away');
+    renameSync(wt, moved);
+    const gone = runJson('worktree remove', ['worktree', 'remove', wt], { cwd: root, env });
+    expectError(gone, 'WorktreeHasClaims', 4);
+    expect(gone.json.error.hint).toBe(`tugcode worktree remove ${wt} --force (the tree is gone from disk; releases them)`);
+    renameSync(moved, wt);
+    expect(runCli(['state', 'release', PLAN_PATH, 'step-1', '--worktree', wt], { cwd: root, env }).code).toBe(0);
+    expect(runCli(['worktree', 'remove', wt], { cwd: root, env }).code).toBe(0);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { runJson } from '../helpers/cli.js';
+import { runCli, runJson } from '../helpers/cli.js';
 import { git, writeFiles } from '../helpers/repo.js';
 import { planRepo } from './helpers.js';
 
@@ -88,6 +88,31 @@ describe('commit again after a resolved integration conflict', () => {
       expect(git(root, 'show', 'tugplan/demo:shared.txt')).toBe('from a and b\n');
     });
   }
+
+  it('in text, the conflict says what to do next: rebase, resolve, the same commit again (not state reconcile)', () => {
+    const root = planRepo();
+    const a = runJson('worktree create', ['worktree', 'create', 'demo', '--reuse'], {
+      cwd: root,
+      env: { TUGCODE_NOW: T1 },
+    }).json.worktree_path;
+    const b = runJson('worktree create', ['worktree', 'create', 'demo', '--new'], {
+      cwd: root,
+      env: { TUGCODE_NOW: T2 },
+    }).json.worktree_path;
+    const w1 = workOnNext(root, a);
+    writeFiles(a, { 'shared.txt': 'from a\n' });
+    commit(root, a, w1, 'feat: a', '--integrate');
+    const w2 = workOnNext(root, b);
+    writeFiles(b, { 'shared.txt': 'from b\n' });
+    const args = ['commit', '--worktree', b, '--plan', 'demo', '--step', w2.step, '--attempt', w2.attempt];
+    const r = runCli([...args, '--message', 'feat: b', '--integrate'], { cwd: root });
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain('state reconcile');
+    expect(r.stdout).toContain(
+      '  next: in the worktree of tugplan/demo--20260301-100100: git rebase tugplan/demo, resolve shared.txt, ' +
+        'git add it and git rebase --continue; then run this tugcode commit --integrate again',
+    );
+  });
 
   it('--allow-empty still makes an empty commit when HEAD is not an unintegrated commit of this step', () => {
     const root = planRepo();

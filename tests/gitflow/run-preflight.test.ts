@@ -42,6 +42,22 @@ describe('run refuses before it claims anything', () => {
     expect(r.events.some((e) => e.type === 'claimed')).toBe(false);
   });
 
+  it('a branch named tugplan leaves git no room for tugplan/<slug>: WorktreeExists (exit 4), also a dry run', () => {
+    const root = runRepo(PLAN);
+    git(root, 'branch', 'tugplan');
+    const r = runJsonl(root, ['demo', '--implementer', implementerScript().argv]);
+    const dry = spawnSync(process.execPath, [CLI, 'run', 'demo', '--dry-run', '--json'], { cwd: root, encoding: 'utf8' });
+    expect([r.code, dry.status]).toEqual([4, 4]);
+    for (const error of [r.events.at(-1).error, JSON.parse(dry.stdout).error]) {
+      expect(error).toMatchObject({ code: 'WorktreeExists', details: { branch: 'tugplan' } });
+      expect(error.message).toContain('a branch named tugplan exists, so git cannot create tugplan/demo');
+      expect(error.hint).toContain('git branch -m tugplan <new-name>');
+    }
+    expect(r.events.some((e) => e.type === 'claimed')).toBe(false);
+    expect(git(root, 'branch', '--list').trim()).toBe('* main\n  tugplan');
+    expect(git(root, 'worktree', 'list')).not.toContain('.tugtree');
+  });
+
   it('no user.email: CommitFailed (cause identity, exit 4) before the first claim', () => {
     const root = runRepo(PLAN);
     git(root, 'config', '--unset', 'user.email');

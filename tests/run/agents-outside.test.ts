@@ -442,3 +442,32 @@ execFileSync(process.execPath, [${JSON.stringify(CLI)}, 'state', 'complete', pro
     });
   });
 });
+
+describe('StepCompletedElsewhere by the implementer itself', () => {
+  it('an implementer that runs tugcode commit: the message says it was its own worktree and what to change', () => {
+    const root = runRepo(planText([step(1, 'Base')]), 'demo', ONE);
+    const impl = nodeImplementer(`
+import { execFileSync } from 'node:child_process';
+writeFileSync(join(wt, 'work.txt'), 'the work\\n');
+const tug = (...a) => execFileSync(process.execPath, [${JSON.stringify(CLI)}, ...a], { cwd: wt });
+tug('state', 'update', process.env.TUG_PLAN, step, '--worktree', wt, '--attempt', String(attempt), '--complete-remaining');
+tug('commit', '--plan', process.env.TUG_PLAN, '--step', step, '--attempt', String(attempt), '--message', 'by the implementer');
+`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    const error = r.events.at(-1).error;
+    const onBranch = git(root, 'rev-parse', 'tugplan/demo').trim();
+    expect(error).toMatchObject({
+      code: 'StepCompletedElsewhere',
+      details: { step_anchor: 'step-1', own_worktree: true, kept_commit: onBranch, kept_integrated: true },
+    });
+    expect(error.message).toBe(
+      `step-1 was completed from its own worktree while attempt 1 ran (its implementer ran tugcode commit or ` +
+        `state complete itself); its commit ${onBranch} is on tugplan/demo`,
+    );
+    expect(error.hint).toBe(
+      'the driver commits, integrates and completes each step; an implementer only edits files ' +
+        '(docs/run.md §2): take tugcode commit and state complete out of it',
+    );
+  });
+});

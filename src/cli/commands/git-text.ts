@@ -48,6 +48,18 @@ export const worktreeRemove = (d: R): string =>
 function commitFix(d: R): string {
   const hint: string | undefined = d.state_error?.error.hint;
   if (hint && ['open_items', 'substeps', 'refactors'].includes(d.state_failure_reason)) return `next: ${hint}`;
+  // The commit is not on the integration branch, so reconcile has nothing to find: the conflict is the
+  // user's to resolve on the worktree's branch (docs/git.md §4.2).
+  if (d.state_failure_reason === 'integration_conflict' && d.integration_branch) {
+    const files: string[] = d.state_error?.error.details?.files ?? [];
+    const these = files.length
+      ? `resolve ${files.join(', ')}, git add ${files.length === 1 ? 'it' : 'them'}`
+      : 'resolve';
+    return (
+      `next: in the worktree of ${d.branch}: git rebase ${d.integration_branch}, ${these} and git rebase --continue; ` +
+      'then run this tugcode commit --integrate again'
+    );
+  }
   return `heal later with: tugcode state reconcile ${shellArg(d.state_error?.error.details?.plan_path ?? '<plan>')}`;
 }
 
