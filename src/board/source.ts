@@ -12,6 +12,7 @@
  * tries again on the next tick.
  */
 import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { newCall, type Call, type OpsContext } from '../ops/context.js';
 import { phaseFromLogs, stepLogs } from './files.js';
 import {
@@ -78,6 +79,8 @@ export class BoardSource {
   private fullMs = 0;
   private anyHeld = false;
   private closed = false;
+  /** The SQLite file the store has open (`dev:ino`, '' when there is none): a new one is read anew. */
+  private dbFile: string | undefined;
   constructor(private readonly o: SourceOptions) {
     this.probeMs = o.probeMs ?? 300;
     this.refreshMs = o.refreshMs ?? 2000;
@@ -216,6 +219,7 @@ export class BoardSource {
     }, SLOW_MS);
     slow.unref();
     try {
+      await this.followDbFile(call);
       await this.probe(call);
       const since = Date.now() - this.lastFull;
       const due = this.dirty || (this.anyHeld && since >= this.refreshMs) || since >= 30_000;
@@ -240,6 +244,29 @@ export class BoardSource {
     } finally {
       clearTimeout(slow);
     }
+  }
+
+  /**
+   * A state.db removed or made again while the board is up (docs/board.md §5): the store's open handle
+   * still reads the old file, so the board drops it and reads the file the CLI now reads (none: no plan).
+   */
+  private async followDbFile(call: Call): Promise<void> {
+    const store = await this.o.ctx.store(call);
+    if (store.backend !== 'sqlite') return;
+    let id = '';
+    try {
+      const st = statSync(store.location);
+      id = `${st.dev}:${st.ino}`;
+    } catch {
+      id = '';
+    }
+    if (this.dbFile !== undefined && id !== this.dbFile) {
+      await this.o.ctx.close();
+      this.cursor = undefined;
+      this.events.clear();
+      this.dirty = true;
+    }
+    this.dbFile = id;
   }
 
   /** New events since the cursor: their steps' latest time and reason. */
