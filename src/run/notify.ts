@@ -30,6 +30,8 @@ export interface NotifyOptions {
   command: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** The run's plan: named in every event the command gets (a person may have several runs going). */
+  planPath: string;
   /** `.tugtool/logs/<slug>/`: notify.log goes there. */
   logDir: string;
   warn(code: string, message: string): void;
@@ -48,7 +50,7 @@ export function startNotifier(o: NotifyOptions): Notifier | null {
       argv,
       cwd: o.cwd,
       env: { ...env, TUG_EVENT: e.type },
-      input: JSON.stringify(e) + '\n',
+      input: JSON.stringify({ ...e, plan_path: o.planPath }) + '\n',
       timeoutMs: NOTIFY_TIMEOUT_MS,
       graceMs: NOTIFY_GRACE_MS,
       logPath,
