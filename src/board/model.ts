@@ -107,6 +107,8 @@ export interface RunDriver {
   alive: boolean | null;
   /** The run that takes the plan's claims over. */
   command: string;
+  /** The run's own `--stall-seconds`, when given: the plan's stall hint follows it (docs/board.md §3). */
+  stall_seconds?: number;
 }
 
 export interface BoardSnapshot {
@@ -471,7 +473,7 @@ export function shapeSnapshot(
     planOf(p, activity, {
       backend: read.backend.kind,
       now: o.now,
-      stall_seconds: read.stall_seconds,
+      stall_seconds: read.run_drivers?.[p.plan_path]?.stall_seconds ?? read.stall_seconds,
       driver: read.run_drivers?.[p.plan_path] ?? null,
     }),
   );

@@ -37,6 +37,8 @@ export interface BoardRunDriver {
   alive: boolean | null;
   /** The run that takes its claims over (its recorded flags, else a placeholder implementer). */
   command: string;
+  /** The run's own `--stall-seconds`, when it was given one: its watchdog's, not the configuration's. */
+  stall_seconds?: number;
 }
 
 /** Every active and done plan with its steps' status, owner, lease and counts; the backend; the config the board uses. */
@@ -53,7 +55,17 @@ export async function boardRead(ctx: OpsContext, _input: Record<string, never>, 
     const d = slug === null ? null : runDriverOf(repo.mainRoot, slug);
     if (!d) continue;
     const command = runCommandFor(p.plan_path, { run_flags: d.run_flags, run: config.run });
-    run_drivers[p.plan_path] = { pid: d.pid, host: d.host, started_at: d.started_at, alive: d.alive, command };
+    const flags = d.run_flags ?? [];
+    const i = flags.indexOf('--stall-seconds');
+    const stall = i >= 0 ? Number(flags[i + 1]) : NaN;
+    run_drivers[p.plan_path] = {
+      pid: d.pid,
+      host: d.host,
+      started_at: d.started_at,
+      alive: d.alive,
+      command,
+      ...(Number.isFinite(stall) && stall > 0 ? { stall_seconds: stall } : {}),
+    };
   }
   return {
     ...shown,
