@@ -64,7 +64,10 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
     ]);
     // A failed step stays failed through the decisions: the run again needs its reset too (docs/run.md §1.2).
     for (const f of s.failed_steps)
-      lines.push(`${f.step_anchor} (failed; to run it again):`, `  ${resetCommand(plan, f.step_anchor, s.error?.details)}`);
+      lines.push(
+        `${f.step_anchor} (failed; to run it again):`,
+        `  ${resetCommand(plan, f.step_anchor, s.error?.details)}`,
+      );
     const again = runAgain({ plan_path: plan, ...s.error?.details });
     blocks.push([paint('bold', 'waiting for you:'), ...lines, `then: ${again}`].join('\n'));
   }

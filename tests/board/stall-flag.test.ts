@@ -21,7 +21,16 @@ describe('the board and a run given --stall-seconds', () => {
     // The configuration says 1 s; the run is told 600 s, so its watchdog leaves the silent implementer alone.
     const root = runRepo(planText([step(1, 'One')]), 'demo', { '.tugtool/config.toml': '[run]\nstall_seconds = 1\n' });
     const impl = gatedImplementer();
-    const run = startRun(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--stall-seconds', '600', '--board']);
+    const run = startRun(root, [
+      'demo',
+      '--workers',
+      '1',
+      '--implementer',
+      impl.argv,
+      '--stall-seconds',
+      '600',
+      '--board',
+    ]);
     try {
       const line = await until('the board line', () => {
         if (run.child.exitCode !== null) throw new Error(`run ended: ${JSON.stringify(run.events().at(-1))}`);

@@ -9,7 +9,18 @@ import { describe, expect, it } from 'vitest';
 import { stepText } from '../helpers/plan.js';
 import { git } from '../helpers/repo.js';
 import { runCli } from '../helpers/cli.js';
-import { groupAlive, implementerScript, planText, runJsonl, runRepo, startRun, step, stepCommits, tugJson, waitUntil } from './helpers.js';
+import {
+  groupAlive,
+  implementerScript,
+  planText,
+  runJsonl,
+  runRepo,
+  startRun,
+  step,
+  stepCommits,
+  tugJson,
+  waitUntil,
+} from './helpers.js';
 import { artifacts, implementer, reviewerScript } from './review-helpers.js';
 
 const ONE_ATTEMPT = { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' };
