@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { newCall, type Call, type OpsContext } from '../ops/context.js';
 import { phaseFromLogs, stepLogs } from './files.js';
 import {
@@ -81,6 +82,8 @@ export class BoardSource {
   private closed = false;
   /** The SQLite file the store has open (`dev:ino`, '' when there is none): a new one is read anew. */
   private dbFile: string | undefined;
+  /** The plan files' sizes and mtimes at the last look. */
+  private planFiles: string | undefined;
   constructor(private readonly o: SourceOptions) {
     this.probeMs = o.probeMs ?? 300;
     this.refreshMs = o.refreshMs ?? 2000;
@@ -220,6 +223,7 @@ export class BoardSource {
     slow.unref();
     try {
       await this.followDbFile(call);
+      this.notePlanFiles();
       await this.probe(call);
       const since = Date.now() - this.lastFull;
       const due = this.dirty || (this.anyHeld && since >= this.refreshMs) || since >= 30_000;
@@ -267,6 +271,23 @@ export class BoardSource {
       this.dirty = true;
     }
     this.dbFile = id;
+  }
+
+  /** A plan file written since the last look is read again at once (its edit shows, docs/board.md §3). */
+  private notePlanFiles(): void {
+    const snap = this.current?.snapshot;
+    if (!snap) return;
+    const keys = snap.plans.map((p) => {
+      try {
+        const st = statSync(join(snap.repo.root, p.plan_path));
+        return `${st.size}:${st.mtimeMs}`;
+      } catch {
+        return '';
+      }
+    });
+    const key = keys.join('|');
+    if (this.planFiles !== undefined && key !== this.planFiles) this.dirty = true;
+    this.planFiles = key;
   }
 
   /** New events since the cursor: their steps' latest time and reason. */

@@ -306,7 +306,10 @@
     const head = el.querySelector('.plan-head');
     const title = p.title || p.slug || p.plan_path;
     if (head.querySelector('h2').textContent !== title) head.querySelector('h2').textContent = title;
-    head.querySelector('.plan-path').textContent = p.plan_path + (p.status !== 'active' ? ` · ${p.status}` : '');
+    head.querySelector('.plan-path').textContent =
+      p.plan_path +
+      (p.status !== 'active' ? ` · ${p.status}` : '') +
+      (p.edited ? ' · edited since the state was made: the next tugcode run takes it over' : '');
     head.querySelector('.bar > i').style.width = `${p.progress.percent}%`;
     head.querySelector('.pct').textContent = `${p.progress.done}/${p.progress.total} steps · ${p.progress.percent}%`;
     head.querySelector('.plan-usage').textContent = fmtUsage(p.usage);
