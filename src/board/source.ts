@@ -273,21 +273,14 @@ export class BoardSource {
     this.dbFile = id;
   }
 
-  /** A plan file written since the last look is read again at once (its edit shows, docs/board.md §3). */
+  /**
+   * A plan file written since the last full read is read again at once (its edit shows, docs/board.md §3).
+   * The full read keeps the files' sizes and mtimes as it reads them, so an edit right after it counts.
+   */
   private notePlanFiles(): void {
     const snap = this.current?.snapshot;
-    if (!snap) return;
-    const keys = snap.plans.map((p) => {
-      try {
-        const st = statSync(join(snap.repo.root, p.plan_path));
-        return `${st.size}:${st.mtimeMs}`;
-      } catch {
-        return '';
-      }
-    });
-    const key = keys.join('|');
-    if (this.planFiles !== undefined && key !== this.planFiles) this.dirty = true;
-    this.planFiles = key;
+    if (!snap || this.planFiles === undefined) return;
+    if (planFilesKey(snap.repo.root, snap.plans) !== this.planFiles) this.dirty = true;
   }
 
   /** New events since the cursor: their steps' latest time and reason. */
@@ -325,7 +318,10 @@ export class BoardSource {
     const t0 = Date.now();
     this.dirty = false;
     const { boardRead, boardProbe } = await import('../ops/board.js');
+    const prev = this.current?.snapshot;
+    const filesBefore = prev ? planFilesKey(prev.repo.root, prev.plans) : undefined;
     const read: BoardRead = await boardRead(this.o.ctx, {}, call);
+    this.planFiles = filesBefore ?? planFilesKey(read.repo_root, read.plans);
     // A store that went back in time (state.db deleted, events purged): the cursor follows it.
     const latest = await boardProbe(this.o.ctx, {}, call);
     const top = latest.events[0]?.id ?? 0;
@@ -387,4 +383,18 @@ export class BoardSource {
   private emit(m: SourceMessage): void {
     for (const fn of [...this.subs]) fn(m);
   }
+}
+
+/** The plan files' sizes and mtimes, one key ('' for a file that cannot be read). */
+function planFilesKey(root: string, plans: { plan_path: string }[]): string {
+  return plans
+    .map((p) => {
+      try {
+        const st = statSync(join(root, p.plan_path));
+        return `${st.size}:${st.mtimeMs}`;
+      } catch {
+        return '';
+      }
+    })
+    .join('|');
 }
