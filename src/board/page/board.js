@@ -95,6 +95,9 @@
   }
 
   // ── the event stream ───────────────────────────────────────────────────────────────────────────────
+  let stopped = false;
+  const STOPPED =
+    'board stopped: the page shows the state when it stopped; tugcode board serves this page again (it reconnects by itself)';
   function connect() {
     if (source) source.close();
     source = new window.EventSource(`/events?token=${encodeURIComponent(token)}`);
@@ -103,6 +106,7 @@
       conn = m.conn;
       if (typeof m.now === 'string') skew = Date.parse(m.now) - Date.now();
       retryMs = 1000;
+      stopped = false;
       setConn('live', 'live');
       if (selected) loadDetail();
     });
@@ -117,17 +121,22 @@
       else setConn('down', `state unreadable: ${m.code} (retrying) — ${m.message}`);
     });
     source.addEventListener('log', (e) => appendLog(JSON.parse(e.data)));
+    // The board stopped (Ctrl-C, or the run it ran beside ended): said until a board answers again.
+    source.addEventListener('stopped', () => {
+      stopped = true;
+      setConn('down', STOPPED);
+    });
     source.onerror = () => {
       if (source.readyState === 2) {
         // Refused (the server answered with an error, or went away for good): ask why, then try again.
-        setConn('down', 'disconnected');
+        setConn('down', stopped ? STOPPED : 'disconnected');
         api('/api/snapshot').then((r) => {
           if (r.status === 401 || r.status === 403)
             setConn('down', 'this URL no longer opens the board (its token changed): open the URL tugcode printed');
           else setTimeout(connect, retryMs);
           retryMs = Math.min(retryMs * 2, 30000);
         });
-      } else setConn('wait', 'reconnecting…');
+      } else if (!stopped) setConn('wait', 'reconnecting…');
     };
   }
 
