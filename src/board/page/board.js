@@ -729,7 +729,10 @@
     $('c-field-label').hidden = !a.field;
     $('c-field-name').textContent = a.field ? a.field[1] : '';
     field.required = Boolean(a.field);
-    const update = () => ($('c-command').textContent = commandOf(act, plan, step, field.value));
+    const update = () => {
+      field.setCustomValidity('');
+      $('c-command').textContent = commandOf(act, plan, step, field.value);
+    };
     update();
     field.oninput = update;
     pending = { act, plan, step };
@@ -767,8 +770,12 @@
   $('confirm-form').addEventListener('submit', (e) => {
     const text = $('c-field').value.trim();
     if (!pending) return;
-    if (ACTIONS[pending.act].field && text === '') {
+    const field = ACTIONS[pending.act].field;
+    if (field && text === '') {
+      // Blanks pass the textarea's own `required`: say why nothing is sent (state decide refuses them too).
       e.preventDefault();
+      $('c-field').setCustomValidity(`the ${field[0]} must be given, not only blanks`);
+      $('c-field').reportValidity();
       $('c-field').focus();
       return;
     }
