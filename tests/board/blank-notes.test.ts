@@ -11,9 +11,9 @@ import { startBoardCli, type BoardChild } from './helpers.js';
 import { waitLane } from './page.js';
 
 const chrome = useBrowser();
-let board: BoardChild | undefined;
+const boards: BoardChild[] = [];
 afterAll(async () => {
-  await board?.stop();
+  for (const b of boards) await b.stop();
 });
 
 describe('the board’s decide confirmation', () => {
@@ -28,7 +28,8 @@ describe('the board’s decide confirmation', () => {
       rev.answer('step-1', ['ESCALATE']);
       const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', implementer().argv, '--reviewer', rev.argv]);
       expect(r.code, r.stdout + r.stderr).toBe(4);
-      board = await startBoardCli(root, ['--allow-actions']);
+      const board = await startBoardCli(root, ['--allow-actions']);
+      boards.push(board);
       const { page, watch } = await watchedPage(browser);
       const posts: string[] = [];
       page.on('request', (q) => {
@@ -49,7 +50,5 @@ describe('the board’s decide confirmation', () => {
       const show = runCli(['state', 'show', 'demo', '--json'], { cwd: root });
       expect(JSON.parse(show.stdout).plans[0].steps[0].status).toBe('needs_human');
       expect(watch.errors).toEqual([]);
-      await board.stop();
-      board = undefined;
     });
 });
