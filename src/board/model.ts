@@ -94,6 +94,8 @@ export interface BoardPlan {
   progress: { done: number; total: number; percent: number };
   lanes: Record<Lane, number>;
   usage: Usage | null;
+  /** The plan file's structure changed since `state init` (docs/board.md §3): the next run takes it over. */
+  edited: boolean;
   /** The run holding the plan's lock (docs/run.md §1.8), null when none; `alive` false: its pid is gone. */
   run_driver: RunDriver | null;
   cards: Card[];
@@ -107,6 +109,8 @@ export interface RunDriver {
   alive: boolean | null;
   /** The run that takes the plan's claims over. */
   command: string;
+  /** The run's own `--stall-seconds`, when given: the plan's stall hint follows it (docs/board.md §3). */
+  stall_seconds?: number;
 }
 
 export interface BoardSnapshot {
@@ -166,6 +170,8 @@ export interface BoardRead {
   stall_seconds: number | null;
   /** By plan path: the run holding the plan's lock (absent: none). */
   run_drivers?: Record<string, RunDriver>;
+  /** The plans whose file's structure changed since `state init`. */
+  edited?: string[];
 }
 
 /** What the board knows of a step besides the state: the run's events, its log files, its latest state events. */
@@ -431,7 +437,7 @@ function topsOf(steps: ShownStep[]): Map<string, string> {
 export function planOf(
   p: ShownPlan,
   activity: (plan_path: string, anchor: string) => Activity | undefined,
-  o: { backend: string; now: string; stall_seconds: number | null; driver?: RunDriver | null },
+  o: { backend: string; now: string; stall_seconds: number | null; driver?: RunDriver | null; edited?: boolean },
 ): BoardPlan {
   const top = topsOf(p.steps);
   const subsOf = new Map<string, ShownStep[]>();
@@ -456,6 +462,7 @@ export function planOf(
     progress: { done: p.overall.steps_completed, total: p.overall.steps_total, percent: p.overall.percent },
     lanes,
     usage,
+    edited: o.edited ?? false,
     run_driver: o.driver ?? null,
     cards,
   };
@@ -471,8 +478,9 @@ export function shapeSnapshot(
     planOf(p, activity, {
       backend: read.backend.kind,
       now: o.now,
-      stall_seconds: read.stall_seconds,
+      stall_seconds: read.run_drivers?.[p.plan_path]?.stall_seconds ?? read.stall_seconds,
       driver: read.run_drivers?.[p.plan_path] ?? null,
+      edited: read.edited?.includes(p.plan_path) ?? false,
     }),
   );
   return {

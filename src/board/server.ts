@@ -414,7 +414,11 @@ export async function startServer(o: ServerOptions): Promise<BoardServer> {
           }),
     close: async () => {
       clearInterval(logTimer);
-      for (const s of streams.values()) s.res.end();
+      // The page says the board stopped rather than "reconnecting…" for as long as none runs (docs/board.md §5).
+      for (const s of streams.values()) {
+        write(s, 'event: stopped\ndata: {}\n\n');
+        s.res.end();
+      }
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

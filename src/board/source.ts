@@ -12,6 +12,8 @@
  * tries again on the next tick.
  */
 import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { newCall, type Call, type OpsContext } from '../ops/context.js';
 import { phaseFromLogs, stepLogs } from './files.js';
 import {
@@ -78,6 +80,10 @@ export class BoardSource {
   private fullMs = 0;
   private anyHeld = false;
   private closed = false;
+  /** The SQLite file the store has open (`dev:ino`, '' when there is none): a new one is read anew. */
+  private dbFile: string | undefined;
+  /** The plan files' sizes and mtimes at the last look. */
+  private planFiles: string | undefined;
   constructor(private readonly o: SourceOptions) {
     this.probeMs = o.probeMs ?? 300;
     this.refreshMs = o.refreshMs ?? 2000;
@@ -216,6 +222,8 @@ export class BoardSource {
     }, SLOW_MS);
     slow.unref();
     try {
+      await this.followDbFile(call);
+      this.notePlanFiles();
       await this.probe(call);
       const since = Date.now() - this.lastFull;
       const due = this.dirty || (this.anyHeld && since >= this.refreshMs) || since >= 30_000;
@@ -240,6 +248,39 @@ export class BoardSource {
     } finally {
       clearTimeout(slow);
     }
+  }
+
+  /**
+   * A state.db removed or made again while the board is up (docs/board.md §5): the store's open handle
+   * still reads the old file, so the board drops it and reads the file the CLI now reads (none: no plan).
+   */
+  private async followDbFile(call: Call): Promise<void> {
+    const store = await this.o.ctx.store(call);
+    if (store.backend !== 'sqlite') return;
+    let id = '';
+    try {
+      const st = statSync(store.location);
+      id = `${st.dev}:${st.ino}`;
+    } catch {
+      id = '';
+    }
+    if (this.dbFile !== undefined && id !== this.dbFile) {
+      await this.o.ctx.close();
+      this.cursor = undefined;
+      this.events.clear();
+      this.dirty = true;
+    }
+    this.dbFile = id;
+  }
+
+  /**
+   * A plan file written since the last full read is read again at once (its edit shows, docs/board.md §3).
+   * The full read keeps the files' sizes and mtimes as it reads them, so an edit right after it counts.
+   */
+  private notePlanFiles(): void {
+    const snap = this.current?.snapshot;
+    if (!snap || this.planFiles === undefined) return;
+    if (planFilesKey(snap.repo.root, snap.plans) !== this.planFiles) this.dirty = true;
   }
 
   /** New events since the cursor: their steps' latest time and reason. */
@@ -277,7 +318,10 @@ export class BoardSource {
     const t0 = Date.now();
     this.dirty = false;
     const { boardRead, boardProbe } = await import('../ops/board.js');
+    const prev = this.current?.snapshot;
+    const filesBefore = prev ? planFilesKey(prev.repo.root, prev.plans) : undefined;
     const read: BoardRead = await boardRead(this.o.ctx, {}, call);
+    this.planFiles = filesBefore ?? planFilesKey(read.repo_root, read.plans);
     // A store that went back in time (state.db deleted, events purged): the cursor follows it.
     const latest = await boardProbe(this.o.ctx, {}, call);
     const top = latest.events[0]?.id ?? 0;
@@ -339,4 +383,18 @@ export class BoardSource {
   private emit(m: SourceMessage): void {
     for (const fn of [...this.subs]) fn(m);
   }
+}
+
+/** The plan files' sizes and mtimes, one key ('' for a file that cannot be read). */
+function planFilesKey(root: string, plans: { plan_path: string }[]): string {
+  return plans
+    .map((p) => {
+      try {
+        const st = statSync(join(root, p.plan_path));
+        return `${st.size}:${st.mtimeMs}`;
+      } catch {
+        return '';
+      }
+    })
+    .join('|');
 }

@@ -669,7 +669,10 @@ export const CATALOGUE = {
       const each = anchors.map(
         (a) => `${decideCommands(d.plan_path, a, d)[0]} (or --revise "<notes>", or --reject "<reason>")`,
       );
-      return `${each.join('; ')}; then ${runAgain(d)}`;
+      // A step failed at its cap beside them stays failed through the decision: its reset is named too.
+      const failed = ((d.failed_steps as { step_anchor?: unknown }[] | undefined) ?? []).map((f) => f.step_anchor);
+      const resets = failed.map((a) => resetCommand(d.plan_path, a, d));
+      return `${[...each, ...resets].join('; ')}; then ${runAgain(d)}`;
     },
   },
 } satisfies Record<string, CatalogueEntry>;
@@ -701,6 +704,11 @@ export function outsideWriteText(o: {
 export function decideCommands(planPath: unknown, step: unknown, d: Details = {}): [string, string, string] {
   const head = `${tugcodeIn(d)} state decide ${arg(planPath, '<plan>')} ${step === '<step>' ? step : arg(step)}`;
   return [`${head} --approve`, `${head} --revise "<notes>"`, `${head} --reject "<reason>"`];
+}
+
+/** The reset that lets a run implement a failed step again (docs/run.md §1.2): the run's hints and summary. */
+export function resetCommand(planPath: unknown, step: unknown, d: Details = {}): string {
+  return `${tugcodeIn(d)} state reset ${arg(planPath, '<plan>')} ${arg(step)}`;
 }
 
 export type ErrorCode = keyof typeof CATALOGUE;

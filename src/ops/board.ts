@@ -4,8 +4,11 @@
  * step's events and artifacts, and the admin commands the page may run (`state reset`, `state decide`),
  * each with its own call so its events and envelope are the CLI's. Nothing here spawns a process.
  */
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fail, ok, type ErrorEnvelope, type OkEnvelope } from '../contract/envelope.js';
 import { toTugError } from '../contract/errors.js';
+import { parsePlan } from '../plan/parse.js';
 import { newCall, type Call, type OpsContext } from './context.js';
 import { stateGraph, stateLog, stateShow } from './state-read.js';
 import { stateOf } from './support.js';
@@ -37,6 +40,8 @@ export interface BoardRunDriver {
   alive: boolean | null;
   /** The run that takes its claims over (its recorded flags, else a placeholder implementer). */
   command: string;
+  /** The run's own `--stall-seconds`, when it was given one: its watchdog's, not the configuration's. */
+  stall_seconds?: number;
 }
 
 /** Every active and done plan with its steps' status, owner, lease and counts; the backend; the config the board uses. */
@@ -53,14 +58,59 @@ export async function boardRead(ctx: OpsContext, _input: Record<string, never>, 
     const d = slug === null ? null : runDriverOf(repo.mainRoot, slug);
     if (!d) continue;
     const command = runCommandFor(p.plan_path, { run_flags: d.run_flags, run: config.run });
-    run_drivers[p.plan_path] = { pid: d.pid, host: d.host, started_at: d.started_at, alive: d.alive, command };
+    const flags = d.run_flags ?? [];
+    const i = flags.indexOf('--stall-seconds');
+    const stall = i >= 0 ? Number(flags[i + 1]) : NaN;
+    run_drivers[p.plan_path] = {
+      pid: d.pid,
+      host: d.host,
+      started_at: d.started_at,
+      alive: d.alive,
+      command,
+      ...(Number.isFinite(stall) && stall > 0 ? { stall_seconds: stall } : {}),
+    };
+  }
+  // A plan whose structure changed since `state init` (docs/board.md §3), as `tugcode status` says it.
+  const edited: string[] = [];
+  for (const p of shown.plans) {
+    const hash = structureHashOf(join(repo.mainRoot, p.plan_path));
+    if (hash === null) continue;
+    const { store, sc } = await stateOf(ctx, call);
+    const stored = await store.storedPlan(sc, { plan: p.plan_path }).catch(() => null);
+    if (stored && stored.structure_hash !== hash) edited.push(p.plan_path);
   }
   return {
     ...shown,
+    edited,
     repo_root: repo.mainRoot,
     stall_seconds: typeof run.stall_seconds === 'number' ? run.stall_seconds : null,
     run_drivers,
   };
+}
+
+/** A plan file's structure hash by its path, size and mtime: a full read parses only a file that changed. */
+const parsedHashes = new Map<string, { key: string; hash: string | null }>();
+
+/** The structure hash of the plan file at `file`; null when it cannot be read or parsed. */
+function structureHashOf(file: string): string | null {
+  let key: string;
+  try {
+    const st = statSync(file);
+    key = `${st.size}:${st.mtimeMs}`;
+  } catch {
+    return null;
+  }
+  const kept = parsedHashes.get(file);
+  if (kept?.key === key) return kept.hash;
+  let hash: string | null = null;
+  try {
+    hash = parsePlan(readFileSync(file)).structure_hash;
+  } catch {
+    hash = null;
+  }
+  if (parsedHashes.size > 1000) parsedHashes.clear();
+  parsedHashes.set(file, { key, hash });
+  return hash;
 }
 
 /**

@@ -257,6 +257,7 @@ async function runPlanned(
         command: config.run.notify,
         cwd: flow.repo.mainRoot,
         env: ctx.env,
+        planPath: prep.planPath,
         logDir: (await import('../contract/layout.js')).runLogDir(flow.repo.mainRoot, prep.slug),
         warn: (code, message) => {
           call.warnings.add(code, message);

@@ -31,6 +31,8 @@ export interface NotifyOptions {
   command: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** The run's plan: named in every event the command gets (a person may have several runs going). */
+  planPath: string;
   /** `.tugtool/logs/<slug>/`: notify.log goes there. */
   logDir: string;
   warn(code: WarningSinkCode, message: string): void;
@@ -49,7 +51,7 @@ export function startNotifier(o: NotifyOptions): Notifier | null {
       argv,
       cwd: o.cwd,
       env: { ...env, TUG_EVENT: e.type },
-      input: JSON.stringify(e) + '\n',
+      input: JSON.stringify({ ...e, plan_path: o.planPath }) + '\n',
       timeoutMs: NOTIFY_TIMEOUT_MS,
       graceMs: NOTIFY_GRACE_MS,
       logPath,

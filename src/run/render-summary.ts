@@ -10,7 +10,7 @@
 import { duration, fileList, painter, shortHash } from './render-text.js';
 import type { RunSummary } from './types.js';
 import { table } from '../util/table.js';
-import { decideCommands, runAgain } from '../contract/errors.js';
+import { decideCommands, resetCommand, runAgain } from '../contract/errors.js';
 import { usageLine } from '../contract/usage.js';
 
 /** `next`: the command to run next, the last line (`tugcode merge <plan>` once the plan is done, docs/run.md §1.1 item 6). */
@@ -62,6 +62,12 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
       `${n.step_anchor} (its commit is kept as ${n.review_ref}; git show ${n.review_ref}):`,
       ...decideCommands(plan, n.step_anchor, s.error?.details).map((c) => `  ${c}`),
     ]);
+    // A failed step stays failed through the decisions: the run again needs its reset too (docs/run.md §1.2).
+    for (const f of s.failed_steps)
+      lines.push(
+        `${f.step_anchor} (failed; to run it again):`,
+        `  ${resetCommand(plan, f.step_anchor, s.error?.details)}`,
+      );
     const again = runAgain({ plan_path: plan, ...s.error?.details });
     blocks.push([paint('bold', 'waiting for you:'), ...lines, `then: ${again}`].join('\n'));
   }

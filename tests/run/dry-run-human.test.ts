@@ -37,6 +37,8 @@ describe('tugcode run --dry-run with a step waiting for a human', () => {
     const hint =
       `tugcode state decide ${PLAN} step-1 --approve (or --revise "<notes>", or --reject "<reason>"); then ` +
       `tugcode run ${PLAN} --workers 1 --implementer ${impl.argv.replace(/"/g, '')} --reviewer ${rev.argv.replace(/"/g, '')}`;
+    // While step-3 is failed, the hint resets it too (the decision alone would leave it failed).
+    const hintWithReset = hint.replace('; then ', `; tugcode state reset ${PLAN} step-3; then `);
     const before = gitSnapshot(root);
 
     // step-1 waits for a human, step-2 behind it, step-3 failed: nothing to run.
@@ -50,7 +52,7 @@ describe('tugcode run --dry-run with a step waiting for a human', () => {
     expect(none.stdout).not.toMatch(/wave/);
     expect(none.stderr).toBe(
       `tugcode: warning: NeedsHuman: ${PLAN} waits for a human decision on 1 step(s): step-1 (${REASON}): the ` +
-        `real run does nothing and ends NeedsHuman until a human decides it (${hint})\n`,
+        `real run does nothing and ends NeedsHuman until a human decides it (${hintWithReset})\n`,
     );
 
     // step-3 reset: the real run would run it, and it alone.

@@ -59,10 +59,11 @@ describe('[run] notify', () => {
     expect(r.code, r.stderr).toBe(4);
     const got = recorded(n.dir);
     expect(got.map((e) => e.type)).toEqual(['stalled', 'step_failed', 'run_finished']);
-    // The same objects the event stream carries.
+    // The same objects the event stream carries, each naming its plan: a person with several runs going
+    // learns from the notification which plan's step stalled or failed (docs/run.md §7.4).
     const stream = (t: string) => r.events.find((e) => e.type === t);
-    expect(got[0]).toEqual(stream('stalled'));
-    expect(got[1]).toEqual(stream('step_failed'));
+    expect(got[0]).toEqual({ ...stream('stalled'), plan_path: '.tugtool/tugplan-demo.md' });
+    expect(got[1]).toEqual({ ...stream('step_failed'), plan_path: '.tugtool/tugplan-demo.md' });
     const { type: _t, at: _a, ...summary } = r.events.at(-1);
     expect(got[2]).toMatchObject({
       type: 'run_finished',

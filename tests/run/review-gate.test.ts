@@ -8,7 +8,19 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stepText } from '../helpers/plan.js';
 import { git } from '../helpers/repo.js';
-import { groupAlive, planText, runJsonl, runRepo, startRun, step, stepCommits, tugJson, waitUntil } from './helpers.js';
+import { runCli } from '../helpers/cli.js';
+import {
+  groupAlive,
+  implementerScript,
+  planText,
+  runJsonl,
+  runRepo,
+  startRun,
+  step,
+  stepCommits,
+  tugJson,
+  waitUntil,
+} from './helpers.js';
 import { artifacts, implementer, reviewerScript } from './review-helpers.js';
 
 const ONE_ATTEMPT = { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' };
@@ -414,5 +426,41 @@ describe('tugcode run --reviewer', () => {
     expect(impl.runs('step-1')).toEqual(['attempt 1', 'attempt 2']);
     const show = tugJson(root, ['state', 'show', 'demo']);
     expect(show.json.plans[0].steps.map((x: any) => x.status)).toEqual(['completed', 'completed']);
+  });
+
+  it('ESCALATE beside a failed step: the hint and the summary name the reset of the failed step before the run again', () => {
+    const root = runRepo(
+      planText([step(1, 'One', { deps: [] }), step(2, 'Two', { deps: [] }), step(3, 'Three', { deps: [2] })]),
+      'demo',
+      ONE_ATTEMPT,
+    );
+    const impl = implementerScript();
+    writeFileSync(join(impl.failDir, 'step-2'), '9');
+    const rev = reviewerScript();
+    rev.answer('step-1', ['ESCALATE']);
+    const args = ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv];
+    const r = runJsonl(root, args);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    const last = r.events.at(-1);
+    expect(last).toMatchObject({ error: { code: 'NeedsHuman' }, failed_steps: [{ step_anchor: 'step-2' }] });
+    // Deciding step-1 and running again would leave step-2 failed and step-3 blocked: the reset is named too.
+    expect(last.error.hint).toMatch(
+      /^tugcode state decide \.tugtool\/tugplan-demo\.md step-1 --approve \(or .*\); tugcode state reset \.tugtool\/tugplan-demo\.md step-2; then tugcode run /,
+    );
+    writeFileSync(join(impl.failDir, 'step-2'), '9');
+    const text = runCli(['run', ...args], { cwd: root });
+    expect(text.code).toBe(4);
+    expect(text.stdout).toContain(
+      [
+        'waiting for you:',
+        'step-1 (its commit is kept as refs/tugplan/review/demo/step-1; git show refs/tugplan/review/demo/step-1):',
+        '  tugcode state decide .tugtool/tugplan-demo.md step-1 --approve',
+        '  tugcode state decide .tugtool/tugplan-demo.md step-1 --revise "<notes>"',
+        '  tugcode state decide .tugtool/tugplan-demo.md step-1 --reject "<reason>"',
+        'step-2 (failed; to run it again):',
+        '  tugcode state reset .tugtool/tugplan-demo.md step-2',
+        'then: tugcode run ',
+      ].join('\n'),
+    );
   });
 });

@@ -95,6 +95,9 @@
   }
 
   // ── the event stream ───────────────────────────────────────────────────────────────────────────────
+  let stopped = false;
+  const STOPPED =
+    'board stopped: the page shows the state when it stopped; tugcode board serves this page again (it reconnects by itself)';
   function connect() {
     if (source) source.close();
     source = new window.EventSource(`/events?token=${encodeURIComponent(token)}`);
@@ -103,6 +106,7 @@
       conn = m.conn;
       if (typeof m.now === 'string') skew = Date.parse(m.now) - Date.now();
       retryMs = 1000;
+      stopped = false;
       setConn('live', 'live');
       if (selected) loadDetail();
     });
@@ -117,17 +121,22 @@
       else setConn('down', `state unreadable: ${m.code} (retrying) — ${m.message}`);
     });
     source.addEventListener('log', (e) => appendLog(JSON.parse(e.data)));
+    // The board stopped (Ctrl-C, or the run it ran beside ended): said until a board answers again.
+    source.addEventListener('stopped', () => {
+      stopped = true;
+      setConn('down', STOPPED);
+    });
     source.onerror = () => {
       if (source.readyState === 2) {
         // Refused (the server answered with an error, or went away for good): ask why, then try again.
-        setConn('down', 'disconnected');
+        setConn('down', stopped ? STOPPED : 'disconnected');
         api('/api/snapshot').then((r) => {
           if (r.status === 401 || r.status === 403)
             setConn('down', 'this URL no longer opens the board (its token changed): open the URL tugcode printed');
           else setTimeout(connect, retryMs);
           retryMs = Math.min(retryMs * 2, 30000);
         });
-      } else setConn('wait', 'reconnecting…');
+      } else if (!stopped) setConn('wait', 'reconnecting…');
     };
   }
 
@@ -306,7 +315,10 @@
     const head = el.querySelector('.plan-head');
     const title = p.title || p.slug || p.plan_path;
     if (head.querySelector('h2').textContent !== title) head.querySelector('h2').textContent = title;
-    head.querySelector('.plan-path').textContent = p.plan_path + (p.status !== 'active' ? ` · ${p.status}` : '');
+    head.querySelector('.plan-path').textContent =
+      p.plan_path +
+      (p.status !== 'active' ? ` · ${p.status}` : '') +
+      (p.edited ? ' · edited since the state was made: the next tugcode run takes it over' : '');
     head.querySelector('.bar > i').style.width = `${p.progress.percent}%`;
     head.querySelector('.pct').textContent = `${p.progress.done}/${p.progress.total} steps · ${p.progress.percent}%`;
     head.querySelector('.plan-usage').textContent = fmtUsage(p.usage);
@@ -717,7 +729,10 @@
     $('c-field-label').hidden = !a.field;
     $('c-field-name').textContent = a.field ? a.field[1] : '';
     field.required = Boolean(a.field);
-    const update = () => ($('c-command').textContent = commandOf(act, plan, step, field.value));
+    const update = () => {
+      field.setCustomValidity('');
+      $('c-command').textContent = commandOf(act, plan, step, field.value);
+    };
     update();
     field.oninput = update;
     pending = { act, plan, step };
@@ -755,8 +770,12 @@
   $('confirm-form').addEventListener('submit', (e) => {
     const text = $('c-field').value.trim();
     if (!pending) return;
-    if (ACTIONS[pending.act].field && text === '') {
+    const field = ACTIONS[pending.act].field;
+    if (field && text === '') {
+      // Blanks pass the textarea's own `required`: say why nothing is sent (state decide refuses them too).
       e.preventDefault();
+      $('c-field').setCustomValidity(`the ${field[0]} must be given, not only blanks`);
+      $('c-field').reportValidity();
       $('c-field').focus();
       return;
     }

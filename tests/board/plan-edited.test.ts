@@ -1,0 +1,58 @@
+/**
+ * A plan whose structure is edited while `tugcode board` is up (docs/board.md §3): the page says so beside
+ * the plan's path, as `tugcode status` does, instead of showing the old steps as if nothing changed; the
+ * edit undone, the notice goes.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useBrowser, watchedPage } from '../helpers/browser.js';
+import { runCli } from '../helpers/cli.js';
+import { planText, runJsonl, runRepo, step } from '../run/helpers.js';
+import { startBoardCli, type BoardChild } from './helpers.js';
+import { waitLane } from './page.js';
+
+const chrome = useBrowser();
+let board: BoardChild | undefined;
+afterAll(async () => {
+  await board?.stop();
+});
+
+describe('tugcode board when the plan is edited', () => {
+  it('says the plan changed since the state was made, as status does, until the edit is undone', async (ctx) => {
+    const browser = chrome.get(ctx);
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
+    const ok = runJsonl(root, ['demo', '--workers', '1', '--implementer', 'true', '--no-checkpoints']);
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    board = await startBoardCli(root);
+    const { page, watch } = await watchedPage(browser);
+    await page.goto(board.url);
+    await waitLane(page, 'step-2', 'done');
+    const path = '.plan[data-plan=".tugtool/tugplan-demo.md"] .plan-path';
+    expect(await page.textContent(path)).not.toMatch(/edited/);
+
+    const file = join(root, '.tugtool', 'tugplan-demo.md');
+    const before = readFileSync(file, 'utf8');
+    writeFileSync(file, before + '\n' + step(3, 'Three', { deps: [2] }));
+    const status = JSON.parse(runCli(['status', '--json'], { cwd: root }).stdout);
+    expect(status.plans[0].structure_changed).toBe(true);
+    await page.waitForFunction(
+      (sel) => /edited/.test((globalThis as any).document.querySelector(sel).textContent),
+      path,
+      {
+        timeout: 15_000,
+      },
+    );
+    expect(await page.textContent(path)).toMatch(/edited since the state was made: the next tugcode run takes it over/);
+
+    writeFileSync(file, before);
+    await page.waitForFunction(
+      (sel) => !/edited/.test((globalThis as any).document.querySelector(sel).textContent),
+      path,
+      {
+        timeout: 15_000,
+      },
+    );
+    expect(watch.errors).toEqual([]);
+  });
+});
