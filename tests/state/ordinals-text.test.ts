@@ -23,6 +23,19 @@ describe('item ordinals in the text output', () => {
     expect(r.stdout).toContain('Next: tugcode state start demo step-1 --attempt 1');
   });
 
+  it("the next command names the claim's --worktree, so it runs as the owner from where the claim was made", () => {
+    const { root, w1 } = cliRepo();
+    const r = stText(root, ['claim', 'demo', '--worktree', w1]);
+    expect(r.code, r.stderr).toBe(0);
+    const next = /^Next: tugcode (state start demo step-0 .*); mark items with tugcode (state update .*)$/m.exec(r.stdout);
+    expect(next, r.stdout).not.toBeNull();
+    expect(next![1]).toBe(`state start demo step-0 --worktree ${w1} --attempt 1`);
+    expect(next![2]).toBe(`state update demo <step> --worktree ${w1} --task N completed`);
+    // Run from the same directory, the printed command is the owner's, not NotOwner.
+    const started = st(root, next![1]!.split(' ').slice(1));
+    expect(started.json.status, started.stdout).toBe('ok');
+  });
+
   it('the ordinal state show --items all prints is the one state update --task changes', () => {
     const { root, w1 } = cliRepo();
     st(root, ['claim', 'demo'], { cwd: w1 });
