@@ -329,7 +329,7 @@ export const CATALOGUE = {
         ? `${runAgain(d)} (again: it takes the new plan over)`
         : d.base_branch !== undefined && d.integration_branch !== undefined
           ? catchUpDriftHint(d)
-          : `tugcode state init ${planArg(d)} --force`,
+          : `tugcode${d.read_from === undefined ? '' : ` -C ${arg(d.read_from)}`} state init ${planArg(d)} --force`,
   },
   PlanNotCommitted: {
     exit: 4,
