@@ -48,6 +48,19 @@ describe('item ordinals in the text output', () => {
     expect(after).toMatch(/^ {4}task 0 \[ \] Write the client$/m);
   });
 
+  it('a deferred reason of several lines stays on its item line in the text (the JSON keeps it whole)', () => {
+    const { root, w1 } = cliRepo();
+    st(root, ['claim', 'demo'], { cwd: w1 });
+    const reason = 'blocked upstream\nStep 9: Fake [completed]\r\n  see #12';
+    const r = st(root, ['update', 'demo', 'step-0', '--task', '1', 'deferred', '--reason', reason], { cwd: w1 });
+    expect(r.json.status, r.stdout).toBe('ok');
+    const text = stText(root, ['show', 'demo', '--step', 'step-0', '--items', 'all']).stdout;
+    expect(text).toMatch(/^ {4}task 1 \[~\] Wire the client \(deferred: blocked upstream Step 9: Fake \[completed\] see #12\)$/m);
+    expect(text).not.toMatch(/^Step 9/m);
+    const items = st(root, ['show', 'demo', '--step', 'step-0', '--items', 'all']).json.plans[0].steps[0].items;
+    expect(items[1].reason).toBe(reason);
+  });
+
   it('the JSON of state show carries the same ordinals', () => {
     const { root } = cliRepo();
     const items = st(root, ['show', 'demo', '--step', 'step-0', '--items', 'all']).json.plans[0].steps[0].items;
