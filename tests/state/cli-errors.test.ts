@@ -163,6 +163,12 @@ describe('tugcode state errors (CLI)', () => {
     refusedCli(root, ['update', 'demo', 'step-1', '--worktree', w1, '--all', 'completed'], 'PlanDrift', 4);
   });
 
+  it('claim --step of a substep hints the claim of its top-level step as the caller (its --worktree)', () => {
+    const { root, w1 } = cliRepo();
+    const r = refusedCli(root, ['claim', 'demo', '--worktree', w1, '--step', 'step-1-1'], 'InvalidArgument', 2);
+    expect(r.json.error.hint).toBe(`tugcode state claim ${DEMO_PATH} --step step-1 --worktree ${w1}`);
+  });
+
   it("PlanDrift found in another worktree's copy hints the state init that reads that copy", () => {
     const { root, w1 } = cliRepo();
     st(root, ['claim', 'demo', '--worktree', w1]);
