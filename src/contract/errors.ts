@@ -30,6 +30,13 @@ export function pgAddress(host: string, port: number | string): string {
 const plan = (d: Details) => s(d.plan_path ?? d.plan, '<plan>');
 /** A value as one argument of a hint's command (shell-quoted when it needs it); `fallback` when it is missing. */
 const arg = (v: unknown, fallback = '?'): string => (v === undefined || v === null ? fallback : shellArg(String(v)));
+/** Plans a hint names at most; a repository may hold hundreds, and the details keep them all. */
+const KNOWN_PLANS_SHOWN = 10;
+function knownPlans(all: string[]): string {
+  const shown = all.slice(0, KNOWN_PLANS_SHOWN).map((c) => arg(c));
+  const more = all.length - shown.length;
+  return `known plans: ${shown.join(', ')}${more > 0 ? ` and ${more} more (ls .tugtool/tugplan-*.md)` : ''}`;
+}
 /** The plan as one argument of a hint's command. */
 const planArg = (d: Details) => arg(d.plan_path ?? d.plan, '<plan>');
 
@@ -227,7 +234,7 @@ export const CATALOGUE = {
     message: (d) => `no plan matches ${JSON.stringify(d.plan ?? d.plan_path)}${d.reason ? ` (${s(d.reason)})` : ''}`,
     hint: (d) =>
       Array.isArray(d.candidates) && d.candidates.length > 0
-        ? `known plans: ${(d.candidates as string[]).map((c) => arg(c)).join(', ')}`
+        ? knownPlans(d.candidates as string[])
         : 'tugcode validate   (lists the plans under .tugtool/)',
   },
   PlanNotInitialized: {
@@ -329,7 +336,7 @@ export const CATALOGUE = {
         ? `${runAgain(d)} (again: it takes the new plan over)`
         : d.base_branch !== undefined && d.integration_branch !== undefined
           ? catchUpDriftHint(d)
-          : `tugcode state init ${planArg(d)} --force`,
+          : `tugcode${d.read_from === undefined ? '' : ` -C ${arg(d.read_from)}`} state init ${planArg(d)} --force`,
   },
   PlanNotCommitted: {
     exit: 4,

@@ -11,11 +11,14 @@ function clean(word: string): string {
 }
 
 /**
- * Tokens of a Depends-on value: `#anchor`, `anchor` or `Step <id>`, separated by commas and/or whitespace.
+ * Tokens of a Depends-on value: `#anchor`, `anchor`, `Step <id>` or a link `[…](#anchor)`, separated by commas
+ * and/or whitespace.
  * A leading `none` means no dependencies (the rest is commentary); a `none` token elsewhere is skipped.
  */
 export function tokenizeDepends(text: string): DepToken[] {
+  // A link to a step's anchor, `[Step 2](#step-2)`, names that anchor (its words are the reader's).
   const words = text
+    .replace(/\[[^\]]*\]\(\s*(#[^)\s]+)\s*\)/g, ' $1 ')
     .split(/[\s,]+/)
     .map(clean)
     .filter((w) => w !== '');

@@ -142,7 +142,8 @@ async function claimTx(
 ): Promise<ClaimResult> {
   const { t, held } = await openClaim(ctx, c, ref, input, leaseSeconds, snap);
   // Selection validity of --step comes before resume (a substep is never claimable).
-  const wanted = input.step === undefined ? undefined : await lockWanted(c, t.plan_path, input.step);
+  const wanted =
+    input.step === undefined ? undefined : await lockWanted(c, t.plan_path, input.step, ownerPath(ctx, input.worktree));
   if (held) return resume(t, held, wanted);
   if (wanted) return claimWanted(t, wanted);
   return claimNext(t);
@@ -203,7 +204,7 @@ function declaresTouches(snap: PlanSnapshot | null): boolean | undefined {
 }
 
 /** The `--step` row, locked; StepNotFound, or InvalidArgument for a substep. */
-async function lockWanted(c: Conn, plan_path: string, anchor: string): Promise<StepRow> {
+async function lockWanted(c: Conn, plan_path: string, anchor: string, worktree: string): Promise<StepRow> {
   const wanted = await lockStep(c, plan_path, anchor);
   if (!wanted) throw new TugError('StepNotFound', { plan_path, step_anchor: anchor });
   if (wanted.parent_anchor !== null) {
@@ -214,7 +215,10 @@ async function lockWanted(c: Conn, plan_path: string, anchor: string): Promise<S
         plan_path,
         step_anchor: wanted.anchor,
       },
-      { hint: `tugcode state claim ${shellArg(plan_path)} --step ${shellArg(wanted.top_anchor)} --worktree <wt>` },
+      // As the caller: the hint copied anywhere claims for the same worktree (as requireTopLevel's does).
+      {
+        hint: `tugcode state claim ${shellArg(plan_path)} --step ${shellArg(wanted.top_anchor)} --worktree ${shellArg(worktree)}`,
+      },
     );
   }
   return wanted;

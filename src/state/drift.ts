@@ -95,7 +95,16 @@ export async function checkDrift(
   if (!snap.parsed) throw new NeedsParse();
   if (snap.parsed.structure_hash !== plan.structure_hash) {
     const diff = await structureDiff(c, plan.plan_path, snap.parsed);
-    throw new TugError('PlanDrift', { plan_path: plan.plan_path, summary: diff.summary, ...diff.details });
+    // Read from another work tree (`--worktree W`): the state init that takes this copy over runs there
+    // (hint `tugcode -C W state init …`); from here it would read this work tree's copy (docs/state.md §3).
+    const root = snap.abs_path.slice(0, -(plan.plan_path.length + 1));
+    const elsewhere = snap.abs_path.endsWith(`/${plan.plan_path}`) && root !== ctx.workTree ? { read_from: root } : {};
+    throw new TugError('PlanDrift', {
+      plan_path: plan.plan_path,
+      summary: diff.summary,
+      ...diff.details,
+      ...elsewhere,
+    });
   }
   await refreshProse(c, plan.plan_path, snap.parsed, snap.bytes, now);
   warnProseChanged(ctx, plan.plan_path);

@@ -58,6 +58,11 @@ function paint(text: string, code: string | undefined, on: boolean): string {
   return on && code ? `\u001b[${code}m${text}\u001b[0m` : text;
 }
 
+/** A reason's line breaks (and the blanks around them) as one space: each item stays one line of the text. */
+function oneLine(text: string): string {
+  return text.replace(/\s*[\r\n]+\s*/g, ' ');
+}
+
 function owner(path: string): string {
   const parts = path.split('/').filter(Boolean);
   return parts[parts.length - 1] ?? path;
@@ -93,7 +98,7 @@ function stepLines(s: ShowStep, depth: number, o: TextOptions): string[] {
       // The 0-based ordinal `state update --task N` takes (issue 22 item 24): `task 0 [ ] text`.
       const lead = `${pad}    ${'  '.repeat(it.depth)}${kind} ${it.ordinal} `;
       if (it.status === 'completed') lines.push(`${lead}[x] ${it.text}`);
-      else if (it.status === 'deferred') lines.push(`${lead}[~] ${it.text} (deferred: ${it.reason ?? ''})`);
+      else if (it.status === 'deferred') lines.push(`${lead}[~] ${it.text} (deferred: ${oneLine(it.reason ?? '')})`);
       else if (it.status === 'in_progress') lines.push(`${lead}[ ] ${it.text}    ← in_progress`);
       else lines.push(`${lead}[ ] ${it.text}`);
     }

@@ -354,7 +354,43 @@ export class SqliteStateStore extends StateStore {
     this.dbPath = o.dbPath ?? stateDbPath(o.repoRoot, o.env);
   }
 
-  /** The connection for `mode`: a writer serves reads too; a reader is replaced by a writer when needed. */
+  /**
+   * The connection for `mode`, taken for one call (`giveBack` returns it): a writer serves reads too; a
+   * reader is replaced by a writer when needed. Calls run at once (the MCP server serves them concurrently),
+   * so opening is serialized, and a replaced connection is closed only when its last call is done: closing
+   * it under a call still reading would fail that call as an InternalError.
+   */
+  private acquire(mode: Mode): Promise<Database | null> {
+    const next = this.opening.then(async () => {
+      const db = await this.open(mode);
+      if (db) this.users.set(db, (this.users.get(db) ?? 0) + 1);
+      return db;
+    });
+    this.opening = next.catch(() => undefined);
+    return next;
+  }
+
+  private async giveBack(db: Database | null): Promise<void> {
+    if (!db) return;
+    const left = (this.users.get(db) ?? 1) - 1;
+    if (left > 0) return void this.users.set(db, left);
+    this.users.delete(db);
+    if (db !== this.db && this.retired.delete(db)) await db.close();
+  }
+
+  /** Stops handing `this.db` out; closes it now unless a call still uses it (then `giveBack` does). */
+  private async retire(): Promise<void> {
+    const db = this.db;
+    this.db = null;
+    if (!db) return;
+    if (this.users.has(db)) this.retired.add(db);
+    else await db.close();
+  }
+
+  private opening: Promise<unknown> = Promise.resolve();
+  private readonly users = new Map<Database, number>();
+  private readonly retired = new Set<Database>();
+
   private async open(mode: Mode): Promise<Database | null> {
     if (this.db && !this.db.open) this.db = null;
     if (this.db && (mode === 'read' || !this.db.readonly)) return this.db;
@@ -367,27 +403,25 @@ export class SqliteStateStore extends StateStore {
       overridden: this.overridden,
     });
     if (opened) {
-      await this.close();
+      await this.retire();
       this.db = opened;
     }
     return opened;
   }
 
-  private async context(call: StateCall, mode: Mode): Promise<StateContext> {
-    return callContext(this.o, call, { store: await this.open(mode), clock: this.o.clock, dbPath: this.dbPath });
-  }
-
   async withContext<T>(call: StateCall, mode: Mode, fn: (ctx: StateContext) => Promise<T> | T): Promise<T> {
-    const ctx = await this.context(call, mode);
+    const given = await this.acquire(mode);
+    const ctx = callContext(this.o, call, { store: given, clock: this.o.clock, dbPath: this.dbPath });
     try {
       return await fn(ctx);
     } catch (e) {
       // TUGCODE_STATE_DB names another file: a message saying "state.db" names it instead (docs/state.md §1).
       throw this.overridden ? inStore(e, this.dbPath) : e;
     } finally {
-      // An operation may have upgraded the context to a writer (state init): keep that connection.
-      if (ctx.store && ctx.store !== this.db) {
-        await this.close();
+      await this.giveBack(given);
+      // The operation upgraded its context to a writer (state init): keep that connection.
+      if (ctx.store && ctx.store !== given && ctx.store !== this.db) {
+        await this.retire();
         this.db = ctx.store;
       }
     }
@@ -402,5 +436,7 @@ export class SqliteStateStore extends StateStore {
     const db = this.db;
     this.db = null;
     await db?.close();
+    for (const r of this.retired) await r.close();
+    this.retired.clear();
   }
 }

@@ -66,6 +66,15 @@ describe('shellArg', () => {
   it('quotes the arguments of catalogue hints but leaves their placeholders alone', () => {
     const d = { plan_path: "my plans/b's plan.md", step_anchor: 'step-1', worktree: '/tmp/wt b' };
     expect(words(CATALOGUE.PlanDrift.hint(d))).toEqual(['tugcode', 'state', 'init', d.plan_path, '--force']);
+    expect(words(CATALOGUE.PlanDrift.hint({ ...d, read_from: d.worktree }))).toEqual([
+      'tugcode',
+      '-C',
+      d.worktree,
+      'state',
+      'init',
+      d.plan_path,
+      '--force',
+    ]);
     expect(words(commandOf(CATALOGUE.LeaseExpired.hint(d)))).toEqual([
       'tugcode',
       'state',
@@ -161,8 +170,9 @@ describe('hints through the CLI name a plan and a worktree with spaces and quote
       st(root, ['update', PLAN, 'step-0', '--worktree', other, '--all', 'completed'], { now: later }),
       'PlanDrift',
     );
-    expect(words(drift)).toEqual(['tugcode', 'state', 'init', PLAN, '--force']);
-    expect(runHint(drift, other, later).status).toBe('ok');
+    // Read from `other`, not from where the update ran: the hint's init reads that copy (-C), from anywhere.
+    expect(words(drift)).toEqual(['tugcode', '-C', other, 'state', 'init', PLAN, '--force']);
+    expect(runHint(drift, root, later).status).toBe('ok');
   });
 
   it("the substep hint of release names plan, step and the caller's worktree as arguments", () => {

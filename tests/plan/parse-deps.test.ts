@@ -18,6 +18,18 @@ describe('Depends on (rule 7)', () => {
     expect(p.diagnostics).toEqual([]);
   });
 
+  it('reads a markdown link to a step anchor as that anchor: [Step 1](#one), [the cache](#step-2-1)', () => {
+    const p = parse(doc`
+      #### Step 1: One {#one}
+      #### Step 2.1: Two
+      #### Step 4: Four
+
+      **Depends on:** [Step 1](#one), [the cache step](#step-2-1)
+    `);
+    expect(step(p, 'step-4').depends_on).toEqual(['one', 'step-2-1']);
+    expect(p.diagnostics).toEqual([]);
+  });
+
   it('merges several Depends-on lines of one step, without duplicates', () => {
     const p = parse(doc`
       #### Step 1: One

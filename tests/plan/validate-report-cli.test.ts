@@ -62,6 +62,21 @@ describe('tugcode validate: plan file names (E004)', () => {
   });
 });
 
+describe('PlanNotFound in a repository with many plans', () => {
+  it('hints the first 10 known plans and how many more, one short line; the details keep them all', () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 300; i++) files[`.tugtool/tugplan-p${String(i).padStart(3, '0')}.md`] = good;
+    const root = tempRepo(files);
+    const r = runJson('state show', ['state', 'show', 'nope'], { cwd: root });
+    expectError(r, 'PlanNotFound', 3);
+    expect(r.json.error.details.candidates).toHaveLength(300);
+    const shown = Array.from({ length: 10 }, (_, i) => `.tugtool/tugplan-p00${i}.md`).join(', ');
+    expect(r.json.error.hint).toBe(`known plans: ${shown} and 290 more (ls .tugtool/tugplan-*.md)`);
+    const text = runCli(['state', 'show', 'nope'], { cwd: root });
+    expect(text.stderr.split('\n').every((line) => line.length < 400), text.stderr).toBe(true);
+  });
+});
+
 describe('tugcode validate: the PlanInvalid report', () => {
   it('--level strict counts and names only what made the plan invalid (warnings), never info, and no "line ?"', () => {
     const root = tempRepo({ '.tugtool/tugplan-s.md': noCheckpoint });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir, tempRepo } from '../helpers/repo.js';
 import { CLI, runJson } from '../helpers/cli.js';
-import { DEMO, DEMO_PATH, DEMO_STEPS, at, dbPathOf, dump, planRepo, planText } from './helpers.js';
+import { DEMO, DEMO_PATH, DEMO_STEPS, T0, at, dbPathOf, dump, planRepo, planText } from './helpers.js';
 import { cliRepo, refusedCli, st } from './cli-helpers.js';
 
 describe('tugcode state errors (CLI)', () => {
@@ -161,6 +161,34 @@ describe('tugcode state errors (CLI)', () => {
       readFileSync(join(w1, DEMO_PATH), 'utf8') + '\n#### Step 9: Extra {#step-9}\n\n**Tasks:**\n- [ ] more\n',
     );
     refusedCli(root, ['update', 'demo', 'step-1', '--worktree', w1, '--all', 'completed'], 'PlanDrift', 4);
+  });
+
+  it('claim --step of a substep hints the claim of its top-level step as the caller (its --worktree)', () => {
+    const { root, w1 } = cliRepo();
+    const r = refusedCli(root, ['claim', 'demo', '--worktree', w1, '--step', 'step-1-1'], 'InvalidArgument', 2);
+    expect(r.json.error.hint).toBe(`tugcode state claim ${DEMO_PATH} --step step-1 --worktree ${w1}`);
+  });
+
+  it("PlanDrift found in another worktree's copy hints the state init that reads that copy", () => {
+    const { root, w1 } = cliRepo();
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    writeFileSync(
+      join(w1, DEMO_PATH),
+      readFileSync(join(w1, DEMO_PATH), 'utf8') + '\n#### Step 9: Extra {#step-9}\n\n**Tasks:**\n- [ ] more\n',
+    );
+    const upd = ['update', 'demo', 'step-0', '--worktree', w1, '--task', '0', 'completed'];
+    const r = refusedCli(root, upd, 'PlanDrift', 4);
+    expect(r.json.error.details.read_from).toBe(w1);
+    expect(r.json.error.hint).toBe(`tugcode -C ${w1} state init ${DEMO_PATH} --force`);
+    // The hint, run from where the refusal came, takes the worktree's plan over: the update then goes through.
+    const init = runJson('state init', r.json.error.hint.split(' ').slice(1), { cwd: root, env: { TUGCODE_NOW: T0 } });
+    expect([init.json.status, init.json.reinitialized]).toEqual(['ok', true]);
+    expect(st(root, upd).json.status).toBe('ok');
+    // Read from the current work tree, the hint stays the plain one.
+    writeFileSync(join(w1, DEMO_PATH), readFileSync(join(w1, DEMO_PATH), 'utf8') + '\n#### Step 10: More {#step-10}\n');
+    const here = refusedCli(root, [...upd.slice(0, 3), '--task', '1', 'completed'], 'PlanDrift', 4, { cwd: w1 });
+    expect(here.json.error.details.read_from).toBeUndefined();
+    expect(here.json.error.hint).toBe(`tugcode state init ${DEMO_PATH} --force`);
   });
 
   it('refuses an invalid plan with PlanInvalid and creates no state.db', () => {

@@ -23,6 +23,19 @@ describe('item ordinals in the text output', () => {
     expect(r.stdout).toContain('Next: tugcode state start demo step-1 --attempt 1');
   });
 
+  it("the next command names the claim's --worktree, so it runs as the owner from where the claim was made", () => {
+    const { root, w1 } = cliRepo();
+    const r = stText(root, ['claim', 'demo', '--worktree', w1]);
+    expect(r.code, r.stderr).toBe(0);
+    const next = /^Next: tugcode (state start demo step-0 .*); mark items with tugcode (state update .*)$/m.exec(r.stdout);
+    expect(next, r.stdout).not.toBeNull();
+    expect(next![1]).toBe(`state start demo step-0 --worktree ${w1} --attempt 1`);
+    expect(next![2]).toBe(`state update demo <step> --worktree ${w1} --task N completed`);
+    // Run from the same directory, the printed command is the owner's, not NotOwner.
+    const started = st(root, next![1]!.split(' ').slice(1));
+    expect(started.json.status, started.stdout).toBe('ok');
+  });
+
   it('the ordinal state show --items all prints is the one state update --task changes', () => {
     const { root, w1 } = cliRepo();
     st(root, ['claim', 'demo'], { cwd: w1 });
@@ -33,6 +46,19 @@ describe('item ordinals in the text output', () => {
     const after = stText(root, ['show', 'demo', '--step', 'step-0', '--items', 'all']).stdout;
     expect(after).toMatch(/^ {4}task 1 \[x\] Wire the client$/m);
     expect(after).toMatch(/^ {4}task 0 \[ \] Write the client$/m);
+  });
+
+  it('a deferred reason of several lines stays on its item line in the text (the JSON keeps it whole)', () => {
+    const { root, w1 } = cliRepo();
+    st(root, ['claim', 'demo'], { cwd: w1 });
+    const reason = 'blocked upstream\nStep 9: Fake [completed]\r\n  see #12';
+    const r = st(root, ['update', 'demo', 'step-0', '--task', '1', 'deferred', '--reason', reason], { cwd: w1 });
+    expect(r.json.status, r.stdout).toBe('ok');
+    const text = stText(root, ['show', 'demo', '--step', 'step-0', '--items', 'all']).stdout;
+    expect(text).toMatch(/^ {4}task 1 \[~\] Wire the client \(deferred: blocked upstream Step 9: Fake \[completed\] see #12\)$/m);
+    expect(text).not.toMatch(/^Step 9/m);
+    const items = st(root, ['show', 'demo', '--step', 'step-0', '--items', 'all']).json.plans[0].steps[0].items;
+    expect(items[1].reason).toBe(reason);
   });
 
   it('the JSON of state show carries the same ordinals', () => {

@@ -1,7 +1,18 @@
 /** Text renderings of the `state` operations' results (the JSON carries the same facts). */
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { CliEnv } from '../define.js';
 import { touchesHeldText } from '../../contract/touches.js';
 import { itemProgress, itemProgressText } from '../../contract/status.js';
+
+/** The path the claim stored (realpath); the path as given if it went away since. */
+function canonical(p: string): string {
+  try {
+    return realpathSync.native(p);
+  } catch {
+    return p;
+  }
+}
 
 type R = any; // each renderer gets its operation's result; the operation's own type checks the fields
 
@@ -13,7 +24,7 @@ export function init(r: R): string {
   return text;
 }
 
-export async function claim(r: R, cli: CliEnv, input: { plan: string }): Promise<string> {
+export async function claim(r: R, cli: CliEnv, input: { plan: string; worktree?: string }): Promise<string> {
   if (!r.claimed)
     return (
       `Nothing claimed (${r.reason})` +
@@ -45,11 +56,14 @@ export async function claim(r: R, cli: CliEnv, input: { plan: string }): Promise
   const { shellArg } = await import('../../util/shell-arg.js');
   const steps = renderSteps(plan.steps, { now: cli.now(), color: cli.color, anchors: true, plan: input.plan });
   const p = shellArg(input.plan);
+  // A claim made for another worktree (`--worktree W`) is W's: the next commands name it too, or run from
+  // here they would be NotOwner (docs/output.md §5: left out, --worktree is the current work tree).
+  const wt = input.worktree ? ` --worktree ${shellArg(canonical(resolve(cli.ctx.cwd, input.worktree)))}` : '';
   return [
     head,
     '',
     ...steps,
-    `Next: tugcode state start ${p} ${r.step_anchor} --attempt ${r.attempt}; mark items with tugcode state update ${p} <step> --task N completed`,
+    `Next: tugcode state start ${p} ${r.step_anchor}${wt} --attempt ${r.attempt}; mark items with tugcode state update ${p} <step>${wt} --task N completed`,
   ].join('\n');
 }
 
