@@ -212,6 +212,18 @@ export interface ClaudeResult {
   usage_warning: string | null;
 }
 
+/** How many model calls a claude transcript keeps apart (a call's usage is streamed again while it lasts). */
+const CLAUDE_CALLS_KEPT = 64;
+
+/** `sum` plus one claude model call's usage (its message's `usage` object). */
+function addCall(sum: Usage | null, u: Record<string, unknown>): Usage | null {
+  const call = claudeUsage({ usage: u }).usage;
+  if (!call) return sum;
+  const s = sum ?? emptyUsage();
+  for (const k of USAGE_TOKEN_FIELDS) s[k] = s[k] === null && call[k] === null ? null : (s[k] ?? 0) + (call[k] ?? 0);
+  return s;
+}
+
 /** The longest text of one tool call or tool result a claude transcript writes to the log. */
 const CLAUDE_TOOL_TEXT_MAX = 4000;
 
@@ -224,8 +236,11 @@ const CLAUDE_TOOL_TEXT_MAX = 4000;
  */
 export class ClaudeTranscript {
   private final: ClaudeResult | null = null;
-  /** Per model call (message id), the latest usage claude streamed for it. */
+  /** Per recent model call (message id), the latest usage claude streamed for it, oldest first. */
   private calls = new Map<string, Record<string, unknown>>();
+  /** The usage of the calls no longer kept apart (a long run makes thousands), and their unreadable fields. */
+  private earlier: Usage | null = null;
+  private earlierBad: string[] = [];
 
   /** The final result, when the stream reached it. */
   result(): ClaudeResult | null {
@@ -235,23 +250,29 @@ export class ClaudeTranscript {
   /** The result's usage, or before it the model calls' streamed so far; null when there was none. */
   usage(): Usage | null {
     if (this.final) return this.final.usage;
-    let sum: Usage | null = null;
-    for (const u of this.calls.values()) {
-      const call = claudeUsage({ usage: u }).usage;
-      if (!call) continue;
-      const s = (sum ??= emptyUsage());
-      for (const k of USAGE_TOKEN_FIELDS)
-        s[k] = s[k] === null && call[k] === null ? null : (s[k] ?? 0) + (call[k] ?? 0);
-    }
+    let sum = this.earlier && { ...this.earlier };
+    for (const u of this.calls.values()) sum = addCall(sum, u);
     return sum;
   }
 
   /** The warning of usage fields that were not counts, or null. */
   usageWarning(): string | null {
     if (this.final) return this.final.usage_warning;
-    const bad = new Set<string>();
+    const bad = new Set(this.earlierBad);
     for (const u of this.calls.values()) for (const b of claudeUnreadable({ usage: u })) bad.add(b);
     return unreadableWarning('claude', [...bad].slice(0, 4));
+  }
+
+  /** A model call's latest streamed usage; past CLAUDE_CALLS_KEPT calls the oldest is summed into `earlier`. */
+  private streamed(id: string, u: Record<string, unknown>): void {
+    this.calls.delete(id);
+    this.calls.set(id, u);
+    if (this.calls.size <= CLAUDE_CALLS_KEPT) return;
+    const [oldest, old] = this.calls.entries().next().value!;
+    this.calls.delete(oldest);
+    this.earlier = addCall(this.earlier, old);
+    for (const b of claudeUnreadable({ usage: old }))
+      if (this.earlierBad.length < 4 && !this.earlierBad.includes(b)) this.earlierBad.push(b);
   }
 
   /** One line of stdout → the text for the log (with its newline), or '' for nothing. */
@@ -274,7 +295,7 @@ export class ClaudeTranscript {
         return e.subtype === 'init' ? `claude session ${str(e.session_id)} (${str(e.model)})\n` : '';
       case 'assistant': {
         if (typeof message.id === 'string' && typeof message.usage === 'object' && message.usage !== null)
-          this.calls.set(message.id, message.usage as Record<string, unknown>);
+          this.streamed(message.id, message.usage as Record<string, unknown>);
         return content
           .map((c) =>
             c.type === 'text'

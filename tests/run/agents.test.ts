@@ -466,6 +466,16 @@ describe('prompt and final message', () => {
       usage_warning: null,
     });
     expect(failed.usage()).toBeNull();
+    // A long run: every call counted, however many (the old ones summed, not kept one by one).
+    const long = new ClaudeTranscript();
+    for (let i = 0; i < 500; i++) long.line(call(`m${i}`, [], 2));
+    expect(long.usage()).toEqual({
+      input_tokens: 5000,
+      output_tokens: 1000,
+      cache_read_tokens: 2000,
+      cache_write_tokens: 1500,
+      cost_usd: null,
+    });
     const none = new ClaudeTranscript();
     expect(none.line('plain text')).toBe('plain text\n');
     expect(none.line('{not json')).toBe('{not json\n');
