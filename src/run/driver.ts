@@ -711,6 +711,9 @@ async function summarize(
     ...released.map((r) => r.step_anchor),
   ]);
   const not_run_steps = plan_steps.filter((a) => !settled.has(a));
+  // Not run because an owner outside the run held them: who, and until when (docs/run.md §1.4).
+  const { heldElsewhereOf } = await import('./held.js');
+  const held_steps = heldElsewhereOf(rc, steps, not_run_steps);
   const base = {
     steps_completed: [...rc.tally.completed],
     failed_steps,
@@ -728,6 +731,7 @@ async function summarize(
     // Behind a step waiting for a human, and no failed one: the dry run lists them the same (docs/run.md §1.10).
     ...(waiting_steps.length ? { waiting_steps, waiting_reasons } : {}),
     ...(not_run_steps.length ? { not_run_steps } : {}),
+    ...(held_steps.length ? { held_steps } : {}),
     ...(rc.tally.resolved.length ? { conflicts_resolved: [...rc.tally.resolved] } : {}),
     usage: rc.tally.ledger.run,
     plan_usage: await rc.store.usageTotals(sc, { plan: rc.prep.planPath }),

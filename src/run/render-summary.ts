@@ -8,9 +8,10 @@
  * follows src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
  */
 import { duration, fileList, painter, shortHash } from './render-text.js';
-import type { RunSummary } from './types.js';
+import type { HeldElsewhere, RunSummary } from './types.js';
+import { shellArg } from '../util/shell-arg.js';
 import { table } from '../util/table.js';
-import { decideCommands, resetCommand, runAgain } from '../contract/errors.js';
+import { decideCommands, resetCommand, runAgain, tugcodeIn } from '../contract/errors.js';
 import { usageLine } from '../contract/usage.js';
 
 /** `next`: the command to run next, the last line (`tugcode merge <plan>` once the plan is done, docs/run.md §1.1 item 6). */
@@ -23,6 +24,7 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
     return n === undefined ? '' : `reviewed, ${n} round${n === 1 ? '' : 's'}`;
   };
   const needs = s.needs_human ?? [];
+  const heldBy = new Set((s.held_steps ?? []).map((h) => h.step_anchor));
   const blockedWhy = new Map((s.blocked_reasons ?? []).map((b) => [b.step_anchor, b.reason]));
   // Rows in plan order (completion order says little once workers overlap); unknown anchors last.
   const order = new Map((s.plan_steps ?? []).map((a, i) => [a, i]));
@@ -35,7 +37,11 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
     // Behind a step waiting for a human: the decision lets them run (docs/run.md §1.10, as the dry run says).
     ...(s.waiting_reasons ?? []).map((w) => [w.step_anchor, paint('yellow', 'waiting'), firstLine(w.reason)]),
     // Never claimed: the run stopped claiming first (its error says why); the next run takes them.
-    ...(s.not_run_steps ?? []).map((a) => [a, paint('yellow', 'not run'), 'the run stopped claiming before it']),
+    ...(s.not_run_steps ?? [])
+      .filter((a) => !heldBy.has(a))
+      .map((a) => [a, paint('yellow', 'not run'), 'the run stopped claiming before it']),
+    // Held by an owner outside the run, which waited on it (docs/run.md §1.4): who, and what frees it.
+    ...(s.held_steps ?? []).map((h) => [h.step_anchor, paint('yellow', 'held'), heldRow(h, s)]),
     // Running when the run stopped (docs/run.md §1.1 item 5): nothing of it was kept.
     ...(s.interrupted_steps ?? []).map((i) => [
       i.step_anchor,
@@ -78,7 +84,10 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
     ...(s.blocked_steps.length > 0 ? [`${s.blocked_steps.length} blocked`] : []),
     ...(s.waiting_steps?.length ? [`${s.waiting_steps.length} waiting`] : []),
     ...(s.interrupted_steps?.length ? [`${s.interrupted_steps.length} interrupted`] : []),
-    ...(s.not_run_steps?.length ? [`${s.not_run_steps.length} not run`] : []),
+    ...(s.held_steps?.length ? [`${s.held_steps.length} held elsewhere`] : []),
+    ...(s.not_run_steps && s.not_run_steps.length > heldBy.size
+      ? [`${s.not_run_steps.length - heldBy.size} not run`]
+      : []),
   ];
   // A run that finds the plan done says so, with what earlier runs (or other hosts) did (docs/run.md §1.1 item 6).
   const already = s.already_completed?.length ?? 0;
@@ -115,6 +124,20 @@ function logLines(anchor: string, logs: string[]): string[] {
   if (earlier > 0 && lines.length > 0)
     lines[lines.length - 1] += ` (and ${earlier} earlier attempt${earlier === 1 ? "'s" : "s'"} beside it)`;
   return lines;
+}
+
+/** `held by <owner> until <at>: tugcode state release <plan> <step> --worktree <owner>, or wait for its lease`. */
+function heldRow(h: HeldElsewhere, s: RunSummary): string {
+  const d = s.error?.details ?? {};
+  const plan = (d.plan_path as string | undefined) ?? '<plan>';
+  const lease =
+    h.lease_expires_at === null
+      ? ''
+      : h.lease_expired
+        ? ` (lease expired at ${h.lease_expires_at})`
+        : ` until ${h.lease_expires_at}`;
+  const release = `${tugcodeIn(d)} state release ${shellArg(plan)} ${shellArg(h.step_anchor)} --worktree ${shellArg(h.owner)}`;
+  return `held by ${h.owner}${lease}: ${release}, or wait for its lease`;
 }
 
 function firstLine(s: string): string {
