@@ -31,6 +31,13 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
   const rank = (row: string[]) => order.get(row[0]!) ?? order.size;
   const stepRows: string[][] = [
     ...s.steps_completed.map((a) => [a, paint('green', 'completed'), reviewed(a)]),
+    // Completed behind the driver's back while it held them (docs/agents.md §1.7): not the driver's work.
+    ...(s.completed_outside ?? []).map((c) => [
+      c.step_anchor,
+      paint('yellow', 'completed outside'),
+      (c.own_worktree ? 'by its own implementer (tugcode commit or state complete)' : 'by someone else') +
+        (c.kept_commit ? `; its work is ${shortHash(c.kept_commit)}` : ''),
+    ]),
     ...s.failed_steps.map((f) => [f.step_anchor, paint('red', 'failed'), firstLine(f.reason)]),
     ...needs.map((n) => [n.step_anchor, paint('yellow', 'needs you'), firstLine(`ESCALATE: ${n.reason}`)]),
     ...s.blocked_steps.map((a) => [a, paint('yellow', 'blocked'), firstLine(blockedWhy.get(a) ?? '')]),
@@ -77,8 +84,10 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
     const again = runAgain({ plan_path: plan, ...s.error?.details });
     blocks.push([paint('bold', 'waiting for you:'), ...lines, `then: ${again}`].join('\n'));
   }
+  const outside = s.completed_outside?.length ?? 0;
   const counts = [
-    `${s.steps_completed.length} completed`,
+    outside > 0 ? `${s.steps_completed.length} completed by the driver` : `${s.steps_completed.length} completed`,
+    ...(outside > 0 ? [`${outside} completed outside it`] : []),
     ...(s.failed_steps.length > 0 ? [`${s.failed_steps.length} failed`] : []),
     ...(needs.length > 0 ? [`${needs.length} waiting for you`] : []),
     ...(s.blocked_steps.length > 0 ? [`${s.blocked_steps.length} blocked`] : []),
@@ -93,7 +102,10 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
   const already = s.already_completed?.length ?? 0;
   const steps = (n: number) => `${n} step${n === 1 ? '' : 's'}`;
   let outcome = [...counts, ...(already > 0 ? [`${already} already completed`] : [])].join(', ');
-  if (s.plan_done)
+  // The headline agrees with the exit status: a done plan whose run failed says so and how (docs/run.md §1.1 item 6).
+  if (s.plan_done && s.status === 'error' && s.error)
+    outcome = `plan done, but the run ended ${s.error.code}: ${outcome}`;
+  else if (s.plan_done)
     outcome =
       s.steps_completed.length === 0 && already > 0
         ? `plan done: nothing to run, all ${steps(already)} already completed`

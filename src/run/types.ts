@@ -236,6 +236,12 @@ export interface RunSummary {
    * them (docs/run.md §1.4); present when any.
    */
   held_steps?: HeldElsewhere[];
+  /**
+   * Steps completed behind the driver's back while a worker held them (StepCompletedElsewhere, docs/agents.md
+   * §1.7): `own_worktree` when the worker's own implementer did it, `kept_commit` the commit keeping the
+   * worktree's work (null when it held none). Not in `steps_completed` nor `already_completed`; present when any.
+   */
+  completed_outside?: { step_anchor: string; own_worktree: boolean; kept_commit: string | null }[];
   /** Conflicts a resolver merged during the run (docs/run.md §1.9); absent when there were none. */
   conflicts_resolved?: { step_anchor: string; files: string[]; round: number }[];
   /** What this run's agent runs used (docs/run.md §7.1); absent when the run did not start. */

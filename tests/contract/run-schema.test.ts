@@ -144,6 +144,16 @@ describe('run event schemas', () => {
     };
     expect(runEventSchema.parse(summary)).toEqual(summary);
     expect(runEventSchema.safeParse({ ...waiting, held_by: [{ ...held, owner: '' }] }).success).toBe(false);
+    const outside = {
+      ...samples.summary,
+      completed_outside: [
+        { step_anchor: 'step-1', own_worktree: true, kept_commit: hash },
+        { step_anchor: 'step-2', own_worktree: false, kept_commit: null },
+      ],
+    };
+    expect(runEventSchema.parse(outside)).toEqual(outside);
+    const noOwn = { step_anchor: 'step-1', kept_commit: hash };
+    expect(runEventSchema.safeParse({ ...outside, completed_outside: [noOwn] }).success).toBe(false);
     expect(runEventSchema.safeParse({ ...waiting, held_by: [{ ...held, extra: 1 }] }).success).toBe(false);
   });
 

@@ -278,6 +278,9 @@ export const runSummaryFields = {
     .optional(),
   not_run_steps: z.array(anchor).optional(),
   held_steps: heldElsewhere.optional(),
+  completed_outside: z
+    .array(z.object({ step_anchor: anchor, own_worktree: z.boolean(), kept_commit: commitHash.nullable() }).strict())
+    .optional(),
   conflicts_resolved: z
     .array(z.object({ step_anchor: anchor, files: z.array(z.string()), round: z.number().int().positive() }).strict())
     .optional(),
