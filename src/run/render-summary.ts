@@ -115,7 +115,12 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
   ];
   // Where a failed step's output went (docs/run.md §1.1 item 6): its last attempt's logs; the summary's JSON
   // lists every attempt's.
-  for (const f of s.failed_steps) tail.push(...logLines(f.step_anchor, f.logs ?? []));
+  for (const f of s.failed_steps) {
+    const lines = logLines(f.step_anchor, f.logs ?? []);
+    // A hook's refusal is cut in the row: its whole output is at the end of the last attempt's log (docs/run.md §1.3).
+    if (f.reason.startsWith('HookFailed') && lines.length > 0) lines[0] += " (the hook's whole output at its end)";
+    tail.push(...lines);
+  }
   if (s.commits.length > 0) tail.push(`commits: ${s.commits.map(shortHash).join(' ')}`);
   // Conflicts a resolver merged in the same attempt (docs/run.md §1.9): no step was redone for them.
   for (const c of s.conflicts_resolved ?? [])
