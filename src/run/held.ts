@@ -29,6 +29,9 @@ export function heldElsewhereOf(rc: RunSetup, steps: ShowStep[], anchors: string
 /** The claimed steps a waiting worker waits on that an owner outside the run holds (one state read). */
 export async function heldElsewhere(rc: RunSetup, anchors: string[]): Promise<HeldElsewhere[]> {
   if (anchors.length === 0) return [];
-  const show = await rc.store.show(stateCallIn(rc, rc.flow.repo.mainRoot), { plan: rc.prep.planPath, items: 'none' });
-  return heldElsewhereOf(rc, show.plans[0]?.steps ?? [], anchors);
+  // Only words for the waiting line: a read that fails leaves them out, the worker waits on as before.
+  const show = await rc.store
+    .show(stateCallIn(rc, rc.flow.repo.mainRoot), { plan: rc.prep.planPath, items: 'none' })
+    .catch(() => null);
+  return heldElsewhereOf(rc, show?.plans[0]?.steps ?? [], anchors);
 }
