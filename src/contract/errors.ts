@@ -522,9 +522,16 @@ export const CATALOGUE = {
   },
   MergeConflict: {
     exit: 4,
-    when: '`merge` hit a conflict and was aborted cleanly',
-    message: (d) =>
-      `merging ${s(d.branch)} into ${s(d.into)} conflicts in ${s((d.files as string[] | undefined)?.join(', '))}; the merge was aborted`,
+    when: '`merge` hit a conflict and was aborted cleanly; `commit --integrate` and `run` rebasing a step onto the integration branch hit one (`details.rebase`: `aborted`, or `stopped` for the resolver)',
+    // The integration rebases a step's branch, not merges it (docs/git.md §4.2): the words follow `rebase`.
+    message: (d) => {
+      const files = s((d.files as string[] | undefined)?.join(', '));
+      if (d.rebase === 'stopped')
+        return `rebasing ${s(d.branch)} onto ${s(d.into)} conflicts in ${files}; the rebase is stopped there for the resolver`;
+      if (d.rebase === 'aborted')
+        return `rebasing ${s(d.branch)} onto ${s(d.into)} conflicts in ${files}; the rebase was aborted and the commit stays on ${s(d.branch)}`;
+      return `merging ${s(d.branch)} into ${s(d.into)} conflicts in ${files}; the merge was aborted`;
+    },
   },
   Interrupted: {
     exit: 130,

@@ -230,6 +230,7 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
             branch: branch ?? W,
             into: integ,
             files,
+            rebase: kept ? 'stopped' : 'aborted',
             reason: kept
               ? 'rebase onto the integration branch conflicted; the rebase is stopped there for the resolver'
               : 'rebase onto the integration branch conflicted; the rebase was aborted and the commit stays on the worktree branch',

@@ -192,6 +192,7 @@ async function rebaseOnto(
     branch: branch ?? W,
     into,
     files,
+    rebase: kept ? 'stopped' : 'aborted',
     reason: kept
       ? 'rebase onto the remote integration branch conflicted; the rebase is stopped there for the resolver'
       : 'rebase onto the remote integration branch conflicted; the rebase was aborted and the commit stays on the worktree branch',

@@ -121,6 +121,11 @@ export interface RunTally {
    * the implementer's): what the summary's `failed_steps` entry names then (docs/run.md §1.1 item 6).
    */
   failedLogs: Map<string, string[]>;
+  /**
+   * Steps completed behind the driver's back while a worker held them (docs/agents.md §1.7), in that order:
+   * the summary names them, not as completed before the run.
+   */
+  completedOutside: NonNullable<import('./types.js').RunSummary['completed_outside']>;
   /** The ledger of this run (docs/run.md §7): its usage, the plan's, and each running step's last activity. */
   ledger: Ledger;
 }
@@ -150,6 +155,7 @@ export function newTally(): RunTally {
     needsHuman: new Map(),
     resolved: [],
     failedLogs: new Map(),
+    completedOutside: [],
     ledger: { run: emptyTotals(), plan: emptyTotals(), exhausted: false, silentWarned: false, activity: new Map() },
   };
 }

@@ -700,7 +700,9 @@ async function summarize(
   // Completed, not by this run: before it, or by another host while it ran (picked up by reconcile).
   const completed = new Set(cat.completed_steps);
   const ours = new Set(rc.tally.completed);
-  const already_completed = plan_steps.filter((a) => completed.has(a) && !ours.has(a));
+  // A step completed behind the driver's back while it held it is named apart (docs/agents.md §1.7).
+  const outside = new Set(rc.tally.completedOutside.map((c) => c.step_anchor));
+  const already_completed = plan_steps.filter((a) => completed.has(a) && !ours.has(a) && !outside.has(a));
   // What the run left unsettled because it stopped claiming early: every other list leaves these out.
   const settled = new Set([
     ...completed,
@@ -711,6 +713,9 @@ async function summarize(
     ...released.map((r) => r.step_anchor),
   ]);
   const not_run_steps = plan_steps.filter((a) => !settled.has(a));
+  // Not run because an owner outside the run held them: who, and until when (docs/run.md §1.4).
+  const { heldElsewhereOf } = await import('./held.js');
+  const held_steps = heldElsewhereOf(rc, steps, not_run_steps);
   const base = {
     steps_completed: [...rc.tally.completed],
     failed_steps,
@@ -728,6 +733,8 @@ async function summarize(
     // Behind a step waiting for a human, and no failed one: the dry run lists them the same (docs/run.md §1.10).
     ...(waiting_steps.length ? { waiting_steps, waiting_reasons } : {}),
     ...(not_run_steps.length ? { not_run_steps } : {}),
+    ...(held_steps.length ? { held_steps } : {}),
+    ...(rc.tally.completedOutside.length ? { completed_outside: [...rc.tally.completedOutside] } : {}),
     ...(rc.tally.resolved.length ? { conflicts_resolved: [...rc.tally.resolved] } : {}),
     usage: rc.tally.ledger.run,
     plan_usage: await rc.store.usageTotals(sc, { plan: rc.prep.planPath }),

@@ -653,6 +653,7 @@ export async function completedElsewhere(
           )
         ).status === 0
       : false;
+  rc.tally.completedOutside.push({ step_anchor: step, own_worktree: own, kept_commit: kept || null });
   rc.tally.fatal ??= new TugError('StepCompletedElsewhere', {
     step_anchor: step,
     attempt,

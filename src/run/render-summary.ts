@@ -8,9 +8,10 @@
  * follows src/cli/table.ts (no borders, bold header only with colour) without importing the CLI layer.
  */
 import { duration, fileList, painter, shortHash } from './render-text.js';
-import type { RunSummary } from './types.js';
+import type { HeldElsewhere, RunSummary } from './types.js';
+import { shellArg } from '../util/shell-arg.js';
 import { table } from '../util/table.js';
-import { decideCommands, resetCommand, runAgain } from '../contract/errors.js';
+import { decideCommands, resetCommand, runAgain, tugcodeIn } from '../contract/errors.js';
 import { usageLine } from '../contract/usage.js';
 
 /** `next`: the command to run next, the last line (`tugcode merge <plan>` once the plan is done, docs/run.md §1.1 item 6). */
@@ -23,19 +24,31 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
     return n === undefined ? '' : `reviewed, ${n} round${n === 1 ? '' : 's'}`;
   };
   const needs = s.needs_human ?? [];
+  const heldBy = new Set((s.held_steps ?? []).map((h) => h.step_anchor));
   const blockedWhy = new Map((s.blocked_reasons ?? []).map((b) => [b.step_anchor, b.reason]));
   // Rows in plan order (completion order says little once workers overlap); unknown anchors last.
   const order = new Map((s.plan_steps ?? []).map((a, i) => [a, i]));
   const rank = (row: string[]) => order.get(row[0]!) ?? order.size;
   const stepRows: string[][] = [
     ...s.steps_completed.map((a) => [a, paint('green', 'completed'), reviewed(a)]),
+    // Completed behind the driver's back while it held them (docs/agents.md §1.7): not the driver's work.
+    ...(s.completed_outside ?? []).map((c) => [
+      c.step_anchor,
+      paint('yellow', 'completed outside'),
+      (c.own_worktree ? 'by its own implementer (tugcode commit or state complete)' : 'by someone else') +
+        (c.kept_commit ? `; its work is ${shortHash(c.kept_commit)}` : ''),
+    ]),
     ...s.failed_steps.map((f) => [f.step_anchor, paint('red', 'failed'), firstLine(f.reason)]),
     ...needs.map((n) => [n.step_anchor, paint('yellow', 'needs you'), firstLine(`ESCALATE: ${n.reason}`)]),
     ...s.blocked_steps.map((a) => [a, paint('yellow', 'blocked'), firstLine(blockedWhy.get(a) ?? '')]),
     // Behind a step waiting for a human: the decision lets them run (docs/run.md §1.10, as the dry run says).
     ...(s.waiting_reasons ?? []).map((w) => [w.step_anchor, paint('yellow', 'waiting'), firstLine(w.reason)]),
     // Never claimed: the run stopped claiming first (its error says why); the next run takes them.
-    ...(s.not_run_steps ?? []).map((a) => [a, paint('yellow', 'not run'), 'the run stopped claiming before it']),
+    ...(s.not_run_steps ?? [])
+      .filter((a) => !heldBy.has(a))
+      .map((a) => [a, paint('yellow', 'not run'), 'the run stopped claiming before it']),
+    // Held by an owner outside the run, which waited on it (docs/run.md §1.4): who, and what frees it.
+    ...(s.held_steps ?? []).map((h) => [h.step_anchor, paint('yellow', 'held'), heldRow(h, s)]),
     // Running when the run stopped (docs/run.md §1.1 item 5): nothing of it was kept.
     ...(s.interrupted_steps ?? []).map((i) => [
       i.step_anchor,
@@ -71,20 +84,28 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
     const again = runAgain({ plan_path: plan, ...s.error?.details });
     blocks.push([paint('bold', 'waiting for you:'), ...lines, `then: ${again}`].join('\n'));
   }
+  const outside = s.completed_outside?.length ?? 0;
   const counts = [
-    `${s.steps_completed.length} completed`,
+    outside > 0 ? `${s.steps_completed.length} completed by the driver` : `${s.steps_completed.length} completed`,
+    ...(outside > 0 ? [`${outside} completed outside it`] : []),
     ...(s.failed_steps.length > 0 ? [`${s.failed_steps.length} failed`] : []),
     ...(needs.length > 0 ? [`${needs.length} waiting for you`] : []),
     ...(s.blocked_steps.length > 0 ? [`${s.blocked_steps.length} blocked`] : []),
     ...(s.waiting_steps?.length ? [`${s.waiting_steps.length} waiting`] : []),
     ...(s.interrupted_steps?.length ? [`${s.interrupted_steps.length} interrupted`] : []),
-    ...(s.not_run_steps?.length ? [`${s.not_run_steps.length} not run`] : []),
+    ...(s.held_steps?.length ? [`${s.held_steps.length} held elsewhere`] : []),
+    ...(s.not_run_steps && s.not_run_steps.length > heldBy.size
+      ? [`${s.not_run_steps.length - heldBy.size} not run`]
+      : []),
   ];
   // A run that finds the plan done says so, with what earlier runs (or other hosts) did (docs/run.md §1.1 item 6).
   const already = s.already_completed?.length ?? 0;
   const steps = (n: number) => `${n} step${n === 1 ? '' : 's'}`;
   let outcome = [...counts, ...(already > 0 ? [`${already} already completed`] : [])].join(', ');
-  if (s.plan_done)
+  // The headline agrees with the exit status: a done plan whose run failed says so and how (docs/run.md §1.1 item 6).
+  if (s.plan_done && s.status === 'error' && s.error)
+    outcome = `plan done, but the run ended ${s.error.code}: ${outcome}`;
+  else if (s.plan_done)
     outcome =
       s.steps_completed.length === 0 && already > 0
         ? `plan done: nothing to run, all ${steps(already)} already completed`
@@ -94,7 +115,12 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
   ];
   // Where a failed step's output went (docs/run.md §1.1 item 6): its last attempt's logs; the summary's JSON
   // lists every attempt's.
-  for (const f of s.failed_steps) tail.push(...logLines(f.step_anchor, f.logs ?? []));
+  for (const f of s.failed_steps) {
+    const lines = logLines(f.step_anchor, f.logs ?? []);
+    // A hook's refusal is cut in the row: its whole output is at the end of the last attempt's log (docs/run.md §1.3).
+    if (f.reason.startsWith('HookFailed') && lines.length > 0) lines[0] += " (the hook's whole output at its end)";
+    tail.push(...lines);
+  }
   if (s.commits.length > 0) tail.push(`commits: ${s.commits.map(shortHash).join(' ')}`);
   // Conflicts a resolver merged in the same attempt (docs/run.md §1.9): no step was redone for them.
   for (const c of s.conflicts_resolved ?? [])
@@ -115,6 +141,20 @@ function logLines(anchor: string, logs: string[]): string[] {
   if (earlier > 0 && lines.length > 0)
     lines[lines.length - 1] += ` (and ${earlier} earlier attempt${earlier === 1 ? "'s" : "s'"} beside it)`;
   return lines;
+}
+
+/** `held by <owner> until <at>: tugcode state release <plan> <step> --worktree <owner>, or wait for its lease`. */
+function heldRow(h: HeldElsewhere, s: RunSummary): string {
+  const d = s.error?.details ?? {};
+  const plan = (d.plan_path as string | undefined) ?? '<plan>';
+  const lease =
+    h.lease_expires_at === null
+      ? ''
+      : h.lease_expired
+        ? ` (lease expired at ${h.lease_expires_at})`
+        : ` until ${h.lease_expires_at}`;
+  const release = `${tugcodeIn(d)} state release ${shellArg(plan)} ${shellArg(h.step_anchor)} --worktree ${shellArg(h.owner)}`;
+  return `held by ${h.owner}${lease}: ${release}, or wait for its lease`;
 }
 
 function firstLine(s: string): string {

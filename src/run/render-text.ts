@@ -4,7 +4,7 @@
  */
 import { decideCommands } from '../contract/errors.js';
 import { touchesHeldText } from '../contract/touches.js';
-import type { RunEvent } from './types.js';
+import type { HeldElsewhere, RunEvent } from './types.js';
 import { usageTokens, usdText } from '../contract/usage.js';
 
 const SGR = { red: 31, green: 32, yellow: 33, cyan: 36, dim: 2, bold: 1 } as const;
@@ -152,9 +152,24 @@ export function planSpend(p: { tokens: number; cost_usd: number | null }): strin
   return p.cost_usd === null ? tokens : `${usdText(p.cost_usd)}, ${tokens}`;
 }
 
+/** `held by <owner>, lease until <at>` (or `lease expired at <at>`). */
+export function heldText(h: HeldElsewhere): string {
+  const lease =
+    h.lease_expires_at === null
+      ? 'no lease'
+      : `lease ${h.lease_expired ? 'expired at' : 'until'} ${h.lease_expires_at}`;
+  return `held by ${h.owner}, ${lease}`;
+}
+
 /** Why a worker waits: the claimed steps it waits on, and the ready steps Touches hold back. */
 export function waitingText(e: Extract<RunEvent, { type: 'waiting' }>): string {
-  const on = e.claimed_steps?.length ? ` for ${e.claimed_steps.join(', ')}` : '';
+  // A step held outside the run says by whom and until when (docs/run.md §1.4): the run cannot free it.
+  const outside = new Map((e.held_by ?? []).map((h) => [h.step_anchor, h]));
+  const named = (e.claimed_steps ?? []).map((a) => {
+    const h = outside.get(a);
+    return h ? `${a} (${heldText(h)})` : a;
+  });
+  const on = named.length ? ` for ${named.join(', ')}` : '';
   if (!e.touches_held?.length) return `waiting${on}`;
   return `waiting${on}${on ? ';' : ':'} held back by Touches: ${touchesHeldText(e.touches_held)}`;
 }

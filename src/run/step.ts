@@ -5,7 +5,7 @@
  * `--complete-remaining`, and a commit on the worker branch. Any failure is a StepFailure with its reason
  * code; a lost claim or a stop aborts.
  */
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { kernelEnv } from '../config/kernel-env.js';
 import { TugError } from '../contract/errors.js';
@@ -383,7 +383,33 @@ async function commitPhase(
     tr?.('commit', tc);
   } catch (e) {
     if (x.beat.signal.aborted) throw new Aborted();
-    throw commitFailure(e, u, W);
+    const f = commitFailure(e, u, W);
+    // The reason keeps one line of a hook's refusal: its whole output goes to the attempt's log (docs/run.md §1.3).
+    if (f instanceof StepFailure && f.code === 'HookFailed' && e instanceof TugError)
+      appendHookOutput(rc, logPathOf(rc, u.anchor, x.attempt), String(e.details.stderr ?? ''));
+    throw f;
+  }
+}
+
+/**
+ * Appends a refusing hook's output to the attempt's log after the implementer's, bounded as that log is
+ * (`[run] log_max_mb`: its end kept when it would pass the cap). Best effort: the failure stands without it.
+ */
+function appendHookOutput(rc: RunCtx, logPath: string, output: string): void {
+  try {
+    const max = rc.flow.config.run.log_max_mb * 2 ** 20;
+    const size = existsSync(logPath) ? statSync(logPath).size : 0;
+    const head = `\n--- HookFailed: the git hook's output (tugcode run, the driver's commit) ---\n`;
+    let body = Buffer.from(output.endsWith('\n') || output === '' ? output : output + '\n');
+    const room = Math.max(0, max - size - head.length - 64);
+    let cut = '';
+    if (body.length > room) {
+      cut = `[… ${body.length - room} bytes cut: the log reached log_max_mb]\n`;
+      body = body.subarray(body.length - room);
+    }
+    appendFileSync(logPath, Buffer.concat([Buffer.from(head + cut), body]));
+  } catch {
+    // an unwritable log directory: the attempt's reason still says the hook refused
   }
 }
 

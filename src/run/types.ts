@@ -130,7 +130,15 @@ export type RunEvent =
    * `claimed_steps`: the steps held now, which the waiting worker waits on (their completion makes others
    * ready); `touches_held`: the ready steps held back because their Touches overlap a running step's, when some.
    */
-  | { type: 'waiting'; at: string; worker: WorkerName; claimed_steps?: string[]; touches_held?: TouchesHeld[] }
+  | {
+      type: 'waiting';
+      at: string;
+      worker: WorkerName;
+      claimed_steps?: string[];
+      touches_held?: TouchesHeld[];
+      /** Of `claimed_steps`, those an owner outside this run holds, with its lease (docs/run.md §1.4); when some. */
+      held_by?: HeldElsewhere[];
+    }
   /** One agent run's usage, recorded in the state, with the plan's totals after it (docs/run.md §7.1). */
   | {
       type: 'usage';
@@ -168,6 +176,14 @@ export type RunEvent =
   | { type: 'warning'; at: string; code: string; message: string }
   | { type: 'worker_stopped'; at: string; worker: WorkerName; reason: 'done' | 'signal' }
   | ({ type: 'summary'; at: string } & RunSummary);
+
+/** A step claimed by an owner outside the run (a worktree that is none of its workers), and its lease. */
+export interface HeldElsewhere {
+  step_anchor: string;
+  owner: string;
+  lease_expires_at: string | null;
+  lease_expired: boolean;
+}
 
 export interface RunSummary {
   status: 'ok' | 'error';
@@ -215,6 +231,17 @@ export interface RunSummary {
    * interrupted; the next run takes them (docs/run.md §1.1 item 6); present when any.
    */
   not_run_steps?: string[];
+  /**
+   * Of `not_run_steps`, those an owner outside the run held when it ended, with its lease: the run waited on
+   * them (docs/run.md §1.4); present when any.
+   */
+  held_steps?: HeldElsewhere[];
+  /**
+   * Steps completed behind the driver's back while a worker held them (StepCompletedElsewhere, docs/agents.md
+   * §1.7): `own_worktree` when the worker's own implementer did it, `kept_commit` the commit keeping the
+   * worktree's work (null when it held none). Not in `steps_completed` nor `already_completed`; present when any.
+   */
+  completed_outside?: { step_anchor: string; own_worktree: boolean; kept_commit: string | null }[];
   /** Conflicts a resolver merged during the run (docs/run.md §1.9); absent when there were none. */
   conflicts_resolved?: { step_anchor: string; files: string[]; round: number }[];
   /** What this run's agent runs used (docs/run.md §7.1); absent when the run did not start. */

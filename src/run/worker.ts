@@ -22,6 +22,7 @@ import {
   treeSwitchedBack,
 } from './context.js';
 import { faultPoint } from './fault.js';
+import { heldElsewhere } from './held.js';
 import { integrationTip } from './refs.js';
 import { startHeartbeat } from './heartbeat.js';
 import { Aborted, executeStep, StepFailure, type StepRun } from './step.js';
@@ -227,11 +228,18 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
     );
     if (!r.claimed) {
       if (r.all_completed || r.claimed_steps.length === 0) break;
+      // Whom it waits on when that is no worker of this run, and until when (docs/run.md §1.4).
+      const mine = new Set([...rc.tally.held.values()].map((h) => h.step));
+      const held_by = await heldElsewhere(
+        rc,
+        r.claimed_steps.filter((a) => !mine.has(a)),
+      );
       rc.emit({
         type: 'waiting',
         worker,
         claimed_steps: r.claimed_steps,
         ...(r.touches_held ? { touches_held: r.touches_held } : {}),
+        ...(held_by.length ? { held_by } : {}),
       });
       await waitForChange(rc, backoff);
       backoff = Math.min(2000, backoff * 2);

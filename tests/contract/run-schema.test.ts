@@ -128,6 +128,35 @@ describe('run event schemas', () => {
     for (const e of Object.values(samples)) expect(runEventSchema.parse(e)).toEqual(e);
   });
 
+  it('accept a waiting event and a summary naming steps held outside the run (docs/run.md §1.4)', () => {
+    const held = {
+      step_anchor: 'step-1',
+      owner: '/repo/.tugtree/tugplan__demo--20260101-000000',
+      lease_expires_at: at,
+      lease_expired: false,
+    };
+    const waiting = { ...samples.waiting, claimed_steps: ['step-1'], held_by: [held] };
+    expect(runEventSchema.parse(waiting)).toEqual(waiting);
+    const summary = {
+      ...samples.summary,
+      not_run_steps: ['step-1'],
+      held_steps: [{ ...held, lease_expires_at: null }],
+    };
+    expect(runEventSchema.parse(summary)).toEqual(summary);
+    expect(runEventSchema.safeParse({ ...waiting, held_by: [{ ...held, owner: '' }] }).success).toBe(false);
+    const outside = {
+      ...samples.summary,
+      completed_outside: [
+        { step_anchor: 'step-1', own_worktree: true, kept_commit: hash },
+        { step_anchor: 'step-2', own_worktree: false, kept_commit: null },
+      ],
+    };
+    expect(runEventSchema.parse(outside)).toEqual(outside);
+    const noOwn = { step_anchor: 'step-1', kept_commit: hash };
+    expect(runEventSchema.safeParse({ ...outside, completed_outside: [noOwn] }).success).toBe(false);
+    expect(runEventSchema.safeParse({ ...waiting, held_by: [{ ...held, extra: 1 }] }).success).toBe(false);
+  });
+
   it('accept a null commit hash and a summary without error', () => {
     expect(runEventSchema.safeParse({ ...samples.step_completed, commit_hash: null }).success).toBe(true);
     const { error: _e, ...ok } = samples.summary;

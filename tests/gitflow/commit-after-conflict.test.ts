@@ -114,6 +114,37 @@ describe('commit again after a resolved integration conflict', () => {
     );
   });
 
+  it('the conflict is worded as the rebase it was, not a merge (docs/git.md §4.2)', () => {
+    const root = planRepo();
+    const a = runJson('worktree create', ['worktree', 'create', 'demo', '--reuse'], {
+      cwd: root,
+      env: { TUGCODE_NOW: T1 },
+    }).json.worktree_path;
+    const b = runJson('worktree create', ['worktree', 'create', 'demo', '--new'], {
+      cwd: root,
+      env: { TUGCODE_NOW: T2 },
+    }).json.worktree_path;
+    const w1 = workOnNext(root, a);
+    writeFiles(a, { 'shared.txt': 'from a\n' });
+    commit(root, a, w1, 'feat: a', '--integrate');
+    const w2 = workOnNext(root, b);
+    writeFiles(b, { 'shared.txt': 'from b\n' });
+    const args = ['commit', '--worktree', b, '--plan', 'demo', '--step', w2.step, '--attempt', w2.attempt];
+    const j = runJson('commit', [...args, '--message', 'feat: b', '--integrate'], { cwd: root }).json;
+    const branch = 'tugplan/demo--20260301-100100';
+    const said =
+      `rebasing ${branch} onto tugplan/demo conflicts in shared.txt; the rebase was aborted and the commit ` +
+      `stays on ${branch}`;
+    expect(j.state_error.error).toMatchObject({
+      code: 'MergeConflict',
+      message: said,
+      details: { branch, into: 'tugplan/demo', files: ['shared.txt'], rebase: 'aborted' },
+    });
+    const r = runCli([...args, '--integrate'], { cwd: root });
+    expect(r.stdout).toContain(`state NOT updated (integration_conflict): ${said}\n`);
+    expect(r.stdout + r.stderr).not.toContain('merge was aborted');
+  });
+
   it('--allow-empty still makes an empty commit when HEAD is not an unintegrated commit of this step', () => {
     const root = planRepo();
     const a = runJson('worktree create', ['worktree', 'create', 'demo', '--reuse'], { cwd: root }).json.worktree_path;

@@ -470,4 +470,44 @@ tug('commit', '--plan', process.env.TUG_PLAN, '--step', step, '--attempt', Strin
         '(docs/run.md §2): take tugcode commit and state complete out of it',
     );
   });
+  it('the summary agrees with the exit status: the step is named as completed outside the driver, not "nothing to run"', () => {
+    const plan = planText([step(1, 'One'), step(2, 'Two', { deps: [1] }), step(3, 'Three', { deps: [2] })]);
+    const root = runRepo(plan, 'demo', ONE);
+    const impl = nodeImplementer(`
+import { execFileSync } from 'node:child_process';
+writeFileSync(join(wt, step + '.txt'), 'the work\\n');
+const tug = (...a) => execFileSync(process.execPath, [${JSON.stringify(CLI)}, ...a], { cwd: wt });
+tug('state', 'update', process.env.TUG_PLAN, step, '--worktree', wt, '--attempt', String(attempt), '--complete-remaining');
+tug('commit', '--plan', process.env.TUG_PLAN, '--step', step, '--attempt', String(attempt), '--message', 'by the implementer');
+`);
+    const r = runCli(['run', 'demo', '--workers', '1', '--implementer', impl.argv], { cwd: root });
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.stderr).toContain('tugcode: StepCompletedElsewhere: ');
+    expect(r.stdout).not.toContain('nothing to run');
+    expect(r.stdout).not.toContain('already completed');
+    // --complete-remaining completes every step: each attempt's implementer did it again.
+    for (const a of ['step-1', 'step-2', 'step-3'])
+      expect(r.stdout).toMatch(
+        new RegExp(`${a}\\s+completed outside\\s+by its own implementer \\(tugcode commit or state complete\\)`),
+      );
+    expect(r.stdout).toMatch(
+      /\nplan done, but the run ended StepCompletedElsewhere: 0 completed by the driver, 3 completed outside it · 0 commits/,
+    );
+    // The JSON summary says the same.
+    const root2 = runRepo(plan, 'demo', ONE);
+    const j = runJsonl(root2, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    const summary = j.events.at(-1);
+    expect(summary).toMatchObject({ status: 'error', steps_completed: [] });
+    expect(summary.already_completed).toBeUndefined();
+    expect(summary.completed_outside.map((c: { step_anchor: string }) => c.step_anchor)).toEqual([
+      'step-1',
+      'step-2',
+      'step-3',
+    ]);
+    expect(summary.completed_outside.at(-1)).toEqual({
+      step_anchor: 'step-3',
+      own_worktree: true,
+      kept_commit: git(root2, 'rev-parse', 'tugplan/demo').trim(),
+    });
+  });
 });

@@ -3,9 +3,10 @@
  * a message gets the default one, the user's hooks run (a failing hook fails the attempt with `HookFailed`)
  * unless `run.no_verify = true`.
  */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
 import { git } from '../helpers/repo.js';
 import { implementerScript, planText, runJsonl, runRepo, step, stepCommits } from './helpers.js';
 
@@ -57,5 +58,28 @@ describe('tugcode run: commits', () => {
     const r2 = runJsonl(skipped, ['demo', '--workers', '2', '--implementer', implementerScript().argv]);
     expect(r2.events.at(-1), r2.stderr).toMatchObject({ type: 'summary', status: 'ok' });
     expect([...stepCommits(skipped, 'tugplan/demo')].sort()).toEqual(['step-1', 'step-2', 'step-3', 'step-4']);
+  });
+
+  it("appends a refusing hook's whole output to the attempt's log, which the summary names for it", () => {
+    const root = runRepo(planText([step(1, 'One')]));
+    const hooks = join(root, '.git', 'hooks');
+    mkdirSync(hooks, { recursive: true });
+    const long = 'x'.repeat(300);
+    writeFileSync(
+      join(hooks, 'pre-commit'),
+      `#!/bin/sh\necho "lint: first problem ${long}" >&2\necho "lint: second problem" >&2\nexit 1\n`,
+    );
+    chmodSync(join(hooks, 'pre-commit'), 0o755);
+    const args = ['run', 'demo', '--workers', '1', '--max-attempts', '1', '--implementer', implementerScript().argv];
+    const r = runCli(args, { cwd: root });
+    expect(r.code, r.stderr).toBe(4);
+    const log = '.tugtool/logs/demo/step-1-attempt1.log';
+    const text = readFileSync(join(root, log), 'utf8');
+    // The implementer's output first, then the hook's, whole.
+    expect(text).toContain('done step-1\n');
+    expect(text.indexOf('done step-1')).toBeLessThan(text.indexOf('lint: first problem'));
+    expect(text).toContain(`lint: first problem ${long}\nlint: second problem\n`);
+    expect(text).toMatch(/HookFailed/);
+    expect(r.stdout).toContain(`step-1 log: ${log} (the hook's whole output at its end)\n`);
   });
 });

@@ -176,6 +176,18 @@ const conflictResolved = z
   })
   .strict();
 
+/** A step an owner outside the run holds, and its lease (docs/run.md §1.4). */
+const heldElsewhere = z.array(
+  z
+    .object({
+      step_anchor: anchor,
+      owner: z.string().min(1),
+      lease_expires_at: timestamp.nullable(),
+      lease_expired: z.boolean(),
+    })
+    .strict(),
+);
+
 const waiting = z
   .object({
     type: z.literal('waiting'),
@@ -183,6 +195,7 @@ const waiting = z
     worker,
     claimed_steps: z.array(anchor).optional(),
     touches_held: touchesHeld.optional(),
+    held_by: heldElsewhere.optional(),
   })
   .strict();
 
@@ -264,6 +277,10 @@ export const runSummaryFields = {
     .array(z.object({ step_anchor: anchor, blocked_by: z.array(anchor), reason: z.string() }).strict())
     .optional(),
   not_run_steps: z.array(anchor).optional(),
+  held_steps: heldElsewhere.optional(),
+  completed_outside: z
+    .array(z.object({ step_anchor: anchor, own_worktree: z.boolean(), kept_commit: commitHash.nullable() }).strict())
+    .optional(),
   conflicts_resolved: z
     .array(z.object({ step_anchor: anchor, files: z.array(z.string()), round: z.number().int().positive() }).strict())
     .optional(),
