@@ -113,6 +113,10 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
           ? "edited: the plan's structure changed since state init; the next tugcode run re-initialises it (completed steps kept)"
           : '',
         p.failed_steps.length ? `failed: ${p.failed_steps.join(', ')}` : '',
+        ...(p.approved_steps ?? []).map(
+          (a: R) =>
+            `approved: ${a.step_anchor} (the next tugcode run integrates its kept commit${a.review_commit ? ` ${a.review_commit.slice(0, 12)}` : ''})`,
+        ),
         p.needs_human_steps?.length ? `needs you: ${p.needs_human_steps.join(', ')} (tugcode state decide)` : '',
         p.source === 'checkboxes' ? '(from checkboxes; no state)' : '',
         p.usage ? usageNote(p.usage) : '',

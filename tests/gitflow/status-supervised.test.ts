@@ -1,0 +1,45 @@
+/**
+ * `tugcode status` of a supervised run (docs/git.md §6): a step a reviewer escalated and the human's
+ * decisions on it. The built CLI, real git and state, a scripted implementer and reviewer.
+ */
+import { describe, expect, it } from 'vitest';
+import { schemaFor } from '../../src/contract/schemas/index.js';
+import { checkSchema, runCli, runJson } from '../helpers/cli.js';
+import { git } from '../helpers/repo.js';
+import { planText, runJsonl, runRepo, step, tugJson } from '../run/helpers.js';
+import { implementer, reviewerScript } from '../run/review-helpers.js';
+
+function status(root: string) {
+  const s = runJson('status', ['status'], { cwd: root });
+  expect(s.code, s.stderr).toBe(0);
+  checkSchema(schemaFor('status'), s.json);
+  const text = runCli(['status'], { cwd: root });
+  expect(text.code, text.stderr).toBe(0);
+  return { line: s.json.plans[0], text: text.stdout };
+}
+
+/** A plan whose step-1 the reviewer escalated: the run ended with it `needs_human`. */
+function escalated() {
+  const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
+  const impl = implementer();
+  const rev = reviewerScript();
+  rev.answer('step-1', ['ESCALATE']);
+  const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv]);
+  expect(r.code, r.stdout + r.stderr).toBe(4);
+  return root;
+}
+
+describe('status: a step a reviewer escalated', () => {
+  it('after decide --approve: says the next run integrates the kept commit', () => {
+    const root = escalated();
+    const kept = git(root, 'rev-parse', 'refs/tugplan/review/demo/step-1').trim();
+    expect(status(root).line.approved_steps).toEqual([]);
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).code).toBe(0);
+    const s = status(root);
+    expect(s.line).toMatchObject({ status: 'active', needs_human_steps: [] });
+    expect(s.line.approved_steps).toEqual([{ step_anchor: 'step-1', review_commit: kept }]);
+    expect(s.text).toContain(
+      `approved: step-1 (the next tugcode run integrates its kept commit ${kept.slice(0, 12)})`,
+    );
+  });
+});
