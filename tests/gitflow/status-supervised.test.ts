@@ -42,4 +42,18 @@ describe('status: a step a reviewer escalated', () => {
       `approved: step-1 (the next tugcode run integrates its kept commit ${kept.slice(0, 12)})`,
     );
   });
+
+  it('while it waits: names the literal decide commands, plan and step filled in', () => {
+    const root = escalated();
+    const s = status(root);
+    expect(s.line.needs_human_steps).toEqual(['step-1']);
+    expect(s.text).toContain('needs you: step-1');
+    expect(s.text).not.toContain('(tugcode state decide)');
+    for (const c of [
+      'tugcode state decide demo step-1 --approve',
+      'tugcode state decide demo step-1 --revise "<notes>"',
+      'tugcode state decide demo step-1 --reject "<reason>"',
+    ])
+      expect(s.text).toContain(`\n  ${c}`);
+  });
 });

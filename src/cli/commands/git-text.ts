@@ -4,6 +4,8 @@ import { table } from '../../util/table.js';
 import { shellArg } from '../../util/shell-arg.js';
 import { usdText, type UsageTotals } from '../../contract/usage.js';
 import { deadDriverLines } from './driver-text.js';
+import { decideCommands } from '../../contract/errors.js';
+import { slugOfPlanPath } from '../../plan/resolve.js';
 
 type R = any; // each renderer gets its operation's result
 
@@ -117,7 +119,7 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
           (a: R) =>
             `approved: ${a.step_anchor} (the next tugcode run integrates its kept commit${a.review_commit ? ` ${a.review_commit.slice(0, 12)}` : ''})`,
         ),
-        p.needs_human_steps?.length ? `needs you: ${p.needs_human_steps.join(', ')} (tugcode state decide)` : '',
+        p.needs_human_steps?.length ? `needs you: ${p.needs_human_steps.join(', ')} (see below)` : '',
         p.source === 'checkboxes' ? '(from checkboxes; no state)' : '',
         p.usage ? usageNote(p.usage) : '',
       ].filter(Boolean);
@@ -134,7 +136,21 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
     }),
     cli,
   );
-  return dead.length ? `${t}\n\n${dead.join('\n')}` : t;
+  const below = [...decideLines(d.plans), ...dead];
+  return below.length ? `${t}\n\n${below.join('\n')}` : t;
+}
+
+/**
+ * The literal decisions for each step waiting for a human (docs/git.md §6), as the run's summary words
+ * them (docs/run.md §6.3): a partial `tugcode state decide` leaves the plan, step and flags to guess.
+ */
+function decideLines(plans: R[]): string[] {
+  return plans.flatMap((p: R) =>
+    (p.needs_human_steps ?? []).flatMap((a: string) => [
+      `${p.plan_path}: ${a} waits for your decision:`,
+      ...decideCommands(slugOfPlanPath(p.plan_path) ?? p.plan_path, a).map((c) => `  ${c}`),
+    ]),
+  );
 }
 
 /**
