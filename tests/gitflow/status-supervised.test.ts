@@ -2,11 +2,23 @@
  * `tugcode status` of a supervised run (docs/git.md §6): a step a reviewer escalated and the human's
  * decisions on it. The built CLI, real git and state, a scripted implementer and reviewer.
  */
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { schemaFor } from '../../src/contract/schemas/index.js';
 import { checkSchema, runCli, runJson } from '../helpers/cli.js';
 import { git } from '../helpers/repo.js';
-import { planText, runJsonl, runRepo, step, tugJson } from '../run/helpers.js';
+import {
+  holdingImplementer,
+  planText,
+  runJsonl,
+  runRepo,
+  startRun,
+  step,
+  tugJson,
+  waitUntil,
+} from '../run/helpers.js';
 import { implementer, reviewerScript } from '../run/review-helpers.js';
 
 function status(root: string) {
@@ -29,7 +41,7 @@ function escalated() {
   return root;
 }
 
-describe('status: a step a reviewer escalated', () => {
+describe('status of a supervised run', () => {
   it('after decide --approve: says the next run integrates the kept commit', () => {
     const root = escalated();
     const kept = git(root, 'rev-parse', 'refs/tugplan/review/demo/step-1').trim();
@@ -55,5 +67,28 @@ describe('status: a step a reviewer escalated', () => {
       'tugcode state decide demo step-1 --reject "<reason>"',
     ])
       expect(s.text).toContain(`\n  ${c}`);
+  });
+
+  it('during a live run: names the run holding the plan (pid, host, since, workers)', async () => {
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
+    const impl = holdingImplementer();
+    writeFileSync(join(impl.hold, 'step-1-a1'), '');
+    const run = startRun(root, ['demo', '--workers', '2', '--implementer', impl.argv]);
+    try {
+      await waitUntil('step-1 started', () => existsSync(join(impl.started, 'step-1-a1')));
+      const s = status(root);
+      expect(s.line.claimed_steps).toEqual(['step-1']);
+      expect(s.line.run_driver).toMatchObject({ pid: run.child.pid, host: hostname(), alive: true, workers: 2 });
+      const since = s.line.run_driver.started_at;
+      expect(s.text).toContain(`run: pid ${run.child.pid} on ${hostname()} since ${since}, 2 workers`);
+    } finally {
+      rmSync(join(impl.hold, 'step-1-a1'), { force: true });
+    }
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(0);
+    // Once the run is over, nothing names it.
+    const after = status(root);
+    expect(after.line.run_driver).toBeNull();
+    expect(after.text).not.toContain('run: pid');
   });
 });

@@ -109,6 +109,7 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
     d.plans.map((p: R) => {
       const filled = Math.floor((BAR * p.percent) / 100);
       const notes = [
+        liveDriverNote(p.run_driver),
         p.claimed_steps.length ? `claimed: ${p.claimed_steps.join(', ')}` : '',
         p.plan_error ? `invalid: ${p.plan_error.code} ${p.plan_error.message} — see ${p.plan_error.command}` : '',
         p.structure_changed
@@ -138,6 +139,16 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
   );
   const below = [...decideLines(d.plans), ...dead];
   return below.length ? `${t}\n\n${below.join('\n')}` : t;
+}
+
+/**
+ * The run holding the plan's lock while it lives (docs/git.md §6); one whose pid is gone is said under the
+ * table instead. On another host (`alive` null) this host cannot tell, so it says where the run is.
+ */
+function liveDriverNote(r: R): string {
+  if (!r || r.alive === false) return '';
+  const workers = r.workers ? `, ${r.workers} worker${r.workers === 1 ? '' : 's'}` : '';
+  return `run: pid ${r.pid} on ${r.host} since ${r.started_at}${workers}${r.alive === null ? ' (another host)' : ''}`;
 }
 
 /**
