@@ -91,4 +91,18 @@ describe('status of a supervised run', () => {
     expect(after.line.run_driver).toBeNull();
     expect(after.text).not.toContain('run: pid');
   });
+
+  it("the run that integrates an approved step says so in its summary row", () => {
+    const root = escalated();
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).code).toBe(0);
+    const impl = implementer();
+    const rev = reviewerScript();
+    const r = runCli(['run', 'demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv], {
+      cwd: root,
+    });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const row = r.stdout.split('\n').find((l) => /^\s*│?\s*step-1\b/.test(l) || l.startsWith('step-1'));
+    expect(row, r.stdout).toMatch(/completed\s.*approved by a human/);
+    expect(r.stdout).toMatch(/step-2\s.*completed\s.*reviewed, 1 round/);
+  });
 });
