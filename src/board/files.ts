@@ -1,7 +1,8 @@
 /**
  * The run's log files as the board reads them (docs/board.md §4): `.tugtool/logs/<slug>/<step>-attempt<N>.log`
  * (the implementer), `<step>-checkpoint<k>-attempt<N>.log`, and whatever `<step>-<kind><k>-attempt<N>.log`
- * later phases write (a reviewer, a resolver). Their names give a running step's phase, their times its
+ * later phases write (a reviewer, a resolver), with a command reviewer's stdout beside its log as
+ * `<step>-review<k>-attempt<N>.out` (its verdict and summary are there). Their names give a running step's phase, their times its
  * last output, their ends the detail's live tail. Every read is asynchronous and bounded.
  */
 import { open, readdir, stat } from 'node:fs/promises';
@@ -23,8 +24,11 @@ export interface LogFile {
   mtime: string;
 }
 
-/** After `<anchor>-`: `attempt<N>.log`, or `<kind><k>[-<variant>]-attempt<N>.log` (`checkpoint2-resolved-…`). */
-const REST = /^(?:([a-z]+)(\d+)(?:-[a-z]+)?-)?attempt(\d+)\.log$/;
+/**
+ * After `<anchor>-`: `attempt<N>.log`, or `<kind><k>[-<variant>]-attempt<N>.log` (`checkpoint2-resolved-…`),
+ * or the `.out` (stdout) of such a run.
+ */
+const REST = /^(?:([a-z]+)(\d+)(?:-[a-z]+)?-)?attempt(\d+)\.(?:log|out)$/;
 
 /** Which of `anchors` a file of the log directory belongs to, and what it is; null for any other file. */
 export function parseLogName(name: string, anchors: readonly string[]): Omit<LogFile, 'size' | 'mtime'> | null {
@@ -52,7 +56,18 @@ export async function stepLogs(mainRoot: string, slug: string, anchors: readonly
     const st = await stat(join(dir, name)).catch(() => null);
     if (st?.isFile()) out.push({ ...f, size: st.size, mtime: new Date(st.mtimeMs).toISOString() });
   }
-  return out.sort((a, b) => b.mtime.localeCompare(a.mtime) || b.name.localeCompare(a.name));
+  // A run's `.out` and `.log` sort together, by the newer of the two, the output first: the drawer shows the
+  // newest file, and a reviewer's verdict is in its output, its log often empty (docs/board.md §4).
+  const stem = (n: string) => n.replace(/\.(?:log|out)$/, '');
+  const newest = new Map<string, string>();
+  for (const f of out) if (f.mtime > (newest.get(stem(f.name)) ?? '')) newest.set(stem(f.name), f.mtime);
+  const at = (f: LogFile) => newest.get(stem(f.name))!;
+  return out.sort(
+    (a, b) =>
+      at(b).localeCompare(at(a)) ||
+      stem(b.name).localeCompare(stem(a.name)) ||
+      Number(b.name.endsWith('.out')) - Number(a.name.endsWith('.out')),
+  );
 }
 
 /** The phase a step's newest log of `attempt` says it is in, and when it last wrote. */
@@ -62,7 +77,8 @@ export function phaseFromLogs(logs: LogFile[], attempt: number): { phase: string
   if (!newest) return { phase: null, at: null };
   const phase =
     newest.kind === 'implementer' ? 'implementer' : newest.kind === 'checkpoint' ? 'checkpoints' : newest.kind;
-  return { phase, at: newest.mtime };
+  // The last output of any of them (a run's `.out` sorts before its `.log`, which may be newer).
+  return { phase, at: mine.reduce((t, l) => (l.mtime > t ? l.mtime : t), newest.mtime) };
 }
 
 export interface Tail {

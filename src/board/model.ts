@@ -80,6 +80,8 @@ export interface Card {
   completed_via: string | null;
   /** A `needs_human` step a person approved (`state decide --approve`): the kept commit the next run integrates. */
   approved_commit: string | null;
+  /** A person's `state decide --revise` notes, for the step's next attempt (docs/board.md §3); null when none. */
+  human_notes: string | null;
   /** Completed items of the step and its substeps; deferred ones are counted apart (docs/state.md §5). */
   items: { done: number; deferred: number; total: number };
   substeps: { done: number; total: number };
@@ -155,7 +157,7 @@ export type ShownStep = Pick<
   | 'human_decision'
   | 'usage'
 > &
-  Partial<Pick<OpsStep, 'items'>>;
+  Partial<Pick<OpsStep, 'items' | 'human_notes'>>;
 
 /** The parts of a `state show` plan the board reads. */
 export type ShownPlan = Pick<OpsPlan, 'plan_path' | 'phase_title' | 'status' | 'overall' | 'usage'> & {
@@ -415,6 +417,7 @@ export function cardOf(
     commit: s.commit_hash,
     completed_via: s.completed_via,
     approved_commit: s.status !== 'completed' && s.human_decision === 'approved' ? s.review_commit : null,
+    human_notes: s.status !== 'completed' ? (s.human_notes ?? null) : null,
     items,
     substeps: { done: subs.filter((x) => x.status === 'completed').length, total: subs.length },
     usage,

@@ -141,6 +141,15 @@ export interface RunDriverLine {
   claims_expire_at: string | null;
   /** The run that takes the plan up again (the dead run's recorded flags, else a placeholder implementer). */
   command: string;
+  /** The run's `--workers`, when its recorded flags give it (docs/git.md §6); null otherwise. */
+  workers: number | null;
+}
+
+/** The `--workers N` of a run's recorded flags; null when they do not give it. */
+function workersOf(flags: string[] | undefined): number | null {
+  const i = flags?.indexOf('--workers') ?? -1;
+  const n = i >= 0 ? Number(flags![i + 1]) : NaN;
+  return Number.isInteger(n) && n > 0 ? n : null;
 }
 
 /**
@@ -167,5 +176,6 @@ export function runDriverLine(
     alive: d.alive,
     claims_expire_at: leases.at(-1) ?? null,
     command: runCommandFor(planPath, { run_flags: d.run_flags, run }),
+    workers: workersOf(d.run_flags),
   };
 }

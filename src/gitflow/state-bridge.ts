@@ -25,6 +25,9 @@ export interface StepState {
   commit_hash: string | null;
   claimed_by: string | null;
   lease_expires_at: string | null;
+  /** The commit the review gate kept (needs_human, or pending after `decide --approve`; docs/state.md §3.11). */
+  review_commit: string | null;
+  human_decision: 'approved' | null;
 }
 
 /** The state library's own type: one HeldClaim for every caller. */
@@ -187,6 +190,8 @@ export async function planRows(ctx: FlowCtx): Promise<PlanState[]> {
       commit_hash: r.commit_hash,
       claimed_by: r.claimed_by,
       lease_expires_at: r.lease_expires_at,
+      review_commit: r.review_commit,
+      human_decision: r.human_decision,
     })),
     usage: p.usage,
   }));

@@ -25,6 +25,11 @@ export interface PlanStatusLine {
   failed_steps: string[];
   /** Steps waiting for `state decide` (docs/state.md §3.11). */
   needs_human_steps: string[];
+  /**
+   * Steps a human approved (`state decide --approve`) whose kept commit the next `tugcode run` integrates,
+   * without the implementer or the reviewer (docs/git.md §6, docs/run.md §6.3).
+   */
+  approved_steps: { step_anchor: string; review_commit: string | null }[];
   /** The plan's usage from the state (docs/state.md §2); null when none was reported (or no state). */
   usage: UsageTotals | null;
   /** The `tugcode run` holding the plan's run lock, if one does (docs/run.md §1 item 3). */
@@ -104,6 +109,7 @@ function fromCheckboxes(plan: ParsedPlan, planPath: string): PlanStatusLine {
     claimed_steps: [],
     failed_steps: [],
     needs_human_steps: [],
+    approved_steps: [],
     usage: null,
     run_driver: null,
     plan_error: null,
@@ -129,6 +135,9 @@ function fromState(
     claimed_steps: top.filter((s) => s.status === 'claimed' || s.status === 'in_progress').map((s) => s.anchor),
     failed_steps: top.filter((s) => s.status === 'failed').map((s) => s.anchor),
     needs_human_steps: top.filter((s) => s.status === 'needs_human').map((s) => s.anchor),
+    approved_steps: top
+      .filter((s) => s.status !== 'completed' && s.human_decision === 'approved')
+      .map((s) => ({ step_anchor: s.anchor, review_commit: s.review_commit })),
     usage,
     run_driver: null,
     plan_error: null,

@@ -112,6 +112,8 @@ export interface RunTally {
   draining: boolean;
   /** Steps reviewed by this run: rounds and last verdict (docs/run.md §6). */
   reviews: Map<string, { rounds: number; verdict: import('./types.js').Verdict }>;
+  /** Steps whose commit a human approved (`state decide --approve`) that this run integrated as it was kept. */
+  humanApproved: Set<string>;
   /** Steps this run escalated to a human: the kept commit's ref and the reviewer's reason (docs/run.md §6.3). */
   needsHuman: Map<string, { review_ref: string; reason: string }>;
   /** Conflicts a resolver merged (docs/run.md §1.9), for the summary. */
@@ -152,6 +154,7 @@ export function newTally(): RunTally {
     fatal: null,
     draining: false,
     reviews: new Map(),
+    humanApproved: new Set(),
     needsHuman: new Map(),
     resolved: [],
     failedLogs: new Map(),

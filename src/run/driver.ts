@@ -730,6 +730,9 @@ async function summarize(
     ...(already_completed.length ? { already_completed } : {}),
     ...(reviewed ? { review_rounds: [...rc.tally.reviews].map(([step_anchor, r]) => ({ step_anchor, ...r })) } : {}),
     ...(needs_human.length ? { needs_human } : {}),
+    ...(rc.tally.humanApproved.size
+      ? { human_approved: [...rc.tally.humanApproved].filter((a) => rc.tally.completed.includes(a)) }
+      : {}),
     // Behind a step waiting for a human, and no failed one: the dry run lists them the same (docs/run.md §1.10).
     ...(waiting_steps.length ? { waiting_steps, waiting_reasons } : {}),
     ...(not_run_steps.length ? { not_run_steps } : {}),

@@ -18,9 +18,12 @@ import { usageLine } from '../contract/usage.js';
 export async function summaryText(s: RunSummary, o: { color: boolean; next?: string | undefined }): Promise<string> {
   const paint = painter(o);
   const blocks: string[] = [];
+  // Integrated as a human approved it (docs/run.md §6.3): neither the implementer nor the reviewer ran.
+  const approved = new Set(s.human_approved ?? []);
   const rounds = new Map((s.review_rounds ?? []).map((r) => [r.step_anchor, r.rounds]));
   const reviewed = (a: string) => {
     const n = rounds.get(a);
+    if (approved.has(a)) return 'approved by a human';
     return n === undefined ? '' : `reviewed, ${n} round${n === 1 ? '' : 's'}`;
   };
   const needs = s.needs_human ?? [];

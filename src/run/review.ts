@@ -276,6 +276,8 @@ export async function resumeApproved(x: StepRun, top: PlanStep, commit: string):
     }
     await rc.store.update(x.sc, { ...owner, items: [], bulk: [], batch: false, complete_remaining: true });
   }
+  // Said in the run's summary once integrated (docs/run.md §6.3): the row reads `approved by a human`.
+  rc.tally.humanApproved.add(top.anchor);
   return units;
 }
 

@@ -219,6 +219,8 @@ export interface RunSummary {
   review_rounds?: { step_anchor: string; rounds: number; verdict: Verdict }[];
   /** Steps waiting for `tugcode state decide` (docs/run.md §6.3); present when there are any. */
   needs_human?: { step_anchor: string; review_ref: string; reason: string }[];
+  /** Completed steps this run integrated as a human approved them (`state decide --approve`, docs/run.md §6.3). */
+  human_approved?: string[];
   /**
    * Steps behind a step waiting for a human (and no failed one): not blocked, held until the decision, and
    * why (as `blocked_reasons`, docs/run.md §1.10); present when there are any.

@@ -203,6 +203,7 @@ describe('worktree remove, merge, status, doctor (CLI)', () => {
         claimed_steps: [],
         failed_steps: [],
         needs_human_steps: [],
+        approved_steps: [],
         usage: null,
         run_driver: null,
         plan_error: null,

@@ -67,6 +67,7 @@ describe('a run killed with SIGKILL', () => {
       alive: false,
       claims_expire_at: shown.lease_expires_at,
       command: expect.stringContaining(`tugcode run ${PLAN} --workers 1 --implementer `),
+      workers: 1,
     });
     // The command repeats the dead run's implementer: run as written, it runs the plan the same way.
     expect(line.run_driver.command).toContain(impl.argv.split(' ')[1]!.replace(/"/g, ''));

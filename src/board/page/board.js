@@ -260,7 +260,9 @@
           head +
           (c.approved_commit
             ? line(`approved <code>${esc(c.approved_commit.slice(0, 10))}</code>`) + line('the next run integrates it')
-            : line(c.failures ? `failed ${c.failures}× before` : 'ready to claim', esc(items), esc(subs)))
+            : line(c.failures ? `failed ${c.failures}× before` : 'ready to claim', esc(items), esc(subs))) +
+          // The notes a person gave with Revise (docs/board.md §3): what the next attempt's brief carries.
+          (c.human_notes ? line(esc(`your notes: ${JSON.stringify(c.human_notes)}`)) : '')
         );
       default: {
         const n = c.need || { reason: c.status, command: '', actions: [] };

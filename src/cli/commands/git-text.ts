@@ -4,6 +4,8 @@ import { table } from '../../util/table.js';
 import { shellArg } from '../../util/shell-arg.js';
 import { usdText, type UsageTotals } from '../../contract/usage.js';
 import { deadDriverLines } from './driver-text.js';
+import { decideCommands } from '../../contract/errors.js';
+import { slugOfPlanPath } from '../../plan/resolve.js';
 
 type R = any; // each renderer gets its operation's result
 
@@ -107,13 +109,18 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
     d.plans.map((p: R) => {
       const filled = Math.floor((BAR * p.percent) / 100);
       const notes = [
+        liveDriverNote(p.run_driver),
         p.claimed_steps.length ? `claimed: ${p.claimed_steps.join(', ')}` : '',
         p.plan_error ? `invalid: ${p.plan_error.code} ${p.plan_error.message} — see ${p.plan_error.command}` : '',
         p.structure_changed
           ? "edited: the plan's structure changed since state init; the next tugcode run re-initialises it (completed steps kept)"
           : '',
         p.failed_steps.length ? `failed: ${p.failed_steps.join(', ')}` : '',
-        p.needs_human_steps?.length ? `needs you: ${p.needs_human_steps.join(', ')} (tugcode state decide)` : '',
+        ...(p.approved_steps ?? []).map(
+          (a: R) =>
+            `approved: ${a.step_anchor} (the next tugcode run integrates its kept commit${a.review_commit ? ` ${a.review_commit.slice(0, 12)}` : ''})`,
+        ),
+        p.needs_human_steps?.length ? `needs you: ${p.needs_human_steps.join(', ')} (see below)` : '',
         p.source === 'checkboxes' ? '(from checkboxes; no state)' : '',
         p.usage ? usageNote(p.usage) : '',
       ].filter(Boolean);
@@ -130,7 +137,31 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
     }),
     cli,
   );
-  return dead.length ? `${t}\n\n${dead.join('\n')}` : t;
+  const below = [...decideLines(d.plans), ...dead];
+  return below.length ? `${t}\n\n${below.join('\n')}` : t;
+}
+
+/**
+ * The run holding the plan's lock while it lives (docs/git.md §6); one whose pid is gone is said under the
+ * table instead. On another host (`alive` null) this host cannot tell, so it says where the run is.
+ */
+function liveDriverNote(r: R): string {
+  if (!r || r.alive === false) return '';
+  const workers = r.workers ? `, ${r.workers} worker${r.workers === 1 ? '' : 's'}` : '';
+  return `run: pid ${r.pid} on ${r.host} since ${r.started_at}${workers}${r.alive === null ? ' (another host)' : ''}`;
+}
+
+/**
+ * The literal decisions for each step waiting for a human (docs/git.md §6), as the run's summary words
+ * them (docs/run.md §6.3): a partial `tugcode state decide` leaves the plan, step and flags to guess.
+ */
+function decideLines(plans: R[]): string[] {
+  return plans.flatMap((p: R) =>
+    (p.needs_human_steps ?? []).flatMap((a: string) => [
+      `${p.plan_path}: ${a} waits for your decision:`,
+      ...decideCommands(slugOfPlanPath(p.plan_path) ?? p.plan_path, a).map((c) => `  ${c}`),
+    ]),
+  );
 }
 
 /**

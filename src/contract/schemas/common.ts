@@ -76,6 +76,7 @@ export const runDriverLine = z
     alive: z.boolean().nullable(),
     claims_expire_at: z.string().nullable(),
     command: z.string(),
+    workers: z.number().int().positive().nullable(),
   })
   .strict()
   .nullable();

@@ -269,6 +269,7 @@ export const runSummaryFields = {
   review_rounds: z
     .array(z.object({ step_anchor: anchor, rounds: z.number().int().positive(), verdict: z.enum(VERDICTS) }).strict())
     .optional(),
+  human_approved: z.array(anchor).optional(),
   needs_human: z
     .array(z.object({ step_anchor: anchor, review_ref: z.string().min(1), reason: z.string() }).strict())
     .optional(),

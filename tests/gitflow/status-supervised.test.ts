@@ -1,0 +1,108 @@
+/**
+ * `tugcode status` of a supervised run (docs/git.md §6): a step a reviewer escalated and the human's
+ * decisions on it. The built CLI, real git and state, a scripted implementer and reviewer.
+ */
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { schemaFor } from '../../src/contract/schemas/index.js';
+import { checkSchema, runCli, runJson } from '../helpers/cli.js';
+import { git } from '../helpers/repo.js';
+import {
+  holdingImplementer,
+  planText,
+  runJsonl,
+  runRepo,
+  startRun,
+  step,
+  tugJson,
+  waitUntil,
+} from '../run/helpers.js';
+import { implementer, reviewerScript } from '../run/review-helpers.js';
+
+function status(root: string) {
+  const s = runJson('status', ['status'], { cwd: root });
+  expect(s.code, s.stderr).toBe(0);
+  checkSchema(schemaFor('status'), s.json);
+  const text = runCli(['status'], { cwd: root });
+  expect(text.code, text.stderr).toBe(0);
+  return { line: s.json.plans[0], text: text.stdout };
+}
+
+/** A plan whose step-1 the reviewer escalated: the run ended with it `needs_human`. */
+function escalated() {
+  const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
+  const impl = implementer();
+  const rev = reviewerScript();
+  rev.answer('step-1', ['ESCALATE']);
+  const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv]);
+  expect(r.code, r.stdout + r.stderr).toBe(4);
+  return root;
+}
+
+describe('status of a supervised run', () => {
+  it('after decide --approve: says the next run integrates the kept commit', () => {
+    const root = escalated();
+    const kept = git(root, 'rev-parse', 'refs/tugplan/review/demo/step-1').trim();
+    expect(status(root).line.approved_steps).toEqual([]);
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).code).toBe(0);
+    const s = status(root);
+    expect(s.line).toMatchObject({ status: 'active', needs_human_steps: [] });
+    expect(s.line.approved_steps).toEqual([{ step_anchor: 'step-1', review_commit: kept }]);
+    expect(s.text).toContain(
+      `approved: step-1 (the next tugcode run integrates its kept commit ${kept.slice(0, 12)})`,
+    );
+  });
+
+  it('while it waits: names the literal decide commands, plan and step filled in', () => {
+    const root = escalated();
+    const s = status(root);
+    expect(s.line.needs_human_steps).toEqual(['step-1']);
+    expect(s.text).toContain('needs you: step-1');
+    expect(s.text).not.toContain('(tugcode state decide)');
+    for (const c of [
+      'tugcode state decide demo step-1 --approve',
+      'tugcode state decide demo step-1 --revise "<notes>"',
+      'tugcode state decide demo step-1 --reject "<reason>"',
+    ])
+      expect(s.text).toContain(`\n  ${c}`);
+  });
+
+  it('during a live run: names the run holding the plan (pid, host, since, workers)', async () => {
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
+    const impl = holdingImplementer();
+    writeFileSync(join(impl.hold, 'step-1-a1'), '');
+    const run = startRun(root, ['demo', '--workers', '2', '--implementer', impl.argv]);
+    try {
+      await waitUntil('step-1 started', () => existsSync(join(impl.started, 'step-1-a1')));
+      const s = status(root);
+      expect(s.line.claimed_steps).toEqual(['step-1']);
+      expect(s.line.run_driver).toMatchObject({ pid: run.child.pid, host: hostname(), alive: true, workers: 2 });
+      const since = s.line.run_driver.started_at;
+      expect(s.text).toContain(`run: pid ${run.child.pid} on ${hostname()} since ${since}, 2 workers`);
+    } finally {
+      rmSync(join(impl.hold, 'step-1-a1'), { force: true });
+    }
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(0);
+    // Once the run is over, nothing names it.
+    const after = status(root);
+    expect(after.line.run_driver).toBeNull();
+    expect(after.text).not.toContain('run: pid');
+  });
+
+  it("the run that integrates an approved step says so in its summary row", () => {
+    const root = escalated();
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).code).toBe(0);
+    const impl = implementer();
+    const rev = reviewerScript();
+    const r = runCli(['run', 'demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv], {
+      cwd: root,
+    });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const row = r.stdout.split('\n').find((l) => /^\s*│?\s*step-1\b/.test(l) || l.startsWith('step-1'));
+    expect(row, r.stdout).toMatch(/completed\s.*approved by a human/);
+    expect(r.stdout).toMatch(/step-2\s.*completed\s.*reviewed, 1 round/);
+  });
+});
