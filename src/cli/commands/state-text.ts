@@ -82,7 +82,9 @@ export async function claim(r: R, cli: CliEnv, input: { plan: string; worktree?:
     head,
     '',
     ...steps,
-    `Next: tugcode state start ${p} ${r.step_anchor}${wt} --attempt ${r.attempt}; mark items with tugcode state update ${p} <step>${wt} --task N completed`,
+    // The step is known, so the command names it; a substep's items go under the substep's own anchor.
+    `Next: tugcode state start ${p} ${r.step_anchor}${wt} --attempt ${r.attempt}; mark items with tugcode state update ${p} ${r.step_anchor}${wt} --task N completed` +
+      (plan.steps.length > 1 ? " (a substep's items: its anchor instead)" : ''),
   ].join('\n');
 }
 
