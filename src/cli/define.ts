@@ -204,6 +204,7 @@ export class CliApp {
       dir: o.dir as string | undefined,
     };
     const name = spec.table.command;
+    const t0 = Date.now();
     const { OpsContext, newCall } = await import('../ops/context.js');
     const ctx = new OpsContext({
       cwd: resolve(this.processCwd, globals.dir ?? '.'),
@@ -211,7 +212,7 @@ export class CliApp {
       env: this.env,
       ...(spec.longLived ? { longLived: true } : {}),
     });
-    const call = newCall(name);
+    const call = newCall(name, 'cli', { debug: globals.verbose });
     const noColor = this.env.NO_COLOR !== undefined && this.env.NO_COLOR !== '';
     const io = this.io;
     // Getters: asking whether a stream is a TTY creates it (main.ts), which only some renderers need.
@@ -261,6 +262,17 @@ export class CliApp {
       this.rendered = renderError(name, err, call.warnings.items, { json: globals.json, lines });
     } finally {
       await ctx.close();
+      if (call.debug && this.rendered) this.rendered.stderr = debugText(name, call.debug, t0) + this.rendered.stderr;
     }
   }
+}
+
+/**
+ * `-v/--verbose` (docs/output.md §1): the call's debug lines and its elapsed time, before any other line of
+ * stderr. Bounded: a command that collects many keeps the first ones.
+ */
+function debugText(command: string, lines: string[], t0: number): string {
+  const MAX = 16;
+  const shown = lines.length > MAX ? [...lines.slice(0, MAX), `… ${lines.length - MAX} more`] : lines;
+  return [...shown, `${command}: ${Date.now() - t0} ms`].map((l) => `tugcode: debug: ${l}\n`).join('');
 }

@@ -93,6 +93,20 @@ function envOverrides(env: NodeJS.ProcessEnv): Record<string, Record<string, unk
   return out;
 }
 
+/** The variables that override a config key (envOverrides' names, for debug lines). */
+function overrideNames(env: NodeJS.ProcessEnv): string[] {
+  const names: string[] = [];
+  for (const [table, keys] of Object.entries(CONFIG_KEYS)) {
+    for (const key of keys) {
+      const name = `TUGCODE_${table.toUpperCase()}_${key.toUpperCase()}`;
+      const alias = table === 'kernel' ? (KERNEL_TUG_ENV as Record<string, string | undefined>)[key] : undefined;
+      if (env[name] !== undefined) names.push(name);
+      else if (alias && env[alias] !== undefined) names.push(alias);
+    }
+  }
+  return names;
+}
+
 /**
  * A claim's lease must outlive the time between two heartbeats, or it lapses before its first heartbeat
  * renews it and another worker may take the step mid-work (docs/run.md §1 item 4.3). The reason, naming both
@@ -196,10 +210,17 @@ export async function loadConfig(
   mainRoot: string,
   env: NodeJS.ProcessEnv = process.env,
   warnings?: WarningSink,
+  debug?: string[],
 ): Promise<Config> {
   const file = join(mainRoot, CONFIG_FILE);
   const overrides = envOverrides(env);
   const hasFile = existsSync(file);
+  // Names only: a value (a state URL) may carry a password.
+  if (debug) {
+    debug.push(hasFile ? `config: read ${file}` : `config: no ${CONFIG_FILE}, defaults`);
+    const set = overrideNames(env);
+    if (set.length) debug.push(`config: overridden by ${set.join(', ')}`);
+  }
   if (!hasFile && Object.keys(overrides).length === 0) return structuredClone(CONFIG_DEFAULTS) as Config;
   let text = '';
   if (hasFile) {

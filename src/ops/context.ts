@@ -36,10 +36,15 @@ export interface Call {
   warnings: WarningSink;
   /** The front door: flags (`cli`) or a tool call's field names (`tool`), for the few texts an operation words. */
   naming: Naming;
+  /**
+   * Debug lines (`-v/--verbose`, docs/output.md §1), present only when asked for: where the repository, its
+   * config and the state store were found. The front door prints them; a few per call, never a secret.
+   */
+  debug?: string[];
 }
 
-export function newCall(command: string, naming: Naming = 'cli'): Call {
-  return { command, warnings: new WarningSink(), naming };
+export function newCall(command: string, naming: Naming = 'cli', o: { debug?: boolean } = {}): Call {
+  return { command, warnings: new WarningSink(), naming, ...(o.debug ? { debug: [] } : {}) };
 }
 
 export class OpsContext {
@@ -68,7 +73,10 @@ export class OpsContext {
       const { resolveRepo } = await import('../git/repo.js');
       const { loadConfig } = await import('../config/config.js');
       const repo = resolveRepo(this.cwd, this.env);
-      const config = await loadConfig(repo.mainRoot, this.env, call.warnings);
+      call.debug?.push(
+        `repository ${repo.mainRoot}` + (repo.worktreeRoot === repo.mainRoot ? '' : ` (worktree ${repo.worktreeRoot})`),
+      );
+      const config = await loadConfig(repo.mainRoot, this.env, call.warnings, call.debug);
       return { repo, config };
     })();
     // A failed load is not cached: the next call tries again (a long-lived process may see it fixed).
@@ -81,7 +89,9 @@ export class OpsContext {
     this.storeP ??= (async () => {
       const { repo, config } = await this.load(call);
       const { openStateStore } = await import('./state-backend.js');
-      return openStateStore({ repo, config, clock: this.clock, env: this.env, longLived: this.longLived });
+      const s = await openStateStore({ repo, config, clock: this.clock, env: this.env, longLived: this.longLived });
+      call.debug?.push(`state store: ${s.backend} ${s.described}`);
+      return s;
     })();
     this.storeP.catch(() => (this.storeP = undefined));
     return this.storeP;

@@ -42,24 +42,49 @@ export async function graph(
   }));
   const nodes = steps.map((s) => ({ anchor: s.anchor, status: s.status }));
   const edges = deps.map((d) => [d.depends_on, d.step_anchor] as [string, string]);
-  const label = (s: (typeof steps)[number]) => `Step ${s.step_id}: ${s.title}`.replace(/["\\]/g, "'");
+  const label = (s: (typeof steps)[number]) => `Step ${s.step_id}: ${s.title}`;
   let text: string;
   if (format === 'mermaid') {
     const id = (a: string) => a.replace(/[^A-Za-z0-9_]/g, '_');
     const lines = ['flowchart TD'];
-    for (const s of steps) lines.push(`  ${id(s.anchor)}["${label(s)}<br/>${s.status}"]:::${s.status}`);
+    for (const s of steps) lines.push(`  ${id(s.anchor)}["${mermaidText(label(s))}<br/>${s.status}"]:::${s.status}`);
     for (const [a, b] of edges) lines.push(`  ${id(a)} --> ${id(b)}`);
     for (const [status, fill] of Object.entries(FILL)) lines.push(`  classDef ${status} fill:${fill}`);
     text = lines.join('\n') + '\n';
   } else {
-    const lines = [`digraph ${JSON.stringify(ref.plan_path)} {`, '  rankdir=TB;', '  node [shape=box, style=filled];'];
+    const lines = [`digraph ${dotId(ref.plan_path)} {`, '  rankdir=TB;', '  node [shape=box, style=filled];'];
     for (const s of steps)
       lines.push(
-        `  ${JSON.stringify(s.anchor)} [label=${JSON.stringify(`${label(s)}\n[${s.status}]`)}, fillcolor=${JSON.stringify(FILL[s.status] ?? '#ffffff')}];`,
+        `  ${dotId(s.anchor)} [label=${dotId(label(s), `\\n[${s.status}]`)}, fillcolor=${dotId(FILL[s.status] ?? '#ffffff')}];`,
       );
-    for (const [a, b] of edges) lines.push(`  ${JSON.stringify(a)} -> ${JSON.stringify(b)};`);
+    for (const [a, b] of edges) lines.push(`  ${dotId(a)} -> ${dotId(b)};`);
     lines.push('}');
     text = lines.join('\n') + '\n';
   }
   return { format, text, nodes, edges };
+}
+
+/**
+ * A DOT quoted ID: inside it only `\"` is an escape of the language, and graphviz reads `\\` in a label as one
+ * backslash; `tail` (a label's own escape, `\n`) goes in as written. A line break of the text becomes a space.
+ */
+function dotId(text: string, tail?: string): string {
+  const body = text.replace(/[\\"]/g, (c) => `\\${c}`).replace(/[\r\n]+/g, ' ');
+  return `"${body}${tail ?? ''}"`;
+}
+
+/**
+ * Text inside a Mermaid `["…"]` label, which Mermaid renders as HTML: `"` would end it, `<`/`>`/`&` would be
+ * markup, `#` starts an entity code and a backslash is mangled, so each is written as its entity code.
+ */
+function mermaidText(text: string): string {
+  const code: Record<string, string> = {
+    '#': '#35;',
+    '"': '#quot;',
+    '<': '#lt;',
+    '>': '#gt;',
+    '&': '#amp;',
+    '\\': '#92;',
+  };
+  return text.replace(/[#"<>&\\]/g, (c) => code[c]!).replace(/[\r\n]+/g, ' ');
 }

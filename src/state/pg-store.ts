@@ -79,7 +79,7 @@ export class PgStateStore extends StateStore {
   }
 
   /** What error messages say instead of "state.db": `PostgreSQL schema tug_x (host:port/database)`. */
-  get described(): string {
+  override get described(): string {
     const { host, port, database } = this.target;
     return `PostgreSQL schema ${this.schema} (${pgAddress(host, port)}/${database})`;
   }

@@ -74,6 +74,10 @@ export abstract class StateStore {
   abstract readonly backend: 'sqlite' | 'postgres';
   /** Where the state lives, for people: the state.db path, or the PostgreSQL URL without its password. */
   abstract readonly location: string;
+  /** Where the state lives, for messages and debug lines: never a user name or password (docs/state.md §8). */
+  get described(): string {
+    return this.location;
+  }
   /**
    * The owner name of a worktree in this store: its canonical path on SQLite, `<host>:<path>` on
    * PostgreSQL (docs/state.md §8). The operations apply it to every `worktree` input themselves.

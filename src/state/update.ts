@@ -129,12 +129,14 @@ async function updateTx(
   snap: PlanSnapshot | null,
 ): Promise<UpdateResult> {
   const t: UpdateTx = { ctx, c, plan_path, anchor, now: ctx.clock.now(), input };
-  const { step, top } = await openStep(t);
-  const plan = (await getPlan(c, plan_path))!;
-  const prose = snap ? (await checkDrift(ctx, c, plan, snap, t.now)) === 'prose' : false;
-  // Ordinals must exist (checked after drift: ordinals only mean something for the same structure).
+  const found = await findStep(c, plan_path, anchor, { lock: true });
+  // Ordinals must exist: an argument, checked before ownership and status (docs/state.md §4.2); on the
+  // stored structure, which is what the ordinals of `state show` name.
   const current = await itemsOfStep(c, plan_path, anchor);
   checkOrdinals(t, current, items);
+  const { step, top } = await openStep(t, found);
+  const plan = (await getPlan(c, plan_path))!;
+  const prose = snap ? (await checkDrift(ctx, c, plan, snap, t.now)) === 'prose' : false;
   const applied = await applyChanges(t, targetsOf(t, current, items, bulk));
   if (step.parent_anchor !== null && step.status === 'pending') {
     startSub(c, { plan_path, anchor, now: t.now });
@@ -157,8 +159,7 @@ async function updateTx(
 }
 
 /** The step and its top-level ancestor, owned by the caller; a completed step's items no longer change. */
-async function openStep({ c, plan_path, anchor, input }: UpdateTx): Promise<StepAndTop> {
-  const s = await findStep(c, plan_path, anchor, { lock: true });
+async function openStep({ c, plan_path, anchor, input }: UpdateTx, s: StepAndTop): Promise<StepAndTop> {
   await checkOwner(c, plan_path, s, input.worktree, input.attempt);
   const { step, top } = s;
   if (step.status === 'completed')

@@ -146,5 +146,15 @@ describe('a password with %, @, #, ? and / percent-encoded connects', () => {
     const show = runJson('state show', ['state', 'show', 'demo'], { cwd: root, env });
     expect(show.json.status, show.stdout + show.stderr).toBe('ok');
     noSecret(show, [password, encodeURIComponent(password)], 'ok');
+    // -v names the server and database it used, never the user name or password (docs/output.md §1).
+    for (const flags of [['--json'], []]) {
+      const v = runCli(['state', 'show', 'demo', '-v', ...flags], { cwd: root, env });
+      expect(v.code, v.stderr).toBe(0);
+      expect(v.stderr).toContain(`tugcode: debug: state store: postgres PostgreSQL schema `);
+      expect(v.stderr).toContain(`:${info.port}/${db.name})`);
+      expect(v.stderr).toContain('TUGCODE_STATE_URL');
+      noSecret(v, [password, encodeURIComponent(password)], `-v ${flags.join(' ')}`);
+      expect(v.stderr).not.toContain(user);
+    }
   });
 });

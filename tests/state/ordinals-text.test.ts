@@ -20,7 +20,9 @@ describe('item ordinals in the text output', () => {
     expect(r.stdout).toMatch(/^ {4}checkpoint 0 \[ \] npm test$/m);
     expect(r.stdout).toMatch(/^ {2}Step 1\.2 \(step-1-2\): Cache invalidation \[pending\] \(blocked by: step-1-1\)$/m);
     expect(r.stdout).toMatch(/^ {6}task 1 \[ \] Invalidate b$/m);
-    expect(r.stdout).toContain('Next: tugcode state start demo step-1 --attempt 1');
+    expect(r.stdout).toContain(
+      "Next: tugcode state start demo step-1 --attempt 1; mark items with tugcode state update demo step-1 --task N completed (a substep's items: its anchor instead)",
+    );
   });
 
   it("the next command names the claim's --worktree, so it runs as the owner from where the claim was made", () => {
@@ -30,10 +32,13 @@ describe('item ordinals in the text output', () => {
     const next = /^Next: tugcode (state start demo step-0 .*); mark items with tugcode (state update .*)$/m.exec(r.stdout);
     expect(next, r.stdout).not.toBeNull();
     expect(next![1]).toBe(`state start demo step-0 --worktree ${w1} --attempt 1`);
-    expect(next![2]).toBe(`state update demo <step> --worktree ${w1} --task N completed`);
-    // Run from the same directory, the printed command is the owner's, not NotOwner.
+    // The step is known: its anchor, not a placeholder; only the item ordinal N is the caller's to pick.
+    expect(next![2]).toBe(`state update demo step-0 --worktree ${w1} --task N completed`);
+    // Run from the same directory, the printed commands are the owner's, not NotOwner.
     const started = st(root, next![1]!.split(' ').slice(1));
     expect(started.json.status, started.stdout).toBe('ok');
+    const updated = st(root, next![2]!.replace(' N ', ' 0 ').split(' ').slice(1));
+    expect([updated.json.status, updated.json.updated], updated.stdout).toEqual(['ok', 1]);
   });
 
   it('the ordinal state show --items all prints is the one state update --task changes', () => {

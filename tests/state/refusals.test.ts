@@ -220,3 +220,22 @@ describe('messages of bad item flags', () => {
     expect(batch.json.error.message).toContain('invalid --batch input');
   });
 });
+
+describe('an item ordinal the step does not have', () => {
+  it('is InvalidArgument (exit 2) before ownership and status: on a completed step too, changing nothing', () => {
+    const { root, w1, w2 } = cliRepo();
+    st(root, ['claim', 'demo', '--worktree', w1]);
+    const upd = (w: string) => ['update', 'demo', 'step-0', '--worktree', w, '--task', '9', 'completed'];
+    // Claimed by w1: its owner and another worktree alike.
+    for (const w of [w1, w2]) {
+      const r = refusedCli(root, upd(w), 'InvalidArgument', 2);
+      expect(r.json.error.message).toContain('task 9 does not exist');
+    }
+    expect(st(root, ['complete', 'demo', 'step-0', '--worktree', w1, '--force', 'by hand']).json.status).toBe('ok');
+    for (const w of [w1, w2]) {
+      const r = refusedCli(root, upd(w), 'InvalidArgument', 2);
+      expect(r.json.error.message).toContain('task 9 does not exist');
+      expect(r.json.error.details).toMatchObject({ step_anchor: 'step-0', kind: 'task', ordinal: 9 });
+    }
+  });
+});

@@ -16,12 +16,31 @@ function canonical(p: string): string {
 
 type R = any; // each renderer gets its operation's result; the operation's own type checks the fields
 
-export function init(r: R): string {
+export async function init(r: R, cli: CliEnv, input: { plan: string }): Promise<string> {
   const what = r.reinitialized ? 'Re-initialized' : r.already_initialized ? 'Already initialized' : 'Initialized';
   let text = `${what} ${r.plan_path}: ${r.steps_created} steps, ${r.checklist_items_created} checklist items, ${r.refactors_created} refactors created`;
+  // Nothing added: "0 steps … created" would read as if the plan had none; say what is there instead.
+  if (
+    r.steps_created + r.checklist_items_created + r.refactors_created === 0 &&
+    (r.reinitialized || r.already_initialized)
+  ) {
+    const n = await stepCount(cli, input.plan);
+    const steps = n === null ? 'its steps' : `${n} step${n === 1 ? '' : 's'}`;
+    text = r.reinitialized
+      ? `${what} ${r.plan_path}: no step, checklist item or refactor added; ${n === null ? steps : `its ${steps}`} kept`
+      : `${what} ${r.plan_path}: structure unchanged, ${steps}`;
+  }
   if (r.implicit_sequential) text += ' (no Depends-on lines: steps run in order)';
   if (r.gitignore_added?.length) text += `\nAdded to .gitignore: ${r.gitignore_added.join(', ')}`;
   return text;
+}
+
+/** How many steps (substeps too) the plan has in the state; null when the read fails (the init is done). */
+async function stepCount(cli: CliEnv, plan: string): Promise<number | null> {
+  const { stateShow } = await import('../../ops/state-read.js');
+  const { newCall } = await import('../../ops/context.js');
+  const shown = await stateShow(cli.ctx, { plan }, newCall('state show')).catch(() => null);
+  return shown?.plans[0]?.steps.length ?? null;
 }
 
 export async function claim(r: R, cli: CliEnv, input: { plan: string; worktree?: string }): Promise<string> {
@@ -63,7 +82,9 @@ export async function claim(r: R, cli: CliEnv, input: { plan: string; worktree?:
     head,
     '',
     ...steps,
-    `Next: tugcode state start ${p} ${r.step_anchor}${wt} --attempt ${r.attempt}; mark items with tugcode state update ${p} <step>${wt} --task N completed`,
+    // The step is known, so the command names it; a substep's items go under the substep's own anchor.
+    `Next: tugcode state start ${p} ${r.step_anchor}${wt} --attempt ${r.attempt}; mark items with tugcode state update ${p} ${r.step_anchor}${wt} --task N completed` +
+      (plan.steps.length > 1 ? " (a substep's items: its anchor instead)" : ''),
   ].join('\n');
 }
 
