@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { schemaFor } from '../../src/contract/schemas/index.js';
 import { checkSchema, runCli, runJson } from '../helpers/cli.js';
-import { git } from '../helpers/repo.js';
+import { git, tempDir } from '../helpers/repo.js';
 import {
   holdingImplementer,
   planText,
@@ -67,6 +67,13 @@ describe('status of a supervised run', () => {
       'tugcode state decide demo step-1 --reject "<reason>"',
     ])
       expect(s.text).toContain(`\n  ${c}`);
+    // state claim, finding nothing to claim, gives the same literal command.
+    const wt = join(tempDir(), 'wt');
+    git(root, 'worktree', 'add', '-q', wt);
+    const c = runCli(['state', 'claim', 'demo', '--worktree', wt], { cwd: root });
+    expect(c.stdout, c.stderr).toContain(
+      'Needs a human: step-1: tugcode state decide demo step-1 --approve | --revise "<notes>" | --reject "<reason>"',
+    );
   });
 
   it('during a live run: names the run holding the plan (pid, host, since, workers)', async () => {

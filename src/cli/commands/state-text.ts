@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { CliEnv } from '../define.js';
 import { touchesHeldText } from '../../contract/touches.js';
 import { itemProgress, itemProgressText } from '../../contract/status.js';
+import { shellArg } from '../../util/shell-arg.js';
 
 /** The path the claim stored (realpath); the path as given if it went away since. */
 function canonical(p: string): string {
@@ -54,7 +55,13 @@ export async function claim(r: R, cli: CliEnv, input: { plan: string; worktree?:
       (r.blocked_steps.length ? `\nBlocked: ${r.blocked_steps.join(', ')}` : '') +
       (r.claimed_steps.length ? `\nClaimed: ${r.claimed_steps.join(', ')}` : '') +
       (r.failed_steps.length ? `\nFailed: ${r.failed_steps.join(', ')}` : '') +
-      (r.needs_human_steps?.length ? `\nNeeds a human: ${r.needs_human_steps.join(', ')} (tugcode state decide)` : '')
+      (r.needs_human_steps ?? [])
+        .map(
+          (s: string) =>
+            `\nNeeds a human: ${s}: tugcode state decide ${shellArg(input.plan)} ${s} ` +
+            '--approve | --revise "<notes>" | --reject "<reason>"',
+        )
+        .join('')
     );
   const head =
     `${r.resumed ? 'Resumed' : 'Claimed'} ${r.step_anchor}: ${r.step_title} (attempt ${r.attempt}${r.reclaimed_from_expired ? `, taken over from ${r.previous_owner}` : ''})\n` +
@@ -72,7 +79,6 @@ export async function claim(r: R, cli: CliEnv, input: { plan: string; worktree?:
   const plan = shown?.plans[0];
   if (!plan) return head;
   const { renderSteps } = await import('../../state/show-text.js');
-  const { shellArg } = await import('../../util/shell-arg.js');
   const steps = renderSteps(plan.steps, { now: cli.now(), color: cli.color, anchors: true, plan: input.plan });
   const p = shellArg(input.plan);
   // A claim made for another worktree (`--worktree W`) is W's: the next commands name it too, or run from
