@@ -174,7 +174,9 @@ export async function removeWorktree(ctx: FlowCtx, arg: string, opts: { force?: 
     // The commands themselves, not their shapes: `state release` needs the tree on disk, so a tree gone from
     // it has --force alone.
     const tree = shellArg(w.path);
-    const releases = live.map((c) => `tugcode state release ${shellArg(c.plan_path)} ${c.step_anchor} --worktree ${tree}`);
+    const releases = live.map(
+      (c) => `tugcode state release ${shellArg(c.plan_path)} ${c.step_anchor} --worktree ${tree}`,
+    );
     const hint = missing
       ? `tugcode worktree remove ${tree} --force (the tree is gone from disk; releases them)`
       : `${releases.join(' && ')}, then tugcode worktree remove ${tree} again; ` +

@@ -22,10 +22,22 @@ describe('-v/--verbose', () => {
       const lines = debugLines(r.stderr);
       expect(lines.length, r.stderr).toBeGreaterThanOrEqual(4);
       expect(lines.length).toBeLessThanOrEqual(20);
-      expect(lines.some((l) => l.includes(`repository ${root}`)), r.stderr).toBe(true);
-      expect(lines.some((l) => /state store: sqlite .*\.tugtool\/state\.db/.test(l)), r.stderr).toBe(true);
-      expect(lines.some((l) => /config: no \.tugtool\/config\.toml/.test(l)), r.stderr).toBe(true);
-      expect(lines.some((l) => /state show: \d+ ms/.test(l)), r.stderr).toBe(true);
+      expect(
+        lines.some((l) => l.includes(`repository ${root}`)),
+        r.stderr,
+      ).toBe(true);
+      expect(
+        lines.some((l) => /state store: sqlite .*\.tugtool\/state\.db/.test(l)),
+        r.stderr,
+      ).toBe(true);
+      expect(
+        lines.some((l) => /config: no \.tugtool\/config\.toml/.test(l)),
+        r.stderr,
+      ).toBe(true);
+      expect(
+        lines.some((l) => /state show: \d+ ms/.test(l)),
+        r.stderr,
+      ).toBe(true);
       if (flags.length) {
         expect(JSON.parse(r.stdout).status).toBe('ok');
         expect(r.stdout).not.toContain('debug');
@@ -44,9 +56,10 @@ describe('-v/--verbose', () => {
     });
     expect(r.code, r.stderr).toBe(0);
     const lines = debugLines(r.stderr);
-    expect(lines.some((l) => l.includes(`config: read ${join(root, '.tugtool', 'config.toml')}`)), r.stderr).toBe(
-      true,
-    );
+    expect(
+      lines.some((l) => l.includes(`config: read ${join(root, '.tugtool', 'config.toml')}`)),
+      r.stderr,
+    ).toBe(true);
     const named = lines.filter((l) => l.includes('TUGCODE_STATE_MAX_ATTEMPTS'));
     expect(named.length, r.stderr).toBe(1);
     expect(named[0]).not.toContain('77');
@@ -57,6 +70,9 @@ describe('-v/--verbose', () => {
     const r = runCli(['state', 'show', 'nope', '-v', '--json'], { cwd: root, env });
     expect(r.code).not.toBe(0);
     expect(JSON.parse(r.stdout).status).toBe('error');
-    expect(debugLines(r.stderr).some((l) => /state show: \d+ ms/.test(l)), r.stderr).toBe(true);
+    expect(
+      debugLines(r.stderr).some((l) => /state show: \d+ ms/.test(l)),
+      r.stderr,
+    ).toBe(true);
   });
 });

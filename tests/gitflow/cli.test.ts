@@ -301,7 +301,9 @@ describe('worktree remove refusals (CLI)', () => {
     renameSync(wt, moved);
     const gone = runJson('worktree remove', ['worktree', 'remove', wt], { cwd: root, env });
     expectError(gone, 'WorktreeHasClaims', 4);
-    expect(gone.json.error.hint).toBe(`tugcode worktree remove ${wt} --force (the tree is gone from disk; releases them)`);
+    expect(gone.json.error.hint).toBe(
+      `tugcode worktree remove ${wt} --force (the tree is gone from disk; releases them)`,
+    );
     renameSync(moved, wt);
     expect(runCli(['state', 'release', PLAN_PATH, 'step-1', '--worktree', wt], { cwd: root, env }).code).toBe(0);
     expect(runCli(['worktree', 'remove', wt], { cwd: root, env }).code).toBe(0);

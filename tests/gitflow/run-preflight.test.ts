@@ -46,7 +46,10 @@ describe('run refuses before it claims anything', () => {
     const root = runRepo(PLAN);
     git(root, 'branch', 'tugplan');
     const r = runJsonl(root, ['demo', '--implementer', implementerScript().argv]);
-    const dry = spawnSync(process.execPath, [CLI, 'run', 'demo', '--dry-run', '--json'], { cwd: root, encoding: 'utf8' });
+    const dry = spawnSync(process.execPath, [CLI, 'run', 'demo', '--dry-run', '--json'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     expect([r.code, dry.status]).toEqual([4, 4]);
     for (const error of [r.events.at(-1).error, JSON.parse(dry.stdout).error]) {
       expect(error).toMatchObject({ code: 'WorktreeExists', details: { branch: 'tugplan' } });

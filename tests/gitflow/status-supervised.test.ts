@@ -9,16 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { schemaFor } from '../../src/contract/schemas/index.js';
 import { checkSchema, runCli, runJson } from '../helpers/cli.js';
 import { git, tempDir } from '../helpers/repo.js';
-import {
-  holdingImplementer,
-  planText,
-  runJsonl,
-  runRepo,
-  startRun,
-  step,
-  tugJson,
-  waitUntil,
-} from '../run/helpers.js';
+import { holdingImplementer, planText, runJsonl, runRepo, startRun, step, tugJson, waitUntil } from '../run/helpers.js';
 import { implementer, reviewerScript } from '../run/review-helpers.js';
 
 function status(root: string) {
@@ -50,9 +41,7 @@ describe('status of a supervised run', () => {
     const s = status(root);
     expect(s.line).toMatchObject({ status: 'active', needs_human_steps: [] });
     expect(s.line.approved_steps).toEqual([{ step_anchor: 'step-1', review_commit: kept }]);
-    expect(s.text).toContain(
-      `approved: step-1 (the next tugcode run integrates its kept commit ${kept.slice(0, 12)})`,
-    );
+    expect(s.text).toContain(`approved: step-1 (the next tugcode run integrates its kept commit ${kept.slice(0, 12)})`);
   });
 
   it('while it waits: names the literal decide commands, plan and step filled in', () => {
@@ -99,7 +88,7 @@ describe('status of a supervised run', () => {
     expect(after.text).not.toContain('run: pid');
   });
 
-  it("the run that integrates an approved step says so in its summary row", () => {
+  it('the run that integrates an approved step says so in its summary row', () => {
     const root = escalated();
     expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).code).toBe(0);
     const impl = implementer();

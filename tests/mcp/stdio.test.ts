@@ -139,7 +139,7 @@ describe('tugcode mcp over stdio', () => {
     expect(raw.stderr).toMatch(SERVING);
   });
 
-  it('serves writes and reads sent at once, in either order, on one connection (none closes the other\'s)', async () => {
+  it("serves writes and reads sent at once, in either order, on one connection (none closes the other's)", async () => {
     const root = planRepo();
     runJson('state init', ['state', 'init', 'demo'], { cwd: root, env: { TUGCODE_NOW: T0 } });
     runJson('state claim', ['state', 'claim', 'demo'], { cwd: root, env: { TUGCODE_NOW: T0 } });
@@ -147,14 +147,20 @@ describe('tugcode mcp over stdio', () => {
     const fresh = new RawMcp(root);
     raws.push(fresh);
     await fresh.initialize();
-    const update = { plan: 'demo', step: 'step-1', worktree: '.', items: [{ kind: 'task', ordinal: 0, status: 'in_progress' }] };
+    const update = {
+      plan: 'demo',
+      step: 'step-1',
+      worktree: '.',
+      items: [{ kind: 'task', ordinal: 0, status: 'in_progress' }],
+    };
     fresh.call(1, 'tug_state_ready', { plan: 'demo' });
     fresh.call(2, 'tug_state_update', update);
     fresh.call(3, 'tug_state_show', { plan: 'demo' });
     fresh.call(4, 'tug_state_update', { ...update, items: [{ kind: 'task', ordinal: 99, status: 'completed' }] });
     fresh.call(5, 'tug_state_ready', { plan: 'demo' });
     const codes: string[] = [];
-    for (const id of [1, 2, 3, 4, 5]) codes.push(JSON.parse((await fresh.reply(id)).result.content[0].text).error?.code ?? 'ok');
+    for (const id of [1, 2, 3, 4, 5])
+      codes.push(JSON.parse((await fresh.reply(id)).result.content[0].text).error?.code ?? 'ok');
     expect(codes).toEqual(['ok', 'ok', 'ok', 'InvalidArgument', 'ok']);
   });
 

@@ -73,7 +73,10 @@ describe('PlanNotFound in a repository with many plans', () => {
     const shown = Array.from({ length: 10 }, (_, i) => `.tugtool/tugplan-p00${i}.md`).join(', ');
     expect(r.json.error.hint).toBe(`known plans: ${shown} and 290 more (ls .tugtool/tugplan-*.md)`);
     const text = runCli(['state', 'show', 'nope'], { cwd: root });
-    expect(text.stderr.split('\n').every((line) => line.length < 400), text.stderr).toBe(true);
+    expect(
+      text.stderr.split('\n').every((line) => line.length < 400),
+      text.stderr,
+    ).toBe(true);
   });
 });
 

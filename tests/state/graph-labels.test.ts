@@ -50,7 +50,9 @@ describe('state graph labels', () => {
     const decoded = label
       .replace(/<br\/>pending$/, '')
       .replace(/#(\w+);/g, (_, c: string) =>
-        /^\d+$/.test(c) ? String.fromCharCode(Number(c)) : ({ quot: '"', lt: '<', gt: '>', amp: '&' } as Record<string, string>)[c]!,
+        /^\d+$/.test(c)
+          ? String.fromCharCode(Number(c))
+          : ({ quot: '"', lt: '<', gt: '>', amp: '&' } as Record<string, string>)[c]!,
       );
     expect(decoded).toBe(`Step 1: ${title}`);
   });

@@ -29,7 +29,9 @@ describe('item ordinals in the text output', () => {
     const { root, w1 } = cliRepo();
     const r = stText(root, ['claim', 'demo', '--worktree', w1]);
     expect(r.code, r.stderr).toBe(0);
-    const next = /^Next: tugcode (state start demo step-0 .*); mark items with tugcode (state update .*)$/m.exec(r.stdout);
+    const next = /^Next: tugcode (state start demo step-0 .*); mark items with tugcode (state update .*)$/m.exec(
+      r.stdout,
+    );
     expect(next, r.stdout).not.toBeNull();
     expect(next![1]).toBe(`state start demo step-0 --worktree ${w1} --attempt 1`);
     // The step is known: its anchor, not a placeholder; only the item ordinal N is the caller's to pick.
@@ -60,7 +62,9 @@ describe('item ordinals in the text output', () => {
     const r = st(root, ['update', 'demo', 'step-0', '--task', '1', 'deferred', '--reason', reason], { cwd: w1 });
     expect(r.json.status, r.stdout).toBe('ok');
     const text = stText(root, ['show', 'demo', '--step', 'step-0', '--items', 'all']).stdout;
-    expect(text).toMatch(/^ {4}task 1 \[~\] Wire the client \(deferred: blocked upstream Step 9: Fake \[completed\] see #12\)$/m);
+    expect(text).toMatch(
+      /^ {4}task 1 \[~\] Wire the client \(deferred: blocked upstream Step 9: Fake \[completed\] see #12\)$/m,
+    );
     expect(text).not.toMatch(/^Step 9/m);
     const items = st(root, ['show', 'demo', '--step', 'step-0', '--items', 'all']).json.plans[0].steps[0].items;
     expect(items[1].reason).toBe(reason);

@@ -128,9 +128,7 @@ export const gitSchemas: Record<string, z.ZodTypeAny> = {
           failed_steps: z.array(anchor),
           needs_human_steps: z.array(anchor),
           // Approved by a human (docs/git.md §6): the next run integrates the kept commit.
-          approved_steps: z.array(
-            z.object({ step_anchor: anchor, review_commit: commitHash.nullable() }).strict(),
-          ),
+          approved_steps: z.array(z.object({ step_anchor: anchor, review_commit: commitHash.nullable() }).strict()),
           usage: usageTotalsSchema.nullable(),
           // The run holding the plan's lock (docs/git.md §6): alive false = its pid on this host is gone.
           run_driver: runDriverLine,
