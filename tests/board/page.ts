@@ -47,7 +47,8 @@ export async function until<T>(what: string, fn: () => Promise<T> | T, ms = 60_0
 /**
  * An implementer that waits for the test: it prints `working on <step>`, then waits until `<gate>/<step>`
  * exists (polling), prints that file's text, fails when `<gate>/<step>.fail` exists, else writes
- * `<step>.txt` and prints `done <step>`.
+ * `<step>.txt` and prints `done <step>`. It gives up once the gate is gone (the test file's temp directories
+ * removed), so a run a failed test left behind cannot keep it polling for ever.
  */
 export function gatedImplementer(): { argv: string; gate: string; open: (step: string, text?: string) => void } {
   const dir = tempDir('tugcode-gate-');
@@ -60,7 +61,7 @@ export function gatedImplementer(): { argv: string; gate: string; open: (step: s
 cat > /dev/null
 step="$TUG_STEP"
 echo "working on $step"
-while [ ! -e '${gate}'/"$step" ]; do sleep 0.05; done
+while [ ! -e '${gate}'/"$step" ]; do [ -d '${gate}' ] || exit 3; sleep 0.05; done
 cat '${gate}'/"$step"
 if [ -e '${gate}'/"$step.fail" ]; then echo 'failing as asked' >&2; exit 1; fi
 echo "$step" > "$TUG_WORKTREE/$step.txt"
