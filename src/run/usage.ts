@@ -117,6 +117,19 @@ export function parseUsageFile(text: string): { usage: Usage | null } | { reason
   return { usage: hasUsage(out) ? out : null };
 }
 
+/** A stdout line of an agent's JSON stream: its event, or the text the log keeps as it was printed. */
+function jsonLine(raw: string): { event: Record<string, unknown> } | { text: string } {
+  const l = raw.trim();
+  if (!l.startsWith('{')) return { text: raw === '' ? '' : raw + '\n' };
+  try {
+    const v: unknown = JSON.parse(l);
+    if (typeof v === 'object' && v !== null) return { event: v as Record<string, unknown> };
+  } catch {
+    // Not JSON: the log keeps it as it is.
+  }
+  return { text: raw + '\n' };
+}
+
 /**
  * codex's `exec --json` event stream, made readable for the step's log and summed (docs/agents.md §2):
  * each JSON line becomes the text codex would print without `--json` (commands and their output, the
@@ -140,14 +153,9 @@ export class CodexTranscript {
 
   /** One line of stdout → the text for the log (with its newline), or '' for nothing. */
   line(raw: string): string {
-    const l = raw.trim();
-    if (!l.startsWith('{')) return raw === '' ? '' : raw + '\n';
-    let e: Record<string, unknown>;
-    try {
-      e = JSON.parse(l) as Record<string, unknown>;
-    } catch {
-      return raw + '\n';
-    }
+    const parsed = jsonLine(raw);
+    if ('text' in parsed) return parsed.text;
+    const e = parsed.event;
     const item = (e.item ?? {}) as Record<string, unknown>;
     const str = (v: unknown) => (typeof v === 'string' ? v : '');
     switch (e.type) {
@@ -277,15 +285,9 @@ export class ClaudeTranscript {
 
   /** One line of stdout → the text for the log (with its newline), or '' for nothing. */
   line(raw: string): string {
-    const l = raw.trim();
-    if (!l.startsWith('{')) return raw === '' ? '' : raw + '\n';
-    let e: Record<string, unknown>;
-    try {
-      e = JSON.parse(l) as Record<string, unknown>;
-    } catch {
-      return raw + '\n';
-    }
-    if (typeof e !== 'object' || e === null) return raw + '\n';
+    const parsed = jsonLine(raw);
+    if ('text' in parsed) return parsed.text;
+    const e = parsed.event;
     const str = (v: unknown) => (typeof v === 'string' ? v : '');
     const cut = (t: string) => (t.length > CLAUDE_TOOL_TEXT_MAX ? `${t.slice(0, CLAUDE_TOOL_TEXT_MAX)} …` : t);
     const message = (typeof e.message === 'object' && e.message !== null ? e.message : {}) as Record<string, unknown>;

@@ -42,6 +42,29 @@ const stepsOn = (root: string, ref: string) =>
     .map((l) => l.trim())
     .filter(Boolean);
 
+/**
+ * Two worktrees of the plan editing the same line: the first commit is integrated; the second's
+ * `tugcode commit` arguments (add `--message` and `--integrate`) meet the conflict.
+ */
+function conflictingCommit(): { root: string; args: string[] } {
+  const root = planRepo();
+  const a = runJson('worktree create', ['worktree', 'create', 'demo', '--reuse'], {
+    cwd: root,
+    env: { TUGCODE_NOW: T1 },
+  }).json.worktree_path;
+  const b = runJson('worktree create', ['worktree', 'create', 'demo', '--new'], {
+    cwd: root,
+    env: { TUGCODE_NOW: T2 },
+  }).json.worktree_path;
+  const w1 = workOnNext(root, a);
+  writeFiles(a, { 'shared.txt': 'from a\n' });
+  commit(root, a, w1, 'feat: a', '--integrate');
+  const w2 = workOnNext(root, b);
+  writeFiles(b, { 'shared.txt': 'from b\n' });
+  const args = ['commit', '--worktree', b, '--plan', 'demo', '--step', w2.step, '--attempt', w2.attempt];
+  return { root, args };
+}
+
 describe('commit again after a resolved integration conflict', () => {
   for (const allowEmpty of [false, true]) {
     it(`makes no new commit${allowEmpty ? ' even with --allow-empty' : ''}: it integrates and completes the step's one commit`, () => {
@@ -90,21 +113,7 @@ describe('commit again after a resolved integration conflict', () => {
   }
 
   it('in text, the conflict says what to do next: rebase, resolve, the same commit again (not state reconcile)', () => {
-    const root = planRepo();
-    const a = runJson('worktree create', ['worktree', 'create', 'demo', '--reuse'], {
-      cwd: root,
-      env: { TUGCODE_NOW: T1 },
-    }).json.worktree_path;
-    const b = runJson('worktree create', ['worktree', 'create', 'demo', '--new'], {
-      cwd: root,
-      env: { TUGCODE_NOW: T2 },
-    }).json.worktree_path;
-    const w1 = workOnNext(root, a);
-    writeFiles(a, { 'shared.txt': 'from a\n' });
-    commit(root, a, w1, 'feat: a', '--integrate');
-    const w2 = workOnNext(root, b);
-    writeFiles(b, { 'shared.txt': 'from b\n' });
-    const args = ['commit', '--worktree', b, '--plan', 'demo', '--step', w2.step, '--attempt', w2.attempt];
+    const { root, args } = conflictingCommit();
     const r = runCli([...args, '--message', 'feat: b', '--integrate'], { cwd: root });
     expect(r.code).toBe(0);
     expect(r.stdout).not.toContain('state reconcile');
@@ -115,21 +124,7 @@ describe('commit again after a resolved integration conflict', () => {
   });
 
   it('the conflict is worded as the rebase it was, not a merge (docs/git.md §4.2)', () => {
-    const root = planRepo();
-    const a = runJson('worktree create', ['worktree', 'create', 'demo', '--reuse'], {
-      cwd: root,
-      env: { TUGCODE_NOW: T1 },
-    }).json.worktree_path;
-    const b = runJson('worktree create', ['worktree', 'create', 'demo', '--new'], {
-      cwd: root,
-      env: { TUGCODE_NOW: T2 },
-    }).json.worktree_path;
-    const w1 = workOnNext(root, a);
-    writeFiles(a, { 'shared.txt': 'from a\n' });
-    commit(root, a, w1, 'feat: a', '--integrate');
-    const w2 = workOnNext(root, b);
-    writeFiles(b, { 'shared.txt': 'from b\n' });
-    const args = ['commit', '--worktree', b, '--plan', 'demo', '--step', w2.step, '--attempt', w2.attempt];
+    const { root, args } = conflictingCommit();
     const j = runJson('commit', [...args, '--message', 'feat: b', '--integrate'], { cwd: root }).json;
     const branch = 'tugplan/demo--20260301-100100';
     const said =
