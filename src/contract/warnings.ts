@@ -56,7 +56,9 @@ export const WARNINGS = {
     when: 'a command the driver started left processes running outside its process group: they were ended and are named (docs/agents.md §1.6)',
   },
   StaleIndexLock: {
-    when: 'the driver removed an `index.lock` in one of its worker trees left by a git that is gone',
+    when:
+      'the driver removed a lock file of one of its worker trees (`index.lock`, `HEAD.lock`, or its worker ' +
+      "branch's ref lock) left by a git that is gone, such as one killed by a signal (docs/run.md §1.6)",
   },
   TextTruncated: {
     when: 'a reason or note longer than its bound was cut to it',

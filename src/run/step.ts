@@ -20,7 +20,7 @@ import { timed, type TraceFn, staleLockRemoved } from './context.js';
 import { Aborted, StepFailure } from './failure.js';
 import { boundedGitRunner } from '../git/bounded.js';
 import { gitThreadOf } from '../git/git-thread.js';
-import { catchUpTree, clearStaleIndexLock, guardTree, lockFault, treeFault, type WorkerTree } from './worktrees.js';
+import { catchUpTree, clearStaleLocks, guardTree, lockFault, treeFault, type WorkerTree } from './worktrees.js';
 import { settled } from './preflight.js';
 import { checkpointCommand } from './checkpoints.js';
 import { integrationTip } from './refs.js';
@@ -352,8 +352,7 @@ async function commitPhase(
   const W = tree.path;
   x.phase('commit');
   guardTree(W);
-  const staleLock = clearStaleIndexLock(W);
-  if (staleLock) staleLockRemoved(rc, staleLock);
+  for (const lock of clearStaleLocks(W, tree.branch)) staleLockRemoved(rc, lock);
   // Another worker integrated meanwhile: the work moves onto the new tip first, when git can do that
   // without a merge (worktrees.ts). `--remote` keeps rebasing at integration (its tip moves by fetch).
   const caughtUp = x.caughtUp;

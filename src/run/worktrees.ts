@@ -214,8 +214,7 @@ export async function resetTree(
   const { path, branch } = tree;
   // Never `reset --hard` / `clean` a directory that is not this worktree (git would find the main checkout).
   guardTree(path);
-  const removed = clearStaleIndexLock(path);
-  if (removed) onLockRemoved?.(removed);
+  for (const removed of clearStaleLocks(path, branch)) onLockRemoved?.(removed);
   // A rebase left stopped (a failed or killed resolution, docs/run.md §1.9): the branch back first, so the
   // reset moves the branch and not a detached HEAD, and the next rebase can start.
   if (rebaseInProgress(path)) {
@@ -382,23 +381,32 @@ function heldOpen(file: string): boolean {
 }
 
 /**
- * An `index.lock` left in the worker's worktree makes every git that writes the index fail. One older than
- * this run (its driver process) that no process holds open was left by a git that died: the driver removes
- * it, in its own worker worktrees only. Any other is reported (lockFault) and the attempt fails.
- * Returns the path removed, if any.
+ * An `index.lock` left in the worker's worktree makes every git that writes the index fail, and a
+ * `HEAD.lock` or the worker branch's ref lock (`refs/heads/<branch>.lock`) every git that moves it (a git
+ * killed mid-write by a signal leaves them, docs/run.md §1.6). One older than this run (its driver
+ * process) that no process holds open was left by a git that died: the driver removes it, for its own
+ * worker worktrees and branches only (the run lock keeps every other run of the plan away). Any other is
+ * reported (lockFault) and the attempt fails. Returns the paths removed.
  */
-export function clearStaleIndexLock(path: string, runStartMs = performance.timeOrigin): string | null {
-  const lock = indexLockOf(path);
-  if (!lock) return null;
-  let st;
-  try {
-    st = statSync(lock);
-  } catch {
-    return null;
+export function clearStaleLocks(path: string, branch?: string, runStartMs = performance.timeOrigin): string[] {
+  const admin = adminDirOf(path);
+  if (!admin) return [];
+  const locks = [join(admin, 'index.lock'), join(admin, 'HEAD.lock')];
+  // The admin directory is <common dir>/worktrees/<name>; the branch's ref lives in the common one.
+  if (branch) locks.push(join(dirname(dirname(admin)), 'refs', 'heads', ...branch.split('/')) + '.lock');
+  const removed: string[] = [];
+  for (const lock of locks) {
+    let st;
+    try {
+      st = statSync(lock);
+    } catch {
+      continue;
+    }
+    if (!st.isFile() || st.mtimeMs >= runStartMs || heldOpen(lock)) continue;
+    rmSync(lock, { force: true });
+    removed.push(lock);
   }
-  if (st.mtimeMs >= runStartMs || heldOpen(lock)) return null;
-  rmSync(lock, { force: true });
-  return lock;
+  return removed;
 }
 
 /**

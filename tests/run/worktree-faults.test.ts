@@ -4,13 +4,22 @@
  * implementer's state.db when TUGCODE_STATE_DB is relative. Each fails the attempt with a reason that says
  * what happened (never a run-wide error, never git acting on the main checkout), and the run goes on.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
 import { git } from '../helpers/repo.js';
-import { nodeImplementer, planText, runJsonl, runRepo, step, stepCommits, tugJson } from './helpers.js';
+import {
+  implementerScript,
+  nodeImplementer,
+  planText,
+  runJsonl,
+  runRepo,
+  step,
+  stepCommits,
+  tugJson,
+} from './helpers.js';
 
 const PLAN = '.tugtool/tugplan-demo.md';
 const TWO = planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]);
@@ -104,6 +113,30 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
     expect(again.stdout).toMatch(/warning: StaleIndexLock: removed \S*index\.lock/);
     expect(existsSync(lock)).toBe(false);
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
+  });
+
+  it("a stale lock of a worker branch's ref (a git killed by a signal left it) is removed by the next run, which finishes", () => {
+    // Found by the fault injection: a SIGTERM mid-reset left refs/heads/tugplan/demo--w1.lock, and every
+    // later run died on it with GitError (exit 10).
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
+    const impl = implementerScript();
+    writeFileSync(join(impl.failDir, 'step-2'), '9');
+    const first = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(stepCommits(root, 'tugplan/demo'), first.stderr).toEqual(['step-1']);
+    rmSync(join(impl.failDir, 'step-2'));
+    expect(tugJson(root, ['state', 'reset', PLAN, 'step-2', '--force']).code).toBe(0);
+    const lock = join(root, '.git', 'refs', 'heads', 'tugplan', 'demo--w1.lock');
+    writeFileSync(lock, '');
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lock, old, old);
+    const again = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.events.filter((e) => e.type === 'warning').map((e) => [e.code, e.message])).toContainEqual([
+      'StaleIndexLock',
+      `removed ${lock}, left by a git that is gone`,
+    ]);
+    expect(existsSync(lock)).toBe(false);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
   });
 
   it("a killed implementer's reason names the signal", () => {
