@@ -10,6 +10,7 @@ import {
   isReportedCount,
   USAGE_MAX_TOKENS,
   USAGE_TOKEN_FIELDS,
+  usageTokens,
   type Usage,
 } from '../contract/usage.js';
 
@@ -45,6 +46,18 @@ function unreadable(fields: Record<string, unknown>, costs: readonly string[] = 
     .map(([k, v]) => `${k} ${(JSON.stringify(v) ?? String(v)).slice(0, 40)}`);
 }
 
+/** Adds `found` to `list` (unreadable fields named in a warning), each once, the first few only. */
+function keepFew(list: string[], found: readonly string[]): void {
+  for (const b of found) if (list.length < 4 && !list.includes(b)) list.push(b);
+}
+
+/** `sum` plus `u`, token field by token field (a field stays null while both are); the cost is not summed. */
+function addTokens(sum: Usage | null, u: Usage): Usage {
+  const s = sum ?? emptyUsage();
+  for (const k of USAGE_TOKEN_FIELDS) s[k] = s[k] === null && u[k] === null ? null : (s[k] ?? 0) + (u[k] ?? 0);
+  return s;
+}
+
 /** The warning of unreadable fields (`unreadable`), or null when there were none. */
 function unreadableWarning(agent: string, fields: readonly string[]): string | null {
   return fields.length === 0
@@ -58,7 +71,7 @@ function unreadableWarning(agent: string, fields: readonly string[]): string | n
  * itself); null when the result carries none of them.
  */
 export function claudeUsage(result: Record<string, unknown>): { usage: Usage | null; usage_warning: string | null } {
-  const u = (typeof result.usage === 'object' && result.usage !== null ? result.usage : {}) as Record<string, unknown>;
+  const u = usageObject(result);
   const out: Usage = {
     input_tokens: count(u.input_tokens),
     output_tokens: count(u.output_tokens),
@@ -69,10 +82,14 @@ export function claudeUsage(result: Record<string, unknown>): { usage: Usage | n
   return { usage: hasUsage(out) ? out : null, usage_warning: unreadableWarning('claude', claudeUnreadable(result)) };
 }
 
+/** A claude result's (or message's) `usage` object; {} when it has none. */
+function usageObject(result: Record<string, unknown>): Record<string, unknown> {
+  return (typeof result.usage === 'object' && result.usage !== null ? result.usage : {}) as Record<string, unknown>;
+}
+
 /** The usage fields of a claude result (or message) that are there but no count or cost (`unreadable`). */
 function claudeUnreadable(result: Record<string, unknown>): string[] {
-  const u = (typeof result.usage === 'object' && result.usage !== null ? result.usage : {}) as Record<string, unknown>;
-  const { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens } = u;
+  const { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens } = usageObject(result);
   return unreadable(
     {
       input_tokens,
@@ -188,8 +205,7 @@ export class CodexTranscript {
 
   private add(u: Record<string, unknown>): void {
     const { input_tokens, cached_input_tokens, output_tokens, cache_write_input_tokens } = u;
-    for (const b of unreadable({ input_tokens, cached_input_tokens, output_tokens, cache_write_input_tokens }))
-      if (this.bad.length < 4 && !this.bad.includes(b)) this.bad.push(b);
+    keepFew(this.bad, unreadable({ input_tokens, cached_input_tokens, output_tokens, cache_write_input_tokens }));
     const input = count(u.input_tokens);
     const cached = count(u.cached_input_tokens);
     // The cached part held to the bound before it is taken away: two counts past 1e308 are Infinity, and
@@ -204,10 +220,7 @@ export class CodexTranscript {
       cache_write_tokens: count(u.cache_write_input_tokens),
       cost_usd: null,
     };
-    if (!hasUsage(turn)) return;
-    const s = this.sum ?? emptyUsage();
-    for (const k of USAGE_TOKEN_FIELDS) s[k] = s[k] === null && turn[k] === null ? null : (s[k] ?? 0) + (turn[k] ?? 0);
-    this.sum = s;
+    if (hasUsage(turn)) this.sum = addTokens(this.sum, turn);
   }
 }
 
@@ -226,10 +239,7 @@ const CLAUDE_CALLS_KEPT = 64;
 /** `sum` plus one claude model call's usage (its message's `usage` object). */
 function addCall(sum: Usage | null, u: Record<string, unknown>): Usage | null {
   const call = claudeUsage({ usage: u }).usage;
-  if (!call) return sum;
-  const s = sum ?? emptyUsage();
-  for (const k of USAGE_TOKEN_FIELDS) s[k] = s[k] === null && call[k] === null ? null : (s[k] ?? 0) + (call[k] ?? 0);
-  return s;
+  return call ? addTokens(sum, call) : sum;
 }
 
 /** The longest text of one tool call or tool result a claude transcript writes to the log. */
@@ -266,9 +276,9 @@ export class ClaudeTranscript {
   /** The warning of usage fields that were not counts, or null. */
   usageWarning(): string | null {
     if (this.final) return this.final.usage_warning;
-    const bad = new Set(this.earlierBad);
-    for (const u of this.calls.values()) for (const b of claudeUnreadable({ usage: u })) bad.add(b);
-    return unreadableWarning('claude', [...bad].slice(0, 4));
+    const bad = [...this.earlierBad];
+    for (const u of this.calls.values()) keepFew(bad, claudeUnreadable({ usage: u }));
+    return unreadableWarning('claude', bad);
   }
 
   /** A model call's latest streamed usage; past CLAUDE_CALLS_KEPT calls the oldest is summed into `earlier`. */
@@ -279,8 +289,7 @@ export class ClaudeTranscript {
     const [oldest, old] = this.calls.entries().next().value!;
     this.calls.delete(oldest);
     this.earlier = addCall(this.earlier, old);
-    for (const b of claudeUnreadable({ usage: old }))
-      if (this.earlierBad.length < 4 && !this.earlierBad.includes(b)) this.earlierBad.push(b);
+    keepFew(this.earlierBad, claudeUnreadable({ usage: old }));
   }
 
   /** One line of stdout → the text for the log (with its newline), or '' for nothing. */
@@ -325,7 +334,7 @@ export class ClaudeTranscript {
           ...claudeUsage(e),
         };
         const u = this.final.usage;
-        const tokens = u ? USAGE_TOKEN_FIELDS.reduce((n, k) => n + (u[k] ?? 0), 0) : 0;
+        const tokens = u ? usageTokens(u) : 0;
         return `result ${str(e.subtype)}${e.is_error === true ? ' (error)' : ''}: ${tokens} tokens${
           typeof e.total_cost_usd === 'number' ? `, $${e.total_cost_usd}` : ''
         }\n`;
