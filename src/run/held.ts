@@ -3,6 +3,8 @@
  * (a `tugcode state claim` by hand, an agent in its own worktree). A waiting worker and the summary name
  * the holder and its lease, so the user knows whom the run waits on and how to free the step.
  */
+import { basename, dirname } from 'node:path';
+import { TUGTREE_DIR, workerOfDir } from '../contract/layout.js';
 import type { ShowStep } from '../state/index.js';
 import type { RunSetup } from './context.js';
 import { stateCallIn } from './context.js';
@@ -10,7 +12,7 @@ import type { HeldElsewhere } from './types.js';
 
 /** Whether `owner` is one of this run's worker trees (`.tugtree/tugplan__<slug>--w<k>`, worktrees.ts). */
 function isWorkerTree(rc: RunSetup, owner: string): boolean {
-  return new RegExp(`/\\.tugtree/tugplan__${rc.prep.slug.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}--w\\d+$`).test(owner);
+  return basename(dirname(owner)) === TUGTREE_DIR && workerOfDir(basename(owner), rc.prep.slug) !== null;
 }
 
 /** Of `steps` (shown by `state show`), those in `anchors` held by an owner outside this run. */
