@@ -716,8 +716,17 @@ export function outsideWriteText(o: {
 }
 
 export function decideCommands(planPath: unknown, step: unknown, d: Details = {}): [string, string, string] {
-  const head = `${tugcodeIn(d)} state decide ${arg(planPath, '<plan>')} ${step === '<step>' ? step : arg(step)}`;
+  const head = decideHead(planPath, step, d);
   return [`${head} --approve`, `${head} --revise "<notes>"`, `${head} --reject "<reason>"`];
+}
+
+/** The three decisions on one line, as `state show` and `state claim` print a step waiting for a human. */
+export function decideLine(planPath: unknown, step: unknown): string {
+  return `${decideHead(planPath, step, {})} --approve | --revise "<notes>" | --reject "<reason>"`;
+}
+
+function decideHead(planPath: unknown, step: unknown, d: Details): string {
+  return `${tugcodeIn(d)} state decide ${arg(planPath, '<plan>')} ${step === '<step>' ? step : arg(step)}`;
 }
 
 /** The reset that lets a run implement a failed step again (docs/run.md §1.2): the run's hints and summary. */

@@ -9,6 +9,7 @@ import { usageLine } from '../contract/usage.js';
 import { deferredNote, itemProgress } from '../contract/status.js';
 import { integrationBranch, targetPlace } from '../contract/layout.js';
 import { slugOfPlanPath } from '../plan/resolve.js';
+import { decideLine } from '../contract/errors.js';
 import { percent, type ShowPlan, type ShowResult, type ShowStep } from './show.js';
 
 export interface TextOptions {
@@ -145,9 +146,8 @@ function reviewLines(s: ShowStep, pad: string, o: TextOptions): string[] {
   const out: string[] = [];
   const sha = (c: string | null) => (c ?? '').slice(0, 12);
   if (s.status === 'needs_human') {
-    const cmd = `tugcode state decide ${shellArg(o.plan ?? '<plan>')} ${s.anchor}`;
     out.push(`${pad}  Kept commit ${sha(s.review_commit)} waits for you:`);
-    out.push(`${pad}    ${cmd} --approve | --revise "<notes>" | --reject "<reason>"`);
+    out.push(`${pad}    ${decideLine(o.plan, s.anchor)}`);
   } else if (s.human_decision === 'approved')
     out.push(`${pad}  Approved: the next run integrates ${sha(s.review_commit)} as it is`);
   if (s.human_notes !== null && s.status !== 'completed')

@@ -5,6 +5,7 @@ import type { CliEnv } from '../define.js';
 import { touchesHeldText } from '../../contract/touches.js';
 import { itemProgress, itemProgressText } from '../../contract/status.js';
 import { shellArg } from '../../util/shell-arg.js';
+import { decideLine } from '../../contract/errors.js';
 
 /** The path the claim stored (realpath); the path as given if it went away since. */
 function canonical(p: string): string {
@@ -55,13 +56,7 @@ export async function claim(r: R, cli: CliEnv, input: { plan: string; worktree?:
       (r.blocked_steps.length ? `\nBlocked: ${r.blocked_steps.join(', ')}` : '') +
       (r.claimed_steps.length ? `\nClaimed: ${r.claimed_steps.join(', ')}` : '') +
       (r.failed_steps.length ? `\nFailed: ${r.failed_steps.join(', ')}` : '') +
-      (r.needs_human_steps ?? [])
-        .map(
-          (s: string) =>
-            `\nNeeds a human: ${s}: tugcode state decide ${shellArg(input.plan)} ${s} ` +
-            '--approve | --revise "<notes>" | --reject "<reason>"',
-        )
-        .join('')
+      (r.needs_human_steps ?? []).map((s: string) => `\nNeeds a human: ${s}: ${decideLine(input.plan, s)}`).join('')
     );
   const head =
     `${r.resumed ? 'Resumed' : 'Claimed'} ${r.step_anchor}: ${r.step_title} (attempt ${r.attempt}${r.reclaimed_from_expired ? `, taken over from ${r.previous_owner}` : ''})\n` +
