@@ -17,7 +17,26 @@ const lines = readFileSync(args[0], 'utf8')
   .trim()
   .split('\n')
   .map((l) => JSON.parse(l));
-const files = lines.filter((l) => !l.daemon);
+// A worker runs file after file (vitest's isolate: false), and its counters add up: each file's share is the
+// difference from the worker's previous line, and it started when that file ended.
+const files = [];
+const last = new Map();
+for (const l of lines.filter((x) => !x.daemon).sort((a, b) => a.end - b.end)) {
+  const p = last.get(l.pid);
+  last.set(l.pid, l);
+  files.push(
+    p === undefined
+      ? l
+      : {
+          ...l,
+          start: p.end,
+          user: l.user - p.user,
+          sys: l.sys - p.sys,
+          cuser: l.cuser - p.cuser,
+          csys: l.csys - p.csys,
+        },
+  );
+}
 const daemons = lines.filter((l) => l.daemon);
 const cpu = (l) => l.user + l.sys + l.cuser + l.csys;
 
