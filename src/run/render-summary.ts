@@ -120,8 +120,13 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
   // lists every attempt's.
   for (const f of s.failed_steps) {
     const lines = logLines(f.step_anchor, f.logs ?? []);
-    // A hook's refusal is cut in the row: its whole output is at the end of the last attempt's log (docs/run.md §1.3).
-    if (f.reason.startsWith('HookFailed') && lines.length > 0) lines[0] += " (the hook's whole output at its end)";
+    // A hook's refusal is cut in the row: its whole output is at the end of the log of the unit whose commit it
+    // refused, which the reason names first (`HookFailed: step-1-2: …`; docs/run.md §1.3).
+    if (f.reason.startsWith('HookFailed') && lines.length > 0) {
+      const unit = /^HookFailed: ([\w-]+):/.exec(f.reason)?.[1];
+      const i = lines.findIndex((l) => unit !== undefined && l.includes(`/${unit}-attempt`));
+      lines[Math.max(0, i)] += " (the hook's whole output at its end)";
+    }
     tail.push(...lines);
   }
   if (s.commits.length > 0) tail.push(`commits: ${s.commits.map(shortHash).join(' ')}`);

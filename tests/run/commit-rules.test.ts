@@ -82,4 +82,45 @@ describe('tugcode run: commits', () => {
     expect(text).toMatch(/HookFailed/);
     expect(r.stdout).toContain(`step-1 log: ${log} (the hook's whole output at its end)\n`);
   });
+
+  it('names, for a step with substeps, the log of the substep whose commit the hook refused', () => {
+    const sub = (id: string, title: string) => [
+      `##### Step ${id}: ${title} {#step-${id.replace('.', '-')}}`,
+      '',
+      `**Commit:** \`feat: ${title.toLowerCase()}\``,
+      '',
+      '**Tasks:**',
+      `- [ ] write ${title.toLowerCase()}`,
+      '',
+    ];
+    const root = runRepo(
+      planText([
+        [
+          '#### Step 1: Parent {#step-1}',
+          '',
+          '**Tasks:**',
+          '- [ ] write parent',
+          '',
+          ...sub('1.1', 'First'),
+          ...sub('1.2', 'Second'),
+        ].join('\n'),
+      ]),
+    );
+    const hooks = join(root, '.git', 'hooks');
+    mkdirSync(hooks, { recursive: true });
+    // Only the second substep's commit is refused: the first one's log has no hook output.
+    writeFileSync(
+      join(hooks, 'pre-commit'),
+      `#!/bin/sh\nif git diff --cached --name-only | grep -q step-1-2; then echo "lint: no second" >&2; exit 1; fi\n`,
+    );
+    chmodSync(join(hooks, 'pre-commit'), 0o755);
+    const args = ['run', 'demo', '--workers', '1', '--max-attempts', '1', '--implementer', implementerScript().argv];
+    const r = runCli(args, { cwd: root });
+    expect(r.code, r.stderr).toBe(4);
+    const logs = '.tugtool/logs/demo';
+    expect(readFileSync(join(root, logs, 'step-1-2-attempt1.log'), 'utf8')).toContain('lint: no second\n');
+    expect(readFileSync(join(root, logs, 'step-1-1-attempt1.log'), 'utf8')).not.toContain('lint:');
+    expect(r.stdout).toContain(`step-1 log: ${logs}/step-1-1-attempt1.log\n`);
+    expect(r.stdout).toContain(`step-1 log: ${logs}/step-1-2-attempt1.log (the hook's whole output at its end)\n`);
+  });
 });
