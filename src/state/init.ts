@@ -71,6 +71,7 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
       steps_created: 0,
       checklist_items_created: 0,
       refactors_created: 0,
+      steps_removed: 0,
       gitignore_added: [] as string[],
     };
     if (row && row.plan_hash === hash && row.status !== 'archived' && !input.force) {
@@ -149,7 +150,13 @@ export async function init(ctx: StateContext, input: InitInput): Promise<InitRes
       removed_steps: _d,
       ...counts
     } = report;
-    return { ...out, ...counts, already_initialized: false, reinitialized: true };
+    return {
+      ...out,
+      ...counts,
+      steps_removed: report.removed_steps.length,
+      already_initialized: false,
+      reinitialized: true,
+    };
   });
   result.gitignore_added = ensureGitignoreLines(join(ctx.repoRoot, '.gitignore'), STATE_DB_FILES);
   return result;

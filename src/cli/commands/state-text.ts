@@ -32,6 +32,8 @@ export async function init(r: R, cli: CliEnv, input: { plan: string }): Promise<
       ? `${what} ${r.plan_path}: no step, checklist item or refactor added; ${n === null ? steps : `its ${steps}`} kept`
       : `${what} ${r.plan_path}: structure unchanged, ${steps}`;
   }
+  // What --force deleted: without it, a re-init that only removed steps read as if nothing changed.
+  if (r.steps_removed > 0) text += `; ${r.steps_removed} step${r.steps_removed === 1 ? '' : 's'} removed`;
   if (r.implicit_sequential) text += ' (no Depends-on lines: steps run in order)';
   if (r.gitignore_added?.length) text += `\nAdded to .gitignore: ${r.gitignore_added.join(', ')}`;
   return text;

@@ -181,6 +181,8 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
     steps_created: count,
     checklist_items_created: count,
     refactors_created: count,
+    /** Steps (substeps too) `--force` deleted because the plan no longer has them. */
+    steps_removed: count,
     already_initialized: z.boolean(),
     reinitialized: z.boolean(),
     implicit_sequential: z.boolean(),
