@@ -4,6 +4,7 @@
  * (resolved on first use, so commands that need no repository never look for one) and the open state
  * store. Each call passes its own `Call`: the event `command` and a warnings sink.
  */
+import { statSync } from 'node:fs';
 import { clockFromEnv, type Clock } from '../clock.js';
 import { WarningSink } from '../contract/envelope.js';
 import type { Naming } from '../contract/inputs/fields.js';
@@ -55,6 +56,10 @@ export class OpsContext {
   readonly longLived: boolean;
   private loaded?: Promise<{ repo: Repo; config: Config }>;
   private storeP?: Promise<StateStore>;
+  /** The state.db file (device and inode, or absent) when the store was opened: see `store`. */
+  private storeFile?: string;
+  /** Stores replaced while a call may still use them: closed with the context. */
+  private replaced: Promise<StateStore>[] = [];
 
   constructor(o: OpenOptions) {
     this.cwd = o.cwd;
@@ -84,12 +89,25 @@ export class OpsContext {
     return this.loaded;
   }
 
-  /** The state store, opened on first use and kept until close(). */
+  /**
+   * The state store, opened on first use and kept until close(). A long-lived process (the MCP server, the
+   * board, the driver) opens it again when state.db was moved aside, deleted or replaced since: the old
+   * connection would go on serving the unlinked file, where nobody else sees a claim (docs/state.md §1).
+   */
   async store(call: Call): Promise<StateStore> {
+    if (this.longLived && this.storeP) {
+      const p = this.storeP;
+      const s = await p.catch(() => null);
+      if (s?.backend === 'sqlite' && this.storeP === p && fileId(s.location) !== this.storeFile) {
+        this.storeP = undefined;
+        this.replaced.push(p);
+      }
+    }
     this.storeP ??= (async () => {
       const { repo, config } = await this.load(call);
       const { openStateStore } = await import('./state-backend.js');
       const s = await openStateStore({ repo, config, clock: this.clock, env: this.env, longLived: this.longLived });
+      this.storeFile = s.backend === 'sqlite' ? fileId(s.location) : undefined;
       call.debug?.push(`state store: ${s.backend} ${s.described}`);
       return s;
     })();
@@ -113,5 +131,16 @@ export class OpsContext {
     const s = this.storeP;
     this.storeP = undefined;
     if (s) await (await s.catch(() => null))?.close();
+    for (const r of this.replaced.splice(0)) await (await r.catch(() => null))?.close();
+  }
+}
+
+/** Which file is at `path` now: its device and inode, or `absent`. */
+function fileId(path: string): string {
+  try {
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return 'absent';
   }
 }
