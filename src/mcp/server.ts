@@ -63,7 +63,8 @@ function kernelToolError(envelope: Record<string, unknown>, names: ReadonlyMap<s
 export async function createMcpServer(o: McpOptions) {
   const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
   const server = new McpServer({ name: 'tugcode', version: o.version }, { capabilities: { tools: {} } });
-  const ctx = new OpsContext({ cwd: o.cwd, env: o.env, longLived: true });
+  // It lives as long as the agent's session: an edit of config.toml applies to its next call (docs/run.md §5).
+  const ctx = new OpsContext({ cwd: o.cwd, env: o.env, longLived: true, followConfig: true });
   const { KernelHost } = await import('../kernel/index.js');
   const kernels = new KernelHost({ ...TUGCODE_REFACTOR, env: kernelEnv(o.env), cwd: o.cwd, logSink: o.log });
 

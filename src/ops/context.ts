@@ -5,8 +5,10 @@
  * store. Each call passes its own `Call`: the event `command` and a warnings sink.
  */
 import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { clockFromEnv, type Clock } from '../clock.js';
 import { WarningSink } from '../contract/envelope.js';
+import { CONFIG_FILE } from '../contract/layout.js';
 import type { Naming } from '../contract/inputs/fields.js';
 import type { Config } from '../config/config.js';
 import type { Repo } from '../git/repo.js';
@@ -29,6 +31,12 @@ export interface OpenOptions {
    * never block the event loop. A CLI call (default) uses the faster synchronous calls.
    */
   longLived?: boolean;
+  /**
+   * Long-lived only: read config.toml again (and open the state store again) once it changed, as the next
+   * CLI call would. The MCP server and the board follow the file; a run keeps the configuration it started
+   * with (docs/run.md §1).
+   */
+  followConfig?: boolean;
 }
 
 /** What one operation call brings. */
@@ -54,7 +62,10 @@ export class OpsContext {
   readonly env: NodeJS.ProcessEnv;
   readonly clock: Clock;
   readonly longLived: boolean;
+  private readonly followConfig: boolean;
   private loaded?: Promise<{ repo: Repo; config: Config }>;
+  /** config.toml and its stamp when it was read (long-lived only): see `load`. */
+  private configFile?: { path: string; stamp: string };
   private storeP?: Promise<StateStore>;
   /** The state.db file (device and inode, or absent) when the store was opened: see `store`. */
   private storeFile?: string;
@@ -67,6 +78,7 @@ export class OpsContext {
     this.env = o.env;
     this.clock = o.clock ?? clockFromEnv(o.env);
     this.longLived = Boolean(o.longLived);
+    this.followConfig = Boolean(o.longLived && o.followConfig);
   }
 
   /**
@@ -74,10 +86,16 @@ export class OpsContext {
    * every command that works in a repository (docs/git.md §8); its warnings go to the first call's sink.
    */
   load(call: Call): Promise<{ repo: Repo; config: Config }> {
+    this.forgetChangedConfig();
     this.loaded ??= (async () => {
       const { resolveRepo } = await import('../git/repo.js');
       const { loadConfig } = await import('../config/config.js');
       const repo = resolveRepo(this.cwd, this.env);
+      if (this.followConfig) {
+        // Stamped before it is read: an edit made while reading is seen by the next call.
+        const path = join(repo.mainRoot, ...CONFIG_FILE.split('/'));
+        this.configFile = { path, stamp: fileStamp(path) };
+      }
       call.debug?.push(
         `repository ${repo.mainRoot}` + (repo.worktreeRoot === repo.mainRoot ? '' : ` (worktree ${repo.worktreeRoot})`),
       );
@@ -95,6 +113,7 @@ export class OpsContext {
    * connection would go on serving the unlinked file, where nobody else sees a claim (docs/state.md §1).
    */
   async store(call: Call): Promise<StateStore> {
+    this.forgetChangedConfig();
     if (this.longLived && this.storeP) {
       const p = this.storeP;
       const s = await p.catch(() => null);
@@ -116,6 +135,20 @@ export class OpsContext {
   }
 
   /**
+   * `followConfig`: config.toml is read again once it changed, as the next CLI call would (an agent's MCP
+   * server lives for its whole session), and the state store opened again with it: the edit may set another
+   * lease or move the state to PostgreSQL (docs/state.md §8).
+   */
+  private forgetChangedConfig(): void {
+    const file = this.configFile;
+    if (!file || fileStamp(file.path) === file.stamp) return;
+    this.configFile = undefined;
+    this.loaded = undefined;
+    if (this.storeP) this.replaced.push(this.storeP);
+    this.storeP = undefined;
+  }
+
+  /**
    * A state call in the current work tree (or `workTree`); relative plan paths resolve against the
    * context's directory (or `cwd`).
    */
@@ -132,6 +165,16 @@ export class OpsContext {
     this.storeP = undefined;
     if (s) await (await s.catch(() => null))?.close();
     for (const r of this.replaced.splice(0)) await (await r.catch(() => null))?.close();
+  }
+}
+
+/** Which file is at `path` now and when it was last written, or `absent`. */
+function fileStamp(path: string): string {
+  try {
+    const st = statSync(path, { bigint: true });
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}`;
+  } catch {
+    return 'absent';
   }
 }
 
