@@ -6,7 +6,11 @@
 import { z } from 'zod';
 import type { KernelToolName } from './mcp-tools.js';
 
-const workspace = z.string().max(4096).optional().describe('the workspace (default: the server directory)');
+const workspace = z
+  .string()
+  .max(4096)
+  .optional()
+  .describe("the workspace: the server's repository or one of its worktrees (default: the server's directory)");
 const op = z
   .string()
   .max(4096)

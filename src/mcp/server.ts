@@ -132,10 +132,9 @@ export async function createMcpServer(o: McpOptions) {
       let r: { envelope: Record<string, unknown>; exitCode: number };
       try {
         const a = parseArguments(input, name, args);
-        const ws =
-          typeof a.workspace === 'string'
-            ? ['--workspace', await confinedWorkspace(ctx, a.workspace, newCall(name, 'tool'))]
-            : [];
+        // The default (the server's directory) is confined as a named workspace is: outside a repository it
+        // would be an agent session's home directory, copied whole into a sandbox.
+        const ws = ['--workspace', await confinedWorkspace(ctx, String(a.workspace ?? '.'), newCall(name, 'tool'))];
         r = await kernels.call([...argv(a), ...ws]);
       } catch (e) {
         return errorResult(name, toTugError(e));
