@@ -10,7 +10,8 @@ import { INPUT_TABLES } from './inputs/index.js';
 import { OUTPUT_SCHEMAS } from './schemas/index.js';
 import { demoEventSchema, FAIL_CODES, runEventSchema } from './schemas/run.js';
 import { boardLineSchema } from './schemas/board.js';
-import { MCP_TOOLS } from './mcp-tools.js';
+import { MCP_TOOLS, type KernelToolName } from './mcp-tools.js';
+import { KERNEL_TOOL_INPUTS } from './mcp-kernel-inputs.js';
 import { fieldRows, objectVariants } from './zod-fields.js';
 import type { z } from 'zod';
 
@@ -297,18 +298,25 @@ export function renderAgentApi(): string {
     "`tugcode mcp` is an MCP server over stdio. Each state tool takes the arguments of its command's input",
     'table (the "MCP argument" column above; `tugcode schema --input <command>` prints them as JSON Schema) and',
     "returns the same JSON as the command's `--json` output, as `structuredContent` and as text. An error is a",
-    'tool result with `isError: true` whose text is the error envelope.',
+    'tool result with `isError: true` whose text is the error envelope. A kernel tool takes the arguments listed',
+    "below (its `tug` command's flags as fields; `op` is an operation as in a **Refactors:** row) and returns",
+    "`tug`'s JSON envelope (docs/kernel.md §4). `?` marks an optional argument. The server lives as long as",
+    'its client: each call sees `.tugtool/config.toml` and `state.db` as they are now, as a CLI call would (an',
+    'edited config, a state.db moved aside or re-created).',
     '',
     '| tool | same as | arguments | what |',
     '|---|---|---|---|',
     ...MCP_TOOLS.map((m) => {
       const t = INPUT_TABLES[m.command];
-      const args = t
-        ? Object.entries(t.fields)
-            .filter(([, f]) => !f.cliOnly)
-            .map(([n, f]) => (f.required ? `\`${n}\`` : `\`${n}\`?`))
-            .join(', ')
-        : "the kernel operation's arguments";
+      const args = (
+        t
+          ? Object.entries(t.fields)
+              .filter(([, f]) => !f.cliOnly)
+              .map(([n, f]) => [n, Boolean(f.required)] as const)
+          : Object.entries(KERNEL_TOOL_INPUTS[m.tool as KernelToolName]).map(([n, s]) => [n, !s.isOptional()] as const)
+      )
+        .map(([n, required]) => (required ? `\`${n}\`` : `\`${n}\`?`))
+        .join(', ');
       return `| \`${m.tool}\` | \`${'kernel' in m ? m.command : 'tugcode ' + m.command}\` | ${args} | ${esc(m.note)} |`;
     }),
     '',

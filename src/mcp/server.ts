@@ -17,6 +17,7 @@ import { kernelEnv, TUGCODE_REFACTOR } from '../config/kernel-env.js';
 import { OpsContext, newCall } from '../ops/context.js';
 import { confinedWorkspace } from '../ops/refactor.js';
 import { type KernelToolName, mcpTool } from '../contract/mcp-tools.js';
+import { KERNEL_TOOL_INPUTS } from '../contract/mcp-kernel-inputs.js';
 import { type Annotations, STATE_TOOLS } from './tools.js';
 import { type McpTool, type ToolResult, errorResult, installCallHandler, parseArguments, text } from './call.js';
 
@@ -62,7 +63,8 @@ function kernelToolError(envelope: Record<string, unknown>, names: ReadonlyMap<s
 export async function createMcpServer(o: McpOptions) {
   const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
   const server = new McpServer({ name: 'tugcode', version: o.version }, { capabilities: { tools: {} } });
-  const ctx = new OpsContext({ cwd: o.cwd, env: o.env, longLived: true });
+  // It lives as long as the agent's session: an edit of config.toml applies to its next call (docs/run.md §5).
+  const ctx = new OpsContext({ cwd: o.cwd, env: o.env, longLived: true, followConfig: true });
   const { KernelHost } = await import('../kernel/index.js');
   const kernels = new KernelHost({ ...TUGCODE_REFACTOR, env: kernelEnv(o.env), cwd: o.cwd, logSink: o.log });
 
@@ -130,10 +132,9 @@ export async function createMcpServer(o: McpOptions) {
       let r: { envelope: Record<string, unknown>; exitCode: number };
       try {
         const a = parseArguments(input, name, args);
-        const ws =
-          typeof a.workspace === 'string'
-            ? ['--workspace', await confinedWorkspace(ctx, a.workspace, newCall(name, 'tool'))]
-            : [];
+        // The default (the server's directory) is confined as a named workspace is: outside a repository it
+        // would be an agent session's home directory, copied whole into a sandbox.
+        const ws = ['--workspace', await confinedWorkspace(ctx, String(a.workspace ?? '.'), newCall(name, 'tool'))];
         r = await kernels.call([...argv(a), ...ws]);
       } catch (e) {
         return errorResult(name, toTugError(e));
@@ -154,11 +155,6 @@ export async function createMcpServer(o: McpOptions) {
     );
   };
 
-  const workspace = z.string().max(4096).optional().describe('the workspace (default: the server directory)');
-  const op = z
-    .string()
-    .max(4096)
-    .describe('an operation as in a **Refactors:** row, e.g. `rename-symbol --symbol src/a.ts::old --to new`');
   // Only the operation and its own flags: the kernel's global flags (--workspace, --session-dir, --apply, …)
   // are not the caller's to smuggle in through `op` (a read-only tool must stay read-only).
   const OP_FLAGS = new Set(['--at', '--symbol', '--expect', '--to', '--allow-large', '--safety', '--file', '--mode']);
@@ -181,26 +177,13 @@ export async function createMcpServer(o: McpOptions) {
   kernelTool(
     'tug_analyze_impact',
     'resolve a refactor target and compute its edit set without writing (`tug analyze-impact`)',
-    { op, workspace },
+    KERNEL_TOOL_INPUTS.tug_analyze_impact,
     (a) => ['analyze-impact', ...opArgv(String(a.op))],
   );
   kernelTool(
     'tug_rename_symbol',
     'rename a symbol semantically (TypeScript/JavaScript, Python, Rust); a dry run unless apply (`tug run rename-symbol`)',
-    {
-      at: z.string().max(4096).optional().describe('FILE:LINE:COL of the symbol (or use symbol)'),
-      symbol: z.string().max(4096).optional().describe('FILE::Qualified.Name of the symbol (or use at)'),
-      to: z.string().max(1024).describe('the new name'),
-      expect: z.string().max(1024).optional().describe('the name expected at `at` (refuses otherwise)'),
-      apply: z.boolean().optional().describe('write the files (default: dry run)'),
-      verify: z.enum(['none', 'syntax', 'tests', 'typecheck']).optional().describe('verification before apply'),
-      snapshot_id: z
-        .string()
-        .max(128)
-        .optional()
-        .describe("an analysis's snapshot_id: refuse the run if anything changed since (SnapshotMismatch)"),
-      workspace,
-    },
+    KERNEL_TOOL_INPUTS.tug_rename_symbol,
     (a) => [
       'run',
       ...(a.apply ? ['--apply'] : []),
@@ -217,7 +200,7 @@ export async function createMcpServer(o: McpOptions) {
   kernelTool(
     'tug_verify',
     'verify the current content in a sandbox (`tug verify syntax|tests|typecheck`)',
-    { mode: z.enum(['syntax', 'tests', 'typecheck']).describe('what to verify'), workspace },
+    KERNEL_TOOL_INPUTS.tug_verify,
     (a) => ['verify', String(a.mode)],
   );
 

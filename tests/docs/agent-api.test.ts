@@ -4,16 +4,19 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { renderAgentApi } from '../../src/contract/agent-api.js';
 import { MCP_TOOLS } from '../../src/contract/mcp-tools.js';
 import { ERROR_CODES } from '../../src/contract/errors.js';
 import { INPUT_TABLES } from '../../src/contract/inputs/index.js';
 import { flagOf } from '../../src/contract/inputs/fields.js';
 import { ROOT } from '../helpers/cli.js';
+import { closeMcpClients, connectMcp } from '../mcp/client.js';
+import { planRepo } from '../gitflow/helpers.js';
 
 describe('docs/AGENT_API.md', () => {
   const text = renderAgentApi();
+  afterEach(closeMcpClients);
 
   it('is the generated text (regenerate with: npm run docs)', () => {
     const committed = readFileSync(join(ROOT, 'docs', 'AGENT_API.md'), 'utf8');
@@ -44,5 +47,17 @@ describe('docs/AGENT_API.md', () => {
     const commit = text.slice(text.indexOf('### `tugcode commit`')).split('\n### ')[0]!;
     expect(commit).toContain('| `state_failure_reason` |');
     expect(commit).toContain('| `state_error.error.code` | string |');
+  });
+
+  it("lists each MCP tool's arguments as the server advertises them, the kernel tools' too", async () => {
+    const client = await connectMcp(planRepo());
+    const { tools } = await client.listTools();
+    for (const t of tools) {
+      const row = text.split('\n').find((l) => l.startsWith(`| \`${t.name}\` |`));
+      expect(row, t.name).toBeDefined();
+      const required = new Set(t.inputSchema.required ?? []);
+      const args = Object.keys(t.inputSchema.properties ?? {}).map((n) => (required.has(n) ? `\`${n}\`` : `\`${n}\`?`));
+      expect(row!.split(' | ')[2], t.name).toBe(args.join(', '));
+    }
   });
 });
