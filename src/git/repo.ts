@@ -5,8 +5,8 @@
  * repo root (the main checkout), both canonical (realpath). It reads git's documented layout without
  * spawning git where it can, and falls back to `git rev-parse` / `git worktree list` otherwise.
  */
-import { realpathSync, statSync } from 'node:fs';
-import { resolve, sep } from 'node:path';
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { dirname, resolve, sep } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { GitRunner } from './exec.js';
 import { listWorktrees, parseWorktreeList, resolveRepoWithGit, type WorktreeEntry } from './fast.js';
@@ -102,6 +102,31 @@ export function resolveWorktreeArg(
   if (dirs?.linked && canonical(dirs.commonDir) === repo.commonDir) return canon;
   if (listWorktrees(repo, env).some((w) => w.path === canon && !w.bare)) return canon;
   throw new TugError('WorktreeNotFound', { worktree: canon, repo_root: repo.mainRoot });
+}
+
+/**
+ * The root of this repository's work tree that holds `abs` (which need not exist): the nearest one on the way
+ * up, so a linked worktree under the main checkout (`.tugtree/…`) wins over the main checkout; null when no
+ * work tree of this repository holds it. Read from the `.git` entries (dot-git.ts), no git process: a plan
+ * named by its absolute path in another worktree resolves to its repo-relative path (docs/output.md §5).
+ */
+export function workTreeHolding(repo: Pick<Repo, 'mainRoot' | 'commonDir'>, abs: string): string | null {
+  // The file's directory, or its nearest existing ancestor, with symlinks resolved (roots are canonical).
+  let dir = dirname(resolve(abs));
+  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  try {
+    dir = realpathSync.native(dir);
+  } catch {
+    return null;
+  }
+  for (;;) {
+    if (dir === repo.mainRoot) return dir;
+    const dirs = gitDirsOf(dir);
+    if (dirs?.linked && canonical(dirs.commonDir) === repo.commonDir) return dir;
+    const up = dirname(dir);
+    if (up === dir) return null;
+    dir = up;
+  }
 }
 
 /** For tests: forget cached resolutions. */

@@ -8,7 +8,7 @@ import { TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
 import type { ParsedPlan } from '../plan/types.js';
 import type { GitRunner } from '../git/exec.js';
-import { relativeToRoot, type Repo } from '../git/repo.js';
+import { relativeToRoot, workTreeHolding, type Repo } from '../git/repo.js';
 import { showBlob } from '../git/refs.js';
 
 export async function parseAndValidate(
@@ -116,7 +116,13 @@ export async function resolvePlanPath(
   knownPlanPaths: string[] = [],
 ): Promise<string> {
   const { resolvePlanArg } = await import('../plan/resolve.js');
-  return resolvePlanArg(arg, { repoRoot: repo.mainRoot, workTree: root, cwd: repo.cwd, knownPlanPaths }).plan_path;
+  return resolvePlanArg(arg, {
+    repoRoot: repo.mainRoot,
+    workTree: root,
+    cwd: repo.cwd,
+    knownPlanPaths,
+    workTreeHolding: (abs) => workTreeHolding(repo, abs),
+  }).plan_path;
 }
 
 /**
@@ -138,5 +144,6 @@ export async function resolvePlanInMain(repo: Repo, arg: string, knownPlanPaths:
     workTree: repo.mainRoot,
     cwd: onMain(repo.cwd),
     knownPlanPaths,
+    workTreeHolding: (abs) => workTreeHolding(repo, abs),
   }).plan_path;
 }

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import { TugError } from '../contract/errors.js';
-import type { Repo } from '../git/repo.js';
+import { workTreeHolding, type Repo } from '../git/repo.js';
 import type { StateStore } from '../state/store.js';
 
 export interface BackendOptions {
@@ -23,7 +23,13 @@ export async function openStateStore(o: BackendOptions): Promise<StateStore> {
   const url = o.config.state.url;
   if (!url) {
     const { SqliteStateStore } = await import('../state/store.js');
-    return new SqliteStateStore({ repoRoot: o.repo.mainRoot, clock: o.clock, config: o.config, env: o.env });
+    return new SqliteStateStore({
+      repoRoot: o.repo.mainRoot,
+      clock: o.clock,
+      config: o.config,
+      env: o.env,
+      workTreeHolding: (abs) => workTreeHolding(o.repo, abs),
+    });
   }
   const { PgStateStore } = await import('../state/pg-store.js');
   return new PgStateStore({
@@ -35,6 +41,7 @@ export async function openStateStore(o: BackendOptions): Promise<StateStore> {
     config: o.config,
     env: o.env,
     longLived: o.longLived,
+    workTreeHolding: (abs) => workTreeHolding(o.repo, abs),
   });
 }
 

@@ -63,9 +63,15 @@ async function dropStaleReviewRefs(ctx: OpsContext, call: Call, plan: string): P
 async function integrationOf(ctx: OpsContext, call: Call, plan: string, workTree: string) {
   const { repo } = await ctx.load(call);
   const { resolvePlanArg, slugOfPlanPath } = await import('../plan/resolve.js');
+  const { workTreeHolding } = await import('../git/repo.js');
   let planPath: string;
   try {
-    planPath = resolvePlanArg(plan, { repoRoot: repo.mainRoot, workTree, cwd: ctx.cwd }).plan_path;
+    planPath = resolvePlanArg(plan, {
+      repoRoot: repo.mainRoot,
+      workTree,
+      cwd: ctx.cwd,
+      workTreeHolding: (abs) => workTreeHolding(repo, abs),
+    }).plan_path;
   } catch {
     return null; // the state store reports the plan argument's problem
   }

@@ -23,6 +23,12 @@ export interface ResolvePlanOptions {
   knownPlanPaths?: readonly string[];
   /** Base directory for relative paths (the caller's current directory; the library never reads it). */
   cwd: string;
+  /**
+   * The root of the repository's work tree holding an absolute path, if any (git/repo.ts workTreeHolding):
+   * a path into another worktree then names the same repo-relative plan. Without it, paths are judged
+   * against the work tree and the main root only.
+   */
+  workTreeHolding?: (abs: string) => string | null;
 }
 
 export interface ResolvedPlan {
@@ -153,7 +159,7 @@ export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedP
   let firstInside: string | null = null;
   const matches: string[] = [];
   for (const abs of candidates) {
-    const planPath = roots.planPathOf(abs);
+    const planPath = roots.planPathOf(abs, opts.workTreeHolding?.(abs) ?? null);
     if (planPath === null) continue;
     firstInside ??= planPath;
     if ((isFile(roots.inWorkTree(planPath)) || known.has(planPath)) && !matches.includes(planPath))
@@ -212,10 +218,14 @@ class Roots {
   /**
    * Repo-relative `/` path of `abs` when it lies inside the work tree (preferred) or the repo root, judged
    * on the path as written, else with the directories' symlinks resolved (the file name is kept, so a plan
-   * that is a symlink keeps its own path). Null when outside.
+   * that is a symlink keeps its own path); inside `holder` when another work tree holds it. Null when outside.
    */
-  planPathOf(abs: string): string | null {
-    return relInside(abs, this.lexical) ?? relInside(join(realish(dirname(abs)), basename(abs)), this.real);
+  planPathOf(abs: string, holder: string | null = null): string | null {
+    const real = join(realish(dirname(abs)), basename(abs));
+    // Another work tree of the repository (a worker's under `.tugtree/` in the main checkout, or one elsewhere)
+    // holds it: the path inside that tree is the plan's (docs/output.md §5).
+    if (holder !== null && holder !== this.real[0]) return relInside(real, [holder]);
+    return relInside(abs, this.lexical) ?? relInside(real, this.real);
   }
 
   inWorkTree(planPath: string): string {

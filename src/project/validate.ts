@@ -2,7 +2,7 @@
  * `tugcode validate [plan]`: parse and validate one plan, or every plan under `.tugtool/`.
  */
 import { readFileSync } from 'node:fs';
-import type { Repo } from '../git/repo.js';
+import { workTreeHolding, type Repo } from '../git/repo.js';
 import type { Diagnostic } from '../plan/types.js';
 import { parsePlan } from '../plan/parse.js';
 import { validatePlanFile } from '../plan/validate.js';
@@ -67,7 +67,12 @@ function unreadable(planPath: string, message: string): PlanReport {
  * naming the file, as every command would refuse it.
  */
 export function validatePlans(repo: Repo, planArg: string | undefined, level: Level): ValidateResult {
-  const opts = { repoRoot: repo.mainRoot, workTree: repo.worktreeRoot, cwd: repo.cwd };
+  const opts = {
+    repoRoot: repo.mainRoot,
+    workTree: repo.worktreeRoot,
+    cwd: repo.cwd,
+    workTreeHolding: (abs: string) => workTreeHolding(repo, abs),
+  };
   const paths = planArg ? [resolvePlanArg(planArg, opts).plan_path] : listPlans(repo.worktreeRoot);
   const links = new Map<string, string | null>();
   if (!planArg) {

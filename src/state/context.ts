@@ -43,6 +43,8 @@ export interface StateContext {
   command: string;
   /** Base directory for relative plan paths (default: the process cwd). */
   cwd?: string | undefined;
+  /** The work tree of the repository holding an absolute path (src/plan/resolve.ts `workTreeHolding`). */
+  workTreeHolding?: ((abs: string) => string | null) | undefined;
   /** Where state.db lives (it may not exist yet). */
   dbPath: string;
   env: NodeJS.ProcessEnv;

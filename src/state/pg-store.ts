@@ -28,6 +28,8 @@ export interface PgStoreOptions {
   env: NodeJS.ProcessEnv;
   /** A process serving many calls (the driver, the MCP server) rides out a server restart. */
   longLived: boolean;
+  /** The work tree of the repository holding an absolute path (src/plan/resolve.ts `workTreeHolding`). */
+  workTreeHolding?: (abs: string) => string | null;
 }
 
 /** How long a long-lived process retries a lost connection before DatabaseUnavailable. */

@@ -24,7 +24,12 @@ export async function resolvePlanRef(
   workTree: string = ctx.workTree,
 ): Promise<PlanRef> {
   // Relative paths are read from the caller's directory; a context opened without one uses its work tree.
-  const opts = { repoRoot: ctx.repoRoot, workTree, cwd: ctx.cwd ?? ctx.workTree };
+  const opts = {
+    repoRoot: ctx.repoRoot,
+    workTree,
+    cwd: ctx.cwd ?? ctx.workTree,
+    workTreeHolding: ctx.workTreeHolding,
+  };
   let r: ResolvedPlan | null = null;
   // The plans with rows matter only when the file is missing (or the argument could name two files): the
   // common call, a plan file that exists, skips reading them.

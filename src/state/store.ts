@@ -312,7 +312,12 @@ export abstract class StateStore {
 
 /** The library context of one call: the store's settings, the call's own parts, and the open database. */
 export function callContext(
-  o: { repoRoot: string; config: StateConfig; env: NodeJS.ProcessEnv },
+  o: {
+    repoRoot: string;
+    config: StateConfig;
+    env: NodeJS.ProcessEnv;
+    workTreeHolding?: ((abs: string) => string | null) | undefined;
+  },
   call: StateCall,
   open: Pick<StateContext, 'store' | 'clock' | 'dbPath' | 'ownerPrefix' | 'openWriter'>,
 ): StateContext {
@@ -325,6 +330,7 @@ export function callContext(
     command: call.command,
     cwd: call.cwd,
     env: o.env,
+    workTreeHolding: o.workTreeHolding,
   };
 }
 
@@ -336,6 +342,8 @@ export interface SqliteStoreOptions {
   env: NodeJS.ProcessEnv;
   /** Override the DB path (else TUGCODE_STATE_DB, else <repoRoot>/.tugtool/state.db). */
   dbPath?: string;
+  /** The work tree of the repository holding an absolute path (src/plan/resolve.ts `workTreeHolding`). */
+  workTreeHolding?: (abs: string) => string | null;
 }
 
 /** The embedded store: one better-sqlite3 connection, opened on first use and kept until close(). */

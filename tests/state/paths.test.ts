@@ -2,7 +2,7 @@
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/repo.js';
+import { git, tempDir } from '../helpers/repo.js';
 import { DEMO, DEMO_PATH, planRepo } from './helpers.js';
 import { addWorktree, st } from './cli-helpers.js';
 
@@ -18,6 +18,24 @@ describe('locating state.db and canonical owners', () => {
     expect(fromMain).toMatchObject({ status: 'claimed', claimed_by: w1 });
     mkdirSync(join(w1, 'lib'), { recursive: true });
     expect(st(root, ['ready', DEMO_PATH], { cwd: join(w1, 'lib') }).json.claimed_steps).toEqual(['step-0']);
+  });
+
+  it('names a plan by its absolute path inside another worktree, under .tugtree/ or elsewhere', () => {
+    const root = planRepo();
+    const elsewhere = addWorktree(root, 'one');
+    const nested = join(root, '.tugtree', 'two');
+    git(root, 'worktree', 'add', '-q', nested, '-b', 'wt-two');
+    st(root, ['init', 'demo']);
+    // From the main checkout, each worktree's copy of the plan is the same repo-relative plan (docs/output.md §5).
+    for (const tree of [elsewhere, nested])
+      expect(st(root, ['show', join(tree, DEMO_PATH)]).json.plans[0].plan_path).toBe(DEMO_PATH);
+    const c = st(root, ['claim', join(nested, DEMO_PATH), '--worktree', nested]).json;
+    expect(c).toMatchObject({ claimed: true, step_anchor: 'step-0' });
+    // And from one worktree, the other's.
+    expect(st(root, ['ready', join(nested, DEMO_PATH)], { cwd: elsewhere }).json.claimed_steps).toEqual(['step-0']);
+    // A worktree of another repository is still outside this one.
+    const other = planRepo();
+    expect(st(root, ['show', join(other, DEMO_PATH)]).json.error).toMatchObject({ code: 'InvalidArgument' });
   });
 
   it('treats a symlink to a worktree and a relative path as the same owner', () => {
