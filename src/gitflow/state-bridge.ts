@@ -40,6 +40,8 @@ export interface PlanState {
   steps: StepState[];
   /** What the plan's agent runs used (docs/state.md §2); null when none reported. */
   usage: import('../contract/usage.js').UsageTotals | null;
+  /** The flags of the plan's last run that ended, and when (docs/state.md §2); null when none is recorded. */
+  last_run: import('../state/last-run.js').LastRun | null;
 }
 
 /**
@@ -194,6 +196,7 @@ export async function planRows(ctx: FlowCtx): Promise<PlanState[]> {
       human_decision: r.human_decision,
     })),
     usage: p.usage,
+    last_run: p.last_run,
   }));
 }
 
