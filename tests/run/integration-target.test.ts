@@ -127,9 +127,11 @@ describe('the plan integrates where its first run did (SQLite)', () => {
       code: 'IntegrationTargetMismatch',
       details: { recorded_kind: 'remote', recorded_where: 'origin', kind: 'local', command: 'commit' },
     });
-    // The run that integrates there; `tugcode commit` knows no run flags, so it names a placeholder implementer.
+    // The run that integrates there, with the flags of the plan's last run (the state keeps them, docs/state.md
+    // §2), its `--remote` given once.
+    const script = JSON.parse(impl.argv) as string;
     expect(r.json.error.hint).toMatch(
-      new RegExp(`^tugcode run ${PLAN_PATH} --implementer <your implementer> --remote origin {3}\\(tugcode commit`),
+      new RegExp(`^tugcode run ${PLAN_PATH} --implementer ${script} --remote origin {3}\\(tugcode commit`),
     );
     expect(git(W, 'rev-parse', 'HEAD').trim()).toBe(head);
     expect(git(W, 'status', '--porcelain')).toBe('?? extra.txt\n');

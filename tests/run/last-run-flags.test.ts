@@ -5,9 +5,10 @@
  * string is stored redacted, as the lock stores it; `status --json` names them with when the run ended.
  */
 import Database from 'better-sqlite3';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { git } from '../helpers/repo.js';
 import { implementerScript, planText, runJsonl, runRepo, step, tugJson } from './helpers.js';
 
 const PLAN = planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]);
@@ -59,5 +60,25 @@ describe('the last run’s flags in the state', () => {
     const row = db.prepare('SELECT last_run_flags FROM plans').get() as { last_run_flags: string };
     db.close();
     expect(row.last_run_flags).not.toContain('sekrit');
+  });
+
+  it("merge's BranchNotFound names the last run's flags in its `tugcode run`", () => {
+    const root = runRepo(PLAN, 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' });
+    const impl = implementerScript();
+    const script = JSON.parse(impl.argv) as string;
+    writeFileSync(join(impl.failDir, 'step-1'), '9');
+    expect(runJsonl(root, ['demo', '--workers', '2', '--implementer', impl.argv]).code).toBe(4);
+    // The plan's branches gone (worker trees removed, branches deleted): nothing to merge.
+    for (const line of git(root, 'worktree', 'list', '--porcelain').split('\n'))
+      if (line.startsWith('worktree ') && line.slice(9) !== realpathSync(root))
+        git(root, 'worktree', 'remove', '--force', line.slice(9));
+    for (const b of git(root, 'for-each-ref', '--format=%(refname:short)', 'refs/heads').split('\n'))
+      if (b && b !== 'main') git(root, 'branch', '-D', b);
+    const r = tugJson(root, ['merge', 'demo', '--force']);
+    expect(r.json.error.code, r.stderr).toBe('BranchNotFound');
+    expect(r.json.error.hint).toBe(
+      `implement the plan first: tugcode run ${PLAN_PATH} --workers 2 --implementer ${script} ` +
+        `(or tugcode worktree create ${PLAN_PATH})`,
+    );
   });
 });
