@@ -2,14 +2,25 @@
  * The plan's state keeps its last run's flags (docs/state.md §2, docs/run.md §1.2): once a run has ended
  * and its lock is gone, `tugcode doctor`'s fix for a failed step runs the plan again with that run's
  * implementer and workers, not a placeholder; a later run's flags replace them; a secret in a command
- * string is stored redacted, as the lock stores it; `status --json` names them with when the run ended.
+ * string is stored redacted, as the lock stores it; `status --json` names them with when the run ended;
+ * merge's BranchNotFound hint repeats them; an interrupted run records its flags as well.
  */
 import Database from 'better-sqlite3';
 import { existsSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git } from '../helpers/repo.js';
-import { implementerScript, planText, runJsonl, runRepo, step, tugJson } from './helpers.js';
+import {
+  holdingImplementer,
+  implementerScript,
+  planText,
+  runJsonl,
+  runRepo,
+  startRun,
+  step,
+  tugJson,
+  waitUntil,
+} from './helpers.js';
 
 const PLAN = planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]);
 const PLAN_PATH = '.tugtool/tugplan-demo.md';
@@ -80,5 +91,21 @@ describe('the last run’s flags in the state', () => {
       `implement the plan first: tugcode run ${PLAN_PATH} --workers 2 --implementer ${script} ` +
         `(or tugcode worktree create ${PLAN_PATH})`,
     );
+  });
+
+  it('an interrupted run records its flags too', async () => {
+    const root = runRepo(PLAN, 'demo');
+    const impl = holdingImplementer();
+    writeFileSync(join(impl.hold, 'step-1-a1'), '');
+    const run = startRun(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    await waitUntil('step-1 started', () => existsSync(join(impl.started, 'step-1-a1')));
+    // While it runs, the lock's flags are the ones shown; the state records none yet.
+    expect(tugJson(root, ['status', 'demo']).json.plans[0].last_run).toBeNull();
+    run.child.kill('SIGINT');
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(130);
+    const last = tugJson(root, ['status', 'demo']).json.plans[0].last_run;
+    expect(last.run_flags).toEqual(['--workers', '1', '--implementer', expect.stringContaining('impl.mjs')]);
+    expect(last.command).toMatch(new RegExp(`^tugcode run ${PLAN_PATH.replace('.', '\\.')} --workers 1 --implementer `));
   });
 });
