@@ -100,6 +100,11 @@ export interface BoardPlan {
   edited: boolean;
   /** The run holding the plan's lock (docs/run.md §1.8), null when none; `alive` false: its pid is gone. */
   run_driver: RunDriver | null;
+  /**
+   * The plan's last run that ended (docs/state.md §2): the `tugcode run` that repeats it and when it ended;
+   * null when the state records none.
+   */
+  last_run: { command: string; ended_at: string } | null;
   cards: Card[];
 }
 
@@ -162,7 +167,7 @@ export type ShownStep = Pick<
 /** The parts of a `state show` plan the board reads. */
 export type ShownPlan = Pick<OpsPlan, 'plan_path' | 'phase_title' | 'status' | 'overall' | 'usage'> & {
   steps: ShownStep[];
-};
+} & Partial<Pick<OpsPlan, 'last_run'>>;
 
 /** What `boardRead` returns (src/ops/board.ts), as far as the board reads it. */
 export interface BoardRead {
@@ -467,6 +472,7 @@ export function planOf(
     usage,
     edited: o.edited ?? false,
     run_driver: o.driver ?? null,
+    last_run: p.last_run ? { command: p.last_run.command, ended_at: p.last_run.ended_at } : null,
     cards,
   };
 }

@@ -107,10 +107,11 @@ const IMPLEMENTER_PLACEHOLDER = '--implementer <your implementer>';
  * The `tugcode run <plan>` a hint of another command (merge, commit) suggests: with the run's flags when the
  * details carry them (`run_flags`), else plain when the configuration names an implementer
  * (`implementer_configured`), else with a placeholder for one: run as written, a bare `tugcode run <plan>`
- * would run with no implementer, every item marked completed (docs/run.md §2).
+ * would run with no implementer, every item marked completed (docs/run.md §2). The run's flags are those of
+ * a live run's lock or of the plan's last run that ended (docs/state.md §2); `drop` as for `runAgain`.
  */
-export function runPlanCommand(d: Details): string {
-  if (d.run_flags) return runAgain(d);
+export function runPlanCommand(d: Details, drop: string[] = []): string {
+  if (d.run_flags) return runAgain(d, drop);
   const plain = runAgain({ plan_path: d.plan_path, plan: d.plan });
   return d.implementer_configured ? plain : `${plain} ${IMPLEMENTER_PLACEHOLDER}`;
 }
@@ -154,13 +155,13 @@ function targetHint(d: Details): string {
   const move = `; to move the plan's integration to where this run integrates, on purpose: add --move-integration (docs/run.md §1.11)`;
   if (remote !== null) {
     if (d.command !== 'run')
-      return `${runPlanCommand(d)} --remote ${arg(remote)}   (tugcode commit integrates into this clone's own branch only; the plan's steps integrate through ${remote})`;
+      return `${runPlanCommand(d, ['--remote'])} --remote ${arg(remote)}   (tugcode commit integrates into this clone's own branch only; the plan's steps integrate through ${remote})`;
     return `${again} --remote ${arg(remote)}   (or set remote = ${JSON.stringify(remote)} under [run] in .tugtool/config.toml)${move}`;
   }
   const here = (d.clone ?? d.where) === d.recorded_where;
   const local = `${again}${d.remote_from === 'config' ? ` --remote ''` : ''}`;
   if (here) return `${local}   (this clone's own branch; without --remote)${d.command === 'run' ? move : ''}`;
-  const there = `cd ${arg(clonePath(d.recorded_where))} && ${d.command === 'run' ? local : runPlanCommand(d)}`;
+  const there = `cd ${arg(clonePath(d.recorded_where))} && ${d.command === 'run' ? local : runPlanCommand(d, ['--remote'])}`;
   return `${there}   (on the host of that clone)${d.command === 'run' ? move : ''}`;
 }
 

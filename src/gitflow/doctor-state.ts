@@ -205,12 +205,13 @@ function writableCheck(path: string, relOf: (p: string) => string): DoctorCheck 
  * artifacts), then, once the cause is fixed, the reset that makes each claimable again (a failed step stays
  * failed until reset, docs/state.md §3.6) and the run that takes them up.
  */
-function failedStepsFix(ctx: RepoCtx, planPath: string, anchors: string[]): string {
+function failedStepsFix(ctx: RepoCtx, planPath: string, anchors: string[], last: string[] | undefined): string {
   const p = shellArg(planPath);
   // The run names its implementer (a bare `tugcode run` would run none, docs/run.md §2): the flags of the
-  // plan's last run while its lock records them, else the configured one, else a placeholder.
+  // plan's run while its lock records them, else those of its last run that ended (`last`, the state's,
+  // docs/state.md §2), else the configured one, else a placeholder.
   const slug = slugOfPlanPath(planPath);
-  const flags = (slug === null ? null : runDriverOf(ctx.repo.mainRoot, slug))?.run_flags;
+  const flags = (slug === null ? null : runDriverOf(ctx.repo.mainRoot, slug))?.run_flags ?? last;
   // A run started with `tugcode -C DIR run`: every command keeps its -C DIR, as the run's own does, so the
   // fix works pasted where that run was started (docs/run.md §1.2).
   const tugcode = tugcodeIn({ run_flags: flags });
@@ -365,7 +366,11 @@ export async function planChecks(
         failedHere.push(s.anchor);
       }
     }
-    if (failedHere.length) failedFixes.push(failedStepsFix(ctx, p.plan_path, failedHere));
+    if (failedHere.length) {
+      const { lastRunOn } = await import('../state/last-run.js');
+      const last = await lastRunOn(c, store.version, p.plan_path);
+      failedFixes.push(failedStepsFix(ctx, p.plan_path, failedHere, last?.run_flags));
+    }
     const slug = claimed.length ? slugOfPlanPath(p.plan_path) : null;
     const driver = slug === null ? null : runDriverOf(ctx.repo.mainRoot, slug);
     if (driver?.alive === false)

@@ -88,14 +88,18 @@ async function sourceBranch(
     if (b.plan_path === planPath && isCreateBranch(b.branch, slug) && (await branchExists(g, root, b.branch)))
       own.push(b);
   if (own.length === 1) return own[0]!.branch;
-  if (own.length === 0)
+  if (own.length === 0) {
+    // The hint's `tugcode run` repeats the plan's last run's flags when the state has them (docs/state.md §2),
+    // else names a placeholder implementer unless the config names one (docs/run.md §2).
+    const flags = await state.lastRunFlags(ctx, 'merge', planPath);
     throw new TugError('BranchNotFound', {
       plan_path: planPath,
       branch: integ,
       reason: `${planPath} has no integration branch ${integ} and no worktree branch to merge`,
-      // The hint's `tugcode run` names a placeholder implementer unless the config names one (docs/run.md §2).
       implementer_configured: Boolean(ctx.config.run.implementer || ctx.config.run.agent),
+      ...(flags ? { run_flags: flags } : {}),
     });
+  }
 
   throw new TugError('InvalidArgument', {
     reason: `${planPath} has several worktree branches; pass --branch`,

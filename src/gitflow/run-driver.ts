@@ -179,3 +179,25 @@ export function runDriverLine(
     workers: workersOf(d.run_flags),
   };
 }
+
+/** The plan's last run that ended as `status` and `state show` report it (docs/state.md §2). */
+export interface LastRunLine {
+  run_flags: string[];
+  ended_at: string;
+  /** The `tugcode run` that runs the plan as that run did. */
+  command: string;
+}
+
+/** The state's last run of `planPath` with the command that repeats it; null when the state records none. */
+export function lastRunLine(
+  planPath: string,
+  last: { run_flags: string[]; ended_at: string } | null,
+  run: { implementer?: string; agent?: string },
+): LastRunLine | null {
+  if (!last) return null;
+  return {
+    run_flags: last.run_flags,
+    ended_at: last.ended_at,
+    command: runCommandFor(planPath, { run_flags: last.run_flags, run }),
+  };
+}

@@ -40,6 +40,8 @@ export interface PlanState {
   steps: StepState[];
   /** What the plan's agent runs used (docs/state.md §2); null when none reported. */
   usage: import('../contract/usage.js').UsageTotals | null;
+  /** The flags of the plan's last run that ended, and when (docs/state.md §2); null when none is recorded. */
+  last_run: import('../state/last-run.js').LastRun | null;
 }
 
 /**
@@ -194,6 +196,7 @@ export async function planRows(ctx: FlowCtx): Promise<PlanState[]> {
       human_decision: r.human_decision,
     })),
     usage: p.usage,
+    last_run: p.last_run,
   }));
 }
 
@@ -265,8 +268,27 @@ export async function localTarget(
       implementer_configured: Boolean(ctx.config.run.implementer || ctx.config.run.agent),
     },
   };
-  if (mode === 'check') await ctx.store.checkIntegrationTarget(call, input);
-  else await ctx.store.recordIntegrationTarget(call, input);
+  try {
+    if (mode === 'check') await ctx.store.checkIntegrationTarget(call, input);
+    else await ctx.store.recordIntegrationTarget(call, input);
+  } catch (e) {
+    // The refusal's `tugcode run` repeats the plan's last run's flags when the state has them (docs/state.md
+    // §2): read only once refused, so a commit that goes through reads nothing more.
+    if (!(e instanceof TugError) || e.code !== 'IntegrationTargetMismatch') throw e;
+    const flags = await lastRunFlags(ctx, 'commit', ref.planPath);
+    throw flags ? new TugError('IntegrationTargetMismatch', { ...e.details, run_flags: flags } as never) : e;
+  }
+}
+
+/**
+ * The flags of the plan's last run that ended (docs/state.md §2), for a hint's `tugcode run` once no run's
+ * lock records them; undefined when the state records none (or cannot be read: a hint never fails its error).
+ */
+export async function lastRunFlags(ctx: FlowCtx, command: string, planPath: string): Promise<string[] | undefined> {
+  const last = await ctx.store
+    .lastRun(callIn(ctx, command, ctx.repo.mainRoot), { plan: planPath })
+    .catch(() => null);
+  return last?.run_flags;
 }
 
 /** Where the plan integrates, as recorded (docs/run.md §1.11); null when nothing is. Read-only. */

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { FlowCtx } from './flow-context.js';
 import { resolvePlanPath } from './plan-file.js';
-import { runDriverLine, type RunDriverLine } from './run-driver.js';
+import { lastRunLine, runDriverLine, type LastRunLine, type RunDriverLine } from './run-driver.js';
 import * as state from './state-bridge.js';
 import type { UsageTotals } from '../contract/usage.js';
 import type { ParsedPlan } from '../plan/types.js';
@@ -34,6 +34,11 @@ export interface PlanStatusLine {
   usage: UsageTotals | null;
   /** The `tugcode run` holding the plan's run lock, if one does (docs/run.md §1 item 3). */
   run_driver: RunDriverLine | null;
+  /**
+   * The plan's last run that ended (docs/state.md §2): its flags, when it ended, and the `tugcode run` that
+   * repeats it; null without state or when the state records none.
+   */
+  last_run: LastRunLine | null;
   /** Why the plan file is invalid, as `tugcode validate` would say it (docs/git.md §6); null when valid or absent. */
   plan_error: PlanErrorLine | null;
   /**
@@ -112,6 +117,7 @@ function fromCheckboxes(plan: ParsedPlan, planPath: string): PlanStatusLine {
     approved_steps: [],
     usage: null,
     run_driver: null,
+    last_run: null,
     plan_error: null,
     structure_changed: false,
   };
@@ -140,6 +146,7 @@ function fromState(
       .map((s) => ({ step_anchor: s.anchor, review_commit: s.review_commit })),
     usage,
     run_driver: null,
+    last_run: null,
     plan_error: null,
     structure_changed: false,
   };
@@ -170,6 +177,7 @@ export async function planStatus(ctx: FlowCtx, plan?: string): Promise<StatusDat
       return {
         ...fromState(planPath, row.status, row.steps, row.usage),
         run_driver: driverLine(ctx, planPath, row.steps),
+        last_run: lastRunLine(planPath, row.last_run, ctx.config.run),
         plan_error,
         // One read of the stored hashes; the file is already parsed (no git: the run's plan is the committed
         // copy, which must equal the main checkout's, docs/run.md §1 item 1).

@@ -19,11 +19,12 @@ export async function stateShow(ctx: OpsContext, input: { plan?: string; items?:
   const shown = await store.show(sc, { plan: input.plan, items, step: input.step });
   // The run holding each plan's lock, as status reports it (docs/state.md §4): a dead driver's steps still
   // read as claimed. The state engine knows no run lock, so it is added here; one small file per plan.
-  const { runDriverLine } = await import('../gitflow/run-driver.js');
+  const { lastRunLine, runDriverLine } = await import('../gitflow/run-driver.js');
   const { config } = await ctx.load(call);
   const plans = shown.plans.map((p) => ({
     ...p,
     run_driver: runDriverLine(repo.mainRoot, p.plan_path, p.steps, config.run),
+    last_run: lastRunLine(p.plan_path, p.last_run, config.run),
   }));
   // Which backend answered (docs/state.md §8): never the PostgreSQL password.
   return { ...shown, plans, backend: { kind: store.backend, location: store.location } };

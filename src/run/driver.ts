@@ -284,6 +284,7 @@ async function runPlanned(
       notifier,
     };
     const summary = withRunFlags(await runLocked(ctx, input, call, hooks, o), flags);
+    await rememberFlags(flow, prep.planPath, call, flags);
     await finished(summary);
     return summary;
   } catch (e) {
@@ -295,6 +296,20 @@ async function runPlanned(
       call.warnings.add(err.code, err.message, err.details);
     });
   }
+}
+
+/**
+ * The plan's state keeps the flags of a run that ended with a summary (done, failed, stopped, interrupted),
+ * so what suggests running it again once the lock is gone repeats them (docs/run.md §1.2, docs/state.md
+ * §2). A run refused before it began (a thrown error) changes nothing; a write that fails is a warning.
+ */
+async function rememberFlags(flow: FlowCtx, planPath: string, call: Call, flags: string[]): Promise<void> {
+  await flow.store
+    .recordLastRun(stateCallIn({ call }, flow.repo.mainRoot), { plan: planPath, run_flags: flags })
+    .catch((e: unknown) => {
+      const err = toTugError(e);
+      call.warnings.add(err.code, `the run's flags were not recorded: ${err.message}`, err.details);
+    });
 }
 
 async function runLocked(

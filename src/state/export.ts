@@ -53,7 +53,9 @@ export async function exportPlan(ctx: StateContext, input: ExportInput): Promise
   const rows = await store.read((c) => readPlanRows(c, ref.plan_path, hasLedger(store.version)));
   if (!rows) throw new TugError('PlanNotInitialized', { plan_path: ref.plan_path });
   const { EXPORT_FORMAT, EXPORT_VERSION } = await import('../contract/schemas/state-export.js');
-  const { plan_path: _p, plan_source, implicit_sequential, ...plan } = rows.plan;
+  // The last run's flags stay with this clone (its absolute program paths, its `-C DIR`): not exported.
+  const { plan_path: _p, plan_source, implicit_sequential, last_run_flags: _f, last_run_ended_at: _e, ...plan } =
+    rows.plan;
   const strip = <T extends { plan_path: unknown; id?: unknown }>({ plan_path: _x, id: _i, ...rest }: T) => rest;
   return {
     format: EXPORT_FORMAT,

@@ -14,11 +14,13 @@ import { TugError } from '../contract/errors.js';
 type Db = BetterSqlite3.Database;
 
 /** The newest schema this code knows; a test checks it equals the newest file in migrations/. */
-export const LATEST_SCHEMA_VERSION = 4;
+export const LATEST_SCHEMA_VERSION = 5;
 /** The version that added the ledger's `step_usage` table (docs/state.md §2): readers of older stores sum nothing. */
 export const USAGE_SCHEMA_VERSION = 3;
 /** The version that added the plan's recorded integration target (docs/state.md §8.4): older stores have none. */
 export const INTEGRATION_TARGET_SCHEMA_VERSION = 4;
+/** The version that added the plan's last run's flags (docs/state.md §2): older stores remember none. */
+export const LAST_RUN_SCHEMA_VERSION = 5;
 
 /** `migrations/` ships in the package: dist/state/migrate.js (or src/state/migrate.ts) → ../../migrations. */
 export function migrationsDir(): string {

@@ -13,6 +13,7 @@ import { itemsOfPlan } from './queries/items.js';
 import { getIntegrationTarget, getPlan, listPlans } from './queries/plans.js';
 import { targetSeenBy, type IntegrationTarget } from './integration-target.js';
 import { INTEGRATION_TARGET_SCHEMA_VERSION } from './migrate.js';
+import { lastRunOn, type LastRun } from './last-run.js';
 import { refactorsOfPlan } from './queries/refactors.js';
 import { stepsWithArtifactCounts } from './queries/steps.js';
 import { artifactSummariesOfTop } from './queries/artifacts.js';
@@ -118,6 +119,8 @@ export interface ShowPlan {
   usage: UsageTotals | null;
   /** Where the plan integrates (docs/run.md §1.11); null before its first integration records it. */
   integration_target: IntegrationTarget | null;
+  /** The flags of the plan's last run that ended, and when (docs/state.md §2); null when none is recorded. */
+  last_run: LastRun | null;
 }
 
 export interface ShowResult {
@@ -274,6 +277,7 @@ async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string, se
       seen.version >= INTEGRATION_TARGET_SCHEMA_VERSION
         ? targetSeenBy(await getIntegrationTarget(c, plan.plan_path), seen)
         : null,
+    last_run: await lastRunOn(c, seen.version, plan.plan_path),
   };
 }
 

@@ -41,6 +41,7 @@ import type { ExportInput, ImportInput, ImportResult } from './export.js';
 import type { ArtifactsInput, ListedArtifact } from './artifacts.js';
 import type { IntegrationTarget, TargetInput, TargetResult } from './integration-target.js';
 import type { StoredPlan } from './stored-plan.js';
+import type { LastRun } from './last-run.js';
 
 /** What one call brings: its event `command`, where its warnings go, the work tree it runs in. */
 export interface StateCall {
@@ -249,6 +250,16 @@ export abstract class StateStore {
   /** Record where the plan integrates at its first integration (or a move); a different target refuses. */
   recordIntegrationTarget(call: StateCall, input: TargetInput): Promise<TargetResult> {
     return this.op(call, 'write', input, async () => (await import('./integration-target.js')).recordIntegrationTarget);
+  }
+
+  /** The flags of the plan's last run that ended, and when (docs/state.md §2); null when none is recorded. */
+  lastRun(call: StateCall, input: { plan: string }): Promise<LastRun | null> {
+    return this.op(call, 'read', input, async () => (await import('./last-run.js')).lastRun);
+  }
+
+  /** Records the flags of a run of the plan that ended, replacing the last one's (docs/run.md §1.2). */
+  recordLastRun(call: StateCall, input: { plan: string; run_flags: string[] }): Promise<LastRun> {
+    return this.op(call, 'write', input, async () => (await import('./last-run.js')).recordLastRun);
   }
 
   /** Top-level steps held (claimed or in progress, live or expired) by `worktree`, in every plan. */

@@ -1,7 +1,7 @@
 /**
  * A plan whose structure is edited while `tugcode board` is up (docs/board.md §3): the page says so beside
  * the plan's path, as `tugcode status` does, instead of showing the old steps as if nothing changed; the
- * edit undone, the notice goes.
+ * edit undone, the notice goes. With no run holding the lock, the same line names the plan's last run.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,6 +30,11 @@ describe('tugcode board when the plan is edited', () => {
     await waitLane(page, 'step-2', 'done');
     const path = '.plan[data-plan=".tugtool/tugplan-demo.md"] .plan-path';
     expect(await page.textContent(path)).not.toMatch(/edited/);
+    // No run holds the lock: the path line names the last run, as the state keeps it (docs/state.md §2).
+    const ended = JSON.parse(runCli(['status', '--json'], { cwd: root }).stdout).plans[0].last_run.ended_at;
+    expect(await page.textContent(path)).toContain(
+      ` · last run: tugcode run .tugtool/tugplan-demo.md --workers 1 --implementer true --no-checkpoints (ended ${ended})`,
+    );
 
     const file = join(root, '.tugtool', 'tugplan-demo.md');
     const before = readFileSync(file, 'utf8');

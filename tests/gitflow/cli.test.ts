@@ -206,6 +206,7 @@ describe('worktree remove, merge, status, doctor (CLI)', () => {
         approved_steps: [],
         usage: null,
         run_driver: null,
+        last_run: null,
         plan_error: null,
         structure_changed: false,
       },

@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { LATEST_SCHEMA_VERSION } from '../../src/state/migrate.js';
 import { runCli } from '../helpers/cli.js';
 import { git, tempDir } from '../helpers/repo.js';
 import {
@@ -126,9 +127,11 @@ describe('the plan integrates where its first run did (SQLite)', () => {
       code: 'IntegrationTargetMismatch',
       details: { recorded_kind: 'remote', recorded_where: 'origin', kind: 'local', command: 'commit' },
     });
-    // The run that integrates there; `tugcode commit` knows no run flags, so it names a placeholder implementer.
+    // The run that integrates there, with the flags of the plan's last run (the state keeps them, docs/state.md
+    // §2), its `--remote` given once.
+    const script = JSON.parse(impl.argv) as string;
     expect(r.json.error.hint).toMatch(
-      new RegExp(`^tugcode run ${PLAN_PATH} --implementer <your implementer> --remote origin {3}\\(tugcode commit`),
+      new RegExp(`^tugcode run ${PLAN_PATH} --implementer ${script} --remote origin {3}\\(tugcode commit`),
     );
     expect(git(W, 'rev-parse', 'HEAD').trim()).toBe(head);
     expect(git(W, 'status', '--porcelain')).toBe('?? extra.txt\n');
@@ -182,6 +185,7 @@ describe('the plan integrates where its first run did (SQLite)', () => {
     const dbPath = join(clone, '.tugtool', 'state.db');
     const db = new Database(dbPath);
     db.exec('ALTER TABLE plans DROP COLUMN integration_kind; ALTER TABLE plans DROP COLUMN integration_where;');
+    db.exec('ALTER TABLE plans DROP COLUMN last_run_flags; ALTER TABLE plans DROP COLUMN last_run_ended_at;');
     db.exec('DELETE FROM schema_version; INSERT INTO schema_version (version) VALUES (3);');
     db.exec("DELETE FROM events WHERE details_json LIKE '%integration_target%'");
     db.close();
@@ -195,7 +199,7 @@ describe('the plan integrates where its first run did (SQLite)', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(git(remote, 'rev-parse', 'tugplan/demo').trim()).toBe(git(clone, 'rev-parse', 'tugplan/demo').trim());
     const version = new Database(dbPath, { readonly: true });
-    expect(version.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 4 });
+    expect(version.prepare('SELECT version FROM schema_version').get()).toEqual({ version: LATEST_SCHEMA_VERSION });
     expect(version.prepare('SELECT integration_kind, integration_where FROM plans').get()).toEqual({
       integration_kind: 'remote',
       integration_where: 'origin',

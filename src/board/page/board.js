@@ -320,7 +320,9 @@
     head.querySelector('.plan-path').textContent =
       p.plan_path +
       (p.status !== 'active' ? ` · ${p.status}` : '') +
-      (p.edited ? ' · edited since the state was made: the next tugcode run takes it over' : '');
+      (p.edited ? ' · edited since the state was made: the next tugcode run takes it over' : '') +
+      // No run holds the lock: how the last one ran, to run the plan again the same way (docs/board.md §3).
+      (!p.run_driver && p.last_run ? ` · last run: ${p.last_run.command} (ended ${p.last_run.ended_at})` : '');
     head.querySelector('.bar > i').style.width = `${p.progress.percent}%`;
     head.querySelector('.pct').textContent = `${p.progress.done}/${p.progress.total} steps · ${p.progress.percent}%`;
     head.querySelector('.plan-usage').textContent = fmtUsage(p.usage);

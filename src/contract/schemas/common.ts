@@ -80,3 +80,17 @@ export const runDriverLine = z
   })
   .strict()
   .nullable();
+
+/**
+ * The plan's last run that ended, as `status` and `state show` report it (docs/state.md §2): its flags
+ * (`run_flags` words, secrets redacted), when it ended, and the `tugcode run` that repeats it; null when the
+ * state records none.
+ */
+export const lastRunLine = z
+  .object({
+    run_flags: z.array(z.string()),
+    ended_at: z.string(),
+    command: z.string(),
+  })
+  .strict()
+  .nullable();

@@ -10,6 +10,7 @@ import {
   okEnvelope,
   repoPath,
   runDriverLine,
+  lastRunLine,
   timestamp,
 } from './common.js';
 import { PLAN_STATUSES } from '../status.js';
@@ -132,6 +133,8 @@ export const gitSchemas: Record<string, z.ZodTypeAny> = {
           usage: usageTotalsSchema.nullable(),
           // The run holding the plan's lock (docs/git.md §6): alive false = its pid on this host is gone.
           run_driver: runDriverLine,
+          // The plan's last run that ended (docs/state.md §2): what a hint's `tugcode run` repeats once no lock is held.
+          last_run: lastRunLine,
           // The plan file's first error at the configured level (docs/git.md §6), null when valid or absent.
           plan_error: z
             .object({

@@ -13,6 +13,7 @@ import {
   sha256,
   timestamp,
   runDriverLine,
+  lastRunLine,
   touchesHeld,
 } from './common.js';
 import { stateExportDocument } from './state-export.js';
@@ -257,6 +258,8 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
           // The run holding the plan's lock, as status shows it (docs/state.md §5); claims_expire_at over
           // the steps shown.
           run_driver: runDriverLine,
+          // The plan's last run that ended (docs/state.md §2): what a hint's `tugcode run` repeats once no lock is held.
+          last_run: lastRunLine,
         })
         .strict(),
     ),

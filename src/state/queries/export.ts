@@ -11,6 +11,9 @@ export type FullPlanRow = PlanRow & {
   /** Absent when read from a store older than the recorded target (docs/state.md §8.4). */
   integration_kind?: 'local' | 'remote' | null;
   integration_where?: string | null;
+  /** Absent when read from a store older than the last run's flags (docs/state.md §2); never exported. */
+  last_run_flags?: string | null;
+  last_run_ended_at?: string | null;
 };
 
 export interface PlanRows {

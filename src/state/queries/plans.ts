@@ -150,3 +150,25 @@ export async function setIntegrationTarget(
     plan_path,
   ]);
 }
+
+/** The flags of the plan's last run that ended (docs/state.md §2), as stored: a JSON array, and when it ended. */
+export interface LastRunRow {
+  last_run_flags: string | null;
+  last_run_ended_at: string | null;
+}
+
+/** The plan's last run; callers check the store's schema has the columns (version 5). */
+export async function getLastRun(c: Conn, plan_path: string): Promise<LastRunRow | undefined> {
+  return await c.get<LastRunRow>('SELECT last_run_flags, last_run_ended_at FROM plans WHERE plan_path = ?', [
+    plan_path,
+  ]);
+}
+
+/** Replaces the plan's last run (the newest run to end wins). */
+export async function setLastRun(c: Conn, plan_path: string, flags: string, ended_at: string): Promise<void> {
+  await c.run('UPDATE plans SET last_run_flags = ?, last_run_ended_at = ? WHERE plan_path = ?', [
+    flags,
+    ended_at,
+    plan_path,
+  ]);
+}
