@@ -79,6 +79,20 @@ describe('tug run --text', () => {
     expect(an.stdout.split('\n')[1]).toBe(lines[1]);
   });
 
+  it('names the new name, not the text of the first edit, when that edit keeps a property (`old: NEW`)', () => {
+    // main.js sorts first, and its destructuring edit is `parseConfig: loadConfig`.
+    const ws = realpathSync(
+      tempWs({
+        'lib/util.js': 'function parseConfig(t) {\n  return t;\n}\nmodule.exports = { parseConfig };\n',
+        'lib/main.js': "const { parseConfig } = require('./util');\nparseConfig('x');\n",
+      }),
+    );
+    const r = run(TUG, ['run', '--text', 'rename-symbol', '--at', 'lib/util.js:1:10', '--to', 'loadConfig'], ws);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('+const { parseConfig: loadConfig } = require');
+    expect(r.stdout.split('\n')[0]).toMatch(/^rename-symbol parseConfig -> loadConfig: 2 files, /);
+  });
+
   it('prints the summary line alone when it applies', () => {
     const ws = realpathSync(tempWs(FILES));
     const r = run(TUG, ['run', '--apply', '--text', ...OP], ws);

@@ -20,7 +20,8 @@ function warningLines(env: Env): string {
     .join('');
 }
 
-export function renderText(command: string, env: Env): string {
+/** `newName`: the rename's `--to`; `run`'s envelope has no `new_name`, and an edit may carry a prefix (`old: NEW`). */
+export function renderText(command: string, env: Env, newName?: string): string {
   if (env.status === 'error') {
     const e = env.error as Env;
     const loc = e.location ? ` at ${e.location.file}:${e.location.line}:${e.location.col}` : '';
@@ -42,7 +43,7 @@ export function renderText(command: string, env: Env): string {
       const s = env.summary as Env;
       const what =
         env.operation === 'rename-symbol'
-          ? `rename-symbol ${env.symbol?.name} -> ${env.patch.edits[0]?.new_text ?? '?'}`
+          ? `rename-symbol ${env.symbol?.name} -> ${newName ?? env.patch.edits[0]?.new_text ?? '?'}`
           : 'organize-imports';
       const line =
         `${what}: ${s.files_changed} files, ${s.edits_count} edits, ${verifyPart(env.verification)} (${env.applied ? 'applied' : 'dry run'})\n` +
