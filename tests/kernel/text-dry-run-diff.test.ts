@@ -93,6 +93,15 @@ describe('tug run --text', () => {
     expect(r.stdout.split('\n')[0]).toMatch(/^rename-symbol parseConfig -> loadConfig: 2 files, /);
   });
 
+  it('verify --text does not count a skipped stage among the checks that passed, and says why', () => {
+    const ws = realpathSync(tempWs(FILES));
+    const r = run(TUG, ['verify', 'typecheck', '--text'], ws);
+    expect(r.code, r.stderr).toBe(0);
+    const [first, second] = r.stdout.split('\n');
+    expect(first).toBe('verify typecheck passed (ts-syntax, tsc; skipped: tests)');
+    expect(second).toMatch(/^warning VerificationStageSkipped: /);
+  });
+
   it('prints the summary line alone when it applies', () => {
     const ws = realpathSync(tempWs(FILES));
     const r = run(TUG, ['run', '--apply', '--text', ...OP], ws);

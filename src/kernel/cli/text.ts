@@ -1,6 +1,6 @@
 /**
- * `--text` summaries (docs/kernel.md §3.4). The exit code is unchanged; only stdout differs. `analyze-impact`
- * and `run` list their warnings after the summary line; a dry `run` then adds its unified diff (the README's
+ * `--text` summaries (docs/kernel.md §3.4). The exit code is unchanged; only stdout differs. `analyze-impact`,
+ * `run` and `verify` list their warnings after the summary line; a dry `run` then adds its unified diff (the README's
  * "dry run: the diff").
  */
 type Env = Record<string, any>;
@@ -52,8 +52,14 @@ export function renderText(command: string, env: Env, newName?: string): string 
       const diff = env.applied ? '' : String(env.patch?.unified_diff ?? '');
       return diff === '' ? line : line + diff + (diff.endsWith('\n') ? '' : '\n');
     }
-    case 'verify':
-      return `verify ${env.mode} passed (${(env.verification?.checks ?? []).map((c: Env) => c.name).join(', ') || 'no checks'})\n`;
+    case 'verify': {
+      // A lower stage with nothing to run is listed `skipped` (§11.4): not among the checks that passed.
+      const checks = (env.verification?.checks ?? []) as Env[];
+      const ran = checks.filter((c) => c.status !== 'skipped').map((c) => c.name);
+      const skipped = checks.filter((c) => c.status === 'skipped').map((c) => c.name);
+      const list = (ran.join(', ') || 'no checks') + (skipped.length ? `; skipped: ${skipped.join(', ')}` : '');
+      return `verify ${env.mode} passed (${list})\n` + warningLines(env);
+    }
     case 'snapshot':
       return `${env.snapshot_id}: ${env.file_count} files, ${env.total_bytes} bytes\n`;
     case 'session status':
