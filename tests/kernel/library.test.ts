@@ -143,6 +143,23 @@ describe('library API', () => {
   });
 });
 
+describe('unsupported files', () => {
+  it('names the operation when a file has no backend (details.operation is never null there)', async () => {
+    const ws = tempWs({ 'README.md': '# hi\n', 'a.ts': 'export const a = 1;\n' });
+    for (const [argv, operation] of [
+      [['run', 'rename-symbol', '--at', 'README.md:1:3', '--to', 'x'], 'rename-symbol'],
+      [['analyze-impact', 'organize-imports', '--file', 'README.md'], 'organize-imports'],
+    ] as const) {
+      const r = await runKernelCli([...argv], { prog: 'tug', env: {}, cwd: ws });
+      expect(r.exitCode).toBe(2);
+      expect(JSON.parse(r.stdout).error).toMatchObject({
+        code: 'UnsupportedOperation',
+        details: { operation, language: null, reason: 'language' },
+      });
+    }
+  });
+});
+
 describe('source set and snapshots', () => {
   const files = {
     ...FILES,
