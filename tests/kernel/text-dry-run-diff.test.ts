@@ -35,13 +35,16 @@ describe('tug run --text', () => {
     for (const [argv, message] of [
       [['--bogus-flag', 'doctor'], 'unknown option "--bogus-flag"'],
       [['doctor', '--bogus-flag'], 'unknown option "--bogus-flag" for doctor'],
+      // A short flag after the operation (tugcode's own -v/-q belong before `refactor`) is one too.
+      [['run', ...OP, '-v'], 'unknown option "-v" for run'],
     ] as const) {
       const r = run(TUG, [...argv], ws);
       expect(r.code).toBe(2);
+      const flag = (argv as readonly string[]).includes('-v') ? '-v' : '--bogus-flag';
       expect(JSON.parse(r.stdout).error).toMatchObject({
         code: 'InvalidArgument',
         message,
-        details: { argument: '--bogus-flag', reason: 'unknown_option' },
+        details: { argument: flag, value: flag, reason: 'unknown_option' },
       });
       expect(r.stderr).toBe(`tug: InvalidArgument: ${message}\n`);
     }
