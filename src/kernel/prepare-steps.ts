@@ -39,6 +39,7 @@ export async function opTargetOf(workspace: string, op: OpSpec): Promise<OpTarge
     workspace,
     fileArg,
     op.op === 'organize-imports' ? '--file' : op.symbol !== undefined ? '--symbol' : '--at',
+    op.op,
   );
   if (op.op === 'organize-imports' && language !== 'typescript') {
     throw new KernelError('UnsupportedOperation', `organize-imports is not supported for ${language}`, {

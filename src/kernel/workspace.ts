@@ -88,9 +88,15 @@ export class WorkspaceFiles {
 
 /**
  * A FILE argument → workspace-relative path with `/` separators. Outside the workspace is InvalidArgument;
- * missing or not a regular file is FileNotFound. Returns the language too.
+ * missing or not a regular file is FileNotFound; no backend for it is UnsupportedOperation naming `operation`.
+ * Returns the language too.
  */
-export function normalizeFileArg(root: string, arg: string, argument: string): { path: string; language: Language } {
+export function normalizeFileArg(
+  root: string,
+  arg: string,
+  argument: string,
+  operation: string | null = null,
+): { path: string; language: Language } {
   const abs = isAbsolute(arg) ? resolve(arg) : resolve(root, arg);
   const rel = relative(root, abs);
   if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
@@ -106,7 +112,7 @@ export function normalizeFileArg(root: string, arg: string, argument: string): {
   const language = languageOf(path);
   if (!language) {
     throw new KernelError('UnsupportedOperation', `no refactoring backend for ${path}`, {
-      operation: null,
+      operation,
       language: null,
       reason: 'language',
       fallback: 'edit by hand, then run `tug verify syntax`',

@@ -143,6 +143,42 @@ describe('library API', () => {
   });
 });
 
+describe('unsupported files', () => {
+  it('names the operation when a file has no backend (details.operation is never null there)', async () => {
+    const ws = tempWs({ 'README.md': '# hi\n', 'a.ts': 'export const a = 1;\n' });
+    for (const [argv, operation] of [
+      [['run', 'rename-symbol', '--at', 'README.md:1:3', '--to', 'x'], 'rename-symbol'],
+      [['analyze-impact', 'organize-imports', '--file', 'README.md'], 'organize-imports'],
+    ] as const) {
+      const r = await runKernelCli([...argv], { prog: 'tug', env: {}, cwd: ws });
+      expect(r.exitCode).toBe(2);
+      expect(JSON.parse(r.stdout).error).toMatchObject({
+        code: 'UnsupportedOperation',
+        details: { operation, language: null, reason: 'language' },
+      });
+    }
+  });
+});
+
+describe('organize-imports', () => {
+  it('changes nothing in an organized file, and leaves the import it keeps out of the diff', async () => {
+    const ws = tempWs({
+      'tsconfig.json': TSCONFIG,
+      'src/y.ts': 'export const a = 1;\nexport const b = 2;\n',
+      'src/z.ts': 'export const z = 3;\n',
+      'src/ok.ts': "import { a } from './y';\nimport { z } from './z';\n\nexport const q = a + z;\n",
+      'src/o.ts': "import { z } from './z';\nimport { b, a } from './y';\n\nexport const q = a + b;\n",
+    });
+    const cli = async (...argv: string[]) =>
+      JSON.parse((await runKernelCli(['run', 'organize-imports', ...argv], { prog: 'tug', env: {}, cwd: ws })).stdout);
+    const ok = await cli('--file', 'src/ok.ts', '--apply');
+    expect([ok.summary.edits_count, ok.patch.unified_diff, ok.applied, ok.files_written]).toEqual([0, '', false, []]);
+    const o = await cli('--file', 'src/o.ts', '--mode', 'remove-unused');
+    expect(o.patch.unified_diff).toContain("-import { z } from './z';\n import { b, a } from './y';\n");
+    expect(o.patch.edits).toEqual([expect.objectContaining({ old_text: "import { z } from './z';\n", new_text: '' })]);
+  });
+});
+
 describe('source set and snapshots', () => {
   const files = {
     ...FILES,

@@ -314,4 +314,21 @@ describe('unified diff', () => {
       { path: 'j.ts', start: 1, end: 2, newText: '' },
     ]);
   });
+
+  it('shows deleted whole lines without the untouched line after them (organize-imports)', () => {
+    // Deleting lines 2-3 ends at the start of line 4, which stays as it was and is context, not -/+.
+    const src = "import { a } from './a';\nimport { b } from './b';\nimport { c } from './c';\nexport const q = a;\n";
+    const ws = tempWs({ 'c.ts': src });
+    const start = src.indexOf('import { b }');
+    const diff = checkDiffApplies(ws, [{ path: 'c.ts', start, end: src.indexOf('export'), newText: '' }]);
+    expect(diff).toContain(
+      "@@ -1,4 +1,2 @@\n import { a } from './a';\n-import { b } from './b';\n-import { c } from './c';\n export const q = a;\n",
+    );
+    // Replacing whole lines with whole lines is the same.
+    const ws2 = tempWs({ 'c.ts': src });
+    const diff2 = diffFor(ws2, [
+      { path: 'c.ts', start, end: src.indexOf('export'), newText: "import { bc } from './bc';\n" },
+    ]).diff;
+    expect(diff2).not.toContain('-export const q = a;');
+  });
 });

@@ -35,13 +35,16 @@ describe('tug run --text', () => {
     for (const [argv, message] of [
       [['--bogus-flag', 'doctor'], 'unknown option "--bogus-flag"'],
       [['doctor', '--bogus-flag'], 'unknown option "--bogus-flag" for doctor'],
+      // A short flag after the operation (tugcode's own -v/-q belong before `refactor`) is one too.
+      [['run', ...OP, '-v'], 'unknown option "-v" for run'],
     ] as const) {
       const r = run(TUG, [...argv], ws);
       expect(r.code).toBe(2);
+      const flag = (argv as readonly string[]).includes('-v') ? '-v' : '--bogus-flag';
       expect(JSON.parse(r.stdout).error).toMatchObject({
         code: 'InvalidArgument',
         message,
-        details: { argument: '--bogus-flag', reason: 'unknown_option' },
+        details: { argument: flag, value: flag, reason: 'unknown_option' },
       });
       expect(r.stderr).toBe(`tug: InvalidArgument: ${message}\n`);
     }
@@ -77,6 +80,29 @@ describe('tug run --text', () => {
     expect(lines.slice(2).join('\n')).toBe(json.patch.unified_diff);
     const an = run(TUG, ['analyze-impact', '--text', ...OP], ws);
     expect(an.stdout.split('\n')[1]).toBe(lines[1]);
+  });
+
+  it('names the new name, not the text of the first edit, when that edit keeps a property (`old: NEW`)', () => {
+    // main.js sorts first, and its destructuring edit is `parseConfig: loadConfig`.
+    const ws = realpathSync(
+      tempWs({
+        'lib/util.js': 'function parseConfig(t) {\n  return t;\n}\nmodule.exports = { parseConfig };\n',
+        'lib/main.js': "const { parseConfig } = require('./util');\nparseConfig('x');\n",
+      }),
+    );
+    const r = run(TUG, ['run', '--text', 'rename-symbol', '--at', 'lib/util.js:1:10', '--to', 'loadConfig'], ws);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('+const { parseConfig: loadConfig } = require');
+    expect(r.stdout.split('\n')[0]).toMatch(/^rename-symbol parseConfig -> loadConfig: 2 files, /);
+  });
+
+  it('verify --text does not count a skipped stage among the checks that passed, and says why', () => {
+    const ws = realpathSync(tempWs(FILES));
+    const r = run(TUG, ['verify', 'typecheck', '--text'], ws);
+    expect(r.code, r.stderr).toBe(0);
+    const [first, second] = r.stdout.split('\n');
+    expect(first).toBe('verify typecheck passed (ts-syntax, tsc; skipped: tests)');
+    expect(second).toMatch(/^warning VerificationStageSkipped: /);
   });
 
   it('prints the summary line alone when it applies', () => {

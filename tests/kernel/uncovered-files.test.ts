@@ -64,4 +64,18 @@ describe('a TypeScript rename reaches the files no tsconfig includes', () => {
     expect(readTree(ws, ['.git', '.tug'])).toEqual(before);
     expect(readFileSync(join(ws, 'legacy.js'), 'utf8')).toContain('loadConfig');
   });
+
+  it('renames a `require` destructuring in a JavaScript file the tsconfig does include (allowJs)', () => {
+    // The same CommonJS binding inside the project: TypeScript's search from the export misses it there too,
+    // and left alone the file would call a function that no longer exists (docs/kernel.md §6.2).
+    const ws = tempWs({
+      ...REPRO,
+      'tsconfig.json': '{"compilerOptions":{"allowJs":true},"include":["src"]}\n',
+      'src/legacy.js': 'const { loadConfig } = require("./util");\nmodule.exports = () => loadConfig("z");\n',
+    });
+    const r = tug(['run', '--verify', 'none', ...RENAME], ws);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json.patch.unified_diff).toContain('+const { readCfg } = require("./util");');
+    expect(r.json.patch.unified_diff).toContain('+module.exports = () => readCfg("z");');
+  });
 });

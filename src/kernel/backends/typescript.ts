@@ -100,7 +100,22 @@ export class TypeScriptSession implements BackendSession, TsSessionParts {
   async renameEdits(t: ResolvedTarget, newName: string): Promise<RawEdit[]> {
     const edits =
       (this.fastRename ? this.renameInOneSearch(t, newName) : null) ?? (await this.renameWithClosure(t, newName));
-    return [...edits, ...(await this.uncoveredEdits(t, newName))];
+    return [...edits, ...this.requireLinkedEdits(t, newName, edits), ...(await this.uncoveredEdits(t, newName))];
+  }
+
+  /**
+   * `const { old } = require('./mod')` in a JavaScript file of the target's own project: TypeScript's search
+   * from the export misses it inside a program just as outside one (§6.2), and the file would call a name
+   * that no longer exists. Only JavaScript files holding both `require` and the old name are asked.
+   */
+  private requireLinkedEdits(t: ResolvedTarget, newName: string, have: RawEdit[]): RawEdit[] {
+    const project = this.project(t.file);
+    const files = [...this.view.texts.keys()].filter((f) => {
+      if (!/\.[cm]?jsx?$/.test(f) || !project.fileNames.has(toAbs(this.view.root, f))) return false;
+      const text = this.view.texts.get(f)?.text ?? '';
+      return text.includes('require') && text.includes(t.name);
+    });
+    return files.length === 0 ? [] : definitionLinkedEdits(this, t, newName, files, have);
   }
 
   /**

@@ -169,6 +169,12 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
     case 'run': {
       out.command = cmd;
       opOnly(cmd);
+      // A short flag (`-v`, `-q`, `-C`: tugcode's, before `refactor`) is an unknown option, not an operand.
+      for (let i = 0; i < tail.length; i++) {
+        const w = tail[i]!;
+        if (OP_VALUE_FLAGS.has(w)) i++;
+        else if (/^-[^-]/.test(w)) throw unknownOption(w, ` for ${cmd}`);
+      }
       const { op, verify, testCommand, safety } = parseOp(tail);
       out.op = op;
       if (verify && cmd !== 'run') throw bad('--verify', verify, 'not_allowed', '--verify is only valid with run');

@@ -1,6 +1,6 @@
 /**
- * `--text` summaries (docs/kernel.md §3.4). The exit code is unchanged; only stdout differs. `analyze-impact`
- * and `run` list their warnings after the summary line; a dry `run` then adds its unified diff (the README's
+ * `--text` summaries (docs/kernel.md §3.4). The exit code is unchanged; only stdout differs. `analyze-impact`,
+ * `run` and `verify` list their warnings after the summary line; a dry `run` then adds its unified diff (the README's
  * "dry run: the diff").
  */
 type Env = Record<string, any>;
@@ -20,7 +20,8 @@ function warningLines(env: Env): string {
     .join('');
 }
 
-export function renderText(command: string, env: Env): string {
+/** `newName`: the rename's `--to`; `run`'s envelope has no `new_name`, and an edit may carry a prefix (`old: NEW`). */
+export function renderText(command: string, env: Env, newName?: string): string {
   if (env.status === 'error') {
     const e = env.error as Env;
     const loc = e.location ? ` at ${e.location.file}:${e.location.line}:${e.location.col}` : '';
@@ -42,7 +43,7 @@ export function renderText(command: string, env: Env): string {
       const s = env.summary as Env;
       const what =
         env.operation === 'rename-symbol'
-          ? `rename-symbol ${env.symbol?.name} -> ${env.patch.edits[0]?.new_text ?? '?'}`
+          ? `rename-symbol ${env.symbol?.name} -> ${newName ?? env.patch.edits[0]?.new_text ?? '?'}`
           : 'organize-imports';
       const line =
         `${what}: ${s.files_changed} files, ${s.edits_count} edits, ${verifyPart(env.verification)} (${env.applied ? 'applied' : 'dry run'})\n` +
@@ -51,8 +52,14 @@ export function renderText(command: string, env: Env): string {
       const diff = env.applied ? '' : String(env.patch?.unified_diff ?? '');
       return diff === '' ? line : line + diff + (diff.endsWith('\n') ? '' : '\n');
     }
-    case 'verify':
-      return `verify ${env.mode} passed (${(env.verification?.checks ?? []).map((c: Env) => c.name).join(', ') || 'no checks'})\n`;
+    case 'verify': {
+      // A lower stage with nothing to run is listed `skipped` (§11.4): not among the checks that passed.
+      const checks = (env.verification?.checks ?? []) as Env[];
+      const ran = checks.filter((c) => c.status !== 'skipped').map((c) => c.name);
+      const skipped = checks.filter((c) => c.status === 'skipped').map((c) => c.name);
+      const list = (ran.join(', ') || 'no checks') + (skipped.length ? `; skipped: ${skipped.join(', ')}` : '');
+      return `verify ${env.mode} passed (${list})\n` + warningLines(env);
+    }
     case 'snapshot':
       return `${env.snapshot_id}: ${env.file_count} files, ${env.total_bytes} bytes\n`;
     case 'session status':

@@ -79,7 +79,8 @@ export async function runKernelCli(
       hostFiles: o.hostFiles,
       logSink,
     });
-    const stdout = wantsText ? renderText(command, env) : JSON.stringify(env) + '\n';
+    const newName = args.op?.op === 'rename-symbol' ? args.op.to : undefined;
+    const stdout = wantsText ? renderText(command, env, newName) : JSON.stringify(env) + '\n';
     return { stdout, stderr: logs.join(''), exitCode: 0 };
   } catch (e) {
     const err = toKernelError(e, args?.logLevel === 'debug');

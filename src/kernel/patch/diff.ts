@@ -56,8 +56,17 @@ export function fileDiff(path: string, before: Uint8Array, edits: PatchEdit[]): 
     } else {
       a = lineOf(starts, e.start);
       b = e.end > e.start ? lineOf(starts, e.end - 1) + 1 : a + 1;
-      // An edit ending at a line boundary whose text drops the newline joins the next line.
-      if (e.end > e.start && b < n && e.end === starts[b] && e.new_bytes[e.new_bytes.length - 1] !== 0x0a) b++;
+      // An edit ending at a line boundary whose text drops the newline joins the next line, unless it
+      // removes whole lines (starts at a line start, inserts nothing): the next line is then untouched.
+      const wholeLines = e.new_bytes.length === 0 && e.start === starts[a];
+      if (
+        e.end > e.start &&
+        b < n &&
+        e.end === starts[b] &&
+        !wholeLines &&
+        e.new_bytes[e.new_bytes.length - 1] !== 0x0a
+      )
+        b++;
     }
     const last = regions[regions.length - 1];
     if (last && a <= last.b) {
