@@ -224,7 +224,12 @@ class Roots {
     const real = join(realish(dirname(abs)), basename(abs));
     // Another work tree of the repository (a worker's under `.tugtree/` in the main checkout, or one elsewhere)
     // holds it: the path inside that tree is the plan's (docs/output.md §5).
-    if (holder !== null && holder !== this.real[0]) return relInside(real, [holder]);
+    // Only when the path is not in this work tree, or that tree lies nested inside this one: a work tree that
+    // is gone (removed mid-run) must not make its own paths read as the main checkout's `.tugtree/…`.
+    if (holder !== null && holder !== this.real[0]) {
+      const inHere = relInside(abs, this.lexical.slice(0, 1)) ?? relInside(real, this.real.slice(0, 1));
+      if (inHere === null || relInside(holder, this.real.slice(0, 1)) !== null) return relInside(real, [holder]);
+    }
     return relInside(abs, this.lexical) ?? relInside(real, this.real);
   }
 

@@ -1,9 +1,10 @@
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, realpathSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TugError } from '../../src/contract/errors.js';
 import { isValidSlug, normalizeAnchor } from '../../src/plan/anchors.js';
 import { listPlans, resolvePlanArg } from '../../src/plan/resolve.js';
+import { resolveRepo, workTreeHolding } from '../../src/git/repo.js';
 import { git, tempDir, tempRepo, writeFiles } from '../helpers/repo.js';
 
 const PLAN = '## P\n#### Step 1: a\n';
@@ -40,6 +41,21 @@ describe('resolvePlanArg', () => {
   const root = repoWithPlans();
   const opts = { repoRoot: root, workTree: root, cwd: root };
   const foo = { plan_path: '.tugtool/tugplan-foo.md', abs_path: join(root, '.tugtool/tugplan-foo.md'), exists: true };
+
+  it("reads a path in a removed worktree under .tugtree/ as that tree's, not as the main checkout's .tugtree/…", () => {
+    const root = realpathSync(repoWithPlans());
+    const gone = join(root, '.tugtree', 'w1');
+    const repo = resolveRepo(root);
+    const opts = {
+      repoRoot: root,
+      workTree: gone,
+      cwd: gone,
+      knownPlanPaths: ['.tugtool/tugplan-foo.md'],
+      workTreeHolding: (abs: string) => workTreeHolding(repo, abs),
+    };
+    expect(resolvePlanArg('.tugtool/tugplan-foo.md', opts).plan_path).toBe('.tugtool/tugplan-foo.md');
+    expect(resolvePlanArg(join(gone, '.tugtool/tugplan-foo.md'), opts).plan_path).toBe('.tugtool/tugplan-foo.md');
+  });
 
   it('resolves a slug, a repo-relative path and an absolute path to the same plan', () => {
     expect(resolvePlanArg('foo', opts)).toEqual(foo);
