@@ -21,7 +21,7 @@ import {
   staleLockRemoved,
   treeSwitchedBack,
 } from './context.js';
-import { faultPoint } from './fault.js';
+import { failRefused, faultPoint } from './fault.js';
 import { heldElsewhere } from './held.js';
 import { integrationTip } from './refs.js';
 import { startHeartbeat } from './heartbeat.js';
@@ -579,6 +579,7 @@ async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Ou
         content: e.output.tail,
       });
     }
+    failRefused(rc.ops.env, step.anchor);
     const failed = await rc.store.fail(sc, {
       plan,
       step: step.anchor,
@@ -598,6 +599,13 @@ async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Ou
       });
   } catch (err) {
     if (!(err instanceof TugError)) throw err;
+    // A lost claim is someone else's step now. Any other refusal means the state cannot count this attempt:
+    // claiming again would run the step again uncounted, for ever, so the run stops on it (docs/run.md §1.4).
+    if (!isClaimLost(err)) {
+      rc.tally.fatal ??= err;
+      rc.stop.abort();
+      return { settled: false };
+    }
   }
   await resetTree(rc.g, tree, await integrationTip(rc), undefined, undefined, (from) =>
     treeSwitchedBack(rc, tree, from),

@@ -49,4 +49,22 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');
       'pending',
     );
   });
+
+  it('stops at once, with the refusal, when the state will not record a failed attempt', () => {
+    const root = runRepo(planText([step(1, 'One')]));
+    const impl = nodeImplementer(`process.exit(1);`);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv], {
+      TUGCODE_RUN_FAULT: 'refuse-fail:step-1',
+    });
+    expect(r.events.at(-1), r.stderr).toMatchObject({
+      type: 'summary',
+      status: 'error',
+      error: { code: 'DatabaseError' },
+    });
+    // One attempt, not the same attempt claimed again and again, uncounted.
+    expect(r.events.filter((e) => e.type === 'claimed')).toHaveLength(1);
+    expect(sql<{ status: string }>(root, "SELECT status FROM steps WHERE anchor = 'step-1'")[0]!.status).toBe(
+      'pending',
+    );
+  });
 });
