@@ -62,3 +62,13 @@ describe("a dead run's flagless lock", () => {
     expect(check.fix).not.toContain('<your implementer>');
   });
 });
+
+describe("a dead run's flagless lock, in status and state show", () => {
+  it("run_driver.command runs the plan with its last run's flags", () => {
+    const line = tugJson(root, ['status', 'demo']).json.plans[0];
+    expect(line.run_driver).toMatchObject({ pid, alive: false, command: lastCommand });
+    // The workers are the dead run's own, which its lock does not say.
+    expect(line.run_driver.workers).toBeNull();
+    expect(tugJson(root, ['state', 'show', 'demo']).json.plans[0].run_driver).toEqual(line.run_driver);
+  });
+});
