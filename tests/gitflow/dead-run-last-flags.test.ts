@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { http, own, startBoardCli } from '../board/helpers.js';
 import { holdingImplementer, planText, runRepo, startRun, step, tugJson, waitUntil } from '../run/helpers.js';
 
 const PLAN = '.tugtool/tugplan-demo.md';
@@ -70,5 +71,26 @@ describe("a dead run's flagless lock, in status and state show", () => {
     // The workers are the dead run's own, which its lock does not say.
     expect(line.run_driver.workers).toBeNull();
     expect(tugJson(root, ['state', 'show', 'demo']).json.plans[0].run_driver).toEqual(line.run_driver);
+  });
+});
+
+describe("a dead run's flagless lock, on the board", () => {
+  it("the dead driver's command, and its claim's in Needs you, run the plan with its last run's flags", async () => {
+    const b = await startBoardCli(root);
+    try {
+      // The board's first full read is under way while it starts: 200 once it has a snapshot.
+      let snap: any;
+      for (let n = 0; !snap && n < 200; n++) {
+        const r = await http(b.base, `/api/snapshot?token=${b.token}`, { headers: own(b) });
+        if (r.status === 200) snap = r.json.snapshot;
+        else await new Promise((res) => setTimeout(res, 50));
+      }
+      const plan = snap.plans[0];
+      expect(plan.run_driver).toMatchObject({ pid, alive: false, command: lastCommand });
+      const card = plan.cards.find((c: { anchor: string }) => c.anchor === 'step-1');
+      expect(card.need).toMatchObject({ kind: 'dead_run', command: lastCommand, commands: [lastCommand] });
+    } finally {
+      await b.stop();
+    }
   });
 });
