@@ -222,7 +222,8 @@ function failedStepsFix(ctx: RepoCtx, planPath: string, anchors: string[], last:
 
 /**
  * `dead-runs` (docs/run.md §1.8): a plan whose run lock names a pid on this host that is gone while the plan
- * still has claimed steps. Those claims hold until their leases expire; a new run takes them over at once.
+ * still has claimed steps. Those claims hold until their leases expire; a new run takes them over at once: the
+ * fix's run has the dead run's flags, else (a lock without them) those of the plan's last run that ended.
  */
 function deadRunCheck(
   ctx: RepoCtx,
@@ -366,15 +367,21 @@ export async function planChecks(
         failedHere.push(s.anchor);
       }
     }
-    if (failedHere.length) {
-      const { lastRunOn } = await import('../state/last-run.js');
-      const last = await lastRunOn(c, store.version, p.plan_path);
-      failedFixes.push(failedStepsFix(ctx, p.plan_path, failedHere, last?.run_flags));
-    }
+    // The plan's last run that ended (docs/state.md §2): read only for a fix that may name its flags.
+    const lastFlags = async () =>
+      (await (await import('../state/last-run.js')).lastRunOn(c, store.version, p.plan_path))?.run_flags;
+    if (failedHere.length) failedFixes.push(failedStepsFix(ctx, p.plan_path, failedHere, await lastFlags()));
     const slug = claimed.length ? slugOfPlanPath(p.plan_path) : null;
     const driver = slug === null ? null : runDriverOf(ctx.repo.mainRoot, slug);
+    // A dead run's lock without flags (an older tugcode's) takes the last run's (docs/run.md §1.2).
     if (driver?.alive === false)
-      dead.push({ ...driver, plan_path: p.plan_path, claimed, expires: leases.sort().at(-1) ?? null });
+      dead.push({
+        ...driver,
+        run_flags: driver.run_flags ?? (await lastFlags()),
+        plan_path: p.plan_path,
+        claimed,
+        expires: leases.sort().at(-1) ?? null,
+      });
     // A running driver integrates its own commits: only the steps nothing is integrating now.
     if (claimed.length && driver?.alive !== true && ctx.gitRuns)
       for (const s of steps)

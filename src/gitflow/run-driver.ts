@@ -139,7 +139,10 @@ export interface RunDriverLine {
   alive: boolean | null;
   /** When the last of the plan's claimed steps' leases runs out; null when no step is claimed. */
   claims_expire_at: string | null;
-  /** The run that takes the plan up again (the dead run's recorded flags, else a placeholder implementer). */
+  /**
+   * The run that takes the plan up again: the dead run's recorded flags, else (a lock without them, an older
+   * tugcode's) the plan's last run's, else a placeholder implementer.
+   */
   command: string;
   /** The run's `--workers`, when its recorded flags give it (docs/git.md §6); null otherwise. */
   workers: number | null;
@@ -154,13 +157,15 @@ function workersOf(flags: string[] | undefined): number | null {
 
 /**
  * The run holding `planPath`'s lock, with when its claims expire (the latest lease of a claimed step), or
- * null when no run holds it. Reads one small file: cheap enough for the hot `state show`.
+ * null when no run holds it. Reads one small file: cheap enough for the hot `state show`. `lastRunFlags`:
+ * the plan's last run's (docs/state.md §2), for the command when the lock records none.
  */
 export function runDriverLine(
   mainRoot: string,
   planPath: string,
   steps: readonly { status: string; lease_expires_at: string | null }[],
   run: { implementer?: string; agent?: string },
+  lastRunFlags?: string[],
 ): RunDriverLine | null {
   const slug = slugOfPlanPath(planPath);
   const d = slug === null ? null : runDriverOf(mainRoot, slug);
@@ -175,7 +180,8 @@ export function runDriverLine(
     started_at: d.started_at,
     alive: d.alive,
     claims_expire_at: leases.at(-1) ?? null,
-    command: runCommandFor(planPath, { run_flags: d.run_flags, run }),
+    command: runCommandFor(planPath, { run_flags: d.run_flags ?? lastRunFlags, run }),
+    // The holding run's own workers only: the last run's may differ.
     workers: workersOf(d.run_flags),
   };
 }

@@ -152,9 +152,17 @@ function fromState(
   };
 }
 
-/** The run holding the plan's lock, with when its claims expire (src/gitflow/run-driver.ts). */
-function driverLine(ctx: FlowCtx, planPath: string, steps: state.StepState[]): RunDriverLine | null {
-  return runDriverLine(ctx.repo.mainRoot, planPath, steps, ctx.config.run);
+/**
+ * The run holding the plan's lock, with when its claims expire (src/gitflow/run-driver.ts); its command has
+ * the plan's last run's flags (`last`) when the lock records none.
+ */
+function driverLine(
+  ctx: FlowCtx,
+  planPath: string,
+  steps: state.StepState[],
+  last?: { run_flags: string[] } | null,
+): RunDriverLine | null {
+  return runDriverLine(ctx.repo.mainRoot, planPath, steps, ctx.config.run, last?.run_flags);
 }
 
 export async function planStatus(ctx: FlowCtx, plan?: string): Promise<StatusData> {
@@ -176,7 +184,7 @@ export async function planStatus(ctx: FlowCtx, plan?: string): Promise<StatusDat
     if (row)
       return {
         ...fromState(planPath, row.status, row.steps, row.usage),
-        run_driver: driverLine(ctx, planPath, row.steps),
+        run_driver: driverLine(ctx, planPath, row.steps, row.last_run),
         last_run: lastRunLine(planPath, row.last_run, ctx.config.run),
         plan_error,
         // One read of the stored hashes; the file is already parsed (no git: the run's plan is the committed

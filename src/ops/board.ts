@@ -38,7 +38,7 @@ export interface BoardRunDriver {
   host: string;
   started_at: string;
   alive: boolean | null;
-  /** The run that takes its claims over (its recorded flags, else a placeholder implementer). */
+  /** The run that takes its claims over (its recorded flags, else the plan's last run's, else a placeholder implementer). */
   command: string;
   /** The run's own `--stall-seconds`, when it was given one: its watchdog's, not the configuration's. */
   stall_seconds?: number;
@@ -57,7 +57,9 @@ export async function boardRead(ctx: OpsContext, _input: Record<string, never>, 
     const slug = slugOfPlanPath(p.plan_path);
     const d = slug === null ? null : runDriverOf(repo.mainRoot, slug);
     if (!d) continue;
-    const command = runCommandFor(p.plan_path, { run_flags: d.run_flags, run: config.run });
+    // A lock without flags (an older tugcode's): the plan's last run's, as status (docs/run.md §1.2).
+    const command = runCommandFor(p.plan_path, { run_flags: d.run_flags ?? p.last_run?.run_flags, run: config.run });
+    // The holding run's own watchdog only: the last run's may differ.
     const flags = d.run_flags ?? [];
     const i = flags.indexOf('--stall-seconds');
     const stall = i >= 0 ? Number(flags[i + 1]) : NaN;

@@ -23,7 +23,7 @@ export async function stateShow(ctx: OpsContext, input: { plan?: string; items?:
   const { config } = await ctx.load(call);
   const plans = shown.plans.map((p) => ({
     ...p,
-    run_driver: runDriverLine(repo.mainRoot, p.plan_path, p.steps, config.run),
+    run_driver: runDriverLine(repo.mainRoot, p.plan_path, p.steps, config.run, p.last_run?.run_flags),
     last_run: lastRunLine(p.plan_path, p.last_run, config.run),
   }));
   // Which backend answered (docs/state.md §8): never the PostgreSQL password.

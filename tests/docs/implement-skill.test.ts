@@ -5,7 +5,7 @@
  * (`integration_tip`), and both steps land there, one commit each.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { shellArg } from '../../src/util/shell-arg.js';
@@ -23,6 +23,15 @@ function commandOf(file: string, prefix: string): string {
     .filter((l) => l.startsWith(prefix));
   expect(lines, `${file}: one \`${prefix}…\` line`).toHaveLength(1);
   return lines[0]!;
+}
+
+/** The one fenced block of `file` that holds a line starting with `prefix`, as written. */
+function blockOf(file: string, prefix: string): string {
+  const blocks = codeOf(join(ROOT, file), file).filter(
+    (c) => !c.inline && c.text.split('\n').some((l) => l.trim().startsWith(prefix)),
+  );
+  expect(blocks, `${file}: one block with \`${prefix}…\``).toHaveLength(1);
+  return blocks[0]!.text;
 }
 
 /** The line with its placeholders (whole words) replaced. */
@@ -59,7 +68,9 @@ describe('skills/implement §A followed by two orchestrators', () => {
     const reset = commandOf(SKILL, 'git -C W reset --hard');
     const start = commandOf(SKILL, 'tugcode state start');
     const skillCommit = commandOf(SKILL, 'tugcode commit');
-    const committerCommit = commandOf(COMMITTER, 'tugcode commit');
+    // The committer's whole script: its message and summary go through files of its own temp directory.
+    const committerScript = blockOf(COMMITTER, 'tugcode commit');
+    expect(committerScript).not.toMatch(/\/tmp\//);
     // The checklist update without deferrals is given inline in the prose.
     const update = /`(tugcode state update <plan> S --worktree W --attempt N --complete-remaining --json)`/.exec(
       readFileSync(join(ROOT, SKILL), 'utf8'),
@@ -98,23 +109,33 @@ describe('skills/implement §A followed by two orchestrators', () => {
     expect(s2.v.S).toBe('step-2');
     expect(s2.claim.integration_tip).toBe(c1.commit_hash);
     expect(existsSync(join(b, 'alpha.txt'))).toBe(true);
+    // A message and summary with what a shell would expand or choke on, put in as they are.
+    const message = 'feat: beta\n\nBeta\'s "$HOME" `id` \\ $(true) line.';
+    const summary = 'Added beta ($PATH, "quoted", it\'s fine).';
+    const script = committerScript
+      .split('\n')
+      .map((l) => (l === '<message>' ? message : l === '<summary>' ? summary : l))
+      .join('\n');
+    // Its own temp directory (TMPDIR), empty again once the script ended.
     const tmp = tempDir('tug-committer-');
-    writeFileSync(join(tmp, 'msg.txt'), 'feat: beta\n');
-    writeFileSync(join(tmp, 'summary.txt'), 'Added beta.\n');
-    const committed = committerCommit
-      .replace('/tmp/msg.txt', join(tmp, 'msg.txt'))
-      .replace('/tmp/summary.txt', join(tmp, 'summary.txt'));
     const c2 = sh(
-      fill(committed, {
+      fill(script, {
         '<worktree_path>': b,
         '<plan_path>': PLAN,
         '<step_anchor>': s2.v.S,
         '<attempt>': s2.v.N,
       }),
       root,
-      envB,
+      { ...envB, TMPDIR: tmp },
     );
     expect(c2).toMatchObject({ committed: true, integrated: true, state_updated: true, plan_completed: true });
+    // (The CLI keeps its compile cache there too: only mktemp's `tmp.*` directories are the script's.)
+    expect(readdirSync(tmp).filter((f) => f.startsWith('tmp.'))).toEqual([]);
+    expect(git(root, 'log', '-1', '--format=%B', c2.commit_hash).trimEnd()).toMatch(
+      new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n\n`),
+    );
+    // The summary is the implementation-log entry's, committed with the step.
+    expect(git(root, 'show', '--format=', c2.commit_hash)).toContain(summary);
 
     const steps = git(root, 'log', '--reverse', '--format=%(trailers:key=Tug-Step,valueonly)', 'tugplan/demo')
       .split('\n')
