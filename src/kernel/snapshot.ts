@@ -201,7 +201,9 @@ export async function listWorkspaceFiles(
     } catch {
       continue;
     }
-    if (st.isDirectory()) continue;
+    // Regular files and symlinks only: a FIFO, socket or device is no project content, and reading or copying
+    // one could block (a FIFO) or fail.
+    if (!st.isFile() && !st.isSymbolicLink()) continue;
     out.push({
       path: p,
       symlink: st.isSymbolicLink(),
