@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { onAbort } from './lifecycle.js';
 import { KernelError } from './errors.js';
-import { listWorkspaceFiles, type Exclusions } from './snapshot.js';
+import { listWorkspaceFiles, type Exclusions, type ListBounds } from './snapshot.js';
 import { realIo, resolvePatch, writeResolved, type ApplyIo } from './patch/apply.js';
 import type { PatchSet } from './patch/ir.js';
 
@@ -41,13 +41,14 @@ export interface Sandbox {
 }
 
 /**
- * A sandbox of `kind`. A full one lists the workspace before the temp directory exists; a copy that fails
- * midway (an unreadable file, ENOSPC) removes what it made and is VerificationUnavailable.
+ * A sandbox of `kind`. A full one lists the workspace within `o`'s bounds first (WorkspaceTooLarge before
+ * the temp directory exists); a copy that fails midway (an unreadable file, ENOSPC) removes what it made
+ * and is VerificationUnavailable.
  */
 export async function createSandbox(
   ws: string,
   kind: 'minimal' | 'full',
-  o: Exclusions & { minimalFiles?: Map<string, Uint8Array>; env?: Record<string, string | undefined> },
+  o: Exclusions & ListBounds & { minimalFiles?: Map<string, Uint8Array>; env?: Record<string, string | undefined> },
 ): Promise<Sandbox> {
   const files = kind === 'full' ? await listWorkspaceFiles(ws, o) : [];
   const base = mkdtempSync(join(tmpdir(), 'tug-sbx-'));

@@ -35,7 +35,7 @@ async function inSandbox(
 ): Promise<Verification> {
   let sb: Sandbox;
   try {
-    sb = await createSandbox(ctx.workspace, kind, { ...ctx.excluded, minimalFiles, env: ctx.env });
+    sb = await createSandbox(ctx.workspace, kind, { ...ctx.excluded, ...ctx.bounds, minimalFiles, env: ctx.env });
   } catch (e) {
     if (e instanceof KernelError && e.exitCode === 5)
       e.extra ??= { verification: { status: 'failed', mode, sandbox: kind, checks: [] } };
