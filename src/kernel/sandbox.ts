@@ -53,8 +53,12 @@ export async function createSandbox(
   const files = kind === 'full' ? await listWorkspaceFiles(ws, o) : [];
   const base = mkdtempSync(join(tmpdir(), 'tug-sbx-'));
   const remove = () => rmSync(base, { recursive: true, force: true });
-  // An interrupted call removes its sandbox (docs/kernel.md §3.4), kept or not.
-  const unregister = onAbort('sandbox', remove);
+  let aborted = false;
+  // An interrupted call removes its sandbox (docs/kernel.md §3.4), kept or not; a copy in progress stops.
+  const unregister = onAbort('sandbox', () => {
+    aborted = true;
+    remove();
+  });
   const root = join(base, 'ws');
   // Bytes this sandbox wrote itself (minimal kind): the apply engine reads them back from memory.
   const written = new Map<string, Uint8Array>();
@@ -78,7 +82,15 @@ export async function createSandbox(
         written.set(join(root, p), bytes);
       }
     } else {
+      let yielded = Date.now();
       for (const f of files) {
+        // The copy yields to the event loop every few milliseconds, so SIGINT/SIGTERM are handled during a
+        // long copy, not after it; once aborted it stops (its mkdir would otherwise recreate the sandbox).
+        if (Date.now() - yielded > 20) {
+          await new Promise((r) => setImmediate(r));
+          yielded = Date.now();
+        }
+        if (aborted) throw new Error('interrupted');
         at = f.path;
         const dst = join(root, f.path);
         mkdir(dirname(dst));

@@ -4,9 +4,10 @@
  * blocking the copy. The CLI runs as a child process with a private TMPDIR, where a leftover `tug-sbx-*` shows.
  */
 import { describe, it, expect } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { kernelEnv, privateTmp, tempWs, tugChild } from './helpers.js';
 
 const tug = (args: string[], cwd: string, tmp: string) => tugChild(args, cwd, kernelEnv({ TMPDIR: tmp }));
@@ -55,4 +56,27 @@ describe('the full sandbox (docs/kernel.md §11.1)', () => {
     expect(r.json.passed).toBe(true);
     expect(sandboxes(tmp)).toEqual([]);
   });
+
+  it('removes a sandbox when the call is interrupted (SIGTERM) while it is built or used', async () => {
+    const files: Record<string, string> = { 'src/a.ts': 'export const a = 1;\n' };
+    const blob = 'x'.repeat(4096);
+    for (let i = 0; i < 4000; i++) files[`data/d${i % 40}/f${i}.txt`] = blob;
+    const ws = realpathSync(tempWs(files));
+    const tmp = privateTmp();
+    const bin = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'tug.js');
+    const child = spawn(process.execPath, [bin, 'verify', 'syntax'], {
+      cwd: ws,
+      env: kernelEnv({ TMPDIR: tmp }),
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let done = false;
+    void exited.then(() => (done = true));
+    // Poll for the sandbox (no sleep-for-a-state): signal as soon as it exists.
+    while (!done && sandboxes(tmp).length === 0) await new Promise((r) => setTimeout(r, 2));
+    expect(done, 'the call ended before its sandbox was seen').toBe(false);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(143);
+    expect(sandboxes(tmp)).toEqual([]);
+  }, 60_000);
 });
