@@ -23,6 +23,8 @@ export const KERNEL_FILE_DEFAULTS = {
   max_files_affected: 50,
   max_edits: 500,
   max_concurrent_sessions: 2,
+  max_workspace_files: 100_000,
+  max_sandbox_mb: 2048,
 };
 
 export type KernelFileShape = typeof KERNEL_FILE_DEFAULTS;
@@ -67,6 +69,8 @@ export const KERNEL_RULES: { [K in KernelKey]: Rule } = {
   max_files_affected: pos,
   max_edits: pos,
   max_concurrent_sessions: pos,
+  max_workspace_files: pos,
+  max_sandbox_mb: pos,
 };
 
 export function satisfies(rule: Rule, v: unknown): boolean {

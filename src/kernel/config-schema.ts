@@ -29,5 +29,9 @@ export const kernelSchema = z
     max_files_affected: posInt.default(50).describe('refactor gate: files one operation may touch'),
     max_edits: posInt.default(500).describe('refactor gate: edits one operation may make'),
     max_concurrent_sessions: posInt.default(2).describe('kernel slots shared by all worktrees'),
+    max_workspace_files: posInt
+      .default(100_000)
+      .describe('files the refactor kernel lists in a workspace before it refuses it as too large'),
+    max_sandbox_mb: posInt.default(2048).describe('MiB a full verification sandbox may copy from the workspace'),
   })
   .strict();

@@ -38,6 +38,10 @@ export interface KernelSettings {
   max_files_affected: number;
   max_edits: number;
   max_concurrent_sessions: number;
+  /** Files a workspace listing may hold (docs/kernel.md §10.1); more is WorkspaceTooLarge. */
+  max_workspace_files: number;
+  /** MiB a full sandbox may copy (§11.1); more is WorkspaceTooLarge. */
+  max_sandbox_mb: number;
 }
 
 export type SettingKey = keyof KernelSettings;
@@ -68,6 +72,8 @@ export const SETTING_DEFAULTS: KernelSettings = {
   max_files_affected: 50,
   max_edits: 500,
   max_concurrent_sessions: 2,
+  max_workspace_files: 100_000,
+  max_sandbox_mb: 2048,
 };
 
 const KEYS = Object.keys(SETTING_DEFAULTS) as SettingKey[];

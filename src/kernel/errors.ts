@@ -9,6 +9,7 @@ export const EXIT_BY_CODE = {
   UnsupportedOperation: 2,
   ConfigInvalid: 2,
   ImpactThresholdExceeded: 2,
+  WorkspaceTooLarge: 2,
   WorkspaceNotFound: 3,
   FileNotFound: 3,
   InvalidPosition: 3,

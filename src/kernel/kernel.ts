@@ -15,6 +15,7 @@ import { Session, SYSTEM_CLOCK } from './session.js';
 import { Logger } from './log.js';
 import { applySettings, flagsOf, loadKernelConfig, withFlags, type KernelSettings } from './config.js';
 import {
+  assertWorkspaceBounded,
   changedFiles,
   filesByLanguage,
   sessionRelative,
@@ -72,6 +73,18 @@ export async function openKernel(opts: KernelOptions): Promise<Kernel> {
   }
   const o = applySettings(opts, settings);
   const sessionDir = resolve(o.sessionDir ?? join(ws, '.tug'));
+  // A workspace over max_workspace_files is refused before its session directory exists (§10.1): nothing
+  // is written, and no huge tree is listed to its end.
+  await assertWorkspaceBounded(ws, {
+    sessionRel: sessionRelative(ws, sessionDir),
+    hostDirs: o.hostDirs,
+    hostFiles: o.hostFiles,
+    include: o.include,
+    exclude: o.exclude,
+    env: o.env ?? {},
+    maxFiles: settings.max_workspace_files,
+    purpose: 'snapshot',
+  });
   const warnings: KernelWarning[] = [];
   const session = await Session.open(
     {
@@ -163,6 +176,8 @@ class KernelImpl implements Kernel {
         include: this.o.include,
         exclude: this.o.exclude,
         env: this.o.env ?? {},
+        maxFiles: this.settings.max_workspace_files,
+        purpose: 'snapshot',
       },
       this.lastSnap,
     );
@@ -302,6 +317,11 @@ class KernelImpl implements Kernel {
       options: this.o,
       env: this.o.env ?? {},
       excluded: this.excluded(),
+      bounds: {
+        maxFiles: this.settings.max_workspace_files,
+        maxBytes: this.settings.max_sandbox_mb * 1024 * 1024,
+        purpose: 'sandbox',
+      },
       warnings,
     };
   }

@@ -18,7 +18,8 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { onAbort } from './lifecycle.js';
-import { listWorkspaceFiles, type Exclusions } from './snapshot.js';
+import { KernelError } from './errors.js';
+import { listWorkspaceFiles, type Exclusions, type ListBounds } from './snapshot.js';
 import { realIo, resolvePatch, writeResolved, type ApplyIo } from './patch/apply.js';
 import type { PatchSet } from './patch/ir.js';
 
@@ -35,20 +36,30 @@ export interface Sandbox {
   writeUnpatched(rels: string[]): Promise<void>;
   /** Wait until every file the engine wrote is on disk (before running tools in the sandbox). */
   flush(): Promise<void>;
-  /** Remove the sandbox unless kept; returns the kept path or null. Call after `flush`. */
+  /** Remove the sandbox unless kept; returns the kept path or null. Call after `flush`; again, a no-op. */
   dispose(keep?: boolean): string | null;
 }
 
+/**
+ * A sandbox of `kind`. A full one lists the workspace within `o`'s bounds first (WorkspaceTooLarge before
+ * the temp directory exists); a copy that fails midway (an unreadable file, ENOSPC) removes what it made
+ * and is VerificationUnavailable.
+ */
 export async function createSandbox(
   ws: string,
   kind: 'minimal' | 'full',
-  o: Exclusions & { minimalFiles?: Map<string, Uint8Array>; env?: Record<string, string | undefined> },
+  o: Exclusions & ListBounds & { minimalFiles?: Map<string, Uint8Array>; env?: Record<string, string | undefined> },
 ): Promise<Sandbox> {
+  const files = kind === 'full' ? await listWorkspaceFiles(ws, o) : [];
   const base = mkdtempSync(join(tmpdir(), 'tug-sbx-'));
-  // An interrupted call removes its sandbox (docs/kernel.md §3.4), kept or not.
-  const unregister = onAbort('sandbox', () => rmSync(base, { recursive: true, force: true }));
+  const remove = () => rmSync(base, { recursive: true, force: true });
+  let aborted = false;
+  // An interrupted call removes its sandbox (docs/kernel.md §3.4), kept or not; a copy in progress stops.
+  const unregister = onAbort('sandbox', () => {
+    aborted = true;
+    remove();
+  });
   const root = join(base, 'ws');
-  mkdirSync(root);
   // Bytes this sandbox wrote itself (minimal kind): the apply engine reads them back from memory.
   const written = new Map<string, Uint8Array>();
   // Files the engine wrote: kept in memory for the checks while their disk writes run in the background.
@@ -60,24 +71,48 @@ export async function createSandbox(
     mkdirSync(d, { recursive: true });
     made.add(d);
   };
-  if (kind === 'minimal') {
-    for (const [p, bytes] of o.minimalFiles ?? new Map()) {
-      // The unpatched bytes stay in memory (the engine resolves against them); applying the patch writes
-      // each changed file once. Checks that need the unpatched content read it from memory too.
-      mkdir(dirname(join(root, p)));
-      written.set(join(root, p), bytes);
+  let at: string | null = null;
+  try {
+    mkdirSync(root);
+    if (kind === 'minimal') {
+      for (const [p, bytes] of o.minimalFiles ?? new Map()) {
+        // The unpatched bytes stay in memory (the engine resolves against them); applying the patch writes
+        // each changed file once. Checks that need the unpatched content read it from memory too.
+        mkdir(dirname(join(root, p)));
+        written.set(join(root, p), bytes);
+      }
+    } else {
+      let yielded = Date.now();
+      for (const f of files) {
+        // The copy yields to the event loop every few milliseconds, so SIGINT/SIGTERM are handled during a
+        // long copy, not after it; once aborted it stops (its mkdir would otherwise recreate the sandbox).
+        if (Date.now() - yielded > 20) {
+          await new Promise((r) => setImmediate(r));
+          yielded = Date.now();
+        }
+        if (aborted) throw new Error('interrupted');
+        at = f.path;
+        const dst = join(root, f.path);
+        mkdir(dirname(dst));
+        if (f.symlink) symlinkSync(readlinkSync(join(ws, f.path)), dst);
+        else copyFileSync(join(ws, f.path), dst, constants.COPYFILE_FICLONE);
+      }
+      at = null;
+      for (const d of ['node_modules', '.venv', 'venv']) {
+        if (existsSync(join(ws, d)) && !existsSync(join(root, d))) symlinkSync(join(ws, d), join(root, d), 'dir');
+      }
     }
-  } else {
-    for (const f of await listWorkspaceFiles(ws, o)) {
-      const dst = join(root, f.path);
-      mkdir(dirname(dst));
-      if (f.symlink) symlinkSync(readlinkSync(join(ws, f.path)), dst);
-      else copyFileSync(join(ws, f.path), dst, constants.COPYFILE_FICLONE);
-    }
-    for (const d of ['node_modules', '.venv', 'venv']) {
-      if (existsSync(join(ws, d)) && !existsSync(join(root, d))) symlinkSync(join(ws, d), join(root, d), 'dir');
-    }
+  } catch (e) {
+    unregister();
+    remove();
+    const reason = (e as Error).message;
+    throw new KernelError(
+      'VerificationUnavailable',
+      `cannot build the ${kind} sandbox${at ? ` (copying ${at})` : ''}: ${reason}`,
+      { check: null, tool: null, reason, path: at },
+    );
   }
+  let disposed: { kept: string | null } | null = null;
   return {
     root,
     kind,
@@ -102,10 +137,14 @@ export async function createSandbox(
       while (pending.length > 0) await Promise.all(pending.splice(0));
     },
     dispose(keep = false) {
+      // Idempotent: a failing check disposes (keeping it with --keep-sandbox) before the caller's cleanup does.
+      if (disposed) return disposed.kept;
       unregister();
-      if (keep) return root;
-      rmSync(base, { recursive: true, force: true });
-      return null;
+      // Writes still in flight after a failure may find the directory gone: nothing to report then.
+      for (const w of pending) w.catch(() => undefined);
+      disposed = { kept: keep ? root : null };
+      if (!keep) remove();
+      return disposed.kept;
     },
   };
 }

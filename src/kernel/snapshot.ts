@@ -6,6 +6,7 @@ import { lstatSync, readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
+import { KernelError } from './errors.js';
 import { gitOutput } from './exec.js';
 import { insideGit } from './repo-layout.js';
 import { compareUtf8, sha256Hex } from './ids.js';
@@ -75,11 +76,60 @@ export interface Exclusions {
   hostFiles?: readonly string[];
 }
 
-export interface ListOptions extends Exclusions {
+/**
+ * The bounds of a listing (docs/kernel.md §10.1, §11.1): the `[kernel]` keys `max_workspace_files` and
+ * `max_sandbox_mb`. Exceeding one is WorkspaceTooLarge, raised while listing (the walk stops at the first
+ * file over the bound), before anything is read or copied.
+ */
+export interface ListBounds {
+  maxFiles?: number;
+  /** Bytes of the listed files (the full sandbox copies them); checked as each file is stat-ed. */
+  maxBytes?: number;
+  /** What the listing is for, which decides the remedy the error names. */
+  purpose?: 'snapshot' | 'sandbox';
+}
+
+export interface ListOptions extends Exclusions, ListBounds {
   include?: string[];
   exclude?: string[];
   /** The kernel's environment (git's own settings); the kernel never reads process.env. Default: empty. */
   env?: Record<string, string | undefined>;
+}
+
+const MIB = 1024 * 1024;
+
+/**
+ * WorkspaceTooLarge (exit 2, docs/kernel.md §5.2): a workspace over a bound is refused, not listed to the end
+ * or copied (`--workspace /tmp` or `$HOME` would otherwise snapshot and copy everything). `at_least`: the
+ * listing stopped at the first file over the bound, so the count is a lower bound.
+ */
+export function workspaceTooLarge(
+  ws: string,
+  o: ListBounds,
+  found: { files: number; bytes?: number; atLeast: boolean },
+): KernelError {
+  const byBytes = found.bytes !== undefined;
+  const key = byBytes ? 'max_sandbox_mb' : 'max_workspace_files';
+  const limit = byBytes ? Math.round(o.maxBytes! / MIB) : o.maxFiles!;
+  const what = byBytes
+    ? `more than ${limit} MiB of files to copy into a full sandbox`
+    : found.atLeast
+      ? `more than ${limit} files`
+      : `${found.files} files, more than the limit of ${limit}`;
+  const narrow =
+    o.purpose === 'sandbox'
+      ? 'leave bulky files out of the workspace (.gitignore)'
+      : 'exclude paths (--exclude GLOB, [kernel] exclude, .gitignore)';
+  const hint = `narrow --workspace to the project, ${narrow}, or raise [kernel] ${key} in .tugtool/config.toml`;
+  return new KernelError('WorkspaceTooLarge', `workspace ${ws} has ${what} (${key}); ${hint}`, {
+    path: ws,
+    key,
+    limit,
+    files: found.files,
+    ...(byBytes ? { bytes: found.bytes } : {}),
+    at_least: found.atLeast,
+    hint,
+  });
 }
 
 /**
@@ -138,8 +188,20 @@ function readIgnoreFile(dir: string): string | null {
   }
 }
 
-function walkListing(ws: string, x: Exclusions): string[] {
+/**
+ * The files of a workspace outside git. `counts` says whether a path is one the listing keeps; the walk
+ * throws WorkspaceTooLarge at the first such file over `o.maxFiles`, so a huge tree is never walked to its
+ * end, and skips directories `prune` leaves out entirely (an `--exclude` glob matching the directory).
+ */
+function walkListing(
+  ws: string,
+  x: Exclusions & ListBounds,
+  counts: (path: string) => boolean,
+  prune: ((dir: string) => boolean) | null,
+): string[] {
   const out: string[] = [];
+  const bound = x.maxFiles ?? Infinity;
+  let n = 0;
   const walk = (rel: string, rules: { base: string; ig: Ignore }[]) => {
     const abs = rel ? join(ws, rel) : ws;
     let entries: Dirent[];
@@ -170,8 +232,12 @@ function walkListing(ws: string, x: Exclusions): string[] {
         });
         if (ignored) continue;
       }
-      if (isDir) walk(r, here);
-      else out.push(r);
+      if (isDir) {
+        if (!prune?.(r)) walk(r, here);
+        continue;
+      }
+      out.push(r);
+      if (counts(r) && ++n > bound) throw workspaceTooLarge(ws, x, { files: n, atLeast: true });
     }
   };
   walk('', []);
@@ -179,29 +245,59 @@ function walkListing(ws: string, x: Exclusions): string[] {
 }
 
 /**
+ * The workspace's paths (git's listing or the walk) and which of them the listing keeps (§10.1: the
+ * always-excluded directories, the session, the host's files, `--include`/`--exclude`). Throws
+ * WorkspaceTooLarge when more than `o.maxFiles` are kept.
+ */
+async function listPaths(ws: string, o: ListOptions): Promise<{ paths: string[]; counts: (p: string) => boolean }> {
+  const inc = globMatcher(o.include);
+  const exc = globMatcher(o.exclude);
+  const counts = (p: string) => !p.endsWith('/') && !excluded(p, o) && (!inc || inc(p)) && !exc?.(p);
+  const git = await gitListing(ws, o.env ?? {});
+  if (!git) return { paths: walkListing(ws, o, counts, exc), counts };
+  if (o.maxFiles !== undefined && git.length > o.maxFiles) {
+    let n = 0;
+    for (const p of git) if (counts(p)) n++;
+    if (n > o.maxFiles) throw workspaceTooLarge(ws, o, { files: n, atLeast: false });
+  }
+  return { paths: git, counts };
+}
+
+/**
+ * Refuse a workspace over `o.maxFiles` (WorkspaceTooLarge) without stat-ing or reading anything: what
+ * `openKernel` checks before it creates the session directory, so a refused workspace gets no `.tug/`.
+ */
+export async function assertWorkspaceBounded(ws: string, o: ListOptions): Promise<void> {
+  await listPaths(ws, o);
+}
+
+/**
  * Every workspace file (§10.1), sorted by UTF-8 bytes; symlinks included (callers filter them). `keep`
- * filters paths before they are stat-ed (the snapshot keeps source files only).
+ * filters paths before they are stat-ed (the snapshot keeps source files only). Bounded by `o.maxFiles`
+ * (counting every file kept, source or not) and `o.maxBytes` (WorkspaceTooLarge).
  */
 export async function listWorkspaceFiles(
   ws: string,
   o: ListOptions = {},
   keep?: (path: string) => boolean,
 ): Promise<{ path: string; symlink: boolean; stat: FileStat }[]> {
-  const listed = (await gitListing(ws, o.env ?? {})) ?? walkListing(ws, o);
-  const inc = globMatcher(o.include);
-  const exc = globMatcher(o.exclude);
+  const { paths, counts } = await listPaths(ws, o);
+  const maxBytes = o.maxBytes ?? Infinity;
+  let bytes = 0;
   const out: { path: string; symlink: boolean; stat: FileStat }[] = [];
-  for (const p of listed) {
-    if (p.endsWith('/') || (keep && !keep(p)) || excluded(p, o)) continue;
-    if (inc && !inc(p)) continue;
-    if (exc && exc(p)) continue;
+  for (const p of paths) {
+    if (!counts(p) || (keep && !keep(p))) continue;
     let st;
     try {
       st = lstatSync(join(ws, p));
     } catch {
       continue;
     }
-    if (st.isDirectory()) continue;
+    // Regular files and symlinks only: a FIFO, socket or device is no project content, and reading or copying
+    // one could block (a FIFO) or fail.
+    if (!st.isFile() && !st.isSymbolicLink()) continue;
+    if (!st.isSymbolicLink() && (bytes += st.size) > maxBytes)
+      throw workspaceTooLarge(ws, o, { files: out.length + 1, bytes, atLeast: true });
     out.push({
       path: p,
       symlink: st.isSymbolicLink(),

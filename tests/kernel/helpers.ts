@@ -1,10 +1,21 @@
 /**
  * Kernel test helpers: temp workspaces and byte-level tree snapshots.
  */
-import { mkdtempSync, mkdirSync, writeFileSync, readdirSync, readFileSync, lstatSync, cpSync, rmSync } from 'node:fs';
+import {
+  mkdtempSync,
+  mkdirSync,
+  writeFileSync,
+  readdirSync,
+  readFileSync,
+  lstatSync,
+  cpSync,
+  realpathSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { execFile, spawnSync } from 'node:child_process';
 import { KernelError } from '../../src/kernel/errors.js';
 import { afterEachFile } from '../helpers/file-hooks.js';
 
@@ -31,6 +42,41 @@ export function writeTree(dir: string, files: Record<string, string | Uint8Array
     mkdirSync(dirname(join(dir, p)), { recursive: true });
     writeFileSync(join(dir, p), c);
   }
+}
+
+/** A private temp directory, a child's TMPDIR: what the child leaves there is visible. Removed after the file. */
+export function privateTmp(): string {
+  return realpathSync(workspaceDir());
+}
+
+const TUG = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'tug.js');
+
+/**
+ * The built `bin/tug.js` as a child process (`npm test` builds first), asynchronously, so the test's event
+ * loop keeps running; `json` is stdout parsed, when it is JSON.
+ */
+export function tugChild(
+  args: string[],
+  cwd: string,
+  env: Record<string, string | undefined>,
+): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [TUG, ...args],
+      { cwd, env, encoding: 'utf8', timeout: 120_000 },
+      (err, stdout, stderr) => {
+        let json: unknown;
+        try {
+          json = JSON.parse(stdout);
+        } catch {
+          json = undefined;
+        }
+        const code = err ? ((err as { code?: number }).code ?? -1) : 0;
+        resolve({ code: typeof code === 'number' ? code : -1, json, stdout, stderr });
+      },
+    );
+  });
 }
 
 export function copyTree(src: string): string {

@@ -9,7 +9,7 @@
  */
 import type { KernelWarning } from '../envelope.js';
 import type { KernelErrorCode } from '../errors.js';
-import { languageOf, type Exclusions, type Language } from '../snapshot.js';
+import { languageOf, type Exclusions, type Language, type ListBounds } from '../snapshot.js';
 import type { Check, Diagnostic, KernelOptions, VerifyMode } from '../types.js';
 import { BaselineCache } from './baselines.js';
 import { detectTsTestCommand, newDiagnostics } from './checks.js';
@@ -33,6 +33,8 @@ export interface LangContext {
 /** What a verification run needs: what a full sandbox leaves out, and a warnings sink. */
 export interface VerifyContext extends LangContext {
   excluded: Exclusions;
+  /** What a full sandbox may copy (max_workspace_files, max_sandbox_mb; docs/kernel.md §11.1). */
+  bounds: ListBounds;
   /** Receives the run's warnings (a skipped lower stage, §11.4). */
   warnings: KernelWarning[];
 }

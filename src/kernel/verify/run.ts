@@ -4,7 +4,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createSandbox } from '../sandbox.js';
+import { KernelError } from '../errors.js';
+import { createSandbox, type Sandbox } from '../sandbox.js';
 import { languageOf, type Snapshot } from '../snapshot.js';
 import type { Diagnostic, Prepared, Verification, VerifyMode } from '../types.js';
 import { LOOSE_TSC_FLAGS, newDiagnostics, runTsc, tsSyntaxDiagnostics } from './checks.js';
@@ -19,18 +20,47 @@ async function loadTs() {
   return (await import('../backends/typescript.js')).loadTs();
 }
 
+/**
+ * The sandbox of one verification, and `body` run in it. Whatever `body` throws, the sandbox goes with it
+ * (kept only with --keep-sandbox): a failure that is not a check's (a crashed tool, ENOSPC while the patch
+ * lands) must not leave a copy of the workspace in the temp directory (docs/kernel.md §11.1). A sandbox that
+ * cannot be built is VerificationUnavailable (exit 5), nothing left behind.
+ */
+async function inSandbox(
+  ctx: VerifyContext,
+  kind: 'minimal' | 'full',
+  mode: VerifyMode,
+  minimalFiles: Map<string, Uint8Array> | undefined,
+  body: (sb: Sandbox) => Promise<Verification>,
+): Promise<Verification> {
+  let sb: Sandbox;
+  try {
+    sb = await createSandbox(ctx.workspace, kind, { ...ctx.excluded, ...ctx.bounds, minimalFiles, env: ctx.env });
+  } catch (e) {
+    if (e instanceof KernelError && e.exitCode === 5)
+      e.extra ??= { verification: { status: 'failed', mode, sandbox: kind, checks: [] } };
+    throw e;
+  }
+  try {
+    return await body(sb);
+  } catch (e) {
+    sb.dispose(!!ctx.options.keepSandbox);
+    throw e;
+  }
+}
+
 /** Verify a prepared patch in a sandbox (run). Throws the exit-5 error of the first failing check. */
 export async function verifyPatch(ctx: VerifyContext, p: Prepared, mode: VerifyMode): Promise<Verification> {
   if (mode === 'none' || p.patchSet.edits.length === 0) return { status: 'skipped', mode, sandbox: null, checks: [] };
   const changed = p.patchSet.files.map((f) => f.path);
-  const tsFiles = changed.filter((f) => languageOf(f) === 'typescript');
   const minimal =
     mode === 'syntax' && changed.every((f) => languageOf(f) === 'typescript' || languageOf(f) === 'python');
-  const sb = await createSandbox(ctx.workspace, minimal ? 'minimal' : 'full', {
-    ...ctx.excluded,
-    minimalFiles: p.before,
-    env: ctx.env,
-  });
+  return inSandbox(ctx, minimal ? 'minimal' : 'full', mode, p.before, (sb) => verifyPatchIn(ctx, p, mode, sb));
+}
+
+async function verifyPatchIn(ctx: VerifyContext, p: Prepared, mode: VerifyMode, sb: Sandbox): Promise<Verification> {
+  const changed = p.patchSet.files.map((f) => f.path);
+  const tsFiles = changed.filter((f) => languageOf(f) === 'typescript');
   const r = new Run(mode, sb);
   const keep = !!ctx.options.keepSandbox;
   const names = [p.oldName ?? '', p.newName ?? ''];
@@ -193,12 +223,20 @@ function tscRuns(t: ReturnType<typeof tscTargets>): (string | string[])[] {
 }
 
 /** Verify the current content (verify command): a full sandbox, no baseline, any diagnostic fails. */
-export async function verifyWorkspace(
+export function verifyWorkspace(
   ctx: VerifyContext,
   snap: Snapshot,
   mode: 'syntax' | 'tests' | 'typecheck',
 ): Promise<Verification> {
-  const sb = await createSandbox(ctx.workspace, 'full', { ...ctx.excluded, env: ctx.env });
+  return inSandbox(ctx, 'full', mode, undefined, (sb) => verifyWorkspaceIn(ctx, snap, mode, sb));
+}
+
+async function verifyWorkspaceIn(
+  ctx: VerifyContext,
+  snap: Snapshot,
+  mode: 'syntax' | 'tests' | 'typecheck',
+  sb: Sandbox,
+): Promise<Verification> {
   const r = new Run(mode, sb);
   const keep = !!ctx.options.keepSandbox;
   const ts = await loadTs();
