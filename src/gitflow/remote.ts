@@ -65,6 +65,16 @@ export async function fetchBranch(
   return tip;
 }
 
+/**
+ * Whether git's message says the remote could not be reached (a network, a server or a path away), as
+ * against a refusal by it (a rejected push, a pre-push hook): a run waits for the former (docs/state.md §8.4).
+ */
+export function remoteUnreachable(stderr: string): boolean {
+  return /could not read from remote repository|does not appear to be a git repository|unable to access|could not resolve host|connection (refused|timed out|reset|closed)|remote end hung up|early EOF|ssh: connect to host|network is unreachable|no route to host/i.test(
+    stderr,
+  );
+}
+
 export type PushOutcome = { ok: true } | { ok: false; rejected: boolean; stderr: string };
 
 /** `git push <remote> <commit>:refs/heads/<branch>`, never forced: a non-fast-forward is rejected. */
@@ -141,6 +151,9 @@ export async function integrateRemote(input: RemoteIntegrateInput): Promise<Remo
       const head = (await headCommit(g, W))!;
       if (head === tip) return { integrated: true, head, base: tip, rebased, attempts: attempt };
       const pushed = await input.net(() => pushFastForward(g, W, remote, head, integ, input.noVerify));
+      // The remote away: the caller decides how long to wait for it, with the lock released meanwhile.
+      if (!pushed.ok && !pushed.rejected && remoteUnreachable(pushed.stderr))
+        throw new TugError('GitError', { args: ['push', remote, integ], stderr: pushed.stderr, cwd: W });
       if (!pushed.ok) return pushed;
       input.onTip?.(head);
       return { integrated: true, head, base: tip, rebased, attempts: attempt };
