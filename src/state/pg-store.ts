@@ -196,7 +196,8 @@ export class PgStateStore extends StateStore {
     if (this.identity) return;
     const db = await this.open('create');
     if (!db) throw new TugError('InternalError', { reason: 'the PostgreSQL state did not open' });
-    const machine = (this.o.machine ?? this.o.host).slice(0, 40);
+    // application_name keeps 63 bytes: "tugcode run " + 32 + " pid " + a pid fit.
+    const machine = (this.o.machine ?? this.o.host).slice(0, 32);
     const as = this.owner(this.o.repoRoot);
     const r = await db.tryHold(6, `tugcode:run:${this.schema}:${plan}:${as}`, `tugcode run ${machine} pid ${process.pid}`);
     if (r.held) {

@@ -90,6 +90,7 @@ describe('StateStore.integrationLock', () => {
     const b = pgStore(db.url, 'dup', 'machine-b');
     const c = pgStore(db.url, 'other', 'machine-c');
     const a2 = pgStore(db.url, 'dup', 'machine-a');
+    const stores = [pgStore(db.url, 'dup', 'h'.repeat(60)), pgStore(db.url, 'dup', 'h'.repeat(60))];
     try {
       await a.holdRunIdentity('p');
       const refused = (await b.holdRunIdentity('p').catch((e: unknown) => e)) as TugError;
@@ -103,11 +104,14 @@ describe('StateStore.integrationLock', () => {
       await c.holdRunIdentity('p');
       await b.holdRunIdentity('q');
       await a2.holdRunIdentity('p');
+      // A long machine name (a host name) still fits the session's name, so this machine is still recognised.
+      await stores[0]!.holdRunIdentity('r');
+      await stores[1]!.holdRunIdentity('r');
       // Closing the store ends the session: the other machine may run (its host now its own mistake to fix).
       await a.close();
       await b.holdRunIdentity('p');
     } finally {
-      for (const s of [a, b, c, a2]) await s.close();
+      for (const s of [a, b, c, a2, ...stores]) await s.close();
     }
   });
 
