@@ -47,6 +47,7 @@ export async function fetchBranch(
   remote: string,
   branch: string,
   pauseMs = FETCH_PAUSE_MS,
+  signal?: AbortSignal,
 ): Promise<string | null> {
   const ref = trackingRef(remote, branch);
   const args = ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-maintenance', '--', remote];
@@ -57,7 +58,9 @@ export async function fetchBranch(
       await g.tryRun(['update-ref', '-d', ref], cwd);
       return null;
     }
-    if (tries >= FETCH_TRIES) throw new TugError('GitError', { args: [...args, branch], stderr: r.stderr, cwd, tries });
+    // A stopping run (`signal`) does not try again.
+    if (tries >= FETCH_TRIES || signal?.aborted)
+      throw new TugError('GitError', { args: [...args, branch], stderr: r.stderr, cwd, tries });
     await sleep(pauseMs * 2 ** (tries - 1));
   }
   const tip = await resolveCommit(g, cwd, ref);
@@ -114,6 +117,8 @@ export interface RemoteIntegrateInput {
   onTip?: ((tip: string) => void) | undefined;
   /** A conflict leaves the rebase stopped for a resolver (integrate.ts `keepConflict`, docs/run.md §1.9). */
   keepConflict?: boolean | undefined;
+  /** Aborted when the run stops: a failed fetch is not tried again. */
+  signal?: AbortSignal | undefined;
 }
 
 export type RemoteIntegrateResult =
@@ -138,7 +143,7 @@ export async function integrateRemote(input: RemoteIntegrateInput): Promise<Remo
           throw e;
         }
       }
-      const tip = await input.net(() => fetchBranch(g, W, remote, integ));
+      const tip = await input.net(() => fetchBranch(g, W, remote, integ, undefined, input.signal));
       if (tip === null)
         throw new TugError('InvalidArgument', { reason: `integration branch ${integ} does not exist on ${remote}` });
       input.onTip?.(tip);

@@ -79,6 +79,7 @@ function outageRider(rc: RunSetup, name: string, unreachable: (stderr: string) =
           );
         } else if (now - since > OUTAGE_MS) throw e;
         await pauseFor(pause, rc.stop.signal);
+        if (rc.stop.signal.aborted) throw e;
         pause = Math.min(pause * 2, OUTAGE_PAUSE_MAX_MS);
       }
     }
@@ -141,7 +142,7 @@ export async function openRemote(rc: RunSetup, name: string): Promise<RemoteRun>
   // remote is not worth waiting for).
   const ride = outageRider(rc, name, remoteUnreachable);
   const sync = async () => {
-    const tip = await ride(() => net(() => fetchBranch(g, root, name, integ)));
+    const tip = await ride(() => net(() => fetchBranch(g, root, name, integ, undefined, rc.stop.signal)));
     if (tip === null)
       throw new TugError('InvalidArgument', { reason: `integration branch ${integ} vanished from ${name}` });
     seen(tip);
@@ -186,6 +187,7 @@ export async function openRemote(rc: RunSetup, name: string): Promise<RemoteRun>
           noVerify,
           onTip: seen,
           keepConflict: o?.keepConflict,
+          signal: rc.stop.signal,
         }),
       );
       if (r.integrated) return { before: r.base, after: r.head };

@@ -276,4 +276,25 @@ git push -q origin tugplan/demo
     expect(r.events.filter((e: any) => e.type === 'claimed').map((e: any) => e.attempt)).toEqual([1, 1, 1]);
     expect(r.events.at(-1)).toMatchObject({ type: 'summary', status: 'ok' });
   }, 90_000);
+
+  it('a signal ends the wait for an unreachable remote at once, the claims released', async () => {
+    const { remote, clone } = cloned();
+    const impl = holdingImplementer();
+    writeFileSync(join(impl.hold, 'step-1-a1'), '');
+    const run = startRun(clone, ['demo', '--workers', '1', '--implementer', impl.argv, '--remote', 'origin']);
+    await waitUntil('step-1 to start', () => readdirSync(impl.started).includes('step-1-a1'));
+    renameSync(remote, remote + '.away');
+    rmSync(join(impl.hold, 'step-1-a1'));
+    await waitUntil('the run to wait for origin', () =>
+      run.events().some((e: any) => e.type === 'warning' && e.code === 'GitError'),
+    );
+    const t0 = Date.now();
+    run.child.kill('SIGINT');
+    const r = await run.done;
+    // Neither the wait's pause nor git's own retries of the fetch hold the stop up (before: ~9 s).
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(r.code, r.stdout + r.stderr).toBe(130);
+    const show = runCli(['state', 'show', 'demo', '--json'], { cwd: clone });
+    expect(JSON.parse(show.stdout).plans[0].steps.filter((s: any) => s.status !== 'pending')).toEqual([]);
+  }, 60_000);
 });
