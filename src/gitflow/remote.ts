@@ -47,6 +47,7 @@ export async function fetchBranch(
   remote: string,
   branch: string,
   pauseMs = FETCH_PAUSE_MS,
+  signal?: AbortSignal,
 ): Promise<string | null> {
   const ref = trackingRef(remote, branch);
   const args = ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--no-auto-maintenance', '--', remote];
@@ -57,12 +58,24 @@ export async function fetchBranch(
       await g.tryRun(['update-ref', '-d', ref], cwd);
       return null;
     }
-    if (tries >= FETCH_TRIES) throw new TugError('GitError', { args: [...args, branch], stderr: r.stderr, cwd, tries });
+    // A stopping run (`signal`) does not try again.
+    if (tries >= FETCH_TRIES || signal?.aborted)
+      throw new TugError('GitError', { args: [...args, branch], stderr: r.stderr, cwd, tries });
     await sleep(pauseMs * 2 ** (tries - 1));
   }
   const tip = await resolveCommit(g, cwd, ref);
   if (!tip) throw new TugError('GitError', { args: ['rev-parse', ref], stderr: 'fetched ref not found', cwd });
   return tip;
+}
+
+/**
+ * Whether git's message says the remote could not be reached (a network, a server or a path away), as
+ * against a refusal by it (a rejected push, a pre-push hook): a run waits for the former (docs/state.md §8.4).
+ */
+export function remoteUnreachable(stderr: string): boolean {
+  return /could not read from remote repository|does not appear to be a git repository|unable to access|could not resolve host|connection (refused|timed out|reset|closed)|remote end hung up|early EOF|ssh: connect to host|network is unreachable|no route to host/i.test(
+    stderr,
+  );
 }
 
 export type PushOutcome = { ok: true } | { ok: false; rejected: boolean; stderr: string };
@@ -104,6 +117,8 @@ export interface RemoteIntegrateInput {
   onTip?: ((tip: string) => void) | undefined;
   /** A conflict leaves the rebase stopped for a resolver (integrate.ts `keepConflict`, docs/run.md §1.9). */
   keepConflict?: boolean | undefined;
+  /** Aborted when the run stops: a failed fetch is not tried again. */
+  signal?: AbortSignal | undefined;
 }
 
 export type RemoteIntegrateResult =
@@ -128,7 +143,7 @@ export async function integrateRemote(input: RemoteIntegrateInput): Promise<Remo
           throw e;
         }
       }
-      const tip = await input.net(() => fetchBranch(g, W, remote, integ));
+      const tip = await input.net(() => fetchBranch(g, W, remote, integ, undefined, input.signal));
       if (tip === null)
         throw new TugError('InvalidArgument', { reason: `integration branch ${integ} does not exist on ${remote}` });
       input.onTip?.(tip);
@@ -141,6 +156,9 @@ export async function integrateRemote(input: RemoteIntegrateInput): Promise<Remo
       const head = (await headCommit(g, W))!;
       if (head === tip) return { integrated: true, head, base: tip, rebased, attempts: attempt };
       const pushed = await input.net(() => pushFastForward(g, W, remote, head, integ, input.noVerify));
+      // The remote away: the caller decides how long to wait for it, with the lock released meanwhile.
+      if (!pushed.ok && !pushed.rejected && remoteUnreachable(pushed.stderr))
+        throw new TugError('GitError', { args: ['push', remote, integ], stderr: pushed.stderr, cwd: W });
       if (!pushed.ok) return pushed;
       input.onTip?.(head);
       return { integrated: true, head, base: tip, rebased, attempts: attempt };

@@ -36,6 +36,7 @@ export async function openStateStore(o: BackendOptions): Promise<StateStore> {
     url,
     project: o.config.state.project || (await rootCommit(o.repo, o.env)),
     host: o.config.state.host || machineId(),
+    machine: machineId(),
     repoRoot: o.repo.mainRoot,
     clock: o.clock,
     config: o.config,

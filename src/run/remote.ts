@@ -42,18 +42,78 @@ function serializer(): Locker {
   };
 }
 
+/** How long a run waits for its remote to come back, as it waits for PostgreSQL (docs/state.md §8.4). */
+const OUTAGE_MS = 120_000;
+const OUTAGE_PAUSE_MS = 500;
+const OUTAGE_PAUSE_MAX_MS = 5_000;
+
+/**
+ * Runs `fn` again while it fails because the remote is unreachable (GitError, remoteUnreachable), with
+ * backoff, for up to OUTAGE_MS from the first failure since the last success; once that is spent every call
+ * fails at once until one succeeds. The first failure of an outage is a `GitError` warning. A stopping run
+ * (a signal, a fatal error) waits no more.
+ */
+function outageRider(rc: RunSetup, name: string, unreachable: (stderr: string) => boolean): Locker {
+  let since: number | null = null;
+  return async (fn) => {
+    let pause = OUTAGE_PAUSE_MS;
+    for (;;) {
+      try {
+        const result = await fn();
+        since = null;
+        return result;
+      } catch (e) {
+        const stderr = e instanceof TugError && e.code === 'GitError' ? String(e.details.stderr ?? '') : '';
+        if (!unreachable(stderr) || rc.stop.signal.aborted) throw e;
+        const now = Date.now();
+        if (since === null) {
+          since = now;
+          const why = stderr.split('\n').find((l) => l.trim()) ?? '';
+          rc.warn(
+            'GitError',
+            `${name} is unreachable (${why.trim()}): the run waits for it, up to ${OUTAGE_MS / 1000} s`,
+            {
+              remote: name,
+              stderr,
+            },
+          );
+        } else if (now - since > OUTAGE_MS) throw e;
+        await pauseFor(pause, rc.stop.signal);
+        if (rc.stop.signal.aborted) throw e;
+        pause = Math.min(pause * 2, OUTAGE_PAUSE_MAX_MS);
+      }
+    }
+  };
+}
+
+function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((res) => {
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      res();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 /**
  * Check the remote, create the integration branch there when missing or bring it up to the base when the
  * plan changed there (docs/run.md §1.1 item 2), mirror it locally.
  */
 export async function openRemote(rc: RunSetup, name: string): Promise<RemoteRun> {
-  const { requireRemote, fetchBranch, integrateRemote, trackingRef } = await import('../gitflow/remote.js');
+  const { requireRemote, fetchBranch, integrateRemote, remoteUnreachable, trackingRef } =
+    await import('../gitflow/remote.js');
   const { ensureRemoteBranch, mirrorLocal } = await import('../gitflow/remote-branch.js');
   const { g, prep } = rc;
   const repo = rc.flow.repo;
   const root = repo.mainRoot;
   const integ = prep.integration;
   await requireRemote(g, root, name);
+  // Before the first claim: another machine claiming as this clone's owners (one host name by mistake) is
+  // refused here, not found out by doing every step twice (docs/state.md §8.4).
+  await rc.store.holdRunIdentity?.(prep.planPath);
   const net = serializer();
   const lock: Locker = async (fn) => {
     const release = await rc.store.integrationLock(prep.planPath);
@@ -78,8 +138,11 @@ export async function openRemote(rc: RunSetup, name: string): Promise<RemoteRun>
   const seen = (tip: string) => {
     current = tip;
   };
+  // Started, the run rides out a remote that is away for a while (its start above fails at once: a wrong
+  // remote is not worth waiting for).
+  const ride = outageRider(rc, name, remoteUnreachable);
   const sync = async () => {
-    const tip = await net(() => fetchBranch(g, root, name, integ));
+    const tip = await ride(() => net(() => fetchBranch(g, root, name, integ, undefined, rc.stop.signal)));
     if (tip === null)
       throw new TugError('InvalidArgument', { reason: `integration branch ${integ} vanished from ${name}` });
     seen(tip);
@@ -112,18 +175,21 @@ export async function openRemote(rc: RunSetup, name: string): Promise<RemoteRun>
       return true;
     },
     async integrate(W, beat, o) {
-      const r = await integrateRemote({
-        git: g,
-        worktree: W,
-        remote: name,
-        integrationBranch: integ,
-        lock,
-        net,
-        heartbeat: () => beat.now(),
-        noVerify,
-        onTip: seen,
-        keepConflict: o?.keepConflict,
-      });
+      const r = await ride(() =>
+        integrateRemote({
+          git: g,
+          worktree: W,
+          remote: name,
+          integrationBranch: integ,
+          lock,
+          net,
+          heartbeat: () => beat.now(),
+          noVerify,
+          onTip: seen,
+          keepConflict: o?.keepConflict,
+          signal: rc.stop.signal,
+        }),
+      );
       if (r.integrated) return { before: r.base, after: r.head };
       if (r.reason === 'ownership') throw new Aborted();
       if (r.reason === 'integration_conflict' && r.stop) return { stop: r.stop };

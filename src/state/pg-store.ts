@@ -22,6 +22,8 @@ export interface PgStoreOptions {
   project: string;
   /** This machine in owner names. */
   host: string;
+  /** This machine's own id (src/ops/state-backend.ts `machineId`), whatever `host` says. */
+  machine?: string;
   repoRoot: string;
   clock: Clock;
   config: StateConfig;
@@ -65,6 +67,8 @@ export class PgStateStore extends StateStore {
   private readonly prefix: string;
   private pending: { rank: number; p: Promise<PgDatabase | null> } | null = null;
   private opened: PgDatabase | null = null;
+  /** The release of holdRunIdentity's session, ended by close. */
+  private identity: (() => Promise<void>) | null = null;
   /** Handed over by stopOn: the databases opened stop retrying once it aborts. */
   private stop: AbortSignal | undefined;
 
@@ -180,7 +184,60 @@ export class PgStateStore extends StateStore {
     return db.sessionLock(4, `tugcode:integrate:${this.schema}:${plan}`, timeoutMs);
   }
 
+  /**
+   * docs/state.md §8.4: a `run --remote` of `plan` holds a session advisory lock (class 6) on the owners it
+   * claims as (`<host>:<main root>`), in a session named after this machine, until the store closes. Two
+   * machines given one host name by mistake, with their clones at one path, would otherwise both take every
+   * claim as their own and implement each step twice: the second is RunInProgress before it claims. A lock
+   * held from this same machine is a session left by a process that is gone (the clone's run lock keeps two
+   * live runs apart here), so the run goes on without it.
+   */
+  override async holdRunIdentity(plan: string): Promise<void> {
+    if (this.identity) return;
+    const db = await this.open('create');
+    if (!db) throw new TugError('InternalError', { reason: 'the PostgreSQL state did not open' });
+    // application_name keeps 63 bytes: "tugcode run " + 32 + " pid " + a pid fit.
+    const machine = (this.o.machine ?? this.o.host).slice(0, 32);
+    const as = this.owner(this.o.repoRoot);
+    const r = await db.tryHold(6, `tugcode:run:${this.schema}:${plan}:${as}`, `tugcode run ${machine} pid ${process.pid}`);
+    if (r.held) {
+      this.identity = r.release;
+      return;
+    }
+    const m = /^tugcode run (\S+) pid (\d+)$/.exec(r.holder.name ?? '');
+    if (m && m[1] === machine) return;
+    const where = [
+      m ? `machine ${m[1]}, pid ${m[2]}` : null,
+      r.holder.addr ? `from ${r.holder.addr}` : null,
+      r.holder.since ? `since ${r.holder.since}` : null,
+    ].filter(Boolean);
+    throw new TugError(
+      'RunInProgress',
+      {
+        plan_path: plan,
+        holder_host: this.o.host,
+        ...(m ? { holder_machine: m[1], holder_pid: Number(m[2]) } : {}),
+        ...(r.holder.addr ? { holder_addr: r.holder.addr } : {}),
+        ...(r.holder.since ? { started_at: r.holder.since } : {}),
+        owner: as,
+        reason: 'another machine runs it as the same owners',
+      },
+      {
+        message:
+          `another machine runs ${plan} as host ${this.o.host} from a clone at the same path ` +
+          `(${where.join(', ') || 'its session is not visible to this user'}): both would take every claim of ` +
+          `${as} as their own and do each step twice`,
+        hint:
+          'give each machine a host of its own: TUGCODE_STATE_HOST=<name> on each, or leave [state] host empty ' +
+          '(the machine id); a [state] host in the committed config.toml names every clone alike',
+      },
+    );
+  }
+
   async close(): Promise<void> {
+    const identity = this.identity;
+    this.identity = null;
+    await identity?.();
     const db = this.opened;
     this.opened = null;
     this.pending = null;

@@ -15,11 +15,12 @@ import { tempRepo } from '../helpers/repo.js';
 
 const config = { state: { lease_seconds: 60, max_attempts: 3 } };
 
-function pgStore(url: string, host: string): PgStateStore {
+function pgStore(url: string, host: string, machine?: string): PgStateStore {
   return new PgStateStore({
     url,
     project: 'locktest',
     host,
+    machine,
     repoRoot: '/nowhere',
     clock: systemClock(),
     config,
@@ -80,6 +81,37 @@ describe('StateStore.integrationLock', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it('PostgreSQL: two machines given one host name (clones at one path) are refused; a session of this machine is not', async () => {
+    const db = await createTestDatabase('runid');
+    const a = pgStore(db.url, 'dup', 'machine-a');
+    const b = pgStore(db.url, 'dup', 'machine-b');
+    const c = pgStore(db.url, 'other', 'machine-c');
+    const a2 = pgStore(db.url, 'dup', 'machine-a');
+    const stores = [pgStore(db.url, 'dup', 'h'.repeat(60)), pgStore(db.url, 'dup', 'h'.repeat(60))];
+    try {
+      await a.holdRunIdentity('p');
+      const refused = (await b.holdRunIdentity('p').catch((e: unknown) => e)) as TugError;
+      expect(refused).toBeInstanceOf(TugError);
+      expect(refused.code).toBe('RunInProgress');
+      expect(refused.details).toMatchObject({ holder_host: 'dup', holder_machine: 'machine-a', owner: 'dup:/nowhere' });
+      expect(refused.message).toContain('another machine runs p as host dup from a clone at the same path');
+      expect(refused.message).toContain('machine machine-a, pid');
+      expect(refused.hint).toContain('TUGCODE_STATE_HOST');
+      // Another host, another plan: free. This machine again (a session left by a process that is gone): goes on.
+      await c.holdRunIdentity('p');
+      await b.holdRunIdentity('q');
+      await a2.holdRunIdentity('p');
+      // A long machine name (a host name) still fits the session's name, so this machine is still recognised.
+      await stores[0]!.holdRunIdentity('r');
+      await stores[1]!.holdRunIdentity('r');
+      // Closing the store ends the session: the other machine may run (its host now its own mistake to fix).
+      await a.close();
+      await b.holdRunIdentity('p');
+    } finally {
+      for (const s of [a, b, c, a2, ...stores]) await s.close();
     }
   });
 

@@ -65,5 +65,15 @@ describe('other commands name the PostgreSQL store too', () => {
     expectError(merge, 'PlanNotInitialized', 3);
     expect(merge.json.error.message).toBe(`.tugtool/tugplan-demo.md is not initialized in ${where}`);
     expect(merge.stdout + merge.stderr).not.toContain(db.server.password);
+    // A database not created yet: the hint says how to create it, not to check that the server runs.
+    const url = db.url.replace(new RegExp(`/${db.name}$`), `/${db.name}_nope`);
+    const gone = st(root, ['show'], { env: { ...env, TUGCODE_STATE_URL: url } });
+    expectError(gone, 'DatabaseUnavailable', 10);
+    expect(gone.json.error.details).toMatchObject({ database: `${db.name}_nope`, pg_code: '3D000' });
+    expect(gone.json.error.hint).toBe(
+      `create it: createdb -h ${db.server.host} -p ${db.server.port} -U ${db.server.user} ${db.name}_nope ` +
+        '(or CREATE DATABASE as a user allowed to), or name an existing database in [state] url or TUGCODE_STATE_URL',
+    );
+    expect(gone.stdout + gone.stderr).not.toContain(db.server.password);
   });
 });

@@ -6,12 +6,23 @@
  * committed on the clone's base after a run is taken in by the remote branch at the next run (docs/run.md
  * §1.1 item 2), or, when that conflicts, nothing is changed (MergeConflict).
  */
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { git, tempDir } from '../helpers/repo.js';
-import { implementerScript, nodeImplementer, planText, remoteWithClones, runJsonl, runRepo, step } from './helpers.js';
+import {
+  holdingImplementer,
+  implementerScript,
+  nodeImplementer,
+  planText,
+  remoteWithClones,
+  runJsonl,
+  runRepo,
+  startRun,
+  step,
+  waitUntil,
+} from './helpers.js';
 
 const PLAN = planText([step(1, 'Base'), step(2, 'Next', { deps: [1] }), step(3, 'Side', { deps: [1] })]);
 const PLAN4 = planText([
@@ -232,4 +243,58 @@ git push -q origin tugplan/demo
     expect(git(remote, 'rev-parse', 'tugplan/demo').trim()).toBe(before);
     expect(git(clone, 'rev-parse', 'tugplan/demo').trim()).toBe(local);
   });
+
+  it('a remote unreachable mid-run (for its fetch, then only for its push) is waited for: nothing fails, each step once', async () => {
+    const { dir, remote, clone } = cloned();
+    // Pushes go through a link to the remote, so they alone can fail while fetches work.
+    const pushVia = join(dir, 'push.git');
+    symlinkSync(remote, pushVia);
+    git(clone, 'remote', 'set-url', '--push', 'origin', pushVia);
+    const impl = holdingImplementer();
+    for (const h of ['step-1-a1', 'step-2-a1', 'step-3-a1']) writeFileSync(join(impl.hold, h), '');
+    const run = startRun(clone, ['demo', '--workers', '1', '--implementer', impl.argv, '--remote', 'origin']);
+    const warnings = () => run.events().filter((e: any) => e.type === 'warning' && e.code === 'GitError');
+    const started = () => readdirSync(impl.started);
+    // The remote goes away while step-1 is implemented: its integration cannot fetch.
+    await waitUntil('step-1 to start', () => started().includes('step-1-a1'));
+    renameSync(remote, remote + '.away');
+    rmSync(join(impl.hold, 'step-1-a1'));
+    const first = await waitUntil('the run to say it waits for origin', () => warnings()[0]);
+    expect(first.message).toMatch(/^origin is unreachable \(.*\): the run waits for it, up to 120 s$/);
+    renameSync(remote + '.away', remote);
+    // Then only its pushes fail, while the next step is implemented.
+    const next = await waitUntil('the next step to start', () => started().find((f) => f !== 'step-1-a1'));
+    rmSync(pushVia);
+    rmSync(join(impl.hold, next));
+    await waitUntil('the run to wait for origin again', () => warnings()[1]);
+    symlinkSync(remote, pushVia);
+    rmSync(join(impl.hold, next === 'step-2-a1' ? 'step-3-a1' : 'step-2-a1'));
+    const r = await run.done;
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect([...trailers(remote, 'tugplan/demo')].sort()).toEqual(['step-1', 'step-2', 'step-3']);
+    // No attempt failed: each step was claimed once.
+    expect(r.events.filter((e: any) => e.type === 'claimed').map((e: any) => e.attempt)).toEqual([1, 1, 1]);
+    expect(r.events.at(-1)).toMatchObject({ type: 'summary', status: 'ok' });
+  }, 90_000);
+
+  it('a signal ends the wait for an unreachable remote at once, the claims released', async () => {
+    const { remote, clone } = cloned();
+    const impl = holdingImplementer();
+    writeFileSync(join(impl.hold, 'step-1-a1'), '');
+    const run = startRun(clone, ['demo', '--workers', '1', '--implementer', impl.argv, '--remote', 'origin']);
+    await waitUntil('step-1 to start', () => readdirSync(impl.started).includes('step-1-a1'));
+    renameSync(remote, remote + '.away');
+    rmSync(join(impl.hold, 'step-1-a1'));
+    await waitUntil('the run to wait for origin', () =>
+      run.events().some((e: any) => e.type === 'warning' && e.code === 'GitError'),
+    );
+    const t0 = Date.now();
+    run.child.kill('SIGINT');
+    const r = await run.done;
+    // Neither the wait's pause nor git's own retries of the fetch hold the stop up (before: ~9 s).
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(r.code, r.stdout + r.stderr).toBe(130);
+    const show = runCli(['state', 'show', 'demo', '--json'], { cwd: clone });
+    expect(JSON.parse(show.stdout).plans[0].steps.filter((s: any) => s.status !== 'pending')).toEqual([]);
+  }, 60_000);
 });

@@ -7,6 +7,7 @@ import { TugError } from '../../contract/errors.js';
 import { parseStateUrl } from '../../config/state-url.js';
 import type { Params } from './conn.js';
 import { pgSsl, sslHint, tlsFailure, type PgSsl } from './pg-ssl.js';
+import { shellArg } from '../../util/shell-arg.js';
 
 interface Translated {
   text: string;
@@ -173,7 +174,11 @@ export function pgToTugError(e: unknown, t: PgTarget): unknown {
     };
     const hint = nopw
       ? 'give the password in [state] url (postgres://user:password@host/db), in PGPASSWORD or in ~/.pgpass'
-      : sslHint(e, t.ssl);
+      : code === '3D000'
+        ? // The server answered: it runs, and the login worked; the database is what is missing.
+          `create it: createdb -h ${shellArg(t.host)} -p ${t.port}${t.user ? ` -U ${shellArg(t.user)}` : ''} ${shellArg(t.database)} ` +
+          '(or CREATE DATABASE as a user allowed to), or name an existing database in [state] url or TUGCODE_STATE_URL'
+        : sslHint(e, t.ssl);
     return new TugError('DatabaseUnavailable', details, hint ? { hint } : {});
   }
   return new TugError('DatabaseError', {

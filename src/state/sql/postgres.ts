@@ -23,8 +23,8 @@ function fromPg(e: unknown): boolean {
   return !(e instanceof TugError) && (isUnavailable(e) || typeof (e as { severity?: unknown })?.severity === 'string');
 }
 
-/** Connections a process opens at most (the driver's workers share them). */
-const POOL_MAX = 8;
+/** Connections a process opens at most (the driver's workers share them; a `run --remote` keeps one for its identity). */
+const POOL_MAX = 9;
 const CONNECT_TIMEOUT_MS = 5000;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 2000;
@@ -256,6 +256,59 @@ export class PgDatabase extends PgConn implements Database {
         held.release(broken || undefined);
       };
     }
+  }
+
+  /**
+   * Tries once to take the session advisory lock `(cls, hashtext(key))` on a client of its own named `name`
+   * (its `application_name`), and holds it until the returned release. When another session holds it: that
+   * session's name, client address and start, as `pg_stat_activity` shows them (null where hidden).
+   */
+  async tryHold(
+    cls: number,
+    key: string,
+    name: string,
+  ): Promise<
+    | { held: true; release: () => Promise<void> }
+    | { held: false; holder: { name: string | null; addr: string | null; since: string | null } }
+  > {
+    let client: PoolClient | null = null;
+    try {
+      client = await this.pool.connect();
+      await client.query('SELECT set_config($1, $2, false)', ['application_name', name]);
+      const r = await client.query('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [cls, key]);
+      if (!(r.rows[0] as { ok: boolean }).ok) {
+        // An advisory lock on two int4 keys shows as classid = key1, objid = key2 (as an oid), objsubid = 2.
+        const h = await client.query(
+          `SELECT a.application_name AS name, host(a.client_addr) AS addr,
+                  to_char(a.backend_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS since
+             FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+            WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid::bigint = $1
+              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+              AND l.objid::bigint = (hashtext($2)::bigint + 4294967296) % 4294967296
+            LIMIT 1`,
+          [cls, key],
+        );
+        client.release();
+        client = null;
+        const row = (h.rows[0] ?? {}) as { name?: string | null; addr?: string | null; since?: string | null };
+        return { held: false, holder: { name: row.name ?? null, addr: row.addr ?? null, since: row.since ?? null } };
+      }
+    } catch (e) {
+      client?.release(true);
+      throw e instanceof TugError ? e : pgToTugError(e, this.o.target);
+    }
+    this.connected = true;
+    const held = client;
+    let released = false;
+    return {
+      held: true,
+      release: async () => {
+        if (released) return;
+        released = true;
+        // Ending the session ends the lock (and its name) with it, even when the server restarted since.
+        held.release(true);
+      },
+    };
   }
 
   /** Marks the pool as having reached the server (a later lost connection is retried). */
