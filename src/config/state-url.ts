@@ -111,3 +111,20 @@ export function parseStateUrl(raw: string, from: UrlSource = URL_FROM_LIBRARY): 
   }
   return { url: u, user, password, hostname, database };
 }
+
+/**
+ * The URL with its password left out (the authority's and a `password=` parameter): the address for a process
+ * that must not log in itself, an agent whose state commands go through the driver (docs/agents.md §1.5). Text
+ * that is no URL gives the empty string: it could be anything, a password included.
+ */
+export function withoutPassword(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return '';
+  }
+  u.password = '';
+  u.searchParams.delete('password');
+  return u.toString();
+}

@@ -33,6 +33,7 @@ import { conflictPrompt } from './resolve-prompt.js';
 import { runChild } from './child.js';
 import {
   agentEnvAdditions,
+  agentProcessEnv,
   AGENT_STATE_COMMANDS,
   checkpointCommands,
   claudeReviewerRules,
@@ -346,7 +347,7 @@ export async function runAgent(
           }),
         ),
         cwd: o.cwd,
-        env,
+        env: agentProcessEnv(env),
         // A reviewer brings its own prompt; the resolver of a conflict gets its own (docs/run.md §1.9).
         input:
           role?.prompt ??

@@ -8,6 +8,7 @@ import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile 
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_DIR } from '../contract/layout.js';
+import { withoutPassword } from '../config/state-url.js';
 import { checkpointCommand } from './checkpoints.js';
 import type { StepBrief } from './types.js';
 
@@ -170,6 +171,16 @@ export function agentEnvAdditions(
     TMPDIR: space.tmp,
     TUG_STATE_RELAY: space.relay,
   };
+}
+
+/**
+ * The agent's own environment: the relay's, but the state's PostgreSQL URL without its password. The agent's
+ * state commands go through the relay, which has the whole URL (docs/agents.md §1.5); an agent that prints its
+ * environment then puts no password in its log.
+ */
+export function agentProcessEnv(env: Record<string, string>): Record<string, string> {
+  const url = env.TUGCODE_STATE_URL;
+  return url ? { ...env, TUGCODE_STATE_URL: withoutPassword(url) } : env;
 }
 
 /** The step's checkpoint commands (the agent may run them to check its work). */

@@ -4,7 +4,7 @@
  * first on PATH that runs the literal command its prompt gives, through the `tugcode` launcher on its PATH,
  * with a state URL that leads nowhere (as from a sandbox without network).
  */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/pg.js';
@@ -17,6 +17,7 @@ const { execSync } = require('node:child_process');
 const prompt = fs.readFileSync(0, 'utf8');
 const cmd = /^\\s+(tugcode state update .*) --task ORD completed$/m.exec(prompt)[1] + ' --task 0 completed';
 fs.writeFileSync(process.env.TUG_STEP + '.txt', 'done\\n');
+fs.appendFileSync(process.env.FAKE_URL_SEEN, String(process.env.TUGCODE_STATE_URL) + '\\n');
 const env = { ...process.env, TUGCODE_STATE_URL: 'postgres://nobody@127.0.0.1:9/none' };
 const out = execSync(cmd, { env, encoding: 'utf8' });
 const argv = process.argv.slice(2);
@@ -31,10 +32,20 @@ describe('the state relay on PostgreSQL', () => {
     mkdirSync(bin);
     writeFileSync(join(bin, 'codex'), FAKE);
     chmodSync(join(bin, 'codex'), 0o755);
-    const env = { TUGCODE_STATE_URL: db.url, PATH: `${bin}:${process.env.PATH}` };
+    const seen = join(tempDir('tugcode-fake-'), 'urls');
+    const env = { TUGCODE_STATE_URL: db.url, PATH: `${bin}:${process.env.PATH}`, FAKE_URL_SEEN: seen };
     const r = await startRun(root, ['demo', '--workers', '1', '--agent', 'codex'], env).done;
     expect(r.events.at(-1), r.stdout + r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
+    // The agent saw the state's address without its password: only the relay logs in.
+    const password = decodeURIComponent(new URL(db.url).password);
+    expect(password).not.toBe('');
+    const urls = readFileSync(seen, 'utf8').trim().split('\n');
+    expect(urls).toHaveLength(2);
+    for (const u of urls) {
+      expect(u).not.toContain(password);
+      expect(new URL(u).host).toBe(new URL(db.url).host);
+    }
     const log = tugJson(root, ['state', 'log', '.tugtool/tugplan-demo.md', '--limit', '100'], env);
     const own = log.json.events.filter(
       (e: any) => e.command === 'state update' && e.details.complete_remaining === false,
