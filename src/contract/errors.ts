@@ -574,8 +574,9 @@ export const CATALOGUE = {
     when: 'the PostgreSQL state server cannot be reached or refuses the connection ([state] url)',
     message: (d) =>
       `PostgreSQL at ${pgAddress(s(d.host), s(d.port, '5432'))} (database ${s(d.database, '?')}) is unavailable: ${s(d.reason, 'no connection')}`,
-    hint: () =>
-      'check that the server runs and accepts connections (pg_isready -h <host> -p <port>), then the user, password (PGPASSWORD or ~/.pgpass) and sslmode of [state] url or TUGCODE_STATE_URL; unset both to use the embedded .tugtool/state.db',
+    // The host and port are in the details (never the password: docs/state.md §8), so the command is literal.
+    hint: (d) =>
+      `check that the server runs and accepts connections (pg_isready -h ${arg(d.host, '<host>')} -p ${arg(d.port, '<port>')}), then the user, password (PGPASSWORD or ~/.pgpass) and sslmode of [state] url or TUGCODE_STATE_URL; unset both to use the embedded .tugtool/state.db`,
   },
   DatabaseError: {
     exit: 10,

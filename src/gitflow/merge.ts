@@ -123,6 +123,9 @@ async function mergedBefore(
   if (!(await branchExists(g, root, into))) return null;
   const withCommit = steps.filter((s) => s.commit_hash);
   if (withCommit.length === 0) return null;
+  // A commit this clone does not have (the plan ran in another clone) is not merged here either; the
+  // caller says where the branch is (remoteBranchMissing), rather than a raw GitError.
+  for (const s of withCommit) if (!(await hasCommit(g, root, s.commit_hash!))) return null;
   for (const s of withCommit) if (!(await isAncestor(g, root, s.commit_hash!, into))) return null;
   return {
     merged: false,
@@ -137,6 +140,44 @@ async function mergedBefore(
     branches_deleted: [],
     kept: [],
   };
+}
+
+/** Whether this clone's object store holds the commit (a plan run in another clone names commits it lacks). */
+async function hasCommit(g: GitRunner, root: string, commit: string): Promise<boolean> {
+  return (await g.tryRun(['cat-file', '-e', `${commit}^{commit}`], root)).status === 0;
+}
+
+/** The command that brings a plan's integration branch from its remote into this clone (docs/run.md §1.11). */
+function fetchCommand(remote: string, branch: string): string {
+  return `git fetch ${shellArg(remote)} ${shellArg(branch)}:${shellArg(branch)}`;
+}
+
+/**
+ * BranchNotFound on a clone that never ran the plan, while the state says it integrates on a remote and
+ * names step commits (docs/run.md §1.11, docs/state.md §8): the branch is there, not missing; the hint is
+ * the fetch that brings it here. Null when that is not the case (the catalogue's "run it first" stands).
+ */
+async function remoteBranchMissing(
+  ctx: FlowCtx,
+  planPath: string,
+  slug: string,
+  steps: state.StepState[],
+  e: TugError,
+): Promise<TugError | null> {
+  if (!steps.some((s) => s.commit_hash)) return null;
+  const target = await state.integrationTarget(ctx, planPath).catch(() => null);
+  if (target?.kind !== 'remote') return null;
+  const integ = integrationBranch(slug);
+  return new TugError(
+    'BranchNotFound',
+    {
+      ...e.details,
+      integration_kind: target.kind,
+      integration_where: target.where,
+      reason: `${planPath} integrates on ${target.where}/${integ}, and this clone has no ${integ}: it ran in another clone`,
+    },
+    { hint: `${fetchCommand(target.where, integ)}, then merge again` },
+  );
 }
 
 function mergeMessage(
@@ -193,10 +234,11 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
   }
   const branch = await sourceBranch(g, ctx, planPath, slug, input.branch).catch(async (e: unknown) => {
     // Merged already: merge deleted the branches, and every step commit is on the target.
-    const done = e instanceof TugError && e.code === 'BranchNotFound' && incomplete.length === 0;
+    const missing = e instanceof TugError && e.code === 'BranchNotFound' ? e : null;
+    const done = missing !== null && incomplete.length === 0;
     const merged = done ? await mergedBefore(g, ctx, slug, steps, input.into ?? ctx.config.run.base_branch) : null;
-    if (!merged) throw e;
-    return merged;
+    if (merged) return merged;
+    throw (missing && (await remoteBranchMissing(ctx, planPath, slug, steps, missing))) ?? e;
   });
   if (typeof branch !== 'string') return { ...branch, merged: !input.dryRun, dry_run: Boolean(input.dryRun) };
   const into = input.into ?? (await getBranchPlan(g, repo.mainRoot, branch))?.base_branch ?? ctx.config.run.base_branch;
@@ -318,14 +360,30 @@ async function verifySteps(
     scanned ??= (await readTrailerCommits(g, root, [source])).commits;
     // The newest commit on the branch whose trailers name this plan and step (a rebase or cherry-pick keeps them).
     const equivalent = scanned.find((c) => c.steps.includes(s.anchor) && c.plans.includes(planPath));
-    if (!equivalent)
-      throw new TugError('CommitNotIntegrated', {
+    if (!equivalent) {
+      const details = {
         plan_path: planPath,
         step_anchor: s.anchor,
         commit_hash: s.commit_hash,
         branch,
         ...(await whereIntegrated(g, ctx, planPath, s.commit_hash)),
-      });
+      };
+      // This clone's integration branch is behind the remote the plan integrates on, and the commit was never
+      // fetched: the fix is the literal fetch of that branch (docs/run.md §1.11).
+      const behind =
+        details.integration_kind === 'remote' &&
+        branch === integrationBranch(slugOfPlan(planPath)) &&
+        !(await hasCommit(g, root, s.commit_hash));
+      throw new TugError(
+        'CommitNotIntegrated',
+        details,
+        behind
+          ? {
+              hint: `${fetchCommand(details.integration_where!, branch)}, then merge again   (the plan integrates on ${details.integration_where!}/${branch}; this clone has not fetched the step's commit)`,
+            }
+          : {},
+      );
+    }
     out.push({ step_anchor: s.anchor, commit_hash: equivalent.hash });
   }
   return out;
