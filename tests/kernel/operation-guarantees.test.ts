@@ -5,38 +5,15 @@
  * The CLI cases run the built `bin/tug.js` as a child process (`npm test` builds first).
  */
 import { describe, it, expect } from 'vitest';
-import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { openKernel } from '../../src/kernel/index.js';
-import { gitInit, kernelEnv, tempWs, TSCONFIG } from './helpers.js';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const TUG = join(ROOT, 'bin', 'tug.js');
+import { gitInit, kernelEnv, tempWs, TSCONFIG, tugChild } from './helpers.js';
 
 const cleanEnv = (extra: Record<string, string> = {}) => kernelEnv(extra) as Record<string, string>;
 
 /** Run the built `tug` asynchronously (the test's own event loop keeps running). */
-function tug(args: string[], cwd: string, env: Record<string, string> = cleanEnv()) {
-  return new Promise<{ code: number; json: any; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [TUG, ...args],
-      { cwd, env, encoding: 'utf8', timeout: 120_000 },
-      (err, stdout, stderr) => {
-        let json: unknown;
-        try {
-          json = JSON.parse(stdout);
-        } catch {
-          json = undefined;
-        }
-        const code = err ? ((err as { code?: number }).code ?? -1) : 0;
-        resolve({ code: typeof code === 'number' ? code : -1, json, stdout, stderr });
-      },
-    );
-  });
-}
+const tug = (args: string[], cwd: string, env: Record<string, string> = cleanEnv()) => tugChild(args, cwd, env);
 
 const FILES = {
   'tsconfig.json': TSCONFIG,
