@@ -208,6 +208,19 @@ export function sse(base: string, path: string, headers: Record<string, string> 
   };
 }
 
+/**
+ * The board's first snapshot: its first full read is under way while it starts, so `/api/snapshot` answers
+ * 200 once it has one (polled, at most 10 s).
+ */
+export async function firstSnapshot(w: Where): Promise<any> {
+  for (let n = 0; n < 200; n++) {
+    const r = await http(w.base, `/api/snapshot?token=${w.token}`, { headers: own(w) });
+    if (r.status === 200) return r.json.snapshot;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  throw new Error('the board had no snapshot after 10 s');
+}
+
 /** Headers a same-origin browser request carries. */
 export function own(w: Where, extra: Record<string, string> = {}): Record<string, string> {
   return { Host: `127.0.0.1:${w.port}`, ...extra };

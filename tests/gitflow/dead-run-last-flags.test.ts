@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { http, own, startBoardCli } from '../board/helpers.js';
+import { firstSnapshot, startBoardCli } from '../board/helpers.js';
 import { holdingImplementer, planText, runRepo, startRun, step, tugJson, waitUntil } from '../run/helpers.js';
 
 const PLAN = '.tugtool/tugplan-demo.md';
@@ -78,13 +78,7 @@ describe("a dead run's flagless lock, on the board", () => {
   it("the dead driver's command, and its claim's in Needs you, run the plan with its last run's flags", async () => {
     const b = await startBoardCli(root);
     try {
-      // The board's first full read is under way while it starts: 200 once it has a snapshot.
-      let snap: any;
-      for (let n = 0; !snap && n < 200; n++) {
-        const r = await http(b.base, `/api/snapshot?token=${b.token}`, { headers: own(b) });
-        if (r.status === 200) snap = r.json.snapshot;
-        else await new Promise((res) => setTimeout(res, 50));
-      }
+      const snap = await firstSnapshot(b);
       const plan = snap.plans[0];
       expect(plan.run_driver).toMatchObject({ pid, alive: false, command: lastCommand });
       const card = plan.cards.find((c: { anchor: string }) => c.anchor === 'step-1');

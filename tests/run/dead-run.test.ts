@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/repo.js';
-import { http, own, startBoardCli } from '../board/helpers.js';
+import { firstSnapshot, startBoardCli } from '../board/helpers.js';
 import { CLI } from '../helpers/cli.js';
 import { stepText } from '../helpers/plan.js';
 import {
@@ -113,13 +113,7 @@ describe('a run killed with SIGKILL', () => {
     // The board: the plan's run_driver, and step-1 in Needs you as dead_run with the same command.
     const b = await startBoardCli(root);
     try {
-      // The board's first full read is under way while it starts: 200 once it has a snapshot.
-      let snap: any;
-      for (let n = 0; !snap && n < 200; n++) {
-        const r = await http(b.base, `/api/snapshot?token=${b.token}`, { headers: own(b) });
-        if (r.status === 200) snap = r.json.snapshot;
-        else await new Promise((res) => setTimeout(res, 50));
-      }
+      const snap = await firstSnapshot(b);
       const plan = snap.plans[0];
       expect(plan.run_driver).toEqual({
         pid,
