@@ -212,11 +212,13 @@ describe("a config write beside another process's (git's config lock)", () => {
     const lock = join(root, '.git', 'config.lock');
     const trace = join(tempDir(), 'git-trace');
     writeFileSync(lock, '');
-    // GIT_TRACE shows each git start: the lock is freed once git has found it taken at least once.
-    const g = gitRunner({ ...process.env, GIT_TRACE: trace });
+    // GIT_TRACE2 shows each git start and how it ended: the lock is freed once a git has found it taken (a
+    // start alone is too early: that git may not have reached the lock yet).
+    const g = gitRunner({ ...process.env, GIT_TRACE2: trace });
     const call = g.run(['config', 'branch.x.tugbase', 'main'], root);
-    const starts = () => (existsSync(trace) ? readFileSync(trace, 'utf8').split('built-in: git config').length - 1 : 0);
-    while (starts() < 1) await new Promise((r) => setImmediate(r));
+    const text = () => (existsSync(trace) ? readFileSync(trace, 'utf8') : '');
+    const starts = () => text().split(' cmd_name config ').length - 1;
+    while (!text().includes('could not lock config file')) await new Promise((r) => setImmediate(r));
     unlinkSync(lock);
     await call;
     expect(starts()).toBeGreaterThanOrEqual(2);
