@@ -137,11 +137,19 @@ function notIntegratedHint(d: Details): string {
   const on = (d.found_on as string[] | undefined) ?? [];
   const remote = d.integration_kind === 'remote' ? s(d.integration_where) : null;
   if (remote !== null && on.includes(`${remote}/${branch}`))
-    return `git fetch ${arg(remote)} ${arg(branch)}:${arg(branch)}, then merge again   (the plan integrates on ${remote}/${branch}, which this clone's ${branch} is behind)`;
+    return `${fetchBranch(remote, branch)}, then merge again   (the plan integrates on ${remote}/${branch}, which this clone's ${branch} is behind)`;
+  // The commit is in no object of this clone (`commit_unfetched`): the same fetch brings it.
+  if (remote !== null && d.commit_unfetched === true)
+    return `${fetchBranch(remote, branch)}, then merge again   (the plan integrates on ${remote}/${branch}; this clone has not fetched the step's commit)`;
   const where = remote !== null ? ` (the plan integrates on ${remote}/${branch}: git fetch ${arg(remote)} first)` : '';
   if (on.length > 0)
     return `the commit is on ${on.join(', ')}: the step was integrated elsewhere${where}; bring it into ${branch} (git switch ${arg(branch)} && git merge ${arg(on[0])}), then merge again; tugcode doctor shows where the plan integrates`;
   return `no branch of this clone holds it: it was integrated in another clone or on a remote not fetched yet${where}; fetch it and bring it into ${branch}, then merge again; tugcode doctor shows where the plan integrates`;
+}
+
+/** The fetch that brings a plan's integration branch from its remote into this clone (docs/run.md §1.11). */
+function fetchBranch(remote: string, branch: string): string {
+  return `git fetch ${arg(remote)} ${arg(branch)}:${arg(branch)}`;
 }
 
 /**
@@ -268,7 +276,11 @@ export const CATALOGUE = {
     exit: 3,
     when: '`merge`: the plan has neither an integration branch nor a worktree branch (never run)',
     message: (d) => s(d.reason, `branch ${s(d.branch)} does not exist`),
-    hint: (d) => `implement the plan first: ${runPlanCommand(d)} (or tugcode worktree create ${planArg(d)})`,
+    // A plan that integrates on a remote ran in another clone: its branch is there (merge.ts remoteBranchMissing).
+    hint: (d) =>
+      d.integration_kind === 'remote'
+        ? `${fetchBranch(s(d.integration_where), s(d.branch))}, then merge again`
+        : `implement the plan first: ${runPlanCommand(d)} (or tugcode worktree create ${planArg(d)})`,
   },
   AmbiguousPlan: {
     exit: 3,

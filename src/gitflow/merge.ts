@@ -36,7 +36,7 @@ import {
 import { slugOfPlan } from './naming.js';
 import { runDriverOf, runLockFresh } from './run-driver.js';
 import { resolvePlanPath } from './plan-file.js';
-import { branchExists, branchTip, isAncestor, requireGitVersion, statusDetails } from '../git/refs.js';
+import { branchExists, branchTip, isAncestor, requireGitVersion, resolveCommit, statusDetails } from '../git/refs.js';
 import { gitWorktrees } from '../git/repo.js';
 import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
 import * as state from './state-bridge.js';
@@ -125,7 +125,7 @@ async function mergedBefore(
   if (withCommit.length === 0) return null;
   // A commit this clone does not have (the plan ran in another clone) is not merged here either; the
   // caller says where the branch is (remoteBranchMissing), rather than a raw GitError.
-  for (const s of withCommit) if (!(await hasCommit(g, root, s.commit_hash!))) return null;
+  for (const s of withCommit) if ((await resolveCommit(g, root, s.commit_hash!)) === null) return null;
   for (const s of withCommit) if (!(await isAncestor(g, root, s.commit_hash!, into))) return null;
   return {
     merged: false,
@@ -142,20 +142,10 @@ async function mergedBefore(
   };
 }
 
-/** Whether this clone's object store holds the commit (a plan run in another clone names commits it lacks). */
-async function hasCommit(g: GitRunner, root: string, commit: string): Promise<boolean> {
-  return (await g.tryRun(['cat-file', '-e', `${commit}^{commit}`], root)).status === 0;
-}
-
-/** The command that brings a plan's integration branch from its remote into this clone (docs/run.md §1.11). */
-function fetchCommand(remote: string, branch: string): string {
-  return `git fetch ${shellArg(remote)} ${shellArg(branch)}:${shellArg(branch)}`;
-}
-
 /**
  * BranchNotFound on a clone that never ran the plan, while the state says it integrates on a remote and
- * names step commits (docs/run.md §1.11, docs/state.md §8): the branch is there, not missing; the hint is
- * the fetch that brings it here. Null when that is not the case (the catalogue's "run it first" stands).
+ * names step commits (docs/run.md §1.11, docs/state.md §8): the branch is there, not missing; the
+ * catalogue's hint is then the fetch that brings it here. Null when that is not the case ("run it first").
  */
 async function remoteBranchMissing(
   ctx: FlowCtx,
@@ -168,16 +158,12 @@ async function remoteBranchMissing(
   const target = await state.integrationTarget(ctx, planPath).catch(() => null);
   if (target?.kind !== 'remote') return null;
   const integ = integrationBranch(slug);
-  return new TugError(
-    'BranchNotFound',
-    {
-      ...e.details,
-      integration_kind: target.kind,
-      integration_where: target.where,
-      reason: `${planPath} integrates on ${target.where}/${integ}, and this clone has no ${integ}: it ran in another clone`,
-    },
-    { hint: `${fetchCommand(target.where, integ)}, then merge again` },
-  );
+  return new TugError('BranchNotFound', {
+    ...e.details,
+    integration_kind: target.kind,
+    integration_where: target.where,
+    reason: `${planPath} integrates on ${target.where}/${integ}, and this clone has no ${integ}: it ran in another clone`,
+  });
 }
 
 function mergeMessage(
@@ -361,28 +347,21 @@ async function verifySteps(
     // The newest commit on the branch whose trailers name this plan and step (a rebase or cherry-pick keeps them).
     const equivalent = scanned.find((c) => c.steps.includes(s.anchor) && c.plans.includes(planPath));
     if (!equivalent) {
-      const details = {
+      const where = await whereIntegrated(g, ctx, planPath, s.commit_hash);
+      // This clone's integration branch is behind the remote the plan integrates on, and the commit was never
+      // fetched: the catalogue's hint is then the literal fetch of that branch (docs/run.md §1.11).
+      const unfetched =
+        where.integration_kind === 'remote' &&
+        branch === integrationBranch(slugOfPlan(planPath)) &&
+        (await resolveCommit(g, root, s.commit_hash)) === null;
+      throw new TugError('CommitNotIntegrated', {
         plan_path: planPath,
         step_anchor: s.anchor,
         commit_hash: s.commit_hash,
         branch,
-        ...(await whereIntegrated(g, ctx, planPath, s.commit_hash)),
-      };
-      // This clone's integration branch is behind the remote the plan integrates on, and the commit was never
-      // fetched: the fix is the literal fetch of that branch (docs/run.md §1.11).
-      const behind =
-        details.integration_kind === 'remote' &&
-        branch === integrationBranch(slugOfPlan(planPath)) &&
-        !(await hasCommit(g, root, s.commit_hash));
-      throw new TugError(
-        'CommitNotIntegrated',
-        details,
-        behind
-          ? {
-              hint: `${fetchCommand(details.integration_where!, branch)}, then merge again   (the plan integrates on ${details.integration_where!}/${branch}; this clone has not fetched the step's commit)`,
-            }
-          : {},
-      );
+        ...where,
+        ...(unfetched ? { commit_unfetched: true } : {}),
+      });
     }
     out.push({ step_anchor: s.anchor, commit_hash: equivalent.hash });
   }
