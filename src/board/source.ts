@@ -80,7 +80,7 @@ export class BoardSource {
   private fullMs = 0;
   private anyHeld = false;
   private closed = false;
-  /** The SQLite file the store has open (`dev:ino`, '' when there is none): a new one is read anew. */
+  /** The SQLite file the store has open (OpsContext `storeFileId`): a new one is read anew. */
   private dbFile: string | undefined;
   /** The plan files' sizes and mtimes at the last look. */
   private planFiles: string | undefined;
@@ -255,17 +255,11 @@ export class BoardSource {
    * still reads the old file, so the board drops it and reads the file the CLI now reads (none: no plan).
    */
   private async followDbFile(call: Call): Promise<void> {
-    const store = await this.o.ctx.store(call);
-    if (store.backend !== 'sqlite') return;
-    let id = '';
-    try {
-      const st = statSync(store.location);
-      id = `${st.dev}:${st.ino}`;
-    } catch {
-      id = '';
-    }
+    // The context opens the file the CLI now reads by itself (ops/context.ts `store`); the board's cursor and
+    // events belong to the old one.
+    await this.o.ctx.store(call);
+    const id = this.o.ctx.storeFileId;
     if (this.dbFile !== undefined && id !== this.dbFile) {
-      await this.o.ctx.close();
       this.cursor = undefined;
       this.events.clear();
       this.dirty = true;

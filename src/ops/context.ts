@@ -33,8 +33,8 @@ export interface OpenOptions {
   longLived?: boolean;
   /**
    * Long-lived only: read config.toml again (and open the state store again) once it changed, as the next
-   * CLI call would. The MCP server and the board follow the file; a run keeps the configuration it started
-   * with (docs/run.md §1).
+   * CLI call would. The MCP server follows the file; a run keeps the configuration it started with
+   * (docs/run.md §1).
    */
   followConfig?: boolean;
 }
@@ -132,6 +132,15 @@ export class OpsContext {
     })();
     this.storeP.catch(() => (this.storeP = undefined));
     return this.storeP;
+  }
+
+  /**
+   * Which state.db file the open store reads (`dev:ino`, or `absent`); undefined before the store is opened
+   * and on PostgreSQL. It changes when `store` opened a replaced file again (the board starts its reading
+   * over then).
+   */
+  get storeFileId(): string | undefined {
+    return this.storeFile;
   }
 
   /**
