@@ -207,6 +207,20 @@ export function waitForChange(rc: Pick<RunSetup, 'changed' | 'stop'>, ms: number
   });
 }
 
+/** Waits `ms`, or less when the run stops; unlike waitForChange, another worker's progress does not end it. */
+export function pause(rc: Pick<RunSetup, 'stop'>, ms: number): Promise<void> {
+  if (rc.stop.signal.aborted) return Promise.resolve();
+  return new Promise((res) => {
+    const done = () => {
+      clearTimeout(t);
+      rc.stop.signal.removeEventListener('abort', done);
+      res();
+    };
+    const t = setTimeout(done, ms);
+    rc.stop.signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 export function announceChange(rc: Pick<RunSetup, 'changed'>): void {
   rc.changed.dispatchEvent(new Event('change'));
 }

@@ -7,7 +7,7 @@
  */
 import { TugError } from '../contract/errors.js';
 import type { Locker } from '../gitflow/remote.js';
-import { stateCallIn, type RunSetup } from './context.js';
+import { pause, stateCallIn, type RunSetup } from './context.js';
 import type { Beat } from './heartbeat.js';
 import type { Integration } from './resolve.js';
 import { Aborted, StepFailure } from './step.js';
@@ -56,7 +56,7 @@ const OUTAGE_PAUSE_MAX_MS = 5_000;
 function outageRider(rc: RunSetup, name: string, unreachable: (stderr: string) => boolean): Locker {
   let since: number | null = null;
   return async (fn) => {
-    let pause = OUTAGE_PAUSE_MS;
+    let wait = OUTAGE_PAUSE_MS;
     for (;;) {
       try {
         const result = await fn();
@@ -78,24 +78,12 @@ function outageRider(rc: RunSetup, name: string, unreachable: (stderr: string) =
             },
           );
         } else if (now - since > OUTAGE_MS) throw e;
-        await pauseFor(pause, rc.stop.signal);
+        await pause(rc, wait);
         if (rc.stop.signal.aborted) throw e;
-        pause = Math.min(pause * 2, OUTAGE_PAUSE_MAX_MS);
+        wait = Math.min(wait * 2, OUTAGE_PAUSE_MAX_MS);
       }
     }
   };
-}
-
-function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((res) => {
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      res();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /**

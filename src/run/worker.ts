@@ -11,6 +11,7 @@ import type { PlanStep } from '../plan/types.js';
 import type { ReconcileInput } from '../state/index.js';
 import {
   announceChange,
+  pause,
   SIGNAL_STOP,
   stateCallIn,
   timed,
@@ -138,20 +139,6 @@ const LOSS_BACKOFF_MAX_MS = 5000;
 interface Outcome {
   settled: boolean;
   lost?: TugError;
-}
-
-/** Waits `ms`, or less when the run stops; unlike waitForChange, another worker's progress does not end it. */
-function pause(rc: RunCtx, ms: number): Promise<void> {
-  if (rc.stop.signal.aborted) return Promise.resolve();
-  return new Promise((res) => {
-    const done = () => {
-      clearTimeout(t);
-      rc.stop.signal.removeEventListener('abort', done);
-      res();
-    };
-    const t = setTimeout(done, ms);
-    rc.stop.signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** `state reconcile --ref tugplan/<slug>`: settles completions refused after a fast-forward. */
