@@ -148,11 +148,11 @@ export interface RunDriverLine {
   workers: number | null;
 }
 
-/** The `--workers N` of a run's recorded flags; null when they do not give it. */
-function workersOf(flags: string[] | undefined): number | null {
-  const i = flags?.indexOf('--workers') ?? -1;
+/** The positive number a run's recorded flags give `flag` (`--workers`, `--stall-seconds`); null otherwise. */
+export function flagNumber(flags: string[] | undefined, flag: string): number | null {
+  const i = flags?.indexOf(flag) ?? -1;
   const n = i >= 0 ? Number(flags![i + 1]) : NaN;
-  return Number.isInteger(n) && n > 0 ? n : null;
+  return Number.isFinite(n) && n > 0 ? n : null;
 }
 
 /**
@@ -169,7 +169,19 @@ export function runDriverLine(
 ): RunDriverLine | null {
   const slug = slugOfPlanPath(planPath);
   const d = slug === null ? null : runDriverOf(mainRoot, slug);
-  if (!d) return null;
+  return d && driverLine(d, planPath, steps, run, lastRunFlags);
+}
+
+const wholeOrNull = (n: number | null): number | null => (n !== null && Number.isInteger(n) ? n : null);
+
+/** runDriverLine of a lock already read. */
+export function driverLine(
+  d: RunDriver,
+  planPath: string,
+  steps: readonly { status: string; lease_expires_at: string | null }[],
+  run: { implementer?: string; agent?: string },
+  lastRunFlags?: string[],
+): RunDriverLine {
   const leases = steps
     .filter((s) => (s.status === 'claimed' || s.status === 'in_progress') && s.lease_expires_at !== null)
     .map((s) => s.lease_expires_at!)
@@ -182,7 +194,7 @@ export function runDriverLine(
     claims_expire_at: leases.at(-1) ?? null,
     command: runCommandFor(planPath, { run_flags: d.run_flags ?? lastRunFlags, run }),
     // The holding run's own workers only: the last run's may differ.
-    workers: workersOf(d.run_flags),
+    workers: wholeOrNull(flagNumber(d.run_flags, '--workers')),
   };
 }
 

@@ -50,26 +50,30 @@ export async function boardRead(ctx: OpsContext, _input: Record<string, never>, 
   const { repo, config } = await ctx.load(call);
   const run = config.run as { stall_seconds?: unknown };
   // The run holding each plan's lock (docs/run.md §1.8): one whose pid is gone leaves its claims in Needs you.
-  const { runCommandFor, runDriverOf } = await import('../gitflow/run-driver.js');
+  const { driverLine, flagNumber, runDriverOf } = await import('../gitflow/run-driver.js');
   const { slugOfPlanPath } = await import('../plan/resolve.js');
   const run_drivers: Record<string, BoardRunDriver> = {};
   for (const p of shown.plans) {
     const slug = slugOfPlanPath(p.plan_path);
     const d = slug === null ? null : runDriverOf(repo.mainRoot, slug);
     if (!d) continue;
-    // A lock without flags (an older tugcode's): the plan's last run's, as status (docs/run.md §1.2).
-    const command = runCommandFor(p.plan_path, { run_flags: d.run_flags ?? p.last_run?.run_flags, run: config.run });
+    // As status says it: a lock without flags (an older tugcode's) takes the plan's last run's (docs/run.md §1.2).
+    const { pid, host, started_at, alive, command } = driverLine(
+      d,
+      p.plan_path,
+      p.steps,
+      config.run,
+      p.last_run?.run_flags,
+    );
     // The holding run's own watchdog only: the last run's may differ.
-    const flags = d.run_flags ?? [];
-    const i = flags.indexOf('--stall-seconds');
-    const stall = i >= 0 ? Number(flags[i + 1]) : NaN;
+    const stall = flagNumber(d.run_flags, '--stall-seconds');
     run_drivers[p.plan_path] = {
-      pid: d.pid,
-      host: d.host,
-      started_at: d.started_at,
-      alive: d.alive,
+      pid,
+      host,
+      started_at,
+      alive,
       command,
-      ...(Number.isFinite(stall) && stall > 0 ? { stall_seconds: stall } : {}),
+      ...(stall !== null ? { stall_seconds: stall } : {}),
     };
   }
   // A plan whose structure changed since `state init` (docs/board.md §3), as `tugcode status` says it.
