@@ -7,7 +7,7 @@
  */
 import { TugError } from '../contract/errors.js';
 import type { Locker } from '../gitflow/remote.js';
-import { pause, stateCallIn, type RunSetup } from './context.js';
+import { pause, SIGNAL_STOP, stateCallIn, type RunSetup } from './context.js';
 import type { Beat } from './heartbeat.js';
 import type { Integration } from './resolve.js';
 import { Aborted, StepFailure } from './step.js';
@@ -18,7 +18,10 @@ export interface RemoteRun {
   tip(): string;
   /** Fetch the remote integration branch; returns its tip. */
   sync(): Promise<string>;
-  /** Fetch, mirror the local branch, and return the remote-tracking ref to read trailers from. */
+  /**
+   * Fetch, mirror the local branch, and return the remote-tracking ref to read trailers from. After a signal
+   * a failed fetch is no error: the ref as last fetched (docs/run.md §1.1 item 5).
+   */
   syncRef(): Promise<string>;
   /**
    * Integrate the worktree's commits on the remote; `before` is the tip they were rebased onto. With
@@ -137,7 +140,15 @@ export async function openRemote(rc: RunSetup, name: string): Promise<RemoteRun>
     return tip;
   };
   const syncRef = async () => {
-    const tip = await sync();
+    let tip: string;
+    try {
+      tip = await sync();
+    } catch (e) {
+      // Stopped by a signal, the run waits for no remote: the summary reads the branch as last fetched (its
+      // own pushes included), and the mirror waits for the next run. The interruption is what it reports.
+      if (rc.stop.signal.reason === SIGNAL_STOP && e instanceof TugError) return trackingRef(name, integ);
+      throw e;
+    }
     await net(() => mirrorLocal(g, repo, integ, tip, { planPath: prep.planPath, base: prep.base }));
     return trackingRef(name, integ);
   };

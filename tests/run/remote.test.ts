@@ -277,7 +277,7 @@ git push -q origin tugplan/demo
     expect(r.events.at(-1)).toMatchObject({ type: 'summary', status: 'ok' });
   }, 90_000);
 
-  it('a signal ends the wait for an unreachable remote at once, the claims released', async () => {
+  it('a signal ends the wait for an unreachable remote at once, the claims released, the run Interrupted', async () => {
     const { remote, clone } = cloned();
     const impl = holdingImplementer();
     writeFileSync(join(impl.hold, 'step-1-a1'), '');
@@ -294,6 +294,9 @@ git push -q origin tugplan/demo
     // Neither the wait's pause nor git's own retries of the fetch hold the stop up (before: ~9 s).
     expect(Date.now() - t0).toBeLessThan(3000);
     expect(r.code, r.stdout + r.stderr).toBe(130);
+    // The interruption is what it reports: the end-of-run sync, failing on the remote still away, is no error.
+    expect(r.events.at(-1)).toMatchObject({ type: 'summary', status: 'error', error: { code: 'Interrupted' } });
+    expect(r.stderr).not.toContain('GitError');
     const show = runCli(['state', 'show', 'demo', '--json'], { cwd: clone });
     expect(JSON.parse(show.stdout).plans[0].steps.filter((s: any) => s.status !== 'pending')).toEqual([]);
   }, 60_000);
