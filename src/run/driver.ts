@@ -455,6 +455,10 @@ async function startRun(
   const stateCall = stateCallIn(s, flow.repo.mainRoot);
   const remoteName = o.target.remote;
   await timed(tr, 'run.target', () => refuseTarget(g, flow, stateCall, o.target));
+  // Before the first claim, with --remote or not: another machine claiming as this clone's owners (one host
+  // name by mistake, the clone at one path) is refused here, not found out by doing every step twice, or, run
+  // locally, by adopting the other's claims as leftovers and integrating into two clones (docs/state.md §8.4).
+  await s.store.holdRunIdentity?.(prep.planPath);
   const remote = remoteName ? await (await import('./remote.js')).openRemote(s, remoteName) : undefined;
   const existed = await integrationExists(flow, g, prep);
   // An earlier run's worker trees, listed before this run makes any.

@@ -102,9 +102,6 @@ export async function openRemote(rc: RunSetup, name: string): Promise<RemoteRun>
   const root = repo.mainRoot;
   const integ = prep.integration;
   await requireRemote(g, root, name);
-  // Before the first claim: another machine claiming as this clone's owners (one host name by mistake) is
-  // refused here, not found out by doing every step twice (docs/state.md §8.4).
-  await rc.store.holdRunIdentity?.(prep.planPath);
   const net = serializer();
   const lock: Locker = async (fn) => {
     const release = await rc.store.integrationLock(prep.planPath);

@@ -185,7 +185,7 @@ export class PgStateStore extends StateStore {
   }
 
   /**
-   * docs/state.md §8.4: a `run --remote` of `plan` holds a session advisory lock (class 6) on the owners it
+   * docs/state.md §8.4: a `run` of `plan` holds a session advisory lock (class 6) on the owners it
    * claims as (`<host>:<main root>`), in a session named after this machine, until the store closes. Two
    * machines given one host name by mistake, with their clones at one path, would otherwise both take every
    * claim as their own and implement each step twice: the second is RunInProgress before it claims. A lock

@@ -99,7 +99,7 @@ export abstract class StateStore {
   abstract integrationLock(plan: string, timeoutMs?: number): Promise<() => Promise<void>>;
   /** PostgreSQL: once `signal` aborts (the process is stopping), a lost connection is no longer retried. */
   stopOn?(signal: AbortSignal): void;
-  /** PostgreSQL: a `run --remote` of `plan` is the only one claiming as this clone's owners (docs/state.md §8.4). */
+  /** PostgreSQL: a `run` of `plan` (with `--remote` or not) is the only one claiming as this clone's owners (docs/state.md §8.4). */
   holdRunIdentity?(plan: string): Promise<void>;
   abstract close(): Promise<void>;
 

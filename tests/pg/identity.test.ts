@@ -6,11 +6,13 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { projectSchema } from '../../src/state/pg-store.js';
+import { systemClock } from '../../src/clock.js';
+import { PgStateStore, projectSchema } from '../../src/state/pg-store.js';
 import { LATEST_SCHEMA_VERSION } from '../../src/state/migrate.js';
 import { git, tempDir } from '../helpers/repo.js';
 import { addWorktree } from '../state/cli-helpers.js';
 import { chainPlan, DEMO_PATH, planRepo } from '../state/helpers.js';
+import { implementerScript, planText, runRepo, startRun, step } from '../run/helpers.js';
 import { backend, cliAsync, fileDatabase } from './backend.js';
 
 /**
@@ -128,6 +130,39 @@ describe('identity on a shared PostgreSQL', () => {
       step_anchor: 'step-2',
       resumed: true,
     });
+  });
+
+  it('a run without --remote is refused while another machine runs the plan as the same owners (docs/state.md §8.4)', async () => {
+    // Two machines given one host name, their clones at one path: both pass for the plan's recorded clone.
+    // The other machine is a store of this process holding the run identity under another machine id.
+    const db = await fileDatabase();
+    const root = runRepo(planText([step(1, 'Only')]));
+    const env = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'dup', TUGCODE_STATE_PROJECT: 'sameid' };
+    const other = new PgStateStore({
+      url: db.url,
+      project: 'sameid',
+      host: 'dup',
+      machine: 'other-machine',
+      repoRoot: root,
+      clock: systemClock(),
+      config: { state: { lease_seconds: 60, max_attempts: 3 } },
+      env: {},
+      longLived: false,
+    });
+    try {
+      await other.holdRunIdentity(DEMO_PATH);
+      const r = await startRun(root, ['demo', '--implementer', implementerScript().argv], env).done;
+      expect(r.code, r.stdout + r.stderr).toBe(4);
+      expect(r.events.at(-1).error).toMatchObject({
+        code: 'RunInProgress',
+        details: { holder_machine: 'other-machine', owner: `dup:${root}` },
+      });
+      // Refused before its first claim: the plan's rows were never made.
+      expect(r.events.some((e: any) => e.type === 'claimed')).toBe(false);
+      expect((await cliAsync(root, ['state', 'show'], env)).json.plans).toEqual([]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('applies the migrations of a fresh project once when processes open it at once', async () => {

@@ -23,7 +23,7 @@ function fromPg(e: unknown): boolean {
   return !(e instanceof TugError) && (isUnavailable(e) || typeof (e as { severity?: unknown })?.severity === 'string');
 }
 
-/** Connections a process opens at most (the driver's workers share them; a `run --remote` keeps one for its identity). */
+/** Connections a process opens at most (the driver's workers share them; a run keeps one for its identity). */
 const POOL_MAX = 9;
 const CONNECT_TIMEOUT_MS = 5000;
 const RETRY_MIN_MS = 100;
