@@ -5,7 +5,7 @@
  * from the run's git thread, children through execa, SQLite lock waits in short slices).
  */
 import { relative } from 'node:path';
-import { TugError, toTugError } from '../contract/errors.js';
+import { pgAddress, TugError, toTugError } from '../contract/errors.js';
 import { reviewRefName } from '../contract/layout.js';
 import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
@@ -385,6 +385,26 @@ async function runLocked(
   };
   // A SIGINT/SIGTERM also ends the store's retries of a lost PostgreSQL connection (the stop is not held up).
   if (hooks.signal) setup.store.stopOn?.(hooks.signal);
+  // An outage the store rides out (up to its budget) is said as it starts and as it ends, never silently: the
+  // run would look hung (docs/state.md §8.1).
+  let where = 'PostgreSQL';
+  setup.store.watchOutage?.({
+    lost: (e, budgetMs) => {
+      const d = e.details;
+      where = `PostgreSQL at ${pgAddress(String(d.host ?? '?'), String(d.port ?? '5432'))} (database ${String(d.database ?? '?')})`;
+      setup.warn(
+        'DatabaseUnavailable',
+        `${where} is unreachable (${String(d.reason ?? 'no connection')}): the run waits for it, up to ` +
+          `${Math.round(budgetMs / 1000)} s`,
+        { ...d, retry_ms: budgetMs },
+      );
+    },
+    back: (ms) =>
+      setup.warn('DatabaseUnavailable', `${where} is back after ${Math.max(1, Math.round(ms / 1000))} s: the run goes on`, {
+        back: true,
+        outage_ms: Math.round(ms),
+      }),
+  });
   let results: { worker: string; busy_ms: number }[] = [];
   let released: Interrupted[] = [];
   let rc: RunCtx;

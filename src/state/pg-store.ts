@@ -9,7 +9,7 @@ import { inStore, pgAddress, TugError } from '../contract/errors.js';
 import type { StateConfig, StateContext } from './context.js';
 import { checkStateConfig } from './lease.js';
 import { LATEST_SCHEMA_VERSION, migrationsDir } from './migrate.js';
-import { openPg, type PgDatabase } from './sql/postgres.js';
+import { openPg, type OutageWatch, type PgDatabase } from './sql/postgres.js';
 import { pgTarget, type PgTarget } from './sql/pg-sql.js';
 import { callContext, StateStore, type Mode, type StateCall } from './store.js';
 
@@ -71,6 +71,8 @@ export class PgStateStore extends StateStore {
   private identity: (() => Promise<void>) | null = null;
   /** Handed over by stopOn: the databases opened stop retrying once it aborts. */
   private stop: AbortSignal | undefined;
+  /** Handed over by watchOutage: told of the outages the databases opened ride out. */
+  private watch: OutageWatch | undefined;
 
   constructor(private readonly o: PgStoreOptions) {
     super();
@@ -120,6 +122,7 @@ export class PgStateStore extends StateStore {
       ).then((db) => {
         if (db) this.opened = db;
         if (db && this.stop) db.stopOn(this.stop);
+        if (db && this.watch) db.watchOutage(this.watch);
         return db;
       });
       const entry = { rank, p };
@@ -141,6 +144,12 @@ export class PgStateStore extends StateStore {
   override stopOn(signal: AbortSignal): void {
     this.stop = signal;
     this.opened?.stopOn(signal);
+  }
+
+  /** Tells `watch` when a lost connection starts being retried, and when a call succeeds again. */
+  override watchOutage(watch: OutageWatch): void {
+    this.watch = watch;
+    this.opened?.watchOutage(watch);
   }
 
   /** The server's clock, unless TUGCODE_NOW fixed the process's. */

@@ -99,6 +99,11 @@ export abstract class StateStore {
   abstract integrationLock(plan: string, timeoutMs?: number): Promise<() => Promise<void>>;
   /** PostgreSQL: once `signal` aborts (the process is stopping), a lost connection is no longer retried. */
   stopOn?(signal: AbortSignal): void;
+  /**
+   * PostgreSQL: `watch.lost` once when a lost connection starts being retried (an outage the process rides
+   * out), `watch.back` once when a call succeeds again (docs/state.md §8.1).
+   */
+  watchOutage?(watch: { lost(error: TugError, budgetMs: number): void; back(ms: number): void }): void;
   /** PostgreSQL: a `run` of `plan` (with `--remote` or not) is the only one claiming as this clone's owners (docs/state.md §8.4). */
   holdRunIdentity?(plan: string): Promise<void>;
   abstract close(): Promise<void>;

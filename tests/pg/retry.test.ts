@@ -123,7 +123,7 @@ describe('retrying a lost PostgreSQL connection', () => {
 
 describe('tugcode run during a PostgreSQL outage', () => {
   /** A run of a 3-step plan with its one worker held in step-1; resolves once the implementer holds. */
-  async function heldRun(env: Record<string, string>) {
+  async function heldRun(env: Record<string, string>, o: { text?: boolean } = {}) {
     const own = await startPrivatePg();
     const pdb = await own.createDatabase('runout');
     const root = runRepo(planText([step(1, 'One'), step(2, 'Two'), step(3, 'Three')]));
@@ -133,10 +133,10 @@ describe('tugcode run during a PostgreSQL outage', () => {
       TUGCODE_STATE_URL: pdb.url,
       TUGCODE_STATE_HOST: 'h',
       ...env,
-    });
+    }, o);
     const started = join(impl.started, 'step-1-a1');
     await waitUntil('step-1 held', () => {
-      if (run.child.exitCode !== null) throw new Error(`run ended early: ${run.events().at(-1)}`);
+      if (run.child.exitCode !== null) throw new Error(`run ended early: ${run.stdout()}`);
       return existsSync(started) && readFileSync(started, 'utf8') !== '';
     });
     return { own, run, release: () => rmSync(join(impl.hold, 'step-1-a1'), { force: true }) };
@@ -146,15 +146,39 @@ describe('tugcode run during a PostgreSQL outage', () => {
     const { own, run, release } = await heldRun({});
     await own.stop('fast');
     release(); // the worker now commits and calls the state: a lost connection, retried for up to 120 s
-    // Kept: the SIGTERM must land while the driver retries; a retry in progress leaves no trace outside the
-    // run to wait on (the server is down, and the run reports nothing until it gives up).
-    await new Promise((r) => setTimeout(r, 1500));
+    // The run says it waits (once), so the SIGTERM lands while the driver retries.
+    const unreachable = () =>
+      run.events().filter((e: any) => e.type === 'warning' && e.code === 'DatabaseUnavailable');
+    const said = await waitUntil('the run to say it waits for PostgreSQL', () => unreachable()[0]);
+    expect(said.message).toMatch(
+      new RegExp(`^PostgreSQL at 127\\.0\\.0\\.1:${own.info.port} \\(database \\w+\\) is unreachable \\(.+\\): the run waits for it, up to 120 s$`),
+    );
     const signalled = Date.now();
     run.child.kill('SIGTERM');
     const r = await run.done;
     expect(Date.now() - signalled, r.stderr).toBeLessThan(15_000);
     expect(r.code, r.stdout + r.stderr).toBe(143);
     expect(r.events.at(-1)?.type).toBe('summary');
+    expect(r.stdout + r.stderr).not.toContain(own.info.password);
+    expect(r.events.filter((e: any) => e.type === 'warning' && e.code === 'DatabaseUnavailable')).toHaveLength(1);
+  }, 120_000);
+
+  it('an outage ridden out is said once as it starts and once as it ends (text mode), and the run finishes', async () => {
+    const { own, run, release } = await heldRun({}, { text: true });
+    await own.stop('fast');
+    release();
+    const lines = (out: string) => out.split('\n').filter((l) => l.includes('warning: DatabaseUnavailable: PostgreSQL at'));
+    await waitUntil('the run to say it waits for PostgreSQL', () => lines(run.stdout()).length > 0);
+    await own.start();
+    const r = await run.done;
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    // As it happens (the run's lines), and again with the run's other warnings on stderr at its end.
+    for (const out of [r.stdout, r.stderr]) {
+      const said = lines(out);
+      expect(said, out).toHaveLength(2);
+      expect(said[0]).toMatch(/is unreachable \(.+\): the run waits for it, up to 120 s$/);
+      expect(said[1]).toMatch(/is back after \d+ s: the run goes on$/);
+    }
     expect(r.stdout + r.stderr).not.toContain(own.info.password);
   }, 120_000);
 

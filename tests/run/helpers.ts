@@ -142,6 +142,8 @@ export function startRun(cwd: string, args: string[], env: Record<string, string
     child,
     done,
     events: () => parseLines(stdout.split('\n').slice(0, -1).join('\n')),
+    /** The output so far (text mode's lines). */
+    stdout: () => stdout,
     stderr: () => stderr,
   };
 }

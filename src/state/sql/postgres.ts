@@ -53,6 +53,15 @@ export interface PgOptions {
   migrationsDir: string;
 }
 
+/**
+ * Told of an outage a long-lived process rides out (docs/state.md §8.1): `lost` once, when a lost connection
+ * is first retried (with the failure and the retry budget), `back` once, when a call succeeds again.
+ */
+export interface OutageWatch {
+  lost(error: TugError, budgetMs: number): void;
+  back(ms: number): void;
+}
+
 export class PgDatabase extends PgConn implements Database {
   /** Opened to write (migrated), or upgraded since; a reader's writes wait for ensureWriter's upgrade. */
   writable = false;
@@ -68,6 +77,9 @@ export class PgDatabase extends PgConn implements Database {
   private lostAt: number | null = null;
   /** Aborted once a signal handed to stopOn aborts: retries end at once (the process is stopping). */
   private readonly stopper = new AbortController();
+  private watch: OutageWatch | undefined;
+  /** When the outage told to `watch` began (performance.now()), null when none is. */
+  private toldAt: number | null = null;
 
   constructor(
     private readonly pool: Pool,
@@ -88,13 +100,27 @@ export class PgDatabase extends PgConn implements Database {
     else signal.addEventListener('abort', () => this.stopper.abort(), { once: true });
   }
 
+  /** From now on `watch` is told when an outage starts being ridden out, and when it ends. */
+  watchOutage(watch: OutageWatch): void {
+    this.watch = watch;
+  }
+
+  /** A call reached the server: the connection works, and an outage told of is over. */
+  private reached(): void {
+    this.lostAt = null;
+    if (this.toldAt === null) return;
+    const ms = performance.now() - this.toldAt;
+    this.toldAt = null;
+    this.watch?.back(ms);
+  }
+
   /**
    * After a call failed with DatabaseUnavailable: waits `pauseMs` (cut short by the stop) and says whether to
    * try again. The budget is shared: it runs from the first failure since the last success.
    */
   private async mayRetry(err: TugError, pauseMs: number): Promise<boolean> {
     if (err.code !== 'DatabaseUnavailable') {
-      this.lostAt = null; // the server answered: the connection works
+      this.reached(); // the server answered: the connection works
       return false;
     }
     const now = performance.now();
@@ -102,6 +128,10 @@ export class PgDatabase extends PgConn implements Database {
     const left = (this.connected ? this.o.retryMs : 0) - (now - this.lostAt);
     const stop = this.stopper.signal;
     if (left <= 0 || this.closed || stop.aborted) return false;
+    if (this.toldAt === null && this.watch) {
+      this.toldAt = this.lostAt;
+      this.watch.lost(err, this.o.retryMs);
+    }
     await sleep(Math.min(pauseMs, left), undefined, { signal: stop }).catch(() => undefined);
     return !this.closed && !stop.aborted;
   }
@@ -159,7 +189,7 @@ export class PgDatabase extends PgConn implements Database {
     for (;;) {
       try {
         const result = await attempt();
-        this.lostAt = null;
+        this.reached();
         return result;
       } catch (e) {
         const code = e instanceof TugError ? e.details.pg_code : undefined;
@@ -241,7 +271,7 @@ export class PgDatabase extends PgConn implements Database {
         pause = Math.min(pause * 2, RETRY_MAX_MS);
         continue;
       }
-      this.lostAt = null;
+      this.reached();
       const held = client;
       let released = false;
       return async () => {
