@@ -70,7 +70,9 @@ export async function openKernel(opts: KernelOptions): Promise<Kernel> {
   let settings = opts.settings;
   if (!settings) {
     const loaded = await loadKernelConfig(ws, { env: opts.env ?? {}, settingsEnvPrefix: opts.settingsEnvPrefix });
-    for (const n of loaded.notes) log.warn(n);
+    // Only logged: a library host reports its config file itself (tugcode's loader reads [kernel] too); the
+    // front doors put them in the output (cli/commands.ts, docs/kernel.md §5.3).
+    for (const w of loaded.warnings) log.warn(w.message);
     settings = withFlags(loaded, flagsOf(opts)).settings;
   }
   const o = applySettings(opts, settings);
