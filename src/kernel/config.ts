@@ -19,6 +19,7 @@ import { KernelError } from './errors.js';
 import { tomlErrorReport } from './toml-error.js';
 import { gitOutput } from './exec.js';
 import type { HostOptions, KernelOptions, VerifyMode } from './types.js';
+import type { KernelWarning } from './envelope.js';
 
 export type Safety = 'strict' | 'aggressive';
 
@@ -53,8 +54,8 @@ export interface LoadedConfig {
   sources: Record<SettingKey, SettingSource>;
   /** The config files that were read (absolute paths). */
   files: string[];
-  /** Non-fatal notes (unknown keys), logged at `warn`. */
-  notes: string[];
+  /** Unknown keys, ignored: `ConfigUnknownKey` warnings of the call's output (docs/kernel.md §5.3). */
+  warnings: KernelWarning[];
 }
 
 export const SETTING_DEFAULTS: KernelSettings = {
@@ -140,7 +141,7 @@ function normalize(key: SettingKey, v: unknown): unknown {
 
 async function readPyproject(
   workspace: string,
-  notes: string[],
+  warnings: KernelWarning[],
 ): Promise<{ path: string; values: Partial<Record<SettingKey, unknown>> } | null> {
   const path = join(workspace, 'pyproject.toml');
   if (!existsSync(path)) return null;
@@ -156,7 +157,7 @@ async function readPyproject(
   const known: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(table)) {
     if ((KEYS as string[]).includes(k)) known[k] = v;
-    else notes.push(`${path}: unknown key tool.tug.${k} ignored`);
+    else warnings.push(unknownKey(`${path}: unknown key tool.tug.${k} ignored`));
   }
   await validate(known, (key, message) => {
     const dotted = `tool.tug.${key}`;
@@ -179,8 +180,13 @@ async function validate(values: Record<string, unknown>, fail: (key: string, mes
   throw fail(issue ? issue.path.join('.') || bad[0] : bad[0], issue ? issue.message : 'invalid value');
 }
 
-/** The `[kernel]` table of config.toml: known keys (validated) and notes for unknown ones. */
-async function readKernelTable(file: string, notes: string[]): Promise<Record<string, unknown>> {
+/** The warning of an unknown key, with the code and words tugcode uses for its own tables (docs/errors.md). */
+function unknownKey(message: string): KernelWarning {
+  return { code: 'ConfigUnknownKey', message };
+}
+
+/** The `[kernel]` table of config.toml: known keys (validated) and warnings for unknown ones. */
+async function readKernelTable(file: string, warnings: KernelWarning[]): Promise<Record<string, unknown>> {
   const read = readConfigFile(file);
   if ('reason' in read) throw configInvalid(file, null, read.reason);
   const text = read.text;
@@ -194,7 +200,7 @@ async function readKernelTable(file: string, notes: string[]): Promise<Record<st
   const known: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(table)) {
     if ((KEYS as string[]).includes(k)) known[k] = v;
-    else notes.push(`${file}: unknown key kernel.${k} ignored`);
+    else warnings.push(unknownKey(`${file}: unknown key kernel.${k} ignored`));
   }
   await validate(known, (key, message) => configInvalid(file, `kernel.${key}`, `kernel.${key}: ${message}`));
   return known;
@@ -220,13 +226,13 @@ export async function loadKernelConfig(
   o: { env?: Env } & Pick<HostOptions, 'settingsEnvPrefix'> = {},
 ): Promise<LoadedConfig> {
   const env = o.env ?? {};
-  const notes: string[] = [];
+  const warnings: KernelWarning[] = [];
   const files: string[] = [];
   const settings: KernelSettings = { ...SETTING_DEFAULTS, include: [], exclude: [] };
   const sources = Object.fromEntries(KEYS.map((k) => [k, 'default'])) as Record<SettingKey, SettingSource>;
 
   // Lowest layers first: pyproject [tool.tug], then the [kernel] table and the environment.
-  const py = await readPyproject(workspace, notes);
+  const py = await readPyproject(workspace, warnings);
   if (py) {
     files.push(py.path);
     for (const [k, v] of Object.entries(py.values) as [SettingKey, unknown][]) {
@@ -239,7 +245,7 @@ export async function loadKernelConfig(
   const file = join(await configRoot(workspace, env), '.tugtool', 'config.toml');
   if (existsSync(file)) {
     files.push(file);
-    for (const [k, v] of Object.entries(await readKernelTable(file, notes)) as [SettingKey, unknown][]) {
+    for (const [k, v] of Object.entries(await readKernelTable(file, warnings)) as [SettingKey, unknown][]) {
       (settings as unknown as Record<string, unknown>)[k] = normalize(k, v);
       sources[k] = 'config';
     }
@@ -248,7 +254,7 @@ export async function loadKernelConfig(
     (settings as unknown as Record<string, unknown>)[k] = normalize(k, v);
     sources[k] = 'env';
   }
-  return { settings, sources, files, notes };
+  return { settings, sources, files, warnings };
 }
 
 /** Flags on top of loaded settings: every defined flag value wins. */

@@ -3,6 +3,7 @@
  * verify / apply with warm backends kept across operations (./backend-pool.ts).
  */
 import { existsSync, realpathSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { KernelError } from './errors.js';
 import type { KernelWarning } from './envelope.js';
@@ -12,6 +13,7 @@ import { realIo, resolvePatch, writeResolved, type ApplyIo } from './patch/index
 import { opHashOf } from './prepare.js';
 import { opTargetOf, planPrepared } from './prepare-steps.js';
 import { Session, SYSTEM_CLOCK } from './session.js';
+import { sweepSandboxes } from './sandbox-owner.js';
 import { Logger } from './log.js';
 import { applySettings, flagsOf, loadKernelConfig, withFlags, type KernelSettings } from './config.js';
 import {
@@ -68,7 +70,9 @@ export async function openKernel(opts: KernelOptions): Promise<Kernel> {
   let settings = opts.settings;
   if (!settings) {
     const loaded = await loadKernelConfig(ws, { env: opts.env ?? {}, settingsEnvPrefix: opts.settingsEnvPrefix });
-    for (const n of loaded.notes) log.warn(n);
+    // Only logged: a library host reports its config file itself (tugcode's loader reads [kernel] too); the
+    // front doors put them in the output (cli/commands.ts, docs/kernel.md §5.3).
+    for (const w of loaded.warnings) log.warn(w.message);
     settings = withFlags(loaded, flagsOf(opts)).settings;
   }
   const o = applySettings(opts, settings);
@@ -102,6 +106,9 @@ export async function openKernel(opts: KernelOptions): Promise<Kernel> {
   );
   log.attach(sessionDir);
   log.info('kernel open', { workspace: ws, command: o.command ?? null, settings });
+  // Sandboxes left by SIGKILLed calls (docs/kernel.md §11.1): one readdir when there are none.
+  const swept = sweepSandboxes(tmpdir());
+  if (swept.length > 0) log.info('removed sandboxes of dead calls', { sandboxes: swept });
   return new KernelImpl(ws, sessionDir, session, o, warnings, settings, log, clock);
 }
 

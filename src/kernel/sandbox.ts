@@ -13,11 +13,13 @@ import {
   readlinkSync,
   rmSync,
   symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { onAbort } from './lifecycle.js';
+import { KEPT_MARK, sandboxPrefix } from './sandbox-owner.js';
 import { KernelError } from './errors.js';
 import { listWorkspaceFiles, type Exclusions, type ListBounds } from './snapshot.js';
 import { realIo, resolvePatch, writeResolved, type ApplyIo } from './patch/apply.js';
@@ -51,7 +53,8 @@ export async function createSandbox(
   o: Exclusions & ListBounds & { minimalFiles?: Map<string, Uint8Array>; env?: Record<string, string | undefined> },
 ): Promise<Sandbox> {
   const files = kind === 'full' ? await listWorkspaceFiles(ws, o) : [];
-  const base = mkdtempSync(join(tmpdir(), 'tug-sbx-'));
+  // The name carries the owner, so a later call can sweep it should this one be SIGKILLed (sandbox-owner.ts).
+  const base = mkdtempSync(join(tmpdir(), sandboxPrefix()));
   const remove = () => rmSync(base, { recursive: true, force: true });
   let aborted = false;
   // An interrupted call removes its sandbox (docs/kernel.md §3.4), kept or not; a copy in progress stops.
@@ -144,6 +147,15 @@ export async function createSandbox(
       for (const w of pending) w.catch(() => undefined);
       disposed = { kept: keep ? root : null };
       if (!keep) remove();
+      else {
+        // A kept sandbox is never swept (docs/kernel.md §11.1); without its mark it would be once this call ends.
+        try {
+          writeFileSync(join(base, KEPT_MARK), '');
+        } catch {
+          remove();
+          disposed = { kept: null };
+        }
+      }
       return disposed.kept;
     },
   };

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { loadKernelConfig } from '../../src/kernel/config.js';
 import { openKernel } from '../../src/kernel/index.js';
 import { runKernelCli } from '../../src/kernel/cli/tug.js';
+import { KernelHost } from '../../src/kernel/cli/warm.js';
 import { TUGCODE_HOST, TUGCODE_REFACTOR } from '../../src/config/kernel-env.js';
 import { git, gitInit, readTree, tempWs, TSCONFIG } from './helpers.js';
 
@@ -80,7 +81,7 @@ describe('kernel configuration', () => {
     expect([c.settings.lock_timeout, c.settings.max_files_affected]).toEqual([3, 4]);
   });
 
-  it("reads only its own [kernel] table: other tables are tugcode's, unknown kernel keys are notes", async () => {
+  it("reads only its own [kernel] table: other tables are tugcode's, unknown kernel keys are output warnings", async () => {
     const ws = realpathSync(
       tempWs({
         ...SRC,
@@ -89,7 +90,31 @@ describe('kernel configuration', () => {
     );
     const c = await loadKernelConfig(ws, { env: {} });
     expect([c.settings.max_edits, c.sources.max_edits]).toEqual([7, 'config']);
-    expect(c.notes).toEqual([`${join(ws, '.tugtool', 'config.toml')}: unknown key kernel.speed ignored`]);
+    const unknown = {
+      code: 'ConfigUnknownKey',
+      message: `${join(ws, '.tugtool', 'config.toml')}: unknown key kernel.speed ignored`,
+    };
+    expect(c.warnings).toEqual([unknown]);
+    // A `tug` user sees it as tugcode's users do (docs/kernel.md §5.3): in `warnings`, an error's too, and as a
+    // `--text` warning line (on stdout, §3.4).
+    const snap = await cli(['snapshot'], ws);
+    expect(JSON.parse(snap.stdout).warnings).toEqual([unknown]);
+    const text = await cli(['snapshot', '--text'], ws);
+    expect(text.stdout).toContain(`\nwarning ConfigUnknownKey: ${unknown.message}\n`);
+    const err = await cli(['analyze-impact', 'rename-symbol', '--symbol', 'src/none.ts::x', '--to', 'y'], ws);
+    expect([err.exitCode, JSON.parse(err.stdout).error.code]).toEqual([3, 'FileNotFound']);
+    expect(JSON.parse(err.stdout).warnings).toEqual([unknown]);
+    // The warm host of the MCP server too, on every call.
+    const host = new KernelHost({ env: {}, cwd: ws });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const r = await host.call(['analyze-impact', 'rename-symbol', '--symbol', 'src/none.ts::x', '--to', 'y']);
+        expect([r.exitCode, r.envelope.warnings]).toEqual([3, [unknown]]);
+      }
+    } finally {
+      await host.close();
+    }
+
     // The init template (headers and comments only) sets nothing and needs no TOML parser.
     const t = realpathSync(
       tempWs({ ...SRC, '.tugtool/config.toml': '# tugcode\n[state]\n# lease_seconds = 1\n[kernel]\n' }),

@@ -25,10 +25,19 @@ function omitSnapshot(r: Record<string, unknown>): { id: string | undefined; fie
   return { id: snapshot_id as string | undefined, fields };
 }
 
-/** Flags over the environment and config files (docs/kernel.md §3.1). */
-export async function settingsFor(a: ParsedArgs, ws: string, ce: CommandEnv, log: Logger): Promise<KernelSettings> {
+/**
+ * Flags over the environment and config files (docs/kernel.md §3.1); `warnings` receives the unknown keys
+ * (`ConfigUnknownKey`), which the call's output carries (`withCallWarnings`).
+ */
+export async function settingsFor(
+  a: ParsedArgs,
+  ws: string,
+  ce: CommandEnv,
+  log: Logger,
+  warnings: KernelWarning[],
+): Promise<KernelSettings> {
   const loaded = await loadKernelConfig(ws, { env: ce.env, settingsEnvPrefix: ce.settingsEnvPrefix });
-  for (const n of loaded.notes) log.warn(n);
+  warnings.push(...loaded.warnings);
   if (loaded.files.length > 0) log.info('configuration', { files: loaded.files, sources: loaded.sources });
   return withFlags(loaded, {
     verify: a.verify,
@@ -87,15 +96,49 @@ export function kernelOptions(
   );
 }
 
+/**
+ * The envelope of a call (or the error it threw) with warnings of the call itself added, such as unknown
+ * config keys (docs/kernel.md §5.3): every command reports them, an error envelope too.
+ */
+export async function withCallWarnings(
+  warnings: KernelWarning[],
+  f: () => Promise<Record<string, unknown>>,
+): Promise<Record<string, unknown>> {
+  let env: Record<string, unknown>;
+  try {
+    env = await f();
+  } catch (e) {
+    if (e instanceof KernelError && warnings.length > 0) {
+      const had = (e.extra?.warnings as KernelWarning[] | undefined) ?? [];
+      e.extra = { ...e.extra, warnings: sortWarnings([...had, ...warnings]) };
+    }
+    throw e;
+  }
+  if (warnings.length === 0) return env;
+  return { ...env, warnings: sortWarnings([...((env.warnings as KernelWarning[] | undefined) ?? []), ...warnings]) };
+}
+
 /** Run one parsed command; returns the ok envelope or throws a KernelError. */
 export async function executeCommand(a: ParsedArgs, ce: CommandEnv): Promise<Record<string, unknown>> {
   const ws = resolveWorkspace(a.workspace ? resolve(ce.cwd, a.workspace) : ce.cwd);
-  const sessionDir = a.sessionDir ? resolve(ce.cwd, a.sessionDir) : resolve(ws, '.tug');
   if (ce.env.NODE_ENV === 'test' && ce.env.TUG_FAULT === 'internal')
     throw new Error('injected internal fault (TUG_FAULT=internal)');
   const clock = cliClock(ce.env);
   const log = new Logger(a.logLevel ?? 'error', ce.logSink, () => clock.now());
-  const settings = await settingsFor(a, ws, ce, log);
+  const warnings: KernelWarning[] = [];
+  const settings = await settingsFor(a, ws, ce, log, warnings);
+  return withCallWarnings(warnings, () => commandOn(a, ce, ws, settings, log, clock));
+}
+
+async function commandOn(
+  a: ParsedArgs,
+  ce: CommandEnv,
+  ws: string,
+  settings: KernelSettings,
+  log: Logger,
+  clock: KernelClock,
+): Promise<Record<string, unknown>> {
+  const sessionDir = a.sessionDir ? resolve(ce.cwd, a.sessionDir) : resolve(ws, '.tug');
   switch (a.command) {
     case 'session status': {
       const { sessionStatus } = await import('../status.js');

@@ -1,7 +1,6 @@
 /**
- * `--text` summaries (docs/kernel.md §3.4). The exit code is unchanged; only stdout differs. `analyze-impact`,
- * `run` and `verify` list their warnings after the summary line; a dry `run` then adds its unified diff (the README's
- * "dry run: the diff").
+ * `--text` summaries (docs/kernel.md §3.4). The exit code is unchanged; only stdout differs. Every command lists
+ * its warnings after its summary; a dry `run` then adds its unified diff (the README's "dry run: the diff").
  */
 type Env = Record<string, any>;
 
@@ -61,17 +60,21 @@ export function renderText(command: string, env: Env, newName?: string): string 
       return `verify ${env.mode} passed (${list})\n` + warningLines(env);
     }
     case 'snapshot':
-      return `${env.snapshot_id}: ${env.file_count} files, ${env.total_bytes} bytes\n`;
+      return `${env.snapshot_id}: ${env.file_count} files, ${env.total_bytes} bytes\n` + warningLines(env);
     case 'session status':
-      return `session ${env.session.path}: ${env.session.exists ? 'exists' : 'absent'}, lock ${env.lock.held ? `held by ${env.lock.holder_pid}` : 'free'}, current ${env.snapshots.current ?? 'none'}\n`;
+      return (
+        `session ${env.session.path}: ${env.session.exists ? 'exists' : 'absent'}, lock ${env.lock.held ? `held by ${env.lock.holder_pid}` : 'free'}, current ${env.snapshots.current ?? 'none'}\n` +
+        warningLines(env)
+      );
     case 'session clean':
-      return `removed ${env.removed.length} entries, ${env.bytes_freed} bytes freed\n`;
+      return `removed ${env.removed.length} entries, ${env.bytes_freed} bytes freed\n` + warningLines(env);
     case 'doctor': {
       const s = env.summary as Env;
       return (
         `doctor: ${s.passed} passed, ${s.warnings} warnings, ${s.failed} failed\n` +
         (env.checks as Env[]).map((c) => `  ${c.status.padEnd(7)} ${c.name}: ${c.message}`).join('\n') +
-        '\n'
+        '\n' +
+        warningLines(env)
       );
     }
     default:

@@ -5,12 +5,12 @@
  */
 import { resolve } from 'node:path';
 import { KernelError, toKernelError } from '../errors.js';
-import { errorEnvelope } from '../envelope.js';
+import { errorEnvelope, type KernelWarning } from '../envelope.js';
 import { openKernel, resolveWorkspace } from '../kernel.js';
 import { Logger } from '../log.js';
 import type { Kernel } from '../kernel.js';
 import { parseArgs } from './args.js';
-import { cliClock, kernelOptions, runOnKernel, settingsFor, type CommandEnv } from './commands.js';
+import { cliClock, kernelOptions, runOnKernel, settingsFor, withCallWarnings, type CommandEnv } from './commands.js';
 
 export interface WarmResult {
   envelope: Record<string, unknown>;
@@ -44,7 +44,8 @@ export class KernelHost {
       const sessionDir = a.sessionDir ? resolve(this.ce.cwd, a.sessionDir) : resolve(ws, '.tug');
       const clock = cliClock(this.ce.env);
       const log = new Logger(a.logLevel ?? 'error', this.ce.logSink, () => clock.now());
-      const settings = await settingsFor(a, ws, this.ce, log);
+      const warnings: KernelWarning[] = [];
+      const settings = await settingsFor(a, ws, this.ce, log, warnings);
       const key = JSON.stringify([ws, sessionDir, settings]);
       let opening = this.kernels.get(key);
       if (opening)
@@ -64,8 +65,9 @@ export class KernelHost {
         opening.catch(() => this.kernels.delete(key));
       }
       this.kernels.set(key, opening);
-      const kernel = await opening;
-      return { envelope: await runOnKernel(kernel, a, settings), exitCode: 0 };
+      // Each call reads the config again, so each reports its unknown keys.
+      const envelope = await withCallWarnings(warnings, async () => runOnKernel(await opening, a, settings));
+      return { envelope, exitCode: 0 };
     } catch (e) {
       const err = toKernelError(e, debug);
       return { envelope: errorEnvelope(err) as Record<string, unknown>, exitCode: err.exitCode };
