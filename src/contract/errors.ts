@@ -706,10 +706,6 @@ export const CATALOGUE = {
 } satisfies Record<string, CatalogueEntry>;
 
 /**
- * What a human runs for a step that waits for them (docs/run.md §6.3): approve, revise with notes, reject
- * with a reason. The one place these command lines are written (the run's error hint, summary, live view).
- */
-/**
  * The OutsideWrite wording, one for an attempt's reason (src/run/outside-check.ts) and the run's error
  * (docs/agents.md §1.6): an agent is named as the maker of the change (`the implementer changed …`); a
  * command of the step's own (`during`: a checkpoint, the setup, the refactors' verification), whose code
@@ -729,6 +725,10 @@ export function outsideWriteText(o: {
   return o.during ? `${o.what} changed ${when}: ${o.shown}` : `${o.who} changed ${o.what}: ${o.shown}`;
 }
 
+/**
+ * What a human runs for a step that waits for them (docs/run.md §6.3): approve, revise with notes, reject
+ * with a reason. The one place these command lines are written (the run's error hint, summary, live view).
+ */
 export function decideCommands(planPath: unknown, step: unknown, d: Details = {}): [string, string, string] {
   const head = decideHead(planPath, step, d);
   return [`${head} --approve`, `${head} --revise "<notes>"`, `${head} --reject "<reason>"`];
