@@ -53,8 +53,8 @@ const OUTAGE_PAUSE_MAX_MS = 5_000;
 /**
  * Runs `fn` again while it fails because the remote is unreachable (GitError, remoteUnreachable), with
  * backoff, for up to OUTAGE_MS from the first failure since the last success; once that is spent every call
- * fails at once until one succeeds. The first failure of an outage is a `GitError` warning. A stopping run
- * (a signal, a fatal error) waits no more.
+ * fails at once until one succeeds. The first failure of an outage is a `GitError` warning, and so is the
+ * success that ends it. A stopping run (a signal, a fatal error) waits no more.
  */
 function outageRider(rc: RunSetup, name: string, unreachable: (stderr: string) => boolean): Locker {
   let since: number | null = null;
@@ -63,6 +63,13 @@ function outageRider(rc: RunSetup, name: string, unreachable: (stderr: string) =
     for (;;) {
       try {
         const result = await fn();
+        // An outage said as it started is said as it ends (as PostgreSQL's is, docs/state.md §8.1).
+        if (since !== null)
+          rc.warn(
+            'GitError',
+            `${name} is back after ${Math.max(1, Math.round((Date.now() - since) / 1000))} s: the run goes on`,
+            { remote: name, back: true },
+          );
         since = null;
         return result;
       } catch (e) {

@@ -253,7 +253,8 @@ git push -q origin tugplan/demo
     const impl = holdingImplementer();
     for (const h of ['step-1-a1', 'step-2-a1', 'step-3-a1']) writeFileSync(join(impl.hold, h), '');
     const run = startRun(clone, ['demo', '--workers', '1', '--implementer', impl.argv, '--remote', 'origin']);
-    const warnings = () => run.events().filter((e: any) => e.type === 'warning' && e.code === 'GitError');
+    const said = () => run.events().filter((e: any) => e.type === 'warning' && e.code === 'GitError');
+    const warnings = () => said().filter((e: any) => !e.message.includes(' is back after '));
     const started = () => readdirSync(impl.started);
     // The remote goes away while step-1 is implemented: its integration cannot fetch.
     await waitUntil('step-1 to start', () => started().includes('step-1-a1'));
@@ -275,6 +276,13 @@ git push -q origin tugplan/demo
     // No attempt failed: each step was claimed once.
     expect(r.events.filter((e: any) => e.type === 'claimed').map((e: any) => e.attempt)).toEqual([1, 1, 1]);
     expect(r.events.at(-1)).toMatchObject({ type: 'summary', status: 'ok' });
+    // Each outage is said as it starts and as it ends.
+    expect(said().map((e: any) => e.message.replace(/\(.*\)/, '(…)').replace(/\d+ s:/, 'N s:'))).toEqual([
+      'origin is unreachable (…): the run waits for it, up to 120 s',
+      'origin is back after N s: the run goes on',
+      'origin is unreachable (…): the run waits for it, up to 120 s',
+      'origin is back after N s: the run goes on',
+    ]);
   }, 90_000);
 
   it('a signal ends the wait for an unreachable remote at once, the claims released, the run Interrupted', async () => {
