@@ -285,9 +285,7 @@ export async function localTarget(
  * lock records them; undefined when the state records none (or cannot be read: a hint never fails its error).
  */
 export async function lastRunFlags(ctx: FlowCtx, command: string, planPath: string): Promise<string[] | undefined> {
-  const last = await ctx.store
-    .lastRun(callIn(ctx, command, ctx.repo.mainRoot), { plan: planPath })
-    .catch(() => null);
+  const last = await ctx.store.lastRun(callIn(ctx, command, ctx.repo.mainRoot), { plan: planPath }).catch(() => null);
   return last?.run_flags;
 }
 

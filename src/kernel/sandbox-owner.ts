@@ -95,7 +95,10 @@ export function sweepSandboxes(dir: string): string[] {
       const st = lstatSync(path);
       if (!st.isDirectory() || st.uid !== process.getuid?.()) continue;
       if (isPresent(join(path, KEPT_MARK))) continue;
-      const mine = join(dir, `${sandboxPrefix()}${randomBytes(6).toString('base64url').replace(/[-_]/g, 'x').slice(0, 6)}`);
+      const mine = join(
+        dir,
+        `${sandboxPrefix()}${randomBytes(6).toString('base64url').replace(/[-_]/g, 'x').slice(0, 6)}`,
+      );
       renameSync(path, mine);
       // rm never follows the links inside (node_modules, .venv point at the real workspace).
       rmSync(mine, { recursive: true, force: true });

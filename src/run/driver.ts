@@ -400,10 +400,14 @@ async function runLocked(
       );
     },
     back: (ms) =>
-      setup.warn('DatabaseUnavailable', `${where} is back after ${Math.max(1, Math.round(ms / 1000))} s: the run goes on`, {
-        back: true,
-        outage_ms: Math.round(ms),
-      }),
+      setup.warn(
+        'DatabaseUnavailable',
+        `${where} is back after ${Math.max(1, Math.round(ms / 1000))} s: the run goes on`,
+        {
+          back: true,
+          outage_ms: Math.round(ms),
+        },
+      ),
   });
   let results: { worker: string; busy_ms: number }[] = [];
   let released: Interrupted[] = [];

@@ -54,8 +54,14 @@ export async function exportPlan(ctx: StateContext, input: ExportInput): Promise
   if (!rows) throw new TugError('PlanNotInitialized', { plan_path: ref.plan_path });
   const { EXPORT_FORMAT, EXPORT_VERSION } = await import('../contract/schemas/state-export.js');
   // The last run's flags stay with this clone (its absolute program paths, its `-C DIR`): not exported.
-  const { plan_path: _p, plan_source, implicit_sequential, last_run_flags: _f, last_run_ended_at: _e, ...plan } =
-    rows.plan;
+  const {
+    plan_path: _p,
+    plan_source,
+    implicit_sequential,
+    last_run_flags: _f,
+    last_run_ended_at: _e,
+    ...plan
+  } = rows.plan;
   const strip = <T extends { plan_path: unknown; id?: unknown }>({ plan_path: _x, id: _i, ...rest }: T) => rest;
   return {
     format: EXPORT_FORMAT,

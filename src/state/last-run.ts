@@ -47,10 +47,7 @@ export async function lastRun(ctx: StateContext, input: { plan: string }): Promi
 }
 
 /** Records a run that ended with `run_flags`, replacing the one before; its time is the store's clock. */
-export async function recordLastRun(
-  ctx: StateContext,
-  input: { plan: string; run_flags: string[] },
-): Promise<LastRun> {
+export async function recordLastRun(ctx: StateContext, input: { plan: string; run_flags: string[] }): Promise<LastRun> {
   const ref = await resolvePlanRef(ctx, input.plan);
   await requirePlanRow(ctx, ref);
   const store = writeStore(ctx);

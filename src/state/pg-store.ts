@@ -208,7 +208,11 @@ export class PgStateStore extends StateStore {
     // application_name keeps 63 bytes: "tugcode run " + 32 + " pid " + a pid fit.
     const machine = (this.o.machine ?? this.o.host).slice(0, 32);
     const as = this.owner(this.o.repoRoot);
-    const r = await db.tryHold(6, `tugcode:run:${this.schema}:${plan}:${as}`, `tugcode run ${machine} pid ${process.pid}`);
+    const r = await db.tryHold(
+      6,
+      `tugcode:run:${this.schema}:${plan}:${as}`,
+      `tugcode run ${machine} pid ${process.pid}`,
+    );
     if (r.held) {
       this.identity = r.release;
       return;

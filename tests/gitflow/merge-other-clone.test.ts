@@ -47,7 +47,10 @@ describe('merge on a clone that never ran the plan', () => {
     const { b, envB } = await ranOnA('merge-other');
     const before = gitSnapshot(b);
     const main = git(b, 'rev-parse', 'main');
-    for (const args of [['merge', 'demo'], ['merge', 'demo', '--dry-run']]) {
+    for (const args of [
+      ['merge', 'demo'],
+      ['merge', 'demo', '--dry-run'],
+    ]) {
       const r = tugJson(b, args, envB);
       expect(r.code, JSON.stringify(r.json) + r.stderr).toBe(3);
       expect(r.json.error.code).toBe('BranchNotFound');

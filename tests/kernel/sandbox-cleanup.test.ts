@@ -110,7 +110,7 @@ describe('the full sandbox (docs/kernel.md §11.1)', () => {
       const ready = () => sandboxes(tmp).some((n) => existsSync(join(tmp, n, 'ws', 'ready')));
       while (!done && !ready()) await new Promise((r) => setTimeout(r, 5));
       expect(done, 'the call ended before its test command ran').toBe(false);
-      child.kill("SIGKILL");
+      child.kill('SIGKILL');
       expect(await exited).toBe('SIGKILL');
       const [killed] = sandboxes(tmp);
       expect(killed).toMatch(new RegExp(`^tug-sbx-o[0-9a-f]{32}-\\d+-${child.pid}-\\d+-`));

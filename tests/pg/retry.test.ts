@@ -129,11 +129,16 @@ describe('tugcode run during a PostgreSQL outage', () => {
     const root = runRepo(planText([step(1, 'One'), step(2, 'Two'), step(3, 'Three')]));
     const impl = holdingImplementer();
     writeFileSync(join(impl.hold, 'step-1-a1'), '');
-    const run = startRun(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--heartbeat', '1'], {
-      TUGCODE_STATE_URL: pdb.url,
-      TUGCODE_STATE_HOST: 'h',
-      ...env,
-    }, o);
+    const run = startRun(
+      root,
+      ['demo', '--workers', '1', '--implementer', impl.argv, '--heartbeat', '1'],
+      {
+        TUGCODE_STATE_URL: pdb.url,
+        TUGCODE_STATE_HOST: 'h',
+        ...env,
+      },
+      o,
+    );
     const started = join(impl.started, 'step-1-a1');
     await waitUntil('step-1 held', () => {
       if (run.child.exitCode !== null) throw new Error(`run ended early: ${run.stdout()}`);
@@ -147,11 +152,12 @@ describe('tugcode run during a PostgreSQL outage', () => {
     await own.stop('fast');
     release(); // the worker now commits and calls the state: a lost connection, retried for up to 120 s
     // The run says it waits (once), so the SIGTERM lands while the driver retries.
-    const unreachable = () =>
-      run.events().filter((e: any) => e.type === 'warning' && e.code === 'DatabaseUnavailable');
+    const unreachable = () => run.events().filter((e: any) => e.type === 'warning' && e.code === 'DatabaseUnavailable');
     const said = await waitUntil('the run to say it waits for PostgreSQL', () => unreachable()[0]);
     expect(said.message).toMatch(
-      new RegExp(`^PostgreSQL at 127\\.0\\.0\\.1:${own.info.port} \\(database \\w+\\) is unreachable \\(.+\\): the run waits for it, up to 120 s$`),
+      new RegExp(
+        `^PostgreSQL at 127\\.0\\.0\\.1:${own.info.port} \\(database \\w+\\) is unreachable \\(.+\\): the run waits for it, up to 120 s$`,
+      ),
     );
     const signalled = Date.now();
     run.child.kill('SIGTERM');
@@ -167,7 +173,8 @@ describe('tugcode run during a PostgreSQL outage', () => {
     const { own, run, release } = await heldRun({}, { text: true });
     await own.stop('fast');
     release();
-    const lines = (out: string) => out.split('\n').filter((l) => l.includes('warning: DatabaseUnavailable: PostgreSQL at'));
+    const lines = (out: string) =>
+      out.split('\n').filter((l) => l.includes('warning: DatabaseUnavailable: PostgreSQL at'));
     await waitUntil('the run to say it waits for PostgreSQL', () => lines(run.stdout()).length > 0);
     await own.start();
     const r = await run.done;

@@ -26,7 +26,9 @@ describe('DatabaseUnavailable hint', () => {
     expect(r.json.error.details).toMatchObject({ host: '127.0.0.1', port, database: 'hint_db' });
     expect(r.json.error.hint).toContain(`pg_isready -h 127.0.0.1 -p ${port}`);
     expect(r.json.error.hint).not.toMatch(/<host>|<port>/);
-    expect(r.stderr).toContain(`hint: check that the server runs and accepts connections (pg_isready -h 127.0.0.1 -p ${port})`);
+    expect(r.stderr).toContain(
+      `hint: check that the server runs and accepts connections (pg_isready -h 127.0.0.1 -p ${port})`,
+    );
     expect(JSON.stringify(r.json)).not.toContain(secret);
     expect(r.stderr).not.toContain(secret);
   });

@@ -41,7 +41,9 @@ describe('the last run’s flags in the state', () => {
     expect(readdirSync(join(root, '.tugtool')).filter((f) => f.startsWith('run-'))).toEqual([]);
     const fix = failedFix(root).fix as string;
     expect(fix).not.toContain('<your implementer>');
-    expect(fix).toMatch(new RegExp(` && tugcode run ${PLAN_PATH.replace('.', '\\.')} --workers 2 --implementer ${script}$`));
+    expect(fix).toMatch(
+      new RegExp(` && tugcode run ${PLAN_PATH.replace('.', '\\.')} --workers 2 --implementer ${script}$`),
+    );
     const status = tugJson(root, ['status', 'demo']).json;
     expect(status.plans[0].last_run).toEqual({
       run_flags: ['--workers', '2', '--implementer', script],
@@ -52,14 +54,14 @@ describe('the last run’s flags in the state', () => {
     // A second run, other flags, a secret in the implementer's command: its flags replace the first's.
     expect(tugJson(root, ['state', 'reset', 'demo', 'step-1']).code).toBe(0);
     const later = '2026-03-01T11:00:00.000Z';
-    const second = runJsonl(
-      root,
-      ['demo', '--implementer', `${impl.argv} --api-key sekrit`, '--max-attempts', '1'],
-      { TUGCODE_NOW: later },
-    );
+    const second = runJsonl(root, ['demo', '--implementer', `${impl.argv} --api-key sekrit`, '--max-attempts', '1'], {
+      TUGCODE_NOW: later,
+    });
     expect(second.code, second.stderr).toBe(4);
     expect(failedFix(root).fix).toMatch(
-      new RegExp(` && tugcode run ${PLAN_PATH.replace('.', '\\.')} --implementer '${script} --api-key <redacted>' --max-attempts 1$`),
+      new RegExp(
+        ` && tugcode run ${PLAN_PATH.replace('.', '\\.')} --implementer '${script} --api-key <redacted>' --max-attempts 1$`,
+      ),
     );
     expect(tugJson(root, ['status', 'demo']).json.plans[0].last_run).toMatchObject({
       run_flags: ['--implementer', `${script} --api-key <redacted>`, '--max-attempts', '1'],
@@ -106,6 +108,8 @@ describe('the last run’s flags in the state', () => {
     expect(r.code, r.stderr).toBe(130);
     const last = tugJson(root, ['status', 'demo']).json.plans[0].last_run;
     expect(last.run_flags).toEqual(['--workers', '1', '--implementer', expect.stringContaining('impl.mjs')]);
-    expect(last.command).toMatch(new RegExp(`^tugcode run ${PLAN_PATH.replace('.', '\\.')} --workers 1 --implementer `));
+    expect(last.command).toMatch(
+      new RegExp(`^tugcode run ${PLAN_PATH.replace('.', '\\.')} --workers 1 --implementer `),
+    );
   });
 });
