@@ -620,6 +620,12 @@ export function attemptsOf(events: LoggedEvent[], top?: string): AttemptView[] {
     if (d.reset === true && typeof d.previous_attempt === 'number' && d.previous_attempt > 0) {
       const a = by.get(d.previous_attempt);
       if (a && a.ended_at === null) end(a, e.at, 'reset', 'reset by admin');
+      // A reset of a step waiting for a human, or approved, deletes its kept commit (docs/run.md §6.3): the
+      // attempt no longer waits on it, nor names it.
+      else if (a && (a.outcome === 'needs human' || a.outcome === 'decided: approve')) {
+        end(a, e.at, 'reset', 'reset by admin; its kept commit dropped');
+        a.commit = null;
+      }
       continue;
     }
     if (e.attempt === null || e.attempt <= 0) continue;

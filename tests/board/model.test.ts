@@ -391,6 +391,20 @@ describe('attempts from events', () => {
       reason: 'split it',
       commit: null,
     });
+    // A reset instead of a decision (or after an approval) drops the kept commit: the attempt says so.
+    const reset = (previous_status: string) => ({ reset: true, previous_status, previous_attempt: 1 });
+    for (const [decide, status] of [
+      [[], 'needs_human'],
+      [[ev(3, 'state decide', 1, { decision: 'approve', review_commit: 'f00' }, 'admin')], 'pending'],
+    ] as const)
+      expect(
+        attemptsOf([
+          ev(1, 'run', 1, { claimed: true }),
+          ev(2, 'step_needs_human', 1, { review_commit: 'f00', reason: 'touches auth' }),
+          ...decide,
+          ev(4, 'state reset', 1, reset(status), 'admin'),
+        ])[0],
+      ).toMatchObject({ outcome: 'reset', reason: 'reset by admin; its kept commit dropped', commit: null });
   });
 
   it('an approved step waits in Ready with the kept commit the next run integrates', () => {
