@@ -29,13 +29,17 @@ const PLAN = '.tugtool/tugplan-demo.md';
 
 const step = shownStep;
 
-const place = (s: ShownStep, o: { stall_seconds?: number | null; last?: string | null; reason?: string | null } = {}) =>
+const place = (
+  s: ShownStep,
+  o: { stall_seconds?: number | null; last?: string | null; reason?: string | null; phase?: string | null } = {},
+) =>
   placeStep(s, {
     plan_path: PLAN,
     now: NOW,
     stall_seconds: o.stall_seconds ?? null,
     last_activity_at: o.last ?? null,
     reason: o.reason ?? null,
+    phase: o.phase ?? null,
   });
 
 describe('lanes', () => {
@@ -136,6 +140,12 @@ describe('lanes', () => {
     expect(place(running, { last: old }).lane).toBe('running');
     expect(place(running, { last: old, stall_seconds: 600 }).need).toMatchObject({ kind: 'stalled' });
     expect(place(running, { last: '2026-03-01T11:59:00.000Z', stall_seconds: 600 }).lane).toBe('running');
+    // The watchdog watches the implementer only (docs/run.md §7.3): a silent reviewer or test suite is not stalled.
+    expect(place(running, { last: old, stall_seconds: 600, phase: 'implementer' }).need).toMatchObject({
+      kind: 'stalled',
+    });
+    for (const phase of ['review', 'checkpoints', 'resolve'])
+      expect(place(running, { last: old, stall_seconds: 600, phase }).lane, phase).toBe('running');
   });
 });
 
