@@ -499,4 +499,25 @@ describe('tugcode run --reviewer', () => {
       /; then tugcode run .* --budget-tokens 100000 \(it resumes where this run stopped\)$/,
     );
   });
+
+  it('a REVISE once the budget is spent sends no implementer back: the step waits for a human, its work kept', () => {
+    const root = runRepo(planText([step(1, 'One')]), 'demo');
+    const impl = implementer({ billed: true });
+    const rev = reviewerScript();
+    rev.answer('step-1', ['REVISE', 'APPROVE']);
+    const args = ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv];
+    // The implementer's 1,100 tokens reach the budget; the reviewer's REVISE would spend on (docs/run.md §7.2).
+    const r = runJsonl(root, [...args, '--budget-tokens', '1000']);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.events.at(-1)).toMatchObject({
+      error: { code: 'BudgetExhausted' },
+      needs_human: [{ step_anchor: 'step-1', reason: 'the budget is spent, so no revision round: REVISE in round 1' }],
+    });
+    expect(impl.runs('step-1')).toEqual(['attempt 1']);
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).code).toBe(0);
+    const r2 = runJsonl(root, [...args, '--budget-tokens', '100000']);
+    expect(r2.code, r2.stdout + r2.stderr).toBe(0);
+    expect(impl.runs('step-1')).toEqual(['attempt 1']);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
+  });
 });
