@@ -261,6 +261,19 @@ function planArg(plan_path: string): string {
   return shellArg(slugOf(plan_path) ?? plan_path);
 }
 
+/** The phases of a run (src/run/types.ts `Phase`) in which no implementer runs, so no watchdog either. */
+const DRIVER_PHASES = new Set([
+  'reset',
+  'setup',
+  'refactors',
+  'checkpoints',
+  'commit',
+  'review',
+  'integrate',
+  'resolve',
+  'complete',
+]);
+
 /**
  * The lane of a top-level step and, in Needs you, why and what resolves it (docs/board.md §3). `now` and
  * `last_activity_at` decide "stalled" only when the configuration has a watchdog threshold.
@@ -275,6 +288,8 @@ export function placeStep(
     reason: string | null;
     /** The run holding the plan's lock, if any. */
     driver?: RunDriver | null;
+    /** The card's phase (`phaseOf`): a run's phase other than its implementer's is never stalled. */
+    phase?: string | null;
   },
 ): { lane: Lane; need: Need | null } {
   const p = planArg(o.plan_path);
@@ -341,7 +356,10 @@ export function placeStep(
           },
         };
       const silentMs = o.last_activity_at ? Date.parse(o.now) - Date.parse(o.last_activity_at) : 0;
-      if (o.stall_seconds !== null && silentMs > o.stall_seconds * 1000)
+      // The watchdog watches an implementer only (docs/run.md §7.3): a reviewer, a resolver or the checkpoints
+      // silent that long are not ended, so the step is not called stalled then.
+      const watched = o.phase === undefined || o.phase === null || !DRIVER_PHASES.has(o.phase);
+      if (watched && o.stall_seconds !== null && silentMs > o.stall_seconds * 1000)
         return {
           lane: 'needs_you',
           need: {
@@ -390,7 +408,8 @@ export function cardOf(
     if (held) last = [a.run?.at, a.run?.active_at, a.files?.at, a.events?.at].reduce(later, last);
     reason ??= a.events?.reason ?? null;
   }
-  const { lane, need } = placeStep(s, { ...o, last_activity_at: last, reason });
+  const phase = phaseOf(s, own);
+  const { lane, need } = placeStep(s, { ...o, last_activity_at: last, reason, phase });
   const items = itemCounts(s.counts);
   for (const x of subs) {
     const c = itemCounts(x.counts);
@@ -417,7 +436,7 @@ export function cardOf(
     heartbeat_at: held ? s.heartbeat_at : null,
     started_at: s.started_at,
     completed_at: s.completed_at,
-    phase: phaseOf(s, own),
+    phase,
     last_activity_at: last,
     commit: s.commit_hash,
     completed_via: s.completed_via,
@@ -620,6 +639,12 @@ export function attemptsOf(events: LoggedEvent[], top?: string): AttemptView[] {
     if (d.reset === true && typeof d.previous_attempt === 'number' && d.previous_attempt > 0) {
       const a = by.get(d.previous_attempt);
       if (a && a.ended_at === null) end(a, e.at, 'reset', 'reset by admin');
+      // A reset of a step waiting for a human, or approved, deletes its kept commit (docs/run.md §6.3): the
+      // attempt no longer waits on it, nor names it.
+      else if (a && (a.outcome === 'needs human' || a.outcome === 'decided: approve')) {
+        end(a, e.at, 'reset', 'reset by admin; its kept commit dropped');
+        a.commit = null;
+      }
       continue;
     }
     if (e.attempt === null || e.attempt <= 0) continue;

@@ -91,6 +91,24 @@ export function runAgain(d: Details, drop: string[] = []): string {
   return [`${tugcodeIn(d)} run ${planArg(d)}`, ...kept].join(' ');
 }
 
+/** The run again once a budget is spent: the flag it was given, with `<more>` (docs/run.md §7.2). */
+export function raisedBudgetRun(d: Details): string {
+  return d.budget_usd !== undefined && d.budget_usd !== null
+    ? `${runAgain(d, ['--budget-usd'])} --budget-usd <more>`
+    : `${runAgain(d, ['--budget-tokens'])} --budget-tokens <more>`;
+}
+
+/**
+ * A run that stopped for another reason beside steps waiting for a human (`needs_human_steps`): their
+ * decision comes first, else the run again leaves them waiting (docs/run.md §6.3). `<decide>; ` or ''.
+ */
+function decisionsFirst(d: Details): string {
+  const steps = (d.needs_human_steps as unknown[] | undefined) ?? [];
+  return steps
+    .map((a) => `${decideCommands(d.plan_path, a, d)[0]} (or --revise "<notes>", or --reject "<reason>"); `)
+    .join('');
+}
+
 /**
  * `tugcode`, with the `-C DIR` the run was given (the first words of its `run_flags`, src/run/run-flags.ts):
  * a command a hint suggests then works pasted in the shell tugcode ran from (docs/run.md §1.2).
@@ -422,10 +440,7 @@ export const CATALOGUE = {
       return `the budget of ${plan(d)} is spent: ${spent.join(', ') || 'reached'}${then}; no new step was claimed`;
     },
     hint: (d) =>
-      `${tugcodeIn(d)} state show ${planArg(d)} (its usage), then raise the budget: ` +
-      (d.budget_usd !== undefined && d.budget_usd !== null
-        ? `${runAgain(d, ['--budget-usd'])} --budget-usd <more>`
-        : `${runAgain(d, ['--budget-tokens'])} --budget-tokens <more>`),
+      `${decisionsFirst(d)}${tugcodeIn(d)} state show ${planArg(d)} (its usage), then raise the budget: ${raisedBudgetRun(d)}`,
   },
   CommitNotIntegrated: {
     exit: 4,
@@ -555,7 +570,10 @@ export const CATALOGUE = {
       (d.forced
         ? 'a second signal stopped it at once: its running commands were killed; held claims stay until their leases expire or the next run of the plan takes them over'
         : 'held claims were released'),
-    hint: (d) => `${runAgain(d)} (it resumes where this run stopped)`,
+    hint: (d) => {
+      const first = decisionsFirst(d);
+      return `${first}${first ? 'then ' : ''}${runAgain(d)} (it resumes where this run stopped)`;
+    },
   },
   RunInProgress: {
     exit: 4,

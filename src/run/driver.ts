@@ -786,6 +786,8 @@ async function summarize(
     plan_usage: await rc.store.usageTotals(sc, { plan: rc.prep.planPath }),
   };
   let err: TugError | null = null;
+  // Steps waiting for a human beside a spent budget or a stop: their hints name the decision first.
+  const waitingForHuman = needs_human.length ? { needs_human_steps: needs_human.map((n) => n.step_anchor) } : {};
   // A budget reached by the plan's last step stopped nothing: the plan is done.
   const spentButDone = done && rc.tally.fatal instanceof TugError && rc.tally.fatal.code === 'BudgetExhausted';
   let fatal = spentButDone ? null : rc.tally.fatal;
@@ -796,12 +798,14 @@ async function summarize(
       ...fatal.details,
       usage: base.plan_usage,
       reached_at: fatal.details.usage,
+      ...waitingForHuman,
     });
   if (fatal) err = fatal instanceof TugError ? fatal : new TugError('InternalError', { reason: String(fatal) });
   else if (rc.stop.signal.aborted && !done)
     err = new TugError('Interrupted', {
       plan_path: rc.prep.planPath,
       released_steps: released.map((r) => r.step_anchor),
+      ...waitingForHuman,
     });
   else if (!done && needs_human.length)
     err = new TugError('NeedsHuman', { plan_path: rc.prep.planPath, steps: needs_human, failed_steps, blocked_steps });

@@ -65,6 +65,12 @@ export async function reviewGate(x: StepRun, top: PlanStep): Promise<'approved' 
       );
     if (!rc.opts.implementer && !rc.opts.agent)
       throw new StepFailure('ReviewRejected', `${top.anchor}: REVISE, and the run has no implementer: ${v.summary}`);
+    // A spent budget sends no implementer back (docs/run.md §7.2): a running step finishes without spending
+    // on, its work kept for a person to decide, as an escalation.
+    if (rc.tally.ledger.exhausted) {
+      await escalate(x, top, { ...v, summary: `the budget is spent, so no revision round: ${v.summary}` });
+      return 'escalated';
+    }
     await reviseStep(x, top, issuesOf(v));
     revised = true;
   }

@@ -29,13 +29,17 @@ const PLAN = '.tugtool/tugplan-demo.md';
 
 const step = shownStep;
 
-const place = (s: ShownStep, o: { stall_seconds?: number | null; last?: string | null; reason?: string | null } = {}) =>
+const place = (
+  s: ShownStep,
+  o: { stall_seconds?: number | null; last?: string | null; reason?: string | null; phase?: string | null } = {},
+) =>
   placeStep(s, {
     plan_path: PLAN,
     now: NOW,
     stall_seconds: o.stall_seconds ?? null,
     last_activity_at: o.last ?? null,
     reason: o.reason ?? null,
+    phase: o.phase ?? null,
   });
 
 describe('lanes', () => {
@@ -136,6 +140,12 @@ describe('lanes', () => {
     expect(place(running, { last: old }).lane).toBe('running');
     expect(place(running, { last: old, stall_seconds: 600 }).need).toMatchObject({ kind: 'stalled' });
     expect(place(running, { last: '2026-03-01T11:59:00.000Z', stall_seconds: 600 }).lane).toBe('running');
+    // The watchdog watches the implementer only (docs/run.md §7.3): a silent reviewer or test suite is not stalled.
+    expect(place(running, { last: old, stall_seconds: 600, phase: 'implementer' }).need).toMatchObject({
+      kind: 'stalled',
+    });
+    for (const phase of ['review', 'checkpoints', 'resolve'])
+      expect(place(running, { last: old, stall_seconds: 600, phase }).lane, phase).toBe('running');
   });
 });
 
@@ -391,6 +401,20 @@ describe('attempts from events', () => {
       reason: 'split it',
       commit: null,
     });
+    // A reset instead of a decision (or after an approval) drops the kept commit: the attempt says so.
+    const reset = (previous_status: string) => ({ reset: true, previous_status, previous_attempt: 1 });
+    for (const [decide, status] of [
+      [[], 'needs_human'],
+      [[ev(3, 'state decide', 1, { decision: 'approve', review_commit: 'f00' }, 'admin')], 'pending'],
+    ] as const)
+      expect(
+        attemptsOf([
+          ev(1, 'run', 1, { claimed: true }),
+          ev(2, 'step_needs_human', 1, { review_commit: 'f00', reason: 'touches auth' }),
+          ...decide,
+          ev(4, 'state reset', 1, reset(status), 'admin'),
+        ])[0],
+      ).toMatchObject({ outcome: 'reset', reason: 'reset by admin; its kept commit dropped', commit: null });
   });
 
   it('an approved step waits in Ready with the kept commit the next run integrates', () => {

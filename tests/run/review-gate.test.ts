@@ -463,4 +463,61 @@ describe('tugcode run --reviewer', () => {
       ].join('\n'),
     );
   });
+
+  it('ESCALATE beside a spent budget or a stop: the hints and the summary name the decision, and a run that can claim', async () => {
+    // A step waiting for a human when the run ends BudgetExhausted or Interrupted (docs/run.md §6.3, §7.2).
+    const two = stepText({ id: '2', title: 'Two', deps: [], commit: 'feat: two', tasks: ['write two'] });
+    const root = runRepo(planText([step(1, 'One'), two]), 'demo');
+    const impl = implementer({ billed: true });
+    const rev = reviewerScript();
+    rev.answer('step-1', ['ESCALATE']);
+    const args = ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv];
+    const decide = 'tugcode state decide .tugtool/tugplan-demo.md step-1 --approve (or ';
+    // step-1's implementer spends 1,100 tokens: the budget is reached, step-1 finishes and escalates.
+    const r = runJsonl(root, [...args, '--budget-tokens', '1000']);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    const last = r.events.at(-1);
+    expect(last).toMatchObject({ error: { code: 'BudgetExhausted' }, needs_human: [{ step_anchor: 'step-1' }] });
+    expect(last.error.hint).toMatch(/ --budget-tokens <more>$/);
+    expect(last.error.hint.startsWith(decide), last.error.hint).toBe(true);
+    // The summary's "then:" is a run that claims: the spent budget given again would stop it at once.
+    const text = runCli(['run', ...args, '--budget-tokens', '1000'], { cwd: root });
+    expect(text.code).toBe(4);
+    expect(text.stdout).toMatch(/\nthen: tugcode run \.tugtool\/tugplan-demo\.md .* --budget-tokens <more>\n/);
+
+    // Stopped while step-2 is in review and step-1 waits: the hint names the decision before the run again.
+    rev.answer('step-2', ['hold']);
+    const run = startRun(root, [...args, '--budget-tokens', '100000']);
+    await waitUntil('the reviewer of step-2', () => rev.held('step-2'));
+    run.child.kill('SIGINT');
+    const stopped = await run.done;
+    rev.release();
+    const end = stopped.events.at(-1);
+    expect(end).toMatchObject({ error: { code: 'Interrupted' }, needs_human: [{ step_anchor: 'step-1' }] });
+    expect(end.error.hint.startsWith(decide), end.error.hint).toBe(true);
+    expect(end.error.hint).toMatch(
+      /; then tugcode run .* --budget-tokens 100000 \(it resumes where this run stopped\)$/,
+    );
+  });
+
+  it('a REVISE once the budget is spent sends no implementer back: the step waits for a human, its work kept', () => {
+    const root = runRepo(planText([step(1, 'One')]), 'demo');
+    const impl = implementer({ billed: true });
+    const rev = reviewerScript();
+    rev.answer('step-1', ['REVISE', 'APPROVE']);
+    const args = ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv];
+    // The implementer's 1,100 tokens reach the budget; the reviewer's REVISE would spend on (docs/run.md §7.2).
+    const r = runJsonl(root, [...args, '--budget-tokens', '1000']);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.events.at(-1)).toMatchObject({
+      error: { code: 'BudgetExhausted' },
+      needs_human: [{ step_anchor: 'step-1', reason: 'the budget is spent, so no revision round: REVISE in round 1' }],
+    });
+    expect(impl.runs('step-1')).toEqual(['attempt 1']);
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).code).toBe(0);
+    const r2 = runJsonl(root, [...args, '--budget-tokens', '100000']);
+    expect(r2.code, r2.stdout + r2.stderr).toBe(0);
+    expect(impl.runs('step-1')).toEqual(['attempt 1']);
+    expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1']);
+  });
 });
