@@ -5,6 +5,7 @@
  * every field as stored; this only reads `details`. Pure: returns a string.
  */
 import { worktreeNameOf } from '../contract/layout.js';
+import { USAGE_TOKEN_FIELDS, usdText } from '../contract/usage.js';
 import { LOG_DEFAULT_LIMIT, LOG_MAX_LIMIT, type LogEvent } from './log.js';
 
 export interface LogTextOptions {
@@ -52,6 +53,20 @@ function discardedText(d: Details): string {
   if (typeof d.refactors_reset === 'number' && d.refactors_reset > 0)
     parts.push(`${d.refactors_reset} refactor(s) reset`);
   return parts.length ? `; discarded: ${parts.join(', ')}` : '';
+}
+
+/**
+ * One usage report (docs/run.md §7.1): `implementer 1,100 tokens (input 1,000, output 100) · $0.50`, the
+ * kinds it measured only, `cost unknown` without a cost.
+ */
+function usageText(d: Details): string {
+  const kinds = USAGE_TOKEN_FIELDS.filter((k) => typeof d[k] === 'number').map(
+    (k) => `${k.replace(/_tokens$/, '').replace('_', ' ')} ${Number(d[k]).toLocaleString('en-US')}`,
+  );
+  const tokens = USAGE_TOKEN_FIELDS.reduce((n, k) => n + (typeof d[k] === 'number' ? Number(d[k]) : 0), 0);
+  const cost = typeof d.cost_usd === 'number' ? usdText(d.cost_usd) : 'cost unknown';
+  const measured = kinds.length ? `${tokens.toLocaleString('en-US')} tokens (${kinds.join(', ')})` : 'no tokens';
+  return `${String(d.role ?? '?')} ${measured} · ${cost}`;
 }
 
 /** Events that name a secondary change in their `command` (record.ts). */
@@ -233,6 +248,7 @@ function describeEvent(e: LogEvent, o: LogTextOptions = {}): { op: string; text:
   if (typeof d.ordinal === 'number' && d.pending !== undefined)
     return { op: 'refactor', text: `refactor ${d.ordinal} applying` };
   if (d.retried !== undefined || d.recovered !== undefined) return { op: 'refactor', text: 'run-step' };
+  if (typeof d.usage_id === 'number') return { op: 'usage', text: join(attempt, usageText(d)) };
   // Anything else: the stored command and details as they are.
   const raw = JSON.stringify(d);
   return { op: e.command, text: raw === '{}' ? '' : raw.length > 120 ? raw.slice(0, 119) + '…' : raw };

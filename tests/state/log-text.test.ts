@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { implementerScript, planText, runJsonl, runRepo, step } from '../run/helpers.js';
+import { renderLog } from '../../src/state/log-text.js';
 import { at } from './helpers.js';
 import { cliRepo, st, stText } from './cli-helpers.js';
 
@@ -68,5 +69,29 @@ describe('state log text', () => {
     expect(text).toMatch(/ step-0 +one +release +attempt 2$/m);
     expect(text).toMatch(/ step-0 +admin +reset +was claimed, claimed by one, attempt 3$/m);
     expect(text).not.toMatch(/\[state /); // the state commands themselves are not repeated
+  });
+
+  it('a usage report: the role, its tokens by kind and its cost, not the stored JSON', () => {
+    const usage = (id: number, details: Record<string, unknown>) => ({
+      id,
+      at: '2026-03-01T10:00:00.000Z',
+      plan_path: '.tugtool/tugplan-demo.md',
+      step_anchor: 'step-1',
+      command: 'run',
+      actor: '/r/.tugtree/tugplan__demo--w1',
+      attempt: 2,
+      details: { usage_id: id, ...details },
+    });
+    const none = { input_tokens: null, output_tokens: null, cache_read_tokens: null, cache_write_tokens: null };
+    const lines = renderLog([
+      usage(1, { ...none, role: 'implementer', input_tokens: 1000, output_tokens: 100, cost_usd: 0.5 }),
+      usage(2, { ...none, role: 'reviewer', input_tokens: 20, cache_read_tokens: 3000, cost_usd: null }),
+      usage(3, { ...none, role: 'resolver', cost_usd: 0.25 }),
+    ]).split('\n');
+    expect(lines.slice(1).map((l) => l.replace(/^.* usage {2}/, ''))).toEqual([
+      'attempt 2, implementer 1,100 tokens (input 1,000, output 100) · $0.50  [run]',
+      'attempt 2, reviewer 3,020 tokens (input 20, cache read 3,000) · cost unknown  [run]',
+      'attempt 2, resolver no tokens · $0.25  [run]',
+    ]);
   });
 });
