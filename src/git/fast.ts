@@ -134,25 +134,31 @@ export interface WorktreeEntry {
 
 /** `git worktree list --porcelain` output → entries with canonical paths. */
 export function parseWorktreeList(stdout: string): WorktreeEntry[] {
+  // `-z` output (fields end in NUL, records in an empty field) is the one a path holding a newline
+  // survives (docs/output.md §5); the newline form is still read for callers that ask for it.
+  const z = stdout.includes('\0');
+  const records = z ? stdout.split('\0\0').map((r) => r.split('\0')) : stdout.split('\n\n').map((r) => r.split('\n'));
   const out: WorktreeEntry[] = [];
-  for (const block of stdout.split('\n\n')) {
-    const path = /^worktree (.+)$/m.exec(block)?.[1];
+  for (const fields of records) {
+    const field = (re: RegExp) => fields.map((f) => re.exec(f)).find(Boolean) ?? null;
+    const path = field(/^worktree (.+)$/s)?.[1];
     if (!path) continue;
     out.push({
       path: canonicalPath(path),
-      head: /^HEAD ([0-9a-f]+)$/m.exec(block)?.[1] ?? null,
-      branch: /^branch refs\/heads\/(.+)$/m.exec(block)?.[1] ?? null,
-      bare: /^bare$/m.test(block),
-      prunable: /^prunable/m.test(block),
+      head: field(/^HEAD ([0-9a-f]+)$/)?.[1] ?? null,
+      branch: field(/^branch refs\/heads\/(.+)$/s)?.[1] ?? null,
+      bare: fields.includes('bare'),
+      prunable: fields.some((f) => f.startsWith('prunable')),
     });
   }
   return out;
 }
 
-/** The work trees of the repository (canonical roots), from `git worktree list --porcelain`. */
+/** The work trees of the repository (canonical roots), from `git worktree list --porcelain -z`. */
 export function listWorktrees(repo: { mainRoot: string }, env: NodeJS.ProcessEnv = {}): WorktreeEntry[] {
-  const r = gitSync(['worktree', 'list', '--porcelain'], repo.mainRoot, env);
-  if (r.status !== 0) throw new TugError('GitError', { args: ['worktree', 'list', '--porcelain'], stderr: r.stderr });
+  const args = ['worktree', 'list', '--porcelain', '-z'];
+  const r = gitSync(args, repo.mainRoot, env);
+  if (r.status !== 0) throw new TugError('GitError', { args, stderr: r.stderr });
   return parseWorktreeList(r.stdout);
 }
 

@@ -71,8 +71,9 @@ export function relativeToRoot(root: string, abs: string): string | null {
 
 /** The work trees of the repository (canonical roots), from `git worktree list --porcelain`. */
 export async function gitWorktrees(g: GitRunner, repo: Repo): Promise<WorktreeEntry[]> {
-  const r = await g.tryRun(['worktree', 'list', '--porcelain'], repo.mainRoot);
-  if (r.status !== 0) throw new TugError('GitError', { args: ['worktree', 'list', '--porcelain'], stderr: r.stderr });
+  const args = ['worktree', 'list', '--porcelain', '-z'];
+  const r = await g.tryRun(args, repo.mainRoot);
+  if (r.status !== 0) throw new TugError('GitError', { args, stderr: r.stderr });
   return parseWorktreeList(r.stdout);
 }
 
