@@ -180,6 +180,21 @@ export function resolveRepoWithGit(
     start,
     env,
   );
+  const lines = r.stdout.split('\n');
+  // git answers the first two questions before it fails on --show-toplevel in a bare repository or inside
+  // a git directory; `git init`, the usual hint, would make a repository nested in that one there.
+  if (lines[0] === 'true')
+    throw new TugError(
+      'NotAGitRepository',
+      { path: start, reason: 'bare repositories have no work tree' },
+      { hint: 'run tugcode in a clone of it (git clone <bare> <dir>) or a worktree of it (git worktree add <dir>)' },
+    );
+  if (lines[1] === 'true')
+    throw new TugError(
+      'NotAGitRepository',
+      { path: start, reason: 'running inside the .git directory' },
+      { hint: 'run tugcode from the work tree the .git directory belongs to, or pass -C <work tree>' },
+    );
   if (r.status !== 0) {
     const reason = r.stderr.trim().split('\n')[0] || undefined;
     // A linked worktree whose `.git` file names an admin directory that is gone: the main repository was
@@ -195,11 +210,6 @@ export function resolveRepoWithGit(
         : {},
     );
   }
-  const lines = r.stdout.split('\n');
-  if (lines[0] === 'true')
-    throw new TugError('NotAGitRepository', { path: start, reason: 'bare repositories have no work tree' });
-  if (lines[1] === 'true')
-    throw new TugError('NotAGitRepository', { path: start, reason: 'running inside the .git directory' });
   const [top, common, gitDir] = [lines[2], lines[3], lines[4]];
   if (!top || !common || !gitDir) throw new TugError('NotAGitRepository', { path: start });
   const worktreeRoot = canonicalPath(top);
