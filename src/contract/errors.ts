@@ -614,6 +614,15 @@ export const CATALOGUE = {
     when: 'a git command failed unexpectedly',
     message: (d) =>
       `git ${s((d.args as string[] | undefined)?.join(' '), '')} failed: ${s(d.stderr ?? d.reason, '').trim()}`,
+    // Two failures git has before it does anything, whatever the command: no git to start, and a
+    // configuration it cannot read (from a file, or from variables a shell or a hook set).
+    hint: (d) => {
+      const why = s(d.stderr ?? d.reason, '');
+      if (/spawn git ENOENT|git is not installed/.test(why)) return 'install git and put it on PATH, then try again';
+      if (/bad config|config(uration)? files?|GIT_CONFIG_|command-line config/.test(why))
+        return 'fix the git configuration git names (a config file, or the GIT_CONFIG_* variables of this shell: unset them), then try again';
+      return undefined;
+    },
   },
   NotWritable: {
     exit: 4,
