@@ -8,6 +8,7 @@ import { accessSync, constants, statfsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TugError } from '../../contract/errors.js';
+import { shellArg } from '../../util/shell-arg.js';
 import { afterEnd, TxQueue, type Conn, type Database, type Params, type TxOptions } from './conn.js';
 
 /**
@@ -39,6 +40,20 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
       reason: `it is a directory, not a database file (${code})`,
       sqlite_code: code,
     });
+  }
+  // The same of its -wal or -shm file: then state.db itself is sound, and moving it aside (the
+  // catalogue's hint) would not help; the odd file is what goes.
+  for (const side of code.startsWith('SQLITE_') ? [`${dbPath}-wal`, `${dbPath}-shm`] : []) {
+    const st = statSync(side, { throwIfNoEntry: false });
+    if (!st || st.isFile()) continue;
+    const kind = st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file';
+    return new TugError(
+      'DatabaseError',
+      { db_path: dbPath, path: side, reason: `${side} is ${kind}, not SQLite's own file (${code})`, sqlite_code: code },
+      {
+        hint: `keep ${shellArg(dbPath)} (it holds the live claims); move ${shellArg(side)} aside (mv ${shellArg(side)} ${shellArg(`${side}.bak`)}), then retry`,
+      },
+    );
   }
   // SQLite reports a full disk as SQLITE_FULL, or as an I/O error when growing -shm or writing a page
   // fails: an I/O error on a filesystem with no space left is the full disk. CORRUPTFS is the filesystem
