@@ -8,6 +8,7 @@
  * for a tool call (`Naming`).
  */
 import { TugError } from '../errors.js';
+import { quoted } from '../../util/quoted.js';
 
 interface Base {
   description: string;
@@ -137,21 +138,6 @@ function invalid(reason: string, argument: string): TugError {
   return new TugError('InvalidArgument', { reason, argument });
 }
 
-/**
- * A refused value as a message quotes it: its JSON, cut to 80 code points. A flag's value may be 100 000
- * characters and a tool argument may nest too deep for JSON.stringify (docs/output.md §5).
- */
-function shown(v: unknown): string {
-  let text: string;
-  try {
-    text = JSON.stringify(v) ?? String(v);
-  } catch {
-    return 'a value nested too deep to print';
-  }
-  const head = [...text.slice(0, 400)];
-  return head.length > 80 ? `${head.slice(0, 80).join('')}…` : text;
-}
-
 function codePoints(s: string): number {
   let n = 0;
   for (const _ of s) n++;
@@ -164,26 +150,26 @@ function coerce(name: string, f: Field, v: unknown, naming: Naming): unknown {
   switch (f.type) {
     case 'bool':
       if (typeof v === 'boolean') return v;
-      throw invalid(`${what} must be true or false, got ${shown(v)}`, what);
+      throw invalid(`${what} must be true or false, got ${quoted(v)}`, what);
     case 'int': {
       const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : '';
       if (!/^\d+$/.test(s) || Number(s) < f.min || Number(s) > f.max)
-        throw invalid(`${what} must be an integer from ${f.min} to ${f.max}, got ${shown(v)}`, what);
+        throw invalid(`${what} must be an integer from ${f.min} to ${f.max}, got ${quoted(v)}`, what);
       return Number(s);
     }
     case 'number': {
       const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : '';
       if (!/^\d+(\.\d+)?$/.test(s) || Number(s) < f.min || Number(s) > f.max)
-        throw invalid(`${what} must be a number from ${f.min} to ${f.max}, got ${shown(v)}`, what);
+        throw invalid(`${what} must be a number from ${f.min} to ${f.max}, got ${quoted(v)}`, what);
       return Number(s);
     }
     case 'enum':
       if (typeof v === 'string' && f.values.includes(v)) return v;
-      throw invalid(`${what} must be one of ${f.values.join(', ')}, got ${shown(v)}`, what);
+      throw invalid(`${what} must be one of ${f.values.join(', ')}, got ${quoted(v)}`, what);
     case 'string': {
-      if (typeof v !== 'string') throw invalid(`${what} must be a string, got ${shown(v)}`, what);
+      if (typeof v !== 'string') throw invalid(`${what} must be a string, got ${quoted(v)}`, what);
       if (naming === 'tool' && f.oneOf && !f.oneOf.includes(v))
-        throw invalid(`${what} must be one of ${f.oneOf.join(', ')}, got ${shown(v)}`, what);
+        throw invalid(`${what} must be one of ${f.oneOf.join(', ')}, got ${quoted(v)}`, what);
       checkText(what, f, v);
       return v;
     }
@@ -195,7 +181,7 @@ function coerce(name: string, f: Field, v: unknown, naming: Naming): unknown {
       const list = Array.isArray(v) ? v : [v];
       if (list.length > f.maxItems) throw invalid(`${what} is given more than ${f.maxItems} times`, what);
       for (const x of list) {
-        if (typeof x !== 'string') throw invalid(`${what} must be strings, got ${shown(x)}`, what);
+        if (typeof x !== 'string') throw invalid(`${what} must be strings, got ${quoted(x)}`, what);
         checkText(what, { type: 'string', description: '', max: f.max }, x);
       }
       return list;
@@ -205,7 +191,7 @@ function coerce(name: string, f: Field, v: unknown, naming: Naming): unknown {
 
 function checkText(what: string, f: StringField, v: string): void {
   if (v.includes('\0')) throw invalid(`${what} contains a NUL byte`, what);
-  if (f.noDash && v.startsWith('-')) throw invalid(`${what} ${shown(v)} looks like a flag`, what);
+  if (f.noDash && v.startsWith('-')) throw invalid(`${what} ${quoted(v)} looks like a flag`, what);
   if (f.nonEmpty && v.trim() === '') throw invalid(`${what} must not be empty`, what);
   if (v.length > f.max && codePoints(v) > f.max) throw invalid(`${what} is longer than ${f.max} characters`, what);
 }
