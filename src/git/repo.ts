@@ -46,7 +46,11 @@ export function resolveRepo(dir: string, env: NodeJS.ProcessEnv = {}): Repo {
     start = realpathSync.native(dir);
     isDir = statSync(start).isDirectory();
   } catch {
-    throw new TugError('InvalidArgument', { reason: `directory ${dir} does not exist`, path: dir });
+    throw new TugError(
+      'InvalidArgument',
+      { reason: `directory ${dir} does not exist`, path: dir },
+      { hint: 'run tugcode from an existing directory (cd into the repository), or pass -C <dir>' },
+    );
   }
   if (!isDir) throw new TugError('InvalidArgument', { reason: `${dir} is not a directory`, path: dir });
   const hit = cache.get(start);
