@@ -256,6 +256,15 @@ describe('tugcode state errors (CLI)', () => {
     renameSync(wal, `${wal}.bak`);
     expect(dump(dbPathOf(root))).toEqual(before);
   });
+
+  it('does not hint to move aside a directory TUGCODE_STATE_DB names', () => {
+    const { root, w1 } = cliRepo();
+    const dir = tempDir();
+    const r = st(root, ['claim', 'demo', '--worktree', w1], { env: { TUGCODE_STATE_DB: dir } });
+    expect([r.json.error.code, r.code]).toEqual(['DatabaseError', 10]);
+    expect(r.json.error.hint).not.toContain('aside');
+    expect(r.json.error.hint).toContain('TUGCODE_STATE_DB');
+  });
 });
 
 describe('stdin rules (CLI)', () => {

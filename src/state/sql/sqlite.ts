@@ -5,9 +5,10 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { accessSync, constants, statfsSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TugError } from '../../contract/errors.js';
+import { TUGTOOL_DIR } from '../../contract/layout.js';
 import { shellArg } from '../../util/shell-arg.js';
 import { afterEnd, TxQueue, type Conn, type Database, type Params, type TxOptions } from './conn.js';
 
@@ -35,11 +36,18 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
   }
   // SQLite says "disk I/O error" of a directory at the path: say what it is.
   if (code.startsWith('SQLITE_') && statSync(dbPath, { throwIfNoEntry: false })?.isDirectory()) {
-    return new TugError('DatabaseError', {
-      db_path: dbPath,
-      reason: `it is a directory, not a database file (${code})`,
-      sqlite_code: code,
-    });
+    // A directory TUGCODE_STATE_DB names (`/tmp`, a project's folder) is not to be moved aside: the
+    // variable is what is wrong (docs/state.md §1).
+    const own = dbPath.endsWith(`${sep}${TUGTOOL_DIR}${sep}state.db`);
+    return new TugError(
+      'DatabaseError',
+      { db_path: dbPath, reason: `it is a directory, not a database file (${code})`, sqlite_code: code },
+      own
+        ? {}
+        : {
+            hint: `point TUGCODE_STATE_DB at a database file, not a directory (tugcode state init <plan> creates it), or unset it to use .tugtool/state.db`,
+          },
+    );
   }
   // The same of its -wal or -shm file: then state.db itself is sound, and moving it aside (the
   // catalogue's hint) would not help; the odd file is what goes.
