@@ -545,6 +545,12 @@ export const CATALOGUE = {
         return `rebasing ${s(d.branch)} onto ${s(d.into)} conflicts in ${files}; the rebase was aborted and the commit stays on ${s(d.branch)}`;
       return `merging ${s(d.branch)} into ${s(d.into)} conflicts in ${files}; the merge was aborted`;
     },
+    // `merge`'s conflict (docs/git.md §5) is resolved on the plan's branch; merging again then finds the
+    // target in it. The rebases' own ways out are given where they happen.
+    hint: (d) =>
+      d.rebase === undefined && d.branch !== undefined && d.into !== undefined
+        ? `resolve it on ${arg(d.branch)}: in a checkout of it (its worktree, or git switch ${arg(d.branch)}) run git merge ${arg(d.into)}, fix the conflicted files, git add them and git commit; then tugcode merge ${arg(d.plan_path, '<plan>')} again from ${arg(d.into)}`
+        : undefined,
   },
   Interrupted: {
     exit: 130,
