@@ -210,7 +210,19 @@ export function resolveRepoWithGit(
         : {},
     );
   }
-  const [top, common, gitDir] = [lines[2], lines[3], lines[4]];
+  let [top, common, gitDir] = [lines[2], lines[3], lines[4]];
+  if (lines.length !== 6) {
+    // A path holding a newline spreads over two lines: ask for each path alone.
+    const one = (...args: string[]) => {
+      const x = gitSync(['rev-parse', ...args], start, env);
+      return x.status === 0 ? x.stdout.replace(/\n$/, '') : undefined;
+    };
+    [top, common, gitDir] = [
+      one('--show-toplevel'),
+      one('--path-format=absolute', '--git-common-dir'),
+      one('--absolute-git-dir'),
+    ];
+  }
   if (!top || !common || !gitDir) throw new TugError('NotAGitRepository', { path: start });
   const worktreeRoot = canonicalPath(top);
   const commonDir = canonicalPath(common);
@@ -221,8 +233,8 @@ export function resolveRepoWithGit(
   // In a linked worktree the main checkout is the first entry of `git worktree list`. git reports the
   // common dir itself there when it cannot know the main work tree (--separate-git-dir); then only
   // core.worktree can tell, and the common dir's parent is never guessed.
-  const wl = gitSync(['worktree', 'list', '--porcelain'], start, env);
-  let mainRoot = wl.status === 0 ? /^worktree (.+)$/m.exec(wl.stdout)?.[1] : undefined;
+  const wl = gitSync(['worktree', 'list', '--porcelain', '-z'], start, env);
+  let mainRoot = wl.status === 0 ? /^worktree ([^\0]+)/.exec(wl.stdout)?.[1] : undefined;
   if (mainRoot && canonicalPath(mainRoot) === commonDir) {
     const cw = gitSync(['config', '--file', join(commonDir, 'config'), '--get', 'core.worktree'], start, env);
     mainRoot = cw.status === 0 && cw.stdout.trim() ? resolve(commonDir, cw.stdout.trim()) : undefined;

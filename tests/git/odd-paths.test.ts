@@ -20,5 +20,10 @@ describe('a repository path with a newline', () => {
       [wt, 'w'],
     ]);
     expect(resolveWorktreeArg(resolveRepo(root, {}), wt)).toBe(wt);
+    // git's own answer, as when GIT_CEILING_DIRECTORIES is set (docs/git.md §1)
+    expect(resolveRepo(wt, { GIT_CEILING_DIRECTORIES: '/nonexistent' })).toMatchObject({
+      mainRoot: root,
+      worktreeRoot: wt,
+    });
   });
 });
