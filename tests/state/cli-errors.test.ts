@@ -257,6 +257,20 @@ describe('tugcode state errors (CLI)', () => {
     expect(dump(dbPathOf(root))).toEqual(before);
   });
 
+  it('a repository too deep for SQLite to open its state.db: the path is named, and the hint works', () => {
+    let deep = tempDir();
+    while (Buffer.byteLength(deep) < 520) deep = join(deep, 'd'.repeat(60));
+    mkdirSync(deep, { recursive: true });
+    const root = join(deep, 'repo');
+    renameSync(planRepo(), root);
+    const r = st(root, ['init', 'demo']);
+    expect([r.json.error.code, r.code]).toEqual(['DatabaseError', 10]);
+    expect(r.json.error.message).toContain('the path is longer than the 512 bytes SQLite can open');
+    expect(r.json.error.hint).toContain('TUGCODE_STATE_DB');
+    const short = { TUGCODE_STATE_DB: join(tempDir(), 'state.db') };
+    expect(st(root, ['init', 'demo'], { env: short }).json.status).toBe('ok');
+  });
+
   it('does not hint to move aside a directory TUGCODE_STATE_DB names', () => {
     const { root, w1 } = cliRepo();
     const dir = tempDir();

@@ -22,6 +22,9 @@ export const BUSY_SLICE_MS = 25;
 const BACKOFF_MIN_MS = 5;
 const BACKOFF_MAX_MS = 50;
 
+/** The longest path SQLite's unix VFS opens (MAX_PATHNAME). */
+const SQLITE_MAX_PATH = 512;
+
 const CORRUPT = /^SQLITE_(NOTADB|CORRUPT|CANTOPEN|IOERR|FULL|READONLY|PERM|AUTH|PROTOCOL|FORMAT)/;
 /** The file or its directory cannot be written: a permissions problem (the catalogue's hint says so). */
 const NOT_WRITABLE = /^SQLITE_(READONLY|PERM)/;
@@ -60,6 +63,21 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
       { db_path: dbPath, path: side, reason: `${side} is ${kind}, not SQLite's own file (${code})`, sqlite_code: code },
       {
         hint: `keep ${shellArg(dbPath)} (it holds the live claims); move ${shellArg(side)} aside (mv ${shellArg(side)} ${shellArg(`${side}.bak`)}), then retry`,
+      },
+    );
+  }
+  // SQLite's unix VFS opens paths of at most 512 bytes (its -wal name included): a repository deep enough
+  // has no state.db to move aside; the path is what is wrong.
+  if (code.startsWith('SQLITE_CANTOPEN') && Buffer.byteLength(`${dbPath}-wal`) > SQLITE_MAX_PATH) {
+    return new TugError(
+      'DatabaseError',
+      {
+        db_path: dbPath,
+        reason: `the path is longer than the ${SQLITE_MAX_PATH} bytes SQLite can open (${code})`,
+        sqlite_code: code,
+      },
+      {
+        hint: 'set TUGCODE_STATE_DB to a shorter absolute path (the same for every worktree of the repository), or move the repository to a shorter path',
       },
     );
   }
