@@ -2,14 +2,16 @@
  * The tugcode entry point: the process's argv, environment and streams, and the only place that writes the
  * output and sets the exit code. The commander wiring is argv.ts.
  */
-import { writeSync } from 'node:fs';
+import { existsSync, writeSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { runArgv } from './argv.js';
 import { runRefactor, splitRefactorArgv } from '../commands/refactor.js';
 import { stdoutClosed } from './stdout-closed.js';
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<number> {
+  const cwd = workingDir();
   // `tugcode refactor …` bypasses commander: the kernel front door owns its argv (docs/kernel.md §3.1).
-  const refactor = splitRefactorArgv(argv, process.cwd());
+  const refactor = splitRefactorArgv(argv, cwd);
   if (refactor) {
     // SIGINT/SIGTERM: the kernel releases its lock and sandboxes, then we exit 130/143 (docs/kernel.md §3.4).
     const { installSignalHandlers } = await import('../kernel/light.js');
@@ -28,7 +30,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
   if (relay) {
     const { relayed, sendToRelay } = await import('../run/state-relay.js');
     if (relayed(argv)) {
-      const r = await sendToRelay(relay, argv, process.cwd());
+      const r = await sendToRelay(relay, argv, cwd);
       process.stdout.write(r.stdout);
       process.stderr.write(r.stderr);
       return r.exit;
@@ -37,7 +39,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
   // Asked only when needed (text colours, reading stdin): creating process.stdin or process.stdout loads net
   // and the stream modules.
   const r = await runArgv(argv, {
-    cwd: process.cwd(),
+    cwd,
     env: process.env,
     get stdinIsTTY() {
       return Boolean(process.stdin.isTTY);
@@ -49,6 +51,20 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
   writeAll(1, r.stdout);
   writeAll(2, r.stderr);
   return r.exitCode;
+}
+
+/**
+ * The working directory. One deleted under the shell has none (process.cwd() throws ENOENT): it is then
+ * named by $PWD when that is gone too (else a path that cannot exist), so the command reports a directory
+ * that does not exist, as one JSON document, and `-C <dir>` still works (docs/output.md §1).
+ */
+function workingDir(): string {
+  try {
+    return process.cwd();
+  } catch {
+    const pwd = process.env.PWD;
+    return pwd && isAbsolute(pwd) && !existsSync(pwd) ? pwd : '/(the deleted working directory)';
+  }
 }
 
 /**

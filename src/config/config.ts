@@ -229,7 +229,10 @@ export async function loadConfig(
       throw new TugError('ConfigInvalid', {
         source: file,
         reason: r.reason,
-        hint: 'replace .tugtool/config.toml with a regular file, or remove it to use the defaults',
+        // A file too large is a regular file already: what helps is a shorter one.
+        hint: r.reason.startsWith('larger than')
+          ? 'shorten .tugtool/config.toml (is it the right file?), or remove it to use the defaults'
+          : 'replace .tugtool/config.toml with a regular file, or remove it to use the defaults',
       });
     text = r.text;
   }

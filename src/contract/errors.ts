@@ -560,6 +560,12 @@ export const CATALOGUE = {
         return `rebasing ${s(d.branch)} onto ${s(d.into)} conflicts in ${files}; the rebase was aborted and the commit stays on ${s(d.branch)}`;
       return `merging ${s(d.branch)} into ${s(d.into)} conflicts in ${files}; the merge was aborted`;
     },
+    // `merge`'s conflict (docs/git.md §5) is resolved on the plan's branch; merging again then finds the
+    // target in it. The rebases' own ways out are given where they happen.
+    hint: (d) =>
+      d.rebase === undefined && d.branch !== undefined && d.into !== undefined
+        ? `resolve it on ${arg(d.branch)}: in a checkout of it (its worktree, or git switch ${arg(d.branch)}) run git merge ${arg(d.into)}, fix the conflicted files, git add them and git commit; then tugcode merge ${arg(d.plan_path, '<plan>')} again from ${arg(d.into)}`
+        : undefined,
   },
   Interrupted: {
     exit: 130,
@@ -632,6 +638,15 @@ export const CATALOGUE = {
     when: 'a git command failed unexpectedly',
     message: (d) =>
       `git ${s((d.args as string[] | undefined)?.join(' '), '')} failed: ${s(d.stderr ?? d.reason, '').trim()}`,
+    // Two failures git has before it does anything, whatever the command: no git to start, and a
+    // configuration it cannot read (from a file, or from variables a shell or a hook set).
+    hint: (d) => {
+      const why = s(d.stderr ?? d.reason, '');
+      if (/spawn git ENOENT|git is not installed/.test(why)) return 'install git and put it on PATH, then try again';
+      if (/bad config|config(uration)? files?|GIT_CONFIG_|command-line config/.test(why))
+        return 'fix the git configuration git names (a config file, or the GIT_CONFIG_* variables of this shell: unset them), then try again';
+      return undefined;
+    },
   },
   NotWritable: {
     exit: 4,

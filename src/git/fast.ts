@@ -134,25 +134,31 @@ export interface WorktreeEntry {
 
 /** `git worktree list --porcelain` output → entries with canonical paths. */
 export function parseWorktreeList(stdout: string): WorktreeEntry[] {
+  // `-z` output (fields end in NUL, records in an empty field) is the one a path holding a newline
+  // survives (docs/output.md §5); the newline form is still read for callers that ask for it.
+  const z = stdout.includes('\0');
+  const records = z ? stdout.split('\0\0').map((r) => r.split('\0')) : stdout.split('\n\n').map((r) => r.split('\n'));
   const out: WorktreeEntry[] = [];
-  for (const block of stdout.split('\n\n')) {
-    const path = /^worktree (.+)$/m.exec(block)?.[1];
+  for (const fields of records) {
+    const field = (re: RegExp) => fields.map((f) => re.exec(f)).find(Boolean) ?? null;
+    const path = field(/^worktree (.+)$/s)?.[1];
     if (!path) continue;
     out.push({
       path: canonicalPath(path),
-      head: /^HEAD ([0-9a-f]+)$/m.exec(block)?.[1] ?? null,
-      branch: /^branch refs\/heads\/(.+)$/m.exec(block)?.[1] ?? null,
-      bare: /^bare$/m.test(block),
-      prunable: /^prunable/m.test(block),
+      head: field(/^HEAD ([0-9a-f]+)$/)?.[1] ?? null,
+      branch: field(/^branch refs\/heads\/(.+)$/s)?.[1] ?? null,
+      bare: fields.includes('bare'),
+      prunable: fields.some((f) => f.startsWith('prunable')),
     });
   }
   return out;
 }
 
-/** The work trees of the repository (canonical roots), from `git worktree list --porcelain`. */
+/** The work trees of the repository (canonical roots), from `git worktree list --porcelain -z`. */
 export function listWorktrees(repo: { mainRoot: string }, env: NodeJS.ProcessEnv = {}): WorktreeEntry[] {
-  const r = gitSync(['worktree', 'list', '--porcelain'], repo.mainRoot, env);
-  if (r.status !== 0) throw new TugError('GitError', { args: ['worktree', 'list', '--porcelain'], stderr: r.stderr });
+  const args = ['worktree', 'list', '--porcelain', '-z'];
+  const r = gitSync(args, repo.mainRoot, env);
+  if (r.status !== 0) throw new TugError('GitError', { args, stderr: r.stderr });
   return parseWorktreeList(r.stdout);
 }
 
@@ -174,6 +180,21 @@ export function resolveRepoWithGit(
     start,
     env,
   );
+  const lines = r.stdout.split('\n');
+  // git answers the first two questions before it fails on --show-toplevel in a bare repository or inside
+  // a git directory; `git init`, the usual hint, would make a repository nested in that one there.
+  if (lines[0] === 'true')
+    throw new TugError(
+      'NotAGitRepository',
+      { path: start, reason: 'bare repositories have no work tree' },
+      { hint: 'run tugcode in a clone of it (git clone <bare> <dir>) or a worktree of it (git worktree add <dir>)' },
+    );
+  if (lines[1] === 'true')
+    throw new TugError(
+      'NotAGitRepository',
+      { path: start, reason: 'running inside the .git directory' },
+      { hint: 'run tugcode from the work tree the .git directory belongs to, or pass -C <work tree>' },
+    );
   if (r.status !== 0) {
     const reason = r.stderr.trim().split('\n')[0] || undefined;
     // A linked worktree whose `.git` file names an admin directory that is gone: the main repository was
@@ -189,12 +210,19 @@ export function resolveRepoWithGit(
         : {},
     );
   }
-  const lines = r.stdout.split('\n');
-  if (lines[0] === 'true')
-    throw new TugError('NotAGitRepository', { path: start, reason: 'bare repositories have no work tree' });
-  if (lines[1] === 'true')
-    throw new TugError('NotAGitRepository', { path: start, reason: 'running inside the .git directory' });
-  const [top, common, gitDir] = [lines[2], lines[3], lines[4]];
+  let [top, common, gitDir] = [lines[2], lines[3], lines[4]];
+  if (lines.length !== 6) {
+    // A path holding a newline spreads over two lines: ask for each path alone.
+    const one = (...args: string[]) => {
+      const x = gitSync(['rev-parse', ...args], start, env);
+      return x.status === 0 ? x.stdout.replace(/\n$/, '') : undefined;
+    };
+    [top, common, gitDir] = [
+      one('--show-toplevel'),
+      one('--path-format=absolute', '--git-common-dir'),
+      one('--absolute-git-dir'),
+    ];
+  }
   if (!top || !common || !gitDir) throw new TugError('NotAGitRepository', { path: start });
   const worktreeRoot = canonicalPath(top);
   const commonDir = canonicalPath(common);
@@ -205,8 +233,8 @@ export function resolveRepoWithGit(
   // In a linked worktree the main checkout is the first entry of `git worktree list`. git reports the
   // common dir itself there when it cannot know the main work tree (--separate-git-dir); then only
   // core.worktree can tell, and the common dir's parent is never guessed.
-  const wl = gitSync(['worktree', 'list', '--porcelain'], start, env);
-  let mainRoot = wl.status === 0 ? /^worktree (.+)$/m.exec(wl.stdout)?.[1] : undefined;
+  const wl = gitSync(['worktree', 'list', '--porcelain', '-z'], start, env);
+  let mainRoot = wl.status === 0 ? /^worktree ([^\0]+)/.exec(wl.stdout)?.[1] : undefined;
   if (mainRoot && canonicalPath(mainRoot) === commonDir) {
     const cw = gitSync(['config', '--file', join(commonDir, 'config'), '--get', 'core.worktree'], start, env);
     mainRoot = cw.status === 0 && cw.stdout.trim() ? resolve(commonDir, cw.stdout.trim()) : undefined;

@@ -46,7 +46,11 @@ export function resolveRepo(dir: string, env: NodeJS.ProcessEnv = {}): Repo {
     start = realpathSync.native(dir);
     isDir = statSync(start).isDirectory();
   } catch {
-    throw new TugError('InvalidArgument', { reason: `directory ${dir} does not exist`, path: dir });
+    throw new TugError(
+      'InvalidArgument',
+      { reason: `directory ${dir} does not exist`, path: dir },
+      { hint: 'run tugcode from an existing directory (cd into the repository), or pass -C <dir>' },
+    );
   }
   if (!isDir) throw new TugError('InvalidArgument', { reason: `${dir} is not a directory`, path: dir });
   const hit = cache.get(start);
@@ -71,8 +75,9 @@ export function relativeToRoot(root: string, abs: string): string | null {
 
 /** The work trees of the repository (canonical roots), from `git worktree list --porcelain`. */
 export async function gitWorktrees(g: GitRunner, repo: Repo): Promise<WorktreeEntry[]> {
-  const r = await g.tryRun(['worktree', 'list', '--porcelain'], repo.mainRoot);
-  if (r.status !== 0) throw new TugError('GitError', { args: ['worktree', 'list', '--porcelain'], stderr: r.stderr });
+  const args = ['worktree', 'list', '--porcelain', '-z'];
+  const r = await g.tryRun(args, repo.mainRoot);
+  if (r.status !== 0) throw new TugError('GitError', { args, stderr: r.stderr });
   return parseWorktreeList(r.stdout);
 }
 

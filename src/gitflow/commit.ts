@@ -156,8 +156,10 @@ const HINTS: Record<CommitFailCause, (W: string, stderr: string) => string> = {
     'commit.gpgsign is on but signing failed: set user.signingkey (and gpg.format) to a usable key, or git config commit.gpgsign false',
   sparse_checkout: (W) =>
     `the change lies outside the sparse-checkout definition of ${W}: git -C ${shellArg(W)} sparse-checkout disable (or add the paths)`,
-  index_lock: (W) =>
-    `another git process holds the index of ${W}; when none runs, delete the stale lock: rm ${shellArg(join(W, '.git'))}/index.lock (or the index.lock in the worktree's git directory)`,
+  // git names the lock it could not create; a linked worktree's lies in the main .git/worktrees/<name>/,
+  // not under its `.git`, which is a file.
+  index_lock: (W, stderr) =>
+    `another git process holds the index of ${W}; when none runs, delete the stale lock: rm ${shellArg(/Unable to create '([^']*index\.lock)'/.exec(stderr)?.[1] ?? join(W, '.git', 'index.lock'))}`,
   identity: () => 'git config user.name "Your Name" && git config user.email you@example.com',
   other: () => "see git's message above",
 };

@@ -119,8 +119,9 @@ export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedP
   }
   const known = new Set(opts.knownPlanPaths ?? []);
   const roots = new Roots(opts.workTree, opts.repoRoot);
-  const notFound = (planPath: string | null, reason?: string): TugError =>
-    new TugError(
+  const notFound = (planPath: string | null, why?: string): TugError => {
+    const reason = why ?? (planPath === null ? undefined : notRegularFile(roots.inWorkTree(planPath)));
+    return new TugError(
       'PlanNotFound',
       {
         plan: arg,
@@ -132,6 +133,7 @@ export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedP
       // A repository never set up has no plan to list: what helps is `init`, not `validate`.
       uninitialized(opts) ? { hint: 'tugcode init   (this repository has no .tugtool/ yet)' } : {},
     );
+  };
 
   if (looksLikeSlug(arg)) {
     if (!isValidSlug(arg)) {
@@ -263,6 +265,28 @@ function isFile(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Why an existing entry is no plan file: a FIFO (reading it would wait for a writer), a device (`/dev/zero`
+ * never ends) or a directory, through a symlink or not. Undefined when nothing is there or it is a file.
+ */
+function notRegularFile(p: string): string | undefined {
+  let st: import('node:fs').Stats;
+  try {
+    st = statSync(p);
+  } catch {
+    return undefined;
+  }
+  if (st.isFile()) return undefined;
+  const kind = st.isFIFO()
+    ? 'a FIFO'
+    : st.isDirectory()
+      ? 'a directory'
+      : st.isCharacterDevice() || st.isBlockDevice()
+        ? 'a device'
+        : 'a socket or other special file';
+  return `${basename(p)} is ${kind}, not a regular file`;
 }
 
 /** realpath of the longest existing prefix, plus the rest (so missing files still compare correctly). */

@@ -5,7 +5,7 @@
  * `.tugtool` that is not a directory.
  */
 import { existsSync, lstatSync, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join, relative } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import type { Clock } from '../clock.js';
 import { TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
@@ -83,6 +83,11 @@ export function initProject(repo: Repo, clock: Clock, opts: { force?: boolean } 
   for (const f of files) checkTarget(join(f.root, f.rel), 'file', roots);
   const gitignore = join(repo.worktreeRoot, '.gitignore');
   checkTarget(gitignore, 'file', roots);
+  // info/exclude is written last: a directory in its place (or a file in place of info/) failed only after
+  // the files above were written.
+  const exclude = join(repo.commonDir, 'info', 'exclude');
+  checkTarget(dirname(exclude), 'dir', [...roots, repo.commonDir]);
+  checkTarget(exclude, 'file', [...roots, repo.commonDir]);
 
   const created: string[] = [];
   const skipped: string[] = [];
@@ -99,7 +104,7 @@ export function initProject(repo: Repo, clock: Clock, opts: { force?: boolean } 
   const gitignore_added = ensureGitignoreLines(gitignore, RUNTIME_IGNORE_LINES);
   // info/exclude is shared by all worktrees: runtime files stay out of step commits even before
   // .gitignore is committed.
-  const exclude_added = ensureGitignoreLines(join(repo.commonDir, 'info', 'exclude'), RUNTIME_IGNORE_LINES);
+  const exclude_added = ensureGitignoreLines(exclude, RUNTIME_IGNORE_LINES);
   return {
     initialized: created.length > 0 || gitignore_added.length > 0 || exclude_added.length > 0,
     created,

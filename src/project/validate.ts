@@ -73,9 +73,12 @@ export function validatePlans(repo: Repo, planArg: string | undefined, level: Le
     cwd: repo.cwd,
     workTreeHolding: (abs: string) => workTreeHolding(repo, abs),
   };
-  const paths = planArg ? [resolvePlanArg(planArg, opts).plan_path] : listPlans(repo.worktreeRoot);
+  // An empty argument (an unset `$PLAN`) is refused by the resolver, as by every other command: it never
+  // means "every plan" (docs/output.md §5).
+  const every = planArg === undefined;
+  const paths = every ? listPlans(repo.worktreeRoot) : [resolvePlanArg(planArg, opts).plan_path];
   const links = new Map<string, string | null>();
-  if (!planArg) {
+  if (every) {
     for (const link of listPlanLinks(repo.worktreeRoot)) {
       try {
         resolvePlanArg(link, opts);
@@ -109,7 +112,7 @@ export function validatePlans(repo: Repo, planArg: string | undefined, level: Le
       (d) => d.severity === 'error' || (level === 'strict' && d.severity === 'warning'),
     );
     const details: Record<string, unknown> = { plan_path: first.plan_path, diagnostics, plans };
-    if (!planArg) details.invalid_plans = bad.map((p) => p.plan_path);
+    if (every) details.invalid_plans = bad.map((p) => p.plan_path);
     // Every plan validated: the catalogue's hint narrows to the first invalid one. One plan named: that hint
     // would be this very command; where to start fixing instead, when a line says (else none).
     const at = diagnostics.find((d) => d.line !== undefined);

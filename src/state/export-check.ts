@@ -6,6 +6,7 @@
  */
 import { TugError } from '../contract/errors.js';
 import { sha256Hex } from '../util/hash.js';
+import { cut, quoted } from '../util/quoted.js';
 import type { StateExportDocument } from '../contract/schemas/state-export.js';
 import { LATEST_SCHEMA_VERSION } from './migrate.js';
 
@@ -13,7 +14,8 @@ import { LATEST_SCHEMA_VERSION } from './migrate.js';
 const SHOWN = 8;
 
 function malformed(problems: string[]): TugError {
-  const shown = problems.slice(0, SHOWN);
+  // A problem quotes the document's values (an anchor may be 100 000 characters): each is cut.
+  const shown = problems.slice(0, SHOWN).map((p) => cut(p, 300));
   const more = problems.length > SHOWN ? `; and ${problems.length - SHOWN} more` : '';
   return new TugError('InvalidArgument', {
     reason: `the export document is malformed: ${shown.join('; ')}${more}; nothing was changed`,
@@ -45,7 +47,7 @@ export async function parseExportDocument(input: string | unknown): Promise<Stat
     });
   if (o.version !== EXPORT_VERSION)
     throw new TugError('InvalidArgument', {
-      reason: `export format version ${JSON.stringify(o.version)} is not supported (this tugcode reads version ${EXPORT_VERSION}); nothing was changed`,
+      reason: `export format version ${quoted(o.version)} is not supported (this tugcode reads version ${EXPORT_VERSION}); nothing was changed`,
       argument: 'document',
     });
   if (typeof o.schema_version === 'number' && o.schema_version > LATEST_SCHEMA_VERSION)
@@ -171,5 +173,27 @@ function crossRowProblems(doc: StateExportDocument): string[] {
     'events',
     doc.events.map((e) => String(e.id)),
   );
+  doc.events.forEach((e, i) => {
+    if (nestsDeeper(e.details, MAX_DETAILS_DEPTH))
+      out.push(`events[${i}].details: nested deeper than ${MAX_DETAILS_DEPTH} levels`);
+  });
   return out;
+}
+
+/**
+ * How deep an event's details may nest. tugcode writes two or three levels; the import walks and stores
+ * them recursively, so a document nesting thousands deep would overflow the stack halfway (InternalError).
+ */
+const MAX_DETAILS_DEPTH = 64;
+
+/** Whether `v` nests deeper than `max` arrays and objects, found without recursion. */
+function nestsDeeper(v: unknown, max: number): boolean {
+  const todo: [unknown, number][] = [[v, 0]];
+  while (todo.length > 0) {
+    const [x, depth] = todo.pop()!;
+    if (x === null || typeof x !== 'object') continue;
+    if (depth >= max) return true;
+    for (const y of Object.values(x)) todo.push([y, depth + 1]);
+  }
+  return false;
 }

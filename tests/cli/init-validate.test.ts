@@ -88,6 +88,12 @@ describe('tugcode validate', () => {
     expect(r.json.error.details.candidates).toEqual(['sub/.tugtool/tugplan-a.md', '.tugtool/tugplan-a.md']);
   });
 
+  it('refuses an empty plan argument (an unset $PLAN), as every command does, instead of validating every plan', () => {
+    const root = tempRepo();
+    runJson('init', ['init'], { cwd: root });
+    expectError(runJson('validate', ['validate', ''], { cwd: root }), 'InvalidArgument', 2);
+  });
+
   it('refuses an invalid --level with InvalidArgument (exit 2)', () => {
     const root = tempRepo();
     expectError(runJson('validate', ['validate', '--level', 'pedantic'], { cwd: root }), 'InvalidArgument', 2);

@@ -95,10 +95,21 @@ describe('repo resolver', () => {
 
   it('refuses to run inside the .git directory and in a bare repository', () => {
     const root = tempRepo();
-    expect(code(() => resolveRepo(join(root, '.git'), {}))).toBe('NotAGitRepository');
+    const thrown = (dir: string) => {
+      try {
+        resolveRepo(dir, {});
+      } catch (e) {
+        return [(e as TugError).code, (e as TugError).hint];
+      }
+    };
+    // `git init`, the hint outside any repository, would nest a new repository in this one.
+    expect(thrown(join(root, '.git', 'refs'))).toEqual([
+      'NotAGitRepository',
+      expect.stringMatching(/from the work tree/),
+    ]);
     const bare = join(tempDir(), 'bare.git');
     git(tempDir(), 'init', '-q', '--bare', bare);
-    expect(code(() => resolveRepo(bare, {}))).toBe('NotAGitRepository');
+    expect(thrown(bare)).toEqual(['NotAGitRepository', expect.stringMatching(/git clone <bare> <dir>/)]);
   });
 
   it('accepts --worktree for the main checkout and a linked worktree (also via a symlink), else WorktreeNotFound', () => {

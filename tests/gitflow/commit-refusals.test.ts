@@ -70,6 +70,18 @@ describe('tugcode commit refused by git', () => {
     expect(r.json.error.message).toContain('git could not sign the commit');
     expect(r.json.error.hint).toContain('commit.gpgsign');
   });
+
+  it("a stale index.lock of a linked worktree: the hint's rm names the lock git names, and works", async () => {
+    const { wt, attempt } = await readyToCommit();
+    const lock = git(wt, 'rev-parse', '--path-format=absolute', '--git-path', 'index.lock').trim();
+    writeFileSync(lock, '');
+    const r = commit(wt, attempt);
+    expectError(r, 'CommitFailed', 4);
+    expect(r.json.error.details.cause).toBe('index_lock');
+    expect(r.json.error.hint).toContain(`delete the stale lock: rm ${lock}`);
+    rmSync(lock);
+    expect(commit(wt, attempt).json).toMatchObject({ committed: true });
+  });
 });
 
 describe('tugcode commit in a worktree in the middle of a git operation', () => {

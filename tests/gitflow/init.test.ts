@@ -2,7 +2,7 @@
  * `tugcode init` refuses a `.tugtool` it cannot use — a regular file, a symlink out of the repository —
  * clearly, writing nothing (issue 11: it crashed with InternalError, or wrote outside the repository).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectError, runJson } from '../helpers/cli.js';
@@ -55,5 +55,21 @@ describe('tugcode init refusals', () => {
     const r = runJson('init', ['init'], { cwd: root });
     expect(r.json.status).toBe('ok');
     expect(existsSync(join(root, 'meta', 'config.toml'))).toBe(true);
+  });
+
+  it('refuses .git/info/exclude as a directory, or .git/info as a file, changing nothing', () => {
+    for (const [path, make] of [
+      ['info/exclude', (abs: string) => mkdirSync(abs, { recursive: true })],
+      ['info', (abs: string) => writeFileSync(abs, 'x\n')],
+    ] as const) {
+      const root = tempRepo();
+      rmSync(join(root, '.git', 'info'), { recursive: true, force: true });
+      make(join(root, '.git', path));
+      const before = snapshot(root);
+      const r = runJson('init', ['init'], { cwd: root });
+      expectError(r, 'InvalidArgument', 2);
+      expect(r.json.error.message).toContain(join(root, '.git', path));
+      expect(snapshot(root)).toBe(before);
+    }
   });
 });

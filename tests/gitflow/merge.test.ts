@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { TugError } from '../../src/contract/errors.js';
 import { mergePlan } from '../../src/gitflow/merge.js';
 import { createWorktree } from '../../src/gitflow/worktree.js';
 import { git, writeFiles } from '../helpers/repo.js';
@@ -50,6 +52,22 @@ describe('tugcode merge refusals', () => {
       code: 'MergeConflict',
     });
     expect(snapshot(root)).toBe(before);
+  });
+
+  it("hints a way out of a merge conflict that works: the target merged on the plan's branch, then merge again", async () => {
+    const root = planRepo();
+    const { wt, branch } = await finishPlan(root, [{ 'README.md': 'from the plan\n' }, { 'b.txt': 'b\n' }]);
+    writeFileSync(join(root, 'README.md'), 'from main\n');
+    git(root, 'commit', '-q', '-am', 'main moves on');
+    const e = (await mergePlan(flowCtx(root), { plan: 'demo' }).catch((x: unknown) => x)) as TugError;
+    expect(e.hint).toBe(
+      `resolve it on ${branch}: in a checkout of it (its worktree, or git switch ${branch}) run git merge main, fix the conflicted files, git add them and git commit; then tugcode merge .tugtool/tugplan-demo.md again from main`,
+    );
+    spawnSync('git', ['merge', '-q', 'main'], { cwd: wt });
+    writeFileSync(join(wt, 'README.md'), 'both\n');
+    git(wt, 'commit', '-q', '-am', 'merge main');
+    await expect(mergePlan(flowCtx(root), { plan: 'demo' })).resolves.toMatchObject({ merged: true });
+    expect(git(root, 'show', 'main:README.md')).toBe('both\n');
   });
 
   it("refuses when a completed step's commit is not on the branch being merged", async () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, realpathSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -114,6 +115,16 @@ describe('resolvePlanArg', () => {
     symlinkSync(outside, join(root, 'linkdir', 'out'));
     expect(caught(() => resolvePlanArg('evil', opts)).code).toBe('InvalidArgument');
     expect(caught(() => resolvePlanArg('linkdir/out/secret.md', opts)).code).toBe('InvalidArgument');
+  });
+
+  it('says why a FIFO, a device or a directory under a plan name is no plan', () => {
+    execFileSync('mkfifo', [join(root, '.tugtool', 'tugplan-fifo.md')]);
+    symlinkSync('/dev/zero', join(root, '.tugtool', 'tugplan-zero.md'));
+    mkdirSync(join(root, '.tugtool', 'tugplan-dir.md'));
+    const reason = (arg: string) => caught(() => resolvePlanArg(arg, opts)).details.reason;
+    expect(reason('fifo')).toBe('tugplan-fifo.md is a FIFO, not a regular file');
+    expect(reason('.tugtool/tugplan-zero.md')).toBe('tugplan-zero.md is a device, not a regular file');
+    expect(reason('dir')).toBe('tugplan-dir.md is a directory, not a regular file');
   });
 
   it('keeps the path of a plan that is a symlink to another file inside the repository', () => {

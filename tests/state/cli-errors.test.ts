@@ -4,7 +4,7 @@
  */
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir, tempRepo } from '../helpers/repo.js';
@@ -241,6 +241,43 @@ describe('tugcode state errors (CLI)', () => {
     expect(existsSync(dbPathOf(junkRoot) + '-wal') || existsSync(dbPathOf(junkRoot) + '-shm')).toBe(false);
     void at;
     void DEMO_STEPS;
+  });
+
+  it('names a -wal that is a directory (state.db is sound), and its hint keeps state.db and works', () => {
+    const { root, w1 } = cliRepo();
+    const before = dump(dbPathOf(root));
+    const wal = dbPathOf(root) + '-wal';
+    rmSync(wal, { force: true });
+    mkdirSync(wal);
+    const r = st(root, ['claim', 'demo', '--worktree', w1]);
+    expect([r.json.error.code, r.code]).toEqual(['DatabaseError', 10]);
+    expect(r.json.error.message).toContain(`${wal} is a directory`);
+    expect(r.json.error.hint).toContain(`mv ${wal} ${wal}.bak`);
+    renameSync(wal, `${wal}.bak`);
+    expect(dump(dbPathOf(root))).toEqual(before);
+  });
+
+  it('a repository too deep for SQLite to open its state.db: the path is named, and the hint works', () => {
+    let deep = tempDir();
+    while (Buffer.byteLength(deep) < 520) deep = join(deep, 'd'.repeat(60));
+    mkdirSync(deep, { recursive: true });
+    const root = join(deep, 'repo');
+    renameSync(planRepo(), root);
+    const r = st(root, ['init', 'demo']);
+    expect([r.json.error.code, r.code]).toEqual(['DatabaseError', 10]);
+    expect(r.json.error.message).toContain('the path is longer than the 512 bytes SQLite can open');
+    expect(r.json.error.hint).toContain('TUGCODE_STATE_DB');
+    const short = { TUGCODE_STATE_DB: join(tempDir(), 'state.db') };
+    expect(st(root, ['init', 'demo'], { env: short }).json.status).toBe('ok');
+  });
+
+  it('does not hint to move aside a directory TUGCODE_STATE_DB names', () => {
+    const { root, w1 } = cliRepo();
+    const dir = tempDir();
+    const r = st(root, ['claim', 'demo', '--worktree', w1], { env: { TUGCODE_STATE_DB: dir } });
+    expect([r.json.error.code, r.code]).toEqual(['DatabaseError', 10]);
+    expect(r.json.error.hint).not.toContain('aside');
+    expect(r.json.error.hint).toContain('TUGCODE_STATE_DB');
   });
 });
 

@@ -8,6 +8,7 @@
  * for a tool call (`Naming`).
  */
 import { TugError } from '../errors.js';
+import { quoted } from '../../util/quoted.js';
 
 interface Base {
   description: string;
@@ -149,26 +150,26 @@ function coerce(name: string, f: Field, v: unknown, naming: Naming): unknown {
   switch (f.type) {
     case 'bool':
       if (typeof v === 'boolean') return v;
-      throw invalid(`${what} must be true or false, got ${JSON.stringify(v)}`, what);
+      throw invalid(`${what} must be true or false, got ${quoted(v)}`, what);
     case 'int': {
       const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : '';
       if (!/^\d+$/.test(s) || Number(s) < f.min || Number(s) > f.max)
-        throw invalid(`${what} must be an integer from ${f.min} to ${f.max}, got ${JSON.stringify(v)}`, what);
+        throw invalid(`${what} must be an integer from ${f.min} to ${f.max}, got ${quoted(v)}`, what);
       return Number(s);
     }
     case 'number': {
       const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : '';
       if (!/^\d+(\.\d+)?$/.test(s) || Number(s) < f.min || Number(s) > f.max)
-        throw invalid(`${what} must be a number from ${f.min} to ${f.max}, got ${JSON.stringify(v)}`, what);
+        throw invalid(`${what} must be a number from ${f.min} to ${f.max}, got ${quoted(v)}`, what);
       return Number(s);
     }
     case 'enum':
       if (typeof v === 'string' && f.values.includes(v)) return v;
-      throw invalid(`${what} must be one of ${f.values.join(', ')}, got ${JSON.stringify(v)}`, what);
+      throw invalid(`${what} must be one of ${f.values.join(', ')}, got ${quoted(v)}`, what);
     case 'string': {
-      if (typeof v !== 'string') throw invalid(`${what} must be a string, got ${JSON.stringify(v)}`, what);
+      if (typeof v !== 'string') throw invalid(`${what} must be a string, got ${quoted(v)}`, what);
       if (naming === 'tool' && f.oneOf && !f.oneOf.includes(v))
-        throw invalid(`${what} must be one of ${f.oneOf.join(', ')}, got ${JSON.stringify(v)}`, what);
+        throw invalid(`${what} must be one of ${f.oneOf.join(', ')}, got ${quoted(v)}`, what);
       checkText(what, f, v);
       return v;
     }
@@ -180,7 +181,7 @@ function coerce(name: string, f: Field, v: unknown, naming: Naming): unknown {
       const list = Array.isArray(v) ? v : [v];
       if (list.length > f.maxItems) throw invalid(`${what} is given more than ${f.maxItems} times`, what);
       for (const x of list) {
-        if (typeof x !== 'string') throw invalid(`${what} must be strings, got ${JSON.stringify(x)}`, what);
+        if (typeof x !== 'string') throw invalid(`${what} must be strings, got ${quoted(x)}`, what);
         checkText(what, { type: 'string', description: '', max: f.max }, x);
       }
       return list;
@@ -190,7 +191,7 @@ function coerce(name: string, f: Field, v: unknown, naming: Naming): unknown {
 
 function checkText(what: string, f: StringField, v: string): void {
   if (v.includes('\0')) throw invalid(`${what} contains a NUL byte`, what);
-  if (f.noDash && v.startsWith('-')) throw invalid(`${what} ${JSON.stringify(v)} looks like a flag`, what);
+  if (f.noDash && v.startsWith('-')) throw invalid(`${what} ${quoted(v)} looks like a flag`, what);
   if (f.nonEmpty && v.trim() === '') throw invalid(`${what} must not be empty`, what);
   if (v.length > f.max && codePoints(v) > f.max) throw invalid(`${what} is longer than ${f.max} characters`, what);
 }

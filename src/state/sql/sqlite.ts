@@ -5,9 +5,11 @@
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { accessSync, constants, statfsSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TugError } from '../../contract/errors.js';
+import { TUGTOOL_DIR } from '../../contract/layout.js';
+import { shellArg } from '../../util/shell-arg.js';
 import { afterEnd, TxQueue, type Conn, type Database, type Params, type TxOptions } from './conn.js';
 
 /**
@@ -19,6 +21,9 @@ export const BUSY_SLICE_MS = 25;
 /** Pause between two tries for the write lock: doubles from the first value up to the last. */
 const BACKOFF_MIN_MS = 5;
 const BACKOFF_MAX_MS = 50;
+
+/** The longest path SQLite's unix VFS opens (MAX_PATHNAME). */
+const SQLITE_MAX_PATH = 512;
 
 const CORRUPT = /^SQLITE_(NOTADB|CORRUPT|CANTOPEN|IOERR|FULL|READONLY|PERM|AUTH|PROTOCOL|FORMAT)/;
 /** The file or its directory cannot be written: a permissions problem (the catalogue's hint says so). */
@@ -34,11 +39,47 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
   }
   // SQLite says "disk I/O error" of a directory at the path: say what it is.
   if (code.startsWith('SQLITE_') && statSync(dbPath, { throwIfNoEntry: false })?.isDirectory()) {
-    return new TugError('DatabaseError', {
-      db_path: dbPath,
-      reason: `it is a directory, not a database file (${code})`,
-      sqlite_code: code,
-    });
+    // A directory TUGCODE_STATE_DB names (`/tmp`, a project's folder) is not to be moved aside: the
+    // variable is what is wrong (docs/state.md §1).
+    const own = dbPath.endsWith(`${sep}${TUGTOOL_DIR}${sep}state.db`);
+    return new TugError(
+      'DatabaseError',
+      { db_path: dbPath, reason: `it is a directory, not a database file (${code})`, sqlite_code: code },
+      own
+        ? {}
+        : {
+            hint: `point TUGCODE_STATE_DB at a database file, not a directory (tugcode state init <plan> creates it), or unset it to use .tugtool/state.db`,
+          },
+    );
+  }
+  // The same of its -wal or -shm file: then state.db itself is sound, and moving it aside (the
+  // catalogue's hint) would not help; the odd file is what goes.
+  for (const side of code.startsWith('SQLITE_') ? [`${dbPath}-wal`, `${dbPath}-shm`] : []) {
+    const st = statSync(side, { throwIfNoEntry: false });
+    if (!st || st.isFile()) continue;
+    const kind = st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file';
+    return new TugError(
+      'DatabaseError',
+      { db_path: dbPath, path: side, reason: `${side} is ${kind}, not SQLite's own file (${code})`, sqlite_code: code },
+      {
+        hint: `keep ${shellArg(dbPath)} (it holds the live claims); move ${shellArg(side)} aside (mv ${shellArg(side)} ${shellArg(`${side}.bak`)}), then retry`,
+      },
+    );
+  }
+  // SQLite's unix VFS opens paths of at most 512 bytes (its -wal name included): a repository deep enough
+  // has no state.db to move aside; the path is what is wrong.
+  if (code.startsWith('SQLITE_CANTOPEN') && Buffer.byteLength(`${dbPath}-wal`) > SQLITE_MAX_PATH) {
+    return new TugError(
+      'DatabaseError',
+      {
+        db_path: dbPath,
+        reason: `the path is longer than the ${SQLITE_MAX_PATH} bytes SQLite can open (${code})`,
+        sqlite_code: code,
+      },
+      {
+        hint: 'set TUGCODE_STATE_DB to a shorter absolute path (the same for every worktree of the repository), or move the repository to a shorter path',
+      },
+    );
   }
   // SQLite reports a full disk as SQLITE_FULL, or as an I/O error when growing -shm or writing a page
   // fails: an I/O error on a filesystem with no space left is the full disk. CORRUPTFS is the filesystem
