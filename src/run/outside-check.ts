@@ -383,11 +383,14 @@ async function refsOf(g: GitRunner, scope: OutsideScope): Promise<Map<string, st
   return out;
 }
 
-/** The work trees' roots (canonical) as `git worktree list` has them: from the admin files, else from git. */
+/**
+ * The work trees' roots (canonical) as `git worktree list` has them: from the admin files, else from git (`-z`:
+ * a path holding a newline stays one path).
+ */
 async function worktreesOf(g: GitRunner, scope: OutsideScope): Promise<string[]> {
   const files = scope.commonDir === undefined ? null : worktreeBranches(scope.commonDir, scope.mainRoot);
   if (files) return files.map((t) => t.path);
-  return parseWorktreeList(await g.run(['worktree', 'list', '--porcelain'], scope.mainRoot)).map((t) => t.path);
+  return parseWorktreeList(await g.run(['worktree', 'list', '--porcelain', '-z'], scope.mainRoot)).map((t) => t.path);
 }
 
 /** The last `git ls-files` of `.tugtool/` per index file, with the index file's identity when it ran. */
