@@ -12,6 +12,7 @@ import type { stateShow } from '../ops/state-read.js';
 import { shellArg } from '../util/shell-arg.js';
 import { itemProgress } from '../contract/status.js';
 import { decideCommands } from '../contract/errors.js';
+import { RUN_PHASES } from '../contract/schemas/run.js';
 
 export const LANES = ['blocked', 'ready', 'running', 'needs_you', 'done'] as const;
 export type Lane = (typeof LANES)[number];
@@ -261,18 +262,8 @@ function planArg(plan_path: string): string {
   return shellArg(slugOf(plan_path) ?? plan_path);
 }
 
-/** The phases of a run (src/run/types.ts `Phase`) in which no implementer runs, so no watchdog either. */
-const DRIVER_PHASES = new Set([
-  'reset',
-  'setup',
-  'refactors',
-  'checkpoints',
-  'commit',
-  'review',
-  'integrate',
-  'resolve',
-  'complete',
-]);
+/** The phases of a run in which no implementer runs, so no watchdog either. */
+const DRIVER_PHASES: ReadonlySet<string> = new Set(RUN_PHASES.filter((p) => p !== 'implementer'));
 
 /**
  * The lane of a top-level step and, in Needs you, why and what resolves it (docs/board.md §3). `now` and
