@@ -28,6 +28,17 @@ export function itemProgressText(p: { done: number; deferred: number; total: num
   return `${p.done}/${p.total}${deferredNote(p)}`;
 }
 
+/**
+ * A person's notes on one line (status, state show; docs/state.md §3.11): the first line, cut to `max`
+ * characters, quoted, `…` inside the quotes when anything was left out.
+ */
+export function noteLine(notes: string, max = 60): string {
+  const lines = notes.trim().split('\n');
+  const first = [...(lines[0] ?? '').trimEnd()];
+  const cut = first.length > max || lines.length > 1;
+  return JSON.stringify(cut ? `${first.slice(0, max).join('')} …` : first.join(''));
+}
+
 /** ` (1 deferred)`, or '' when none is. */
 export function deferredNote(p: { deferred: number }): string {
   return p.deferred > 0 ? ` (${p.deferred} deferred)` : '';

@@ -41,6 +41,12 @@ export async function stateStoredPlan(ctx: OpsContext, input: { plan: string }, 
   return store.storedPlan(sc, { plan: input.plan });
 }
 
+/** The plan's usage totals (docs/run.md §7.2): what the dry run compares a budget with, as the run does. */
+export async function stateUsageTotals(ctx: OpsContext, input: { plan: string }, call: Call) {
+  const { store, sc } = await stateOf(ctx, call);
+  return store.usageTotals(sc, input);
+}
+
 export async function stateReinitKeeps(ctx: OpsContext, input: { plan: string; parsed: ParsedPlan }, call: Call) {
   const { store, sc } = await stateOf(ctx, call);
   return store.reinitKeeps(sc, input);

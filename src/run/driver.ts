@@ -130,6 +130,8 @@ export interface PlanProgress {
   /** Steps behind a step waiting for a human (and no failed one), and why: they wait for the decision. */
   waiting_steps: string[];
   waiting_reasons: NonNullable<RunSummary['blocked_reasons']>;
+  /** Top-level steps a human approved, with their kept commit: the run integrates it, no implementer (§6.3). */
+  approved: Map<string, string>;
   /**
    * The plan's structure differs from the one the state was initialised from: the real run re-initialises
    * it (docs/run.md §1.1 item 1), so the failed steps and those waiting for a human are pending again.
@@ -150,6 +152,7 @@ export async function planProgress(ctx: OpsContext, prep: Prepared, call: Call):
     needs_human: [],
     waiting_steps: [],
     waiting_reasons: [],
+    approved: new Map<string, string>(),
     structure_changed: false,
   };
   try {
@@ -159,19 +162,23 @@ export async function planProgress(ctx: OpsContext, prep: Prepared, call: Call):
     // part it keeps (§3.11); every other one pending again.
     const stored = await stateStoredPlan(ctx, { plan: prep.planPath }, call);
     const structure_changed = stored.structure_hash !== prep.plan.structure_hash;
-    if (structure_changed) {
-      const kept = new Set(
-        (await stateReinitKeeps(ctx, { plan: prep.planPath, parsed: prep.plan }, call)).kept_decisions,
-      );
+    const steps = (await stateShow(ctx, { plan: prep.planPath, items: 'none' }, call)).plans[0]?.steps ?? [];
+    const kept = structure_changed
+      ? new Set((await stateReinitKeeps(ctx, { plan: prep.planPath, parsed: prep.plan }, call)).kept_decisions)
+      : null;
+    // A step a human approved runs no implementer: the run integrates its kept commit (docs/run.md §6.3).
+    const approved = new Map(
+      steps
+        .filter((s) => s.parent_anchor === null && s.status !== 'completed' && s.human_decision === 'approved')
+        .filter((s) => s.review_commit !== null && (kept === null || kept.has(s.anchor)))
+        .map((s) => [s.anchor, s.review_commit!] as const),
+    );
+    if (kept) {
       const waiting = cat.needs_human_steps.filter((a) => kept.has(a));
-      if (waiting.length === 0) return { ...none, completed: new Set(cat.completed_steps), structure_changed };
+      if (waiting.length === 0)
+        return { ...none, completed: new Set(cat.completed_steps), approved, structure_changed };
       cat = { ...cat, failed_steps: [], needs_human_steps: waiting };
     }
-    // The steps' reasons and dependencies matter only when a step failed or waits for a human.
-    const steps =
-      cat.failed_steps.length || cat.needs_human_steps.length
-        ? ((await stateShow(ctx, { plan: prep.planPath, items: 'none' }, call)).plans[0]?.steps ?? [])
-        : [];
     const reason = (a: string, or: string) => steps.find((s) => s.anchor === a)?.fail_reason ?? or;
     const failed_steps = cat.failed_steps.map((a) => ({ step_anchor: a, reason: reason(a, 'failed') }));
     // As the run's summary lists a step that waited before the run started (summarize below).
@@ -185,6 +192,7 @@ export async function planProgress(ctx: OpsContext, prep: Prepared, call: Call):
       failed_steps,
       needs_human,
       ...blockedSteps(cat, steps),
+      approved,
       structure_changed,
     };
   } catch (e) {

@@ -21,6 +21,11 @@ export interface ScheduledStep {
   /** Each declared refactor's op text (its backticked command, else the item's text). */
   refactors: string[];
   implementer: string | null;
+  /**
+   * The kept commit a human approved (`state decide --approve`, docs/run.md §6.3): the run integrates it as it
+   * is, with no implementer (`implementer` null); absent otherwise.
+   */
+  approved_commit?: string;
   /** The step's own checkpoint items that are commands (docs/run.md §3); empty when checkpoints are off. */
   checkpoint_commands: string[];
   /** Every descendant substep, in execution order inside the claim. */
@@ -58,6 +63,8 @@ export interface ScheduleOptions {
    * none of them until `tugcode state decide`, so they are left out with the steps behind them too.
    */
   waiting?: Set<string>;
+  /** Top-level steps a human approved, with their kept commit: no implementer runs for them (docs/run.md §6.3). */
+  approved?: Map<string, string>;
 }
 
 type Plan = Pick<ParsedPlan, 'steps' | 'edges'>;
@@ -87,16 +94,20 @@ export function schedule(plan: Plan, o: ScheduleOptions): Schedule {
   waves.forEach((w, i) => w.forEach((a) => waveOf.set(a, i + 1)));
 
   const substeps = substepOrder(plan, byIndex);
-  const steps: ScheduledStep[] = todo.map((s) => ({
-    step_anchor: s.anchor,
-    title: s.title,
-    wave: waveOf.get(s.anchor) ?? waves.length,
-    depends_on: lifted.get(s.anchor) ?? [],
-    refactors: s.refactors.map((r) => r.command ?? r.text),
-    implementer: o.implementer,
-    checkpoint_commands: o.checkpoints ? commandsOf(s) : [],
-    substeps: substeps.get(s.anchor) ?? [],
-  }));
+  const steps: ScheduledStep[] = todo.map((s) => {
+    const approved = o.approved?.get(s.anchor);
+    return {
+      step_anchor: s.anchor,
+      title: s.title,
+      wave: waveOf.get(s.anchor) ?? waves.length,
+      depends_on: lifted.get(s.anchor) ?? [],
+      refactors: s.refactors.map((r) => r.command ?? r.text),
+      implementer: approved === undefined ? o.implementer : null,
+      ...(approved === undefined ? {} : { approved_commit: approved }),
+      checkpoint_commands: o.checkpoints ? commandsOf(s) : [],
+      substeps: substeps.get(s.anchor) ?? [],
+    };
+  });
 
   return {
     waves,
@@ -276,6 +287,8 @@ export interface HeldBack {
   waiting_reasons?: { step_anchor: string; reason: string }[];
   /** The review gate the run uses (docs/run.md §6), null when off: the dry run shows it, to check it is on. */
   review?: ReviewGate | null;
+  /** The plan's usage already reached the run's budget (docs/run.md §7.2): the run claims nothing. */
+  budget_spent?: boolean;
 }
 
 /** The review gate of a run: its reviewer command (an agent preset's command line), the preset, the rounds. */
@@ -305,6 +318,7 @@ export function scheduleText(s: Schedule, held: HeldBack = { failed_steps: [], b
     const nf = held.failed_steps.length;
     const nh = human.length;
     const until = [
+      ...(held.budget_spent ? ['the budget is raised (it is spent)'] : []),
       ...(nf > 0 ? [`the failed step${nf === 1 ? ' is' : 's are'} reset`] : []),
       ...(nh > 0 ? [`the step${nh === 1 ? '' : 's'} waiting for a human ${nh === 1 ? 'is' : 'are'} decided`] : []),
     ];
@@ -342,7 +356,11 @@ export function scheduleText(s: Schedule, held: HeldBack = { failed_steps: [], b
     lines.push(`  depends on:   ${st.depends_on.length > 0 ? st.depends_on.join(', ') : 'none'}`);
     if (st.substeps.length > 0) lines.push(`  substeps:     ${st.substeps.join(', ')}`);
     for (const r of st.refactors) lines.push(`  refactor:     ${r}`);
-    lines.push(`  implementer:  ${st.implementer ?? 'none'}`);
+    lines.push(
+      st.approved_commit === undefined
+        ? `  implementer:  ${st.implementer ?? 'none'}`
+        : `  implementer:  none (approved: integrates the approved commit ${st.approved_commit.slice(0, 12)})`,
+    );
     for (const c of st.checkpoint_commands) lines.push(`  checkpoint:   ${c}`);
   }
   return lines.join('\n') + '\n';

@@ -13,6 +13,8 @@ import { COMPLETED_STEP_HINT, findStep, invalidTransition, requireTopLevel, step
 import { requirePlanRow, resolvePlanRef, writeStore } from './plan-ref.js';
 import { resetTop } from './queries/steps.js';
 import { isExpired, isHeld, type StepStatus } from './status.js';
+import { reviewRefName } from '../contract/layout.js';
+import { slugOfPlanPath } from '../plan/resolve.js';
 
 export interface ResetInput {
   plan: string;
@@ -27,6 +29,16 @@ export interface ResetResult {
   previous_status: StepStatus;
   /** The worktree whose claim the reset ended, else null. */
   previous_owner: string | null;
+  /**
+   * What the reset dropped of the review gate (docs/state.md §3.11): the kept commit and its ref (which the
+   * reset deletes), a human's approval, a human's notes; null when the step had none of them.
+   */
+  dropped_review: {
+    review_commit: string | null;
+    review_ref: string | null;
+    human_decision: 'approved' | null;
+    human_notes: string | null;
+  } | null;
 }
 
 export async function reset(ctx: StateContext, input: ResetInput): Promise<ResetResult> {
@@ -58,12 +70,21 @@ export async function reset(ctx: StateContext, input: ResetInput): Promise<Reset
       );
     }
     const previous_owner = isHeld(step.status) ? step.claimed_by : null;
-    const result = { reset: true, step_anchor: anchor, previous_status: step.status, previous_owner };
+    const slug = slugOfPlanPath(plan_path);
+    const decided = step.review_commit !== null || step.human_notes !== null || step.human_decision !== null;
+    const dropped_review = decided
+      ? {
+          review_commit: step.review_commit,
+          review_ref: step.review_commit !== null && slug ? reviewRefName(slug, anchor) : null,
+          human_decision: step.human_decision === 'approved' ? ('approved' as const) : null,
+          human_notes: step.human_notes,
+        }
+      : null;
+    const result = { reset: true, step_anchor: anchor, previous_status: step.status, previous_owner, dropped_review };
     // A pending step too: a substep completed without a commit there (left by a tugcode before the rule of
     // docs/state.md §3.5) would refuse every attempt's `start`.
     const discarded = await discardAttempt(c, plan_path, anchor, now);
     const reopened = discarded.items_reopened.length > 0 || discarded.substeps_reopened !== undefined;
-    const decided = step.review_commit !== null || step.human_notes !== null;
     if (step.status === 'pending' && step.failures === 0 && !reopened && !decided) return result;
     if ((await resetTop(c, plan_path, anchor)) !== 1)
       throw new TugError('InternalError', { reason: 'guarded reset changed no row' });

@@ -9,7 +9,7 @@ import { usageLine } from '../contract/usage.js';
 import { deferredNote, itemProgress } from '../contract/status.js';
 import { integrationBranch, targetPlace } from '../contract/layout.js';
 import { slugOfPlanPath } from '../plan/resolve.js';
-import { decideLine } from '../contract/errors.js';
+import { decideLine, resetCommand } from '../contract/errors.js';
 import { percent, type ShowPlan, type ShowResult, type ShowStep } from './show.js';
 
 export interface TextOptions {
@@ -152,6 +152,9 @@ function reviewLines(s: ShowStep, pad: string, o: TextOptions): string[] {
     out.push(`${pad}  Approved: the next run integrates ${sha(s.review_commit)} as it is`);
   if (s.human_notes !== null && s.status !== 'completed')
     out.push(`${pad}  Your notes for the next attempt: ${JSON.stringify(s.human_notes)}`);
+  // A failed step stays failed until reset (docs/run.md §1.2), as a waiting one until decided: its way out.
+  if (s.status === 'failed' && s.parent_anchor === null)
+    out.push(`${pad}  To run it again: ${resetCommand(o.plan ?? '<plan>', s.anchor)}`);
   return out;
 }
 

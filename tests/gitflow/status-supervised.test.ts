@@ -44,6 +44,29 @@ describe('status of a supervised run', () => {
     expect(s.text).toContain(`approved: step-1 (the next tugcode run integrates its kept commit ${kept.slice(0, 12)})`);
   });
 
+  it('after decide --revise: the notes cut to one line; a failed step: its reset command (status and state show)', () => {
+    const plan = planText([step(1, 'One'), step(2, 'Two', { deps: [1] }), step(3, 'Three', { checkpoint: 'false' })]);
+    const root = runRepo(plan, 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' });
+    const impl = implementer();
+    const rev = reviewerScript();
+    rev.answer('step-1', ['ESCALATE']);
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv, '--reviewer', rev.argv]);
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    const notes = 'Use the helper in util.\nThen rerun the tests.';
+    expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--revise', notes]).code).toBe(0);
+    const s = status(root);
+    expect(s.line).toMatchObject({ failed_steps: ['step-3'], needs_human_steps: [] });
+    expect(s.line.revised_steps).toEqual([{ step_anchor: 'step-1', notes }]);
+    expect(s.text).toContain('revised: step-1 ("Use the helper in util. …")');
+    expect(s.text).toContain(
+      '\n.tugtool/tugplan-demo.md: step-3 failed; to run it again:\n  tugcode state reset demo step-3',
+    );
+    const show = runCli(['state', 'show', 'demo'], { cwd: root });
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).toContain(`  Your notes for the next attempt: ${JSON.stringify(notes)}\n`);
+    expect(show.stdout).toContain('  To run it again: tugcode state reset .tugtool/tugplan-demo.md step-3\n');
+  });
+
   it('while it waits: names the literal decide commands, plan and step filled in', () => {
     const root = escalated();
     const s = status(root);

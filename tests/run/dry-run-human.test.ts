@@ -115,6 +115,17 @@ describe('tugcode run --dry-run with a step waiting for a human', () => {
       waiting_steps: [],
       warnings: [],
     });
+    // The approved step runs no implementer: the run integrates its kept commit (docs/run.md §6.3).
+    const kept = tugJson(root, ['state', 'show', 'demo']).json.plans[0].steps.find((s: any) => s.anchor === 'step-1');
+    expect(kept.review_commit).toMatch(/^[0-9a-f]{40}$/);
+    checkSchema(schemaFor('run'), after.json);
+    expect(after.json.steps[0]).toMatchObject({ implementer: null, approved_commit: kept.review_commit });
+    expect(after.json.steps[1].implementer).toBe(impl.argv);
+    expect(after.json.steps[1]).not.toHaveProperty('approved_commit');
+    const afterText = runCli(['run', ...args, '--dry-run'], { cwd: root });
+    expect(afterText.stdout).toContain(
+      `  implementer:  none (approved: integrates the approved commit ${kept.review_commit.slice(0, 12)})\n`,
+    );
     const last = runJsonl(root, args);
     expect(last.code, last.stdout + last.stderr).toBe(0);
     expect(last.events.filter((e) => e.type === 'claimed').map((e) => e.step_anchor)).toEqual(['step-1', 'step-2']);

@@ -7,7 +7,7 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/repo.js';
 import { claudeUsageOf, codexUsageOf, fakeAgents, totalsOf } from './fake-agents.js';
 import { nodeImplementer, planText, runJsonl, runRepo, step, stepCommits, tugJson } from './helpers.js';
@@ -250,6 +250,22 @@ writeFileSync(process.env.TUG_USAGE_OUT, step === 'step-1'
     const again = runJsonl(root, ['demo', '--workers', '1', '--agent', 'claude', '--budget-usd', '1'], f.env);
     expect(again.code).toBe(4);
     expect(again.events.filter((e) => e.type === 'claimed')).toEqual([]);
+    // Its dry run says so, with the real run's hint, and schedules nothing (docs/run.md §7.2).
+    const dryArgs = ['run', 'demo', '--workers', '1', '--agent', 'claude', '--budget-usd', '1', '--dry-run'];
+    const dry = tugJson(root, dryArgs, f.env);
+    expect(dry.code).toBe(0);
+    expect(dry.json).toMatchObject({ waves: [], steps: [], done: ['step-1', 'step-2'] });
+    expect(dry.json.warnings).toEqual([
+      expect.objectContaining({ code: 'BudgetExhausted', details: expect.objectContaining({ budget_usd: 1 }) }),
+    ]);
+    const realHint = again.events.at(-1).error.hint;
+    expect(realHint).toContain('--budget-usd <more>');
+    expect(dry.json.warnings[0].message).toContain(`(${realHint})`);
+    const dryText = runCli(dryArgs, { cwd: root, env: f.env });
+    expect(dryText.stdout).toMatch(/^nothing to run until the budget is raised \(it is spent\)\n/);
+    expect(dryText.stdout).not.toMatch(/wave|implementer/);
+    expect(dryText.stderr).toContain(`warning: BudgetExhausted: the budget of`);
+    expect(dryText.stderr).toContain(realHint);
     // With a higher budget the plan finishes.
     const more = runJsonl(root, ['demo', '--workers', '1', '--agent', 'claude', '--budget-usd', '5'], f.env);
     expect(more.events.at(-1), more.stderr).toMatchObject({ status: 'ok', steps_completed: ['step-3'] });

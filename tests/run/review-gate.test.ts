@@ -218,16 +218,31 @@ describe('tugcode run --reviewer', () => {
     expect(r.code, r.stdout + r.stderr).toBe(4);
     const refs = () => git(root, 'for-each-ref', '--format=%(refname)', 'refs/tugplan/review/').trim().split('\n');
     expect(refs()).toEqual(['step-1', 'step-2', 'step-3'].map((s) => `refs/tugplan/review/demo/${s}`));
+    const kept = (s: string) => git(root, 'rev-parse', `refs/tugplan/review/demo/${s}`).trim();
+    const [kept1, kept2] = [kept('step-1'), kept('step-2')];
     // needs_human, reset: the kept commit is dropped in the state, and its ref with it; the others stay.
     expect(tugJson(root, ['state', 'reset', 'demo', 'step-1']).json).toMatchObject({
       status: 'ok',
       previous_status: 'needs_human',
+      dropped_review: {
+        review_commit: kept1,
+        review_ref: 'refs/tugplan/review/demo/step-1',
+        human_decision: null,
+        human_notes: null,
+      },
     });
     expect(refs()).toEqual(['refs/tugplan/review/demo/step-2', 'refs/tugplan/review/demo/step-3']);
-    // Approved, then reset before a run integrated it: the approval is gone, the ref too.
+    // Approved, then reset before a run integrated it: the approval is gone, the ref too, and the text says so.
     expect(tugJson(root, ['state', 'decide', 'demo', 'step-2', '--approve']).code).toBe(0);
-    expect(tugJson(root, ['state', 'reset', 'demo', 'step-2']).code).toBe(0);
+    const reset2 = runCli(['state', 'reset', 'demo', 'step-2'], { cwd: root });
+    expect(reset2.code, reset2.stderr).toBe(0);
+    expect(reset2.stdout).toBe(
+      `Reset step-2 (was pending); dropped the human approval and the kept commit ${kept2.slice(0, 12)} ` +
+        `(refs/tugplan/review/demo/step-2)\n`,
+    );
     expect(refs()).toEqual(['refs/tugplan/review/demo/step-3']);
+    // A plain reset drops nothing.
+    expect(tugJson(root, ['state', 'reset', 'demo', 'step-2']).json).toMatchObject({ dropped_review: null });
     // A forced re-init keeps a step waiting for a human whose work is unchanged, and its ref (docs/state.md
     // §3.11); once the step's work changed, it is pending again, its kept commit cleared: no ref is left.
     expect(tugJson(root, ['state', 'init', 'demo', '--force']).code).toBe(0);

@@ -171,6 +171,7 @@ describe('owner commands', () => {
         step_anchor: 'step-0',
         previous_status: 'failed',
         previous_owner: null,
+        dropped_review: null,
       }),
     );
     expect(sql(root, "SELECT status, attempt, failures, fail_reason FROM steps WHERE anchor = 'step-0'")).toEqual([
@@ -190,6 +191,7 @@ describe('owner commands', () => {
         step_anchor: 'step-0',
         previous_status: 'in_progress',
         previous_owner: W1,
+        dropped_review: null,
       });
       const c = await claim(ctx, { plan: 'demo', worktree: W1 });
       expect(c).toMatchObject({ claimed: true, step_anchor: 'step-0', attempt: 2 });

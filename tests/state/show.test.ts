@@ -134,6 +134,7 @@ Step 3: Step title 3 [claimed] (claimed by ${owner}) (attempt 2) (failures: 1)
   Lease: EXPIRED 5m ago
 
 Step 4: Step title 4 [failed] (failed: "still red") (attempt 2) (failures: 2)
+  To run it again: tugcode state reset .tugtool/tugplan-demo.md step-4
   Tasks:       0/1  ░░░░░░░░░░░░   0%
 
 Step 5: Step title 5 [pending]

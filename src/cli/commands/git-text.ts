@@ -4,7 +4,8 @@ import { table } from '../../util/table.js';
 import { shellArg } from '../../util/shell-arg.js';
 import { usdText, type UsageTotals } from '../../contract/usage.js';
 import { deadDriverLines } from './driver-text.js';
-import { decideCommands } from '../../contract/errors.js';
+import { decideCommands, resetCommand } from '../../contract/errors.js';
+import { noteLine } from '../../contract/status.js';
 import { slugOfPlanPath } from '../../plan/resolve.js';
 
 type R = any; // each renderer gets its operation's result
@@ -115,7 +116,8 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
         p.structure_changed
           ? "edited: the plan's structure changed since state init; the next tugcode run re-initialises it (completed steps kept)"
           : '',
-        p.failed_steps.length ? `failed: ${p.failed_steps.join(', ')}` : '',
+        p.failed_steps.length ? `failed: ${p.failed_steps.join(', ')} (see below)` : '',
+        ...(p.revised_steps ?? []).map((v: R) => `revised: ${v.step_anchor} (${noteLine(v.notes)})`),
         ...(p.approved_steps ?? []).map(
           (a: R) =>
             `approved: ${a.step_anchor} (the next tugcode run integrates its kept commit${a.review_commit ? ` ${a.review_commit.slice(0, 12)}` : ''})`,
@@ -156,12 +158,17 @@ function liveDriverNote(r: R): string {
  * them (docs/run.md §6.3): a partial `tugcode state decide` leaves the plan, step and flags to guess.
  */
 function decideLines(plans: R[]): string[] {
-  return plans.flatMap((p: R) =>
-    (p.needs_human_steps ?? []).flatMap((a: string) => [
+  return plans.flatMap((p: R) => [
+    ...(p.needs_human_steps ?? []).flatMap((a: string) => [
       `${p.plan_path}: ${a} waits for your decision:`,
       ...decideCommands(slugOfPlanPath(p.plan_path) ?? p.plan_path, a).map((c) => `  ${c}`),
     ]),
-  );
+    // A failed step stays failed until reset (docs/run.md §1.2): the way out, as the run's hint names it.
+    ...(p.failed_steps ?? []).flatMap((a: string) => [
+      `${p.plan_path}: ${a} failed; to run it again:`,
+      `  ${resetCommand(slugOfPlanPath(p.plan_path) ?? p.plan_path, a)}`,
+    ]),
+  ]);
 }
 
 /**

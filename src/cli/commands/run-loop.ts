@@ -302,14 +302,31 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
           `people on steps whose work is unchanged; the others pending again), and this schedule is of that`,
         { plan_path: prep.planPath },
       );
-    const s = schedule(prep.plan, {
+    let s = schedule(prep.plan, {
       implementer,
       checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,
       done: progress.completed,
       failed: new Set(failed_steps.map((f) => f.step_anchor)),
       waiting: new Set(needs_human.map((n) => n.step_anchor)),
+      approved: progress.approved,
     });
     const { runFlags } = await import('../../run/run-flags.js');
+    // A budget the plan's usage already reached: the real run claims nothing and ends BudgetExhausted
+    // (docs/run.md §7.2); the dry run says so, with its hint, and schedules nothing.
+    const spent = await spentBudget(cli, input, flow.config.run, prep.planPath, call);
+    if (spent && s.steps.length > 0) {
+      const err = new TugError('BudgetExhausted', {
+        plan_path: prep.planPath,
+        ...spent,
+        ...(needs_human.length ? { needs_human_steps: needs_human.map((n) => n.step_anchor) } : {}),
+        run_flags: runFlags(input, cli.ctx.cwd, cli.ctx.dir),
+      });
+      call.warnings.add(err.code, `${err.message}: the real run claims no step (${err.hint})`, {
+        plan_path: prep.planPath,
+        ...spent,
+      });
+      s = { ...s, waves: [], critical_path: [], steps: [], apart: [] };
+    }
     const does = s.steps.length > 0 ? 'runs the other steps and ends' : 'does nothing and ends';
     // A step waiting for a human stays so until `state decide`: the real run claims none of it (nor of what
     // waits on it) and ends NeedsHuman, as it would with failed steps too (docs/run.md §6.3); the dry run
@@ -370,7 +387,14 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     const g = cli.globals;
     const text = g.json
       ? undefined
-      : scheduleText(s, { failed_steps, blocked_reasons, needs_human, waiting_reasons, review });
+      : scheduleText(s, {
+          failed_steps,
+          blocked_reasons,
+          needs_human,
+          waiting_reasons,
+          review,
+          budget_spent: Boolean(spent),
+        });
     const r = renderOk('run', data, call.warnings.items, { json: g.json, quiet: g.quiet, text });
     write(r.stdout);
     process.stderr.write(r.stderr);
@@ -382,6 +406,30 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
     process.stderr.write(r.stderr);
     return r.exitCode;
   }
+}
+
+/** The budget the plan's usage reached, with its totals, as the run judges it at its start; null if none. */
+async function spentBudget(
+  cli: CliEnv,
+  input: RunInput,
+  config: { budget_usd: number; budget_tokens: number },
+  plan: string,
+  call: import('../../ops/context.js').Call,
+) {
+  const budget_usd = (input.budget_usd ?? config.budget_usd) || null;
+  const budget_tokens = (input.budget_tokens ?? config.budget_tokens) || null;
+  if (budget_usd === null && budget_tokens === null) return null;
+  const { stateUsageTotals } = await import('../../ops/state-read.js');
+  // No state yet: nothing spent.
+  const usage = await stateUsageTotals(cli.ctx, { plan }, call).catch((e) => {
+    if (e instanceof TugError) return null;
+    throw e;
+  });
+  if (!usage) return null;
+  const reached =
+    (budget_usd !== null && (usage.cost_usd ?? 0) >= budget_usd) ||
+    (budget_tokens !== null && usage.tokens >= budget_tokens);
+  return reached ? { budget_usd, budget_tokens, usage } : null;
 }
 
 export async function demoCommand(

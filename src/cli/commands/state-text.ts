@@ -121,8 +121,18 @@ export const release = (r: R): string => `Released ${r.step_anchor}`;
 export const fail = (r: R): string =>
   `Attempt ${r.attempt} of ${r.step_anchor} failed (${r.failures} failure(s)); the step is ${r.step_status}`;
 
-export const reset = (r: R): string =>
-  `Reset ${r.step_anchor} (was ${r.previous_status}${r.previous_owner ? `, claimed by ${r.previous_owner}` : ''})`;
+export const reset = (r: R): string => {
+  const head = `Reset ${r.step_anchor} (was ${r.previous_status}${r.previous_owner ? `, claimed by ${r.previous_owner}` : ''})`;
+  // What went with it of the review gate (docs/state.md §3.11): a person's decision is not silently lost.
+  const d = r.dropped_review;
+  if (!d) return head;
+  const what = [
+    d.human_decision === 'approved' ? 'the human approval' : '',
+    d.human_notes !== null ? 'the notes for the next attempt' : '',
+    d.review_commit ? `the kept commit ${d.review_commit.slice(0, 12)}${d.review_ref ? ` (${d.review_ref})` : ''}` : '',
+  ].filter(Boolean);
+  return what.length ? `${head}; dropped ${what.join(' and ')}` : head;
+};
 
 export const decide = (r: R): string =>
   r.decision === 'approve'

@@ -130,6 +130,8 @@ export const gitSchemas: Record<string, z.ZodTypeAny> = {
           needs_human_steps: z.array(anchor),
           // Approved by a human (docs/git.md §6): the next run integrates the kept commit.
           approved_steps: z.array(z.object({ step_anchor: anchor, review_commit: commitHash.nullable() }).strict()),
+          // Sent back by a human with notes (docs/git.md §6): the next attempt reads them.
+          revised_steps: z.array(z.object({ step_anchor: anchor, notes: z.string() }).strict()),
           usage: usageTotalsSchema.nullable(),
           // The run holding the plan's lock (docs/git.md §6): alive false = its pid on this host is gone.
           run_driver: runDriverLine,

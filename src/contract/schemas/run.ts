@@ -341,6 +341,8 @@ const scheduledStep = z
     depends_on: z.array(anchor),
     refactors: z.array(z.string()),
     implementer: z.string().nullable(),
+    /** A human approved the step's kept commit (docs/run.md §6.3): the run integrates it, no implementer. */
+    approved_commit: commitHash.optional(),
     checkpoint_commands: z.array(z.string()),
     substeps: z.array(anchor),
   })

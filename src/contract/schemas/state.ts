@@ -280,6 +280,16 @@ export const stateSchemas: Record<string, z.ZodTypeAny> = {
     step_anchor: anchor,
     previous_status: stepStatus,
     previous_owner: z.string().nullable(),
+    // What the reset dropped of the review gate (docs/state.md §3.11), null when nothing.
+    dropped_review: z
+      .object({
+        review_commit: commitHash.nullable(),
+        review_ref: z.string().nullable(),
+        human_decision: z.literal('approved').nullable(),
+        human_notes: z.string().nullable(),
+      })
+      .strict()
+      .nullable(),
   }),
   'state decide': okEnvelope('state decide', {
     plan_path: repoPath,
