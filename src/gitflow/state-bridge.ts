@@ -28,6 +28,8 @@ export interface StepState {
   /** The commit the review gate kept (needs_human, or pending after `decide --approve`; docs/state.md §3.11). */
   review_commit: string | null;
   human_decision: 'approved' | null;
+  /** A person's `decide --revise` notes for the step's next attempt; null when none. */
+  human_notes: string | null;
 }
 
 /** The state library's own type: one HeldClaim for every caller. */
@@ -194,6 +196,7 @@ export async function planRows(ctx: FlowCtx): Promise<PlanState[]> {
       lease_expires_at: r.lease_expires_at,
       review_commit: r.review_commit,
       human_decision: r.human_decision,
+      human_notes: r.human_notes,
     })),
     usage: p.usage,
     last_run: p.last_run,

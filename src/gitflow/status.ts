@@ -30,6 +30,8 @@ export interface PlanStatusLine {
    * without the implementer or the reviewer (docs/git.md §6, docs/run.md §6.3).
    */
   approved_steps: { step_anchor: string; review_commit: string | null }[];
+  /** Steps a human sent back with notes (`state decide --revise`) that their next attempt reads (docs/git.md §6). */
+  revised_steps: { step_anchor: string; notes: string }[];
   /** The plan's usage from the state (docs/state.md §2); null when none was reported (or no state). */
   usage: UsageTotals | null;
   /** The `tugcode run` holding the plan's run lock, if one does (docs/run.md §1 item 3). */
@@ -115,6 +117,7 @@ function fromCheckboxes(plan: ParsedPlan, planPath: string): PlanStatusLine {
     failed_steps: [],
     needs_human_steps: [],
     approved_steps: [],
+    revised_steps: [],
     usage: null,
     run_driver: null,
     last_run: null,
@@ -144,6 +147,9 @@ function fromState(
     approved_steps: top
       .filter((s) => s.status !== 'completed' && s.human_decision === 'approved')
       .map((s) => ({ step_anchor: s.anchor, review_commit: s.review_commit })),
+    revised_steps: top
+      .filter((s) => s.human_notes !== null && s.status !== 'completed' && s.human_decision !== 'approved')
+      .map((s) => ({ step_anchor: s.anchor, notes: s.human_notes! })),
     usage,
     run_driver: null,
     last_run: null,

@@ -80,42 +80,7 @@ export async function merge(
 
 export async function status(ctx: OpsContext, input: { plan?: string }, call: Call) {
   const { planStatus } = await import('../gitflow/status.js');
-  const data = await planStatus(await flowOf(ctx, call), input.plan);
-  const revised = await revisedSteps(ctx, call);
-  return {
-    ...data,
-    plans: data.plans.map((p) => ({
-      ...p,
-      revised_steps: p.source === 'state' ? (revised.get(p.plan_path) ?? []) : [],
-    })),
-  };
-}
-
-/**
- * The steps a human sent back with notes (`state decide --revise`, docs/state.md §3.11) that the next attempt
- * reads, per plan: status shows them as it shows an approval. Read-only; none without a state.
- */
-async function revisedSteps(
-  ctx: OpsContext,
-  call: Call,
-): Promise<Map<string, { step_anchor: string; notes: string }[]>> {
-  const { TugError } = await import('../contract/errors.js');
-  const { stateOf } = await import('./support.js');
-  try {
-    const { store, sc } = await stateOf(ctx, call);
-    const shown = await store.show(sc, { items: 'none' });
-    return new Map(
-      shown.plans.map((p) => [
-        p.plan_path,
-        p.steps
-          .filter((s) => s.human_notes !== null && s.status !== 'completed' && s.human_decision !== 'approved')
-          .map((s) => ({ step_anchor: s.anchor, notes: s.human_notes! })),
-      ]),
-    );
-  } catch (e) {
-    if (e instanceof TugError) return new Map();
-    throw e;
-  }
+  return planStatus(await flowOf(ctx, call), input.plan);
 }
 
 /** Doctor resolves the repository itself: a broken repository or config is what it reports on. */

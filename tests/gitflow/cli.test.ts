@@ -204,6 +204,7 @@ describe('worktree remove, merge, status, doctor (CLI)', () => {
         failed_steps: [],
         needs_human_steps: [],
         approved_steps: [],
+        revised_steps: [],
         usage: null,
         run_driver: null,
         last_run: null,
