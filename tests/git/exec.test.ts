@@ -171,7 +171,7 @@ describe('git started from a thread', () => {
   it("stops a hook's process group at the bound, and keeps the event loop free", async () => {
     const root = tempRepo();
     mkdirSync(join(root, '.git', 'hooks'), { recursive: true });
-    const pids = join(root, '..', `pids-${process.pid}`);
+    const pids = join(tempDir(), 'pids'); // removed with the test's directories
     // The hook and a background child of its own both hang; both are in git's group.
     writeFileSync(
       join(root, '.git', 'hooks', 'pre-commit'),

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
-import { git } from '../helpers/repo.js';
+import { git, tempDir } from '../helpers/repo.js';
 import {
   implementerScript,
   nodeImplementer,
@@ -152,7 +152,7 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
 
   it('a hanging pre-commit hook counts against --step-timeout and is killed with its process group', () => {
     const root = runRepo(planText([step(1, 'One')]), 'demo', { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' });
-    const pidFile = join(root, '..', `hook-${Date.now()}.pid`);
+    const pidFile = join(tempDir(), 'hook.pid');
     const hook = join(root, '.git', 'hooks', 'pre-commit');
     mkdirSync(join(root, '.git', 'hooks'), { recursive: true });
     writeFileSync(hook, `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 60\n`);
@@ -176,7 +176,7 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');`);
     const lines = Array.from({ length: 12 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
     const plan = planText([step(1, 'One'), step(2, 'Two', { deps: [1] }), step(3, 'Three', { deps: [1] })]);
     const root = runRepo(plan, 'demo', { 'shared.txt': lines });
-    const pidFile = join(root, '..', `rebase-hook-${Date.now()}.pid`);
+    const pidFile = join(tempDir(), 'rebase-hook.pid');
     mkdirSync(join(root, '.git', 'hooks'), { recursive: true });
     writeFileSync(join(root, '.git', 'hooks', 'pre-rebase'), `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 60\n`);
     chmodSync(join(root, '.git', 'hooks', 'pre-rebase'), 0o755);
