@@ -80,7 +80,8 @@ const SERVER_OPTIONS = [
   '-c TimeZone=UTC',
 ].join(' ');
 
-function freePort(): Promise<number> {
+/** A port on 127.0.0.1 that was free a moment ago: nothing listens on it (a server to start, or one unreachable). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();

@@ -3,7 +3,6 @@
  * error, event or log; an unreachable server is DatabaseUnavailable (exit 10) naming host, port and database,
  * fast, with nothing on stdout but the JSON envelope; a malformed URL is ConfigInvalid.
  */
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runCli, runJson, type CliResult } from '../helpers/cli.js';
 import { startPrivatePg } from '../helpers/pg.js';
@@ -11,6 +10,7 @@ import { tempDir } from '../helpers/repo.js';
 import { addWorktree } from '../state/cli-helpers.js';
 import { planRepo, T0 } from '../state/helpers.js';
 import { backend, pgDump } from './backend.js';
+import { freePort } from '../helpers/pg-server.js';
 
 function noSecret(r: CliResult, ...secrets: string[]): void {
   for (const s of secrets) {
@@ -24,14 +24,6 @@ function noSecret(r: CliResult, ...secrets: string[]): void {
 function state(root: string, args: string[], env: Record<string, string>, json = true): CliResult {
   const o = { cwd: root, env: { TUGCODE_NOW: T0, ...env } };
   return json ? runJson(`state ${args[0]}`, ['state', ...args], o) : runCli(['state', ...args], o);
-}
-
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 describe('PostgreSQL secrets and faults', () => {
@@ -132,7 +124,7 @@ describe('PostgreSQL secrets and faults', () => {
   it('reports an unreachable server fast as DatabaseUnavailable naming host, port and database', async () => {
     const root = planRepo();
     const secret = 'closed-port-secret';
-    const port = await closedPort();
+    const port = await freePort();
     const url = `postgres://tug:${secret}@127.0.0.1:${port}/nowhere_db`;
     for (const args of [['init', 'demo'], ['show'], ['claim', 'demo', '--worktree', root], ['log']]) {
       const t0 = Date.now();
@@ -165,7 +157,7 @@ describe('PostgreSQL secrets and faults', () => {
   it('reads host, port, user, database and password from query parameters as pg does, and masks the password', async () => {
     const root = planRepo();
     const secret = 'query-param-secret';
-    const port = await closedPort();
+    const port = await freePort();
     const url = `postgres://someone@ignored.invalid:1/ignored?host=127.0.0.1&port=${port}&dbname=param_db&user=tug&password=${secret}`;
     for (const json of [true, false]) {
       const r = state(root, ['show'], { TUGCODE_STATE_URL: url }, json);

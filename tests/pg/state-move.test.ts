@@ -2,7 +2,6 @@
  * `state export` / `state import` between the backends (docs/state.md §8), and `doctor` on PostgreSQL
  * (docs/git.md §7): a real PostgreSQL (tests/helpers/pg.ts) and the built CLI.
  */
-import { createServer } from 'node:net';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { createTestDatabase, pgConnect, type TestDatabase } from '../helpers/pg.
 import { tempDir } from '../helpers/repo.js';
 import { addWorktree, st, stText } from '../state/cli-helpers.js';
 import { at, dbPathOf, dump, planRepo } from '../state/helpers.js';
+import { freePort } from '../helpers/pg-server.js';
 
 const SQLITE = { TUGCODE_STATE_URL: undefined };
 const show = (root: string, env: Record<string, string | undefined>) => {
@@ -290,14 +290,6 @@ describe('state import refuses malformed documents and changes nothing', () => {
   });
 });
 
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((res) => srv.listen(0, '127.0.0.1', res));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((res) => srv.close(() => res()));
-  return port;
-}
-
 describe('doctor on PostgreSQL', () => {
   it('checks the connection, the schema and the clock instead of state.db, and the plans', async () => {
     const db = await createTestDatabase();
@@ -345,7 +337,7 @@ describe('doctor on PostgreSQL', () => {
   });
 
   it('a closed port fails the connection check naming host, port and database, never the password', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const secret = 'S3cret-pw-doctor';
     const url = `postgres://tug:${secret}@127.0.0.1:${port}/tugdb`;
     const root = planRepo();

@@ -2,24 +2,16 @@
  * DatabaseUnavailable's hint names the server's real host and port (docs/state.md §8): the command it gives,
  * `pg_isready -h <host> -p <port>`, runs as it is; the password of the URL is in neither hint nor details.
  */
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runJson } from '../helpers/cli.js';
 import { planRepo, T0 } from '../state/helpers.js';
-
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
+import { freePort } from '../helpers/pg-server.js';
 
 describe('DatabaseUnavailable hint', () => {
   it('names the literal host and port of an unreachable server, never the password', async () => {
     const root = planRepo();
     const secret = 'hint-secret-pw';
-    const port = await closedPort();
+    const port = await freePort();
     const url = `postgres://tug:${secret}@127.0.0.1:${port}/hint_db`;
     const r = runJson('state show', ['state', 'show'], { cwd: root, env: { TUGCODE_NOW: T0, TUGCODE_STATE_URL: url } });
     expect([r.json.error.code, r.code], r.stdout).toEqual(['DatabaseUnavailable', 10]);
