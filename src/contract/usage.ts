@@ -67,6 +67,31 @@ export type UsageTotals = { [K in UsageTokenField]: number } & {
   by_role: Partial<Record<UsageRole, RoleTotals>>;
 };
 
+/** A run's budgets (docs/run.md §7.2); null: none. */
+export interface Budgets {
+  budgetUsd: number | null;
+  budgetTokens: number | null;
+}
+
+/** The budgets a run has: each flag over its `[run]` key, 0 meaning none. The run and its dry run read them so. */
+export function runBudgets(
+  flags: { budget_usd?: number | undefined; budget_tokens?: number | undefined },
+  run: { budget_usd: number; budget_tokens: number },
+): Budgets {
+  return {
+    budgetUsd: (flags.budget_usd ?? run.budget_usd) || null,
+    budgetTokens: (flags.budget_tokens ?? run.budget_tokens) || null,
+  };
+}
+
+/** Whether a plan's totals reached a budget: the run claims no more (docs/run.md §7.2). */
+export function budgetReachedBy(t: Pick<UsageTotals, 'cost_usd' | 'tokens'>, b: Budgets): boolean {
+  return (
+    (b.budgetUsd !== null && (t.cost_usd ?? 0) >= b.budgetUsd) ||
+    (b.budgetTokens !== null && t.tokens >= b.budgetTokens)
+  );
+}
+
 /** USD per million tokens of each kind (`[run.prices]`); a report with tokens of a kind left out has no cost. */
 export interface Prices {
   input?: number;

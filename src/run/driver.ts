@@ -6,6 +6,7 @@
  */
 import { relative } from 'node:path';
 import { pgAddress, TugError, toTugError } from '../contract/errors.js';
+import { runBudgets } from '../contract/usage.js';
 import { reviewRefName } from '../contract/layout.js';
 import type { FlowCtx } from '../gitflow/flow-context.js';
 import type { Call, OpsContext } from '../ops/context.js';
@@ -376,8 +377,7 @@ async function runLocked(
       reviewRounds: input.review_rounds ?? config.run.review_rounds,
       resolver: input.resolver || config.run.resolver || null,
       resolveRounds: input.resolve_rounds ?? config.run.resolve_rounds,
-      budgetUsd: (input.budget_usd ?? config.run.budget_usd) || null,
-      budgetTokens: (input.budget_tokens ?? config.run.budget_tokens) || null,
+      ...runBudgets(input, config.run),
       stallMs: (input.stall_seconds ?? config.run.stall_seconds) * 1000,
       prices: config.run.prices,
     },

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { runLogDir } from '../contract/layout.js';
 import { topLevelOf } from '../plan/lift.js';
-import { addUsage, boundUsage, priced, type Usage, type UsageRole } from '../contract/usage.js';
+import { addUsage, boundUsage, budgetReachedBy, priced, type Usage, type UsageRole } from '../contract/usage.js';
 import { announceChange, stateCallIn, type RunCtx, type RunSetup } from './context.js';
 import type { UsageReport } from './implementer.js';
 import type { StepRun } from './step.js';
@@ -155,9 +155,7 @@ export async function startLedger(rc: RunCtx): Promise<void> {
 
 /** Whether the plan's totals reached a budget. */
 export function budgetReached(rc: RunCtx): boolean {
-  const p = rc.tally.ledger.plan;
-  const { budgetUsd, budgetTokens } = rc.opts;
-  return (budgetUsd !== null && (p.cost_usd ?? 0) >= budgetUsd) || (budgetTokens !== null && p.tokens >= budgetTokens);
+  return budgetReachedBy(rc.tally.ledger.plan, rc.opts);
 }
 
 /**

@@ -4,6 +4,7 @@
  * stops it as a signal does), the renderer, the final summary, and the exit code.
  */
 import { CATALOGUE, TugError, toTugError } from '../../contract/errors.js';
+import { budgetReachedBy, runBudgets } from '../../contract/usage.js';
 import { warningLines } from '../../contract/envelope.js';
 import { emptySummary, renderError, renderOk } from '../output.js';
 import { onStdoutClosed } from '../stdout-closed.js';
@@ -416,9 +417,8 @@ async function spentBudget(
   plan: string,
   call: import('../../ops/context.js').Call,
 ) {
-  const budget_usd = (input.budget_usd ?? config.budget_usd) || null;
-  const budget_tokens = (input.budget_tokens ?? config.budget_tokens) || null;
-  if (budget_usd === null && budget_tokens === null) return null;
+  const budgets = runBudgets(input, config);
+  if (budgets.budgetUsd === null && budgets.budgetTokens === null) return null;
   const { stateUsageTotals } = await import('../../ops/state-read.js');
   // No state yet: nothing spent.
   const usage = await stateUsageTotals(cli.ctx, { plan }, call).catch((e) => {
@@ -426,10 +426,9 @@ async function spentBudget(
     throw e;
   });
   if (!usage) return null;
-  const reached =
-    (budget_usd !== null && (usage.cost_usd ?? 0) >= budget_usd) ||
-    (budget_tokens !== null && usage.tokens >= budget_tokens);
-  return reached ? { budget_usd, budget_tokens, usage } : null;
+  return budgetReachedBy(usage, budgets)
+    ? { budget_usd: budgets.budgetUsd, budget_tokens: budgets.budgetTokens, usage }
+    : null;
 }
 
 export async function demoCommand(
