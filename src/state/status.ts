@@ -96,15 +96,5 @@ export const SUMMARY_MAX_CODE_POINTS = 500;
 export const REASON_MAX_CODE_POINTS = SUMMARY_MAX_CODE_POINTS;
 export const CONTENT_MAX_CODE_POINTS = 64 * 1024;
 
-/** Cut to at most `max` code points; returns the text and whether it was cut. */
-export function truncateCodePoints(text: string, max: number): { text: string; truncated: boolean } {
-  if (text.length <= max) return { text, truncated: false };
-  let count = 0;
-  let i = 0;
-  while (i < text.length && count < max) {
-    const cp = text.codePointAt(i)!;
-    i += cp > 0xffff ? 2 : 1;
-    count++;
-  }
-  return i >= text.length ? { text, truncated: false } : { text: text.slice(0, i), truncated: true };
-}
+/** Cut to at most `max` code points (util/quoted.ts): the text and whether it was cut. */
+export { truncateCodePoints } from '../util/quoted.js';

@@ -15,7 +15,19 @@ export function quoted(v: unknown, max = 80): string {
 
 /** `text` cut to `max` code points, with `…` when it was cut. */
 export function cut(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const head = [...text.slice(0, max * 2 + 2)];
-  return head.length > max ? `${head.slice(0, max).join('')}…` : text;
+  const r = truncateCodePoints(text, max);
+  return r.truncated ? `${r.text}…` : text;
+}
+
+/** Cut to at most `max` code points; returns the text and whether it was cut. */
+export function truncateCodePoints(text: string, max: number): { text: string; truncated: boolean } {
+  if (text.length <= max) return { text, truncated: false };
+  let count = 0;
+  let i = 0;
+  while (i < text.length && count < max) {
+    const cp = text.codePointAt(i)!;
+    i += cp > 0xffff ? 2 : 1;
+    count++;
+  }
+  return i >= text.length ? { text, truncated: false } : { text: text.slice(0, i), truncated: true };
 }
