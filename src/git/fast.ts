@@ -132,12 +132,12 @@ export interface WorktreeEntry {
   prunable: boolean;
 }
 
-/** `git worktree list --porcelain` output → entries with canonical paths. */
+/**
+ * `git worktree list --porcelain -z` output → entries with canonical paths. `-z` (fields end in NUL, records
+ * in an empty field) is the form a path holding a newline survives (docs/output.md §5).
+ */
 export function parseWorktreeList(stdout: string): WorktreeEntry[] {
-  // `-z` output (fields end in NUL, records in an empty field) is the one a path holding a newline
-  // survives (docs/output.md §5); the newline form is still read for callers that ask for it.
-  const z = stdout.includes('\0');
-  const records = z ? stdout.split('\0\0').map((r) => r.split('\0')) : stdout.split('\n\n').map((r) => r.split('\n'));
+  const records = stdout.split('\0\0').map((r) => r.split('\0'));
   const out: WorktreeEntry[] = [];
   for (const fields of records) {
     const field = (re: RegExp) => fields.map((f) => re.exec(f)).find(Boolean) ?? null;
