@@ -2,8 +2,10 @@
  * Kernel concurrency slots across worktrees (docs/kernel.md §7.6): `max_concurrent_sessions` proper-lockfile
  * locks on `os.tmpdir()/tugcode-kernel-slots-<sha12(repo-root realpath)>/slot-<i>`. Taking a slot waits
  * as long as it takes (the caller's `onWait` keeps the lease alive); a crashed holder's lock goes stale.
+ * The last release removes the directory (one per repository would otherwise stay in the temp directory for
+ * good); a taker that finds it gone between its mkdir and its lock makes it again.
  */
-import { mkdirSync, realpathSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sha256Hex } from '../kernel/ids.js';
@@ -44,12 +46,19 @@ export async function acquireSlot(o: SlotOptions): Promise<Slot> {
     for (let i = 0; i < n; i++) {
       const path = join(dir, `slot-${i}`);
       try {
-        const release = await lockfile.lock(path, {
-          realpath: false,
-          stale,
-          update: Math.floor(stale / 4),
-          retries: 0,
-          onCompromised: () => {},
+        const lock = () =>
+          lockfile.lock(path, {
+            realpath: false,
+            stale,
+            update: Math.floor(stale / 4),
+            retries: 0,
+            onCompromised: () => {},
+          });
+        // The directory is removed by the last release (below): a release between our mkdir and this lock.
+        const release = await lock().catch((e: NodeJS.ErrnoException) => {
+          if (e.code !== 'ENOENT') throw e;
+          mkdirSync(dir, { recursive: true });
+          return lock();
         });
         return {
           index: i,
@@ -59,6 +68,11 @@ export async function acquireSlot(o: SlotOptions): Promise<Slot> {
               await release();
             } catch {
               // already released or compromised: nothing left to free
+            }
+            try {
+              rmdirSync(dir);
+            } catch {
+              // another slot is held (ENOTEMPTY), or the directory is gone already
             }
           },
         };

@@ -11,6 +11,7 @@ import { openKernel } from '../../src/kernel/index.js';
 import { runKernelCli } from '../../src/kernel/cli/tug.js';
 import { readTree, tempWs, TSCONFIG } from './helpers.js';
 import { alive } from '../helpers/proc.js';
+import { tempDir } from '../helpers/repo.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FILES = {
@@ -166,7 +167,7 @@ describe('signals', () => {
     it(`on ${sig} stops the verifier, removes the sandbox, releases the lock and exits ${code}`, async () => {
       const ws = realpathSync(tempWs(FILES));
       const before = readTree(ws);
-      const marker = join(ws, '..', `marker-${process.pid}-${sig}-${Math.random().toString(16).slice(2)}.json`);
+      const marker = join(tempDir('tugcode-marker-'), 'marker.json'); // outside the workspace it checks
       const script = `require('fs').writeFileSync(${JSON.stringify(marker)}, JSON.stringify({pid: process.pid, cwd: process.cwd()})); setInterval(() => {}, 1000);`;
       const child = spawn(
         process.execPath,

@@ -4,7 +4,7 @@
  * Gate A, reconcile from trailers, the op_hash helper, compact results and slots.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openKernel } from '../../src/kernel/index.js';
 import { opHashOf } from '../../src/kernel/prepare.js';
@@ -429,6 +429,16 @@ describe('result and slots', () => {
     ).rejects.toThrow('lease lost');
     await b.release();
     const c = await acquireSlot({ repoRoot, slots: 2 });
+    const d = await acquireSlot({ repoRoot, slots: 2 });
+    const dir = dirname(c.path);
     await c.release();
+    // A held slot keeps the directory; the last release removes it, and a later taker makes it again.
+    expect(existsSync(dir)).toBe(true);
+    await d.release();
+    expect(existsSync(dir)).toBe(false);
+    const e = await acquireSlot({ repoRoot, slots: 1 });
+    expect(existsSync(e.path + '.lock')).toBe(true);
+    await e.release();
+    expect(existsSync(dir)).toBe(false);
   });
 });
