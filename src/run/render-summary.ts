@@ -42,7 +42,8 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
         (c.kept_commit ? `; its work is ${shortHash(c.kept_commit)}` : ''),
     ]),
     ...s.failed_steps.map((f) => [f.step_anchor, paint('red', 'failed'), firstLine(f.reason)]),
-    ...needs.map((n) => [n.step_anchor, paint('yellow', 'needs you'), firstLine(`ESCALATE: ${n.reason}`)]),
+    // The reason as its maker wrote it: a reviewer's says so, the budget's too (docs/run.md §6.3).
+    ...needs.map((n) => [n.step_anchor, paint('yellow', 'needs you'), firstLine(n.reason)]),
     ...s.blocked_steps.map((a) => [a, paint('yellow', 'blocked'), firstLine(blockedWhy.get(a) ?? '')]),
     // Behind a step waiting for a human: the decision lets them run (docs/run.md §1.10, as the dry run says).
     ...(s.waiting_reasons ?? []).map((w) => [w.step_anchor, paint('yellow', 'waiting'), firstLine(w.reason)]),

@@ -68,7 +68,7 @@ export async function reviewGate(x: StepRun, top: PlanStep): Promise<'approved' 
     // A spent budget sends no implementer back (docs/run.md §7.2): a running step finishes without spending
     // on, its work kept for a person to decide, as an escalation.
     if (rc.tally.ledger.exhausted) {
-      await escalate(x, top, { ...v, summary: `the budget is spent, so no revision round: ${v.summary}` });
+      await escalate(x, top, { ...v, summary: `the budget is spent, so no revision round: ${v.summary}` }, false);
       return 'escalated';
     }
     await reviseStep(x, top, issuesOf(v));
@@ -209,9 +209,10 @@ async function reviewRound(
 
 /**
  * ESCALATE (docs/run.md §6.3): the worker branch's head is kept under `refs/tugplan/review/<slug>/<step>`,
- * then the step becomes `needs_human` (the claim ends; its dependents wait).
+ * then the step becomes `needs_human` (the claim ends; its dependents wait). `viaReviewer` false: the driver
+ * hands the step to a human itself (a spent budget, §7.2), its summary the whole reason.
  */
-async function escalate(x: StepRun, top: PlanStep, v: ReviewVerdict): Promise<void> {
+async function escalate(x: StepRun, top: PlanStep, v: ReviewVerdict, viaReviewer = true): Promise<void> {
   const { rc } = x;
   const [{ headTip }, { reviewRefName }] = await Promise.all([
     import('../git/ref-files.js'),
@@ -222,7 +223,11 @@ async function escalate(x: StepRun, top: PlanStep, v: ReviewVerdict): Promise<vo
   const ref = reviewRefName(rc.prep.slug, top.anchor);
   // The ref first: a crash between the two leaves a ref nobody needs, never a needs_human step without its commit.
   await rc.g.run(['update-ref', ref, head], rc.flow.repo.mainRoot);
-  const reason = v.summary.trim() || 'the reviewer asked for a human';
+  // The reason says whose it is (docs/run.md §6.3): the summary and the live view show it as it is, beside the
+  // driver's own reasons for a step to wait (the budget), never as an `ESCALATE:` it was not.
+  const reason = viaReviewer
+    ? `the reviewer asked for a human${v.summary.trim() ? `: ${v.summary.trim()}` : ''}`
+    : v.summary;
   await rc.store.escalate(x.sc, {
     plan: rc.prep.planPath,
     step: top.anchor,
