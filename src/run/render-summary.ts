@@ -11,7 +11,7 @@ import { duration, fileList, painter, shortHash } from './render-text.js';
 import type { HeldElsewhere, RunSummary } from './types.js';
 import { shellArg } from '../util/shell-arg.js';
 import { table } from '../util/table.js';
-import { decideCommands, raisedBudgetRun, resetCommand, runAgain, tugcodeIn } from '../contract/errors.js';
+import { decideCommands, raisedBudgetRun, resetCommand, runAgainAfterFailures, tugcodeIn } from '../contract/errors.js';
 import { usageLine } from '../contract/usage.js';
 
 /** `next`: the command to run next, the last line (`tugcode merge <plan>` once the plan is done, docs/run.md §1.1 item 6). */
@@ -87,7 +87,10 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
       );
     // After a spent budget, the same budget again would stop the run at once: the flag with `<more>` (§7.2).
     const d = { plan_path: plan, ...s.error?.details };
-    const again = s.error?.code === 'BudgetExhausted' ? raisedBudgetRun(d) : runAgain(d);
+    const again =
+      s.error?.code === 'BudgetExhausted'
+        ? raisedBudgetRun(d)
+        : runAgainAfterFailures({ failed_steps: s.failed_steps, ...d });
     blocks.push([paint('bold', 'waiting for you:'), ...lines, `then: ${again}`].join('\n'));
   }
   const outside = s.completed_outside?.length ?? 0;
