@@ -180,6 +180,8 @@ export function checkBudget(rc: RunCtx): void {
     usage: ledger.plan,
     running_steps: running,
   });
+  // Steps a human approved still integrate (docs/run.md §7.2) unless the run drains for another reason too.
+  rc.tally.approvedOnly = !rc.tally.draining;
   rc.tally.draining = true;
   announceChange(rc);
 }
