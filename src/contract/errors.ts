@@ -465,7 +465,12 @@ export const CATALOGUE = {
         if (at && (at.tokens ?? 0) !== (u.tokens ?? 0)) was.push(`${toks(at.tokens ?? 0)} tokens`);
       }
       const then = was.length ? ` (reached at ${was.join(', ')}; the steps running then finished)` : '';
-      return `the budget of ${plan(d)} is spent: ${spent.join(', ') || 'reached'}${then}; no new step was claimed`;
+      // Steps a human approved still integrate, with no agent run (docs/run.md §7.2).
+      const approved = (d.approved_steps as unknown[] | undefined) ?? [];
+      const claimed = approved.length
+        ? `no step to implement was claimed; the approved ${approved.map((a) => s(a)).join(', ')} integrated`
+        : 'no new step was claimed';
+      return `the budget of ${plan(d)} is spent: ${spent.join(', ') || 'reached'}${then}; ${claimed}`;
     },
     hint: (d) =>
       `${decisionsFirst(d)}${tugcodeIn(d)} state show ${planArg(d)} (its usage), then raise the budget: ${raisedBudgetRun(d)}`,

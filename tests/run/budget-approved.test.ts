@@ -70,6 +70,8 @@ describe('a spent budget and a step a human approved', () => {
       human_approved: ['step-1'],
       not_run_steps: ['step-2'],
     });
+    expect(last.error.message).toMatch(/; no step to implement was claimed; the approved step-1 integrated$/);
+    expect(last.error.details.approved_steps).toEqual(['step-1']);
     expect(impl.runs('step-1')).toEqual(['attempt 1']);
     expect(impl.runs('step-2')).toEqual([]);
     // The reviewer ran once, in the first run: an approved step is not reviewed again.
