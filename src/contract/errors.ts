@@ -445,7 +445,7 @@ export const CATALOGUE = {
   },
   BudgetExhausted: {
     exit: 4,
-    when: "`run`: the plan's usage reached `--budget-usd` or `--budget-tokens` (docs/run.md §7.2); no new step was claimed, the running ones finished",
+    when: "`run`: the plan's usage reached `--budget-usd` or `--budget-tokens` (docs/run.md §7.2); no new step to implement was claimed (those a human approved still integrate), the running ones finished",
     message: (d) => {
       // `usage`: the plan's totals as `state show` gives them once the running steps finished; `reached_at`:
       // the totals the budget was judged by when it was reached (absent when they are the same).
