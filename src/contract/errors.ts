@@ -91,6 +91,34 @@ export function runAgain(d: Details, drop: string[] = []): string {
   return [`${tugcodeIn(d)} run ${planArg(d)}`, ...kept].join(' ');
 }
 
+/**
+ * The run again after failed steps (docs/run.md §7.3): when one failed `Stalled`, the same stall_seconds
+ * would end the same silent command again, so the run again doubles it (a `--stall-seconds` it already gives
+ * that is at least as large is kept), saying why. The setting and the silence are read from the reason the
+ * driver writes (src/run/step.ts: `… for <silent> s (stall_seconds <N>)`); else it is `runAgain`.
+ */
+export function runAgainAfterFailures(d: Details): string {
+  const failed = (d.failed_steps as { step_anchor?: unknown; reason?: unknown }[] | undefined) ?? [];
+  let worst: { step: string; silent: number; setting: number } | null = null;
+  for (const f of failed) {
+    const m = /^Stalled: .* for (\d+) s \(stall_seconds (\d+(?:\.\d+)?)\)/.exec(
+      typeof f.reason === 'string' ? f.reason : '',
+    );
+    if (m && (!worst || Number(m[2]) > worst.setting))
+      worst = { step: s(f.step_anchor), silent: Number(m[1]), setting: Number(m[2]) };
+  }
+  if (!worst) return runAgain(d);
+  const words = (d.run_flags as string[] | undefined) ?? [];
+  const i = words.indexOf('--stall-seconds');
+  const given = i >= 0 ? Number(words[i + 1]) : NaN;
+  const raised = Math.ceil(worst.setting * 2);
+  if (Number.isFinite(given) && given >= raised) return runAgain(d);
+  return (
+    `${runAgain(d, ['--stall-seconds'])} --stall-seconds ${raised} ` +
+    `(stall_seconds doubled: ${worst.step} was silent for ${worst.silent} s)`
+  );
+}
+
 /** The run again once a budget is spent: the flag it was given, with `<more>` (docs/run.md §7.2). */
 export function raisedBudgetRun(d: Details): string {
   return d.budget_usd !== undefined && d.budget_usd !== null
@@ -412,12 +440,12 @@ export const CATALOGUE = {
       const failed = ((d.failed_steps as { step_anchor?: unknown }[] | undefined) ?? []).map((f) => f.step_anchor);
       if (failed.length === 0) return `${tugcodeIn(d)} state show ${planArg(d)}`;
       const resets = failed.map((a) => `${tugcodeIn(d)} state reset ${planArg(d)} ${arg(a)}`);
-      return [...resets, runAgain(d)].join(' && ');
+      return [...resets, runAgainAfterFailures(d)].join(' && ');
     },
   },
   BudgetExhausted: {
     exit: 4,
-    when: "`run`: the plan's usage reached `--budget-usd` or `--budget-tokens` (docs/run.md §7.2); no new step was claimed, the running ones finished",
+    when: "`run`: the plan's usage reached `--budget-usd` or `--budget-tokens` (docs/run.md §7.2); no new step to implement was claimed (those a human approved still integrate), the running ones finished",
     message: (d) => {
       // `usage`: the plan's totals as `state show` gives them once the running steps finished; `reached_at`:
       // the totals the budget was judged by when it was reached (absent when they are the same).
@@ -437,7 +465,12 @@ export const CATALOGUE = {
         if (at && (at.tokens ?? 0) !== (u.tokens ?? 0)) was.push(`${toks(at.tokens ?? 0)} tokens`);
       }
       const then = was.length ? ` (reached at ${was.join(', ')}; the steps running then finished)` : '';
-      return `the budget of ${plan(d)} is spent: ${spent.join(', ') || 'reached'}${then}; no new step was claimed`;
+      // Steps a human approved still integrate, with no agent run (docs/run.md §7.2).
+      const approved = (d.approved_steps as unknown[] | undefined) ?? [];
+      const claimed = approved.length
+        ? `no step to implement was claimed; the approved ${approved.map((a) => s(a)).join(', ')} integrated`
+        : 'no new step was claimed';
+      return `the budget of ${plan(d)} is spent: ${spent.join(', ') || 'reached'}${then}; ${claimed}`;
     },
     hint: (d) =>
       `${decisionsFirst(d)}${tugcodeIn(d)} state show ${planArg(d)} (its usage), then raise the budget: ${raisedBudgetRun(d)}`,
@@ -733,7 +766,7 @@ export const CATALOGUE = {
       // A step failed at its cap beside them stays failed through the decision: its reset is named too.
       const failed = ((d.failed_steps as { step_anchor?: unknown }[] | undefined) ?? []).map((f) => f.step_anchor);
       const resets = failed.map((a) => resetCommand(d.plan_path, a, d));
-      return `${[...each, ...resets].join('; ')}; then ${runAgain(d)}`;
+      return `${[...each, ...resets].join('; ')}; then ${runAgainAfterFailures(d)}`;
     },
   },
 } satisfies Record<string, CatalogueEntry>;

@@ -21,9 +21,9 @@ export const WARNINGS = {
   },
   BudgetUnmeasured: {
     when:
-      "a run's budget (`--budget-usd`, `--budget-tokens`) cannot see what some runs use: a command implementer " +
-      'that does not write `TUG_USAGE_OUT`, no implementer at all, codex tokens without `[run.prices]`, an agent ' +
-      'run that reported nothing; said once, at the start or at the first such run (docs/run.md §7.2)',
+      "a run's budget (`--budget-usd`, `--budget-tokens`) cannot see what some runs use: no implementer at all, " +
+      'codex tokens without `[run.prices]` (said at the start), or a run that reported nothing, such as a command ' +
+      'that does not write `TUG_USAGE_OUT` (said at its first such run); once per run (docs/run.md §7.2)',
   },
   CommitMismatch: {
     when: '`state complete` of a step already completed with another commit: the given commit is not recorded',

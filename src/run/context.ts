@@ -110,6 +110,11 @@ export interface RunTally {
   fatal: unknown;
   /** The plan drifted: no worker claims again; steps in flight finish (docs/run.md §1 item 4.1). */
   draining: boolean;
+  /**
+   * Draining only because a budget is spent (docs/run.md §7.2): the steps a human approved still integrate,
+   * which costs nothing (no implementer, no reviewer). Any other reason to drain turns it off.
+   */
+  approvedOnly: boolean;
   /** Steps reviewed by this run: rounds and last verdict (docs/run.md §6). */
   reviews: Map<string, { rounds: number; verdict: import('./types.js').Verdict }>;
   /** Steps whose commit a human approved (`state decide --approve`) that this run integrated as it was kept. */
@@ -153,6 +158,7 @@ export function newTally(): RunTally {
     commits: [],
     fatal: null,
     draining: false,
+    approvedOnly: false,
     reviews: new Map(),
     humanApproved: new Set(),
     needsHuman: new Map(),

@@ -807,6 +807,8 @@ async function summarize(
       usage: base.plan_usage,
       reached_at: fatal.details.usage,
       ...waitingForHuman,
+      // Integrated after the budget was spent, costing nothing (docs/run.md §7.2): the message names them.
+      ...(base.human_approved?.length ? { approved_steps: base.human_approved } : {}),
     });
   if (fatal) err = fatal instanceof TugError ? fatal : new TugError('InternalError', { reason: String(fatal) });
   else if (rc.stop.signal.aborted && !done)

@@ -129,27 +129,26 @@ function noteSilent(rc: RunCtx, anchor: string, role: UsageRole, what: string): 
 }
 
 /**
- * At the start: the plan's totals so far, and what a budget cannot see — a command implementer reports only
- * through TUG_USAGE_OUT, codex reports no cost without `[run.prices]`.
+ * At the start: the plan's totals so far, and what a budget cannot see whatever the runs do — no agent or
+ * command runs that could report, or codex under `--budget-usd` without `[run.prices]` (codex never
+ * reports a cost). A command may well report through TUG_USAGE_OUT: it is judged by its first run
+ * (noteSilent), not warned about here. Either way the warning is said once per run (docs/run.md §7.2).
  */
 export async function startLedger(rc: RunCtx): Promise<void> {
   const ledger = rc.tally.ledger;
   ledger.plan = await rc.store.usageTotals(stateCallIn(rc, rc.flow.repo.mainRoot), { plan: rc.prep.planPath });
   if (!hasBudget(rc)) return;
-  const { agent, implementer } = rc.opts;
-  if (!agent && implementer)
-    rc.warn(
-      'BudgetUnmeasured',
-      `${budgetWords(rc)}: the implementer command reports usage only if it writes TUG_USAGE_OUT (docs/run.md §7.1); ` +
-        'runs that do not count nothing',
-    );
-  else if (!agent && !implementer)
-    rc.warn('BudgetUnmeasured', `${budgetWords(rc)}: no implementer runs, so nothing is counted`);
-  else if (agent === 'codex' && rc.opts.budgetUsd !== null && Object.keys(rc.opts.prices).length === 0)
-    rc.warn(
-      'BudgetUnmeasured',
-      `--budget-usd: codex reports tokens but no cost; without [run.prices] its runs cost nothing toward the budget`,
-    );
+  const { agent, implementer, reviewer, reviewAgent, resolver } = rc.opts;
+  const blind =
+    !agent && !implementer && !reviewer && !reviewAgent && !resolver
+      ? `${budgetWords(rc)}: no implementer runs, so nothing is counted`
+      : agent === 'codex' && rc.opts.budgetUsd !== null && Object.keys(rc.opts.prices).length === 0
+        ? `--budget-usd: codex reports tokens but no cost; without [run.prices] its runs cost nothing toward the budget`
+        : null;
+  if (blind) {
+    ledger.silentWarned = true;
+    rc.warn('BudgetUnmeasured', blind);
+  }
   checkBudget(rc);
 }
 
@@ -181,6 +180,8 @@ export function checkBudget(rc: RunCtx): void {
     usage: ledger.plan,
     running_steps: running,
   });
+  // Steps a human approved still integrate (docs/run.md §7.2) unless the run drains for another reason too.
+  rc.tally.approvedOnly = !rc.tally.draining;
   rc.tally.draining = true;
   announceChange(rc);
 }

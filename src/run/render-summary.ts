@@ -11,7 +11,7 @@ import { duration, fileList, painter, shortHash } from './render-text.js';
 import type { HeldElsewhere, RunSummary } from './types.js';
 import { shellArg } from '../util/shell-arg.js';
 import { table } from '../util/table.js';
-import { decideCommands, raisedBudgetRun, resetCommand, runAgain, tugcodeIn } from '../contract/errors.js';
+import { decideCommands, raisedBudgetRun, resetCommand, runAgainAfterFailures, tugcodeIn } from '../contract/errors.js';
 import { usageLine } from '../contract/usage.js';
 
 /** `next`: the command to run next, the last line (`tugcode merge <plan>` once the plan is done, docs/run.md §1.1 item 6). */
@@ -42,7 +42,8 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
         (c.kept_commit ? `; its work is ${shortHash(c.kept_commit)}` : ''),
     ]),
     ...s.failed_steps.map((f) => [f.step_anchor, paint('red', 'failed'), firstLine(f.reason)]),
-    ...needs.map((n) => [n.step_anchor, paint('yellow', 'needs you'), firstLine(`ESCALATE: ${n.reason}`)]),
+    // The reason as its maker wrote it: a reviewer's says so, the budget's too (docs/run.md §6.3).
+    ...needs.map((n) => [n.step_anchor, paint('yellow', 'needs you'), firstLine(n.reason)]),
     ...s.blocked_steps.map((a) => [a, paint('yellow', 'blocked'), firstLine(blockedWhy.get(a) ?? '')]),
     // Behind a step waiting for a human: the decision lets them run (docs/run.md §1.10, as the dry run says).
     ...(s.waiting_reasons ?? []).map((w) => [w.step_anchor, paint('yellow', 'waiting'), firstLine(w.reason)]),
@@ -86,7 +87,10 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
       );
     // After a spent budget, the same budget again would stop the run at once: the flag with `<more>` (§7.2).
     const d = { plan_path: plan, ...s.error?.details };
-    const again = s.error?.code === 'BudgetExhausted' ? raisedBudgetRun(d) : runAgain(d);
+    const again =
+      s.error?.code === 'BudgetExhausted'
+        ? raisedBudgetRun(d)
+        : runAgainAfterFailures({ failed_steps: s.failed_steps, ...d });
     blocks.push([paint('bold', 'waiting for you:'), ...lines, `then: ${again}`].join('\n'));
   }
   const outside = s.completed_outside?.length ?? 0;

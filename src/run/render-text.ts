@@ -120,9 +120,11 @@ export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }
       );
     }
     case 'stalled':
+      // Seconds in a sentence as the failure reason says them (`2 s`, docs/run.md §7.3); the compact `2s` is
+      // for the live view's and the summary's columns.
       return (
         `${e.worker} ${e.step_anchor} attempt ${e.attempt} ${paint('red', 'stalled')}: no output, item or file ` +
-        `change for ${duration(e.idle_seconds * 1000)}`
+        `change for ${e.idle_seconds} s`
       );
     case 'step_failed':
       return (

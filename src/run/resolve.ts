@@ -64,14 +64,22 @@ export async function integrateResolving(
 ): Promise<Landed | 'escalated'> {
   const resolver = resolverOf(x.rc.opts);
   const rounds: Rounds = { used: 0, max: resolver ? x.rc.opts.resolveRounds : 0, failures: [], logs: [] };
+  const top = units[units.length - 1]!;
   for (;;) {
-    const r = await once(rounds.used < rounds.max).catch((e: unknown) => {
+    // A step a human approved, once the budget is spent (docs/run.md §7.2): its integration costs nothing, but
+    // a conflict would take the resolver (an agent, which costs) or a new attempt: a human has it back instead.
+    const spentApproved = x.rc.tally.ledger.exhausted && x.rc.tally.humanApproved.has(top.anchor);
+    const r = await once(rounds.used < rounds.max || spentApproved).catch((e: unknown) => {
       // The rounds are used up and the rebase conflicted again: the reason says why each round failed (a
       // resolver that ran git itself, …) and the failure names the resolver's logs (docs/run.md §1.9).
       if (!(e instanceof StepFailure) || e.code !== 'IntegrationConflict' || rounds.failures.length === 0) throw e;
       throw new StepFailure(e.code, `${e.reason}; ${roundsFailed(rounds)}`, e.output, e.artifact, rounds.logs);
     });
     if (!('stop' in r)) return r;
+    if (spentApproved) {
+      await handBack(x, top, r.stop);
+      return 'escalated';
+    }
     const merged = await timed(x.tr, 'resolve', () => resolveRebase(x, units, r.stop, rounds, resolver!));
     if (merged) {
       // The step's commits now sit on the newer tip with a merge nobody has checked: its checkpoints again,
@@ -82,6 +90,25 @@ export async function integrateResolving(
     }
     x.phase('integrate');
   }
+}
+
+/**
+ * An approved step's conflict once the budget is spent (docs/run.md §7.2): the rebase aborted, the step's
+ * commits as they were, and the step waits for a human again with them kept; no resolver runs.
+ */
+async function handBack(x: StepRun, top: PlanStep, stop: RebaseStop): Promise<void> {
+  const { rc, tree } = x;
+  const c = await import('../gitflow/conflict.js');
+  rc.emit({ type: 'conflict', worker: tree.worker, step_anchor: top.anchor, files: stop.files });
+  await c.abortRebase(rc.g, tree.path);
+  await rc.g.run(['reset', '--quiet', '--hard', stop.head], tree.path);
+  const { keepForHuman } = await import('./review.js');
+  await keepForHuman(
+    x,
+    top,
+    `approved, but integrating it conflicts in ${stop.files.join(', ')} and the budget is spent, so no resolver ` +
+      'runs: approve it again once the budget is raised',
+  );
 }
 
 /** `tugplan/<slug>`, or `<remote>/tugplan/<slug>` with --remote: what the reasons name. */

@@ -68,7 +68,7 @@ export async function reviewGate(x: StepRun, top: PlanStep): Promise<'approved' 
     // A spent budget sends no implementer back (docs/run.md §7.2): a running step finishes without spending
     // on, its work kept for a person to decide, as an escalation.
     if (rc.tally.ledger.exhausted) {
-      await escalate(x, top, { ...v, summary: `the budget is spent, so no revision round: ${v.summary}` });
+      await escalate(x, top, { ...v, summary: `the budget is spent, so no revision round: ${v.summary}` }, false);
       return 'escalated';
     }
     await reviseStep(x, top, issuesOf(v));
@@ -208,10 +208,26 @@ async function reviewRound(
 }
 
 /**
- * ESCALATE (docs/run.md §6.3): the worker branch's head is kept under `refs/tugplan/review/<slug>/<step>`,
- * then the step becomes `needs_human` (the claim ends; its dependents wait).
+ * ESCALATE (docs/run.md §6.3): the step goes to a human with its commits kept. `viaReviewer` false: the
+ * driver hands the step to a human itself (a spent budget, §7.2), its summary the whole reason.
  */
-async function escalate(x: StepRun, top: PlanStep, v: ReviewVerdict): Promise<void> {
+async function escalate(x: StepRun, top: PlanStep, v: ReviewVerdict, viaReviewer = true): Promise<void> {
+  // The reason says whose it is (docs/run.md §6.3): the summary and the live view show it as it is, beside the
+  // driver's own reasons for a step to wait (the budget), never as an `ESCALATE:` it was not.
+  const summary = v.summary.trim();
+  await keepForHuman(
+    x,
+    top,
+    viaReviewer ? `the reviewer asked for a human${summary ? `: ${summary}` : ''}` : v.summary,
+  );
+}
+
+/**
+ * The worker branch's head kept under `refs/tugplan/review/<slug>/<step>`, then the step `needs_human` with
+ * `reason` (the claim ends; its dependents wait; docs/run.md §6.3): a reviewer's ESCALATE, or the driver's
+ * own when a spent budget lets no agent go on (§7.2).
+ */
+export async function keepForHuman(x: StepRun, top: PlanStep, reason: string): Promise<void> {
   const { rc } = x;
   const [{ headTip }, { reviewRefName }] = await Promise.all([
     import('../git/ref-files.js'),
@@ -222,7 +238,6 @@ async function escalate(x: StepRun, top: PlanStep, v: ReviewVerdict): Promise<vo
   const ref = reviewRefName(rc.prep.slug, top.anchor);
   // The ref first: a crash between the two leaves a ref nobody needs, never a needs_human step without its commit.
   await rc.g.run(['update-ref', ref, head], rc.flow.repo.mainRoot);
-  const reason = v.summary.trim() || 'the reviewer asked for a human';
   await rc.store.escalate(x.sc, {
     plan: rc.prep.planPath,
     step: top.anchor,

@@ -307,7 +307,7 @@ export function scheduleText(s: Schedule, held: HeldBack = { failed_steps: [], b
   const human = held.needs_human ?? [];
   const heldLines = [
     ...held.failed_steps.map((f) => ['failed', f.step_anchor, f.reason] as const),
-    ...human.map((n) => ['needs you', n.step_anchor, `ESCALATE: ${n.reason}`] as const),
+    ...human.map((n) => ['needs you', n.step_anchor, n.reason] as const),
     ...held.blocked_reasons.map((b) => ['blocked', b.step_anchor, b.reason] as const),
     ...(held.waiting_reasons ?? []).map((b) => ['waiting', b.step_anchor, b.reason] as const),
   ];

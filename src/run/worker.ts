@@ -192,7 +192,7 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
   let backoff = 100;
   let losses = { step: '', count: 0 };
   const sc = stateCallIn(rc, tree.path);
-  while (!rc.stop.signal.aborted && !rc.tally.draining) {
+  while (!rc.stop.signal.aborted && (!rc.tally.draining || rc.tally.approvedOnly)) {
     const tc = tracerOf(rc, worker, '');
     try {
       await timed(tc, 'drift', () => rc.drift.check());
@@ -201,18 +201,31 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
       // The run stops claiming; the other workers finish the steps they hold, then stop (PlanDrift at the end).
       rc.tally.fatal ??= e;
       rc.tally.draining = true;
+      rc.tally.approvedOnly = false;
       announceChange(rc);
       break;
     }
     // A tree removed or broken during the last step (its attempt failed WorktreeBroken) is made again first.
     if (await ensureWorkerTree(rc.g, rc.flow.repo, rc.prep, tree, () => integrationTip(rc))) fresh = true;
-    const r = await timed(tc, 'claim', () =>
-      rc.store.claim(sc, {
-        plan: rc.prep.planPath,
-        worktree: tree.path,
-        lease_seconds: rc.opts.leaseSeconds,
-      }),
-    );
+    // A spent budget claims only the steps a human approved, which cost nothing to integrate (docs/run.md §7.2).
+    const approvedOnly = rc.tally.draining;
+    const r = approvedOnly
+      ? await claimApproved(rc, sc, tree.path)
+      : await timed(tc, 'claim', () =>
+          rc.store.claim(sc, {
+            plan: rc.prep.planPath,
+            worktree: tree.path,
+            lease_seconds: rc.opts.leaseSeconds,
+          }),
+        );
+    if (r === null) break;
+    if (!r.claimed && approvedOnly) {
+      // An approved step behind one this run still holds: that step may finish and let it go.
+      if (rc.tally.held.size === 0) break;
+      await waitForChange(rc, backoff);
+      backoff = Math.min(2000, backoff * 2);
+      continue;
+    }
     if (!r.claimed) {
       if (r.all_completed || r.claimed_steps.length === 0) break;
       // Whom it waits on when that is no worker of this run, and until when (docs/run.md §1.4).
@@ -289,6 +302,7 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
         refusal: outcome.lost.message,
       });
       rc.tally.draining = true;
+      rc.tally.approvedOnly = false;
       announceChange(rc);
       break;
     }
@@ -298,6 +312,33 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
   const signalled = rc.stop.signal.aborted && rc.stop.signal.reason === SIGNAL_STOP;
   rc.emit({ type: 'worker_stopped', worker, reason: signalled ? 'signal' : 'done' });
   return { worker, busy_ms: busy };
+}
+
+/**
+ * Once a budget is spent (docs/run.md §7.2): a claim of a step a human approved, ready now; not claimed when
+ * one is approved but not ready; null when no step waits approved.
+ */
+async function claimApproved(
+  rc: RunCtx,
+  sc: ReturnType<typeof stateCallIn>,
+  worktree: string,
+): Promise<Awaited<ReturnType<RunCtx['store']['claim']>> | null> {
+  const shown = await rc.store.show(sc, { plan: rc.prep.planPath, items: 'none' });
+  const approved = (shown.plans[0]?.steps ?? []).filter(
+    (s) =>
+      s.parent_anchor === null && s.status === 'pending' && s.human_decision === 'approved' && s.review_commit !== null,
+  );
+  let last: Awaited<ReturnType<RunCtx['store']['claim']>> | null = null;
+  for (const s of approved) {
+    last = await rc.store.claim(sc, {
+      plan: rc.prep.planPath,
+      worktree,
+      lease_seconds: rc.opts.leaseSeconds,
+      step: s.anchor,
+    });
+    if (last.claimed) return last;
+  }
+  return last;
 }
 
 /** Runs one claimed step (`fresh`: in a tree just made); says whether the claim is settled, not still held. */

@@ -13,7 +13,8 @@ import { gitSnapshot, planText, runJsonl, runRepo, step, tugJson } from './helpe
 import { implementer, reviewerScript } from './review-helpers.js';
 
 const PLAN = '.tugtool/tugplan-demo.md';
-const REASON = 'ESCALATE in round 1';
+// The reviewer's escalation says it was the reviewer's (docs/run.md §6.3), with no `ESCALATE:` before it.
+const REASON = 'the reviewer asked for a human: ESCALATE in round 1';
 
 describe('tugcode run --dry-run with a step waiting for a human', () => {
   it('schedules neither it nor the steps behind it, lists them, and warns with the real run’s hint', () => {
@@ -47,7 +48,7 @@ describe('tugcode run --dry-run with a step waiting for a human', () => {
     expect(none.stdout).toMatch(
       /^nothing to run until the failed step is reset and the step waiting for a human is decided\n/,
     );
-    expect(none.stdout).toContain(`step-1  needs you  ESCALATE: ${REASON}\n`);
+    expect(none.stdout).toContain(`step-1  needs you  ${REASON}\n`);
     expect(none.stdout).toContain('step-2  waiting    waits on step-1 (waits for a human)\n');
     expect(none.stdout).not.toMatch(/wave/);
     expect(none.stderr).toBe(
@@ -62,7 +63,7 @@ describe('tugcode run --dry-run with a step waiting for a human', () => {
     expect(text.stdout).toMatch(
       new RegExp(
         '^1 step in 1 wave\n' +
-          `step-1  needs you  ESCALATE: ${REASON}\n` +
+          `step-1  needs you  ${REASON}\n` +
           'step-2  waiting    waits on step-1 \\(waits for a human\\)\n\n' +
           'wave 1: step-3\n',
       ),
@@ -102,7 +103,8 @@ describe('tugcode run --dry-run with a step waiting for a human', () => {
     expect(first.events.at(-1)).toMatchObject({ waiting_steps: ['step-2'], waiting_reasons: [waiting] });
     const realText = runCli(['run', ...args], { cwd: root });
     expect(realText.code).toBe(4);
-    expect(realText.stdout).toMatch(/step-1\s+needs you\s+ESCALATE: ESCALATE in round 1\n/);
+    expect(realText.stdout).toContain(`needs you  ${REASON}\n`);
+    expect(realText.stdout).not.toContain('ESCALATE:');
     expect(realText.stdout).toMatch(/step-2\s+waiting\s+waits on step-1 \(waits for a human\)\n/);
     expect(realText.stdout).toContain('0 completed, 1 waiting for you, 1 waiting');
 

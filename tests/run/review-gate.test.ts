@@ -120,7 +120,11 @@ describe('tugcode run --reviewer', () => {
     const last = r.events.at(-1);
     expect(last).toMatchObject({ type: 'summary', status: 'error', error: { code: 'NeedsHuman' } });
     expect(last.needs_human).toEqual([
-      { step_anchor: 'step-1', review_ref: 'refs/tugplan/review/demo/step-1', reason: 'ESCALATE in round 1' },
+      {
+        step_anchor: 'step-1',
+        review_ref: 'refs/tugplan/review/demo/step-1',
+        reason: 'the reviewer asked for a human: ESCALATE in round 1',
+      },
     ]);
     expect(r.events.filter((e) => e.type === 'needs_human')).toHaveLength(1);
     // The independent step ran; the dependent waited; the kept commit is under the review ref.
@@ -529,6 +533,13 @@ describe('tugcode run --reviewer', () => {
       needs_human: [{ step_anchor: 'step-1', reason: 'the budget is spent, so no revision round: REVISE in round 1' }],
     });
     expect(impl.runs('step-1')).toEqual(['attempt 1']);
+    // Said as what it is: no reviewer escalated it (docs/run.md §6.3), so no `ESCALATE:` before the reason.
+    const text = runCli(['run', ...args, '--budget-tokens', '1000'], { cwd: root });
+    expect(text.code).toBe(4);
+    expect(text.stdout).toMatch(/step-1\s+needs you\s+the budget is spent, so no revision round: REVISE in round 1\n/);
+    expect(text.stdout).not.toContain('ESCALATE');
+    const dry = runCli(['run', ...args, '--budget-tokens', '1000', '--dry-run'], { cwd: root });
+    expect(dry.stdout).toContain('step-1  needs you  the budget is spent, so no revision round: REVISE in round 1\n');
     expect(tugJson(root, ['state', 'decide', 'demo', 'step-1', '--approve']).code).toBe(0);
     const r2 = runJsonl(root, [...args, '--budget-tokens', '100000']);
     expect(r2.code, r2.stdout + r2.stderr).toBe(0);

@@ -304,12 +304,19 @@ describe('what the renderers show of reviews and escalations', () => {
       wall_ms: 1000,
       workers: [],
       review_rounds: [{ step_anchor: 'step-1', rounds: 2, verdict: 'APPROVE' }],
-      needs_human: [{ step_anchor: 'step-2', review_ref: 'refs/tugplan/review/demo/step-2', reason: 'two outputs' }],
+      needs_human: [
+        {
+          step_anchor: 'step-2',
+          review_ref: 'refs/tugplan/review/demo/step-2',
+          reason: 'the reviewer asked for a human: two outputs',
+        },
+      ],
       error: { code: 'NeedsHuman', message: 'm', details: { plan_path: plan } },
     };
     const text = await summaryText(s, { color: false });
     expect(text).toMatch(/step-1\s+completed\s+reviewed, 2 rounds/);
-    expect(text).toMatch(/step-2\s+needs you\s+ESCALATE: two outputs/);
+    expect(text).toMatch(/step-2\s+needs you\s+the reviewer asked for a human: two outputs\n/);
+    expect(text).not.toContain('ESCALATE');
     expect(text).toContain(
       [
         'waiting for you:',

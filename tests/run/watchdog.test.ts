@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
 import { groupAlive, nodeImplementer, planText, runJsonl, runRepo, step, stepCommits } from './helpers.js';
 
 const ONE = planText([step(1, 'One')]);
@@ -59,6 +59,47 @@ writeFileSync(join(wt, step + '.txt'), step);
       expect.objectContaining({ step_anchor: 'step-1', failures: 1 }),
     ]);
     expect(r.events.at(-1).failed_steps[0].reason).toMatch(/^Stalled: /);
+    // The same --stall-seconds would stall the same silent command again: the hint doubles it (docs/run.md §7.3).
+    const hint = r.events.at(-1).error.hint;
+    expect(hint).toMatch(/ --max-attempts 1 --stall-seconds 4 \(stall_seconds doubled: step-1 was silent for \d+ s\)$/);
+    expect(hint).not.toContain('--stall-seconds 2');
+    // The dry run's warning gives the real run's hint (docs/run.md §1.10).
+    const dry = runCli(
+      [
+        'run',
+        'demo',
+        '--workers',
+        '1',
+        '--implementer',
+        impl.argv,
+        '--stall-seconds',
+        '2',
+        '--max-attempts',
+        '1',
+        '--dry-run',
+      ],
+      { cwd: root },
+    );
+    expect(dry.stderr).toContain('--stall-seconds 4 (stall_seconds doubled');
+    // A run given more than that already keeps its own.
+    const more = runCli(
+      ['run', 'demo', '--workers', '1', '--implementer', impl.argv, '--stall-seconds', '9', '--dry-run'],
+      { cwd: root },
+    );
+    expect(more.stderr).toMatch(/--stall-seconds 9\)\n/);
+  });
+
+  it('in text, the stalled line says its seconds as the failure reason does (`2 s`)', () => {
+    const root = runRepo(ONE);
+    const impl = nodeImplementer(`await sleep(120000);`);
+    const r = runCli(
+      ['run', 'demo', '--workers', '1', '--implementer', impl.argv, '--stall-seconds', '2', '--max-attempts', '1'],
+      { cwd: root },
+    );
+    expect(r.code).toBe(4);
+    expect(r.stdout).toMatch(/step-1 attempt 1 stalled: no output, item or file change for \d+ s\n/);
+    expect(r.stdout).toMatch(/no output, no item change and no file change for \d+ s \(stall_seconds 2\)/);
+    expect(r.stderr).toContain('--stall-seconds 4 (stall_seconds doubled: step-1 was silent for');
   });
 
   it('one that prints regularly but never finishes ends StepTimeout, not Stalled', () => {

@@ -322,11 +322,27 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
         ...(needs_human.length ? { needs_human_steps: needs_human.map((n) => n.step_anchor) } : {}),
         run_flags: runFlags(input, cli.ctx.cwd, cli.ctx.dir),
       });
-      call.warnings.add(err.code, `${err.message}: the real run claims no step (${err.hint})`, {
-        plan_path: prep.planPath,
-        ...spent,
-      });
-      s = { ...s, waves: [], critical_path: [], steps: [], apart: [] };
+      // The steps a human approved still integrate, which costs nothing (docs/run.md §7.2): the schedule keeps
+      // them (and nothing behind another step), as the real run claims them alone.
+      const unapproved = s.steps.filter((st) => st.approved_commit === undefined).map((st) => st.step_anchor);
+      s =
+        unapproved.length === s.steps.length
+          ? { ...s, waves: [], critical_path: [], steps: [], apart: [] }
+          : schedule(prep.plan, {
+              implementer,
+              checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,
+              done: progress.completed,
+              failed: new Set(failed_steps.map((f) => f.step_anchor)),
+              waiting: new Set([...needs_human.map((n) => n.step_anchor), ...unapproved]),
+              approved: progress.approved,
+            });
+      const n = s.steps.length;
+      const does =
+        n === 0
+          ? 'the real run claims no step'
+          : `the real run integrates only the step${n === 1 ? '' : 's'} a human approved ` +
+            `(${s.steps.map((st) => st.step_anchor).join(', ')}), which runs no agent, and claims no other step`;
+      call.warnings.add(err.code, `${err.message}: ${does} (${err.hint})`, { plan_path: prep.planPath, ...spent });
     }
     const does = s.steps.length > 0 ? 'runs the other steps and ends' : 'does nothing and ends';
     // A step waiting for a human stays so until `state decide`: the real run claims none of it (nor of what
