@@ -68,7 +68,7 @@ export async function reviewGate(x: StepRun, top: PlanStep): Promise<'approved' 
     // A spent budget sends no implementer back (docs/run.md §7.2): a running step finishes without spending
     // on, its work kept for a person to decide, as an escalation.
     if (rc.tally.ledger.exhausted) {
-      await escalate(x, top, { ...v, summary: `the budget is spent, so no revision round: ${v.summary}` }, false);
+      await keepForHuman(x, top, `the budget is spent, so no revision round: ${v.summary}`);
       return 'escalated';
     }
     await reviseStep(x, top, issuesOf(v));
@@ -208,18 +208,12 @@ async function reviewRound(
 }
 
 /**
- * ESCALATE (docs/run.md §6.3): the step goes to a human with its commits kept. `viaReviewer` false: the
- * driver hands the step to a human itself (a spent budget, §7.2), its summary the whole reason.
+ * ESCALATE (docs/run.md §6.3): the step goes to a human with its commits kept, the reason saying it is the
+ * reviewer's (the summary and the live view show it beside the driver's own reasons, such as the budget's).
  */
-async function escalate(x: StepRun, top: PlanStep, v: ReviewVerdict, viaReviewer = true): Promise<void> {
-  // The reason says whose it is (docs/run.md §6.3): the summary and the live view show it as it is, beside the
-  // driver's own reasons for a step to wait (the budget), never as an `ESCALATE:` it was not.
+async function escalate(x: StepRun, top: PlanStep, v: ReviewVerdict): Promise<void> {
   const summary = v.summary.trim();
-  await keepForHuman(
-    x,
-    top,
-    viaReviewer ? `the reviewer asked for a human${summary ? `: ${summary}` : ''}` : v.summary,
-  );
+  await keepForHuman(x, top, `the reviewer asked for a human${summary ? `: ${summary}` : ''}`);
 }
 
 /**
