@@ -77,6 +77,16 @@ function argumentError(command: string, args: Record<string, unknown>, issue: z.
       const a = /^[aeiou]/.test(issue.expected) ? 'an' : 'a';
       return invalid(`${where} must be ${a} ${issue.expected}, got ${preview(valueAt(args, issue.path))}`, argument);
     }
+    // Worded as the input tables word them (src/contract/inputs/fields.ts), so a kernel tool's argument
+    // error reads like a state tool's, not like zod's ("String must contain at most 1024 character(s)").
+    case 'invalid_enum_value':
+      return invalid(
+        `${where} must be one of ${issue.options.join(', ')}, got ${preview(valueAt(args, issue.path))}`,
+        argument,
+      );
+    case 'too_big':
+      if (issue.type === 'string') return invalid(`${where} is longer than ${issue.maximum} characters`, argument);
+      return invalid(`${where || command}: ${issue.message}`, argument);
     default:
       return invalid(`${where || command}: ${issue.message}`, argument);
   }
