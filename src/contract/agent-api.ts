@@ -230,6 +230,33 @@ const ORDER = [
   'demo',
 ];
 
+/**
+ * `tugcode refactor` has no input table (its argv goes to the kernel's own parser), yet the implement skill
+ * runs `refactor run-step` and `refactor skip` (docs/kernel.md §7.3–§7.5). Their usage lines are those of
+ * `tugcode refactor run-step --help` (tests/docs/agent-api.test.ts checks each one).
+ */
+export const REFACTOR_USAGE = [
+  'tugcode refactor run-step <plan> <step> --worktree W [--attempt N] [--retry-failed] [--verify none|syntax|tests|typecheck] [--text]',
+  'tugcode refactor skip <plan> <step> --worktree W --ordinal N --reason TEXT [--attempt N] [--text]',
+];
+
+const REFACTOR_SECTION = [
+  '### `tugcode refactor` (and `tug`)',
+  '',
+  'The refactor kernel: `analyze-impact`, `run`, `verify`, `snapshot`, `session`, `doctor`, the same command',
+  'table as `tug` (`tug --help`; docs/kernel.md §2–§5). It prints one JSON document without `--json` (`--text`',
+  "for humans), its own envelope (no `command` field). Two more commands act on a plan step's **Refactors:**",
+  "rows, owned by the step's claim (docs/kernel.md §7.3–§7.5):",
+  '',
+  ...REFACTOR_USAGE.map((u) => `    ${u}`),
+  '',
+  '`run-step` analyzes, verifies in a sandbox and applies each open row in W, the first failing row stopping',
+  "it (its exit code is run-step's; a `failed` row answers with its recorded error until `--retry-failed`).",
+  '`skip` marks an open or failed row skipped with the reason. Then `tugcode commit` adds one `Tug-Refactor`',
+  'trailer per applied row; it refuses a step whose rows are neither applied nor skipped (`RefactorsIncomplete`).',
+  '',
+];
+
 export function renderAgentApi(): string {
   const rank = (c: string) => (ORDER.includes(c) ? ORDER.indexOf(c) : ORDER.length);
   const tables = Object.values(INPUT_TABLES).sort(
@@ -280,6 +307,7 @@ export function renderAgentApi(): string {
     '',
   ];
   for (const t of tables) lines.push(...commandSection(t));
+  lines.push(...REFACTOR_SECTION);
   lines.push(
     '## Error codes',
     '',
