@@ -86,6 +86,18 @@ function argumentError(command: string, args: Record<string, unknown>, issue: z.
       );
     case 'too_big':
       if (issue.type === 'string') return invalid(`${where} is longer than ${issue.maximum} characters`, argument);
+      if (issue.type === 'number')
+        return invalid(
+          `${where} must be ${issue.inclusive ? 'at most' : 'less than'} ${issue.maximum}, got ${preview(valueAt(args, issue.path))}`,
+          argument,
+        );
+      return invalid(`${where || command}: ${issue.message}`, argument);
+    case 'too_small':
+      if (issue.type === 'number')
+        return invalid(
+          `${where} must be ${issue.inclusive ? 'at least' : 'greater than'} ${issue.minimum}, got ${preview(valueAt(args, issue.path))}`,
+          argument,
+        );
       return invalid(`${where || command}: ${issue.message}`, argument);
     default:
       return invalid(`${where || command}: ${issue.message}`, argument);

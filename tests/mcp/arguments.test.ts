@@ -166,6 +166,13 @@ describe('tugcode mcp arguments', () => {
         'items',
         'items[0].kind must be one of task, test, checkpoint, got "todo"',
       ],
+      [
+        'tug_state_update',
+        { ...owner, items: [{ kind: 'task', ordinal: -1, status: 'completed' }] },
+        'state update',
+        'items',
+        'items[0].ordinal must be at least 0, got -1',
+      ],
     ];
     for (const [name, args, command, argument, message] of cases) {
       const error = invalidArgument(await client.callTool({ name, arguments: args }), command, argument);
