@@ -58,7 +58,7 @@ export const COMMIT_FAILURE_PLAYBOOK: Record<string, string> = {
   open_items:
     'Checklist items are neither completed nor deferred (`state_error.error.details`): mark them (`tugcode state update <plan> <step> --worktree W --task N completed`, or `deferred --reason …` for what was not done), or run `state_error.error.hint`: `tugcode state update <plan> <step> --worktree W --complete-remaining && <then_run>`, where `then_run` (in the details) finishes the step: `tugcode commit … --integrate` again when the commit is to integrate, else `tugcode state complete <plan> <step> --worktree W --commit <commit_hash>`.',
   substeps:
-    'A substep is not completed: complete it (`tugcode state complete <plan> <substep> --worktree W`), then run `state_error.error.details.then_run` (it finishes the step with this commit).',
+    "A substep is not completed (`state_error.error.details.incomplete_substeps`), its items still open: run `state_error.error.hint`: `tugcode state update <plan> <step> --worktree W --complete-remaining && <then_run>` (it ticks the substeps' items too; defer first what was not done), where `then_run` finishes the step with this commit. Completing the substep alone is refused while its items are open (`ChecklistIncomplete`).",
   refactors:
     'A declared refactor row is neither applied nor skipped. `tugcode commit` refuses this before it commits (`RefactorsIncomplete`, exit 4, nothing changed; docs/git.md §4), so this reason means a row was reopened meanwhile: `tugcode refactor run-step <plan> <step> --worktree W` (or `tugcode refactor skip … --ordinal N --reason …`), then `tugcode commit` again, so the step has a commit with the refactor.',
   ownership:
