@@ -4,8 +4,8 @@
 #   TUG_AGENT_CMD="my-agent --non-interactive" \
 #     tugcode run <plan> --implementer "bash /abs/path/to/agents/implementer.sh"
 #
-# tugcode runs it once per step, inside the step's worktree, with the step brief as JSON on stdin and in
-# the file $TUG_STEP_JSON ({plan_path, step_anchor, title, attempt, commit_message, references,
+# tugcode runs it once per substep and then once per step (TUG_STEP=step-4-1, step-4-2, then step-4), inside
+# the step's worktree, with that (sub)step's brief as JSON on stdin and in the file $TUG_STEP_JSON ({plan_path, step_anchor, title, attempt, commit_message, references,
 # depends_on, items: [{kind, ordinal, text, status}], substeps, previous_failures}), and TUG_WORKTREE,
 # TUG_ATTEMPT, TUG_PLAN, TUG_STEP set. Exit 0 means "done"; anything else fails the attempt.
 set -euo pipefail

@@ -58,7 +58,7 @@ export const COMMIT_FAILURE_PLAYBOOK: Record<string, string> = {
   open_items:
     'Checklist items are neither completed nor deferred (`state_error.error.details`): mark them (`tugcode state update <plan> <step> --worktree W --task N completed`, or `deferred --reason …` for what was not done), or run `state_error.error.hint`: `tugcode state update <plan> <step> --worktree W --complete-remaining && <then_run>`, where `then_run` (in the details) finishes the step: `tugcode commit … --integrate` again when the commit is to integrate, else `tugcode state complete <plan> <step> --worktree W --commit <commit_hash>`.',
   substeps:
-    'A substep is not completed: complete it (`tugcode state complete <plan> <substep> --worktree W`), then run `state_error.error.details.then_run` (it finishes the step with this commit).',
+    "A substep is not completed (`state_error.error.details.incomplete_substeps`), its items still open: run `state_error.error.hint`: `tugcode state update <plan> <step> --worktree W --complete-remaining && <then_run>` (it ticks the substeps' items too; defer first what was not done), where `then_run` finishes the step with this commit. Completing the substep alone is refused while its items are open (`ChecklistIncomplete`).",
   refactors:
     'A declared refactor row is neither applied nor skipped. `tugcode commit` refuses this before it commits (`RefactorsIncomplete`, exit 4, nothing changed; docs/git.md §4), so this reason means a row was reopened meanwhile: `tugcode refactor run-step <plan> <step> --worktree W` (or `tugcode refactor skip … --ordinal N --reason …`), then `tugcode commit` again, so the step has a commit with the refactor.',
   ownership:
@@ -230,6 +230,33 @@ const ORDER = [
   'demo',
 ];
 
+/**
+ * `tugcode refactor` has no input table (its argv goes to the kernel's own parser), yet the implement skill
+ * runs `refactor run-step` and `refactor skip` (docs/kernel.md §7.3–§7.5). Their usage lines are those of
+ * `tugcode refactor run-step --help` (tests/docs/agent-api.test.ts checks each one).
+ */
+export const REFACTOR_USAGE = [
+  'tugcode refactor run-step <plan> <step> --worktree W [--attempt N] [--retry-failed] [--verify none|syntax|tests|typecheck] [--text]',
+  'tugcode refactor skip <plan> <step> --worktree W --ordinal N --reason TEXT [--attempt N] [--text]',
+];
+
+const REFACTOR_SECTION = [
+  '### `tugcode refactor` (and `tug`)',
+  '',
+  'The refactor kernel: `analyze-impact`, `run`, `verify`, `snapshot`, `session`, `doctor`, the same command',
+  'table as `tug` (`tug --help`; docs/kernel.md §2–§5). It prints one JSON document without `--json` (`--text`',
+  "for humans), its own envelope (no `command` field). Two more commands act on a plan step's **Refactors:**",
+  "rows, owned by the step's claim (docs/kernel.md §7.3–§7.5):",
+  '',
+  ...REFACTOR_USAGE.map((u) => `    ${u}`),
+  '',
+  '`run-step` analyzes, verifies in a sandbox and applies each open row in W, the first failing row stopping',
+  "it (its exit code is run-step's; a `failed` row answers with its recorded error until `--retry-failed`).",
+  '`skip` marks an open or failed row skipped with the reason. Then `tugcode commit` adds one `Tug-Refactor`',
+  'trailer per applied row; it refuses a step whose rows are neither applied nor skipped (`RefactorsIncomplete`).',
+  '',
+];
+
 export function renderAgentApi(): string {
   const rank = (c: string) => (ORDER.includes(c) ? ORDER.indexOf(c) : ORDER.length);
   const tables = Object.values(INPUT_TABLES).sort(
@@ -280,6 +307,7 @@ export function renderAgentApi(): string {
     '',
   ];
   for (const t of tables) lines.push(...commandSection(t));
+  lines.push(...REFACTOR_SECTION);
   lines.push(
     '## Error codes',
     '',

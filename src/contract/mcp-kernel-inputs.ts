@@ -24,7 +24,10 @@ export const KERNEL_TOOL_INPUTS: Record<KernelToolName, Record<string, z.ZodType
     to: z.string().max(1024).describe('the new name'),
     expect: z.string().max(1024).optional().describe('the name expected at `at` (refuses otherwise)'),
     apply: z.boolean().optional().describe('write the files (default: dry run)'),
-    verify: z.enum(['none', 'syntax', 'tests', 'typecheck']).optional().describe('verification before apply'),
+    verify: z
+      .enum(['none', 'syntax', 'tests', 'typecheck'])
+      .optional()
+      .describe('verification of the result in a sandbox, before apply writes it (default: syntax)'),
     snapshot_id: z
       .string()
       .max(128)

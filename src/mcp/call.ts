@@ -77,6 +77,28 @@ function argumentError(command: string, args: Record<string, unknown>, issue: z.
       const a = /^[aeiou]/.test(issue.expected) ? 'an' : 'a';
       return invalid(`${where} must be ${a} ${issue.expected}, got ${preview(valueAt(args, issue.path))}`, argument);
     }
+    // Worded as the input tables word them (src/contract/inputs/fields.ts), so a kernel tool's argument
+    // error reads like a state tool's, not like zod's ("String must contain at most 1024 character(s)").
+    case 'invalid_enum_value':
+      return invalid(
+        `${where} must be one of ${issue.options.join(', ')}, got ${preview(valueAt(args, issue.path))}`,
+        argument,
+      );
+    case 'too_big':
+      if (issue.type === 'string') return invalid(`${where} is longer than ${issue.maximum} characters`, argument);
+      if (issue.type === 'number')
+        return invalid(
+          `${where} must be ${issue.inclusive ? 'at most' : 'less than'} ${issue.maximum}, got ${preview(valueAt(args, issue.path))}`,
+          argument,
+        );
+      return invalid(`${where || command}: ${issue.message}`, argument);
+    case 'too_small':
+      if (issue.type === 'number')
+        return invalid(
+          `${where} must be ${issue.inclusive ? 'at least' : 'greater than'} ${issue.minimum}, got ${preview(valueAt(args, issue.path))}`,
+          argument,
+        );
+      return invalid(`${where || command}: ${issue.message}`, argument);
     default:
       return invalid(`${where || command}: ${issue.message}`, argument);
   }

@@ -134,7 +134,7 @@ export async function createMcpServer(o: McpOptions) {
         const a = parseArguments(input, name, args);
         // The default (the server's directory) is confined as a named workspace is: outside a repository it
         // would be an agent session's home directory, copied whole into a sandbox.
-        const ws = ['--workspace', await confinedWorkspace(ctx, String(a.workspace ?? '.'), newCall(name, 'tool'))];
+        const ws = ['--workspace', await confinedWorkspace(ctx, String(a.workspace ?? '.'))];
         r = await kernels.call([...argv(a), ...ws]);
       } catch (e) {
         return errorResult(name, toTugError(e));

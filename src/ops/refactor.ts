@@ -48,9 +48,11 @@ export async function refactorSkip(
 /**
  * The workspace a kernel tool may work in (docs/run.md §5): inside the server's repository, its main
  * checkout or one of its worktrees. A caller (an agent) names any path; the kernel would refactor there.
- * Returns the canonical path, or throws InvalidArgument naming `workspace`.
+ * Returns the canonical path, or throws InvalidArgument naming `workspace`. The repository only, not its
+ * config.toml: the kernel reads its own `[kernel]` table, so a bad value in another table stops the state
+ * tools but not the kernel tools, as it stops tugcode's commands but not `tug` (docs/git.md §8).
  */
-export async function confinedWorkspace(ctx: OpsContext, arg: string, call: Call): Promise<string> {
+export async function confinedWorkspace(ctx: OpsContext, arg: string): Promise<string> {
   const { realpath } = await import('node:fs/promises');
   const { resolve, sep } = await import('node:path');
   const { TugError } = await import('../contract/errors.js');
@@ -59,7 +61,8 @@ export async function confinedWorkspace(ctx: OpsContext, arg: string, call: Call
   const path = await realpath(resolve(ctx.cwd, arg)).catch(() => {
     throw refuse('does not exist');
   });
-  const { repo } = await ctx.load(call);
+  const { resolveRepo } = await import('../git/repo.js');
+  const repo = resolveRepo(ctx.cwd, ctx.env);
   const roots = [repo.mainRoot, ...(await (await gitFacts(ctx)).worktrees(repo)).map((w) => w.path)];
   if (roots.some((r) => path === r || path.startsWith(r + sep))) return path;
   throw refuse(`is outside this repository (${repo.mainRoot}) and its worktrees`);

@@ -5,12 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderAgentApi } from '../../src/contract/agent-api.js';
+import { REFACTOR_USAGE, renderAgentApi } from '../../src/contract/agent-api.js';
 import { MCP_TOOLS } from '../../src/contract/mcp-tools.js';
 import { ERROR_CODES } from '../../src/contract/errors.js';
 import { INPUT_TABLES } from '../../src/contract/inputs/index.js';
 import { flagOf } from '../../src/contract/inputs/fields.js';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, runCli } from '../helpers/cli.js';
 import { closeMcpClients, connectMcp } from '../mcp/client.js';
 import { planRepo } from '../gitflow/helpers.js';
 
@@ -59,5 +59,17 @@ describe('docs/AGENT_API.md', () => {
       const args = Object.keys(t.inputSchema.properties ?? {}).map((n) => (required.has(n) ? `\`${n}\`` : `\`${n}\`?`));
       expect(row!.split(' | ')[2], t.name).toBe(args.join(', '));
     }
+  });
+
+  it('documents refactor run-step and skip with the usage lines of their real --help', () => {
+    const help = runCli(['refactor', 'run-step', '--help'], { cwd: ROOT });
+    expect(help.code).toBe(0);
+    const usage = help.stdout
+      .split('\n')
+      .filter((l) => /^(usage: | {7})tugcode refactor /.test(l))
+      .map((l) => l.replace(/^(usage: | {7})/, ''));
+    expect(usage).toEqual(REFACTOR_USAGE);
+    expect(text).toContain('### `tugcode refactor` (and `tug`)');
+    for (const u of usage) expect(text).toContain(`    ${u}\n`);
   });
 });

@@ -186,4 +186,49 @@ describe('skills/implement §A followed by two orchestrators', () => {
     expect(done, JSON.stringify(done)).toMatchObject({ committed: false, integrated: true, state_updated: true });
     expect(git(root, 'show', 'tugplan/demo:alpha.txt')).toBe('alpha\n');
   });
+
+  it('the `substeps` row, followed as written, completes the step whose substep was left open', () => {
+    const plan = [
+      '## Phase 1: Demo {#phase-demo}',
+      '',
+      '### Execution Steps {#execution-steps}',
+      '',
+      '#### Step 1: Alpha {#step-1}',
+      '',
+      '**Commit:** `feat: alpha`',
+      '',
+      '**Tasks:**',
+      '- [ ] write alpha',
+      '',
+      '##### Step 1.1: Alpha part {#step-1-1}',
+      '',
+      '**Tasks:**',
+      '- [ ] write the part',
+      '',
+    ].join('\n');
+    const root = planRepo(plan);
+    const env = { TUGCODE_NOW: '2026-03-01T10:00:00.000Z' };
+    const text = readFileSync(join(ROOT, SKILL), 'utf8');
+    const row = text.split('\n').find((l) => l.startsWith('| `substeps`'))!;
+    const update = /`(tugcode state update <plan> S --worktree W --attempt N --complete-remaining --json)`/.exec(
+      row,
+    )?.[1];
+    expect(update, row).toBeDefined();
+    const W = sh(fill(commandOf(SKILL, 'tugcode worktree create'), { '<plan>': PLAN }), root, env)
+      .worktree_path as string;
+    const c = sh(fill(commandOf(SKILL, 'tugcode state claim'), { '<plan>': PLAN, W }), root, env);
+    const v = { '<plan>': PLAN, W, S: c.step_anchor as string, N: String(c.attempt) };
+    sh(fill(commandOf(SKILL, 'tugcode state start'), v), root, env);
+    writeFiles(W, { 'alpha.txt': 'alpha\n' });
+    // The step's own items are ticked, its substep's are not.
+    sh(`tugcode state update ${PLAN} ${v.S} --worktree ${shellArg(W)} --all completed --json`, root, env);
+    const commit = commandOf(SKILL, 'tugcode commit');
+    const open = sh(fill(commit, v), root, env, 'feat: alpha');
+    expect(open).toMatchObject({ committed: true, state_update_failed: true, state_failure_reason: 'substeps' });
+    sh(fill(update!, v), root, env);
+    const done = sh(fill(commit, v), root, env, 'feat: alpha');
+    expect(done, JSON.stringify(done)).toMatchObject({ committed: false, integrated: true, state_updated: true });
+    const show = sh(`tugcode state show ${PLAN} --json`, root, env);
+    expect(show.plans[0].steps.map((s: { status: string }) => s.status)).toEqual(['completed', 'completed']);
+  });
 });

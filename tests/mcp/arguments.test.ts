@@ -132,6 +132,55 @@ describe('tugcode mcp arguments', () => {
     expect(leaseOf(root)).toBeNull();
   });
 
+  it("words a kernel tool's and an item's bad enum value and too long string as the state tools do", async () => {
+    const root = initRepo();
+    const client = await connectMcp(root);
+    const owner = { plan: 'demo', step: 'step-1', worktree: '.' };
+    const cases: [string, Record<string, unknown>, string, string, string][] = [
+      [
+        'tug_verify',
+        { mode: 'lint' },
+        'tug_verify',
+        'mode',
+        'mode must be one of syntax, tests, typecheck, got "lint"',
+      ],
+      [
+        'tug_rename_symbol',
+        { symbol: 'src/a.ts::a', to: 'b', verify: 'all' },
+        'tug_rename_symbol',
+        'verify',
+        'verify must be one of none, syntax, tests, typecheck, got "all"',
+      ],
+      [
+        'tug_rename_symbol',
+        { symbol: 'src/a.ts::a', to: 'b'.repeat(1025) },
+        'tug_rename_symbol',
+        'to',
+        'to is longer than 1024 characters',
+      ],
+      ['tug_analyze_impact', { op: 'x'.repeat(4097) }, 'tug_analyze_impact', 'op', 'op is longer than 4096 characters'],
+      [
+        'tug_state_update',
+        { ...owner, items: [{ kind: 'todo', ordinal: 0, status: 'completed' }] },
+        'state update',
+        'items',
+        'items[0].kind must be one of task, test, checkpoint, got "todo"',
+      ],
+      [
+        'tug_state_update',
+        { ...owner, items: [{ kind: 'task', ordinal: -1, status: 'completed' }] },
+        'state update',
+        'items',
+        'items[0].ordinal must be at least 0, got -1',
+      ],
+    ];
+    for (const [name, args, command, argument, message] of cases) {
+      const error = invalidArgument(await client.callTool({ name, arguments: args }), command, argument);
+      expect(error.message, name).toBe(message);
+    }
+    expect(leaseOf(root)).toBeNull();
+  });
+
   it('answers arguments that are null, an array or a string with the envelope of every tool', async () => {
     const root = initRepo();
     const raw = new RawMcp(root);

@@ -5,10 +5,11 @@
  * CLI, or go on writing state.db while every CLI call uses PostgreSQL.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeMcpClients, connectMcp } from './client.js';
-import { runJson } from '../helpers/cli.js';
+import { ROOT, runJson } from '../helpers/cli.js';
 import { planRepo, T0 } from '../gitflow/helpers.js';
 
 afterEach(async () => {
@@ -55,5 +56,27 @@ describe('tugcode mcp and a config.toml edited under it', () => {
     writeFileSync(file, original);
     const back = await call('tug_state_ready', { plan: 'demo' });
     expect(back).toMatchObject({ status: 'ok', ready_steps: ['step-1'] });
+  });
+
+  it('a bad value outside [kernel] stops the state tools, not the kernel tools, as it stops tugcode but not tug', async () => {
+    const root = planRepo();
+    const file = join(root, '.tugtool', 'config.toml');
+    writeFileSync(file, '[state]\nlease_seconds = "two hours"\n');
+    const tug = spawnSync(process.execPath, [join(ROOT, 'bin', 'tug.js'), 'verify', 'syntax'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    expect(tug.status, tug.stdout + tug.stderr).toBe(0);
+    const client = await connectMcp(root);
+    const state = textOf(await client.callTool({ name: 'tug_state_ready', arguments: { plan: 'demo' } }));
+    expect(state.error?.code, JSON.stringify(state)).toBe('ConfigInvalid');
+    const verify: any = await client.callTool({ name: 'tug_verify', arguments: { mode: 'syntax' } });
+    expect(verify.isError, JSON.stringify(verify)).toBeFalsy();
+    expect(verify.structuredContent).toMatchObject({ status: 'ok', passed: true });
+    // Confined still: a workspace outside the repository is refused.
+    const outside = textOf(
+      await client.callTool({ name: 'tug_verify', arguments: { mode: 'syntax', workspace: '/' } }),
+    );
+    expect(outside.error).toMatchObject({ code: 'InvalidArgument', details: { argument: 'workspace' } });
   });
 });

@@ -12,7 +12,7 @@ export const board: InputTable = {
       min: 1,
       max: 65535,
       placeholder: '<n>',
-      description: 'port to listen on (default: the last board of this repository had, else any free one)',
+      description: 'port to listen on (default: the one the last board of this repository had, else any free one)',
     },
     host: {
       type: 'string',
