@@ -55,6 +55,12 @@ export interface RunOptions {
  * One timed span of the opt-in timing trace (the CLI turns it on; core code only hands spans to it):
  * `name` is a phase or a sub-phase (`commit.status`, `integrate.lock`, …), `start` the epoch ms it began.
  */
+/** A file's identity (device and inode), whatever path names it. */
+export interface FileId {
+  dev: number;
+  ino: number;
+}
+
 export interface TraceSpan {
   worker: string;
   step: string;
@@ -96,6 +102,8 @@ export interface RunSetup {
   readonly changed: EventTarget;
   /** The opt-in timing trace (RunHooks.trace), if any. */
   readonly trace?: ((span: TraceSpan) => void) | undefined;
+  /** The files the run's own output goes to (RunHooks.ownOutput): never an outside write. */
+  readonly ownOutput: readonly FileId[];
   /** The holder of the run lock this run took over (a run that died), said once the run started. */
   readonly tookOver?: import('./lock.js').RunLock['tookOver'] | undefined;
 }

@@ -91,6 +91,11 @@ export interface RunHooks {
   }): void;
   /** The opt-in timing trace: every timed span of the workers' steps (off when absent). */
   trace?: ((span: import('./context.js').TraceSpan) => void) | undefined;
+  /**
+   * The files the run's own output goes to (`tugcode run --json > out.jsonl` in the repository): they grow
+   * while agents run, and are never an agent's outside write (docs/agents.md §1.6).
+   */
+  ownOutput?: readonly import('./context.js').FileId[] | undefined;
 }
 
 /**
@@ -389,6 +394,7 @@ async function runLocked(
     },
     changed: new EventTarget(),
     trace: hooks.trace,
+    ownOutput: hooks.ownOutput ?? [],
     tookOver: o.tookOver,
   };
   // A SIGINT/SIGTERM also ends the store's retries of a lost PostgreSQL connection (the stop is not held up).

@@ -38,7 +38,7 @@ import { allRefs, worktreeBranches } from '../git/ref-files.js';
 import { ALL_BUT_RUNTIME } from '../git/runtime-files.js';
 import { canonicalPath } from '../kernel/light.js';
 import { stateDbPath } from '../state/context.js';
-import { announceChange, stateCallIn, type RunCtx } from './context.js';
+import { announceChange, stateCallIn, type FileId, type RunCtx } from './context.js';
 import { besideSince, childMark } from './child.js';
 import { StepFailure } from './failure.js';
 import type { ChildOutcome } from './types.js';
@@ -68,14 +68,17 @@ export interface OutsideScope {
    * implementer's own `tugcode state update` writes it, with its -wal/-shm/-journal files.
    */
   stateDb?: string;
+  /** The files the run's own output goes to (RunHooks.ownOutput): they grow as it runs, so never compared. */
+  ownOutput?: readonly FileId[];
 }
 
 /** Signature per item: `main HEAD`, `main <path>`, `.tugtool/<path>`, `worktree <path> …`, `ref <name>`. */
 export type OutsideSnapshot = Map<string, string>;
 
-async function sig(path: string): Promise<string> {
+async function sig(path: string, own: readonly FileId[] = []): Promise<string> {
   try {
     const s = await lstat(path);
+    if (own.some((f) => f.dev === s.dev && f.ino === s.ino)) return 'the run output';
     if (!s.isFile() || s.size > 1024 * 1024) return `${s.mode}:${s.size}:${s.mtimeMs}`;
     return `${s.mode}:${createHash('sha1')
       .update(await readFile(path))
@@ -91,6 +94,7 @@ async function walk(
   rel: string,
   out: OutsideSnapshot,
   skipTop: (n: string) => boolean,
+  own: readonly FileId[],
   label = TUGTOOL_DIR,
 ): Promise<void> {
   let names: string[];
@@ -104,8 +108,8 @@ async function walk(
     const r = rel ? `${rel}/${n}` : n;
     const p = join(dir, r);
     const s = await lstat(p).catch(() => null);
-    if (s?.isDirectory()) await walk(dir, r, out, skipTop, label);
-    else out.set(`${label}/${r}`, await sig(p));
+    if (s?.isDirectory()) await walk(dir, r, out, skipTop, own, label);
+    else out.set(`${label}/${r}`, await sig(p, own));
   }
 }
 
@@ -118,7 +122,7 @@ async function checkout(
   root: string,
   label: string,
   out: OutsideSnapshot,
-  baseRef: string,
+  scope: OutsideScope,
 ): Promise<void> {
   const st = await g.tryRun(
     ['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all', '--', ...ALL_BUT_RUNTIME],
@@ -136,10 +140,13 @@ async function checkout(
     const fields = e[0] === '1' ? 8 : e[0] === '2' ? 9 : e[0] === 'u' ? 10 : 1;
     const path = e.split(' ').slice(fields).join(' ');
     if (e[0] === '2') i++;
-    out.set(`${label} ${path}`, `${e.slice(0, e.length - path.length)}:${await sig(join(root, path))}`);
+    out.set(
+      `${label} ${path}`,
+      `${e.slice(0, e.length - path.length)}:${await sig(join(root, path), scope.ownOutput)}`,
+    );
   }
   // On the base branch only the branch counts (see OutsideScope.baseRef); elsewhere the commit too.
-  out.set(`${label} HEAD`, `refs/heads/${branch}` === baseRef ? branch : `${branch} ${oid}`);
+  out.set(`${label} HEAD`, `refs/heads/${branch}` === scope.baseRef ? branch : `${branch} ${oid}`);
 }
 
 /** Each snapshot's mark of the run's children when it was taken: who else ran before the next (child.ts). */
@@ -156,13 +163,13 @@ export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promis
   // checkout (~3–5 ms of the driver's CPU to spawn); refs and worktrees come from git's files, the tracked
   // files from the last ls-files while the index is unchanged — git when the files cannot say.
   const [, tracked, refs, trees] = await Promise.all([
-    checkout(g, scope.mainRoot, 'main', out, scope.baseRef),
+    checkout(g, scope.mainRoot, 'main', out, scope),
     // Tracked files of .tugtool/ (plans, config) are covered by the status and HEAD: a commit of a plan
     // change to the base branch by the user is PlanDrift, not an outside write.
     trackedTugtool(g, scope),
     refsOf(g, scope),
     worktreesOf(g, scope),
-    walk(join(scope.mainRoot, TUGTOOL_DIR), '', walked, isRuntimeEntry),
+    walk(join(scope.mainRoot, TUGTOOL_DIR), '', walked, isRuntimeEntry, scope.ownOutput ?? []),
     gitDirFiles(g, scope, out),
   ]);
   for (const [k, v] of walked) if (!tracked.has(k)) out.set(k, v);
@@ -181,7 +188,7 @@ export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promis
   for (const [name, oid] of refs) if (name !== scope.baseRef && !scope.runRefs(name)) out.set(`ref ${name}`, oid);
   for (const path of trees) {
     if (path === scope.mainRoot || path === scope.worktree || scope.runWorktrees(path)) continue;
-    await checkout(g, path, `worktree ${path}:`, out, scope.baseRef);
+    await checkout(g, path, `worktree ${path}:`, out, scope);
   }
   return out;
 }
@@ -213,10 +220,10 @@ async function gitDirFiles(g: GitRunner, scope: OutsideScope, out: OutsideSnapsh
   };
   await Promise.all([
     // git never runs a `*.sample` hook (one renamed to run shows under its new name): not read.
-    walk(join(common, 'hooks'), '', out, (n) => n.endsWith('.sample'), `${GIT_DIR_LABEL}/hooks`),
+    walk(join(common, 'hooks'), '', out, (n) => n.endsWith('.sample'), [], `${GIT_DIR_LABEL}/hooks`),
     // `info/refs` and `info/packs` are derived listings (`git update-server-info`, which gc and a push run):
     // they steer nothing.
-    walk(join(common, 'info'), '', out, (n) => n === 'refs' || n === 'packs', `${GIT_DIR_LABEL}/info`),
+    walk(join(common, 'info'), '', out, (n) => n === 'refs' || n === 'packs', [], `${GIT_DIR_LABEL}/info`),
     configEntries(join(common, 'config'), `${GIT_DIR_LABEL}/config`, out, skip),
     configEntries(join(common, 'config.worktree'), `${GIT_DIR_LABEL}/config.worktree`, out, skip),
     readdir(join(common, 'worktrees'))
@@ -483,6 +490,7 @@ function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
     runWorktrees: (path) => basename(dirname(path)) === TUGTREE_DIR && workerOfDir(basename(path), slug) !== null,
     baseRef: `refs/heads/${rc.prep.base}`,
     stateDb: stateDbPath(rc.flow.repo.mainRoot, rc.ops.env),
+    ownOutput: rc.ownOutput,
   };
 }
 

@@ -3,14 +3,26 @@
  * a change outside the worktree fails the attempt with OutsideWrite (nothing undone, the run's summary an
  * error), and a step completed behind the driver's back is StepCompletedElsewhere with its work kept.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, runCli } from '../helpers/cli.js';
 import { stepText } from '../helpers/plan.js';
 import { git } from '../helpers/repo.js';
 import { sql } from '../state/helpers.js';
-import { nodeImplementer, planText, runJsonl, runRepo, startRun, step, stepCommits, waitUntil } from './helpers.js';
+import {
+  baseEnv,
+  nodeImplementer,
+  parseLines,
+  planText,
+  runJsonl,
+  runRepo,
+  startRun,
+  step,
+  stepCommits,
+  waitUntil,
+} from './helpers.js';
 
 const ONE = { '.tugtool/config.toml': '[state]\nmax_attempts = 1\n' };
 
@@ -226,6 +238,37 @@ if (step === 'step-1' && attempt === 1) {
     const r = runJsonl(root, ['demo', '--workers', '2', '--implementer', impl.argv]);
     expect(r.events.at(-1), r.stdout).toMatchObject({ type: 'summary', status: 'ok' });
     expect(r.events.filter((e) => e.type === 'attempt_failed')).toEqual([]);
+  });
+
+  it("the run's own output redirected to a file in the main checkout is no outside write", () => {
+    // Two steps side by side: each implementer waits for the other's start, so the other worker's events
+    // land in the output file while it runs.
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two'), step(3, 'Three', { deps: [1, 2] })]));
+    const impl = nodeImplementer(`
+writeFileSync(join(wt, step + '.txt'), step + '\\n');
+writeFileSync(join(dir, 'started-' + step), '');
+const other = step === 'step-1' ? 'step-2' : 'step-1';
+if (step !== 'step-3') while (!existsSync(join(dir, 'started-' + other))) await sleep(20);
+`);
+    // `tugcode run … --json > run.jsonl 2> run.err`, both untracked files the run writes while agents run.
+    const out = openSync(join(root, 'run.jsonl'), 'w');
+    const err = openSync(join(root, 'run.err'), 'w');
+    const r = spawnSync(
+      process.execPath,
+      [CLI, 'run', 'demo', '--workers', '2', '--implementer', impl.argv, '--json'],
+      {
+        cwd: root,
+        env: baseEnv(),
+        stdio: ['ignore', out, err],
+        timeout: 180_000,
+      },
+    );
+    closeSync(out);
+    closeSync(err);
+    const events = parseLines(readFileSync(join(root, 'run.jsonl'), 'utf8'));
+    expect(events.filter((e) => e.type === 'attempt_failed')).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: 'summary', status: 'ok', plan_done: true });
+    expect(r.status).toBe(0);
   });
 });
 

@@ -96,7 +96,8 @@ export interface RunResult {
   stderr: string;
 }
 
-const baseEnv = (env: Record<string, string> = {}) => ({
+/** The environment of a run the tests start: no colour, a fixed git identity. */
+export const baseEnv = (env: Record<string, string> = {}) => ({
   ...process.env,
   NODE_ENV: 'test',
   NO_COLOR: '1',

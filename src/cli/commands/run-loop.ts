@@ -3,6 +3,7 @@
  * releases held claims, a second exits at once; SIGHUP is a closed terminal or ssh session; a closed stdout
  * stops it as a signal does), the renderer, the final summary, and the exit code.
  */
+import { fstatSync } from 'node:fs';
 import { CATALOGUE, TugError, toTugError } from '../../contract/errors.js';
 import { budgetReachedBy, runBudgets } from '../../contract/usage.js';
 import { warningLines } from '../../contract/envelope.js';
@@ -12,6 +13,7 @@ import { shellArg } from '../../util/shell-arg.js';
 import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
 import type { Call } from '../../ops/context.js';
+import type { FileId } from '../../run/context.js';
 import type { RunEvent, RunSummary } from '../../run/types.js';
 import type { Board } from '../../board/start.js';
 
@@ -65,6 +67,23 @@ function stoppingLine(sig: StopSignal, running: number): string {
   const why = sig === 'SIGPIPE' ? ' (stdout was closed)' : '';
   const again = sig === 'SIGTERM' ? 'SIGTERM again' : sig === 'SIGPIPE' ? 'Ctrl-C' : 'Ctrl-C again';
   return `stopping${why}: ${what} (${again} to exit at once: running commands killed, held claims kept until their leases expire)`;
+}
+
+/**
+ * The files stdout and stderr are redirected to (`tugcode run --json > out.jsonl`, maybe inside the
+ * repository): the run's own output, which grows while agents run, never their outside write (docs/agents.md §1.6).
+ */
+function ownOutputFiles(): FileId[] {
+  const files: FileId[] = [];
+  for (const fd of [1, 2]) {
+    try {
+      const s = fstatSync(fd);
+      if (s.isFile()) files.push({ dev: s.dev, ino: s.ino });
+    } catch {
+      // a closed descriptor: nothing of the run's written there
+    }
+  }
+  return files;
 }
 
 /** Whether stdout's reader went away: nothing more is written there (docs/run.md §1.1 item 5). */
@@ -201,6 +220,7 @@ export async function runCommand(
       signal: stop.signal,
       onEvent: emit,
       trace: traceFile ? (span) => spans.push(JSON.stringify(span)) : undefined,
+      ownOutput: ownOutputFiles(),
       onStart: (info) => {
         started = true;
         planPath = info.plan_path;
