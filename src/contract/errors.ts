@@ -636,15 +636,29 @@ export const CATALOGUE = {
   GitError: {
     exit: 10,
     when: 'a git command failed unexpectedly',
-    message: (d) =>
-      `git ${s((d.args as string[] | undefined)?.join(' '), '')} failed: ${s(d.stderr ?? d.reason, '').trim()}`,
+    message: (d) => {
+      const said = s(d.stderr ?? d.reason, '').trim();
+      const head = `git ${s((d.args as string[] | undefined)?.join(' '), '')} failed`;
+      if (typeof d.hook !== 'string') return `${head}: ${said}`;
+      return `${head}: its ${s(d.hook_name, 'git')} hook ${d.hook} exited ${s(d.exit_code)}${said ? `: ${said}` : ' without a word'}`;
+    },
     // Two failures git has before it does anything, whatever the command: no git to start, and a
-    // configuration it cannot read (from a file, or from variables a shell or a hook set).
+    // configuration it cannot read (from a file, or from variables a shell or a hook set). A hook of the
+    // repository's that refused (`hook`, its path) is named with the way past it.
     hint: (d) => {
+      if (typeof d.hook === 'string') {
+        const again = typeof d.then_run === 'string' ? d.then_run : 'the same tugcode command';
+        return `fix what ${arg(d.hook)} reports (git runs it from .git/hooks or core.hooksPath), or set it aside while you do this (chmod -x ${arg(d.hook)}; chmod +x it after), then run ${again} again; nothing was made`;
+      }
       const why = s(d.stderr ?? d.reason, '');
       if (/spawn git ENOENT|git is not installed/.test(why)) return 'install git and put it on PATH, then try again';
       if (/bad config|config(uration)? files?|GIT_CONFIG_|command-line config/.test(why))
         return 'fix the git configuration git names (a config file, or the GIT_CONFIG_* variables of this shell: unset them), then try again';
+      // The driver's own worktrees (docs/run.md §1): git ran the repository's post-checkout hook, and
+      // says nothing of its own when that refuses, so the hook is named as the likely cause.
+      const args = (d.args as string[] | undefined) ?? [];
+      if (args[0] === 'worktree' && args[1] === 'add' && d.hook !== null)
+        return "git worktree add runs the repository's post-checkout hook (.git/hooks/post-checkout, or the one under core.hooksPath): if that printed the message, fix it or set it aside (chmod -x it), then run again";
       return undefined;
     },
   },

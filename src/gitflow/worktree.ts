@@ -22,6 +22,7 @@ import {
 } from './plan-file.js';
 import { branchExists, requireGitVersion } from '../git/refs.js';
 import { gitWorktrees } from '../git/repo.js';
+import { hookFile } from './hooks.js';
 import { ensureRuntimeExclude } from '../git/runtime-files.js';
 import * as state from './state-bridge.js';
 
@@ -156,8 +157,18 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
           { reason: `a branch named ${blocker} exists, so git cannot create ${branch}`, branch: blocker },
           { hint: `rename it (git branch -m ${shellArg(blocker)} <new-name>), then run tugcode worktree create again` },
         );
-      if (r.status !== 0)
-        throw new TugError('GitError', { args: ['worktree', 'add', branch], stderr: r.stderr, exit_code: r.status });
+      if (r.status !== 0) {
+        // git runs post-checkout once the new tree is checked out: a tree there and a hook to run mean the
+        // hook refused (git says nothing of its own then), and the error names it (docs/git.md §3).
+        const hook = existsSync(join(dir, '.git')) ? await hookFile(g, repo.mainRoot, 'post-checkout') : null;
+        throw new TugError('GitError', {
+          args: ['worktree', 'add', branch],
+          stderr: r.stderr,
+          exit_code: r.status,
+          // `hook: null`: none to run, so the catalogue's guess at one (for the driver's add) is left out.
+          ...(hook ? { hook, hook_name: 'post-checkout', then_run: 'tugcode worktree create' } : { hook: null }),
+        });
+      }
       added = true;
       await setBranchPlan(g, repo.mainRoot, branch, planPath, base);
       const st = await state.initAndReconcile(ctx, planPath, blob, await reconcileRefs(ctx, slug, branch));
