@@ -452,7 +452,21 @@ export const CATALOGUE = {
     exit: 4,
     when: 'state.db stayed locked past the busy timeout (docs/state.md §1)',
     message: (d, store) => `${s(d.db_path, store ?? 'state.db')} stayed locked for more than ${s(d.timeout_ms)} ms`,
-    hint: () => 'retry in a moment; if it persists, look for a stuck tugcode process',
+    // The holder of an SQLite lock may be any process with state.db open (a tugcode command, a sqlite3
+    // shell, a script): named when the host could tell (`holders`, src/util/file-openers.ts).
+    hint: (d) => {
+      const holders = (d.holders as { pid?: unknown; command?: unknown }[] | undefined) ?? [];
+      const db = arg(d.db_path, '.tugtool/state.db');
+      const named = holders.map((h) => `pid ${s(h.pid)} (${s(h.command)})`).join(', ');
+      const finish = 'let it finish (in a sqlite3 shell: COMMIT or ROLLBACK) or stop it, then retry';
+      if (holders.length === 1) return `${named} has ${db} open and holds a write transaction on it: ${finish}`;
+      if (holders.length > 1)
+        return `one of the processes with ${db} open holds a write transaction on it: ${named}; ${finish}`;
+      // PostgreSQL's advisory locks are taken by tugcode alone (src/state/sql/postgres.ts).
+      if (/advisory lock/.test(s(d.reason, '')))
+        return 'another tugcode command holds the lock; retry in a moment (tugcode status shows what runs)';
+      return `another process (a tugcode command, a sqlite3 shell, a script, …) holds a write transaction on ${db}: retry when it ends; if it persists, find it (fuser -v ${db}) and let it finish or stop it`;
+    },
   },
   SchemaTooNew: {
     exit: 4,
@@ -895,7 +909,7 @@ export function toTugError(e: unknown, o: { verbose?: boolean } = {}): TugError 
   const err = e instanceof Error ? e : new Error(String(e));
   const sqliteCode = (err as { code?: unknown }).code;
   if (typeof sqliteCode === 'string' && sqliteCode.startsWith('SQLITE_BUSY')) {
-    return new TugError('Busy', { reason: err.message });
+    return new TugError('Busy', { reason: err.message, sqlite_code: sqliteCode });
   }
   if (sqliteCode === 'ENOSPC') {
     const path = (err as { path?: unknown }).path;
