@@ -341,6 +341,11 @@ export const CATALOGUE = {
     exit: 4,
     when: "the step's or item's status forbids the change",
     message: (d) => s(d.reason, `${s(d.step_anchor)} of ${plan(d)}: status ${s(d.status)} forbids this change`),
+    // Where a refusal has a command of its own, its site gives it; otherwise the step's status says why.
+    hint: (d) =>
+      d.step_anchor === undefined
+        ? undefined
+        : `tugcode state show ${planArg(d)} --step ${arg(d.step_anchor)}   (its status and who holds it)`,
   },
   PlanInvalid: {
     exit: 4,

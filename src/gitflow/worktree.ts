@@ -78,7 +78,11 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
   const g = gitRunner(ctx.env);
   await requireGitVersion(g);
   if (input.reuse && input.new)
-    throw new TugError('InvalidArgument', { reason: '--reuse and --new exclude each other' });
+    throw new TugError(
+      'InvalidArgument',
+      { reason: '--reuse and --new exclude each other' },
+      { hint: "pass --reuse to continue in the plan's worktree, or --new to make another beside it" },
+    );
   if (input.name !== undefined) checkName(input.name);
   const { repo } = ctx;
   // Resolved against the main checkout, also from a linked worktree (docs/git.md §3).
