@@ -138,11 +138,18 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
     const taken = (await branchExists(g, repo.mainRoot, branch))
       ? { reason: `branch ${branch} already exists`, branch }
       : existsSync(dir)
-        ? { reason: `directory ${dir} already exists`, worktree_path: dir }
+        ? { reason: `the worktree directory already exists`, worktree_path: dir }
         : null;
     if (taken && (input.name !== undefined || n >= 100)) {
       exclude.undo();
-      throw new TugError('WorktreeExists', taken);
+      // --new or --reuse would not help a name taken: another name does (the catalogue's hint is for a
+      // live worktree of the plan).
+      throw new TugError('WorktreeExists', taken, {
+        hint:
+          input.name !== undefined
+            ? `pass another --name, or leave it out to name the worktree by the time${input.new ? '' : "; --reuse continues in the plan's latest worktree"}`
+            : 'pass --name <a name of your own>',
+      });
     }
     if (taken) continue;
     let added = false;
