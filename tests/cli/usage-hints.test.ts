@@ -4,6 +4,7 @@
  * hint, and nothing changed.
  */
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
 import { cliRepo, refusedCli, st } from '../state/cli-helpers.js';
 import { DEMO_PATH } from '../state/helpers.js';
 
@@ -34,6 +35,22 @@ describe('usage mistakes carry a hint', () => {
     );
     expect(hint(['complete', 'demo', 'step-0', '--worktree', w1, '--commit', 'abc'])).toContain(
       `git -C ${w1} log --oneline -5`,
+    );
+  });
+
+  it('flags of run and file flags', () => {
+    const { root, w1 } = cliRepo();
+    const split = runCli(['run', 'demo', '--implementer', 'agent "unclosed', '--dry-run', '--json'], { cwd: root });
+    expect([split.code, split.json.error.code]).toEqual([2, 'InvalidArgument']);
+    expect(split.json.error.hint).toContain(`close each quote, e.g. --implementer './agent.sh --model "big one"'`);
+    const file = refusedCli(
+      root,
+      ['artifact', 'demo', 'step-0', '--worktree', w1, '--kind', 'note', '--summary-file', 'no-such-file'],
+      'InvalidArgument',
+      2,
+    );
+    expect(file.json.error.hint).toBe(
+      '--summary-file names a file this user can read (a relative path is read from the current directory), or - for stdin',
     );
   });
 });
