@@ -33,6 +33,9 @@ describe('usage mistakes carry a hint', () => {
     expect(hint(['claim', 'demo', '--step', 'step-2', '--worktree', w1], 'InvalidTransition', 4)).toBe(
       `tugcode state show ${DEMO_PATH} --step step-2   (its status and who holds it)`,
     );
+    expect(hint(['reset', 'demo', 'step-0'], 'InvalidTransition', 4)).toBe(
+      `when ${w1} has stopped working on it: tugcode state reset ${DEMO_PATH} step-0 --force (its attempt is discarded); else wait for it (tugcode status)`,
+    );
     expect(hint(['complete', 'demo', 'step-0', '--worktree', w1, '--commit', 'abc'])).toContain(
       `git -C ${w1} log --oneline -5`,
     );
