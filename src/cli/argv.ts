@@ -105,7 +105,11 @@ function missingPositional(program: Command, argv: string[]): TugError | null {
       { reason: `${name} needs a plan (its path or slug): ${usage}`, argument: '<plan>' },
       { hint: 'tugcode status   (lists the plans)' },
     );
-  return new TugError('InvalidArgument', { reason: `${name} needs <${arg}>: ${usage}`, argument: `<${arg}>` });
+  return new TugError(
+    'InvalidArgument',
+    { reason: `${name} needs <${arg}>: ${usage}`, argument: `<${arg}>` },
+    { hint: `tugcode ${name} --help   (its arguments and flags)` },
+  );
 }
 
 /** `run`/`demo` write JSON Lines: a usage error is their summary line (output.ts). */
@@ -138,7 +142,14 @@ function commanderToTugError(e: CommanderError, argv: string[], program: Command
     const command = m?.[1] ?? argv.find((a) => !a.startsWith('-')) ?? '';
     return new TugError('UnknownCommand', { command }, { hint: unknownCommandHint(program, argv, msg) });
   }
-  return new TugError('InvalidArgument', { reason: msg, commander_code: e.code });
+  // An unknown flag, a flag without its value, a value not among its choices, a word too many: the
+  // command's help lists its flags and their values.
+  const { name } = commandOfArgv(program, argv);
+  return new TugError(
+    'InvalidArgument',
+    { reason: msg, commander_code: e.code },
+    { hint: `${name === 'tugcode' ? 'tugcode' : `tugcode ${name}`} --help   (its arguments and flags)` },
+  );
 }
 
 /**
@@ -167,9 +178,13 @@ export async function runArgv(argv: string[], io: ArgvIo): Promise<Rendered> {
         // A group called without a subcommand (`tugcode state`, `tugcode --json`): its help, exit 2.
         const name = commandNameFromArgv(program, argv);
         const group = name === 'tugcode' ? program : program.commands.find((c) => c.name() === name.split(' ')[0]);
-        const err = new TugError('InvalidArgument', {
-          reason: `${name === 'tugcode' ? 'no command given' : `${name} needs a subcommand`}; see tugcode ${name === 'tugcode' ? '' : name + ' '}--help`,
-        });
+        const err = new TugError(
+          'InvalidArgument',
+          {
+            reason: `${name === 'tugcode' ? 'no command given' : `${name} needs a subcommand`}; see tugcode ${name === 'tugcode' ? '' : name + ' '}--help`,
+          },
+          { hint: `tugcode ${name === 'tugcode' ? '' : name + ' '}--help   (lists the commands)` },
+        );
         const r = renderError(name, err, [], { json });
         if (!json && group) r.stderr = group.helpInformation() + r.stderr;
         return r;

@@ -74,7 +74,13 @@ export function readFileBounded(flag: string, path: string, maxBytes: number, st
   try {
     fd = openSync(path, 'r');
   } catch (e) {
-    throw new TugError('InvalidArgument', { reason: `${flag} ${path}: ${(e as Error).message}`, argument: flag });
+    throw new TugError(
+      'InvalidArgument',
+      { reason: `${flag} ${path}: ${(e as Error).message}`, argument: flag },
+      {
+        hint: `${flag} names a file this user can read (a relative path is read from the current directory), or - for stdin`,
+      },
+    );
   }
   try {
     return readFd(fd, maxBytes, `${flag} ${path}`);

@@ -369,6 +369,11 @@ export const CATALOGUE = {
     exit: 4,
     when: "the step's or item's status forbids the change",
     message: (d) => s(d.reason, `${s(d.step_anchor)} of ${plan(d)}: status ${s(d.status)} forbids this change`),
+    // Where a refusal has a command of its own, its site gives it; otherwise the step's status says why.
+    hint: (d) =>
+      d.step_anchor === undefined
+        ? undefined
+        : `tugcode state show ${planArg(d)} --step ${arg(d.step_anchor)}   (its status and who holds it)`,
   },
   PlanInvalid: {
     exit: 4,
@@ -485,7 +490,21 @@ export const CATALOGUE = {
     exit: 4,
     when: 'state.db stayed locked past the busy timeout (docs/state.md §1)',
     message: (d, store) => `${s(d.db_path, store ?? 'state.db')} stayed locked for more than ${s(d.timeout_ms)} ms`,
-    hint: () => 'retry in a moment; if it persists, look for a stuck tugcode process',
+    // The holder of an SQLite lock may be any process with state.db open (a tugcode command, a sqlite3
+    // shell, a script): named when the host could tell (`holders`, src/util/file-openers.ts).
+    hint: (d) => {
+      const holders = (d.holders as { pid?: unknown; command?: unknown }[] | undefined) ?? [];
+      const db = arg(d.db_path, '.tugtool/state.db');
+      const named = holders.map((h) => `pid ${s(h.pid)} (${s(h.command)})`).join(', ');
+      const finish = 'let it finish (in a sqlite3 shell: COMMIT or ROLLBACK) or stop it, then retry';
+      if (holders.length === 1) return `${named} has ${db} open and holds a write transaction on it: ${finish}`;
+      if (holders.length > 1)
+        return `one of the processes with ${db} open holds a write transaction on it: ${named}; ${finish}`;
+      // PostgreSQL's advisory locks are taken by tugcode alone (src/state/sql/postgres.ts).
+      if (/advisory lock/.test(s(d.reason, '')))
+        return 'another tugcode command holds the lock; retry in a moment (tugcode status shows what runs)';
+      return `another process (a tugcode command, a sqlite3 shell, a script, …) holds a write transaction on ${db}: retry when it ends; if it persists, find it (fuser -v ${db}) and let it finish or stop it`;
+    },
   },
   SchemaTooNew: {
     exit: 4,
@@ -669,15 +688,29 @@ export const CATALOGUE = {
   GitError: {
     exit: 10,
     when: 'a git command failed unexpectedly',
-    message: (d) =>
-      `git ${s((d.args as string[] | undefined)?.join(' '), '')} failed: ${s(d.stderr ?? d.reason, '').trim()}`,
+    message: (d) => {
+      const said = s(d.stderr ?? d.reason, '').trim();
+      const head = `git ${s((d.args as string[] | undefined)?.join(' '), '')} failed`;
+      if (typeof d.hook !== 'string') return `${head}: ${said}`;
+      return `${head}: its ${s(d.hook_name, 'git')} hook ${d.hook} exited ${s(d.exit_code)}${said ? `: ${said}` : ' without a word'}`;
+    },
     // Two failures git has before it does anything, whatever the command: no git to start, and a
-    // configuration it cannot read (from a file, or from variables a shell or a hook set).
+    // configuration it cannot read (from a file, or from variables a shell or a hook set). A hook of the
+    // repository's that refused (`hook`, its path) is named with the way past it.
     hint: (d) => {
+      if (typeof d.hook === 'string') {
+        const again = typeof d.then_run === 'string' ? d.then_run : 'the same tugcode command';
+        return `fix what ${arg(d.hook)} reports (git runs it from .git/hooks or core.hooksPath), or set it aside while you do this (chmod -x ${arg(d.hook)}; chmod +x it after), then run ${again} again; nothing was made`;
+      }
       const why = s(d.stderr ?? d.reason, '');
       if (/spawn git ENOENT|git is not installed/.test(why)) return 'install git and put it on PATH, then try again';
       if (/bad config|config(uration)? files?|GIT_CONFIG_|command-line config/.test(why))
         return 'fix the git configuration git names (a config file, or the GIT_CONFIG_* variables of this shell: unset them), then try again';
+      // The driver's own worktrees (docs/run.md §1): git ran the repository's post-checkout hook, and
+      // says nothing of its own when that refuses, so the hook is named as the likely cause.
+      const args = (d.args as string[] | undefined) ?? [];
+      if (args[0] === 'worktree' && args[1] === 'add' && d.hook !== null)
+        return "git worktree add runs the repository's post-checkout hook (.git/hooks/post-checkout, or the one under core.hooksPath): if that printed the message, fix it or set it aside (chmod -x it), then run again";
       return undefined;
     },
   },
@@ -914,7 +947,7 @@ export function toTugError(e: unknown, o: { verbose?: boolean } = {}): TugError 
   const err = e instanceof Error ? e : new Error(String(e));
   const sqliteCode = (err as { code?: unknown }).code;
   if (typeof sqliteCode === 'string' && sqliteCode.startsWith('SQLITE_BUSY')) {
-    return new TugError('Busy', { reason: err.message });
+    return new TugError('Busy', { reason: err.message, sqlite_code: sqliteCode });
   }
   if (sqliteCode === 'ENOSPC') {
     const path = (err as { path?: unknown }).path;

@@ -147,11 +147,11 @@ const CAUSES: [RegExp, CommitFailCause][] = [
  * `git commit --no-verify` would commit the index tugcode put back, without the trailers and the log entry,
  * and `tugcode commit` has no way to skip the project's hooks (`run.no_verify` is the driver's, docs/run.md §2).
  */
-const HINTS: Record<CommitFailCause, (W: string, stderr: string) => string> = {
-  hook: (W, stderr) =>
+const HINTS: Record<CommitFailCause, (W: string, stderr: string, hooks: string[]) => string> = {
+  hook: (W, stderr, hooks) =>
     stderr
       ? 'fix what the hook reports (its first line is above; --json gives all of it in error.details.stderr), then run the same tugcode commit again'
-      : `the hook refused without a word: run it by hand in ${shellArg(W)} to see why (e.g. git -C ${shellArg(W)} hook run pre-commit), fix that, then run the same tugcode commit again`,
+      : `the hook refused without a word: run it by hand in ${shellArg(W)} to see why (${hooks.map((h) => handRun(W, h)).join('; ') || handRun(W, 'pre-commit')}), fix that, then run the same tugcode commit again`,
   signing: () =>
     'commit.gpgsign is on but signing failed: set user.signingkey (and gpg.format) to a usable key, or git config commit.gpgsign false',
   sparse_checkout: (W) =>
@@ -164,12 +164,21 @@ const HINTS: Record<CommitFailCause, (W: string, stderr: string) => string> = {
   other: () => "see git's message above",
 };
 
-/** The pre-commit, prepare-commit-msg or commit-msg hook that git would run in `W`, if any exists. */
-async function commitHookPresent(g: GitRunner, W: string): Promise<boolean> {
+/**
+ * A commit hook run by hand: the message hooks read the message from a file named by their first argument
+ * (githooks(5)), so that is given too.
+ */
+function handRun(W: string, hook: string): string {
+  const run = `git -C ${shellArg(W)} hook run ${hook}`;
+  return hook === 'pre-commit' ? run : `${run} -- <a file holding the message>`;
+}
+
+/** The pre-commit, prepare-commit-msg and commit-msg hooks that git would run in `W`, those that exist. */
+async function commitHooksPresent(g: GitRunner, W: string): Promise<string[]> {
   const r = await g.tryRun(['rev-parse', '--git-path', 'hooks'], W);
   const conf = await g.tryRun(['config', '--get', 'core.hooksPath'], W);
   const dir = conf.status === 0 && conf.stdout.trim() ? resolve(W, conf.stdout.trim()) : resolve(W, r.stdout.trim());
-  return ['pre-commit', 'prepare-commit-msg', 'commit-msg'].some((h) => {
+  return ['pre-commit', 'prepare-commit-msg', 'commit-msg'].filter((h) => {
     try {
       return (statSync(join(dir, h)).mode & 0o111) !== 0;
     } catch {
@@ -182,11 +191,12 @@ async function commitHookPresent(g: GitRunner, W: string): Promise<boolean> {
 export async function commitFailed(g: GitRunner, W: string, e: TugError, o: { noVerify: boolean }): Promise<TugError> {
   const stderr = String(e.details.stderr ?? e.details.reason ?? '').trim();
   let cause: CommitFailCause = CAUSES.find(([re]) => re.test(stderr))?.[1] ?? 'other';
-  if (cause === 'other' && !o.noVerify && (await commitHookPresent(g, W))) cause = 'hook';
+  const hooks = cause === 'other' && !o.noVerify ? await commitHooksPresent(g, W) : [];
+  if (hooks.length > 0) cause = 'hook';
   return new TugError(
     'CommitFailed',
     { worktree: W, cause, args: e.details.args, stderr, exit_code: e.details.exit_code },
-    { hint: HINTS[cause](W, stderr), cause: e },
+    { hint: HINTS[cause](W, stderr, hooks), cause: e },
   );
 }
 

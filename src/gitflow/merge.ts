@@ -78,7 +78,11 @@ async function sourceBranch(
   const root = ctx.repo.mainRoot;
   if (explicit) {
     if (!(await branchExists(g, root, explicit)))
-      throw new TugError('InvalidArgument', { reason: `branch ${explicit} does not exist`, branch: explicit });
+      throw new TugError(
+        'InvalidArgument',
+        { reason: `branch ${explicit} does not exist`, branch: explicit },
+        { hint: `tugcode worktree list   (the plans' worktree branches), or drop --branch to merge the plan's own` },
+      );
     return explicit;
   }
   const integ = integrationBranch(slug);
@@ -101,11 +105,24 @@ async function sourceBranch(
     });
   }
 
-  throw new TugError('InvalidArgument', {
-    reason: `${planPath} has several worktree branches; pass --branch`,
-    plan_path: planPath,
-    candidates: own.map((b) => b.branch),
-  });
+  throw new TugError(
+    'InvalidArgument',
+    {
+      reason: `${planPath} has several worktree branches; pass --branch`,
+      plan_path: planPath,
+      candidates: own.map((b) => b.branch),
+    },
+    // The newest first (timestamp names sort by time), a few at most: details.candidates has them all.
+    {
+      hint: own
+        .map((b) => b.branch)
+        .sort()
+        .reverse()
+        .slice(0, 3)
+        .map((b) => `tugcode merge ${shellArg(planPath)} --branch ${shellArg(b)}`)
+        .join('   or   '),
+    },
+  );
 }
 
 /**
@@ -229,7 +246,16 @@ export async function mergePlan(ctx: FlowCtx, input: MergeInput): Promise<MergeD
   if (typeof branch !== 'string') return { ...branch, merged: !input.dryRun, dry_run: Boolean(input.dryRun) };
   const into = input.into ?? (await getBranchPlan(g, repo.mainRoot, branch))?.base_branch ?? ctx.config.run.base_branch;
   if (!(await branchExists(g, repo.mainRoot, into)))
-    throw new TugError('InvalidArgument', { reason: `target branch ${into} does not exist`, branch: into });
+    throw new TugError(
+      'InvalidArgument',
+      { reason: `target branch ${into} does not exist`, branch: into },
+      {
+        hint:
+          input.into === undefined
+            ? `pass --into <branch> (git branch lists them), or create ${shellArg(into)}`
+            : `pass --into an existing branch (git branch lists them)`,
+      },
+    );
   if (into === branch) throw new TugError('InvalidArgument', { reason: `cannot merge ${branch} into itself` });
 
   const run = async (): Promise<MergeData> => {

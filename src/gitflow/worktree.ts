@@ -22,6 +22,7 @@ import {
 } from './plan-file.js';
 import { branchExists, requireGitVersion } from '../git/refs.js';
 import { gitWorktrees } from '../git/repo.js';
+import { hookFile } from './hooks.js';
 import { ensureRuntimeExclude } from '../git/runtime-files.js';
 import * as state from './state-bridge.js';
 
@@ -77,7 +78,11 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
   const g = gitRunner(ctx.env);
   await requireGitVersion(g);
   if (input.reuse && input.new)
-    throw new TugError('InvalidArgument', { reason: '--reuse and --new exclude each other' });
+    throw new TugError(
+      'InvalidArgument',
+      { reason: '--reuse and --new exclude each other' },
+      { hint: "pass --reuse to continue in the plan's worktree, or --new to make another beside it" },
+    );
   if (input.name !== undefined) checkName(input.name);
   const { repo } = ctx;
   // Resolved against the main checkout, also from a linked worktree (docs/git.md §3).
@@ -133,11 +138,18 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
     const taken = (await branchExists(g, repo.mainRoot, branch))
       ? { reason: `branch ${branch} already exists`, branch }
       : existsSync(dir)
-        ? { reason: `directory ${dir} already exists`, worktree_path: dir }
+        ? { reason: `the worktree directory already exists`, worktree_path: dir }
         : null;
     if (taken && (input.name !== undefined || n >= 100)) {
       exclude.undo();
-      throw new TugError('WorktreeExists', taken);
+      // --new or --reuse would not help a name taken: another name does (the catalogue's hint is for a
+      // live worktree of the plan).
+      throw new TugError('WorktreeExists', taken, {
+        hint:
+          input.name !== undefined
+            ? `pass another --name, or leave it out to name the worktree by the time${input.new ? '' : "; --reuse continues in the plan's latest worktree"}`
+            : 'pass --name <a name of your own>',
+      });
     }
     if (taken) continue;
     let added = false;
@@ -156,8 +168,18 @@ export async function createWorktree(ctx: FlowCtx, input: CreateInput): Promise<
           { reason: `a branch named ${blocker} exists, so git cannot create ${branch}`, branch: blocker },
           { hint: `rename it (git branch -m ${shellArg(blocker)} <new-name>), then run tugcode worktree create again` },
         );
-      if (r.status !== 0)
-        throw new TugError('GitError', { args: ['worktree', 'add', branch], stderr: r.stderr, exit_code: r.status });
+      if (r.status !== 0) {
+        // git runs post-checkout once the new tree is checked out: a tree there and a hook to run mean the
+        // hook refused (git says nothing of its own then), and the error names it (docs/git.md §3).
+        const hook = existsSync(join(dir, '.git')) ? await hookFile(g, repo.mainRoot, 'post-checkout') : null;
+        throw new TugError('GitError', {
+          args: ['worktree', 'add', branch],
+          stderr: r.stderr,
+          exit_code: r.status,
+          // `hook: null`: none to run, so the catalogue's guess at one (for the driver's add) is left out.
+          ...(hook ? { hook, hook_name: 'post-checkout', then_run: 'tugcode worktree create' } : { hook: null }),
+        });
+      }
       added = true;
       await setBranchPlan(g, repo.mainRoot, branch, planPath, base);
       const st = await state.initAndReconcile(ctx, planPath, blob, await reconcileRefs(ctx, slug, branch));

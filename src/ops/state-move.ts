@@ -5,7 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
+import { shellArg } from '../util/shell-arg.js';
 import { TugError } from '../contract/errors.js';
 import type { Call, OpsContext } from './context.js';
 import { stateOf } from './support.js';
@@ -23,10 +24,13 @@ export async function stateExport(ctx: OpsContext, input: { plan: string; output
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });
-    throw new TugError('InvalidArgument', {
-      reason: `cannot write output ${path}: ${(e as Error).message}`,
-      argument: 'output',
-    });
+    throw new TugError(
+      'InvalidArgument',
+      { reason: `cannot write output ${path}: ${(e as Error).message}`, argument: 'output' },
+      {
+        hint: `--output names a file in a directory this user can write (mkdir -p ${shellArg(dirname(path))}, or ls -ld it)`,
+      },
+    );
   }
   return { ...base, output: path };
 }

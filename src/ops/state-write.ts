@@ -178,10 +178,13 @@ export async function stateComplete(
     const rev = input.commit;
     const full = rev.startsWith('-') ? null : await (await gitFacts(ctx)).resolveCommit(worktree, rev);
     if (!full)
-      throw new TugError('InvalidArgument', {
-        reason: `commit ${JSON.stringify(rev)} does not name a commit in ${worktree}`,
-        argument: 'commit',
-      });
+      throw new TugError(
+        'InvalidArgument',
+        { reason: `commit ${JSON.stringify(rev)} does not name a commit in ${worktree}`, argument: 'commit' },
+        {
+          hint: `pass the step's commit, as its id or a ref (git -C ${shellArg(worktree)} log --oneline -5 lists the latest)`,
+        },
+      );
     commit = full;
     // A step completed by hand with a commit the plan's integration branch lacks would let `run` finish
     // "done" and `merge` ship without it (docs/git.md): refused, with the command that integrates it.
@@ -285,10 +288,13 @@ export async function stateReconcile(
     if (r.startsWith('-'))
       throw new TugError('InvalidArgument', { reason: `ref ${JSON.stringify(r)} is not a ref`, argument: 'ref' });
     if (!(await git.resolveCommit(repo.worktreeRoot, r)))
-      throw new TugError('InvalidArgument', {
-        reason: `ref ${JSON.stringify(r)} does not name a commit`,
-        argument: 'ref',
-      });
+      throw new TugError(
+        'InvalidArgument',
+        { reason: `ref ${JSON.stringify(r)} does not name a commit`, argument: 'ref' },
+        {
+          hint: "pass a branch, tag or commit of this repository (git branch --list 'tugplan/*' lists the plans' branches)",
+        },
+      );
   }
   const { commits, scanned } = await git.trailerCommits(repo.worktreeRoot, [...new Set(refs)]);
   return store.reconcile(sc, {

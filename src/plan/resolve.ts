@@ -108,14 +108,18 @@ function uninitialized(opts: Pick<ResolvePlanOptions, 'repoRoot' | 'workTree'>):
   return !existsSync(join(opts.repoRoot, TUGTOOL_DIR)) && !existsSync(join(opts.workTree, TUGTOOL_DIR));
 }
 
+/** What names a plan, for an argument that cannot: its slug or its path, as validate lists them. */
+const PLANS_HINT =
+  'name a plan by its slug (demo for .tugtool/tugplan-demo.md) or its path in this repository; tugcode validate lists the plans';
+
 /** Resolves a plan argument; throws `InvalidArgument` or `PlanNotFound`. */
 export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedPlan {
   if (arg.trim() === '' || arg.includes('\0')) {
-    throw new TugError('InvalidArgument', {
-      reason: 'the plan argument is empty or contains a NUL byte',
-      argument: 'plan',
-      value: arg,
-    });
+    throw new TugError(
+      'InvalidArgument',
+      { reason: 'the plan argument is empty or contains a NUL byte', argument: 'plan', value: arg },
+      { hint: PLANS_HINT },
+    );
   }
   const known = new Set(opts.knownPlanPaths ?? []);
   const roots = new Roots(opts.workTree, opts.repoRoot);
@@ -137,11 +141,11 @@ export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedP
 
   if (looksLikeSlug(arg)) {
     if (!isValidSlug(arg)) {
-      throw new TugError('InvalidArgument', {
-        reason: `"${arg}" is not a valid plan slug (${SLUG_RULE})`,
-        argument: 'plan',
-        value: arg,
-      });
+      throw new TugError(
+        'InvalidArgument',
+        { reason: `"${arg}" is not a valid plan slug (${SLUG_RULE})`, argument: 'plan', value: arg },
+        { hint: PLANS_HINT },
+      );
     }
     const planPath = planPathForSlug(arg);
     if (RESERVED_PLAN_FILES.includes(basename(planPath))) {
@@ -172,11 +176,11 @@ export function resolvePlanArg(arg: string, opts: ResolvePlanOptions): ResolvedP
   if (matches.length > 1) throw new TugError('AmbiguousPlan', { plan: arg, candidates: matches });
   if (matches[0] !== undefined) return finish(matches[0], roots, known, notFound);
   if (firstInside === null) {
-    throw new TugError('InvalidArgument', {
-      reason: `plan path "${arg}" is outside the repository`,
-      argument: 'plan',
-      value: arg,
-    });
+    throw new TugError(
+      'InvalidArgument',
+      { reason: `plan path "${arg}" is outside the repository`, argument: 'plan', value: arg },
+      { hint: PLANS_HINT },
+    );
   }
   throw notFound(firstInside);
 }

@@ -4,6 +4,7 @@
  * `omitted` counts the matching events the limit left out: older ones without `after_id`, newer ones with it.
  */
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import type { StateContext } from './context.js';
 import { stepArg } from './owner.js';
 import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
@@ -50,7 +51,11 @@ export async function log(ctx: StateContext, input: LogInput = {}): Promise<LogR
     });
   }
   if (input.step !== undefined && input.plan === undefined)
-    throw new TugError('InvalidArgument', { reason: '--step needs a plan argument' });
+    throw new TugError(
+      'InvalidArgument',
+      { reason: '--step needs a plan argument', argument: '--step' },
+      { hint: `tugcode state log <plan> --step ${shellArg(input.step)}   (tugcode status lists the plans)` },
+    );
   let plan_path: string | undefined;
   if (input.plan !== undefined) {
     const ref = await resolvePlanRef(ctx, input.plan);

@@ -6,6 +6,7 @@
  * refused.
  */
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import { discardAttempt } from './attempt.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
@@ -67,6 +68,7 @@ export async function reset(ctx: StateContext, input: ResetInput): Promise<Reset
         step,
         `${anchor} is ${step.status} by ${step.claimed_by} with a live lease until ${step.lease_expires_at}; a live claim is reset only when forced`,
         { claimed_by: step.claimed_by, lease_expires_at: step.lease_expires_at },
+        `when ${step.claimed_by} has stopped working on it: tugcode state reset ${shellArg(plan_path)} ${shellArg(anchor)} --force (its attempt is discarded); else wait for it (tugcode status)`,
       );
     }
     const previous_owner = isHeld(step.status) ? step.claimed_by : null;

@@ -5,6 +5,7 @@
  * the text is rendered by show-text.ts.
  */
 import { TugError } from '../contract/errors.js';
+import { shellArg } from '../util/shell-arg.js';
 import type { SHOW_ITEMS } from '../contract/status.js';
 import type { StateContext } from './context.js';
 import { stepArg } from './owner.js';
@@ -135,7 +136,12 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
   const mode = input.items ?? 'active';
   const now = ctx.clock.now();
   if (input.plan === undefined) {
-    if (input.step !== undefined) throw new TugError('InvalidArgument', { reason: '--step needs a plan argument' });
+    if (input.step !== undefined)
+      throw new TugError(
+        'InvalidArgument',
+        { reason: '--step needs a plan argument', argument: '--step' },
+        { hint: `tugcode state show <plan> --step ${shellArg(input.step)}   (tugcode status lists the plans)` },
+      );
     const store = ctx.store;
     if (!store) return { plans: [] };
     const seen = { version: store.version, self: ctx.repoRoot, shared: !!ctx.ownerPrefix };

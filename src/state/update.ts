@@ -5,6 +5,7 @@
  * Everything is validated before anything changes.
  */
 import { TugError } from '../contract/errors.js';
+import { ITEM_STATUSES } from '../contract/status.js';
 import { recordEvent } from './record.js';
 import type { StateContext } from './context.js';
 import { checkDrift, withSnapshot, type PlanSnapshot } from './drift.js';
@@ -60,9 +61,13 @@ export async function update(ctx: StateContext, input: UpdateInput): Promise<Upd
   if (batch && bulk.length > 0)
     throw new TugError('InvalidArgument', { reason: '--batch cannot be combined with per-item or --all* flags' });
   if (items.length === 0 && bulk.length === 0 && !input.complete_remaining && !batch) {
-    throw new TugError('InvalidArgument', {
-      reason: 'nothing to update: give --task/--test/--checkpoint, --all*, --batch or --complete-remaining',
-    });
+    throw new TugError(
+      'InvalidArgument',
+      { reason: 'nothing to update: give --task/--test/--checkpoint, --all*, --batch or --complete-remaining' },
+      {
+        hint: `e.g. --task 0 completed (the 0-based ordinal tugcode state show lists), --all-tasks completed, or --complete-remaining; statuses: ${ITEM_STATUSES.join(', ')}`,
+      },
+    );
   }
   validateChanges(items, bulk, input.reason, batch);
   const capped = capReasons(ctx, input, items);

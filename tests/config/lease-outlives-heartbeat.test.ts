@@ -65,6 +65,7 @@ describe('run --lease-duration and --heartbeat', () => {
     expect(r.events).toHaveLength(1); // the summary alone: nothing was claimed or started
     expect(r.events[0].error.code).toBe('InvalidArgument');
     expect(r.events[0].error.message).toContain(message);
+    expect(r.events[0].error.hint).toContain('lower --heartbeat or raise --lease-duration');
     const dry = runCli(['run', 'demo', '--implementer', impl.argv, ...flags, '--dry-run', '--json'], { cwd: root });
     expect([dry.code, dry.json.error.code]).toEqual([2, 'InvalidArgument']);
     expect(dry.json.error.message).toContain(message);

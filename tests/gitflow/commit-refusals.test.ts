@@ -60,6 +60,21 @@ describe('tugcode commit refused by git', () => {
     expect(hint).toContain('then run the same tugcode commit again');
   });
 
+  it('a commit-msg hook that fails silently: the hint runs that hook by hand, with its message file', async () => {
+    const { root, wt, attempt } = await readyToCommit();
+    const hook = join(root, '.git', 'hooks', 'commit-msg');
+    writeFileSync(hook, '#!/bin/sh\nexit 1\n');
+    chmodSync(hook, 0o755);
+    const head = git(wt, 'rev-parse', 'HEAD');
+    const r = commit(wt, attempt);
+    expectError(r, 'CommitFailed', 4);
+    expect(r.json.error.details.cause).toBe('hook');
+    const hint = r.json.error.hint as string;
+    expect(hint).toContain(`git -C ${wt} hook run commit-msg -- <a file holding the message>`);
+    expect(hint).not.toContain('pre-commit');
+    expect(git(wt, 'rev-parse', 'HEAD')).toBe(head);
+  });
+
   it('commit.gpgsign with a signer that fails: CommitFailed (cause signing), not a hook', async () => {
     const { wt, attempt } = await readyToCommit();
     git(wt, 'config', 'commit.gpgsign', 'true');

@@ -3,7 +3,7 @@
  * also when they race; a branch named `tugplan` that leaves no room for `tugplan/…` is named with a hint
  * (issue 22 item 18).
  */
-import { renameSync, symlinkSync } from 'node:fs';
+import { mkdirSync, renameSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliAsync, expectError, runJson } from '../helpers/cli.js';
@@ -32,11 +32,26 @@ describe('worktree create names', () => {
     ).toHaveLength(3);
   });
 
-  it('--name that is taken is still WorktreeExists', () => {
+  it('--name that is taken is still WorktreeExists, its hint another name (not the --new it was given)', () => {
     const root = planRepo();
     const args = ['worktree', 'create', 'demo', '--new', '--name', 'mine'];
     expect(runJson('worktree create', args, { cwd: root, env }).code).toBe(0);
-    expectError(runJson('worktree create', args, { cwd: root, env }), 'WorktreeExists', 4);
+    const r = runJson('worktree create', args, { cwd: root, env });
+    expectError(r, 'WorktreeExists', 4);
+    expect(r.json.error.hint).toBe('pass another --name, or leave it out to name the worktree by the time');
+    // A directory of that name, with no branch: the message names it once, the hint the same way out.
+    mkdirSync(join(root, '.tugtree', 'tugplan__demo--theirs'), { recursive: true });
+    const before = snapshot(root);
+    const d = runJson('worktree create', ['worktree', 'create', 'demo', '--new', '--name', 'theirs'], {
+      cwd: root,
+      env,
+    });
+    expectError(d, 'WorktreeExists', 4);
+    expect(d.json.error.message).toBe(
+      `the worktree directory already exists: ${join(root, '.tugtree', 'tugplan__demo--theirs')}`,
+    );
+    expect(d.json.error.hint).toContain('pass another --name');
+    expect(snapshot(root)).toBe(before);
   });
 
   it('a branch named tugplan: WorktreeExists (exit 4) naming it, with a rename hint; nothing changed', () => {

@@ -118,10 +118,13 @@ async function checkRunFlags(input: RunInput, cli: CliEnv, call: Call): Promise<
     const { tokenizeShell } = await import('../../kernel/light.js');
     const tok = tokenizeShell(text);
     if (!tok.ok)
-      throw new TugError('InvalidArgument', {
-        reason: `${flag} cannot be split shell-style: ${tok.reason} in ${JSON.stringify(text)}`,
-        argument: flag,
-      });
+      throw new TugError(
+        'InvalidArgument',
+        { reason: `${flag} cannot be split shell-style: ${tok.reason} in ${JSON.stringify(text)}`, argument: flag },
+        {
+          hint: `${flag} takes one command line, split as sh splits it: close each quote, e.g. ${flag} './agent.sh --model "big one"'`,
+        },
+      );
   }
   if (input.lease_seconds === undefined && input.heartbeat_seconds === undefined) return;
   const { config } = await cli.ctx.load(call);
@@ -135,10 +138,13 @@ async function checkRunFlags(input: RunInput, cli: CliEnv, call: Call): Promise<
       : { seconds: config.run.heartbeat_seconds, name: 'run.heartbeat_seconds in config' },
   );
   if (reason)
-    throw new TugError('InvalidArgument', {
-      reason,
-      argument: input.heartbeat_seconds !== undefined ? '--heartbeat' : '--lease-duration',
-    });
+    throw new TugError(
+      'InvalidArgument',
+      { reason, argument: input.heartbeat_seconds !== undefined ? '--heartbeat' : '--lease-duration' },
+      {
+        hint: 'lower --heartbeat or raise --lease-duration (the defaults, run.heartbeat_seconds and state.lease_seconds, are 60 and 7200)',
+      },
+    );
 }
 
 /**

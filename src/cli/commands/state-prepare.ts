@@ -43,7 +43,13 @@ export async function importInput(raw: Raw, cli: CliEnv): Promise<Raw> {
   const path = file === '-' ? '-' : resolve(cli.ctx.cwd, file);
   const document = readFileBounded('state import', path, MAX_EXPORT_DOCUMENT, cli.stdinIsTTY);
   if (document.trim() === '')
-    throw new TugError('InvalidArgument', { reason: `${file === '-' ? 'stdin' : file} is empty; nothing was changed` });
+    throw new TugError(
+      'InvalidArgument',
+      { reason: `${file === '-' ? 'stdin' : file} is empty; nothing was changed` },
+      {
+        hint: 'tugcode state import <file>, the file tugcode state export <plan> --output <file> wrote (or pipe it in)',
+      },
+    );
   // `file` says where the document came from (`-`: stdin), so its errors name that, not --document.
   return { ...raw, file, document };
 }

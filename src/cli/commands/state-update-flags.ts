@@ -6,6 +6,11 @@ import type { Command } from 'commander';
 import { TugError } from '../../contract/errors.js';
 import { checkStatus, type ItemChange } from '../../state/update-input.js';
 import type { ItemKind } from '../../state/status.js';
+import { ITEM_STATUSES } from '../../contract/status.js';
+
+/** How an item flag is written, with its statuses (docs/state.md §4). */
+const ORD_STATUS_HINT = (flag: string) =>
+  `${flag} 0 completed or ${flag} 0:completed (the 0-based ordinal tugcode state show lists); statuses: ${ITEM_STATUSES.join(', ')}`;
 
 function rootOf(cmd: Command): Command {
   let c = cmd;
@@ -41,16 +46,21 @@ export function itemFlags(cmd: Command): ItemChange[] {
     if (values.length === 1 && values[0]!.includes(':')) [ord, status] = values[0]!.split(/:(.*)/s) as [string, string];
     else if (values.length === 2 && !values[0]!.includes(':')) [ord, status] = values as [string, string];
     else {
-      throw new TugError('InvalidArgument', {
-        reason: `${flag} takes ORD STATUS or ORD:STATUS, got ${values.length === 0 ? 'nothing' : JSON.stringify(values.join(' '))}`,
-        argument: flag,
-      });
+      throw new TugError(
+        'InvalidArgument',
+        {
+          reason: `${flag} takes ORD STATUS or ORD:STATUS, got ${values.length === 0 ? 'nothing' : JSON.stringify(values.join(' '))}`,
+          argument: flag,
+        },
+        { hint: ORD_STATUS_HINT(flag) },
+      );
     }
     if (!/^\d+$/.test(ord))
-      throw new TugError('InvalidArgument', {
-        reason: `${flag}: the ordinal must be a non-negative integer, got ${JSON.stringify(ord)}`,
-        argument: flag,
-      });
+      throw new TugError(
+        'InvalidArgument',
+        { reason: `${flag}: the ordinal must be a non-negative integer, got ${JSON.stringify(ord)}`, argument: flag },
+        { hint: ORD_STATUS_HINT(flag) },
+      );
     out.push({ kind, ordinal: Number(ord), status: checkStatus(status) });
   }
   return out;

@@ -9,6 +9,7 @@ import { dirname, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TugError } from '../../contract/errors.js';
 import { TUGTOOL_DIR } from '../../contract/layout.js';
+import { openersOf } from '../../util/file-openers.js';
 import { shellArg } from '../../util/shell-arg.js';
 import { afterEnd, TxQueue, type Conn, type Database, type Params, type TxOptions } from './conn.js';
 
@@ -35,7 +36,14 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
   const code = (e as { code?: unknown })?.code;
   if (typeof code !== 'string') return e;
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
-    return new TugError('Busy', { db_path: dbPath, timeout_ms: timeoutMs, sqlite_code: code });
+    // Whoever holds the write lock has the file open: named when this host can tell (the catalogue's hint).
+    const holders = openersOf(dbPath);
+    return new TugError('Busy', {
+      db_path: dbPath,
+      timeout_ms: timeoutMs,
+      sqlite_code: code,
+      ...(holders.length > 0 ? { holders } : {}),
+    });
   }
   // SQLite says "disk I/O error" of a directory at the path: say what it is.
   if (code.startsWith('SQLITE_') && statSync(dbPath, { throwIfNoEntry: false })?.isDirectory()) {
