@@ -42,17 +42,8 @@ writeFileSync(join(wt, step + '.txt'), step);
   it('at the attempt cap a stalled step is failed (step_failed), distinct from StepTimeout', () => {
     const root = runRepo(ONE);
     const impl = nodeImplementer(`await sleep(120000);`);
-    const r = runJsonl(root, [
-      'demo',
-      '--workers',
-      '1',
-      '--implementer',
-      impl.argv,
-      '--stall-seconds',
-      '2',
-      '--max-attempts',
-      '1',
-    ]);
+    const args = ['demo', '--workers', '1', '--implementer', impl.argv, '--stall-seconds', '2', '--max-attempts', '1'];
+    const r = runJsonl(root, args);
     expect(r.code).toBe(4);
     expect(failures(r.events)).toEqual([['step-1', 'Stalled']]);
     expect(r.events.filter((e) => e.type === 'step_failed')).toEqual([
@@ -64,22 +55,7 @@ writeFileSync(join(wt, step + '.txt'), step);
     expect(hint).toMatch(/ --max-attempts 1 --stall-seconds 4 \(stall_seconds doubled: step-1 was silent for \d+ s\)$/);
     expect(hint).not.toContain('--stall-seconds 2');
     // The dry run's warning gives the real run's hint (docs/run.md §1.10).
-    const dry = runCli(
-      [
-        'run',
-        'demo',
-        '--workers',
-        '1',
-        '--implementer',
-        impl.argv,
-        '--stall-seconds',
-        '2',
-        '--max-attempts',
-        '1',
-        '--dry-run',
-      ],
-      { cwd: root },
-    );
+    const dry = runCli(['run', ...args, '--dry-run'], { cwd: root });
     expect(dry.stderr).toContain('--stall-seconds 4 (stall_seconds doubled');
     // A run given more than that already keeps its own.
     const more = runCli(
