@@ -1,7 +1,7 @@
 /**
  * `tugcode run` says which substep a line is about (docs/run.md §1.3): the phases of a substep's run carry
  * its `substep_anchor` (text `w1 step-1 substep step-1-1 → implementer`), the step's own phases none, and an
- * attempt a substep failed names it too.
+ * attempt a substep failed names it too. The summary's utilisation says an idle worker's busy time as `0s`.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -93,5 +93,21 @@ describe('tugcode run: the lines of a substep', () => {
     // The step's own phase lines are unchanged: `w1 step-1 → reset`.
     expect(r.stdout).toContain('w1 step-1 → reset\n');
     expect(r.stdout).not.toMatch(/substep step-1-2/); // never reached
+  });
+
+  it('text: the summary says an idle worker was busy 0s, as the others are said', () => {
+    const root = runRepo(plan(null));
+    const impl = implementerScript();
+    const r = runCli(['run', 'demo', '--workers', '3', '--implementer', impl.argv], { cwd: root });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const table = r.stdout.slice(r.stdout.indexOf('worker  busy'));
+    const rows = [...table.matchAll(/^(w\d) +(\S+) +(\d+%)$/gm)].map((m) => [m[1], m[2], m[3]]);
+    expect(rows.map((x) => x[0])).toEqual(['w1', 'w2', 'w3']);
+    // One step for three workers: two of them never held one, and say so as `0s`, never `0ms`.
+    expect(
+      rows.filter((x) => x[1] === '0s' && x[2] === '0%'),
+      table,
+    ).toHaveLength(2);
+    expect(table).not.toContain('0ms');
   });
 });
