@@ -70,15 +70,21 @@ export async function stepLogs(mainRoot: string, slug: string, anchors: readonly
   );
 }
 
-/** The phase a step's newest log of `attempt` says it is in, and when it last wrote. */
-export function phaseFromLogs(logs: LogFile[], attempt: number): { phase: string | null; at: string | null } {
+/**
+ * The phase a step's newest log of `attempt` says it is in, and when it last wrote; `anchor`: the (sub)step
+ * whose log that is.
+ */
+export function phaseFromLogs(
+  logs: LogFile[],
+  attempt: number,
+): { phase: string | null; at: string | null; anchor?: string } {
   const mine = logs.filter((l) => l.attempt === attempt);
   const newest = mine[0];
   if (!newest) return { phase: null, at: null };
   const phase =
     newest.kind === 'implementer' ? 'implementer' : newest.kind === 'checkpoint' ? 'checkpoints' : newest.kind;
   // The last output of any of them (a run's `.out` sorts before its `.log`, which may be newer).
-  return { phase, at: mine.reduce((t, l) => (l.mtime > t ? l.mtime : t), newest.mtime) };
+  return { phase, at: mine.reduce((t, l) => (l.mtime > t ? l.mtime : t), newest.mtime), anchor: newest.anchor };
 }
 
 export interface Tail {

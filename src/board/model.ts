@@ -76,6 +76,8 @@ export interface Card {
   started_at: string | null;
   completed_at: string | null;
   phase: string | null;
+  /** The substep the phase runs for (docs/run.md §1.3); null for the step's own, or when not known. */
+  phase_substep: string | null;
   last_activity_at: string | null;
   commit: string | null;
   completed_via: string | null;
@@ -188,9 +190,17 @@ export interface Activity {
    * From the run this board runs beside (`run --board`): the worker, its phase, its last event, and the
    * watchdog's last activity of the worker's implementer (output, item or file change; docs/run.md §7.3).
    */
-  run?: { worker: string; phase: string | null; event: string; at: string; active_at?: string | undefined };
-  /** From the run's log files of the current attempt (src/board/files.ts). */
-  files?: { phase: string | null; at: string | null };
+  run?: {
+    worker: string;
+    phase: string | null;
+    /** The substep its phase runs for, when a substep's (the `phase` event's `substep_anchor`). */
+    substep?: string | undefined;
+    event: string;
+    at: string;
+    active_at?: string | undefined;
+  };
+  /** From the run's log files of the current attempt (src/board/files.ts); `anchor`: the newest one's (sub)step. */
+  files?: { phase: string | null; at: string | null; anchor?: string | undefined };
   /** From the state's events: the latest one's time and the latest reason one gave. */
   events?: { at: string; reason: string | null };
 }
@@ -383,6 +393,14 @@ function phaseOf(s: ShownStep, a: Activity | undefined): string | null {
   return a?.run?.phase ?? a?.files?.phase ?? (s.status === 'claimed' ? 'claimed' : 'started');
 }
 
+/** The substep the card's phase runs for, from the same source as `phaseOf`; null for the step's own. */
+function phaseSubstepOf(s: ShownStep, a: Activity | undefined): string | null {
+  if (s.status !== 'claimed' && s.status !== 'in_progress') return null;
+  if (a?.run?.phase) return a.run.substep ?? null;
+  const f = a?.files;
+  return f?.phase && f.anchor && f.anchor !== s.anchor ? f.anchor : null;
+}
+
 /** One top-level step's card. `subs`: its substeps; `activity`: by anchor (the step's and its substeps'). */
 export function cardOf(
   s: ShownStep,
@@ -428,6 +446,7 @@ export function cardOf(
     started_at: s.started_at,
     completed_at: s.completed_at,
     phase,
+    phase_substep: phaseSubstepOf(s, own),
     last_activity_at: last,
     commit: s.commit_hash,
     completed_via: s.completed_via,

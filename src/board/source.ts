@@ -44,6 +44,8 @@ export interface RunEventLike {
   worker?: string;
   step_anchor?: string;
   phase?: string;
+  /** The substep a `phase` runs for (docs/run.md §1.3). */
+  substep_anchor?: string;
 }
 
 export interface SourceOptions {
@@ -126,6 +128,8 @@ export class BoardSource {
       this.runs.set(key, {
         worker: e.worker ?? prev?.worker ?? '',
         phase: e.type === 'phase' ? (e.phase ?? null) : e.type === 'claimed' ? 'claimed' : (prev?.phase ?? null),
+        substep:
+          e.type === 'phase' ? e.substep_anchor : e.type === 'claimed' ? undefined : (prev?.substep ?? undefined),
         event: e.type,
         at: e.at,
         active_at: e.type === 'claimed' ? undefined : prev?.active_at,

@@ -3,7 +3,7 @@
  * the plan's progress bar, redrawn in place with ANSI cursor movement (no dependency). Failures, lost
  * claims and completed steps are also printed as permanent lines above the block.
  */
-import { attemptText, duration, eventLine, painter, planSpend, waitingText } from './render-text.js';
+import { attemptText, duration, eventLine, painter, planSpend, unitText, waitingText } from './render-text.js';
 import type { RenderOptions } from './render.js';
 import type { RunEvent, WorkerName } from './types.js';
 
@@ -14,7 +14,8 @@ type WorkerState =
   | { kind: 'idle'; since: number }
   | { kind: 'waiting'; since: number; why: string }
   /** `attempt`: the claim's attempt text past the first (render-text.ts attemptText), else ''. */
-  | { kind: 'busy'; step: string; attempt: string; phase: string; since: number; claimed: number }
+  /** `shown`: the step as its line says it, with the substep its phase runs for (render-text.ts unitText). */
+  | { kind: 'busy'; step: string; shown: string; attempt: string; phase: string; since: number; claimed: number }
   | { kind: 'stopped'; reason: 'done' | 'signal' };
 
 const BAR_WIDTH = 24;
@@ -55,6 +56,7 @@ export class LiveView {
         this.workers.set(e.worker, {
           kind: 'busy',
           step: e.step_anchor,
+          shown: e.step_anchor,
           attempt: e.attempt > 1 ? attemptText(e) : '',
           phase: 'claimed',
           since: now,
@@ -65,7 +67,16 @@ export class LiveView {
         const w = this.workers.get(e.worker);
         const claimed = w?.kind === 'busy' && w.step === e.step_anchor ? w.claimed : now;
         const attempt = w?.kind === 'busy' ? w.attempt : '';
-        this.workers.set(e.worker, { kind: 'busy', step: e.step_anchor, attempt, phase: e.phase, since: now, claimed });
+        const shown = unitText(e);
+        this.workers.set(e.worker, {
+          kind: 'busy',
+          step: e.step_anchor,
+          shown,
+          attempt,
+          phase: e.phase,
+          since: now,
+          claimed,
+        });
         break;
       }
       case 'step_completed':
@@ -147,7 +158,7 @@ export class LiveView {
     const now = this.o.now();
     const names = [...this.workers.keys()];
     const nameW = Math.max(0, ...names.map((n) => n.length));
-    const stepW = Math.max(0, ...[...this.workers.values()].map((w) => (w.kind === 'busy' ? w.step.length : 0)));
+    const stepW = Math.max(0, ...[...this.workers.values()].map((w) => (w.kind === 'busy' ? w.shown.length : 0)));
     const paint = painter(this.o);
     const lines = names.map((name) => {
       const w = this.workers.get(name)!;
@@ -159,7 +170,7 @@ export class LiveView {
           // The implementer's last output, item or file change (the watchdog's, docs/run.md §7.3).
           const at = w.phase === 'implementer' ? this.o.last_activity?.(name) : undefined;
           const active = at === undefined ? '' : paint('dim', `  active ${duration(Math.max(0, now - at))} ago`);
-          return `${head}  ${w.step.padEnd(stepW)}  ${phase}  ${duration(now - w.since)}${attempt}${active}`;
+          return `${head}  ${w.shown.padEnd(stepW)}  ${phase}  ${duration(now - w.since)}${attempt}${active}`;
         }
         case 'waiting':
           return `${head}  ${paint('dim', w.why)}  ${duration(now - w.since)}`;

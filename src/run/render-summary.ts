@@ -67,7 +67,8 @@ export async function summaryText(s: RunSummary, o: { color: boolean; next?: str
   if (s.workers.some((w) => w.busy_ms > 0)) {
     const rows = s.workers.map((w) => [
       w.worker,
-      duration(w.busy_ms),
+      // An idle worker reads `0s` like the others, not a precise-looking `0ms`.
+      w.busy_ms > 0 ? duration(w.busy_ms) : '0s',
       s.wall_ms > 0 ? `${Math.min(100, Math.round((w.busy_ms / s.wall_ms) * 100))}%` : '-',
     ]);
     blocks.push(await table(['worker', 'busy', 'utilisation'], rows, o));

@@ -25,6 +25,14 @@ export function duration(ms: number): string {
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
 }
 
+/**
+ * The step a line is about: `step-4`, or `step-4 substep step-4-1` when a substep's run does it (docs/run.md
+ * §1.3), so the substep's phases read apart from the step's own.
+ */
+export function unitText(e: { step_anchor: string; substep_anchor?: string | undefined }): string {
+  return e.substep_anchor ? `${e.step_anchor} substep ${e.substep_anchor}` : e.step_anchor;
+}
+
 /** The first 12 hex digits of a commit. */
 export function shortHash(h: string): string {
   return h.slice(0, 12);
@@ -56,7 +64,8 @@ export function attemptText(e: { attempt: number; failures?: number; max_attempt
 
 /**
  * One readable line for an event (no newline), or null for `summary` (the caller prints the summary
- * table). `w1 step-2 claimed (attempt 1)`, `w1 step-2 → implementer`, `w2 step-3 completed abc123456789`,
+ * table). `w1 step-2 claimed (attempt 1)`, `w1 step-2 → implementer`, `w1 step-2 substep step-2-1 → commit`,
+ * `w2 step-3 completed abc123456789`,
  * `w1 step-2 attempt 1 failed: CheckpointFailed npm test exited 1`.
  */
 export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }): string | null {
@@ -74,7 +83,7 @@ export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }
       return `${e.worker} ${e.step_anchor} claimed (${notes.join(', ')})`;
     }
     case 'phase':
-      return `${e.worker} ${e.step_anchor} → ${e.phase}`;
+      return `${e.worker} ${unitText(e)} → ${e.phase}`;
     case 'step_completed':
       return (
         `${e.worker} ${e.step_anchor} ${paint('green', 'completed')}` +

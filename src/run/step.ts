@@ -41,7 +41,13 @@ export interface StepRun {
   beat: Beat;
   /** What is left of the step's time, in ms (at least 1 s, so a last command still gets to start). */
   left: () => number;
-  phase: (p: Phase) => void;
+  /**
+   * Emits the phase; `unit`: the (sub)step it runs for, so a substep's phases say which substep (docs/run.md
+   * §1.3). Without it, the claimed step's own.
+   */
+  phase: (p: Phase, unit?: string) => void;
+  /** The substep being worked on, if any: what an `attempt_failed` names as its `substep_anchor`. */
+  unit?: string | undefined;
   tr?: TraceFn | undefined;
   /** What a human's `state decide --revise` left for the step (docs/run.md §6.3): in each unit's brief. */
   humanNotes?: string | null | undefined;
@@ -147,6 +153,7 @@ export async function executeStep(x: StepRun, top: PlanStep): Promise<PlanStep[]
   const W = x.tree.path;
   const units = executionOrder(rc.prep.plan.steps, top);
   for (const u of units) {
+    x.unit = u === top ? undefined : u.anchor;
     throwIfAborted(beat);
     if (u !== top) await rc.store.start(x.sc, ownerOf(x, u));
     if (u.refactors.length > 0) await refactorPhase(x, u);
@@ -165,6 +172,7 @@ export async function executeStep(x: StepRun, top: PlanStep): Promise<PlanStep[]
     if (!prepared) continue; // `**Commit:** N/A`
     await commitPhase(x, u, message, prepared);
   }
+  x.unit = undefined;
   // Nothing of the implementer's runs any more: the integration that follows acts on this tree only.
   guardTree(W);
   return units;
@@ -205,7 +213,7 @@ export async function reviseStep(x: StepRun, top: PlanStep, issues: ReviewIssue[
 /** The unit's declared refactors, through the same operation as `tugcode refactor run-step`. */
 async function refactorPhase(x: StepRun, u: PlanStep): Promise<void> {
   const { rc } = x;
-  x.phase('refactors');
+  x.phase('refactors', u.anchor);
   const [{ refactorRunStep }, { OutsideSpan }] = await Promise.all([
     import('../ops/refactor.js'),
     import('./outside-check.js'),
@@ -233,7 +241,7 @@ async function refactorPhase(x: StepRun, u: PlanStep): Promise<void> {
 async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?: ReviewIssue[] } = {}): Promise<void> {
   const { rc, tree, tr } = x;
   const W = tree.path;
-  x.phase('implementer');
+  x.phase('implementer', u.anchor);
   const { runStepImplementer, coderReport } = await import('./agents.js');
   const { stepBrief } = await import('./brief.js');
   const { groupRecord } = await import('./orphans.js');
@@ -350,7 +358,7 @@ async function commitPhase(
 ): Promise<void> {
   const { rc, tree, tr } = x;
   const W = tree.path;
-  x.phase('commit');
+  x.phase('commit', u.anchor);
   guardTree(W);
   for (const lock of clearStaleLocks(W, tree.branch)) staleLockRemoved(rc, lock);
   // Another worker integrated meanwhile: the work moves onto the new tip first, when git can do that
@@ -487,7 +495,7 @@ async function checkpointPhase(x: StepRun, u: PlanStep, o: { again?: boolean } =
     return cmd ? [{ ordinal: i.ordinal, cmd }] : [];
   });
   if (commands.length === 0) return;
-  x.phase('checkpoints');
+  x.phase('checkpoints', u.anchor);
   const show = await rc.store.show(x.sc, { plan: rc.prep.planPath, items: 'all', step: u.anchor });
   const deferred = new Set(
     (show.plans[0]?.steps ?? [])

@@ -92,7 +92,15 @@ export type RunEvent =
       failures?: number;
       max_attempts?: number;
     }
-  | { type: 'phase'; at: string; worker: WorkerName; step_anchor: string; phase: Phase }
+  | {
+      type: 'phase';
+      at: string;
+      worker: WorkerName;
+      step_anchor: string;
+      phase: Phase;
+      /** The substep of `step_anchor` this phase runs for (docs/run.md §1.3); absent for the step's own. */
+      substep_anchor?: string;
+    }
   | { type: 'step_completed'; at: string; worker: WorkerName; step_anchor: string; commit_hash: string | null }
   | {
       type: 'attempt_failed';
@@ -104,6 +112,8 @@ export type RunEvent =
       reason: string;
       /** The implementer logs of this attempt, repo-relative (docs/run.md §1.3); absent when it wrote none. */
       logs?: string[];
+      /** The substep of `step_anchor` whose phase failed (docs/run.md §1.3); absent for the step's own. */
+      substep_anchor?: string;
     }
   | {
       type: 'claim_lost';

@@ -369,7 +369,16 @@ async function runClaimed(
     attempt,
     beat,
     left: () => Math.max(1000, deadline - Date.now()),
-    phase: (p: Phase) => rc.emit({ type: 'phase', worker, step_anchor: step.anchor, phase: p }),
+    phase: (p: Phase, unit?: string) => {
+      x.unit = unit === step.anchor ? undefined : unit;
+      rc.emit({
+        type: 'phase',
+        worker,
+        step_anchor: step.anchor,
+        phase: p,
+        ...(x.unit ? { substep_anchor: x.unit } : {}),
+      });
+    },
     tr: tracerOf(rc, worker, step.anchor),
     humanNotes: claim.humanNotes ?? null,
   };
@@ -594,6 +603,7 @@ async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Ou
     reason_code: e.code,
     reason: e.reason,
     ...(logs.length ? { logs } : {}),
+    ...(x.unit ? { substep_anchor: x.unit } : {}),
   });
   try {
     if (e.output) {

@@ -17,6 +17,7 @@ import {
   shapeSnapshot,
   sumUsage,
   usageOf,
+  type Activity,
   type BoardRead,
   type LoggedEvent,
   type ShownStep,
@@ -205,12 +206,37 @@ describe('the snapshot', () => {
       worker: 'w2',
     });
     expect(running.phase).toBe('implementer');
+    expect(running.phase_substep).toBeNull(); // the run's phase is the step's own
     // The latest of the run's event, the substep's log and the step's start.
     expect(running.last_activity_at).toBe('2026-03-01T11:59:50.000Z');
     expect(running.substeps).toEqual({ done: 1, total: 1 });
     // A deferred item is counted apart, not as done (docs/state.md §5).
     expect(running.items).toEqual({ done: 2, deferred: 2, total: 6 });
     expect(p.cards[0]!.commit).toBe('c1');
+  });
+
+  it("a running card's phase names its substep, from the run's phase event or else the newest log", () => {
+    const held = step('step-1', {
+      status: 'in_progress',
+      attempt: 1,
+      claimed_by: '/r/.tugtree/tugplan__demo--w1',
+      lease_expires_at: '2026-03-01T13:00:00.000Z',
+      started_at: '2026-03-01T11:50:00.000Z',
+    });
+    const steps = [held, step('step-1-1', { parent_anchor: 'step-1', status: 'in_progress' })];
+    const at = '2026-03-01T11:51:00.000Z';
+    const cardWith = (a: Activity) =>
+      shapeSnapshot(read(steps), (_p, x) => (x === 'step-1' ? a : undefined), { now: NOW, allow_actions: false })
+        .plans[0]!.cards[0]!;
+    const run = { worker: 'w1', phase: 'checkpoints', event: 'phase', at };
+    expect(cardWith({ run: { ...run, substep: 'step-1-1' } })).toMatchObject({
+      phase: 'checkpoints',
+      phase_substep: 'step-1-1',
+    });
+    expect(cardWith({ run }).phase_substep).toBeNull();
+    // Without a run beside the board, the newest log's (sub)step says it.
+    expect(cardWith({ files: { phase: 'implementer', at, anchor: 'step-1-1' } }).phase_substep).toBe('step-1-1');
+    expect(cardWith({ files: { phase: 'implementer', at, anchor: 'step-1' } }).phase_substep).toBeNull();
   });
 
   it("the run's watchdog activity counts for a running card's last activity; never for a step not held", () => {

@@ -35,6 +35,11 @@ describe('tugcode demo', () => {
     expect(r.stdout).toContain('running it with 3 workers');
     expect(r.stdout).toContain('$ tugcode state show demo');
     expect(r.stdout).toContain('Overall: 7/7 steps complete (100%)');
+    // Step 4's substep runs apart from the step, and its lines say so (docs/run.md §1.3).
+    expect(r.stdout).toMatch(/^w\d step-4 substep step-4-1 → implementer$/m);
+    expect(r.stdout).toMatch(/^w\d step-4 → implementer$/m);
+    // The utilisation table says a worker that did nothing as `0s`, like the others' times.
+    expect(r.stdout).not.toMatch(/^w\d +0ms /m);
     // The rename step's commit carries the kernel's Tug-Refactor trailer in the printed log.
     const log = r.stdout.slice(r.stdout.indexOf('$ git log --oneline tugplan/demo'));
     const rename = /^[0-9a-f]{7,} refactor\(format\): rename formatCents to formatPrice\n((?: {4}.*\n)+)/m.exec(log);
@@ -67,6 +72,12 @@ describe('tugcode demo', () => {
     expect(existsSync(first.repo_root)).toBe(false);
     for (const e of events) checkSchema(runEventSchema, e);
     expect(events[0]).toMatchObject({ type: 'run_started', workers: 3, integration_branch: 'tugplan/demo' });
+    const subPhases = events.filter((e) => e.type === 'phase' && e.substep_anchor === 'step-4-1');
+    expect(subPhases.map((e) => [e.step_anchor, e.phase])).toEqual([
+      ['step-4', 'implementer'],
+      ['step-4', 'checkpoints'],
+      ['step-4', 'commit'],
+    ]);
     const summary = events.at(-1);
     expect(summary).toMatchObject({ type: 'summary', status: 'ok', failed_steps: [], blocked_steps: [] });
     expect([...summary.steps_completed].sort()).toEqual(STEPS);

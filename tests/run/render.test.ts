@@ -268,6 +268,27 @@ describe('lines renderer', () => {
     expect(screen(live.join(''))).toContain('w1  step-1  claimed      0ms  attempt 6, 2 of 3 failures');
   });
 
+  it("says a substep's phase apart from the step's own, in lines and in the live view", () => {
+    const base = { at, worker: 'w1', step_anchor: 'step-4' };
+    const events: RunEvent[] = [
+      { type: 'phase', ...base, phase: 'implementer', substep_anchor: 'step-4-1' },
+      { type: 'phase', ...base, phase: 'implementer' },
+    ];
+    for (const e of events) runEventSchema.parse(e);
+    const writes: string[] = [];
+    const o = { color: false, now: () => 0, steps_total: 1, steps_done: 0, workers: ['w1'], plan_path: 'p.md' };
+    const r = createRenderer('lines', { ...o, write: (x) => writes.push(x) });
+    for (const e of events) r.event(e);
+    expect(writes.join('')).toBe('w1 step-4 substep step-4-1 → implementer\nw1 step-4 → implementer\n');
+    const live: string[] = [];
+    const lr = createRenderer('live', { ...o, write: (x) => live.push(x), columns: 200 });
+    lr.event(events[0]!);
+    expect(screen(live.join(''))).toContain('w1  step-4 substep step-4-1  implementer  0ms');
+    lr.event(events[1]!);
+    lr.close();
+    expect(screen(live.join(''))).toContain('w1  step-4  implementer  0ms');
+  });
+
   it('colours outcomes only when asked', () => {
     expect(play('lines', false).out).not.toMatch(/\x1b/);
     expect(play('lines', true).out).toContain('\x1b[31mfailed\x1b[0m');

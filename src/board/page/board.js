@@ -215,6 +215,11 @@
     return [all[0], ...all.slice(1).map((c) => c.slice(head.length))].join(' | ');
   }
 
+  // A substep's phase says which substep (docs/run.md §1.3): `implementer (step-4-1)`.
+  function phaseText(c) {
+    return c.phase ? (c.phase_substep ? `${c.phase} (${c.phase_substep})` : c.phase) : '';
+  }
+
   function ownerText(c) {
     const o = c.owner;
     if (!o) return '';
@@ -237,7 +242,7 @@
       case 'running':
         return (
           head +
-          line(esc(ownerText(c)), esc(c.phase || ''), `attempt ${c.attempt}`) +
+          line(esc(ownerText(c)), esc(phaseText(c)), `attempt ${c.attempt}`) +
           line(
             `lease ${tickUntil(c.lease_expires_at)}`,
             c.heartbeat_at ? `beat ${tickAge(c.heartbeat_at)}` : 'no heartbeat yet',
@@ -268,7 +273,7 @@
         const n = c.need || { reason: c.status, command: '', actions: [] };
         return (
           head +
-          (c.owner ? line(esc(ownerText(c)), esc(c.phase || ''), `attempt ${c.attempt}`) : '') +
+          (c.owner ? line(esc(ownerText(c)), esc(phaseText(c)), `attempt ${c.attempt}`) : '') +
           `<div class="c-reason" title="${esc(n.reason)}">${esc(n.reason)}</div>` +
           (n.command ? `<pre class="command">${esc(needCommands(n, true))}</pre>` : '') +
           actionButtons(p, c)
@@ -588,7 +593,7 @@
           `<span class="badge st-${cls(c.status)}">${esc(c.status)}</span> in ${esc(c.lane.replace('_', ' '))}`,
         ],
         ['owner', c.owner ? esc(`${ownerText(c)} (${c.owner.claimed_by})`) : ''],
-        ['phase', esc(c.phase || '')],
+        ['phase', esc(phaseText(c))],
         ['attempt', c.attempt ? `${c.attempt}${c.failures ? ` · ${c.failures} failed before` : ''}` : ''],
         ['lease', c.lease_expires_at ? `${tickUntil(c.lease_expires_at)} (${esc(c.lease_expires_at)})` : ''],
         ['heartbeat', c.heartbeat_at ? tickAge(c.heartbeat_at) : ''],

@@ -98,7 +98,15 @@ const claimed = z
   .strict();
 
 const phase = z
-  .object({ type: z.literal('phase'), at: timestamp, worker, step_anchor: anchor, phase: z.enum(RUN_PHASES) })
+  .object({
+    type: z.literal('phase'),
+    at: timestamp,
+    worker,
+    step_anchor: anchor,
+    phase: z.enum(RUN_PHASES),
+    // The substep the phase runs for (docs/run.md §1.3): the claim is the top-level step's.
+    substep_anchor: anchor.optional(),
+  })
   .strict();
 
 const stepCompleted = z
@@ -121,6 +129,7 @@ const attemptFailed = z
     reason_code: z.enum(FAIL_CODES),
     reason: z.string(),
     logs: z.array(z.string()).optional(),
+    substep_anchor: anchor.optional(),
   })
   .strict();
 
