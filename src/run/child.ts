@@ -141,11 +141,11 @@ export function childMark(): { started: number; running: number } {
 }
 
 /**
- * The children that ran since `mark` besides the span's `own` started after it (0 or 1: those running then,
- * those started since).
+ * The children that ran since `mark` besides the span's own one (every span runs one child: an agent, a
+ * command, the refactors' run-step): those running then, those started since.
  */
-export function besideSince(mark: { started: number; running: number }, own: 0 | 1 = 1): number {
-  return mark.running + Math.max(0, startedCount - mark.started - own);
+export function besideSince(mark: { started: number; running: number }): number {
+  return mark.running + Math.max(0, startedCount - mark.started - 1);
 }
 
 /** How many child process groups are running now (what a first signal is ending, docs/run.md §1.1 item 5). */

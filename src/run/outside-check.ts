@@ -554,11 +554,6 @@ export interface SpanOwner {
    */
   command?: 'checkpoint' | 'setup' | 'refactors';
   /**
-   * The children of the run's own (runChild) inside the span, not counted as beside it: 1 (the default) for
-   * an agent or command, 0 for the refactors' verification (the kernel's, in the driver's process).
-   */
-  own?: 0 | 1;
-  /**
    * The caller ends the run with an error of its own that carries this reason (a failed setup:
    * InvalidArgument, worker.ts prepareTree): the span records no OutsideWrite as the run's error.
    */
@@ -579,7 +574,7 @@ function outsideWriteFailure(
   },
 ): StepFailure {
   const mark = marks.get(o.before);
-  const beside = mark ? besideSince(mark, o.own ?? 1) : 0;
+  const beside = mark ? besideSince(mark) : 0;
   noteOutsideWrite(rc, { ...o, beside, runError: !o.endsRun });
   const reason = outsideReason(o.step, o.changed, o.by, beside, o.command !== undefined);
   return new StepFailure('OutsideWrite', reason, o.out, o.artifact ?? 'coder_report', o.logs);

@@ -7,7 +7,6 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { kernelEnv } from '../config/kernel-env.js';
 import { TugError } from '../contract/errors.js';
 import { LOGS_DIR, runLogDir } from '../contract/layout.js';
 import { topLevelOf } from '../plan/lift.js';
@@ -210,28 +209,41 @@ export async function reviseStep(x: StepRun, top: PlanStep, issues: ReviewIssue[
   await commitPhase(x, top, top.commit_message ?? `chore(${rc.prep.slug}): ${top.title}`, Promise.resolve(undefined));
 }
 
-/** The unit's declared refactors, through the same operation as `tugcode refactor run-step`. */
+/**
+ * The unit's declared refactors, by `tugcode refactor run-step` as a child process: the kernel's work never
+ * holds up the driver's event loop (refactor-child.ts).
+ */
 async function refactorPhase(x: StepRun, u: PlanStep): Promise<void> {
   const { rc } = x;
   x.phase('refactors', u.anchor);
-  const [{ refactorRunStep }, { OutsideSpan }] = await Promise.all([
-    import('../ops/refactor.js'),
+  const [{ runRefactorChild }, { OutsideSpan }] = await Promise.all([
+    import('./refactor-child.js'),
     import('./outside-check.js'),
   ]);
   // The verification runs the tree's tests, which an earlier unit's agent may have written, with the
   // driver's rights: inside the outside-write check, as an implementer (docs/agents.md §1.6).
   const span = await OutsideSpan.open(rc, x.tree);
-  const r = await refactorRunStep(rc.ops, ownerOf(x, u), rc.call, {
-    heartbeat_seconds: Math.max(1, Math.round(rc.opts.heartbeatMs / 1000)),
-    max_concurrent_sessions: rc.flow.config.kernel.max_concurrent_sessions,
-    kernel: { env: kernelEnv(rc.ops.env) },
+  const logPath = logPathOf(rc, u.anchor, x.attempt, 'refactors-attempt');
+  const r = await runRefactorChild(rc, {
+    unit: u.anchor,
+    attempt: x.attempt,
+    tree: x.tree,
+    timeoutMs: x.left(),
+    signal: x.beat.signal,
+    logPath,
   });
-  throwIfAborted(x.beat);
-  // The kernel verifies in the driver's own process: no child of the span's own (docs/agents.md §1.6).
+  if (r.out.aborted || x.beat.signal.aborted) throw new Aborted();
   const by = "the refactors' verification";
-  await span.close({ step: u.anchor, attempt: x.attempt, by, command: 'refactors', own: 0 }, null);
+  await span.close({ step: u.anchor, attempt: x.attempt, by, command: 'refactors', logs: [logPath] }, r.out);
+  if (r.out.timed_out) throw new StepFailure('StepTimeout', `${u.anchor}: ${pastTimeout(rc, 'refactors')}`, r.out);
   if (r.exit_code !== 0)
-    throw new StepFailure('RefactorFailed', `${u.anchor}: ${r.error?.code ?? 'error'}: ${r.error?.message ?? ''}`);
+    throw new StepFailure(
+      'RefactorFailed',
+      `${u.anchor}: ${r.error?.code ?? 'error'}: ${r.error?.message ?? ''}`,
+      r.out,
+      'verification_report',
+      [logPath],
+    );
 }
 
 /**
@@ -543,6 +555,6 @@ async function checkpointPhase(x: StepRun, u: PlanStep, o: { again?: boolean } =
 }
 
 /** A StepTimeout's reason: who ran past it, and the limit (`--step-timeout`, `[run] step_timeout_seconds`). */
-export function pastTimeout(rc: StepRun['rc'], who: 'implementer' | 'reviewer' | 'resolver'): string {
+export function pastTimeout(rc: StepRun['rc'], who: 'implementer' | 'reviewer' | 'resolver' | 'refactors'): string {
   return `the ${who} ran past the step timeout (${rc.opts.stepTimeoutMs / 1000} s)`;
 }
