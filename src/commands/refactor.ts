@@ -43,19 +43,13 @@ export function splitRefactorArgv(argv: string[], cwd: string): { rest: string[]
 /** tugcode's own refactor commands (docs/kernel.md §7.3–§7.4), dispatched before the kernel parses. */
 const STEP_COMMANDS = ['run-step', 'skip'] as const;
 
-/** `tugcode refactor --help`: the kernel's table under tugcode's name, plus the plan-step commands. */
-async function refactorHelp(): Promise<string> {
-  const { kernelHelp } = await import('../kernel/cli/tug.js');
-  return kernelHelp(
-    'tugcode refactor',
-    `  run-step <plan> <step> --worktree W [--attempt N] [--retry-failed] [--verify MODE]
+/** Their lines in `tugcode refactor --help`, after the kernel's table (which runs under `tugcode refactor`). */
+const STEP_COMMANDS_HELP = `  run-step <plan> <step> --worktree W [--attempt N] [--retry-failed] [--verify MODE]
                                                 run the step's open **Refactors:** rows in W
   skip <plan> <step> --worktree W --ordinal N --reason TEXT [--attempt N]
                                                 skip an open or failed row
                                                 (tugcode refactor run-step --help for both)
-`,
-  );
-}
+`;
 
 export async function runRefactor(
   argv: string[],
@@ -74,7 +68,7 @@ export async function runRefactor(
     env: kernelEnv(env),
     cwd,
     writeLog,
-    help: await refactorHelp(),
     extraCommands: STEP_COMMANDS,
+    extraCommandsHelp: STEP_COMMANDS_HELP,
   });
 }

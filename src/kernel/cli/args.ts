@@ -90,7 +90,7 @@ function num(flag: string, v: string, min: number, max: number): number {
 }
 
 /** The kernel's commands, in the order help and the missing-command message list them. */
-export const KERNEL_COMMAND_NAMES = ['analyze-impact', 'run', 'verify', 'snapshot', 'session', 'doctor'] as const;
+const KERNEL_COMMAND_NAMES = ['analyze-impact', 'run', 'verify', 'snapshot', 'session', 'doctor'] as const;
 
 /**
  * `extraCommands`: a host's own commands (tugcode's run-step and skip, docs/kernel.md §7.3–§7.4), named in the

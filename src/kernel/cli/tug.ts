@@ -20,7 +20,7 @@ export interface CliOutput {
  * The help text for a front door: `usage` is how it is invoked (`tug`, `tugcode refactor`), `extraCommands`
  * the host's own command lines, listed after the kernel's (docs/kernel.md §2.1).
  */
-export function kernelHelp(usage: string, extraCommands = ''): string {
+function kernelHelp(usage: string, extraCommands = ''): string {
   return `usage: ${usage} <command> [flags] [<op> <op-args>]
 
 commands:
@@ -58,9 +58,12 @@ export async function runKernelCli(
     cwd: string;
     /** Where log lines go as they happen (the binaries pass stderr); without it they are collected in `stderr`. */
     writeLog?: (line: string) => void;
-    /** The host's help text (default: `tug`'s) and its own command names, for the missing-command message. */
-    help?: string;
+    /**
+     * The host's own commands: their help lines, listed after the kernel's under `invokedAs`, and their names,
+     * for the missing-command message (docs/kernel.md §2.1). Without them the help is `tug`'s.
+     */
     extraCommands?: readonly string[];
+    extraCommandsHelp?: string;
   },
 ): Promise<CliOutput> {
   let args: ParsedArgs | null = null;
@@ -73,7 +76,10 @@ export async function runKernelCli(
   };
   try {
     args = parseArgs(argv, o.env, o.extraCommands);
-    if (args.command === 'help') return { stdout: o.help ?? HELP, stderr: '', exitCode: 0 };
+    if (args.command === 'help') {
+      const help = o.extraCommandsHelp === undefined ? HELP : kernelHelp(o.invokedAs ?? o.prog, o.extraCommandsHelp);
+      return { stdout: help, stderr: '', exitCode: 0 };
+    }
     if (args.command === 'version')
       return {
         stdout: `${o.invokedAs ?? o.prog} ${KERNEL_CLI_VERSION}\n`,
