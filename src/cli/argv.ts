@@ -72,7 +72,10 @@ function buildProgram(app: CliApp, argv: string[]): Command {
 function commandOfArgv(program: Command, argv: string[]): { name: string; cmd: Command } {
   const words: string[] = [];
   let cur: Command = program;
-  for (const tok of argv) {
+  for (let i = 0; i < argv.length; i++) {
+    const tok = argv[i]!;
+    // `-C <dir>`'s value is no command word: `-C repo state bogus` names `state` as without it.
+    if (tok === '-C' || tok === '--dir') i++;
     if (tok.startsWith('-')) continue;
     const next: Command | undefined = cur.commands.find((c) => c.name() === tok || c.aliases().includes(tok));
     if (!next) break;
@@ -153,10 +156,27 @@ function commanderToTugError(e: CommanderError, argv: string[], program: Command
 }
 
 /**
+ * `tugcode help <group> <command>` as `tugcode <group> <command> --help`: commander's `help` looks one level
+ * down only, and would print the group's help (`tugcode <group> help <command>` already works). main.ts
+ * applies it too, so `tugcode help refactor` is the refactor front door's help.
+ */
+export function helpOfSubcommand(argv: string[]): string[] {
+  const at: number[] = [];
+  for (let i = 0; i < argv.length && at.length < 2; i++) {
+    const a = argv[i]!;
+    if (a === '-C' || a === '--dir') i++;
+    else if (!a.startsWith('-')) at.push(i);
+  }
+  if (at.length < 2 || argv[at[0]!] !== 'help') return argv;
+  return [...argv.slice(0, at[0]), ...argv.slice(at[0]! + 1), '--help'];
+}
+
+/**
  * Runs the commander-parsed call `argv` and returns what to print and the exit code; the empty output with
  * exit 0 when commander printed help or the version itself.
  */
 export async function runArgv(argv: string[], io: ArgvIo): Promise<Rendered> {
+  argv = helpOfSubcommand(argv);
   const json = argv.includes('--json');
   const verbose = argv.includes('--verbose') || argv.includes('-v');
   const app = new CliApp(io.cwd, io.env, io);

@@ -75,8 +75,15 @@ function optOf(opts: Record<string, unknown>, flag: string): unknown {
 function declare(c: Command, name: string, f: Field): void {
   if (f.arg !== undefined) return;
   const flag = flagOf(name, f);
+  // A flag the table requires says so in the help (commander's requiredOption alone does not): with a
+  // file flag beside it, either one will do.
+  const required = !f.required
+    ? ''
+    : f.type === 'string' && f.fileFlag && !f.fileOnly
+      ? ` (required: this or ${f.fileFlag})`
+      : ' (required)';
   if (f.type === 'string' && f.fileOnly) {
-    c.option(`${f.fileFlag} <path>`, `${f.description}; from a file, or - for stdin`);
+    c.option(`${f.fileFlag} <path>`, `${f.description}; from a file, or - for stdin${required}`);
     return;
   }
   if (f.type === 'bool') {
@@ -85,9 +92,11 @@ function declare(c: Command, name: string, f: Field): void {
   }
   const spec = `${flag} ${f.placeholder ?? '<value>'}`;
   // A fixed set the operation checks itself (with its own error code): listed in the help, not refused here.
-  const text = f.type === 'string' && f.oneOf ? `${f.description} (one of: ${f.oneOf.join(', ')})` : f.description;
-  if (f.type === 'enum') c.addOption(new Option(spec, f.description).choices([...f.values]));
-  else if (f.type === 'list' && !(f.placeholder ?? '').includes('...')) c.option(spec, f.description, collect);
+  const text =
+    (f.type === 'string' && f.oneOf ? `${f.description} (one of: ${f.oneOf.join(', ')})` : f.description) +
+    (f.cliDefault ? '' : required);
+  if (f.type === 'enum') c.addOption(new Option(spec, text).choices([...f.values]));
+  else if (f.type === 'list' && !(f.placeholder ?? '').includes('...')) c.option(spec, text, collect);
   else if (f.cliDefault) c.option(spec, `${text}; default: ${f.cliDefault}`);
   else if (f.required && !(f.type === 'string' && f.fileFlag)) c.requiredOption(spec, text);
   else c.option(spec, text);

@@ -4,12 +4,13 @@
  */
 import { existsSync, writeSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import { runArgv } from './argv.js';
+import { helpOfSubcommand, runArgv } from './argv.js';
 import { runRefactor, splitRefactorArgv } from '../commands/refactor.js';
 import { stdoutClosed } from './stdout-closed.js';
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<number> {
   const cwd = workingDir();
+  argv = helpOfSubcommand(argv);
   // `tugcode refactor …` bypasses commander: the kernel front door owns its argv (docs/kernel.md §3.1).
   const refactor = splitRefactorArgv(argv, cwd);
   if (refactor) {

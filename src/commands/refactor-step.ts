@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import type { VerifyMode } from '../kernel/light.js';
 import { errorObjectOf } from '../refactor/run-step.js';
-import { runStepEnvelope, type RunStepResult } from '../refactor/result.js';
+import { runStepEnvelope, type ErrorObject, type RunStepResult } from '../refactor/result.js';
 
 export interface CliOutput {
   stdout: string;
@@ -111,12 +111,17 @@ function errorOutput(e: unknown, text: boolean): CliOutput {
     error,
     warnings: [],
   };
-  const line = `tugcode: ${error.code}: ${error.message}`.replace(/[\r\n]+/g, ' ').slice(0, 500) + '\n';
   return {
     stdout: text ? `error: ${error.code}: ${error.message}\n` : JSON.stringify(env) + '\n',
-    stderr: line,
+    stderr: stderrOf(error),
     exitCode: exit,
   };
+}
+
+/** The error line, then the hint when there is one (docs/output.md §1). */
+function stderrOf(error: ErrorObject): string {
+  const line = `tugcode: ${error.code}: ${error.message}`.replace(/[\r\n]+/g, ' ').slice(0, 500) + '\n';
+  return error.hint ? line + `hint: ${error.hint}\n` : line;
 }
 
 function snapshotOf(e: unknown): string | undefined {
@@ -177,9 +182,7 @@ export async function runRefactorStepCommand(
           kernel: { env: kernelEnv },
         },
       );
-      const stderr = r.error
-        ? `tugcode: ${r.error.code}: ${r.error.message}`.replace(/[\r\n]+/g, ' ').slice(0, 500) + '\n'
-        : '';
+      const stderr = r.error ? stderrOf(r.error) : '';
       return {
         stdout: text ? runStepText(r) : JSON.stringify(runStepEnvelope(r)) + '\n',
         stderr,

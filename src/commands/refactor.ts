@@ -40,6 +40,17 @@ export function splitRefactorArgv(argv: string[], cwd: string): { rest: string[]
   return null;
 }
 
+/** tugcode's own refactor commands (docs/kernel.md §7.3–§7.4), dispatched before the kernel parses. */
+const STEP_COMMANDS = ['run-step', 'skip'] as const;
+
+/** Their lines in `tugcode refactor --help`, after the kernel's table (which runs under `tugcode refactor`). */
+const STEP_COMMANDS_HELP = `  run-step <plan> <step> --worktree W [--attempt N] [--retry-failed] [--verify MODE]
+                                                run the step's open **Refactors:** rows in W
+  skip <plan> <step> --worktree W --ordinal N --reason TEXT [--attempt N]
+                                                skip an open or failed row
+                                                (tugcode refactor run-step --help for both)
+`;
+
 export async function runRefactor(
   argv: string[],
   cwd: string,
@@ -47,10 +58,17 @@ export async function runRefactor(
   writeLog?: (line: string) => void,
 ): Promise<{ stdout: string; stderr: string; exitCode: number }> {
   // Plan integration (docs/kernel.md §7.3–§7.4): tugcode's own subcommands on top of the kernel's table.
-  if (argv[0] === 'run-step' || argv[0] === 'skip') {
+  if ((STEP_COMMANDS as readonly string[]).includes(argv[0] ?? '')) {
     const { runRefactorStepCommand } = await import('./refactor-step.js');
     return runRefactorStepCommand(argv, cwd, env, kernelEnv(env));
   }
   const { runKernelCli } = await import('../kernel/index.js');
-  return runKernelCli(argv, { ...TUGCODE_REFACTOR, env: kernelEnv(env), cwd, writeLog });
+  return runKernelCli(argv, {
+    ...TUGCODE_REFACTOR,
+    env: kernelEnv(env),
+    cwd,
+    writeLog,
+    extraCommands: STEP_COMMANDS,
+    extraCommandsHelp: STEP_COMMANDS_HELP,
+  });
 }

@@ -15,6 +15,8 @@ export interface ErrorObject {
   message: string;
   details: Record<string, unknown>;
   location?: { file: string; line: number; col: number; byte_start?: number; byte_end?: number };
+  /** The catalogue's hint of a tugcode error (docs/output.md §2); kernel errors carry none. */
+  hint?: string;
 }
 
 export interface OpReport {

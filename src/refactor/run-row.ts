@@ -21,7 +21,10 @@ function isKernelError(e: unknown): e is KernelErr {
 
 export function errorObjectOf(e: unknown): { error: ErrorObject; exit: number } {
   if (e instanceof TugError)
-    return { error: { code: e.code, message: e.message, details: e.details }, exit: e.exitCode };
+    return {
+      error: { code: e.code, message: e.message, details: e.details, ...(e.hint ? { hint: e.hint } : {}) },
+      exit: e.exitCode,
+    };
   if (isKernelError(e)) {
     const error: ErrorObject = { code: e.code, message: e.message, details: e.details ?? {} };
     if (e.location) error.location = e.location;

@@ -451,6 +451,9 @@ async function runLocked(
   await timed(tr, 'run.reconcile', () => reconcileFromIntegration(rc));
   const summary = await timed(tr, 'run.summary', () => summarize(rc, results, Date.now() - t0, released));
   await autoMaintenance(rc);
+  // A worker tree git could not make (its post-checkout hook refused, worktrees.ts undid that tree): the run
+  // never got going, and like a failed start it leaves nothing behind (a failed command changes nothing).
+  if (summary.status === 'error') await undoFailedTrees(rc, started);
   if (summary.status === 'ok' && !input.keep_worktrees) await removeWorkerTrees(rc);
   // A run with nothing to do (a plan done and merged: merge deleted its branch) leaves nothing behind: the
   // integration branch and worker trees it made, with nothing on them, are removed again (docs/run.md §1.1
@@ -647,6 +650,20 @@ async function runWorkers(
       }),
     ),
   );
+}
+
+/**
+ * When a worker's tree could not be made and no step completed: the trees this run made, and the integration
+ * branch it made while nothing moved it, removed as undoStart removes them after a failed start.
+ */
+async function undoFailedTrees(rc: RunCtx, started: { trees: Promise<MadeTree>[]; madeBranch: boolean }) {
+  const made = await Promise.allSettled(started.trees);
+  if (!made.some((t) => t.status === 'rejected') || rc.tally.completed.length > 0) return;
+  const { refTip } = await import('../git/ref-files.js');
+  const tip = started.madeBranch
+    ? await refTip(rc.g, rc.flow.repo.commonDir, rc.flow.repo.mainRoot, rc.prep.integration)
+    : null;
+  await undoStart(rc, made, { removeBranch: started.madeBranch && tip === rc.startTip });
 }
 
 /** Removes the worker trees this run created and, with `removeBranch`, the integration branch it created. */

@@ -79,23 +79,78 @@ export async function workerTree(
   const tree: WorkerTree = { worker: `w${k}`, k, path, branch };
   // A live worktree of an earlier run: its `.git` file names an admin directory that still exists.
   if (adminDirOf(path)) return { tree, created: false };
+  // What a failed add puts back (a failed command changes nothing): a leftover branch of ours, without a tree,
+  // is moved by `-B` and gets its old tip again; a branch that was not there goes, with its config.
+  const { refTip } = await import('../git/ref-files.js');
+  const before = await refTip(g, repo.commonDir, repo.mainRoot, branch);
   // The branch config comes first: it is what marks the branch as this run's (ownedWorkerBranches), so a
   // run killed right after `worktree add` leaves a branch the next run recognises and may move.
-  await turns.config(() => setBranchPlan(g, repo.mainRoot, branch, planPath, base));
-  await turns.add(async () => {
-    // Registered, but its directory is gone: prune it first (read from the admin files, git when unsure).
-    const { worktreeRegistered } = await import('../git/ref-files.js');
-    const registered =
-      worktreeRegistered(repo.commonDir, path) ??
-      (await (await import('../git/repo.js')).gitWorktrees(g, repo)).some((w) => w.path === path);
-    if (registered) await g.tryRun(['worktree', 'prune'], repo.mainRoot);
-    // `-B` moves an existing branch: only ever one of ours (leftoverTrees refused any other at the start).
-    // Checked out: a claim reads the plan from the worker's tree.
-    await g.run(['worktree', 'add', '--quiet', '--force', '--no-track', '-B', branch, path, tip], repo.mainRoot);
-  });
+  try {
+    await turns.config(() => setBranchPlan(g, repo.mainRoot, branch, planPath, base));
+    await turns.add(async () => {
+      // Registered, but its directory is gone: prune it first (read from the admin files, git when unsure).
+      const { worktreeRegistered } = await import('../git/ref-files.js');
+      const registered =
+        worktreeRegistered(repo.commonDir, path) ??
+        (await (await import('../git/repo.js')).gitWorktrees(g, repo)).some((w) => w.path === path);
+      if (registered) await g.tryRun(['worktree', 'prune'], repo.mainRoot);
+      // `-B` moves an existing branch: only ever one of ours (leftoverTrees refused any other at the start).
+      // Checked out: a claim reads the plan from the worker's tree.
+      try {
+        await g.run(['worktree', 'add', '--quiet', '--force', '--no-track', '-B', branch, path, tip], repo.mainRoot);
+      } catch (e) {
+        throw await addFailure(g, repo.mainRoot, path, e);
+      }
+    });
+  } catch (e) {
+    await undoTree(g, repo, { path, branch, before }, turns);
+    throw e;
+  }
   // A fresh checkout of `tip`, nothing else in it: its first reset needs neither a HEAD lookup nor a clean.
   tree.integratedHead = tip;
   return { tree, created: true };
+}
+
+/**
+ * The error of a `git worktree add` that failed. git runs post-checkout once the new tree is checked out, and
+ * says nothing of its own when that refuses: a tree there and a hook to run mean the hook refused, and the
+ * error names it (docs/git.md §3); `hook: null` when there is none, so no hook is guessed at.
+ */
+async function addFailure(g: GitRunner, mainRoot: string, path: string, e: unknown): Promise<unknown> {
+  if (!(e instanceof TugError) || e.code !== 'GitError') return e;
+  const { hookFile } = await import('../gitflow/hooks.js');
+  const hook = existsSync(join(path, '.git')) ? await hookFile(g, mainRoot, 'post-checkout') : null;
+  return new TugError('GitError', { ...e.details, ...(hook ? { hook, hook_name: 'post-checkout' } : { hook: null }) });
+}
+
+/**
+ * Undoes a worker tree whose creation failed (half made: git checked it out, then its post-checkout hook
+ * refused): the tree, and the branch and its config unless the branch was there before (then its old tip).
+ * Each in its turn, as the creation was (TreeTurns).
+ */
+async function undoTree(
+  g: GitRunner,
+  repo: Repo,
+  t: { path: string; branch: string; before: string | null },
+  turns: TreeTurns,
+): Promise<void> {
+  await turns.add(async () => {
+    await g.tryRun(['worktree', 'remove', '--force', '--force', t.path], repo.mainRoot);
+    if (existsSync(t.path)) {
+      rmSync(t.path, { recursive: true, force: true });
+      await g.tryRun(['worktree', 'prune'], repo.mainRoot);
+    }
+  });
+  if (t.before) {
+    await g.tryRun(['update-ref', `refs/heads/${t.branch}`, t.before], repo.mainRoot);
+    return;
+  }
+  await turns.config(async () => {
+    // `git branch -D` also drops the branch's config section (tugplan/tugbase); when git never made the
+    // branch, the section goes alone.
+    await g.tryRun(['branch', '-D', t.branch], repo.mainRoot);
+    await g.tryRun(['config', '--remove-section', `branch.${t.branch}`], repo.mainRoot);
+  });
 }
 
 /**

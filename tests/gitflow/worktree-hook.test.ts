@@ -53,14 +53,15 @@ describe('worktree create refused by a post-checkout hook', () => {
     expect(snapshot(root)).toBe(before);
   });
 
-  it("run's worker worktrees: the GitError of git worktree add names post-checkout as the likely cause", () => {
+  it("run's worker worktrees: the GitError of git worktree add names the post-checkout hook", () => {
     const root = planRepo();
-    writeHook(join(root, '.git', 'hooks'), 'echo "hook says no" >&2\nexit 3');
+    const hook = writeHook(join(root, '.git', 'hooks'), 'echo "hook says no" >&2\nexit 3');
     const r = runCli(['run', 'demo', '--json'], { cwd: root, env });
     const summary = JSON.parse(r.stdout.trim().split('\n').pop()!);
-    expect(summary.error).toMatchObject({ code: 'GitError', details: { stderr: 'hook says no\n' } });
-    expect(summary.error.hint).toContain(
-      'post-checkout hook (.git/hooks/post-checkout, or the one under core.hooksPath)',
-    );
+    expect(summary.error).toMatchObject({
+      code: 'GitError',
+      details: { stderr: 'hook says no\n', hook, hook_name: 'post-checkout' },
+    });
+    expect(summary.error.hint).toContain(`fix what ${hook} reports (git runs it from .git/hooks or core.hooksPath)`);
   });
 });

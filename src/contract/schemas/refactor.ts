@@ -24,7 +24,14 @@ const location = z
   .strict();
 
 export const kernelErrorObject = z
-  .object({ code: z.string(), message: z.string(), details: z.record(z.unknown()), location: location.optional() })
+  .object({
+    code: z.string(),
+    message: z.string(),
+    details: z.record(z.unknown()),
+    location: location.optional(),
+    // A tugcode error's catalogue hint (docs/output.md §2); kernel errors have none.
+    hint: z.string().optional(),
+  })
   .strict();
 
 const kernelWarning = z

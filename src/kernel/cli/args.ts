@@ -89,7 +89,18 @@ function num(flag: string, v: string, min: number, max: number): number {
   return n;
 }
 
-export function parseArgs(argv: string[], env: Record<string, string | undefined> = {}): ParsedArgs {
+/** The kernel's commands, in the order help and the missing-command message list them. */
+const KERNEL_COMMAND_NAMES = ['analyze-impact', 'run', 'verify', 'snapshot', 'session', 'doctor'] as const;
+
+/**
+ * `extraCommands`: a host's own commands (tugcode's run-step and skip, docs/kernel.md §7.3–§7.4), named in the
+ * missing-command message only: the host dispatches them before the kernel parses.
+ */
+export function parseArgs(
+  argv: string[],
+  env: Record<string, string | undefined> = {},
+  extraCommands: readonly string[] = [],
+): ParsedArgs {
   const out: ParsedArgs = {
     command: 'help',
     fresh: false,
@@ -152,7 +163,12 @@ export function parseArgs(argv: string[], env: Record<string, string | undefined
 
   const cmd = rest[0];
   if (cmd === undefined)
-    throw bad('command', null, 'missing', 'no command given (analyze-impact, run, verify, snapshot, session, doctor)');
+    throw bad(
+      'command',
+      null,
+      'missing',
+      `no command given (${[...KERNEL_COMMAND_NAMES, ...extraCommands].join(', ')})`,
+    );
   // A flag the table does not know stays in `rest`: in a command's place it is an unknown option, not command.
   if (cmd.startsWith('-') && cmd !== '-') throw unknownOption(cmd);
   const tail = rest.slice(1);

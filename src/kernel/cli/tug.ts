@@ -16,7 +16,12 @@ export interface CliOutput {
   exitCode: number;
 }
 
-export const HELP = `usage: tug <command> [flags] [<op> <op-args>]
+/**
+ * The help text for a front door: `usage` is how it is invoked (`tug`, `tugcode refactor`), `extraCommands`
+ * the host's own command lines, listed after the kernel's (docs/kernel.md §2.1).
+ */
+function kernelHelp(usage: string, extraCommands = ''): string {
+  return `usage: ${usage} <command> [flags] [<op> <op-args>]
 
 commands:
   analyze-impact <op> <op-args>                 resolve the target and compute the edit set
@@ -25,7 +30,7 @@ commands:
   snapshot                                      compute and store the snapshot
   session status | session clean [--all]
   doctor                                        probe backends and verifiers
-
+${extraCommands}
 operations:
   rename-symbol (--at FILE:LINE:COL [--expect OLD] | --symbol FILE::Qualified.Name) --to NEW
   organize-imports --file FILE [--mode all|sort|remove-unused]
@@ -36,6 +41,9 @@ global flags: --workspace DIR --session-dir DIR --fresh --no-wait --lock-timeout
 
 Output is one JSON document on stdout; exit codes 0, 2, 3, 4, 5, 10 (see docs).
 `;
+}
+
+export const HELP = kernelHelp('tug');
 
 function stderrLine(prog: string, e: KernelError): string {
   const line = `${prog}: ${e.code}: ${e.message}`.replace(/[\r\n]+/g, ' ');
@@ -50,6 +58,12 @@ export async function runKernelCli(
     cwd: string;
     /** Where log lines go as they happen (the binaries pass stderr); without it they are collected in `stderr`. */
     writeLog?: (line: string) => void;
+    /**
+     * The host's own commands: their help lines, listed after the kernel's under `invokedAs`, and their names,
+     * for the missing-command message (docs/kernel.md §2.1). Without them the help is `tug`'s.
+     */
+    extraCommands?: readonly string[];
+    extraCommandsHelp?: string;
   },
 ): Promise<CliOutput> {
   let args: ParsedArgs | null = null;
@@ -61,8 +75,11 @@ export async function runKernelCli(
     else logs.push(`${o.prog}: ${line}\n`);
   };
   try {
-    args = parseArgs(argv, o.env);
-    if (args.command === 'help') return { stdout: HELP, stderr: '', exitCode: 0 };
+    args = parseArgs(argv, o.env, o.extraCommands);
+    if (args.command === 'help') {
+      const help = o.extraCommandsHelp === undefined ? HELP : kernelHelp(o.invokedAs ?? o.prog, o.extraCommandsHelp);
+      return { stdout: help, stderr: '', exitCode: 0 };
+    }
     if (args.command === 'version')
       return {
         stdout: `${o.invokedAs ?? o.prog} ${KERNEL_CLI_VERSION}\n`,
