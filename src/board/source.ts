@@ -210,7 +210,7 @@ export class BoardSource {
     // A call per tick: its warnings (a plan that drifted, …) are not the board's to keep.
     const call = newCall('board');
     // A read that does not answer (PostgreSQL restarting: the store retries for up to two minutes) is said.
-    const slow = setTimeout(() => {
+    const slow = slowWatch(SLOW_MS, () => {
       const json = JSON.stringify({
         ok: false,
         at: this.o.ctx.clock.now(),
@@ -219,8 +219,7 @@ export class BoardSource {
       });
       this.statusJson = json;
       this.emit({ kind: 'status', json });
-    }, SLOW_MS);
-    slow.unref();
+    });
     try {
       await this.followDbFile(call);
       this.notePlanFiles();
@@ -246,7 +245,7 @@ export class BoardSource {
       this.statusJson = json;
       this.dirty = true;
     } finally {
-      clearTimeout(slow);
+      slow.stop();
     }
   }
 
@@ -377,6 +376,36 @@ export class BoardSource {
   private emit(m: SourceMessage): void {
     for (const fn of [...this.subs]) fn(m);
   }
+}
+
+/**
+ * Calls `onSlow` once `ms` of the event loop's free time passed (until `stop`). Counted in steps of 250 ms, a
+ * step whose timer fires late not counted: the process was busy (the run beside the board verifying
+ * refactors in process, docs/board.md §5), not waiting for the state, and a read that was waiting on I/O
+ * then goes on before anyone could hear its answer.
+ */
+export function slowWatch(ms: number, onSlow: () => void): { stop(): void } {
+  const STEP = 250;
+  let waited = 0;
+  let timer: NodeJS.Timeout | null = null;
+  const arm = () => {
+    const due = Date.now() + STEP;
+    timer = setTimeout(() => {
+      if (Date.now() - due < STEP) waited += STEP;
+      if (waited >= ms) {
+        timer = null;
+        onSlow();
+      } else arm();
+    }, STEP);
+    timer.unref?.();
+  };
+  arm();
+  return {
+    stop: () => {
+      if (timer) clearTimeout(timer);
+      timer = null;
+    },
+  };
 }
 
 /** The plan files' sizes and mtimes, one key ('' for a file that cannot be read). */
