@@ -618,10 +618,10 @@
     }
     h += '<h3>Attempts</h3>';
     h += d.attempts.length
-      ? `<table class="attempts"><tr><th>#</th><th>owner</th><th>started</th><th>outcome</th><th>usage</th></tr>${d.attempts
+      ? `<table class="attempts"><tr><th>#</th><th class="a-owner">owner</th><th>started</th><th>outcome</th><th>usage</th></tr>${d.attempts
           .map(
             (a) =>
-              `<tr data-attempt="${a.attempt}"><td>${a.attempt}</td><td class="mono">${esc(a.owner || '')}</td><td>${esc(a.started_at)}</td><td>${esc(a.outcome)}${a.reason ? `: ${esc(a.reason)}` : ''}${a.commit ? ` <code>${esc(a.commit.slice(0, 10))}</code>` : ''}</td><td class="a-usage">${a.usage ? fmtUsage(a.usage) : ''}${fmtRoles(a.by_role)}</td></tr>`,
+              `<tr data-attempt="${a.attempt}"><td>${a.attempt}</td><td class="mono">${esc(a.owner || '')}</td><td class="a-at" title="${esc(a.started_at)}">${esc(String(a.started_at || '').replace('T', ' '))}</td><td>${esc(a.outcome)}${a.reason ? `: ${esc(a.reason)}` : ''}${a.commit ? ` <code>${esc(a.commit.slice(0, 10))}</code>` : ''}</td><td class="a-usage">${a.usage ? fmtUsage(a.usage) : ''}${fmtRoles(a.by_role)}</td></tr>`,
           )
           .join('')}</table>`
       : '<p class="muted">not claimed yet</p>';
