@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import { runLockDir } from '../gitflow/run-driver.js';
 import { newCall, type Call, type OpsContext } from '../ops/context.js';
 import { phaseFromLogs, stepLogs } from './files.js';
 import {
@@ -267,8 +268,9 @@ export class BoardSource {
   }
 
   /**
-   * A plan file written since the last full read is read again at once (its edit shows, docs/board.md §3).
-   * The full read keeps the files' sizes and mtimes as it reads them, so an edit right after it counts.
+   * A plan file written, or its run lock taken or let go, since the last full read is read again at once (its
+   * edit, its run's start and end show, docs/board.md §3). The full read keeps the files' sizes and mtimes as
+   * it reads them, so an edit right after it counts.
    */
   private notePlanFiles(): void {
     const snap = this.current?.snapshot;
@@ -408,16 +410,24 @@ export function slowWatch(ms: number, onSlow: () => void): { stop(): void } {
   };
 }
 
-/** The plan files' sizes and mtimes, one key ('' for a file that cannot be read). */
+/**
+ * The plan files' sizes and mtimes and their run locks' holders, one key ('' for a file that cannot be read):
+ * a run that takes a plan's lock or lets it go appends no event, yet changes the plan's `run_driver` and,
+ * once it ended, its `last run` (docs/board.md §3).
+ */
 function planFilesKey(root: string, plans: { plan_path: string }[]): string {
+  const key = (path: string) => {
+    try {
+      const st = statSync(path);
+      return `${st.size}:${st.mtimeMs}`;
+    } catch {
+      return '';
+    }
+  };
   return plans
     .map((p) => {
-      try {
-        const st = statSync(join(root, p.plan_path));
-        return `${st.size}:${st.mtimeMs}`;
-      } catch {
-        return '';
-      }
+      const slug = slugOf(p.plan_path);
+      return `${key(join(root, p.plan_path))}/${slug ? key(join(runLockDir(root, slug), 'holder.json')) : ''}`;
     })
     .join('|');
 }
