@@ -418,6 +418,23 @@ describe('attempts from events', () => {
       ).toMatchObject({ outcome: 'reset', reason: 'reset by admin; its kept commit dropped', commit: null });
   });
 
+  it('a step waiting for a human names the commit the reviewer escalated, which approve integrates', () => {
+    const s = shapeSnapshot(
+      read([
+        step('step-1', { status: 'needs_human', review_commit: 'f00' }),
+        step('step-2', { review_commit: 'f01', human_decision: 'approved' }),
+        step('step-3', { status: 'completed', commit_hash: 'c3', review_commit: 'f02' }),
+      ]),
+      () => undefined,
+      { now: NOW, allow_actions: false },
+    );
+    expect(s.plans[0]!.cards.map((c) => [c.lane, c.kept_commit])).toEqual([
+      ['needs_you', 'f00'],
+      ['ready', null],
+      ['done', null],
+    ]);
+  });
+
   it('an approved step waits in Ready with the kept commit the next run integrates', () => {
     const s = shapeSnapshot(
       read([

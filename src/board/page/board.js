@@ -599,7 +599,11 @@
         ['usage', d.usage && d.usage.total ? `${fmtUsage(d.usage.total)}${fmtRoles(d.usage.by_role)}` : ''],
       ]);
       if (c.need)
-        h += `<h3>Needs you: ${esc(c.need.kind.replace('_', ' '))}</h3><p>${esc(c.need.reason)}</p><pre class="command">${esc(
+        h += `<h3>Needs you: ${esc(c.need.kind.replace('_', ' '))}</h3><p>${esc(c.need.reason)}</p>${
+          c.kept_commit
+            ? `<p class="kept">kept commit <code>${esc(c.kept_commit.slice(0, 10))}</code>: --approve integrates it, --revise and --reject drop it</p>`
+            : ''
+        }<pre class="command">${esc(
           needCommands(c.need, false),
         )}</pre>${snap.allow_actions && c.need.actions.length ? `<div class="d-actions">${actionButtons(p, c).replace(/^<div class="card-actions">|<\/div>$/g, '')}</div>` : ''}`;
     }
