@@ -317,12 +317,17 @@
     const head = el.querySelector('.plan-head');
     const title = p.title || p.slug || p.plan_path;
     if (head.querySelector('h2').textContent !== title) head.querySelector('h2').textContent = title;
-    head.querySelector('.plan-path').textContent =
+    const pathLine =
       p.plan_path +
       (p.status !== 'active' ? ` · ${p.status}` : '') +
       (p.edited ? ' · edited since the state was made: the next tugcode run takes it over' : '') +
       // No run holds the lock: how the last one ran, to run the plan again the same way (docs/board.md §3).
       (!p.run_driver && p.last_run ? ` · last run: ${p.last_run.command} (ended ${p.last_run.ended_at})` : '');
+    const pathEl = head.querySelector('.plan-path');
+    if (pathEl.textContent !== pathLine) {
+      pathEl.textContent = pathLine;
+      pathEl.title = pathLine;
+    }
     head.querySelector('.bar > i').style.width = `${p.progress.percent}%`;
     head.querySelector('.pct').textContent = `${p.progress.done}/${p.progress.total} steps · ${p.progress.percent}%`;
     head.querySelector('.plan-usage').textContent = fmtUsage(p.usage);
