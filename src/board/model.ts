@@ -83,6 +83,11 @@ export interface Card {
   completed_via: string | null;
   /** A `needs_human` step a person approved (`state decide --approve`): the kept commit the next run integrates. */
   approved_commit: string | null;
+  /**
+   * A `needs_human` step: the commit the reviewer escalated, kept as `refs/tugplan/review/<slug>/<step>`
+   * (docs/run.md §6), that `state decide --approve` has the next run integrate; null otherwise.
+   */
+  kept_commit: string | null;
   /** A person's `state decide --revise` notes, for the step's next attempt (docs/board.md §3); null when none. */
   human_notes: string | null;
   /** Completed items of the step and its substeps; deferred ones are counted apart (docs/state.md §5). */
@@ -451,6 +456,7 @@ export function cardOf(
     commit: s.commit_hash,
     completed_via: s.completed_via,
     approved_commit: s.status !== 'completed' && s.human_decision === 'approved' ? s.review_commit : null,
+    kept_commit: s.status === 'needs_human' ? (s.review_commit ?? null) : null,
     human_notes: s.status !== 'completed' ? (s.human_notes ?? null) : null,
     items,
     substeps: { done: subs.filter((x) => x.status === 'completed').length, total: subs.length },

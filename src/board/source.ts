@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import { runLockDir } from '../gitflow/run-driver.js';
 import { newCall, type Call, type OpsContext } from '../ops/context.js';
 import { phaseFromLogs, stepLogs } from './files.js';
 import {
@@ -214,7 +215,7 @@ export class BoardSource {
     // A call per tick: its warnings (a plan that drifted, …) are not the board's to keep.
     const call = newCall('board');
     // A read that does not answer (PostgreSQL restarting: the store retries for up to two minutes) is said.
-    const slow = setTimeout(() => {
+    const slow = slowWatch(SLOW_MS, () => {
       const json = JSON.stringify({
         ok: false,
         at: this.o.ctx.clock.now(),
@@ -223,8 +224,7 @@ export class BoardSource {
       });
       this.statusJson = json;
       this.emit({ kind: 'status', json });
-    }, SLOW_MS);
-    slow.unref();
+    });
     try {
       await this.followDbFile(call);
       this.notePlanFiles();
@@ -250,7 +250,7 @@ export class BoardSource {
       this.statusJson = json;
       this.dirty = true;
     } finally {
-      clearTimeout(slow);
+      slow.stop();
     }
   }
 
@@ -272,8 +272,9 @@ export class BoardSource {
   }
 
   /**
-   * A plan file written since the last full read is read again at once (its edit shows, docs/board.md §3).
-   * The full read keeps the files' sizes and mtimes as it reads them, so an edit right after it counts.
+   * A plan file written, or its run lock taken or let go, since the last full read is read again at once (its
+   * edit, its run's start and end show, docs/board.md §3). The full read keeps the files' sizes and mtimes as
+   * it reads them, so an edit right after it counts.
    */
   private notePlanFiles(): void {
     const snap = this.current?.snapshot;
@@ -383,16 +384,54 @@ export class BoardSource {
   }
 }
 
-/** The plan files' sizes and mtimes, one key ('' for a file that cannot be read). */
+/**
+ * Calls `onSlow` once `ms` of the event loop's free time passed (until `stop`). Counted in steps of 250 ms, a
+ * step whose timer fires late not counted: the process was busy (the run beside the board verifying
+ * refactors in process, docs/board.md §5), not waiting for the state, and a read that was waiting on I/O
+ * then goes on before anyone could hear its answer.
+ */
+export function slowWatch(ms: number, onSlow: () => void): { stop(): void } {
+  const STEP = 250;
+  let waited = 0;
+  let timer: NodeJS.Timeout | null = null;
+  const arm = () => {
+    const due = Date.now() + STEP;
+    timer = setTimeout(() => {
+      if (Date.now() - due < STEP) waited += STEP;
+      if (waited >= ms) {
+        timer = null;
+        onSlow();
+      } else arm();
+    }, STEP);
+    timer.unref?.();
+  };
+  arm();
+  return {
+    stop: () => {
+      if (timer) clearTimeout(timer);
+      timer = null;
+    },
+  };
+}
+
+/**
+ * The plan files' sizes and mtimes and their run locks' holders, one key ('' for a file that cannot be read):
+ * a run that takes a plan's lock or lets it go appends no event, yet changes the plan's `run_driver` and,
+ * once it ended, its `last run` (docs/board.md §3).
+ */
 function planFilesKey(root: string, plans: { plan_path: string }[]): string {
+  const key = (path: string) => {
+    try {
+      const st = statSync(path);
+      return `${st.size}:${st.mtimeMs}`;
+    } catch {
+      return '';
+    }
+  };
   return plans
     .map((p) => {
-      try {
-        const st = statSync(join(root, p.plan_path));
-        return `${st.size}:${st.mtimeMs}`;
-      } catch {
-        return '';
-      }
+      const slug = slugOf(p.plan_path);
+      return `${key(join(root, p.plan_path))}/${slug ? key(join(runLockDir(root, slug), 'holder.json')) : ''}`;
     })
     .join('|');
 }

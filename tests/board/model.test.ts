@@ -22,6 +22,7 @@ import {
   type LoggedEvent,
   type ShownStep,
 } from '../../src/board/model.js';
+import { slowWatch } from '../../src/board/source.js';
 import { tempDir } from '../helpers/repo.js';
 import { shownStep } from './helpers.js';
 
@@ -443,6 +444,23 @@ describe('attempts from events', () => {
       ).toMatchObject({ outcome: 'reset', reason: 'reset by admin; its kept commit dropped', commit: null });
   });
 
+  it('a step waiting for a human names the commit the reviewer escalated, which approve integrates', () => {
+    const s = shapeSnapshot(
+      read([
+        step('step-1', { status: 'needs_human', review_commit: 'f00' }),
+        step('step-2', { review_commit: 'f01', human_decision: 'approved' }),
+        step('step-3', { status: 'completed', commit_hash: 'c3', review_commit: 'f02' }),
+      ]),
+      () => undefined,
+      { now: NOW, allow_actions: false },
+    );
+    expect(s.plans[0]!.cards.map((c) => [c.lane, c.kept_commit])).toEqual([
+      ['needs_you', 'f00'],
+      ['ready', null],
+      ['done', null],
+    ]);
+  });
+
   it('an approved step waits in Ready with the kept commit the next run integrates', () => {
     const s = shapeSnapshot(
       read([
@@ -531,5 +549,34 @@ describe('the request guard', () => {
     expect(refusal({ host: '127.0.0.1:4000', 'sec-fetch-site': 'cross-site' }, token, { hosts, token })).toMatchObject({
       status: 403,
     });
+  });
+});
+
+describe('the slow read watch', () => {
+  // The process the board is in blocked (a run verifying refactors in process): a busy event loop, not a state
+  // that does not answer (docs/board.md §5). Atomics.wait blocks the loop as synchronous work does.
+  const block = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  const turn = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('does not count the time the process was busy', async () => {
+    let slow = 0;
+    const w = slowWatch(1000, () => slow++);
+    block(1500);
+    await turn(300);
+    w.stop();
+    expect(slow).toBe(0);
+  });
+
+  it('says a read still under way after its time, once, and nothing after stop', async () => {
+    let slow = 0;
+    const w = slowWatch(500, () => slow++);
+    await expect.poll(() => slow, { timeout: 5000, interval: 50 }).toBe(1);
+    await turn(600);
+    expect(slow).toBe(1);
+    w.stop();
+    const w2 = slowWatch(500, () => slow++);
+    w2.stop();
+    await turn(800);
+    expect(slow).toBe(1);
   });
 });

@@ -19,6 +19,8 @@ import { startBoardCli, type BoardChild } from './helpers.js';
 import { waitLane } from './page.js';
 
 const chrome = useBrowser();
+/** A person's reason as long as people write them. */
+const NOT_WANTED = `not wanted: ${'the migration rewrites every row without a backup, and nobody asked for it; '.repeat(3).trim()}`;
 let board: BoardChild | undefined;
 afterAll(async () => {
   await board?.stop();
@@ -168,19 +170,38 @@ describe('needs_human decided from the board', () => {
       'step-3',
       'reject',
       "tugcode state decide demo step-3 --reject '<reason>'",
-      'not wanted',
+      NOT_WANTED,
     );
     expect(decide.safeParse(rejected).error).toBeUndefined();
     expect(rejected).toMatchObject({ decision: 'reject', step_status: 'failed', review_commit: null });
     expect(lastEvent(root, 'step-3')).toMatchObject({
       command: 'state decide',
       actor: 'admin',
-      details: { decision: 'reject', reason: 'not wanted' },
+      details: { decision: 'reject', reason: NOT_WANTED },
     });
     await waitLane(page, 'step-2', 'ready');
     // step-3 stays in Needs you (failed now): its card, not its lane, says the snapshot after the decision arrived.
     await waitLane(page, 'step-3', 'needs_you');
     await page.waitForSelector('.card[data-step="step-3"]:has-text("not wanted")');
+    // Its attempts' headers each on one line: a long owner path and reason do not squeeze a column to a letter a
+    // line (docs/board.md §4), in the drawer beside the lanes and on a phone's whole screen.
+    await page.click('.card[data-step="step-3"] .c-title');
+    await page.waitForSelector('#d-body table.attempts tr[data-attempt="1"]:has-text("not wanted")');
+    for (const width of [1400, 400]) {
+      await page.setViewportSize({ width, height: 900 });
+      // The lines each header's text is laid out on (one rect per line).
+      const lines = await page.$$eval('#d-body table.attempts th', (ths) =>
+        ths.map((th) => {
+          const r = (globalThis as any).document.createRange();
+          r.selectNodeContents(th);
+          return `${th.textContent}: ${r.getClientRects().length}`;
+        }),
+      );
+      expect(lines, `at ${width} px`).toEqual(['#: 1', 'owner: 1', 'started: 1', 'outcome: 1', 'usage: 1']);
+    }
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await page.click('#d-close');
+    await page.waitForSelector('#detail', { state: 'hidden' });
     // Revise and reject discard the kept work; approve keeps it for the next run.
     expect(git(root, 'for-each-ref', '--format=%(refname)', 'refs/tugplan/review/').trim()).toBe(
       'refs/tugplan/review/demo/step-1',

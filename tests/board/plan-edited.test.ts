@@ -36,6 +36,16 @@ describe('tugcode board when the plan is edited', () => {
       ` · last run: tugcode run .tugtool/tugplan-demo.md --workers 1 --implementer true --no-checkpoints (ended ${ended})`,
     );
 
+    // The lanes stay where they are whatever the path line says (docs/board.md §3: a run starting or ending, an
+    // edit): on a wide window and on a half-screen one.
+    const lanesTop = () =>
+      page.$eval('.plan[data-plan=".tugtool/tugplan-demo.md"] .lanes', (e: any) => e.getBoundingClientRect().top);
+    const tops: Record<number, number> = {};
+    for (const width of [1400, 960]) {
+      await page.setViewportSize({ width, height: 900 });
+      tops[width] = await lanesTop();
+    }
+    await page.setViewportSize({ width: 1400, height: 900 });
     const file = join(root, '.tugtool', 'tugplan-demo.md');
     const before = readFileSync(file, 'utf8');
     writeFileSync(file, before + '\n' + step(3, 'Three', { deps: [2] }));
@@ -49,6 +59,11 @@ describe('tugcode board when the plan is edited', () => {
       },
     );
     expect(await page.textContent(path)).toMatch(/edited since the state was made: the next tugcode run takes it over/);
+    for (const width of [1400, 960]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect(await lanesTop(), `at ${width} px`).toBe(tops[width]);
+    }
+    await page.setViewportSize({ width: 1400, height: 900 });
 
     writeFileSync(file, before);
     await page.waitForFunction(

@@ -1,10 +1,11 @@
 /**
  * What the board shows of a reviewed step (docs/board.md §4), in a real browser after a real `tugcode run`
  * whose reviewer escalated: the drawer lists the reviewer's output (`<step>-review<k>-attempt<N>.out`, where
- * its verdict is) beside its log, and shows it first when the log is empty.
+ * its verdict is) beside its log, and shows it first when the log is empty; it names the kept commit.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { useBrowser, watchedPage } from '../helpers/browser.js';
+import { git } from '../helpers/repo.js';
 import { planText, runJsonl, runRepo, step, tugJson } from '../run/helpers.js';
 import { implementer, reviewerScript } from '../run/review-helpers.js';
 import { startBoardCli, type BoardChild } from './helpers.js';
@@ -39,6 +40,11 @@ describe('a reviewed step on the board', () => {
     expect(await page.inputValue('#d-logs')).toBe('step-1-review1-attempt1.out');
     await page.waitForSelector('#d-log:has-text("ESCALATE in round 1")');
     expect(await page.textContent('#d-log')).toContain('"verdict":"ESCALATE"');
+    // The kept commit the escalation is about, which --approve integrates (docs/board.md §4).
+    const kept = git(root, 'rev-parse', 'refs/tugplan/review/demo/step-1').trim();
+    expect(await page.textContent('#d-body .kept')).toBe(
+      `kept commit ${kept.slice(0, 10)}: --approve integrates it, --revise and --reject drop it`,
+    );
     expect(watch.errors).toEqual([]);
   });
 

@@ -322,12 +322,17 @@
     const head = el.querySelector('.plan-head');
     const title = p.title || p.slug || p.plan_path;
     if (head.querySelector('h2').textContent !== title) head.querySelector('h2').textContent = title;
-    head.querySelector('.plan-path').textContent =
+    const pathLine =
       p.plan_path +
       (p.status !== 'active' ? ` · ${p.status}` : '') +
       (p.edited ? ' · edited since the state was made: the next tugcode run takes it over' : '') +
       // No run holds the lock: how the last one ran, to run the plan again the same way (docs/board.md §3).
       (!p.run_driver && p.last_run ? ` · last run: ${p.last_run.command} (ended ${p.last_run.ended_at})` : '');
+    const pathEl = head.querySelector('.plan-path');
+    if (pathEl.textContent !== pathLine) {
+      pathEl.textContent = pathLine;
+      pathEl.title = pathLine;
+    }
     head.querySelector('.bar > i').style.width = `${p.progress.percent}%`;
     head.querySelector('.pct').textContent = `${p.progress.done}/${p.progress.total} steps · ${p.progress.percent}%`;
     head.querySelector('.plan-usage').textContent = fmtUsage(p.usage);
@@ -604,7 +609,11 @@
         ['usage', d.usage && d.usage.total ? `${fmtUsage(d.usage.total)}${fmtRoles(d.usage.by_role)}` : ''],
       ]);
       if (c.need)
-        h += `<h3>Needs you: ${esc(c.need.kind.replace('_', ' '))}</h3><p>${esc(c.need.reason)}</p><pre class="command">${esc(
+        h += `<h3>Needs you: ${esc(c.need.kind.replace('_', ' '))}</h3><p>${esc(c.need.reason)}</p>${
+          c.kept_commit
+            ? `<p class="kept">kept commit <code>${esc(c.kept_commit.slice(0, 10))}</code>: --approve integrates it, --revise and --reject drop it</p>`
+            : ''
+        }<pre class="command">${esc(
           needCommands(c.need, false),
         )}</pre>${snap.allow_actions && c.need.actions.length ? `<div class="d-actions">${actionButtons(p, c).replace(/^<div class="card-actions">|<\/div>$/g, '')}</div>` : ''}`;
     }
@@ -623,10 +632,10 @@
     }
     h += '<h3>Attempts</h3>';
     h += d.attempts.length
-      ? `<table class="attempts"><tr><th>#</th><th>owner</th><th>started</th><th>outcome</th><th>usage</th></tr>${d.attempts
+      ? `<table class="attempts"><tr><th>#</th><th class="a-owner">owner</th><th>started</th><th>outcome</th><th>usage</th></tr>${d.attempts
           .map(
             (a) =>
-              `<tr data-attempt="${a.attempt}"><td>${a.attempt}</td><td class="mono">${esc(a.owner || '')}</td><td>${esc(a.started_at)}</td><td>${esc(a.outcome)}${a.reason ? `: ${esc(a.reason)}` : ''}${a.commit ? ` <code>${esc(a.commit.slice(0, 10))}</code>` : ''}</td><td class="a-usage">${a.usage ? fmtUsage(a.usage) : ''}${fmtRoles(a.by_role)}</td></tr>`,
+              `<tr data-attempt="${a.attempt}"><td>${a.attempt}</td><td class="mono">${esc(a.owner || '')}</td><td class="a-at" title="${esc(a.started_at)}">${esc(String(a.started_at || '').replace('T', ' '))}</td><td>${esc(a.outcome)}${a.reason ? `: ${esc(a.reason)}` : ''}${a.commit ? ` <code>${esc(a.commit.slice(0, 10))}</code>` : ''}</td><td class="a-usage">${a.usage ? fmtUsage(a.usage) : ''}${fmtRoles(a.by_role)}</td></tr>`,
           )
           .join('')}</table>`
       : '<p class="muted">not claimed yet</p>';
