@@ -1,8 +1,8 @@
 /**
  * Locks a git killed by a signal leaves in the repository's common directory (docs/run.md §1.6): `config.lock`
  * (a `git config` of a branch's plan), `packed-refs.lock` (a `branch -D`) and the lock of a worker or the
- * integration branch's ref, when no worker tree exists yet (a `worktree add -B`). Each makes every later git
- * that writes there fail, so every later run died with GitError until someone removed it by hand. The run
+ * integration branch's ref, when no worker tree exists yet (a `worktree add -B`), and with `--remote` the
+ * remote-tracking refs the run fetches (a `git fetch`). Each makes every later git that writes there fail, so every later run died with GitError until someone removed it by hand. The run
  * removes one at its start, under its run lock, by the rule worktrees.ts uses for a tree's own locks: older
  * than this run (its driver process) and held open by no process.
  */
@@ -43,6 +43,8 @@ export function heldOpen(file: string): boolean {
 export function clearStaleRepoLocks(
   commonDir: string,
   integration: string,
+  /** `--remote NAME`: its remote-tracking integration and base branches, which the run fetches. */
+  remote?: { name: string; base: string },
   runStartMs = performance.timeOrigin,
 ): string[] {
   const refDir = join(commonDir, 'refs', 'heads', ...integration.split('/').slice(0, -1));
@@ -56,6 +58,9 @@ export function clearStaleRepoLocks(
   } catch {
     // no such directory: no branch of the plan yet
   }
+  if (remote)
+    for (const b of [integration, remote.base])
+      refLocks.push(join(commonDir, 'refs', 'remotes', remote.name, ...b.split('/')) + '.lock');
   const removed: string[] = [];
   for (const lock of [join(commonDir, 'config.lock'), join(commonDir, 'packed-refs.lock'), ...refLocks]) {
     let st;

@@ -9,7 +9,16 @@ import { closeSync, existsSync, mkdirSync, openSync, rmSync, utimesSync, writeFi
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git } from '../helpers/repo.js';
-import { implementerScript, planText, runJsonl, runRepo, step, stepCommits, tugJson } from './helpers.js';
+import {
+  implementerScript,
+  planText,
+  remoteWithClones,
+  runJsonl,
+  runRepo,
+  step,
+  stepCommits,
+  tugJson,
+} from './helpers.js';
 
 const PLAN = '.tugtool/tugplan-demo.md';
 
@@ -78,5 +87,24 @@ describe('locks left in the common git directory by a killed git', () => {
     expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
     expect(git(root, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length).toBe(1);
     expect(git(root, 'branch', '--list', 'tugplan/demo--*').trim()).toBe('');
+  });
+});
+
+describe('with --remote: the lock of the remote-tracking integration branch', () => {
+  it('a stale refs/remotes/origin/tugplan/demo.lock (a killed fetch left it) is removed by the next run', () => {
+    const { remote, clone } = remoteWithClones(runRepo(TWO, 'demo'), ['clone']);
+    const impl = implementerScript();
+    // One step pushed, so the remote-tracking branch exists, then a fetch killed mid-update.
+    writeFileSync(join(impl.failDir, 'step-2'), '9');
+    runJsonl(clone, ['demo', '--workers', '1', '--implementer', impl.argv, '--remote', 'origin']);
+    rmSync(join(impl.failDir, 'step-2'));
+    expect(tugJson(clone, ['state', 'reset', PLAN, 'step-2', '--force']).code).toBe(0);
+    const lock = join(clone, '.git', 'refs', 'remotes', 'origin', 'tugplan', 'demo.lock');
+    mkdirSync(join(lock, '..'), { recursive: true });
+    staleLock(lock);
+    const r = runJsonl(clone, ['demo', '--workers', '1', '--implementer', impl.argv, '--remote', 'origin']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(warnings(r.events)).toContainEqual(['StaleIndexLock', `removed ${lock}, left by a git that is gone`]);
+    expect(stepCommits(remote, 'tugplan/demo')).toEqual(['step-1', 'step-2']);
   });
 });
