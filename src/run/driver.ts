@@ -4,7 +4,8 @@
  * never spawns the tugcode CLI, and nothing a worker does blocks another worker's heartbeat (git started
  * from the run's git thread, children through execa, SQLite lock waits in short slices).
  */
-import { relative } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { pgAddress, TugError, toTugError } from '../contract/errors.js';
 import { runBudgets } from '../contract/usage.js';
 import { reviewRefName } from '../contract/layout.js';
@@ -491,6 +492,10 @@ async function startRun(
 ): Promise<{ rc: RunCtx; trees: Promise<MadeTree>[]; madeBranch: boolean }> {
   const { flow, g, prep } = s;
   const tr = tracerOf(s, '', '');
+  // Locks a killed git left in the common directory would fail every git below (docs/run.md §1.6).
+  const { clearStaleRepoLocks } = await import('./stale-locks.js');
+  const onRemote = o.target.remote ? { name: o.target.remote, base: prep.base } : undefined;
+  for (const lock of clearStaleRepoLocks(flow.repo.commonDir, prep.integration, onRemote)) staleLockRemoved(s, lock);
   // Where the plan integrates (docs/run.md §1.11): a run that would integrate elsewhere is refused here,
   // before any branch, tree or row changes; the target is recorded once the plan's rows exist.
   const stateCall = stateCallIn(s, flow.repo.mainRoot);
@@ -919,5 +924,13 @@ async function autoMaintenance(rc: RunCtx): Promise<void> {
 
 async function removeWorkerTrees(rc: RunCtx): Promise<void> {
   const trees = await leftoverTrees(rc.g, rc.flow.repo, rc.prep.slug, { foreign: 'skip' });
+  // A tree a killed `git worktree add` left locked ('initializing', adopted since): `remove --force` keeps a
+  // locked tree, and it would stay behind for good (docs/run.md §1.6).
+  const { adminDirOf } = await import('../git/dot-git.js');
+  for (const t of trees) {
+    const admin = adminDirOf(t.path);
+    if (admin && existsSync(join(admin, 'locked')))
+      await rc.g.tryRun(['worktree', 'unlock', t.path], rc.flow.repo.mainRoot);
+  }
   await removeTrees(rc.g, rc.flow.repo.mainRoot, trees);
 }

@@ -260,9 +260,12 @@ export async function runWorker(rc: RunCtx, k: number, tree0: Promise<MadeTree>)
     });
     // A step whose commit is on the integration branch already is settled from it, never implemented again:
     // a host that died after pushing it (--remote), or a claim ended between the fast-forward and
-    // `complete` (an outside `state reset --force`).
+    // `complete` (an outside `state reset --force`). With --remote, any claim after an earlier attempt:
+    // one taken over from an expired lease, and one a restarted host handed back when it adopted its tree
+    // (docs/run.md §1.5), before its start-up reconcile settled the step it had pushed.
     const integrated = rc.remote
-      ? r.reclaimed_from_expired && (await rc.remote.settleIntegrated(tree.path, r.step_anchor, r.attempt))
+      ? (r.reclaimed_from_expired || r.attempt > 1) &&
+        (await rc.remote.settleIntegrated(tree.path, r.step_anchor, r.attempt))
       : await timed(tc, 'settle', () => settleIntegrated(rc, tree.path, step, r.attempt));
     if (integrated) {
       announceChange(rc);

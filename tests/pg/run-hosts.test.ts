@@ -16,6 +16,7 @@ import {
   remoteWithClones,
   runRepo,
   type RunResult,
+  seenBy,
   startRun,
   step,
   tugJson,
@@ -165,6 +166,53 @@ describe('tugcode run --remote: two hosts, one PostgreSQL', () => {
       ['step-1'],
     );
     expect(summaryOf(rb).steps_completed).not.toContain('step-1');
+    expect([...remoteSteps(remote)].sort()).toEqual([...ANCHORS].sort()); // step-1 once
+    const s1 = stepsOf(b, envB).find((s) => s.anchor === 'step-1');
+    expect(s1.status).toBe('completed');
+    expect(s1.commit_hash).toBe(git(remote, 'rev-list', '--reverse', 'main..tugplan/demo').split('\n')[0]);
+  }, 180_000);
+
+  it('a step a restarted host handed back after pushing it: another host claiming it settles it from the remote', async () => {
+    // Found by killing runs at random: host A pushed step-1 and died before `complete`; its restart adopts
+    // its worker tree and releases the claim (docs/run.md §1.1 item 3) before its start-up reconcile. Host
+    // B, running already, claimed step-1 in that window (attempt 2, not an expired lease) and implemented
+    // it again. The release is done here by hand, as the adoption does it.
+    const db = await createTestDatabase('hostadopt');
+    const { remote, a, b } = hosts();
+    const impl = implementerScript();
+    const envA = {
+      TUGCODE_STATE_URL: db.url,
+      TUGCODE_STATE_HOST: 'hosta',
+      TUGCODE_RUN_FAULT: 'after-integrate:step-1',
+    };
+    const envB = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hostb' };
+    const args = [
+      'demo',
+      '--implementer',
+      impl.argv,
+      '--remote',
+      'origin',
+      '--lease-duration',
+      '120',
+      '--workers',
+      '1',
+    ];
+    const ra = await startRun(a, args, envA).done;
+    expect(ra.code, ra.stderr).toBe(-1); // SIGKILLed right after pushing step-1
+    expect(remoteSteps(remote)).toEqual(['step-1']);
+    const runB = startRun(b, args, envB);
+    // B did every other step and waits on step-1, which A's claim (a live lease) holds.
+    await waitUntil('host B waiting on step-1', () => {
+      if (runB.child.exitCode !== null) throw new Error(`host B ended early: ${runB.stdout()}`);
+      const ev = runB.events();
+      return ev.filter((e) => e.type === 'step_completed').length === 11 && ev.at(-1)?.type === 'waiting';
+    });
+    const w1 = join(a, '.tugtree', 'tugplan__demo--w1');
+    const rel = tugJson(a, ['state', 'release', PLAN, 'step-1', '--worktree', w1], envA);
+    expect(rel.code, rel.stderr).toBe(0);
+    const rb = await runB.done;
+    expect(rb.code, rb.stdout + rb.stderr).toBe(0);
+    expect(seenBy(impl.seen)['step-1']).toHaveLength(1); // A's run only: B never implemented it again
     expect([...remoteSteps(remote)].sort()).toEqual([...ANCHORS].sort()); // step-1 once
     const s1 = stepsOf(b, envB).find((s) => s.anchor === 'step-1');
     expect(s1.status).toBe('completed');

@@ -1,0 +1,77 @@
+/**
+ * Locks a git killed by a signal leaves in the repository's common directory (docs/run.md §1.6): `config.lock`
+ * (a `git config` of a branch's plan), `packed-refs.lock` (a `branch -D`) and the lock of a worker or the
+ * integration branch's ref, when no worker tree exists yet (a `worktree add -B`), and with `--remote` the
+ * remote-tracking refs the run fetches (a `git fetch`). Each makes every later git that writes there fail, so every later run died with GitError until someone removed it by hand. The run
+ * removes one at its start, under its run lock, by the rule worktrees.ts uses for a tree's own locks: older
+ * than this run (its driver process) and held open by no process.
+ */
+import { readdirSync, readlinkSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Whether some process on this host has `file` open (Linux /proc; elsewhere assumed yes). */
+export function heldOpen(file: string): boolean {
+  if (process.platform !== 'linux') return true;
+  let target: string;
+  try {
+    target = realpathSync(file);
+  } catch {
+    return false;
+  }
+  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${p}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (readlinkSync(`/proc/${p}/fd/${fd}`) === target) return true;
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * Removes the stale locks of `commonDir` a run of plan `slug` may meet (see above); returns the paths removed.
+ * `integration` is the plan's integration branch (`tugplan/<slug>`): its worker branches are `<integration>--w<k>`.
+ */
+export function clearStaleRepoLocks(
+  commonDir: string,
+  integration: string,
+  /** `--remote NAME`: its remote-tracking integration and base branches, which the run fetches. */
+  remote?: { name: string; base: string },
+  runStartMs = performance.timeOrigin,
+): string[] {
+  const refDir = join(commonDir, 'refs', 'heads', ...integration.split('/').slice(0, -1));
+  const leaf = integration.split('/').at(-1)!;
+  const ours = new RegExp(`^${leaf.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(--w\\d+)?\\.lock$`);
+  let refLocks: string[] = [];
+  try {
+    refLocks = readdirSync(refDir)
+      .filter((n) => ours.test(n))
+      .map((n) => join(refDir, n));
+  } catch {
+    // no such directory: no branch of the plan yet
+  }
+  if (remote)
+    for (const b of [integration, remote.base])
+      refLocks.push(join(commonDir, 'refs', 'remotes', remote.name, ...b.split('/')) + '.lock');
+  const removed: string[] = [];
+  for (const lock of [join(commonDir, 'config.lock'), join(commonDir, 'packed-refs.lock'), ...refLocks]) {
+    let st;
+    try {
+      st = statSync(lock);
+    } catch {
+      continue;
+    }
+    if (!st.isFile() || st.mtimeMs >= runStartMs || heldOpen(lock)) continue;
+    rmSync(lock, { force: true });
+    removed.push(lock);
+  }
+  return removed;
+}
