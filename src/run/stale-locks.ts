@@ -6,35 +6,9 @@
  * removes one at its start, under its run lock, by the rule worktrees.ts uses for a tree's own locks: older
  * than this run (its driver process) and held open by no process.
  */
-import { readdirSync, readlinkSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
+import { heldOpen } from '../util/file-openers.js';
 import { join } from 'node:path';
-
-/** Whether some process on this host has `file` open (Linux /proc; elsewhere assumed yes). */
-export function heldOpen(file: string): boolean {
-  if (process.platform !== 'linux') return true;
-  let target: string;
-  try {
-    target = realpathSync(file);
-  } catch {
-    return false;
-  }
-  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${p}/fd`);
-    } catch {
-      continue;
-    }
-    for (const fd of fds) {
-      try {
-        if (readlinkSync(`/proc/${p}/fd/${fd}`) === target) return true;
-      } catch {
-        // closed meanwhile
-      }
-    }
-  }
-  return false;
-}
 
 /**
  * Removes the stale locks of `commonDir` a run of plan `slug` may meet (see above); returns the paths removed.

@@ -5,17 +5,7 @@
  * after a creation, or a reset that changed a lockfile, the setup runs (`run.setup_command`, else links to
  * the main checkout's `node_modules` and `.venv`).
  */
-import {
-  existsSync,
-  lstatSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-} from 'node:fs';
+import { existsSync, lstatSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import {
@@ -31,6 +21,7 @@ import { abortRebase, rebaseInProgress, rebasingBranchOf } from '../gitflow/conf
 import type { GitRunner } from '../git/exec.js';
 import type { Repo } from '../git/repo.js';
 import { ensureGitignoreLines } from '../util/gitignore.js';
+import { heldOpen } from '../util/file-openers.js';
 import { StepFailure } from './failure.js';
 
 const LOCKFILES = ['package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'poetry.lock', 'uv.lock'];
@@ -406,33 +397,6 @@ export function guardTree(path: string): void {
 function indexLockOf(path: string): string | null {
   const admin = adminDirOf(path);
   return admin ? join(admin, 'index.lock') : null;
-}
-
-/** Whether some process on this host has `file` open (Linux /proc; elsewhere assumed yes). */
-function heldOpen(file: string): boolean {
-  if (process.platform !== 'linux') return true;
-  let target: string;
-  try {
-    target = realpathSync(file);
-  } catch {
-    return false;
-  }
-  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${p}/fd`);
-    } catch {
-      continue;
-    }
-    for (const fd of fds) {
-      try {
-        if (readlinkSync(`/proc/${p}/fd/${fd}`) === target) return true;
-      } catch {
-        // closed meanwhile
-      }
-    }
-  }
-  return false;
 }
 
 /**

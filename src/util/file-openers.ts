@@ -55,3 +55,12 @@ function commandOf(pid: string): string {
     return '?';
   }
 }
+
+/**
+ * Whether another process on this host has `path` open: a lock file a live git still holds. Where the host
+ * cannot tell (not Linux), assumed yes, so a caller never removes a lock a live process may hold.
+ */
+export function heldOpen(path: string): boolean {
+  if (process.platform !== 'linux') return true;
+  return openersOf(path, 1).length > 0;
+}
