@@ -9,16 +9,18 @@ import { describe, expect, it } from 'vitest';
 import { gitRunner } from '../../src/git/exec.js';
 import { outsideChanges, snapshotOutside, type OutsideScope } from '../../src/run/outside-check.js';
 import { git, tempDir, tempRepo } from '../helpers/repo.js';
-import { planText, runJsonl, runRepo, startRun, step } from './helpers.js';
+import { planText, runJsonl, runRepo, startRun, step, waitFor } from './helpers.js';
 
 const THREE = planText([step(1, 'One'), step(2, 'Two', { deps: [1] }), step(3, 'Three', { deps: [2] })]);
 
 /**
- * Sleeps 2 s and writes `<step>.txt`; plan a's first step first waits (at most 60 s) for plan b's worker
- * tree, so that b's run makes its branches and worktree while a's implementer runs.
+ * Sleeps 2 s and writes `<step>.txt`; plan a's first step first says it started (`started`) and waits (at
+ * most 60 s) for plan b's worker tree, so that b's run makes its branches and worktree while a's implementer
+ * runs.
  */
-function implementer(root: string): string {
+function implementer(root: string): { argv: string; started: string } {
   const dir = tempDir('tugcode-impl-');
+  const started = join(dir, 'a-started');
   const script = join(dir, 'impl.sh');
   writeFileSync(
     script,
@@ -26,6 +28,7 @@ function implementer(root: string): string {
 cat > /dev/null
 case "$TUG_WORKTREE:$TUG_STEP" in
   *tugplan__a--*:step-1)
+    touch '${started}'
     n=0
     while [ ! -d '${root}/.tugtree/tugplan__b--w1' ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done ;;
 esac
@@ -34,7 +37,7 @@ echo "$TUG_STEP" > "$TUG_WORKTREE/$TUG_STEP.txt"
 `,
     { mode: 0o755 },
   );
-  return JSON.stringify(script);
+  return { argv: JSON.stringify(script), started };
 }
 
 const outsideOf = (events: any[]) =>
@@ -46,9 +49,10 @@ describe('two plans run at once', () => {
   it("each run leaves the other's branches, branch config and worktrees alone: both complete", async () => {
     const root = runRepo(THREE, 'a', { '.tugtool/tugplan-b.md': THREE });
     const impl = implementer(root);
-    const a = startRun(root, ['a', '--implementer', impl]);
+    const a = startRun(root, ['a', '--implementer', impl.argv]);
     // b starts while a's first implementer runs (it waits for b's tree).
-    const b = runJsonl(root, ['b', '--implementer', impl]);
+    await waitFor(() => existsSync(impl.started), 60_000, "a's first implementer");
+    const b = runJsonl(root, ['b', '--implementer', impl.argv]);
     const ra = await a.done;
     expect(outsideOf(b.events)).toEqual([]);
     expect(outsideOf(ra.events)).toEqual([]);
