@@ -11,7 +11,8 @@
  *   reviewer, resolver, a checkpoint, the setup, the refactors' verification: OutsideSpan) and compared
  *   after it. Not compared: what the run itself moves meanwhile (the integration branch, the other
  *   workers' branches, worktrees and their branch config, notes, `refs/tugplan/`, remote-tracking refs
- *   under `--remote`: other workers change them while this one runs), and where the base branch points
+ *   under `--remote`: other workers change them while this one runs), what another plan's live run moves
+ *   (its integration and worker branches, their branch config, its worker trees: other-runs.ts), and where the base branch points
  *   (the user may commit to it during a run: OutsideScope.baseRef). Nothing is undone. A change in the git directory also stops the run claiming
  *   (as PlanDrift does): a planted hook or config would run in each of the run's later git calls.
  * - **StepCompletedElsewhere**: a claim that ended because the step became `completed` while held keeps the
@@ -40,6 +41,7 @@ import { canonicalPath } from '../kernel/light.js';
 import { stateDbPath } from '../state/context.js';
 import { announceChange, stateCallIn, type FileId, type RunCtx } from './context.js';
 import { besideSince, childMark } from './child.js';
+import { otherLiveRuns, planOfRunBranch, planOfRunTree } from './other-runs.js';
 import { StepFailure } from './failure.js';
 import type { ChildOutcome } from './types.js';
 import type { WorkerTree } from './worktrees.js';
@@ -58,6 +60,12 @@ export interface OutsideScope {
   runRefs: (ref: string) => boolean;
   /** Worktrees the run itself changes (the other workers'). */
   runWorktrees: (path: string) => boolean;
+  /**
+   * The slugs of the other plans whose runs are live now (other-runs.ts): what such a run moves (its
+   * integration and worker branches, their `branch.<b>.*` config, its worker trees) is left out as the run's
+   * own is, in a span where it was live at either end (outsideChanges). Without it, none.
+   */
+  otherRuns?: () => Promise<ReadonlySet<string>>;
   /**
    * The base branch (`refs/heads/<base>`): the user may commit to it during a run (a plan change there is
    * PlanDrift, and the steps in flight finish: docs/run.md §1 item 4.1), so where it moves is not compared.
@@ -152,17 +160,25 @@ async function checkout(
 /** Each snapshot's mark of the run's children when it was taken: who else ran before the next (child.ts). */
 const marks = new WeakMap<OutsideSnapshot, ReturnType<typeof childMark>>();
 
+/**
+ * Each snapshot's other live runs (OutsideScope.otherRuns) and the plan of each item that is another
+ * plan's run's (its branch, branch config, worker tree), left out of the snapshot or not: a run that
+ * started or ended within a span is live at one end only, and its items then show at the other.
+ */
+const othersOf = new WeakMap<OutsideSnapshot, { live: ReadonlySet<string>; owners: Map<string, string> }>();
+
 /** Everything outside the worktree that a step must leave alone, as signatures. */
 export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promise<OutsideSnapshot> {
   const out: OutsideSnapshot = new Map();
   marks.set(out, childMark());
   const walked: OutsideSnapshot = new Map();
+  const owners = new Map<string, string>();
   // Independent reads, side by side. Snapshots per attempt: two around each agent run (implementer,
   // reviewer, resolver), K+1 more for K checkpoints (each starts from the one before's end), two per setup
   // and per refactors' verification. Each is one git process as a rule, the `git status` of the main
   // checkout (~3–5 ms of the driver's CPU to spawn); refs and worktrees come from git's files, the tracked
   // files from the last ls-files while the index is unchanged — git when the files cannot say.
-  const [, tracked, refs, trees] = await Promise.all([
+  const [, tracked, refs, trees, , , live] = await Promise.all([
     checkout(g, scope.mainRoot, 'main', out, scope),
     // Tracked files of .tugtool/ (plans, config) are covered by the status and HEAD: a commit of a plan
     // change to the base branch by the user is PlanDrift, not an outside write.
@@ -170,7 +186,8 @@ export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promis
     refsOf(g, scope),
     worktreesOf(g, scope),
     walk(join(scope.mainRoot, TUGTOOL_DIR), '', walked, isRuntimeEntry, scope.ownOutput ?? []),
-    gitDirFiles(g, scope, out),
+    gitDirFiles(g, scope, out, owners),
+    scope.otherRuns?.() ?? new Set<string>(),
   ]);
   for (const [k, v] of walked) if (!tracked.has(k)) out.set(k, v);
   if (scope.stateDb) {
@@ -185,11 +202,26 @@ export async function snapshotOutside(g: GitRunner, scope: OutsideScope): Promis
       if (abs && isDb(abs)) out.delete(k);
     }
   }
-  for (const [name, oid] of refs) if (name !== scope.baseRef && !scope.runRefs(name)) out.set(`ref ${name}`, oid);
+  for (const [name, oid] of refs) {
+    if (name === scope.baseRef || scope.runRefs(name)) continue;
+    out.set(`ref ${name}`, oid);
+    const plan = name.startsWith('refs/heads/') ? planOfRunBranch(name.slice('refs/heads/'.length)) : null;
+    if (plan !== null) owners.set(`ref ${name}`, plan);
+  }
   for (const path of trees) {
     if (path === scope.mainRoot || path === scope.worktree || scope.runWorktrees(path)) continue;
-    await checkout(g, path, `worktree ${path}:`, out, scope);
+    const plan = planOfRunTree(path);
+    // A live run's tree is not even read (no git process); one of no live run is, as any other worktree.
+    if (plan !== null && live.has(plan)) continue;
+    const tree: OutsideSnapshot = new Map();
+    await checkout(g, path, `worktree ${path}:`, tree, scope);
+    for (const [k, v] of tree) {
+      out.set(k, v);
+      if (plan !== null) owners.set(k, plan);
+    }
   }
+  for (const [k, plan] of owners) if (live.has(plan)) out.delete(k);
+  othersOf.set(out, { live, owners });
   return out;
 }
 
@@ -211,7 +243,12 @@ export function inGitDir(change: string): boolean {
  * and `git branch -D` drops the section), and the other workers' `config.worktree` (`git worktree add`
  * copies the main one into a new tree).
  */
-async function gitDirFiles(g: GitRunner, scope: OutsideScope, out: OutsideSnapshot): Promise<void> {
+async function gitDirFiles(
+  g: GitRunner,
+  scope: OutsideScope,
+  out: OutsideSnapshot,
+  owners: Map<string, string>,
+): Promise<void> {
   const common =
     scope.commonDir ?? resolve(scope.mainRoot, (await g.run(['rev-parse', '--git-common-dir'], scope.mainRoot)).trim());
   const skip = (key: string): boolean => {
@@ -224,8 +261,8 @@ async function gitDirFiles(g: GitRunner, scope: OutsideScope, out: OutsideSnapsh
     // `info/refs` and `info/packs` are derived listings (`git update-server-info`, which gc and a push run):
     // they steer nothing.
     walk(join(common, 'info'), '', out, (n) => n === 'refs' || n === 'packs', [], `${GIT_DIR_LABEL}/info`),
-    configEntries(join(common, 'config'), `${GIT_DIR_LABEL}/config`, out, skip),
-    configEntries(join(common, 'config.worktree'), `${GIT_DIR_LABEL}/config.worktree`, out, skip),
+    configEntries(join(common, 'config'), `${GIT_DIR_LABEL}/config`, out, skip, owners),
+    configEntries(join(common, 'config.worktree'), `${GIT_DIR_LABEL}/config.worktree`, out, skip, owners),
     readdir(join(common, 'worktrees'))
       .catch(() => [] as string[])
       .then((ids) =>
@@ -238,34 +275,47 @@ async function gitDirFiles(g: GitRunner, scope: OutsideScope, out: OutsideSnapsh
             const path = canonicalPath(dirname(resolve(admin, gitdir)));
             if (scope.runWorktrees(path) && basename(path) !== basename(scope.worktree)) return;
             const label = `${GIT_DIR_LABEL}/worktrees/${id}/config.worktree`;
-            await configEntries(join(admin, 'config.worktree'), label, out, skip);
+            // Another plan's worker tree: its config is that run's (owners), as its status is.
+            await configEntries(join(admin, 'config.worktree'), label, out, skip, owners, planOfRunTree(path));
           }),
         ),
       ),
   ]);
 }
 
-/** A config file's entries as `<label>: <key>` → its values; the whole file's signature when git could not read it. */
+/**
+ * A config file's entries as `<label>: <key>` → its values; the whole file's signature when git could not
+ * read it. `owners` gets the plan of each entry that is another plan's run's: the file's `plan` (a worker
+ * tree's), or the key's own branch section (`branch.tugplan/<slug>--w<k>.*`).
+ */
 async function configEntries(
   file: string,
   label: string,
   out: OutsideSnapshot,
   skip: (key: string) => boolean,
+  owners: Map<string, string>,
+  plan: string | null = null,
 ): Promise<void> {
+  const set = (k: string, v: string, key?: string): void => {
+    out.set(k, v);
+    const branch = key === undefined ? undefined : /^branch\.(.+)\.[^.]+$/.exec(key)?.[1];
+    const owner = (branch === undefined ? null : planOfRunBranch(branch)) ?? plan;
+    if (owner !== null) owners.set(k, owner);
+  };
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
     // A missing file has no entries: one that appears shows by its keys.
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') out.set(label, 'unreadable');
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') set(label, 'unreadable');
     return;
   }
   const entries = parseGitConfig(text);
   if (entries === null) {
-    out.set(label, `unparsed:${createHash('sha1').update(text).digest('hex')}`);
+    set(label, `unparsed:${createHash('sha1').update(text).digest('hex')}`);
     return;
   }
-  for (const [key, values] of entries) if (!skip(key)) out.set(`${label}: ${key}`, JSON.stringify(values));
+  for (const [key, values] of entries) if (!skip(key)) set(`${label}: ${key}`, JSON.stringify(values), key);
 }
 
 const SPACE = new Set([' ', '\t', '\v', '\f', '\r']);
@@ -431,9 +481,15 @@ async function trackedTugtool(g: GitRunner, scope: OutsideScope): Promise<Set<st
 /** What changed between two snapshots: paths, refs and checkouts, sorted. */
 export function outsideChanges(before: OutsideSnapshot, after: OutsideSnapshot): string[] {
   const keys = new Set([...before.keys(), ...after.keys()]);
+  // Another plan's run live at either end of the span moved its own things meanwhile (othersOf).
+  const [a, b] = [othersOf.get(before), othersOf.get(after)];
+  const theirs = (k: string): boolean => {
+    const plan = a?.owners.get(k) ?? b?.owners.get(k);
+    return plan !== undefined && (a?.live.has(plan) === true || b?.live.has(plan) === true);
+  };
   // A path under .tugtool/ may show twice (in the main checkout's status and in the walk): once is enough.
   const changed = new Set<string>();
-  for (const k of keys) if (before.get(k) !== after.get(k)) changed.add(k.replace(/^main /, ''));
+  for (const k of keys) if (before.get(k) !== after.get(k) && !theirs(k)) changed.add(k.replace(/^main /, ''));
   return [...changed].sort();
 }
 
@@ -488,6 +544,7 @@ function runScope(rc: RunCtx, tree: WorkerTree): OutsideScope {
       ref.startsWith(TUGPLAN_REFS) ||
       (rc.remote !== undefined && rc.remote !== null && ref.startsWith('refs/remotes/')),
     runWorktrees: (path) => basename(dirname(path)) === TUGTREE_DIR && workerOfDir(basename(path), slug) !== null,
+    otherRuns: () => otherLiveRuns(rc.flow.repo.mainRoot, slug),
     baseRef: `refs/heads/${rc.prep.base}`,
     stateDb: stateDbPath(rc.flow.repo.mainRoot, rc.ops.env),
     ownOutput: rc.ownOutput,
