@@ -65,6 +65,11 @@ export function runLockName(slug: string, stage?: { token: string; stage: 'new' 
   return stage ? `run-${slug}.${stage.token}.${stage.stage}.lock` : `run-${slug}.lock`;
 }
 
+/** The slug a run lock's name (`runLockName(slug)`) holds, or null for any other name. */
+export function slugOfRunLock(name: string): string | null {
+  return /^run-(.+)\.lock$/.exec(name)?.[1] ?? null;
+}
+
 /**
  * The runtime files of the repository, never committed (docs/git.md §2): the state database, the worktrees,
  * the agents' directories, the logs and the locks. Each gives an ignore line and an exclude pathspec.

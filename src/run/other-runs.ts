@@ -11,17 +11,15 @@ import {
   integrationBranch,
   PLAN_FILE_RE,
   RESERVED_PLAN_FILES,
+  slugOfRunLock,
   TUGTOOL_DIR,
   TUGTREE_DIR,
   workerOfBranch,
   workerOfDir,
 } from '../contract/layout.js';
 import { pidAlive, readRunHolder } from '../gitflow/run-driver.js';
+import { isValidSlug as isSlug } from '../plan/anchors.js';
 import { RUN_LOCK_STALE_MS } from './lock.js';
-
-/** A plan's slug (docs/plan-format.md): lower case, digits and `-`, never `--`. */
-const SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;
-const isSlug = (s: string): boolean => SLUG.test(s) && !s.includes('--');
 
 /**
  * The slugs of the other plans whose run lock is held by a live run now: a holder on this host whose
@@ -36,9 +34,7 @@ export async function otherLiveRuns(mainRoot: string, ownSlug: string): Promise<
   const plans = new Set(
     names.filter((n) => !RESERVED_PLAN_FILES.includes(n)).map((n) => PLAN_FILE_RE.exec(n)?.[1] ?? ''),
   );
-  const slugs = names
-    .map((n) => /^run-(.+)\.lock$/.exec(n)?.[1] ?? '')
-    .filter((s) => isSlug(s) && s !== ownSlug && plans.has(s));
+  const slugs = names.map((n) => slugOfRunLock(n) ?? '').filter((s) => isSlug(s) && s !== ownSlug && plans.has(s));
   const live = new Set<string>();
   const here = hostname();
   await Promise.all(
