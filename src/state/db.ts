@@ -5,9 +5,9 @@
  * unreadable, not SQLite); the file is never overwritten.
  */
 import Database from 'better-sqlite3';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { sleepSync } from '../util/sleep-sync.js';
 import { assertTugcodeDb, migrate, readSchemaVersion, LATEST_SCHEMA_VERSION } from './migrate.js';
@@ -50,7 +50,8 @@ function native(): { nativeBinding?: string } {
 export type OpenedDb = SqliteDatabase;
 
 /**
- * Open for writing: the file must exist unless `create` (only `state init` creates it), then migrate.
+ * Open for writing: the file must exist unless `create` (only `state init` creates it, made whole first:
+ * createWhole), then migrate.
  * A DB whose version is newer than this code is refused (SchemaTooNew).
  */
 export function openWrite(
@@ -65,6 +66,9 @@ export function openWrite(
       db_path: path,
       reason: 'the file is empty (0 bytes), not a tugcode database',
     });
+  // A new database is made whole under another name and linked into place (docs/state.md §1): a process
+  // opening it at the same instant finds no file or the finished one, never an empty or schema-less file.
+  if (opts.create && !lstatSync(path, { throwIfNoEntry: false })) createWhole(path, timeoutMs, opts.migrationsDir);
   const created = Boolean(opts.create) && !existsSync(path);
   let db: Db | undefined;
   try {
@@ -86,6 +90,43 @@ export function openWrite(
     // left behind would make every later `state init` refuse it as no tugcode database.
     if (created) for (const f of [path, `${path}-wal`, `${path}-shm`]) rmSync(f, { force: true });
     throw sqliteToTugError(e, path, timeoutMs);
+  }
+}
+
+/** The longest path SQLite's unix VFS opens (MAX_PATHNAME), its -wal name included. */
+const SQLITE_MAX_PATH = 512;
+
+/**
+ * Creates the database at `path` whole: WAL mode and every migration, in a file of a stand-in directory
+ * beside it, closed (which folds its -wal in and removes it), then hard-linked to `path`, which never
+ * replaces a file there: when another process linked its own first, this one's is dropped and the caller
+ * opens theirs. The stand-in's name ends in `.lock`, so the runtime ignore lines cover it (docs/git.md §2).
+ * Where this cannot be done (a path too long for SQLite with the stand-in's name, a filesystem without hard
+ * links, any failure), it leaves `path` missing and the caller creates the database in place, as before.
+ */
+function createWhole(path: string, timeoutMs: number, migrationsDir: string | undefined): void {
+  const token = `${process.pid.toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  const dir = join(dirname(path), `${basename(path)}.${token}.new.lock`);
+  const file = join(dir, 'state.db');
+  if (Buffer.byteLength(`${file}-wal`) > SQLITE_MAX_PATH) return;
+  let db: Db | undefined;
+  try {
+    mkdirSync(dir);
+    db = new Database(file, { timeout: timeoutMs, ...native() });
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    migrate(db, { dbPath: path, allowCreate: true, dir: migrationsDir });
+    db.close();
+    // A -wal left behind holds pages state.db lacks: linking state.db alone would lose them.
+    if (existsSync(`${file}-wal`)) return;
+    linkSync(file, path);
+  } catch {
+    // EEXIST: another process linked its database first, which the caller opens. Anything else: the caller
+    // creates in place and reports what fails there.
+  } finally {
+    if (db?.open) db.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

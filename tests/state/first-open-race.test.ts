@@ -1,0 +1,61 @@
+/**
+ * Processes that open a state.db that does not exist yet, all at once (docs/state.md §1, "Creating"): two
+ * `tugcode run` of different plans, or a `state show` beside a `state init`. None may find the file half
+ * made (empty, or without its schema yet) and refuse it as no tugcode database; there is one schema.
+ */
+import Database from 'better-sqlite3';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LATEST_SCHEMA_VERSION } from '../../src/state/migrate.js';
+import { cliAsync, type AsyncCliResult } from '../helpers/cli.js';
+import { addWorktree } from './cli-helpers.js';
+import { DEMO, T0, chainPlan, planRepo } from './helpers.js';
+
+const PLANS = ['a', 'b', 'c', 'd'];
+const ROUNDS = 20;
+
+describe('first open of a state.db by several processes at once', () => {
+  it('every process succeeds and the database has one schema', async () => {
+    const root = planRepo(
+      Object.fromEntries(PLANS.map((p) => [`.tugtool/tugplan-${p}.md`, p === 'a' ? DEMO : chainPlan(2)])),
+    );
+    const w1 = addWorktree(root, 'one');
+    for (let round = 0; round < ROUNDS; round++) {
+      // A fresh database each round (a relative TUGCODE_STATE_DB is taken from the main root).
+      const name = `.tugtool/race-${round}.db`;
+      const env = { TUGCODE_NOW: T0, TUGCODE_STATE_DB: name };
+      const runs: [string, Promise<AsyncCliResult>][] = [];
+      const start = (args: string[]): void => void runs.push([args.join(' '), cliAsync(root, ['state', ...args], env)]);
+      // Creators (one per plan), readers, and a writer that needs an initialized plan: all at the same instant.
+      for (const p of PLANS) start(['init', p]);
+      start(['show']);
+      start(['list']);
+      start(['show']);
+      start(['claim', 'a', '--worktree', w1]);
+      const results = await Promise.all(runs.map(([, r]) => r));
+      results.forEach((r, i) => {
+        const [what] = runs[i]!;
+        const detail = `round ${round}: ${what}: ${JSON.stringify(r.json)} ${r.stderr}`;
+        if (what.startsWith('claim') && r.json?.error?.code === 'PlanNotInitialized') return; // ran before `init a`
+        expect([r.json?.status, r.code], detail).toEqual(['ok', 0]);
+      });
+      const file = join(root, name);
+      const db = new Database(file, { readonly: true });
+      try {
+        expect(db.prepare('SELECT version FROM schema_version').all()).toEqual([{ version: LATEST_SCHEMA_VERSION }]);
+        expect(db.prepare('SELECT COUNT(*) AS n FROM plans').get()).toEqual({ n: PLANS.length });
+        expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      } finally {
+        db.close();
+      }
+      // Nothing but the database and SQLite's own files beside it.
+      const beside = readdirSync(join(root, '.tugtool')).filter((f) => f.startsWith(`race-${round}.`));
+      expect(
+        beside.every((f) => /^race-\d+\.db(-wal|-shm)?$/.test(f)),
+        beside.join(', '),
+      ).toBe(true);
+      expect(existsSync(file)).toBe(true);
+    }
+  }, 300_000);
+});
