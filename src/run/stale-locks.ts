@@ -3,8 +3,8 @@
  * (a `git config` of a branch's plan), `packed-refs.lock` (a `branch -D`) and the lock of a worker or the
  * integration branch's ref, when no worker tree exists yet (a `worktree add -B`), and with `--remote` the
  * remote-tracking refs the run fetches (a `git fetch`). Each makes every later git that writes there fail, so every later run died with GitError until someone removed it by hand. The run
- * removes one at its start, under its run lock, by the rule worktrees.ts uses for a tree's own locks: older
- * than this run (its driver process) and held open by no process.
+ * removes one at its start, under its run lock, by the rule worktrees.ts uses for a tree's own locks
+ * (removeDeadLocks): older than this run (its driver process) and held open by no process.
  */
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { heldOpen } from '../util/file-openers.js';
@@ -35,8 +35,19 @@ export function clearStaleRepoLocks(
   if (remote)
     for (const b of [integration, remote.base])
       refLocks.push(join(commonDir, 'refs', 'remotes', remote.name, ...b.split('/')) + '.lock');
+  return removeDeadLocks(
+    [join(commonDir, 'config.lock'), join(commonDir, 'packed-refs.lock'), ...refLocks],
+    runStartMs,
+  );
+}
+
+/**
+ * Removes each of `locks` that a git killed by a signal left: a file older than this run (its driver process)
+ * that no process holds open. Returns the paths removed.
+ */
+export function removeDeadLocks(locks: readonly string[], runStartMs = performance.timeOrigin): string[] {
   const removed: string[] = [];
-  for (const lock of [join(commonDir, 'config.lock'), join(commonDir, 'packed-refs.lock'), ...refLocks]) {
+  for (const lock of locks) {
     let st;
     try {
       st = statSync(lock);

@@ -5,7 +5,7 @@
  * after a creation, or a reset that changed a lockfile, the setup runs (`run.setup_command`, else links to
  * the main checkout's `node_modules` and `.venv`).
  */
-import { existsSync, lstatSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import {
@@ -21,8 +21,8 @@ import { abortRebase, rebaseInProgress, rebasingBranchOf } from '../gitflow/conf
 import type { GitRunner } from '../git/exec.js';
 import type { Repo } from '../git/repo.js';
 import { ensureGitignoreLines } from '../util/gitignore.js';
-import { heldOpen } from '../util/file-openers.js';
 import { StepFailure } from './failure.js';
+import { removeDeadLocks } from './stale-locks.js';
 
 const LOCKFILES = ['package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'poetry.lock', 'uv.lock'];
 
@@ -413,19 +413,7 @@ export function clearStaleLocks(path: string, branch?: string, runStartMs = perf
   const locks = [join(admin, 'index.lock'), join(admin, 'HEAD.lock')];
   // The admin directory is <common dir>/worktrees/<name>; the branch's ref lives in the common one.
   if (branch) locks.push(join(dirname(dirname(admin)), 'refs', 'heads', ...branch.split('/')) + '.lock');
-  const removed: string[] = [];
-  for (const lock of locks) {
-    let st;
-    try {
-      st = statSync(lock);
-    } catch {
-      continue;
-    }
-    if (!st.isFile() || st.mtimeMs >= runStartMs || heldOpen(lock)) continue;
-    rmSync(lock, { force: true });
-    removed.push(lock);
-  }
-  return removed;
+  return removeDeadLocks(locks, runStartMs);
 }
 
 /**
