@@ -5,27 +5,14 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { stepText } from '../helpers/plan.js';
 import { holdingImplementer, planText, runRepo, startRun } from '../run/helpers.js';
 import { http, own, whereOf } from './helpers.js';
 import { until } from './page.js';
 
 const PLAN = planText([
-  [
-    '#### Step 1: Parent {#step-1}',
-    '',
-    '**Commit:** `feat: parent`',
-    '',
-    '**Tasks:**',
-    '- [ ] write parent',
-    '',
-    '##### Step 1.1: First {#step-1-1}',
-    '',
-    '**Commit:** `feat: first`',
-    '',
-    '**Tasks:**',
-    '- [ ] write first',
-    '',
-  ].join('\n'),
+  stepText({ id: '1', title: 'Parent', commit: 'feat: parent', tasks: ['write parent'] }),
+  stepText({ id: '1.1', level: 5, title: 'First', commit: 'feat: first', tasks: ['write first'] }),
 ]);
 
 describe('tugcode run --board: a substep on the card', () => {

@@ -19,7 +19,7 @@ function refactorStep(refactor: string): string {
     title: 'Rename',
     commit: 'refactor: rename',
     tasks: ['rename'],
-    refactors: [`\`${refactor}\``],
+    refactors: [refactor],
   });
 }
 

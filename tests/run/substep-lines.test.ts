@@ -7,37 +7,23 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkSchema, runCli } from '../helpers/cli.js';
+import { stepText } from '../helpers/plan.js';
 import { runEventSchema } from '../../src/contract/schemas/run.js';
 import { implementerScript, planText, runJsonl, runRepo } from './helpers.js';
 
 /** Step 1 with substeps 1.1 and 1.2; 1.1's checkpoint is `checkpoint` (none when null). */
 function plan(checkpoint: string | null): string {
-  const check = checkpoint === null ? [] : ['**Checkpoint:**', `- [ ] \`${checkpoint}\``, ''];
   return planText([
-    [
-      '#### Step 1: Parent {#step-1}',
-      '',
-      '**Commit:** `feat: parent`',
-      '',
-      '**Tasks:**',
-      '- [ ] write parent',
-      '',
-      '##### Step 1.1: First {#step-1-1}',
-      '',
-      '**Commit:** `feat: first`',
-      '',
-      '**Tasks:**',
-      '- [ ] write first',
-      '',
-      ...check,
-      '##### Step 1.2: Second {#step-1-2}',
-      '',
-      '**Commit:** `feat: second`',
-      '',
-      '**Tasks:**',
-      '- [ ] write second',
-      '',
-    ].join('\n'),
+    stepText({ id: '1', title: 'Parent', commit: 'feat: parent', tasks: ['write parent'] }),
+    stepText({
+      id: '1.1',
+      level: 5,
+      title: 'First',
+      commit: 'feat: first',
+      tasks: ['write first'],
+      checkpoints: checkpoint === null ? undefined : [`\`${checkpoint}\``],
+    }),
+    stepText({ id: '1.2', level: 5, title: 'Second', commit: 'feat: second', tasks: ['write second'] }),
   ]);
 }
 
