@@ -134,7 +134,7 @@ export async function createMcpServer(o: McpOptions) {
         .map((k) => [`--${k.replace(/_/g, '-')}`, k]),
     );
     const run = async (args: Record<string, unknown>): Promise<ToolResult> => {
-      let r: { envelope: Record<string, unknown>; exitCode: number };
+      let r: { envelope: Record<string, unknown>; exitCode: number; text?: string };
       try {
         const a = parseArguments(input, name, args);
         // The default (the server's directory) is confined as a named workspace is: outside a repository it
@@ -145,7 +145,11 @@ export async function createMcpServer(o: McpOptions) {
         return errorResult(name, toTugError(e));
       }
       return r.exitCode === 0
-        ? { content: text(r.envelope), structuredContent: r.envelope }
+        ? {
+            // The kernel thread wrote the text already (a rename's patch can be megabytes).
+            content: r.text !== undefined ? [{ type: 'text' as const, text: r.text }] : text(r.envelope),
+            structuredContent: r.envelope,
+          }
         : { content: text(kernelToolError(r.envelope, fields)), isError: true };
     };
     register(

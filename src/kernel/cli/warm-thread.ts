@@ -11,6 +11,9 @@ const post = (m: ThreadMessage) => port.postMessage(m);
 const host = new KernelHost({ ...(workerData as CommandEnv), logSink: (line) => post({ type: 'log', line }) });
 
 port.on('message', (m: ThreadRequest) => {
-  if (m.type === 'call') void host.call(m.argv).then((result) => post({ type: 'done', id: m.id, result }));
+  if (m.type === 'call')
+    void host
+      .call(m.argv)
+      .then((r) => post({ type: 'done', id: m.id, result: { ...r, text: JSON.stringify(r.envelope, null, 2) } }));
   else void host.close().finally(() => post({ type: 'closed' }));
 });

@@ -17,6 +17,11 @@ import { cliClock, kernelOptions, runOnKernel, settingsFor, withCallWarnings, ty
 export interface WarmResult {
   envelope: Record<string, unknown>;
   exitCode: number;
+  /**
+   * From a kernel thread: `JSON.stringify(envelope, null, 2)`, made there. A rename's envelope can be
+   * megabytes (its patch), and the host's event loop is what the thread is there to keep free.
+   */
+  text?: string;
 }
 
 /** Warm kernels kept at once (each holds backends: a TypeScript program, maybe language servers). */
