@@ -15,5 +15,5 @@ export { openKernel, type Kernel } from './kernel.js';
 export { okEnvelope, errorEnvelope, sortWarnings, SCHEMA_VERSION, type KernelWarning } from './envelope.js';
 export { opHashOf } from './prepare.js';
 export { runKernelCli, type CliOutput } from './cli/tug.js';
-export { KernelHost } from './cli/warm.js';
+export { KernelHost, KernelThreads } from './cli/warm.js';
 export { doctor } from './doctor.js';

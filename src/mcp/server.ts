@@ -65,8 +65,13 @@ export async function createMcpServer(o: McpOptions) {
   const server = new McpServer({ name: 'tugcode', version: o.version }, { capabilities: { tools: {} } });
   // It lives as long as the agent's session: an edit of config.toml applies to its next call (docs/run.md §5).
   const ctx = new OpsContext({ cwd: o.cwd, env: o.env, longLived: true, followConfig: true });
-  const { KernelHost } = await import('../kernel/index.js');
-  const kernels = new KernelHost({ ...TUGCODE_REFACTOR, env: kernelEnv(o.env), cwd: o.cwd, logSink: o.log });
+  const { KernelThreads } = await import('../kernel/index.js');
+  // Each workspace's kernels in a worker thread: a rename's seconds of CPU never hold up the other tools.
+  // This module sits one directory below dist/ in the build and the bundle alike (scripts/bundle.mjs).
+  const kernels = new KernelThreads(
+    { ...TUGCODE_REFACTOR, env: kernelEnv(o.env), cwd: o.cwd, logSink: o.log },
+    new URL('../kernel/cli/warm-thread.js', import.meta.url),
+  );
 
   const tools = new Map<string, McpTool>();
   // Registered with the SDK for `tools/list`; `tools/call` is installCallHandler's, which runs `run`.
@@ -129,7 +134,7 @@ export async function createMcpServer(o: McpOptions) {
         .map((k) => [`--${k.replace(/_/g, '-')}`, k]),
     );
     const run = async (args: Record<string, unknown>): Promise<ToolResult> => {
-      let r: { envelope: Record<string, unknown>; exitCode: number };
+      let r: { envelope: Record<string, unknown>; exitCode: number; text?: string };
       try {
         const a = parseArguments(input, name, args);
         // The default (the server's directory) is confined as a named workspace is: outside a repository it
@@ -140,7 +145,11 @@ export async function createMcpServer(o: McpOptions) {
         return errorResult(name, toTugError(e));
       }
       return r.exitCode === 0
-        ? { content: text(r.envelope), structuredContent: r.envelope }
+        ? {
+            // The kernel thread wrote the text already (a rename's patch can be megabytes).
+            content: r.text !== undefined ? [{ type: 'text' as const, text: r.text }] : text(r.envelope),
+            structuredContent: r.envelope,
+          }
         : { content: text(kernelToolError(r.envelope, fields)), isError: true };
     };
     register(
