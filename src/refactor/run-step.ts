@@ -1,6 +1,6 @@
 /**
- * `tugcode refactor run-step` as a library function (docs/kernel.md §7.3), called in-process by the CLI and
- * by the driver (`tugcode run`): execute the open refactor rows of the claimed step in worktree W with one
+ * `tugcode refactor run-step` as a library function (docs/kernel.md §7.3), called in-process by the CLI (which
+ * the driver, `tugcode run`, starts as a child: src/run/refactor-child.ts): execute the open refactor rows of the claimed step in worktree W with one
  * warm kernel, heartbeating around each, recording each result in its own short transaction (never a
  * kernel call inside a write transaction).
  *
