@@ -172,6 +172,40 @@ export function helpOfSubcommand(argv: string[]): string[] {
 }
 
 /**
+ * Help asked of a command that does not exist (`tugcode state help bogus`, `tugcode help state bogus`, which
+ * main.ts made `state bogus --help`, `tugcode help bogus`): commander would print the group's help, or say the
+ * group needs a subcommand. `asked` is whether help was asked at all, `help` as a group's word counting
+ * (`tugcode state help init` is init's help, exit 0); `unknown` is then argv without the help words, so the
+ * call fails as `tugcode state bogus` does (docs/output.md §1).
+ */
+function helpAsked(program: Command, argv: string[]): { asked: boolean; unknown: string[] | null } {
+  const flags = argv.includes('-h') || argv.includes('--help');
+  let asked = flags;
+  let cur: Command = program;
+  const helpAt: number[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const tok = argv[i]!;
+    if (tok === '-C' || tok === '--dir') i++;
+    if (tok.startsWith('-')) continue;
+    // Only a group (subcommands, no arguments of its own) has the `help` command and unknown subcommands.
+    if (cur.commands.length === 0 || cur.registeredArguments.length > 0) break;
+    if (tok === 'help' && helpAt.length === 0) {
+      asked = true;
+      helpAt.push(i);
+      continue;
+    }
+    const next = cur.commands.find((c) => c.name() === tok || c.aliases().includes(tok));
+    if (!next) {
+      if (!asked) break;
+      const rest = argv.filter((a, j) => !helpAt.includes(j) && a !== '-h' && a !== '--help');
+      return { asked, unknown: rest };
+    }
+    cur = next;
+  }
+  return { asked, unknown: null };
+}
+
+/**
  * Runs the commander-parsed call `argv` and returns what to print and the exit code; the empty output with
  * exit 0 when commander printed help or the version itself.
  */
@@ -180,7 +214,12 @@ export async function runArgv(argv: string[], io: ArgvIo): Promise<Rendered> {
   const json = argv.includes('--json');
   const verbose = argv.includes('--verbose') || argv.includes('-v');
   const app = new CliApp(io.cwd, io.env, io);
-  const program = buildProgram(app, argv);
+  let program = buildProgram(app, argv);
+  const help = helpAsked(program, argv);
+  if (help.unknown) {
+    argv = help.unknown;
+    program = buildProgram(app, argv);
+  }
   const printed: Rendered = { stdout: '', stderr: '', exitCode: 0 };
   try {
     if (argv.length === 0) return { ...printed, stdout: program.helpInformation() };
@@ -188,10 +227,9 @@ export async function runArgv(argv: string[], io: ArgvIo): Promise<Rendered> {
     return app.rendered ?? printed; // --help or --version, already printed
   } catch (e) {
     if (e instanceof CommanderError) {
-      const asked = argv.includes('-h') || argv.includes('--help') || argv[0] === 'help';
       if (
         e.code === 'commander.version' ||
-        (asked && (e.code === 'commander.helpDisplayed' || e.code === 'commander.help'))
+        (help.asked && (e.code === 'commander.helpDisplayed' || e.code === 'commander.help'))
       )
         return printed;
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.help') {

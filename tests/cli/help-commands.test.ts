@@ -29,6 +29,35 @@ describe('help and usage errors', () => {
     expect(runCli(['help', 'refactor', 'run-step'], { cwd }).stdout).toMatch(/^usage: tugcode refactor run-step /);
   });
 
+  it('help of a command that does not exist is the unknown-command error, as calling it is', () => {
+    for (const group of ['state', 'worktree']) {
+      const direct = runCli([group, 'bogus', '--json'], { cwd });
+      expect(direct.code).toBe(2);
+      expect(direct.json.error.code).toBe('UnknownCommand');
+      expect(direct.json.error.hint).toBe(`tugcode ${group} --help`);
+      for (const args of [
+        [group, 'help', 'bogus'],
+        ['help', group, 'bogus'],
+        [group, 'bogus', '--help'],
+      ]) {
+        const r = runCli([...args, '--json'], { cwd });
+        expect(r.code, args.join(' ')).toBe(2);
+        expect(r.json.command, args.join(' ')).toBe(group);
+        expect(r.json.error, args.join(' ')).toEqual(direct.json.error);
+        const text = runCli(args, { cwd });
+        expect(text.stderr, args.join(' ')).toContain('unknown command "bogus"');
+        expect(text.stderr, args.join(' ')).not.toContain('needs a subcommand');
+        expect(text.stdout, args.join(' ')).toBe('');
+      }
+    }
+    const top = runCli(['help', 'bogus', '--json'], { cwd });
+    expect(top.code).toBe(2);
+    expect(top.json.error.code).toBe('UnknownCommand');
+    // `<group> help` and `<group> help <command>` are help asked: printed, exit 0.
+    expect(runCli(['state', 'help'], { cwd })).toMatchObject({ code: 0, stderr: '' });
+    expect(runCli(['state', 'help', 'init'], { cwd })).toMatchObject({ code: 0, stderr: '' });
+  });
+
   it('-C <dir> names the same command and hint in a usage error as running in <dir>', () => {
     const repo = tempRepo({ 'README.md': 'x\n' });
     for (const args of [
