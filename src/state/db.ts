@@ -5,10 +5,11 @@
  * unreadable, not SQLite); the file is never overwritten.
  */
 import Database from 'better-sqlite3';
-import { existsSync, linkSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
+import { heldOpen } from '../util/file-openers.js';
 import { sleepSync } from '../util/sleep-sync.js';
 import { assertTugcodeDb, migrate, readSchemaVersion, LATEST_SCHEMA_VERSION } from './migrate.js';
 import { BUSY_SLICE_MS, SqliteDatabase, sqliteToTugError, writable } from './sql/sqlite.js';
@@ -105,6 +106,7 @@ const SQLITE_MAX_PATH = 512;
  * links, any failure), it leaves `path` missing and the caller creates the database in place, as before.
  */
 function createWhole(path: string, timeoutMs: number, migrationsDir: string | undefined): void {
+  removeStaleStandIns(path);
   const token = `${process.pid.toString(36)}${Math.random().toString(36).slice(2, 8)}`;
   const dir = join(dirname(path), `${basename(path)}.${token}.new.lock`);
   const file = join(dir, 'state.db');
@@ -127,6 +129,42 @@ function createWhole(path: string, timeoutMs: number, migrationsDir: string | un
   } finally {
     if (db?.open) db.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** How long a stand-in directory lies untouched before it counts as a killed creator's. */
+const STAND_IN_STALE_MS = 60_000;
+
+/**
+ * Removes the stand-in directories of creators killed between mkdir and cleanup (git ignores them, so no one
+ * else would): those beside `path` untouched for STAND_IN_STALE_MS, none of whose files a process holds
+ * open. A younger one may be another creator's at work and is kept. Never throws (docs/state.md §1).
+ */
+function removeStaleStandIns(path: string): void {
+  const name = basename(path);
+  const parent = dirname(path);
+  let entries: string[];
+  try {
+    entries = readdirSync(parent);
+  } catch {
+    return;
+  }
+  const now = Date.now();
+  for (const entry of entries) {
+    if (!entry.startsWith(`${name}.`) || !/^\.[0-9a-z]+\.new\.lock$/.test(entry.slice(name.length))) continue;
+    const dir = join(parent, entry);
+    try {
+      const st = lstatSync(dir);
+      if (!st.isDirectory()) continue;
+      const files = readdirSync(dir).map((f) => join(dir, f));
+      // Writing state.db or its -wal changes their mtimes, not always the directory's.
+      const touched = Math.max(st.mtimeMs, ...files.map((f) => lstatSync(f).mtimeMs));
+      if (now - touched < STAND_IN_STALE_MS) continue;
+      if (files.some((f) => heldOpen(f))) continue;
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Gone meanwhile (its creator finished), or unreadable: left to its owner.
+    }
   }
 }
 

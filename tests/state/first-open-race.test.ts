@@ -4,11 +4,11 @@
  * made (empty, or without its schema yet) and refuse it as no tugcode database; there is one schema.
  */
 import Database from 'better-sqlite3';
-import { existsSync, readdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LATEST_SCHEMA_VERSION } from '../../src/state/migrate.js';
-import { cliAsync, type AsyncCliResult } from '../helpers/cli.js';
+import { cliAsync, runCli, type AsyncCliResult } from '../helpers/cli.js';
 import { addWorktree } from './cli-helpers.js';
 import { DEMO, T0, chainPlan, planRepo } from './helpers.js';
 
@@ -59,4 +59,37 @@ describe('first open of a state.db by several processes at once', () => {
       expect(existsSync(file)).toBe(true);
     }
   }, 300_000);
+
+  it('a creation removes the stand-ins of killed creators, untouched for a minute and held open by none', () => {
+    const root = planRepo();
+    const dir = join(root, '.tugtool');
+    const standIn = (token: string, ageS: number): string => {
+      const d = join(dir, `state.db.${token}.new.lock`);
+      mkdirSync(d);
+      const f = join(d, 'state.db');
+      writeFileSync(f, 'half made');
+      const at = Date.now() / 1000 - ageS;
+      utimesSync(f, at, at);
+      utimesSync(d, at, at); // after its file: making one touches the directory
+      return d;
+    };
+    const stale = standIn('killed1', 120);
+    const fresh = standIn('working1', 5); // another creator's, at work
+    const held = standIn('held1', 120); // old, but a process still has its file open
+    const fd = openSync(join(held, 'state.db'), 'r');
+    try {
+      const r = runCli(['state', 'init', 'demo', '--json'], { cwd: root, env: { TUGCODE_NOW: T0 } });
+      expect([r.json?.status, r.code], r.stderr).toEqual(['ok', 0]);
+      expect(existsSync(join(dir, 'state.db'))).toBe(true);
+      expect(existsSync(stale)).toBe(false);
+      expect(existsSync(fresh)).toBe(true);
+      if (process.platform === 'linux') expect(existsSync(held)).toBe(true);
+    } finally {
+      closeSync(fd);
+    }
+    // With state.db there, no creation runs and nothing beside it is swept.
+    const later = standIn('killed2', 120);
+    expect(runCli(['state', 'show', '--json'], { cwd: root, env: { TUGCODE_NOW: T0 } }).code).toBe(0);
+    expect(existsSync(later)).toBe(true);
+  });
 });
