@@ -495,7 +495,7 @@ async function startRun(
   // Locks a killed git left in the common directory would fail every git below (docs/run.md §1.6).
   const { clearStaleRepoLocks } = await import('./stale-locks.js');
   const onRemote = o.target.remote ? { name: o.target.remote, base: prep.base } : undefined;
-  for (const lock of clearStaleRepoLocks(flow.repo.commonDir, prep.integration, onRemote)) staleLockRemoved(s, lock);
+  for (const lock of clearStaleRepoLocks(flow.repo.commonDir, prep.slug, onRemote)) staleLockRemoved(s, lock);
   // Where the plan integrates (docs/run.md §1.11): a run that would integrate elsewhere is refused here,
   // before any branch, tree or row changes; the target is recorded once the plan's rows exist.
   const stateCall = stateCallIn(s, flow.repo.mainRoot);
