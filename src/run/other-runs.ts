@@ -8,9 +8,11 @@ import { readdir, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import {
+  BRANCH_PREFIX,
   integrationBranch,
   PLAN_FILE_RE,
   RESERVED_PLAN_FILES,
+  runLockName,
   slugOfRunLock,
   TUGTOOL_DIR,
   TUGTREE_DIR,
@@ -39,7 +41,7 @@ export async function otherLiveRuns(mainRoot: string, ownSlug: string): Promise<
   const here = hostname();
   await Promise.all(
     slugs.map(async (slug) => {
-      const lock = join(dir, `run-${slug}.lock`);
+      const lock = join(dir, runLockName(slug));
       const [holder, st] = await Promise.all([readRunHolder(lock), stat(lock).catch(() => null)]);
       if (!holder || !st || st.mtimeMs < Date.now() - RUN_LOCK_STALE_MS) return;
       if (holder.host === here && (holder.pid === process.pid || !pidAlive(holder.pid))) return;
@@ -51,16 +53,15 @@ export async function otherLiveRuns(mainRoot: string, ownSlug: string): Promise<
 
 /** The plan of a run's branch: `tugplan/<slug>` (its integration branch) or `tugplan/<slug>--w<k>` (a worker's). */
 export function planOfRunBranch(branch: string): string | null {
-  const m = /^tugplan\/(.+?)(?:--w\d+)?$/.exec(branch);
-  const slug = m?.[1];
-  if (slug === undefined || !isSlug(slug)) return null;
-  return branch === integrationBranch(slug) || workerOfBranch(branch, slug) !== null ? slug : null;
+  if (!branch.startsWith(BRANCH_PREFIX)) return null;
+  // A slug holds no `--` (isValidSlug): what is left of a worker's suffix is the slug, or no plan's.
+  const slug = branch.slice(BRANCH_PREFIX.length).replace(/--w\d+$/, '');
+  return isSlug(slug) && (branch === integrationBranch(slug) || workerOfBranch(branch, slug) !== null) ? slug : null;
 }
 
 /** The plan of a run's worker tree `<…>/.tugtree/tugplan__<slug>--w<k>`, by its path. */
 export function planOfRunTree(path: string): string | null {
   if (basename(dirname(path)) !== TUGTREE_DIR) return null;
-  const m = /^tugplan__(.+?)--w\d+$/.exec(basename(path));
-  const slug = m?.[1];
-  return slug !== undefined && isSlug(slug) && workerOfDir(basename(path), slug) !== null ? slug : null;
+  const slug = planOfRunBranch(basename(path).split('__').join('/'));
+  return slug !== null && workerOfDir(basename(path), slug) !== null ? slug : null;
 }

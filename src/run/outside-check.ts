@@ -12,8 +12,8 @@
  *   after it. Not compared: what the run itself moves meanwhile (the integration branch, the other
  *   workers' branches, worktrees and their branch config, notes, `refs/tugplan/`, remote-tracking refs
  *   under `--remote`: other workers change them while this one runs), what another plan's live run moves
- *   (its integration and worker branches, their branch config, its worker trees: other-runs.ts), and where the base branch points
- *   (the user may commit to it during a run: OutsideScope.baseRef). Nothing is undone. A change in the git directory also stops the run claiming
+ *   (its integration and worker branches, their branch config, its worker trees: other-runs.ts), and where
+ *   the base branch points (the user may commit to it during a run: OutsideScope.baseRef). Nothing is undone. A change in the git directory also stops the run claiming
  *   (as PlanDrift does): a planted hook or config would run in each of the run's later git calls.
  * - **StepCompletedElsewhere**: a claim that ended because the step became `completed` while held keeps the
  *   worktree's work as a commit on the worker branch, under `refs/tugplan/kept/<slug>/<step>/attempt<N>`
