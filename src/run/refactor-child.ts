@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { CLAIM_LOST_CODES, TugError, type ErrorCode } from '../contract/errors.js';
 import { gitThreadOf } from '../git/git-thread.js';
 import { stateDbPath } from '../state/context.js';
-import { runChild } from './child.js';
+import { endedHow, runChild } from './child.js';
 import { cliCommand } from './confine.js';
 import { groupRecord } from './orphans.js';
 import type { ChildOutcome } from './types.js';
@@ -66,13 +66,7 @@ export async function runRefactorChild(rc: RunCtx, o: RefactorChildOptions): Pro
   if (error && CLAIM_LOST_CODES.has(error.code as ErrorCode))
     throw new TugError(error.code as ErrorCode, error.details ?? {}, { message: error.message });
   if (out.ok) return { out, exit_code: 0, error: null };
-  const ended = out.timed_out
-    ? 'timed out'
-    : out.signal
-      ? `ended by ${out.signal}`
-      : out.spawn_error
-        ? `could not start (${out.spawn_error})`
-        : `exited ${out.exit_code}`;
+  const ended = out.timed_out ? 'timed out' : out.spawn_error ? `could not start (${out.spawn_error})` : endedHow(out);
   return {
     out,
     exit_code: out.exit_code ?? 10,
