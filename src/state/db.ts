@@ -77,10 +77,7 @@ export function openWrite(
     // Another program's database is refused before the first write: even the WAL switch rewrites its
     // header (docs/output.md §3: a failed command changes no file).
     assertTugcodeDb(db, { dbPath: path, allowCreate: Boolean(opts.create) });
-    toWal(db, timeoutMs);
-    db.pragma('synchronous = FULL');
-    db.pragma('foreign_keys = ON');
-    const version = migrate(db, { dbPath: path, allowCreate: Boolean(opts.create), dir: opts.migrationsDir });
+    const version = settle(db, path, timeoutMs, { create: Boolean(opts.create), migrationsDir: opts.migrationsDir });
     // Opening (and a migration, once per upgrade) waits with the full timeout; from here on the writer
     // waits for the lock only in `immediate`, one short slice per try.
     db.pragma(`busy_timeout = ${Math.min(BUSY_SLICE_MS, timeoutMs)}`);
@@ -92,6 +89,14 @@ export function openWrite(
     if (created) for (const f of [path, `${path}-wal`, `${path}-shm`]) rmSync(f, { force: true });
     throw sqliteToTugError(e, path, timeoutMs);
   }
+}
+
+/** A writer's settings on an open database (WAL, full sync, foreign keys), then its migrations: the version. */
+function settle(db: Db, path: string, timeoutMs: number, o: { create: boolean; migrationsDir: string | undefined }) {
+  toWal(db, timeoutMs);
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  return migrate(db, { dbPath: path, allowCreate: o.create, dir: o.migrationsDir });
 }
 
 /** The longest path SQLite's unix VFS opens (MAX_PATHNAME), its -wal name included. */
@@ -115,10 +120,7 @@ function createWhole(path: string, timeoutMs: number, migrationsDir: string | un
   try {
     mkdirSync(dir);
     db = new Database(file, { timeout: timeoutMs, ...native() });
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('foreign_keys = ON');
-    migrate(db, { dbPath: path, allowCreate: true, dir: migrationsDir });
+    settle(db, path, timeoutMs, { create: true, migrationsDir });
     db.close();
     // A -wal left behind holds pages state.db lacks: linking state.db alone would lose them.
     if (existsSync(`${file}-wal`)) return;
