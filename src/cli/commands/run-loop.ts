@@ -329,14 +329,16 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
           `people on steps whose work is unchanged; the others pending again), and this schedule is of that`,
         { plan_path: prep.planPath },
       );
-    let s = schedule(prep.plan, {
-      implementer,
-      checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,
-      done: progress.completed,
-      failed: new Set(failed_steps.map((f) => f.step_anchor)),
-      waiting: new Set(needs_human.map((n) => n.step_anchor)),
-      approved: progress.approved,
-    });
+    const scheduled = (waiting: string[]) =>
+      schedule(prep.plan, {
+        implementer,
+        checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,
+        done: progress.completed,
+        failed: new Set(failed_steps.map((f) => f.step_anchor)),
+        waiting: new Set([...needs_human.map((n) => n.step_anchor), ...waiting]),
+        approved: progress.approved,
+      });
+    let s = scheduled([]);
     const { runFlags } = await import('../../run/run-flags.js');
     // A budget the plan's usage already reached: the real run claims nothing and ends BudgetExhausted
     // (docs/run.md §7.2); the dry run says so, with its hint, and schedules nothing.
@@ -354,14 +356,7 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
       s =
         unapproved.length === s.steps.length
           ? { ...s, waves: [], critical_path: [], steps: [], apart: [] }
-          : schedule(prep.plan, {
-              implementer,
-              checkpoints: !input.no_checkpoints && flow.config.run.run_checkpoints,
-              done: progress.completed,
-              failed: new Set(failed_steps.map((f) => f.step_anchor)),
-              waiting: new Set([...needs_human.map((n) => n.step_anchor), ...unapproved]),
-              approved: progress.approved,
-            });
+          : scheduled(unapproved);
       const n = s.steps.length;
       const does =
         n === 0
