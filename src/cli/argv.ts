@@ -68,15 +68,25 @@ function buildProgram(app: CliApp, argv: string[]): Command {
   return program;
 }
 
+/**
+ * argv's words that are no flag, with their places. `-C <dir>`'s value is no word either: `-C repo state
+ * bogus` names `state` as without it.
+ */
+function wordsOf(argv: string[]): { word: string; at: number }[] {
+  const words: { word: string; at: number }[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '-C' || a === '--dir') i++;
+    else if (!a.startsWith('-')) words.push({ word: a, at: i });
+  }
+  return words;
+}
+
 /** The command argv names, as far as it names one (the program itself when it names none). */
 function commandOfArgv(program: Command, argv: string[]): { name: string; cmd: Command } {
   const words: string[] = [];
   let cur: Command = program;
-  for (let i = 0; i < argv.length; i++) {
-    const tok = argv[i]!;
-    // `-C <dir>`'s value is no command word: `-C repo state bogus` names `state` as without it.
-    if (tok === '-C' || tok === '--dir') i++;
-    if (tok.startsWith('-')) continue;
+  for (const { word: tok } of wordsOf(argv)) {
     const next: Command | undefined = cur.commands.find((c) => c.name() === tok || c.aliases().includes(tok));
     if (!next) break;
     words.push(next.name());
@@ -161,12 +171,9 @@ function commanderToTugError(e: CommanderError, argv: string[], program: Command
  * applies it too, so `tugcode help refactor` is the refactor front door's help.
  */
 export function helpOfSubcommand(argv: string[]): string[] {
-  const at: number[] = [];
-  for (let i = 0; i < argv.length && at.length < 2; i++) {
-    const a = argv[i]!;
-    if (a === '-C' || a === '--dir') i++;
-    else if (!a.startsWith('-')) at.push(i);
-  }
+  const at = wordsOf(argv)
+    .slice(0, 2)
+    .map((w) => w.at);
   if (at.length < 2 || argv[at[0]!] !== 'help') return argv;
   return [...argv.slice(0, at[0]), ...argv.slice(at[0]! + 1), '--help'];
 }
@@ -183,10 +190,7 @@ function helpAsked(program: Command, argv: string[]): { asked: boolean; unknown:
   let asked = flags;
   let cur: Command = program;
   const helpAt: number[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const tok = argv[i]!;
-    if (tok === '-C' || tok === '--dir') i++;
-    if (tok.startsWith('-')) continue;
+  for (const { word: tok, at: i } of wordsOf(argv)) {
     // Only a group (subcommands, no arguments of its own) has the `help` command and unknown subcommands.
     if (cur.commands.length === 0 || cur.registeredArguments.length > 0) break;
     if (tok === 'help' && helpAt.length === 0) {
