@@ -1,22 +1,18 @@
 /**
- * Who holds a plan's run lock (docs/run.md §1 item 3), read without taking it: the one reader of
- * `.tugtool/run-<slug>.lock/holder.json`, for the lock itself (src/run/lock.ts) and for what reports a run
- * that died (`status`, `state show`, `doctor`'s dead-runs, the board). A holder on this host whose pid is gone is a dead
- * driver: its claims stay until their leases expire or the next run of the plan takes them over.
+ * Who holds a plan's run lock (docs/run.md §1 item 3), read without taking it through the lock's own reader
+ * (src/util/dir-lock.ts), for what reports a run that died (`status`, `state show`, `doctor`'s dead-runs, the
+ * board). A holder on this host whose pid is gone is a dead driver: its claims stay until their leases expire
+ * or the next run of the plan takes them over.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { runPlanCommand } from '../contract/errors.js';
 import { runLockName, TUGTOOL_DIR } from '../contract/layout.js';
 import { slugOfPlanPath } from '../plan/resolve.js';
+import { pidAlive, readHolder, type LockHolder } from '../util/dir-lock.js';
 
-export interface RunHolder {
-  host: string;
-  pid: number;
-  started_at: string;
-  token: string;
+export interface RunHolder extends LockHolder {
   /** The flags of the holding run that shape it (src/run/run-flags.ts), for a command that runs it again. */
   run_flags?: string[];
 }
@@ -31,62 +27,14 @@ export interface RunDriver {
   run_flags?: string[];
 }
 
-const code = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code;
-
-/**
- * Whether process `pid` of this host runs (EPERM: it does, under another user). A zombie has ended: a
- * killed driver stays one until its parent reaps it, which a PID 1 that never reaps (a container without an
- * init) never does, so Linux's `/proc/<pid>/stat` state `Z` counts as gone.
- */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    return code(e) === 'EPERM';
-  }
-  try {
-    // The state follows the command name in parentheses, which may itself hold spaces and parentheses.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch (e) {
-    // No /proc (not Linux): kill's answer stands; the stat gone meanwhile: the process ended.
-    return code(e) !== 'ENOENT' || !existsSync('/proc/self');
-  }
-}
-
 export function runLockDir(mainRoot: string, slug: string): string {
   return join(mainRoot, TUGTOOL_DIR, runLockName(slug));
-}
-
-function parseHolder(text: string): RunHolder | null {
-  try {
-    const h = JSON.parse(text) as RunHolder;
-    return typeof h?.token === 'string' ? h : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The holder recorded in lock directory `dir`; null when unreadable, undefined when the directory is gone. */
-export async function readRunHolder(dir: string): Promise<RunHolder | null | undefined> {
-  try {
-    return parseHolder(await readFile(join(dir, 'holder.json'), 'utf8'));
-  } catch (e) {
-    if (code(e) === 'ENOENT') return (await stat(dir).catch(() => null)) ? null : undefined;
-    return null;
-  }
 }
 
 /** The driver holding the run lock of `slug`, or null when no lock (or an unreadable one) is there. */
 export function runDriverOf(mainRoot: string, slug: string): RunDriver | null {
   const dir = runLockDir(mainRoot, slug);
-  let h: RunHolder | null;
-  try {
-    if (!statSync(dir).isDirectory()) return null;
-    h = parseHolder(readFileSync(join(dir, 'holder.json'), 'utf8'));
-  } catch {
-    return null;
-  }
+  const h = readHolder<RunHolder>(dir);
   if (!h || typeof h.pid !== 'number' || typeof h.host !== 'string') return null;
   return {
     pid: h.pid,

@@ -19,8 +19,8 @@ import {
   workerOfBranch,
   workerOfDir,
 } from '../contract/layout.js';
-import { pidAlive, readRunHolder } from '../gitflow/run-driver.js';
 import { isValidSlug as isSlug } from '../plan/anchors.js';
+import { pidAlive, readHolder } from '../util/dir-lock.js';
 import { RUN_LOCK_STALE_MS } from './lock.js';
 
 /**
@@ -42,7 +42,7 @@ export async function otherLiveRuns(mainRoot: string, ownSlug: string): Promise<
   await Promise.all(
     slugs.map(async (slug) => {
       const lock = join(dir, runLockName(slug));
-      const [holder, st] = await Promise.all([readRunHolder(lock), stat(lock).catch(() => null)]);
+      const [holder, st] = [readHolder(lock), await stat(lock).catch(() => null)];
       if (!holder || !st || st.mtimeMs < Date.now() - RUN_LOCK_STALE_MS) return;
       if (holder.host === here && (holder.pid === process.pid || !pidAlive(holder.pid))) return;
       live.add(slug);
