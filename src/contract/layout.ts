@@ -23,9 +23,8 @@ export const STATE_DB = `${TUGTOOL_DIR}/state.db`;
 export const STATE_DB_FILES: readonly string[] = [STATE_DB, `${STATE_DB}-wal`, `${STATE_DB}-shm`];
 /** The configuration, read from the main checkout only. */
 export const CONFIG_FILE = `${TUGTOOL_DIR}/config.toml`;
-/** The repo-wide integration lock (proper-lockfile's lock file) and the path it locks. */
+/** The repo-wide integration lock, a lock directory (src/util/integration-lock.ts). */
 export const INTEGRATION_LOCK = `${TUGTOOL_DIR}/integration.lock`;
-export const INTEGRATION_LOCK_TARGET = `${TUGTOOL_DIR}/integration`;
 /** The run's logs: `<slug>/<step>-attempt<N>.log`, `<worker>.pgid`, … */
 export const LOGS_DIR = `${TUGTOOL_DIR}/logs`;
 /** The board's token and port, kept so a restarted board keeps its URL (docs/board.md §2); inside the logs, so git ignores it. */

@@ -52,7 +52,7 @@ async function within(p: Promise<void>, ms: number): Promise<boolean> {
 const handedOn = new Map<string, () => Promise<void>>();
 
 /**
- * Run `fn` holding `<main root>/.tugtool/integration.lock` (proper-lockfile, stale detection). The lock
+ * Run `fn` holding `<main root>/.tugtool/integration.lock` (src/util/integration-lock.ts). The lock
  * is shared with `tugcode run`. Waiting longer than `timeoutMs` is `Busy`. Callers in one process queue
  * up first (in order) and the file lock settles it between processes; while callers of this process wait
  * in line, the lock goes from one to the next without being released in between.

@@ -1,50 +1,35 @@
 /**
- * The repo-wide integration lock file `<main root>/.tugtool/integration.lock` (docs/run.md §1 item 4.7),
- * through proper-lockfile with stale detection: the one lock every integration of a clone takes. Shared by
- * the git flows (src/gitflow/integrate.ts) and the SQLite state store's `integrationLock` (on PostgreSQL the
- * store takes an advisory lock instead, docs/state.md §8).
+ * The repo-wide integration lock `<main root>/.tugtool/integration.lock` (docs/run.md §1 item 4.7): the one
+ * lock every integration of a clone takes. A lock directory of src/util/dir-lock.ts (its protocol:
+ * docs/architecture.md, "Locks"): `holder.json` names the holder, so a lock left by a process killed on this
+ * host is taken over at once; a holder on another host, or a lock naming none (an older tugcode's, made
+ * through proper-lockfile), goes stale 15 s after its last refresh (every 5 s). Shared by the git flows
+ * (src/gitflow/integrate.ts) and the SQLite state store's `integrationLock` (on PostgreSQL the store takes an
+ * advisory lock instead, docs/state.md §8).
  */
-import { accessSync, constants, mkdirSync, rmdirSync, statSync, utimesSync, realpathSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { TugError } from '../contract/errors.js';
-import { INTEGRATION_LOCK, INTEGRATION_LOCK_TARGET, TUGTOOL_DIR } from '../contract/layout.js';
+import { INTEGRATION_LOCK, TUGTOOL_DIR } from '../contract/layout.js';
+import { tryDirLock, type TookOver } from './dir-lock.js';
 
-type Callback<T> = (err: NodeJS.ErrnoException | null, value?: T) => void;
+export const INTEGRATION_LOCK_STALE_MS = 15_000;
+export const INTEGRATION_LOCK_REFRESH_MS = 5_000;
 
-/** A synchronous call answered on the next tick, as the callback API proper-lockfile uses. */
-function answer<T>(fn: () => T, cb: Callback<T>): void {
-  let value: T | undefined;
-  let err: NodeJS.ErrnoException | null = null;
-  try {
-    value = fn();
-  } catch (e) {
-    err = e as NodeJS.ErrnoException;
-  }
-  process.nextTick(() => cb(err, value));
+/** The lock's release; `tookOver` names the holder it was taken over from (null when it was free). */
+export interface IntegrationRelease {
+  (): Promise<void>;
+  readonly tookOver: TookOver | null;
 }
 
-/**
- * The file calls of the lock (a directory made, its time set and read, removed), synchronous: each is one
- * small system call, and through the thread pool it waited behind the other workers' file reads and for a
- * turn of a busy event loop — 8–13 ms per hand-over between two integrations of one driver.
- */
-const lockFs = {
-  mkdir: (p: string, cb: Callback<void>) => answer(() => void mkdirSync(p), cb),
-  rmdir: (p: string, cb: Callback<void>) => answer(() => rmdirSync(p), cb),
-  rmdirSync: (p: string) => rmdirSync(p),
-  stat: (p: string, cb: Callback<import('node:fs').Stats>) => answer(() => statSync(p), cb),
-  utimes: (p: string, a: Date, m: Date, cb: Callback<void>) => answer(() => utimesSync(p, a, m), cb),
-  realpath: (p: string, cb: Callback<string>) => answer(() => realpathSync(p), cb),
-};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Take the lock (waiting up to `timeoutMs`, else `Busy`); resolves with its release. */
-export async function lockIntegrationFile(mainRoot: string, timeoutMs = 60_000): Promise<() => Promise<void>> {
-  const lockfile = await import('proper-lockfile');
+export async function lockIntegrationFile(mainRoot: string, timeoutMs = 60_000): Promise<IntegrationRelease> {
   const dir = join(mainRoot, TUGTOOL_DIR);
   mkdirSync(dir, { recursive: true });
-  const target = join(mainRoot, INTEGRATION_LOCK_TARGET);
-  const lockfilePath = join(mainRoot, INTEGRATION_LOCK);
-  // proper-lockfile retries every error for the whole timeout: a directory that refuses writes is said at once.
+  const lockDir = join(mainRoot, INTEGRATION_LOCK);
+  // A directory that refuses writes is said at once, not waited on for the whole timeout.
   try {
     accessSync(dir, constants.W_OK);
   } catch (e) {
@@ -54,26 +39,39 @@ export async function lockIntegrationFile(mainRoot: string, timeoutMs = 60_000):
       reason: 'the integration lock cannot be taken',
     });
   }
-  let release: () => Promise<void>;
-  try {
-    release = await lockfile.lock(target, {
-      realpath: false,
-      lockfilePath,
-      fs: lockFs,
-      stale: 15_000,
-      update: 5_000,
-      // Integrations are short (~15–50 ms): a waiter polls from 5 ms up, or it would idle behind every one.
-      retries: { retries: Math.max(1, Math.ceil(timeoutMs / 100) + 10), factor: 1.5, minTimeout: 5, maxTimeout: 100 },
-      onCompromised: () => {
-        /* a compromised lock is reported by the release below; never crash the process from a timer */
-      },
+  const deadline = Date.now() + timeoutMs;
+  // Integrations are short (~15–50 ms): a waiter polls from 5 ms up, or it would idle behind every one.
+  for (let wait = 5; ; wait = Math.min(100, Math.ceil(wait * 1.5))) {
+    const got = tryDirLock({
+      lockDir,
+      staleMs: INTEGRATION_LOCK_STALE_MS,
+      refreshMs: INTEGRATION_LOCK_REFRESH_MS,
+      started_at: new Date().toISOString(),
     });
-  } catch (e) {
-    throw new TugError(
-      'Busy',
-      { db_path: lockfilePath, timeout_ms: timeoutMs, reason: (e as Error).message },
-      { hint: 'another tugcode commit or run is integrating; retry in a moment' },
-    );
+    if ('held' in got) {
+      const lock = got.held;
+      const release = async () => {
+        try {
+          lock.release();
+        } catch {
+          /* a lock that cannot be removed goes stale; the next integration takes it over */
+        }
+      };
+      return Object.assign(release, { tookOver: lock.tookOver });
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      const h = got.busy.holder;
+      throw new TugError(
+        'Busy',
+        {
+          db_path: lockDir,
+          timeout_ms: timeoutMs,
+          reason: h ? `the integration lock is held by pid ${h.pid} on ${h.host}` : 'the integration lock is held',
+        },
+        { hint: 'another tugcode commit or run is integrating; retry in a moment' },
+      );
+    }
+    await sleep(Math.min(wait, left));
   }
-  return () => release().catch(() => undefined);
 }
