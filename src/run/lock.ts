@@ -1,7 +1,7 @@
 /**
  * The run lock (docs/run.md §1 item 3): the directory `.tugtool/run-<slug>.lock`, held by one `tugcode run` of
  * the plan for its whole lifetime (refreshed every 5 s; stale after 30 s without a refresh). It is a lock
- * directory of src/util/dir-lock.ts (its protocol: docs/architecture.md, "Locks"): `holder.json` names the
+ * directory of src/util/dir-lock.ts (its protocol: docs/run.md §1.8): `holder.json` names the
  * run (and its flags), a lock whose holder is a dead process on this host is taken over at once, so a killed
  * run never blocks the next one. The run tries once: a held lock is RunInProgress naming its holder.
  */

@@ -1,7 +1,6 @@
 /**
  * A lock directory and its holder: the one implementation behind the run lock (src/run/lock.ts) and the
- * integration lock (src/util/integration-lock.ts); the protocol is described in docs/architecture.md
- * ("Locks").
+ * integration lock (src/util/integration-lock.ts); the protocol is described in docs/run.md §1.8.
  *
  * The lock is a directory holding `holder.json` (host, pid, start time, a random token and the user's own
  * fields), never visible without it: it is made whole in a private sibling directory and renamed into place,

@@ -1,7 +1,7 @@
 /**
  * The repo-wide integration lock `<main root>/.tugtool/integration.lock` (docs/run.md §1 item 4.7): the one
  * lock every integration of a clone takes. A lock directory of src/util/dir-lock.ts (its protocol:
- * docs/architecture.md, "Locks"): `holder.json` names the holder, so a lock left by a process killed on this
+ * docs/run.md §1.8): `holder.json` names the holder, so a lock left by a process killed on this
  * host is taken over at once; a holder on another host, or a lock naming none (an older tugcode's, made
  * through proper-lockfile), goes stale 15 s after its last refresh (every 5 s). Shared by the git flows
  * (src/gitflow/integrate.ts) and the SQLite state store's `integrationLock` (on PostgreSQL the store takes an
