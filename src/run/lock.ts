@@ -10,7 +10,7 @@ import { constants } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { runLockName, TUGTOOL_DIR } from '../contract/layout.js';
-import { tryDirLock, type HeldDirLock } from '../util/dir-lock.js';
+import { tryDirLock, type HeldDirLock, type TookOver } from '../util/dir-lock.js';
 
 export interface RunLock {
   /** Frees the lock (when still ours). Throws NotWritable when `.tugtool/` refuses the removal. */
@@ -23,7 +23,7 @@ export interface RunLock {
    * The holder of the lock this run took over (a run that died, or on another host stopped refreshing the
    * lock): its claims are this run's to take over too, which the driver reports (docs/run.md §1 item 3).
    */
-  readonly tookOver: { host: string; pid: number; started_at: string; dead: boolean } | null;
+  readonly tookOver: TookOver | null;
 }
 
 export const RUN_LOCK_STALE_MS = 30_000;
@@ -104,12 +104,7 @@ function runLock(lockDir: string, lock: HeldDirLock): RunLock {
       return lock.compromised;
     },
     signal: lock.signal,
-    tookOver: lock.tookOver && {
-      host: lock.tookOver.host,
-      pid: lock.tookOver.pid,
-      started_at: lock.tookOver.started_at,
-      dead: lock.tookOver.dead,
-    },
+    tookOver: lock.tookOver,
     async release() {
       try {
         lock.release();
