@@ -56,12 +56,12 @@ export function runLogDir(mainRoot: string, slug: string): string {
 }
 
 /**
- * The run lock of a plan, a directory in `.tugtool/`: `run-<slug>.lock`; `stage` names its stand-ins while
- * it is made (`new`) or moved aside (`stale`) by the process holding `token`. Every name ends in `.lock`, so
- * the runtime ignore lines and exclude pathspecs cover them.
+ * The run lock of a plan, a directory in `.tugtool/`: `run-<slug>.lock`. Its stand-ins (made, moved aside) are
+ * named by src/util/dir-lock.ts and end in `.lock` too, so the runtime ignore lines and exclude pathspecs
+ * cover them.
  */
-export function runLockName(slug: string, stage?: { token: string; stage: 'new' | 'stale' }): string {
-  return stage ? `run-${slug}.${stage.token}.${stage.stage}.lock` : `run-${slug}.lock`;
+export function runLockName(slug: string): string {
+  return `run-${slug}.lock`;
 }
 
 /** The slug a run lock's name (`runLockName(slug)`) holds, or null for any other name. */

@@ -54,7 +54,6 @@ describe('the .tugtool/ layout', () => {
     expect(planPathForSlug('demo')).toBe('.tugtool/tugplan-demo.md');
     expect(logEntryPath('demo', 'step-1')).toBe('.tugtool/implementation-log/demo/step-1.md');
     expect(runLockName('demo')).toBe('run-demo.lock');
-    expect(runLockName('demo', { token: 't', stage: 'stale' })).toBe('run-demo.t.stale.lock');
     for (const n of ['state.db', 'state.db-journal', 'logs', 'run-demo.lock', 'integration', 'integration.lock'])
       expect(isRuntimeEntry(n), n).toBe(true);
     for (const n of ['tugplan-demo.md', 'config.toml', 'implementation-log']) expect(isRuntimeEntry(n), n).toBe(false);
