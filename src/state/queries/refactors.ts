@@ -28,11 +28,12 @@ export async function refactorsOfStep(c: Conn, plan_path: string, anchor: string
   ])) as RefactorRow[];
 }
 
-export async function refactorsOfPlan(c: Conn, plan_path: string): Promise<RefactorRow[]> {
+/** The plan's refactor rows; with `top_anchor`, those of that top-level step and its substeps only. */
+export async function refactorsOfPlan(c: Conn, plan_path: string, top_anchor?: string): Promise<RefactorRow[]> {
   return (await c.all(
     `SELECT r.* FROM step_refactors r JOIN steps s ON s.plan_path = r.plan_path AND s.anchor = r.step_anchor
-     WHERE r.plan_path = ? ORDER BY s.step_index, r.ordinal`,
-    [plan_path],
+     WHERE r.plan_path = ?${top_anchor === undefined ? '' : ' AND s.top_anchor = ?'} ORDER BY s.step_index, r.ordinal`,
+    top_anchor === undefined ? [plan_path] : [plan_path, top_anchor],
   )) as RefactorRow[];
 }
 
