@@ -17,17 +17,24 @@ import type { Conn, Database, Params } from '../../src/state/sql/conn.js';
 import type { StateContext } from '../../src/state/context.js';
 import { planRepo, planText, withCtx, type StepSpec } from './helpers.js';
 
-/** The real store, with the rows each statement of a read returned counted. */
-function counted(db: Database): { db: Database; rows: () => number } {
+/** The real store, with the rows each statement of a read returned counted, and its query plan noted. */
+function counted(db: Database): { db: Database; rows: () => number; plans: string[] } {
   let rows = 0;
+  const plans: string[] = [];
+  const explain = async (c: Conn, sql: string, p?: Params) => {
+    const steps = await c.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, p);
+    plans.push(`${sql.replace(/\s+/g, ' ')}\n  ${steps.map((s) => s.detail).join(' | ')}`);
+  };
   const wrap = (c: Conn): Conn => ({
     dialect: c.dialect,
     get: async <T>(sql: string, p?: Params) => {
+      await explain(c, sql, p);
       const r = await c.get<T>(sql, p);
       if (r !== undefined) rows++;
       return r;
     },
     all: async <T>(sql: string, p?: Params) => {
+      await explain(c, sql, p);
       const r = await c.all<T>(sql, p);
       rows += r.length;
       return r;
@@ -37,7 +44,7 @@ function counted(db: Database): { db: Database; rows: () => number } {
   });
   const out = Object.create(db) as Database;
   out.read = (fn) => db.read((c) => fn(wrap(c)));
-  return { db: out, rows: () => rows };
+  return { db: out, rows: () => rows, plans };
 }
 
 /**
@@ -81,6 +88,14 @@ describe('state show --step on a 1,000-step plan', () => {
         expect({ ...view, steps: [] }).toEqual({ ...whole, steps: [] });
         // The plan's 1,002 steps, 2,003 items and 1,001 dependencies are not read: a few dozen rows.
         expect(c.rows(), step).toBeLessThan(40);
+        // Nor walked: no statement reads a table of the plan's rows by the plan alone (the plan's own row, and
+        // the ledger's usage rows, summed for the plan's total, aside).
+        const wide = c.plans.filter((p) =>
+          /(SCAN|SEARCH) (?!plans\b|step_usage\b)\w+[^|]*\(plan_path=\?\)|SCAN (steps|checklist_items|step_deps|step_lifted_deps|events)\b/.test(
+            p,
+          ),
+        );
+        expect(wide, step).toEqual([]);
       }
       const sub = (await show(ctx, { plan: 'long', step: 'step-500-2' })).plans[0]!.steps[0]!;
       expect(sub.blocked_by).toEqual(['step-498', 'step-500-1']);
