@@ -44,6 +44,7 @@ function counted(db: Database): { db: Database; rows: () => number; plans: strin
   });
   const out = Object.create(db) as Database;
   out.read = (fn) => db.read((c) => fn(wrap(c)));
+  out.write = (fn, o) => db.write((c) => fn(wrap(c)), o);
   return { db: out, rows: () => rows, plans };
 }
 
@@ -63,6 +64,14 @@ function longPlan(): string {
   }
   return planText(steps);
 }
+
+/** Statements that read a table of the plan's rows by the plan alone (the plans row and the usage ledger aside). */
+const planWide = (plans: string[]) =>
+  plans.filter((p) =>
+    /(SCAN|SEARCH) (?!plans\b|step_usage\b)\w+[^|]*\(plan_path=\?\)|SCAN (steps|checklist_items|step_deps|step_lifted_deps|events)\b/.test(
+      p,
+    ),
+  );
 
 describe('state show --step on a 1,000-step plan', () => {
   it("reads the step's subtree, not the plan; the answer is the plan's view cut to it", async () => {
@@ -90,17 +99,33 @@ describe('state show --step on a 1,000-step plan', () => {
         expect(c.rows(), step).toBeLessThan(40);
         // Nor walked: no statement reads a table of the plan's rows by the plan alone (the plan's own row, and
         // the ledger's usage rows, summed for the plan's total, aside).
-        const wide = c.plans.filter((p) =>
-          /(SCAN|SEARCH) (?!plans\b|step_usage\b)\w+[^|]*\(plan_path=\?\)|SCAN (steps|checklist_items|step_deps|step_lifted_deps|events)\b/.test(
-            p,
-          ),
-        );
-        expect(wide, step).toEqual([]);
+        expect(planWide(c.plans), step).toEqual([]);
       }
       const sub = (await show(ctx, { plan: 'long', step: 'step-500-2' })).plans[0]!.steps[0]!;
       expect(sub.blocked_by).toEqual(['step-498', 'step-500-1']);
       expect((await show(ctx, { plan: 'long', step: 'step-2' })).plans[0]!.steps[0]!.blocked_by).toEqual([]);
       expect((await show(ctx, { plan: 'long', step: 'step-3' })).plans[0]!.steps[0]!.blocked_by).toEqual(['step-2']);
+    });
+  }, 120_000);
+
+  it("state update of a substep reads its step's subtree, not the plan's items and refactors", async () => {
+    const steps: StepSpec[] = [];
+    for (let i = 1; i <= 1000; i++) {
+      steps.push({ id: String(i), deps: [], tasks: ['write', 'wire'] });
+      if (i === 500) steps.push({ id: '500.1', level: 5, deps: [], tasks: ['a', 'b'] });
+    }
+    const root = planRepo({ '.tugtool/tugplan-wide.md': planText(steps) });
+    await withCtx(root, {}, async (ctx) => {
+      await init(ctx, { plan: 'wide' });
+      const W = join(tempDir('tugcode-show-'), 'w');
+      mkdirSync(W);
+      cpSync(join(root, '.tugtool'), join(W, '.tugtool'), { recursive: true, filter: (f) => !f.includes('state.db') });
+      const p = { plan: 'wide', worktree: W };
+      expect((await claim(ctx, { ...p, step: 'step-500' })).claimed).toBe(true);
+      const c = counted(ctx.store!);
+      await update({ ...ctx, store: c.db }, { ...p, step: 'step-500-1', complete_remaining: true });
+      expect(planWide(c.plans)).toEqual([]);
+      expect((await show(ctx, { plan: 'wide', step: 'step-500-1' })).plans[0]!.steps[0]!.status).toBe('completed');
     });
   }, 120_000);
 });
