@@ -42,17 +42,53 @@ export function parseLogName(name: string, anchors: readonly string[]): Omit<Log
 
 /** The log files of `anchors` (a step and its substeps) in the plan's log directory, newest first. */
 export async function stepLogs(mainRoot: string, slug: string, anchors: readonly string[]): Promise<LogFile[]> {
+  return (await readLogs(mainRoot, slug, anchors)).files;
+}
+
+/**
+ * The log files of each held top-level step (claimed or in progress) and of its substeps, by the held step's
+ * anchor, and how many files were looked at (`stat`). A long run's log directory holds every step's logs,
+ * thousands after a few hundred steps: a full read (docs/board.md §5) looks at the held steps' only, so its
+ * cost follows the steps running, not the steps done.
+ */
+export async function heldStepLogs(
+  mainRoot: string,
+  slug: string,
+  steps: readonly { anchor: string; parent_anchor: string | null }[],
+  held: readonly string[],
+): Promise<{ logs: Map<string, LogFile[]>; files_read: number }> {
+  const parentOf = new Map(steps.map((s) => [s.anchor, s.parent_anchor]));
+  const rootOf = (a: string): string => {
+    for (let up = parentOf.get(a); up; up = parentOf.get(a)) a = up;
+    return a;
+  };
+  const wanted = new Set(held);
+  const anchors = steps.map((s) => s.anchor).filter((a) => wanted.has(rootOf(a)));
+  const logs = new Map<string, LogFile[]>(held.map((a) => [a, []]));
+  if (anchors.length === 0) return { logs, files_read: 0 };
+  const { files, files_read } = await readLogs(mainRoot, slug, anchors);
+  for (const f of files) logs.get(rootOf(f.anchor))?.push(f);
+  return { logs, files_read };
+}
+
+async function readLogs(
+  mainRoot: string,
+  slug: string,
+  anchors: readonly string[],
+): Promise<{ files: LogFile[]; files_read: number }> {
   const dir = runLogDir(mainRoot, slug);
   let names: string[];
   try {
     names = await readdir(dir);
   } catch {
-    return [];
+    return { files: [], files_read: 0 };
   }
   const out: LogFile[] = [];
+  let files_read = 0;
   for (const name of names) {
     const f = parseLogName(name, anchors);
     if (!f) continue;
+    files_read++;
     const st = await stat(join(dir, name)).catch(() => null);
     if (st?.isFile()) out.push({ ...f, size: st.size, mtime: new Date(st.mtimeMs).toISOString() });
   }
@@ -62,12 +98,13 @@ export async function stepLogs(mainRoot: string, slug: string, anchors: readonly
   const newest = new Map<string, string>();
   for (const f of out) if (f.mtime > (newest.get(stem(f.name)) ?? '')) newest.set(stem(f.name), f.mtime);
   const at = (f: LogFile) => newest.get(stem(f.name))!;
-  return out.sort(
+  out.sort(
     (a, b) =>
       at(b).localeCompare(at(a)) ||
       stem(b.name).localeCompare(stem(a.name)) ||
       Number(b.name.endsWith('.out')) - Number(a.name.endsWith('.out')),
   );
+  return { files: out, files_read };
 }
 
 /**

@@ -16,7 +16,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { runLockDir } from '../gitflow/run-driver.js';
 import { newCall, type Call, type OpsContext } from '../ops/context.js';
-import { phaseFromLogs, stepLogs } from './files.js';
+import { heldStepLogs, phaseFromLogs } from './files.js';
 import {
   activityKey,
   reasonOf,
@@ -338,15 +338,15 @@ export class BoardSource {
       if (held.length === 0) continue;
       this.anyHeld = true;
       if (!slug) continue;
-      const anchors = p.steps.map((s) => s.anchor);
-      const logs = await stepLogs(read.repo_root, slug, anchors);
-      const topOf = new Map(p.steps.map((s) => [s.anchor, s.parent_anchor]));
-      const rootOf = (a: string): string => {
-        for (let up = topOf.get(a); up; up = topOf.get(a)) a = up;
-        return a;
-      };
+      // Only the held steps' files: the directory holds every step's logs of every run (docs/board.md §5).
+      const { logs } = await heldStepLogs(
+        read.repo_root,
+        slug,
+        p.steps,
+        held.map((s) => s.anchor),
+      );
       for (const s of held) {
-        const mine = logs.filter((l) => rootOf(l.anchor) === s.anchor);
+        const mine = logs.get(s.anchor) ?? [];
         files.set(activityKey(p.plan_path, s.anchor), phaseFromLogs(mine, s.attempt));
       }
     }

@@ -10,13 +10,13 @@ import type { SHOW_ITEMS } from '../contract/status.js';
 import type { StateContext } from './context.js';
 import { stepArg } from './owner.js';
 import { resolvePlanRef, requirePlanRow } from './plan-ref.js';
-import { itemsOfPlan } from './queries/items.js';
+import { itemsOfPlan, itemsOfSubtree } from './queries/items.js';
 import { getIntegrationTarget, getPlan, listPlans } from './queries/plans.js';
 import { targetSeenBy, type IntegrationTarget } from './integration-target.js';
 import { INTEGRATION_TARGET_SCHEMA_VERSION } from './migrate.js';
 import { lastRunOn, type LastRun } from './last-run.js';
 import { refactorsOfPlan } from './queries/refactors.js';
-import { stepsWithArtifactCounts } from './queries/steps.js';
+import { getStep, stepsWithArtifactCounts } from './queries/steps.js';
 import { artifactSummariesOfTop } from './queries/artifacts.js';
 import { depsOfPlan, liftedDepsOfPlan } from './queries/deps.js';
 import type { Conn } from './sql/conn.js';
@@ -158,13 +158,13 @@ export async function show(ctx: StateContext, input: ShowInput = {}): Promise<Sh
   const step = input.step === undefined ? undefined : stepArg(input.step);
   const seen = { version: store.version, self: ctx.repoRoot, shared: !!ctx.ownerPrefix };
   return store.read(async (c) => {
-    const view = await planView(c, (await getPlan(c, ref.plan_path))!, mode, now, seen);
-    if (step !== undefined) {
-      const target = view.steps.find((s) => s.anchor === step);
-      if (!target) throw new TugError('StepNotFound', { plan_path: ref.plan_path, step_anchor: step });
-      const parentOf = new Map(view.steps.map((s) => [s.anchor, s.parent_anchor]));
-      let top = step;
-      while (parentOf.get(top)) top = parentOf.get(top)!;
+    // One step (the driver asks for each unit it runs, the board for each detail opened): its top-level
+    // step's rows only, not the plan's, so the cost follows the subtree and not the plan's length.
+    const row = step === undefined ? undefined : await getStep(c, ref.plan_path, step);
+    if (step !== undefined && !row) throw new TugError('StepNotFound', { plan_path: ref.plan_path, step_anchor: step });
+    const top = row?.top_anchor;
+    const view = await planView(c, (await getPlan(c, ref.plan_path))!, mode, now, seen, top);
+    if (step !== undefined && top !== undefined) {
       const keep = new Set([step]);
       for (const s of view.steps) if (s.parent_anchor !== null && keep.has(s.parent_anchor)) keep.add(s.anchor);
       view.steps = view.steps.filter((s) => keep.has(s.anchor));
@@ -189,14 +189,32 @@ interface Seen {
   shared: boolean;
 }
 
-async function planView(c: Conn, plan: PlanRow, mode: ItemsMode, now: string, seen: Seen): Promise<ShowPlan> {
+/** With `top`: the steps of that top-level step's subtree only (and the rows their blockers name). */
+async function planView(
+  c: Conn,
+  plan: PlanRow,
+  mode: ItemsMode,
+  now: string,
+  seen: Seen,
+  top?: string,
+): Promise<ShowPlan> {
   const ledger = hasLedger(seen.version);
-  const rows = await stepsWithArtifactCounts(c, plan.plan_path);
-  const byAnchor = new Map(rows.map((r) => [r.anchor, r]));
-  const deps = group(await depsOfPlan(c, plan.plan_path));
-  const lifted = group(await liftedDepsOfPlan(c, plan.plan_path));
-  const items = groupBy(await itemsOfPlan(c, plan.plan_path));
-  const refactors = groupBy(await refactorsOfPlan(c, plan.plan_path));
+  const rows = await stepsWithArtifactCounts(c, plan.plan_path, top);
+  const byAnchor = new Map<string, StepRow>(rows.map((r) => [r.anchor, r]));
+  const deps = group(await depsOfPlan(c, plan.plan_path, top));
+  const lifted = group(await liftedDepsOfPlan(c, plan.plan_path, top));
+  // The steps outside the subtree its dependencies name, and their top-level steps: the blockers' rows.
+  if (top !== undefined)
+    for (const d of new Set([...deps.values(), ...lifted.values()].flat()))
+      for (let a: string | undefined = d; a !== undefined && !byAnchor.has(a);) {
+        const t = await getStep(c, plan.plan_path, a);
+        if (t) byAnchor.set(a, t);
+        a = t?.top_anchor;
+      }
+  const items = groupBy(
+    top === undefined ? await itemsOfPlan(c, plan.plan_path) : await itemsOfSubtree(c, plan.plan_path, top),
+  );
+  const refactors = groupBy(await refactorsOfPlan(c, plan.plan_path, top));
   const usage = new Map<string, UsageTotals>();
   let planUsage: UsageTotals | null = null;
   for (const g of ledger ? await usageByStep(c, plan.plan_path) : []) {

@@ -305,7 +305,9 @@ async function autoComplete(
   ].filter((r) => r.parent_anchor !== null && r.status !== 'completed');
   candidates.sort((a, b) => b.depth - a.depth || a.step_index - b.step_index);
   const items = await itemsOfSubtree(c, plan_path, self.top_anchor);
-  const refactors = (await refactorsOfPlan(c, plan_path)).filter((r) => tree.byAnchor.has(r.step_anchor));
+  const refactors = (await refactorsOfPlan(c, plan_path, self.top_anchor)).filter((r) =>
+    tree.byAnchor.has(r.step_anchor),
+  );
   const completed = new Set(tree.rows.filter((r) => r.status === 'completed').map((r) => r.anchor));
   const out: string[] = [];
   for (const cand of candidates) {

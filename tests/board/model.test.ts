@@ -3,10 +3,17 @@
  * (guard.ts), without a server: lanes and what each Needs-you card asks for, statuses and fields it does not
  * know yet, attempts from events, usage, owners on PostgreSQL, log names, bounded tails.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseLogName, phaseFromLogs, readTail, stepLogs, LOG_TAIL_BYTES } from '../../src/board/files.js';
+import {
+  heldStepLogs,
+  parseLogName,
+  phaseFromLogs,
+  readTail,
+  stepLogs,
+  LOG_TAIL_BYTES,
+} from '../../src/board/files.js';
 import { allowedHosts, refusal } from '../../src/board/guard.js';
 import {
   attemptsOf,
@@ -496,6 +503,45 @@ describe('log files', () => {
     expect(parseLogName('step-4-brief2.json', anchors)).toBeNull();
     expect(parseLogName('w1-setup0.log', anchors)).toBeNull();
     expect(parseLogName('step-44-attempt1.log', anchors)).toBeNull();
+  });
+
+  it("a long run's log directory: a full read looks at the held steps' files only, not every step's", async () => {
+    // 1,000 steps done, each with its implementer log, a checkpoint log and its brief; step-500 and its two
+    // substeps held (attempt 2), step-7 held with no log yet.
+    const root = tempDir();
+    const dir = join(root, '.tugtool', 'logs', 'big');
+    mkdirSync(dir, { recursive: true });
+    const steps: { anchor: string; parent_anchor: string | null }[] = [];
+    for (let i = 1; i <= 1000; i++) {
+      steps.push({ anchor: `step-${i}`, parent_anchor: null });
+      if (i === 500) steps.push(...[1, 2].map((k) => ({ anchor: `step-500-${k}`, parent_anchor: 'step-500' })));
+      if (i === 7) continue;
+      for (const f of [`step-${i}-attempt1.log`, `step-${i}-checkpoint1-attempt1.log`, `step-${i}-brief1.json`])
+        writeFileSync(join(dir, f), 'x\n');
+    }
+    for (const f of ['step-500-1-attempt2.log', 'step-500-2-attempt2.log', 'step-500-attempt2.log'])
+      writeFileSync(join(dir, f), 'y\n');
+    const r = await heldStepLogs(root, 'big', steps, ['step-500', 'step-7']);
+    expect(readdirSync(dir)).toHaveLength(3 * 999 + 3);
+    // step-500's own five files and its substeps' two: not the other 2,997.
+    expect(r.files_read).toBe(5);
+    expect([...r.logs.keys()]).toEqual(['step-500', 'step-7']);
+    expect(
+      r.logs
+        .get('step-500')!
+        .map((l) => l.name)
+        .sort(),
+    ).toEqual([
+      'step-500-1-attempt2.log',
+      'step-500-2-attempt2.log',
+      'step-500-attempt1.log',
+      'step-500-attempt2.log',
+      'step-500-checkpoint1-attempt1.log',
+    ]);
+    expect(phaseFromLogs(r.logs.get('step-500')!, 2).phase).toBe('implementer');
+    expect(r.logs.get('step-7')).toEqual([]);
+    // Nothing held: nothing read.
+    expect((await heldStepLogs(root, 'big', steps, [])).files_read).toBe(0);
   });
 
   it('the phase and time of the newest log of the current attempt; bounded tails that never split a character', async () => {

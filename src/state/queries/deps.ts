@@ -29,22 +29,40 @@ export async function deleteDeps(c: Conn, plan_path: string): Promise<void> {
   await c.run('DELETE FROM step_lifted_deps WHERE plan_path = ?', [plan_path]);
 }
 
-export async function depsOfPlan(c: Conn, plan_path: string): Promise<{ step_anchor: string; depends_on: string }[]> {
-  return (await c.all(
-    `SELECT d.step_anchor, d.depends_on FROM step_deps d JOIN steps t ON t.plan_path = d.plan_path AND t.anchor = d.depends_on
-     WHERE d.plan_path = ? ORDER BY d.step_anchor, t.step_index`,
-    [plan_path],
-  )) as { step_anchor: string; depends_on: string }[];
+/**
+ * The dependencies of the plan's steps, each step's in its targets' order; with `top_anchor`, those of that
+ * top-level step and its substeps only (`state show --step`: the subtree's rows, not the plan's).
+ */
+export async function depsOfPlan(
+  c: Conn,
+  plan_path: string,
+  top_anchor?: string,
+): Promise<{ step_anchor: string; depends_on: string }[]> {
+  return depRows(c, 'step_deps', plan_path, top_anchor);
 }
 
 export async function liftedDepsOfPlan(
   c: Conn,
   plan_path: string,
+  top_anchor?: string,
 ): Promise<{ step_anchor: string; depends_on: string }[]> {
+  return depRows(c, 'step_lifted_deps', plan_path, top_anchor);
+}
+
+async function depRows(
+  c: Conn,
+  table: 'step_deps' | 'step_lifted_deps',
+  plan_path: string,
+  top_anchor: string | undefined,
+): Promise<{ step_anchor: string; depends_on: string }[]> {
+  const mine =
+    top_anchor === undefined
+      ? ''
+      : ' AND d.step_anchor IN (SELECT anchor FROM steps WHERE plan_path = @p AND top_anchor = @top)';
   return (await c.all(
-    `SELECT d.step_anchor, d.depends_on FROM step_lifted_deps d JOIN steps t ON t.plan_path = d.plan_path AND t.anchor = d.depends_on
-     WHERE d.plan_path = ? ORDER BY d.step_anchor, t.step_index`,
-    [plan_path],
+    `SELECT d.step_anchor, d.depends_on FROM ${table} d JOIN steps t ON t.plan_path = d.plan_path AND t.anchor = d.depends_on
+     WHERE d.plan_path = @p${mine} ORDER BY d.step_anchor, t.step_index`,
+    top_anchor === undefined ? { p: plan_path } : { p: plan_path, top: top_anchor },
   )) as { step_anchor: string; depends_on: string }[];
 }
 

@@ -63,10 +63,17 @@ export async function everClaimed(c: Conn, plan_path: string, anchor: string, ac
   );
 }
 
+/**
+ * A step's events are read through idx_events_step (plan_path, step_anchor, …) and sorted: `+id` keeps SQLite
+ * from walking idx_events_plan (plan_path, id) instead to save that sort, which reads every event of the plan,
+ * thousands after a long run and more with each run of it, to find the few of one step.
+ */
+const STEP_ORDER = '+id';
+
 /** The failed-attempt events of a step, oldest first. */
 export async function failedAttemptEvents(c: Conn, plan_path: string, anchor: string): Promise<EventRow[]> {
   return (await c.all(
-    `SELECT * FROM events WHERE plan_path = ? AND step_anchor = ? AND ${FAILED_ATTEMPT_EVENT[c.dialect]} ORDER BY id`,
+    `SELECT * FROM events WHERE plan_path = ? AND step_anchor = ? AND ${FAILED_ATTEMPT_EVENT[c.dialect]} ORDER BY ${STEP_ORDER}`,
     [plan_path, anchor],
   )) as EventRow[];
 }
@@ -82,11 +89,13 @@ export interface EventFilter {
 /** The WHERE clause and parameters of a filter (`limit` not included). */
 function eventWhere(f: Omit<EventFilter, 'limit'> & { before_id?: number | undefined }) {
   const where: string[] = [];
+  // One step's events: through idx_events_step, not the plan's events from the cursor on (STEP_ORDER).
+  const id = f.step_anchor !== undefined ? STEP_ORDER : 'id';
   if (f.plan_path !== undefined) where.push('plan_path = @plan_path');
   if (f.step_anchor !== undefined) where.push('step_anchor = @step_anchor');
   if (f.since !== undefined) where.push('at >= @since');
-  if (f.after_id !== undefined) where.push('id > @after_id');
-  if (f.before_id !== undefined) where.push('id < @before_id');
+  if (f.after_id !== undefined) where.push(`${id} > @after_id`);
+  if (f.before_id !== undefined) where.push(`${id} < @before_id`);
   const params: Record<string, unknown> = {
     plan_path: f.plan_path,
     step_anchor: f.step_anchor,
@@ -95,18 +104,18 @@ function eventWhere(f: Omit<EventFilter, 'limit'> & { before_id?: number | undef
     before_id: f.before_id,
   };
   for (const k of Object.keys(params)) if (params[k] === undefined) delete params[k];
-  return { w: where.length ? `WHERE ${where.join(' AND ')}` : '', params };
+  return { w: where.length ? `WHERE ${where.join(' AND ')}` : '', params, id };
 }
 
 /** Without after_id: the latest `limit` events (returned ascending); with it: the first `limit` after it. */
 export async function listEvents(c: Conn, f: EventFilter): Promise<EventRow[]> {
   const where = eventWhere(f);
-  const w = where.w;
+  const { w, id } = where;
   const params = { ...where.params, limit: f.limit };
   if (f.after_id !== undefined) {
-    return (await c.all(`SELECT * FROM events ${w} ORDER BY id ASC LIMIT @limit`, params)) as EventRow[];
+    return (await c.all(`SELECT * FROM events ${w} ORDER BY ${id} ASC LIMIT @limit`, params)) as EventRow[];
   }
-  const rows = (await c.all(`SELECT * FROM events ${w} ORDER BY id DESC LIMIT @limit`, params)) as EventRow[];
+  const rows = (await c.all(`SELECT * FROM events ${w} ORDER BY ${id} DESC LIMIT @limit`, params)) as EventRow[];
   return rows.reverse();
 }
 

@@ -12,11 +12,15 @@ export async function itemsOfStep(c: Conn, plan_path: string, anchor: string): P
   )) as ItemRow[];
 }
 
-/** Items of a top-level step and all its descendants. */
+/**
+ * Items of a top-level step and all its descendants. The subtree's steps first (CROSS JOIN fixes SQLite's
+ * loop order; PostgreSQL plans it as a plain join): led by the items, SQLite read every item of the plan.
+ */
 export async function itemsOfSubtree(c: Conn, plan_path: string, top_anchor: string): Promise<ItemRow[]> {
   return (await c.all(
-    `SELECT i.* FROM checklist_items i JOIN steps s ON s.plan_path = i.plan_path AND s.anchor = i.step_anchor
-     WHERE s.plan_path = ? AND s.top_anchor = ? ORDER BY s.step_index, ${KIND_ORDER.replace('kind', 'i.kind')}, i.ordinal`,
+    `SELECT i.* FROM steps s CROSS JOIN checklist_items i
+     WHERE i.plan_path = s.plan_path AND i.step_anchor = s.anchor AND s.plan_path = ? AND s.top_anchor = ?
+     ORDER BY s.step_index, ${KIND_ORDER.replace('kind', 'i.kind')}, i.ordinal`,
     [plan_path, top_anchor],
   )) as ItemRow[];
 }

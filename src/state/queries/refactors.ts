@@ -28,7 +28,18 @@ export async function refactorsOfStep(c: Conn, plan_path: string, anchor: string
   ])) as RefactorRow[];
 }
 
-export async function refactorsOfPlan(c: Conn, plan_path: string): Promise<RefactorRow[]> {
+/**
+ * The plan's refactor rows; with `top_anchor`, those of that top-level step and its substeps only, the
+ * subtree's steps first (CROSS JOIN fixes SQLite's loop order, as itemsOfSubtree).
+ */
+export async function refactorsOfPlan(c: Conn, plan_path: string, top_anchor?: string): Promise<RefactorRow[]> {
+  if (top_anchor !== undefined)
+    return (await c.all(
+      `SELECT r.* FROM steps s CROSS JOIN step_refactors r
+       WHERE r.plan_path = s.plan_path AND r.step_anchor = s.anchor AND s.plan_path = ? AND s.top_anchor = ?
+       ORDER BY s.step_index, r.ordinal`,
+      [plan_path, top_anchor],
+    )) as RefactorRow[];
   return (await c.all(
     `SELECT r.* FROM step_refactors r JOIN steps s ON s.plan_path = r.plan_path AND s.anchor = r.step_anchor
      WHERE r.plan_path = ? ORDER BY s.step_index, r.ordinal`,

@@ -53,12 +53,13 @@ export async function stepsOfPlan(c: Conn, plan_path: string): Promise<StepRow[]
 export async function stepsWithArtifactCounts(
   c: Conn,
   plan_path: string,
+  top_anchor?: string,
 ): Promise<(StepRow & { artifact_count: number })[]> {
   const rows = (await c.all(
     `SELECT s.*, (SELECT COUNT(*) FROM step_artifacts a WHERE a.plan_path = s.plan_path AND a.step_anchor = s.anchor)
               AS artifact_count
-       FROM steps s WHERE s.plan_path = ? ORDER BY s.step_index`,
-    [plan_path],
+       FROM steps s WHERE s.plan_path = ?${top_anchor === undefined ? '' : ' AND s.top_anchor = ?'} ORDER BY s.step_index`,
+    top_anchor === undefined ? [plan_path] : [plan_path, top_anchor],
   )) as (StepRow & { artifact_count: number | string })[];
   // PostgreSQL's COUNT is a BIGINT, read as text.
   return rows.map((r) => ({ ...r, artifact_count: Number(r.artifact_count) }));
