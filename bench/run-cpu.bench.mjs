@@ -65,7 +65,7 @@ function freshRepo(dir) {
 }
 
 /** One run in a fresh repo: the driver's own CPU (ms), its max RSS (MB), its git and node children. */
-export function runOnce(prof) {
+export function runOnce(prof, cli = CLI) {
   const dir = tempDir('tugcode-bench-run-cpu-');
   const root = freshRepo(dir);
   const probe = join(dir, 'probe.cjs');
@@ -80,7 +80,9 @@ export function runOnce(prof) {
     BENCH_PROBE_OUT: probeOut,
     GIT_TRACE2_EVENT: trace,
   };
-  const argv = [CLI, 'run', PLAN, '--implementer', `sh ${JSON.stringify(impl)}`, '--json'];
+  const argv = [cli, 'run', PLAN, '--implementer', `sh ${JSON.stringify(impl)}`, '--json'];
+  // BENCH_RUN_CPU_WORKERS: `--workers N` (default: the config's, 2, though this plan is sequential).
+  if (process.env.BENCH_RUN_CPU_WORKERS) argv.push('--workers', process.env.BENCH_RUN_CPU_WORKERS);
   if (prof) argv.unshift('--cpu-prof', '--cpu-prof-dir', prof);
   const r = spawnSync(process.execPath, argv, { cwd: root, env, encoding: 'utf8', maxBuffer: 64 << 20 });
   const summary = r.stdout
@@ -162,7 +164,22 @@ export async function run() {
   };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+/**
+ * A/B: BENCH_RUN_CPU_AB=<cliA>,<cliB> (two copies of bin/tugcode.cjs with their dist/) runs them interleaved
+ * and prints each one's median driver CPU: on a shared machine, noise then hits both alike.
+ */
+function ab(clis) {
+  const cpu = clis.map(() => []);
+  clis.forEach((c) => runOnce(undefined, c));
+  for (let i = 0; i < RUNS; i++) clis.forEach((c, j) => cpu[j].push(runOnce(undefined, c).cpu));
+  clis.forEach((c, j) =>
+    console.log(`${median(cpu[j]).toFixed(1).padStart(8)} ms  ${c}  (${cpu[j].map((x) => x.toFixed(0)).join(' ')})`),
+  );
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href && process.env.BENCH_RUN_CPU_AB) {
+  ab(process.env.BENCH_RUN_CPU_AB.split(','));
+} else if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const r = await run();
   for (const row of r.rows) console.log(`${row.metric.padEnd(48)} ${String(row.value).padStart(8)} ${row.unit}`);
   console.log('per run cpu:', r.runs.map((x) => x.cpu.toFixed(0)).join(' '));
