@@ -171,12 +171,19 @@ export async function leftoverTrees(
   slug: string,
   o: { foreign: 'refuse' | 'skip' } = { foreign: 'refuse' },
 ): Promise<WorkerTree[]> {
-  const names = (await g.run(['for-each-ref', '--format=%(refname:strip=2)', workerBranchPattern(slug)], repo.mainRoot))
-    .split('\n')
-    .filter((b) => workerOfBranch(b, slug) !== null);
+  const { allRefs, worktreeBranches } = await import('../git/ref-files.js');
+  // From git's ref files when they can say (ref-files.ts), as the outside snapshot reads them: one git
+  // process fewer at each end of a run. workerOfBranch keeps what the pattern's `*` matches (digits, no `/`).
+  const refs = await allRefs(repo.commonDir);
+  const heads = 'refs/heads/';
+  const listed = refs
+    ? [...refs.keys()].filter((r) => r.startsWith(heads)).map((r) => r.slice(heads.length))
+    : (await g.run(['for-each-ref', '--format=%(refname:strip=2)', workerBranchPattern(slug)], repo.mainRoot)).split(
+        '\n',
+      );
+  const names = listed.filter((b) => workerOfBranch(b, slug) !== null).sort();
   if (names.length === 0) return [];
   const owned = await ownedWorkerBranches(g, repo, slug);
-  const { worktreeBranches } = await import('../git/ref-files.js');
   const trees =
     worktreeBranches(repo.commonDir, repo.mainRoot) ?? (await (await import('../git/repo.js')).gitWorktrees(g, repo));
   const foreign: { branch: string; reason: string; path?: string }[] = names
