@@ -9,19 +9,11 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchPlan } from './run.bench.mjs';
-import { CLI, median, tempDir } from './state-bench-util.mjs';
+import { CLI, median, RUN_ENV as ENV, tempDir } from './state-bench-util.mjs';
 
 const RUNS = Number(process.env.BENCH_BOARD_RUNS ?? 5);
 const WORKERS = 2;
 const PLAN = '.tugtool/tugplan-bench.md';
-const ENV = {
-  ...process.env,
-  NO_COLOR: '1',
-  GIT_AUTHOR_NAME: 'b',
-  GIT_AUTHOR_EMAIL: 'b@e',
-  GIT_COMMITTER_NAME: 'b',
-  GIT_COMMITTER_EMAIL: 'b@e',
-};
 const CHROMIUM = ['/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
 function freshRepo() {

@@ -11,19 +11,12 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CLI, median, tempDir } from './state-bench-util.mjs';
+import { CLI, median, RUN_ENV, tempDir } from './state-bench-util.mjs';
 
 const RUNS = Number(process.env.BENCH_RUN_CPU_RUNS ?? 7);
 const STEPS = 3;
 const PLAN = '.tugtool/tugplan-cpu.md';
-const ENV = {
-  ...process.env,
-  NO_COLOR: '1',
-  GIT_AUTHOR_NAME: 'b',
-  GIT_AUTHOR_EMAIL: 'b@e',
-  GIT_COMMITTER_NAME: 'b',
-  GIT_COMMITTER_EMAIL: 'b@e',
-};
+const ENV = { ...RUN_ENV };
 // The test suite runs without it (it makes every node start read a certificate file).
 delete ENV.NODE_EXTRA_CA_CERTS;
 

@@ -12,7 +12,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, median, tempDir } from './state-bench-util.mjs';
+import { CLI, median, RUN_ENV as ENV, tempDir } from './state-bench-util.mjs';
 
 // Medians of 5 interleaved runs per worker count: single 2-worker walls on this machine spread over ~100 ms.
 const RUNS = Number(process.env.BENCH_RUN_RUNS ?? 5);
@@ -20,14 +20,6 @@ const WORKERS = [1, 2, 4];
 const STEPS = 12;
 const SLEEP_MS = 500;
 const PLAN = '.tugtool/tugplan-bench.md';
-const ENV = {
-  ...process.env,
-  NO_COLOR: '1',
-  GIT_AUTHOR_NAME: 'b',
-  GIT_AUTHOR_EMAIL: 'b@e',
-  GIT_COMMITTER_NAME: 'b',
-  GIT_COMMITTER_EMAIL: 'b@e',
-};
 
 /** 12 top-level steps, each with `Depends on: none` (a plan with no Depends-on line would be sequential). */
 export function benchPlan(n = STEPS) {

@@ -8,6 +8,15 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = join(ROOT, 'bin', 'tugcode.cjs');
+/** The environment of a bench's CLI and git processes: no colour, a fixed identity for its commits. */
+export const RUN_ENV = {
+  ...process.env,
+  NO_COLOR: '1',
+  GIT_AUTHOR_NAME: 'b',
+  GIT_AUTHOR_EMAIL: 'b@e',
+  GIT_COMMITTER_NAME: 'b',
+  GIT_COMMITTER_EMAIL: 'b@e',
+};
 export const lib = (p) => import(pathToFileURL(join(ROOT, 'dist', p)).href);
 
 /** A plan of n top-level steps; step i depends on step i-gap (gap 0: no dependencies). */
