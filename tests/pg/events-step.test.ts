@@ -2,7 +2,8 @@
 // (`state log --step` pages and counts, `state fail`'s failed attempts) give the same answers there, and with the
 // table's statistics the planner reads them through idx_events_step.
 import { describe, expect, it } from 'vitest';
-import { appendEvent, countEvents, failedAttemptEvents, listEvents } from '../../src/state/queries/events.js';
+import { countEvents, failedAttemptEvents, listEvents } from '../../src/state/queries/events.js';
+import { appendRunEvents } from '../helpers/events.js';
 import { createTestDatabase, openStatePg } from '../helpers/pg.js';
 
 const PLAN = '.tugtool/tugplan-big.md';
@@ -12,26 +13,7 @@ describe("one step's events on PostgreSQL", () => {
     const db = await createTestDatabase();
     const pg = (await openStatePg(db.url, 'tug_events_step'))!;
     try {
-      await pg.write(async (c) => {
-        let t = 0;
-        for (let run = 1; run <= 3; run++)
-          for (let i = 1; i <= 500; i++)
-            for (const [command, details] of [
-              ['state claim', { claimed: true }],
-              ['state start', {}],
-              ...(i === 7 ? [['state fail', { failed_attempt: true, reason: `run ${run}` }] as const] : []),
-              ['state complete', { completed: true }],
-            ] as const)
-              appendEvent(c, {
-                at: new Date(Date.UTC(2026, 2, 1) + 1000 * t++).toISOString(),
-                plan_path: PLAN,
-                step_anchor: `step-${i}`,
-                command,
-                actor: `/wt/w${i % 4}`,
-                attempt: 1,
-                details: { ...details },
-              });
-      });
+      await pg.write(async (c) => appendRunEvents(c, { plan_path: PLAN, runs: 3, steps: 500, failing: 7 }));
       await pg.run('ANALYZE events');
       const step = { plan_path: PLAN, step_anchor: 'step-7' };
       const latest = await pg.read((c) => listEvents(c, { ...step, limit: 3 }));

@@ -7,8 +7,9 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openWrite, type OpenedDb } from '../../src/state/db.js';
-import { appendEvent, countEvents, failedAttemptEvents, listEvents } from '../../src/state/queries/events.js';
+import { countEvents, failedAttemptEvents, listEvents } from '../../src/state/queries/events.js';
 import type { Conn, Params } from '../../src/state/sql/conn.js';
+import { appendRunEvents } from '../helpers/events.js';
 import { tempDir } from '../helpers/repo.js';
 
 const PLAN = '.tugtool/tugplan-big.md';
@@ -49,28 +50,7 @@ describe("one step's events in a long-lived state.db", () => {
   it('are read through idx_events_step, never by walking every event of the plan', async () => {
     db = openWrite(join(tempDir('tugcode-events-'), 'state.db'), { create: true });
     // Each run: every step claimed, started, completed (the driver's events), step-7 failing once.
-    await db.write(async (c) => {
-      let t = 0;
-      for (let run = 1; run <= RUNS; run++)
-        for (let i = 1; i <= STEPS; i++)
-          for (const [command, details] of [
-            ['state claim', { claimed: true }],
-            ['state start', {}],
-            ...(i === 7 ? [['state fail', { failed_attempt: true, reason: `run ${run}` }] as const] : []),
-            ['state complete', { completed: true }],
-          ] as const) {
-            const at = new Date(Date.UTC(2026, 2, 1) + 1000 * t++).toISOString();
-            appendEvent(c, {
-              at,
-              plan_path: PLAN,
-              step_anchor: `step-${i}`,
-              command,
-              actor: `/wt/w${i % 4}`,
-              attempt: 1,
-              details: { ...details },
-            });
-          }
-    });
+    await db.write(async (c) => appendRunEvents(c, { plan_path: PLAN, runs: RUNS, steps: STEPS, failing: 7 }));
     const plan = await db.read((c) => countEvents(c, { plan_path: PLAN }));
     expect(plan).toBe(RUNS * (3 * STEPS + 1));
 
