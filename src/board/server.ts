@@ -14,7 +14,7 @@ import { readTail, stepLogs, type Tail } from './files.js';
 import { allowedHosts, refusal } from './guard.js';
 import { attemptsOf, eventLine, rolesOf, slugOf, sumUsage, topOf, usageOf } from './model.js';
 import { pageResponse } from './page.js';
-import type { BoardSource, SourceMessage } from './source.js';
+import type { BoardSource, Published, SourceMessage } from './source.js';
 
 /**
  * The HTTP status of a tugcode error, by its exit code (docs/output.md §3, docs/board.md §6): invalid input
@@ -67,6 +67,8 @@ interface Stream {
   res: ServerResponse;
   /** A snapshot waits for the socket to drain. */
   behind: boolean;
+  /** The hash of the snapshot the page has (null: none yet): a `plans` frame applies only on top of it. */
+  has: string | null;
   watch: { dir: string; name: string; plan: string; step: string; offset: number } | null;
 }
 
@@ -213,12 +215,15 @@ export async function startServer(o: ServerOptions): Promise<BoardServer> {
     }
   }
 
-  /** The page's one event stream: `hello`, then every new snapshot (id: its hash) and status; `log` lines of the watched log. */
+  /**
+   * The page's one event stream: `hello`, the whole snapshot, then `plans` frames of what changed (id: the
+   * snapshot's hash), `status`, and `log` lines of the watched log.
+   */
   function events(req: IncomingMessage, res: ServerResponse): void {
     if (streams.size >= LIMITS.streams)
       return refuse(res, 503, 'TooManyStreams', `at most ${LIMITS.streams} pages at once`);
     const id = String(nextId++);
-    const stream: Stream = { id, res, behind: false, watch: null };
+    const stream: Stream = { id, res, behind: false, has: null, watch: null };
     streams.set(id, stream);
     res.writeHead(200, {
       ...SECURITY_HEADERS,
@@ -232,8 +237,10 @@ export async function startServer(o: ServerOptions): Promise<BoardServer> {
     );
     const last = req.headers['last-event-id'];
     const current = o.source.snapshot;
-    // Last-Event-ID is the hash of the snapshot the page has: the same one is not sent again.
-    if (current && current.hash !== last) write(stream, snapshotFrame(current.hash, current.json));
+    // Last-Event-ID is the hash of the snapshot the page has (docs/board.md §5): the same one is not sent
+    // again, an older one (or none) gets the whole current snapshot; after that, only what changed.
+    if (current && current.hash === last) stream.has = current.hash;
+    else if (current) sendWhole(stream, current);
     if (o.source.status) write(stream, `event: status\ndata: ${o.source.status}\n\n`);
     const off = o.source.subscribe((m) => deliver(stream, m));
     const ping = setInterval(() => res.write(': ping\n\n'), 25_000);
@@ -242,7 +249,7 @@ export async function startServer(o: ServerOptions): Promise<BoardServer> {
       const s = o.source.snapshot;
       if (stream.behind && s) {
         stream.behind = false;
-        write(stream, snapshotFrame(s.hash, s.json));
+        if (stream.has !== s.hash) sendWhole(stream, s);
       }
     });
     res.on('close', () => {
@@ -254,7 +261,11 @@ export async function startServer(o: ServerOptions): Promise<BoardServer> {
     pageWaiters = [];
   }
 
-  const snapshotFrame = (hash: string, json: string) => `id: ${hash}\nevent: snapshot\ndata: ${json}\n\n`;
+  /** The whole state: on connect, after a page fell behind, or when a page lacks the base of a change. */
+  function sendWhole(s: Stream, p: Published): void {
+    s.has = p.hash;
+    write(s, `id: ${p.hash}\nevent: snapshot\ndata: ${p.json}\n\n`);
+  }
 
   function deliver(s: Stream, m: SourceMessage): void {
     if (m.kind === 'status') return write(s, `event: status\ndata: ${m.json}\n\n`);
@@ -262,7 +273,11 @@ export async function startServer(o: ServerOptions): Promise<BoardServer> {
       s.behind = true; // the newest snapshot follows once the socket drains
       return;
     }
-    write(s, snapshotFrame(m.published.hash, m.published.json));
+    // Only the plans that changed, on top of the snapshot the page has (docs/board.md §5).
+    if (m.delta.base !== null && m.delta.base === s.has) {
+      s.has = m.published.hash;
+      write(s, `id: ${m.published.hash}\nevent: plans\ndata: ${m.delta.json}\n\n`);
+    } else sendWhole(s, m.published);
   }
 
   function write(s: Stream, frame: string): void {

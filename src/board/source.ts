@@ -1,6 +1,7 @@
 /**
  * The board's view of the state (docs/board.md §5): it reads only while a page is connected, through the
- * operations layer in this process, and publishes a snapshot only when its hash changed.
+ * operations layer in this process, and publishes a snapshot only when its hash changed, with what changed
+ * per plan (the stream's `plans` frames).
  *
  * Every `probeMs` it asks `state log` for events after the last one seen (one indexed read, well under a
  * millisecond); a full read (`state show` of every plan, plus the log files of running steps) follows when
@@ -30,12 +31,29 @@ import {
 
 export interface Published {
   hash: string;
-  /** The SSE `data:` of the snapshot: `{hash, at, snapshot}` as one JSON line. */
-  json: string;
+  /** The SSE `data:` of the whole snapshot: `{hash, at, snapshot}` as one JSON line (built when first asked). */
+  readonly json: string;
   snapshot: BoardSnapshot;
 }
 
-export type SourceMessage = { kind: 'snapshot'; published: Published } | { kind: 'status'; json: string };
+/**
+ * What changed since the snapshot `base` (docs/board.md §5): the SSE `data:` of a `plans` frame, `{hash, base,
+ * at, board?, order?, removed, plans}`. `base` null: there was none before (the first read), so it is no delta.
+ */
+export interface Delta {
+  base: string | null;
+  json: string;
+}
+
+export type SourceMessage = { kind: 'snapshot'; published: Published; delta: Delta } | { kind: 'status'; json: string };
+
+/** A plan as last published: its JSON, its head's (all but the cards), each card's, its cards' anchors in order. */
+interface PlanSent {
+  json: string;
+  head: string;
+  cards: Map<string, string>;
+  anchors: string;
+}
 
 /** What the run beside the board reports (`run --board`): the fields of its events the board uses. */
 export interface RunEventLike {
@@ -66,6 +84,9 @@ export class BoardSource {
   private readonly probeMs: number;
   private readonly refreshMs: number;
   private current: Published | null = null;
+  /** Per plan, what the current snapshot holds (the next delta is against it), and the snapshot's own fields. */
+  private sent = new Map<string, PlanSent>();
+  private boardHead = '';
   private statusJson: string | null = null;
   private cursor: number | undefined;
   private readonly events = new Map<string, { at: string; reason: string | null }>();
@@ -369,14 +390,71 @@ export class BoardSource {
         : undefined;
     };
     const snapshot = shapeSnapshot(read, activity, { now: this.o.ctx.clock.now(), allow_actions: this.o.allowActions });
-    const body = JSON.stringify(snapshot);
-    const hash = createHash('sha256').update(body).digest('hex').slice(0, 20);
     this.fullMs = Date.now() - t0;
     this.lastFull = Date.now();
+    this.publish(snapshot);
+  }
+
+  /**
+   * The snapshot when it differs from the current one, with what changed per plan (docs/board.md §5): the
+   * JSON is built per card and per plan, so a plan whose content did not change is recognised without
+   * comparing objects, and the whole JSON (its hash the stream's event id) is the same text as
+   * `JSON.stringify(snapshot)` (the plans are the snapshot's last field, the cards the plan's).
+   */
+  private publish(snapshot: BoardSnapshot): void {
+    const plans = new Map<string, PlanSent>();
+    for (const p of snapshot.plans) {
+      const cards = new Map<string, string>();
+      const list: string[] = [];
+      for (const c of p.cards) {
+        const j = JSON.stringify(c);
+        cards.set(c.anchor, j);
+        list.push(j);
+      }
+      const head = JSON.stringify({ ...p, cards: undefined });
+      plans.set(p.plan_path, {
+        json: `${head.slice(0, -1)},"cards":[${list.join(',')}]}`,
+        head,
+        cards,
+        anchors: JSON.stringify(p.cards.map((c) => c.anchor)),
+      });
+    }
+    const boardHead = JSON.stringify({ ...snapshot, plans: undefined });
+    const body = `${boardHead.slice(0, -1)},"plans":[${[...plans.values()].map((p) => p.json).join(',')}]}`;
+    const hash = createHash('sha256').update(body).digest('hex').slice(0, 20);
     if (hash === this.current?.hash) return;
-    const json = `{"hash":${JSON.stringify(hash)},"at":${JSON.stringify(this.o.ctx.clock.now())},"snapshot":${body}}`;
-    this.current = { hash, json, snapshot };
-    this.emit({ kind: 'snapshot', published: this.current });
+    const at = JSON.stringify(this.o.ctx.clock.now());
+    const base = this.current?.hash ?? null;
+    // Only the plans whose JSON changed, each with its head and only its changed cards; `anchors` when the
+    // plan's steps or their order changed (a new plan: all of them).
+    const changed: string[] = [];
+    for (const [path, p] of plans) {
+      const was = this.sent.get(path);
+      if (was?.json === p.json) continue;
+      const cards = [...p.cards].filter(([a, j]) => was?.cards.get(a) !== j).map(([, j]) => j);
+      const anchors = was?.anchors === p.anchors ? '' : `,"anchors":${p.anchors}`;
+      changed.push(`${p.head.slice(0, -1)},"cards":[${cards.join(',')}]${anchors}}`);
+    }
+    const removed = [...this.sent.keys()].filter((path) => !plans.has(path));
+    const order = [...plans.keys()];
+    const sameOrder = order.length === this.sent.size && [...this.sent.keys()].every((path, i) => path === order[i]);
+    const deltaJson =
+      `{"hash":${JSON.stringify(hash)},"base":${JSON.stringify(base)},"at":${at}` +
+      (boardHead !== this.boardHead ? `,"board":${boardHead}` : '') +
+      (sameOrder ? '' : `,"order":${JSON.stringify(order)}`) +
+      `,"removed":${JSON.stringify(removed)},"plans":[${changed.join(',')}]}`;
+    this.sent = plans;
+    this.boardHead = boardHead;
+    let json: string | null = null;
+    // The whole snapshot's frame only when something asks for it (a page connecting, /api/snapshot).
+    this.current = {
+      hash,
+      snapshot,
+      get json() {
+        return (json ??= `{"hash":${JSON.stringify(hash)},"at":${at},"snapshot":${body}}`);
+      },
+    };
+    this.emit({ kind: 'snapshot', published: this.current, delta: { base, json: deltaJson } });
   }
 
   private emit(m: SourceMessage): void {

@@ -6,7 +6,7 @@
  * Origin refusals. Then, with `tugcode board --allow-actions`, a failed step reset from the page and run
  * again; and a page that outlives its board reconnects to the next one.
  */
-import { rmSync, statSync } from 'node:fs';
+import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useBrowser, watchedPage } from '../helpers/browser.js';
@@ -212,6 +212,63 @@ describe('the board in a browser with --allow-actions', () => {
     await page.waitForSelector('#conn.conn-live');
     expect(await watch.eventSources()).toBe(1);
     await b.stop();
+    await page.close();
+  }, 120_000);
+});
+
+describe('the board in a browser: a change draws its plan only', () => {
+  let board: BoardChild | undefined;
+  afterAll(async () => {
+    await board?.stop();
+  });
+
+  it("a claim in one plan shows on the page; the other plan's elements stay the same nodes, untouched", async (ctx) => {
+    const browser = chrome.get(ctx);
+    const root = runRepo(DIAMOND);
+    writeFileSync(join(root, '.tugtool', 'tugplan-other.md'), planText([step(1, 'Alpha'), step(2, 'Beta')]));
+    for (const p of ['demo', 'other']) expect(runCli(['state', 'init', p, '--json'], { cwd: root }).code).toBe(0);
+    board = await startBoardCli(root);
+    const { page, watch } = await watchedPage(browser);
+    await page.goto(board.url);
+    const other = '.plan[data-plan=".tugtool/tugplan-other.md"]';
+    await page.waitForSelector(`${other} .card[data-step="step-2"]`);
+    await waitLane(page, 'step-1', 'ready');
+    // The other plan's section and cards are marked, and every change under them is recorded (the ages'
+    // ticks aside: they count every second in place, docs/board.md §3).
+    await page.evaluate((sel) => {
+      const g = globalThis as any;
+      const section = g.document.querySelector(sel);
+      g.__marked = [section, ...section.querySelectorAll('.card, .lane, .plan-head *')];
+      g.__changes = [];
+      new g.MutationObserver((list: any[]) => {
+        for (const m of list) if (!m.target.closest?.('.tick')) g.__changes.push(`${m.type} ${m.target.className}`);
+      }).observe(section, { subtree: true, childList: true, attributes: true, characterData: true });
+    }, other);
+    const demo = '.plan[data-plan=".tugtool/tugplan-demo.md"]';
+    expect(runCli(['state', 'claim', 'demo', '--json'], { cwd: root }).code).toBe(0);
+    await page.waitForFunction(
+      (sel) =>
+        (globalThis as any).document.querySelector(`${sel} .card[data-step="step-1"]`)?.closest('.lane')?.dataset
+          .lane === 'running',
+      demo,
+    );
+    expect(await page.textContent(`${demo} .lane-running .n`)).toBe('1');
+    // The page has the board's state (its hash), drawn from a `plans` frame of the demo plan only.
+    const hash = (await serverSnapshot(board)).hash;
+    await page.waitForFunction((h) => (globalThis as any).document.documentElement.dataset.hash === h, hash);
+    const after = await page.evaluate((sel) => {
+      const g = globalThis as any;
+      const section = g.document.querySelector(sel);
+      const now = [section, ...section.querySelectorAll('.card, .lane, .plan-head *')];
+      return {
+        same: now.length === g.__marked.length && now.every((n: unknown, i: number) => n === g.__marked[i]),
+        changes: g.__changes,
+      };
+    }, other);
+    expect(after).toEqual({ same: true, changes: [] });
+    expect(await page.textContent(`${other} .lane-ready .n`)).toBe('1');
+    expect(await watch.eventSources()).toBe(1);
+    expect(watch.errors).toEqual([]);
     await page.close();
   }, 120_000);
 });

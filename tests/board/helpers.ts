@@ -3,6 +3,7 @@
  * Host and Origin (fetch would refuse to set Host), and a server-sent-events reader.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { expect } from 'vitest';
 import { boardLineSchema, type BoardLine } from '../../src/contract/schemas/board.js';
@@ -142,6 +143,35 @@ export interface SseEvent {
   event: string;
   id: string | undefined;
   data: any;
+  /**
+   * After a `snapshot` or `plans` frame: the whole snapshot the page has then, rebuilt from the frames as
+   * docs/board.md §5 says (undefined when a `plans` frame did not apply on top of the one before).
+   */
+  state?: any;
+}
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 20);
+
+/**
+ * The snapshot after a `plans` frame on top of `prev` (docs/board.md §5), in the server's key order, so that
+ * its hash is the frame's: null when the frame is not on top of `prev` or the result's hash is not the frame's.
+ */
+export function applyPlans(prev: { hash: string; snapshot: any } | null, m: any): any | null {
+  if (!prev || m.base !== prev.hash) return null;
+  const byPath = new Map<string, any>(prev.snapshot.plans.map((p: any) => [p.plan_path, p]));
+  for (const u of m.plans) {
+    const old = byPath.get(u.plan_path);
+    const cards = new Map<string, any>(old ? old.cards.map((c: any) => [c.anchor, c]) : []);
+    for (const c of u.cards) cards.set(c.anchor, c);
+    const anchors: string[] = u.anchors ?? (old ? old.cards.map((c: any) => c.anchor) : []);
+    const { anchors: _, ...plan } = u;
+    byPath.set(u.plan_path, { ...plan, cards: anchors.map((a) => cards.get(a)) });
+  }
+  for (const path of m.removed) byPath.delete(path);
+  const order: string[] = m.order ?? prev.snapshot.plans.map((p: any) => p.plan_path);
+  const { plans: __, ...board } = m.board ?? prev.snapshot;
+  const snapshot = { ...board, plans: order.filter((p) => byPath.has(p)).map((p) => byPath.get(p)) };
+  return sha(JSON.stringify(snapshot)) === m.hash ? snapshot : null;
 }
 
 export interface SseReader {
@@ -158,6 +188,7 @@ export function sse(base: string, path: string, headers: Record<string, string> 
   const events: SseEvent[] = [];
   const waiters: (() => void)[] = [];
   let buf = '';
+  let held: { hash: string; snapshot: any } | null = null;
   let req: ReturnType<typeof request>;
   const status = new Promise<number>((resolve, reject) => {
     req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, headers }, (res) => {
@@ -178,6 +209,13 @@ export function sse(base: string, path: string, headers: Record<string, string> 
           }
           if (data === undefined) continue; // a comment or a retry line
           e.data = JSON.parse(data);
+          if (e.event === 'snapshot') {
+            held = { hash: e.data.hash, snapshot: e.data.snapshot };
+            e.state = e.data.snapshot;
+          } else if (e.event === 'plans') {
+            e.state = applyPlans(held, e.data) ?? undefined;
+            held = e.state ? { hash: e.data.hash, snapshot: e.state } : null;
+          }
           events.push(e);
           for (const w of waiters.splice(0)) w();
         }

@@ -26,7 +26,8 @@ describe('tugcode board and the run lock', () => {
     board = await startBoardCli(root);
     const stream = sse(board.base, `/events?token=${board.token}`, own(board));
     expect(await stream.status).toBe(200);
-    const driverOf = (e: { data: any }) => e.data.snapshot.plans[0].run_driver;
+    // The state the page has after each frame (helpers.ts rebuilds it from the `plans` frames).
+    const driverOf = (e: { state?: any }) => e.state.plans[0].run_driver;
     const first = await stream.next((e) => e.event === 'snapshot');
     expect(driverOf(first)).toBeNull();
 
@@ -46,12 +47,12 @@ describe('tugcode board and the run lock', () => {
     );
     let from = stream.events.length;
     // 10 s: well before the full read every 30 s that would find it anyway.
-    const held = await stream.next((e) => e.event === 'snapshot' && driverOf(e) !== null, from, 10_000);
+    const held = await stream.next((e) => e.event === 'plans' && driverOf(e) !== null, from, 10_000);
     expect(driverOf(held)).toMatchObject({ pid: process.pid, started_at: started, alive: true });
 
     from = stream.events.length;
     rmSync(dir, { recursive: true });
-    await stream.next((e) => e.event === 'snapshot' && driverOf(e) === null, from, 10_000);
+    await stream.next((e) => e.event === 'plans' && driverOf(e) === null, from, 10_000);
     stream.close();
   }, 60_000);
 });

@@ -3,13 +3,13 @@
  * refusals, the bounds, the event stream (a snapshot only when the state changed, Last-Event-ID resume), the
  * actions behind --allow-actions with the CLI's envelope and events, the kept token and port.
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { tempDir, tempRepo } from '../helpers/repo.js';
 import { planText, runRepo, startRun, step } from '../run/helpers.js';
-import { expectRefused, http, own, sse, startBoardCli, whereOf, type BoardChild } from './helpers.js';
+import { applyPlans, expectRefused, http, own, sse, startBoardCli, whereOf, type BoardChild } from './helpers.js';
 import { until } from './page.js';
 
 const started: BoardChild[] = [];
@@ -122,7 +122,7 @@ describe('tugcode board: who may ask', () => {
 });
 
 describe('tugcode board: the event stream', () => {
-  it('hello, then the snapshot with its hash as id; nothing while unchanged; one snapshot per change; Last-Event-ID resumes', async () => {
+  it('hello, then the snapshot with its hash as id; nothing while unchanged; one frame per change; Last-Event-ID resumes', async () => {
     const root = repo();
     const b = await board(root);
     const h = own(b);
@@ -144,25 +144,99 @@ describe('tugcode board: the event stream', () => {
     const count = s1.events.length;
     await new Promise((r) => setTimeout(r, 2000));
     expect(s1.events.length).toBe(count);
-    // A change: one new snapshot, with step-1 running.
+    // A change: one `plans` frame on top of the snapshot, with step-1 running.
     cli(root, ['state', 'claim', 'demo', '--worktree', root]);
-    const second = await s1.next((e) => e.event === 'snapshot', count);
+    const second = await s1.next((e) => e.event === 'plans', count);
+    expect(second.id).toBe(second.data.hash);
+    expect(second.data.base).toBe(first.data.hash);
     expect(second.data.hash).not.toBe(first.data.hash);
-    const running = second.data.snapshot.plans[0].cards[0];
+    // The rebuilt state hashes to the frame's hash (helpers.ts applyPlans) and is the board's.
+    expect(second.state).toBeDefined();
+    const running = second.state.plans[0].cards[0];
     expect(running).toMatchObject({ anchor: 'step-1', lane: 'running', attempt: 1 });
     expect(running.owner.worktree).toBe(root);
-    expect(s1.events.slice(count).filter((e) => e.event === 'snapshot')).toHaveLength(1);
+    expect(second.state).toEqual((await http(b.base, `/api/snapshot?token=${b.token}`, { headers: h })).json.snapshot);
+    expect(s1.events.slice(count).filter((e) => e.event === 'snapshot' || e.event === 'plans')).toHaveLength(1);
+    // Held now, the step is read again every 2 s: its timestamps did not move, so still not one message.
+    const held = s1.events.length;
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(s1.events.length).toBe(held);
     // A page that has this snapshot reconnects: hello, and no snapshot again.
     const s2 = sse(b.base, `/events?token=${b.token}`, { ...h, 'Last-Event-ID': second.data.hash });
     await s2.next((e) => e.event === 'hello');
-    // …and one that has an older one gets the current one.
+    // …and one that has an older one gets the whole current one.
     const s3 = sse(b.base, `/events?token=${b.token}`, { ...h, 'Last-Event-ID': first.data.hash });
-    expect((await s3.next((e) => e.event === 'snapshot')).data.hash).toBe(second.data.hash);
+    const whole = await s3.next((e) => e.event === 'snapshot');
+    expect(whole.data.hash).toBe(second.data.hash);
+    expect(whole.data.snapshot).toEqual(second.state);
     await new Promise((r) => setTimeout(r, 1000));
     expect(s2.events.map((e) => e.event)).toEqual(['hello']);
+    // The next change reaches the reconnected page as a frame on top of the hash it gave.
+    cli(root, ['state', 'heartbeat', 'demo', 'step-1', '--worktree', root]);
+    const beat = await s2.next((e) => e.event === 'plans');
+    expect(beat.data.base).toBe(second.data.hash);
+    // This reader never had a snapshot: the page's is the one its Last-Event-ID named.
+    const after = applyPlans({ hash: second.data.hash, snapshot: second.state }, beat.data);
+    expect(after.plans[0].cards[0].heartbeat_at).not.toBeNull();
     for (const s of [s1, s2, s3]) s.close();
   }, 60_000);
 
+  it('a change sends that plan only, with only its changed cards; nothing for the plans that did not change', async () => {
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] }), step(3, 'Three', { deps: [1] })]));
+    writeFileSync(join(root, '.tugtool', 'tugplan-other.md'), planText([step(1, 'Alpha'), step(2, 'Beta')]));
+    for (const p of ['demo', 'other']) cli(root, ['state', 'init', p]);
+    const b = await board(root);
+    const h = own(b);
+    const s = sse(b.base, `/events?token=${b.token}`, h);
+    const first = await s.next((e) => e.event === 'snapshot');
+    const paths = first.data.snapshot.plans.map((p: any) => p.plan_path).sort();
+    expect(paths).toEqual(['.tugtool/tugplan-demo.md', '.tugtool/tugplan-other.md']);
+    const frames = () => s.events.filter((e) => e.event === 'plans' || e.event === 'snapshot');
+
+    // A claim in demo: the frame carries demo alone, and of its cards step-1 alone (step-2 and 3 stay blocked).
+    cli(root, ['state', 'claim', 'demo', '--worktree', root]);
+    const claimed = await s.next((e) => e.event === 'plans');
+    expect(claimed.data).toMatchObject({ base: first.data.hash, removed: [] });
+    expect(claimed.data.order).toBeUndefined();
+    expect(claimed.data.board).toBeUndefined();
+    expect(claimed.data.plans.map((p: any) => p.plan_path)).toEqual(['.tugtool/tugplan-demo.md']);
+    expect(claimed.data.plans[0].cards.map((c: any) => [c.anchor, c.lane])).toEqual([['step-1', 'running']]);
+    expect(claimed.data.plans[0].anchors).toBeUndefined();
+    expect(claimed.data.plans[0].lanes).toMatchObject({ running: 1, ready: 0, blocked: 2 });
+    expect(claimed.state).toBeDefined();
+
+    // A heartbeat in demo, then a claim in other: each its own frame of its own plan, nothing in between
+    // (demo is held, so the board reads everything again every 2 s meanwhile, and the other plan is unchanged).
+    cli(root, ['state', 'heartbeat', 'demo', 'step-1', '--worktree', root]);
+    const beat = await s.next((e) => e.event === 'plans' && e !== claimed);
+    expect(beat.data.base).toBe(claimed.data.hash);
+    expect(beat.data.plans.map((p: any) => [p.plan_path, p.cards.map((c: any) => c.anchor)])).toEqual([
+      ['.tugtool/tugplan-demo.md', ['step-1']],
+    ]);
+    expect(beat.data.plans[0].cards[0].heartbeat_at).not.toBeNull();
+    cli(root, ['state', 'claim', 'other', '--worktree', root]);
+    const other = await s.next((e) => e.event === 'plans' && e !== claimed && e !== beat);
+    expect(other.data.base).toBe(beat.data.hash);
+    expect(other.data.plans.map((p: any) => [p.plan_path, p.cards.map((c: any) => c.anchor)])).toEqual([
+      ['.tugtool/tugplan-other.md', ['step-1']],
+    ]);
+    expect(frames()).toEqual([first, claimed, beat, other]);
+    expect(other.state).toEqual((await http(b.base, `/api/snapshot?token=${b.token}`, { headers: h })).json.snapshot);
+
+    // A plan gone from the state (pruned: its file removed) is said to be removed; the order follows.
+    cli(root, ['state', 'release', 'other', 'step-1', '--worktree', root]);
+    const released = await s.next((e) => e.event === 'plans' && e.data.base === other.data.hash);
+    rmSync(join(root, '.tugtool', 'tugplan-other.md'));
+    cli(root, ['state', 'prune']);
+    const gone = await s.next((e) => e.event === 'plans' && e.data.base === released.data.hash);
+    expect(gone.data).toMatchObject({
+      removed: ['.tugtool/tugplan-other.md'],
+      order: ['.tugtool/tugplan-demo.md'],
+      plans: [],
+    });
+    expect(gone.state.plans.map((p: any) => p.plan_path)).toEqual(['.tugtool/tugplan-demo.md']);
+    s.close();
+  }, 60_000);
   it('the step detail: items, attempts with reasons, artifacts, events', async () => {
     const root = repo();
     cli(root, ['state', 'claim', 'demo', '--worktree', root]);
@@ -276,8 +350,9 @@ describe('tugcode board --allow-actions', () => {
     });
     const log = cli(root, ['state', 'log', 'demo', '--step', 'step-1', '--limit', '2']);
     expect(log.events.find((e: any) => e.details.reset)).toMatchObject({ command: 'state reset', actor: 'admin' });
-    const after = await s.next((e) => e.event === 'snapshot' && e.data.hash !== before.data.hash);
-    expect(after.data.snapshot.plans[0].cards[0]).toMatchObject({ lane: 'ready', failures: 0 });
+    const after = await s.next((e) => e.event === 'plans' && e.data.hash !== before.data.hash);
+    expect(after.data.base).toBe(before.data.hash);
+    expect(after.state.plans[0].cards[0]).toMatchObject({ lane: 'ready', failures: 0 });
     // A refusal is the CLI's error envelope: step-1 is no longer failed or claimed, decide is not in this build.
     const live = await http(b.base, '/api/action', {
       method: 'POST',

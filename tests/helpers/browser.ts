@@ -162,7 +162,7 @@ export async function watchPage(page: Page): Promise<PageWatch> {
       constructor(url: string | URL, init?: EventSourceInit) {
         super(url, init);
         w.__tug.sources++;
-        for (const t of ['hello', 'snapshot', 'status', 'log', 'message'])
+        for (const t of ['hello', 'snapshot', 'plans', 'status', 'log', 'message'])
           this.addEventListener(t, () => w.__tug.messages++);
       }
     };

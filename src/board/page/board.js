@@ -26,6 +26,8 @@
   const shq = (s) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${String(s).replace(/'/g, `'\\''`)}'`);
 
   let snap = null;
+  /** The hash of the snapshot the page shows: a `plans` frame applies on top of it only. */
+  let hash = '';
   let skew = 0;
   let conn = '';
   let source = null;
@@ -113,6 +115,16 @@
     source.addEventListener('snapshot', (e) => {
       const m = JSON.parse(e.data);
       render(m.snapshot);
+      hash = m.hash;
+      document.documentElement.dataset.hash = m.hash;
+    });
+    // What changed since the snapshot the page has (docs/board.md §5): only those plans are drawn again.
+    source.addEventListener('plans', (e) => {
+      const m = JSON.parse(e.data);
+      // Not on top of what the page has (it cannot happen on one stream): a new stream sends the whole state.
+      if (!snap || m.base !== hash) return connect();
+      applyPlans(m);
+      hash = m.hash;
       document.documentElement.dataset.hash = m.hash;
     });
     source.addEventListener('status', (e) => {
@@ -282,7 +294,33 @@
     }
   }
 
-  function render(s) {
+  /**
+   * A `plans` frame: the snapshot's own fields when they changed, the plans' order when it changed, the
+   * removed plans, and each changed plan with only its changed cards (`anchors`: its cards in order, when the
+   * set or the order changed). Only the changed plans are drawn again, only their changed cards' HTML made.
+   */
+  function applyPlans(m) {
+    const byPath = new Map(snap.plans.map((p) => [p.plan_path, p]));
+    const changed = new Map();
+    for (const u of m.plans) {
+      const old = byPath.get(u.plan_path);
+      const cards = new Map(old ? old.cards.map((c) => [c.anchor, c]) : []);
+      for (const c of u.cards) cards.set(c.anchor, c);
+      const anchors = u.anchors || (old ? old.cards.map((c) => c.anchor) : []);
+      const p = { ...u, cards: anchors.map((a) => cards.get(a)).filter(Boolean) };
+      delete p.anchors;
+      byPath.set(p.plan_path, p);
+      changed.set(p.plan_path, new Set(u.cards.map((c) => c.anchor)));
+    }
+    for (const path of m.removed) byPath.delete(path);
+    const order = m.order || snap.plans.map((p) => p.plan_path);
+    const next = m.board ? { ...m.board } : { ...snap };
+    next.plans = order.filter((path) => byPath.has(path)).map((path) => byPath.get(path));
+    render(next, changed);
+  }
+
+  /** Draws the snapshot; with `only` (plan path → its changed cards), only those plans are drawn again. */
+  function render(s, only) {
     snap = s;
     $('repo').textContent = `${s.repo.name} · ${s.backend.kind}`;
     $('repo').title = `${s.repo.root} · ${s.backend.location}`;
@@ -297,10 +335,12 @@
     let prev = $('empty');
     for (const p of s.plans) {
       seen.add(p.plan_path);
-      const entry = planEls.get(p.plan_path) || planSection(p);
+      const known = planEls.get(p.plan_path);
+      const entry = known || planSection(p);
       if (prev.nextSibling !== entry.el) main.insertBefore(entry.el, prev.nextSibling);
       prev = entry.el;
-      renderPlan(p, entry);
+      if (!only || !known) renderPlan(p, entry);
+      else if (only.has(p.plan_path)) renderPlan(p, entry, only.get(p.plan_path));
     }
     for (const [path, entry] of planEls)
       if (!seen.has(path)) {
@@ -317,7 +357,8 @@
     }
   }
 
-  function renderPlan(p, entry) {
+  /** Draws one plan; `cardsChanged`: the only cards whose HTML may have changed (all when absent). */
+  function renderPlan(p, entry, cardsChanged) {
     const el = entry.el;
     const head = el.querySelector('.plan-head');
     const title = p.title || p.slug || p.plan_path;
@@ -358,18 +399,20 @@
       }
       const laneId = LANE_IDS.includes(c.lane) ? c.lane : 'needs_you';
       const lane = lanes[laneId];
-      const html = cardHtml(p, c);
-      if (card._html !== html) {
-        card.innerHTML = html;
-        card._html = html;
+      if (!cardsChanged || cardsChanged.has(c.anchor) || card._html === undefined) {
+        const html = cardHtml(p, c);
+        if (card._html !== html) {
+          card.innerHTML = html;
+          card._html = html;
+        }
+        card.classList.toggle('needs', laneId === 'needs_you');
+        card.classList.toggle('acts', laneId === 'needs_you' && Boolean(actionButtons(p, c)));
+        card.classList.toggle(
+          'selected',
+          Boolean(selected && selected.plan === p.plan_path && selected.step === c.anchor),
+        );
+        if (card.dataset.lane !== laneId) card.dataset.lane = laneId;
       }
-      card.classList.toggle('needs', laneId === 'needs_you');
-      card.classList.toggle('acts', laneId === 'needs_you' && Boolean(actionButtons(p, c)));
-      card.classList.toggle(
-        'selected',
-        Boolean(selected && selected.plan === p.plan_path && selected.step === c.anchor),
-      );
-      card.dataset.lane = laneId;
       // In plan order within its lane: moved only when it is not where it belongs.
       const want = lane.prev ? lane.prev.nextSibling : lane.cards.firstChild;
       if (card.parentNode !== lane.cards || want !== card) lane.cards.insertBefore(card, want);
