@@ -298,17 +298,22 @@ export async function runDoctor(o: DoctorInput): Promise<DoctorData> {
     } catch (e) {
       checks.push({ name: 'config', status: 'fail', message: (e as Error).message, fix: configFix(e) });
     }
+    const ctx: DoctorCtx | null = config
+      ? { repo, config, clock: o.clock, warnings: o.warnings, env: o.env, gitRuns: v !== null }
+      : null;
+    // The kernel's probes (docs/kernel.md §4.5) run each tool once, about 3 s in all (pyright's CLI most of
+    // it), and read nothing the other checks write: they start now and run beside them, listed last as before.
+    const kernel = ctx && o.kernel !== false ? kernelCheck(ctx) : null;
     // Git missing (or not running) fails `git-version`; the checks that would run it are skipped, not aborted.
     checks.push(...(await gitChecks(g, repo, v !== null)));
-    if (config) {
-      const ctx: DoctorCtx = { repo, config, clock: o.clock, warnings: o.warnings, env: o.env, gitRuns: v !== null };
+    if (ctx) {
       const state = await backendChecks(ctx, o);
       checks.splice(
         checks.findIndex((c) => c.name === 'state-files-untracked'),
         0,
         ...state,
       );
-      if (o.kernel !== false) checks.push(await kernelCheck(ctx));
+      if (kernel) checks.push(await kernel);
     }
   }
   const out = checks.map(({ name, status, message, fix, skipped }) => ({

@@ -88,23 +88,41 @@ async function planErrorOf(plan: ParsedPlan, planPath: string, level: Level): Pr
   };
 }
 
-/** Progress from the plan's own checkboxes: a top-level step is done when it and its substeps have items, all checked. */
-function fromCheckboxes(plan: ParsedPlan, planPath: string): PlanStatusLine {
-  const top = plan.steps.filter((s) => s.parent_anchor === null);
+/**
+ * Progress from the plan's own checkboxes: a top-level step is done when it and its substeps have items, all
+ * checked. Linear in the steps (status parses every plan on each call, docs/git.md §6): one map of parents,
+ * one pass grouping the items under their top-level step. Exported for the test that counts its reads.
+ */
+export function fromCheckboxes(plan: ParsedPlan, planPath: string): PlanStatusLine {
+  const steps = plan.steps;
+  const top = steps.filter((s) => s.parent_anchor === null);
+  // The first step of an anchor is its parent's (a duplicate anchor is an error the plan reports).
+  const parentOf = new Map<string, string | null>();
+  for (const s of steps) if (!parentOf.has(s.anchor)) parentOf.set(s.anchor, s.parent_anchor);
   const topOf = new Map<string, string>();
-  for (const s of plan.steps) {
+  for (const s of steps) {
     let a: string = s.anchor;
     let p: string | null = s.parent_anchor;
     while (p !== null) {
       a = p;
-      p = plan.steps.find((x) => x.anchor === p)?.parent_anchor ?? null;
+      p = parentOf.get(p) ?? null;
     }
     topOf.set(s.anchor, a);
   }
+  const itemsOf = new Map<string, { total: number; checked: number }>();
+  for (const s of steps) {
+    const t = topOf.get(s.anchor)!;
+    const c = itemsOf.get(t) ?? { total: 0, checked: 0 };
+    for (const i of s.items) {
+      c.total++;
+      if (i.checked) c.checked++;
+    }
+    itemsOf.set(t, c);
+  }
   let done = 0;
   for (const t of top) {
-    const items = plan.steps.filter((s) => topOf.get(s.anchor) === t.anchor).flatMap((s) => s.items);
-    if (items.length > 0 && items.every((i) => i.checked)) done++;
+    const c = itemsOf.get(t.anchor);
+    if (c && c.total > 0 && c.checked === c.total) done++;
   }
   return {
     plan_path: planPath,
