@@ -219,19 +219,22 @@ async function looseRefs(commonDir: string, rel: string, out: Map<string, string
  * or missing ref): then git must be asked. Asynchronous, unlike the readers above: a repository may hold thousands of loose refs.
  */
 export async function allRefs(commonDir: string): Promise<Map<string, string> | null> {
-  const [packedText, reftable] = await Promise.all([
-    readFile(join(commonDir, 'packed-refs'), 'utf8').catch((e: NodeJS.ErrnoException) =>
-      e.code === 'ENOENT' ? '' : null,
-    ),
+  // The loose refs before packed-refs, as git reads them: a `git pack-refs` between the two moves a ref from
+  // the first to the second, where it is still found; read the other way round, it would be in neither.
+  const loose = new Map<string, string>();
+  const [walked, reftable] = await Promise.all([
+    looseRefs(commonDir, 'refs', loose),
     stat(join(commonDir, 'reftable')).then(
       () => true,
       (e: NodeJS.ErrnoException) => e.code !== 'ENOENT',
     ),
   ]);
-  if (packedText === null || reftable) return null;
-  const packed = packedRefs(packedText);
-  const loose = new Map<string, string>();
-  if (!packed || !(await looseRefs(commonDir, 'refs', loose))) return null;
+  if (!walked || reftable) return null;
+  const packedText = await readFile(join(commonDir, 'packed-refs'), 'utf8').catch((e: NodeJS.ErrnoException) =>
+    e.code === 'ENOENT' ? '' : null,
+  );
+  const packed = packedText === null ? null : packedRefs(packedText);
+  if (!packed) return null;
   const out = new Map(packed);
   for (const [name, text] of loose) {
     if (SHA.test(text)) {

@@ -2,6 +2,7 @@
  * The driver's git answers read from git's files (src/git/ref-files.ts, src/git/ancestry.ts): each one
  * agrees with git, and hands back to git (null / a git call) whatever the files cannot prove.
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -242,6 +243,39 @@ describe('allRefs', () => {
     }
     mkdirSync(join(commonDir, 'reftable'));
     expect(await allRefs(commonDir)).toBeNull();
+  });
+
+  it('never misses a ref that git pack-refs moves from its loose file to packed-refs meanwhile', async () => {
+    const root = tempRepo();
+    const commonDir = join(root, '.git');
+    const head = git(root, 'rev-parse', 'HEAD').trim();
+    const made = join(tempDir(), 'made');
+    writeFileSync(made, '0\n');
+    // Each round makes one more loose ref and packs them all: a reader that took packed-refs before the
+    // loose files could find a ref in neither.
+    const churn = spawn(
+      'bash',
+      [
+        '-c',
+        `for i in $(seq 1 80); do git update-ref refs/heads/w$i ${head} && echo $i > '${made}' && git pack-refs --all --prune; done`,
+      ],
+      { cwd: root, stdio: 'ignore' },
+    );
+    const ended = new Promise<number | null>((r) => churn.on('exit', r));
+    let running = true;
+    void ended.then(() => (running = false));
+    let reads = 0;
+    const missed: string[] = [];
+    while (running) {
+      const k = Number(readFileSync(made, 'utf8'));
+      const refs = await allRefs(commonDir);
+      reads++;
+      if (!refs) continue; // handed to git: never wrong
+      for (let i = 1; i <= k; i++) if (!refs.has(`refs/heads/w${i}`)) missed.push(`w${i} of ${k}`);
+    }
+    expect(await ended).toBe(0);
+    expect(reads).toBeGreaterThan(0);
+    expect(missed).toEqual([]);
   });
 });
 
