@@ -3,15 +3,16 @@
  * integration lock (src/util/integration-lock.ts); the protocol is described in docs/run.md §1.8.
  *
  * The lock is a directory holding `holder.json` (host, pid, start time, a random token and the user's own
- * fields), never visible without it: it is made whole in a private sibling directory and renamed into place,
- * which fails when a lock exists. The holder refreshes the directory's mtime; a lock not refreshed within
- * its stale time, or whose holder is a dead process on this host, is taken over. The takeover is safe
- * against several contenders racing for the same lock: a contender first creates `takeover/` inside it
- * (mkdir: one winner per directory, bound to that directory and not to the path), re-reads the holder to
- * make sure the directory is still the one it judged, and only then moves it aside and makes its own lock;
- * the others see `takeover/` (or the new lock) and step back. Renaming the old lock away, not deleting it by
- * name, means a lock made meanwhile by another contender is never removed by mistake; if it were, the
- * rename is undone.
+ * fields). It is taken by mkdir, which fails on any directory there, and the holder is written into it
+ * after: renaming a made lock into place instead would silently replace an empty directory, which is what an
+ * older tugcode's integration lock (proper-lockfile's) is. A lock seen without a holder yet is judged by its
+ * age, so it counts as held while it is new. The holder refreshes the directory's mtime; a lock not
+ * refreshed within its stale time, or whose holder is a dead process on this host, is taken over, safely
+ * against several contenders racing for it: a contender first creates `takeover/` inside it (mkdir: one
+ * winner per directory, bound to that directory and not to the path), re-reads the holder to make sure the
+ * directory is still the one it judged, and only then makes it its own where it stands (its holder replaced,
+ * its time set); the others see `takeover/` (or the new holder) and step back. The path is never empty
+ * during a takeover, so no one else can take the lock in between.
  *
  * The file calls are synchronous: each is one small system call, and through the thread pool it waited
  * behind the other workers' file reads and for a turn of a busy event loop — 8–13 ms per hand-over between
@@ -134,7 +135,7 @@ export function holderDead(holder: LockHolder | null): boolean {
 }
 
 /** A private sibling of the lock: `<name>.<token>.<stage>.lock`. */
-function sibling(lockDir: string, token: string, stage: 'new' | 'stale' | 'done'): string {
+function sibling(lockDir: string, token: string, stage: 'done'): string {
   return `${lockDir.replace(/\.lock$/, '')}.${token}.${stage}.lock`;
 }
 
@@ -152,7 +153,7 @@ export function tryDirLock(spec: DirLockSpec): { held: HeldDirLock } | { busy: D
   let last: LockHolder | null = null;
   for (let round = 0; round < 5; round++) {
     // A lock in place is judged without making a private copy first: a waiter polls cheaply.
-    if (!existsSync(lockDir) && create(lockDir, me)) return { held: held(spec, me, tookOver) };
+    if (!existsSync(lockDir) && make(lockDir, me)) return { held: held(spec, me, tookOver) };
     const holder = readHolder(lockDir);
     if (holder === undefined) continue; // released meanwhile: try again
     last = holder;
@@ -172,67 +173,46 @@ export function tryDirLock(spec: DirLockSpec): { held: HeldDirLock } | { busy: D
       rmQuiet(join(lockDir, 'takeover'));
       return { busy: { holder: again ?? holder, why: 'held' } };
     }
-    // Ours is made whole first and goes in right after the old one goes out, so a contender that finds the
-    // place empty in between has one rename to beat, and the lock goes to the one that took it over.
-    const tmp = prepare(lockDir, me);
-    const tomb = sibling(lockDir, me.token, 'stale');
+    // The directory becomes ours where it stands: its holder replaced in one rename, its time set, the claim
+    // removed. The path is never empty meanwhile, so no other contender's mkdir (nor an older tugcode's) can
+    // slip in and the lock goes, with its report, to the one that took it over.
     try {
-      renameSync(lockDir, tomb);
+      writeHolder(lockDir, me);
+      const t = new Date();
+      utimesSync(lockDir, t, t);
     } catch (e) {
-      rmSync(tmp, { recursive: true, force: true });
-      if (code(e) === 'ENOENT') continue;
+      if (code(e) === 'ENOENT') continue; // its holder released it meanwhile: try again
       throw e;
     }
-    const installed = install(tmp, lockDir);
-    const moved = readHolder(tomb);
-    if (moved?.token !== holder?.token) {
-      // Not the lock we judged (it was replaced in between): take ours out, put it back and step aside.
-      if (installed) drop(lockDir, me.token);
-      try {
-        renameSync(tomb, lockDir);
-      } catch {
-        /* a newer lock took the place meanwhile: the moved one stays aside */
-      }
-      return { busy: { holder: moved ?? null, why: 'held' } };
-    }
-    rmSync(tomb, { recursive: true, force: true });
+    rmQuiet(join(lockDir, 'takeover'));
     if (holder) tookOver = { host: holder.host, pid: holder.pid, started_at: holder.started_at, dead };
-    if (installed) return { held: held(spec, me, tookOver) };
-    // Another contender's lock went in first: judged in the next round.
+    return { held: held(spec, me, tookOver) };
   }
   return { busy: { holder: last, why: 'churn' } };
 }
 
-/** Makes the lock whole in a private directory, then renames it into place; false when a lock exists. */
-function create(lockDir: string, me: LockHolder): boolean {
-  return install(prepare(lockDir, me), lockDir);
-}
-
-/** The lock made whole in a private sibling directory. */
-function prepare(lockDir: string, me: LockHolder): string {
-  const tmp = sibling(lockDir, me.token, 'new');
-  // Not recursive: the parent exists, and a plain mkdir reports a read-only filesystem as EROFS, not ENOENT.
-  mkdirSync(tmp);
+/** Takes the lock by mkdir (false when any directory is there), then records its holder in it. */
+function make(lockDir: string, me: LockHolder): boolean {
   try {
-    writeFileSync(join(tmp, 'holder.json'), JSON.stringify(me) + '\n');
+    mkdirSync(lockDir);
   } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
+    if (code(e) === 'EEXIST') return false;
     throw e;
   }
-  return tmp;
-}
-
-/** Renames the made lock `tmp` into place; false (and `tmp` removed) when a lock exists. */
-function install(tmp: string, lockDir: string): boolean {
   try {
-    // rename(2) replaces an existing directory only when it is empty; a lock never is.
-    renameSync(tmp, lockDir);
-    return true;
+    writeHolder(lockDir, me);
   } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
-    if (['EEXIST', 'ENOTEMPTY', 'ENOTDIR', 'EISDIR'].includes(code(e) ?? '')) return false;
+    rmSync(lockDir, { recursive: true, force: true });
     throw e;
   }
+  return true;
+}
+
+/** Records `me` as the holder: written aside and renamed, so a reader never sees half a holder. */
+function writeHolder(lockDir: string, me: LockHolder): void {
+  const tmp = join(lockDir, `holder.${me.token}.json`);
+  writeFileSync(tmp, JSON.stringify(me) + '\n');
+  renameSync(tmp, join(lockDir, 'holder.json'));
 }
 
 /** Removes our lock `lockDir`: renamed away first, so a lock made in its place meanwhile is never removed. */

@@ -200,4 +200,40 @@ describe('the integration lock and its holder', () => {
     expect(existsSync(lock)).toBe(false);
     expect(strays(root)).toEqual([]);
   });
+
+  it('is never held at once by this tugcode and an older one taking it through proper-lockfile', async () => {
+    const root = tempDir();
+    mkdirSync(join(root, TUGTOOL_DIR));
+    // Each process takes the lock 300 times and, holding it, makes and removes one marker directory: a
+    // marker already there means both are inside. The older tugcode's lock is an empty directory, which a
+    // lock renamed into place would silently replace.
+    const inside = `
+const { mkdirSync, rmdirSync } = await import('node:fs');
+const [kind, root, mod] = process.argv.slice(2);
+const lock = kind === 'old'
+  ? (await import(mod)).default.lock.bind(null, root + '/.tugtool/integration', {
+      realpath: false, lockfilePath: root + '/.tugtool/integration.lock', stale: 15000, update: 5000,
+      retries: { retries: 100000, factor: 1, minTimeout: 1, maxTimeout: 2 }, onCompromised: () => {} })
+  : () => import(mod).then((m) => m.lockIntegrationFile(root, 20000));
+let both = 0;
+for (let i = 0; i < 300; i++) {
+  const release = await lock();
+  try { mkdirSync(root + '/inside'); rmdirSync(root + '/inside'); } catch { both++; }
+  await release();
+}
+process.stdout.write(String(both));
+`;
+    const script = join(root, 'inside.mjs');
+    writeFileSync(script, inside);
+    const oldLock = resolve(__dirname, '../../node_modules/proper-lockfile/index.js');
+    const run = (kind: string, mod: string) =>
+      new Promise<string>((done, fail) => {
+        const p = spawn(process.execPath, [script, kind, root, mod]);
+        let out = '';
+        p.stdout.on('data', (d: Buffer) => (out += d));
+        p.on('error', fail);
+        p.on('exit', (code) => (code === 0 ? done(out) : fail(new Error(`${kind} exited ${code}`))));
+      });
+    expect(await Promise.all([run('old', oldLock), run('new', LOCK_MODULE)])).toEqual(['0', '0']);
+  }, 60_000);
 });
