@@ -10,6 +10,7 @@ import { touchesOverlap } from '../plan/touches.js';
 import { liftEdges, liftedDependencies, liftedTouches, topLevelMap } from '../plan/lift.js';
 import type { ParsedPlan, PlanStep } from '../plan/types.js';
 import { checkpointCommand } from './checkpoints.js';
+import { workersText } from './render-text.js';
 
 export interface ScheduledStep {
   step_anchor: string;
@@ -289,6 +290,8 @@ export interface HeldBack {
   review?: ReviewGate | null;
   /** The plan's usage already reached the run's budget (docs/run.md §7.2): the run claims nothing. */
   budget_spent?: boolean;
+  /** The workers the real run starts, and `--workers` (more when the plan keeps fewer busy, docs/run.md §1). */
+  workers?: { workers: number; requested: number };
 }
 
 /** The review gate of a run: its reviewer command (an agent preset's command line), the preset, the rounds. */
@@ -342,6 +345,7 @@ export function scheduleText(s: Schedule, held: HeldBack = { failed_steps: [], b
   const n = s.critical_path.length;
   lines.push(`critical path: ${s.critical_path.join(' → ')} (${n} step${n === 1 ? '' : 's'})`);
   for (const [a, b] of s.apart) lines.push(`never together (Touches overlap): ${a}, ${b}`);
+  if (held.workers) lines.push(`the run starts ${workersText(held.workers.workers, held.workers.requested)}`);
   if (held.review !== undefined) {
     // A preset by its name (its command line is in the JSON and the README), a command as it runs.
     const r = held.review;
