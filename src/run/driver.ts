@@ -441,7 +441,7 @@ async function runLocked(
   try {
     started = await startRun(setup, tally, { target: await runTarget(setup, input), workers });
     rc = started.rc;
-    results = await runWorkers(rc, started.trees, hooks);
+    results = await runWorkers(rc, started.trees, hooks, workers);
   } finally {
     unlisten();
     hooks.signal?.removeEventListener('abort', onAbort);
@@ -507,8 +507,11 @@ async function startRun(
   await s.store.holdRunIdentity?.(prep.planPath);
   const remote = remoteName ? await (await import('./remote.js')).openRemote(s, remoteName) : undefined;
   const existed = await integrationExists(flow, g, prep);
+  // How many workers the plan can keep busy, read while the leftovers are listed (before the state's init).
+  const width = settled(workersToStart(s, stateCall, o.workers));
   // An earlier run's worker trees, listed before this run makes any.
   const leftovers = await leftoverTrees(g, flow.repo, prep.slug);
+  const workers = (await width)();
   const init = () => timed(tr, 'run.init', () => initState(flow, prep, { integrationExisted: existed, warn: s.warn }));
   // A branch this run is about to make holds nothing of the plan's: the state's init reads nothing of it and
   // runs while git makes it. An existing one is reconciled from once it caught up with the base.
@@ -523,7 +526,7 @@ async function startRun(
   // The settle check's memory of the branch (history.ts), scanned while the trees are made.
   const history = remote ? undefined : (await import('./history.js')).stepHistory(g, flow.repo, prep.integration, tip);
   const { makeWorkerTree } = await import('./worker.js');
-  const trees = Array.from({ length: o.workers }, (_, i) => makeWorkerTree(s, i + 1, tip));
+  const trees = Array.from({ length: workers }, (_, i) => makeWorkerTree(s, i + 1, tip));
   const gitConfig = runGitConfig(s);
   const gitSide = Promise.allSettled([...trees, gitConfig]); // each is awaited below; none is left unobserved
   let config: RunGitConfig;
@@ -537,7 +540,7 @@ async function startRun(
     // No git still writing once the run lock is released, and nothing of this run's left behind: the
     // worker trees and the integration branch it made are removed again (a failed command changes nothing).
     const made = await gitSide;
-    await undoStart(s, made.slice(0, o.workers) as PromiseSettledResult<MadeTree>[], {
+    await undoStart(s, made.slice(0, workers) as PromiseSettledResult<MadeTree>[], {
       removeBranch: !existed && !remote,
     });
     throw e;
@@ -549,6 +552,25 @@ async function startRun(
   const drift = await timed(tr, 'run.drift', async () => (await import('./drift.js')).watchDrift(s));
   const rc = { ...s, startTip: tip, remote, history, ...config, drift, tally };
   return { rc, trees, madeBranch: !existed && !remote };
+}
+
+/**
+ * The workers the run starts (docs/run.md §1 item 3): `requested`, but no more than the plan's steps still
+ * to run can keep busy at once (planWidth), at least one. A worker more would never claim a step, yet cost
+ * its worktree. Read before the start-up init and reconcile, which can only complete more steps: the bound
+ * stays an upper one. A plan without state yet has nothing completed.
+ */
+async function workersToStart(s: RunSetup, call: StateCall, requested: number): Promise<number> {
+  if (requested <= 1) return requested;
+  const done = await s.store.ready(call, { plan: s.prep.planPath }).then(
+    (c) => new Set(c.completed_steps),
+    (e: unknown) => {
+      if (e instanceof TugError) return new Set<string>();
+      throw e;
+    },
+  );
+  const { planWidth } = await import('./schedule.js');
+  return Math.max(1, Math.min(requested, planWidth(s.prep.plan, done)));
 }
 
 /**
@@ -604,6 +626,7 @@ async function runWorkers(
   rc: RunCtx,
   trees: Promise<MadeTree>[],
   hooks: RunHooks,
+  requested: number,
 ): Promise<{ worker: string; busy_ms: number }[]> {
   const { prep } = rc;
   const tr = tracerOf(rc, '', '');
@@ -624,6 +647,8 @@ async function runWorkers(
     integration_branch: prep.integration,
     base_branch: prep.base,
     workers: trees.length,
+    // Fewer than asked for: the plan can keep no more busy (docs/run.md §1 item 3).
+    ...(trees.length < requested ? { workers_requested: requested } : {}),
     ...(rc.remote ? { remote: rc.remote.name } : {}),
   });
   // A run that died held the lock and claims this run took over (docs/run.md §1 item 3): never silently.

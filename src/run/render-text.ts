@@ -74,7 +74,7 @@ export function eventLine(e: RunEvent, o: { color: boolean; plan_path?: string }
     case 'run_started': {
       // With --remote the steps land on the remote's branch, which the local one mirrors (docs/run.md §1.1 item 2).
       const into = e.remote ? `through ${e.remote}/${e.integration_branch}` : `into ${e.integration_branch}`;
-      return `run ${e.plan_path}: ${e.workers} worker${e.workers === 1 ? '' : 's'}, integrating ${into} (base ${e.base_branch})`;
+      return `run ${e.plan_path}: ${workersText(e.workers, e.workers_requested)}, integrating ${into} (base ${e.base_branch})`;
     }
     case 'claimed': {
       const notes = [attemptText(e)];
@@ -183,4 +183,14 @@ export function waitingText(e: Extract<RunEvent, { type: 'waiting' }>): string {
   const on = named.length ? ` for ${named.join(', ')}` : '';
   if (!e.touches_held?.length) return `waiting${on}`;
   return `waiting${on}${on ? ';' : ':'} held back by Touches: ${touchesHeldText(e.touches_held)}`;
+}
+
+/**
+ * `2 workers`, or when the plan can keep fewer busy than `--workers` asked for (docs/run.md §1 item 3)
+ * `1 worker (3 requested; the plan runs at most 1 step at a time)`; the dry run says it too.
+ */
+export function workersText(workers: number, requested?: number): string {
+  const n = `${workers} worker${workers === 1 ? '' : 's'}`;
+  if (requested === undefined || requested <= workers) return n;
+  return `${n} (${requested} requested; the plan runs at most ${workers} step${workers === 1 ? '' : 's'} at a time)`;
 }

@@ -10,6 +10,7 @@ import { touchesOverlap } from '../plan/touches.js';
 import { liftEdges, liftedDependencies, liftedTouches, topLevelMap } from '../plan/lift.js';
 import type { ParsedPlan, PlanStep } from '../plan/types.js';
 import { checkpointCommand } from './checkpoints.js';
+import { workersText } from './render-text.js';
 
 export interface ScheduledStep {
   step_anchor: string;
@@ -289,6 +290,8 @@ export interface HeldBack {
   review?: ReviewGate | null;
   /** The plan's usage already reached the run's budget (docs/run.md §7.2): the run claims nothing. */
   budget_spent?: boolean;
+  /** The workers the real run starts, and `--workers` (more when the plan keeps fewer busy, docs/run.md §1). */
+  workers?: { workers: number; requested: number };
 }
 
 /** The review gate of a run: its reviewer command (an agent preset's command line), the preset, the rounds. */
@@ -342,6 +345,7 @@ export function scheduleText(s: Schedule, held: HeldBack = { failed_steps: [], b
   const n = s.critical_path.length;
   lines.push(`critical path: ${s.critical_path.join(' → ')} (${n} step${n === 1 ? '' : 's'})`);
   for (const [a, b] of s.apart) lines.push(`never together (Touches overlap): ${a}, ${b}`);
+  if (held.workers) lines.push(`the run starts ${workersText(held.workers.workers, held.workers.requested)}`);
   if (held.review !== undefined) {
     // A preset by its name (its command line is in the JSON and the README), a command as it runs.
     const r = held.review;
@@ -364,4 +368,132 @@ export function scheduleText(s: Schedule, held: HeldBack = { failed_steps: [], b
     for (const c of st.checkpoint_commands) lines.push(`  checkpoint:   ${c}`);
   }
   return lines.join('\n') + '\n';
+}
+
+/**
+ * The most top-level steps still to run (those not in `done`) that could ever run at the same time: the
+ * largest set of them none of which waits on another, directly or through other steps (docs/run.md §1
+ * item 3). A run starts no more workers than this, as the others would never claim a step. Dependencies
+ * are the lifted ones the claim rule uses (docs/state.md §3); Touches only keep steps further apart, so they
+ * are left out of this upper bound. By Dilworth's theorem the width of the dependency order is n − the
+ * largest matching of the bipartite graph of its transitive closure (Hopcroft–Karp); the closure is kept
+ * as one bit set per step, n²/8 bytes (0.5 MB for 2,000 steps).
+ */
+export function planWidth(plan: Plan, done: ReadonlySet<string> = new Set()): number {
+  const tops = uniqueSteps(plan)
+    .filter((s) => s.parent_anchor === null && !done.has(s.anchor))
+    .map((s) => s.anchor);
+  const n = tops.length;
+  if (n <= 1) return n;
+  const id = new Map(tops.map((a, i) => [a, i]));
+  const lifted = liftedDependencies(plan);
+  // A dependency on a completed step no longer orders anything (dropping an edge only widens the bound).
+  const deps = tops.map((a, i) => [
+    ...new Set((lifted.get(a) ?? []).map((d) => id.get(d) ?? -1).filter((d) => d >= 0 && d !== i)),
+  ]);
+  const order = topological(deps);
+  // A cycle (an invalid plan: the run validates it first) bounds nothing.
+  if (order.length < n) return n;
+  const words = (n + 31) >>> 5;
+  const reach = new Uint32Array(n * words); // row u: every step u waits on, directly or not
+  for (const u of order)
+    for (const d of deps[u]!) {
+      reach[u * words + (d >>> 5)]! |= 1 << (d & 31);
+      for (let w = 0; w < words; w++) reach[u * words + w]! |= reach[d * words + w]!;
+    }
+  return n - maxMatching(n, words, reach);
+}
+
+/** Kahn's order over `deps` (indices); nodes in a cycle are left out. */
+function topological(deps: number[][]): number[] {
+  const n = deps.length;
+  const waiting = new Int32Array(n);
+  const dependents: number[][] = Array.from({ length: n }, () => []);
+  deps.forEach((ds, u) => {
+    waiting[u] = ds.length;
+    for (const d of ds) dependents[d]!.push(u);
+  });
+  const out: number[] = [];
+  for (let u = 0; u < n; u++) if (waiting[u] === 0) out.push(u);
+  for (let i = 0; i < out.length; i++) for (const v of dependents[out[i]!]!) if (--waiting[v]! === 0) out.push(v);
+  return out;
+}
+
+/**
+ * The size of a largest matching of the bipartite graph with an edge u → v for each bit v of row u of `adj`
+ * (Hopcroft–Karp; the depth-first search is iterative, since a chain of steps makes paths as long as it).
+ */
+function maxMatching(n: number, words: number, adj: Uint32Array): number {
+  const matchL = new Int32Array(n).fill(-1);
+  const matchR = new Int32Array(n).fill(-1);
+  const dist = new Int32Array(n);
+  const next = new Int32Array(n); // per left node: the first column its search has not looked at yet
+  const queue = new Int32Array(n);
+  const stack = new Int32Array(n);
+  const via = new Int32Array(n);
+  // The first neighbour of u at or after next[u], skipping empty words; -1 when none is left.
+  const neighbour = (u: number): number => {
+    for (let j = next[u]!; j < n;) {
+      const word = adj[u * words + (j >>> 5)]! >>> (j & 31);
+      if (word === 0) {
+        j = ((j >>> 5) + 1) << 5;
+        continue;
+      }
+      const v = j + 31 - Math.clz32(word & -word);
+      next[u] = v + 1;
+      return v;
+    }
+    next[u] = n;
+    return -1;
+  };
+  let size = 0;
+  for (;;) {
+    // Breadth first from the free left nodes: the layers of the shortest augmenting paths.
+    let tail = 0;
+    for (let u = 0; u < n; u++) {
+      dist[u] = matchL[u]! < 0 ? 0 : -1;
+      if (matchL[u]! < 0) queue[tail++] = u;
+      next[u] = 0;
+    }
+    let found = false;
+    for (let head = 0; head < tail; head++) {
+      const u = queue[head]!;
+      for (let v = neighbour(u); v >= 0; v = neighbour(u)) {
+        const w = matchR[v]!;
+        if (w < 0) found = true;
+        else if (dist[w]! < 0) {
+          dist[w] = dist[u]! + 1;
+          queue[tail++] = w;
+        }
+      }
+    }
+    if (!found) return size;
+    next.fill(0);
+    // Depth first along the layers from each free left node; each node is tried once per phase.
+    for (let root = 0; root < n; root++) {
+      if (matchL[root]! >= 0) continue;
+      let top = 0;
+      stack[0] = root;
+      while (top >= 0) {
+        const u = stack[top]!;
+        const v = neighbour(u);
+        if (v < 0) {
+          dist[u] = -1; // a dead end this phase
+          top--;
+          continue;
+        }
+        const w = matchR[v]!;
+        via[top] = v;
+        if (w < 0) {
+          for (let k = 0; k <= top; k++) {
+            matchL[stack[k]!] = via[k]!;
+            matchR[via[k]!] = stack[k]!;
+          }
+          size++;
+          break;
+        }
+        if (dist[w] === dist[u]! + 1) stack[++top] = w;
+      }
+    }
+  }
 }

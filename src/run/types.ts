@@ -73,7 +73,10 @@ export type RunEvent =
       plan_path: string;
       integration_branch: string;
       base_branch: string;
+      /** The workers the run started: `--workers`, but no more than the plan can keep busy at once. */
       workers: number;
+      /** `--workers` when the run started fewer (docs/run.md §1 item 3); absent when it started them all. */
+      workers_requested?: number;
       /** `--remote NAME`: the integration branch is NAME's (docs/state.md §8.4); absent for a local run. */
       remote?: string;
     }

@@ -214,8 +214,14 @@ describe('run event schemas', () => {
         { step_anchor: 'step-4', blocked_by: ['step-3'], reason: 'waits on step-3 (waits for a human)' },
       ],
       review: { reviewer: 'node review.mjs', review_agent: null, rounds: 3 },
+      workers: 1,
+      workers_requested: 2,
     };
     expect(runDryRunSchema.parse(value)).toEqual(value);
+    // `workers_requested` only when the run starts fewer than asked for (docs/run.md §1 item 3).
+    const { workers_requested: _, ...all } = value;
+    expect(runDryRunSchema.parse(all)).toEqual(all);
+    expect(runDryRunSchema.safeParse({ ...value, workers: 0 }).success).toBe(false);
     expect(runDryRunSchema.parse({ ...value, review: null })).toEqual({ ...value, review: null });
     const js = await jsonSchemaFor('run');
     expect(js.type).toBe('object');

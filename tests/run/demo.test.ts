@@ -32,7 +32,9 @@ describe('tugcode demo', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stderr).toBe(''); // no warnings either (an abort-listener leak once printed one)
     expect(r.stdout).toContain(`demo repository: ${dir}`);
-    expect(r.stdout).toContain('running it with 3 workers');
+    expect(r.stdout).toContain('running it with up to 3 workers');
+    // The plan's diamond runs at most 2 steps at a time: the run starts 2 workers (docs/run.md §1 item 3).
+    expect(r.stdout).toContain(': 2 workers (3 requested; the plan runs at most 2 steps at a time), integrating');
     expect(r.stdout).toContain('$ tugcode state show demo');
     expect(r.stdout).toContain('Overall: 7/7 steps complete (100%)');
     // Step 4's substep runs apart from the step, and its lines say so (docs/run.md §1.3).
@@ -71,7 +73,13 @@ describe('tugcode demo', () => {
     expect(first.repo_root.startsWith(tmp)).toBe(true);
     expect(existsSync(first.repo_root)).toBe(false);
     for (const e of events) checkSchema(runEventSchema, e);
-    expect(events[0]).toMatchObject({ type: 'run_started', workers: 3, integration_branch: 'tugplan/demo' });
+    // `--workers` defaults to 3, but the plan keeps no more than 2 busy (docs/run.md §1 item 3).
+    expect(events[0]).toMatchObject({
+      type: 'run_started',
+      workers: 2,
+      workers_requested: 3,
+      integration_branch: 'tugplan/demo',
+    });
     const subPhases = events.filter((e) => e.type === 'phase' && e.substep_anchor === 'step-4-1');
     expect(subPhases.map((e) => [e.step_anchor, e.phase])).toEqual([
       ['step-4', 'implementer'],

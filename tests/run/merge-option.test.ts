@@ -28,7 +28,8 @@ describe('tugcode run --merge', () => {
     expect(existsSync(join(root, 'step-2.txt'))).toBe(true);
     const trees = git(root, 'worktree', 'list');
     expect(trees).toContain('tugplan__demo--w1');
-    expect(trees).toContain('tugplan__demo--w2');
+    // A chain of two steps keeps one worker busy: no second tree was made (docs/run.md §1 item 3).
+    expect(trees).not.toContain('tugplan__demo--w2');
   });
 
   it('refuses a dirty main checkout before claiming anything', () => {

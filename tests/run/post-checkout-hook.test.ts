@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { git, tempDir } from '../helpers/repo.js';
 import { planRepo, T0 } from '../gitflow/helpers.js';
+import { planText, step } from './helpers.js';
 
 const env = { TUGCODE_NOW: T0 };
 
@@ -52,7 +53,9 @@ describe('run refused by a post-checkout hook', () => {
   });
 
   it('a hook under core.hooksPath that refuses only the second worker: the first tree goes too', () => {
-    const root = planRepo();
+    // step-1 and step-2 can run together (a plan declaring no dependency at all would be a chain): the run
+    // makes a second worker's tree (docs/run.md §1 item 3).
+    const root = planRepo(planText([step(1, 'One'), step(2, 'Two'), step(3, 'Three', { deps: [1] })]));
     const hooks = tempDir();
     const hook = writeHook(hooks, 'case "$PWD" in *--w2) exit 1;; esac\nexit 0');
     git(root, 'config', 'core.hooksPath', hooks);

@@ -440,6 +440,19 @@ describe('summaryText', () => {
     );
   });
 
+  it('says an idle worker as `0s`, like the others, not a precise-looking `0ms`', async () => {
+    const idle = {
+      ...summary,
+      workers: [
+        { worker: 'w1', busy_ms: 20_000 },
+        { worker: 'w2', busy_ms: 0 },
+      ],
+    };
+    const text = await summaryText(idle, { color: false });
+    expect(text).toContain('\nw2      0s    0%\n');
+    expect(text).not.toMatch(/^w\d +0ms /m);
+  });
+
   it("names a reviewer's .out and .log as the failed step's last attempt (docs/run.md §1.1 item 6)", async () => {
     const logs = ['.tugtool/logs/demo/step-2-review1-attempt2.out', '.tugtool/logs/demo/step-2-review1-attempt2.log'];
     const text = await summaryText(

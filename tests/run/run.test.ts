@@ -15,7 +15,7 @@ const DIAMOND = planText([
 ]);
 
 describe('tugcode run', () => {
-  it('drains a diamond plan with 3 workers: each step once, one commit per step, dependencies first', () => {
+  it('drains a diamond plan with --workers 3: each step once, one commit per step, dependencies first', () => {
     const root = runRepo(DIAMOND);
     const impl = implementerScript();
     const r = runJsonl(root, ['demo', '--workers', '3', '--implementer', impl.argv]);
@@ -23,8 +23,14 @@ describe('tugcode run', () => {
     expect(summary, r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
     expect(r.code).toBe(0);
     expect([...summary.steps_completed].sort()).toEqual(['step-1', 'step-2', 'step-3', 'step-4']);
-    expect(summary.workers).toHaveLength(3);
-    expect(r.events[0]).toMatchObject({ type: 'run_started', integration_branch: 'tugplan/demo', workers: 3 });
+    // The diamond runs at most 2 steps at a time: 2 of the 3 workers start (docs/run.md §1 item 3).
+    expect(summary.workers).toHaveLength(2);
+    expect(r.events[0]).toMatchObject({
+      type: 'run_started',
+      integration_branch: 'tugplan/demo',
+      workers: 2,
+      workers_requested: 3,
+    });
     // One commit per step on the integration branch, each with its trailers.
     const commits = stepCommits(root, 'tugplan/demo');
     expect([...commits].sort()).toEqual(['step-1', 'step-2', 'step-3', 'step-4']);

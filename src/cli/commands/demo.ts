@@ -34,7 +34,9 @@ export async function runDemo(
   try {
     const demo = await createDemoRepo(dir, { env: cli.env });
     created = true;
-    out(`demo repository: ${demo.root}\nplan: ${demo.plan_path} — running it with ${input.workers ?? 3} workers\n\n`);
+    out(
+      `demo repository: ${demo.root}\nplan: ${demo.plan_path} — running it with up to ${input.workers ?? 3} workers\n\n`,
+    );
     if (cli.globals.json) {
       const line = {
         type: 'demo',

@@ -409,11 +409,18 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
       const { NO_IMPLEMENTER } = await import('../../run/implementer.js');
       call.warnings.add(NO_IMPLEMENTER.code, NO_IMPLEMENTER.message);
     }
+    // The workers the real run starts (docs/run.md §1 item 3): no more than the plan can keep busy at once.
+    const { planWidth } = await import('../../run/schedule.js');
+    const requested = input.workers ?? flow.config.run.workers;
+    const workers =
+      requested <= 1 ? requested : Math.max(1, Math.min(requested, planWidth(prep.plan, progress.completed)));
     const data = {
       dry_run: true,
       plan_path: prep.planPath,
       plan_committed: !notCommitted,
       ...s,
+      workers,
+      ...(workers < requested ? { workers_requested: requested } : {}),
       failed_steps,
       blocked_steps,
       blocked_reasons,
@@ -432,6 +439,7 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
           waiting_reasons,
           review,
           budget_spent: Boolean(spent),
+          workers: { workers, requested },
         });
     const r = renderOk('run', data, call.warnings.items, { json: g.json, quiet: g.quiet, text });
     write(r.stdout);

@@ -77,6 +77,8 @@ const runStarted = z
     integration_branch: z.string().min(1),
     base_branch: z.string().min(1),
     workers: z.number().int().positive(),
+    /** `--workers` when the plan can keep fewer busy at once, and the run started fewer (docs/run.md §1 item 3). */
+    workers_requested: z.number().int().positive().optional(),
     /** `--remote NAME`: the run integrates through NAME's integration branch (docs/run.md §1.1 item 2). */
     remote: z.string().min(1).optional(),
   })
@@ -373,6 +375,10 @@ export const runDryRunSchema = okEnvelope('run', {
   /** False: the schedule is of the main checkout's copy, which the real run refuses until committed (docs/run.md §1.10). */
   plan_committed: z.boolean(),
   ...scheduleFields,
+  /** The workers the real run starts: `--workers`, no more than the steps still to run can keep busy at once. */
+  workers: z.number().int().positive(),
+  /** `--workers` when the real run starts fewer (docs/run.md §1 item 3). */
+  workers_requested: z.number().int().positive().optional(),
   /** Steps failed at their attempt cap: left out of the schedule, as the real run claims none (docs/run.md §1.10). */
   failed_steps: z.array(z.object({ step_anchor: anchor, reason: z.string() }).strict()),
   /** Steps behind a failed step, left out too, and why (as the run's summary says it). */
