@@ -59,6 +59,13 @@ async function tsSmoke(): Promise<string | null> {
   return locs.length === 3 ? null : `expected 3 rename locations, got ${locs.length}`;
 }
 
+/** `f`'s answer and how long it took from now (the probes overlap, so each check's duration is its own). */
+async function timed<T>(f: () => Promise<T>): Promise<{ v: T; ms: number }> {
+  const t0 = Date.now();
+  const v = await f();
+  return { v, ms: Date.now() - t0 };
+}
+
 /**
  * `env`: the environment every probe runs with (the caller's; the kernel never reads process.env), default
  * empty. `workspace`: where a workspace `.venv` is looked for, default the session dir's parent.
@@ -83,6 +90,36 @@ export async function doctor(
     checks.push({ name, status: r.status, message: r.message, duration_ms: Date.now() - t0 });
     return r;
   };
+  // Python (pyright) and Rust (rust-analyzer): probed by running them (issue 6).
+  const { candidates, probePython } = await import('./backends/python/interpreter.js');
+  const { probePyrightLangserver, probePyrightTypeshed } = await import('./backends/python/probes.js');
+  const { probeRustAnalyzer } = await import('./backends/rust/discovery.js');
+  const workspace = o.workspace ?? dirname(sessionDir);
+  // The child-process probes start at once and run beside each other and beside the in-process TypeScript
+  // checks; only the typeshed probe waits, for the interpreter it hands pyright. The checks are listed in
+  // their fixed order all the same (docs/kernel.md §4.5), each with its own timeout.
+  const langserver = timed(() =>
+    probePyrightLangserver(env).catch((e: Error) => ({ ok: false, message: e.message, version: null })),
+  );
+  const python = timed(async () => {
+    const tried: string[] = [];
+    for (const c of candidates({ workspace, explicit: o.python, env })) {
+      if (c.path.includes('/') && !existsSync(c.path)) continue;
+      tried.push(c.path);
+      const v = await probePython(c.path, env);
+      if (v.version) return { path: c.path, version: v.version, source: c.source, tried };
+    }
+    return { path: null, version: null, source: null, tried };
+  });
+  const typeshed = python.then(({ v }) =>
+    timed(() => probePyrightTypeshed(v.path, env).catch((e: Error) => ({ ok: false, message: e.message }))),
+  );
+  const rust = timed(() => probeRustAnalyzer(o.rustAnalyzer ?? null, env));
+  const cargoP = timed(() => probe('cargo', ['--version'], env));
+  const gitP = timed(() => probe('git', ['--version'], env));
+  const probes = Promise.all([langserver, python, typeshed, rust, cargoP, gitP]);
+  // Awaited below, after the TypeScript checks: a probe that throws meanwhile is not an unhandled rejection.
+  probes.catch(() => undefined);
   const major = Number(process.versions.node.split('.')[0]);
   await run('node-version', () =>
     major >= 20
@@ -104,60 +141,38 @@ export async function doctor(
     return err ? { status: 'failed', message: err } : { status: 'passed', message: 'in-memory two-file rename ok' };
   });
   if (smoke.status !== 'passed') tsReason ??= smoke.message;
-  // Python (pyright) and Rust (rust-analyzer): probed by running them (issue 6).
-  const { candidates, probePython } = await import('./backends/python/interpreter.js');
-  const { probePyrightLangserver, probePyrightTypeshed } = await import('./backends/python/probes.js');
-  const { probeRustAnalyzer } = await import('./backends/rust/discovery.js');
-  let pyPath: string | null = null;
-  let pyVersion: string | null = null;
-  let pySource: string | null = null;
-  const workspace = o.workspace ?? dirname(sessionDir);
-  const pyTried: string[] = [];
-  for (const c of candidates({ workspace, explicit: o.python, env })) {
-    if (c.path.includes('/') && !existsSync(c.path)) continue;
-    pyTried.push(c.path);
-    const v = await probePython(c.path, env);
-    if (v.version) {
-      [pyPath, pyVersion, pySource] = [c.path, v.version, c.source];
-      break;
-    }
-  }
-  // The two pyright probes run concurrently; their checks are listed in order.
-  const langserver = probePyrightLangserver(env);
-  const typeshed = probePyrightTypeshed(pyPath, env);
-  const ls = await run('pyright-langserver', async () => {
-    const r = await langserver;
-    return { status: r.ok ? 'passed' : 'failed', message: r.message };
-  });
-  const tsd = await run('pyright-typeshed', async () => {
-    const r = await typeshed;
-    return { status: r.ok ? 'passed' : 'failed', message: r.message };
-  });
-  const pyrightVersion = (await langserver).version;
-  await run('python-interpreter', () =>
-    pyPath
-      ? { status: 'passed', message: `${pyPath} ${pyVersion} (${pySource})` }
-      : {
-          status: 'warning',
-          message: `no python interpreter found (tried ${pyTried.join(', ') || 'nothing'}); renames work, py-compile and Python tests are unavailable`,
-        },
-  );
-  const raP = await probeRustAnalyzer(o.rustAnalyzer ?? null, env);
+  const [lsT, pyT, tsdT, raT, cargoT, gitT] = await probes;
+  const add = (name: string, ms: number, status: Status, message: string) => {
+    checks.push({ name, status, message, duration_ms: ms });
+    return { status, message };
+  };
+  const ls = add('pyright-langserver', lsT.ms, lsT.v.ok ? 'passed' : 'failed', lsT.v.message);
+  const tsd = add('pyright-typeshed', tsdT.ms, tsdT.v.ok ? 'passed' : 'failed', tsdT.v.message);
+  const pyrightVersion = lsT.v.version;
+  const { path: pyPath, version: pyVersion, source: pySource, tried: pyTried } = pyT.v;
+  if (pyPath) add('python-interpreter', pyT.ms, 'passed', `${pyPath} ${pyVersion} (${pySource})`);
+  else
+    add(
+      'python-interpreter',
+      pyT.ms,
+      'warning',
+      `no python interpreter found (tried ${pyTried.join(', ') || 'nothing'}); renames work, py-compile and Python tests are unavailable`,
+    );
+  const raP = raT.v;
   const raR = { ok: raP.available, out: raP.version ?? '', err: raP.probe_error };
   const ra = raP.path ?? o.rustAnalyzer ?? 'rust-analyzer';
-  await run('rust-analyzer', () =>
-    raR.ok
-      ? { status: 'passed', message: raR.out }
-      : { status: 'warning', message: `rust-analyzer unavailable, Rust renames answer BackendUnavailable: ${raR.err}` },
-  );
-  const cargo = await probe('cargo', ['--version'], env);
-  await run('cargo', () =>
-    cargo.ok ? { status: 'passed', message: cargo.out } : { status: 'warning', message: `cargo: ${cargo.err}` },
-  );
-  const gitR = await probe('git', ['--version'], env);
-  await run('git', () =>
-    gitR.ok ? { status: 'passed', message: gitR.out } : { status: 'warning', message: `git: ${gitR.err}` },
-  );
+  if (raR.ok) add('rust-analyzer', raT.ms, 'passed', raR.out);
+  else
+    add(
+      'rust-analyzer',
+      raT.ms,
+      'warning',
+      `rust-analyzer unavailable, Rust renames answer BackendUnavailable: ${raR.err}`,
+    );
+  const cargo = cargoT.v;
+  add('cargo', cargoT.ms, cargo.ok ? 'passed' : 'warning', cargo.ok ? cargo.out : `cargo: ${cargo.err}`);
+  const gitR = gitT.v;
+  add('git', gitT.ms, gitR.ok ? 'passed' : 'warning', gitR.ok ? gitR.out : `git: ${gitR.err}`);
   await run('session-dir-writable', () => {
     const dir = existsSync(sessionDir) ? sessionDir : dirname(sessionDir);
     if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
