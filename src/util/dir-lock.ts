@@ -2,17 +2,10 @@
  * A lock directory and its holder: the one implementation behind the run lock (src/run/lock.ts) and the
  * integration lock (src/util/integration-lock.ts); the protocol is described in docs/run.md §1.8.
  *
- * The lock is a directory holding `holder.json` (host, pid, start time, a random token and the user's own
- * fields). It is taken by mkdir, which fails on any directory there, and the holder is written into it
- * after: renaming a made lock into place instead would silently replace an empty directory, which is what an
- * older tugcode's integration lock (proper-lockfile's) is. A lock seen without a holder yet is judged by its
- * age, so it counts as held while it is new. The holder refreshes the directory's mtime; a lock not
- * refreshed within its stale time, or whose holder is a dead process on this host, is taken over, safely
- * against several contenders racing for it: a contender first creates `takeover/` inside it (mkdir: one
- * winner per directory, bound to that directory and not to the path), re-reads the holder to make sure the
- * directory is still the one it judged, and only then makes it its own where it stands (its holder replaced,
- * its time set); the others see `takeover/` (or the new holder) and step back. The path is never empty
- * during a takeover, so no one else can take the lock in between.
+ * In short (the whole protocol and its reasons: docs/run.md §1.8): a lock is taken by mkdir, its holder
+ * written into it by rename; a stale or dead holder's lock is taken over where it stands, under a
+ * `takeover/` claim that carries the new holder record, so the path is never empty and a holder is only
+ * replaced under a claim still ours.
  *
  * The file calls are synchronous: each is one small system call, and through the thread pool it waited
  * behind the other workers' file reads and for a turn of a busy event loop — 8–13 ms per hand-over between
@@ -162,29 +155,34 @@ export function tryDirLock(spec: DirLockSpec): { held: HeldDirLock } | { busy: D
     const stale = st.mtimeMs < Date.now() - spec.staleMs;
     const dead = holderDead(holder);
     if (!dead && !stale) return { busy: { holder, why: 'held' } };
-    // Only the contender that creates `takeover/` in this very directory may move it aside.
-    const mine = claimTakeover(lockDir);
+    // Only the contender that creates `takeover/` in this very directory may take it over.
+    const mine = claimTakeover(lockDir, me);
     if (mine === 'gone') continue;
     if (mine === 'taken') return { busy: { holder, why: 'taking-over' } };
     const again = readHolder(lockDir);
-    if (again?.token !== holder?.token || (holder === null && again !== null)) {
-      // The directory is another, newer lock: our `takeover/` in it is a stray. Remove it (we made it, so
-      // no one else owns it), or every contender within TAKEOVER_STALE_MS would see it and step aside.
-      rmQuiet(join(lockDir, 'takeover'));
+    const same = statSync(lockDir, { throwIfNoEntry: false })?.ino === st.ino;
+    if (!same || again?.token !== holder?.token || (holder === null && again !== null)) {
+      // The directory is another, newer lock (a holder-less one told apart by its inode): our `takeover/` in
+      // it is a stray. Remove it (we made it, so no one else owns it), or every contender within
+      // TAKEOVER_STALE_MS would see it and step aside.
+      dropClaim(lockDir, me);
+      if (!same) continue;
       return { busy: { holder: again ?? holder, why: 'held' } };
     }
-    // The directory becomes ours where it stands: its holder replaced in one rename, its time set, the claim
-    // removed. The path is never empty meanwhile, so no other contender's mkdir (nor an older tugcode's) can
-    // slip in and the lock goes, with its report, to the one that took it over.
+    // The directory becomes ours where it stands: its time set, then our holder (written into our claim
+    // when we made it) renamed over the old one. The rename fails when our claim is gone (the directory was
+    // released, or our claim judged stale and moved aside by another contender), so the holder is only ever
+    // replaced under a claim still ours; and the path is never empty meanwhile, so no other contender's
+    // mkdir (nor an older tugcode's) slips in and the lock goes, with its report, to the one that took it.
     try {
-      writeHolder(lockDir, me);
       const t = new Date();
       utimesSync(lockDir, t, t);
+      renameSync(join(lockDir, 'takeover', holderFile(me)), join(lockDir, 'holder.json'));
     } catch (e) {
-      if (code(e) === 'ENOENT') continue; // its holder released it meanwhile: try again
+      if (code(e) === 'ENOENT') continue; // our claim or the lock went meanwhile: judge again
       throw e;
     }
-    rmQuiet(join(lockDir, 'takeover'));
+    rmQuiet(join(lockDir, 'takeover')); // ours: the rename just went through it
     if (holder) tookOver = { host: holder.host, pid: holder.pid, started_at: holder.started_at, dead };
     return { held: held(spec, me, tookOver) };
   }
@@ -210,10 +208,13 @@ function make(lockDir: string, me: LockHolder): boolean {
 
 /** Records `me` as the holder: written aside and renamed, so a reader never sees half a holder. */
 function writeHolder(lockDir: string, me: LockHolder): void {
-  const tmp = join(lockDir, `holder.${me.token}.json`);
+  const tmp = join(lockDir, holderFile(me));
   writeFileSync(tmp, JSON.stringify(me) + '\n');
   renameSync(tmp, join(lockDir, 'holder.json'));
 }
+
+/** The name `me`'s holder record is written under before it is renamed to `holder.json`. */
+const holderFile = (me: LockHolder): string => `holder.${me.token}.json`;
 
 /** Removes our lock `lockDir`: renamed away first, so a lock made in its place meanwhile is never removed. */
 function drop(lockDir: string, token: string): void {
@@ -222,39 +223,58 @@ function drop(lockDir: string, token: string): void {
   rmSync(tomb, { recursive: true, force: true });
 }
 
-/** mkdir `takeover/` in the lock directory; a stale one (its maker died) is moved aside first. */
-function claimTakeover(lockDir: string): 'mine' | 'taken' | 'gone' {
+/**
+ * mkdir `takeover/` in the lock directory, our holder record in it (renamed into place once the takeover
+ * is sure); a stale one (its maker died, or it is older than TAKEOVER_STALE_MS) is moved aside first.
+ */
+function claimTakeover(lockDir: string, me: LockHolder): 'mine' | 'taken' | 'gone' {
   const t = join(lockDir, 'takeover');
   for (let i = 0; i < 2; i++) {
     try {
       mkdirSync(t);
-      // Who is taking over: a contender killed mid-takeover must not block the next ones for long.
-      try {
-        writeFileSync(join(t, 'pid'), `${hostname()} ${process.pid}\n`);
-      } catch {
-        /* without it the claim goes stale by its age */
-      }
-      return 'mine';
     } catch (e) {
       if (code(e) === 'ENOENT') return 'gone';
       if (code(e) !== 'EEXIST') throw e;
+      if (!claimStale(t)) return 'taken';
+      try {
+        renameSync(t, `${t}.${randomUUID()}`);
+      } catch {
+        /* moved aside by another contender */
+      }
+      continue;
     }
-    const st: Stats | undefined = statSync(t, { throwIfNoEntry: false });
-    let maker: string[] = [];
     try {
-      maker = readFileSync(join(t, 'pid'), 'utf8').trim().split(' ');
-    } catch {
-      /* no maker named */
+      // Who is taking over (a contender killed mid-takeover must not block the next ones for long), and
+      // the holder it will be.
+      writeFileSync(join(t, 'pid'), `${hostname()} ${process.pid}\n`);
+      writeFileSync(join(t, holderFile(me)), JSON.stringify(me) + '\n');
+    } catch (e) {
+      rmQuiet(t);
+      if (code(e) === 'ENOENT') return 'gone';
+      throw e;
     }
-    const makerDead = maker.length === 2 && maker[0] === hostname() && !pidAlive(Number(maker[1]));
-    if (st && !makerDead && st.mtimeMs >= Date.now() - TAKEOVER_STALE_MS) return 'taken';
-    try {
-      renameSync(t, `${t}.${randomUUID()}`);
-    } catch {
-      /* moved aside by another contender */
-    }
+    return 'mine';
   }
   return 'taken';
+}
+
+/** Removes our `takeover/` claim, found by the holder record we put in it (never another's claim). */
+function dropClaim(lockDir: string, me: LockHolder): void {
+  if (existsSync(join(lockDir, 'takeover', holderFile(me)))) rmQuiet(join(lockDir, 'takeover'));
+}
+
+/** Whether a `takeover/` claim no longer counts: its maker died on this host, or it is TAKEOVER_STALE_MS old. */
+function claimStale(t: string): boolean {
+  const st: Stats | undefined = statSync(t, { throwIfNoEntry: false });
+  if (!st) return true;
+  let maker: string[] = [];
+  try {
+    maker = readFileSync(join(t, 'pid'), 'utf8').trim().split(' ');
+  } catch {
+    /* no maker named */
+  }
+  const makerDead = maker.length === 2 && maker[0] === hostname() && !pidAlive(Number(maker[1]));
+  return makerDead || st.mtimeMs < Date.now() - TAKEOVER_STALE_MS;
 }
 
 function rmQuiet(path: string): void {
@@ -281,8 +301,10 @@ function held(spec: DirLockSpec, me: LockHolder, tookOver: TookOver | null): Hel
     } catch {
       /* checked again at the next refresh */
     }
-    // A `takeover/` in a live lock is a stray of a contender that judged an older lock (it backs off).
-    rmQuiet(join(lockDir, 'takeover'));
+    // A stale `takeover/` in a live lock is a stray of a contender that died; a fresh one may be a takeover
+    // under way (this lock had gone stale), which must keep its claim.
+    const claim = join(lockDir, 'takeover');
+    if (existsSync(claim) && claimStale(claim)) rmQuiet(claim);
   };
   const timer = setInterval(refresh, spec.refreshMs);
   timer.unref();
