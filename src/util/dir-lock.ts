@@ -160,9 +160,9 @@ export function tryDirLock(spec: DirLockSpec): { held: HeldDirLock } | { busy: D
     if (mine === 'gone') continue;
     if (mine === 'taken') return { busy: { holder, why: 'taking-over' } };
     const again = readHolder(lockDir);
-    const same = statSync(lockDir, { throwIfNoEntry: false })?.ino === st.ino;
+    const same = sameDirectory(statSync(lockDir, { throwIfNoEntry: false }), st);
     if (!same || again?.token !== holder?.token || (holder === null && again !== null)) {
-      // The directory is another, newer lock (a holder-less one told apart by its inode): our `takeover/` in
+      // The directory is another, newer lock (holder-less ones told apart by their inode and birth): our `takeover/` in
       // it is a stray. Remove it (we made it, so no one else owns it), or every contender within
       // TAKEOVER_STALE_MS would see it and step aside.
       dropClaim(lockDir, me);
@@ -224,38 +224,43 @@ function drop(lockDir: string, token: string): void {
 }
 
 /**
- * mkdir `takeover/` in the lock directory, our holder record in it (renamed into place once the takeover
- * is sure); a stale one (its maker died, or it is older than TAKEOVER_STALE_MS) is moved aside first.
+ * Puts our `takeover/` claim in the lock directory, made whole first in a private directory (who is taking
+ * over, and the holder record it will rename into place) and renamed in: the rename fails on another's
+ * claim, never empty, so what is at `takeover/` is one contender's own, and no write of ours can land in
+ * another's claim. A stale one (its maker died, or it is TAKEOVER_STALE_MS old) is moved aside first.
  */
 function claimTakeover(lockDir: string, me: LockHolder): 'mine' | 'taken' | 'gone' {
   const t = join(lockDir, 'takeover');
+  const made = join(lockDir, `takeover.${me.token}.new`);
   for (let i = 0; i < 2; i++) {
     try {
-      mkdirSync(t);
+      mkdirSync(made);
+      // A contender killed mid-takeover must not block the next ones for long: its pid says it died.
+      writeFileSync(join(made, 'pid'), `${hostname()} ${process.pid}\n`);
+      writeFileSync(join(made, holderFile(me)), JSON.stringify(me) + '\n');
+      renameSync(made, t);
+      return 'mine';
     } catch (e) {
+      rmQuiet(made);
       if (code(e) === 'ENOENT') return 'gone';
-      if (code(e) !== 'EEXIST') throw e;
-      if (!claimStale(t)) return 'taken';
-      try {
-        renameSync(t, `${t}.${randomUUID()}`);
-      } catch {
-        /* moved aside by another contender */
-      }
-      continue;
+      if (!['EEXIST', 'ENOTEMPTY', 'ENOTDIR', 'EISDIR'].includes(code(e) ?? '')) throw e;
     }
+    if (!claimStale(t)) return 'taken';
     try {
-      // Who is taking over (a contender killed mid-takeover must not block the next ones for long), and
-      // the holder it will be.
-      writeFileSync(join(t, 'pid'), `${hostname()} ${process.pid}\n`);
-      writeFileSync(join(t, holderFile(me)), JSON.stringify(me) + '\n');
-    } catch (e) {
-      rmQuiet(t);
-      if (code(e) === 'ENOENT') return 'gone';
-      throw e;
+      renameSync(t, `${t}.${randomUUID()}`);
+    } catch {
+      /* moved aside by another contender */
     }
-    return 'mine';
   }
   return 'taken';
+}
+
+/**
+ * Whether two stats are of one directory: the inode, and its birth time where the file system keeps one (a
+ * directory removed and made again may get the same inode at once; its birth time is new).
+ */
+function sameDirectory(a: Stats | undefined, b: Stats): boolean {
+  return a !== undefined && a.ino === b.ino && a.birthtimeMs === b.birthtimeMs;
 }
 
 /** Removes our `takeover/` claim, found by the holder record we put in it (never another's claim). */
