@@ -187,10 +187,10 @@ export function waitingText(e: Extract<RunEvent, { type: 'waiting' }>): string {
 
 /**
  * `2 workers`, or when the plan can keep fewer busy than `--workers` asked for (docs/run.md §1 item 3)
- * `1 worker (3 requested; the plan runs at most 1 step at a time)`; the dry run says it too.
+ * `1 worker (3 requested; its dependencies let at most 1 step run at once)`; the dry run says it too.
  */
 export function workersText(workers: number, requested?: number): string {
   const n = `${workers} worker${workers === 1 ? '' : 's'}`;
   if (requested === undefined || requested <= workers) return n;
-  return `${n} (${requested} requested; the plan runs at most ${workers} step${workers === 1 ? '' : 's'} at a time)`;
+  return `${n} (${requested} requested; its dependencies let at most ${workers} step${workers === 1 ? '' : 's'} run at once)`;
 }

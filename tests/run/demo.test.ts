@@ -34,7 +34,9 @@ describe('tugcode demo', () => {
     expect(r.stdout).toContain(`demo repository: ${dir}`);
     expect(r.stdout).toContain('running it with up to 3 workers');
     // The plan's diamond runs at most 2 steps at a time: the run starts 2 workers (docs/run.md §1 item 3).
-    expect(r.stdout).toContain(': 2 workers (3 requested; the plan runs at most 2 steps at a time), integrating');
+    expect(r.stdout).toContain(
+      ': 2 workers (3 requested; its dependencies let at most 2 steps run at once), integrating',
+    );
     expect(r.stdout).toContain('$ tugcode state show demo');
     expect(r.stdout).toContain('Overall: 7/7 steps complete (100%)');
     // Step 4's substep runs apart from the step, and its lines say so (docs/run.md §1.3).

@@ -94,7 +94,7 @@ describe('tugcode run: the lines of a substep', () => {
       rows.map((x) => x[0]),
       table,
     ).toEqual(['w1']);
-    expect(r.stdout).toContain('1 worker (3 requested; the plan runs at most 1 step at a time)');
+    expect(r.stdout).toContain('1 worker (3 requested; its dependencies let at most 1 step run at once)');
     // The busy column of every worker: the table's other durations (`wall 970ms`) may well end in 0ms.
     expect(rows.map((x) => x[1])).not.toContain('0ms');
   });

@@ -31,7 +31,9 @@ describe('tugcode run starts no more workers than the plan can keep busy', () =>
     const dry = runCli(['run', 'demo', '--workers', '3', '--dry-run', '--json'], { cwd: root });
     expect(JSON.parse(dry.stdout)).toMatchObject({ workers: 1, workers_requested: 3 });
     const text = runCli(['run', 'demo', '--workers', '3', '--dry-run'], { cwd: root });
-    expect(text.stdout).toContain('the run starts 1 worker (3 requested; the plan runs at most 1 step at a time)');
+    expect(text.stdout).toContain(
+      'the run starts 1 worker (3 requested; its dependencies let at most 1 step run at once)',
+    );
 
     const r = runJsonl(root, ['demo', '--workers', '3', '--keep-worktrees', '--implementer', impl.argv]);
     expect(r.code, r.stderr).toBe(0);
@@ -48,7 +50,7 @@ describe('tugcode run starts no more workers than the plan can keep busy', () =>
     const t = runCli(['run', 'demo', '--workers', '3', '--implementer', impl.argv], { cwd: fresh });
     expect(t.code, t.stderr).toBe(0);
     expect(t.stdout.split('\n')[0]).toBe(
-      'run .tugtool/tugplan-demo.md: 1 worker (3 requested; the plan runs at most 1 step at a time), ' +
+      'run .tugtool/tugplan-demo.md: 1 worker (3 requested; its dependencies let at most 1 step run at once), ' +
         'integrating into tugplan/demo (base main)',
     );
   });

@@ -29,13 +29,14 @@ export async function runDemo(
   const dir = temp ? realpathSync(mkdtempSync(join(tmpdir(), 'tugcode-demo-'))) : resolve(cli.ctx.cwd, input.dir!);
   const { createDemoRepo } = await import('../../demo/project.js');
   const { OpsContext } = await import('../../ops/context.js');
+  const { workersText } = await import('../../run/render-text.js');
   let code = 10;
   let created = false;
   try {
     const demo = await createDemoRepo(dir, { env: cli.env });
     created = true;
     out(
-      `demo repository: ${demo.root}\nplan: ${demo.plan_path} — running it with up to ${input.workers ?? 3} workers\n\n`,
+      `demo repository: ${demo.root}\nplan: ${demo.plan_path} — running it with up to ${workersText(input.workers ?? 3)}\n\n`,
     );
     if (cli.globals.json) {
       const line = {

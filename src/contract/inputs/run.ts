@@ -23,7 +23,7 @@ export const run: InputTable = {
       min: 1,
       max: 64,
       placeholder: '<n>',
-      description: 'parallel workers (default: config run.workers)',
+      description: 'parallel workers, at most (default: config run.workers); never more than the plan can keep busy',
     },
     implementer: {
       type: 'string',
