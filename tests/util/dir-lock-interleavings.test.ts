@@ -119,6 +119,22 @@ const afterClaim = (L: string): [string, FsCall, (p: string) => boolean, number]
   ['before renaming its holder into place', 'renameSync', (p) => p.startsWith(join(L, 'takeover') + '/'), 1],
 ];
 
+/** Runs `fn` once at C's takeover point `name`; the returned function says whether it ran. */
+function atPoint(L: string, name: string, fn: () => void): () => boolean {
+  const [, call, match, nth] = point(L, name);
+  let ran = false;
+  before(
+    call,
+    match,
+    () => {
+      ran = true;
+      fn();
+    },
+    nth,
+  );
+  return () => ran;
+}
+
 /** C making its claim aside (`takeover.<token>.new`), before it renames it in as `takeover/`. */
 const MAKING_CLAIM = /\/takeover\.[^/]+\.new$/;
 
@@ -136,20 +152,12 @@ describe('lock directory takeover interleavings (docs/run.md §1.8)', () => {
       const L = join(tempDir(), 'run-x.lock');
       const c = contenders(L);
       const H = staleHolder(L, true);
-      const [, call, match, nth] = point(L, name);
-      let ran = false;
-      before(
-        call,
-        match,
-        () => {
-          ran = true;
-          H.release();
-          expect(c.attempt('E')).not.toBeNull();
-        },
-        nth,
-      );
+      const ran = atPoint(L, name, () => {
+        H.release();
+        expect(c.attempt('E')).not.toBeNull();
+      });
       c.attempt('C');
-      expect(ran).toBe(true);
+      expect(ran()).toBe(true);
       expect(c.outcome.E).toBe('HOLDS');
       expect(c.outcome.C).toBe('held');
       expect(named(L)).toBe('E');
@@ -163,30 +171,22 @@ describe('lock directory takeover interleavings (docs/run.md §1.8)', () => {
       const L = join(tempDir(), 'run-x.lock');
       const c = contenders(L);
       const H = staleHolder(L, false);
-      const [, call, match, nth] = point(L, name);
-      let ran = false;
-      before(
-        call,
-        match,
-        () => {
-          ran = true;
-          // D while the lock looks stale still (C's claim set its time: set it back), so it
-          // meets C's claim.
-          fs.utimesSync(L, old(), old());
-          expect(c.attempt('D1')).toBeNull();
-          expect(c.outcome.D1).toBe('taking-over');
-          vi.advanceTimersByTime(REFRESH_MS); // H's refresh: the lock is still its own
-          expect(H.compromised).toBe(false);
-          expect(fs.existsSync(join(L, 'takeover'))).toBe(true);
-          expect(fs.readdirSync(join(L, 'takeover')).filter((f) => f.startsWith('holder.'))).toHaveLength(1);
-          // D after the refresh: the lock is fresh again.
-          expect(c.attempt('D2')).toBeNull();
-          expect(c.outcome.D2).toBe('held');
-        },
-        nth,
-      );
+      const ran = atPoint(L, name, () => {
+        // D while the lock looks stale still (C's claim set its time: set it back), so it
+        // meets C's claim.
+        fs.utimesSync(L, old(), old());
+        expect(c.attempt('D1')).toBeNull();
+        expect(c.outcome.D1).toBe('taking-over');
+        vi.advanceTimersByTime(REFRESH_MS); // H's refresh: the lock is still its own
+        expect(H.compromised).toBe(false);
+        expect(fs.existsSync(join(L, 'takeover'))).toBe(true);
+        expect(fs.readdirSync(join(L, 'takeover')).filter((f) => f.startsWith('holder.'))).toHaveLength(1);
+        // D after the refresh: the lock is fresh again.
+        expect(c.attempt('D2')).toBeNull();
+        expect(c.outcome.D2).toBe('held');
+      });
       c.attempt('C');
-      expect(ran).toBe(true);
+      expect(ran()).toBe(true);
       expect(c.outcome.C).toBe('HOLDS');
       expect(named(L)).toBe('C');
       expect(fs.existsSync(join(L, 'takeover'))).toBe(false);
@@ -203,22 +203,14 @@ describe('lock directory takeover interleavings (docs/run.md §1.8)', () => {
       const L = join(tempDir(), 'run-x.lock');
       const c = contenders(L);
       const H = staleHolder(L, true);
-      const [, call, match, nth] = point(L, name);
-      let ran = false;
-      before(
-        call,
-        match,
-        () => {
-          ran = true;
-          fs.utimesSync(join(L, 'takeover'), ageClaim(), ageClaim());
-          fs.utimesSync(L, old(), old());
-          expect(c.attempt('D')).not.toBeNull();
-          expect(named(L)).toBe('D');
-        },
-        nth,
-      );
+      const ran = atPoint(L, name, () => {
+        fs.utimesSync(join(L, 'takeover'), ageClaim(), ageClaim());
+        fs.utimesSync(L, old(), old());
+        expect(c.attempt('D')).not.toBeNull();
+        expect(named(L)).toBe('D');
+      });
       c.attempt('C');
-      expect(ran).toBe(true);
+      expect(ran()).toBe(true);
       expect(c.outcome.D).toBe('HOLDS');
       expect(c.outcome.C).toBe('held');
       expect(named(L)).toBe('D');
