@@ -11,6 +11,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { benchPlan } from './run.bench.mjs';
 import { CLI, median, RUN_ENV, tempDir } from './state-bench-util.mjs';
 
 const RUNS = Number(process.env.BENCH_RUN_CPU_RUNS ?? 7);
@@ -20,23 +21,7 @@ const ENV = { ...RUN_ENV };
 // The test suite runs without it (it makes every node start read a certificate file).
 delete ENV.NODE_EXTRA_CA_CERTS;
 
-/** Three steps, each depending on the one before (as the driver tests' plans do). */
-function plan() {
-  const out = ['## Phase 1.0: Run CPU bench {#phase-cpu}', '', '### Execution Steps {#execution-steps}', ''];
-  for (let i = 1; i <= STEPS; i++)
-    out.push(
-      `#### Step ${i}: Write file ${i} {#step-${i}}`,
-      '',
-      `**Depends on:** ${i === 1 ? 'none' : `#step-${i - 1}`}`,
-      '',
-      `**Commit:** \`feat: write file ${i}\``,
-      '',
-      '**Tasks:**',
-      `- [ ] write file ${i}`,
-      '',
-    );
-  return out.join('\n');
-}
+const plan = () => benchPlan(STEPS, { chain: true });
 
 const PROBE = `const fs = require('node:fs');
 process.on('exit', () => {

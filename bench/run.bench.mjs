@@ -21,14 +21,17 @@ const STEPS = 12;
 const SLEEP_MS = 500;
 const PLAN = '.tugtool/tugplan-bench.md';
 
-/** 12 top-level steps, each with `Depends on: none` (a plan with no Depends-on line would be sequential). */
-export function benchPlan(n = STEPS) {
+/**
+ * `n` top-level steps, each with `Depends on: none` (a plan with no Depends-on line would be sequential), or
+ * with `chain` each depending on the one before (as the driver tests' plans do).
+ */
+export function benchPlan(n = STEPS, o = { chain: false }) {
   const out = ['## Phase 1.0: Run bench {#phase-bench}', '', '### Execution Steps {#execution-steps}', ''];
   for (let i = 1; i <= n; i++)
     out.push(
       `#### Step ${i}: Write file ${i} {#step-${i}}`,
       '',
-      '**Depends on:** none',
+      `**Depends on:** ${o.chain && i > 1 ? `#step-${i - 1}` : 'none'}`,
       '',
       `**Commit:** \`feat: write file ${i}\``,
       '',
