@@ -15,6 +15,8 @@ import { pidAlive, readHolder, type LockHolder } from '../util/dir-lock.js';
 export interface RunHolder extends LockHolder {
   /** The flags of the holding run that shape it (src/run/run-flags.ts), for a command that runs it again. */
   run_flags?: string[];
+  /** The workers the run started (docs/run.md §1.8), recorded once it knows them; absent before, or from an older tugcode. */
+  workers?: number;
 }
 
 /** The driver a plan's run lock names; `alive` is null when it is on another host (this one cannot tell). */
@@ -25,6 +27,8 @@ export interface RunDriver {
   alive: boolean | null;
   /** The recorded flags of that run (absent in a lock of an older tugcode). */
   run_flags?: string[];
+  /** The workers that run started (absent until it knows them, and in a lock of an older tugcode). */
+  workers?: number;
 }
 
 export function runLockDir(mainRoot: string, slug: string): string {
@@ -44,6 +48,7 @@ export function runDriverOf(mainRoot: string, slug: string): RunDriver | null {
     ...(Array.isArray(h.run_flags) && h.run_flags.every((w) => typeof w === 'string')
       ? { run_flags: h.run_flags }
       : {}),
+    ...(typeof h.workers === 'number' && Number.isInteger(h.workers) && h.workers > 0 ? { workers: h.workers } : {}),
   };
 }
 
@@ -92,8 +97,13 @@ export interface RunDriverLine {
    * tugcode's) the plan's last run's, else a placeholder implementer.
    */
   command: string;
-  /** The run's `--workers`, when its recorded flags give it (docs/git.md §6); null otherwise. */
+  /**
+   * The workers the run started (docs/git.md §6), else (a lock of an older tugcode, or a run still starting)
+   * its `--workers` when its recorded flags give it; null otherwise.
+   */
   workers: number | null;
+  /** Its `--workers` when it started fewer (the plan could keep no more busy: docs/run.md §1 item 3). */
+  workers_requested?: number;
 }
 
 /** The positive number a run's recorded flags give `flag` (`--workers`, `--stall-seconds`); null otherwise. */
@@ -134,6 +144,7 @@ export function driverLine(
     .filter((s) => (s.status === 'claimed' || s.status === 'in_progress') && s.lease_expires_at !== null)
     .map((s) => s.lease_expires_at!)
     .sort();
+  const requested = wholeOrNull(flagNumber(d.run_flags, '--workers'));
   return {
     pid: d.pid,
     host: d.host,
@@ -142,7 +153,8 @@ export function driverLine(
     claims_expire_at: leases.at(-1) ?? null,
     command: runCommandFor(planPath, { run_flags: d.run_flags ?? lastRunFlags, run }),
     // The holding run's own workers only: the last run's may differ.
-    workers: wholeOrNull(flagNumber(d.run_flags, '--workers')),
+    workers: d.workers ?? requested,
+    ...(d.workers !== undefined && requested !== null && requested > d.workers ? { workers_requested: requested } : {}),
   };
 }
 

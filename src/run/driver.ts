@@ -296,6 +296,7 @@ async function runPlanned(
       workers,
       lock: lock.signal,
       tookOver: lock.tookOver,
+      recordWorkers: (n: number) => lock.recordWorkers(n),
       notifier,
     };
     const summary = withRunFlags(await runLocked(ctx, input, call, hooks, o), flags);
@@ -344,6 +345,7 @@ async function runLocked(
     /** Aborted when another process took the run lock over: this run stops as a fatal RunInProgress. */
     lock: AbortSignal;
     tookOver: import('./lock.js').RunLock['tookOver'];
+    recordWorkers: (workers: number) => void;
     notifier: import('./notify.js').Notifier | null;
   },
 ): Promise<RunSummary> {
@@ -439,7 +441,11 @@ async function runLocked(
     ),
   );
   try {
-    started = await startRun(setup, tally, { target: await runTarget(setup, input), workers });
+    started = await startRun(setup, tally, {
+      target: await runTarget(setup, input),
+      workers,
+      recordWorkers: o.recordWorkers,
+    });
     rc = started.rc;
     results = await runWorkers(rc, started.trees, hooks, workers);
   } finally {
@@ -488,7 +494,7 @@ async function runLocked(
 async function startRun(
   s: RunSetup,
   tally: RunTally,
-  o: { target: TargetInput; workers: number },
+  o: { target: TargetInput; workers: number; recordWorkers: (workers: number) => void },
 ): Promise<{ rc: RunCtx; trees: Promise<MadeTree>[]; madeBranch: boolean }> {
   const { flow, g, prep } = s;
   const tr = tracerOf(s, '', '');
@@ -512,6 +518,8 @@ async function startRun(
   // An earlier run's worker trees, listed before this run makes any.
   const leftovers = await leftoverTrees(g, flow.repo, prep.slug);
   const workers = (await width)();
+  // The lock was taken before this was known: `status` names the workers started, not those asked for.
+  o.recordWorkers(workers);
   const init = () => timed(tr, 'run.init', () => initState(flow, prep, { integrationExisted: existed, warn: s.warn }));
   // A branch this run is about to make holds nothing of the plan's: the state's init reads nothing of it and
   // runs while git makes it. An existing one is reconciled from once it caught up with the base.

@@ -24,6 +24,11 @@ export interface RunLock {
    * lock): its claims are this run's to take over too, which the driver reports (docs/run.md §1 item 3).
    */
   readonly tookOver: TookOver | null;
+  /**
+   * Adds the workers the run started to its holder record once it knows them (docs/run.md §1.8), for what
+   * reports the run (`status`); best effort: a lock no longer ours, or a write refused, leaves it as it was.
+   */
+  recordWorkers(workers: number): void;
 }
 
 export const RUN_LOCK_STALE_MS = 30_000;
@@ -105,6 +110,13 @@ function runLock(lockDir: string, lock: HeldDirLock): RunLock {
     },
     signal: lock.signal,
     tookOver: lock.tookOver,
+    recordWorkers(workers) {
+      try {
+        lock.record({ workers });
+      } catch {
+        /* status then says the requested workers, from the recorded flags */
+      }
+    },
     async release() {
       try {
         lock.release();

@@ -63,6 +63,12 @@ export interface HeldDirLock {
   readonly signal: AbortSignal;
   /** Frees the lock when still ours (else leaves it be); throws the file system's error. */
   release(): void;
+  /**
+   * Adds `fields` to our `holder.json` (the run lock's `workers`, known only once it is held), when the lock is
+   * still ours: false when it is not. Its own fields (host, pid, started_at, token) stay. Throws the file
+   * system's error.
+   */
+  record(fields: Record<string, unknown>): boolean;
 }
 
 /**
@@ -313,8 +319,11 @@ function held(spec: DirLockSpec, me: LockHolder, tookOver: TookOver | null): Hel
   };
   const timer = setInterval(refresh, spec.refreshMs);
   timer.unref();
+  let holder = me;
   return {
-    holder: me,
+    get holder() {
+      return holder;
+    },
     tookOver,
     get compromised() {
       return ac.signal.aborted;
@@ -325,6 +334,26 @@ function held(spec: DirLockSpec, me: LockHolder, tookOver: TookOver | null): Hel
       clearInterval(timer);
       if (readHolder(lockDir)?.token !== me.token) return; // not ours any more: leave it be
       drop(lockDir, me.token);
+    },
+    record(fields) {
+      // Only over our own holder: a lock released, or taken over by another, is left be (as release() does).
+      if (released || readHolder(lockDir)?.token !== me.token) return false;
+      const next: LockHolder = {
+        ...holder,
+        ...fields,
+        host: me.host,
+        pid: me.pid,
+        started_at: me.started_at,
+        token: me.token,
+      };
+      try {
+        writeHolder(lockDir, next);
+      } catch (e) {
+        if (code(e) === 'ENOENT') return false; // the lock went meanwhile
+        throw e;
+      }
+      holder = next;
+      return true;
     },
   };
 }

@@ -20,7 +20,7 @@ let lastCommand: string;
 
 /**
  * A run interrupted (it records its flags in the state), then a second run SIGKILLed while step-1's
- * implementer holds, its lock then stripped of its flags as an older tugcode wrote it.
+ * implementer holds, its lock then stripped of its flags (and the workers it started) as an older tugcode wrote it.
  */
 beforeAll(async () => {
   root = runRepo(planText([step(1, 'Base'), step(2, 'Next', { deps: [1] })]));
@@ -47,7 +47,7 @@ beforeAll(async () => {
   });
   second.child.kill('SIGKILL');
   await second.done;
-  const { run_flags: _flags, ...holder } = JSON.parse(readFileSync(join(root, LOCK), 'utf8'));
+  const { run_flags: _flags, workers: _workers, ...holder } = JSON.parse(readFileSync(join(root, LOCK), 'utf8'));
   pid = holder.pid;
   writeFileSync(join(root, LOCK), JSON.stringify(holder));
   // The orphaned implementer ends.

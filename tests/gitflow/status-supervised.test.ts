@@ -88,27 +88,72 @@ describe('status of a supervised run', () => {
     );
   });
 
-  it('during a live run: names the run holding the plan (pid, host, since, workers)', async () => {
-    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]), 'demo');
+  // A diamond: step-2 and step-3 can run together, so a run starts two workers however many it asks for.
+  const DIAMOND = planText([
+    step(1, 'One'),
+    step(2, 'Two', { deps: [1] }),
+    step(3, 'Three', { deps: [1] }),
+    step(4, 'Four', { deps: [2, 3] }),
+  ]);
+
+  /** `status` while `args`' run holds step-1 (its lock's holder then records the workers it started). */
+  async function whileRunning(
+    root: string,
+    args: string[],
+    check: (s: ReturnType<typeof status>, pid: number) => void,
+  ) {
     const impl = holdingImplementer();
     writeFileSync(join(impl.hold, 'step-1-a1'), '');
-    const run = startRun(root, ['demo', '--workers', '2', '--implementer', impl.argv]);
+    const run = startRun(root, ['demo', ...args, '--implementer', impl.argv]);
     try {
       await waitUntil('step-1 started', () => existsSync(join(impl.started, 'step-1-a1')));
-      const s = status(root);
-      expect(s.line.claimed_steps).toEqual(['step-1']);
-      expect(s.line.run_driver).toMatchObject({ pid: run.child.pid, host: hostname(), alive: true, workers: 2 });
-      const since = s.line.run_driver.started_at;
-      expect(s.text).toContain(`run: pid ${run.child.pid} on ${hostname()} since ${since}, 2 workers`);
+      check(status(root), run.child.pid!);
     } finally {
       rmSync(join(impl.hold, 'step-1-a1'), { force: true });
     }
     const r = await run.done;
     expect(r.code, r.stderr).toBe(0);
+  }
+
+  it('during a live run: names the run holding the plan (pid, host, since, the workers it started)', async () => {
+    const root = runRepo(DIAMOND, 'demo');
+    await whileRunning(root, ['--workers', '4'], (s, pid) => {
+      expect(s.line.claimed_steps).toEqual(['step-1']);
+      expect(s.line.run_driver).toMatchObject({
+        pid,
+        host: hostname(),
+        alive: true,
+        workers: 2,
+        workers_requested: 4,
+      });
+      const since = s.line.run_driver.started_at;
+      expect(s.text).toContain(
+        `run: pid ${pid} on ${hostname()} since ${since}, 2 workers (4 requested; its dependencies let at most 2 ` +
+          'steps run at once)',
+      );
+    });
     // Once the run is over, nothing names it.
     const after = status(root);
     expect(after.line.run_driver).toBeNull();
     expect(after.text).not.toContain('run: pid');
+  });
+
+  it("during a live run without --workers: the workers it started, not the configuration's", async () => {
+    const root = runRepo(DIAMOND, 'demo', { '.tugtool/config.toml': '[run]\nworkers = 4\n' });
+    await whileRunning(root, [], (s, pid) => {
+      expect(s.line.run_driver).toMatchObject({ pid, alive: true, workers: 2 });
+      expect(s.line.run_driver).not.toHaveProperty('workers_requested');
+      expect(s.text).toContain(`since ${s.line.run_driver.started_at}, 2 workers  claimed: step-1`);
+    });
+  });
+
+  it('during a live run that starts all it asked for: no workers_requested', async () => {
+    const root = runRepo(DIAMOND, 'demo');
+    await whileRunning(root, ['--workers', '2'], (s) => {
+      expect(s.line.run_driver).toMatchObject({ workers: 2 });
+      expect(s.line.run_driver).not.toHaveProperty('workers_requested');
+      expect(s.text).toMatch(/, 2 workers {2}claimed: step-1/);
+    });
   });
 
   it('the run that integrates an approved step says so in its summary row', () => {

@@ -7,6 +7,7 @@ import { deadDriverLines } from './driver-text.js';
 import { decideCommands, resetCommand } from '../../contract/errors.js';
 import { noteLine } from '../../contract/status.js';
 import { slugOfPlanPath } from '../../plan/resolve.js';
+import { workersText } from '../../run/render-text.js';
 
 type R = any; // each renderer gets its operation's result
 
@@ -149,7 +150,8 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
  */
 function liveDriverNote(r: R): string {
   if (!r || r.alive === false) return '';
-  const workers = r.workers ? `, ${r.workers} worker${r.workers === 1 ? '' : 's'}` : '';
+  // As the run's own first line words it (src/run/render-text.ts): fewer started than asked for says why.
+  const workers = r.workers ? `, ${workersText(r.workers, r.workers_requested)}` : '';
   return `run: pid ${r.pid} on ${r.host} since ${r.started_at}${workers}${r.alive === null ? ' (another host)' : ''}`;
 }
 

@@ -77,6 +77,8 @@ export const runDriverLine = z
     claims_expire_at: z.string().nullable(),
     command: z.string(),
     workers: z.number().int().positive().nullable(),
+    // Its `--workers` when it started fewer (docs/git.md §6).
+    workers_requested: z.number().int().positive().optional(),
   })
   .strict()
   .nullable();
