@@ -92,15 +92,15 @@ function writeAll(fd: 1 | 2, text: string): void {
  * A reader gone from stdout ends the process quietly (or stops a `run`, stdout-closed.ts), whoever writes to
  * the stream. The handler is attached when the stream is first used, since creating it costs what writeAll saves.
  */
-function onStdoutCreated(attach: (s: NodeJS.WriteStream) => void): void {
-  const d = Object.getOwnPropertyDescriptor(process, 'stdout');
-  if (!d?.get || !d.configurable) return attach(process.stdout);
+function onStreamCreated(name: 'stdout' | 'stderr', attach: (s: NodeJS.WriteStream) => void): void {
+  const d = Object.getOwnPropertyDescriptor(process, name);
+  if (!d?.get || !d.configurable) return attach(process[name]);
   const get = d.get;
-  Object.defineProperty(process, 'stdout', {
+  Object.defineProperty(process, name, {
     configurable: true,
     enumerable: d.enumerable,
     get() {
-      Object.defineProperty(process, 'stdout', d);
+      Object.defineProperty(process, name, d);
       const s = get.call(process) as NodeJS.WriteStream;
       attach(s);
       return s;
@@ -108,9 +108,17 @@ function onStdoutCreated(attach: (s: NodeJS.WriteStream) => void): void {
   });
 }
 
-onStdoutCreated((s) =>
+onStreamCreated('stdout', (s) =>
   s.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') stdoutClosed();
+  }),
+);
+// A reader gone from stderr (`tugcode … 2>&1 | head`): its lines are lost, as writeAll drops them, and the
+// command goes on to its end (a run releases its claims, a demo removes its repository) instead of dying of
+// an unhandled stream error.
+onStreamCreated('stderr', (s) =>
+  s.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
   }),
 );
 

@@ -3,7 +3,7 @@
  * repository, runs its plan with 3 workers and the bundled implementer, and shows the plan done with the
  * kernel's rename among the steps. Text and --json.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { getEventListeners } from 'node:events';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { git, tempDir } from '../helpers/repo.js';
 import { demoEventSchema, runEventSchema } from '../../src/contract/schemas/run.js';
 import { announceChange, waitForChange, type RunCtx } from '../../src/run/context.js';
 import { parseLines, stepCommits } from './helpers.js';
+import { tokenizeShell } from '../../src/kernel/opspec.js';
 
 const STEPS = ['step-1', 'step-2', 'step-3', 'step-4', 'step-5', 'step-6', 'step-7'];
 
@@ -115,6 +116,77 @@ describe('tugcode demo', () => {
     expect(r.stdout).not.toContain('the demo repository is at');
     expect(existsSync(join(dir, '.git'))).toBe(false);
   });
+});
+
+/**
+ * The demo with its stdout (and with `stderr`, its stderr too: `2>&1 | head`) a pipe closed once `lines`
+ * lines came: the reader of `tugcode demo … | head -3` gone. Resolves when the process has exited.
+ */
+function demoClosed(
+  args: string[],
+  env: Record<string, string>,
+  o: { lines: number; stderr?: boolean },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const c = spawn(process.execPath, [CLI, 'demo', ...args], {
+      env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.setEncoding('utf8').on('data', (d: string) => {
+      if (c.stdout.destroyed) return;
+      stdout += d;
+      if (stdout.split('\n').length > o.lines) {
+        c.stdout.destroy();
+        if (o.stderr) c.stderr.destroy();
+      }
+    });
+    c.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    c.on('error', fail);
+    c.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+describe('tugcode demo whose stdout is closed early (docs/run.md §4)', () => {
+  const mine = (tmp: string) => readdirSync(tmp).filter((f) => f.startsWith('tugcode-demo-'));
+
+  it('removes its temporary repository and gives no hint to resume it', async () => {
+    const tmp = tempDir();
+    const r = await demoClosed(['--workers', '2'], { TMPDIR: tmp }, { lines: 3 });
+    expect(r.code, r.stderr).toBe(141);
+    const repo = /^demo repository: (.+)$/m.exec(r.stdout)![1]!;
+    expect(repo.startsWith(tmp)).toBe(true);
+    expect(mine(tmp)).toEqual([]);
+    expect(r.stderr).toContain('tugcode: Interrupted: ');
+    expect(r.stderr).not.toContain(repo);
+    expect(r.stderr).not.toContain('tugcode run');
+    expect(r.stderr).toContain('hint: the temporary repository is removed: run `tugcode demo` again (--keep keeps it)');
+  }, 60_000);
+
+  it('with stderr closed as well (`2>&1 | head -3`): the repository removed all the same', async () => {
+    const tmp = tempDir();
+    const r = await demoClosed(['--workers', '1'], { TMPDIR: tmp }, { lines: 3, stderr: true });
+    expect(r.code).toBe(141);
+    expect(mine(tmp)).toEqual([]);
+  }, 60_000);
+
+  it('in a DIR: the repository stays, and the hint resumes the run there', async () => {
+    const tmp = tempDir();
+    const dir = join(tmp, 'd');
+    const r = await demoClosed([dir, '--workers', '2'], { TMPDIR: tmp }, { lines: 3 });
+    expect(r.code, r.stderr).toBe(141);
+    expect(existsSync(join(dir, '.tugtool', 'tugplan-demo.md'))).toBe(true);
+    const hint = /^hint: (.*) \(it resumes where this run stopped\)$/m.exec(r.stderr)?.[1];
+    expect(hint, r.stderr).toMatch(/^tugcode -C \S+ run \.tugtool\/tugplan-demo\.md --workers 2 --implementer /);
+    // The hint works pasted anywhere: it runs the plan to the end in the demo's repository.
+    const words = tokenizeShell(hint!);
+    expect(words.ok).toBe(true);
+    const argv = words.ok ? words.tokens.slice(1) : [];
+    expect(argv.slice(0, 2)).toEqual(['-C', dir]);
+    const again = runCli([...argv, '--json'], { cwd: tmp });
+    expect(again.code, again.stderr).toBe(0);
+    expect(parseLines(again.stdout).at(-1)).toMatchObject({ type: 'summary', status: 'ok' });
+  }, 60_000);
 });
 
 describe('a waiting worker', () => {

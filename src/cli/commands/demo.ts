@@ -12,10 +12,51 @@ import type { CliEnv } from '../define.js';
 import type { RunInput } from '../../run/driver.js';
 import type { Board } from '../../board/start.js';
 
-type RunCommand = (input: RunInput & { no_next?: boolean }, cli: CliEnv, beside?: Board) => Promise<number>;
+type RunCommand = (
+  input: RunInput & { no_next?: boolean; again_hint?: string },
+  cli: CliEnv,
+  beside?: Board,
+) => Promise<number>;
 
 /** With --board, each step's implementer waits this long: a run a person can follow on the page. */
 const BOARD_PACE_MS = 1500;
+
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+
+/**
+ * Removes the demo's temporary repository however the process ends (docs/run.md §4): at the end, on an
+ * exit (a second signal during the run, a closed stdout before it, a crash), and on a signal while no run
+ * handles it (the repository being made, the epilogue). `busy()`: the run (or the board) has the signals.
+ */
+function removedAtExit(dir: string, busy: () => boolean): { remove: () => void; off: () => void } {
+  let removed = false;
+  const remove = () => {
+    if (removed) return;
+    removed = true;
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // a child still writing there as the process dies: nothing more can be done
+    }
+  };
+  const handlers = (Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]).map((sig) => {
+    const h = () => {
+      if (busy()) return;
+      remove();
+      process.exit(SIGNAL_EXIT[sig]);
+    };
+    process.on(sig, h);
+    return [sig, h] as const;
+  });
+  process.on('exit', remove);
+  return {
+    remove,
+    off: () => {
+      for (const [sig, h] of handlers) process.removeListener(sig, h);
+      process.removeListener('exit', remove);
+    },
+  };
+}
 
 export async function runDemo(
   input: { dir?: string; workers?: number; keep?: boolean; board?: boolean },
@@ -27,6 +68,8 @@ export async function runDemo(
   };
   const temp = input.dir === undefined;
   const dir = temp ? realpathSync(mkdtempSync(join(tmpdir(), 'tugcode-demo-'))) : resolve(cli.ctx.cwd, input.dir!);
+  let running = false;
+  const removal = temp && !input.keep ? removedAtExit(dir, () => running) : null;
   const { createDemoRepo } = await import('../../demo/project.js');
   const { OpsContext } = await import('../../ops/context.js');
   const { workersText } = await import('../../run/render-text.js');
@@ -48,25 +91,39 @@ export async function runDemo(
       };
       process.stdout.write(JSON.stringify(line) + '\n');
     }
-    const ctx = new OpsContext({ cwd: demo.root, env: cli.env });
+    // `dir`: the hints of a stopped or failed run name the repository (`tugcode -C <dir> run …`), which the
+    // user's shell is not in (docs/run.md §1.2).
+    const ctx = new OpsContext({ cwd: demo.root, dir: demo.root, env: cli.env });
     const here: CliEnv = { ...cli, ctx };
     try {
-      // No `next: tugcode merge` line: the demo's repository is a throwaway, and its epilogue follows.
-      const run = { plan: demo.slug, workers: input.workers ?? 3, implementer: demo.implementer, no_next: true };
+      // No `next: tugcode merge` line: the demo's repository is a throwaway, and its epilogue follows. A
+      // repository removed at the end cannot be resumed: the hint says to run the demo again instead.
+      const run = {
+        plan: demo.slug,
+        workers: input.workers ?? 3,
+        implementer: demo.implementer,
+        no_next: true,
+        again_hint: removal
+          ? 'the temporary repository is removed: run `tugcode demo` again (--keep keeps it)'
+          : undefined,
+      };
       const after = async () => {
         if (!cli.globals.json) out(await epilogue(here, demo.slug).catch(() => ''));
       };
+      running = true;
       if (input.board) code = await withBoard(here, run, runCommand, { out, after });
       else {
-        code = await runCommand(run, here);
+        code = await runCommand(run, here).finally(() => (running = false));
         await after();
       }
     } finally {
+      running = false;
       await ctx.close();
     }
   } finally {
-    if (temp && !input.keep) {
-      rmSync(dir, { recursive: true, force: true });
+    if (removal) {
+      removal.remove();
+      removal.off();
       out(`\n(removed ${dir}; pass --keep to look around)\n`);
     } else if (created) out(`\nthe demo repository is at ${dir}\n`);
   }

@@ -152,11 +152,11 @@ async function checkRunFlags(input: RunInput, cli: CliEnv, call: Call): Promise<
  * for the run's length (docs/board.md §1).
  */
 export async function runCommand(
-  options: RunInput & { dry_run?: boolean; board?: boolean; no_next?: boolean },
+  options: RunInput & { dry_run?: boolean; board?: boolean; no_next?: boolean; again_hint?: string },
   cli: CliEnv,
   beside?: Board,
 ): Promise<number> {
-  const { board: wantBoard, no_next: noNext, ...input } = options;
+  const { board: wantBoard, no_next: noNext, again_hint: againHint, ...input } = options;
   const { newCall } = await import('../../ops/context.js');
   const call = newCall('run');
   const json = cli.globals.json;
@@ -167,7 +167,8 @@ export async function runCommand(
   let board: Board | null = beside ?? null;
   const stop = new AbortController();
   // The hints of a stopped run repeat these (docs/run.md §1.2); loaded before a second signal may need them.
-  const flags = (await import('../../run/run-flags.js')).runFlags(input, cli.ctx.cwd, cli.ctx.dir);
+  const { runFlags, RUN_AGAIN_CODES } = await import('../../run/run-flags.js');
+  const flags = runFlags(input, cli.ctx.cwd, cli.ctx.dir);
   const { killRunningGroups, runningGroupCount } = await import('../../run/child.js');
   // What the events said so far: the summary of a run cut short by a second signal.
   const done = { steps: [] as string[], commits: [] as string[] };
@@ -186,7 +187,11 @@ export async function runCommand(
       // The implementers, checkpoints and reviewers it runs lead their own process groups: end them too, or
       // they would go on writing into worktrees whose claims nobody renews.
       killRunningGroups();
-      const err = new TugError('Interrupted', { plan_path: input.plan, signal: which, forced: true, run_flags: flags });
+      const err = new TugError(
+        'Interrupted',
+        { plan_path: input.plan, signal: which, forced: true, run_flags: flags },
+        { hint: againHint },
+      );
       const summary = { ...emptySummary(err, Date.now() - t0), steps_completed: done.steps, commits: done.commits };
       if (json) write(JSON.stringify({ type: 'summary', at: cli.now(), ...summary }) + '\n');
       process.stderr.write(renderError('run', err, [], { json: false }).stderr);
@@ -253,6 +258,10 @@ export async function runCommand(
       ...summary,
       error: new TugError('Interrupted', { ...summary.error.details, signal: 'SIGPIPE', stdout_closed: true }).toJSON(),
     };
+  // A repository removed once the run returns (the demo's temporary one): a hint to run the plan again there
+  // cannot work, so the caller's hint replaces it (docs/run.md §4).
+  if (againHint !== undefined && summary.error && RUN_AGAIN_CODES.has(summary.error.code))
+    summary = { ...summary, error: { ...summary.error, hint: againHint } };
   const code = exitOf(summary, sig.which());
   const at = cli.now();
   if (json) write(JSON.stringify({ type: 'summary', at, ...summary }) + '\n');
