@@ -12,6 +12,7 @@ import { CLI, checkSchema, runCli } from '../helpers/cli.js';
 import { git, tempDir } from '../helpers/repo.js';
 import { demoEventSchema, runEventSchema } from '../../src/contract/schemas/run.js';
 import { announceChange, waitForChange, type RunCtx } from '../../src/run/context.js';
+import { boardLineOf } from '../board/helpers.js';
 import { parseLines, stepCommits } from './helpers.js';
 import { tokenizeShell } from '../../src/kernel/opspec.js';
 
@@ -186,6 +187,21 @@ describe('tugcode demo whose stdout is closed early (docs/run.md §4)', () => {
     const again = runCli([...argv, '--json'], { cwd: tmp });
     expect(again.code, again.stderr).toBe(0);
     expect(parseLines(again.stdout).at(-1)).toMatchObject({ type: 'summary', status: 'ok' });
+  }, 60_000);
+});
+
+describe('tugcode demo ended by a signal no run handles (docs/run.md §4)', () => {
+  it('--board waiting for its page, SIGHUP (the terminal closed): the process ends 129 and the repository goes', async () => {
+    const tmp = tempDir();
+    const child = spawn(process.execPath, [CLI, 'demo', '--board', '--json'], {
+      env: { ...process.env, NODE_ENV: 'test', NO_COLOR: '1', TMPDIR: tmp },
+    });
+    const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    await boardLineOf(child);
+    expect(readdirSync(tmp).filter((f) => f.startsWith('tugcode-demo-'))).toHaveLength(1);
+    child.kill('SIGHUP');
+    expect(await exited).toBe(129);
+    expect(readdirSync(tmp).filter((f) => f.startsWith('tugcode-demo-'))).toEqual([]);
   }, 60_000);
 });
 

@@ -25,10 +25,12 @@ const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
 
 /**
  * Removes the demo's temporary repository however the process ends (docs/run.md §4): at the end, on an
- * exit (a second signal during the run, a closed stdout before it, a crash), and on a signal while no run
- * handles it (the repository being made, the epilogue). `busy()`: the run (or the board) has the signals.
+ * exit (a second signal during the run, a closed stdout before it, a crash), and on a signal no one else
+ * handles (the repository being made, the run starting or ending, the epilogue, a SIGHUP beside the board):
+ * then it ends the process as the signal would have. While the run (or the board) listens for the signal
+ * too, the signal is theirs: the run stops gracefully first (docs/run.md §1.1) and the exit removes it.
  */
-function removedAtExit(dir: string, busy: () => boolean): { remove: () => void; off: () => void } {
+function removedAtExit(dir: string): { remove: () => void; off: () => void } {
   let removed = false;
   const remove = () => {
     if (removed) return;
@@ -41,7 +43,7 @@ function removedAtExit(dir: string, busy: () => boolean): { remove: () => void; 
   };
   const handlers = (Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]).map((sig) => {
     const h = () => {
-      if (busy()) return;
+      if (process.listenerCount(sig) > 1) return;
       remove();
       process.exit(SIGNAL_EXIT[sig]);
     };
@@ -68,8 +70,7 @@ export async function runDemo(
   };
   const temp = input.dir === undefined;
   const dir = temp ? realpathSync(mkdtempSync(join(tmpdir(), 'tugcode-demo-'))) : resolve(cli.ctx.cwd, input.dir!);
-  let running = false;
-  const removal = temp && !input.keep ? removedAtExit(dir, () => running) : null;
+  const removal = temp && !input.keep ? removedAtExit(dir) : null;
   const { createDemoRepo } = await import('../../demo/project.js');
   const { OpsContext } = await import('../../ops/context.js');
   const { workersText } = await import('../../run/render-text.js');
@@ -110,14 +111,12 @@ export async function runDemo(
       const after = async () => {
         if (!cli.globals.json) out(await epilogue(here, demo.slug).catch(() => ''));
       };
-      running = true;
       if (input.board) code = await withBoard(here, run, runCommand, { out, after });
       else {
-        code = await runCommand(run, here).finally(() => (running = false));
+        code = await runCommand(run, here);
         await after();
       }
     } finally {
-      running = false;
       await ctx.close();
     }
   } finally {
