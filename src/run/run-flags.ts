@@ -17,7 +17,12 @@ const ONE_SHOT = new Set(['plan', 'dry_run', 'board', 'move_integration']);
 /** The flags whose value is a command string. */
 const COMMANDS = new Set(['implementer', 'reviewer', 'resolver']);
 /** The errors of a run whose hint runs the plan again (errors.ts `runAgain`). */
-export const RUN_AGAIN_CODES = new Set(['PlanIncomplete', 'BudgetExhausted', 'NeedsHuman', 'Interrupted']);
+const RUN_AGAIN_CODES = new Set(['PlanIncomplete', 'BudgetExhausted', 'NeedsHuman', 'Interrupted']);
+
+/** Whether a run's error hints at running the plan again (its codes, and a plan changed during the run). */
+export function hintRunsAgain(e: { code: string; details: Record<string, unknown> }): boolean {
+  return RUN_AGAIN_CODES.has(e.code) || (e.code === 'PlanDrift' && e.details.during_run === true);
+}
 
 export const REDACTED = '<redacted>';
 const SECRET_NAME = /(token|secret|passw(or)?d|passwd|api[-_]?key|auth(?!or)|credential|private[-_]?key)/i;
@@ -86,7 +91,6 @@ function absoluteOrAsIs(text: string, cwd: string): string {
  */
 export function withRunFlags(summary: RunSummary, flags: string[]): RunSummary {
   const e = summary.error;
-  const again = e && (RUN_AGAIN_CODES.has(e.code) || (e.code === 'PlanDrift' && e.details.during_run === true));
-  if (!e || !again || e.details.run_flags !== undefined) return summary;
+  if (!e || !hintRunsAgain(e) || e.details.run_flags !== undefined) return summary;
   return { ...summary, error: new TugError(e.code as never, { ...e.details, run_flags: flags }).toJSON() };
 }

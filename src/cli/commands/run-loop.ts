@@ -167,7 +167,7 @@ export async function runCommand(
   let board: Board | null = beside ?? null;
   const stop = new AbortController();
   // The hints of a stopped run repeat these (docs/run.md §1.2); loaded before a second signal may need them.
-  const { runFlags, RUN_AGAIN_CODES } = await import('../../run/run-flags.js');
+  const { runFlags, hintRunsAgain } = await import('../../run/run-flags.js');
   const flags = runFlags(input, cli.ctx.cwd, cli.ctx.dir);
   const { killRunningGroups, runningGroupCount } = await import('../../run/child.js');
   // What the events said so far: the summary of a run cut short by a second signal.
@@ -260,7 +260,7 @@ export async function runCommand(
     };
   // A repository removed once the run returns (the demo's temporary one): a hint to run the plan again there
   // cannot work, so the caller's hint replaces it (docs/run.md §4).
-  if (againHint !== undefined && summary.error && RUN_AGAIN_CODES.has(summary.error.code))
+  if (againHint !== undefined && summary.error && hintRunsAgain(summary.error))
     summary = { ...summary, error: { ...summary.error, hint: againHint } };
   const code = exitOf(summary, sig.which());
   const at = cli.now();
