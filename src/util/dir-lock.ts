@@ -346,11 +346,21 @@ function held(spec: DirLockSpec, me: LockHolder, tookOver: TookOver | null): Hel
         started_at: me.started_at,
         token: me.token,
       };
+      // Under a `takeover/` claim of its own, as every replacement of a holder is (docs/run.md §1.8): a
+      // contender taking the lock over meanwhile (it went stale) keeps it, and this one learns it.
+      if (claimTakeover(lockDir, next) !== 'mine') return false;
+      let done = false;
       try {
-        writeHolder(lockDir, next);
+        if (readHolder(lockDir)?.token !== me.token) return false;
+        renameSync(join(lockDir, 'takeover', holderFile(next)), join(lockDir, 'holder.json'));
+        done = true;
       } catch (e) {
-        if (code(e) === 'ENOENT') return false; // the lock went meanwhile
+        if (code(e) === 'ENOENT') return false; // the lock, or our claim, went meanwhile
         throw e;
+      } finally {
+        // Our claim: the rename just went through it, or it still holds our record.
+        if (done) rmQuiet(join(lockDir, 'takeover'));
+        else dropClaim(lockDir, next);
       }
       holder = next;
       return true;

@@ -2,7 +2,8 @@
  * A held lock directory's holder record gains fields once the holder knows them (docs/run.md §1.8: the run
  * lock's `workers`), only while the lock is still its own.
  */
-import { readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readHolder, tryDirLock } from '../../src/util/dir-lock.js';
@@ -50,5 +51,16 @@ describe('HeldDirLock.record', () => {
     mine.release();
     expect(mine.record({ workers: 2 })).toBe(false);
     expect(readHolder(M)).toBeUndefined();
+  });
+
+  it('records nothing while another contender is taking the lock over (its fresh claim is in place)', () => {
+    const L = join(tempDir(), 'run-x.lock');
+    const lock = take(L);
+    const before = readHolder(L);
+    mkdirSync(join(L, 'takeover'));
+    writeFileSync(join(L, 'takeover', 'pid'), `${hostname()} ${process.pid}\n`);
+    expect(lock.record({ workers: 2 })).toBe(false);
+    expect(readHolder(L)).toEqual(before);
+    expect(readdirSync(join(L, 'takeover'))).toEqual(['pid']); // the contender's claim, untouched
   });
 });
