@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { readHolder, tryDirLock, type HeldDirLock } from '../../src/util/dir-lock.js';
+import type { HeldDirLock } from '../../src/util/dir-lock.js';
 import { tempDir } from '../helpers/repo.js';
 
 type FsCall =
@@ -51,6 +51,10 @@ vi.mock('node:fs', async (importOriginal) => {
 
 // The test's own file calls bypass the hooks.
 const fs = await vi.importActual<typeof import('node:fs')>('node:fs');
+// A worker runs file after file (isolate: false, vitest.config.ts): the lock module may be loaded already, on
+// the real fs. Loaded again here, it gets the wrapped one.
+vi.resetModules();
+const { readHolder, tryDirLock } = await import('../../src/util/dir-lock.js');
 
 /** Runs `run` just before the next `call` whose path `match`es (the `nth` such call, counting from now). */
 function before(call: FsCall, match: (path: string) => boolean, run: () => void, nth = 1): void {
