@@ -33,6 +33,13 @@ const ANCHORS = Array.from({ length: 12 }, (_, i) => `step-${i + 1}`);
 /** A bare remote holding main (with the committed plan) and two clones of it, each committing as itself. */
 const hosts = () => remoteWithClones(runRepo(planText(STEPS)), ['a', 'b'], { identity: true });
 
+/** The environment of host `host` on the state database at `url`, with `more` (a fault to inject). */
+const hostEnv = (url: string, host: 'hosta' | 'hostb', more: Record<string, string> = {}) => ({
+  TUGCODE_STATE_URL: url,
+  TUGCODE_STATE_HOST: host,
+  ...more,
+});
+
 /** `Tug-Step` trailers of the remote integration branch, oldest first. */
 function remoteSteps(remote: string): string[] {
   return git(remote, 'log', '--reverse', '--format=%(trailers:key=Tug-Step,valueonly)', 'tugplan/demo')
@@ -72,8 +79,8 @@ describe('tugcode run --remote: two hosts, one PostgreSQL', () => {
     const db = await createTestDatabase('hosts');
     const { remote, a, b } = hosts();
     const impl = implementerScript();
-    const envA = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hosta' };
-    const envB = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hostb' };
+    const envA = hostEnv(db.url, 'hosta');
+    const envB = hostEnv(db.url, 'hostb');
     const args = ['demo', '--workers', '2', '--implementer', impl.argv, '--remote', 'origin'];
     const runA = startRun(a, args, envA);
     const runB = startRun(b, args, envB);
@@ -112,8 +119,8 @@ describe('tugcode run --remote: two hosts, one PostgreSQL', () => {
     const impl = holdingImplementer();
     writeFileSync(join(impl.hold, 'step-1-a1'), '');
     writeFileSync(join(impl.hold, 'step-2-a1'), '');
-    const envA = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hosta' };
-    const envB = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hostb' };
+    const envA = hostEnv(db.url, 'hosta');
+    const envB = hostEnv(db.url, 'hostb');
     const args = ['demo', '--workers', '2', '--implementer', impl.argv, '--remote', 'origin'];
     const short = ['--lease-duration', '3', '--heartbeat', '1'];
     const runA = startRun(a, [...args, ...short], envA);
@@ -146,12 +153,8 @@ describe('tugcode run --remote: two hosts, one PostgreSQL', () => {
     const db = await createTestDatabase('hostpush');
     const { remote, a, b } = hosts();
     const impl = implementerScript();
-    const envA = {
-      TUGCODE_STATE_URL: db.url,
-      TUGCODE_STATE_HOST: 'hosta',
-      TUGCODE_RUN_FAULT: 'after-integrate:step-1',
-    };
-    const envB = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hostb' };
+    const envA = hostEnv(db.url, 'hosta', { TUGCODE_RUN_FAULT: 'after-integrate:step-1' });
+    const envB = hostEnv(db.url, 'hostb');
     const args = ['demo', '--implementer', impl.argv, '--remote', 'origin', '--heartbeat', '1'];
     // Host A's claim outlives its kill long enough for host B's start-up reconcile to find step-1 still
     // claimed (a live lease is skipped there): B must take the claim over after the lease, then settle the
@@ -180,12 +183,8 @@ describe('tugcode run --remote: two hosts, one PostgreSQL', () => {
     const db = await createTestDatabase('hostadopt');
     const { remote, a, b } = hosts();
     const impl = implementerScript();
-    const envA = {
-      TUGCODE_STATE_URL: db.url,
-      TUGCODE_STATE_HOST: 'hosta',
-      TUGCODE_RUN_FAULT: 'after-integrate:step-1',
-    };
-    const envB = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hostb' };
+    const envA = hostEnv(db.url, 'hosta', { TUGCODE_RUN_FAULT: 'after-integrate:step-1' });
+    const envB = hostEnv(db.url, 'hostb');
     const args = [
       'demo',
       '--implementer',
@@ -226,10 +225,8 @@ describe('tugcode run --remote: two hosts, one PostgreSQL', () => {
     const { a } = hosts();
     const impl = implementerScript();
     const t0 = Date.now();
-    const r = await startRun(a, ['demo', '--implementer', impl.argv, '--remote', 'origin'], {
-      TUGCODE_STATE_URL: db.url,
-      TUGCODE_STATE_HOST: 'hosta',
-    }).done;
+    const r = await startRun(a, ['demo', '--implementer', impl.argv, '--remote', 'origin'], hostEnv(db.url, 'hosta'))
+      .done;
     expect(Date.now() - t0).toBeLessThan(20_000); // no 120 s of retries for a server never reached
     expect(r.code, r.stdout + r.stderr).toBe(10);
     const err = summaryOf(r).error;
@@ -244,8 +241,8 @@ describe('tugcode run --remote: two hosts, one PostgreSQL', () => {
     const impl = implementerScript();
     // A slow implementer (300 ms a step) so the restart lands mid-run.
     const slow = `node -e "setTimeout(() => {}, 300)" && ${impl.argv}`;
-    const envA = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hosta' };
-    const envB = { TUGCODE_STATE_URL: db.url, TUGCODE_STATE_HOST: 'hostb' };
+    const envA = hostEnv(db.url, 'hosta');
+    const envB = hostEnv(db.url, 'hostb');
     const args = [
       'demo',
       '--workers',
