@@ -514,7 +514,7 @@ async function startRun(
   const remote = remoteName ? await (await import('./remote.js')).openRemote(s, remoteName) : undefined;
   const existed = await integrationExists(flow, g, prep);
   // How many workers the plan can keep busy, read while the leftovers are listed (before the state's init).
-  const width = settled(workersToStart(s, stateCall, o.workers));
+  const width = settled(workersOfRun(s, stateCall, o.workers));
   // An earlier run's worker trees, listed before this run makes any.
   const leftovers = await leftoverTrees(g, flow.repo, prep.slug);
   const workers = (await width)();
@@ -563,12 +563,11 @@ async function startRun(
 }
 
 /**
- * The workers the run starts (docs/run.md §1 item 3): `requested`, but no more than the plan's steps still
- * to run can keep busy at once (planWidth), at least one. A worker more would never claim a step, yet cost
- * its worktree. Read before the start-up init and reconcile, which can only complete more steps: the bound
+ * The workers the run starts (schedule.ts workersToStart) on the steps the state has completed. A worker more
+ * would never claim a step, yet cost its worktree. Read before the start-up init and reconcile, which can only complete more steps: the bound
  * stays an upper one. A plan without state yet has nothing completed.
  */
-async function workersToStart(s: RunSetup, call: StateCall, requested: number): Promise<number> {
+async function workersOfRun(s: RunSetup, call: StateCall, requested: number): Promise<number> {
   if (requested <= 1) return requested;
   const done = await s.store.ready(call, { plan: s.prep.planPath }).then(
     (c) => new Set(c.completed_steps),
@@ -577,8 +576,7 @@ async function workersToStart(s: RunSetup, call: StateCall, requested: number): 
       throw e;
     },
   );
-  const { planWidth } = await import('./schedule.js');
-  return Math.max(1, Math.min(requested, planWidth(s.prep.plan, done)));
+  return (await import('./schedule.js')).workersToStart(s.prep.plan, requested, done);
 }
 
 /**

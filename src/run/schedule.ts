@@ -371,6 +371,14 @@ export function scheduleText(s: Schedule, held: HeldBack = { failed_steps: [], b
 }
 
 /**
+ * The workers a run of `plan` starts (docs/run.md §1 item 3): `requested`, but no more than the steps not in
+ * `done` can keep busy at once (planWidth), and at least one. The run and its dry run both ask this.
+ */
+export function workersToStart(plan: Plan, requested: number, done: ReadonlySet<string>): number {
+  return requested <= 1 ? requested : Math.max(1, Math.min(requested, planWidth(plan, done)));
+}
+
+/**
  * The most top-level steps still to run (those not in `done`) that could ever run at the same time: the
  * largest set of them none of which waits on another, directly or through other steps (docs/run.md §1
  * item 3). A run starts no more workers than this, as the others would never claim a step. Dependencies

@@ -419,10 +419,9 @@ async function dryRun(input: RunInput, cli: CliEnv): Promise<number> {
       call.warnings.add(NO_IMPLEMENTER.code, NO_IMPLEMENTER.message);
     }
     // The workers the real run starts (docs/run.md §1 item 3): no more than the plan can keep busy at once.
-    const { planWidth } = await import('../../run/schedule.js');
+    const { workersToStart } = await import('../../run/schedule.js');
     const requested = input.workers ?? flow.config.run.workers;
-    const workers =
-      requested <= 1 ? requested : Math.max(1, Math.min(requested, planWidth(prep.plan, progress.completed)));
+    const workers = workersToStart(prep.plan, requested, progress.completed);
     const data = {
       dry_run: true,
       plan_path: prep.planPath,
