@@ -89,7 +89,7 @@ describe('tugcode run starts no more workers than the plan can keep busy', () =>
     const impl = implementerScript();
     writeFileSync(join(impl.failDir, 'step-3'), '1');
     const first = runJsonl(root, ['demo', '--workers', '2', '--implementer', impl.argv]);
-    expect(first.code).toBe(4);
+    expect(first.code, first.stdout + first.stderr).toBe(4);
     expect(started(first.events).workers).toBe(2);
     expect(first.events.at(-1).steps_completed.sort()).toEqual(['step-1', 'step-2']);
     // The failed run left both worker trees.
