@@ -13,6 +13,7 @@ import { shellArg } from '../util/shell-arg.js';
 import { itemProgress } from '../contract/status.js';
 import { decideCommands } from '../contract/errors.js';
 import { RUN_PHASES } from '../contract/schemas/run.js';
+import { liveRunNote } from '../run/render-text.js';
 
 export const LANES = ['blocked', 'ready', 'running', 'needs_you', 'done'] as const;
 export type Lane = (typeof LANES)[number];
@@ -126,7 +127,18 @@ export interface RunDriver {
   command: string;
   /** The run's own `--stall-seconds`, when given: the plan's stall hint follows it (docs/board.md §3). */
   stall_seconds?: number;
+  /** The workers it started, and its `--workers` when it started fewer. */
+  workers?: number;
+  workers_requested?: number;
+  /**
+   * What the plan's line says of a live run, as `tugcode status` does (`run: pid … on … since …, 2 workers`);
+   * empty when its pid is gone (its claims are in Needs you instead).
+   */
+  note: string;
 }
+
+/** A run lock's holder as the operations read it (src/ops/board.ts), before the board words it. */
+export type HeldBy = Omit<RunDriver, 'note'>;
 
 export interface BoardSnapshot {
   schema: 1;
@@ -184,7 +196,7 @@ export interface BoardRead {
   repo_root: string;
   stall_seconds: number | null;
   /** By plan path: the run holding the plan's lock (absent: none). */
-  run_drivers?: Record<string, RunDriver>;
+  run_drivers?: Record<string, HeldBy>;
   /** The plans whose file's structure changed since `state init`. */
   edited?: string[];
 }
@@ -293,7 +305,7 @@ export function placeStep(
     last_activity_at: string | null;
     reason: string | null;
     /** The run holding the plan's lock, if any. */
-    driver?: RunDriver | null;
+    driver?: HeldBy | null;
     /** The card's phase (`phaseOf`): a run's phase other than its implementer's is never stalled. */
     phase?: string | null;
   },
@@ -411,7 +423,7 @@ export function cardOf(
   s: ShownStep,
   subs: ShownStep[],
   activity: (anchor: string) => Activity | undefined,
-  o: { plan_path: string; backend: string; now: string; stall_seconds: number | null; driver?: RunDriver | null },
+  o: { plan_path: string; backend: string; now: string; stall_seconds: number | null; driver?: HeldBy | null },
 ): Card {
   const own = activity(s.anchor);
   const held = s.status === 'claimed' || s.status === 'in_progress';
@@ -480,7 +492,7 @@ function topsOf(steps: ShownStep[]): Map<string, string> {
 export function planOf(
   p: ShownPlan,
   activity: (plan_path: string, anchor: string) => Activity | undefined,
-  o: { backend: string; now: string; stall_seconds: number | null; driver?: RunDriver | null; edited?: boolean },
+  o: { backend: string; now: string; stall_seconds: number | null; driver?: HeldBy | null; edited?: boolean },
 ): BoardPlan {
   const top = topsOf(p.steps);
   const subsOf = new Map<string, ShownStep[]>();
@@ -506,7 +518,7 @@ export function planOf(
     lanes,
     usage,
     edited: o.edited ?? false,
-    run_driver: o.driver ?? null,
+    run_driver: o.driver ? { ...o.driver, note: liveRunNote(o.driver) } : null,
     last_run: p.last_run ? { command: p.last_run.command, ended_at: p.last_run.ended_at } : null,
     cards,
   };

@@ -42,6 +42,9 @@ export interface BoardRunDriver {
   command: string;
   /** The run's own `--stall-seconds`, when it was given one: its watchdog's, not the configuration's. */
   stall_seconds?: number;
+  /** The workers it started, and its `--workers` when it started fewer (as `tugcode status` says them). */
+  workers?: number;
+  workers_requested?: number;
 }
 
 /** Every active and done plan with its steps' status, owner, lease and counts; the backend; the config the board uses. */
@@ -58,7 +61,7 @@ export async function boardRead(ctx: OpsContext, _input: Record<string, never>, 
     const d = slug === null ? null : runDriverOf(repo.mainRoot, slug);
     if (!d) continue;
     // As status says it: a lock without flags (an older tugcode's) takes the plan's last run's (docs/run.md §1.2).
-    const { pid, host, started_at, alive, command } = driverLine(
+    const { pid, host, started_at, alive, command, workers, workers_requested } = driverLine(
       d,
       p.plan_path,
       p.steps,
@@ -74,6 +77,8 @@ export async function boardRead(ctx: OpsContext, _input: Record<string, never>, 
       alive,
       command,
       ...(stall !== null ? { stall_seconds: stall } : {}),
+      ...(workers !== null ? { workers } : {}),
+      ...(workers_requested !== undefined ? { workers_requested } : {}),
     };
   }
   // A plan whose structure changed since `state init` (docs/board.md §3), as `tugcode status` says it.

@@ -194,3 +194,27 @@ export function workersText(workers: number, requested?: number): string {
   if (requested === undefined || requested <= workers) return n;
   return `${n} (${requested} requested; its dependencies let at most ${workers} step${workers === 1 ? '' : 's'} run at once)`;
 }
+
+/**
+ * The run holding a plan's lock while it lives, as `tugcode status` (docs/git.md §6) and the board's plan line
+ * (docs/board.md §3) say it: `run: pid 4242 on host since <time>, 2 workers`; on another host (`alive` null)
+ * this host cannot tell, so it says where the run is. Empty for a run whose pid is gone (said elsewhere, with
+ * the command that takes its claims over).
+ */
+export function liveRunNote(
+  r:
+    | {
+        pid: number;
+        host: string;
+        started_at: string;
+        alive: boolean | null;
+        workers?: number | null;
+        workers_requested?: number | undefined;
+      }
+    | null
+    | undefined,
+): string {
+  if (!r || r.alive === false) return '';
+  const workers = r.workers ? `, ${workersText(r.workers, r.workers_requested)}` : '';
+  return `run: pid ${r.pid} on ${r.host} since ${r.started_at}${workers}${r.alive === null ? ' (another host)' : ''}`;
+}

@@ -1,11 +1,14 @@
 /**
  * A plan whose structure is edited while `tugcode board` is up (docs/board.md §3): the page says so beside
  * the plan's path, as `tugcode status` does, instead of showing the old steps as if nothing changed; the
- * edit undone, the notice goes. With no run holding the lock, the same line names the plan's last run.
+ * edit undone, the notice goes. With no run holding the lock, the same line names the plan's last run; with one,
+ * that run.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runLockDir } from '../../src/gitflow/run-driver.js';
 import { useBrowser, watchedPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
 import { planText, runJsonl, runRepo, step } from '../run/helpers.js';
@@ -46,6 +49,31 @@ describe('tugcode board when the plan is edited', () => {
       tops[width] = await lanesTop();
     }
     await page.setViewportSize({ width: 1400, height: 900 });
+
+    // A run holding the plan (its lock, as src/run/lock.ts makes it): the line says which, as status does,
+    // in place of the last run; the lanes stay.
+    const lock = runLockDir(root, 'demo');
+    mkdirSync(lock);
+    const started = new Date().toISOString();
+    const holder = { token: 't', pid: process.pid, host: hostname(), started_at: started, workers: 2 };
+    writeFileSync(join(lock, 'holder.json'), JSON.stringify({ ...holder, run_flags: ['--implementer', 'true'] }));
+    const runNote = ` · run: pid ${process.pid} on ${hostname()} since ${started}, 2 workers`;
+    await page.waitForFunction(
+      ([sel, note]) => (globalThis as any).document.querySelector(sel).textContent.endsWith(note),
+      [path, runNote],
+      { timeout: 15_000 },
+    );
+    expect(await page.textContent(path)).not.toContain('last run');
+    expect(await lanesTop()).toBe(tops[1400]);
+    rmSync(lock, { recursive: true });
+    await page.waitForFunction(
+      (sel) => / · last run: /.test((globalThis as any).document.querySelector(sel).textContent),
+      path,
+      {
+        timeout: 15_000,
+      },
+    );
+
     const file = join(root, '.tugtool', 'tugplan-demo.md');
     const before = readFileSync(file, 'utf8');
     writeFileSync(file, before + '\n' + step(3, 'Three', { deps: [2] }));

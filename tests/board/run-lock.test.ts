@@ -42,13 +42,19 @@ describe('tugcode board and the run lock', () => {
         pid: process.pid,
         host: hostname(),
         started_at: started,
-        run_flags: ['--implementer', 'true'],
+        run_flags: ['--workers', '3', '--implementer', 'true'],
+        workers: 1,
       }) + '\n',
     );
     let from = stream.events.length;
     // 10 s: well before the full read every 30 s that would find it anyway.
     const held = await stream.next((e) => e.event === 'plans' && driverOf(e) !== null, from, 10_000);
-    expect(driverOf(held)).toMatchObject({ pid: process.pid, started_at: started, alive: true });
+    expect(driverOf(held)).toMatchObject({ pid: process.pid, started_at: started, alive: true, workers: 1 });
+    // The plan's line says which run holds it, as `tugcode status` does (docs/board.md §3).
+    const status = runCli(['status'], { cwd: root });
+    const note = `run: pid ${process.pid} on ${hostname()} since ${started}, 1 worker (3 requested; its dependencies let at most 1 step run at once)`;
+    expect(driverOf(held).note).toBe(note);
+    expect(status.stdout).toContain(note);
 
     from = stream.events.length;
     rmSync(dir, { recursive: true });

@@ -367,6 +367,8 @@
       p.plan_path +
       (p.status !== 'active' ? ` · ${p.status}` : '') +
       (p.edited ? ' · edited since the state was made: the next tugcode run takes it over' : '') +
+      // The run holding the plan, as tugcode status says it (docs/board.md §3).
+      (p.run_driver?.note ? ` · ${p.run_driver.note}` : '') +
       // No run holds the lock: how the last one ran, to run the plan again the same way (docs/board.md §3).
       (!p.run_driver && p.last_run ? ` · last run: ${p.last_run.command} (ended ${p.last_run.ended_at})` : '');
     const pathEl = head.querySelector('.plan-path');

@@ -7,7 +7,7 @@ import { deadDriverLines } from './driver-text.js';
 import { decideCommands, resetCommand } from '../../contract/errors.js';
 import { noteLine } from '../../contract/status.js';
 import { slugOfPlanPath } from '../../plan/resolve.js';
-import { workersText } from '../../run/render-text.js';
+import { liveRunNote } from '../../run/render-text.js';
 
 type R = any; // each renderer gets its operation's result
 
@@ -111,7 +111,7 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
     d.plans.map((p: R) => {
       const filled = Math.floor((BAR * p.percent) / 100);
       const notes = [
-        liveDriverNote(p.run_driver),
+        liveRunNote(p.run_driver),
         p.claimed_steps.length ? `claimed: ${p.claimed_steps.join(', ')}` : '',
         p.plan_error ? `invalid: ${p.plan_error.code} ${p.plan_error.message} — see ${p.plan_error.command}` : '',
         p.structure_changed
@@ -142,17 +142,6 @@ export async function status(d: R, cli: CliEnv): Promise<string> {
   );
   const below = [...decideLines(d.plans), ...dead];
   return below.length ? `${t}\n\n${below.join('\n')}` : t;
-}
-
-/**
- * The run holding the plan's lock while it lives (docs/git.md §6); one whose pid is gone is said under the
- * table instead. On another host (`alive` null) this host cannot tell, so it says where the run is.
- */
-function liveDriverNote(r: R): string {
-  if (!r || r.alive === false) return '';
-  // As the run's own first line words it (src/run/render-text.ts): fewer started than asked for says why.
-  const workers = r.workers ? `, ${workersText(r.workers, r.workers_requested)}` : '';
-  return `run: pid ${r.pid} on ${r.host} since ${r.started_at}${workers}${r.alive === null ? ' (another host)' : ''}`;
 }
 
 /**
