@@ -297,8 +297,8 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
     pidRecord: groupRecord(rc.flow.repo.mainRoot, rc.prep.slug, tree),
     agentAllow: rc.flow.config.run.agent_allow,
     thread: gitThreadOf(rc.ops.env),
-  }).finally(() => {
-    watch.stop();
+  }).finally(async () => {
+    await watch.stop();
     tr?.('implementer', t);
   });
   // What the run used counts whatever became of it (docs/run.md §7.1), under the claim still held: a run
@@ -323,12 +323,14 @@ async function implementerPhase(x: StepRun, u: PlanStep, extra: { review_issues?
       `${u.anchor}: the implementer showed no output, no item change and no file change for ${stalled} s (stall_seconds ${rc.opts.stallMs / 1000})`,
       out,
     );
-  if (overflowed !== null)
+  if (overflowed !== null) {
+    await watch.cutOverflow();
     throw new StepFailure(
       'ImplementerFailed',
-      `${u.anchor}: the implementer wrote ${Math.floor(overflowed / 2 ** 20)} MiB to its log, more than log_max_mb (${rc.flow.config.run.log_max_mb} MiB), and was ended`,
+      `${u.anchor}: the implementer wrote ${Math.floor(overflowed / 2 ** 20)} MiB to its log, more than log_max_mb (${rc.flow.config.run.log_max_mb} MiB), and ${out.aborted ? 'was ended' : 'exited before the next check'}; the log keeps its first ${rc.flow.config.run.log_max_mb} MiB`,
       out,
     );
+  }
   if (out.timed_out) throw new StepFailure('StepTimeout', `${u.anchor}: ${pastTimeout(rc, 'implementer')}`, out);
   if (!out.ok)
     throw new StepFailure(

@@ -3,7 +3,8 @@
  * agent does, so a looping or hung agent would hold its step until the step timeout. The watchdog ends the
  * run `Stalled` once it shows, for `stall_seconds`, none of:
  *
- * - **output**: the log file's size and mtime (one `stat`, every tick), its growth bounded by `logMax`;
+ * - **output**: the log file's size and mtime (one `stat`, every tick), its growth bounded by `logMax`
+ *   (looked at once more when the run ends, and an overflowed log cut back to it);
  * - **item change**: its subtree's item statuses and artifacts in the state (one indexed read);
  * - **file change** in the worktree: `git --no-optional-locks status --porcelain -z --untracked-files=all`
  *   (asynchronous, never takes the index lock the agent may need), the list's hash, and the newest mtime of
@@ -14,7 +15,7 @@
  * check is asynchronous, and one tick's checks never overlap the next's. The kill is the step timeout's:
  * the process group, SIGTERM then SIGKILL (child.ts), through the signal it hands to the child.
  */
-import { stat } from 'node:fs/promises';
+import { appendFile, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { stateCallIn } from './context.js';
@@ -31,9 +32,18 @@ export interface Watch {
   signal: AbortSignal;
   /** The seconds of silence that made it stall; null while it did not. */
   stalled(): number | null;
-  /** The bytes it had written when it passed `logMax` (and was ended); null while it did not. */
+  /**
+   * The bytes it had written when it passed `logMax` (ended then, or seen at its end: a fast writer can pass the
+   * cap between two ticks and exit); null while it did not.
+   */
   overflowed(): number | null;
-  stop(): void;
+  /** Stops watching once the run has ended, and looks at the log's size a last time. */
+  stop(): Promise<void>;
+  /**
+   * Cuts an overflowed log back to `logMax` bytes of this run's output, with a line saying so, so a retry does
+   * not add another overflow on the disk. Best effort; call once the run's process group is gone.
+   */
+  cutOverflow(): Promise<void>;
 }
 
 /** How often the watchdog looks, for a stall after `stallMs`. */
@@ -137,10 +147,20 @@ export function watchImplementer(
     signal: ac.signal,
     stalled: () => stalledFor,
     overflowed: () => overflowedAt,
-    stop() {
+    async stop() {
       clearInterval(timer);
       x.beat.signal.removeEventListener('abort', onBeat);
       if (activity.get(tree.worker)?.step === step) activity.delete(tree.worker);
+      if (overflowedAt !== null || startSize === null) return;
+      const st = await stat(o.logPath).catch(() => null);
+      if (st && st.size - startSize > o.logMax) overflowedAt = st.size - startSize;
+    },
+    async cutOverflow() {
+      if (overflowedAt === null || startSize === null) return;
+      const keep = startSize + o.logMax;
+      await truncate(o.logPath, keep)
+        .then(() => appendFile(o.logPath, `\n[… ${overflowedAt! - o.logMax} bytes cut: the log passed log_max_mb]\n`))
+        .catch(() => undefined);
     },
   };
 }

@@ -4,13 +4,14 @@
  * prints, edits files or updates its items is not; one that prints forever ends `StepTimeout`. A small real
  * stall_seconds (2 s): the driver reads the wall clock for it.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, runCli } from '../helpers/cli.js';
 import { groupAlive, nodeImplementer, planText, runJsonl, runRepo, step, stepCommits } from './helpers.js';
 
 const ONE = planText([step(1, 'One')]);
+const logSize = (root: string) => statSync(join(root, '.tugtool/logs/demo/step-1-attempt1.log')).size;
 
 function failures(events: any[]) {
   return events.filter((e) => e.type === 'attempt_failed').map((e) => [e.step_anchor, e.reason_code]);
@@ -125,6 +126,35 @@ writeFileSync(join(wt, step + '.txt'), step);
     );
     expect(r.events.filter((e) => e.type === 'stalled')).toEqual([]);
     expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+    expect(logSize(root)).toBeLessThan(1024 * 1024 + 200);
+  });
+
+  it('one that passes [run] log_max_mb between two checks and exits 0 fails all the same, its log cut to the bound', () => {
+    const root = runRepo(ONE, 'demo', { '.tugtool/config.toml': '[run]\nlog_max_mb = 1\n' });
+    // 3 MiB and done, long before the first check (a tick of 5 s with --stall-seconds 60).
+    const impl = nodeImplementer(
+      `process.stdout.write('a'.repeat(3 * 1024 * 1024)); writeFileSync(join(wt, step + '.txt'), step);`,
+    );
+    const r = runJsonl(root, [
+      'demo',
+      '--workers',
+      '1',
+      '--implementer',
+      impl.argv,
+      '--stall-seconds',
+      '60',
+      '--max-attempts',
+      '1',
+    ]);
+    expect(r.code, r.stderr).toBe(4);
+    expect(failures(r.events)).toEqual([['step-1', 'ImplementerFailed']]);
+    expect(r.events.find((e) => e.type === 'attempt_failed').reason).toContain(
+      'the implementer wrote 3 MiB to its log, more than log_max_mb (1 MiB), and exited before the next check; the log keeps its first 1 MiB',
+    );
+    expect(stepCommits(root, 'tugplan/demo')).toEqual([]);
+    const log = readFileSync(join(root, '.tugtool/logs/demo/step-1-attempt1.log'), 'utf8');
+    expect(log.length).toBeLessThan(1024 * 1024 + 200);
+    expect(log.endsWith(`\n[… ${2 * 1024 * 1024} bytes cut: the log passed log_max_mb]\n`)).toBe(true);
   });
 
   it('silent but editing files in its worktree (the same file again and again) is not stalled', () => {
