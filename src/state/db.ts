@@ -12,7 +12,7 @@ import { TugError } from '../contract/errors.js';
 import { heldOpen } from '../util/file-openers.js';
 import { sleepSync } from '../util/sleep-sync.js';
 import { assertTugcodeDb, migrate, readSchemaVersion, LATEST_SCHEMA_VERSION } from './migrate.js';
-import { BUSY_SLICE_MS, SqliteDatabase, sqliteToTugError, writable } from './sql/sqlite.js';
+import { BUSY_SLICE_MS, isFullDisk, SqliteDatabase, sqliteToTugError, writable } from './sql/sqlite.js';
 
 export { sqliteToTugError };
 /** Where state.db lives; defined in context.ts, which never loads better-sqlite3. */
@@ -216,11 +216,12 @@ export function openRead(path: string, opts: { env?: NodeJS.ProcessEnv } = {}): 
 }
 
 /**
- * A reader in a directory it cannot write (a read-only filesystem): SQLite cannot open a WAL database
- * there without its -shm file, which it would create (SQLITE_CANTOPEN). When no -wal file holds changes
+ * A reader in a directory it cannot write (a read-only filesystem), or on a full disk: SQLite cannot open a
+ * WAL database there without its -shm file, which it would create (SQLITE_CANTOPEN) or grow
+ * (SQLITE_IOERR_SHMSIZE). When no -wal file holds changes
  * state.db lacks (a cleanly closed database has none), state.db alone is the whole state: it is read from
  * an in-memory copy, its header set to rollback mode so the memory VFS accepts it. With pending WAL
- * changes, only a writer can fold them in: NotWritable naming the directory. Null when this does not apply.
+ * changes, only a writer can fold them in: NotWritable naming the directory (DiskFull on a full disk). Null when this does not apply.
  */
 function readOnlyCopy(e: unknown, path: string, timeoutMs: number): OpenedDb | null {
   const code = (e as { code?: unknown })?.code;
@@ -229,14 +230,18 @@ function readOnlyCopy(e: unknown, path: string, timeoutMs: number): OpenedDb | n
   const noShm =
     typeof code === 'string' &&
     (code.startsWith('SQLITE_CANTOPEN') || code === 'SQLITE_READONLY_DIRECTORY' || code === 'SQLITE_READONLY_CANTINIT');
-  if (!noShm || writable(dirname(path))) return null;
-  if ((statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0) > 0)
+  // A full disk: the -shm file cannot grow (SQLITE_IOERR_SHMSIZE), as sqliteToTugError tells a full disk.
+  const full = typeof code === 'string' && isFullDisk(code, dirname(path));
+  if (!full && (!noShm || writable(dirname(path)))) return null;
+  if ((statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0) > 0) {
+    if (full) return null;
     throw new TugError('NotWritable', {
       path: dirname(path),
       errno: code,
       db_path: path,
       reason: `state.db cannot be read: ${path}-wal holds changes not yet in state.db, which only a writer can fold in`,
     });
+  }
   const bytes = readFileSync(path);
   // Bytes 18 and 19 are the write and read format versions: 2 is WAL, 1 rollback (sqlite.org/fileformat).
   if (bytes.length >= 100 && bytes[18] === 2 && bytes[19] === 2) bytes[18] = bytes[19] = 1;

@@ -2,7 +2,8 @@
  * State on a full disk or a read-only filesystem (real tmpfs mounts; root only, skipped otherwise): a full
  * disk is DiskFull with "free space on <fs>" in `state init` (leaving no empty state.db behind),
  * `state claim` and `commit`; read-only commands read a state.db they cannot write next to, and a writer
- * there is told the directory is not writable, never to move state.db aside.
+ * there is told the directory is not writable, never to move state.db aside; on a full disk too, status,
+ * state show and doctor read state.db.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -81,6 +82,25 @@ describe.skipIf(!ROOT_USER)('a full disk', () => {
     const commit = json(['commit', '--plan', 'demo', '--step', 'step-1', '--message', 'feat: one'], wt);
     expect([commit.code, commit.json.error.code]).toEqual([10, 'DiskFull']);
     expect(commit.json.error.hint).toMatch(/^free space on the filesystem holding /);
+  });
+});
+
+describe.skipIf(!ROOT_USER)('a full disk, for the commands that only read', () => {
+  it('lets status, state show and doctor read state.db, and never advises moving it aside', () => {
+    const { mount, root } = repoOnTmpfs('4m');
+    expect(json(['state', 'init', 'demo'], root).code).toBe(0);
+    fill(mount);
+    const status = json(['status'], root);
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    expect(status.json.plans[0].plan_path).toBe('.tugtool/tugplan-demo.md');
+    const show = json(['state', 'show', 'demo'], root);
+    expect(show.code, show.stdout + show.stderr).toBe(0);
+    expect(JSON.stringify(show.json)).toContain('step-1');
+    const doctor = runCli(['doctor', '--json'], { cwd: root });
+    const checks: { name: string; status: string; fix: string }[] = (doctor.json.checks ??
+      doctor.json.error.details.checks) as never;
+    expect(checks.find((c) => c.name === 'state-db-opens')?.status).toBe('pass');
+    expect(JSON.stringify(checks)).not.toMatch(/aside/);
   });
 });
 

@@ -92,11 +92,7 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
   // SQLite reports a full disk as SQLITE_FULL, or as an I/O error when growing -shm or writing a page
   // fails: an I/O error on a filesystem with no space left is the full disk. CORRUPTFS is the filesystem
   // returning garbage, never a full one.
-  if (
-    code.startsWith('SQLITE_FULL') ||
-    code === 'ENOSPC' ||
-    (code.startsWith('SQLITE_IOERR') && code !== 'SQLITE_IOERR_CORRUPTFS' && noSpace(dirname(dbPath)))
-  ) {
+  if (isFullDisk(code, dirname(dbPath))) {
     // A full disk is no damaged database: the transaction was rolled back; the file must be kept.
     return new TugError('DiskFull', {
       path: dbPath,
@@ -132,6 +128,15 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
 }
 
 /** Whether the filesystem holding `dir` has (almost) no space left for this user (under 64 KiB). */
+/** Whether SQLite's `code` for a file in `dir` is a full disk (see sqliteToTugError). */
+export function isFullDisk(code: string, dir: string): boolean {
+  return (
+    code.startsWith('SQLITE_FULL') ||
+    code === 'ENOSPC' ||
+    (code.startsWith('SQLITE_IOERR') && code !== 'SQLITE_IOERR_CORRUPTFS' && noSpace(dir))
+  );
+}
+
 function noSpace(dir: string): boolean {
   try {
     const st = statfsSync(dir);
