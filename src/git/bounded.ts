@@ -60,7 +60,8 @@ const startHere: Start = (args, env, input, onPid) =>
     }
     // git exited: what it left in its group (a hook's background child) would hold the pipes open.
     child.on('exit', () => child.pid !== undefined && killGroup(child.pid, 'SIGKILL'));
-    child.on('error', (e) => rej(new Error(e.message)));
+    // Its errno kept: an ENOSPC is the catalogue's DiskFull (toTugError), not an internal error.
+    child.on('error', (e: NodeJS.ErrnoException) => rej(Object.assign(new Error(e.message), { code: e.code })));
     child.on('close', (status) => res({ status, stdout: Buffer.concat(out), stderr: Buffer.concat(err) }));
   });
 
@@ -69,7 +70,7 @@ const startOn =
   (thread: GitThread): Start =>
   async (args, env, input, onPid) => {
     const r = await thread.spawn({ args, env, input, detached: true, reapGroup: true }, onPid);
-    if (r.error !== undefined) throw new Error(r.error);
+    if (r.error !== undefined) throw Object.assign(new Error(r.error), { code: r.errorCode });
     return { status: r.exitCode, stdout: r.stdout, stderr: r.stderr };
   };
 

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, wri
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fail, type ErrorEnvelope } from '../contract/envelope.js';
-import { TugError } from '../contract/errors.js';
+import { toTugError, TugError } from '../contract/errors.js';
 import { shellArg } from '../util/shell-arg.js';
 import { writeEntry } from './implementation-log.js';
 import { requireAnchor } from '../plan/anchors.js';
@@ -187,8 +187,13 @@ async function commitHooksPresent(g: GitRunner, W: string): Promise<string[]> {
   });
 }
 
-/** CommitFailed for a GitError of `git add`/`git commit`, with its cause and what to do. */
+/**
+ * CommitFailed for a GitError of `git add`/`git commit`, with its cause and what to do; DiskFull when git
+ * could not write for want of space (no hook's doing, and no fault of the commit: docs/errors.md).
+ */
 export async function commitFailed(g: GitRunner, W: string, e: TugError, o: { noVerify: boolean }): Promise<TugError> {
+  const full = toTugError(e);
+  if (full.code === 'DiskFull') return full;
   const stderr = String(e.details.stderr ?? e.details.reason ?? '').trim();
   let cause: CommitFailCause = CAUSES.find(([re]) => re.test(stderr))?.[1] ?? 'other';
   const hooks = cause === 'other' && !o.noVerify ? await commitHooksPresent(g, W) : [];

@@ -7,7 +7,7 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { TugError } from '../contract/errors.js';
+import { toTugError, TugError } from '../contract/errors.js';
 import { LOGS_DIR, runLogDir } from '../contract/layout.js';
 import { topLevelOf } from '../plan/lift.js';
 import type { PlanStep } from '../plan/types.js';
@@ -437,6 +437,9 @@ function appendHookOutput(rc: RunCtx, logPath: string, output: string): void {
 /** A failed commit as the step's failure: a timeout, a locked tree, a hook's refusal, or git's own error. */
 function commitFailure(e: unknown, u: PlanStep, W: string): unknown {
   if (!(e instanceof TugError && (e.code === 'GitError' || e.code === 'CommitFailed'))) return e;
+  // A full disk is no fault of the attempt: it stops the run (DiskFull), spending no attempt.
+  const full = toTugError(e);
+  if (full.code === 'DiskFull') return full;
   // CommitFailed wraps the GitError of the bounded runner: a timeout is the step's, not the commit's.
   const git = e.code === 'CommitFailed' && e.cause instanceof TugError ? e.cause : e;
   const stderr = String(git.details.stderr ?? '');

@@ -7,7 +7,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, statfsSync, writeFileSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
@@ -82,6 +83,36 @@ describe.skipIf(!ROOT_USER)('a full disk', () => {
     const commit = json(['commit', '--plan', 'demo', '--step', 'step-1', '--message', 'feat: one'], wt);
     expect([commit.code, commit.json.error.code]).toEqual([10, 'DiskFull']);
     expect(commit.json.error.hint).toMatch(/^free space on the filesystem holding /);
+  });
+});
+
+describe.skipIf(!ROOT_USER)('a disk too full for git but not for the state', () => {
+  it('makes tugcode commit DiskFull, never a CommitFailed of unknown cause, and changes nothing', () => {
+    const { mount, root } = repoOnTmpfs('8m');
+    expect(json(['state', 'init', 'demo'], root).code).toBe(0);
+    const wt = json(['worktree', 'create', 'demo'], root).json.worktree_path as string;
+    expect(json(['state', 'claim', 'demo', '--worktree', wt], root).code).toBe(0);
+    expect(json(['state', 'start', 'demo', 'step-1', '--worktree', wt], root).code).toBe(0);
+    // 400 KiB that do not compress: git's object of it cannot be written in the 64 KiB left.
+    writeFileSync(join(wt, 'one.bin'), randomBytes(400 * 1024));
+    const left = 64 * 1024;
+    const { bavail, bsize } = statfsSync(mount);
+    const f = join(mount, 'fill');
+    const fd = openSync(f, 'w');
+    try {
+      for (let rest = bavail * bsize - left; rest > 0; rest -= 65536)
+        writeSync(fd, Buffer.alloc(Math.min(65536, rest)));
+    } finally {
+      closeSync(fd);
+    }
+    const head = git(wt, 'rev-parse', 'HEAD');
+    const commit = json(['commit', '--plan', 'demo', '--step', 'step-1', '--message', 'feat: one'], wt);
+    expect([commit.code, commit.json.error.code], commit.stdout).toEqual([10, 'DiskFull']);
+    expect(commit.json.error.message).toMatch(/could not write/);
+    expect(git(wt, 'rev-parse', 'HEAD')).toBe(head);
+    rmSync(f);
+    const again = json(['commit', '--plan', 'demo', '--step', 'step-1', '--message', 'feat: one'], wt);
+    expect(again.code, again.stdout).toBe(0);
   });
 });
 
