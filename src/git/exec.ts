@@ -234,8 +234,7 @@ export function gitRunner(env: NodeJS.ProcessEnv): GitRunner {
   const raw = async (args: string[], cwd: string | null, opts: GitCallOptions = {}) => {
     for (let i = 0; ; i++) {
       const r = await once(args, cwd, opts);
-      if (r.exitCode === 0 || args[0] !== 'config' || i >= CONFIG_LOCK_WAITS_MS.length) return r;
-      if (!CONFIG_LOCKED.test(r.stderr.toString('utf8'))) return r;
+      if (r.exitCode === 0 || i >= CONFIG_LOCK_WAITS_MS.length || !passing(args, r.stderr.toString('utf8'))) return r;
       await new Promise((res) => setTimeout(res, CONFIG_LOCK_WAITS_MS[i]));
     }
   };
@@ -278,6 +277,20 @@ export function gitRunner(env: NodeJS.ProcessEnv): GitRunner {
  */
 const CONFIG_LOCKED = /could not lock config file/;
 const CONFIG_LOCK_WAITS_MS = [5, 10, 20, 40, 80, 160, 250, 250, 250, 250, 250, 250, 250, 250];
+
+/**
+ * `git worktree list` reads every work tree's admin directory, and dies when one is half made or half removed
+ * by another git at that moment (`fatal: failed to read .git/worktrees/<id>/commondir`: git creates that
+ * file, then writes it). A run's workers list the trees while the run adds the next worker's tree: the
+ * listing is tried again after the same waits, and is a GitError only when the directory stays so.
+ */
+const ADMIN_DIR_CHANGING = /failed to read .*\/worktrees\/[^/\n]+\/commondir/;
+
+/** Whether a failed git call failed only for a moment (another git's lock or admin directory): try it again. */
+function passing(args: string[], stderr: string): boolean {
+  if (args[0] === 'config') return CONFIG_LOCKED.test(stderr);
+  return args[0] === 'worktree' && args[1] === 'list' && ADMIN_DIR_CHANGING.test(stderr);
+}
 
 /** `git --version` as [major, minor, patch], or null when git is missing. */
 export async function gitVersion(g: GitRunner): Promise<[number, number, number] | null> {
