@@ -134,6 +134,13 @@ export interface IntegrateInput {
    * resolver to merge (docs/run.md §1.9). The lock is released either way: a resolution takes minutes.
    */
   keepConflict?: boolean | undefined;
+  /**
+   * Under the lock, the tip found before anything moves: throwing refuses the integration (the run's check
+   * that the branch is where it left it, docs/agents.md §1.6).
+   */
+  expectTip?: ((tip: string) => void | Promise<void>) | undefined;
+  /** Under the lock, the tip the branch was just moved to (the run records it). */
+  moved?: ((head: string) => void) | undefined;
 }
 
 /** A rebase left stopped on a conflict (`keepConflict`): what it stopped on. */
@@ -192,6 +199,7 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
       await setBranchPlan(g, repo.mainRoot, integ, input.createFrom.planPath, input.createFrom.base);
       tip = (await branchTip(g, repo.mainRoot, integ))!;
     }
+    if (input.expectTip) await input.expectTip(tip);
     let rebased = false;
     if (!(await timed(tr, 'integrate.ancestor', () => containsTip(g, repo, W, tip)))) {
       const rg = input.rebaseGit ?? g;
@@ -242,6 +250,7 @@ export async function integrate(input: IntegrateInput): Promise<IntegrateResult>
     }
     const head = (await timed(tr, 'integrate.head', () => headTip(g, W)))!;
     await timed(tr, 'integrate.ff', () => fastForward(g, repo, integ, tip, head));
+    input.moved?.(head);
     return { integrated: true as const, head, integration_tip: head, rebased };
   });
 }

@@ -10,6 +10,7 @@ import type { Call, OpsContext } from '../ops/context.js';
 import { stateCall, type StateCall, type StateStore } from '../state/store.js';
 import type { DriftWatch } from './drift.js';
 import type { StepHistory } from './history.js';
+import type { IntegrationTips } from './integration-tips.js';
 import type { Prepared } from './preflight.js';
 import type { RemoteRun } from './remote.js';
 import type { RunEvent } from './types.js';
@@ -195,6 +196,8 @@ export interface RunCtx extends RunSetup {
   readonly remote: RemoteRun | undefined;
   /** The steps the integration branch's history names, for the settle check (history.ts); not with `--remote`. */
   readonly history: StepHistory | undefined;
+  /** The tips the run left on the local integration branch, for the outside-write check; not with `--remote`. */
+  readonly integrationTips?: IntegrationTips | undefined;
   readonly tally: RunTally;
 }
 

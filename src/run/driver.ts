@@ -558,7 +558,13 @@ async function startRun(
   if (await timed(tr, 'run.adopt', () => adoptLeftovers(s, tip, leftovers)))
     await reconcileFromIntegration({ ...s, remote });
   const drift = await timed(tr, 'run.drift', async () => (await import('./drift.js')).watchDrift(s));
-  const rc = { ...s, startTip: tip, remote, history, ...config, drift, tally };
+  // Where the run leaves the integration branch from now on (integration-tips.ts): read after the adoption.
+  const { IntegrationTips } = await import('./integration-tips.js');
+  const { refTip } = await import('../git/ref-files.js');
+  const integrationTips = remote
+    ? undefined
+    : new IntegrationTips((await refTip(g, flow.repo.commonDir, flow.repo.mainRoot, prep.integration)) ?? tip);
+  const rc = { ...s, startTip: tip, remote, history, integrationTips, ...config, drift, tally };
   return { rc, trees, madeBranch: !existed && !remote };
 }
 

@@ -677,6 +677,9 @@ export class OutsideSpan {
     const now = after ?? (await this.snapshot());
     const changed = outsideChanges(this.before, now);
     if (changed.length) throw outsideWriteFailure(this.rc, { ...who, changed, out, before: this.before });
+    // The integration branch is left out of the snapshot (other workers integrate meanwhile): it must be
+    // where the run itself left it (integration-tips.ts).
+    await checkIntegrationTip(this.rc, { step: who.step, attempt: who.attempt, by: who.by, out });
     return now;
   }
 }
@@ -726,4 +729,107 @@ export async function completedElsewhere(
     ...(own ? { own_worktree: true, kept_integrated: integrated, integration_branch: rc.prep.integration } : {}),
   });
   return kept ?? '';
+}
+
+/**
+ * The commits a step's attempt brings to the integration branch (those of the worktree's HEAD not on
+ * `onto`) may name in their `Tug-Step` / `Tug-Plan` trailers only the step's own units and the running
+ * plan (docs/agents.md §1.6): a commit naming another step would complete that step by reconcile without
+ * its implementer ever running. Throws the attempt's OutsideWrite naming each such commit and trailer,
+ * before anything is integrated; the trailers are read by git's parser (git/trailers.ts).
+ */
+export async function checkOwnTrailers(
+  rc: RunCtx,
+  o: { worktree: string; onto: string; step: string; attempt: number; units: readonly string[] },
+): Promise<void> {
+  const { readTrailerCommits } = await import('../git/log.js');
+  const { commits } = await readTrailerCommits(rc.g, o.worktree, ['HEAD', '--not', o.onto]);
+  const own = new Set(o.units);
+  const plan = rc.prep.planPath;
+  const foreign: string[] = [];
+  for (const c of commits) {
+    const named = [
+      ...c.steps.filter((s) => !own.has(s)).map((s) => `Tug-Step: ${s}`),
+      ...c.plans.filter((p) => p !== plan).map((p) => `Tug-Plan: ${p}`),
+    ];
+    if (named.length) foreign.push(`commit ${c.hash.slice(0, 12)} (${named.join(', ')})`);
+  }
+  if (foreign.length === 0) return;
+  const by = 'the implementer';
+  noteOutsideWrite(rc, { step: o.step, attempt: o.attempt, by, changed: foreign, beside: 0, runError: true });
+  const more = foreign.length > 20 ? ` and ${foreign.length - 20} more` : '';
+  throw new StepFailure(
+    'OutsideWrite',
+    `${o.step}: the step's commits name another step or plan in their trailers, which would complete it ` +
+      `without its implementer: ${foreign.slice(0, 20).join(', ')}${more} (a step's commits may name only ` +
+      'its own steps and plan; docs/agents.md §1.6)',
+    null,
+  );
+}
+
+/** The OutsideWrite item of a local integration branch moved outside the run (checkIntegrationTip). */
+export function integrationRefItem(rc: RunCtx): string {
+  return `ref refs/heads/${rc.prep.integration}`;
+}
+
+/**
+ * A move of the local integration branch that is not the run's (integration-tips.ts), seen after `by` ran
+ * (OutsideSpan.close) or by an integration about to build on it: the attempt's OutsideWrite naming the ref,
+ * and the run claims no further step (every later integration would build on that tip, or refuse it; as
+ * PlanDrift does, the steps in flight finish). Exempt: a fast-forward by the step's own commits (its
+ * implementer ran `tugcode commit`: StepCompletedElsewhere reports it), whose tip the run takes as its own.
+ */
+export async function checkIntegrationTip(
+  rc: RunCtx,
+  o: { step: string; attempt: number; by: string; tip?: string; out?: ChildOutcome | null },
+): Promise<void> {
+  const tips = rc.integrationTips;
+  if (!tips) return;
+  const root = rc.flow.repo.mainRoot;
+  let tip: string | null;
+  if (o.tip !== undefined) {
+    tip = o.tip;
+    if (tip === tips.latest()) return;
+  } else {
+    const seen = await tips.check(rc.g, rc.flow.repo.commonDir, root, rc.prep.integration);
+    if (seen.own) return;
+    tip = seen.tip;
+  }
+  if (tip !== null && (await ownFastForward(rc, tips.latest(), tip, o.step))) {
+    tips.record(tip);
+    return;
+  }
+  const changed = [integrationRefItem(rc)];
+  noteOutsideWrite(rc, { step: o.step, attempt: o.attempt, by: o.by, changed, beside: 0, runError: true });
+  drainRun(rc);
+  const shown = `${changed[0]} (at ${tip ?? 'nothing'}; the run left it at ${tips.latest()})`;
+  const reason =
+    o.tip !== undefined
+      ? `the integration branch is not where the run left it, so nothing is integrated onto it: ${shown}`
+      : outsideWriteText({ who: o.by, what: '1 thing(s) outside its worktree', shown, beside: 0, during: false });
+  throw new StepFailure('OutsideWrite', `${o.step}: ${reason}`, o.out ?? null);
+}
+
+/** The run claims no further step; the steps in flight finish (as after PlanDrift). */
+function drainRun(rc: RunCtx): void {
+  rc.tally.approvedOnly = false;
+  if (rc.tally.draining) return;
+  rc.tally.draining = true;
+  announceChange(rc);
+}
+
+/** Whether `to` is `from` plus commits of `step`'s own (its top-level step's units) and this plan only. */
+async function ownFastForward(rc: RunCtx, from: string, to: string, step: string): Promise<boolean> {
+  const root = rc.flow.repo.mainRoot;
+  if ((await rc.g.tryRun(['merge-base', '--is-ancestor', from, to], root)).status !== 0) return false;
+  const { readTrailerCommits } = await import('../git/log.js');
+  const { commits, scanned } = await readTrailerCommits(rc.g, root, [to, '--not', from]);
+  if (scanned === 0 || commits.length !== scanned) return false;
+  const { topLevelOf } = await import('../plan/lift.js');
+  const top = topLevelOf(rc.prep.plan, step) ?? step;
+  return commits.every(
+    (c) =>
+      c.plans.every((p) => p === rc.prep.planPath) &&
+      c.steps.every((s) => (topLevelOf(rc.prep.plan, s) ?? s) === top),
+  );
 }

@@ -143,12 +143,16 @@ interface Outcome {
 
 /** `state reconcile --ref tugplan/<slug>`: settles completions refused after a fast-forward. */
 export async function reconcileFromIntegration(
-  rc: RunSetup & Pick<RunCtx, 'remote'>,
+  rc: RunSetup & Pick<RunCtx, 'remote'> & Partial<Pick<RunCtx, 'integrationTips'>>,
   listed?: { commits: TrailerCommit[]; scanned: number },
   mine?: Pick<ReconcileInput, 'held' | 'worktree'>,
 ) {
   const { readTrailerCommits } = await import('../git/log.js');
-  const ref = rc.remote ? await rc.remote.syncRef() : `refs/heads/${rc.prep.integration}`;
+  // Once the workers started, from where the run left the branch: a tip moved outside the run
+  // (OutsideWrite, docs/agents.md §1.6) completes nothing (`tugcode state reconcile` reads it when wanted).
+  const ref = rc.remote
+    ? await rc.remote.syncRef()
+    : (rc.integrationTips?.latest() ?? `refs/heads/${rc.prep.integration}`);
   const { commits, scanned } = listed ?? (await readTrailerCommits(rc.g, rc.flow.repo.mainRoot, [ref]));
   return await rc.store.reconcile(stateCallIn(rc, rc.flow.repo.mainRoot), {
     plan: rc.prep.planPath,
@@ -167,7 +171,8 @@ export async function reconcileFromIntegration(
 async function settleIntegrated(rc: RunCtx, W: string, step: PlanStep, attempt: number): Promise<boolean> {
   if (rc.history && !(await rc.history.mayName(step.anchor))) return false;
   const root = rc.flow.repo.mainRoot;
-  const ref = `refs/heads/${rc.prep.integration}`;
+  // Where the run left the branch: a commit put there outside the run settles nothing (reconcileFromIntegration).
+  const ref = rc.integrationTips?.latest() ?? `refs/heads/${rc.prep.integration}`;
   const hit = await rc.g.tryRun(
     ['log', '-1', '--format=%H', '-E', `--grep=${stepTrailerGrep(step.anchor)}`, ref],
     root,
@@ -413,7 +418,9 @@ async function runClaimed(
     }
     x.phase('integrate');
     const { integrateResolving } = await import('./resolve.js');
-    const head = await timed(tr, 'integrate', () => integrateResolving(x, units, (keep) => integrateStep(x, keep)));
+    const head = await timed(tr, 'integrate', () =>
+      integrateResolving(x, units, (keep) => integrateStep(x, keep, units)),
+    );
     if (head === 'escalated') return { settled: true };
     faultPoint(rc.ops.env, 'after-integrate', step.anchor);
     x.phase('complete');
@@ -458,16 +465,28 @@ async function checkPreconditions(x: StepRun, units: PlanStep[]): Promise<void> 
  * One integration of the step's commits (docs/run.md §1 item 4.7). `keep`: a conflict comes back as the
  * rebase left stopped, for the resolver (resolve.ts); otherwise it fails the attempt IntegrationConflict.
  */
-async function integrateStep(x: StepRun, keep: boolean): Promise<Integration> {
+async function integrateStep(x: StepRun, keep: boolean, units: PlanStep[]): Promise<Integration> {
   const { rc, beat } = x;
   const W = x.tree.path;
+  const top = units[units.length - 1]!.anchor;
+  const check = await import('./outside-check.js');
+  // What the attempt brings names only its own steps (docs/agents.md §1.6), checked before anything moves.
+  const onto = rc.integrationTips?.latest() ?? (await integrationTip(rc));
+  const own = { worktree: W, onto, step: top, attempt: x.attempt, units: units.map((u) => u.anchor) };
+  await check.checkOwnTrailers(rc, own);
   if (rc.remote) return rc.remote.integrate(W, beat, { keepConflict: keep });
   const [{ integrate }, { boundedGitRunner }] = await Promise.all([
     import('../gitflow/integrate.js'),
     import('../git/bounded.js'),
   ]);
   const before = await integrationTip(rc);
-  const r = await integrate({
+  const tips = rc.integrationTips;
+  const integrating = integrate({
+    // Under the lock: the branch must be where the run left it (a tip moved outside the run is never built
+    // on), and each tip the run leaves is recorded (integration-tips.ts).
+    expectTip: (tip) =>
+      check.checkIntegrationTip(rc, { step: top, attempt: x.attempt, by: 'something outside the run', tip }),
+    moved: (head) => tips?.record(head),
     git: rc.g,
     // The rebase's hooks count against the step's time too (docs/run.md §2), killed with their process group.
     rebaseGit: boundedGitRunner(rc.ops.env, { timeoutMs: x.left, signal: beat.signal }),
@@ -479,7 +498,8 @@ async function integrateStep(x: StepRun, keep: boolean): Promise<Integration> {
     notesRewrite: rc.notesRewrite,
     noVerify: rc.flow.config.run.no_verify,
     keepConflict: keep,
-  }).catch((e: unknown) => {
+  });
+  const r = await (tips ? tips.track(integrating) : integrating).catch((e: unknown) => {
     if (beat.signal.aborted) throw new Aborted();
     if (e instanceof TugError && e.code === 'GitError' && e.details.timed_out === true)
       throw new StepFailure('StepTimeout', `integrating: ${String(e.details.reason)}`);

@@ -94,11 +94,11 @@ exit 0
     rmSync(tree, { recursive: true, force: true });
   });
 
-  // The settle check answers from the run's memory of the branch (history.ts) only while it can account for
-  // every commit on it: a commit someone else puts there during the run is read (from its loose object, or
-  // by git once it is packed), and the step it names is settled from it, not implemented.
+  // A commit someone else puts on the integration branch during the run (from its loose object, or packed)
+  // is no step's completion: the branch is the run's (docs/agents.md §1.6), so the attempt that ran meanwhile
+  // fails OutsideWrite naming the ref, and the step the commit names is not settled from it.
   for (const packed of [false, true])
-    it(`a step whose commit an outside actor puts on the branch during the run is settled from it${packed ? ' (packed)' : ''}`, () => {
+    it(`a step whose commit an outside actor puts on the branch during the run is not settled from it${packed ? ' (packed)' : ''}`, () => {
       const root = runRepo(PLAN);
       const scratch = tempDir('tugcode-impl-');
       const seen = join(scratch, 'seen');
@@ -121,15 +121,16 @@ echo "$TUG_STEP" > "$TUG_WORKTREE/$TUG_STEP.txt"
         { mode: 0o755 },
       );
       const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', JSON.stringify(script)]);
-      expect(r.events.at(-1), r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
+      expect(r.events.at(-1), r.stderr).toMatchObject({
+        type: 'summary',
+        status: 'error',
+        error: { code: 'OutsideWrite', details: { step_anchor: 'step-1', changed: ['ref refs/heads/tugplan/demo'] } },
+      });
       expect(readFileSync(seen, 'utf8').trim().split('\n')).toEqual(['step-1']);
       const outside = git(root, 'log', '-1', '--format=%H', '--grep=^Tug-Step: step-2$', 'tugplan/demo').trim();
-      expect(steps(root)[1]).toEqual({
-        anchor: 'step-2',
-        status: 'completed',
-        commit_hash: outside,
-        completed_via: 'reconcile',
-      });
-      expect(r.events.filter((e) => e.type === 'claimed').map((e) => e.step_anchor)).toEqual(['step-1', 'step-2']);
+      // Nothing undone: the commit stays the branch's tip; no step is completed from it, none built on it.
+      expect(git(root, 'rev-parse', 'tugplan/demo').trim()).toBe(outside);
+      expect(steps(root)[1]).toMatchObject({ anchor: 'step-2', status: 'pending', commit_hash: null });
+      expect(r.events.filter((e) => e.type === 'claimed').map((e) => e.step_anchor)).toEqual(['step-1']);
     });
 });
