@@ -48,7 +48,12 @@ export class IntegrationTips {
    * The branch now, and whether the run left it there: a tip written at or after the generation taken
    * before the read (the integrations under way waited for, when it is none of them yet).
    */
-  async check(g: GitRunner, commonDir: string, mainRoot: string, branch: string): Promise<{ tip: string | null; own: boolean }> {
+  async check(
+    g: GitRunner,
+    commonDir: string,
+    mainRoot: string,
+    branch: string,
+  ): Promise<{ tip: string | null; own: boolean }> {
     const from = this.gen;
     const tip = await refTip(g, commonDir, mainRoot, branch);
     const own = () => tip !== null && this.tips.slice(from).includes(tip);

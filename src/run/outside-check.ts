@@ -829,7 +829,6 @@ async function ownFastForward(rc: RunCtx, from: string, to: string, step: string
   const top = topLevelOf(rc.prep.plan, step) ?? step;
   return commits.every(
     (c) =>
-      c.plans.every((p) => p === rc.prep.planPath) &&
-      c.steps.every((s) => (topLevelOf(rc.prep.plan, s) ?? s) === top),
+      c.plans.every((p) => p === rc.prep.planPath) && c.steps.every((s) => (topLevelOf(rc.prep.plan, s) ?? s) === top),
   );
 }

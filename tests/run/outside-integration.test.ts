@@ -52,7 +52,9 @@ if (step === 'step-1') {
     expect(summary.steps_completed).toEqual([]);
     expect(summary.already_completed).toBeUndefined();
     expect(summary.blocked_steps).toEqual(['step-2']);
-    expect(summary.error.details.changed).toEqual([expect.stringMatching(/^commit [0-9a-f]{12} \(Tug-Step: step-2\)$/)]);
+    expect(summary.error.details.changed).toEqual([
+      expect.stringMatching(/^commit [0-9a-f]{12} \(Tug-Step: step-2\)$/),
+    ]);
     expect(r.code).toBe(4);
   });
 
