@@ -3,7 +3,8 @@
  * `NODE_ENV=test`: `TUGCODE_RUN_FAULT=<point>:<step>` kills this process with SIGKILL when a worker reaches
  * `<point>` for `<step>` (points: `after-integrate`, right after the fast-forward and before `complete`;
  * `after-resolve`, a conflict's resolution checked and staged but the rebase not continued yet), and
- * `TUGCODE_RUN_FAULT=refuse-fail:<step>` makes the state refuse to record `<step>`'s failed attempt.
+ * `TUGCODE_RUN_FAULT=refuse-fail:<step>` makes the state refuse to record `<step>`'s failed attempt, and
+ * `refuse-complete:<step>` its completion, as a full disk would (DiskFull).
  * Reads the env it is given, never `process.env`.
  */
 import { TugError } from '../contract/errors.js';
@@ -19,4 +20,10 @@ export function faultPoint(env: Record<string, string | undefined>, point: Fault
 export function failRefused(env: Record<string, string | undefined>, step: string): void {
   if (env.NODE_ENV === 'test' && env.TUGCODE_RUN_FAULT === `refuse-fail:${step}`)
     throw new TugError('DatabaseError', { reason: 'the failed attempt could not be recorded (TUGCODE_RUN_FAULT)' });
+}
+
+/** The state refusing a step's completion, as a full disk would (refuse-complete). */
+export function completeRefused(env: Record<string, string | undefined>, step: string): void {
+  if (env.NODE_ENV === 'test' && env.TUGCODE_RUN_FAULT === `refuse-complete:${step}`)
+    throw new TugError('DiskFull', { reason: 'the completion could not be recorded (TUGCODE_RUN_FAULT)' });
 }

@@ -22,7 +22,7 @@ import {
   staleLockRemoved,
   treeSwitchedBack,
 } from './context.js';
-import { failRefused, faultPoint } from './fault.js';
+import { completeRefused, failRefused, faultPoint } from './fault.js';
 import { heldElsewhere } from './held.js';
 import { integrationTip } from './refs.js';
 import { startHeartbeat } from './heartbeat.js';
@@ -535,9 +535,12 @@ async function completeUnits(
   let refused = false;
   const completeUnit = async (anchor: string, commit: string | undefined) => {
     try {
+      completeRefused(rc.ops.env, anchor);
       await rc.store.complete(x.sc, { plan: rc.prep.planPath, step: anchor, worktree: W, attempt, commit });
     } catch (e) {
-      if (!(e instanceof TugError)) throw e;
+      // A store that cannot write (a full disk, a lock held past the busy timeout, a database gone bad) is
+      // no refusal: the run stops with it, and the next run's reconcile settles the step from its trailer.
+      if (!(e instanceof TugError) || e.exitCode === 10 || e.code === 'Busy') throw e;
       refused = true;
     }
   };

@@ -7,7 +7,16 @@
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
 import { sql } from '../state/helpers.js';
-import { nodeImplementer, planText, runJsonl, runRepo, step } from './helpers.js';
+import {
+  implementerScript,
+  nodeImplementer,
+  planText,
+  runJsonl,
+  runRepo,
+  seenBy,
+  step,
+  stepCommits,
+} from './helpers.js';
 
 describe('tugcode run: a claim lost again and again', () => {
   it('backs off, then stops with ClaimLostRepeatedly naming the step and the refusal', () => {
@@ -47,6 +56,28 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');
     // Nothing is left claimed: a later run (or a user) can take the step.
     expect(sql<{ status: string }>(root, "SELECT status FROM steps WHERE anchor = 'step-1'")[0]!.status).toBe(
       'pending',
+    );
+  });
+
+  it('stops with the error, claiming no step completed, when the state cannot record a completion (a full disk)', () => {
+    const root = runRepo(planText([step(1, 'One'), step(2, 'Two', { deps: [1] })]));
+    const impl = implementerScript();
+    const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv], {
+      TUGCODE_RUN_FAULT: 'refuse-complete:step-1',
+    });
+    expect(r.code, r.stderr).toBe(10);
+    expect(r.events.at(-1)).toMatchObject({ type: 'summary', status: 'error', error: { code: 'DiskFull' } });
+    // Integrated, not completed: the run says nothing of a completion the state does not have.
+    expect(r.events.filter((e) => e.type === 'step_completed')).toEqual([]);
+    expect(r.events.at(-1).steps_completed ?? []).toEqual([]);
+    expect(stepCommits(root, 'tugplan/demo')).toHaveLength(1);
+    // The next run settles it from its trailer, without implementing it again, and goes on.
+    const again = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(Object.keys(seenBy(impl.seen)).sort()).toEqual(['step-1', 'step-2']);
+    expect(seenBy(impl.seen)['step-1']).toHaveLength(1);
+    expect(sql<{ status: string }>(root, "SELECT status FROM steps WHERE anchor = 'step-1'")[0]!.status).toBe(
+      'completed',
     );
   });
 
