@@ -668,11 +668,18 @@ async function handleFailure(x: StepRun, step: PlanStep, e: unknown): Promise<Ou
     if (!isClaimLost(err)) {
       rc.tally.fatal ??= err;
       rc.stop.abort();
+      // The failed attempt's files go as they would have: on a full disk they are often what filled it.
+      await resetFailedTree(rc, tree);
       return { settled: false };
     }
   }
+  await resetFailedTree(rc, tree);
+  return { settled: true };
+}
+
+/** A failed attempt's worktree back at the integration tip, its files gone (best effort). */
+async function resetFailedTree(rc: RunCtx, tree: WorkerTree): Promise<void> {
   await resetTree(rc.g, tree, await integrationTip(rc), undefined, undefined, (from) =>
     treeSwitchedBack(rc, tree, from),
   ).catch(() => undefined);
-  return { settled: true };
 }

@@ -4,6 +4,8 @@
  * growing wait, and the fifth loss in a row stops the run with ClaimLostRepeatedly naming the step and the
  * refusal, the claim handed back.
  */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
 import { sql } from '../state/helpers.js';
@@ -83,10 +85,14 @@ writeFileSync(join(wt, step + '.txt'), step + '\\n');
 
   it('stops at once, with the refusal, when the state will not record a failed attempt', () => {
     const root = runRepo(planText([step(1, 'One')]));
-    const impl = nodeImplementer(`process.exit(1);`);
+    const impl = nodeImplementer(`writeFileSync(join(wt, 'big.bin'), 'x'.repeat(65536)); process.exit(1);`);
     const r = runJsonl(root, ['demo', '--workers', '1', '--implementer', impl.argv], {
       TUGCODE_RUN_FAULT: 'refuse-fail:step-1',
     });
+    // The failed attempt's files are gone all the same (on a full disk they are what filled it).
+    const trees = join(root, '.tugtree');
+    const left = existsSync(trees) ? readdirSync(trees).filter((t) => existsSync(join(trees, t, 'big.bin'))) : [];
+    expect(left).toEqual([]);
     expect(r.events.at(-1), r.stderr).toMatchObject({
       type: 'summary',
       status: 'error',
