@@ -21,6 +21,7 @@ import type { SimpleGit, SimpleGitOptions } from 'simple-git';
 import { TugError } from '../contract/errors.js';
 import { gitChildEnv, type GitEnv, type GitResult } from './env.js';
 import { gitThreadOf, type GitThread, type ThreadResult } from './git-thread.js';
+import { passing, PASSING_WAITS_MS } from './passing.js';
 
 export type { GitResult } from './env.js';
 
@@ -234,8 +235,8 @@ export function gitRunner(env: NodeJS.ProcessEnv): GitRunner {
   const raw = async (args: string[], cwd: string | null, opts: GitCallOptions = {}) => {
     for (let i = 0; ; i++) {
       const r = await once(args, cwd, opts);
-      if (r.exitCode === 0 || i >= CONFIG_LOCK_WAITS_MS.length || !passing(args, r.stderr.toString('utf8'))) return r;
-      await new Promise((res) => setTimeout(res, CONFIG_LOCK_WAITS_MS[i]));
+      if (r.exitCode === 0 || i >= PASSING_WAITS_MS.length || !passing(args, r.stderr.toString('utf8'))) return r;
+      await new Promise((res) => setTimeout(res, PASSING_WAITS_MS[i]));
     }
   };
   const fail = (args: string[], cwd: string, r: RawResult): TugError =>
@@ -268,28 +269,6 @@ export function gitRunner(env: NodeJS.ProcessEnv): GitRunner {
   if (thread) threadRunners.set(thread, runner);
   else runners.set(env, runner);
   return runner;
-}
-
-/**
- * git takes the config file's lock without waiting: a config write beside another process's (two
- * `tugcode worktree create` at once) fails at once, having written nothing. Such a write tries again after
- * these waits, ~2.5 s in all (docs/git.md §1.2).
- */
-const CONFIG_LOCKED = /could not lock config file/;
-const CONFIG_LOCK_WAITS_MS = [5, 10, 20, 40, 80, 160, 250, 250, 250, 250, 250, 250, 250, 250];
-
-/**
- * `git worktree list` reads every work tree's admin directory, and dies when one is half made or half removed
- * by another git at that moment (`fatal: failed to read .git/worktrees/<id>/commondir`: git creates that
- * file, then writes it). A run's workers list the trees while the run adds the next worker's tree: the
- * listing is tried again after the same waits, and is a GitError only when the directory stays so.
- */
-const ADMIN_DIR_CHANGING = /failed to read .*\/worktrees\/[^/\n]+\/commondir/;
-
-/** Whether a failed git call failed only for a moment (another git's lock or admin directory): try it again. */
-function passing(args: string[], stderr: string): boolean {
-  if (args[0] === 'config') return CONFIG_LOCKED.test(stderr);
-  return args[0] === 'worktree' && args[1] === 'list' && ADMIN_DIR_CHANGING.test(stderr);
 }
 
 /** `git --version` as [major, minor, patch], or null when git is missing. */

@@ -20,14 +20,26 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { TugError } from '../contract/errors.js';
 import { canonicalPath } from '../kernel/light.js';
+import { sleepSync } from '../util/sleep-sync.js';
 import { gitChildEnv, type GitResult } from './env.js';
+import { passing, PASSING_WAITS_MS } from './passing.js';
 import { parseTrailerLog, TRAILER_LOG_FORMAT, type TrailerCommit } from './trailers.js';
 
 /**
  * Run git synchronously; never throws for a non-zero exit (the caller decides). Throws GitError if git
- * cannot start. The child gets exactly `env` (plus the two settings of env.ts).
+ * cannot start. The child gets exactly `env` (plus the two settings of env.ts). A call that failed only for
+ * a moment (passing.ts: `git worktree list` beside another git's `git worktree add`) is tried again after
+ * the same waits as exec.ts's, ~2.5 s at most, paused synchronously.
  */
 export function gitSync(args: string[], cwd: string, env: NodeJS.ProcessEnv): GitResult {
+  for (let i = 0; ; i++) {
+    const r = gitSyncOnce(args, cwd, env);
+    if (r.status === 0 || i >= PASSING_WAITS_MS.length || !passing(args, r.stderr)) return r;
+    sleepSync(PASSING_WAITS_MS[i]!);
+  }
+}
+
+function gitSyncOnce(args: string[], cwd: string, env: NodeJS.ProcessEnv): GitResult {
   const r = spawnSync('git', args, {
     cwd,
     encoding: 'utf8',
