@@ -682,8 +682,14 @@ export const CATALOGUE = {
     when: 'the disk holding state.db or the repository is full (SQLITE_FULL, ENOSPC); the write was rolled back',
     message: (d) =>
       `no space left on the filesystem holding ${s(d.path, 'the repository')}${d.reason ? `: ${s(d.reason)}` : ''}`,
+    // `worker_trees`: a run that could not start names where the previous run's worker trees are, which an
+    // attempt that filled the disk left there and the run would reset only once started.
     hint: (d) =>
-      `free space on the filesystem holding ${arg(d.dir ?? d.path, '.')} (df -h ${arg(d.dir ?? d.path, '.')}), then retry`,
+      `free space on the filesystem holding ${arg(d.dir ?? d.path, '.')} (df -h ${arg(d.dir ?? d.path, '.')})` +
+      (typeof d.worker_trees === 'string'
+        ? `; the previous run's worker trees may hold it (du -sh ${arg(d.worker_trees)}/*)`
+        : '') +
+      ', then retry',
   },
   GitError: {
     exit: 10,

@@ -6,10 +6,10 @@
  * run never blocks the next one. The run tries once: a held lock is RunInProgress naming its holder.
  */
 import { access, mkdir, stat } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { TugError } from '../contract/errors.js';
-import { runLockName, TUGTOOL_DIR } from '../contract/layout.js';
+import { runLockName, TUGTOOL_DIR, TUGTREE_DIR } from '../contract/layout.js';
 import { tryDirLock, type HeldDirLock, type TookOver } from '../util/dir-lock.js';
 
 export interface RunLock {
@@ -94,8 +94,25 @@ export async function acquireRunLock(
   } catch (e) {
     const refused = await writeRefusal(e, dir);
     if (refused) throw notWritable(dir, refused, 'the run lock cannot be written');
+    if (code(e) === 'ENOSPC') throw diskFull(mainRoot, lockDir);
     throw e;
   }
+}
+
+/**
+ * The disk is full as the run starts: ENOSPC from writing the lock's holder (a write(2) error, which names
+ * no path) says the lock's directory, so the hint's `df -h` looks at the right filesystem whatever `-C`
+ * named; and the previous run's worker trees, which an attempt that filled the disk may have left and which
+ * this run would reset only once it holds the lock, are named when there are any.
+ */
+function diskFull(mainRoot: string, lockDir: string): TugError {
+  const trees = join(mainRoot, TUGTREE_DIR);
+  return new TugError('DiskFull', {
+    path: lockDir,
+    dir: dirname(lockDir),
+    reason: 'the run lock cannot be written (ENOSPC)',
+    ...(existsSync(trees) ? { worker_trees: trees } : {}),
+  });
 }
 
 const BUSY_REASON = {

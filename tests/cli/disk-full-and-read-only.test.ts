@@ -3,7 +3,8 @@
  * disk is DiskFull with "free space on <fs>" in `state init` (leaving no empty state.db behind),
  * `state claim` and `commit`; read-only commands read a state.db they cannot write next to, and a writer
  * there is told the directory is not writable, never to move state.db aside; on a full disk too, status,
- * state show and doctor read state.db.
+ * state show and doctor read state.db; a run that cannot take its lock on a full disk names the lock's
+ * filesystem and the previous run's worker trees under `.tugtree/`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -13,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { git, writeFiles } from '../helpers/repo.js';
-import { planText, step } from '../run/helpers.js';
+import { implementerScript, parseLines, planText, runJsonl, step } from '../run/helpers.js';
 
 const ROOT_USER = process.getuid?.() === 0;
 const mounts: string[] = [];
@@ -152,5 +153,27 @@ describe.skipIf(!ROOT_USER)('a read-only filesystem', () => {
     expect(claim.json.error.message).toContain(`${join(root, '.tugtool', 'state.db')} is not writable (EROFS)`);
     expect(claim.json.error.hint).not.toMatch(/move .* aside/);
     expect(claim.json.error.hint).toMatch(/is on a read-only filesystem: remount it read-write \(findmnt -T /);
+  });
+});
+
+describe.skipIf(!ROOT_USER)('a full disk at the start of a run', () => {
+  it("is DiskFull naming the run lock's directory and where the previous run's worker trees are", () => {
+    const { mount, root } = repoOnTmpfs('4m');
+    expect(json(['state', 'init', 'demo'], root).code).toBe(0);
+    // A previous run's worker tree, left under .tugtree/ (what an attempt that filled the disk leaves).
+    const wt = json(['worktree', 'create', 'demo'], root).json.worktree_path as string;
+    expect(wt.startsWith(join(root, '.tugtree') + '/')).toBe(true);
+    fill(mount);
+    // Started elsewhere with -C, so a hint saying `df -h .` would look at the wrong filesystem.
+    const r = runJsonl(tmpdir(), ['-C', root, 'demo', '--workers', '1', '--implementer', implementerScript().argv]);
+    const end = parseLines(r.stdout).at(-1);
+    expect([r.code, end?.error?.code], r.stdout + r.stderr).toEqual([10, 'DiskFull']);
+    expect(end.error.hint).toContain(`df -h ${join(root, '.tugtool')}`);
+    expect(end.error.hint).toContain(`du -sh ${join(root, '.tugtree')}/*`);
+    expect(end.error.details).toMatchObject({ dir: join(root, '.tugtool'), worker_trees: join(root, '.tugtree') });
+    // Freed, the same run goes through.
+    rmSync(join(mount, 'fill'));
+    const again = runJsonl(tmpdir(), ['-C', root, 'demo', '--workers', '1', '--implementer', implementerScript().argv]);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
   });
 });
