@@ -29,7 +29,7 @@ export class IntegrationTips {
     return this.tips[this.tips.length - 1]!;
   }
 
-  /** A tip the run wrote (or took as its own: a step's own `tugcode commit`, adoptOwn). */
+  /** A tip the run wrote (or took as its own: a held step's own `tugcode commit`, outside-check.ts ownFastForward). */
   record(tip: string): void {
     if (tip !== this.latest()) this.tips.push(tip);
   }

@@ -776,8 +776,9 @@ export function integrationRefItem(rc: RunCtx): string {
  * A move of the local integration branch that is not the run's (integration-tips.ts), seen after `by` ran
  * (OutsideSpan.close) or by an integration about to build on it: the attempt's OutsideWrite naming the ref,
  * and the run claims no further step (every later integration would build on that tip, or refuse it; as
- * PlanDrift does, the steps in flight finish). Exempt: a fast-forward by the step's own commits (its
- * implementer ran `tugcode commit`: StepCompletedElsewhere reports it), whose tip the run takes as its own.
+ * PlanDrift does, the steps in flight finish). Exempt: a fast-forward by the commits of steps this run's
+ * workers hold (an implementer ran `tugcode commit`: its worker reports StepCompletedElsewhere), whose tip
+ * the run takes as its own.
  */
 export async function checkIntegrationTip(
   rc: RunCtx,
@@ -818,7 +819,12 @@ function drainRun(rc: RunCtx): void {
   announceChange(rc);
 }
 
-/** Whether `to` is `from` plus commits of `step`'s own (its top-level step's units) and this plan only. */
+/**
+ * Whether `to` is `from` plus commits of this plan only, each of `step`'s own (its top-level step's units) or
+ * of a step another worker of this run holds (or held until it saw its step completed from its own worktree):
+ * that step's implementer ran `tugcode commit`, and its own worker reports it (StepCompletedElsewhere); the
+ * worker that merely saw the branch move is not to blame.
+ */
 async function ownFastForward(rc: RunCtx, from: string, to: string, step: string): Promise<boolean> {
   const root = rc.flow.repo.mainRoot;
   if ((await rc.g.tryRun(['merge-base', '--is-ancestor', from, to], root)).status !== 0) return false;
@@ -826,9 +832,14 @@ async function ownFastForward(rc: RunCtx, from: string, to: string, step: string
   const { commits, scanned } = await readTrailerCommits(rc.g, root, [to, '--not', from]);
   if (scanned === 0 || commits.length !== scanned) return false;
   const { topLevelOf } = await import('../plan/lift.js');
-  const top = topLevelOf(rc.prep.plan, step) ?? step;
+  const tops = new Set([
+    topLevelOf(rc.prep.plan, step) ?? step,
+    ...[...rc.tally.held.values()].map((h) => h.step),
+    // Its worker may have seen the claim end (the commit completed the step) and let it go already.
+    ...rc.tally.completedOutside.filter((c) => c.own_worktree).map((c) => c.step_anchor),
+  ]);
   return commits.every(
     (c) =>
-      c.plans.every((p) => p === rc.prep.planPath) && c.steps.every((s) => (topLevelOf(rc.prep.plan, s) ?? s) === top),
+      c.plans.every((p) => p === rc.prep.planPath) && c.steps.every((s) => tops.has(topLevelOf(rc.prep.plan, s) ?? s)),
   );
 }

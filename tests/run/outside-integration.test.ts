@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
 import { git } from '../helpers/repo.js';
 import { nodeImplementer, planText, runJsonl, runRepo, step, stepCommits } from './helpers.js';
 
@@ -41,7 +42,6 @@ if (step === 'step-1') {
     expect(failed[0].reason).toMatch(
       /^step-1: the step's commits name another step or plan in their trailers, .*: commit [0-9a-f]{12} \(Tug-Step: step-2\)/,
     );
-    // Nothing of step-1's attempt is integrated; step-2 was completed by its own implementer, not reconciled.
     // Nothing of step-1's attempt is integrated, and step-2 is not completed from the forged commit: it
     // waits on step-1 (the plan's order), its implementer never ran.
     expect(git(root, 'rev-parse', 'tugplan/demo').trim()).toBe(git(root, 'rev-parse', 'main').trim());
@@ -84,6 +84,36 @@ if (step === 'step-1') {
     expect(r.events.filter((e) => e.type === 'step_completed')).toEqual([]);
     expect(r.events.at(-1)).toMatchObject({ type: 'summary', status: 'error', error: { code: 'OutsideWrite' } });
     expect(r.code).toBe(4);
+  });
+
+  it("a step's own tugcode commit (StepCompletedElsewhere) is not blamed on the worker that saw the branch move", () => {
+    const free = (n: number, title: string) =>
+      step(n, title).replace('**Commit:**', '**Depends on:** none\n\n**Commit:**');
+    const root = runRepo(planText([free(1, 'One'), free(2, 'Two')]), 'demo', ONE);
+    // step-1 integrates itself with tugcode commit, then waits until step-2 went through its checks after its
+    // implementer (the run's commit of step-2 exists), so step-2's check sees the branch moved first.
+    const impl = implementer(`
+const plan = '.tugtool/tugplan-demo.md';
+const cli = (...a) => execFileSync(process.execPath, [${JSON.stringify(CLI)}, ...a], { cwd: wt, encoding: 'utf8' });
+if (step === 'step-1') {
+  cli('state', 'update', plan, step, '--worktree', wt, '--attempt', String(attempt), '--complete-remaining');
+  cli('commit', '--worktree', wt, '--plan', plan, '--step', step, '--attempt', String(attempt), '--message', 'feat: one');
+  writeFileSync(join(dir, 'committed'), '');
+  for (let i = 0; i < 600 && !/Tug-Step: step-2/.test(g('log', '--all', '--format=%B')); i++) await sleep(50);
+} else {
+  for (let i = 0; i < 600 && !existsSync(join(dir, 'committed')); i++) await sleep(50);
+}
+`);
+    const r = runJsonl(root, ['demo', '--workers', '2', '--implementer', impl.argv]);
+    const failed = r.events.filter((e) => e.type === 'attempt_failed');
+    expect(
+      failed.filter((e) => e.step_anchor === 'step-2'),
+      r.stdout + r.stderr,
+    ).toEqual([]);
+    expect(r.events.filter((e) => e.type === 'step_completed')).toMatchObject([{ step_anchor: 'step-2' }]);
+    // The run ends in the step completed behind its back (docs/agents.md §1.7), not in an OutsideWrite.
+    expect(r.events.at(-1)).toMatchObject({ type: 'summary', error: { code: 'StepCompletedElsewhere' } });
+    expect(stepCommits(root, 'tugplan/demo')).toHaveLength(2);
   });
 
   it('the integration branch reset by the implementer (an integrated step dropped) fails its attempt', () => {
