@@ -11,6 +11,19 @@ import { CLI, runCli } from '../helpers/cli.js';
 import { groupAlive, nodeImplementer, planText, runJsonl, runRepo, step, stepCommits } from './helpers.js';
 
 const ONE = planText([step(1, 'One')]);
+/** One attempt, a watchdog slow to look (a tick of 5 s): what bounds the implementer is the log cap. */
+const runCapped = (root: string, implementer: string) =>
+  runJsonl(root, [
+    'demo',
+    '--workers',
+    '1',
+    '--implementer',
+    implementer,
+    '--stall-seconds',
+    '60',
+    '--max-attempts',
+    '1',
+  ]);
 const logSize = (root: string) => statSync(join(root, '.tugtool/logs/demo/step-1-attempt1.log')).size;
 
 function failures(events: any[]) {
@@ -106,17 +119,7 @@ writeFileSync(join(wt, step + '.txt'), step);
     // 3 MiB in one go, then it would go on for two minutes: the bound ends it within a tick.
     const impl = nodeImplementer(`process.stdout.write('a'.repeat(3 * 1024 * 1024)); await sleep(120000);`);
     const t0 = Date.now();
-    const r = runJsonl(root, [
-      'demo',
-      '--workers',
-      '1',
-      '--implementer',
-      impl.argv,
-      '--stall-seconds',
-      '60',
-      '--max-attempts',
-      '1',
-    ]);
+    const r = runCapped(root, impl.argv);
     expect(Date.now() - t0).toBeLessThan(60_000);
     expect(r.code, r.stderr).toBe(4);
     expect(failures(r.events)).toEqual([['step-1', 'ImplementerFailed']]);
@@ -135,17 +138,7 @@ writeFileSync(join(wt, step + '.txt'), step);
     const impl = nodeImplementer(
       `process.stdout.write('a'.repeat(3 * 1024 * 1024)); writeFileSync(join(wt, step + '.txt'), step);`,
     );
-    const r = runJsonl(root, [
-      'demo',
-      '--workers',
-      '1',
-      '--implementer',
-      impl.argv,
-      '--stall-seconds',
-      '60',
-      '--max-attempts',
-      '1',
-    ]);
+    const r = runCapped(root, impl.argv);
     expect(r.code, r.stderr).toBe(4);
     expect(failures(r.events)).toEqual([['step-1', 'ImplementerFailed']]);
     expect(r.events.find((e) => e.type === 'attempt_failed').reason).toContain(
