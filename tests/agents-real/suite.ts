@@ -320,53 +320,50 @@ export function agentSuite(agent: Agent): void {
     });
 
     it('as the resolver: a conflict with an integrated commit is merged in the same attempt through its edit tool', async () => {
+      // Two steps at once: step-2 changes the line step-1 changes, and is integrated first (the run's own
+      // integration: a commit put on the branch from outside the run would be an OutsideWrite).
+      const free = (n: number, title: string, o: Parameters<typeof step>[2] = {}) =>
+        step(n, title, o).replace('**Commit:**', '**Depends on:** none\n\n**Commit:**');
       const root = realpathSync(
-        runRepo(planText([step(1, 'Base', { checkpoint: 'node check.mjs shared.txt' })]), 'demo', {
+        runRepo(planText([free(1, 'Base', { checkpoint: 'node check.mjs shared.txt' }), free(2, 'Left')]), 'demo', {
           ...ONE_ATTEMPT,
           ...CHECK,
           'shared.txt': 'top\nmiddle\nbottom\n',
         }),
       );
-      // While the implementer works, another step's commit changes the same line on the integration branch
-      // (plumbing only: no checkout or worktree of the user's changes).
-      let injected = false;
-      const inject = () => {
-        injected = true;
-        const idx = join(tempDir('tugcode-idx-'), 'index');
-        const env = { ...process.env, GIT_INDEX_FILE: idx };
-        const sh = (args: string[], input?: string) =>
-          execFileSync('git', ['-C', root, ...args], { env, encoding: 'utf8', input }).trim();
-        const tip = sh(['rev-parse', 'tugplan/demo']);
-        sh(['read-tree', tip]);
-        const blob = sh(['hash-object', '-w', '--stdin'], 'top\nmiddle from the left\nbottom\n');
-        sh(['update-index', '--cacheinfo', `100644,${blob},shared.txt`]);
-        const commit = sh(
-          ['-c', 'user.name=o', '-c', 'user.email=o@e', 'commit-tree', sh(['write-tree']), '-p', tip, '-F', '-'],
-          'feat: left\n\nTug-Step: step-9\nTug-Plan: .tugtool/tugplan-demo.md\n',
+      // step-1's agent reads the file again (a tool call each turn) until step-2 is on the integration branch.
+      const leftIntegrated = () =>
+        /Tug-Step: step-2/.test(
+          execFileSync('git', ['-C', root, 'log', '--format=%B', 'tugplan/demo'], { encoding: 'utf8' }),
         );
-        sh(['update-ref', 'refs/heads/tugplan/demo', commit, tip]);
-      };
+      let step1Wrote = false;
       const isResolver = (t: Turn) => t.prompt.includes('You are resolving a merge conflict');
       const script: Script = (t) => {
         const p = fromPrompt(t);
         const file = join(p.worktree, 'shared.txt');
-        const plan = isResolver(t)
-          ? [
-              (): Action => ({ read: file }),
-              (): Action => ({ write: file, content: 'top\nmiddle from the left\nmiddle by the agent\nbottom\n' }),
-              (): Action => ({ text: 'Merged shared.txt: kept both middle lines' }),
-            ]
-          : [
-              (): Action => {
-                if (!injected) inject();
-                return { read: file };
-              },
-              (): Action => ({ write: file, content: 'top\nmiddle by the agent\nbottom\n' }),
-              (): Action => ({ text: 'Implemented step-1' }),
-            ];
-        return plan[Math.min(t.results.length, plan.length - 1)]!();
+        if (isResolver(t)) {
+          const plan = [
+            (): Action => ({ read: file }),
+            (): Action => ({ write: file, content: 'top\nmiddle from the left\nmiddle by the agent\nbottom\n' }),
+            (): Action => ({ text: 'Merged shared.txt: kept both middle lines' }),
+          ];
+          return plan[Math.min(t.results.length, plan.length - 1)]!();
+        }
+        if (p.step === 'step-2') {
+          const plan = [
+            (): Action => ({ read: file }),
+            (): Action => ({ write: file, content: 'top\nmiddle from the left\nbottom\n' }),
+            (): Action => ({ text: 'Implemented step-2' }),
+          ];
+          return plan[Math.min(t.results.length, plan.length - 1)]!();
+        }
+        // step-1: reads until step-2 is integrated (at most 300 turns), then writes its line and reports.
+        if (step1Wrote) return { text: 'Implemented step-1' };
+        if (t.results.length < 300 && !leftIntegrated()) return { read: file };
+        step1Wrote = true;
+        return { write: file, content: 'top\nmiddle by the agent\nbottom\n' };
       };
-      const r = await run(root, script, ['--workers', '1']);
+      const r = await run(root, script, ['--workers', '2']);
       expect(r.events.at(-1), r.stdout + r.stderr).toMatchObject({ type: 'summary', status: 'ok' });
       expect(r.events.filter((e) => e.type === 'attempt_failed')).toEqual([]);
       expect(r.events.filter((e) => e.type === 'conflict_resolved')).toEqual([
@@ -375,11 +372,11 @@ export function agentSuite(agent: Agent): void {
       // The resolver's prompt named the file and the integrated step that changed it.
       const prompt = server!.turns.find(isResolver)!.prompt;
       expect(prompt).toContain('- shared.txt');
-      expect(prompt).toMatch(/- step-9: feat: left \([0-9a-f]{12}\)/);
+      expect(prompt).toMatch(/- step-2: .+ \([0-9a-f]{12}\)/);
       // Every tool call went through (the Read before the Write, nothing refused).
       for (const t of server!.turns)
         for (const res of t.results) expect(res).not.toMatch(/refused|denied|not been read/i);
-      expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-9', 'step-1']);
+      expect(stepCommits(root, 'tugplan/demo')).toEqual(['step-2', 'step-1']);
       expect(git(root, 'show', 'tugplan/demo:shared.txt')).toBe(
         'top\nmiddle from the left\nmiddle by the agent\nbottom\n',
       );

@@ -121,6 +121,9 @@ describe('a run killed with SIGKILL', () => {
         started_at: line.run_driver.started_at,
         alive: false,
         command: line.run_driver.command,
+        workers: line.run_driver.workers,
+        // A dead run is said in Needs you, with the command that takes it over: the plan's line says nothing.
+        note: '',
       });
       const card = plan.cards.find((c: { anchor: string }) => c.anchor === 'step-1');
       expect(card.lane).toBe('needs_you');
