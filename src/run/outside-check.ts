@@ -573,11 +573,7 @@ function noteOutsideWrite(rc: RunCtx, o: SpanOwner & { changed: string[]; beside
   if (inGit.length === 0) return;
   // Said each time, even when the run already drains (a budget, a plan change, an earlier one): the run's
   // error may be another's, and this change must not show in one attempt's reason only.
-  rc.tally.approvedOnly = false;
-  if (!rc.tally.draining) {
-    rc.tally.draining = true;
-    announceChange(rc);
-  }
+  drainRun(rc);
   const list = `${inGit.slice(0, 5).join(', ')}${inGit.length > 5 ? ', …' : ''}`;
   // Worded as the OutsideWrite is (outsideWriteText): a command of the step's is named by when.
   const what = o.command ? `the git directory changed during ${by}` : `${by} changed the git directory`;
