@@ -673,7 +673,7 @@ export const CATALOGUE = {
     hint: (d) =>
       d.pg_code !== undefined
         ? 'PostgreSQL refused a statement (its SQLSTATE is in the message): check the server log and the rights of the user on the database, then tugcode doctor'
-        : /^SQLITE_(READONLY|PERM)/.test(s(d.sqlite_code, ''))
+        : sqlitePermission(s(d.sqlite_code, ''))
           ? `a permissions problem, not a damaged database: keep ${arg(d.db_path, 'state.db')} (it holds the live claims); make it, its -wal and -shm files and its directory writable by this user (ls -l, then chown or chmod u+w), and retry`
           : `move ${arg(d.db_path, 'state.db')} aside, then tugcode state init <plan> and tugcode state reconcile <plan> (see tugcode doctor)`,
   },
@@ -929,6 +929,11 @@ export function inStore(e: unknown, store: string): unknown {
 /** Shorthand for the most common error. */
 export function invalidArgument(reason: string, details: Details = {}): TugError {
   return new TugError('InvalidArgument', { reason, ...details });
+}
+
+/** SQLite refused for a permission (a read-only file or filesystem), not for a damaged database: keep it. */
+export function sqlitePermission(code: string): boolean {
+  return /^SQLITE_(READONLY|PERM)/.test(code);
 }
 
 /** What git prints when a write fails for want of space (its own words vary by code path). */

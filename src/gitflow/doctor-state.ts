@@ -13,7 +13,7 @@ import { gitWorktrees } from '../git/repo.js';
 import { shellArg } from '../util/shell-arg.js';
 import { slugOfPlanPath } from '../plan/resolve.js';
 import { runCommandFor, runDriverOf } from './run-driver.js';
-import { toTugError, tugcodeIn } from '../contract/errors.js';
+import { sqlitePermission, toTugError, tugcodeIn } from '../contract/errors.js';
 
 export const pass = (name: string, message: string, fix: string): DoctorCheck => ({
   name,
@@ -88,7 +88,7 @@ export async function stateChecks(ctx: DoctorCtx): Promise<DoctorCheck[]> {
     // Only a damaged database is moved aside: a full disk, a permission or a lock leaves it whole, and moving
     // it would lose the live claims, failure counts and events that no reconcile rebuilds.
     const t = toTugError(e);
-    const damaged = t.code === 'DatabaseError' && !/^SQLITE_(READONLY|PERM)/.test(String(t.details.sqlite_code ?? ''));
+    const damaged = t.code === 'DatabaseError' && !sqlitePermission(String(t.details.sqlite_code ?? ''));
     const fix = damaged
       ? recover
       : `keep ${rel} (it holds the live claims): ${t.hint ?? 'fix what the message says'}, then tugcode doctor again`;

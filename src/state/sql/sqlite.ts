@@ -7,7 +7,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { accessSync, constants, statfsSync, statSync } from 'node:fs';
 import { dirname, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TugError } from '../../contract/errors.js';
+import { sqlitePermission, TugError } from '../../contract/errors.js';
 import { TUGTOOL_DIR } from '../../contract/layout.js';
 import { openersOf } from '../../util/file-openers.js';
 import { shellArg } from '../../util/shell-arg.js';
@@ -27,8 +27,6 @@ const BACKOFF_MAX_MS = 50;
 const SQLITE_MAX_PATH = 512;
 
 const CORRUPT = /^SQLITE_(NOTADB|CORRUPT|CANTOPEN|IOERR|FULL|READONLY|PERM|AUTH|PROTOCOL|FORMAT)/;
-/** The file or its directory cannot be written: a permissions problem (the catalogue's hint says so). */
-const NOT_WRITABLE = /^SQLITE_(READONLY|PERM)/;
 
 /** Maps a SQLite failure to the catalogue; anything else is rethrown unchanged. */
 export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number): unknown {
@@ -104,7 +102,7 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
   // A file or directory that refuses this user (modes, owner, chattr +i, a read-only filesystem) is the
   // catalogue's NotWritable (exit 4), naming which one: a permissions problem, not a damaged database.
   const refused =
-    NOT_WRITABLE.test(code) || code.startsWith('SQLITE_CANTOPEN') ? (writeRefusals(dbPath)[0] ?? null) : null;
+    sqlitePermission(code) || code.startsWith('SQLITE_CANTOPEN') ? (writeRefusals(dbPath)[0] ?? null) : null;
   if (refused) {
     return new TugError('NotWritable', {
       path: refused.path,
@@ -115,7 +113,7 @@ export function sqliteToTugError(e: unknown, dbPath: string, timeoutMs: number):
     });
   }
   if (CORRUPT.test(code)) {
-    const notWritable = NOT_WRITABLE.test(code);
+    const notWritable = sqlitePermission(code);
     return new TugError('DatabaseError', {
       db_path: dbPath,
       reason: notWritable
